@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds spraynic-rawloop (the C twin of RawLoop) into $1, linked against the shim the
+# native-bindings module built, so both languages go through the same library.
+set -euo pipefail
+out=${1:?usage: build.sh OUTPUT_DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+shim_src="$here/../../../../native-bindings/src/main/c"
+shim_lib="$here/../../../../native-bindings/target/classes/native/linux-x86_64"
+if [ ! -f "$shim_lib/libspraynic_shim.so" ]; then
+  echo "error: $shim_lib/libspraynic_shim.so is missing; build native-bindings first (./mvnw package)" >&2
+  exit 1
+fi
+shim_lib=$(cd "$shim_lib" && pwd)
+mkdir -p "$out"
+${CC:-cc} -O3 -g -Wall -Wextra -Werror $(pkg-config --cflags libdpdk) -I "$shim_src" \
+  -o "$out/spraynic-rawloop" "$here/raw_loop.c" \
+  -L "$shim_lib" -Wl,-rpath,"$shim_lib" -lspraynic_shim $(pkg-config --libs libdpdk)
+echo "built $out/spraynic-rawloop"

@@ -1,0 +1,191 @@
+/*
+ * The C half of the raw datapath comparison: the same loop as io.spraynic.bench.raw.RawLoop,
+ * through the same shim (libspraynic_shim.so), with the same EAL, pool, port and burst settings.
+ *
+ *   spraynic-rawloop --pmd net_null|net_ring --mode rx|tx|io [--seconds S] [--burst N] [--length B]
+ *
+ * Prints one JSON object like the Java side's, with "language":"c".
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include "spraynic_shim.h"
+
+#define kMaxBurst 512
+#define kPoolSize 8191
+#define kPoolCache 256
+#define kDataRoom (2048 + RTE_PKTMBUF_HEADROOM)
+#define kDescriptors 1024
+#define kRingPrimedFrames 512
+
+enum mode { MODE_RX, MODE_TX, MODE_IO };
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void die(const char *what, int err)
+{
+    fprintf(stderr, "error: %s failed: %s\n", what, rte_strerror(err < 0 ? -err : err));
+    exit(1);
+}
+
+static struct rte_mempool *pool;
+static uint16_t port;
+static struct rte_mbuf *burst[kMaxBurst];
+
+static unsigned transmit_once(unsigned n, uint16_t length)
+{
+    if (spraynic_mbuf_alloc_bulk(pool, burst, n) != 0) {
+        return 0;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        burst[i]->data_len = length;
+        burst[i]->pkt_len = length;
+    }
+    unsigned sent = spraynic_tx_burst(port, 0, burst, (uint16_t)n);
+    if (sent < n) {
+        spraynic_mbuf_free_bulk(burst + sent, n - sent);
+    }
+    return sent;
+}
+
+static volatile uint64_t sink;
+
+static unsigned receive_once(unsigned n)
+{
+    unsigned received = spraynic_rx_burst(port, 0, burst, (uint16_t)n);
+    uint64_t bytes = 0;
+    for (unsigned i = 0; i < received; i++) {
+        bytes += burst[i]->data_len;
+    }
+    sink += bytes;
+    spraynic_mbuf_free_bulk(burst, received);
+    return received;
+}
+
+static unsigned forward_once(unsigned n)
+{
+    unsigned received = spraynic_rx_burst(port, 0, burst, (uint16_t)n);
+    uint64_t bytes = 0;
+    for (unsigned i = 0; i < received; i++) {
+        bytes += burst[i]->data_len;
+    }
+    sink += bytes;
+    unsigned sent = spraynic_tx_burst(port, 0, burst, (uint16_t)received);
+    if (sent < received) {
+        spraynic_mbuf_free_bulk(burst + sent, received - sent);
+    }
+    return sent;
+}
+
+static uint64_t loop(int ring, enum mode mode, unsigned n, uint16_t length, uint64_t nanos)
+{
+    uint64_t deadline = now_ns() + nanos;
+    uint64_t counted = 0;
+    do {
+        for (int i = 0; i < 1024; i++) {
+            if (!ring) {
+                counted += mode == MODE_TX ? transmit_once(n, length) :
+                           mode == MODE_RX ? receive_once(n) : forward_once(n);
+            } else if (mode == MODE_IO) {
+                counted += forward_once(n);
+            } else {
+                unsigned sent = transmit_once(n, length);
+                unsigned received = receive_once(n);
+                counted += mode == MODE_TX ? sent : received;
+            }
+        }
+    } while (now_ns() < deadline);
+    return counted;
+}
+
+int main(int argc, char **argv)
+{
+    const char *pmd = "net_null";
+    const char *mode_text = "tx";
+    double seconds = 5;
+    unsigned n = 32;
+    unsigned length = 64;
+
+    static const struct option options[] = {
+        {"pmd", required_argument, 0, 'p'}, {"mode", required_argument, 0, 'm'},
+        {"seconds", required_argument, 0, 's'}, {"burst", required_argument, 0, 'b'},
+        {"length", required_argument, 0, 'l'}, {0, 0, 0, 0}};
+    int opt;
+    while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+        switch (opt) {
+        case 'p': pmd = optarg; break;
+        case 'm': mode_text = optarg; break;
+        case 's': seconds = atof(optarg); break;
+        case 'b': n = (unsigned)atoi(optarg); break;
+        case 'l': length = (unsigned)atoi(optarg); break;
+        default:
+            fprintf(stderr, "usage: %s --pmd net_null|net_ring --mode rx|tx|io [--seconds S] [--burst N] [--length B]\n", argv[0]);
+            return 2;
+        }
+    }
+    enum mode mode = strcmp(mode_text, "rx") == 0 ? MODE_RX : strcmp(mode_text, "io") == 0 ? MODE_IO : MODE_TX;
+    int ring = strcmp(pmd, "net_ring") == 0;
+    if ((!ring && strcmp(pmd, "net_null") != 0) || (mode == MODE_TX && strcmp(mode_text, "tx") != 0) ||
+        n < 1 || n > kMaxBurst || length < 60 || length > 2048 || seconds <= 0) {
+        fprintf(stderr, "error: bad arguments (pmd net_null|net_ring, mode rx|tx|io, burst 1-%d, length 60-2048)\n", kMaxBurst);
+        return 2;
+    }
+
+    char prefix[64], vdev[128];
+    snprintf(prefix, sizeof prefix, "--file-prefix=spraynic-raw-c-%d", (int)getpid());
+    if (ring) {
+        snprintf(vdev, sizeof vdev, "--vdev=net_ring0");
+    } else {
+        snprintf(vdev, sizeof vdev, "--vdev=net_null0,size=%u,copy=0", length);
+    }
+    char *eal_argv[] = {"spraynic-rawloop", "--no-huge", "-m", "512", "--no-pci", "-l", "0", prefix, vdev,
+                        "--log-level=lib.eal:error", NULL};
+    if (rte_eal_init(10, eal_argv) < 0) {
+        die("rte_eal_init", rte_errno);
+    }
+    pool = rte_pktmbuf_pool_create("raw_c", kPoolSize, kPoolCache, 0, kDataRoom, SOCKET_ID_ANY);
+    if (pool == NULL) {
+        die("rte_pktmbuf_pool_create", rte_errno);
+    }
+    int rc = rte_eth_dev_get_port_by_name(ring ? "net_ring0" : "net_null0", &port);
+    if (rc != 0) die("rte_eth_dev_get_port_by_name", rc);
+    struct rte_eth_conf conf;
+    memset(&conf, 0, sizeof conf);
+    if ((rc = rte_eth_dev_configure(port, 1, 1, &conf)) != 0) die("rte_eth_dev_configure", rc);
+    if ((rc = rte_eth_rx_queue_setup(port, 0, kDescriptors, SOCKET_ID_ANY, NULL, pool)) != 0) die("rte_eth_rx_queue_setup", rc);
+    if ((rc = rte_eth_tx_queue_setup(port, 0, kDescriptors, SOCKET_ID_ANY, NULL)) != 0) die("rte_eth_tx_queue_setup", rc);
+    if ((rc = rte_eth_dev_start(port)) != 0) die("rte_eth_dev_start", rc);
+
+    if (ring && mode == MODE_IO) {
+        for (unsigned primed = 0; primed < kRingPrimedFrames; primed += n) {
+            transmit_once(n, (uint16_t)length);
+        }
+    }
+    loop(ring, mode, n, (uint16_t)length, (uint64_t)(seconds * 0.25e9));
+    uint64_t start = now_ns();
+    uint64_t counted = loop(ring, mode, n, (uint16_t)length, (uint64_t)(seconds * 1e9));
+    double elapsed = (now_ns() - start) / 1e9;
+
+    printf("{\"pmd\":\"%s\",\"mode\":\"%s\",\"language\":\"c\",\"burst\":%u,\"frameLength\":%u,\"packets\":%" PRIu64
+           ",\"seconds\":%.6f,\"mpps\":%.4f}\n", pmd, mode_text, n, length, counted, elapsed, counted / elapsed / 1e6);
+
+    rte_eth_dev_stop(port);
+    rte_eth_dev_close(port);
+    rte_eal_cleanup();
+    return 0;
+}

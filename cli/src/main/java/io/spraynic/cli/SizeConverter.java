@@ -1,0 +1,43 @@
+package io.spraynic.cli;
+
+import picocli.CommandLine;
+
+import java.util.Locale;
+
+/**
+ * Reads counts and sizes with an optional k, m or g suffix, in powers of 1024 as {@code dd} does.
+ */
+final class SizeConverter implements CommandLine.ITypeConverter<Long>
+{
+    public Long convert(final String value)
+    {
+        final String text = value.trim().toLowerCase(Locale.ROOT);
+        if (text.isEmpty())
+        {
+            throw new CommandLine.TypeConversionException("empty size");
+        }
+        final char suffix = text.charAt(text.length() - 1);
+        final long multiplier = switch (suffix)
+        {
+            case 'k' -> 1L << 10;
+            case 'm' -> 1L << 20;
+            case 'g' -> 1L << 30;
+            default -> 1;
+        };
+        final String digits = multiplier == 1 ? text : text.substring(0, text.length() - 1);
+        try
+        {
+            final long number = Long.parseLong(digits);
+            if (number < 0)
+            {
+                throw new CommandLine.TypeConversionException("'" + value + "' is negative");
+            }
+            return Math.multiplyExact(number, multiplier);
+        }
+        catch (final NumberFormatException | ArithmeticException ex)
+        {
+            throw new CommandLine.TypeConversionException(
+                "'" + value + "' is not a size: use a number with an optional k, m or g suffix (e.g. 64k)");
+        }
+    }
+}

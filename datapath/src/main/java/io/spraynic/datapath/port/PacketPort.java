@@ -1,0 +1,68 @@
+package io.spraynic.datapath.port;
+
+/**
+ * One RX/TX queue pair of a NIC port, driven by one poll thread: the datapath's view of a port,
+ * whether it is DPDK ({@link DpdkPacketPort}) or in the JVM ({@link InMemoryPacketPort}).
+ * <p>
+ * Ownership of packet buffers moves with the calls: {@link #receive} and {@link #allocate} give
+ * buffers to the caller; {@link #transmit} takes those it sends; {@link #release} takes the rest.
+ * None of these calls allocate, lock or throw on the fast path.
+ */
+public interface PacketPort extends AutoCloseable
+{
+    /**
+     * @return a name for logs and counters, e.g. {@code net_ring_demoa/q0}.
+     */
+    String name();
+
+    /**
+     * Creates a burst this port can fill and drain. Control path: call it once per poll thread.
+     */
+    PacketBurst newBurst(int capacity);
+
+    /**
+     * Receives into the free tail of {@code burst}.
+     *
+     * @return the number of packets received.
+     */
+    int receive(PacketBurst burst);
+
+    /**
+     * Appends {@code count} empty buffers to {@code burst} for the caller to fill, all or none.
+     *
+     * @return true when appended, false when no buffers are free right now.
+     */
+    boolean allocate(PacketBurst burst, int count);
+
+    /**
+     * Transmits the packets of {@code burst}; those the port could not take yet move to its front
+     * and stay the caller's, to retry or {@link #release}.
+     *
+     * @return the number sent.
+     */
+    int transmit(PacketBurst burst);
+
+    /**
+     * Gives every packet in {@code burst} back to its pool.
+     */
+    void release(PacketBurst burst);
+
+    /**
+     * Called on the poll thread before its first burst (a DPDK port registers it as an lcore).
+     */
+    default void onPollerStart()
+    {
+    }
+
+    /**
+     * Called on the poll thread after its last burst.
+     */
+    default void onPollerClose()
+    {
+    }
+
+    /**
+     * Releases what the port holds.
+     */
+    void close();
+}

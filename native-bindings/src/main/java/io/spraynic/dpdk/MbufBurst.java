@@ -1,0 +1,217 @@
+package io.spraynic.dpdk;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * A burst: a native array of mbuf pointers, held in a {@link MemorySegment} allocated once, and
+ * the number of entries in use. RX appends to it, TX drains it from the front, alloc appends
+ * fresh mbufs and release frees them all. None of these allocate on the Java heap.
+ * <p>
+ * Not thread-safe: a burst belongs to one poll thread.
+ */
+public final class MbufBurst implements AutoCloseable
+{
+    /** The burst size DPDK's examples and drivers are tuned for. */
+    public static final int DEFAULT_CAPACITY = 32;
+
+    private static final long POINTER_SIZE = ValueLayout.JAVA_LONG.byteSize();
+
+    private final Arena arena;
+    private final MemorySegment pointers;
+    private final long pointersAddress;
+    private final int capacity;
+    private final MemorySegment memory;
+    private final long memoryBase;
+    private int size;
+
+    /**
+     * @param capacity most mbufs the burst holds (DPDK bursts are at most 65535).
+     * @param memory   the packet memory the mbufs live in.
+     */
+    public MbufBurst(final int capacity, final PacketMemory memory)
+    {
+        if (capacity < 1 || capacity > 0xFFFF)
+        {
+            throw new IllegalArgumentException("burst capacity " + capacity + " must be between 1 and 65535");
+        }
+        this.capacity = capacity;
+        this.arena = Arena.ofShared();
+        this.pointers = arena.allocate(ValueLayout.JAVA_LONG, capacity);
+        this.pointersAddress = pointers.address();
+        this.memory = memory.segment();
+        this.memoryBase = this.memory.address();
+    }
+
+    public int size()
+    {
+        return size;
+    }
+
+    public int capacity()
+    {
+        return capacity;
+    }
+
+    public boolean isEmpty()
+    {
+        return 0 == size;
+    }
+
+    /**
+     * @return the segment that data offsets are relative to.
+     */
+    public MemorySegment memory()
+    {
+        return memory;
+    }
+
+    /**
+     * @return the native address of mbuf pointer {@code index}'s slot, for a downcall.
+     */
+    public long slotAddress(final int index)
+    {
+        return pointersAddress + index * POINTER_SIZE;
+    }
+
+    /**
+     * @return the native address of mbuf {@code index}.
+     */
+    public long mbufAddress(final int index)
+    {
+        return pointers.getAtIndex(ValueLayout.JAVA_LONG, checkIndex(index));
+    }
+
+    /**
+     * @return the offset in {@link #memory()} of mbuf {@code index}'s first data byte.
+     */
+    public long dataOffset(final int index)
+    {
+        return Mbuf.dataOffset(memory, memoryBase, mbufAddress(index) - memoryBase);
+    }
+
+    public int dataLength(final int index)
+    {
+        return Mbuf.dataLength(memory, mbufAddress(index) - memoryBase);
+    }
+
+    /**
+     * Sets the length of single-segment mbuf {@code index}.
+     */
+    public void dataLength(final int index, final int length)
+    {
+        Mbuf.dataLength(memory, mbufAddress(index) - memoryBase, length);
+    }
+
+    /**
+     * @return bytes writable from {@link #dataOffset(int)} in mbuf {@code index}.
+     */
+    public int dataRoom(final int index)
+    {
+        return Mbuf.dataRoom(memory, mbufAddress(index) - memoryBase);
+    }
+
+    /**
+     * Appends {@code count} fresh mbufs from {@code pool}, all or none.
+     *
+     * @return true when they were appended, false when the pool cannot supply them now.
+     */
+    public boolean allocate(final Mempool pool, final int count)
+    {
+        if (count < 0 || count > capacity - size)
+        {
+            throw new IllegalArgumentException("cannot add " + count + " mbufs to a burst holding " + size + " of " + capacity);
+        }
+        if (0 == Shim.mbufAllocBulk(pool.address(), slotAddress(size), count))
+        {
+            size += count;
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Sets the length of every mbuf in the burst (for fixed-size traffic).
+     */
+    public void dataLengthAll(final int length)
+    {
+        Shim.mbufSetLengths(pointersAddress, size, length);
+    }
+
+    /**
+     * Receives from an RX queue into the free tail of the burst.
+     *
+     * @return the number received.
+     */
+    public int receive(final int portId, final int queueId)
+    {
+        final int received = Shim.rxBurst(portId, queueId, slotAddress(size), capacity - size);
+        size += received;
+        return received;
+    }
+
+    /**
+     * Transmits the burst on a TX queue. The driver owns what it took; what it did not take moves
+     * to the front of the burst, still owned by the caller (to retry or {@link #release()}).
+     *
+     * @return the number sent.
+     */
+    public int transmit(final int portId, final int queueId)
+    {
+        final int sent = Shim.txBurst(portId, queueId, pointersAddress, size);
+        final int left = size - sent;
+        if (left > 0 && sent > 0)
+        {
+            MemorySegment.copy(pointers, sent * POINTER_SIZE, pointers, 0, left * POINTER_SIZE);
+        }
+        size = left;
+        return sent;
+    }
+
+    /**
+     * Returns every mbuf in the burst to its pool.
+     */
+    public void release()
+    {
+        if (size > 0)
+        {
+            Shim.mbufFreeBulk(pointersAddress, size);
+            size = 0;
+        }
+    }
+
+    /**
+     * Forgets the burst's mbufs without freeing them (their ownership moved elsewhere).
+     */
+    public void clear()
+    {
+        size = 0;
+    }
+
+    /**
+     * Frees any mbufs still held, then the pointer array.
+     */
+    public void close()
+    {
+        if (arena.scope().isAlive())
+        {
+            release();
+            arena.close();
+        }
+    }
+
+    private int checkIndex(final int index)
+    {
+        if (index < 0 || index >= size)
+        {
+            throw new IndexOutOfBoundsException("mbuf " + index + " of a burst holding " + size);
+        }
+        return index;
+    }
+
+    public String toString()
+    {
+        return "MbufBurst{size=" + size + ", capacity=" + capacity + '}';
+    }
+}
