@@ -57,6 +57,9 @@ final class DemoCommand implements Callable<Integer>
     @Option(names = "--json", description = "Print one JSON summary object instead of text.")
     boolean json;
 
+    @Option(names = "--verbose", description = "Keep DPDK's informational start-up log.")
+    boolean verbose;
+
     public Integer call()
     {
         if (frameSize < 60 || frameSize > 2048 || burst < 1 || burst > 512 || frames < 1)
@@ -70,7 +73,9 @@ final class DemoCommand implements Callable<Integer>
             // A runtime directory of its own, so that demos can run side by side.
             effective.putIfAbsent("file_prefix", "spraynic-demo-" + ProcessHandle.current().pid());
         }
-        final NicConfig nicConfig = PmdConfigs.load(config, effective);
+        final NicConfig loaded = PmdConfigs.load(config, effective);
+        final NicConfig nicConfig = verbose || !loaded.eal().logLevels().isEmpty() ?
+            loaded : loaded.withEal(loaded.eal().withLogLevels(List.of("lib.eal:warning")));
         final List<PortConfig> ports = nicConfig.ports();
         if (ports.size() < 2)
         {

@@ -77,10 +77,39 @@ public final class RawFrames
         segment.set(LONG_BE, offset + SEQUENCE_OFFSET, sequence);
         segment.set(SHORT_BE, offset + LENGTH_OFFSET, (short)length);
         final int seed = (int)(sequence * 31);
-        for (int i = PATTERN_OFFSET; i < length; i++)
+        long lanes = firstLanes(seed);
+        int i = PATTERN_OFFSET;
+        for (; i + Long.BYTES <= length; i += Long.BYTES)
+        {
+            segment.set(LONG_BE, offset + i, lanes);
+            lanes = addToEachLane(lanes);
+        }
+        for (; i < length; i++)
         {
             segment.set(ValueLayout.JAVA_BYTE, offset + i, (byte)(seed + i));
         }
+    }
+
+    // The pattern is checked and written eight bytes at a time: eight consecutive pattern bytes
+    // form one big-endian long, and the next eight are the same long with 8 added to every byte
+    // lane (mod 256, no carry between lanes).
+    private static final long LOW_SEVEN_BITS = 0x7F7F_7F7F_7F7F_7F7FL;
+    private static final long HIGH_BITS = 0x8080_8080_8080_8080L;
+    private static final long EIGHT_PER_LANE = 0x0808_0808_0808_0808L;
+
+    private static long firstLanes(final int seed)
+    {
+        long lanes = 0;
+        for (int k = 0; k < Long.BYTES; k++)
+        {
+            lanes = (lanes << 8) | ((seed + PATTERN_OFFSET + k) & 0xFF);
+        }
+        return lanes;
+    }
+
+    private static long addToEachLane(final long lanes)
+    {
+        return ((lanes & LOW_SEVEN_BITS) + EIGHT_PER_LANE) ^ (lanes & HIGH_BITS);
     }
 
     /**
@@ -105,7 +134,17 @@ public final class RawFrames
         }
         final long sequence = segment.get(LONG_BE, offset + SEQUENCE_OFFSET);
         final int seed = (int)(sequence * 31);
-        for (int i = PATTERN_OFFSET; i < length; i++)
+        long lanes = firstLanes(seed);
+        int i = PATTERN_OFFSET;
+        for (; i + Long.BYTES <= length; i += Long.BYTES)
+        {
+            if (segment.get(LONG_BE, offset + i) != lanes)
+            {
+                return INVALID;
+            }
+            lanes = addToEachLane(lanes);
+        }
+        for (; i < length; i++)
         {
             if (segment.get(ValueLayout.JAVA_BYTE, offset + i) != (byte)(seed + i))
             {

@@ -26,6 +26,31 @@ class RawFramesTest
     }
 
     @Test
+    void shouldWritePatternBytewiseAsSpecifiedForEveryLengthAndSequence()
+    {
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment frame = arena.allocate(2048);
+            final java.util.SplittableRandom random = new java.util.SplittableRandom(42);
+            for (int round = 0; round < 500; round++)
+            {
+                final int length = 60 + random.nextInt(1988);
+                final long sequence = random.nextLong();
+                RawFrames.write(frame, 0, length, sequence);
+                final int seed = (int)(sequence * 31);
+                for (int i = RawFrames.PATTERN_OFFSET; i < length; i++)
+                {
+                    assertEquals((byte)(seed + i), frame.get(ValueLayout.JAVA_BYTE, i), "byte " + i + " of " + length);
+                }
+                assertEquals(sequence, RawFrames.verify(frame, 0, length));
+                final int flipped = RawFrames.PATTERN_OFFSET + random.nextInt(length - RawFrames.PATTERN_OFFSET);
+                frame.set(ValueLayout.JAVA_BYTE, flipped, (byte)(frame.get(ValueLayout.JAVA_BYTE, flipped) ^ (1 << random.nextInt(8))));
+                assertEquals(RawFrames.INVALID, RawFrames.verify(frame, 0, length), "flip at " + flipped);
+            }
+        }
+    }
+
+    @Test
     void shouldRejectCorruptTruncatedOrForeignFrames()
     {
         try (Arena arena = Arena.ofConfined())
