@@ -96,7 +96,7 @@ public final class NativeLibrary
         }
     }
 
-    private static String explainLinkError(final Path path, final UnsatisfiedLinkError ex)
+    static String explainLinkError(final Path path, final UnsatisfiedLinkError ex)
     {
         final String message = String.valueOf(ex.getMessage());
         if (message.contains("librte_"))

@@ -1,0 +1,109 @@
+package io.spraynic.dpdk;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Burst ownership rules on real DPDK: all-or-none allocation, partial transmit keeping the unsent
+ * mbufs at the front, release returning everything to the pool.
+ */
+class MbufBurstTest
+{
+    private static Eal eal;
+    private static Mempool pool;
+    private static RingPortPair pair;
+
+    @BeforeAll
+    static void start()
+    {
+        eal = Eal.init(List.of("spraynic-test", "--no-huge", "-m", "256", "--no-pci", "-l", "0",
+            "--file-prefix", "spraynic-mbuf-test-" + ProcessHandle.current().pid(), "--log-level", "lib.eal:warning"));
+        eal.registerCurrentThread();
+        pool = Mempool.createPacketPool("burst_test", 511, 0, 2048 + 128, -1);
+        pair = RingPortPair.create("m", 1, 64);
+        for (final EthPort port : List.of(pair.first(), pair.second()))
+        {
+            port.configure(1, 1);
+            port.setupRxQueue(0, 64, pool);
+            port.setupTxQueue(0, 64);
+            port.start();
+        }
+    }
+
+    @AfterAll
+    static void stop()
+    {
+        pair.close();
+        pool.close();
+        eal.close();
+    }
+
+    @Test
+    void shouldAllocateAllOrNone()
+    {
+        try (MbufBurst burst = new MbufBurst(512, PacketMemory.current()))
+        {
+            assertFalse(burst.allocate(pool, 512), "the pool has 511");
+            assertEquals(0, burst.size());
+            assertTrue(burst.allocate(pool, 500));
+            assertEquals(11, pool.availableCount());
+            burst.release();
+            assertEquals(511, pool.availableCount());
+            assertThrows(IllegalArgumentException.class, () -> burst.allocate(pool, 513));
+        }
+    }
+
+    @Test
+    void shouldKeepUnsentMbufsAtFrontWhenRingIsFull()
+    {
+        try (MbufBurst burst = new MbufBurst(100, PacketMemory.current()))
+        {
+            assertTrue(burst.allocate(pool, 100));
+            burst.dataLengthAll(64);
+            final long firstUnsent = burst.mbufAddress(63);
+            final int sent = burst.transmit(pair.first().portId(), 0);
+            assertEquals(63, sent, "a 64-slot ring holds 63");
+            assertEquals(37, burst.size());
+            assertEquals(firstUnsent, burst.mbufAddress(0));
+
+            try (MbufBurst received = new MbufBurst(100, PacketMemory.current()))
+            {
+                assertEquals(63, received.receive(pair.second().portId(), 0));
+                assertEquals(64, received.dataLength(0));
+                assertNotEquals(0, received.dataRoom(0));
+                received.release();
+            }
+            burst.release();
+            assertEquals(511, pool.availableCount());
+        }
+    }
+
+    @Test
+    void shouldExposeDataThroughFlyweightWithoutCopies()
+    {
+        try (MbufBurst burst = new MbufBurst(4, PacketMemory.current()))
+        {
+            assertTrue(burst.allocate(pool, 1));
+            burst.dataLength(0, 100);
+            final Mbuf mbuf = new Mbuf(PacketMemory.current()).wrap(burst.mbufAddress(0));
+            assertEquals(100, mbuf.dataLength());
+            assertEquals(100, mbuf.packetLength());
+            assertEquals(1, mbuf.segmentCount());
+            assertEquals(burst.dataOffset(0), mbuf.dataOffset());
+            assertEquals(2048, mbuf.dataRoom(), "data room minus the 128 B headroom");
+            mbuf.memory().set(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, mbuf.dataOffset(), 0x1122334455667788L);
+            assertEquals(0x1122334455667788L, burst.memory().get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, burst.dataOffset(0)));
+            assertTrue(PacketMemory.current().contains(mbuf.address(), Mbuf.LENGTH));
+            burst.release();
+        }
+    }
+}
