@@ -1,0 +1,242 @@
+package io.spraynic.datapath.wire;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.zip.CRC32;
+
+/**
+ * The RoCEv2 Invariant CRC (IBA vol. 1 Annex A17.8): CRC-32 (the Ethernet polynomial, as
+ * {@link java.util.zip.CRC32}) over
+ * <ol>
+ *     <li>8 bytes of 0xFF standing in for the masked InfiniBand LRH;</li>
+ *     <li>the whole IP header with its variant fields set to all ones: IPv4 DS field (DSCP and ECN), TTL and
+ *     header checksum; IPv6 traffic class, flow label and hop limit;</li>
+ *     <li>the UDP header with its checksum set to all ones;</li>
+ *     <li>the BTH with resv8a (byte 4: FECN/BECN) set to all ones;</li>
+ *     <li>the extension headers, payload and pad bytes, unmasked.</li>
+ * </ol>
+ * The four ICRC bytes after the pad are the CRC value in little-endian byte order (as Linux rxe stores
+ * {@code ~crc} on a little-endian CPU, and scapy's {@code BTH.pack_icrc} does); Wireshark shows them as a
+ * big-endian number, i.e. the wire bytes in order.
+ * <p>
+ * An instance holds reusable scratch state: use one per thread. The masked headers are copied to a heap
+ * scratch array; the rest goes to the JDK's intrinsic {@link CRC32} through a cached ByteBuffer view of
+ * the frame's segment (for a segment over 2 GiB, of a 1 GiB window of it). {@link #compute} allocates
+ * nothing while the segment object (and window) is the same as on the previous call: give the parser one
+ * long-lived segment over the whole mbuf pool, not a new slice per packet (each new segment object costs
+ * one ByteBuffer view). A table-driven slicing-by-8 CRC ({@link #update}) covers the corner case of a
+ * range no window can hold.
+ *
+ * @see <a href="https://www.infinibandta.org/ibta-specification/">InfiniBand Architecture Specification
+ * Volume 1, Annex A17 (RoCEv2), A17.8 (ICRC)</a>
+ */
+public final class Icrc
+{
+    /** Length of the ICRC at the end of the UDP payload. */
+    public static final int LENGTH = 4;
+
+    private static final ValueLayout.OfInt INT_LE = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong LONG_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final int MASKED_LRH_LENGTH = 8;
+    private static final int SCRATCH_LENGTH = MASKED_LRH_LENGTH + Ipv4Header.MAX_LENGTH + UdpHeader.LENGTH +
+        BaseTransportHeader.LENGTH;
+    private static final int[][] TABLES = slicingTables();
+    /** Segments over 2 GiB are viewed through 1 GiB windows starting at multiples of 512 MiB. */
+    private static final long WINDOW_ALIGNMENT = 1L << 29;
+    private static final long WINDOW_LENGTH = 1L << 30;
+
+    private final CRC32 crc32 = new CRC32();
+    private final byte[] scratch = new byte[SCRATCH_LENGTH];
+    private final MemorySegment scratchSegment = MemorySegment.ofArray(scratch);
+    private MemorySegment cachedSegment;
+    private long cachedBase;
+    private ByteBuffer cachedBuffer;
+
+    /**
+     * Creates an ICRC calculator with its own scratch state.
+     */
+    public Icrc()
+    {
+        for (int i = 0; i < MASKED_LRH_LENGTH; i++)
+        {
+            scratch[i] = (byte)0xFF;
+        }
+    }
+
+    /**
+     * Computes the ICRC of a RoCEv2 packet in place.
+     *
+     * @param s              frame memory.
+     * @param ipOffset       offset of the IP header; UDP follows at {@code ipOffset + ipHeaderLength}, the BTH
+     *                       8 bytes later.
+     * @param ipVersion      4 or 6.
+     * @param ipHeaderLength IP header length in bytes (20-60 for IPv4 with options, 40 for IPv6).
+     * @param icrcOffset     offset of the ICRC: the end of the pad bytes.
+     * @return the CRC value; its little-endian bytes are what goes on the wire.
+     */
+    public int compute(final MemorySegment s, final long ipOffset, final int ipVersion, final int ipHeaderLength,
+        final long icrcOffset)
+    {
+        final int headersLength = ipHeaderLength + UdpHeader.LENGTH + BaseTransportHeader.LENGTH;
+        MemorySegment.copy(s, ipOffset, scratchSegment, MASKED_LRH_LENGTH, headersLength);
+        final byte[] b = scratch;
+        final int ip = MASKED_LRH_LENGTH;
+        if (ipVersion == 4)
+        {
+            b[ip + Ipv4Header.TOS_OFFSET] = (byte)0xFF;
+            b[ip + Ipv4Header.TTL_OFFSET] = (byte)0xFF;
+            b[ip + Ipv4Header.CHECKSUM_OFFSET] = (byte)0xFF;
+            b[ip + Ipv4Header.CHECKSUM_OFFSET + 1] = (byte)0xFF;
+        }
+        else
+        {
+            // version nibble kept; traffic class and flow label all ones
+            b[ip] = (byte)(b[ip] | 0x0F);
+            b[ip + 1] = (byte)0xFF;
+            b[ip + 2] = (byte)0xFF;
+            b[ip + 3] = (byte)0xFF;
+            b[ip + Ipv6Header.HOP_LIMIT_OFFSET] = (byte)0xFF;
+        }
+        final int udp = ip + ipHeaderLength;
+        b[udp + UdpHeader.CHECKSUM_OFFSET] = (byte)0xFF;
+        b[udp + UdpHeader.CHECKSUM_OFFSET + 1] = (byte)0xFF;
+        b[udp + UdpHeader.LENGTH + BaseTransportHeader.RESV8A_OFFSET] = (byte)0xFF;
+
+        final int scratchLength = MASKED_LRH_LENGTH + headersLength;
+        final long restOffset = ipOffset + headersLength;
+        final long restLength = icrcOffset - restOffset;
+        final ByteBuffer view = view(s, restOffset, icrcOffset);
+        if (view == null)
+        {
+            int state = update(0xFFFF_FFFF, scratchSegment, 0, scratchLength);
+            state = update(state, s, restOffset, restLength);
+            return ~state;
+        }
+        crc32.reset();
+        crc32.update(b, 0, scratchLength);
+        final long base = cachedBase;
+        view.limit((int)(icrcOffset - base)).position((int)(restOffset - base));
+        crc32.update(view);
+        return (int)crc32.getValue();
+    }
+
+    /**
+     * Reads the ICRC as sent: the value compared with {@link #compute}.
+     *
+     * @param s          frame memory.
+     * @param icrcOffset offset of the four ICRC bytes.
+     * @return the CRC value those bytes hold (little-endian).
+     */
+    public static int read(final MemorySegment s, final long icrcOffset)
+    {
+        return s.get(INT_LE, icrcOffset);
+    }
+
+    /**
+     * Stores an ICRC.
+     *
+     * @param s          frame memory.
+     * @param icrcOffset offset of the four ICRC bytes.
+     * @param icrc       a value from {@link #compute}.
+     */
+    public static void write(final MemorySegment s, final long icrcOffset, final int icrc)
+    {
+        s.set(INT_LE, icrcOffset, icrc);
+    }
+
+    /**
+     * @param icrc a CRC value.
+     * @return its four wire bytes, first byte in bits 31..24: what Wireshark shows as "Invariant CRC".
+     */
+    public static int wireOrder(final int icrc)
+    {
+        return Integer.reverseBytes(icrc);
+    }
+
+    /**
+     * A ByteBuffer view of {@code s} covering {@code [from, to)}, cached while the segment (and, for segments
+     * over 2 GiB, the 1 GiB window starting at a multiple of 512 MiB) stays the same; sets {@link #cachedBase}
+     * to the segment offset of the buffer's position 0. Null if no window can cover the range.
+     */
+    private ByteBuffer view(final MemorySegment s, final long from, final long to)
+    {
+        final long size = s.byteSize();
+        final long base = size <= Integer.MAX_VALUE ? 0 : (from / WINDOW_ALIGNMENT) * WINDOW_ALIGNMENT;
+        if (s == cachedSegment && base == cachedBase)
+        {
+            return cachedBuffer;
+        }
+        if (to - base > WINDOW_LENGTH && size > Integer.MAX_VALUE)
+        {
+            return null;
+        }
+        cachedSegment = s;
+        cachedBase = base;
+        cachedBuffer = size <= Integer.MAX_VALUE ? s.asByteBuffer() :
+            s.asSlice(base, Math.min(WINDOW_LENGTH, size - base)).asByteBuffer();
+        return cachedBuffer;
+    }
+
+    /**
+     * Continues a reflected CRC-32 (polynomial 0xEDB88320) over memory, slicing by 8, without the final
+     * complement: the software path for segments a ByteBuffer cannot view.
+     *
+     * @param state  the running CRC register (0xFFFFFFFF to start).
+     * @param s      memory.
+     * @param offset first byte.
+     * @param length number of bytes.
+     * @return the new register value.
+     */
+    static int update(final int state, final MemorySegment s, final long offset, final long length)
+    {
+        final int[] t0 = TABLES[0];
+        final int[] t1 = TABLES[1];
+        final int[] t2 = TABLES[2];
+        final int[] t3 = TABLES[3];
+        final int[] t4 = TABLES[4];
+        final int[] t5 = TABLES[5];
+        final int[] t6 = TABLES[6];
+        final int[] t7 = TABLES[7];
+        int crc = state;
+        long i = offset;
+        final long end = offset + length;
+        for (; i + 8 <= end; i += 8)
+        {
+            final long v = s.get(LONG_LE, i);
+            final int lo = (int)v ^ crc;
+            final int hi = (int)(v >>> 32);
+            crc = t7[lo & 0xFF] ^ t6[(lo >>> 8) & 0xFF] ^ t5[(lo >>> 16) & 0xFF] ^ t4[lo >>> 24] ^
+                t3[hi & 0xFF] ^ t2[(hi >>> 8) & 0xFF] ^ t1[(hi >>> 16) & 0xFF] ^ t0[hi >>> 24];
+        }
+        for (; i < end; i++)
+        {
+            crc = (crc >>> 8) ^ t0[(crc ^ s.get(ValueLayout.JAVA_BYTE, i)) & 0xFF];
+        }
+        return crc;
+    }
+
+    private static int[][] slicingTables()
+    {
+        final int[][] tables = new int[8][256];
+        for (int i = 0; i < 256; i++)
+        {
+            int c = i;
+            for (int k = 0; k < 8; k++)
+            {
+                c = (c & 1) != 0 ? (c >>> 1) ^ 0xEDB8_8320 : c >>> 1;
+            }
+            tables[0][i] = c;
+        }
+        for (int t = 1; t < 8; t++)
+        {
+            for (int i = 0; i < 256; i++)
+            {
+                final int previous = tables[t - 1][i];
+                tables[t][i] = (previous >>> 8) ^ tables[0][previous & 0xFF];
+            }
+        }
+        return tables;
+    }
+}

@@ -1,0 +1,532 @@
+package io.spraynic.datapath.wire;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Builds RoCEv2 frames in place: Ethernet (optional 802.1Q tag), IPv4 or IPv6, UDP, BTH, the extension
+ * headers of the opcode, pad bytes and ICRC, around a payload already in the buffer or copied in.
+ * <p>
+ * Set the path once ({@link #ethernet}, {@link #ipv4}/{@link #ipv6}, {@link #udpSourcePort}...), then per
+ * packet the BTH and extension-header fields ({@link #opcode}, {@link #psn}, {@link #reth}...) and call
+ * {@link #writeFrame}. Setters return {@code this}; nothing allocates. Writes:
+ * <ul>
+ *     <li>IPv4: DF set, an incrementing identification, the header checksum;</li>
+ *     <li>UDP: destination port 4791, length; checksum 0 over IPv4 (RoCEv2 annex A17.4.3 and RFC 768);
+ *     over IPv6 the real checksum unless turned off with {@link #ipv6UdpChecksum(boolean)} (RFC 8200
+ *     forbids a zero UDP checksum over IPv6, and Wireshark flags it; RoCEv2 receivers ignore it);</li>
+ *     <li>BTH: pad count to align the payload to 4 bytes, TVer 0, resv8a and resv7 zero;</li>
+ *     <li>zeroed pad bytes, then the ICRC; frames shorter than {@link #minimumFrameLength} (60 by default,
+ *     the Ethernet minimum without FCS) are padded with zeros after the IP packet.</li>
+ * </ul>
+ * Not thread-safe: one writer per sending thread.
+ */
+public final class RoceFrameWriter
+{
+    private final OpcodeTable opcodes;
+    private final Icrc icrc = new Icrc();
+
+    private long sourceMac;
+    private long destinationMac;
+    private int vlanTci = -1;
+    private int ipVersion = 4;
+    private int ipv4Source;
+    private int ipv4Destination;
+    private long ipv6SourceHigh;
+    private long ipv6SourceLow;
+    private long ipv6DestinationHigh;
+    private long ipv6DestinationLow;
+    private int dscp;
+    private int ecn;
+    private int ttl = 64;
+    private int flowLabel;
+    private int ipv4Identification;
+    private boolean ipv6UdpChecksum = true;
+    private int udpSourcePort = 0xC000;
+    private int minimumFrameLength = EthernetHeader.MIN_FRAME_LENGTH;
+
+    private int opcode = Opcode.RC_SEND_ONLY;
+    private boolean solicited;
+    private boolean migReq;
+    private int pkey = BaseTransportHeader.DEFAULT_PKEY;
+    private int resv8a;
+    private int destQp;
+    private boolean ackReq;
+    private int psn;
+    private long rethVirtualAddress;
+    private int rethRkey;
+    private int rethDmaLength;
+    private int aethSyndrome;
+    private int aethMsn;
+    private int immediateData;
+    private int iethRkey;
+    private int dethQkey;
+    private int dethSourceQp;
+    private long atomicVirtualAddress;
+    private int atomicRkey;
+    private long atomicSwapAdd;
+    private long atomicCompare;
+    private long atomicAckOriginal;
+
+    /**
+     * A writer of the standard RoCEv2 opcodes.
+     */
+    public RoceFrameWriter()
+    {
+        this(OpcodeTable.ROCE_V2);
+    }
+
+    /**
+     * @param opcodes the opcodes this writer may write (manufacturer opcodes: the caller fills in their
+     *                own header, like the payload, before {@link #writeFrame}).
+     */
+    public RoceFrameWriter(final OpcodeTable opcodes)
+    {
+        this.opcodes = opcodes;
+    }
+
+    /**
+     * @param source      source MAC in the low 48 bits.
+     * @param destination destination MAC in the low 48 bits.
+     * @return this.
+     */
+    public RoceFrameWriter ethernet(final long source, final long destination)
+    {
+        sourceMac = source;
+        destinationMac = destination;
+        return this;
+    }
+
+    /**
+     * @param tci 802.1Q tag control information (see {@link EthernetHeader#tci}), or -1 for untagged frames.
+     * @return this.
+     */
+    public RoceFrameWriter vlan(final int tci)
+    {
+        vlanTci = tci < 0 ? -1 : tci & 0xFFFF;
+        return this;
+    }
+
+    /**
+     * @param source      IPv4 source address.
+     * @param destination IPv4 destination address.
+     * @return this.
+     */
+    public RoceFrameWriter ipv4(final int source, final int destination)
+    {
+        ipVersion = 4;
+        ipv4Source = source;
+        ipv4Destination = destination;
+        return this;
+    }
+
+    /**
+     * @param sourceHigh      first 8 bytes of the IPv6 source address.
+     * @param sourceLow       last 8 bytes of the IPv6 source address.
+     * @param destinationHigh first 8 bytes of the IPv6 destination address.
+     * @param destinationLow  last 8 bytes of the IPv6 destination address.
+     * @return this.
+     */
+    public RoceFrameWriter ipv6(final long sourceHigh, final long sourceLow, final long destinationHigh,
+        final long destinationLow)
+    {
+        ipVersion = 6;
+        ipv6SourceHigh = sourceHigh;
+        ipv6SourceLow = sourceLow;
+        ipv6DestinationHigh = destinationHigh;
+        ipv6DestinationLow = destinationLow;
+        return this;
+    }
+
+    /** @param dscp DSCP (0-63). @return this. */
+    public RoceFrameWriter dscp(final int dscp)
+    {
+        this.dscp = dscp & 0x3F;
+        return this;
+    }
+
+    /** @param ecn ECN codepoint (0-3; RoCEv2 senders use 1 or 2, ECT). @return this. */
+    public RoceFrameWriter ecn(final int ecn)
+    {
+        this.ecn = ecn & 0x3;
+        return this;
+    }
+
+    /** @param ttl IPv4 TTL or IPv6 hop limit. @return this. */
+    public RoceFrameWriter ttl(final int ttl)
+    {
+        this.ttl = ttl & 0xFF;
+        return this;
+    }
+
+    /** @param flowLabel IPv6 flow label (20 bits). @return this. */
+    public RoceFrameWriter flowLabel(final int flowLabel)
+    {
+        this.flowLabel = flowLabel & 0xFFFFF;
+        return this;
+    }
+
+    /** @param identification IPv4 identification of the next frame (then incremented per frame). @return this. */
+    public RoceFrameWriter ipv4Identification(final int identification)
+    {
+        this.ipv4Identification = identification & 0xFFFF;
+        return this;
+    }
+
+    /** @param enabled whether to compute the UDP checksum over IPv6 (default true). @return this. */
+    public RoceFrameWriter ipv6UdpChecksum(final boolean enabled)
+    {
+        this.ipv6UdpChecksum = enabled;
+        return this;
+    }
+
+    /** @param port UDP source port: the flow (or path) entropy for ECMP. @return this. */
+    public RoceFrameWriter udpSourcePort(final int port)
+    {
+        this.udpSourcePort = port & 0xFFFF;
+        return this;
+    }
+
+    /** @param length frames shorter than this are zero-padded to it (0 to never pad). @return this. */
+    public RoceFrameWriter minimumFrameLength(final int length)
+    {
+        this.minimumFrameLength = length;
+        return this;
+    }
+
+    /** @param opcode BTH opcode, registered in this writer's table. @return this. */
+    public RoceFrameWriter opcode(final int opcode)
+    {
+        this.opcode = opcode & 0xFF;
+        return this;
+    }
+
+    /** @param solicited BTH solicited-event bit. @return this. */
+    public RoceFrameWriter solicited(final boolean solicited)
+    {
+        this.solicited = solicited;
+        return this;
+    }
+
+    /** @param migReq BTH migration-request bit. @return this. */
+    public RoceFrameWriter migReq(final boolean migReq)
+    {
+        this.migReq = migReq;
+        return this;
+    }
+
+    /** @param pkey BTH partition key. @return this. */
+    public RoceFrameWriter pkey(final int pkey)
+    {
+        this.pkey = pkey & 0xFFFF;
+        return this;
+    }
+
+    /** @param resv8a BTH byte 4 (e.g. {@link BaseTransportHeader#BECN_FLAG} in a CNP). @return this. */
+    public RoceFrameWriter resv8a(final int resv8a)
+    {
+        this.resv8a = resv8a & 0xFF;
+        return this;
+    }
+
+    /** @param destQp BTH destination QP (24 bits). @return this. */
+    public RoceFrameWriter destQp(final int destQp)
+    {
+        this.destQp = destQp & BaseTransportHeader.QP_MASK;
+        return this;
+    }
+
+    /** @param ackReq BTH ack-request bit. @return this. */
+    public RoceFrameWriter ackReq(final boolean ackReq)
+    {
+        this.ackReq = ackReq;
+        return this;
+    }
+
+    /** @param psn BTH packet sequence number (24 bits). @return this. */
+    public RoceFrameWriter psn(final int psn)
+    {
+        this.psn = psn & BaseTransportHeader.PSN_MASK;
+        return this;
+    }
+
+    /**
+     * @param virtualAddress RETH virtual address.
+     * @param rkey           RETH remote key.
+     * @param dmaLength      RETH DMA length.
+     * @return this.
+     */
+    public RoceFrameWriter reth(final long virtualAddress, final int rkey, final int dmaLength)
+    {
+        rethVirtualAddress = virtualAddress;
+        rethRkey = rkey;
+        rethDmaLength = dmaLength;
+        return this;
+    }
+
+    /**
+     * @param syndrome AETH syndrome.
+     * @param msn      AETH message sequence number (24 bits).
+     * @return this.
+     */
+    public RoceFrameWriter aeth(final int syndrome, final int msn)
+    {
+        aethSyndrome = syndrome & 0xFF;
+        aethMsn = msn & 0xFF_FFFF;
+        return this;
+    }
+
+    /** @param immediateData ImmDt value. @return this. */
+    public RoceFrameWriter immediate(final int immediateData)
+    {
+        this.immediateData = immediateData;
+        return this;
+    }
+
+    /** @param rkey IETH remote key to invalidate. @return this. */
+    public RoceFrameWriter ieth(final int rkey)
+    {
+        this.iethRkey = rkey;
+        return this;
+    }
+
+    /**
+     * @param qkey     DETH queue key.
+     * @param sourceQp DETH source QP.
+     * @return this.
+     */
+    public RoceFrameWriter deth(final int qkey, final int sourceQp)
+    {
+        dethQkey = qkey;
+        dethSourceQp = sourceQp & 0xFF_FFFF;
+        return this;
+    }
+
+    /**
+     * @param virtualAddress AtomicETH virtual address.
+     * @param rkey           AtomicETH remote key.
+     * @param swapAdd        swap (CmpSwap) or add (FetchAdd) data.
+     * @param compare        compare data.
+     * @return this.
+     */
+    public RoceFrameWriter atomic(final long virtualAddress, final int rkey, final long swapAdd, final long compare)
+    {
+        atomicVirtualAddress = virtualAddress;
+        atomicRkey = rkey;
+        atomicSwapAdd = swapAdd;
+        atomicCompare = compare;
+        return this;
+    }
+
+    /** @param originalData AtomicAckETH original remote data. @return this. */
+    public RoceFrameWriter atomicAck(final long originalData)
+    {
+        atomicAckOriginal = originalData;
+        return this;
+    }
+
+    /** @return length of Ethernet and IP headers for the current settings. */
+    private int l2l3Length()
+    {
+        return (vlanTci >= 0 ? EthernetHeader.VLAN_LENGTH : EthernetHeader.LENGTH) +
+            (ipVersion == 4 ? Ipv4Header.LENGTH : Ipv6Header.LENGTH);
+    }
+
+    /**
+     * @return offset, from the frame start, where the payload goes for the current settings and opcode.
+     */
+    public int payloadOffset()
+    {
+        return l2l3Length() + UdpHeader.LENGTH + BaseTransportHeader.LENGTH +
+            opcodes.extensionHeadersLength(opcode);
+    }
+
+    /**
+     * @param payloadLength payload bytes.
+     * @return the length {@link #writeFrame} will return for this payload.
+     */
+    public int frameLength(final int payloadLength)
+    {
+        final int length = payloadOffset() + payloadLength + ((-payloadLength) & 3) + Icrc.LENGTH;
+        return Math.max(length, minimumFrameLength);
+    }
+
+    /**
+     * Copies a payload into place, then writes the frame around it.
+     *
+     * @param buffer        memory to write the frame in.
+     * @param offset        offset of the frame's first byte.
+     * @param payload       memory holding the payload.
+     * @param payloadOffset offset of the payload in {@code payload}.
+     * @param payloadLength payload bytes.
+     * @return the frame length.
+     */
+    public int writeFrame(final MemorySegment buffer, final long offset, final MemorySegment payload,
+        final long payloadOffset, final int payloadLength)
+    {
+        MemorySegment.copy(payload, payloadOffset, buffer, offset + payloadOffset(), payloadLength);
+        return writeFrame(buffer, offset, payloadLength);
+    }
+
+    /**
+     * Writes the frame around a payload that is already at {@code offset + payloadOffset()} (and, for a
+     * manufacturer opcode, its own header just after the BTH).
+     *
+     * @param buffer        memory to write the frame in.
+     * @param offset        offset of the frame's first byte.
+     * @param payloadLength payload bytes (0 for opcodes without payload).
+     * @return the frame length, at least {@link #minimumFrameLength(int)}.
+     * @throws IllegalArgumentException if the opcode is not registered, carries no payload but one is given,
+     *                                  or the packet would exceed 65,535 bytes.
+     */
+    public int writeFrame(final MemorySegment buffer, final long offset, final int payloadLength)
+    {
+        final int entry = opcodes.entry(opcode);
+        if ((entry & OpcodeTable.REGISTERED) == 0)
+        {
+            throw new IllegalArgumentException("opcode not registered: 0x" + Integer.toHexString(opcode));
+        }
+        if (payloadLength < 0 || (payloadLength > 0 && (entry & OpcodeTable.HAS_PAYLOAD) == 0))
+        {
+            throw new IllegalArgumentException("opcode 0x" + Integer.toHexString(opcode) + " cannot carry " +
+                payloadLength + " payload bytes");
+        }
+        final int padCount = (-payloadLength) & 3;
+        final int extensionsLength = OpcodeTable.extensionHeadersLengthOf(entry);
+        final int udpLength = UdpHeader.LENGTH + BaseTransportHeader.LENGTH + extensionsLength + payloadLength +
+            padCount + Icrc.LENGTH;
+        if (udpLength + (ipVersion == 4 ? Ipv4Header.LENGTH : 0) > 0xFFFF)
+        {
+            throw new IllegalArgumentException("payload too large for one IP packet: " + payloadLength);
+        }
+
+        // Ethernet
+        EthernetHeader.destinationMac(buffer, offset, destinationMac);
+        EthernetHeader.sourceMac(buffer, offset, sourceMac);
+        final int etherType = ipVersion == 4 ? EthernetHeader.ETHER_TYPE_IPV4 : EthernetHeader.ETHER_TYPE_IPV6;
+        final long ip;
+        if (vlanTci >= 0)
+        {
+            EthernetHeader.etherType(buffer, offset, EthernetHeader.ETHER_TYPE_VLAN);
+            EthernetHeader.vlanTci(buffer, offset, vlanTci);
+            EthernetHeader.vlanEtherType(buffer, offset, etherType);
+            ip = offset + EthernetHeader.VLAN_LENGTH;
+        }
+        else
+        {
+            EthernetHeader.etherType(buffer, offset, etherType);
+            ip = offset + EthernetHeader.LENGTH;
+        }
+
+        // IP
+        final int ipHeaderLength;
+        if (ipVersion == 4)
+        {
+            ipHeaderLength = Ipv4Header.LENGTH;
+            Ipv4Header.versionAndHeaderLength(buffer, ip, Ipv4Header.LENGTH);
+            Ipv4Header.tos(buffer, ip, (dscp << 2) | ecn);
+            Ipv4Header.totalLength(buffer, ip, Ipv4Header.LENGTH + udpLength);
+            Ipv4Header.identification(buffer, ip, ipv4Identification);
+            ipv4Identification = (ipv4Identification + 1) & 0xFFFF;
+            Ipv4Header.flagsAndFragmentOffset(buffer, ip, Ipv4Header.FLAG_DONT_FRAGMENT);
+            Ipv4Header.ttl(buffer, ip, ttl);
+            Ipv4Header.protocol(buffer, ip, Ipv4Header.PROTOCOL_UDP);
+            Ipv4Header.sourceAddress(buffer, ip, ipv4Source);
+            Ipv4Header.destinationAddress(buffer, ip, ipv4Destination);
+            Ipv4Header.updateChecksum(buffer, ip, Ipv4Header.LENGTH);
+        }
+        else
+        {
+            ipHeaderLength = Ipv6Header.LENGTH;
+            Ipv6Header.versionClassFlow(buffer, ip, (dscp << 2) | ecn, flowLabel);
+            Ipv6Header.payloadLength(buffer, ip, udpLength);
+            Ipv6Header.nextHeader(buffer, ip, Ipv6Header.NEXT_HEADER_UDP);
+            Ipv6Header.hopLimit(buffer, ip, ttl);
+            Ipv6Header.sourceAddress(buffer, ip, ipv6SourceHigh, ipv6SourceLow);
+            Ipv6Header.destinationAddress(buffer, ip, ipv6DestinationHigh, ipv6DestinationLow);
+        }
+
+        // UDP
+        final long udp = ip + ipHeaderLength;
+        UdpHeader.sourcePort(buffer, udp, udpSourcePort);
+        UdpHeader.destinationPort(buffer, udp, UdpHeader.ROCE_V2_PORT);
+        UdpHeader.length(buffer, udp, udpLength);
+        UdpHeader.checksum(buffer, udp, 0);
+
+        // BTH and extension headers
+        final long bth = udp + UdpHeader.LENGTH;
+        BaseTransportHeader.write(buffer, bth, opcode, solicited, migReq, padCount, pkey, destQp, ackReq, psn);
+        BaseTransportHeader.resv8a(buffer, bth, resv8a);
+        long at = bth + BaseTransportHeader.LENGTH + ((entry >>> OpcodeTable.CUSTOM_LENGTH_SHIFT) &
+            OpcodeTable.CUSTOM_LENGTH_MASK);
+        if ((entry & OpcodeTable.HAS_DETH) != 0)
+        {
+            DatagramExtendedTransportHeader.qkey(buffer, at, dethQkey);
+            DatagramExtendedTransportHeader.sourceQp(buffer, at, dethSourceQp);
+            at += DatagramExtendedTransportHeader.LENGTH;
+        }
+        if ((entry & OpcodeTable.HAS_RETH) != 0)
+        {
+            RdmaExtendedTransportHeader.virtualAddress(buffer, at, rethVirtualAddress);
+            RdmaExtendedTransportHeader.rkey(buffer, at, rethRkey);
+            RdmaExtendedTransportHeader.dmaLength(buffer, at, rethDmaLength);
+            at += RdmaExtendedTransportHeader.LENGTH;
+        }
+        if ((entry & OpcodeTable.HAS_ATOMIC_ETH) != 0)
+        {
+            AtomicExtendedTransportHeader.virtualAddress(buffer, at, atomicVirtualAddress);
+            AtomicExtendedTransportHeader.rkey(buffer, at, atomicRkey);
+            AtomicExtendedTransportHeader.swapAddData(buffer, at, atomicSwapAdd);
+            AtomicExtendedTransportHeader.compareData(buffer, at, atomicCompare);
+            at += AtomicExtendedTransportHeader.LENGTH;
+        }
+        if ((entry & OpcodeTable.HAS_AETH) != 0)
+        {
+            AckExtendedTransportHeader.syndrome(buffer, at, aethSyndrome);
+            AckExtendedTransportHeader.msn(buffer, at, aethMsn);
+            at += AckExtendedTransportHeader.LENGTH;
+        }
+        if ((entry & OpcodeTable.HAS_ATOMIC_ACK_ETH) != 0)
+        {
+            AtomicAckExtendedTransportHeader.originalData(buffer, at, atomicAckOriginal);
+            at += AtomicAckExtendedTransportHeader.LENGTH;
+        }
+        if ((entry & OpcodeTable.HAS_IMMDT) != 0)
+        {
+            ImmediateDataHeader.immediateData(buffer, at, immediateData);
+            at += ImmediateDataHeader.LENGTH;
+        }
+        if ((entry & OpcodeTable.HAS_IETH) != 0)
+        {
+            InvalidateExtendedTransportHeader.rkey(buffer, at, iethRkey);
+            at += InvalidateExtendedTransportHeader.LENGTH;
+        }
+        if ((entry & OpcodeTable.HAS_CNP_BODY) != 0)
+        {
+            CongestionNotificationPacket.clearReserved(buffer, at);
+            at += CongestionNotificationPacket.LENGTH;
+        }
+
+        // pad, ICRC, UDP checksum (IPv6), Ethernet minimum
+        final long padOffset = at + payloadLength;
+        for (int i = 0; i < padCount; i++)
+        {
+            Wire.put8(buffer, padOffset + i, 0);
+        }
+        final long icrcOffset = padOffset + padCount;
+        Icrc.write(buffer, icrcOffset, icrc.compute(buffer, ip, ipVersion, ipHeaderLength, icrcOffset));
+        if (ipVersion == 6 && ipv6UdpChecksum)
+        {
+            UdpHeader.checksum(buffer, udp, UdpHeader.computeIpv6Checksum(buffer, ip, udp, udpLength));
+        }
+        final int length = (int)(icrcOffset + Icrc.LENGTH - offset);
+        if (length < minimumFrameLength)
+        {
+            for (long i = offset + length, end = offset + minimumFrameLength; i < end; i++)
+            {
+                Wire.put8(buffer, i, 0);
+            }
+            return minimumFrameLength;
+        }
+        return length;
+    }
+}

@@ -1,0 +1,145 @@
+package io.spraynic.datapath.capture;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class PcapWriterTest
+{
+    @TempDir
+    Path dir;
+
+    private static MemorySegment frame(final int length, final int seed)
+    {
+        final byte[] data = new byte[length];
+        for (int i = 0; i < length; i++)
+        {
+            data[i] = (byte)(seed + i * 7);
+        }
+        return MemorySegment.ofArray(data);
+    }
+
+    @ParameterizedTest
+    @EnumSource(PcapWriter.Format.class)
+    void shouldRoundTripFramesInBothByteOrders(final PcapWriter.Format format) throws IOException
+    {
+        for (final ByteOrder order : List.of(ByteOrder.BIG_ENDIAN, ByteOrder.LITTLE_ENDIAN))
+        {
+            final Path file = dir.resolve("rt-" + format + "-" + order + ".cap");
+            final MemorySegment buffer = MemorySegment.ofArray(new byte[4096]);
+            MemorySegment.copy(frame(61, 3), 0, buffer, 100, 61);
+            try (PcapWriter writer = PcapWriter.create(file, format, order, LinkType.ETHERNET, 65535))
+            {
+                writer.write(buffer, 100, 61, 1_700_000_000_123_456_789L);
+                writer.write(0, frame(1514, 9), 0, 1514, 1514, 1_700_000_001_000_000_001L);
+                writer.write(0, frame(3, 1), 0, 3, 70, 42L);
+                assertEquals(3, writer.framesWritten());
+            }
+            final long micros = format == PcapWriter.Format.PCAP_MICROS ? 1_000 : 1;
+            try (PcapReader reader = PcapReader.open(file))
+            {
+                assertEquals(format == PcapWriter.Format.PCAPNG ? PcapReader.Format.PCAPNG : PcapReader.Format.PCAP,
+                    reader.format());
+                assertTrue(reader.next());
+                assertArrayEquals(frame(61, 3).toArray(ValueLayout.JAVA_BYTE), reader.frame().toArray(ValueLayout.JAVA_BYTE));
+                assertEquals(1_700_000_000_123_456_789L / micros * micros, reader.timestampNanos());
+                assertEquals(LinkType.ETHERNET, reader.linkType());
+                assertEquals(65535, reader.snapLength());
+                assertTrue(reader.next());
+                assertArrayEquals(frame(1514, 9).toArray(ValueLayout.JAVA_BYTE), reader.frame().toArray(ValueLayout.JAVA_BYTE));
+                assertEquals(1_700_000_001_000_000_001L / micros * micros, reader.timestampNanos());
+                assertTrue(reader.next());
+                assertEquals(3, reader.capturedLength());
+                assertEquals(70, reader.originalLength());
+                assertEquals(42L / micros * micros, reader.timestampNanos());
+                assertFalse(reader.next());
+            }
+        }
+    }
+
+    @Test
+    void shouldWriteOneInterfaceDescriptionBlockPerInterfaceAndTruncateToSnapLength() throws IOException
+    {
+        final Path file = dir.resolve("multi.pcapng");
+        try (PcapWriter writer = PcapWriter.pcapng(file))
+        {
+            final int rx = writer.addInterface("port0-rx", LinkType.ETHERNET, 65535);
+            final int tx = writer.addInterface("port0-tx", LinkType.ETHERNET, 64);
+            assertEquals(0, rx);
+            assertEquals(1, tx);
+            writer.write(tx, frame(100, 5), 0, 100, 100, 10L);
+            writer.write(rx, frame(10, 6), 0, 10, 10, 20L);
+        }
+        try (PcapReader reader = PcapReader.open(file))
+        {
+            assertTrue(reader.next());
+            assertEquals(1, reader.interfaceId());
+            assertEquals("port0-tx", reader.interfaceName());
+            assertEquals(64, reader.capturedLength());
+            assertEquals(100, reader.originalLength());
+            assertArrayEquals(frame(100, 5).asSlice(0, 64).toArray(ValueLayout.JAVA_BYTE),
+                reader.frame().toArray(ValueLayout.JAVA_BYTE));
+            assertEquals(10L, reader.timestampNanos());
+            assertTrue(reader.next());
+            assertEquals(0, reader.interfaceId());
+            assertEquals("port0-rx", reader.interfaceName());
+            assertEquals(20L, reader.timestampNanos());
+            assertFalse(reader.next());
+        }
+    }
+
+    @Test
+    void shouldFlushWhenStagingBufferFills() throws IOException
+    {
+        final Path file = dir.resolve("many.pcap");
+        final MemorySegment jumbo = frame(9000, 1);
+        try (PcapWriter writer = PcapWriter.pcap(file, LinkType.ETHERNET))
+        {
+            for (int i = 0; i < 500; i++)
+            {
+                writer.write(jumbo, 0, 9000, i * 1_000L);
+            }
+        }
+        assertEquals(24 + 500L * (16 + 9000), Files.size(file));
+        int count = 0;
+        try (PcapReader reader = PcapReader.open(file))
+        {
+            while (reader.next())
+            {
+                assertEquals(9000, reader.capturedLength());
+                assertEquals(count * 1_000L, reader.timestampNanos());
+                count++;
+            }
+        }
+        assertEquals(500, count);
+    }
+
+    @Test
+    void shouldRejectUnknownInterfaceAndClassicAddInterface() throws IOException
+    {
+        try (PcapWriter writer = PcapWriter.pcap(dir.resolve("c.pcap"), LinkType.ETHERNET))
+        {
+            assertThrows(IllegalStateException.class, () -> writer.addInterface("x", LinkType.ETHERNET, 100));
+            assertThrows(IllegalArgumentException.class, () -> writer.write(1, frame(4, 0), 0, 4, 4, 0));
+        }
+        try (PcapWriter writer = PcapWriter.pcapng(dir.resolve("n.pcapng")))
+        {
+            assertThrows(IllegalArgumentException.class, () -> writer.write(0, frame(4, 0), 0, 4, 4, 0));
+        }
+    }
+}

@@ -1,0 +1,151 @@
+package io.spraynic.datapath.wire;
+
+import io.spraynic.datapath.capture.CapturedFrame;
+import io.spraynic.datapath.capture.PcapReader;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.URISyntaxException;
+import java.nio.file.Path;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Objects;
+import java.util.Random;
+import java.util.zip.CRC32;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+
+class IcrcTest
+{
+    /** A RoCEv2 SEND Only built by scapy 2.5 (BTH.compute_icrc); Wireshark 4.0 shows "Invariant CRC: 0x9ab26762". */
+    private static final String SCAPY_FRAME = "020000000002020000000001080045030030000140004011" +
+        "26b70a0000010a000002c00012b7001c00000410ffff0000012380fffffe616263009ab26762";
+
+    private final Icrc icrc = new Icrc();
+
+    static Path resource(final String name) throws URISyntaxException
+    {
+        return Path.of(Objects.requireNonNull(IcrcTest.class.getResource("/wire/" + name)).toURI());
+    }
+
+    @Test
+    void shouldMatchScapyIcrcInWireOrder()
+    {
+        final MemorySegment frame = MemorySegment.ofArray(HexFormat.of().parseHex(SCAPY_FRAME));
+        final long icrcOffset = frame.byteSize() - 4;
+        final int value = icrc.compute(frame, 14, 4, 20, icrcOffset);
+        assertEquals(0x6267B29A, value);
+        assertEquals(0x9AB26762, Icrc.wireOrder(value));
+        assertEquals(value, Icrc.read(frame, icrcOffset));
+    }
+
+    @Test
+    void shouldMatchEveryValidScapyVectorIpv4AndIpv6() throws Exception
+    {
+        final List<CapturedFrame> frames = PcapReader.readAll(resource("roce_vectors.pcap"));
+        final RoceParser parser = new RoceParser(new ParseCounters());
+        final RoceFrame frame = new RoceFrame();
+        int checked = 0;
+        for (int i = 0; i <= 16; i++)
+        {
+            final MemorySegment s = MemorySegment.ofArray(frames.get(i).data());
+            assertEquals(FrameClass.ROCE, parser.parse(s, 0, (int)s.byteSize(), frame), "vector " + i);
+            assertEquals(Icrc.read(s, frame.icrcOffset()),
+                icrc.compute(s, frame.ipOffset(), frame.ipVersion(), frame.ipHeaderLength(), frame.icrcOffset()),
+                "vector " + i);
+            checked++;
+        }
+        assertEquals(17, checked);
+    }
+
+    @Test
+    void shouldIgnoreMaskedFieldsAndCoverEverythingElse() throws Exception
+    {
+        for (final int vector : new int[] {0, 10, 12})
+        {
+            final byte[] bytes = PcapReader.readAll(resource("roce_vectors.pcap")).get(vector).data();
+            final MemorySegment s = MemorySegment.ofArray(bytes);
+            final boolean v6 = vector == 12;
+            final int ipHeaderLength = v6 ? 40 : Ipv4Header.headerLength(s, 14);
+            final long icrcOffset = bytes.length - 4;
+            final int reference = icrc.compute(s, 14, v6 ? 6 : 4, ipHeaderLength, icrcOffset);
+            final long udp = 14 + ipHeaderLength;
+            final long bth = udp + 8;
+            final int[] masked = v6 ?
+                new int[] {14, 15, 16, 17, 14 + 7, (int)udp + 6, (int)udp + 7, (int)bth + 4} :
+                new int[] {15, 14 + 8, 14 + 10, 14 + 11, (int)udp + 6, (int)udp + 7, (int)bth + 4};
+            for (int i = 0; i < icrcOffset; i++)
+            {
+                final byte original = bytes[i];
+                bytes[i] ^= (byte)(v6 && i == 14 ? 0x0F : 0xFF); // keep the IPv6 version nibble
+                final int value = icrc.compute(s, 14, v6 ? 6 : 4, ipHeaderLength, icrcOffset);
+                bytes[i] = original;
+                boolean isMasked = i < 14; // Ethernet is not covered
+                for (final int m : masked)
+                {
+                    isMasked |= m == i;
+                }
+                if (isMasked)
+                {
+                    assertEquals(reference, value, "vector " + vector + " byte " + i + " should be masked");
+                }
+                else
+                {
+                    assertNotEquals(reference, value, "vector " + vector + " byte " + i + " should be covered");
+                }
+            }
+        }
+    }
+
+    @Test
+    void shouldComputeSameCrcInSoftwareAsJdk()
+    {
+        final Random random = new Random(42);
+        for (int length = 0; length < 300; length++)
+        {
+            final byte[] data = new byte[length + 5];
+            random.nextBytes(data);
+            final CRC32 jdk = new CRC32();
+            jdk.update(data, 3, length);
+            final int software = ~Icrc.update(0xFFFF_FFFF, MemorySegment.ofArray(data), 3, length);
+            assertEquals((int)jdk.getValue(), software, "length " + length);
+        }
+    }
+
+    @Test
+    void shouldViewFramesDeepInsideSegmentsLargerThan2GiB()
+    {
+        final byte[] bytes = HexFormat.of().parseHex(SCAPY_FRAME);
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment native4k = arena.allocate(4096);
+            MemorySegment.copy(MemorySegment.ofArray(bytes), 0, native4k, 100, bytes.length);
+            final long deep = 5L << 29; // 2.5 GiB into a 3 GiB view whose only real bytes are ours
+            org.junit.jupiter.api.Assumptions.assumeTrue(native4k.address() > deep, "allocation too low in memory");
+            final MemorySegment huge = MemorySegment.ofAddress(native4k.address() - deep).reinterpret(3L << 30);
+            final long frame = deep + 100;
+            assertEquals(0x6267B29A, icrc.compute(huge, frame + 14, 4, 20, frame + bytes.length - 4));
+            assertEquals(0x6267B29A, icrc.compute(huge, frame + 14, 4, 20, frame + bytes.length - 4));
+            assertEquals(0x6267B29A, icrc.compute(native4k, 114, 4, 20, 100 + bytes.length - 4));
+        }
+    }
+
+    @Test
+    void shouldHandleFramesAtTheStartOfSegmentsLargerThan2GiB()
+    {
+        final byte[] bytes = HexFormat.of().parseHex(SCAPY_FRAME);
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment native4k = arena.allocate(4096);
+            MemorySegment.copy(MemorySegment.ofArray(bytes), 0, native4k, 100, bytes.length);
+            // a view larger than 2 GiB (only the first bytes are ever read)
+            final MemorySegment huge = native4k.reinterpret(3L << 30);
+            final long icrcOffset = 100 + bytes.length - 4;
+            assertEquals(0x6267B29A, icrc.compute(huge, 114, 4, 20, icrcOffset));
+            assertEquals(0x6267B29A, icrc.compute(native4k, 114, 4, 20, icrcOffset));
+            assertEquals(0x6267B29A, icrc.compute(huge, 114, 4, 20, icrcOffset));
+        }
+    }
+}

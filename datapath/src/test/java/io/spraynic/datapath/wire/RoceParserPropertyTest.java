@@ -1,0 +1,222 @@
+package io.spraynic.datapath.wire;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * Property tests over random and mutated frames (seeded, reproducible): the parser never throws, never
+ * reads outside the frame (each frame is parsed from heap and native segments sized exactly to it, so a
+ * stray read throws IndexOutOfBoundsException), gives the same answer for both, and adds one to exactly
+ * one counter, the one matching its outcome. Well-formed results keep their offsets inside the frame.
+ */
+class RoceParserPropertyTest
+{
+    private static final int MUTATED_PER_SEED = 6_000;
+    private static final int RANDOM_PER_SEED = 2_000;
+
+    private static List<byte[]> validFrames()
+    {
+        final List<byte[]> frames = new ArrayList<>();
+        final RoceFrameWriter writer = new RoceFrameWriter();
+        final MemorySegment buffer = MemorySegment.ofArray(new byte[4096]);
+        for (final RoceFrameWriterTest.Spec spec : RoceFrameWriterTest.specs())
+        {
+            RoceFrameWriterTest.configure(writer, spec);
+            final int payload = Math.min(spec.payloadLength(), 64);
+            final int length = writer.writeFrame(buffer, 0, MemorySegment.ofArray(new byte[payload]), 0, payload);
+            frames.add(buffer.asSlice(0, length).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+        }
+        return frames;
+    }
+
+    private static byte[] mutate(final byte[] original, final Random random)
+    {
+        byte[] frame = original.clone();
+        final int mutations = 1 + random.nextInt(3);
+        for (int m = 0; m < mutations; m++)
+        {
+            switch (random.nextInt(6))
+            {
+                case 0 -> // flip 1-8 bits
+                {
+                    final int flips = 1 + random.nextInt(8);
+                    for (int i = 0; i < flips && frame.length > 0; i++)
+                    {
+                        frame[random.nextInt(frame.length)] ^= (byte)(1 << random.nextInt(8));
+                    }
+                }
+                case 1 -> frame = Arrays.copyOf(frame, random.nextInt(frame.length + 1)); // truncate
+                case 2 -> // extend with random bytes
+                {
+                    final int extra = 1 + random.nextInt(64);
+                    final byte[] longer = Arrays.copyOf(frame, frame.length + extra);
+                    for (int i = frame.length; i < longer.length; i++)
+                    {
+                        longer[i] = (byte)random.nextInt();
+                    }
+                    frame = longer;
+                }
+                case 3 -> // overwrite a 16-bit field with a boundary value
+                {
+                    if (frame.length >= 2)
+                    {
+                        final int at = random.nextInt(Math.min(frame.length - 1, 80));
+                        final int[] values = {0, 1, 0xFFFF, 0x8100, 0x0800, 0x86DD, 4791, frame.length,
+                            frame.length - 14, frame.length - 34, frame.length - 54, random.nextInt(0x10000)};
+                        final int value = values[random.nextInt(values.length)];
+                        frame[at] = (byte)(value >>> 8);
+                        frame[at + 1] = (byte)value;
+                    }
+                }
+                case 4 -> // random opcode (with the ICRC left stale, or recomputed)
+                {
+                    final MemorySegment s = MemorySegment.ofArray(frame);
+                    final RoceFrame parsed = new RoceFrame();
+                    if (new RoceParser(new ParseCounters()).parse(s, 0, frame.length, parsed) != FrameClass.NOT_OURS &&
+                        parsed.hasBth())
+                    {
+                        frame[(int)parsed.bthOffset()] = (byte)random.nextInt(256);
+                        if (random.nextBoolean())
+                        {
+                            frame[(int)parsed.bthOffset() + 1] = (byte)random.nextInt(256);
+                        }
+                        if (random.nextBoolean() && parsed.hasIcrc())
+                        {
+                            Icrc.write(s, parsed.icrcOffset(), new Icrc().compute(s, parsed.ipOffset(),
+                                parsed.ipVersion(), parsed.ipHeaderLength(), parsed.icrcOffset()));
+                        }
+                    }
+                }
+                default -> // a random byte anywhere in the headers
+                {
+                    if (frame.length > 0)
+                    {
+                        frame[random.nextInt(Math.min(frame.length, 90))] = (byte)random.nextInt(256);
+                    }
+                }
+            }
+        }
+        return frame;
+    }
+
+    private static byte[] randomFrame(final Random random, final List<byte[]> valid)
+    {
+        final byte[] frame = new byte[random.nextInt(200)];
+        random.nextBytes(frame);
+        if (random.nextBoolean() && frame.length > 0)
+        {
+            // keep a valid prefix so random bytes reach the deeper layers
+            final byte[] base = valid.get(random.nextInt(valid.size()));
+            System.arraycopy(base, 0, frame, 0, Math.min(frame.length, random.nextInt(base.length)));
+        }
+        return frame;
+    }
+
+    private static void check(final byte[] frame, final Arena arena, final RoceParser parser,
+        final ParseCounters counters, final RoceFrame result, final String where)
+    {
+        final long[] before = new long[ParseCounters.SLOT_COUNT];
+        for (int i = 0; i < before.length; i++)
+        {
+            before[i] = counters.get(i);
+        }
+        final FrameClass heapClass;
+        final MalformedReason heapReason;
+        try
+        {
+            heapClass = parser.parse(MemorySegment.ofArray(frame), 0, frame.length, result);
+            heapReason = result.malformedReason();
+            final MemorySegment nativeFrame = arena.allocate(Math.max(frame.length, 1)).asSlice(0, frame.length);
+            MemorySegment.copy(MemorySegment.ofArray(frame), 0, nativeFrame, 0, frame.length);
+            assertEquals(heapClass, parser.parse(nativeFrame, 0, frame.length, result), where);
+            assertEquals(heapReason, result.malformedReason(), where);
+        }
+        catch (final RuntimeException ex)
+        {
+            fail(where + ": parser threw " + ex, ex);
+            return;
+        }
+        final int slot = switch (heapClass)
+        {
+            case ROCE -> ParseCounters.ROCE;
+            case NOT_OURS -> ParseCounters.NOT_OURS;
+            case MALFORMED -> ParseCounters.slot(heapReason);
+        };
+        for (int i = 0; i < before.length; i++)
+        {
+            assertEquals(before[i] + (i == slot ? 2 : 0), counters.get(i), where + " slot " + ParseCounters.label(i));
+        }
+        if (heapClass == FrameClass.ROCE)
+        {
+            assertTrue(result.icrcValid(), where);
+            assertTrue(0 <= result.ipOffset() && result.ipOffset() < result.udpOffset(), where);
+            assertTrue(result.udpOffset() < result.bthOffset() && result.bthOffset() < result.payloadOffset() + 1, where);
+            assertEquals(result.icrcOffset(), result.payloadOffset() + result.payloadLength() + result.padCount(), where);
+            assertTrue(result.icrcOffset() + Icrc.LENGTH <= frame.length, where);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8})
+    void shouldClassifyMutatedAndRandomFramesIntoExactlyOneCounterWithoutThrowing(final long seed)
+    {
+        final Random random = new Random(seed);
+        final List<byte[]> valid = validFrames();
+        final ParseCounters counters = new ParseCounters();
+        final RoceParser parser = new RoceParser(counters);
+        final RoceFrame result = new RoceFrame();
+        try (Arena arena = Arena.ofConfined())
+        {
+            for (int i = 0; i < MUTATED_PER_SEED; i++)
+            {
+                final byte[] frame = mutate(valid.get(random.nextInt(valid.size())), random);
+                check(frame, arena, parser, counters, result, "seed " + seed + " mutated #" + i + " " +
+                    java.util.HexFormat.of().formatHex(frame));
+            }
+            for (int i = 0; i < RANDOM_PER_SEED; i++)
+            {
+                final byte[] frame = randomFrame(random, valid);
+                check(frame, arena, parser, counters, result, "seed " + seed + " random #" + i + " " +
+                    java.util.HexFormat.of().formatHex(frame));
+            }
+        }
+        assertEquals(2L * (MUTATED_PER_SEED + RANDOM_PER_SEED), counters.total());
+        // the mutations reach every layer: some frames stay valid and most reasons occur
+        assertTrue(counters.get(ParseCounters.ROCE) > 0, counters.toString());
+        assertTrue(counters.get(ParseCounters.NOT_OURS) > 0, counters.toString());
+        assertTrue(counters.get(MalformedReason.BAD_ICRC) > 0, counters.toString());
+        assertTrue(counters.get(MalformedReason.TRUNCATED_IP) > 0, counters.toString());
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {11, 12})
+    void shouldParseEveryValidFrameFromEveryOffsetInsideALargerSegment(final long seed)
+    {
+        final Random random = new Random(seed);
+        final ParseCounters counters = new ParseCounters();
+        final RoceParser parser = new RoceParser(counters);
+        final RoceFrame result = new RoceFrame();
+        final byte[] big = new byte[8192];
+        for (final byte[] frame : validFrames())
+        {
+            random.nextBytes(big);
+            final int offset = random.nextInt(big.length - frame.length);
+            System.arraycopy(frame, 0, big, offset, frame.length);
+            assertEquals(FrameClass.ROCE, parser.parse(MemorySegment.ofArray(big), offset, frame.length, result),
+                () -> result.toString());
+            assertTrue(result.payloadOffset() >= offset && result.icrcOffset() + 4 <= offset + frame.length);
+        }
+        assertEquals(counters.total(), counters.get(ParseCounters.ROCE));
+    }
+}
