@@ -1,5 +1,7 @@
 package io.spraynic.cli;
 
+import io.spraynic.datapath.nic.CountersFile;
+import io.spraynic.datapath.nic.CountersFileDescriptor;
 import io.spraynic.datapath.nic.DpdkNic;
 import io.spraynic.datapath.nic.RawExchange;
 import io.spraynic.datapath.port.PacketPort;
@@ -9,13 +11,10 @@ import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PmdConfigs;
 import io.spraynic.pmd.PortConfig;
 import org.agrona.concurrent.BackoffIdleStrategy;
-import org.agrona.concurrent.UnsafeBuffer;
-import org.agrona.concurrent.status.ConcurrentCountersManager;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.PrintStream;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -96,11 +95,14 @@ final class DemoCommand implements Callable<Integer>
                 out.printf(Locale.ROOT, "SprayNIC demo: %,d raw frames of %d B, %s -> %s over DPDK (%s), every byte verified%n",
                     frames, frameSize, from, to, nic.port(from).info().driverName());
             }
-            final ConcurrentCountersManager counters = new ConcurrentCountersManager(
-                new UnsafeBuffer(ByteBuffer.allocateDirect(64 * 1024)), new UnsafeBuffer(ByteBuffer.allocateDirect(8 * 1024)));
-            final RawExchange.Result result = RawExchange.run(sender, receiver, frames, frameSize, burst,
-                new BackoffIdleStrategy(), counters, Duration.ofSeconds(timeoutSeconds),
-                progress -> bar.show(progress.framesVerified(), progress.framesRequested()));
+            final RawExchange.Result result;
+            try (CountersFile counters = CountersFile.create(CountersFileDescriptor.defaultDirectory(), "demo", 64))
+            {
+                // Live counters for `spraynic stat` while the demo runs.
+                result = RawExchange.run(sender, receiver, frames, frameSize, burst,
+                    new BackoffIdleStrategy(), counters.counters(), Duration.ofSeconds(timeoutSeconds),
+                    progress -> bar.show(progress.framesVerified(), progress.framesRequested()));
+            }
             bar.finish();
 
             final PortStats tx = nic.port(from).stats();

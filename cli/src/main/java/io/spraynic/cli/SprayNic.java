@@ -18,6 +18,8 @@ import java.io.PrintWriter;
         DemoCommand.class,
         BenchCommand.class,
         ConfigCommand.class,
+        DecodeCommand.class,
+        StatCommand.class,
         CommandLine.HelpCommand.class
     })
 public final class SprayNic implements Runnable

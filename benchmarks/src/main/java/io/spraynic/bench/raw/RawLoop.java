@@ -101,7 +101,8 @@ public final class RawLoop
     {
         final String args = pmd == Pmd.NET_NULL ? "size=" + frameLength + ",copy=0" : "";
         return NicConfig.of(
-            EalConfig.DEFAULT.withFilePrefix("spraynic-raw-" + ProcessHandle.current().pid()),
+            EalConfig.DEFAULT.withFilePrefix("spraynic-raw-" + ProcessHandle.current().pid())
+                .withLogLevels(List.of("lib.eal:warning")),
             MempoolConfig.DEFAULT,
             List.of(PortConfig.vdev("raw", pmd.device, args)));
     }
