@@ -146,16 +146,19 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    char prefix[64], vdev[128];
+    /* Let the main lcore float over every CPU, as the Java poll thread does: pinning only the C side
+     * to CPU 0 would make the comparison depend on what else runs there. */
+    char lcores[64], prefix[64], vdev[128];
+    snprintf(lcores, sizeof lcores, "--lcores=0@(0-%ld)", sysconf(_SC_NPROCESSORS_ONLN) - 1);
     snprintf(prefix, sizeof prefix, "--file-prefix=spraynic-raw-c-%d", (int)getpid());
     if (ring) {
         snprintf(vdev, sizeof vdev, "--vdev=net_ring0");
     } else {
         snprintf(vdev, sizeof vdev, "--vdev=net_null0,size=%u,copy=0", length);
     }
-    char *eal_argv[] = {"spraynic-rawloop", "--no-huge", "-m", "512", "--no-pci", "-l", "0", prefix, vdev,
+    char *eal_argv[] = {"spraynic-rawloop", "--no-huge", "-m", "512", "--no-pci", lcores, prefix, vdev,
                         "--log-level=lib.eal:error", NULL};
-    if (rte_eal_init(10, eal_argv) < 0) {
+    if (rte_eal_init(9, eal_argv) < 0) {
         die("rte_eal_init", rte_errno);
     }
     pool = rte_pktmbuf_pool_create("raw_c", kPoolSize, kPoolCache, 0, kDataRoom, SOCKET_ID_ANY);

@@ -15,6 +15,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -59,6 +60,10 @@ final class DemoCommand implements Callable<Integer>
     @Option(names = "--verbose", description = "Keep DPDK's informational start-up log.")
     boolean verbose;
 
+    @Option(names = "--capture", paramLabel = "FILE",
+        description = "Record every frame sent and received into a pcapng file (for Wireshark or spraynic decode).")
+    Path capture;
+
     public Integer call()
     {
         if (frameSize < 60 || frameSize > 2048 || burst < 1 || burst > 512 || frames < 1)
@@ -88,8 +93,9 @@ final class DemoCommand implements Callable<Integer>
 
         try (DpdkNic nic = DpdkNic.start(nicConfig))
         {
-            final PacketPort sender = nic.packetPort(from, 0);
-            final PacketPort receiver = nic.packetPort(to, 0);
+            final PortCapture portCapture = PortCapture.open(capture);
+            final PacketPort sender = portCapture.wrap(nic.packetPort(from, 0));
+            final PacketPort receiver = portCapture.wrap(nic.packetPort(to, 0));
             if (!json)
             {
                 out.printf(Locale.ROOT, "SprayNIC demo: %,d raw frames of %d B, %s -> %s over DPDK (%s), every byte verified%n",
@@ -104,6 +110,11 @@ final class DemoCommand implements Callable<Integer>
                     progress -> bar.show(progress.framesVerified(), progress.framesRequested()));
             }
             bar.finish();
+            final long captured = portCapture.finish();
+            if (null != capture && !json)
+            {
+                out.printf(Locale.ROOT, "  captured %,d frames to %s%n", captured, capture);
+            }
 
             final PortStats tx = nic.port(from).stats();
             final PortStats rx = nic.port(to).stats();

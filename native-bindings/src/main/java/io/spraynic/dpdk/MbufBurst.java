@@ -18,6 +18,7 @@ public final class MbufBurst implements AutoCloseable
 
     private static final long POINTER_SIZE = ValueLayout.JAVA_LONG.byteSize();
 
+    // Confined to the creating thread: no cross-thread liveness checks on every pointer read.
     private final Arena arena;
     private final MemorySegment pointers;
     private final long pointersAddress;
@@ -37,7 +38,7 @@ public final class MbufBurst implements AutoCloseable
             throw new IllegalArgumentException("burst capacity " + capacity + " must be between 1 and 65535");
         }
         this.capacity = capacity;
-        this.arena = Arena.ofShared();
+        this.arena = Arena.ofConfined();
         this.pointers = arena.allocate(ValueLayout.JAVA_LONG, capacity);
         this.pointersAddress = pointers.address();
         this.memory = memory.segment();
