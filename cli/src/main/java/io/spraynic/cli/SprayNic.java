@@ -20,6 +20,7 @@ import java.io.PrintWriter;
         ConfigCommand.class,
         DecodeCommand.class,
         StatCommand.class,
+        NicCommand.class,
         CommandLine.HelpCommand.class
     })
 public final class SprayNic implements Runnable

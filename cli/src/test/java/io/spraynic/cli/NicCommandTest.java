@@ -1,0 +1,94 @@
+package io.spraynic.cli;
+
+import io.spraynic.datapath.nic.CountersFileReader;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code spraynic nic} in a process of its own, observed from this one through its counters file
+ * (as {@code spraynic stat} does), then stopped with SIGTERM.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class NicCommandTest
+{
+    @Test
+    void shouldServeLiveCountersToAnotherProcessAndStopCleanly(@TempDir final Path runDir) throws Exception
+    {
+        final List<String> command = new ArrayList<>();
+        command.add(ProcessHandle.current().info().command().orElseThrow());
+        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+            .filter(argument -> argument.startsWith("--")).toList());
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), SprayNic.class.getName(),
+            "nic", "--config", "net_null", "-p", "file_prefix=spraynic-nic-test-" + ProcessHandle.current().pid(),
+            "--idle", "sleep"));
+        final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
+        final Process nic = builder.start();
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(nic.getInputStream(), StandardCharsets.UTF_8)))
+        {
+            String line;
+            while (null != (line = out.readLine()) && !line.startsWith("spraynic nic: running"))
+            {
+                assertTrue(nic.isAlive(), line);
+            }
+            final Optional<Path> file = CountersFileReader.findLive(runDir);
+            assertTrue(file.isPresent(), "a live counters file in " + runDir);
+
+            final long first;
+            try (CountersFileReader reader = CountersFileReader.open(file.get()))
+            {
+                assertEquals(nic.pid(), reader.pid());
+                first = rxPackets(reader);
+                long later = first;
+                final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (later <= first && System.nanoTime() < deadline)
+                {
+                    Thread.sleep(50);
+                    later = rxPackets(reader);
+                }
+                assertTrue(later > first, "rx packets grow while it runs: " + first + " then " + later);
+            }
+
+            final CliTestSupport.Run stat = CliTestSupport.run("stat", "--json", "--dir", runDir.toString());
+            assertEquals(0, stat.exitCode(), stat.err());
+            assertTrue(stat.out().contains("\"pid\":" + nic.pid()), stat.out());
+            assertTrue(stat.out().contains("\"label\":\"port null0/q0: rx not_ours\""), stat.out());
+
+            nic.toHandle().destroy(); // SIGTERM (Process.destroy would also close our end of its output)
+            final StringBuilder rest = new StringBuilder();
+            while (null != (line = out.readLine())) // until the process closes its output
+            {
+                rest.append(line).append('\n');
+            }
+            assertTrue(nic.waitFor(30, TimeUnit.SECONDS));
+            assertTrue(rest.toString().contains("spraynic nic: stopped"), rest.toString());
+            assertFalse(Files.list(runDir).findAny().isPresent(), "counters file removed");
+        }
+        finally
+        {
+            nic.destroyForcibly();
+        }
+    }
+
+    private static long rxPackets(final CountersFileReader reader)
+    {
+        return reader.read().stream().filter(counter -> counter.label().equals("port null0/q0: rx packets"))
+            .mapToLong(CountersFileReader.Counter::value).findFirst().orElseThrow();
+    }
+}
