@@ -1,0 +1,63 @@
+package io.spraynic.cli;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * deploy/prepare-host.sh in check mode (it changes nothing without --apply): problems are one line
+ * each, with what to do, and fail the run.
+ */
+class DeployScriptsTest
+{
+    private static final Path SCRIPT = Path.of("..", "deploy", "prepare-host.sh");
+
+    @Test
+    void shouldPassChecksAndChangeNothingWithoutApply() throws Exception
+    {
+        final Result result = run("--hugepages", "512M");
+        assertEquals(0, result.exitCode, result.output);
+        assertTrue(result.output.contains("would run: dpdk-hugepages.py --pagesize 2M --setup 512M"), result.output);
+        assertTrue(result.output.contains("rerun with --apply"), result.output);
+    }
+
+    @Test
+    void shouldReportMissingDeviceAndBadSizeAsProblems() throws Exception
+    {
+        final Result result = run("--hugepages", "lots", "--bind", "0000:ff:1f.7", "--iommu-off");
+        assertEquals(1, result.exitCode, result.output);
+        assertTrue(result.output.contains("PROBLEM: --hugepages lots is not a size like 512M or 2G"), result.output);
+        assertTrue(result.output.contains("PROBLEM: no PCI device 0000:ff:1f.7 (dpdk-devbind.py --status lists them)"),
+            result.output);
+        assertTrue(result.output.contains("2 problem(s); fix them and run again"), result.output);
+    }
+
+    @Test
+    void shouldRefuseUnknownOption() throws Exception
+    {
+        final Result result = run("--frobnicate");
+        assertEquals(2, result.exitCode);
+        assertEquals("prepare-host: unknown option --frobnicate (see --help)", result.output.strip());
+    }
+
+    private record Result(int exitCode, String output)
+    {
+    }
+
+    private static Result run(final String... arguments) throws IOException, InterruptedException
+    {
+        final List<String> command = new java.util.ArrayList<>(List.of("bash", SCRIPT.toString()));
+        command.addAll(List.of(arguments));
+        final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        final String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(process.waitFor(30, TimeUnit.SECONDS));
+        return new Result(process.exitValue(), output);
+    }
+}

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Prepares a host with a real DPDK-capable NIC for `spraynic nic`: hugepages, the vfio-pci
+# driver, and the NIC bound to it. Without --apply it only checks and prints what it would do.
+#
+#   deploy/prepare-host.sh [--apply] [--hugepages SIZE] [--bind PCI_ADDRESS]... [--iommu-off]
+#
+#   --hugepages SIZE   reserve SIZE of 2 MiB hugepages (e.g. 2G) and mount hugetlbfs (default 1G)
+#   --bind BDF         bind a NIC (e.g. 0000:3b:00.0) to vfio-pci; it leaves the kernel's driver
+#                      (never do this to the interface you are logged in through)
+#   --iommu-off        allow vfio without an IOMMU (enable_unsafe_noiommu_mode; test rigs only)
+#
+# Mellanox/NVIDIA mlx5 NICs are bifurcated: they stay on the kernel driver and need no binding
+# (use the mlx5-bifurcated preset). Every problem is reported as one line with what to do.
+set -euo pipefail
+
+apply=false
+hugepages=1G
+iommu_off=false
+binds=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --apply) apply=true ;;
+    --hugepages) hugepages=${2:?--hugepages needs a size, e.g. 2G}; shift ;;
+    --bind) binds+=("${2:?--bind needs a PCI address, e.g. 0000:3b:00.0}"); shift ;;
+    --iommu-off) iommu_off=true ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "prepare-host: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+problems=0
+say() { echo "prepare-host: $*"; }
+problem() { echo "prepare-host: PROBLEM: $*"; problems=$((problems + 1)); }
+run() {
+  if $apply; then
+    say "running: $*"
+    "$@"
+  else
+    say "would run: $*"
+  fi
+}
+
+# 1. Tools.
+for tool in dpdk-hugepages.py dpdk-devbind.py; do
+  command -v "$tool" >/dev/null 2>&1 || problem "$tool is missing: apt-get install -y dpdk"
+done
+if $apply && [ "$(id -u)" -ne 0 ]; then
+  problem "--apply needs root: run it with sudo"
+fi
+[ $problems -eq 0 ] || { say "$problems problem(s); fix them and run again"; exit 1; }
+
+# 2. Hugepages.
+if [[ "$hugepages" =~ ^[0-9]+[KMGkmg]?$ ]]; then
+  current=$(awk '/HugePages_Total/ {print $2}' /proc/meminfo)
+  say "hugepages: $current reserved now (of $(awk '/Hugepagesize/ {print $2 $3}' /proc/meminfo)); want $hugepages"
+  run dpdk-hugepages.py --pagesize 2M --setup "$hugepages"
+else
+  problem "--hugepages $hugepages is not a size like 512M or 2G"
+fi
+
+# 3. vfio-pci, only when a NIC is to be bound.
+if [ ${#binds[@]} -gt 0 ]; then
+  if [ -d /sys/kernel/iommu_groups ] && [ -n "$(ls -A /sys/kernel/iommu_groups 2>/dev/null)" ]; then
+    say "IOMMU: enabled"
+  elif $iommu_off; then
+    say "IOMMU: off; vfio will run in unsafe no-IOMMU mode (test rigs only)"
+    run sh -c 'echo 1 > /sys/module/vfio/parameters/enable_unsafe_noiommu_mode'
+  else
+    problem "no IOMMU groups: enable intel_iommu=on / amd_iommu=on on the kernel command line, or pass --iommu-off on a test rig"
+  fi
+  run modprobe vfio-pci
+  for bdf in "${binds[@]}"; do
+    if [ ! -e "/sys/bus/pci/devices/$bdf" ]; then
+      problem "no PCI device $bdf (dpdk-devbind.py --status lists them)"
+      continue
+    fi
+    driver=$(basename "$(readlink -f "/sys/bus/pci/devices/$bdf/driver" 2>/dev/null)" 2>/dev/null || true)
+    if [ "$driver" = mlx5_core ]; then
+      problem "$bdf is an mlx5 NIC: keep it on mlx5_core (bifurcated) and use the mlx5-bifurcated preset"
+      continue
+    fi
+    for net in /sys/bus/pci/devices/"$bdf"/net/*; do
+      [ -e "$net" ] || continue
+      if ip -o addr show dev "$(basename "$net")" 2>/dev/null | grep -q 'inet'; then
+        problem "$bdf ($(basename "$net")) has an IP address: binding it would cut that network off; remove the address first"
+      fi
+    done
+    run dpdk-devbind.py --bind=vfio-pci "$bdf"
+  done
+fi
+
+if [ $problems -gt 0 ]; then
+  say "$problems problem(s); fix them and run again"
+  exit 1
+fi
+if $apply; then
+  say "done; check with: dpdk-devbind.py --status && dpdk-hugepages.py --show"
+else
+  say "checks passed; rerun with --apply to make the changes"
+fi
