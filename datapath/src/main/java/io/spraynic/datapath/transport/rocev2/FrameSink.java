@@ -1,0 +1,38 @@
+package io.spraynic.datapath.transport.rocev2;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Where a protocol engine writes the frames it sends: claim a buffer, write the frame at
+ * {@link #buffer()} + {@link #offset()}, commit its length. The engine knows nothing else about the
+ * output, so the same engine drives a DPDK port ({@link PortFrameSink}), an in-JVM link or a simulator.
+ * <p>
+ * A claim may fail (no buffers, a full TX ring): the engine then keeps the frame's state and tries again
+ * on a later tick. Each successful claim is followed by exactly one commit before the next claim.
+ */
+public interface FrameSink
+{
+    /**
+     * @return the largest frame a claim can hold: a queue pair refuses a path MTU whose frames would not fit.
+     */
+    int maxFrameLength();
+
+    /**
+     * @param maxLength the most bytes the frame will take, at most {@link #maxFrameLength()}.
+     * @return true with {@link #buffer()} and {@link #offset()} set, false when no buffer is available now.
+     */
+    boolean claim(int maxLength);
+
+    /** @return memory of the claimed buffer. */
+    MemorySegment buffer();
+
+    /** @return offset of the claimed buffer's first byte in {@link #buffer()}. */
+    long offset();
+
+    /**
+     * Queues the claimed frame for transmission.
+     *
+     * @param length bytes written.
+     */
+    void commit(int length);
+}

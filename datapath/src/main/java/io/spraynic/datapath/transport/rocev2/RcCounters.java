@@ -1,0 +1,127 @@
+package io.spraynic.datapath.transport.rocev2;
+
+import java.util.Locale;
+
+/**
+ * The RC engine's event counters, one slot each, in the style of {@code ParseCounters}: single writer (the
+ * engine's thread), plain stores; another thread may read slightly stale values. The lead's counters file
+ * can copy them periodically.
+ */
+public final class RcCounters
+{
+    /** RC packets given to the engine. */
+    public static final int RX_PACKETS = 0;
+    /** Frames the engine wrote. */
+    public static final int TX_PACKETS = 1;
+    /** Request packets (SEND, WRITE, READ request) sent for the first time. */
+    public static final int TX_REQUESTS = 2;
+    /** Request packets sent again by go-back-N. */
+    public static final int RETRANSMITTED = 3;
+    /** READ response packets sent. */
+    public static final int TX_READ_RESPONSES = 4;
+    /** ACKs sent. */
+    public static final int TX_ACKS = 5;
+    /** NAK PSN sequence error sent. */
+    public static final int TX_NAK_SEQUENCE = 6;
+    /** NAK remote access error sent. */
+    public static final int TX_NAK_ACCESS = 7;
+    /** NAK invalid request sent. */
+    public static final int TX_NAK_INVALID = 8;
+    /** RNR NAK sent. */
+    public static final int TX_RNR_NAK = 9;
+    /** CNPs sent (notification point). */
+    public static final int TX_CNP = 10;
+    /** ACKs received. */
+    public static final int RX_ACKS = 11;
+    /** NAKs received (any code). */
+    public static final int RX_NAKS = 12;
+    /** RNR NAKs received. */
+    public static final int RX_RNR_NAKS = 13;
+    /** CNPs received (reaction point). */
+    public static final int RX_CNP = 14;
+    /** Duplicate requests (answered by a re-ACK, or a re-run READ). */
+    public static final int RX_DUPLICATES = 15;
+    /** Requests dropped for arriving ahead of the expected PSN. */
+    public static final int RX_OUT_OF_SEQUENCE = 16;
+    /** Responses dropped: stale, ahead of a gap, or not matching an outstanding request. */
+    public static final int RX_RESPONSES_DROPPED = 17;
+    /** Packets for a QP number this engine does not have. */
+    public static final int RX_UNKNOWN_QP = 18;
+    /** Packets for a QP whose state does not take them. */
+    public static final int RX_INVALID_STATE = 19;
+    /** Packets with an opcode the RC engine does not serve (UC, UD, atomics...). */
+    public static final int RX_UNSUPPORTED_OPCODE = 20;
+    /** Retransmission timeouts. */
+    public static final int TIMEOUTS = 21;
+    /** Payload bytes placed into registered memory. */
+    public static final int BYTES_PLACED = 22;
+    /** Frames that found no buffer in the sink (retried later). */
+    public static final int SINK_FULL = 23;
+    /** Completions refused by a full completion queue. */
+    public static final int CQ_OVERRUNS = 24;
+    /** Queue pairs that went to the error state. */
+    public static final int QP_ERRORS = 25;
+    /** Number of slots. */
+    public static final int SLOT_COUNT = 26;
+
+    private static final String[] LABELS = {
+        "rx_packets", "tx_packets", "tx_requests", "retransmitted", "tx_read_responses", "tx_acks",
+        "tx_nak_sequence", "tx_nak_access", "tx_nak_invalid", "tx_rnr_nak", "tx_cnp", "rx_acks", "rx_naks",
+        "rx_rnr_naks", "rx_cnp", "rx_duplicates", "rx_out_of_sequence", "rx_responses_dropped", "rx_unknown_qp",
+        "rx_invalid_state", "rx_unsupported_opcode", "timeouts", "bytes_placed", "sink_full", "cq_overruns", "qp_errors",
+    };
+
+    private final long[] values = new long[SLOT_COUNT];
+
+    /**
+     * @param slot a slot.
+     * @return its label, e.g. "tx_nak_sequence".
+     */
+    public static String label(final int slot)
+    {
+        return LABELS[slot];
+    }
+
+    void increment(final int slot)
+    {
+        values[slot]++;
+    }
+
+    void add(final int slot, final long delta)
+    {
+        values[slot] += delta;
+    }
+
+    /**
+     * @param slot a slot.
+     * @return its value.
+     */
+    public long get(final int slot)
+    {
+        return values[slot];
+    }
+
+    /** Zeroes every slot. */
+    public void reset()
+    {
+        java.util.Arrays.fill(values, 0);
+    }
+
+    /** @return the non-zero slots as "label=value" pairs. */
+    public String toString()
+    {
+        final StringBuilder sb = new StringBuilder("RcCounters{");
+        for (int i = 0; i < SLOT_COUNT; i++)
+        {
+            if (values[i] != 0)
+            {
+                if (sb.charAt(sb.length() - 1) != '{')
+                {
+                    sb.append(", ");
+                }
+                sb.append(LABELS[i].toLowerCase(Locale.ROOT)).append('=').append(values[i]);
+            }
+        }
+        return sb.append('}').toString();
+    }
+}

@@ -1,0 +1,77 @@
+package io.spraynic.datapath.transport.rocev2;
+
+/**
+ * What an {@link RcEngine} needs to know about its own end and how it paces its protocol.
+ *
+ * @param localMac           this endpoint's MAC, low 48 bits.
+ * @param localIpv4          this endpoint's IPv4 address.
+ * @param ackCoalescePackets the responder ACKs at least every this many in-order request packets (and
+ *                           whenever a packet asks for an ACK, as the last of each message does).
+ * @param maxInflightPackets the requester's window: most PSNs sent and not yet acknowledged (below 2^23).
+ * @param maxReadsInFlight   RDMA READs outstanding per QP, both ways (ibverbs max_rd_atomic and
+ *                           max_dest_rd_atomic in one).
+ * @param packetsPerQpPerTick most packets one QP sends per {@link RcEngine#onTick}: round-robin fairness.
+ * @param dataEcn            the ECN codepoint of data packets: ECT(0) = 2 lets switches mark CE.
+ * @param dcqcn              congestion control.
+ */
+public record RcEngineConfig(
+    long localMac,
+    int localIpv4,
+    int ackCoalescePackets,
+    int maxInflightPackets,
+    int maxReadsInFlight,
+    int packetsPerQpPerTick,
+    int dataEcn,
+    DcqcnConfig dcqcn)
+{
+    /** ECN-capable transport (0): what RoCEv2 NICs mark data with so switches can signal congestion. */
+    public static final int ECT_0 = 2;
+    /** Congestion experienced. */
+    public static final int ECN_CE = 3;
+
+    public RcEngineConfig
+    {
+        if (ackCoalescePackets < 1 || maxInflightPackets < 1 || maxInflightPackets >= Psn.HALF ||
+            maxReadsInFlight < 1 || packetsPerQpPerTick < 1)
+        {
+            throw new IllegalArgumentException("ack coalescing, window, reads and per-tick budget must be positive, " +
+                "the window below 2^23");
+        }
+        if (dataEcn < 0 || dataEcn > 3)
+        {
+            throw new IllegalArgumentException("ECN codepoint " + dataEcn);
+        }
+    }
+
+    /**
+     * @param localMac  this endpoint's MAC.
+     * @param localIpv4 this endpoint's IPv4 address.
+     * @return defaults: ACK every 16 packets, a 512-packet window, 16 reads, 32 packets per QP per tick,
+     * ECT(0), DCQCN with the paper's parameters.
+     */
+    public static RcEngineConfig defaults(final long localMac, final int localIpv4)
+    {
+        return new RcEngineConfig(localMac, localIpv4, 16, 512, 16, 32, ECT_0, DcqcnConfig.paperDefaults());
+    }
+
+    /** @param dcqcn congestion control. @return a copy with it. */
+    public RcEngineConfig withDcqcn(final DcqcnConfig dcqcn)
+    {
+        return new RcEngineConfig(localMac, localIpv4, ackCoalescePackets, maxInflightPackets, maxReadsInFlight,
+            packetsPerQpPerTick, dataEcn, dcqcn);
+    }
+
+    /** @param packets the requester window. @return a copy with it. */
+    public RcEngineConfig withMaxInflightPackets(final int packets)
+    {
+        return new RcEngineConfig(localMac, localIpv4, ackCoalescePackets, packets, maxReadsInFlight,
+            packetsPerQpPerTick, dataEcn, dcqcn);
+    }
+
+    /** @param packets the ACK coalescing count. @return a copy with it. */
+    public RcEngineConfig withAckCoalescePackets(final int packets)
+    {
+        return new RcEngineConfig(localMac, localIpv4, packets, maxInflightPackets, maxReadsInFlight,
+            packetsPerQpPerTick, dataEcn, dcqcn);
+    }
+}

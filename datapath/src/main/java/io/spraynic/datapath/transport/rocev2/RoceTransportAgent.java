@@ -1,0 +1,119 @@
+package io.spraynic.datapath.transport.rocev2;
+
+import io.spraynic.datapath.port.PacketBurst;
+import io.spraynic.datapath.port.PacketPort;
+import io.spraynic.datapath.wire.FrameClass;
+import io.spraynic.datapath.wire.ParseCounters;
+import io.spraynic.datapath.wire.RoceFrame;
+import io.spraynic.datapath.wire.RoceParser;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.NanoClock;
+
+/**
+ * Glues an {@link RcEngine} to a {@link PacketPort}, run-to-completion: receive a burst, parse each frame
+ * ({@link RoceParser}: malformed frames are counted there and never reach the engine), give RoCEv2 packets
+ * to the engine, free the burst, tick the engine with the driver's clock, transmit what it wrote. Run it on
+ * an Agrona {@code AgentRunner}, or call {@link #doWork()} from a test loop to step it deterministically.
+ * <p>
+ * The engine, its QPs and the protection domain belong to this agent's thread: post work requests and poll
+ * completions from that thread (completion queues may be polled from another).
+ */
+public final class RoceTransportAgent implements Agent
+{
+    private final String roleName;
+    private final PacketPort port;
+    private final PortFrameSink sink;
+    private final RcEngine engine;
+    private final RoceParser parser;
+    private final NanoClock clock;
+    private final int burstCapacity;
+    private final RoceFrame frame = new RoceFrame();
+    private PacketBurst rxBurst;
+
+    /**
+     * @param roleName      for logs.
+     * @param port          the port.
+     * @param sink          the engine's sink, over the same port.
+     * @param engine        the engine.
+     * @param parseCounters where parse outcomes are counted.
+     * @param clock         the time the engine sees.
+     * @param burstCapacity frames per RX burst.
+     */
+    public RoceTransportAgent(
+        final String roleName,
+        final PacketPort port,
+        final PortFrameSink sink,
+        final RcEngine engine,
+        final ParseCounters parseCounters,
+        final NanoClock clock,
+        final int burstCapacity)
+    {
+        this.roleName = roleName;
+        this.port = port;
+        this.sink = sink;
+        this.engine = engine;
+        this.parser = new RoceParser(parseCounters);
+        this.clock = clock;
+        this.burstCapacity = burstCapacity;
+    }
+
+    public void onStart()
+    {
+        port.onPollerStart();
+        rxBurst = port.newBurst(burstCapacity);
+        sink.onStart();
+    }
+
+    public int doWork()
+    {
+        if (null == rxBurst)
+        {
+            onStart();
+        }
+        final long now = clock.nanoTime();
+        final int received = port.receive(rxBurst);
+        for (int i = 0; i < received; i++)
+        {
+            if (parser.parse(rxBurst.memory(), rxBurst.offset(i), rxBurst.length(i), frame) == FrameClass.ROCE)
+            {
+                engine.onFrame(frame, now);
+            }
+        }
+        if (rxBurst.size() > 0)
+        {
+            port.release(rxBurst);
+        }
+        final int work = engine.onTick(now);
+        sink.flush();
+        return received + work;
+    }
+
+    public void onClose()
+    {
+        if (null != rxBurst)
+        {
+            port.release(rxBurst);
+            rxBurst.close();
+            rxBurst = null;
+        }
+        sink.close();
+        port.onPollerClose();
+    }
+
+    public String roleName()
+    {
+        return roleName;
+    }
+
+    /** @return the engine. */
+    public RcEngine engine()
+    {
+        return engine;
+    }
+
+    /** @return the parser's counters. */
+    public ParseCounters parseCounters()
+    {
+        return parser.counters();
+    }
+}

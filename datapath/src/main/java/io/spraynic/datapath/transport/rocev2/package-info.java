@@ -1,0 +1,20 @@
+/**
+ * The standard RoCEv2 Reliable Connection transport: the in-order, single-path, go-back-N baseline every
+ * SprayNIC experiment compares against.
+ * <ul>
+ *     <li>{@link io.spraynic.datapath.transport.rocev2.RcEngine} and
+ *     {@link io.spraynic.datapath.transport.rocev2.RcQueuePair}: the pure protocol engine. Parsed packets,
+ *     ticks and work requests in; frames out through a {@link io.spraynic.datapath.transport.rocev2.FrameSink}.
+ *     No DPDK, thread or clock inside, so it runs in real time or in a virtual-time simulator alike.</li>
+ *     <li>{@link io.spraynic.datapath.transport.rocev2.RoceTransportAgent} and
+ *     {@link io.spraynic.datapath.transport.rocev2.PortFrameSink}: the driver gluing an engine to a
+ *     {@link io.spraynic.datapath.port.PacketPort} (DPDK or in-JVM) with the driver's clock.</li>
+ *     <li>{@link io.spraynic.datapath.transport.rocev2.Psn}, {@link io.spraynic.datapath.transport.rocev2.PathMtu},
+ *     {@link io.spraynic.datapath.transport.rocev2.RnrTimer}: InfiniBand arithmetic.</li>
+ *     <li>{@link io.spraynic.datapath.transport.rocev2.DcqcnConfig} and
+ *     {@link io.spraynic.datapath.transport.rocev2.DcqcnRateLimiter}: DCQCN congestion control (CNPs from the
+ *     notification point, the rate law at the reaction point).</li>
+ * </ul>
+ * Not served yet: atomics, SEND with invalidate, UC/UD, path migration, SRQs, async events.
+ */
+package io.spraynic.datapath.transport.rocev2;

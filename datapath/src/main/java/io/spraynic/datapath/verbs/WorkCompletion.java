@@ -1,0 +1,65 @@
+package io.spraynic.datapath.verbs;
+
+/**
+ * One completion, as {@code ibv_wc}: a mutable holder that {@link CompletionQueue#poll} fills, so an
+ * application polls with no allocation by reusing one instance (or an array of them).
+ */
+public final class WorkCompletion
+{
+    long wrId;
+    WorkCompletionStatus status = WorkCompletionStatus.SUCCESS;
+    WorkCompletionOpcode opcode = WorkCompletionOpcode.SEND;
+    int byteLength;
+    int immediateData;
+    boolean hasImmediate;
+    int qpNumber;
+
+    /** @return the work request id given when posting. */
+    public long wrId()
+    {
+        return wrId;
+    }
+
+    /** @return the outcome. */
+    public WorkCompletionStatus status()
+    {
+        return status;
+    }
+
+    /** @return what completed; meaningful for receives only when {@link #status()} is SUCCESS, as in ibverbs. */
+    public WorkCompletionOpcode opcode()
+    {
+        return opcode;
+    }
+
+    /** @return bytes received (receives) or transferred (READ). */
+    public int byteLength()
+    {
+        return byteLength;
+    }
+
+    /** @return the immediate data, if {@link #hasImmediate()}. */
+    public int immediateData()
+    {
+        return immediateData;
+    }
+
+    /** @return true when the message carried immediate data (IBV_WC_WITH_IMM). */
+    public boolean hasImmediate()
+    {
+        return hasImmediate;
+    }
+
+    /** @return the local QP number. */
+    public int qpNumber()
+    {
+        return qpNumber;
+    }
+
+    public String toString()
+    {
+        return "WorkCompletion{wrId=" + wrId + ", status=" + status + ", opcode=" + opcode + ", byteLength=" +
+            byteLength + (hasImmediate ? ", imm=0x" + Integer.toHexString(immediateData) : "") + ", qp=" +
+            qpNumber + '}';
+    }
+}
