@@ -1,0 +1,108 @@
+package io.spraynic.datapath.wire;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Flyweight over the spray extended transport header (SETH), 16 bytes after the BTH of every
+ * spray data packet: what its payload is part of and where in it, so that the payload can be
+ * placed on arrival in any order (docs/PROTOCOL.md S4.1, S4.2).
+ * <pre>
+ *  0                   1                   2                   3
+ *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |     path      |     flags     |            stream             |
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                    message sequence number                    |
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |               byte offset of this packet's payload            |
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                    message length in bytes                    |
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * </pre>
+ */
+public final class SprayExtendedTransportHeader
+{
+    public static final int PATH_OFFSET = 0;
+    public static final int FLAGS_OFFSET = 1;
+    public static final int STREAM_OFFSET = 2;
+    public static final int MSN_OFFSET = 4;
+    public static final int MESSAGE_OFFSET_OFFSET = 8;
+    public static final int MESSAGE_LENGTH_OFFSET = 12;
+    public static final int LENGTH = 16;
+
+    /** Flag: a retransmission of a packet sent before on the same path with the same PSN (S6.6). */
+    public static final int FLAG_RETRANSMIT = 1;
+    /** Flag: the packet that ends the message (by offset). */
+    public static final int FLAG_LAST = 1 << 1;
+
+    private SprayExtendedTransportHeader()
+    {
+    }
+
+    public static int path(final MemorySegment s, final long o)
+    {
+        return Wire.u8(s, o + PATH_OFFSET);
+    }
+
+    public static void path(final MemorySegment s, final long o, final int path)
+    {
+        s.set(Wire.BYTE, o + PATH_OFFSET, (byte)path);
+    }
+
+    public static int flags(final MemorySegment s, final long o)
+    {
+        return Wire.u8(s, o + FLAGS_OFFSET);
+    }
+
+    public static void flags(final MemorySegment s, final long o, final int flags)
+    {
+        s.set(Wire.BYTE, o + FLAGS_OFFSET, (byte)flags);
+    }
+
+    public static int stream(final MemorySegment s, final long o)
+    {
+        return Short.toUnsignedInt(s.get(Wire.SHORT_BE, o + STREAM_OFFSET));
+    }
+
+    public static void stream(final MemorySegment s, final long o, final int stream)
+    {
+        s.set(Wire.SHORT_BE, o + STREAM_OFFSET, (short)stream);
+    }
+
+    public static int msn(final MemorySegment s, final long o)
+    {
+        return s.get(Wire.INT_BE, o + MSN_OFFSET);
+    }
+
+    public static void msn(final MemorySegment s, final long o, final int msn)
+    {
+        s.set(Wire.INT_BE, o + MSN_OFFSET, msn);
+    }
+
+    public static int messageOffset(final MemorySegment s, final long o)
+    {
+        return s.get(Wire.INT_BE, o + MESSAGE_OFFSET_OFFSET);
+    }
+
+    public static void messageOffset(final MemorySegment s, final long o, final int offset)
+    {
+        s.set(Wire.INT_BE, o + MESSAGE_OFFSET_OFFSET, offset);
+    }
+
+    public static int messageLength(final MemorySegment s, final long o)
+    {
+        return s.get(Wire.INT_BE, o + MESSAGE_LENGTH_OFFSET);
+    }
+
+    public static void messageLength(final MemorySegment s, final long o, final int length)
+    {
+        s.set(Wire.INT_BE, o + MESSAGE_LENGTH_OFFSET, length);
+    }
+
+    public static String toString(final MemorySegment s, final long o)
+    {
+        return "SETH{path=" + path(s, o) + ", flags=0x" + Integer.toHexString(flags(s, o)) + ", stream=" + stream(s, o) +
+            ", msn=" + Integer.toUnsignedString(msn(s, o)) + ", offset=" + Integer.toUnsignedString(messageOffset(s, o)) +
+            ", length=" + Integer.toUnsignedString(messageLength(s, o)) + '}';
+    }
+}
