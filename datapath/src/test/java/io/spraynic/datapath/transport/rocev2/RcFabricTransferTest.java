@@ -1,0 +1,128 @@
+package io.spraynic.datapath.transport.rocev2;
+
+import io.spraynic.datapath.fabric.Fabric;
+import io.spraynic.datapath.fabric.FabricConfig;
+import io.spraynic.datapath.fabric.FabricPort;
+import io.spraynic.datapath.fabric.Link;
+import io.spraynic.datapath.fabric.LinkConfig;
+import io.spraynic.datapath.fabric.Topology;
+import io.spraynic.datapath.verbs.AccessFlags;
+import io.spraynic.datapath.verbs.CompletionQueue;
+import io.spraynic.datapath.verbs.MemoryRegion;
+import io.spraynic.datapath.verbs.PostResult;
+import io.spraynic.datapath.verbs.ProtectionDomain;
+import io.spraynic.datapath.verbs.SendWorkRequest;
+import io.spraynic.datapath.verbs.WorkCompletion;
+import io.spraynic.datapath.verbs.WorkCompletionStatus;
+import io.spraynic.datapath.verbs.WorkRequestOpcode;
+import io.spraynic.datapath.wire.ParseCounters;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The RoCEv2 baseline on the emulated fabric, in virtual time: two hosts back to back, one plane
+ * with parallel links between the switches, an RDMA WRITE verified byte for byte, with and without
+ * random loss on the fabric links (go-back-N recovers it).
+ */
+class RcFabricTransferTest
+{
+    private static final long TICK_NANOS = 1_000;
+
+    record Outcome(long bytes, long nanos, long drops, long retransmitted, RcCounters senderCounters)
+    {
+    }
+
+    @Test
+    void shouldWriteOneMebibyteLosslessAtNearLineRate()
+    {
+        final Outcome outcome = writeOverFabric(1 << 20, 0.0, 11);
+        assertEquals(0, outcome.drops());
+        assertEquals(0, outcome.retransmitted());
+        final double gbps = outcome.bytes() * 8.0 / outcome.nanos();
+        assertTrue(gbps > 50 && gbps < 100, "1 MiB over a 100 Gb/s fabric: " + gbps + " Gb/s");
+    }
+
+    @ParameterizedTest
+    @ValueSource(doubles = {0.01, 0.05})
+    void shouldRecoverRandomFabricLossWithGoBackN(final double loss)
+    {
+        final Outcome outcome = writeOverFabric(4 << 20, loss, 12);
+        assertTrue(outcome.drops() > 0, "the fabric dropped packets");
+        assertTrue(outcome.retransmitted() >= outcome.drops(), "go-back-N resends at least what was lost: " + outcome);
+    }
+
+    private static Outcome writeOverFabric(final int size, final double loss, final long seed)
+    {
+        final FabricConfig config = FabricConfig.DEFAULT.withSeed(seed);
+        try (Fabric fabric = Topology.backToBack(config, 1, 4); Arena arena = Arena.ofShared())
+        {
+            fabric.fabricLinkLoss(loss);
+            final ProtectionDomain pdA = new ProtectionDomain(new SplittableRandom(1));
+            final ProtectionDomain pdB = new ProtectionDomain(new SplittableRandom(2));
+            final FabricPort portA = fabric.host(0).port(0);
+            final FabricPort portB = fabric.host(1).port(0);
+            final RcFabricEndpoint a = new RcFabricEndpoint(portA, pdA, RcEngineConfig::defaults, new ParseCounters(),
+                TICK_NANOS, arena);
+            final RcFabricEndpoint b = new RcFabricEndpoint(portB, pdB, RcEngineConfig::defaults, new ParseCounters(),
+                TICK_NANOS, arena);
+            fabric.host(0).attach(a);
+            fabric.host(1).attach(b);
+
+            final CompletionQueue cqA = new CompletionQueue(64);
+            final CompletionQueue cqB = new CompletionQueue(64);
+            final RcQueuePair qpA = a.engine().createQueuePair(cqA, cqA, 64, 64);
+            final RcQueuePair qpB = b.engine().createQueuePair(cqB, cqB, 64, 64);
+            qpA.toInit(AccessFlags.REMOTE_WRITE);
+            qpB.toInit(AccessFlags.REMOTE_WRITE);
+            qpA.toRtr(RcConnectionAttributes.of(qpB.qpNumber(), portB.localMac(), portB.localAddress(), 0xC001,
+                PathMtu.MTU_4096, 0xFFFF00, 7));
+            qpB.toRtr(RcConnectionAttributes.of(qpA.qpNumber(), portA.localMac(), portA.localAddress(), 0xC002,
+                PathMtu.MTU_4096, 7, 0xFFFF00));
+            qpA.toRts();
+            qpB.toRts();
+
+            final MemorySegment source = arena.allocate(size, 64);
+            final MemorySegment target = arena.allocate(size, 64);
+            final SplittableRandom random = new SplittableRandom(seed);
+            for (long i = 0; i < size; i += 8)
+            {
+                source.set(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, i, random.nextLong());
+            }
+            final MemoryRegion local = pdA.register(source, AccessFlags.LOCAL_WRITE);
+            final MemoryRegion remote = pdB.register(target, AccessFlags.REMOTE_WRITE | AccessFlags.LOCAL_WRITE);
+
+            a.start();
+            b.start();
+            final long start = fabric.now();
+            assertEquals(PostResult.OK, qpA.postSend(new SendWorkRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
+                .local(local, local.address(), size).remote(remote.address(), remote.rkey()).signaled(true)));
+            final WorkCompletion completion = new WorkCompletion();
+            long deadline = start + 1_000_000_000L;
+            while (!cqA.poll(completion) && fabric.now() < deadline)
+            {
+                fabric.runUntil(fabric.now() + 10_000);
+            }
+            final long elapsed = fabric.now() - start;
+            a.stop();
+            b.stop();
+            assertEquals(WorkCompletionStatus.SUCCESS, completion.status(), "write completed: " + a.engine().counters());
+            assertEquals(-1, source.mismatch(target), "every byte placed");
+
+            long drops = 0;
+            for (final Link link : fabric.fabricLinks())
+            {
+                drops += link.randomLossDrops();
+            }
+            return new Outcome(size, elapsed, drops, a.engine().counters().get(RcCounters.RETRANSMITTED),
+                a.engine().counters());
+        }
+    }
+}
