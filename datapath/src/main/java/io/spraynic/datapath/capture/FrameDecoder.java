@@ -5,8 +5,12 @@ import io.spraynic.datapath.wire.FrameClass;
 import io.spraynic.datapath.wire.Icrc;
 import io.spraynic.datapath.wire.Opcode;
 import io.spraynic.datapath.wire.ParseCounters;
+import io.spraynic.datapath.wire.RdmaExtendedTransportHeader;
 import io.spraynic.datapath.wire.RoceFrame;
 import io.spraynic.datapath.wire.RoceParser;
+import io.spraynic.datapath.wire.SelectiveAckHeader;
+import io.spraynic.datapath.wire.SprayExtendedTransportHeader;
+import io.spraynic.datapath.wire.SprayOpcodes;
 import io.spraynic.datapath.wire.Wire;
 
 import java.io.IOException;
@@ -41,11 +45,11 @@ public final class FrameDecoder
     private final RoceFrame frame = new RoceFrame();
 
     /**
-     * A decoder with its own parser (standard opcodes, ICRC verified) and counters.
+     * A decoder with its own parser (RoCEv2 and spray opcodes, ICRC verified) and counters.
      */
     public FrameDecoder()
     {
-        this(new RoceParser(new ParseCounters()));
+        this(new RoceParser(SprayOpcodes.TABLE, new ParseCounters(), true));
     }
 
     /**
@@ -295,7 +299,8 @@ public final class FrameDecoder
         }
         if (frame.hasBth())
         {
-            sb.append(' ').append(Opcode.name(frame.opcode()))
+            final String sprayName = SprayOpcodes.name(frame.opcode());
+            sb.append(' ').append(null != sprayName ? sprayName : Opcode.name(frame.opcode()))
                 .append(String.format(" qp=0x%06x", frame.destQp()))
                 .append(" psn=").append(frame.psn());
             if (frame.solicited())
@@ -339,6 +344,7 @@ public final class FrameDecoder
         {
             sb.append(String.format(" imm=0x%08x", frame.immediateData()));
         }
+        appendSprayHeaders(sb, frame);
         if (frame.hasPayload())
         {
             sb.append(" len=").append(frame.payloadLength());
@@ -351,6 +357,52 @@ public final class FrameDecoder
                 sb.append(frame.icrcValid() ? " ok" : " BAD (expected " + hex8(Icrc.wireOrder(frame.icrcComputed())) +
                     ")");
             }
+        }
+    }
+
+    // docs/PROTOCOL.md S4.1 and S5.1: the spray headers that sit where RoCEv2 puts its extension headers.
+    private static void appendSprayHeaders(final StringBuilder sb, final RoceFrame frame)
+    {
+        final int opcode = frame.opcode();
+        if (!frame.hasBth() || null == SprayOpcodes.name(opcode) || frame.customHeaderOffset() < 0)
+        {
+            return;
+        }
+        final MemorySegment s = frame.segment();
+        final long header = frame.customHeaderOffset();
+        if (SprayOpcodes.isData(opcode) && frame.customHeaderLength() >= SprayExtendedTransportHeader.LENGTH)
+        {
+            final int flags = SprayExtendedTransportHeader.flags(s, header);
+            sb.append(" seth(path=").append(SprayExtendedTransportHeader.path(s, header))
+                .append(" stream=").append(SprayExtendedTransportHeader.stream(s, header))
+                .append(" msn=").append(Integer.toUnsignedString(SprayExtendedTransportHeader.msn(s, header)))
+                .append(" offset=").append(Integer.toUnsignedString(SprayExtendedTransportHeader.messageOffset(s, header)))
+                .append(" length=").append(Integer.toUnsignedString(SprayExtendedTransportHeader.messageLength(s, header)))
+                .append((flags & SprayExtendedTransportHeader.FLAG_RETRANSMIT) != 0 ? " retransmit" : "")
+                .append((flags & SprayExtendedTransportHeader.FLAG_LAST) != 0 ? " last" : "")
+                .append(')');
+            if (frame.customHeaderLength() >= SprayExtendedTransportHeader.LENGTH + RdmaExtendedTransportHeader.LENGTH &&
+                (opcode == SprayOpcodes.WRITE || opcode == SprayOpcodes.WRITE_WITH_IMMEDIATE || opcode == SprayOpcodes.READ_REQUEST))
+            {
+                final long reth = header + SprayExtendedTransportHeader.LENGTH;
+                sb.append(String.format(" reth(va=0x%x rkey=0x%08x len=%d)",
+                    RdmaExtendedTransportHeader.virtualAddress(s, reth), RdmaExtendedTransportHeader.rkey(s, reth),
+                    Integer.toUnsignedLong(RdmaExtendedTransportHeader.dmaLength(s, reth))));
+            }
+        }
+        else if (opcode == SprayOpcodes.ACK && frame.customHeaderLength() >= SelectiveAckHeader.LENGTH)
+        {
+            int received = 0;
+            for (int word = 0; word < SelectiveAckHeader.SACK_BITS / Long.SIZE; word++)
+            {
+                received += Long.bitCount(SelectiveAckHeader.sackWord(s, header, word));
+            }
+            sb.append(" sack(path=").append(SelectiveAckHeader.path(s, header))
+                .append(" cumulative=").append(SelectiveAckHeader.cumulativePsn(s, header))
+                .append(" above=").append(received)
+                .append(" ce=").append(SelectiveAckHeader.ceCount(s, header))
+                .append(" rateHintMbps=").append(Integer.toUnsignedString(SelectiveAckHeader.rateHintMbps(s, header)))
+                .append(')');
         }
     }
 

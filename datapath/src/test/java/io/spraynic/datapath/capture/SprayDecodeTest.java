@@ -1,0 +1,100 @@
+package io.spraynic.datapath.capture;
+
+import io.spraynic.datapath.wire.BaseTransportHeader;
+import io.spraynic.datapath.wire.EthernetHeader;
+import io.spraynic.datapath.wire.Ipv4Header;
+import io.spraynic.datapath.wire.RdmaExtendedTransportHeader;
+import io.spraynic.datapath.wire.RoceFrame;
+import io.spraynic.datapath.wire.RoceFrameWriter;
+import io.spraynic.datapath.wire.SelectiveAckHeader;
+import io.spraynic.datapath.wire.SprayExtendedTransportHeader;
+import io.spraynic.datapath.wire.SprayOpcodes;
+import io.spraynic.datapath.wire.UdpHeader;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * docs/PROTOCOL.md S3.1: spray packets are RoCEv2 packets with manufacturer opcodes; the decoder
+ * frames them, checks their ICRC and shows their own headers.
+ */
+class SprayDecodeTest
+{
+    private static final long HEADERS = EthernetHeader.LENGTH + Ipv4Header.LENGTH + UdpHeader.LENGTH + BaseTransportHeader.LENGTH;
+
+    @Test
+    void shouldDecodeSprayWriteWithItsPlacementHeaders()
+    {
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment buffer = arena.allocate(2048);
+            final RoceFrameWriter writer = writer(SprayOpcodes.WRITE).psn(0xFFFFFF);
+            SprayExtendedTransportHeader.path(buffer, HEADERS, 5);
+            SprayExtendedTransportHeader.flags(buffer, HEADERS, SprayExtendedTransportHeader.FLAG_RETRANSMIT);
+            SprayExtendedTransportHeader.stream(buffer, HEADERS, 300);
+            SprayExtendedTransportHeader.msn(buffer, HEADERS, 7);
+            SprayExtendedTransportHeader.messageOffset(buffer, HEADERS, 4096);
+            SprayExtendedTransportHeader.messageLength(buffer, HEADERS, 1 << 20);
+            final long reth = HEADERS + SprayExtendedTransportHeader.LENGTH;
+            RdmaExtendedTransportHeader.virtualAddress(buffer, reth, 0x7F00_0000_1000L);
+            RdmaExtendedTransportHeader.rkey(buffer, reth, 0x1234_5678);
+            RdmaExtendedTransportHeader.dmaLength(buffer, reth, 1 << 20);
+            assertEquals(HEADERS + 32, writer.payloadOffset());
+            final int length = writer.writeFrame(buffer, 0, 1024);
+
+            final FrameDecoder decoder = new FrameDecoder();
+            final RoceFrame frame = decoder.parse(buffer, 0, length, LinkType.ETHERNET);
+            assertTrue(frame.isRoce() && frame.icrcValid(), String.valueOf(frame));
+            final StringBuilder text = new StringBuilder();
+            FrameDecoder.appendText(text, 0, frame);
+            assertTrue(text.toString().contains(" SPRAY_WRITE qp=0x000042 psn=16777215"), text.toString());
+            assertTrue(text.toString().contains(
+                " seth(path=5 stream=300 msn=7 offset=4096 length=1048576 retransmit) reth(va=0x7f0000001000 rkey=0x12345678 len=1048576)"),
+                text.toString());
+            assertTrue(text.toString().contains(" len=1024 "), text.toString());
+        }
+    }
+
+    @Test
+    void shouldDecodeSprayAckWithItsSack()
+    {
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment buffer = arena.allocate(2048);
+            // PSNs 100-101 arrived, 102 is missing, then 103, 104 and 110: bits 1, 2 and 8 above 102.
+            SelectiveAckHeader.cumulativePsn(buffer, HEADERS, 102);
+            SelectiveAckHeader.sackWord(buffer, HEADERS, 0, (Long.MIN_VALUE >>> 1) | (Long.MIN_VALUE >>> 2) | (Long.MIN_VALUE >>> 8));
+            for (int word = 1; word < 4; word++)
+            {
+                SelectiveAckHeader.sackWord(buffer, HEADERS, word, 0);
+            }
+            SelectiveAckHeader.path(buffer, HEADERS, 2);
+            SelectiveAckHeader.ceCount(buffer, HEADERS, 3);
+            SelectiveAckHeader.rateHintMbps(buffer, HEADERS, 25_000);
+            final int length = writer(SprayOpcodes.ACK).writeFrame(buffer, 0, 0);
+
+            final FrameDecoder decoder = new FrameDecoder();
+            final RoceFrame frame = decoder.parse(buffer, 0, length, LinkType.ETHERNET);
+            final StringBuilder text = new StringBuilder();
+            FrameDecoder.appendText(text, 0, frame);
+            assertTrue(text.toString().contains(" SPRAY_ACK "), text.toString());
+            assertTrue(text.toString().contains(" sack(path=2 cumulative=102 above=3 ce=3 rateHintMbps=25000)"), text.toString());
+            assertTrue(text.toString().endsWith(" ok"), text.toString());
+        }
+    }
+
+    private static RoceFrameWriter writer(final int opcode)
+    {
+        return new RoceFrameWriter(SprayOpcodes.TABLE)
+            .ethernet(0x020000000001L, 0x020000000002L)
+            .ipv4(0x0A000001, 0x0A000002)
+            .ecn(2)
+            .udpSourcePort(50000)
+            .opcode(opcode)
+            .destQp(0x42);
+    }
+}
