@@ -21,6 +21,7 @@ import java.io.PrintWriter;
         DecodeCommand.class,
         StatCommand.class,
         NicCommand.class,
+        ExperimentCommand.class,
         CommandLine.HelpCommand.class
     })
 public final class SprayNic implements Runnable

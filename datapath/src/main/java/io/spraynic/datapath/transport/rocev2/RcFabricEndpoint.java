@@ -26,6 +26,7 @@ public final class RcFabricEndpoint implements Endpoint
     private final RoceParser parser;
     private final RoceFrame frame = new RoceFrame();
     private final long tickNanos;
+    private long nextTickNanos = Long.MAX_VALUE;
     private boolean running;
 
     /**
@@ -58,7 +59,8 @@ public final class RcFabricEndpoint implements Endpoint
         if (!running)
         {
             running = true;
-            port.scheduleTimer(port.now());
+            nextTickNanos = port.now();
+            port.scheduleTimer(nextTickNanos);
         }
     }
 
@@ -78,12 +80,18 @@ public final class RcFabricEndpoint implements Endpoint
         }
     }
 
+    /**
+     * Ticks the engine when its own timer is due. A host may share timers among several endpoints
+     * (one per port): a call before this endpoint's due time is someone else's and is ignored, so each
+     * endpoint keeps exactly one timer outstanding.
+     */
     public void onTimer(final long nowNs)
     {
-        if (running)
+        if (running && nowNs >= nextTickNanos)
         {
             engine.onTick(nowNs);
-            port.scheduleTimer(nowNs + tickNanos);
+            nextTickNanos = nowNs + tickNanos;
+            port.scheduleTimer(nextTickNanos);
         }
     }
 

@@ -1,0 +1,58 @@
+package io.spraynic.bench.experiment;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Writes an experiment's CSV, plot and JSON into its output directory.
+ */
+public final class ExperimentOutput
+{
+    private ExperimentOutput()
+    {
+    }
+
+    /**
+     * Writes {@code loss-sweep.csv}, {@code loss-sweep.png} and {@code loss-sweep.json} into {@code directory}.
+     *
+     * @return the files written.
+     */
+    public static List<Path> writeLossSweep(final Path directory, final LossSweep.Settings settings, final List<LossSweep.Point> points)
+        throws IOException
+    {
+        Files.createDirectories(directory);
+        final Path csv = Files.writeString(directory.resolve("loss-sweep.csv"), LossSweep.toCsv(points));
+        final Path json = Files.writeString(directory.resolve("loss-sweep.json"), LossSweep.toJson(settings, points) + "\n");
+        final List<String> categories = new ArrayList<>();
+        final List<Double> rocev2 = new ArrayList<>();
+        final List<Double> spray = new ArrayList<>();
+        for (final LossSweep.Point point : points)
+        {
+            categories.add(String.format(Locale.ROOT, "%s %%", trim(point.lossPct())));
+            rocev2.add(point.rocev2GoodputRatio());
+            spray.add(point.sprayGoodputRatio());
+        }
+        final Map<String, List<Double>> series = new LinkedHashMap<>();
+        series.put("RoCEv2 RC (" + settings.planes() + " QPs, one per plane)", rocev2);
+        if (spray.stream().anyMatch(value -> null != value))
+        {
+            series.put("spray", spray);
+        }
+        final Path png = directory.resolve("loss-sweep.png");
+        Charts.lines(png, "Goodput under random loss (fraction of lossless)", "random loss on every fabric link",
+            "goodput / lossless goodput", categories, series);
+        return List.of(csv, png, json);
+    }
+
+    private static String trim(final double value)
+    {
+        final String text = String.format(Locale.ROOT, "%.2f", value);
+        return text.replaceAll("\\.?0+$", "");
+    }
+}

@@ -1,0 +1,33 @@
+package io.spraynic.bench.experiment;
+
+/**
+ * What one simulated bulk transfer achieved.
+ *
+ * @param bytesRequested bytes the workload asked to move.
+ * @param bytesCompleted bytes of messages completed successfully (and verified) in the time allowed.
+ * @param nanos          virtual time from the first post to the last completion (or the time limit).
+ * @param lost           data packets the fabric dropped (random loss, tail drops, blackholes).
+ * @param retransmitted  data packets the transport sent again.
+ * @param verified       whether every completed message's bytes arrived intact at their place.
+ */
+public record TransferOutcome(
+    long bytesRequested, long bytesCompleted, long nanos, long lost, long retransmitted, boolean verified)
+{
+    public double goodputGbps()
+    {
+        return nanos == 0 ? 0 : bytesCompleted * 8.0 / nanos;
+    }
+
+    public boolean complete()
+    {
+        return bytesCompleted == bytesRequested;
+    }
+
+    /**
+     * @return retransmitted / lost packets, or NaN when nothing was lost.
+     */
+    public double retransmitPerLoss()
+    {
+        return lost == 0 ? Double.NaN : (double)retransmitted / lost;
+    }
+}

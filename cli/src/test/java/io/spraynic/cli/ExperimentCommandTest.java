@@ -1,0 +1,36 @@
+package io.spraynic.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import javax.imageio.ImageIO;
+import java.awt.image.BufferedImage;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ExperimentCommandTest
+{
+    @Test
+    void shouldWriteLossSweepCsvPlotAndJson(@TempDir final Path dir) throws Exception
+    {
+        final CliTestSupport.Run run = CliTestSupport.run(
+            "experiment", "loss-sweep", "--bytes", "2m", "--planes", "2", "--json", "--out", dir.toString());
+        assertEquals(0, run.exitCode(), run.err());
+        final String json = run.out().lines().filter(line -> line.startsWith("{")).findFirst().orElseThrow();
+        assertTrue(json.startsWith("{\"experiment\":\"loss-sweep\",\"planes\":2,"), json);
+        for (final String loss : new String[] {"0", "0.01", "0.1", "1", "2", "5", "10", "20"})
+        {
+            assertTrue(json.contains("{\"lossPct\":" + loss + ","), loss + " in " + json);
+        }
+        assertTrue(json.contains("\"sprayGoodputRatio\":null,\"rocev2GoodputRatio\":1.0000,"), json);
+
+        assertEquals(9, Files.readAllLines(dir.resolve("loss-sweep.csv")).size(), "a header and eight points");
+        assertEquals(json, Files.readString(dir.resolve("loss-sweep.json")).strip());
+        final BufferedImage plot = ImageIO.read(dir.resolve("loss-sweep.png").toFile());
+        assertEquals(900, plot.getWidth());
+        assertEquals(500, plot.getHeight());
+    }
+}
