@@ -1,0 +1,240 @@
+package io.spraynic.datapath.transport.spray;
+
+import io.spraynic.datapath.transport.rocev2.Psn;
+import io.spraynic.datapath.wire.SelectiveAckHeader;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The sender's view of one path's sequence space: the packets outstanding on it (at most 256, the
+ * SACK window, docs/PROTOCOL.md S6.3) and, on every ACK, which of them arrived and which were lost.
+ * <p>
+ * Loss rule (S6.5): paths are FIFO, so a packet below the highest acknowledged PSN that is not
+ * acknowledged was lost, at once: no duplicate-ACK threshold, no go-back-N. A retransmission keeps
+ * its PSN (S6.6); the window remembers the highest PSN sent when it went out, and if a later ACK
+ * acknowledges a PSN above that mark while the retransmission is still missing, it was lost too.
+ * <p>
+ * Packets are named by an opaque {@code long} handle the engine chooses (where the packet's bytes
+ * come from). Allocation-free; one instance per path and direction.
+ */
+public final class PathSendWindow
+{
+    /** Most packets outstanding on a path: the SACK bitmap's width. */
+    public static final int CAPACITY = SelectiveAckHeader.SACK_BITS;
+
+    /**
+     * What an ACK tells the engine, packet by packet.
+     */
+    public interface Listener
+    {
+        /**
+         * A packet arrived (was placed at the receiver).
+         *
+         * @param rttNanos RTT sample, or -1 when the packet was retransmitted (Karn: no sample).
+         */
+        void onAcked(long handle, int psn, long rttNanos);
+
+        /**
+         * A packet was lost; the engine retransmits it now and calls {@link #retransmitted}.
+         */
+        void onLost(long handle, int psn);
+    }
+
+    private static final byte FREE = 0;
+    private static final byte OUTSTANDING = 1;
+    private static final byte RETRANSMITTED = 2;
+    private static final byte ACKED = 3;
+    private static final int SLOT_MASK = CAPACITY - 1;
+
+    private final long[] handles = new long[CAPACITY];
+    private final long[] sentAtNanos = new long[CAPACITY];
+    private final int[] retransmitMarks = new int[CAPACITY];
+    private final byte[] states = new byte[CAPACITY];
+    private int basePsn;
+    private int nextPsn;
+
+    public PathSendWindow(final int firstPsn)
+    {
+        reset(firstPsn);
+    }
+
+    /**
+     * Forgets every outstanding packet and starts again at {@code nextPsn} (a RESYNC, S7.5).
+     */
+    public void reset(final int nextPsn)
+    {
+        this.basePsn = nextPsn & Psn.MASK;
+        this.nextPsn = this.basePsn;
+        java.util.Arrays.fill(states, FREE);
+    }
+
+    /**
+     * @return packets sent and not yet acknowledged.
+     */
+    public int outstanding()
+    {
+        return Psn.diff(nextPsn, basePsn);
+    }
+
+    public boolean isFull()
+    {
+        return outstanding() >= CAPACITY;
+    }
+
+    public int nextPsn()
+    {
+        return nextPsn;
+    }
+
+    /**
+     * @return the oldest unacknowledged PSN (equal to {@link #nextPsn()} when none is outstanding).
+     */
+    public int basePsn()
+    {
+        return basePsn;
+    }
+
+    /**
+     * @return when the oldest outstanding packet was (last) sent, or {@code Long.MAX_VALUE} if none.
+     */
+    public long oldestSentAtNanos()
+    {
+        return outstanding() == 0 ? Long.MAX_VALUE : sentAtNanos[basePsn & SLOT_MASK];
+    }
+
+    /**
+     * @return the handle of the oldest outstanding packet (for an RTO, S6.8); undefined if none.
+     */
+    public long oldestHandle()
+    {
+        return handles[basePsn & SLOT_MASK];
+    }
+
+    /**
+     * Takes the next PSN for a new packet.
+     *
+     * @return its PSN.
+     * @throws IllegalStateException when 256 are outstanding (the caller checks {@link #isFull()}).
+     */
+    public int send(final long handle, final long nowNanos)
+    {
+        if (isFull())
+        {
+            throw new IllegalStateException("path window full: " + CAPACITY + " packets outstanding");
+        }
+        final int psn = nextPsn;
+        final int slot = psn & SLOT_MASK;
+        handles[slot] = handle;
+        sentAtNanos[slot] = nowNanos;
+        states[slot] = OUTSTANDING;
+        nextPsn = Psn.next(psn);
+        return psn;
+    }
+
+    /**
+     * Records that outstanding {@code psn} was sent again now (after {@link Listener#onLost} or an RTO).
+     */
+    public void retransmitted(final int psn, final long nowNanos)
+    {
+        final int slot = psn & SLOT_MASK;
+        states[slot] = RETRANSMITTED;
+        sentAtNanos[slot] = nowNanos;
+        retransmitMarks[slot] = Psn.add(nextPsn, -1);
+    }
+
+    /**
+     * Applies a SACK header: acknowledges, detects losses, slides the window.
+     *
+     * @return packets newly acknowledged, or -1 when the ACK does not fit this window (stale or
+     * forged: its cumulative PSN lies outside {@code [basePsn, nextPsn]}); nothing changes then.
+     */
+    public int onAck(final MemorySegment segment, final long sackOffset, final long nowNanos, final Listener listener)
+    {
+        final int cumulative = SelectiveAckHeader.cumulativePsn(segment, sackOffset);
+        final int outstanding = outstanding();
+        final int cumulativeDistance = Psn.diff(cumulative, basePsn);
+        if (cumulativeDistance < 0 || cumulativeDistance > outstanding)
+        {
+            return -1;
+        }
+
+        int acked = 0;
+        int highestAckedDistance = cumulativeDistance - 1;
+        for (int d = 0; d < cumulativeDistance; d++)
+        {
+            acked += acknowledge(Psn.add(basePsn, d), nowNanos, listener);
+        }
+        final int above = outstanding - cumulativeDistance;
+        for (int i = 1; i < above; i++)
+        {
+            if (SelectiveAckHeader.sackBit(segment, sackOffset, i))
+            {
+                acked += acknowledge(Psn.add(cumulative, i), nowNanos, listener);
+                highestAckedDistance = cumulativeDistance + i;
+            }
+        }
+
+        if (highestAckedDistance > cumulativeDistance)
+        {
+            final int highestAcked = Psn.add(basePsn, highestAckedDistance);
+            for (int d = cumulativeDistance; d < highestAckedDistance; d++)
+            {
+                final int psn = Psn.add(basePsn, d);
+                final int slot = psn & SLOT_MASK;
+                if (states[slot] == OUTSTANDING ||
+                    (states[slot] == RETRANSMITTED && Psn.isAfter(highestAcked, retransmitMarks[slot])))
+                {
+                    listener.onLost(handles[slot], psn);
+                }
+            }
+        }
+
+        while (basePsn != nextPsn && states[basePsn & SLOT_MASK] == ACKED)
+        {
+            states[basePsn & SLOT_MASK] = FREE;
+            basePsn = Psn.next(basePsn);
+        }
+        return acked;
+    }
+
+    private int acknowledge(final int psn, final long nowNanos, final Listener listener)
+    {
+        final int slot = psn & SLOT_MASK;
+        final byte state = states[slot];
+        if (state != OUTSTANDING && state != RETRANSMITTED)
+        {
+            return 0;
+        }
+        states[slot] = ACKED;
+        listener.onAcked(handles[slot], psn, state == OUTSTANDING ? nowNanos - sentAtNanos[slot] : -1);
+        return 1;
+    }
+
+    /**
+     * Hands every outstanding packet to {@code sink} and empties the window (a failed path's packets
+     * move to live paths, S7.4).
+     *
+     * @return how many were handed over.
+     */
+    public int drain(final java.util.function.LongConsumer sink)
+    {
+        int moved = 0;
+        while (basePsn != nextPsn)
+        {
+            final int slot = basePsn & SLOT_MASK;
+            if (states[slot] == OUTSTANDING || states[slot] == RETRANSMITTED)
+            {
+                sink.accept(handles[slot]);
+                moved++;
+            }
+            states[slot] = FREE;
+            basePsn = Psn.next(basePsn);
+        }
+        return moved;
+    }
+
+    public String toString()
+    {
+        return "PathSendWindow{basePsn=" + basePsn + ", nextPsn=" + nextPsn + ", outstanding=" + outstanding() + '}';
+    }
+}

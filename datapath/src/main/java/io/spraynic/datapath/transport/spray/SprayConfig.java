@@ -1,0 +1,194 @@
+package io.spraynic.datapath.transport.spray;
+
+/**
+ * One endpoint's addresses and protocol settings, defaults from docs/PROTOCOL.md S11. A mutable
+ * builder read once when connections are opened (control path). Times in nanoseconds.
+ */
+public final class SprayConfig
+{
+    int planes = 1;
+    int[] localIpv4 = new int[1];
+    long[] localMac = new long[1];
+    long capacityMbps = 100_000;
+    long activityWindowNanos = 20_000;
+    int maxConnections = 64;
+    int ackEvery = 8;
+    long ackDelayNanos = 4_000;
+    long probeMinNanos = 10_000;
+    long rtoMinNanos = 50_000;
+    long rtoMaxNanos = 10_000_000;
+    long initialRttNanos = 10_000;
+    int failAfterTimeouts = 3;
+    long probeIntervalNanos = 1_000_000;
+    long connectionTimeoutNanos = 1_000_000_000;
+    double repathLoss = 0.05;
+    double repathRttFactor = 3;
+    int initialWindow = 16;
+    int maxWindow = 256;
+    double gain = 1.0 / 16;
+    int rnrRetries = 7;
+    int rnrTimerMicros = 10;
+    int burstBytes = 64 * 1024;
+    int maxPacketsPerTick = 512;
+    long seed = 1;
+    int dscp;
+
+    /**
+     * @param planes ports of this endpoint; plane addresses default to 0.
+     * @return this.
+     */
+    public SprayConfig planes(final int planes)
+    {
+        if (planes < 1 || planes > 64)
+        {
+            throw new IllegalArgumentException("planes must be in 1..64: " + planes);
+        }
+        this.planes = planes;
+        this.localIpv4 = java.util.Arrays.copyOf(localIpv4, planes);
+        this.localMac = java.util.Arrays.copyOf(localMac, planes);
+        return this;
+    }
+
+    /** @param plane a plane. @param ipv4 this endpoint's address on it. @param mac its MAC. @return this. */
+    public SprayConfig local(final int plane, final int ipv4, final long mac)
+    {
+        localIpv4[plane] = ipv4;
+        localMac[plane] = mac;
+        return this;
+    }
+
+    /** @param mbps ingress capacity C for the fair-share hint (S8.3). @return this. */
+    public SprayConfig capacityMbps(final long mbps)
+    {
+        this.capacityMbps = mbps;
+        return this;
+    }
+
+    /** @param nanos activity window of S8.3. @return this. */
+    public SprayConfig activityWindowNanos(final long nanos)
+    {
+        this.activityWindowNanos = nanos;
+        return this;
+    }
+
+    /** @param n most connections. @return this. */
+    public SprayConfig maxConnections(final int n)
+    {
+        this.maxConnections = n;
+        return this;
+    }
+
+    /** @param packets {@code ackEvery} (S6.4). @return this. */
+    public SprayConfig ackEvery(final int packets)
+    {
+        this.ackEvery = packets;
+        return this;
+    }
+
+    /** @param nanos {@code ackDelay} (S6.4). @return this. */
+    public SprayConfig ackDelayNanos(final long nanos)
+    {
+        this.ackDelayNanos = nanos;
+        return this;
+    }
+
+    /** @param nanos {@code probeMin} (S6.7). @return this. */
+    public SprayConfig probeMinNanos(final long nanos)
+    {
+        this.probeMinNanos = nanos;
+        return this;
+    }
+
+    /** @param min {@code rtoMin}. @param max {@code rtoMax} (S6.8). @return this. */
+    public SprayConfig rto(final long min, final long max)
+    {
+        this.rtoMinNanos = min;
+        this.rtoMaxNanos = max;
+        return this;
+    }
+
+    /** @param nanos RTT assumed before the first sample. @return this. */
+    public SprayConfig initialRttNanos(final long nanos)
+    {
+        this.initialRttNanos = nanos;
+        return this;
+    }
+
+    /** @param timeouts {@code failAfterTimeouts} (S7.4). @return this. */
+    public SprayConfig failAfterTimeouts(final int timeouts)
+    {
+        this.failAfterTimeouts = timeouts;
+        return this;
+    }
+
+    /** @param nanos {@code probeInterval} (S7.5). @return this. */
+    public SprayConfig probeIntervalNanos(final long nanos)
+    {
+        this.probeIntervalNanos = nanos;
+        return this;
+    }
+
+    /** @param nanos {@code connectionTimeout} (S7.6). @return this. */
+    public SprayConfig connectionTimeoutNanos(final long nanos)
+    {
+        this.connectionTimeoutNanos = nanos;
+        return this;
+    }
+
+    /** @param loss {@code repathLoss}. @param rttFactor {@code repathRttFactor} (S7.3). @return this. */
+    public SprayConfig repath(final double loss, final double rttFactor)
+    {
+        this.repathLoss = loss;
+        this.repathRttFactor = rttFactor;
+        return this;
+    }
+
+    /** @param initial initial cwnd. @param max maximum cwnd (S8.2). @return this. */
+    public SprayConfig window(final int initial, final int max)
+    {
+        this.initialWindow = initial;
+        this.maxWindow = max;
+        return this;
+    }
+
+    /** @param retries {@code rnrRetries} (S9.3). @param timerMicros the RNR timer this receiver asks for. @return this. */
+    public SprayConfig rnr(final int retries, final int timerMicros)
+    {
+        this.rnrRetries = retries;
+        this.rnrTimerMicros = timerMicros;
+        return this;
+    }
+
+    /** @param bytes token bucket depth of the pacer (S8.4). @return this. */
+    public SprayConfig burstBytes(final int bytes)
+    {
+        this.burstBytes = bytes;
+        return this;
+    }
+
+    /** @param packets most new data packets a connection sends per tick. @return this. */
+    public SprayConfig maxPacketsPerTick(final int packets)
+    {
+        this.maxPacketsPerTick = packets;
+        return this;
+    }
+
+    /** @param dscp DSCP of every packet (S2.3, default 0). @return this. */
+    public SprayConfig dscp(final int dscp)
+    {
+        this.dscp = dscp;
+        return this;
+    }
+
+    /** @param seed for source ports chosen at random (S7.5). @return this. */
+    public SprayConfig seed(final long seed)
+    {
+        this.seed = seed;
+        return this;
+    }
+
+    public int planes()
+    {
+        return planes;
+    }
+}

@@ -1,0 +1,2135 @@
+package io.spraynic.datapath.transport.spray;
+
+import io.spraynic.datapath.transport.rocev2.Psn;
+import io.spraynic.datapath.verbs.AccessCheck;
+import io.spraynic.datapath.verbs.AccessFlags;
+import io.spraynic.datapath.verbs.CompletionQueue;
+import io.spraynic.datapath.verbs.MemoryRegion;
+import io.spraynic.datapath.verbs.PostResult;
+import io.spraynic.datapath.verbs.ProtectionDomain;
+import io.spraynic.datapath.verbs.ReceiveWorkRequest;
+import io.spraynic.datapath.verbs.SendWorkRequest;
+import io.spraynic.datapath.verbs.WorkCompletionOpcode;
+import io.spraynic.datapath.verbs.WorkCompletionStatus;
+import io.spraynic.datapath.wire.ImmediateDataHeader;
+import io.spraynic.datapath.wire.NegativeAckHeader;
+import io.spraynic.datapath.wire.ProbeHeader;
+import io.spraynic.datapath.wire.RdmaExtendedTransportHeader;
+import io.spraynic.datapath.wire.RoceFrame;
+import io.spraynic.datapath.wire.RoceFrameWriter;
+import io.spraynic.datapath.wire.SelectiveAckHeader;
+import io.spraynic.datapath.wire.SprayExtendedTransportHeader;
+import io.spraynic.datapath.wire.SprayOpcodes;
+import org.agrona.collections.Long2LongHashMap;
+
+import java.lang.foreign.MemorySegment;
+import java.util.function.LongConsumer;
+
+/**
+ * One spray connection, both directions (docs/PROTOCOL.md): P paths per direction over the planes, each
+ * with its own sequence space, SACK window, RTT estimate and congestion window; S ordered streams of
+ * messages on top. Made by {@link SprayEngine#open}; driven by its engine's thread only.
+ * <p>
+ * Sender: a posted message takes a slot of a fixed table; its packets are made one at a time when a path
+ * has window space and the pacer tokens (S7.2, S8.4); a packet is named in its path's
+ * {@link PathSendWindow} by a handle (slot, generation, packet index) from which the frame is rebuilt for a
+ * retransmission, re-reading the payload from the registered source memory: nothing is copied or kept.
+ * Receiver: every data packet is placed where its headers say (S4.2) and counted once towards its
+ * message (S4.4); completions leave in MSN order per stream (S4.8).
+ * <p>
+ * All state is allocated when the connection is opened; nothing grows with the number of messages (S10.1,
+ * see {@link #stateBytes()}).
+ */
+public final class SprayConnection implements PathSendWindow.Listener
+{
+    /** Path state: sending. */
+    public static final int ACTIVE = 0;
+    /** Path state: failed after repeated timeouts (S7.4), probed back (S7.5). */
+    public static final int FAILED = 1;
+
+    static final long PROBE_HANDLE = -1L;
+    private static final long NONE = Long.MIN_VALUE;
+    private static final int MISSING = -1;
+    private static final int PENDING = -1;
+    private static final int PATH_SPACING = 1 << 18;
+    private static final int ECT0 = 2;
+    private static final int CE = 3;
+
+    // message kinds
+    static final byte WRITE = 0;
+    static final byte WRITE_IMM = 1;
+    static final byte SEND = 2;
+    static final byte SEND_IMM = 3;
+    static final byte READ = 4;
+    static final byte READ_RESPONSE = 5;
+    private static final int[] OPCODES = {
+        SprayOpcodes.WRITE, SprayOpcodes.WRITE_WITH_IMMEDIATE, SprayOpcodes.SEND, SprayOpcodes.SEND_WITH_IMMEDIATE,
+        SprayOpcodes.READ_REQUEST, SprayOpcodes.READ_RESPONSE,
+    };
+    private static final WorkCompletionStatus[] STATUSES = WorkCompletionStatus.values();
+
+    private final SprayEngine engine;
+    private final int index;
+    private final int localCid;
+    private final int remoteCid;
+    private final int paths;
+    private final int planes;
+    private final int mtu;
+    private final int streams;
+    private final CompletionQueue sendCq;
+    private final CompletionQueue receiveCq;
+    private final ProtectionDomain pd;
+    private final RoceFrameWriter[] writers;
+    private RoceFrameWriter writer;
+    private final SprayFrameOutput output;
+    private final SprayConfig config;
+    private final int[] localIpv4;
+    private final long[] localMac;
+    private final int[] remoteIpv4;
+    private final long[] remoteMac;
+    private final SprayCounters counters = new SprayCounters();
+
+    // ---- outbound paths (this end sends data on them)
+    private final PathSendWindow[] sendWindows;
+    private final RttEstimator[] rtts;
+    private final PathCongestionControl[] windows;
+    private final SprayCounters[] pathCounters;
+    private final int[] sourcePorts;
+    private final int[] pathStates;
+    private final long[] lastAckAt;
+    private final long[] lastProbeAt;
+    private final long[] nextResyncAt;
+    private final int[] lastAckSequence;
+    private final boolean[] ackSequenceSeen;
+    private final int[] consecutiveTimeouts;
+    private final int[] wrrCurrent;
+    private final int[] sampleSent;
+    private final int[] sampleLost;
+    private final int[] previousSent;
+    private final int[] previousLost;
+    private final double[] lossRate;
+    private final double[] medianScratch;
+
+    // ---- inbound paths (the peer sends data on them)
+    private final PathReceiveWindow[] receiveWindows;
+    private final int[] rxSinceAck;
+    private final int[] rxCeSinceAck;
+    private final long[] rxFirstUnackedAt;
+    private final boolean[] rxHadGap;
+    private final int[] rxAckSequence;
+
+    // ---- streams
+    private final int[] txNextMsn;
+    private final int[] txHead;
+    private final int[] txTail;
+    private final boolean[] txErrored;
+    private final int[] rxNextMsn;
+    private final int[] rxPosted;
+    private final boolean[] rxErrored;
+    private final int[] rxErroredMsn;
+
+    // ---- outbound message slots
+    private final int slotCount;
+    private final byte[] kind;
+    private final long[] wrId;
+    private final int[] stream;
+    private final int[] msn;
+    private final MemoryRegion[] region;
+    private final long[] localAddress;
+    private final int[] length;
+    private final long[] remoteAddress;
+    private final int[] rkey;
+    private final int[] immediate;
+    private final boolean[] signaled;
+    private final boolean[] solicited;
+    private final int[] packets;
+    private final int[] nextPacket;
+    private final int[] acked;
+    private final int[] outstanding;
+    private final int[] generation;
+    private final int[] status;
+    private final boolean[] delivered;
+    private final boolean[] inSendQueue;
+    private final int[] nextInStream;
+    private final int[] readExpected;
+    private final int[] readReceived;
+    private final boolean[] rnrWaiting;
+    private final int[] rnrCount;
+    private final long[] rnrRetryAt;
+    private final int[] freeSlots;
+    private int freeSlotCount;
+    private int rnrWaitingCount;
+    private final int[] sendQueue;
+    private int sendQueueHead;
+    private int sendQueueSize;
+    private final Long2LongHashMap txByMsn;
+
+    // ---- retransmissions and moves
+    private final int retxCapacity;
+    private final int[] retxPath;
+    private final int[] retxPsn;
+    private final long[] retxHandle;
+    private int retxHead;
+    private int retxSize;
+    private final long[] moveQueue;
+    private int moveHead;
+    private int moveSize;
+    private final LongConsumer mover = this::enqueueMove;
+
+    // ---- receives
+    private final int receiveCount;
+    private final long[] rWrId;
+    private final MemoryRegion[] rRegion;
+    private final long[] rAddress;
+    private final int[] rLength;
+    private final int[] freeReceives;
+    private int freeReceiveCount;
+    private final Long2LongHashMap receives;
+
+    // ---- inbound messages
+    private final int inboundCount;
+    private final byte[] inKind;
+    private final int[] inStream;
+    private final int[] inMsn;
+    private final int[] inLength;
+    private final int[] inExpected;
+    private final int[] inReceived;
+    private final int[] inImmediate;
+    private final int[] inSyndrome;
+    private final int[] inReceive;
+    private final boolean[] inDone;
+    private final boolean[] inRnr;
+    private final int[] inRnrArrived;
+    private final int[] freeInbound;
+    private int freeInboundCount;
+    private final Long2LongHashMap inbound;
+
+    // ---- which packets of each message being received were placed (S4.4): chunks of 512 bits, by owner
+    // (an inbound message record, or inboundCount + the slot of a READ awaiting its responses) and chunk index
+    private static final int CHUNK_PACKETS = 512;
+    private static final int CHUNK_WORDS = CHUNK_PACKETS / Long.SIZE;
+    private static final int MARK_NEW = 0;
+    private static final int MARK_DUPLICATE = 1;
+    private final int chunkCount;
+    private final long[] chunkBits;
+    private final int[] freeChunks;
+    private int freeChunkCount;
+    private final Long2LongHashMap chunks;
+
+    // ---- pacing (S8.4)
+    private double tokens;
+    private long lastRefillAt = NONE;
+    private int peerRateHintMbps;
+
+    /** The parameters a handshake opened this connection with (responder side, for repeated CONNECT_ACKs). */
+    SprayConnectionConfig handshakeConfig;
+
+    // ---- S7.6: every path failed
+    private long allFailedSince = NONE;
+    private boolean closed;
+
+    // ---- ACK processing scratch
+    private int ackPath;
+    private long ackNow;
+    private boolean probeAcked;
+
+    SprayConnection(final SprayEngine engine, final int index, final SprayConnectionConfig c)
+    {
+        final SprayConfig config = engine.config();
+        if (c.paths < 1 || c.paths > 64)
+        {
+            throw new IllegalArgumentException("paths must be in 1..64: " + c.paths);
+        }
+        if (c.mtu != 256 && c.mtu != 512 && c.mtu != 1024 && c.mtu != 2048 && c.mtu != 4096)
+        {
+            throw new IllegalArgumentException("MTU must be 256, 512, 1024, 2048 or 4096: " + c.mtu);
+        }
+        if (c.streams < 1 || c.streams > 65536)
+        {
+            throw new IllegalArgumentException("streams must be in 1..65536: " + c.streams);
+        }
+        if (c.sendQueueDepth < 1 || c.sendQueueDepth > 32768 || c.receiveQueueDepth < 1 || c.maxInboundMessages < 1)
+        {
+            throw new IllegalArgumentException("queue depths must be in 1..32768");
+        }
+        if (null == c.sendCq || null == c.receiveCq)
+        {
+            throw new IllegalArgumentException("completion queues are required");
+        }
+        this.engine = engine;
+        this.config = config;
+        this.index = index;
+        this.localCid = c.localCid;
+        this.remoteCid = c.remoteCid;
+        this.paths = c.paths;
+        this.planes = config.planes;
+        this.mtu = c.mtu;
+        this.streams = c.streams;
+        this.sendCq = c.sendCq;
+        this.receiveCq = c.receiveCq;
+        this.pd = engine.protectionDomain();
+        this.writers = new RoceFrameWriter[planes];
+        for (int i = 0; i < planes; i++)
+        {
+            writers[i] = engine.writer(i);
+        }
+        this.output = engine.output();
+        this.localIpv4 = config.localIpv4.clone();
+        this.localMac = config.localMac.clone();
+        this.remoteIpv4 = java.util.Arrays.copyOf(c.remoteIpv4, planes);
+        this.remoteMac = java.util.Arrays.copyOf(c.remoteMac, planes);
+
+        sendWindows = new PathSendWindow[paths];
+        rtts = new RttEstimator[paths];
+        windows = new PathCongestionControl[paths];
+        pathCounters = new SprayCounters[paths];
+        sourcePorts = new int[paths];
+        pathStates = new int[paths];
+        lastAckAt = new long[paths];
+        lastProbeAt = new long[paths];
+        nextResyncAt = new long[paths];
+        lastAckSequence = new int[paths];
+        ackSequenceSeen = new boolean[paths];
+        consecutiveTimeouts = new int[paths];
+        wrrCurrent = new int[paths];
+        sampleSent = new int[paths];
+        sampleLost = new int[paths];
+        previousSent = new int[paths];
+        previousLost = new int[paths];
+        lossRate = new double[paths];
+        medianScratch = new double[paths];
+        receiveWindows = new PathReceiveWindow[paths];
+        rxSinceAck = new int[paths];
+        rxCeSinceAck = new int[paths];
+        rxFirstUnackedAt = new long[paths];
+        rxHadGap = new boolean[paths];
+        rxAckSequence = new int[paths];
+        for (int p = 0; p < paths; p++)
+        {
+            sendWindows[p] = new PathSendWindow(Psn.add(c.sendInitialPsn, p * PATH_SPACING));
+            receiveWindows[p] = new PathReceiveWindow(Psn.add(c.receiveInitialPsn, p * PATH_SPACING));
+            rtts[p] = new RttEstimator(config.rtoMinNanos, config.rtoMaxNanos, config.initialRttNanos);
+            windows[p] = new PathCongestionControl(config.initialWindow, config.maxWindow, config.gain);
+            pathCounters[p] = new SprayCounters();
+            sourcePorts[p] = (c.sourcePortBase + p) & 0xFFFF;
+            lastAckAt[p] = NONE;
+            lastProbeAt[p] = NONE;
+            rxFirstUnackedAt[p] = NONE;
+        }
+
+        txNextMsn = new int[streams];
+        txHead = new int[streams];
+        txTail = new int[streams];
+        txErrored = new boolean[streams];
+        rxNextMsn = new int[streams];
+        rxPosted = new int[streams];
+        rxErrored = new boolean[streams];
+        rxErroredMsn = new int[streams];
+        java.util.Arrays.fill(txHead, MISSING);
+        java.util.Arrays.fill(txTail, MISSING);
+
+        slotCount = c.sendQueueDepth;
+        kind = new byte[slotCount];
+        wrId = new long[slotCount];
+        stream = new int[slotCount];
+        msn = new int[slotCount];
+        region = new MemoryRegion[slotCount];
+        localAddress = new long[slotCount];
+        length = new int[slotCount];
+        remoteAddress = new long[slotCount];
+        rkey = new int[slotCount];
+        immediate = new int[slotCount];
+        signaled = new boolean[slotCount];
+        solicited = new boolean[slotCount];
+        packets = new int[slotCount];
+        nextPacket = new int[slotCount];
+        acked = new int[slotCount];
+        outstanding = new int[slotCount];
+        generation = new int[slotCount];
+        status = new int[slotCount];
+        delivered = new boolean[slotCount];
+        inSendQueue = new boolean[slotCount];
+        nextInStream = new int[slotCount];
+        readExpected = new int[slotCount];
+        readReceived = new int[slotCount];
+        rnrWaiting = new boolean[slotCount];
+        rnrCount = new int[slotCount];
+        rnrRetryAt = new long[slotCount];
+        freeSlots = new int[slotCount];
+        for (int i = 0; i < slotCount; i++)
+        {
+            freeSlots[i] = slotCount - 1 - i;
+        }
+        freeSlotCount = slotCount;
+        sendQueue = new int[slotCount];
+        txByMsn = new Long2LongHashMap(4 * slotCount, 0.5f, MISSING);
+
+        retxCapacity = paths * PathSendWindow.CAPACITY;
+        retxPath = new int[retxCapacity];
+        retxPsn = new int[retxCapacity];
+        retxHandle = new long[retxCapacity];
+        moveQueue = new long[retxCapacity];
+
+        receiveCount = c.receiveQueueDepth;
+        rWrId = new long[receiveCount];
+        rRegion = new MemoryRegion[receiveCount];
+        rAddress = new long[receiveCount];
+        rLength = new int[receiveCount];
+        freeReceives = new int[receiveCount];
+        for (int i = 0; i < receiveCount; i++)
+        {
+            freeReceives[i] = receiveCount - 1 - i;
+        }
+        freeReceiveCount = receiveCount;
+        receives = new Long2LongHashMap(4 * receiveCount, 0.5f, MISSING);
+
+        inboundCount = c.maxInboundMessages;
+        inKind = new byte[inboundCount];
+        inStream = new int[inboundCount];
+        inMsn = new int[inboundCount];
+        inLength = new int[inboundCount];
+        inExpected = new int[inboundCount];
+        inReceived = new int[inboundCount];
+        inImmediate = new int[inboundCount];
+        inSyndrome = new int[inboundCount];
+        inReceive = new int[inboundCount];
+        inDone = new boolean[inboundCount];
+        inRnr = new boolean[inboundCount];
+        inRnrArrived = new int[inboundCount];
+        freeInbound = new int[inboundCount];
+        for (int i = 0; i < inboundCount; i++)
+        {
+            freeInbound[i] = inboundCount - 1 - i;
+        }
+        freeInboundCount = inboundCount;
+        inbound = new Long2LongHashMap(4 * inboundCount, 0.5f, MISSING);
+
+        chunkCount = c.placementChunks;
+        chunkBits = new long[chunkCount * CHUNK_WORDS];
+        freeChunks = new int[chunkCount];
+        for (int i = 0; i < chunkCount; i++)
+        {
+            freeChunks[i] = chunkCount - 1 - i;
+        }
+        freeChunkCount = chunkCount;
+        chunks = new Long2LongHashMap(4 * chunkCount, 0.5f, MISSING);
+
+        tokens = config.burstBytes;
+    }
+
+    // =====================================================================================================
+    // Posting (application, on the engine's thread)
+    // =====================================================================================================
+
+    /**
+     * Posts a WRITE, WRITE with immediate, SEND, SEND with immediate or READ on a stream. The request is
+     * copied; {@code request} may be reused at once.
+     *
+     * @param streamId the stream (S1.4); its messages complete in order (S4.8).
+     * @param request  the work request.
+     * @return a {@link PostResult} code.
+     */
+    public int postSend(final int streamId, final SendWorkRequest request)
+    {
+        if (streamId < 0 || streamId >= streams || null == request.opcode() || request.length() < 0)
+        {
+            return PostResult.INVALID_ARGUMENT;
+        }
+        final byte k = switch (request.opcode())
+        {
+            case RDMA_WRITE -> WRITE;
+            case RDMA_WRITE_WITH_IMM -> WRITE_IMM;
+            case SEND -> SEND;
+            case SEND_WITH_IMM -> SEND_IMM;
+            case RDMA_READ -> READ;
+        };
+        final int len = request.length();
+        if (len > 0)
+        {
+            final MemoryRegion mr = request.localRegion();
+            if (null == mr || mr.protectionDomain() != pd ||
+                pd.checkLocalAccess(mr.lkey(), request.localAddress(), len,
+                    k == READ ? AccessFlags.LOCAL_WRITE : AccessFlags.NONE) != AccessCheck.OK)
+            {
+                return PostResult.INVALID_ARGUMENT;
+            }
+        }
+        if (freeSlotCount == 0)
+        {
+            return PostResult.QUEUE_FULL;
+        }
+        final int s = freeSlots[--freeSlotCount];
+        final int m = txNextMsn[streamId]++;
+        kind[s] = k;
+        wrId[s] = request.wrId();
+        stream[s] = streamId;
+        msn[s] = m;
+        region[s] = len > 0 ? request.localRegion() : null;
+        localAddress[s] = request.localAddress();
+        length[s] = len;
+        remoteAddress[s] = request.remoteAddress();
+        rkey[s] = request.rkey();
+        immediate[s] = request.immediateData();
+        signaled[s] = request.signaled();
+        solicited[s] = request.solicited();
+        final int dataPackets = packetsFor(len);
+        packets[s] = k == READ ? 1 : dataPackets;
+        readExpected[s] = k == READ ? dataPackets : 0;
+        readReceived[s] = 0;
+        nextPacket[s] = 0;
+        acked[s] = 0;
+        outstanding[s] = 0;
+        status[s] = PENDING;
+        delivered[s] = false;
+        rnrWaiting[s] = false;
+        rnrCount[s] = 0;
+        nextInStream[s] = MISSING;
+        if (txTail[streamId] == MISSING)
+        {
+            txHead[streamId] = s;
+        }
+        else
+        {
+            nextInStream[txTail[streamId]] = s;
+        }
+        txTail[streamId] = s;
+        txByMsn.put(key(streamId, m), s);
+        if (txErrored[streamId])
+        {
+            status[s] = WorkCompletionStatus.WR_FLUSH_ERR.ordinal();
+            nextPacket[s] = packets[s];
+            deliverSendCompletions(streamId);
+        }
+        else
+        {
+            enqueueSend(s);
+        }
+        return PostResult.OK;
+    }
+
+    /**
+     * Posts a receive on a stream. The j-th receive posted on stream s is the one the message of MSN j of
+     * that stream consumes, if it is a SEND or WRITE with immediate (S4.5).
+     *
+     * @param streamId the stream.
+     * @param request  the receive; copied.
+     * @return a {@link PostResult} code.
+     */
+    public int postReceive(final int streamId, final ReceiveWorkRequest request)
+    {
+        if (streamId < 0 || streamId >= streams || request.length() < 0)
+        {
+            return PostResult.INVALID_ARGUMENT;
+        }
+        if (request.length() > 0)
+        {
+            final MemoryRegion mr = request.region();
+            if (null == mr || mr.protectionDomain() != pd ||
+                pd.checkLocalAccess(mr.lkey(), request.address(), request.length(), AccessFlags.LOCAL_WRITE) !=
+                AccessCheck.OK)
+            {
+                return PostResult.INVALID_ARGUMENT;
+            }
+        }
+        if (freeReceiveCount == 0)
+        {
+            return PostResult.QUEUE_FULL;
+        }
+        final int r = freeReceives[--freeReceiveCount];
+        rWrId[r] = request.wrId();
+        rRegion[r] = request.length() > 0 ? request.region() : null;
+        rAddress[r] = request.address();
+        rLength[r] = request.length();
+        receives.put(key(streamId, rxPosted[streamId]++), r);
+        return PostResult.OK;
+    }
+
+    // =====================================================================================================
+    // Receiving
+    // =====================================================================================================
+
+    void onFrame(final RoceFrame frame, final long now)
+    {
+        switch (frame.opcode())
+        {
+            case SprayOpcodes.ACK -> onAckPacket(frame, now);
+            case SprayOpcodes.NACK -> onNackPacket(frame, now);
+            case SprayOpcodes.PROBE -> onProbePacket(frame, now);
+            case SprayOpcodes.WRITE, SprayOpcodes.WRITE_WITH_IMMEDIATE, SprayOpcodes.SEND,
+                SprayOpcodes.SEND_WITH_IMMEDIATE, SprayOpcodes.READ_REQUEST, SprayOpcodes.READ_RESPONSE ->
+                onDataPacket(frame, now);
+            default -> engine.counters().increment(SprayCounters.MALFORMED); // CONNECT/CLOSE: not yet (S9.1)
+        }
+    }
+
+    private void onDataPacket(final RoceFrame frame, final long now)
+    {
+        final MemorySegment seg = frame.segment();
+        final long seth = frame.customHeaderOffset();
+        final int p = SprayExtendedTransportHeader.path(seg, seth);
+        final int s = SprayExtendedTransportHeader.stream(seg, seth);
+        final int m = SprayExtendedTransportHeader.msn(seg, seth);
+        final int offset = SprayExtendedTransportHeader.messageOffset(seg, seth);
+        final int messageLength = SprayExtendedTransportHeader.messageLength(seg, seth);
+        final int payloadLength = frame.payloadLength();
+        final int opcode = frame.opcode();
+        final byte k = (byte)(opcode - SprayOpcodes.WRITE);
+        if (p >= paths || s >= streams || messageLength < 0 || offset < 0 || offset % mtu != 0 ||
+            payloadLength > mtu || (long)offset + payloadLength > messageLength ||
+            (payloadLength < mtu && offset + payloadLength != messageLength && k != READ) ||
+            (k == READ && payloadLength != 0))
+        {
+            engine.counters().increment(SprayCounters.MALFORMED); // S4.3 violated: nothing is placed (S9.5)
+            return;
+        }
+        final long key = key(s, m);
+
+        // message state needed before the path layer accepts the packet: without it the packet is dropped
+        // unseen, and the sender recovers it as a loss
+        if (!roomFor(k, s, m, key, offset / mtu))
+        {
+            counters.increment(SprayCounters.NO_RESOURCES);
+            return;
+        }
+
+        final PathReceiveWindow window = receiveWindows[p];
+        final int result = window.onPacket(frame.psn());
+        final SprayCounters pc = pathCounters[p];
+        counters.increment(SprayCounters.RX_PACKETS);
+        pc.increment(SprayCounters.RX_PACKETS);
+        if (result == PathReceiveWindow.OUT_OF_WINDOW)
+        {
+            counters.increment(SprayCounters.OUT_OF_WINDOW);
+            pc.increment(SprayCounters.OUT_OF_WINDOW);
+            return;
+        }
+        engine.rateHint().onData(index, now);
+        if (result == PathReceiveWindow.DUPLICATE)
+        {
+            counters.increment(SprayCounters.DUPLICATES);
+            pc.increment(SprayCounters.DUPLICATES);
+            sendAck(p, now);
+            return;
+        }
+        boolean ackAtOnce = frame.ackReq();
+        if (frame.ecn() == CE)
+        {
+            counters.increment(SprayCounters.ECN_MARKS_RECEIVED);
+            pc.increment(SprayCounters.ECN_MARKS_RECEIVED);
+            rxCeSinceAck[p]++;
+            ackAtOnce |= rxFirstUnackedAt[p] == NONE;
+        }
+        final boolean gap = window.hasGap();
+        if (gap != rxHadGap[p])
+        {
+            ackAtOnce = true;
+            if (gap)
+            {
+                counters.increment(SprayCounters.SACK_GAPS);
+                pc.increment(SprayCounters.SACK_GAPS);
+            }
+            rxHadGap[p] = gap;
+        }
+        if (rxFirstUnackedAt[p] == NONE)
+        {
+            rxFirstUnackedAt[p] = now;
+        }
+        if (++rxSinceAck[p] >= config.ackEvery)
+        {
+            ackAtOnce = true;
+        }
+
+        // message layer, before the ACK, so that a NACK precedes the ACK of its packet on the reverse path
+        if (k == READ_RESPONSE)
+        {
+            placeReadResponse(frame, key, offset, messageLength, payloadLength);
+        }
+        else
+        {
+            acceptMessagePacket(frame, p, k, s, m, key, offset, messageLength, payloadLength, now);
+        }
+        if (ackAtOnce)
+        {
+            sendAck(p, now);
+        }
+    }
+
+    private boolean roomFor(final byte k, final int s, final int m, final long key, final int packet)
+    {
+        if (k == READ_RESPONSE)
+        {
+            final int slot = (int)txByMsn.get(key);
+            return slot == MISSING || kind[slot] != READ || roomToMark(inboundCount + slot, packet);
+        }
+        final int rec = (int)inbound.get(key);
+        if (rec == MISSING)
+        {
+            return m - rxNextMsn[s] < 0 ||
+                (freeInboundCount > 0 && freeChunkCount > 0 && (k != READ || freeSlotCount > 0));
+        }
+        return roomToMark(rec, packet);
+    }
+
+    private boolean roomToMark(final int owner, final int packet)
+    {
+        return freeChunkCount > 0 || chunks.containsKey(chunkKey(owner, packet));
+    }
+
+    private static long chunkKey(final int owner, final int packet)
+    {
+        return ((long)owner << 32) | (packet / CHUNK_PACKETS);
+    }
+
+    // S4.4: records that a packet of a message was placed; MARK_DUPLICATE if it had been (a moved packet, S7.4)
+    private int markPlaced(final int owner, final int packet)
+    {
+        final long key = chunkKey(owner, packet);
+        int chunk = (int)chunks.get(key);
+        if (chunk == MISSING)
+        {
+            chunk = freeChunks[--freeChunkCount]; // room checked before the path layer took the packet
+            java.util.Arrays.fill(chunkBits, chunk * CHUNK_WORDS, (chunk + 1) * CHUNK_WORDS, 0L);
+            chunks.put(key, chunk);
+        }
+        final int bit = packet % CHUNK_PACKETS;
+        final int word = chunk * CHUNK_WORDS + (bit >>> 6);
+        final long mask = 1L << (bit & 63);
+        if ((chunkBits[word] & mask) != 0)
+        {
+            return MARK_DUPLICATE;
+        }
+        chunkBits[word] |= mask;
+        return MARK_NEW;
+    }
+
+    private void releaseMarks(final int owner, final int expected)
+    {
+        for (int c = 0, n = (expected - 1) / CHUNK_PACKETS + 1; c < n; c++)
+        {
+            final int chunk = (int)chunks.remove(((long)owner << 32) | c);
+            if (chunk != MISSING)
+            {
+                freeChunks[freeChunkCount++] = chunk;
+            }
+        }
+    }
+
+    private void placeReadResponse(
+        final RoceFrame frame, final long key, final int offset, final int messageLength, final int payloadLength)
+    {
+        final int slot = (int)txByMsn.get(key);
+        if (slot == MISSING || kind[slot] != READ || status[slot] != PENDING || readReceived[slot] >= readExpected[slot])
+        {
+            counters.increment(SprayCounters.DUPLICATES); // a response to a READ already finished
+            return;
+        }
+        if (messageLength != length[slot])
+        {
+            engine.counters().increment(SprayCounters.MALFORMED);
+            return;
+        }
+        if (markPlaced(inboundCount + slot, offset / mtu) == MARK_DUPLICATE)
+        {
+            counters.increment(SprayCounters.DUPLICATES);
+            return;
+        }
+        if (payloadLength > 0)
+        {
+            final MemoryRegion mr = region[slot];
+            MemorySegment.copy(frame.segment(), frame.payloadOffset(), mr.segment(),
+                mr.offsetOf(localAddress[slot]) + offset, payloadLength);
+            counters.add(SprayCounters.RX_BYTES, payloadLength);
+        }
+        if (++readReceived[slot] == readExpected[slot])
+        {
+            status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
+            deliverSendCompletions(stream[slot]);
+        }
+    }
+
+    private void acceptMessagePacket(
+        final RoceFrame frame,
+        final int p,
+        final byte k,
+        final int s,
+        final int m,
+        final long key,
+        final int offset,
+        final int messageLength,
+        final int payloadLength,
+        final long now)
+    {
+        if (rxErrored[s] && m - rxErroredMsn[s] > 0)
+        {
+            counters.increment(SprayCounters.FLUSHED); // S9.4: the stream is in error, later messages are not placed
+            return;
+        }
+        int rec = (int)inbound.get(key);
+        if (rec == MISSING)
+        {
+            if (m - rxNextMsn[s] < 0)
+            {
+                counters.increment(SprayCounters.DUPLICATES); // message already completed and retired
+                return;
+            }
+            rec = freeInbound[--freeInboundCount];
+            inKind[rec] = k;
+            inStream[rec] = s;
+            inMsn[rec] = m;
+            inLength[rec] = messageLength;
+            inExpected[rec] = k == READ ? 1 : packetsFor(messageLength);
+            inReceived[rec] = 0;
+            inSyndrome[rec] = 0;
+            inReceive[rec] = MISSING;
+            inDone[rec] = false;
+            inRnr[rec] = false;
+            inRnrArrived[rec] = 0;
+            inbound.put(key, rec);
+        }
+        if (inKind[rec] != k || inLength[rec] != messageLength)
+        {
+            engine.counters().increment(SprayCounters.MALFORMED);
+            return;
+        }
+        if (inSyndrome[rec] != 0)
+        {
+            sendNack(p, inSyndrome[rec], s, m); // S9.3: repeated for every further packet
+            return;
+        }
+        if (inDone[rec])
+        {
+            counters.increment(SprayCounters.DUPLICATES);
+            return;
+        }
+        if (inRnr[rec])
+        {
+            refuseRnr(p, rec, s, m); // the refused attempt is still arriving: refuse all of it
+            return;
+        }
+
+        final MemorySegment seg = frame.segment();
+        final long seth = frame.customHeaderOffset();
+        final MemorySegment target;
+        final long targetOffset;
+        switch (k)
+        {
+            case WRITE, WRITE_IMM ->
+            {
+                final long reth = seth + SprayExtendedTransportHeader.LENGTH;
+                final long va = RdmaExtendedTransportHeader.virtualAddress(seg, reth);
+                final int key32 = RdmaExtendedTransportHeader.rkey(seg, reth);
+                final int dma = RdmaExtendedTransportHeader.dmaLength(seg, reth);
+                if (dma != messageLength ||
+                    pd.checkRemoteAccess(key32, va - offset, messageLength, AccessFlags.REMOTE_WRITE) != AccessCheck.OK)
+                {
+                    refuse(p, rec, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, s, m);
+                    return;
+                }
+                if (k == WRITE_IMM)
+                {
+                    final int r = (int)receives.get(key);
+                    if (r == MISSING)
+                    {
+                        refuseRnr(p, rec, s, m);
+                        return;
+                    }
+                    inReceive[rec] = r;
+                    inImmediate[rec] = ImmediateDataHeader.immediateData(seg, reth + RdmaExtendedTransportHeader.LENGTH);
+                }
+                final MemoryRegion mr = pd.regionByRkey(key32);
+                target = mr.segment();
+                targetOffset = mr.offsetOf(va);
+            }
+            case SEND, SEND_IMM ->
+            {
+                final int r = (int)receives.get(key);
+                if (r == MISSING)
+                {
+                    refuseRnr(p, rec, s, m);
+                    return;
+                }
+                inReceive[rec] = r;
+                if (messageLength > rLength[r])
+                {
+                    refuse(p, rec, NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST, s, m);
+                    return;
+                }
+                if (k == SEND_IMM)
+                {
+                    inImmediate[rec] = ImmediateDataHeader.immediateData(seg, seth + SprayExtendedTransportHeader.LENGTH);
+                }
+                target = rRegion[r] == null ? null : rRegion[r].segment();
+                targetOffset = rRegion[r] == null ? 0 : rRegion[r].offsetOf(rAddress[r]) + offset;
+            }
+            case READ ->
+            {
+                final long reth = seth + SprayExtendedTransportHeader.LENGTH;
+                final long va = RdmaExtendedTransportHeader.virtualAddress(seg, reth);
+                final int key32 = RdmaExtendedTransportHeader.rkey(seg, reth);
+                final int dma = RdmaExtendedTransportHeader.dmaLength(seg, reth);
+                if (dma != messageLength || dma < 0 ||
+                    pd.checkRemoteAccess(key32, va, dma, AccessFlags.REMOTE_READ) != AccessCheck.OK)
+                {
+                    refuse(p, rec, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, s, m);
+                    return;
+                }
+                if (markPlaced(rec, 0) == MARK_DUPLICATE)
+                {
+                    counters.increment(SprayCounters.DUPLICATES);
+                    return;
+                }
+                queueReadResponse(s, m, pd.regionByRkey(key32), va, dma);
+                inReceived[rec] = 1;
+                inDone[rec] = true;
+                retireInbound(s);
+                return;
+            }
+            default -> throw new IllegalStateException("kind " + k);
+        }
+        if (markPlaced(rec, offset / mtu) == MARK_DUPLICATE)
+        {
+            counters.increment(SprayCounters.DUPLICATES);
+            return;
+        }
+        if (payloadLength > 0)
+        {
+            MemorySegment.copy(seg, frame.payloadOffset(), target, targetOffset, payloadLength);
+            counters.add(SprayCounters.RX_BYTES, payloadLength);
+            pathCounters[p].add(SprayCounters.RX_BYTES, payloadLength);
+        }
+        if (++inReceived[rec] == inExpected[rec])
+        {
+            inDone[rec] = true;
+            retireInbound(s);
+        }
+    }
+
+    private void refuse(final int p, final int rec, final int syndrome, final int s, final int m)
+    {
+        inSyndrome[rec] = syndrome;
+        inDone[rec] = true;
+        sendNack(p, syndrome, s, m);
+        if (!rxErrored[s] || m - rxErroredMsn[s] < 0)
+        {
+            rxErrored[s] = true;
+            rxErroredMsn[s] = m;
+            // later messages of the stream that had begun arriving are abandoned (control path: rare)
+            for (int r = 0; r < inboundCount; r++)
+            {
+                if (inStream[r] == s && inbound.get(key(s, inMsn[r])) == r && inMsn[r] - m > 0)
+                {
+                    inbound.remove(key(s, inMsn[r]));
+                    releaseMarks(r, inExpected[r]);
+                    freeInbound[freeInboundCount++] = r;
+                    counters.increment(SprayCounters.FLUSHED);
+                }
+            }
+        }
+        retireInbound(s);
+    }
+
+    // RNR: the whole attempt is refused, packet by packet; once all of its packets arrived the next attempt
+    // (the sender's retry, S9.3) starts clean, so no byte of a refused attempt is ever counted
+    private void refuseRnr(final int p, final int rec, final int s, final int m)
+    {
+        if (!inRnr[rec])
+        {
+            inRnr[rec] = true;
+            inRnrArrived[rec] = 0;
+            inReceived[rec] = 0;
+        }
+        sendNack(p, NegativeAckHeader.SYNDROME_RNR, s, m);
+        if (++inRnrArrived[rec] == inExpected[rec])
+        {
+            inRnr[rec] = false;
+            inRnrArrived[rec] = 0;
+        }
+    }
+
+    private void retireInbound(final int s)
+    {
+        while (true)
+        {
+            final long key = key(s, rxNextMsn[s]);
+            final int rec = (int)inbound.get(key);
+            if (rec == MISSING || !inDone[rec])
+            {
+                return;
+            }
+            final int r = inReceive[rec];
+            final byte k = inKind[rec];
+            if (r != MISSING && (k == SEND || k == SEND_IMM || k == WRITE_IMM))
+            {
+                final WorkCompletionStatus st = inSyndrome[rec] == 0 ? WorkCompletionStatus.SUCCESS :
+                    inSyndrome[rec] == NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST ?
+                    WorkCompletionStatus.LOC_LEN_ERR : WorkCompletionStatus.LOC_PROT_ERR;
+                final boolean imm = k != SEND;
+                if (!receiveCq.offer(rWrId[r], st,
+                    k == WRITE_IMM ? WorkCompletionOpcode.RECV_RDMA_WITH_IMM : WorkCompletionOpcode.RECV,
+                    inLength[rec], imm, imm ? inImmediate[rec] : 0, localCid))
+                {
+                    counters.increment(SprayCounters.CQ_OVERRUNS);
+                }
+                rRegion[r] = null;
+                freeReceives[freeReceiveCount++] = r;
+                receives.remove(key);
+            }
+            counters.increment(SprayCounters.MESSAGES_RECEIVED);
+            inbound.remove(key);
+            releaseMarks(rec, inExpected[rec]);
+            freeInbound[freeInboundCount++] = rec;
+            rxNextMsn[s]++;
+        }
+    }
+
+    private void queueReadResponse(final int s, final int m, final MemoryRegion mr, final long va, final int len)
+    {
+        final int slot = freeSlots[--freeSlotCount]; // room checked before the path layer took the packet
+        kind[slot] = READ_RESPONSE;
+        wrId[slot] = 0;
+        stream[slot] = s;
+        msn[slot] = m;
+        region[slot] = len > 0 ? mr : null;
+        localAddress[slot] = va;
+        length[slot] = len;
+        remoteAddress[slot] = 0;
+        rkey[slot] = 0;
+        signaled[slot] = false;
+        solicited[slot] = false;
+        packets[slot] = packetsFor(len);
+        readExpected[slot] = 0;
+        nextPacket[slot] = 0;
+        acked[slot] = 0;
+        outstanding[slot] = 0;
+        status[slot] = PENDING;
+        delivered[slot] = true; // nothing to deliver: freed once acknowledged
+        rnrWaiting[slot] = false;
+        nextInStream[slot] = MISSING;
+        enqueueSend(slot);
+    }
+
+    private void onProbePacket(final RoceFrame frame, final long now)
+    {
+        final MemorySegment seg = frame.segment();
+        final long prbh = frame.customHeaderOffset();
+        final int p = ProbeHeader.path(seg, prbh);
+        if (p >= paths)
+        {
+            engine.counters().increment(SprayCounters.MALFORMED);
+            return;
+        }
+        counters.increment(SprayCounters.PROBES_RECEIVED);
+        final PathReceiveWindow window = receiveWindows[p];
+        if ((ProbeHeader.flags(seg, prbh) & ProbeHeader.FLAG_RESYNC) != 0)
+        {
+            window.reset(ProbeHeader.nextPsn(seg, prbh));
+            rxHadGap[p] = false;
+        }
+        // a probe occupies its PSN (the nextPsn it names), so the ACK that answers it acknowledges a PSN above
+        // every packet sent before it and S6.5 finds a lost tail
+        window.onPacket(frame.psn());
+        rxHadGap[p] = window.hasGap();
+        sendAck(p, now);
+    }
+
+    // =====================================================================================================
+    // ACKs and NACKs at the sender
+    // =====================================================================================================
+
+    private void onAckPacket(final RoceFrame frame, final long now)
+    {
+        final MemorySegment seg = frame.segment();
+        final long sack = frame.customHeaderOffset();
+        final int p = SelectiveAckHeader.path(seg, sack);
+        if (p >= paths)
+        {
+            engine.counters().increment(SprayCounters.MALFORMED);
+            return;
+        }
+        final int sequence = SelectiveAckHeader.ackSequence(seg, sack);
+        if (ackSequenceSeen[p] && sequence - lastAckSequence[p] <= 0)
+        {
+            counters.increment(SprayCounters.ACKS_STALE);
+            return;
+        }
+        ackPath = p;
+        ackNow = now;
+        probeAcked = false;
+        final int newlyAcked = sendWindows[p].onAck(seg, sack, now, this);
+        if (newlyAcked < 0)
+        {
+            counters.increment(SprayCounters.ACKS_STALE);
+            return;
+        }
+        ackSequenceSeen[p] = true;
+        lastAckSequence[p] = sequence;
+        counters.increment(SprayCounters.ACKS_RECEIVED);
+        pathCounters[p].increment(SprayCounters.ACKS_RECEIVED);
+        final int ce = SelectiveAckHeader.ceCount(seg, sack);
+        if (ce > 0)
+        {
+            counters.add(SprayCounters.ECN_MARKS_ECHOED, ce);
+            pathCounters[p].add(SprayCounters.ECN_MARKS_ECHOED, ce);
+        }
+        lastAckAt[p] = now;
+        consecutiveTimeouts[p] = 0;
+        if (pathStates[p] == FAILED)
+        {
+            if (!probeAcked)
+            {
+                return;
+            }
+            restorePath(p, now);
+        }
+        windows[p].onAck(newlyAcked, ce, now, rtts[p].srttNanos());
+        peerRateHintMbps = SelectiveAckHeader.rateHintMbps(seg, sack);
+        drainRetransmissions(now);
+    }
+
+    public void onAcked(final long handle, final int psn, final long rttNanos)
+    {
+        rtts[ackPath].onSample(rttNanos);
+        if (handle == PROBE_HANDLE)
+        {
+            probeAcked = true;
+            return;
+        }
+        final int slot = slotOf(handle);
+        if (generationOf(handle) != (generation[slot] & 0xFFFF))
+        {
+            return;
+        }
+        outstanding[slot]--;
+        acked[slot]++;
+        onSlotProgress(slot);
+    }
+
+    public void onLost(final long handle, final int psn)
+    {
+        final int p = ackPath;
+        sendWindows[p].retransmitted(psn, ackNow);
+        if (handle != PROBE_HANDLE)
+        {
+            counters.increment(SprayCounters.LOST);
+            pathCounters[p].increment(SprayCounters.LOST);
+            windows[p].onLoss(ackNow);
+            sampleLost[p]++;
+            if (isLossy(p))
+            {
+                repath(p);
+            }
+        }
+        queueRetransmission(p, psn, handle);
+    }
+
+    private void onNackPacket(final RoceFrame frame, final long now)
+    {
+        final MemorySegment seg = frame.segment();
+        final long nakh = frame.customHeaderOffset();
+        final int s = NegativeAckHeader.stream(seg, nakh);
+        final int m = NegativeAckHeader.msn(seg, nakh);
+        counters.increment(SprayCounters.NACKS_RECEIVED);
+        if (s >= streams)
+        {
+            engine.counters().increment(SprayCounters.MALFORMED);
+            return;
+        }
+        final int slot = (int)txByMsn.get(key(s, m));
+        if (slot == MISSING || status[slot] != PENDING || kind[slot] == READ_RESPONSE)
+        {
+            return;
+        }
+        switch (NegativeAckHeader.syndrome(seg, nakh))
+        {
+            case NegativeAckHeader.SYNDROME_RNR ->
+            {
+                if (rnrWaiting[slot])
+                {
+                    return; // the rest of the refused attempt
+                }
+                if (++rnrCount[slot] > config.rnrRetries)
+                {
+                    fail(slot, WorkCompletionStatus.RNR_RETRY_EXC_ERR);
+                    return;
+                }
+                counters.increment(SprayCounters.RNR_RETRIES);
+                rnrWaiting[slot] = true;
+                rnrWaitingCount++;
+                rnrRetryAt[slot] = now + NegativeAckHeader.rnrTimerMicros(seg, nakh) * 1000L;
+            }
+            case NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR -> fail(slot, WorkCompletionStatus.REM_ACCESS_ERR);
+            case NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST -> fail(slot, WorkCompletionStatus.REM_INV_REQ_ERR);
+            default -> fail(slot, WorkCompletionStatus.REM_OP_ERR);
+        }
+    }
+
+    // S9.4: the message completes with the error, later messages of its stream are flushed
+    private void fail(final int slot, final WorkCompletionStatus st)
+    {
+        status[slot] = st.ordinal();
+        nextPacket[slot] = packets[slot];
+        if (rnrWaiting[slot])
+        {
+            rnrWaiting[slot] = false;
+            rnrWaitingCount--;
+        }
+        final int s = stream[slot];
+        txErrored[s] = true;
+        for (int i = nextInStream[slot]; i != MISSING; i = nextInStream[i])
+        {
+            if (status[i] == PENDING)
+            {
+                status[i] = WorkCompletionStatus.WR_FLUSH_ERR.ordinal();
+                nextPacket[i] = packets[i];
+                if (rnrWaiting[i])
+                {
+                    rnrWaiting[i] = false;
+                    rnrWaitingCount--;
+                }
+            }
+        }
+        deliverSendCompletions(s);
+    }
+
+    private void onSlotProgress(final int slot)
+    {
+        if (status[slot] == PENDING && !rnrWaiting[slot] && acked[slot] == packets[slot])
+        {
+            if (kind[slot] == READ_RESPONSE)
+            {
+                status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
+            }
+            else if (kind[slot] != READ)
+            {
+                status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
+                deliverSendCompletions(stream[slot]);
+                return;
+            }
+        }
+        maybeFree(slot);
+    }
+
+    private void deliverSendCompletions(final int s)
+    {
+        int head = txHead[s];
+        while (head != MISSING && status[head] != PENDING)
+        {
+            final WorkCompletionStatus st = STATUSES[status[head]];
+            if (signaled[head] || st != WorkCompletionStatus.SUCCESS)
+            {
+                final WorkCompletionOpcode op = switch (kind[head])
+                {
+                    case WRITE, WRITE_IMM -> WorkCompletionOpcode.RDMA_WRITE;
+                    case READ -> WorkCompletionOpcode.RDMA_READ;
+                    default -> WorkCompletionOpcode.SEND;
+                };
+                if (!sendCq.offer(wrId[head], st, op, length[head], false, 0, localCid))
+                {
+                    counters.increment(SprayCounters.CQ_OVERRUNS);
+                }
+            }
+            counters.increment(SprayCounters.MESSAGES_SENT);
+            txByMsn.remove(key(s, msn[head]));
+            delivered[head] = true;
+            final int done = head;
+            head = nextInStream[head];
+            maybeFree(done);
+        }
+        txHead[s] = head;
+        if (head == MISSING)
+        {
+            txTail[s] = MISSING;
+        }
+    }
+
+    private void maybeFree(final int slot)
+    {
+        if (delivered[slot] && status[slot] != PENDING && outstanding[slot] == 0 && !inSendQueue[slot] &&
+            kind[slot] != -1)
+        {
+            if (kind[slot] == READ)
+            {
+                releaseMarks(inboundCount + slot, readExpected[slot]);
+            }
+            region[slot] = null;
+            kind[slot] = -1;
+            generation[slot]++;
+            freeSlots[freeSlotCount++] = slot;
+        }
+    }
+
+    // =====================================================================================================
+    // Timers and sending
+    // =====================================================================================================
+
+    int onTick(final long now)
+    {
+        if (closed)
+        {
+            return 0;
+        }
+        if (allFailedSince != NONE && now - allFailedSince >= config.connectionTimeoutNanos)
+        {
+            closeAfterTimeout();
+            return 1;
+        }
+        int work = 0;
+        for (int p = 0; p < paths; p++)
+        {
+            if (rxFirstUnackedAt[p] != NONE && now - rxFirstUnackedAt[p] >= config.ackDelayNanos)
+            {
+                work += sendAck(p, now) ? 1 : 0;
+            }
+        }
+        for (int p = 0; p < paths; p++)
+        {
+            work += pathTimers(p, now);
+        }
+        work += drainRetransmissions(now);
+        if (rnrWaitingCount > 0)
+        {
+            work += rnrRetries(now);
+        }
+        work += sendData(now);
+        return work;
+    }
+
+    private int pathTimers(final int p, final long now)
+    {
+        final PathSendWindow window = sendWindows[p];
+        if (pathStates[p] == FAILED)
+        {
+            if (now >= nextResyncAt[p])
+            {
+                nextResyncAt[p] = now + config.probeIntervalNanos;
+                window.reset(window.nextPsn());
+                sourcePorts[p] = unusedSourcePort(); // a new route (S7.5)
+                sendNewProbe(p, ProbeHeader.FLAG_RESYNC, now);
+                return 1;
+            }
+            return 0;
+        }
+        if (window.outstanding() == 0)
+        {
+            return 0;
+        }
+        final RttEstimator rtt = rtts[p];
+        if (now - window.oldestSentAtNanos() >= rtt.rtoNanos())
+        {
+            counters.increment(SprayCounters.TIMEOUTS);
+            pathCounters[p].increment(SprayCounters.TIMEOUTS);
+            rtt.onTimeout();
+            if (++consecutiveTimeouts[p] >= config.failAfterTimeouts)
+            {
+                failPath(p, now);
+                return 1;
+            }
+            final int psn = window.basePsn();
+            final long handle = window.oldestHandle();
+            window.retransmitted(psn, now);
+            if (handle != PROBE_HANDLE)
+            {
+                counters.increment(SprayCounters.LOST);
+                pathCounters[p].increment(SprayCounters.LOST);
+            }
+            queueRetransmission(p, psn, handle);
+            return 1;
+        }
+        final long quiet = Math.max(2 * rtt.srttNanos(), config.probeMinNanos);
+        final long since = Math.max(Math.max(lastAckAt[p], lastProbeAt[p]), window.oldestSentAtNanos());
+        if (now - since >= quiet && !window.isFull())
+        {
+            sendNewProbe(p, 0, now);
+            return 1;
+        }
+        return 0;
+    }
+
+    private void failPath(final int p, final long now)
+    {
+        pathStates[p] = FAILED;
+        boolean anyActive = false;
+        for (int q = 0; q < paths; q++)
+        {
+            anyActive |= pathStates[q] == ACTIVE;
+        }
+        if (!anyActive)
+        {
+            allFailedSince = now;
+        }
+        counters.increment(SprayCounters.PATH_FAILURES);
+        pathCounters[p].increment(SprayCounters.PATH_FAILURES);
+        sendWindows[p].drain(mover);
+        nextResyncAt[p] = now + config.probeIntervalNanos;
+    }
+
+    // S7.6: every path stayed failed for connectionTimeout: outstanding messages complete with RETRY_EXC_ERR
+    // and the connection closes (its packets are then counted as for an unknown connection, S9.5)
+    private void closeAfterTimeout()
+    {
+        closed = true;
+        for (int s = 0; s < streams; s++)
+        {
+            for (int slot = txHead[s]; slot != MISSING; slot = nextInStream[slot])
+            {
+                if (status[slot] == PENDING)
+                {
+                    status[slot] = WorkCompletionStatus.RETRY_EXC_ERR.ordinal();
+                }
+            }
+            txErrored[s] = true;
+        }
+        for (int slot = 0; slot < slotCount; slot++)
+        {
+            if (freeSlotsContains(slot))
+            {
+                continue;
+            }
+            outstanding[slot] = 0;
+            inSendQueue[slot] = false;
+            rnrWaiting[slot] = false;
+            if (kind[slot] == READ_RESPONSE && status[slot] == PENDING)
+            {
+                status[slot] = WorkCompletionStatus.RETRY_EXC_ERR.ordinal();
+            }
+        }
+        rnrWaitingCount = 0;
+        sendQueueSize = 0;
+        retxSize = 0;
+        moveSize = 0;
+        for (int s = 0; s < streams; s++)
+        {
+            deliverSendCompletions(s);
+        }
+        for (int slot = 0; slot < slotCount; slot++)
+        {
+            if (!freeSlotsContains(slot))
+            {
+                maybeFree(slot);
+            }
+        }
+    }
+
+    private boolean freeSlotsContains(final int slot)
+    {
+        for (int i = 0; i < freeSlotCount; i++)
+        {
+            if (freeSlots[i] == slot)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** @return true once closed after every path failed for {@code connectionTimeout} (S7.6). */
+    public boolean isClosed()
+    {
+        return closed;
+    }
+
+    // S7.3: a path's loss rate is measured over its last 256 to 512 packets: the sample being filled and the
+    // one before it. It is judged on every loss once the two hold at least MIN_LOSS_SAMPLE packets, because a
+    // lossy path's window collapses and it may take very long to send 256 more. RTT is judged every 256 packets.
+    private static final int MIN_LOSS_SAMPLE = 32;
+
+    private void endLossSample(final int p)
+    {
+        previousSent[p] = sampleSent[p];
+        previousLost[p] = sampleLost[p];
+        sampleSent[p] = 0;
+        sampleLost[p] = 0;
+        for (int q = 0; q < paths; q++)
+        {
+            medianScratch[q] = rtts[q].srttNanos();
+        }
+        final double medianRtt = median(medianScratch);
+        if (isLossy(p) || (rtts[p].hasSample() && rtts[p].srttNanos() > config.repathRttFactor * medianRtt))
+        {
+            repath(p);
+        }
+    }
+
+    private boolean isLossy(final int p)
+    {
+        for (int q = 0; q < paths; q++)
+        {
+            final int sent = previousSent[q] + sampleSent[q];
+            lossRate[q] = sent < MIN_LOSS_SAMPLE ? 0 : (double)(previousLost[q] + sampleLost[q]) / sent;
+        }
+        return lossRate[p] > config.repathLoss && median(lossRate) < config.repathLoss / 2;
+    }
+
+    private double median(final double[] values)
+    {
+        final double[] v = medianScratch == values ? values : medianScratch;
+        if (v != values)
+        {
+            System.arraycopy(values, 0, v, 0, paths);
+        }
+        for (int i = 1; i < paths; i++) // insertion sort: P <= 64, allocation-free
+        {
+            final double x = v[i];
+            int j = i - 1;
+            while (j >= 0 && v[j] > x)
+            {
+                v[j + 1] = v[j];
+                j--;
+            }
+            v[j + 1] = x;
+        }
+        return (paths & 1) == 1 ? v[paths / 2] : (v[paths / 2 - 1] + v[paths / 2]) / 2;
+    }
+
+    private void repath(final int p)
+    {
+        sourcePorts[p] = unusedSourcePort();
+        rtts[p].reset(config.initialRttNanos);
+        sampleSent[p] = 0;
+        sampleLost[p] = 0;
+        previousSent[p] = 0;
+        previousLost[p] = 0;
+        counters.increment(SprayCounters.REPATHS);
+        pathCounters[p].increment(SprayCounters.REPATHS);
+    }
+
+    // an unused port chosen at random in 49152-65535 (S7.3, S7.5)
+    private int unusedSourcePort()
+    {
+        while (true)
+        {
+            final int port = 49152 + engine.random().nextInt(16384);
+            boolean used = false;
+            for (int q = 0; q < paths; q++)
+            {
+                used |= sourcePorts[q] == port;
+            }
+            if (!used)
+            {
+                return port;
+            }
+        }
+    }
+
+    private void enqueueMove(final long handle)
+    {
+        if (handle == PROBE_HANDLE)
+        {
+            return;
+        }
+        moveQueue[(moveHead + moveSize) % retxCapacity] = handle;
+        moveSize++;
+        counters.increment(SprayCounters.MOVED);
+    }
+
+    private void restorePath(final int p, final long now)
+    {
+        pathStates[p] = ACTIVE;
+        allFailedSince = NONE;
+        windows[p].reset(now);
+        rtts[p].reset(config.initialRttNanos);
+        consecutiveTimeouts[p] = 0;
+        counters.increment(SprayCounters.PATH_RESTORES);
+        pathCounters[p].increment(SprayCounters.PATH_RESTORES);
+    }
+
+    private int rnrRetries(final long now)
+    {
+        int work = 0;
+        for (int slot = 0; slot < slotCount; slot++)
+        {
+            if (rnrWaiting[slot] && outstanding[slot] == 0 && nextPacket[slot] == packets[slot] &&
+                now >= rnrRetryAt[slot])
+            {
+                rnrWaiting[slot] = false;
+                rnrWaitingCount--;
+                generation[slot]++;
+                nextPacket[slot] = 0;
+                acked[slot] = 0;
+                if (!inSendQueue[slot])
+                {
+                    enqueueSend(slot);
+                }
+                work++;
+            }
+        }
+        return work;
+    }
+
+    private void queueRetransmission(final int p, final int psn, final long handle)
+    {
+        final int at = (retxHead + retxSize) % retxCapacity;
+        retxPath[at] = p;
+        retxPsn[at] = psn;
+        retxHandle[at] = handle;
+        retxSize++;
+    }
+
+    private int drainRetransmissions(final long now)
+    {
+        int sent = 0;
+        while (retxSize > 0)
+        {
+            final int p = retxPath[retxHead];
+            final int psn = retxPsn[retxHead];
+            final long handle = retxHandle[retxHead];
+            final PathSendWindow window = sendWindows[p];
+            if (pathStates[p] == ACTIVE && Psn.inRange(psn, window.basePsn(), window.outstanding()))
+            {
+                final boolean ok = handle == PROBE_HANDLE ? writeProbe(p, psn, 0) :
+                    writeData(p, handle, psn, true, now);
+                if (!ok)
+                {
+                    break;
+                }
+                if (handle != PROBE_HANDLE)
+                {
+                    counters.increment(SprayCounters.RETRANSMITTED);
+                    pathCounters[p].increment(SprayCounters.RETRANSMITTED);
+                }
+                sent++;
+            }
+            retxHead = (retxHead + 1) % retxCapacity;
+            retxSize--;
+        }
+        return sent;
+    }
+
+    private int sendData(final long now)
+    {
+        refill(now);
+        int sent = 0;
+        while (sent < config.maxPacketsPerTick && tokens > 0)
+        {
+            final long handle;
+            final boolean moved = moveSize > 0;
+            if (moved)
+            {
+                handle = moveQueue[moveHead];
+            }
+            else
+            {
+                if (sendQueueSize == 0)
+                {
+                    break;
+                }
+                final int slot = sendQueue[sendQueueHead];
+                if (nextPacket[slot] >= packets[slot])
+                {
+                    sendQueueHead = (sendQueueHead + 1) % slotCount;
+                    sendQueueSize--;
+                    inSendQueue[slot] = false;
+                    maybeFree(slot);
+                    continue;
+                }
+                handle = handle(slot, nextPacket[slot]);
+            }
+            final int p = pickPath();
+            if (p < 0)
+            {
+                break;
+            }
+            if (!writeData(p, handle, -1, false, now))
+            {
+                break;
+            }
+            final int slot = slotOf(handle);
+            final int payload = payloadOf(slot, packetOf(handle));
+            tokens -= payload + 64;
+            counters.increment(SprayCounters.TX_PACKETS);
+            counters.add(SprayCounters.TX_BYTES, payload);
+            pathCounters[p].increment(SprayCounters.TX_PACKETS);
+            pathCounters[p].add(SprayCounters.TX_BYTES, payload);
+            if (++sampleSent[p] >= PathSendWindow.CAPACITY)
+            {
+                endLossSample(p);
+            }
+            if (moved)
+            {
+                moveHead = (moveHead + 1) % retxCapacity;
+                moveSize--;
+            }
+            else
+            {
+                nextPacket[slot]++;
+                outstanding[slot]++;
+            }
+            sent++;
+        }
+        return sent;
+    }
+
+    private void refill(final long now)
+    {
+        if (lastRefillAt == NONE)
+        {
+            lastRefillAt = now;
+            return;
+        }
+        final long elapsed = now - lastRefillAt;
+        lastRefillAt = now;
+        if (elapsed <= 0)
+        {
+            return;
+        }
+        double rate = 0; // bytes per nanosecond: sum over live paths of cwnd * MTU / srtt (S8.4)
+        for (int p = 0; p < paths; p++)
+        {
+            if (pathStates[p] == ACTIVE)
+            {
+                rate += (double)windows[p].window() * mtu / Math.max(1, rtts[p].srttNanos());
+            }
+        }
+        if (peerRateHintMbps > 0)
+        {
+            rate = Math.min(rate, peerRateHintMbps / 8000.0);
+        }
+        tokens = Math.min(config.burstBytes, tokens + rate * elapsed);
+    }
+
+    // S7.2: smooth weighted round robin over the ACTIVE paths with window space, weight = free window
+    private int pickPath()
+    {
+        int total = 0;
+        int best = -1;
+        for (int p = 0; p < paths; p++)
+        {
+            if (pathStates[p] != ACTIVE)
+            {
+                continue;
+            }
+            final int free = Math.min(windows[p].window(), PathSendWindow.CAPACITY) - sendWindows[p].outstanding();
+            if (free <= 0)
+            {
+                continue;
+            }
+            wrrCurrent[p] += free;
+            total += free;
+            if (best < 0 || wrrCurrent[p] > wrrCurrent[best])
+            {
+                best = p;
+            }
+        }
+        if (best >= 0)
+        {
+            wrrCurrent[best] -= total;
+        }
+        return best;
+    }
+
+    private void enqueueSend(final int slot)
+    {
+        sendQueue[(sendQueueHead + sendQueueSize) % slotCount] = slot;
+        sendQueueSize++;
+        inSendQueue[slot] = true;
+    }
+
+    // =====================================================================================================
+    // Frames
+    // =====================================================================================================
+
+    private void address(final int p, final int plane)
+    {
+        writer = writers[plane];
+        writer.ethernet(localMac[plane], remoteMac[plane])
+            .ipv4(localIpv4[plane], remoteIpv4[plane])
+            .ipv4Identification(0) // S2.4: identification 0 (DF is always set)
+            .dscp(config.dscp)
+            .udpSourcePort(sourcePorts[p])
+            .destQp(remoteCid)
+            .solicited(false)
+            .ackReq(false)
+            .ecn(0);
+    }
+
+    /**
+     * Writes a data packet on path {@code p}: a new one ({@code psn < 0}: takes the path's next PSN) or a
+     * retransmission with its PSN (S6.6).
+     */
+    private boolean writeData(final int p, final long handle, final int psnOrNew, final boolean retransmit, final long now)
+    {
+        final int slot = slotOf(handle);
+        final int packet = packetOf(handle);
+        final byte k = kind[slot];
+        final int offset = k == READ ? 0 : packet * mtu;
+        final int payload = payloadOf(slot, packet);
+        final boolean last = k == READ || packet == packets[slot] - 1;
+        final int plane = p % planes;
+        address(p, plane);
+        final PathSendWindow window = sendWindows[p];
+        writer.opcode(OPCODES[k]).ecn(ECT0).solicited(last && solicited[slot])
+            .ackReq(last || window.outstanding() + 1 >= windows[p].window());
+        final int maxLength = writer.frameLength(payload);
+        if (!output.claim(plane, maxLength))
+        {
+            counters.increment(SprayCounters.OUTPUT_FULL);
+            return false;
+        }
+        final int psn = psnOrNew < 0 ? window.send(handle, now) : psnOrNew;
+        writer.psn(psn);
+        final MemorySegment seg = output.buffer();
+        final long base = output.offset();
+        final long payloadAt = base + writer.payloadOffset();
+        final long seth = payloadAt - SprayOpcodes.TABLE.extensionHeadersLength(OPCODES[k]);
+        SprayExtendedTransportHeader.path(seg, seth, p);
+        SprayExtendedTransportHeader.flags(seg, seth,
+            (retransmit ? SprayExtendedTransportHeader.FLAG_RETRANSMIT : 0) |
+            (last ? SprayExtendedTransportHeader.FLAG_LAST : 0));
+        SprayExtendedTransportHeader.stream(seg, seth, stream[slot]);
+        SprayExtendedTransportHeader.msn(seg, seth, msn[slot]);
+        SprayExtendedTransportHeader.messageOffset(seg, seth, offset);
+        SprayExtendedTransportHeader.messageLength(seg, seth, length[slot]);
+        long at = seth + SprayExtendedTransportHeader.LENGTH;
+        if (k == WRITE || k == WRITE_IMM || k == READ)
+        {
+            RdmaExtendedTransportHeader.virtualAddress(seg, at, remoteAddress[slot] + offset);
+            RdmaExtendedTransportHeader.rkey(seg, at, rkey[slot]);
+            RdmaExtendedTransportHeader.dmaLength(seg, at, length[slot]);
+            at += RdmaExtendedTransportHeader.LENGTH;
+        }
+        if (k == WRITE_IMM || k == SEND_IMM)
+        {
+            ImmediateDataHeader.immediateData(seg, at, immediate[slot]);
+        }
+        if (payload > 0)
+        {
+            final MemoryRegion mr = region[slot];
+            MemorySegment.copy(mr.segment(), mr.offsetOf(localAddress[slot]) + offset, seg, payloadAt, payload);
+        }
+        output.commit(writer.writeFrame(seg, base, payload));
+        return true;
+    }
+
+    private void sendNewProbe(final int p, final int flags, final long now)
+    {
+        final PathSendWindow window = sendWindows[p];
+        if (window.isFull())
+        {
+            return;
+        }
+        final int plane = p % planes;
+        address(p, plane);
+        writer.opcode(SprayOpcodes.PROBE);
+        if (!output.claim(plane, writer.frameLength(0)))
+        {
+            counters.increment(SprayCounters.OUTPUT_FULL);
+            return;
+        }
+        final int psn = window.send(PROBE_HANDLE, now);
+        lastProbeAt[p] = now;
+        writeProbeClaimed(p, psn, flags);
+    }
+
+    private boolean writeProbe(final int p, final int psn, final int flags)
+    {
+        final int plane = p % planes;
+        address(p, plane);
+        writer.opcode(SprayOpcodes.PROBE);
+        if (!output.claim(plane, writer.frameLength(0)))
+        {
+            counters.increment(SprayCounters.OUTPUT_FULL);
+            return false;
+        }
+        writeProbeClaimed(p, psn, flags);
+        return true;
+    }
+
+    private void writeProbeClaimed(final int p, final int psn, final int flags)
+    {
+        writer.psn(psn);
+        final MemorySegment seg = output.buffer();
+        final long base = output.offset();
+        final long prbh = base + writer.payloadOffset() - ProbeHeader.LENGTH;
+        ProbeHeader.path(seg, prbh, p);
+        ProbeHeader.flags(seg, prbh, flags);
+        ProbeHeader.nextPsn(seg, prbh, psn);
+        output.commit(writer.writeFrame(seg, base, 0));
+        counters.increment(SprayCounters.PROBES_SENT);
+        pathCounters[p].increment(SprayCounters.PROBES_SENT);
+    }
+
+    // the reverse direction's path of the same index, or any live one if it failed (S6.4)
+    private int controlPath(final int p)
+    {
+        if (pathStates[p] == ACTIVE)
+        {
+            return p;
+        }
+        for (int q = 0; q < paths; q++)
+        {
+            if (pathStates[q] == ACTIVE)
+            {
+                return q;
+            }
+        }
+        return p;
+    }
+
+    private boolean sendAck(final int p, final long now)
+    {
+        final int q = controlPath(p);
+        final int plane = q % planes;
+        address(q, plane);
+        writer.opcode(SprayOpcodes.ACK).psn(0);
+        if (!output.claim(plane, writer.frameLength(0)))
+        {
+            counters.increment(SprayCounters.OUTPUT_FULL);
+            return false;
+        }
+        final MemorySegment seg = output.buffer();
+        final long base = output.offset();
+        final long sack = base + writer.payloadOffset() - SelectiveAckHeader.LENGTH;
+        final int ce = rxCeSinceAck[p];
+        SelectiveAckHeader.path(seg, sack, p);
+        SelectiveAckHeader.flags(seg, sack, ce > 0 ? SelectiveAckHeader.FLAG_ECE : 0);
+        SelectiveAckHeader.ceCount(seg, sack, ce);
+        receiveWindows[p].writeTo(seg, sack);
+        SelectiveAckHeader.rateHintMbps(seg, sack, engine.rateHint().hintMbps());
+        SelectiveAckHeader.ackSequence(seg, sack, ++rxAckSequence[p]);
+        output.commit(writer.writeFrame(seg, base, 0));
+        rxSinceAck[p] = 0;
+        rxCeSinceAck[p] = 0;
+        rxFirstUnackedAt[p] = NONE;
+        counters.increment(SprayCounters.ACKS_SENT);
+        pathCounters[p].increment(SprayCounters.ACKS_SENT);
+        return true;
+    }
+
+    private void sendNack(final int p, final int syndrome, final int s, final int m)
+    {
+        final int q = controlPath(p);
+        final int plane = q % planes;
+        address(q, plane);
+        writer.opcode(SprayOpcodes.NACK).psn(0);
+        if (!output.claim(plane, writer.frameLength(0)))
+        {
+            counters.increment(SprayCounters.OUTPUT_FULL);
+            return;
+        }
+        final MemorySegment seg = output.buffer();
+        final long base = output.offset();
+        final long nakh = base + writer.payloadOffset() - NegativeAckHeader.LENGTH;
+        NegativeAckHeader.syndrome(seg, nakh, syndrome);
+        NegativeAckHeader.stream(seg, nakh, s);
+        NegativeAckHeader.msn(seg, nakh, m);
+        NegativeAckHeader.rnrTimerMicros(seg, nakh, syndrome == NegativeAckHeader.SYNDROME_RNR ? config.rnrTimerMicros : 0);
+        output.commit(writer.writeFrame(seg, base, 0));
+        counters.increment(SprayCounters.NACKS_SENT);
+    }
+
+    // =====================================================================================================
+    // Helpers and reporting
+    // =====================================================================================================
+
+    private int packetsFor(final int len)
+    {
+        return len == 0 ? 1 : (int)((len + (long)mtu - 1) / mtu);
+    }
+
+    private int payloadOf(final int slot, final int packet)
+    {
+        if (kind[slot] == READ)
+        {
+            return 0;
+        }
+        return Math.min(mtu, length[slot] - packet * mtu);
+    }
+
+    private static long key(final int s, final int m)
+    {
+        return ((long)s << 32) | (m & 0xFFFF_FFFFL);
+    }
+
+    private long handle(final int slot, final int packet)
+    {
+        return ((long)slot << 48) | ((long)(generation[slot] & 0xFFFF) << 32) | (packet & 0xFFFF_FFFFL);
+    }
+
+    private static int slotOf(final long handle)
+    {
+        return (int)(handle >>> 48);
+    }
+
+    private static int generationOf(final long handle)
+    {
+        return (int)(handle >>> 32) & 0xFFFF;
+    }
+
+    private static int packetOf(final long handle)
+    {
+        return (int)handle;
+    }
+
+    /** @return this end's CID (what the peer's packets carry in DestQP). */
+    public int localCid()
+    {
+        return localCid;
+    }
+
+    /** @return the peer's CID. */
+    public int remoteCid()
+    {
+        return remoteCid;
+    }
+
+    int index()
+    {
+        return index;
+    }
+
+    /** @return paths per direction. */
+    public int paths()
+    {
+        return paths;
+    }
+
+    /** @return the MTU. */
+    public int mtu()
+    {
+        return mtu;
+    }
+
+    /** @return the connection's counters (sum over its paths, and message-level events). */
+    public SprayCounters counters()
+    {
+        return counters;
+    }
+
+    /** @return the counters of path {@code p} (both directions of that index). */
+    public SprayCounters pathCounters(final int p)
+    {
+        return pathCounters[p];
+    }
+
+    /** @return {@link #ACTIVE} or {@link #FAILED}. */
+    public int pathState(final int p)
+    {
+        return pathStates[p];
+    }
+
+    /** @return the UDP source port path {@code p} uses now. */
+    public int sourcePort(final int p)
+    {
+        return sourcePorts[p];
+    }
+
+    /** @return the send window of path {@code p} (for tests and tools). */
+    public PathSendWindow sendWindow(final int p)
+    {
+        return sendWindows[p];
+    }
+
+    /** @return the receive window of inbound path {@code p}. */
+    public PathReceiveWindow receiveWindow(final int p)
+    {
+        return receiveWindows[p];
+    }
+
+    /** @return the congestion control of path {@code p}. */
+    public PathCongestionControl congestionControl(final int p)
+    {
+        return windows[p];
+    }
+
+    /** @return the RTT estimator of path {@code p}. */
+    public RttEstimator rtt(final int p)
+    {
+        return rtts[p];
+    }
+
+    /** @return the last rate hint the peer sent, Mb/s (0: none). */
+    public int peerRateHintMbps()
+    {
+        return peerRateHintMbps;
+    }
+
+    /**
+     * @return true when the connection has nothing to do until a packet arrives or a request is posted: no
+     * packet outstanding or queued, no ACK pending, no RNR wait, no failed path to probe.
+     */
+    public boolean isIdle()
+    {
+        if (closed)
+        {
+            return true;
+        }
+        if (sendQueueSize > 0 || retxSize > 0 || moveSize > 0 || rnrWaitingCount > 0)
+        {
+            return false;
+        }
+        for (int p = 0; p < paths; p++)
+        {
+            if (sendWindows[p].outstanding() > 0 || rxFirstUnackedAt[p] != NONE || pathStates[p] == FAILED)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** @return send work requests (and READ responses) not yet finished. */
+    public int sendSlotsInUse()
+    {
+        return slotCount - freeSlotCount;
+    }
+
+    /** @return inbound messages tracked. */
+    public int inboundMessagesInUse()
+    {
+        return inboundCount - freeInboundCount;
+    }
+
+    /**
+     * S10.1: bytes of state of one path, both directions: the send window's 256 records, the receive
+     * bitmap, estimators, congestion control, per-path scalars and counters.
+     */
+    public static int pathStateBytes()
+    {
+        final int sendWindow = PathSendWindow.CAPACITY * (Long.BYTES + Long.BYTES + Integer.BYTES + 1) + 32;
+        final int receiveWindow = PathReceiveWindow.WORDS * Long.BYTES + 24;
+        final int rtt = 48;
+        final int cc = 64;
+        final int scalars = 4 * Integer.BYTES + 3 * Long.BYTES + 2 + 4 * Integer.BYTES + // sender side
+            3 * Integer.BYTES + Long.BYTES + 1 + // receiver side
+            Long.BYTES * 3; // array references
+        return sendWindow + receiveWindow + rtt + cc + scalars + SprayCounters.stateBytes();
+    }
+
+    /**
+     * S10.1: bytes of state of one stream: next MSN to send, completion list head and tail, error flag; next
+     * MSN to complete, receives posted, error flag and MSN.
+     */
+    public static int streamStateBytes()
+    {
+        return 6 * Integer.BYTES + 2;
+    }
+
+    /**
+     * S10.1: bytes of this connection's state apart from its paths and streams: the fixed tables sized when
+     * it was opened (send slots, receives, inbound messages, their hash maps, the retransmit and move
+     * queues). Constant for the connection's life: nothing grows with the messages it carries.
+     */
+    public long fixedStateBytes()
+    {
+        final long slot = 1 + 8 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 4 + 1 + 1 + 4 * 6 + 1 + 1 + 4 + 4 + 4 + 1 + 4 + 8 + 4 + 4;
+        final long receive = 8 + 8 + 8 + 4 + 4;
+        final long in = 1 + 4 * 9 + 1 + 1 + 4;
+        final long maps = 16L * ((long)txByMsn.capacity() + receives.capacity() + inbound.capacity());
+        final long queues = (long)retxCapacity * (4 + 4 + 8 + 8);
+        final long placed = (long)chunkCount * (CHUNK_WORDS * Long.BYTES + Integer.BYTES) + 16L * chunks.capacity();
+        return 256 + slot * slotCount + receive * receiveCount + in * inboundCount + maps + queues + placed +
+            SprayCounters.stateBytes();
+    }
+
+    /** @return every byte of this connection: fixed part, paths and streams (S10.1). */
+    public long stateBytes()
+    {
+        return fixedStateBytes() + (long)paths * pathStateBytes() + (long)streams * streamStateBytes();
+    }
+
+    public String toString()
+    {
+        return "SprayConnection{cid=" + localCid + ", remoteCid=" + remoteCid + ", paths=" + paths + ", mtu=" + mtu +
+            ", streams=" + streams + ", " + counters + '}';
+    }
+}

@@ -1,0 +1,141 @@
+package io.spraynic.datapath.transport.spray;
+
+import io.spraynic.datapath.verbs.CompletionQueue;
+
+/**
+ * The parameters of one connection, as both ends agreed them (S9.1: the minimum of each pair of limits):
+ * both CIDs, paths, MTU, streams, both initial PSNs, the peer's addresses per plane, and this end's queue
+ * sizes and completion queues. A mutable builder read once by {@link SprayEngine#open} (control path).
+ */
+public final class SprayConnectionConfig
+{
+    int localCid;
+    int remoteCid;
+    int paths = 8;
+    int mtu = 4096;
+    int streams = 1;
+    int sendInitialPsn;
+    int receiveInitialPsn;
+    int[] remoteIpv4 = new int[64];
+    long[] remoteMac = new long[64];
+    int sourcePortBase = 49152;
+    int sendQueueDepth = 1024;
+    int receiveQueueDepth = 1024;
+    int maxInboundMessages = 1024;
+    int placementChunks = 1024;
+    CompletionQueue sendCq;
+    CompletionQueue receiveCq;
+
+    /** @return a copy (the handshake fills one per accepted connection from a listener's template). */
+    SprayConnectionConfig copy()
+    {
+        final SprayConnectionConfig c = new SprayConnectionConfig();
+        c.localCid = localCid;
+        c.remoteCid = remoteCid;
+        c.paths = paths;
+        c.mtu = mtu;
+        c.streams = streams;
+        c.sendInitialPsn = sendInitialPsn;
+        c.receiveInitialPsn = receiveInitialPsn;
+        c.remoteIpv4 = remoteIpv4.clone();
+        c.remoteMac = remoteMac.clone();
+        c.sourcePortBase = sourcePortBase;
+        c.sendQueueDepth = sendQueueDepth;
+        c.receiveQueueDepth = receiveQueueDepth;
+        c.maxInboundMessages = maxInboundMessages;
+        c.placementChunks = placementChunks;
+        c.sendCq = sendCq;
+        c.receiveCq = receiveCq;
+        return c;
+    }
+
+    /** @param local this end's CID. @param remote the peer's CID (what packets carry in DestQP, S1.2). @return this. */
+    public SprayConnectionConfig cids(final int local, final int remote)
+    {
+        this.localCid = local;
+        this.remoteCid = remote;
+        return this;
+    }
+
+    /** @param paths P per direction, 1..64 (S1.3). @return this. */
+    public SprayConnectionConfig paths(final int paths)
+    {
+        this.paths = paths;
+        return this;
+    }
+
+    /** @param mtu 256, 512, 1024, 2048 or 4096 (S4.3). @return this. */
+    public SprayConnectionConfig mtu(final int mtu)
+    {
+        this.mtu = mtu;
+        return this;
+    }
+
+    /** @param streams S, 1..65536 (S1.4). @return this. */
+    public SprayConnectionConfig streams(final int streams)
+    {
+        this.streams = streams;
+        return this;
+    }
+
+    /**
+     * @param send    first PSN of this end's path 0 (path i starts at {@code send + i * 2^18}, S5.4).
+     * @param receive the peer's: first PSN of its path 0.
+     * @return this.
+     */
+    public SprayConnectionConfig initialPsns(final int send, final int receive)
+    {
+        this.sendInitialPsn = send;
+        this.receiveInitialPsn = receive;
+        return this;
+    }
+
+    /** @param plane a plane. @param ipv4 the peer's address on it. @param mac its MAC. @return this. */
+    public SprayConnectionConfig remote(final int plane, final int ipv4, final long mac)
+    {
+        remoteIpv4[plane] = ipv4;
+        remoteMac[plane] = mac;
+        return this;
+    }
+
+    /** @param port UDP source port of path 0; path i uses {@code port + i} (S2.2). @return this. */
+    public SprayConnectionConfig sourcePortBase(final int port)
+    {
+        this.sourcePortBase = port;
+        return this;
+    }
+
+    /**
+     * @param send     most send work requests (and READ responses) in flight.
+     * @param receive  most receives posted.
+     * @param inbound  most inbound messages tracked at once.
+     * @return this.
+     */
+    public SprayConnectionConfig depths(final int send, final int receive, final int inbound)
+    {
+        this.sendQueueDepth = send;
+        this.receiveQueueDepth = receive;
+        this.maxInboundMessages = inbound;
+        return this;
+    }
+
+    /**
+     * @param chunks blocks of 512 bits recording which packets of the messages being received were placed
+     *               (S4.4: each (stream, MSN, offset) counted once even when a packet moved paths, S7.4); one
+     *               chunk covers 512 packets of one message.
+     * @return this.
+     */
+    public SprayConnectionConfig placementChunks(final int chunks)
+    {
+        this.placementChunks = chunks;
+        return this;
+    }
+
+    /** @param send completions of sends. @param receive completions of receives. @return this. */
+    public SprayConnectionConfig completionQueues(final CompletionQueue send, final CompletionQueue receive)
+    {
+        this.sendCq = send;
+        this.receiveCq = receive;
+        return this;
+    }
+}

@@ -1,0 +1,145 @@
+package io.spraynic.datapath.transport.spray;
+
+import java.util.Arrays;
+
+/**
+ * Event counters of the spray transport, one slot each: one instance per connection, one per path
+ * and direction, one per engine (the connection-less slots). Single writer (the engine's thread),
+ * plain stores; another thread may read slightly stale values. The lead maps them to the counters file.
+ */
+public final class SprayCounters
+{
+    /** Data packets sent for the first time (or moved, S7.4). */
+    public static final int TX_PACKETS = 0;
+    /** Payload bytes of those packets. */
+    public static final int TX_BYTES = 1;
+    /** Data packets received (any outcome). */
+    public static final int RX_PACKETS = 2;
+    /** Payload bytes placed into registered memory. */
+    public static final int RX_BYTES = 3;
+    /** Data packets sent again on their path with their PSN (S6.6). */
+    public static final int RETRANSMITTED = 4;
+    /** Data packets the sender found lost (S6.5 SACK gaps, S6.8 timeouts). */
+    public static final int LOST = 5;
+    /** Packets moved from a failed path to live ones (S7.4). */
+    public static final int MOVED = 6;
+    /** CE marks seen by the receiver (S8.1). */
+    public static final int ECN_MARKS_RECEIVED = 7;
+    /** CE marks echoed to the sender in ACKs (S8.1, sender side). */
+    public static final int ECN_MARKS_ECHOED = 8;
+    /** Gaps that appeared in a path's receive window (S6.4). */
+    public static final int SACK_GAPS = 9;
+    /** Data packets received twice on a path (S6.3), or a message already complete. */
+    public static final int DUPLICATES = 10;
+    /** Data packets beyond a path's 256-packet window, dropped (S6.3 sackWindowOverflow). */
+    public static final int OUT_OF_WINDOW = 11;
+    /** NACKs sent (S9.3). */
+    public static final int NACKS_SENT = 12;
+    /** NACKs received. */
+    public static final int NACKS_RECEIVED = 13;
+    /** ACKs sent (S6.4). */
+    public static final int ACKS_SENT = 14;
+    /** ACKs received and applied. */
+    public static final int ACKS_RECEIVED = 15;
+    /** ACKs ignored: stale ({@code ackSequence}) or not fitting the window. */
+    public static final int ACKS_STALE = 16;
+    /** Probes sent (S6.7, S7.5). */
+    public static final int PROBES_SENT = 17;
+    /** Probes received. */
+    public static final int PROBES_RECEIVED = 18;
+    /** Retransmission timeouts (S6.8). */
+    public static final int TIMEOUTS = 19;
+    /** Paths that failed (S7.4). */
+    public static final int PATH_FAILURES = 20;
+    /** Failed paths restored by a probe (S7.5). */
+    public static final int PATH_RESTORES = 21;
+    /** RNR NACKs received, messages retried (S9.3). */
+    public static final int RNR_RETRIES = 22;
+    /** Frames that found no buffer in the output (retried later). */
+    public static final int OUTPUT_FULL = 23;
+    /** Packets for no known connection (S9.5 unknownConnection; engine). */
+    public static final int UNKNOWN_CONNECTION = 24;
+    /** Spray packets with an inconsistent header (bad path or stream, bad offset/length; engine). */
+    public static final int MALFORMED = 25;
+    /** Data packets dropped before the path layer for lack of message state (retried by the sender). */
+    public static final int NO_RESOURCES = 26;
+    /** Messages completed at the sender (CQ entries, success or error). */
+    public static final int MESSAGES_SENT = 27;
+    /** Messages completed at the receiver (all bytes placed). */
+    public static final int MESSAGES_RECEIVED = 28;
+    /** Completions refused by a full completion queue. */
+    public static final int CQ_OVERRUNS = 29;
+    /** Data packets of a stream that a refused message put in error, dropped unplaced (S9.4). */
+    public static final int FLUSHED = 30;
+    /** Paths given a new UDP source port for loss or RTT well above the connection's median (S7.3). */
+    public static final int REPATHS = 31;
+    /** Number of slots. */
+    public static final int SLOT_COUNT = 32;
+
+    private static final String[] LABELS = {
+        "tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "retransmitted", "lost", "moved",
+        "ecn_marks_received", "ecn_marks_echoed", "sack_gaps", "duplicates", "out_of_window", "nacks_sent",
+        "nacks_received", "acks_sent", "acks_received", "acks_stale", "probes_sent", "probes_received",
+        "timeouts", "path_failures", "path_restores", "rnr_retries", "output_full", "unknown_connection",
+        "malformed", "no_resources", "messages_sent", "messages_received", "cq_overruns", "flushed",
+        "repaths",
+    };
+
+    private final long[] values = new long[SLOT_COUNT];
+
+    /**
+     * @param slot a slot.
+     * @return its label, e.g. "retransmitted".
+     */
+    public static String label(final int slot)
+    {
+        return LABELS[slot];
+    }
+
+    void increment(final int slot)
+    {
+        values[slot]++;
+    }
+
+    void add(final int slot, final long delta)
+    {
+        values[slot] += delta;
+    }
+
+    /**
+     * @param slot a slot.
+     * @return its value.
+     */
+    public long get(final int slot)
+    {
+        return values[slot];
+    }
+
+    /** Zeroes every slot. */
+    public void reset()
+    {
+        Arrays.fill(values, 0);
+    }
+
+    /** @return bytes this object holds (S10.1 reporting). */
+    static int stateBytes()
+    {
+        return 16 + 16 + SLOT_COUNT * Long.BYTES;
+    }
+
+    /** @return the non-zero slots as "label=value" pairs. */
+    public String toString()
+    {
+        final StringBuilder sb = new StringBuilder("SprayCounters{");
+        boolean first = true;
+        for (int i = 0; i < SLOT_COUNT; i++)
+        {
+            if (values[i] != 0)
+            {
+                sb.append(first ? "" : ", ").append(LABELS[i]).append('=').append(values[i]);
+                first = false;
+            }
+        }
+        return sb.append('}').toString();
+    }
+}

@@ -1,0 +1,248 @@
+package io.spraynic.datapath.transport.spray;
+
+import io.spraynic.datapath.verbs.ProtectionDomain;
+import io.spraynic.datapath.wire.RoceFrame;
+import io.spraynic.datapath.wire.RoceFrameWriter;
+import io.spraynic.datapath.wire.SprayOpcodes;
+import org.agrona.collections.Int2ObjectHashMap;
+
+import java.util.Arrays;
+import java.util.SplittableRandom;
+
+/**
+ * The spray transport engine of one endpoint (docs/PROTOCOL.md): its connections, fed parsed packets
+ * and time, writing frames into a {@link SprayFrameOutput} with one output per plane. Pure protocol: no
+ * DPDK, no thread, no clock of its own, so the same code runs on DPDK ports in real time
+ * ({@link SprayTransportAgent}), over in-JVM links, or in a virtual-time fabric simulator.
+ * Single-threaded: every call, posting work requests included, comes from the thread that drives it.
+ * <ul>
+ *     <li>{@link #onFrame} takes one well-formed packet (the parser, built on {@link SprayOpcodes#TABLE},
+ *     said ROCE) and hands it to the connection its DestQP names (S3.2); packets naming no connection are
+ *     counted and dropped (S9.5). Payload is placed before it returns, so the caller may free the buffer.</li>
+ *     <li>{@link #onTick} runs every connection's timers (delayed ACKs, probes, RTOs, RNR retries) and
+ *     sends new data, paced, connections taking turns.</li>
+ * </ul>
+ */
+public final class SprayEngine
+{
+    private final SprayConfig config;
+    private final ProtectionDomain protectionDomain;
+    private final SprayFrameOutput output;
+    private final RoceFrameWriter[] writers;
+    private final SprayCounters counters = new SprayCounters();
+    private final FairShareRateHint rateHint;
+    private final SplittableRandom random;
+    private final Int2ObjectHashMap<SprayConnection> byCid = new Int2ObjectHashMap<>();
+    private final SprayConnection[] slots;
+    private SprayConnection[] active = new SprayConnection[0];
+    private final SprayHandshake handshake = new SprayHandshake(this);
+    private int roundRobin;
+
+    /**
+     * @param config           this endpoint's addresses and protocol settings.
+     * @param protectionDomain the memory its connections may touch.
+     * @param output           where frames go, one plane per port.
+     */
+    public SprayEngine(final SprayConfig config, final ProtectionDomain protectionDomain, final SprayFrameOutput output)
+    {
+        this.config = config;
+        this.protectionDomain = protectionDomain;
+        this.output = output;
+        this.rateHint = new FairShareRateHint(config.capacityMbps, config.activityWindowNanos, config.maxConnections);
+        this.random = new SplittableRandom(config.seed);
+        this.slots = new SprayConnection[config.maxConnections];
+        // one writer per plane: each keeps its ICRC view of one plane's buffer memory
+        this.writers = new RoceFrameWriter[config.planes];
+        for (int i = 0; i < writers.length; i++)
+        {
+            writers[i] = new RoceFrameWriter(SprayOpcodes.TABLE);
+        }
+    }
+
+    /**
+     * Opens a connection whose parameters both ends agreed (control path; allocates).
+     *
+     * @param connection its parameters.
+     * @return the connection, ESTABLISHED.
+     * @throws IllegalArgumentException for bad parameters, a CID in use, or no room.
+     */
+    public SprayConnection open(final SprayConnectionConfig connection)
+    {
+        if (byCid.containsKey(connection.localCid))
+        {
+            throw new IllegalArgumentException("CID in use: " + connection.localCid);
+        }
+        int index = -1;
+        for (int i = 0; i < slots.length; i++)
+        {
+            if (null == slots[i])
+            {
+                index = i;
+                break;
+            }
+        }
+        if (index < 0)
+        {
+            throw new IllegalArgumentException("no room for another connection: " + slots.length);
+        }
+        final SprayConnection c = new SprayConnection(this, index, connection);
+        slots[index] = c;
+        byCid.put(connection.localCid, c);
+        active = Arrays.copyOf(active, active.length + 1);
+        active[active.length - 1] = c;
+        return c;
+    }
+
+    /**
+     * Starts a connection on the wire (S9.1): sends {@code SPRAY_CONNECT} now and again with backoff until a
+     * {@code SPRAY_CONNECT_ACK} answers; the connection is then opened with the negotiated limits.
+     *
+     * @param connection this side's parameters: its CID, limits, initial PSN, the peer's addresses per plane,
+     *                   queues; the peer's CID and initial PSN come from the answer.
+     * @param nowNanos   the time.
+     * @return the request, whose {@link SprayHandshake.Pending#connection()} is set once ESTABLISHED.
+     */
+    public SprayHandshake.Pending connect(final SprayConnectionConfig connection, final long nowNanos)
+    {
+        return handshake.connect(connection, nowNanos);
+    }
+
+    /**
+     * Accepts connections (S9.1): each {@code SPRAY_CONNECT} opens one from {@code template} (limits, queues,
+     * source ports), with a fresh CID and initial PSN.
+     *
+     * @param template this side's limits and queues.
+     * @param resolver the initiator's addresses on planes other than the one the CONNECT came on.
+     */
+    public void listen(final SprayConnectionConfig template, final SprayHandshake.PeerResolver resolver)
+    {
+        handshake.listen(template, resolver);
+    }
+
+    /**
+     * Forgets a connection (control path): its CID then names nothing (S9.5).
+     */
+    public void close(final SprayConnection connection)
+    {
+        if (byCid.remove(connection.localCid()) != null)
+        {
+            slots[connection.index()] = null;
+            active = byCid.values().toArray(new SprayConnection[0]);
+        }
+    }
+
+    /**
+     * @param cid a local CID.
+     * @return its connection, or null.
+     */
+    public SprayConnection connection(final int cid)
+    {
+        return byCid.get(cid);
+    }
+
+    /**
+     * Takes one parsed packet.
+     *
+     * @param frame    a frame the parser classified ROCE.
+     * @param nowNanos the time.
+     */
+    public void onFrame(final RoceFrame frame, final long nowNanos)
+    {
+        if (!frame.isRoce() || null == SprayOpcodes.name(frame.opcode()))
+        {
+            return; // not a spray packet: some other transport's
+        }
+        if (frame.opcode() == SprayOpcodes.CONNECT)
+        {
+            handshake.onConnect(frame, nowNanos);
+            return;
+        }
+        if (frame.opcode() == SprayOpcodes.CONNECT_ACK && handshake.onConnectAck(frame, nowNanos))
+        {
+            return;
+        }
+        final SprayConnection c = byCid.get(frame.destQp());
+        if (null == c || c.isClosed())
+        {
+            counters.increment(SprayCounters.UNKNOWN_CONNECTION);
+            return;
+        }
+        c.onFrame(frame, nowNanos);
+    }
+
+    /**
+     * Runs timers and sends what is due, each connection in turn, starting one further along each call.
+     *
+     * @param nowNanos the time.
+     * @return work done (frames written and timer events).
+     */
+    public int onTick(final long nowNanos)
+    {
+        final int connects = handshake.onTick(nowNanos);
+        final SprayConnection[] cs = active;
+        final int n = cs.length;
+        if (n == 0)
+        {
+            return connects;
+        }
+        rateHint.refresh(nowNanos);
+        int work = connects;
+        final int start = roundRobin++ % n;
+        for (int k = 0; k < n; k++)
+        {
+            work += cs[(start + k) % n].onTick(nowNanos);
+        }
+        return work;
+    }
+
+    /** @return true when every connection {@link SprayConnection#isIdle() is idle}: ticks can stop. */
+    public boolean isIdle()
+    {
+        for (final SprayConnection c : active)
+        {
+            if (!c.isIdle())
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** @return the engine's own counters (S9.5 unknown connections, malformed packets). */
+    public SprayCounters counters()
+    {
+        return counters;
+    }
+
+    /** @return the configuration. */
+    public SprayConfig config()
+    {
+        return config;
+    }
+
+    /** @return the protection domain. */
+    public ProtectionDomain protectionDomain()
+    {
+        return protectionDomain;
+    }
+
+    RoceFrameWriter writer(final int plane)
+    {
+        return writers[plane];
+    }
+
+    SprayFrameOutput output()
+    {
+        return output;
+    }
+
+    FairShareRateHint rateHint()
+    {
+        return rateHint;
+    }
+
+    SplittableRandom random()
+    {
+        return random;
+    }
+}

@@ -1,0 +1,175 @@
+package io.spraynic.datapath.transport.spray;
+
+import io.spraynic.datapath.fabric.Endpoint;
+import io.spraynic.datapath.fabric.FabricPort;
+import io.spraynic.datapath.fabric.Host;
+import io.spraynic.datapath.wire.FrameClass;
+import io.spraynic.datapath.wire.ParseCounters;
+import io.spraynic.datapath.wire.RoceFrame;
+import io.spraynic.datapath.wire.RoceParser;
+import io.spraynic.datapath.wire.SprayOpcodes;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Runs a {@link SprayEngine} on a host of the emulated fabric ({@code io.spraynic.datapath.fabric}), in
+ * virtual or real time: the host's ports are the planes, frames arrive through {@link #onFrame}, and the
+ * engine is ticked every {@code tickNanos} by fabric timers while it has work ({@link SprayEngine#isIdle()}),
+ * so a simulation that runs until idle ends. Call {@link #kick()} after posting work requests.
+ * <pre>
+ *   SprayFabricEndpoint endpoint = new SprayFabricEndpoint(fabric.host(0), 1_000, new ParseCounters());
+ *   SprayEngine engine = new SprayEngine(endpoint.configure(new SprayConfig()), pd, endpoint);
+ *   endpoint.bind(engine);
+ * </pre>
+ */
+public final class SprayFabricEndpoint implements Endpoint, SprayFrameOutput
+{
+    private final Host host;
+    private final FabricPort[] ports;
+    private final MemorySegment scratch;
+    private final RoceParser parser;
+    private final RoceFrame frame = new RoceFrame();
+    private final long tickNanos;
+    private SprayEngine engine;
+    private int claimedPlane = -1;
+    private long timerAt = Long.MAX_VALUE;
+    private long framesRefused;
+
+    /**
+     * @param host          the fabric host this endpoint runs on (attached by {@link #bind}).
+     * @param tickNanos     how often the engine's timers run while it is busy.
+     * @param parseCounters where parse outcomes are counted.
+     */
+    public SprayFabricEndpoint(final Host host, final long tickNanos, final ParseCounters parseCounters)
+    {
+        this.host = host;
+        this.tickNanos = tickNanos;
+        this.ports = new FabricPort[host.portCount()];
+        int maxFrame = 0;
+        for (int i = 0; i < ports.length; i++)
+        {
+            ports[i] = host.port(i);
+            maxFrame = Math.max(maxFrame, ports[i].maxFrameLength());
+        }
+        this.scratch = Arena.ofAuto().allocate(maxFrame, 64);
+        this.parser = new RoceParser(SprayOpcodes.TABLE, parseCounters, true);
+    }
+
+    /**
+     * Sets the planes and this host's addresses on them.
+     *
+     * @return {@code config}.
+     */
+    public SprayConfig configure(final SprayConfig config)
+    {
+        config.planes(ports.length);
+        for (int p = 0; p < ports.length; p++)
+        {
+            config.local(p, ports[p].localAddress(), ports[p].localMac());
+        }
+        return config;
+    }
+
+    /**
+     * Sets the peer's addresses on every plane.
+     *
+     * @return {@code connection}.
+     */
+    public SprayConnectionConfig remote(final SprayConnectionConfig connection, final int peerHost)
+    {
+        for (int p = 0; p < ports.length; p++)
+        {
+            connection.remote(p, ports[p].addressOf(peerHost), ports[p].macOf(peerHost));
+        }
+        return connection;
+    }
+
+    /** Attaches this endpoint to its host, driving {@code engine}, whose output must be this endpoint. */
+    public void bind(final SprayEngine engine)
+    {
+        this.engine = engine;
+        host.attach(this);
+    }
+
+    /** Asks for a tick now (after posting work requests). */
+    public void kick()
+    {
+        schedule(ports[0].now());
+    }
+
+    public void onFrame(final long nowNs, final int portIndex, final MemorySegment segment, final long offset,
+        final int length)
+    {
+        if (parser.parse(segment, offset, length, frame) == FrameClass.ROCE)
+        {
+            engine.onFrame(frame, nowNs);
+        }
+        schedule(nowNs + tickNanos);
+    }
+
+    public void onTimer(final long nowNs)
+    {
+        if (nowNs < timerAt)
+        {
+            return; // a timer superseded by an earlier one that already ran
+        }
+        timerAt = Long.MAX_VALUE;
+        engine.onTick(nowNs);
+        if (!engine.isIdle())
+        {
+            schedule(nowNs + tickNanos);
+        }
+    }
+
+    private void schedule(final long atNs)
+    {
+        if (atNs < timerAt)
+        {
+            timerAt = atNs;
+            ports[0].scheduleTimer(atNs);
+        }
+    }
+
+    public boolean claim(final int plane, final int maxLength)
+    {
+        if (maxLength > scratch.byteSize())
+        {
+            throw new IllegalStateException("frame of " + maxLength + " B exceeds the fabric's " + scratch.byteSize() +
+                " B frames: lower the MTU");
+        }
+        claimedPlane = plane;
+        return true;
+    }
+
+    public MemorySegment buffer()
+    {
+        return scratch;
+    }
+
+    public long offset()
+    {
+        return 0;
+    }
+
+    public void commit(final int length)
+    {
+        if (!ports[claimedPlane].send(scratch, 0, length))
+        {
+            framesRefused++; // no frame slot in the fabric: lost, like a full TX ring that drops
+        }
+        claimedPlane = -1;
+    }
+
+    /** @return frames the fabric refused (no free slot), lost to the transport. */
+    public long framesRefused()
+    {
+        return framesRefused;
+    }
+
+    /** @return the engine. */
+    public SprayEngine engine()
+    {
+        return engine;
+    }
+}

@@ -1,0 +1,266 @@
+package io.spraynic.datapath.transport.spray;
+
+import io.spraynic.datapath.wire.ConnectionHeader;
+import io.spraynic.datapath.wire.EthernetHeader;
+import io.spraynic.datapath.wire.RoceFrame;
+import io.spraynic.datapath.wire.RoceFrameWriter;
+import io.spraynic.datapath.wire.SprayOpcodes;
+import org.agrona.collections.Long2ObjectHashMap;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Connection set-up on the wire (docs/PROTOCOL.md S9.1), one per engine: the initiator sends
+ * {@code SPRAY_CONNECT} on path 0 (plane 0, DestQP 0: it does not know the responder's CID yet) and
+ * retransmits it with exponential backoff from 100 us, 8 tries; a listening responder allocates a CID, opens
+ * the connection with the minimum of each pair of limits (paths, MTU, streams) and answers
+ * {@code SPRAY_CONNECT_ACK} echoing the token; the initiator then opens its side. A repeated CONNECT (its
+ * ACK was lost) is answered again, never opened twice. Control path: allocates.
+ * <p>
+ * CONH carries no addresses, so the responder learns the initiator's plane-0 address from the CONNECT
+ * itself and asks a {@link PeerResolver} for the other planes'.
+ */
+public final class SprayHandshake
+{
+    /** Tries of a CONNECT (S9.1). */
+    public static final int CONNECT_TRIES = 8;
+    /** First retransmission timeout of a CONNECT (S9.1). */
+    public static final long CONNECT_BACKOFF_NANOS = 100_000;
+    private static final int FIRST_CID = 0x100;
+
+    /**
+     * The initiator's addresses on every plane, from its plane-0 address (the fabric's and a NIC's address
+     * plan know it; CONH does not carry it).
+     */
+    public interface PeerResolver
+    {
+        /** @return the peer's IPv4 address on {@code plane}. */
+        int ipv4(int plane, int plane0Ipv4);
+
+        /** @return the peer's MAC on {@code plane}. */
+        long mac(int plane, int plane0Ipv4, long plane0Mac);
+    }
+
+    /** An outgoing connection request: CONNECTING, then ESTABLISHED (with a connection) or FAILED. */
+    public static final class Pending
+    {
+        /** States of S9.1. */
+        public enum State
+        {
+            CONNECTING, ESTABLISHED, FAILED
+        }
+
+        final SprayConnectionConfig config;
+        final long token;
+        int tries;
+        long nextAt;
+        long backoff = CONNECT_BACKOFF_NANOS;
+        State state = State.CONNECTING;
+        SprayConnection connection;
+
+        Pending(final SprayConnectionConfig config, final long token)
+        {
+            this.config = config;
+            this.token = token;
+        }
+
+        public State state()
+        {
+            return state;
+        }
+
+        /** @return the connection once ESTABLISHED, else null. */
+        public SprayConnection connection()
+        {
+            return connection;
+        }
+
+        /** @return CONNECTs sent. */
+        public int tries()
+        {
+            return tries;
+        }
+    }
+
+    private final SprayEngine engine;
+    private final List<Pending> pending = new ArrayList<>();
+    private final Long2ObjectHashMap<SprayConnection> accepted = new Long2ObjectHashMap<>();
+    private SprayConnectionConfig template;
+    private PeerResolver resolver;
+    private int connecting;
+    private int nextCid = FIRST_CID;
+
+    SprayHandshake(final SprayEngine engine)
+    {
+        this.engine = engine;
+    }
+
+    void listen(final SprayConnectionConfig template, final PeerResolver resolver)
+    {
+        this.template = template.copy();
+        this.resolver = resolver;
+    }
+
+    Pending connect(final SprayConnectionConfig config, final long now)
+    {
+        final Pending p = new Pending(config.copy(), engine.random().nextLong());
+        pending.add(p);
+        connecting++;
+        sendConnect(p, now);
+        return p;
+    }
+
+    int onTick(final long now)
+    {
+        if (connecting == 0)
+        {
+            return 0;
+        }
+        int work = 0;
+        for (final Pending p : pending)
+        {
+            if (p.state == Pending.State.CONNECTING && now >= p.nextAt)
+            {
+                if (p.tries >= CONNECT_TRIES)
+                {
+                    p.state = Pending.State.FAILED;
+                    connecting--;
+                }
+                else
+                {
+                    sendConnect(p, now);
+                }
+                work++;
+            }
+        }
+        return work;
+    }
+
+    private void sendConnect(final Pending p, final long now)
+    {
+        final SprayConnectionConfig c = p.config;
+        if (write(SprayOpcodes.CONNECT, 0, c.remoteIpv4[0], c.remoteMac[0], c.sourcePortBase, c.paths, c.mtu,
+            c.streams, c.localCid, c.sendInitialPsn, p.token))
+        {
+            p.tries++;
+        }
+        p.nextAt = now + p.backoff;
+        p.backoff *= 2;
+    }
+
+    void onConnect(final RoceFrame frame, final long now)
+    {
+        final MemorySegment seg = frame.segment();
+        final long conh = frame.customHeaderOffset();
+        if (ConnectionHeader.version(seg, conh) != ConnectionHeader.VERSION || frame.ipVersion() != 4 ||
+            ConnectionHeader.planes(seg, conh) != engine.config().planes)
+        {
+            engine.counters().increment(SprayCounters.MALFORMED);
+            return;
+        }
+        final long token = ConnectionHeader.token(seg, conh);
+        final int peerIpv4 = frame.ipv4Source();
+        final long peerMac = EthernetHeader.sourceMac(seg, frame.frameOffset());
+        SprayConnection c = accepted.get(token);
+        if (null == c)
+        {
+            if (null == template)
+            {
+                engine.counters().increment(SprayCounters.UNKNOWN_CONNECTION); // nobody listens
+                return;
+            }
+            final SprayConnectionConfig config = template.copy();
+            config.cids(newCid(), ConnectionHeader.senderCid(seg, conh))
+                .paths(Math.min(template.paths, ConnectionHeader.paths(seg, conh)))
+                .mtu(Math.min(template.mtu, ConnectionHeader.mtu(seg, conh)))
+                .streams(Math.min(template.streams, ConnectionHeader.streams(seg, conh)))
+                .initialPsns(engine.random().nextInt(1 << 24), ConnectionHeader.initialPsn(seg, conh));
+            config.remote(0, peerIpv4, peerMac);
+            for (int plane = 1; plane < engine.config().planes; plane++)
+            {
+                config.remote(plane, resolver.ipv4(plane, peerIpv4), resolver.mac(plane, peerIpv4, peerMac));
+            }
+            c = engine.open(config);
+            accepted.put(token, c);
+            c.handshakeConfig = config;
+        }
+        final SprayConnectionConfig config = c.handshakeConfig;
+        write(SprayOpcodes.CONNECT_ACK, config.remoteCid, peerIpv4, peerMac, config.sourcePortBase, config.paths,
+            config.mtu, config.streams, config.localCid, config.sendInitialPsn, token);
+    }
+
+    /**
+     * @return true if the frame answered one of this engine's CONNECTs (it is then consumed).
+     */
+    boolean onConnectAck(final RoceFrame frame, final long now)
+    {
+        final MemorySegment seg = frame.segment();
+        final long conh = frame.customHeaderOffset();
+        final long token = ConnectionHeader.token(seg, conh);
+        for (final Pending p : pending)
+        {
+            if (p.token == token && p.config.localCid == frame.destQp())
+            {
+                if (p.state == Pending.State.CONNECTING)
+                {
+                    final SprayConnectionConfig c = p.config;
+                    c.cids(c.localCid, ConnectionHeader.senderCid(seg, conh))
+                        .paths(Math.min(c.paths, ConnectionHeader.paths(seg, conh)))
+                        .mtu(Math.min(c.mtu, ConnectionHeader.mtu(seg, conh)))
+                        .streams(Math.min(c.streams, ConnectionHeader.streams(seg, conh)))
+                        .initialPsns(c.sendInitialPsn, ConnectionHeader.initialPsn(seg, conh));
+                    p.connection = engine.open(c);
+                    p.state = Pending.State.ESTABLISHED;
+                    connecting--;
+                }
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private int newCid()
+    {
+        while (engine.connection(nextCid) != null || nextCid == 0)
+        {
+            nextCid = (nextCid + 1) & 0xFF_FFFF;
+        }
+        final int cid = nextCid;
+        nextCid = (nextCid + 1) & 0xFF_FFFF;
+        return cid;
+    }
+
+    private boolean write(
+        final int opcode,
+        final int destCid,
+        final int remoteIpv4,
+        final long remoteMac,
+        final int sourcePort,
+        final int paths,
+        final int mtu,
+        final int streams,
+        final int senderCid,
+        final int initialPsn,
+        final long token)
+    {
+        final SprayConfig config = engine.config();
+        final RoceFrameWriter writer = engine.writer(0);
+        writer.ethernet(config.localMac[0], remoteMac).ipv4(config.localIpv4[0], remoteIpv4).ipv4Identification(0)
+            .dscp(config.dscp).udpSourcePort(sourcePort)
+            .destQp(destCid).psn(0).opcode(opcode).ecn(0).solicited(false).ackReq(false);
+        final SprayFrameOutput output = engine.output();
+        if (!output.claim(0, writer.frameLength(0)))
+        {
+            return false;
+        }
+        final MemorySegment seg = output.buffer();
+        final long base = output.offset();
+        ConnectionHeader.write(seg, base + writer.payloadOffset() - ConnectionHeader.LENGTH, 0, paths,
+            config.planes, mtu, streams, senderCid, initialPsn, (int)Math.min(Integer.MAX_VALUE, config.capacityMbps),
+            token);
+        output.commit(writer.writeFrame(seg, base, 0));
+        return true;
+    }
+}

@@ -1,0 +1,138 @@
+package io.spraynic.datapath.transport.spray;
+
+import io.spraynic.datapath.port.PacketBurst;
+import io.spraynic.datapath.port.PacketPort;
+import io.spraynic.datapath.wire.FrameClass;
+import io.spraynic.datapath.wire.ParseCounters;
+import io.spraynic.datapath.wire.RoceFrame;
+import io.spraynic.datapath.wire.RoceParser;
+import io.spraynic.datapath.wire.SprayOpcodes;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.NanoClock;
+
+/**
+ * Glues a {@link SprayEngine} to one {@link PacketPort} per plane, run-to-completion: receive a burst from
+ * each plane, parse each frame ({@link RoceParser} over {@link SprayOpcodes#TABLE}: malformed frames are
+ * counted there and never reach the engine), hand spray packets to the engine, free the burst, tick the
+ * engine with the injected clock, transmit what it wrote. Run it on an Agrona {@code AgentRunner}, or call
+ * {@link #doWork()} from a test loop to step it deterministically.
+ * <p>
+ * The engine, its connections and the protection domain belong to this agent's thread: post work requests
+ * from that thread (completion queues may be polled from another).
+ */
+public final class SprayTransportAgent implements Agent
+{
+    private final String roleName;
+    private final PacketPort[] ports;
+    private final PortsFrameOutput output;
+    private final SprayEngine engine;
+    private final RoceParser[] parsers;
+    private final NanoClock clock;
+    private final int burstCapacity;
+    private final RoceFrame frame = new RoceFrame();
+    private PacketBurst[] rxBursts;
+
+    /**
+     * @param roleName      for logs.
+     * @param ports         one port per plane.
+     * @param output        the engine's output, over the same ports.
+     * @param engine        the engine.
+     * @param parseCounters where parse outcomes are counted.
+     * @param clock         the time the engine sees.
+     * @param burstCapacity frames per RX burst.
+     */
+    public SprayTransportAgent(
+        final String roleName,
+        final PacketPort[] ports,
+        final PortsFrameOutput output,
+        final SprayEngine engine,
+        final ParseCounters parseCounters,
+        final NanoClock clock,
+        final int burstCapacity)
+    {
+        this.roleName = roleName;
+        this.ports = ports.clone();
+        this.output = output;
+        this.engine = engine;
+        this.parsers = new RoceParser[ports.length]; // one per plane: each keeps its ICRC view of one port's memory
+        for (int i = 0; i < ports.length; i++)
+        {
+            parsers[i] = new RoceParser(SprayOpcodes.TABLE, parseCounters, true);
+        }
+        this.clock = clock;
+        this.burstCapacity = burstCapacity;
+    }
+
+    public void onStart()
+    {
+        rxBursts = new PacketBurst[ports.length];
+        for (int i = 0; i < ports.length; i++)
+        {
+            ports[i].onPollerStart();
+            rxBursts[i] = ports[i].newBurst(burstCapacity);
+        }
+        output.onStart();
+    }
+
+    public int doWork()
+    {
+        if (null == rxBursts)
+        {
+            onStart();
+        }
+        final long now = clock.nanoTime();
+        int received = 0;
+        for (int i = 0; i < ports.length; i++)
+        {
+            final PacketBurst burst = rxBursts[i];
+            final int n = ports[i].receive(burst);
+            for (int j = 0; j < n; j++)
+            {
+                if (parsers[i].parse(burst.memory(), burst.offset(j), burst.length(j), frame) == FrameClass.ROCE)
+                {
+                    engine.onFrame(frame, now);
+                }
+            }
+            if (burst.size() > 0)
+            {
+                ports[i].release(burst);
+            }
+            received += n;
+        }
+        final int work = engine.onTick(now);
+        output.flush();
+        return received + work;
+    }
+
+    public void onClose()
+    {
+        if (null != rxBursts)
+        {
+            for (int i = 0; i < ports.length; i++)
+            {
+                ports[i].release(rxBursts[i]);
+                rxBursts[i].close();
+                ports[i].onPollerClose();
+            }
+            rxBursts = null;
+        }
+        output.close();
+    }
+
+    public String roleName()
+    {
+        return roleName;
+    }
+
+    /** @return the engine. */
+    public SprayEngine engine()
+    {
+        return engine;
+    }
+
+    /** @return the parser's counters. */
+    public ParseCounters parseCounters()
+    {
+        return parsers[0].counters();
+    }
+}

@@ -1,0 +1,143 @@
+package io.spraynic.datapath.wire;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Flyweight over the connection header (CONH), 32 bytes after the BTH of {@code SPRAY_CONNECT},
+ * {@code SPRAY_CONNECT_ACK}, {@code SPRAY_CLOSE} and {@code SPRAY_CLOSE_ACK}: one side's limits and
+ * parameters, and a token that pairs a request with its answer (docs/PROTOCOL.md S5.4, S9.1).
+ * <pre>
+ *  0                   1                   2                   3
+ *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |    version    |     flags     |     paths     |    planes     |
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |              MTU              |            streams            |
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |   reserved    |                 sender CID (24)               |
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |   reserved    |        initial PSN of path 0 (24)             |
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                   ingress capacity (Mb/s)                     |
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                                                               |
+ * +                         token (64)                            +
+ * |                                                               |
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                           reserved                            |
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * </pre>
+ * The table of S5.4 lists the fields in this order; its byte offsets follow from their sizes.
+ */
+public final class ConnectionHeader
+{
+    public static final int VERSION_OFFSET = 0;
+    public static final int FLAGS_OFFSET = 1;
+    public static final int PATHS_OFFSET = 2;
+    public static final int PLANES_OFFSET = 3;
+    public static final int MTU_OFFSET = 4;
+    public static final int STREAMS_OFFSET = 6;
+    public static final int SENDER_CID_OFFSET = 8;
+    public static final int INITIAL_PSN_OFFSET = 12;
+    public static final int INGRESS_MBPS_OFFSET = 16;
+    public static final int TOKEN_OFFSET = 20;
+    public static final int RESERVED_OFFSET = 28;
+    public static final int LENGTH = 32;
+
+    /** The protocol version of S5.4. */
+    public static final int VERSION = 1;
+
+    private ConnectionHeader()
+    {
+    }
+
+    /**
+     * Writes every field (reserved bytes zeroed). {@code streams} is written modulo 2^16: 65536 streams
+     * travel as 0.
+     */
+    public static void write(
+        final MemorySegment s,
+        final long o,
+        final int flags,
+        final int paths,
+        final int planes,
+        final int mtu,
+        final int streams,
+        final int senderCid,
+        final int initialPsn,
+        final int ingressMbps,
+        final long token)
+    {
+        s.set(Wire.BYTE, o + VERSION_OFFSET, (byte)VERSION);
+        s.set(Wire.BYTE, o + FLAGS_OFFSET, (byte)flags);
+        s.set(Wire.BYTE, o + PATHS_OFFSET, (byte)paths);
+        s.set(Wire.BYTE, o + PLANES_OFFSET, (byte)planes);
+        s.set(Wire.SHORT_BE, o + MTU_OFFSET, (short)mtu);
+        s.set(Wire.SHORT_BE, o + STREAMS_OFFSET, (short)streams);
+        s.set(Wire.INT_BE, o + SENDER_CID_OFFSET, senderCid & 0xFF_FFFF);
+        s.set(Wire.INT_BE, o + INITIAL_PSN_OFFSET, initialPsn & 0xFF_FFFF);
+        s.set(Wire.INT_BE, o + INGRESS_MBPS_OFFSET, ingressMbps);
+        s.set(Wire.LONG_BE, o + TOKEN_OFFSET, token);
+        s.set(Wire.INT_BE, o + RESERVED_OFFSET, 0);
+    }
+
+    public static int version(final MemorySegment s, final long o)
+    {
+        return Wire.u8(s, o + VERSION_OFFSET);
+    }
+
+    public static int flags(final MemorySegment s, final long o)
+    {
+        return Wire.u8(s, o + FLAGS_OFFSET);
+    }
+
+    public static int paths(final MemorySegment s, final long o)
+    {
+        return Wire.u8(s, o + PATHS_OFFSET);
+    }
+
+    public static int planes(final MemorySegment s, final long o)
+    {
+        return Wire.u8(s, o + PLANES_OFFSET);
+    }
+
+    public static int mtu(final MemorySegment s, final long o)
+    {
+        return Short.toUnsignedInt(s.get(Wire.SHORT_BE, o + MTU_OFFSET));
+    }
+
+    /** @return streams, 1..65536 (0 on the wire means 65536). */
+    public static int streams(final MemorySegment s, final long o)
+    {
+        final int streams = Short.toUnsignedInt(s.get(Wire.SHORT_BE, o + STREAMS_OFFSET));
+        return streams == 0 ? 65536 : streams;
+    }
+
+    public static int senderCid(final MemorySegment s, final long o)
+    {
+        return s.get(Wire.INT_BE, o + SENDER_CID_OFFSET) & 0xFF_FFFF;
+    }
+
+    public static int initialPsn(final MemorySegment s, final long o)
+    {
+        return s.get(Wire.INT_BE, o + INITIAL_PSN_OFFSET) & 0xFF_FFFF;
+    }
+
+    public static int ingressMbps(final MemorySegment s, final long o)
+    {
+        return s.get(Wire.INT_BE, o + INGRESS_MBPS_OFFSET);
+    }
+
+    public static long token(final MemorySegment s, final long o)
+    {
+        return s.get(Wire.LONG_BE, o + TOKEN_OFFSET);
+    }
+
+    public static String toString(final MemorySegment s, final long o)
+    {
+        return "CONH{version=" + version(s, o) + ", flags=0x" + Integer.toHexString(flags(s, o)) + ", paths=" +
+            paths(s, o) + ", planes=" + planes(s, o) + ", mtu=" + mtu(s, o) + ", streams=" + streams(s, o) +
+            ", senderCid=" + senderCid(s, o) + ", initialPsn=" + initialPsn(s, o) + ", ingressMbps=" +
+            Integer.toUnsignedString(ingressMbps(s, o)) + ", token=0x" + Long.toHexString(token(s, o)) + '}';
+    }
+}

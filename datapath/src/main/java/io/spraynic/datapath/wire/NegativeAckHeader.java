@@ -1,0 +1,103 @@
+package io.spraynic.datapath.wire;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Flyweight over the negative acknowledgement header (NAKH), 12 bytes after the BTH of a
+ * {@code SPRAY_NACK}: a message (stream, MSN) was refused, and why (docs/PROTOCOL.md S5.3, S9.3).
+ * A NACK concerns a message, never a path.
+ * <pre>
+ *  0                   1                   2                   3
+ *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |   syndrome    |   reserved    |            stream             |
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                    message sequence number                    |
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                  RNR timer (microseconds)                     |
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * </pre>
+ */
+public final class NegativeAckHeader
+{
+    public static final int SYNDROME_OFFSET = 0;
+    public static final int STREAM_OFFSET = 2;
+    public static final int MSN_OFFSET = 4;
+    public static final int RNR_TIMER_OFFSET = 8;
+    public static final int LENGTH = 12;
+
+    /** No receive posted on the stream: retry after the RNR timer (S9.3). */
+    public static final int SYNDROME_RNR = 1;
+    /** Wrong R_Key, outside the region, or missing access right; nothing written (S9.3). */
+    public static final int SYNDROME_REMOTE_ACCESS_ERROR = 2;
+    /** SEND longer than the receive buffer, bad length (S9.3). */
+    public static final int SYNDROME_REMOTE_INVALID_REQUEST = 3;
+    /** The responder could not complete the operation (S9.3). */
+    public static final int SYNDROME_REMOTE_OPERATION_ERROR = 4;
+
+    private NegativeAckHeader()
+    {
+    }
+
+    public static int syndrome(final MemorySegment s, final long o)
+    {
+        return Wire.u8(s, o + SYNDROME_OFFSET);
+    }
+
+    public static void syndrome(final MemorySegment s, final long o, final int syndrome)
+    {
+        s.set(Wire.BYTE, o + SYNDROME_OFFSET, (byte)syndrome);
+        s.set(Wire.BYTE, o + SYNDROME_OFFSET + 1, (byte)0);
+    }
+
+    public static int stream(final MemorySegment s, final long o)
+    {
+        return Short.toUnsignedInt(s.get(Wire.SHORT_BE, o + STREAM_OFFSET));
+    }
+
+    public static void stream(final MemorySegment s, final long o, final int stream)
+    {
+        s.set(Wire.SHORT_BE, o + STREAM_OFFSET, (short)stream);
+    }
+
+    public static int msn(final MemorySegment s, final long o)
+    {
+        return s.get(Wire.INT_BE, o + MSN_OFFSET);
+    }
+
+    public static void msn(final MemorySegment s, final long o, final int msn)
+    {
+        s.set(Wire.INT_BE, o + MSN_OFFSET, msn);
+    }
+
+    public static int rnrTimerMicros(final MemorySegment s, final long o)
+    {
+        return s.get(Wire.INT_BE, o + RNR_TIMER_OFFSET);
+    }
+
+    public static void rnrTimerMicros(final MemorySegment s, final long o, final int micros)
+    {
+        s.set(Wire.INT_BE, o + RNR_TIMER_OFFSET, micros);
+    }
+
+    /**
+     * @return the syndrome's name as in docs/PROTOCOL.md S9.3.
+     */
+    public static String syndromeName(final int syndrome)
+    {
+        return switch (syndrome)
+        {
+            case SYNDROME_RNR -> "RNR";
+            case SYNDROME_REMOTE_ACCESS_ERROR -> "REMOTE_ACCESS_ERROR";
+            case SYNDROME_REMOTE_INVALID_REQUEST -> "REMOTE_INVALID_REQUEST";
+            case SYNDROME_REMOTE_OPERATION_ERROR -> "REMOTE_OPERATION_ERROR";
+            default -> "UNKNOWN_" + syndrome;
+        };
+    }
+
+    public static String toString(final MemorySegment s, final long o)
+    {
+        return "NAKH{syndrome=" + syndromeName(syndrome(s, o)) + ", stream=" + stream(s, o) + ", msn=" +
+            Integer.toUnsignedString(msn(s, o)) + ", rnrTimerMicros=" + rnrTimerMicros(s, o) + '}';
+    }
+}

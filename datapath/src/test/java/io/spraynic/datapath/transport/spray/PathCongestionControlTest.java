@@ -1,0 +1,86 @@
+package io.spraynic.datapath.transport.spray;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * docs/PROTOCOL.md S8.2: ECN-driven AIMD per path.
+ */
+class PathCongestionControlTest
+{
+    private static final long RTT = 10_000;
+
+    @Test
+    void shouldGrowByOnePacketPerUnmarkedRound()
+    {
+        final PathCongestionControl cc = new PathCongestionControl(16, 256, 1.0 / 16);
+        long now = 0;
+        for (int round = 0; round < 10; round++)
+        {
+            now += RTT;
+            cc.onAck(cc.window(), 0, now, RTT);
+        }
+        assertEquals(26, cc.window());
+        assertEquals(0, cc.alpha(), 1e-12);
+    }
+
+    @Test
+    void shouldCutByHalfAlphaWhenRoundIsFullyMarked()
+    {
+        final PathCongestionControl cc = new PathCongestionControl(100, 256, 1.0 / 16);
+        cc.onAck(100, 100, RTT, RTT);
+        assertEquals(1.0 / 16, cc.alpha(), 1e-12);
+        assertEquals((int)(100 * (1 - 1.0 / 32)), cc.window());
+    }
+
+    @Test
+    void shouldConvergeAlphaToMarkedFraction()
+    {
+        final PathCongestionControl cc = new PathCongestionControl(200, 256, 1.0 / 16);
+        long now = 0;
+        for (int round = 0; round < 300; round++)
+        {
+            now += RTT;
+            cc.onAck(100, 25, now, RTT);
+        }
+        assertEquals(0.25, cc.alpha(), 1e-3);
+        assertEquals(1, cc.window(), "a persistent 25 % marking drives the window to its floor");
+    }
+
+    @Test
+    void shouldHalveOnLossOncePerRound()
+    {
+        final PathCongestionControl cc = new PathCongestionControl(64, 256, 1.0 / 16);
+        cc.onLoss(1);
+        cc.onLoss(2);
+        assertEquals(32, cc.window());
+        cc.onAck(32, 0, RTT + 1, RTT); // the round ends without growth: it saw a loss
+        assertEquals(32, cc.window());
+        cc.onLoss(RTT + 2);
+        assertEquals(16, cc.window());
+    }
+
+    @Test
+    void shouldStayWithinOneAndMaximum()
+    {
+        final PathCongestionControl cc = new PathCongestionControl(250, 256, 1.0 / 16);
+        long now = 0;
+        for (int round = 0; round < 20; round++)
+        {
+            now += RTT;
+            cc.onAck(cc.window(), 0, now, RTT);
+        }
+        assertEquals(256, cc.window());
+        for (int i = 0; i < 20; i++)
+        {
+            now += RTT;
+            cc.onLoss(now);
+            cc.onAck(1, 0, now, 0);
+        }
+        assertEquals(1, cc.window());
+        assertThrows(IllegalArgumentException.class, () -> new PathCongestionControl(16, 300, 0.5));
+    }
+}

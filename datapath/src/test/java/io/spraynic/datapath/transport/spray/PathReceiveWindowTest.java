@@ -1,0 +1,114 @@
+package io.spraynic.datapath.transport.spray;
+
+import io.spraynic.datapath.transport.rocev2.Psn;
+import io.spraynic.datapath.wire.SelectiveAckHeader;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+import static io.spraynic.datapath.transport.spray.PathReceiveWindow.ABOVE_GAP;
+import static io.spraynic.datapath.transport.spray.PathReceiveWindow.DUPLICATE;
+import static io.spraynic.datapath.transport.spray.PathReceiveWindow.IN_ORDER;
+import static io.spraynic.datapath.transport.spray.PathReceiveWindow.OUT_OF_WINDOW;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * docs/PROTOCOL.md S5.1, S6.3: the receiver's per-path cumulative PSN and 256-bit bitmap.
+ */
+class PathReceiveWindowTest
+{
+    @ParameterizedTest
+    @ValueSource(ints = {0, 1000, 0xFFFF00, 0xFFFFFF})
+    void shouldAdvanceCumulativePsnInOrderAcrossWrap(final int first)
+    {
+        final PathReceiveWindow window = new PathReceiveWindow(first);
+        for (int i = 0; i < 1000; i++)
+        {
+            assertEquals(IN_ORDER, window.onPacket(Psn.add(first, i)));
+        }
+        assertEquals(Psn.add(first, 1000), window.cumulativePsn());
+        assertFalse(window.hasGap());
+    }
+
+    @Test
+    void shouldRecordGapAndCloseItWhenMissingPacketArrives()
+    {
+        final PathReceiveWindow window = new PathReceiveWindow(0xFFFFFE);
+        assertEquals(IN_ORDER, window.onPacket(0xFFFFFE));
+        assertEquals(ABOVE_GAP, window.onPacket(0x000000));
+        assertEquals(ABOVE_GAP, window.onPacket(0x000001));
+        assertEquals(0xFFFFFF, window.cumulativePsn());
+        assertTrue(window.hasGap());
+        assertTrue(window.isReceived(1) && window.isReceived(2) && !window.isReceived(0));
+
+        assertEquals(IN_ORDER, window.onPacket(0xFFFFFF));
+        assertEquals(2, window.cumulativePsn(), "slides over the run that was waiting");
+        assertFalse(window.hasGap());
+    }
+
+    @Test
+    void shouldRecogniseDuplicatesBelowAndInsideWindow()
+    {
+        final PathReceiveWindow window = new PathReceiveWindow(100);
+        window.onPacket(100);
+        window.onPacket(105);
+        assertEquals(DUPLICATE, window.onPacket(100));
+        assertEquals(DUPLICATE, window.onPacket(50));
+        assertEquals(DUPLICATE, window.onPacket(105));
+        assertEquals(101, window.cumulativePsn());
+    }
+
+    @Test
+    void shouldRefusePacketsBeyondSackWindow()
+    {
+        final PathReceiveWindow window = new PathReceiveWindow(0);
+        assertEquals(ABOVE_GAP, window.onPacket(255));
+        assertEquals(OUT_OF_WINDOW, window.onPacket(256));
+        assertEquals(OUT_OF_WINDOW, window.onPacket(0x7FFFFF));
+        assertEquals(0, window.cumulativePsn());
+    }
+
+    @Test
+    void shouldSlideAcrossWordBoundaries()
+    {
+        final PathReceiveWindow window = new PathReceiveWindow(0);
+        for (int psn = 1; psn < 200; psn++)
+        {
+            assertEquals(ABOVE_GAP, window.onPacket(psn));
+        }
+        window.onPacket(230);
+        assertEquals(IN_ORDER, window.onPacket(0));
+        assertEquals(200, window.cumulativePsn());
+        assertTrue(window.isReceived(30));
+        assertFalse(window.isReceived(29));
+    }
+
+    @Test
+    void shouldWriteExactlyWhatArrivedIntoSackHeader()
+    {
+        final PathReceiveWindow window = new PathReceiveWindow(10);
+        for (final int psn : new int[] {11, 12, 74, 75, 265})
+        {
+            window.onPacket(psn);
+        }
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment header = arena.allocate(SelectiveAckHeader.LENGTH);
+            window.writeTo(header, 0);
+            assertEquals(10, SelectiveAckHeader.cumulativePsn(header, 0));
+            assertEquals(0x6000_0000_0000_0000L, SelectiveAckHeader.sackWord(header, 0, 0));
+            assertEquals(0xC000_0000_0000_0000L, SelectiveAckHeader.sackWord(header, 0, 1), "PSNs 74, 75 = bits 64, 65");
+            assertEquals(0, SelectiveAckHeader.sackWord(header, 0, 2));
+            assertEquals(1, SelectiveAckHeader.sackWord(header, 0, 3), "PSN 265 = 10 + 255, the last bit");
+            for (int i = 0; i < 256; i++)
+            {
+                assertEquals(window.isReceived(i), SelectiveAckHeader.sackBit(header, 0, i), "bit " + i);
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+package io.spraynic.datapath.transport.spray;
+
+import io.spraynic.datapath.port.FaultInjectingPacketPort;
+import io.spraynic.datapath.verbs.AccessFlags;
+import io.spraynic.datapath.verbs.MemoryRegion;
+import io.spraynic.datapath.verbs.PostResult;
+import io.spraynic.datapath.verbs.ReceiveWorkRequest;
+import io.spraynic.datapath.verbs.SendWorkRequest;
+import io.spraynic.datapath.verbs.WorkCompletion;
+import io.spraynic.datapath.verbs.WorkRequestOpcode;
+import org.junit.jupiter.api.Test;
+
+import java.lang.management.ManagementFactory;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * The datapath allocates nothing per packet or per message (brief: no per-packet allocation; S10.1): once
+ * warm, posting, spraying, placing, acknowledging, recovering 1 % loss and completing WRITEs, SENDs and READs
+ * allocate 0 bytes.
+ */
+class SprayAllocationTest
+{
+    private static long allocated()
+    {
+        return ((com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean()).getCurrentThreadAllocatedBytes();
+    }
+
+    @Test
+    void shouldAllocateNothingInSteadyState()
+    {
+        final SprayTestBed.Options options = new SprayTestBed.Options()
+            .wrapA((plane, port) -> new FaultInjectingPacketPort(port, 5 + plane, 0.01, 0, 0, SprayTestBed::isData))
+            .wrapB((plane, port) -> new FaultInjectingPacketPort(port, 7 + plane, 0.01, 0, 0, SprayTestBed::isData));
+        try (SprayTestBed bed = new SprayTestBed(options))
+        {
+            final int size = 64 * 1024;
+            final MemoryRegion src = bed.region(bed.pdA, size, AccessFlags.NONE, 1);
+            final MemoryRegion dst = bed.region(bed.pdB, 4L * size, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE, 0);
+            final MemoryRegion readable = bed.region(bed.pdB, size, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_READ, 2);
+            final MemoryRegion sink = bed.region(bed.pdA, size, AccessFlags.LOCAL_WRITE, 0);
+            final SendWorkRequest wr = new SendWorkRequest();
+            final ReceiveWorkRequest rr = new ReceiveWorkRequest();
+            final WorkCompletion wc = new WorkCompletion();
+            long bytes = 0;
+            for (int round = 0; round < 30; round++)
+            {
+                final long before = allocated();
+                for (int i = 0; i < 64; i++)
+                {
+                    final int s = i % 4;
+                    wr.reset().wrId(i);
+                    switch (s)
+                    {
+                        case 1 ->
+                        {
+                            assertEquals(PostResult.OK, bed.b.postReceive(s, rr.reset().wrId(i)
+                                .buffer(dst, dst.address() + size, size)));
+                            wr.opcode(WorkRequestOpcode.SEND).local(src, src.address(), size);
+                        }
+                        case 3 -> wr.opcode(WorkRequestOpcode.RDMA_READ).local(sink, sink.address(), size)
+                            .remote(readable.address(), readable.rkey());
+                        default -> wr.opcode(WorkRequestOpcode.RDMA_WRITE).local(src, src.address(), size)
+                            .remote(dst.address() + (long)s * size, dst.rkey());
+                    }
+                    assertEquals(PostResult.OK, bed.a.postSend(s, wr));
+                }
+                int completions = 0;
+                for (int step = 0; step < 20_000 && completions < 64; step++)
+                {
+                    bed.step();
+                    while (bed.sendCqA.poll(wc))
+                    {
+                        completions++;
+                    }
+                    while (bed.receiveCqB.poll(wc))
+                    {
+                        completions += 0;
+                    }
+                }
+                assertEquals(64, completions);
+                bytes = allocated() - before;
+            }
+            final long measuringBefore = allocated();
+            final long measuring = allocated() - measuringBefore; // what asking the MXBean itself costs
+            assertEquals(0, bytes - measuring, "bytes allocated in the last round of 64 messages");
+        }
+    }
+}

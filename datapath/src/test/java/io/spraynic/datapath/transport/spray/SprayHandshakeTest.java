@@ -1,0 +1,81 @@
+package io.spraynic.datapath.transport.spray;
+
+import io.spraynic.datapath.port.FaultInjectingPacketPort;
+import io.spraynic.datapath.wire.BaseTransportHeader;
+import io.spraynic.datapath.wire.SprayOpcodes;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * S9.1 connection set-up on the wire: CONNECT / CONNECT_ACK with a token, CIDs exchanged, the minimum of
+ * each pair of limits, retransmission of a lost CONNECT and of a lost CONNECT_ACK without opening twice;
+ * then data flows over the negotiated connection.
+ */
+class SprayHandshakeTest
+{
+    private static FaultInjectingPacketPort.Selector opcode(final int opcode)
+    {
+        return (memory, offset, length) -> length > SprayTestBed.DATA_OFFSET_BTH &&
+            BaseTransportHeader.opcode(memory, offset + SprayTestBed.DATA_OFFSET_BTH) == opcode;
+    }
+
+    @Test
+    void shouldEstablishWithTheMinimumOfBothLimitsAndCarryDataS91()
+    {
+        final SprayTestBed.Options options = new SprayTestBed.Options();
+        options.handshake = true;
+        options.responderPaths = 6;
+        try (SprayTestBed bed = new SprayTestBed(options))
+        {
+            assertEquals(SprayHandshake.Pending.State.ESTABLISHED, bed.pending.state());
+            assertNotNull(bed.a);
+            assertNotNull(bed.b);
+            assertEquals(1, bed.pending.tries());
+            assertEquals(6, bed.a.paths());
+            assertEquals(6, bed.b.paths());
+            assertEquals(bed.b.localCid(), bed.a.remoteCid());
+            assertEquals(bed.a.localCid(), bed.b.remoteCid());
+            final SprayLossRecoveryTest.Workload w = new SprayLossRecoveryTest.Workload(bed, 2 << 20);
+            w.post();
+            w.runAndVerify(200_000);
+        }
+    }
+
+    @Test
+    void shouldRetransmitALostConnectAndAnswerARepeatedOneOnceS91()
+    {
+        final SprayTestBed.Options options = new SprayTestBed.Options();
+        options.handshake = true;
+        // lose the first CONNECT (A, plane 0) and the first CONNECT_ACK (B, plane 0)
+        options.wrapA((plane, port) -> plane == 0 ? FaultInjectingPacketPort.exact(port, opcode(SprayOpcodes.CONNECT)).dropAt(0) : port);
+        options.wrapB((plane, port) -> plane == 0 ? FaultInjectingPacketPort.exact(port, opcode(SprayOpcodes.CONNECT_ACK)).dropAt(0) : port);
+        try (SprayTestBed bed = new SprayTestBed(options))
+        {
+            assertEquals(SprayHandshake.Pending.State.ESTABLISHED, bed.pending.state());
+            assertEquals(3, bed.pending.tries());
+            assertTrue(bed.steps >= 300, "100 us then 200 us of backoff: " + bed.steps);
+            assertNotNull(bed.engineB.connection(bed.a.remoteCid()));
+            assertEquals(0, bed.engineB.connection(bed.a.remoteCid()).index(), "B opened one connection, in its first slot");
+            final SprayLossRecoveryTest.Workload w = new SprayLossRecoveryTest.Workload(bed, 1 << 20);
+            w.post();
+            w.runAndVerify(200_000);
+        }
+    }
+
+    @Test
+    void shouldFailAfterEightUnansweredConnectsS91()
+    {
+        final SprayTestBed.Options options = new SprayTestBed.Options();
+        options.handshake = true;
+        options.wrapA((plane, port) -> new FaultInjectingPacketPort(port, 1, 1.0, 0, 0, opcode(SprayOpcodes.CONNECT)));
+        try (SprayTestBed bed = new SprayTestBed(options))
+        {
+            bed.runToQuiet(60_000); // 100 us * (2^8 - 1) = 25.5 ms, then the last try times out
+            assertEquals(SprayHandshake.Pending.State.FAILED, bed.pending.state());
+            assertEquals(SprayHandshake.CONNECT_TRIES, bed.pending.tries());
+        }
+    }
+}

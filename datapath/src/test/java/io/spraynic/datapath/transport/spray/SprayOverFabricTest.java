@@ -1,0 +1,77 @@
+package io.spraynic.datapath.transport.spray;
+
+import io.spraynic.datapath.fabric.Fabric;
+import io.spraynic.datapath.fabric.FabricConfig;
+import io.spraynic.datapath.fabric.Topology;
+import io.spraynic.datapath.verbs.AccessFlags;
+import io.spraynic.datapath.verbs.CompletionQueue;
+import io.spraynic.datapath.verbs.MemoryRegion;
+import io.spraynic.datapath.verbs.PostResult;
+import io.spraynic.datapath.verbs.ProtectionDomain;
+import io.spraynic.datapath.verbs.SendWorkRequest;
+import io.spraynic.datapath.verbs.WorkCompletion;
+import io.spraynic.datapath.verbs.WorkCompletionStatus;
+import io.spraynic.datapath.verbs.WorkRequestOpcode;
+import io.spraynic.datapath.wire.ParseCounters;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The same engine on the emulated fabric, in virtual time: two hosts, 2 planes of 4 parallel links (8 ECMP
+ * routes), 8 paths; a WRITE arrives byte for byte and the simulation ends when the engines go idle.
+ */
+class SprayOverFabricTest
+{
+    @Test
+    void shouldWriteOverTheEmulatedFabricInVirtualTimeS71S72()
+    {
+        try (Fabric fabric = Topology.backToBack(FabricConfig.DEFAULT, 2, 4);
+            Arena arena = Arena.ofShared())
+        {
+            final ProtectionDomain pd0 = new ProtectionDomain(new SplittableRandom(1));
+            final ProtectionDomain pd1 = new ProtectionDomain(new SplittableRandom(2));
+            final SprayFabricEndpoint e0 = new SprayFabricEndpoint(fabric.host(0), 1_000, new ParseCounters());
+            final SprayFabricEndpoint e1 = new SprayFabricEndpoint(fabric.host(1), 1_000, new ParseCounters());
+            final SprayEngine engine0 = new SprayEngine(e0.configure(new SprayConfig()), pd0, e0);
+            final SprayEngine engine1 = new SprayEngine(e1.configure(new SprayConfig()), pd1, e1);
+            e0.bind(engine0);
+            e1.bind(engine1);
+            final CompletionQueue cq0 = new CompletionQueue(64);
+            final CompletionQueue cq1 = new CompletionQueue(64);
+            final SprayConnection c0 = engine0.open(e0.remote(new SprayConnectionConfig().cids(1, 2).paths(8).mtu(4096)
+                .initialPsns(100, 200).completionQueues(cq0, cq0), 1));
+            engine1.open(e1.remote(new SprayConnectionConfig().cids(2, 1).paths(8).mtu(4096)
+                .initialPsns(200, 100).completionQueues(cq1, cq1), 0));
+
+            final int size = 4 << 20;
+            final MemoryRegion src = pd0.register(arena.allocate(size, 64), AccessFlags.NONE);
+            SprayTestBed.fill(src.segment(), 5);
+            final MemoryRegion dst = pd1.register(arena.allocate(size, 64), AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+            dst.segment().fill((byte)0);
+            assertEquals(PostResult.OK, c0.postSend(0, new SendWorkRequest().wrId(9).opcode(WorkRequestOpcode.RDMA_WRITE)
+                .local(src, src.address(), size).remote(dst.address(), dst.rkey())));
+            e0.kick();
+            fabric.runUntilIdle();
+
+            final WorkCompletion wc = new WorkCompletion();
+            assertTrue(cq0.poll(wc));
+            assertEquals(WorkCompletionStatus.SUCCESS, wc.status());
+            assertEquals(-1L, src.segment().mismatch(dst.segment()));
+            assertEquals(c0.counters().get(SprayCounters.LOST), c0.counters().get(SprayCounters.RETRANSMITTED));
+            final long ns = fabric.now();
+            assertTrue(ns > 0, "virtual time advanced: " + ns);
+            for (int p = 0; p < 8; p++)
+            {
+                assertTrue(c0.pathCounters(p).get(SprayCounters.TX_PACKETS) > 0);
+            }
+            // 2 planes of 100 Gb/s, but the receiver's fair-share hint (S8.3) is its configured 100 Gb/s capacity
+            final double gbps = size * 8.0 / ns;
+            assertTrue(gbps > 80 && gbps < 110, "rate " + gbps + " Gb/s");
+        }
+    }
+}

@@ -1,0 +1,80 @@
+package io.spraynic.datapath.wire;
+
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.HexFormat;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * docs/PROTOCOL.md S5.2 (PRBH) and S5.3 (NAKH): every field round-trips at an odd offset and lands on the
+ * wire big-endian where the table puts it; both fit the lengths {@link SprayOpcodes} registers.
+ */
+class SprayControlHeadersTest
+{
+    private static final long AT = 3;
+
+    private final MemorySegment s = MemorySegment.ofArray(new byte[64]);
+
+    private String hex(final long offset, final int length)
+    {
+        return HexFormat.of().formatHex(s.asSlice(offset, length).toArray(ValueLayout.JAVA_BYTE));
+    }
+
+    @Test
+    void shouldRoundTripTheProbeHeaderS52()
+    {
+        s.fill((byte)0xEE);
+        ProbeHeader.path(s, AT, 63);
+        ProbeHeader.flags(s, AT, ProbeHeader.FLAG_RESYNC);
+        ProbeHeader.nextPsn(s, AT, 0xFFABCDEF); // only 24 bits travel
+        assertEquals(63, ProbeHeader.path(s, AT));
+        assertEquals(ProbeHeader.FLAG_RESYNC, ProbeHeader.flags(s, AT));
+        assertEquals(0xABCDEF, ProbeHeader.nextPsn(s, AT));
+        assertEquals("3f01000000abcdef", hex(AT, ProbeHeader.LENGTH));
+        assertEquals(SprayOpcodes.PROBE_HEADER_LENGTH, ProbeHeader.LENGTH);
+        assertEquals("PRBH{path=63, flags=0x1, nextPsn=11259375}", ProbeHeader.toString(s, AT));
+    }
+
+    @Test
+    void shouldRoundTripTheNegativeAckHeaderS53()
+    {
+        s.fill((byte)0xEE);
+        NegativeAckHeader.syndrome(s, AT, NegativeAckHeader.SYNDROME_RNR);
+        NegativeAckHeader.stream(s, AT, 0xFFFF);
+        NegativeAckHeader.msn(s, AT, 0x89ABCDEF);
+        NegativeAckHeader.rnrTimerMicros(s, AT, 655);
+        assertEquals(1, NegativeAckHeader.syndrome(s, AT));
+        assertEquals(0xFFFF, NegativeAckHeader.stream(s, AT));
+        assertEquals(0x89ABCDEF, NegativeAckHeader.msn(s, AT));
+        assertEquals(655, NegativeAckHeader.rnrTimerMicros(s, AT));
+        assertEquals("0100ffff89abcdef0000028f", hex(AT, NegativeAckHeader.LENGTH));
+        assertEquals(SprayOpcodes.NACK_HEADER_LENGTH, NegativeAckHeader.LENGTH);
+        assertEquals("NAKH{syndrome=RNR, stream=65535, msn=2309737967, rnrTimerMicros=655}",
+            NegativeAckHeader.toString(s, AT));
+        assertEquals("REMOTE_ACCESS_ERROR", NegativeAckHeader.syndromeName(2));
+        assertEquals("REMOTE_INVALID_REQUEST", NegativeAckHeader.syndromeName(3));
+        assertEquals("REMOTE_OPERATION_ERROR", NegativeAckHeader.syndromeName(4));
+    }
+
+    @Test
+    void shouldRoundTripTheConnectionHeaderS54()
+    {
+        s.fill((byte)0xEE);
+        ConnectionHeader.write(s, AT, 0, 8, 4, 4096, 65536, 0xABCDEF, 0x123456, 400_000, 0x0102030405060708L);
+        assertEquals(ConnectionHeader.VERSION, ConnectionHeader.version(s, AT));
+        assertEquals(8, ConnectionHeader.paths(s, AT));
+        assertEquals(4, ConnectionHeader.planes(s, AT));
+        assertEquals(4096, ConnectionHeader.mtu(s, AT));
+        assertEquals(65536, ConnectionHeader.streams(s, AT));
+        assertEquals(0xABCDEF, ConnectionHeader.senderCid(s, AT));
+        assertEquals(0x123456, ConnectionHeader.initialPsn(s, AT));
+        assertEquals(400_000, ConnectionHeader.ingressMbps(s, AT));
+        assertEquals(0x0102030405060708L, ConnectionHeader.token(s, AT));
+        assertEquals("0100080410000000" + "00abcdef" + "00123456" + "00061a80" + "0102030405060708" + "00000000",
+            hex(AT, ConnectionHeader.LENGTH));
+        assertEquals(SprayOpcodes.CONNECTION_HEADER_LENGTH, ConnectionHeader.LENGTH);
+    }
+}
