@@ -14,7 +14,7 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
     description = "Datapath benchmarks.",
-    subcommands = BenchCommand.Raw.class)
+    subcommands = {BenchCommand.Raw.class, BenchCommand.Nic.class})
 final class BenchCommand implements Runnable
 {
     public void run()
@@ -73,6 +73,48 @@ final class BenchCommand implements Runnable
             final RawLoopComparison.Summary summary = RawLoopComparison.run(
                 parsedPmd, parsedMode, seconds, burst, length, rounds, line -> { if (!json) System.out.println(line); });
             System.out.println(json ? summary.toJson() : summary.toText());
+            return 0;
+        }
+    }
+
+    @Command(name = "nic", mixinStandardHelpOptions = true,
+        description = {
+            "The NIC runtime's receive side on net_null: one poll thread per RX queue, each parsing, classifying",
+            "and counting every frame; prints Mpps for 1..N queues, measured in one invocation from the counters."})
+    static final class Nic implements Callable<Integer>
+    {
+        @Option(names = "--queues", defaultValue = "2", description = "Largest queue count measured (default ${DEFAULT-VALUE}).")
+        int queues;
+
+        @Option(names = "--seconds", defaultValue = "3", description = "Measured seconds per queue count (default ${DEFAULT-VALUE}).")
+        double seconds;
+
+        @Option(names = "--json", description = "Print one JSON object.")
+        boolean json;
+
+        public Integer call() throws Exception
+        {
+            if (queues < 1 || queues > 16 || seconds <= 0)
+            {
+                throw new IllegalArgumentException("--queues must be 1..16 and --seconds > 0 (got " + queues + ", " + seconds + ")");
+            }
+            final StringBuilder results = new StringBuilder();
+            for (int q = 1; q <= queues; q++)
+            {
+                // EAL starts once per process: each queue count runs in a process of its own.
+                final double mpps = NicScaling.measureInChild(q, seconds);
+                results.append(results.length() == 0 ? "" : ",").append(String.format(Locale.ROOT,
+                    "{\"queues\":%d,\"mpps\":%.3f}", q, mpps));
+                if (!json)
+                {
+                    System.out.printf(Locale.ROOT, "net_null, %d RX queue(s) / poll thread(s): %.2f Mpps classified%n", q, mpps);
+                }
+            }
+            if (json)
+            {
+                System.out.println("{\"pmd\":\"net_null\",\"cores\":" + Runtime.getRuntime().availableProcessors() +
+                    ",\"points\":[" + results + "]}");
+            }
             return 0;
         }
     }
