@@ -26,7 +26,7 @@ final class ExperimentCommand implements Runnable
     @Command(name = "loss-sweep", mixinStandardHelpOptions = true,
         description = {
             "Goodput / lossless goodput at 0, 0.01, 0.1, 1, 2, 5, 10 and 20 % random loss on every fabric link.",
-            "Runs the RoCEv2 RC baseline; the spray transport's column stays null until it is attached to the fabric."})
+            "Spray (one connection, 8 paths over the planes) against the RoCEv2 RC baseline (one QP per plane)."})
     static final class LossSweepCommand implements Callable<Integer>
     {
         @Option(names = "--out", defaultValue = "experiments", description = "Output directory (default ${DEFAULT-VALUE}).")
@@ -50,7 +50,7 @@ final class ExperimentCommand implements Runnable
             }
             final LossSweep.Settings defaults = LossSweep.Settings.DEFAULT;
             final LossSweep.Settings settings = new LossSweep.Settings(planes, bytes, defaults.messageBytes(),
-                defaults.timeLimitNanos(), defaults.seed());
+                defaults.timeLimitNanos(), defaults.seed(), defaults.paths(), defaults.streams());
             final List<LossSweep.Point> points = LossSweep.run(settings, LossSweep.DEFAULT_LOSS_PERCENT,
                 line -> { if (!json) System.out.println(line); });
             final List<Path> files = ExperimentOutput.writeLossSweep(out, settings, points);

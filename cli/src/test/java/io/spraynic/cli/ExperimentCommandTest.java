@@ -25,7 +25,8 @@ class ExperimentCommandTest
         {
             assertTrue(json.contains("{\"lossPct\":" + loss + ","), loss + " in " + json);
         }
-        assertTrue(json.contains("\"sprayGoodputRatio\":null,\"rocev2GoodputRatio\":1.0000,"), json);
+        assertTrue(json.contains("{\"lossPct\":0,\"sprayGoodputRatio\":1,\"rocev2GoodputRatio\":1,"), json);
+        assertTrue(!json.contains("Verified\":false"), "every transfer verified: " + json);
 
         assertEquals(9, Files.readAllLines(dir.resolve("loss-sweep.csv")).size(), "a header and eight points");
         assertEquals(json, Files.readString(dir.resolve("loss-sweep.json")).strip());

@@ -40,10 +40,7 @@ public final class ExperimentOutput
         }
         final Map<String, List<Double>> series = new LinkedHashMap<>();
         series.put("RoCEv2 RC (" + settings.planes() + " QPs, one per plane)", rocev2);
-        if (spray.stream().anyMatch(value -> null != value))
-        {
-            series.put("spray", spray);
-        }
+        series.put("spray (" + settings.paths() + " paths over " + settings.planes() + " planes)", spray);
         final Path png = directory.resolve("loss-sweep.png");
         Charts.lines(png, "Goodput under random loss (fraction of lossless)", "random loss on every fabric link",
             "goodput / lossless goodput", categories, series);

@@ -21,16 +21,20 @@ public final class LossSweep
     public static final double[] DEFAULT_LOSS_PERCENT = {0, 0.01, 0.1, 1, 2, 5, 10, 20};
 
     /**
-     * One loss rate's measurements; the spray fields are null until the spray transport runs here.
+     * One loss rate's measurements of both transports on identical fabrics (same seed).
      */
     public record Point(double lossPct, TransferOutcome rocev2, double rocev2GoodputRatio, TransferOutcome spray,
-        Double sprayGoodputRatio)
+        double sprayGoodputRatio)
     {
     }
 
-    public record Settings(int planes, long bytes, int messageBytes, long timeLimitNanos, long seed)
+    /**
+     * @param paths   spray paths per connection (spread over the planes).
+     * @param streams spray streams the messages are posted on, round-robin.
+     */
+    public record Settings(int planes, long bytes, int messageBytes, long timeLimitNanos, long seed, int paths, int streams)
     {
-        public static final Settings DEFAULT = new Settings(4, 64L << 20, 1 << 20, 2_000_000_000L, 42);
+        public static final Settings DEFAULT = new Settings(4, 64L << 20, 1 << 20, 2_000_000_000L, 42, 8, 4);
     }
 
     private LossSweep()
@@ -40,20 +44,37 @@ public final class LossSweep
     public static List<Point> run(final Settings settings, final double[] lossPercent, final java.util.function.Consumer<String> log)
     {
         final List<Point> points = new ArrayList<>();
-        TransferOutcome lossless = null;
+        final TransferOutcome rocev2Lossless = runRocev2(settings, 0);
+        final TransferOutcome sprayLossless = runSpray(settings, 0);
         for (final double pct : lossPercent)
         {
-            final TransferOutcome rocev2 = runRocev2(settings, pct / 100.0);
-            if (null == lossless)
-            {
-                lossless = pct == 0 ? rocev2 : runRocev2(settings, 0);
-            }
-            final double ratio = rocev2.goodputGbps() / lossless.goodputGbps();
-            points.add(new Point(pct, rocev2, ratio, null, null));
-            log.accept(String.format(Locale.ROOT, "loss %6.2f %%: rocev2 %7.2f Gb/s (%.3f of lossless)%s, %d lost, %d retransmitted",
-                pct, rocev2.goodputGbps(), ratio, rocev2.complete() ? "" : " INCOMPLETE", rocev2.lost(), rocev2.retransmitted()));
+            final TransferOutcome rocev2 = pct == 0 ? rocev2Lossless : runRocev2(settings, pct / 100.0);
+            final TransferOutcome spray = pct == 0 ? sprayLossless : runSpray(settings, pct / 100.0);
+            final double rocev2Ratio = rocev2.goodputGbps() / rocev2Lossless.goodputGbps();
+            final double sprayRatio = spray.goodputGbps() / sprayLossless.goodputGbps();
+            points.add(new Point(pct, rocev2, rocev2Ratio, spray, sprayRatio));
+            log.accept(String.format(Locale.ROOT,
+                "loss %6.2f %%: spray %7.2f Gb/s (%.3f of lossless)%s, retransmitted/lost %s | " +
+                "rocev2 %7.2f Gb/s (%.3f of lossless)%s, retransmitted/lost %s",
+                pct, spray.goodputGbps(), sprayRatio, status(spray), number(spray.retransmitPerLoss()),
+                rocev2.goodputGbps(), rocev2Ratio, status(rocev2), number(rocev2.retransmitPerLoss())));
         }
         return points;
+    }
+
+    private static String status(final TransferOutcome outcome)
+    {
+        return !outcome.verified() ? " NOT VERIFIED" : outcome.complete() ? "" : " INCOMPLETE";
+    }
+
+    static TransferOutcome runSpray(final Settings settings, final double loss)
+    {
+        try (Fabric fabric = Topology.backToBack(FabricConfig.DEFAULT.withSeed(settings.seed()), settings.planes(), 2))
+        {
+            fabric.fabricLinkLoss(loss);
+            return SprayWriteWorkload.run(fabric, settings.bytes(), settings.messageBytes(), settings.timeLimitNanos(),
+                settings.seed(), settings.paths(), settings.streams());
+        }
     }
 
     static TransferOutcome runRocev2(final Settings settings, final double loss)
@@ -69,31 +90,38 @@ public final class LossSweep
     public static String toJson(final Settings settings, final List<Point> points)
     {
         final StringBuilder json = new StringBuilder(String.format(Locale.ROOT,
-            "{\"experiment\":\"loss-sweep\",\"planes\":%d,\"bytes\":%d,\"messageBytes\":%d,\"points\":[",
-            settings.planes(), settings.bytes(), settings.messageBytes()));
+            "{\"experiment\":\"loss-sweep\",\"planes\":%d,\"paths\":%d,\"bytes\":%d,\"messageBytes\":%d,\"points\":[",
+            settings.planes(), settings.paths(), settings.bytes(), settings.messageBytes()));
         for (int i = 0; i < points.size(); i++)
         {
             final Point point = points.get(i);
             json.append(i == 0 ? "" : ",").append(String.format(Locale.ROOT,
-                "{\"lossPct\":%s,\"sprayGoodputRatio\":%s,\"rocev2GoodputRatio\":%.4f,\"retransmitPerLoss\":%s," +
-                "\"rocev2GoodputGbps\":%.3f,\"rocev2Complete\":%b,\"rocev2Verified\":%b,\"rocev2RetransmitPerLoss\":%s}",
-                number(point.lossPct()), null == point.sprayGoodputRatio() ? "null" : number(point.sprayGoodputRatio()),
-                point.rocev2GoodputRatio(), null == point.spray() ? "null" : number(point.spray().retransmitPerLoss()),
-                point.rocev2().goodputGbps(), point.rocev2().complete(), point.rocev2().verified(),
-                number(point.rocev2().retransmitPerLoss())));
+                "{\"lossPct\":%s,\"sprayGoodputRatio\":%s,\"rocev2GoodputRatio\":%s,\"retransmitPerLoss\":%s," +
+                "\"sprayGoodputGbps\":%s,\"sprayVerified\":%b,\"sprayLost\":%d,\"sprayRetransmitted\":%d," +
+                "\"rocev2GoodputGbps\":%s,\"rocev2Verified\":%b,\"rocev2Lost\":%d,\"rocev2Retransmitted\":%d," +
+                "\"rocev2RetransmitPerLoss\":%s}",
+                number(point.lossPct()), number(point.sprayGoodputRatio()), number(point.rocev2GoodputRatio()),
+                number(point.spray().retransmitPerLoss()),
+                number(point.spray().goodputGbps()), point.spray().verified() && point.spray().complete(),
+                point.spray().lost(), point.spray().retransmitted(),
+                number(point.rocev2().goodputGbps()), point.rocev2().verified() && point.rocev2().complete(),
+                point.rocev2().lost(), point.rocev2().retransmitted(), number(point.rocev2().retransmitPerLoss())));
         }
         return json.append("]}").toString();
     }
 
     public static String toCsv(final List<Point> points)
     {
-        final StringBuilder csv = new StringBuilder(
-            "lossPct,rocev2GoodputGbps,rocev2GoodputRatio,rocev2Complete,rocev2Lost,rocev2Retransmitted,sprayGoodputRatio\n");
+        final StringBuilder csv = new StringBuilder("lossPct,sprayGoodputGbps,sprayGoodputRatio,sprayVerified,sprayLost," +
+            "sprayRetransmitted,rocev2GoodputGbps,rocev2GoodputRatio,rocev2Verified,rocev2Lost,rocev2Retransmitted\n");
         for (final Point point : points)
         {
-            csv.append(String.format(Locale.ROOT, "%s,%.3f,%.4f,%b,%d,%d,%s%n", number(point.lossPct()),
-                point.rocev2().goodputGbps(), point.rocev2GoodputRatio(), point.rocev2().complete(), point.rocev2().lost(),
-                point.rocev2().retransmitted(), null == point.sprayGoodputRatio() ? "" : number(point.sprayGoodputRatio())));
+            final TransferOutcome spray = point.spray();
+            final TransferOutcome rocev2 = point.rocev2();
+            csv.append(String.format(Locale.ROOT, "%s,%.3f,%.4f,%b,%d,%d,%.3f,%.4f,%b,%d,%d%n", number(point.lossPct()),
+                spray.goodputGbps(), point.sprayGoodputRatio(), spray.verified() && spray.complete(), spray.lost(),
+                spray.retransmitted(), rocev2.goodputGbps(), point.rocev2GoodputRatio(), rocev2.verified() && rocev2.complete(),
+                rocev2.lost(), rocev2.retransmitted()));
         }
         return csv.toString();
     }

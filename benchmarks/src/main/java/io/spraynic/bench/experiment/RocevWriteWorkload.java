@@ -2,7 +2,6 @@ package io.spraynic.bench.experiment;
 
 import io.spraynic.datapath.fabric.Fabric;
 import io.spraynic.datapath.fabric.FabricPort;
-import io.spraynic.datapath.fabric.Link;
 import io.spraynic.datapath.transport.rocev2.PathMtu;
 import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
 import io.spraynic.datapath.transport.rocev2.RcCounters;
@@ -44,6 +43,7 @@ public final class RocevWriteWorkload
         final Fabric fabric, final long totalBytes, final int messageBytes, final long timeLimitNanos, final long seed)
     {
         final int planes = fabric.planes();
+        final DataDropTap drops = DataDropTap.onEveryLink(fabric);
         final int messages = (int)((totalBytes + messageBytes - 1) / messageBytes);
         try (Arena arena = Arena.ofShared())
         {
@@ -147,11 +147,7 @@ public final class RocevWriteWorkload
                 senders[p].stop();
                 receivers[p].stop();
             }
-            long lost = 0;
-            for (final Link link : fabric.links())
-            {
-                lost += link.drops();
-            }
+            final long lost = drops.dataDrops();
             long retransmitted = 0;
             for (final RcFabricEndpoint sender : senders)
             {

@@ -6,8 +6,8 @@ package io.spraynic.bench.experiment;
  * @param bytesRequested bytes the workload asked to move.
  * @param bytesCompleted bytes of messages completed successfully (and verified) in the time allowed.
  * @param nanos          virtual time from the first post to the last completion (or the time limit).
- * @param lost           packets the fabric dropped, in both directions (data and acknowledgements):
- *                       random loss, tail drops, blackholes.
+ * @param lost           data packets the fabric dropped (random loss, tail drops, blackholes); dropped
+ *                       acknowledgements and control packets are not counted.
  * @param retransmitted  data packets the transport sent again.
  * @param verified       whether every completed message's bytes arrived intact at their place.
  */

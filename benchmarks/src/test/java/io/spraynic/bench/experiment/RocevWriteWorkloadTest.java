@@ -25,10 +25,24 @@ class RocevWriteWorkloadTest
     @Test
     void shouldRecoverOnePercentLossSlower()
     {
-        final TransferOutcome lossless = LossSweep.runRocev2(new LossSweep.Settings(4, 8L << 20, 1 << 20, 1_000_000_000L, 3), 0);
-        final TransferOutcome lossy = LossSweep.runRocev2(new LossSweep.Settings(4, 8L << 20, 1 << 20, 1_000_000_000L, 3), 0.01);
+        final LossSweep.Settings settings = new LossSweep.Settings(4, 8L << 20, 1 << 20, 1_000_000_000L, 3, 8, 4);
+        final TransferOutcome lossless = LossSweep.runRocev2(settings, 0);
+        final TransferOutcome lossy = LossSweep.runRocev2(settings, 0.01);
         assertTrue(lossy.complete() && lossy.verified(), lossy.toString());
         assertTrue(lossy.lost() > 0 && lossy.retransmitted() > lossy.lost(), "go-back-N resends more than it lost: " + lossy);
         assertTrue(lossy.goodputGbps() < lossless.goodputGbps(), lossy + " vs " + lossless);
+    }
+
+    @Test
+    void shouldRetransmitExactlyWhatTheFabricLostWithSpray()
+    {
+        final LossSweep.Settings settings = new LossSweep.Settings(4, 8L << 20, 1 << 20, 1_000_000_000L, 3, 8, 4);
+        final TransferOutcome lossless = LossSweep.runSpray(settings, 0);
+        final TransferOutcome lossy = LossSweep.runSpray(settings, 0.01);
+        assertTrue(lossless.complete() && lossless.verified(), lossless.toString());
+        assertTrue(lossy.complete() && lossy.verified(), lossy.toString());
+        assertTrue(lossy.lost() > 0, lossy.toString());
+        assertEquals(lossy.lost(), lossy.retransmitted(), "retransmitted / lost = 1 (PROTOCOL.md S6.9)");
+        assertTrue(lossless.goodputGbps() > 300, "8 paths over four 100 Gb/s planes: " + lossless.goodputGbps());
     }
 }

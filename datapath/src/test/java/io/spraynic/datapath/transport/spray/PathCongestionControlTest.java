@@ -51,9 +51,20 @@ class PathCongestionControlTest
     }
 
     @Test
-    void shouldHalveOnLossOncePerRound()
+    void shouldKeepWindowOnRandomLossByDefault()
     {
         final PathCongestionControl cc = new PathCongestionControl(64, 256, 1.0 / 16);
+        cc.onLoss(1);
+        cc.onLoss(2);
+        assertEquals(64, cc.window());
+        cc.onAck(64, 0, RTT + 1, RTT);
+        assertEquals(65, cc.window(), "a round with losses but no CE marks still grows");
+    }
+
+    @Test
+    void shouldHalveOnLossOncePerRoundWhenConfigured()
+    {
+        final PathCongestionControl cc = new PathCongestionControl(64, 256, 1.0 / 16, 0.5);
         cc.onLoss(1);
         cc.onLoss(2);
         assertEquals(32, cc.window());
@@ -66,7 +77,7 @@ class PathCongestionControlTest
     @Test
     void shouldStayWithinOneAndMaximum()
     {
-        final PathCongestionControl cc = new PathCongestionControl(250, 256, 1.0 / 16);
+        final PathCongestionControl cc = new PathCongestionControl(250, 256, 1.0 / 16, 0.5);
         long now = 0;
         for (int round = 0; round < 20; round++)
         {
@@ -82,5 +93,6 @@ class PathCongestionControlTest
         }
         assertEquals(1, cc.window());
         assertThrows(IllegalArgumentException.class, () -> new PathCongestionControl(16, 300, 0.5));
+        assertThrows(IllegalArgumentException.class, () -> new PathCongestionControl(16, 64, 0.5, 0));
     }
 }
