@@ -1,5 +1,7 @@
 package io.spraynic.datapath.transport.rocev2;
 
+import io.spraynic.datapath.transport.Psn;
+
 import java.util.concurrent.TimeUnit;
 
 /**

@@ -1,5 +1,7 @@
 package io.spraynic.datapath.transport.rocev2;
 
+import io.spraynic.datapath.transport.FrameSink;
+
 import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.ProtectionDomain;
 import io.spraynic.datapath.wire.BaseTransportHeader;

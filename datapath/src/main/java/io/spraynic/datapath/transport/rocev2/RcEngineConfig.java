@@ -1,5 +1,7 @@
 package io.spraynic.datapath.transport.rocev2;
 
+import io.spraynic.datapath.transport.Psn;
+
 /**
  * What an {@link RcEngine} needs to know about its own end and how it paces its protocol.
  *

@@ -1,5 +1,7 @@
 package io.spraynic.datapath.transport.rocev2;
 
+import io.spraynic.datapath.transport.FabricFrameSink;
+
 import io.spraynic.datapath.fabric.Endpoint;
 import io.spraynic.datapath.fabric.FabricPort;
 import io.spraynic.datapath.verbs.ProtectionDomain;

@@ -1,5 +1,8 @@
 package io.spraynic.datapath.transport.rocev2;
 
+import io.spraynic.datapath.transport.Psn;
+import io.spraynic.datapath.transport.FrameSink;
+
 import io.spraynic.datapath.verbs.AccessCheck;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.CompletionQueue;

@@ -1,5 +1,7 @@
 package io.spraynic.datapath.transport.rocev2;
 
+import io.spraynic.datapath.transport.PortFrameSink;
+
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.wire.FrameClass;

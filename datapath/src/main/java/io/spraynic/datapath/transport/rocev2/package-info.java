@@ -4,12 +4,12 @@
  * <ul>
  *     <li>{@link io.spraynic.datapath.transport.rocev2.RcEngine} and
  *     {@link io.spraynic.datapath.transport.rocev2.RcQueuePair}: the pure protocol engine. Parsed packets,
- *     ticks and work requests in; frames out through a {@link io.spraynic.datapath.transport.rocev2.FrameSink}.
+ *     ticks and work requests in; frames out through a {@link io.spraynic.datapath.transport.FrameSink}.
  *     No DPDK, thread or clock inside, so it runs in real time or in a virtual-time simulator alike.</li>
  *     <li>{@link io.spraynic.datapath.transport.rocev2.RoceTransportAgent} and
- *     {@link io.spraynic.datapath.transport.rocev2.PortFrameSink}: the driver gluing an engine to a
+ *     {@link io.spraynic.datapath.transport.PortFrameSink}: the driver gluing an engine to a
  *     {@link io.spraynic.datapath.port.PacketPort} (DPDK or in-JVM) with the driver's clock.</li>
- *     <li>{@link io.spraynic.datapath.transport.rocev2.Psn}, {@link io.spraynic.datapath.transport.rocev2.PathMtu},
+ *     <li>{@link io.spraynic.datapath.transport.Psn}, {@link io.spraynic.datapath.transport.rocev2.PathMtu},
  *     {@link io.spraynic.datapath.transport.rocev2.RnrTimer}: InfiniBand arithmetic.</li>
  *     <li>{@link io.spraynic.datapath.transport.rocev2.DcqcnConfig} and
  *     {@link io.spraynic.datapath.transport.rocev2.DcqcnRateLimiter}: DCQCN congestion control (CNPs from the

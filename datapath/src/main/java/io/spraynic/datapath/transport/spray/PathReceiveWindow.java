@@ -1,6 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
-import io.spraynic.datapath.transport.rocev2.Psn;
+import io.spraynic.datapath.transport.Psn;
 import io.spraynic.datapath.wire.SelectiveAckHeader;
 
 import java.lang.foreign.MemorySegment;

@@ -1,7 +1,7 @@
 package io.spraynic.datapath.transport.spray;
 
 import io.spraynic.datapath.port.PacketPort;
-import io.spraynic.datapath.transport.rocev2.PortFrameSink;
+import io.spraynic.datapath.transport.PortFrameSink;
 
 import java.lang.foreign.MemorySegment;
 

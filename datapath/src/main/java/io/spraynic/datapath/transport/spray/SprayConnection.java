@@ -1,6 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
-import io.spraynic.datapath.transport.rocev2.Psn;
+import io.spraynic.datapath.transport.Psn;
 import io.spraynic.datapath.verbs.AccessCheck;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.CompletionQueue;

@@ -1,5 +1,7 @@
 package io.spraynic.datapath.transport.rocev2;
 
+import io.spraynic.datapath.transport.Psn;
+
 import io.spraynic.datapath.port.DpdkPacketPort;
 import io.spraynic.datapath.port.FaultInjectingPacketPort;
 import io.spraynic.datapath.port.PacketPort;

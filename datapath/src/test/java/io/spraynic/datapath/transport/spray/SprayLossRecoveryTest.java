@@ -1,7 +1,7 @@
 package io.spraynic.datapath.transport.spray;
 
 import io.spraynic.datapath.port.FaultInjectingPacketPort;
-import io.spraynic.datapath.transport.rocev2.Psn;
+import io.spraynic.datapath.transport.Psn;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;

@@ -2,7 +2,7 @@ package io.spraynic.datapath.transport.spray;
 
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
-import io.spraynic.datapath.transport.rocev2.Psn;
+import io.spraynic.datapath.transport.Psn;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.SendWorkRequest;

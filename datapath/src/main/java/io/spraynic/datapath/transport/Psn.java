@@ -1,4 +1,4 @@
-package io.spraynic.datapath.transport.rocev2;
+package io.spraynic.datapath.transport;
 
 /**
  * 24-bit packet sequence number arithmetic (InfiniBand Vol 1, 9.7.1): PSNs count modulo 2^24, and of two

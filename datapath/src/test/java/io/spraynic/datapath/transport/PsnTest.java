@@ -1,4 +1,4 @@
-package io.spraynic.datapath.transport.rocev2;
+package io.spraynic.datapath.transport;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,4 +1,4 @@
-package io.spraynic.datapath.transport.rocev2;
+package io.spraynic.datapath.transport;
 
 import io.spraynic.datapath.fabric.FabricPort;
 
