@@ -3,6 +3,7 @@ package io.spraynic.cli;
 import io.spraynic.datapath.nic.CountersFile;
 import io.spraynic.datapath.nic.CountersFileDescriptor;
 import io.spraynic.datapath.nic.DpdkNic;
+import io.spraynic.datapath.nic.FabricDemo;
 import io.spraynic.datapath.nic.RawExchange;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.dpdk.EthPort;
@@ -30,22 +31,43 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
     description = {
-        "The main job: a verified raw transfer between two DPDK ports in this process.",
-        "By default a crossed pair of net_ring ports (no NIC, no hugepages, no root)."})
+        "The main job, no NIC and no root: two NIC endpoints in this process, each with one DPDK net_ring port",
+        "per plane, joined through the fabric emulator in real time (default 4 planes, 8 paths, 1 % loss), an",
+        "RDMA WRITE transfer on several streams with the spray transport, every byte verified.",
+        "--mode raw instead sends raw verified frames over a crossed pair of net_ring ports."})
 final class DemoCommand implements Callable<Integer>
 {
+    @Option(names = "--mode", defaultValue = "spray", description = "spray or raw (default ${DEFAULT-VALUE}).")
+    String mode;
+
+    @Option(names = "--planes", defaultValue = "4", description = "Fabric planes = NIC ports per host (default ${DEFAULT-VALUE}).")
+    int planes;
+
+    @Option(names = "--paths", defaultValue = "8", description = "Spray paths per connection (default ${DEFAULT-VALUE}).")
+    int paths;
+
+    @Option(names = "--loss", defaultValue = "1", description = "Random loss on every fabric link, percent (default ${DEFAULT-VALUE}).")
+    double lossPct;
+
+    @Option(names = "--size", defaultValue = "2g", converter = SizeConverter.class,
+        description = "Bytes to write in spray mode, k/m/g suffixes (default ${DEFAULT-VALUE}).")
+    long size;
+
+    @Option(names = "--streams", defaultValue = "4", description = "Streams the writes are spread over (default ${DEFAULT-VALUE}).")
+    int streams;
+
     @Option(names = "--frames", defaultValue = "2m", converter = SizeConverter.class,
-        description = "Frames to send, with an optional k/m suffix (default ${DEFAULT-VALUE}).")
+        description = "Raw mode: frames to send, with an optional k/m suffix (default ${DEFAULT-VALUE}).")
     long frames;
 
-    @Option(names = "--frame-size", defaultValue = "1500", description = "Frame length in bytes, 60..2048 (default ${DEFAULT-VALUE}).")
+    @Option(names = "--frame-size", defaultValue = "1500", description = "Raw mode: frame length, 60..2048 (default ${DEFAULT-VALUE}).")
     int frameSize;
 
     @Option(names = "--burst", defaultValue = "32", description = "Burst size (default ${DEFAULT-VALUE}).")
     int burst;
 
     @Option(names = "--config", defaultValue = "net_ring",
-        description = "PMD preset or TOML file whose first two ports are used (default ${DEFAULT-VALUE}).")
+        description = "Raw mode: PMD preset or TOML file whose first two ports are used (default ${DEFAULT-VALUE}).")
     String config;
 
     @Option(names = {"-p", "--param"}, paramLabel = "NAME=VALUE", description = "Fill a preset parameter.")
@@ -61,10 +83,98 @@ final class DemoCommand implements Callable<Integer>
     boolean verbose;
 
     @Option(names = "--capture", paramLabel = "FILE",
-        description = "Record every frame sent and received into a pcapng file (for Wireshark or spraynic decode).")
+        description = "Record every frame the NIC ports send and receive into a pcapng file (Wireshark, spraynic decode).")
     Path capture;
 
     public Integer call()
+    {
+        return switch (mode)
+        {
+            case "spray" -> spray();
+            case "raw" -> raw();
+            default -> throw new IllegalArgumentException("--mode " + mode + " is not one of spray, raw");
+        };
+    }
+
+    private Integer spray()
+    {
+        if (planes < 1 || planes > 8 || paths < planes || paths > 64 || lossPct < 0 || lossPct >= 100 || size < 1 << 20 ||
+            streams < 1 || streams > 256)
+        {
+            throw new IllegalArgumentException("--planes must be 1..8, --paths planes..64, --loss 0..100, --size at least 1m " +
+                "and --streams 1..256 (got " + planes + ", " + paths + ", " + lossPct + ", " + size + ", " + streams + ")");
+        }
+        final PrintStream out = System.out;
+        final ProgressBar bar = new ProgressBar(System.err, !json && null != System.console());
+        final NicConfig loaded = FabricDemo.config(planes, "spraynic-demo-" + ProcessHandle.current().pid());
+        final NicConfig nicConfig = verbose ? loaded.withEal(loaded.eal().withLogLevels(List.of())) : loaded;
+        try (DpdkNic nic = DpdkNic.start(nicConfig))
+        {
+            if (!json)
+            {
+                out.printf(Locale.ROOT, "SprayNIC demo: spray, %s over %d planes and %d paths, %.2f %% random loss on every " +
+                    "fabric link, DPDK net_ring ports through the fabric emulator in real time%n", bytesText(size), planes,
+                    paths, lossPct);
+            }
+            final PortCapture portCapture = PortCapture.open(capture);
+            final FabricDemo.Result result = FabricDemo.run(nic, new FabricDemo.Settings(planes, paths, lossPct, size,
+                1 << 20, streams, Duration.ofSeconds(timeoutSeconds)), portCapture::wrap,
+                progress -> bar.show(progress.bytesDone(), progress.bytesTotal()));
+            bar.finish();
+            final long captured = portCapture.finish();
+            if (null != capture && !json)
+            {
+                out.printf(Locale.ROOT, "  captured %,d frames to %s%n", captured, capture);
+            }
+            final StringBuilder pathsJson = new StringBuilder("[");
+            for (int p = 0; p < result.paths().length; p++)
+            {
+                pathsJson.append(p == 0 ? "" : ",").append(result.paths()[p]);
+            }
+            if (json)
+            {
+                out.println(new Json()
+                    .field("mode", "spray")
+                    .field("bytes", result.bytesCompleted())
+                    .field("seconds", result.seconds())
+                    .field("goodputGbps", result.goodputGbps())
+                    .field("verified", result.verified())
+                    .field("messages", result.messages())
+                    .field("lost", result.lost())
+                    .field("retransmitted", result.retransmitted())
+                    .field("moved", result.moved())
+                    .field("droppedAtBridge", result.droppedAtBridge())
+                    .field("ecnMarks", result.ecnMarks())
+                    .field("planes", planes)
+                    .field("lossPct", lossPct)
+                    .raw("paths", pathsJson.append(']').toString())
+                    .build());
+            }
+            else
+            {
+                out.printf(Locale.ROOT, "  %s: %s of %s written in %,d messages, every byte checked%n",
+                    result.verified() ? "VERIFIED" : "NOT VERIFIED", bytesText(result.bytesCompleted()), bytesText(size),
+                    result.messages());
+                out.printf(Locale.ROOT, "  %.3f s: %.2f Gb/s of goodput%n", result.seconds(), result.goodputGbps());
+                out.printf(Locale.ROOT, "  data packets lost in the fabric %,d, frames dropped at the emulator's bridge (a NIC ring full) %,d%n",
+                    result.lost(), result.droppedAtBridge());
+                out.printf(Locale.ROOT, "  retransmitted %,d (%s per fabric loss), moved off failed paths %,d%n", result.retransmitted(),
+                    result.lost() == 0 ? "n/a" : String.format(Locale.ROOT, "%.2f", (double)result.retransmitted() / result.lost()),
+                    result.moved());
+                out.printf(Locale.ROOT, "  packets per path: %s; ECN marks: %,d%n", pathsJson.append(']'), result.ecnMarks());
+                out.println("  (the RoCEv2 baseline on the same fabric: ./spraynic experiment loss-sweep, in virtual time)");
+            }
+            return result.verified() ? 0 : 1;
+        }
+    }
+
+    private static String bytesText(final long bytes)
+    {
+        return bytes >= 1L << 30 && bytes % (1L << 30) == 0 ? (bytes >> 30) + " GiB" :
+            bytes >= 1L << 20 ? String.format(Locale.ROOT, "%.0f MiB", bytes / (double)(1L << 20)) : bytes + " B";
+    }
+
+    private Integer raw()
     {
         if (frameSize < 60 || frameSize > 2048 || burst < 1 || burst > 512 || frames < 1)
         {

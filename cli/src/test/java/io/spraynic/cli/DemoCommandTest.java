@@ -31,7 +31,7 @@ class DemoCommandTest
     {
         final Path capture = dir.resolve("demo.pcapng");
         final CliTestSupport.Run run = CliTestSupport.run(
-            "demo", "--frames", "20k", "--frame-size", "1024", "--json", "--capture", capture.toString());
+            "demo", "--mode", "raw", "--frames", "20k", "--frame-size", "1024", "--json", "--capture", capture.toString());
         assertEquals(0, run.exitCode(), run.out() + run.err());
         final String json = run.out().lines().filter(line -> line.startsWith("{")).findFirst().orElseThrow();
         assertTrue(json.contains("\"verified\":true"), json);

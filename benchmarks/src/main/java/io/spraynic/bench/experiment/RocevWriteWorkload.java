@@ -1,5 +1,6 @@
 package io.spraynic.bench.experiment;
 
+import io.spraynic.datapath.fabric.DataDropTap;
 import io.spraynic.datapath.fabric.Fabric;
 import io.spraynic.datapath.fabric.FabricPort;
 import io.spraynic.datapath.transport.rocev2.PathMtu;

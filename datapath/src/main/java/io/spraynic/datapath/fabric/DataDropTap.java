@@ -1,9 +1,5 @@
-package io.spraynic.bench.experiment;
+package io.spraynic.datapath.fabric;
 
-import io.spraynic.datapath.fabric.DropReason;
-import io.spraynic.datapath.fabric.Fabric;
-import io.spraynic.datapath.fabric.Link;
-import io.spraynic.datapath.fabric.LinkTap;
 import io.spraynic.datapath.wire.FrameClass;
 import io.spraynic.datapath.wire.Opcode;
 import io.spraynic.datapath.wire.ParseCounters;
@@ -17,13 +13,16 @@ import java.lang.foreign.MemorySegment;
  * Counts the data packets the fabric drops (as opposed to acknowledgements and control packets),
  * so an experiment can report retransmitted ÷ lost against what was really lost.
  */
-final class DataDropTap implements LinkTap
+public final class DataDropTap implements LinkTap
 {
     private final RoceParser parser = new RoceParser(SprayOpcodes.TABLE, new ParseCounters(), false);
     private final RoceFrame frame = new RoceFrame();
     private long dataDrops;
 
-    static DataDropTap onEveryLink(final Fabric fabric)
+    /**
+     * Taps every link of {@code fabric} (replacing any tap they had).
+     */
+    public static DataDropTap onEveryLink(final Fabric fabric)
     {
         final DataDropTap tap = new DataDropTap();
         for (final Link link : fabric.links())
@@ -49,13 +48,16 @@ final class DataDropTap implements LinkTap
     /**
      * @return true for packets that carry message data: spray data packets, RC SEND/WRITE/READ-response packets.
      */
-    static boolean isData(final int opcode)
+    public static boolean isData(final int opcode)
     {
         return SprayOpcodes.isData(opcode) && opcode != SprayOpcodes.READ_REQUEST ||
             Opcode.service(opcode) == Opcode.RC && opcode < Opcode.ACKNOWLEDGE && opcode != Opcode.RDMA_READ_REQUEST;
     }
 
-    long dataDrops()
+    /**
+     * @return data packets dropped so far (read on the fabric's thread, or after it stopped).
+     */
+    public long dataDrops()
     {
         return dataDrops;
     }
