@@ -18,6 +18,7 @@ import picocli.CommandLine.Option;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -37,8 +38,15 @@ import java.util.concurrent.Callable;
         "--mode raw instead sends raw verified frames over a crossed pair of net_ring ports."})
 final class DemoCommand implements Callable<Integer>
 {
-    @Option(names = "--mode", defaultValue = "spray", description = "spray or raw (default ${DEFAULT-VALUE}).")
+    @Option(names = "--mode", defaultValue = "spray",
+        description = "spray (with the RoCEv2 baseline after it), rocev2, or raw (default ${DEFAULT-VALUE}).")
     String mode;
+
+    @Option(names = "--no-baseline", description = "In spray mode, skip the RoCEv2 baseline run.")
+    boolean noBaseline;
+
+    /** The RoCEv2 baseline moves at most this much: go-back-N under loss is slow, and the demo should stay short. */
+    static final long BASELINE_MAX_BYTES = 256L << 20;
 
     @Option(names = "--planes", defaultValue = "4", description = "Fabric planes = NIC ports per host (default ${DEFAULT-VALUE}).")
     int planes;
@@ -90,13 +98,14 @@ final class DemoCommand implements Callable<Integer>
     {
         return switch (mode)
         {
-            case "spray" -> spray();
+            case "spray" -> fabric(FabricDemo.Mode.SPRAY);
+            case "rocev2" -> fabric(FabricDemo.Mode.ROCEV2);
             case "raw" -> raw();
-            default -> throw new IllegalArgumentException("--mode " + mode + " is not one of spray, raw");
+            default -> throw new IllegalArgumentException("--mode " + mode + " is not one of spray, rocev2, raw");
         };
     }
 
-    private Integer spray()
+    private Integer fabric(final FabricDemo.Mode first)
     {
         if (planes < 1 || planes > 8 || paths < planes || paths > 64 || lossPct < 0 || lossPct >= 100 || size < 1 << 20 ||
             streams < 1 || streams > 256)
@@ -110,62 +119,93 @@ final class DemoCommand implements Callable<Integer>
         final NicConfig nicConfig = verbose ? loaded.withEal(loaded.eal().withLogLevels(List.of())) : loaded;
         try (DpdkNic nic = DpdkNic.start(nicConfig))
         {
-            if (!json)
+            final FabricDemo.Result result = runOne(nic, first, size, json ? null : bar);
+            FabricDemo.Result baseline = null;
+            if (first == FabricDemo.Mode.SPRAY && !noBaseline)
             {
-                out.printf(Locale.ROOT, "SprayNIC demo: spray, %s over %d planes and %d paths, %.2f %% random loss on every " +
-                    "fabric link, DPDK net_ring ports through the fabric emulator in real time%n", bytesText(size), planes,
-                    paths, lossPct);
-            }
-            final PortCapture portCapture = PortCapture.open(capture);
-            final FabricDemo.Result result = FabricDemo.run(nic, new FabricDemo.Settings(planes, paths, lossPct, size,
-                1 << 20, streams, Duration.ofSeconds(timeoutSeconds)), portCapture::wrap,
-                progress -> bar.show(progress.bytesDone(), progress.bytesTotal()));
-            bar.finish();
-            final long captured = portCapture.finish();
-            if (null != capture && !json)
-            {
-                out.printf(Locale.ROOT, "  captured %,d frames to %s%n", captured, capture);
-            }
-            final StringBuilder pathsJson = new StringBuilder("[");
-            for (int p = 0; p < result.paths().length; p++)
-            {
-                pathsJson.append(p == 0 ? "" : ",").append(result.paths()[p]);
+                baseline = runOne(nic, FabricDemo.Mode.ROCEV2, Math.min(size, BASELINE_MAX_BYTES), json ? null : bar);
             }
             if (json)
             {
-                out.println(new Json()
-                    .field("mode", "spray")
-                    .field("bytes", result.bytesCompleted())
-                    .field("seconds", result.seconds())
-                    .field("goodputGbps", result.goodputGbps())
-                    .field("verified", result.verified())
-                    .field("messages", result.messages())
-                    .field("lost", result.lost())
-                    .field("retransmitted", result.retransmitted())
-                    .field("moved", result.moved())
-                    .field("droppedAtBridge", result.droppedAtBridge())
-                    .field("ecnMarks", result.ecnMarks())
-                    .field("planes", planes)
-                    .field("lossPct", lossPct)
-                    .raw("paths", pathsJson.append(']').toString())
-                    .build());
+                final Json summary = summary(first, result);
+                if (null != baseline)
+                {
+                    summary.raw("rocev2", summary(FabricDemo.Mode.ROCEV2, baseline).build());
+                }
+                out.println(summary.build());
             }
-            else
+            else if (null != baseline)
             {
-                out.printf(Locale.ROOT, "  %s: %s of %s written in %,d messages, every byte checked%n",
-                    result.verified() ? "VERIFIED" : "NOT VERIFIED", bytesText(result.bytesCompleted()), bytesText(size),
-                    result.messages());
-                out.printf(Locale.ROOT, "  %.3f s: %.2f Gb/s of goodput%n", result.seconds(), result.goodputGbps());
-                out.printf(Locale.ROOT, "  data packets lost in the fabric %,d, frames dropped at the emulator's bridge (a NIC ring full) %,d%n",
-                    result.lost(), result.droppedAtBridge());
-                out.printf(Locale.ROOT, "  retransmitted %,d (%s per fabric loss), moved off failed paths %,d%n", result.retransmitted(),
-                    result.lost() == 0 ? "n/a" : String.format(Locale.ROOT, "%.2f", (double)result.retransmitted() / result.lost()),
-                    result.moved());
-                out.printf(Locale.ROOT, "  packets per path: %s; ECN marks: %,d%n", pathsJson.append(']'), result.ecnMarks());
-                out.println("  (the RoCEv2 baseline on the same fabric: ./spraynic experiment loss-sweep, in virtual time)");
+                out.printf(Locale.ROOT, "spray ÷ RoCEv2 goodput on the same fabric and loss: %.1fx%n",
+                    result.goodputGbps() / Math.max(1e-9, baseline.goodputGbps()));
             }
-            return result.verified() ? 0 : 1;
+            return result.verified() && (null == baseline || baseline.verified()) ? 0 : 1;
         }
+    }
+
+    private FabricDemo.Result runOne(final DpdkNic nic, final FabricDemo.Mode which, final long bytes, final ProgressBar bar)
+    {
+        final PrintStream out = System.out;
+        final int pathCount = which == FabricDemo.Mode.SPRAY ? paths : planes;
+        if (null != bar)
+        {
+            out.printf(Locale.ROOT, "%s: %s over %d planes and %d path%s, %.2f %% random loss on every fabric link, " +
+                "DPDK net_ring ports through the fabric emulator in real time%n",
+                which == FabricDemo.Mode.SPRAY ? "spray" : "RoCEv2 RC (one QP per plane)", bytesText(bytes), planes,
+                pathCount, pathCount == 1 ? "" : "s", lossPct);
+        }
+        final PortCapture portCapture = PortCapture.open(which == FabricDemo.Mode.SPRAY || mode.equals("rocev2") ? capture : null);
+        final FabricDemo.Result result = FabricDemo.run(nic, new FabricDemo.Settings(which, planes, pathCount, lossPct, bytes,
+            1 << 20, streams, Duration.ofSeconds(timeoutSeconds)), portCapture::wrap,
+            progress -> { if (null != bar) bar.show(progress.bytesDone(), progress.bytesTotal()); });
+        if (null != bar)
+        {
+            bar.finish();
+        }
+        final long captured = portCapture.finish();
+        if (null == bar)
+        {
+            return result;
+        }
+        out.printf(Locale.ROOT, "  %s: %s of %s written in %,d messages, every byte checked%n",
+            result.verified() ? "VERIFIED" : "NOT VERIFIED", bytesText(result.bytesCompleted()), bytesText(bytes),
+            result.messages());
+        out.printf(Locale.ROOT, "  %.3f s: %.2f Gb/s of goodput%n", result.seconds(), result.goodputGbps());
+        out.printf(Locale.ROOT, "  data packets lost in the fabric %,d, retransmitted %,d (%s per loss)%s%n",
+            result.lost(), result.retransmitted(),
+            result.lost() == 0 ? "n/a" : String.format(Locale.ROOT, "%.2f", (double)result.retransmitted() / result.lost()),
+            result.moved() == 0 ? "" : String.format(Locale.ROOT, ", moved off failed paths %,d", result.moved()));
+        out.printf(Locale.ROOT, "  packets per path: %s; ECN marks: %,d; frames dropped at the emulator's bridge: %,d%n",
+            Arrays.toString(result.paths()), result.ecnMarks(), result.droppedAtBridge());
+        if (captured > 0)
+        {
+            out.printf(Locale.ROOT, "  captured %,d frames to %s%n", captured, capture);
+        }
+        return result;
+    }
+
+    private Json summary(final FabricDemo.Mode which, final FabricDemo.Result result)
+    {
+        final StringBuilder pathsJson = new StringBuilder("[");
+        for (int p = 0; p < result.paths().length; p++)
+        {
+            pathsJson.append(p == 0 ? "" : ",").append(result.paths()[p]);
+        }
+        return new Json()
+            .field("mode", which == FabricDemo.Mode.SPRAY ? "spray" : "rocev2")
+            .field("bytes", result.bytesCompleted())
+            .field("seconds", result.seconds())
+            .field("goodputGbps", result.goodputGbps())
+            .field("verified", result.verified())
+            .field("messages", result.messages())
+            .field("lost", result.lost())
+            .field("retransmitted", result.retransmitted())
+            .field("moved", result.moved())
+            .field("droppedAtBridge", result.droppedAtBridge())
+            .field("ecnMarks", result.ecnMarks())
+            .field("planes", planes)
+            .field("lossPct", lossPct)
+            .raw("paths", pathsJson.append(']').toString());
     }
 
     private static String bytesText(final long bytes)

@@ -13,8 +13,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The main job as the README runs it, smaller: spray between two NIC endpoints over DPDK net_ring
- * ports through the real-time fabric emulator, 4 planes, 8 paths, 1 % loss. One EAL per JVM, so a
- * class of its own.
+ * ports through the real-time fabric emulator, 4 planes, 8 paths, 1 % loss, then the RoCEv2
+ * baseline over the same ports. One EAL per JVM, so a class of its own.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class DemoSprayCommandTest
@@ -36,5 +36,7 @@ class DemoSprayCommandTest
         final Matcher lost = Pattern.compile("\"lost\":(\\d+),\"retransmitted\":(\\d+),").matcher(json);
         assertTrue(lost.find(), json);
         assertTrue(Long.parseLong(lost.group(2)) >= Long.parseLong(lost.group(1)), "every loss repaired: " + json);
+        assertTrue(json.contains(",\"rocev2\":{\"mode\":\"rocev2\",\"bytes\":33554432,"), "the baseline ran beside it: " + json);
+        assertEquals(2, json.split("\"verified\":true", -1).length - 1, "both transfers verified: " + json);
     }
 }

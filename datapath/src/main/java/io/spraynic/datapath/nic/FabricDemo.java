@@ -9,6 +9,14 @@ import io.spraynic.datapath.fabric.Link;
 import io.spraynic.datapath.fabric.RealTimeFabricAgent;
 import io.spraynic.datapath.fabric.Topology;
 import io.spraynic.datapath.port.PacketPort;
+import io.spraynic.datapath.transport.PortFrameSink;
+import io.spraynic.datapath.transport.rocev2.PathMtu;
+import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
+import io.spraynic.datapath.transport.rocev2.RcCounters;
+import io.spraynic.datapath.transport.rocev2.RcEngine;
+import io.spraynic.datapath.transport.rocev2.RcEngineConfig;
+import io.spraynic.datapath.transport.rocev2.RcQueuePair;
+import io.spraynic.datapath.transport.rocev2.RoceTransportAgent;
 import io.spraynic.datapath.transport.spray.PortsFrameOutput;
 import io.spraynic.datapath.transport.spray.SprayConfig;
 import io.spraynic.datapath.transport.spray.SprayConnection;
@@ -57,13 +65,24 @@ public final class FabricDemo
 {
     /**
      * @param planes    fabric planes = NIC ports per host.
-     * @param paths     spray paths per connection.
+     * @param mode      the transport.
+     * @param paths     spray paths per connection (RoCEv2: one per plane).
      * @param lossPct   random loss on every fabric link, percent.
      * @param bytes     bytes to write.
      * @param streams   streams the messages are spread over.
      */
-    public record Settings(int planes, int paths, double lossPct, long bytes, int messageBytes, int streams, Duration timeout)
+    public record Settings(
+        Mode mode, int planes, int paths, double lossPct, long bytes, int messageBytes, int streams, Duration timeout)
     {
+    }
+
+    /** Which transport carries the transfer. */
+    public enum Mode
+    {
+        /** One spray connection, {@code paths} paths over the planes, {@code streams} streams. */
+        SPRAY,
+        /** RoCEv2 RC, one queue pair per plane (one path each), messages striped over them. */
+        ROCEV2
     }
 
     public record Progress(long bytesDone, long bytesTotal, long elapsedNanos)
@@ -73,7 +92,7 @@ public final class FabricDemo
     /**
      * @param lost  data packets the fabric dropped.
      * @param droppedAtBridge frames (any kind) the real-time bridge dropped because a NIC's receive ring was full.
-     * @param paths packets each path carried (host 0's data direction).
+     * @param paths packets each path carried (host 0's data direction; RoCEv2: each plane's QP).
      */
     public record Result(long bytes, long bytesCompleted, long nanos, boolean verified, long messages, long lost,
         long retransmitted, long ecnMarks, long[] paths, long moved, long droppedAtBridge)
@@ -153,32 +172,9 @@ public final class FabricDemo
             }
 
             final ProtectionDomain[] pds = {new ProtectionDomain(), new ProtectionDomain()};
-            final SprayEngine[] engines = new SprayEngine[2];
-            final SprayTransportAgent[] transports = new SprayTransportAgent[2];
             final CompletionQueue[] cqs = {new CompletionQueue(4096), new CompletionQueue(4096)};
-            final long capacityMbps = FabricConfig.DEFAULT.hostLink().rateBitsPerSecond() / 1_000_000 * planes;
-            final SprayConnection[] connections = new SprayConnection[2];
-            for (int h = 0; h < 2; h++)
-            {
-                // Real time on a shared machine: three poll threads may wait milliseconds for a core, so
-                // timers start from millisecond RTTs instead of the data-centre defaults (PROTOCOL.md S11).
-                final SprayConfig config = new SprayConfig().planes(planes).capacityMbps(capacityMbps)
-                    .rto(REAL_TIME_RTO_MIN_NANOS, 200_000_000L).initialRttNanos(1_000_000L).probeMinNanos(2_000_000L);
-                final SprayConnectionConfig connection = new SprayConnectionConfig().cids(h + 1, 2 - h)
-                    .paths(settings.paths()).streams(settings.streams()).mtu(MTU)
-                    .initialPsns(h == 0 ? 0xFFFF00 : 0x100, h == 0 ? 0x100 : 0xFFFF00).completionQueues(cqs[h], cqs[h]);
-                for (int p = 0; p < planes; p++)
-                {
-                    final FabricPort port = fabric.host(h).port(p);
-                    config.local(p, port.localAddress(), port.localMac());
-                    connection.remote(p, port.addressOf(1 - h), port.macOf(1 - h));
-                }
-                final PortsFrameOutput output = new PortsFrameOutput(nicPorts[h], BURST);
-                engines[h] = new SprayEngine(config, pds[h], output);
-                connections[h] = engines[h].open(connection);
-                transports[h] = new SprayTransportAgent("spray-host" + h, nicPorts[h], output, engines[h],
-                    new ParseCounters(), new SystemNanoClock(), BURST);
-            }
+            final Transport transport = settings.mode() == Mode.SPRAY ?
+                spray(fabric, settings, nicPorts, pds, cqs) : rocev2(fabric, settings, nicPorts, pds, cqs);
 
             final MemorySegment source = arena.allocate(bytes, 64);
             final MemorySegment target = arena.allocate(bytes, 64);
@@ -190,15 +186,15 @@ public final class FabricDemo
             final MemoryRegion local = pds[0].register(source, AccessFlags.NONE);
             final MemoryRegion remote = pds[1].register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
 
-            final WriteWorkload workload = new WriteWorkload(connections[0], cqs[0], local, remote, bytes,
-                settings.messageBytes(), messages, settings.streams());
+            final WriteWorkload workload = new WriteWorkload(transport.poster(), cqs[0], local, remote, bytes,
+                settings.messageBytes(), messages, transport.lanes());
             final RealTimeFabricAgent fabricAgent = new RealTimeFabricAgent("fabric", fabric, fabricPorts, BURST,
                 FabricClock.SYSTEM);
             final AgentRunner[] runners = {
                 new AgentRunner(new BackoffIdleStrategy(), Throwable::printStackTrace, null, fabricAgent),
-                new AgentRunner(new BackoffIdleStrategy(), Throwable::printStackTrace, null, transports[1]),
+                new AgentRunner(new BackoffIdleStrategy(), Throwable::printStackTrace, null, transport.host(1)),
                 new AgentRunner(new BackoffIdleStrategy(), Throwable::printStackTrace, null,
-                    new CompositeAgent(transports[0], workload))};
+                    new CompositeAgent(transport.host(0), workload))};
             for (final AgentRunner runner : runners)
             {
                 AgentRunner.startOnThread(runner);
@@ -230,26 +226,193 @@ public final class FabricDemo
             {
                 ecnMarks += link.ecnMarked();
             }
-            final long[] perPath = new long[settings.paths()];
-            for (int p = 0; p < perPath.length; p++)
-            {
-                perPath[p] = connections[0].pathCounters(p).get(SprayCounters.TX_PACKETS);
-            }
             final boolean verified = workload.failures() == 0 && workload.finished() && source.mismatch(target) == -1;
             return new Result(bytes, workload.bytesCompleted(), nanos, verified, workload.completed(), lost,
-                connections[0].counters().get(SprayCounters.RETRANSMITTED), ecnMarks, perPath,
-                connections[0].counters().get(SprayCounters.MOVED), fabricAgent.framesDroppedAtPorts());
+                transport.retransmitted(), ecnMarks, transport.packetsPerPath(), transport.moved(),
+                fabricAgent.framesDroppedAtPorts());
         }
     }
 
     /**
-     * Posts the writes and collects their completions, on host 0's poll thread (the engine is not
-     * thread-safe: everything that touches it runs on its thread).
+     * What the demo needs of a transport: the hosts' poll agents, a way to post, and its counters.
+     */
+    interface Transport
+    {
+        Agent host(int host);
+
+        /** Posts on lane {@code lane} (a spray stream, or a RoCEv2 QP); returns a {@link PostResult}. */
+        Poster poster();
+
+        int lanes();
+
+        long retransmitted();
+
+        long moved();
+
+        long[] packetsPerPath();
+    }
+
+    @FunctionalInterface
+    interface Poster
+    {
+        int post(int lane, SendWorkRequest request);
+    }
+
+    private static Transport spray(
+        final Fabric fabric, final Settings settings, final PacketPort[][] nicPorts, final ProtectionDomain[] pds,
+        final CompletionQueue[] cqs)
+    {
+        final int planes = settings.planes();
+        final long capacityMbps = FabricConfig.DEFAULT.hostLink().rateBitsPerSecond() / 1_000_000 * planes;
+        final SprayConnection[] connections = new SprayConnection[2];
+        final SprayTransportAgent[] agents = new SprayTransportAgent[2];
+        for (int h = 0; h < 2; h++)
+        {
+            // Real time on a shared machine: poll threads may wait milliseconds for a core, so timers
+            // start from millisecond RTTs instead of the data-centre defaults (PROTOCOL.md S11).
+            final SprayConfig config = new SprayConfig().planes(planes).capacityMbps(capacityMbps)
+                .rto(REAL_TIME_RTO_MIN_NANOS, 200_000_000L).initialRttNanos(1_000_000L).probeMinNanos(2_000_000L);
+            final SprayConnectionConfig connection = new SprayConnectionConfig().cids(h + 1, 2 - h)
+                .paths(settings.paths()).streams(settings.streams()).mtu(MTU)
+                .initialPsns(h == 0 ? 0xFFFF00 : 0x100, h == 0 ? 0x100 : 0xFFFF00).completionQueues(cqs[h], cqs[h]);
+            for (int p = 0; p < planes; p++)
+            {
+                final FabricPort port = fabric.host(h).port(p);
+                config.local(p, port.localAddress(), port.localMac());
+                connection.remote(p, port.addressOf(1 - h), port.macOf(1 - h));
+            }
+            final PortsFrameOutput output = new PortsFrameOutput(nicPorts[h], BURST);
+            final SprayEngine engine = new SprayEngine(config, pds[h], output);
+            connections[h] = engine.open(connection);
+            agents[h] = new SprayTransportAgent("spray-host" + h, nicPorts[h], output, engine, new ParseCounters(),
+                new SystemNanoClock(), BURST);
+        }
+        final SprayConnection sender = connections[0];
+        return new Transport()
+        {
+            public Agent host(final int host)
+            {
+                return agents[host];
+            }
+
+            public Poster poster()
+            {
+                return sender::postSend;
+            }
+
+            public int lanes()
+            {
+                return settings.streams();
+            }
+
+            public long retransmitted()
+            {
+                return sender.counters().get(SprayCounters.RETRANSMITTED);
+            }
+
+            public long moved()
+            {
+                return sender.counters().get(SprayCounters.MOVED);
+            }
+
+            public long[] packetsPerPath()
+            {
+                final long[] packets = new long[settings.paths()];
+                for (int p = 0; p < packets.length; p++)
+                {
+                    packets[p] = sender.pathCounters(p).get(SprayCounters.TX_PACKETS);
+                }
+                return packets;
+            }
+        };
+    }
+
+    private static Transport rocev2(
+        final Fabric fabric, final Settings settings, final PacketPort[][] nicPorts, final ProtectionDomain[] pds,
+        final CompletionQueue[] cqs)
+    {
+        final int planes = settings.planes();
+        final RcEngine[][] engines = new RcEngine[2][planes];
+        final RcQueuePair[][] qps = new RcQueuePair[2][planes];
+        final Agent[][] agents = new Agent[2][planes];
+        for (int h = 0; h < 2; h++)
+        {
+            for (int p = 0; p < planes; p++)
+            {
+                final FabricPort port = fabric.host(h).port(p);
+                final PortFrameSink sink = new PortFrameSink(nicPorts[h][p], BURST, PathMtu.maxFrameLength(MTU) + 64);
+                engines[h][p] = new RcEngine(RcEngineConfig.defaults(port.localMac(), port.localAddress()), pds[h], sink);
+                qps[h][p] = engines[h][p].createQueuePair(cqs[h], cqs[h], 64, 64);
+                qps[h][p].toInit(AccessFlags.REMOTE_WRITE);
+                agents[h][p] = new RoceTransportAgent("rocev2-host" + h + "-plane" + p, nicPorts[h][p], sink, engines[h][p],
+                    new ParseCounters(), new SystemNanoClock(), BURST);
+            }
+        }
+        for (int h = 0; h < 2; h++)
+        {
+            for (int p = 0; p < planes; p++)
+            {
+                final FabricPort peer = fabric.host(1 - h).port(p);
+                // One UDP source port per QP: RoCEv2's single path. Timeout as for spray in real time.
+                qps[h][p].toRtr(RcConnectionAttributes.of(qps[1 - h][p].qpNumber(), peer.localMac(), peer.localAddress(),
+                    49152 + p, MTU, 1000 * (p + 1) * (h + 1), 1000 * (p + 1) * (2 - h))
+                    .withRetry(4 * REAL_TIME_RTO_MIN_NANOS, 7));
+                qps[h][p].toRts();
+            }
+        }
+        return new Transport()
+        {
+            public Agent host(final int host)
+            {
+                return new CompositeAgent(agents[host]);
+            }
+
+            public Poster poster()
+            {
+                return (lane, request) -> qps[0][lane].postSend(request);
+            }
+
+            public int lanes()
+            {
+                return planes;
+            }
+
+            public long retransmitted()
+            {
+                long total = 0;
+                for (final RcEngine engine : engines[0])
+                {
+                    total += engine.counters().get(RcCounters.RETRANSMITTED);
+                }
+                return total;
+            }
+
+            public long moved()
+            {
+                return 0;
+            }
+
+            public long[] packetsPerPath()
+            {
+                final long[] packets = new long[planes];
+                for (int p = 0; p < planes; p++)
+                {
+                    packets[p] = engines[0][p].counters().get(RcCounters.TX_PACKETS);
+                }
+                return packets;
+            }
+        };
+    }
+
+    /**
+     * Posts the writes and collects their completions, on host 0's poll thread (the engines are not
+     * thread-safe: everything that touches them runs on their thread). Lanes are spray streams or
+     * RoCEv2 queue pairs.
      */
     static final class WriteWorkload implements Agent
     {
         private static final int OUTSTANDING = 16;
-        private final SprayConnection connection;
+        private final Poster poster;
         private final CompletionQueue cq;
         private final MemoryRegion local;
         private final MemoryRegion remote;
@@ -266,10 +429,10 @@ public final class FabricDemo
         private volatile int failures;
         private volatile long finishedAtNanos;
 
-        WriteWorkload(final SprayConnection connection, final CompletionQueue cq, final MemoryRegion local,
+        WriteWorkload(final Poster poster, final CompletionQueue cq, final MemoryRegion local,
             final MemoryRegion remote, final long bytes, final int messageBytes, final int messages, final int streams)
         {
-            this.connection = connection;
+            this.poster = poster;
             this.cq = cq;
             this.local = local;
             this.remote = remote;
@@ -288,7 +451,7 @@ public final class FabricDemo
                 request.reset().wrId(posted).opcode(WorkRequestOpcode.RDMA_WRITE)
                     .local(local, local.address() + offset, (int)Math.min(messageBytes, bytes - offset))
                     .remote(remote.address() + offset, remote.rkey()).signaled(true);
-                if (connection.postSend(posted % streams, request) != PostResult.OK)
+                if (poster.post(posted % streams, request) != PostResult.OK)
                 {
                     break;
                 }
