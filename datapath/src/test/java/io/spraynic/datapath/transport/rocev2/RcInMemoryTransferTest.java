@@ -541,9 +541,9 @@ class RcInMemoryTransferTest
         final MemoryRegion target = bed.register(bed.pdB, length, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE |
             AccessFlags.REMOTE_READ);
         final long thread = Thread.currentThread().threadId();
-        long allocated = 0;
+        final long[] allocated = new long[20];
         int failures = 0;
-        for (int round = 0; round < 20; round++)
+        for (int round = 0; round < allocated.length; round++)
         {
             final long before = threads.getThreadAllocatedBytes(thread);
             bed.qpB.postReceive(receive.reset().wrId(round).buffer(target, target.address(), length));
@@ -566,10 +566,19 @@ class RcInMemoryTransferTest
                     completions++;
                 }
             }
-            allocated = threads.getThreadAllocatedBytes(thread) - before;
+            allocated[round] = threads.getThreadAllocatedBytes(thread) - before;
         }
         assertEquals(0, failures);
-        assertEquals(0, allocated, "bytes allocated by the last round of write, read and sends");
+        // A round moves 768 KiB in about 800 packets: an allocation per packet or per work request would
+        // cost far more than 1 KiB in every round; the JIT or GC bookkeeping may cost a few bytes in one
+        // round now and then. So: each of the last five rounds under 1 KiB, and at least one at 0.
+        long least = Long.MAX_VALUE;
+        for (int round = allocated.length - 5; round < allocated.length; round++)
+        {
+            assertTrue(allocated[round] < 1024, "round " + round + ": " + java.util.Arrays.toString(allocated));
+            least = Math.min(least, allocated[round]);
+        }
+        assertEquals(0, least, "no steady-state round without allocation: " + java.util.Arrays.toString(allocated));
     }
 
     @ParameterizedTest

@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 import java.lang.management.ManagementFactory;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The datapath allocates nothing per packet or per message (brief: no per-packet allocation; S10.1): once
@@ -42,8 +43,8 @@ class SprayAllocationTest
             final SendWorkRequest wr = new SendWorkRequest();
             final ReceiveWorkRequest rr = new ReceiveWorkRequest();
             final WorkCompletion wc = new WorkCompletion();
-            long bytes = 0;
-            for (int round = 0; round < 30; round++)
+            final long[] bytesPerRound = new long[30];
+            for (int round = 0; round < bytesPerRound.length; round++)
             {
                 final long before = allocated();
                 for (int i = 0; i < 64; i++)
@@ -79,11 +80,22 @@ class SprayAllocationTest
                     }
                 }
                 assertEquals(64, completions);
-                bytes = allocated() - before;
+                bytesPerRound[round] = allocated() - before;
             }
             final long measuringBefore = allocated();
             final long measuring = allocated() - measuringBefore; // what asking the MXBean itself costs
-            assertEquals(0, bytes - measuring, "bytes allocated in the last round of 64 messages");
+            // A round is 64 messages and about 8,000 packets. Any allocation per message or per packet would cost
+            // at least 1 KiB in every round; a JIT recompilation or GC bookkeeping may cost a few bytes in one
+            // round now and then (96 B seen once in CI). So: the last ten rounds each stay under 1 KiB, and at
+            // least one of them allocates nothing at all.
+            long least = Long.MAX_VALUE;
+            for (int round = bytesPerRound.length - 10; round < bytesPerRound.length; round++)
+            {
+                final long bytes = bytesPerRound[round] - measuring;
+                assertTrue(bytes < 1024, "round " + round + " allocated " + bytes + " B: " + java.util.Arrays.toString(bytesPerRound));
+                least = Math.min(least, bytes);
+            }
+            assertEquals(0, least, "no steady-state round without allocation: " + java.util.Arrays.toString(bytesPerRound));
         }
     }
 }
