@@ -53,12 +53,14 @@ spraynic_require_dpdk() {
 }
 
 # Tools the tests drive: tshark (Wireshark's dissector checks our frames), python3 (the kernel
-# side of the tap and veth tests), ip (network namespaces).
+# side of the tap and veth tests), ip (network namespaces), and a font for the experiment plots
+# (headless Java still draws text with fontconfig fonts).
 spraynic_require_test_tools() {
   local missing=()
   command -v tshark >/dev/null 2>&1 || missing+=(tshark)
   [ -x /usr/bin/python3 ] || missing+=(python3)
   command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+  { command -v fc-list >/dev/null 2>&1 && [ -n "$(fc-list 2>/dev/null | head -1)" ]; } || missing+=(fontconfig fonts-dejavu-core)
   if [ ${#missing[@]} -gt 0 ]; then
     spraynic_apt_install "test tools (${missing[*]})" "${missing[@]}"
   fi
