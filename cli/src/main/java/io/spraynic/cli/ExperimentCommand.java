@@ -2,6 +2,7 @@ package io.spraynic.cli;
 
 import io.spraynic.bench.experiment.ExperimentOutput;
 import io.spraynic.bench.experiment.LossSweep;
+import io.spraynic.bench.experiment.ReorderExperiment;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -15,7 +16,7 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "experiment", mixinStandardHelpOptions = true,
     description = "Reproduce an experiment on the emulated fabric in virtual time (CSV, PNG plot, JSON).",
-    subcommands = ExperimentCommand.LossSweepCommand.class)
+    subcommands = {ExperimentCommand.LossSweepCommand.class, ExperimentCommand.ReorderCommand.class})
 final class ExperimentCommand implements Runnable
 {
     public void run()
@@ -62,6 +63,38 @@ final class ExperimentCommand implements Runnable
             {
                 System.out.println("wrote " + files);
             }
+            return 0;
+        }
+    }
+
+    @Command(name = "reorder", mixinStandardHelpOptions = true,
+        description = {
+            "Spray over paths whose delays differ by 0 to 10 us, no loss: counts spurious retransmissions (goal 0)."})
+    static final class ReorderCommand implements Callable<Integer>
+    {
+        @Option(names = "--out", defaultValue = "experiments", description = "Output directory (default ${DEFAULT-VALUE}).")
+        Path out;
+
+        @Option(names = "--bytes", defaultValue = "64m", converter = SizeConverter.class,
+            description = "Bytes written per point (default ${DEFAULT-VALUE}).")
+        long bytes;
+
+        @Option(names = "--json", description = "Print the result object (also written to the output directory).")
+        boolean json;
+
+        public Integer call() throws Exception
+        {
+            if (bytes < 1 << 20)
+            {
+                throw new IllegalArgumentException("--bytes must be at least 1m (got " + bytes + ")");
+            }
+            final LossSweep.Settings defaults = LossSweep.Settings.DEFAULT;
+            final LossSweep.Settings settings = new LossSweep.Settings(defaults.planes(), bytes, defaults.messageBytes(),
+                defaults.timeLimitNanos(), defaults.seed(), defaults.paths(), defaults.streams());
+            final List<ReorderExperiment.Point> points = ReorderExperiment.run(settings, ReorderExperiment.DEFAULT_STEPS_NS,
+                line -> { if (!json) System.out.println(line); });
+            final List<Path> files = ExperimentOutput.writeReorder(out, settings, points);
+            System.out.println(json ? ReorderExperiment.toJson(settings, points) : "wrote " + files);
             return 0;
         }
     }

@@ -34,4 +34,24 @@ class ExperimentCommandTest
         assertEquals(900, plot.getWidth());
         assertEquals(500, plot.getHeight());
     }
+
+    @Test
+    void shouldCountNoSpuriousRetransmissionUnderModestReordering(@TempDir final Path dir) throws Exception
+    {
+        final CliTestSupport.Run run = CliTestSupport.run("experiment", "reorder", "--bytes", "4m", "--json", "--out", dir.toString());
+        assertEquals(0, run.exitCode(), run.err());
+        final String json = run.out().lines().filter(line -> line.startsWith("{")).findFirst().orElseThrow();
+        assertTrue(json.startsWith("{\"experiment\":\"reorder\","), json);
+        assertTrue(json.contains("{\"skewNs\":0,"), json);
+        assertTrue(json.contains("{\"skewNs\":2500,"), json);
+        assertTrue(!json.contains("\"verified\":false"), "every transfer verified: " + json);
+        for (final String point : json.split("\\{\"skewNs\":"))
+        {
+            if (point.startsWith("0,") || point.startsWith("2500,"))
+            {
+                assertTrue(point.contains("\"lost\":0,\"retransmitted\":0,\"spuriousRetransmissions\":0"), point);
+            }
+        }
+        assertTrue(Files.exists(dir.resolve("reorder.png")) && Files.exists(dir.resolve("reorder.csv")));
+    }
 }

@@ -47,6 +47,35 @@ public final class ExperimentOutput
         return List.of(csv, png, json);
     }
 
+    /**
+     * Writes {@code reorder.csv}, {@code reorder.png} and {@code reorder.json} into {@code directory}.
+     *
+     * @return the files written.
+     */
+    public static List<Path> writeReorder(
+        final Path directory, final LossSweep.Settings settings, final List<ReorderExperiment.Point> points) throws IOException
+    {
+        Files.createDirectories(directory);
+        final Path csv = Files.writeString(directory.resolve("reorder.csv"), ReorderExperiment.toCsv(points));
+        final Path json = Files.writeString(directory.resolve("reorder.json"), ReorderExperiment.toJson(settings, points) + "\n");
+        final List<String> categories = new ArrayList<>();
+        final List<Double> spurious = new ArrayList<>();
+        final List<Double> goodput = new ArrayList<>();
+        for (final ReorderExperiment.Point point : points)
+        {
+            categories.add(String.format(Locale.ROOT, "%s us", trim(point.maxSkewNs() / 1e3)));
+            spurious.add((double)point.spuriousRetransmissions());
+            goodput.add(point.spray().goodputGbps() / 100.0);
+        }
+        final Map<String, List<Double>> series = new LinkedHashMap<>();
+        series.put("spray spurious retransmissions", spurious);
+        series.put("spray goodput (x 100 Gb/s)", goodput);
+        final Path png = directory.resolve("reorder.png");
+        Charts.lines(png, "Reordering across paths without loss", "largest delay difference between paths",
+            "count / goodput", categories, series);
+        return List.of(csv, png, json);
+    }
+
     private static String trim(final double value)
     {
         final String text = String.format(Locale.ROOT, "%.2f", value);

@@ -150,13 +150,15 @@ public final class RocevWriteWorkload
             }
             final long lost = drops.dataDrops();
             long retransmitted = 0;
+            long timeouts = 0;
             for (final RcFabricEndpoint sender : senders)
             {
                 retransmitted += sender.engine().counters().get(RcCounters.RETRANSMITTED);
+                timeouts += sender.engine().counters().get(RcCounters.TIMEOUTS);
             }
             final boolean verified = bytesCompleted == totalBytes ? source.mismatch(target) == -1 : verifyPrefixes(source, target);
             final long nanos = completed == messages ? lastCompletion - start : Math.min(fabric.now(), deadline) - start;
-            return new TransferOutcome(totalBytes, bytesCompleted, nanos, lost, retransmitted, verified);
+            return new TransferOutcome(totalBytes, bytesCompleted, nanos, lost, retransmitted, verified, timeouts);
         }
     }
 

@@ -129,7 +129,8 @@ public final class SprayWriteWorkload
             final boolean verified = completed == messages && source.mismatch(target) == -1;
             final long nanos = completed == messages ? lastCompletion - start : Math.min(fabric.now(), deadline) - start;
             return new TransferOutcome(totalBytes, bytesCompleted, nanos, drops.dataDrops(),
-                connection.counters().get(SprayCounters.RETRANSMITTED), verified);
+                connection.counters().get(SprayCounters.RETRANSMITTED), verified,
+                connection.counters().get(SprayCounters.TIMEOUTS) + connection.counters().get(SprayCounters.PROBES_SENT));
         }
     }
 }

@@ -10,9 +10,11 @@ package io.spraynic.bench.experiment;
  *                       acknowledgements and control packets are not counted.
  * @param retransmitted  data packets the transport sent again.
  * @param verified       whether every completed message's bytes arrived intact at their place.
+ * @param timeouts       retransmission timeouts and tail-loss probes the sender fired (timer-driven sends,
+ *                       as opposed to loss detected from acknowledgements).
  */
 public record TransferOutcome(
-    long bytesRequested, long bytesCompleted, long nanos, long lost, long retransmitted, boolean verified)
+    long bytesRequested, long bytesCompleted, long nanos, long lost, long retransmitted, boolean verified, long timeouts)
 {
     public double goodputGbps()
     {
