@@ -1,6 +1,6 @@
 package io.spraynic.datapath.transport.rocev2;
 
-import java.util.Locale;
+import io.spraynic.datapath.transport.TransportCounters;
 
 /**
  * The RC engine's event counters, one slot each, in the style of {@code ParseCounters}: single writer (the
@@ -71,57 +71,24 @@ public final class RcCounters
         "rx_invalid_state", "rx_unsupported_opcode", "timeouts", "bytes_placed", "sink_full", "cq_overruns", "qp_errors",
     };
 
-    private final long[] values = new long[SLOT_COUNT];
+    private RcCounters()
+    {
+    }
+
+    /**
+     * @return a fresh set of counters with these slots.
+     */
+    public static TransportCounters create()
+    {
+        return new TransportCounters("RcCounters", LABELS);
+    }
 
     /**
      * @param slot a slot.
-     * @return its label, e.g. "tx_nak_sequence".
+     * @return its label.
      */
     public static String label(final int slot)
     {
         return LABELS[slot];
-    }
-
-    void increment(final int slot)
-    {
-        values[slot]++;
-    }
-
-    void add(final int slot, final long delta)
-    {
-        values[slot] += delta;
-    }
-
-    /**
-     * @param slot a slot.
-     * @return its value.
-     */
-    public long get(final int slot)
-    {
-        return values[slot];
-    }
-
-    /** Zeroes every slot. */
-    public void reset()
-    {
-        java.util.Arrays.fill(values, 0);
-    }
-
-    /** @return the non-zero slots as "label=value" pairs. */
-    public String toString()
-    {
-        final StringBuilder sb = new StringBuilder("RcCounters{");
-        for (int i = 0; i < SLOT_COUNT; i++)
-        {
-            if (values[i] != 0)
-            {
-                if (sb.charAt(sb.length() - 1) != '{')
-                {
-                    sb.append(", ");
-                }
-                sb.append(LABELS[i].toLowerCase(Locale.ROOT)).append('=').append(values[i]);
-            }
-        }
-        return sb.append('}').toString();
     }
 }

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.rocev2;
 
+import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.transport.FrameSink;
 
 import io.spraynic.datapath.verbs.CompletionQueue;
@@ -33,7 +34,7 @@ public final class RcEngine
     private final ProtectionDomain protectionDomain;
     private final FrameSink sink;
     private final RoceFrameWriter writer = new RoceFrameWriter();
-    private final RcCounters counters = new RcCounters();
+    private final TransportCounters counters = RcCounters.create();
     private final Int2ObjectHashMap<RcQueuePair> queuePairs = new Int2ObjectHashMap<>();
     private RcQueuePair[] active = new RcQueuePair[0];
     private int nextQpNumber = FIRST_QP_NUMBER;
@@ -149,7 +150,7 @@ public final class RcEngine
     }
 
     /** @return the counters. */
-    public RcCounters counters()
+    public TransportCounters counters()
     {
         return counters;
     }

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.rocev2;
 
+import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.transport.Psn;
 import io.spraynic.datapath.transport.FrameSink;
 
@@ -80,7 +81,7 @@ public final class RcQueuePair implements QueuePair
 
     private final RcEngine engine;
     private final RcEngineConfig config;
-    private final RcCounters counters;
+    private final TransportCounters counters;
     private final ProtectionDomain protectionDomain;
     private final RoceFrameWriter writer;
     private final FrameSink sink;

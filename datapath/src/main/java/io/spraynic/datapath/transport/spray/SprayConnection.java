@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.transport.Psn;
 import io.spraynic.datapath.verbs.AccessCheck;
 import io.spraynic.datapath.verbs.AccessFlags;
@@ -87,13 +88,13 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final long[] localMac;
     private final int[] remoteIpv4;
     private final long[] remoteMac;
-    private final SprayCounters counters = new SprayCounters();
+    private final TransportCounters counters = SprayCounters.create();
 
     // ---- outbound paths (this end sends data on them)
     private final PathSendWindow[] sendWindows;
     private final RttEstimator[] rtts;
     private final PathCongestionControl[] windows;
-    private final SprayCounters[] pathCounters;
+    private final TransportCounters[] pathCounters;
     private final int[] sourcePorts;
     private final int[] pathStates;
     private final long[] lastAckAt;
@@ -282,7 +283,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         sendWindows = new PathSendWindow[paths];
         rtts = new RttEstimator[paths];
         windows = new PathCongestionControl[paths];
-        pathCounters = new SprayCounters[paths];
+        pathCounters = new TransportCounters[paths];
         sourcePorts = new int[paths];
         pathStates = new int[paths];
         lastAckAt = new long[paths];
@@ -310,7 +311,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             receiveWindows[p] = new PathReceiveWindow(Psn.add(c.receiveInitialPsn, p * PATH_SPACING));
             rtts[p] = new RttEstimator(config.rtoMinNanos, config.rtoMaxNanos, config.initialRttNanos);
             windows[p] = new PathCongestionControl(config.initialWindow, config.maxWindow, config.gain);
-            pathCounters[p] = new SprayCounters();
+            pathCounters[p] = SprayCounters.create();
             sourcePorts[p] = (c.sourcePortBase + p) & 0xFFFF;
             lastAckAt[p] = NONE;
             lastProbeAt[p] = NONE;
@@ -594,7 +595,7 @@ public final class SprayConnection implements PathSendWindow.Listener
 
         final PathReceiveWindow window = receiveWindows[p];
         final int result = window.onPacket(frame.psn());
-        final SprayCounters pc = pathCounters[p];
+        final TransportCounters pc = pathCounters[p];
         counters.increment(SprayCounters.RX_PACKETS);
         pc.increment(SprayCounters.RX_PACKETS);
         if (result == PathReceiveWindow.OUT_OF_WINDOW)
@@ -1990,13 +1991,13 @@ public final class SprayConnection implements PathSendWindow.Listener
     }
 
     /** @return the connection's counters (sum over its paths, and message-level events). */
-    public SprayCounters counters()
+    public TransportCounters counters()
     {
         return counters;
     }
 
     /** @return the counters of path {@code p} (both directions of that index). */
-    public SprayCounters pathCounters(final int p)
+    public TransportCounters pathCounters(final int p)
     {
         return pathCounters[p];
     }

@@ -1,6 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
-import java.util.Arrays;
+import io.spraynic.datapath.transport.TransportCounters;
 
 /**
  * Event counters of the spray transport, one slot each: one instance per connection, one per path
@@ -85,61 +85,30 @@ public final class SprayCounters
         "repaths",
     };
 
-    private final long[] values = new long[SLOT_COUNT];
+    private SprayCounters()
+    {
+    }
+
+    /**
+     * @return a fresh set of counters with these slots.
+     */
+    public static TransportCounters create()
+    {
+        return new TransportCounters("SprayCounters", LABELS);
+    }
 
     /**
      * @param slot a slot.
-     * @return its label, e.g. "retransmitted".
+     * @return its label.
      */
     public static String label(final int slot)
     {
         return LABELS[slot];
     }
 
-    void increment(final int slot)
-    {
-        values[slot]++;
-    }
-
-    void add(final int slot, final long delta)
-    {
-        values[slot] += delta;
-    }
-
-    /**
-     * @param slot a slot.
-     * @return its value.
-     */
-    public long get(final int slot)
-    {
-        return values[slot];
-    }
-
-    /** Zeroes every slot. */
-    public void reset()
-    {
-        Arrays.fill(values, 0);
-    }
-
-    /** @return bytes this object holds (S10.1 reporting). */
+    /** @return bytes one set of these counters holds (S10.1 reporting). */
     static int stateBytes()
     {
-        return 16 + 16 + SLOT_COUNT * Long.BYTES;
-    }
-
-    /** @return the non-zero slots as "label=value" pairs. */
-    public String toString()
-    {
-        final StringBuilder sb = new StringBuilder("SprayCounters{");
-        boolean first = true;
-        for (int i = 0; i < SLOT_COUNT; i++)
-        {
-            if (values[i] != 0)
-            {
-                sb.append(first ? "" : ", ").append(LABELS[i]).append('=').append(values[i]);
-                first = false;
-            }
-        }
-        return sb.append('}').toString();
+        return TransportCounters.stateBytes(SLOT_COUNT);
     }
 }

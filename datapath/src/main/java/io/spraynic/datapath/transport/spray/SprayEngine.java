@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.verbs.ProtectionDomain;
 import io.spraynic.datapath.wire.RoceFrame;
 import io.spraynic.datapath.wire.RoceFrameWriter;
@@ -29,7 +30,7 @@ public final class SprayEngine
     private final ProtectionDomain protectionDomain;
     private final SprayFrameOutput output;
     private final RoceFrameWriter[] writers;
-    private final SprayCounters counters = new SprayCounters();
+    private final TransportCounters counters = SprayCounters.create();
     private final FairShareRateHint rateHint;
     private final SplittableRandom random;
     private final Int2ObjectHashMap<SprayConnection> byCid = new Int2ObjectHashMap<>();
@@ -209,7 +210,7 @@ public final class SprayEngine
     }
 
     /** @return the engine's own counters (S9.5 unknown connections, malformed packets). */
-    public SprayCounters counters()
+    public TransportCounters counters()
     {
         return counters;
     }

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.rocev2;
 
+import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.fabric.Fabric;
 import io.spraynic.datapath.fabric.FabricConfig;
 import io.spraynic.datapath.fabric.FabricPort;
@@ -36,7 +37,7 @@ class RcFabricTransferTest
 {
     private static final long TICK_NANOS = 1_000;
 
-    record Outcome(long bytes, long nanos, long drops, long retransmitted, RcCounters senderCounters)
+    record Outcome(long bytes, long nanos, long drops, long retransmitted, TransportCounters senderCounters)
     {
     }
 
