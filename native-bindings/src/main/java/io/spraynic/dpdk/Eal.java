@@ -230,12 +230,4 @@ public final class Eal implements AutoCloseable
         NativeLibrary.load();
         return Dpdk.rte_strerror(errno).getString(0);
     }
-
-    /**
-     * @return DPDK's text for the calling thread's {@code rte_errno}.
-     */
-    static String lastError()
-    {
-        return strerror(Shim.errno());
-    }
 }

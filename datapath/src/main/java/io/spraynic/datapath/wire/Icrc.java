@@ -50,9 +50,14 @@ public final class Icrc
     private final CRC32 crc32 = new CRC32();
     private final byte[] scratch = new byte[SCRATCH_LENGTH];
     private final MemorySegment scratchSegment = MemorySegment.ofArray(scratch);
-    private MemorySegment cachedSegment;
+    // Views of the last few segments seen: a parser fed by several ports (one buffer memory per plane,
+    // say) would otherwise make a new ByteBuffer view per frame as the segments alternate.
+    private static final int VIEW_CACHE_SIZE = 8;
+    private final MemorySegment[] cachedSegments = new MemorySegment[VIEW_CACHE_SIZE];
+    private final long[] cachedBases = new long[VIEW_CACHE_SIZE];
+    private final ByteBuffer[] cachedBuffers = new ByteBuffer[VIEW_CACHE_SIZE];
+    private int nextCacheSlot;
     private long cachedBase;
-    private ByteBuffer cachedBuffer;
 
     /**
      * Creates an ICRC calculator with its own scratch state.
@@ -164,19 +169,26 @@ public final class Icrc
     {
         final long size = s.byteSize();
         final long base = size <= Integer.MAX_VALUE ? 0 : (from / WINDOW_ALIGNMENT) * WINDOW_ALIGNMENT;
-        if (s == cachedSegment && base == cachedBase)
+        for (int i = 0; i < VIEW_CACHE_SIZE; i++)
         {
-            return cachedBuffer;
+            if (cachedSegments[i] == s && cachedBases[i] == base)
+            {
+                cachedBase = base;
+                return cachedBuffers[i];
+            }
         }
         if (to - base > WINDOW_LENGTH && size > Integer.MAX_VALUE)
         {
             return null;
         }
-        cachedSegment = s;
+        final int slot = nextCacheSlot;
+        nextCacheSlot = (slot + 1) % VIEW_CACHE_SIZE;
+        cachedSegments[slot] = s;
+        cachedBases[slot] = base;
         cachedBase = base;
-        cachedBuffer = size <= Integer.MAX_VALUE ? s.asByteBuffer() :
+        cachedBuffers[slot] = size <= Integer.MAX_VALUE ? s.asByteBuffer() :
             s.asSlice(base, Math.min(WINDOW_LENGTH, size - base)).asByteBuffer();
-        return cachedBuffer;
+        return cachedBuffers[slot];
     }
 
     /**
