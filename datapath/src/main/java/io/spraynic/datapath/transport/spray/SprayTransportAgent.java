@@ -26,7 +26,7 @@ public final class SprayTransportAgent implements Agent
     private final PacketPort[] ports;
     private final PortsFrameOutput output;
     private final SprayEngine engine;
-    private final RoceParser[] parsers;
+    private final RoceParser parser;
     private final NanoClock clock;
     private final int burstCapacity;
     private final RoceFrame frame = new RoceFrame();
@@ -54,11 +54,7 @@ public final class SprayTransportAgent implements Agent
         this.ports = ports.clone();
         this.output = output;
         this.engine = engine;
-        this.parsers = new RoceParser[ports.length]; // one per plane: each keeps its ICRC view of one port's memory
-        for (int i = 0; i < ports.length; i++)
-        {
-            parsers[i] = new RoceParser(SprayOpcodes.TABLE, parseCounters, true);
-        }
+        this.parser = new RoceParser(SprayOpcodes.TABLE, parseCounters, true);
         this.clock = clock;
         this.burstCapacity = burstCapacity;
     }
@@ -88,7 +84,7 @@ public final class SprayTransportAgent implements Agent
             final int n = ports[i].receive(burst);
             for (int j = 0; j < n; j++)
             {
-                if (parsers[i].parse(burst.memory(), burst.offset(j), burst.length(j), frame) == FrameClass.ROCE)
+                if (parser.parse(burst.memory(), burst.offset(j), burst.length(j), frame) == FrameClass.ROCE)
                 {
                     engine.onFrame(frame, now);
                 }
@@ -133,6 +129,6 @@ public final class SprayTransportAgent implements Agent
     /** @return the parser's counters. */
     public ParseCounters parseCounters()
     {
-        return parsers[0].counters();
+        return parser.counters();
     }
 }
