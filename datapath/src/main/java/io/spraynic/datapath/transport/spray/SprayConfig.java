@@ -32,6 +32,8 @@ public final class SprayConfig
     int maxPacketsPerTick = 512;
     long seed = 1;
     int dscp;
+    int cidPartition;
+    int cidPartitions = 1;
 
     /**
      * @param planes ports of this endpoint; plane addresses default to 0.
@@ -178,6 +180,38 @@ public final class SprayConfig
     {
         this.dscp = dscp;
         return this;
+    }
+
+    /**
+     * Splits the CID space between engines that share one set of addresses (the workers of one NIC): the CIDs
+     * this engine hands out to accepted connections satisfy {@code cid % count == index}, so any worker can tell
+     * from a packet's DestQP which worker owns its connection.
+     *
+     * @param index this engine's share, 0..count-1.
+     * @param count engines sharing the addresses.
+     * @return this.
+     */
+    public SprayConfig cidPartition(final int index, final int count)
+    {
+        if (count < 1 || count > 256 || index < 0 || index >= count)
+        {
+            throw new IllegalArgumentException("cid partition " + index + " of " + count + ": need 0 <= index < count <= 256");
+        }
+        this.cidPartition = index;
+        this.cidPartitions = count;
+        return this;
+    }
+
+    /** @return the CID partition of {@link #cidPartition}. */
+    public int cidPartition()
+    {
+        return cidPartition;
+    }
+
+    /** @return engines sharing the CID space. */
+    public int cidPartitions()
+    {
+        return cidPartitions;
     }
 
     /** @param seed for source ports chosen at random (S7.5). @return this. */

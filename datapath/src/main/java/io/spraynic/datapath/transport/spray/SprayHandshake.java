@@ -223,7 +223,9 @@ public final class SprayHandshake
 
     private int newCid()
     {
-        while (engine.connection(nextCid) != null || nextCid == 0)
+        final int index = engine.config().cidPartition();
+        final int count = engine.config().cidPartitions();
+        while (engine.connection(nextCid) != null || nextCid == 0 || nextCid % count != index)
         {
             nextCid = (nextCid + 1) & 0xFF_FFFF;
         }
