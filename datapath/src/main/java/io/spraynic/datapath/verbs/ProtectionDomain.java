@@ -69,6 +69,34 @@ public final class ProtectionDomain
     }
 
     /**
+     * Registers memory under keys chosen elsewhere (control path): a NIC whose workers each own a domain gives
+     * every worker the same region, keys and rights, so a work request or a peer's rkey means the same on any of
+     * them. The keys come from one domain's {@link #register}, which drew them at random.
+     *
+     * @param segment native memory that outlives the registration.
+     * @param access  {@link AccessFlags}.
+     * @param lkey    the local key, not 0 and not in use in this domain.
+     * @param rkey    the remote key, not 0 and not in use in this domain.
+     * @return the region.
+     */
+    public MemoryRegion registerWithKeys(final MemorySegment segment, final int access, final int lkey, final int rkey)
+    {
+        if (!segment.isNative())
+        {
+            throw new IllegalArgumentException("only native (off-heap) memory can be registered: " + segment);
+        }
+        AccessFlags.validate(access);
+        if (lkey == NO_KEY || rkey == NO_KEY || byLkey.containsKey(lkey) || byRkey.containsKey(rkey))
+        {
+            throw new IllegalArgumentException("keys must be non-zero and unused: lkey=" + lkey + " rkey=" + rkey);
+        }
+        final MemoryRegion region = new MemoryRegion(this, segment, access, lkey, rkey);
+        byLkey.put(lkey, region);
+        byRkey.put(rkey, region);
+        return region;
+    }
+
+    /**
      * Deregisters a region (control path): its keys then fail every check.
      *
      * @param region a region of this domain.

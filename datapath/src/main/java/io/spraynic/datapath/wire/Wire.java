@@ -127,6 +127,72 @@ public final class Wire
     }
 
     /**
+     * Parses what {@link #macToString} writes (also upper-case, or '-' between bytes).
+     *
+     * @param text six bytes in hex, e.g. "02:00:00:00:00:01".
+     * @return the address in the low 48 bits.
+     * @throws IllegalArgumentException saying what a MAC address looks like.
+     */
+    public static long parseMac(final String text)
+    {
+        final String[] bytes = text.trim().split("[:-]");
+        if (bytes.length != 6)
+        {
+            throw new IllegalArgumentException("'" + text + "' is not a MAC address: write six hex bytes, e.g. 02:00:00:00:00:01");
+        }
+        long mac = 0;
+        for (final String b : bytes)
+        {
+            final int value;
+            try
+            {
+                value = b.length() == 2 ? Integer.parseInt(b, 16) : -1;
+            }
+            catch (final NumberFormatException ex)
+            {
+                throw new IllegalArgumentException("'" + text + "' is not a MAC address: write six hex bytes, e.g. 02:00:00:00:00:01");
+            }
+            if (value < 0)
+            {
+                throw new IllegalArgumentException("'" + text + "' is not a MAC address: write six hex bytes, e.g. 02:00:00:00:00:01");
+            }
+            mac = mac << 8 | value;
+        }
+        return mac;
+    }
+
+    /**
+     * Parses a dotted-quad IPv4 address.
+     *
+     * @param text e.g. "10.0.0.1".
+     * @return the address, first byte in bits 31..24.
+     * @throws IllegalArgumentException saying what an IPv4 address looks like.
+     */
+    public static int parseIpv4(final String text)
+    {
+        final String[] parts = text.trim().split("\\.", -1);
+        if (parts.length != 4)
+        {
+            throw new IllegalArgumentException("'" + text + "' is not an IPv4 address: write four numbers 0-255, e.g. 10.0.0.1");
+        }
+        int address = 0;
+        for (final String part : parts)
+        {
+            int value = -1;
+            if (!part.isEmpty() && part.length() <= 3 && part.chars().allMatch(Character::isDigit))
+            {
+                value = Integer.parseInt(part);
+            }
+            if (value < 0 || value > 255)
+            {
+                throw new IllegalArgumentException("'" + text + "' is not an IPv4 address: write four numbers 0-255, e.g. 10.0.0.1");
+            }
+            address = address << 8 | value;
+        }
+        return address;
+    }
+
+    /**
      * Formats an IPv4 address.
      *
      * @param address the address, first byte on the wire in bits 31..24.

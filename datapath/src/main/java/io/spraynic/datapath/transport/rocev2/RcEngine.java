@@ -38,6 +38,8 @@ public final class RcEngine
     private final Int2ObjectHashMap<RcQueuePair> queuePairs = new Int2ObjectHashMap<>();
     private RcQueuePair[] active = new RcQueuePair[0];
     private int nextQpNumber = FIRST_QP_NUMBER;
+    private int qpPartition;
+    private int qpPartitions = 1;
     private int roundRobin;
 
     /**
@@ -68,7 +70,7 @@ public final class RcEngine
         final int receiveQueueDepth)
     {
         int qpn = nextQpNumber;
-        while (queuePairs.containsKey(qpn) || qpn < FIRST_QP_NUMBER)
+        while (queuePairs.containsKey(qpn) || qpn < FIRST_QP_NUMBER || qpn % qpPartitions != qpPartition)
         {
             qpn = (qpn + 1) & BaseTransportHeader.QP_MASK;
         }
@@ -78,6 +80,25 @@ public final class RcEngine
         active = Arrays.copyOf(active, active.length + 1);
         active[active.length - 1] = qp;
         return qp;
+    }
+
+    /**
+     * Splits the QP number space between engines that share one address (the workers of one NIC): QP numbers
+     * this engine hands out satisfy {@code qpn % count == index}, so any worker can tell from a packet's DestQP
+     * which worker owns its queue pair. Call before creating queue pairs.
+     *
+     * @param index this engine's share, 0..count-1.
+     * @param count engines sharing the address.
+     */
+    public void qpNumberPartition(final int index, final int count)
+    {
+        if (count < 1 || count > 256 || index < 0 || index >= count)
+        {
+            throw new IllegalArgumentException("QP number partition " + index + " of " + count +
+                ": need 0 <= index < count <= 256");
+        }
+        this.qpPartition = index;
+        this.qpPartitions = count;
     }
 
     /**

@@ -32,6 +32,7 @@ public final class SprayConfig
     int maxPacketsPerTick = 512;
     long seed = 1;
     int dscp;
+    long connectBackoffNanos = SprayHandshake.CONNECT_BACKOFF_NANOS;
     int cidPartition;
     int cidPartitions = 1;
 
@@ -179,6 +180,21 @@ public final class SprayConfig
     public SprayConfig dscp(final int dscp)
     {
         this.dscp = dscp;
+        return this;
+    }
+
+    /**
+     * @param nanos first retransmission timeout of a CONNECT (S9.1; doubled on each of the 8 tries): the
+     *              default suits a data centre; threads that share cores need milliseconds.
+     * @return this.
+     */
+    public SprayConfig connectBackoffNanos(final long nanos)
+    {
+        if (nanos <= 0)
+        {
+            throw new IllegalArgumentException("connect backoff must be positive: " + nanos);
+        }
+        this.connectBackoffNanos = nanos;
         return this;
     }
 

@@ -117,7 +117,19 @@ public final class SprayEngine
      */
     public void listen(final SprayConnectionConfig template, final SprayHandshake.PeerResolver resolver)
     {
-        handshake.listen(template, resolver);
+        handshake.listen(template, resolver, null);
+    }
+
+    /**
+     * Accepts connections as {@link #listen(SprayConnectionConfig, SprayHandshake.PeerResolver)} does, telling
+     * {@code listener} of each.
+     */
+    public void listen(
+        final SprayConnectionConfig template,
+        final SprayHandshake.PeerResolver resolver,
+        final SprayHandshake.AcceptListener listener)
+    {
+        handshake.listen(template, resolver, listener);
     }
 
     /**

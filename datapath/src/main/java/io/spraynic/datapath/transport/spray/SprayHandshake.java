@@ -43,6 +43,22 @@ public final class SprayHandshake
         long mac(int plane, int plane0Ipv4, long plane0Mac);
     }
 
+    /**
+     * Told of every connection a listener accepts, on the engine's thread (control path): first to complete
+     * the configuration the handshake made from the template (e.g. give the connection its own completion
+     * queues), then with the connection once it is open.
+     */
+    public interface AcceptListener
+    {
+        /** @param config the accepted connection's configuration, before it is opened; may be changed. */
+        default void onAccepting(final SprayConnectionConfig config)
+        {
+        }
+
+        /** @param connection the connection, ESTABLISHED. */
+        void onAccepted(SprayConnection connection);
+    }
+
     /** An outgoing connection request: CONNECTING, then ESTABLISHED (with a connection) or FAILED. */
     public static final class Pending
     {
@@ -89,6 +105,7 @@ public final class SprayHandshake
     private final Long2ObjectHashMap<SprayConnection> accepted = new Long2ObjectHashMap<>();
     private SprayConnectionConfig template;
     private PeerResolver resolver;
+    private AcceptListener acceptListener;
     private int connecting;
     private int nextCid = FIRST_CID;
 
@@ -97,15 +114,17 @@ public final class SprayHandshake
         this.engine = engine;
     }
 
-    void listen(final SprayConnectionConfig template, final PeerResolver resolver)
+    void listen(final SprayConnectionConfig template, final PeerResolver resolver, final AcceptListener listener)
     {
         this.template = template.copy();
         this.resolver = resolver;
+        this.acceptListener = listener;
     }
 
     Pending connect(final SprayConnectionConfig config, final long now)
     {
         final Pending p = new Pending(config.copy(), engine.random().nextLong());
+        p.backoff = engine.config().connectBackoffNanos;
         pending.add(p);
         connecting++;
         sendConnect(p, now);
@@ -163,7 +182,10 @@ public final class SprayHandshake
         final long token = ConnectionHeader.token(seg, conh);
         final int peerIpv4 = frame.ipv4Source();
         final long peerMac = EthernetHeader.sourceMac(seg, frame.frameOffset());
-        SprayConnection c = accepted.get(token);
+        // a repeated CONNECT is known by its token together with who sent it: two initiators (or two engines of
+        // one NIC) may draw the same token
+        final long key = acceptKey(token, peerIpv4, ConnectionHeader.senderCid(seg, conh));
+        SprayConnection c = accepted.get(key);
         if (null == c)
         {
             if (null == template)
@@ -182,9 +204,17 @@ public final class SprayHandshake
             {
                 config.remote(plane, resolver.ipv4(plane, peerIpv4), resolver.mac(plane, peerIpv4, peerMac));
             }
+            if (null != acceptListener)
+            {
+                acceptListener.onAccepting(config);
+            }
             c = engine.open(config);
-            accepted.put(token, c);
+            accepted.put(key, c);
             c.handshakeConfig = config;
+            if (null != acceptListener)
+            {
+                acceptListener.onAccepted(c);
+            }
         }
         final SprayConnectionConfig config = c.handshakeConfig;
         write(SprayOpcodes.CONNECT_ACK, config.remoteCid, peerIpv4, peerMac, config.sourcePortBase, config.paths,
@@ -219,6 +249,11 @@ public final class SprayHandshake
             }
         }
         return false;
+    }
+
+    private static long acceptKey(final long token, final int peerIpv4, final int senderCid)
+    {
+        return token ^ ((long)peerIpv4 << 24 ^ senderCid) * 0x9E37_79B9_7F4A_7C15L;
     }
 
     private int newCid()

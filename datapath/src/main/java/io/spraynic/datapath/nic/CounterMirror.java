@@ -1,0 +1,103 @@
+package io.spraynic.datapath.nic;
+
+import io.spraynic.datapath.transport.TransportCounters;
+import io.spraynic.datapath.wire.ParseCounters;
+import org.agrona.concurrent.status.AtomicCounter;
+
+import java.util.function.IntFunction;
+import java.util.function.IntToLongFunction;
+
+/**
+ * Copies chosen slots of a transport's {@link TransportCounters} (plain longs its engine writes) into
+ * counters of the {@link CountersFile}, which other processes read: the engine keeps its cheap plain
+ * increments and the worker publishes a snapshot every few milliseconds. Allocation (control path) may
+ * find the file full: the mirror then keeps what it got and counts the rest as missing.
+ */
+final class CounterMirror implements AutoCloseable
+{
+    private final IntToLongFunction source;
+    private final int[] slots;
+    private final AtomicCounter[] targets;
+
+    /**
+     * @param file   where the counters go.
+     * @param prefix label prefix, e.g. {@code "conn 0x101 path 3: "}.
+     * @param source the engine's counters.
+     * @param slots  the slots to mirror, or null for all.
+     */
+    CounterMirror(final CountersFile file, final String prefix, final TransportCounters source, final int[] slots)
+    {
+        this(file, prefix, source::get, source::label, null == slots ? all(source.slotCount()) : slots);
+    }
+
+    /**
+     * @param file   where the counters go.
+     * @param prefix label prefix, e.g. {@code "worker 0: "}.
+     * @param source a parser's counters (every slot).
+     */
+    CounterMirror(final CountersFile file, final String prefix, final ParseCounters source)
+    {
+        this(file, prefix, source::get, ParseCounters::label, all(ParseCounters.SLOT_COUNT));
+    }
+
+    private CounterMirror(
+        final CountersFile file, final String prefix, final IntToLongFunction source, final IntFunction<String> labels,
+        final int[] slots)
+    {
+        this.source = source;
+        this.slots = slots;
+        this.targets = new AtomicCounter[slots.length];
+        for (int i = 0; i < slots.length; i++)
+        {
+            targets[i] = tryNewCounter(file, prefix + labels.apply(slots[i]));
+        }
+    }
+
+    private static int[] all(final int count)
+    {
+        final int[] slots = new int[count];
+        for (int i = 0; i < count; i++)
+        {
+            slots[i] = i;
+        }
+        return slots;
+    }
+
+    static AtomicCounter tryNewCounter(final CountersFile file, final String label)
+    {
+        try
+        {
+            return file.newCounter(label);
+        }
+        catch (final IllegalStateException full)
+        {
+            return null; // the counters file is full: this value stays unpublished
+        }
+    }
+
+    /** Copies the current values (worker thread). */
+    void publish()
+    {
+        for (int i = 0; i < targets.length; i++)
+        {
+            final AtomicCounter target = targets[i];
+            if (null != target)
+            {
+                target.setRelease(source.applyAsLong(slots[i]));
+            }
+        }
+    }
+
+    /** Frees the counters (control path). */
+    public void close()
+    {
+        for (int i = 0; i < targets.length; i++)
+        {
+            if (null != targets[i])
+            {
+                targets[i].close();
+                targets[i] = null;
+            }
+        }
+    }
+}

@@ -1,0 +1,826 @@
+package io.spraynic.datapath.nic;
+
+import io.spraynic.datapath.port.PacketPort;
+import io.spraynic.datapath.transport.PortFrameSink;
+import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
+import io.spraynic.datapath.transport.rocev2.RcEngine;
+import io.spraynic.datapath.transport.rocev2.RcEngineConfig;
+import io.spraynic.datapath.transport.rocev2.RcQueuePair;
+import io.spraynic.datapath.transport.spray.PortsFrameOutput;
+import io.spraynic.datapath.transport.spray.SprayConfig;
+import io.spraynic.datapath.transport.spray.SprayConnection;
+import io.spraynic.datapath.transport.spray.SprayConnectionConfig;
+import io.spraynic.datapath.transport.spray.SprayCounters;
+import io.spraynic.datapath.transport.spray.SprayEngine;
+import io.spraynic.datapath.transport.spray.SprayHandshake;
+import io.spraynic.datapath.verbs.AccessFlags;
+import io.spraynic.datapath.verbs.MemoryRegion;
+import io.spraynic.datapath.verbs.ProtectionDomain;
+import io.spraynic.datapath.wire.ParseCounters;
+import io.spraynic.datapath.wire.Wire;
+import io.spraynic.dpdk.CpuAffinity;
+import io.spraynic.dpdk.EthPort;
+import io.spraynic.pmd.NicConfig;
+import io.spraynic.pmd.PortConfig;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.agrona.concurrent.status.AtomicCounter;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BiFunction;
+import java.util.function.UnaryOperator;
+
+/**
+ * A NIC for applications in the same JVM, with the verbs-style API of both transports: register memory,
+ * open connections (spray: {@link #connect} and {@link #accept}, handshake on the wire; RoCEv2:
+ * {@link #createQueuePair} then {@link NicConnection#connect} with the peer's attributes, exchanged out of
+ * band), post work requests and poll completions on {@link NicConnection}s.
+ * <p>
+ * Underneath run {@code workers} run-to-completion poll-mode {@link NicWorker}s, each on its own queue of
+ * every port (plane) and its own thread ({@link AgentRunner}, configurable idle strategy, optional CPU
+ * pinning), each with its own engine and connections. This class is the control path: every action it takes
+ * reaches a worker as a command through the worker's queue and is waited for; it shares no mutable state with
+ * the workers. A packet that arrives on another worker's queue (whatever the NIC's RSS did) is steered to the
+ * owner by its DestQP.
+ */
+public final class EmbeddedNic implements AutoCloseable
+{
+    /** Default time a control action waits for its worker. */
+    public static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(10);
+    private static final int FIRST_INITIATOR_CID = 0x80_0000;
+    private static final int[] PATH_SLOTS = {SprayCounters.TX_PACKETS, SprayCounters.TX_BYTES,
+        SprayCounters.RX_PACKETS, SprayCounters.RETRANSMITTED, SprayCounters.LOST, SprayCounters.ECN_MARKS_RECEIVED,
+        SprayCounters.SACK_GAPS, SprayCounters.TIMEOUTS, SprayCounters.MOVED};
+
+    private static final java.security.SecureRandom SEEDS = new java.security.SecureRandom();
+
+    private final EmbeddedNicConfig config;
+    private final CountersFile counters;
+    private final AutoCloseable owner;
+    private final Arena arena = Arena.ofShared();
+    private final ProtectionDomain controlDomain = new ProtectionDomain();
+    private final NicWorker[] workers;
+    private final AgentRunner[] runners;
+    private final int[] initiatorCids;
+    private final long[] localMac;
+    private final ManyToOneConcurrentArrayQueue<NicConnection> accepted = new ManyToOneConcurrentArrayQueue<>(4096);
+    private final List<NicConnection> connections = new CopyOnWriteArrayList<>();
+    private final SplittableRandom random = new SplittableRandom();
+    private final List<AtomicCounter> ownCounters = new ArrayList<>();
+    private final List<CounterMirror> ownMirrors = new ArrayList<>();
+    private int nextWorker;
+    private volatile boolean closing;
+    private DrainReport closeReport;
+
+    private EmbeddedNic(final EmbeddedNicConfig config, final PacketPort[][] ports, final CountersFile counters,
+        final AutoCloseable owner)
+    {
+        this.config = config;
+        this.counters = counters;
+        this.owner = owner;
+        final int w = config.workers;
+        final int planes = config.planes();
+        if (ports.length != w)
+        {
+            throw new IllegalArgumentException("an embedded NIC with " + w + " worker(s) needs one row of ports per worker, not " +
+                ports.length);
+        }
+        this.localMac = config.localMac.clone();
+        this.workers = new NicWorker[w];
+        this.runners = new AgentRunner[w];
+        this.initiatorCids = new int[w];
+        for (int i = 0; i < w; i++)
+        {
+            if (ports[i].length != planes)
+            {
+                throw new IllegalArgumentException("worker " + i + " has " + ports[i].length + " port(s) for " + planes +
+                    " plane(s): give one queue of every plane's port to every worker");
+            }
+            workers[i] = newWorker(i, ports[i]);
+            initiatorCids[i] = FIRST_INITIATOR_CID + i;
+        }
+        for (final NicWorker worker : workers)
+        {
+            worker.peers(workers);
+        }
+    }
+
+    /**
+     * Starts a NIC over ports the caller owns (in-JVM links, or DPDK queues of a {@link DpdkNic} shared with
+     * another NIC in the same process).
+     *
+     * @param config   how it runs.
+     * @param ports    {@code ports[worker][plane]}: each worker's queue of each plane's port.
+     * @param counters where its counters go.
+     * @return the NIC, workers running.
+     */
+    public static EmbeddedNic start(final EmbeddedNicConfig config, final PacketPort[][] ports, final CountersFile counters)
+    {
+        return start(config, ports, counters, null);
+    }
+
+    private static EmbeddedNic start(
+        final EmbeddedNicConfig config, final PacketPort[][] ports, final CountersFile counters, final AutoCloseable owner)
+    {
+        final EmbeddedNic nic = new EmbeddedNic(config, ports, counters, owner);
+        nic.startRunners();
+        return nic;
+    }
+
+    /**
+     * Brings DPDK up from a pmd-config and starts a NIC on it: every port of the config is a plane, and every
+     * worker gets queue {@code w} of every port (so ports need as many RX and TX queues as workers). A MAC
+     * left 0 in {@code config} is the port's own. The NIC owns DPDK and brings it down on close.
+     *
+     * @param wrap applied to every queue's packet port (e.g. a capture).
+     */
+    public static EmbeddedNic startOnDpdk(
+        final NicConfig nicConfig, final EmbeddedNicConfig config, final CountersFile counters,
+        final UnaryOperator<PacketPort> wrap)
+    {
+        final List<PortConfig> portConfigs = nicConfig.ports();
+        if (portConfigs.size() != config.planes())
+        {
+            throw new IllegalArgumentException("the embedded NIC has " + config.planes() + " plane(s) but the pmd config has " +
+                portConfigs.size() + " port(s): give one port per plane (or set planes to " + portConfigs.size() + ")");
+        }
+        for (final PortConfig port : portConfigs)
+        {
+            if (port.rxQueues() < config.workers || port.txQueues() < config.workers)
+            {
+                throw new IllegalArgumentException("port " + port.name() + " has " + port.rxQueues() + " RX and " +
+                    port.txQueues() + " TX queue(s) for " + config.workers + " worker(s): set rx_queues and tx_queues to at least " +
+                    config.workers);
+            }
+        }
+        final DpdkNic dpdk = DpdkNic.start(nicConfig);
+        try
+        {
+            final PacketPort[][] ports = new PacketPort[config.workers][config.planes()];
+            for (int p = 0; p < config.planes(); p++)
+            {
+                final String name = portConfigs.get(p).name();
+                final EthPort ethPort = dpdk.port(name);
+                if (config.localMac[p] == 0)
+                {
+                    config.localMac[p] = macOf(ethPort);
+                }
+                for (int w = 0; w < config.workers; w++)
+                {
+                    ports[w][p] = wrap.apply(dpdk.packetPort(name, w));
+                }
+            }
+            return start(config, ports, counters, dpdk);
+        }
+        catch (final RuntimeException ex)
+        {
+            dpdk.close();
+            throw ex;
+        }
+    }
+
+    private static long macOf(final EthPort port)
+    {
+        long mac = 0;
+        for (final byte b : port.macAddress())
+        {
+            mac = mac << 8 | (b & 0xFF);
+        }
+        return mac;
+    }
+
+    private NicWorker newWorker(final int index, final PacketPort[] ports)
+    {
+        final ProtectionDomain domain = new ProtectionDomain();
+        final ParseCounters parseCounters = new ParseCounters();
+        final String prefix = "worker " + index + ": ";
+        final WorkerTransport transport;
+        final List<CounterMirror> engineMirrors = new ArrayList<>();
+        if (config.mode == NicConnection.Kind.SPRAY)
+        {
+            // each worker draws its own seed: CONNECT tokens, initial PSNs and source ports must differ between
+            // workers and between NICs, which a configured (deterministic) seed would repeat
+            final SprayConfig spray = config.sprayConfig.get().planes(config.planes()).cidPartition(index, config.workers)
+                .seed(SEEDS.nextLong());
+            for (int p = 0; p < config.planes(); p++)
+            {
+                spray.local(p, config.localIpv4[p], config.localMac[p]);
+            }
+            final PortsFrameOutput output = new PortsFrameOutput(ports, config.burst);
+            final SprayEngine engine = new SprayEngine(spray, domain, output);
+            transport = new SprayWorkerTransport(engine, output, parseCounters);
+            engineMirrors.add(new CounterMirror(counters, prefix + "spray ", engine.counters(),
+                new int[]{SprayCounters.UNKNOWN_CONNECTION, SprayCounters.MALFORMED}));
+        }
+        else
+        {
+            final RcEngine[] engines = new RcEngine[config.planes()];
+            final PortFrameSink[] sinks = new PortFrameSink[config.planes()];
+            for (int p = 0; p < engines.length; p++)
+            {
+                sinks[p] = new PortFrameSink(ports[p], config.burst, config.maxFrameLength);
+                engines[p] = new RcEngine(RcEngineConfig.defaults(config.localMac[p], config.localIpv4[p]), domain, sinks[p]);
+                engines[p].qpNumberPartition(index, config.workers);
+                engineMirrors.add(new CounterMirror(counters, prefix + "plane " + p + " rocev2 ", engines[p].counters(), null));
+            }
+            transport = new RocevWorkerTransport(engines, sinks, parseCounters);
+        }
+        final NicWorker.WorkerCounters workerCounters = new NicWorker.WorkerCounters(
+            counter(prefix + "rx frames"), counter(prefix + "steered to other workers"),
+            counter(prefix + "steered from other workers"), counter(prefix + "steering drops (inbox full)"),
+            counter(prefix + "work requests with unknown lkey"), counter(prefix + "control commands"),
+            new CounterMirror(counters, prefix + "parse ", parseCounters), engineMirrors.toArray(new CounterMirror[0]));
+        ownMirrors.addAll(engineMirrors);
+        ownMirrors.add(workerCounters.parse());
+        final NicWorker worker = new NicWorker(index, config.workers, ports, transport, parseCounters, domain, config.clock,
+            config.burst, config.inboxBytes, arena, workerCounters);
+        if (config.mode == NicConnection.Kind.SPRAY && config.listen)
+        {
+            listen(worker, (SprayWorkerTransport)transport);
+        }
+        return worker;
+    }
+
+    private AtomicCounter counter(final String label)
+    {
+        final AtomicCounter c = CounterMirror.tryNewCounter(counters, label);
+        if (null == c)
+        {
+            throw new IllegalStateException("the counters file " + counters.path() + " is full: create it with room for more counters");
+        }
+        ownCounters.add(c);
+        return c;
+    }
+
+    private void listen(final NicWorker worker, final SprayWorkerTransport transport)
+    {
+        final SprayConnectionConfig template = new SprayConnectionConfig().paths(config.paths).streams(config.streams)
+            .mtu(config.mtu).depths(config.sendQueueDepth, config.receiveQueueDepth, config.receiveQueueDepth);
+        transport.engine().listen(template, config.peerResolver, new SprayHandshake.AcceptListener()
+        {
+            private NicConnection accepting;
+
+            public void onAccepting(final SprayConnectionConfig c)
+            {
+                accepting = new NicConnection(EmbeddedNic.this, NicConnection.Kind.SPRAY, worker.index(), config.ringCapacity,
+                    config.completionQueueCapacity);
+                c.completionQueues(accepting.sendCompletionQueue(), accepting.receiveCompletionQueue())
+                    .sourcePortBase(sourcePortBase(config.paths));
+            }
+
+            public void onAccepted(final SprayConnection connection)
+            {
+                final NicConnection handle = accepting;
+                accepting = null;
+                attachSpray(worker, handle, connection);
+                if (!accepted.offer(handle))
+                {
+                    transport.engine().close(connection); // nobody is accepting: refuse rather than grow without bound
+                    worker.detach(handle);
+                    connections.remove(handle);
+                }
+            }
+        });
+    }
+
+    private int sourcePortBase(final int paths)
+    {
+        synchronized (random)
+        {
+            return 49152 + random.nextInt(16384 - paths);
+        }
+    }
+
+    private void attachSpray(final NicWorker worker, final NicConnection handle, final SprayConnection connection)
+    {
+        handle.spray = connection;
+        handle.localId = connection.localCid();
+        handle.streams = connection.streams();
+        final String prefix = "conn 0x" + Integer.toHexString(connection.localCid()) + ": ";
+        final CounterMirror[] mirrors = new CounterMirror[1 + connection.paths()];
+        mirrors[0] = new CounterMirror(counters, prefix, connection.counters(), null);
+        for (int p = 0; p < connection.paths(); p++)
+        {
+            mirrors[1 + p] = new CounterMirror(counters, prefix + "path " + p + " ", connection.pathCounters(p), PATH_SLOTS);
+        }
+        handle.mirrors = mirrors;
+        worker.attach(handle);
+        connections.add(handle);
+    }
+
+    private void startRunners()
+    {
+        for (int i = 0; i < workers.length; i++)
+        {
+            final NicWorker worker = workers[i];
+            final int cpu = i < config.cpus.length ? config.cpus[i] : -1;
+            runners[i] = new AgentRunner(config.idleStrategy.get(), Throwable::printStackTrace,
+                counter("worker " + i + ": errors"), worker);
+            AgentRunner.startOnThread(runners[i], runnable -> new Thread(() ->
+            {
+                if (cpu >= 0)
+                {
+                    CpuAffinity.pinCurrentThread(cpu);
+                }
+                runnable.run();
+            }, worker.roleName()));
+        }
+    }
+
+    /** @return workers. */
+    public int workers()
+    {
+        return workers.length;
+    }
+
+    /** @return planes (ports). */
+    public int planes()
+    {
+        return config.planes();
+    }
+
+    /** @return the transport. */
+    public NicConnection.Kind mode()
+    {
+        return config.mode;
+    }
+
+    /** @return this NIC's IPv4 address on {@code plane}. */
+    public int localIpv4(final int plane)
+    {
+        return config.localIpv4[plane];
+    }
+
+    /** @return this NIC's MAC on {@code plane}. */
+    public long localMac(final int plane)
+    {
+        return localMac[plane];
+    }
+
+    /** @return the counters file. */
+    public CountersFile counters()
+    {
+        return counters;
+    }
+
+    /** @return the open connections. */
+    public List<NicConnection> connections()
+    {
+        return List.copyOf(connections);
+    }
+
+    boolean isClosing()
+    {
+        return closing;
+    }
+
+    /**
+     * Registers memory with every worker under the same keys, so a work request or a peer's rkey means the
+     * same whichever worker a connection lives on.
+     *
+     * @param segment native memory that outlives the registration.
+     * @param access  {@link AccessFlags}.
+     * @return the region (its lkey for local work requests, rkey for peers).
+     */
+    public MemoryRegion register(final MemorySegment segment, final int access)
+    {
+        final MemoryRegion region;
+        synchronized (controlDomain)
+        {
+            region = controlDomain.register(segment, access);
+        }
+        final List<CompletableFuture<Object>> done = new ArrayList<>();
+        for (final NicWorker worker : workers)
+        {
+            done.add(submit(worker, (w, now) ->
+                w.protectionDomain().registerWithKeys(segment, access, region.lkey(), region.rkey())));
+        }
+        for (final CompletableFuture<Object> f : done)
+        {
+            await(f, CONTROL_TIMEOUT, "register memory");
+        }
+        return region;
+    }
+
+    /**
+     * Deregisters a region on every worker: its keys then fail every check, locally and from peers.
+     */
+    public void deregister(final MemoryRegion region)
+    {
+        final List<CompletableFuture<Object>> done = new ArrayList<>();
+        for (final NicWorker worker : workers)
+        {
+            done.add(submit(worker, (w, now) ->
+            {
+                final MemoryRegion copy = w.protectionDomain().regionByLkey(region.lkey());
+                if (null != copy)
+                {
+                    w.protectionDomain().deregister(copy);
+                }
+                return copy;
+            }));
+        }
+        for (final CompletableFuture<Object> f : done)
+        {
+            await(f, CONTROL_TIMEOUT, "deregister memory");
+        }
+        synchronized (controlDomain)
+        {
+            controlDomain.deregister(region);
+        }
+    }
+
+    /**
+     * Opens a spray connection to a peer NIC (handshake on the wire, S9.1), on the next worker in turn.
+     *
+     * @param peerIpv4 the peer's address on each plane.
+     * @param peerMac  the peer's MAC on each plane.
+     * @param timeout  how long to wait for the handshake.
+     * @return the connection, ESTABLISHED.
+     * @throws IllegalStateException when the peer did not answer.
+     */
+    public NicConnection connect(final int[] peerIpv4, final long[] peerMac, final Duration timeout)
+    {
+        requireMode(NicConnection.Kind.SPRAY);
+        requireOpen();
+        if (peerIpv4.length != planes() || peerMac.length != planes())
+        {
+            throw new IllegalArgumentException("give the peer's address and MAC on each of the " + planes() + " plane(s)");
+        }
+        final NicWorker worker = nextWorker();
+        final NicConnection handle = new NicConnection(this, NicConnection.Kind.SPRAY, worker.index(), config.ringCapacity,
+            config.completionQueueCapacity);
+        final int sourcePortBase = sourcePortBase(config.paths);
+        final int initialPsn;
+        synchronized (random)
+        {
+            initialPsn = random.nextInt(1 << 24);
+        }
+        final CompletableFuture<NicConnection> established = new CompletableFuture<>();
+        final boolean offered = worker.offer((w, now) ->
+        {
+            final SprayEngine engine = ((SprayWorkerTransport)w.transport()).engine();
+            final int cid = newInitiatorCid(w.index(), engine);
+            final SprayConnectionConfig c = new SprayConnectionConfig().cids(cid, 0).paths(config.paths)
+                .streams(config.streams).mtu(config.mtu).initialPsns(initialPsn, 0).sourcePortBase(sourcePortBase)
+                .depths(config.sendQueueDepth, config.receiveQueueDepth, config.receiveQueueDepth)
+                .completionQueues(handle.sendCompletionQueue(), handle.receiveCompletionQueue());
+            for (int p = 0; p < peerIpv4.length; p++)
+            {
+                c.remote(p, peerIpv4[p], peerMac[p]);
+            }
+            final SprayHandshake.Pending pending = engine.connect(c, now);
+            final Runnable[] poller = new Runnable[1];
+            poller[0] = () ->
+            {
+                if (pending.state() == SprayHandshake.Pending.State.ESTABLISHED)
+                {
+                    w.removePoller(poller[0]);
+                    attachSpray(w, handle, pending.connection());
+                    established.complete(handle);
+                }
+                else if (pending.state() == SprayHandshake.Pending.State.FAILED)
+                {
+                    w.removePoller(poller[0]);
+                    established.completeExceptionally(new IllegalStateException("no answer from " +
+                        Wire.ipv4ToString(peerIpv4[0]) + " after " + pending.tries() +
+                        " CONNECTs: is a spray NIC listening there, and are the addresses and MACs right?"));
+                }
+            };
+            w.addPoller(poller[0]);
+        });
+        if (!offered)
+        {
+            throw new IllegalStateException("worker " + worker.index() + " has too many control commands queued: retry");
+        }
+        return await(established, timeout, "connect to " + Wire.ipv4ToString(peerIpv4[0]));
+    }
+
+    private int newInitiatorCid(final int worker, final SprayEngine engine)
+    {
+        int cid = initiatorCids[worker];
+        while (engine.connection(cid) != null)
+        {
+            cid = next(cid);
+        }
+        initiatorCids[worker] = next(cid);
+        return cid;
+    }
+
+    private int next(final int cid)
+    {
+        final int n = cid + workers.length;
+        return n > 0xFF_FFFF ? FIRST_INITIATOR_CID + (n % workers.length) : n;
+    }
+
+    /**
+     * Waits for the next spray connection a peer opened to this NIC.
+     *
+     * @param timeout how long to wait.
+     * @return the connection, or null when none came in time.
+     */
+    public NicConnection accept(final Duration timeout)
+    {
+        requireMode(NicConnection.Kind.SPRAY);
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        while (true)
+        {
+            final NicConnection c = accepted.poll();
+            if (null != c || System.nanoTime() >= deadline)
+            {
+                return c;
+            }
+            sleepBriefly();
+        }
+    }
+
+    /**
+     * Creates a RoCEv2 RC queue pair on a plane, in INIT, allowing remote writes and reads; connect it with
+     * {@link NicConnection#connect} once the peer's {@link RocevEndpoint} is known.
+     *
+     * @param plane the port it sends on.
+     * @return the queue pair's connection.
+     */
+    public NicConnection createQueuePair(final int plane)
+    {
+        requireMode(NicConnection.Kind.ROCEV2);
+        requireOpen();
+        if (plane < 0 || plane >= planes())
+        {
+            throw new IllegalArgumentException("plane " + plane + " is not one of this NIC's 0.." + (planes() - 1));
+        }
+        final NicWorker worker = nextWorker();
+        final NicConnection handle = new NicConnection(this, NicConnection.Kind.ROCEV2, worker.index(), config.ringCapacity,
+            config.completionQueueCapacity);
+        final int psn;
+        synchronized (random)
+        {
+            psn = random.nextInt(1 << 24);
+        }
+        return await(submit(worker, (w, now) ->
+        {
+            final RcEngine engine = ((RocevWorkerTransport)w.transport()).engine(plane);
+            final RcQueuePair qp = engine.createQueuePair(handle.sendCompletionQueue(), handle.receiveCompletionQueue(),
+                config.sendQueueDepth, config.receiveQueueDepth);
+            qp.toInit(AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
+            handle.queuePair = qp;
+            handle.plane = plane;
+            handle.localId = qp.qpNumber();
+            handle.localPsn = psn;
+            w.attach(handle);
+            connections.add(handle);
+            return handle;
+        }), CONTROL_TIMEOUT, "create a queue pair");
+    }
+
+    RocevEndpoint rocevEndpoint(final NicConnection c)
+    {
+        return new RocevEndpoint(c.localId, c.localPsn, config.localIpv4[c.plane], localMac[c.plane], config.mtu);
+    }
+
+    void connectQueuePair(final NicConnection c, final RocevEndpoint remote, final Duration timeout)
+    {
+        requireOpen();
+        final RcConnectionAttributes attributes = RcConnectionAttributes.of(remote.qpNumber(), remote.mac(), remote.ipv4(),
+            49152 + (c.localId & 0x3FFF), Math.min(config.mtu, remote.mtu()), c.localPsn, remote.psn())
+            .withRetry(config.rocevAckTimeoutNanos, config.rocevRetries);
+        await(submit(workers[c.worker()], (w, now) ->
+        {
+            c.queuePair.toRtr(attributes);
+            c.queuePair.toRts();
+            return c;
+        }), timeout, "connect queue pair 0x" + Integer.toHexString(c.localId));
+    }
+
+    DrainReport.ConnectionDrain closeConnection(final NicConnection c, final Duration timeout)
+    {
+        final NicWorker worker = workers[c.worker()];
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        DrainReport.ConnectionDrain drain = connectionDrain(worker, c);
+        while ((drain.waiting() > 0 || !drain.idle()) && System.nanoTime() < deadline)
+        {
+            sleepBriefly();
+            drain = connectionDrain(worker, c);
+        }
+        await(submit(worker, (w, now) ->
+        {
+            w.detach(c);
+            if (null != c.spray)
+            {
+                ((SprayWorkerTransport)w.transport()).engine().close(c.spray);
+            }
+            if (null != c.queuePair)
+            {
+                ((RocevWorkerTransport)w.transport()).engine(c.plane).destroyQueuePair(c.queuePair);
+            }
+            return c;
+        }), CONTROL_TIMEOUT, "close a connection");
+        for (final CounterMirror mirror : c.mirrors)
+        {
+            mirror.close();
+        }
+        connections.remove(c);
+        return drain;
+    }
+
+    private DrainReport.ConnectionDrain connectionDrain(final NicWorker worker, final NicConnection c)
+    {
+        return await(submit(worker, (w, now) -> describe(c)), CONTROL_TIMEOUT, "check a connection");
+    }
+
+    private static DrainReport.ConnectionDrain describe(final NicConnection c)
+    {
+        return new DrainReport.ConnectionDrain(c.kind().name().toLowerCase() + " 0x" + Integer.toHexString(c.localId) +
+            " on worker " + c.worker(), c.postedSends(), c.postedReceives(), c.ring().size(), NicWorker.isIdle(c));
+    }
+
+    /**
+     * Stops the NIC gracefully: refuses new posts, lets the workers finish what was posted (up to
+     * {@code drainTimeout}), stops them, and brings the ports (and DPDK, when the NIC started it) down.
+     *
+     * @return what was drained and what was still in flight.
+     */
+    public synchronized DrainReport close(final Duration drainTimeout)
+    {
+        if (null != closeReport)
+        {
+            return closeReport;
+        }
+        closing = true;
+        final long start = System.nanoTime();
+        final long deadline = start + drainTimeout.toNanos();
+        boolean drained = false;
+        while (!drained)
+        {
+            drained = true;
+            for (final NicWorker worker : workers)
+            {
+                final Boolean idle = tryAwait(submit(worker, (w, now) -> w.computeIdle()));
+                drained &= Boolean.TRUE.equals(idle);
+            }
+            if (drained || System.nanoTime() >= deadline)
+            {
+                break;
+            }
+            sleepBriefly();
+        }
+        final long nanos = System.nanoTime() - start;
+        final List<DrainReport.ConnectionDrain> drains = new ArrayList<>();
+        for (final AgentRunner runner : runners)
+        {
+            if (null != runner)
+            {
+                runner.close();
+            }
+        }
+        for (final NicConnection c : connections)
+        {
+            drains.add(describe(c)); // workers stopped: their state is ours to read
+            for (final CounterMirror mirror : c.mirrors)
+            {
+                mirror.close();
+            }
+        }
+        for (final CounterMirror mirror : ownMirrors)
+        {
+            mirror.close();
+        }
+        for (final AtomicCounter c : ownCounters)
+        {
+            c.close();
+        }
+        if (null != owner)
+        {
+            try
+            {
+                owner.close();
+            }
+            catch (final Exception ex)
+            {
+                throw new IllegalStateException("closing the NIC's ports failed: " + ex.getMessage(), ex);
+            }
+        }
+        arena.close();
+        closeReport = new DrainReport(drained, nanos, drains);
+        return closeReport;
+    }
+
+    /** Closes with a 5 s drain. */
+    public void close()
+    {
+        close(Duration.ofSeconds(5));
+    }
+
+    private synchronized NicWorker nextWorker()
+    {
+        final NicWorker worker = workers[nextWorker];
+        nextWorker = (nextWorker + 1) % workers.length;
+        return worker;
+    }
+
+    @SuppressWarnings("unchecked")
+    private <T> CompletableFuture<T> submit(final NicWorker worker, final BiFunction<NicWorker, Long, T> action)
+    {
+        final CompletableFuture<T> result = new CompletableFuture<>();
+        final NicWorker.Command command = (w, now) ->
+        {
+            try
+            {
+                result.complete(action.apply(w, now));
+            }
+            catch (final RuntimeException ex)
+            {
+                result.completeExceptionally(ex);
+            }
+        };
+        final long deadline = System.nanoTime() + CONTROL_TIMEOUT.toNanos();
+        while (!worker.offer(command))
+        {
+            if (System.nanoTime() >= deadline)
+            {
+                result.completeExceptionally(new IllegalStateException("worker " + worker.index() + " takes no commands"));
+                break;
+            }
+            sleepBriefly();
+        }
+        return result;
+    }
+
+    private static <T> T await(final CompletableFuture<T> future, final Duration timeout, final String what)
+    {
+        try
+        {
+            return future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        }
+        catch (final TimeoutException ex)
+        {
+            throw new IllegalStateException("could not " + what + " within " + timeout.toMillis() +
+                " ms: the worker did not answer (is it running?)", ex);
+        }
+        catch (final ExecutionException ex)
+        {
+            final Throwable cause = ex.getCause();
+            if (cause instanceof RuntimeException runtime)
+            {
+                throw runtime;
+            }
+            throw new IllegalStateException("could not " + what + ": " + cause, cause);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while trying to " + what, ex);
+        }
+    }
+
+    private static <T> T tryAwait(final CompletableFuture<T> future)
+    {
+        try
+        {
+            return future.get(CONTROL_TIMEOUT.toNanos(), TimeUnit.NANOSECONDS);
+        }
+        catch (final Exception ex)
+        {
+            return null;
+        }
+    }
+
+    private static void sleepBriefly()
+    {
+        try
+        {
+            Thread.sleep(1);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void requireMode(final NicConnection.Kind mode)
+    {
+        if (config.mode != mode)
+        {
+            throw new IllegalStateException("this NIC runs " + config.mode + ", not " + mode +
+                ": start it with mode " + mode + " for this call");
+        }
+    }
+
+    private void requireOpen()
+    {
+        if (closing)
+        {
+            throw new IllegalStateException("the NIC is closing");
+        }
+    }
+}

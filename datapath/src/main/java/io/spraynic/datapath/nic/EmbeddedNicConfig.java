@@ -1,0 +1,223 @@
+package io.spraynic.datapath.nic;
+
+import io.spraynic.datapath.transport.spray.SprayConfig;
+import io.spraynic.datapath.transport.spray.SprayHandshake;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.SystemNanoClock;
+
+import java.util.Arrays;
+import java.util.function.Supplier;
+
+/**
+ * How an {@link EmbeddedNic} runs: its transport, workers, addresses per plane, connection defaults and
+ * queue sizes. A mutable builder read once by {@link EmbeddedNic#start} (control path); every setter checks
+ * its value and names the setting in its error.
+ */
+public final class EmbeddedNicConfig
+{
+    NicConnection.Kind mode = NicConnection.Kind.SPRAY;
+    int workers = 1;
+    int[] localIpv4 = new int[1];
+    long[] localMac = new long[1];
+    Supplier<SprayConfig> sprayConfig = SprayConfig::new;
+    boolean listen = true;
+    int paths = 8;
+    int streams = 4;
+    int mtu = 1024;
+    SprayHandshake.PeerResolver peerResolver = SAME_ADDRESS_ON_EVERY_PLANE;
+    int ringCapacity = 1024;
+    int completionQueueCapacity = 4096;
+    int sendQueueDepth = 1024;
+    int receiveQueueDepth = 1024;
+    int burst = 32;
+    int maxFrameLength = 2048 - 128;
+    int inboxBytes = 1 << 20;
+    Supplier<IdleStrategy> idleStrategy = BackoffIdleStrategy::new;
+    int[] cpus = new int[0];
+    NanoClock clock = new SystemNanoClock();
+    long rocevAckTimeoutNanos = 20_000_000L;
+    int rocevRetries = 7;
+
+    /** For one plane, or peers that use one address on every plane. */
+    public static final SprayHandshake.PeerResolver SAME_ADDRESS_ON_EVERY_PLANE = new SprayHandshake.PeerResolver()
+    {
+        public int ipv4(final int plane, final int plane0Ipv4)
+        {
+            return plane0Ipv4;
+        }
+
+        public long mac(final int plane, final int plane0Ipv4, final long plane0Mac)
+        {
+            return plane0Mac;
+        }
+    };
+
+    /** @param mode the transport: SPRAY or ROCEV2. @return this. */
+    public EmbeddedNicConfig mode(final NicConnection.Kind mode)
+    {
+        this.mode = mode;
+        return this;
+    }
+
+    /** @param workers poll-mode workers, each on its own queue of every port (1..64). @return this. */
+    public EmbeddedNicConfig workers(final int workers)
+    {
+        require(workers >= 1 && workers <= 64, "workers", workers, "1..64");
+        this.workers = workers;
+        return this;
+    }
+
+    /** @param planes ports, one per plane (1..64); addresses default to 0. @return this. */
+    public EmbeddedNicConfig planes(final int planes)
+    {
+        require(planes >= 1 && planes <= 64, "planes", planes, "1..64");
+        localIpv4 = Arrays.copyOf(localIpv4, planes);
+        localMac = Arrays.copyOf(localMac, planes);
+        return this;
+    }
+
+    /** @param plane a plane. @param ipv4 this NIC's address on it. @param mac its MAC (0: the port's own). @return this. */
+    public EmbeddedNicConfig local(final int plane, final int ipv4, final long mac)
+    {
+        require(plane >= 0 && plane < localIpv4.length, "plane", plane, "0.." + (localIpv4.length - 1) + " (set planes first)");
+        localIpv4[plane] = ipv4;
+        localMac[plane] = mac;
+        return this;
+    }
+
+    /** @param supplier a fresh spray protocol configuration per worker (timers, windows, capacity). @return this. */
+    public EmbeddedNicConfig sprayConfig(final Supplier<SprayConfig> supplier)
+    {
+        this.sprayConfig = supplier;
+        return this;
+    }
+
+    /** @param listen whether spray CONNECTs from peers are accepted. @return this. */
+    public EmbeddedNicConfig listen(final boolean listen)
+    {
+        this.listen = listen;
+        return this;
+    }
+
+    /**
+     * @param paths   spray paths per connection (1..64).
+     * @param streams spray streams per connection (1..65536).
+     * @param mtu     256, 512, 1024, 2048 or 4096.
+     * @return this.
+     */
+    public EmbeddedNicConfig connections(final int paths, final int streams, final int mtu)
+    {
+        require(paths >= 1 && paths <= 64, "paths", paths, "1..64");
+        require(streams >= 1 && streams <= 65536, "streams", streams, "1..65536");
+        require(mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096, "mtu", mtu,
+            "256, 512, 1024, 2048 or 4096");
+        this.paths = paths;
+        this.streams = streams;
+        this.mtu = mtu;
+        return this;
+    }
+
+    /** @param resolver an accepted peer's addresses on planes other than the CONNECT's. @return this. */
+    public EmbeddedNicConfig peerResolver(final SprayHandshake.PeerResolver resolver)
+    {
+        this.peerResolver = resolver;
+        return this;
+    }
+
+    /**
+     * @param ring    work requests waiting per connection between the application and its worker.
+     * @param cq      completions per completion queue.
+     * @param send    the transport's send queue depth per connection.
+     * @param receive the transport's receive queue depth per connection.
+     * @return this.
+     */
+    public EmbeddedNicConfig queues(final int ring, final int cq, final int send, final int receive)
+    {
+        require(ring >= 1 && ring <= 1 << 20, "ring", ring, "1..2^20");
+        require(cq >= 1 && cq <= 1 << 24, "cq", cq, "1..2^24");
+        require(send >= 1 && send <= 1 << 16, "send queue depth", send, "1..65536");
+        require(receive >= 1 && receive <= 1 << 16, "receive queue depth", receive, "1..65536");
+        this.ringCapacity = ring;
+        this.completionQueueCapacity = cq;
+        this.sendQueueDepth = send;
+        this.receiveQueueDepth = receive;
+        return this;
+    }
+
+    /** @param burst frames per RX/TX burst (1..512). @param maxFrameLength bytes a TX buffer holds. @return this. */
+    public EmbeddedNicConfig bursts(final int burst, final int maxFrameLength)
+    {
+        require(burst >= 1 && burst <= 512, "burst", burst, "1..512");
+        require(maxFrameLength >= 128, "max frame length", maxFrameLength, ">= 128");
+        this.burst = burst;
+        this.maxFrameLength = maxFrameLength;
+        return this;
+    }
+
+    /** @param supplier one idle strategy per worker (busy-spin for latency, backoff to share cores). @return this. */
+    public EmbeddedNicConfig idleStrategy(final Supplier<IdleStrategy> supplier)
+    {
+        this.idleStrategy = supplier;
+        return this;
+    }
+
+    /** @param cpus CPU per worker, in worker order (empty: not pinned). @return this. */
+    public EmbeddedNicConfig cpus(final int... cpus)
+    {
+        for (final int cpu : cpus)
+        {
+            require(cpu >= 0 && cpu < 1024, "cpu", cpu, "0..1023");
+        }
+        this.cpus = cpus.clone();
+        return this;
+    }
+
+    /** @param clock the time the engines see. @return this. */
+    public EmbeddedNicConfig clock(final NanoClock clock)
+    {
+        this.clock = clock;
+        return this;
+    }
+
+    /**
+     * @param ackTimeoutNanos a RoCEv2 queue pair's retransmission timeout (real time on shared cores needs ms).
+     * @param retries         retries without progress before the QP fails (0..7).
+     * @return this.
+     */
+    public EmbeddedNicConfig rocevRetry(final long ackTimeoutNanos, final int retries)
+    {
+        require(ackTimeoutNanos > 0, "ack timeout", ackTimeoutNanos, "> 0 ns");
+        require(retries >= 0 && retries <= 7, "retries", retries, "0..7");
+        this.rocevAckTimeoutNanos = ackTimeoutNanos;
+        this.rocevRetries = retries;
+        return this;
+    }
+
+    /** @return planes. */
+    public int planes()
+    {
+        return localIpv4.length;
+    }
+
+    /** @return workers. */
+    public int workers()
+    {
+        return workers;
+    }
+
+    /** @return the transport. */
+    public NicConnection.Kind mode()
+    {
+        return mode;
+    }
+
+    private static void require(final boolean ok, final String key, final long value, final String allowed)
+    {
+        if (!ok)
+        {
+            throw new IllegalArgumentException("embedded NIC setting '" + key + "' = " + value + " is out of range: use " + allowed);
+        }
+    }
+}

@@ -1,0 +1,224 @@
+package io.spraynic.datapath.nic;
+
+import io.spraynic.datapath.transport.rocev2.RcQueuePair;
+import io.spraynic.datapath.transport.spray.SprayConnection;
+import io.spraynic.datapath.verbs.CompletionQueue;
+import io.spraynic.datapath.verbs.PostResult;
+import io.spraynic.datapath.verbs.ReceiveWorkRequest;
+import io.spraynic.datapath.verbs.SendWorkRequest;
+
+import java.time.Duration;
+
+/**
+ * An application's end of one connection of an {@link EmbeddedNic}: a spray connection (many streams, many
+ * paths) or a RoCEv2 RC queue pair (one stream, one path). It lives on one worker; the application posts
+ * from its own thread into the connection's {@link WorkRequestRing} (as ringing a NIC doorbell) and polls
+ * the connection's own completion queues, so the two threads share only those two rings.
+ * <p>
+ * Posting never blocks, allocates or throws: {@link PostResult#QUEUE_FULL} when the ring (and behind it
+ * the transport's send queue) is full, {@link PostResult#INVALID_ARGUMENT} for a stream the connection does
+ * not have, {@link PostResult#INVALID_STATE} once the connection or the NIC is closing. A request the
+ * transport refuses later (an unknown lkey, a request that is too long) completes with an error status. One
+ * thread at a time may post to a connection, and one may poll each of its completion queues.
+ */
+public final class NicConnection
+{
+    /** Which transport carries it. */
+    public enum Kind
+    {
+        SPRAY, ROCEV2
+    }
+
+    private final EmbeddedNic nic;
+    private final Kind kind;
+    private final int worker;
+    private final WorkRequestRing ring;
+    private final CompletionQueue sendCq;
+    private final CompletionQueue receiveCq;
+    private volatile boolean closing;
+    private long postedSends;
+    private long postedReceives;
+
+    // owned by the worker thread once attached; published to the application by the command's completion
+    SprayConnection spray;
+    RcQueuePair queuePair;
+    int plane;
+    int localId;
+    int localPsn;
+    int streams = 1;
+    CounterMirror[] mirrors = new CounterMirror[0];
+
+    NicConnection(final EmbeddedNic nic, final Kind kind, final int worker, final int ringCapacity, final int cqCapacity)
+    {
+        this.nic = nic;
+        this.kind = kind;
+        this.worker = worker;
+        this.ring = new WorkRequestRing(ringCapacity);
+        this.sendCq = new CompletionQueue(cqCapacity);
+        this.receiveCq = new CompletionQueue(cqCapacity);
+    }
+
+    /** @return the transport. */
+    public Kind kind()
+    {
+        return kind;
+    }
+
+    /** @return the worker that owns it. */
+    public int worker()
+    {
+        return worker;
+    }
+
+    /** @return the local connection ID (spray) or QP number (RoCEv2), as packets to it carry in DestQP. */
+    public int localId()
+    {
+        return localId;
+    }
+
+    /** @return streams (spray: as negotiated; RoCEv2: 1). */
+    public int streams()
+    {
+        return streams;
+    }
+
+    /** @return the plane (port) of a RoCEv2 queue pair; 0 for spray, which uses every plane. */
+    public int plane()
+    {
+        return plane;
+    }
+
+    /** @return where send requests complete. */
+    public CompletionQueue sendCompletionQueue()
+    {
+        return sendCq;
+    }
+
+    /** @return where receive requests complete. */
+    public CompletionQueue receiveCompletionQueue()
+    {
+        return receiveCq;
+    }
+
+    /**
+     * Posts a send request (WRITE, WRITE with immediate, SEND, READ) on a stream.
+     *
+     * @param stream  0..streams-1 (RoCEv2: 0).
+     * @param request copied; its local region must be one of the NIC's ({@link EmbeddedNic#register}).
+     * @return a {@link PostResult}.
+     */
+    public int postSend(final int stream, final SendWorkRequest request)
+    {
+        if (closing || nic.isClosing())
+        {
+            return PostResult.INVALID_STATE;
+        }
+        if (stream < 0 || stream >= streams)
+        {
+            return PostResult.INVALID_ARGUMENT;
+        }
+        if (!ring.offerSend(stream, request))
+        {
+            return PostResult.QUEUE_FULL;
+        }
+        postedSends++;
+        return PostResult.OK;
+    }
+
+    /**
+     * Posts a receive buffer on a stream.
+     *
+     * @param stream  0..streams-1 (RoCEv2: 0).
+     * @param request copied.
+     * @return a {@link PostResult}.
+     */
+    public int postReceive(final int stream, final ReceiveWorkRequest request)
+    {
+        if (closing || nic.isClosing())
+        {
+            return PostResult.INVALID_STATE;
+        }
+        if (stream < 0 || stream >= streams)
+        {
+            return PostResult.INVALID_ARGUMENT;
+        }
+        if (!ring.offerReceive(stream, request))
+        {
+            return PostResult.QUEUE_FULL;
+        }
+        postedReceives++;
+        return PostResult.OK;
+    }
+
+    /** @return send requests this connection accepted from the application. */
+    public long postedSends()
+    {
+        return postedSends;
+    }
+
+    /** @return receive requests this connection accepted from the application. */
+    public long postedReceives()
+    {
+        return postedReceives;
+    }
+
+    /**
+     * The local half of a RoCEv2 queue pair's connection attributes, to hand to the peer out of band (as an
+     * application does with ibverbs, e.g. over TCP).
+     *
+     * @return this QP's number, first PSN, address and MAC.
+     */
+    public RocevEndpoint rocevEndpoint()
+    {
+        requireKind(Kind.ROCEV2);
+        return nic.rocevEndpoint(this);
+    }
+
+    /**
+     * Connects a RoCEv2 queue pair to its peer's (INIT to RTR to RTS, on the worker).
+     *
+     * @param remote  the peer QP's attributes, from its {@link #rocevEndpoint()}.
+     * @param timeout how long to wait for the worker.
+     */
+    public void connect(final RocevEndpoint remote, final Duration timeout)
+    {
+        requireKind(Kind.ROCEV2);
+        nic.connectQueuePair(this, remote, timeout);
+    }
+
+    /**
+     * Stops accepting posts, waits (up to {@code timeout}) for the worker to finish what was posted, then
+     * forgets the connection.
+     *
+     * @return what was still in flight when it was forgotten.
+     */
+    public DrainReport.ConnectionDrain close(final Duration timeout)
+    {
+        closing = true;
+        return nic.closeConnection(this, timeout);
+    }
+
+    boolean isClosing()
+    {
+        return closing;
+    }
+
+    WorkRequestRing ring()
+    {
+        return ring;
+    }
+
+    private void requireKind(final Kind required)
+    {
+        if (kind != required)
+        {
+            throw new IllegalStateException("a " + kind + " connection has no " + required + " attributes");
+        }
+    }
+
+    public String toString()
+    {
+        return "NicConnection{" + kind + ", worker=" + worker + ", id=0x" + Integer.toHexString(localId) +
+            ", streams=" + streams + '}';
+    }
+}

@@ -1,0 +1,421 @@
+package io.spraynic.datapath.nic;
+
+import io.spraynic.datapath.port.PacketBurst;
+import io.spraynic.datapath.port.PacketPort;
+import io.spraynic.datapath.verbs.MemoryRegion;
+import io.spraynic.datapath.verbs.PostResult;
+import io.spraynic.datapath.verbs.ProtectionDomain;
+import io.spraynic.datapath.verbs.ReceiveWorkRequest;
+import io.spraynic.datapath.verbs.SendWorkRequest;
+import io.spraynic.datapath.verbs.WorkCompletionOpcode;
+import io.spraynic.datapath.verbs.WorkCompletionStatus;
+import io.spraynic.datapath.verbs.WorkRequestOpcode;
+import io.spraynic.datapath.wire.FrameClass;
+import io.spraynic.datapath.wire.ParseCounters;
+import io.spraynic.datapath.wire.RoceFrame;
+import io.spraynic.datapath.wire.RoceParser;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.agrona.concurrent.MessageHandler;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
+import org.agrona.concurrent.status.AtomicCounter;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.function.Consumer;
+
+/**
+ * One run-to-completion poll-mode worker of an {@link EmbeddedNic}: it owns queue {@code index} of every
+ * plane's port, one transport engine (with its connections and its copy of the protection domain), and
+ * loops: run control commands, take packets other workers steered here, receive a burst from each plane,
+ * parse, hand each packet to the engine or steer it to the worker that owns its connection, take posted
+ * work requests from the connections' rings, tick the engine, transmit.
+ * <p>
+ * Nothing mutable is shared with other threads except through queues: control actions arrive as
+ * {@link Command}s, work requests through each connection's {@link WorkRequestRing}, steered packets through
+ * this worker's inbox (copied: a queue's receive buffers belong to its own thread), completions leave through
+ * completion queues and counters through the counters file.
+ */
+final class NicWorker implements Agent
+{
+    /** A control action run on the worker's thread. */
+    @FunctionalInterface
+    interface Command
+    {
+        void execute(NicWorker worker, long nowNanos);
+    }
+
+    /** Per connection and call, most work requests taken from its ring: keeps one busy poster from starving the loop. */
+    static final int POSTS_PER_CONNECTION = 64;
+    /** Steered packets taken per loop. */
+    static final int STEERED_PER_LOOP = 256;
+    static final long PUBLISH_INTERVAL_NANOS = 1_000_000L;
+
+    private final int index;
+    private final int workers;
+    private final PacketPort[] ports;
+    private final WorkerTransport transport;
+    private final ProtectionDomain protectionDomain;
+    private final NanoClock clock;
+    private final int burstCapacity;
+    private final RoceParser parser;
+    private final ParseCounters parseCounters;
+    private final ManyToOneConcurrentArrayQueue<Command> commands = new ManyToOneConcurrentArrayQueue<>(1024);
+    private final Consumer<Command> commandRunner = this::runCommand;
+    private final MemorySegment inboxMemory;
+    private final ManyToOneRingBuffer inbox;
+    private final MessageHandler steeredHandler = this::onSteered;
+    private final UnsafeBuffer forwardView = new UnsafeBuffer(0, 0);
+    private final RoceFrame frame = new RoceFrame();
+    private final SendWorkRequest sendRequest = new SendWorkRequest();
+    private final ReceiveWorkRequest receiveRequest = new ReceiveWorkRequest();
+    private final WorkerCounters counters;
+    private NicWorker[] peers;
+    private PacketBurst[] rxBursts;
+    private NicConnection[] connections = new NicConnection[0];
+    private Runnable[] pollers = new Runnable[0];
+    private long nowNanos;
+    private long nextPublishNanos;
+
+    /** The worker's own counters in the counters file. */
+    record WorkerCounters(AtomicCounter rxFrames, AtomicCounter steeredOut, AtomicCounter steeredIn,
+        AtomicCounter steerDrops, AtomicCounter badLkeys, AtomicCounter commands, CounterMirror parse,
+        CounterMirror[] engines)
+    {
+    }
+
+    NicWorker(
+        final int index,
+        final int workers,
+        final PacketPort[] ports,
+        final WorkerTransport transport,
+        final ParseCounters parseCounters,
+        final ProtectionDomain protectionDomain,
+        final NanoClock clock,
+        final int burstCapacity,
+        final int inboxBytes,
+        final Arena arena,
+        final WorkerCounters counters)
+    {
+        this.index = index;
+        this.workers = workers;
+        this.ports = ports.clone();
+        this.transport = transport;
+        this.parseCounters = parseCounters;
+        this.parser = transport.parser();
+        this.protectionDomain = protectionDomain;
+        this.clock = clock;
+        this.burstCapacity = burstCapacity;
+        this.counters = counters;
+        final int length = inboxBytes + RingBufferDescriptor.TRAILER_LENGTH;
+        this.inboxMemory = arena.allocate(length, 64);
+        this.inbox = new ManyToOneRingBuffer(new UnsafeBuffer(inboxMemory.address(), length));
+    }
+
+    void peers(final NicWorker[] peers)
+    {
+        this.peers = peers;
+    }
+
+    int index()
+    {
+        return index;
+    }
+
+    WorkerTransport transport()
+    {
+        return transport;
+    }
+
+    ProtectionDomain protectionDomain()
+    {
+        return protectionDomain;
+    }
+
+    ParseCounters parseCounters()
+    {
+        return parseCounters;
+    }
+
+    /**
+     * @return false when the command queue is full (the caller retries).
+     */
+    boolean offer(final Command command)
+    {
+        return commands.offer(command);
+    }
+
+    public void onStart()
+    {
+        rxBursts = new PacketBurst[ports.length];
+        for (int i = 0; i < ports.length; i++)
+        {
+            ports[i].onPollerStart();
+            rxBursts[i] = ports[i].newBurst(burstCapacity);
+        }
+        transport.onStart();
+    }
+
+    public int doWork()
+    {
+        if (null == rxBursts)
+        {
+            onStart();
+        }
+        final long now = clock.nanoTime();
+        nowNanos = now;
+        int work = commands.drain(commandRunner, 16);
+        for (final Runnable poller : pollers)
+        {
+            poller.run();
+        }
+        work += inbox.read(steeredHandler, STEERED_PER_LOOP);
+        for (int plane = 0; plane < ports.length; plane++)
+        {
+            work += receive(plane, now);
+        }
+        final NicConnection[] cs = connections;
+        for (final NicConnection c : cs)
+        {
+            work += takePosts(c);
+        }
+        work += transport.onTick(now);
+        transport.flush();
+        if (now >= nextPublishNanos)
+        {
+            nextPublishNanos = now + PUBLISH_INTERVAL_NANOS;
+            publish();
+        }
+        return work;
+    }
+
+    private int receive(final int plane, final long now)
+    {
+        final PacketBurst burst = rxBursts[plane];
+        final int n = ports[plane].receive(burst);
+        if (n == 0)
+        {
+            return 0;
+        }
+        final long base = burst.memory().address();
+        for (int i = 0; i < n; i++)
+        {
+            final long offset = burst.offset(i);
+            final int length = burst.length(i);
+            if (parser.parse(burst.memory(), offset, length, frame) != FrameClass.ROCE)
+            {
+                continue; // counted by the parser: malformed, or not a packet of this transport
+            }
+            final int owner = workers == 1 ? 0 : transport.owner(frame, workers);
+            if (owner == index)
+            {
+                transport.onFrame(plane, frame, now);
+            }
+            else
+            {
+                forwardView.wrap(base + offset, length);
+                if (peers[owner].inbox.write(plane + 1, forwardView, 0, length))
+                {
+                    counters.steeredOut().incrementRelease();
+                }
+                else
+                {
+                    counters.steerDrops().incrementRelease(); // as a loss: the transport recovers it
+                }
+            }
+        }
+        ports[plane].release(burst);
+        counters.rxFrames().getAndAddRelease(n);
+        return n;
+    }
+
+    private void onSteered(final int msgTypeId, final org.agrona.MutableDirectBuffer buffer, final int index, final int length)
+    {
+        counters.steeredIn().incrementRelease();
+        if (parser.parse(inboxMemory, index, length, frame) == FrameClass.ROCE)
+        {
+            transport.onFrame(msgTypeId - 1, frame, nowNanos);
+        }
+    }
+
+    private int takePosts(final NicConnection c)
+    {
+        final WorkRequestRing ring = c.ring();
+        int taken = 0;
+        byte kind;
+        while (taken < POSTS_PER_CONNECTION && (kind = ring.peek()) != 0)
+        {
+            final int lkey = ring.lkey();
+            MemoryRegion region = null;
+            if (lkey != 0 && null == (region = protectionDomain.regionByLkey(lkey)))
+            {
+                counters.badLkeys().incrementRelease();
+                fail(c, kind, WorkCompletionStatus.LOC_PROT_ERR);
+                ring.advance();
+                taken++;
+                continue;
+            }
+            final int result;
+            if (kind == WorkRequestRing.SEND)
+            {
+                sendRequest.reset().wrId(ring.wrId()).opcode(ring.opcode()).local(region, ring.localAddress(), ring.length())
+                    .remote(ring.remoteAddress(), ring.rkey()).immediate(ring.immediateData()).signaled(ring.signaled())
+                    .solicited(ring.solicited());
+                result = null != c.spray ? c.spray.postSend(ring.stream(), sendRequest) : c.queuePair.postSend(sendRequest);
+            }
+            else
+            {
+                receiveRequest.reset().wrId(ring.wrId()).buffer(region, ring.localAddress(), ring.length());
+                result = null != c.spray ? c.spray.postReceive(ring.stream(), receiveRequest) :
+                    c.queuePair.postReceive(receiveRequest);
+            }
+            if (result == PostResult.QUEUE_FULL)
+            {
+                break; // stays in the ring until the transport has room: back-pressure to the application
+            }
+            if (result != PostResult.OK)
+            {
+                fail(c, kind, result == PostResult.INVALID_STATE ? WorkCompletionStatus.WR_FLUSH_ERR :
+                    WorkCompletionStatus.LOC_QP_OP_ERR);
+            }
+            ring.advance();
+            taken++;
+        }
+        return taken;
+    }
+
+    private void fail(final NicConnection c, final byte kind, final WorkCompletionStatus status)
+    {
+        final WorkRequestRing ring = c.ring();
+        if (kind == WorkRequestRing.SEND)
+        {
+            final WorkRequestOpcode opcode = ring.opcode();
+            c.sendCompletionQueue().offer(ring.wrId(), status, opcode.completionOpcode(), 0, false, 0, c.localId);
+        }
+        else
+        {
+            c.receiveCompletionQueue().offer(ring.wrId(), status, WorkCompletionOpcode.RECV, 0, false, 0, c.localId);
+        }
+    }
+
+    private void runCommand(final Command command)
+    {
+        counters.commands().incrementRelease();
+        command.execute(this, nowNanos);
+    }
+
+    /** Adds a connection whose work requests this worker takes (worker thread). */
+    void attach(final NicConnection connection)
+    {
+        connections = Arrays.copyOf(connections, connections.length + 1);
+        connections[connections.length - 1] = connection;
+    }
+
+    /** Stops taking a connection's work requests (worker thread). */
+    void detach(final NicConnection connection)
+    {
+        int n = 0;
+        final NicConnection[] kept = new NicConnection[connections.length];
+        for (final NicConnection c : connections)
+        {
+            if (c != connection)
+            {
+                kept[n++] = c;
+            }
+        }
+        connections = Arrays.copyOf(kept, n);
+    }
+
+    /** Adds something to run every loop until it removes itself (worker thread), e.g. waiting for a handshake. */
+    void addPoller(final Runnable poller)
+    {
+        pollers = Arrays.copyOf(pollers, pollers.length + 1);
+        pollers[pollers.length - 1] = poller;
+    }
+
+    void removePoller(final Runnable poller)
+    {
+        int n = 0;
+        final Runnable[] kept = new Runnable[pollers.length];
+        for (final Runnable p : pollers)
+        {
+            if (p != poller)
+            {
+                kept[n++] = p;
+            }
+        }
+        pollers = Arrays.copyOf(kept, n);
+    }
+
+    /**
+     * @return true when no work request waits in a ring and no connection has one in flight.
+     */
+    boolean computeIdle()
+    {
+        if (!transport.isIdle() || pollers.length > 0)
+        {
+            return false;
+        }
+        for (final NicConnection c : connections)
+        {
+            if (c.ring().size() > 0 || !isIdle(c))
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    static boolean isIdle(final NicConnection c)
+    {
+        if (null != c.spray)
+        {
+            return c.spray.isIdle();
+        }
+        return null == c.queuePair || c.queuePair.outstandingSends() == 0;
+    }
+
+    private void publish()
+    {
+        counters.parse().publish();
+        for (final CounterMirror engine : counters.engines())
+        {
+            engine.publish();
+        }
+        for (final NicConnection c : connections)
+        {
+            for (final CounterMirror mirror : c.mirrors)
+            {
+                mirror.publish();
+            }
+        }
+    }
+
+    public void onClose()
+    {
+        publish();
+        if (null != rxBursts)
+        {
+            for (int i = 0; i < ports.length; i++)
+            {
+                ports[i].release(rxBursts[i]);
+                rxBursts[i].close();
+            }
+            transport.onClose();
+            for (final PacketPort port : ports)
+            {
+                port.onPollerClose();
+            }
+            rxBursts = null;
+        }
+    }
+
+    public String roleName()
+    {
+        return "spraynic-worker-" + index;
+    }
+}

@@ -1,0 +1,78 @@
+package io.spraynic.datapath.nic;
+
+import io.spraynic.datapath.transport.spray.PortsFrameOutput;
+import io.spraynic.datapath.transport.spray.SprayEngine;
+import io.spraynic.datapath.wire.ConnectionHeader;
+import io.spraynic.datapath.wire.ParseCounters;
+import io.spraynic.datapath.wire.RoceFrame;
+import io.spraynic.datapath.wire.RoceParser;
+import io.spraynic.datapath.wire.SprayOpcodes;
+
+/**
+ * A worker's spray engine over its queue of every plane's port. Packets are steered by DestQP, the
+ * connection ID, whose residue names the worker ({@code SprayConfig#cidPartition}); a CONNECT, which names
+ * no connection yet, by its token, so its retransmissions reach the same worker wherever they arrive.
+ */
+final class SprayWorkerTransport implements WorkerTransport
+{
+    private final SprayEngine engine;
+    private final PortsFrameOutput output;
+    private final RoceParser parser;
+
+    SprayWorkerTransport(final SprayEngine engine, final PortsFrameOutput output, final ParseCounters parseCounters)
+    {
+        this.engine = engine;
+        this.output = output;
+        this.parser = new RoceParser(SprayOpcodes.TABLE, parseCounters, true);
+    }
+
+    SprayEngine engine()
+    {
+        return engine;
+    }
+
+    public RoceParser parser()
+    {
+        return parser;
+    }
+
+    public int owner(final RoceFrame frame, final int workers)
+    {
+        if (frame.opcode() == SprayOpcodes.CONNECT)
+        {
+            final long token = ConnectionHeader.token(frame.segment(), frame.customHeaderOffset());
+            return (int)Long.remainderUnsigned(token, workers);
+        }
+        return frame.destQp() % workers;
+    }
+
+    public void onFrame(final int plane, final RoceFrame frame, final long nowNanos)
+    {
+        engine.onFrame(frame, nowNanos);
+    }
+
+    public int onTick(final long nowNanos)
+    {
+        return engine.onTick(nowNanos);
+    }
+
+    public void onStart()
+    {
+        output.onStart();
+    }
+
+    public void flush()
+    {
+        output.flush();
+    }
+
+    public void onClose()
+    {
+        output.close();
+    }
+
+    public boolean isIdle()
+    {
+        return engine.isIdle();
+    }
+}

@@ -1,0 +1,39 @@
+package io.spraynic.datapath.nic;
+
+import io.spraynic.datapath.wire.RoceFrame;
+import io.spraynic.datapath.wire.RoceParser;
+
+/**
+ * What a {@link NicWorker} needs of the transport it drives (spray or RoCEv2): a parser for its packets,
+ * who owns a packet, the packet and the time. One instance per worker, used on that worker's thread only.
+ */
+interface WorkerTransport
+{
+    /** @return a parser over the transport's opcodes, counting into the worker's parse counters. */
+    RoceParser parser();
+
+    /**
+     * @param frame   a parsed packet of this transport.
+     * @param workers workers of the NIC.
+     * @return the worker whose engine owns the packet's connection (0..workers-1).
+     */
+    int owner(RoceFrame frame, int workers);
+
+    /** Takes a packet this worker owns, received on {@code plane}. */
+    void onFrame(int plane, RoceFrame frame, long nowNanos);
+
+    /** @return work done by the engine's timers and transmissions. */
+    int onTick(long nowNanos);
+
+    /** Creates TX bursts (on the worker thread, before the first frame). */
+    void onStart();
+
+    /** Transmits what the engine wrote. */
+    void flush();
+
+    /** Releases TX bursts. */
+    void onClose();
+
+    /** @return true when the engine has nothing in flight outside its connections (e.g. no pending handshake). */
+    boolean isIdle();
+}

@@ -1,0 +1,364 @@
+package io.spraynic.datapath.nic;
+
+import io.spraynic.datapath.port.InMemoryLink;
+import io.spraynic.datapath.port.PacketPort;
+import io.spraynic.datapath.transport.spray.SprayConfig;
+import io.spraynic.datapath.verbs.AccessFlags;
+import io.spraynic.datapath.verbs.MemoryRegion;
+import io.spraynic.datapath.verbs.PostResult;
+import io.spraynic.datapath.verbs.ReceiveWorkRequest;
+import io.spraynic.datapath.verbs.SendWorkRequest;
+import io.spraynic.datapath.verbs.WorkCompletion;
+import io.spraynic.datapath.verbs.WorkCompletionOpcode;
+import io.spraynic.datapath.verbs.WorkCompletionStatus;
+import io.spraynic.datapath.verbs.WorkRequestOpcode;
+import org.agrona.concurrent.status.CountersReader;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Two embedded NICs in one JVM joined by in-JVM links (one link per worker and plane, so worker w of one NIC
+ * talks to worker w of the other and connections whose ends live on different workers are steered), each
+ * with its own poll threads: the application posts from the test thread, the workers run the transports.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class EmbeddedNicTest
+{
+    private static final Duration WAIT = Duration.ofSeconds(20);
+
+    @TempDir
+    Path dir;
+
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+    private final Arena arena = Arena.ofShared();
+
+    @AfterEach
+    void closeAll() throws Exception
+    {
+        for (int i = closeables.size() - 1; i >= 0; i--)
+        {
+            closeables.get(i).close();
+        }
+        arena.close();
+    }
+
+    /** Links for two NICs: {@code [nic][worker][plane]}. */
+    private PacketPort[][][] links(final int workers, final int planes)
+    {
+        final PacketPort[][][] ports = new PacketPort[2][workers][planes];
+        for (int w = 0; w < workers; w++)
+        {
+            for (int p = 0; p < planes; p++)
+            {
+                final InMemoryLink link = new InMemoryLink("w" + w + "p" + p, 1024, 2048 + InMemoryLink.HEADROOM);
+                closeables.add(link);
+                ports[0][w][p] = link.first();
+                ports[1][w][p] = link.second();
+            }
+        }
+        return ports;
+    }
+
+    private EmbeddedNicConfig config(final NicConnection.Kind mode, final int host, final int workers, final int planes)
+    {
+        final EmbeddedNicConfig c = new EmbeddedNicConfig().mode(mode).workers(workers).planes(planes)
+            .connections(4 * planes, 4, 1024).bursts(32, 2048)
+            // real time on shared cores: millisecond timers, as the demo uses
+            .sprayConfig(() -> new SprayConfig().rto(5_000_000L, 200_000_000L).initialRttNanos(1_000_000L)
+                .probeMinNanos(2_000_000L).connectBackoffNanos(10_000_000L))
+            .rocevRetry(20_000_000L, 7);
+        for (int p = 0; p < planes; p++)
+        {
+            c.local(p, ip(host, p), mac(host, p));
+        }
+        return c;
+    }
+
+    private static int ip(final int host, final int plane)
+    {
+        return 0x0A00_0000 | plane << 8 | (host + 1);
+    }
+
+    private static long mac(final int host, final int plane)
+    {
+        return 0x02_00_00_00_00_00L | (long)plane << 8 | (host + 1);
+    }
+
+    private EmbeddedNic[] start(final NicConnection.Kind mode, final int workers, final int planes) throws Exception
+    {
+        final PacketPort[][][] ports = links(workers, planes);
+        final EmbeddedNic[] nics = new EmbeddedNic[2];
+        for (int h = 0; h < 2; h++)
+        {
+            final CountersFile counters = CountersFile.create(dir, "nic" + h, 4096);
+            closeables.add(counters);
+            nics[h] = EmbeddedNic.start(config(mode, h, workers, planes), ports[h], counters);
+            closeables.add(nics[h]);
+        }
+        return nics;
+    }
+
+    private MemorySegment randomBytes(final long bytes, final long seed)
+    {
+        final MemorySegment s = arena.allocate(bytes, 64);
+        final SplittableRandom random = new SplittableRandom(seed);
+        for (long i = 0; i < bytes; i++)
+        {
+            s.set(ValueLayout.JAVA_BYTE, i, (byte)random.nextInt());
+        }
+        return s;
+    }
+
+    private NicConnection[] sprayPair(final EmbeddedNic a, final EmbeddedNic b)
+    {
+        final int planes = a.planes();
+        final int[] ips = new int[planes];
+        final long[] macs = new long[planes];
+        for (int p = 0; p < planes; p++)
+        {
+            ips[p] = b.localIpv4(p);
+            macs[p] = b.localMac(p);
+        }
+        final NicConnection client;
+        try
+        {
+            client = a.connect(ips, macs, WAIT);
+        }
+        catch (final IllegalStateException ex)
+        {
+            throw new AssertionError(ex.getMessage() + "; client " + counters(a) + "; server " + counters(b), ex);
+        }
+        final NicConnection server = b.accept(WAIT);
+        assertNotNull(server, "the peer accepted the connection");
+        return new NicConnection[]{client, server};
+    }
+
+    /**
+     * Writes {@code source} into {@code target} in {@code messageBytes} messages over every stream, the last
+     * with immediate data, and waits for every completion on both sides.
+     */
+    private static void writeAll(final NicConnection from, final NicConnection to, final MemoryRegion source,
+        final MemoryRegion target, final int messageBytes)
+    {
+        final ReceiveWorkRequest receive = new ReceiveWorkRequest().wrId(77).buffer(null, 0, 0);
+        assertEquals(PostResult.OK, to.postReceive(0, receive));
+        final long bytes = source.length();
+        final int messages = (int)((bytes + messageBytes - 1) / messageBytes);
+        final SendWorkRequest request = new SendWorkRequest();
+        final WorkCompletion completion = new WorkCompletion();
+        int posted = 0;
+        int completed = 0;
+        final long deadline = System.nanoTime() + WAIT.toNanos();
+        while (completed < messages)
+        {
+            assertTrue(System.nanoTime() < deadline, "completions in time: " + completed + " of " + messages);
+            if (posted < messages)
+            {
+                final long offset = (long)posted * messageBytes;
+                final int length = (int)Math.min(messageBytes, bytes - offset);
+                final boolean last = posted == messages - 1;
+                request.reset().wrId(posted).opcode(last ? WorkRequestOpcode.RDMA_WRITE_WITH_IMM : WorkRequestOpcode.RDMA_WRITE)
+                    .local(source, source.address() + offset, length).remote(target.address() + offset, target.rkey())
+                    .immediate(0xC0FFEE).signaled(true);
+                // the last message is the only one on stream 0, where the receive was posted: a stream's receives
+                // match its messages by MSN (S4.5)
+                final int streams = from.streams();
+                final int result = from.postSend(last || streams == 1 ? 0 : 1 + posted % (streams - 1), request);
+                if (result == PostResult.OK)
+                {
+                    posted++;
+                }
+                else
+                {
+                    assertEquals(PostResult.QUEUE_FULL, result, PostResult.name(result));
+                }
+            }
+            while (from.sendCompletionQueue().poll(completion))
+            {
+                assertEquals(WorkCompletionStatus.SUCCESS, completion.status(), completion.toString());
+                completed++;
+            }
+        }
+        while (!to.receiveCompletionQueue().poll(completion))
+        {
+            assertTrue(System.nanoTime() < deadline, "the immediate arrived");
+            Thread.onSpinWait();
+        }
+        assertEquals(WorkCompletionStatus.SUCCESS, completion.status());
+        assertEquals(WorkCompletionOpcode.RECV_RDMA_WITH_IMM, completion.opcode());
+        assertEquals(0xC0FFEE, completion.immediateData());
+    }
+
+    @Test
+    void shouldWriteBothWaysOverSprayWithOneWorker() throws Exception
+    {
+        exchangeBothWays(start(NicConnection.Kind.SPRAY, 1, 2), 4L << 20);
+    }
+
+    @Test
+    void shouldSteerPacketsBetweenTwoWorkersAndStillVerifyEveryByte() throws Exception
+    {
+        final EmbeddedNic[] nics = start(NicConnection.Kind.SPRAY, 2, 2);
+        // several connections: their ends land on different workers of each NIC
+        for (int i = 0; i < 3; i++)
+        {
+            exchangeBothWays(nics, 1L << 20);
+        }
+        final Map<String, Long> b = counters(nics[1]);
+        final Map<String, Long> a = counters(nics[0]);
+        final long steered = a.getOrDefault("worker 0: steered to other workers", 0L) +
+            a.getOrDefault("worker 1: steered to other workers", 0L) +
+            b.getOrDefault("worker 0: steered to other workers", 0L) + b.getOrDefault("worker 1: steered to other workers", 0L);
+        assertTrue(steered > 0, "packets for a connection owned by the other worker were steered: " + a + b);
+        assertEquals(0L, a.getOrDefault("worker 0: steering drops (inbox full)", 0L) +
+            a.getOrDefault("worker 1: steering drops (inbox full)", 0L));
+    }
+
+    @Test
+    void shouldWriteBothWaysOverRocev2() throws Exception
+    {
+        final EmbeddedNic[] nics = start(NicConnection.Kind.ROCEV2, 2, 2);
+        for (int plane = 0; plane < 2; plane++)
+        {
+            final NicConnection qa = nics[0].createQueuePair(plane);
+            final NicConnection qb = nics[1].createQueuePair(plane);
+            final RocevEndpoint ea = RocevEndpoint.parse(qa.rocevEndpoint().format()); // as an out-of-band exchange would
+            final RocevEndpoint eb = RocevEndpoint.parse(qb.rocevEndpoint().format());
+            qa.connect(eb, WAIT);
+            qb.connect(ea, WAIT);
+            final long bytes = 2L << 20;
+            final MemorySegment sa = randomBytes(bytes, 1 + plane);
+            final MemorySegment sb = randomBytes(bytes, 11 + plane);
+            final MemorySegment ta = arena.allocate(bytes, 64);
+            final MemorySegment tb = arena.allocate(bytes, 64);
+            final int access = AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE;
+            writeAll(qa, qb, nics[0].register(sa, AccessFlags.NONE), nics[1].register(tb, access), 64 * 1024);
+            writeAll(qb, qa, nics[1].register(sb, AccessFlags.NONE), nics[0].register(ta, access), 64 * 1024);
+            assertEquals(-1, sa.mismatch(tb));
+            assertEquals(-1, sb.mismatch(ta));
+        }
+    }
+
+    private void exchangeBothWays(final EmbeddedNic[] nics, final long bytes)
+    {
+        final NicConnection[] pair = sprayPair(nics[0], nics[1]);
+        final MemorySegment sa = randomBytes(bytes, 3);
+        final MemorySegment sb = randomBytes(bytes, 4);
+        final MemorySegment ta = arena.allocate(bytes, 64);
+        final MemorySegment tb = arena.allocate(bytes, 64);
+        final int access = AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE;
+        writeAll(pair[0], pair[1], nics[0].register(sa, AccessFlags.NONE), nics[1].register(tb, access), 64 * 1024);
+        writeAll(pair[1], pair[0], nics[1].register(sb, AccessFlags.NONE), nics[0].register(ta, access), 64 * 1024);
+        assertEquals(-1, sa.mismatch(tb), "every byte A wrote is in B's memory");
+        assertEquals(-1, sb.mismatch(ta), "every byte B wrote is in A's memory");
+        final DrainReport.ConnectionDrain drain = pair[0].close(WAIT);
+        assertTrue(drain.idle() && drain.waiting() == 0, drain.toString());
+    }
+
+    @Test
+    void shouldCompleteWithProtectionErrorForUnknownLkeyAndRefusePostsOnceClosing() throws Exception
+    {
+        final EmbeddedNic[] nics = start(NicConnection.Kind.SPRAY, 1, 1);
+        final NicConnection[] pair = sprayPair(nics[0], nics[1]);
+        final MemorySegment source = randomBytes(4096, 5);
+        final MemoryRegion region = nics[0].register(source, AccessFlags.NONE);
+        nics[0].deregister(region); // its lkey now names nothing on any worker
+        final SendWorkRequest request = new SendWorkRequest().wrId(9).opcode(WorkRequestOpcode.RDMA_WRITE)
+            .local(region, region.address(), 4096).remote(0x1000, 1234).signaled(true);
+        assertEquals(PostResult.OK, pair[0].postSend(0, request));
+        assertEquals(PostResult.INVALID_ARGUMENT, pair[0].postSend(99, request), "no stream 99");
+        final WorkCompletion completion = new WorkCompletion();
+        final long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!pair[0].sendCompletionQueue().poll(completion))
+        {
+            assertTrue(System.nanoTime() < deadline);
+            Thread.onSpinWait();
+        }
+        assertEquals(9, completion.wrId());
+        assertEquals(WorkCompletionStatus.LOC_PROT_ERR, completion.status());
+        assertEquals(1L, counters(nics[0]).get("worker 0: work requests with unknown lkey"));
+
+        final DrainReport report = nics[0].close(WAIT);
+        assertTrue(report.drained(), report.describe());
+        assertEquals(1, report.connections().size());
+        assertEquals(1, report.connections().get(0).postedSends());
+        assertEquals(PostResult.INVALID_STATE, pair[0].postSend(0, request), "a closed NIC takes no posts");
+        assertThrows(IllegalStateException.class, () -> nics[0].register(source, AccessFlags.NONE));
+    }
+
+    @Test
+    void shouldReportWorkStillInFlightWhenThePeerIsGone() throws Exception
+    {
+        final EmbeddedNic[] nics = start(NicConnection.Kind.SPRAY, 1, 1);
+        final NicConnection[] pair = sprayPair(nics[0], nics[1]);
+        final MemorySegment source = randomBytes(1 << 20, 6);
+        final MemorySegment target = arena.allocate(1 << 20, 64);
+        final MemoryRegion local = nics[0].register(source, AccessFlags.NONE);
+        final MemoryRegion remote = nics[1].register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+        nics[1].close(Duration.ZERO); // the peer stops answering
+        final SendWorkRequest request = new SendWorkRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
+            .local(local, local.address(), 1 << 20).remote(remote.address(), remote.rkey()).signaled(true);
+        assertEquals(PostResult.OK, pair[0].postSend(0, request));
+        final DrainReport report = nics[0].close(Duration.ofMillis(300));
+        assertFalse(report.drained(), report.describe());
+        assertFalse(report.connections().get(0).idle(), "the write was still in flight");
+        assertTrue(report.describe().contains("data in flight"), report.describe());
+    }
+
+    @Test
+    void shouldPublishConnectionAndPathCountersToTheCountersFile() throws Exception
+    {
+        final EmbeddedNic[] nics = start(NicConnection.Kind.SPRAY, 1, 2);
+        exchangeBothWays(nics, 1L << 20);
+        final NicConnection[] pair = sprayPair(nics[0], nics[1]);
+        final MemorySegment source = randomBytes(256 * 1024, 8);
+        final MemorySegment target = arena.allocate(256 * 1024, 64);
+        writeAll(pair[0], pair[1], nics[0].register(source, AccessFlags.NONE),
+            nics[1].register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE), 16 * 1024);
+        Thread.sleep(20); // a few publication intervals
+        final Map<String, Long> values = counters(nics[0]);
+        final String prefix = "conn 0x" + Integer.toHexString(pair[0].localId()) + ": ";
+        final long txPackets = values.get(prefix + "tx_packets");
+        assertTrue(txPackets >= 256, "the connection's packets: " + values);
+        long perPath = 0;
+        for (int p = 0; p < 8; p++)
+        {
+            final Long v = values.get(prefix + "path " + p + " tx_packets");
+            assertNotNull(v, "path " + p + " counters published");
+            assertTrue(v > 0, "path " + p + " carried traffic");
+            perPath += v;
+        }
+        assertEquals(txPackets, perPath, "the paths' packets add up to the connection's");
+        assertTrue(values.get("worker 0: parse roce") > 0);
+        assertNull(values.get("conn 0x0: tx_packets"));
+    }
+
+    private static Map<String, Long> counters(final EmbeddedNic nic)
+    {
+        final CountersReader reader = nic.counters().counters();
+        final Map<String, Long> values = new HashMap<>();
+        reader.forEach((value, id, label) -> values.put(label, value));
+        return values;
+    }
+}
