@@ -21,13 +21,14 @@ import org.junit.jupiter.api.io.TempDir;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -111,7 +112,7 @@ class EmbeddedNicTest
         final EmbeddedNic[] nics = new EmbeddedNic[2];
         for (int h = 0; h < 2; h++)
         {
-            final CountersFile counters = CountersFile.create(dir, "nic" + h, 4096);
+            final CountersFile counters = CountersFile.create(dir, "nic" + h + "-" + closeables.size(), 4096);
             closeables.add(counters);
             nics[h] = EmbeddedNic.start(config(mode, h, workers, planes), ports[h], counters);
             closeables.add(nics[h]);
@@ -121,13 +122,7 @@ class EmbeddedNicTest
 
     private MemorySegment randomBytes(final long bytes, final long seed)
     {
-        final MemorySegment s = arena.allocate(bytes, 64);
-        final SplittableRandom random = new SplittableRandom(seed);
-        for (long i = 0; i < bytes; i++)
-        {
-            s.set(ValueLayout.JAVA_BYTE, i, (byte)random.nextInt());
-        }
-        return s;
+        return PeerExchange.pattern(arena, bytes, seed);
     }
 
     private NicConnection[] sprayPair(final EmbeddedNic a, final EmbeddedNic b)
@@ -155,59 +150,46 @@ class EmbeddedNicTest
     }
 
     /**
-     * Writes {@code source} into {@code target} in {@code messageBytes} messages over every stream, the last
-     * with immediate data, and waits for every completion on both sides.
+     * Writes {@code source} into {@code target} over every stream, the last write with immediate data, and
+     * waits for every completion on both sides.
      */
     private static void writeAll(final NicConnection from, final NicConnection to, final MemoryRegion source,
         final MemoryRegion target, final int messageBytes)
     {
-        final ReceiveWorkRequest receive = new ReceiveWorkRequest().wrId(77).buffer(null, 0, 0);
-        assertEquals(PostResult.OK, to.postReceive(0, receive));
-        final long bytes = source.length();
-        final int messages = (int)((bytes + messageBytes - 1) / messageBytes);
-        final SendWorkRequest request = new SendWorkRequest();
-        final WorkCompletion completion = new WorkCompletion();
-        int posted = 0;
-        int completed = 0;
-        final long deadline = System.nanoTime() + WAIT.toNanos();
-        while (completed < messages)
+        assertEquals(PostResult.OK, to.postReceive(0, new ReceiveWorkRequest().wrId(77).buffer(null, 0, 0)));
+        PeerExchange.write(from, source, target.address(), target.rkey(), messageBytes, WAIT);
+        final WorkCompletion completion = PeerExchange.awaitImmediate(to, WAIT);
+        assertEquals(77, completion.wrId());
+    }
+
+    @Test
+    void shouldExchangeThroughADirectoryAsTwoProcessesWouldInBothModes() throws Exception
+    {
+        for (final NicConnection.Kind mode : NicConnection.Kind.values())
         {
-            assertTrue(System.nanoTime() < deadline, "completions in time: " + completed + " of " + messages);
-            if (posted < messages)
-            {
-                final long offset = (long)posted * messageBytes;
-                final int length = (int)Math.min(messageBytes, bytes - offset);
-                final boolean last = posted == messages - 1;
-                request.reset().wrId(posted).opcode(last ? WorkRequestOpcode.RDMA_WRITE_WITH_IMM : WorkRequestOpcode.RDMA_WRITE)
-                    .local(source, source.address() + offset, length).remote(target.address() + offset, target.rkey())
-                    .immediate(0xC0FFEE).signaled(true);
-                // the last message is the only one on stream 0, where the receive was posted: a stream's receives
-                // match its messages by MSN (S4.5)
-                final int streams = from.streams();
-                final int result = from.postSend(last || streams == 1 ? 0 : 1 + posted % (streams - 1), request);
-                if (result == PostResult.OK)
-                {
-                    posted++;
-                }
-                else
-                {
-                    assertEquals(PostResult.QUEUE_FULL, result, PostResult.name(result));
-                }
-            }
-            while (from.sendCompletionQueue().poll(completion))
-            {
-                assertEquals(WorkCompletionStatus.SUCCESS, completion.status(), completion.toString());
-                completed++;
-            }
+            final EmbeddedNic[] nics = start(mode, 2, 1);
+            final Path exchange = Files.createDirectory(dir.resolve("exchange-" + mode));
+            final CompletableFuture<PeerExchange.Result> server = CompletableFuture.supplyAsync(() -> exchange(nics[1],
+                PeerExchange.Role.SERVER, exchange));
+            final PeerExchange.Result client = exchange(nics[0], PeerExchange.Role.CLIENT, exchange);
+            final PeerExchange.Result served = server.get(60, TimeUnit.SECONDS);
+            assertTrue(client.verified(), client.toJson());
+            assertTrue(served.verified(), served.toJson());
+            assertEquals(3L << 20, client.bytesEachWay());
+            assertTrue(client.drain().drained() && served.drain().drained(), client.drain().describe());
         }
-        while (!to.receiveCompletionQueue().poll(completion))
+    }
+
+    private static PeerExchange.Result exchange(final EmbeddedNic nic, final PeerExchange.Role role, final Path directory)
+    {
+        try
         {
-            assertTrue(System.nanoTime() < deadline, "the immediate arrived");
-            Thread.onSpinWait();
+            return PeerExchange.run(nic, role, directory, 3L << 20, 64 * 1024, WAIT);
         }
-        assertEquals(WorkCompletionStatus.SUCCESS, completion.status());
-        assertEquals(WorkCompletionOpcode.RECV_RDMA_WITH_IMM, completion.opcode());
-        assertEquals(0xC0FFEE, completion.immediateData());
+        catch (final java.io.IOException ex)
+        {
+            throw new java.io.UncheckedIOException(ex);
+        }
     }
 
     @Test
@@ -220,19 +202,48 @@ class EmbeddedNicTest
     void shouldSteerPacketsBetweenTwoWorkersAndStillVerifyEveryByte() throws Exception
     {
         final EmbeddedNic[] nics = start(NicConnection.Kind.SPRAY, 2, 2);
-        // several connections: their ends land on different workers of each NIC
-        for (int i = 0; i < 3; i++)
+        exchangeBothWays(nics, 1L << 20);
+        // the accepting worker follows the CONNECT's random token: open connections until one has its two ends on
+        // workers of different numbers, so its packets arrive on the other worker's queue (the links join equal
+        // numbers) and must be steered (the chance of 20 misses is 2^-20)
+        NicConnection[] pair = null;
+        for (int i = 0; i < 20 && null == pair; i++)
         {
-            exchangeBothWays(nics, 1L << 20);
+            final NicConnection[] candidate = sprayPair(nics[0], nics[1]);
+            if (candidate[0].worker() != candidate[1].worker())
+            {
+                pair = candidate;
+            }
         }
-        final Map<String, Long> b = counters(nics[1]);
-        final Map<String, Long> a = counters(nics[0]);
-        final long steered = a.getOrDefault("worker 0: steered to other workers", 0L) +
-            a.getOrDefault("worker 1: steered to other workers", 0L) +
-            b.getOrDefault("worker 0: steered to other workers", 0L) + b.getOrDefault("worker 1: steered to other workers", 0L);
-        assertTrue(steered > 0, "packets for a connection owned by the other worker were steered: " + a + b);
-        assertEquals(0L, a.getOrDefault("worker 0: steering drops (inbox full)", 0L) +
-            a.getOrDefault("worker 1: steering drops (inbox full)", 0L));
+        assertNotNull(pair, "a connection whose ends are on different workers");
+        final long before = steered(nics[0]) + steered(nics[1]);
+        final long bytes = 1L << 20;
+        final MemorySegment sa = randomBytes(bytes, 3);
+        final MemorySegment sb = randomBytes(bytes, 4);
+        final MemorySegment ta = arena.allocate(bytes, 64);
+        final MemorySegment tb = arena.allocate(bytes, 64);
+        final int access = AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE;
+        writeAll(pair[0], pair[1], nics[0].register(sa, AccessFlags.NONE), nics[1].register(tb, access), 64 * 1024);
+        writeAll(pair[1], pair[0], nics[1].register(sb, AccessFlags.NONE), nics[0].register(ta, access), 64 * 1024);
+        assertEquals(-1, sa.mismatch(tb));
+        assertEquals(-1, sb.mismatch(ta));
+        Thread.sleep(20); // a few publication intervals
+        final long steered = steered(nics[0]) + steered(nics[1]) - before;
+        assertTrue(steered >= 2 * 1024, "both directions' data packets were steered to their owners: " + steered);
+        for (final EmbeddedNic nic : nics)
+        {
+            final Map<String, Long> c = counters(nic);
+            assertEquals(0L, c.get("worker 0: steering drops (inbox full)") + c.get("worker 1: steering drops (inbox full)"));
+            assertEquals(c.get("worker 0: steered to other workers") + c.get("worker 1: steered to other workers"),
+                c.get("worker 0: steered from other workers") + c.get("worker 1: steered from other workers"),
+                "every packet steered out was taken in");
+        }
+    }
+
+    private static long steered(final EmbeddedNic nic)
+    {
+        final Map<String, Long> c = counters(nic);
+        return c.get("worker 0: steered to other workers") + c.get("worker 1: steered to other workers");
     }
 
     @Test

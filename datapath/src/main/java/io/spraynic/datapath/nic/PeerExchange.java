@@ -1,0 +1,316 @@
+package io.spraynic.datapath.nic;
+
+import io.spraynic.datapath.verbs.AccessFlags;
+import io.spraynic.datapath.verbs.MemoryRegion;
+import io.spraynic.datapath.verbs.PostResult;
+import io.spraynic.datapath.verbs.ReceiveWorkRequest;
+import io.spraynic.datapath.verbs.SendWorkRequest;
+import io.spraynic.datapath.verbs.WorkCompletion;
+import io.spraynic.datapath.verbs.WorkCompletionOpcode;
+import io.spraynic.datapath.verbs.WorkCompletionStatus;
+import io.spraynic.datapath.verbs.WorkRequestOpcode;
+import io.spraynic.datapath.wire.Wire;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+/**
+ * Two NICs, possibly in different processes or network namespaces, exchange a verified transfer in both
+ * directions: each registers a buffer of pseudo-random bytes and a target buffer, they meet through a
+ * directory both can read (addresses, RoCEv2 queue pair attributes and regions, as an ibverbs application
+ * would exchange them over TCP), open a connection (spray: on the wire; RoCEv2: out of band), RDMA-WRITE
+ * their bytes into each other's target over several streams, the last write with immediate data so the
+ * receiver knows the writer is done, and each checks every byte it received against the writer's seed.
+ * Control path and application code: it allocates and blocks freely.
+ */
+public final class PeerExchange
+{
+    /** The two roles: the client connects, the server accepts. */
+    public enum Role
+    {
+        CLIENT, SERVER;
+
+        Role peer()
+        {
+            return this == CLIENT ? SERVER : CLIENT;
+        }
+
+        long seed()
+        {
+            return this == CLIENT ? 0x5EED_0001L : 0x5EED_0002L;
+        }
+
+        String file(final String what)
+        {
+            return name().toLowerCase() + "." + what;
+        }
+    }
+
+    /**
+     * @param verified      every byte the peer wrote is what its seed says.
+     * @param bytesEachWay  bytes written in each direction.
+     * @param nanos         from connection open to both directions complete.
+     * @param drain         what closing the NIC found.
+     */
+    public record Result(Role role, NicConnection.Kind mode, boolean verified, long bytesEachWay, long nanos,
+        long firstMismatch, DrainReport drain)
+    {
+        /** @return one JSON object. */
+        public String toJson()
+        {
+            return "{\"role\":\"" + role.name().toLowerCase() + "\",\"mode\":\"" + mode.name().toLowerCase() +
+                "\",\"verified\":" + verified + ",\"bytes\":" + bytesEachWay + ",\"seconds\":" + nanos / 1e9 +
+                ",\"firstMismatch\":" + firstMismatch + ",\"drained\":" + drain.drained() + "}";
+        }
+    }
+
+    private PeerExchange()
+    {
+    }
+
+    /**
+     * Runs one side; the NIC is closed (drained) before it returns.
+     *
+     * @param nic          a running NIC (spray NICs must listen on the server side).
+     * @param role         this side's role.
+     * @param directory    where both sides write what the other needs.
+     * @param bytes        bytes to write each way.
+     * @param messageBytes bytes per RDMA WRITE.
+     * @param timeout      for each wait.
+     */
+    public static Result run(final EmbeddedNic nic, final Role role, final Path directory, final long bytes,
+        final int messageBytes, final Duration timeout) throws IOException
+    {
+        try (Arena arena = Arena.ofShared())
+        {
+            final MemorySegment source = pattern(arena, bytes, role.seed());
+            final MemorySegment target = arena.allocate(bytes, 64);
+            final MemoryRegion local = nic.register(source, AccessFlags.NONE);
+            final MemoryRegion inbound = nic.register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+
+            final StringBuilder address = new StringBuilder("planes=" + nic.planes());
+            for (int p = 0; p < nic.planes(); p++)
+            {
+                address.append(" ip.").append(p).append('=').append(Wire.ipv4ToString(nic.localIpv4(p)))
+                    .append(" mac.").append(p).append('=').append(Wire.macToString(nic.localMac(p)));
+            }
+            address.append(" addr=").append(inbound.address()).append(" rkey=").append(inbound.rkey());
+            publish(directory, role.file("addr"), address.toString());
+            final Map<String, String> peer = fields(await(directory, role.peer().file("addr"), timeout));
+
+            final NicConnection connection;
+            if (nic.mode() == NicConnection.Kind.SPRAY)
+            {
+                connection = role == Role.CLIENT ? nic.connect(ips(peer, nic.planes()), macs(peer, nic.planes()), timeout) :
+                    nic.accept(timeout);
+                if (null == connection)
+                {
+                    throw new IllegalStateException("no spray connection from the client within " + timeout.toMillis() + " ms");
+                }
+            }
+            else
+            {
+                connection = nic.createQueuePair(0);
+                publish(directory, role.file("qp"), connection.rocevEndpoint().format());
+                connection.connect(RocevEndpoint.parse(await(directory, role.peer().file("qp"), timeout)), timeout);
+            }
+            final ReceiveWorkRequest receive = new ReceiveWorkRequest().wrId(1).buffer(null, 0, 0);
+            if (connection.postReceive(0, receive) != PostResult.OK)
+            {
+                throw new IllegalStateException("could not post the receive for the peer's last write");
+            }
+            publish(directory, role.file("ready"), "ready"); // the peer may write only once our receive is posted
+            await(directory, role.peer().file("ready"), timeout);
+
+            final long start = System.nanoTime();
+            write(connection, local, Long.parseLong(peer.get("addr")), Integer.parseInt(peer.get("rkey")), messageBytes,
+                timeout);
+            awaitImmediate(connection, timeout);
+            final long nanos = System.nanoTime() - start;
+            final long mismatch = pattern(arena, bytes, role.peer().seed()).mismatch(target);
+            publish(directory, role.file("done"), "done");
+            await(directory, role.peer().file("done"), timeout); // keep answering until the peer has all it needs
+            final DrainReport drain = nic.close(timeout);
+            return new Result(role, nic.mode(), mismatch == -1, bytes, nanos, mismatch, drain);
+        }
+    }
+
+    /**
+     * Writes a whole region into the peer's memory in {@code messageBytes} RDMA WRITEs, data on streams
+     * 1..S-1 and the last write, with immediate data, alone on stream 0 (so it consumes the receive posted
+     * there, S4.5); waits for every completion.
+     *
+     * @throws IllegalStateException when a write fails or the time runs out.
+     */
+    public static void write(final NicConnection from, final MemoryRegion source, final long remoteAddress, final int rkey,
+        final int messageBytes, final Duration timeout)
+    {
+        final long bytes = source.length();
+        final int messages = (int)Math.max(1, (bytes + messageBytes - 1) / messageBytes);
+        final SendWorkRequest request = new SendWorkRequest();
+        final WorkCompletion completion = new WorkCompletion();
+        final int streams = from.streams();
+        int posted = 0;
+        int completed = 0;
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        while (completed < messages)
+        {
+            if (System.nanoTime() >= deadline)
+            {
+                throw new IllegalStateException("only " + completed + " of " + messages + " writes completed within " +
+                    timeout.toMillis() + " ms");
+            }
+            if (posted < messages)
+            {
+                final long offset = (long)posted * messageBytes;
+                final int length = (int)Math.min(messageBytes, bytes - offset);
+                final boolean last = posted == messages - 1;
+                request.reset().wrId(posted).opcode(last ? WorkRequestOpcode.RDMA_WRITE_WITH_IMM : WorkRequestOpcode.RDMA_WRITE)
+                    .local(source, source.address() + offset, length).remote(remoteAddress + offset, rkey)
+                    .immediate(messages).signaled(true);
+                final int result = from.postSend(last || streams == 1 ? 0 : 1 + posted % (streams - 1), request);
+                if (result == PostResult.OK)
+                {
+                    posted++;
+                }
+                else if (result != PostResult.QUEUE_FULL)
+                {
+                    throw new IllegalStateException("post refused: " + PostResult.name(result));
+                }
+            }
+            while (from.sendCompletionQueue().poll(completion))
+            {
+                if (completion.status() != WorkCompletionStatus.SUCCESS)
+                {
+                    throw new IllegalStateException("write " + completion.wrId() + " failed: " + completion.status());
+                }
+                completed++;
+            }
+        }
+    }
+
+    /**
+     * Waits for the peer's WRITE with immediate data to consume the receive posted on stream 0.
+     */
+    public static WorkCompletion awaitImmediate(final NicConnection connection, final Duration timeout)
+    {
+        final WorkCompletion completion = new WorkCompletion();
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        while (!connection.receiveCompletionQueue().poll(completion))
+        {
+            if (System.nanoTime() >= deadline)
+            {
+                throw new IllegalStateException("the peer's last write did not arrive within " + timeout.toMillis() + " ms");
+            }
+            Thread.onSpinWait();
+        }
+        if (completion.status() != WorkCompletionStatus.SUCCESS ||
+            completion.opcode() != WorkCompletionOpcode.RECV_RDMA_WITH_IMM)
+        {
+            throw new IllegalStateException("the peer's last write completed as " + completion);
+        }
+        return completion;
+    }
+
+    /** @return {@code bytes} of the pseudo-random pattern of {@code seed}. */
+    public static MemorySegment pattern(final Arena arena, final long bytes, final long seed)
+    {
+        final MemorySegment s = arena.allocate(Math.max(1, bytes), 64).asSlice(0, bytes);
+        final SplittableRandom random = new SplittableRandom(seed);
+        long i = 0;
+        for (; i + 8 <= bytes; i += 8)
+        {
+            s.set(ValueLayout.JAVA_LONG_UNALIGNED, i, random.nextLong());
+        }
+        for (; i < bytes; i++)
+        {
+            s.set(ValueLayout.JAVA_BYTE, i, (byte)random.nextInt());
+        }
+        return s;
+    }
+
+    private static int[] ips(final Map<String, String> peer, final int planes)
+    {
+        final int[] ips = new int[planes];
+        for (int p = 0; p < planes; p++)
+        {
+            ips[p] = Wire.parseIpv4(require(peer, "ip." + p));
+        }
+        return ips;
+    }
+
+    private static long[] macs(final Map<String, String> peer, final int planes)
+    {
+        final long[] macs = new long[planes];
+        for (int p = 0; p < planes; p++)
+        {
+            macs[p] = Wire.parseMac(require(peer, "mac." + p));
+        }
+        return macs;
+    }
+
+    private static String require(final Map<String, String> fields, final String key)
+    {
+        final String value = fields.get(key);
+        if (null == value)
+        {
+            throw new IllegalStateException("the peer did not say its " + key + " (does it have as many planes?)");
+        }
+        return value;
+    }
+
+    private static Map<String, String> fields(final String line)
+    {
+        final Map<String, String> fields = new HashMap<>();
+        for (final String field : line.trim().split("\\s+"))
+        {
+            final int eq = field.indexOf('=');
+            if (eq > 0)
+            {
+                fields.put(field.substring(0, eq), field.substring(eq + 1));
+            }
+        }
+        return fields;
+    }
+
+    /** Writes a file whole (write then rename), so the peer never reads half of it. */
+    private static void publish(final Path directory, final String name, final String content) throws IOException
+    {
+        final Path tmp = directory.resolve(name + ".tmp");
+        Files.writeString(tmp, content);
+        Files.move(tmp, directory.resolve(name), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    private static String await(final Path directory, final String name, final Duration timeout) throws IOException
+    {
+        final Path file = directory.resolve(name);
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        while (!Files.exists(file))
+        {
+            if (System.nanoTime() >= deadline)
+            {
+                throw new IllegalStateException("the peer did not write " + file + " within " + timeout.toMillis() +
+                    " ms: is it running, with the same exchange directory?");
+            }
+            try
+            {
+                Thread.sleep(5);
+            }
+            catch (final InterruptedException ex)
+            {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for " + file, ex);
+            }
+        }
+        return Files.readString(file);
+    }
+}
