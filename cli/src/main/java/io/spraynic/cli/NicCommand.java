@@ -5,11 +5,7 @@ import io.spraynic.datapath.nic.CountersFileDescriptor;
 import io.spraynic.datapath.nic.NicRuntime;
 import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PmdConfigs;
-import org.agrona.concurrent.BackoffIdleStrategy;
-import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
-import org.agrona.concurrent.SleepingMillisIdleStrategy;
-import org.agrona.concurrent.YieldingIdleStrategy;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -40,8 +36,7 @@ final class NicCommand implements Callable<Integer>
     @Option(names = "--seconds", description = "Stop after this many seconds (default: run until interrupted).")
     double seconds;
 
-    @Option(names = "--idle", defaultValue = "backoff",
-        description = "Poll threads' idle strategy: busy, yield, backoff or sleep (default ${DEFAULT-VALUE}).")
+    @Option(names = "--idle", defaultValue = "backoff", description = IdleStrategies.DESCRIPTION)
     String idle;
 
     @Option(names = "--capture", paramLabel = "FILE", description = "Record every frame received into a pcapng file.")
@@ -52,14 +47,7 @@ final class NicCommand implements Callable<Integer>
 
     public Integer call() throws InterruptedException
     {
-        final Supplier<IdleStrategy> idleStrategies = switch (idle.toLowerCase(Locale.ROOT))
-        {
-            case "busy" -> BusySpinIdleStrategy::new;
-            case "yield" -> YieldingIdleStrategy::new;
-            case "backoff" -> BackoffIdleStrategy::new;
-            case "sleep" -> () -> new SleepingMillisIdleStrategy(1);
-            default -> throw new IllegalArgumentException("--idle " + idle + " is not one of busy, yield, backoff, sleep");
-        };
+        final Supplier<IdleStrategy> idleStrategies = IdleStrategies.parse(idle);
         final NicConfig loaded = PmdConfigs.load(config, params);
         final NicConfig nicConfig = verbose || !loaded.eal().logLevels().isEmpty() ?
             loaded : loaded.withEal(loaded.eal().withLogLevels(java.util.List.of("lib.eal:warning")));

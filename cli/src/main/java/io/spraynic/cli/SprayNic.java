@@ -21,6 +21,7 @@ import java.io.PrintWriter;
         DecodeCommand.class,
         StatCommand.class,
         NicCommand.class,
+        TransferCommand.class,
         ExperimentCommand.class,
         CommandLine.HelpCommand.class
     })

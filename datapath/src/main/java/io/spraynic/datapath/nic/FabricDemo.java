@@ -268,10 +268,7 @@ public final class FabricDemo
         final SprayTransportAgent[] agents = new SprayTransportAgent[2];
         for (int h = 0; h < 2; h++)
         {
-            // Real time on a shared machine: poll threads may wait milliseconds for a core, so timers
-            // start from millisecond RTTs instead of the data-centre defaults (PROTOCOL.md S11).
-            final SprayConfig config = new SprayConfig().planes(planes).capacityMbps(capacityMbps)
-                .rto(REAL_TIME_RTO_MIN_NANOS, 200_000_000L).initialRttNanos(1_000_000L).probeMinNanos(2_000_000L);
+            final SprayConfig config = EmbeddedNicConfig.sharedCoreSprayConfig().planes(planes).capacityMbps(capacityMbps);
             final SprayConnectionConfig connection = new SprayConnectionConfig().cids(h + 1, 2 - h)
                 .paths(settings.paths()).streams(settings.streams()).mtu(MTU)
                 .initialPsns(h == 0 ? 0xFFFF00 : 0x100, h == 0 ? 0x100 : 0xFFFF00).completionQueues(cqs[h], cqs[h]);

@@ -2,7 +2,6 @@ package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.port.InMemoryLink;
 import io.spraynic.datapath.port.PacketPort;
-import io.spraynic.datapath.transport.spray.SprayConfig;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
@@ -85,9 +84,7 @@ class EmbeddedNicTest
     {
         final EmbeddedNicConfig c = new EmbeddedNicConfig().mode(mode).workers(workers).planes(planes)
             .connections(4 * planes, 4, 1024).bursts(32, 2048)
-            // real time on shared cores: millisecond timers, as the demo uses
-            .sprayConfig(() -> new SprayConfig().rto(5_000_000L, 200_000_000L).initialRttNanos(1_000_000L)
-                .probeMinNanos(2_000_000L).connectBackoffNanos(10_000_000L))
+            .sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig)
             .rocevRetry(20_000_000L, 7);
         for (int p = 0; p < planes; p++)
         {

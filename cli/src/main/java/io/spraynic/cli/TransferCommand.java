@@ -1,0 +1,153 @@
+package io.spraynic.cli;
+
+import io.spraynic.datapath.nic.CountersFile;
+import io.spraynic.datapath.nic.CountersFileDescriptor;
+import io.spraynic.datapath.nic.EmbeddedNic;
+import io.spraynic.datapath.nic.EmbeddedNicConfig;
+import io.spraynic.datapath.nic.NicConnection;
+import io.spraynic.datapath.nic.PeerExchange;
+import io.spraynic.datapath.wire.Wire;
+import io.spraynic.pmd.NicConfig;
+import io.spraynic.pmd.PmdConfigs;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code spraynic transfer}: runs an embedded NIC on a PMD preset and exchanges a verified transfer with a
+ * peer running the same command (for example in another network namespace, across a veth pair): both write
+ * their bytes into each other's memory and check every byte they received. The peers meet through a
+ * directory both can read.
+ */
+@Command(name = "transfer", mixinStandardHelpOptions = true,
+    description = "Exchange a verified RDMA WRITE transfer, both directions, with a peer running this command.")
+final class TransferCommand implements Callable<Integer>
+{
+    @Option(names = "--config", defaultValue = "net_af_packet",
+        description = "PMD preset or TOML file; one port per plane (default ${DEFAULT-VALUE}).")
+    String config;
+
+    @Option(names = {"-p", "--param"}, paramLabel = "NAME=VALUE", description = "Fill a preset parameter, e.g. iface=veth0.")
+    Map<String, String> params = new LinkedHashMap<>();
+
+    @Option(names = "--mode", defaultValue = "spray", description = "spray or rocev2 (default ${DEFAULT-VALUE}).")
+    String mode;
+
+    @Option(names = "--role", required = true, description = "client (connects) or server (accepts).")
+    String role;
+
+    @Option(names = "--ip", required = true, split = ",", paramLabel = "A.B.C.D",
+        description = "This NIC's IPv4 address on each plane, comma-separated.")
+    List<String> ips;
+
+    @Option(names = "--exchange", required = true, paramLabel = "DIR",
+        description = "A directory both peers read and write (addresses, queue pairs, regions).")
+    Path exchange;
+
+    @Option(names = "--size", defaultValue = "16m", converter = SizeConverter.class,
+        description = "Bytes each side writes, k/m/g suffixes (default ${DEFAULT-VALUE}).")
+    long size;
+
+    @Option(names = "--message", defaultValue = "64k", converter = SizeConverter.class,
+        description = "Bytes per RDMA WRITE (default ${DEFAULT-VALUE}).")
+    long message;
+
+    @Option(names = "--workers", defaultValue = "1", description = "Poll-mode workers (default ${DEFAULT-VALUE}).")
+    int workers;
+
+    @Option(names = "--paths", defaultValue = "8", description = "Spray paths per connection (default ${DEFAULT-VALUE}).")
+    int paths;
+
+    @Option(names = "--idle", defaultValue = "backoff", description = IdleStrategies.DESCRIPTION)
+    String idle;
+
+    @Option(names = "--timeout", defaultValue = "60", description = "Seconds each step may wait (default ${DEFAULT-VALUE}).")
+    int timeoutSeconds;
+
+    @Option(names = "--json", description = "Print one JSON object.")
+    boolean json;
+
+    @Option(names = "--verbose", description = "Keep DPDK's informational start-up log.")
+    boolean verbose;
+
+    public Integer call() throws Exception
+    {
+        final NicConnection.Kind kind = switch (mode.toLowerCase(Locale.ROOT))
+        {
+            case "spray" -> NicConnection.Kind.SPRAY;
+            case "rocev2" -> NicConnection.Kind.ROCEV2;
+            default -> throw new IllegalArgumentException("--mode " + mode + " is not one of spray, rocev2");
+        };
+        final PeerExchange.Role peerRole = switch (role.toLowerCase(Locale.ROOT))
+        {
+            case "client" -> PeerExchange.Role.CLIENT;
+            case "server" -> PeerExchange.Role.SERVER;
+            default -> throw new IllegalArgumentException("--role " + role + " is not one of client, server");
+        };
+        if (message < 1 || message > 1 << 30)
+        {
+            throw new IllegalArgumentException("--message " + message + " must be 1 byte to 1 GiB");
+        }
+        Files.createDirectories(exchange);
+        final Map<String, String> filled = new LinkedHashMap<>(params);
+        // two peers on one host must not share DPDK's runtime directory
+        filled.putIfAbsent("file_prefix", "spraynic-transfer-" + ProcessHandle.current().pid());
+        filled.putIfAbsent("queues", Integer.toString(workers));
+        final NicConfig loaded = PmdConfigs.load(config, filled);
+        final NicConfig nicConfig = verbose || !loaded.eal().logLevels().isEmpty() ?
+            loaded : loaded.withEal(loaded.eal().withLogLevels(List.of("lib.eal:warning")));
+        if (ips.size() != nicConfig.ports().size())
+        {
+            throw new IllegalArgumentException("--ip gives " + ips.size() + " address(es) for " + nicConfig.ports().size() +
+                " port(s): give one per port (plane), comma-separated");
+        }
+        final EmbeddedNicConfig nic = new EmbeddedNicConfig().mode(kind).workers(workers).planes(ips.size())
+            .connections(paths, 4, 1024).idleStrategy(IdleStrategies.parse(idle))
+            .sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig);
+        for (int p = 0; p < ips.size(); p++)
+        {
+            nic.local(p, Wire.parseIpv4(ips.get(p)), 0);
+        }
+        final Duration timeout = Duration.ofSeconds(timeoutSeconds);
+        try (CountersFile counters = CountersFile.create(CountersFileDescriptor.defaultDirectory(), "transfer", 8192))
+        {
+            final EmbeddedNic running = EmbeddedNic.startOnDpdk(nicConfig, nic, counters, port -> port);
+            final PeerExchange.Result result;
+            try
+            {
+                if (!json)
+                {
+                    System.out.printf(Locale.ROOT, "spraynic transfer: %s %s on %s, %d worker(s), %s at %s; counters in %s%n",
+                        kind.name().toLowerCase(Locale.ROOT), peerRole.name().toLowerCase(Locale.ROOT), config, workers,
+                        ips, Wire.macToString(running.localMac(0)), counters.path());
+                    System.out.flush();
+                }
+                result = PeerExchange.run(running, peerRole, exchange, size, (int)message, timeout);
+            }
+            finally
+            {
+                running.close(timeout);
+            }
+            if (json)
+            {
+                System.out.println(result.toJson());
+            }
+            else
+            {
+                System.out.printf(Locale.ROOT, "spraynic transfer: %s, %,d bytes each way in %.3f s (%.2f Gb/s each way); %s%n",
+                    result.verified() ? "VERIFIED" : "MISMATCH at byte " + result.firstMismatch(), result.bytesEachWay(),
+                    result.nanos() / 1e9, result.bytesEachWay() * 8.0 / Math.max(1, result.nanos()),
+                    result.drain().describe());
+            }
+            return result.verified() ? 0 : 1;
+        }
+    }
+}

@@ -1,0 +1,140 @@
+package io.spraynic.cli;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Two NICs in two network namespaces, each a {@code spraynic transfer} process of its own on DPDK's
+ * {@code net_af_packet} PMD over one end of a veth pair, exchange a verified transfer in both directions, in
+ * spray and in RoCEv2 mode. The namespaces (and with them the veth pair) are created here and removed
+ * afterwards, also on failure and when the JVM is killed. Needs root (CI is root).
+ */
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
+class TransferVethTest
+{
+    private static final long ID = ProcessHandle.current().pid() % 100_000;
+    private static final String NS_A = "sptxa" + ID;
+    private static final String NS_B = "sptxb" + ID;
+    private static final String VETH_A = "sptva" + ID;
+    private static final String VETH_B = "sptvb" + ID;
+    private static Thread cleanupHook;
+
+    @BeforeAll
+    static void createNetwork() throws Exception
+    {
+        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
+            "SKIPPED: two network namespaces and a veth pair need root");
+        cleanupHook = new Thread(TransferVethTest::removeNetwork, "veth-cleanup");
+        Runtime.getRuntime().addShutdownHook(cleanupHook);
+        removeNetwork();
+        run("ip", "netns", "add", NS_A);
+        run("ip", "netns", "add", NS_B);
+        run("ip", "link", "add", VETH_A, "netns", NS_A, "type", "veth", "peer", "name", VETH_B, "netns", NS_B);
+        for (final String[] side : new String[][]{{NS_A, VETH_A}, {NS_B, VETH_B}})
+        {
+            run("ip", "netns", "exec", side[0], "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1");
+            run("ip", "netns", "exec", side[0], "ip", "link", "set", side[1], "up");
+        }
+    }
+
+    @AfterAll
+    static void deleteNetwork()
+    {
+        removeNetwork();
+        if (null != cleanupHook)
+        {
+            Runtime.getRuntime().removeShutdownHook(cleanupHook);
+        }
+    }
+
+    private static void removeNetwork()
+    {
+        try
+        {
+            runQuietly("ip", "netns", "del", NS_A);
+            runQuietly("ip", "netns", "del", NS_B);
+        }
+        catch (final Exception ignored)
+        {
+            // best effort: nothing to remove
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"spray", "rocev2"})
+    void shouldExchangeAVerifiedTransferBothWaysBetweenNamespaces(final String mode, @TempDir final Path dir) throws Exception
+    {
+        final Path exchange = Files.createDirectory(dir.resolve("exchange"));
+        final Process server = start(NS_B, VETH_B, mode, "server", "10.99.0.2", exchange, dir.resolve("server.out"));
+        final Process client = start(NS_A, VETH_A, mode, "client", "10.99.0.1", exchange, dir.resolve("client.out"));
+        try
+        {
+            final boolean clientDone = client.waitFor(180, TimeUnit.SECONDS);
+            final boolean serverDone = server.waitFor(30, TimeUnit.SECONDS);
+            final String clientOut = Files.readString(dir.resolve("client.out"));
+            final String serverOut = Files.readString(dir.resolve("server.out"));
+            assertTrue(clientDone && serverDone, "both ended in time; client: " + clientOut + " server: " + serverOut);
+            assertEquals(0, client.exitValue(), clientOut);
+            assertEquals(0, server.exitValue(), serverOut);
+            for (final String out : List.of(clientOut, serverOut))
+            {
+                assertTrue(out.contains("\"verified\":true"), out);
+                assertTrue(out.contains("\"mode\":\"" + mode + "\""), out);
+                assertTrue(out.contains("\"bytes\":" + (4 << 20)), out);
+            }
+        }
+        finally
+        {
+            client.destroyForcibly();
+            server.destroyForcibly();
+        }
+    }
+
+    private static Process start(final String netns, final String iface, final String mode, final String role,
+        final String ip, final Path exchange, final Path output) throws IOException
+    {
+        final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", netns));
+        command.add(ProcessHandle.current().info().command().orElseThrow());
+        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+            .filter(argument -> argument.startsWith("--")).toList());
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), SprayNic.class.getName(), "transfer",
+            "--config", "net_af_packet", "-p", "iface=" + iface, "-p", "file_prefix=spraynic-veth-" + role + "-" + ID,
+            "--mode", mode, "--role", role, "--ip", ip, "--exchange", exchange.toString(), "--size", "4m",
+            "--timeout", "60", "--idle", "backoff", "--json"));
+        return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
+    }
+
+    private static void run(final String... command) throws IOException, InterruptedException
+    {
+        final Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0)
+        {
+            throw new IllegalStateException(String.join(" ", command) + " failed: " + out);
+        }
+    }
+
+    private static void runQuietly(final String... command) throws IOException, InterruptedException
+    {
+        final Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        p.getInputStream().readAllBytes();
+        p.waitFor(30, TimeUnit.SECONDS);
+    }
+}
