@@ -170,6 +170,10 @@ final class DemoCommand implements Callable<Integer>
         out.printf(Locale.ROOT, "  %s: %s of %s written in %,d messages, every byte checked%n",
             result.verified() ? "VERIFIED" : "NOT VERIFIED", bytesText(result.bytesCompleted()), bytesText(bytes),
             result.messages());
+        if (null != result.firstFailure())
+        {
+            out.printf(Locale.ROOT, "  first failed write: %s%n", result.firstFailure());
+        }
         out.printf(Locale.ROOT, "  %.3f s: %.2f Gb/s of goodput%n", result.seconds(), result.goodputGbps());
         out.printf(Locale.ROOT, "  data packets lost in the fabric %,d, retransmitted %,d (%s per loss)%s%n",
             result.lost(), result.retransmitted(),

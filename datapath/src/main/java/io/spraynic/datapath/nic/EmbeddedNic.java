@@ -379,6 +379,12 @@ public final class EmbeddedNic implements AutoCloseable
         return List.copyOf(connections);
     }
 
+    /** @return the RoCEv2 engine of a worker's plane; read its counters only once the NIC is closed. */
+    RcEngine rocevEngine(final int worker, final int plane)
+    {
+        return ((RocevWorkerTransport)workers[worker].transport()).engine(plane);
+    }
+
     boolean isClosing()
     {
         return closing;

@@ -9,40 +9,24 @@ import io.spraynic.datapath.fabric.Link;
 import io.spraynic.datapath.fabric.RealTimeFabricAgent;
 import io.spraynic.datapath.fabric.Topology;
 import io.spraynic.datapath.port.PacketPort;
-import io.spraynic.datapath.transport.PortFrameSink;
 import io.spraynic.datapath.transport.rocev2.PathMtu;
-import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
 import io.spraynic.datapath.transport.rocev2.RcCounters;
-import io.spraynic.datapath.transport.rocev2.RcEngine;
-import io.spraynic.datapath.transport.rocev2.RcEngineConfig;
-import io.spraynic.datapath.transport.rocev2.RcQueuePair;
-import io.spraynic.datapath.transport.rocev2.RoceTransportAgent;
-import io.spraynic.datapath.transport.spray.PortsFrameOutput;
-import io.spraynic.datapath.transport.spray.SprayConfig;
-import io.spraynic.datapath.transport.spray.SprayConnection;
-import io.spraynic.datapath.transport.spray.SprayConnectionConfig;
 import io.spraynic.datapath.transport.spray.SprayCounters;
-import io.spraynic.datapath.transport.spray.SprayEngine;
-import io.spraynic.datapath.transport.spray.SprayTransportAgent;
+import io.spraynic.datapath.transport.spray.SprayHandshake;
 import io.spraynic.datapath.verbs.AccessFlags;
-import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
-import io.spraynic.datapath.verbs.ProtectionDomain;
 import io.spraynic.datapath.verbs.SendWorkRequest;
 import io.spraynic.datapath.verbs.WorkCompletion;
 import io.spraynic.datapath.verbs.WorkCompletionStatus;
 import io.spraynic.datapath.verbs.WorkRequestOpcode;
-import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.pmd.EalConfig;
 import io.spraynic.pmd.MempoolConfig;
 import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PortConfig;
-import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.BackoffIdleStrategy;
-import org.agrona.concurrent.CompositeAgent;
-import org.agrona.concurrent.SystemNanoClock;
+import org.agrona.concurrent.IdleStrategy;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -55,11 +39,12 @@ import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 
 /**
- * Two NIC endpoints in one process running the spray transport over DPDK {@code net_ring} ports,
- * joined through the fabric emulator in real time: host h's NIC port on plane p is one side of a
- * crossed ring pair whose other side the {@link RealTimeFabricAgent} drives. Host 0 RDMA-WRITEs a
- * buffer into host 1's registered memory on several streams; every byte is checked at the end.
- * Three poll threads: one per host (transport + workload) and the fabric's.
+ * Two embedded NICs in one process running the spray transport (or RoCEv2) over DPDK {@code net_ring}
+ * ports, joined through the fabric emulator in real time: host h's NIC port on plane p is one side of a
+ * crossed ring pair whose other side the {@link RealTimeFabricAgent} drives. Host 0 RDMA-WRITEs a buffer
+ * into host 1's registered memory on several streams; every byte is checked at the end. Threads: each
+ * NIC's poll-mode worker, the fabric's, and the calling thread as the application, which posts through the
+ * NIC's work request rings and polls completion queues.
  */
 public final class FabricDemo
 {
@@ -92,10 +77,11 @@ public final class FabricDemo
     /**
      * @param lost  data packets the fabric dropped.
      * @param droppedAtBridge frames (any kind) the real-time bridge dropped because a NIC's receive ring was full.
+     * @param firstFailure the first write that completed with an error, or null.
      * @param paths packets each path carried (host 0's data direction; RoCEv2: each plane's QP).
      */
     public record Result(long bytes, long bytesCompleted, long nanos, boolean verified, long messages, long lost,
-        long retransmitted, long ecnMarks, long[] paths, long moved, long droppedAtBridge)
+        long retransmitted, long ecnMarks, long[] paths, long moved, long droppedAtBridge, String firstFailure)
     {
         public double seconds()
         {
@@ -111,8 +97,14 @@ public final class FabricDemo
     static final int MTU = 1024;
     /** Ring slots per port and direction: deep enough that the fabric's bridge rarely finds a ring full. */
     static final int RING_SLOTS = 1024;
-    static final long REAL_TIME_RTO_MIN_NANOS = 5_000_000L;
+    /**
+     * RoCEv2's ACK timeout here. IB's timeout does not back off, so on shared cores, where a poll thread can
+     * wait tens of milliseconds for a core, a data-centre value exhausts the 7 retries while nothing is lost;
+     * tail losses cost RoCEv2 this much each (spray's RTO backs off from 5 ms).
+     */
+    static final long ROCEV2_ACK_TIMEOUT_NANOS = 50_000_000L;
     static final int BURST = 32;
+    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
 
     private FabricDemo()
     {
@@ -147,6 +139,10 @@ public final class FabricDemo
     }
 
     /**
+     * Runs one transfer: two {@link EmbeddedNic}s (one worker each, one DPDK port per plane) joined by the
+     * fabric emulator in real time; this thread is the application, posting RDMA WRITEs through the NIC's
+     * work request rings and polling completions, as any application of the embedded NIC does.
+     *
      * @param wrapNicPort applied to each NIC port (not the fabric's side), e.g. a packet capture.
      */
     public static Result run(
@@ -155,300 +151,262 @@ public final class FabricDemo
         final int planes = settings.planes();
         final long bytes = settings.bytes();
         final int messages = (int)((bytes + settings.messageBytes() - 1) / settings.messageBytes());
+        final NicConnection.Kind kind = settings.mode() == Mode.SPRAY ? NicConnection.Kind.SPRAY : NicConnection.Kind.ROCEV2;
+        final String mode = kind.name().toLowerCase(java.util.Locale.ROOT);
         try (Fabric fabric = Topology.backToBack(FabricConfig.DEFAULT, planes, Math.max(1, settings.paths() / planes));
-            Arena arena = Arena.ofShared())
+            Arena arena = Arena.ofShared();
+            CountersFile counters0 = CountersFile.create(CountersFileDescriptor.defaultDirectory(), "demo-" + mode + "-host0", 4096);
+            CountersFile counters1 = CountersFile.create(CountersFileDescriptor.defaultDirectory(), "demo-" + mode + "-host1", 4096))
         {
             fabric.fabricLinkLoss(settings.lossPct() / 100.0);
             final DataDropTap drops = DataDropTap.onEveryLink(fabric);
-            final PacketPort[][] nicPorts = new PacketPort[2][planes];
+            final PacketPort[][][] nicPorts = new PacketPort[2][1][planes];
             final PacketPort[][] fabricPorts = new PacketPort[2][planes];
             for (int h = 0; h < 2; h++)
             {
                 for (int p = 0; p < planes; p++)
                 {
-                    nicPorts[h][p] = wrapNicPort.apply(nic.packetPort(nicPort(h, p), 0));
+                    nicPorts[h][0][p] = wrapNicPort.apply(nic.packetPort(nicPort(h, p), 0));
                     fabricPorts[h][p] = nic.packetPort(fabricPort(h, p), 0);
                 }
             }
-
-            final ProtectionDomain[] pds = {new ProtectionDomain(), new ProtectionDomain()};
-            final CompletionQueue[] cqs = {new CompletionQueue(4096), new CompletionQueue(4096)};
-            final Transport transport = settings.mode() == Mode.SPRAY ?
-                spray(fabric, settings, nicPorts, pds, cqs) : rocev2(fabric, settings, nicPorts, pds, cqs);
-
-            final MemorySegment source = arena.allocate(bytes, 64);
-            final MemorySegment target = arena.allocate(bytes, 64);
-            final SplittableRandom random = new SplittableRandom(7);
-            for (long i = 0; i + 8 <= bytes; i += 8)
-            {
-                source.set(ValueLayout.JAVA_LONG_UNALIGNED, i, random.nextLong());
-            }
-            final MemoryRegion local = pds[0].register(source, AccessFlags.NONE);
-            final MemoryRegion remote = pds[1].register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
-
-            final WriteWorkload workload = new WriteWorkload(transport.poster(), cqs[0], local, remote, bytes,
-                settings.messageBytes(), messages, transport.lanes());
             final RealTimeFabricAgent fabricAgent = new RealTimeFabricAgent("fabric", fabric, fabricPorts, BURST,
                 FabricClock.SYSTEM);
-            final AgentRunner[] runners = {
-                new AgentRunner(new BackoffIdleStrategy(), Throwable::printStackTrace, null, fabricAgent),
-                new AgentRunner(new BackoffIdleStrategy(), Throwable::printStackTrace, null, transport.host(1)),
-                new AgentRunner(new BackoffIdleStrategy(), Throwable::printStackTrace, null,
-                    new CompositeAgent(transport.host(0), workload))};
-            for (final AgentRunner runner : runners)
-            {
-                AgentRunner.startOnThread(runner);
-            }
-            final long start = System.nanoTime();
-            final long deadline = start + settings.timeout().toNanos();
+            final AgentRunner fabricRunner = new AgentRunner(new BackoffIdleStrategy(), Throwable::printStackTrace, null,
+                fabricAgent);
+            AgentRunner.startOnThread(fabricRunner);
+            final EmbeddedNic[] nics = new EmbeddedNic[2];
+            final CountersFile[] counters = {counters0, counters1};
             try
             {
+                for (int h = 0; h < 2; h++)
+                {
+                    nics[h] = EmbeddedNic.start(nicConfig(fabric, settings, kind, h), nicPorts[h], counters[h]);
+                }
+                final Lanes lanes = kind == NicConnection.Kind.SPRAY ? sprayLanes(fabric, nics, planes) : rocevLanes(nics, planes);
+
+                final MemorySegment source = arena.allocate(bytes, 64);
+                final MemorySegment target = arena.allocate(bytes, 64);
+                final SplittableRandom random = new SplittableRandom(7);
+                for (long i = 0; i + 8 <= bytes; i += 8)
+                {
+                    source.set(ValueLayout.JAVA_LONG_UNALIGNED, i, random.nextLong());
+                }
+                final MemoryRegion local = nics[0].register(source, AccessFlags.NONE);
+                final MemoryRegion remote = nics[1].register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+                final WriteWorkload workload = new WriteWorkload(lanes, local, remote, bytes, settings.messageBytes(), messages);
+
+                final long start = System.nanoTime();
+                final long deadline = start + settings.timeout().toNanos();
+                long nextProgress = start;
+                // the application shares the cores with three poll threads: when it has nothing to do it parks
+                // (50 us to 1 ms) rather than spin, leaving the cores to the NICs and the fabric
+                final IdleStrategy idle = new BackoffIdleStrategy(1, 1, 50_000, 1_000_000);
                 while (!workload.finished() && System.nanoTime() < deadline)
                 {
-                    progress.accept(new Progress(workload.bytesCompleted(), bytes, System.nanoTime() - start));
-                    Thread.sleep(200);
+                    idle.idle(workload.step());
+                    final long now = System.nanoTime();
+                    if (now >= nextProgress)
+                    {
+                        progress.accept(new Progress(workload.bytesCompleted(), bytes, now - start));
+                        nextProgress = now + 200_000_000L;
+                    }
                 }
-            }
-            catch (final InterruptedException ex)
-            {
-                Thread.currentThread().interrupt();
-            }
-            final long nanos = (workload.completed() == messages ? workload.finishedAtNanos() : System.nanoTime()) - start;
-            for (final AgentRunner runner : runners)
-            {
-                runner.close();
-            }
-            progress.accept(new Progress(workload.bytesCompleted(), bytes, nanos));
+                final long nanos = (workload.completed() == messages ? workload.finishedAtNanos() : System.nanoTime()) - start;
+                progress.accept(new Progress(workload.bytesCompleted(), bytes, nanos));
+                for (final EmbeddedNic n : nics)
+                {
+                    n.close(Duration.ofSeconds(2)); // the workers stop: their engines' counters are ours to read
+                }
 
-            final long lost = drops.dataDrops();
-            long ecnMarks = 0;
-            for (final Link link : fabric.links())
-            {
-                ecnMarks += link.ecnMarked();
+                final long lost = drops.dataDrops();
+                long ecnMarks = 0;
+                for (final Link link : fabric.links())
+                {
+                    ecnMarks += link.ecnMarked();
+                }
+                final boolean verified = workload.failures() == 0 && workload.finished() && source.mismatch(target) == -1;
+                return new Result(bytes, workload.bytesCompleted(), nanos, verified, workload.completed(), lost,
+                    lanes.retransmitted(nics[0]), ecnMarks, lanes.packetsPerPath(nics[0], settings.paths()),
+                    lanes.moved(), fabricAgent.framesDroppedAtPorts(), workload.firstFailure());
             }
-            final boolean verified = workload.failures() == 0 && workload.finished() && source.mismatch(target) == -1;
-            return new Result(bytes, workload.bytesCompleted(), nanos, verified, workload.completed(), lost,
-                transport.retransmitted(), ecnMarks, transport.packetsPerPath(), transport.moved(),
-                fabricAgent.framesDroppedAtPorts());
+            finally
+            {
+                for (final EmbeddedNic n : nics)
+                {
+                    if (null != n)
+                    {
+                        n.close(Duration.ZERO);
+                    }
+                }
+                fabricRunner.close();
+            }
         }
     }
 
-    /**
-     * What the demo needs of a transport: the hosts' poll agents, a way to post, and its counters.
-     */
-    interface Transport
-    {
-        Agent host(int host);
-
-        /** Posts on lane {@code lane} (a spray stream, or a RoCEv2 QP); returns a {@link PostResult}. */
-        Poster poster();
-
-        int lanes();
-
-        long retransmitted();
-
-        long moved();
-
-        long[] packetsPerPath();
-    }
-
-    @FunctionalInterface
-    interface Poster
-    {
-        int post(int lane, SendWorkRequest request);
-    }
-
-    private static Transport spray(
-        final Fabric fabric, final Settings settings, final PacketPort[][] nicPorts, final ProtectionDomain[] pds,
-        final CompletionQueue[] cqs)
+    private static EmbeddedNicConfig nicConfig(final Fabric fabric, final Settings settings, final NicConnection.Kind kind,
+        final int host)
     {
         final int planes = settings.planes();
         final long capacityMbps = FabricConfig.DEFAULT.hostLink().rateBitsPerSecond() / 1_000_000 * planes;
-        final SprayConnection[] connections = new SprayConnection[2];
-        final SprayTransportAgent[] agents = new SprayTransportAgent[2];
-        for (int h = 0; h < 2; h++)
-        {
-            final SprayConfig config = EmbeddedNicConfig.sharedCoreSprayConfig().planes(planes).capacityMbps(capacityMbps);
-            final SprayConnectionConfig connection = new SprayConnectionConfig().cids(h + 1, 2 - h)
-                .paths(settings.paths()).streams(settings.streams()).mtu(MTU)
-                .initialPsns(h == 0 ? 0xFFFF00 : 0x100, h == 0 ? 0x100 : 0xFFFF00).completionQueues(cqs[h], cqs[h]);
-            for (int p = 0; p < planes; p++)
+        final EmbeddedNicConfig config = new EmbeddedNicConfig().mode(kind).workers(1).planes(planes)
+            .connections(kind == NicConnection.Kind.SPRAY ? settings.paths() : 1, settings.streams(), MTU)
+            .sprayConfig(() -> EmbeddedNicConfig.sharedCoreSprayConfig().capacityMbps(capacityMbps))
+            .bursts(BURST, PathMtu.maxFrameLength(MTU) + 64)
+            .rocevRetry(ROCEV2_ACK_TIMEOUT_NANOS, 7)
+            .peerResolver(new SprayHandshake.PeerResolver()
             {
-                final FabricPort port = fabric.host(h).port(p);
-                config.local(p, port.localAddress(), port.localMac());
-                connection.remote(p, port.addressOf(1 - h), port.macOf(1 - h));
-            }
-            final PortsFrameOutput output = new PortsFrameOutput(nicPorts[h], BURST);
-            final SprayEngine engine = new SprayEngine(config, pds[h], output);
-            connections[h] = engine.open(connection);
-            agents[h] = new SprayTransportAgent("spray-host" + h, nicPorts[h], output, engine, new ParseCounters(),
-                new SystemNanoClock(), BURST);
-        }
-        final SprayConnection sender = connections[0];
-        return new Transport()
-        {
-            public Agent host(final int host)
-            {
-                return agents[host];
-            }
-
-            public Poster poster()
-            {
-                return sender::postSend;
-            }
-
-            public int lanes()
-            {
-                return settings.streams();
-            }
-
-            public long retransmitted()
-            {
-                return sender.counters().get(SprayCounters.RETRANSMITTED);
-            }
-
-            public long moved()
-            {
-                return sender.counters().get(SprayCounters.MOVED);
-            }
-
-            public long[] packetsPerPath()
-            {
-                final long[] packets = new long[settings.paths()];
-                for (int p = 0; p < packets.length; p++)
+                public int ipv4(final int plane, final int plane0Ipv4)
                 {
-                    packets[p] = sender.pathCounters(p).get(SprayCounters.TX_PACKETS);
+                    return fabric.host(hostOf(plane0Ipv4)).port(plane).localAddress();
                 }
-                return packets;
-            }
-        };
-    }
 
-    private static Transport rocev2(
-        final Fabric fabric, final Settings settings, final PacketPort[][] nicPorts, final ProtectionDomain[] pds,
-        final CompletionQueue[] cqs)
-    {
-        final int planes = settings.planes();
-        final RcEngine[][] engines = new RcEngine[2][planes];
-        final RcQueuePair[][] qps = new RcQueuePair[2][planes];
-        final Agent[][] agents = new Agent[2][planes];
-        for (int h = 0; h < 2; h++)
-        {
-            for (int p = 0; p < planes; p++)
-            {
-                final FabricPort port = fabric.host(h).port(p);
-                final PortFrameSink sink = new PortFrameSink(nicPorts[h][p], BURST, PathMtu.maxFrameLength(MTU) + 64);
-                engines[h][p] = new RcEngine(RcEngineConfig.defaults(port.localMac(), port.localAddress()), pds[h], sink);
-                qps[h][p] = engines[h][p].createQueuePair(cqs[h], cqs[h], 64, 64);
-                qps[h][p].toInit(AccessFlags.REMOTE_WRITE);
-                agents[h][p] = new RoceTransportAgent("rocev2-host" + h + "-plane" + p, nicPorts[h][p], sink, engines[h][p],
-                    new ParseCounters(), new SystemNanoClock(), BURST);
-            }
-        }
-        for (int h = 0; h < 2; h++)
-        {
-            for (int p = 0; p < planes; p++)
-            {
-                final FabricPort peer = fabric.host(1 - h).port(p);
-                // One UDP source port per QP: RoCEv2's single path. Timeout as for spray in real time.
-                qps[h][p].toRtr(RcConnectionAttributes.of(qps[1 - h][p].qpNumber(), peer.localMac(), peer.localAddress(),
-                    49152 + p, MTU, 1000 * (p + 1) * (h + 1), 1000 * (p + 1) * (2 - h))
-                    .withRetry(4 * REAL_TIME_RTO_MIN_NANOS, 7));
-                qps[h][p].toRts();
-            }
-        }
-        return new Transport()
-        {
-            public Agent host(final int host)
-            {
-                return new CompositeAgent(agents[host]);
-            }
-
-            public Poster poster()
-            {
-                return (lane, request) -> qps[0][lane].postSend(request);
-            }
-
-            public int lanes()
-            {
-                return planes;
-            }
-
-            public long retransmitted()
-            {
-                long total = 0;
-                for (final RcEngine engine : engines[0])
+                public long mac(final int plane, final int plane0Ipv4, final long plane0Mac)
                 {
-                    total += engine.counters().get(RcCounters.RETRANSMITTED);
+                    return fabric.host(hostOf(plane0Ipv4)).port(plane).localMac();
                 }
-                return total;
-            }
 
-            public long moved()
-            {
-                return 0;
-            }
-
-            public long[] packetsPerPath()
-            {
-                final long[] packets = new long[planes];
-                for (int p = 0; p < planes; p++)
+                private int hostOf(final int plane0Ipv4)
                 {
-                    packets[p] = engines[0][p].counters().get(RcCounters.TX_PACKETS);
+                    return fabric.host(0).port(0).localAddress() == plane0Ipv4 ? 0 : 1;
                 }
-                return packets;
-            }
-        };
+            });
+        for (int p = 0; p < planes; p++)
+        {
+            final FabricPort port = fabric.host(host).port(p);
+            config.local(p, port.localAddress(), port.localMac());
+        }
+        return config;
     }
 
     /**
-     * Posts the writes and collects their completions, on host 0's poll thread (the engines are not
-     * thread-safe: everything that touches them runs on their thread). Lanes are spray streams or
-     * RoCEv2 queue pairs.
+     * Where the workload posts: lane i is a spray stream of one connection, or a RoCEv2 queue pair per plane;
+     * and where the transfer's counters come from once the NICs stopped.
      */
-    static final class WriteWorkload implements Agent
+    record Lanes(NicConnection[] connections, int[] streams, NicConnection[] completionSources)
+    {
+        long retransmitted(final EmbeddedNic sender)
+        {
+            if (connections[0].kind() == NicConnection.Kind.SPRAY)
+            {
+                return connections[0].spray.counters().get(SprayCounters.RETRANSMITTED);
+            }
+            long total = 0;
+            for (int p = 0; p < sender.planes(); p++)
+            {
+                total += sender.rocevEngine(0, p).counters().get(RcCounters.RETRANSMITTED);
+            }
+            return total;
+        }
+
+        long moved()
+        {
+            return connections[0].kind() == NicConnection.Kind.SPRAY ?
+                connections[0].spray.counters().get(SprayCounters.MOVED) : 0;
+        }
+
+        long[] packetsPerPath(final EmbeddedNic sender, final int paths)
+        {
+            if (connections[0].kind() == NicConnection.Kind.SPRAY)
+            {
+                final long[] packets = new long[connections[0].spray.paths()];
+                for (int p = 0; p < packets.length; p++)
+                {
+                    packets[p] = connections[0].spray.pathCounters(p).get(SprayCounters.TX_PACKETS);
+                }
+                return packets;
+            }
+            final long[] packets = new long[sender.planes()];
+            for (int p = 0; p < packets.length; p++)
+            {
+                packets[p] = sender.rocevEngine(0, p).counters().get(RcCounters.TX_PACKETS);
+            }
+            return packets;
+        }
+    }
+
+    private static Lanes sprayLanes(final Fabric fabric, final EmbeddedNic[] nics, final int planes)
+    {
+        final int[] ips = new int[planes];
+        final long[] macs = new long[planes];
+        for (int p = 0; p < planes; p++)
+        {
+            ips[p] = fabric.host(1).port(p).localAddress();
+            macs[p] = fabric.host(1).port(p).localMac();
+        }
+        final NicConnection sender = nics[0].connect(ips, macs, CONNECT_TIMEOUT);
+        if (null == nics[1].accept(CONNECT_TIMEOUT))
+        {
+            throw new IllegalStateException("the receiving NIC did not accept the connection");
+        }
+        final NicConnection[] connections = new NicConnection[sender.streams()];
+        final int[] streams = new int[sender.streams()];
+        for (int s = 0; s < streams.length; s++)
+        {
+            connections[s] = sender;
+            streams[s] = s;
+        }
+        return new Lanes(connections, streams, new NicConnection[]{sender});
+    }
+
+    private static Lanes rocevLanes(final EmbeddedNic[] nics, final int planes)
+    {
+        final NicConnection[] senders = new NicConnection[planes];
+        for (int p = 0; p < planes; p++)
+        {
+            senders[p] = nics[0].createQueuePair(p);
+            final NicConnection receiver = nics[1].createQueuePair(p);
+            senders[p].connect(receiver.rocevEndpoint(), CONNECT_TIMEOUT);
+            receiver.connect(senders[p].rocevEndpoint(), CONNECT_TIMEOUT);
+        }
+        return new Lanes(senders, new int[planes], senders);
+    }
+
+    /**
+     * The application: posts the writes, a few in flight, and collects their completions.
+     */
+    static final class WriteWorkload
     {
         private static final int OUTSTANDING = 16;
-        private final Poster poster;
-        private final CompletionQueue cq;
+        private final Lanes lanes;
         private final MemoryRegion local;
         private final MemoryRegion remote;
         private final long bytes;
         private final int messageBytes;
         private final int messages;
-        private final int streams;
         private final SendWorkRequest request = new SendWorkRequest();
         private final WorkCompletion completion = new WorkCompletion();
         private int posted;
         private int outstanding;
-        private volatile int completed;
-        private volatile long bytesCompleted;
-        private volatile int failures;
-        private volatile long finishedAtNanos;
+        private int completed;
+        private long bytesCompleted;
+        private int failures;
+        private long finishedAtNanos;
+        private String firstFailure;
 
-        WriteWorkload(final Poster poster, final CompletionQueue cq, final MemoryRegion local,
-            final MemoryRegion remote, final long bytes, final int messageBytes, final int messages, final int streams)
+        WriteWorkload(final Lanes lanes, final MemoryRegion local, final MemoryRegion remote, final long bytes,
+            final int messageBytes, final int messages)
         {
-            this.poster = poster;
-            this.cq = cq;
+            this.lanes = lanes;
             this.local = local;
             this.remote = remote;
             this.bytes = bytes;
             this.messageBytes = messageBytes;
             this.messages = messages;
-            this.streams = streams;
         }
 
-        public int doWork()
+        int step()
         {
             int work = 0;
+            final int laneCount = lanes.connections().length;
             while (outstanding < OUTSTANDING && posted < messages)
             {
                 final long offset = (long)posted * messageBytes;
                 request.reset().wrId(posted).opcode(WorkRequestOpcode.RDMA_WRITE)
                     .local(local, local.address() + offset, (int)Math.min(messageBytes, bytes - offset))
                     .remote(remote.address() + offset, remote.rkey()).signaled(true);
-                if (poster.post(posted % streams, request) != PostResult.OK)
+                final int lane = posted % laneCount;
+                if (lanes.connections()[lane].postSend(lanes.streams()[lane], request) != PostResult.OK)
                 {
                     break;
                 }
@@ -456,30 +414,31 @@ public final class FabricDemo
                 outstanding++;
                 work++;
             }
-            while (cq.poll(completion))
+            for (final NicConnection c : lanes.completionSources())
             {
-                outstanding--;
-                work++;
-                if (completion.status() == WorkCompletionStatus.SUCCESS)
+                while (c.sendCompletionQueue().poll(completion))
                 {
-                    bytesCompleted += Math.min(messageBytes, bytes - completion.wrId() * messageBytes);
-                    completed++;
-                    if (completed == messages)
+                    outstanding--;
+                    work++;
+                    if (completion.status() == WorkCompletionStatus.SUCCESS)
                     {
-                        finishedAtNanos = System.nanoTime();
+                        bytesCompleted += Math.min(messageBytes, bytes - completion.wrId() * messageBytes);
+                        completed++;
+                        if (completed == messages)
+                        {
+                            finishedAtNanos = System.nanoTime();
+                        }
                     }
-                }
-                else
-                {
-                    failures++;
+                    else
+                    {
+                        if (failures++ == 0)
+                        {
+                            firstFailure = completion.toString();
+                        }
+                    }
                 }
             }
             return work;
-        }
-
-        public String roleName()
-        {
-            return "write-workload";
         }
 
         boolean finished()
@@ -505,6 +464,11 @@ public final class FabricDemo
         int failures()
         {
             return failures;
+        }
+
+        String firstFailure()
+        {
+            return firstFailure;
         }
     }
 }
