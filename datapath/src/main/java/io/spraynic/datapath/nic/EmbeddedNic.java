@@ -20,6 +20,7 @@ import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.datapath.wire.Wire;
 import io.spraynic.dpdk.CpuAffinity;
 import io.spraynic.dpdk.EthPort;
+import io.spraynic.pmd.MempoolConfig;
 import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PortConfig;
 import org.agrona.concurrent.AgentRunner;
@@ -58,6 +59,8 @@ public final class EmbeddedNic implements AutoCloseable
     /** Default time a control action waits for its worker. */
     public static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(10);
     private static final int FIRST_INITIATOR_CID = 0x80_0000;
+    /** Bytes of headers a data frame may carry beyond its payload: VLAN, IPv6, UDP, BTH, SETH, RETH, ImmDt, ICRC. */
+    static final int MAX_HEADER_BYTES = 18 + 40 + 8 + 12 + 16 + 16 + 4 + 4;
     private static final int[] PATH_SLOTS = {SprayCounters.TX_PACKETS, SprayCounters.TX_BYTES,
         SprayCounters.RX_PACKETS, SprayCounters.RETRANSMITTED, SprayCounters.LOST, SprayCounters.ECN_MARKS_RECEIVED,
         SprayCounters.SACK_GAPS, SprayCounters.TIMEOUTS, SprayCounters.MOVED};
@@ -94,6 +97,12 @@ public final class EmbeddedNic implements AutoCloseable
         {
             throw new IllegalArgumentException("an embedded NIC with " + w + " worker(s) needs one row of ports per worker, not " +
                 ports.length);
+        }
+        if (config.mtu + MAX_HEADER_BYTES > config.maxFrameLength)
+        {
+            throw new IllegalArgumentException("an MTU of " + config.mtu + " needs buffers of " + (config.mtu + MAX_HEADER_BYTES) +
+                " B with headers, but the ports' buffers hold " + config.maxFrameLength + " B: lower the MTU or give the " +
+                "ports bigger buffers (the mempool's data_room)");
         }
         this.localMac = config.localMac.clone();
         this.workers = new NicWorker[w];
@@ -163,6 +172,7 @@ public final class EmbeddedNic implements AutoCloseable
                     config.workers);
             }
         }
+        config.maxFrameLength = Math.min(config.maxFrameLength, nicConfig.mempool().dataRoom() - MempoolConfig.HEADROOM);
         final DpdkNic dpdk = DpdkNic.start(nicConfig);
         try
         {

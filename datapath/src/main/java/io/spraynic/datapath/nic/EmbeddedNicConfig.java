@@ -32,7 +32,7 @@ public final class EmbeddedNicConfig
     int sendQueueDepth = 1024;
     int receiveQueueDepth = 1024;
     int burst = 32;
-    int maxFrameLength = 2048 - 128;
+    int maxFrameLength = 2048 - 128; // a default DPDK mbuf: 2 KiB data room less the headroom
     int inboxBytes = 1 << 20;
     Supplier<IdleStrategy> idleStrategy = BackoffIdleStrategy::new;
     int[] cpus = new int[0];

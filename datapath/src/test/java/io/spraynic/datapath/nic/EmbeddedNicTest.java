@@ -389,6 +389,19 @@ class EmbeddedNicTest
         assertTrue(best < 1024, "bytes the workers allocated in a warm 4 MiB round: best " + best + ", last " + lastRound);
     }
 
+    @Test
+    void shouldRefuseAnMtuWhoseFramesDoNotFitThePortsBuffers() throws Exception
+    {
+        final PacketPort[][][] ports = links(1, 1);
+        final CountersFile counters = CountersFile.create(dir, "mtu", 256);
+        closeables.add(counters);
+        final EmbeddedNicConfig config = config(NicConnection.Kind.SPRAY, 0, 1, 1).connections(8, 4, 4096);
+        final IllegalArgumentException refused =
+            assertThrows(IllegalArgumentException.class, () -> EmbeddedNic.start(config, ports[0], counters));
+        assertTrue(refused.getMessage().contains("MTU of 4096") && refused.getMessage().contains("2048 B"),
+            refused.getMessage());
+    }
+
     private static Map<String, Long> counters(final EmbeddedNic nic)
     {
         final CountersReader reader = nic.counters().counters();
