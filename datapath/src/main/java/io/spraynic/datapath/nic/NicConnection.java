@@ -36,8 +36,9 @@ public final class NicConnection
     private final CompletionQueue sendCq;
     private final CompletionQueue receiveCq;
     private volatile boolean closing;
-    private long postedSends;
-    private long postedReceives;
+    // written by the posting thread, read by whoever reports a drain
+    private volatile long postedSends;
+    private volatile long postedReceives;
 
     // owned by the worker thread once attached; published to the application by the command's completion
     SprayConnection spray;
@@ -121,7 +122,7 @@ public final class NicConnection
         {
             return PostResult.QUEUE_FULL;
         }
-        postedSends++;
+        postedSends = postedSends + 1; // one posting thread: no lost update
         return PostResult.OK;
     }
 
@@ -146,7 +147,7 @@ public final class NicConnection
         {
             return PostResult.QUEUE_FULL;
         }
-        postedReceives++;
+        postedReceives = postedReceives + 1;
         return PostResult.OK;
     }
 

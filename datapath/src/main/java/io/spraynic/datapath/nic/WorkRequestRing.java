@@ -54,6 +54,8 @@ public final class WorkRequestRing
     private final int[] rkeys;
     private final int[] immediates;
 
+    /** The slot {@link #peek()} made current: consumer thread only. */
+    private int current;
     @SuppressWarnings("unused") // accessed through HEAD
     private volatile long head;
     @SuppressWarnings("unused") // accessed through TAIL
@@ -170,8 +172,6 @@ public final class WorkRequestRing
     {
         HEAD.setRelease(this, (long)HEAD.getOpaque(this) + 1);
     }
-
-    private int current;
 
     /** @return the current request's stream. */
     public int stream()
