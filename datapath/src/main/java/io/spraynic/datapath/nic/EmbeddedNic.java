@@ -83,6 +83,7 @@ public final class EmbeddedNic implements AutoCloseable
     private final List<CounterMirror> ownMirrors = new ArrayList<>();
     private int nextWorker;
     private volatile boolean closing;
+    private Thread portStatsPublisher;
     private DrainReport closeReport;
 
     private EmbeddedNic(final EmbeddedNicConfig config, final PacketPort[][] ports, final CountersFile counters,
@@ -190,13 +191,50 @@ public final class EmbeddedNic implements AutoCloseable
                     ports[w][p] = wrap.apply(dpdk.packetPort(name, w));
                 }
             }
-            return start(config, ports, counters, dpdk);
+            final EmbeddedNic nic = start(config, ports, counters, dpdk);
+            nic.publishPortStats(dpdk, portConfigs);
+            return nic;
         }
         catch (final RuntimeException ex)
         {
             dpdk.close();
             throw ex;
         }
+    }
+
+    /** A daemon thread copies the ports' DPDK statistics into the counters file every 100 ms. */
+    private void publishPortStats(final DpdkNic dpdk, final List<PortConfig> portConfigs)
+    {
+        final List<PortStatsCounters> ports = new ArrayList<>();
+        for (final PortConfig port : portConfigs)
+        {
+            ports.add(new PortStatsCounters(counters, dpdk.port(port.name()), port.name()));
+        }
+        final Thread publisher = new Thread(() ->
+        {
+            try
+            {
+                while (!closing)
+                {
+                    for (final PortStatsCounters port : ports)
+                    {
+                        port.publish();
+                    }
+                    Thread.sleep(100);
+                }
+            }
+            catch (final InterruptedException ignored)
+            {
+                Thread.currentThread().interrupt();
+            }
+            finally
+            {
+                ports.forEach(PortStatsCounters::close);
+            }
+        }, "spraynic-port-stats");
+        publisher.setDaemon(true);
+        publisher.start();
+        portStatsPublisher = publisher;
     }
 
     private static long macOf(final EthPort port)
@@ -324,6 +362,7 @@ public final class EmbeddedNic implements AutoCloseable
             mirrors[1 + p] = new CounterMirror(counters, prefix + "path " + p + " ", connection.pathCounters(p), PATH_SLOTS);
         }
         handle.mirrors = mirrors;
+        handle.gauges = new SprayGauges(counters, prefix, connection);
         worker.attach(handle);
         connections.add(handle);
     }
@@ -641,12 +680,21 @@ public final class EmbeddedNic implements AutoCloseable
             }
             return c;
         }), CONTROL_TIMEOUT, "close a connection");
+        closeCounters(c);
+        connections.remove(c);
+        return drain;
+    }
+
+    private static void closeCounters(final NicConnection c)
+    {
         for (final CounterMirror mirror : c.mirrors)
         {
             mirror.close();
         }
-        connections.remove(c);
-        return drain;
+        if (null != c.gauges)
+        {
+            c.gauges.close();
+        }
     }
 
     private DrainReport.ConnectionDrain connectionDrain(final NicWorker worker, final NicConnection c)
@@ -691,6 +739,17 @@ public final class EmbeddedNic implements AutoCloseable
             sleepBriefly();
         }
         final long nanos = System.nanoTime() - start;
+        if (null != portStatsPublisher)
+        {
+            try
+            {
+                portStatsPublisher.join(1000); // it sees closing, publishes no more and frees its counters
+            }
+            catch (final InterruptedException ex)
+            {
+                Thread.currentThread().interrupt();
+            }
+        }
         final List<DrainReport.ConnectionDrain> drains = new ArrayList<>();
         for (final AgentRunner runner : runners)
         {
@@ -702,10 +761,7 @@ public final class EmbeddedNic implements AutoCloseable
         for (final NicConnection c : connections)
         {
             drains.add(describe(c)); // workers stopped: their state is ours to read
-            for (final CounterMirror mirror : c.mirrors)
-            {
-                mirror.close();
-            }
+            closeCounters(c);
         }
         for (final CounterMirror mirror : ownMirrors)
         {

@@ -48,6 +48,7 @@ public final class NicConnection
     int localPsn;
     int streams = 1;
     CounterMirror[] mirrors = new CounterMirror[0];
+    SprayGauges gauges;
 
     NicConnection(final EmbeddedNic nic, final Kind kind, final int worker, final int ringCapacity, final int cqCapacity)
     {

@@ -3,7 +3,6 @@ package io.spraynic.datapath.nic;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.port.PortPollAgent;
 import io.spraynic.dpdk.EthPort;
-import io.spraynic.dpdk.PortStats;
 import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PortConfig;
 import org.agrona.concurrent.AgentRunner;
@@ -28,24 +27,7 @@ public final class NicRuntime implements AutoCloseable
     private final DpdkNic nic;
     private final CountersFile counters;
     private final List<AgentRunner> runners = new ArrayList<>();
-    private final List<PortCounters> portCounters = new ArrayList<>();
-
-    private record PortCounters(EthPort port, AtomicCounter rxPackets, AtomicCounter txPackets, AtomicCounter rxBytes,
-        AtomicCounter txBytes, AtomicCounter rxMissed, AtomicCounter rxErrors, AtomicCounter txErrors, AtomicCounter rxNoMbuf)
-    {
-        void publish()
-        {
-            final PortStats stats = port.stats();
-            rxPackets.setRelease(stats.rxPackets());
-            txPackets.setRelease(stats.txPackets());
-            rxBytes.setRelease(stats.rxBytes());
-            txBytes.setRelease(stats.txBytes());
-            rxMissed.setRelease(stats.rxMissed());
-            rxErrors.setRelease(stats.rxErrors());
-            txErrors.setRelease(stats.txErrors());
-            rxNoMbuf.setRelease(stats.rxNoMbuf());
-        }
-    }
+    private final List<PortStatsCounters> portCounters = new ArrayList<>();
 
     private NicRuntime(final DpdkNic nic, final CountersFile counters)
     {
@@ -71,12 +53,7 @@ public final class NicRuntime implements AutoCloseable
             for (final PortConfig port : config.ports())
             {
                 final EthPort ethPort = nic.port(port.name());
-                final String prefix = "port " + port.name();
-                runtime.portCounters.add(new PortCounters(ethPort,
-                    counters.newCounter(prefix + ": dpdk rx packets"), counters.newCounter(prefix + ": dpdk tx packets"),
-                    counters.newCounter(prefix + ": dpdk rx bytes"), counters.newCounter(prefix + ": dpdk tx bytes"),
-                    counters.newCounter(prefix + ": dpdk rx missed"), counters.newCounter(prefix + ": dpdk rx errors"),
-                    counters.newCounter(prefix + ": dpdk tx errors"), counters.newCounter(prefix + ": dpdk rx no mbuf")));
+                runtime.portCounters.add(new PortStatsCounters(counters, ethPort, port.name()));
                 for (int queue = 0; queue < port.rxQueues(); queue++)
                 {
                     final String name = port.name() + "/q" + queue;
@@ -104,7 +81,7 @@ public final class NicRuntime implements AutoCloseable
      */
     public void publishPortStats()
     {
-        for (final PortCounters port : portCounters)
+        for (final PortStatsCounters port : portCounters)
         {
             port.publish();
         }

@@ -392,6 +392,10 @@ final class NicWorker implements Agent
             {
                 mirror.publish();
             }
+            if (null != c.gauges)
+            {
+                c.gauges.publish();
+            }
         }
     }
 

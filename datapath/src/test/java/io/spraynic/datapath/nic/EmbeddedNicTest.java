@@ -359,6 +359,9 @@ class EmbeddedNicTest
         }
         assertEquals(txPackets, perPath, "the paths' packets add up to the connection's");
         assertTrue(values.get("worker 0: parse roce") > 0);
+        assertTrue(values.get(prefix + "path 0 window_packets") > 0, "path windows published");
+        assertTrue(values.get(prefix + "path 0 srtt_ns") > 0, "path RTTs published");
+        assertTrue(values.get(prefix + "peer_rate_hint_mbps") > 0, "the peer's fair-share hint published");
         assertNull(values.get("conn 0x0: tx_packets"));
     }
 
