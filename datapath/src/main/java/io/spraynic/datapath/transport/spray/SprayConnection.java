@@ -229,6 +229,10 @@ public final class SprayConnection implements PathSendWindow.Listener
     private long allFailedSince = NONE;
     private boolean closed;
 
+    // ---- S6.8: the slowest sampled path's estimates, for paths without samples (refreshed every tick)
+    private long siblingSrtt;
+    private long siblingRttvar;
+
     // ---- ACK processing scratch
     private int ackPath;
     private long ackNow;
@@ -309,7 +313,8 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             sendWindows[p] = new PathSendWindow(Psn.add(c.sendInitialPsn, p * PATH_SPACING));
             receiveWindows[p] = new PathReceiveWindow(Psn.add(c.receiveInitialPsn, p * PATH_SPACING));
-            rtts[p] = new RttEstimator(config.rtoMinNanos, config.rtoMaxNanos, config.initialRttNanos);
+            rtts[p] = new RttEstimator(config.rtoMinNanos, config.rtoMaxNanos, config.initialRttNanos,
+                config.ackDelayNanos + config.rtoSlackNanos);
             windows[p] = new PathCongestionControl(config.initialWindow, config.maxWindow, config.gain);
             pathCounters[p] = SprayCounters.create();
             sourcePorts[p] = (c.sourcePortBase + p) & 0xFFFF;
@@ -1274,6 +1279,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             closeAfterTimeout();
             return 1;
         }
+        siblingEstimates();
         int work = 0;
         for (int p = 0; p < paths; p++)
         {
@@ -1315,7 +1321,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             return 0;
         }
         final RttEstimator rtt = rtts[p];
-        if (now - window.oldestSentAtNanos() >= rtt.rtoNanos())
+        if (now - window.oldestSentAtNanos() >= rtt.rtoNanos(siblingSrtt, siblingRttvar))
         {
             counters.increment(SprayCounters.TIMEOUTS);
             pathCounters[p].increment(SprayCounters.TIMEOUTS);
@@ -1336,7 +1342,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             queueRetransmission(p, psn, handle);
             return 1;
         }
-        final long quiet = Math.max(2 * rtt.srttNanos(), config.probeMinNanos);
+        final long quiet = Math.max(2 * rtt.srttNanos(siblingSrtt), config.probeMinNanos);
         final long since = Math.max(Math.max(lastAckAt[p], lastProbeAt[p]), window.oldestSentAtNanos());
         if (now - since >= quiet && !window.isFull())
         {
@@ -1344,6 +1350,24 @@ public final class SprayConnection implements PathSendWindow.Listener
             return 1;
         }
         return 0;
+    }
+
+    // S6.8: a path without RTT samples of its own is timed by the slowest sampled path of the connection
+    private void siblingEstimates()
+    {
+        long srtt = 0;
+        long rttvar = 0;
+        for (int p = 0; p < paths; p++)
+        {
+            final RttEstimator rtt = rtts[p];
+            if (rtt.hasSample() && pathStates[p] == ACTIVE)
+            {
+                srtt = Math.max(srtt, rtt.srttNanos());
+                rttvar = Math.max(rttvar, rtt.rttvarNanos());
+            }
+        }
+        siblingSrtt = srtt;
+        siblingRttvar = rttvar;
     }
 
     private void failPath(final int p, final long now)
@@ -1678,7 +1702,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             if (pathStates[p] == ACTIVE)
             {
-                rate += (double)windows[p].window() * mtu / Math.max(1, rtts[p].srttNanos());
+                rate += (double)windows[p].window() * mtu / Math.max(1, rtts[p].srttNanos(siblingSrtt));
             }
         }
         if (peerRateHintMbps > 0)
@@ -1982,6 +2006,12 @@ public final class SprayConnection implements PathSendWindow.Listener
     public int paths()
     {
         return paths;
+    }
+
+    /** @return streams per direction. */
+    public int streams()
+    {
+        return streams;
     }
 
     /** @return the MTU. */
