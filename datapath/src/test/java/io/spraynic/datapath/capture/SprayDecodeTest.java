@@ -75,6 +75,7 @@ class SprayDecodeTest
             SelectiveAckHeader.path(buffer, HEADERS, 2);
             SelectiveAckHeader.ceCount(buffer, HEADERS, 3);
             SelectiveAckHeader.rateHintMbps(buffer, HEADERS, 25_000);
+            SelectiveAckHeader.refusals(buffer, HEADERS, 7);
             final int length = writer(SprayOpcodes.ACK).writeFrame(buffer, 0, 0);
 
             final FrameDecoder decoder = new FrameDecoder();
@@ -82,7 +83,7 @@ class SprayDecodeTest
             final StringBuilder text = new StringBuilder();
             FrameDecoder.appendText(text, 0, frame);
             assertTrue(text.toString().contains(" SPRAY_ACK "), text.toString());
-            assertTrue(text.toString().contains(" sack(path=2 cumulative=102 above=3 ce=3 rateHintMbps=25000)"), text.toString());
+            assertTrue(text.toString().contains(" sack(path=2 cumulative=102 above=3 ce=3 rateHintMbps=25000 refusals=7)"), text.toString());
             assertTrue(text.toString().endsWith(" ok"), text.toString());
         }
     }

@@ -128,6 +128,8 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final int[] rxPosted;
     private final boolean[] rxErrored;
     private final int[] rxErroredMsn;
+    private final int[] rxErroredSyndrome;
+    private final int[] rxErroredRefusal;
 
     // ---- outbound message slots
     private final int slotCount;
@@ -157,6 +159,9 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final boolean[] rnrWaiting;
     private final int[] rnrCount;
     private final long[] rnrRetryAt;
+    private final boolean[] held;
+    private final long[] queryAt;
+    private int heldCount;
     private final int[] freeSlots;
     private int freeSlotCount;
     private int rnrWaitingCount;
@@ -201,6 +206,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final boolean[] inDone;
     private final boolean[] inRnr;
     private final int[] inRnrArrived;
+    private final int[] inRefusal;
     private final int[] freeInbound;
     private int freeInboundCount;
     private final Long2LongHashMap inbound;
@@ -224,6 +230,12 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     /** The parameters a handshake opened this connection with (responder side, for repeated CONNECT_ACKs). */
     SprayConnectionConfig handshakeConfig;
+
+    // ---- S9.3: refusals made here (carried in every SACKH), and those of the peer this end has learned of
+    private int refusals;
+    private int peerRefusals;
+    private int learnedRefusals;
+    private long learnedAbove;
 
     // ---- S7.6: every path failed
     private long allFailedSince = NONE;
@@ -331,6 +343,8 @@ public final class SprayConnection implements PathSendWindow.Listener
         rxPosted = new int[streams];
         rxErrored = new boolean[streams];
         rxErroredMsn = new int[streams];
+        rxErroredSyndrome = new int[streams];
+        rxErroredRefusal = new int[streams];
         java.util.Arrays.fill(txHead, MISSING);
         java.util.Arrays.fill(txTail, MISSING);
 
@@ -361,6 +375,8 @@ public final class SprayConnection implements PathSendWindow.Listener
         rnrWaiting = new boolean[slotCount];
         rnrCount = new int[slotCount];
         rnrRetryAt = new long[slotCount];
+        held = new boolean[slotCount];
+        queryAt = new long[slotCount];
         freeSlots = new int[slotCount];
         for (int i = 0; i < slotCount; i++)
         {
@@ -402,6 +418,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         inDone = new boolean[inboundCount];
         inRnr = new boolean[inboundCount];
         inRnrArrived = new int[inboundCount];
+        inRefusal = new int[inboundCount];
         freeInbound = new int[inboundCount];
         for (int i = 0; i < inboundCount; i++)
         {
@@ -489,6 +506,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         delivered[s] = false;
         rnrWaiting[s] = false;
         rnrCount[s] = 0;
+        held[s] = false;
         nextInStream[s] = MISSING;
         if (txTail[streamId] == MISSING)
         {
@@ -560,6 +578,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             case SprayOpcodes.ACK -> onAckPacket(frame, now);
             case SprayOpcodes.NACK -> onNackPacket(frame, now);
+            case SprayOpcodes.QUERY -> onQueryPacket(frame, now);
             case SprayOpcodes.PROBE -> onProbePacket(frame, now);
             case SprayOpcodes.WRITE, SprayOpcodes.WRITE_WITH_IMMEDIATE, SprayOpcodes.SEND,
                 SprayOpcodes.SEND_WITH_IMMEDIATE, SprayOpcodes.READ_REQUEST, SprayOpcodes.READ_RESPONSE ->
@@ -790,6 +809,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             inDone[rec] = false;
             inRnr[rec] = false;
             inRnrArrived[rec] = 0;
+            inRefusal[rec] = 0;
             inbound.put(key, rec);
         }
         if (inKind[rec] != k || inLength[rec] != messageLength)
@@ -799,7 +819,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         }
         if (inSyndrome[rec] != 0)
         {
-            sendNack(p, inSyndrome[rec], s, m); // S9.3: repeated for every further packet
+            sendNack(p, inSyndrome[rec], s, m, inRefusal[rec]); // S9.3: repeated for every further packet
             return;
         }
         if (inDone[rec])
@@ -914,11 +934,19 @@ public final class SprayConnection implements PathSendWindow.Listener
     {
         inSyndrome[rec] = syndrome;
         inDone[rec] = true;
-        sendNack(p, syndrome, s, m);
+        // S9.3: counted before its NACK and the ACK of its packet leave, so every ACK that covers a refused
+        // packet tells the sender a refusal exists; a refusal of an earlier message of a stream already in
+        // error keeps the stream's number (the sender, which then holds that stream's earlier messages until
+        // the receiver confirms them, learns of it by the number it already has or by asking)
+        final int refusal = rxErrored[s] ? rxErroredRefusal[s] : ++refusals;
+        inRefusal[rec] = refusal;
+        sendNack(p, syndrome, s, m, refusal);
         if (!rxErrored[s] || m - rxErroredMsn[s] < 0)
         {
             rxErrored[s] = true;
             rxErroredMsn[s] = m;
+            rxErroredSyndrome[s] = syndrome;
+            rxErroredRefusal[s] = refusal;
             // later messages of the stream that had begun arriving are abandoned (control path: rare)
             for (int r = 0; r < inboundCount; r++)
             {
@@ -943,8 +971,9 @@ public final class SprayConnection implements PathSendWindow.Listener
             inRnr[rec] = true;
             inRnrArrived[rec] = 0;
             inReceived[rec] = 0;
+            inRefusal[rec] = ++refusals; // each refused attempt is a refusal the sender must learn of (S9.3)
         }
-        sendNack(p, NegativeAckHeader.SYNDROME_RNR, s, m);
+        sendNack(p, NegativeAckHeader.SYNDROME_RNR, s, m, inRefusal[rec]);
         if (++inRnrArrived[rec] == inExpected[rec])
         {
             inRnr[rec] = false;
@@ -1010,6 +1039,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         status[slot] = PENDING;
         delivered[slot] = true; // nothing to deliver: freed once acknowledged
         rnrWaiting[slot] = false;
+        held[slot] = false;
         nextInStream[slot] = MISSING;
         enqueueSend(slot);
     }
@@ -1057,6 +1087,12 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             counters.increment(SprayCounters.ACKS_STALE);
             return;
+        }
+        // S9.3: before the packets it covers complete, so that a refused one waits for its NACK
+        final int peerRefused = SelectiveAckHeader.refusals(seg, sack);
+        if (peerRefused - peerRefusals > 0)
+        {
+            peerRefusals = peerRefused;
         }
         ackPath = p;
         ackNow = now;
@@ -1134,25 +1170,52 @@ public final class SprayConnection implements PathSendWindow.Listener
         final long nakh = frame.customHeaderOffset();
         final int s = NegativeAckHeader.stream(seg, nakh);
         final int m = NegativeAckHeader.msn(seg, nakh);
+        final int syndrome = NegativeAckHeader.syndrome(seg, nakh);
+        final int refusal = NegativeAckHeader.refusal(seg, nakh);
         counters.increment(SprayCounters.NACKS_RECEIVED);
         if (s >= streams)
         {
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
-        final int slot = (int)txByMsn.get(key(s, m));
-        if (slot == MISSING || status[slot] != PENDING || kind[slot] == READ_RESPONSE)
+        final boolean fresh = syndrome != NegativeAckHeader.SYNDROME_ACCEPTED && refusal != 0 && learn(refusal);
+        if (refusal - peerRefusals > 0)
         {
-            return;
+            peerRefusals = refusal;
         }
-        switch (NegativeAckHeader.syndrome(seg, nakh))
+        final int slot = (int)txByMsn.get(key(s, m));
+        if (slot != MISSING && status[slot] == PENDING && kind[slot] != READ_RESPONSE)
         {
+            onRefusal(slot, syndrome, refusal, fresh, NegativeAckHeader.rnrTimerMicros(seg, nakh), now);
+        }
+        releaseHeld();
+    }
+
+    private void onRefusal(
+        final int slot, final int syndrome, final int refusal, final boolean fresh, final int rnrTimerMicros, final long now)
+    {
+        switch (syndrome)
+        {
+            case NegativeAckHeader.SYNDROME_ACCEPTED ->
+            {
+                // the answer to a query: every byte was placed (S9.3)
+                if (held[slot])
+                {
+                    unhold(slot);
+                    if (kind[slot] != READ && !rnrWaiting[slot] && acked[slot] == packets[slot])
+                    {
+                        status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
+                        deliverSendCompletions(stream[slot]);
+                    }
+                }
+            }
             case NegativeAckHeader.SYNDROME_RNR ->
             {
-                if (rnrWaiting[slot])
+                if (rnrWaiting[slot] || (refusal != 0 && !fresh))
                 {
-                    return; // the rest of the refused attempt
+                    return; // the rest of the refused attempt, or an earlier attempt's
                 }
+                unhold(slot);
                 if (++rnrCount[slot] > config.rnrRetries)
                 {
                     fail(slot, WorkCompletionStatus.RNR_RETRY_EXC_ERR);
@@ -1161,11 +1224,151 @@ public final class SprayConnection implements PathSendWindow.Listener
                 counters.increment(SprayCounters.RNR_RETRIES);
                 rnrWaiting[slot] = true;
                 rnrWaitingCount++;
-                rnrRetryAt[slot] = now + NegativeAckHeader.rnrTimerMicros(seg, nakh) * 1000L;
+                rnrRetryAt[slot] = now + rnrTimerMicros * 1000L;
             }
             case NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR -> fail(slot, WorkCompletionStatus.REM_ACCESS_ERR);
             case NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST -> fail(slot, WorkCompletionStatus.REM_INV_REQ_ERR);
             default -> fail(slot, WorkCompletionStatus.REM_OP_ERR);
+        }
+    }
+
+    // S9.3: a refusal number learned from a NACK; true the first time
+    private boolean learn(final int refusal)
+    {
+        final int d = refusal - learnedRefusals;
+        if (d <= 0)
+        {
+            return false;
+        }
+        if (d > Long.SIZE)
+        {
+            return true; // too far ahead to record: the queries bring it again once the ones before it are known
+        }
+        final long bit = 1L << (d - 1);
+        if ((learnedAbove & bit) != 0)
+        {
+            return false;
+        }
+        learnedAbove |= bit;
+        while ((learnedAbove & 1) != 0)
+        {
+            learnedAbove >>>= 1;
+            learnedRefusals++;
+        }
+        return true;
+    }
+
+    // S9.3: a message whose packets were all acknowledged may still have been refused if the peer made a
+    // refusal this end has not learned of, or if its stream is in error (an earlier message of the stream can
+    // be refused after a later one, under the later one's refusal number)
+    private boolean mustHold(final int slot)
+    {
+        return learnedRefusals - peerRefusals < 0 || txErrored[stream[slot]];
+    }
+
+    private void hold(final int slot, final long now)
+    {
+        if (!held[slot])
+        {
+            held[slot] = true;
+            heldCount++;
+            queryAt[slot] = now + queryInterval();
+            counters.increment(SprayCounters.COMPLETIONS_HELD);
+        }
+    }
+
+    private void unhold(final int slot)
+    {
+        if (held[slot])
+        {
+            held[slot] = false;
+            heldCount--;
+        }
+    }
+
+    // a missing NACK may be on its way over a slower path: ask only after a round trip of the slowest path
+    private long queryInterval()
+    {
+        return Math.max(config.rtoMinNanos, 2 * siblingSrtt);
+    }
+
+    // completes held messages that need no longer wait (control path: only after a refusal)
+    private void releaseHeld()
+    {
+        if (heldCount == 0)
+        {
+            return;
+        }
+        for (int slot = 0; slot < slotCount; slot++)
+        {
+            if (held[slot] && status[slot] == PENDING && !mustHold(slot))
+            {
+                unhold(slot);
+                if (kind[slot] != READ && !rnrWaiting[slot] && acked[slot] == packets[slot])
+                {
+                    status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
+                    deliverSendCompletions(stream[slot]);
+                }
+            }
+        }
+    }
+
+    private int sendQueries(final long now)
+    {
+        int work = 0;
+        for (int slot = 0; slot < slotCount; slot++)
+        {
+            if (held[slot] && status[slot] == PENDING && now >= queryAt[slot])
+            {
+                if (writeQuery(stream[slot], msn[slot]))
+                {
+                    work++;
+                }
+                queryAt[slot] = now + queryInterval();
+            }
+        }
+        return work;
+    }
+
+    // S9.3: the receiver of a message tells its fate: placed, or refused (again, with the refusal's number)
+    private void onQueryPacket(final RoceFrame frame, final long now)
+    {
+        final MemorySegment seg = frame.segment();
+        final long nakh = frame.customHeaderOffset();
+        final int s = NegativeAckHeader.stream(seg, nakh);
+        final int m = NegativeAckHeader.msn(seg, nakh);
+        if (s >= streams)
+        {
+            engine.counters().increment(SprayCounters.MALFORMED);
+            return;
+        }
+        counters.increment(SprayCounters.QUERIES_RECEIVED);
+        if (rxErrored[s] && m - rxErroredMsn[s] >= 0)
+        {
+            // refused, or flushed behind the refused message: the answer names the refused one
+            sendNack(0, rxErroredSyndrome[s], s, rxErroredMsn[s], rxErroredRefusal[s]);
+            return;
+        }
+        final int rec = (int)inbound.get(key(s, m));
+        if (rec == MISSING)
+        {
+            if (m - rxNextMsn[s] < 0)
+            {
+                sendNack(0, NegativeAckHeader.SYNDROME_ACCEPTED, s, m, 0); // completed and retired
+            }
+            return;
+        }
+        if (inSyndrome[rec] != 0)
+        {
+            sendNack(0, inSyndrome[rec], s, m, inRefusal[rec]);
+        }
+        else if (inDone[rec])
+        {
+            sendNack(0, NegativeAckHeader.SYNDROME_ACCEPTED, s, m, 0);
+        }
+        else if (inRefusal[rec] != 0 && (inRnr[rec] || inReceived[rec] == 0))
+        {
+            sendNack(0, NegativeAckHeader.SYNDROME_RNR, s, m, inRefusal[rec]); // the last attempt was refused
         }
     }
 
@@ -1205,6 +1408,10 @@ public final class SprayConnection implements PathSendWindow.Listener
             {
                 status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
             }
+            else if (mustHold(slot))
+            {
+                hold(slot, ackNow);
+            }
             else if (kind[slot] != READ)
             {
                 status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
@@ -1235,6 +1442,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                 }
             }
             counters.increment(SprayCounters.MESSAGES_SENT);
+            unhold(head);
             txByMsn.remove(key(s, msn[head]));
             delivered[head] = true;
             final int done = head;
@@ -1296,6 +1504,10 @@ public final class SprayConnection implements PathSendWindow.Listener
         if (rnrWaitingCount > 0)
         {
             work += rnrRetries(now);
+        }
+        if (heldCount > 0)
+        {
+            work += sendQueries(now);
         }
         work += sendData(now);
         return work;
@@ -1419,6 +1631,8 @@ public final class SprayConnection implements PathSendWindow.Listener
             }
         }
         rnrWaitingCount = 0;
+        heldCount = 0;
+        java.util.Arrays.fill(held, false);
         sendQueueSize = 0;
         retxSize = 0;
         moveSize = 0;
@@ -1568,6 +1782,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             {
                 rnrWaiting[slot] = false;
                 rnrWaitingCount--;
+                unhold(slot);
                 generation[slot]++;
                 nextPacket[slot] = 0;
                 acked[slot] = 0;
@@ -1911,6 +2126,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         receiveWindows[p].writeTo(seg, sack);
         SelectiveAckHeader.rateHintMbps(seg, sack, engine.rateHint().hintMbps());
         SelectiveAckHeader.ackSequence(seg, sack, ++rxAckSequence[p]);
+        SelectiveAckHeader.refusals(seg, sack, refusals);
         output.commit(writer.writeFrame(seg, base, 0));
         rxSinceAck[p] = 0;
         rxCeSinceAck[p] = 0;
@@ -1920,7 +2136,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         return true;
     }
 
-    private void sendNack(final int p, final int syndrome, final int s, final int m)
+    private void sendNack(final int p, final int syndrome, final int s, final int m, final int refusal)
     {
         final int q = controlPath(p);
         final int plane = q % planes;
@@ -1938,8 +2154,33 @@ public final class SprayConnection implements PathSendWindow.Listener
         NegativeAckHeader.stream(seg, nakh, s);
         NegativeAckHeader.msn(seg, nakh, m);
         NegativeAckHeader.rnrTimerMicros(seg, nakh, syndrome == NegativeAckHeader.SYNDROME_RNR ? config.rnrTimerMicros : 0);
+        NegativeAckHeader.refusal(seg, nakh, refusal);
         output.commit(writer.writeFrame(seg, base, 0));
         counters.increment(SprayCounters.NACKS_SENT);
+    }
+
+    private boolean writeQuery(final int s, final int m)
+    {
+        final int q = controlPath(0);
+        final int plane = q % planes;
+        address(q, plane);
+        writer.opcode(SprayOpcodes.QUERY).psn(0);
+        if (!output.claim(plane, writer.frameLength(0)))
+        {
+            counters.increment(SprayCounters.OUTPUT_FULL);
+            return false;
+        }
+        final MemorySegment seg = output.buffer();
+        final long base = output.offset();
+        final long nakh = base + writer.payloadOffset() - NegativeAckHeader.LENGTH;
+        NegativeAckHeader.syndrome(seg, nakh, NegativeAckHeader.SYNDROME_ACCEPTED);
+        NegativeAckHeader.stream(seg, nakh, s);
+        NegativeAckHeader.msn(seg, nakh, m);
+        NegativeAckHeader.rnrTimerMicros(seg, nakh, 0);
+        NegativeAckHeader.refusal(seg, nakh, 0);
+        output.commit(writer.writeFrame(seg, base, 0));
+        counters.increment(SprayCounters.QUERIES_SENT);
+        return true;
     }
 
     // =====================================================================================================
@@ -2084,7 +2325,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return true;
         }
-        if (sendQueueSize > 0 || retxSize > 0 || moveSize > 0 || rnrWaitingCount > 0)
+        if (sendQueueSize > 0 || retxSize > 0 || moveSize > 0 || rnrWaitingCount > 0 || heldCount > 0)
         {
             return false;
         }
@@ -2128,11 +2369,11 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     /**
      * S10.1: bytes of state of one stream: next MSN to send, completion list head and tail, error flag; next
-     * MSN to complete, receives posted, error flag and MSN.
+     * MSN to complete, receives posted, error flag, MSN, syndrome and refusal number (S9.3).
      */
     public static int streamStateBytes()
     {
-        return 6 * Integer.BYTES + 2;
+        return 8 * Integer.BYTES + 2;
     }
 
     /**
@@ -2142,9 +2383,10 @@ public final class SprayConnection implements PathSendWindow.Listener
      */
     public long fixedStateBytes()
     {
-        final long slot = 1 + 8 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 4 + 1 + 1 + 4 * 6 + 1 + 1 + 4 + 4 + 4 + 1 + 4 + 8 + 4 + 4;
+        final long slot = 1 + 8 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 4 + 1 + 1 + 4 * 6 + 1 + 1 + 4 + 4 + 4 + 1 + 4 + 8 + 4 + 4 +
+            1 + 8; // held, queryAt (S9.3)
         final long receive = 8 + 8 + 8 + 4 + 4;
-        final long in = 1 + 4 * 9 + 1 + 1 + 4;
+        final long in = 1 + 4 * 9 + 1 + 1 + 4 + 4;
         final long maps = 16L * ((long)txByMsn.capacity() + receives.capacity() + inbound.capacity());
         final long queues = (long)retxCapacity * (4 + 4 + 8 + 8);
         final long placed = (long)chunkCount * (CHUNK_WORDS * Long.BYTES + Integer.BYTES) + 16L * chunks.capacity();
