@@ -12,6 +12,7 @@ import io.spraynic.datapath.verbs.ReceiveWorkRequest;
 import io.spraynic.datapath.verbs.SendWorkRequest;
 import io.spraynic.datapath.verbs.WorkCompletionOpcode;
 import io.spraynic.datapath.verbs.WorkCompletionStatus;
+import io.spraynic.datapath.wire.ConnectionHeader;
 import io.spraynic.datapath.wire.ImmediateDataHeader;
 import io.spraynic.datapath.wire.NegativeAckHeader;
 import io.spraynic.datapath.wire.ProbeHeader;
@@ -47,6 +48,22 @@ public final class SprayConnection implements PathSendWindow.Listener
     public static final int ACTIVE = 0;
     /** Path state: failed after repeated timeouts (S7.4), probed back (S7.5). */
     public static final int FAILED = 1;
+
+    /** Tries of a {@code SPRAY_CLOSE} (S9.2), as for a CONNECT. */
+    public static final int CLOSE_TRIES = SprayHandshake.CONNECT_TRIES;
+
+    /** Connection states of S9.1 and S9.2, from the moment the connection is open. */
+    public enum State
+    {
+        /** Carrying traffic. */
+        ESTABLISHED,
+        /** Closing gracefully (S9.2): no new work accepted, this end's outstanding messages finishing. */
+        DRAINING,
+        /** {@code SPRAY_CLOSE} sent, waiting for {@code SPRAY_CLOSE_ACK}. */
+        CLOSING,
+        /** Closed: forgotten by its engine (or, after S7.6, refusing everything). */
+        CLOSED
+    }
 
     static final long PROBE_HANDLE = -1L;
     private static final long NONE = Long.MIN_VALUE;
@@ -239,7 +256,12 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     // ---- S7.6: every path failed
     private long allFailedSince = NONE;
-    private boolean closed;
+    private State state = State.ESTABLISHED;
+    private long closeStartedAt;
+    private long closeNextAt;
+    private long closeBackoff;
+    private int closeTries;
+    private long closeToken;
 
     // ---- S6.8: the slowest sampled path's estimates, for paths without samples (refreshed every tick)
     private long siblingSrtt;
@@ -454,6 +476,10 @@ public final class SprayConnection implements PathSendWindow.Listener
      */
     public int postSend(final int streamId, final SendWorkRequest request)
     {
+        if (state != State.ESTABLISHED)
+        {
+            return PostResult.INVALID_STATE; // S9.2: a closing connection takes no new work
+        }
         if (streamId < 0 || streamId >= streams || null == request.opcode() || request.length() < 0)
         {
             return PostResult.INVALID_ARGUMENT;
@@ -541,6 +567,10 @@ public final class SprayConnection implements PathSendWindow.Listener
      */
     public int postReceive(final int streamId, final ReceiveWorkRequest request)
     {
+        if (state != State.ESTABLISHED)
+        {
+            return PostResult.INVALID_STATE;
+        }
         if (streamId < 0 || streamId >= streams || request.length() < 0)
         {
             return PostResult.INVALID_ARGUMENT;
@@ -583,7 +613,9 @@ public final class SprayConnection implements PathSendWindow.Listener
             case SprayOpcodes.WRITE, SprayOpcodes.WRITE_WITH_IMMEDIATE, SprayOpcodes.SEND,
                 SprayOpcodes.SEND_WITH_IMMEDIATE, SprayOpcodes.READ_REQUEST, SprayOpcodes.READ_RESPONSE ->
                 onDataPacket(frame, now);
-            default -> engine.counters().increment(SprayCounters.MALFORMED); // CONNECT/CLOSE: not yet (S9.1)
+            case SprayOpcodes.CLOSE -> onClosePacket(frame);
+            case SprayOpcodes.CLOSE_ACK -> onCloseAckPacket(frame);
+            default -> engine.counters().increment(SprayCounters.MALFORMED); // a CONNECT_ACK nobody asked for
         }
     }
 
@@ -1478,7 +1510,7 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     int onTick(final long now)
     {
-        if (closed)
+        if (state == State.CLOSED)
         {
             return 0;
         }
@@ -1510,6 +1542,10 @@ public final class SprayConnection implements PathSendWindow.Listener
             work += sendQueries(now);
         }
         work += sendData(now);
+        if (state != State.ESTABLISHED)
+        {
+            work += closeTimers(now);
+        }
         return work;
     }
 
@@ -1604,14 +1640,20 @@ public final class SprayConnection implements PathSendWindow.Listener
     // and the connection closes (its packets are then counted as for an unknown connection, S9.5)
     private void closeAfterTimeout()
     {
-        closed = true;
+        state = State.CLOSED;
+        flushSends(WorkCompletionStatus.RETRY_EXC_ERR);
+    }
+
+    // every send work request not finished completes with `st`, in order per stream; nothing is left to send
+    private void flushSends(final WorkCompletionStatus st)
+    {
         for (int s = 0; s < streams; s++)
         {
             for (int slot = txHead[s]; slot != MISSING; slot = nextInStream[slot])
             {
                 if (status[slot] == PENDING)
                 {
-                    status[slot] = WorkCompletionStatus.RETRY_EXC_ERR.ordinal();
+                    status[slot] = st.ordinal();
                 }
             }
             txErrored[s] = true;
@@ -1627,7 +1669,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             rnrWaiting[slot] = false;
             if (kind[slot] == READ_RESPONSE && status[slot] == PENDING)
             {
-                status[slot] = WorkCompletionStatus.RETRY_EXC_ERR.ordinal();
+                status[slot] = st.ordinal();
             }
         }
         rnrWaitingCount = 0;
@@ -1661,10 +1703,177 @@ public final class SprayConnection implements PathSendWindow.Listener
         return false;
     }
 
-    /** @return true once closed after every path failed for {@code connectionTimeout} (S7.6). */
+    /**
+     * @return true once closed: gracefully (S9.2), forcefully ({@link SprayEngine#close(SprayConnection)}), or
+     * after every path failed for {@code connectionTimeout} (S7.6).
+     */
     public boolean isClosed()
     {
-        return closed;
+        return state == State.CLOSED;
+    }
+
+    /** @return the connection's state (S9.1, S9.2). */
+    public State state()
+    {
+        return state;
+    }
+
+    // =====================================================================================================
+    // Teardown (S9.2): control path, allocation allowed
+    // =====================================================================================================
+
+    /**
+     * Starts a graceful close: no new work from now on; once this end's outstanding messages have finished
+     * (or {@code connectionTimeout} passed, when they are flushed), {@code SPRAY_CLOSE} goes out until
+     * {@code SPRAY_CLOSE_ACK} answers or {@link #CLOSE_TRIES} tries passed; then the connection is CLOSED and
+     * forgotten.
+     *
+     * @return false if it was not ESTABLISHED.
+     */
+    boolean beginClose(final long now)
+    {
+        if (state != State.ESTABLISHED)
+        {
+            return false;
+        }
+        state = State.DRAINING;
+        closeStartedAt = now;
+        return true;
+    }
+
+    /** Forceful close: everything unfinished completes with WR_FLUSH_ERR at once; nothing goes on the wire. */
+    void abort()
+    {
+        if (state != State.CLOSED)
+        {
+            finish();
+        }
+    }
+
+    private boolean drained()
+    {
+        if (sendSlotsInUse() > 0 || retxSize > 0 || moveSize > 0)
+        {
+            return false;
+        }
+        for (int p = 0; p < paths; p++)
+        {
+            if (sendWindows[p].outstanding() > 0)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private int closeTimers(final long now)
+    {
+        if (state == State.DRAINING)
+        {
+            final boolean late = now - closeStartedAt >= config.connectionTimeoutNanos;
+            if (!drained() && !late)
+            {
+                return 0;
+            }
+            if (late && !drained())
+            {
+                counters.increment(SprayCounters.CLOSE_TIMEOUTS);
+                flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
+                for (int p = 0; p < paths; p++)
+                {
+                    sendWindows[p].reset(sendWindows[p].nextPsn()); // nothing of the flushed messages is resent
+                }
+            }
+            state = State.CLOSING;
+            closeToken = engine.random().nextLong();
+            closeBackoff = SprayHandshake.CONNECT_BACKOFF_NANOS;
+            closeTries = 0;
+            closeNextAt = now;
+        }
+        if (state == State.CLOSING && now >= closeNextAt)
+        {
+            if (closeTries >= CLOSE_TRIES)
+            {
+                counters.increment(SprayCounters.CLOSE_TIMEOUTS); // the peer stays silent: forget it anyway
+                finish();
+                return 1;
+            }
+            if (writeConnectionPacket(SprayOpcodes.CLOSE, closeToken))
+            {
+                closeTries++;
+                counters.increment(SprayCounters.CLOSES_SENT);
+            }
+            closeNextAt = now + closeBackoff;
+            closeBackoff *= 2;
+            return 1;
+        }
+        return 0;
+    }
+
+    // the peer closes (S9.2): answer, flush what is unfinished here, forget the connection
+    private void onClosePacket(final RoceFrame frame)
+    {
+        final MemorySegment seg = frame.segment();
+        final long conh = frame.customHeaderOffset();
+        if (ConnectionHeader.senderCid(seg, conh) != remoteCid)
+        {
+            engine.counters().increment(SprayCounters.MALFORMED); // not our peer's CID: not our peer's CLOSE
+            return;
+        }
+        counters.increment(SprayCounters.CLOSES_RECEIVED);
+        writeConnectionPacket(SprayOpcodes.CLOSE_ACK, ConnectionHeader.token(seg, conh));
+        finish();
+    }
+
+    private void onCloseAckPacket(final RoceFrame frame)
+    {
+        final MemorySegment seg = frame.segment();
+        final long conh = frame.customHeaderOffset();
+        if (state != State.CLOSING || ConnectionHeader.token(seg, conh) != closeToken ||
+            ConnectionHeader.senderCid(seg, conh) != remoteCid)
+        {
+            engine.counters().increment(SprayCounters.MALFORMED);
+            return;
+        }
+        finish();
+    }
+
+    private void finish()
+    {
+        flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
+        flushReceives();
+        state = State.CLOSED;
+        engine.forget(this);
+    }
+
+    // posted receives complete with WR_FLUSH_ERR, in posting order per stream
+    private void flushReceives()
+    {
+        for (int s = 0; s < streams; s++)
+        {
+            for (int j = rxNextMsn[s]; j - rxPosted[s] < 0; j++)
+            {
+                final long key = key(s, j);
+                final int r = (int)receives.remove(key);
+                if (r == MISSING)
+                {
+                    continue;
+                }
+                if (!receiveCq.offer(rWrId[r], WorkCompletionStatus.WR_FLUSH_ERR, WorkCompletionOpcode.RECV, 0, false, 0,
+                    localCid))
+                {
+                    counters.increment(SprayCounters.CQ_OVERRUNS);
+                }
+                rRegion[r] = null;
+                freeReceives[freeReceiveCount++] = r;
+            }
+        }
+    }
+
+    private boolean writeConnectionPacket(final int opcode, final long token)
+    {
+        return engine.handshake().writeConnectionHeader(opcode, remoteCid, remoteIpv4[0], remoteMac[0], sourcePorts[0],
+            paths, mtu, streams, localCid, 0, token);
     }
 
     // S7.3: a path's loss rate is measured over its last 256 to 512 packets: the sample being filled and the
@@ -2321,9 +2530,13 @@ public final class SprayConnection implements PathSendWindow.Listener
      */
     public boolean isIdle()
     {
-        if (closed)
+        if (state == State.CLOSED)
         {
             return true;
+        }
+        if (state != State.ESTABLISHED)
+        {
+            return false; // closing: its timers run
         }
         if (sendQueueSize > 0 || retxSize > 0 || moveSize > 0 || rnrWaitingCount > 0 || heldCount > 0)
         {
