@@ -380,6 +380,9 @@ public final class FrameDecoder
                 .append(" msn=").append(Integer.toUnsignedString(SprayExtendedTransportHeader.msn(s, header)))
                 .append(" offset=").append(Integer.toUnsignedString(SprayExtendedTransportHeader.messageOffset(s, header)))
                 .append(" length=").append(Integer.toUnsignedString(SprayExtendedTransportHeader.messageLength(s, header)))
+                .append(opcode == SprayOpcodes.SEND || opcode == SprayOpcodes.SEND_WITH_IMMEDIATE ||
+                    opcode == SprayOpcodes.WRITE_WITH_IMMEDIATE ?
+                    " rsn=" + Integer.toUnsignedString(SprayExtendedTransportHeader.rsn(s, header)) : "")
                 .append((flags & SprayExtendedTransportHeader.FLAG_RETRANSMIT) != 0 ? " retransmit" : "")
                 .append((flags & SprayExtendedTransportHeader.FLAG_LAST) != 0 ? " last" : "")
                 .append(')');

@@ -45,7 +45,7 @@ class SprayDecodeTest
             RdmaExtendedTransportHeader.virtualAddress(buffer, reth, 0x7F00_0000_1000L);
             RdmaExtendedTransportHeader.rkey(buffer, reth, 0x1234_5678);
             RdmaExtendedTransportHeader.dmaLength(buffer, reth, 1 << 20);
-            assertEquals(HEADERS + 32, writer.payloadOffset());
+            assertEquals(HEADERS + 36, writer.payloadOffset(), "SETH 20 + RETH 16");
             final int length = writer.writeFrame(buffer, 0, 1024);
 
             final FrameDecoder decoder = new FrameDecoder();

@@ -138,6 +138,7 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     // ---- streams
     private final int[] txNextMsn;
+    private final int[] txNextRsn;
     private final int[] txHead;
     private final int[] txTail;
     private final boolean[] txErrored;
@@ -154,6 +155,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final long[] wrId;
     private final int[] stream;
     private final int[] msn;
+    private final int[] rsn;
     private final MemoryRegion[] region;
     private final long[] localAddress;
     private final int[] length;
@@ -220,6 +222,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final int[] inImmediate;
     private final int[] inSyndrome;
     private final int[] inReceive;
+    private final int[] inRsn;
     private final boolean[] inDone;
     private final boolean[] inRnr;
     private final int[] inRnrArrived;
@@ -358,6 +361,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         }
 
         txNextMsn = new int[streams];
+        txNextRsn = new int[streams];
         txHead = new int[streams];
         txTail = new int[streams];
         txErrored = new boolean[streams];
@@ -375,6 +379,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         wrId = new long[slotCount];
         stream = new int[slotCount];
         msn = new int[slotCount];
+        rsn = new int[slotCount];
         region = new MemoryRegion[slotCount];
         localAddress = new long[slotCount];
         length = new int[slotCount];
@@ -437,6 +442,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         inImmediate = new int[inboundCount];
         inSyndrome = new int[inboundCount];
         inReceive = new int[inboundCount];
+        inRsn = new int[inboundCount];
         inDone = new boolean[inboundCount];
         inRnr = new boolean[inboundCount];
         inRnrArrived = new int[inboundCount];
@@ -513,6 +519,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         wrId[s] = request.wrId();
         stream[s] = streamId;
         msn[s] = m;
+        rsn[s] = k == SEND || k == SEND_IMM || k == WRITE_IMM ? txNextRsn[streamId]++ : 0; // S4.5
         region[s] = len > 0 ? request.localRegion() : null;
         localAddress[s] = request.localAddress();
         length[s] = len;
@@ -558,8 +565,9 @@ public final class SprayConnection implements PathSendWindow.Listener
     }
 
     /**
-     * Posts a receive on a stream. The j-th receive posted on stream s is the one the message of MSN j of
-     * that stream consumes, if it is a SEND or WRITE with immediate (S4.5).
+     * Posts a receive on a stream. The j-th receive posted on stream s is the one the j-th receive-consuming
+     * message (SEND, SEND with immediate, WRITE with immediate) of that stream consumes, whatever other
+     * messages (WRITE, READ) come between them (S4.5: matched by the RSN the messages carry).
      *
      * @param streamId the stream.
      * @param request  the receive; copied.
@@ -838,13 +846,15 @@ public final class SprayConnection implements PathSendWindow.Listener
             inReceived[rec] = 0;
             inSyndrome[rec] = 0;
             inReceive[rec] = MISSING;
+            inRsn[rec] = SprayExtendedTransportHeader.rsn(frame.segment(), frame.customHeaderOffset());
             inDone[rec] = false;
             inRnr[rec] = false;
             inRnrArrived[rec] = 0;
             inRefusal[rec] = 0;
             inbound.put(key, rec);
         }
-        if (inKind[rec] != k || inLength[rec] != messageLength)
+        if (inKind[rec] != k || inLength[rec] != messageLength ||
+            inRsn[rec] != SprayExtendedTransportHeader.rsn(frame.segment(), frame.customHeaderOffset()))
         {
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
@@ -885,7 +895,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                 }
                 if (k == WRITE_IMM)
                 {
-                    final int r = (int)receives.get(key);
+                    final int r = (int)receives.get(key(s, inRsn[rec])); // S4.5: matched by RSN
                     if (r == MISSING)
                     {
                         refuseRnr(p, rec, s, m);
@@ -900,7 +910,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             }
             case SEND, SEND_IMM ->
             {
-                final int r = (int)receives.get(key);
+                final int r = (int)receives.get(key(s, inRsn[rec])); // S4.5: matched by RSN
                 if (r == MISSING)
                 {
                     refuseRnr(p, rec, s, m);
@@ -1039,7 +1049,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                 }
                 rRegion[r] = null;
                 freeReceives[freeReceiveCount++] = r;
-                receives.remove(key);
+                receives.remove(key(s, inRsn[rec]));
             }
             counters.increment(SprayCounters.MESSAGES_RECEIVED);
             inbound.remove(key);
@@ -1056,6 +1066,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         wrId[slot] = 0;
         stream[slot] = s;
         msn[slot] = m;
+        rsn[slot] = 0;
         region[slot] = len > 0 ? mr : null;
         localAddress[slot] = va;
         length[slot] = len;
@@ -1851,7 +1862,8 @@ public final class SprayConnection implements PathSendWindow.Listener
     {
         for (int s = 0; s < streams; s++)
         {
-            for (int j = rxNextMsn[s]; j - rxPosted[s] < 0; j++)
+            // at most receiveCount receives are outstanding: the last receiveCount posted cover them all
+            for (int j = rxPosted[s] - Math.min(receiveCount, rxPosted[s]); j - rxPosted[s] < 0; j++)
             {
                 final long key = key(s, j);
                 final int r = (int)receives.remove(key);
@@ -2228,6 +2240,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         SprayExtendedTransportHeader.msn(seg, seth, msn[slot]);
         SprayExtendedTransportHeader.messageOffset(seg, seth, offset);
         SprayExtendedTransportHeader.messageLength(seg, seth, length[slot]);
+        SprayExtendedTransportHeader.rsn(seg, seth, rsn[slot]);
         long at = seth + SprayExtendedTransportHeader.LENGTH;
         if (k == WRITE || k == WRITE_IMM || k == READ)
         {
@@ -2582,11 +2595,11 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     /**
      * S10.1: bytes of state of one stream: next MSN to send, completion list head and tail, error flag; next
-     * MSN to complete, receives posted, error flag, MSN, syndrome and refusal number (S9.3).
+     * MSN to complete, receives posted, error flag, MSN, syndrome and refusal number (S9.3); next RSN to send (S4.5).
      */
     public static int streamStateBytes()
     {
-        return 8 * Integer.BYTES + 2;
+        return 9 * Integer.BYTES + 2;
     }
 
     /**
@@ -2597,9 +2610,9 @@ public final class SprayConnection implements PathSendWindow.Listener
     public long fixedStateBytes()
     {
         final long slot = 1 + 8 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 4 + 1 + 1 + 4 * 6 + 1 + 1 + 4 + 4 + 4 + 1 + 4 + 8 + 4 + 4 +
-            1 + 8; // held, queryAt (S9.3)
+            1 + 8 + 4; // held, queryAt (S9.3), rsn (S4.5)
         final long receive = 8 + 8 + 8 + 4 + 4;
-        final long in = 1 + 4 * 9 + 1 + 1 + 4 + 4;
+        final long in = 1 + 4 * 9 + 1 + 1 + 4 + 4 + 4;
         final long maps = 16L * ((long)txByMsn.capacity() + receives.capacity() + inbound.capacity());
         final long queues = (long)retxCapacity * (4 + 4 + 8 + 8);
         final long placed = (long)chunkCount * (CHUNK_WORDS * Long.BYTES + Integer.BYTES) + 16L * chunks.capacity();

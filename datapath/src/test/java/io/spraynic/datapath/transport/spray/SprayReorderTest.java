@@ -63,11 +63,12 @@ class SprayReorderTest
     /**
      * S6.5, S6.9: the same transfer with random loss on the fabric links, skewed paths: recovered exactly
      * (every loss retransmitted once, retransmitted / lost = 1), at a goodput (÷ the lossless run of the
-     * same fabric) no lower than before the S6.8 changes. Measured with the same seeds before / after:
-     * no skew 0.982 / 0.982 (1 %) and 0.778 / 0.778 (10 %); 25 us skew 0.804 / 0.829 and 0.482 / 0.504.
+     * same fabric) no lower than before the S6.8 changes (the sibling RTO and the ackDelay margin). Measured
+     * with the same seeds and wire format (20-byte SETH) before / after: no skew 0.979 / 0.979 (1 %) and
+     * 0.761 / 0.761 (10 %); 25 us skew 0.804 / 0.827 (1 %) and 0.494 / 0.528 (10 %).
      */
     @ParameterizedTest(name = "S6.5/S6.9: {0} loss, skew step {1} ns, goodput ratio at least {2}")
-    @CsvSource({"0.01, 0, 0.98", "0.10, 0, 0.775", "0.01, 10000, 0.80", "0.10, 10000, 0.48"})
+    @CsvSource({"0.01, 0, 0.979", "0.10, 0, 0.76", "0.01, 10000, 0.804", "0.10, 10000, 0.494"})
     void shouldRecoverRandomLossExactly(final double loss, final long step, final double before)
     {
         final double lossless;
