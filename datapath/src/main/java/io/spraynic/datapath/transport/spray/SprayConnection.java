@@ -71,6 +71,9 @@ public final class SprayConnection implements PathSendWindow.Listener
     private static final int PENDING = -1;
     private static final int PATH_SPACING = 1 << 18;
     private static final int ECT0 = 2;
+    // S8.4: bytes a data packet takes on the wire besides its payload (Ethernet, IPv4, UDP, BTH, SETH, RETH,
+    // ImmDt, ICRC, FCS, preamble and gap, rounded up), so that the pacer's rate is a line rate like the hint
+    private static final int PACING_OVERHEAD = 128;
     private static final int CE = 3;
 
     // message kinds
@@ -2047,6 +2050,8 @@ public final class SprayConnection implements PathSendWindow.Listener
                 {
                     counters.increment(SprayCounters.RETRANSMITTED);
                     pathCounters[p].increment(SprayCounters.RETRANSMITTED);
+                    // sent at once, but paced all the same: new data waits for the tokens it took (S8.4)
+                    tokens -= payloadOf(slotOf(handle), packetOf(handle)) + PACING_OVERHEAD;
                 }
                 sent++;
             }
@@ -2096,7 +2101,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             }
             final int slot = slotOf(handle);
             final int payload = payloadOf(slot, packetOf(handle));
-            tokens -= payload + 64;
+            tokens -= payload + PACING_OVERHEAD;
             counters.increment(SprayCounters.TX_PACKETS);
             counters.add(SprayCounters.TX_BYTES, payload);
             pathCounters[p].increment(SprayCounters.TX_PACKETS);
@@ -2145,6 +2150,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             rate = Math.min(rate, peerRateHintMbps / 8000.0);
         }
+        rate = Math.min(rate, config.capacityMbps / 8000.0); // never faster than this end's own line rate
         tokens = Math.min(config.burstBytes, tokens + rate * elapsed);
     }
 

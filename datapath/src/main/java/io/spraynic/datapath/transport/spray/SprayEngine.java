@@ -216,6 +216,10 @@ public final class SprayEngine
         {
             return connects;
         }
+        for (final SprayConnection c : cs)
+        {
+            rateHint.busy(c.index(), c.inboundMessagesInUse() > 0);
+        }
         rateHint.refresh(nowNanos);
         int work = connects;
         final int start = roundRobin++ % n;
