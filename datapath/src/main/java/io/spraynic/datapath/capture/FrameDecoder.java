@@ -1,8 +1,10 @@
 package io.spraynic.datapath.capture;
 
 import io.spraynic.datapath.wire.AckExtendedTransportHeader;
+import io.spraynic.datapath.wire.ConnectionHeader;
 import io.spraynic.datapath.wire.FrameClass;
 import io.spraynic.datapath.wire.Icrc;
+import io.spraynic.datapath.wire.NegativeAckHeader;
 import io.spraynic.datapath.wire.Opcode;
 import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.datapath.wire.RdmaExtendedTransportHeader;
@@ -378,6 +380,9 @@ public final class FrameDecoder
                 .append(" msn=").append(Integer.toUnsignedString(SprayExtendedTransportHeader.msn(s, header)))
                 .append(" offset=").append(Integer.toUnsignedString(SprayExtendedTransportHeader.messageOffset(s, header)))
                 .append(" length=").append(Integer.toUnsignedString(SprayExtendedTransportHeader.messageLength(s, header)))
+                .append(opcode == SprayOpcodes.SEND || opcode == SprayOpcodes.SEND_WITH_IMMEDIATE ||
+                    opcode == SprayOpcodes.WRITE_WITH_IMMEDIATE ?
+                    " rsn=" + Integer.toUnsignedString(SprayExtendedTransportHeader.rsn(s, header)) : "")
                 .append((flags & SprayExtendedTransportHeader.FLAG_RETRANSMIT) != 0 ? " retransmit" : "")
                 .append((flags & SprayExtendedTransportHeader.FLAG_LAST) != 0 ? " last" : "")
                 .append(')');
@@ -402,6 +407,31 @@ public final class FrameDecoder
                 .append(" above=").append(received)
                 .append(" ce=").append(SelectiveAckHeader.ceCount(s, header))
                 .append(" rateHintMbps=").append(Integer.toUnsignedString(SelectiveAckHeader.rateHintMbps(s, header)))
+                .append(" refusals=").append(Integer.toUnsignedString(SelectiveAckHeader.refusals(s, header)))
+                .append(')');
+        }
+        else if ((opcode == SprayOpcodes.NACK || opcode == SprayOpcodes.QUERY) &&
+            frame.customHeaderLength() >= NegativeAckHeader.LENGTH)
+        {
+            sb.append(opcode == SprayOpcodes.NACK ? " nack(syndrome=" : " query(syndrome=")
+                .append(NegativeAckHeader.syndromeName(NegativeAckHeader.syndrome(s, header)))
+                .append(" stream=").append(NegativeAckHeader.stream(s, header))
+                .append(" msn=").append(Integer.toUnsignedString(NegativeAckHeader.msn(s, header)))
+                .append(" rnrTimerMicros=").append(Integer.toUnsignedString(NegativeAckHeader.rnrTimerMicros(s, header)))
+                .append(" refusal=").append(Integer.toUnsignedString(NegativeAckHeader.refusal(s, header)))
+                .append(')');
+        }
+        else if (opcode >= SprayOpcodes.CONNECT && opcode <= SprayOpcodes.CLOSE_ACK &&
+            frame.customHeaderLength() >= ConnectionHeader.LENGTH)
+        {
+            sb.append(" conh(version=").append(ConnectionHeader.version(s, header))
+                .append(" senderCid=").append(ConnectionHeader.senderCid(s, header))
+                .append(" paths=").append(ConnectionHeader.paths(s, header))
+                .append(" planes=").append(ConnectionHeader.planes(s, header))
+                .append(" mtu=").append(ConnectionHeader.mtu(s, header))
+                .append(" streams=").append(ConnectionHeader.streams(s, header))
+                .append(" initialPsn=").append(ConnectionHeader.initialPsn(s, header))
+                .append(" token=0x").append(Long.toHexString(ConnectionHeader.token(s, header)))
                 .append(')');
         }
     }

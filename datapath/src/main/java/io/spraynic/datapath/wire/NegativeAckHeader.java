@@ -3,9 +3,11 @@ package io.spraynic.datapath.wire;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Flyweight over the negative acknowledgement header (NAKH), 12 bytes after the BTH of a
- * {@code SPRAY_NACK}: a message (stream, MSN) was refused, and why (docs/PROTOCOL.md S5.3, S9.3).
- * A NACK concerns a message, never a path.
+ * Flyweight over the negative acknowledgement header (NAKH), 16 bytes after the BTH of a
+ * {@code SPRAY_NACK}: a message (stream, MSN) was refused, and why, and the refusal's number (the
+ * receiver's refusal count once it was made), or, with syndrome 0, that the message was accepted (an
+ * answer to a query); the same header in a {@code SPRAY_QUERY} asks about a message
+ * (docs/PROTOCOL.md S5.3, S9.3). A NACK concerns a message, never a path.
  * <pre>
  *  0                   1                   2                   3
  *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
@@ -16,6 +18,8 @@ import java.lang.foreign.MemorySegment;
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * |                  RNR timer (microseconds)                     |
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                        refusal number                         |
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * </pre>
  */
 public final class NegativeAckHeader
@@ -24,8 +28,11 @@ public final class NegativeAckHeader
     public static final int STREAM_OFFSET = 2;
     public static final int MSN_OFFSET = 4;
     public static final int RNR_TIMER_OFFSET = 8;
-    public static final int LENGTH = 12;
+    public static final int REFUSAL_OFFSET = 12;
+    public static final int LENGTH = 16;
 
+    /** In an answer to a {@code SPRAY_QUERY}: every byte of the message was placed (S9.3). */
+    public static final int SYNDROME_ACCEPTED = 0;
     /** No receive posted on the stream: retry after the RNR timer (S9.3). */
     public static final int SYNDROME_RNR = 1;
     /** Wrong R_Key, outside the region, or missing access right; nothing written (S9.3). */
@@ -81,12 +88,26 @@ public final class NegativeAckHeader
     }
 
     /**
+     * @return the refusal's number (S9.3), 0 in a query or an ACCEPTED answer.
+     */
+    public static int refusal(final MemorySegment s, final long o)
+    {
+        return s.get(Wire.INT_BE, o + REFUSAL_OFFSET);
+    }
+
+    public static void refusal(final MemorySegment s, final long o, final int refusal)
+    {
+        s.set(Wire.INT_BE, o + REFUSAL_OFFSET, refusal);
+    }
+
+    /**
      * @return the syndrome's name as in docs/PROTOCOL.md S9.3.
      */
     public static String syndromeName(final int syndrome)
     {
         return switch (syndrome)
         {
+            case SYNDROME_ACCEPTED -> "ACCEPTED";
             case SYNDROME_RNR -> "RNR";
             case SYNDROME_REMOTE_ACCESS_ERROR -> "REMOTE_ACCESS_ERROR";
             case SYNDROME_REMOTE_INVALID_REQUEST -> "REMOTE_INVALID_REQUEST";
@@ -98,6 +119,6 @@ public final class NegativeAckHeader
     public static String toString(final MemorySegment s, final long o)
     {
         return "NAKH{syndrome=" + syndromeName(syndrome(s, o)) + ", stream=" + stream(s, o) + ", msn=" +
-            Integer.toUnsignedString(msn(s, o)) + ", rnrTimerMicros=" + rnrTimerMicros(s, o) + '}';
+            Integer.toUnsignedString(msn(s, o)) + ", rnrTimerMicros=" + rnrTimerMicros(s, o) + ", refusal=" + Integer.toUnsignedString(refusal(s, o)) + '}';
     }
 }

@@ -5,7 +5,8 @@ import java.lang.foreign.MemorySegment;
 /**
  * Flyweight over the selective acknowledgement header (SACKH), 48 bytes after the BTH of a
  * {@code SPRAY_ACK}: one path's cumulative PSN, a 256-bit bitmap of what arrived above it, the
- * CE marks seen, and the receiver's fair-share rate hint (docs/PROTOCOL.md S5.1).
+ * CE marks seen, the receiver's fair-share rate hint, and how many messages the receiver has refused so
+ * far, which makes a lost NACK visible to the sender (docs/PROTOCOL.md S5.1, S9.3).
  * <pre>
  *  0                   1                   2                   3
  *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
@@ -22,6 +23,8 @@ import java.lang.foreign.MemorySegment;
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * |                         ACK sequence                          |
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                    refusals (connection)                      |
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * </pre>
  */
 public final class SelectiveAckHeader
@@ -36,7 +39,8 @@ public final class SelectiveAckHeader
     public static final int SACK_LENGTH = SACK_BITS / 8;
     public static final int RATE_HINT_OFFSET = 40;
     public static final int ACK_SEQUENCE_OFFSET = 44;
-    public static final int LENGTH = 48;
+    public static final int REFUSALS_OFFSET = 48;
+    public static final int LENGTH = 52;
 
     /** Flag: CE-marked packets arrived on the path since its last ACK (S8.1). */
     public static final int FLAG_ECE = 1;
@@ -127,11 +131,26 @@ public final class SelectiveAckHeader
         s.set(Wire.INT_BE, o + ACK_SEQUENCE_OFFSET, sequence);
     }
 
+    /**
+     * @return the receiver's count of refusals (S9.3) on this connection when it sent the ACK; serial
+     * arithmetic, it wraps.
+     */
+    public static int refusals(final MemorySegment s, final long o)
+    {
+        return s.get(Wire.INT_BE, o + REFUSALS_OFFSET);
+    }
+
+    public static void refusals(final MemorySegment s, final long o, final int refusals)
+    {
+        s.set(Wire.INT_BE, o + REFUSALS_OFFSET, refusals);
+    }
+
     public static String toString(final MemorySegment s, final long o)
     {
         return "SACKH{path=" + path(s, o) + ", flags=0x" + Integer.toHexString(flags(s, o)) + ", ce=" + ceCount(s, o) +
             ", cumulativePsn=" + cumulativePsn(s, o) + ", sack=" + String.format("%016x%016x%016x%016x",
             sackWord(s, o, 0), sackWord(s, o, 1), sackWord(s, o, 2), sackWord(s, o, 3)) +
-            ", rateHintMbps=" + Integer.toUnsignedString(rateHintMbps(s, o)) + ", ackSequence=" + ackSequence(s, o) + '}';
+            ", rateHintMbps=" + Integer.toUnsignedString(rateHintMbps(s, o)) + ", ackSequence=" + ackSequence(s, o) +
+            ", refusals=" + Integer.toUnsignedString(refusals(s, o)) + '}';
     }
 }

@@ -3,9 +3,10 @@ package io.spraynic.datapath.wire;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Flyweight over the spray extended transport header (SETH), 16 bytes after the BTH of every
+ * Flyweight over the spray extended transport header (SETH), 20 bytes after the BTH of every
  * spray data packet: what its payload is part of and where in it, so that the payload can be
- * placed on arrival in any order (docs/PROTOCOL.md S4.1, S4.2).
+ * placed on arrival in any order, and which receive a receive-consuming message consumes
+ * (docs/PROTOCOL.md S4.1, S4.2, S4.5).
  * <pre>
  *  0                   1                   2                   3
  *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
@@ -18,6 +19,8 @@ import java.lang.foreign.MemorySegment;
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * |                    message length in bytes                    |
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                 receive sequence number (RSN)                 |
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * </pre>
  */
 public final class SprayExtendedTransportHeader
@@ -28,7 +31,8 @@ public final class SprayExtendedTransportHeader
     public static final int MSN_OFFSET = 4;
     public static final int MESSAGE_OFFSET_OFFSET = 8;
     public static final int MESSAGE_LENGTH_OFFSET = 12;
-    public static final int LENGTH = 16;
+    public static final int RSN_OFFSET = 16;
+    public static final int LENGTH = 20;
 
     /** Flag: a retransmission of a packet sent before on the same path with the same PSN (S6.6). */
     public static final int FLAG_RETRANSMIT = 1;
@@ -99,10 +103,25 @@ public final class SprayExtendedTransportHeader
         s.set(Wire.INT_BE, o + MESSAGE_LENGTH_OFFSET, length);
     }
 
+    /**
+     * @return the receive sequence number (S4.5): for a SEND, SEND with immediate or WRITE with immediate, how
+     * many such messages came before it on its stream; 0 in other packets.
+     */
+    public static int rsn(final MemorySegment s, final long o)
+    {
+        return s.get(Wire.INT_BE, o + RSN_OFFSET);
+    }
+
+    public static void rsn(final MemorySegment s, final long o, final int rsn)
+    {
+        s.set(Wire.INT_BE, o + RSN_OFFSET, rsn);
+    }
+
     public static String toString(final MemorySegment s, final long o)
     {
         return "SETH{path=" + path(s, o) + ", flags=0x" + Integer.toHexString(flags(s, o)) + ", stream=" + stream(s, o) +
             ", msn=" + Integer.toUnsignedString(msn(s, o)) + ", offset=" + Integer.toUnsignedString(messageOffset(s, o)) +
-            ", length=" + Integer.toUnsignedString(messageLength(s, o)) + '}';
+            ", length=" + Integer.toUnsignedString(messageLength(s, o)) + ", rsn=" + Integer.toUnsignedString(rsn(s, o)) +
+            '}';
     }
 }

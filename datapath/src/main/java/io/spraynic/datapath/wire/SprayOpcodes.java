@@ -16,6 +16,8 @@ public final class SprayOpcodes
     public static final int ACK = 0xC8;
     public static final int PROBE = 0xC9;
     public static final int NACK = 0xCA;
+    /** A sender asks the receiver whether a message was placed or refused (S9.3); carries a NAKH. */
+    public static final int QUERY = 0xCB;
     public static final int CONNECT = 0xCC;
     public static final int CONNECT_ACK = 0xCD;
     public static final int CLOSE = 0xCE;
@@ -23,8 +25,8 @@ public final class SprayOpcodes
 
     /** Probe header: path, flags, reserved, next PSN (S5.2). */
     public static final int PROBE_HEADER_LENGTH = 8;
-    /** Negative acknowledgement header: syndrome, reserved, stream, MSN, RNR timer (S5.3). */
-    public static final int NACK_HEADER_LENGTH = 12;
+    /** Negative acknowledgement header: syndrome, reserved, stream, MSN, RNR timer, refusal number (S5.3). */
+    public static final int NACK_HEADER_LENGTH = 16;
     /** Connection header (S5.4). */
     public static final int CONNECTION_HEADER_LENGTH = 32;
 
@@ -40,6 +42,7 @@ public final class SprayOpcodes
         .withManufacturerOpcode(ACK, SelectiveAckHeader.LENGTH, false)
         .withManufacturerOpcode(PROBE, PROBE_HEADER_LENGTH, false)
         .withManufacturerOpcode(NACK, NACK_HEADER_LENGTH, false)
+        .withManufacturerOpcode(QUERY, NACK_HEADER_LENGTH, false)
         .withManufacturerOpcode(CONNECT, CONNECTION_HEADER_LENGTH, false)
         .withManufacturerOpcode(CONNECT_ACK, CONNECTION_HEADER_LENGTH, false)
         .withManufacturerOpcode(CLOSE, CONNECTION_HEADER_LENGTH, false)
@@ -73,6 +76,7 @@ public final class SprayOpcodes
             case ACK -> "SPRAY_ACK";
             case PROBE -> "SPRAY_PROBE";
             case NACK -> "SPRAY_NACK";
+            case QUERY -> "SPRAY_QUERY";
             case CONNECT -> "SPRAY_CONNECT";
             case CONNECT_ACK -> "SPRAY_CONNECT_ACK";
             case CLOSE -> "SPRAY_CLOSE";

@@ -1,8 +1,10 @@
 package io.spraynic.datapath.capture;
 
 import io.spraynic.datapath.wire.BaseTransportHeader;
+import io.spraynic.datapath.wire.ConnectionHeader;
 import io.spraynic.datapath.wire.EthernetHeader;
 import io.spraynic.datapath.wire.Ipv4Header;
+import io.spraynic.datapath.wire.NegativeAckHeader;
 import io.spraynic.datapath.wire.RdmaExtendedTransportHeader;
 import io.spraynic.datapath.wire.RoceFrame;
 import io.spraynic.datapath.wire.RoceFrameWriter;
@@ -43,7 +45,7 @@ class SprayDecodeTest
             RdmaExtendedTransportHeader.virtualAddress(buffer, reth, 0x7F00_0000_1000L);
             RdmaExtendedTransportHeader.rkey(buffer, reth, 0x1234_5678);
             RdmaExtendedTransportHeader.dmaLength(buffer, reth, 1 << 20);
-            assertEquals(HEADERS + 32, writer.payloadOffset());
+            assertEquals(HEADERS + 36, writer.payloadOffset(), "SETH 20 + RETH 16");
             final int length = writer.writeFrame(buffer, 0, 1024);
 
             final FrameDecoder decoder = new FrameDecoder();
@@ -75,6 +77,7 @@ class SprayDecodeTest
             SelectiveAckHeader.path(buffer, HEADERS, 2);
             SelectiveAckHeader.ceCount(buffer, HEADERS, 3);
             SelectiveAckHeader.rateHintMbps(buffer, HEADERS, 25_000);
+            SelectiveAckHeader.refusals(buffer, HEADERS, 7);
             final int length = writer(SprayOpcodes.ACK).writeFrame(buffer, 0, 0);
 
             final FrameDecoder decoder = new FrameDecoder();
@@ -82,9 +85,49 @@ class SprayDecodeTest
             final StringBuilder text = new StringBuilder();
             FrameDecoder.appendText(text, 0, frame);
             assertTrue(text.toString().contains(" SPRAY_ACK "), text.toString());
-            assertTrue(text.toString().contains(" sack(path=2 cumulative=102 above=3 ce=3 rateHintMbps=25000)"), text.toString());
+            assertTrue(text.toString().contains(" sack(path=2 cumulative=102 above=3 ce=3 rateHintMbps=25000 refusals=7)"), text.toString());
             assertTrue(text.toString().endsWith(" ok"), text.toString());
         }
+    }
+
+    @Test
+    void shouldNameTheQueryNackAndTeardownPacketsS31S92S93()
+    {
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment buffer = arena.allocate(2048);
+            NegativeAckHeader.syndrome(buffer, HEADERS, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR);
+            NegativeAckHeader.stream(buffer, HEADERS, 3);
+            NegativeAckHeader.msn(buffer, HEADERS, 9);
+            NegativeAckHeader.rnrTimerMicros(buffer, HEADERS, 0);
+            NegativeAckHeader.refusal(buffer, HEADERS, 4);
+            assertTrue(decode(buffer, writer(SprayOpcodes.NACK).writeFrame(buffer, 0, 0))
+                .contains(" SPRAY_NACK qp=0x000042 psn=0 pad=0 pkey=0xffff nack(syndrome=REMOTE_ACCESS_ERROR stream=3 msn=9" +
+                    " rnrTimerMicros=0 refusal=4) len=0"));
+            NegativeAckHeader.syndrome(buffer, HEADERS, NegativeAckHeader.SYNDROME_ACCEPTED);
+            NegativeAckHeader.refusal(buffer, HEADERS, 0);
+            final String query = decode(buffer, writer(SprayOpcodes.QUERY).writeFrame(buffer, 0, 0));
+            assertTrue(query.contains(" SPRAY_QUERY ") && query.contains(" query(syndrome=ACCEPTED stream=3 msn=9"), query);
+            assertTrue(query.endsWith(" ok"), query);
+
+            for (final int opcode : new int[] {SprayOpcodes.CLOSE, SprayOpcodes.CLOSE_ACK})
+            {
+                ConnectionHeader.write(buffer, HEADERS, 0, 8, 2, 4096, 4, 0x0A01, 0, 100_000, 0x1234L);
+                final String close = decode(buffer, writer(opcode).writeFrame(buffer, 0, 0));
+                assertTrue(close.contains(" " + SprayOpcodes.name(opcode) + " ") &&
+                    close.contains(" conh(version=1 senderCid=2561 paths=8 planes=2 mtu=4096 streams=4 initialPsn=0 token=0x1234)"),
+                    close);
+                assertTrue(close.endsWith(" ok"), close);
+            }
+        }
+    }
+
+    private static String decode(final MemorySegment buffer, final int length)
+    {
+        final RoceFrame frame = new FrameDecoder().parse(buffer, 0, length, LinkType.ETHERNET);
+        final StringBuilder text = new StringBuilder();
+        FrameDecoder.appendText(text, 0, frame);
+        return text.toString();
     }
 
     private static RoceFrameWriter writer(final int opcode)

@@ -46,14 +46,17 @@ class SprayControlHeadersTest
         NegativeAckHeader.stream(s, AT, 0xFFFF);
         NegativeAckHeader.msn(s, AT, 0x89ABCDEF);
         NegativeAckHeader.rnrTimerMicros(s, AT, 655);
+        NegativeAckHeader.refusal(s, AT, 0x01020304);
         assertEquals(1, NegativeAckHeader.syndrome(s, AT));
+        assertEquals(0x01020304, NegativeAckHeader.refusal(s, AT));
         assertEquals(0xFFFF, NegativeAckHeader.stream(s, AT));
         assertEquals(0x89ABCDEF, NegativeAckHeader.msn(s, AT));
         assertEquals(655, NegativeAckHeader.rnrTimerMicros(s, AT));
-        assertEquals("0100ffff89abcdef0000028f", hex(AT, NegativeAckHeader.LENGTH));
+        assertEquals("0100ffff89abcdef0000028f01020304", hex(AT, NegativeAckHeader.LENGTH));
         assertEquals(SprayOpcodes.NACK_HEADER_LENGTH, NegativeAckHeader.LENGTH);
-        assertEquals("NAKH{syndrome=RNR, stream=65535, msn=2309737967, rnrTimerMicros=655}",
+        assertEquals("NAKH{syndrome=RNR, stream=65535, msn=2309737967, rnrTimerMicros=655, refusal=16909060}",
             NegativeAckHeader.toString(s, AT));
+        assertEquals("ACCEPTED", NegativeAckHeader.syndromeName(0));
         assertEquals("REMOTE_ACCESS_ERROR", NegativeAckHeader.syndromeName(2));
         assertEquals("REMOTE_INVALID_REQUEST", NegativeAckHeader.syndromeName(3));
         assertEquals("REMOTE_OPERATION_ERROR", NegativeAckHeader.syndromeName(4));

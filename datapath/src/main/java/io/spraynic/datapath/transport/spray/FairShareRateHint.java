@@ -6,15 +6,17 @@ package io.spraynic.datapath.transport.spray;
  * sender starts at its fair share instead of probing for it, and an incast of N senders settles at
  * C / N within a round trip or two.
  * <p>
- * A sender is active if it delivered data within the activity window. Data arrivals are O(1)
- * stores; the count of active senders is refreshed by {@link #refresh(long)} on the timer tick,
- * not per packet.
+ * A sender is active if it delivered data within the activity window or has a message partly delivered
+ * (its packets may all be queued or lost for longer than the window: in an incast they are, and counting
+ * it out would raise everyone else's share). Data arrivals are O(1) stores; the count of active senders is
+ * refreshed by {@link #refresh(long)} on the timer tick, not per packet.
  */
 public final class FairShareRateHint
 {
     private final long capacityMbps;
     private final long activityWindowNanos;
     private final long[] lastDataNanos;
+    private final boolean[] busy;
     private int active;
 
     /**
@@ -32,6 +34,7 @@ public final class FairShareRateHint
         this.capacityMbps = capacityMbps;
         this.activityWindowNanos = activityWindowNanos;
         this.lastDataNanos = new long[maxSenders];
+        this.busy = new boolean[maxSenders];
         java.util.Arrays.fill(lastDataNanos, Long.MIN_VALUE);
     }
 
@@ -53,14 +56,23 @@ public final class FairShareRateHint
     public void refresh(final long nowNanos)
     {
         int count = 0;
-        for (final long last : lastDataNanos)
+        for (int i = 0; i < lastDataNanos.length; i++)
         {
-            if (last != Long.MIN_VALUE && nowNanos - last <= activityWindowNanos)
+            final long last = lastDataNanos[i];
+            if (busy[i] || (last != Long.MIN_VALUE && nowNanos - last <= activityWindowNanos))
             {
                 count++;
             }
         }
         active = count;
+    }
+
+    /**
+     * Sender {@code index} has (or no longer has) a message partly delivered: it counts as active meanwhile.
+     */
+    public void busy(final int index, final boolean isBusy)
+    {
+        busy[index] = isBusy;
     }
 
     /**

@@ -16,6 +16,7 @@ public final class SprayConfig
     long ackDelayNanos = 4_000;
     long probeMinNanos = 10_000;
     long rtoMinNanos = 50_000;
+    long rtoSlackNanos = 1_000;
     long rtoMaxNanos = 10_000_000;
     long initialRttNanos = 10_000;
     int failAfterTimeouts = 3;
@@ -107,6 +108,16 @@ public final class SprayConfig
     {
         this.rtoMinNanos = min;
         this.rtoMaxNanos = max;
+        return this;
+    }
+
+    /**
+     * @param nanos the timer granularity added, with {@code ackDelay}, to the least margin of an RTO above the
+     *              smoothed RTT (S6.8; default 1 us). @return this.
+     */
+    public SprayConfig rtoSlackNanos(final long nanos)
+    {
+        this.rtoSlackNanos = nanos;
         return this;
     }
 

@@ -12,6 +12,7 @@ import io.spraynic.datapath.verbs.ReceiveWorkRequest;
 import io.spraynic.datapath.verbs.SendWorkRequest;
 import io.spraynic.datapath.verbs.WorkCompletionOpcode;
 import io.spraynic.datapath.verbs.WorkCompletionStatus;
+import io.spraynic.datapath.wire.ConnectionHeader;
 import io.spraynic.datapath.wire.ImmediateDataHeader;
 import io.spraynic.datapath.wire.NegativeAckHeader;
 import io.spraynic.datapath.wire.ProbeHeader;
@@ -48,12 +49,31 @@ public final class SprayConnection implements PathSendWindow.Listener
     /** Path state: failed after repeated timeouts (S7.4), probed back (S7.5). */
     public static final int FAILED = 1;
 
+    /** Tries of a {@code SPRAY_CLOSE} (S9.2), as for a CONNECT. */
+    public static final int CLOSE_TRIES = SprayHandshake.CONNECT_TRIES;
+
+    /** Connection states of S9.1 and S9.2, from the moment the connection is open. */
+    public enum State
+    {
+        /** Carrying traffic. */
+        ESTABLISHED,
+        /** Closing gracefully (S9.2): no new work accepted, this end's outstanding messages finishing. */
+        DRAINING,
+        /** {@code SPRAY_CLOSE} sent, waiting for {@code SPRAY_CLOSE_ACK}. */
+        CLOSING,
+        /** Closed: forgotten by its engine (or, after S7.6, refusing everything). */
+        CLOSED
+    }
+
     static final long PROBE_HANDLE = -1L;
     private static final long NONE = Long.MIN_VALUE;
     private static final int MISSING = -1;
     private static final int PENDING = -1;
     private static final int PATH_SPACING = 1 << 18;
     private static final int ECT0 = 2;
+    // S8.4: bytes a data packet takes on the wire besides its payload (Ethernet, IPv4, UDP, BTH, SETH, RETH,
+    // ImmDt, ICRC, FCS, preamble and gap, rounded up), so that the pacer's rate is a line rate like the hint
+    private static final int PACING_OVERHEAD = 128;
     private static final int CE = 3;
 
     // message kinds
@@ -121,6 +141,7 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     // ---- streams
     private final int[] txNextMsn;
+    private final int[] txNextRsn;
     private final int[] txHead;
     private final int[] txTail;
     private final boolean[] txErrored;
@@ -128,6 +149,8 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final int[] rxPosted;
     private final boolean[] rxErrored;
     private final int[] rxErroredMsn;
+    private final int[] rxErroredSyndrome;
+    private final int[] rxErroredRefusal;
 
     // ---- outbound message slots
     private final int slotCount;
@@ -135,6 +158,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final long[] wrId;
     private final int[] stream;
     private final int[] msn;
+    private final int[] rsn;
     private final MemoryRegion[] region;
     private final long[] localAddress;
     private final int[] length;
@@ -157,6 +181,9 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final boolean[] rnrWaiting;
     private final int[] rnrCount;
     private final long[] rnrRetryAt;
+    private final boolean[] held;
+    private final long[] queryAt;
+    private int heldCount;
     private final int[] freeSlots;
     private int freeSlotCount;
     private int rnrWaitingCount;
@@ -198,9 +225,11 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final int[] inImmediate;
     private final int[] inSyndrome;
     private final int[] inReceive;
+    private final int[] inRsn;
     private final boolean[] inDone;
     private final boolean[] inRnr;
     private final int[] inRnrArrived;
+    private final int[] inRefusal;
     private final int[] freeInbound;
     private int freeInboundCount;
     private final Long2LongHashMap inbound;
@@ -225,9 +254,24 @@ public final class SprayConnection implements PathSendWindow.Listener
     /** The parameters a handshake opened this connection with (responder side, for repeated CONNECT_ACKs). */
     SprayConnectionConfig handshakeConfig;
 
+    // ---- S9.3: refusals made here (carried in every SACKH), and those of the peer this end has learned of
+    private int refusals;
+    private int peerRefusals;
+    private int learnedRefusals;
+    private long learnedAbove;
+
     // ---- S7.6: every path failed
     private long allFailedSince = NONE;
-    private boolean closed;
+    private State state = State.ESTABLISHED;
+    private long closeStartedAt;
+    private long closeNextAt;
+    private long closeBackoff;
+    private int closeTries;
+    private long closeToken;
+
+    // ---- S6.8: the slowest sampled path's estimates, for paths without samples (refreshed every tick)
+    private long siblingSrtt;
+    private long siblingRttvar;
 
     // ---- ACK processing scratch
     private int ackPath;
@@ -309,7 +353,8 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             sendWindows[p] = new PathSendWindow(Psn.add(c.sendInitialPsn, p * PATH_SPACING));
             receiveWindows[p] = new PathReceiveWindow(Psn.add(c.receiveInitialPsn, p * PATH_SPACING));
-            rtts[p] = new RttEstimator(config.rtoMinNanos, config.rtoMaxNanos, config.initialRttNanos);
+            rtts[p] = new RttEstimator(config.rtoMinNanos, config.rtoMaxNanos, config.initialRttNanos,
+                config.ackDelayNanos + config.rtoSlackNanos);
             windows[p] = new PathCongestionControl(config.initialWindow, config.maxWindow, config.gain);
             pathCounters[p] = SprayCounters.create();
             sourcePorts[p] = (c.sourcePortBase + p) & 0xFFFF;
@@ -319,6 +364,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         }
 
         txNextMsn = new int[streams];
+        txNextRsn = new int[streams];
         txHead = new int[streams];
         txTail = new int[streams];
         txErrored = new boolean[streams];
@@ -326,6 +372,8 @@ public final class SprayConnection implements PathSendWindow.Listener
         rxPosted = new int[streams];
         rxErrored = new boolean[streams];
         rxErroredMsn = new int[streams];
+        rxErroredSyndrome = new int[streams];
+        rxErroredRefusal = new int[streams];
         java.util.Arrays.fill(txHead, MISSING);
         java.util.Arrays.fill(txTail, MISSING);
 
@@ -334,6 +382,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         wrId = new long[slotCount];
         stream = new int[slotCount];
         msn = new int[slotCount];
+        rsn = new int[slotCount];
         region = new MemoryRegion[slotCount];
         localAddress = new long[slotCount];
         length = new int[slotCount];
@@ -356,6 +405,8 @@ public final class SprayConnection implements PathSendWindow.Listener
         rnrWaiting = new boolean[slotCount];
         rnrCount = new int[slotCount];
         rnrRetryAt = new long[slotCount];
+        held = new boolean[slotCount];
+        queryAt = new long[slotCount];
         freeSlots = new int[slotCount];
         for (int i = 0; i < slotCount; i++)
         {
@@ -394,9 +445,11 @@ public final class SprayConnection implements PathSendWindow.Listener
         inImmediate = new int[inboundCount];
         inSyndrome = new int[inboundCount];
         inReceive = new int[inboundCount];
+        inRsn = new int[inboundCount];
         inDone = new boolean[inboundCount];
         inRnr = new boolean[inboundCount];
         inRnrArrived = new int[inboundCount];
+        inRefusal = new int[inboundCount];
         freeInbound = new int[inboundCount];
         for (int i = 0; i < inboundCount; i++)
         {
@@ -432,6 +485,10 @@ public final class SprayConnection implements PathSendWindow.Listener
      */
     public int postSend(final int streamId, final SendWorkRequest request)
     {
+        if (state != State.ESTABLISHED)
+        {
+            return PostResult.INVALID_STATE; // S9.2: a closing connection takes no new work
+        }
         if (streamId < 0 || streamId >= streams || null == request.opcode() || request.length() < 0)
         {
             return PostResult.INVALID_ARGUMENT;
@@ -465,6 +522,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         wrId[s] = request.wrId();
         stream[s] = streamId;
         msn[s] = m;
+        rsn[s] = k == SEND || k == SEND_IMM || k == WRITE_IMM ? txNextRsn[streamId]++ : 0; // S4.5
         region[s] = len > 0 ? request.localRegion() : null;
         localAddress[s] = request.localAddress();
         length[s] = len;
@@ -484,6 +542,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         delivered[s] = false;
         rnrWaiting[s] = false;
         rnrCount[s] = 0;
+        held[s] = false;
         nextInStream[s] = MISSING;
         if (txTail[streamId] == MISSING)
         {
@@ -509,8 +568,9 @@ public final class SprayConnection implements PathSendWindow.Listener
     }
 
     /**
-     * Posts a receive on a stream. The j-th receive posted on stream s is the one the message of MSN j of
-     * that stream consumes, if it is a SEND or WRITE with immediate (S4.5).
+     * Posts a receive on a stream. The j-th receive posted on stream s is the one the j-th receive-consuming
+     * message (SEND, SEND with immediate, WRITE with immediate) of that stream consumes, whatever other
+     * messages (WRITE, READ) come between them (S4.5: matched by the RSN the messages carry).
      *
      * @param streamId the stream.
      * @param request  the receive; copied.
@@ -518,6 +578,10 @@ public final class SprayConnection implements PathSendWindow.Listener
      */
     public int postReceive(final int streamId, final ReceiveWorkRequest request)
     {
+        if (state != State.ESTABLISHED)
+        {
+            return PostResult.INVALID_STATE;
+        }
         if (streamId < 0 || streamId >= streams || request.length() < 0)
         {
             return PostResult.INVALID_ARGUMENT;
@@ -555,11 +619,14 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             case SprayOpcodes.ACK -> onAckPacket(frame, now);
             case SprayOpcodes.NACK -> onNackPacket(frame, now);
+            case SprayOpcodes.QUERY -> onQueryPacket(frame, now);
             case SprayOpcodes.PROBE -> onProbePacket(frame, now);
             case SprayOpcodes.WRITE, SprayOpcodes.WRITE_WITH_IMMEDIATE, SprayOpcodes.SEND,
                 SprayOpcodes.SEND_WITH_IMMEDIATE, SprayOpcodes.READ_REQUEST, SprayOpcodes.READ_RESPONSE ->
                 onDataPacket(frame, now);
-            default -> engine.counters().increment(SprayCounters.MALFORMED); // CONNECT/CLOSE: not yet (S9.1)
+            case SprayOpcodes.CLOSE -> onClosePacket(frame);
+            case SprayOpcodes.CLOSE_ACK -> onCloseAckPacket(frame);
+            default -> engine.counters().increment(SprayCounters.MALFORMED); // a CONNECT_ACK nobody asked for
         }
     }
 
@@ -782,19 +849,22 @@ public final class SprayConnection implements PathSendWindow.Listener
             inReceived[rec] = 0;
             inSyndrome[rec] = 0;
             inReceive[rec] = MISSING;
+            inRsn[rec] = SprayExtendedTransportHeader.rsn(frame.segment(), frame.customHeaderOffset());
             inDone[rec] = false;
             inRnr[rec] = false;
             inRnrArrived[rec] = 0;
+            inRefusal[rec] = 0;
             inbound.put(key, rec);
         }
-        if (inKind[rec] != k || inLength[rec] != messageLength)
+        if (inKind[rec] != k || inLength[rec] != messageLength ||
+            inRsn[rec] != SprayExtendedTransportHeader.rsn(frame.segment(), frame.customHeaderOffset()))
         {
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
         if (inSyndrome[rec] != 0)
         {
-            sendNack(p, inSyndrome[rec], s, m); // S9.3: repeated for every further packet
+            sendNack(p, inSyndrome[rec], s, m, inRefusal[rec]); // S9.3: repeated for every further packet
             return;
         }
         if (inDone[rec])
@@ -828,7 +898,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                 }
                 if (k == WRITE_IMM)
                 {
-                    final int r = (int)receives.get(key);
+                    final int r = (int)receives.get(key(s, inRsn[rec])); // S4.5: matched by RSN
                     if (r == MISSING)
                     {
                         refuseRnr(p, rec, s, m);
@@ -843,7 +913,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             }
             case SEND, SEND_IMM ->
             {
-                final int r = (int)receives.get(key);
+                final int r = (int)receives.get(key(s, inRsn[rec])); // S4.5: matched by RSN
                 if (r == MISSING)
                 {
                     refuseRnr(p, rec, s, m);
@@ -909,11 +979,19 @@ public final class SprayConnection implements PathSendWindow.Listener
     {
         inSyndrome[rec] = syndrome;
         inDone[rec] = true;
-        sendNack(p, syndrome, s, m);
+        // S9.3: counted before its NACK and the ACK of its packet leave, so every ACK that covers a refused
+        // packet tells the sender a refusal exists; a refusal of an earlier message of a stream already in
+        // error keeps the stream's number (the sender, which then holds that stream's earlier messages until
+        // the receiver confirms them, learns of it by the number it already has or by asking)
+        final int refusal = rxErrored[s] ? rxErroredRefusal[s] : ++refusals;
+        inRefusal[rec] = refusal;
+        sendNack(p, syndrome, s, m, refusal);
         if (!rxErrored[s] || m - rxErroredMsn[s] < 0)
         {
             rxErrored[s] = true;
             rxErroredMsn[s] = m;
+            rxErroredSyndrome[s] = syndrome;
+            rxErroredRefusal[s] = refusal;
             // later messages of the stream that had begun arriving are abandoned (control path: rare)
             for (int r = 0; r < inboundCount; r++)
             {
@@ -938,8 +1016,9 @@ public final class SprayConnection implements PathSendWindow.Listener
             inRnr[rec] = true;
             inRnrArrived[rec] = 0;
             inReceived[rec] = 0;
+            inRefusal[rec] = ++refusals; // each refused attempt is a refusal the sender must learn of (S9.3)
         }
-        sendNack(p, NegativeAckHeader.SYNDROME_RNR, s, m);
+        sendNack(p, NegativeAckHeader.SYNDROME_RNR, s, m, inRefusal[rec]);
         if (++inRnrArrived[rec] == inExpected[rec])
         {
             inRnr[rec] = false;
@@ -973,7 +1052,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                 }
                 rRegion[r] = null;
                 freeReceives[freeReceiveCount++] = r;
-                receives.remove(key);
+                receives.remove(key(s, inRsn[rec]));
             }
             counters.increment(SprayCounters.MESSAGES_RECEIVED);
             inbound.remove(key);
@@ -990,6 +1069,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         wrId[slot] = 0;
         stream[slot] = s;
         msn[slot] = m;
+        rsn[slot] = 0;
         region[slot] = len > 0 ? mr : null;
         localAddress[slot] = va;
         length[slot] = len;
@@ -1005,6 +1085,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         status[slot] = PENDING;
         delivered[slot] = true; // nothing to deliver: freed once acknowledged
         rnrWaiting[slot] = false;
+        held[slot] = false;
         nextInStream[slot] = MISSING;
         enqueueSend(slot);
     }
@@ -1052,6 +1133,12 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             counters.increment(SprayCounters.ACKS_STALE);
             return;
+        }
+        // S9.3: before the packets it covers complete, so that a refused one waits for its NACK
+        final int peerRefused = SelectiveAckHeader.refusals(seg, sack);
+        if (peerRefused - peerRefusals > 0)
+        {
+            peerRefusals = peerRefused;
         }
         ackPath = p;
         ackNow = now;
@@ -1129,25 +1216,52 @@ public final class SprayConnection implements PathSendWindow.Listener
         final long nakh = frame.customHeaderOffset();
         final int s = NegativeAckHeader.stream(seg, nakh);
         final int m = NegativeAckHeader.msn(seg, nakh);
+        final int syndrome = NegativeAckHeader.syndrome(seg, nakh);
+        final int refusal = NegativeAckHeader.refusal(seg, nakh);
         counters.increment(SprayCounters.NACKS_RECEIVED);
         if (s >= streams)
         {
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
-        final int slot = (int)txByMsn.get(key(s, m));
-        if (slot == MISSING || status[slot] != PENDING || kind[slot] == READ_RESPONSE)
+        final boolean fresh = syndrome != NegativeAckHeader.SYNDROME_ACCEPTED && refusal != 0 && learn(refusal);
+        if (refusal - peerRefusals > 0)
         {
-            return;
+            peerRefusals = refusal;
         }
-        switch (NegativeAckHeader.syndrome(seg, nakh))
+        final int slot = (int)txByMsn.get(key(s, m));
+        if (slot != MISSING && status[slot] == PENDING && kind[slot] != READ_RESPONSE)
         {
+            onRefusal(slot, syndrome, refusal, fresh, NegativeAckHeader.rnrTimerMicros(seg, nakh), now);
+        }
+        releaseHeld();
+    }
+
+    private void onRefusal(
+        final int slot, final int syndrome, final int refusal, final boolean fresh, final int rnrTimerMicros, final long now)
+    {
+        switch (syndrome)
+        {
+            case NegativeAckHeader.SYNDROME_ACCEPTED ->
+            {
+                // the answer to a query: every byte was placed (S9.3)
+                if (held[slot])
+                {
+                    unhold(slot);
+                    if (kind[slot] != READ && !rnrWaiting[slot] && acked[slot] == packets[slot])
+                    {
+                        status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
+                        deliverSendCompletions(stream[slot]);
+                    }
+                }
+            }
             case NegativeAckHeader.SYNDROME_RNR ->
             {
-                if (rnrWaiting[slot])
+                if (rnrWaiting[slot] || (refusal != 0 && !fresh))
                 {
-                    return; // the rest of the refused attempt
+                    return; // the rest of the refused attempt, or an earlier attempt's
                 }
+                unhold(slot);
                 if (++rnrCount[slot] > config.rnrRetries)
                 {
                     fail(slot, WorkCompletionStatus.RNR_RETRY_EXC_ERR);
@@ -1156,11 +1270,151 @@ public final class SprayConnection implements PathSendWindow.Listener
                 counters.increment(SprayCounters.RNR_RETRIES);
                 rnrWaiting[slot] = true;
                 rnrWaitingCount++;
-                rnrRetryAt[slot] = now + NegativeAckHeader.rnrTimerMicros(seg, nakh) * 1000L;
+                rnrRetryAt[slot] = now + rnrTimerMicros * 1000L;
             }
             case NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR -> fail(slot, WorkCompletionStatus.REM_ACCESS_ERR);
             case NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST -> fail(slot, WorkCompletionStatus.REM_INV_REQ_ERR);
             default -> fail(slot, WorkCompletionStatus.REM_OP_ERR);
+        }
+    }
+
+    // S9.3: a refusal number learned from a NACK; true the first time
+    private boolean learn(final int refusal)
+    {
+        final int d = refusal - learnedRefusals;
+        if (d <= 0)
+        {
+            return false;
+        }
+        if (d > Long.SIZE)
+        {
+            return true; // too far ahead to record: the queries bring it again once the ones before it are known
+        }
+        final long bit = 1L << (d - 1);
+        if ((learnedAbove & bit) != 0)
+        {
+            return false;
+        }
+        learnedAbove |= bit;
+        while ((learnedAbove & 1) != 0)
+        {
+            learnedAbove >>>= 1;
+            learnedRefusals++;
+        }
+        return true;
+    }
+
+    // S9.3: a message whose packets were all acknowledged may still have been refused if the peer made a
+    // refusal this end has not learned of, or if its stream is in error (an earlier message of the stream can
+    // be refused after a later one, under the later one's refusal number)
+    private boolean mustHold(final int slot)
+    {
+        return learnedRefusals - peerRefusals < 0 || txErrored[stream[slot]];
+    }
+
+    private void hold(final int slot, final long now)
+    {
+        if (!held[slot])
+        {
+            held[slot] = true;
+            heldCount++;
+            queryAt[slot] = now + queryInterval();
+            counters.increment(SprayCounters.COMPLETIONS_HELD);
+        }
+    }
+
+    private void unhold(final int slot)
+    {
+        if (held[slot])
+        {
+            held[slot] = false;
+            heldCount--;
+        }
+    }
+
+    // a missing NACK may be on its way over a slower path: ask only after a round trip of the slowest path
+    private long queryInterval()
+    {
+        return Math.max(config.rtoMinNanos, 2 * siblingSrtt);
+    }
+
+    // completes held messages that need no longer wait (control path: only after a refusal)
+    private void releaseHeld()
+    {
+        if (heldCount == 0)
+        {
+            return;
+        }
+        for (int slot = 0; slot < slotCount; slot++)
+        {
+            if (held[slot] && status[slot] == PENDING && !mustHold(slot))
+            {
+                unhold(slot);
+                if (kind[slot] != READ && !rnrWaiting[slot] && acked[slot] == packets[slot])
+                {
+                    status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
+                    deliverSendCompletions(stream[slot]);
+                }
+            }
+        }
+    }
+
+    private int sendQueries(final long now)
+    {
+        int work = 0;
+        for (int slot = 0; slot < slotCount; slot++)
+        {
+            if (held[slot] && status[slot] == PENDING && now >= queryAt[slot])
+            {
+                if (writeQuery(stream[slot], msn[slot]))
+                {
+                    work++;
+                }
+                queryAt[slot] = now + queryInterval();
+            }
+        }
+        return work;
+    }
+
+    // S9.3: the receiver of a message tells its fate: placed, or refused (again, with the refusal's number)
+    private void onQueryPacket(final RoceFrame frame, final long now)
+    {
+        final MemorySegment seg = frame.segment();
+        final long nakh = frame.customHeaderOffset();
+        final int s = NegativeAckHeader.stream(seg, nakh);
+        final int m = NegativeAckHeader.msn(seg, nakh);
+        if (s >= streams)
+        {
+            engine.counters().increment(SprayCounters.MALFORMED);
+            return;
+        }
+        counters.increment(SprayCounters.QUERIES_RECEIVED);
+        if (rxErrored[s] && m - rxErroredMsn[s] >= 0)
+        {
+            // refused, or flushed behind the refused message: the answer names the refused one
+            sendNack(0, rxErroredSyndrome[s], s, rxErroredMsn[s], rxErroredRefusal[s]);
+            return;
+        }
+        final int rec = (int)inbound.get(key(s, m));
+        if (rec == MISSING)
+        {
+            if (m - rxNextMsn[s] < 0)
+            {
+                sendNack(0, NegativeAckHeader.SYNDROME_ACCEPTED, s, m, 0); // completed and retired
+            }
+            return;
+        }
+        if (inSyndrome[rec] != 0)
+        {
+            sendNack(0, inSyndrome[rec], s, m, inRefusal[rec]);
+        }
+        else if (inDone[rec])
+        {
+            sendNack(0, NegativeAckHeader.SYNDROME_ACCEPTED, s, m, 0);
+        }
+        else if (inRefusal[rec] != 0 && (inRnr[rec] || inReceived[rec] == 0))
+        {
+            sendNack(0, NegativeAckHeader.SYNDROME_RNR, s, m, inRefusal[rec]); // the last attempt was refused
         }
     }
 
@@ -1200,6 +1454,10 @@ public final class SprayConnection implements PathSendWindow.Listener
             {
                 status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
             }
+            else if (mustHold(slot))
+            {
+                hold(slot, ackNow);
+            }
             else if (kind[slot] != READ)
             {
                 status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
@@ -1230,6 +1488,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                 }
             }
             counters.increment(SprayCounters.MESSAGES_SENT);
+            unhold(head);
             txByMsn.remove(key(s, msn[head]));
             delivered[head] = true;
             final int done = head;
@@ -1265,7 +1524,7 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     int onTick(final long now)
     {
-        if (closed)
+        if (state == State.CLOSED)
         {
             return 0;
         }
@@ -1274,6 +1533,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             closeAfterTimeout();
             return 1;
         }
+        siblingEstimates();
         int work = 0;
         for (int p = 0; p < paths; p++)
         {
@@ -1291,7 +1551,15 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             work += rnrRetries(now);
         }
+        if (heldCount > 0)
+        {
+            work += sendQueries(now);
+        }
         work += sendData(now);
+        if (state != State.ESTABLISHED)
+        {
+            work += closeTimers(now);
+        }
         return work;
     }
 
@@ -1315,7 +1583,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             return 0;
         }
         final RttEstimator rtt = rtts[p];
-        if (now - window.oldestSentAtNanos() >= rtt.rtoNanos())
+        if (now - window.oldestSentAtNanos() >= rtt.rtoNanos(siblingSrtt, siblingRttvar))
         {
             counters.increment(SprayCounters.TIMEOUTS);
             pathCounters[p].increment(SprayCounters.TIMEOUTS);
@@ -1336,7 +1604,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             queueRetransmission(p, psn, handle);
             return 1;
         }
-        final long quiet = Math.max(2 * rtt.srttNanos(), config.probeMinNanos);
+        final long quiet = Math.max(2 * rtt.srttNanos(siblingSrtt), config.probeMinNanos);
         final long since = Math.max(Math.max(lastAckAt[p], lastProbeAt[p]), window.oldestSentAtNanos());
         if (now - since >= quiet && !window.isFull())
         {
@@ -1344,6 +1612,24 @@ public final class SprayConnection implements PathSendWindow.Listener
             return 1;
         }
         return 0;
+    }
+
+    // S6.8: a path without RTT samples of its own is timed by the slowest sampled path of the connection
+    private void siblingEstimates()
+    {
+        long srtt = 0;
+        long rttvar = 0;
+        for (int p = 0; p < paths; p++)
+        {
+            final RttEstimator rtt = rtts[p];
+            if (rtt.hasSample() && pathStates[p] == ACTIVE)
+            {
+                srtt = Math.max(srtt, rtt.srttNanos());
+                rttvar = Math.max(rttvar, rtt.rttvarNanos());
+            }
+        }
+        siblingSrtt = srtt;
+        siblingRttvar = rttvar;
     }
 
     private void failPath(final int p, final long now)
@@ -1368,14 +1654,20 @@ public final class SprayConnection implements PathSendWindow.Listener
     // and the connection closes (its packets are then counted as for an unknown connection, S9.5)
     private void closeAfterTimeout()
     {
-        closed = true;
+        state = State.CLOSED;
+        flushSends(WorkCompletionStatus.RETRY_EXC_ERR);
+    }
+
+    // every send work request not finished completes with `st`, in order per stream; nothing is left to send
+    private void flushSends(final WorkCompletionStatus st)
+    {
         for (int s = 0; s < streams; s++)
         {
             for (int slot = txHead[s]; slot != MISSING; slot = nextInStream[slot])
             {
                 if (status[slot] == PENDING)
                 {
-                    status[slot] = WorkCompletionStatus.RETRY_EXC_ERR.ordinal();
+                    status[slot] = st.ordinal();
                 }
             }
             txErrored[s] = true;
@@ -1391,10 +1683,12 @@ public final class SprayConnection implements PathSendWindow.Listener
             rnrWaiting[slot] = false;
             if (kind[slot] == READ_RESPONSE && status[slot] == PENDING)
             {
-                status[slot] = WorkCompletionStatus.RETRY_EXC_ERR.ordinal();
+                status[slot] = st.ordinal();
             }
         }
         rnrWaitingCount = 0;
+        heldCount = 0;
+        java.util.Arrays.fill(held, false);
         sendQueueSize = 0;
         retxSize = 0;
         moveSize = 0;
@@ -1423,10 +1717,178 @@ public final class SprayConnection implements PathSendWindow.Listener
         return false;
     }
 
-    /** @return true once closed after every path failed for {@code connectionTimeout} (S7.6). */
+    /**
+     * @return true once closed: gracefully (S9.2), forcefully ({@link SprayEngine#close(SprayConnection)}), or
+     * after every path failed for {@code connectionTimeout} (S7.6).
+     */
     public boolean isClosed()
     {
-        return closed;
+        return state == State.CLOSED;
+    }
+
+    /** @return the connection's state (S9.1, S9.2). */
+    public State state()
+    {
+        return state;
+    }
+
+    // =====================================================================================================
+    // Teardown (S9.2): control path, allocation allowed
+    // =====================================================================================================
+
+    /**
+     * Starts a graceful close: no new work from now on; once this end's outstanding messages have finished
+     * (or {@code connectionTimeout} passed, when they are flushed), {@code SPRAY_CLOSE} goes out until
+     * {@code SPRAY_CLOSE_ACK} answers or {@link #CLOSE_TRIES} tries passed; then the connection is CLOSED and
+     * forgotten.
+     *
+     * @return false if it was not ESTABLISHED.
+     */
+    boolean beginClose(final long now)
+    {
+        if (state != State.ESTABLISHED)
+        {
+            return false;
+        }
+        state = State.DRAINING;
+        closeStartedAt = now;
+        return true;
+    }
+
+    /** Forceful close: everything unfinished completes with WR_FLUSH_ERR at once; nothing goes on the wire. */
+    void abort()
+    {
+        if (state != State.CLOSED)
+        {
+            finish();
+        }
+    }
+
+    private boolean drained()
+    {
+        if (sendSlotsInUse() > 0 || retxSize > 0 || moveSize > 0)
+        {
+            return false;
+        }
+        for (int p = 0; p < paths; p++)
+        {
+            if (sendWindows[p].outstanding() > 0)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private int closeTimers(final long now)
+    {
+        if (state == State.DRAINING)
+        {
+            final boolean late = now - closeStartedAt >= config.connectionTimeoutNanos;
+            if (!drained() && !late)
+            {
+                return 0;
+            }
+            if (late && !drained())
+            {
+                counters.increment(SprayCounters.CLOSE_TIMEOUTS);
+                flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
+                for (int p = 0; p < paths; p++)
+                {
+                    sendWindows[p].reset(sendWindows[p].nextPsn()); // nothing of the flushed messages is resent
+                }
+            }
+            state = State.CLOSING;
+            closeToken = engine.random().nextLong();
+            closeBackoff = SprayHandshake.CONNECT_BACKOFF_NANOS;
+            closeTries = 0;
+            closeNextAt = now;
+        }
+        if (state == State.CLOSING && now >= closeNextAt)
+        {
+            if (closeTries >= CLOSE_TRIES)
+            {
+                counters.increment(SprayCounters.CLOSE_TIMEOUTS); // the peer stays silent: forget it anyway
+                finish();
+                return 1;
+            }
+            if (writeConnectionPacket(SprayOpcodes.CLOSE, closeToken))
+            {
+                closeTries++;
+                counters.increment(SprayCounters.CLOSES_SENT);
+            }
+            closeNextAt = now + closeBackoff;
+            closeBackoff *= 2;
+            return 1;
+        }
+        return 0;
+    }
+
+    // the peer closes (S9.2): answer, flush what is unfinished here, forget the connection
+    private void onClosePacket(final RoceFrame frame)
+    {
+        final MemorySegment seg = frame.segment();
+        final long conh = frame.customHeaderOffset();
+        if (ConnectionHeader.senderCid(seg, conh) != remoteCid)
+        {
+            engine.counters().increment(SprayCounters.MALFORMED); // not our peer's CID: not our peer's CLOSE
+            return;
+        }
+        counters.increment(SprayCounters.CLOSES_RECEIVED);
+        writeConnectionPacket(SprayOpcodes.CLOSE_ACK, ConnectionHeader.token(seg, conh));
+        finish();
+    }
+
+    private void onCloseAckPacket(final RoceFrame frame)
+    {
+        final MemorySegment seg = frame.segment();
+        final long conh = frame.customHeaderOffset();
+        if (state != State.CLOSING || ConnectionHeader.token(seg, conh) != closeToken ||
+            ConnectionHeader.senderCid(seg, conh) != remoteCid)
+        {
+            engine.counters().increment(SprayCounters.MALFORMED);
+            return;
+        }
+        finish();
+    }
+
+    private void finish()
+    {
+        flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
+        flushReceives();
+        state = State.CLOSED;
+        engine.forget(this);
+    }
+
+    // posted receives complete with WR_FLUSH_ERR, in posting order per stream
+    private void flushReceives()
+    {
+        for (int s = 0; s < streams; s++)
+        {
+            // at most receiveCount receives are outstanding: the last receiveCount posted cover them all
+            for (int j = rxPosted[s] - Math.min(receiveCount, rxPosted[s]); j - rxPosted[s] < 0; j++)
+            {
+                final long key = key(s, j);
+                final int r = (int)receives.remove(key);
+                if (r == MISSING)
+                {
+                    continue;
+                }
+                if (!receiveCq.offer(rWrId[r], WorkCompletionStatus.WR_FLUSH_ERR, WorkCompletionOpcode.RECV, 0, false, 0,
+                    localCid))
+                {
+                    counters.increment(SprayCounters.CQ_OVERRUNS);
+                }
+                rRegion[r] = null;
+                freeReceives[freeReceiveCount++] = r;
+            }
+        }
+    }
+
+    private boolean writeConnectionPacket(final int opcode, final long token)
+    {
+        return engine.handshake().writeConnectionHeader(opcode, remoteCid, remoteIpv4[0], remoteMac[0], sourcePorts[0],
+            paths, mtu, streams, localCid, 0, token);
     }
 
     // S7.3: a path's loss rate is measured over its last 256 to 512 packets: the sample being filled and the
@@ -1544,6 +2006,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             {
                 rnrWaiting[slot] = false;
                 rnrWaitingCount--;
+                unhold(slot);
                 generation[slot]++;
                 nextPacket[slot] = 0;
                 acked[slot] = 0;
@@ -1587,6 +2050,8 @@ public final class SprayConnection implements PathSendWindow.Listener
                 {
                     counters.increment(SprayCounters.RETRANSMITTED);
                     pathCounters[p].increment(SprayCounters.RETRANSMITTED);
+                    // sent at once, but paced all the same: new data waits for the tokens it took (S8.4)
+                    tokens -= payloadOf(slotOf(handle), packetOf(handle)) + PACING_OVERHEAD;
                 }
                 sent++;
             }
@@ -1636,7 +2101,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             }
             final int slot = slotOf(handle);
             final int payload = payloadOf(slot, packetOf(handle));
-            tokens -= payload + 64;
+            tokens -= payload + PACING_OVERHEAD;
             counters.increment(SprayCounters.TX_PACKETS);
             counters.add(SprayCounters.TX_BYTES, payload);
             pathCounters[p].increment(SprayCounters.TX_PACKETS);
@@ -1678,13 +2143,14 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             if (pathStates[p] == ACTIVE)
             {
-                rate += (double)windows[p].window() * mtu / Math.max(1, rtts[p].srttNanos());
+                rate += (double)windows[p].window() * mtu / Math.max(1, rtts[p].srttNanos(siblingSrtt));
             }
         }
         if (peerRateHintMbps > 0)
         {
             rate = Math.min(rate, peerRateHintMbps / 8000.0);
         }
+        rate = Math.min(rate, config.capacityMbps / 8000.0); // never faster than this end's own line rate
         tokens = Math.min(config.burstBytes, tokens + rate * elapsed);
     }
 
@@ -1780,6 +2246,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         SprayExtendedTransportHeader.msn(seg, seth, msn[slot]);
         SprayExtendedTransportHeader.messageOffset(seg, seth, offset);
         SprayExtendedTransportHeader.messageLength(seg, seth, length[slot]);
+        SprayExtendedTransportHeader.rsn(seg, seth, rsn[slot]);
         long at = seth + SprayExtendedTransportHeader.LENGTH;
         if (k == WRITE || k == WRITE_IMM || k == READ)
         {
@@ -1887,6 +2354,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         receiveWindows[p].writeTo(seg, sack);
         SelectiveAckHeader.rateHintMbps(seg, sack, engine.rateHint().hintMbps());
         SelectiveAckHeader.ackSequence(seg, sack, ++rxAckSequence[p]);
+        SelectiveAckHeader.refusals(seg, sack, refusals);
         output.commit(writer.writeFrame(seg, base, 0));
         rxSinceAck[p] = 0;
         rxCeSinceAck[p] = 0;
@@ -1896,7 +2364,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         return true;
     }
 
-    private void sendNack(final int p, final int syndrome, final int s, final int m)
+    private void sendNack(final int p, final int syndrome, final int s, final int m, final int refusal)
     {
         final int q = controlPath(p);
         final int plane = q % planes;
@@ -1914,8 +2382,33 @@ public final class SprayConnection implements PathSendWindow.Listener
         NegativeAckHeader.stream(seg, nakh, s);
         NegativeAckHeader.msn(seg, nakh, m);
         NegativeAckHeader.rnrTimerMicros(seg, nakh, syndrome == NegativeAckHeader.SYNDROME_RNR ? config.rnrTimerMicros : 0);
+        NegativeAckHeader.refusal(seg, nakh, refusal);
         output.commit(writer.writeFrame(seg, base, 0));
         counters.increment(SprayCounters.NACKS_SENT);
+    }
+
+    private boolean writeQuery(final int s, final int m)
+    {
+        final int q = controlPath(0);
+        final int plane = q % planes;
+        address(q, plane);
+        writer.opcode(SprayOpcodes.QUERY).psn(0);
+        if (!output.claim(plane, writer.frameLength(0)))
+        {
+            counters.increment(SprayCounters.OUTPUT_FULL);
+            return false;
+        }
+        final MemorySegment seg = output.buffer();
+        final long base = output.offset();
+        final long nakh = base + writer.payloadOffset() - NegativeAckHeader.LENGTH;
+        NegativeAckHeader.syndrome(seg, nakh, NegativeAckHeader.SYNDROME_ACCEPTED);
+        NegativeAckHeader.stream(seg, nakh, s);
+        NegativeAckHeader.msn(seg, nakh, m);
+        NegativeAckHeader.rnrTimerMicros(seg, nakh, 0);
+        NegativeAckHeader.refusal(seg, nakh, 0);
+        output.commit(writer.writeFrame(seg, base, 0));
+        counters.increment(SprayCounters.QUERIES_SENT);
+        return true;
     }
 
     // =====================================================================================================
@@ -1990,6 +2483,12 @@ public final class SprayConnection implements PathSendWindow.Listener
         return paths;
     }
 
+    /** @return streams per direction. */
+    public int streams()
+    {
+        return streams;
+    }
+
     /** @return the MTU. */
     public int mtu()
     {
@@ -2056,11 +2555,15 @@ public final class SprayConnection implements PathSendWindow.Listener
      */
     public boolean isIdle()
     {
-        if (closed)
+        if (state == State.CLOSED)
         {
             return true;
         }
-        if (sendQueueSize > 0 || retxSize > 0 || moveSize > 0 || rnrWaitingCount > 0)
+        if (state != State.ESTABLISHED)
+        {
+            return false; // closing: its timers run
+        }
+        if (sendQueueSize > 0 || retxSize > 0 || moveSize > 0 || rnrWaitingCount > 0 || heldCount > 0)
         {
             return false;
         }
@@ -2104,11 +2607,11 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     /**
      * S10.1: bytes of state of one stream: next MSN to send, completion list head and tail, error flag; next
-     * MSN to complete, receives posted, error flag and MSN.
+     * MSN to complete, receives posted, error flag, MSN, syndrome and refusal number (S9.3); next RSN to send (S4.5).
      */
     public static int streamStateBytes()
     {
-        return 6 * Integer.BYTES + 2;
+        return 9 * Integer.BYTES + 2;
     }
 
     /**
@@ -2118,9 +2621,10 @@ public final class SprayConnection implements PathSendWindow.Listener
      */
     public long fixedStateBytes()
     {
-        final long slot = 1 + 8 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 4 + 1 + 1 + 4 * 6 + 1 + 1 + 4 + 4 + 4 + 1 + 4 + 8 + 4 + 4;
+        final long slot = 1 + 8 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 4 + 1 + 1 + 4 * 6 + 1 + 1 + 4 + 4 + 4 + 1 + 4 + 8 + 4 + 4 +
+            1 + 8 + 4; // held, queryAt (S9.3), rsn (S4.5)
         final long receive = 8 + 8 + 8 + 4 + 4;
-        final long in = 1 + 4 * 9 + 1 + 1 + 4;
+        final long in = 1 + 4 * 9 + 1 + 1 + 4 + 4 + 4;
         final long maps = 16L * ((long)txByMsn.capacity() + receives.capacity() + inbound.capacity());
         final long queues = (long)retxCapacity * (4 + 4 + 8 + 8);
         final long placed = (long)chunkCount * (CHUNK_WORDS * Long.BYTES + Integer.BYTES) + 16L * chunks.capacity();

@@ -73,8 +73,20 @@ public final class SprayCounters
     public static final int FLUSHED = 30;
     /** Paths given a new UDP source port for loss or RTT well above the connection's median (S7.3). */
     public static final int REPATHS = 31;
+    /** {@code SPRAY_QUERY}s sent: a completion held while a refusal may have been missed (S9.3). */
+    public static final int QUERIES_SENT = 32;
+    /** {@code SPRAY_QUERY}s answered. */
+    public static final int QUERIES_RECEIVED = 33;
+    /** Messages whose packets were all acknowledged but whose completion waited for a refusal (S9.3). */
+    public static final int COMPLETIONS_HELD = 34;
+    /** {@code SPRAY_CLOSE}s sent (S9.2). */
+    public static final int CLOSES_SENT = 35;
+    /** {@code SPRAY_CLOSE}s received (answered with {@code SPRAY_CLOSE_ACK}). */
+    public static final int CLOSES_RECEIVED = 36;
+    /** Graceful closes that ended by a timeout: draining or the CLOSE_ACK took too long (S9.2). */
+    public static final int CLOSE_TIMEOUTS = 37;
     /** Number of slots. */
-    public static final int SLOT_COUNT = 32;
+    public static final int SLOT_COUNT = 38;
 
     private static final String[] LABELS = {
         "tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "retransmitted", "lost", "moved",
@@ -82,7 +94,8 @@ public final class SprayCounters
         "nacks_received", "acks_sent", "acks_received", "acks_stale", "probes_sent", "probes_received",
         "timeouts", "path_failures", "path_restores", "rnr_retries", "output_full", "unknown_connection",
         "malformed", "no_resources", "messages_sent", "messages_received", "cq_overruns", "flushed",
-        "repaths",
+        "repaths", "queries_sent", "queries_received", "completions_held", "closes_sent", "closes_received",
+        "close_timeouts",
     };
 
     private SprayCounters()

@@ -133,14 +133,39 @@ public final class SprayEngine
     }
 
     /**
-     * Forgets a connection (control path): its CID then names nothing (S9.5).
+     * Closes a connection forcefully (control path): every unfinished work request completes with
+     * {@code WR_FLUSH_ERR}, nothing goes on the wire, and its CID names nothing from now on (S9.5); the peer
+     * learns of it only by the packets then counted as for an unknown connection. See
+     * {@link #close(SprayConnection, long)} for the graceful close.
      */
     public void close(final SprayConnection connection)
     {
-        if (byCid.remove(connection.localCid()) != null)
+        connection.abort();
+        forget(connection);
+    }
+
+    /**
+     * Starts closing a connection gracefully (S9.2): it takes no new work, its outstanding messages finish,
+     * then {@code SPRAY_CLOSE} goes to the peer, which answers and forgets the connection; so does this end on
+     * the answer (or after {@link SprayConnection#CLOSE_TRIES} tries, or when draining took longer than
+     * {@code connectionTimeout}: then the rest is flushed). Poll {@link SprayConnection#state()} or
+     * {@link SprayConnection#isClosed()}; keep ticking meanwhile.
+     *
+     * @return false if the connection was not ESTABLISHED.
+     */
+    public boolean close(final SprayConnection connection, final long nowNanos)
+    {
+        return connection.beginClose(nowNanos);
+    }
+
+    void forget(final SprayConnection connection)
+    {
+        if (byCid.get(connection.localCid()) == connection)
         {
+            byCid.remove(connection.localCid());
             slots[connection.index()] = null;
             active = byCid.values().toArray(new SprayConnection[0]);
+            handshake.forget(connection);
         }
     }
 
@@ -177,6 +202,11 @@ public final class SprayEngine
         final SprayConnection c = byCid.get(frame.destQp());
         if (null == c || c.isClosed())
         {
+            if (frame.opcode() == SprayOpcodes.CLOSE && frame.ipVersion() == 4)
+            {
+                handshake.onCloseForUnknown(frame); // S9.2: our CLOSE_ACK was lost; the CLOSE is answered again
+                return;
+            }
             counters.increment(SprayCounters.UNKNOWN_CONNECTION);
             return;
         }
@@ -197,6 +227,10 @@ public final class SprayEngine
         if (n == 0)
         {
             return connects;
+        }
+        for (final SprayConnection c : cs)
+        {
+            rateHint.busy(c.index(), c.inboundMessagesInUse() > 0);
         }
         rateHint.refresh(nowNanos);
         int work = connects;
@@ -237,6 +271,11 @@ public final class SprayEngine
     public ProtectionDomain protectionDomain()
     {
         return protectionDomain;
+    }
+
+    SprayHandshake handshake()
+    {
+        return handshake;
     }
 
     RoceFrameWriter writer(final int plane)

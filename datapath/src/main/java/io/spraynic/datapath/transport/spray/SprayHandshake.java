@@ -269,6 +269,40 @@ public final class SprayHandshake
         return cid;
     }
 
+    // S9.2: answers a CLOSE for a connection already forgotten (its CLOSE_ACK was lost) from the packet itself
+    void onCloseForUnknown(final RoceFrame frame)
+    {
+        final MemorySegment seg = frame.segment();
+        final long conh = frame.customHeaderOffset();
+        engine.counters().increment(SprayCounters.CLOSES_RECEIVED);
+        write(SprayOpcodes.CLOSE_ACK, ConnectionHeader.senderCid(seg, conh), frame.ipv4Source(),
+            EthernetHeader.sourceMac(seg, frame.frameOffset()), frame.udpSourcePort(), ConnectionHeader.paths(seg, conh),
+            ConnectionHeader.mtu(seg, conh), ConnectionHeader.streams(seg, conh), frame.destQp(), 0,
+            ConnectionHeader.token(seg, conh));
+    }
+
+    // a closed connection is no longer the answer to a repeated CONNECT
+    void forget(final SprayConnection connection)
+    {
+        accepted.values().removeIf(c -> c == connection);
+    }
+
+    boolean writeConnectionHeader(
+        final int opcode,
+        final int destCid,
+        final int remoteIpv4,
+        final long remoteMac,
+        final int sourcePort,
+        final int paths,
+        final int mtu,
+        final int streams,
+        final int senderCid,
+        final int initialPsn,
+        final long token)
+    {
+        return write(opcode, destCid, remoteIpv4, remoteMac, sourcePort, paths, mtu, streams, senderCid, initialPsn, token);
+    }
+
     private boolean write(
         final int opcode,
         final int destCid,

@@ -37,4 +37,21 @@ class FairShareRateHintTest
         hint.onData(0, 31_000);
         assertEquals(2, hint.activeSenders(), "still active: not counted twice");
     }
+
+    @Test
+    void shouldKeepCountingASenderWhoseMessageIsPartlyDeliveredS83()
+    {
+        final FairShareRateHint hint = new FairShareRateHint(100_000, 20_000, 8);
+        hint.onData(0, 0);
+        hint.onData(1, 0);
+        hint.busy(1, true); // its packets are queued or lost for longer than the window, its message unfinished
+        hint.onData(0, 45_000);
+        hint.refresh(50_000);
+        assertEquals(2, hint.activeSenders());
+        assertEquals(50_000, hint.hintMbps(), "the starved sender keeps its share");
+        hint.busy(1, false);
+        hint.refresh(50_000);
+        assertEquals(1, hint.activeSenders());
+        assertEquals(100_000, hint.hintMbps());
+    }
 }

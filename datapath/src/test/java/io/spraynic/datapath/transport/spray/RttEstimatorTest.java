@@ -3,6 +3,7 @@ package io.spraynic.datapath.transport.spray;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * docs/PROTOCOL.md S6.8.
@@ -35,5 +36,29 @@ class RttEstimatorTest
         assertEquals(0, rtt.consecutiveTimeouts());
         rtt.onSample(-1);
         assertEquals(9_000, rtt.srttNanos(), "no sample from retransmissions");
+    }
+
+    @Test
+    void shouldTimeAPathWithoutSamplesByItsSlowestSiblingS68()
+    {
+        final RttEstimator rtt = new RttEstimator(50_000, 10_000_000, 10_000, 5_000);
+        assertEquals(50_000, rtt.rtoNanos(0, 0), "no sibling sampled: the initial RTT, clamped");
+        assertEquals(60_000 + 4 * 30_000, rtt.rtoNanos(60_000, 2_000), "sibling srtt as a first sample: 3 x 60 us");
+        assertEquals(60_000, rtt.srttNanos(60_000));
+        rtt.onSample(20_000);
+        assertEquals(20_000 + 4 * 10_000, rtt.rtoNanos(60_000, 2_000), "own samples win once there are some");
+        assertEquals(20_000, rtt.srttNanos(60_000));
+    }
+
+    @Test
+    void shouldKeepAMarginAboveSrttWhenTheVariationCollapsesS68()
+    {
+        final RttEstimator rtt = new RttEstimator(50_000, 10_000_000, 10_000, 5_000);
+        for (int i = 0; i < 100; i++)
+        {
+            rtt.onSample(80_000);
+        }
+        assertTrue(rtt.rttvarNanos() < 1_000);
+        assertEquals(85_000, rtt.rtoNanos(), "srtt + the ackDelay + tick margin, not srtt + 4 x ~0");
     }
 }

@@ -173,7 +173,7 @@ class SprayPathFailureTest
             assertEquals(bed.a.fixedStateBytes() + 8L * SprayConnection.pathStateBytes() +
                 4L * SprayConnection.streamStateBytes(), a0);
             assertTrue(SprayConnection.pathStateBytes() >= 256 * 21, "256 outstanding packet records per path");
-            assertEquals(26, SprayConnection.streamStateBytes());
+            assertEquals(38, SprayConnection.streamStateBytes(), "S9.3: error syndrome and refusal number; S4.5: next RSN");
 
             for (int round = 1; round <= 3; round++)
             {
