@@ -60,7 +60,7 @@ public final class EmbeddedNic implements AutoCloseable
     public static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(10);
     private static final int FIRST_INITIATOR_CID = 0x80_0000;
     /** Bytes of headers a data frame may carry beyond its payload: VLAN, IPv6, UDP, BTH, SETH, RETH, ImmDt, ICRC. */
-    static final int MAX_HEADER_BYTES = 18 + 40 + 8 + 12 + 16 + 16 + 4 + 4;
+    static final int MAX_HEADER_BYTES = 18 + 40 + 8 + 12 + 20 + 16 + 4 + 4;
     private static final int[] PATH_SLOTS = {SprayCounters.TX_PACKETS, SprayCounters.TX_BYTES,
         SprayCounters.RX_PACKETS, SprayCounters.RETRANSMITTED, SprayCounters.LOST, SprayCounters.ECN_MARKS_RECEIVED,
         SprayCounters.SACK_GAPS, SprayCounters.TIMEOUTS, SprayCounters.MOVED};
@@ -667,12 +667,23 @@ public final class EmbeddedNic implements AutoCloseable
             sleepBriefly();
             drain = connectionDrain(worker, c);
         }
+        if (null != c.spray)
+        {
+            // S9.2: CLOSE on the wire once this end's messages are done; the peer answers and forgets it too
+            boolean closed = !await(submit(worker, (w, now) ->
+                ((SprayWorkerTransport)w.transport()).engine().close(c.spray, now)), CONTROL_TIMEOUT, "close a connection");
+            while (!closed && System.nanoTime() < deadline)
+            {
+                sleepBriefly();
+                closed = await(submit(worker, (w, now) -> c.spray.isClosed()), CONTROL_TIMEOUT, "close a connection");
+            }
+        }
         await(submit(worker, (w, now) ->
         {
             w.detach(c);
-            if (null != c.spray)
+            if (null != c.spray && !c.spray.isClosed())
             {
-                ((SprayWorkerTransport)w.transport()).engine().close(c.spray);
+                ((SprayWorkerTransport)w.transport()).engine().close(c.spray); // the peer did not answer in time
             }
             if (null != c.queuePair)
             {

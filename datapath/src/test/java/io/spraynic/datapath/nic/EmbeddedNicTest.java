@@ -282,6 +282,18 @@ class EmbeddedNicTest
         assertEquals(-1, sb.mismatch(ta), "every byte B wrote is in A's memory");
         final DrainReport.ConnectionDrain drain = pair[0].close(WAIT);
         assertTrue(drain.idle() && drain.waiting() == 0, drain.toString());
+        // S9.2: the close went over the wire, so the peer's end is closed too and flushes what is posted to it
+        final SendWorkRequest late = new SendWorkRequest().wrId(5).opcode(WorkRequestOpcode.RDMA_WRITE)
+            .local(null, 0, 0).remote(0, 0).signaled(true);
+        assertEquals(PostResult.OK, pair[1].postSend(0, late));
+        final WorkCompletion completion = new WorkCompletion();
+        final long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!pair[1].sendCompletionQueue().poll(completion))
+        {
+            assertTrue(System.nanoTime() < deadline, "the peer's end answered the late post");
+            Thread.onSpinWait();
+        }
+        assertEquals(WorkCompletionStatus.WR_FLUSH_ERR, completion.status(), completion.toString());
     }
 
     @Test

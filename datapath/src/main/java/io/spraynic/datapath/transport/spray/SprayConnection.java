@@ -2471,12 +2471,6 @@ public final class SprayConnection implements PathSendWindow.Listener
         return index;
     }
 
-    /** @return streams, as negotiated (S1.4). */
-    public int streams()
-    {
-        return streams;
-    }
-
     /** @return paths per direction. */
     public int paths()
     {
