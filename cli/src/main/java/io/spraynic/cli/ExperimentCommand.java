@@ -187,7 +187,7 @@ final class ExperimentCommand implements Runnable
             description = "Connection counts (default ${DEFAULT-VALUE}).")
         int[] connections;
 
-        @Option(names = "--bytes", defaultValue = "32m", converter = SizeConverter.class,
+        @Option(names = "--bytes", defaultValue = "16m", converter = SizeConverter.class,
             description = "Bytes per run, split over the connections (default ${DEFAULT-VALUE}).")
         long bytes;
 

@@ -33,7 +33,7 @@ public final class PlanesExperiment
 
     public record Settings(long totalBytes, int messageBytes, long timeLimitNanos, long seed)
     {
-        public static final Settings DEFAULT = new Settings(32L << 20, 64 * 1024, 200_000_000L, 42);
+        public static final Settings DEFAULT = new Settings(16L << 20, 64 * 1024, 200_000_000L, 42);
     }
 
     /**
