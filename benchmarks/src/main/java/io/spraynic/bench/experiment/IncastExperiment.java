@@ -317,14 +317,20 @@ public final class IncastExperiment
         final List<Double> rocev2Jain = new ArrayList<>();
         final List<Double> sprayQueue = new ArrayList<>();
         final List<Double> rocev2Queue = new ArrayList<>();
+        final List<Double> sprayGoodput = new ArrayList<>();
+        final List<Double> rocev2Goodput = new ArrayList<>();
         for (final Point point : points)
         {
+            sprayGoodput.add(point.spray().goodputGbps() / 100.0);
+            rocev2Goodput.add(point.rocev2().goodputGbps() / 100.0);
             categories.add(point.senders() + " senders");
             sprayJain.add(point.spray().jainFairness());
             rocev2Jain.add(point.rocev2().jainFairness());
             sprayQueue.add(point.spray().peakQueueBytes() / (512.0 * 1024));
             rocev2Queue.add(point.rocev2().peakQueueBytes() / (512.0 * 1024));
         }
+        series.put("spray goodput (fraction of 100 Gb/s)", sprayGoodput);
+        series.put("RoCEv2 goodput (fraction of 100 Gb/s)", rocev2Goodput);
         series.put("spray Jain fairness", sprayJain);
         series.put("RoCEv2 Jain fairness", rocev2Jain);
         series.put("spray peak queue (fraction of 512 KiB)", sprayQueue);
