@@ -9,7 +9,7 @@ import java.util.concurrent.TimeUnit;
  *
  * @param enabled                 false: no CNPs are generated or obeyed, and nothing is paced (a QP sends
  *                                as fast as its engine ticks let it).
- * @param lineRateBitsPerSecond   the rate a QP starts at and recovers to; pacing stops when reached.
+ * @param lineRateBitsPerSecond   the rate a QP starts at, recovers to, and is paced at while unthrottled.
  * @param minRateBitsPerSecond    the floor of a cut (rpg_min_rate).
  * @param g                       alpha's gain (paper 1/256; Mellanox dce_tcp_g 1019/1024 keeps 1019/1024
  *                                of alpha, i.e. g = 5/1024).
