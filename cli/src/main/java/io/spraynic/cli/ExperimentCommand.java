@@ -1,7 +1,11 @@
 package io.spraynic.cli;
 
+import io.spraynic.bench.experiment.CollectivesExperiment;
 import io.spraynic.bench.experiment.ExperimentOutput;
+import io.spraynic.bench.experiment.IncastExperiment;
 import io.spraynic.bench.experiment.LossSweep;
+import io.spraynic.bench.experiment.PlaneFailureExperiment;
+import io.spraynic.bench.experiment.PlanesExperiment;
 import io.spraynic.bench.experiment.ReorderExperiment;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -16,7 +20,9 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "experiment", mixinStandardHelpOptions = true,
     description = "Reproduce an experiment on the emulated fabric in virtual time (CSV, PNG plot, JSON).",
-    subcommands = {ExperimentCommand.LossSweepCommand.class, ExperimentCommand.ReorderCommand.class})
+    subcommands = {ExperimentCommand.LossSweepCommand.class, ExperimentCommand.ReorderCommand.class,
+        ExperimentCommand.IncastCommand.class, ExperimentCommand.PlanesCommand.class,
+        ExperimentCommand.PlaneFailureCommand.class, ExperimentCommand.CollectivesCommand.class})
 final class ExperimentCommand implements Runnable
 {
     public void run()
@@ -96,6 +102,170 @@ final class ExperimentCommand implements Runnable
             final List<Path> files = ExperimentOutput.writeReorder(out, settings, points);
             System.out.println(json ? ReorderExperiment.toJson(settings, points) : "wrote " + files);
             return 0;
+        }
+    }
+
+    /** What every experiment takes: where to write, and whether to print the JSON result. */
+    abstract static class Common implements Callable<Integer>
+    {
+        @Option(names = "--out", defaultValue = "experiments", description = "Output directory (default ${DEFAULT-VALUE}).")
+        Path out;
+
+        @Option(names = "--json", description = "Print the result object (also written to the output directory).")
+        boolean json;
+
+        void log(final String line)
+        {
+            if (!json)
+            {
+                System.out.println(line);
+            }
+        }
+
+        int finish(final List<Path> files, final String jsonText)
+        {
+            System.out.println(json ? jsonText : "wrote " + files);
+            return 0;
+        }
+
+        static void require(final boolean condition, final String message)
+        {
+            if (!condition)
+            {
+                throw new IllegalArgumentException(message);
+            }
+        }
+
+        static void requireEach(final int[] values, final int min, final int max, final String option)
+        {
+            require(values.length > 0, option + " needs at least one value");
+            for (final int value : values)
+            {
+                require(value >= min && value <= max, option + " values must be " + min + ".." + max + " (got " + value + ")");
+            }
+        }
+    }
+
+    @Command(name = "incast", mixinStandardHelpOptions = true,
+        description = {
+            "N senders -> 1 receiver through one 100 Gb/s switch port: RTTs until the senders' rates settle within",
+            "the band around the fair share, peak queue, drops and Jain fairness; spray against RoCEv2 (DCQCN)."})
+    static final class IncastCommand extends Common
+    {
+        @Option(names = "--senders", split = ",", defaultValue = "8,16,32,64", description = "Sender counts (default ${DEFAULT-VALUE}).")
+        int[] senders;
+
+        @Option(names = "--bytes", defaultValue = "256k", converter = SizeConverter.class,
+            description = "Bytes each sender writes (default ${DEFAULT-VALUE}).")
+        long bytes;
+
+        @Option(names = "--band", defaultValue = "0.2", description = "Converged = within this fraction of the fair share (default ${DEFAULT-VALUE}).")
+        double band;
+
+        public Integer call() throws Exception
+        {
+            requireEach(senders, 1, 250, "--senders");
+            require(bytes >= 4096 && band > 0 && band < 1, "--bytes must be at least 4k and --band in (0, 1)");
+            final IncastExperiment.Settings d = IncastExperiment.Settings.DEFAULT;
+            final IncastExperiment.Settings settings = new IncastExperiment.Settings(bytes,
+                (int)Math.min(d.messageBytes(), bytes), band, d.timeLimitNanos(), d.seed());
+            final List<IncastExperiment.Point> points = IncastExperiment.run(settings, senders, this::log);
+            return finish(IncastExperiment.write(out, settings, points), IncastExperiment.toJson(settings, points));
+        }
+    }
+
+    @Command(name = "planes", mixinStandardHelpOptions = true,
+        description = {
+            "1, 2, 4, 8 planes and 10 to 4,000 connections between two hosts: throughput against capacity and",
+            "bytes of spray state per connection; RoCEv2 (one QP per connection, hashed to a plane) beside it."})
+    static final class PlanesCommand extends Common
+    {
+        @Option(names = "--planes", split = ",", defaultValue = "1,2,4,8", description = "Plane counts (default ${DEFAULT-VALUE}).")
+        int[] planes;
+
+        @Option(names = "--connections", split = ",", defaultValue = "10,100,1000,4000",
+            description = "Connection counts (default ${DEFAULT-VALUE}).")
+        int[] connections;
+
+        @Option(names = "--bytes", defaultValue = "16m", converter = SizeConverter.class,
+            description = "Bytes per run, split over the connections (default ${DEFAULT-VALUE}).")
+        long bytes;
+
+        public Integer call() throws Exception
+        {
+            requireEach(planes, 1, 16, "--planes");
+            requireEach(connections, 1, 8000, "--connections");
+            require(bytes >= 1 << 20, "--bytes must be at least 1m");
+            final PlanesExperiment.Settings d = PlanesExperiment.Settings.DEFAULT;
+            final PlanesExperiment.Settings settings = new PlanesExperiment.Settings(bytes, d.messageBytes(),
+                d.timeLimitNanos(), d.seed());
+            final List<PlanesExperiment.Point> points = PlanesExperiment.run(settings, planes, connections, this::log);
+            return finish(PlanesExperiment.write(out, settings, points), PlanesExperiment.toJson(settings, points));
+        }
+    }
+
+    @Command(name = "plane-failure", mixinStandardHelpOptions = true,
+        description = {
+            "A bulk write over N planes with one plane blackholed mid-transfer and no application action:",
+            "goodput timeline and time to recover (N-1)/N; RoCEv2 with one QP per plane beside it."})
+    static final class PlaneFailureCommand extends Common
+    {
+        @Option(names = "--planes", defaultValue = "4", description = "Planes (default ${DEFAULT-VALUE}).")
+        int planes;
+
+        @Option(names = "--bytes", defaultValue = "96m", converter = SizeConverter.class,
+            description = "Bytes written (default ${DEFAULT-VALUE}).")
+        long bytes;
+
+        @Option(names = "--fail-at-us", defaultValue = "500", description = "When the plane fails (default ${DEFAULT-VALUE} us).")
+        long failAtMicros;
+
+        @Option(names = "--bin-us", defaultValue = "20", description = "Timeline resolution (default ${DEFAULT-VALUE} us).")
+        long binMicros;
+
+        public Integer call() throws Exception
+        {
+            require(planes >= 2 && planes <= 16, "--planes must be 2..16");
+            require(bytes >= 1 << 20 && failAtMicros > 0 && binMicros > 0, "--bytes >= 1m, --fail-at-us and --bin-us > 0");
+            final PlaneFailureExperiment.Settings d = PlaneFailureExperiment.Settings.DEFAULT;
+            final PlaneFailureExperiment.Settings settings = new PlaneFailureExperiment.Settings(planes, 1, bytes,
+                d.messageBytes(), failAtMicros * 1000, binMicros * 1000, d.timeLimitNanos(), d.seed());
+            final List<PlaneFailureExperiment.Side> sides = PlaneFailureExperiment.run(settings, this::log);
+            return finish(PlaneFailureExperiment.write(out, settings, sides), PlaneFailureExperiment.toJson(settings, sides));
+        }
+    }
+
+    @Command(name = "collectives", mixinStandardHelpOptions = true,
+        description = {
+            "Ring all-reduce and all-to-all across 16 to 64 nodes of a two-plane leaf-spine fabric:",
+            "completion time and algorithmic bandwidth, spray against RoCEv2."})
+    static final class CollectivesCommand extends Common
+    {
+        @Option(names = "--nodes", split = ",", defaultValue = "16,32,64",
+            description = "Node counts, multiples of 8 (default ${DEFAULT-VALUE}).")
+        int[] nodes;
+
+        @Option(names = "--bytes", defaultValue = "1m", converter = SizeConverter.class,
+            description = "All-reduce buffer per node (default ${DEFAULT-VALUE}).")
+        long bytes;
+
+        @Option(names = "--all-to-all-bytes", defaultValue = "1m", converter = SizeConverter.class,
+            description = "All-to-all bytes each node sends in all (default ${DEFAULT-VALUE}).")
+        long allToAllBytes;
+
+        public Integer call() throws Exception
+        {
+            requireEach(nodes, 8, 128, "--nodes");
+            for (final int n : nodes)
+            {
+                require(n % 8 == 0, "--nodes must be multiples of 8 (got " + n + ")");
+            }
+            require(bytes >= 64 * 1024 && allToAllBytes >= 64 * 1024, "--bytes and --all-to-all-bytes must be at least 64k");
+            final CollectivesExperiment.Settings d = CollectivesExperiment.Settings.DEFAULT;
+            final CollectivesExperiment.Settings settings = new CollectivesExperiment.Settings(bytes, allToAllBytes,
+                d.timeLimitNanos(), d.seed());
+            final List<CollectivesExperiment.Point> points = CollectivesExperiment.run(settings, nodes, this::log);
+            return finish(CollectivesExperiment.write(out, settings, points), CollectivesExperiment.toJson(settings, points));
         }
     }
 }

@@ -54,4 +54,44 @@ class ExperimentCommandTest
         }
         assertTrue(Files.exists(dir.resolve("reorder.png")) && Files.exists(dir.resolve("reorder.csv")));
     }
+
+    @Test
+    void shouldRunIncastAndWriteItsFiles(@TempDir final Path dir) throws Exception
+    {
+        final CliTestSupport.Run run = CliTestSupport.run("experiment", "incast", "--senders", "4", "--bytes", "64k", "--json",
+            "--out", dir.toString());
+        assertEquals(0, run.exitCode(), run.err());
+        final String json = run.out().lines().filter(line -> line.startsWith("{")).findFirst().orElseThrow();
+        assertTrue(json.startsWith("{\"experiment\":\"incast\","), json);
+        assertTrue(json.contains("{\"senders\":4,"), json);
+        assertTrue(!json.contains("\"verified\":false") && !json.contains("\"complete\":false"), json);
+        assertEquals(3, Files.readAllLines(dir.resolve("incast.csv")).size(), "a header, spray and RoCEv2");
+        assertTrue(Files.exists(dir.resolve("incast.png")));
+    }
+
+    @Test
+    void shouldRunPlanesPlaneFailureAndCollectivesAtTinySizes(@TempDir final Path dir) throws Exception
+    {
+        final CliTestSupport.Run planes = CliTestSupport.run("experiment", "planes", "--planes", "1,2", "--connections", "10",
+            "--bytes", "1m", "--json", "--out", dir.toString());
+        assertEquals(0, planes.exitCode(), planes.err());
+        assertTrue(planes.out().contains("{\"planes\":2,\"connections\":10,\"transport\":\"spray\""), planes.out());
+        assertEquals(5, Files.readAllLines(dir.resolve("planes.csv")).size());
+
+        final CliTestSupport.Run failure = CliTestSupport.run("experiment", "plane-failure", "--planes", "2", "--bytes", "4m",
+            "--fail-at-us", "40", "--bin-us", "10", "--json", "--out", dir.toString());
+        assertEquals(0, failure.exitCode(), failure.err());
+        assertTrue(failure.out().contains("{\"transport\":\"spray\",\"complete\":true,\"verified\":true"), failure.out());
+        assertTrue(Files.exists(dir.resolve("plane-failure.png")) && Files.exists(dir.resolve("plane-failure.csv")));
+
+        final CliTestSupport.Run collectives = CliTestSupport.run("experiment", "collectives", "--nodes", "8", "--bytes", "64k",
+            "--all-to-all-bytes", "64k", "--json", "--out", dir.toString());
+        assertEquals(0, collectives.exitCode(), collectives.err());
+        assertTrue(collectives.out().contains("{\"collective\":\"all-to-all\",\"nodes\":8,\"transport\":\"rocev2\""),
+            collectives.out());
+        assertEquals(5, Files.readAllLines(dir.resolve("collectives.csv")).size());
+
+        final CliTestSupport.Run bad = CliTestSupport.run("experiment", "collectives", "--nodes", "12");
+        assertTrue(bad.exitCode() != 0, "12 nodes is not a whole number of 8-host leaves");
+    }
 }

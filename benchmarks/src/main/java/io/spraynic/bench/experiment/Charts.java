@@ -5,6 +5,8 @@ import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
 import org.jfree.chart.plot.PlotOrientation;
 import org.jfree.data.category.DefaultCategoryDataset;
+import org.jfree.data.xy.XYSeries;
+import org.jfree.data.xy.XYSeriesCollection;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -51,6 +53,36 @@ final class Charts
             }
         }
         final JFreeChart chart = ChartFactory.createLineChart(title, xLabel, yLabel, dataset, PlotOrientation.VERTICAL,
+            true, false, false);
+        ChartUtils.saveChartAsPNG(file.toFile(), chart, 900, 500);
+    }
+
+    /**
+     * A line per series over numeric x values (e.g. a throughput timeline).
+     *
+     * @param series name to points, each {x, y}.
+     */
+    static void xy(
+        final Path file,
+        final String title,
+        final String xLabel,
+        final String yLabel,
+        final Map<String, List<double[]>> series) throws IOException
+    {
+        final XYSeriesCollection dataset = new XYSeriesCollection();
+        for (final Map.Entry<String, List<double[]>> entry : series.entrySet())
+        {
+            final XYSeries line = new XYSeries(entry.getKey(), false, true);
+            for (final double[] point : entry.getValue())
+            {
+                if (Double.isFinite(point[1]))
+                {
+                    line.add(point[0], point[1]);
+                }
+            }
+            dataset.addSeries(line);
+        }
+        final JFreeChart chart = ChartFactory.createXYLineChart(title, xLabel, yLabel, dataset, PlotOrientation.VERTICAL,
             true, false, false);
         ChartUtils.saveChartAsPNG(file.toFile(), chart, 900, 500);
     }

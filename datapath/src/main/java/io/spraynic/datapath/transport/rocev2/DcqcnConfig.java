@@ -7,8 +7,9 @@ import java.util.concurrent.TimeUnit;
  * Deployments", SIGCOMM 2015), in one place: the notification point's CNP pacing and the reaction point's
  * rate law.
  *
- * @param enabled                 false: no CNPs are generated or obeyed, and nothing is paced.
- * @param lineRateBitsPerSecond   the rate a QP starts at and recovers to; pacing stops when reached.
+ * @param enabled                 false: no CNPs are generated or obeyed, and nothing is paced (a QP sends
+ *                                as fast as its engine ticks let it).
+ * @param lineRateBitsPerSecond   the rate a QP starts at, recovers to, and is paced at while unthrottled.
  * @param minRateBitsPerSecond    the floor of a cut (rpg_min_rate).
  * @param g                       alpha's gain (paper 1/256; Mellanox dce_tcp_g 1019/1024 keeps 1019/1024
  *                                of alpha, i.e. g = 5/1024).
@@ -21,6 +22,11 @@ import java.util.concurrent.TimeUnit;
  * @param additiveIncreaseBitsPerSecond R_AI (paper 40 Mb/s; Mellanox rpg_ai_rate 5 Mb/s).
  * @param hyperIncreaseBitsPerSecond    R_HAI (paper 200 Mb/s as we read it; Mellanox rpg_hai_rate 50 Mb/s).
  * @param cnpIntervalNanos        NP: at most one CNP per QP per interval (paper 50 µs).
+ * @param pacingBurstBytes        the depth of the QP's pacing token bucket: bytes a QP that fell behind its
+ *                                schedule (was idle, or waited for the next engine tick) may send back to
+ *                                back. It must cover one engine tick at line rate, or the tick granularity,
+ *                                not the rate, caps the QP; it should stay below the switches' ECN threshold,
+ *                                or a QP's own bursts mark CE.
  */
 public record DcqcnConfig(
     boolean enabled,
@@ -34,9 +40,13 @@ public record DcqcnConfig(
     int fastRecoveryThreshold,
     long additiveIncreaseBitsPerSecond,
     long hyperIncreaseBitsPerSecond,
-    long cnpIntervalNanos)
+    long cnpIntervalNanos,
+    int pacingBurstBytes)
 {
-    /** 100 Gb/s: a line rate no software path here reaches, so an unthrottled QP is never paced. */
+    /** 64 KiB: five microseconds at 100 Gb/s, well under a 100 KiB ECN threshold. */
+    public static final int DEFAULT_PACING_BURST_BYTES = 64 * 1024;
+
+    /** 100 Gb/s, the emulated fabric's links: an unthrottled QP is paced at this rate, as its wire would. */
     public static final long DEFAULT_LINE_RATE = 100_000_000_000L;
 
     public DcqcnConfig
@@ -55,6 +65,10 @@ public record DcqcnConfig(
             fastRecoveryThreshold < 1 || cnpIntervalNanos < 0)
         {
             throw new IllegalArgumentException("periods, byte counter and threshold must be positive");
+        }
+        if (pacingBurstBytes < 1)
+        {
+            throw new IllegalArgumentException("pacing burst must be positive: " + pacingBurstBytes);
         }
     }
 
@@ -84,7 +98,8 @@ public record DcqcnConfig(
             5,
             40_000_000L,
             200_000_000L,
-            TimeUnit.MICROSECONDS.toNanos(50));
+            TimeUnit.MICROSECONDS.toNanos(50),
+            DEFAULT_PACING_BURST_BYTES);
     }
 
     /**
@@ -105,7 +120,8 @@ public record DcqcnConfig(
             1,
             5_000_000L,
             50_000_000L,
-            TimeUnit.MICROSECONDS.toNanos(4));
+            TimeUnit.MICROSECONDS.toNanos(4),
+            DEFAULT_PACING_BURST_BYTES);
     }
 
     /**
@@ -115,6 +131,17 @@ public record DcqcnConfig(
     {
         return new DcqcnConfig(false, lineRateBitsPerSecond, minRateBitsPerSecond, g, initialAlpha,
             alphaUpdatePeriodNanos, rateIncreasePeriodNanos, byteCounterBytes, fastRecoveryThreshold,
-            additiveIncreaseBitsPerSecond, hyperIncreaseBitsPerSecond, cnpIntervalNanos);
+            additiveIncreaseBitsPerSecond, hyperIncreaseBitsPerSecond, cnpIntervalNanos, pacingBurstBytes);
+    }
+
+    /**
+     * @param bytes the pacing token bucket's depth.
+     * @return these parameters with it.
+     */
+    public DcqcnConfig withPacingBurstBytes(final int bytes)
+    {
+        return new DcqcnConfig(enabled, lineRateBitsPerSecond, minRateBitsPerSecond, g, initialAlpha,
+            alphaUpdatePeriodNanos, rateIncreasePeriodNanos, byteCounterBytes, fastRecoveryThreshold,
+            additiveIncreaseBitsPerSecond, hyperIncreaseBitsPerSecond, cnpIntervalNanos, bytes);
     }
 }

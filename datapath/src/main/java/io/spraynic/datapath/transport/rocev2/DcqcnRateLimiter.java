@@ -13,6 +13,12 @@ package io.spraynic.datapath.transport.rocev2;
  *     else:     additive increase R_T += R_AI;            R_C = (R_T + R_C) / 2
  * </pre>
  * A QP starts unthrottled at line rate; once the rate climbs back to line rate it is released again.
+ * <p>
+ * Pacing is a per-QP rate limiter, as NICs have: a next-send time that each packet moves on by its wire time at
+ * R_C (line rate while unthrottled), with a token bucket of {@link DcqcnConfig#pacingBurstBytes} so that a QP
+ * driven by a periodic tick catches up with what the tick granularity held back, but never bursts more than the
+ * bucket after being idle. Without pacing at line rate a QP hands its whole per-tick budget to the NIC queue at
+ * once, its own bursts cross the ECN threshold, and DCQCN throttles a flow that congests nothing.
  */
 public final class DcqcnRateLimiter
 {
@@ -31,6 +37,8 @@ public final class DcqcnRateLimiter
     private int byteEvents;
     private long bytesSinceEvent;
     private long nextSendNanos;
+    private double nanosPerByte;
+    private double burstNanos;
     private long cnpCount;
 
     /**
@@ -58,6 +66,13 @@ public final class DcqcnRateLimiter
         bytesSinceEvent = 0;
         nextSendNanos = 0;
         cnpCount = 0;
+        rateChanged();
+    }
+
+    private void rateChanged()
+    {
+        nanosPerByte = 8 * NANOS_PER_SECOND / currentRate;
+        burstNanos = config.pacingBurstBytes() * nanosPerByte;
     }
 
     /**
@@ -72,13 +87,10 @@ public final class DcqcnRateLimiter
             return;
         }
         cnpCount++;
-        if (!limited)
-        {
-            limited = true;
-            nextSendNanos = nowNanos;
-        }
+        limited = true;
         targetRate = currentRate;
         currentRate = Math.max(minRate, currentRate * (1 - alpha / 2));
+        rateChanged();
         alpha = (1 - config.g()) * alpha + config.g();
         timerEvents = 0;
         byteEvents = 0;
@@ -115,11 +127,11 @@ public final class DcqcnRateLimiter
 
     /**
      * @param nowNanos the time.
-     * @return true when a packet may leave now.
+     * @return true when a packet may leave now: its turn at the current rate has come (always, when disabled).
      */
     public boolean canSend(final long nowNanos)
     {
-        return !limited || nowNanos - nextSendNanos >= 0;
+        return !config.enabled() || nowNanos - nextSendNanos >= 0;
     }
 
     /**
@@ -130,13 +142,18 @@ public final class DcqcnRateLimiter
      */
     public void onSent(final int bytes, final long nowNanos)
     {
+        if (!config.enabled())
+        {
+            return;
+        }
+        // credit for time behind schedule, up to the bucket: a QP that was quiet bursts at most that much
+        final long earliest = nowNanos - (long)burstNanos;
+        final long from = nextSendNanos - earliest >= 0 ? nextSendNanos : earliest;
+        nextSendNanos = from + (long)(bytes * nanosPerByte);
         if (!limited)
         {
             return;
         }
-        // no credit for idle time: a paced QP that was quiet does not get to burst
-        final long from = Math.max(nextSendNanos, nowNanos);
-        nextSendNanos = from + (long)(bytes * 8 * NANOS_PER_SECOND / currentRate);
         bytesSinceEvent += bytes;
         final long b = config.byteCounterBytes();
         while (limited && bytesSinceEvent >= b)
@@ -166,6 +183,7 @@ public final class DcqcnRateLimiter
             currentRate = lineRate;
             limited = false;
         }
+        rateChanged();
     }
 
     /** @return true while the QP is paced below line rate. */
@@ -192,7 +210,7 @@ public final class DcqcnRateLimiter
         return alpha;
     }
 
-    /** @return when the next packet may leave (meaningful while limited). */
+    /** @return when the next packet may leave. */
     public long nextSendNanos()
     {
         return nextSendNanos;

@@ -76,6 +76,9 @@ public final class RcQueuePair implements QueuePair
     /** A message longer than this many packets could not be told apart from a wrapped PSN. */
     private static final int MAX_PACKETS_PER_MESSAGE = Psn.HALF / 2;
 
+    /** Ethernet preamble and start delimiter (8), FCS (4) and inter-frame gap (12): wire bytes besides the frame. */
+    private static final int WIRE_OVERHEAD_BYTES = 24;
+
     private static final WorkRequestOpcode[] WR_OPCODES = WorkRequestOpcode.values();
     private static final WorkCompletionStatus[] STATUSES = WorkCompletionStatus.values();
 
@@ -1524,7 +1527,8 @@ public final class RcQueuePair implements QueuePair
         counters.increment(RcCounters.TX_PACKETS);
         if (data)
         {
-            rateLimiter.onSent(length, nowNanos);
+            // paced by wire time: the frame plus preamble, FCS and inter-frame gap, or pacing at line rate overruns the line
+            rateLimiter.onSent(length + WIRE_OVERHEAD_BYTES, nowNanos);
         }
         return length;
     }

@@ -24,8 +24,44 @@ class DcqcnRateLimiterTest
         assertFalse(limiter.isLimited());
         assertEquals(LINE, limiter.currentRate());
         assertTrue(limiter.canSend(0));
-        limiter.onSent(1_000_000, 0);
-        assertTrue(limiter.canSend(0), "no pacing at line rate");
+    }
+
+    @Test
+    void shouldPaceAnUnthrottledQpAtLineRate()
+    {
+        final long start = 1_000 * US;
+        limiter.onSent(1250, start); // 10,000 bits at 100 Gb/s: 100 ns, but the bucket credits idle time
+        assertTrue(limiter.canSend(start), "an idle QP may burst up to the bucket");
+        long now = start;
+        int sent = 1;
+        while (limiter.canSend(now))
+        {
+            limiter.onSent(1250, now);
+            sent++;
+        }
+        final int bucketPackets = config.pacingBurstBytes() / 1250;
+        assertTrue(sent >= bucketPackets && sent <= bucketPackets + 2, "burst of about the bucket: " + sent);
+        // from then on, exactly line rate however coarse the caller's ticks (here 1 us)
+        final int before = sent;
+        for (int tick = 1; tick <= 1000; tick++)
+        {
+            now = start + tick * US;
+            while (limiter.canSend(now))
+            {
+                limiter.onSent(1250, now);
+                sent++;
+            }
+        }
+        assertEquals(1000 * US / 100, sent - before, 2, "100 ns per packet at line rate");
+        assertFalse(limiter.isLimited());
+    }
+
+    @Test
+    void shouldNotPaceWhenDisabled()
+    {
+        final DcqcnRateLimiter off = new DcqcnRateLimiter(config.disabled());
+        off.onSent(1_000_000, 0);
+        assertTrue(off.canSend(0), "DCQCN off: the engine's tick budget is the only limit");
     }
 
     @Test
@@ -101,7 +137,7 @@ class DcqcnRateLimiterTest
     {
         limiter.onCnp(0); // 50 Gb/s
         assertTrue(limiter.canSend(0));
-        limiter.onSent(1250, 0); // 10,000 bits at 50 Gb/s: 200 ns
+        limiter.onSent(1250, 0); // 10,000 bits at 50 Gb/s: 200 ns (no earlier credit: the clock starts at 0)
         assertFalse(limiter.canSend(199));
         assertTrue(limiter.canSend(200));
         assertEquals(200, limiter.nextSendNanos());

@@ -1,0 +1,31 @@
+package io.spraynic.bench.experiment;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class PlaneFailureExperimentTest
+{
+    @Test
+    void shouldRecoverThreeQuartersWithoutTheApplicationWhileRocev2LosesThePlanesShare()
+    {
+        final PlaneFailureExperiment.Settings settings = new PlaneFailureExperiment.Settings(4, 1, 24L << 20, 64 * 1024,
+            150_000, 10_000, 20_000_000L, 5);
+        final List<PlaneFailureExperiment.Side> sides = PlaneFailureExperiment.run(settings, System.out::println);
+        final PlaneFailureExperiment.Side spray = sides.get(0);
+        assertEquals("spray", spray.transport());
+        assertTrue(spray.complete() && spray.verified(), "every byte arrived, with no application action: " + spray);
+        assertTrue(spray.recoveryNanos() >= 0, "recovered (N-1)/N: " + spray);
+        assertTrue(spray.beforeGbps() > 300, "four 100 Gb/s planes before the failure: " + spray.beforeGbps());
+
+        final PlaneFailureExperiment.Side rocev2 = sides.get(1);
+        assertFalse(rocev2.complete(), "the QP on the blackholed plane never delivers its share: " + rocev2);
+        assertTrue(rocev2.verified(), "what completed is intact");
+        assertTrue(rocev2.bytesDone() < settings.bytes() && rocev2.bytesDone() >= settings.bytes() / 2, rocev2.toString());
+        assertEquals(-1, rocev2.recoveryNanos(), "holding 3/4 while a quarter never arrives is no recovery");
+    }
+}
