@@ -162,6 +162,10 @@ final class BenchCommand implements Runnable
         @Option(names = "--no-c", description = "Skip the C raw-frame ping-pong.")
         boolean noC;
 
+        @Option(names = "--idle", defaultValue = "spin",
+            description = "What an idle transport poll thread does: spin or yield (default ${DEFAULT-VALUE}; the raw ping-pongs spin).")
+        String idle;
+
         @Option(names = "--json", description = "Print one JSON object.")
         boolean json;
 
@@ -173,7 +177,7 @@ final class BenchCommand implements Runnable
                     ", --iterations >= 1, --warmup >= 0, --rounds >= 1");
             }
             final LatencyComparison.Summary summary = LatencyComparison.run(transports(transport), length, warmup,
-                iterations, rounds, !noRaw, !noRaw && !noC, line -> { if (!json) System.out.println(line); });
+                iterations, rounds, !noRaw, !noRaw && !noC, Idle.parse(idle), line -> { if (!json) System.out.println(line); });
             System.out.print(json ? summary.toJson() + System.lineSeparator() : summary.toText());
             return 0;
         }
@@ -223,6 +227,13 @@ final class BenchCommand implements Runnable
             final List<ThroughputResult> results = new ArrayList<>();
             try (var nic = RingNic.start())
             {
+                // untimed: compiles the transports' paths before the first measured point, so that the first
+                // point does not pay for the JIT (it did: 64 B spray at a tenth of its later rate)
+                for (final TransportPair.Kind kind : transports(transport))
+                {
+                    io.spraynic.bench.e2e.Throughput.run(nic, kind, 4096, 0, Math.max(1, warmup), threads, Idle.parse(idle));
+                    io.spraynic.bench.e2e.Throughput.run(nic, kind, 64, 0, Math.max(1, warmup), threads, Idle.parse(idle));
+                }
                 for (final int size : sizes)
                 {
                     for (final TransportPair.Kind kind : transports(transport))

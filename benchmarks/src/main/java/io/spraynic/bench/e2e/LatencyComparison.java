@@ -83,10 +83,11 @@ public final class LatencyComparison
      * @param transports the transports to measure.
      * @param length     bytes per WRITE and per raw frame (a raw frame is at least 60 B).
      * @param withC      also run the C raw ping-pong.
+     * @param idle       the transports' poll threads' idle strategy (the raw ping-pongs always spin).
      */
     public static Summary run(
         final List<TransportPair.Kind> transports, final int length, final int warmup, final int iterations,
-        final int rounds, final boolean withRaw, final boolean withC, final Consumer<String> log)
+        final int rounds, final boolean withRaw, final boolean withC, final Idle idle, final Consumer<String> log)
         throws IOException, InterruptedException
     {
         final Map<String, List<LatencyResult>> results = new LinkedHashMap<>();
@@ -97,7 +98,7 @@ public final class LatencyComparison
             {
                 for (final TransportPair.Kind kind : transports)
                 {
-                    add(results, PingPong.run(nic, kind, length, warmup, iterations, Duration.ofSeconds(120)), round, log);
+                    add(results, PingPong.run(nic, kind, length, warmup, iterations, Duration.ofSeconds(120), idle), round, log);
                 }
                 if (withRaw)
                 {

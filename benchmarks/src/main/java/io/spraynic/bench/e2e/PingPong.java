@@ -13,7 +13,6 @@ import io.spraynic.datapath.verbs.WorkRequestOpcode;
 import org.HdrHistogram.Histogram;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
-import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.CompositeAgent;
 
 import java.lang.foreign.Arena;
@@ -49,6 +48,16 @@ public final class PingPong
         final DpdkNic nic, final TransportPair.Kind kind, final int length, final int warmup, final int iterations,
         final Duration timeout)
     {
+        return run(nic, kind, length, warmup, iterations, timeout, Idle.SPIN);
+    }
+
+    /**
+     * @param idle what each poll thread does when a pass found nothing to do.
+     */
+    public static LatencyResult run(
+        final DpdkNic nic, final TransportPair.Kind kind, final int length, final int warmup, final int iterations,
+        final Duration timeout, final Idle idle)
+    {
         if (length < 8 || length > TransportPair.MTU)
         {
             throw new IllegalArgumentException("length must be 8.." + TransportPair.MTU + ": " + length);
@@ -62,9 +71,9 @@ public final class PingPong
             b.peer = a;
             final Pinger pinger = new Pinger(a, warmup, iterations);
             final Ponger ponger = new Ponger(b);
-            final AgentRunner runnerA = new AgentRunner(new BusySpinIdleStrategy(), Throwable::printStackTrace, null,
+            final AgentRunner runnerA = new AgentRunner(idle.newStrategy(), Throwable::printStackTrace, null,
                 new CompositeAgent(pair.a().agent(), pinger));
-            final AgentRunner runnerB = new AgentRunner(new BusySpinIdleStrategy(), Throwable::printStackTrace, null,
+            final AgentRunner runnerB = new AgentRunner(idle.newStrategy(), Throwable::printStackTrace, null,
                 new CompositeAgent(pair.b().agent(), ponger));
             AgentRunner.startOnThread(runnerB);
             AgentRunner.startOnThread(runnerA);
@@ -84,7 +93,7 @@ public final class PingPong
             }
             nic.eal().registerCurrentThread();
             RingNic.drain(nic);
-            return LatencyResult.of(kind.text(), pinger.histogram, pinger.mismatches + pinger.failures + ponger.failures);
+            return LatencyResult.of(kind.text() + (idle == Idle.SPIN ? "" : "-" + idle.text()), pinger.histogram, pinger.mismatches + pinger.failures + ponger.failures);
         }
     }
 

@@ -107,6 +107,11 @@ public final class Throughput
             }
             final boolean verified = writer.failures == 0 && writer.posted >= outstanding &&
                 source.segment().mismatch(target.segment()) == -1;
+            if (Boolean.getBoolean("spraynic.bench.describe"))
+            {
+                System.err.println("A: " + pair.a().describe());
+                System.err.println("B: " + pair.b().describe());
+            }
             final long messages = endMessages - startMessages;
             final long packetsPerMessage = Math.max(1, (messageBytes + TransportPair.MTU - 1) / TransportPair.MTU);
             return new ThroughputResult(kind.text() + (threads == 1 ? "-1t" : ""), messageBytes, messages, messages * packetsPerMessage,

@@ -44,6 +44,10 @@ public final class TransportPair
     // Real time on a shared machine: a poll thread may wait milliseconds for a core, so the timers start
     // from millisecond RTTs instead of the data-centre defaults (as FabricDemo does).
     private static final long RTO_MIN_NANOS = 5_000_000L;
+    // RC gives up after 7 timeouts in a row (RETRY_EXC_ERR): with 20 ms, two starved poll threads on this
+    // 2-core machine under a load of 8 did so in a 64 B ping-pong on a lossless ring; net_ring never loses a
+    // frame, so a timeout here only ever means a thread waited for a core.
+    private static final long RC_ACK_TIMEOUT_NANOS = 100_000_000L;
 
     /** Which transport. */
     public enum Kind
@@ -85,6 +89,9 @@ public final class TransportPair
 
         /** Data packets this side sent again. */
         long retransmitted();
+
+        /** The connection's or queue pair's counters, for diagnosis (control path; allocates). */
+        String describe();
     }
 
     private final Kind kind;
@@ -177,6 +184,17 @@ public final class TransportPair
             {
                 return connection.counters().get(SprayCounters.RETRANSMITTED);
             }
+
+            public String describe()
+            {
+                final StringBuilder text = new StringBuilder(connection.toString()).append(' ').append(engine.counters());
+                for (int p = 0; p < connection.paths(); p++)
+                {
+                    text.append(" path").append(p).append(connection.pathState(p) == SprayConnection.ACTIVE ? "" : "(FAILED)")
+                        .append(" cwnd=").append(connection.congestionControl(p)).append(' ').append(connection.pathCounters(p));
+                }
+                return text.toString();
+            }
         };
     }
 
@@ -212,7 +230,7 @@ public final class TransportPair
         void connect(final RcSide peer)
         {
             qp.toRtr(RcConnectionAttributes.of(peer.qp.qpNumber(), mac(peer.host), ip(peer.host), 49152 + host, MTU,
-                host * 0x10000, peer.host * 0x10000).withRetry(4 * RTO_MIN_NANOS, 7));
+                host * 0x10000, peer.host * 0x10000).withRetry(RC_ACK_TIMEOUT_NANOS, 7));
             qp.toRts();
         }
 
@@ -244,6 +262,11 @@ public final class TransportPair
         public long retransmitted()
         {
             return engine.counters().get(RcCounters.RETRANSMITTED);
+        }
+
+        public String describe()
+        {
+            return qp + " " + engine.counters();
         }
     }
 }
