@@ -1,8 +1,9 @@
 package io.spraynic.bench.e2e;
 
+import io.spraynic.bench.NativeBinaries;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -23,15 +24,7 @@ public final class CPingPong
 
     public static Path binary()
     {
-        final String explicit = System.getProperty(BINARY_PROPERTY);
-        final Path binary = null != explicit ? Path.of(explicit) :
-            Path.of(System.getProperty("spraynic.home", "."), "benchmarks", "target", "native", "spraynic-pingpong");
-        if (!Files.isExecutable(binary))
-        {
-            throw new IllegalStateException("the C ping-pong " + binary + " is not built; run ./mvnw package (or pass -D" +
-                BINARY_PROPERTY + "=PATH)");
-        }
-        return binary;
+        return NativeBinaries.locate(BINARY_PROPERTY, "spraynic-pingpong", "the C ping-pong");
     }
 
     public static LatencyResult run(final int frameLength, final int warmup, final int iterations)
