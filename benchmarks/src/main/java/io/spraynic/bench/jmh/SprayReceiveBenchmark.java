@@ -40,6 +40,8 @@ import java.util.concurrent.TimeUnit;
  *       path window, message bookkeeping, access check, placement, ACK generation, then the ACKs flushed.</li>
  *   <li>{@code rxBurst}: the whole receive side, one {@code SprayTransportAgent.doWork()}: RX burst from the
  *       port, parse with ICRC check, engine, placement, ACKs, timers, TX flush.</li>
+ *   <li>{@code rocev2RxBurst}: the same for the RoCEv2 RC transport ({@code RoceTransportAgent}, one QP, one-packet
+ *       RDMA WRITE Only frames): the baseline in the same run.</li>
  * </ul>
  * The frames come from a real sender engine over an in-memory link ({@link SprayInMemoryPair}), made fresh
  * for every burst in an untimed per-invocation set-up (each burst takes microseconds, so the set-up's
@@ -93,6 +95,47 @@ public class SprayReceiveBenchmark
             if (received < invocations * BURST || anomalies != 0)
             {
                 throw new IllegalStateException("B accepted " + received + " packets in " + invocations +
+                    " bursts of " + BURST + ", anomalies " + anomalies);
+            }
+        }
+    }
+
+    /** The RoCEv2 baseline: frames in B's port, handed to the whole RC agent. */
+    @State(Scope.Thread)
+    public static class RcAgentState
+    {
+        @Param({"64", "256", "1024", "4096"})
+        int payload;
+
+        RcInMemoryPair pair;
+        long invocations;
+        long receivedBefore;
+
+        @Setup(Level.Trial)
+        public void start()
+        {
+            pair = new RcInMemoryPair(payload);
+            pair.fillReceiveRing(BURST);
+            pair.agentB.doWork();
+            receivedBefore = pair.receivedPackets();
+        }
+
+        @Setup(Level.Invocation)
+        public void refill()
+        {
+            pair.fillReceiveRing(BURST);
+            invocations++;
+        }
+
+        @TearDown(Level.Trial)
+        public void check()
+        {
+            final long received = pair.receivedPackets() - receivedBefore;
+            final long anomalies = pair.receiveAnomalies();
+            pair.close();
+            if (received < invocations * BURST || anomalies != 0)
+            {
+                throw new IllegalStateException("B took " + received + " packets in " + invocations +
                     " bursts of " + BURST + ", anomalies " + anomalies);
             }
         }
@@ -200,6 +243,13 @@ public class SprayReceiveBenchmark
     @Benchmark
     @OperationsPerInvocation(BURST)
     public int rxBurst(final AgentState state)
+    {
+        return state.pair.agentB.doWork();
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(BURST)
+    public int rocev2RxBurst(final RcAgentState state)
     {
         return state.pair.agentB.doWork();
     }

@@ -76,6 +76,25 @@ class SprayInMemoryPairTest
         }
     }
 
+    @ParameterizedTest
+    @ValueSource(ints = {64, 4096})
+    void shouldAcceptAndPlaceEveryRoceV2PacketOfEveryBurst(final int payload)
+    {
+        try (RcInMemoryPair pair = new RcInMemoryPair(payload))
+        {
+            for (int burst = 1; burst <= 200; burst++)
+            {
+                pair.fillReceiveRing(BURST);
+                final long before = pair.receivedPackets();
+                pair.agentB.doWork();
+                assertEquals(before + BURST, pair.receivedPackets(), "burst " + burst);
+            }
+            assertEquals(0, pair.receiveAnomalies());
+            final long bytes = Math.min(200L * BURST * payload, RcInMemoryPair.REGION_BYTES - payload);
+            assertEquals(-1, pair.source.segment().asSlice(0, bytes).mismatch(pair.target.segment().asSlice(0, bytes)));
+        }
+    }
+
     // the first messages (fewer than wrap the region) were written at the same offsets in source and target
     private static void assertPlaced(final SprayInMemoryPair pair, final long messages)
     {
