@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds spraynic-rawloop (the C twin of RawLoop) into $1, linked against the shim the
+# Builds spraynic-rawloop (the C twin of RawLoop) and spraynic-pingpong (of RawPingPong) into $1, linked against the shim the
 # native-bindings module built, so both languages go through the same library.
 set -euo pipefail
 out=${1:?usage: build.sh OUTPUT_DIR}
@@ -16,3 +16,7 @@ ${CC:-cc} -O3 -g -Wall -Wextra -Werror $(pkg-config --cflags libdpdk) -I "$shim_
   -o "$out/spraynic-rawloop" "$here/raw_loop.c" \
   -L "$shim_lib" -Wl,-rpath,"$shim_lib" -lspraynic_shim $(pkg-config --libs libdpdk)
 echo "built $out/spraynic-rawloop"
+${CC:-cc} -O3 -g -Wall -Wextra -Werror $(pkg-config --cflags libdpdk) -I "$shim_src" \
+  -o "$out/spraynic-pingpong" "$here/ping_pong.c" \
+  -L "$shim_lib" -Wl,-rpath,"$shim_lib" -lspraynic_shim $(pkg-config --libs libdpdk) -lrte_net_ring -lpthread
+echo "built $out/spraynic-pingpong"

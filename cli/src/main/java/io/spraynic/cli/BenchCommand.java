@@ -1,10 +1,18 @@
 package io.spraynic.cli;
 
+import io.spraynic.bench.e2e.Idle;
+import io.spraynic.bench.e2e.LatencyComparison;
+import io.spraynic.bench.e2e.RingNic;
+import io.spraynic.bench.e2e.ThroughputResult;
+import io.spraynic.bench.e2e.TransportPair;
+import io.spraynic.bench.e2e.UdpBaseline;
 import io.spraynic.bench.raw.RawLoop;
 import io.spraynic.bench.raw.RawLoopComparison;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
@@ -14,7 +22,7 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
     description = "Datapath benchmarks.",
-    subcommands = {BenchCommand.Raw.class, BenchCommand.Nic.class})
+    subcommands = {BenchCommand.Raw.class, BenchCommand.Nic.class, BenchCommand.Latency.class, BenchCommand.Throughput.class})
 final class BenchCommand implements Runnable
 {
     public void run()
@@ -116,6 +124,144 @@ final class BenchCommand implements Runnable
                     ",\"points\":[" + results + "]}");
             }
             return 0;
+        }
+    }
+
+    private static List<TransportPair.Kind> transports(final String text)
+    {
+        return "both".equalsIgnoreCase(text) ? List.of(TransportPair.Kind.SPRAY, TransportPair.Kind.ROCEV2) :
+            List.of(TransportPair.Kind.parse(text));
+    }
+
+    @Command(name = "latency", mixinStandardHelpOptions = true,
+        description = {
+            "64 B RDMA WRITE-with-immediate ping-pong over a crossed net_ring pair, one busy-spinning poll thread per",
+            "endpoint, through the spray and RoCEv2 transports; beside them, in the same invocation, the raw-frame",
+            "ping-pong in Java and in C (spraynic-pingpong) through the same shim. Prints p50 / p99 / p99.9 round",
+            "trips (HdrHistogram) as medians over alternating rounds, and raw Java / C."})
+    static final class Latency implements Callable<Integer>
+    {
+        @Option(names = "--transport", defaultValue = "both", description = "spray, rocev2 or both (default ${DEFAULT-VALUE}).")
+        String transport;
+
+        @Option(names = "--length", defaultValue = "64", description = "Bytes per WRITE and raw frame (default ${DEFAULT-VALUE}).")
+        int length;
+
+        @Option(names = "--iterations", defaultValue = "100000", description = "Round trips measured per run (default ${DEFAULT-VALUE}).")
+        int iterations;
+
+        @Option(names = "--warmup", defaultValue = "20000", description = "Round trips before measuring (default ${DEFAULT-VALUE}).")
+        int warmup;
+
+        @Option(names = "--rounds", defaultValue = "3", description = "Alternating rounds (default ${DEFAULT-VALUE}).")
+        int rounds;
+
+        @Option(names = "--no-raw", description = "Skip the raw-frame ping-pongs (Java and C).")
+        boolean noRaw;
+
+        @Option(names = "--no-c", description = "Skip the C raw-frame ping-pong.")
+        boolean noC;
+
+        @Option(names = "--idle", defaultValue = "spin",
+            description = "What an idle transport poll thread does: spin or yield (default ${DEFAULT-VALUE}; the raw ping-pongs spin).")
+        String idle;
+
+        @Option(names = "--json", description = "Print one JSON object.")
+        boolean json;
+
+        public Integer call() throws Exception
+        {
+            if (length < 8 || length > TransportPair.MTU || iterations < 1 || warmup < 0 || rounds < 1)
+            {
+                throw new IllegalArgumentException("--length must be 8.." + TransportPair.MTU +
+                    ", --iterations >= 1, --warmup >= 0, --rounds >= 1");
+            }
+            final LatencyComparison.Summary summary = LatencyComparison.run(transports(transport), length, warmup,
+                iterations, rounds, !noRaw, !noRaw && !noC, Idle.parse(idle), line -> { if (!json) System.out.println(line); });
+            System.out.print(json ? summary.toJson() + System.lineSeparator() : summary.toText());
+            return 0;
+        }
+    }
+
+    @Command(name = "throughput", mixinStandardHelpOptions = true,
+        description = {
+            "RDMA WRITE throughput over a crossed net_ring pair, one busy-spinning poll thread per endpoint, spray and",
+            "RoCEv2, for each message size: Mpps (data packets), Gb/s (payload), and packets per second per core of",
+            "CPU time the two poll threads used. With --with-udp, Java DatagramChannels over loopback carry the same",
+            "messages (cut into datagrams of the transports' 1024 B MTU) in the same invocation."})
+    static final class Throughput implements Callable<Integer>
+    {
+        @Option(names = "--transport", defaultValue = "both", description = "spray, rocev2 or both (default ${DEFAULT-VALUE}).")
+        String transport;
+
+        @Option(names = "--sizes", split = ",", defaultValue = "64,256,1024,4096,16384,65536,262144,1048576",
+            description = "Message sizes in bytes (default ${DEFAULT-VALUE}).")
+        int[] sizes;
+
+        @Option(names = "--seconds", defaultValue = "2", description = "Measured seconds per point (default ${DEFAULT-VALUE}).")
+        double seconds;
+
+        @Option(names = "--warmup", defaultValue = "1", description = "Warm-up seconds per point (default ${DEFAULT-VALUE}).")
+        double warmup;
+
+        @Option(names = "--with-udp", description = "Also run the kernel UDP baseline on loopback.")
+        boolean withUdp;
+
+        @Option(names = "--threads", defaultValue = "2",
+            description = "Poll threads: 2 (one per endpoint) or 1 (both endpoints on one thread) (default ${DEFAULT-VALUE}).")
+        int threads;
+
+        @Option(names = "--idle", defaultValue = "spin",
+            description = "What an idle poll thread does: spin or yield (default ${DEFAULT-VALUE}).")
+        String idle;
+
+        @Option(names = "--json", description = "Print one JSON object.")
+        boolean json;
+
+        public Integer call() throws Exception
+        {
+            if (seconds <= 0 || warmup < 0)
+            {
+                throw new IllegalArgumentException("--seconds must be > 0 and --warmup >= 0");
+            }
+            final List<ThroughputResult> results = new ArrayList<>();
+            try (var nic = RingNic.start())
+            {
+                // untimed: compiles the transports' paths before the first measured point, so that the first
+                // point does not pay for the JIT (it did: 64 B spray at a tenth of its later rate)
+                for (final TransportPair.Kind kind : transports(transport))
+                {
+                    io.spraynic.bench.e2e.Throughput.run(nic, kind, 4096, 0, Math.max(1, warmup), threads, Idle.parse(idle));
+                    io.spraynic.bench.e2e.Throughput.run(nic, kind, 64, 0, Math.max(1, warmup), threads, Idle.parse(idle));
+                }
+                for (final int size : sizes)
+                {
+                    for (final TransportPair.Kind kind : transports(transport))
+                    {
+                        add(results, io.spraynic.bench.e2e.Throughput.run(nic, kind, size, warmup, seconds, threads,
+                            Idle.parse(idle)));
+                    }
+                    if (withUdp)
+                    {
+                        add(results, UdpBaseline.run(size, warmup, seconds));
+                    }
+                }
+            }
+            if (json)
+            {
+                System.out.println("{\"cores\":" + Runtime.getRuntime().availableProcessors() + ",\"points\":[" +
+                    String.join(",", results.stream().map(ThroughputResult::toJson).toList()) + "]}");
+            }
+            return results.stream().allMatch(ThroughputResult::verified) ? 0 : 1;
+        }
+
+        private void add(final List<ThroughputResult> results, final ThroughputResult result)
+        {
+            results.add(result);
+            if (!json)
+            {
+                System.out.println(result.toText());
+            }
         }
     }
 }

@@ -1,9 +1,10 @@
 package io.spraynic.bench.raw;
 
+import io.spraynic.bench.NativeBinaries;
+
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -127,15 +128,7 @@ public final class RawLoopComparison
 
     private static Path locateCBinary()
     {
-        final String explicit = System.getProperty(C_BINARY_PROPERTY);
-        final Path binary = null != explicit ? Path.of(explicit) :
-            Path.of(System.getProperty("spraynic.home", "."), "benchmarks", "target", "native", "spraynic-rawloop");
-        if (!Files.isExecutable(binary))
-        {
-            throw new IllegalStateException("the C raw loop " + binary + " is not built; run ./mvnw package (or pass -D" +
-                C_BINARY_PROPERTY + "=PATH)");
-        }
-        return binary;
+        return NativeBinaries.locate(C_BINARY_PROPERTY, "spraynic-rawloop", "the C raw loop");
     }
 
     static double median(final double[] values)

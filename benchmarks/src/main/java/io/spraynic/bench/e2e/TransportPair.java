@@ -1,0 +1,272 @@
+package io.spraynic.bench.e2e;
+
+import io.spraynic.datapath.port.PacketPort;
+import io.spraynic.datapath.transport.PortFrameSink;
+import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
+import io.spraynic.datapath.transport.rocev2.RcCounters;
+import io.spraynic.datapath.transport.rocev2.RcEngine;
+import io.spraynic.datapath.transport.rocev2.RcEngineConfig;
+import io.spraynic.datapath.transport.rocev2.RcQueuePair;
+import io.spraynic.datapath.transport.rocev2.RoceTransportAgent;
+import io.spraynic.datapath.transport.spray.PortsFrameOutput;
+import io.spraynic.datapath.transport.spray.SprayConfig;
+import io.spraynic.datapath.transport.spray.SprayConnection;
+import io.spraynic.datapath.transport.spray.SprayConnectionConfig;
+import io.spraynic.datapath.transport.spray.SprayCounters;
+import io.spraynic.datapath.transport.spray.SprayEngine;
+import io.spraynic.datapath.transport.spray.SprayTransportAgent;
+import io.spraynic.datapath.verbs.AccessFlags;
+import io.spraynic.datapath.verbs.CompletionQueue;
+import io.spraynic.datapath.verbs.ProtectionDomain;
+import io.spraynic.datapath.verbs.ReceiveWorkRequest;
+import io.spraynic.datapath.verbs.SendWorkRequest;
+import io.spraynic.datapath.wire.ParseCounters;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.SystemNanoClock;
+
+import java.util.Locale;
+
+/**
+ * Two endpoints of one transport, A and B, each on its own packet port (one side of a crossed
+ * {@code net_ring} pair): the real engines and transport agents, connected without a fabric or a handshake,
+ * as {@code FabricDemo} and the ring tests connect them. Each endpoint's agent and everything that posts on
+ * it must run on one thread (the engines are single-threaded): the benchmarks compose the workload into
+ * the same agent.
+ */
+public final class TransportPair
+{
+    /** Path MTU: frames of 1024 B of payload fit a default 2048 B mbuf. */
+    public static final int MTU = 1024;
+    /** Paths of a spray connection over its one plane. */
+    public static final int SPRAY_PATHS = 4;
+    static final int BURST = 32;
+    static final int MAX_FRAME = 2048;
+    // Real time on a shared machine: a poll thread may wait milliseconds for a core, so the timers start
+    // from millisecond RTTs instead of the data-centre defaults (as FabricDemo does).
+    private static final long RTO_MIN_NANOS = 5_000_000L;
+    // RC gives up after 7 timeouts in a row (RETRY_EXC_ERR): with 20 ms, two starved poll threads on this
+    // 2-core machine under a load of 8 did so in a 64 B ping-pong on a lossless ring; net_ring never loses a
+    // frame, so a timeout here only ever means a thread waited for a core.
+    private static final long RC_ACK_TIMEOUT_NANOS = 100_000_000L;
+
+    /** Which transport. */
+    public enum Kind
+    {
+        SPRAY, ROCEV2;
+
+        public String text()
+        {
+            return name().toLowerCase(Locale.ROOT);
+        }
+
+        public static Kind parse(final String text)
+        {
+            for (final Kind kind : values())
+            {
+                if (kind.text().equalsIgnoreCase(text))
+                {
+                    return kind;
+                }
+            }
+            throw new IllegalArgumentException("transport '" + text + "' is not one of spray, rocev2");
+        }
+    }
+
+    /** One side: its poll agent, its memory and its queues. */
+    public interface Endpoint
+    {
+        /** The transport agent (RX, engine, TX) to run on this endpoint's poll thread. */
+        Agent agent();
+
+        ProtectionDomain pd();
+
+        /** Completions of this side's sends; also of receives, for one queue per side. */
+        CompletionQueue cq();
+
+        int postSend(SendWorkRequest request);
+
+        int postReceive(ReceiveWorkRequest request);
+
+        /** Data packets this side sent again. */
+        long retransmitted();
+
+        /** The connection's or queue pair's counters, for diagnosis (control path; allocates). */
+        String describe();
+    }
+
+    private final Kind kind;
+    private final Endpoint a;
+    private final Endpoint b;
+
+    private TransportPair(final Kind kind, final Endpoint a, final Endpoint b)
+    {
+        this.kind = kind;
+        this.a = a;
+        this.b = b;
+    }
+
+    public static TransportPair create(final Kind kind, final PacketPort portA, final PacketPort portB)
+    {
+        return kind == Kind.SPRAY ? spray(portA, portB) : rocev2(portA, portB);
+    }
+
+    public Kind kind()
+    {
+        return kind;
+    }
+
+    public Endpoint a()
+    {
+        return a;
+    }
+
+    public Endpoint b()
+    {
+        return b;
+    }
+
+    static int ip(final int host)
+    {
+        return 0x0A000000 | host;
+    }
+
+    static long mac(final int host)
+    {
+        return 0x02_53_50_00_00_00L | host;
+    }
+
+    private static TransportPair spray(final PacketPort portA, final PacketPort portB)
+    {
+        return new TransportPair(Kind.SPRAY, sprayEndpoint(portA, 1, 2), sprayEndpoint(portB, 2, 1));
+    }
+
+    private static Endpoint sprayEndpoint(final PacketPort port, final int host, final int peer)
+    {
+        final ProtectionDomain pd = new ProtectionDomain();
+        final CompletionQueue cq = new CompletionQueue(1 << 14);
+        final SprayConfig config = new SprayConfig().planes(1).local(0, ip(host), mac(host)).capacityMbps(400_000)
+            .rto(RTO_MIN_NANOS, 200_000_000L).initialRttNanos(1_000_000L).probeMinNanos(2_000_000L).seed(host);
+        final PortsFrameOutput output = new PortsFrameOutput(new PacketPort[] {port}, BURST);
+        final SprayEngine engine = new SprayEngine(config, pd, output);
+        final SprayConnection connection = engine.open(new SprayConnectionConfig().cids(host, peer)
+            .paths(SPRAY_PATHS).streams(1).mtu(MTU).initialPsns(host * 0x10000, peer * 0x10000)
+            .remote(0, ip(peer), mac(peer)).completionQueues(cq, cq));
+        final SprayTransportAgent agent = new SprayTransportAgent("spray-" + host, new PacketPort[] {port}, output,
+            engine, new ParseCounters(), new SystemNanoClock(), BURST);
+        return new Endpoint()
+        {
+            public Agent agent()
+            {
+                return agent;
+            }
+
+            public ProtectionDomain pd()
+            {
+                return pd;
+            }
+
+            public CompletionQueue cq()
+            {
+                return cq;
+            }
+
+            public int postSend(final SendWorkRequest request)
+            {
+                return connection.postSend(0, request);
+            }
+
+            public int postReceive(final ReceiveWorkRequest request)
+            {
+                return connection.postReceive(0, request);
+            }
+
+            public long retransmitted()
+            {
+                return connection.counters().get(SprayCounters.RETRANSMITTED);
+            }
+
+            public String describe()
+            {
+                final StringBuilder text = new StringBuilder(connection.toString()).append(' ').append(engine.counters());
+                for (int p = 0; p < connection.paths(); p++)
+                {
+                    text.append(" path").append(p).append(connection.pathState(p) == SprayConnection.ACTIVE ? "" : "(FAILED)")
+                        .append(" cwnd=").append(connection.congestionControl(p)).append(' ').append(connection.pathCounters(p));
+                }
+                return text.toString();
+            }
+        };
+    }
+
+    private static TransportPair rocev2(final PacketPort portA, final PacketPort portB)
+    {
+        final RcSide sideA = new RcSide(portA, 1);
+        final RcSide sideB = new RcSide(portB, 2);
+        sideA.connect(sideB);
+        sideB.connect(sideA);
+        return new TransportPair(Kind.ROCEV2, sideA, sideB);
+    }
+
+    private static final class RcSide implements Endpoint
+    {
+        private final int host;
+        private final ProtectionDomain pd = new ProtectionDomain();
+        private final CompletionQueue cq = new CompletionQueue(1 << 14);
+        private final RcEngine engine;
+        private final RcQueuePair qp;
+        private final RoceTransportAgent agent;
+
+        RcSide(final PacketPort port, final int host)
+        {
+            this.host = host;
+            final PortFrameSink sink = new PortFrameSink(port, BURST, MAX_FRAME);
+            engine = new RcEngine(RcEngineConfig.defaults(mac(host), ip(host)), pd, sink);
+            qp = engine.createQueuePair(cq, cq, 1024, 1024);
+            qp.toInit(AccessFlags.REMOTE_WRITE);
+            agent = new RoceTransportAgent("rocev2-" + host, port, sink, engine, new ParseCounters(),
+                new SystemNanoClock(), BURST);
+        }
+
+        void connect(final RcSide peer)
+        {
+            qp.toRtr(RcConnectionAttributes.of(peer.qp.qpNumber(), mac(peer.host), ip(peer.host), 49152 + host, MTU,
+                host * 0x10000, peer.host * 0x10000).withRetry(RC_ACK_TIMEOUT_NANOS, 7));
+            qp.toRts();
+        }
+
+        public Agent agent()
+        {
+            return agent;
+        }
+
+        public ProtectionDomain pd()
+        {
+            return pd;
+        }
+
+        public CompletionQueue cq()
+        {
+            return cq;
+        }
+
+        public int postSend(final SendWorkRequest request)
+        {
+            return qp.postSend(request);
+        }
+
+        public int postReceive(final ReceiveWorkRequest request)
+        {
+            return qp.postReceive(request);
+        }
+
+        public long retransmitted()
+        {
+            return engine.counters().get(RcCounters.RETRANSMITTED);
+        }
+
+        public String describe()
+        {
+            return qp + " " + engine.counters();
+        }
+    }
+}
