@@ -6,6 +6,7 @@ import io.spraynic.bench.e2e.RingNic;
 import io.spraynic.bench.e2e.ThroughputResult;
 import io.spraynic.bench.e2e.TransportPair;
 import io.spraynic.bench.e2e.UdpBaseline;
+import io.spraynic.bench.nic.WorkerScaling;
 import io.spraynic.bench.raw.RawLoop;
 import io.spraynic.bench.raw.RawLoopComparison;
 import picocli.CommandLine.Command;
@@ -22,7 +23,8 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
     description = "Datapath benchmarks.",
-    subcommands = {BenchCommand.Raw.class, BenchCommand.Nic.class, BenchCommand.Latency.class, BenchCommand.Throughput.class})
+    subcommands = {BenchCommand.Raw.class, BenchCommand.Nic.class, BenchCommand.Workers.class, BenchCommand.Latency.class,
+        BenchCommand.Throughput.class})
 final class BenchCommand implements Runnable
 {
     public void run()
@@ -131,6 +133,53 @@ final class BenchCommand implements Runnable
     {
         return "both".equalsIgnoreCase(text) ? List.of(TransportPair.Kind.SPRAY, TransportPair.Kind.ROCEV2) :
             List.of(TransportPair.Kind.parse(text));
+    }
+
+    @Command(name = "workers", mixinStandardHelpOptions = true,
+        description = {
+            "The embedded NIC's goodput by worker count: two NICs on a net_ring pair with one queue per worker,",
+            "one connection per worker, 8 writes of 64 KiB in flight on each; each point in a process of its own."})
+    static final class Workers implements Callable<Integer>
+    {
+        @Option(names = "--workers", defaultValue = "2", description = "Largest worker count measured (default ${DEFAULT-VALUE}).")
+        int workers;
+
+        @Option(names = "--mode", defaultValue = "spray", description = "spray or rocev2 (default ${DEFAULT-VALUE}).")
+        String mode;
+
+        @Option(names = "--seconds", defaultValue = "3", description = "Measured seconds per point (default ${DEFAULT-VALUE}).")
+        double seconds;
+
+        @Option(names = "--json", description = "Print one JSON object.")
+        boolean json;
+
+        public Integer call() throws Exception
+        {
+            if (workers < 1 || workers > 16 || seconds <= 0 || !(mode.equals("spray") || mode.equals("rocev2")))
+            {
+                throw new IllegalArgumentException("--workers must be 1..16, --seconds > 0 and --mode spray or rocev2 (got " +
+                    workers + ", " + seconds + ", " + mode + ")");
+            }
+            final StringBuilder points = new StringBuilder();
+            for (int w = 1; w <= workers; w++)
+            {
+                final WorkerScaling.Result r = WorkerScaling.measureInChild(mode, w, seconds);
+                points.append(points.length() == 0 ? "" : ",").append(String.format(Locale.ROOT,
+                    "{\"workers\":%d,\"goodputGbps\":%.4f,\"mpps\":%.4f,\"bytes\":%d,\"seconds\":%.3f}",
+                    w, r.goodputGbps(), r.mpps(), r.bytes(), r.seconds()));
+                if (!json)
+                {
+                    System.out.printf(Locale.ROOT, "%s, %d worker(s) per NIC: %.3f Gb/s, %.3f Mpps of 1 KiB packets%n",
+                        mode, w, r.goodputGbps(), r.mpps());
+                }
+            }
+            if (json)
+            {
+                System.out.println("{\"mode\":\"" + mode + "\",\"cores\":" + Runtime.getRuntime().availableProcessors() +
+                    ",\"points\":[" + points + "]}");
+            }
+            return 0;
+        }
     }
 
     @Command(name = "latency", mixinStandardHelpOptions = true,
