@@ -34,11 +34,8 @@ final class ExperimentCommand implements Runnable
         description = {
             "Goodput / lossless goodput at 0, 0.01, 0.1, 1, 2, 5, 10 and 20 % random loss on every fabric link.",
             "Spray (one connection, 8 paths over the planes) against the RoCEv2 RC baseline (one QP per plane)."})
-    static final class LossSweepCommand implements Callable<Integer>
+    static final class LossSweepCommand extends Common
     {
-        @Option(names = "--out", defaultValue = "experiments", description = "Output directory (default ${DEFAULT-VALUE}).")
-        Path out;
-
         @Option(names = "--bytes", defaultValue = "64m", converter = SizeConverter.class,
             description = "Bytes written per point (default ${DEFAULT-VALUE}).")
         long bytes;
@@ -46,62 +43,36 @@ final class ExperimentCommand implements Runnable
         @Option(names = "--planes", defaultValue = "4", description = "Planes (default ${DEFAULT-VALUE}).")
         int planes;
 
-        @Option(names = "--json", description = "Print the result object (also written to the output directory).")
-        boolean json;
-
         public Integer call() throws Exception
         {
-            if (planes < 1 || planes > 16 || bytes < 1 << 20)
-            {
-                throw new IllegalArgumentException("--planes must be 1..16 and --bytes at least 1m (got " + planes + ", " + bytes + ")");
-            }
+            require(planes >= 1 && planes <= 16 && bytes >= 1 << 20,
+                "--planes must be 1..16 and --bytes at least 1m (got " + planes + ", " + bytes + ")");
             final LossSweep.Settings defaults = LossSweep.Settings.DEFAULT;
             final LossSweep.Settings settings = new LossSweep.Settings(planes, bytes, defaults.messageBytes(),
                 defaults.timeLimitNanos(), defaults.seed(), defaults.paths(), defaults.streams());
-            final List<LossSweep.Point> points = LossSweep.run(settings, LossSweep.DEFAULT_LOSS_PERCENT,
-                line -> { if (!json) System.out.println(line); });
-            final List<Path> files = ExperimentOutput.writeLossSweep(out, settings, points);
-            if (json)
-            {
-                System.out.println(LossSweep.toJson(settings, points));
-            }
-            else
-            {
-                System.out.println("wrote " + files);
-            }
-            return 0;
+            final List<LossSweep.Point> points = LossSweep.run(settings, LossSweep.DEFAULT_LOSS_PERCENT, this::log);
+            return finish(ExperimentOutput.writeLossSweep(out, settings, points), LossSweep.toJson(settings, points));
         }
     }
 
     @Command(name = "reorder", mixinStandardHelpOptions = true,
         description = {
             "Spray over paths whose delays differ by 0 to 10 us, no loss: counts spurious retransmissions (goal 0)."})
-    static final class ReorderCommand implements Callable<Integer>
+    static final class ReorderCommand extends Common
     {
-        @Option(names = "--out", defaultValue = "experiments", description = "Output directory (default ${DEFAULT-VALUE}).")
-        Path out;
-
         @Option(names = "--bytes", defaultValue = "64m", converter = SizeConverter.class,
             description = "Bytes written per point (default ${DEFAULT-VALUE}).")
         long bytes;
 
-        @Option(names = "--json", description = "Print the result object (also written to the output directory).")
-        boolean json;
-
         public Integer call() throws Exception
         {
-            if (bytes < 1 << 20)
-            {
-                throw new IllegalArgumentException("--bytes must be at least 1m (got " + bytes + ")");
-            }
+            require(bytes >= 1 << 20, "--bytes must be at least 1m (got " + bytes + ")");
             final LossSweep.Settings defaults = LossSweep.Settings.DEFAULT;
             final LossSweep.Settings settings = new LossSweep.Settings(defaults.planes(), bytes, defaults.messageBytes(),
                 defaults.timeLimitNanos(), defaults.seed(), defaults.paths(), defaults.streams());
             final List<ReorderExperiment.Point> points = ReorderExperiment.run(settings, ReorderExperiment.DEFAULT_STEPS_NS,
-                line -> { if (!json) System.out.println(line); });
-            final List<Path> files = ExperimentOutput.writeReorder(out, settings, points);
-            System.out.println(json ? ReorderExperiment.toJson(settings, points) : "wrote " + files);
-            return 0;
+                this::log);
+            return finish(ExperimentOutput.writeReorder(out, settings, points), ReorderExperiment.toJson(settings, points));
         }
     }
 
