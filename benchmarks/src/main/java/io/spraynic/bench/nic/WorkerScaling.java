@@ -41,7 +41,7 @@ import java.util.concurrent.TimeUnit;
 public final class WorkerScaling
 {
     private static final int MESSAGE = 64 * 1024;
-    private static final int IN_FLIGHT = 8;
+    private static final int IN_FLIGHT = 32;
 
     /** One measurement. */
     public record Result(String mode, int workers, double seconds, long bytes, double goodputGbps, double mpps)
@@ -138,6 +138,16 @@ public final class WorkerScaling
                 final long start = System.nanoTime();
                 final long bytes = pump(senders, source, target, seconds);
                 final double elapsed = (System.nanoTime() - start) / 1e9;
+                if (Boolean.getBoolean("spraynic.debug"))
+                {
+                    nics[0].counters().counters().forEach((value, id, label) ->
+                    {
+                        if (value != 0 && label.startsWith("conn") && !label.contains(" path "))
+                        {
+                            System.err.println(label + " = " + value);
+                        }
+                    });
+                }
                 final int mtu = 1024;
                 return new Result(mode.name().toLowerCase(Locale.ROOT), workers, elapsed, bytes, bytes * 8 / elapsed / 1e9,
                     (double)((bytes + mtu - 1) / mtu) / elapsed / 1e6);
