@@ -2,7 +2,15 @@ package io.spraynic.cli;
 
 import io.spraynic.datapath.nic.CountersFile;
 import io.spraynic.datapath.nic.CountersFileDescriptor;
+import io.spraynic.datapath.nic.DrainReport;
+import io.spraynic.datapath.nic.EmbeddedNic;
+import io.spraynic.datapath.nic.EmbeddedNicConfig;
+import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.nic.NicRuntime;
+import io.spraynic.datapath.nic.PeerExchange;
+import io.spraynic.datapath.verbs.AccessFlags;
+import io.spraynic.datapath.verbs.MemoryRegion;
+import io.spraynic.datapath.wire.Wire;
 import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PmdConfigs;
 import org.agrona.concurrent.IdleStrategy;
@@ -10,6 +18,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -45,8 +54,37 @@ final class NicCommand implements Callable<Integer>
     @Option(names = "--verbose", description = "Keep DPDK's informational start-up log.")
     boolean verbose;
 
-    public Integer call() throws InterruptedException
+    @Option(names = "--mode", defaultValue = "classify", description = {
+        "classify: poll threads parse, classify and count every frame (default);",
+        "spray: an embedded NIC that accepts spray connections and serves RDMA WRITEs and READs into --expose'd memory."})
+    String mode;
+
+    @Option(names = "--ip", split = ",", paramLabel = "A.B.C.D",
+        description = "spray mode: this NIC's IPv4 address on each plane (port), comma-separated.")
+    java.util.List<String> ips;
+
+    @Option(names = "--workers", defaultValue = "1", description = "spray mode: poll-mode workers (default ${DEFAULT-VALUE}).")
+    int workers;
+
+    @Option(names = "--expose", converter = SizeConverter.class, paramLabel = "BYTES",
+        description = "spray mode: register this much memory for peers to write and read (k/m/g suffixes).")
+    long expose;
+
+    @Option(names = "--exchange", paramLabel = "DIR",
+        description = "spray mode: publish this NIC's addresses and exposed region in DIR (nic.addr), for spraynic transfer --peer-kind nic.")
+    Path exchange;
+
+    public Integer call() throws Exception
     {
+        if (mode.equalsIgnoreCase("spray"))
+        {
+            return serveSpray();
+        }
+        if (!mode.equalsIgnoreCase("classify"))
+        {
+            throw new IllegalArgumentException("--mode " + mode + " is not one of classify, spray (RoCEv2 queue pairs are " +
+                "connected out of band: use spraynic transfer --mode rocev2)");
+        }
         final Supplier<IdleStrategy> idleStrategies = IdleStrategies.parse(idle);
         final NicConfig loaded = PmdConfigs.load(config, params);
         final NicConfig nicConfig = verbose || !loaded.eal().logLevels().isEmpty() ?
@@ -102,5 +140,98 @@ final class NicCommand implements Callable<Integer>
             }
         }
         return 0;
+    }
+
+    private Integer serveSpray() throws Exception
+    {
+        if (null == ips || ips.isEmpty())
+        {
+            throw new IllegalArgumentException("--mode spray needs --ip: this NIC's IPv4 address on each port, e.g. --ip 10.0.0.2");
+        }
+        final java.util.Map<String, String> filled = new java.util.LinkedHashMap<>(params);
+        filled.putIfAbsent("queues", Integer.toString(workers));
+        final NicConfig loaded = PmdConfigs.load(config, filled);
+        final NicConfig nicConfig = verbose || !loaded.eal().logLevels().isEmpty() ?
+            loaded : loaded.withEal(loaded.eal().withLogLevels(java.util.List.of("lib.eal:warning")));
+        if (ips.size() != nicConfig.ports().size())
+        {
+            throw new IllegalArgumentException("--ip gives " + ips.size() + " address(es) for " + nicConfig.ports().size() +
+                " port(s): give one per port, comma-separated");
+        }
+        final EmbeddedNicConfig embedded = new EmbeddedNicConfig().mode(NicConnection.Kind.SPRAY).workers(workers)
+            .planes(ips.size()).idleStrategy(IdleStrategies.parse(idle)).sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig);
+        for (int p = 0; p < ips.size(); p++)
+        {
+            embedded.local(p, Wire.parseIpv4(ips.get(p)), 0);
+        }
+        final CountDownLatch stop = new CountDownLatch(1);
+        final CountDownLatch stopped = new CountDownLatch(1);
+        final Thread hook = new Thread(() ->
+        {
+            stop.countDown();
+            try
+            {
+                stopped.await(30, TimeUnit.SECONDS); // let the main thread drain and report before the JVM exits
+            }
+            catch (final InterruptedException ignored)
+            {
+                Thread.currentThread().interrupt();
+            }
+        }, "spraynic-nic-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        final PortCapture portCapture = PortCapture.open(capture);
+        try (CountersFile counters = CountersFile.create(CountersFileDescriptor.defaultDirectory(), "nic", 16384);
+            java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared())
+        {
+            final EmbeddedNic nic = EmbeddedNic.startOnDpdk(nicConfig, embedded, counters, portCapture::wrap);
+            DrainReport report = null;
+            try
+            {
+                if (expose > 0)
+                {
+                    final MemoryRegion region = nic.register(arena.allocate(expose, 4096),
+                        AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
+                    System.out.printf(Locale.ROOT, "spraynic nic: exposing %,d bytes at addr=%d rkey=%d%n", expose,
+                        region.address(), region.rkey());
+                    if (null != exchange)
+                    {
+                        java.nio.file.Files.createDirectories(exchange);
+                        PeerExchange.publishServer(nic, region, exchange);
+                    }
+                }
+                System.out.printf(Locale.ROOT, "spraynic nic: spray on %s, %s at %s, %d worker(s); counters in %s%n", config, ips,
+                    Wire.macToString(nic.localMac(0)), workers, counters.path());
+                System.out.println("spraynic nic: running; Ctrl-C stops it, spraynic stat shows its counters");
+                System.out.flush();
+                final long deadline = seconds > 0 ? System.nanoTime() + (long)(seconds * 1e9) : Long.MAX_VALUE;
+                while (stop.getCount() > 0 && System.nanoTime() < deadline)
+                {
+                    final NicConnection accepted = nic.accept(Duration.ofMillis(200));
+                    if (null != accepted)
+                    {
+                        System.out.printf(Locale.ROOT, "spraynic nic: accepted connection 0x%x on worker %d, %d stream(s)%n",
+                            accepted.localId(), accepted.worker(), accepted.streams());
+                        System.out.flush();
+                    }
+                }
+            }
+            finally
+            {
+                report = nic.close(Duration.ofSeconds(5));
+                final long captured = portCapture.finish();
+                System.out.printf(Locale.ROOT, "spraynic nic: stopped; %s%s%n", report.describe(),
+                    null == capture ? "" : String.format(Locale.ROOT, "; captured %,d frames to %s", captured, capture));
+                System.out.flush();
+            }
+            return report.drained() ? 0 : 1;
+        }
+        finally
+        {
+            stopped.countDown();
+            if (stop.getCount() > 0)
+            {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            }
+        }
     }
 }

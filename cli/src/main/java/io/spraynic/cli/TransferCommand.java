@@ -41,8 +41,13 @@ final class TransferCommand implements Callable<Integer>
     @Option(names = "--mode", defaultValue = "spray", description = "spray or rocev2 (default ${DEFAULT-VALUE}).")
     String mode;
 
-    @Option(names = "--role", required = true, description = "client (connects) or server (accepts).")
+    @Option(names = "--role", defaultValue = "client", description = "client (connects) or server (accepts).")
     String role;
+
+    @Option(names = "--peer-kind", defaultValue = "transfer", description = {
+        "transfer: the peer runs spraynic transfer too, both write and verify (default);",
+        "nic: the peer is a serving spraynic nic --mode spray --expose: write into its memory, read it back, verify."})
+    String peerKind;
 
     @Option(names = "--ip", required = true, split = ",", paramLabel = "A.B.C.D",
         description = "This NIC's IPv4 address on each plane, comma-separated.")
@@ -130,7 +135,22 @@ final class TransferCommand implements Callable<Integer>
                         ips, Wire.macToString(running.localMac(0)), counters.path());
                     System.out.flush();
                 }
-                result = PeerExchange.run(running, peerRole, exchange, size, (int)message, timeout);
+                if (peerKind.equalsIgnoreCase("nic"))
+                {
+                    if (kind != NicConnection.Kind.SPRAY || peerRole != PeerExchange.Role.CLIENT)
+                    {
+                        throw new IllegalArgumentException("--peer-kind nic visits a serving spray NIC: use --mode spray --role client");
+                    }
+                    result = PeerExchange.visit(running, exchange, size, (int)message, timeout);
+                }
+                else if (peerKind.equalsIgnoreCase("transfer"))
+                {
+                    result = PeerExchange.run(running, peerRole, exchange, size, (int)message, timeout);
+                }
+                else
+                {
+                    throw new IllegalArgumentException("--peer-kind " + peerKind + " is not one of transfer, nic");
+                }
             }
             finally
             {

@@ -107,17 +107,61 @@ class TransferVethTest
         }
     }
 
+    @org.junit.jupiter.api.Test
+    void shouldWriteIntoAndReadBackFromAServingNicInAnotherNamespace(@TempDir final Path dir) throws Exception
+    {
+        final Path exchange = Files.createDirectory(dir.resolve("exchange"));
+        final List<String> serve = new ArrayList<>(List.of("ip", "netns", "exec", NS_B));
+        serve.addAll(java(List.of("nic", "--config", "net_af_packet", "-p", "iface=" + VETH_B, "-p",
+            "file_prefix=spraynic-veth-nic-" + ID, "--mode", "spray", "--ip", "10.99.0.2", "--expose", "4m", "--exchange",
+            exchange.toString(), "--seconds", "120")));
+        final Process nic = new ProcessBuilder(serve).redirectErrorStream(true).redirectOutput(dir.resolve("nic.out").toFile())
+            .start();
+        final List<String> visit = new ArrayList<>(List.of("ip", "netns", "exec", NS_A));
+        visit.addAll(java(List.of("transfer", "--config", "net_af_packet", "-p", "iface=" + VETH_A, "-p",
+            "file_prefix=spraynic-veth-visit-" + ID, "--mode", "spray", "--peer-kind", "nic", "--ip", "10.99.0.1",
+            "--exchange", exchange.toString(), "--size", "4m", "--timeout", "60", "--json")));
+        final Process client = new ProcessBuilder(visit).redirectErrorStream(true)
+            .redirectOutput(dir.resolve("client.out").toFile()).start();
+        try
+        {
+            final boolean clientDone = client.waitFor(180, TimeUnit.SECONDS);
+            final String clientOut = Files.readString(dir.resolve("client.out"));
+            assertTrue(clientDone, "the visit ended in time: " + clientOut);
+            assertEquals(0, client.exitValue(), clientOut + " nic: " + Files.readString(dir.resolve("nic.out")));
+            assertTrue(clientOut.contains("\"verified\":true"), clientOut);
+            nic.destroy(); // SIGTERM: the serving NIC drains and stops
+            assertTrue(nic.waitFor(60, TimeUnit.SECONDS), "the serving NIC stopped on SIGTERM");
+            final String nicOut = Files.readString(dir.resolve("nic.out"));
+            assertTrue(nicOut.contains("accepted connection"), nicOut);
+            assertTrue(nicOut.contains("spraynic nic: stopped; drained"), nicOut);
+        }
+        finally
+        {
+            client.destroyForcibly();
+            nic.destroyForcibly();
+        }
+    }
+
+    private static List<String> java(final List<String> arguments)
+    {
+        final List<String> command = new ArrayList<>();
+        command.add(ProcessHandle.current().info().command().orElseThrow());
+        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+            .filter(argument -> argument.startsWith("--")).toList());
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), SprayNic.class.getName()));
+        command.addAll(arguments);
+        return command;
+    }
+
     private static Process start(final String netns, final String iface, final String mode, final String role,
         final String ip, final Path exchange, final Path output) throws IOException
     {
         final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", netns));
-        command.add(ProcessHandle.current().info().command().orElseThrow());
-        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-            .filter(argument -> argument.startsWith("--")).toList());
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), SprayNic.class.getName(), "transfer",
+        command.addAll(java(List.of("transfer",
             "--config", "net_af_packet", "-p", "iface=" + iface, "-p", "file_prefix=spraynic-veth-" + role + "-" + ID,
             "--mode", mode, "--role", role, "--ip", ip, "--exchange", exchange.toString(), "--size", "4m",
-            "--timeout", "60", "--idle", "backoff", "--json"));
+            "--timeout", "60", "--idle", "backoff", "--json")));
         return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
     }
 

@@ -97,14 +97,7 @@ public final class PeerExchange
             final MemoryRegion local = nic.register(source, AccessFlags.NONE);
             final MemoryRegion inbound = nic.register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
 
-            final StringBuilder address = new StringBuilder("planes=" + nic.planes());
-            for (int p = 0; p < nic.planes(); p++)
-            {
-                address.append(" ip.").append(p).append('=').append(Wire.ipv4ToString(nic.localIpv4(p)))
-                    .append(" mac.").append(p).append('=').append(Wire.macToString(nic.localMac(p)));
-            }
-            address.append(" addr=").append(inbound.address()).append(" rkey=").append(inbound.rkey());
-            publish(directory, role.file("addr"), address.toString());
+            publish(directory, role.file("addr"), addressLine(nic, inbound));
             final Map<String, String> peer = fields(await(directory, role.peer().file("addr"), timeout));
 
             final NicConnection connection;
@@ -133,7 +126,7 @@ public final class PeerExchange
 
             final long start = System.nanoTime();
             write(connection, local, Long.parseLong(peer.get("addr")), Integer.parseInt(peer.get("rkey")), messageBytes,
-                timeout);
+                true, timeout);
             awaitImmediate(connection, timeout);
             final long nanos = System.nanoTime() - start;
             final long mismatch = pattern(arena, bytes, role.peer().seed()).mismatch(target);
@@ -145,14 +138,111 @@ public final class PeerExchange
     }
 
     /**
+     * What a serving NIC ({@code spraynic nic --expose}) publishes: its addresses and the region peers may write
+     * and read, so that {@link #visit} can find it.
+     *
+     * @param nic       the serving NIC (spray, listening).
+     * @param exposed   the region it exposes (remote write and read).
+     * @param directory where to publish.
+     */
+    public static void publishServer(final EmbeddedNic nic, final MemoryRegion exposed, final Path directory) throws IOException
+    {
+        publish(directory, "nic.addr", addressLine(nic, exposed));
+    }
+
+    /**
+     * Visits a serving NIC: connects to it (spray), RDMA-WRITEs {@code bytes} of this side's pattern into the
+     * region it exposes, RDMA-READs them back into a separate buffer and checks every byte: the serving NIC
+     * placed the writes and answered the reads with no application on its side. The NIC is closed (drained)
+     * before it returns.
+     */
+    public static Result visit(final EmbeddedNic nic, final Path directory, final long bytes, final int messageBytes,
+        final Duration timeout) throws IOException
+    {
+        try (Arena arena = Arena.ofShared())
+        {
+            final Map<String, String> server = fields(await(directory, "nic.addr", timeout));
+            final long exposedLength = Long.parseLong(require(server, "length"));
+            if (bytes > exposedLength)
+            {
+                throw new IllegalArgumentException("the serving NIC exposes " + exposedLength + " bytes, fewer than the " + bytes +
+                    " to write: lower --size or expose more");
+            }
+            final MemorySegment source = pattern(arena, bytes, Role.CLIENT.seed());
+            final MemorySegment readBack = arena.allocate(bytes, 64);
+            final MemoryRegion local = nic.register(source, AccessFlags.NONE);
+            final MemoryRegion into = nic.register(readBack, AccessFlags.LOCAL_WRITE);
+            final NicConnection connection = nic.connect(ips(server, nic.planes()), macs(server, nic.planes()), timeout);
+            final long remote = Long.parseLong(require(server, "addr"));
+            final int rkey = Integer.parseInt(require(server, "rkey"));
+            final long start = System.nanoTime();
+            write(connection, local, remote, rkey, messageBytes, false, timeout);
+            read(connection, into, remote, rkey, messageBytes, timeout);
+            final long nanos = System.nanoTime() - start;
+            final long mismatch = source.mismatch(readBack);
+            connection.close(timeout);
+            final DrainReport drain = nic.close(timeout);
+            return new Result(Role.CLIENT, nic.mode(), mismatch == -1, bytes, nanos, mismatch, drain);
+        }
+    }
+
+    /**
+     * Reads a peer's memory into a whole local region in {@code messageBytes} RDMA READs over every stream;
+     * waits for every completion.
+     */
+    public static void read(final NicConnection from, final MemoryRegion into, final long remoteAddress, final int rkey,
+        final int messageBytes, final Duration timeout)
+    {
+        final long bytes = into.length();
+        final int messages = (int)Math.max(1, (bytes + messageBytes - 1) / messageBytes);
+        final SendWorkRequest request = new SendWorkRequest();
+        final WorkCompletion completion = new WorkCompletion();
+        int posted = 0;
+        int completed = 0;
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        while (completed < messages)
+        {
+            if (System.nanoTime() >= deadline)
+            {
+                throw new IllegalStateException("only " + completed + " of " + messages + " reads completed within " +
+                    timeout.toMillis() + " ms");
+            }
+            if (posted < messages)
+            {
+                final long offset = (long)posted * messageBytes;
+                request.reset().wrId(posted).opcode(WorkRequestOpcode.RDMA_READ)
+                    .local(into, into.address() + offset, (int)Math.min(messageBytes, bytes - offset))
+                    .remote(remoteAddress + offset, rkey).signaled(true);
+                final int result = from.postSend(posted % from.streams(), request);
+                if (result == PostResult.OK)
+                {
+                    posted++;
+                }
+                else if (result != PostResult.QUEUE_FULL)
+                {
+                    throw new IllegalStateException("post refused: " + PostResult.name(result));
+                }
+            }
+            while (from.sendCompletionQueue().poll(completion))
+            {
+                if (completion.status() != WorkCompletionStatus.SUCCESS)
+                {
+                    throw new IllegalStateException("read " + completion.wrId() + " failed: " + completion.status());
+                }
+                completed++;
+            }
+        }
+    }
+
+    /**
      * Writes a whole region into the peer's memory in {@code messageBytes} RDMA WRITEs, data on streams
-     * 1..S-1 and the last write, with immediate data, alone on stream 0 (so it consumes the receive posted
-     * there, S4.5); waits for every completion.
+     * 1..S-1 and, with {@code immediateLast}, the last write with immediate data alone on stream 0 (so it
+     * consumes the receive posted there, S4.5); waits for every completion.
      *
      * @throws IllegalStateException when a write fails or the time runs out.
      */
     public static void write(final NicConnection from, final MemoryRegion source, final long remoteAddress, final int rkey,
-        final int messageBytes, final Duration timeout)
+        final int messageBytes, final boolean immediateLast, final Duration timeout)
     {
         final long bytes = source.length();
         final int messages = (int)Math.max(1, (bytes + messageBytes - 1) / messageBytes);
@@ -173,7 +263,7 @@ public final class PeerExchange
             {
                 final long offset = (long)posted * messageBytes;
                 final int length = (int)Math.min(messageBytes, bytes - offset);
-                final boolean last = posted == messages - 1;
+                final boolean last = immediateLast && posted == messages - 1;
                 request.reset().wrId(posted).opcode(last ? WorkRequestOpcode.RDMA_WRITE_WITH_IMM : WorkRequestOpcode.RDMA_WRITE)
                     .local(source, source.address() + offset, length).remote(remoteAddress + offset, rkey)
                     .immediate(messages).signaled(true);
@@ -236,6 +326,18 @@ public final class PeerExchange
             s.set(ValueLayout.JAVA_BYTE, i, (byte)random.nextInt());
         }
         return s;
+    }
+
+    private static String addressLine(final EmbeddedNic nic, final MemoryRegion region)
+    {
+        final StringBuilder address = new StringBuilder("planes=" + nic.planes());
+        for (int p = 0; p < nic.planes(); p++)
+        {
+            address.append(" ip.").append(p).append('=').append(Wire.ipv4ToString(nic.localIpv4(p)))
+                .append(" mac.").append(p).append('=').append(Wire.macToString(nic.localMac(p)));
+        }
+        return address.append(" addr=").append(region.address()).append(" rkey=").append(region.rkey())
+            .append(" length=").append(region.length()).toString();
     }
 
     private static int[] ips(final Map<String, String> peer, final int planes)

@@ -154,7 +154,7 @@ class EmbeddedNicTest
         final MemoryRegion target, final int messageBytes)
     {
         assertEquals(PostResult.OK, to.postReceive(0, new ReceiveWorkRequest().wrId(77).buffer(null, 0, 0)));
-        PeerExchange.write(from, source, target.address(), target.rkey(), messageBytes, WAIT);
+        PeerExchange.write(from, source, target.address(), target.rkey(), messageBytes, true, WAIT);
         final WorkCompletion completion = PeerExchange.awaitImmediate(to, WAIT);
         assertEquals(77, completion.wrId());
     }
