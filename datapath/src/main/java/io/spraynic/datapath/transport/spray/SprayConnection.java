@@ -108,6 +108,12 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final long[] localMac;
     private final int[] remoteIpv4;
     private final long[] remoteMac;
+    private final long[] localIpv6High;
+    private final long[] localIpv6Low;
+    private final long[] remoteIpv6High;
+    private final long[] remoteIpv6Low;
+    private final boolean[] remoteIsIpv6;
+    private final int[] vlanTci;
     private final TransportCounters counters = SprayCounters.create();
 
     // ---- outbound paths (this end sends data on them)
@@ -323,6 +329,12 @@ public final class SprayConnection implements PathSendWindow.Listener
         this.localMac = config.localMac.clone();
         this.remoteIpv4 = java.util.Arrays.copyOf(c.remoteIpv4, planes);
         this.remoteMac = java.util.Arrays.copyOf(c.remoteMac, planes);
+        this.localIpv6High = config.localIpv6High.clone();
+        this.localIpv6Low = config.localIpv6Low.clone();
+        this.remoteIpv6High = java.util.Arrays.copyOf(c.remoteIpv6High, planes);
+        this.remoteIpv6Low = java.util.Arrays.copyOf(c.remoteIpv6Low, planes);
+        this.remoteIsIpv6 = java.util.Arrays.copyOf(c.remoteIsIpv6, planes);
+        this.vlanTci = config.vlanTci.clone();
 
         sendWindows = new PathSendWindow[paths];
         rtts = new RttEstimator[paths];
@@ -1812,9 +1824,9 @@ public final class SprayConnection implements PathSendWindow.Listener
                 finish();
                 return 1;
             }
+            closeTries++; // a CLOSE that found no room in the output counts as a lost one
             if (writeConnectionPacket(SprayOpcodes.CLOSE, closeToken))
             {
-                closeTries++;
                 counters.increment(SprayCounters.CLOSES_SENT);
             }
             closeNextAt = now + closeBackoff;
@@ -1887,6 +1899,10 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     private boolean writeConnectionPacket(final int opcode, final long token)
     {
+        if (remoteIsIpv6[0])
+        {
+            return false; // CONH packets go over IPv4 only (S9.1, not yet over IPv6): a close then times out
+        }
         return engine.handshake().writeConnectionHeader(opcode, remoteCid, remoteIpv4[0], remoteMac[0], sourcePorts[0],
             paths, mtu, streams, localCid, 0, token);
     }
@@ -2198,10 +2214,18 @@ public final class SprayConnection implements PathSendWindow.Listener
     private void address(final int p, final int plane)
     {
         writer = writers[plane];
-        writer.ethernet(localMac[plane], remoteMac[plane])
-            .ipv4(localIpv4[plane], remoteIpv4[plane])
-            .ipv4Identification(0) // S2.4: identification 0 (DF is always set)
-            .dscp(config.dscp)
+        writer.ethernet(localMac[plane], remoteMac[plane]).vlan(vlanTci[plane]);
+        if (remoteIsIpv6[plane])
+        {
+            // S2.4: a UDP checksum of 0, as RoCEv2 permits over IPv6 (the ICRC covers the packet)
+            writer.ipv6(localIpv6High[plane], localIpv6Low[plane], remoteIpv6High[plane], remoteIpv6Low[plane])
+                .ipv6UdpChecksum(false);
+        }
+        else
+        {
+            writer.ipv4(localIpv4[plane], remoteIpv4[plane]).ipv4Identification(0); // S2.4: identification 0
+        }
+        writer.dscp(config.dscp)
             .udpSourcePort(sourcePorts[p])
             .destQp(remoteCid)
             .solicited(false)

@@ -283,7 +283,8 @@ public final class SprayHandshake
     {
         final SprayConfig config = engine.config();
         final RoceFrameWriter writer = engine.writer(0);
-        writer.ethernet(config.localMac[0], remoteMac).ipv4(config.localIpv4[0], remoteIpv4).ipv4Identification(0)
+        writer.ethernet(config.localMac[0], remoteMac).vlan(config.vlanTci[0]).ipv4(config.localIpv4[0], remoteIpv4)
+            .ipv4Identification(0)
             .dscp(config.dscp).udpSourcePort(sourcePort)
             .destQp(destCid).psn(0).opcode(opcode).ecn(0).solicited(false).ackReq(false);
         final SprayFrameOutput output = engine.output();
