@@ -189,6 +189,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final long[] rnrRetryAt;
     private final boolean[] held;
     private final long[] queryAt;
+    private final long[] heldAt;
     private int heldCount;
     private final int[] freeSlots;
     private int freeSlotCount;
@@ -419,6 +420,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         rnrRetryAt = new long[slotCount];
         held = new boolean[slotCount];
         queryAt = new long[slotCount];
+        heldAt = new long[slotCount];
         freeSlots = new int[slotCount];
         for (int i = 0; i < slotCount; i++)
         {
@@ -1330,6 +1332,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             held[slot] = true;
             heldCount++;
+            heldAt[slot] = now;
             queryAt[slot] = now + queryInterval();
             counters.increment(SprayCounters.COMPLETIONS_HELD);
         }
@@ -1378,6 +1381,12 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             if (held[slot] && status[slot] == PENDING && now >= queryAt[slot])
             {
+                if (now - heldAt[slot] >= config.connectionTimeoutNanos)
+                {
+                    fail(slot, WorkCompletionStatus.RETRY_EXC_ERR); // no answer: its fate is unknown (S9.3.1)
+                    work++;
+                    continue;
+                }
                 if (writeQuery(stream[slot], msn[slot]))
                 {
                     work++;
@@ -2640,7 +2649,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     public long fixedStateBytes()
     {
         final long slot = 1 + 8 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 4 + 1 + 1 + 4 * 6 + 1 + 1 + 4 + 4 + 4 + 1 + 4 + 8 + 4 + 4 +
-            1 + 8 + 4; // held, queryAt (S9.3), rsn (S4.5)
+            1 + 8 + 8 + 4; // held, queryAt, heldAt (S9.3), rsn (S4.5)
         final long receive = 8 + 8 + 8 + 4 + 4;
         final long in = 1 + 4 * 9 + 1 + 1 + 4 + 4 + 4;
         final long maps = 16L * ((long)txByMsn.capacity() + receives.capacity() + inbound.capacity());

@@ -193,6 +193,27 @@ class SprayNackLossTest
     }
 
     @Test
+    void shouldGiveUpOnAHeldMessageWhoseReceiverNeverAnswersS931()
+    {
+        final NackDropper dropper = new NackDropper(Long.MAX_VALUE); // every NACK and every answer lost
+        final SprayTestBed.Options options = new SprayTestBed.Options().wrapB(dropper.wrapper());
+        options.connectionTimeoutNanos = 500_000;
+        try (SprayTestBed bed = new SprayTestBed(options))
+        {
+            final MemoryRegion src = bed.region(bed.pdA, 64, AccessFlags.NONE, 3);
+            final MemoryRegion dst = bed.region(bed.pdB, 64, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE, 0);
+            bed.a.postSend(0, new SendWorkRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
+                .local(src, src.address(), 64).remote(dst.address(), dst.rkey() ^ 1));
+            final long start = bed.now;
+            final List<WorkCompletion> done = completions(bed, 1);
+            assertEquals(WorkCompletionStatus.RETRY_EXC_ERR, done.get(0).status(), "unknown fate: never SUCCESS");
+            assertTrue(bed.now - start >= 500_000);
+            assertTrue(bed.a.counters().get(SprayCounters.QUERIES_SENT) >= 5);
+            assertEquals(-1L, dst.segment().mismatch(MemorySegment.ofArray(new byte[64])));
+        }
+    }
+
+    @Test
     void shouldNotHoldOrQueryAnythingWhenNothingIsRefusedS93()
     {
         try (SprayTestBed bed = new SprayTestBed(new SprayTestBed.Options()))
