@@ -141,7 +141,7 @@ public final class SprayHandshake
     private void sendConnect(final Pending p, final long now)
     {
         final SprayConnectionConfig c = p.config;
-        if (write(SprayOpcodes.CONNECT, 0, c.remoteIpv4[0], c.remoteMac[0], c.sourcePortBase, c.paths, c.mtu,
+        if (writeConnectionHeader(SprayOpcodes.CONNECT, 0, c.remoteIpv4[0], c.remoteMac[0], c.sourcePortBase, c.paths, c.mtu,
             c.streams, c.localCid, c.sendInitialPsn, p.token))
         {
             p.tries++;
@@ -187,7 +187,7 @@ public final class SprayHandshake
             c.handshakeConfig = config;
         }
         final SprayConnectionConfig config = c.handshakeConfig;
-        write(SprayOpcodes.CONNECT_ACK, config.remoteCid, peerIpv4, peerMac, config.sourcePortBase, config.paths,
+        writeConnectionHeader(SprayOpcodes.CONNECT_ACK, config.remoteCid, peerIpv4, peerMac, config.sourcePortBase, config.paths,
             config.mtu, config.streams, config.localCid, config.sendInitialPsn, token);
     }
 
@@ -240,7 +240,7 @@ public final class SprayHandshake
         final MemorySegment seg = frame.segment();
         final long conh = frame.customHeaderOffset();
         engine.counters().increment(SprayCounters.CLOSES_RECEIVED);
-        write(SprayOpcodes.CLOSE_ACK, ConnectionHeader.senderCid(seg, conh), frame.ipv4Source(),
+        writeConnectionHeader(SprayOpcodes.CLOSE_ACK, ConnectionHeader.senderCid(seg, conh), frame.ipv4Source(),
             EthernetHeader.sourceMac(seg, frame.frameOffset()), frame.udpSourcePort(), ConnectionHeader.paths(seg, conh),
             ConnectionHeader.mtu(seg, conh), ConnectionHeader.streams(seg, conh), frame.destQp(), 0,
             ConnectionHeader.token(seg, conh));
@@ -252,23 +252,8 @@ public final class SprayHandshake
         accepted.values().removeIf(c -> c == connection);
     }
 
+    // CONH packets (S5.4): CONNECT and CONNECT_ACK here, CLOSE and CLOSE_ACK for the connections (S9.2)
     boolean writeConnectionHeader(
-        final int opcode,
-        final int destCid,
-        final int remoteIpv4,
-        final long remoteMac,
-        final int sourcePort,
-        final int paths,
-        final int mtu,
-        final int streams,
-        final int senderCid,
-        final int initialPsn,
-        final long token)
-    {
-        return write(opcode, destCid, remoteIpv4, remoteMac, sourcePort, paths, mtu, streams, senderCid, initialPsn, token);
-    }
-
-    private boolean write(
         final int opcode,
         final int destCid,
         final int remoteIpv4,

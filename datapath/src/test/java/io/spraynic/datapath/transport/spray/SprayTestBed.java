@@ -294,6 +294,20 @@ final class SprayTestBed implements AutoCloseable
         }
     }
 
+    /** Steps until A's send queue gave {@code count} completions, then 200 more steps; all of them. */
+    List<WorkCompletion> sendCompletionsA(final int count)
+    {
+        final List<WorkCompletion> done = new ArrayList<>();
+        runUntil(() ->
+        {
+            done.addAll(drain(sendCqA));
+            return done.size() >= count;
+        }, 50_000);
+        runToQuiet(200);
+        done.addAll(drain(sendCqA));
+        return done;
+    }
+
     static List<WorkCompletion> drain(final CompletionQueue cq)
     {
         final List<WorkCompletion> list = new ArrayList<>();
