@@ -9,6 +9,9 @@ public final class SprayConfig
     int planes = 1;
     int[] localIpv4 = new int[1];
     long[] localMac = new long[1];
+    long[] localIpv6High = new long[1];
+    long[] localIpv6Low = new long[1];
+    int[] vlanTci = {-1};
     long capacityMbps = 100_000;
     long activityWindowNanos = 20_000;
     int maxConnections = 64;
@@ -50,6 +53,35 @@ public final class SprayConfig
         this.planes = planes;
         this.localIpv4 = java.util.Arrays.copyOf(localIpv4, planes);
         this.localMac = java.util.Arrays.copyOf(localMac, planes);
+        this.localIpv6High = java.util.Arrays.copyOf(localIpv6High, planes);
+        this.localIpv6Low = java.util.Arrays.copyOf(localIpv6Low, planes);
+        final int tagged = vlanTci.length;
+        this.vlanTci = java.util.Arrays.copyOf(vlanTci, planes);
+        java.util.Arrays.fill(vlanTci, Math.min(tagged, planes), planes, -1);
+        return this;
+    }
+
+    /**
+     * This endpoint's IPv6 address on a plane (S2.1), used towards peers given an IPv6 address on it.
+     *
+     * @param plane a plane. @param high its first 8 bytes. @param low its last 8 bytes. @return this.
+     */
+    public SprayConfig localIpv6(final int plane, final long high, final long low)
+    {
+        localIpv6High[plane] = high;
+        localIpv6Low[plane] = low;
+        return this;
+    }
+
+    /**
+     * Tags every frame sent on a plane with an 802.1Q header (S2.1).
+     *
+     * @param plane a plane. @param tci the tag control information (priority, DEI, VLAN id), -1 for none.
+     * @return this.
+     */
+    public SprayConfig vlan(final int plane, final int tci)
+    {
+        vlanTci[plane] = tci < 0 ? -1 : tci & 0xFFFF;
         return this;
     }
 

@@ -108,6 +108,12 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final long[] localMac;
     private final int[] remoteIpv4;
     private final long[] remoteMac;
+    private final long[] localIpv6High;
+    private final long[] localIpv6Low;
+    private final long[] remoteIpv6High;
+    private final long[] remoteIpv6Low;
+    private final boolean[] remoteIsIpv6;
+    private final int[] vlanTci;
     private final TransportCounters counters = SprayCounters.create();
 
     // ---- outbound paths (this end sends data on them)
@@ -183,6 +189,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final long[] rnrRetryAt;
     private final boolean[] held;
     private final long[] queryAt;
+    private final long[] heldAt;
     private int heldCount;
     private final int[] freeSlots;
     private int freeSlotCount;
@@ -323,6 +330,12 @@ public final class SprayConnection implements PathSendWindow.Listener
         this.localMac = config.localMac.clone();
         this.remoteIpv4 = java.util.Arrays.copyOf(c.remoteIpv4, planes);
         this.remoteMac = java.util.Arrays.copyOf(c.remoteMac, planes);
+        this.localIpv6High = config.localIpv6High.clone();
+        this.localIpv6Low = config.localIpv6Low.clone();
+        this.remoteIpv6High = java.util.Arrays.copyOf(c.remoteIpv6High, planes);
+        this.remoteIpv6Low = java.util.Arrays.copyOf(c.remoteIpv6Low, planes);
+        this.remoteIsIpv6 = java.util.Arrays.copyOf(c.remoteIsIpv6, planes);
+        this.vlanTci = config.vlanTci.clone();
 
         sendWindows = new PathSendWindow[paths];
         rtts = new RttEstimator[paths];
@@ -407,6 +420,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         rnrRetryAt = new long[slotCount];
         held = new boolean[slotCount];
         queryAt = new long[slotCount];
+        heldAt = new long[slotCount];
         freeSlots = new int[slotCount];
         for (int i = 0; i < slotCount; i++)
         {
@@ -1318,6 +1332,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             held[slot] = true;
             heldCount++;
+            heldAt[slot] = now;
             queryAt[slot] = now + queryInterval();
             counters.increment(SprayCounters.COMPLETIONS_HELD);
         }
@@ -1366,6 +1381,12 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             if (held[slot] && status[slot] == PENDING && now >= queryAt[slot])
             {
+                if (now - heldAt[slot] >= config.connectionTimeoutNanos)
+                {
+                    fail(slot, WorkCompletionStatus.RETRY_EXC_ERR); // no answer: its fate is unknown (S9.3.1)
+                    work++;
+                    continue;
+                }
                 if (writeQuery(stream[slot], msn[slot]))
                 {
                     work++;
@@ -1812,9 +1833,9 @@ public final class SprayConnection implements PathSendWindow.Listener
                 finish();
                 return 1;
             }
+            closeTries++; // a CLOSE that found no room in the output counts as a lost one
             if (writeConnectionPacket(SprayOpcodes.CLOSE, closeToken))
             {
-                closeTries++;
                 counters.increment(SprayCounters.CLOSES_SENT);
             }
             closeNextAt = now + closeBackoff;
@@ -1887,6 +1908,10 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     private boolean writeConnectionPacket(final int opcode, final long token)
     {
+        if (remoteIsIpv6[0])
+        {
+            return false; // CONH packets go over IPv4 only (S9.1, not yet over IPv6): a close then times out
+        }
         return engine.handshake().writeConnectionHeader(opcode, remoteCid, remoteIpv4[0], remoteMac[0], sourcePorts[0],
             paths, mtu, streams, localCid, 0, token);
     }
@@ -2198,10 +2223,18 @@ public final class SprayConnection implements PathSendWindow.Listener
     private void address(final int p, final int plane)
     {
         writer = writers[plane];
-        writer.ethernet(localMac[plane], remoteMac[plane])
-            .ipv4(localIpv4[plane], remoteIpv4[plane])
-            .ipv4Identification(0) // S2.4: identification 0 (DF is always set)
-            .dscp(config.dscp)
+        writer.ethernet(localMac[plane], remoteMac[plane]).vlan(vlanTci[plane]);
+        if (remoteIsIpv6[plane])
+        {
+            // S2.4: a UDP checksum of 0, as RoCEv2 permits over IPv6 (the ICRC covers the packet)
+            writer.ipv6(localIpv6High[plane], localIpv6Low[plane], remoteIpv6High[plane], remoteIpv6Low[plane])
+                .ipv6UdpChecksum(false);
+        }
+        else
+        {
+            writer.ipv4(localIpv4[plane], remoteIpv4[plane]).ipv4Identification(0); // S2.4: identification 0
+        }
+        writer.dscp(config.dscp)
             .udpSourcePort(sourcePorts[p])
             .destQp(remoteCid)
             .solicited(false)
@@ -2616,7 +2649,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     public long fixedStateBytes()
     {
         final long slot = 1 + 8 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 4 + 1 + 1 + 4 * 6 + 1 + 1 + 4 + 4 + 4 + 1 + 4 + 8 + 4 + 4 +
-            1 + 8 + 4; // held, queryAt (S9.3), rsn (S4.5)
+            1 + 8 + 8 + 4; // held, queryAt, heldAt (S9.3), rsn (S4.5)
         final long receive = 8 + 8 + 8 + 4 + 4;
         final long in = 1 + 4 * 9 + 1 + 1 + 4 + 4 + 4;
         final long maps = 16L * ((long)txByMsn.capacity() + receives.capacity() + inbound.capacity());

@@ -18,6 +18,9 @@ public final class SprayConnectionConfig
     int receiveInitialPsn;
     int[] remoteIpv4 = new int[64];
     long[] remoteMac = new long[64];
+    long[] remoteIpv6High = new long[64];
+    long[] remoteIpv6Low = new long[64];
+    boolean[] remoteIsIpv6 = new boolean[64];
     int sourcePortBase = 49152;
     int sendQueueDepth = 1024;
     int receiveQueueDepth = 1024;
@@ -39,6 +42,9 @@ public final class SprayConnectionConfig
         c.receiveInitialPsn = receiveInitialPsn;
         c.remoteIpv4 = remoteIpv4.clone();
         c.remoteMac = remoteMac.clone();
+        c.remoteIpv6High = remoteIpv6High.clone();
+        c.remoteIpv6Low = remoteIpv6Low.clone();
+        c.remoteIsIpv6 = remoteIsIpv6.clone();
         c.sourcePortBase = sourcePortBase;
         c.sendQueueDepth = sendQueueDepth;
         c.receiveQueueDepth = receiveQueueDepth;
@@ -95,6 +101,22 @@ public final class SprayConnectionConfig
     {
         remoteIpv4[plane] = ipv4;
         remoteMac[plane] = mac;
+        remoteIsIpv6[plane] = false;
+        return this;
+    }
+
+    /**
+     * The peer's IPv6 address and MAC on a plane: packets on that plane go over IPv6 (S2.1), from this
+     * endpoint's {@link SprayConfig#localIpv6 IPv6 address} there.
+     *
+     * @return this.
+     */
+    public SprayConnectionConfig remoteIpv6(final int plane, final long high, final long low, final long mac)
+    {
+        remoteIpv6High[plane] = high;
+        remoteIpv6Low[plane] = low;
+        remoteMac[plane] = mac;
+        remoteIsIpv6[plane] = true;
         return this;
     }
 

@@ -160,7 +160,7 @@ public final class SprayHandshake
     private void sendConnect(final Pending p, final long now)
     {
         final SprayConnectionConfig c = p.config;
-        if (write(SprayOpcodes.CONNECT, 0, c.remoteIpv4[0], c.remoteMac[0], c.sourcePortBase, c.paths, c.mtu,
+        if (writeConnectionHeader(SprayOpcodes.CONNECT, 0, c.remoteIpv4[0], c.remoteMac[0], c.sourcePortBase, c.paths, c.mtu,
             c.streams, c.localCid, c.sendInitialPsn, p.token))
         {
             p.tries++;
@@ -217,7 +217,7 @@ public final class SprayHandshake
             }
         }
         final SprayConnectionConfig config = c.handshakeConfig;
-        write(SprayOpcodes.CONNECT_ACK, config.remoteCid, peerIpv4, peerMac, config.sourcePortBase, config.paths,
+        writeConnectionHeader(SprayOpcodes.CONNECT_ACK, config.remoteCid, peerIpv4, peerMac, config.sourcePortBase, config.paths,
             config.mtu, config.streams, config.localCid, config.sendInitialPsn, token);
     }
 
@@ -275,7 +275,7 @@ public final class SprayHandshake
         final MemorySegment seg = frame.segment();
         final long conh = frame.customHeaderOffset();
         engine.counters().increment(SprayCounters.CLOSES_RECEIVED);
-        write(SprayOpcodes.CLOSE_ACK, ConnectionHeader.senderCid(seg, conh), frame.ipv4Source(),
+        writeConnectionHeader(SprayOpcodes.CLOSE_ACK, ConnectionHeader.senderCid(seg, conh), frame.ipv4Source(),
             EthernetHeader.sourceMac(seg, frame.frameOffset()), frame.udpSourcePort(), ConnectionHeader.paths(seg, conh),
             ConnectionHeader.mtu(seg, conh), ConnectionHeader.streams(seg, conh), frame.destQp(), 0,
             ConnectionHeader.token(seg, conh));
@@ -287,23 +287,8 @@ public final class SprayHandshake
         accepted.values().removeIf(c -> c == connection);
     }
 
+    // CONH packets (S5.4): CONNECT and CONNECT_ACK here, CLOSE and CLOSE_ACK for the connections (S9.2)
     boolean writeConnectionHeader(
-        final int opcode,
-        final int destCid,
-        final int remoteIpv4,
-        final long remoteMac,
-        final int sourcePort,
-        final int paths,
-        final int mtu,
-        final int streams,
-        final int senderCid,
-        final int initialPsn,
-        final long token)
-    {
-        return write(opcode, destCid, remoteIpv4, remoteMac, sourcePort, paths, mtu, streams, senderCid, initialPsn, token);
-    }
-
-    private boolean write(
         final int opcode,
         final int destCid,
         final int remoteIpv4,
@@ -318,7 +303,8 @@ public final class SprayHandshake
     {
         final SprayConfig config = engine.config();
         final RoceFrameWriter writer = engine.writer(0);
-        writer.ethernet(config.localMac[0], remoteMac).ipv4(config.localIpv4[0], remoteIpv4).ipv4Identification(0)
+        writer.ethernet(config.localMac[0], remoteMac).vlan(config.vlanTci[0]).ipv4(config.localIpv4[0], remoteIpv4)
+            .ipv4Identification(0)
             .dscp(config.dscp).udpSourcePort(sourcePort)
             .destQp(destCid).psn(0).opcode(opcode).ecn(0).solicited(false).ackReq(false);
         final SprayFrameOutput output = engine.output();

@@ -26,19 +26,6 @@ class SprayErrorsTest
 {
     private static final int SIZE = 5 * 4096 + 17;
 
-    private static List<WorkCompletion> runUntilCompletions(final SprayTestBed bed, final int count)
-    {
-        final List<WorkCompletion> done = new ArrayList<>();
-        bed.runUntil(() ->
-        {
-            done.addAll(SprayTestBed.drain(bed.sendCqA));
-            return done.size() >= count;
-        }, 50_000);
-        bed.runToQuiet(200);
-        done.addAll(SprayTestBed.drain(bed.sendCqA));
-        return done;
-    }
-
     @Test
     void shouldRefuseAWrongRkeyOrOutOfBoundsWriteWithoutWritingAndFlushTheStreamS93S94()
     {
@@ -63,7 +50,7 @@ class SprayErrorsTest
             bed.a.postSend(3, wr.reset().wrId(5).opcode(WorkRequestOpcode.RDMA_WRITE)
                 .local(src, src.address(), 100).remote(dst.address() + 200, dst.rkey()));
 
-            final List<WorkCompletion> done = runUntilCompletions(bed, 5);
+            final List<WorkCompletion> done = bed.sendCompletionsA(5);
             assertEquals(5, done.size());
             final WorkCompletionStatus[] expected = {null, WorkCompletionStatus.REM_ACCESS_ERR,
                 WorkCompletionStatus.WR_FLUSH_ERR, WorkCompletionStatus.REM_ACCESS_ERR,
@@ -85,7 +72,7 @@ class SprayErrorsTest
                 .local(src, src.address(), 10).remote(dst.address(), dst.rkey()));
             bed.a.postSend(3, wr.reset().wrId(7).opcode(WorkRequestOpcode.RDMA_WRITE)
                 .local(src, src.address(), 10).remote(dst.address() + 400, dst.rkey()));
-            final List<WorkCompletion> more = runUntilCompletions(bed, 2);
+            final List<WorkCompletion> more = bed.sendCompletionsA(2);
             assertEquals(2, more.size());
             assertEquals(6, more.get(0).wrId());
             assertEquals(WorkCompletionStatus.WR_FLUSH_ERR, more.get(0).status());
@@ -104,7 +91,7 @@ class SprayErrorsTest
             final MemoryRegion local = bed.region(bed.pdA, SIZE, AccessFlags.LOCAL_WRITE, 0);
             bed.a.postSend(0, new SendWorkRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_READ)
                 .local(local, local.address(), SIZE).remote(writable.address(), writable.rkey()));
-            final List<WorkCompletion> done = runUntilCompletions(bed, 1);
+            final List<WorkCompletion> done = bed.sendCompletionsA(1);
             assertEquals(WorkCompletionStatus.REM_ACCESS_ERR, done.get(0).status());
             assertEquals(WorkCompletionOpcode.RDMA_READ, done.get(0).opcode());
             assertEquals(-1L, local.segment().mismatch(MemorySegment.ofArray(new byte[SIZE])));
@@ -120,7 +107,7 @@ class SprayErrorsTest
             final MemoryRegion dst = bed.region(bed.pdB, SIZE, AccessFlags.LOCAL_WRITE, 0);
             bed.b.postReceive(0, new ReceiveWorkRequest().wrId(10).buffer(dst, dst.address(), SIZE - 1));
             bed.a.postSend(0, new SendWorkRequest().wrId(1).opcode(WorkRequestOpcode.SEND).local(src, src.address(), SIZE));
-            final List<WorkCompletion> done = runUntilCompletions(bed, 1);
+            final List<WorkCompletion> done = bed.sendCompletionsA(1);
             assertEquals(WorkCompletionStatus.REM_INV_REQ_ERR, done.get(0).status());
             final List<WorkCompletion> received = SprayTestBed.drain(bed.receiveCqB);
             assertEquals(1, received.size());
@@ -141,7 +128,7 @@ class SprayErrorsTest
             assertTrue(bed.sendCqA.isEmpty());
             assertEquals(-1L, dst.segment().mismatch(MemorySegment.ofArray(new byte[SIZE])), "nothing placed");
             bed.b.postReceive(0, new ReceiveWorkRequest().wrId(10).buffer(dst, dst.address(), SIZE));
-            final List<WorkCompletion> done = runUntilCompletions(bed, 1);
+            final List<WorkCompletion> done = bed.sendCompletionsA(1);
             assertEquals(WorkCompletionStatus.SUCCESS, done.get(0).status());
             final List<WorkCompletion> received = SprayTestBed.drain(bed.receiveCqB);
             assertEquals(1, received.size());
@@ -160,7 +147,7 @@ class SprayErrorsTest
         {
             final MemoryRegion src = bed.region(bed.pdA, 64, AccessFlags.NONE, 3);
             bed.a.postSend(0, new SendWorkRequest().wrId(1).opcode(WorkRequestOpcode.SEND).local(src, src.address(), 64));
-            final List<WorkCompletion> done = runUntilCompletions(bed, 1);
+            final List<WorkCompletion> done = bed.sendCompletionsA(1);
             assertEquals(WorkCompletionStatus.RNR_RETRY_EXC_ERR, done.get(0).status());
             assertEquals(2, bed.a.counters().get(SprayCounters.RNR_RETRIES));
             assertEquals(3, bed.b.counters().get(SprayCounters.NACKS_SENT));
@@ -243,7 +230,7 @@ class SprayErrorsTest
                 s.corrupt = null;
             }
             sent.clear();
-            sent.addAll(runUntilCompletions(bed, 2));
+            sent.addAll(bed.sendCompletionsA(2));
             assertEquals(List.of(1L, 2L), sent.stream().map(WorkCompletion::wrId).toList());
             received.clear();
             received.addAll(SprayTestBed.drain(bed.receiveCqB));

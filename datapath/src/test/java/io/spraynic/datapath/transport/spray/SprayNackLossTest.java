@@ -60,19 +60,6 @@ class SprayNackLossTest
         }
     }
 
-    private static List<WorkCompletion> completions(final SprayTestBed bed, final int count)
-    {
-        final List<WorkCompletion> done = new ArrayList<>();
-        bed.runUntil(() ->
-        {
-            done.addAll(SprayTestBed.drain(bed.sendCqA));
-            return done.size() >= count;
-        }, 50_000);
-        bed.runToQuiet(200);
-        done.addAll(SprayTestBed.drain(bed.sendCqA));
-        return done;
-    }
-
     @Test
     void shouldCompleteAWriteWithABadRkeyWithTheErrorWhenEveryNackIsLostS93()
     {
@@ -89,7 +76,7 @@ class SprayNackLossTest
             bed.a.postSend(1, wr.reset().wrId(3).opcode(WorkRequestOpcode.RDMA_WRITE)
                 .local(src, src.address(), 100).remote(dst.address() + 8192, dst.rkey()));
 
-            final List<WorkCompletion> done = completions(bed, 3);
+            final List<WorkCompletion> done = bed.sendCompletionsA(3);
             assertEquals(6, dropped(dropper), "every NACK the refused packets drew was lost");
             assertEquals(3, done.size());
             for (final WorkCompletion wc : done)
@@ -129,7 +116,7 @@ class SprayNackLossTest
             final MemoryRegion dst = bed.region(bed.pdB, 64, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_READ, 0);
             bed.a.postSend(0, new SendWorkRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
                 .local(src, src.address(), 64).remote(dst.address(), dst.rkey()));
-            final List<WorkCompletion> done = completions(bed, 1);
+            final List<WorkCompletion> done = bed.sendCompletionsA(1);
             assertEquals(1, dropped(dropper));
             assertEquals(WorkCompletionStatus.REM_ACCESS_ERR, done.get(0).status());
             assertEquals(-1L, dst.segment().mismatch(MemorySegment.ofArray(new byte[64])));
@@ -146,7 +133,7 @@ class SprayNackLossTest
             final MemoryRegion dst = bed.region(bed.pdB, SIZE, AccessFlags.LOCAL_WRITE, 0);
             bed.b.postReceive(0, new ReceiveWorkRequest().wrId(10).buffer(dst, dst.address(), SIZE - 1));
             bed.a.postSend(0, new SendWorkRequest().wrId(1).opcode(WorkRequestOpcode.SEND).local(src, src.address(), SIZE));
-            final List<WorkCompletion> done = completions(bed, 1);
+            final List<WorkCompletion> done = bed.sendCompletionsA(1);
             assertEquals(6, dropped(dropper));
             assertEquals(WorkCompletionStatus.REM_INV_REQ_ERR, done.get(0).status());
             assertEquals(-1L, dst.segment().mismatch(MemorySegment.ofArray(new byte[SIZE])));
@@ -167,7 +154,7 @@ class SprayNackLossTest
             assertTrue(bed.sendCqA.isEmpty(), "not completed: nothing was placed");
             assertTrue(bed.a.counters().get(SprayCounters.QUERIES_SENT) >= 1);
             bed.b.postReceive(0, new ReceiveWorkRequest().wrId(10).buffer(dst, dst.address(), SIZE));
-            final List<WorkCompletion> done = completions(bed, 1);
+            final List<WorkCompletion> done = bed.sendCompletionsA(1);
             assertEquals(WorkCompletionStatus.SUCCESS, done.get(0).status());
             final List<WorkCompletion> received = SprayTestBed.drain(bed.receiveCqB);
             assertEquals(1, received.size());
@@ -185,10 +172,31 @@ class SprayNackLossTest
             final MemoryRegion local = bed.region(bed.pdA, SIZE, AccessFlags.LOCAL_WRITE, 0);
             bed.a.postSend(0, new SendWorkRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_READ)
                 .local(local, local.address(), SIZE).remote(writable.address(), writable.rkey()));
-            final List<WorkCompletion> done = completions(bed, 1);
+            final List<WorkCompletion> done = bed.sendCompletionsA(1);
             assertEquals(1, dropped(dropper));
             assertEquals(WorkCompletionStatus.REM_ACCESS_ERR, done.get(0).status());
             assertEquals(-1L, local.segment().mismatch(MemorySegment.ofArray(new byte[SIZE])));
+        }
+    }
+
+    @Test
+    void shouldGiveUpOnAHeldMessageWhoseReceiverNeverAnswersS931()
+    {
+        final NackDropper dropper = new NackDropper(Long.MAX_VALUE); // every NACK and every answer lost
+        final SprayTestBed.Options options = new SprayTestBed.Options().wrapB(dropper.wrapper());
+        options.connectionTimeoutNanos = 500_000;
+        try (SprayTestBed bed = new SprayTestBed(options))
+        {
+            final MemoryRegion src = bed.region(bed.pdA, 64, AccessFlags.NONE, 3);
+            final MemoryRegion dst = bed.region(bed.pdB, 64, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE, 0);
+            bed.a.postSend(0, new SendWorkRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
+                .local(src, src.address(), 64).remote(dst.address(), dst.rkey() ^ 1));
+            final long start = bed.now;
+            final List<WorkCompletion> done = bed.sendCompletionsA(1);
+            assertEquals(WorkCompletionStatus.RETRY_EXC_ERR, done.get(0).status(), "unknown fate: never SUCCESS");
+            assertTrue(bed.now - start >= 500_000);
+            assertTrue(bed.a.counters().get(SprayCounters.QUERIES_SENT) >= 5);
+            assertEquals(-1L, dst.segment().mismatch(MemorySegment.ofArray(new byte[64])));
         }
     }
 
@@ -204,7 +212,7 @@ class SprayNackLossTest
                 bed.a.postSend(i % 4, new SendWorkRequest().wrId(i).opcode(WorkRequestOpcode.RDMA_WRITE)
                     .local(src, src.address(), SIZE).remote(dst.address(), dst.rkey()));
             }
-            final List<WorkCompletion> done = completions(bed, 8);
+            final List<WorkCompletion> done = bed.sendCompletionsA(8);
             assertEquals(8, done.size());
             assertEquals(0, bed.a.counters().get(SprayCounters.COMPLETIONS_HELD));
             assertEquals(0, bed.a.counters().get(SprayCounters.QUERIES_SENT));

@@ -35,6 +35,8 @@ final class SprayTestBed implements AutoCloseable
     static final int CID_A = 0x000A01;
     static final int CID_B = 0x000B02;
     static final long HALF_STEP_NANOS = 500;
+    /** fd00:5350:5241:59pp::/64, pp the plane: unique-local addresses of the test bed's hosts. */
+    static final long IPV6_PREFIX = 0xFD00_5350_5241_5900L;
     static final int DATA_OFFSET_BTH = EthernetHeader.LENGTH + Ipv4Header.LENGTH + UdpHeader.LENGTH;
 
     /** Options of a test bed; defaults: 8 paths over 2 planes, MTU 4096, 4 streams, no faults. */
@@ -52,6 +54,10 @@ final class SprayTestBed implements AutoCloseable
         int rnrTimerMicros = 20;
         int cidBSeenByA = CID_B;
         long connectionTimeoutNanos = 1_000_000_000;
+        /** 802.1Q tag of every frame both sides send, -1 for none (S2.1). */
+        int vlanTci = -1;
+        /** Both sides address each other over IPv6 (S2.1). */
+        boolean ipv6;
         /** Set up the connection on the wire (S9.1) instead of opening both ends directly. */
         boolean handshake;
         /** The responder's limit on paths (the initiator's is {@link #paths}). */
@@ -185,7 +191,8 @@ final class SprayTestBed implements AutoCloseable
             .connectionTimeoutNanos(options.connectionTimeoutNanos);
         for (int p = 0; p < options.planes; p++)
         {
-            config.local(p, ip(p, host), mac(p, host));
+            config.local(p, ip(p, host), mac(p, host)).vlan(p, options.vlanTci)
+                .localIpv6(p, IPV6_PREFIX | p, host);
         }
         return config;
     }
@@ -206,7 +213,14 @@ final class SprayTestBed implements AutoCloseable
             .sourcePortBase(0xC000 + remoteHost * 0x100);
         for (int p = 0; p < options.planes; p++)
         {
-            c.remote(p, ip(p, remoteHost), mac(p, remoteHost));
+            if (options.ipv6)
+            {
+                c.remoteIpv6(p, IPV6_PREFIX | p, remoteHost, mac(p, remoteHost));
+            }
+            else
+            {
+                c.remote(p, ip(p, remoteHost), mac(p, remoteHost));
+            }
         }
         return c;
     }
@@ -278,6 +292,20 @@ final class SprayTestBed implements AutoCloseable
         {
             segment.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte)random.nextInt());
         }
+    }
+
+    /** Steps until A's send queue gave {@code count} completions, then 200 more steps; all of them. */
+    List<WorkCompletion> sendCompletionsA(final int count)
+    {
+        final List<WorkCompletion> done = new ArrayList<>();
+        runUntil(() ->
+        {
+            done.addAll(drain(sendCqA));
+            return done.size() >= count;
+        }, 50_000);
+        runToQuiet(200);
+        done.addAll(drain(sendCqA));
+        return done;
     }
 
     static List<WorkCompletion> drain(final CompletionQueue cq)
