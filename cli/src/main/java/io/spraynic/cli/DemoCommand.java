@@ -231,9 +231,7 @@ final class DemoCommand implements Callable<Integer>
             // A runtime directory of its own, so that demos can run side by side.
             effective.putIfAbsent("file_prefix", "spraynic-demo-" + ProcessHandle.current().pid());
         }
-        final NicConfig loaded = PmdConfigs.load(config, effective);
-        final NicConfig nicConfig = verbose || !loaded.eal().logLevels().isEmpty() ?
-            loaded : loaded.withEal(loaded.eal().withLogLevels(List.of("lib.eal:warning")));
+        final NicConfig nicConfig = PmdConfigLoader.load(config, effective, verbose);
         final List<PortConfig> ports = nicConfig.ports();
         if (ports.size() < 2)
         {

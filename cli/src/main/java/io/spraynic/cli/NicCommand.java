@@ -12,7 +12,6 @@ import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.wire.Wire;
 import io.spraynic.pmd.NicConfig;
-import io.spraynic.pmd.PmdConfigs;
 import org.agrona.concurrent.IdleStrategy;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -86,9 +85,7 @@ final class NicCommand implements Callable<Integer>
                 "connected out of band: use spraynic transfer --mode rocev2)");
         }
         final Supplier<IdleStrategy> idleStrategies = IdleStrategies.parse(idle);
-        final NicConfig loaded = PmdConfigs.load(config, params);
-        final NicConfig nicConfig = verbose || !loaded.eal().logLevels().isEmpty() ?
-            loaded : loaded.withEal(loaded.eal().withLogLevels(java.util.List.of("lib.eal:warning")));
+        final NicConfig nicConfig = PmdConfigLoader.load(config, params, verbose);
 
         final CountDownLatch stop = new CountDownLatch(1);
         final CountDownLatch stopped = new CountDownLatch(1);
@@ -150,9 +147,7 @@ final class NicCommand implements Callable<Integer>
         }
         final java.util.Map<String, String> filled = new java.util.LinkedHashMap<>(params);
         filled.putIfAbsent("queues", Integer.toString(workers));
-        final NicConfig loaded = PmdConfigs.load(config, filled);
-        final NicConfig nicConfig = verbose || !loaded.eal().logLevels().isEmpty() ?
-            loaded : loaded.withEal(loaded.eal().withLogLevels(java.util.List.of("lib.eal:warning")));
+        final NicConfig nicConfig = PmdConfigLoader.load(config, filled, verbose);
         if (ips.size() != nicConfig.ports().size())
         {
             throw new IllegalArgumentException("--ip gives " + ips.size() + " address(es) for " + nicConfig.ports().size() +

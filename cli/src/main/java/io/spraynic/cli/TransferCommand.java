@@ -8,7 +8,6 @@ import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.nic.PeerExchange;
 import io.spraynic.datapath.wire.Wire;
 import io.spraynic.pmd.NicConfig;
-import io.spraynic.pmd.PmdConfigs;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -106,9 +105,7 @@ final class TransferCommand implements Callable<Integer>
         // two peers on one host must not share DPDK's runtime directory
         filled.putIfAbsent("file_prefix", "spraynic-transfer-" + ProcessHandle.current().pid());
         filled.putIfAbsent("queues", Integer.toString(workers));
-        final NicConfig loaded = PmdConfigs.load(config, filled);
-        final NicConfig nicConfig = verbose || !loaded.eal().logLevels().isEmpty() ?
-            loaded : loaded.withEal(loaded.eal().withLogLevels(List.of("lib.eal:warning")));
+        final NicConfig nicConfig = PmdConfigLoader.load(config, filled, verbose);
         if (ips.size() != nicConfig.ports().size())
         {
             throw new IllegalArgumentException("--ip gives " + ips.size() + " address(es) for " + nicConfig.ports().size() +
