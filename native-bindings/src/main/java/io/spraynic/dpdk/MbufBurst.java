@@ -18,7 +18,10 @@ public final class MbufBurst implements AutoCloseable
 
     private static final long POINTER_SIZE = ValueLayout.JAVA_LONG.byteSize();
 
-    // Confined to the creating thread: no cross-thread liveness checks on every pointer read.
+    // Owns the pointer array's memory. Reads go through pointers, a view of the same memory in the
+    // global scope: reading through the confined segment itself re-checks the owning thread and
+    // liveness on every burst, and those checks add nothing here, because every read is first
+    // checked against size, which release() (and so close()) sets to 0 before the memory is freed.
     private final Arena arena;
     private final MemorySegment pointers;
     private final long pointersAddress;
@@ -39,8 +42,9 @@ public final class MbufBurst implements AutoCloseable
         }
         this.capacity = capacity;
         this.arena = Arena.ofConfined();
-        this.pointers = arena.allocate(ValueLayout.JAVA_LONG, capacity);
-        this.pointersAddress = pointers.address();
+        final MemorySegment owned = arena.allocate(ValueLayout.JAVA_LONG, capacity);
+        this.pointersAddress = owned.address();
+        this.pointers = MemorySegment.ofAddress(pointersAddress).reinterpret(owned.byteSize());
         this.memory = memory.segment();
         this.memoryBase = this.memory.address();
     }

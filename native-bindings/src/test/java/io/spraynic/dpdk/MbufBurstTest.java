@@ -106,4 +106,37 @@ class MbufBurstTest
             burst.release();
         }
     }
+
+    @Test
+    void shouldRefuseReadsPastSizeAfterReleaseAndAfterClose()
+    {
+        // The pointer array is read through a global-scope view: these checks are what keep a read
+        // from reaching a slot that holds no mbuf, or memory that close() has freed.
+        final MbufBurst burst = new MbufBurst(8, PacketMemory.current());
+        assertTrue(burst.allocate(pool, 2));
+        burst.dataLength(1, 77);
+        assertEquals(77, burst.dataLength(1));
+        assertThrows(IndexOutOfBoundsException.class, () -> burst.dataLength(2));
+        assertThrows(IndexOutOfBoundsException.class, () -> burst.mbufAddress(-1));
+        burst.release();
+        assertThrows(IndexOutOfBoundsException.class, () -> burst.dataLength(0));
+        assertTrue(burst.allocate(pool, 1));
+        burst.close();
+        assertEquals(0, burst.size());
+        assertThrows(IndexOutOfBoundsException.class, () -> burst.dataLength(0));
+        assertThrows(IndexOutOfBoundsException.class, () -> burst.mbufAddress(0));
+        assertEquals(511, pool.availableCount(), "close() returned the mbuf it held");
+    }
+
+    @Test
+    void shouldStillBoundsCheckHeaderReadsAgainstPacketMemory()
+    {
+        // The unaligned header layouts drop only the alignment test: an mbuf address outside the
+        // pools' memory is still refused.
+        final PacketMemory memory = PacketMemory.current();
+        final Mbuf mbuf = new Mbuf(memory).wrap(memory.segment().address() + memory.segment().byteSize());
+        assertThrows(IndexOutOfBoundsException.class, mbuf::dataLength);
+        assertThrows(IndexOutOfBoundsException.class, mbuf::dataRoom);
+        assertThrows(IndexOutOfBoundsException.class, () -> new Mbuf(memory).wrap(memory.segment().address() - Mbuf.LENGTH).dataLength());
+    }
 }
