@@ -29,6 +29,7 @@ public final class MbufBurst implements AutoCloseable
     private final MemorySegment memory;
     private final long memoryBase;
     private int size;
+    private boolean closed;
 
     /**
      * @param capacity most mbufs the burst holds (DPDK bursts are at most 65535).
@@ -124,6 +125,7 @@ public final class MbufBurst implements AutoCloseable
      */
     public boolean allocate(final Mempool pool, final int count)
     {
+        requireOpen();
         if (count < 0 || count > capacity - size)
         {
             throw new IllegalArgumentException("cannot add " + count + " mbufs to a burst holding " + size + " of " + capacity);
@@ -151,6 +153,7 @@ public final class MbufBurst implements AutoCloseable
      */
     public int receive(final int portId, final int queueId)
     {
+        requireOpen();
         final int received = Shim.rxBurst(portId, queueId, slotAddress(size), capacity - size);
         size += received;
         return received;
@@ -164,6 +167,7 @@ public final class MbufBurst implements AutoCloseable
      */
     public int transmit(final int portId, final int queueId)
     {
+        requireOpen();
         final int sent = Shim.txBurst(portId, queueId, pointersAddress, size);
         final int left = size - sent;
         if (left > 0 && sent > 0)
@@ -199,10 +203,20 @@ public final class MbufBurst implements AutoCloseable
      */
     public void close()
     {
-        if (arena.scope().isAlive())
+        if (!closed)
         {
             release();
+            closed = true;
             arena.close();
+        }
+    }
+
+    // after close() the pointer array is freed: the native calls must not write into it
+    private void requireOpen()
+    {
+        if (closed)
+        {
+            throw new IllegalStateException("the burst is closed");
         }
     }
 

@@ -126,6 +126,11 @@ class MbufBurstTest
         assertThrows(IndexOutOfBoundsException.class, () -> burst.dataLength(0));
         assertThrows(IndexOutOfBoundsException.class, () -> burst.mbufAddress(0));
         assertEquals(511, pool.availableCount(), "close() returned the mbuf it held");
+        // nor may a closed burst hand its freed pointer array to DPDK
+        assertThrows(IllegalStateException.class, () -> burst.allocate(pool, 1));
+        assertThrows(IllegalStateException.class, () -> burst.receive(0, 0));
+        assertThrows(IllegalStateException.class, () -> burst.transmit(0, 0));
+        burst.close(); // a second close does nothing
     }
 
     @Test
