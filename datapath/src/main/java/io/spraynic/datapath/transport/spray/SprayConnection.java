@@ -1618,20 +1618,30 @@ public final class SprayConnection implements PathSendWindow.Listener
                 failPath(p, now);
                 return 1;
             }
-            // S7.4.1: the path went silent for an RTO, so on a FIFO path nothing sent on it since its oldest
-            // packet is known to have arrived: every packet on it goes again at once on the other live
-            // paths, and the path keeps only payload-free probes at their PSNs, the oldest sent now, to
-            // find out whether it is alive (an ACK) or dead (more timeouts, then S7.4)
-            relocatingFrom = p;
-            window.relocate(PROBE_HANDLE, Math.max(now - ackExpectedWithinNanos(p), window.oldestSentAtNanos()),
-                relocator);
+            final long oldestSentAt = window.oldestSentAtNanos();
+            if (othersAcknowledgedSince(p, oldestSentAt))
+            {
+                // S7.4.1: the path went silent for an RTO while another answered, so on a FIFO path nothing
+                // sent on it since its oldest packet is known to have arrived: its overdue packets go again at
+                // once on the other live paths, and it keeps payload-free probes at their PSNs, the oldest
+                // sent now, to find out whether it is alive (an ACK) or dead (more timeouts, then S7.4)
+                relocatingFrom = p;
+                window.relocate(PROBE_HANDLE, Math.max(now - ackExpectedWithinNanos(p), oldestSentAt), relocator);
+            }
+            // else every path is as silent (a queue in front of them all, or the peer): moving packets would
+            // only add copies to that queue and undo the backoff, so the oldest is retransmitted here (S6.8)
             final int psn = window.basePsn();
-            final long handle = window.oldestHandle(); // the placeholder (the oldest is always relocated)
+            final long handle = window.oldestHandle(); // the placeholder when the oldest was relocated
             window.retransmitted(psn, now);
+            if (handle != PROBE_HANDLE)
+            {
+                counters.increment(SprayCounters.LOST);
+                pathCounters[p].increment(SprayCounters.LOST);
+            }
             queueRetransmission(p, psn, handle);
             return 1;
         }
-        if (consecutiveTimeouts[p] > 0)
+        if (consecutiveTimeouts[p] > 0 && othersAcknowledgedSince(p, now - ackExpectedWithinNanos(p)))
         {
             // S7.4.1: still no ACK since the timeout: a packet sent shortly before it is lost too once its ACK
             // is overdue, and goes again elsewhere without waiting for the next, backed-off, RTO
@@ -1649,6 +1659,19 @@ public final class SprayConnection implements PathSendWindow.Listener
             return 1;
         }
         return 0;
+    }
+
+    // S7.4.1: whether another live path was acknowledged at or after `sinceNanos`
+    private boolean othersAcknowledgedSince(final int p, final long sinceNanos)
+    {
+        for (int q = 0; q < paths; q++)
+        {
+            if (q != p && pathStates[q] == ACTIVE && lastAckAt[q] != NONE && lastAckAt[q] >= sinceNanos)
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     // S7.4.1: how long after a packet was sent its ACK is due on a live path: the RTO's own estimate (S6.8)
