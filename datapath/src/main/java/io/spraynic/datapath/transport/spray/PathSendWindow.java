@@ -211,6 +211,32 @@ public final class PathSendWindow
     }
 
     /**
+     * Takes the outstanding packets (last) sent at or before {@code sentBeforeNanos} off this path after its
+     * RTO (S7.4.1): hands each handle other than {@code placeholder} to {@code sink} and leaves
+     * {@code placeholder} (a payload-free probe) at its PSN.
+     * The PSNs stay outstanding with their states and marks, so the path's sequence space has no hole: the
+     * receiver must still see every PSN (S6.3), and a placeholder lost too is found by S6.5 and sent again.
+     *
+     * @return how many handles were handed over.
+     */
+    public int relocate(final long placeholder, final long sentBeforeNanos, final java.util.function.LongConsumer sink)
+    {
+        int moved = 0;
+        for (int psn = basePsn; psn != nextPsn; psn = Psn.next(psn))
+        {
+            final int slot = psn & SLOT_MASK;
+            if ((states[slot] == OUTSTANDING || states[slot] == RETRANSMITTED) && handles[slot] != placeholder &&
+                sentAtNanos[slot] <= sentBeforeNanos)
+            {
+                sink.accept(handles[slot]);
+                handles[slot] = placeholder;
+                moved++;
+            }
+        }
+        return moved;
+    }
+
+    /**
      * Hands every outstanding packet to {@code sink} and empties the window (a failed path's packets
      * move to live paths, S7.4).
      *

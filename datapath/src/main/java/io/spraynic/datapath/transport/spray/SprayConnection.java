@@ -207,9 +207,12 @@ public final class SprayConnection implements PathSendWindow.Listener
     private int retxHead;
     private int retxSize;
     private final long[] moveQueue;
+    private final int[] moveLostOn; // the path a queued packet timed out on (S7.4.1), or -1: moved off a failed one
     private int moveHead;
     private int moveSize;
     private final LongConsumer mover = this::enqueueMove;
+    private final LongConsumer relocator = this::enqueueRelocation;
+    private int relocatingFrom;
 
     // ---- receives
     private final int receiveCount;
@@ -435,6 +438,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         retxPsn = new int[retxCapacity];
         retxHandle = new long[retxCapacity];
         moveQueue = new long[retxCapacity];
+        moveLostOn = new int[retxCapacity];
 
         receiveCount = c.receiveQueueDepth;
         rWrId = new long[receiveCount];
@@ -1614,8 +1618,20 @@ public final class SprayConnection implements PathSendWindow.Listener
                 failPath(p, now);
                 return 1;
             }
+            final long oldestSentAt = window.oldestSentAtNanos();
+            if (othersAcknowledgedSince(p, oldestSentAt))
+            {
+                // S7.4.1: the path went silent for an RTO while another answered, so on a FIFO path nothing
+                // sent on it since its oldest packet is known to have arrived: its overdue packets go again at
+                // once on the other live paths, and it keeps payload-free probes at their PSNs, the oldest
+                // sent now, to find out whether it is alive (an ACK) or dead (more timeouts, then S7.4)
+                relocatingFrom = p;
+                window.relocate(PROBE_HANDLE, Math.max(now - ackExpectedWithinNanos(p), oldestSentAt), relocator);
+            }
+            // else every path is as silent (a queue in front of them all, or the peer): moving packets would
+            // only add copies to that queue and undo the backoff, so the oldest is retransmitted here (S6.8)
             final int psn = window.basePsn();
-            final long handle = window.oldestHandle();
+            final long handle = window.oldestHandle(); // the placeholder when the oldest was relocated
             window.retransmitted(psn, now);
             if (handle != PROBE_HANDLE)
             {
@@ -1625,6 +1641,16 @@ public final class SprayConnection implements PathSendWindow.Listener
             queueRetransmission(p, psn, handle);
             return 1;
         }
+        if (consecutiveTimeouts[p] > 0 && othersAcknowledgedSince(p, now - ackExpectedWithinNanos(p)))
+        {
+            // S7.4.1: still no ACK since the timeout: a packet sent shortly before it is lost too once its ACK
+            // is overdue, and goes again elsewhere without waiting for the next, backed-off, RTO
+            relocatingFrom = p;
+            if (window.relocate(PROBE_HANDLE, now - ackExpectedWithinNanos(p), relocator) > 0)
+            {
+                return 1;
+            }
+        }
         final long quiet = Math.max(2 * rtt.srttNanos(siblingSrtt), config.probeMinNanos);
         final long since = Math.max(Math.max(lastAckAt[p], lastProbeAt[p]), window.oldestSentAtNanos());
         if (now - since >= quiet && !window.isFull())
@@ -1633,6 +1659,28 @@ public final class SprayConnection implements PathSendWindow.Listener
             return 1;
         }
         return 0;
+    }
+
+    // S7.4.1: whether another live path was acknowledged at or after `sinceNanos`
+    private boolean othersAcknowledgedSince(final int p, final long sinceNanos)
+    {
+        for (int q = 0; q < paths; q++)
+        {
+            if (q != p && pathStates[q] == ACTIVE && lastAckAt[q] != NONE && lastAckAt[q] >= sinceNanos)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // S7.4.1: how long after a packet was sent its ACK is due on a live path: the RTO's own estimate (S6.8)
+    // before the rtoMin clamp and the backoff, so that the packets still in flight are left where they are
+    private long ackExpectedWithinNanos(final int p)
+    {
+        final RttEstimator rtt = rtts[p];
+        return rtt.srttNanos(siblingSrtt) +
+            Math.max(4 * Math.max(rtt.rttvarNanos(), siblingRttvar), config.ackDelayNanos + config.rtoSlackNanos);
     }
 
     // S6.8: a path without RTT samples of its own is timed by the slowest sampled path of the connection
@@ -2005,9 +2053,23 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return;
         }
-        moveQueue[(moveHead + moveSize) % retxCapacity] = handle;
+        final int at = (moveHead + moveSize) % retxCapacity;
+        moveQueue[at] = handle;
+        moveLostOn[at] = -1;
         moveSize++;
         counters.increment(SprayCounters.MOVED);
+    }
+
+    // S7.4.1: a packet of a path that timed out is lost there and goes again on another live path
+    private void enqueueRelocation(final long handle)
+    {
+        final int p = relocatingFrom;
+        final int at = (moveHead + moveSize) % retxCapacity;
+        moveQueue[at] = handle;
+        moveLostOn[at] = p;
+        moveSize++;
+        counters.increment(SprayCounters.LOST);
+        pathCounters[p].increment(SprayCounters.LOST);
     }
 
     private void restorePath(final int p, final long now)
@@ -2094,6 +2156,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             final long handle;
             final boolean moved = moveSize > 0;
+            final int lostOn = moved ? moveLostOn[moveHead] : -1;
             if (moved)
             {
                 handle = moveQueue[moveHead];
@@ -2127,13 +2190,22 @@ public final class SprayConnection implements PathSendWindow.Listener
             final int slot = slotOf(handle);
             final int payload = payloadOf(slot, packetOf(handle));
             tokens -= payload + PACING_OVERHEAD;
-            counters.increment(SprayCounters.TX_PACKETS);
-            counters.add(SprayCounters.TX_BYTES, payload);
-            pathCounters[p].increment(SprayCounters.TX_PACKETS);
-            pathCounters[p].add(SprayCounters.TX_BYTES, payload);
-            if (++sampleSent[p] >= PathSendWindow.CAPACITY)
+            if (lostOn >= 0)
             {
-                endLossSample(p);
+                // a retransmission, counted against the path that lost it (S6.9)
+                counters.increment(SprayCounters.RETRANSMITTED);
+                pathCounters[lostOn].increment(SprayCounters.RETRANSMITTED);
+            }
+            else
+            {
+                counters.increment(SprayCounters.TX_PACKETS);
+                counters.add(SprayCounters.TX_BYTES, payload);
+                pathCounters[p].increment(SprayCounters.TX_PACKETS);
+                pathCounters[p].add(SprayCounters.TX_BYTES, payload);
+                if (++sampleSent[p] >= PathSendWindow.CAPACITY)
+                {
+                    endLossSample(p);
+                }
             }
             if (moved)
             {
@@ -2182,11 +2254,18 @@ public final class SprayConnection implements PathSendWindow.Listener
     // S7.2: smooth weighted round robin over the ACTIVE paths with window space, weight = free window
     private int pickPath()
     {
+        // S7.4.1: a path that timed out and has not been acknowledged since gets no data while another
+        // live path has not timed out: its packets would wait for another RTO
+        boolean anyAnswering = false;
+        for (int p = 0; p < paths; p++)
+        {
+            anyAnswering |= pathStates[p] == ACTIVE && consecutiveTimeouts[p] == 0;
+        }
         int total = 0;
         int best = -1;
         for (int p = 0; p < paths; p++)
         {
-            if (pathStates[p] != ACTIVE)
+            if (pathStates[p] != ACTIVE || (anyAnswering && consecutiveTimeouts[p] > 0))
             {
                 continue;
             }

@@ -17,6 +17,10 @@ import java.lang.foreign.MemorySegment;
  * virtual or real time: the host's ports are the planes, frames arrive through {@link #onFrame}, and the
  * engine is ticked every {@code tickNanos} by fabric timers while it has work ({@link SprayEngine#isIdle()}),
  * so a simulation that runs until idle ends. Call {@link #kick()} after posting work requests.
+ * <p>
+ * A claim is refused while the host port's transmit queue could not take the frame, as a NIC's full TX
+ * ring pushes back: the engine keeps the packet queued, counts {@code OUTPUT_FULL} and retries on a later
+ * tick ({@link SprayFrameOutput}'s contract), so a burst larger than the NIC queue is delayed, not lost.
  * <pre>
  *   SprayFabricEndpoint endpoint = new SprayFabricEndpoint(fabric.host(0), 1_000, new ParseCounters());
  *   SprayEngine engine = new SprayEngine(endpoint.configure(new SprayConfig()), pd, endpoint);
@@ -35,6 +39,7 @@ public final class SprayFabricEndpoint implements Endpoint, SprayFrameOutput
     private int claimedPlane = -1;
     private long timerAt = Long.MAX_VALUE;
     private long framesRefused;
+    private long claimsRefused;
 
     /**
      * @param host          the fabric host this endpoint runs on (attached by {@link #bind}).
@@ -138,6 +143,15 @@ public final class SprayFabricEndpoint implements Endpoint, SprayFrameOutput
             throw new IllegalStateException("frame of " + maxLength + " B exceeds the fabric's " + scratch.byteSize() +
                 " B frames: lower the MTU");
         }
+        final FabricPort port = ports[plane];
+        if (port.queuedBytes() + maxLength > port.queueCapacityBytes())
+        {
+            // the NIC's transmit queue is full: push back, as a TX ring does (and as the RoCEv2 binding's
+            // FabricFrameSink does), so the engine keeps the packet and retries on a later tick instead of
+            // losing it here and recovering it by timeout
+            claimsRefused++;
+            return false;
+        }
         claimedPlane = plane;
         return true;
     }
@@ -161,7 +175,13 @@ public final class SprayFabricEndpoint implements Endpoint, SprayFrameOutput
         claimedPlane = -1;
     }
 
-    /** @return frames the fabric refused (no free slot), lost to the transport. */
+    /** @return claims refused because the host port's transmit queue could not take the frame (push-back). */
+    public long claimsRefused()
+    {
+        return claimsRefused;
+    }
+
+    /** @return frames the fabric refused (no free frame slot), lost to the transport. */
     public long framesRefused()
     {
         return framesRefused;

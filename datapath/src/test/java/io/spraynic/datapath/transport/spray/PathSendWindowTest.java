@@ -68,6 +68,43 @@ class PathSendWindowTest
         assertEquals(8, sender.outstanding());
     }
 
+    /**
+     * S7.4.1: after an RTO the overdue packets leave the path (their handles go to be re-sent elsewhere) and
+     * placeholders keep their PSNs outstanding, so an ACK of them acknowledges only the placeholder and a
+     * lost one is found by S6.5 like any packet.
+     */
+    @Test
+    void shouldHandOverOverduePacketsAndKeepTheirPsnsS741()
+    {
+        final PathSendWindow sender = new PathSendWindow(0xFFFFFE);
+        final PathReceiveWindow receiver = new PathReceiveWindow(0xFFFFFE);
+        for (int i = 0; i < 6; i++)
+        {
+            sender.send(1000 + i, 10L * i);
+        }
+        final List<Long> handed = new ArrayList<>();
+        assertEquals(4, sender.relocate(-1L, 30, handed::add), "sent at or before 30 ns");
+        assertEquals(List.of(1000L, 1001L, 1002L, 1003L), handed);
+        assertEquals(6, sender.outstanding(), "their PSNs stay outstanding");
+        assertEquals(-1L, sender.oldestHandle());
+        assertEquals(0, sender.relocate(-1L, 30, handed::add), "a placeholder is never handed over");
+        assertEquals(2, sender.relocate(-1L, 1_000, handed::add));
+        assertEquals(List.of(1000L, 1001L, 1002L, 1003L, 1004L, 1005L), handed);
+
+        // the path was alive after all: PSN 1 (a placeholder now) was lost, the others arrive
+        for (int i = 0; i < 6; i++)
+        {
+            if (i != 1)
+            {
+                receiver.onPacket(Psn.add(0xFFFFFE, i));
+            }
+        }
+        receiver.writeTo(ack, 0);
+        assertEquals(5, sender.onAck(ack, 0, 100, listener));
+        assertEquals(List.of(-1L, -1L, -1L, -1L, -1L), acked, "only placeholders are acknowledged on this path");
+        assertEquals(List.of(Psn.add(0xFFFFFE, 1)), lost, "a lost placeholder is a gap like any packet (S6.5)");
+    }
+
     @Test
     void shouldNotReportLossAgainUntilRetransmissionIsOvertaken()
     {

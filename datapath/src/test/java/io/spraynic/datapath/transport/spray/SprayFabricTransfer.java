@@ -38,6 +38,8 @@ final class SprayFabricTransfer implements AutoCloseable
     long completedMessages;
     long failedMessages;
     long finishedAtNanos;
+    /** The longest time with no message completing, from the first post (a stall shows here). */
+    long longestCompletionGapNanos;
 
     /** With the receiver's capacity the sum of its host links (S8.3). */
     SprayFabricTransfer(final Fabric fabric, final int paths, final int streams)
@@ -78,6 +80,7 @@ final class SprayFabricTransfer implements AutoCloseable
         final SendWorkRequest request = new SendWorkRequest();
         final WorkCompletion completion = new WorkCompletion();
         final long deadline = fabric.now() + limitNanos;
+        long lastCompletionAt = fabric.now();
         int posted = 0;
         int outstanding = 0;
         completedMessages = 0;
@@ -111,6 +114,8 @@ final class SprayFabricTransfer implements AutoCloseable
                 if (completion.status() == WorkCompletionStatus.SUCCESS)
                 {
                     completedMessages++;
+                    longestCompletionGapNanos = Math.max(longestCompletionGapNanos, fabric.now() - lastCompletionAt);
+                    lastCompletionAt = fabric.now();
                     finishedAtNanos = fabric.now();
                 }
                 else

@@ -2,6 +2,7 @@ package io.spraynic.datapath.transport.spray;
 
 import io.spraynic.datapath.fabric.Fabric;
 import io.spraynic.datapath.fabric.FabricConfig;
+import io.spraynic.datapath.fabric.LinkConfig;
 import io.spraynic.datapath.fabric.Topology;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.CompletionQueue;
@@ -72,6 +73,52 @@ class SprayOverFabricTest
             // 2 planes of 100 Gb/s, but the receiver's fair-share hint (S8.3) is its configured 100 Gb/s capacity
             final double gbps = size * 8.0 / ns;
             assertTrue(gbps > 80 && gbps < 110, "rate " + gbps + " Gb/s");
+        }
+    }
+
+    @Test
+    void shouldPushBackWhenTheNicQueueIsFullInsteadOfLosingS86()
+    {
+        // host ports with a 16 KiB transmit queue (four 4 KiB frames): the engine's 64 KiB bursts do not fit
+        final LinkConfig smallNicQueue = LinkConfig.DATA_CENTRE.withQueue(16 * 1024, 8 * 1024);
+        try (Fabric fabric = Topology.backToBack(FabricConfig.DEFAULT.withHostLink(smallNicQueue), 2, 4);
+            Arena arena = Arena.ofShared())
+        {
+            final ProtectionDomain pd0 = new ProtectionDomain(new SplittableRandom(1));
+            final ProtectionDomain pd1 = new ProtectionDomain(new SplittableRandom(2));
+            final SprayFabricEndpoint e0 = new SprayFabricEndpoint(fabric.host(0), 1_000, new ParseCounters());
+            final SprayFabricEndpoint e1 = new SprayFabricEndpoint(fabric.host(1), 1_000, new ParseCounters());
+            final SprayEngine engine0 = new SprayEngine(e0.configure(new SprayConfig()), pd0, e0);
+            final SprayEngine engine1 = new SprayEngine(e1.configure(new SprayConfig()), pd1, e1);
+            e0.bind(engine0);
+            e1.bind(engine1);
+            final CompletionQueue cq0 = new CompletionQueue(64);
+            final CompletionQueue cq1 = new CompletionQueue(64);
+            final SprayConnection c0 = engine0.open(e0.remote(new SprayConnectionConfig().cids(1, 2).paths(8).mtu(4096)
+                .initialPsns(100, 200).completionQueues(cq0, cq0), 1));
+            engine1.open(e1.remote(new SprayConnectionConfig().cids(2, 1).paths(8).mtu(4096)
+                .initialPsns(200, 100).completionQueues(cq1, cq1), 0));
+
+            final int size = 4 << 20;
+            final MemoryRegion src = pd0.register(arena.allocate(size, 64), AccessFlags.NONE);
+            SprayTestBed.fill(src.segment(), 6);
+            final MemoryRegion dst = pd1.register(arena.allocate(size, 64), AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+            dst.segment().fill((byte)0);
+            assertEquals(PostResult.OK, c0.postSend(0, new SendWorkRequest().wrId(9).opcode(WorkRequestOpcode.RDMA_WRITE)
+                .local(src, src.address(), size).remote(dst.address(), dst.rkey())));
+            e0.kick();
+            fabric.runUntilIdle();
+
+            final WorkCompletion wc = new WorkCompletion();
+            assertTrue(cq0.poll(wc));
+            assertEquals(WorkCompletionStatus.SUCCESS, wc.status());
+            assertEquals(-1L, src.segment().mismatch(dst.segment()));
+            assertEquals(0, c0.counters().get(SprayCounters.LOST), "a full NIC queue loses nothing");
+            assertEquals(0, c0.counters().get(SprayCounters.TIMEOUTS), "nothing to time out");
+            assertEquals(0, c0.counters().get(SprayCounters.RETRANSMITTED));
+            assertTrue(e0.claimsRefused() > 0, "the full NIC queue refused claims: " + e0.claimsRefused());
+            assertTrue(c0.counters().get(SprayCounters.OUTPUT_FULL) > 0, "the engine kept the refused packets");
+            assertEquals(0, e0.framesRefused(), "nothing committed was refused");
         }
     }
 }
