@@ -144,7 +144,9 @@ final class BenchCommand implements Runnable
         @Option(names = "--workers", defaultValue = "2", description = "Largest worker count measured (default ${DEFAULT-VALUE}).")
         int workers;
 
-        @Option(names = "--mode", defaultValue = "spray", description = "spray or rocev2 (default ${DEFAULT-VALUE}).")
+        @Option(names = "--mode", defaultValue = "spray", description = {
+            "spray or rocev2: two NICs writing to each other over net_ring (default ${DEFAULT-VALUE});",
+            "receive: one NIC alone on net_null, its workers' receive loop (frames parsed per second)."})
         String mode;
 
         @Option(names = "--seconds", defaultValue = "3", description = "Measured seconds per point (default ${DEFAULT-VALUE}).")
@@ -155,10 +157,11 @@ final class BenchCommand implements Runnable
 
         public Integer call() throws Exception
         {
-            if (workers < 1 || workers > 16 || seconds <= 0 || !(mode.equals("spray") || mode.equals("rocev2")))
+            if (workers < 1 || workers > 16 || seconds <= 0 ||
+                !(mode.equals("spray") || mode.equals("rocev2") || mode.equals("receive")))
             {
-                throw new IllegalArgumentException("--workers must be 1..16, --seconds > 0 and --mode spray or rocev2 (got " +
-                    workers + ", " + seconds + ", " + mode + ")");
+                throw new IllegalArgumentException("--workers must be 1..16, --seconds > 0 and --mode spray, rocev2 or receive " +
+                    "(got " + workers + ", " + seconds + ", " + mode + ")");
             }
             final StringBuilder points = new StringBuilder();
             for (int w = 1; w <= workers; w++)
@@ -169,8 +172,8 @@ final class BenchCommand implements Runnable
                     w, r.goodputGbps(), r.mpps(), r.bytes(), r.seconds()));
                 if (!json)
                 {
-                    System.out.printf(Locale.ROOT, "%s, %d worker(s) per NIC: %.3f Gb/s, %.3f Mpps of 1 KiB packets%n",
-                        mode, w, r.goodputGbps(), r.mpps());
+                    System.out.printf(Locale.ROOT, mode.equals("receive") ? "receive on net_null, %2$d worker(s): %4$.2f Mpps%n" :
+                        "%s, %d worker(s) per NIC: %.3f Gb/s, %.3f Mpps of 1 KiB packets%n", mode, w, r.goodputGbps(), r.mpps());
                 }
             }
             if (json)

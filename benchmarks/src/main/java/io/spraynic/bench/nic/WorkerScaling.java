@@ -90,10 +90,65 @@ public final class WorkerScaling
      */
     public static void main(final String[] args) throws Exception
     {
-        final NicConnection.Kind mode = NicConnection.Kind.valueOf(args[0].toUpperCase(Locale.ROOT));
         final int workers = Integer.parseInt(args[1]);
         final double seconds = Double.parseDouble(args[2]);
+        if (args[0].equalsIgnoreCase("receive"))
+        {
+            System.out.println(receive(workers, seconds).toLine());
+            return;
+        }
+        final NicConnection.Kind mode = NicConnection.Kind.valueOf(args[0].toUpperCase(Locale.ROOT));
         System.out.println(run(mode, workers, seconds).toLine());
+    }
+
+    /**
+     * One embedded NIC (spray) alone on {@code net_null}, whose queues hand out zero-filled frames for free:
+     * each worker receives bursts, parses every frame (it is not a RoCE packet: counted as such) and frees
+     * them, so the rate is the workers' receive loop (bursts, parse, steering decision, counters) with
+     * nothing else competing for the cores; read from the workers' own counters after a warm-up.
+     */
+    static Result receive(final int workers, final double seconds) throws Exception
+    {
+        final NicConfig config = io.spraynic.pmd.PmdConfigs.load("net_null", java.util.Map.of("queues",
+            Integer.toString(workers), "file_prefix", "spraynic-workers-rx-" + ProcessHandle.current().pid()));
+        final Path directory = Files.createTempDirectory("spraynic-workers-rx");
+        try (CountersFile counters = CountersFile.create(directory, "rx", 8192))
+        {
+            final java.util.function.Supplier<org.agrona.concurrent.IdleStrategy> idle =
+                workers <= Runtime.getRuntime().availableProcessors() ? BusySpinIdleStrategy::new :
+                org.agrona.concurrent.BackoffIdleStrategy::new;
+            final EmbeddedNic nic = EmbeddedNic.startOnDpdk(config.withEal(config.eal().withLogLevels(List.of("lib.eal:warning"))),
+                new EmbeddedNicConfig().workers(workers).planes(1).local(0, 0x0A00_0001, 0).idleStrategy(idle), counters,
+                port -> port);
+            try
+            {
+                Thread.sleep((long)(seconds * 250)); // warm-up
+                final long before = rxFrames(counters);
+                final long start = System.nanoTime();
+                Thread.sleep((long)(seconds * 1000));
+                final long frames = rxFrames(counters) - before;
+                final double elapsed = (System.nanoTime() - start) / 1e9;
+                return new Result("receive", workers, elapsed, frames * 64, frames * 64 * 8 / elapsed / 1e9,
+                    frames / elapsed / 1e6);
+            }
+            finally
+            {
+                nic.close(Duration.ofSeconds(1));
+            }
+        }
+    }
+
+    private static long rxFrames(final CountersFile counters)
+    {
+        final long[] sum = new long[1];
+        counters.counters().forEach((value, id, label) ->
+        {
+            if (label.startsWith("worker ") && label.endsWith(": rx frames"))
+            {
+                sum[0] += value;
+            }
+        });
+        return sum[0];
     }
 
     static Result run(final NicConnection.Kind mode, final int workers, final double seconds) throws Exception
