@@ -58,14 +58,17 @@ public final class EmbeddedNicConfig
      * Spray timers for threads that share cores (laptops, CI, the demo): a poll thread may wait milliseconds
      * for a core, so RTOs, the first RTT guess, probes and CONNECT retries start from milliseconds instead of
      * the data-centre defaults of PROTOCOL.md S11, which would fire spuriously; and a connection whose paths
-     * all stopped answering (its peer's threads starved) is given 10 s, not 1 s, before it fails.
+     * all stopped answering (its peer's threads starved) is given 10 s, not 1 s, before it fails. The timer
+     * granularity (S6.8's slack) is a few scheduling quanta, 5 ms: an RTO stays that far above the smoothed RTT,
+     * and a timed-out path only moves packets overdue by that much (S7.4.1), so a descheduled thread's late
+     * ACKs are not taken for losses.
      *
      * @return a fresh configuration with those timers.
      */
     public static SprayConfig sharedCoreSprayConfig()
     {
         return new SprayConfig().rto(5_000_000L, 200_000_000L).initialRttNanos(1_000_000L).probeMinNanos(2_000_000L)
-            .connectBackoffNanos(10_000_000L).connectionTimeoutNanos(10_000_000_000L);
+            .connectBackoffNanos(10_000_000L).connectionTimeoutNanos(10_000_000_000L).rtoSlackNanos(5_000_000L);
     }
 
     /** @param mode the transport: SPRAY or ROCEV2. @return this. */
