@@ -55,7 +55,8 @@ final class NicCommand implements Callable<Integer>
 
     @Option(names = "--mode", defaultValue = "classify", description = {
         "classify: poll threads parse, classify and count every frame (default);",
-        "spray: an embedded NIC that accepts spray connections and serves RDMA WRITEs and READs into --expose'd memory."})
+        "spray: an embedded NIC that accepts spray connections and serves RDMA WRITEs and READs into --expose'd memory;",
+        "rocev2: the same with one RC queue pair, connected to a visitor through --exchange (out of band)."})
     String mode;
 
     @Option(names = "--ip", split = ",", paramLabel = "A.B.C.D",
@@ -75,14 +76,13 @@ final class NicCommand implements Callable<Integer>
 
     public Integer call() throws Exception
     {
-        if (mode.equalsIgnoreCase("spray"))
+        if (mode.equalsIgnoreCase("spray") || mode.equalsIgnoreCase("rocev2"))
         {
-            return serveSpray();
+            return serve(mode.equalsIgnoreCase("spray") ? NicConnection.Kind.SPRAY : NicConnection.Kind.ROCEV2);
         }
         if (!mode.equalsIgnoreCase("classify"))
         {
-            throw new IllegalArgumentException("--mode " + mode + " is not one of classify, spray (RoCEv2 queue pairs are " +
-                "connected out of band: use spraynic transfer --mode rocev2)");
+            throw new IllegalArgumentException("--mode " + mode + " is not one of classify, spray, rocev2");
         }
         final Supplier<IdleStrategy> idleStrategies = IdleStrategies.parse(idle);
         final NicConfig nicConfig = PmdConfigLoader.load(config, params, verbose);
@@ -139,11 +139,15 @@ final class NicCommand implements Callable<Integer>
         return 0;
     }
 
-    private Integer serveSpray() throws Exception
+    private Integer serve(final NicConnection.Kind kind) throws Exception
     {
         if (null == ips || ips.isEmpty())
         {
-            throw new IllegalArgumentException("--mode spray needs --ip: this NIC's IPv4 address on each port, e.g. --ip 10.0.0.2");
+            throw new IllegalArgumentException("--mode " + mode + " needs --ip: this NIC's IPv4 address on each port, e.g. --ip 10.0.0.2");
+        }
+        if (kind == NicConnection.Kind.ROCEV2 && null == exchange)
+        {
+            throw new IllegalArgumentException("--mode rocev2 needs --exchange DIR: RoCEv2 queue pairs are connected out of band");
         }
         final java.util.Map<String, String> filled = new java.util.LinkedHashMap<>(params);
         filled.putIfAbsent("queues", Integer.toString(workers));
@@ -153,7 +157,7 @@ final class NicCommand implements Callable<Integer>
             throw new IllegalArgumentException("--ip gives " + ips.size() + " address(es) for " + nicConfig.ports().size() +
                 " port(s): give one per port, comma-separated");
         }
-        final EmbeddedNicConfig embedded = new EmbeddedNicConfig().mode(NicConnection.Kind.SPRAY).workers(workers)
+        final EmbeddedNicConfig embedded = new EmbeddedNicConfig().mode(kind).workers(workers)
             .planes(ips.size()).idleStrategy(IdleStrategies.parse(idle)).sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig);
         for (int p = 0; p < ips.size(); p++)
         {
@@ -194,13 +198,27 @@ final class NicCommand implements Callable<Integer>
                         PeerExchange.publishServer(nic, region, exchange);
                     }
                 }
-                System.out.printf(Locale.ROOT, "spraynic nic: spray on %s, %s at %s, %d worker(s); counters in %s%n", config, ips,
-                    Wire.macToString(nic.localMac(0)), workers, counters.path());
+                final NicConnection offered = kind == NicConnection.Kind.ROCEV2 ? PeerExchange.offerQueuePair(nic, exchange) : null;
+                boolean visitorConnected = false;
+                System.out.printf(Locale.ROOT, "spraynic nic: %s on %s, %s at %s, %d worker(s); counters in %s%n",
+                    kind.name().toLowerCase(Locale.ROOT), config, ips, Wire.macToString(nic.localMac(0)), workers, counters.path());
                 System.out.println("spraynic nic: running; Ctrl-C stops it, spraynic stat shows its counters");
                 System.out.flush();
                 final long deadline = seconds > 0 ? System.nanoTime() + (long)(seconds * 1e9) : Long.MAX_VALUE;
                 while (stop.getCount() > 0 && System.nanoTime() < deadline)
                 {
+                    if (null != offered)
+                    {
+                        if (!visitorConnected && PeerExchange.connectVisitor(offered, exchange, Duration.ofSeconds(10)))
+                        {
+                            visitorConnected = true;
+                            System.out.printf(Locale.ROOT, "spraynic nic: accepted connection 0x%x: queue pair connected%n",
+                                offered.localId());
+                            System.out.flush();
+                        }
+                        Thread.sleep(200);
+                        continue;
+                    }
                     final NicConnection accepted = nic.accept(Duration.ofMillis(200));
                     if (null != accepted)
                     {

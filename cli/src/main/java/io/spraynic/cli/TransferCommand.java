@@ -45,7 +45,7 @@ final class TransferCommand implements Callable<Integer>
 
     @Option(names = "--peer-kind", defaultValue = "transfer", description = {
         "transfer: the peer runs spraynic transfer too, both write and verify (default);",
-        "nic: the peer is a serving spraynic nic --mode spray --expose: write into its memory, read it back, verify."})
+        "nic: the peer is a serving spraynic nic --mode spray|rocev2 --expose: write into its memory, read it back, verify."})
     String peerKind;
 
     @Option(names = "--ip", required = true, split = ",", paramLabel = "A.B.C.D",
@@ -134,9 +134,9 @@ final class TransferCommand implements Callable<Integer>
                 }
                 if (peerKind.equalsIgnoreCase("nic"))
                 {
-                    if (kind != NicConnection.Kind.SPRAY || peerRole != PeerExchange.Role.CLIENT)
+                    if (peerRole != PeerExchange.Role.CLIENT)
                     {
-                        throw new IllegalArgumentException("--peer-kind nic visits a serving spray NIC: use --mode spray --role client");
+                        throw new IllegalArgumentException("--peer-kind nic visits a serving NIC: use --role client");
                     }
                     result = PeerExchange.visit(running, exchange, size, (int)message, timeout);
                 }

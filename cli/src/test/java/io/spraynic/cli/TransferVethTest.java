@@ -107,19 +107,21 @@ class TransferVethTest
         }
     }
 
-    @org.junit.jupiter.api.Test
-    void shouldWriteIntoAndReadBackFromAServingNicInAnotherNamespace(@TempDir final Path dir) throws Exception
+    @ParameterizedTest
+    @ValueSource(strings = {"spray", "rocev2"})
+    void shouldWriteIntoAndReadBackFromAServingNicInAnotherNamespace(final String mode, @TempDir final Path dir)
+        throws Exception
     {
         final Path exchange = Files.createDirectory(dir.resolve("exchange"));
         final List<String> serve = new ArrayList<>(List.of("ip", "netns", "exec", NS_B));
         serve.addAll(java(List.of("nic", "--config", "net_af_packet", "-p", "iface=" + VETH_B, "-p",
-            "file_prefix=spraynic-veth-nic-" + ID, "--mode", "spray", "--ip", "10.99.0.2", "--expose", "4m", "--exchange",
+            "file_prefix=spraynic-veth-nic-" + ID, "--mode", mode, "--ip", "10.99.0.2", "--expose", "4m", "--exchange",
             exchange.toString(), "--seconds", "120")));
         final Process nic = new ProcessBuilder(serve).redirectErrorStream(true).redirectOutput(dir.resolve("nic.out").toFile())
             .start();
         final List<String> visit = new ArrayList<>(List.of("ip", "netns", "exec", NS_A));
         visit.addAll(java(List.of("transfer", "--config", "net_af_packet", "-p", "iface=" + VETH_A, "-p",
-            "file_prefix=spraynic-veth-visit-" + ID, "--mode", "spray", "--peer-kind", "nic", "--ip", "10.99.0.1",
+            "file_prefix=spraynic-veth-visit-" + ID, "--mode", mode, "--peer-kind", "nic", "--ip", "10.99.0.1",
             "--exchange", exchange.toString(), "--size", "4m", "--timeout", "60", "--json")));
         final Process client = new ProcessBuilder(visit).redirectErrorStream(true)
             .redirectOutput(dir.resolve("client.out").toFile()).start();

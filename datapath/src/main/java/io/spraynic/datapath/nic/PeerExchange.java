@@ -151,7 +151,34 @@ public final class PeerExchange
     }
 
     /**
-     * Visits a serving NIC: connects to it (spray), RDMA-WRITEs {@code bytes} of this side's pattern into the
+     * The serving side of a RoCEv2 visit: creates a queue pair on plane 0 and publishes its attributes
+     * ({@code nic.qp}); {@link #connectVisitor} connects it once a visitor published its own.
+     */
+    public static NicConnection offerQueuePair(final EmbeddedNic nic, final Path directory) throws IOException
+    {
+        final NicConnection qp = nic.createQueuePair(0);
+        publish(directory, "nic.qp", qp.rocevEndpoint().format());
+        return qp;
+    }
+
+    /**
+     * @return true when a visitor's queue pair was published and {@code qp} is now connected to it (then
+     * {@code nic.ready} tells the visitor it may write).
+     */
+    public static boolean connectVisitor(final NicConnection qp, final Path directory, final Duration timeout) throws IOException
+    {
+        final Path visitor = directory.resolve("visitor.qp");
+        if (!Files.exists(visitor))
+        {
+            return false;
+        }
+        qp.connect(RocevEndpoint.parse(Files.readString(visitor)), timeout);
+        publish(directory, "nic.ready", "ready");
+        return true;
+    }
+
+    /**
+     * Visits a serving NIC: connects to it (spray: on the wire; RoCEv2: queue pairs through the directory), RDMA-WRITEs {@code bytes} of this side's pattern into the
      * region it exposes, RDMA-READs them back into a separate buffer and checks every byte: the serving NIC
      * placed the writes and answered the reads with no application on its side. The NIC is closed (drained)
      * before it returns.
@@ -172,7 +199,19 @@ public final class PeerExchange
             final MemorySegment readBack = arena.allocate(bytes, 64);
             final MemoryRegion local = nic.register(source, AccessFlags.NONE);
             final MemoryRegion into = nic.register(readBack, AccessFlags.LOCAL_WRITE);
-            final NicConnection connection = nic.connect(ips(server, nic.planes()), macs(server, nic.planes()), timeout);
+            final NicConnection connection;
+            if (nic.mode() == NicConnection.Kind.SPRAY)
+            {
+                connection = nic.connect(ips(server, nic.planes()), macs(server, nic.planes()), timeout);
+            }
+            else
+            {
+                // RoCEv2: queue pairs meet out of band; the serving NIC says when its side is connected
+                connection = nic.createQueuePair(0);
+                publish(directory, "visitor.qp", connection.rocevEndpoint().format());
+                connection.connect(RocevEndpoint.parse(await(directory, "nic.qp", timeout)), timeout);
+                await(directory, "nic.ready", timeout);
+            }
             final long remote = Long.parseLong(require(server, "addr"));
             final int rkey = Integer.parseInt(require(server, "rkey"));
             final long start = System.nanoTime();
