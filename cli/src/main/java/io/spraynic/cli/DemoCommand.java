@@ -245,7 +245,8 @@ final class DemoCommand implements Callable<Integer>
 
         try (DpdkNic nic = DpdkNic.start(nicConfig))
         {
-            final PortCapture portCapture = PortCapture.open(capture);
+            final Path captureFile = PmdConfigLoader.capture(capture, nicConfig);
+            final PortCapture portCapture = PortCapture.open(captureFile);
             final PacketPort sender = portCapture.wrap(nic.packetPort(from, 0));
             final PacketPort receiver = portCapture.wrap(nic.packetPort(to, 0));
             if (!json)
@@ -263,9 +264,9 @@ final class DemoCommand implements Callable<Integer>
             }
             bar.finish();
             final long captured = portCapture.finish();
-            if (null != capture && !json)
+            if (null != captureFile && !json)
             {
-                out.printf(Locale.ROOT, "  captured %,d frames to %s%n", captured, capture);
+                out.printf(Locale.ROOT, "  captured %,d frames to %s%n", captured, captureFile);
             }
 
             final PortStats tx = nic.port(from).stats();

@@ -103,7 +103,7 @@ final class NicCommand implements Callable<Integer>
         }, "spraynic-nic-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
 
-        final PortCapture portCapture = PortCapture.open(capture);
+        final PortCapture portCapture = PortCapture.open(PmdConfigLoader.capture(capture, nicConfig));
         try (CountersFile counters = CountersFile.create(CountersFileDescriptor.defaultDirectory(), "nic", 1024))
         {
             final NicRuntime runtime = NicRuntime.start(nicConfig, counters, idleStrategies, portCapture::wrap);
@@ -124,7 +124,8 @@ final class NicCommand implements Callable<Integer>
                 runtime.close();
                 final long captured = portCapture.finish();
                 System.out.printf(Locale.ROOT, "spraynic nic: stopped%s%n",
-                    null == capture ? "" : String.format(Locale.ROOT, "; captured %,d frames to %s", captured, capture));
+                    captured == 0 ? "" : String.format(Locale.ROOT, "; captured %,d frames to %s",
+                        captured, PmdConfigLoader.capture(capture, nicConfig)));
                 System.out.flush();
             }
         }
@@ -178,7 +179,7 @@ final class NicCommand implements Callable<Integer>
             }
         }, "spraynic-nic-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
-        final PortCapture portCapture = PortCapture.open(capture);
+        final PortCapture portCapture = PortCapture.open(PmdConfigLoader.capture(capture, nicConfig));
         try (CountersFile counters = CountersFile.create(CountersFileDescriptor.defaultDirectory(), "nic", 16384);
             java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared())
         {
@@ -233,7 +234,8 @@ final class NicCommand implements Callable<Integer>
                 report = nic.close(Duration.ofSeconds(5));
                 final long captured = portCapture.finish();
                 System.out.printf(Locale.ROOT, "spraynic nic: stopped; %s%s%n", report.describe(),
-                    null == capture ? "" : String.format(Locale.ROOT, "; captured %,d frames to %s", captured, capture));
+                    captured == 0 ? "" : String.format(Locale.ROOT, "; captured %,d frames to %s",
+                        captured, PmdConfigLoader.capture(capture, nicConfig)));
                 System.out.flush();
             }
             return report.drained() ? 0 : 1;

@@ -16,6 +16,15 @@ final class PmdConfigLoader
     {
     }
 
+    /**
+     * @return the pcapng file to capture into: the command's {@code --capture} when given, else the config's
+     * {@code capture} key, else null.
+     */
+    static java.nio.file.Path capture(final java.nio.file.Path option, final NicConfig config)
+    {
+        return null != option ? option : config.capture().isEmpty() ? null : java.nio.file.Path.of(config.capture());
+    }
+
     static NicConfig load(final String presetOrFile, final Map<String, String> params, final boolean verbose)
     {
         final NicConfig loaded = PmdConfigs.load(presetOrFile, params);

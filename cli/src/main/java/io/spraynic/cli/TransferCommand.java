@@ -76,6 +76,9 @@ final class TransferCommand implements Callable<Integer>
     @Option(names = "--timeout", defaultValue = "60", description = "Seconds each step may wait (default ${DEFAULT-VALUE}).")
     int timeoutSeconds;
 
+    @Option(names = "--capture", paramLabel = "FILE", description = "Record every frame received and sent into a pcapng file.")
+    Path capture;
+
     @Option(names = "--json", description = "Print one JSON object.")
     boolean json;
 
@@ -121,7 +124,8 @@ final class TransferCommand implements Callable<Integer>
         final Duration timeout = Duration.ofSeconds(timeoutSeconds);
         try (CountersFile counters = CountersFile.create(CountersFileDescriptor.defaultDirectory(), "transfer", 8192))
         {
-            final EmbeddedNic running = EmbeddedNic.startOnDpdk(nicConfig, nic, counters, port -> port);
+            final PortCapture portCapture = PortCapture.open(PmdConfigLoader.capture(capture, nicConfig));
+            final EmbeddedNic running = EmbeddedNic.startOnDpdk(nicConfig, nic, counters, portCapture::wrap);
             final PeerExchange.Result result;
             try
             {
@@ -152,6 +156,7 @@ final class TransferCommand implements Callable<Integer>
             finally
             {
                 running.close(timeout);
+                portCapture.finish();
             }
             if (json)
             {

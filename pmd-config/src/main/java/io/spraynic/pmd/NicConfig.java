@@ -17,8 +17,10 @@ import java.util.regex.Pattern;
  * @param eal         the {@code [eal]} table.
  * @param mempool     the {@code [mempool]} table.
  * @param ports       the {@code [[port]]} tables, in file order, which is also ethdev creation order.
+ * @param capture     a pcapng file that every frame received and sent is recorded into (top-level key
+ *                    {@code capture}); empty for none. A command's {@code --capture} takes precedence.
  */
-public record NicConfig(String description, EalConfig eal, MempoolConfig mempool, List<PortConfig> ports)
+public record NicConfig(String description, EalConfig eal, MempoolConfig mempool, List<PortConfig> ports, String capture)
 {
     private static final Pattern SHELL_SAFE = Pattern.compile("[A-Za-z0-9_@%+=:,./-]+");
 
@@ -32,6 +34,12 @@ public record NicConfig(String description, EalConfig eal, MempoolConfig mempool
         Objects.requireNonNull(description, "description");
         Objects.requireNonNull(eal, "eal");
         Objects.requireNonNull(mempool, "mempool");
+        Objects.requireNonNull(capture, "capture");
+        if (!capture.isEmpty() && !capture.endsWith(".pcapng"))
+        {
+            throw new ConfigException("capture", Toml.quote(capture), "must be a file name ending in .pcapng",
+                "write e.g. capture = \"nic.pcapng\", or leave the key out for no capture");
+        }
         ports = List.copyOf(ports);
         ConfigRules.check(eal, mempool, ports);
     }
@@ -46,7 +54,7 @@ public record NicConfig(String description, EalConfig eal, MempoolConfig mempool
      */
     public static NicConfig of(final EalConfig eal, final MempoolConfig mempool, final List<PortConfig> ports)
     {
-        return new NicConfig("", eal, mempool, ports);
+        return new NicConfig("", eal, mempool, ports, "");
     }
 
     /**
@@ -86,7 +94,16 @@ public record NicConfig(String description, EalConfig eal, MempoolConfig mempool
      */
     public NicConfig withDescription(final String description)
     {
-        return new NicConfig(description, eal, mempool, ports);
+        return new NicConfig(description, eal, mempool, ports, capture);
+    }
+
+    /**
+     * @param capture a pcapng file name, or empty for none.
+     * @return a checked copy with that capture.
+     */
+    public NicConfig withCapture(final String capture)
+    {
+        return new NicConfig(description, eal, mempool, ports, capture);
     }
 
     /**
@@ -95,7 +112,7 @@ public record NicConfig(String description, EalConfig eal, MempoolConfig mempool
      */
     public NicConfig withEal(final EalConfig eal)
     {
-        return new NicConfig(description, eal, mempool, ports);
+        return new NicConfig(description, eal, mempool, ports, capture);
     }
 
     /**
@@ -104,7 +121,7 @@ public record NicConfig(String description, EalConfig eal, MempoolConfig mempool
      */
     public NicConfig withMempool(final MempoolConfig mempool)
     {
-        return new NicConfig(description, eal, mempool, ports);
+        return new NicConfig(description, eal, mempool, ports, capture);
     }
 
     /**
@@ -113,7 +130,7 @@ public record NicConfig(String description, EalConfig eal, MempoolConfig mempool
      */
     public NicConfig withPorts(final List<PortConfig> ports)
     {
-        return new NicConfig(description, eal, mempool, ports);
+        return new NicConfig(description, eal, mempool, ports, capture);
     }
 
     /**
@@ -137,7 +154,7 @@ public record NicConfig(String description, EalConfig eal, MempoolConfig mempool
             newPorts.add(port);
         }
 
-        return new NicConfig(description, eal, mempool, newPorts);
+        return new NicConfig(description, eal, mempool, newPorts, capture);
     }
 
     /**
@@ -152,6 +169,10 @@ public record NicConfig(String description, EalConfig eal, MempoolConfig mempool
         if (!description.isEmpty())
         {
             line(sb, "description", Toml.quote(description)).append('\n');
+        }
+        if (!capture.isEmpty())
+        {
+            line(sb, "capture", Toml.quote(capture)).append('\n');
         }
 
         sb.append("[eal]\n");
@@ -220,6 +241,10 @@ public record NicConfig(String description, EalConfig eal, MempoolConfig mempool
             sb.append(description).append('\n');
         }
         sb.append("eal: ").append(shellCommand(ealArguments())).append('\n');
+        if (!capture.isEmpty())
+        {
+            sb.append("capture: every frame received and sent to ").append(capture).append('\n');
+        }
         sb.append("mempool ").append(mempool.name()).append(": ")
             .append(mempool.mbufs()).append(" mbufs of ").append(mempool.objectSize()).append(" B (~")
             .append((mempool.bytesNeeded() + (1 << 20) - 1) >> 20).append(" MiB), cache ").append(mempool.cache())

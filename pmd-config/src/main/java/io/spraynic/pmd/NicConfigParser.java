@@ -20,7 +20,7 @@ import java.util.Map;
  */
 final class NicConfigParser
 {
-    static final List<String> ROOT_KEYS = List.of("description", "eal", "mempool", "port");
+    static final List<String> ROOT_KEYS = List.of("description", "capture", "eal", "mempool", "port");
 
     static final List<String> EAL_KEYS = List.of(
         "program", "lcores", "no_huge", "memory_mb", "socket_mem", "huge_dir", "in_memory", "single_file_segments",
@@ -93,12 +93,13 @@ final class NicConfigParser
     {
         final Table top = new Table(root, "", "the top level", ROOT_KEYS);
         final String description = top.string("description", "");
+        final String capture = top.string("capture", "");
         final JsonNode portNodes = root.get("port");
         final EalConfig eal = readEal(top.table("eal", "[eal]", EAL_KEYS), anyPciPort(portNodes));
         final MempoolConfig mempool = readMempool(top.table("mempool", "[mempool]", MEMPOOL_KEYS));
         final List<PortConfig> ports = readPorts(portNodes);
 
-        return new NicConfig(description, eal, mempool, ports);
+        return new NicConfig(description, eal, mempool, ports, capture);
     }
 
     private static boolean anyPciPort(final JsonNode portNodes)
