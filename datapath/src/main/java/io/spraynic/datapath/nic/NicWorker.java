@@ -318,16 +318,7 @@ final class NicWorker implements Agent
     /** Stops taking a connection's work requests (worker thread). */
     void detach(final NicConnection connection)
     {
-        int n = 0;
-        final NicConnection[] kept = new NicConnection[connections.length];
-        for (final NicConnection c : connections)
-        {
-            if (c != connection)
-            {
-                kept[n++] = c;
-            }
-        }
-        connections = Arrays.copyOf(kept, n);
+        connections = without(connections, connection);
     }
 
     /** Adds something to run every loop until it removes itself (worker thread), e.g. waiting for a handshake. */
@@ -339,16 +330,22 @@ final class NicWorker implements Agent
 
     void removePoller(final Runnable poller)
     {
+        pollers = without(pollers, poller);
+    }
+
+    // control path: the worker loop iterates plain arrays, replaced (never edited in place) on a change
+    private static <T> T[] without(final T[] items, final T item)
+    {
+        final T[] kept = items.clone();
         int n = 0;
-        final Runnable[] kept = new Runnable[pollers.length];
-        for (final Runnable p : pollers)
+        for (final T t : items)
         {
-            if (p != poller)
+            if (t != item)
             {
-                kept[n++] = p;
+                kept[n++] = t;
             }
         }
-        pollers = Arrays.copyOf(kept, n);
+        return Arrays.copyOf(kept, n);
     }
 
     /**

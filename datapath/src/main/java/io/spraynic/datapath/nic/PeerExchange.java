@@ -226,54 +226,6 @@ public final class PeerExchange
     }
 
     /**
-     * Reads a peer's memory into a whole local region in {@code messageBytes} RDMA READs over every stream;
-     * waits for every completion.
-     */
-    public static void read(final NicConnection from, final MemoryRegion into, final long remoteAddress, final int rkey,
-        final int messageBytes, final Duration timeout)
-    {
-        final long bytes = into.length();
-        final int messages = (int)Math.max(1, (bytes + messageBytes - 1) / messageBytes);
-        final SendWorkRequest request = new SendWorkRequest();
-        final WorkCompletion completion = new WorkCompletion();
-        int posted = 0;
-        int completed = 0;
-        final long deadline = System.nanoTime() + timeout.toNanos();
-        while (completed < messages)
-        {
-            if (System.nanoTime() >= deadline)
-            {
-                throw new IllegalStateException("only " + completed + " of " + messages + " reads completed within " +
-                    timeout.toMillis() + " ms");
-            }
-            if (posted < messages)
-            {
-                final long offset = (long)posted * messageBytes;
-                request.reset().wrId(posted).opcode(WorkRequestOpcode.RDMA_READ)
-                    .local(into, into.address() + offset, (int)Math.min(messageBytes, bytes - offset))
-                    .remote(remoteAddress + offset, rkey).signaled(true);
-                final int result = from.postSend(posted % from.streams(), request);
-                if (result == PostResult.OK)
-                {
-                    posted++;
-                }
-                else if (result != PostResult.QUEUE_FULL)
-                {
-                    throw new IllegalStateException("post refused: " + PostResult.name(result));
-                }
-            }
-            while (from.sendCompletionQueue().poll(completion))
-            {
-                if (completion.status() != WorkCompletionStatus.SUCCESS)
-                {
-                    throw new IllegalStateException("read " + completion.wrId() + " failed: " + completion.status());
-                }
-                completed++;
-            }
-        }
-    }
-
-    /**
      * Writes a whole region into the peer's memory in {@code messageBytes} RDMA WRITEs, data on streams
      * 1..S-1 and, with {@code immediateLast}, the last write with immediate data alone on stream 0 (so it
      * consumes the receive posted there, S4.5); waits for every completion.
@@ -283,7 +235,26 @@ public final class PeerExchange
     public static void write(final NicConnection from, final MemoryRegion source, final long remoteAddress, final int rkey,
         final int messageBytes, final boolean immediateLast, final Duration timeout)
     {
-        final long bytes = source.length();
+        transfer(from, source, remoteAddress, rkey, messageBytes, false, immediateLast, timeout);
+    }
+
+    /**
+     * Reads a peer's memory into a whole local region in {@code messageBytes} RDMA READs over streams 1..S-1;
+     * waits for every completion.
+     *
+     * @throws IllegalStateException when a read fails or the time runs out.
+     */
+    public static void read(final NicConnection from, final MemoryRegion into, final long remoteAddress, final int rkey,
+        final int messageBytes, final Duration timeout)
+    {
+        transfer(from, into, remoteAddress, rkey, messageBytes, true, false, timeout);
+    }
+
+    private static void transfer(final NicConnection from, final MemoryRegion local, final long remoteAddress, final int rkey,
+        final int messageBytes, final boolean read, final boolean immediateLast, final Duration timeout)
+    {
+        final String what = read ? "read" : "write";
+        final long bytes = local.length();
         final int messages = (int)Math.max(1, (bytes + messageBytes - 1) / messageBytes);
         final SendWorkRequest request = new SendWorkRequest();
         final WorkCompletion completion = new WorkCompletion();
@@ -295,7 +266,7 @@ public final class PeerExchange
         {
             if (System.nanoTime() >= deadline)
             {
-                throw new IllegalStateException("only " + completed + " of " + messages + " writes completed within " +
+                throw new IllegalStateException("only " + completed + " of " + messages + " " + what + "s completed within " +
                     timeout.toMillis() + " ms");
             }
             if (posted < messages)
@@ -303,8 +274,10 @@ public final class PeerExchange
                 final long offset = (long)posted * messageBytes;
                 final int length = (int)Math.min(messageBytes, bytes - offset);
                 final boolean last = immediateLast && posted == messages - 1;
-                request.reset().wrId(posted).opcode(last ? WorkRequestOpcode.RDMA_WRITE_WITH_IMM : WorkRequestOpcode.RDMA_WRITE)
-                    .local(source, source.address() + offset, length).remote(remoteAddress + offset, rkey)
+                request.reset().wrId(posted)
+                    .opcode(read ? WorkRequestOpcode.RDMA_READ :
+                        last ? WorkRequestOpcode.RDMA_WRITE_WITH_IMM : WorkRequestOpcode.RDMA_WRITE)
+                    .local(local, local.address() + offset, length).remote(remoteAddress + offset, rkey)
                     .immediate(messages).signaled(true);
                 final int result = from.postSend(last || streams == 1 ? 0 : 1 + posted % (streams - 1), request);
                 if (result == PostResult.OK)
@@ -320,7 +293,7 @@ public final class PeerExchange
             {
                 if (completion.status() != WorkCompletionStatus.SUCCESS)
                 {
-                    throw new IllegalStateException("write " + completion.wrId() + " failed: " + completion.status());
+                    throw new IllegalStateException(what + " " + completion.wrId() + " failed: " + completion.status());
                 }
                 completed++;
             }
