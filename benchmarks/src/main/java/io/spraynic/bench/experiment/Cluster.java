@@ -356,21 +356,7 @@ final class Cluster implements AutoCloseable
         {
             return queuePairs[flow].rateLimiter().currentRate();
         }
-        final SprayConnection c = connections[flow];
-        double bytesPerNano = 0;
-        for (int p = 0; p < c.paths(); p++)
-        {
-            if (c.pathState(p) == SprayConnection.ACTIVE)
-            {
-                bytesPerNano += (double)c.congestionControl(p).window() * c.mtu() / Math.max(1, c.rtt(p).srttNanos());
-            }
-        }
-        double bitsPerSecond = bytesPerNano * 8e9;
-        if (c.peerRateHintMbps() > 0)
-        {
-            bitsPerSecond = Math.min(bitsPerSecond, c.peerRateHintMbps() * 1e6);
-        }
-        return bitsPerSecond;
+        return connections[flow].pacingRate() * 8e9;
     }
 
     /** @return data packets sent again, over every flow. */

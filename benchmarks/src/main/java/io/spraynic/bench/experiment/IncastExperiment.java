@@ -20,8 +20,8 @@ import java.util.function.Consumer;
  * {@code incast}: N senders write to one receiver at once through one switch (one 100 Gb/s plane, the
  * receiver's downlink the bottleneck), spray against RoCEv2 RC with DCQCN on the same fabric, lossy (no PFC).
  * <ul>
- *     <li>Rate convergence: every base RTT the senders' own rates are sampled (spray: its pacing rate,
- *     min(sum of cwnd x MTU / srtt, the receiver's fair-share hint); RoCEv2: DCQCN's R_C). Converged = from then
+ *     <li>Rate convergence: every microsecond the senders' own rates are sampled (spray: its pacing rate,
+ *     {@link io.spraynic.datapath.transport.spray.SprayConnection#pacingRate()}; RoCEv2: DCQCN's R_C). Converged = from then
  *     on until the first sender finishes, every sender's rate stays within the band around the fair share
  *     (capacity / N).</li>
  *     <li>Goodput convergence, measured on the bottleneck link: bytes per sender in bins long enough to hold
@@ -148,7 +148,7 @@ public final class IncastExperiment
                     {
                         if (nowNanos >= nextRateSample)
                         {
-                            nextRateSample += rtt;
+                            nextRateSample += STEP_NANOS;
                             boolean inBand = true;
                             for (int f = 0; f < senders; f++)
                             {

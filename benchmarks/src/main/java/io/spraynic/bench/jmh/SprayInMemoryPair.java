@@ -96,9 +96,10 @@ final class SprayInMemoryPair implements AutoCloseable
 
     private static SprayConfig config(final int host)
     {
-        // a capacity far above what one core moves, so that pacing never holds the sender back
+        // a capacity far above what one core moves, so that pacing never holds the sender back; no start probe or
+        // budget (S8.3.1): every burst B receives is data
         return new SprayConfig().planes(1).local(0, 0x0A000000 | host, 0x020000000000L | host)
-            .capacityMbps(10_000_000).window(64, 256).seed(host);
+            .capacityMbps(10_000_000).window(64, 256).startBudgetBytes(-1).seed(host);
     }
 
     private static SprayConnectionConfig connection(

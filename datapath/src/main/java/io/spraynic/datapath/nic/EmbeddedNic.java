@@ -564,7 +564,7 @@ public final class EmbeddedNic implements AutoCloseable
     private int newInitiatorCid(final int worker, final SprayEngine engine)
     {
         int cid = initiatorCids[worker];
-        while (engine.connection(cid) != null)
+        while (!engine.isCidFree(cid))
         {
             cid = next(cid);
         }

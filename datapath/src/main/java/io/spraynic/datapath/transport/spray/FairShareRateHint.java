@@ -6,22 +6,32 @@ package io.spraynic.datapath.transport.spray;
  * sender starts at its fair share instead of probing for it, and an incast of N senders settles at
  * C / N within a round trip or two.
  * <p>
- * A sender is active if it delivered data within the activity window or has a message partly delivered
- * (its packets may all be queued or lost for longer than the window: in an incast they are, and counting
- * it out would raise everyone else's share). Data arrivals are O(1) stores; the count of active senders is
- * refreshed by {@link #refresh(long)} on the timer tick, not per packet.
+ * A sender is active if it delivered data or a probe (S8.3.1) within the activity window or has a message
+ * partly delivered (its packets may all be queued or lost for longer than the window: in an incast they are,
+ * and counting it out would raise everyone else's share). With two or more active senders the share is
+ * lowered by up to an eighth in proportion to the recent fraction of CE-marked arrivals (S8.3.3), so that a
+ * queue built before the senders knew their share drains. Arrivals are O(1) stores; the count of active
+ * senders and the marked fraction are refreshed by {@link #refresh(long)} on the timer tick, not per packet.
  */
 public final class FairShareRateHint
 {
+    /** S8.3.3: at most an eighth of the share is held back while the queue towards this end is above marking. */
+    static final double DRAIN = 1.0 / 8;
+    /** Arrivals a marked fraction is measured over before it is folded into the average. */
+    static final int MARK_SAMPLE = 16;
+
     private final long capacityMbps;
     private final long activityWindowNanos;
     private final long[] lastDataNanos;
     private final boolean[] busy;
     private int active;
+    private int arrivals;
+    private int markedArrivals;
+    private double markedFraction;
 
     /**
      * @param capacityMbps        ingress capacity, Mb/s (the ports' line rate).
-     * @param activityWindowNanos how recently a sender must have sent to count (S8.3: 2 x srtt, >= 20 us).
+     * @param activityWindowNanos how recently a sender must have sent to count (S8.3: 20 us).
      * @param maxSenders          connections this receiver may have.
      */
     public FairShareRateHint(final long capacityMbps, final long activityWindowNanos, final int maxSenders)
@@ -39,10 +49,17 @@ public final class FairShareRateHint
     }
 
     /**
-     * Data arrived from sender {@code index} (a connection's slot).
+     * Data (or a probe, S8.3.1) arrived from sender {@code index} (a connection's slot).
+     *
+     * @param congestionExperienced whether the fabric marked it CE (S8.3.3).
      */
-    public void onData(final int index, final long nowNanos)
+    public void onData(final int index, final long nowNanos, final boolean congestionExperienced)
     {
+        arrivals++;
+        if (congestionExperienced)
+        {
+            markedArrivals++;
+        }
         if (lastDataNanos[index] == Long.MIN_VALUE || nowNanos - lastDataNanos[index] > activityWindowNanos)
         {
             active++; // newly active: counted now, so its first ACK already carries the shared rate
@@ -58,13 +75,24 @@ public final class FairShareRateHint
         int count = 0;
         for (int i = 0; i < lastDataNanos.length; i++)
         {
-            final long last = lastDataNanos[i];
-            if (busy[i] || (last != Long.MIN_VALUE && nowNanos - last <= activityWindowNanos))
+            if (isActive(i, nowNanos))
             {
                 count++;
             }
         }
         active = count;
+        if (count == 0)
+        {
+            markedFraction = 0;
+            arrivals = 0;
+            markedArrivals = 0;
+        }
+        else if (arrivals >= MARK_SAMPLE)
+        {
+            markedFraction = (markedFraction + (double)markedArrivals / arrivals) / 2;
+            arrivals = 0;
+            markedArrivals = 0;
+        }
     }
 
     /**
@@ -73,6 +101,17 @@ public final class FairShareRateHint
     public void busy(final int index, final boolean isBusy)
     {
         busy[index] = isBusy;
+    }
+
+    /**
+     * @param index a sender (a connection's slot).
+     * @param nowNanos the time.
+     * @return whether that sender counts as active now: its share is worth telling it when the share changes.
+     */
+    public boolean isActive(final int index, final long nowNanos)
+    {
+        final long last = lastDataNanos[index];
+        return busy[index] || (last != Long.MIN_VALUE && nowNanos - last <= activityWindowNanos);
     }
 
     /**
@@ -88,6 +127,16 @@ public final class FairShareRateHint
      */
     public int hintMbps()
     {
-        return (int)Math.min(Integer.MAX_VALUE, capacityMbps / Math.max(1, active));
+        // a lone sender, paced at most at its own line rate, cannot be what fills the queue into this end: its
+        // marks come from elsewhere in the fabric, which its own per-path windows answer (S8.2)
+        final double drain = active > 1 ? 1 - DRAIN * markedFraction : 1;
+        final double share = (double)capacityMbps / Math.max(1, active) * drain;
+        return (int)Math.min(Integer.MAX_VALUE, (long)share);
+    }
+
+    /** @return the recent fraction of arrivals marked CE (S8.3.3), smoothed. */
+    public double markedFraction()
+    {
+        return markedFraction;
     }
 }

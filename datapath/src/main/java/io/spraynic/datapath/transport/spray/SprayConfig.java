@@ -33,6 +33,8 @@ public final class SprayConfig
     int rnrRetries = 7;
     int rnrTimerMicros = 10;
     int burstBytes = 64 * 1024;
+    long burstNanos = 4_000;
+    int startBudgetBytes = 8 * 1024;
     int maxPacketsPerTick = 512;
     long seed = 1;
     int dscp;
@@ -205,10 +207,40 @@ public final class SprayConfig
         return this;
     }
 
-    /** @param bytes token bucket depth of the pacer (S8.4). @return this. */
+    /** @param bytes most the pacer's token bucket holds (S8.4). @return this. */
     public SprayConfig burstBytes(final int bytes)
     {
         this.burstBytes = bytes;
+        return this;
+    }
+
+    /**
+     * @param nanos the pacer's bucket holds this long's worth of the connection's rate (S8.4), at least one packet
+     *              and at most {@code burstBytes}: a sender that waited does not then send a burst far above its
+     *              share. A thread that shares its core and is descheduled for milliseconds needs milliseconds here.
+     * @return this.
+     */
+    public SprayConfig burstNanos(final long nanos)
+    {
+        if (nanos <= 0)
+        {
+            throw new IllegalArgumentException("burstNanos must be positive: " + nanos);
+        }
+        this.burstNanos = nanos;
+        return this;
+    }
+
+    /**
+     * @param bytes new data a sender may send after it starts again from idle (S8.3.1) before an ACK tells it its
+     *              share; -1 turns S8.3.1 off (no start probe, no limit). @return this.
+     */
+    public SprayConfig startBudgetBytes(final int bytes)
+    {
+        if (bytes < -1)
+        {
+            throw new IllegalArgumentException("startBudgetBytes must be -1 (no limit) or >= 0: " + bytes);
+        }
+        this.startBudgetBytes = bytes;
         return this;
     }
 

@@ -260,6 +260,12 @@ public final class SprayConnection implements PathSendWindow.Listener
     private double tokens;
     private long lastRefillAt = NONE;
     private int peerRateHintMbps;
+    /** The fair-share hint this end last sent the peer (S8.3.2), 0 before any ACK. */
+    private int advertisedHintMbps;
+    /** When new data last left (S8.3.1: a start after a longer pause is announced by a probe). */
+    private long lastNewDataAt = NONE;
+    /** New data bytes still allowed before the first ACK after a start (S8.3.1); -1: no limit. */
+    private long startBudgetLeft = -1;
 
     /** The parameters a handshake opened this connection with (responder side, for repeated CONNECT_ACKs). */
     SprayConnectionConfig handshakeConfig;
@@ -689,7 +695,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             pc.increment(SprayCounters.OUT_OF_WINDOW);
             return;
         }
-        engine.rateHint().onData(index, now);
+        engine.rateHint().onData(index, now, frame.ecn() == CE);
         if (result == PathReceiveWindow.DUPLICATE)
         {
             counters.increment(SprayCounters.DUPLICATES);
@@ -1119,6 +1125,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             return;
         }
         counters.increment(SprayCounters.PROBES_RECEIVED);
+        engine.rateHint().onData(index, now, frame.ecn() == CE); // S8.3.1: a probe counts its sender active, so the ACK below has its share
         final PathReceiveWindow window = receiveWindows[p];
         if ((ProbeHeader.flags(seg, prbh) & ProbeHeader.FLAG_RESYNC) != 0)
         {
@@ -1189,6 +1196,14 @@ public final class SprayConnection implements PathSendWindow.Listener
         }
         windows[p].onAck(newlyAcked, ce, now, rtts[p].srttNanos());
         peerRateHintMbps = SelectiveAckHeader.rateHintMbps(seg, sack);
+        if (startBudgetLeft >= 0)
+        {
+            // S8.3.1: the first share after a start paces from an empty bucket, so the wait for it does not
+            // turn into a burst at the new rate on top of the start budget already sent
+            startBudgetLeft = -1;
+            tokens = Math.min(tokens, 0);
+            lastRefillAt = now;
+        }
         drainRetransmissions(now);
     }
 
@@ -1567,6 +1582,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                 work += sendAck(p, now) ? 1 : 0;
             }
         }
+        work += pushRateHint(now);
         for (int p = 0; p < paths; p++)
         {
             work += pathTimers(p, now);
@@ -1956,12 +1972,9 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     private boolean writeConnectionPacket(final int opcode, final long token)
     {
-        if (remoteIsIpv6[0])
-        {
-            return false; // CONH packets go over IPv4 only (S9.1, not yet over IPv6): a close then times out
-        }
-        return engine.handshake().writeConnectionHeader(opcode, remoteCid, remoteIpv4[0], remoteMac[0], sourcePorts[0],
-            paths, mtu, streams, localCid, 0, token);
+        final SprayHandshake handshake = engine.handshake();
+        handshake.to(remoteIsIpv6[0], remoteIpv4[0], remoteIpv6High[0], remoteIpv6Low[0], remoteMac[0]);
+        return handshake.writeConnectionHeader(opcode, remoteCid, sourcePorts[0], paths, mtu, streams, localCid, 0, token);
     }
 
     // S7.3: a path's loss rate is measured over its last 256 to 512 packets: the sample being filled and the
@@ -2178,10 +2191,26 @@ public final class SprayConnection implements PathSendWindow.Listener
                 }
                 handle = handle(slot, nextPacket[slot]);
             }
+            if (!moved && startBudgetLeft == 0)
+            {
+                break; // S8.3.1: the rest waits for the share the first ACK brings
+            }
             final int p = pickPath();
             if (p < 0)
             {
                 break;
+            }
+            if (!moved && config.startBudgetBytes >= 0 &&
+                (lastNewDataAt == NONE || now - lastNewDataAt > config.activityWindowNanos) && nothingOutstanding())
+            {
+                // S8.3.1: starting after a pause, announce it with a header-only probe ahead of the data: the
+                // receiver counts this sender (and tells every other active sender its new share) as soon as the
+                // probe arrives, before the data of an incast's first round trip has queued up in front of it
+                if (sendNewProbe(p, 0, now))
+                {
+                    counters.increment(SprayCounters.START_PROBES_SENT);
+                    startBudgetLeft = config.startBudgetBytes;
+                }
             }
             if (!writeData(p, handle, -1, false, now))
             {
@@ -2189,6 +2218,14 @@ public final class SprayConnection implements PathSendWindow.Listener
             }
             final int slot = slotOf(handle);
             final int payload = payloadOf(slot, packetOf(handle));
+            if (!moved)
+            {
+                lastNewDataAt = now;
+                if (startBudgetLeft > 0)
+                {
+                    startBudgetLeft = Math.max(0, startBudgetLeft - payload);
+                }
+            }
             tokens -= payload + PACING_OVERHEAD;
             if (lostOn >= 0)
             {
@@ -2222,6 +2259,39 @@ public final class SprayConnection implements PathSendWindow.Listener
         return sent;
     }
 
+    /**
+     * @return the rate the pacer lets new data out at now, bytes per nanosecond on the wire (S8.4): the sum over
+     * live paths of cwnd x MTU / srtt, no more than the peer's share for this end and this end's own line rate.
+     */
+    public double pacingRate()
+    {
+        double rate = 0;
+        for (int p = 0; p < paths; p++)
+        {
+            if (pathStates[p] == ACTIVE)
+            {
+                rate += (double)windows[p].window() * mtu / Math.max(1, rtts[p].srttNanos(siblingSrtt));
+            }
+        }
+        if (peerRateHintMbps > 0)
+        {
+            rate = Math.min(rate, peerRateHintMbps / 8000.0);
+        }
+        return Math.min(rate, config.capacityMbps / 8000.0);
+    }
+
+    private boolean nothingOutstanding()
+    {
+        for (int p = 0; p < paths; p++)
+        {
+            if (sendWindows[p].outstanding() > 0)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private void refill(final long now)
     {
         if (lastRefillAt == NONE)
@@ -2235,20 +2305,9 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return;
         }
-        double rate = 0; // bytes per nanosecond: sum over live paths of cwnd * MTU / srtt (S8.4)
-        for (int p = 0; p < paths; p++)
-        {
-            if (pathStates[p] == ACTIVE)
-            {
-                rate += (double)windows[p].window() * mtu / Math.max(1, rtts[p].srttNanos(siblingSrtt));
-            }
-        }
-        if (peerRateHintMbps > 0)
-        {
-            rate = Math.min(rate, peerRateHintMbps / 8000.0);
-        }
-        rate = Math.min(rate, config.capacityMbps / 8000.0); // never faster than this end's own line rate
-        tokens = Math.min(config.burstBytes, tokens + rate * elapsed);
+        final double rate = pacingRate();
+        final double depth = Math.max(mtu + PACING_OVERHEAD, Math.min(config.burstBytes, rate * config.burstNanos));
+        tokens = Math.min(depth, tokens + rate * elapsed);
     }
 
     // S7.2: smooth weighted round robin over the ACTIVE paths with window space, weight = free window
@@ -2380,12 +2439,12 @@ public final class SprayConnection implements PathSendWindow.Listener
         return true;
     }
 
-    private void sendNewProbe(final int p, final int flags, final long now)
+    private boolean sendNewProbe(final int p, final int flags, final long now)
     {
         final PathSendWindow window = sendWindows[p];
         if (window.isFull())
         {
-            return;
+            return false;
         }
         final int plane = p % planes;
         address(p, plane);
@@ -2393,11 +2452,12 @@ public final class SprayConnection implements PathSendWindow.Listener
         if (!output.claim(plane, writer.frameLength(0)))
         {
             counters.increment(SprayCounters.OUTPUT_FULL);
-            return;
+            return false;
         }
         final int psn = window.send(PROBE_HANDLE, now);
         lastProbeAt[p] = now;
         writeProbeClaimed(p, psn, flags);
+        return true;
     }
 
     private boolean writeProbe(final int p, final int psn, final int flags)
@@ -2445,6 +2505,31 @@ public final class SprayConnection implements PathSendWindow.Listener
         return p;
     }
 
+    // S8.3.2: when this receiver's share for an active sender moved by more than an eighth since the last ACK
+    // told it, tell it now on the uncongested reverse path, rather than when its next packets have crossed the
+    // (in an incast, full) queue towards this end
+    private int pushRateHint(final long now)
+    {
+        final FairShareRateHint hint = engine.rateHint();
+        if (!hint.isActive(index, now))
+        {
+            return 0;
+        }
+        final long share = hint.hintMbps();
+        final long told = advertisedHintMbps;
+        if (share * 8 >= told * 7 && share * 8 <= told * 9)
+        {
+            return 0;
+        }
+        final int p = controlPath(0);
+        if (!sendAck(p, now))
+        {
+            return 0;
+        }
+        counters.increment(SprayCounters.HINT_UPDATES_SENT);
+        return 1;
+    }
+
     private boolean sendAck(final int p, final long now)
     {
         final int q = controlPath(p);
@@ -2464,7 +2549,8 @@ public final class SprayConnection implements PathSendWindow.Listener
         SelectiveAckHeader.flags(seg, sack, ce > 0 ? SelectiveAckHeader.FLAG_ECE : 0);
         SelectiveAckHeader.ceCount(seg, sack, ce);
         receiveWindows[p].writeTo(seg, sack);
-        SelectiveAckHeader.rateHintMbps(seg, sack, engine.rateHint().hintMbps());
+        advertisedHintMbps = engine.rateHint().hintMbps();
+        SelectiveAckHeader.rateHintMbps(seg, sack, advertisedHintMbps);
         SelectiveAckHeader.ackSequence(seg, sack, ++rxAckSequence[p]);
         SelectiveAckHeader.refusals(seg, sack, refusals);
         output.commit(writer.writeFrame(seg, base, 0));

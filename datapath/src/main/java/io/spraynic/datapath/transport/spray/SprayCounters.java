@@ -85,8 +85,12 @@ public final class SprayCounters
     public static final int CLOSES_RECEIVED = 36;
     /** Graceful closes that ended by a timeout: draining or the CLOSE_ACK took too long (S9.2). */
     public static final int CLOSE_TIMEOUTS = 37;
+    /** Probes sent before new data after an idle period, so the receiver counts this sender at once (S8.3.1). */
+    public static final int START_PROBES_SENT = 38;
+    /** ACKs sent only because this receiver's fair-share hint for the sender changed (S8.3.2). */
+    public static final int HINT_UPDATES_SENT = 39;
     /** Number of slots. */
-    public static final int SLOT_COUNT = 38;
+    public static final int SLOT_COUNT = 40;
 
     private static final String[] LABELS = {
         "tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "retransmitted", "lost", "moved",
@@ -95,7 +99,7 @@ public final class SprayCounters
         "timeouts", "path_failures", "path_restores", "rnr_retries", "output_full", "unknown_connection",
         "malformed", "no_resources", "messages_sent", "messages_received", "cq_overruns", "flushed",
         "repaths", "queries_sent", "queries_received", "completions_held", "closes_sent", "closes_received",
-        "close_timeouts",
+        "close_timeouts", "start_probes_sent", "hint_updates_sent",
     };
 
     private SprayCounters()

@@ -37,6 +37,8 @@ public final class SprayEngine
     private final SprayConnection[] slots;
     private SprayConnection[] active = new SprayConnection[0];
     private final SprayHandshake handshake = new SprayHandshake(this);
+    private final ClosedCidQuarantine closedCids;
+    private long lastTickNanos;
     private int roundRobin;
 
     /**
@@ -52,6 +54,7 @@ public final class SprayEngine
         this.rateHint = new FairShareRateHint(config.capacityMbps, config.activityWindowNanos, config.maxConnections);
         this.random = new SplittableRandom(config.seed);
         this.slots = new SprayConnection[config.maxConnections];
+        this.closedCids = new ClosedCidQuarantine(2 * config.connectionTimeoutNanos);
         // one writer per plane: each keeps its ICRC view of one plane's buffer memory
         this.writers = new RoceFrameWriter[config.planes];
         for (int i = 0; i < writers.length; i++)
@@ -65,14 +68,11 @@ public final class SprayEngine
      *
      * @param connection its parameters.
      * @return the connection, ESTABLISHED.
-     * @throws IllegalArgumentException for bad parameters, a CID in use, or no room.
+     * @throws IllegalArgumentException for bad parameters, a CID in use or closed too recently (S9.2), or no room.
      */
     public SprayConnection open(final SprayConnectionConfig connection)
     {
-        if (byCid.containsKey(connection.localCid))
-        {
-            throw new IllegalArgumentException("CID in use: " + connection.localCid);
-        }
+        requireCidFree(connection.localCid);
         int index = -1;
         for (int i = 0; i < slots.length; i++)
         {
@@ -105,7 +105,33 @@ public final class SprayEngine
      */
     public SprayHandshake.Pending connect(final SprayConnectionConfig connection, final long nowNanos)
     {
+        requireCidFree(connection.localCid);
         return handshake.connect(connection, nowNanos);
+    }
+
+    /**
+     * @param cid a local CID.
+     * @return whether a new connection may take it: no connection has it, and none was forgotten with it within
+     * {@code 2 x connectionTimeout} (S9.2), so no late packet of an old connection can reach the new one.
+     */
+    public boolean isCidFree(final int cid)
+    {
+        return !byCid.containsKey(cid) && closedCids.heldFor(cid, lastTickNanos) == 0;
+    }
+
+    private void requireCidFree(final int cid)
+    {
+        if (byCid.containsKey(cid))
+        {
+            throw new IllegalArgumentException("CID in use: 0x" + Integer.toHexString(cid));
+        }
+        final long held = closedCids.heldFor(cid, lastTickNanos);
+        if (held > 0)
+        {
+            throw new IllegalArgumentException("CID 0x" + Integer.toHexString(cid) + " was closed recently and is not " +
+                "reused for 2 x connectionTimeout (S9.2): free again in " + (held + 999_999) / 1_000_000 +
+                " ms; pick another CID");
+        }
     }
 
     /**
@@ -163,6 +189,7 @@ public final class SprayEngine
         if (byCid.get(connection.localCid()) == connection)
         {
             byCid.remove(connection.localCid());
+            closedCids.add(connection.localCid(), lastTickNanos);
             slots[connection.index()] = null;
             active = byCid.values().toArray(new SprayConnection[0]);
             handshake.forget(connection);
@@ -202,7 +229,7 @@ public final class SprayEngine
         final SprayConnection c = byCid.get(frame.destQp());
         if (null == c || c.isClosed())
         {
-            if (frame.opcode() == SprayOpcodes.CLOSE && frame.ipVersion() == 4)
+            if (frame.opcode() == SprayOpcodes.CLOSE)
             {
                 handshake.onCloseForUnknown(frame); // S9.2: our CLOSE_ACK was lost; the CLOSE is answered again
                 return;
@@ -221,6 +248,7 @@ public final class SprayEngine
      */
     public int onTick(final long nowNanos)
     {
+        lastTickNanos = nowNanos;
         final int connects = handshake.onTick(nowNanos);
         final SprayConnection[] cs = active;
         final int n = cs.length;

@@ -19,8 +19,9 @@ import java.util.List;
  * {@code SPRAY_CONNECT_ACK} echoing the token; the initiator then opens its side. A repeated CONNECT (its
  * ACK was lost) is answered again, never opened twice. Control path: allocates.
  * <p>
- * CONH carries no addresses, so the responder learns the initiator's plane-0 address from the CONNECT
- * itself and asks a {@link PeerResolver} for the other planes'.
+ * CONH carries no addresses, so the responder learns the initiator's plane-0 address (IPv4 or IPv6) from the
+ * CONNECT itself and asks a {@link PeerResolver} for the other planes'. Every CONH packet goes on plane 0 in
+ * the IP version of the peer's plane-0 address.
  */
 public final class SprayHandshake
 {
@@ -41,6 +42,16 @@ public final class SprayHandshake
 
         /** @return the peer's MAC on {@code plane}. */
         long mac(int plane, int plane0Ipv4, long plane0Mac);
+
+        /**
+         * For an initiator that spoke IPv6 on plane 0 (S2.1): sets its address and MAC on {@code plane} (1 or more)
+         * in {@code config} with {@link SprayConnectionConfig#remoteIpv6}; by default its plane-0 address and MAC.
+         */
+        default void ipv6(final int plane, final long plane0High, final long plane0Low, final long plane0Mac,
+            final SprayConnectionConfig config)
+        {
+            config.remoteIpv6(plane, plane0High, plane0Low, plane0Mac);
+        }
     }
 
     /**
@@ -160,8 +171,9 @@ public final class SprayHandshake
     private void sendConnect(final Pending p, final long now)
     {
         final SprayConnectionConfig c = p.config;
-        if (writeConnectionHeader(SprayOpcodes.CONNECT, 0, c.remoteIpv4[0], c.remoteMac[0], c.sourcePortBase, c.paths, c.mtu,
-            c.streams, c.localCid, c.sendInitialPsn, p.token))
+        to(c.remoteIsIpv6[0], c.remoteIpv4[0], c.remoteIpv6High[0], c.remoteIpv6Low[0], c.remoteMac[0]);
+        if (writeConnectionHeader(SprayOpcodes.CONNECT, 0, c.sourcePortBase, c.paths, c.mtu, c.streams, c.localCid,
+            c.sendInitialPsn, p.token))
         {
             p.tries++;
         }
@@ -173,18 +185,26 @@ public final class SprayHandshake
     {
         final MemorySegment seg = frame.segment();
         final long conh = frame.customHeaderOffset();
-        if (ConnectionHeader.version(seg, conh) != ConnectionHeader.VERSION || frame.ipVersion() != 4 ||
+        if (ConnectionHeader.version(seg, conh) != ConnectionHeader.VERSION ||
             ConnectionHeader.planes(seg, conh) != engine.config().planes)
         {
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
+        final boolean ipv6 = frame.ipVersion() == 6;
+        if (ipv6 && engine.config().localIpv6High[0] == 0 && engine.config().localIpv6Low[0] == 0)
+        {
+            engine.counters().increment(SprayCounters.UNKNOWN_CONNECTION); // no IPv6 address here to answer from
+            return;
+        }
         final long token = ConnectionHeader.token(seg, conh);
-        final int peerIpv4 = frame.ipv4Source();
+        final int peerIpv4 = ipv6 ? 0 : frame.ipv4Source();
+        final long peerHigh = ipv6 ? frame.ipv6SourceHigh() : 0;
+        final long peerLow = ipv6 ? frame.ipv6SourceLow() : 0;
         final long peerMac = EthernetHeader.sourceMac(seg, frame.frameOffset());
         // a repeated CONNECT is known by its token together with who sent it: two initiators (or two engines of
         // one NIC) may draw the same token
-        final long key = acceptKey(token, peerIpv4, ConnectionHeader.senderCid(seg, conh));
+        final long key = acceptKey(token, ipv6 ? peerHigh * 31 + peerLow : peerIpv4, ConnectionHeader.senderCid(seg, conh));
         SprayConnection c = accepted.get(key);
         if (null == c)
         {
@@ -199,10 +219,24 @@ public final class SprayHandshake
                 .mtu(Math.min(template.mtu, ConnectionHeader.mtu(seg, conh)))
                 .streams(Math.min(template.streams, ConnectionHeader.streams(seg, conh)))
                 .initialPsns(engine.random().nextInt(1 << 24), ConnectionHeader.initialPsn(seg, conh));
-            config.remote(0, peerIpv4, peerMac);
+            if (ipv6)
+            {
+                config.remoteIpv6(0, peerHigh, peerLow, peerMac);
+            }
+            else
+            {
+                config.remote(0, peerIpv4, peerMac);
+            }
             for (int plane = 1; plane < engine.config().planes; plane++)
             {
-                config.remote(plane, resolver.ipv4(plane, peerIpv4), resolver.mac(plane, peerIpv4, peerMac));
+                if (ipv6)
+                {
+                    resolver.ipv6(plane, peerHigh, peerLow, peerMac, config);
+                }
+                else
+                {
+                    config.remote(plane, resolver.ipv4(plane, peerIpv4), resolver.mac(plane, peerIpv4, peerMac));
+                }
             }
             if (null != acceptListener)
             {
@@ -217,8 +251,9 @@ public final class SprayHandshake
             }
         }
         final SprayConnectionConfig config = c.handshakeConfig;
-        writeConnectionHeader(SprayOpcodes.CONNECT_ACK, config.remoteCid, peerIpv4, peerMac, config.sourcePortBase, config.paths,
-            config.mtu, config.streams, config.localCid, config.sendInitialPsn, token);
+        to(ipv6, peerIpv4, peerHigh, peerLow, peerMac);
+        writeConnectionHeader(SprayOpcodes.CONNECT_ACK, config.remoteCid, config.sourcePortBase, config.paths, config.mtu,
+            config.streams, config.localCid, config.sendInitialPsn, token);
     }
 
     /**
@@ -251,16 +286,16 @@ public final class SprayHandshake
         return false;
     }
 
-    private static long acceptKey(final long token, final int peerIpv4, final int senderCid)
+    private static long acceptKey(final long token, final long peer, final int senderCid)
     {
-        return token ^ ((long)peerIpv4 << 24 ^ senderCid) * 0x9E37_79B9_7F4A_7C15L;
+        return token ^ (peer << 24 ^ senderCid) * 0x9E37_79B9_7F4A_7C15L;
     }
 
     private int newCid()
     {
         final int index = engine.config().cidPartition();
         final int count = engine.config().cidPartitions();
-        while (engine.connection(nextCid) != null || nextCid == 0 || nextCid % count != index)
+        while (!engine.isCidFree(nextCid) || nextCid == 0 || nextCid % count != index)
         {
             nextCid = (nextCid + 1) & 0xFF_FFFF;
         }
@@ -275,10 +310,12 @@ public final class SprayHandshake
         final MemorySegment seg = frame.segment();
         final long conh = frame.customHeaderOffset();
         engine.counters().increment(SprayCounters.CLOSES_RECEIVED);
-        writeConnectionHeader(SprayOpcodes.CLOSE_ACK, ConnectionHeader.senderCid(seg, conh), frame.ipv4Source(),
-            EthernetHeader.sourceMac(seg, frame.frameOffset()), frame.udpSourcePort(), ConnectionHeader.paths(seg, conh),
-            ConnectionHeader.mtu(seg, conh), ConnectionHeader.streams(seg, conh), frame.destQp(), 0,
-            ConnectionHeader.token(seg, conh));
+        final boolean ipv6 = frame.ipVersion() == 6;
+        to(ipv6, ipv6 ? 0 : frame.ipv4Source(), ipv6 ? frame.ipv6SourceHigh() : 0, ipv6 ? frame.ipv6SourceLow() : 0,
+            EthernetHeader.sourceMac(seg, frame.frameOffset()));
+        writeConnectionHeader(SprayOpcodes.CLOSE_ACK, ConnectionHeader.senderCid(seg, conh), frame.udpSourcePort(),
+            ConnectionHeader.paths(seg, conh), ConnectionHeader.mtu(seg, conh), ConnectionHeader.streams(seg, conh),
+            frame.destQp(), 0, ConnectionHeader.token(seg, conh));
     }
 
     // a closed connection is no longer the answer to a repeated CONNECT
@@ -287,12 +324,27 @@ public final class SprayHandshake
         accepted.values().removeIf(c -> c == connection);
     }
 
-    // CONH packets (S5.4): CONNECT and CONNECT_ACK here, CLOSE and CLOSE_ACK for the connections (S9.2)
+    // addresses the next CONH packet: plane 0, in the IP version of the peer's plane-0 address (S2.1, S2.4)
+    void to(final boolean ipv6, final int remoteIpv4, final long remoteIpv6High, final long remoteIpv6Low, final long remoteMac)
+    {
+        final SprayConfig config = engine.config();
+        final RoceFrameWriter writer = engine.writer(0);
+        writer.ethernet(config.localMac[0], remoteMac).vlan(config.vlanTci[0]);
+        if (ipv6)
+        {
+            writer.ipv6(config.localIpv6High[0], config.localIpv6Low[0], remoteIpv6High, remoteIpv6Low).ipv6UdpChecksum(false);
+        }
+        else
+        {
+            writer.ipv4(config.localIpv4[0], remoteIpv4).ipv4Identification(0);
+        }
+    }
+
+    // CONH packets (S5.4): CONNECT and CONNECT_ACK here, CLOSE and CLOSE_ACK for the connections (S9.2); addressed
+    // by to(...) just before
     boolean writeConnectionHeader(
         final int opcode,
         final int destCid,
-        final int remoteIpv4,
-        final long remoteMac,
         final int sourcePort,
         final int paths,
         final int mtu,
@@ -303,9 +355,7 @@ public final class SprayHandshake
     {
         final SprayConfig config = engine.config();
         final RoceFrameWriter writer = engine.writer(0);
-        writer.ethernet(config.localMac[0], remoteMac).vlan(config.vlanTci[0]).ipv4(config.localIpv4[0], remoteIpv4)
-            .ipv4Identification(0)
-            .dscp(config.dscp).udpSourcePort(sourcePort)
+        writer.dscp(config.dscp).udpSourcePort(sourcePort)
             .destQp(destCid).psn(0).opcode(opcode).ecn(0).solicited(false).ackReq(false);
         final SprayFrameOutput output = engine.output();
         if (!output.claim(0, writer.frameLength(0)))

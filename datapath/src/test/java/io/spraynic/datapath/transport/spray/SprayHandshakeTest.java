@@ -45,6 +45,45 @@ class SprayHandshakeTest
     }
 
     @Test
+    void shouldEstablishCarryDataAndCloseOverIpv6S91S92()
+    {
+        final SprayTestBed.Options options = new SprayTestBed.Options();
+        options.handshake = true;
+        options.ipv6 = true;
+        final int[] connectionPacketsOverIpv6 = new int[1];
+        final FaultInjectingPacketPort.Selector conhOverIpv6 = (memory, offset, length) ->
+        {
+            if (length > SprayTestBed.DATA_OFFSET_BTH + 40 &&
+                memory.get(java.lang.foreign.ValueLayout.JAVA_BYTE, offset + 14) >>> 4 == 6)
+            {
+                final int opcode = BaseTransportHeader.opcode(memory, offset + 14 + 40 + 8);
+                if (opcode == SprayOpcodes.CONNECT || opcode == SprayOpcodes.CONNECT_ACK || opcode == SprayOpcodes.CLOSE ||
+                    opcode == SprayOpcodes.CLOSE_ACK)
+                {
+                    connectionPacketsOverIpv6[0]++;
+                }
+            }
+            return false;
+        };
+        options.wrapA((plane, port) -> FaultInjectingPacketPort.exact(port, conhOverIpv6));
+        options.wrapB((plane, port) -> FaultInjectingPacketPort.exact(port, conhOverIpv6));
+        try (SprayTestBed bed = new SprayTestBed(options))
+        {
+            assertEquals(SprayHandshake.Pending.State.ESTABLISHED, bed.pending.state());
+            assertEquals(2, connectionPacketsOverIpv6[0], "CONNECT and CONNECT_ACK, both over IPv6");
+            final SprayLossRecoveryTest.Workload w = new SprayLossRecoveryTest.Workload(bed, 1 << 20);
+            w.post();
+            w.runAndVerify(200_000);
+            bed.engineA.close(bed.a, bed.now);
+            bed.runUntil(() -> bed.a.isClosed() && bed.b.isClosed(), 20_000);
+            assertEquals(4, connectionPacketsOverIpv6[0], "then CLOSE and CLOSE_ACK over IPv6 (S9.2)");
+            assertEquals(0, bed.a.counters().get(SprayCounters.CLOSE_TIMEOUTS), "closed by the answer, not a timeout");
+            assertEquals(0, bed.engineA.counters().get(SprayCounters.MALFORMED));
+            assertEquals(0, bed.engineB.counters().get(SprayCounters.MALFORMED));
+        }
+    }
+
+    @Test
     void shouldRetransmitALostConnectAndAnswerARepeatedOneOnceS91()
     {
         final SprayTestBed.Options options = new SprayTestBed.Options();

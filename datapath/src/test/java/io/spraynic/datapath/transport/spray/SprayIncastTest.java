@@ -27,26 +27,26 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Incast 32 -> 1 on the emulated fabric in virtual time (S8.3, S8.4): a two-tier Clos of 3 leaves with 11
  * hosts each under 4 spines, one plane of 100 Gb/s links with 512 KiB queues marking above 100 KiB; hosts 1-32
- * each WRITE 2 MiB to host 0 at once, each over its own connection of 8 paths. Measured, every 5 us: the rate
- * hint each sender holds, each sender's delivered rate over the last 100 us, and the queue of the link into
- * host 0.
+ * each WRITE 2 MiB to host 0 at once, each over its own connection of 8 paths. Measured every microsecond:
+ * each sender's pacing rate (S8.4, what it lets itself send), the rate hint each sender holds, each sender's
+ * delivered rate over the last 100 us, and the queue of the link into host 0.
  * <p>
- * <b>The issue's goal, convergence within 2 RTTs, is not met.</b> Measured (seed 1): base RTT 8.9 us; every
- * sender holds the fair-share hint (3.125 Gb/s +- 10 %) after 150 us (17 base RTTs, about 3 RTTs inflated by
- * the full queue); every sender's delivered rate is within 20 % of its share after 2.6 ms; the queue fills
- * (524,282 of 524,288 B) in the first RTT and falls below the marking threshold only after about 1 ms; 4,399
- * tail drops; all 64 MiB delivered in 6.5 ms (5.4 ms at line rate). Why: before its first ACK a sender only
- * knows its own line rate, so 32 senders start at up to 100 Gb/s each and fill the queue within the first
- * round trip; the hint C / N then holds the senders at exactly the link rate, which keeps a full queue full
- * (it drains only as senders finish, lose packets or wait for RTOs), and the first ACKs of senders whose
- * first packets were dropped come an RTO later. A hint with headroom, or a first-RTT budget carried in the
- * handshake, would be needed for 2 RTTs. The assertions below hold the measured values (with a margin) so
- * that a regression shows.
+ * The issue's goal, convergence within 2 RTTs with a bounded queue, is met (seed 1, the farthest sender's base
+ * RTT 9.4 us): every sender is paced within 20 % of its fair share (3.125 Gb/s) 15 us (1.6 RTT) after the start
+ * and stays there until the first one finishes; the queue peaks at 303 KiB (of 512) and is below the marking
+ * threshold after 146 us; no tail drop; all 64 MiB in 5.55 ms (line rate: 5.37 ms). Every hint is within 10 %
+ * after 21 us (2.2 RTT: the drain of S8.3.3 holds back up to an eighth while the queue is above marking);
+ * every delivered rate is within 20 % after 125 us, of which 100 us is the measuring window. What does it:
+ * S8.3.1 (a start probe ahead of at most 8 KiB of data, so the receiver counts all 32 senders about one frame
+ * each after the first arrivals), S8.3.2 (the receiver pushes the changed share on the reverse path), S8.3.3
+ * (drain) and the pacer's bucket of 4 us. Before them: hints after 17 RTTs, every delivered rate within 20 %
+ * after 2.6 ms, the queue full for 1 ms, 4,399 tail drops, 6.5 ms. The assertions keep a margin for timing
+ * changes; the goal itself (2 RTTs) is asserted exactly.
  */
 class SprayIncastTest
 {
     private static final int SENDERS = 32;
-    private static final long SAMPLE_NS = 5_000;
+    private static final long SAMPLE_NS = 1_000;
     private static final long RATE_WINDOW_NS = 100_000;
     private static final int ECN_THRESHOLD = 100 * 1024;
 
@@ -99,6 +99,9 @@ class SprayIncastTest
             final long[][] history = new long[SENDERS][windows + 1]; // RX bytes per sender, last samples
             int done = 0;
             long hintConvergedAt = -1;
+            long paceFirstInBandAt = -1;
+            long paceLastOutOfBandAt = -1;
+            long firstDoneAt = -1;
             long rateConvergedAt = -1;
             long queueDrainedAt = -1;
             final WorkCompletion wc = new WorkCompletion();
@@ -109,6 +112,7 @@ class SprayIncastTest
                 fabric.runUntil(t);
                 int hinted = 0;
                 int fair = 0;
+                int paced = 0;
                 for (int i = 0; i < SENDERS; i++)
                 {
                     final long[] h = history[i];
@@ -119,6 +123,11 @@ class SprayIncastTest
                     {
                         fair++;
                     }
+                    final double pacedGbps = senders[i].pacingRate() * 8;
+                    if (Math.abs(pacedGbps - fairGbps) <= 0.2 * fairGbps)
+                    {
+                        paced++;
+                    }
                     final int hint = senders[i].peerRateHintMbps();
                     if (Math.abs(hint / 1000.0 - fairGbps) <= 0.1 * fairGbps)
                     {
@@ -128,6 +137,21 @@ class SprayIncastTest
                     {
                         assertEquals(WorkCompletionStatus.SUCCESS, wc.status());
                         done++;
+                    }
+                }
+                if (firstDoneAt < 0)
+                {
+                    if (done > 0)
+                    {
+                        firstDoneAt = t - start;
+                    }
+                    else if (paced == SENDERS && paceFirstInBandAt < 0)
+                    {
+                        paceFirstInBandAt = t - start;
+                    }
+                    else if (paced < SENDERS)
+                    {
+                        paceLastOutOfBandAt = t - start;
                     }
                 }
                 if (hintConvergedAt < 0 && hinted == SENDERS)
@@ -155,19 +179,30 @@ class SprayIncastTest
                 }
             }
             final long totalNs = t - start;
-            System.out.printf("incast %d -> 1: fair share %.3f Gb/s, base RTT %.1f us; every hint at fair share after " +
-                "%.1f us (%.1f RTT), every rate within 20 %% after %.1f us (%.1f RTT); queue peak %d B of %d, " +
-                "below the ECN threshold after %.1f us, %d tail drops; all done after %.1f us (line rate: %.1f us)%n",
-                SENDERS, fairGbps, baseRtt / 1e3, hintConvergedAt / 1e3, (double)hintConvergedAt / baseRtt,
-                rateConvergedAt / 1e3, (double)rateConvergedAt / baseRtt, bottleneck.peakQueueBytes(),
+            // the farthest senders cross leaf, spine, leaf: 4 links each way, a 4 KiB frame serialised on each
+            final LinkConfig link = fabric.config().hostLink();
+            final long farRtt = 8 * link.propagationDelayNs() + (long)Math.ceil(4 * (4096 + 128) * 8e3 / capacityMbps);
+            System.out.printf("incast %d -> 1: fair share %.3f Gb/s, base RTT %.1f us (farthest sender; smallest srtt " +
+                "%.1f us); every sender paced within 20 %% of its share after %.1f us (%.2f RTT), stayed from %.1f us " +
+                "(%.2f RTT) until the first finished at %.1f us; every hint within 10 %% after %.1f us (%.1f RTT), every " +
+                "delivered rate within 20 %% after %.1f us (%.1f RTT); queue peak %d B of %d, below the ECN threshold " +
+                "after %.1f us, %d tail drops; all done after %.1f us (line rate: %.1f us)%n",
+                SENDERS, fairGbps, farRtt / 1e3, baseRtt / 1e3, paceFirstInBandAt / 1e3, (double)paceFirstInBandAt / farRtt,
+                (paceLastOutOfBandAt + SAMPLE_NS) / 1e3, (double)(paceLastOutOfBandAt + SAMPLE_NS) / farRtt,
+                firstDoneAt / 1e3, hintConvergedAt / 1e3, (double)hintConvergedAt / farRtt,
+                rateConvergedAt / 1e3, (double)rateConvergedAt / farRtt, bottleneck.peakQueueBytes(),
                 LinkConfig.DATA_CENTRE.queueBytes(), queueDrainedAt / 1e3, bottleneck.tailDrops(), totalNs / 1e3,
                 SENDERS * (double)bytes * 8 / capacityMbps);
             assertEquals(SENDERS, done, "every WRITE completed");
-            assertTrue(bottleneck.peakQueueBytes() <= LinkConfig.DATA_CENTRE.queueBytes(), "bounded by the buffer");
-            assertTrue(queueDrainedAt > 0 && queueDrainedAt < 1_500_000, "queue below the marking threshold: " + queueDrainedAt);
-            assertTrue(hintConvergedAt > 0 && hintConvergedAt <= 200_000, "hint converged at " + hintConvergedAt + " ns");
-            assertTrue(rateConvergedAt > 0 && rateConvergedAt <= 3_000_000, "rates converged at " + rateConvergedAt + " ns");
-            assertTrue(bottleneck.tailDrops() < 6_000, "tail drops " + bottleneck.tailDrops());
+            assertTrue(paceFirstInBandAt > 0 && paceFirstInBandAt <= 2 * farRtt,
+                "every sender paced at its share within 2 RTTs: " + paceFirstInBandAt + " ns, RTT " + farRtt);
+            assertTrue(paceLastOutOfBandAt < paceFirstInBandAt, "and stayed there until the first finished");
+            assertTrue(bottleneck.peakQueueBytes() <= 400 * 1024, "queue peak " + bottleneck.peakQueueBytes());
+            assertTrue(queueDrainedAt > 0 && queueDrainedAt <= 300_000, "queue below the marking threshold: " + queueDrainedAt);
+            assertTrue(hintConvergedAt > 0 && hintConvergedAt <= 4 * farRtt, "hint converged at " + hintConvergedAt + " ns");
+            assertTrue(rateConvergedAt > 0 && rateConvergedAt <= 250_000, "rates converged at " + rateConvergedAt + " ns");
+            assertTrue(bottleneck.tailDrops() <= 50, "tail drops " + bottleneck.tailDrops());
+            assertTrue(totalNs <= 1.05 * SENDERS * (double)bytes * 8e3 / capacityMbps, "done after " + totalNs + " ns");
             for (int i = 0; i < SENDERS; i++)
             {
                 assertEquals(-1L, source.mismatch(target.asSlice((long)i * bytes, bytes)));

@@ -79,7 +79,8 @@ class SprayOverFabricTest
     @Test
     void shouldPushBackWhenTheNicQueueIsFullInsteadOfLosingS86()
     {
-        // host ports with a 16 KiB transmit queue (four 4 KiB frames): the engine's 64 KiB bursts do not fit
+        // host ports with a 16 KiB transmit queue (four 4 KiB frames); the sender starts with a full 64 KiB bucket
+        // and no start budget (S8.3.1), so its first burst does not fit
         final LinkConfig smallNicQueue = LinkConfig.DATA_CENTRE.withQueue(16 * 1024, 8 * 1024);
         try (Fabric fabric = Topology.backToBack(FabricConfig.DEFAULT.withHostLink(smallNicQueue), 2, 4);
             Arena arena = Arena.ofShared())
@@ -88,7 +89,7 @@ class SprayOverFabricTest
             final ProtectionDomain pd1 = new ProtectionDomain(new SplittableRandom(2));
             final SprayFabricEndpoint e0 = new SprayFabricEndpoint(fabric.host(0), 1_000, new ParseCounters());
             final SprayFabricEndpoint e1 = new SprayFabricEndpoint(fabric.host(1), 1_000, new ParseCounters());
-            final SprayEngine engine0 = new SprayEngine(e0.configure(new SprayConfig()), pd0, e0);
+            final SprayEngine engine0 = new SprayEngine(e0.configure(new SprayConfig().burstNanos(1_000_000).startBudgetBytes(-1)), pd0, e0);
             final SprayEngine engine1 = new SprayEngine(e1.configure(new SprayConfig()), pd1, e1);
             e0.bind(engine0);
             e1.bind(engine1);

@@ -17,6 +17,8 @@ import java.lang.foreign.MemorySegment;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -94,6 +96,32 @@ class SprayTeardownTest
             bed.runToQuiet(20);
             assertTrue(bed.engineB.counters().get(SprayCounters.UNKNOWN_CONNECTION) >= 1);
             assertEquals(-1L, dst.segment().mismatch(MemorySegment.ofArray(new byte[SIZE])));
+        }
+    }
+
+    @Test
+    void shouldNotReuseAClosedCidForTwiceTheConnectionTimeoutS92()
+    {
+        final SprayTestBed.Options options = new SprayTestBed.Options();
+        options.connectionTimeoutNanos = 1_000_000;
+        try (SprayTestBed bed = new SprayTestBed(options))
+        {
+            bed.engineA.close(bed.a, bed.now);
+            bed.runUntil(() -> bed.a.isClosed() && bed.b.isClosed(), 20_000);
+            final long closedAt = bed.now;
+            assertFalse(bed.engineA.isCidFree(SprayTestBed.CID_A));
+            assertFalse(bed.engineB.isCidFree(SprayTestBed.CID_B));
+            final SprayConnectionConfig again = new SprayConnectionConfig().cids(SprayTestBed.CID_A, SprayTestBed.CID_B)
+                .paths(8).mtu(4096).streams(4).initialPsns(0x1000, 0x2000).completionQueues(bed.sendCqA, bed.receiveCqA)
+                .remote(0, SprayTestBed.ip(0, 2), SprayTestBed.mac(0, 2)).remote(1, SprayTestBed.ip(1, 2), SprayTestBed.mac(1, 2));
+            final IllegalArgumentException refused = assertThrows(IllegalArgumentException.class, () -> bed.engineA.open(again));
+            assertTrue(refused.getMessage().contains("2 x connectionTimeout"), refused.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> bed.engineA.connect(again, bed.now), "nor by a handshake");
+            assertTrue(bed.engineA.isCidFree(SprayTestBed.CID_A + 1), "other CIDs are free");
+
+            bed.runUntil(() -> bed.now - closedAt >= 2_000_000, 10_000);
+            assertTrue(bed.engineA.isCidFree(SprayTestBed.CID_A), "free after 2 x connectionTimeout");
+            assertNotNull(bed.engineA.open(again));
         }
     }
 

@@ -165,6 +165,12 @@ final class SprayTestBed implements AutoCloseable
                     {
                         return SprayTestBed.mac(plane, plane0Ipv4 & 0xFF);
                     }
+
+                    public void ipv6(final int plane, final long plane0High, final long plane0Low, final long plane0Mac,
+                        final SprayConnectionConfig config)
+                    {
+                        config.remoteIpv6(plane, IPV6_PREFIX | plane, plane0Low, SprayTestBed.mac(plane, (int)plane0Low));
+                    }
                 });
             pending = engineA.connect(connection(options, CID_A, 0, options.initialPsnA, 0, 2, sendCqA, receiveCqA), now);
             for (int i = 0; i < 10_000 && pending.state() == SprayHandshake.Pending.State.CONNECTING; i++)

@@ -10,6 +10,7 @@ import io.spraynic.datapath.verbs.WorkRequestOpcode;
 import io.spraynic.datapath.wire.BaseTransportHeader;
 import io.spraynic.datapath.wire.FrameClass;
 import io.spraynic.datapath.wire.ParseCounters;
+import io.spraynic.datapath.wire.ProbeHeader;
 import io.spraynic.datapath.wire.RdmaExtendedTransportHeader;
 import io.spraynic.datapath.wire.RoceFrame;
 import io.spraynic.datapath.wire.RoceParser;
@@ -113,6 +114,7 @@ class SprayWireFormatTest
             }
             final boolean[] offsets = new boolean[41];
             int data = 0;
+            int probes = 0;
             for (int plane = 0; plane < 2; plane++)
             {
                 for (final byte[] bytes : capturedA[plane].frames)
@@ -128,6 +130,17 @@ class SprayWireFormatTest
                     assertEquals(BaseTransportHeader.DEFAULT_PKEY, frame.pkey());
                     assertEquals(0, frame.tver());
                     assertFalse(frame.migReq());
+                    if (frame.opcode() == SprayOpcodes.PROBE)
+                    {
+                        // S8.3.1: the first data after the connection was idle is announced by a probe, which
+                        // occupies a PSN of its path (S5.2)
+                        final int path = ProbeHeader.path(seg, frame.customHeaderOffset());
+                        assertEquals(nextPsn[path], frame.psn(), "S5.2: a probe takes the next PSN of its path");
+                        assertEquals(frame.psn(), ProbeHeader.nextPsn(seg, frame.customHeaderOffset()));
+                        nextPsn[path] = Psn.next(nextPsn[path]);
+                        probes++;
+                        continue;
+                    }
                     if (!SprayOpcodes.isData(frame.opcode()))
                     {
                         continue;
@@ -158,6 +171,7 @@ class SprayWireFormatTest
                 }
             }
             assertEquals(41, data);
+            assertEquals(1, probes, "S8.3.1: one start probe, ahead of the data");
             int acks = 0;
             for (int plane = 0; plane < 2; plane++)
             {

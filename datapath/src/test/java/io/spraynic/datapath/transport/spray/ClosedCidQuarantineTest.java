@@ -1,0 +1,57 @@
+package io.spraynic.datapath.transport.spray;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/**
+ * docs/PROTOCOL.md S9.2: a closed CID is held for 2 x connectionTimeout.
+ */
+class ClosedCidQuarantineTest
+{
+    @Test
+    void shouldHoldAClosedCidForItsTimeThenFreeIt()
+    {
+        final ClosedCidQuarantine q = new ClosedCidQuarantine(1_000);
+        assertEquals(0, q.heldFor(7, 0), "never closed");
+        q.add(7, 100);
+        assertEquals(1_000, q.heldFor(7, 100));
+        assertEquals(1, q.heldFor(7, 1_099));
+        assertEquals(0, q.heldFor(8, 500), "another CID");
+        assertEquals(0, q.heldFor(7, 1_100), "free again");
+        assertEquals(0, q.size(), "expired entries are dropped");
+    }
+
+    @Test
+    void shouldCountFromTheLatestCloseOfACid()
+    {
+        final ClosedCidQuarantine q = new ClosedCidQuarantine(1_000);
+        q.add(7, 0);
+        q.add(7, 600);
+        assertEquals(600, q.heldFor(7, 1_000));
+    }
+
+    @Test
+    void shouldGrowBeyondItsFirstCapacityAndKeepOrder()
+    {
+        final ClosedCidQuarantine q = new ClosedCidQuarantine(10_000);
+        for (int i = 0; i < 100; i++)
+        {
+            q.add(i, i * 10L);
+        }
+        assertEquals(100, q.size());
+        for (int i = 0; i < 100; i++)
+        {
+            assertEquals(10_000 - (1_000 - i * 10L), q.heldFor(i, 1_000), "CID " + i);
+        }
+        assertEquals(0, q.heldFor(0, 10_000));
+        assertEquals(99, q.size(), "the oldest expired first");
+    }
+
+    @Test
+    void shouldRefuseANegativeHold()
+    {
+        assertThrows(IllegalArgumentException.class, () -> new ClosedCidQuarantine(-1));
+    }
+}
