@@ -32,7 +32,7 @@ final class ExperimentCommand implements Runnable
 
     @Command(name = "loss-sweep", mixinStandardHelpOptions = true,
         description = {
-            "Goodput / lossless goodput at 0, 0.01, 0.1, 1, 2, 5, 10 and 20 % random loss on every fabric link.",
+            "Goodput / lossless goodput at 0, 0.01, 0.1, 1, 2, 5, 10 and 20 %% random loss on every fabric link.",
             "Spray (one connection, 8 paths over the planes) against the RoCEv2 RC baseline (one QP per plane)."})
     static final class LossSweepCommand extends Common
     {

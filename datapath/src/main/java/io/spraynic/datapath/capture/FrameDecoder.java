@@ -2,6 +2,7 @@ package io.spraynic.datapath.capture;
 
 import io.spraynic.datapath.wire.AckExtendedTransportHeader;
 import io.spraynic.datapath.wire.ConnectionHeader;
+import io.spraynic.datapath.wire.PlaneAddress;
 import io.spraynic.datapath.wire.FrameClass;
 import io.spraynic.datapath.wire.Icrc;
 import io.spraynic.datapath.wire.NegativeAckHeader;
@@ -431,8 +432,19 @@ public final class FrameDecoder
                 .append(" mtu=").append(ConnectionHeader.mtu(s, header))
                 .append(" streams=").append(ConnectionHeader.streams(s, header))
                 .append(" initialPsn=").append(ConnectionHeader.initialPsn(s, header))
-                .append(" token=0x").append(Long.toHexString(ConnectionHeader.token(s, header)))
-                .append(')');
+                .append(" token=0x").append(Long.toHexString(ConnectionHeader.token(s, header)));
+            final int planes = ConnectionHeader.planes(s, header);
+            if ((ConnectionHeader.flags(s, header) & ConnectionHeader.FLAG_ADDRESSES) != 0 &&
+                frame.payloadLength() >= planes * PlaneAddress.LENGTH)
+            {
+                sb.append(" addresses=[");
+                for (int plane = 0; plane < planes; plane++)
+                {
+                    sb.append(plane == 0 ? "" : ", ").append(PlaneAddress.toString(s, PlaneAddress.entry(frame.payloadOffset(), plane)));
+                }
+                sb.append(']');
+            }
+            sb.append(')');
         }
     }
 

@@ -47,6 +47,9 @@ public final class ConnectionHeader
     /** The protocol version of S5.4. */
     public static final int VERSION = 1;
 
+    /** Flag (CONNECT): the payload is the sender's address on every plane, {@link PlaneAddress} entries (S5.5). */
+    public static final int FLAG_ADDRESSES = 1;
+
     private ConnectionHeader()
     {
     }

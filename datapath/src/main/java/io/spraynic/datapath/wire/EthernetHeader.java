@@ -60,12 +60,13 @@ public final class EthernetHeader
     {
     }
 
-    private static long mac(final MemorySegment segment, final long offset)
+    // a MAC anywhere in a packet: 6 bytes, network order (also in CONNECT's address list, S5.5)
+    static long mac(final MemorySegment segment, final long offset)
     {
         return ((long)Wire.u16(segment, offset) << 32) | Integer.toUnsignedLong(Wire.i32(segment, offset + 2));
     }
 
-    private static void mac(final MemorySegment segment, final long offset, final long mac)
+    static void mac(final MemorySegment segment, final long offset, final long mac)
     {
         Wire.put16(segment, offset, (int)(mac >>> 32));
         Wire.put32(segment, offset + 2, (int)mac);

@@ -43,7 +43,7 @@ public final class SprayOpcodes
         .withManufacturerOpcode(PROBE, PROBE_HEADER_LENGTH, false)
         .withManufacturerOpcode(NACK, NACK_HEADER_LENGTH, false)
         .withManufacturerOpcode(QUERY, NACK_HEADER_LENGTH, false)
-        .withManufacturerOpcode(CONNECT, CONNECTION_HEADER_LENGTH, false)
+        .withManufacturerOpcode(CONNECT, CONNECTION_HEADER_LENGTH, true) // the initiator's addresses (S5.5)
         .withManufacturerOpcode(CONNECT_ACK, CONNECTION_HEADER_LENGTH, false)
         .withManufacturerOpcode(CLOSE, CONNECTION_HEADER_LENGTH, false)
         .withManufacturerOpcode(CLOSE_ACK, CONNECTION_HEADER_LENGTH, false);

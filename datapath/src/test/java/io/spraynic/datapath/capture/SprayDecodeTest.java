@@ -2,6 +2,7 @@ package io.spraynic.datapath.capture;
 
 import io.spraynic.datapath.wire.BaseTransportHeader;
 import io.spraynic.datapath.wire.ConnectionHeader;
+import io.spraynic.datapath.wire.PlaneAddress;
 import io.spraynic.datapath.wire.EthernetHeader;
 import io.spraynic.datapath.wire.Ipv4Header;
 import io.spraynic.datapath.wire.NegativeAckHeader;
@@ -119,6 +120,24 @@ class SprayDecodeTest
                     close);
                 assertTrue(close.endsWith(" ok"), close);
             }
+        }
+    }
+
+    @Test
+    void shouldDecodeTheAddressesAConnectCarriesS55()
+    {
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment buffer = arena.allocate(2048);
+            final RoceFrameWriter writer = writer(SprayOpcodes.CONNECT);
+            ConnectionHeader.write(buffer, HEADERS, ConnectionHeader.FLAG_ADDRESSES, 8, 2, 4096, 4, 0x0A01, 77, 100_000, 0x99L);
+            final long list = writer.payloadOffset();
+            PlaneAddress.writeIpv4(buffer, PlaneAddress.entry(list, 0), 0x0A000001, 0x02_0000_0000_01L);
+            PlaneAddress.writeIpv6(buffer, PlaneAddress.entry(list, 1), 0xFD00_0000_0000_0001L, 0x2L, 0x02_0000_0001_01L);
+            final String connect = decode(buffer, writer.writeFrame(buffer, 0, 2 * PlaneAddress.LENGTH));
+            assertTrue(connect.contains(" SPRAY_CONNECT ") && connect.contains(" initialPsn=77 token=0x99 addresses=[" +
+                "10.0.0.1/02:00:00:00:00:01, fd00:0:0:1::2/02:00:00:00:01:01])"), connect);
+            assertTrue(connect.endsWith(" ok"), connect);
         }
     }
 

@@ -1974,7 +1974,8 @@ public final class SprayConnection implements PathSendWindow.Listener
     {
         final SprayHandshake handshake = engine.handshake();
         handshake.to(remoteIsIpv6[0], remoteIpv4[0], remoteIpv6High[0], remoteIpv6Low[0], remoteMac[0]);
-        return handshake.writeConnectionHeader(opcode, remoteCid, sourcePorts[0], paths, mtu, streams, localCid, 0, token);
+        return handshake.writeConnectionHeader(opcode, remoteCid, sourcePorts[0], paths, mtu, streams, localCid, 0, token,
+            null);
     }
 
     // S7.3: a path's loss rate is measured over its last 256 to 512 packets: the sample being filled and the

@@ -2,6 +2,7 @@ package io.spraynic.datapath.transport.spray;
 
 import io.spraynic.datapath.wire.ConnectionHeader;
 import io.spraynic.datapath.wire.EthernetHeader;
+import io.spraynic.datapath.wire.PlaneAddress;
 import io.spraynic.datapath.wire.RoceFrame;
 import io.spraynic.datapath.wire.RoceFrameWriter;
 import io.spraynic.datapath.wire.SprayOpcodes;
@@ -19,8 +20,9 @@ import java.util.List;
  * {@code SPRAY_CONNECT_ACK} echoing the token; the initiator then opens its side. A repeated CONNECT (its
  * ACK was lost) is answered again, never opened twice. Control path: allocates.
  * <p>
- * CONH carries no addresses, so the responder learns the initiator's plane-0 address (IPv4 or IPv6) from the
- * CONNECT itself and asks a {@link PeerResolver} for the other planes'. Every CONH packet goes on plane 0 in
+ * The responder learns the initiator's plane-0 address (IPv4 or IPv6) from the CONNECT itself and its other
+ * planes' from the address list the CONNECT carries (S5.5); a {@link PeerResolver} answers for a CONNECT
+ * without one. Every CONH packet goes on plane 0 in
  * the IP version of the peer's plane-0 address.
  */
 public final class SprayHandshake
@@ -173,7 +175,7 @@ public final class SprayHandshake
         final SprayConnectionConfig c = p.config;
         to(c.remoteIsIpv6[0], c.remoteIpv4[0], c.remoteIpv6High[0], c.remoteIpv6Low[0], c.remoteMac[0]);
         if (writeConnectionHeader(SprayOpcodes.CONNECT, 0, c.sourcePortBase, c.paths, c.mtu, c.streams, c.localCid,
-            c.sendInitialPsn, p.token))
+            c.sendInitialPsn, p.token, c))
         {
             p.tries++;
         }
@@ -227,9 +229,26 @@ public final class SprayHandshake
             {
                 config.remote(0, peerIpv4, peerMac);
             }
-            for (int plane = 1; plane < engine.config().planes; plane++)
+            final int planes = engine.config().planes;
+            final boolean carried = (ConnectionHeader.flags(seg, conh) & ConnectionHeader.FLAG_ADDRESSES) != 0 &&
+                frame.payloadLength() >= planes * PlaneAddress.LENGTH;
+            for (int plane = 1; plane < planes; plane++)
             {
-                if (ipv6)
+                if (carried)
+                {
+                    // S5.5: the initiator said where it is on every plane
+                    final long entry = PlaneAddress.entry(frame.payloadOffset(), plane);
+                    if (PlaneAddress.isIpv6(seg, entry))
+                    {
+                        config.remoteIpv6(plane, PlaneAddress.ipv6High(seg, entry), PlaneAddress.ipv6Low(seg, entry),
+                            PlaneAddress.mac(seg, entry));
+                    }
+                    else
+                    {
+                        config.remote(plane, PlaneAddress.ipv4(seg, entry), PlaneAddress.mac(seg, entry));
+                    }
+                }
+                else if (ipv6)
                 {
                     resolver.ipv6(plane, peerHigh, peerLow, peerMac, config);
                 }
@@ -253,7 +272,7 @@ public final class SprayHandshake
         final SprayConnectionConfig config = c.handshakeConfig;
         to(ipv6, peerIpv4, peerHigh, peerLow, peerMac);
         writeConnectionHeader(SprayOpcodes.CONNECT_ACK, config.remoteCid, config.sourcePortBase, config.paths, config.mtu,
-            config.streams, config.localCid, config.sendInitialPsn, token);
+            config.streams, config.localCid, config.sendInitialPsn, token, null);
     }
 
     /**
@@ -315,7 +334,7 @@ public final class SprayHandshake
             EthernetHeader.sourceMac(seg, frame.frameOffset()));
         writeConnectionHeader(SprayOpcodes.CLOSE_ACK, ConnectionHeader.senderCid(seg, conh), frame.udpSourcePort(),
             ConnectionHeader.paths(seg, conh), ConnectionHeader.mtu(seg, conh), ConnectionHeader.streams(seg, conh),
-            frame.destQp(), 0, ConnectionHeader.token(seg, conh));
+            frame.destQp(), 0, ConnectionHeader.token(seg, conh), null);
     }
 
     // a closed connection is no longer the answer to a repeated CONNECT
@@ -351,23 +370,38 @@ public final class SprayHandshake
         final int streams,
         final int senderCid,
         final int initialPsn,
-        final long token)
+        final long token,
+        final SprayConnectionConfig addressesFor)
     {
         final SprayConfig config = engine.config();
         final RoceFrameWriter writer = engine.writer(0);
         writer.dscp(config.dscp).udpSourcePort(sourcePort)
             .destQp(destCid).psn(0).opcode(opcode).ecn(0).solicited(false).ackReq(false);
+        final int payload = null == addressesFor ? 0 : config.planes * PlaneAddress.LENGTH;
         final SprayFrameOutput output = engine.output();
-        if (!output.claim(0, writer.frameLength(0)))
+        if (!output.claim(0, writer.frameLength(payload)))
         {
             return false;
         }
         final MemorySegment seg = output.buffer();
         final long base = output.offset();
-        ConnectionHeader.write(seg, base + writer.payloadOffset() - ConnectionHeader.LENGTH, 0, paths,
-            config.planes, mtu, streams, senderCid, initialPsn, (int)Math.min(Integer.MAX_VALUE, config.capacityMbps),
-            token);
-        output.commit(writer.writeFrame(seg, base, 0));
+        ConnectionHeader.write(seg, base + writer.payloadOffset() - ConnectionHeader.LENGTH,
+            null == addressesFor ? 0 : ConnectionHeader.FLAG_ADDRESSES, paths, config.planes, mtu, streams, senderCid,
+            initialPsn, (int)Math.min(Integer.MAX_VALUE, config.capacityMbps), token);
+        for (int plane = 0; null != addressesFor && plane < config.planes; plane++)
+        {
+            // this end's address on each plane, in the IP version the connection uses there (S5.5)
+            final long entry = PlaneAddress.entry(base + writer.payloadOffset(), plane);
+            if (addressesFor.remoteIsIpv6[plane])
+            {
+                PlaneAddress.writeIpv6(seg, entry, config.localIpv6High[plane], config.localIpv6Low[plane], config.localMac[plane]);
+            }
+            else
+            {
+                PlaneAddress.writeIpv4(seg, entry, config.localIpv4[plane], config.localMac[plane]);
+            }
+        }
+        output.commit(writer.writeFrame(seg, base, payload));
         return true;
     }
 }

@@ -2,8 +2,12 @@ package io.spraynic.datapath.transport.spray;
 
 import io.spraynic.datapath.port.FaultInjectingPacketPort;
 import io.spraynic.datapath.wire.BaseTransportHeader;
+import io.spraynic.datapath.wire.EthernetHeader;
+import io.spraynic.datapath.wire.Wire;
 import io.spraynic.datapath.wire.SprayOpcodes;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -41,6 +45,42 @@ class SprayHandshakeTest
             final SprayLossRecoveryTest.Workload w = new SprayLossRecoveryTest.Workload(bed, 2 << 20);
             w.post();
             w.runAndVerify(200_000);
+        }
+    }
+
+    @ParameterizedTest(name = "S5.5: ipv6={0}")
+    @ValueSource(booleans = {false, true})
+    void shouldReachTheInitiatorOnEveryPlaneByTheAddressesItsConnectCarriesS55(final boolean ipv6)
+    {
+        final SprayTestBed.Options options = new SprayTestBed.Options();
+        options.handshake = true;
+        options.ipv6 = ipv6;
+        options.resolverMustNotBeAsked = true;
+        // every frame B sends on plane 1 must be addressed to A's plane-1 address, which only the CONNECT told B
+        final int[] checked = new int[1];
+        final int[] misaddressed = new int[1];
+        options.wrapB((plane, port) -> plane != 1 ? port : FaultInjectingPacketPort.exact(port, (memory, offset, length) ->
+        {
+            checked[0]++;
+            final boolean macOk = EthernetHeader.destinationMac(memory, offset) == SprayTestBed.mac(1, 1);
+            final long ip = offset + EthernetHeader.LENGTH;
+            final boolean ipOk = ipv6 ?
+                memory.get(Wire.LONG_BE, ip + 24) == (SprayTestBed.IPV6_PREFIX | 1) && memory.get(Wire.LONG_BE, ip + 32) == 1 :
+                memory.get(Wire.INT_BE, ip + 16) == SprayTestBed.ip(1, 1);
+            if (!macOk || !ipOk)
+            {
+                misaddressed[0]++;
+            }
+            return false;
+        }));
+        try (SprayTestBed bed = new SprayTestBed(options))
+        {
+            assertEquals(SprayHandshake.Pending.State.ESTABLISHED, bed.pending.state());
+            final SprayLossRecoveryTest.Workload w = new SprayLossRecoveryTest.Workload(bed, 2 << 20);
+            w.post();
+            w.runAndVerify(200_000);
+            assertTrue(checked[0] > 100, "B sent on plane 1: " + checked[0]);
+            assertEquals(0, misaddressed[0], "B addressed plane 1 as the CONNECT said");
         }
     }
 

@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.function.BooleanSupplier;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -60,6 +61,8 @@ final class SprayTestBed implements AutoCloseable
         boolean ipv6;
         /** Set up the connection on the wire (S9.1) instead of opening both ends directly. */
         boolean handshake;
+        /** The responder's resolver fails the test if asked: the CONNECT must say where the initiator is (S5.5). */
+        boolean resolverMustNotBeAsked;
         /** The responder's limit on paths (the initiator's is {@link #paths}). */
         int responderPaths = 8;
         Wrapper wrapA = (plane, port) -> port;
@@ -158,6 +161,7 @@ final class SprayTestBed implements AutoCloseable
                 {
                     public int ipv4(final int plane, final int plane0Ipv4)
                     {
+                        assertFalse(options.resolverMustNotBeAsked, "the CONNECT carried the initiator's addresses");
                         return ip(plane, plane0Ipv4 & 0xFF);
                     }
 
@@ -169,6 +173,7 @@ final class SprayTestBed implements AutoCloseable
                     public void ipv6(final int plane, final long plane0High, final long plane0Low, final long plane0Mac,
                         final SprayConnectionConfig config)
                     {
+                        assertFalse(options.resolverMustNotBeAsked, "the CONNECT carried the initiator's addresses");
                         config.remoteIpv6(plane, IPV6_PREFIX | plane, plane0Low, SprayTestBed.mac(plane, (int)plane0Low));
                     }
                 });
