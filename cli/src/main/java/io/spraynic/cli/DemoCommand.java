@@ -33,7 +33,7 @@ import java.util.concurrent.Callable;
 @Command(name = "demo", mixinStandardHelpOptions = true,
     description = {
         "The main job, no NIC and no root: two NIC endpoints in this process, each with one DPDK net_ring port",
-        "per plane, joined through the fabric emulator in real time (default 4 planes, 8 paths, 1 % loss), an",
+        "per plane, joined through the fabric emulator in real time (default 4 planes, 8 paths, 1 %% loss), an",
         "RDMA WRITE transfer on several streams with the spray transport, every byte verified.",
         "--mode raw instead sends raw verified frames over a crossed pair of net_ring ports."})
 final class DemoCommand implements Callable<Integer>

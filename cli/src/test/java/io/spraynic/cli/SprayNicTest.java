@@ -64,6 +64,40 @@ class SprayNicTest
     }
 
     @Test
+    void shouldPrintEveryCommandsHelpWithoutPicocliWarnings()
+    {
+        final java.util.List<String[]> paths = new java.util.ArrayList<>();
+        collect(new picocli.CommandLine(new SprayNic()), new java.util.ArrayList<>(), paths);
+        assertTrue(paths.size() > 15, "every command and subcommand: " + paths.size());
+        for (final String[] path : paths)
+        {
+            final String[] args = java.util.Arrays.copyOf(path, path.length + 1);
+            args[path.length] = "--help";
+            final CliTestSupport.Run run = CliTestSupport.run(args);
+            final String name = String.join(" ", path);
+            assertEquals(0, run.exitCode(), name + ": " + run.err());
+            assertTrue(run.out().startsWith("Usage: spraynic"), name + ": " + run.out());
+            assertFalse(run.err().contains("picocli WARN") || run.out().contains("picocli WARN"),
+                name + " (a bare % in a description?): " + run.err());
+        }
+    }
+
+    private static void collect(final picocli.CommandLine command, final java.util.List<String> path,
+        final java.util.List<String[]> paths)
+    {
+        paths.add(path.toArray(new String[0]));
+        for (final java.util.Map.Entry<String, picocli.CommandLine> sub : command.getSubcommands().entrySet())
+        {
+            if (sub.getValue().getCommandName().equals(sub.getKey()) && !sub.getKey().equals("help"))
+            {
+                final java.util.List<String> next = new java.util.ArrayList<>(path);
+                next.add(sub.getKey());
+                collect(sub.getValue(), next, paths);
+            }
+        }
+    }
+
+    @Test
     void shouldPrintVersion()
     {
         final CliTestSupport.Run run = CliTestSupport.run("--version");
