@@ -144,10 +144,15 @@ public final class IpcMessages
             return buffer.getStringUtf8(offset + field, ORDER);
         }
 
-        /** @return bytes written: the length prefix and the (possibly cut) UTF-8 text. */
+        /** @return bytes written: the length prefix and the UTF-8 text, cut to {@link #MAX_STRING_BYTES} (control path). */
         int putString(final int field, final String value)
         {
-            return buffer.putStringUtf8(offset + field, value, ORDER, MAX_STRING_BYTES);
+            String text = value;
+            while (text.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > MAX_STRING_BYTES)
+            {
+                text = text.substring(0, Math.min(text.length() - 1, MAX_STRING_BYTES));
+            }
+            return buffer.putStringUtf8(offset + field, text, ORDER, MAX_STRING_BYTES);
         }
     }
 

@@ -137,6 +137,65 @@ class IpcConductorTest
         }
     }
 
+    @Test
+    void shouldNotAllocateWhenPostingPollingOrRelayingOnceWarm() throws Exception
+    {
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.SPRAY, Duration.ofSeconds(5));
+            Arena arena = Arena.ofShared();
+            NicClient client = NicClient.connect(bed.dir, WAIT))
+        {
+            final MemoryRegion peerRegion = bed.peer.register(arena.allocate(1 << 20, 4096), ALL);
+            final ClientRegion region = client.register(1 << 20, ALL);
+            final CompletableFuture<NicConnection> accepted = CompletableFuture.supplyAsync(() -> bed.peer.accept(WAIT));
+            final ClientConnection c = client.connect(new int[]{IpcTestBed.ip(1)}, new long[]{IpcTestBed.mac(1)}, WAIT);
+            assertNotNull(accepted.get(30, TimeUnit.SECONDS));
+            final com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean)java.lang.management.ManagementFactory.getThreadMXBean();
+            final long conductorId = Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().equals("spraynic-ipc")).mapToLong(Thread::threadId).findFirst().orElseThrow();
+            final long clientId = Thread.currentThread().threadId();
+            final ClientSendRequest send = new ClientSendRequest();
+            final WorkCompletion completion = new WorkCompletion();
+            long bestClient = Long.MAX_VALUE;
+            long bestConductor = Long.MAX_VALUE;
+            for (int round = 0; round < 8; round++)
+            {
+                final long clientBefore = threads.getThreadAllocatedBytes(clientId);
+                final long conductorBefore = threads.getThreadAllocatedBytes(conductorId);
+                int posted = 0;
+                int completed = 0;
+                final long deadline = System.nanoTime() + WAIT.toNanos();
+                while (completed < 64 && System.nanoTime() < deadline)
+                {
+                    if (posted < 64)
+                    {
+                        send.reset().wrId(posted).opcode(WorkRequestOpcode.RDMA_WRITE)
+                            .local(region, region.address() + posted * 16384L, 16384)
+                            .remote(peerRegion.address() + posted * 16384L, peerRegion.rkey());
+                        if (c.postSend(posted % c.streams(), send) == PostResult.OK)
+                        {
+                            posted++;
+                        }
+                    }
+                    while (c.sendCompletionQueue().poll(completion))
+                    {
+                        if (completion.status() != WorkCompletionStatus.SUCCESS)
+                        {
+                            throw new AssertionError("write failed: " + completion);
+                        }
+                        completed++;
+                    }
+                }
+                assertEquals(64, completed, "writes completed in round " + round);
+                bestClient = Math.min(bestClient, threads.getThreadAllocatedBytes(clientId) - clientBefore);
+                bestConductor = Math.min(bestConductor, threads.getThreadAllocatedBytes(conductorId) - conductorBefore);
+            }
+            // 64 posts, 64 relays and 64 completions a round: any per-request allocation would cost far more
+            assertTrue(bestClient < 256, "bytes the posting and polling thread allocated in a warm round: " + bestClient);
+            assertTrue(bestConductor < 1024, "bytes the conductor allocated in a warm round: " + bestConductor);
+        }
+    }
+
     /** Waits until the conductor relayed {@code count} requests in all. */
     private static void awaitPosted(final IpcTestBed bed, final long count)
     {
