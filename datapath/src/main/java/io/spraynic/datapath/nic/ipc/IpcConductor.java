@@ -45,7 +45,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
@@ -73,6 +76,8 @@ public final class IpcConductor implements Agent, AutoCloseable
     public static final long MAX_REGION_BYTES = 1L << 36;
     /** Longest a CONNECT, ACCEPT or close may ask the NIC to wait. */
     public static final int MAX_TIMEOUT_MS = 120_000;
+    /** Control actions (register, connect, accept, close) in progress at once, over every client. */
+    public static final int MAX_CONTROL_ACTIONS = 32;
     private static final int COMMANDS_PER_CYCLE = 16;
     private static final int REQUESTS_PER_CYCLE = 64;
     private static final int CHECK_INTERVAL_MS = 50;
@@ -89,12 +94,14 @@ public final class IpcConductor implements Agent, AutoCloseable
     private final BroadcastTransmitter toClients;
     private final UnsafeBuffer response = new UnsafeBuffer(new byte[1024]);
     private final ManyToOneConcurrentArrayQueue<Runnable> results = new ManyToOneConcurrentArrayQueue<>(4096);
-    private final ExecutorService control = Executors.newCachedThreadPool(runnable ->
-    {
-        final Thread t = new Thread(runnable, "spraynic-ipc-control");
-        t.setDaemon(true);
-        return t;
-    });
+    // bounded, so clients cannot make the NIC start threads without end (a refused action is answered with an error)
+    private final ExecutorService control = new ThreadPoolExecutor(0, MAX_CONTROL_ACTIONS, 30, TimeUnit.SECONDS,
+        new SynchronousQueue<>(), runnable ->
+        {
+            final Thread t = new Thread(runnable, "spraynic-ipc-control");
+            t.setDaemon(true);
+            return t;
+        });
     private final Long2ObjectHashMap<Client> clients = new Long2ObjectHashMap<>();
     private final ArrayList<Relay> relays = new ArrayList<>();
     private final IpcMessages.Header commandHeader = new IpcMessages.Header();
@@ -862,21 +869,26 @@ public final class IpcConductor implements Agent, AutoCloseable
     /** Frees what a client no longer holds: on a control thread, or here once the conductor is closing. */
     private void releaseLater(final Runnable release)
     {
-        if (closed)
+        if (!closed)
         {
-            release.run();
+            try
+            {
+                control.execute(release);
+                return;
+            }
+            catch (final RejectedExecutionException busy)
+            {
+                // every control thread is busy: free it here, late but certain
+            }
         }
-        else
-        {
-            control.execute(release);
-        }
+        release.run();
     }
 
     /** Runs {@code action} on a control thread, then {@code onDone} with its result, or an ERROR, on the conductor. */
     private <T> void submit(final Client client, final long correlationId, final int type,
         final java.util.concurrent.Callable<T> action, final java.util.function.Consumer<T> onDone)
     {
-        control.execute(() ->
+        final Runnable task = () ->
         {
             Runnable next;
             try
@@ -893,7 +905,16 @@ public final class IpcConductor implements Agent, AutoCloseable
             {
                 Thread.onSpinWait();
             }
-        });
+        };
+        try
+        {
+            control.execute(task);
+        }
+        catch (final RejectedExecutionException busy)
+        {
+            respondError(client.id, correlationId, type, "the NIC has " + MAX_CONTROL_ACTIONS +
+                " control actions in progress: retry once some finished");
+        }
     }
 
     private void respondOk(final long clientId, final long correlationId, final long value)
@@ -939,7 +960,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         control.shutdown();
         try
         {
-            control.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS);
+            control.awaitTermination(10, TimeUnit.SECONDS);
         }
         catch (final InterruptedException ex)
         {

@@ -22,6 +22,7 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * An application's handle on a NIC running in another process ({@code spraynic nic --ipc-dir DIR}, or any
@@ -416,6 +417,7 @@ public final class NicClient implements AutoCloseable
         }
         awaitedCorrelationId = correlationId;
         replyType = 0;
+        int idle = 0;
         while (0 == replyType)
         {
             try
@@ -423,7 +425,15 @@ public final class NicClient implements AutoCloseable
                 if (fromNic.receive(replyHandler) == 0)
                 {
                     failIfStopped(type, deadline);
-                    Thread.onSpinWait();
+                    // spin for a quick answer, then park: a handshake may take seconds
+                    if (++idle < 1000)
+                    {
+                        Thread.onSpinWait();
+                    }
+                    else
+                    {
+                        LockSupport.parkNanos(100_000);
+                    }
                 }
             }
             catch (final IllegalStateException lapped)
