@@ -166,7 +166,10 @@ final class NicCommand implements Callable<Integer>
         }
         final Path ipc = null == ipcDir ? null : ipcDir.toString().isEmpty() ? IpcFileDescriptor.defaultDirectory() : ipcDir;
         final java.util.Map<String, String> filled = new java.util.LinkedHashMap<>(params);
-        filled.putIfAbsent("queues", Integer.toString(workers));
+        if (workers != 1)
+        {
+            filled.putIfAbsent("queues", Integer.toString(workers)); // presets default to one queue; some (memif) have no such parameter
+        }
         final NicConfig nicConfig = PmdConfigLoader.load(config, filled, verbose);
         if (ips.size() != nicConfig.ports().size())
         {
