@@ -14,7 +14,6 @@ import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.wire.Wire;
 import io.spraynic.pmd.NicConfig;
-import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -208,8 +207,9 @@ final class NicCommand implements Callable<Integer>
             {
                 if (null != ipc)
                 {
+                    // the conductor relays every posted request and completion: it idles as the workers do (--idle)
                     conductor = IpcConductor.start(nic, ipc, counters, Duration.ofMillis((long)(ipcClientTimeout * 1000)),
-                        new BackoffIdleStrategy(100, 10, 1_000, 1_000_000));
+                        IdleStrategies.parse(idle).get());
                     System.out.printf(Locale.ROOT, "spraynic nic: serving applications in %s (spraynic client --ipc-dir %s)%n",
                         ipc, ipc);
                 }

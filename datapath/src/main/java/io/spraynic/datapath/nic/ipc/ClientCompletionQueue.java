@@ -54,7 +54,7 @@ public final class ClientCompletionQueue implements MessageHandler
         return filled;
     }
 
-    /** @return completions waiting (a snapshot, in bytes of records: 0 means empty). */
+    /** @return true when no completion waits (a snapshot). */
     public boolean isEmpty()
     {
         return ring.size() == 0;

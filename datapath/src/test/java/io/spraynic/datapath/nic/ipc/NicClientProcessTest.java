@@ -193,7 +193,7 @@ class NicClientProcessTest
     @Test
     void shouldReleaseWhatAKilledClientHeld() throws Exception
     {
-        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.SPRAY, Duration.ofSeconds(2));
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.SPRAY, Duration.ofSeconds(3));
             Arena arena = Arena.ofShared())
         {
             final MemoryRegion peerRegion = bed.peer.register(arena.allocate(IpcClientMain.REGION_BYTES, 4096), ALL);
