@@ -127,7 +127,10 @@ public final class IpcConductor implements Agent, AutoCloseable
     private AgentRunner runner;
     private volatile boolean closed;
 
-    /** The conductor's counters in the NIC's counters file (gauges and totals); any thread may update them. */
+    /**
+     * The conductor's counters in the NIC's counters file (gauges and totals). Regions and connections are made and
+     * freed on control threads, so those two are updated atomically; the rest only by the conductor thread.
+     */
     private static final class Counters
     {
         final AtomicCounter clients;
@@ -585,7 +588,7 @@ public final class IpcConductor implements Agent, AutoCloseable
             {
                 final MemorySegment segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
                 final MemoryRegion region = nic.register(segment, access);
-                counters.regions.incrementRelease();
+                counters.regions.increment();
                 return new Region(regionId, file, arena, region);
             }
             catch (final IOException | RuntimeException ex)
@@ -683,7 +686,7 @@ public final class IpcConductor implements Agent, AutoCloseable
             try
             {
                 final Relay relay = new Relay(connectionId, client, c, ConnectionRings.create(file, connectionId));
-                counters.connections.incrementRelease();
+                counters.connections.increment();
                 return relay;
             }
             catch (final RuntimeException ex)
@@ -847,7 +850,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         {
             relay.rings.close();
             delete(relay.rings.path());
-            counters.connections.decrementRelease();
+            counters.connections.decrement();
         }
     }
 
@@ -862,7 +865,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         {
             region.arena().close();
             delete(region.file());
-            counters.regions.decrementRelease();
+            counters.regions.decrement();
         }
     }
 
