@@ -428,7 +428,9 @@ public final class IpcConductor implements Agent, AutoCloseable
         final WorkCompletionOpcode completionOpcode = !send ? WorkCompletionOpcode.RECV :
             opcode >= 0 && opcode < OPCODES ?
                 WorkRequestOpcode.of(opcode).completionOpcode() : WorkCompletionOpcode.SEND;
-        if ((0 != lkey && null == region) || (null == region && bytes != 0))
+        // the engines check bounds too; checking here keeps a client's mistake from reaching a worker at all
+        if ((0 != lkey && null == region) || (null == region && bytes != 0) ||
+            (null != region && !region.contains(localAddress, bytes)))
         {
             return refuse(relay, send, wrId, completionOpcode, WorkCompletionStatus.LOC_PROT_ERR);
         }

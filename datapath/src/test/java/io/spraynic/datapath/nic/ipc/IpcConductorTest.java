@@ -119,6 +119,12 @@ class IpcConductorTest
             assertEquals(66, refused.wrId());
             assertEquals(WorkCompletionStatus.LOC_PROT_ERR, refused.status());
             assertEquals(1L, bed.counter("ipc: work requests refused"));
+            send.reset().wrId(67).opcode(WorkRequestOpcode.SEND).local(region, region.address() + (1 << 20) - 8, 64);
+            assertEquals(PostResult.OK, c.postSend(0, send));
+            final WorkCompletion outside = poll(c.sendCompletionQueue(), "send past the region's end");
+            assertEquals(67, outside.wrId());
+            assertEquals(WorkCompletionStatus.LOC_PROT_ERR, outside.status());
+            assertEquals(2L, bed.counter("ipc: work requests refused"));
             assertEquals(PostResult.INVALID_ARGUMENT, c.postSend(c.streams(), send));
 
             final DrainReport.ConnectionDrain drain = c.close(Duration.ofSeconds(5));
