@@ -276,7 +276,19 @@ public final class IpcConductor implements Agent, AutoCloseable
     {
         try
         {
-            Files.createDirectories(directory);
+            if (!Files.isDirectory(directory))
+            {
+                // only this user's processes may command the NIC or map its regions (where the file system knows owners)
+                try
+                {
+                    Files.createDirectories(directory, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                        java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
+                }
+                catch (final UnsupportedOperationException notPosix)
+                {
+                    Files.createDirectories(directory);
+                }
+            }
         }
         catch (final IOException ex)
         {

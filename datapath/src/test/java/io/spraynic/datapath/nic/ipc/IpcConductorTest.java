@@ -296,6 +296,29 @@ class IpcConductorTest
     }
 
     @Test
+    void shouldTellAConnectedClientThatTheNicStopped() throws Exception
+    {
+        final NicClient client;
+        final ClientConnection c;
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.SPRAY, Duration.ofSeconds(5)))
+        {
+            assertEquals("rwx------", java.nio.file.attribute.PosixFilePermissions.toString(
+                Files.getPosixFilePermissions(bed.dir)), "only this user reaches the NIC");
+            client = NicClient.connect(bed.dir, WAIT);
+            client.register(4096, ALL);
+            final CompletableFuture<NicConnection> accepted = CompletableFuture.supplyAsync(() -> bed.peer.accept(WAIT));
+            c = client.connect(new int[]{IpcTestBed.ip(1)}, new long[]{IpcTestBed.mac(1)}, WAIT);
+            assertNotNull(accepted.get(30, TimeUnit.SECONDS));
+            assertFalse(client.isNicStopped());
+        }
+        assertTrue(client.isNicStopped());
+        assertEquals(PostResult.INVALID_STATE, c.postSend(0, new ClientSendRequest()));
+        assertTrue(assertThrows(IllegalStateException.class, () -> client.register(4096, ALL)).getMessage()
+            .contains("has stopped"));
+        client.close(); // releases this process's views; nothing to tell a stopped NIC
+    }
+
+    @Test
     void shouldSayClearlyWhenNoNicServesTheDirectoryOrItStopped() throws Exception
     {
         final IllegalStateException none = assertThrows(IllegalStateException.class,
