@@ -13,6 +13,7 @@ import io.spraynic.datapath.verbs.PostResult;
 import io.spraynic.datapath.verbs.WorkCompletion;
 import io.spraynic.datapath.verbs.WorkCompletionStatus;
 import io.spraynic.datapath.verbs.WorkRequestOpcode;
+import io.spraynic.datapath.wire.Wire;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -62,8 +63,9 @@ final class ClientCommand implements Callable<Integer>
         }
         try (NicClient nic = NicClient.connect(dir, timeout))
         {
-            System.out.printf(Locale.ROOT, "spraynic client: NIC pid %d in %s: %s, %d plane(s); client id %d%n",
-                nic.nicPid(), dir, nic.mode().name().toLowerCase(Locale.ROOT), nic.planes(), nic.clientId());
+            System.out.printf(Locale.ROOT, "spraynic client: NIC pid %d in %s: %s, %d plane(s), %s at %s; client id %d%n",
+                nic.nicPid(), dir, nic.mode().name().toLowerCase(Locale.ROOT), nic.planes(), Wire.ipv4ToString(nic.localIpv4(0)),
+                Wire.macToString(nic.localMac(0)), nic.clientId());
             final ClientRegion region = nic.register(size, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE |
                 AccessFlags.REMOTE_READ);
             System.out.printf(Locale.ROOT, "spraynic client: registered %,d bytes at addr=%d lkey=%d rkey=%d (%s)%n",

@@ -233,6 +233,11 @@ public final class IpcConductor implements Agent, AutoCloseable
         header.putInt(IpcFileDescriptor.TO_CLIENTS_LENGTH_OFFSET, IpcFileDescriptor.toClientsLength(), IpcMessages.ORDER);
         header.putInt(IpcFileDescriptor.MODE_OFFSET, nic.mode().ordinal(), IpcMessages.ORDER);
         header.putInt(IpcFileDescriptor.PLANES_OFFSET, nic.planes(), IpcMessages.ORDER);
+        for (int p = 0; p < Math.min(nic.planes(), IpcMessages.MAX_PLANES); p++)
+        {
+            header.putInt(IpcFileDescriptor.LOCAL_IPV4_OFFSET + 4 * p, nic.localIpv4(p), IpcMessages.ORDER);
+            header.putLong(IpcFileDescriptor.LOCAL_MAC_OFFSET + 8 * p, nic.localMac(p), IpcMessages.ORDER);
+        }
         this.toNic = new ManyToOneRingBuffer(new UnsafeBuffer(header, IpcFileDescriptor.HEADER_LENGTH,
             IpcFileDescriptor.toNicLength()));
         this.toClients = new BroadcastTransmitter(new UnsafeBuffer(header,

@@ -23,7 +23,9 @@ import java.nio.file.Path;
  *   | to-NIC length     | to-clients length | 40
  *   | mode (0 spray, 1 RoCEv2) | planes     | 48
  *   +-------------------+-------------------+
- *   | ... up to HEADER_LENGTH (128)          |
+ *   | IPv4 of planes 0..7 (int each)         | 64
+ *   | MAC of planes 0..7 (long each)         | 96
+ *   | ... up to HEADER_LENGTH (256)          |
  *   +---------------------------------------+
  *   | to-NIC commands: ManyToOneRingBuffer   | HEADER_LENGTH
  *   +---------------------------------------+
@@ -47,7 +49,11 @@ public final class IpcFileDescriptor
     public static final int TO_CLIENTS_LENGTH_OFFSET = 44;
     public static final int MODE_OFFSET = 48;
     public static final int PLANES_OFFSET = 52;
-    public static final int HEADER_LENGTH = 128;
+    /** The NIC's IPv4 address on plane p at {@code LOCAL_IPV4_OFFSET + 4 * p}, for peers to connect to. */
+    public static final int LOCAL_IPV4_OFFSET = 64;
+    /** The NIC's MAC on plane p at {@code LOCAL_MAC_OFFSET + 8 * p}. */
+    public static final int LOCAL_MAC_OFFSET = LOCAL_IPV4_OFFSET + 4 * IpcMessages.MAX_PLANES;
+    public static final int HEADER_LENGTH = 256;
 
     /** The control file's name in the IPC directory. */
     public static final String CONTROL_FILE = "nic.ctl";

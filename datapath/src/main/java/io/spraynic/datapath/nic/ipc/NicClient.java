@@ -229,6 +229,27 @@ public final class NicClient implements AutoCloseable
         return planes;
     }
 
+    /** @return the NIC's IPv4 address on {@code plane}: what a peer connects to. */
+    public int localIpv4(final int plane)
+    {
+        return header.getInt(IpcFileDescriptor.LOCAL_IPV4_OFFSET + 4 * checkPlane(plane), IpcMessages.ORDER);
+    }
+
+    /** @return the NIC's MAC on {@code plane}. */
+    public long localMac(final int plane)
+    {
+        return header.getLong(IpcFileDescriptor.LOCAL_MAC_OFFSET + 8 * checkPlane(plane), IpcMessages.ORDER);
+    }
+
+    private int checkPlane(final int plane)
+    {
+        if (plane < 0 || plane >= Math.min(planes, IpcMessages.MAX_PLANES))
+        {
+            throw new IllegalArgumentException("plane " + plane + " is not one of the NIC's 0.." + (planes - 1));
+        }
+        return plane;
+    }
+
     /** @return how long the NIC waits without a keepalive before it releases a client. */
     public long clientTimeoutMs()
     {

@@ -56,6 +56,8 @@ class IpcConductorTest
             final NicClient client = NicClient.connect(bed.dir, WAIT);
             assertEquals(NicConnection.Kind.SPRAY, client.mode());
             assertEquals(ProcessHandle.current().pid(), client.nicPid());
+            assertEquals(IpcTestBed.ip(0), client.localIpv4(0));
+            assertEquals(IpcTestBed.mac(0), client.localMac(0));
             final ClientRegion region = client.register(1 << 20, ALL);
             assertTrue(Files.exists(region.file()));
             assertEquals(1L, bed.counter("ipc: regions"));
