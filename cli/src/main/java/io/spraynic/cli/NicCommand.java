@@ -96,6 +96,10 @@ final class NicCommand implements Callable<Integer>
         {
             throw new IllegalArgumentException("--mode " + mode + " is not one of classify, spray, rocev2");
         }
+        if (null != ipcDir)
+        {
+            throw new IllegalArgumentException("--ipc-dir serves applications a spray or RoCEv2 NIC: add --mode spray or --mode rocev2");
+        }
         final Supplier<IdleStrategy> idleStrategies = IdleStrategies.parse(idle);
         final NicConfig nicConfig = PmdConfigLoader.load(config, params, verbose);
 

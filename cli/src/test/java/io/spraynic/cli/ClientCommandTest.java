@@ -111,6 +111,9 @@ class ClientCommandTest
         final CliTestSupport.Run none = CliTestSupport.run("client", "--ipc-dir", ipc.toString(), "--timeout", "0.1");
         assertTrue(none.exitCode() != 0);
         assertTrue(none.err().contains("no NIC serves " + ipc), none.err());
+        final CliTestSupport.Run classify = CliTestSupport.run("nic", "--config", "net_null", "--ipc-dir", ipc.toString());
+        assertTrue(classify.exitCode() != 0);
+        assertTrue(classify.err().contains("add --mode spray or --mode rocev2"), classify.err());
 
         final List<String> command = new ArrayList<>();
         command.add(ProcessHandle.current().info().command().orElseThrow());
