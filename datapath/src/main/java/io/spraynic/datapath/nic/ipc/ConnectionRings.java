@@ -1,8 +1,12 @@
 package io.spraynic.datapath.nic.ipc;
 
+import io.spraynic.datapath.verbs.MemoryRegion;
+import io.spraynic.datapath.verbs.SendWorkRequest;
 import io.spraynic.datapath.verbs.WorkCompletion;
 import io.spraynic.datapath.verbs.WorkCompletionOpcode;
 import io.spraynic.datapath.verbs.WorkCompletionStatus;
+import io.spraynic.datapath.verbs.WorkRequestOpcode;
+import org.agrona.DirectBuffer;
 import org.agrona.IoUtil;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.AtomicBuffer;
@@ -197,6 +201,27 @@ public final class ConnectionRings implements AutoCloseable
         b.putByte(index + WC_HAS_IMMEDIATE_OFFSET, (byte)(completion.hasImmediate() ? 1 : 0));
         ring.commit(index);
         return true;
+    }
+
+    /**
+     * Reads a send request record into a holder (NIC side): no allocation. The caller checked the opcode and
+     * resolved the lkey to {@code region}.
+     *
+     * @return {@code into}.
+     */
+    static SendWorkRequest readSendRequest(final DirectBuffer b, final int index, final MemoryRegion region,
+        final SendWorkRequest into)
+    {
+        final byte flags = b.getByte(index + WR_FLAGS_OFFSET);
+        return into.reset().wrId(b.getLong(index + WR_ID_OFFSET, IpcMessages.ORDER))
+            .opcode(WorkRequestOpcode.of(b.getByte(index + WR_OPCODE_OFFSET)))
+            .local(region, b.getLong(index + WR_LOCAL_ADDRESS_OFFSET, IpcMessages.ORDER),
+                b.getInt(index + WR_LENGTH_OFFSET, IpcMessages.ORDER))
+            .remote(b.getLong(index + WR_REMOTE_ADDRESS_OFFSET, IpcMessages.ORDER),
+                b.getInt(index + WR_RKEY_OFFSET, IpcMessages.ORDER))
+            .immediate(b.getInt(index + WR_IMMEDIATE_OFFSET, IpcMessages.ORDER))
+            .signaled((flags & FLAG_SIGNALED) != 0)
+            .solicited((flags & FLAG_SOLICITED) != 0);
     }
 
     /** Reads a completion record into a holder (client side); bad codes read as GENERAL_ERR. */

@@ -458,14 +458,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         final int result;
         if (send)
         {
-            final byte flags = buffer.getByte(index + ConnectionRings.WR_FLAGS_OFFSET);
-            sendRequest.reset().wrId(wrId).opcode(WorkRequestOpcode.of(opcode)).local(region, localAddress, bytes)
-                .remote(buffer.getLong(index + ConnectionRings.WR_REMOTE_ADDRESS_OFFSET, IpcMessages.ORDER),
-                    buffer.getInt(index + ConnectionRings.WR_RKEY_OFFSET, IpcMessages.ORDER))
-                .immediate(buffer.getInt(index + ConnectionRings.WR_IMMEDIATE_OFFSET, IpcMessages.ORDER))
-                .signaled((flags & ConnectionRings.FLAG_SIGNALED) != 0)
-                .solicited((flags & ConnectionRings.FLAG_SOLICITED) != 0);
-            result = relay.connection.postSend(stream, sendRequest);
+            result = relay.connection.postSend(stream, ConnectionRings.readSendRequest(buffer, index, region, sendRequest));
         }
         else
         {
