@@ -8,6 +8,8 @@ import io.spraynic.datapath.nic.EmbeddedNicConfig;
 import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.nic.NicRuntime;
 import io.spraynic.datapath.nic.PeerExchange;
+import io.spraynic.datapath.nic.ipc.IpcConductor;
+import io.spraynic.datapath.nic.ipc.IpcFileDescriptor;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.wire.Wire;
@@ -74,6 +76,16 @@ final class NicCommand implements Callable<Integer>
         description = "spray mode: publish this NIC's addresses and exposed region in DIR (nic.addr), for spraynic transfer --peer-kind nic.")
     Path exchange;
 
+    @Option(names = "--ipc-dir", arity = "0..1", paramLabel = "DIR", fallbackValue = "",
+        description = {"spray and rocev2 modes: serve applications in other processes through shared memory in DIR",
+            "(default with no DIR: $SPRAYNIC_IPC_DIR, else /dev/shm/spraynic-$USER); they use it with NicClient or",
+            "spraynic client. Incoming spray connections then go to the clients that accept them."})
+    Path ipcDir;
+
+    @Option(names = "--ipc-client-timeout", defaultValue = "5", paramLabel = "SECONDS",
+        description = "with --ipc-dir: release a client's connections and memory after this long without a keepalive (default ${DEFAULT-VALUE}).")
+    double ipcClientTimeout;
+
     public Integer call() throws Exception
     {
         if (mode.equalsIgnoreCase("spray") || mode.equalsIgnoreCase("rocev2"))
@@ -83,6 +95,10 @@ final class NicCommand implements Callable<Integer>
         if (!mode.equalsIgnoreCase("classify"))
         {
             throw new IllegalArgumentException("--mode " + mode + " is not one of classify, spray, rocev2");
+        }
+        if (null != ipcDir)
+        {
+            throw new IllegalArgumentException("--ipc-dir serves applications a spray or RoCEv2 NIC: add --mode spray or --mode rocev2");
         }
         final Supplier<IdleStrategy> idleStrategies = IdleStrategies.parse(idle);
         final NicConfig nicConfig = PmdConfigLoader.load(config, params, verbose);
@@ -146,12 +162,17 @@ final class NicCommand implements Callable<Integer>
         {
             throw new IllegalArgumentException("--mode " + mode + " needs --ip: this NIC's IPv4 address on each port, e.g. --ip 10.0.0.2");
         }
-        if (kind == NicConnection.Kind.ROCEV2 && null == exchange)
+        if (kind == NicConnection.Kind.ROCEV2 && null == exchange && null == ipcDir)
         {
-            throw new IllegalArgumentException("--mode rocev2 needs --exchange DIR: RoCEv2 queue pairs are connected out of band");
+            throw new IllegalArgumentException("--mode rocev2 needs --exchange DIR (RoCEv2 queue pairs are connected out of " +
+                "band) or --ipc-dir for applications that connect their own");
         }
+        final Path ipc = null == ipcDir ? null : ipcDir.toString().isEmpty() ? IpcFileDescriptor.defaultDirectory() : ipcDir;
         final java.util.Map<String, String> filled = new java.util.LinkedHashMap<>(params);
-        filled.putIfAbsent("queues", Integer.toString(workers));
+        if (workers != 1)
+        {
+            filled.putIfAbsent("queues", Integer.toString(workers)); // presets default to one queue; some (memif) have no such parameter
+        }
         final NicConfig nicConfig = PmdConfigLoader.load(config, filled, verbose);
         if (ips.size() != nicConfig.ports().size())
         {
@@ -185,8 +206,17 @@ final class NicCommand implements Callable<Integer>
         {
             final EmbeddedNic nic = EmbeddedNic.startOnDpdk(nicConfig, embedded, counters, portCapture::wrap);
             DrainReport report = null;
+            IpcConductor conductor = null;
             try
             {
+                if (null != ipc)
+                {
+                    // the conductor relays every posted request and completion: it idles as the workers do (--idle)
+                    conductor = IpcConductor.start(nic, ipc, counters, Duration.ofMillis((long)(ipcClientTimeout * 1000)),
+                        IdleStrategies.parse(idle).get());
+                    System.out.printf(Locale.ROOT, "spraynic nic: serving applications in %s (spraynic client --ipc-dir %s)%n",
+                        ipc, ipc);
+                }
                 if (expose > 0)
                 {
                     final MemoryRegion region = nic.register(arena.allocate(expose, 4096),
@@ -199,7 +229,8 @@ final class NicCommand implements Callable<Integer>
                         PeerExchange.publishServer(nic, region, exchange);
                     }
                 }
-                final NicConnection offered = kind == NicConnection.Kind.ROCEV2 ? PeerExchange.offerQueuePair(nic, exchange) : null;
+                final NicConnection offered = kind == NicConnection.Kind.ROCEV2 && null != exchange ?
+                    PeerExchange.offerQueuePair(nic, exchange) : null;
                 boolean visitorConnected = false;
                 System.out.printf(Locale.ROOT, "spraynic nic: %s on %s, %s at %s, %d worker(s); counters in %s%n",
                     kind.name().toLowerCase(Locale.ROOT), config, ips, Wire.macToString(nic.localMac(0)), workers, counters.path());
@@ -220,6 +251,11 @@ final class NicCommand implements Callable<Integer>
                         Thread.sleep(200);
                         continue;
                     }
+                    if (null != conductor)
+                    {
+                        Thread.sleep(200); // incoming connections are the IPC clients' to accept
+                        continue;
+                    }
                     final NicConnection accepted = nic.accept(Duration.ofMillis(200));
                     if (null != accepted)
                     {
@@ -231,6 +267,10 @@ final class NicCommand implements Callable<Integer>
             }
             finally
             {
+                if (null != conductor)
+                {
+                    conductor.close();
+                }
                 report = nic.close(Duration.ofSeconds(5));
                 final long captured = portCapture.finish();
                 System.out.printf(Locale.ROOT, "spraynic nic: stopped; %s%s%n", report.describe(),

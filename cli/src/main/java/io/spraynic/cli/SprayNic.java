@@ -21,6 +21,7 @@ import java.io.PrintWriter;
         DecodeCommand.class,
         StatCommand.class,
         NicCommand.class,
+        ClientCommand.class,
         TransferCommand.class,
         ExperimentCommand.class,
         CommandLine.HelpCommand.class

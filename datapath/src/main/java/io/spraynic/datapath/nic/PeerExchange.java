@@ -178,6 +178,31 @@ public final class PeerExchange
     }
 
     /**
+     * What a serving NIC ({@link #publishServer}) published: its address and MAC per plane and the region it exposes.
+     *
+     * @param ipv4    its address on each plane.
+     * @param mac     its MAC on each plane.
+     * @param address the exposed region's virtual address.
+     * @param rkey    the exposed region's remote key.
+     * @param length  the exposed region's bytes.
+     */
+    public record Served(int[] ipv4, long[] mac, long address, int rkey, long length)
+    {
+    }
+
+    /**
+     * Waits for a serving NIC's {@code nic.addr} in {@code directory} and reads it.
+     *
+     * @param planes the planes the visitor has (the server must say as many addresses).
+     */
+    public static Served awaitServed(final Path directory, final int planes, final Duration timeout) throws IOException
+    {
+        final Map<String, String> server = fields(await(directory, "nic.addr", timeout));
+        return new Served(ips(server, planes), macs(server, planes), Long.parseLong(require(server, "addr")),
+            Integer.parseInt(require(server, "rkey")), Long.parseLong(require(server, "length")));
+    }
+
+    /**
      * Visits a serving NIC: connects to it (spray: on the wire; RoCEv2: queue pairs through the directory), RDMA-WRITEs {@code bytes} of this side's pattern into the
      * region it exposes, RDMA-READs them back into a separate buffer and checks every byte: the serving NIC
      * placed the writes and answered the reads with no application on its side. The NIC is closed (drained)
@@ -188,8 +213,8 @@ public final class PeerExchange
     {
         try (Arena arena = Arena.ofShared())
         {
-            final Map<String, String> server = fields(await(directory, "nic.addr", timeout));
-            final long exposedLength = Long.parseLong(require(server, "length"));
+            final Served server = awaitServed(directory, nic.planes(), timeout);
+            final long exposedLength = server.length();
             if (bytes > exposedLength)
             {
                 throw new IllegalArgumentException("the serving NIC exposes " + exposedLength + " bytes, fewer than the " + bytes +
@@ -202,7 +227,7 @@ public final class PeerExchange
             final NicConnection connection;
             if (nic.mode() == NicConnection.Kind.SPRAY)
             {
-                connection = nic.connect(ips(server, nic.planes()), macs(server, nic.planes()), timeout);
+                connection = nic.connect(server.ipv4(), server.mac(), timeout);
             }
             else
             {
@@ -212,8 +237,8 @@ public final class PeerExchange
                 connection.connect(RocevEndpoint.parse(await(directory, "nic.qp", timeout)), timeout);
                 await(directory, "nic.ready", timeout);
             }
-            final long remote = Long.parseLong(require(server, "addr"));
-            final int rkey = Integer.parseInt(require(server, "rkey"));
+            final long remote = server.address();
+            final int rkey = server.rkey();
             final long start = System.nanoTime();
             write(connection, local, remote, rkey, messageBytes, false, timeout);
             read(connection, into, remote, rkey, messageBytes, timeout);

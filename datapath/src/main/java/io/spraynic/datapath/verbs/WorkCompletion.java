@@ -14,6 +14,25 @@ public final class WorkCompletion
     boolean hasImmediate;
     int qpNumber;
 
+    /**
+     * Fills every field, for a completion that arrives some other way than a {@link CompletionQueue} (e.g. from a
+     * NIC process's shared-memory ring).
+     *
+     * @return this.
+     */
+    public WorkCompletion set(final long wrId, final WorkCompletionStatus status, final WorkCompletionOpcode opcode,
+        final int byteLength, final boolean hasImmediate, final int immediateData, final int qpNumber)
+    {
+        this.wrId = wrId;
+        this.status = status;
+        this.opcode = opcode;
+        this.byteLength = byteLength;
+        this.hasImmediate = hasImmediate;
+        this.immediateData = immediateData;
+        this.qpNumber = qpNumber;
+        return this;
+    }
+
     /** @return the work request id given when posting. */
     public long wrId()
     {

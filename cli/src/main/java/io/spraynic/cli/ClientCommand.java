@@ -1,0 +1,153 @@
+package io.spraynic.cli;
+
+import io.spraynic.datapath.nic.DrainReport;
+import io.spraynic.datapath.nic.NicConnection;
+import io.spraynic.datapath.nic.PeerExchange;
+import io.spraynic.datapath.nic.ipc.ClientConnection;
+import io.spraynic.datapath.nic.ipc.ClientRegion;
+import io.spraynic.datapath.nic.ipc.ClientSendRequest;
+import io.spraynic.datapath.nic.ipc.IpcFileDescriptor;
+import io.spraynic.datapath.nic.ipc.NicClient;
+import io.spraynic.datapath.verbs.AccessFlags;
+import io.spraynic.datapath.verbs.PostResult;
+import io.spraynic.datapath.verbs.WorkCompletion;
+import io.spraynic.datapath.verbs.WorkCompletionStatus;
+import io.spraynic.datapath.verbs.WorkRequestOpcode;
+import io.spraynic.datapath.wire.Wire;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code spraynic client}: an application in its own process using a running {@code spraynic nic --ipc-dir}
+ * through shared memory ({@link NicClient}), to try the NIC-process API from a shell: it connects, registers
+ * memory, and with {@code --peer-exchange} RDMA-WRITEs a pattern into the memory a peer NIC exposes, READs it
+ * back and checks every byte.
+ */
+@Command(name = "client", mixinStandardHelpOptions = true,
+    description = "Use a running NIC (spraynic nic --ipc-dir) from this process through shared memory: register memory and, " +
+        "with --peer-exchange, RDMA-WRITE then READ back a peer NIC's exposed memory, checking every byte.")
+final class ClientCommand implements Callable<Integer>
+{
+    @Option(names = "--ipc-dir", paramLabel = "DIR",
+        description = "The NIC's IPC directory (default: $SPRAYNIC_IPC_DIR, else /dev/shm/spraynic-$USER).")
+    Path ipcDir;
+
+    @Option(names = "--size", converter = SizeConverter.class, defaultValue = "1m",
+        description = "Bytes to register (and to write and read back with --peer-exchange; default ${DEFAULT-VALUE}).")
+    long size;
+
+    @Option(names = "--message", converter = SizeConverter.class, defaultValue = "64k",
+        description = "Bytes per RDMA WRITE or READ (default ${DEFAULT-VALUE}).")
+    long message;
+
+    @Option(names = "--peer-exchange", paramLabel = "DIR",
+        description = "Exchange directory of a spray NIC that exposes memory (spraynic nic --mode spray --expose N --exchange DIR).")
+    Path peerExchange;
+
+    @Option(names = "--timeout", defaultValue = "20", description = "Seconds any step may take (default ${DEFAULT-VALUE}).")
+    double timeoutSeconds;
+
+    public Integer call() throws Exception
+    {
+        final Path dir = null == ipcDir ? IpcFileDescriptor.defaultDirectory() : ipcDir;
+        final Duration timeout = Duration.ofMillis((long)(timeoutSeconds * 1000));
+        if (size < 1 || message < 1 || message > Integer.MAX_VALUE)
+        {
+            throw new IllegalArgumentException("--size and --message must be positive (and --message below 2 GiB)");
+        }
+        try (NicClient nic = NicClient.connect(dir, timeout))
+        {
+            System.out.printf(Locale.ROOT, "spraynic client: NIC pid %d in %s: %s, %d plane(s), %s at %s; client id %d%n",
+                nic.nicPid(), dir, nic.mode().name().toLowerCase(Locale.ROOT), nic.planes(), Wire.ipv4ToString(nic.localIpv4(0)),
+                Wire.macToString(nic.localMac(0)), nic.clientId());
+            final ClientRegion region = nic.register(size, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE |
+                AccessFlags.REMOTE_READ);
+            System.out.printf(Locale.ROOT, "spraynic client: registered %,d bytes at addr=%d lkey=%d rkey=%d (%s)%n",
+                region.length(), region.address(), region.lkey(), region.rkey(), region.file());
+            if (null == peerExchange)
+            {
+                return 0;
+            }
+            if (nic.mode() != NicConnection.Kind.SPRAY)
+            {
+                throw new IllegalArgumentException("--peer-exchange visits a spray NIC; this NIC runs " + nic.mode());
+            }
+            final PeerExchange.Served peer = PeerExchange.awaitServed(peerExchange, nic.planes(), timeout);
+            if (size > peer.length())
+            {
+                throw new IllegalArgumentException("the peer exposes " + peer.length() + " bytes, fewer than --size " + size);
+            }
+            final MemorySegment bytes = region.segment();
+            final long half = size / 2;
+            final MemorySegment source = bytes.asSlice(0, half);
+            final MemorySegment readBack = bytes.asSlice(half, half);
+            final java.util.SplittableRandom random = new java.util.SplittableRandom(size);
+            for (long i = 0; i < half; i++)
+            {
+                source.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte)random.nextInt());
+            }
+            final ClientConnection c = nic.connect(peer.ipv4(), peer.mac(), timeout);
+            System.out.printf(Locale.ROOT, "spraynic client: connected 0x%x, %d stream(s)%n", c.localId(), c.streams());
+            final long start = System.nanoTime();
+            transfer(c, region, 0, peer, half, (int)message, WorkRequestOpcode.RDMA_WRITE, timeout);
+            transfer(c, region, half, peer, half, (int)message, WorkRequestOpcode.RDMA_READ, timeout);
+            final long nanos = System.nanoTime() - start;
+            final long mismatch = source.mismatch(readBack);
+            final DrainReport.ConnectionDrain drain = c.close(timeout);
+            System.out.printf(Locale.ROOT, "spraynic client: wrote and read back %,d bytes in %.1f ms: %s; %s%n", half,
+                nanos / 1e6, mismatch == -1 ? "every byte verified" : "MISMATCH at byte " + mismatch,
+                drain.idle() ? "closed idle" : "closed with data in flight");
+            return mismatch == -1 ? 0 : 1;
+        }
+    }
+
+    /** WRITEs {@code bytes} from {@code offset} of the region to the peer's region start, or READs them back there. */
+    private static void transfer(final ClientConnection c, final ClientRegion region, final long offset,
+        final PeerExchange.Served peer, final long bytes, final int messageBytes, final WorkRequestOpcode opcode,
+        final Duration timeout)
+    {
+        final int messages = (int)Math.max(1, (bytes + messageBytes - 1) / messageBytes);
+        final ClientSendRequest request = new ClientSendRequest();
+        final WorkCompletion completion = new WorkCompletion();
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        int posted = 0;
+        int completed = 0;
+        while (completed < messages)
+        {
+            if (System.nanoTime() >= deadline)
+            {
+                throw new IllegalStateException("only " + completed + " of " + messages + " " + opcode + "s completed in time");
+            }
+            if (posted < messages)
+            {
+                final long at = (long)posted * messageBytes;
+                final int length = (int)Math.min(messageBytes, bytes - at);
+                request.reset().wrId(posted).opcode(opcode).local(region, region.address() + offset + at, length)
+                    .remote(peer.address() + at, peer.rkey());
+                final int result = c.postSend(c.streams() == 1 ? 0 : 1 + posted % (c.streams() - 1), request);
+                if (result == PostResult.OK)
+                {
+                    posted++;
+                }
+                else if (result != PostResult.QUEUE_FULL)
+                {
+                    throw new IllegalStateException("the NIC refused a post: " + PostResult.name(result));
+                }
+            }
+            while (c.sendCompletionQueue().poll(completion))
+            {
+                if (completion.status() != WorkCompletionStatus.SUCCESS)
+                {
+                    throw new IllegalStateException(opcode + " " + completion.wrId() + " failed: " + completion.status());
+                }
+                completed++;
+            }
+        }
+    }
+}

@@ -1,0 +1,163 @@
+package io.spraynic.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code spraynic nic --ipc-dir} in a process of its own on net_null, used by {@code spraynic client} from this one
+ * through shared memory only; then stopped with SIGTERM, which removes its IPC files.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class ClientCommandTest
+{
+    /** Starts {@code spraynic nic ARGS} in a process of its own and waits until it runs; returns its start-up lines. */
+    private static Process startNic(final Path runDir, final StringBuilder seen, final String... args) throws Exception
+    {
+        final List<String> command = new ArrayList<>();
+        command.add(ProcessHandle.current().info().command().orElseThrow());
+        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+            .filter(argument -> argument.startsWith("--")).toList());
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), SprayNic.class.getName(), "nic"));
+        command.addAll(List.of(args));
+        final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
+        final Process nic = builder.start();
+        final BufferedReader out = new BufferedReader(new InputStreamReader(nic.getInputStream(), StandardCharsets.UTF_8));
+        String line;
+        while (null != (line = out.readLine()) && !line.startsWith("spraynic nic: running"))
+        {
+            seen.append(line).append('\n');
+        }
+        assertTrue(nic.isAlive(), seen.toString());
+        final Thread drain = new Thread(() ->
+        {
+            try
+            {
+                while (null != out.readLine())
+                {
+                    // keep its output flowing
+                }
+            }
+            catch (final java.io.IOException ignored)
+            {
+                // it exited
+            }
+        }, "nic-output");
+        drain.setDaemon(true);
+        drain.start();
+        return nic;
+    }
+
+    /**
+     * Three processes: a spray NIC exposing memory, a second NIC serving applications, joined by net_memif, and the
+     * application ({@code spraynic client}, here in the test's JVM) that writes into the first NIC's memory through
+     * the second and reads it back.
+     */
+    @Test
+    void shouldWriteAndReadBackAPeersMemoryThroughANicInAnotherProcess(@TempDir final Path runDir) throws Exception
+    {
+        final Path socket = runDir.resolve("memif.sock");
+        final Path exchange = runDir.resolve("exchange");
+        final Path ipc = runDir.resolve("ipc");
+        final StringBuilder seen = new StringBuilder();
+        final Process server = startNic(runDir, seen, "--config", "net_memif", "-p", "role=server", "-p", "socket=" + socket,
+            "--mode", "spray", "--ip", "10.7.0.2", "--expose", "4m", "--exchange", exchange.toString(), "--idle", "sleep");
+        Process served = null;
+        try
+        {
+            served = startNic(runDir, seen, "--config", "net_memif", "-p", "role=client", "-p", "socket=" + socket,
+                "--mode", "spray", "--ip", "10.7.0.1", "--ipc-dir", ipc.toString(), "--idle", "sleep");
+            final CliTestSupport.Run client = CliTestSupport.run("client", "--ipc-dir", ipc.toString(), "--peer-exchange",
+                exchange.toString(), "--size", "512k", "--message", "16k");
+            assertEquals(0, client.exitCode(), seen + client.out() + client.err());
+            assertTrue(client.out().contains("wrote and read back 262,144 bytes in"), client.out());
+            assertTrue(client.out().contains("every byte verified; closed idle"), client.out());
+        }
+        finally
+        {
+            for (final Process p : new Process[]{served, server})
+            {
+                if (null != p)
+                {
+                    p.toHandle().destroy();
+                    if (!p.waitFor(30, TimeUnit.SECONDS))
+                    {
+                        p.destroyForcibly();
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void shouldRegisterMemoryWithANicRunningInAnotherProcess(@TempDir final Path runDir) throws Exception
+    {
+        final Path ipc = runDir.resolve("ipc");
+        final CliTestSupport.Run none = CliTestSupport.run("client", "--ipc-dir", ipc.toString(), "--timeout", "0.1");
+        assertTrue(none.exitCode() != 0);
+        assertTrue(none.err().contains("no NIC serves " + ipc), none.err());
+        final CliTestSupport.Run classify = CliTestSupport.run("nic", "--config", "net_null", "--ipc-dir", ipc.toString());
+        assertTrue(classify.exitCode() != 0);
+        assertTrue(classify.err().contains("add --mode spray or --mode rocev2"), classify.err());
+
+        final List<String> command = new ArrayList<>();
+        command.add(ProcessHandle.current().info().command().orElseThrow());
+        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+            .filter(argument -> argument.startsWith("--")).toList());
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), SprayNic.class.getName(),
+            "nic", "--config", "net_null", "-p", "file_prefix=spraynic-ipc-test-" + ProcessHandle.current().pid(),
+            "--mode", "spray", "--ip", "10.0.0.1", "--ipc-dir", ipc.toString(), "--idle", "sleep"));
+        final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
+        final Process nic = builder.start();
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(nic.getInputStream(), StandardCharsets.UTF_8)))
+        {
+            final StringBuilder seen = new StringBuilder();
+            String line;
+            while (null != (line = out.readLine()) && !line.startsWith("spraynic nic: running"))
+            {
+                seen.append(line).append('\n');
+                assertTrue(nic.isAlive(), seen.toString());
+            }
+            assertTrue(seen.toString().contains("serving applications in " + ipc), seen.toString());
+
+            final CliTestSupport.Run client = CliTestSupport.run("client", "--ipc-dir", ipc.toString(), "--size", "64k");
+            assertEquals(0, client.exitCode(), client.out() + client.err());
+            assertTrue(client.out().contains("NIC pid " + nic.pid() + " in " + ipc + ": spray, 1 plane(s), 10.0.0.1 at "),
+                client.out());
+            assertTrue(client.out().contains("registered 65,536 bytes"), client.out());
+
+            nic.toHandle().destroy(); // SIGTERM
+            final StringBuilder rest = new StringBuilder();
+            while (null != (line = out.readLine()))
+            {
+                rest.append(line).append('\n');
+            }
+            assertTrue(nic.waitFor(30, TimeUnit.SECONDS));
+            assertTrue(rest.toString().contains("spraynic nic: stopped"), rest.toString());
+            try (var files = Files.list(ipc))
+            {
+                assertFalse(files.findAny().isPresent(), "the NIC removed its IPC files");
+            }
+        }
+        finally
+        {
+            nic.destroyForcibly();
+        }
+    }
+}

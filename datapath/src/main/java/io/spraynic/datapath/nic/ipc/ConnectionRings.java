@@ -1,0 +1,246 @@
+package io.spraynic.datapath.nic.ipc;
+
+import io.spraynic.datapath.verbs.MemoryRegion;
+import io.spraynic.datapath.verbs.SendWorkRequest;
+import io.spraynic.datapath.verbs.WorkCompletion;
+import io.spraynic.datapath.verbs.WorkCompletionOpcode;
+import io.spraynic.datapath.verbs.WorkCompletionStatus;
+import io.spraynic.datapath.verbs.WorkRequestOpcode;
+import org.agrona.DirectBuffer;
+import org.agrona.IoUtil;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.AtomicBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
+
+import java.io.File;
+import java.nio.MappedByteBuffer;
+import java.nio.file.Path;
+
+/**
+ * The shared-memory rings of one connection a client holds through the NIC: a file in the IPC directory that
+ * both processes map. The client posts work requests into the request ring (it produces, the NIC's conductor
+ * consumes and posts them to the connection); the conductor copies the connection's completions into the send
+ * and receive completion rings (it produces, the client consumes). Each ring is an Agrona
+ * {@link OneToOneRingBuffer}: one thread at a time on each side, as with a {@code NicConnection}.
+ * <pre>
+ *   0        magic (int) | version (int)
+ *   8        connection id (long)
+ *   16       request ring length (int) | completion ring length (int)
+ *   64       request ring          (REQUEST_RING_CAPACITY + trailer)
+ *   ...      send completion ring  (COMPLETION_RING_CAPACITY + trailer)
+ *   ...      receive completion ring
+ * </pre>
+ * A work request record ({@link #SEND_REQUEST} or {@link #RECEIVE_REQUEST}) holds, little-endian, the fields
+ * at the {@code WR_*} offsets; a completion record ({@link #COMPLETION}) those at the {@code WC_*} offsets.
+ */
+public final class ConnectionRings implements AutoCloseable
+{
+    public static final int MAGIC = 0x53504352;
+    public static final int MAGIC_OFFSET = 0;
+    public static final int VERSION_OFFSET = 4;
+    public static final int CONNECTION_ID_OFFSET = 8;
+    public static final int REQUEST_RING_LENGTH_OFFSET = 16;
+    public static final int COMPLETION_RING_LENGTH_OFFSET = 20;
+    public static final int HEADER_LENGTH = 64;
+
+    /** Bytes of the request ring: 1024 requests of 64 B (record header and alignment included). */
+    public static final int REQUEST_RING_CAPACITY = 64 * 1024;
+    /** Bytes of each completion ring: 4096 completions of 32 B, the NIC's default completion queue depth. */
+    public static final int COMPLETION_RING_CAPACITY = 128 * 1024;
+
+    /** Record type: a send request. */
+    public static final int SEND_REQUEST = 1;
+    /** Record type: a receive request. */
+    public static final int RECEIVE_REQUEST = 2;
+    /** Record type: a completion. */
+    public static final int COMPLETION = 3;
+
+    public static final int WR_ID_OFFSET = 0;
+    public static final int WR_LOCAL_ADDRESS_OFFSET = 8;
+    public static final int WR_REMOTE_ADDRESS_OFFSET = 16;
+    public static final int WR_LKEY_OFFSET = 24;
+    public static final int WR_LENGTH_OFFSET = 28;
+    public static final int WR_RKEY_OFFSET = 32;
+    public static final int WR_IMMEDIATE_OFFSET = 36;
+    public static final int WR_STREAM_OFFSET = 40;
+    public static final int WR_OPCODE_OFFSET = 44;
+    public static final int WR_FLAGS_OFFSET = 45;
+    public static final int WR_LENGTH = 48;
+    /** Flag bit: the send asks for a completion. */
+    public static final byte FLAG_SIGNALED = 1;
+    /** Flag bit: the send sets the solicited-event bit. */
+    public static final byte FLAG_SOLICITED = 2;
+
+    public static final int WC_ID_OFFSET = 0;
+    public static final int WC_BYTE_LENGTH_OFFSET = 8;
+    public static final int WC_IMMEDIATE_OFFSET = 12;
+    public static final int WC_QP_NUMBER_OFFSET = 16;
+    public static final int WC_STATUS_OFFSET = 20;
+    public static final int WC_OPCODE_OFFSET = 21;
+    public static final int WC_HAS_IMMEDIATE_OFFSET = 22;
+    public static final int WC_LENGTH = 24;
+
+    private static final WorkCompletionStatus[] STATUSES = WorkCompletionStatus.values();
+    private static final WorkCompletionOpcode[] OPCODES = WorkCompletionOpcode.values();
+
+    private final Path path;
+    private final MappedByteBuffer mapped;
+    private final long connectionId;
+    private final OneToOneRingBuffer requests;
+    private final OneToOneRingBuffer sendCompletions;
+    private final OneToOneRingBuffer receiveCompletions;
+
+    private ConnectionRings(final Path path, final MappedByteBuffer mapped)
+    {
+        this.path = path;
+        this.mapped = mapped;
+        final UnsafeBuffer file = new UnsafeBuffer(mapped);
+        this.connectionId = file.getLong(CONNECTION_ID_OFFSET, IpcMessages.ORDER);
+        final int requestLength = file.getInt(REQUEST_RING_LENGTH_OFFSET, IpcMessages.ORDER);
+        final int completionLength = file.getInt(COMPLETION_RING_LENGTH_OFFSET, IpcMessages.ORDER);
+        this.requests = new OneToOneRingBuffer(new UnsafeBuffer(file, HEADER_LENGTH, requestLength));
+        this.sendCompletions = new OneToOneRingBuffer(new UnsafeBuffer(file, HEADER_LENGTH + requestLength, completionLength));
+        this.receiveCompletions = new OneToOneRingBuffer(
+            new UnsafeBuffer(file, HEADER_LENGTH + requestLength + completionLength, completionLength));
+    }
+
+    /** @return bytes of a connection file. */
+    public static int fileLength()
+    {
+        return HEADER_LENGTH + REQUEST_RING_CAPACITY + 2 * COMPLETION_RING_CAPACITY + 3 * RingBufferDescriptor.TRAILER_LENGTH;
+    }
+
+    /** Creates the file (NIC side); the version is written last. */
+    static ConnectionRings create(final Path path, final long connectionId)
+    {
+        final MappedByteBuffer mapped = IoUtil.mapNewFile(path.toFile(), fileLength());
+        final UnsafeBuffer file = new UnsafeBuffer(mapped);
+        file.putInt(MAGIC_OFFSET, MAGIC, IpcMessages.ORDER);
+        file.putLong(CONNECTION_ID_OFFSET, connectionId, IpcMessages.ORDER);
+        file.putInt(REQUEST_RING_LENGTH_OFFSET, REQUEST_RING_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH, IpcMessages.ORDER);
+        file.putInt(COMPLETION_RING_LENGTH_OFFSET, COMPLETION_RING_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH,
+            IpcMessages.ORDER);
+        file.putIntRelease(VERSION_OFFSET, IpcFileDescriptor.VERSION);
+        return new ConnectionRings(path, mapped);
+    }
+
+    /**
+     * Maps an existing file (client side).
+     *
+     * @throws IllegalStateException when it is not a connection file of this version.
+     */
+    static ConnectionRings map(final Path path, final long connectionId)
+    {
+        final File file = path.toFile();
+        if (!file.isFile() || file.length() < fileLength())
+        {
+            throw new IllegalStateException("connection file " + path + " is missing or short (" + file.length() + " B)");
+        }
+        final MappedByteBuffer mapped = IoUtil.mapExistingFile(file, "connection rings");
+        final UnsafeBuffer header = new UnsafeBuffer(mapped);
+        if (header.getInt(MAGIC_OFFSET, IpcMessages.ORDER) != MAGIC ||
+            header.getIntVolatile(VERSION_OFFSET) != IpcFileDescriptor.VERSION ||
+            header.getLong(CONNECTION_ID_OFFSET, IpcMessages.ORDER) != connectionId)
+        {
+            IoUtil.unmap(mapped);
+            throw new IllegalStateException("connection file " + path + " is not connection " + connectionId +
+                " of version " + IpcFileDescriptor.VERSION);
+        }
+        return new ConnectionRings(path, mapped);
+    }
+
+    public Path path()
+    {
+        return path;
+    }
+
+    public long connectionId()
+    {
+        return connectionId;
+    }
+
+    /** @return client to NIC: work requests. */
+    public OneToOneRingBuffer requests()
+    {
+        return requests;
+    }
+
+    /** @return NIC to client: send completions. */
+    public OneToOneRingBuffer sendCompletions()
+    {
+        return sendCompletions;
+    }
+
+    /** @return NIC to client: receive completions. */
+    public OneToOneRingBuffer receiveCompletions()
+    {
+        return receiveCompletions;
+    }
+
+    /**
+     * Copies a completion into a ring (NIC side): no allocation.
+     *
+     * @return false when the ring has no room.
+     */
+    static boolean offerCompletion(final OneToOneRingBuffer ring, final WorkCompletion completion)
+    {
+        final int index = ring.tryClaim(COMPLETION, WC_LENGTH);
+        if (index < 0)
+        {
+            return false;
+        }
+        final AtomicBuffer b = ring.buffer();
+        b.putLong(index + WC_ID_OFFSET, completion.wrId(), IpcMessages.ORDER);
+        b.putInt(index + WC_BYTE_LENGTH_OFFSET, completion.byteLength(), IpcMessages.ORDER);
+        b.putInt(index + WC_IMMEDIATE_OFFSET, completion.immediateData(), IpcMessages.ORDER);
+        b.putInt(index + WC_QP_NUMBER_OFFSET, completion.qpNumber(), IpcMessages.ORDER);
+        b.putByte(index + WC_STATUS_OFFSET, (byte)completion.status().ordinal());
+        b.putByte(index + WC_OPCODE_OFFSET, (byte)completion.opcode().ordinal());
+        b.putByte(index + WC_HAS_IMMEDIATE_OFFSET, (byte)(completion.hasImmediate() ? 1 : 0));
+        ring.commit(index);
+        return true;
+    }
+
+    /**
+     * Reads a send request record into a holder (NIC side): no allocation. The caller checked the opcode and
+     * resolved the lkey to {@code region}.
+     *
+     * @return {@code into}.
+     */
+    static SendWorkRequest readSendRequest(final DirectBuffer b, final int index, final MemoryRegion region,
+        final SendWorkRequest into)
+    {
+        final byte flags = b.getByte(index + WR_FLAGS_OFFSET);
+        return into.reset().wrId(b.getLong(index + WR_ID_OFFSET, IpcMessages.ORDER))
+            .opcode(WorkRequestOpcode.of(b.getByte(index + WR_OPCODE_OFFSET)))
+            .local(region, b.getLong(index + WR_LOCAL_ADDRESS_OFFSET, IpcMessages.ORDER),
+                b.getInt(index + WR_LENGTH_OFFSET, IpcMessages.ORDER))
+            .remote(b.getLong(index + WR_REMOTE_ADDRESS_OFFSET, IpcMessages.ORDER),
+                b.getInt(index + WR_RKEY_OFFSET, IpcMessages.ORDER))
+            .immediate(b.getInt(index + WR_IMMEDIATE_OFFSET, IpcMessages.ORDER))
+            .signaled((flags & FLAG_SIGNALED) != 0)
+            .solicited((flags & FLAG_SOLICITED) != 0);
+    }
+
+    /** Reads a completion record into a holder (client side); bad codes read as GENERAL_ERR. */
+    static void readCompletion(final MutableDirectBuffer b, final int index, final WorkCompletion into)
+    {
+        final int status = b.getByte(index + WC_STATUS_OFFSET);
+        final int opcode = b.getByte(index + WC_OPCODE_OFFSET);
+        into.set(b.getLong(index + WC_ID_OFFSET, IpcMessages.ORDER),
+            status >= 0 && status < STATUSES.length ? STATUSES[status] : WorkCompletionStatus.GENERAL_ERR,
+            opcode >= 0 && opcode < OPCODES.length ? OPCODES[opcode] : WorkCompletionOpcode.SEND,
+            b.getInt(index + WC_BYTE_LENGTH_OFFSET, IpcMessages.ORDER),
+            b.getByte(index + WC_HAS_IMMEDIATE_OFFSET) != 0,
+            b.getInt(index + WC_IMMEDIATE_OFFSET, IpcMessages.ORDER),
+            b.getInt(index + WC_QP_NUMBER_OFFSET, IpcMessages.ORDER));
+    }
+
+    /** Unmaps; the NIC also removes the file. */
+    public void close()
+    {
+        IoUtil.unmap(mapped);
+    }
+}

@@ -1,0 +1,646 @@
+package io.spraynic.datapath.nic.ipc;
+
+import org.agrona.MutableDirectBuffer;
+
+import java.nio.ByteOrder;
+
+/**
+ * The messages clients and the NIC exchange through the control file ({@link IpcFileDescriptor}): commands on
+ * the to-NIC ring, responses on the to-clients broadcast. Every message starts with the client id and the
+ * correlation id of the command it belongs to, so a client picks its own answers out of the broadcast. Each
+ * message is a flyweight over the ring's buffer: named offsets, little-endian (both ends are on one host),
+ * fixed length except a trailing UTF-8 string where there is one.
+ */
+public final class IpcMessages
+{
+    /** Byte order of every field. */
+    public static final ByteOrder ORDER = ByteOrder.LITTLE_ENDIAN;
+
+    /** Command: a client announces itself (its id is a fresh correlation id of the ring). */
+    public static final int ADD_CLIENT = 1;
+    /** Command: the client is alive; no answer. */
+    public static final int KEEPALIVE = 2;
+    /** Command: the client leaves; everything it holds is released. */
+    public static final int CLOSE_CLIENT = 3;
+    /** Command: register a new shared-memory region. */
+    public static final int REGISTER = 4;
+    /** Command: deregister a region and remove its file. */
+    public static final int DEREGISTER = 5;
+    /** Command: open a spray connection to a peer NIC. */
+    public static final int CONNECT = 6;
+    /** Command: take the next spray connection a peer opened. */
+    public static final int ACCEPT = 7;
+    /** Command: create a RoCEv2 queue pair. */
+    public static final int CREATE_QUEUE_PAIR = 8;
+    /** Command: connect a RoCEv2 queue pair to its peer's endpoint. */
+    public static final int CONNECT_QUEUE_PAIR = 9;
+    /** Command: close a connection (drain, then forget). */
+    public static final int CLOSE_CONNECTION = 10;
+
+    /** Response: done, with one value. */
+    public static final int OK = 101;
+    /** Response: refused, with a reason. */
+    public static final int ERROR = 102;
+    /** Response: a region is registered. */
+    public static final int REGION_READY = 103;
+    /** Response: a connection (or queue pair) is ready. */
+    public static final int CONNECTION_READY = 104;
+    /** Response: a connection is closed. */
+    public static final int CONNECTION_CLOSED = 105;
+
+    /** Most planes a CONNECT names. */
+    public static final int MAX_PLANES = 8;
+    /** Longest string (error text, file name) a response carries, in bytes. */
+    public static final int MAX_STRING_BYTES = 400;
+
+    private IpcMessages()
+    {
+    }
+
+    /** @return e.g. "REGISTER" for a type id. */
+    public static String name(final int type)
+    {
+        return switch (type)
+        {
+            case ADD_CLIENT -> "ADD_CLIENT";
+            case KEEPALIVE -> "KEEPALIVE";
+            case CLOSE_CLIENT -> "CLOSE_CLIENT";
+            case REGISTER -> "REGISTER";
+            case DEREGISTER -> "DEREGISTER";
+            case CONNECT -> "CONNECT";
+            case ACCEPT -> "ACCEPT";
+            case CREATE_QUEUE_PAIR -> "CREATE_QUEUE_PAIR";
+            case CONNECT_QUEUE_PAIR -> "CONNECT_QUEUE_PAIR";
+            case CLOSE_CONNECTION -> "CLOSE_CONNECTION";
+            case OK -> "OK";
+            case ERROR -> "ERROR";
+            case REGION_READY -> "REGION_READY";
+            case CONNECTION_READY -> "CONNECTION_READY";
+            case CONNECTION_CLOSED -> "CONNECTION_CLOSED";
+            default -> "UNKNOWN_" + type;
+        };
+    }
+
+    /** What every message starts with. */
+    public static class Header
+    {
+        /** The client's id (long). */
+        public static final int CLIENT_ID_OFFSET = 0;
+        /** The command's correlation id (long); a response repeats it. */
+        public static final int CORRELATION_ID_OFFSET = 8;
+        /** Bytes of the header. */
+        public static final int LENGTH = 16;
+
+        MutableDirectBuffer buffer;
+        int offset;
+
+        /** @return this, over {@code buffer} at {@code offset}. */
+        public Header wrap(final MutableDirectBuffer buffer, final int offset)
+        {
+            this.buffer = buffer;
+            this.offset = offset;
+            return this;
+        }
+
+        public long clientId()
+        {
+            return buffer.getLong(offset + CLIENT_ID_OFFSET, ORDER);
+        }
+
+        public long correlationId()
+        {
+            return buffer.getLong(offset + CORRELATION_ID_OFFSET, ORDER);
+        }
+
+        /** Writes both ids. */
+        public void ids(final long clientId, final long correlationId)
+        {
+            buffer.putLong(offset + CLIENT_ID_OFFSET, clientId, ORDER);
+            buffer.putLong(offset + CORRELATION_ID_OFFSET, correlationId, ORDER);
+        }
+
+        long getLong(final int field)
+        {
+            return buffer.getLong(offset + field, ORDER);
+        }
+
+        int getInt(final int field)
+        {
+            return buffer.getInt(offset + field, ORDER);
+        }
+
+        void putLong(final int field, final long value)
+        {
+            buffer.putLong(offset + field, value, ORDER);
+        }
+
+        void putInt(final int field, final int value)
+        {
+            buffer.putInt(offset + field, value, ORDER);
+        }
+
+        String getString(final int field)
+        {
+            return buffer.getStringUtf8(offset + field, ORDER);
+        }
+
+        /** @return bytes written: the length prefix and the UTF-8 text, cut to {@link #MAX_STRING_BYTES} (control path). */
+        int putString(final int field, final String value)
+        {
+            String text = value;
+            while (text.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > MAX_STRING_BYTES)
+            {
+                text = text.substring(0, Math.min(text.length() - 1, MAX_STRING_BYTES));
+            }
+            return buffer.putStringUtf8(offset + field, text, ORDER, MAX_STRING_BYTES);
+        }
+    }
+
+    /** ADD_CLIENT: the client's process id. */
+    public static final class AddClient extends Header
+    {
+        public static final int PID_OFFSET = Header.LENGTH;
+        public static final int LENGTH = PID_OFFSET + 8;
+
+        public AddClient wrap(final MutableDirectBuffer buffer, final int offset)
+        {
+            super.wrap(buffer, offset);
+            return this;
+        }
+
+        public long pid()
+        {
+            return getLong(PID_OFFSET);
+        }
+
+        public AddClient pid(final long pid)
+        {
+            putLong(PID_OFFSET, pid);
+            return this;
+        }
+    }
+
+    /** REGISTER: the bytes and access flags of a new region. */
+    public static final class Register extends Header
+    {
+        public static final int LENGTH_OFFSET = Header.LENGTH;
+        public static final int ACCESS_OFFSET = LENGTH_OFFSET + 8;
+        public static final int LENGTH = ACCESS_OFFSET + 4;
+
+        public Register wrap(final MutableDirectBuffer buffer, final int offset)
+        {
+            super.wrap(buffer, offset);
+            return this;
+        }
+
+        public long regionLength()
+        {
+            return getLong(LENGTH_OFFSET);
+        }
+
+        public int access()
+        {
+            return getInt(ACCESS_OFFSET);
+        }
+
+        public Register region(final long length, final int access)
+        {
+            putLong(LENGTH_OFFSET, length);
+            putInt(ACCESS_OFFSET, access);
+            return this;
+        }
+    }
+
+    /** DEREGISTER, CLOSE_CONNECTION: the object named and (CLOSE_CONNECTION) the drain time. */
+    public static final class ObjectCommand extends Header
+    {
+        public static final int OBJECT_ID_OFFSET = Header.LENGTH;
+        public static final int TIMEOUT_MS_OFFSET = OBJECT_ID_OFFSET + 8;
+        public static final int LENGTH = TIMEOUT_MS_OFFSET + 4;
+
+        public ObjectCommand wrap(final MutableDirectBuffer buffer, final int offset)
+        {
+            super.wrap(buffer, offset);
+            return this;
+        }
+
+        public long objectId()
+        {
+            return getLong(OBJECT_ID_OFFSET);
+        }
+
+        public int timeoutMs()
+        {
+            return getInt(TIMEOUT_MS_OFFSET);
+        }
+
+        public ObjectCommand object(final long id, final int timeoutMs)
+        {
+            putLong(OBJECT_ID_OFFSET, id);
+            putInt(TIMEOUT_MS_OFFSET, timeoutMs);
+            return this;
+        }
+    }
+
+    /** CONNECT, ACCEPT, CREATE_QUEUE_PAIR: the peer's address and MAC per plane, a timeout, a plane. */
+    public static final class Connect extends Header
+    {
+        public static final int TIMEOUT_MS_OFFSET = Header.LENGTH;
+        public static final int PLANES_OFFSET = TIMEOUT_MS_OFFSET + 4;
+        public static final int IPV4_OFFSET = PLANES_OFFSET + 4;
+        public static final int MAC_OFFSET = IPV4_OFFSET + 4 * MAX_PLANES;
+        public static final int LENGTH = MAC_OFFSET + 8 * MAX_PLANES;
+
+        public Connect wrap(final MutableDirectBuffer buffer, final int offset)
+        {
+            super.wrap(buffer, offset);
+            return this;
+        }
+
+        public int timeoutMs()
+        {
+            return getInt(TIMEOUT_MS_OFFSET);
+        }
+
+        /** @return planes named (CONNECT), or the plane (CREATE_QUEUE_PAIR). */
+        public int planes()
+        {
+            return getInt(PLANES_OFFSET);
+        }
+
+        public int ipv4(final int plane)
+        {
+            return getInt(IPV4_OFFSET + 4 * plane);
+        }
+
+        public long mac(final int plane)
+        {
+            return getLong(MAC_OFFSET + 8 * plane);
+        }
+
+        public Connect timeoutMs(final int timeoutMs)
+        {
+            putInt(TIMEOUT_MS_OFFSET, timeoutMs);
+            return this;
+        }
+
+        public Connect planes(final int planes)
+        {
+            putInt(PLANES_OFFSET, planes);
+            return this;
+        }
+
+        public Connect peer(final int plane, final int ipv4, final long mac)
+        {
+            putInt(IPV4_OFFSET + 4 * plane, ipv4);
+            putLong(MAC_OFFSET + 8 * plane, mac);
+            return this;
+        }
+    }
+
+    /** CONNECT_QUEUE_PAIR: the connection and the peer's RoCEv2 endpoint. */
+    public static final class ConnectQueuePair extends Header
+    {
+        public static final int CONNECTION_ID_OFFSET = Header.LENGTH;
+        public static final int QPN_OFFSET = CONNECTION_ID_OFFSET + 8;
+        public static final int PSN_OFFSET = QPN_OFFSET + 4;
+        public static final int IPV4_OFFSET = PSN_OFFSET + 4;
+        public static final int MTU_OFFSET = IPV4_OFFSET + 4;
+        public static final int MAC_OFFSET = MTU_OFFSET + 4;
+        public static final int TIMEOUT_MS_OFFSET = MAC_OFFSET + 8;
+        public static final int LENGTH = TIMEOUT_MS_OFFSET + 4;
+
+        public ConnectQueuePair wrap(final MutableDirectBuffer buffer, final int offset)
+        {
+            super.wrap(buffer, offset);
+            return this;
+        }
+
+        public long connectionId()
+        {
+            return getLong(CONNECTION_ID_OFFSET);
+        }
+
+        public int qpn()
+        {
+            return getInt(QPN_OFFSET);
+        }
+
+        public int psn()
+        {
+            return getInt(PSN_OFFSET);
+        }
+
+        public int ipv4()
+        {
+            return getInt(IPV4_OFFSET);
+        }
+
+        public int mtu()
+        {
+            return getInt(MTU_OFFSET);
+        }
+
+        public long mac()
+        {
+            return getLong(MAC_OFFSET);
+        }
+
+        public int timeoutMs()
+        {
+            return getInt(TIMEOUT_MS_OFFSET);
+        }
+
+        public ConnectQueuePair set(final long connectionId, final int qpn, final int psn, final int ipv4, final long mac,
+            final int mtu, final int timeoutMs)
+        {
+            putLong(CONNECTION_ID_OFFSET, connectionId);
+            putInt(QPN_OFFSET, qpn);
+            putInt(PSN_OFFSET, psn);
+            putInt(IPV4_OFFSET, ipv4);
+            putInt(MTU_OFFSET, mtu);
+            putLong(MAC_OFFSET, mac);
+            putInt(TIMEOUT_MS_OFFSET, timeoutMs);
+            return this;
+        }
+    }
+
+    /** OK: one value (the client id for ADD_CLIENT, the region id for DEREGISTER). */
+    public static final class Ok extends Header
+    {
+        public static final int VALUE_OFFSET = Header.LENGTH;
+        public static final int LENGTH = VALUE_OFFSET + 8;
+
+        public Ok wrap(final MutableDirectBuffer buffer, final int offset)
+        {
+            super.wrap(buffer, offset);
+            return this;
+        }
+
+        public long value()
+        {
+            return getLong(VALUE_OFFSET);
+        }
+
+        public Ok value(final long value)
+        {
+            putLong(VALUE_OFFSET, value);
+            return this;
+        }
+    }
+
+    /** ERROR: a code (the command's type) and a reason for a person. */
+    public static final class Error extends Header
+    {
+        public static final int COMMAND_TYPE_OFFSET = Header.LENGTH;
+        public static final int MESSAGE_OFFSET = COMMAND_TYPE_OFFSET + 4;
+        public static final int MAX_LENGTH = MESSAGE_OFFSET + 4 + MAX_STRING_BYTES;
+
+        public Error wrap(final MutableDirectBuffer buffer, final int offset)
+        {
+            super.wrap(buffer, offset);
+            return this;
+        }
+
+        public int commandType()
+        {
+            return getInt(COMMAND_TYPE_OFFSET);
+        }
+
+        public String message()
+        {
+            return getString(MESSAGE_OFFSET);
+        }
+
+        /** @return the message's length in bytes. */
+        public int set(final int commandType, final String message)
+        {
+            putInt(COMMAND_TYPE_OFFSET, commandType);
+            return MESSAGE_OFFSET + putString(MESSAGE_OFFSET, message);
+        }
+    }
+
+    /** REGION_READY: the region's id, keys, NIC-side virtual address, length, access and file name. */
+    public static final class RegionReady extends Header
+    {
+        public static final int REGION_ID_OFFSET = Header.LENGTH;
+        public static final int ADDRESS_OFFSET = REGION_ID_OFFSET + 8;
+        public static final int LENGTH_OFFSET = ADDRESS_OFFSET + 8;
+        public static final int LKEY_OFFSET = LENGTH_OFFSET + 8;
+        public static final int RKEY_OFFSET = LKEY_OFFSET + 4;
+        public static final int ACCESS_OFFSET = RKEY_OFFSET + 4;
+        public static final int FILE_OFFSET = ACCESS_OFFSET + 4;
+        public static final int MAX_LENGTH = FILE_OFFSET + 4 + MAX_STRING_BYTES;
+
+        public RegionReady wrap(final MutableDirectBuffer buffer, final int offset)
+        {
+            super.wrap(buffer, offset);
+            return this;
+        }
+
+        public long regionId()
+        {
+            return getLong(REGION_ID_OFFSET);
+        }
+
+        public long address()
+        {
+            return getLong(ADDRESS_OFFSET);
+        }
+
+        public long regionLength()
+        {
+            return getLong(LENGTH_OFFSET);
+        }
+
+        public int lkey()
+        {
+            return getInt(LKEY_OFFSET);
+        }
+
+        public int rkey()
+        {
+            return getInt(RKEY_OFFSET);
+        }
+
+        public int access()
+        {
+            return getInt(ACCESS_OFFSET);
+        }
+
+        public String file()
+        {
+            return getString(FILE_OFFSET);
+        }
+
+        /** @return the message's length in bytes. */
+        public int set(final long regionId, final long address, final long length, final int lkey, final int rkey,
+            final int access, final String file)
+        {
+            putLong(REGION_ID_OFFSET, regionId);
+            putLong(ADDRESS_OFFSET, address);
+            putLong(LENGTH_OFFSET, length);
+            putInt(LKEY_OFFSET, lkey);
+            putInt(RKEY_OFFSET, rkey);
+            putInt(ACCESS_OFFSET, access);
+            return FILE_OFFSET + putString(FILE_OFFSET, file);
+        }
+    }
+
+    /** CONNECTION_READY: the connection's id and shape, its RoCEv2 endpoint (queue pairs) and its rings' file. */
+    public static final class ConnectionReady extends Header
+    {
+        public static final int CONNECTION_ID_OFFSET = Header.LENGTH;
+        public static final int KIND_OFFSET = CONNECTION_ID_OFFSET + 8;
+        public static final int LOCAL_ID_OFFSET = KIND_OFFSET + 4;
+        public static final int STREAMS_OFFSET = LOCAL_ID_OFFSET + 4;
+        public static final int PLANE_OFFSET = STREAMS_OFFSET + 4;
+        public static final int PSN_OFFSET = PLANE_OFFSET + 4;
+        public static final int IPV4_OFFSET = PSN_OFFSET + 4;
+        public static final int MTU_OFFSET = IPV4_OFFSET + 4;
+        public static final int MAC_OFFSET = MTU_OFFSET + 4;
+        public static final int FILE_OFFSET = MAC_OFFSET + 8;
+        public static final int MAX_LENGTH = FILE_OFFSET + 4 + MAX_STRING_BYTES;
+
+        public ConnectionReady wrap(final MutableDirectBuffer buffer, final int offset)
+        {
+            super.wrap(buffer, offset);
+            return this;
+        }
+
+        public long connectionId()
+        {
+            return getLong(CONNECTION_ID_OFFSET);
+        }
+
+        /** @return 0 spray, 1 RoCEv2 (ordinal of NicConnection.Kind). */
+        public int kind()
+        {
+            return getInt(KIND_OFFSET);
+        }
+
+        public int localId()
+        {
+            return getInt(LOCAL_ID_OFFSET);
+        }
+
+        public int streams()
+        {
+            return getInt(STREAMS_OFFSET);
+        }
+
+        public int plane()
+        {
+            return getInt(PLANE_OFFSET);
+        }
+
+        public int psn()
+        {
+            return getInt(PSN_OFFSET);
+        }
+
+        public int ipv4()
+        {
+            return getInt(IPV4_OFFSET);
+        }
+
+        public int mtu()
+        {
+            return getInt(MTU_OFFSET);
+        }
+
+        public long mac()
+        {
+            return getLong(MAC_OFFSET);
+        }
+
+        public String file()
+        {
+            return getString(FILE_OFFSET);
+        }
+
+        /** @return the message's length in bytes. */
+        public int set(final long connectionId, final int kind, final int localId, final int streams, final int plane,
+            final int psn, final int ipv4, final long mac, final int mtu, final String file)
+        {
+            putLong(CONNECTION_ID_OFFSET, connectionId);
+            putInt(KIND_OFFSET, kind);
+            putInt(LOCAL_ID_OFFSET, localId);
+            putInt(STREAMS_OFFSET, streams);
+            putInt(PLANE_OFFSET, plane);
+            putInt(PSN_OFFSET, psn);
+            putInt(IPV4_OFFSET, ipv4);
+            putInt(MTU_OFFSET, mtu);
+            putLong(MAC_OFFSET, mac);
+            return FILE_OFFSET + putString(FILE_OFFSET, file);
+        }
+    }
+
+    /** CONNECTION_CLOSED: what the drain found, as {@code DrainReport.ConnectionDrain}. */
+    public static final class ConnectionClosed extends Header
+    {
+        public static final int CONNECTION_ID_OFFSET = Header.LENGTH;
+        public static final int POSTED_SENDS_OFFSET = CONNECTION_ID_OFFSET + 8;
+        public static final int POSTED_RECEIVES_OFFSET = POSTED_SENDS_OFFSET + 8;
+        public static final int WAITING_OFFSET = POSTED_RECEIVES_OFFSET + 8;
+        public static final int IDLE_OFFSET = WAITING_OFFSET + 4;
+        public static final int LENGTH = IDLE_OFFSET + 4;
+
+        public ConnectionClosed wrap(final MutableDirectBuffer buffer, final int offset)
+        {
+            super.wrap(buffer, offset);
+            return this;
+        }
+
+        public long connectionId()
+        {
+            return getLong(CONNECTION_ID_OFFSET);
+        }
+
+        public long postedSends()
+        {
+            return getLong(POSTED_SENDS_OFFSET);
+        }
+
+        public long postedReceives()
+        {
+            return getLong(POSTED_RECEIVES_OFFSET);
+        }
+
+        public int waiting()
+        {
+            return getInt(WAITING_OFFSET);
+        }
+
+        public boolean idle()
+        {
+            return getInt(IDLE_OFFSET) != 0;
+        }
+
+        public ConnectionClosed set(final long connectionId, final long postedSends, final long postedReceives,
+            final int waiting, final boolean idle)
+        {
+            putLong(CONNECTION_ID_OFFSET, connectionId);
+            putLong(POSTED_SENDS_OFFSET, postedSends);
+            putLong(POSTED_RECEIVES_OFFSET, postedReceives);
+            putInt(WAITING_OFFSET, waiting);
+            putInt(IDLE_OFFSET, idle ? 1 : 0);
+            return this;
+        }
+    }
+
+    /** @return bytes a command of {@code type} has at least, or -1 for a type that is no command. */
+    static int fixedLength(final int type)
+    {
+        return switch (type)
+        {
+            case ADD_CLIENT -> AddClient.LENGTH;
+            case KEEPALIVE, CLOSE_CLIENT -> Header.LENGTH;
+            case REGISTER -> Register.LENGTH;
+            case DEREGISTER, CLOSE_CONNECTION -> ObjectCommand.LENGTH;
+            case CONNECT, ACCEPT, CREATE_QUEUE_PAIR -> Connect.LENGTH;
+            case CONNECT_QUEUE_PAIR -> ConnectQueuePair.LENGTH;
+            default -> -1;
+        };
+    }
+}

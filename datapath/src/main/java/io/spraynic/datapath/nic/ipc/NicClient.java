@@ -1,0 +1,578 @@
+package io.spraynic.datapath.nic.ipc;
+
+import io.spraynic.datapath.nic.DrainReport;
+import io.spraynic.datapath.nic.NicConnection;
+import io.spraynic.datapath.nic.RocevEndpoint;
+import org.agrona.IoUtil;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.MessageHandler;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.broadcast.BroadcastReceiver;
+import org.agrona.concurrent.broadcast.CopyBroadcastReceiver;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+
+import java.io.File;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * An application's handle on a NIC running in another process ({@code spraynic nic --ipc-dir DIR}, or any
+ * process that started an {@link IpcConductor}): the verbs-style API of {@code EmbeddedNic} over shared memory.
+ * <pre>
+ *   try (NicClient nic = NicClient.connect(dir, Duration.ofSeconds(5)))
+ *   {
+ *       ClientRegion mr = nic.register(1 &lt;&lt; 20, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+ *       ClientConnection c = nic.connect(peerIps, peerMacs, Duration.ofSeconds(10));
+ *       c.postSend(0, new ClientSendRequest().opcode(RDMA_WRITE).local(mr, mr.address(), 4096).remote(addr, rkey));
+ *       ... c.sendCompletionQueue().poll(completion) ...
+ *   }
+ * </pre>
+ * Control calls (register, connect, accept, create a queue pair, close) are commands to the NIC answered on its
+ * broadcast, and wait for the answer; they throw {@link IllegalStateException} with the NIC's reason when it
+ * refuses, or when it stops answering. Posting and polling on a {@link ClientConnection} go through shared rings
+ * and never wait. A daemon thread sends keepalives; a client that stops (its process died) is released by the NIC
+ * after the NIC's client timeout. Control calls may come from any thread (they are serialized).
+ */
+public final class NicClient implements AutoCloseable
+{
+    /** How long a control call waits for the NIC beyond the time the call itself gives the NIC. */
+    public static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(10);
+
+    private final Path directory;
+    private final MappedByteBuffer mapped;
+    private final UnsafeBuffer header;
+    private final ManyToOneRingBuffer toNic;
+    private final CopyBroadcastReceiver fromNic;
+    private final long clientId;
+    private final long nicPid;
+    private final NicConnection.Kind mode;
+    private final int planes;
+    private final long clientTimeoutMs;
+    private final UnsafeBuffer command = new UnsafeBuffer(new byte[1024]);
+    private final UnsafeBuffer reply = new UnsafeBuffer(new byte[1024]);
+    private final IpcMessages.Header commandHeader = new IpcMessages.Header();
+    private final IpcMessages.Register register = new IpcMessages.Register();
+    private final IpcMessages.ObjectCommand objectCommand = new IpcMessages.ObjectCommand();
+    private final IpcMessages.Connect connect = new IpcMessages.Connect();
+    private final IpcMessages.ConnectQueuePair connectQueuePair = new IpcMessages.ConnectQueuePair();
+    private final IpcMessages.Ok ok = new IpcMessages.Ok();
+    private final IpcMessages.Error error = new IpcMessages.Error();
+    private final IpcMessages.RegionReady regionReady = new IpcMessages.RegionReady();
+    private final IpcMessages.ConnectionReady connectionReady = new IpcMessages.ConnectionReady();
+    private final IpcMessages.ConnectionClosed connectionClosed = new IpcMessages.ConnectionClosed();
+    private final MessageHandler replyHandler = this::onReply;
+    private final List<ClientRegion> regions = new ArrayList<>();
+    private final List<ClientConnection> connections = new ArrayList<>();
+    private final Thread keepalive;
+    private long awaitedCorrelationId;
+    private int replyType;
+    private volatile boolean closed;
+
+    private NicClient(final Path directory, final MappedByteBuffer mapped)
+    {
+        this.directory = directory;
+        this.mapped = mapped;
+        this.header = new UnsafeBuffer(mapped);
+        this.nicPid = header.getLong(IpcFileDescriptor.PID_OFFSET, IpcMessages.ORDER);
+        this.mode = NicConnection.Kind.values()[header.getInt(IpcFileDescriptor.MODE_OFFSET, IpcMessages.ORDER)];
+        this.planes = header.getInt(IpcFileDescriptor.PLANES_OFFSET, IpcMessages.ORDER);
+        final int toNicLength = header.getInt(IpcFileDescriptor.TO_NIC_LENGTH_OFFSET, IpcMessages.ORDER);
+        final int toClientsLength = header.getInt(IpcFileDescriptor.TO_CLIENTS_LENGTH_OFFSET, IpcMessages.ORDER);
+        this.toNic = new ManyToOneRingBuffer(new UnsafeBuffer(header, IpcFileDescriptor.HEADER_LENGTH, toNicLength));
+        this.fromNic = new CopyBroadcastReceiver(new BroadcastReceiver(
+            new UnsafeBuffer(header, IpcFileDescriptor.HEADER_LENGTH + toNicLength, toClientsLength)));
+        this.clientId = toNic.nextCorrelationId();
+        final IpcMessages.AddClient add = new IpcMessages.AddClient();
+        add.wrap(command, 0);
+        add.pid(ProcessHandle.current().pid());
+        this.clientTimeoutMs = request(IpcMessages.ADD_CLIENT, IpcMessages.AddClient.LENGTH, CONTROL_TIMEOUT);
+        this.keepalive = new Thread(this::sendKeepalives, "spraynic-client-keepalive");
+        keepalive.setDaemon(true);
+        keepalive.start();
+    }
+
+    /**
+     * Connects to the NIC serving {@code directory}, waiting up to {@code timeout} for one to start.
+     *
+     * @throws IllegalStateException when no NIC serves it, the NIC stopped, or it speaks another IPC version.
+     */
+    public static NicClient connect(final Path directory, final Duration timeout)
+    {
+        final Path control = directory.resolve(IpcFileDescriptor.CONTROL_FILE);
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        String problem;
+        while (true)
+        {
+            problem = checkControlFile(control);
+            if (null == problem)
+            {
+                final MappedByteBuffer mapped = IoUtil.mapExistingFile(control.toFile(), "spraynic NIC control file");
+                try
+                {
+                    return new NicClient(directory, mapped);
+                }
+                catch (final RuntimeException ex)
+                {
+                    IoUtil.unmap(mapped);
+                    throw ex;
+                }
+            }
+            if (System.nanoTime() >= deadline || problem.startsWith("!"))
+            {
+                throw new IllegalStateException((problem.startsWith("!") ? problem.substring(1) : problem) +
+                    " (start one with: spraynic nic ... --ipc-dir " + directory + ")");
+            }
+            sleep(20);
+        }
+    }
+
+    /** @return null when the control file is ready to use; else why not, starting with '!' when waiting won't help. */
+    private static String checkControlFile(final Path control)
+    {
+        final File file = control.toFile();
+        if (!file.isFile() || file.length() < IpcFileDescriptor.HEADER_LENGTH)
+        {
+            return "no NIC serves " + control.getParent() + ": there is no " + control.getFileName() + " in it";
+        }
+        final MappedByteBuffer mapped = IoUtil.mapExistingFile(file, "spraynic NIC control file");
+        try
+        {
+            final UnsafeBuffer h = new UnsafeBuffer(mapped);
+            final int version = h.getIntVolatile(IpcFileDescriptor.VERSION_OFFSET);
+            if (h.getInt(IpcFileDescriptor.MAGIC_OFFSET, IpcMessages.ORDER) != IpcFileDescriptor.MAGIC || version == 0)
+            {
+                return control + " is not (yet) a SprayNIC control file";
+            }
+            if (version != IpcFileDescriptor.VERSION)
+            {
+                return "!the NIC serving " + control.getParent() + " speaks IPC version " + version + ", this client " +
+                    IpcFileDescriptor.VERSION + ": use the same SprayNIC build on both sides";
+            }
+            if (file.length() < IpcFileDescriptor.fileLength())
+            {
+                return "!" + control + " is " + file.length() + " B, not the " + IpcFileDescriptor.fileLength() + " B of its version";
+            }
+            final long heartbeat = h.getLongVolatile(IpcFileDescriptor.HEARTBEAT_OFFSET);
+            final long age = System.currentTimeMillis() - heartbeat;
+            if (age > IpcFileDescriptor.NIC_LIVENESS_TIMEOUT_MS)
+            {
+                return "the NIC that served " + control.getParent() + " (pid " +
+                    h.getLong(IpcFileDescriptor.PID_OFFSET, IpcMessages.ORDER) + ") has stopped: " +
+                    (heartbeat == 0 ? "it closed" : "no heartbeat for " + age + " ms");
+            }
+            return null;
+        }
+        finally
+        {
+            IoUtil.unmap(mapped);
+        }
+    }
+
+    /**
+     * @param control a control file.
+     * @return "pid N, heartbeat M ms ago" when a live NIC serves it, else null.
+     */
+    static String describeLiveNic(final Path control)
+    {
+        if (null != checkControlFile(control))
+        {
+            return null;
+        }
+        final MappedByteBuffer mapped = IoUtil.mapExistingFile(control.toFile(), "spraynic NIC control file");
+        try
+        {
+            final UnsafeBuffer h = new UnsafeBuffer(mapped);
+            final long pid = h.getLong(IpcFileDescriptor.PID_OFFSET, IpcMessages.ORDER);
+            if (ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true))
+            {
+                return null;
+            }
+            return "pid " + pid + ", heartbeat " + (System.currentTimeMillis() -
+                h.getLongVolatile(IpcFileDescriptor.HEARTBEAT_OFFSET)) + " ms ago";
+        }
+        finally
+        {
+            IoUtil.unmap(mapped);
+        }
+    }
+
+    /** @return this client's id at the NIC. */
+    public long clientId()
+    {
+        return clientId;
+    }
+
+    /** @return the NIC process's id. */
+    public long nicPid()
+    {
+        return nicPid;
+    }
+
+    /** @return the NIC's transport. */
+    public NicConnection.Kind mode()
+    {
+        return mode;
+    }
+
+    /** @return the NIC's planes. */
+    public int planes()
+    {
+        return planes;
+    }
+
+    /** @return the NIC's IPv4 address on {@code plane}: what a peer connects to. */
+    public int localIpv4(final int plane)
+    {
+        return header.getInt(IpcFileDescriptor.LOCAL_IPV4_OFFSET + 4 * checkPlane(plane), IpcMessages.ORDER);
+    }
+
+    /** @return the NIC's MAC on {@code plane}. */
+    public long localMac(final int plane)
+    {
+        return header.getLong(IpcFileDescriptor.LOCAL_MAC_OFFSET + 8 * checkPlane(plane), IpcMessages.ORDER);
+    }
+
+    private int checkPlane(final int plane)
+    {
+        if (plane < 0 || plane >= Math.min(planes, IpcMessages.MAX_PLANES))
+        {
+            throw new IllegalArgumentException("plane " + plane + " is not one of the NIC's 0.." + (planes - 1));
+        }
+        return plane;
+    }
+
+    /** @return how long the NIC waits without a keepalive before it releases a client. */
+    public long clientTimeoutMs()
+    {
+        return clientTimeoutMs;
+    }
+
+    /** @return the IPC directory. */
+    public Path directory()
+    {
+        return directory;
+    }
+
+    /** @return true once the NIC closed (one volatile read: the posting path checks it). */
+    boolean isNicClosed()
+    {
+        return header.getLongVolatile(IpcFileDescriptor.HEARTBEAT_OFFSET) == 0;
+    }
+
+    /** @return true once the NIC closed or its heartbeat is older than {@link IpcFileDescriptor#NIC_LIVENESS_TIMEOUT_MS}. */
+    public boolean isNicStopped()
+    {
+        final long heartbeat = header.getLongVolatile(IpcFileDescriptor.HEARTBEAT_OFFSET);
+        return heartbeat == 0 || System.currentTimeMillis() - heartbeat > IpcFileDescriptor.NIC_LIVENESS_TIMEOUT_MS;
+    }
+
+    /**
+     * Registers a new region of shared memory: the NIC makes and maps a file, registers it, and this client maps it.
+     *
+     * @param bytes  size.
+     * @param access {@code AccessFlags}.
+     * @return the region, zeroed.
+     */
+    public synchronized ClientRegion register(final long bytes, final int access)
+    {
+        register.wrap(command, 0);
+        register.region(bytes, access);
+        request(IpcMessages.REGISTER, IpcMessages.Register.LENGTH, CONTROL_TIMEOUT);
+        final IpcMessages.RegionReady ready = regionReady.wrap(reply, 0);
+        final Path file = directory.resolve(ready.file());
+        final Arena arena = Arena.ofShared();
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE))
+        {
+            final MemorySegment segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, ready.regionLength(), arena);
+            final ClientRegion region = new ClientRegion(ready.regionId(), ready.address(), ready.regionLength(),
+                ready.lkey(), ready.rkey(), ready.access(), file, arena, segment);
+            regions.add(region);
+            return region;
+        }
+        catch (final IOException ex)
+        {
+            arena.close();
+            throw new IllegalStateException("the NIC registered " + file + " but this process cannot map it: " +
+                ex.getMessage(), ex);
+        }
+    }
+
+    /** Deregisters a region: its keys name nothing from now on, the NIC removes its file, and this view is closed. */
+    public synchronized void deregister(final ClientRegion region)
+    {
+        objectCommand.wrap(command, 0);
+        objectCommand.object(region.id(), 0);
+        try
+        {
+            request(IpcMessages.DEREGISTER, IpcMessages.ObjectCommand.LENGTH, CONTROL_TIMEOUT);
+        }
+        finally
+        {
+            regions.remove(region);
+            region.unmap();
+        }
+    }
+
+    /**
+     * Opens a spray connection to a peer NIC through this client's NIC.
+     *
+     * @param peerIpv4 the peer's address on each plane.
+     * @param peerMac  the peer's MAC on each plane.
+     * @param timeout  how long the handshake may take.
+     */
+    public synchronized ClientConnection connect(final int[] peerIpv4, final long[] peerMac, final Duration timeout)
+    {
+        if (peerIpv4.length != peerMac.length || peerIpv4.length > IpcMessages.MAX_PLANES)
+        {
+            throw new IllegalArgumentException("give one address and one MAC per plane (at most " + IpcMessages.MAX_PLANES + ")");
+        }
+        final IpcMessages.Connect c = connect.wrap(command, 0);
+        c.timeoutMs(millis(timeout)).planes(peerIpv4.length);
+        for (int p = 0; p < peerIpv4.length; p++)
+        {
+            c.peer(p, peerIpv4[p], peerMac[p]);
+        }
+        request(IpcMessages.CONNECT, IpcMessages.Connect.LENGTH, timeout.plus(CONTROL_TIMEOUT));
+        return newConnection();
+    }
+
+    /**
+     * Takes the next spray connection a peer opened to the NIC (shared by every client of the NIC that accepts).
+     *
+     * @return the connection, or null when none came within {@code timeout}.
+     */
+    public synchronized ClientConnection accept(final Duration timeout)
+    {
+        connect.wrap(command, 0);
+        connect.timeoutMs(millis(timeout)).planes(0);
+        try
+        {
+            request(IpcMessages.ACCEPT, IpcMessages.Connect.LENGTH, timeout.plus(CONTROL_TIMEOUT));
+        }
+        catch (final IllegalStateException ex)
+        {
+            if (ex.getMessage().contains("no peer connected within"))
+            {
+                return null;
+            }
+            throw ex;
+        }
+        return newConnection();
+    }
+
+    /**
+     * Creates a RoCEv2 RC queue pair on a plane of the NIC; connect it with {@link ClientConnection#connect}.
+     */
+    public synchronized ClientConnection createQueuePair(final int plane)
+    {
+        connect.wrap(command, 0);
+        connect.timeoutMs(0).planes(plane);
+        request(IpcMessages.CREATE_QUEUE_PAIR, IpcMessages.Connect.LENGTH, CONTROL_TIMEOUT);
+        return newConnection();
+    }
+
+    private ClientConnection newConnection()
+    {
+        final IpcMessages.ConnectionReady ready = connectionReady.wrap(reply, 0);
+        final NicConnection.Kind kind = NicConnection.Kind.values()[ready.kind()];
+        final RocevEndpoint endpoint = kind == NicConnection.Kind.ROCEV2 ?
+            new RocevEndpoint(ready.localId(), ready.psn(), ready.ipv4(), ready.mac(), ready.mtu()) : null;
+        final ConnectionRings rings = ConnectionRings.map(directory.resolve(ready.file()), ready.connectionId());
+        final ClientConnection c = new ClientConnection(this, ready.connectionId(), kind, ready.localId(), ready.streams(),
+            ready.plane(), endpoint, rings);
+        connections.add(c);
+        return c;
+    }
+
+    synchronized void connectQueuePair(final ClientConnection c, final RocevEndpoint remote, final Duration timeout)
+    {
+        connectQueuePair.wrap(command, 0);
+        connectQueuePair.set(c.id(), remote.qpNumber(), remote.psn(), remote.ipv4(), remote.mac(), remote.mtu(), millis(timeout));
+        request(IpcMessages.CONNECT_QUEUE_PAIR, IpcMessages.ConnectQueuePair.LENGTH, timeout.plus(CONTROL_TIMEOUT));
+    }
+
+    synchronized DrainReport.ConnectionDrain closeConnection(final ClientConnection c, final Duration timeout)
+    {
+        connections.remove(c);
+        objectCommand.wrap(command, 0);
+        objectCommand.object(c.id(), millis(timeout));
+        request(IpcMessages.CLOSE_CONNECTION, IpcMessages.ObjectCommand.LENGTH, timeout.plus(CONTROL_TIMEOUT));
+        final IpcMessages.ConnectionClosed closed = connectionClosed.wrap(reply, 0);
+        return new DrainReport.ConnectionDrain(c.kind().name().toLowerCase() + " 0x" + Integer.toHexString(c.localId()) +
+            " via NIC pid " + nicPid, closed.postedSends(), closed.postedReceives(), closed.waiting(), closed.idle());
+    }
+
+    private static int millis(final Duration timeout)
+    {
+        return (int)Math.min(IpcConductor.MAX_TIMEOUT_MS, Math.max(0, timeout.toMillis()));
+    }
+
+    /**
+     * Sends the command in {@link #command} and waits for its answer, left in {@link #reply}.
+     *
+     * @return the OK's value, or 0 for other answers.
+     */
+    private synchronized long request(final int type, final int length, final Duration timeout)
+    {
+        if (closed)
+        {
+            throw new IllegalStateException("this NIC client is closed");
+        }
+        final long correlationId = toNic.nextCorrelationId();
+        commandHeader.wrap(command, 0);
+        commandHeader.ids(clientId, correlationId);
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        while (!toNic.write(type, command, 0, length))
+        {
+            failIfStopped(type, deadline);
+            Thread.onSpinWait();
+        }
+        awaitedCorrelationId = correlationId;
+        replyType = 0;
+        int idle = 0;
+        while (0 == replyType)
+        {
+            try
+            {
+                if (fromNic.receive(replyHandler) == 0)
+                {
+                    failIfStopped(type, deadline);
+                    // spin for a quick answer, then park: a handshake may take seconds
+                    if (++idle < 1000)
+                    {
+                        Thread.onSpinWait();
+                    }
+                    else
+                    {
+                        LockSupport.parkNanos(100_000);
+                    }
+                }
+            }
+            catch (final IllegalStateException lapped)
+            {
+                // the broadcast lapped this client while it copied: its answer may be gone, the deadline tells
+                failIfStopped(type, deadline);
+            }
+        }
+        if (replyType == IpcMessages.ERROR)
+        {
+            throw new IllegalStateException("the NIC refused " + IpcMessages.name(type) + ": " +
+                error.wrap(reply, 0).message());
+        }
+        return replyType == IpcMessages.OK ? ok.wrap(reply, 0).value() : 0;
+    }
+
+    private void failIfStopped(final int type, final long deadline)
+    {
+        if (isNicStopped())
+        {
+            throw new IllegalStateException("the NIC (pid " + nicPid + ") serving " + directory + " has stopped");
+        }
+        if (System.nanoTime() >= deadline)
+        {
+            throw new IllegalStateException("the NIC (pid " + nicPid + ") did not answer " + IpcMessages.name(type) +
+                " in time: is it overloaded, or did it time this client out?");
+        }
+    }
+
+    private void onReply(final int type, final MutableDirectBuffer buffer, final int index, final int length)
+    {
+        if (length < IpcMessages.Header.LENGTH ||
+            buffer.getLong(index + IpcMessages.Header.CLIENT_ID_OFFSET, IpcMessages.ORDER) != clientId ||
+            buffer.getLong(index + IpcMessages.Header.CORRELATION_ID_OFFSET, IpcMessages.ORDER) != awaitedCorrelationId)
+        {
+            return; // another client's answer, or an older one of ours
+        }
+        reply.putBytes(0, buffer, index, Math.min(length, reply.capacity()));
+        replyType = type;
+    }
+
+    /** Stops the keepalives, as a process that hangs would (tests). */
+    void stopKeepalives()
+    {
+        keepalive.interrupt();
+    }
+
+    private void sendKeepalives()
+    {
+        final UnsafeBuffer keepaliveCommand = new UnsafeBuffer(new byte[IpcMessages.Header.LENGTH]);
+        new IpcMessages.Header().wrap(keepaliveCommand, 0).ids(clientId, 0);
+        final long intervalMs = Math.max(10, clientTimeoutMs / 5);
+        while (!closed)
+        {
+            toNic.write(IpcMessages.KEEPALIVE, keepaliveCommand, 0, IpcMessages.Header.LENGTH);
+            try
+            {
+                Thread.sleep(intervalMs);
+            }
+            catch (final InterruptedException ex)
+            {
+                return;
+            }
+        }
+    }
+
+    /**
+     * Leaves the NIC: it closes this client's connections and frees its regions (also when the NIC already
+     * stopped, this process's views are released).
+     */
+    public void close()
+    {
+        synchronized (this)
+        {
+            if (closed)
+            {
+                return;
+            }
+            try
+            {
+                if (!isNicStopped())
+                {
+                    request(IpcMessages.CLOSE_CLIENT, IpcMessages.Header.LENGTH, CONTROL_TIMEOUT);
+                }
+            }
+            catch (final IllegalStateException ex)
+            {
+                System.err.println("spraynic client: " + ex.getMessage());
+            }
+            finally
+            {
+                closed = true;
+            }
+        }
+        keepalive.interrupt();
+        for (final ClientConnection c : connections)
+        {
+            c.unmap();
+        }
+        for (final ClientRegion r : regions)
+        {
+            r.unmap();
+        }
+        connections.clear();
+        regions.clear();
+        // the control file stays mapped until collected: a connection still posting reads its heartbeat
+    }
+
+    private static void sleep(final long millis)
+    {
+        try
+        {
+            Thread.sleep(millis);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for the NIC", ex);
+        }
+    }
+}

@@ -1,0 +1,79 @@
+package io.spraynic.datapath.nic.ipc;
+
+import io.spraynic.datapath.verbs.AccessFlags;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class IpcMessagesTest
+{
+    private final UnsafeBuffer buffer = new UnsafeBuffer(new byte[1024]);
+
+    @Test
+    void shouldReadBackEveryFieldAtAnOffset()
+    {
+        final IpcMessages.RegionReady ready = new IpcMessages.RegionReady().wrap(buffer, 8);
+        final int length = ready.set(7, 0x7F00_0000_1000L, 1 << 20, 0x1234, 0x5678, AccessFlags.ALL, "mr-1-7");
+        ready.ids(3, 99);
+        assertEquals(IpcMessages.RegionReady.FILE_OFFSET + 4 + 6, length);
+        final IpcMessages.RegionReady read = new IpcMessages.RegionReady().wrap(buffer, 8);
+        assertEquals(3, read.clientId());
+        assertEquals(99, read.correlationId());
+        assertEquals(7, read.regionId());
+        assertEquals(0x7F00_0000_1000L, read.address());
+        assertEquals(1 << 20, read.regionLength());
+        assertEquals(0x1234, read.lkey());
+        assertEquals(0x5678, read.rkey());
+        assertEquals(AccessFlags.ALL, read.access());
+        assertEquals("mr-1-7", read.file());
+
+        final IpcMessages.Connect connect = new IpcMessages.Connect().wrap(buffer, 0);
+        connect.timeoutMs(500).planes(IpcMessages.MAX_PLANES);
+        for (int p = 0; p < IpcMessages.MAX_PLANES; p++)
+        {
+            connect.peer(p, 0x0A00_0000 + p, 0x0200_0000_0000L + p);
+        }
+        for (int p = 0; p < IpcMessages.MAX_PLANES; p++)
+        {
+            assertEquals(0x0A00_0000 + p, connect.ipv4(p));
+            assertEquals(0x0200_0000_0000L + p, connect.mac(p));
+        }
+        assertEquals(500, connect.timeoutMs());
+        assertEquals(IpcMessages.MAX_PLANES, connect.planes());
+    }
+
+    @Test
+    void shouldCutAnErrorMessageToWhatAResponseHolds()
+    {
+        final IpcMessages.Error error = new IpcMessages.Error().wrap(buffer, 0);
+        final int length = error.set(IpcMessages.REGISTER, "x".repeat(2000));
+        assertEquals(IpcMessages.Error.MAX_LENGTH, length);
+        assertEquals(IpcMessages.MAX_STRING_BYTES, error.message().length());
+        assertEquals(IpcMessages.REGISTER, error.commandType());
+    }
+
+    @Test
+    void shouldKnowTheFixedLengthOfEveryCommandAndNoOtherType()
+    {
+        for (int type = IpcMessages.ADD_CLIENT; type <= IpcMessages.CLOSE_CONNECTION; type++)
+        {
+            assertTrue(IpcMessages.fixedLength(type) >= IpcMessages.Header.LENGTH, IpcMessages.name(type));
+        }
+        assertEquals(-1, IpcMessages.fixedLength(IpcMessages.OK));
+        assertEquals(-1, IpcMessages.fixedLength(0));
+        assertEquals("UNKNOWN_77", IpcMessages.name(77));
+        // every response fits the 1 KiB buffers both sides encode into and the to-NIC ring's largest message
+        final ManyToOneRingBuffer ring = new ManyToOneRingBuffer(new UnsafeBuffer(ByteBuffer.allocateDirect(
+            IpcFileDescriptor.TO_NIC_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH)));
+        assertTrue(IpcMessages.Connect.LENGTH <= ring.maxMsgLength());
+        assertTrue(IpcMessages.ConnectionReady.MAX_LENGTH <= 1024);
+        assertFalse(IpcMessages.Error.MAX_LENGTH > 1024);
+    }
+}
