@@ -161,9 +161,9 @@ int main(int argc, char **argv)
     if (rte_eal_init(9, eal_argv) < 0) {
         die("rte_eal_init", rte_errno);
     }
-    pool = rte_pktmbuf_pool_create("raw_c", kPoolSize, kPoolCache, 0, kDataRoom, SOCKET_ID_ANY);
+    pool = spraynic_pktmbuf_pool_create("raw_c", kPoolSize, kPoolCache, 0, kDataRoom, SOCKET_ID_ANY); /* as Java's Mempool */
     if (pool == NULL) {
-        die("rte_pktmbuf_pool_create", rte_errno);
+        die("spraynic_pktmbuf_pool_create", rte_errno);
     }
     int rc = rte_eth_dev_get_port_by_name(ring ? "net_ring0" : "net_null0", &port);
     if (rc != 0) die("rte_eth_dev_get_port_by_name", rc);

@@ -30,6 +30,7 @@ public final class Shim
     private static final MethodHandle LCORE_ID;
     private static final MethodHandle ERRNO;
     private static final MethodHandle NOOP;
+    private static final MethodHandle PKTMBUF_POOL_CREATE;
 
     static
     {
@@ -59,6 +60,10 @@ public final class Shim
             FunctionDescriptor.of(JAVA_INT), critical);
         NOOP = linker.downcallHandle(lookup.findOrThrow("spraynic_noop"),
             FunctionDescriptor.of(JAVA_INT, JAVA_INT), critical);
+        // Control path (allocates, takes EAL's locks): an ordinary downcall. Bound here rather than
+        // through jextract so that Java and the C benchmarks create their pools with the same call.
+        PKTMBUF_POOL_CREATE = linker.downcallHandle(lookup.findOrThrow("spraynic_pktmbuf_pool_create"),
+            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_SHORT, JAVA_SHORT, JAVA_INT));
     }
 
     /** {@code rte_lcore_id()} of a thread that is not a DPDK lcore. */
@@ -207,6 +212,28 @@ public final class Shim
         try
         {
             return (int)ERRNO.invokeExact();
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    /**
+     * {@code rte_pktmbuf_pool_create}, except that without hugepages the mbufs are packed one after
+     * another rather than one per 4 KiB page (see {@code spraynic_shim.h}).
+     *
+     * @param nameAddress a NUL-terminated name.
+     * @return the {@code struct rte_mempool *}, or 0 with {@link #errno()} set.
+     */
+    public static long pktmbufPoolCreate(
+        final long nameAddress, final int count, final int cacheSize, final int privSize, final int dataRoomSize,
+        final int socketId)
+    {
+        try
+        {
+            return (long)PKTMBUF_POOL_CREATE.invokeExact(
+                nameAddress, count, cacheSize, (short)privSize, (short)dataRoomSize, socketId);
         }
         catch (final Throwable ex)
         {

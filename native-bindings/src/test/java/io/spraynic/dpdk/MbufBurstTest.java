@@ -48,6 +48,28 @@ class MbufBurstTest
     }
 
     @Test
+    void shouldPackMbufsWithoutHugepages()
+    {
+        // DPDK's default pool keeps each mbuf inside one page: without hugepages, one per 4 KiB page,
+        // every header in the same L1 set. The shim's pool packs them: header, mbuf, data room.
+        final long stride = 64 + 128 + 2048 + 128;
+        try (MbufBurst burst = new MbufBurst(511, PacketMemory.current()))
+        {
+            assertTrue(burst.allocate(pool, 511));
+            long lowest = Long.MAX_VALUE;
+            long highest = Long.MIN_VALUE;
+            for (int i = 0; i < burst.size(); i++)
+            {
+                lowest = Math.min(lowest, burst.mbufAddress(i));
+                highest = Math.max(highest, burst.mbufAddress(i));
+            }
+            assertEquals(510 * stride, highest - lowest, "511 mbufs back to back");
+            assertEquals(2048, burst.dataRoom(510), "initialised as rte_pktmbuf_pool_create would");
+            burst.release();
+        }
+    }
+
+    @Test
     void shouldAllocateAllOrNone()
     {
         try (MbufBurst burst = new MbufBurst(512, PacketMemory.current()))
