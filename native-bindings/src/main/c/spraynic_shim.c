@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <string.h>
 
 #include <rte_config.h>
 #include <rte_eal.h>
@@ -59,6 +60,18 @@ uint16_t spraynic_rx_burst(uint16_t port_id, uint16_t queue_id, struct rte_mbuf 
 uint16_t spraynic_tx_burst(uint16_t port_id, uint16_t queue_id, struct rte_mbuf **pkts, uint16_t nb_pkts)
 {
     return rte_eth_tx_burst(port_id, queue_id, pkts, nb_pkts);
+}
+
+uint32_t spraynic_tx_rx_burst(uint16_t port_id, uint16_t queue_id, struct rte_mbuf **pkts, uint16_t count,
+                              uint16_t capacity)
+{
+    uint16_t sent = rte_eth_tx_burst(port_id, queue_id, pkts, count);
+    uint16_t held = count - sent;
+    if (held > 0 && sent > 0) {
+        memmove(pkts, pkts + sent, held * sizeof(*pkts));
+    }
+    held += rte_eth_rx_burst(port_id, queue_id, pkts + held, capacity - held);
+    return (uint32_t)sent | (uint32_t)held << 16;
 }
 
 struct rte_mempool *spraynic_pktmbuf_pool_create(const char *name, uint32_t count, uint32_t cache_size,

@@ -42,7 +42,7 @@ final class BenchCommand implements Runnable
         @Option(names = "--pmd", defaultValue = "net_null", description = "net_null or net_ring (default ${DEFAULT-VALUE}).")
         String pmd;
 
-        @Option(names = "--mode", defaultValue = "tx", description = "rx, tx or io (default ${DEFAULT-VALUE}).")
+        @Option(names = "--mode", defaultValue = "tx", description = "rx, tx, io or txrx (io forwarding with one transmit-and-receive call per burst; default ${DEFAULT-VALUE}).")
         String mode;
 
         @Option(names = "--seconds", defaultValue = "5", description = "Measured seconds per run (default ${DEFAULT-VALUE}).")
@@ -76,8 +76,8 @@ final class BenchCommand implements Runnable
             {
                 final RawLoop.Result result = RawLoop.run(parsedPmd, parsedMode, seconds, burst, length);
                 System.out.println(json ? RawLoop.toJson(result) : String.format(Locale.ROOT,
-                    "java %s %s: %d packets in %.2f s = %.2f Mpps (burst %d, %d B)",
-                    result.pmd(), result.mode(), result.packets(), result.seconds(), result.mpps(), burst, length));
+                    "java %s %s: %d packets in %.2f s = %.2f Mpps, %.2f per CPU second (burst %d, %d B)",
+                    result.pmd(), result.mode(), result.packets(), result.seconds(), result.mpps(), result.cpuMpps(), burst, length));
                 return 0;
             }
             final RawLoopComparison.Summary summary = RawLoopComparison.run(

@@ -22,6 +22,7 @@ public final class Shim
 {
     private static final MethodHandle RX_BURST;
     private static final MethodHandle TX_BURST;
+    private static final MethodHandle TX_RX_BURST;
     private static final MethodHandle MBUF_ALLOC_BULK;
     private static final MethodHandle MBUF_FREE_BULK;
     private static final MethodHandle MBUF_SET_LENGTHS;
@@ -43,6 +44,8 @@ public final class Shim
             FunctionDescriptor.of(JAVA_SHORT, JAVA_SHORT, JAVA_SHORT, JAVA_LONG, JAVA_SHORT), critical);
         TX_BURST = linker.downcallHandle(lookup.findOrThrow("spraynic_tx_burst"),
             FunctionDescriptor.of(JAVA_SHORT, JAVA_SHORT, JAVA_SHORT, JAVA_LONG, JAVA_SHORT), critical);
+        TX_RX_BURST = linker.downcallHandle(lookup.findOrThrow("spraynic_tx_rx_burst"),
+            FunctionDescriptor.of(JAVA_INT, JAVA_SHORT, JAVA_SHORT, JAVA_LONG, JAVA_SHORT, JAVA_SHORT), critical);
         MBUF_ALLOC_BULK = linker.downcallHandle(lookup.findOrThrow("spraynic_mbuf_alloc_bulk"),
             FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT), critical);
         MBUF_FREE_BULK = linker.downcallHandle(lookup.findOrThrow("spraynic_mbuf_free_bulk"),
@@ -103,6 +106,26 @@ public final class Shim
         {
             return Short.toUnsignedInt((short)TX_BURST.invokeExact(
                 (short)portId, (short)queueId, mbufArrayAddress, (short)count));
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    /**
+     * {@code spraynic_tx_rx_burst}: transmits the first {@code count} mbufs of the array, moves those
+     * not taken to its front, then receives into the rest, up to {@code capacity} entries in all.
+     *
+     * @return the number sent in the low 16 bits, the number of entries now held in the high 16.
+     */
+    public static int txRxBurst(
+        final int portId, final int queueId, final long mbufArrayAddress, final int count, final int capacity)
+    {
+        try
+        {
+            return (int)TX_RX_BURST.invokeExact(
+                (short)portId, (short)queueId, mbufArrayAddress, (short)count, (short)capacity);
         }
         catch (final Throwable ex)
         {

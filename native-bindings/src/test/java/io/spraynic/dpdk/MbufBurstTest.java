@@ -110,6 +110,38 @@ class MbufBurstTest
     }
 
     @Test
+    void shouldTransmitThenReceiveInOneCallKeepingUnsentFirst()
+    {
+        final int first = pair.first().portId();
+        final int second = pair.second().portId();
+        try (MbufBurst burst = new MbufBurst(100, PacketMemory.current());
+            MbufBurst peer = new MbufBurst(100, PacketMemory.current()))
+        {
+            assertTrue(peer.allocate(pool, 5));
+            peer.dataLengthAll(99);
+            assertEquals(5, peer.transmit(second, 0), "5 frames waiting on the first port's RX");
+
+            assertTrue(burst.allocate(pool, 100));
+            burst.dataLengthAll(64);
+            final long firstUnsent = burst.mbufAddress(63);
+            assertEquals(63, burst.transmitAndReceive(first, 0), "a 64-slot ring holds 63");
+            assertEquals(37 + 5, burst.size(), "the unsent, then what was received");
+            assertEquals(firstUnsent, burst.mbufAddress(0));
+            assertEquals(64, burst.dataLength(36));
+            assertEquals(99, burst.dataLength(37));
+            assertEquals(99, burst.dataLength(41));
+
+            assertEquals(63, peer.receive(second, 0));
+            assertEquals(64, peer.dataLength(62));
+            peer.release();
+            burst.release();
+            assertEquals(0, burst.transmitAndReceive(first, 0), "nothing to send, nothing waiting");
+            assertEquals(0, burst.size());
+        }
+        assertEquals(511, pool.availableCount());
+    }
+
+    @Test
     void shouldExposeDataThroughFlyweightWithoutCopies()
     {
         try (MbufBurst burst = new MbufBurst(4, PacketMemory.current()))
