@@ -125,8 +125,8 @@ int main(int argc, char **argv)
     if (rte_eal_init(8, eal_argv) < 0) {
         die("rte_eal_init", rte_errno);
     }
-    pool = rte_pktmbuf_pool_create("pp_c", kPoolSize, kPoolCache, 0, kDataRoom, SOCKET_ID_ANY);
-    if (pool == NULL) die("rte_pktmbuf_pool_create", rte_errno);
+    pool = spraynic_pktmbuf_pool_create("pp_c", kPoolSize, kPoolCache, 0, kDataRoom, SOCKET_ID_ANY); /* as Java's Mempool */
+    if (pool == NULL) die("spraynic_pktmbuf_pool_create", rte_errno);
     struct rte_ring *ab = rte_ring_create("ppab", kDescriptors, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
     struct rte_ring *ba = rte_ring_create("ppba", kDescriptors, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
     if (ab == NULL || ba == NULL) die("rte_ring_create", rte_errno);

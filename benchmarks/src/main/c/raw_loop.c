@@ -2,9 +2,10 @@
  * The C half of the raw datapath comparison: the same loop as io.spraynic.bench.raw.RawLoop,
  * through the same shim (libspraynic_shim.so), with the same EAL, pool, port and burst settings.
  *
- *   spraynic-rawloop --pmd net_null|net_ring --mode rx|tx|io [--seconds S] [--burst N] [--length B]
+ *   spraynic-rawloop --pmd net_null|net_ring --mode rx|tx|io|txrx [--seconds S] [--burst N] [--length B]
  *
- * Prints one JSON object like the Java side's, with "language":"c".
+ * Prints one JSON object like the Java side's, with "language":"c": Mpps by wall-clock time and by
+ * the CPU time the loop's thread used (what is left when the machine is shared).
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -28,13 +29,18 @@
 #define kDescriptors 1024
 #define kRingPrimedFrames 512
 
-enum mode { MODE_RX, MODE_TX, MODE_IO };
+enum mode { MODE_RX, MODE_TX, MODE_IO, MODE_TXRX };
+
+static uint64_t clock_ns(clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static uint64_t now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return clock_ns(CLOCK_MONOTONIC);
 }
 
 static void die(const char *what, int err)
@@ -92,6 +98,22 @@ static unsigned forward_once(unsigned n)
     return sent;
 }
 
+/* txrx: one shim call transmits what the burst holds and receives the next (spraynic_tx_rx_burst,
+ * as Java's PacketPort.transmitAndReceive), then every length is read. */
+static unsigned held;
+
+static unsigned forward_in_one_call(unsigned n)
+{
+    uint32_t result = spraynic_tx_rx_burst(port, 0, burst, (uint16_t)held, (uint16_t)n);
+    held = result >> 16;
+    uint64_t bytes = 0;
+    for (unsigned i = 0; i < held; i++) {
+        bytes += burst[i]->data_len;
+    }
+    sink += bytes;
+    return result & 0xFFFF;
+}
+
 static uint64_t loop(int ring, enum mode mode, unsigned n, uint16_t length, uint64_t nanos)
 {
     uint64_t deadline = now_ns() + nanos;
@@ -100,9 +122,12 @@ static uint64_t loop(int ring, enum mode mode, unsigned n, uint16_t length, uint
         for (int i = 0; i < 1024; i++) {
             if (!ring) {
                 counted += mode == MODE_TX ? transmit_once(n, length) :
-                           mode == MODE_RX ? receive_once(n) : forward_once(n);
+                           mode == MODE_RX ? receive_once(n) :
+                           mode == MODE_IO ? forward_once(n) : forward_in_one_call(n);
             } else if (mode == MODE_IO) {
                 counted += forward_once(n);
+            } else if (mode == MODE_TXRX) {
+                counted += forward_in_one_call(n);
             } else {
                 unsigned sent = transmit_once(n, length);
                 unsigned received = receive_once(n);
@@ -134,15 +159,16 @@ int main(int argc, char **argv)
         case 'b': n = (unsigned)atoi(optarg); break;
         case 'l': length = (unsigned)atoi(optarg); break;
         default:
-            fprintf(stderr, "usage: %s --pmd net_null|net_ring --mode rx|tx|io [--seconds S] [--burst N] [--length B]\n", argv[0]);
+            fprintf(stderr, "usage: %s --pmd net_null|net_ring --mode rx|tx|io|txrx [--seconds S] [--burst N] [--length B]\n", argv[0]);
             return 2;
         }
     }
-    enum mode mode = strcmp(mode_text, "rx") == 0 ? MODE_RX : strcmp(mode_text, "io") == 0 ? MODE_IO : MODE_TX;
+    enum mode mode = strcmp(mode_text, "rx") == 0 ? MODE_RX : strcmp(mode_text, "io") == 0 ? MODE_IO :
+                     strcmp(mode_text, "txrx") == 0 ? MODE_TXRX : MODE_TX;
     int ring = strcmp(pmd, "net_ring") == 0;
     if ((!ring && strcmp(pmd, "net_null") != 0) || (mode == MODE_TX && strcmp(mode_text, "tx") != 0) ||
         n < 1 || n > kMaxBurst || length < 60 || length > 2048 || seconds <= 0) {
-        fprintf(stderr, "error: bad arguments (pmd net_null|net_ring, mode rx|tx|io, burst 1-%d, length 60-2048)\n", kMaxBurst);
+        fprintf(stderr, "error: bad arguments (pmd net_null|net_ring, mode rx|tx|io|txrx, burst 1-%d, length 60-2048)\n", kMaxBurst);
         return 2;
     }
 
@@ -161,9 +187,9 @@ int main(int argc, char **argv)
     if (rte_eal_init(9, eal_argv) < 0) {
         die("rte_eal_init", rte_errno);
     }
-    pool = rte_pktmbuf_pool_create("raw_c", kPoolSize, kPoolCache, 0, kDataRoom, SOCKET_ID_ANY);
+    pool = spraynic_pktmbuf_pool_create("raw_c", kPoolSize, kPoolCache, 0, kDataRoom, SOCKET_ID_ANY); /* as Java's Mempool */
     if (pool == NULL) {
-        die("rte_pktmbuf_pool_create", rte_errno);
+        die("spraynic_pktmbuf_pool_create", rte_errno);
     }
     int rc = rte_eth_dev_get_port_by_name(ring ? "net_ring0" : "net_null0", &port);
     if (rc != 0) die("rte_eth_dev_get_port_by_name", rc);
@@ -174,19 +200,25 @@ int main(int argc, char **argv)
     if ((rc = rte_eth_tx_queue_setup(port, 0, kDescriptors, SOCKET_ID_ANY, NULL)) != 0) die("rte_eth_tx_queue_setup", rc);
     if ((rc = rte_eth_dev_start(port)) != 0) die("rte_eth_dev_start", rc);
 
-    if (ring && mode == MODE_IO) {
+    if (ring && (mode == MODE_IO || mode == MODE_TXRX)) {
         for (unsigned primed = 0; primed < kRingPrimedFrames; primed += n) {
             transmit_once(n, (uint16_t)length);
         }
     }
     loop(ring, mode, n, (uint16_t)length, (uint64_t)(seconds * 0.25e9));
+    uint64_t cpu_start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     uint64_t start = now_ns();
     uint64_t counted = loop(ring, mode, n, (uint16_t)length, (uint64_t)(seconds * 1e9));
     double elapsed = (now_ns() - start) / 1e9;
+    double cpu = (clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_start) / 1e9;
 
     printf("{\"pmd\":\"%s\",\"mode\":\"%s\",\"language\":\"c\",\"burst\":%u,\"frameLength\":%u,\"packets\":%" PRIu64
-           ",\"seconds\":%.6f,\"mpps\":%.4f}\n", pmd, mode_text, n, length, counted, elapsed, counted / elapsed / 1e6);
+           ",\"seconds\":%.6f,\"mpps\":%.4f,\"cpuSeconds\":%.6f,\"cpuMpps\":%.4f}\n",
+           pmd, mode_text, n, length, counted, elapsed, counted / elapsed / 1e6, cpu, counted / cpu / 1e6);
 
+    if (held > 0) {
+        spraynic_mbuf_free_bulk(burst, held);
+    }
     rte_eth_dev_stop(port);
     rte_eth_dev_close(port);
     rte_eal_cleanup();

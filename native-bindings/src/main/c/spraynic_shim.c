@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <string.h>
 
 #include <rte_config.h>
 #include <rte_eal.h>
@@ -12,6 +13,7 @@
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_pool_ops.h>
 #include <rte_mempool.h>
 
 _Static_assert(sizeof(struct rte_mbuf) == 128, "rte_mbuf is expected to be two cache lines");
@@ -58,6 +60,56 @@ uint16_t spraynic_rx_burst(uint16_t port_id, uint16_t queue_id, struct rte_mbuf 
 uint16_t spraynic_tx_burst(uint16_t port_id, uint16_t queue_id, struct rte_mbuf **pkts, uint16_t nb_pkts)
 {
     return rte_eth_tx_burst(port_id, queue_id, pkts, nb_pkts);
+}
+
+uint32_t spraynic_tx_rx_burst(uint16_t port_id, uint16_t queue_id, struct rte_mbuf **pkts, uint16_t count,
+                              uint16_t capacity)
+{
+    uint16_t sent = rte_eth_tx_burst(port_id, queue_id, pkts, count);
+    uint16_t held = count - sent;
+    if (held > 0 && sent > 0) {
+        memmove(pkts, pkts + sent, held * sizeof(*pkts));
+    }
+    held += rte_eth_rx_burst(port_id, queue_id, pkts + held, capacity - held);
+    return (uint32_t)sent | (uint32_t)held << 16;
+}
+
+struct rte_mempool *spraynic_pktmbuf_pool_create(const char *name, uint32_t count, uint32_t cache_size,
+                                                 uint16_t priv_size, uint16_t data_room_size, int32_t socket_id)
+{
+    if (rte_eal_has_hugepages() || rte_eal_iova_mode() != RTE_IOVA_VA) {
+        return rte_pktmbuf_pool_create(name, count, cache_size, priv_size, data_room_size, socket_id);
+    }
+    /* rte_pktmbuf_pool_create_by_ops, step by step, with RTE_MEMPOOL_F_NO_IOVA_CONTIG added. */
+    if (RTE_ALIGN(priv_size, RTE_MBUF_PRIV_ALIGN) != priv_size) {
+        rte_errno = EINVAL;
+        return NULL;
+    }
+    struct rte_pktmbuf_pool_private private_data = {
+        .mbuf_data_room_size = data_room_size,
+        .mbuf_priv_size = priv_size,
+    };
+    unsigned element_size = (unsigned)sizeof(struct rte_mbuf) + priv_size + data_room_size;
+    struct rte_mempool *pool = rte_mempool_create_empty(name, count, element_size, cache_size,
+        sizeof(struct rte_pktmbuf_pool_private), socket_id, RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+    if (pool == NULL) {
+        return NULL;
+    }
+    int rc = rte_mempool_set_ops_byname(pool, rte_mbuf_best_mempool_ops(), NULL);
+    if (rc != 0) {
+        rte_mempool_free(pool);
+        rte_errno = -rc;
+        return NULL;
+    }
+    rte_pktmbuf_pool_init(pool, &private_data);
+    rc = rte_mempool_populate_default(pool);
+    if (rc < 0) {
+        rte_mempool_free(pool);
+        rte_errno = -rc;
+        return NULL;
+    }
+    rte_mempool_obj_iter(pool, rte_pktmbuf_init, NULL);
+    return pool;
 }
 
 int spraynic_mbuf_alloc_bulk(struct rte_mempool *pool, struct rte_mbuf **pkts, uint32_t count)

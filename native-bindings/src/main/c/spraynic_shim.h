@@ -58,6 +58,25 @@ int64_t spraynic_layout_probe(uint32_t probe);
 uint16_t spraynic_rx_burst(uint16_t port_id, uint16_t queue_id, struct rte_mbuf **pkts, uint16_t nb_pkts);
 uint16_t spraynic_tx_burst(uint16_t port_id, uint16_t queue_id, struct rte_mbuf **pkts, uint16_t nb_pkts);
 
+/*
+ * rte_pktmbuf_pool_create, with one difference: without hugepages (and so with IOVA as VA), the
+ * mbufs are packed one after another instead of one per 4 KiB page. DPDK's default keeps every
+ * object inside one page so that it stays IOVA-contiguous; with IOVA as VA any VA-contiguous object
+ * already is, and one mbuf per page puts every mbuf header in the same L1 set (all 4096 B apart).
+ * With hugepages it is exactly rte_pktmbuf_pool_create. NULL and rte_errno set on failure.
+ */
+struct rte_mempool *spraynic_pktmbuf_pool_create(const char *name, uint32_t count, uint32_t cache_size,
+                                                 uint16_t priv_size, uint16_t data_room_size, int32_t socket_id);
+
+/*
+ * One crossing for a loop that transmits then polls: rte_eth_tx_burst of pkts[0..count), what the
+ * driver did not take moved to the front of pkts, then rte_eth_rx_burst into the rest of the
+ * array, up to capacity entries in all. Returns sent | (entries now held) << 16; the caller still
+ * owns the unsent packets (at the front) and the received ones (after them).
+ */
+uint32_t spraynic_tx_rx_burst(uint16_t port_id, uint16_t queue_id, struct rte_mbuf **pkts, uint16_t count,
+                              uint16_t capacity);
+
 /* Allocates count mbufs, all or none (0 on success, negative errno otherwise); each is reset. */
 int spraynic_mbuf_alloc_bulk(struct rte_mempool *pool, struct rte_mbuf **pkts, uint32_t count);
 

@@ -32,17 +32,65 @@ final class BenchCommand implements Runnable
         throw new IllegalArgumentException("name a benchmark: spraynic bench raw --help");
     }
 
+    /** What every bench command takes: {@code --json}, which replaces the lines it prints with one object. */
+    abstract static class Common implements Callable<Integer>
+    {
+        @Option(names = "--json", description = "Print one JSON object.")
+        boolean json;
+
+        /** Prints a line of progress or results, unless the JSON object alone was asked for. */
+        void log(final String line)
+        {
+            if (!json)
+            {
+                System.out.println(line);
+            }
+        }
+
+        /** Prints, with --json, the object {@code {FIELDS,"cores":N,"points":[POINTS]}} (FIELDS may be empty). */
+        void printPoints(final String fields, final List<String> points)
+        {
+            if (json)
+            {
+                System.out.println("{" + (fields.isEmpty() ? "" : fields + ",") + "\"cores\":" +
+                    Runtime.getRuntime().availableProcessors() + ",\"points\":[" + String.join(",", points) + "]}");
+            }
+        }
+    }
+
+    /** The end-to-end transport benchmarks' options: which transports, and how their poll threads idle. */
+    abstract static class TransportCommon extends Common
+    {
+        @Option(names = "--transport", defaultValue = "both", description = "spray, rocev2 or both (default ${DEFAULT-VALUE}).")
+        String transport;
+
+        @Option(names = "--idle", defaultValue = "spin",
+            description = "What an idle transport poll thread does: spin or yield (default ${DEFAULT-VALUE}).")
+        String idle;
+
+        List<TransportPair.Kind> kinds()
+        {
+            return "both".equalsIgnoreCase(transport) ? List.of(TransportPair.Kind.SPRAY, TransportPair.Kind.ROCEV2) :
+                List.of(TransportPair.Kind.parse(transport));
+        }
+
+        Idle idleStrategy()
+        {
+            return Idle.parse(idle);
+        }
+    }
+
     @Command(name = "raw", mixinStandardHelpOptions = true,
         description = {
             "The raw RX/TX loop on one core through the C shim, 64 B frames in bursts of 32 by default.",
             "With --with-c, the same loop in C (spraynic-rawloop) runs in the same invocation, alternating",
             "with the Java one, and the Java / C ratio is printed."})
-    static final class Raw implements Callable<Integer>
+    static final class Raw extends Common
     {
         @Option(names = "--pmd", defaultValue = "net_null", description = "net_null or net_ring (default ${DEFAULT-VALUE}).")
         String pmd;
 
-        @Option(names = "--mode", defaultValue = "tx", description = "rx, tx or io (default ${DEFAULT-VALUE}).")
+        @Option(names = "--mode", defaultValue = "tx", description = "rx, tx, io or txrx (io forwarding with one transmit-and-receive call per burst; default ${DEFAULT-VALUE}).")
         String mode;
 
         @Option(names = "--seconds", defaultValue = "5", description = "Measured seconds per run (default ${DEFAULT-VALUE}).")
@@ -60,9 +108,6 @@ final class BenchCommand implements Runnable
         @Option(names = "--rounds", defaultValue = "3", description = "With --with-c: alternating rounds (default ${DEFAULT-VALUE}).")
         int rounds;
 
-        @Option(names = "--json", description = "Print one JSON object.")
-        boolean json;
-
         public Integer call() throws Exception
         {
             final RawLoop.Pmd parsedPmd = RawLoop.Pmd.parse(pmd);
@@ -76,12 +121,12 @@ final class BenchCommand implements Runnable
             {
                 final RawLoop.Result result = RawLoop.run(parsedPmd, parsedMode, seconds, burst, length);
                 System.out.println(json ? RawLoop.toJson(result) : String.format(Locale.ROOT,
-                    "java %s %s: %d packets in %.2f s = %.2f Mpps (burst %d, %d B)",
-                    result.pmd(), result.mode(), result.packets(), result.seconds(), result.mpps(), burst, length));
+                    "java %s %s: %d packets in %.2f s = %.2f Mpps, %.2f per CPU second (burst %d, %d B)",
+                    result.pmd(), result.mode(), result.packets(), result.seconds(), result.mpps(), result.cpuMpps(), burst, length));
                 return 0;
             }
             final RawLoopComparison.Summary summary = RawLoopComparison.run(
-                parsedPmd, parsedMode, seconds, burst, length, rounds, line -> { if (!json) System.out.println(line); });
+                parsedPmd, parsedMode, seconds, burst, length, rounds, this::log);
             System.out.println(json ? summary.toJson() : summary.toText());
             return 0;
         }
@@ -91,7 +136,7 @@ final class BenchCommand implements Runnable
         description = {
             "The NIC runtime's receive side on net_null: one poll thread per RX queue, each parsing, classifying",
             "and counting every frame; prints Mpps for 1..N queues, measured in one invocation from the counters."})
-    static final class Nic implements Callable<Integer>
+    static final class Nic extends Common
     {
         @Option(names = "--queues", defaultValue = "2", description = "Largest queue count measured (default ${DEFAULT-VALUE}).")
         int queues;
@@ -99,47 +144,30 @@ final class BenchCommand implements Runnable
         @Option(names = "--seconds", defaultValue = "3", description = "Measured seconds per queue count (default ${DEFAULT-VALUE}).")
         double seconds;
 
-        @Option(names = "--json", description = "Print one JSON object.")
-        boolean json;
-
         public Integer call() throws Exception
         {
             if (queues < 1 || queues > 16 || seconds <= 0)
             {
                 throw new IllegalArgumentException("--queues must be 1..16 and --seconds > 0 (got " + queues + ", " + seconds + ")");
             }
-            final StringBuilder results = new StringBuilder();
+            final List<String> points = new ArrayList<>();
             for (int q = 1; q <= queues; q++)
             {
                 // EAL starts once per process: each queue count runs in a process of its own.
                 final double mpps = NicScaling.measureInChild(q, seconds);
-                results.append(results.length() == 0 ? "" : ",").append(String.format(Locale.ROOT,
-                    "{\"queues\":%d,\"mpps\":%.3f}", q, mpps));
-                if (!json)
-                {
-                    System.out.printf(Locale.ROOT, "net_null, %d RX queue(s) / poll thread(s): %.2f Mpps classified%n", q, mpps);
-                }
+                points.add(String.format(Locale.ROOT, "{\"queues\":%d,\"mpps\":%.3f}", q, mpps));
+                log(String.format(Locale.ROOT, "net_null, %d RX queue(s) / poll thread(s): %.2f Mpps classified", q, mpps));
             }
-            if (json)
-            {
-                System.out.println("{\"pmd\":\"net_null\",\"cores\":" + Runtime.getRuntime().availableProcessors() +
-                    ",\"points\":[" + results + "]}");
-            }
+            printPoints("\"pmd\":\"net_null\"", points);
             return 0;
         }
-    }
-
-    private static List<TransportPair.Kind> transports(final String text)
-    {
-        return "both".equalsIgnoreCase(text) ? List.of(TransportPair.Kind.SPRAY, TransportPair.Kind.ROCEV2) :
-            List.of(TransportPair.Kind.parse(text));
     }
 
     @Command(name = "workers", mixinStandardHelpOptions = true,
         description = {
             "The embedded NIC's goodput by worker count: two NICs on a net_ring pair with one queue per worker,",
             "one connection per worker, 8 writes of 64 KiB in flight on each; each point in a process of its own."})
-    static final class Workers implements Callable<Integer>
+    static final class Workers extends Common
     {
         @Option(names = "--workers", defaultValue = "2", description = "Largest worker count measured (default ${DEFAULT-VALUE}).")
         int workers;
@@ -152,9 +180,6 @@ final class BenchCommand implements Runnable
         @Option(names = "--seconds", defaultValue = "3", description = "Measured seconds per point (default ${DEFAULT-VALUE}).")
         double seconds;
 
-        @Option(names = "--json", description = "Print one JSON object.")
-        boolean json;
-
         public Integer call() throws Exception
         {
             if (workers < 1 || workers > 16 || seconds <= 0 ||
@@ -163,24 +188,17 @@ final class BenchCommand implements Runnable
                 throw new IllegalArgumentException("--workers must be 1..16, --seconds > 0 and --mode spray, rocev2 or receive " +
                     "(got " + workers + ", " + seconds + ", " + mode + ")");
             }
-            final StringBuilder points = new StringBuilder();
+            final List<String> points = new ArrayList<>();
             for (int w = 1; w <= workers; w++)
             {
                 final WorkerScaling.Result r = WorkerScaling.measureInChild(mode, w, seconds);
-                points.append(points.length() == 0 ? "" : ",").append(String.format(Locale.ROOT,
+                points.add(String.format(Locale.ROOT,
                     "{\"workers\":%d,\"goodputGbps\":%.4f,\"mpps\":%.4f,\"bytes\":%d,\"seconds\":%.3f}",
                     w, r.goodputGbps(), r.mpps(), r.bytes(), r.seconds()));
-                if (!json)
-                {
-                    System.out.printf(Locale.ROOT, mode.equals("receive") ? "receive on net_null, %2$d worker(s): %4$.2f Mpps%n" :
-                        "%s, %d worker(s) per NIC: %.3f Gb/s, %.3f Mpps of 1 KiB packets%n", mode, w, r.goodputGbps(), r.mpps());
-                }
+                log(String.format(Locale.ROOT, mode.equals("receive") ? "receive on net_null, %2$d worker(s): %4$.2f Mpps" :
+                    "%s, %d worker(s) per NIC: %.3f Gb/s, %.3f Mpps of 1 KiB packets", mode, w, r.goodputGbps(), r.mpps()));
             }
-            if (json)
-            {
-                System.out.println("{\"mode\":\"" + mode + "\",\"cores\":" + Runtime.getRuntime().availableProcessors() +
-                    ",\"points\":[" + points + "]}");
-            }
+            printPoints("\"mode\":\"" + mode + "\"", points);
             return 0;
         }
     }
@@ -190,12 +208,9 @@ final class BenchCommand implements Runnable
             "64 B RDMA WRITE-with-immediate ping-pong over a crossed net_ring pair, one busy-spinning poll thread per",
             "endpoint, through the spray and RoCEv2 transports; beside them, in the same invocation, the raw-frame",
             "ping-pong in Java and in C (spraynic-pingpong) through the same shim. Prints p50 / p99 / p99.9 round",
-            "trips (HdrHistogram) as medians over alternating rounds, and raw Java / C."})
-    static final class Latency implements Callable<Integer>
+            "trips (HdrHistogram) as medians over alternating rounds, and raw Java / C (raw ping-pongs always spin)."})
+    static final class Latency extends TransportCommon
     {
-        @Option(names = "--transport", defaultValue = "both", description = "spray, rocev2 or both (default ${DEFAULT-VALUE}).")
-        String transport;
-
         @Option(names = "--length", defaultValue = "64", description = "Bytes per WRITE and raw frame (default ${DEFAULT-VALUE}).")
         int length;
 
@@ -214,13 +229,6 @@ final class BenchCommand implements Runnable
         @Option(names = "--no-c", description = "Skip the C raw-frame ping-pong.")
         boolean noC;
 
-        @Option(names = "--idle", defaultValue = "spin",
-            description = "What an idle transport poll thread does: spin or yield (default ${DEFAULT-VALUE}; the raw ping-pongs spin).")
-        String idle;
-
-        @Option(names = "--json", description = "Print one JSON object.")
-        boolean json;
-
         public Integer call() throws Exception
         {
             if (length < 8 || length > TransportPair.MTU || iterations < 1 || warmup < 0 || rounds < 1)
@@ -228,8 +236,8 @@ final class BenchCommand implements Runnable
                 throw new IllegalArgumentException("--length must be 8.." + TransportPair.MTU +
                     ", --iterations >= 1, --warmup >= 0, --rounds >= 1");
             }
-            final LatencyComparison.Summary summary = LatencyComparison.run(transports(transport), length, warmup,
-                iterations, rounds, !noRaw, !noRaw && !noC, Idle.parse(idle), line -> { if (!json) System.out.println(line); });
+            final LatencyComparison.Summary summary = LatencyComparison.run(kinds(), length, warmup,
+                iterations, rounds, !noRaw, !noRaw && !noC, idleStrategy(), this::log);
             System.out.print(json ? summary.toJson() + System.lineSeparator() : summary.toText());
             return 0;
         }
@@ -241,11 +249,8 @@ final class BenchCommand implements Runnable
             "RoCEv2, for each message size: Mpps (data packets), Gb/s (payload), and packets per second per core of",
             "CPU time the two poll threads used. With --with-udp, Java DatagramChannels over loopback carry the same",
             "messages (cut into datagrams of the transports' 1024 B MTU) in the same invocation."})
-    static final class Throughput implements Callable<Integer>
+    static final class Throughput extends TransportCommon
     {
-        @Option(names = "--transport", defaultValue = "both", description = "spray, rocev2 or both (default ${DEFAULT-VALUE}).")
-        String transport;
-
         @Option(names = "--sizes", split = ",", defaultValue = "64,256,1024,4096,16384,65536,262144,1048576",
             description = "Message sizes in bytes (default ${DEFAULT-VALUE}).")
         int[] sizes;
@@ -263,13 +268,6 @@ final class BenchCommand implements Runnable
             description = "Poll threads: 2 (one per endpoint) or 1 (both endpoints on one thread) (default ${DEFAULT-VALUE}).")
         int threads;
 
-        @Option(names = "--idle", defaultValue = "spin",
-            description = "What an idle poll thread does: spin or yield (default ${DEFAULT-VALUE}).")
-        String idle;
-
-        @Option(names = "--json", description = "Print one JSON object.")
-        boolean json;
-
         public Integer call() throws Exception
         {
             if (seconds <= 0 || warmup < 0)
@@ -281,17 +279,17 @@ final class BenchCommand implements Runnable
             {
                 // untimed: compiles the transports' paths before the first measured point, so that the first
                 // point does not pay for the JIT (it did: 64 B spray at a tenth of its later rate)
-                for (final TransportPair.Kind kind : transports(transport))
+                for (final TransportPair.Kind kind : kinds())
                 {
-                    io.spraynic.bench.e2e.Throughput.run(nic, kind, 4096, 0, Math.max(1, warmup), threads, Idle.parse(idle));
-                    io.spraynic.bench.e2e.Throughput.run(nic, kind, 64, 0, Math.max(1, warmup), threads, Idle.parse(idle));
+                    io.spraynic.bench.e2e.Throughput.run(nic, kind, 4096, 0, Math.max(1, warmup), threads, idleStrategy());
+                    io.spraynic.bench.e2e.Throughput.run(nic, kind, 64, 0, Math.max(1, warmup), threads, idleStrategy());
                 }
                 for (final int size : sizes)
                 {
-                    for (final TransportPair.Kind kind : transports(transport))
+                    for (final TransportPair.Kind kind : kinds())
                     {
                         add(results, io.spraynic.bench.e2e.Throughput.run(nic, kind, size, warmup, seconds, threads,
-                            Idle.parse(idle)));
+                            idleStrategy()));
                     }
                     if (withUdp)
                     {
@@ -299,21 +297,14 @@ final class BenchCommand implements Runnable
                     }
                 }
             }
-            if (json)
-            {
-                System.out.println("{\"cores\":" + Runtime.getRuntime().availableProcessors() + ",\"points\":[" +
-                    String.join(",", results.stream().map(ThroughputResult::toJson).toList()) + "]}");
-            }
+            printPoints("", results.stream().map(ThroughputResult::toJson).toList());
             return results.stream().allMatch(ThroughputResult::verified) ? 0 : 1;
         }
 
         private void add(final List<ThroughputResult> results, final ThroughputResult result)
         {
             results.add(result);
-            if (!json)
-            {
-                System.out.println(result.toText());
-            }
+            log(result.toText());
         }
     }
 }

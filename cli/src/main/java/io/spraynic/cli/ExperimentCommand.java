@@ -57,7 +57,8 @@ final class ExperimentCommand implements Runnable
 
     @Command(name = "reorder", mixinStandardHelpOptions = true,
         description = {
-            "Spray over paths whose delays differ by 0 to 10 us, no loss: counts spurious retransmissions (goal 0)."})
+            "Spray over paths whose delays differ by up to 0, 2.5, 12.5 and 25 us (extra link delays in steps of 0,",
+            "1, 5 and 10 us), no loss: counts spurious retransmissions (goal 0)."})
     static final class ReorderCommand extends Common
     {
         @Option(names = "--bytes", defaultValue = "64m", converter = SizeConverter.class,

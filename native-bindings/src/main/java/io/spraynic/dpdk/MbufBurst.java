@@ -179,6 +179,20 @@ public final class MbufBurst implements AutoCloseable
     }
 
     /**
+     * {@link #transmit} then {@link #receive} on the same queue pair in one downcall: the burst
+     * goes out, what the driver did not take moves to the front, and received mbufs fill the rest.
+     *
+     * @return the number sent; {@link #size()} is then the unsent plus the received.
+     */
+    public int transmitAndReceive(final int portId, final int queueId)
+    {
+        requireOpen();
+        final int result = Shim.txRxBurst(portId, queueId, pointersAddress, size, capacity);
+        size = result >>> 16;
+        return result & 0xFFFF;
+    }
+
+    /**
      * Returns every mbuf in the burst to its pool.
      */
     public void release()

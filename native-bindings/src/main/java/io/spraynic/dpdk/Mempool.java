@@ -8,8 +8,10 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
- * A DPDK packet-buffer pool ({@code rte_pktmbuf_pool_create}). Its memory joins
- * {@link PacketMemory} so that {@link Mbuf} flyweights reach its buffers by offset.
+ * A DPDK packet-buffer pool ({@code rte_pktmbuf_pool_create}, through the shim's
+ * {@code spraynic_pktmbuf_pool_create}: without hugepages its mbufs are packed, not one per 4 KiB
+ * page). Its memory joins {@link PacketMemory} so that {@link Mbuf} flyweights reach its buffers by
+ * offset.
  */
 public final class Mempool implements AutoCloseable
 {
@@ -43,8 +45,9 @@ public final class Mempool implements AutoCloseable
         final MemorySegment pool;
         try (Arena arena = Arena.ofConfined())
         {
-            pool = Dpdk.rte_pktmbuf_pool_create(arena.allocateFrom(name), size, cacheSize, (short)0,
-                (short)dataRoomSize, socketId);
+            // the shim's variant packs the mbufs when there are no hugepages, as the C benchmarks' pools
+            pool = MemorySegment.ofAddress(
+                Shim.pktmbufPoolCreate(arena.allocateFrom(name).address(), size, cacheSize, 0, dataRoomSize, socketId));
         }
         if (MemorySegment.NULL.equals(pool))
         {

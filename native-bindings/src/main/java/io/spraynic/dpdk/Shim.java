@@ -22,6 +22,7 @@ public final class Shim
 {
     private static final MethodHandle RX_BURST;
     private static final MethodHandle TX_BURST;
+    private static final MethodHandle TX_RX_BURST;
     private static final MethodHandle MBUF_ALLOC_BULK;
     private static final MethodHandle MBUF_FREE_BULK;
     private static final MethodHandle MBUF_SET_LENGTHS;
@@ -30,6 +31,7 @@ public final class Shim
     private static final MethodHandle LCORE_ID;
     private static final MethodHandle ERRNO;
     private static final MethodHandle NOOP;
+    private static final MethodHandle PKTMBUF_POOL_CREATE;
 
     static
     {
@@ -42,6 +44,8 @@ public final class Shim
             FunctionDescriptor.of(JAVA_SHORT, JAVA_SHORT, JAVA_SHORT, JAVA_LONG, JAVA_SHORT), critical);
         TX_BURST = linker.downcallHandle(lookup.findOrThrow("spraynic_tx_burst"),
             FunctionDescriptor.of(JAVA_SHORT, JAVA_SHORT, JAVA_SHORT, JAVA_LONG, JAVA_SHORT), critical);
+        TX_RX_BURST = linker.downcallHandle(lookup.findOrThrow("spraynic_tx_rx_burst"),
+            FunctionDescriptor.of(JAVA_INT, JAVA_SHORT, JAVA_SHORT, JAVA_LONG, JAVA_SHORT, JAVA_SHORT), critical);
         MBUF_ALLOC_BULK = linker.downcallHandle(lookup.findOrThrow("spraynic_mbuf_alloc_bulk"),
             FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT), critical);
         MBUF_FREE_BULK = linker.downcallHandle(lookup.findOrThrow("spraynic_mbuf_free_bulk"),
@@ -59,6 +63,10 @@ public final class Shim
             FunctionDescriptor.of(JAVA_INT), critical);
         NOOP = linker.downcallHandle(lookup.findOrThrow("spraynic_noop"),
             FunctionDescriptor.of(JAVA_INT, JAVA_INT), critical);
+        // Control path (allocates, takes EAL's locks): an ordinary downcall. Bound here rather than
+        // through jextract so that Java and the C benchmarks create their pools with the same call.
+        PKTMBUF_POOL_CREATE = linker.downcallHandle(lookup.findOrThrow("spraynic_pktmbuf_pool_create"),
+            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_SHORT, JAVA_SHORT, JAVA_INT));
     }
 
     /** {@code rte_lcore_id()} of a thread that is not a DPDK lcore. */
@@ -98,6 +106,26 @@ public final class Shim
         {
             return Short.toUnsignedInt((short)TX_BURST.invokeExact(
                 (short)portId, (short)queueId, mbufArrayAddress, (short)count));
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    /**
+     * {@code spraynic_tx_rx_burst}: transmits the first {@code count} mbufs of the array, moves those
+     * not taken to its front, then receives into the rest, up to {@code capacity} entries in all.
+     *
+     * @return the number sent in the low 16 bits, the number of entries now held in the high 16.
+     */
+    public static int txRxBurst(
+        final int portId, final int queueId, final long mbufArrayAddress, final int count, final int capacity)
+    {
+        try
+        {
+            return (int)TX_RX_BURST.invokeExact(
+                (short)portId, (short)queueId, mbufArrayAddress, (short)count, (short)capacity);
         }
         catch (final Throwable ex)
         {
@@ -207,6 +235,28 @@ public final class Shim
         try
         {
             return (int)ERRNO.invokeExact();
+        }
+        catch (final Throwable ex)
+        {
+            throw rethrow(ex);
+        }
+    }
+
+    /**
+     * {@code rte_pktmbuf_pool_create}, except that without hugepages the mbufs are packed one after
+     * another rather than one per 4 KiB page (see {@code spraynic_shim.h}).
+     *
+     * @param nameAddress a NUL-terminated name.
+     * @return the {@code struct rte_mempool *}, or 0 with {@link #errno()} set.
+     */
+    public static long pktmbufPoolCreate(
+        final long nameAddress, final int count, final int cacheSize, final int privSize, final int dataRoomSize,
+        final int socketId)
+    {
+        try
+        {
+            return (long)PKTMBUF_POOL_CREATE.invokeExact(
+                nameAddress, count, cacheSize, (short)privSize, (short)dataRoomSize, socketId);
         }
         catch (final Throwable ex)
         {

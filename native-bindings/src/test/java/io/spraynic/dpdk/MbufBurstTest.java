@@ -48,6 +48,28 @@ class MbufBurstTest
     }
 
     @Test
+    void shouldPackMbufsWithoutHugepages()
+    {
+        // DPDK's default pool keeps each mbuf inside one page: without hugepages, one per 4 KiB page,
+        // every header in the same L1 set. The shim's pool packs them: header, mbuf, data room.
+        final long stride = 64 + 128 + 2048 + 128;
+        try (MbufBurst burst = new MbufBurst(511, PacketMemory.current()))
+        {
+            assertTrue(burst.allocate(pool, 511));
+            long lowest = Long.MAX_VALUE;
+            long highest = Long.MIN_VALUE;
+            for (int i = 0; i < burst.size(); i++)
+            {
+                lowest = Math.min(lowest, burst.mbufAddress(i));
+                highest = Math.max(highest, burst.mbufAddress(i));
+            }
+            assertEquals(510 * stride, highest - lowest, "511 mbufs back to back");
+            assertEquals(2048, burst.dataRoom(510), "initialised as rte_pktmbuf_pool_create would");
+            burst.release();
+        }
+    }
+
+    @Test
     void shouldAllocateAllOrNone()
     {
         try (MbufBurst burst = new MbufBurst(512, PacketMemory.current()))
@@ -85,6 +107,38 @@ class MbufBurstTest
             burst.release();
             assertEquals(511, pool.availableCount());
         }
+    }
+
+    @Test
+    void shouldTransmitThenReceiveInOneCallKeepingUnsentFirst()
+    {
+        final int first = pair.first().portId();
+        final int second = pair.second().portId();
+        try (MbufBurst burst = new MbufBurst(100, PacketMemory.current());
+            MbufBurst peer = new MbufBurst(100, PacketMemory.current()))
+        {
+            assertTrue(peer.allocate(pool, 5));
+            peer.dataLengthAll(99);
+            assertEquals(5, peer.transmit(second, 0), "5 frames waiting on the first port's RX");
+
+            assertTrue(burst.allocate(pool, 100));
+            burst.dataLengthAll(64);
+            final long firstUnsent = burst.mbufAddress(63);
+            assertEquals(63, burst.transmitAndReceive(first, 0), "a 64-slot ring holds 63");
+            assertEquals(37 + 5, burst.size(), "the unsent, then what was received");
+            assertEquals(firstUnsent, burst.mbufAddress(0));
+            assertEquals(64, burst.dataLength(36));
+            assertEquals(99, burst.dataLength(37));
+            assertEquals(99, burst.dataLength(41));
+
+            assertEquals(63, peer.receive(second, 0));
+            assertEquals(64, peer.dataLength(62));
+            peer.release();
+            burst.release();
+            assertEquals(0, burst.transmitAndReceive(first, 0), "nothing to send, nothing waiting");
+            assertEquals(0, burst.size());
+        }
+        assertEquals(511, pool.availableCount());
     }
 
     @Test

@@ -31,7 +31,6 @@ import org.agrona.collections.LongArrayList;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.SplittableRandom;
 
 /**
@@ -182,11 +181,7 @@ final class Cluster implements AutoCloseable
             domains[h] = new ProtectionDomain(new SplittableRandom(options.seed() * 1_000 + h));
             sources[h] = arena.allocate(Math.max(64, outBytes[h]), 64);
             targets[h] = arena.allocate(Math.max(64, inBytes[h]), 64);
-            final SplittableRandom random = new SplittableRandom(options.seed() + h);
-            for (long i = 0; i + 8 <= outBytes[h]; i += 8)
-            {
-                sources[h].set(ValueLayout.JAVA_LONG_UNALIGNED, i, random.nextLong());
-            }
+            WriteBuffers.fillRandom(sources[h], outBytes[h], new SplittableRandom(options.seed() + h));
             sourceRegions[h] = domains[h].register(sources[h], AccessFlags.LOCAL_WRITE);
             targetRegions[h] = domains[h].register(targets[h], AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
             queues[h] = new CompletionQueue(Math.max(64, flowsAt[h] * options.queueDepth() * 2));

@@ -50,15 +50,9 @@ public final class RocevWriteWorkload
         {
             final ProtectionDomain pdA = new ProtectionDomain(new SplittableRandom(seed));
             final ProtectionDomain pdB = new ProtectionDomain(new SplittableRandom(seed + 1));
-            final MemorySegment source = arena.allocate(totalBytes, 64);
-            final MemorySegment target = arena.allocate(totalBytes, 64);
-            final SplittableRandom random = new SplittableRandom(seed);
-            for (long i = 0; i + 8 <= totalBytes; i += 8)
-            {
-                source.set(ValueLayout.JAVA_LONG_UNALIGNED, i, random.nextLong());
-            }
-            final MemoryRegion local = pdA.register(source, AccessFlags.LOCAL_WRITE);
-            final MemoryRegion remote = pdB.register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+            final WriteBuffers buffers = WriteBuffers.allocate(arena, totalBytes, seed, pdA, AccessFlags.LOCAL_WRITE, pdB);
+            final MemoryRegion local = buffers.source();
+            final MemoryRegion remote = buffers.target();
 
             final CompletionQueue cqA = new CompletionQueue(4096);
             final CompletionQueue cqB = new CompletionQueue(4096);
@@ -156,7 +150,8 @@ public final class RocevWriteWorkload
                 retransmitted += sender.engine().counters().get(RcCounters.RETRANSMITTED);
                 timeouts += sender.engine().counters().get(RcCounters.TIMEOUTS);
             }
-            final boolean verified = bytesCompleted == totalBytes ? source.mismatch(target) == -1 : verifyPrefixes(source, target);
+            final boolean verified = bytesCompleted == totalBytes ? buffers.arrivedIntact() :
+                verifyPrefixes(buffers.source().segment(), buffers.target().segment());
             final long nanos = completed == messages ? lastCompletion - start : Math.min(fabric.now(), deadline) - start;
             return new TransferOutcome(totalBytes, bytesCompleted, nanos, lost, retransmitted, verified, timeouts);
         }

@@ -20,8 +20,6 @@ import io.spraynic.datapath.verbs.WorkRequestOpcode;
 import io.spraynic.datapath.wire.ParseCounters;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.SplittableRandom;
 
 /**
@@ -68,15 +66,9 @@ public final class SprayWriteWorkload
             engineB.open(b.remote(new SprayConnectionConfig().cids(2, 1).paths(paths).streams(streams).mtu(4096)
                 .initialPsns(0x000100, 0xFFFF00).completionQueues(cqB, cqB), 0));
 
-            final MemorySegment source = arena.allocate(totalBytes, 64);
-            final MemorySegment target = arena.allocate(totalBytes, 64);
-            final SplittableRandom random = new SplittableRandom(seed);
-            for (long i = 0; i + 8 <= totalBytes; i += 8)
-            {
-                source.set(ValueLayout.JAVA_LONG_UNALIGNED, i, random.nextLong());
-            }
-            final MemoryRegion local = pdA.register(source, AccessFlags.NONE);
-            final MemoryRegion remote = pdB.register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+            final WriteBuffers buffers = WriteBuffers.allocate(arena, totalBytes, seed, pdA, AccessFlags.NONE, pdB);
+            final MemoryRegion local = buffers.source();
+            final MemoryRegion remote = buffers.target();
 
             final SendWorkRequest request = new SendWorkRequest();
             final WorkCompletion completion = new WorkCompletion();
@@ -126,7 +118,7 @@ public final class SprayWriteWorkload
                     }
                 }
             }
-            final boolean verified = completed == messages && source.mismatch(target) == -1;
+            final boolean verified = completed == messages && buffers.arrivedIntact();
             final long nanos = completed == messages ? lastCompletion - start : Math.min(fabric.now(), deadline) - start;
             return new TransferOutcome(totalBytes, bytesCompleted, nanos, drops.dataDrops(),
                 connection.counters().get(SprayCounters.RETRANSMITTED), verified,

@@ -43,7 +43,7 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code rocev2RxBurst}: the same for the RoCEv2 RC transport ({@code RoceTransportAgent}, one QP, one-packet
  *       RDMA WRITE Only frames): the baseline in the same run.</li>
  * </ul>
- * The frames come from a real sender engine over an in-memory link ({@link SprayInMemoryPair}), made fresh
+ * The frames come from a real sender engine over an in-memory link ({@link InMemoryTransportPair}), made fresh
  * for every burst in an untimed per-invocation set-up (each burst takes microseconds, so the set-up's
  * timestamps cost under 1 %). Each must show 0 B/op under {@code -prof gc}.
  * <pre>
@@ -59,23 +59,25 @@ public class SprayReceiveBenchmark
 {
     static final int BURST = 32;
 
-    /** Frames in B's port, handed to the whole agent. */
+    /** Frames in B's port, handed to the whole agent of the transport {@link #newPair} builds. */
     @State(Scope.Thread)
-    public static class AgentState
+    public abstract static class ReceiveAgentState
     {
         @Param({"64", "256", "1024", "4096"})
         int payload;
 
-        SprayInMemoryPair pair;
+        InMemoryTransportPair pair;
         long invocations;
         long receivedBefore;
+
+        abstract InMemoryTransportPair newPair(int payload);
 
         @Setup(Level.Trial)
         public void start()
         {
-            pair = new SprayInMemoryPair(payload);
+            pair = newPair(payload);
             pair.fillReceiveRing(BURST);
-            pair.agentB.doWork(); // the first burst runs the receive side's lazy set-up
+            pair.receiveBurst(); // the first burst runs the receive side's lazy set-up
             receivedBefore = pair.receivedPackets();
         }
 
@@ -100,44 +102,23 @@ public class SprayReceiveBenchmark
         }
     }
 
+    /** Spray: frames in B's port, handed to the whole agent. */
+    @State(Scope.Thread)
+    public static class AgentState extends ReceiveAgentState
+    {
+        InMemoryTransportPair newPair(final int payload)
+        {
+            return new SprayInMemoryPair(payload);
+        }
+    }
+
     /** The RoCEv2 baseline: frames in B's port, handed to the whole RC agent. */
     @State(Scope.Thread)
-    public static class RcAgentState
+    public static class RcAgentState extends ReceiveAgentState
     {
-        @Param({"64", "256", "1024", "4096"})
-        int payload;
-
-        RcInMemoryPair pair;
-        long invocations;
-        long receivedBefore;
-
-        @Setup(Level.Trial)
-        public void start()
+        InMemoryTransportPair newPair(final int payload)
         {
-            pair = new RcInMemoryPair(payload);
-            pair.fillReceiveRing(BURST);
-            pair.agentB.doWork();
-            receivedBefore = pair.receivedPackets();
-        }
-
-        @Setup(Level.Invocation)
-        public void refill()
-        {
-            pair.fillReceiveRing(BURST);
-            invocations++;
-        }
-
-        @TearDown(Level.Trial)
-        public void check()
-        {
-            final long received = pair.receivedPackets() - receivedBefore;
-            final long anomalies = pair.receiveAnomalies();
-            pair.close();
-            if (received < invocations * BURST || anomalies != 0)
-            {
-                throw new IllegalStateException("B took " + received + " packets in " + invocations +
-                    " bursts of " + BURST + ", anomalies " + anomalies);
-            }
+            return new RcInMemoryPair(payload);
         }
     }
 
@@ -229,7 +210,7 @@ public class SprayReceiveBenchmark
             frames = arena.allocate((long)BURST * SLOT, 64);
             frames.fill((byte)0x5A);
             pd = new ProtectionDomain();
-            target = pd.register(arena.allocate(SprayInMemoryPair.REGION_BYTES, 64),
+            target = pd.register(arena.allocate(InMemoryTransportPair.REGION_BYTES, 64),
                 AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
         }
 
@@ -244,14 +225,14 @@ public class SprayReceiveBenchmark
     @OperationsPerInvocation(BURST)
     public int rxBurst(final AgentState state)
     {
-        return state.pair.agentB.doWork();
+        return state.pair.receiveBurst();
     }
 
     @Benchmark
     @OperationsPerInvocation(BURST)
     public int rocev2RxBurst(final RcAgentState state)
     {
-        return state.pair.agentB.doWork();
+        return state.pair.receiveBurst();
     }
 
     @Benchmark
@@ -273,7 +254,7 @@ public class SprayReceiveBenchmark
         final ProtectionDomain pd = state.pd;
         final int rkey = state.target.rkey();
         final int payload = state.payload;
-        final long span = SprayInMemoryPair.REGION_BYTES - (long)BURST * payload;
+        final long span = InMemoryTransportPair.REGION_BYTES - (long)BURST * payload;
         long at = state.next;
         for (int i = 0; i < BURST; i++)
         {

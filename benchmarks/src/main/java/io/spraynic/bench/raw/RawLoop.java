@@ -8,6 +8,8 @@ import io.spraynic.pmd.MempoolConfig;
 import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PortConfig;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.List;
 import java.util.Locale;
 
@@ -19,18 +21,21 @@ import java.util.Locale;
  *   <li>{@code tx}: allocate a burst, set every frame's length, transmit, free what was not taken.</li>
  *   <li>{@code rx}: receive a burst, read every frame's length, free the burst.</li>
  *   <li>{@code io}: receive a burst, read every length, transmit it back on the same port.</li>
+ *   <li>{@code txrx}: the same forwarding with one crossing per burst: one call
+ *   ({@link PacketPort#transmitAndReceive}) transmits the previous burst and receives the next, then
+ *   every length is read.</li>
  * </ul>
  * On {@code net_null} RX produces frames out of nothing and TX swallows them. A {@code net_ring}
  * port receives its own transmits, so there every mode runs as a loop: {@code tx} and {@code rx}
- * allocate-transmit-receive-free (counting their side), and {@code io} keeps a primed set of
- * frames circulating.
+ * allocate-transmit-receive-free (counting their side), and {@code io} and {@code txrx} keep a
+ * primed set of frames circulating.
  */
 public final class RawLoop
 {
     /** Which half of the datapath a run measures. */
     public enum Mode
     {
-        RX, TX, IO;
+        RX, TX, IO, TXRX;
 
         public static Mode parse(final String text)
         {
@@ -41,7 +46,7 @@ public final class RawLoop
                     return mode;
                 }
             }
-            throw new IllegalArgumentException("mode '" + text + "' is not one of rx, tx, io");
+            throw new IllegalArgumentException("mode '" + text + "' is not one of rx, tx, io, txrx");
         }
     }
 
@@ -76,14 +81,21 @@ public final class RawLoop
     }
 
     /**
-     * @param packets packets counted on the measured side.
-     * @param seconds measured time.
+     * @param packets    packets counted on the measured side.
+     * @param seconds    measured (wall-clock) time.
+     * @param cpuSeconds CPU time the loop's thread used in that time: on a shared machine the
+     *                   rate per CPU second leaves out the time the thread waited for a core.
      */
-    public record Result(String pmd, String mode, int burst, int frameLength, long packets, double seconds)
+    public record Result(String pmd, String mode, int burst, int frameLength, long packets, double seconds, double cpuSeconds)
     {
         public double mpps()
         {
             return packets / seconds / 1e6;
+        }
+
+        public double cpuMpps()
+        {
+            return packets / cpuSeconds / 1e6;
         }
     }
 
@@ -120,15 +132,19 @@ public final class RawLoop
             final PacketBurst packets = port.newBurst(burst);
             try
             {
-                if (pmd == Pmd.NET_RING && mode == Mode.IO)
+                if (pmd == Pmd.NET_RING && (mode == Mode.IO || mode == Mode.TXRX))
                 {
                     prime(port, packets, frameLength);
                 }
                 loop(pmd, mode, port, packets, frameLength, (long)(seconds * 0.25e9));
+                final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+                final long cpuStart = threads.getCurrentThreadCpuTime();
                 final long start = System.nanoTime();
                 final long counted = loop(pmd, mode, port, packets, frameLength, (long)(seconds * 1e9));
                 final long elapsed = System.nanoTime() - start;
-                return new Result(pmd.text(), mode.name().toLowerCase(Locale.ROOT), burst, frameLength, counted, elapsed / 1e9);
+                final long cpu = threads.getCurrentThreadCpuTime() - cpuStart;
+                return new Result(
+                    pmd.text(), mode.name().toLowerCase(Locale.ROOT), burst, frameLength, counted, elapsed / 1e9, cpu / 1e9);
             }
             finally
             {
@@ -159,11 +175,17 @@ public final class RawLoop
                         case TX -> transmitOnce(port, burst, frameLength);
                         case RX -> receiveOnce(port, burst);
                         case IO -> forwardOnce(port, burst);
+                        case TXRX -> forwardInOneCall(port, burst);
                     };
                 }
                 else
                 {
-                    counted += mode == Mode.IO ? forwardOnce(port, burst) : ringRoundTrip(mode, port, burst, frameLength);
+                    counted += switch (mode)
+                    {
+                        case IO -> forwardOnce(port, burst);
+                        case TXRX -> forwardInOneCall(port, burst);
+                        default -> ringRoundTrip(mode, port, burst, frameLength);
+                    };
                 }
             }
         }
@@ -208,6 +230,17 @@ public final class RawLoop
         }
         final int sent = port.transmit(burst);
         port.release(burst);
+        return bytes >= 0 ? sent : 0;
+    }
+
+    static int forwardInOneCall(final PacketPort port, final PacketBurst burst)
+    {
+        final int sent = port.transmitAndReceive(burst);
+        int bytes = 0;
+        for (int i = 0, size = burst.size(); i < size; i++)
+        {
+            bytes += burst.length(i);
+        }
         return bytes >= 0 ? sent : 0;
     }
 
@@ -273,7 +306,9 @@ public final class RawLoop
     public static String toJson(final Result result)
     {
         return String.format(Locale.ROOT,
-            "{\"pmd\":\"%s\",\"mode\":\"%s\",\"language\":\"java\",\"burst\":%d,\"frameLength\":%d,\"packets\":%d,\"seconds\":%.6f,\"mpps\":%.4f}",
-            result.pmd(), result.mode(), result.burst(), result.frameLength(), result.packets(), result.seconds(), result.mpps());
+            "{\"pmd\":\"%s\",\"mode\":\"%s\",\"language\":\"java\",\"burst\":%d,\"frameLength\":%d,\"packets\":%d," +
+            "\"seconds\":%.6f,\"mpps\":%.4f,\"cpuSeconds\":%.6f,\"cpuMpps\":%.4f}",
+            result.pmd(), result.mode(), result.burst(), result.frameLength(), result.packets(), result.seconds(), result.mpps(),
+            result.cpuSeconds(), result.cpuMpps());
     }
 }

@@ -26,12 +26,15 @@ public final class RawLoopComparison
     public static final String C_BINARY_PROPERTY = "spraynic.rawloop.path";
 
     private static final Pattern MPPS = Pattern.compile("\"mpps\":([0-9.]+)");
+    private static final Pattern CPU_MPPS = Pattern.compile("\"cpuMpps\":([0-9.]+)");
     private static final Pattern PACKETS = Pattern.compile("\"packets\":([0-9]+)");
 
     /**
-     * Medians and every round's Mpps.
+     * Medians and every round's Mpps, by wall-clock time and per CPU second of the loop's thread.
      */
-    public record Summary(String pmd, String mode, int burst, int frameLength, double[] javaMpps, double[] cMpps)
+    public record Summary(
+        String pmd, String mode, int burst, int frameLength, double[] javaMpps, double[] cMpps, double[] javaCpuMpps,
+        double[] cCpuMpps)
     {
         public double javaMedian()
         {
@@ -48,20 +51,38 @@ public final class RawLoopComparison
             return javaMedian() / cMedian();
         }
 
+        /**
+         * @return Java ÷ C of the medians per CPU second: the time a round waited for a core (other
+         * work on a shared machine) drops out.
+         */
+        public double cpuRatio()
+        {
+            return median(javaCpuMpps) / median(cCpuMpps);
+        }
+
         public String toText()
         {
             return String.format(Locale.ROOT,
-                "raw %s %s (burst %d, %d B), median of %d alternating rounds: java %.2f Mpps, c %.2f Mpps, java/c = %.3f",
-                pmd, mode, burst, frameLength, javaMpps.length, javaMedian(), cMedian(), ratio());
+                "raw %s %s (burst %d, %d B), median of %d alternating rounds: java %.2f Mpps, c %.2f Mpps, java/c = %.3f;" +
+                " per CPU second: java %.2f, c %.2f, java/c = %.3f",
+                pmd, mode, burst, frameLength, javaMpps.length, javaMedian(), cMedian(), ratio(),
+                median(javaCpuMpps), median(cCpuMpps), cpuRatio());
         }
 
         public String toJson()
         {
             return String.format(Locale.ROOT,
                 "{\"pmd\":\"%s\",\"mode\":\"%s\",\"burst\":%d,\"frameLength\":%d,\"rounds\":%d,\"javaMpps\":%.4f," +
-                "\"cMpps\":%.4f,\"ratio\":%.4f,\"javaRounds\":%s,\"cRounds\":%s}",
+                "\"cMpps\":%.4f,\"ratio\":%.4f,\"javaRounds\":%s,\"cRounds\":%s,\"javaCpuMpps\":%.4f,\"cCpuMpps\":%.4f," +
+                "\"cpuRatio\":%.4f,\"javaCpuRounds\":%s,\"cCpuRounds\":%s}",
                 pmd, mode, burst, frameLength, javaMpps.length, javaMedian(), cMedian(), ratio(),
-                Arrays.toString(javaMpps).replace(" ", ""), Arrays.toString(cMpps).replace(" ", ""));
+                rounds(javaMpps), rounds(cMpps), median(javaCpuMpps), median(cCpuMpps), cpuRatio(),
+                rounds(javaCpuMpps), rounds(cCpuMpps));
+        }
+
+        private static String rounds(final double[] values)
+        {
+            return Arrays.toString(values).replace(" ", "");
         }
     }
 
@@ -96,17 +117,24 @@ public final class RawLoopComparison
 
         final double[] java = new double[rounds];
         final double[] c = new double[rounds];
+        final double[] javaCpu = new double[rounds];
+        final double[] cCpu = new double[rounds];
         for (int round = 0; round < rounds; round++)
         {
-            java[round] = runOnce(javaCommand, seconds);
-            log.accept(String.format(Locale.ROOT, "round %d: java %.2f Mpps", round + 1, java[round]));
-            c[round] = runOnce(cCommand, seconds);
-            log.accept(String.format(Locale.ROOT, "round %d: c    %.2f Mpps", round + 1, c[round]));
+            final double[] javaRound = runOnce(javaCommand, seconds);
+            java[round] = javaRound[0];
+            javaCpu[round] = javaRound[1];
+            log.accept(String.format(Locale.ROOT, "round %d: java %.2f Mpps (%.2f per CPU second)", round + 1, java[round], javaCpu[round]));
+            final double[] cRound = runOnce(cCommand, seconds);
+            c[round] = cRound[0];
+            cCpu[round] = cRound[1];
+            log.accept(String.format(Locale.ROOT, "round %d: c    %.2f Mpps (%.2f per CPU second)", round + 1, c[round], cCpu[round]));
         }
-        return new Summary(pmd.text(), mode.name().toLowerCase(Locale.ROOT), burst, frameLength, java, c);
+        return new Summary(pmd.text(), mode.name().toLowerCase(Locale.ROOT), burst, frameLength, java, c, javaCpu, cCpu);
     }
 
-    private static double runOnce(final List<String> command, final double seconds) throws IOException, InterruptedException
+    // {Mpps by wall-clock time, Mpps per CPU second}: control path, once per round
+    private static double[] runOnce(final List<String> command, final double seconds) throws IOException, InterruptedException
     {
         final Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         final byte[] output = process.getInputStream().readAllBytes();
@@ -117,13 +145,15 @@ public final class RawLoopComparison
         }
         final String text = new String(output, StandardCharsets.UTF_8);
         final Matcher mpps = MPPS.matcher(text);
+        final Matcher cpuMpps = CPU_MPPS.matcher(text);
         final Matcher packets = PACKETS.matcher(text);
-        if (process.exitValue() != 0 || !mpps.find() || !packets.find() || Long.parseLong(packets.group(1)) == 0)
+        if (process.exitValue() != 0 || !mpps.find() || !cpuMpps.find() || !packets.find() ||
+            Long.parseLong(packets.group(1)) == 0)
         {
             throw new IllegalStateException("benchmark run failed (exit " + process.exitValue() + "): " +
                 String.join(" ", command) + "\n" + text);
         }
-        return Double.parseDouble(mpps.group(1));
+        return new double[] {Double.parseDouble(mpps.group(1)), Double.parseDouble(cpuMpps.group(1))};
     }
 
     private static Path locateCBinary()

@@ -71,6 +71,11 @@ public final class DpdkPacketPort implements PacketPort
         return ((DpdkPacketBurst)burst).mbufs().transmit(portId, queueId);
     }
 
+    public int transmitAndReceive(final PacketBurst burst)
+    {
+        return ((DpdkPacketBurst)burst).mbufs().transmitAndReceive(portId, queueId);
+    }
+
     public void release(final PacketBurst burst)
     {
         ((DpdkPacketBurst)burst).mbufs().release();

@@ -43,6 +43,19 @@ public interface PacketPort extends AutoCloseable
     int transmit(PacketBurst burst);
 
     /**
+     * {@link #transmit} then {@link #receive}: what was not sent stays at the front of
+     * {@code burst}, received packets follow it. A port may do both in one step (DPDK: one downcall).
+     *
+     * @return the number sent.
+     */
+    default int transmitAndReceive(final PacketBurst burst)
+    {
+        final int sent = transmit(burst);
+        receive(burst);
+        return sent;
+    }
+
+    /**
      * Gives every packet in {@code burst} back to its pool.
      */
     void release(PacketBurst burst);

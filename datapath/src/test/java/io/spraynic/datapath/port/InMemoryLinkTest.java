@@ -55,6 +55,39 @@ class InMemoryLinkTest
     }
 
     @Test
+    void shouldTransmitThenReceiveIntoTheSameBurst()
+    {
+        final PacketPort a = link.first();
+        final PacketPort b = link.second();
+        final PacketBurst fromB = b.newBurst(4);
+        assertTrue(b.allocate(fromB, 3));
+        for (int i = 0; i < 3; i++)
+        {
+            RawFrames.write(fromB.memory(), fromB.offset(i), 60, 500 + i);
+            fromB.length(i, 60);
+        }
+        assertEquals(3, b.transmit(fromB));
+
+        final PacketBurst burst = a.newBurst(8);
+        assertTrue(a.allocate(burst, 2));
+        for (int i = 0; i < 2; i++)
+        {
+            RawFrames.write(burst.memory(), burst.offset(i), 64, 700 + i);
+            burst.length(i, 64);
+        }
+        assertEquals(2, a.transmitAndReceive(burst), "the port's default: transmit, then receive");
+        assertEquals(3, burst.size());
+        for (int i = 0; i < 3; i++)
+        {
+            assertEquals(500 + i, RawFrames.verify(burst.memory(), burst.offset(i), burst.length(i)));
+        }
+        a.release(burst);
+        assertEquals(2, b.receive(fromB));
+        assertEquals(700, RawFrames.verify(fromB.memory(), fromB.offset(0), fromB.length(0)));
+        b.release(fromB);
+    }
+
+    @Test
     void shouldKeepUnsentPacketsWhenWireIsFull()
     {
         final PacketPort a = link.first();

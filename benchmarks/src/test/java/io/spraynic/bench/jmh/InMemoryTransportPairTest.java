@@ -7,6 +7,7 @@ import io.spraynic.datapath.wire.RoceFrame;
 import io.spraynic.datapath.wire.RoceParser;
 import io.spraynic.datapath.wire.SprayOpcodes;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -14,28 +15,28 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * What SprayReceiveBenchmark times is real work: every burst is 32 fresh, valid data packets that B accepts
- * (none a duplicate), places byte for byte, and acknowledges, whether through the whole agent or through the
- * engine with pre-parsed frames.
+ * (none a duplicate), places byte for byte, and acknowledges, whether through the whole agent (spray and the
+ * RoCEv2 baseline) or through the spray engine with pre-parsed frames.
  */
-class SprayInMemoryPairTest
+class InMemoryTransportPairTest
 {
     private static final int BURST = SprayReceiveBenchmark.BURST;
 
     @ParameterizedTest
-    @ValueSource(ints = {64, 1024, 4096})
-    void shouldAcceptAndPlaceEveryPacketOfEveryBurstThroughTheAgent(final int payload)
+    @CsvSource({"spray, 64", "spray, 1024", "spray, 4096", "rocev2, 64", "rocev2, 4096"})
+    void shouldAcceptAndPlaceEveryPacketOfEveryBurstThroughTheAgent(final String transport, final int payload)
     {
-        try (SprayInMemoryPair pair = new SprayInMemoryPair(payload))
+        try (InMemoryTransportPair pair = "spray".equals(transport) ? new SprayInMemoryPair(payload) : new RcInMemoryPair(payload))
         {
             for (int burst = 1; burst <= 200; burst++)
             {
                 pair.fillReceiveRing(BURST);
                 final long before = pair.receivedPackets();
-                pair.agentB.doWork();
+                pair.receiveBurst();
                 assertEquals(before + BURST, pair.receivedPackets(), "burst " + burst);
             }
             assertEquals(0, pair.receiveAnomalies());
-            assertPlaced(pair, 200L * BURST);
+            assertTrue(pair.placed(200L * BURST), "payload placed byte for byte");
         }
     }
 
@@ -72,34 +73,7 @@ class SprayInMemoryPairTest
             pair.portB.release(held);
             held.close();
             assertEquals(0, pair.receiveAnomalies());
-            assertPlaced(pair, 200L * BURST);
+            assertTrue(pair.placed(200L * BURST), "payload placed byte for byte");
         }
-    }
-
-    @ParameterizedTest
-    @ValueSource(ints = {64, 4096})
-    void shouldAcceptAndPlaceEveryRoceV2PacketOfEveryBurst(final int payload)
-    {
-        try (RcInMemoryPair pair = new RcInMemoryPair(payload))
-        {
-            for (int burst = 1; burst <= 200; burst++)
-            {
-                pair.fillReceiveRing(BURST);
-                final long before = pair.receivedPackets();
-                pair.agentB.doWork();
-                assertEquals(before + BURST, pair.receivedPackets(), "burst " + burst);
-            }
-            assertEquals(0, pair.receiveAnomalies());
-            final long bytes = Math.min(200L * BURST * payload, RcInMemoryPair.REGION_BYTES - payload);
-            assertEquals(-1, pair.source.segment().asSlice(0, bytes).mismatch(pair.target.segment().asSlice(0, bytes)));
-        }
-    }
-
-    // the first messages (fewer than wrap the region) were written at the same offsets in source and target
-    private static void assertPlaced(final SprayInMemoryPair pair, final long messages)
-    {
-        final long bytes = Math.min(messages * pair.payload, SprayInMemoryPair.REGION_BYTES - pair.payload);
-        assertEquals(-1, pair.source.segment().asSlice(0, bytes).mismatch(pair.target.segment().asSlice(0, bytes)),
-            "payload placed byte for byte");
     }
 }
