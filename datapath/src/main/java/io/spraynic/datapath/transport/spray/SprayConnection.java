@@ -262,6 +262,8 @@ public final class SprayConnection implements PathSendWindow.Listener
     private int peerRateHintMbps;
     /** The fair-share hint this end last sent the peer (S8.3.2), 0 before any ACK. */
     private int advertisedHintMbps;
+    /** The peer announced a start with a probe (S8.3.1) and no data of it has arrived yet. */
+    private boolean startAnnounced;
     /** When new data last left (S8.3.1: a start after a longer pause is announced by a probe). */
     private long lastNewDataAt = NONE;
     /** New data bytes still allowed before the first ACK after a start (S8.3.1); -1: no limit. */
@@ -696,6 +698,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             return;
         }
         engine.rateHint().onData(index, now, frame.ecn() == CE);
+        startAnnounced = false;
         if (result == PathReceiveWindow.DUPLICATE)
         {
             counters.increment(SprayCounters.DUPLICATES);
@@ -1125,7 +1128,9 @@ public final class SprayConnection implements PathSendWindow.Listener
             return;
         }
         counters.increment(SprayCounters.PROBES_RECEIVED);
-        engine.rateHint().onData(index, now, frame.ecn() == CE); // S8.3.1: a probe counts its sender active, so the ACK below has its share
+        // S8.3.1: a probe counts its sender active, so the ACK below has its share, and announces its data
+        engine.rateHint().onData(index, now, frame.ecn() == CE);
+        startAnnounced = true;
         final PathReceiveWindow window = receiveWindows[p];
         if ((ProbeHeader.flags(seg, prbh) & ProbeHeader.FLAG_RESYNC) != 0)
         {
@@ -2506,19 +2511,19 @@ public final class SprayConnection implements PathSendWindow.Listener
         return p;
     }
 
-    // S8.3.2: when this receiver's share for an active sender moved by more than an eighth since the last ACK
-    // told it, tell it now on the uncongested reverse path, rather than when its next packets have crossed the
-    // (in an incast, full) queue towards this end
+    // S8.3.2: when this receiver's share for a sender that is still sending to it (a message partly delivered,
+    // or a start announced by a probe and no data yet) fell by more than an eighth since the last ACK told it,
+    // tell it now on the uncongested reverse path, rather than when its next packets have crossed the (in an
+    // incast, full) queue towards this end. A rise is not urgent, and a sender with nothing more to send gains
+    // nothing from either: thousands of one-packet senders starting at once would draw an ACK each per step
     private int pushRateHint(final long now)
     {
-        final FairShareRateHint hint = engine.rateHint();
-        if (!hint.isActive(index, now))
+        if (!startAnnounced && inboundMessagesInUse() == 0)
         {
             return 0;
         }
-        final long share = hint.hintMbps();
-        final long told = advertisedHintMbps;
-        if (share * 8 >= told * 7 && share * 8 <= told * 9)
+        final long share = engine.rateHint().hintMbps();
+        if (share * 8 >= (long)advertisedHintMbps * 7)
         {
             return 0;
         }
