@@ -2207,7 +2207,8 @@ public final class SprayConnection implements PathSendWindow.Listener
                 break;
             }
             if (!moved && config.startBudgetBytes >= 0 &&
-                (lastNewDataAt == NONE || now - lastNewDataAt > config.activityWindowNanos) && nothingOutstanding())
+                (lastNewDataAt == NONE || now - lastNewDataAt > config.activityWindowNanos) && nothingOutstanding() &&
+                queuedPacketsAbove(config.startBudgetBytes / mtu))
             {
                 // S8.3.1: starting after a pause, announce it with a header-only probe ahead of the data: the
                 // receiver counts this sender (and tells every other active sender its new share) as soon as the
@@ -2284,6 +2285,23 @@ public final class SprayConnection implements PathSendWindow.Listener
             rate = Math.min(rate, peerRateHintMbps / 8000.0);
         }
         return Math.min(rate, config.capacityMbps / 8000.0);
+    }
+
+    // S8.3.1: whether more new data is queued than the start budget covers (whole packets, counted until the
+    // answer is known): a start that fits in the budget needs no share, so it sends no probe and does not wait
+    private boolean queuedPacketsAbove(final int budgetPackets)
+    {
+        int queued = 0;
+        for (int i = 0; i < sendQueueSize; i++)
+        {
+            final int slot = sendQueue[(sendQueueHead + i) % slotCount];
+            queued += packets[slot] - nextPacket[slot];
+            if (queued > budgetPackets)
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     private boolean nothingOutstanding()
