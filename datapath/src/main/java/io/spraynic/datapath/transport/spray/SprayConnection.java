@@ -2211,8 +2211,8 @@ public final class SprayConnection implements PathSendWindow.Listener
                 queuedPacketsAbove(config.startBudgetBytes / mtu))
             {
                 // S8.3.1: starting after a pause, announce it with a header-only probe ahead of the data: the
-                // receiver counts this sender (and tells every other active sender its new share) as soon as the
-                // probe arrives, before the data of an incast's first round trip has queued up in front of it
+                // receiver counts this sender (and tells the others still sending their smaller share, S8.3.2) as
+                // soon as the probe arrives, before the data of an incast's first round trip has queued up ahead
                 if (sendNewProbe(p, 0, now))
                 {
                     counters.increment(SprayCounters.START_PROBES_SENT);
