@@ -28,17 +28,23 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class SprayOverFabricTest
 {
-    @Test
-    void shouldWriteOverTheEmulatedFabricInVirtualTimeS71S72()
+    private static final int SIZE = 4 << 20;
+
+    /** What one 4 MiB WRITE from host 0 to host 1 left behind, after the simulation went idle and it was verified. */
+    private record Written(SprayConnection sender, SprayFabricEndpoint senderEndpoint, long nanos)
     {
-        try (Fabric fabric = Topology.backToBack(FabricConfig.DEFAULT, 2, 4);
-            Arena arena = Arena.ofShared())
+    }
+
+    // host 0 WRITEs 4 MiB to host 1 over one connection of 8 paths; the WRITE completes and every byte arrives
+    private static Written writeFourMebibytes(final Fabric fabric, final SprayConfig senderConfig, final int seed)
+    {
+        try (Arena arena = Arena.ofShared())
         {
             final ProtectionDomain pd0 = new ProtectionDomain(new SplittableRandom(1));
             final ProtectionDomain pd1 = new ProtectionDomain(new SplittableRandom(2));
             final SprayFabricEndpoint e0 = new SprayFabricEndpoint(fabric.host(0), 1_000, new ParseCounters());
             final SprayFabricEndpoint e1 = new SprayFabricEndpoint(fabric.host(1), 1_000, new ParseCounters());
-            final SprayEngine engine0 = new SprayEngine(e0.configure(new SprayConfig()), pd0, e0);
+            final SprayEngine engine0 = new SprayEngine(e0.configure(senderConfig), pd0, e0);
             final SprayEngine engine1 = new SprayEngine(e1.configure(new SprayConfig()), pd1, e1);
             e0.bind(engine0);
             e1.bind(engine1);
@@ -49,13 +55,12 @@ class SprayOverFabricTest
             engine1.open(e1.remote(new SprayConnectionConfig().cids(2, 1).paths(8).mtu(4096)
                 .initialPsns(200, 100).completionQueues(cq1, cq1), 0));
 
-            final int size = 4 << 20;
-            final MemoryRegion src = pd0.register(arena.allocate(size, 64), AccessFlags.NONE);
-            SprayTestBed.fill(src.segment(), 5);
-            final MemoryRegion dst = pd1.register(arena.allocate(size, 64), AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+            final MemoryRegion src = pd0.register(arena.allocate(SIZE, 64), AccessFlags.NONE);
+            SprayTestBed.fill(src.segment(), seed);
+            final MemoryRegion dst = pd1.register(arena.allocate(SIZE, 64), AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
             dst.segment().fill((byte)0);
             assertEquals(PostResult.OK, c0.postSend(0, new SendWorkRequest().wrId(9).opcode(WorkRequestOpcode.RDMA_WRITE)
-                .local(src, src.address(), size).remote(dst.address(), dst.rkey())));
+                .local(src, src.address(), SIZE).remote(dst.address(), dst.rkey())));
             e0.kick();
             fabric.runUntilIdle();
 
@@ -63,15 +68,25 @@ class SprayOverFabricTest
             assertTrue(cq0.poll(wc));
             assertEquals(WorkCompletionStatus.SUCCESS, wc.status());
             assertEquals(-1L, src.segment().mismatch(dst.segment()));
+            return new Written(c0, e0, fabric.now());
+        }
+    }
+
+    @Test
+    void shouldWriteOverTheEmulatedFabricInVirtualTimeS71S72()
+    {
+        try (Fabric fabric = Topology.backToBack(FabricConfig.DEFAULT, 2, 4))
+        {
+            final Written w = writeFourMebibytes(fabric, new SprayConfig(), 5);
+            final SprayConnection c0 = w.sender();
             assertEquals(c0.counters().get(SprayCounters.LOST), c0.counters().get(SprayCounters.RETRANSMITTED));
-            final long ns = fabric.now();
-            assertTrue(ns > 0, "virtual time advanced: " + ns);
+            assertTrue(w.nanos() > 0, "virtual time advanced: " + w.nanos());
             for (int p = 0; p < 8; p++)
             {
                 assertTrue(c0.pathCounters(p).get(SprayCounters.TX_PACKETS) > 0);
             }
             // 2 planes of 100 Gb/s, but the receiver's fair-share hint (S8.3) is its configured 100 Gb/s capacity
-            final double gbps = size * 8.0 / ns;
+            final double gbps = SIZE * 8.0 / w.nanos();
             assertTrue(gbps > 80 && gbps < 110, "rate " + gbps + " Gb/s");
         }
     }
@@ -82,44 +97,16 @@ class SprayOverFabricTest
         // host ports with a 16 KiB transmit queue (four 4 KiB frames); the sender starts with a full 64 KiB bucket
         // and no start budget (S8.3.1), so its first burst does not fit
         final LinkConfig smallNicQueue = LinkConfig.DATA_CENTRE.withQueue(16 * 1024, 8 * 1024);
-        try (Fabric fabric = Topology.backToBack(FabricConfig.DEFAULT.withHostLink(smallNicQueue), 2, 4);
-            Arena arena = Arena.ofShared())
+        try (Fabric fabric = Topology.backToBack(FabricConfig.DEFAULT.withHostLink(smallNicQueue), 2, 4))
         {
-            final ProtectionDomain pd0 = new ProtectionDomain(new SplittableRandom(1));
-            final ProtectionDomain pd1 = new ProtectionDomain(new SplittableRandom(2));
-            final SprayFabricEndpoint e0 = new SprayFabricEndpoint(fabric.host(0), 1_000, new ParseCounters());
-            final SprayFabricEndpoint e1 = new SprayFabricEndpoint(fabric.host(1), 1_000, new ParseCounters());
-            final SprayEngine engine0 = new SprayEngine(e0.configure(new SprayConfig().burstNanos(1_000_000).startBudgetBytes(-1)), pd0, e0);
-            final SprayEngine engine1 = new SprayEngine(e1.configure(new SprayConfig()), pd1, e1);
-            e0.bind(engine0);
-            e1.bind(engine1);
-            final CompletionQueue cq0 = new CompletionQueue(64);
-            final CompletionQueue cq1 = new CompletionQueue(64);
-            final SprayConnection c0 = engine0.open(e0.remote(new SprayConnectionConfig().cids(1, 2).paths(8).mtu(4096)
-                .initialPsns(100, 200).completionQueues(cq0, cq0), 1));
-            engine1.open(e1.remote(new SprayConnectionConfig().cids(2, 1).paths(8).mtu(4096)
-                .initialPsns(200, 100).completionQueues(cq1, cq1), 0));
-
-            final int size = 4 << 20;
-            final MemoryRegion src = pd0.register(arena.allocate(size, 64), AccessFlags.NONE);
-            SprayTestBed.fill(src.segment(), 6);
-            final MemoryRegion dst = pd1.register(arena.allocate(size, 64), AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
-            dst.segment().fill((byte)0);
-            assertEquals(PostResult.OK, c0.postSend(0, new SendWorkRequest().wrId(9).opcode(WorkRequestOpcode.RDMA_WRITE)
-                .local(src, src.address(), size).remote(dst.address(), dst.rkey())));
-            e0.kick();
-            fabric.runUntilIdle();
-
-            final WorkCompletion wc = new WorkCompletion();
-            assertTrue(cq0.poll(wc));
-            assertEquals(WorkCompletionStatus.SUCCESS, wc.status());
-            assertEquals(-1L, src.segment().mismatch(dst.segment()));
+            final Written w = writeFourMebibytes(fabric, new SprayConfig().burstNanos(1_000_000).startBudgetBytes(-1), 6);
+            final SprayConnection c0 = w.sender();
             assertEquals(0, c0.counters().get(SprayCounters.LOST), "a full NIC queue loses nothing");
             assertEquals(0, c0.counters().get(SprayCounters.TIMEOUTS), "nothing to time out");
             assertEquals(0, c0.counters().get(SprayCounters.RETRANSMITTED));
-            assertTrue(e0.claimsRefused() > 0, "the full NIC queue refused claims: " + e0.claimsRefused());
+            assertTrue(w.senderEndpoint().claimsRefused() > 0, "the full NIC queue refused claims: " + w.senderEndpoint().claimsRefused());
             assertTrue(c0.counters().get(SprayCounters.OUTPUT_FULL) > 0, "the engine kept the refused packets");
-            assertEquals(0, e0.framesRefused(), "nothing committed was refused");
+            assertEquals(0, w.senderEndpoint().framesRefused(), "nothing committed was refused");
         }
     }
 }
