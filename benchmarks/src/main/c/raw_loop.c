@@ -2,7 +2,8 @@
  * The C half of the raw datapath comparison: the same loop as io.spraynic.bench.raw.RawLoop,
  * through the same shim (libspraynic_shim.so), with the same EAL, pool, port and burst settings.
  *
- *   spraynic-rawloop --pmd net_null|net_ring --mode rx|tx|io|txrx [--seconds S] [--burst N] [--length B]
+ *   spraynic-rawloop --pmd net_null|net_ring --mode rx|tx|io|txrx [--touch length|none] [--seconds S] [--burst N]
+ *                    [--length B]
  *
  * Prints one JSON object like the Java side's, with "language":"c": Mpps by wall-clock time and by
  * the CPU time the loop's thread used (what is left when the machine is shared).
@@ -20,16 +21,14 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
+#include "raw_loop_core.h"
 #include "spraynic_shim.h"
 
-#define kMaxBurst 512
 #define kPoolSize 8191
 #define kPoolCache 256
 #define kDataRoom (2048 + RTE_PKTMBUF_HEADROOM)
 #define kDescriptors 1024
 #define kRingPrimedFrames 512
-
-enum mode { MODE_RX, MODE_TX, MODE_IO, MODE_TXRX };
 
 static uint64_t clock_ns(clockid_t clock)
 {
@@ -49,91 +48,13 @@ static void die(const char *what, int err)
     exit(1);
 }
 
-static struct rte_mempool *pool;
-static uint16_t port;
-static struct rte_mbuf *burst[kMaxBurst];
-
-static unsigned transmit_once(unsigned n, uint16_t length)
-{
-    if (spraynic_mbuf_alloc_bulk(pool, burst, n) != 0) {
-        return 0;
-    }
-    for (unsigned i = 0; i < n; i++) {
-        burst[i]->data_len = length;
-        burst[i]->pkt_len = length;
-    }
-    unsigned sent = spraynic_tx_burst(port, 0, burst, (uint16_t)n);
-    if (sent < n) {
-        spraynic_mbuf_free_bulk(burst + sent, n - sent);
-    }
-    return sent;
-}
-
-static volatile uint64_t sink;
-
-static unsigned receive_once(unsigned n)
-{
-    unsigned received = spraynic_rx_burst(port, 0, burst, (uint16_t)n);
-    uint64_t bytes = 0;
-    for (unsigned i = 0; i < received; i++) {
-        bytes += burst[i]->data_len;
-    }
-    sink += bytes;
-    spraynic_mbuf_free_bulk(burst, received);
-    return received;
-}
-
-static unsigned forward_once(unsigned n)
-{
-    unsigned received = spraynic_rx_burst(port, 0, burst, (uint16_t)n);
-    uint64_t bytes = 0;
-    for (unsigned i = 0; i < received; i++) {
-        bytes += burst[i]->data_len;
-    }
-    sink += bytes;
-    unsigned sent = spraynic_tx_burst(port, 0, burst, (uint16_t)received);
-    if (sent < received) {
-        spraynic_mbuf_free_bulk(burst + sent, received - sent);
-    }
-    return sent;
-}
-
-/* txrx: one shim call transmits what the burst holds and receives the next (spraynic_tx_rx_burst,
- * as Java's PacketPort.transmitAndReceive), then every length is read. */
-static unsigned held;
-
-static unsigned forward_in_one_call(unsigned n)
-{
-    uint32_t result = spraynic_tx_rx_burst(port, 0, burst, (uint16_t)held, (uint16_t)n);
-    held = result >> 16;
-    uint64_t bytes = 0;
-    for (unsigned i = 0; i < held; i++) {
-        bytes += burst[i]->data_len;
-    }
-    sink += bytes;
-    return result & 0xFFFF;
-}
-
-static uint64_t loop(int ring, enum mode mode, unsigned n, uint16_t length, uint64_t nanos)
+/* As RawLoop.loop: 1024 bursts between clock reads. */
+static uint64_t loop_for(struct spraynic_rawloop *loop, uint64_t nanos)
 {
     uint64_t deadline = now_ns() + nanos;
     uint64_t counted = 0;
     do {
-        for (int i = 0; i < 1024; i++) {
-            if (!ring) {
-                counted += mode == MODE_TX ? transmit_once(n, length) :
-                           mode == MODE_RX ? receive_once(n) :
-                           mode == MODE_IO ? forward_once(n) : forward_in_one_call(n);
-            } else if (mode == MODE_IO) {
-                counted += forward_once(n);
-            } else if (mode == MODE_TXRX) {
-                counted += forward_in_one_call(n);
-            } else {
-                unsigned sent = transmit_once(n, length);
-                unsigned received = receive_once(n);
-                counted += mode == MODE_TX ? sent : received;
-            }
-        }
+        counted += spraynic_rawloop_bursts(loop, 1024);
     } while (now_ns() < deadline);
     return counted;
 }
@@ -142,6 +63,7 @@ int main(int argc, char **argv)
 {
     const char *pmd = "net_null";
     const char *mode_text = "tx";
+    const char *touch_text = "length";
     double seconds = 5;
     unsigned n = 32;
     unsigned length = 64;
@@ -149,7 +71,7 @@ int main(int argc, char **argv)
     static const struct option options[] = {
         {"pmd", required_argument, 0, 'p'}, {"mode", required_argument, 0, 'm'},
         {"seconds", required_argument, 0, 's'}, {"burst", required_argument, 0, 'b'},
-        {"length", required_argument, 0, 'l'}, {0, 0, 0, 0}};
+        {"length", required_argument, 0, 'l'}, {"touch", required_argument, 0, 't'}, {0, 0, 0, 0}};
     int opt;
     while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
         switch (opt) {
@@ -158,17 +80,22 @@ int main(int argc, char **argv)
         case 's': seconds = atof(optarg); break;
         case 'b': n = (unsigned)atoi(optarg); break;
         case 'l': length = (unsigned)atoi(optarg); break;
+        case 't': touch_text = optarg; break;
         default:
-            fprintf(stderr, "usage: %s --pmd net_null|net_ring --mode rx|tx|io|txrx [--seconds S] [--burst N] [--length B]\n", argv[0]);
+            fprintf(stderr, "usage: %s --pmd net_null|net_ring --mode rx|tx|io|txrx [--touch length|none] [--seconds S] "
+                            "[--burst N] [--length B]\n", argv[0]);
             return 2;
         }
     }
-    enum mode mode = strcmp(mode_text, "rx") == 0 ? MODE_RX : strcmp(mode_text, "io") == 0 ? MODE_IO :
-                     strcmp(mode_text, "txrx") == 0 ? MODE_TXRX : MODE_TX;
+    int mode = strcmp(mode_text, "rx") == 0 ? RAWLOOP_RX : strcmp(mode_text, "io") == 0 ? RAWLOOP_IO :
+               strcmp(mode_text, "txrx") == 0 ? RAWLOOP_TXRX : RAWLOOP_TX;
+    int touch = strcmp(touch_text, "length") == 0;
     int ring = strcmp(pmd, "net_ring") == 0;
-    if ((!ring && strcmp(pmd, "net_null") != 0) || (mode == MODE_TX && strcmp(mode_text, "tx") != 0) ||
-        n < 1 || n > kMaxBurst || length < 60 || length > 2048 || seconds <= 0) {
-        fprintf(stderr, "error: bad arguments (pmd net_null|net_ring, mode rx|tx|io|txrx, burst 1-%d, length 60-2048)\n", kMaxBurst);
+    if ((!ring && strcmp(pmd, "net_null") != 0) || (mode == RAWLOOP_TX && strcmp(mode_text, "tx") != 0) ||
+        (!touch && strcmp(touch_text, "none") != 0) || n < 1 || n > SPRAYNIC_RAWLOOP_MAX_BURST || length < 60 ||
+        length > 2048 || seconds <= 0) {
+        fprintf(stderr, "error: bad arguments (pmd net_null|net_ring, mode rx|tx|io|txrx, touch length|none, burst 1-%d, "
+                "length 60-2048)\n", SPRAYNIC_RAWLOOP_MAX_BURST);
         return 2;
     }
 
@@ -187,10 +114,11 @@ int main(int argc, char **argv)
     if (rte_eal_init(9, eal_argv) < 0) {
         die("rte_eal_init", rte_errno);
     }
-    pool = spraynic_pktmbuf_pool_create("raw_c", kPoolSize, kPoolCache, 0, kDataRoom, SOCKET_ID_ANY); /* as Java's Mempool */
+    struct rte_mempool *pool = spraynic_pktmbuf_pool_create("raw_c", kPoolSize, kPoolCache, 0, kDataRoom, SOCKET_ID_ANY); /* as Java's Mempool */
     if (pool == NULL) {
         die("spraynic_pktmbuf_pool_create", rte_errno);
     }
+    uint16_t port;
     int rc = rte_eth_dev_get_port_by_name(ring ? "net_ring0" : "net_null0", &port);
     if (rc != 0) die("rte_eth_dev_get_port_by_name", rc);
     struct rte_eth_conf conf;
@@ -200,25 +128,25 @@ int main(int argc, char **argv)
     if ((rc = rte_eth_tx_queue_setup(port, 0, kDescriptors, SOCKET_ID_ANY, NULL)) != 0) die("rte_eth_tx_queue_setup", rc);
     if ((rc = rte_eth_dev_start(port)) != 0) die("rte_eth_dev_start", rc);
 
-    if (ring && (mode == MODE_IO || mode == MODE_TXRX)) {
-        for (unsigned primed = 0; primed < kRingPrimedFrames; primed += n) {
-            transmit_once(n, (uint16_t)length);
-        }
+    struct spraynic_rawloop *loop = spraynic_rawloop_create(pool, port, ring, mode, touch, n, (uint16_t)length);
+    if (loop == NULL) {
+        die("spraynic_rawloop_create", rte_errno);
     }
-    loop(ring, mode, n, (uint16_t)length, (uint64_t)(seconds * 0.25e9));
+    if (ring && (mode == RAWLOOP_IO || mode == RAWLOOP_TXRX)) {
+        spraynic_rawloop_prime(loop, kRingPrimedFrames);
+    }
+    loop_for(loop, (uint64_t)(seconds * 0.25e9));
     uint64_t cpu_start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     uint64_t start = now_ns();
-    uint64_t counted = loop(ring, mode, n, (uint16_t)length, (uint64_t)(seconds * 1e9));
+    uint64_t counted = loop_for(loop, (uint64_t)(seconds * 1e9));
     double elapsed = (now_ns() - start) / 1e9;
     double cpu = (clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_start) / 1e9;
 
-    printf("{\"pmd\":\"%s\",\"mode\":\"%s\",\"language\":\"c\",\"burst\":%u,\"frameLength\":%u,\"packets\":%" PRIu64
-           ",\"seconds\":%.6f,\"mpps\":%.4f,\"cpuSeconds\":%.6f,\"cpuMpps\":%.4f}\n",
-           pmd, mode_text, n, length, counted, elapsed, counted / elapsed / 1e6, cpu, counted / cpu / 1e6);
+    printf("{\"pmd\":\"%s\",\"mode\":\"%s\",\"touch\":\"%s\",\"language\":\"c\",\"burst\":%u,\"frameLength\":%u,"
+           "\"packets\":%" PRIu64 ",\"seconds\":%.6f,\"mpps\":%.4f,\"cpuSeconds\":%.6f,\"cpuMpps\":%.4f}\n",
+           pmd, mode_text, touch_text, n, length, counted, elapsed, counted / elapsed / 1e6, cpu, counted / cpu / 1e6);
 
-    if (held > 0) {
-        spraynic_mbuf_free_bulk(burst, held);
-    }
+    spraynic_rawloop_free(loop);
     rte_eth_dev_stop(port);
     rte_eth_dev_close(port);
     rte_eal_cleanup();

@@ -33,4 +33,24 @@ public final class NativeBinaries
         }
         return binary;
     }
+
+    /**
+     * @param baseline a binary or library that {@code build.sh} built into {@code benchmarks/target/native}.
+     * @return the shim it was linked against (native-bindings' build output in the same tree), or null when
+     * that is not there.
+     */
+    public static Path linkedShim(final Path baseline)
+    {
+        Path root = baseline.toAbsolutePath().normalize();
+        for (int up = 0; up < 4 && null != root; up++) // native, target, benchmarks, the tree
+        {
+            root = root.getParent();
+        }
+        if (null == root)
+        {
+            return null;
+        }
+        final Path shim = root.resolve(Path.of("native-bindings", "target", "classes", "native", "linux-x86_64", "libspraynic_shim.so"));
+        return Files.isReadable(shim) ? shim : null;
+    }
 }

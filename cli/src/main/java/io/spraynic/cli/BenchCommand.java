@@ -83,8 +83,10 @@ final class BenchCommand implements Runnable
     @Command(name = "raw", mixinStandardHelpOptions = true,
         description = {
             "The raw RX/TX loop on one core through the C shim, 64 B frames in bursts of 32 by default.",
-            "With --with-c, the same loop in C (spraynic-rawloop) runs in the same invocation, alternating",
-            "with the Java one, and the Java / C ratio is printed."})
+            "With --with-c, the same loop in C runs in the same invocation, alternating with the Java one, and the",
+            "Java / C ratio is printed: by default each run in a process of its own (spraynic-rawloop); with",
+            "--same-process both in one process (the C loop loaded from libspraynic_rawloop.so) on one port, pool",
+            "and set of mbufs, in slices of --seconds."})
     static final class Raw extends Common
     {
         @Option(names = "--pmd", defaultValue = "net_null", description = "net_null or net_ring (default ${DEFAULT-VALUE}).")
@@ -92,6 +94,11 @@ final class BenchCommand implements Runnable
 
         @Option(names = "--mode", defaultValue = "tx", description = "rx, tx, io or txrx (io forwarding with one transmit-and-receive call per burst; default ${DEFAULT-VALUE}).")
         String mode;
+
+        @Option(names = "--touch", defaultValue = "length",
+            description = "length (rx, io and txrx read every frame's length, tx sets it) or none (no mbuf is read or " +
+                "written, as DPDK testpmd's io forwarding; default ${DEFAULT-VALUE}).")
+        String touch;
 
         @Option(names = "--seconds", defaultValue = "5", description = "Measured seconds per run (default ${DEFAULT-VALUE}).")
         double seconds;
@@ -108,10 +115,27 @@ final class BenchCommand implements Runnable
         @Option(names = "--rounds", defaultValue = "3", description = "With --with-c: alternating rounds (default ${DEFAULT-VALUE}).")
         int rounds;
 
+        @Option(names = "--same-process", description = "With --with-c: run the C loop in the Java loop's process.")
+        boolean sameProcess;
+
+        @Option(names = "--processes", defaultValue = "3",
+            description = "With --same-process: processes of --rounds rounds each, pooled, since each compiles its own " +
+                "Java loop (default ${DEFAULT-VALUE}).")
+        int processes;
+
         public Integer call() throws Exception
         {
             final RawLoop.Pmd parsedPmd = RawLoop.Pmd.parse(pmd);
             final RawLoop.Mode parsedMode = RawLoop.Mode.parse(mode);
+            final RawLoop.Touch parsedTouch = RawLoop.Touch.parse(touch);
+            if (sameProcess && !withC)
+            {
+                throw new IllegalArgumentException("--same-process places the C loop: add --with-c");
+            }
+            if (rounds < 1 || processes < 1)
+            {
+                throw new IllegalArgumentException("--rounds and --processes must be >= 1 (got " + rounds + ", " + processes + ")");
+            }
             if (seconds <= 0 || burst < 1 || burst > 512 || length < 60 || length > 2048)
             {
                 throw new IllegalArgumentException(
@@ -119,14 +143,17 @@ final class BenchCommand implements Runnable
             }
             if (!withC)
             {
-                final RawLoop.Result result = RawLoop.run(parsedPmd, parsedMode, seconds, burst, length);
+                final RawLoop.Result result = RawLoop.run(parsedPmd, parsedMode, parsedTouch, seconds, burst, length);
                 System.out.println(json ? RawLoop.toJson(result) : String.format(Locale.ROOT,
-                    "java %s %s: %d packets in %.2f s = %.2f Mpps, %.2f per CPU second (burst %d, %d B)",
-                    result.pmd(), result.mode(), result.packets(), result.seconds(), result.mpps(), result.cpuMpps(), burst, length));
+                    "java %s %s, touch %s: %d packets in %.2f s = %.2f Mpps, %.2f per CPU second (burst %d, %d B)",
+                    result.pmd(), result.mode(), result.touch(), result.packets(), result.seconds(), result.mpps(),
+                    result.cpuMpps(), burst, length));
                 return 0;
             }
             final RawLoopComparison.Summary summary = RawLoopComparison.run(
-                parsedPmd, parsedMode, seconds, burst, length, rounds, this::log);
+                parsedPmd, parsedMode, parsedTouch,
+                sameProcess ? RawLoopComparison.Placement.SAME_PROCESS : RawLoopComparison.Placement.PROCESSES,
+                seconds, burst, length, rounds, sameProcess ? processes : 1, this::log);
             System.out.println(json ? summary.toJson() : summary.toText());
             return 0;
         }

@@ -1,10 +1,9 @@
 package io.spraynic.bench.e2e;
 
+import io.spraynic.bench.OptionEnums;
 import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.YieldingIdleStrategy;
-
-import java.util.Locale;
 
 /**
  * What a poll thread does when a pass found no work. {@code spin} is the low-latency choice when every poll
@@ -23,18 +22,11 @@ public enum Idle
 
     public String text()
     {
-        return name().toLowerCase(Locale.ROOT);
+        return OptionEnums.text(this);
     }
 
     public static Idle parse(final String text)
     {
-        for (final Idle idle : values())
-        {
-            if (idle.text().equalsIgnoreCase(text))
-            {
-                return idle;
-            }
-        }
-        throw new IllegalArgumentException("idle strategy '" + text + "' is not one of spin, yield");
+        return OptionEnums.parse(values(), text, "idle strategy");
     }
 }

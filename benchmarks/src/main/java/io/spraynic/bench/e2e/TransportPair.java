@@ -1,5 +1,6 @@
 package io.spraynic.bench.e2e;
 
+import io.spraynic.bench.OptionEnums;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.transport.PortFrameSink;
 import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
@@ -23,8 +24,6 @@ import io.spraynic.datapath.verbs.SendWorkRequest;
 import io.spraynic.datapath.wire.ParseCounters;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.SystemNanoClock;
-
-import java.util.Locale;
 
 /**
  * Two endpoints of one transport, A and B, each on its own packet port (one side of a crossed
@@ -56,19 +55,12 @@ public final class TransportPair
 
         public String text()
         {
-            return name().toLowerCase(Locale.ROOT);
+            return OptionEnums.text(this);
         }
 
         public static Kind parse(final String text)
         {
-            for (final Kind kind : values())
-            {
-                if (kind.text().equalsIgnoreCase(text))
-                {
-                    return kind;
-                }
-            }
-            throw new IllegalArgumentException("transport '" + text + "' is not one of spray, rocev2");
+            return OptionEnums.parse(values(), text, "transport");
         }
     }
 

@@ -1,6 +1,8 @@
 package io.spraynic.bench.raw;
 
+import io.spraynic.bench.OptionEnums;
 import io.spraynic.datapath.nic.DpdkNic;
+import io.spraynic.datapath.port.DpdkPacketPort;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.pmd.EalConfig;
@@ -10,13 +12,16 @@ import io.spraynic.pmd.PortConfig;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
+import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
 /**
  * The raw datapath loop, one core, through the port layer and the C shim: the Java half of the
- * Java-versus-C comparison. {@code benchmarks/src/main/c/raw_loop.c} is the C half and does the same
- * work per packet through the same shim.
+ * Java-versus-C comparison. {@code benchmarks/src/main/c/raw_loop_core.c} is the C half and does the same
+ * work per packet through the same shim, either in a process of its own ({@code spraynic-rawloop}) or loaded
+ * into this one ({@link CRawLoop}, {@link #runSameProcess}).
  * <ul>
  *   <li>{@code tx}: allocate a burst, set every frame's length, transmit, free what was not taken.</li>
  *   <li>{@code rx}: receive a burst, read every frame's length, free the burst.</li>
@@ -28,7 +33,8 @@ import java.util.Locale;
  * On {@code net_null} RX produces frames out of nothing and TX swallows them. A {@code net_ring}
  * port receives its own transmits, so there every mode runs as a loop: {@code tx} and {@code rx}
  * allocate-transmit-receive-free (counting their side), and {@code io} and {@code txrx} keep a
- * primed set of frames circulating.
+ * primed set of frames circulating. With {@link Touch#NONE} no mode reads or writes an mbuf, which is
+ * DPDK testpmd's {@code io} forwarding: what is left is the crossings into C and the driver's work.
  */
 public final class RawLoop
 {
@@ -37,16 +43,14 @@ public final class RawLoop
     {
         RX, TX, IO, TXRX;
 
+        public String text()
+        {
+            return OptionEnums.text(this);
+        }
+
         public static Mode parse(final String text)
         {
-            for (final Mode mode : values())
-            {
-                if (mode.name().equalsIgnoreCase(text))
-                {
-                    return mode;
-                }
-            }
-            throw new IllegalArgumentException("mode '" + text + "' is not one of rx, tx, io, txrx");
+            return OptionEnums.parse(values(), text, "mode");
         }
     }
 
@@ -64,19 +68,31 @@ public final class RawLoop
 
         public String text()
         {
-            return name().toLowerCase(Locale.ROOT);
+            return OptionEnums.text(this);
         }
 
         public static Pmd parse(final String text)
         {
-            for (final Pmd pmd : values())
-            {
-                if (pmd.text().equalsIgnoreCase(text))
-                {
-                    return pmd;
-                }
-            }
-            throw new IllegalArgumentException("pmd '" + text + "' is not one of net_null, net_ring");
+            return OptionEnums.parse(values(), text, "pmd");
+        }
+    }
+
+    /** Whether the loop touches every frame's mbuf, or only moves pointers (DPDK testpmd's {@code io} forwarding). */
+    public enum Touch
+    {
+        /** rx, io and txrx read every frame's length; tx sets it. */
+        LENGTH,
+        /** No mbuf is read or written: what is left is the crossings into C and the driver's work. */
+        NONE;
+
+        public String text()
+        {
+            return OptionEnums.text(this);
+        }
+
+        public static Touch parse(final String text)
+        {
+            return OptionEnums.parse(values(), text, "touch");
         }
     }
 
@@ -86,7 +102,8 @@ public final class RawLoop
      * @param cpuSeconds CPU time the loop's thread used in that time: on a shared machine the
      *                   rate per CPU second leaves out the time the thread waited for a core.
      */
-    public record Result(String pmd, String mode, int burst, int frameLength, long packets, double seconds, double cpuSeconds)
+    public record Result(
+        String pmd, String mode, String touch, int burst, int frameLength, long packets, double seconds, double cpuSeconds)
     {
         public double mpps()
         {
@@ -101,6 +118,9 @@ public final class RawLoop
 
     /** Frames primed into the ring for {@code io} on {@code net_ring}. */
     static final int RING_PRIMED_FRAMES = 512;
+
+    /** Bursts between two reads of the clock, in both languages. */
+    static final int BURSTS_PER_CLOCK_READ = 1024;
 
     private RawLoop()
     {
@@ -123,7 +143,8 @@ public final class RawLoop
      * Runs the loop for {@code seconds} after a warm-up of a quarter of that, in this process's one
      * EAL.
      */
-    public static Result run(final Pmd pmd, final Mode mode, final double seconds, final int burst, final int frameLength)
+    public static Result run(
+        final Pmd pmd, final Mode mode, final Touch touch, final double seconds, final int burst, final int frameLength)
     {
         try (DpdkNic nic = DpdkNic.start(config(pmd, frameLength)))
         {
@@ -136,15 +157,17 @@ public final class RawLoop
                 {
                     prime(port, packets, frameLength);
                 }
-                loop(pmd, mode, port, packets, frameLength, (long)(seconds * 0.25e9));
+                final boolean touching = touch == Touch.LENGTH;
+                loop(pmd, mode, touching, port, packets, frameLength, (long)(seconds * 0.25e9));
                 final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
                 final long cpuStart = threads.getCurrentThreadCpuTime();
                 final long start = System.nanoTime();
-                final long counted = loop(pmd, mode, port, packets, frameLength, (long)(seconds * 1e9));
+                final long counted = loop(pmd, mode, touching, port, packets, frameLength, (long)(seconds * 1e9));
                 final long elapsed = System.nanoTime() - start;
                 final long cpu = threads.getCurrentThreadCpuTime() - cpuStart;
                 return new Result(
-                    pmd.text(), mode.name().toLowerCase(Locale.ROOT), burst, frameLength, counted, elapsed / 1e9, cpu / 1e9);
+                    pmd.text(), mode.text(), touch.text(), burst, frameLength, counted, elapsed / 1e9,
+                    cpu / 1e9);
             }
             finally
             {
@@ -159,96 +182,183 @@ public final class RawLoop
         }
     }
 
+    /**
+     * Java and C (the same loop in {@code libspraynic_rawloop.so}, loaded into this process) in alternating
+     * slices of {@code seconds} on one port, one pool and one set of circulating mbufs, so that a round's two
+     * halves differ only in the language that drives them. Which language goes first alternates by round.
+     */
+    public static SameProcessRounds runSameProcess(
+        final Pmd pmd, final Mode mode, final Touch touch, final double seconds, final int burst, final int frameLength,
+        final int rounds, final Path cLibrary)
+    {
+        try (DpdkNic nic = DpdkNic.start(config(pmd, frameLength)))
+        {
+            final DpdkPacketPort port = nic.packetPort("raw", 0);
+            port.onPollerStart();
+            final PacketBurst packets = port.newBurst(burst);
+            try (CRawLoop c = CRawLoop.create(
+                cLibrary, nic.pool(), port.ethPort().portId(), pmd, mode, touch, burst, frameLength))
+            {
+                if (pmd == Pmd.NET_RING && (mode == Mode.IO || mode == Mode.TXRX))
+                {
+                    prime(port, packets, frameLength);
+                }
+                final boolean touching = touch == Touch.LENGTH;
+                final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+                final double[][] measured = new double[4][rounds]; // java wall, c wall, java cpu, c cpu
+                final long sliceNanos = (long)(seconds * 1e9);
+                for (int round = -1; round < rounds; round++) // round -1 warms both up
+                {
+                    for (int half = 0; half < 2; half++)
+                    {
+                        final boolean java = (half == 0) == (round % 2 == 0);
+                        final long cpuStart = threads.getCurrentThreadCpuTime();
+                        final long start = System.nanoTime();
+                        final long counted = java ?
+                            loop(pmd, mode, touching, port, packets, frameLength, sliceNanos) : c.loop(sliceNanos);
+                        final long elapsed = System.nanoTime() - start;
+                        final long cpu = threads.getCurrentThreadCpuTime() - cpuStart;
+                        // hand what the loop holds back to the ring, so the other one circulates the same frames
+                        if (java)
+                        {
+                            flush(port, packets);
+                        }
+                        else
+                        {
+                            c.flush();
+                        }
+                        if (round >= 0)
+                        {
+                            measured[java ? 0 : 1][round] = counted / (elapsed / 1e9) / 1e6;
+                            measured[java ? 2 : 3][round] = counted / (cpu / 1e9) / 1e6;
+                        }
+                    }
+                }
+                return new SameProcessRounds(
+                    pmd.text(), mode.text(), touch.text(), burst, frameLength,
+                    measured[0], measured[1], measured[2], measured[3], c.sharesShim());
+            }
+            finally
+            {
+                if (pmd == Pmd.NET_RING)
+                {
+                    drain(port, packets);
+                }
+                port.release(packets);
+                packets.close();
+                port.onPollerClose();
+            }
+        }
+    }
+
+    /**
+     * What {@link #runSameProcess} measured: Mpps per round by wall-clock time and per CPU second.
+     *
+     * @param sameShim whether the C library called the very shim functions this process's Java calls.
+     */
+    public record SameProcessRounds(
+        String pmd, String mode, String touch, int burst, int frameLength, double[] javaMpps, double[] cMpps,
+        double[] javaCpuMpps, double[] cCpuMpps, boolean sameShim)
+    {
+        public String toJson()
+        {
+            return String.format(Locale.ROOT,
+                "{\"pmd\":\"%s\",\"mode\":\"%s\",\"touch\":\"%s\",\"burst\":%d,\"frameLength\":%d,\"sameShim\":%b," +
+                "\"javaRounds\":%s,\"cRounds\":%s,\"javaCpuRounds\":%s,\"cCpuRounds\":%s}",
+                pmd, mode, touch, burst, frameLength, sameShim, Arrays.toString(javaMpps).replace(" ", ""),
+                Arrays.toString(cMpps).replace(" ", ""), Arrays.toString(javaCpuMpps).replace(" ", ""),
+                Arrays.toString(cCpuMpps).replace(" ", ""));
+        }
+    }
+
     private static long loop(
-        final Pmd pmd, final Mode mode, final PacketPort port, final PacketBurst burst, final int frameLength, final long nanos)
+        final Pmd pmd,
+        final Mode mode,
+        final boolean touch,
+        final PacketPort port,
+        final PacketBurst burst,
+        final int frameLength,
+        final long nanos)
     {
         final long deadline = System.nanoTime() + nanos;
         long counted = 0;
         do
         {
-            for (int i = 0; i < 1024; i++)
+            for (int i = 0; i < BURSTS_PER_CLOCK_READ; i++)
             {
-                if (pmd == Pmd.NET_NULL)
+                counted += switch (mode)
                 {
-                    counted += switch (mode)
-                    {
-                        case TX -> transmitOnce(port, burst, frameLength);
-                        case RX -> receiveOnce(port, burst);
-                        case IO -> forwardOnce(port, burst);
-                        case TXRX -> forwardInOneCall(port, burst);
-                    };
-                }
-                else
-                {
-                    counted += switch (mode)
-                    {
-                        case IO -> forwardOnce(port, burst);
-                        case TXRX -> forwardInOneCall(port, burst);
-                        default -> ringRoundTrip(mode, port, burst, frameLength);
-                    };
-                }
+                    case IO -> forwardOnce(port, burst, touch);
+                    case TXRX -> forwardInOneCall(port, burst, touch);
+                    case TX -> pmd == Pmd.NET_RING ?
+                        ringRoundTrip(true, port, burst, frameLength, touch) : transmitOnce(port, burst, frameLength, touch);
+                    case RX -> pmd == Pmd.NET_RING ?
+                        ringRoundTrip(false, port, burst, frameLength, touch) : receiveOnce(port, burst, touch);
+                };
             }
         }
         while (System.nanoTime() < deadline);
         return counted;
     }
 
-    static int transmitOnce(final PacketPort port, final PacketBurst burst, final int frameLength)
+    static int transmitOnce(final PacketPort port, final PacketBurst burst, final int frameLength, final boolean touch)
     {
         if (!port.allocate(burst, burst.capacity()))
         {
             return 0;
         }
-        for (int i = 0, size = burst.size(); i < size; i++)
+        if (touch)
         {
-            burst.length(i, frameLength);
+            for (int i = 0, size = burst.size(); i < size; i++)
+            {
+                burst.length(i, frameLength);
+            }
         }
         final int sent = port.transmit(burst);
         port.release(burst);
         return sent;
     }
 
-    static int receiveOnce(final PacketPort port, final PacketBurst burst)
+    static int receiveOnce(final PacketPort port, final PacketBurst burst, final boolean touch)
     {
         final int received = port.receive(burst);
-        int bytes = 0;
-        for (int i = 0; i < received; i++)
-        {
-            bytes += burst.length(i);
-        }
+        final int bytes = touch ? sumLengths(burst) : 0;
         port.release(burst);
         return bytes >= 0 ? received : 0; // keeps the length reads alive
     }
 
-    static int forwardOnce(final PacketPort port, final PacketBurst burst)
+    static int forwardOnce(final PacketPort port, final PacketBurst burst, final boolean touch)
     {
-        final int received = port.receive(burst);
-        int bytes = 0;
-        for (int i = 0; i < received; i++)
-        {
-            bytes += burst.length(i);
-        }
+        port.receive(burst);
+        final int bytes = touch ? sumLengths(burst) : 0;
         final int sent = port.transmit(burst);
         port.release(burst);
         return bytes >= 0 ? sent : 0;
     }
 
-    static int forwardInOneCall(final PacketPort port, final PacketBurst burst)
+    static int forwardInOneCall(final PacketPort port, final PacketBurst burst, final boolean touch)
     {
         final int sent = port.transmitAndReceive(burst);
+        final int bytes = touch ? sumLengths(burst) : 0;
+        return bytes >= 0 ? sent : 0;
+    }
+
+    private static int sumLengths(final PacketBurst burst)
+    {
         int bytes = 0;
         for (int i = 0, size = burst.size(); i < size; i++)
         {
             bytes += burst.length(i);
         }
-        return bytes >= 0 ? sent : 0;
+        return bytes;
     }
 
-    private static int ringRoundTrip(final Mode mode, final PacketPort port, final PacketBurst burst, final int frameLength)
+    private static int ringRoundTrip(
+        final boolean countSent, final PacketPort port, final PacketBurst burst, final int frameLength, final boolean touch)
     {
-        final int sent = transmitOnce(port, burst, frameLength);
-        final int received = receiveOnce(port, burst);
-        return mode == Mode.TX ? sent : received;
+        final int sent = transmitOnce(port, burst, frameLength, touch);
+        final int received = receiveOnce(port, burst, touch);
+        return countSent ? sent : received;
     }
 
     private static void prime(final PacketPort port, final PacketBurst burst, final int frameLength)
@@ -277,38 +387,62 @@ public final class RawLoop
         }
     }
 
+    // what a txrx burst holds goes back out, so that the circulating set stays whole between slices
+    private static void flush(final PacketPort port, final PacketBurst burst)
+    {
+        if (burst.size() > 0)
+        {
+            port.transmit(burst);
+            port.release(burst);
+        }
+    }
+
     /**
      * One run in this process, printed as JSON: what {@link RawLoopComparison} starts per Java round.
-     * Arguments as the C twin's: {@code --pmd P --mode M --seconds S --burst N --length B}.
+     * Arguments as the C twin's: {@code --pmd P --mode M --touch T --seconds S --burst N --length B}; with
+     * {@code --same-process LIBRARY --rounds R} the Java and C loops alternate in this process instead
+     * ({@link #runSameProcess}).
      */
     public static void main(final String[] args)
     {
         String pmd = "net_null";
         String mode = "tx";
+        String touch = "length";
         double seconds = 5;
         int burst = 32;
         int length = 64;
+        String cLibrary = null;
+        int rounds = 1;
         for (int i = 0; i + 1 < args.length; i += 2)
         {
             switch (args[i])
             {
                 case "--pmd" -> pmd = args[i + 1];
                 case "--mode" -> mode = args[i + 1];
+                case "--touch" -> touch = args[i + 1];
                 case "--seconds" -> seconds = Double.parseDouble(args[i + 1]);
                 case "--burst" -> burst = Integer.parseInt(args[i + 1]);
                 case "--length" -> length = Integer.parseInt(args[i + 1]);
+                case "--same-process" -> cLibrary = args[i + 1];
+                case "--rounds" -> rounds = Integer.parseInt(args[i + 1]);
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
-        System.out.println(toJson(run(Pmd.parse(pmd), Mode.parse(mode), seconds, burst, length)));
+        if (null != cLibrary)
+        {
+            System.out.println(runSameProcess(
+                Pmd.parse(pmd), Mode.parse(mode), Touch.parse(touch), seconds, burst, length, rounds, Path.of(cLibrary)).toJson());
+            return;
+        }
+        System.out.println(toJson(run(Pmd.parse(pmd), Mode.parse(mode), Touch.parse(touch), seconds, burst, length)));
     }
 
     public static String toJson(final Result result)
     {
         return String.format(Locale.ROOT,
-            "{\"pmd\":\"%s\",\"mode\":\"%s\",\"language\":\"java\",\"burst\":%d,\"frameLength\":%d,\"packets\":%d," +
-            "\"seconds\":%.6f,\"mpps\":%.4f,\"cpuSeconds\":%.6f,\"cpuMpps\":%.4f}",
-            result.pmd(), result.mode(), result.burst(), result.frameLength(), result.packets(), result.seconds(), result.mpps(),
-            result.cpuSeconds(), result.cpuMpps());
+            "{\"pmd\":\"%s\",\"mode\":\"%s\",\"touch\":\"%s\",\"language\":\"java\",\"burst\":%d,\"frameLength\":%d," +
+            "\"packets\":%d,\"seconds\":%.6f,\"mpps\":%.4f,\"cpuSeconds\":%.6f,\"cpuMpps\":%.4f}",
+            result.pmd(), result.mode(), result.touch(), result.burst(), result.frameLength(), result.packets(), result.seconds(),
+            result.mpps(), result.cpuSeconds(), result.cpuMpps());
     }
 }
