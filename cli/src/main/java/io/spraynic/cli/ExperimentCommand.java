@@ -6,6 +6,7 @@ import io.spraynic.bench.experiment.IncastExperiment;
 import io.spraynic.bench.experiment.LossSweep;
 import io.spraynic.bench.experiment.PlaneFailureExperiment;
 import io.spraynic.bench.experiment.PlanesExperiment;
+import io.spraynic.bench.experiment.RealTimeLossSweep;
 import io.spraynic.bench.experiment.ReorderExperiment;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -16,10 +17,11 @@ import java.util.concurrent.Callable;
 
 /**
  * {@code spraynic experiment NAME}: the published results reproduced on the emulated fabric, in
- * virtual time, with the real protocol code.
+ * virtual time, with the real protocol code (and the loss sweep on DPDK in real time, {@code --realtime}).
  */
 @Command(name = "experiment", mixinStandardHelpOptions = true,
-    description = "Reproduce an experiment on the emulated fabric in virtual time (CSV, PNG plot, JSON).",
+    description = "Reproduce an experiment on the emulated fabric in virtual time (CSV, PNG plot, JSON); loss-sweep " +
+        "--realtime runs on DPDK in real time.",
     subcommands = {ExperimentCommand.LossSweepCommand.class, ExperimentCommand.ReorderCommand.class,
         ExperimentCommand.IncastCommand.class, ExperimentCommand.PlanesCommand.class,
         ExperimentCommand.PlaneFailureCommand.class, ExperimentCommand.CollectivesCommand.class})
@@ -33,23 +35,46 @@ final class ExperimentCommand implements Runnable
     @Command(name = "loss-sweep", mixinStandardHelpOptions = true,
         description = {
             "Goodput / lossless goodput at 0, 0.01, 0.1, 1, 2, 5, 10 and 20 %% random loss on every fabric link.",
-            "Spray (one connection, 8 paths over the planes) against the RoCEv2 RC baseline (one QP per plane)."})
+            "Spray (one connection, 8 paths over the planes) against the RoCEv2 RC baseline (one QP per plane).",
+            "--realtime runs it on DPDK instead: two embedded NICs on net_ring ports through the fabric emulator in",
+            "real time (the demo's set-up), at 0, 0.1, 1, 2, 5 and 10 %%, into loss-sweep-realtime.*."})
     static final class LossSweepCommand extends Common
     {
         @Option(names = "--bytes", defaultValue = "64m", converter = SizeConverter.class,
             description = "Bytes written per point (default ${DEFAULT-VALUE}).")
         long bytes;
 
-        @Option(names = "--planes", defaultValue = "4", description = "Planes (default ${DEFAULT-VALUE}).")
+        @Option(names = "--planes", defaultValue = "4", description = "Planes (default ${DEFAULT-VALUE}; --realtime: 1..8).")
         int planes;
+
+        @Option(names = "--realtime", description = "On DPDK net_ring ports in real time rather than in virtual time.")
+        boolean realTime;
+
+        @Option(names = "--repeats", defaultValue = "3",
+            description = "With --realtime: runs per transport and loss rate, the median kept (default ${DEFAULT-VALUE}).")
+        int repeats;
+
+        @Option(names = "--loss", split = ",",
+            description = "With --realtime: the loss rates in percent, comma-separated (default 0,0.1,1,2,5,10).")
+        double[] lossPercent;
 
         public Integer call() throws Exception
         {
-            require(planes >= 1 && planes <= 16 && bytes >= 1 << 20,
-                "--planes must be 1..16 and --bytes at least 1m (got " + planes + ", " + bytes + ")");
-            final LossSweep.Settings defaults = LossSweep.Settings.DEFAULT;
+            require(planes >= 1 && planes <= (realTime ? 8 : 16) && bytes >= 1 << 20,
+                "--planes must be 1.." + (realTime ? 8 : 16) + " and --bytes at least 1m (got " + planes + ", " + bytes + ")");
+            require(null == lossPercent || realTime, "--loss chooses the real-time sweep's rates: add --realtime");
+            require(repeats >= 1 && repeats <= 15, "--repeats must be 1..15 (got " + repeats + ")");
+            require(null == lossPercent || java.util.Arrays.stream(lossPercent).allMatch(pct -> pct >= 0 && pct < 100),
+                "--loss rates must be 0 <= percent < 100");
+            final LossSweep.Settings defaults = realTime ? RealTimeLossSweep.DEFAULT : LossSweep.Settings.DEFAULT;
             final LossSweep.Settings settings = new LossSweep.Settings(planes, bytes, defaults.messageBytes(),
                 defaults.timeLimitNanos(), defaults.seed(), defaults.paths(), defaults.streams());
+            if (realTime)
+            {
+                final List<LossSweep.Point> points = RealTimeLossSweep.run(
+                    settings, null == lossPercent ? RealTimeLossSweep.DEFAULT_LOSS_PERCENT : lossPercent, repeats, this::log);
+                return finish(ExperimentOutput.writeLossSweep(out, settings, points, true), LossSweep.toJson(settings, points, true));
+            }
             final List<LossSweep.Point> points = LossSweep.run(settings, LossSweep.DEFAULT_LOSS_PERCENT, this::log);
             return finish(ExperimentOutput.writeLossSweep(out, settings, points), LossSweep.toJson(settings, points));
         }

@@ -1,12 +1,14 @@
 package io.spraynic.cli;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import javax.imageio.ImageIO;
 import java.awt.image.BufferedImage;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -33,6 +35,51 @@ class ExperimentCommandTest
         final BufferedImage plot = ImageIO.read(dir.resolve("loss-sweep.png").toFile());
         assertEquals(900, plot.getWidth());
         assertEquals(500, plot.getHeight());
+    }
+
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void shouldRunTheLossSweepOnDpdkInRealTime(@TempDir final Path dir) throws Exception
+    {
+        final CliTestSupport.Run run = CliTestSupport.run("experiment", "loss-sweep", "--realtime", "--bytes", "4m",
+            "--planes", "2", "--loss", "0,5", "--repeats", "1", "--json", "--out", dir.toString());
+        assertEquals(0, run.exitCode(), run.err());
+        final String json = run.out().lines().filter(line -> line.startsWith("{")).findFirst().orElseThrow();
+        assertTrue(json.startsWith("{\"experiment\":\"loss-sweep\",\"planes\":2,"), json);
+        assertTrue(json.contains("\"clock\":\"real\""), json);
+        assertTrue(json.contains("{\"lossPct\":0,\"sprayGoodputRatio\":1,\"rocev2GoodputRatio\":1,"), json);
+        assertTrue(!json.contains("Verified\":false"), "every transfer verified and complete: " + json);
+        final String lossy = json.substring(json.indexOf("{\"lossPct\":5,"));
+        // 5 % of the data packets of 4 MiB (about 4,100 of 1 KiB) are lost on the way, and each is resent
+        final long sprayLost = field(lossy, "sprayLost");
+        assertTrue(sprayLost > 50, lossy);
+        assertTrue(field(lossy, "sprayRetransmitted") >= sprayLost, lossy);
+        assertTrue(field(lossy, "rocev2Lost") > 50, lossy);
+        // go-back-N resends every packet after a loss
+        assertTrue(field(lossy, "rocev2Retransmitted") > 2 * field(lossy, "rocev2Lost"), lossy);
+
+        assertEquals(3, Files.readAllLines(dir.resolve("loss-sweep-realtime.csv")).size(), "a header and two points");
+        assertEquals(json, Files.readString(dir.resolve("loss-sweep-realtime.json")).strip());
+        assertEquals(900, ImageIO.read(dir.resolve("loss-sweep-realtime.png").toFile()).getWidth());
+    }
+
+    @Test
+    void shouldRefuseRealTimeOptionsWithoutRealTime()
+    {
+        final CliTestSupport.Run run = CliTestSupport.run("experiment", "loss-sweep", "--loss", "1");
+        assertEquals(1, run.exitCode(), run.out());
+        assertTrue(run.err().contains("--loss chooses the real-time sweep's rates: add --realtime"), run.err());
+    }
+
+    private static long field(final String json, final String name)
+    {
+        final int at = json.indexOf("\"" + name + "\":") + name.length() + 3;
+        int end = at;
+        while (Character.isDigit(json.charAt(end)))
+        {
+            end++;
+        }
+        return Long.parseLong(json.substring(at, end));
     }
 
     @Test

@@ -26,9 +26,21 @@ public final class ExperimentOutput
     public static List<Path> writeLossSweep(final Path directory, final LossSweep.Settings settings, final List<LossSweep.Point> points)
         throws IOException
     {
+        return writeLossSweep(directory, settings, points, false);
+    }
+
+    /**
+     * @param realTime whether the sweep ran on DPDK in real time: the files are then {@code loss-sweep-realtime.*}, so
+     *                 that both sweeps can share a directory.
+     */
+    public static List<Path> writeLossSweep(
+        final Path directory, final LossSweep.Settings settings, final List<LossSweep.Point> points, final boolean realTime)
+        throws IOException
+    {
         Files.createDirectories(directory);
-        final Path csv = Files.writeString(directory.resolve("loss-sweep.csv"), LossSweep.toCsv(points));
-        final Path json = Files.writeString(directory.resolve("loss-sweep.json"), LossSweep.toJson(settings, points) + "\n");
+        final String name = realTime ? "loss-sweep-realtime" : "loss-sweep";
+        final Path csv = Files.writeString(directory.resolve(name + ".csv"), LossSweep.toCsv(points));
+        final Path json = Files.writeString(directory.resolve(name + ".json"), LossSweep.toJson(settings, points, realTime) + "\n");
         final List<String> categories = new ArrayList<>();
         final List<Double> rocev2 = new ArrayList<>();
         final List<Double> spray = new ArrayList<>();
@@ -41,8 +53,9 @@ public final class ExperimentOutput
         final Map<String, List<Double>> series = new LinkedHashMap<>();
         series.put("RoCEv2 RC (" + settings.planes() + " QPs, one per plane)", rocev2);
         series.put("spray (" + settings.paths() + " paths over " + settings.planes() + " planes)", spray);
-        final Path png = directory.resolve("loss-sweep.png");
-        Charts.lines(png, "Goodput under random loss (fraction of lossless)", "random loss on every fabric link",
+        final Path png = directory.resolve(name + ".png");
+        Charts.lines(png, realTime ? "Goodput under random loss, DPDK net_ring in real time (fraction of lossless)" :
+            "Goodput under random loss (fraction of lossless)", "random loss on every fabric link",
             "goodput / lossless goodput", categories, series);
         return List.of(csv, png, json);
     }

@@ -43,13 +43,29 @@ public final class LossSweep
 
     public static List<Point> run(final Settings settings, final double[] lossPercent, final java.util.function.Consumer<String> log)
     {
+        return sweep(lossPercent, (spray, loss) -> spray ? runSpray(settings, loss) : runRocev2(settings, loss), log);
+    }
+
+    /** One transfer at a loss probability (0..1): spray's when {@code spray}, else RoCEv2's. */
+    @FunctionalInterface
+    public interface Transfer
+    {
+        TransferOutcome run(boolean spray, double loss);
+    }
+
+    /**
+     * The sweep itself, whichever clock the transfers run on: each transport's lossless transfer first, then
+     * both at every loss rate, each goodput as a fraction of its own transport's lossless goodput.
+     */
+    public static List<Point> sweep(final double[] lossPercent, final Transfer transfer, final java.util.function.Consumer<String> log)
+    {
         final List<Point> points = new ArrayList<>();
-        final TransferOutcome rocev2Lossless = runRocev2(settings, 0);
-        final TransferOutcome sprayLossless = runSpray(settings, 0);
+        final TransferOutcome rocev2Lossless = transfer.run(false, 0);
+        final TransferOutcome sprayLossless = transfer.run(true, 0);
         for (final double pct : lossPercent)
         {
-            final TransferOutcome rocev2 = pct == 0 ? rocev2Lossless : runRocev2(settings, pct / 100.0);
-            final TransferOutcome spray = pct == 0 ? sprayLossless : runSpray(settings, pct / 100.0);
+            final TransferOutcome rocev2 = pct == 0 ? rocev2Lossless : transfer.run(false, pct / 100.0);
+            final TransferOutcome spray = pct == 0 ? sprayLossless : transfer.run(true, pct / 100.0);
             final double rocev2Ratio = rocev2.goodputGbps() / rocev2Lossless.goodputGbps();
             final double sprayRatio = spray.goodputGbps() / sprayLossless.goodputGbps();
             points.add(new Point(pct, rocev2, rocev2Ratio, spray, sprayRatio));
@@ -64,7 +80,7 @@ public final class LossSweep
 
     private static String status(final TransferOutcome outcome)
     {
-        return !outcome.verified() ? " NOT VERIFIED" : outcome.complete() ? "" : " INCOMPLETE";
+        return (outcome.verified() ? "" : " NOT VERIFIED") + (outcome.complete() ? "" : " INCOMPLETE (time limit)");
     }
 
     static TransferOutcome runSpray(final Settings settings, final double loss)
@@ -89,9 +105,19 @@ public final class LossSweep
 
     public static String toJson(final Settings settings, final List<Point> points)
     {
+        return toJson(settings, points, false);
+    }
+
+    /**
+     * @param realTime whether the transfers ran in real time on DPDK ({@link RealTimeLossSweep}) rather than in
+     *                 virtual time.
+     */
+    public static String toJson(final Settings settings, final List<Point> points, final boolean realTime)
+    {
         final StringBuilder json = new StringBuilder(String.format(Locale.ROOT,
-            "{\"experiment\":\"loss-sweep\",\"planes\":%d,\"paths\":%d,\"bytes\":%d,\"messageBytes\":%d,\"points\":[",
-            settings.planes(), settings.paths(), settings.bytes(), settings.messageBytes()));
+            "{\"experiment\":\"loss-sweep\",\"planes\":%d,\"paths\":%d,\"bytes\":%d,\"messageBytes\":%d,\"clock\":\"%s\"," +
+            "\"points\":[",
+            settings.planes(), settings.paths(), settings.bytes(), settings.messageBytes(), realTime ? "real" : "virtual"));
         for (int i = 0; i < points.size(); i++)
         {
             final Point point = points.get(i);
