@@ -6,6 +6,7 @@ import io.spraynic.dpdk.NativeLibrary;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -283,18 +284,27 @@ public final class RawLoopComparison
         return new double[] {Double.parseDouble(mpps.group(1)), Double.parseDouble(cpuMpps.group(1))};
     }
 
-    // what a benchmark process printed, once it exited 0 within its time
+    // what a benchmark process printed, once it exited 0 within its time; its output goes to a file, so that a
+    // process that hangs is killed at the deadline rather than leaving a read of its pipe waiting forever
     private static String runForOutput(final List<String> command, final double seconds) throws IOException, InterruptedException
     {
-        final Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        final Path output = Files.createTempFile("spraynic-rawloop-", ".out");
         try
         {
-            final byte[] output = process.getInputStream().readAllBytes();
-            if (!process.waitFor((long)(seconds * 2) + 60, TimeUnit.SECONDS))
+            final Process process = new ProcessBuilder(command)
+                .redirectError(ProcessBuilder.Redirect.INHERIT).redirectOutput(output.toFile()).start();
+            try
             {
-                throw new IllegalStateException("benchmark run timed out: " + String.join(" ", command));
+                if (!process.waitFor((long)(seconds * 2) + 60, TimeUnit.SECONDS))
+                {
+                    throw new IllegalStateException("benchmark run timed out: " + String.join(" ", command));
+                }
             }
-            final String text = new String(output, StandardCharsets.UTF_8);
+            finally
+            {
+                process.destroyForcibly();
+            }
+            final String text = Files.readString(output, StandardCharsets.UTF_8);
             if (process.exitValue() != 0)
             {
                 throw new IllegalStateException("benchmark run failed (exit " + process.exitValue() + "): " +
@@ -304,7 +314,7 @@ public final class RawLoopComparison
         }
         finally
         {
-            process.destroyForcibly();
+            Files.deleteIfExists(output);
         }
     }
 
