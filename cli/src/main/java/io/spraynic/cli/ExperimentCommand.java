@@ -7,6 +7,7 @@ import io.spraynic.bench.experiment.LossSweep;
 import io.spraynic.bench.experiment.PlaneFailureExperiment;
 import io.spraynic.bench.experiment.PlanesExperiment;
 import io.spraynic.bench.experiment.RealTimeLossSweep;
+import io.spraynic.bench.experiment.RealTimePlaneFailure;
 import io.spraynic.bench.experiment.ReorderExperiment;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -21,7 +22,7 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "experiment", mixinStandardHelpOptions = true,
     description = "Reproduce an experiment on the emulated fabric in virtual time (CSV, PNG plot, JSON); loss-sweep " +
-        "--realtime runs on DPDK in real time.",
+        "and plane-failure --realtime run on DPDK in real time.",
     subcommands = {ExperimentCommand.LossSweepCommand.class, ExperimentCommand.ReorderCommand.class,
         ExperimentCommand.IncastCommand.class, ExperimentCommand.PlanesCommand.class,
         ExperimentCommand.PlaneFailureCommand.class, ExperimentCommand.CollectivesCommand.class})
@@ -204,31 +205,40 @@ final class ExperimentCommand implements Runnable
     @Command(name = "plane-failure", mixinStandardHelpOptions = true,
         description = {
             "A bulk write over N planes with one plane blackholed mid-transfer and no application action:",
-            "goodput timeline and time to recover (N-1)/N; RoCEv2 with one QP per plane beside it."})
+            "goodput timeline and time to recover (N-1)/N; RoCEv2 with one QP per plane beside it.",
+            "--realtime runs it on DPDK instead: two embedded NICs on net_ring ports through the fabric emulator in",
+            "real time (the demo's set-up), 10 ms bins, into plane-failure-realtime.*."})
     static final class PlaneFailureCommand extends Common
     {
-        @Option(names = "--planes", defaultValue = "4", description = "Planes (default ${DEFAULT-VALUE}).")
+        @Option(names = "--planes", defaultValue = "4", description = "Planes (default ${DEFAULT-VALUE}; --realtime: 2..8).")
         int planes;
 
-        @Option(names = "--bytes", defaultValue = "96m", converter = SizeConverter.class,
-            description = "Bytes written (default ${DEFAULT-VALUE}).")
-        long bytes;
+        @Option(names = "--bytes", description = "Bytes written (default 96m; --realtime: 1g).", converter = SizeConverter.class)
+        Long bytes;
 
-        @Option(names = "--fail-at-us", defaultValue = "500", description = "When the plane fails (default ${DEFAULT-VALUE} us).")
-        long failAtMicros;
+        @Option(names = "--fail-at-us", description = "When the plane fails (default 500 us; --realtime: 500000 us).")
+        Long failAtMicros;
 
-        @Option(names = "--bin-us", defaultValue = "20", description = "Timeline resolution (default ${DEFAULT-VALUE} us).")
+        @Option(names = "--bin-us", defaultValue = "20", description = "Timeline resolution (default ${DEFAULT-VALUE} us; " +
+            "--realtime: always 10000 us).")
         long binMicros;
+
+        @Option(names = "--realtime", description = "On DPDK net_ring ports in real time rather than in virtual time.")
+        boolean realTime;
 
         public Integer call() throws Exception
         {
-            require(planes >= 2 && planes <= 16, "--planes must be 2..16");
-            require(bytes >= 1 << 20 && failAtMicros > 0 && binMicros > 0, "--bytes >= 1m, --fail-at-us and --bin-us > 0");
-            final PlaneFailureExperiment.Settings d = PlaneFailureExperiment.Settings.DEFAULT;
-            final PlaneFailureExperiment.Settings settings = new PlaneFailureExperiment.Settings(planes, 1, bytes,
-                d.messageBytes(), failAtMicros * 1000, binMicros * 1000, d.timeLimitNanos(), d.seed());
-            final List<PlaneFailureExperiment.Side> sides = PlaneFailureExperiment.run(settings, this::log);
-            return finish(PlaneFailureExperiment.write(out, settings, sides), PlaneFailureExperiment.toJson(settings, sides));
+            final PlaneFailureExperiment.Settings d = realTime ? RealTimePlaneFailure.DEFAULT : PlaneFailureExperiment.Settings.DEFAULT;
+            final long bytesToWrite = null == bytes ? d.bytes() : bytes;
+            final long failAtNanos = null == failAtMicros ? d.failAtNanos() : failAtMicros * 1000;
+            require(planes >= 2 && planes <= (realTime ? 8 : 16), "--planes must be 2.." + (realTime ? 8 : 16));
+            require(bytesToWrite >= 1 << 20 && failAtNanos > 0 && binMicros > 0, "--bytes >= 1m, --fail-at-us and --bin-us > 0");
+            final PlaneFailureExperiment.Settings settings = new PlaneFailureExperiment.Settings(planes, 1, bytesToWrite,
+                d.messageBytes(), failAtNanos, realTime ? d.binNanos() : binMicros * 1000, d.timeLimitNanos(), d.seed());
+            final List<PlaneFailureExperiment.Side> sides = realTime ?
+                RealTimePlaneFailure.run(settings, this::log) : PlaneFailureExperiment.run(settings, this::log);
+            return finish(PlaneFailureExperiment.write(out, settings, sides, realTime),
+                PlaneFailureExperiment.toJson(settings, sides, realTime));
         }
     }
 

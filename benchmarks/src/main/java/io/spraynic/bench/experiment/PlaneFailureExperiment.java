@@ -142,49 +142,72 @@ public final class PlaneFailureExperiment
                     used = i + 1;
                 }
             }
-            final double[] timeline = new double[used];
-            for (int i = 0; i < used; i++)
+            final long[] timelineBytes = java.util.Arrays.copyOf(binBytes, used);
+            return side(transport.label, result.complete(), result.verified(), result.failed(), result.goodputGbps(),
+                lastCompletion - start, timelineBytes, bin, settings.failAtNanos(), planes, result.totalBytes());
+        }
+    }
+
+    /**
+     * A transport's side from its goodput timeline, whichever clock it was measured on.
+     *
+     * @param binBytes    bytes completed in each bin of {@code binNanos} from the first post, to the last completion.
+     * @param failAtNanos when the plane failed, from the first post.
+     */
+    static Side side(
+        final String transport, final boolean complete, final boolean verified, final boolean failedFlow,
+        final double goodputGbps, final long completionNanos, final long[] binBytes, final long binNanos,
+        final long failAtNanos, final int planes, final long bytesDone)
+    {
+        final int used = binBytes.length;
+        final double[] timeline = new double[used];
+        for (int i = 0; i < used; i++)
+        {
+            timeline[i] = binBytes[i] * 8.0 / binNanos;
+        }
+        final int failBin = (int)(failAtNanos / binNanos);
+        double before = 0;
+        for (int i = 1; i < failBin && i < used; i++)
+        {
+            before += timeline[i];
+        }
+        before /= Math.max(1, Math.min(failBin, used) - 1);
+        final double target = RECOVERED_FRACTION * before * (planes - 1) / planes;
+        long recovery = -1;
+        double lowest = Double.NaN;
+        for (int i = failBin; i < used; i++)
+        {
+            lowest = Double.isNaN(lowest) ? timeline[i] : Math.min(lowest, timeline[i]);
+            if (recovery < 0)
             {
-                timeline[i] = binBytes[i] * 8.0 / bin;
-            }
-            final int failBin = (int)(settings.failAtNanos() / bin);
-            double before = 0;
-            for (int i = 1; i < failBin && i < used; i++)
-            {
-                before += timeline[i];
-            }
-            before /= Math.max(1, Math.min(failBin, used) - 1);
-            final double target = RECOVERED_FRACTION * before * (planes - 1) / planes;
-            long recovery = -1;
-            double lowest = Double.NaN;
-            for (int i = failBin; i < used; i++)
-            {
-                lowest = Double.isNaN(lowest) ? timeline[i] : Math.min(lowest, timeline[i]);
-                if (recovery < 0)
+                boolean sustained = true;
+                for (int k = i; k < Math.min(used, i + RECOVERED_BINS); k++)
                 {
-                    boolean sustained = true;
-                    for (int k = i; k < Math.min(used, i + RECOVERED_BINS); k++)
-                    {
-                        sustained &= timeline[k] >= target;
-                    }
-                    // the transfer's last bin is partial: it cannot start a recovery on its own
-                    if (sustained && i + RECOVERED_BINS <= used - 1)
-                    {
-                        recovery = Math.max(0, (long)i * bin - settings.failAtNanos());
-                    }
+                    sustained &= timeline[k] >= target;
+                }
+                // the transfer's last bin is partial: it cannot start a recovery on its own
+                if (sustained && i + RECOVERED_BINS <= used - 1)
+                {
+                    recovery = Math.max(0, (long)i * binNanos - failAtNanos);
                 }
             }
-            return new Side(transport.label, result.complete(), result.verified(), result.failed(), result.goodputGbps(),
-                lastCompletion - start, timeline, before, recovery, lowest, result.totalBytes());
         }
+        return new Side(transport, complete, verified, failedFlow, goodputGbps, completionNanos, timeline, before, recovery,
+            lowest, bytesDone);
     }
 
     public static String toJson(final Settings settings, final List<Side> sides)
     {
+        return toJson(settings, sides, false);
+    }
+
+    /** @param realTime whether the sides ran on DPDK in real time rather than in virtual time. */
+    public static String toJson(final Settings settings, final List<Side> sides, final boolean realTime)
+    {
         final StringBuilder json = new StringBuilder(String.format(Locale.ROOT,
             "{\"experiment\":\"plane-failure\",\"planes\":%d,\"failedPlane\":%d,\"bytes\":%d,\"failAtNanos\":%d," +
-            "\"binNanos\":%d,\"recoveredFraction\":%s,\"sides\":[", settings.planes(), settings.failedPlane(),
-            settings.bytes(), settings.failAtNanos(), settings.binNanos(),
+            "\"binNanos\":%d,\"clock\":\"%s\",\"recoveredFraction\":%s,\"sides\":[", settings.planes(), settings.failedPlane(),
+            settings.bytes(), settings.failAtNanos(), settings.binNanos(), realTime ? "real" : "virtual",
             LossSweep.number(RECOVERED_FRACTION * (settings.planes() - 1) / settings.planes())));
         for (int i = 0; i < sides.size(); i++)
         {
@@ -238,27 +261,45 @@ public final class PlaneFailureExperiment
     public static List<Path> write(final Path directory, final Settings settings, final List<Side> sides)
         throws IOException
     {
+        return write(directory, settings, sides, false);
+    }
+
+    /**
+     * @param realTime whether the sides ran on DPDK in real time ({@link RealTimePlaneFailure}): the files are then
+     *                 {@code plane-failure-realtime.*} and the plot's time axis is in milliseconds.
+     */
+    public static List<Path> write(final Path directory, final Settings settings, final List<Side> sides, final boolean realTime)
+        throws IOException
+    {
         Files.createDirectories(directory);
-        final Path csv = Files.writeString(directory.resolve("plane-failure.csv"), toCsv(settings, sides));
-        final Path json = Files.writeString(directory.resolve("plane-failure.json"), toJson(settings, sides) + "\n");
+        final String name = realTime ? "plane-failure-realtime" : "plane-failure";
+        final double unitNanos = realTime ? 1e6 : 1e3;
+        final String unit = realTime ? "ms" : "us";
+        final Path csv = Files.writeString(directory.resolve(name + ".csv"), toCsv(settings, sides));
+        final Path json = Files.writeString(directory.resolve(name + ".json"), toJson(settings, sides, realTime) + "\n");
         final Map<String, List<double[]>> series = new LinkedHashMap<>();
+        double peak = 0;
         for (final Side side : sides)
         {
             final List<double[]> points = new ArrayList<>();
             for (int i = 0; i < side.timelineGbps().length; i++)
             {
-                points.add(new double[] {(i + 0.5) * settings.binNanos() / 1e3, side.timelineGbps()[i]});
+                points.add(new double[] {(i + 0.5) * settings.binNanos() / unitNanos, side.timelineGbps()[i]});
+                peak = Math.max(peak, side.timelineGbps()[i]);
             }
             series.put(side.transport().equals("spray") ? "spray (1 connection, 8 paths)" :
                 "RoCEv2 RC (" + settings.planes() + " QPs, one per plane)", points);
         }
         final List<double[]> failure = new ArrayList<>();
-        failure.add(new double[] {settings.failAtNanos() / 1e3, 0});
-        failure.add(new double[] {settings.failAtNanos() / 1e3 + 1e-3, 100.0 * settings.planes()});
+        failure.add(new double[] {settings.failAtNanos() / unitNanos, 0});
+        failure.add(new double[] {settings.failAtNanos() / unitNanos + 1e-3,
+            realTime ? Math.max(1, peak * 1.1) : 100.0 * settings.planes()});
         series.put("plane " + settings.failedPlane() + " blackholed", failure);
-        final Path png = directory.resolve("plane-failure.png");
-        Charts.xy(png, "Goodput when one of " + settings.planes() + " planes is blackholed, no application action",
-            "time (us)", "goodput (Gb/s, per " + settings.binNanos() / 1000 + " us)", series);
+        final Path png = directory.resolve(name + ".png");
+        Charts.xy(png, "Goodput when one of " + settings.planes() + " planes is blackholed, no application action" +
+                (realTime ? " (DPDK, real time)" : ""),
+            "time (" + unit + ")", "goodput (Gb/s, per " + LossSweep.number(settings.binNanos() / unitNanos) + " " + unit + ")",
+            series);
         return List.of(csv, png, json);
     }
 }

@@ -55,9 +55,26 @@ public final class FabricDemo
      * @param lossPct   random loss on every fabric link, percent.
      * @param bytes     bytes to write.
      * @param streams   streams the messages are spread over.
+     * @param blackhole a plane to blackhole during the transfer, or null.
      */
     public record Settings(
-        Mode mode, int planes, int paths, double lossPct, long bytes, int messageBytes, int streams, Duration timeout)
+        Mode mode, int planes, int paths, double lossPct, long bytes, int messageBytes, int streams, Duration timeout,
+        Blackhole blackhole)
+    {
+        public Settings(
+            final Mode mode, final int planes, final int paths, final double lossPct, final long bytes, final int messageBytes,
+            final int streams, final Duration timeout)
+        {
+            this(mode, planes, paths, lossPct, bytes, messageBytes, streams, timeout, null);
+        }
+    }
+
+    /**
+     * Every link of {@code plane}, host links included, silently drops everything from {@code afterNanos}
+     * after the first post on (no link-down signal): the fabric's thread makes the change, through
+     * {@link RealTimeFabricAgent#submit}.
+     */
+    public record Blackhole(int plane, long afterNanos)
     {
     }
 
@@ -79,9 +96,13 @@ public final class FabricDemo
      * @param droppedAtBridge frames (any kind) the real-time bridge dropped because a NIC's receive ring was full.
      * @param firstFailure the first write that completed with an error, or null.
      * @param paths packets each path carried (host 0's data direction; RoCEv2: each plane's QP).
+     * @param completedPerBin bytes of the WRITEs that completed in each {@link #TIMELINE_BIN_NANOS} after the first
+     *                        post, to the end of the run.
+     * @param blackholedAtNanos when the blackhole was asked for, from the first post; -1 when none was.
      */
     public record Result(long bytes, long bytesCompleted, long nanos, boolean verified, long messages, long lost,
-        long retransmitted, long ecnMarks, long[] paths, long moved, long droppedAtBridge, String firstFailure)
+        long retransmitted, long ecnMarks, long[] paths, long moved, long droppedAtBridge, String firstFailure,
+        long[] completedPerBin, long blackholedAtNanos)
     {
         public double seconds()
         {
@@ -93,6 +114,9 @@ public final class FabricDemo
             return nanos == 0 ? 0 : bytesCompleted * 8.0 / nanos;
         }
     }
+
+    /** The width of {@link Result#completedPerBin}'s bins. */
+    public static final long TIMELINE_BIN_NANOS = 10_000_000L;
 
     static final int MTU = 1024;
     /** Ring slots per port and direction: deep enough that the fabric's bridge rarely finds a ring full. */
@@ -128,6 +152,18 @@ public final class FabricDemo
             MempoolConfig.DEFAULT.withMbufs(65535), ports);
     }
 
+    // on the fabric's thread
+    private static void blackholePlane(final Fabric fabric, final int plane)
+    {
+        for (final Link link : fabric.links())
+        {
+            if (link.plane() == plane)
+            {
+                link.blackhole(true);
+            }
+        }
+    }
+
     static String nicPort(final int host, final int plane)
     {
         return "h" + host + "p" + plane;
@@ -150,6 +186,10 @@ public final class FabricDemo
     {
         final int planes = settings.planes();
         final long bytes = settings.bytes();
+        if (null != settings.blackhole() && (settings.blackhole().plane() < 0 || settings.blackhole().plane() >= planes))
+        {
+            throw new IllegalArgumentException("cannot blackhole plane " + settings.blackhole().plane() + " of " + planes);
+        }
         final int messages = (int)((bytes + settings.messageBytes() - 1) / settings.messageBytes());
         final NicConnection.Kind kind = settings.mode() == Mode.SPRAY ? NicConnection.Kind.SPRAY : NicConnection.Kind.ROCEV2;
         final String mode = kind.name().toLowerCase(java.util.Locale.ROOT);
@@ -199,6 +239,10 @@ public final class FabricDemo
                 final long start = System.nanoTime();
                 final long deadline = start + settings.timeout().toNanos();
                 long nextProgress = start;
+                final Blackhole blackhole = settings.blackhole();
+                long blackholedAt = -1;
+                long[] completedByBin = new long[64]; // bytes completed by the end of each bin
+                int lastBin = 0;
                 // the application shares the cores with three poll threads: when it has nothing to do it parks
                 // (50 us to 1 ms) rather than spin, leaving the cores to the NICs and the fabric
                 final IdleStrategy idle = new BackoffIdleStrategy(1, 1, 50_000, 1_000_000);
@@ -206,6 +250,24 @@ public final class FabricDemo
                 {
                     idle.idle(workload.step());
                     final long now = System.nanoTime();
+                    final int bin = (int)((now - start) / TIMELINE_BIN_NANOS);
+                    if (bin >= completedByBin.length)
+                    {
+                        completedByBin = java.util.Arrays.copyOf(completedByBin, Math.max(bin + 1, completedByBin.length * 2));
+                    }
+                    for (int b = lastBin; b <= bin; b++)
+                    {
+                        completedByBin[b] = workload.bytesCompleted();
+                    }
+                    lastBin = bin;
+                    if (null != blackhole && blackholedAt < 0 && now - start >= blackhole.afterNanos())
+                    {
+                        blackholedAt = now - start;
+                        while (!fabricAgent.submit(() -> blackholePlane(fabric, blackhole.plane())))
+                        {
+                            Thread.onSpinWait(); // the fabric's command queue is full: it drains it within a duty cycle
+                        }
+                    }
                     if (now >= nextProgress)
                     {
                         progress.accept(new Progress(workload.bytesCompleted(), bytes, now - start));
@@ -213,6 +275,12 @@ public final class FabricDemo
                     }
                 }
                 final long nanos = (workload.completed() == messages ? workload.finishedAtNanos() : System.nanoTime()) - start;
+                completedByBin[lastBin] = workload.bytesCompleted();
+                final long[] completedPerBin = new long[lastBin + 1];
+                for (int b = 0; b <= lastBin; b++)
+                {
+                    completedPerBin[b] = completedByBin[b] - (b == 0 ? 0 : completedByBin[b - 1]);
+                }
                 progress.accept(new Progress(workload.bytesCompleted(), bytes, nanos));
                 for (final EmbeddedNic n : nics)
                 {
@@ -228,7 +296,7 @@ public final class FabricDemo
                 final boolean verified = workload.failures() == 0 && workload.finished() && source.mismatch(target) == -1;
                 return new Result(bytes, workload.bytesCompleted(), nanos, verified, workload.completed(), lost,
                     lanes.retransmitted(nics[0]), ecnMarks, lanes.packetsPerPath(nics[0], settings.paths()),
-                    lanes.moved(), fabricAgent.framesDroppedAtPorts(), workload.firstFailure());
+                    lanes.moved(), fabricAgent.framesDroppedAtPorts(), workload.firstFailure(), completedPerBin, blackholedAt);
             }
             finally
             {

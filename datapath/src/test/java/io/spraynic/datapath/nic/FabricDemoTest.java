@@ -59,4 +59,35 @@ class FabricDemoTest
         assertEquals(4, result.paths().length);
         assertTrue(Arrays.stream(result.paths()).allMatch(count -> count > 0), Arrays.toString(result.paths()));
     }
+
+    @Test
+    void shouldFinishSprayAndFailRocev2WhenAPlaneIsBlackholedMidTransfer()
+    {
+        final FabricDemo.Blackhole blackhole = new FabricDemo.Blackhole(1, 20_000_000L);
+        final FabricDemo.Result spray = FabricDemo.run(nic,
+            new FabricDemo.Settings(FabricDemo.Mode.SPRAY, 4, 8, 0, 48L << 20, 64 * 1024, 4, Duration.ofSeconds(120), blackhole),
+            port -> port, progress -> { });
+        assertTrue(spray.verified(), "spray carries on over the live planes by itself: " + spray);
+        assertTrue(spray.blackholedAtNanos() >= 20_000_000L, "blackholed at " + spray.blackholedAtNanos());
+        assertTrue(spray.nanos() > spray.blackholedAtNanos(), "the plane died mid-transfer: " + spray);
+        assertEquals(48L << 20, Arrays.stream(spray.completedPerBin()).sum(), "the timeline accounts for every byte");
+        assertTrue(spray.lost() > 0, "the blackhole dropped data packets");
+
+        final FabricDemo.Result rocev2 = FabricDemo.run(nic,
+            new FabricDemo.Settings(FabricDemo.Mode.ROCEV2, 4, 4, 0, 48L << 20, 64 * 1024, 4, Duration.ofSeconds(120), blackhole),
+            port -> port, progress -> { });
+        assertTrue(!rocev2.verified() && rocev2.bytesCompleted() < rocev2.bytes(), "RoCEv2 cannot finish: " + rocev2);
+        assertTrue(null != rocev2.firstFailure() && rocev2.firstFailure().contains("RETRY_EXC_ERR"),
+            "the dead plane's QP exhausts its retries: " + rocev2.firstFailure());
+        assertEquals(rocev2.bytesCompleted(), Arrays.stream(rocev2.completedPerBin()).sum());
+    }
+
+    @Test
+    void shouldRefuseToBlackholeAPlaneThatDoesNotExist()
+    {
+        final IllegalArgumentException ex = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+            () -> FabricDemo.run(nic, new FabricDemo.Settings(FabricDemo.Mode.SPRAY, 4, 8, 0, 1L << 20, 1 << 20, 4,
+                Duration.ofSeconds(10), new FabricDemo.Blackhole(4, 0)), port -> port, progress -> { }));
+        assertEquals("cannot blackhole plane 4 of 4", ex.getMessage());
+    }
 }
