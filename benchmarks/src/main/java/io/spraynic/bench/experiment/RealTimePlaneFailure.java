@@ -31,6 +31,8 @@ public final class RealTimePlaneFailure
 
     private static final int SPRAY_PATHS = 8;
     private static final int STREAMS = 4;
+    // a quarter of a second or more of each transport: both climb over their first few hundred milliseconds
+    private static final long WARM_UP_BYTES = 256L << 20;
 
     private RealTimePlaneFailure()
     {
@@ -55,7 +57,7 @@ public final class RealTimePlaneFailure
             for (final FabricDemo.Mode mode : FabricDemo.Mode.values())
             {
                 // untimed: the first transfer runs while the JIT compiles the datapath
-                transfer(nic, settings, mode, Math.min(settings.bytes(), 64L << 20), null);
+                transfer(nic, settings, mode, Math.min(settings.bytes(), WARM_UP_BYTES), null);
                 final FabricDemo.Result result = transfer(nic, settings, mode, settings.bytes(),
                     new FabricDemo.Blackhole(settings.failedPlane(), settings.failAtNanos()));
                 final String transport = mode == FabricDemo.Mode.SPRAY ? "spray" : "rocev2";
