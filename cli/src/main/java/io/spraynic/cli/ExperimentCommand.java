@@ -13,6 +13,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Callable;
 
@@ -65,7 +66,7 @@ final class ExperimentCommand implements Runnable
                 "--planes must be 1.." + (realTime ? 8 : 16) + " and --bytes at least 1m (got " + planes + ", " + bytes + ")");
             require(null == lossPercent || realTime, "--loss chooses the real-time sweep's rates: add --realtime");
             require(repeats >= 1 && repeats <= 15, "--repeats must be 1..15 (got " + repeats + ")");
-            require(null == lossPercent || java.util.Arrays.stream(lossPercent).allMatch(pct -> pct >= 0 && pct < 100),
+            require(null == lossPercent || Arrays.stream(lossPercent).allMatch(pct -> pct >= 0 && pct < 100),
                 "--loss rates must be 0 <= percent < 100");
             final LossSweep.Settings defaults = realTime ? RealTimeLossSweep.DEFAULT : LossSweep.Settings.DEFAULT;
             final LossSweep.Settings settings = new LossSweep.Settings(planes, bytes, defaults.messageBytes(),

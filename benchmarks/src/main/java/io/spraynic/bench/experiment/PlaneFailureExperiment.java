@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -142,7 +143,7 @@ public final class PlaneFailureExperiment
                     used = i + 1;
                 }
             }
-            final long[] timelineBytes = java.util.Arrays.copyOf(binBytes, used);
+            final long[] timelineBytes = Arrays.copyOf(binBytes, used);
             return side(transport.label, result.complete(), result.verified(), result.failed(), result.goodputGbps(),
                 lastCompletion - start, timelineBytes, bin, settings.failAtNanos(), planes, result.totalBytes());
         }

@@ -4,6 +4,8 @@ import io.spraynic.datapath.nic.DpdkNic;
 import io.spraynic.datapath.nic.FabricDemo;
 
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
@@ -75,7 +77,7 @@ public final class RealTimeLossSweep
         {
             runs[i] = transfer(nic, settings, spray, loss);
         }
-        java.util.Arrays.sort(runs, java.util.Comparator.comparingDouble(TransferOutcome::goodputGbps));
+        Arrays.sort(runs, Comparator.comparingDouble(TransferOutcome::goodputGbps));
         return runs[repeats / 2];
     }
 

@@ -33,6 +33,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.function.Consumer;
@@ -253,7 +254,7 @@ public final class FabricDemo
                     final int bin = (int)((now - start) / TIMELINE_BIN_NANOS);
                     if (bin >= completedByBin.length)
                     {
-                        completedByBin = java.util.Arrays.copyOf(completedByBin, Math.max(bin + 1, completedByBin.length * 2));
+                        completedByBin = Arrays.copyOf(completedByBin, Math.max(bin + 1, completedByBin.length * 2));
                     }
                     for (int b = lastBin; b <= bin; b++)
                     {
