@@ -63,7 +63,7 @@ public final class RcCounters
     public static final int QP_ERRORS = 25;
     /**
      * Duplicate requests dropped without an answer: a READ behind the expected PSN that repeats no READ recently
-     * served, or a duplicate with an opcode the responder does not serve (IBA 9.9.2: never a fatal NAK).
+     * served, or a duplicate with an opcode the responder does not serve (never a fatal NAK).
      */
     public static final int RX_DUPLICATES_DROPPED = 26;
     /**

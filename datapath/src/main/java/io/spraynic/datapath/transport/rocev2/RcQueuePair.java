@@ -45,7 +45,7 @@ import java.lang.foreign.MemorySegment;
  * <b>Responder.</b> A packet at the expected PSN is checked (opcode sequence, lengths, rkey, bounds and
  * rights, a posted receive) before a byte is placed; a refused one is answered by a NAK (remote access error,
  * invalid request, or RNR when no receive is posted) and places nothing. A duplicate (a PSN behind the expected
- * one, IBA 9.9.2) never draws a NAK: a SEND or WRITE is re-ACKed, a READ that repeats one of the last READs
+ * one) never draws a NAK: a SEND or WRITE is re-ACKed, a READ that repeats one of the last READs
  * served (same PSN range, or its tail as go-back-N re-issues it, same address, rkey and length) is served again
  * from the PSN asked, and any other is dropped and counted, so a forged duplicate cannot fail a live QP. A packet
  * ahead of the expected PSN is dropped with one NAK "PSN sequence error" per gap, as IB specifies.
@@ -180,13 +180,7 @@ public final class RcQueuePair implements QueuePair
     private long readTail;
 
     // READs served lately, which a duplicate READ must repeat to be served again
-    private final int servedMask;
-    private final int[] servedStartPsn;
-    private final int[] servedPacketCount;
-    private final long[] servedAddress;
-    private final int[] servedRkey;
-    private final long[] servedLength;
-    private long servedTail;
+    private final RcServedReads servedReads;
 
     /** While flushing after a revocation: requests naming this region complete with LOC_PROT_ERR. */
     private MemoryRegion revokedRegion;
@@ -253,13 +247,7 @@ public final class RcQueuePair implements QueuePair
         readPacketsSent = new int[reads];
 
         // twice the READs a requester may have outstanding: each one it may re-issue is still remembered
-        final int served = reads * 2;
-        servedMask = served - 1;
-        servedStartPsn = new int[served];
-        servedPacketCount = new int[served];
-        servedAddress = new long[served];
-        servedRkey = new int[served];
-        servedLength = new long[served];
+        servedReads = new RcServedReads(reads * 2);
     }
 
     // ------------------------------------------------------------------------------------------------
@@ -422,7 +410,7 @@ public final class RcQueuePair implements QueuePair
         sqHead = sqSend = sqTail = 0;
         rqHead = rqTail = 0;
         readHead = readTail = 0;
-        servedTail = 0;
+        servedReads.clear();
         timerArmed = false;
         rnrWaiting = false;
         rewoundForGapAt = -1;
@@ -774,7 +762,7 @@ public final class RcQueuePair implements QueuePair
                 }
                 final int packets = PathMtu.packetCount(dmaLength, mtu);
                 queueReadResponse(psn, frame, dmaLength, packets);
-                rememberServedRead(psn, packets, frame.rethVirtualAddress(), frame.rethRkey(), dmaLength);
+                servedReads.add(psn, packets, frame.rethVirtualAddress(), frame.rethRkey(), dmaLength);
                 msn = Psn.next(msn);
                 expectedPsn = Psn.add(expectedPsn, packets);
                 nakSentForGap = false;
@@ -884,7 +872,7 @@ public final class RcQueuePair implements QueuePair
             // asked, but only when it repeats a READ this responder served: anything else behind the expected PSN
             // is dropped, never NAKed, so a forged duplicate (a bad rkey, a made-up range) cannot fail the QP.
             final long dmaLength = Integer.toUnsignedLong(frame.rethDmaLength());
-            if (!isServedRead(psn, frame.rethVirtualAddress(), frame.rethRkey(), dmaLength))
+            if (!servedReads.repeats(psn, frame.rethVirtualAddress(), frame.rethRkey(), dmaLength, mtu))
             {
                 counters.increment(RcCounters.RX_DUPLICATES_DROPPED);
                 return;
@@ -916,7 +904,7 @@ public final class RcQueuePair implements QueuePair
             counters.increment(RcCounters.RX_DUPLICATES_DROPPED);
             return;
         }
-        // a SEND or WRITE already placed: its ACK was lost, so acknowledge again (C9-102); nothing is placed
+        // a SEND or WRITE already placed: its ACK was lost, so acknowledge again; nothing is placed
         counters.increment(RcCounters.RX_DUPLICATES);
         scheduleControl(CONTROL_ACK, Psn.add(expectedPsn, -1), ACK_SYNDROME);
     }
@@ -924,39 +912,6 @@ public final class RcQueuePair implements QueuePair
     private static boolean isRequestOpcode(final int opcode)
     {
         return opcode >= Opcode.RC_SEND_FIRST && opcode <= Opcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE;
-    }
-
-    private void rememberServedRead(final int psn, final int packets, final long address, final int rkey, final long length)
-    {
-        final int e = (int)servedTail & servedMask;
-        servedStartPsn[e] = psn;
-        servedPacketCount[e] = packets;
-        servedAddress[e] = address;
-        servedRkey[e] = rkey;
-        servedLength[e] = length;
-        servedTail++;
-    }
-
-    /**
-     * @return true when a READ request at {@code psn} repeats one served lately: from its first PSN, or from a
-     * later one of its range with the address and length moved on by whole MTUs, as a requester re-issues the
-     * rest of a READ whose responses were partly lost.
-     */
-    private boolean isServedRead(final int psn, final long address, final int rkey, final long length)
-    {
-        final long oldest = Math.max(0, servedTail - servedMask - 1);
-        for (long h = servedTail - 1; h >= oldest; h--)
-        {
-            final int e = (int)h & servedMask;
-            final int index = Psn.diff(psn, servedStartPsn[e]);
-            if (index >= 0 && index < servedPacketCount[e])
-            {
-                final long offset = (long)index * mtu;
-                return servedRkey[e] == rkey && servedAddress[e] + offset == address &&
-                    servedLength[e] - offset == length;
-            }
-        }
-        return false;
     }
 
     private int lastReadPsn(final int context)
