@@ -1,7 +1,6 @@
 package io.spraynic.datapath.transport.rocev2;
 
 import io.spraynic.datapath.port.InMemoryLink;
-import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.transport.Psn;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.CompletionQueue;
@@ -20,7 +19,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 
@@ -55,77 +53,19 @@ class RcHostilePeerTest
     /** The attacker's frames go in on A's side of the link, as from any host on the same L2. */
     private void inject(final RoceFrameWriter writer, final int count)
     {
-        final PacketBurst burst = link.first().newBurst(count);
-        assertTrue(link.first().allocate(burst, count));
-        for (int i = 0; i < count; i++)
-        {
-            burst.length(i, writer.writeFrame(burst.memory(), burst.offset(i), 0));
-        }
-        assertEquals(count, link.first().transmit(burst));
-        burst.close();
+        RcScenarios.inject(link.first(), writer, count);
     }
 
     private RoceFrameWriter forgedRead(final int psn, final long address, final int rkey, final int length)
     {
-        return new RoceFrameWriter().ethernet(RcTestbed.MAC_A, RcTestbed.MAC_B).ipv4(RcTestbed.IP_A, RcTestbed.IP_B)
-            .udpSourcePort(0xC001).opcode(Opcode.RC_RDMA_READ_REQUEST).destQp(bed.qpB.qpNumber()).psn(psn)
-            .reth(address, rkey, length);
+        return RcScenarios.forgedRead(bed.qpB.qpNumber(), psn, address, rkey, length);
     }
 
     @Test
     void shouldDropForgedDuplicateReadsWithABadRkeyWhileAVerifiedTransferRuns()
     {
         bed.connect(MTU);
-        final int length = 2 << 20;
-        final MemoryRegion source = bed.register(bed.pdA, length, AccessFlags.NONE);
-        final MemoryRegion target = bed.register(bed.pdB, length, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
-        final MemoryRegion readable = bed.register(bed.pdB, length, AccessFlags.REMOTE_READ);
-        final MemoryRegion readBack = bed.register(bed.pdA, length, AccessFlags.LOCAL_WRITE);
-        RcTestbed.fill(source.segment(), 1);
-        RcTestbed.fill(readable.segment(), 2);
-        bed.qpA.postSend(send.reset().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
-            .local(source, source.address(), length).remote(target.address(), target.rkey()));
-        bed.qpA.postSend(send.reset().wrId(2).opcode(WorkRequestOpcode.RDMA_READ)
-            .local(readBack, readBack.address(), length).remote(readable.address(), readable.rkey()));
-
-        final SplittableRandom random = new SplittableRandom(3);
-        int forged = 0;
-        int completed = 0;
-        final WorkCompletion wc = new WorkCompletion();
-        for (int step = 0; step < 200_000 && completed < 2; step++)
-        {
-            if (step % 5 == 1)
-            {
-                // behind the expected PSN (up to a window back), a made-up rkey and address: a blind attacker's READ
-                final int behind = 1 + random.nextInt(512);
-                inject(forgedRead(Psn.add(bed.qpB.expectedPsn(), -behind), random.nextLong(), random.nextInt(),
-                    1 + random.nextInt(1 << 20)), 1);
-                forged++;
-                if (step % 10 == 1)
-                {
-                    // and one that names a real region but a range never served
-                    inject(forgedRead(Psn.add(bed.qpB.expectedPsn(), -behind), readable.address(), readable.rkey(), 64),
-                        1);
-                    forged++;
-                }
-            }
-            bed.step();
-            while (bed.cqA.poll(wc))
-            {
-                assertEquals(WorkCompletionStatus.SUCCESS, wc.status(), wc::toString);
-                completed++;
-            }
-        }
-        assertEquals(2, completed, () -> "transfers done; A " + bed.engineA.counters() + " B " + bed.engineB.counters());
-        assertTrue(forged > 20, "attack ran during the transfer: " + forged);
-        assertEquals(-1, source.segment().mismatch(target.segment()), "WRITE data differs");
-        assertEquals(-1, readable.segment().mismatch(readBack.segment()), "READ data differs");
-        assertEquals(QueuePairState.RTS, bed.qpB.state());
-        assertEquals(QueuePairState.RTS, bed.qpA.state());
-        assertEquals(forged, bed.engineB.counters().get(RcCounters.RX_DUPLICATES_DROPPED));
-        assertEquals(0, bed.engineB.counters().get(RcCounters.TX_NAK_ACCESS));
-        assertEquals(0, bed.engineB.counters().get(RcCounters.TX_NAK_INVALID));
-        assertEquals(0, bed.engineB.counters().get(RcCounters.QP_ERRORS));
+        RcScenarios.forgedDuplicateReadsDuringTransfer(bed, link.first(), 2 << 20);
     }
 
     @Test

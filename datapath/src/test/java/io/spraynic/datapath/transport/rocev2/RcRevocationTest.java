@@ -2,7 +2,6 @@ package io.spraynic.datapath.transport.rocev2;
 
 import io.spraynic.datapath.port.InMemoryLink;
 import io.spraynic.datapath.verbs.AccessFlags;
-import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
 import io.spraynic.datapath.verbs.QueuePairState;
@@ -18,7 +17,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 
@@ -50,86 +48,22 @@ class RcRevocationTest
         link.close();
     }
 
-    /** Steps until B has placed at least {@code bytes} payload bytes (the operation is under way). */
     private void stepUntilPlaced(final long bytes)
     {
-        for (int i = 0; i < 1_000_000 && bed.engineB.counters().get(RcCounters.BYTES_PLACED) < bytes; i++)
-        {
-            bed.step();
-        }
+        RcScenarios.stepUntilPlaced(bed, bytes);
     }
 
-    private RcQueuePair[] secondPair(final CompletionQueue cqA, final CompletionQueue cqB)
-    {
-        final RcQueuePair a = bed.engineA.createQueuePair(cqA, cqA, 64, 64);
-        final RcQueuePair b = bed.engineB.createQueuePair(cqB, cqB, 64, 64);
-        a.toInit(AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
-        b.toInit(AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
-        a.toRtr(RcConnectionAttributes.of(b.qpNumber(), RcTestbed.MAC_B, RcTestbed.IP_B, 0xC003, MTU, 7000, 9000));
-        b.toRtr(RcConnectionAttributes.of(a.qpNumber(), RcTestbed.MAC_A, RcTestbed.IP_A, 0xC004, MTU, 9000, 7000));
-        a.toRts();
-        b.toRts();
-        return new RcQueuePair[] {a, b};
-    }
-
-    /** A WRITE of 256 KiB on another QP pair of the same engines, every byte checked. */
     private void assertAnotherQueuePairStillWorks()
     {
-        final CompletionQueue cqA = new CompletionQueue(64);
-        final CompletionQueue cqB = new CompletionQueue(64);
-        final RcQueuePair[] pair = secondPair(cqA, cqB);
-        final int length = 256 * 1024;
-        final MemoryRegion source = bed.register(bed.pdA, length, AccessFlags.NONE);
-        final MemoryRegion target = bed.register(bed.pdB, length, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
-        RcTestbed.fill(source.segment(), 4242);
-        assertEquals(PostResult.OK, pair[0].postSend(send.reset().wrId(500).opcode(WorkRequestOpcode.RDMA_WRITE)
-            .local(source, source.address(), length).remote(target.address(), target.rkey())));
-        final WorkCompletion wc = bed.await(cqA, 200_000);
-        assertEquals(500, wc.wrId());
-        assertEquals(WorkCompletionStatus.SUCCESS, wc.status(), wc::toString);
-        assertEquals(-1, source.segment().mismatch(target.segment()), "the second QP's data differs");
-        assertEquals(QueuePairState.RTS, pair[1].state());
+        RcScenarios.assertAnotherQueuePairStillWorks(bed, MTU);
     }
 
     @ParameterizedTest(name = "revoke hook called: {0}")
     @ValueSource(booleans = {true, false})
     void shouldRefuseTheRestOfAWriteOnceItsTargetIsDeregistered(final boolean revokeHook)
     {
-        // false: only the domain deregisters it; the responder's check at the next packet must catch it alone
         bed.connect(MTU);
-        final MemoryRegion source = bed.register(bed.pdA, LENGTH, AccessFlags.NONE);
-        final MemoryRegion target = bed.register(bed.pdB, LENGTH, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
-        RcTestbed.fill(source.segment(), 7);
-        assertEquals(PostResult.OK, bed.qpA.postSend(send.reset().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
-            .local(source, source.address(), LENGTH).remote(target.address(), target.rkey())));
-        stepUntilPlaced(256 * 1024);
-        final long placedBefore = bed.engineB.counters().get(RcCounters.BYTES_PLACED);
-        assertTrue(placedBefore > 0 && placedBefore < LENGTH, "the WRITE is under way: " + placedBefore);
-
-        bed.pdB.deregister(target);
-        if (revokeHook)
-        {
-            assertEquals(1, bed.engineB.revoke(target), "the responder's WRITE used the region");
-        }
-        final MemorySegment atDeregistration = bed.arena.allocate(LENGTH).copyFrom(target.segment());
-        final long receivedBefore = bed.engineB.counters().get(RcCounters.RX_PACKETS);
-
-        final WorkCompletion wc = bed.await(bed.cqA, 100_000);
-        assertEquals(1, wc.wrId());
-        assertEquals(WorkCompletionStatus.REM_ACCESS_ERR, wc.status(), wc::toString);
-        bed.steps(1000);
-        assertEquals(-1, atDeregistration.mismatch(target.segment()), "bytes placed after deregistration");
-        assertEquals(placedBefore, bed.engineB.counters().get(RcCounters.BYTES_PLACED));
-        assertEquals(1, bed.engineB.counters().get(RcCounters.REVOKED));
-        assertEquals(1, bed.engineB.counters().get(RcCounters.TX_NAK_ACCESS));
-        // every packet after the refused one was dropped and counted, none placed
-        final long later = bed.engineB.counters().get(RcCounters.RX_PACKETS) - receivedBefore;
-        assertTrue(later >= 1, "packets arrived after the deregistration");
-        assertEquals(later - 1, bed.engineB.counters().get(RcCounters.RX_INVALID_STATE),
-            () -> bed.engineB.counters().toString());
-        assertEquals(QueuePairState.ERROR, bed.qpB.state());
-        assertEquals(QueuePairState.ERROR, bed.qpA.state());
-        assertAnotherQueuePairStillWorks();
+        RcScenarios.deregisterMidWrite(bed, LENGTH, MTU, revokeHook);
     }
 
     @Test
