@@ -12,6 +12,7 @@ import io.spraynic.datapath.verbs.WorkRequestOpcode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -47,6 +48,27 @@ class SprayRevocationTest
             assertEquals(10, received.get(0).wrId());
             assertEquals(WorkCompletionStatus.LOC_PROT_ERR, received.get(0).status());
             assertEquals(-1L, dst.segment().mismatch(MemorySegment.ofArray(new byte[SIZE])), "nothing placed");
+        }
+    }
+
+    @Test
+    void shouldNeverReadASendBufferFreedAfterItsDeregistration()
+    {
+        try (SprayTestBed bed = new SprayTestBed(new SprayTestBed.Options()))
+        {
+            final Arena clientArena = Arena.ofShared();
+            final int length = 8 << 20;
+            final MemoryRegion src = bed.pdA.register(clientArena.allocate(length, 64), AccessFlags.NONE);
+            final MemoryRegion dst = bed.region(bed.pdB, length, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE, 0);
+            bed.a.postSend(0, new SendWorkRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
+                .local(src, src.address(), length).remote(dst.address(), dst.rkey()).signaled(true));
+            bed.runUntil(() -> bed.b.counters().get(SprayCounters.RX_BYTES) > 0, 100_000);
+            bed.pdA.deregister(src);
+            clientArena.close(); // a later read of the buffer would throw out of the connection, here into the test
+            bed.runUntil(() -> bed.a.isClosed(), 100_000);
+            final List<WorkCompletion> done = SprayTestBed.drain(bed.sendCqA);
+            assertEquals(1, done.size());
+            assertEquals(WorkCompletionStatus.WR_FLUSH_ERR, done.get(0).status(), done.get(0)::toString);
         }
     }
 
