@@ -468,7 +468,11 @@ public final class EmbeddedNic implements AutoCloseable
     }
 
     /**
-     * Deregisters a region on every worker: its keys then fail every check, locally and from peers.
+     * Deregisters a region on every worker: its keys then fail every check, locally and from peers, and every
+     * operation under way that uses it is cut short first (a peer's WRITE into it refused with a NAK remote
+     * access error at its next packet, READ responses from it not sent, local work requests naming it completed
+     * with LOC_PROT_ERR). Returns once every worker did so: nothing is placed into the memory or read from it
+     * afterwards, so the caller may free it.
      */
     public void deregister(final MemoryRegion region)
     {
@@ -481,6 +485,7 @@ public final class EmbeddedNic implements AutoCloseable
                 if (null != copy)
                 {
                     w.protectionDomain().deregister(copy);
+                    w.transport().revoke(copy);
                 }
                 return copy;
             }));

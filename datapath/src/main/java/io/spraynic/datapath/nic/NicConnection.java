@@ -119,6 +119,10 @@ public final class NicConnection
         {
             return PostResult.INVALID_ARGUMENT;
         }
+        if (sendCq.hasOverrun())
+        {
+            return PostResult.COMPLETION_QUEUE_OVERRUN; // the connection went to error when its queue overran
+        }
         if (!ring.offerSend(stream, request))
         {
             return PostResult.QUEUE_FULL;
@@ -143,6 +147,10 @@ public final class NicConnection
         if (stream < 0 || stream >= streams)
         {
             return PostResult.INVALID_ARGUMENT;
+        }
+        if (receiveCq.hasOverrun())
+        {
+            return PostResult.COMPLETION_QUEUE_OVERRUN;
         }
         if (!ring.offerReceive(stream, request))
         {

@@ -279,8 +279,8 @@ final class NicWorker implements Agent
             }
             if (result != PostResult.OK)
             {
-                fail(c, kind, result == PostResult.INVALID_STATE ? WorkCompletionStatus.WR_FLUSH_ERR :
-                    WorkCompletionStatus.LOC_QP_OP_ERR);
+                fail(c, kind, result == PostResult.INVALID_STATE || result == PostResult.COMPLETION_QUEUE_OVERRUN ?
+                    WorkCompletionStatus.WR_FLUSH_ERR : WorkCompletionStatus.LOC_QP_OP_ERR);
             }
             ring.advance();
             taken++;
@@ -291,14 +291,22 @@ final class NicWorker implements Agent
     private void fail(final NicConnection c, final byte kind, final WorkCompletionStatus status)
     {
         final WorkRequestRing ring = c.ring();
+        final boolean offered;
         if (kind == WorkRequestRing.SEND)
         {
             final WorkRequestOpcode opcode = ring.opcode();
-            c.sendCompletionQueue().offer(ring.wrId(), status, opcode.completionOpcode(), 0, false, 0, c.localId);
+            offered = c.sendCompletionQueue().offer(ring.wrId(), status, opcode.completionOpcode(), 0, false, 0, c.localId);
         }
         else
         {
-            c.receiveCompletionQueue().offer(ring.wrId(), status, WorkCompletionOpcode.RECV, 0, false, 0, c.localId);
+            offered = c.receiveCompletionQueue().offer(ring.wrId(), status, WorkCompletionOpcode.RECV, 0, false, 0,
+                c.localId);
+        }
+        if (!offered && null != c.queuePair)
+        {
+            // a CQ overrun (counted by the queue) is an error of the connection using it, as in IB; a spray
+            // connection sees the overrun on its next tick
+            c.queuePair.toError();
         }
     }
 

@@ -83,6 +83,14 @@ final class RocevWorkerTransport implements WorkerTransport
         }
     }
 
+    public void revoke(final io.spraynic.datapath.verbs.MemoryRegion region)
+    {
+        for (final RcEngine engine : engines)
+        {
+            engine.revoke(region);
+        }
+    }
+
     public boolean isIdle()
     {
         return true; // RC has no connection state outside its queue pairs, whose idleness the worker checks

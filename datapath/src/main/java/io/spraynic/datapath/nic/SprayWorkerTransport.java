@@ -71,6 +71,12 @@ final class SprayWorkerTransport implements WorkerTransport
         output.close();
     }
 
+    public void revoke(final io.spraynic.datapath.verbs.MemoryRegion region)
+    {
+        // a spray connection checks MemoryRegion.isRegistered() wherever it touches a region it holds (its posted
+        // receives, its send slots, the READ responses it serves); WRITEs are checked against the domain per packet
+    }
+
     public boolean isIdle()
     {
         return engine.isIdle();

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.wire.RoceFrame;
 import io.spraynic.datapath.wire.RoceParser;
 
@@ -33,6 +34,14 @@ interface WorkerTransport
 
     /** Releases TX bursts. */
     void onClose();
+
+    /**
+     * Cuts short every operation that uses a region this worker's domain just deregistered, so nothing touches
+     * its memory once the deregistration returns (worker thread).
+     *
+     * @param region the worker's copy of the region.
+     */
+    void revoke(MemoryRegion region);
 
     /** @return true when the engine has nothing in flight outside its connections (e.g. no pending handshake). */
     boolean isIdle();

@@ -11,13 +11,17 @@ import java.lang.invoke.VarHandle;
  * into a reused {@link WorkCompletion}: neither side allocates, locks or throws.
  * <p>
  * A full queue refuses the completion and counts an {@link #overruns() overrun}: as in InfiniBand, a CQ
- * overrun is an error of the queue pairs using it, which the transport moves to the error state. Size the
- * queue for the send and receive queue depths of every QP that shares it.
+ * overrun is an error of the queue pairs using it, which the transport moves to the error state (its
+ * {@code offer} returned false; later posts on those QPs answer {@link PostResult#COMPLETION_QUEUE_OVERRUN}).
+ * The queue itself stays usable: what it holds can still be polled. The overrun is sticky and visible from any
+ * thread ({@link #hasOverrun()}, {@link #overruns()}), as {@code IBV_EVENT_CQ_ERR} is. Size the queue for the
+ * send and receive queue depths of every QP that shares it.
  */
 public final class CompletionQueue
 {
     private static final VarHandle HEAD;
     private static final VarHandle TAIL;
+    private static final VarHandle OVERRUNS;
 
     static
     {
@@ -26,6 +30,7 @@ public final class CompletionQueue
             final MethodHandles.Lookup lookup = MethodHandles.lookup();
             HEAD = lookup.findVarHandle(CompletionQueue.class, "head", long.class);
             TAIL = lookup.findVarHandle(CompletionQueue.class, "tail", long.class);
+            OVERRUNS = lookup.findVarHandle(CompletionQueue.class, "overruns", long.class);
         }
         catch (final ReflectiveOperationException ex)
         {
@@ -50,7 +55,8 @@ public final class CompletionQueue
     private volatile long head;
     @SuppressWarnings("unused") // accessed through TAIL
     private volatile long tail;
-    private long overruns;
+    @SuppressWarnings("unused") // accessed through OVERRUNS: written by the producer, read by anyone
+    private volatile long overruns;
 
     /**
      * @param capacity most completions held, rounded up to a power of two.
@@ -96,10 +102,19 @@ public final class CompletionQueue
         return capacity - size();
     }
 
-    /** @return completions refused because the queue was full (producer side). */
+    /** @return completions refused because the queue was full (any thread). */
     public long overruns()
     {
-        return overruns;
+        return (long)OVERRUNS.getAcquire(this);
+    }
+
+    /**
+     * @return true once a completion was refused: the queue pairs that use this queue went to the error state
+     * (any thread; sticky, as {@code IBV_EVENT_CQ_ERR}).
+     */
+    public boolean hasOverrun()
+    {
+        return overruns() != 0;
     }
 
     /**
@@ -119,7 +134,7 @@ public final class CompletionQueue
         final long t = (long)TAIL.getOpaque(this);
         if (t - (long)HEAD.getAcquire(this) >= capacity)
         {
-            overruns++;
+            OVERRUNS.setRelease(this, (long)OVERRUNS.getOpaque(this) + 1); // single producer: no lost update
             return false;
         }
         final int i = (int)t & mask;
@@ -187,6 +202,6 @@ public final class CompletionQueue
 
     public String toString()
     {
-        return "CompletionQueue{size=" + size() + ", capacity=" + capacity + ", overruns=" + overruns + '}';
+        return "CompletionQueue{size=" + size() + ", capacity=" + capacity + ", overruns=" + overruns() + '}';
     }
 }

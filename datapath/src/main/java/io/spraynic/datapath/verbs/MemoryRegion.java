@@ -81,7 +81,13 @@ public final class MemoryRegion
         return rkey;
     }
 
-    /** @return false once deregistered: its keys then name nothing. */
+    /**
+     * The region's state, valid or invalidated. Deregistration flips it on the thread that runs the domain's
+     * queue pairs, so a transport that checks it wherever it touches a region it holds (a WRITE under way, a READ
+     * response, a posted receive, a send's data) never touches the memory after the deregistration returned.
+     *
+     * @return false once deregistered: its keys then name nothing.
+     */
     public boolean isRegistered()
     {
         return registered;

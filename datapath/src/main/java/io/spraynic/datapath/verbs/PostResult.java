@@ -15,6 +15,11 @@ public final class PostResult
     public static final int INVALID_ARGUMENT = 22;
     /** EINVAL as well in ibverbs; kept apart here: the QP's state does not accept this queue's requests. */
     public static final int INVALID_STATE = 1022;
+    /**
+     * The QP is in the error state because one of its completion queues overran: the request could not even be
+     * flushed (ibverbs reports {@code IBV_EVENT_CQ_ERR}); destroy the QP and size its queues for its depths.
+     */
+    public static final int COMPLETION_QUEUE_OVERRUN = 1023;
 
     private PostResult()
     {
@@ -32,6 +37,7 @@ public final class PostResult
             case QUEUE_FULL -> "QUEUE_FULL";
             case INVALID_ARGUMENT -> "INVALID_ARGUMENT";
             case INVALID_STATE -> "INVALID_STATE";
+            case COMPLETION_QUEUE_OVERRUN -> "COMPLETION_QUEUE_OVERRUN";
             default -> "UNKNOWN_" + result;
         };
     }

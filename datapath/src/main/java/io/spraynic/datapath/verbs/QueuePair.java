@@ -6,7 +6,8 @@ package io.spraynic.datapath.verbs;
  * <p>
  * Posting copies the request into a preallocated work queue entry and returns a {@link PostResult};
  * it never allocates or throws. Like {@code ibv_post_send}, posting in the ERROR state is accepted and
- * the request completes with {@link WorkCompletionStatus#WR_FLUSH_ERR}. Posting happens on the thread
+ * the request completes with {@link WorkCompletionStatus#WR_FLUSH_ERR}; when the QP went to ERROR because a
+ * completion queue overran, posts answer {@link PostResult#COMPLETION_QUEUE_OVERRUN} instead. Posting happens on the thread
  * that drives the transport engine.
  */
 public interface QueuePair

@@ -17,9 +17,30 @@ class CompletionQueueTest
         {
             assertTrue(cq.offer(i, WorkCompletionStatus.SUCCESS, WorkCompletionOpcode.SEND, i, false, 0, 7));
         }
+        assertFalse(cq.hasOverrun());
         assertFalse(cq.offer(9, WorkCompletionStatus.SUCCESS, WorkCompletionOpcode.SEND, 0, false, 0, 7));
         assertEquals(1, cq.overruns());
         assertEquals(4, cq.size());
+        assertTrue(cq.hasOverrun());
+    }
+
+    @Test
+    void shouldKeepTheOverrunVisibleAfterTheQueueDrains() throws InterruptedException
+    {
+        final CompletionQueue cq = new CompletionQueue(1);
+        assertTrue(cq.offer(1, WorkCompletionStatus.SUCCESS, WorkCompletionOpcode.SEND, 0, false, 0, 7));
+        // the producer (a transport thread) overruns; the application thread sees it, as IBV_EVENT_CQ_ERR
+        final Thread producer = new Thread(() ->
+            cq.offer(2, WorkCompletionStatus.SUCCESS, WorkCompletionOpcode.SEND, 0, false, 0, 7));
+        producer.start();
+        producer.join();
+        assertTrue(cq.hasOverrun());
+        final WorkCompletion wc = new WorkCompletion();
+        assertTrue(cq.poll(wc));
+        assertEquals(1, wc.wrId(), "what was held before the overrun is still delivered");
+        assertFalse(cq.poll(wc), "the refused completion never appears");
+        assertTrue(cq.hasOverrun(), "sticky");
+        assertEquals(1, cq.overruns());
     }
 
     @Test

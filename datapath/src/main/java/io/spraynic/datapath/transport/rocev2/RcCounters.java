@@ -39,7 +39,7 @@ public final class RcCounters
     public static final int RX_RNR_NAKS = 13;
     /** CNPs received (reaction point). */
     public static final int RX_CNP = 14;
-    /** Duplicate requests (answered by a re-ACK, or a re-run READ). */
+    /** Duplicate requests answered: a SEND or WRITE by a re-ACK, a READ matching one served by serving it again. */
     public static final int RX_DUPLICATES = 15;
     /** Requests dropped for arriving ahead of the expected PSN. */
     public static final int RX_OUT_OF_SEQUENCE = 16;
@@ -61,14 +61,25 @@ public final class RcCounters
     public static final int CQ_OVERRUNS = 24;
     /** Queue pairs that went to the error state. */
     public static final int QP_ERRORS = 25;
+    /**
+     * Duplicate requests dropped without an answer: a READ behind the expected PSN that repeats no READ recently
+     * served, or a duplicate with an opcode the responder does not serve (never a fatal NAK).
+     */
+    public static final int RX_DUPLICATES_DROPPED = 26;
+    /**
+     * Operations cut short because the region they use was deregistered under them: a WRITE under way refused at
+     * its next packet, READ responses not sent, local work requests completed with LOC_PROT_ERR.
+     */
+    public static final int REVOKED = 27;
     /** Number of slots. */
-    public static final int SLOT_COUNT = 26;
+    public static final int SLOT_COUNT = 28;
 
     private static final String[] LABELS = {
         "rx_packets", "tx_packets", "tx_requests", "retransmitted", "tx_read_responses", "tx_acks",
         "tx_nak_sequence", "tx_nak_access", "tx_nak_invalid", "tx_rnr_nak", "tx_cnp", "rx_acks", "rx_naks",
         "rx_rnr_naks", "rx_cnp", "rx_duplicates", "rx_out_of_sequence", "rx_responses_dropped", "rx_unknown_qp",
         "rx_invalid_state", "rx_unsupported_opcode", "timeouts", "bytes_placed", "sink_full", "cq_overruns", "qp_errors",
+        "rx_duplicates_dropped", "revoked",
     };
 
     private RcCounters()

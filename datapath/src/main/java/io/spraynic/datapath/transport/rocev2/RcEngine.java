@@ -4,6 +4,7 @@ import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.transport.FrameSink;
 
 import io.spraynic.datapath.verbs.CompletionQueue;
+import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.ProtectionDomain;
 import io.spraynic.datapath.wire.BaseTransportHeader;
 import io.spraynic.datapath.wire.Opcode;
@@ -11,7 +12,9 @@ import io.spraynic.datapath.wire.RoceFrame;
 import io.spraynic.datapath.wire.RoceFrameWriter;
 import org.agrona.collections.Int2ObjectHashMap;
 
+import java.security.SecureRandom;
 import java.util.Arrays;
+import java.util.random.RandomGenerator;
 
 /**
  * The RoCEv2 RC protocol engine of one endpoint: its queue pairs, fed parsed packets and time, writing
@@ -24,11 +27,14 @@ import java.util.Arrays;
  *     its destination QP; the payload is placed before it returns, so the caller may then free the buffer;</li>
  *     <li>{@link #onTick} runs every QP's timers and sends what is due, QPs taking turns.</li>
  * </ul>
+ * QP numbers are drawn at random (a {@link SecureRandom} unless a generator is given), so an off-path host cannot
+ * name a live queue pair by counting; the engine holds at most {@link RcEngineConfig#maxQueuePairs()}.
  */
 public final class RcEngine
 {
-    /** QP numbers 0 and 1 are IB's special QPs; ours start above. */
+    /** QP numbers 0 and 1 are IB's special QPs; ours stay above a small reserved range. */
     private static final int FIRST_QP_NUMBER = 0x11;
+    private static final int QP_NUMBER_SPACE = BaseTransportHeader.QP_MASK + 1;
 
     private final RcEngineConfig config;
     private final ProtectionDomain protectionDomain;
@@ -36,8 +42,8 @@ public final class RcEngine
     private final RoceFrameWriter writer = new RoceFrameWriter();
     private final TransportCounters counters = RcCounters.create();
     private final Int2ObjectHashMap<RcQueuePair> queuePairs = new Int2ObjectHashMap<>();
+    private final RandomGenerator qpNumbers;
     private RcQueuePair[] active = new RcQueuePair[0];
-    private int nextQpNumber = FIRST_QP_NUMBER;
     private int qpPartition;
     private int qpPartitions = 1;
     private int roundRobin;
@@ -49,9 +55,25 @@ public final class RcEngine
      */
     public RcEngine(final RcEngineConfig config, final ProtectionDomain protectionDomain, final FrameSink sink)
     {
+        this(config, protectionDomain, sink, new SecureRandom());
+    }
+
+    /**
+     * @param config           this endpoint's addresses and protocol settings.
+     * @param protectionDomain the memory its QPs may touch.
+     * @param sink             where frames go.
+     * @param qpNumbers        where QP numbers come from (a seeded generator makes a simulation reproducible).
+     */
+    public RcEngine(
+        final RcEngineConfig config,
+        final ProtectionDomain protectionDomain,
+        final FrameSink sink,
+        final RandomGenerator qpNumbers)
+    {
         this.config = config;
         this.protectionDomain = protectionDomain;
         this.sink = sink;
+        this.qpNumbers = qpNumbers;
     }
 
     /**
@@ -61,7 +83,8 @@ public final class RcEngine
      * @param receiveCq         completions of its receive queue (may be the same queue).
      * @param sendQueueDepth    most outstanding send requests.
      * @param receiveQueueDepth most outstanding receives.
-     * @return the queue pair.
+     * @return the queue pair, its number random, unused in this engine and in its {@link #qpNumberPartition share}.
+     * @throws IllegalStateException when the engine already holds {@link RcEngineConfig#maxQueuePairs()}.
      */
     public RcQueuePair createQueuePair(
         final CompletionQueue sendCq,
@@ -69,12 +92,22 @@ public final class RcEngine
         final int sendQueueDepth,
         final int receiveQueueDepth)
     {
-        int qpn = nextQpNumber;
-        while (queuePairs.containsKey(qpn) || qpn < FIRST_QP_NUMBER || qpn % qpPartitions != qpPartition)
+        // at most half of this engine's share of the number space is ever used, so a random draw finds a free
+        // number in two tries on average
+        final int cap = Math.min(config.maxQueuePairs(), QP_NUMBER_SPACE / qpPartitions / 2);
+        if (queuePairs.size() >= cap)
         {
-            qpn = (qpn + 1) & BaseTransportHeader.QP_MASK;
+            throw new IllegalStateException("no room for another queue pair: this engine holds " + queuePairs.size() +
+                ", the most allowed (RcEngineConfig.maxQueuePairs " + config.maxQueuePairs() + ", shared by " +
+                qpPartitions + " engine(s)); destroy queue pairs that are no longer used or raise maxQueuePairs");
         }
-        nextQpNumber = (qpn + 1) & BaseTransportHeader.QP_MASK;
+        int qpn;
+        do
+        {
+            final int drawn = qpNumbers.nextInt(QP_NUMBER_SPACE);
+            qpn = drawn - drawn % qpPartitions + qpPartition;
+        }
+        while (qpn >= QP_NUMBER_SPACE || qpn < FIRST_QP_NUMBER || queuePairs.containsKey(qpn));
         final RcQueuePair qp = new RcQueuePair(this, qpn, sendCq, receiveCq, sendQueueDepth, receiveQueueDepth);
         queuePairs.put(qpn, qp);
         active = Arrays.copyOf(active, active.length + 1);
@@ -102,16 +135,48 @@ public final class RcEngine
     }
 
     /**
-     * Destroys a queue pair (control path): its number then names nothing.
+     * Destroys a queue pair (control path): what it still had outstanding completes with WR_FLUSH_ERR first, it
+     * drops every reference to registered memory, and its number then names nothing.
      *
      * @param qp a queue pair of this engine.
      */
     public void destroyQueuePair(final RcQueuePair qp)
     {
-        if (queuePairs.remove(qp.qpNumber()) != null)
+        if (queuePairs.get(qp.qpNumber()) == qp)
         {
+            qp.destroy();
+            queuePairs.remove(qp.qpNumber());
             active = queuePairs.values().toArray(new RcQueuePair[0]);
         }
+    }
+
+    /**
+     * Revokes a region being deregistered (control path, on the engine's thread, after the region's domain
+     * deregistered it): every operation of every queue pair that uses it is cut short before this returns, so no
+     * byte is placed into it or read from it afterwards. A WRITE under way into it is refused at its next packet
+     * (NAK remote access error), READ responses not yet sent from it are replaced by that NAK, and local work
+     * requests naming it complete with LOC_PROT_ERR (their queue pair goes to the error state, as a NIC's would).
+     *
+     * @param region the region, as this engine's domain knows it.
+     * @return queue pairs that had an operation using it.
+     */
+    public int revoke(final MemoryRegion region)
+    {
+        int hit = 0;
+        for (final RcQueuePair qp : active)
+        {
+            if (qp.revoke(region))
+            {
+                hit++;
+            }
+        }
+        return hit;
+    }
+
+    /** @return the queue pairs held. */
+    public int queuePairCount()
+    {
+        return queuePairs.size();
     }
 
     /**

@@ -44,9 +44,17 @@ import java.lang.foreign.MemorySegment;
  * <p>
  * <b>Responder.</b> A packet at the expected PSN is checked (opcode sequence, lengths, rkey, bounds and
  * rights, a posted receive) before a byte is placed; a refused one is answered by a NAK (remote access error,
- * invalid request, or RNR when no receive is posted) and places nothing. A duplicate is re-ACKed (a duplicate
- * READ is served again, from the PSN asked); a packet ahead of the expected PSN is dropped with one NAK
- * "PSN sequence error" per gap, as IB specifies. ACKs are coalesced: one per {@link
+ * invalid request, or RNR when no receive is posted) and places nothing. A duplicate (a PSN behind the expected
+ * one) never draws a NAK: a SEND or WRITE is re-ACKed, a READ that repeats one of the last READs
+ * served (same PSN range, or its tail as go-back-N re-issues it, same address, rkey and length) is served again
+ * from the PSN asked, and any other is dropped and counted, so a forged duplicate cannot fail a live QP. A packet
+ * ahead of the expected PSN is dropped with one NAK "PSN sequence error" per gap, as IB specifies.
+ * <p>
+ * <b>Revocation.</b> Every region a work request or a request in progress uses is checked to be still
+ * registered where the QP touches it, and {@link RcEngine#revoke} cuts short every operation on a region being
+ * deregistered: nothing is placed into or read from a region once its deregistration returned. A CQ overrun
+ * (this QP's or another's on the same queue) moves the QP to ERROR; posts then answer
+ * {@link PostResult#COMPLETION_QUEUE_OVERRUN}. ACKs are coalesced: one per {@link
  * RcEngineConfig#ackCoalescePackets()} packets, or when asked. Control packets wait behind READ responses
  * already queued, so the peer sees everything in PSN order. A CE-marked packet makes the QP send a CNP, at
  * most one per {@link DcqcnConfig#cnpIntervalNanos()}.
@@ -171,6 +179,12 @@ public final class RcQueuePair implements QueuePair
     private long readHead;
     private long readTail;
 
+    // READs served lately, which a duplicate READ must repeat to be served again
+    private final RcServedReads servedReads;
+
+    /** While flushing after a revocation: requests naming this region complete with LOC_PROT_ERR. */
+    private MemoryRegion revokedRegion;
+
     // notification point
     private long lastCnpNanos;
     private boolean cnpSentEver;
@@ -231,6 +245,9 @@ public final class RcQueuePair implements QueuePair
         readLength = new long[reads];
         readPacketCount = new int[reads];
         readPacketsSent = new int[reads];
+
+        // twice the READs a requester may have outstanding: each one it may re-issue is still remembered
+        servedReads = new RcServedReads(reads * 2);
     }
 
     // ------------------------------------------------------------------------------------------------
@@ -393,6 +410,7 @@ public final class RcQueuePair implements QueuePair
         sqHead = sqSend = sqTail = 0;
         rqHead = rqTail = 0;
         readHead = readTail = 0;
+        servedReads.clear();
         timerArmed = false;
         rnrWaiting = false;
         rewoundForGapAt = -1;
@@ -431,8 +449,12 @@ public final class RcQueuePair implements QueuePair
         }
         if (state == QueuePairState.ERROR)
         {
+            if (sendCq.hasOverrun())
+            {
+                return PostResult.COMPLETION_QUEUE_OVERRUN;
+            }
             return completeSend(request.wrId(), opcode, WorkCompletionStatus.WR_FLUSH_ERR, 0, true) ?
-                PostResult.OK : PostResult.QUEUE_FULL;
+                PostResult.OK : PostResult.COMPLETION_QUEUE_OVERRUN;
         }
         final int packets = PathMtu.packetCount(length, mtu);
         if (packets > MAX_PACKETS_PER_MESSAGE)
@@ -501,8 +523,12 @@ public final class RcQueuePair implements QueuePair
         }
         if (state == QueuePairState.ERROR)
         {
+            if (receiveCq.hasOverrun())
+            {
+                return PostResult.COMPLETION_QUEUE_OVERRUN;
+            }
             return offerReceive(request.wrId(), WorkCompletionStatus.WR_FLUSH_ERR, WorkCompletionOpcode.RECV, 0,
-                false, 0) ? PostResult.OK : PostResult.QUEUE_FULL;
+                false, 0) ? PostResult.OK : PostResult.COMPLETION_QUEUE_OVERRUN;
         }
         final int i = (int)rqTail & rqMask;
         rqWrId[i] = request.wrId();
@@ -615,6 +641,10 @@ public final class RcQueuePair implements QueuePair
                     receiverNotReady(psn);
                     return;
                 }
+                if (receiveRevoked())
+                {
+                    return;
+                }
                 receivedBytes = 0;
                 receiveFailed = false;
                 placeSend(frame, payload);
@@ -636,6 +666,10 @@ public final class RcQueuePair implements QueuePair
                 if (inMessage != IN_SEND || (last ? payload < 1 || payload > mtu : payload != mtu))
                 {
                     invalidRequest(psn);
+                    return;
+                }
+                if (receiveRevoked())
+                {
                     return;
                 }
                 placeSend(frame, payload);
@@ -692,6 +726,15 @@ public final class RcQueuePair implements QueuePair
                     invalidRequest(psn);
                     return;
                 }
+                if (null == writeRegion || !writeRegion.isRegistered())
+                {
+                    // the region was deregistered since the WRITE began: refused as its rkey would be now
+                    counters.increment(RcCounters.REVOKED);
+                    writeRegion = null;
+                    counters.increment(RcCounters.TX_NAK_ACCESS);
+                    failResponder(psn, NAK_ACCESS_SYNDROME);
+                    return;
+                }
                 final boolean immediate = opcode == Opcode.RC_RDMA_WRITE_LAST_WITH_IMMEDIATE;
                 if (immediate && rqHead == rqTail)
                 {
@@ -719,6 +762,7 @@ public final class RcQueuePair implements QueuePair
                 }
                 final int packets = PathMtu.packetCount(dmaLength, mtu);
                 queueReadResponse(psn, frame, dmaLength, packets);
+                servedReads.add(psn, packets, frame.rethVirtualAddress(), frame.rethRkey(), dmaLength);
                 msn = Psn.next(msn);
                 expectedPsn = Psn.add(expectedPsn, packets);
                 nakSentForGap = false;
@@ -822,22 +866,24 @@ public final class RcQueuePair implements QueuePair
 
     private void onDuplicateRequest(final RoceFrame frame, final int opcode, final int psn)
     {
-        counters.increment(RcCounters.RX_DUPLICATES);
         if (opcode == Opcode.RC_RDMA_READ_REQUEST)
         {
-            // A re-issued READ (its responses were lost, or go-back-N resent it): serve it again from the PSN
-            // asked, with the address and length of this request.
+            // A re-issued READ (its responses were lost, or go-back-N resent it) is served again from the PSN
+            // asked, but only when it repeats a READ this responder served: anything else behind the expected PSN
+            // is dropped, never NAKed, so a forged duplicate (a bad rkey, a made-up range) cannot fail the QP.
             final long dmaLength = Integer.toUnsignedLong(frame.rethDmaLength());
+            if (!servedReads.repeats(psn, frame.rethVirtualAddress(), frame.rethRkey(), dmaLength, mtu))
+            {
+                counters.increment(RcCounters.RX_DUPLICATES_DROPPED);
+                return;
+            }
+            counters.increment(RcCounters.RX_DUPLICATES);
+            // checked again: the region may have been deregistered since it was first served
             if (!startRemoteAccess(frame, dmaLength, AccessFlags.REMOTE_READ, psn))
             {
                 return;
             }
             final int packets = PathMtu.packetCount(dmaLength, mtu);
-            if (Psn.diff(Psn.add(psn, packets), expectedPsn) > 0)
-            {
-                invalidRequest(psn); // it claims PSNs this responder never allotted
-                return;
-            }
             // The requester has every response before this PSN and resends every request from it on, in
             // order: responses queued for PSNs from here are about to be asked for again, so they go (a READ
             // re-issued from its middle replaces the rest of the original); those wholly before stay.
@@ -853,7 +899,19 @@ public final class RcQueuePair implements QueuePair
             queueReadResponse(psn, frame, dmaLength, packets);
             return;
         }
+        if (!isRequestOpcode(opcode))
+        {
+            counters.increment(RcCounters.RX_DUPLICATES_DROPPED);
+            return;
+        }
+        // a SEND or WRITE already placed: its ACK was lost, so acknowledge again; nothing is placed
+        counters.increment(RcCounters.RX_DUPLICATES);
         scheduleControl(CONTROL_ACK, Psn.add(expectedPsn, -1), ACK_SYNDROME);
+    }
+
+    private static boolean isRequestOpcode(final int opcode)
+    {
+        return opcode >= Opcode.RC_SEND_FIRST && opcode <= Opcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE;
     }
 
     private int lastReadPsn(final int context)
@@ -1040,6 +1098,11 @@ public final class RcQueuePair implements QueuePair
             fail(WorkCompletionStatus.BAD_RESP_ERR);
             return;
         }
+        if (payload > 0 && !sqRegion[i].isRegistered())
+        {
+            revoke(sqRegion[i]);
+            return;
+        }
         if (payload > 0)
         {
             MemorySegment.copy(frame.segment(), frame.payloadOffset(), sqRegion[i].segment(),
@@ -1211,6 +1274,11 @@ public final class RcQueuePair implements QueuePair
         {
             return 0;
         }
+        if (state != QueuePairState.ERROR && (sendCq.hasOverrun() || receiveCq.hasOverrun()))
+        {
+            enterError(); // a queue it shares overran (maybe for another QP): every QP using it is in error, as IB
+            return 1;
+        }
         rateLimiter.onTick(nowNanos);
         work += onTimers();
 
@@ -1285,6 +1353,11 @@ public final class RcQueuePair implements QueuePair
             }
             if (Psn.diff(sendPsn, unackedPsn) >= config.maxInflightPackets() || !rateLimiter.canSend(nowNanos))
             {
+                break;
+            }
+            if (null != sqRegion[i] && !sqRegion[i].isRegistered())
+            {
+                revoke(sqRegion[i]); // its memory was deregistered under it: the QP fails, nothing is read
                 break;
             }
             final int first = sqFirstPsn[i];
@@ -1427,8 +1500,13 @@ public final class RcQueuePair implements QueuePair
         {
             opcode = Opcode.RC_RDMA_READ_RESPONSE_MIDDLE;
         }
-        writer.aeth(ACK_SYNDROME, msn);
         final MemoryRegion region = readRegion[r];
+        if (null != region && !region.isRegistered())
+        {
+            revokeReadsFrom(readHead); // deregistered since the READ was accepted: not a byte of it leaves
+            return false;
+        }
+        writer.aeth(ACK_SYNDROME, msn);
         if (emit(opcode, Psn.add(readStartPsn[r], index), false, false, null == region ? null : region.segment(),
             readOffset[r] + offset, payload, true) < 0)
         {
@@ -1595,13 +1673,20 @@ public final class RcQueuePair implements QueuePair
         {
             return;
         }
+        flushAll();
+        engine.onQueuePairError(this);
+    }
+
+    /** Goes to ERROR and completes everything outstanding, dropping every reference to registered memory. */
+    private void flushAll()
+    {
         state = QueuePairState.ERROR;
         timerArmed = false;
         rnrWaiting = false;
         while (sqHead != sqTail)
         {
             final int i = (int)sqHead & sqMask;
-            completeSend(sqWrId[i], WR_OPCODES[sqOpcode[i]], WorkCompletionStatus.WR_FLUSH_ERR, 0, true);
+            completeSend(sqWrId[i], WR_OPCODES[sqOpcode[i]], flushStatus(sqRegion[i]), 0, true);
             sqRegion[i] = null;
             sqHead++;
         }
@@ -1609,7 +1694,7 @@ public final class RcQueuePair implements QueuePair
         while (rqHead != rqTail)
         {
             final int i = (int)rqHead & rqMask;
-            offerReceive(rqWrId[i], WorkCompletionStatus.WR_FLUSH_ERR, WorkCompletionOpcode.RECV, 0, false, 0);
+            offerReceive(rqWrId[i], flushStatus(rqRegion[i]), WorkCompletionOpcode.RECV, 0, false, 0);
             rqRegion[i] = null;
             rqHead++;
         }
@@ -1619,7 +1704,100 @@ public final class RcQueuePair implements QueuePair
         }
         readHead = readTail;
         writeRegion = null;
-        engine.onQueuePairError(this);
+    }
+
+    private WorkCompletionStatus flushStatus(final MemoryRegion region)
+    {
+        return null != region && (region == revokedRegion || !region.isRegistered()) ?
+            WorkCompletionStatus.LOC_PROT_ERR : WorkCompletionStatus.WR_FLUSH_ERR;
+    }
+
+    /**
+     * Destroyed by its engine (control path): everything outstanding completes with WR_FLUSH_ERR (LOC_PROT_ERR
+     * where its memory was deregistered) and no reference to registered memory is kept.
+     */
+    void destroy()
+    {
+        if (state != QueuePairState.RESET && state != QueuePairState.ERROR)
+        {
+            flushAll();
+        }
+        state = QueuePairState.ERROR;
+    }
+
+    /**
+     * Cuts short every operation that uses {@code region}, being deregistered (engine thread). See
+     * {@link RcEngine#revoke}.
+     *
+     * @return true when one used it.
+     */
+    boolean revoke(final MemoryRegion region)
+    {
+        boolean hit = false;
+        if (inMessage == IN_WRITE && writeRegion == region)
+        {
+            // refused at its next packet, which the requester has sent or will: the NAK then names a PSN it knows
+            writeRegion = null;
+            hit = true;
+        }
+        for (long r = readHead; r < readTail; r++)
+        {
+            if (readRegion[(int)r & readMask] == region)
+            {
+                revokeReadsFrom(r);
+                hit = true;
+                break;
+            }
+        }
+        boolean local = false;
+        for (long w = sqHead; w != sqTail && !local; w++)
+        {
+            local = sqRegion[(int)w & sqMask] == region;
+        }
+        for (long w = rqHead; w != rqTail && !local; w++)
+        {
+            local = rqRegion[(int)w & rqMask] == region;
+        }
+        if (local && state != QueuePairState.ERROR)
+        {
+            // as a NIC finding a work request's memory gone: a local protection error, fatal to the QP
+            counters.increment(RcCounters.REVOKED);
+            revokedRegion = region;
+            enterError();
+            revokedRegion = null;
+            hit = true;
+        }
+        return hit;
+    }
+
+    /** A posted receive's memory was deregistered: the QP fails before a byte is placed. */
+    private boolean receiveRevoked()
+    {
+        final MemoryRegion region = rqRegion[(int)rqHead & rqMask];
+        if (null != region && !region.isRegistered())
+        {
+            revoke(region);
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * READ responses from context {@code from} on are not sent: their region is gone. The requester gets a NAK
+     * remote access error at the first response it lacks, after the responses queued before it.
+     */
+    private void revokeReadsFrom(final long from)
+    {
+        final int c = (int)from & readMask;
+        final int nakPsn = Psn.add(readStartPsn[c], readPacketsSent[c]);
+        for (long r = from; r < readTail; r++)
+        {
+            readRegion[(int)r & readMask] = null;
+        }
+        readTail = from;
+        counters.increment(RcCounters.REVOKED);
+        counters.increment(RcCounters.TX_NAK_ACCESS);
+        failResponder(nakPsn, NAK_ACCESS_SYNDROME);
     }
 
     public String toString()

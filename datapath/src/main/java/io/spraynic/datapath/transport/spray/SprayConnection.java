@@ -281,6 +281,8 @@ public final class SprayConnection implements PathSendWindow.Listener
     // ---- S7.6: every path failed
     private long allFailedSince = NONE;
     private State state = State.ESTABLISHED;
+    /** A completion queue overran or a region in use was deregistered: the connection fails on the next tick. */
+    private boolean localError;
     private long closeStartedAt;
     private long closeNextAt;
     private long closeBackoff;
@@ -823,6 +825,11 @@ public final class SprayConnection implements PathSendWindow.Listener
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
+        if (payloadLength > 0 && !region[slot].isRegistered())
+        {
+            localError = true; // the READ's target was deregistered: nothing is placed, the connection fails
+            return;
+        }
         if (markPlaced(inboundCount + slot, offset / mtu) == MARK_DUPLICATE)
         {
             counters.increment(SprayCounters.DUPLICATES);
@@ -952,6 +959,12 @@ public final class SprayConnection implements PathSendWindow.Listener
                     refuse(p, rec, NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST, s, m);
                     return;
                 }
+                if (rRegion[r] != null && !rRegion[r].isRegistered())
+                {
+                    // the receive's memory was deregistered: refused, the receive completes with LOC_PROT_ERR
+                    refuse(p, rec, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, s, m);
+                    return;
+                }
                 if (k == SEND_IMM)
                 {
                     inImmediate[rec] = ImmediateDataHeader.immediateData(seg, seth + SprayExtendedTransportHeader.LENGTH);
@@ -1076,6 +1089,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                     inLength[rec], imm, imm ? inImmediate[rec] : 0, localCid))
                 {
                     counters.increment(SprayCounters.CQ_OVERRUNS);
+                    localError = true;
                 }
                 rRegion[r] = null;
                 freeReceives[freeReceiveCount++] = r;
@@ -1530,6 +1544,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                 if (!sendCq.offer(wrId[head], st, op, length[head], false, 0, localCid))
                 {
                     counters.increment(SprayCounters.CQ_OVERRUNS);
+                    localError = true;
                 }
             }
             counters.increment(SprayCounters.MESSAGES_SENT);
@@ -1572,6 +1587,15 @@ public final class SprayConnection implements PathSendWindow.Listener
         if (state == State.CLOSED)
         {
             return 0;
+        }
+        if (localError || sendCq.hasOverrun() || receiveCq.hasOverrun())
+        {
+            // as an IB QP: a CQ overrun or a local protection error puts it in error; everything outstanding
+            // completes (WR_FLUSH_ERR) and no region it held is touched again
+            state = State.CLOSED;
+            flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
+            flushReceives();
+            return 1;
         }
         if (allFailedSince != NONE && now - allFailedSince >= config.connectionTimeoutNanos)
         {
@@ -1968,6 +1992,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                     localCid))
                 {
                     counters.increment(SprayCounters.CQ_OVERRUNS);
+                    localError = true;
                 }
                 rRegion[r] = null;
                 freeReceives[freeReceiveCount++] = r;
@@ -2415,6 +2440,11 @@ public final class SprayConnection implements PathSendWindow.Listener
         final byte k = kind[slot];
         final int offset = k == READ ? 0 : packet * mtu;
         final int payload = payloadOf(slot, packet);
+        if (payload > 0 && k != READ && !region[slot].isRegistered())
+        {
+            localError = true; // its memory was deregistered: not a byte is read, the connection fails
+            return false;
+        }
         final boolean last = k == READ || packet == packets[slot] - 1;
         final int plane = p % planes;
         address(p, plane);

@@ -159,6 +159,21 @@ class RcDpdkRingTest
     }
 
     @Test
+    void shouldDropForgedDuplicateReadsWhileAVerifiedTransferRuns()
+    {
+        connect(a, b, 100, 7000);
+        RcScenarios.forgedDuplicateReadsDuringTransfer(bed, a, 2 * MIB);
+    }
+
+    @ParameterizedTest(name = "revoke hook called: {0}")
+    @ValueSource(booleans = {true, false})
+    void shouldRefuseTheRestOfAWriteOnceItsTargetIsDeregistered(final boolean revokeHook)
+    {
+        connect(a, b, 100, 7000);
+        RcScenarios.deregisterMidWrite(bed, 4 * MIB, MTU, revokeHook);
+    }
+
+    @Test
     void shouldRefuseAPathMtuWhoseFramesDoNotFitAnMbuf()
     {
         connect(a, b, 1, 2);
