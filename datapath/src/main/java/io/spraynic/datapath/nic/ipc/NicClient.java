@@ -242,6 +242,18 @@ public final class NicClient implements AutoCloseable
         return clientId;
     }
 
+    /** @return the token the NIC gave this client, which every command carries (tests play a forger). */
+    long token()
+    {
+        return token;
+    }
+
+    /** @return this client's answer file. */
+    Path answerFile()
+    {
+        return answerFile;
+    }
+
     /** @return the NIC process's id. */
     public long nicPid()
     {
