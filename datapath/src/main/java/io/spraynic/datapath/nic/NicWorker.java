@@ -60,6 +60,8 @@ final class NicWorker implements Agent
     private final PacketPort[] ports;
     private final WorkerTransport transport;
     private final ProtectionDomain protectionDomain;
+    private final org.agrona.collections.Int2ObjectHashMap<ProtectionDomain> tenantDomains =
+        new org.agrona.collections.Int2ObjectHashMap<>();
     private final NanoClock clock;
     private final int burstCapacity;
     private final RoceParser parser;
@@ -134,6 +136,32 @@ final class NicWorker implements Agent
     ProtectionDomain protectionDomain()
     {
         return protectionDomain;
+    }
+
+    /** @return the domain of tenant {@code domain} on this worker, made on first use (worker thread); 0 is the default. */
+    ProtectionDomain protectionDomain(final int domain)
+    {
+        if (0 == domain)
+        {
+            return protectionDomain;
+        }
+        ProtectionDomain d = tenantDomains.get(domain);
+        if (null == d)
+        {
+            d = new ProtectionDomain(domain, new java.security.SecureRandom()); // keys come from the NIC's control domain
+            tenantDomains.put(domain, d);
+        }
+        return d;
+    }
+
+    /** Forgets tenant {@code domain}'s domain on this worker once it holds no region (worker thread). */
+    void releaseProtectionDomain(final int domain)
+    {
+        final ProtectionDomain d = tenantDomains.get(domain);
+        if (null != d && d.isEmpty())
+        {
+            tenantDomains.remove(domain);
+        }
     }
 
     ParseCounters parseCounters()
@@ -251,7 +279,9 @@ final class NicWorker implements Agent
         {
             final int lkey = ring.lkey();
             MemoryRegion region = null;
-            if (lkey != 0 && null == (region = protectionDomain.regionByLkey(lkey)))
+            // a connection bound to a tenant names only that tenant's regions
+            if (lkey != 0 && null == (region = (null == c.protectionDomain ? protectionDomain : c.protectionDomain)
+                .regionByLkey(lkey)))
             {
                 counters.badLkeys().incrementRelease();
                 fail(c, kind, WorkCompletionStatus.LOC_PROT_ERR);

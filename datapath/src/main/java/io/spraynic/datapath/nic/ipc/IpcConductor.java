@@ -191,6 +191,12 @@ public final class IpcConductor implements Agent, AutoCloseable
         final Int2ObjectHashMap<MemoryRegion> regionsByLkey = new Int2ObjectHashMap<>();
         final Long2ObjectHashMap<Relay> connections = new Long2ObjectHashMap<>();
 
+        /** @return the client's protection domain at the NIC: its id (ids stay below 2^31). */
+        int domain()
+        {
+            return (int)id;
+        }
+
         Client(final long id, final long pid, final long token, final Path answerFile, final MappedByteBuffer answerMapping,
             final long nowMs)
         {
@@ -728,6 +734,10 @@ public final class IpcConductor implements Agent, AutoCloseable
             token = random.nextLong();
         }
         while (0 == token);
+        while (nextClientId > Integer.MAX_VALUE || clients.containsKey(nextClientId))
+        {
+            nextClientId = nextClientId > Integer.MAX_VALUE ? 1 : nextClientId + 1; // an id is also a protection domain
+        }
         final Client client = new Client(nextClientId++, command.pid(), token, file, answerMapping, nowMs);
         clients.put(client.id, client);
         counters.clients.incrementRelease();
@@ -777,7 +787,7 @@ public final class IpcConductor implements Agent, AutoCloseable
                     LinkOption.NOFOLLOW_LINKS))
                 {
                     final MemorySegment segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
-                    final MemoryRegion region = nic.register(segment, access);
+                    final MemoryRegion region = nic.register(segment, access, client.domain());
                     counters.regions.increment();
                     return new Region(regionId, file, arena, region);
                 }
@@ -901,6 +911,7 @@ public final class IpcConductor implements Agent, AutoCloseable
             }
             try
             {
+                nic.bindProtectionDomain(c, client.domain()); // only this client's regions, by lkey or by rkey
                 final Relay relay = new Relay(connectionId, client, c, ConnectionRings.create(file, connectionId));
                 counters.connections.increment();
                 return relay;
@@ -1122,6 +1133,14 @@ public final class IpcConductor implements Agent, AutoCloseable
                 {
                     System.err.println("spraynic ipc: freeing region " + region.id() + " failed: " + ex.getMessage());
                 }
+            }
+            try
+            {
+                nic.releaseProtectionDomain(client.domain()); // regions still being made keep it until the next client
+            }
+            catch (final RuntimeException ex)
+            {
+                System.err.println("spraynic ipc: releasing client " + client.id + "'s domain failed: " + ex.getMessage());
             }
         });
     }

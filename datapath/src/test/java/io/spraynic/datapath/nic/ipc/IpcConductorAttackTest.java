@@ -331,4 +331,85 @@ class IpcConductorAttackTest
             assertTrue(linked.getMessage().contains("is a symbolic link"), linked.getMessage());
         }
     }
+
+    @Test
+    void shouldKeepOneClientsRkeyUselessThroughAnotherClientsQueuePair() throws Exception
+    {
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.ROCEV2, Duration.ofSeconds(5));
+            Arena arena = Arena.ofShared();
+            NicClient a = NicClient.connect(bed.dir, WAIT);
+            NicClient b = NicClient.connect(bed.dir, WAIT);
+            RawControlFile raw = new RawControlFile(bed.dir))
+        {
+            final MemoryRegion peerRegion = bed.peer.register(arena.allocate(1 << 16, 4096), ALL);
+            fill(peerRegion.segment(), 0, 1 << 16, 45);
+            final ClientRegion regionOfA = a.register(1 << 16, ALL);
+            final ClientRegion regionOfB = b.register(1 << 16, ALL);
+
+            // the peer of B's queue pair writes with A's rkey: refused by the NIC, A's memory untouched
+            final ClientConnection qpOfB = b.createQueuePair(0);
+            NicConnection peerQp = bed.peer.createQueuePair(0);
+            qpOfB.connect(peerQp.rocevEndpoint(), WAIT);
+            peerQp.connect(qpOfB.rocevEndpoint(), WAIT);
+            assertEquals(PostResult.OK, peerQp.postSend(0, new io.spraynic.datapath.verbs.SendWorkRequest().wrId(1)
+                .opcode(WorkRequestOpcode.RDMA_WRITE).local(peerRegion, peerRegion.address(), 4096)
+                .remote(regionOfA.address(), regionOfA.rkey())));
+            final WorkCompletion refused = poll(peerQp.sendCompletionQueue(), "a write with another tenant's rkey");
+            assertEquals(WorkCompletionStatus.REM_ACCESS_ERR, refused.status(), refused.toString());
+            for (long i = 0; i < 1 << 16; i += 8)
+            {
+                assertEquals(0L, regionOfA.segment().get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, i),
+                    "A's memory untouched at " + i);
+            }
+            qpOfB.close(Duration.ZERO);
+            peerQp.close(Duration.ZERO);
+
+            // with B's own rkey the same path works, every byte placed
+            final ClientConnection second = b.createQueuePair(0);
+            peerQp = bed.peer.createQueuePair(0);
+            second.connect(peerQp.rocevEndpoint(), WAIT);
+            peerQp.connect(second.rocevEndpoint(), WAIT);
+            assertEquals(PostResult.OK, peerQp.postSend(0, new io.spraynic.datapath.verbs.SendWorkRequest().wrId(2)
+                .opcode(WorkRequestOpcode.RDMA_WRITE).local(peerRegion, peerRegion.address(), 1 << 16)
+                .remote(regionOfB.address(), regionOfB.rkey())));
+            assertEquals(WorkCompletionStatus.SUCCESS, poll(peerQp.sendCompletionQueue(), "a write with B's rkey").status());
+            assertEquals(-1, mismatch(regionOfB.segment(), 0, 1 << 16, 45));
+            assertServing(bed, raw);
+        }
+    }
+
+    @Test
+    void shouldRefuseAnLkeyOfAnotherProtectionDomainInTheWorkerItself() throws Exception
+    {
+        // below the conductor's own check: a connection bound to one domain cannot name another domain's region
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.ROCEV2, Duration.ofSeconds(5));
+            Arena arena = Arena.ofShared())
+        {
+            final MemoryRegion peerRegion = bed.peer.register(arena.allocate(1 << 16, 4096), ALL);
+            final MemoryRegion ofFive = bed.served.register(arena.allocate(1 << 16, 4096), ALL, 5);
+            final MemoryRegion ofSix = bed.served.register(arena.allocate(1 << 16, 4096), ALL, 6);
+            final NicConnection qp = bed.served.createQueuePair(0);
+            bed.served.bindProtectionDomain(qp, 6);
+            final NicConnection peerQp = bed.peer.createQueuePair(0);
+            qp.connect(peerQp.rocevEndpoint(), WAIT);
+            peerQp.connect(qp.rocevEndpoint(), WAIT);
+            assertEquals(PostResult.OK, qp.postSend(0, new io.spraynic.datapath.verbs.SendWorkRequest().wrId(1)
+                .opcode(WorkRequestOpcode.RDMA_WRITE).local(ofFive, ofFive.address(), 4096)
+                .remote(peerRegion.address(), peerRegion.rkey())));
+            assertEquals(WorkCompletionStatus.LOC_PROT_ERR, poll(qp.sendCompletionQueue(), "domain 5's lkey").status());
+            final NicConnection qp2 = bed.served.createQueuePair(0);
+            bed.served.bindProtectionDomain(qp2, 6);
+            final NicConnection peerQp2 = bed.peer.createQueuePair(0);
+            qp2.connect(peerQp2.rocevEndpoint(), WAIT);
+            peerQp2.connect(qp2.rocevEndpoint(), WAIT);
+            fill(ofSix.segment(), 0, 4096, 46);
+            assertEquals(PostResult.OK, qp2.postSend(0, new io.spraynic.datapath.verbs.SendWorkRequest().wrId(2)
+                .opcode(WorkRequestOpcode.RDMA_WRITE).local(ofSix, ofSix.address(), 4096)
+                .remote(peerRegion.address(), peerRegion.rkey())));
+            assertEquals(WorkCompletionStatus.SUCCESS, poll(qp2.sendCompletionQueue(), "domain 6's lkey").status());
+            assertEquals(-1, mismatch(peerRegion.segment(), 0, 4096, 46));
+            bed.served.deregister(ofFive);
+            bed.served.deregister(ofSix);
+        }
+    }
 }
