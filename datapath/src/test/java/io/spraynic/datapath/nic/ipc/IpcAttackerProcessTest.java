@@ -85,7 +85,11 @@ class IpcAttackerProcessTest
                 await(() -> bed.counter("ipc: command ring claims unblocked") == 1, WAIT, "the dead claim unblocked");
             }
             final long during = verified.get();
-            await(() -> verified.get() > during + 8, WAIT, "writes go on after the attack");
+            await(() -> verified.get() > during + 8 || writer.isDone(), WAIT, "writes go on after the attack");
+            if (writer.isCompletedExceptionally())
+            {
+                writer.join(); // throws the writer's failure
+            }
             stop.set(true);
             writer.get(60, TimeUnit.SECONDS);
 

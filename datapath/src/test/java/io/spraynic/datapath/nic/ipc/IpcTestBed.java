@@ -63,7 +63,8 @@ final class IpcTestBed implements AutoCloseable
     private static EmbeddedNicConfig config(final NicConnection.Kind mode, final int host)
     {
         return new EmbeddedNicConfig().mode(mode).workers(1).planes(1).connections(4, 4, 1024).bursts(32, 2048)
-            .sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig).rocevRetry(20_000_000L, 7)
+            // a RoCEv2 retry budget of 0.7 s: a test host under load (a child JVM starting) must not exhaust it
+            .sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig).rocevRetry(100_000_000L, 7)
             .local(0, ip(host), mac(host));
     }
 
