@@ -6,18 +6,9 @@ import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.nic.RocevEndpoint;
 import io.spraynic.datapath.verbs.AccessFlags;
-import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.MemoryRegion;
-import io.spraynic.datapath.verbs.PostResult;
-import io.spraynic.datapath.verbs.ReceiveWorkRequest;
-import io.spraynic.datapath.verbs.SendWorkRequest;
-import io.spraynic.datapath.verbs.WorkCompletion;
-import io.spraynic.datapath.verbs.WorkCompletionOpcode;
-import io.spraynic.datapath.verbs.WorkCompletionStatus;
-import io.spraynic.datapath.verbs.WorkRequestOpcode;
 import org.agrona.IoUtil;
 import org.agrona.MutableDirectBuffer;
-import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
@@ -29,7 +20,6 @@ import org.agrona.concurrent.SystemEpochClock;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.broadcast.BroadcastTransmitter;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
-import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 
 import java.io.IOException;
@@ -93,9 +83,6 @@ public final class IpcConductor implements Agent, AutoCloseable
     private static final int REQUESTS_PER_CYCLE = 64;
     private static final int CHECK_INTERVAL_MS = 50;
     private static final long LOG_INTERVAL_MS = 10_000;
-    private static final int OPCODES = WorkRequestOpcode.values().length;
-    /** Longest record an honest client puts in a connection's request ring. */
-    private static final int MAX_REQUEST_LENGTH = 64;
 
     /**
      * What one NIC grants its clients; each refusal is answered with {@link IpcMessages#ERR_LIMIT} and counted.
@@ -141,9 +128,9 @@ public final class IpcConductor implements Agent, AutoCloseable
             t.setDaemon(true);
             return t;
         });
-    private final Long2ObjectHashMap<Client> clients = new Long2ObjectHashMap<>();
-    private final ArrayList<Relay> relays = new ArrayList<>();
-    private final ArrayList<Client> drops = new ArrayList<>();
+    private final Long2ObjectHashMap<IpcClient> clients = new Long2ObjectHashMap<>();
+    private final ArrayList<ConnectionRelay> relays = new ArrayList<>();
+    private final ArrayList<IpcClient> drops = new ArrayList<>();
     private final IpcMessages.Header commandHeader = new IpcMessages.Header();
     private final IpcMessages.AddClient addClient = new IpcMessages.AddClient();
     private final IpcMessages.Register register = new IpcMessages.Register();
@@ -156,10 +143,6 @@ public final class IpcConductor implements Agent, AutoCloseable
     private final IpcMessages.ConnectionReady connectionReady = new IpcMessages.ConnectionReady();
     private final IpcMessages.ConnectionClosed connectionClosed = new IpcMessages.ConnectionClosed();
     private final UntrustedRingReader.Handler commandHandler = this::onCommand;
-    private final UntrustedRingReader.Handler requestHandler = this::onRequest;
-    private final SendWorkRequest sendRequest = new SendWorkRequest();
-    private final ReceiveWorkRequest receiveRequest = new ReceiveWorkRequest();
-    private final WorkCompletion errorCompletion = new WorkCompletion();
     private final IpcCounters counters;
     private long nextClientId = 1;
     private long nextObjectId = 1;
@@ -168,75 +151,8 @@ public final class IpcConductor implements Agent, AutoCloseable
     private int commandRingEpoch;
     private long stalledHead = -1;
     private long stalledSinceMs;
-    private Relay current;
     private AgentRunner runner;
     private volatile boolean closed;
-
-    /** What one client holds: conductor thread only. */
-    private static final class Client
-    {
-        final long id;
-        final long pid;
-        final long token;
-        final Path answerFile;
-        final MappedByteBuffer answerMapping;
-        final OneToOneRingBuffer answers;
-        long lastSeenMs;
-        AtomicCounter dropReason;
-        String dropWhy;
-        int pendingRegions;
-        int pendingConnections;
-        boolean released;
-        final Long2ObjectHashMap<Region> regions = new Long2ObjectHashMap<>();
-        final Int2ObjectHashMap<MemoryRegion> regionsByLkey = new Int2ObjectHashMap<>();
-        final Long2ObjectHashMap<Relay> connections = new Long2ObjectHashMap<>();
-
-        /** @return the client's protection domain at the NIC: its id (ids stay below 2^31). */
-        int domain()
-        {
-            return (int)id;
-        }
-
-        Client(final long id, final long pid, final long token, final Path answerFile, final MappedByteBuffer answerMapping,
-            final long nowMs)
-        {
-            this.id = id;
-            this.pid = pid;
-            this.token = token;
-            this.answerFile = answerFile;
-            this.answerMapping = answerMapping;
-            this.answers = new OneToOneRingBuffer(new UnsafeBuffer(answerMapping));
-            this.lastSeenMs = nowMs;
-        }
-    }
-
-    /** A region a client registered: the NIC's mapping of its file. */
-    private record Region(long id, Path file, Arena arena, MemoryRegion region)
-    {
-    }
-
-    /** One connection a client holds, and its relay state: conductor thread only. */
-    private static final class Relay
-    {
-        final long id;
-        final Client client;
-        final NicConnection connection;
-        final ConnectionRings rings;
-        final UntrustedRingReader requests;
-        final WorkCompletion sendCompletion = new WorkCompletion();
-        final WorkCompletion receiveCompletion = new WorkCompletion();
-        boolean sendPending;
-        boolean receivePending;
-
-        Relay(final long id, final Client client, final NicConnection connection, final ConnectionRings rings)
-        {
-            this.id = id;
-            this.client = client;
-            this.connection = connection;
-            this.rings = rings;
-            this.requests = new UntrustedRingReader(rings.requests().buffer(), MAX_REQUEST_LENGTH);
-        }
-    }
 
     private IpcConductor(final EmbeddedNic nic, final Path directory, final CountersFile countersFile,
         final Duration clientTimeout, final Limits limits)
@@ -397,17 +313,22 @@ public final class IpcConductor implements Agent, AutoCloseable
             }
             work++;
         }
-        final ArrayList<Relay> relays = this.relays;
+        final ArrayList<ConnectionRelay> relays = this.relays;
         for (int i = 0, n = relays.size(); i < n; i++)
         {
-            final Relay relay = relays.get(i);
+            final ConnectionRelay relay = relays.get(i);
             try
             {
-                work += relay(relay);
+                final int relayed = relay.relay();
+                if (relayed == UntrustedRingReader.CORRUPT)
+                {
+                    dropLater(relay.client, counters.droppedCorruptRing, "wrote into its connection " + relay.id +
+                        "'s request ring " + relay.corruption());
+                }
+                work += Math.max(1, relayed);
             }
             catch (final RuntimeException ex)
             {
-                current = null;
                 counters.unexpected(counters.unexpectedRelays, "relay", ex, now, LOG_INTERVAL_MS);
                 dropLater(relay.client, counters.droppedUnexpected, "made its relay fail: " + ex);
             }
@@ -477,134 +398,6 @@ public final class IpcConductor implements Agent, AutoCloseable
             "); commands in flight are lost and their clients told", null, now, LOG_INTERVAL_MS);
     }
 
-    // ---------------------------------------------------------------- the relay (per duty cycle, no allocation)
-
-    private int relay(final Relay relay)
-    {
-        current = relay;
-        final int read = relay.requests.read(requestHandler, REQUESTS_PER_CYCLE);
-        current = null;
-        if (read == UntrustedRingReader.CORRUPT)
-        {
-            dropLater(relay.client, counters.droppedCorruptRing, "wrote into its connection " + relay.id +
-                "'s request ring " + relay.requests.corruption());
-            return 1;
-        }
-        int work = read;
-        work += relayCompletions(relay.connection.sendCompletionQueue(), relay.rings.sendCompletions(),
-            relay.sendCompletion, true, relay);
-        work += relayCompletions(relay.connection.receiveCompletionQueue(), relay.rings.receiveCompletions(),
-            relay.receiveCompletion, false, relay);
-        return work;
-    }
-
-    private int relayCompletions(final CompletionQueue cq, final OneToOneRingBuffer ring,
-        final WorkCompletion holder, final boolean send, final Relay relay)
-    {
-        int work = 0;
-        while ((send ? relay.sendPending : relay.receivePending) || cq.poll(holder))
-        {
-            if (!ConnectionRings.offerCompletion(ring, holder))
-            {
-                // the client is slow to poll: keep this one and leave the rest in the NIC's queue
-                if (send)
-                {
-                    relay.sendPending = true;
-                }
-                else
-                {
-                    relay.receivePending = true;
-                }
-                return work;
-            }
-            if (send)
-            {
-                relay.sendPending = false;
-            }
-            else
-            {
-                relay.receivePending = false;
-            }
-            counters.completionsRelayed.incrementRelease();
-            work++;
-        }
-        return work;
-    }
-
-    /** One request record, copied out of the client's ring: every field is checked before it reaches the NIC. */
-    private boolean onRequest(final int type, final MutableDirectBuffer buffer, final int length)
-    {
-        final Relay relay = current;
-        if (length < ConnectionRings.WR_LENGTH || (type != ConnectionRings.SEND_REQUEST &&
-            type != ConnectionRings.RECEIVE_REQUEST))
-        {
-            counters.requestsRefused.incrementRelease();
-            return true; // not a request: nothing to complete it with
-        }
-        final long wrId = buffer.getLong(ConnectionRings.WR_ID_OFFSET, IpcMessages.ORDER);
-        final int lkey = buffer.getInt(ConnectionRings.WR_LKEY_OFFSET, IpcMessages.ORDER);
-        final long localAddress = buffer.getLong(ConnectionRings.WR_LOCAL_ADDRESS_OFFSET, IpcMessages.ORDER);
-        final int bytes = buffer.getInt(ConnectionRings.WR_LENGTH_OFFSET, IpcMessages.ORDER);
-        final int stream = buffer.getInt(ConnectionRings.WR_STREAM_OFFSET, IpcMessages.ORDER);
-        // a client names only its own regions: another client's lkey is as unknown as a made-up one
-        final MemoryRegion region = 0 == lkey ? null : relay.client.regionsByLkey.get(lkey);
-        final boolean send = type == ConnectionRings.SEND_REQUEST;
-        final int opcode = send ? buffer.getByte(ConnectionRings.WR_OPCODE_OFFSET) : 0;
-        final boolean opcodeValid = opcode >= 0 && opcode < OPCODES;
-        final WorkCompletionOpcode completionOpcode = !send ? WorkCompletionOpcode.RECV :
-            opcodeValid ? WorkRequestOpcode.of(opcode).completionOpcode() : WorkCompletionOpcode.SEND;
-        if (bytes < 0)
-        {
-            return refuse(relay, send, wrId, completionOpcode, WorkCompletionStatus.LOC_LEN_ERR);
-        }
-        // the engines check bounds too; checking here keeps a client's mistake from reaching a worker at all
-        if ((0 != lkey && null == region) || (null == region && bytes != 0) ||
-            (null != region && !region.contains(localAddress, bytes)))
-        {
-            return refuse(relay, send, wrId, completionOpcode, WorkCompletionStatus.LOC_PROT_ERR);
-        }
-        if (send && !opcodeValid)
-        {
-            return refuse(relay, true, wrId, completionOpcode, WorkCompletionStatus.LOC_QP_OP_ERR);
-        }
-        final int result;
-        if (send)
-        {
-            result = relay.connection.postSend(stream,
-                ConnectionRings.readSendRequest(buffer, 0, WorkRequestOpcode.of(opcode), region, sendRequest));
-        }
-        else
-        {
-            receiveRequest.reset().wrId(wrId).buffer(region, localAddress, bytes);
-            result = relay.connection.postReceive(stream, receiveRequest);
-        }
-        return switch (result)
-        {
-            case PostResult.OK ->
-            {
-                counters.requestsRelayed.incrementRelease();
-                yield true;
-            }
-            case PostResult.QUEUE_FULL -> false; // stays in the ring: retried next cycle
-            case PostResult.INVALID_ARGUMENT -> refuse(relay, send, wrId, completionOpcode, WorkCompletionStatus.LOC_QP_OP_ERR);
-            default -> refuse(relay, send, wrId, completionOpcode, WorkCompletionStatus.WR_FLUSH_ERR);
-        };
-    }
-
-    /** Completes a request the NIC cannot post with an error, straight into the client's completion ring. */
-    private boolean refuse(final Relay relay, final boolean send, final long wrId,
-        final WorkCompletionOpcode opcode, final WorkCompletionStatus status)
-    {
-        errorCompletion.set(wrId, status, opcode, 0, false, 0, relay.connection.localId());
-        final OneToOneRingBuffer ring = send ? relay.rings.sendCompletions() : relay.rings.receiveCompletions();
-        if ((send ? relay.sendPending : relay.receivePending) || !ConnectionRings.offerCompletion(ring, errorCompletion))
-        {
-            return false; // no room for the error yet: try the request again later
-        }
-        counters.requestsRefused.incrementRelease();
-        return true;
-    }
-
     // ---------------------------------------------------------------- commands (control path)
 
     /** One command record, copied out of the command ring; never throws (a client that makes it throw is dropped). */
@@ -620,7 +413,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         commandHeader.wrap(buffer, 0);
         final long clientId = commandHeader.clientId();
         final long correlationId = commandHeader.correlationId();
-        Client client = null;
+        IpcClient client = null;
         try
         {
             if (type == IpcMessages.ADD_CLIENT)
@@ -738,7 +531,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         {
             nextClientId = nextClientId > Integer.MAX_VALUE ? 1 : nextClientId + 1; // an id is also a protection domain
         }
-        final Client client = new Client(nextClientId++, command.pid(), token, file, answerMapping, nowMs);
+        final IpcClient client = new IpcClient(nextClientId++, command.pid(), token, file, answerMapping, nowMs);
         clients.put(client.id, client);
         counters.clients.incrementRelease();
         ok.wrap(response, 0).value(clientTimeoutMs);
@@ -746,7 +539,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         answer(client, IpcMessages.OK, IpcMessages.Ok.LENGTH);
     }
 
-    private void onRegister(final Client client, final IpcMessages.Register command)
+    private void onRegister(final IpcClient client, final IpcMessages.Register command)
     {
         final long correlationId = command.correlationId();
         final long bytes = command.regionLength();
@@ -789,7 +582,7 @@ public final class IpcConductor implements Agent, AutoCloseable
                     final MemorySegment segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
                     final MemoryRegion region = nic.register(segment, access, client.domain());
                     counters.regions.increment();
-                    return new Region(regionId, file, arena, region);
+                    return new IpcClient.Region(regionId, file, arena, region);
                 }
             }
             catch (final IOException | RuntimeException ex)
@@ -799,7 +592,7 @@ public final class IpcConductor implements Agent, AutoCloseable
                 throw new IllegalStateException("could not make a region of " + bytes + " B in " + file + ": " +
                     ex.getMessage(), ex);
             }
-        }, (Region made) ->
+        }, (IpcClient.Region made) ->
         {
             if (client.released)
             {
@@ -815,10 +608,10 @@ public final class IpcConductor implements Agent, AutoCloseable
         }, () -> client.pendingRegions--);
     }
 
-    private void onDeregister(final Client client, final IpcMessages.ObjectCommand command)
+    private void onDeregister(final IpcClient client, final IpcMessages.ObjectCommand command)
     {
         final long correlationId = command.correlationId();
-        final Region region = client.regions.remove(command.objectId());
+        final IpcClient.Region region = client.regions.remove(command.objectId());
         if (null == region)
         {
             refuseUnknownObject(client, correlationId, IpcMessages.DEREGISTER, "region", command.objectId());
@@ -829,14 +622,14 @@ public final class IpcConductor implements Agent, AutoCloseable
         {
             releaseRegion(region);
             return region;
-        }, (Region done) -> respondOk(client, correlationId, done.id()), null);
+        }, (IpcClient.Region done) -> respondOk(client, correlationId, done.id()), null);
     }
 
     /** Refuses a command naming an object the client does not hold; counts it apart when another client holds it. */
-    private void refuseUnknownObject(final Client client, final long correlationId, final int type, final String what,
+    private void refuseUnknownObject(final IpcClient client, final long correlationId, final int type, final String what,
         final long objectId)
     {
-        for (final Client other : clients.values())
+        for (final IpcClient other : clients.values())
         {
             if (other != client && (other.regions.containsKey(objectId) || other.connections.containsKey(objectId)))
             {
@@ -848,7 +641,7 @@ public final class IpcConductor implements Agent, AutoCloseable
             what + " " + objectId);
     }
 
-    private void onConnect(final Client client, final int type, final IpcMessages.Connect command)
+    private void onConnect(final IpcClient client, final int type, final IpcMessages.Connect command)
     {
         final long correlationId = command.correlationId();
         final int timeoutMs = command.timeoutMs();
@@ -912,7 +705,8 @@ public final class IpcConductor implements Agent, AutoCloseable
             try
             {
                 nic.bindProtectionDomain(c, client.domain()); // only this client's regions, by lkey or by rkey
-                final Relay relay = new Relay(connectionId, client, c, ConnectionRings.create(file, connectionId));
+                final ConnectionRelay relay = new ConnectionRelay(connectionId, client, c,
+                    ConnectionRings.create(file, connectionId), counters);
                 counters.connections.increment();
                 return relay;
             }
@@ -922,7 +716,7 @@ public final class IpcConductor implements Agent, AutoCloseable
                 delete(file);
                 throw ex;
             }
-        }, (Relay made) ->
+        }, (ConnectionRelay made) ->
         {
             if (client.released)
             {
@@ -949,10 +743,10 @@ public final class IpcConductor implements Agent, AutoCloseable
         }, () -> client.pendingConnections--);
     }
 
-    private void onConnectQueuePair(final Client client, final IpcMessages.ConnectQueuePair command)
+    private void onConnectQueuePair(final IpcClient client, final IpcMessages.ConnectQueuePair command)
     {
         final long correlationId = command.correlationId();
-        final Relay relay = client.connections.get(command.connectionId());
+        final ConnectionRelay relay = client.connections.get(command.connectionId());
         final int timeoutMs = command.timeoutMs();
         if (null == relay || relay.connection.kind() != NicConnection.Kind.ROCEV2)
         {
@@ -979,10 +773,10 @@ public final class IpcConductor implements Agent, AutoCloseable
         {
             relay.connection.connect(remote, Duration.ofMillis(timeoutMs));
             return relay;
-        }, (Relay done) -> respondOk(client, correlationId, done.id), null);
+        }, (ConnectionRelay done) -> respondOk(client, correlationId, done.id), null);
     }
 
-    private void onCloseConnection(final Client client, final IpcMessages.ObjectCommand command)
+    private void onCloseConnection(final IpcClient client, final IpcMessages.ObjectCommand command)
     {
         final long correlationId = command.correlationId();
         final int timeoutMs = command.timeoutMs();
@@ -992,17 +786,14 @@ public final class IpcConductor implements Agent, AutoCloseable
                 timeoutMs + " ms is not in 0.." + MAX_TIMEOUT_MS);
             return;
         }
-        final Relay relay = client.connections.remove(command.objectId());
+        final ConnectionRelay relay = client.connections.remove(command.objectId());
         if (null == relay)
         {
             refuseUnknownObject(client, correlationId, IpcMessages.CLOSE_CONNECTION, "connection", command.objectId());
             return;
         }
         relays.remove(relay);
-        // what the client posted before closing still reaches the connection (a corrupt ring just ends here)
-        current = relay;
-        relay.requests.read(requestHandler, Integer.MAX_VALUE);
-        current = null;
+        relay.drainRequests(); // what the client posted before closing still reaches the connection
         submit(client, correlationId, IpcMessages.CLOSE_CONNECTION,
             () -> releaseConnection(relay, Duration.ofMillis(timeoutMs)),
             (DrainReport.ConnectionDrain drain) ->
@@ -1019,8 +810,8 @@ public final class IpcConductor implements Agent, AutoCloseable
     private int timeOutClients(final long now)
     {
         int released = 0;
-        List<Client> dead = null;
-        for (final Client client : clients.values())
+        List<IpcClient> dead = null;
+        for (final IpcClient client : clients.values())
         {
             if (now - client.lastSeenMs > clientTimeoutMs)
             {
@@ -1033,7 +824,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         }
         if (null != dead)
         {
-            for (final Client client : dead)
+            for (final IpcClient client : dead)
             {
                 release(client, counters.clientsTimedOut, "sent no keepalive for " + clientTimeoutMs + " ms");
                 released++;
@@ -1043,7 +834,7 @@ public final class IpcConductor implements Agent, AutoCloseable
     }
 
     /** Drops a client once the relay loop is done with the list it would change. */
-    private void dropLater(final Client client, final AtomicCounter reason, final String why)
+    private void dropLater(final IpcClient client, final AtomicCounter reason, final String why)
     {
         if (null == client.dropReason)
         {
@@ -1058,7 +849,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         final int n = drops.size();
         for (int i = 0; i < n; i++)
         {
-            final Client client = drops.get(i);
+            final IpcClient client = drops.get(i);
             drop(client, client.dropReason, client.dropWhy);
         }
         drops.clear();
@@ -1066,7 +857,7 @@ public final class IpcConductor implements Agent, AutoCloseable
     }
 
     /** Drops a client that broke the protocol: everything it held is released; the others carry on. */
-    private void drop(final Client client, final AtomicCounter reason, final String why)
+    private void drop(final IpcClient client, final AtomicCounter reason, final String why)
     {
         if (!client.released)
         {
@@ -1081,7 +872,7 @@ public final class IpcConductor implements Agent, AutoCloseable
      * @param reason counted once.
      * @param why    logged (rate-limited) when not null.
      */
-    private void release(final Client client, final AtomicCounter reason, final String why)
+    private void release(final IpcClient client, final AtomicCounter reason, final String why)
     {
         if (client.released)
         {
@@ -1097,9 +888,9 @@ public final class IpcConductor implements Agent, AutoCloseable
                 client.connections.size() + " connection(s) and " + client.regions.size() + " region(s)", null, nowMs,
                 LOG_INTERVAL_MS);
         }
-        final List<Relay> connections = new ArrayList<>(client.connections.values());
-        final List<Region> regions = new ArrayList<>(client.regions.values());
-        for (final Relay relay : connections)
+        final List<ConnectionRelay> connections = new ArrayList<>(client.connections.values());
+        final List<IpcClient.Region> regions = new ArrayList<>(client.regions.values());
+        for (final ConnectionRelay relay : connections)
         {
             relays.remove(relay);
         }
@@ -1112,7 +903,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         releaseLater(() ->
         {
             delete(client.answerFile);
-            for (final Relay relay : connections)
+            for (final ConnectionRelay relay : connections)
             {
                 try
                 {
@@ -1123,7 +914,7 @@ public final class IpcConductor implements Agent, AutoCloseable
                     System.err.println("spraynic ipc: closing connection " + relay.id + " failed: " + ex.getMessage());
                 }
             }
-            for (final Region region : regions)
+            for (final IpcClient.Region region : regions)
             {
                 try
                 {
@@ -1146,7 +937,7 @@ public final class IpcConductor implements Agent, AutoCloseable
     }
 
     /** Control thread: closes the NIC's connection, unmaps and removes its rings. */
-    private DrainReport.ConnectionDrain releaseConnection(final Relay relay, final Duration timeout)
+    private DrainReport.ConnectionDrain releaseConnection(final ConnectionRelay relay, final Duration timeout)
     {
         try
         {
@@ -1161,7 +952,7 @@ public final class IpcConductor implements Agent, AutoCloseable
     }
 
     /** Control thread: deregisters a region, unmaps it and removes its file. */
-    private void releaseRegion(final Region region)
+    private void releaseRegion(final IpcClient.Region region)
     {
         try
         {
@@ -1197,7 +988,7 @@ public final class IpcConductor implements Agent, AutoCloseable
      * Runs {@code action} on a control thread, then (on the conductor) {@code settle} and {@code onDone} with its
      * result, or {@code settle} and an ERROR.
      */
-    private <T> void submit(final Client client, final long correlationId, final int type, final Callable<T> action,
+    private <T> void submit(final IpcClient client, final long correlationId, final int type, final Callable<T> action,
         final Consumer<T> onDone, final Runnable settle)
     {
         final Runnable task = () ->
@@ -1248,14 +1039,14 @@ public final class IpcConductor implements Agent, AutoCloseable
 
     // ---------------------------------------------------------------- answers
 
-    private void respondOk(final Client client, final long correlationId, final long value)
+    private void respondOk(final IpcClient client, final long correlationId, final long value)
     {
         ok.wrap(response, 0).value(value);
         ok.ids(client.id, correlationId);
         answer(client, IpcMessages.OK, IpcMessages.Ok.LENGTH);
     }
 
-    private void respondError(final Client client, final long correlationId, final int type, final int code,
+    private void respondError(final IpcClient client, final long correlationId, final int type, final int code,
         final String message)
     {
         counters.commandErrors.incrementRelease();
@@ -1275,7 +1066,7 @@ public final class IpcConductor implements Agent, AutoCloseable
     }
 
     /** Writes the answer in {@link #response} into the client's own ring; a client whose ring is broken is dropped. */
-    private void answer(final Client client, final int type, final int length)
+    private void answer(final IpcClient client, final int type, final int length)
     {
         if (client.released)
         {
@@ -1313,9 +1104,9 @@ public final class IpcConductor implements Agent, AutoCloseable
             runner.close();
         }
         header.putLongRelease(IpcFileDescriptor.HEARTBEAT_OFFSET, 0); // clients know at once that nobody serves
-        final List<Relay> connections = new ArrayList<>();
-        final List<Region> regions = new ArrayList<>();
-        for (final Client client : clients.values())
+        final List<ConnectionRelay> connections = new ArrayList<>();
+        final List<IpcClient.Region> regions = new ArrayList<>();
+        for (final IpcClient client : clients.values())
         {
             client.released = true;
             connections.addAll(client.connections.values());
@@ -1345,7 +1136,7 @@ public final class IpcConductor implements Agent, AutoCloseable
                 System.err.println("spraynic ipc: a late control result failed: " + ex.getMessage());
             }
         }
-        for (final Relay relay : connections)
+        for (final ConnectionRelay relay : connections)
         {
             try
             {
@@ -1356,7 +1147,7 @@ public final class IpcConductor implements Agent, AutoCloseable
                 System.err.println("spraynic ipc: closing connection " + relay.id + " failed: " + ex.getMessage());
             }
         }
-        for (final Region region : regions)
+        for (final IpcClient.Region region : regions)
         {
             try
             {

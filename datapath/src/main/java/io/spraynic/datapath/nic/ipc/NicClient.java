@@ -100,7 +100,7 @@ public final class NicClient implements AutoCloseable
         this.answers = new OneToOneRingBuffer(new UnsafeBuffer(answerMapping));
         this.header = new UnsafeBuffer(mapped);
         this.nicPid = header.getLong(IpcFileDescriptor.PID_OFFSET, IpcMessages.ORDER);
-        this.mode = NicConnection.Kind.values()[header.getInt(IpcFileDescriptor.MODE_OFFSET, IpcMessages.ORDER)];
+        this.mode = kind(header.getInt(IpcFileDescriptor.MODE_OFFSET, IpcMessages.ORDER));
         this.planes = header.getInt(IpcFileDescriptor.PLANES_OFFSET, IpcMessages.ORDER);
         final int toNicLength = header.getInt(IpcFileDescriptor.TO_NIC_LENGTH_OFFSET, IpcMessages.ORDER);
         final int toClientsLength = header.getInt(IpcFileDescriptor.TO_CLIENTS_LENGTH_OFFSET, IpcMessages.ORDER);
@@ -206,6 +206,18 @@ public final class NicClient implements AutoCloseable
         {
             IoUtil.unmap(mapped);
         }
+    }
+
+    /** @return the transport of an ordinal read from shared memory, checked. */
+    private static NicConnection.Kind kind(final int ordinal)
+    {
+        final NicConnection.Kind[] kinds = NicConnection.Kind.values();
+        if (ordinal < 0 || ordinal >= kinds.length)
+        {
+            throw new IllegalStateException("the NIC's files name transport " + ordinal + ", which this client does not " +
+                "know: is the control file corrupt, or of another SprayNIC build?");
+        }
+        return kinds[ordinal];
     }
 
     /**
@@ -426,7 +438,7 @@ public final class NicClient implements AutoCloseable
     private ClientConnection newConnection()
     {
         final IpcMessages.ConnectionReady ready = connectionReady.wrap(reply, 0);
-        final NicConnection.Kind kind = NicConnection.Kind.values()[ready.kind()];
+        final NicConnection.Kind kind = kind(ready.kind());
         final RocevEndpoint endpoint = kind == NicConnection.Kind.ROCEV2 ?
             new RocevEndpoint(ready.localId(), ready.psn(), ready.ipv4(), ready.mac(), ready.mtu()) : null;
         final ConnectionRings rings = ConnectionRings.map(directory.resolve(ready.file()), ready.connectionId());

@@ -164,12 +164,17 @@ final class UntrustedRingReader
 
     /**
      * Checks the producers' tail against this reader's head: an honest tail is never behind the head, nor more than
-     * the capacity ahead of it (producers trust both to find room).
+     * the capacity ahead of it (producers trust both to find room). A shared head position someone overwrote is
+     * written back from this reader's own, so producers (and Agrona's {@code unblock}) find the real one.
      *
      * @return 0, or {@link #CORRUPT} (see {@link #corruption()}).
      */
     int checkPositions()
     {
+        if (buffer.getLongVolatile(headPositionIndex) != head)
+        {
+            buffer.putLongRelease(headPositionIndex, head);
+        }
         final long ahead = tail() - head;
         if (ahead < 0 || ahead > capacity)
         {

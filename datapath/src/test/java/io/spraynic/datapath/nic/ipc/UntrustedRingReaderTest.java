@@ -139,6 +139,10 @@ class UntrustedRingReaderTest
         buffer.putLong(CAPACITY + RingBufferDescriptor.HEAD_POSITION_OFFSET, 12345);
         assertEquals(1, reader.read(collect, 10));
         assertEquals(List.of(1L), seen);
+        buffer.putLong(CAPACITY + RingBufferDescriptor.HEAD_POSITION_OFFSET, -8);
+        assertEquals(0, reader.checkPositions());
+        assertEquals(reader.head(), buffer.getLong(CAPACITY + RingBufferDescriptor.HEAD_POSITION_OFFSET),
+            "the shared head written back for the producers");
     }
 
     @Test
