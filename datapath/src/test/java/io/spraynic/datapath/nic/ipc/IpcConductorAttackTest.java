@@ -412,4 +412,58 @@ class IpcConductorAttackTest
             bed.served.deregister(ofSix);
         }
     }
+
+    @Test
+    void shouldRefuseMalformedCommandsAndRequestsEachWithItsReason() throws Exception
+    {
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.ROCEV2, Duration.ofSeconds(5));
+            Arena arena = Arena.ofShared();
+            NicClient client = NicClient.connect(bed.dir, WAIT);
+            RawControlFile raw = new RawControlFile(bed.dir))
+        {
+            final MemoryRegion peerRegion = bed.peer.register(arena.allocate(1 << 16, 4096), ALL);
+            // commands: no room for the ids, a type nobody knows, shorter than the type's fields, any type from nobody
+            assertTrue(raw.command(IpcMessages.REGISTER, 0, 0, 8));
+            assertTrue(raw.command(77, client.clientId(), client.token(), IpcMessages.Header.LENGTH));
+            assertTrue(raw.command(IpcMessages.REGISTER, client.clientId(), client.token(), IpcMessages.Header.LENGTH + 4));
+            assertTrue(raw.command(IpcMessages.CONNECT_QUEUE_PAIR, client.clientId(), client.token(),
+                IpcMessages.ConnectQueuePair.LENGTH - 1));
+            await(() -> bed.counter("ipc: commands refused: malformed") == 4, WAIT, "malformed commands counted");
+            assertEquals(1L, bed.counter("ipc: clients"), "a malformed command costs no client");
+
+            // requests: a negative length, an opcode nobody knows, a record type that is no request
+            final ClientRegion region = client.register(1 << 16, ALL);
+            final ClientConnection qp = client.createQueuePair(0);
+            final NicConnection peerQp = bed.peer.createQueuePair(0);
+            qp.connect(peerQp.rocevEndpoint(), WAIT);
+            peerQp.connect(qp.rocevEndpoint(), WAIT);
+            final ClientSendRequest send = new ClientSendRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
+                .local(region, region.address(), 64).remote(peerRegion.address(), peerRegion.rkey());
+            send.length = -64;
+            assertEquals(PostResult.OK, qp.postSend(0, send));
+            assertEquals(WorkCompletionStatus.LOC_LEN_ERR, poll(qp.sendCompletionQueue(), "negative length").status());
+            final org.agrona.concurrent.ringbuffer.OneToOneRingBuffer requests = qp.rings().requests();
+            final org.agrona.concurrent.UnsafeBuffer record = new org.agrona.concurrent.UnsafeBuffer(
+                new byte[ConnectionRings.WR_LENGTH]);
+            record.putLong(ConnectionRings.WR_ID_OFFSET, 2, IpcMessages.ORDER);
+            record.putByte(ConnectionRings.WR_OPCODE_OFFSET, (byte)99);
+            assertTrue(requests.write(ConnectionRings.SEND_REQUEST, record, 0, ConnectionRings.WR_LENGTH));
+            final WorkCompletion badOpcode = poll(qp.sendCompletionQueue(), "unknown opcode");
+            assertEquals(2, badOpcode.wrId());
+            assertEquals(WorkCompletionStatus.LOC_QP_OP_ERR, badOpcode.status());
+            assertTrue(requests.write(ConnectionRings.COMPLETION, record, 0, ConnectionRings.WR_LENGTH));
+            await(() -> bed.counter("ipc: work requests refused") == 3, WAIT, "three requests refused");
+
+            // a record longer than any request: the ring is corrupt, the client goes
+            assertTrue(requests.write(ConnectionRings.SEND_REQUEST, new org.agrona.concurrent.UnsafeBuffer(new byte[128]),
+                0, 128));
+            await(() -> bed.counter("ipc: clients dropped: corrupt request ring") == 1, WAIT, "dropped for a long record");
+            assertEquals(0L, bed.counter("ipc: clients"));
+            try (NicClient next = NicClient.connect(bed.dir, WAIT))
+            {
+                transfer(bed, next, peerRegion, 47);
+            }
+            assertServing(bed, raw);
+        }
+    }
 }

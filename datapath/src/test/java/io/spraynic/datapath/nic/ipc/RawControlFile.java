@@ -58,6 +58,17 @@ final class RawControlFile implements AutoCloseable
         return toNic.write(type, command, 0, IpcMessages.ObjectCommand.LENGTH);
     }
 
+    /** Writes a command of any type and length (the body zero) in any client's name with any token. */
+    boolean command(final int type, final long clientId, final long token, final int length)
+    {
+        command.setMemory(0, command.capacity(), (byte)0);
+        if (length >= IpcMessages.Header.LENGTH)
+        {
+            new IpcMessages.Header().wrap(command, 0).ids(clientId, toNic.nextCorrelationId(), token);
+        }
+        return toNic.write(type, command, 0, length);
+    }
+
     /** Writes an ADD_CLIENT naming any answer file. */
     boolean addClient(final String answerFile)
     {
