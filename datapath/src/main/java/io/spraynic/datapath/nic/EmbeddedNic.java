@@ -23,6 +23,7 @@ import io.spraynic.dpdk.EthPort;
 import io.spraynic.pmd.MempoolConfig;
 import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PortConfig;
+import org.agrona.collections.Int2IntHashMap;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -73,7 +74,7 @@ public final class EmbeddedNic implements AutoCloseable
     private final Arena arena = Arena.ofShared();
     private final ProtectionDomain controlDomain = new ProtectionDomain();
     // the tenant of each region outside the default domain (0, the map's missing value)
-    private final org.agrona.collections.Int2IntHashMap domainsByLkey = new org.agrona.collections.Int2IntHashMap(0);
+    private final Int2IntHashMap domainsByLkey = new Int2IntHashMap(0);
     private final NicWorker[] workers;
     private final AgentRunner[] runners;
     private final int[] initiatorCids;

@@ -14,6 +14,7 @@ import io.spraynic.datapath.wire.FrameClass;
 import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.datapath.wire.RoceFrame;
 import io.spraynic.datapath.wire.RoceParser;
+import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.MessageHandler;
@@ -25,6 +26,7 @@ import org.agrona.concurrent.status.AtomicCounter;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.function.Consumer;
 
@@ -60,8 +62,8 @@ final class NicWorker implements Agent
     private final PacketPort[] ports;
     private final WorkerTransport transport;
     private final ProtectionDomain protectionDomain;
-    private final org.agrona.collections.Int2ObjectHashMap<ProtectionDomain> tenantDomains =
-        new org.agrona.collections.Int2ObjectHashMap<>();
+    private final Int2ObjectHashMap<ProtectionDomain> tenantDomains =
+        new Int2ObjectHashMap<>();
     private final NanoClock clock;
     private final int burstCapacity;
     private final RoceParser parser;
@@ -148,7 +150,7 @@ final class NicWorker implements Agent
         ProtectionDomain d = tenantDomains.get(domain);
         if (null == d)
         {
-            d = new ProtectionDomain(domain, new java.security.SecureRandom()); // keys come from the NIC's control domain
+            d = new ProtectionDomain(domain, new SecureRandom()); // keys come from the NIC's control domain
             tenantDomains.put(domain, d);
         }
         return d;

@@ -1,6 +1,7 @@
 package io.spraynic.datapath.nic.ipc;
 
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.lang.management.ManagementFactory;
@@ -42,7 +43,7 @@ final class ChildJvm implements AutoCloseable
                     lines.add(line);
                 }
             }
-            catch (final java.io.IOException ignored)
+            catch (final IOException ignored)
             {
                 // the child went away: the test sees no more lines
             }
@@ -66,7 +67,7 @@ final class ChildJvm implements AutoCloseable
         return line.substring(prefix.length()).trim();
     }
 
-    void say(final String line) throws java.io.IOException
+    void say(final String line) throws IOException
     {
         in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
         in.flush();

@@ -4,15 +4,20 @@ import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
+import io.spraynic.datapath.verbs.SendWorkRequest;
 import io.spraynic.datapath.verbs.WorkCompletion;
 import io.spraynic.datapath.verbs.WorkCompletionStatus;
 import io.spraynic.datapath.verbs.WorkRequestOpcode;
 import org.agrona.concurrent.AtomicBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -130,7 +135,7 @@ class IpcConductorAttackTest
             raw.corruptNextRecord(0x7FFF_FFFF);
             await(() -> bed.counter("ipc: command ring resets: corrupt records") == 2, WAIT, "the ring reset again");
             // a tail position that no producer could have written
-            raw.ring.putLongRelease(raw.capacity + org.agrona.concurrent.ringbuffer.RingBufferDescriptor.TAIL_POSITION_OFFSET,
+            raw.ring.putLongRelease(raw.capacity + RingBufferDescriptor.TAIL_POSITION_OFFSET,
                 raw.tail() - 4096);
             await(() -> bed.counter("ipc: command ring resets: corrupt records") == 3, WAIT, "the ring reset for its tail");
             assertEquals(3, raw.epoch());
@@ -351,14 +356,14 @@ class IpcConductorAttackTest
             NicConnection peerQp = bed.peer.createQueuePair(0);
             qpOfB.connect(peerQp.rocevEndpoint(), WAIT);
             peerQp.connect(qpOfB.rocevEndpoint(), WAIT);
-            assertEquals(PostResult.OK, peerQp.postSend(0, new io.spraynic.datapath.verbs.SendWorkRequest().wrId(1)
+            assertEquals(PostResult.OK, peerQp.postSend(0, new SendWorkRequest().wrId(1)
                 .opcode(WorkRequestOpcode.RDMA_WRITE).local(peerRegion, peerRegion.address(), 4096)
                 .remote(regionOfA.address(), regionOfA.rkey())));
             final WorkCompletion refused = poll(peerQp.sendCompletionQueue(), "a write with another tenant's rkey");
             assertEquals(WorkCompletionStatus.REM_ACCESS_ERR, refused.status(), refused.toString());
             for (long i = 0; i < 1 << 16; i += 8)
             {
-                assertEquals(0L, regionOfA.segment().get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, i),
+                assertEquals(0L, regionOfA.segment().get(ValueLayout.JAVA_LONG_UNALIGNED, i),
                     "A's memory untouched at " + i);
             }
             qpOfB.close(Duration.ZERO);
@@ -369,7 +374,7 @@ class IpcConductorAttackTest
             peerQp = bed.peer.createQueuePair(0);
             second.connect(peerQp.rocevEndpoint(), WAIT);
             peerQp.connect(second.rocevEndpoint(), WAIT);
-            assertEquals(PostResult.OK, peerQp.postSend(0, new io.spraynic.datapath.verbs.SendWorkRequest().wrId(2)
+            assertEquals(PostResult.OK, peerQp.postSend(0, new SendWorkRequest().wrId(2)
                 .opcode(WorkRequestOpcode.RDMA_WRITE).local(peerRegion, peerRegion.address(), 1 << 16)
                 .remote(regionOfB.address(), regionOfB.rkey())));
             assertEquals(WorkCompletionStatus.SUCCESS, poll(peerQp.sendCompletionQueue(), "a write with B's rkey").status());
@@ -393,7 +398,7 @@ class IpcConductorAttackTest
             final NicConnection peerQp = bed.peer.createQueuePair(0);
             qp.connect(peerQp.rocevEndpoint(), WAIT);
             peerQp.connect(qp.rocevEndpoint(), WAIT);
-            assertEquals(PostResult.OK, qp.postSend(0, new io.spraynic.datapath.verbs.SendWorkRequest().wrId(1)
+            assertEquals(PostResult.OK, qp.postSend(0, new SendWorkRequest().wrId(1)
                 .opcode(WorkRequestOpcode.RDMA_WRITE).local(ofFive, ofFive.address(), 4096)
                 .remote(peerRegion.address(), peerRegion.rkey())));
             assertEquals(WorkCompletionStatus.LOC_PROT_ERR, poll(qp.sendCompletionQueue(), "domain 5's lkey").status());
@@ -403,7 +408,7 @@ class IpcConductorAttackTest
             qp2.connect(peerQp2.rocevEndpoint(), WAIT);
             peerQp2.connect(qp2.rocevEndpoint(), WAIT);
             fill(ofSix.segment(), 0, 4096, 46);
-            assertEquals(PostResult.OK, qp2.postSend(0, new io.spraynic.datapath.verbs.SendWorkRequest().wrId(2)
+            assertEquals(PostResult.OK, qp2.postSend(0, new SendWorkRequest().wrId(2)
                 .opcode(WorkRequestOpcode.RDMA_WRITE).local(ofSix, ofSix.address(), 4096)
                 .remote(peerRegion.address(), peerRegion.rkey())));
             assertEquals(WorkCompletionStatus.SUCCESS, poll(qp2.sendCompletionQueue(), "domain 6's lkey").status());
@@ -442,8 +447,8 @@ class IpcConductorAttackTest
             send.length = -64;
             assertEquals(PostResult.OK, qp.postSend(0, send));
             assertEquals(WorkCompletionStatus.LOC_LEN_ERR, poll(qp.sendCompletionQueue(), "negative length").status());
-            final org.agrona.concurrent.ringbuffer.OneToOneRingBuffer requests = qp.rings().requests();
-            final org.agrona.concurrent.UnsafeBuffer record = new org.agrona.concurrent.UnsafeBuffer(
+            final OneToOneRingBuffer requests = qp.rings().requests();
+            final UnsafeBuffer record = new UnsafeBuffer(
                 new byte[ConnectionRings.WR_LENGTH]);
             record.putLong(ConnectionRings.WR_ID_OFFSET, 2, IpcMessages.ORDER);
             record.putByte(ConnectionRings.WR_OPCODE_OFFSET, (byte)99);
@@ -455,7 +460,7 @@ class IpcConductorAttackTest
             await(() -> bed.counter("ipc: work requests refused") == 3, WAIT, "three requests refused");
 
             // a record longer than any request: the ring is corrupt, the client goes
-            assertTrue(requests.write(ConnectionRings.SEND_REQUEST, new org.agrona.concurrent.UnsafeBuffer(new byte[128]),
+            assertTrue(requests.write(ConnectionRings.SEND_REQUEST, new UnsafeBuffer(new byte[128]),
                 0, 128));
             await(() -> bed.counter("ipc: clients dropped: corrupt request ring") == 1, WAIT, "dropped for a long record");
             assertEquals(0L, bed.counter("ipc: clients"));
