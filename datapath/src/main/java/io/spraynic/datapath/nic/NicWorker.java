@@ -61,6 +61,8 @@ final class NicWorker implements Agent
     private final int workers;
     private final PacketPort[] ports;
     private final WorkerTransport transport;
+    private static final SecureRandom TENANT_KEYS = new SecureRandom();
+
     private final ProtectionDomain protectionDomain;
     private final Int2ObjectHashMap<ProtectionDomain> tenantDomains =
         new Int2ObjectHashMap<>();
@@ -150,7 +152,7 @@ final class NicWorker implements Agent
         ProtectionDomain d = tenantDomains.get(domain);
         if (null == d)
         {
-            d = new ProtectionDomain(domain, new SecureRandom()); // keys come from the NIC's control domain
+            d = new ProtectionDomain(domain, TENANT_KEYS); // registerWithKeys: the keys come from the NIC's control domain
             tenantDomains.put(domain, d);
         }
         return d;

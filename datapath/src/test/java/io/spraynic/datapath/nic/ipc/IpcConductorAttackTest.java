@@ -471,4 +471,39 @@ class IpcConductorAttackTest
             assertServing(bed, raw);
         }
     }
+
+    @Test
+    void shouldKeepOneClientsRkeyUselessThroughAnotherClientsSprayConnection() throws Exception
+    {
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.SPRAY, Duration.ofSeconds(5));
+            Arena arena = Arena.ofShared();
+            NicClient a = NicClient.connect(bed.dir, WAIT);
+            NicClient b = NicClient.connect(bed.dir, WAIT);
+            RawControlFile raw = new RawControlFile(bed.dir))
+        {
+            final MemoryRegion peerRegion = bed.peer.register(arena.allocate(1 << 16, 4096), ALL);
+            fill(peerRegion.segment(), 0, 1 << 16, 48);
+            final ClientRegion regionOfA = a.register(1 << 16, ALL);
+            final ClientRegion regionOfB = b.register(1 << 16, ALL);
+            final CompletableFuture<NicConnection> accepted = CompletableFuture.supplyAsync(() -> bed.peer.accept(WAIT));
+            final ClientConnection ofB = b.connect(new int[]{IpcTestBed.ip(1)}, new long[]{IpcTestBed.mac(1)}, WAIT);
+            final NicConnection peer = accepted.get(30, TimeUnit.SECONDS);
+            // the peer of B's connection writes with B's rkey, then with A's (an access error ends the connection)
+            assertEquals(PostResult.OK, peer.postSend(0, new SendWorkRequest().wrId(2).opcode(WorkRequestOpcode.RDMA_WRITE)
+                .local(peerRegion, peerRegion.address(), 1 << 16).remote(regionOfB.address(), regionOfB.rkey())));
+            final WorkCompletion written = poll(peer.sendCompletionQueue(), "a write with B's own rkey");
+            assertEquals(WorkCompletionStatus.SUCCESS, written.status(), written.toString());
+            assertEquals(-1, mismatch(regionOfB.segment(), 0, 1 << 16, 48));
+            assertEquals(PostResult.OK, peer.postSend(0, new SendWorkRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
+                .local(peerRegion, peerRegion.address(), 4096).remote(regionOfA.address(), regionOfA.rkey())));
+            final WorkCompletion refused = poll(peer.sendCompletionQueue(), "a write with another tenant's rkey");
+            assertEquals(WorkCompletionStatus.REM_ACCESS_ERR, refused.status(), refused.toString());
+            for (long i = 0; i < 1 << 16; i += 8)
+            {
+                assertEquals(0L, regionOfA.segment().get(ValueLayout.JAVA_LONG_UNALIGNED, i), "A's memory untouched at " + i);
+            }
+            ofB.close(Duration.ofSeconds(2));
+            assertServing(bed, raw);
+        }
+    }
 }
