@@ -42,7 +42,6 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import java.util.stream.Stream;
 
 /**
  * Serves an {@link EmbeddedNic} to applications in other processes through shared memory in an IPC directory
@@ -244,37 +243,7 @@ public final class IpcConductor implements Agent, AutoCloseable
                     "): stop it or give this one another --ipc-dir");
             }
         }
-        removeFiles(directory);
-    }
-
-    /** Removes the control, answer, region and connection files a NIC leaves in {@code directory}. */
-    private static void removeFiles(final Path directory)
-    {
-        try (Stream<Path> files = Files.list(directory))
-        {
-            files.filter(p ->
-            {
-                final String name = p.getFileName().toString();
-                return name.equals(IpcFileDescriptor.CONTROL_FILE) || name.startsWith("mr-") || name.startsWith("conn-") ||
-                    name.startsWith(IpcFileDescriptor.ANSWER_FILE_PREFIX);
-            }).forEach(IpcConductor::delete);
-        }
-        catch (final IOException ex)
-        {
-            throw new IllegalStateException("cannot list the IPC directory " + directory + ": " + ex.getMessage(), ex);
-        }
-    }
-
-    private static void delete(final Path file)
-    {
-        try
-        {
-            Files.deleteIfExists(file);
-        }
-        catch (final IOException ex)
-        {
-            System.err.println("spraynic ipc: could not remove " + file + ": " + ex.getMessage());
-        }
+        IpcFiles.removeNicFiles(directory);
     }
 
     /** @return the directory served. */
@@ -588,7 +557,7 @@ public final class IpcConductor implements Agent, AutoCloseable
             catch (final IOException | RuntimeException ex)
             {
                 arena.close();
-                delete(file);
+                IpcFiles.delete(file);
                 throw new IllegalStateException("could not make a region of " + bytes + " B in " + file + ": " +
                     ex.getMessage(), ex);
             }
@@ -713,7 +682,7 @@ public final class IpcConductor implements Agent, AutoCloseable
             catch (final RuntimeException ex)
             {
                 c.close(Duration.ZERO);
-                delete(file);
+                IpcFiles.delete(file);
                 throw ex;
             }
         }, (ConnectionRelay made) ->
@@ -902,7 +871,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         final Duration drain = Duration.ofMillis(reason == counters.clientsClosed ? 100 : 0);
         releaseLater(() ->
         {
-            delete(client.answerFile);
+            IpcFiles.delete(client.answerFile);
             for (final ConnectionRelay relay : connections)
             {
                 try
@@ -946,7 +915,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         finally
         {
             relay.rings.close();
-            delete(relay.rings.path());
+            IpcFiles.delete(relay.rings.path());
             counters.connections.decrement();
         }
     }
@@ -961,7 +930,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         finally
         {
             region.arena().close();
-            delete(region.file());
+            IpcFiles.delete(region.file());
             counters.regions.decrement();
         }
     }
@@ -1160,6 +1129,6 @@ public final class IpcConductor implements Agent, AutoCloseable
         }
         counters.close();
         IoUtil.unmap(mapped);
-        removeFiles(directory);
+        IpcFiles.removeNicFiles(directory);
     }
 }

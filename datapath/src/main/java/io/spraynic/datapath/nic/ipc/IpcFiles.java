@@ -13,6 +13,7 @@ import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Set;
+import java.util.stream.Stream;
 
 /**
  * The files of an IPC directory: the directory only its user may enter (0700), every file only its user may read or
@@ -176,6 +177,36 @@ final class IpcFiles
         catch (final IOException | UnsupportedOperationException ex)
         {
             return "cannot check " + file.getFileName() + ": " + ex.getMessage();
+        }
+    }
+
+    /** Removes the control, answer, region and connection files a NIC leaves in {@code directory}. */
+    static void removeNicFiles(final Path directory)
+    {
+        try (Stream<Path> files = Files.list(directory))
+        {
+            files.filter(p ->
+            {
+                final String name = p.getFileName().toString();
+                return name.equals(IpcFileDescriptor.CONTROL_FILE) || name.startsWith("mr-") || name.startsWith("conn-") ||
+                    name.startsWith(IpcFileDescriptor.ANSWER_FILE_PREFIX);
+            }).forEach(IpcFiles::delete);
+        }
+        catch (final IOException ex)
+        {
+            throw new IllegalStateException("cannot list the IPC directory " + directory + ": " + ex.getMessage(), ex);
+        }
+    }
+
+    static void delete(final Path file)
+    {
+        try
+        {
+            Files.deleteIfExists(file);
+        }
+        catch (final IOException ex)
+        {
+            System.err.println("spraynic ipc: could not remove " + file + ": " + ex.getMessage());
         }
     }
 
