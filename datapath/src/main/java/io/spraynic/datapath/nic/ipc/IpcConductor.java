@@ -293,8 +293,12 @@ public final class IpcConductor implements Agent, AutoCloseable
                 {
                     dropLater(relay.client, counters.droppedCorruptRing, "wrote into its connection " + relay.id +
                         "'s request ring " + relay.corruption());
+                    work++;
                 }
-                work += Math.max(1, relayed);
+                else
+                {
+                    work += relayed; // 0 when idle, so the conductor idles
+                }
             }
             catch (final RuntimeException ex)
             {
@@ -469,6 +473,17 @@ public final class IpcConductor implements Agent, AutoCloseable
             return;
         }
         final Path file = directory.resolve(name);
+        for (final IpcClient other : clients.values())
+        {
+            if (other.answerFile.equals(file))
+            {
+                // someone names a live client's answer file (seen in the command ring): two writers would corrupt it
+                counters.commandsMalformed.incrementRelease();
+                broadcastError(0, correlationId, IpcMessages.ADD_CLIENT, IpcMessages.ERR_MALFORMED,
+                    "the answer file " + name + " is another client's: make a new one");
+                return;
+            }
+        }
         final String problem = IpcFiles.ownFileProblem(file, IpcFileDescriptor.answerFileLength());
         if (null != problem)
         {

@@ -304,13 +304,21 @@ class IpcConductorAttackTest
             }
             await(() -> bed.counter("ipc: commands refused: malformed") == 6, WAIT, "six bad ADD_CLIENTs refused");
             assertEquals(0L, bed.counter("ipc: clients"));
+            try (NicClient victim = NicClient.connect(bed.dir, WAIT))
+            {
+                assertTrue(raw.addClient(victim.answerFile().getFileName().toString()));
+                await(() -> bed.counter("ipc: commands refused: malformed") == 7, WAIT, "a live client's file refused");
+                assertEquals(1L, bed.counter("ipc: clients"));
+                victim.register(4096, ALL); // its answers still reach it
+            }
             final List<String> refusals = new ArrayList<>();
             final IpcMessages.Error error = new IpcMessages.Error();
             while (raw.broadcast.receiveNext())
             {
                 refusals.add(error.wrap(raw.broadcast.buffer(), raw.broadcast.offset()).message());
             }
-            assertEquals(6, refusals.size(), refusals.toString());
+            assertEquals(7, refusals.size(), refusals.toString());
+            assertTrue(refusals.get(6).contains("is another client's"), refusals.get(6));
             assertTrue(refusals.get(0).contains("rw-rw-rw-"), refusals.get(0));
             assertTrue(refusals.get(1).contains("not a regular file"), refusals.get(1));
             assertTrue(refusals.get(2).contains("is 64 B"), refusals.get(2));
