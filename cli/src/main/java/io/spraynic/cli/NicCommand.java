@@ -86,6 +86,18 @@ final class NicCommand implements Callable<Integer>
         description = "with --ipc-dir: release a client's connections and memory after this long without a keepalive (default ${DEFAULT-VALUE}).")
     double ipcClientTimeout;
 
+    @Option(names = "--ipc-max-clients", defaultValue = "64", paramLabel = "N",
+        description = "with --ipc-dir: clients served at once; one more is refused (default ${DEFAULT-VALUE}).")
+    int ipcMaxClients;
+
+    @Option(names = "--ipc-max-regions", defaultValue = "256", paramLabel = "N",
+        description = "with --ipc-dir: regions one client may hold at once (default ${DEFAULT-VALUE}).")
+    int ipcMaxRegions;
+
+    @Option(names = "--ipc-max-connections", defaultValue = "64", paramLabel = "N",
+        description = "with --ipc-dir: connections and queue pairs one client may hold at once (default ${DEFAULT-VALUE}).")
+    int ipcMaxConnections;
+
     public Integer call() throws Exception
     {
         if (mode.equalsIgnoreCase("spray") || mode.equalsIgnoreCase("rocev2"))
@@ -168,6 +180,9 @@ final class NicCommand implements Callable<Integer>
                 "band) or --ipc-dir for applications that connect their own");
         }
         final Path ipc = null == ipcDir ? null : ipcDir.toString().isEmpty() ? IpcFileDescriptor.defaultDirectory() : ipcDir;
+        final IpcConductor.Limits ipcLimits = new IpcConductor.Limits(
+            atLeastOne("--ipc-max-clients", ipcMaxClients, 64), atLeastOne("--ipc-max-regions", ipcMaxRegions, 256),
+            atLeastOne("--ipc-max-connections", ipcMaxConnections, 64));
         final java.util.Map<String, String> filled = new java.util.LinkedHashMap<>(params);
         if (workers != 1)
         {
@@ -213,7 +228,7 @@ final class NicCommand implements Callable<Integer>
                 {
                     // the conductor relays every posted request and completion: it idles as the workers do (--idle)
                     conductor = IpcConductor.start(nic, ipc, counters, Duration.ofMillis((long)(ipcClientTimeout * 1000)),
-                        IdleStrategies.parse(idle).get());
+                        ipcLimits, IdleStrategies.parse(idle).get());
                     System.out.printf(Locale.ROOT, "spraynic nic: serving applications in %s (spraynic client --ipc-dir %s)%n",
                         ipc, ipc);
                 }
@@ -288,5 +303,15 @@ final class NicCommand implements Callable<Integer>
                 Runtime.getRuntime().removeShutdownHook(hook);
             }
         }
+    }
+
+    private static int atLeastOne(final String option, final int value, final int defaultValue)
+    {
+        if (value < 1)
+        {
+            throw new IllegalArgumentException(option + " " + value + " is not allowed: give 1 or more (default " +
+                defaultValue + ")");
+        }
+        return value;
     }
 }

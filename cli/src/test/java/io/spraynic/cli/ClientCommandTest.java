@@ -114,6 +114,11 @@ class ClientCommandTest
         final CliTestSupport.Run classify = CliTestSupport.run("nic", "--config", "net_null", "--ipc-dir", ipc.toString());
         assertTrue(classify.exitCode() != 0);
         assertTrue(classify.err().contains("add --mode spray or --mode rocev2"), classify.err());
+        final CliTestSupport.Run noRegions = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip",
+            "10.0.0.1", "--ipc-dir", ipc.toString(), "--ipc-max-regions", "0");
+        assertTrue(noRegions.exitCode() != 0);
+        assertTrue(noRegions.err().contains("--ipc-max-regions 0 is not allowed: give 1 or more (default 256)"),
+            noRegions.err());
 
         final List<String> command = new ArrayList<>();
         command.add(ProcessHandle.current().info().command().orElseThrow());

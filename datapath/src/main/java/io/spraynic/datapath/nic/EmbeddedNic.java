@@ -23,6 +23,7 @@ import io.spraynic.dpdk.EthPort;
 import io.spraynic.pmd.MempoolConfig;
 import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PortConfig;
+import org.agrona.collections.Int2IntHashMap;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -72,6 +73,8 @@ public final class EmbeddedNic implements AutoCloseable
     private final AutoCloseable owner;
     private final Arena arena = Arena.ofShared();
     private final ProtectionDomain controlDomain = new ProtectionDomain();
+    // the tenant of each region outside the default domain (0, the map's missing value)
+    private final Int2IntHashMap domainsByLkey = new Int2IntHashMap(0);
     private final NicWorker[] workers;
     private final AgentRunner[] runners;
     private final int[] initiatorCids;
@@ -449,16 +452,34 @@ public final class EmbeddedNic implements AutoCloseable
      */
     public MemoryRegion register(final MemorySegment segment, final int access)
     {
+        return register(segment, access, 0);
+    }
+
+    /**
+     * Registers memory in a tenant's protection domain on every worker: only connections bound to the same domain
+     * ({@link #bindProtectionDomain}) may name it, by lkey in their work requests or by rkey from their peer.
+     *
+     * @param segment native memory that outlives the registration.
+     * @param access  {@link AccessFlags}.
+     * @param domain  the tenant (0: the in-process application's default domain).
+     * @return the region (its lkey for local work requests, rkey for peers).
+     */
+    public MemoryRegion register(final MemorySegment segment, final int access, final int domain)
+    {
         final MemoryRegion region;
         synchronized (controlDomain)
         {
-            region = controlDomain.register(segment, access);
+            region = controlDomain.register(segment, access); // keys unique over every domain
+            if (0 != domain)
+            {
+                domainsByLkey.put(region.lkey(), domain); // absent: the default domain
+            }
         }
         final List<CompletableFuture<Object>> done = new ArrayList<>();
         for (final NicWorker worker : workers)
         {
             done.add(submit(worker, (w, now) ->
-                w.protectionDomain().registerWithKeys(segment, access, region.lkey(), region.rkey())));
+                w.protectionDomain(domain).registerWithKeys(segment, access, region.lkey(), region.rkey())));
         }
         for (final CompletableFuture<Object> f : done)
         {
@@ -476,15 +497,20 @@ public final class EmbeddedNic implements AutoCloseable
      */
     public void deregister(final MemoryRegion region)
     {
+        final int domain;
+        synchronized (controlDomain)
+        {
+            domain = domainsByLkey.get(region.lkey());
+        }
         final List<CompletableFuture<Object>> done = new ArrayList<>();
         for (final NicWorker worker : workers)
         {
             done.add(submit(worker, (w, now) ->
             {
-                final MemoryRegion copy = w.protectionDomain().regionByLkey(region.lkey());
+                final MemoryRegion copy = w.protectionDomain(domain).regionByLkey(region.lkey());
                 if (null != copy)
                 {
-                    w.protectionDomain().deregister(copy);
+                    w.protectionDomain(domain).deregister(copy);
                     w.transport().revoke(copy);
                 }
                 return copy;
@@ -497,6 +523,55 @@ public final class EmbeddedNic implements AutoCloseable
         synchronized (controlDomain)
         {
             controlDomain.deregister(region);
+            domainsByLkey.remove(region.lkey());
+        }
+    }
+
+    /**
+     * Binds a connection or queue pair to a tenant's protection domain before the application posts on it: its work
+     * requests and its peer's rkeys then reach only regions registered in that domain. Until then it uses the
+     * default domain (0), which holds the in-process application's regions only.
+     *
+     * @param connection a connection of this NIC, before anything is posted on it.
+     * @param domain     the tenant.
+     */
+    public void bindProtectionDomain(final NicConnection connection, final int domain)
+    {
+        await(submit(workers[connection.worker()], (w, now) ->
+        {
+            final ProtectionDomain pd = w.protectionDomain(domain);
+            connection.protectionDomain = pd;
+            if (null != connection.spray)
+            {
+                connection.spray.protectionDomain(pd);
+            }
+            if (null != connection.queuePair)
+            {
+                connection.queuePair.protectionDomain(pd);
+            }
+            return connection;
+        }), CONTROL_TIMEOUT, "bind a connection to a protection domain");
+    }
+
+    /** Forgets a tenant's protection domain on every worker, once its regions are deregistered. */
+    public void releaseProtectionDomain(final int domain)
+    {
+        if (0 == domain)
+        {
+            return;
+        }
+        final List<CompletableFuture<Object>> done = new ArrayList<>();
+        for (final NicWorker worker : workers)
+        {
+            done.add(submit(worker, (w, now) ->
+            {
+                w.releaseProtectionDomain(domain);
+                return null;
+            }));
+        }
+        for (final CompletableFuture<Object> f : done)
+        {
+            await(f, CONTROL_TIMEOUT, "release a protection domain");
         }
     }
 

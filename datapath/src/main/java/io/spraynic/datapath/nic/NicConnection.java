@@ -4,6 +4,7 @@ import io.spraynic.datapath.transport.rocev2.RcQueuePair;
 import io.spraynic.datapath.transport.spray.SprayConnection;
 import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.PostResult;
+import io.spraynic.datapath.verbs.ProtectionDomain;
 import io.spraynic.datapath.verbs.ReceiveWorkRequest;
 import io.spraynic.datapath.verbs.SendWorkRequest;
 
@@ -47,6 +48,7 @@ public final class NicConnection
     int localId;
     int localPsn;
     int streams = 1;
+    ProtectionDomain protectionDomain; // null: the worker's default domain (0)
     CounterMirror[] mirrors = new CounterMirror[0];
     SprayGauges gauges;
 

@@ -14,6 +14,7 @@ import io.spraynic.datapath.wire.FrameClass;
 import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.datapath.wire.RoceFrame;
 import io.spraynic.datapath.wire.RoceParser;
+import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.MessageHandler;
@@ -25,6 +26,7 @@ import org.agrona.concurrent.status.AtomicCounter;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.function.Consumer;
 
@@ -59,7 +61,11 @@ final class NicWorker implements Agent
     private final int workers;
     private final PacketPort[] ports;
     private final WorkerTransport transport;
+    private static final SecureRandom TENANT_KEYS = new SecureRandom();
+
     private final ProtectionDomain protectionDomain;
+    private final Int2ObjectHashMap<ProtectionDomain> tenantDomains =
+        new Int2ObjectHashMap<>();
     private final NanoClock clock;
     private final int burstCapacity;
     private final RoceParser parser;
@@ -134,6 +140,32 @@ final class NicWorker implements Agent
     ProtectionDomain protectionDomain()
     {
         return protectionDomain;
+    }
+
+    /** @return the domain of tenant {@code domain} on this worker, made on first use (worker thread); 0 is the default. */
+    ProtectionDomain protectionDomain(final int domain)
+    {
+        if (0 == domain)
+        {
+            return protectionDomain;
+        }
+        ProtectionDomain d = tenantDomains.get(domain);
+        if (null == d)
+        {
+            d = new ProtectionDomain(domain, TENANT_KEYS); // registerWithKeys: the keys come from the NIC's control domain
+            tenantDomains.put(domain, d);
+        }
+        return d;
+    }
+
+    /** Forgets tenant {@code domain}'s domain on this worker once it holds no region (worker thread). */
+    void releaseProtectionDomain(final int domain)
+    {
+        final ProtectionDomain d = tenantDomains.get(domain);
+        if (null != d && d.isEmpty())
+        {
+            tenantDomains.remove(domain);
+        }
     }
 
     ParseCounters parseCounters()
@@ -251,7 +283,9 @@ final class NicWorker implements Agent
         {
             final int lkey = ring.lkey();
             MemoryRegion region = null;
-            if (lkey != 0 && null == (region = protectionDomain.regionByLkey(lkey)))
+            // a connection bound to a tenant names only that tenant's regions
+            if (lkey != 0 && null == (region = (null == c.protectionDomain ? protectionDomain : c.protectionDomain)
+                .regionByLkey(lkey)))
             {
                 counters.badLkeys().incrementRelease();
                 fail(c, kind, WorkCompletionStatus.LOC_PROT_ERR);

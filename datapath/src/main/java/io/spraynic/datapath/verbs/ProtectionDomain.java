@@ -25,6 +25,7 @@ public final class ProtectionDomain
     /** Key 0 is never handed out, so a zeroed work request never names a region by accident. */
     private static final int NO_KEY = 0;
 
+    private final int id;
     private final RandomGenerator keys;
     private final Int2ObjectHashMap<MemoryRegion> byLkey = new Int2ObjectHashMap<>();
     private final Int2ObjectHashMap<MemoryRegion> byRkey = new Int2ObjectHashMap<>();
@@ -42,7 +43,30 @@ public final class ProtectionDomain
      */
     public ProtectionDomain(final RandomGenerator keys)
     {
+        this(0, keys);
+    }
+
+    /**
+     * @param id   which tenant the domain is (0: the in-process application's; a NIC gives each IPC client its own):
+     *             a region registered in one domain is unknown, by lkey and by rkey, to queue pairs of another.
+     * @param keys where keys come from.
+     */
+    public ProtectionDomain(final int id, final RandomGenerator keys)
+    {
+        this.id = id;
         this.keys = keys;
+    }
+
+    /** @return the tenant id this domain was made for (0 by default). */
+    public int id()
+    {
+        return id;
+    }
+
+    /** @return true when the domain holds no region. */
+    public boolean isEmpty()
+    {
+        return byLkey.isEmpty();
     }
 
     /**

@@ -103,4 +103,27 @@ class ProtectionDomainTest
         assertThrows(IllegalArgumentException.class,
             () -> new ProtectionDomain().deregister(pd.register(arena.allocate(8), 0)));
     }
+
+    @Test
+    void shouldKeepATenantsRegionUnknownToAnotherTenantsDomainByEitherKey()
+    {
+        final ProtectionDomain tenantA = new ProtectionDomain(1, new java.util.SplittableRandom(1));
+        final ProtectionDomain tenantB = new ProtectionDomain(2, new java.util.SplittableRandom(2));
+        assertEquals(0, pd.id());
+        assertEquals(1, tenantA.id());
+        assertTrue(tenantB.isEmpty());
+        final MemoryRegion region = pd.register(arena.allocate(4096), AccessFlags.ALL);
+        final MemoryRegion ofA = tenantA.registerWithKeys(region.segment(), AccessFlags.ALL, region.lkey(), region.rkey());
+        assertFalse(tenantA.isEmpty());
+        assertSame(ofA, tenantA.regionByRkey(region.rkey()));
+        assertNull(tenantB.regionByLkey(region.lkey()));
+        assertNull(tenantB.regionByRkey(region.rkey()));
+        assertEquals(AccessCheck.INVALID_KEY, tenantB.checkRemoteAccess(region.rkey(), region.address(), 8,
+            AccessFlags.REMOTE_WRITE));
+        assertEquals(AccessCheck.INVALID_KEY, tenantB.checkLocalAccess(region.lkey(), region.address(), 8,
+            AccessFlags.LOCAL_WRITE));
+        assertEquals(AccessCheck.OK, tenantA.checkRemoteAccess(region.rkey(), region.address(), 8, AccessFlags.REMOTE_WRITE));
+        tenantA.deregister(ofA);
+        assertTrue(tenantA.isEmpty());
+    }
 }

@@ -55,6 +55,12 @@ public final class ClientConnection
         this.receiveCq = new ClientCompletionQueue(rings.receiveCompletions());
     }
 
+    /** @return its shared rings (tests play a client that corrupts them). */
+    ConnectionRings rings()
+    {
+        return rings;
+    }
+
     /** @return the NIC's id for it. */
     public long id()
     {

@@ -115,7 +115,7 @@ public final class ConnectionRings implements AutoCloseable
     /** Creates the file (NIC side); the version is written last. */
     static ConnectionRings create(final Path path, final long connectionId)
     {
-        final MappedByteBuffer mapped = IoUtil.mapNewFile(path.toFile(), fileLength());
+        final MappedByteBuffer mapped = IpcFiles.createMapped(path, fileLength());
         final UnsafeBuffer file = new UnsafeBuffer(mapped);
         file.putInt(MAGIC_OFFSET, MAGIC, IpcMessages.ORDER);
         file.putLong(CONNECTION_ID_OFFSET, connectionId, IpcMessages.ORDER);
@@ -204,17 +204,17 @@ public final class ConnectionRings implements AutoCloseable
     }
 
     /**
-     * Reads a send request record into a holder (NIC side): no allocation. The caller checked the opcode and
-     * resolved the lkey to {@code region}.
+     * Reads a send request record into a holder (NIC side): no allocation. The caller read the record out of shared
+     * memory first, checked the opcode and resolved the lkey to {@code region}.
      *
      * @return {@code into}.
      */
-    static SendWorkRequest readSendRequest(final DirectBuffer b, final int index, final MemoryRegion region,
-        final SendWorkRequest into)
+    static SendWorkRequest readSendRequest(final DirectBuffer b, final int index, final WorkRequestOpcode opcode,
+        final MemoryRegion region, final SendWorkRequest into)
     {
         final byte flags = b.getByte(index + WR_FLAGS_OFFSET);
         return into.reset().wrId(b.getLong(index + WR_ID_OFFSET, IpcMessages.ORDER))
-            .opcode(WorkRequestOpcode.of(b.getByte(index + WR_OPCODE_OFFSET)))
+            .opcode(opcode)
             .local(region, b.getLong(index + WR_LOCAL_ADDRESS_OFFSET, IpcMessages.ORDER),
                 b.getInt(index + WR_LENGTH_OFFSET, IpcMessages.ORDER))
             .remote(b.getLong(index + WR_REMOTE_ADDRESS_OFFSET, IpcMessages.ORDER),

@@ -7,30 +7,19 @@ import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.nic.RocevEndpoint;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
-import io.spraynic.datapath.verbs.PostResult;
-import io.spraynic.datapath.verbs.ReceiveWorkRequest;
-import io.spraynic.datapath.verbs.SendWorkRequest;
-import io.spraynic.datapath.verbs.WorkCompletion;
-import io.spraynic.datapath.verbs.WorkCompletionOpcode;
-import io.spraynic.datapath.verbs.WorkCompletionStatus;
-import io.spraynic.datapath.verbs.WorkRequestOpcode;
 import org.agrona.IoUtil;
 import org.agrona.MutableDirectBuffer;
-import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.BackoffIdleStrategy;
-import org.agrona.concurrent.ControlledMessageHandler;
 import org.agrona.concurrent.EpochClock;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
-import org.agrona.concurrent.MessageHandler;
 import org.agrona.concurrent.SystemEpochClock;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.broadcast.BroadcastTransmitter;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
-import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 
 import java.io.IOException;
@@ -39,23 +28,26 @@ import java.lang.foreign.MemorySegment;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
+import java.util.function.Consumer;
 
 /**
  * Serves an {@link EmbeddedNic} to applications in other processes through shared memory in an IPC directory
  * (as Aeron's driver conductor serves its clients through the CnC file): clients write commands into the
- * control file's to-NIC ring ({@link IpcFileDescriptor}, {@link IpcMessages}) and read answers from its
- * broadcast; each region a client registers is a file both processes map, so what the NIC places there the
+ * control file's to-NIC ring ({@link IpcFileDescriptor}, {@link IpcMessages}) and read answers from an answer ring
+ * of their own; each region a client registers is a file both processes map, so what the NIC places there the
  * client sees; each connection has a file of rings ({@link ConnectionRings}) through which the client posts
  * work requests and takes completions.
  * <p>
@@ -64,9 +56,15 @@ import java.util.stream.Stream;
  * connection's completions back out, and times out clients that stopped sending keepalives (a client process
  * that died): their connections are closed, their regions deregistered and their files removed. Control
  * actions that wait on the NIC (register, connect, accept, close) run on a separate control thread pool and
- * hand their result back to the conductor, so one slow handshake never stalls another client's traffic. A
- * command that names what its client does not hold, or carries bad values, is answered with an error; it
- * never stops the conductor.
+ * hand their result back to the conductor, so one slow handshake never stalls another client's traffic.
+ * <p>
+ * Every process that maps the directory's files is untrusted. Ring records are read by an
+ * {@link UntrustedRingReader} (each header checked, each record copied before use); every command field is checked
+ * before use; a command must carry the token the NIC gave its client, and may name only that client's objects; a
+ * corrupt command ring is reset (its epoch tells waiting clients), a claim left uncommitted by a dead producer is
+ * unblocked; a client whose own rings are corrupt is dropped (everything it held released) while the others carry
+ * on; and any unexpected exception is caught per client and per record, counted by reason, logged with rate
+ * limiting, and costs at most the client it came from. Nothing a client writes stops the duty cycle.
  */
 public final class IpcConductor implements Agent, AutoCloseable
 {
@@ -78,19 +76,46 @@ public final class IpcConductor implements Agent, AutoCloseable
     public static final int MAX_TIMEOUT_MS = 120_000;
     /** Control actions (register, connect, accept, close) in progress at once, over every client. */
     public static final int MAX_CONTROL_ACTIONS = 32;
+    /** Longest a claim on the command ring may stay uncommitted before the conductor unblocks it (a dead producer). */
+    public static final long MAX_UNBLOCK_TIMEOUT_MS = 1_000;
     private static final int COMMANDS_PER_CYCLE = 16;
     private static final int REQUESTS_PER_CYCLE = 64;
     private static final int CHECK_INTERVAL_MS = 50;
-    private static final int OPCODES = WorkRequestOpcode.values().length;
+    private static final long LOG_INTERVAL_MS = 10_000;
+
+    /**
+     * What one NIC grants its clients; each refusal is answered with {@link IpcMessages#ERR_LIMIT} and counted.
+     *
+     * @param maxClients              clients connected at once.
+     * @param maxRegionsPerClient     regions one client holds at once (registrations in progress included).
+     * @param maxConnectionsPerClient connections and queue pairs one client holds at once (in progress included).
+     */
+    public record Limits(int maxClients, int maxRegionsPerClient, int maxConnectionsPerClient)
+    {
+        /** 64 clients, 256 regions and 64 connections per client. */
+        public static final Limits DEFAULT = new Limits(64, 256, 64);
+
+        public Limits
+        {
+            if (maxClients < 1 || maxRegionsPerClient < 1 || maxConnectionsPerClient < 1)
+            {
+                throw new IllegalArgumentException("IPC limits must be at least 1: clients " + maxClients +
+                    ", regions per client " + maxRegionsPerClient + ", connections per client " + maxConnectionsPerClient);
+            }
+        }
+    }
 
     private final EmbeddedNic nic;
     private final Path directory;
-    private final Path controlFile;
     private final long clientTimeoutMs;
+    private final long unblockTimeoutMs;
+    private final Limits limits;
     private final EpochClock clock = SystemEpochClock.INSTANCE;
+    private final SecureRandom random = new SecureRandom();
     private final MappedByteBuffer mapped;
     private final UnsafeBuffer header;
     private final ManyToOneRingBuffer toNic;
+    private final UntrustedRingReader commands;
     private final BroadcastTransmitter toClients;
     private final UnsafeBuffer response = new UnsafeBuffer(new byte[1024]);
     private final ManyToOneConcurrentArrayQueue<Runnable> results = new ManyToOneConcurrentArrayQueue<>(4096);
@@ -102,8 +127,9 @@ public final class IpcConductor implements Agent, AutoCloseable
             t.setDaemon(true);
             return t;
         });
-    private final Long2ObjectHashMap<Client> clients = new Long2ObjectHashMap<>();
-    private final ArrayList<Relay> relays = new ArrayList<>();
+    private final Long2ObjectHashMap<IpcClient> clients = new Long2ObjectHashMap<>();
+    private final ArrayList<ConnectionRelay> relays = new ArrayList<>();
+    private final ArrayList<IpcClient> drops = new ArrayList<>();
     private final IpcMessages.Header commandHeader = new IpcMessages.Header();
     private final IpcMessages.AddClient addClient = new IpcMessages.AddClient();
     private final IpcMessages.Register register = new IpcMessages.Register();
@@ -115,113 +141,27 @@ public final class IpcConductor implements Agent, AutoCloseable
     private final IpcMessages.RegionReady regionReady = new IpcMessages.RegionReady();
     private final IpcMessages.ConnectionReady connectionReady = new IpcMessages.ConnectionReady();
     private final IpcMessages.ConnectionClosed connectionClosed = new IpcMessages.ConnectionClosed();
-    private final MessageHandler commandHandler = this::onCommand;
-    private final ControlledMessageHandler requestHandler = this::onRequest;
-    private final SendWorkRequest sendRequest = new SendWorkRequest();
-    private final ReceiveWorkRequest receiveRequest = new ReceiveWorkRequest();
-    private final WorkCompletion errorCompletion = new WorkCompletion();
-    private final Counters counters;
+    private final UntrustedRingReader.Handler commandHandler = this::onCommand;
+    private final IpcCounters counters;
+    private long nextClientId = 1;
     private long nextObjectId = 1;
     private long nextCheckMs;
-    private Relay current;
+    private long nowMs;
+    private int commandRingEpoch;
+    private long stalledHead = -1;
+    private long stalledSinceMs;
     private AgentRunner runner;
     private volatile boolean closed;
 
-    /**
-     * The conductor's counters in the NIC's counters file (gauges and totals). Regions and connections are made and
-     * freed on control threads, so those two are updated atomically; the rest only by the conductor thread.
-     */
-    private static final class Counters
-    {
-        final AtomicCounter clients;
-        final AtomicCounter regions;
-        final AtomicCounter connections;
-        final AtomicCounter commands;
-        final AtomicCounter commandErrors;
-        final AtomicCounter clientsTimedOut;
-        final AtomicCounter clientsClosed;
-        final AtomicCounter requestsRelayed;
-        final AtomicCounter requestsRefused;
-        final AtomicCounter completionsRelayed;
-        final AtomicCounter errors;
-
-        Counters(final CountersFile file)
-        {
-            clients = file.newCounter("ipc: clients");
-            regions = file.newCounter("ipc: regions");
-            connections = file.newCounter("ipc: connections");
-            commands = file.newCounter("ipc: commands");
-            commandErrors = file.newCounter("ipc: commands refused");
-            clientsTimedOut = file.newCounter("ipc: clients timed out");
-            clientsClosed = file.newCounter("ipc: clients closed");
-            requestsRelayed = file.newCounter("ipc: work requests relayed");
-            requestsRefused = file.newCounter("ipc: work requests refused");
-            completionsRelayed = file.newCounter("ipc: completions relayed");
-            errors = file.newCounter("ipc: conductor errors");
-        }
-
-        void close()
-        {
-            for (final AtomicCounter c : new AtomicCounter[]{clients, regions, connections, commands, commandErrors,
-                clientsTimedOut, clientsClosed, requestsRelayed, requestsRefused, completionsRelayed, errors})
-            {
-                c.close();
-            }
-        }
-    }
-
-    /** What one client holds: conductor thread only. */
-    private static final class Client
-    {
-        final long id;
-        final long pid;
-        long lastSeenMs;
-        final Long2ObjectHashMap<Region> regions = new Long2ObjectHashMap<>();
-        final Int2ObjectHashMap<MemoryRegion> regionsByLkey = new Int2ObjectHashMap<>();
-        final Long2ObjectHashMap<Relay> connections = new Long2ObjectHashMap<>();
-
-        Client(final long id, final long pid, final long nowMs)
-        {
-            this.id = id;
-            this.pid = pid;
-            this.lastSeenMs = nowMs;
-        }
-    }
-
-    /** A region a client registered: the NIC's mapping of its file. */
-    private record Region(long id, Path file, Arena arena, MemoryRegion region)
-    {
-    }
-
-    /** One connection a client holds, and its relay state: conductor thread only. */
-    private static final class Relay
-    {
-        final long id;
-        final Client client;
-        final NicConnection connection;
-        final ConnectionRings rings;
-        final WorkCompletion sendCompletion = new WorkCompletion();
-        final WorkCompletion receiveCompletion = new WorkCompletion();
-        boolean sendPending;
-        boolean receivePending;
-
-        Relay(final long id, final Client client, final NicConnection connection, final ConnectionRings rings)
-        {
-            this.id = id;
-            this.client = client;
-            this.connection = connection;
-            this.rings = rings;
-        }
-    }
-
     private IpcConductor(final EmbeddedNic nic, final Path directory, final CountersFile countersFile,
-        final Duration clientTimeout)
+        final Duration clientTimeout, final Limits limits)
     {
         this.nic = nic;
         this.directory = directory;
-        this.controlFile = directory.resolve(IpcFileDescriptor.CONTROL_FILE);
         this.clientTimeoutMs = clientTimeout.toMillis();
-        this.mapped = IoUtil.mapNewFile(controlFile.toFile(), IpcFileDescriptor.fileLength());
+        this.unblockTimeoutMs = Math.max(100, Math.min(MAX_UNBLOCK_TIMEOUT_MS, clientTimeoutMs / 2));
+        this.limits = limits;
+        this.mapped = IpcFiles.createMapped(directory.resolve(IpcFileDescriptor.CONTROL_FILE), IpcFileDescriptor.fileLength());
         this.header = new UnsafeBuffer(mapped);
         final long now = clock.time();
         header.putInt(IpcFileDescriptor.MAGIC_OFFSET, IpcFileDescriptor.MAGIC, IpcMessages.ORDER);
@@ -238,11 +178,13 @@ public final class IpcConductor implements Agent, AutoCloseable
             header.putInt(IpcFileDescriptor.LOCAL_IPV4_OFFSET + 4 * p, nic.localIpv4(p), IpcMessages.ORDER);
             header.putLong(IpcFileDescriptor.LOCAL_MAC_OFFSET + 8 * p, nic.localMac(p), IpcMessages.ORDER);
         }
-        this.toNic = new ManyToOneRingBuffer(new UnsafeBuffer(header, IpcFileDescriptor.HEADER_LENGTH,
-            IpcFileDescriptor.toNicLength()));
+        final UnsafeBuffer toNicBuffer = new UnsafeBuffer(header, IpcFileDescriptor.HEADER_LENGTH,
+            IpcFileDescriptor.toNicLength());
+        this.toNic = new ManyToOneRingBuffer(toNicBuffer); // the conductor only unblocks through it; it reads with:
+        this.commands = new UntrustedRingReader(toNicBuffer, IpcMessages.MAX_COMMAND_LENGTH);
         this.toClients = new BroadcastTransmitter(new UnsafeBuffer(header,
             IpcFileDescriptor.HEADER_LENGTH + IpcFileDescriptor.toNicLength(), IpcFileDescriptor.toClientsLength()));
-        this.counters = new Counters(countersFile);
+        this.counters = new IpcCounters(countersFile);
         header.putIntRelease(IpcFileDescriptor.VERSION_OFFSET, IpcFileDescriptor.VERSION);
     }
 
@@ -250,24 +192,34 @@ public final class IpcConductor implements Agent, AutoCloseable
      * Serves {@code nic} in {@code directory} on a thread of its own.
      *
      * @param nic           the NIC; the caller closes it after this conductor.
-     * @param directory     created if missing; refused while another live NIC serves it, cleaned of a dead one's files.
+     * @param directory     created (0700) if missing; refused when another user owns it or its group or others may
+     *                      enter it, or while another live NIC serves it; cleaned of a dead one's files.
      * @param counters      where the conductor's counters go (the NIC's counters file).
      * @param clientTimeout time without a keepalive after which a client is released.
+     * @param limits        what clients may hold.
      * @param idleStrategy  how the conductor thread idles.
      * @return the running conductor.
      */
     public static IpcConductor start(final EmbeddedNic nic, final Path directory, final CountersFile counters,
-        final Duration clientTimeout, final IdleStrategy idleStrategy)
+        final Duration clientTimeout, final Limits limits, final IdleStrategy idleStrategy)
     {
         prepare(directory);
-        final IpcConductor conductor = new IpcConductor(nic, directory, counters, clientTimeout);
+        final IpcConductor conductor = new IpcConductor(nic, directory, counters, clientTimeout, limits);
         conductor.runner = new AgentRunner(idleStrategy, throwable ->
         {
-            conductor.counters.errors.increment();
-            throwable.printStackTrace();
+            // the duty cycle catches per client and per record: this is the last resort, rate-limited like the rest
+            conductor.counters.unexpected(conductor.counters.errors, "duty cycle", throwable, System.currentTimeMillis(),
+                LOG_INTERVAL_MS);
         }, null, conductor);
         AgentRunner.startOnThread(conductor.runner);
         return conductor;
+    }
+
+    /** Serves with the default {@link Limits}. */
+    public static IpcConductor start(final EmbeddedNic nic, final Path directory, final CountersFile counters,
+        final Duration clientTimeout, final IdleStrategy idleStrategy)
+    {
+        return start(nic, directory, counters, clientTimeout, Limits.DEFAULT, idleStrategy);
     }
 
     /** Serves with the default client timeout and a backoff idle strategy (spins briefly, then parks up to 1 ms). */
@@ -279,72 +231,31 @@ public final class IpcConductor implements Agent, AutoCloseable
 
     private static void prepare(final Path directory)
     {
-        try
-        {
-            if (!Files.isDirectory(directory))
-            {
-                // only this user's processes may command the NIC or map its regions (where the file system knows owners)
-                try
-                {
-                    Files.createDirectories(directory, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
-                        java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
-                }
-                catch (final UnsupportedOperationException notPosix)
-                {
-                    Files.createDirectories(directory);
-                }
-            }
-        }
-        catch (final IOException ex)
-        {
-            throw new IllegalStateException("cannot create the IPC directory " + directory + ": " + ex.getMessage(), ex);
-        }
+        IpcFiles.prepareDirectory(directory);
         final Path control = directory.resolve(IpcFileDescriptor.CONTROL_FILE);
-        if (Files.exists(control))
+        if (Files.exists(control, LinkOption.NOFOLLOW_LINKS))
         {
-            final String live = NicClient.describeLiveNic(control);
+            final String live = Files.isRegularFile(control, LinkOption.NOFOLLOW_LINKS) ?
+                NicClient.describeLiveNic(control) : null;
             if (null != live)
             {
                 throw new IllegalStateException("another NIC serves " + directory + " (" + live +
                     "): stop it or give this one another --ipc-dir");
             }
         }
-        removeFiles(directory);
-    }
-
-    /** Removes the control, region and connection files a NIC leaves in {@code directory}. */
-    private static void removeFiles(final Path directory)
-    {
-        try (Stream<Path> files = Files.list(directory))
-        {
-            files.filter(p ->
-            {
-                final String name = p.getFileName().toString();
-                return name.equals(IpcFileDescriptor.CONTROL_FILE) || name.startsWith("mr-") || name.startsWith("conn-");
-            }).forEach(IpcConductor::delete);
-        }
-        catch (final IOException ex)
-        {
-            throw new IllegalStateException("cannot list the IPC directory " + directory + ": " + ex.getMessage(), ex);
-        }
-    }
-
-    private static void delete(final Path file)
-    {
-        try
-        {
-            Files.deleteIfExists(file);
-        }
-        catch (final IOException ex)
-        {
-            System.err.println("spraynic ipc: could not remove " + file + ": " + ex.getMessage());
-        }
+        IpcFiles.removeNicFiles(directory);
     }
 
     /** @return the directory served. */
     public Path directory()
     {
         return directory;
+    }
+
+    /** @return what clients may hold. */
+    public Limits limits()
+    {
+        return limits;
     }
 
     public String roleName()
@@ -355,230 +266,272 @@ public final class IpcConductor implements Agent, AutoCloseable
     public int doWork()
     {
         final long now = clock.time();
+        nowMs = now;
         header.putLongRelease(IpcFileDescriptor.HEARTBEAT_OFFSET, now);
-        int work = toNic.read(commandHandler, COMMANDS_PER_CYCLE);
+        int work = takeCommands(now);
         Runnable result;
         while (null != (result = results.poll()))
         {
-            result.run();
+            try
+            {
+                result.run();
+            }
+            catch (final RuntimeException ex)
+            {
+                counters.unexpected(counters.unexpectedResults, "control result", ex, now, LOG_INTERVAL_MS);
+            }
             work++;
         }
-        final ArrayList<Relay> relays = this.relays;
+        final ArrayList<ConnectionRelay> relays = this.relays;
         for (int i = 0, n = relays.size(); i < n; i++)
         {
-            work += relay(relays.get(i));
-        }
-        if (now >= nextCheckMs)
-        {
-            nextCheckMs = now + CHECK_INTERVAL_MS;
-            work += timeOutClients(now);
-        }
-        return work;
-    }
-
-    // ---------------------------------------------------------------- the relay (per duty cycle, no allocation)
-
-    private int relay(final Relay relay)
-    {
-        current = relay;
-        int work = relay.rings.requests().controlledRead(requestHandler, REQUESTS_PER_CYCLE);
-        current = null;
-        work += relayCompletions(relay.connection.sendCompletionQueue(), relay.rings.sendCompletions(),
-            relay.sendCompletion, true, relay);
-        work += relayCompletions(relay.connection.receiveCompletionQueue(), relay.rings.receiveCompletions(),
-            relay.receiveCompletion, false, relay);
-        return work;
-    }
-
-    private int relayCompletions(final io.spraynic.datapath.verbs.CompletionQueue cq, final OneToOneRingBuffer ring,
-        final WorkCompletion holder, final boolean send, final Relay relay)
-    {
-        int work = 0;
-        while ((send ? relay.sendPending : relay.receivePending) || cq.poll(holder))
-        {
-            if (!ConnectionRings.offerCompletion(ring, holder))
+            final ConnectionRelay relay = relays.get(i);
+            try
             {
-                // the client is slow to poll: keep this one and leave the rest in the NIC's queue
-                if (send)
+                final int relayed = relay.relay();
+                if (relayed == UntrustedRingReader.CORRUPT)
                 {
-                    relay.sendPending = true;
+                    dropLater(relay.client, counters.droppedCorruptRing, "wrote into its connection " + relay.id +
+                        "'s request ring " + relay.corruption());
+                    work++;
                 }
                 else
                 {
-                    relay.receivePending = true;
+                    work += relayed; // 0 when idle, so the conductor idles
                 }
-                return work;
             }
-            if (send)
+            catch (final RuntimeException ex)
             {
-                relay.sendPending = false;
+                counters.unexpected(counters.unexpectedRelays, "relay", ex, now, LOG_INTERVAL_MS);
+                dropLater(relay.client, counters.droppedUnexpected, "made its relay fail: " + ex);
             }
-            else
+        }
+        work += dropPending();
+        if (now >= nextCheckMs)
+        {
+            nextCheckMs = now + CHECK_INTERVAL_MS;
+            try
             {
-                relay.receivePending = false;
+                work += timeOutClients(now);
             }
-            counters.completionsRelayed.incrementRelease();
-            work++;
+            catch (final RuntimeException ex)
+            {
+                counters.unexpected(counters.unexpectedTimeOuts, "client time-outs", ex, now, LOG_INTERVAL_MS);
+            }
         }
         return work;
     }
 
-    private ControlledMessageHandler.Action onRequest(
-        final int type, final MutableDirectBuffer buffer, final int index, final int length)
+    // ---------------------------------------------------------------- the command ring
+
+    private int takeCommands(final long now)
     {
-        final Relay relay = current;
-        if (length < ConnectionRings.WR_LENGTH || (type != ConnectionRings.SEND_REQUEST &&
-            type != ConnectionRings.RECEIVE_REQUEST))
+        final UntrustedRingReader commands = this.commands;
+        int read = commands.checkPositions();
+        if (read != UntrustedRingReader.CORRUPT)
         {
-            counters.requestsRefused.incrementRelease();
-            return ControlledMessageHandler.Action.CONTINUE; // not a request: nothing to complete it with
+            read = commands.read(commandHandler, COMMANDS_PER_CYCLE);
         }
-        final long wrId = buffer.getLong(index + ConnectionRings.WR_ID_OFFSET, IpcMessages.ORDER);
-        final int lkey = buffer.getInt(index + ConnectionRings.WR_LKEY_OFFSET, IpcMessages.ORDER);
-        final long localAddress = buffer.getLong(index + ConnectionRings.WR_LOCAL_ADDRESS_OFFSET, IpcMessages.ORDER);
-        final int bytes = buffer.getInt(index + ConnectionRings.WR_LENGTH_OFFSET, IpcMessages.ORDER);
-        final int stream = buffer.getInt(index + ConnectionRings.WR_STREAM_OFFSET, IpcMessages.ORDER);
-        // a client names only its own regions: another client's lkey is as unknown as a made-up one
-        final MemoryRegion region = 0 == lkey ? null : relay.client.regionsByLkey.get(lkey);
-        final boolean send = type == ConnectionRings.SEND_REQUEST;
-        final int opcode = send ? buffer.getByte(index + ConnectionRings.WR_OPCODE_OFFSET) : 0;
-        final WorkCompletionOpcode completionOpcode = !send ? WorkCompletionOpcode.RECV :
-            opcode >= 0 && opcode < OPCODES ?
-                WorkRequestOpcode.of(opcode).completionOpcode() : WorkCompletionOpcode.SEND;
-        // the engines check bounds too; checking here keeps a client's mistake from reaching a worker at all
-        if ((0 != lkey && null == region) || (null == region && bytes != 0) ||
-            (null != region && !region.contains(localAddress, bytes)))
+        if (read == UntrustedRingReader.CORRUPT)
         {
-            return refuse(relay, send, wrId, completionOpcode, WorkCompletionStatus.LOC_PROT_ERR);
+            resetCommandRing(now);
+            return 1;
         }
-        if (send && (opcode < 0 || opcode >= OPCODES))
+        // a producer that died between claim and commit leaves a record nobody commits: unblock it as Aeron's driver does
+        final long head = commands.head();
+        if (head != stalledHead || commands.tail() <= head)
         {
-            return refuse(relay, true, wrId, completionOpcode, WorkCompletionStatus.LOC_QP_OP_ERR);
+            stalledHead = head;
+            stalledSinceMs = now;
         }
-        final int result;
-        if (send)
+        else if (now - stalledSinceMs > unblockTimeoutMs)
         {
-            result = relay.connection.postSend(stream, ConnectionRings.readSendRequest(buffer, index, region, sendRequest));
-        }
-        else
-        {
-            receiveRequest.reset().wrId(wrId).buffer(region, localAddress, bytes);
-            result = relay.connection.postReceive(stream, receiveRequest);
-        }
-        return switch (result)
-        {
-            case PostResult.OK ->
+            stalledSinceMs = now;
+            if (toNic.unblock())
             {
-                counters.requestsRelayed.incrementRelease();
-                yield ControlledMessageHandler.Action.CONTINUE;
+                counters.commandRingUnblocks.incrementRelease();
+                counters.log("unblocked a claim on the command ring left uncommitted for " + unblockTimeoutMs +
+                    " ms (a client died while writing a command)", null, now, LOG_INTERVAL_MS);
+                read++;
             }
-            case PostResult.QUEUE_FULL -> ControlledMessageHandler.Action.ABORT; // stays in the ring: retried next cycle
-            case PostResult.INVALID_ARGUMENT -> refuse(relay, send, wrId, completionOpcode, WorkCompletionStatus.LOC_QP_OP_ERR);
-            default -> refuse(relay, send, wrId, completionOpcode, WorkCompletionStatus.WR_FLUSH_ERR);
-        };
+        }
+        return read;
     }
 
-    /** Completes a request the NIC cannot post with an error, straight into the client's completion ring. */
-    private ControlledMessageHandler.Action refuse(final Relay relay, final boolean send, final long wrId,
-        final WorkCompletionOpcode opcode, final WorkCompletionStatus status)
+    /** The command ring holds what no honest client writes: start it afresh and tell waiting clients through the epoch. */
+    private void resetCommandRing(final long now)
     {
-        errorCompletion.set(wrId, status, opcode, 0, false, 0, relay.connection.localId());
-        final OneToOneRingBuffer ring = send ? relay.rings.sendCompletions() : relay.rings.receiveCompletions();
-        if ((send ? relay.sendPending : relay.receivePending) || !ConnectionRings.offerCompletion(ring, errorCompletion))
-        {
-            return ControlledMessageHandler.Action.ABORT; // no room for the error yet: try the request again later
-        }
-        counters.requestsRefused.incrementRelease();
-        return ControlledMessageHandler.Action.CONTINUE;
+        final String reason = commands.corruption();
+        commands.reset();
+        stalledHead = commands.head();
+        stalledSinceMs = now;
+        header.putIntRelease(IpcFileDescriptor.COMMAND_RING_EPOCH_OFFSET, ++commandRingEpoch);
+        counters.commandRingResets.incrementRelease();
+        counters.log("the command ring held " + reason + ": reset it (epoch " + commandRingEpoch +
+            "); commands in flight are lost and their clients told", null, now, LOG_INTERVAL_MS);
     }
 
     // ---------------------------------------------------------------- commands (control path)
 
-    private void onCommand(final int type, final MutableDirectBuffer buffer, final int index, final int length)
+    /** One command record, copied out of the command ring; never throws (a client that makes it throw is dropped). */
+    private boolean onCommand(final int type, final MutableDirectBuffer buffer, final int length)
     {
         counters.commands.incrementRelease();
         if (length < IpcMessages.Header.LENGTH)
         {
-            counters.commandErrors.incrementRelease(); // no ids to answer to
-            return;
+            counters.commandsMalformed.incrementRelease(); // no ids to answer to
+            counters.commandErrors.incrementRelease();
+            return true;
         }
-        commandHeader.wrap(buffer, index);
+        commandHeader.wrap(buffer, 0);
         final long clientId = commandHeader.clientId();
         final long correlationId = commandHeader.correlationId();
-        final int fixed = IpcMessages.fixedLength(type);
-        if (fixed < 0)
+        IpcClient client = null;
+        try
         {
-            respondError(clientId, correlationId, type, "unknown command type " + type);
-            return;
-        }
-        if (length < fixed)
-        {
-            respondError(clientId, correlationId, type, IpcMessages.name(type) + " of " + length + " B is shorter than its " +
-                fixed + " B: is the client of another version?");
-            return;
-        }
-        if (type == IpcMessages.ADD_CLIENT)
-        {
-            onAddClient(addClient.wrap(buffer, index));
-            return;
-        }
-        final Client client = clients.get(clientId);
-        if (null == client)
-        {
-            if (type != IpcMessages.KEEPALIVE)
+            if (type == IpcMessages.ADD_CLIENT)
             {
-                respondError(clientId, correlationId, type, "client " + clientId +
-                    " is not connected to this NIC (it timed out or closed): connect again");
+                onAddClient(addClient.wrap(buffer, 0), correlationId, length);
+                return true;
             }
-            else
+            client = clients.get(clientId);
+            if (null == client)
             {
-                counters.commandErrors.incrementRelease();
+                counters.commandsUnknownClient.incrementRelease();
+                if (type != IpcMessages.KEEPALIVE)
+                {
+                    broadcastError(clientId, correlationId, type, IpcMessages.ERR_NOT_CONNECTED, "client " + clientId +
+                        " is not connected to this NIC (it timed out, closed or was dropped): connect again");
+                }
+                return true;
             }
-            return;
+            if (commandHeader.token() != client.token)
+            {
+                // someone writes in another client's name: no answer (that would let it flood the victim's answer ring)
+                counters.commandsBadToken.incrementRelease();
+                counters.log("dropped commands that name client " + clientId + " without its token", null, nowMs,
+                    LOG_INTERVAL_MS);
+                return true;
+            }
+            client.lastSeenMs = nowMs;
+            final int fixed = IpcMessages.fixedLength(type);
+            if (fixed < 0 || length < fixed)
+            {
+                counters.commandsMalformed.incrementRelease();
+                respondError(client, correlationId, type, IpcMessages.ERR_MALFORMED, fixed < 0 ?
+                    "unknown command type " + type : IpcMessages.name(type) + " of " + length +
+                    " B is shorter than its " + fixed + " B: is the client of another version?");
+                return true;
+            }
+            switch (type)
+            {
+                case IpcMessages.KEEPALIVE ->
+                {
+                }
+                case IpcMessages.CLOSE_CLIENT ->
+                {
+                    respondOk(client, correlationId, 0); // before its answer ring goes
+                    release(client, counters.clientsClosed, null);
+                }
+                case IpcMessages.REGISTER -> onRegister(client, register.wrap(buffer, 0));
+                case IpcMessages.DEREGISTER -> onDeregister(client, objectCommand.wrap(buffer, 0));
+                case IpcMessages.CONNECT, IpcMessages.ACCEPT, IpcMessages.CREATE_QUEUE_PAIR ->
+                    onConnect(client, type, connect.wrap(buffer, 0));
+                case IpcMessages.CONNECT_QUEUE_PAIR -> onConnectQueuePair(client, connectQueuePair.wrap(buffer, 0));
+                case IpcMessages.CLOSE_CONNECTION -> onCloseConnection(client, objectCommand.wrap(buffer, 0));
+                default -> respondError(client, correlationId, type, IpcMessages.ERR_MALFORMED, "unknown command type " + type);
+            }
         }
-        client.lastSeenMs = clock.time();
-        switch (type)
+        catch (final RuntimeException ex)
         {
-            case IpcMessages.KEEPALIVE ->
+            counters.unexpected(counters.unexpectedCommands, "command " + IpcMessages.name(type), ex, nowMs,
+                LOG_INTERVAL_MS);
+            if (null != client && !client.released)
             {
+                drop(client, counters.droppedUnexpected, "an unexpected error in its " + IpcMessages.name(type));
             }
-            case IpcMessages.CLOSE_CLIENT ->
-            {
-                release(client, false);
-                respondOk(clientId, correlationId, 0);
-            }
-            case IpcMessages.REGISTER -> onRegister(client, register.wrap(buffer, index));
-            case IpcMessages.DEREGISTER -> onDeregister(client, objectCommand.wrap(buffer, index));
-            case IpcMessages.CONNECT, IpcMessages.ACCEPT, IpcMessages.CREATE_QUEUE_PAIR ->
-                onConnect(client, type, connect.wrap(buffer, index));
-            case IpcMessages.CONNECT_QUEUE_PAIR -> onConnectQueuePair(client, connectQueuePair.wrap(buffer, index));
-            case IpcMessages.CLOSE_CONNECTION -> onCloseConnection(client, objectCommand.wrap(buffer, index));
-            default -> respondError(clientId, correlationId, type, "unknown command type " + type);
         }
+        return true;
     }
 
-    private void onAddClient(final IpcMessages.AddClient command)
+    private void onAddClient(final IpcMessages.AddClient command, final long correlationId, final int length)
     {
-        final long id = command.clientId();
-        if (clients.containsKey(id))
+        final String name = length >= IpcMessages.AddClient.LENGTH ? command.answerFile(length) : null;
+        if (!IpcFileDescriptor.isAnswerFileName(name))
         {
-            respondError(id, command.correlationId(), IpcMessages.ADD_CLIENT, "client id " + id + " is already in use");
+            counters.commandsMalformed.incrementRelease();
+            broadcastError(0, correlationId, IpcMessages.ADD_CLIENT, IpcMessages.ERR_MALFORMED,
+                "ADD_CLIENT must name the answer file the client made: " + IpcFileDescriptor.ANSWER_FILE_PREFIX +
+                "<32 hex digits>");
             return;
         }
-        clients.put(id, new Client(id, command.pid(), clock.time()));
+        if (clients.size() >= limits.maxClients())
+        {
+            counters.refusedClients.incrementRelease();
+            broadcastError(0, correlationId, IpcMessages.ADD_CLIENT, IpcMessages.ERR_LIMIT, "the NIC serves its limit of " +
+                limits.maxClients() + " clients: close one, or start the NIC with a higher --ipc-max-clients");
+            return;
+        }
+        final Path file = directory.resolve(name);
+        for (final IpcClient other : clients.values())
+        {
+            if (other.answerFile.equals(file))
+            {
+                // someone names a live client's answer file (seen in the command ring): two writers would corrupt it
+                counters.commandsMalformed.incrementRelease();
+                broadcastError(0, correlationId, IpcMessages.ADD_CLIENT, IpcMessages.ERR_MALFORMED,
+                    "the answer file " + name + " is another client's: make a new one");
+                return;
+            }
+        }
+        final String problem = IpcFiles.ownFileProblem(file, IpcFileDescriptor.answerFileLength());
+        if (null != problem)
+        {
+            counters.commandsMalformed.incrementRelease();
+            broadcastError(0, correlationId, IpcMessages.ADD_CLIENT, IpcMessages.ERR_MALFORMED,
+                "the answer file is unusable: " + problem);
+            return;
+        }
+        final MappedByteBuffer answerMapping;
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
+            LinkOption.NOFOLLOW_LINKS))
+        {
+            answerMapping = channel.map(FileChannel.MapMode.READ_WRITE, 0, IpcFileDescriptor.answerFileLength());
+        }
+        catch (final IOException ex)
+        {
+            counters.commandsMalformed.incrementRelease();
+            broadcastError(0, correlationId, IpcMessages.ADD_CLIENT, IpcMessages.ERR_MALFORMED,
+                "the NIC cannot map the answer file " + name + ": " + ex.getMessage());
+            return;
+        }
+        long token;
+        do
+        {
+            token = random.nextLong();
+        }
+        while (0 == token);
+        while (nextClientId > Integer.MAX_VALUE || clients.containsKey(nextClientId))
+        {
+            nextClientId = nextClientId > Integer.MAX_VALUE ? 1 : nextClientId + 1; // an id is also a protection domain
+        }
+        final IpcClient client = new IpcClient(nextClientId++, command.pid(), token, file, answerMapping, nowMs);
+        clients.put(client.id, client);
         counters.clients.incrementRelease();
-        respondOk(id, command.correlationId(), clientTimeoutMs);
+        ok.wrap(response, 0).value(clientTimeoutMs);
+        ok.ids(client.id, correlationId, token);
+        answer(client, IpcMessages.OK, IpcMessages.Ok.LENGTH);
     }
 
-    private void onRegister(final Client client, final IpcMessages.Register command)
+    private void onRegister(final IpcClient client, final IpcMessages.Register command)
     {
         final long correlationId = command.correlationId();
         final long bytes = command.regionLength();
         final int access = command.access();
         if (bytes <= 0 || bytes > MAX_REGION_BYTES)
         {
-            respondError(client.id, correlationId, IpcMessages.REGISTER, "a region of " + bytes + " B is not in 1.." +
-                MAX_REGION_BYTES);
+            respondError(client, correlationId, IpcMessages.REGISTER, IpcMessages.ERR_BAD_VALUE, "a region of " + bytes +
+                " B is not in 1.." + MAX_REGION_BYTES);
             return;
         }
         try
@@ -587,32 +540,45 @@ public final class IpcConductor implements Agent, AutoCloseable
         }
         catch (final IllegalArgumentException ex)
         {
-            respondError(client.id, correlationId, IpcMessages.REGISTER, ex.getMessage());
+            respondError(client, correlationId, IpcMessages.REGISTER, IpcMessages.ERR_BAD_VALUE, ex.getMessage());
+            return;
+        }
+        if (client.regions.size() + client.pendingRegions >= limits.maxRegionsPerClient())
+        {
+            counters.refusedRegions.incrementRelease();
+            respondError(client, correlationId, IpcMessages.REGISTER, IpcMessages.ERR_LIMIT, "client " + client.id +
+                " holds its limit of " + limits.maxRegionsPerClient() + " regions: deregister one first, or start the " +
+                "NIC with a higher --ipc-max-regions");
             return;
         }
         final long regionId = nextObjectId++;
         final Path file = directory.resolve("mr-" + client.id + "-" + regionId);
+        client.pendingRegions++;
         submit(client, correlationId, IpcMessages.REGISTER, () ->
         {
             final Arena arena = Arena.ofShared();
-            try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
-                StandardOpenOption.WRITE))
+            try
             {
-                final MemorySegment segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
-                final MemoryRegion region = nic.register(segment, access);
-                counters.regions.increment();
-                return new Region(regionId, file, arena, region);
+                IpcFiles.createOwnerOnly(file);
+                try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                    LinkOption.NOFOLLOW_LINKS))
+                {
+                    final MemorySegment segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
+                    final MemoryRegion region = nic.register(segment, access, client.domain());
+                    counters.regions.increment();
+                    return new IpcClient.Region(regionId, file, arena, region);
+                }
             }
             catch (final IOException | RuntimeException ex)
             {
                 arena.close();
-                delete(file);
+                IpcFiles.delete(file);
                 throw new IllegalStateException("could not make a region of " + bytes + " B in " + file + ": " +
                     ex.getMessage(), ex);
             }
-        }, (Region made) ->
+        }, (IpcClient.Region made) ->
         {
-            if (!clients.containsKey(client.id))
+            if (client.released)
             {
                 releaseLater(() -> releaseRegion(made)); // the client went while its region was made
                 return;
@@ -622,18 +588,17 @@ public final class IpcConductor implements Agent, AutoCloseable
             final int length = regionReady.wrap(response, 0).set(made.id(), made.region().address(), bytes,
                 made.region().lkey(), made.region().rkey(), access, file.getFileName().toString());
             regionReady.ids(client.id, correlationId);
-            toClients.transmit(IpcMessages.REGION_READY, response, 0, length);
-        });
+            answer(client, IpcMessages.REGION_READY, length);
+        }, () -> client.pendingRegions--);
     }
 
-    private void onDeregister(final Client client, final IpcMessages.ObjectCommand command)
+    private void onDeregister(final IpcClient client, final IpcMessages.ObjectCommand command)
     {
         final long correlationId = command.correlationId();
-        final Region region = client.regions.remove(command.objectId());
+        final IpcClient.Region region = client.regions.remove(command.objectId());
         if (null == region)
         {
-            respondError(client.id, correlationId, IpcMessages.DEREGISTER, "client " + client.id + " has no region " +
-                command.objectId());
+            refuseUnknownObject(client, correlationId, IpcMessages.DEREGISTER, "region", command.objectId());
             return;
         }
         client.regionsByLkey.remove(region.region().lkey()); // requests naming it are refused from now on
@@ -641,48 +606,74 @@ public final class IpcConductor implements Agent, AutoCloseable
         {
             releaseRegion(region);
             return region;
-        }, (Region done) -> respondOk(client.id, correlationId, done.id()));
+        }, (IpcClient.Region done) -> respondOk(client, correlationId, done.id()), null);
     }
 
-    private void onConnect(final Client client, final int type, final IpcMessages.Connect command)
+    /** Refuses a command naming an object the client does not hold; counts it apart when another client holds it. */
+    private void refuseUnknownObject(final IpcClient client, final long correlationId, final int type, final String what,
+        final long objectId)
+    {
+        for (final IpcClient other : clients.values())
+        {
+            if (other != client && (other.regions.containsKey(objectId) || other.connections.containsKey(objectId)))
+            {
+                counters.commandsForeignObject.incrementRelease();
+                break;
+            }
+        }
+        respondError(client, correlationId, type, IpcMessages.ERR_UNKNOWN_OBJECT, "client " + client.id + " has no " +
+            what + " " + objectId);
+    }
+
+    private void onConnect(final IpcClient client, final int type, final IpcMessages.Connect command)
     {
         final long correlationId = command.correlationId();
         final int timeoutMs = command.timeoutMs();
         final int planes = command.planes();
         if (type != IpcMessages.CREATE_QUEUE_PAIR && (timeoutMs <= 0 || timeoutMs > MAX_TIMEOUT_MS))
         {
-            respondError(client.id, correlationId, type, "a timeout of " + timeoutMs + " ms is not in 1.." + MAX_TIMEOUT_MS);
+            respondError(client, correlationId, type, IpcMessages.ERR_BAD_VALUE, "a timeout of " + timeoutMs +
+                " ms is not in 1.." + MAX_TIMEOUT_MS);
             return;
         }
         final NicConnection.Kind required = type == IpcMessages.CREATE_QUEUE_PAIR ?
             NicConnection.Kind.ROCEV2 : NicConnection.Kind.SPRAY;
         if (nic.mode() != required)
         {
-            respondError(client.id, correlationId, type, "this NIC runs " + nic.mode() + ": " + IpcMessages.name(type) +
-                " needs a " + required + " NIC");
+            respondError(client, correlationId, type, IpcMessages.ERR_BAD_VALUE, "this NIC runs " + nic.mode() + ": " +
+                IpcMessages.name(type) + " needs a " + required + " NIC");
             return;
         }
         if (type == IpcMessages.CONNECT && planes != nic.planes())
         {
-            respondError(client.id, correlationId, type, "this NIC has " + nic.planes() + " plane(s), the CONNECT names " +
-                planes + ": give the peer's address and MAC on each plane");
+            respondError(client, correlationId, type, IpcMessages.ERR_BAD_VALUE, "this NIC has " + nic.planes() +
+                " plane(s), the CONNECT names " + planes + ": give the peer's address and MAC on each plane");
             return;
         }
         if (type == IpcMessages.CREATE_QUEUE_PAIR && (planes < 0 || planes >= nic.planes()))
         {
-            respondError(client.id, correlationId, type, "plane " + planes + " is not one of this NIC's 0.." +
-                (nic.planes() - 1));
+            respondError(client, correlationId, type, IpcMessages.ERR_BAD_VALUE, "plane " + planes +
+                " is not one of this NIC's 0.." + (nic.planes() - 1));
             return;
         }
-        final int[] ips = new int[Math.max(0, Math.min(planes, IpcMessages.MAX_PLANES))];
+        if (client.connections.size() + client.pendingConnections >= limits.maxConnectionsPerClient())
+        {
+            counters.refusedConnections.incrementRelease();
+            respondError(client, correlationId, type, IpcMessages.ERR_LIMIT, "client " + client.id +
+                " holds its limit of " + limits.maxConnectionsPerClient() + " connections: close one first, or start " +
+                "the NIC with a higher --ipc-max-connections");
+            return;
+        }
+        final int[] ips = new int[type == IpcMessages.CONNECT ? Math.min(planes, IpcMessages.MAX_PLANES) : 0];
         final long[] macs = new long[ips.length];
-        for (int p = 0; p < ips.length && type == IpcMessages.CONNECT; p++)
+        for (int p = 0; p < ips.length; p++)
         {
             ips[p] = command.ipv4(p);
             macs[p] = command.mac(p);
         }
         final long connectionId = nextObjectId++;
         final Path file = directory.resolve("conn-" + client.id + "-" + connectionId);
+        client.pendingConnections++;
         submit(client, correlationId, type, () ->
         {
             final NicConnection c = switch (type)
@@ -697,18 +688,21 @@ public final class IpcConductor implements Agent, AutoCloseable
             }
             try
             {
-                final Relay relay = new Relay(connectionId, client, c, ConnectionRings.create(file, connectionId));
+                nic.bindProtectionDomain(c, client.domain()); // only this client's regions, by lkey or by rkey
+                final ConnectionRelay relay = new ConnectionRelay(connectionId, client, c,
+                    ConnectionRings.create(file, connectionId), counters);
                 counters.connections.increment();
                 return relay;
             }
             catch (final RuntimeException ex)
             {
                 c.close(Duration.ZERO);
+                IpcFiles.delete(file);
                 throw ex;
             }
-        }, (Relay made) ->
+        }, (ConnectionRelay made) ->
         {
-            if (!clients.containsKey(client.id))
+            if (client.released)
             {
                 releaseLater(() -> releaseConnection(made, Duration.ZERO));
                 return;
@@ -729,55 +723,61 @@ public final class IpcConductor implements Agent, AutoCloseable
                     c.plane(), 0, 0, 0, 0, file.getFileName().toString());
             }
             connectionReady.ids(client.id, correlationId);
-            toClients.transmit(IpcMessages.CONNECTION_READY, response, 0, length);
-        });
+            answer(client, IpcMessages.CONNECTION_READY, length);
+        }, () -> client.pendingConnections--);
     }
 
-    private void onConnectQueuePair(final Client client, final IpcMessages.ConnectQueuePair command)
+    private void onConnectQueuePair(final IpcClient client, final IpcMessages.ConnectQueuePair command)
     {
         final long correlationId = command.correlationId();
-        final Relay relay = client.connections.get(command.connectionId());
+        final ConnectionRelay relay = client.connections.get(command.connectionId());
         final int timeoutMs = command.timeoutMs();
         if (null == relay || relay.connection.kind() != NicConnection.Kind.ROCEV2)
         {
-            respondError(client.id, correlationId, IpcMessages.CONNECT_QUEUE_PAIR, "client " + client.id +
-                " has no queue pair " + command.connectionId());
+            refuseUnknownObject(client, correlationId, IpcMessages.CONNECT_QUEUE_PAIR, "queue pair", command.connectionId());
             return;
         }
         if (timeoutMs <= 0 || timeoutMs > MAX_TIMEOUT_MS)
         {
-            respondError(client.id, correlationId, IpcMessages.CONNECT_QUEUE_PAIR, "a timeout of " + timeoutMs +
-                " ms is not in 1.." + MAX_TIMEOUT_MS);
+            respondError(client, correlationId, IpcMessages.CONNECT_QUEUE_PAIR, IpcMessages.ERR_BAD_VALUE, "a timeout of " +
+                timeoutMs + " ms is not in 1.." + MAX_TIMEOUT_MS);
             return;
         }
-        final RocevEndpoint remote = new RocevEndpoint(command.qpn(), command.psn(), command.ipv4(), command.mac(),
-            command.mtu());
+        final RocevEndpoint remote;
+        try
+        {
+            remote = new RocevEndpoint(command.qpn(), command.psn(), command.ipv4(), command.mac(), command.mtu());
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            respondError(client, correlationId, IpcMessages.CONNECT_QUEUE_PAIR, IpcMessages.ERR_BAD_VALUE, ex.getMessage());
+            return;
+        }
         submit(client, correlationId, IpcMessages.CONNECT_QUEUE_PAIR, () ->
         {
             relay.connection.connect(remote, Duration.ofMillis(timeoutMs));
             return relay;
-        }, (Relay done) -> respondOk(client.id, correlationId, done.id));
+        }, (ConnectionRelay done) -> respondOk(client, correlationId, done.id), null);
     }
 
-    private void onCloseConnection(final Client client, final IpcMessages.ObjectCommand command)
+    private void onCloseConnection(final IpcClient client, final IpcMessages.ObjectCommand command)
     {
         final long correlationId = command.correlationId();
         final int timeoutMs = command.timeoutMs();
         if (timeoutMs < 0 || timeoutMs > MAX_TIMEOUT_MS)
         {
-            respondError(client.id, correlationId, IpcMessages.CLOSE_CONNECTION, "a timeout of " + timeoutMs +
-                " ms is not in 0.." + MAX_TIMEOUT_MS);
+            respondError(client, correlationId, IpcMessages.CLOSE_CONNECTION, IpcMessages.ERR_BAD_VALUE, "a timeout of " +
+                timeoutMs + " ms is not in 0.." + MAX_TIMEOUT_MS);
             return;
         }
-        final Relay relay = client.connections.remove(command.objectId());
+        final ConnectionRelay relay = client.connections.remove(command.objectId());
         if (null == relay)
         {
-            respondError(client.id, correlationId, IpcMessages.CLOSE_CONNECTION, "client " + client.id +
-                " has no connection " + command.objectId());
+            refuseUnknownObject(client, correlationId, IpcMessages.CLOSE_CONNECTION, "connection", command.objectId());
             return;
         }
-        relay(relay); // what the client posted before closing still reaches the connection
         relays.remove(relay);
+        relay.drainRequests(); // what the client posted before closing still reaches the connection
         submit(client, correlationId, IpcMessages.CLOSE_CONNECTION,
             () -> releaseConnection(relay, Duration.ofMillis(timeoutMs)),
             (DrainReport.ConnectionDrain drain) ->
@@ -785,15 +785,17 @@ public final class IpcConductor implements Agent, AutoCloseable
                 connectionClosed.wrap(response, 0).set(relay.id, drain.postedSends(), drain.postedReceives(),
                     drain.waiting(), drain.idle());
                 connectionClosed.ids(client.id, correlationId);
-                toClients.transmit(IpcMessages.CONNECTION_CLOSED, response, 0, IpcMessages.ConnectionClosed.LENGTH);
-            });
+                answer(client, IpcMessages.CONNECTION_CLOSED, IpcMessages.ConnectionClosed.LENGTH);
+            }, null);
     }
+
+    // ---------------------------------------------------------------- releasing clients
 
     private int timeOutClients(final long now)
     {
         int released = 0;
-        List<Client> dead = null;
-        for (final Client client : clients.values())
+        List<IpcClient> dead = null;
+        for (final IpcClient client : clients.values())
         {
             if (now - client.lastSeenMs > clientTimeoutMs)
             {
@@ -806,53 +808,120 @@ public final class IpcConductor implements Agent, AutoCloseable
         }
         if (null != dead)
         {
-            for (final Client client : dead)
+            for (final IpcClient client : dead)
             {
-                release(client, true);
+                release(client, counters.clientsTimedOut, "sent no keepalive for " + clientTimeoutMs + " ms");
                 released++;
             }
         }
         return released;
     }
 
-    /** Forgets a client: stops relaying its connections, then closes them and frees its regions on a control thread. */
-    private void release(final Client client, final boolean timedOut)
+    /** Drops a client once the relay loop is done with the list it would change. */
+    private void dropLater(final IpcClient client, final AtomicCounter reason, final String why)
     {
+        if (null == client.dropReason)
+        {
+            client.dropReason = reason;
+            client.dropWhy = why;
+            drops.add(client);
+        }
+    }
+
+    private int dropPending()
+    {
+        final int n = drops.size();
+        for (int i = 0; i < n; i++)
+        {
+            final IpcClient client = drops.get(i);
+            drop(client, client.dropReason, client.dropWhy);
+        }
+        drops.clear();
+        return n;
+    }
+
+    /** Drops a client that broke the protocol: everything it held is released; the others carry on. */
+    private void drop(final IpcClient client, final AtomicCounter reason, final String why)
+    {
+        if (!client.released)
+        {
+            release(client, reason, why);
+        }
+    }
+
+    /**
+     * Forgets a client: stops relaying its connections, unmaps its answer ring, then closes its connections, frees
+     * its regions and removes its files on a control thread.
+     *
+     * @param reason counted once.
+     * @param why    logged (rate-limited) when not null.
+     */
+    private void release(final IpcClient client, final AtomicCounter reason, final String why)
+    {
+        if (client.released)
+        {
+            return;
+        }
+        client.released = true;
         clients.remove(client.id);
         counters.clients.decrementRelease();
-        (timedOut ? counters.clientsTimedOut : counters.clientsClosed).incrementRelease();
-        if (timedOut)
+        reason.incrementRelease();
+        if (null != why)
         {
-            System.err.println("spraynic ipc: client " + client.id + " (pid " + client.pid + ") sent no keepalive for " +
-                clientTimeoutMs + " ms: releasing its " + client.connections.size() + " connection(s) and " +
-                client.regions.size() + " region(s)");
+            counters.log("released client " + client.id + " (pid " + client.pid + "), which " + why + ", with its " +
+                client.connections.size() + " connection(s) and " + client.regions.size() + " region(s)", null, nowMs,
+                LOG_INTERVAL_MS);
         }
-        final List<Relay> connections = new ArrayList<>(client.connections.values());
-        final List<Region> regions = new ArrayList<>(client.regions.values());
-        for (final Relay relay : connections)
+        final List<ConnectionRelay> connections = new ArrayList<>(client.connections.values());
+        final List<IpcClient.Region> regions = new ArrayList<>(client.regions.values());
+        for (final ConnectionRelay relay : connections)
         {
             relays.remove(relay);
         }
         client.connections.clear();
         client.regions.clear();
         client.regionsByLkey.clear();
-        // a dead client's peers get CLOSE at once; a closing client already waited for its own completions
-        final Duration drain = Duration.ofMillis(timedOut ? 0 : 100);
+        IoUtil.unmap(client.answerMapping);
+        // a dead or dropped client's peers get CLOSE at once; a closing client already waited for its own completions
+        final Duration drain = Duration.ofMillis(reason == counters.clientsClosed ? 100 : 0);
         releaseLater(() ->
         {
-            for (final Relay relay : connections)
+            IpcFiles.delete(client.answerFile);
+            for (final ConnectionRelay relay : connections)
             {
-                releaseConnection(relay, drain);
+                try
+                {
+                    releaseConnection(relay, drain);
+                }
+                catch (final RuntimeException ex)
+                {
+                    System.err.println("spraynic ipc: closing connection " + relay.id + " failed: " + ex.getMessage());
+                }
             }
-            for (final Region region : regions)
+            for (final IpcClient.Region region : regions)
             {
-                releaseRegion(region);
+                try
+                {
+                    releaseRegion(region);
+                }
+                catch (final RuntimeException ex)
+                {
+                    System.err.println("spraynic ipc: freeing region " + region.id() + " failed: " + ex.getMessage());
+                }
+            }
+            try
+            {
+                nic.releaseProtectionDomain(client.domain()); // regions still being made keep it until the next client
+            }
+            catch (final RuntimeException ex)
+            {
+                System.err.println("spraynic ipc: releasing client " + client.id + "'s domain failed: " + ex.getMessage());
             }
         });
     }
 
     /** Control thread: closes the NIC's connection, unmaps and removes its rings. */
-    private DrainReport.ConnectionDrain releaseConnection(final Relay relay, final Duration timeout)
+    private DrainReport.ConnectionDrain releaseConnection(final ConnectionRelay relay, final Duration timeout)
     {
         try
         {
@@ -861,13 +930,13 @@ public final class IpcConductor implements Agent, AutoCloseable
         finally
         {
             relay.rings.close();
-            delete(relay.rings.path());
+            IpcFiles.delete(relay.rings.path());
             counters.connections.decrement();
         }
     }
 
     /** Control thread: deregisters a region, unmaps it and removes its file. */
-    private void releaseRegion(final Region region)
+    private void releaseRegion(final IpcClient.Region region)
     {
         try
         {
@@ -876,7 +945,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         finally
         {
             region.arena().close();
-            delete(region.file());
+            IpcFiles.delete(region.file());
             counters.regions.decrement();
         }
     }
@@ -899,9 +968,12 @@ public final class IpcConductor implements Agent, AutoCloseable
         release.run();
     }
 
-    /** Runs {@code action} on a control thread, then {@code onDone} with its result, or an ERROR, on the conductor. */
-    private <T> void submit(final Client client, final long correlationId, final int type,
-        final java.util.concurrent.Callable<T> action, final java.util.function.Consumer<T> onDone)
+    /**
+     * Runs {@code action} on a control thread, then (on the conductor) {@code settle} and {@code onDone} with its
+     * result, or {@code settle} and an ERROR.
+     */
+    private <T> void submit(final IpcClient client, final long correlationId, final int type, final Callable<T> action,
+        final Consumer<T> onDone, final Runnable settle)
     {
         final Runnable task = () ->
         {
@@ -909,12 +981,20 @@ public final class IpcConductor implements Agent, AutoCloseable
             try
             {
                 final T value = action.call();
-                next = () -> onDone.accept(value);
+                next = () ->
+                {
+                    settled(settle);
+                    onDone.accept(value);
+                };
             }
             catch (final Exception ex)
             {
                 final String reason = null == ex.getMessage() ? ex.toString() : ex.getMessage();
-                next = () -> respondError(client.id, correlationId, type, reason);
+                next = () ->
+                {
+                    settled(settle);
+                    respondError(client, correlationId, type, IpcMessages.ERR_FAILED, reason);
+                };
             }
             while (!results.offer(next) && !closed)
             {
@@ -927,24 +1007,69 @@ public final class IpcConductor implements Agent, AutoCloseable
         }
         catch (final RejectedExecutionException busy)
         {
-            respondError(client.id, correlationId, type, "the NIC has " + MAX_CONTROL_ACTIONS +
+            settled(settle);
+            respondError(client, correlationId, type, IpcMessages.ERR_LIMIT, "the NIC has " + MAX_CONTROL_ACTIONS +
                 " control actions in progress: retry once some finished");
         }
     }
 
-    private void respondOk(final long clientId, final long correlationId, final long value)
+    private static void settled(final Runnable settle)
     {
-        ok.wrap(response, 0).value(value);
-        ok.ids(clientId, correlationId);
-        toClients.transmit(IpcMessages.OK, response, 0, IpcMessages.Ok.LENGTH);
+        if (null != settle)
+        {
+            settle.run();
+        }
     }
 
-    private void respondError(final long clientId, final long correlationId, final int type, final String message)
+    // ---------------------------------------------------------------- answers
+
+    private void respondOk(final IpcClient client, final long correlationId, final long value)
+    {
+        ok.wrap(response, 0).value(value);
+        ok.ids(client.id, correlationId);
+        answer(client, IpcMessages.OK, IpcMessages.Ok.LENGTH);
+    }
+
+    private void respondError(final IpcClient client, final long correlationId, final int type, final int code,
+        final String message)
     {
         counters.commandErrors.incrementRelease();
-        final int length = error.wrap(response, 0).set(type, message);
+        final int length = error.wrap(response, 0).set(type, code, message);
+        error.ids(client.id, correlationId);
+        answer(client, IpcMessages.ERROR, length);
+    }
+
+    /** An ERROR for a client without an answer ring (unknown, or refused at ADD_CLIENT): no key, address or token. */
+    private void broadcastError(final long clientId, final long correlationId, final int type, final int code,
+        final String message)
+    {
+        counters.commandErrors.incrementRelease();
+        final int length = error.wrap(response, 0).set(type, code, message);
         error.ids(clientId, correlationId);
         toClients.transmit(IpcMessages.ERROR, response, 0, length);
+    }
+
+    /** Writes the answer in {@link #response} into the client's own ring; a client whose ring is broken is dropped. */
+    private void answer(final IpcClient client, final int type, final int length)
+    {
+        if (client.released)
+        {
+            return;
+        }
+        final boolean written;
+        try
+        {
+            written = client.answers.write(type, response, 0, length);
+        }
+        catch (final RuntimeException ex)
+        {
+            drop(client, counters.droppedBadAnswerRing, "broke its answer ring (" + ex.getMessage() + ")");
+            return;
+        }
+        if (!written)
+        {
+            counters.answersLost.incrementRelease(); // the client stopped reading its answers: only it waits in vain
+        }
     }
 
     /**
@@ -963,12 +1088,14 @@ public final class IpcConductor implements Agent, AutoCloseable
             runner.close();
         }
         header.putLongRelease(IpcFileDescriptor.HEARTBEAT_OFFSET, 0); // clients know at once that nobody serves
-        final List<Relay> connections = new ArrayList<>();
-        final List<Region> regions = new ArrayList<>();
-        for (final Client client : clients.values())
+        final List<ConnectionRelay> connections = new ArrayList<>();
+        final List<IpcClient.Region> regions = new ArrayList<>();
+        for (final IpcClient client : clients.values())
         {
+            client.released = true;
             connections.addAll(client.connections.values());
             regions.addAll(client.regions.values());
+            IoUtil.unmap(client.answerMapping);
         }
         clients.clear();
         relays.clear();
@@ -984,9 +1111,16 @@ public final class IpcConductor implements Agent, AutoCloseable
         Runnable late;
         while (null != (late = results.poll()))
         {
-            late.run(); // made while closing: released below like the rest
+            try
+            {
+                late.run(); // made while closing: released here like the rest
+            }
+            catch (final RuntimeException ex)
+            {
+                System.err.println("spraynic ipc: a late control result failed: " + ex.getMessage());
+            }
         }
-        for (final Relay relay : connections)
+        for (final ConnectionRelay relay : connections)
         {
             try
             {
@@ -997,7 +1131,7 @@ public final class IpcConductor implements Agent, AutoCloseable
                 System.err.println("spraynic ipc: closing connection " + relay.id + " failed: " + ex.getMessage());
             }
         }
-        for (final Region region : regions)
+        for (final IpcClient.Region region : regions)
         {
             try
             {
@@ -1010,6 +1144,6 @@ public final class IpcConductor implements Agent, AutoCloseable
         }
         counters.close();
         IoUtil.unmap(mapped);
-        removeFiles(directory);
+        IpcFiles.removeNicFiles(directory);
     }
 }

@@ -22,6 +22,7 @@ import java.nio.file.Path;
  *   +-------------------+-------------------+
  *   | to-NIC length     | to-clients length | 40
  *   | mode (0 spray, 1 RoCEv2) | planes     | 48
+ *   | command ring epoch| (unused)          | 56
  *   +-------------------+-------------------+
  *   | IPv4 of planes 0..7 (int each)         | 64
  *   | MAC of planes 0..7 (long each)         | 96
@@ -29,16 +30,21 @@ import java.nio.file.Path;
  *   +---------------------------------------+
  *   | to-NIC commands: ManyToOneRingBuffer   | HEADER_LENGTH
  *   +---------------------------------------+
- *   | to-clients responses: broadcast buffer | HEADER_LENGTH + to-NIC length
+ *   | to-clients refusals: broadcast buffer  | HEADER_LENGTH + to-NIC length
  *   +---------------------------------------+
  * </pre>
+ * Every process that maps this file can write all of it: the NIC validates each command record before use, resets
+ * the command ring when its records are corrupt and then bumps the command ring epoch, so a client waiting for an
+ * answer to a command that was lost with the ring fails its call at once instead of waiting for ever. Answers that
+ * carry keys, addresses or a token go to each client's own answer file ({@code client-<random>}, mode 0600), never
+ * to the broadcast.
  */
 public final class IpcFileDescriptor
 {
     /** "SPNI" in ASCII. */
     public static final int MAGIC = 0x53504E49;
     /** Bumped on any change to this layout, the messages, or the connection files. */
-    public static final int VERSION = 1;
+    public static final int VERSION = 2;
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 4;
     public static final int PID_OFFSET = 8;
@@ -49,6 +55,8 @@ public final class IpcFileDescriptor
     public static final int TO_CLIENTS_LENGTH_OFFSET = 44;
     public static final int MODE_OFFSET = 48;
     public static final int PLANES_OFFSET = 52;
+    /** Bumped (release) by the NIC each time it resets a corrupt command ring: commands in flight were lost. */
+    public static final int COMMAND_RING_EPOCH_OFFSET = 56;
     /** The NIC's IPv4 address on plane p at {@code LOCAL_IPV4_OFFSET + 4 * p}, for peers to connect to. */
     public static final int LOCAL_IPV4_OFFSET = 64;
     /** The NIC's MAC on plane p at {@code LOCAL_MAC_OFFSET + 8 * p}. */
@@ -60,7 +68,11 @@ public final class IpcFileDescriptor
     /** Capacity of the to-NIC command ring (a power of two). */
     public static final int TO_NIC_CAPACITY = 64 * 1024;
     /** Capacity of the to-clients broadcast (a power of two). */
-    public static final int TO_CLIENTS_CAPACITY = 256 * 1024;
+    public static final int TO_CLIENTS_CAPACITY = 64 * 1024;
+    /** Prefix of a client's answer file: {@code client-} and 32 random hex digits. */
+    public static final String ANSWER_FILE_PREFIX = "client-";
+    /** Capacity of a client's answer ring (a power of two): far more than the answers of one command at a time. */
+    public static final int ANSWER_RING_CAPACITY = 64 * 1024;
     /** A NIC whose heartbeat is older than this is taken for dead. */
     public static final long NIC_LIVENESS_TIMEOUT_MS = 5_000;
 
@@ -78,6 +90,30 @@ public final class IpcFileDescriptor
     public static int toClientsLength()
     {
         return TO_CLIENTS_CAPACITY + BroadcastBufferDescriptor.TRAILER_LENGTH;
+    }
+
+    /** @return bytes of a client's answer file: one ring, the NIC produces, the client consumes. */
+    public static int answerFileLength()
+    {
+        return ANSWER_RING_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH;
+    }
+
+    /** @return true for a name a client's answer file may have: the prefix and 32 lower-case hex digits. */
+    public static boolean isAnswerFileName(final String name)
+    {
+        if (null == name || name.length() != ANSWER_FILE_PREFIX.length() + 32 || !name.startsWith(ANSWER_FILE_PREFIX))
+        {
+            return false;
+        }
+        for (int i = ANSWER_FILE_PREFIX.length(); i < name.length(); i++)
+        {
+            final char c = name.charAt(i);
+            if (!(c >= '0' && c <= '9') && !(c >= 'a' && c <= 'f'))
+            {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** @return bytes of the whole file. */

@@ -5,18 +5,21 @@ import org.agrona.MutableDirectBuffer;
 import java.nio.ByteOrder;
 
 /**
- * The messages clients and the NIC exchange through the control file ({@link IpcFileDescriptor}): commands on
- * the to-NIC ring, responses on the to-clients broadcast. Every message starts with the client id and the
- * correlation id of the command it belongs to, so a client picks its own answers out of the broadcast. Each
- * message is a flyweight over the ring's buffer: named offsets, little-endian (both ends are on one host),
- * fixed length except a trailing UTF-8 string where there is one.
+ * The messages clients and the NIC exchange: commands on the control file's to-NIC ring ({@link IpcFileDescriptor}),
+ * answers in each client's own answer ring (a file only that client's ADD_CLIENT named, mode 0600), and refusals
+ * that cannot reach an answer ring (an unknown client, a bad answer file) on the control file's broadcast, which
+ * never carries a key, an address or a token. Every message starts with the client id, the correlation id of the
+ * command it belongs to, and the client's token: the NIC draws the token from a {@code SecureRandom} when the client
+ * connects, answers it in the client's answer ring, and refuses every later command that does not carry it. Each
+ * message is a flyweight over a buffer: named offsets, little-endian (both ends are on one host), fixed length
+ * except a trailing UTF-8 string where there is one.
  */
 public final class IpcMessages
 {
     /** Byte order of every field. */
     public static final ByteOrder ORDER = ByteOrder.LITTLE_ENDIAN;
 
-    /** Command: a client announces itself (its id is a fresh correlation id of the ring). */
+    /** Command: a client announces itself and names its answer file; the NIC answers its id and token there. */
     public static final int ADD_CLIENT = 1;
     /** Command: the client is alive; no answer. */
     public static final int KEEPALIVE = 2;
@@ -48,6 +51,23 @@ public final class IpcMessages
     /** Response: a connection is closed. */
     public static final int CONNECTION_CLOSED = 105;
 
+    /** Error code: a value the command carries is not allowed (the message says which and what is). */
+    public static final int ERR_BAD_VALUE = 1;
+    /** Error code: a limit of the NIC (clients, regions or connections per client, control actions) is reached. */
+    public static final int ERR_LIMIT = 2;
+    /** Error code: the command names a region or connection this client does not hold. */
+    public static final int ERR_UNKNOWN_OBJECT = 3;
+    /** Error code: the client is not (or no longer) connected to this NIC. */
+    public static final int ERR_NOT_CONNECTED = 4;
+    /** Error code: the NIC tried and failed (a handshake timed out, memory could not be mapped, ...). */
+    public static final int ERR_FAILED = 5;
+    /** Error code: the command is malformed (unknown type, too short, a bad answer file). */
+    public static final int ERR_MALFORMED = 6;
+
+    /** Longest command a client writes, in bytes: a longer record on the to-NIC ring is corruption. */
+    public static final int MAX_COMMAND_LENGTH = 256;
+    /** Longest answer-file name an ADD_CLIENT carries. */
+    public static final int MAX_FILE_NAME_BYTES = 64;
     /** Most planes a CONNECT names. */
     public static final int MAX_PLANES = 8;
     /** Longest string (error text, file name) a response carries, in bytes. */
@@ -81,15 +101,32 @@ public final class IpcMessages
         };
     }
 
+    /** @return e.g. "LIMIT" for an error code. */
+    public static String errorName(final int code)
+    {
+        return switch (code)
+        {
+            case ERR_BAD_VALUE -> "BAD_VALUE";
+            case ERR_LIMIT -> "LIMIT";
+            case ERR_UNKNOWN_OBJECT -> "UNKNOWN_OBJECT";
+            case ERR_NOT_CONNECTED -> "NOT_CONNECTED";
+            case ERR_FAILED -> "FAILED";
+            case ERR_MALFORMED -> "MALFORMED";
+            default -> "UNKNOWN_" + code;
+        };
+    }
+
     /** What every message starts with. */
     public static class Header
     {
-        /** The client's id (long). */
+        /** The client's id (long), given by the NIC. */
         public static final int CLIENT_ID_OFFSET = 0;
         /** The command's correlation id (long); a response repeats it. */
         public static final int CORRELATION_ID_OFFSET = 8;
+        /** The client's token (long): every command carries it; only ADD_CLIENT's OK answers it, else 0. */
+        public static final int TOKEN_OFFSET = 16;
         /** Bytes of the header. */
-        public static final int LENGTH = 16;
+        public static final int LENGTH = 24;
 
         MutableDirectBuffer buffer;
         int offset;
@@ -112,11 +149,23 @@ public final class IpcMessages
             return buffer.getLong(offset + CORRELATION_ID_OFFSET, ORDER);
         }
 
-        /** Writes both ids. */
+        public long token()
+        {
+            return buffer.getLong(offset + TOKEN_OFFSET, ORDER);
+        }
+
+        /** Writes both ids and a token of 0. */
         public void ids(final long clientId, final long correlationId)
+        {
+            ids(clientId, correlationId, 0);
+        }
+
+        /** Writes both ids and the token. */
+        public void ids(final long clientId, final long correlationId, final long token)
         {
             buffer.putLong(offset + CLIENT_ID_OFFSET, clientId, ORDER);
             buffer.putLong(offset + CORRELATION_ID_OFFSET, correlationId, ORDER);
+            buffer.putLong(offset + TOKEN_OFFSET, token, ORDER);
         }
 
         long getLong(final int field)
@@ -144,6 +193,24 @@ public final class IpcMessages
             return buffer.getStringUtf8(offset + field, ORDER);
         }
 
+        /**
+         * @return the string at {@code field} of a message of {@code messageLength} bytes written by an untrusted
+         * process, or null when its length prefix is negative, over {@code maxBytes} or past the message's end.
+         */
+        String getBoundedString(final int field, final int messageLength, final int maxBytes)
+        {
+            if (field + 4 > messageLength)
+            {
+                return null;
+            }
+            final int bytes = buffer.getInt(offset + field, ORDER);
+            if (bytes < 0 || bytes > maxBytes || bytes > messageLength - field - 4)
+            {
+                return null;
+            }
+            return buffer.getStringWithoutLengthUtf8(offset + field + 4, bytes);
+        }
+
         /** @return bytes written: the length prefix and the UTF-8 text, cut to {@link #MAX_STRING_BYTES} (control path). */
         int putString(final int field, final String value)
         {
@@ -156,11 +223,14 @@ public final class IpcMessages
         }
     }
 
-    /** ADD_CLIENT: the client's process id. */
+    /** ADD_CLIENT: the client's process id and the name of the answer file it made (ids and token 0). */
     public static final class AddClient extends Header
     {
         public static final int PID_OFFSET = Header.LENGTH;
-        public static final int LENGTH = PID_OFFSET + 8;
+        public static final int ANSWER_FILE_OFFSET = PID_OFFSET + 8;
+        /** Bytes at least: an empty name. */
+        public static final int LENGTH = ANSWER_FILE_OFFSET + 4;
+        public static final int MAX_LENGTH = LENGTH + MAX_FILE_NAME_BYTES;
 
         public AddClient wrap(final MutableDirectBuffer buffer, final int offset)
         {
@@ -177,6 +247,18 @@ public final class IpcMessages
         {
             putLong(PID_OFFSET, pid);
             return this;
+        }
+
+        /** @return the answer file's name, or null when the record of {@code messageLength} B holds none that fits. */
+        public String answerFile(final int messageLength)
+        {
+            return getBoundedString(ANSWER_FILE_OFFSET, messageLength, MAX_FILE_NAME_BYTES);
+        }
+
+        /** @return the message's length in bytes. */
+        public int answerFile(final String name)
+        {
+            return ANSWER_FILE_OFFSET + buffer.putStringUtf8(offset + ANSWER_FILE_OFFSET, name, ORDER, MAX_FILE_NAME_BYTES);
         }
     }
 
@@ -365,7 +447,10 @@ public final class IpcMessages
         }
     }
 
-    /** OK: one value (the client id for ADD_CLIENT, the region id for DEREGISTER). */
+    /**
+     * OK: one value (the client timeout for ADD_CLIENT, whose header also carries the new client's id and token; the
+     * region id for DEREGISTER).
+     */
     public static final class Ok extends Header
     {
         public static final int VALUE_OFFSET = Header.LENGTH;
@@ -389,11 +474,12 @@ public final class IpcMessages
         }
     }
 
-    /** ERROR: a code (the command's type) and a reason for a person. */
+    /** ERROR: the command's type, an error code ({@code ERR_*}) and a reason for a person. */
     public static final class Error extends Header
     {
         public static final int COMMAND_TYPE_OFFSET = Header.LENGTH;
-        public static final int MESSAGE_OFFSET = COMMAND_TYPE_OFFSET + 4;
+        public static final int CODE_OFFSET = COMMAND_TYPE_OFFSET + 4;
+        public static final int MESSAGE_OFFSET = CODE_OFFSET + 4;
         public static final int MAX_LENGTH = MESSAGE_OFFSET + 4 + MAX_STRING_BYTES;
 
         public Error wrap(final MutableDirectBuffer buffer, final int offset)
@@ -407,15 +493,21 @@ public final class IpcMessages
             return getInt(COMMAND_TYPE_OFFSET);
         }
 
+        public int code()
+        {
+            return getInt(CODE_OFFSET);
+        }
+
         public String message()
         {
             return getString(MESSAGE_OFFSET);
         }
 
         /** @return the message's length in bytes. */
-        public int set(final int commandType, final String message)
+        public int set(final int commandType, final int code, final String message)
         {
             putInt(COMMAND_TYPE_OFFSET, commandType);
+            putInt(CODE_OFFSET, code);
             return MESSAGE_OFFSET + putString(MESSAGE_OFFSET, message);
         }
     }

@@ -10,6 +10,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.broadcast.BroadcastReceiver;
 import org.agrona.concurrent.broadcast.CopyBroadcastReceiver;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 
 import java.io.File;
 import java.io.IOException;
@@ -17,9 +18,12 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.HexFormat;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
@@ -36,9 +40,11 @@ import java.util.concurrent.locks.LockSupport;
  *       ... c.sendCompletionQueue().poll(completion) ...
  *   }
  * </pre>
- * Control calls (register, connect, accept, create a queue pair, close) are commands to the NIC answered on its
- * broadcast, and wait for the answer; they throw {@link IllegalStateException} with the NIC's reason when it
- * refuses, or when it stops answering. Posting and polling on a {@link ClientConnection} go through shared rings
+ * Control calls (register, connect, accept, create a queue pair, close) are commands to the NIC, each carrying the
+ * token the NIC gave this client, answered in this client's own answer file (made mode 0600 under a random name
+ * when it connects); they wait for the answer and throw {@link NicRefusedException} with the NIC's reason and
+ * code when it refuses, or {@link IllegalStateException} when it stops answering or lost the command (it reset
+ * its command ring after some process corrupted it). Posting and polling on a {@link ClientConnection} go through shared rings
  * and never wait. A daemon thread sends keepalives; a client that stops (its process died) is released by the NIC
  * after the NIC's client timeout. Control calls may come from any thread (they are serialized).
  */
@@ -46,13 +52,18 @@ public final class NicClient implements AutoCloseable
 {
     /** How long a control call waits for the NIC beyond the time the call itself gives the NIC. */
     public static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(10);
+    private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Path directory;
     private final MappedByteBuffer mapped;
     private final UnsafeBuffer header;
     private final ManyToOneRingBuffer toNic;
     private final CopyBroadcastReceiver fromNic;
+    private final Path answerFile;
+    private final MappedByteBuffer answerMapping;
+    private final OneToOneRingBuffer answers;
     private final long clientId;
+    private final long token;
     private final long nicPid;
     private final NicConnection.Kind mode;
     private final int planes;
@@ -70,31 +81,39 @@ public final class NicClient implements AutoCloseable
     private final IpcMessages.ConnectionReady connectionReady = new IpcMessages.ConnectionReady();
     private final IpcMessages.ConnectionClosed connectionClosed = new IpcMessages.ConnectionClosed();
     private final MessageHandler replyHandler = this::onReply;
+    private final MessageHandler refusalHandler = this::onRefusal;
     private final List<ClientRegion> regions = new ArrayList<>();
     private final List<ClientConnection> connections = new ArrayList<>();
     private final Thread keepalive;
     private long awaitedCorrelationId;
+    private long awaitedClientId;
     private int replyType;
     private volatile boolean closed;
 
-    private NicClient(final Path directory, final MappedByteBuffer mapped)
+    private NicClient(final Path directory, final MappedByteBuffer mapped, final Path answerFile,
+        final MappedByteBuffer answerMapping)
     {
         this.directory = directory;
         this.mapped = mapped;
+        this.answerFile = answerFile;
+        this.answerMapping = answerMapping;
+        this.answers = new OneToOneRingBuffer(new UnsafeBuffer(answerMapping));
         this.header = new UnsafeBuffer(mapped);
         this.nicPid = header.getLong(IpcFileDescriptor.PID_OFFSET, IpcMessages.ORDER);
-        this.mode = NicConnection.Kind.values()[header.getInt(IpcFileDescriptor.MODE_OFFSET, IpcMessages.ORDER)];
+        this.mode = kind(header.getInt(IpcFileDescriptor.MODE_OFFSET, IpcMessages.ORDER));
         this.planes = header.getInt(IpcFileDescriptor.PLANES_OFFSET, IpcMessages.ORDER);
         final int toNicLength = header.getInt(IpcFileDescriptor.TO_NIC_LENGTH_OFFSET, IpcMessages.ORDER);
         final int toClientsLength = header.getInt(IpcFileDescriptor.TO_CLIENTS_LENGTH_OFFSET, IpcMessages.ORDER);
         this.toNic = new ManyToOneRingBuffer(new UnsafeBuffer(header, IpcFileDescriptor.HEADER_LENGTH, toNicLength));
         this.fromNic = new CopyBroadcastReceiver(new BroadcastReceiver(
             new UnsafeBuffer(header, IpcFileDescriptor.HEADER_LENGTH + toNicLength, toClientsLength)));
-        this.clientId = toNic.nextCorrelationId();
         final IpcMessages.AddClient add = new IpcMessages.AddClient();
         add.wrap(command, 0);
         add.pid(ProcessHandle.current().pid());
-        this.clientTimeoutMs = request(IpcMessages.ADD_CLIENT, IpcMessages.AddClient.LENGTH, CONTROL_TIMEOUT);
+        final int length = add.answerFile(answerFile.getFileName().toString());
+        this.clientTimeoutMs = send(IpcMessages.ADD_CLIENT, length, CONTROL_TIMEOUT, 0, 0);
+        this.clientId = ok.wrap(reply, 0).clientId();
+        this.token = ok.token();
         this.keepalive = new Thread(this::sendKeepalives, "spraynic-client-keepalive");
         keepalive.setDaemon(true);
         keepalive.start();
@@ -116,13 +135,25 @@ public final class NicClient implements AutoCloseable
             if (null == problem)
             {
                 final MappedByteBuffer mapped = IoUtil.mapExistingFile(control.toFile(), "spraynic NIC control file");
+                // answers come to a file of this client's: mode 0600, a name nobody guesses
+                final byte[] name = new byte[16];
+                RANDOM.nextBytes(name);
+                final Path answerFile = directory.resolve(IpcFileDescriptor.ANSWER_FILE_PREFIX +
+                    HexFormat.of().formatHex(name));
+                MappedByteBuffer answerMapping = null;
                 try
                 {
-                    return new NicClient(directory, mapped);
+                    answerMapping = IpcFiles.createMapped(answerFile, IpcFileDescriptor.answerFileLength());
+                    return new NicClient(directory, mapped, answerFile, answerMapping);
                 }
                 catch (final RuntimeException ex)
                 {
                     IoUtil.unmap(mapped);
+                    if (null != answerMapping)
+                    {
+                        IoUtil.unmap(answerMapping);
+                    }
+                    deleteQuietly(answerFile);
                     throw ex;
                 }
             }
@@ -177,6 +208,18 @@ public final class NicClient implements AutoCloseable
         }
     }
 
+    /** @return the transport of an ordinal read from shared memory, checked. */
+    private static NicConnection.Kind kind(final int ordinal)
+    {
+        final NicConnection.Kind[] kinds = NicConnection.Kind.values();
+        if (ordinal < 0 || ordinal >= kinds.length)
+        {
+            throw new IllegalStateException("the NIC's files name transport " + ordinal + ", which this client does not " +
+                "know: is the control file corrupt, or of another SprayNIC build?");
+        }
+        return kinds[ordinal];
+    }
+
     /**
      * @param control a control file.
      * @return "pid N, heartbeat M ms ago" when a live NIC serves it, else null.
@@ -209,6 +252,18 @@ public final class NicClient implements AutoCloseable
     public long clientId()
     {
         return clientId;
+    }
+
+    /** @return the token the NIC gave this client, which every command carries (tests play a forger). */
+    long token()
+    {
+        return token;
+    }
+
+    /** @return this client's answer file. */
+    Path answerFile()
+    {
+        return answerFile;
     }
 
     /** @return the NIC process's id. */
@@ -383,7 +438,7 @@ public final class NicClient implements AutoCloseable
     private ClientConnection newConnection()
     {
         final IpcMessages.ConnectionReady ready = connectionReady.wrap(reply, 0);
-        final NicConnection.Kind kind = NicConnection.Kind.values()[ready.kind()];
+        final NicConnection.Kind kind = kind(ready.kind());
         final RocevEndpoint endpoint = kind == NicConnection.Kind.ROCEV2 ?
             new RocevEndpoint(ready.localId(), ready.psn(), ready.ipv4(), ready.mac(), ready.mtu()) : null;
         final ConnectionRings rings = ConnectionRings.map(directory.resolve(ready.file()), ready.connectionId());
@@ -427,55 +482,78 @@ public final class NicClient implements AutoCloseable
         {
             throw new IllegalStateException("this NIC client is closed");
         }
+        return send(type, length, timeout, clientId, token);
+    }
+
+    private long send(final int type, final int length, final Duration timeout, final long clientId, final long token)
+    {
+        final int epoch = commandRingEpoch();
         final long correlationId = toNic.nextCorrelationId();
         commandHeader.wrap(command, 0);
-        commandHeader.ids(clientId, correlationId);
+        commandHeader.ids(clientId, correlationId, token);
         final long deadline = System.nanoTime() + timeout.toNanos();
         while (!toNic.write(type, command, 0, length))
         {
-            failIfStopped(type, deadline);
+            failIfStopped(type, deadline, epoch);
             Thread.onSpinWait();
         }
         awaitedCorrelationId = correlationId;
+        awaitedClientId = clientId;
         replyType = 0;
         int idle = 0;
         while (0 == replyType)
         {
-            try
+            int work = answers.read(replyHandler);
+            if (0 == replyType)
             {
-                if (fromNic.receive(replyHandler) == 0)
+                try
                 {
-                    failIfStopped(type, deadline);
-                    // spin for a quick answer, then park: a handshake may take seconds
-                    if (++idle < 1000)
-                    {
-                        Thread.onSpinWait();
-                    }
-                    else
-                    {
-                        LockSupport.parkNanos(100_000);
-                    }
+                    work += fromNic.receive(refusalHandler);
+                }
+                catch (final IllegalStateException lapped)
+                {
+                    // the broadcast lapped this client while it copied: a refusal may be gone, the deadline tells
+                    work++;
                 }
             }
-            catch (final IllegalStateException lapped)
+            if (0 == work && 0 == replyType)
             {
-                // the broadcast lapped this client while it copied: its answer may be gone, the deadline tells
-                failIfStopped(type, deadline);
+                failIfStopped(type, deadline, epoch);
+                // spin for a quick answer, then park: a handshake may take seconds
+                if (++idle < 1000)
+                {
+                    Thread.onSpinWait();
+                }
+                else
+                {
+                    LockSupport.parkNanos(100_000);
+                }
             }
         }
         if (replyType == IpcMessages.ERROR)
         {
-            throw new IllegalStateException("the NIC refused " + IpcMessages.name(type) + ": " +
-                error.wrap(reply, 0).message());
+            final IpcMessages.Error refusal = error.wrap(reply, 0);
+            throw new NicRefusedException(type, refusal.code(), "the NIC refused " + IpcMessages.name(type) + " (" +
+                IpcMessages.errorName(refusal.code()) + "): " + refusal.message());
         }
         return replyType == IpcMessages.OK ? ok.wrap(reply, 0).value() : 0;
     }
 
-    private void failIfStopped(final int type, final long deadline)
+    private int commandRingEpoch()
+    {
+        return header.getIntVolatile(IpcFileDescriptor.COMMAND_RING_EPOCH_OFFSET);
+    }
+
+    private void failIfStopped(final int type, final long deadline, final int epoch)
     {
         if (isNicStopped())
         {
             throw new IllegalStateException("the NIC (pid " + nicPid + ") serving " + directory + " has stopped");
+        }
+        if (commandRingEpoch() != epoch)
+        {
+            throw new IllegalStateException("the NIC (pid " + nicPid + ") reset its command ring, which some process " +
+                "corrupted, and " + IpcMessages.name(type) + " may have been lost with it: retry the call");
         }
         if (System.nanoTime() >= deadline)
         {
@@ -484,13 +562,26 @@ public final class NicClient implements AutoCloseable
         }
     }
 
+    /** An answer from this client's own ring: older answers (of calls that failed) are skipped. */
     private void onReply(final int type, final MutableDirectBuffer buffer, final int index, final int length)
     {
         if (length < IpcMessages.Header.LENGTH ||
-            buffer.getLong(index + IpcMessages.Header.CLIENT_ID_OFFSET, IpcMessages.ORDER) != clientId ||
             buffer.getLong(index + IpcMessages.Header.CORRELATION_ID_OFFSET, IpcMessages.ORDER) != awaitedCorrelationId)
         {
-            return; // another client's answer, or an older one of ours
+            return;
+        }
+        reply.putBytes(0, buffer, index, Math.min(length, reply.capacity()));
+        replyType = type;
+    }
+
+    /** A refusal on the broadcast: for a client the NIC does not know (any more), or an ADD_CLIENT it refused. */
+    private void onRefusal(final int type, final MutableDirectBuffer buffer, final int index, final int length)
+    {
+        if (type != IpcMessages.ERROR || length < IpcMessages.Header.LENGTH ||
+            buffer.getLong(index + IpcMessages.Header.CLIENT_ID_OFFSET, IpcMessages.ORDER) != awaitedClientId ||
+            buffer.getLong(index + IpcMessages.Header.CORRELATION_ID_OFFSET, IpcMessages.ORDER) != awaitedCorrelationId)
+        {
+            return;
         }
         reply.putBytes(0, buffer, index, Math.min(length, reply.capacity()));
         replyType = type;
@@ -505,7 +596,7 @@ public final class NicClient implements AutoCloseable
     private void sendKeepalives()
     {
         final UnsafeBuffer keepaliveCommand = new UnsafeBuffer(new byte[IpcMessages.Header.LENGTH]);
-        new IpcMessages.Header().wrap(keepaliveCommand, 0).ids(clientId, 0);
+        new IpcMessages.Header().wrap(keepaliveCommand, 0).ids(clientId, 0, token);
         final long intervalMs = Math.max(10, clientTimeoutMs / 5);
         while (!closed)
         {
@@ -560,7 +651,24 @@ public final class NicClient implements AutoCloseable
         }
         connections.clear();
         regions.clear();
+        synchronized (this)
+        {
+            IoUtil.unmap(answerMapping);
+        }
+        deleteQuietly(answerFile); // the NIC removes it too, unless it stopped
         // the control file stays mapped until collected: a connection still posting reads its heartbeat
+    }
+
+    private static void deleteQuietly(final Path file)
+    {
+        try
+        {
+            Files.deleteIfExists(file);
+        }
+        catch (final IOException ignored)
+        {
+            // the NIC removes answer files of clients it released, and every file when it starts
+        }
     }
 
     private static void sleep(final long millis)

@@ -93,7 +93,7 @@ public final class RcQueuePair implements QueuePair
     private final RcEngine engine;
     private final RcEngineConfig config;
     private final TransportCounters counters;
-    private final ProtectionDomain protectionDomain;
+    private ProtectionDomain protectionDomain; // the engine's, unless bound to a tenant's (control path, before use)
     private final RoceFrameWriter writer;
     private final FrameSink sink;
     private final int qpNumber;
@@ -253,6 +253,15 @@ public final class RcQueuePair implements QueuePair
     // ------------------------------------------------------------------------------------------------
     // control path: state machine
     // ------------------------------------------------------------------------------------------------
+
+    /**
+     * Binds the queue pair to a tenant's protection domain (control path, on the engine's thread, before the queue
+     * pair carries traffic): its work requests and its peer's rkeys then name only that domain's regions.
+     */
+    public void protectionDomain(final ProtectionDomain domain)
+    {
+        this.protectionDomain = domain;
+    }
 
     public int qpNumber()
     {

@@ -99,7 +99,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final int streams;
     private final CompletionQueue sendCq;
     private final CompletionQueue receiveCq;
-    private final ProtectionDomain pd;
+    private ProtectionDomain pd; // the engine's, unless bound to a tenant's (control path, before use)
     private final RoceFrameWriter[] writers;
     private RoceFrameWriter writer;
     private final SprayFrameOutput output;
@@ -2707,6 +2707,15 @@ public final class SprayConnection implements PathSendWindow.Listener
     }
 
     /** @return this end's CID (what the peer's packets carry in DestQP). */
+    /**
+     * Binds the connection to a tenant's protection domain (control path, on the engine's thread, before the
+     * application posts): its work requests and its peer's rkeys then name only that domain's regions.
+     */
+    public void protectionDomain(final ProtectionDomain domain)
+    {
+        this.pd = domain;
+    }
+
     public int localCid()
     {
         return localCid;

@@ -39,6 +39,11 @@ final class IpcTestBed implements AutoCloseable
 
     IpcTestBed(final Path base, final NicConnection.Kind mode, final Duration clientTimeout)
     {
+        this(base, mode, clientTimeout, IpcConductor.Limits.DEFAULT);
+    }
+
+    IpcTestBed(final Path base, final NicConnection.Kind mode, final Duration clientTimeout, final IpcConductor.Limits limits)
+    {
         this.dir = base.resolve("ipc");
         final InMemoryLink link = new InMemoryLink("ipc", 1024, 2048 + InMemoryLink.HEADROOM);
         closeables.add(link);
@@ -50,7 +55,7 @@ final class IpcTestBed implements AutoCloseable
         closeables.add(peerCounters);
         peer = EmbeddedNic.start(config(mode, 1), new PacketPort[][]{{link.second()}}, peerCounters);
         closeables.add(peer);
-        conductor = IpcConductor.start(served, dir, servedCounters, clientTimeout,
+        conductor = IpcConductor.start(served, dir, servedCounters, clientTimeout, limits,
             new BackoffIdleStrategy(10, 10, 1_000, 500_000));
         closeables.add(conductor);
     }
@@ -58,7 +63,8 @@ final class IpcTestBed implements AutoCloseable
     private static EmbeddedNicConfig config(final NicConnection.Kind mode, final int host)
     {
         return new EmbeddedNicConfig().mode(mode).workers(1).planes(1).connections(4, 4, 1024).bursts(32, 2048)
-            .sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig).rocevRetry(20_000_000L, 7)
+            // a RoCEv2 retry budget of 0.7 s: a test host under load (a child JVM starting) must not exhaust it
+            .sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig).rocevRetry(100_000_000L, 7)
             .local(0, ip(host), mac(host));
     }
 
@@ -84,6 +90,14 @@ final class IpcTestBed implements AutoCloseable
             }
         });
         return value[0];
+    }
+
+    /** @return the sum of every {@code ipc: unexpected errors: ...} counter and the conductor errors. */
+    long unexpectedErrors()
+    {
+        return counter("ipc: conductor errors") + counter("ipc: unexpected errors: commands") +
+            counter("ipc: unexpected errors: relays") + counter("ipc: unexpected errors: control results") +
+            counter("ipc: unexpected errors: client time-outs");
     }
 
     /** @return names of the region and connection files in the IPC directory. */

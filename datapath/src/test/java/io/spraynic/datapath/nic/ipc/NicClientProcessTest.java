@@ -14,18 +14,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
 import java.lang.foreign.Arena;
-import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import static io.spraynic.datapath.nic.ipc.IpcTestBed.WAIT;
@@ -45,71 +38,6 @@ class NicClientProcessTest
 
     @TempDir
     Path base;
-
-    /** A child JVM and its stdout lines, read on a thread of their own so a silent child cannot hang the test. */
-    private static final class Child implements AutoCloseable
-    {
-        final Process process;
-        final OutputStream in;
-        final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
-
-        Child(final List<String> args) throws Exception
-        {
-            final List<String> command = new ArrayList<>();
-            command.add(ProcessHandle.current().info().command().orElseThrow());
-            command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-                .filter(argument -> argument.startsWith("--")).toList());
-            command.addAll(List.of("-cp", System.getProperty("java.class.path"), IpcClientMain.class.getName()));
-            command.addAll(args);
-            process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-            in = process.getOutputStream();
-            final Thread reader = new Thread(() ->
-            {
-                try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(),
-                    StandardCharsets.UTF_8)))
-                {
-                    String line;
-                    while (null != (line = out.readLine()))
-                    {
-                        lines.add(line);
-                    }
-                }
-                catch (final java.io.IOException ignored)
-                {
-                    // the child went away: the test sees no more lines
-                }
-                lines.add("<exit>");
-            }, "child-stdout");
-            reader.setDaemon(true);
-            reader.start();
-        }
-
-        String next() throws InterruptedException
-        {
-            final String line = lines.poll(60, TimeUnit.SECONDS);
-            assertNotNull(line, "the client process said nothing for 60 s");
-            return line;
-        }
-
-        String expect(final String prefix) throws InterruptedException
-        {
-            final String line = next();
-            assertTrue(line.startsWith(prefix), "expected " + prefix + ", the client process said: " + line);
-            return line.substring(prefix.length()).trim();
-        }
-
-        void say(final String line) throws java.io.IOException
-        {
-            in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
-            in.flush();
-        }
-
-        public void close() throws Exception
-        {
-            process.destroyForcibly();
-            process.waitFor(30, TimeUnit.SECONDS);
-        }
-    }
 
     private static List<String> args(final IpcTestBed bed, final String mode, final MemoryRegion peerRegion,
         final boolean hold)
@@ -141,7 +69,7 @@ class NicClientProcessTest
             Arena arena = Arena.ofShared())
         {
             final MemoryRegion peerRegion = bed.peer.register(arena.allocate(IpcClientMain.REGION_BYTES, 4096), ALL);
-            try (Child child = new Child(args(bed, mode == NicConnection.Kind.SPRAY ? "spray" : "rocev2", peerRegion, false)))
+            try (ChildJvm child = new ChildJvm(IpcClientMain.class, args(bed, mode == NicConnection.Kind.SPRAY ? "spray" : "rocev2", peerRegion, false)))
             {
                 final NicConnection p;
                 if (mode == NicConnection.Kind.SPRAY)
@@ -197,7 +125,7 @@ class NicClientProcessTest
             Arena arena = Arena.ofShared())
         {
             final MemoryRegion peerRegion = bed.peer.register(arena.allocate(IpcClientMain.REGION_BYTES, 4096), ALL);
-            try (Child child = new Child(args(bed, "spray", peerRegion, true)))
+            try (ChildJvm child = new ChildJvm(IpcClientMain.class, args(bed, "spray", peerRegion, true)))
             {
                 child.expect("CONNECTED");
                 assertNotNull(bed.peer.accept(WAIT));

@@ -1,0 +1,136 @@
+package io.spraynic.datapath.nic.ipc;
+
+import io.spraynic.datapath.nic.CountersFile;
+import org.agrona.concurrent.status.AtomicCounter;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The IPC conductor's counters in the NIC's counters file ({@code ipc: ...}): gauges, totals, and one counter per
+ * reason a command, a ring or a client was refused or dropped, so every hostile input is accounted for. Regions and
+ * connections are made and freed on control threads, so those gauges are updated atomically; the rest only by the
+ * conductor thread. Also the conductor's rate-limited log of unexpected errors.
+ */
+final class IpcCounters
+{
+    final AtomicCounter clients;
+    final AtomicCounter regions;
+    final AtomicCounter connections;
+    final AtomicCounter commands;
+    final AtomicCounter commandErrors;
+    final AtomicCounter clientsTimedOut;
+    final AtomicCounter clientsClosed;
+    final AtomicCounter requestsRelayed;
+    final AtomicCounter requestsRefused;
+    final AtomicCounter completionsRelayed;
+    final AtomicCounter errors;
+
+    final AtomicCounter commandsBadToken;
+    final AtomicCounter commandsUnknownClient;
+    final AtomicCounter commandsMalformed;
+    final AtomicCounter commandsForeignObject;
+    final AtomicCounter commandRingResets;
+    final AtomicCounter commandRingUnblocks;
+    final AtomicCounter droppedCorruptRing;
+    final AtomicCounter droppedBadAnswerRing;
+    final AtomicCounter droppedUnexpected;
+    final AtomicCounter refusedClients;
+    final AtomicCounter refusedRegions;
+    final AtomicCounter refusedConnections;
+    final AtomicCounter answersLost;
+    final AtomicCounter unexpectedCommands;
+    final AtomicCounter unexpectedRelays;
+    final AtomicCounter unexpectedResults;
+    final AtomicCounter unexpectedTimeOuts;
+
+    private final List<AtomicCounter> all = new ArrayList<>();
+    private final Map<String, long[]> logged = new HashMap<>();
+
+    IpcCounters(final CountersFile file)
+    {
+        clients = add(file, "ipc: clients");
+        regions = add(file, "ipc: regions");
+        connections = add(file, "ipc: connections");
+        commands = add(file, "ipc: commands");
+        commandErrors = add(file, "ipc: commands refused");
+        clientsTimedOut = add(file, "ipc: clients timed out");
+        clientsClosed = add(file, "ipc: clients closed");
+        requestsRelayed = add(file, "ipc: work requests relayed");
+        requestsRefused = add(file, "ipc: work requests refused");
+        completionsRelayed = add(file, "ipc: completions relayed");
+        errors = add(file, "ipc: conductor errors");
+        commandsBadToken = add(file, "ipc: commands dropped: wrong token");
+        commandsUnknownClient = add(file, "ipc: commands refused: unknown client");
+        commandsMalformed = add(file, "ipc: commands refused: malformed");
+        commandsForeignObject = add(file, "ipc: commands refused: object not the client's");
+        commandRingResets = add(file, "ipc: command ring resets: corrupt records");
+        commandRingUnblocks = add(file, "ipc: command ring claims unblocked");
+        droppedCorruptRing = add(file, "ipc: clients dropped: corrupt request ring");
+        droppedBadAnswerRing = add(file, "ipc: clients dropped: unwritable answer or completion ring");
+        droppedUnexpected = add(file, "ipc: clients dropped: unexpected error");
+        refusedClients = add(file, "ipc: refused: clients limit");
+        refusedRegions = add(file, "ipc: refused: regions per client limit");
+        refusedConnections = add(file, "ipc: refused: connections per client limit");
+        answersLost = add(file, "ipc: answers lost: answer ring full");
+        unexpectedCommands = add(file, "ipc: unexpected errors: commands");
+        unexpectedRelays = add(file, "ipc: unexpected errors: relays");
+        unexpectedResults = add(file, "ipc: unexpected errors: control results");
+        unexpectedTimeOuts = add(file, "ipc: unexpected errors: client time-outs");
+    }
+
+    private AtomicCounter add(final CountersFile file, final String label)
+    {
+        final AtomicCounter counter = file.newCounter(label);
+        all.add(counter);
+        return counter;
+    }
+
+    /**
+     * Counts an unexpected error and logs it: the first of each reason (where and which exception) with its stack,
+     * then at most one line per reason every {@code intervalMs}, saying how many were not logged.
+     */
+    void unexpected(final AtomicCounter where, final String stage, final Throwable error, final long nowMs,
+        final long intervalMs)
+    {
+        where.incrementRelease();
+        errors.incrementRelease();
+        log(stage + ": " + error.getClass().getName(), error, nowMs, intervalMs);
+    }
+
+    /**
+     * Logs {@code reason} (with {@code error}'s stack the first time, when not null) at most once every
+     * {@code intervalMs}; the next line says how many occurrences were not logged.
+     *
+     * @return true when it printed.
+     */
+    boolean log(final String reason, final Throwable error, final long nowMs, final long intervalMs)
+    {
+        final long[] state = logged.computeIfAbsent(reason, k -> new long[]{Long.MIN_VALUE, 0}); // {last logged, held back}
+        if (state[0] != Long.MIN_VALUE && nowMs - state[0] < intervalMs)
+        {
+            state[1]++;
+            return false;
+        }
+        final boolean first = state[0] == Long.MIN_VALUE;
+        System.err.println("spraynic ipc: " + reason + (null != error && null != error.getMessage() ?
+            ": " + error.getMessage() : "") + (state[1] > 0 ? " (and " + state[1] + " more not logged)" : ""));
+        if (first && null != error)
+        {
+            error.printStackTrace();
+        }
+        state[0] = nowMs;
+        state[1] = 0;
+        return true;
+    }
+
+    void close()
+    {
+        for (final AtomicCounter c : all)
+        {
+            c.close();
+        }
+    }
+}

@@ -1,0 +1,84 @@
+package io.spraynic.datapath.nic.ipc;
+
+import org.agrona.concurrent.AtomicBuffer;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+
+/**
+ * A hostile local process for {@link IpcAttackerProcessTest}: it connects to the NIC as a client, then on each line
+ * of stdin does one thing no honest client does, and says on stdout when it did it.
+ * <pre>
+ *   FORGE victimId victimConnectionId  a DEREGISTER in the victim's name with a guessed token, and a
+ *                                      CLOSE_CONNECTION in its own name naming the victim's connection
+ *   CORRUPT-OWN                        a queue pair of its own whose request ring gets a record length 0x7FFFFFFF
+ *   CORRUPT-CTL                        a record length 0x7FFFFFFF where the next command goes in nic.ctl
+ *   CLAIM                              a claim on nic.ctl never committed; then it waits to be killed (kill -9)
+ * </pre>
+ * Usage: {@code IpcAttackerMain <ipc dir>}.
+ */
+public final class IpcAttackerMain
+{
+    private IpcAttackerMain()
+    {
+    }
+
+    public static void main(final String[] args) throws Exception
+    {
+        final Path dir = Path.of(args[0]);
+        final NicClient client = NicClient.connect(dir, Duration.ofSeconds(20));
+        final RawControlFile raw = new RawControlFile(dir);
+        say("CLIENT " + client.clientId());
+        final BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while (null != (line = in.readLine()))
+        {
+            final String[] words = line.trim().split(" ");
+            switch (words[0])
+            {
+                case "FORGE" ->
+                {
+                    final long victim = Long.parseLong(words[1]);
+                    final long victimConnection = Long.parseLong(words[2]);
+                    long guess = new SecureRandom().nextLong();
+                    if (guess == 0)
+                    {
+                        guess = 1;
+                    }
+                    raw.objectCommand(IpcMessages.DEREGISTER, victim, guess, 1);
+                    raw.objectCommand(IpcMessages.CLOSE_CONNECTION, client.clientId(), client.token(), victimConnection);
+                    say("FORGED");
+                }
+                case "CORRUPT-OWN" ->
+                {
+                    final ClientConnection qp = client.createQueuePair(0);
+                    final AtomicBuffer ring = qp.rings().requests().buffer();
+                    ring.putInt(4, ConnectionRings.SEND_REQUEST);
+                    ring.putIntRelease(0, 0x7FFF_FFFF);
+                    say("CORRUPTED-OWN");
+                }
+                case "CORRUPT-CTL" ->
+                {
+                    raw.corruptNextRecord(0x7FFF_FFFF);
+                    say("CORRUPTED-CTL");
+                }
+                case "CLAIM" ->
+                {
+                    say("CLAIMED " + raw.claimAndAbandon());
+                    Thread.sleep(600_000); // killed here, between claim and commit
+                }
+                default -> say("UNKNOWN " + line);
+            }
+        }
+    }
+
+    private static void say(final String line)
+    {
+        System.out.println(line);
+        System.out.flush();
+    }
+}

@@ -1,0 +1,517 @@
+package io.spraynic.datapath.nic.ipc;
+
+import io.spraynic.datapath.nic.NicConnection;
+import io.spraynic.datapath.verbs.AccessFlags;
+import io.spraynic.datapath.verbs.MemoryRegion;
+import io.spraynic.datapath.verbs.PostResult;
+import io.spraynic.datapath.verbs.SendWorkRequest;
+import io.spraynic.datapath.verbs.WorkCompletion;
+import io.spraynic.datapath.verbs.WorkCompletionStatus;
+import io.spraynic.datapath.verbs.WorkRequestOpcode;
+import org.agrona.concurrent.AtomicBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static io.spraynic.datapath.nic.ipc.IpcTestBed.WAIT;
+import static io.spraynic.datapath.nic.ipc.IpcTestBed.await;
+import static io.spraynic.datapath.nic.ipc.IpcTestBed.fill;
+import static io.spraynic.datapath.nic.ipc.IpcTestBed.mismatch;
+import static io.spraynic.datapath.nic.ipc.IpcTestBed.poll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Clients that play the attacker against a real {@link IpcConductor} serving a real embedded NIC, each through the
+ * shared memory alone: corrupt request rings and command rings, claims never committed, commands in another client's
+ * name, objects of another client, more than the limits allow, files and directories others could reach. Each test
+ * checks that the attack failed, that the counters account for it, that the conductor met nothing unexpected, and
+ * that a legitimate client still moves bytes, verified.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class IpcConductorAttackTest
+{
+    private static final int ALL = AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ;
+
+    @TempDir
+    Path base;
+
+    /** A legitimate client writes 64 KiB through a queue pair of its own into the peer's memory, every byte checked. */
+    static void transfer(final IpcTestBed bed, final NicClient client, final MemoryRegion peerRegion, final long seed)
+    {
+        final ClientRegion region = client.register(1 << 16, ALL);
+        final ClientConnection qp = client.createQueuePair(0);
+        final NicConnection peerQp = bed.peer.createQueuePair(0);
+        qp.connect(peerQp.rocevEndpoint(), WAIT);
+        peerQp.connect(qp.rocevEndpoint(), WAIT);
+        fill(region.segment(), 0, 1 << 16, seed);
+        assertEquals(PostResult.OK, qp.postSend(0, new ClientSendRequest().wrId(seed).opcode(WorkRequestOpcode.RDMA_WRITE)
+            .local(region, region.address(), 1 << 16).remote(peerRegion.address(), peerRegion.rkey())));
+        final WorkCompletion done = poll(qp.sendCompletionQueue(), "the legitimate write");
+        assertEquals(WorkCompletionStatus.SUCCESS, done.status(), done.toString());
+        assertEquals(-1, mismatch(peerRegion.segment(), 0, 1 << 16, seed), "every byte of the legitimate write");
+        assertTrue(qp.close(Duration.ofSeconds(5)).idle());
+        peerQp.close(Duration.ZERO);
+        client.deregister(region);
+    }
+
+    private static void assertServing(final IpcTestBed bed, final RawControlFile raw)
+    {
+        assertEquals(0L, bed.unexpectedErrors(), "the conductor met nothing it did not expect");
+        final long beat = raw.heartbeat();
+        await(() -> raw.heartbeat() > beat, WAIT, "the heartbeat goes on");
+    }
+
+    @Test
+    void shouldDropAClientThatCorruptsItsRequestRingAndServeTheOthers() throws Exception
+    {
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.ROCEV2, Duration.ofSeconds(5));
+            Arena arena = Arena.ofShared();
+            NicClient good = NicClient.connect(bed.dir, WAIT);
+            RawControlFile raw = new RawControlFile(bed.dir))
+        {
+            final MemoryRegion peerRegion = bed.peer.register(arena.allocate(1 << 16, 4096), ALL);
+            final NicClient bad = NicClient.connect(bed.dir, WAIT);
+            bad.register(4096, ALL);
+            final ClientConnection badQp = bad.createQueuePair(0);
+            assertEquals(2L, bed.counter("ipc: clients"));
+            // a record length of 0x7FFFFFFF where the next request goes
+            final AtomicBuffer ring = badQp.rings().requests().buffer();
+            ring.putInt(4, ConnectionRings.SEND_REQUEST);
+            ring.putIntRelease(0, 0x7FFF_FFFF);
+            await(() -> bed.counter("ipc: clients dropped: corrupt request ring") == 1, WAIT, "the corrupting client dropped");
+            await(() -> bed.counter("ipc: regions") == 0 && bed.counter("ipc: connections") == 0 &&
+                bed.objectFiles().isEmpty(), WAIT, "what it held released: " + bed.objectFiles());
+            assertEquals(1L, bed.counter("ipc: clients"));
+            assertFalse(Files.exists(bad.answerFile()), "its answer file removed");
+            final NicRefusedException gone = assertThrows(NicRefusedException.class, () -> bad.register(4096, ALL));
+            assertEquals(IpcMessages.ERR_NOT_CONNECTED, gone.code(), gone.getMessage());
+
+            transfer(bed, good, peerRegion, 41);
+            assertServing(bed, raw);
+            bad.close();
+        }
+    }
+
+    @Test
+    void shouldResetACorruptCommandRingAndFailTheCallsThatWereWaiting() throws Exception
+    {
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.ROCEV2, Duration.ofSeconds(5));
+            Arena arena = Arena.ofShared();
+            NicClient good = NicClient.connect(bed.dir, WAIT);
+            RawControlFile raw = new RawControlFile(bed.dir))
+        {
+            final MemoryRegion peerRegion = bed.peer.register(arena.allocate(1 << 16, 4096), ALL);
+            // hold the conductor behind a claim, queue a legitimate command behind it, then corrupt the claim
+            final int claimed = raw.claimAndAbandon();
+            assertTrue(claimed > 0);
+            final long tail = raw.tail();
+            final CompletableFuture<ClientRegion> waiting = CompletableFuture.supplyAsync(() -> good.register(4096, ALL));
+            await(() -> raw.tail() > tail, WAIT, "the legitimate command is in the ring");
+            raw.ring.putIntRelease(claimed - 8, -0x7FFF_FFF0); // its header
+            await(() -> bed.counter("ipc: command ring resets: corrupt records") == 1, WAIT, "the ring reset");
+            assertEquals(1, raw.epoch());
+            final ExecutionException failed = assertThrows(ExecutionException.class, () -> waiting.get(30, TimeUnit.SECONDS));
+            assertTrue(failed.getCause().getMessage().contains("reset its command ring"), failed.getCause().getMessage());
+
+            // a record length of 0x7FFFFFFF where the next command goes: reset again, and the ring works after
+            raw.corruptNextRecord(0x7FFF_FFFF);
+            await(() -> bed.counter("ipc: command ring resets: corrupt records") == 2, WAIT, "the ring reset again");
+            // a tail position that no producer could have written
+            raw.ring.putLongRelease(raw.capacity + RingBufferDescriptor.TAIL_POSITION_OFFSET,
+                raw.tail() - 4096);
+            await(() -> bed.counter("ipc: command ring resets: corrupt records") == 3, WAIT, "the ring reset for its tail");
+            assertEquals(3, raw.epoch());
+            transfer(bed, good, peerRegion, 42);
+            assertEquals(1L, bed.counter("ipc: clients"), "the client stayed connected through the resets");
+            assertServing(bed, raw);
+        }
+    }
+
+    @Test
+    void shouldUnblockAClaimNeverCommittedSoCommandsAndKeepalivesFlowAgain() throws Exception
+    {
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.ROCEV2, Duration.ofSeconds(2));
+            Arena arena = Arena.ofShared();
+            NicClient good = NicClient.connect(bed.dir, WAIT);
+            RawControlFile raw = new RawControlFile(bed.dir))
+        {
+            final MemoryRegion peerRegion = bed.peer.register(arena.allocate(1 << 16, 4096), ALL);
+            assertTrue(raw.claimAndAbandon() > 0); // a producer killed between claim and commit
+            final long start = System.nanoTime();
+            final ClientRegion region = good.register(4096, ALL); // behind the claim until the conductor unblocks it
+            final long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertTrue(region.isRegistered());
+            assertEquals(1L, bed.counter("ipc: command ring claims unblocked"));
+            assertTrue(tookMs >= 500 && tookMs < 5_000, "unblocked after the conductor's timeout: " + tookMs + " ms");
+            Thread.sleep(2_500); // longer than the client timeout: keepalives flow again
+            assertEquals(0L, bed.counter("ipc: clients timed out"));
+            transfer(bed, good, peerRegion, 43);
+            assertServing(bed, raw);
+        }
+    }
+
+    @Test
+    void shouldDropCommandsInAnotherClientsNameAndRefuseAnotherClientsObjects() throws Exception
+    {
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.ROCEV2, Duration.ofSeconds(5));
+            Arena arena = Arena.ofShared();
+            NicClient victim = NicClient.connect(bed.dir, WAIT);
+            NicClient attacker = NicClient.connect(bed.dir, WAIT);
+            RawControlFile raw = new RawControlFile(bed.dir))
+        {
+            final MemoryRegion peerRegion = bed.peer.register(arena.allocate(1 << 16, 4096), ALL);
+            final ClientRegion kept = victim.register(8192, ALL);
+            final ClientConnection keptQp = victim.createQueuePair(0);
+            assertTrue(victim.token() != attacker.token() && victim.token() != 0);
+
+            // in the victim's name without its token: dropped, no answer, nothing happens
+            assertTrue(raw.objectCommand(IpcMessages.DEREGISTER, victim.clientId(), attacker.token(), kept.id()));
+            assertTrue(raw.objectCommand(IpcMessages.CLOSE_CONNECTION, victim.clientId(), 0, keptQp.id()));
+            await(() -> bed.counter("ipc: commands dropped: wrong token") == 2, WAIT, "forged commands counted");
+            // in its own name, naming the victim's objects: refused
+            assertTrue(raw.objectCommand(IpcMessages.DEREGISTER, attacker.clientId(), attacker.token(), kept.id()));
+            assertTrue(raw.objectCommand(IpcMessages.CLOSE_CONNECTION, attacker.clientId(), attacker.token(), keptQp.id()));
+            await(() -> bed.counter("ipc: commands refused: object not the client's") == 2, WAIT, "foreign objects counted");
+            // an id nobody holds
+            assertTrue(raw.objectCommand(IpcMessages.DEREGISTER, 999_999, 1, 1));
+            await(() -> bed.counter("ipc: commands refused: unknown client") == 1, WAIT, "unknown client counted");
+
+            assertTrue(kept.isRegistered());
+            assertEquals(1L, bed.counter("ipc: regions"));
+            assertEquals(1L, bed.counter("ipc: connections"));
+            assertTrue(Files.exists(kept.file()));
+            // the victim still uses both
+            final NicConnection peerQp = bed.peer.createQueuePair(0);
+            keptQp.connect(peerQp.rocevEndpoint(), WAIT);
+            peerQp.connect(keptQp.rocevEndpoint(), WAIT);
+            fill(kept.segment(), 0, 8192, 44);
+            assertEquals(PostResult.OK, keptQp.postSend(0, new ClientSendRequest().wrId(1)
+                .opcode(WorkRequestOpcode.RDMA_WRITE).local(kept, kept.address(), 8192)
+                .remote(peerRegion.address(), peerRegion.rkey())));
+            assertEquals(WorkCompletionStatus.SUCCESS, poll(keptQp.sendCompletionQueue(), "victim's write").status());
+            assertEquals(-1, mismatch(peerRegion.segment(), 0, 8192, 44));
+
+            // the attacker's queue pair cannot name the victim's lkey
+            final ClientRegion own = attacker.register(8192, ALL);
+            final ClientConnection attackerQp = attacker.createQueuePair(0);
+            final ClientSendRequest steal = new ClientSendRequest().wrId(2).opcode(WorkRequestOpcode.RDMA_WRITE)
+                .local(own, own.address(), 64).remote(peerRegion.address(), peerRegion.rkey());
+            steal.lkey = kept.lkey();
+            steal.localAddress = kept.address();
+            assertEquals(PostResult.OK, attackerQp.postSend(0, steal));
+            assertEquals(WorkCompletionStatus.LOC_PROT_ERR, poll(attackerQp.sendCompletionQueue(), "stolen lkey").status());
+            assertServing(bed, raw);
+        }
+    }
+
+    @Test
+    void shouldRefuseWhatPassesALimitWithItsCodeAndCountIt() throws Exception
+    {
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.ROCEV2, Duration.ofSeconds(5),
+            new IpcConductor.Limits(2, 2, 1));
+            NicClient first = NicClient.connect(bed.dir, WAIT);
+            NicClient second = NicClient.connect(bed.dir, WAIT);
+            RawControlFile raw = new RawControlFile(bed.dir))
+        {
+            first.register(4096, ALL);
+            first.register(4096, ALL);
+            final NicRefusedException regions = assertThrows(NicRefusedException.class, () -> first.register(4096, ALL));
+            assertEquals(IpcMessages.ERR_LIMIT, regions.code());
+            assertTrue(regions.getMessage().contains("limit of 2 regions") &&
+                regions.getMessage().contains("--ipc-max-regions"), regions.getMessage());
+            first.createQueuePair(0);
+            final NicRefusedException connections = assertThrows(NicRefusedException.class, () -> first.createQueuePair(0));
+            assertEquals(IpcMessages.ERR_LIMIT, connections.code());
+            assertTrue(connections.getMessage().contains("--ipc-max-connections"), connections.getMessage());
+            final NicRefusedException clients = assertThrows(NicRefusedException.class, () -> NicClient.connect(bed.dir, WAIT));
+            assertEquals(IpcMessages.ERR_LIMIT, clients.code());
+            assertTrue(clients.getMessage().contains("--ipc-max-clients"), clients.getMessage());
+            assertEquals(1L, bed.counter("ipc: refused: regions per client limit"));
+            assertEquals(1L, bed.counter("ipc: refused: connections per client limit"));
+            assertEquals(1L, bed.counter("ipc: refused: clients limit"));
+            // the other client's own limits are its own
+            second.register(4096, ALL);
+            second.createQueuePair(0);
+            assertServing(bed, raw);
+        }
+    }
+
+    @Test
+    void shouldKeepKeysAndTokensOffTheBroadcastAndEveryFileOwnerOnly() throws Exception
+    {
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.ROCEV2, Duration.ofSeconds(5));
+            RawControlFile raw = new RawControlFile(bed.dir);
+            NicClient client = NicClient.connect(bed.dir, WAIT))
+        {
+            final ClientRegion region = client.register(4096, ALL);
+            final ClientConnection qp = client.createQueuePair(0);
+            assertThrows(NicRefusedException.class, () -> client.register(0, ALL));
+            final List<Integer> types = new ArrayList<>();
+            while (raw.broadcast.receiveNext())
+            {
+                types.add(raw.broadcast.typeId());
+            }
+            assertEquals(List.of(), types, "answers went to the client's own file, none to the broadcast");
+            for (final Path file : new Path[]{bed.dir.resolve(IpcFileDescriptor.CONTROL_FILE), client.answerFile(),
+                region.file(), qp.rings().path()})
+            {
+                assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)), file.toString());
+            }
+            assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(bed.dir)));
+            assertTrue(IpcFileDescriptor.isAnswerFileName(client.answerFile().getFileName().toString()));
+        }
+    }
+
+    @Test
+    void shouldRefuseAnAddClientWhoseAnswerFileIsNotAPrivateFileOfTheRightShape() throws Exception
+    {
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.ROCEV2, Duration.ofSeconds(5));
+            RawControlFile raw = new RawControlFile(bed.dir))
+        {
+            final String open = IpcFileDescriptor.ANSWER_FILE_PREFIX + "00000000000000000000000000000001";
+            Files.write(bed.dir.resolve(open), new byte[IpcFileDescriptor.answerFileLength()]);
+            Files.setPosixFilePermissions(bed.dir.resolve(open), PosixFilePermissions.fromString("rw-rw-rw-"));
+            final String link = IpcFileDescriptor.ANSWER_FILE_PREFIX + "00000000000000000000000000000002";
+            final Path target = base.resolve("elsewhere");
+            Files.write(target, new byte[IpcFileDescriptor.answerFileLength()]);
+            Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rw-------"));
+            Files.createSymbolicLink(bed.dir.resolve(link), target);
+            final String shortFile = IpcFileDescriptor.ANSWER_FILE_PREFIX + "00000000000000000000000000000003";
+            Files.write(bed.dir.resolve(shortFile), new byte[64]);
+            Files.setPosixFilePermissions(bed.dir.resolve(shortFile), PosixFilePermissions.fromString("rw-------"));
+            for (final String name : new String[]{open, link, shortFile, "../elsewhere", "nic.ctl",
+                IpcFileDescriptor.ANSWER_FILE_PREFIX + "00000000000000000000000000000004"})
+            {
+                assertTrue(raw.addClient(name));
+            }
+            await(() -> bed.counter("ipc: commands refused: malformed") == 6, WAIT, "six bad ADD_CLIENTs refused");
+            assertEquals(0L, bed.counter("ipc: clients"));
+            try (NicClient victim = NicClient.connect(bed.dir, WAIT))
+            {
+                assertTrue(raw.addClient(victim.answerFile().getFileName().toString()));
+                await(() -> bed.counter("ipc: commands refused: malformed") == 7, WAIT, "a live client's file refused");
+                assertEquals(1L, bed.counter("ipc: clients"));
+                victim.register(4096, ALL); // its answers still reach it
+            }
+            final List<String> refusals = new ArrayList<>();
+            final IpcMessages.Error error = new IpcMessages.Error();
+            while (raw.broadcast.receiveNext())
+            {
+                refusals.add(error.wrap(raw.broadcast.buffer(), raw.broadcast.offset()).message());
+            }
+            assertEquals(7, refusals.size(), refusals.toString());
+            assertTrue(refusals.get(6).contains("is another client's"), refusals.get(6));
+            assertTrue(refusals.get(0).contains("rw-rw-rw-"), refusals.get(0));
+            assertTrue(refusals.get(1).contains("not a regular file"), refusals.get(1));
+            assertTrue(refusals.get(2).contains("is 64 B"), refusals.get(2));
+            assertTrue(refusals.get(3).contains("32 hex digits"), refusals.get(3));
+            assertServing(bed, raw);
+        }
+    }
+
+    @Test
+    void shouldRefuseADirectoryOthersMayEnterOrALinkWithOneSentenceThatNamesTheFix() throws Exception
+    {
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.ROCEV2, Duration.ofSeconds(5)))
+        {
+            final Path open = Files.createDirectory(base.resolve("open"));
+            Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwxr-xr-x"));
+            final IllegalStateException mode = assertThrows(IllegalStateException.class,
+                () -> IpcConductor.start(bed.peer, open, bed.servedCounters));
+            assertEquals("the IPC directory " + open + " has mode rwxr-xr-x, so other users may reach the NIC's memory: " +
+                "run chmod 700 " + open + " or give another --ipc-dir", mode.getMessage());
+            final Path link = Files.createSymbolicLink(base.resolve("link"), bed.dir);
+            final IllegalStateException linked = assertThrows(IllegalStateException.class,
+                () -> IpcConductor.start(bed.peer, link, bed.servedCounters));
+            assertTrue(linked.getMessage().contains("is a symbolic link"), linked.getMessage());
+        }
+    }
+
+    @Test
+    void shouldKeepOneClientsRkeyUselessThroughAnotherClientsQueuePair() throws Exception
+    {
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.ROCEV2, Duration.ofSeconds(5));
+            Arena arena = Arena.ofShared();
+            NicClient a = NicClient.connect(bed.dir, WAIT);
+            NicClient b = NicClient.connect(bed.dir, WAIT);
+            RawControlFile raw = new RawControlFile(bed.dir))
+        {
+            final MemoryRegion peerRegion = bed.peer.register(arena.allocate(1 << 16, 4096), ALL);
+            fill(peerRegion.segment(), 0, 1 << 16, 45);
+            final ClientRegion regionOfA = a.register(1 << 16, ALL);
+            final ClientRegion regionOfB = b.register(1 << 16, ALL);
+
+            // the peer of B's queue pair writes with A's rkey: refused by the NIC, A's memory untouched
+            final ClientConnection qpOfB = b.createQueuePair(0);
+            NicConnection peerQp = bed.peer.createQueuePair(0);
+            qpOfB.connect(peerQp.rocevEndpoint(), WAIT);
+            peerQp.connect(qpOfB.rocevEndpoint(), WAIT);
+            assertEquals(PostResult.OK, peerQp.postSend(0, new SendWorkRequest().wrId(1)
+                .opcode(WorkRequestOpcode.RDMA_WRITE).local(peerRegion, peerRegion.address(), 4096)
+                .remote(regionOfA.address(), regionOfA.rkey())));
+            final WorkCompletion refused = poll(peerQp.sendCompletionQueue(), "a write with another tenant's rkey");
+            assertEquals(WorkCompletionStatus.REM_ACCESS_ERR, refused.status(), refused.toString());
+            for (long i = 0; i < 1 << 16; i += 8)
+            {
+                assertEquals(0L, regionOfA.segment().get(ValueLayout.JAVA_LONG_UNALIGNED, i),
+                    "A's memory untouched at " + i);
+            }
+            qpOfB.close(Duration.ZERO);
+            peerQp.close(Duration.ZERO);
+
+            // with B's own rkey the same path works, every byte placed
+            final ClientConnection second = b.createQueuePair(0);
+            peerQp = bed.peer.createQueuePair(0);
+            second.connect(peerQp.rocevEndpoint(), WAIT);
+            peerQp.connect(second.rocevEndpoint(), WAIT);
+            assertEquals(PostResult.OK, peerQp.postSend(0, new SendWorkRequest().wrId(2)
+                .opcode(WorkRequestOpcode.RDMA_WRITE).local(peerRegion, peerRegion.address(), 1 << 16)
+                .remote(regionOfB.address(), regionOfB.rkey())));
+            assertEquals(WorkCompletionStatus.SUCCESS, poll(peerQp.sendCompletionQueue(), "a write with B's rkey").status());
+            assertEquals(-1, mismatch(regionOfB.segment(), 0, 1 << 16, 45));
+            assertServing(bed, raw);
+        }
+    }
+
+    @Test
+    void shouldRefuseAnLkeyOfAnotherProtectionDomainInTheWorkerItself() throws Exception
+    {
+        // below the conductor's own check: a connection bound to one domain cannot name another domain's region
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.ROCEV2, Duration.ofSeconds(5));
+            Arena arena = Arena.ofShared())
+        {
+            final MemoryRegion peerRegion = bed.peer.register(arena.allocate(1 << 16, 4096), ALL);
+            final MemoryRegion ofFive = bed.served.register(arena.allocate(1 << 16, 4096), ALL, 5);
+            final MemoryRegion ofSix = bed.served.register(arena.allocate(1 << 16, 4096), ALL, 6);
+            final NicConnection qp = bed.served.createQueuePair(0);
+            bed.served.bindProtectionDomain(qp, 6);
+            final NicConnection peerQp = bed.peer.createQueuePair(0);
+            qp.connect(peerQp.rocevEndpoint(), WAIT);
+            peerQp.connect(qp.rocevEndpoint(), WAIT);
+            assertEquals(PostResult.OK, qp.postSend(0, new SendWorkRequest().wrId(1)
+                .opcode(WorkRequestOpcode.RDMA_WRITE).local(ofFive, ofFive.address(), 4096)
+                .remote(peerRegion.address(), peerRegion.rkey())));
+            assertEquals(WorkCompletionStatus.LOC_PROT_ERR, poll(qp.sendCompletionQueue(), "domain 5's lkey").status());
+            final NicConnection qp2 = bed.served.createQueuePair(0);
+            bed.served.bindProtectionDomain(qp2, 6);
+            final NicConnection peerQp2 = bed.peer.createQueuePair(0);
+            qp2.connect(peerQp2.rocevEndpoint(), WAIT);
+            peerQp2.connect(qp2.rocevEndpoint(), WAIT);
+            fill(ofSix.segment(), 0, 4096, 46);
+            assertEquals(PostResult.OK, qp2.postSend(0, new SendWorkRequest().wrId(2)
+                .opcode(WorkRequestOpcode.RDMA_WRITE).local(ofSix, ofSix.address(), 4096)
+                .remote(peerRegion.address(), peerRegion.rkey())));
+            assertEquals(WorkCompletionStatus.SUCCESS, poll(qp2.sendCompletionQueue(), "domain 6's lkey").status());
+            assertEquals(-1, mismatch(peerRegion.segment(), 0, 4096, 46));
+            bed.served.deregister(ofFive);
+            bed.served.deregister(ofSix);
+        }
+    }
+
+    @Test
+    void shouldRefuseMalformedCommandsAndRequestsEachWithItsReason() throws Exception
+    {
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.ROCEV2, Duration.ofSeconds(5));
+            Arena arena = Arena.ofShared();
+            NicClient client = NicClient.connect(bed.dir, WAIT);
+            RawControlFile raw = new RawControlFile(bed.dir))
+        {
+            final MemoryRegion peerRegion = bed.peer.register(arena.allocate(1 << 16, 4096), ALL);
+            // commands: no room for the ids, a type nobody knows, shorter than the type's fields, any type from nobody
+            assertTrue(raw.command(IpcMessages.REGISTER, 0, 0, 8));
+            assertTrue(raw.command(77, client.clientId(), client.token(), IpcMessages.Header.LENGTH));
+            assertTrue(raw.command(IpcMessages.REGISTER, client.clientId(), client.token(), IpcMessages.Header.LENGTH + 4));
+            assertTrue(raw.command(IpcMessages.CONNECT_QUEUE_PAIR, client.clientId(), client.token(),
+                IpcMessages.ConnectQueuePair.LENGTH - 1));
+            await(() -> bed.counter("ipc: commands refused: malformed") == 4, WAIT, "malformed commands counted");
+            assertEquals(1L, bed.counter("ipc: clients"), "a malformed command costs no client");
+
+            // requests: a negative length, an opcode nobody knows, a record type that is no request
+            final ClientRegion region = client.register(1 << 16, ALL);
+            final ClientConnection qp = client.createQueuePair(0);
+            final NicConnection peerQp = bed.peer.createQueuePair(0);
+            qp.connect(peerQp.rocevEndpoint(), WAIT);
+            peerQp.connect(qp.rocevEndpoint(), WAIT);
+            final ClientSendRequest send = new ClientSendRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
+                .local(region, region.address(), 64).remote(peerRegion.address(), peerRegion.rkey());
+            send.length = -64;
+            assertEquals(PostResult.OK, qp.postSend(0, send));
+            assertEquals(WorkCompletionStatus.LOC_LEN_ERR, poll(qp.sendCompletionQueue(), "negative length").status());
+            final OneToOneRingBuffer requests = qp.rings().requests();
+            final UnsafeBuffer record = new UnsafeBuffer(
+                new byte[ConnectionRings.WR_LENGTH]);
+            record.putLong(ConnectionRings.WR_ID_OFFSET, 2, IpcMessages.ORDER);
+            record.putByte(ConnectionRings.WR_OPCODE_OFFSET, (byte)99);
+            assertTrue(requests.write(ConnectionRings.SEND_REQUEST, record, 0, ConnectionRings.WR_LENGTH));
+            final WorkCompletion badOpcode = poll(qp.sendCompletionQueue(), "unknown opcode");
+            assertEquals(2, badOpcode.wrId());
+            assertEquals(WorkCompletionStatus.LOC_QP_OP_ERR, badOpcode.status());
+            assertTrue(requests.write(ConnectionRings.COMPLETION, record, 0, ConnectionRings.WR_LENGTH));
+            await(() -> bed.counter("ipc: work requests refused") == 3, WAIT, "three requests refused");
+
+            // a record longer than any request: the ring is corrupt, the client goes
+            assertTrue(requests.write(ConnectionRings.SEND_REQUEST, new UnsafeBuffer(new byte[128]),
+                0, 128));
+            await(() -> bed.counter("ipc: clients dropped: corrupt request ring") == 1, WAIT, "dropped for a long record");
+            assertEquals(0L, bed.counter("ipc: clients"));
+            try (NicClient next = NicClient.connect(bed.dir, WAIT))
+            {
+                transfer(bed, next, peerRegion, 47);
+            }
+            assertServing(bed, raw);
+        }
+    }
+
+    @Test
+    void shouldKeepOneClientsRkeyUselessThroughAnotherClientsSprayConnection() throws Exception
+    {
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.SPRAY, Duration.ofSeconds(5));
+            Arena arena = Arena.ofShared();
+            NicClient a = NicClient.connect(bed.dir, WAIT);
+            NicClient b = NicClient.connect(bed.dir, WAIT);
+            RawControlFile raw = new RawControlFile(bed.dir))
+        {
+            final MemoryRegion peerRegion = bed.peer.register(arena.allocate(1 << 16, 4096), ALL);
+            fill(peerRegion.segment(), 0, 1 << 16, 48);
+            final ClientRegion regionOfA = a.register(1 << 16, ALL);
+            final ClientRegion regionOfB = b.register(1 << 16, ALL);
+            final CompletableFuture<NicConnection> accepted = CompletableFuture.supplyAsync(() -> bed.peer.accept(WAIT));
+            final ClientConnection ofB = b.connect(new int[]{IpcTestBed.ip(1)}, new long[]{IpcTestBed.mac(1)}, WAIT);
+            final NicConnection peer = accepted.get(30, TimeUnit.SECONDS);
+            // the peer of B's connection writes with B's rkey, then with A's (an access error ends the connection)
+            assertEquals(PostResult.OK, peer.postSend(0, new SendWorkRequest().wrId(2).opcode(WorkRequestOpcode.RDMA_WRITE)
+                .local(peerRegion, peerRegion.address(), 1 << 16).remote(regionOfB.address(), regionOfB.rkey())));
+            final WorkCompletion written = poll(peer.sendCompletionQueue(), "a write with B's own rkey");
+            assertEquals(WorkCompletionStatus.SUCCESS, written.status(), written.toString());
+            assertEquals(-1, mismatch(regionOfB.segment(), 0, 1 << 16, 48));
+            assertEquals(PostResult.OK, peer.postSend(0, new SendWorkRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
+                .local(peerRegion, peerRegion.address(), 4096).remote(regionOfA.address(), regionOfA.rkey())));
+            final WorkCompletion refused = poll(peer.sendCompletionQueue(), "a write with another tenant's rkey");
+            assertEquals(WorkCompletionStatus.REM_ACCESS_ERR, refused.status(), refused.toString());
+            for (long i = 0; i < 1 << 16; i += 8)
+            {
+                assertEquals(0L, regionOfA.segment().get(ValueLayout.JAVA_LONG_UNALIGNED, i), "A's memory untouched at " + i);
+            }
+            ofB.close(Duration.ofSeconds(2));
+            assertServing(bed, raw);
+        }
+    }
+}

@@ -1,0 +1,99 @@
+package io.spraynic.datapath.nic.ipc;
+
+import org.agrona.IoUtil;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.broadcast.BroadcastReceiver;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
+
+import java.nio.MappedByteBuffer;
+import java.nio.file.Path;
+
+/**
+ * A NIC's control file as a hostile process sees it: mapped read-write, commands written in any name, record
+ * headers written by hand, claims left uncommitted.
+ */
+final class RawControlFile implements AutoCloseable
+{
+    final MappedByteBuffer mapped;
+    final UnsafeBuffer header;
+    final UnsafeBuffer ring;
+    final ManyToOneRingBuffer toNic;
+    final BroadcastReceiver broadcast;
+    final int capacity;
+    private final UnsafeBuffer command = new UnsafeBuffer(new byte[IpcMessages.MAX_COMMAND_LENGTH]);
+
+    RawControlFile(final Path directory)
+    {
+        mapped = IoUtil.mapExistingFile(directory.resolve(IpcFileDescriptor.CONTROL_FILE).toFile(), "control file");
+        header = new UnsafeBuffer(mapped);
+        ring = new UnsafeBuffer(header, IpcFileDescriptor.HEADER_LENGTH, IpcFileDescriptor.toNicLength());
+        toNic = new ManyToOneRingBuffer(ring);
+        capacity = toNic.capacity();
+        broadcast = new BroadcastReceiver(new UnsafeBuffer(header,
+            IpcFileDescriptor.HEADER_LENGTH + IpcFileDescriptor.toNicLength(), IpcFileDescriptor.toClientsLength()));
+    }
+
+    int epoch()
+    {
+        return header.getIntVolatile(IpcFileDescriptor.COMMAND_RING_EPOCH_OFFSET);
+    }
+
+    long heartbeat()
+    {
+        return header.getLongVolatile(IpcFileDescriptor.HEARTBEAT_OFFSET);
+    }
+
+    long tail()
+    {
+        return ring.getLongVolatile(capacity + RingBufferDescriptor.TAIL_POSITION_OFFSET);
+    }
+
+    /** Writes an object command (DEREGISTER, CLOSE_CONNECTION) in any client's name with any token. */
+    boolean objectCommand(final int type, final long clientId, final long token, final long objectId)
+    {
+        final IpcMessages.ObjectCommand c = new IpcMessages.ObjectCommand().wrap(command, 0);
+        c.ids(clientId, toNic.nextCorrelationId(), token);
+        c.object(objectId, 0);
+        return toNic.write(type, command, 0, IpcMessages.ObjectCommand.LENGTH);
+    }
+
+    /** Writes a command of any type and length (the body zero) in any client's name with any token. */
+    boolean command(final int type, final long clientId, final long token, final int length)
+    {
+        command.setMemory(0, command.capacity(), (byte)0);
+        if (length >= IpcMessages.Header.LENGTH)
+        {
+            new IpcMessages.Header().wrap(command, 0).ids(clientId, toNic.nextCorrelationId(), token);
+        }
+        return toNic.write(type, command, 0, length);
+    }
+
+    /** Writes an ADD_CLIENT naming any answer file. */
+    boolean addClient(final String answerFile)
+    {
+        final IpcMessages.AddClient add = new IpcMessages.AddClient().wrap(command, 0);
+        add.ids(0, toNic.nextCorrelationId(), 0);
+        add.pid(ProcessHandle.current().pid());
+        return toNic.write(IpcMessages.ADD_CLIENT, command, 0, add.answerFile(answerFile));
+    }
+
+    /** Writes a record header of {@code length} where the next record goes, as a producer gone mad. */
+    void corruptNextRecord(final int length)
+    {
+        final int index = (int)tail() & (capacity - 1);
+        ring.putInt(index + 4, IpcMessages.REGISTER);
+        ring.putIntRelease(index, length);
+    }
+
+    /** @return the index of a KEEPALIVE claimed and never committed, as a producer killed between claim and commit. */
+    int claimAndAbandon()
+    {
+        return toNic.tryClaim(IpcMessages.KEEPALIVE, IpcMessages.Header.LENGTH);
+    }
+
+    public void close()
+    {
+        IoUtil.unmap(mapped);
+    }
+}
