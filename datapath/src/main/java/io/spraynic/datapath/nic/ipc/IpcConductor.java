@@ -942,12 +942,17 @@ public final class IpcConductor implements Agent, AutoCloseable
         {
             nic.deregister(region.region());
         }
-        finally
+        catch (final RuntimeException notConfirmed)
         {
-            region.arena().close();
+            // a worker did not confirm that it let go of the region (timed out or closing): it may still place into
+            // it, so the mapping stays (deliberately leaked until the process ends); only the file name goes
             IpcFiles.delete(region.file());
             counters.regions.decrement();
+            throw notConfirmed;
         }
+        region.arena().close();
+        IpcFiles.delete(region.file());
+        counters.regions.decrement();
     }
 
     /** Frees what a client no longer holds: on a control thread, or here once the conductor is closing. */
