@@ -26,6 +26,11 @@ public final class SprayConnectionConfig
     int receiveQueueDepth = 1024;
     int maxInboundMessages = 1024;
     int placementChunks = 1024;
+    // S12: the SipHash-2-4 keys of the two directions, set by the handshake (or agreed out of band for open())
+    long sendKey0;
+    long sendKey1;
+    long receiveKey0;
+    long receiveKey1;
     CompletionQueue sendCq;
     CompletionQueue receiveCq;
 
@@ -50,9 +55,29 @@ public final class SprayConnectionConfig
         c.receiveQueueDepth = receiveQueueDepth;
         c.maxInboundMessages = maxInboundMessages;
         c.placementChunks = placementChunks;
+        c.sendKey0 = sendKey0;
+        c.sendKey1 = sendKey1;
+        c.receiveKey0 = receiveKey0;
+        c.receiveKey1 = receiveKey1;
         c.sendCq = sendCq;
         c.receiveCq = receiveCq;
         return c;
+    }
+
+    /**
+     * Sets the connection's keys (S12.2): what this end sends is tagged with the send key, what it receives is
+     * checked with the receive key, so the peer's config has the two swapped. The handshake sets them from its
+     * key exchange; a connection opened with {@link SprayEngine#open} takes them from here, agreed out of band.
+     *
+     * @return this.
+     */
+    public SprayConnectionConfig keys(final long send0, final long send1, final long receive0, final long receive1)
+    {
+        this.sendKey0 = send0;
+        this.sendKey1 = send1;
+        this.receiveKey0 = receive0;
+        this.receiveKey1 = receive1;
+        return this;
     }
 
     /** @param local this end's CID. @param remote the peer's CID (what packets carry in DestQP, S1.2). @return this. */
