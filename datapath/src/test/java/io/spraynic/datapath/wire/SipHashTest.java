@@ -60,6 +60,22 @@ class SipHashTest
     }
 
     @Test
+    void fiveWordsGiveTheSameTagAsTheirBytes()
+    {
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment input = arena.allocate(40);
+            final long[] words = {0x1122334455667788L, -1L, 0, 0x0123456789abcdefL, 0x00000000DEADBEEFL};
+            for (int i = 0; i < 5; i++)
+            {
+                input.set(ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 8L * i, words[i]);
+            }
+            assertEquals(SipHash.hash(K0, K1, input, 0, 40),
+                SipHash.hash5(K0, K1, words[0], words[1], words[2], words[3], words[4]));
+        }
+    }
+
+    @Test
     void everyKeyBitAndInputBitChangesTheTag()
     {
         try (Arena arena = Arena.ofConfined())

@@ -1,6 +1,7 @@
 package io.spraynic.datapath.transport.spray;
 
 import io.spraynic.datapath.verbs.CompletionQueue;
+import io.spraynic.datapath.wire.SipHash;
 
 /**
  * The parameters of one connection, as both ends agreed them (S9.1: the minimum of each pair of limits):
@@ -9,6 +10,10 @@ import io.spraynic.datapath.verbs.CompletionQueue;
  */
 public final class SprayConnectionConfig
 {
+    // the public key of keysFromCids(): "spraynic" "oob keys"
+    private static final long OUT_OF_BAND_K0 = 0x7370_7261_796E_6963L;
+    private static final long OUT_OF_BAND_K1 = 0x6F6F_6220_6B65_7973L;
+
     int localCid;
     int remoteCid;
     int paths = 8;
@@ -78,6 +83,24 @@ public final class SprayConnectionConfig
         this.receiveKey0 = receive0;
         this.receiveKey1 = receive1;
         return this;
+    }
+
+    /**
+     * Sets keys derived from the two CIDs, for connections opened with {@link SprayEngine#open} at both ends
+     * without a handshake (the simulator, benchmarks, tests): both ends compute matching swapped keys. They are
+     * not secret; a connection that must be authenticated takes its keys from the handshake (S12.2).
+     * Call after {@link #cids}.
+     *
+     * @return this.
+     */
+    public SprayConnectionConfig keysFromCids()
+    {
+        final long forward = (long)localCid << 32 | (remoteCid & 0xFFFF_FFFFL);
+        final long backward = (long)remoteCid << 32 | (localCid & 0xFFFF_FFFFL);
+        return keys(SipHash.hash4(OUT_OF_BAND_K0, OUT_OF_BAND_K1, forward, 0, 0, 0),
+            SipHash.hash4(OUT_OF_BAND_K0, OUT_OF_BAND_K1, forward, 1, 0, 0),
+            SipHash.hash4(OUT_OF_BAND_K0, OUT_OF_BAND_K1, backward, 0, 0, 0),
+            SipHash.hash4(OUT_OF_BAND_K0, OUT_OF_BAND_K1, backward, 1, 0, 0));
     }
 
     /** @param local this end's CID. @param remote the peer's CID (what packets carry in DestQP, S1.2). @return this. */

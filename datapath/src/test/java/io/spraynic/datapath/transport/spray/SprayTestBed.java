@@ -188,10 +188,12 @@ final class SprayTestBed implements AutoCloseable
         else
         {
             pending = null;
+            // both ends opened directly: keys agreed out of band (S12.2), derived from the CIDs; B derives its own
+            // from its view (CID_B, CID_A), so A's view of B's CID must be CID_B for the tags to verify
             a = engineA.open(connection(options, CID_A, options.cidBSeenByA, options.initialPsnA, options.initialPsnB, 2,
-                sendCqA, receiveCqA));
+                sendCqA, receiveCqA).keysFromCids());
             b = engineB.open(connection(options, CID_B, CID_A, options.initialPsnB, options.initialPsnA, 1,
-                sendCqB, receiveCqB));
+                sendCqB, receiveCqB).keysFromCids());
         }
     }
 
