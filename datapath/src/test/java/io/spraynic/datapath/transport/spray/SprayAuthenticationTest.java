@@ -371,6 +371,127 @@ class SprayAuthenticationTest
         }
     }
 
+    @Test
+    void shouldRefuseReplayedResyncProbesAfterAPathFailureS126()
+    {
+        final Tap[] tapsA = new Tap[2];
+        final SprayTestBed.SwitchablePort[] switchesA = new SprayTestBed.SwitchablePort[2];
+        final SprayTestBed.SwitchablePort[] switchesB = new SprayTestBed.SwitchablePort[2];
+        final SprayTestBed.Options options = new SprayTestBed.Options().planes(2)
+            .wrapA((plane, port) -> switchesA[plane] = new SprayTestBed.SwitchablePort(
+                tapsA[plane] = new Tap(port, o -> o == SprayOpcodes.PROBE))) // sees only what the switch lets through
+            .wrapB((plane, port) -> switchesB[plane] = new SprayTestBed.SwitchablePort(port));
+        try (SprayTestBed bed = new SprayTestBed(options))
+        {
+            final int size = 4 << 20;
+            final MemoryRegion src = bed.region(bed.pdA, size, AccessFlags.NONE, 42);
+            final MemoryRegion dst = bed.region(bed.pdB, size, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE, 0);
+            final SendWorkRequest wr = new SendWorkRequest();
+            assertEquals(PostResult.OK, bed.a.postSend(0, wr.reset().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
+                .local(src, src.address(), size).remote(dst.address(), dst.rkey())));
+            bed.runUntil(() -> bed.a.counters().get(SprayCounters.TX_PACKETS) > 200, 10_000);
+            switchesA[1].down = true;
+            switchesB[1].down = true;
+            assertEquals(WorkCompletionStatus.SUCCESS, bed.sendCompletionsA(1).get(0).status());
+            bed.runUntil(() -> bed.a.counters().get(SprayCounters.PATH_FAILURES) == 4, 100_000);
+            switchesA[1].down = false;
+            switchesB[1].down = false;
+            bed.runUntil(() -> bed.a.counters().get(SprayCounters.PATH_RESTORES) == 4, 10_000);
+            bed.runToQuiet(500);
+
+            // the genuine RESYNC probes that restored the paths, captured on the wire, replayed
+            final List<byte[]> resyncs = new ArrayList<>();
+            for (final byte[] f : tapsA[1].frames)
+            {
+                if ((ProbeHeader.flags(MemorySegment.ofArray(f), CUSTOM) & ProbeHeader.FLAG_RESYNC) != 0)
+                {
+                    resyncs.add(f);
+                }
+            }
+            assertTrue(resyncs.size() >= 4, "a RESYNC per failed path: " + resyncs.size());
+            final int[] cumulative = new int[8];
+            final int[] frontier = new int[8];
+            for (int p = 0; p < 8; p++)
+            {
+                cumulative[p] = bed.b.receiveWindow(p).cumulativePsn();
+                frontier[p] = bed.b.receiveWindow(p).frontier();
+            }
+            assertEquals(0, bed.b.counters().get(SprayCounters.RESYNCS_REFUSED), "the genuine ones were accepted");
+            for (final byte[] f : resyncs)
+            {
+                inject(bed, 1, true, copy(bed, f));
+            }
+            bed.step();
+            bed.step();
+            assertEquals(resyncs.size(), bed.b.counters().get(SprayCounters.RESYNCS_REFUSED), "(f) replays are stale");
+            for (int p = 0; p < 8; p++)
+            {
+                assertEquals(cumulative[p], bed.b.receiveWindow(p).cumulativePsn(), "path " + p + " not moved back");
+                assertEquals(frontier[p], bed.b.receiveWindow(p).frontier(), "path " + p);
+            }
+
+            // the connection carries on: a second transfer, every byte verified, every path ACTIVE
+            dst.segment().fill((byte)0);
+            assertEquals(PostResult.OK, bed.a.postSend(0, wr.reset().wrId(2).opcode(WorkRequestOpcode.RDMA_WRITE)
+                .local(src, src.address(), size).remote(dst.address(), dst.rkey())));
+            assertEquals(WorkCompletionStatus.SUCCESS, bed.sendCompletionsA(1).get(0).status());
+            assertEquals(-1L, src.segment().mismatch(dst.segment()));
+            for (int p = 0; p < 8; p++)
+            {
+                assertEquals(SprayConnection.ACTIVE, bed.a.pathState(p), "path " + p);
+            }
+            assertEquals(0, bed.b.counters().get(SprayCounters.AUTH_FAILURES) + bed.a.counters().get(SprayCounters.AUTH_FAILURES));
+        }
+    }
+
+    @Test
+    void shouldAnswerARepeatedCloseForAClosedConnectionOnlyWhenItsTagVerifiesS92S123()
+    {
+        final Tap[] tapsA = new Tap[2];
+        final Tap[] tapsB = new Tap[2];
+        final SprayTestBed.Options options = new SprayTestBed.Options()
+            .wrapA((plane, port) -> tapsA[plane] = new Tap(port, o -> o == SprayOpcodes.CLOSE))
+            .wrapB((plane, port) -> tapsB[plane] = new Tap(port, o -> o == SprayOpcodes.CLOSE_ACK));
+        try (SprayTestBed bed = new SprayTestBed(options))
+        {
+            assertTrue(bed.engineA.close(bed.a, bed.now));
+            bed.runUntil(() -> bed.a.isClosed() && bed.b.isClosed(), 20_000);
+            assertEquals(1, tapsB[0].frames.size(), "one CLOSE_ACK");
+            final byte[] genuineClose = tapsA[0].frames.get(0);
+
+            // a CLOSE with the closed CID and a made-up tag, from A's address: not answered
+            final MemorySegment forged = copy(bed, genuineClose);
+            ConnectionHeader.tag(forged, CUSTOM, ConnectionHeader.tag(forged, CUSTOM) ^ 1);
+            reseal(forged);
+            inject(bed, 0, true, forged);
+            bed.step();
+            assertEquals(1, bed.engineB.counters().get(SprayCounters.AUTH_FAILURES));
+            assertEquals(1, tapsB[0].frames.size(), "never answer an unauthenticated CLOSE");
+
+            // A's own CLOSE again (its CLOSE_ACK lost, S9.2): answered, with a CLOSE_ACK tagged with B's old key
+            inject(bed, 0, true, copy(bed, genuineClose));
+            bed.step();
+            assertEquals(2, tapsB[0].frames.size(), "the repeated CLOSE is answered");
+            final MemorySegment answer = MemorySegment.ofArray(tapsB[0].frames.get(1));
+            final SprayConnectionConfig keysB = keysOf(SprayTestBed.CID_B, SprayTestBed.CID_A);
+            final int covered = BaseTransportHeader.LENGTH + ConnectionHeader.TAG_OFFSET;
+            assertEquals(io.spraynic.datapath.wire.SipHash.hash(keysB.sendKey0, keysB.sendKey1, answer,
+                SprayTestBed.DATA_OFFSET_BTH, covered), ConnectionHeader.tag(answer, CUSTOM));
+            assertEquals(ConnectionHeader.token(MemorySegment.ofArray(genuineClose), CUSTOM), ConnectionHeader.token(answer, CUSTOM));
+
+            // a CLOSE naming a CID no connection ever had: counted as for an unknown connection, not answered
+            final MemorySegment unknown = copy(bed, genuineClose);
+            BaseTransportHeader.destQp(unknown, SprayTestBed.DATA_OFFSET_BTH, 0x0C0C0C);
+            reseal(unknown);
+            final long unknownBefore = bed.engineB.counters().get(SprayCounters.UNKNOWN_CONNECTION);
+            inject(bed, 0, true, unknown);
+            bed.step();
+            assertEquals(unknownBefore + 1, bed.engineB.counters().get(SprayCounters.UNKNOWN_CONNECTION));
+            assertEquals(2, tapsB[0].frames.size());
+            assertEquals(1, bed.engineB.counters().get(SprayCounters.AUTH_FAILURES));
+        }
+    }
+
     private static boolean captured(final Tap[] taps, final int opcode)
     {
         for (final Tap tap : taps)
