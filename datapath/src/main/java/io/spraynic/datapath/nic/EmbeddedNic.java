@@ -268,7 +268,7 @@ public final class EmbeddedNic implements AutoCloseable
             final SprayEngine engine = new SprayEngine(spray, domain, output);
             transport = new SprayWorkerTransport(engine, output, parseCounters);
             engineMirrors.add(new CounterMirror(counters, prefix + "spray ", engine.counters(),
-                new int[]{SprayCounters.UNKNOWN_CONNECTION, SprayCounters.MALFORMED}));
+                new int[]{SprayCounters.UNKNOWN_CONNECTION, SprayCounters.MALFORMED, SprayCounters.AUTH_FAILURES}));
         }
         else
         {
