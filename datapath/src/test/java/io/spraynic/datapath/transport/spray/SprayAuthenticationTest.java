@@ -99,6 +99,16 @@ class SprayAuthenticationTest
             inner.release(burst);
         }
 
+        public void onPollerStart()
+        {
+            inner.onPollerStart();
+        }
+
+        public void onPollerClose()
+        {
+            inner.onPollerClose();
+        }
+
         public void close()
         {
             inner.close();
@@ -190,7 +200,7 @@ class SprayAuthenticationTest
     private static void inject(final SprayTestBed bed, final int plane, final boolean toB, final MemorySegment f,
         final int length)
     {
-        final PacketPort port = toB ? bed.links[plane].first() : bed.links[plane].second();
+        final PacketPort port = bed.injector(plane, toB);
         try (PacketBurst burst = port.newBurst(1))
         {
             assertTrue(port.allocate(burst, 1));
@@ -232,9 +242,18 @@ class SprayAuthenticationTest
     @Test
     void shouldRefuseForgedCloseProbeAndMessageStartsAtTheReceiverS123S124S125S126S127()
     {
-        final Tap[] tapsA = new Tap[2];
-        final SprayTestBed.Options options = new SprayTestBed.Options()
-            .wrapA((plane, port) -> tapsA[plane] = new Tap(port, o -> isData(o) || o == SprayOpcodes.PROBE));
+        receiverSideForgeries(new SprayTestBed.Options(), (plane, port) -> port);
+    }
+
+    /**
+     * (a) CLOSE, (b) RESYNC, (c) message starts, and S12.7 with a valid tag, injected towards B; {@code base} gives
+     * A's port of a plane (the in-memory link's, or a DPDK port's).
+     */
+    static void receiverSideForgeries(final SprayTestBed.Options options, final SprayTestBed.Wrapper base)
+    {
+        final Tap[] tapsA = new Tap[options.planes];
+        options.wrapA((plane, port) -> tapsA[plane] = new Tap(base.wrap(plane, port), o -> isData(o) || o == SprayOpcodes.PROBE));
+        final int planes = options.planes;
         try (SprayTestBed bed = new SprayTestBed(options))
         {
             final Transfer t = new Transfer(bed);
@@ -258,7 +277,7 @@ class SprayAuthenticationTest
             // same from the attacker's address
             final MemorySegment resync = copy(bed, firstData(tapsA, SprayOpcodes.PROBE));
             final int probedPath = ProbeHeader.path(resync, CUSTOM);
-            final int probePlane = probedPath % 2;
+            final int probePlane = probedPath % planes;
             ProbeHeader.flags(resync, CUSTOM, ProbeHeader.FLAG_RESYNC);
             ProbeHeader.nextPsn(resync, CUSTOM, 0x00BEEF);
             BaseTransportHeader.psn(resync, SprayTestBed.DATA_OFFSET_BTH, 0x00BEEF);
@@ -275,16 +294,16 @@ class SprayAuthenticationTest
             SprayExtendedTransportHeader.msn(write, CUSTOM, 5);
             SprayExtendedTransportHeader.messageOffset(write, CUSTOM, 0);
             BaseTransportHeader.psn(write, SprayTestBed.DATA_OFFSET_BTH, 0x0FFFFF);
-            write.asSlice(write.byteSize() - 1024 - Icrc.LENGTH, 1024).fill((byte)0xEE);
+            write.asSlice(write.byteSize() - 256 - Icrc.LENGTH, 256).fill((byte)0xEE);
             reseal(write);
-            inject(bed, SprayExtendedTransportHeader.path(write, CUSTOM) % 2, true, write);
+            inject(bed, SprayExtendedTransportHeader.path(write, CUSTOM) % planes, true, write);
             final MemorySegment send = copy(bed, firstData(tapsA, SprayOpcodes.SEND));
             SprayExtendedTransportHeader.msn(send, CUSTOM, 1);
             SprayExtendedTransportHeader.rsn(send, CUSTOM, 1);
             SprayExtendedTransportHeader.messageOffset(send, CUSTOM, 0);
-            send.asSlice(CUSTOM + SprayExtendedTransportHeader.LENGTH, 4096).fill((byte)0xEE);
+            send.asSlice(CUSTOM + SprayExtendedTransportHeader.LENGTH, 256).fill((byte)0xEE);
             reseal(send);
-            inject(bed, SprayExtendedTransportHeader.path(send, CUSTOM) % 2, true, send);
+            inject(bed, SprayExtendedTransportHeader.path(send, CUSTOM) % planes, true, send);
 
             // S12.7: even with a valid tag (a peer that holds the key), no message state far beyond the window
             final SprayConnectionConfig keysA = keysOf(SprayTestBed.CID_A, SprayTestBed.CID_B);
@@ -296,7 +315,7 @@ class SprayAuthenticationTest
             SprayExtendedTransportHeader.messageTag(ahead, CUSTOM, PacketAuthenticator.messageTag(keysA.sendKey0,
                 keysA.sendKey1, SprayOpcodes.SEND, 1, far, SEND_SIZE, 1, 0, 0, SprayTestBed.CID_B, 0));
             reseal(ahead);
-            inject(bed, SprayExtendedTransportHeader.path(ahead, CUSTOM) % 2, true, ahead);
+            inject(bed, SprayExtendedTransportHeader.path(ahead, CUSTOM) % planes, true, ahead);
 
             bed.step();
             bed.step();
@@ -318,9 +337,14 @@ class SprayAuthenticationTest
     @Test
     void shouldIgnoreForgedNacksAndAcksAndReplayedAcksAtTheSenderS123S128()
     {
-        final Tap[] tapsB = new Tap[2];
-        final SprayTestBed.Options options = new SprayTestBed.Options()
-            .wrapB((plane, port) -> tapsB[plane] = new Tap(port, o -> o == SprayOpcodes.ACK));
+        senderSideForgeries(new SprayTestBed.Options(), (plane, port) -> port);
+    }
+
+    /** (d) NACK, (e) ACK, (f) a replayed ACK, and S12.8 with a valid tag, injected towards A. */
+    static void senderSideForgeries(final SprayTestBed.Options options, final SprayTestBed.Wrapper base)
+    {
+        final Tap[] tapsB = new Tap[options.planes];
+        options.wrapB((plane, port) -> tapsB[plane] = new Tap(base.wrap(plane, port), o -> o == SprayOpcodes.ACK));
         try (SprayTestBed bed = new SprayTestBed(options))
         {
             final Transfer t = new Transfer(bed);
