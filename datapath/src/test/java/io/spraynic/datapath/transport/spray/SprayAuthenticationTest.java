@@ -516,6 +516,60 @@ class SprayAuthenticationTest
         }
     }
 
+    @Test
+    void shouldRefuseEveryBitFlipOfTheAuthenticatedBytesOfGenuineControlFramesS123()
+    {
+        final Tap[] tapsA = new Tap[2];
+        final Tap[] tapsB = new Tap[2];
+        final SprayTestBed.Options options = new SprayTestBed.Options()
+            .wrapA((plane, port) -> tapsA[plane] = new Tap(port, o -> o == SprayOpcodes.PROBE))
+            .wrapB((plane, port) -> tapsB[plane] = new Tap(port, o -> o == SprayOpcodes.ACK));
+        try (SprayTestBed bed = new SprayTestBed(options))
+        {
+            final Transfer t = new Transfer(bed);
+            bed.runUntil(() -> !tapsB[0].frames.isEmpty() && captured(tapsA, SprayOpcodes.PROBE), 10_000);
+            // every bit from the BTH's PSN word to the tag's last bit (opcode, pkey and DestQP route the frame
+            // elsewhere: to another transport or connection, counted there)
+            final long flipsToA = flipEveryBit(bed, tapsB[0].frames.get(0), 0, false);
+            final byte[] probe = firstData(tapsA, SprayOpcodes.PROBE);
+            final long flipsToB = flipEveryBit(bed, probe, ProbeHeader.path(MemorySegment.ofArray(probe), CUSTOM) % 2, true);
+            bed.step();
+            bed.step();
+            t.verify();
+            assertEquals(8 * (4 + SelectiveAckHeader.LENGTH), flipsToA);
+            assertEquals(8 * (4 + ProbeHeader.LENGTH), flipsToB);
+            assertEquals(flipsToA, bed.a.counters().get(SprayCounters.AUTH_FAILURES) + bed.parseA.malformed(),
+                "each flipped ACK refused by its tag (or by the parser)");
+            assertEquals(flipsToB, bed.b.counters().get(SprayCounters.AUTH_FAILURES) + bed.parseB.malformed(),
+                "each flipped PROBE refused by its tag (or by the parser)");
+            assertTrue(bed.a.counters().get(SprayCounters.AUTH_FAILURES) > flipsToA * 9 / 10);
+            assertTrue(bed.b.counters().get(SprayCounters.AUTH_FAILURES) > flipsToB * 9 / 10);
+        }
+    }
+
+    private static long flipEveryBit(final SprayTestBed bed, final byte[] genuine, final int plane, final boolean toB)
+    {
+        final int from = SprayTestBed.DATA_OFFSET_BTH + 8;
+        final int to = (int)CUSTOM + ((genuine[SprayTestBed.DATA_OFFSET_BTH] & 0xFF) == SprayOpcodes.ACK ?
+            SelectiveAckHeader.LENGTH : ProbeHeader.LENGTH);
+        final MemorySegment f = copy(bed, genuine);
+        long flips = 0;
+        for (int bit = from * 8; bit < to * 8; bit++)
+        {
+            MemorySegment.copy(MemorySegment.ofArray(genuine), 0, f, 0, genuine.length);
+            final long at = bit / 8;
+            f.set(ValueLayout.JAVA_BYTE, at, (byte)(f.get(ValueLayout.JAVA_BYTE, at) ^ (1 << (bit % 8))));
+            reseal(f);
+            inject(bed, plane, toB, f);
+            flips++;
+            if (flips % 64 == 0)
+            {
+                bed.step();
+            }
+        }
+        return flips;
+    }
+
     private static boolean captured(final Tap[] taps, final int opcode)
     {
         for (final Tap tap : taps)
