@@ -661,7 +661,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     {
         if (!fromPeer(frame, -1))
         {
-            counters.increment(SprayCounters.ADDRESS_MISMATCHES);
+            refused(SprayCounters.ADDRESS_MISMATCHES);
             return;
         }
         switch (frame.opcode())
@@ -715,13 +715,20 @@ public final class SprayConnection implements PathSendWindow.Listener
         }
     }
 
+    // S12: a packet refused by a check of S12 counts at the connection and in the engine's totals
+    private void refused(final int slot)
+    {
+        counters.increment(slot);
+        engine.counters().increment(slot);
+    }
+
     private boolean controlTagValid(final RoceFrame frame)
     {
         if (auth.controlTagValid(frame))
         {
             return true;
         }
-        counters.increment(SprayCounters.AUTH_FAILURES);
+        refused(SprayCounters.AUTH_FAILURES);
         return false;
     }
 
@@ -763,7 +770,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         }
         if (!fromPeer(frame, p % planes))
         {
-            counters.increment(SprayCounters.ADDRESS_MISMATCHES); // S12.5: a path's packets use its plane
+            refused(SprayCounters.ADDRESS_MISMATCHES); // S12.5: a path's packets use its plane
             return;
         }
         final long key = key(s, m);
@@ -858,7 +865,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                 tag == auth.expectedTag(frame);
             if (!valid)
             {
-                counters.increment(SprayCounters.AUTH_FAILURES);
+                refused(SprayCounters.AUTH_FAILURES);
             }
             return valid;
         }
@@ -874,18 +881,18 @@ public final class SprayConnection implements PathSendWindow.Listener
             }
             if (!valid)
             {
-                counters.increment(SprayCounters.AUTH_FAILURES);
+                refused(SprayCounters.AUTH_FAILURES);
             }
             return valid;
         }
         if (tag != auth.expectedTag(frame))
         {
-            counters.increment(SprayCounters.AUTH_FAILURES);
+            refused(SprayCounters.AUTH_FAILURES);
             return false;
         }
         if (m - rxNextMsn[s] >= inboundCount)
         {
-            counters.increment(SprayCounters.MSN_OUT_OF_WINDOW);
+            refused(SprayCounters.MSN_OUT_OF_WINDOW);
             return false;
         }
         return true;
@@ -1280,7 +1287,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         }
         if (!fromPeer(frame, p % planes))
         {
-            counters.increment(SprayCounters.ADDRESS_MISMATCHES);
+            refused(SprayCounters.ADDRESS_MISMATCHES);
             return;
         }
         final PathReceiveWindow window = receiveWindows[p];
@@ -1291,7 +1298,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         if (resync && (Psn.diff(nextPsn, window.frontier()) < 0 || Psn.diff(nextPsn, window.cumulativePsn()) >= Psn.HALF ||
             nextPsn != frame.psn()))
         {
-            counters.increment(SprayCounters.RESYNCS_REFUSED);
+            refused(SprayCounters.RESYNCS_REFUSED);
             return;
         }
         counters.increment(SprayCounters.PROBES_RECEIVED);
@@ -1429,7 +1436,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         }
         if (m - txNextMsn[s] >= 0)
         {
-            counters.increment(SprayCounters.NACKS_UNMATCHED); // S12.8: names no message this end sent
+            refused(SprayCounters.NACKS_UNMATCHED); // S12.8: names no message this end sent
             return;
         }
         counters.increment(SprayCounters.NACKS_RECEIVED);

@@ -91,7 +91,8 @@ public final class SprayCounters
     public static final int HINT_UPDATES_SENT = 39;
     /**
      * Packets whose S12.3 tag (ACK, PROBE, NACK, QUERY, CLOSE, CLOSE_ACK) or S12.4 message tag (data) did not
-     * verify: dropped before any state was read or changed (connection; engine: CLOSEs for a closed CID).
+     * verify: dropped before any state was read or changed. The S12 counters count at the connection and again in
+     * the engine's totals (which also hold the CLOSEs for a closed CID whose tag failed).
      */
     public static final int AUTH_FAILURES = 40;
     /** Packets from an address that is not the peer's on the plane they came on (S12.5): dropped unread. */

@@ -326,6 +326,11 @@ class SprayAuthenticationTest
             assertEquals(2, bed.b.counters().get(SprayCounters.ADDRESS_MISMATCHES), "CLOSE and PROBE from elsewhere");
             assertEquals(1 + 1 + 2, bed.b.counters().get(SprayCounters.AUTH_FAILURES), "CLOSE, PROBE, WRITE, SEND");
             assertEquals(1, bed.b.counters().get(SprayCounters.MSN_OUT_OF_WINDOW));
+            for (final int slot : new int[] {SprayCounters.ADDRESS_MISMATCHES, SprayCounters.AUTH_FAILURES,
+                SprayCounters.MSN_OUT_OF_WINDOW})
+            {
+                assertEquals(bed.b.counters().get(slot), bed.engineB.counters().get(slot), "engine totals");
+            }
             assertEquals(0, sum(bed, SprayCounters.RESYNCS_REFUSED), "refused by their tags already");
             assertEquals(0, bed.a.counters().get(SprayCounters.AUTH_FAILURES) + bed.a.counters().get(SprayCounters.ADDRESS_MISMATCHES));
             assertEquals(0, bed.engineB.counters().get(SprayCounters.MALFORMED));
@@ -389,6 +394,8 @@ class SprayAuthenticationTest
             t.verify();
             assertEquals(2, bed.a.counters().get(SprayCounters.AUTH_FAILURES), "NACK, ACK");
             assertEquals(1, bed.a.counters().get(SprayCounters.NACKS_UNMATCHED));
+            assertEquals(1, bed.engineA.counters().get(SprayCounters.NACKS_UNMATCHED), "engine totals");
+            assertEquals(2, bed.engineA.counters().get(SprayCounters.AUTH_FAILURES));
             assertEquals(0, bed.a.counters().get(SprayCounters.NACKS_RECEIVED), "no NACK took effect");
             assertEquals(0, bed.b.counters().get(SprayCounters.AUTH_FAILURES));
             assertEquals(0, bed.parseA.malformed(), "every forged frame passed the parser");
