@@ -44,6 +44,17 @@ final class PacketAuthenticator
         this.remoteCid = c.remoteCid;
     }
 
+    /** @return whether packets with this opcode carry the control tag of S12.3. */
+    static boolean isTagged(final int opcode)
+    {
+        return switch (opcode)
+        {
+            case SprayOpcodes.ACK, SprayOpcodes.PROBE, SprayOpcodes.NACK, SprayOpcodes.QUERY, SprayOpcodes.CLOSE,
+                SprayOpcodes.CLOSE_ACK -> true;
+            default -> false;
+        };
+    }
+
     /** Arms {@code writer} to tag the next control frame it writes with this end's send key. */
     void tagNext(final RoceFrameWriter writer)
     {

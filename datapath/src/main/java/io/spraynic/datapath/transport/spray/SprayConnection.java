@@ -664,53 +664,21 @@ public final class SprayConnection implements PathSendWindow.Listener
             refused(SprayCounters.ADDRESS_MISMATCHES);
             return;
         }
+        if (PacketAuthenticator.isTagged(frame.opcode()) && !controlTagValid(frame))
+        {
+            return;
+        }
         switch (frame.opcode())
         {
-            case SprayOpcodes.ACK ->
-            {
-                if (controlTagValid(frame))
-                {
-                    onAckPacket(frame, now);
-                }
-            }
-            case SprayOpcodes.NACK ->
-            {
-                if (controlTagValid(frame))
-                {
-                    onNackPacket(frame, now);
-                }
-            }
-            case SprayOpcodes.QUERY ->
-            {
-                if (controlTagValid(frame))
-                {
-                    onQueryPacket(frame, now);
-                }
-            }
-            case SprayOpcodes.PROBE ->
-            {
-                if (controlTagValid(frame))
-                {
-                    onProbePacket(frame, now);
-                }
-            }
+            case SprayOpcodes.ACK -> onAckPacket(frame, now);
+            case SprayOpcodes.NACK -> onNackPacket(frame, now);
+            case SprayOpcodes.QUERY -> onQueryPacket(frame, now);
+            case SprayOpcodes.PROBE -> onProbePacket(frame, now);
             case SprayOpcodes.WRITE, SprayOpcodes.WRITE_WITH_IMMEDIATE, SprayOpcodes.SEND,
                 SprayOpcodes.SEND_WITH_IMMEDIATE, SprayOpcodes.READ_REQUEST, SprayOpcodes.READ_RESPONSE ->
                 onDataPacket(frame, now);
-            case SprayOpcodes.CLOSE ->
-            {
-                if (controlTagValid(frame))
-                {
-                    onClosePacket(frame);
-                }
-            }
-            case SprayOpcodes.CLOSE_ACK ->
-            {
-                if (controlTagValid(frame))
-                {
-                    onCloseAckPacket(frame);
-                }
-            }
+            case SprayOpcodes.CLOSE -> onClosePacket(frame);
+            case SprayOpcodes.CLOSE_ACK -> onCloseAckPacket(frame);
             default -> engine.counters().increment(SprayCounters.MALFORMED); // a CONNECT_ACK nobody asked for
         }
     }
