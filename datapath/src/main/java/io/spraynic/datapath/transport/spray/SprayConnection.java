@@ -1262,8 +1262,8 @@ public final class SprayConnection implements PathSendWindow.Listener
         final boolean resync = (ProbeHeader.flags(seg, prbh) & ProbeHeader.FLAG_RESYNC) != 0;
         final int nextPsn = ProbeHeader.nextPsn(seg, prbh);
         // S12.6: the sender's next PSN is above everything it sent on the path: a RESYNC below what arrived
-        // (a replayed one) or farther than half the PSN space away cannot be the peer's
-        if (resync && (Psn.diff(nextPsn, window.frontier()) < 0 || Psn.diff(nextPsn, window.cumulativePsn()) >= Psn.HALF ||
+        // (a replayed one), or not within half the PSN space ahead of the cumulative PSN, cannot be the peer's
+        if (resync && (Psn.diff(nextPsn, window.frontier()) < 0 || Psn.diff(nextPsn, window.cumulativePsn()) < 0 ||
             nextPsn != frame.psn()))
         {
             refused(SprayCounters.RESYNCS_REFUSED);

@@ -461,6 +461,27 @@ class SprayAuthenticationTest
                 assertEquals(frontier[p], bed.b.receiveWindow(p).frontier(), "path " + p);
             }
 
+            // a RESYNC with a valid tag (a peer holding the key) half the PSN space away, or just behind what
+            // arrived: refused too (S12.6)
+            final SprayConnectionConfig keysA = keysOf(SprayTestBed.CID_A, SprayTestBed.CID_B);
+            final RoceFrameWriter probe = new RoceFrameWriter(SprayOpcodes.TABLE)
+                .ethernet(SprayTestBed.mac(1, 1), SprayTestBed.mac(1, 2)).ipv4(SprayTestBed.ip(1, 1), SprayTestBed.ip(1, 2))
+                .destQp(SprayTestBed.CID_B).opcode(SprayOpcodes.PROBE);
+            final MemorySegment frame = bed.arena.allocate(256);
+            final long prbh = probe.payloadOffset() - ProbeHeader.LENGTH;
+            for (final int psn : new int[] {cumulative[1] + (1 << 23) + 5, frontier[1] - 1})
+            {
+                ProbeHeader.path(frame, prbh, 1);
+                ProbeHeader.flags(frame, prbh, ProbeHeader.FLAG_RESYNC);
+                ProbeHeader.nextPsn(frame, prbh, psn);
+                inject(bed, 1, true, frame, probe.psn(psn & 0xFF_FFFF).tagNext(keysA.sendKey0, keysA.sendKey1)
+                    .writeFrame(frame, 0, 0));
+            }
+            bed.step();
+            assertEquals(resyncs.size() + 2, bed.b.counters().get(SprayCounters.RESYNCS_REFUSED));
+            assertEquals(cumulative[1], bed.b.receiveWindow(1).cumulativePsn());
+            assertEquals(0, bed.b.counters().get(SprayCounters.AUTH_FAILURES), "their tags were valid");
+
             // the connection carries on: a second transfer, every byte verified, every path ACTIVE
             dst.segment().fill((byte)0);
             assertEquals(PostResult.OK, bed.a.postSend(0, wr.reset().wrId(2).opcode(WorkRequestOpcode.RDMA_WRITE)
