@@ -140,7 +140,7 @@ public final class TransportPair
             .rto(RTO_MIN_NANOS, 200_000_000L).initialRttNanos(1_000_000L).probeMinNanos(2_000_000L).seed(host);
         final PortsFrameOutput output = new PortsFrameOutput(new PacketPort[] {port}, BURST);
         final SprayEngine engine = new SprayEngine(config, pd, output);
-        final SprayConnection connection = engine.open(new SprayConnectionConfig().cids(host, peer)
+        final SprayConnection connection = engine.open(new SprayConnectionConfig().cids(host, peer).keysFromCids()
             .paths(SPRAY_PATHS).streams(1).mtu(MTU).initialPsns(host * 0x10000, peer * 0x10000)
             .remote(0, ip(peer), mac(peer)).completionQueues(cq, cq));
         final SprayTransportAgent agent = new SprayTransportAgent("spray-" + host, new PacketPort[] {port}, output,

@@ -234,7 +234,7 @@ final class Cluster implements AutoCloseable
         // queues sized to what the experiment keeps outstanding: at thousands of connections the default 1024
         // entries each would be most of the state measured
         final int slots = Math.max(8, depth * 2);
-        return new SprayConnectionConfig().cids(local, remote).paths(options.sprayPaths()).streams(1).mtu(4096)
+        return new SprayConnectionConfig().cids(local, remote).keysFromCids().paths(options.sprayPaths()).streams(1).mtu(4096)
             .depths(slots, slots, slots).placementChunks(Math.max(8, depth * 2));
     }
 

@@ -61,9 +61,9 @@ public final class SprayWriteWorkload
             b.bind(engineB);
             final CompletionQueue cqA = new CompletionQueue(4096);
             final CompletionQueue cqB = new CompletionQueue(4096);
-            final SprayConnection connection = engineA.open(a.remote(new SprayConnectionConfig().cids(1, 2).paths(paths)
+            final SprayConnection connection = engineA.open(a.remote(new SprayConnectionConfig().cids(1, 2).keysFromCids().paths(paths)
                 .streams(streams).mtu(4096).initialPsns(0xFFFF00, 0x000100).completionQueues(cqA, cqA), 1));
-            engineB.open(b.remote(new SprayConnectionConfig().cids(2, 1).paths(paths).streams(streams).mtu(4096)
+            engineB.open(b.remote(new SprayConnectionConfig().cids(2, 1).keysFromCids().paths(paths).streams(streams).mtu(4096)
                 .initialPsns(0x000100, 0xFFFF00).completionQueues(cqB, cqB), 0));
 
             final WriteBuffers buffers = WriteBuffers.allocate(arena, totalBytes, seed, pdA, AccessFlags.NONE, pdB);

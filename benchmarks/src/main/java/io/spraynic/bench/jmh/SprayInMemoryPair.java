@@ -68,7 +68,7 @@ final class SprayInMemoryPair extends InMemoryTransportPair
         final int localCid, final int remoteCid, final int sendPsn, final int receivePsn, final int remoteHost,
         final CompletionQueue cq)
     {
-        return new SprayConnectionConfig().cids(localCid, remoteCid).paths(PATHS).mtu(MTU).streams(1)
+        return new SprayConnectionConfig().cids(localCid, remoteCid).keysFromCids().paths(PATHS).mtu(MTU).streams(1)
             .initialPsns(sendPsn, receivePsn).depths(1024, 1024, 1024)
             .completionQueues(cq, cq)
             .remote(0, 0x0A000000 | remoteHost, 0x020000000000L | remoteHost);

@@ -5,11 +5,17 @@ import io.spraynic.datapath.verbs.AccessCheck;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.ProtectionDomain;
+import io.spraynic.datapath.wire.BaseTransportHeader;
+import io.spraynic.datapath.wire.EthernetHeader;
 import io.spraynic.datapath.wire.FrameClass;
+import io.spraynic.datapath.wire.Ipv4Header;
 import io.spraynic.datapath.wire.ParseCounters;
+import io.spraynic.datapath.wire.RdmaExtendedTransportHeader;
 import io.spraynic.datapath.wire.RoceFrame;
 import io.spraynic.datapath.wire.RoceParser;
+import io.spraynic.datapath.wire.SprayExtendedTransportHeader;
 import io.spraynic.datapath.wire.SprayOpcodes;
+import io.spraynic.datapath.wire.UdpHeader;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -192,7 +198,8 @@ public class SprayReceiveBenchmark
     {
         static final int SLOT = 8192;
         /** Where the payload starts in a frame: Ethernet, IPv4, UDP, BTH, SETH, RETH. */
-        static final int PAYLOAD_OFFSET = 14 + 20 + 8 + 12 + 16 + 16;
+        static final int PAYLOAD_OFFSET = EthernetHeader.LENGTH + Ipv4Header.LENGTH + UdpHeader.LENGTH +
+            BaseTransportHeader.LENGTH + SprayExtendedTransportHeader.LENGTH + RdmaExtendedTransportHeader.LENGTH;
 
         @Param({"64", "256", "1024", "4096"})
         int payload;

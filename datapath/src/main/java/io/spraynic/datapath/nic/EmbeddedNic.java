@@ -271,7 +271,9 @@ public final class EmbeddedNic implements AutoCloseable
             final SprayEngine engine = new SprayEngine(spray, domain, output);
             transport = new SprayWorkerTransport(engine, output, parseCounters);
             engineMirrors.add(new CounterMirror(counters, prefix + "spray ", engine.counters(),
-                new int[]{SprayCounters.UNKNOWN_CONNECTION, SprayCounters.MALFORMED}));
+                new int[]{SprayCounters.UNKNOWN_CONNECTION, SprayCounters.MALFORMED, SprayCounters.AUTH_FAILURES,
+                    SprayCounters.ADDRESS_MISMATCHES, SprayCounters.RESYNCS_REFUSED, SprayCounters.MSN_OUT_OF_WINDOW,
+                    SprayCounters.NACKS_UNMATCHED}));
         }
         else
         {

@@ -3,7 +3,7 @@ package io.spraynic.datapath.wire;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Flyweight over the connection header (CONH), 32 bytes after the BTH of {@code SPRAY_CONNECT},
+ * Flyweight over the connection header (CONH), 40 bytes after the BTH of {@code SPRAY_CONNECT},
  * {@code SPRAY_CONNECT_ACK}, {@code SPRAY_CLOSE} and {@code SPRAY_CLOSE_ACK}: one side's limits and
  * parameters, and a token that pairs a request with its answer (docs/PROTOCOL.md S5.4, S9.1).
  * <pre>
@@ -24,7 +24,11 @@ import java.lang.foreign.MemorySegment;
  * +                         token (64)                            +
  * |                                                               |
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
- * |                           reserved                            |
+ * |    reason     |                  reserved                     |
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                                                               |
+ * +                          tag (64)                             +
+ * |                                                               |
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * </pre>
  * The table of S5.4 lists the fields in this order; its byte offsets follow from their sizes.
@@ -41,11 +45,14 @@ public final class ConnectionHeader
     public static final int INITIAL_PSN_OFFSET = 12;
     public static final int INGRESS_MBPS_OFFSET = 16;
     public static final int TOKEN_OFFSET = 20;
-    public static final int RESERVED_OFFSET = 28;
-    public static final int LENGTH = 32;
+    /** S5.4: the reason of a {@code SPRAY_CONNECT_REJECT} (one byte; three reserved bytes follow). */
+    public static final int REASON_OFFSET = 28;
+    /** S12.3: in CLOSE and CLOSE_ACK the SipHash-2-4 tag with the connection's key; zero in the other CONH packets. */
+    public static final int TAG_OFFSET = 32;
+    public static final int LENGTH = 40;
 
-    /** The protocol version of S5.4. */
-    public static final int VERSION = 1;
+    /** The protocol version of S5.4: 2 since the authenticated headers of S12. */
+    public static final int VERSION = 2;
 
     /** Flag (CONNECT): the payload is the sender's address on every plane, {@link PlaneAddress} entries (S5.5). */
     public static final int FLAG_ADDRESSES = 1;
@@ -81,7 +88,29 @@ public final class ConnectionHeader
         s.set(Wire.INT_BE, o + INITIAL_PSN_OFFSET, initialPsn & 0xFF_FFFF);
         s.set(Wire.INT_BE, o + INGRESS_MBPS_OFFSET, ingressMbps);
         s.set(Wire.LONG_BE, o + TOKEN_OFFSET, token);
-        s.set(Wire.INT_BE, o + RESERVED_OFFSET, 0);
+        s.set(Wire.INT_BE, o + REASON_OFFSET, 0);
+        s.set(Wire.LONG_BE, o + TAG_OFFSET, 0L);
+    }
+
+    /** @return the reject reason of a {@code SPRAY_CONNECT_REJECT} (S9.1.1), 0 in other packets. */
+    public static int reason(final MemorySegment s, final long o)
+    {
+        return Wire.u8(s, o + REASON_OFFSET);
+    }
+
+    public static void reason(final MemorySegment s, final long o, final int reason)
+    {
+        s.set(Wire.BYTE, o + REASON_OFFSET, (byte)reason);
+    }
+
+    public static long tag(final MemorySegment s, final long o)
+    {
+        return s.get(Wire.LONG_BE, o + TAG_OFFSET);
+    }
+
+    public static void tag(final MemorySegment s, final long o, final long tag)
+    {
+        s.set(Wire.LONG_BE, o + TAG_OFFSET, tag);
     }
 
     public static int version(final MemorySegment s, final long o)
@@ -141,6 +170,7 @@ public final class ConnectionHeader
         return "CONH{version=" + version(s, o) + ", flags=0x" + Integer.toHexString(flags(s, o)) + ", paths=" +
             paths(s, o) + ", planes=" + planes(s, o) + ", mtu=" + mtu(s, o) + ", streams=" + streams(s, o) +
             ", senderCid=" + senderCid(s, o) + ", initialPsn=" + initialPsn(s, o) + ", ingressMbps=" +
-            Integer.toUnsignedString(ingressMbps(s, o)) + ", token=0x" + Long.toHexString(token(s, o)) + '}';
+            Integer.toUnsignedString(ingressMbps(s, o)) + ", token=0x" + Long.toHexString(token(s, o)) + ", reason=" +
+            reason(s, o) + ", tag=0x" + Long.toHexString(tag(s, o)) + '}';
     }
 }

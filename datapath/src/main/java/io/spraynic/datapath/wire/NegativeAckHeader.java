@@ -3,7 +3,7 @@ package io.spraynic.datapath.wire;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Flyweight over the negative acknowledgement header (NAKH), 16 bytes after the BTH of a
+ * Flyweight over the negative acknowledgement header (NAKH), 24 bytes after the BTH of a
  * {@code SPRAY_NACK}: a message (stream, MSN) was refused, and why, and the refusal's number (the
  * receiver's refusal count once it was made), or, with syndrome 0, that the message was accepted (an
  * answer to a query); the same header in a {@code SPRAY_QUERY} asks about a message
@@ -20,6 +20,10 @@ import java.lang.foreign.MemorySegment;
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * |                        refusal number                         |
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                                                               |
+ * +                tag (64, S12.3; last 8 bytes)                  +
+ * |                                                               |
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * </pre>
  */
 public final class NegativeAckHeader
@@ -29,7 +33,9 @@ public final class NegativeAckHeader
     public static final int MSN_OFFSET = 4;
     public static final int RNR_TIMER_OFFSET = 8;
     public static final int REFUSAL_OFFSET = 12;
-    public static final int LENGTH = 16;
+    /** S12.3: SipHash-2-4 tag over the BTH and this header up to the tag. */
+    public static final int TAG_OFFSET = 16;
+    public static final int LENGTH = 24;
 
     /** In an answer to a {@code SPRAY_QUERY}: every byte of the message was placed (S9.3). */
     public static final int SYNDROME_ACCEPTED = 0;
@@ -120,5 +126,15 @@ public final class NegativeAckHeader
     {
         return "NAKH{syndrome=" + syndromeName(syndrome(s, o)) + ", stream=" + stream(s, o) + ", msn=" +
             Integer.toUnsignedString(msn(s, o)) + ", rnrTimerMicros=" + rnrTimerMicros(s, o) + ", refusal=" + Integer.toUnsignedString(refusal(s, o)) + '}';
+    }
+
+    public static long tag(final MemorySegment s, final long o)
+    {
+        return s.get(Wire.LONG_BE, o + TAG_OFFSET);
+    }
+
+    public static void tag(final MemorySegment s, final long o, final long tag)
+    {
+        s.set(Wire.LONG_BE, o + TAG_OFFSET, tag);
     }
 }

@@ -66,6 +66,9 @@ public final class RoceFrameWriter
     private long atomicSwapAdd;
     private long atomicCompare;
     private long atomicAckOriginal;
+    private boolean tagNext;
+    private long tagKey0;
+    private long tagKey1;
 
     /**
      * A writer of the standard RoCEv2 opcodes.
@@ -332,6 +335,29 @@ public final class RoceFrameWriter
     }
 
     /**
+     * Makes the next {@link #writeFrame} (and only it) authenticate the frame (docs/PROTOCOL.md S12.3): the last
+     * 8 bytes of the manufacturer opcode's own header get the SipHash-2-4 tag, with this key, of the bytes from
+     * the BTH's first byte to the tag's first, computed once the BTH is written and before the ICRC. Single
+     * use, so that a writer shared by several senders never tags a frame that was not meant to be.
+     *
+     * @return this.
+     */
+    public RoceFrameWriter tagNext(final long key0, final long key1)
+    {
+        this.tagNext = true;
+        this.tagKey0 = key0;
+        this.tagKey1 = key1;
+        return this;
+    }
+
+    /** Cancels a {@link #tagNext} whose frame was not written (no room in the output). @return this. */
+    public RoceFrameWriter clearTag()
+    {
+        this.tagNext = false;
+        return this;
+    }
+
+    /**
      * @return offset, from the frame start, where the payload goes for the current settings and opcode.
      */
     public int payloadOffset()
@@ -389,6 +415,13 @@ public final class RoceFrameWriter
         {
             throw new IllegalArgumentException("opcode 0x" + Integer.toHexString(opcode) + " cannot carry " +
                 payloadLength + " payload bytes");
+        }
+        final boolean tagged = tagNext;
+        tagNext = false;
+        final int customLength = (entry >>> OpcodeTable.CUSTOM_LENGTH_SHIFT) & OpcodeTable.CUSTOM_LENGTH_MASK;
+        if (tagged && customLength < SipHash.TAG_LENGTH)
+        {
+            throw new IllegalArgumentException("opcode 0x" + Integer.toHexString(opcode) + " has no header to carry a tag");
         }
         final int padCount = (-payloadLength) & 3;
         final int extensionsLength = OpcodeTable.extensionHeadersLengthOf(entry);
@@ -456,8 +489,12 @@ public final class RoceFrameWriter
         final long bth = udp + UdpHeader.LENGTH;
         BaseTransportHeader.write(buffer, bth, opcode, solicited, migReq, padCount, pkey, destQp, ackReq, psn);
         BaseTransportHeader.resv8a(buffer, bth, resv8a);
-        long at = bth + BaseTransportHeader.LENGTH + ((entry >>> OpcodeTable.CUSTOM_LENGTH_SHIFT) &
-            OpcodeTable.CUSTOM_LENGTH_MASK);
+        long at = bth + BaseTransportHeader.LENGTH + customLength;
+        if (tagged)
+        {
+            final int covered = BaseTransportHeader.LENGTH + customLength - SipHash.TAG_LENGTH;
+            buffer.set(Wire.LONG_BE, bth + covered, SipHash.hash(tagKey0, tagKey1, buffer, bth, covered));
+        }
         if ((entry & OpcodeTable.HAS_DETH) != 0)
         {
             DatagramExtendedTransportHeader.qkey(buffer, at, dethQkey);

@@ -3,7 +3,7 @@ package io.spraynic.datapath.wire;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Flyweight over the selective acknowledgement header (SACKH), 48 bytes after the BTH of a
+ * Flyweight over the selective acknowledgement header (SACKH), 60 bytes after the BTH of a
  * {@code SPRAY_ACK}: one path's cumulative PSN, a 256-bit bitmap of what arrived above it, the
  * CE marks seen, the receiver's fair-share rate hint, and how many messages the receiver has refused so
  * far, which makes a lost NACK visible to the sender (docs/PROTOCOL.md S5.1, S9.3).
@@ -25,6 +25,10 @@ import java.lang.foreign.MemorySegment;
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * |                    refusals (connection)                      |
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                                                               |
+ * +                tag (64, S12.3; last 8 bytes)                  +
+ * |                                                               |
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * </pre>
  */
 public final class SelectiveAckHeader
@@ -40,7 +44,9 @@ public final class SelectiveAckHeader
     public static final int RATE_HINT_OFFSET = 40;
     public static final int ACK_SEQUENCE_OFFSET = 44;
     public static final int REFUSALS_OFFSET = 48;
-    public static final int LENGTH = 52;
+    /** S12.3: SipHash-2-4 tag over the BTH and this header up to the tag, with the receiver's key of the direction. */
+    public static final int TAG_OFFSET = 52;
+    public static final int LENGTH = 60;
 
     /** Flag: CE-marked packets arrived on the path since its last ACK (S8.1). */
     public static final int FLAG_ECE = 1;
@@ -152,5 +158,15 @@ public final class SelectiveAckHeader
             sackWord(s, o, 0), sackWord(s, o, 1), sackWord(s, o, 2), sackWord(s, o, 3)) +
             ", rateHintMbps=" + Integer.toUnsignedString(rateHintMbps(s, o)) + ", ackSequence=" + ackSequence(s, o) +
             ", refusals=" + Integer.toUnsignedString(refusals(s, o)) + '}';
+    }
+
+    public static long tag(final MemorySegment s, final long o)
+    {
+        return s.get(Wire.LONG_BE, o + TAG_OFFSET);
+    }
+
+    public static void tag(final MemorySegment s, final long o, final long tag)
+    {
+        s.set(Wire.LONG_BE, o + TAG_OFFSET, tag);
     }
 }

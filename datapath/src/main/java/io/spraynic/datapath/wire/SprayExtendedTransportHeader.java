@@ -3,7 +3,7 @@ package io.spraynic.datapath.wire;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Flyweight over the spray extended transport header (SETH), 20 bytes after the BTH of every
+ * Flyweight over the spray extended transport header (SETH), 28 bytes after the BTH of every
  * spray data packet: what its payload is part of and where in it, so that the payload can be
  * placed on arrival in any order, and which receive a receive-consuming message consumes
  * (docs/PROTOCOL.md S4.1, S4.2, S4.5).
@@ -21,6 +21,10 @@ import java.lang.foreign.MemorySegment;
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * |                 receive sequence number (RSN)                 |
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |                                                               |
+ * +                      message tag (64)                         +
+ * |                                                               |
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * </pre>
  */
 public final class SprayExtendedTransportHeader
@@ -32,7 +36,9 @@ public final class SprayExtendedTransportHeader
     public static final int MESSAGE_OFFSET_OFFSET = 8;
     public static final int MESSAGE_LENGTH_OFFSET = 12;
     public static final int RSN_OFFSET = 16;
-    public static final int LENGTH = 20;
+    /** S12.4: the message tag, SipHash-2-4 over the message's invariants, the same in every packet of a message. */
+    public static final int MESSAGE_TAG_OFFSET = 20;
+    public static final int LENGTH = 28;
 
     /** Flag: a retransmission of a packet sent before on the same path with the same PSN (S6.6). */
     public static final int FLAG_RETRANSMIT = 1;
@@ -123,5 +129,15 @@ public final class SprayExtendedTransportHeader
             ", msn=" + Integer.toUnsignedString(msn(s, o)) + ", offset=" + Integer.toUnsignedString(messageOffset(s, o)) +
             ", length=" + Integer.toUnsignedString(messageLength(s, o)) + ", rsn=" + Integer.toUnsignedString(rsn(s, o)) +
             '}';
+    }
+
+    public static long messageTag(final MemorySegment s, final long o)
+    {
+        return s.get(Wire.LONG_BE, o + MESSAGE_TAG_OFFSET);
+    }
+
+    public static void messageTag(final MemorySegment s, final long o, final long tag)
+    {
+        s.set(Wire.LONG_BE, o + MESSAGE_TAG_OFFSET, tag);
     }
 }

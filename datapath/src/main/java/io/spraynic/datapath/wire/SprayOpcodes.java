@@ -13,6 +13,10 @@ public final class SprayOpcodes
     public static final int SEND_WITH_IMMEDIATE = 0xC3;
     public static final int READ_REQUEST = 0xC4;
     public static final int READ_RESPONSE = 0xC5;
+    /** The responder's stateless answer to a CONNECT without a valid cookie: CONH and a handshake block with the cookie (S9.1). */
+    public static final int CONNECT_RETRY = 0xC6;
+    /** The responder refuses a CONNECT: CONH with a reason (S9.1.1). */
+    public static final int CONNECT_REJECT = 0xC7;
     public static final int ACK = 0xC8;
     public static final int PROBE = 0xC9;
     public static final int NACK = 0xCA;
@@ -24,11 +28,11 @@ public final class SprayOpcodes
     public static final int CLOSE_ACK = 0xCF;
 
     /** Probe header: path, flags, reserved, next PSN (S5.2). */
-    public static final int PROBE_HEADER_LENGTH = 8;
+    public static final int PROBE_HEADER_LENGTH = ProbeHeader.LENGTH;
     /** Negative acknowledgement header: syndrome, reserved, stream, MSN, RNR timer, refusal number (S5.3). */
-    public static final int NACK_HEADER_LENGTH = 16;
+    public static final int NACK_HEADER_LENGTH = NegativeAckHeader.LENGTH;
     /** Connection header (S5.4). */
-    public static final int CONNECTION_HEADER_LENGTH = 32;
+    public static final int CONNECTION_HEADER_LENGTH = ConnectionHeader.LENGTH;
 
     /** Standard RoCEv2 plus every spray opcode with its header lengths (S3.1). */
     public static final OpcodeTable TABLE = OpcodeTable.ROCE_V2
@@ -43,8 +47,10 @@ public final class SprayOpcodes
         .withManufacturerOpcode(PROBE, PROBE_HEADER_LENGTH, false)
         .withManufacturerOpcode(NACK, NACK_HEADER_LENGTH, false)
         .withManufacturerOpcode(QUERY, NACK_HEADER_LENGTH, false)
-        .withManufacturerOpcode(CONNECT, CONNECTION_HEADER_LENGTH, true) // the initiator's addresses (S5.5)
-        .withManufacturerOpcode(CONNECT_ACK, CONNECTION_HEADER_LENGTH, false)
+        .withManufacturerOpcode(CONNECT, CONNECTION_HEADER_LENGTH, true) // handshake block, addresses (S5.5, S5.6)
+        .withManufacturerOpcode(CONNECT_ACK, CONNECTION_HEADER_LENGTH, true) // handshake block (S5.6)
+        .withManufacturerOpcode(CONNECT_RETRY, CONNECTION_HEADER_LENGTH, true) // handshake block with the cookie
+        .withManufacturerOpcode(CONNECT_REJECT, CONNECTION_HEADER_LENGTH, false)
         .withManufacturerOpcode(CLOSE, CONNECTION_HEADER_LENGTH, false)
         .withManufacturerOpcode(CLOSE_ACK, CONNECTION_HEADER_LENGTH, false);
 
@@ -73,6 +79,8 @@ public final class SprayOpcodes
             case SEND_WITH_IMMEDIATE -> "SPRAY_SEND_IMM";
             case READ_REQUEST -> "SPRAY_READ_REQUEST";
             case READ_RESPONSE -> "SPRAY_READ_RESPONSE";
+            case CONNECT_RETRY -> "SPRAY_CONNECT_RETRY";
+            case CONNECT_REJECT -> "SPRAY_CONNECT_REJECT";
             case ACK -> "SPRAY_ACK";
             case PROBE -> "SPRAY_PROBE";
             case NACK -> "SPRAY_NACK";

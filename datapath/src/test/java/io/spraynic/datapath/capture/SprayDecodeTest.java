@@ -46,7 +46,7 @@ class SprayDecodeTest
             RdmaExtendedTransportHeader.virtualAddress(buffer, reth, 0x7F00_0000_1000L);
             RdmaExtendedTransportHeader.rkey(buffer, reth, 0x1234_5678);
             RdmaExtendedTransportHeader.dmaLength(buffer, reth, 1 << 20);
-            assertEquals(HEADERS + 36, writer.payloadOffset(), "SETH 20 + RETH 16");
+            assertEquals(HEADERS + 44, writer.payloadOffset(), "SETH 28 + RETH 16");
             final int length = writer.writeFrame(buffer, 0, 1024);
 
             final FrameDecoder decoder = new FrameDecoder();
@@ -116,7 +116,7 @@ class SprayDecodeTest
                 ConnectionHeader.write(buffer, HEADERS, 0, 8, 2, 4096, 4, 0x0A01, 0, 100_000, 0x1234L);
                 final String close = decode(buffer, writer(opcode).writeFrame(buffer, 0, 0));
                 assertTrue(close.contains(" " + SprayOpcodes.name(opcode) + " ") &&
-                    close.contains(" conh(version=1 senderCid=2561 paths=8 planes=2 mtu=4096 streams=4 initialPsn=0 token=0x1234)"),
+                    close.contains(" conh(version=2 senderCid=2561 paths=8 planes=2 mtu=4096 streams=4 initialPsn=0 token=0x1234)"),
                     close);
                 assertTrue(close.endsWith(" ok"), close);
             }

@@ -428,4 +428,31 @@ class RoceFrameWriterTest
             }
         }
     }
+
+    @Test
+    void shouldTagOnlyTheNextFrameOverItsBthAndHeaderBeforeTheIcrcS123()
+    {
+        final MemorySegment buffer = java.lang.foreign.Arena.ofAuto().allocate(512, 64);
+        final RoceFrameWriter writer = new RoceFrameWriter(SprayOpcodes.TABLE).ethernet(0x020000000001L, 0x020000000002L)
+            .ipv4(0x0A000001, 0x0A000002).opcode(SprayOpcodes.PROBE).destQp(0xB02).psn(0x123456);
+        final long bth = EthernetHeader.LENGTH + Ipv4Header.LENGTH + UdpHeader.LENGTH;
+        final long prbh = bth + BaseTransportHeader.LENGTH;
+        ProbeHeader.path(buffer, prbh, 3);
+        ProbeHeader.nextPsn(buffer, prbh, 0x123456);
+        final int length = writer.tagNext(11, 22).writeFrame(buffer, 0, 0);
+        final int covered = BaseTransportHeader.LENGTH + ProbeHeader.TAG_OFFSET;
+        assertEquals(SipHash.hash(11, 22, buffer, bth, covered), ProbeHeader.tag(buffer, prbh));
+        final RoceFrame frame = new RoceFrame();
+        assertEquals(FrameClass.ROCE, new RoceParser(SprayOpcodes.TABLE, new ParseCounters(), true)
+            .parse(buffer, 0, length, frame), "the ICRC covers the tag");
+
+        ProbeHeader.tag(buffer, prbh, 0);
+        writer.writeFrame(buffer, 0, 0);
+        assertEquals(0, ProbeHeader.tag(buffer, prbh), "single use");
+        writer.tagNext(11, 22).clearTag().writeFrame(buffer, 0, 0);
+        assertEquals(0, ProbeHeader.tag(buffer, prbh), "cancelled");
+        assertThrows(IllegalArgumentException.class,
+            () -> new RoceFrameWriter().opcode(Opcode.RC_SEND_ONLY).tagNext(1, 2).writeFrame(buffer, 0, 0),
+            "no manufacturer header to carry a tag");
+    }
 }

@@ -33,7 +33,9 @@ class SprayControlHeadersTest
         assertEquals(63, ProbeHeader.path(s, AT));
         assertEquals(ProbeHeader.FLAG_RESYNC, ProbeHeader.flags(s, AT));
         assertEquals(0xABCDEF, ProbeHeader.nextPsn(s, AT));
-        assertEquals("3f01000000abcdef", hex(AT, ProbeHeader.LENGTH));
+        ProbeHeader.tag(s, AT, 0x1122334455667788L);
+        assertEquals(0x1122334455667788L, ProbeHeader.tag(s, AT));
+        assertEquals("3f01000000abcdef" + "1122334455667788", hex(AT, ProbeHeader.LENGTH)); // S12.3: the tag last
         assertEquals(SprayOpcodes.PROBE_HEADER_LENGTH, ProbeHeader.LENGTH);
         assertEquals("PRBH{path=63, flags=0x1, nextPsn=11259375}", ProbeHeader.toString(s, AT));
     }
@@ -52,7 +54,9 @@ class SprayControlHeadersTest
         assertEquals(0xFFFF, NegativeAckHeader.stream(s, AT));
         assertEquals(0x89ABCDEF, NegativeAckHeader.msn(s, AT));
         assertEquals(655, NegativeAckHeader.rnrTimerMicros(s, AT));
-        assertEquals("0100ffff89abcdef0000028f01020304", hex(AT, NegativeAckHeader.LENGTH));
+        NegativeAckHeader.tag(s, AT, 0x8877665544332211L);
+        assertEquals(0x8877665544332211L, NegativeAckHeader.tag(s, AT));
+        assertEquals("0100ffff89abcdef0000028f01020304" + "8877665544332211", hex(AT, NegativeAckHeader.LENGTH));
         assertEquals(SprayOpcodes.NACK_HEADER_LENGTH, NegativeAckHeader.LENGTH);
         assertEquals("NAKH{syndrome=RNR, stream=65535, msn=2309737967, rnrTimerMicros=655, refusal=16909060}",
             NegativeAckHeader.toString(s, AT));
@@ -76,8 +80,15 @@ class SprayControlHeadersTest
         assertEquals(0x123456, ConnectionHeader.initialPsn(s, AT));
         assertEquals(400_000, ConnectionHeader.ingressMbps(s, AT));
         assertEquals(0x0102030405060708L, ConnectionHeader.token(s, AT));
-        assertEquals("0100080410000000" + "00abcdef" + "00123456" + "00061a80" + "0102030405060708" + "00000000",
-            hex(AT, ConnectionHeader.LENGTH));
+        assertEquals(0, ConnectionHeader.reason(s, AT));
+        assertEquals(0, ConnectionHeader.tag(s, AT));
+        assertEquals("0200080410000000" + "00abcdef" + "00123456" + "00061a80" + "0102030405060708" + "00000000" +
+            "0000000000000000", hex(AT, ConnectionHeader.LENGTH));
+        ConnectionHeader.reason(s, AT, 5);
+        ConnectionHeader.tag(s, AT, 0xA1A2A3A4A5A6A7A8L);
+        assertEquals(5, ConnectionHeader.reason(s, AT));
+        assertEquals(0xA1A2A3A4A5A6A7A8L, ConnectionHeader.tag(s, AT));
+        assertEquals("05000000" + "a1a2a3a4a5a6a7a8", hex(AT + ConnectionHeader.REASON_OFFSET, 12));
         assertEquals(SprayOpcodes.CONNECTION_HEADER_LENGTH, ConnectionHeader.LENGTH);
     }
 }

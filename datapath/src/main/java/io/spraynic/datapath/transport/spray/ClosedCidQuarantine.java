@@ -6,12 +6,19 @@ package io.spraynic.datapath.transport.spray;
  * (a retransmission, a repeated CLOSE) can never be taken for one of the new connection's. Closes happen in
  * time order, so the entries form a FIFO and expire from its head. Control path: add and lookup scan and may
  * grow the arrays; nothing here runs per packet.
+ * <p>
+ * Each entry also keeps the closed connection's peer CID and keys (S12.3), so that a repeated CLOSE whose
+ * CLOSE_ACK was lost is answered only when its tag verifies, with a tagged CLOSE_ACK.
  */
 final class ClosedCidQuarantine
 {
+    private static final int KEYS = 4; // send 0, send 1, receive 0, receive 1
+
     private final long holdNanos;
     private int[] cids = new int[16];
     private long[] closedAt = new long[16];
+    private int[] remoteCids = new int[16];
+    private long[] keys = new long[16 * KEYS];
     private int head;
     private int size;
 
@@ -33,23 +40,46 @@ final class ClosedCidQuarantine
      */
     void add(final int cid, final long nowNanos)
     {
+        add(cid, nowNanos, 0, 0, 0, 0, 0);
+    }
+
+    /**
+     * @param cid       a CID whose connection was just forgotten.
+     * @param nowNanos  the time.
+     * @param remoteCid its peer's CID.
+     */
+    void add(final int cid, final long nowNanos, final int remoteCid, final long send0, final long send1,
+        final long receive0, final long receive1)
+    {
         expire(nowNanos);
         if (size == cids.length)
         {
             final int[] moreCids = new int[size * 2];
             final long[] moreAt = new long[size * 2];
+            final int[] moreRemote = new int[size * 2];
+            final long[] moreKeys = new long[size * 2 * KEYS];
             for (int i = 0; i < size; i++)
             {
-                moreCids[i] = cids[(head + i) % cids.length];
-                moreAt[i] = closedAt[(head + i) % cids.length];
+                final int from = (head + i) % cids.length;
+                moreCids[i] = cids[from];
+                moreAt[i] = closedAt[from];
+                moreRemote[i] = remoteCids[from];
+                System.arraycopy(keys, from * KEYS, moreKeys, i * KEYS, KEYS);
             }
             cids = moreCids;
             closedAt = moreAt;
+            remoteCids = moreRemote;
+            keys = moreKeys;
             head = 0;
         }
         final int tail = (head + size) % cids.length;
         cids[tail] = cid;
         closedAt[tail] = nowNanos;
+        remoteCids[tail] = remoteCid;
+        keys[tail * KEYS] = send0;
+        keys[tail * KEYS + 1] = send1;
+        keys[tail * KEYS + 2] = receive0;
+        keys[tail * KEYS + 3] = receive1;
         size++;
     }
 
@@ -69,6 +99,36 @@ final class ClosedCidQuarantine
             }
         }
         return latest == Long.MIN_VALUE ? 0 : holdNanos - (nowNanos - latest);
+    }
+
+    /**
+     * @return the entry of the latest connection closed with {@code cid} that is still held, or -1; valid until
+     * the next {@link #add}.
+     */
+    int find(final int cid, final long nowNanos)
+    {
+        expire(nowNanos);
+        int found = -1;
+        for (int i = 0; i < size; i++)
+        {
+            final int slot = (head + i) % cids.length;
+            if (cids[slot] == cid)
+            {
+                found = slot;
+            }
+        }
+        return found;
+    }
+
+    int remoteCid(final int entry)
+    {
+        return remoteCids[entry];
+    }
+
+    /** @param which 0, 1: the send key's halves; 2, 3: the receive key's. */
+    long key(final int entry, final int which)
+    {
+        return keys[entry * KEYS + which];
     }
 
     /** @return CIDs held now (after the last expiry). */

@@ -102,6 +102,22 @@ public final class PathReceiveWindow
     }
 
     /**
+     * @return the PSN after the highest one received: the cumulative PSN without a gap (S12.6: a RESYNC may not
+     * go below it, so a replayed one cannot undo what arrived since).
+     */
+    public int frontier()
+    {
+        for (int i = WORDS - 1; i >= 0; i--)
+        {
+            if (bits[i] != 0)
+            {
+                return Psn.add(cumulativePsn, i * Long.SIZE + Long.SIZE - Long.numberOfTrailingZeros(bits[i]));
+            }
+        }
+        return cumulativePsn;
+    }
+
+    /**
      * @return bit {@code index}: whether PSN {@code cumulativePsn() + index} has arrived.
      */
     public boolean isReceived(final int index)

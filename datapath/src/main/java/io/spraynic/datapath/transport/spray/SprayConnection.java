@@ -115,6 +115,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final boolean[] remoteIsIpv6;
     private final int[] vlanTci;
     private final TransportCounters counters = SprayCounters.create();
+    private final PacketAuthenticator auth;
 
     // ---- outbound paths (this end sends data on them)
     private final PathSendWindow[] sendWindows;
@@ -171,6 +172,8 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final long[] remoteAddress;
     private final int[] rkey;
     private final int[] immediate;
+    private final long[] messageTag; // S12.4: in every packet of the message
+    private final long[] responseTag; // S12.4: what the peer's READ response to a READ carries
     private final boolean[] signaled;
     private final boolean[] solicited;
     private final int[] packets;
@@ -240,6 +243,9 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final boolean[] inRnr;
     private final int[] inRnrArrived;
     private final int[] inRefusal;
+    private final long[] inTag; // S12.4: every packet of the message carries it
+    private final long[] inBase; // S12.4: va - offset of a WRITE's packets
+    private final int[] inRkey;
     private final int[] freeInbound;
     private int freeInboundCount;
     private final Long2LongHashMap inbound;
@@ -349,6 +355,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         this.remoteIpv6Low = java.util.Arrays.copyOf(c.remoteIpv6Low, planes);
         this.remoteIsIpv6 = java.util.Arrays.copyOf(c.remoteIsIpv6, planes);
         this.vlanTci = config.vlanTci.clone();
+        this.auth = new PacketAuthenticator(c);
 
         sendWindows = new PathSendWindow[paths];
         rtts = new RttEstimator[paths];
@@ -415,6 +422,8 @@ public final class SprayConnection implements PathSendWindow.Listener
         remoteAddress = new long[slotCount];
         rkey = new int[slotCount];
         immediate = new int[slotCount];
+        messageTag = new long[slotCount];
+        responseTag = new long[slotCount];
         signaled = new boolean[slotCount];
         solicited = new boolean[slotCount];
         packets = new int[slotCount];
@@ -478,6 +487,9 @@ public final class SprayConnection implements PathSendWindow.Listener
         inRnr = new boolean[inboundCount];
         inRnrArrived = new int[inboundCount];
         inRefusal = new int[inboundCount];
+        inTag = new long[inboundCount];
+        inBase = new long[inboundCount];
+        inRkey = new int[inboundCount];
         freeInbound = new int[inboundCount];
         for (int i = 0; i < inboundCount; i++)
         {
@@ -559,6 +571,10 @@ public final class SprayConnection implements PathSendWindow.Listener
         immediate[s] = request.immediateData();
         signaled[s] = request.signaled();
         solicited[s] = request.solicited();
+        final boolean rdma = k == WRITE || k == WRITE_IMM || k == READ;
+        messageTag[s] = auth.sendTag(OPCODES[k], streamId, m, len, rsn[s], rdma ? remoteAddress[s] : 0,
+            rdma ? rkey[s] : 0, k == WRITE_IMM || k == SEND_IMM ? immediate[s] : 0);
+        responseTag[s] = k == READ ? auth.readResponseTag(streamId, m, len) : 0;
         final int dataPackets = packetsFor(len);
         packets[s] = k == READ ? 1 : dataPackets;
         readExpected[s] = k == READ ? dataPackets : 0;
@@ -641,8 +657,19 @@ public final class SprayConnection implements PathSendWindow.Listener
     // Receiving
     // =====================================================================================================
 
+    // S12.5, S12.3: a packet from elsewhere than the peer, or a control packet whose tag fails, is dropped before
+    // anything is read from it; data packets are checked by their message tag once their SETH is validated
     void onFrame(final RoceFrame frame, final long now)
     {
+        if (!fromPeer(frame, -1))
+        {
+            refused(SprayCounters.ADDRESS_MISMATCHES);
+            return;
+        }
+        if (PacketAuthenticator.isTagged(frame.opcode()) && !controlTagValid(frame))
+        {
+            return;
+        }
         switch (frame.opcode())
         {
             case SprayOpcodes.ACK -> onAckPacket(frame, now);
@@ -656,6 +683,39 @@ public final class SprayConnection implements PathSendWindow.Listener
             case SprayOpcodes.CLOSE_ACK -> onCloseAckPacket(frame);
             default -> engine.counters().increment(SprayCounters.MALFORMED); // a CONNECT_ACK nobody asked for
         }
+    }
+
+    // S12: a packet refused by a check of S12 counts at the connection and in the engine's totals
+    private void refused(final int slot)
+    {
+        counters.increment(slot);
+        engine.counters().increment(slot);
+    }
+
+    private boolean controlTagValid(final RoceFrame frame)
+    {
+        if (auth.controlTagValid(frame))
+        {
+            return true;
+        }
+        refused(SprayCounters.AUTH_FAILURES);
+        return false;
+    }
+
+    // S12.5: the source is the peer's address on the plane (-1: on any of its planes)
+    private boolean fromPeer(final RoceFrame frame, final int plane)
+    {
+        final boolean ipv6 = frame.ipVersion() == 6;
+        for (int q = plane < 0 ? 0 : plane, end = plane < 0 ? planes : plane + 1; q < end; q++)
+        {
+            if (remoteIsIpv6[q] == ipv6 && (ipv6 ?
+                frame.ipv6SourceHigh() == remoteIpv6High[q] && frame.ipv6SourceLow() == remoteIpv6Low[q] :
+                frame.ipv4Source() == remoteIpv4[q]))
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void onDataPacket(final RoceFrame frame, final long now)
@@ -678,7 +738,16 @@ public final class SprayConnection implements PathSendWindow.Listener
             engine.counters().increment(SprayCounters.MALFORMED); // S4.3 violated: nothing is placed (S9.5)
             return;
         }
+        if (!fromPeer(frame, p % planes))
+        {
+            refused(SprayCounters.ADDRESS_MISMATCHES); // S12.5: a path's packets use its plane
+            return;
+        }
         final long key = key(s, m);
+        if (!messageAuthentic(frame, k, s, m, key, offset))
+        {
+            return; // S12.4, S12.7: counted; nothing changed, the path layer never saw it
+        }
 
         // message state needed before the path layer accepts the packet: without it the packet is dropped
         // unseen, and the sender recovers it as a loss
@@ -749,6 +818,54 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             sendAck(p, now);
         }
+    }
+
+    // S12.4: a packet of a message with state here carries the tag its state holds (and, for a WRITE, the same
+    // base address and rkey); one without, the tag of its own headers; S12.7: a new message only inside the window
+    private boolean messageAuthentic(final RoceFrame frame, final byte k, final int s, final int m, final long key,
+        final int offset)
+    {
+        final MemorySegment seg = frame.segment();
+        final long seth = frame.customHeaderOffset();
+        final long tag = SprayExtendedTransportHeader.messageTag(seg, seth);
+        if (k == READ_RESPONSE)
+        {
+            final int slot = (int)txByMsn.get(key);
+            final boolean valid = slot != MISSING && kind[slot] == READ ? tag == responseTag[slot] :
+                tag == auth.expectedTag(frame);
+            if (!valid)
+            {
+                refused(SprayCounters.AUTH_FAILURES);
+            }
+            return valid;
+        }
+        final int rec = (int)inbound.get(key);
+        if (rec != MISSING)
+        {
+            boolean valid = tag == inTag[rec];
+            if (valid && (k == WRITE || k == WRITE_IMM))
+            {
+                final long reth = seth + SprayExtendedTransportHeader.LENGTH;
+                valid = RdmaExtendedTransportHeader.virtualAddress(seg, reth) - offset == inBase[rec] &&
+                    RdmaExtendedTransportHeader.rkey(seg, reth) == inRkey[rec];
+            }
+            if (!valid)
+            {
+                refused(SprayCounters.AUTH_FAILURES);
+            }
+            return valid;
+        }
+        if (tag != auth.expectedTag(frame))
+        {
+            refused(SprayCounters.AUTH_FAILURES);
+            return false;
+        }
+        if (m - rxNextMsn[s] >= inboundCount)
+        {
+            refused(SprayCounters.MSN_OUT_OF_WINDOW);
+            return false;
+        }
+        return true;
     }
 
     private boolean roomFor(final byte k, final int s, final int m, final long key, final int packet)
@@ -888,6 +1005,13 @@ public final class SprayConnection implements PathSendWindow.Listener
             inRnr[rec] = false;
             inRnrArrived[rec] = 0;
             inRefusal[rec] = 0;
+            inTag[rec] = SprayExtendedTransportHeader.messageTag(frame.segment(), frame.customHeaderOffset());
+            if (k == WRITE || k == WRITE_IMM)
+            {
+                final long reth = frame.customHeaderOffset() + SprayExtendedTransportHeader.LENGTH;
+                inBase[rec] = RdmaExtendedTransportHeader.virtualAddress(frame.segment(), reth) - offset;
+                inRkey[rec] = RdmaExtendedTransportHeader.rkey(frame.segment(), reth);
+            }
             inbound.put(key, rec);
         }
         if (inKind[rec] != k || inLength[rec] != messageLength ||
@@ -1116,6 +1240,8 @@ public final class SprayConnection implements PathSendWindow.Listener
         length[slot] = len;
         remoteAddress[slot] = 0;
         rkey[slot] = 0;
+        messageTag[slot] = auth.sendTag(SprayOpcodes.READ_RESPONSE, s, m, len, 0, 0, 0, 0);
+        responseTag[slot] = 0;
         signaled[slot] = false;
         solicited[slot] = false;
         packets[slot] = packetsFor(len);
@@ -1141,14 +1267,29 @@ public final class SprayConnection implements PathSendWindow.Listener
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
+        if (!fromPeer(frame, p % planes))
+        {
+            refused(SprayCounters.ADDRESS_MISMATCHES);
+            return;
+        }
+        final PathReceiveWindow window = receiveWindows[p];
+        final boolean resync = (ProbeHeader.flags(seg, prbh) & ProbeHeader.FLAG_RESYNC) != 0;
+        final int nextPsn = ProbeHeader.nextPsn(seg, prbh);
+        // S12.6: the sender's next PSN is above everything it sent on the path: a RESYNC below what arrived
+        // (a replayed one), or not within half the PSN space ahead of the cumulative PSN, cannot be the peer's
+        if (resync && (Psn.diff(nextPsn, window.frontier()) < 0 || Psn.diff(nextPsn, window.cumulativePsn()) < 0 ||
+            nextPsn != frame.psn()))
+        {
+            refused(SprayCounters.RESYNCS_REFUSED);
+            return;
+        }
         counters.increment(SprayCounters.PROBES_RECEIVED);
         // S8.3.1: a probe counts its sender active, so the ACK below has its share, and announces its data
         engine.rateHint().onData(index, now, frame.ecn() == CE);
         startAnnounced = true;
-        final PathReceiveWindow window = receiveWindows[p];
-        if ((ProbeHeader.flags(seg, prbh) & ProbeHeader.FLAG_RESYNC) != 0)
+        if (resync)
         {
-            window.reset(ProbeHeader.nextPsn(seg, prbh));
+            window.reset(nextPsn);
             rxHadGap[p] = false;
         }
         // a probe occupies its PSN (the nextPsn it names), so the ACK that answers it acknowledges a PSN above
@@ -1270,12 +1411,17 @@ public final class SprayConnection implements PathSendWindow.Listener
         final int m = NegativeAckHeader.msn(seg, nakh);
         final int syndrome = NegativeAckHeader.syndrome(seg, nakh);
         final int refusal = NegativeAckHeader.refusal(seg, nakh);
-        counters.increment(SprayCounters.NACKS_RECEIVED);
         if (s >= streams)
         {
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
+        if (m - txNextMsn[s] >= 0)
+        {
+            refused(SprayCounters.NACKS_UNMATCHED); // S12.8: names no message this end sent
+            return;
+        }
+        counters.increment(SprayCounters.NACKS_RECEIVED);
         final boolean fresh = syndrome != NegativeAckHeader.SYNDROME_ACCEPTED && refusal != 0 && learn(refusal);
         if (refusal - peerRefusals > 0)
         {
@@ -2004,8 +2150,12 @@ public final class SprayConnection implements PathSendWindow.Listener
     {
         final SprayHandshake handshake = engine.handshake();
         handshake.to(remoteIsIpv6[0], remoteIpv4[0], remoteIpv6High[0], remoteIpv6Low[0], remoteMac[0]);
-        return handshake.writeConnectionHeader(opcode, remoteCid, sourcePorts[0], paths, mtu, streams, localCid, 0, token,
-            null);
+        final RoceFrameWriter conh = engine.writer(0);
+        auth.tagNext(conh); // S12.3: CLOSE and CLOSE_ACK carry the tag in CONH
+        final boolean written = handshake.writeConnectionHeader(opcode, remoteCid, sourcePorts[0], paths, mtu, streams,
+            localCid, 0, token, null);
+        conh.clearTag();
+        return written;
     }
 
     // S7.3: a path's loss rate is measured over its last 256 to 512 packets: the sample being filled and the
@@ -2472,6 +2622,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         SprayExtendedTransportHeader.messageOffset(seg, seth, offset);
         SprayExtendedTransportHeader.messageLength(seg, seth, length[slot]);
         SprayExtendedTransportHeader.rsn(seg, seth, rsn[slot]);
+        SprayExtendedTransportHeader.messageTag(seg, seth, messageTag[slot]);
         long at = seth + SprayExtendedTransportHeader.LENGTH;
         if (k == WRITE || k == WRITE_IMM || k == READ)
         {
@@ -2537,6 +2688,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         ProbeHeader.path(seg, prbh, p);
         ProbeHeader.flags(seg, prbh, flags);
         ProbeHeader.nextPsn(seg, prbh, psn);
+        auth.tagNext(writer);
         output.commit(writer.writeFrame(seg, base, 0));
         counters.increment(SprayCounters.PROBES_SENT);
         pathCounters[p].increment(SprayCounters.PROBES_SENT);
@@ -2607,6 +2759,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         SelectiveAckHeader.rateHintMbps(seg, sack, advertisedHintMbps);
         SelectiveAckHeader.ackSequence(seg, sack, ++rxAckSequence[p]);
         SelectiveAckHeader.refusals(seg, sack, refusals);
+        auth.tagNext(writer);
         output.commit(writer.writeFrame(seg, base, 0));
         rxSinceAck[p] = 0;
         rxCeSinceAck[p] = 0;
@@ -2635,6 +2788,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         NegativeAckHeader.msn(seg, nakh, m);
         NegativeAckHeader.rnrTimerMicros(seg, nakh, syndrome == NegativeAckHeader.SYNDROME_RNR ? config.rnrTimerMicros : 0);
         NegativeAckHeader.refusal(seg, nakh, refusal);
+        auth.tagNext(writer);
         output.commit(writer.writeFrame(seg, base, 0));
         counters.increment(SprayCounters.NACKS_SENT);
     }
@@ -2658,6 +2812,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         NegativeAckHeader.msn(seg, nakh, m);
         NegativeAckHeader.rnrTimerMicros(seg, nakh, 0);
         NegativeAckHeader.refusal(seg, nakh, 0);
+        auth.tagNext(writer);
         output.commit(writer.writeFrame(seg, base, 0));
         counters.increment(SprayCounters.QUERIES_SENT);
         return true;
@@ -2704,6 +2859,11 @@ public final class SprayConnection implements PathSendWindow.Listener
     private static int packetOf(final long handle)
     {
         return (int)handle;
+    }
+
+    PacketAuthenticator authenticator()
+    {
+        return auth;
     }
 
     /** @return this end's CID (what the peer's packets carry in DestQP). */

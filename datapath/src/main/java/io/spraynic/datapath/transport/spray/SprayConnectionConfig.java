@@ -1,6 +1,7 @@
 package io.spraynic.datapath.transport.spray;
 
 import io.spraynic.datapath.verbs.CompletionQueue;
+import io.spraynic.datapath.wire.SipHash;
 
 /**
  * The parameters of one connection, as both ends agreed them (S9.1: the minimum of each pair of limits):
@@ -9,6 +10,10 @@ import io.spraynic.datapath.verbs.CompletionQueue;
  */
 public final class SprayConnectionConfig
 {
+    // the public key of keysFromCids(): "spraynic" "oob keys"
+    private static final long OUT_OF_BAND_K0 = 0x7370_7261_796E_6963L;
+    private static final long OUT_OF_BAND_K1 = 0x6F6F_6220_6B65_7973L;
+
     int localCid;
     int remoteCid;
     int paths = 8;
@@ -26,6 +31,11 @@ public final class SprayConnectionConfig
     int receiveQueueDepth = 1024;
     int maxInboundMessages = 1024;
     int placementChunks = 1024;
+    // S12: the SipHash-2-4 keys of the two directions, set by the handshake (or agreed out of band for open())
+    long sendKey0;
+    long sendKey1;
+    long receiveKey0;
+    long receiveKey1;
     CompletionQueue sendCq;
     CompletionQueue receiveCq;
 
@@ -50,9 +60,47 @@ public final class SprayConnectionConfig
         c.receiveQueueDepth = receiveQueueDepth;
         c.maxInboundMessages = maxInboundMessages;
         c.placementChunks = placementChunks;
+        c.sendKey0 = sendKey0;
+        c.sendKey1 = sendKey1;
+        c.receiveKey0 = receiveKey0;
+        c.receiveKey1 = receiveKey1;
         c.sendCq = sendCq;
         c.receiveCq = receiveCq;
         return c;
+    }
+
+    /**
+     * Sets the connection's keys (S12.2): what this end sends is tagged with the send key, what it receives is
+     * checked with the receive key, so the peer's config has the two swapped. The handshake sets them from its
+     * key exchange; a connection opened with {@link SprayEngine#open} takes them from here, agreed out of band.
+     *
+     * @return this.
+     */
+    public SprayConnectionConfig keys(final long send0, final long send1, final long receive0, final long receive1)
+    {
+        this.sendKey0 = send0;
+        this.sendKey1 = send1;
+        this.receiveKey0 = receive0;
+        this.receiveKey1 = receive1;
+        return this;
+    }
+
+    /**
+     * Sets keys derived from the two CIDs, for connections opened with {@link SprayEngine#open} at both ends
+     * without a handshake (the simulator, benchmarks, tests): both ends compute matching swapped keys. They are
+     * not secret; a connection that must be authenticated takes its keys from the handshake (S12.2).
+     * Call after {@link #cids}.
+     *
+     * @return this.
+     */
+    public SprayConnectionConfig keysFromCids()
+    {
+        final long forward = (long)localCid << 32 | (remoteCid & 0xFFFF_FFFFL);
+        final long backward = (long)remoteCid << 32 | (localCid & 0xFFFF_FFFFL);
+        return keys(SipHash.hash4(OUT_OF_BAND_K0, OUT_OF_BAND_K1, forward, 0, 0, 0),
+            SipHash.hash4(OUT_OF_BAND_K0, OUT_OF_BAND_K1, forward, 1, 0, 0),
+            SipHash.hash4(OUT_OF_BAND_K0, OUT_OF_BAND_K1, backward, 0, 0, 0),
+            SipHash.hash4(OUT_OF_BAND_K0, OUT_OF_BAND_K1, backward, 1, 0, 0));
     }
 
     /** @param local this end's CID. @param remote the peer's CID (what packets carry in DestQP, S1.2). @return this. */

@@ -89,8 +89,22 @@ public final class SprayCounters
     public static final int START_PROBES_SENT = 38;
     /** ACKs sent only because this receiver's fair-share hint for the sender changed (S8.3.2). */
     public static final int HINT_UPDATES_SENT = 39;
+    /**
+     * Packets whose S12.3 tag (ACK, PROBE, NACK, QUERY, CLOSE, CLOSE_ACK) or S12.4 message tag (data) did not
+     * verify: dropped before any state was read or changed. The S12 counters count at the connection and again in
+     * the engine's totals (which also hold the CLOSEs for a closed CID whose tag failed).
+     */
+    public static final int AUTH_FAILURES = 40;
+    /** Packets from an address that is not the peer's on the plane they came on (S12.5): dropped unread. */
+    public static final int ADDRESS_MISMATCHES = 41;
+    /** Authenticated RESYNC probes refused: behind what the path received, or 2^23 or more ahead (S12.6). */
+    public static final int RESYNCS_REFUSED = 42;
+    /** First packets of messages outside the stream's MSN window (S12.7): dropped before the path layer. */
+    public static final int MSN_OUT_OF_WINDOW = 43;
+    /** Authenticated NACKs naming a message this end never sent (S12.8): dropped. */
+    public static final int NACKS_UNMATCHED = 44;
     /** Number of slots. */
-    public static final int SLOT_COUNT = 40;
+    public static final int SLOT_COUNT = 45;
 
     private static final String[] LABELS = {
         "tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "retransmitted", "lost", "moved",
@@ -99,7 +113,8 @@ public final class SprayCounters
         "timeouts", "path_failures", "path_restores", "rnr_retries", "output_full", "unknown_connection",
         "malformed", "no_resources", "messages_sent", "messages_received", "cq_overruns", "flushed",
         "repaths", "queries_sent", "queries_received", "completions_held", "closes_sent", "closes_received",
-        "close_timeouts", "start_probes_sent", "hint_updates_sent",
+        "close_timeouts", "start_probes_sent", "hint_updates_sent", "auth_failures", "address_mismatches",
+        "resyncs_refused", "msn_out_of_window", "nacks_unmatched",
     };
 
     private SprayCounters()

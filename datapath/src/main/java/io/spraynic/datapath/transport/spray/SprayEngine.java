@@ -2,6 +2,7 @@ package io.spraynic.datapath.transport.spray;
 
 import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.verbs.ProtectionDomain;
+import io.spraynic.datapath.wire.ConnectionHeader;
 import io.spraynic.datapath.wire.RoceFrame;
 import io.spraynic.datapath.wire.RoceFrameWriter;
 import io.spraynic.datapath.wire.SprayOpcodes;
@@ -189,7 +190,9 @@ public final class SprayEngine
         if (byCid.get(connection.localCid()) == connection)
         {
             byCid.remove(connection.localCid());
-            closedCids.add(connection.localCid(), lastTickNanos);
+            final PacketAuthenticator auth = connection.authenticator();
+            closedCids.add(connection.localCid(), lastTickNanos, connection.remoteCid(), auth.sendKey0(), auth.sendKey1(),
+                auth.receiveKey0(), auth.receiveKey1());
             slots[connection.index()] = null;
             active = byCid.values().toArray(new SprayConnection[0]);
             handshake.forget(connection);
@@ -231,13 +234,32 @@ public final class SprayEngine
         {
             if (frame.opcode() == SprayOpcodes.CLOSE)
             {
-                handshake.onCloseForUnknown(frame); // S9.2: our CLOSE_ACK was lost; the CLOSE is answered again
+                onCloseForUnknown(frame);
                 return;
             }
             counters.increment(SprayCounters.UNKNOWN_CONNECTION);
             return;
         }
         c.onFrame(frame, nowNanos);
+    }
+
+    // S9.2: our CLOSE_ACK was lost and the CLOSE is answered again, but only (S12.3) for a connection closed
+    // recently enough that its keys are still held, and only when the CLOSE's tag verifies with them
+    private void onCloseForUnknown(final RoceFrame frame)
+    {
+        final int entry = closedCids.find(frame.destQp(), lastTickNanos);
+        if (entry < 0)
+        {
+            counters.increment(SprayCounters.UNKNOWN_CONNECTION);
+            return;
+        }
+        if (!PacketAuthenticator.controlTagValid(closedCids.key(entry, 2), closedCids.key(entry, 3), frame) ||
+            ConnectionHeader.senderCid(frame.segment(), frame.customHeaderOffset()) != closedCids.remoteCid(entry))
+        {
+            counters.increment(SprayCounters.AUTH_FAILURES);
+            return;
+        }
+        handshake.onCloseForUnknown(frame, closedCids.key(entry, 0), closedCids.key(entry, 1));
     }
 
     /**

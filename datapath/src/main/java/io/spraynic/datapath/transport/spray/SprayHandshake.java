@@ -323,8 +323,9 @@ public final class SprayHandshake
         return cid;
     }
 
-    // S9.2: answers a CLOSE for a connection already forgotten (its CLOSE_ACK was lost) from the packet itself
-    void onCloseForUnknown(final RoceFrame frame)
+    // S9.2: answers a CLOSE for a connection already forgotten (its CLOSE_ACK was lost) from the packet itself;
+    // the engine verified its tag (S12.3), and the answer is tagged with the closed connection's send key
+    void onCloseForUnknown(final RoceFrame frame, final long sendKey0, final long sendKey1)
     {
         final MemorySegment seg = frame.segment();
         final long conh = frame.customHeaderOffset();
@@ -332,9 +333,11 @@ public final class SprayHandshake
         final boolean ipv6 = frame.ipVersion() == 6;
         to(ipv6, ipv6 ? 0 : frame.ipv4Source(), ipv6 ? frame.ipv6SourceHigh() : 0, ipv6 ? frame.ipv6SourceLow() : 0,
             EthernetHeader.sourceMac(seg, frame.frameOffset()));
+        engine.writer(0).tagNext(sendKey0, sendKey1);
         writeConnectionHeader(SprayOpcodes.CLOSE_ACK, ConnectionHeader.senderCid(seg, conh), frame.udpSourcePort(),
             ConnectionHeader.paths(seg, conh), ConnectionHeader.mtu(seg, conh), ConnectionHeader.streams(seg, conh),
             frame.destQp(), 0, ConnectionHeader.token(seg, conh), null);
+        engine.writer(0).clearTag();
     }
 
     // a closed connection is no longer the answer to a repeated CONNECT

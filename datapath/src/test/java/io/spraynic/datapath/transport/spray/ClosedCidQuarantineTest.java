@@ -24,6 +24,26 @@ class ClosedCidQuarantineTest
     }
 
     @Test
+    void shouldKeepTheKeysOfTheLatestCloseAcrossGrowthUntilExpiryS123()
+    {
+        final ClosedCidQuarantine q = new ClosedCidQuarantine(10_000);
+        for (int i = 0; i < 40; i++)
+        {
+            q.add(i, i, 1000 + i, i * 4L, i * 4L + 1, i * 4L + 2, i * 4L + 3);
+        }
+        q.add(5, 50, 77, 10, 11, 12, 13);
+        final int entry = q.find(5, 60);
+        assertEquals(77, q.remoteCid(entry), "the latest connection closed with the CID");
+        assertEquals(10, q.key(entry, 0));
+        assertEquals(13, q.key(entry, 3));
+        final int other = q.find(33, 60);
+        assertEquals(1033, q.remoteCid(other));
+        assertEquals(33 * 4L + 2, q.key(other, 2));
+        assertEquals(-1, q.find(99, 60), "never closed");
+        assertEquals(-1, q.find(33, 10_033), "expired: its keys are forgotten");
+    }
+
+    @Test
     void shouldCountFromTheLatestCloseOfACid()
     {
         final ClosedCidQuarantine q = new ClosedCidQuarantine(1_000);

@@ -52,6 +52,21 @@ class PathReceiveWindowTest
     }
 
     @Test
+    void shouldReportThePsnAfterTheHighestReceivedS126()
+    {
+        final PathReceiveWindow window = new PathReceiveWindow(0xFFFFF0);
+        assertEquals(0xFFFFF0, window.frontier(), "nothing received: the cumulative PSN");
+        window.onPacket(0xFFFFF0);
+        assertEquals(0xFFFFF1, window.frontier());
+        window.onPacket(0xFFFFF5);
+        assertEquals(0xFFFFF6, window.frontier(), "above a gap");
+        window.onPacket(0x00000A); // across the wrap, in the last words of the bitmap
+        assertEquals(0x00000B, window.frontier());
+        window.onPacket(0xFFFFF1 + 254);
+        assertEquals(Psn.add(0xFFFFF1, 255), window.frontier(), "the last bit of the window");
+    }
+
+    @Test
     void shouldRecogniseDuplicatesBelowAndInsideWindow()
     {
         final PathReceiveWindow window = new PathReceiveWindow(100);

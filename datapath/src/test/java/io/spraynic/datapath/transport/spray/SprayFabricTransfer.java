@@ -56,9 +56,9 @@ final class SprayFabricTransfer implements AutoCloseable
         engineB = new SprayEngine(endpointB.configure(new SprayConfig().capacityMbps(capacityMbps)), pdB, endpointB);
         endpointA.bind(engineA);
         endpointB.bind(engineB);
-        a = engineA.open(endpointA.remote(new SprayConnectionConfig().cids(1, 2).paths(paths).streams(streams).mtu(4096)
+        a = engineA.open(endpointA.remote(new SprayConnectionConfig().cids(1, 2).keysFromCids().paths(paths).streams(streams).mtu(4096)
             .initialPsns(0xFFFF00, 0x000100).completionQueues(cqA, cqA), 1));
-        b = engineB.open(endpointB.remote(new SprayConnectionConfig().cids(2, 1).paths(paths).streams(streams).mtu(4096)
+        b = engineB.open(endpointB.remote(new SprayConnectionConfig().cids(2, 1).keysFromCids().paths(paths).streams(streams).mtu(4096)
             .initialPsns(0x000100, 0xFFFF00).completionQueues(cqB, cqB), 0));
     }
 

@@ -83,9 +83,9 @@ class SprayIncastTest
                     .seed(host)), pd, endpoints[i]);
                 endpoints[i].bind(engine);
                 cqs[i] = new CompletionQueue(16);
-                senders[i] = engine.open(endpoints[i].remote(new SprayConnectionConfig().cids(1, 100 + i).paths(8)
+                senders[i] = engine.open(endpoints[i].remote(new SprayConnectionConfig().cids(1, 100 + i).keysFromCids().paths(8)
                     .mtu(4096).initialPsns(0, 0).completionQueues(cqs[i], cqs[i]).sourcePortBase(0xC000 + 16 * host), 0));
-                inbound[i] = receiver.open(rx.remote(new SprayConnectionConfig().cids(100 + i, 1).paths(8).mtu(4096)
+                inbound[i] = receiver.open(rx.remote(new SprayConnectionConfig().cids(100 + i, 1).keysFromCids().paths(8).mtu(4096)
                     .initialPsns(0, 0).completionQueues(rxCq, rxCq).sourcePortBase(0xE000 + 16 * host), host));
                 final MemoryRegion src = pd.register(source, AccessFlags.NONE);
                 assertEquals(PostResult.OK, senders[i].postSend(0, new SendWorkRequest().wrId(i)

@@ -50,9 +50,9 @@ class SprayOverFabricTest
             e1.bind(engine1);
             final CompletionQueue cq0 = new CompletionQueue(64);
             final CompletionQueue cq1 = new CompletionQueue(64);
-            final SprayConnection c0 = engine0.open(e0.remote(new SprayConnectionConfig().cids(1, 2).paths(8).mtu(4096)
+            final SprayConnection c0 = engine0.open(e0.remote(new SprayConnectionConfig().cids(1, 2).keysFromCids().paths(8).mtu(4096)
                 .initialPsns(100, 200).completionQueues(cq0, cq0), 1));
-            engine1.open(e1.remote(new SprayConnectionConfig().cids(2, 1).paths(8).mtu(4096)
+            engine1.open(e1.remote(new SprayConnectionConfig().cids(2, 1).keysFromCids().paths(8).mtu(4096)
                 .initialPsns(200, 100).completionQueues(cq1, cq1), 0));
 
             final MemoryRegion src = pd0.register(arena.allocate(SIZE, 64), AccessFlags.NONE);

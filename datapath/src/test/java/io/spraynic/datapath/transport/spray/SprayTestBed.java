@@ -67,6 +67,15 @@ final class SprayTestBed implements AutoCloseable
         int responderPaths = 8;
         Wrapper wrapA = (plane, port) -> port;
         Wrapper wrapB = (plane, port) -> port;
+        /** Where a test injects frames towards B (A's raw port of each plane) and towards A; null: the links. */
+        PacketPort[] injectTowardsB;
+        PacketPort[] injectTowardsA;
+
+        Options mtu(final int mtu)
+        {
+            this.mtu = mtu;
+            return this;
+        }
 
         Options planes(final int planes)
         {
@@ -188,10 +197,12 @@ final class SprayTestBed implements AutoCloseable
         else
         {
             pending = null;
+            // both ends opened directly: keys agreed out of band (S12.2), derived from the CIDs; B derives its own
+            // from its view (CID_B, CID_A), so A's view of B's CID must be CID_B for the tags to verify
             a = engineA.open(connection(options, CID_A, options.cidBSeenByA, options.initialPsnA, options.initialPsnB, 2,
-                sendCqA, receiveCqA));
+                sendCqA, receiveCqA).keysFromCids());
             b = engineB.open(connection(options, CID_B, CID_A, options.initialPsnB, options.initialPsnA, 1,
-                sendCqB, receiveCqB));
+                sendCqB, receiveCqB).keysFromCids());
         }
     }
 
@@ -244,6 +255,17 @@ final class SprayTestBed implements AutoCloseable
     static long mac(final int plane, final int host)
     {
         return 0x02_00_00_00_00_00L | ((long)plane << 8) | host;
+    }
+
+    /** @return the port whose transmissions on {@code plane} reach B ({@code towardsB}) or A, unwrapped. */
+    PacketPort injector(final int plane, final boolean towardsB)
+    {
+        final PacketPort[] given = towardsB ? options.injectTowardsB : options.injectTowardsA;
+        if (null != given)
+        {
+            return given[plane];
+        }
+        return towardsB ? links[plane].first() : links[plane].second();
     }
 
     /** Half a microsecond for A, then half for B. */
