@@ -7,6 +7,8 @@ import io.spraynic.datapath.wire.RoceFrameWriter;
 import io.spraynic.datapath.wire.SprayOpcodes;
 import org.agrona.collections.Int2ObjectHashMap;
 
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 
@@ -33,10 +35,11 @@ public final class SprayEngine
     private final TransportCounters counters = SprayCounters.create();
     private final FairShareRateHint rateHint;
     private final SplittableRandom random;
+    private final SecureRandom secrets;
     private final Int2ObjectHashMap<SprayConnection> byCid = new Int2ObjectHashMap<>();
     private final SprayConnection[] slots;
     private SprayConnection[] active = new SprayConnection[0];
-    private final SprayHandshake handshake = new SprayHandshake(this);
+    private final SprayHandshake handshake;
     private final ClosedCidQuarantine closedCids;
     private long lastTickNanos;
     private int roundRobin;
@@ -53,6 +56,7 @@ public final class SprayEngine
         this.output = output;
         this.rateHint = new FairShareRateHint(config.capacityMbps, config.activityWindowNanos, config.maxConnections);
         this.random = new SplittableRandom(config.seed);
+        this.secrets = secrets(config);
         this.slots = new SprayConnection[config.maxConnections];
         this.closedCids = new ClosedCidQuarantine(2 * config.connectionTimeoutNanos);
         // one writer per plane: each keeps its ICRC view of one plane's buffer memory
@@ -60,6 +64,27 @@ public final class SprayEngine
         for (int i = 0; i < writers.length; i++)
         {
             writers[i] = new RoceFrameWriter(SprayOpcodes.TABLE);
+        }
+        this.handshake = new SprayHandshake(this);
+    }
+
+    // S12.2: every secret from SecureRandom; a seeded SHA1PRNG (deterministic once seeded before first use) only
+    // when the configuration asks for reproducible, insecure secrets (simulator)
+    private static SecureRandom secrets(final SprayConfig config)
+    {
+        if (!config.deterministicSecrets)
+        {
+            return new SecureRandom();
+        }
+        try
+        {
+            final SecureRandom seeded = SecureRandom.getInstance("SHA1PRNG");
+            seeded.setSeed(config.seed);
+            return seeded;
+        }
+        catch (final NoSuchAlgorithmException e)
+        {
+            throw new IllegalStateException("SHA1PRNG is missing: deterministic secrets are not available", e);
         }
     }
 
@@ -105,8 +130,47 @@ public final class SprayEngine
      */
     public SprayHandshake.Pending connect(final SprayConnectionConfig connection, final long nowNanos)
     {
+        if (0 == connection.localCid)
+        {
+            final int cid = newCid();
+            if (cid < 0)
+            {
+                throw new IllegalStateException("no free CID in this engine's partition");
+            }
+            connection.localCid = cid;
+        }
         requireCidFree(connection.localCid);
+        if (!hasRoom())
+        {
+            throw new IllegalStateException("no room for another connection: " + slots.length);
+        }
         return handshake.connect(connection, nowNanos);
+    }
+
+    /** @return whether another connection fits ({@link SprayConfig#maxConnections}). */
+    public boolean hasRoom()
+    {
+        return byCid.size() < slots.length;
+    }
+
+    /**
+     * @return a random CID (S12.2: SecureRandom, 24 bits, nonzero) in this engine's {@link SprayConfig#cidPartition
+     * partition} that {@link #isCidFree is free}, or -1 when 1,000 draws found none.
+     */
+    public int newCid()
+    {
+        final int count = config.cidPartitions();
+        final int index = config.cidPartition();
+        for (int i = 0; i < 1_000; i++)
+        {
+            final int draw = secrets.nextInt(1 << 24);
+            final int cid = draw - draw % count + index;
+            if (cid != 0 && cid <= 0xFF_FFFF && isCidFree(cid))
+            {
+                return cid;
+            }
+        }
+        return -1;
     }
 
     /**
@@ -116,12 +180,12 @@ public final class SprayEngine
      */
     public boolean isCidFree(final int cid)
     {
-        return !byCid.containsKey(cid) && closedCids.heldFor(cid, lastTickNanos) == 0;
+        return !byCid.containsKey(cid) && closedCids.heldFor(cid, lastTickNanos) == 0 && !handshake.isPendingCid(cid);
     }
 
     private void requireCidFree(final int cid)
     {
-        if (byCid.containsKey(cid))
+        if (byCid.containsKey(cid) || handshake.isPendingCid(cid))
         {
             throw new IllegalArgumentException("CID in use: 0x" + Integer.toHexString(cid));
         }
@@ -226,6 +290,11 @@ public final class SprayEngine
         {
             return;
         }
+        if (frame.opcode() == SprayOpcodes.CONNECT_RETRY || frame.opcode() == SprayOpcodes.CONNECT_REJECT)
+        {
+            handshake.onRetryOrReject(frame, nowNanos); // answers to this engine's CONNECTs only: no connection's
+            return;
+        }
         final SprayConnection c = byCid.get(frame.destQp());
         if (null == c || c.isClosed())
         {
@@ -324,5 +393,17 @@ public final class SprayEngine
     SplittableRandom random()
     {
         return random;
+    }
+
+    /** @return where secrets come from (S12.2): tokens, CIDs, initial PSNs, keys. */
+    SecureRandom secrets()
+    {
+        return secrets;
+    }
+
+    /** @return connections open now. */
+    public int connectionCount()
+    {
+        return byCid.size();
     }
 }
