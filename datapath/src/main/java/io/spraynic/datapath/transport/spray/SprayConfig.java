@@ -44,8 +44,8 @@ public final class SprayConfig
     long idleTimeoutNanos = 30_000_000_000L;
     long keepaliveIntervalNanos = -1;
     int maxConnectionsPerSource = 16;
-    int connectResponsesPerSecond = 20_000;
-    int connectResponseBurst = 128;
+    int connectResponsesPerSecond = 50_000;
+    int connectResponseBurst = 256;
     long cookieEpochNanos = 4_000_000_000L;
     byte[] psk;
     boolean deterministicSecrets;
@@ -363,7 +363,7 @@ public final class SprayConfig
 
     /**
      * @param perSecond {@code connectResponseRate} (S12.9): CONNECT_RETRYs and CONNECT_REJECTs this engine sends
-     *                  per second on average (default 20,000). @param burst most at once (default 128). @return this.
+     *                  per second on average (default 50,000). @param burst most at once (default 256). @return this.
      */
     public SprayConfig connectResponseRate(final int perSecond, final int burst)
     {

@@ -563,7 +563,6 @@ public final class SprayHandshake
             return;
         }
         final byte[] cookie = cookies.issue(now, source.high(), source.low(), initiatorCid, token, scratchPublic);
-        final SprayConfig config = engine.config();
         if (writeHandshake(SprayOpcodes.CONNECT_RETRY, initiatorCid, frame.udpSourcePort(), 0, 0, 0, 0, 0, token, 0,
             cookie, new byte[HandshakeCrypto.PUBLIC_KEY_LENGTH], null))
         {
