@@ -359,7 +359,7 @@ public final class EmbeddedNic implements AutoCloseable
         handle.streams = connection.streams();
         final String prefix = "conn 0x" + Integer.toHexString(connection.localCid()) + ": ";
         final CounterMirror[] mirrors = new CounterMirror[1 + connection.paths()];
-        mirrors[0] = new CounterMirror(counters, prefix, connection.counters(), null);
+        mirrors[0] = new CounterMirror(counters, prefix, connection.counters(), SprayCounters.connectionSlots());
         for (int p = 0; p < connection.paths(); p++)
         {
             mirrors[1 + p] = new CounterMirror(counters, prefix + "path " + p + " ", connection.pathCounters(p), PATH_SLOTS);

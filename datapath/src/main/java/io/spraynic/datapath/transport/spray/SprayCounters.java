@@ -138,6 +138,22 @@ public final class SprayCounters
     }
 
     /**
+     * @return the slots a connection's counters can move (the handshake's slots, 40..53, are the engine's, except
+     * {@link #IDLE_CLOSED} and {@link #KEEPALIVES_SENT}): what is worth mirroring per connection.
+     */
+    public static int[] connectionSlots()
+    {
+        final int[] slots = new int[CONNECT_RETRIES_SENT + 2];
+        for (int i = 0; i < CONNECT_RETRIES_SENT; i++)
+        {
+            slots[i] = i;
+        }
+        slots[CONNECT_RETRIES_SENT] = IDLE_CLOSED;
+        slots[CONNECT_RETRIES_SENT + 1] = KEEPALIVES_SENT;
+        return slots;
+    }
+
+    /**
      * @return a fresh set of counters with these slots.
      */
     public static TransportCounters create()

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Timeout;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.function.Consumer;
@@ -243,6 +244,54 @@ class SprayHandshakeAttackTest
             assertEquals(2, bed.engineB.connectionCount());
             assertEquals(failures0 + 6, bed.engineB.counters().get(SprayCounters.COOKIE_FAILURES));
         }
+    }
+
+    @Test
+    void shouldRejectALowOrderPublicKeyWithBadKeyAfterTheCookie()
+    {
+        final Attack attack = new Attack();
+        try (SprayTestBed bed = new SprayTestBed(attack.options))
+        {
+            final ConnectForger f = attack.forger();
+            f.sourceIpv4 = SprayTestBed.ip(0, 60);
+            f.token = 60;
+            f.publicKey = new byte[HandshakeBlock.PUBLIC_KEY_LENGTH]; // u = 0: the shared secret would be 0
+            f.send();
+            f.flush();
+            bed.runToQuiet(5);
+            assertEquals(SprayOpcodes.CONNECT_RETRY, attack.responses.answer(60)[0], "no X25519 work before the cookie");
+            f.cookie = attack.responses.lastCookie;
+            f.send();
+            f.flush();
+            bed.runToQuiet(5);
+            final long[] answer = attack.responses.answer(60);
+            assertEquals(SprayOpcodes.CONNECT_REJECT, answer[0]);
+            assertEquals(RejectReason.BAD_KEY, (int)answer[3]);
+            assertEquals(1, bed.engineB.counters().get(SprayCounters.REFUSED_BAD_KEY));
+            assertEquals(1, bed.engineB.connectionCount());
+        }
+    }
+
+    @Test
+    void shouldDrawTheSameSecretsFromTheSameSeedOnlyWhenDeterministicSecretsAreAskedFor()
+    {
+        final SprayEngine[] engines = new SprayEngine[4];
+        for (int i = 0; i < engines.length; i++)
+        {
+            engines[i] = new SprayEngine(new SprayConfig().seed(42).deterministicSecrets(i < 2),
+                new io.spraynic.datapath.verbs.ProtectionDomain(new SplittableRandom(1)), null);
+        }
+        final int[][] cids = new int[4][8];
+        for (int i = 0; i < engines.length; i++)
+        {
+            for (int k = 0; k < 8; k++)
+            {
+                cids[i][k] = engines[i].newCid();
+            }
+        }
+        assertArrayEquals(cids[0], cids[1], "seeded: reproducible (simulator only)");
+        assertFalse(Arrays.equals(cids[2], cids[3]), "by default: SecureRandom");
+        assertFalse(Arrays.equals(cids[0], cids[2]));
     }
 
     // (c)
