@@ -292,7 +292,8 @@ class EmbeddedNicHandshakeTest
         assertNotNull(nics[1].accept(WAIT));
         final IllegalStateException refused = assertThrows(IllegalStateException.class, () -> connect(nics[0], nics[1]));
         assertTrue(refused.getMessage().contains("peer refused: SOURCE_LIMIT"), refused.getMessage());
-        assertEquals(1, sum(nics[1], 1, "spray source_limited"));
+        // one refusal per CONNECT with the cookie that reached it: a resend may cross the REJECT on a loaded machine
+        assertTrue(sum(nics[1], 1, "spray source_limited") >= 1);
         assertNotNull(first);
     }
 

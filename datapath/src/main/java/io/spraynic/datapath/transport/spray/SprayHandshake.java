@@ -44,7 +44,6 @@ public final class SprayHandshake
     public static final int CONNECT_TRIES = 8;
     /** First retransmission timeout of a CONNECT (S9.1). */
     public static final long CONNECT_BACKOFF_NANOS = 100_000;
-    private static final int[] MTUS = {256, 512, 1024, 2048, 4096};
     private static final int BTH_LENGTH = 12;
 
     /**
@@ -328,7 +327,7 @@ public final class SprayHandshake
             refuse(frame, initiatorCid, token, RejectReason.NO_LISTENER, now);
             return;
         }
-        if (!parametersValid(frame, seg, conh, hsb, payload, initiatorCid))
+        if (!ConnectChecks.connectValid(frame, seg, conh, hsb, payload, initiatorCid, engine.config(), null != resolver))
         {
             refuse(frame, initiatorCid, token, RejectReason.BAD_PARAMETERS, now);
             return;
@@ -425,64 +424,6 @@ public final class SprayHandshake
             acceptListener.onAccepted(c);
         }
         return a;
-    }
-
-    // S9.1 step 2: every CONH field and the payload; the version was checked before
-    private boolean parametersValid(final RoceFrame frame, final MemorySegment seg, final long conh, final long hsb,
-        final int payload, final int initiatorCid)
-    {
-        final SprayConfig config = engine.config();
-        final int flags = ConnectionHeader.flags(seg, conh);
-        final int paths = ConnectionHeader.paths(seg, conh);
-        final int planes = ConnectionHeader.planes(seg, conh);
-        if (frame.destQp() != 0 || initiatorCid == 0 || planes != config.planes || paths < 1 || paths > 64 ||
-            !validMtu(ConnectionHeader.mtu(seg, conh)) || (flags & ~ConnectionHeader.FLAG_ADDRESSES) != 0)
-        {
-            return false;
-        }
-        // streams: 1..65536 on the wire by construction (0 means 65536); the minimum with the template is taken
-        if ((flags & ConnectionHeader.FLAG_ADDRESSES) == 0)
-        {
-            return planes == 1 || null != resolver;
-        }
-        if (payload < HandshakeBlock.LENGTH + planes * PlaneAddress.LENGTH)
-        {
-            return false;
-        }
-        for (int plane = 0; plane < planes; plane++)
-        {
-            final long entry = PlaneAddress.entry(hsb + HandshakeBlock.LENGTH, plane);
-            final int entryFlags = Wire.u8(seg, entry + PlaneAddress.FLAGS_OFFSET);
-            if ((entryFlags & ~PlaneAddress.FLAG_IPV6) != 0)
-            {
-                return false;
-            }
-            if (PlaneAddress.isIpv6(seg, entry))
-            {
-                final boolean noLocal = config.localIpv6High[plane] == 0 && config.localIpv6Low[plane] == 0;
-                if (noLocal || (PlaneAddress.ipv6High(seg, entry) == 0 && PlaneAddress.ipv6Low(seg, entry) == 0))
-                {
-                    return false;
-                }
-            }
-            else if (PlaneAddress.ipv4(seg, entry) == 0)
-            {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private static boolean validMtu(final int mtu)
-    {
-        for (final int m : MTUS)
-        {
-            if (m == mtu)
-            {
-                return true;
-            }
-        }
-        return false;
     }
 
     // plane 0 from the frame, the others from the S5.5 list or the resolver
@@ -632,9 +573,7 @@ public final class SprayHandshake
         final long hsb = frame.payloadOffset();
         final int paths = ConnectionHeader.paths(seg, conh);
         final int responderCid = ConnectionHeader.senderCid(seg, conh);
-        if (ConnectionHeader.version(seg, conh) != ConnectionHeader.VERSION || frame.payloadLength() < HandshakeBlock.LENGTH ||
-            ConnectionHeader.planes(seg, conh) != engine.config().planes || paths < 1 || paths > 64 ||
-            !validMtu(ConnectionHeader.mtu(seg, conh)) || responderCid == 0)
+        if (!ConnectChecks.acceptValid(frame, seg, conh, engine.config()))
         {
             engine.counters().increment(SprayCounters.MALFORMED);
             return true;
