@@ -208,7 +208,7 @@ class EmbeddedNicHandshakeTest
         return values;
     }
 
-    private static long sum(final EmbeddedNic nic, final int workers, final String label)
+    static long sum(final EmbeddedNic nic, final int workers, final String label)
     {
         final Map<String, Long> c = counters(nic);
         long sum = 0;
@@ -222,7 +222,7 @@ class EmbeddedNicHandshakeTest
     }
 
     // the counters file is published every few ms: wait for a value to get there
-    private static long awaitAtLeast(final EmbeddedNic nic, final int workers, final String label, final long value)
+    static long awaitAtLeast(final EmbeddedNic nic, final int workers, final String label, final long value)
         throws InterruptedException
     {
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
@@ -238,12 +238,20 @@ class EmbeddedNicHandshakeTest
     /** A CONNECT from a spoofed source to NIC 1, written with the real frame writer (ICRC right). */
     private static byte[] spoofedConnect(final RoceFrameWriter writer, final SplittableRandom random, final int n)
     {
-        writer.ethernet(0x02_AA_00_00_00_00L | n, mac(1)).vlan(-1).ipv4(0x0AC8_0000 | (n + 1), ip(1)).ipv4Identification(0)
+        return spoofedConnect(writer, random, n, ip(1), mac(1), 1);
+    }
+
+    /** A CONNECT from spoofed source number {@code n} (10.200.x.y) to {@code ip}/{@code mac}, with no cookie. */
+    static byte[] spoofedConnect(final RoceFrameWriter writer, final SplittableRandom random, final int n, final int ip,
+        final long mac, final int planes)
+    {
+        writer.ethernet(0x02_AA_00_00_00_00L | n, mac).vlan(-1).ipv4(0x0AC8_0000 | (n + 1), ip).ipv4Identification(0)
             .udpSourcePort(49152).destQp(0).psn(0).opcode(SprayOpcodes.CONNECT);
         final byte[] frame = new byte[writer.frameLength(HandshakeBlock.LENGTH)];
         final MemorySegment seg = MemorySegment.ofArray(frame);
         final long conh = writer.payloadOffset() - ConnectionHeader.LENGTH;
-        ConnectionHeader.write(seg, conh, 0, 4, 1, 1024, 1, 1 + random.nextInt(0xFF_FFFE), 0, 100_000, random.nextLong());
+        ConnectionHeader.write(seg, conh, 0, 4, planes, 1024, 1, 1 + random.nextInt(0xFF_FFFE), 0, 100_000,
+            random.nextLong());
         final byte[] key = new byte[HandshakeBlock.PUBLIC_KEY_LENGTH];
         random.nextBytes(key);
         HandshakeBlock.writePublicKey(seg, writer.payloadOffset(), key);
@@ -292,7 +300,7 @@ class EmbeddedNicHandshakeTest
             }
             Thread.sleep(20);
         }
-        assertTrue(attacker[0].injected > flood / 2, "the flood reached the wire: " + attacker[0].injected);
+        assertTrue(attacker[0].injected > flood / 4, "the flood reached the wire: " + attacker[0].injected);
         assertTrue(answered >= attacker[0].injected, "every spoofed CONNECT answered or counted: " + answered + " of " +
             attacker[0].injected + "; " + counters(nics[1]));
         assertTrue(awaitAtLeast(nics[1], workers, "spray connect_responses_rate_limited", 1) > 0, "RETRYs were rate-limited");
