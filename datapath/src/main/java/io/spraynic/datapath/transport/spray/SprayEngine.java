@@ -123,10 +123,15 @@ public final class SprayEngine
      * Starts a connection on the wire (S9.1): sends {@code SPRAY_CONNECT} now and again with backoff until a
      * {@code SPRAY_CONNECT_ACK} answers; the connection is then opened with the negotiated limits.
      *
-     * @param connection this side's parameters: its CID, limits, initial PSN, the peer's addresses per plane,
-     *                   queues; the peer's CID and initial PSN come from the answer.
+     * @param connection this side's parameters: its CID (0: the engine draws a random free one of its partition,
+     *                   S12.2), limits, the peer's addresses per plane, queues; the initial PSN is always drawn
+     *                   from SecureRandom (whatever is given is replaced); the peer's CID and initial PSN and both
+     *                   keys come from the exchange.
      * @param nowNanos   the time.
-     * @return the request, whose {@link SprayHandshake.Pending#connection()} is set once ESTABLISHED.
+     * @return the request, whose {@link SprayHandshake.Pending#connection()} is set once ESTABLISHED, or whose
+     * {@link SprayHandshake.Pending#reason()} says why it FAILED.
+     * @throws IllegalArgumentException if the given CID is in use or quarantined.
+     * @throws IllegalStateException if this engine has no free CID or no room for another connection.
      */
     public SprayHandshake.Pending connect(final SprayConnectionConfig connection, final long nowNanos)
     {
