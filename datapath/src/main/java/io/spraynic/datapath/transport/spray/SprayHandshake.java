@@ -354,6 +354,12 @@ public final class SprayHandshake
             {
                 return; // refused
             }
+            if (a.connection().isClosed())
+            {
+                // the listener closed it at once (e.g. nobody takes accepted connections): refuse, do not confirm
+                refuse(frame, initiatorCid, token, RejectReason.NO_RESOURCES, now);
+                return;
+            }
         }
         else if (!Arrays.equals(a.initiatorPublic(), scratchPublic))
         {
