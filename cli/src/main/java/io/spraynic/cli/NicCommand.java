@@ -8,6 +8,7 @@ import io.spraynic.datapath.nic.EmbeddedNicConfig;
 import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.nic.NicRuntime;
 import io.spraynic.datapath.nic.PeerExchange;
+import io.spraynic.datapath.nic.PreSharedKeyFile;
 import io.spraynic.datapath.nic.ipc.IpcConductor;
 import io.spraynic.datapath.nic.ipc.IpcFileDescriptor;
 import io.spraynic.datapath.verbs.AccessFlags;
@@ -81,6 +82,19 @@ final class NicCommand implements Callable<Integer>
             "(default with no DIR: $SPRAYNIC_IPC_DIR, else /dev/shm/spraynic-$USER); they use it with NicClient or",
             "spraynic client. Incoming spray connections then go to the clients that accept them."})
     Path ipcDir;
+
+    @Option(names = "--psk-file", paramLabel = "PATH", description = {
+        "spray mode: authenticate every connection with the pre-shared key in PATH (mode 0600, 32+ random bytes,",
+        "raw or hex): hosts without it cannot connect, and it is mixed into every connection's keys."})
+    Path pskFile;
+
+    @Option(names = "--max-connections-per-source", defaultValue = "16", paramLabel = "N",
+        description = "spray mode: most connections accepted from one source address per worker (default ${DEFAULT-VALUE}).")
+    int maxConnectionsPerSource;
+
+    @Option(names = "--idle-timeout", defaultValue = "30", paramLabel = "SECONDS",
+        description = "spray mode: close a connection after this long without a packet from its peer; 0: never (default ${DEFAULT-VALUE}).")
+    double idleTimeout;
 
     @Option(names = "--ipc-client-timeout", defaultValue = "5", paramLabel = "SECONDS",
         description = "with --ipc-dir: release a client's connections and memory after this long without a keepalive (default ${DEFAULT-VALUE}).")
@@ -194,8 +208,22 @@ final class NicCommand implements Callable<Integer>
             throw new IllegalArgumentException("--ip gives " + ips.size() + " address(es) for " + nicConfig.ports().size() +
                 " port(s): give one per port, comma-separated");
         }
+        if (maxConnectionsPerSource < 1)
+        {
+            throw new IllegalArgumentException("--max-connections-per-source " + maxConnectionsPerSource +
+                " is not allowed: give 1 or more");
+        }
+        if (!(idleTimeout >= 0) || idleTimeout > 86_400)
+        {
+            throw new IllegalArgumentException("--idle-timeout " + idleTimeout + " is not allowed: give 0 (never) to 86400 seconds");
+        }
+        final byte[] psk = null == pskFile ? null : PreSharedKeyFile.read(pskFile);
+        final long idleTimeoutNanos = (long)(idleTimeout * 1e9);
+        final int perSource = maxConnectionsPerSource;
         final EmbeddedNicConfig embedded = new EmbeddedNicConfig().mode(kind).workers(workers)
-            .planes(ips.size()).idleStrategy(IdleStrategies.parse(idle)).sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig);
+            .planes(ips.size()).idleStrategy(IdleStrategies.parse(idle)).sprayConfig(() ->
+                EmbeddedNicConfig.sharedCoreSprayConfig().psk(psk).maxConnectionsPerSource(perSource)
+                    .idleTimeoutNanos(idleTimeoutNanos));
         for (int p = 0; p < ips.size(); p++)
         {
             embedded.local(p, Wire.parseIpv4(ips.get(p)), 0);

@@ -6,6 +6,7 @@ import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.EmbeddedNicConfig;
 import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.nic.PeerExchange;
+import io.spraynic.datapath.nic.PreSharedKeyFile;
 import io.spraynic.datapath.wire.Wire;
 import io.spraynic.pmd.NicConfig;
 import picocli.CommandLine.Command;
@@ -51,6 +52,10 @@ final class TransferCommand implements Callable<Integer>
     @Option(names = "--ip", required = true, split = ",", paramLabel = "A.B.C.D",
         description = "This NIC's IPv4 address on each plane, comma-separated.")
     List<String> ips;
+
+    @Option(names = "--psk-file", paramLabel = "PATH",
+        description = "spray mode: the pre-shared key both NICs hold (mode 0600, 32+ random bytes, raw or hex).")
+    Path pskFile;
 
     @Option(names = "--exchange", required = true, paramLabel = "DIR",
         description = "A directory both peers read and write (addresses, queue pairs, regions).")
@@ -114,9 +119,10 @@ final class TransferCommand implements Callable<Integer>
             throw new IllegalArgumentException("--ip gives " + ips.size() + " address(es) for " + nicConfig.ports().size() +
                 " port(s): give one per port (plane), comma-separated");
         }
+        final byte[] psk = null == pskFile ? null : PreSharedKeyFile.read(pskFile);
         final EmbeddedNicConfig nic = new EmbeddedNicConfig().mode(kind).workers(workers).planes(ips.size())
             .connections(paths, 4, 1024).idleStrategy(IdleStrategies.parse(idle))
-            .sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig);
+            .sprayConfig(() -> EmbeddedNicConfig.sharedCoreSprayConfig().psk(psk));
         for (int p = 0; p < ips.size(); p++)
         {
             nic.local(p, Wire.parseIpv4(ips.get(p)), 0);

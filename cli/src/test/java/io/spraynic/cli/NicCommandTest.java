@@ -28,6 +28,27 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class NicCommandTest
 {
     @Test
+    void shouldRefuseAPreSharedKeyFileOthersCanReadAndBadLimitsWithOneSentence(@TempDir final Path dir) throws Exception
+    {
+        final Path key = dir.resolve("psk");
+        Files.writeString(key, "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff");
+        Files.setPosixFilePermissions(key, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        final CliTestSupport.Run run = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip",
+            "10.0.0.1", "--psk-file", key.toString());
+        assertTrue(run.exitCode() != 0);
+        assertTrue(run.err().contains("chmod 600 " + key), run.err());
+        assertFalse(run.err().contains("Usage"), run.err());
+        final CliTestSupport.Run limit = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip",
+            "10.0.0.1", "--max-connections-per-source", "0");
+        assertTrue(limit.exitCode() != 0);
+        assertTrue(limit.err().contains("--max-connections-per-source 0"), limit.err());
+        final CliTestSupport.Run idle = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip",
+            "10.0.0.1", "--idle-timeout", "-1");
+        assertTrue(idle.exitCode() != 0);
+        assertTrue(idle.err().contains("--idle-timeout"), idle.err());
+    }
+
+    @Test
     void shouldServeLiveCountersToAnotherProcessAndStopCleanly(@TempDir final Path runDir) throws Exception
     {
         final List<String> command = new ArrayList<>();

@@ -2,6 +2,7 @@ package io.spraynic.datapath.capture;
 
 import io.spraynic.datapath.wire.AckExtendedTransportHeader;
 import io.spraynic.datapath.wire.ConnectionHeader;
+import io.spraynic.datapath.wire.HandshakeBlock;
 import io.spraynic.datapath.wire.PlaneAddress;
 import io.spraynic.datapath.wire.FrameClass;
 import io.spraynic.datapath.wire.Icrc;
@@ -422,7 +423,8 @@ public final class FrameDecoder
                 .append(" refusal=").append(Integer.toUnsignedString(NegativeAckHeader.refusal(s, header)))
                 .append(')');
         }
-        else if (opcode >= SprayOpcodes.CONNECT && opcode <= SprayOpcodes.CLOSE_ACK &&
+        else if ((opcode >= SprayOpcodes.CONNECT && opcode <= SprayOpcodes.CLOSE_ACK ||
+            opcode == SprayOpcodes.CONNECT_RETRY || opcode == SprayOpcodes.CONNECT_REJECT) &&
             frame.customHeaderLength() >= ConnectionHeader.LENGTH)
         {
             sb.append(" conh(version=").append(ConnectionHeader.version(s, header))
@@ -433,14 +435,20 @@ public final class FrameDecoder
                 .append(" streams=").append(ConnectionHeader.streams(s, header))
                 .append(" initialPsn=").append(ConnectionHeader.initialPsn(s, header))
                 .append(" token=0x").append(Long.toHexString(ConnectionHeader.token(s, header)));
+            if (opcode == SprayOpcodes.CONNECT_REJECT)
+            {
+                sb.append(" reason=").append(ConnectionHeader.reason(s, header));
+            }
             final int planes = ConnectionHeader.planes(s, header);
-            if ((ConnectionHeader.flags(s, header) & ConnectionHeader.FLAG_ADDRESSES) != 0 &&
-                frame.payloadLength() >= planes * PlaneAddress.LENGTH)
+            // S5.5: in a CONNECT the address list follows the handshake block (S5.6)
+            final long list = frame.payloadOffset() + HandshakeBlock.LENGTH;
+            if (opcode == SprayOpcodes.CONNECT && (ConnectionHeader.flags(s, header) & ConnectionHeader.FLAG_ADDRESSES) != 0 &&
+                frame.payloadLength() >= HandshakeBlock.LENGTH + planes * PlaneAddress.LENGTH)
             {
                 sb.append(" addresses=[");
                 for (int plane = 0; plane < planes; plane++)
                 {
-                    sb.append(plane == 0 ? "" : ", ").append(PlaneAddress.toString(s, PlaneAddress.entry(frame.payloadOffset(), plane)));
+                    sb.append(plane == 0 ? "" : ", ").append(PlaneAddress.toString(s, PlaneAddress.entry(list, plane)));
                 }
                 sb.append(']');
             }

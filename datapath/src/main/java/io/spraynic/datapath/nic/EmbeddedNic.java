@@ -7,6 +7,7 @@ import io.spraynic.datapath.transport.rocev2.RcEngine;
 import io.spraynic.datapath.transport.rocev2.RcEngineConfig;
 import io.spraynic.datapath.transport.rocev2.RcQueuePair;
 import io.spraynic.datapath.transport.spray.PortsFrameOutput;
+import io.spraynic.datapath.transport.spray.RejectReason;
 import io.spraynic.datapath.transport.spray.SprayConfig;
 import io.spraynic.datapath.transport.spray.SprayConnection;
 import io.spraynic.datapath.transport.spray.SprayConnectionConfig;
@@ -59,7 +60,6 @@ public final class EmbeddedNic implements AutoCloseable
 {
     /** Default time a control action waits for its worker. */
     public static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(10);
-    private static final int FIRST_INITIATOR_CID = 0x80_0000;
     /** Bytes of headers a data frame may carry beyond its payload: VLAN, IPv6, UDP, BTH, SETH, RETH, ImmDt, ICRC. */
     static final int MAX_HEADER_BYTES = 18 + 40 + 8 + 12 + 20 + 16 + 4 + 4;
     private static final int[] PATH_SLOTS = {SprayCounters.TX_PACKETS, SprayCounters.TX_BYTES,
@@ -77,7 +77,6 @@ public final class EmbeddedNic implements AutoCloseable
     private final Int2IntHashMap domainsByLkey = new Int2IntHashMap(0);
     private final NicWorker[] workers;
     private final AgentRunner[] runners;
-    private final int[] initiatorCids;
     private final long[] localMac;
     private final ManyToOneConcurrentArrayQueue<NicConnection> accepted = new ManyToOneConcurrentArrayQueue<>(4096);
     private final List<NicConnection> connections = new CopyOnWriteArrayList<>();
@@ -111,7 +110,6 @@ public final class EmbeddedNic implements AutoCloseable
         this.localMac = config.localMac.clone();
         this.workers = new NicWorker[w];
         this.runners = new AgentRunner[w];
-        this.initiatorCids = new int[w];
         for (int i = 0; i < w; i++)
         {
             if (ports[i].length != planes)
@@ -120,7 +118,6 @@ public final class EmbeddedNic implements AutoCloseable
                     " plane(s): give one queue of every plane's port to every worker");
             }
             workers[i] = newWorker(i, ports[i]);
-            initiatorCids[i] = FIRST_INITIATOR_CID + i;
         }
         for (final NicWorker worker : workers)
         {
@@ -259,8 +256,9 @@ public final class EmbeddedNic implements AutoCloseable
         final List<CounterMirror> engineMirrors = new ArrayList<>();
         if (config.mode == NicConnection.Kind.SPRAY)
         {
-            // each worker draws its own seed: CONNECT tokens, initial PSNs and source ports must differ between
-            // workers and between NICs, which a configured (deterministic) seed would repeat
+            // each worker draws its own seed: source ports must differ between workers and between NICs, which a
+            // configured (deterministic) seed would repeat; secrets (tokens, CIDs, initial PSNs, keys) come from
+            // SecureRandom in the engine (S12.2)
             final SprayConfig spray = config.sprayConfig.get().planes(config.planes()).cidPartition(index, config.workers)
                 .seed(SEEDS.nextLong());
             for (int p = 0; p < config.planes(); p++)
@@ -271,7 +269,12 @@ public final class EmbeddedNic implements AutoCloseable
             final SprayEngine engine = new SprayEngine(spray, domain, output);
             transport = new SprayWorkerTransport(engine, output, parseCounters);
             engineMirrors.add(new CounterMirror(counters, prefix + "spray ", engine.counters(),
-                new int[]{SprayCounters.UNKNOWN_CONNECTION, SprayCounters.MALFORMED, SprayCounters.AUTH_FAILURES,
+                new int[]{SprayCounters.UNKNOWN_CONNECTION, SprayCounters.MALFORMED, SprayCounters.CONNECT_RETRIES_SENT,
+                    SprayCounters.CONNECT_REJECTS_SENT, SprayCounters.CONNECT_RESPONSES_RATE_LIMITED,
+                    SprayCounters.COOKIE_FAILURES, SprayCounters.HANDSHAKE_AUTH_FAILURES, SprayCounters.SOURCE_LIMITED,
+                    SprayCounters.IDLE_CLOSED, SprayCounters.REFUSED_NO_LISTENER, SprayCounters.REFUSED_VERSION,
+                    SprayCounters.REFUSED_BAD_PARAMETERS, SprayCounters.REFUSED_NO_RESOURCES,
+                    SprayCounters.CONNECT_REJECTS_RECEIVED, SprayCounters.AUTH_FAILURES,
                     SprayCounters.ADDRESS_MISMATCHES, SprayCounters.RESYNCS_REFUSED, SprayCounters.MSN_OUT_OF_WINDOW,
                     SprayCounters.NACKS_UNMATCHED}));
         }
@@ -361,7 +364,7 @@ public final class EmbeddedNic implements AutoCloseable
         handle.streams = connection.streams();
         final String prefix = "conn 0x" + Integer.toHexString(connection.localCid()) + ": ";
         final CounterMirror[] mirrors = new CounterMirror[1 + connection.paths()];
-        mirrors[0] = new CounterMirror(counters, prefix, connection.counters(), null);
+        mirrors[0] = new CounterMirror(counters, prefix, connection.counters(), SprayCounters.connectionSlots());
         for (int p = 0; p < connection.paths(); p++)
         {
             mirrors[1 + p] = new CounterMirror(counters, prefix + "path " + p + " ", connection.pathCounters(p), PATH_SLOTS);
@@ -598,25 +601,30 @@ public final class EmbeddedNic implements AutoCloseable
         final NicConnection handle = new NicConnection(this, NicConnection.Kind.SPRAY, worker.index(), config.ringCapacity,
             config.completionQueueCapacity);
         final int sourcePortBase = sourcePortBase(config.paths);
-        final int initialPsn;
-        synchronized (random)
-        {
-            initialPsn = random.nextInt(1 << 24);
-        }
         final CompletableFuture<NicConnection> established = new CompletableFuture<>();
         final boolean offered = worker.offer((w, now) ->
         {
             final SprayEngine engine = ((SprayWorkerTransport)w.transport()).engine();
-            final int cid = newInitiatorCid(w.index(), engine);
-            final SprayConnectionConfig c = new SprayConnectionConfig().cids(cid, 0).paths(config.paths)
-                .streams(config.streams).mtu(config.mtu).initialPsns(initialPsn, 0).sourcePortBase(sourcePortBase)
+            // CID 0: the engine draws a random one in its partition, and the initial PSN (S12.2)
+            final SprayConnectionConfig c = new SprayConnectionConfig().cids(0, 0).paths(config.paths)
+                .streams(config.streams).mtu(config.mtu).sourcePortBase(sourcePortBase)
                 .depths(config.sendQueueDepth, config.receiveQueueDepth, config.receiveQueueDepth)
                 .completionQueues(handle.sendCompletionQueue(), handle.receiveCompletionQueue());
             for (int p = 0; p < peerIpv4.length; p++)
             {
                 c.remote(p, peerIpv4[p], peerMac[p]);
             }
-            final SprayHandshake.Pending pending = engine.connect(c, now);
+            final SprayHandshake.Pending pending;
+            try
+            {
+                pending = engine.connect(c, now);
+            }
+            catch (final IllegalStateException e)
+            {
+                established.completeExceptionally(new IllegalStateException("cannot connect to " +
+                    Wire.ipv4ToString(peerIpv4[0]) + " from worker " + w.index() + ": " + e.getMessage()));
+                return;
+            }
             final Runnable[] poller = new Runnable[1];
             poller[0] = () ->
             {
@@ -629,9 +637,11 @@ public final class EmbeddedNic implements AutoCloseable
                 else if (pending.state() == SprayHandshake.Pending.State.FAILED)
                 {
                     w.removePoller(poller[0]);
-                    established.completeExceptionally(new IllegalStateException("no answer from " +
-                        Wire.ipv4ToString(peerIpv4[0]) + " after " + pending.tries() +
-                        " CONNECTs: is a spray NIC listening there, and are the addresses and MACs right?"));
+                    established.completeExceptionally(new IllegalStateException(
+                        pending.reason() == RejectReason.NO_ANSWER ? "no answer from " + Wire.ipv4ToString(peerIpv4[0]) +
+                        " after " + pending.tries() + " CONNECTs: is a spray NIC listening there, are the addresses and " +
+                        "MACs right, and do both NICs hold the same pre-shared key (if any)?" :
+                        "connect to " + Wire.ipv4ToString(peerIpv4[0]) + " failed: " + pending.failure()));
                 }
             };
             w.addPoller(poller[0]);
@@ -641,23 +651,6 @@ public final class EmbeddedNic implements AutoCloseable
             throw new IllegalStateException("worker " + worker.index() + " has too many control commands queued: retry");
         }
         return await(established, timeout, "connect to " + Wire.ipv4ToString(peerIpv4[0]));
-    }
-
-    private int newInitiatorCid(final int worker, final SprayEngine engine)
-    {
-        int cid = initiatorCids[worker];
-        while (!engine.isCidFree(cid))
-        {
-            cid = next(cid);
-        }
-        initiatorCids[worker] = next(cid);
-        return cid;
-    }
-
-    private int next(final int cid)
-    {
-        final int n = cid + workers.length;
-        return n > 0xFF_FFFF ? FIRST_INITIATOR_CID + (n % workers.length) : n;
     }
 
     /**

@@ -11,7 +11,9 @@ import io.spraynic.datapath.wire.SprayOpcodes;
 /**
  * A worker's spray engine over its queue of every plane's port. Packets are steered by DestQP, the
  * connection ID, whose residue names the worker ({@code SprayConfig#cidPartition}); a CONNECT, which names
- * no connection yet, by its token, so its retransmissions reach the same worker wherever they arrive.
+ * no connection yet, by its token, so its retransmissions, and its resend with the cookie, reach the worker whose
+ * cookie secret made the cookie wherever they arrive (S9.1). CONNECT_RETRY, CONNECT_REJECT and CONNECT_ACK name
+ * the initiator's CID in DestQP, which its engine drew from its own share: they go by DestQP like the rest.
  */
 final class SprayWorkerTransport implements WorkerTransport
 {

@@ -2,6 +2,7 @@ package io.spraynic.datapath.capture;
 
 import io.spraynic.datapath.wire.BaseTransportHeader;
 import io.spraynic.datapath.wire.ConnectionHeader;
+import io.spraynic.datapath.wire.HandshakeBlock;
 import io.spraynic.datapath.wire.PlaneAddress;
 import io.spraynic.datapath.wire.EthernetHeader;
 import io.spraynic.datapath.wire.Ipv4Header;
@@ -131,13 +132,19 @@ class SprayDecodeTest
             final MemorySegment buffer = arena.allocate(2048);
             final RoceFrameWriter writer = writer(SprayOpcodes.CONNECT);
             ConnectionHeader.write(buffer, HEADERS, ConnectionHeader.FLAG_ADDRESSES, 8, 2, 4096, 4, 0x0A01, 77, 100_000, 0x99L);
-            final long list = writer.payloadOffset();
+            final long list = writer.payloadOffset() + HandshakeBlock.LENGTH; // after the handshake block (S5.6)
             PlaneAddress.writeIpv4(buffer, PlaneAddress.entry(list, 0), 0x0A000001, 0x02_0000_0000_01L);
             PlaneAddress.writeIpv6(buffer, PlaneAddress.entry(list, 1), 0xFD00_0000_0000_0001L, 0x2L, 0x02_0000_0001_01L);
-            final String connect = decode(buffer, writer.writeFrame(buffer, 0, 2 * PlaneAddress.LENGTH));
+            final String connect = decode(buffer, writer.writeFrame(buffer, 0, HandshakeBlock.LENGTH + 2 * PlaneAddress.LENGTH));
             assertTrue(connect.contains(" SPRAY_CONNECT ") && connect.contains(" initialPsn=77 token=0x99 addresses=[" +
                 "10.0.0.1/02:00:00:00:00:01, fd00:0:0:1::2/02:00:00:00:01:01])"), connect);
             assertTrue(connect.endsWith(" ok"), connect);
+
+            final RoceFrameWriter reject = writer(SprayOpcodes.CONNECT_REJECT);
+            ConnectionHeader.write(buffer, HEADERS, 0, 0, 2, 0, 0, 0, 0, 100_000, 0x99L);
+            ConnectionHeader.reason(buffer, HEADERS, 5);
+            final String rejected = decode(buffer, reject.writeFrame(buffer, 0, 0));
+            assertTrue(rejected.contains(" SPRAY_CONNECT_REJECT ") && rejected.contains(" token=0x99 reason=5)"), rejected);
         }
     }
 

@@ -41,6 +41,14 @@ public final class SprayConfig
     long connectBackoffNanos = SprayHandshake.CONNECT_BACKOFF_NANOS;
     int cidPartition;
     int cidPartitions = 1;
+    long idleTimeoutNanos = 30_000_000_000L;
+    long keepaliveIntervalNanos = -1;
+    int maxConnectionsPerSource = 16;
+    int connectResponsesPerSecond = 50_000;
+    int connectResponseBurst = 256;
+    long cookieEpochNanos = 4_000_000_000L;
+    byte[] psk;
+    boolean deterministicSecrets;
 
     /**
      * @param planes ports of this endpoint; plane addresses default to 0.
@@ -305,7 +313,111 @@ public final class SprayConfig
         return cidPartitions;
     }
 
-    /** @param seed for source ports chosen at random (S7.5). @return this. */
+    /**
+     * @param nanos {@code idleTimeout} (S12.10): a connection that accepted nothing from its peer this long is
+     *              closed; 0 turns it off. Default 30 s. @return this.
+     */
+    public SprayConfig idleTimeoutNanos(final long nanos)
+    {
+        if (nanos < 0)
+        {
+            throw new IllegalArgumentException("idleTimeout must be 0 (off) or positive: " + nanos);
+        }
+        this.idleTimeoutNanos = nanos;
+        return this;
+    }
+
+    /**
+     * @param nanos {@code keepaliveInterval} (S12.10): a connection that sent nothing this long sends a keepalive;
+     *              0 turns keepalives off; -1 (default) means {@code idleTimeout / 3}. @return this.
+     */
+    public SprayConfig keepaliveIntervalNanos(final long nanos)
+    {
+        if (nanos < -1)
+        {
+            throw new IllegalArgumentException("keepaliveInterval must be -1 (idleTimeout / 3), 0 (off) or positive: " + nanos);
+        }
+        this.keepaliveIntervalNanos = nanos;
+        return this;
+    }
+
+    /** @return the keepalive interval in effect (S12.10). */
+    long keepaliveNanos()
+    {
+        return keepaliveIntervalNanos >= 0 ? keepaliveIntervalNanos : idleTimeoutNanos / 3;
+    }
+
+    /**
+     * @param n {@code maxConnectionsPerSource} (S12.9): most connections this engine accepts from one source
+     *          address (default 16); more are refused with SOURCE_LIMIT. @return this.
+     */
+    public SprayConfig maxConnectionsPerSource(final int n)
+    {
+        if (n < 1)
+        {
+            throw new IllegalArgumentException("maxConnectionsPerSource must be at least 1: " + n);
+        }
+        this.maxConnectionsPerSource = n;
+        return this;
+    }
+
+    /**
+     * @param perSecond {@code connectResponseRate} (S12.9): CONNECT_RETRYs and CONNECT_REJECTs this engine sends
+     *                  per second on average (default 50,000). @param burst most at once (default 256). @return this.
+     */
+    public SprayConfig connectResponseRate(final int perSecond, final int burst)
+    {
+        if (perSecond < 1 || burst < 1)
+        {
+            throw new IllegalArgumentException("connect response rate and burst must be at least 1: " + perSecond + ", " + burst);
+        }
+        this.connectResponsesPerSecond = perSecond;
+        this.connectResponseBurst = burst;
+        return this;
+    }
+
+    /** @param nanos {@code cookieEpoch} (S12.9): a cookie is valid for one to two epochs (default 4 s). @return this. */
+    public SprayConfig cookieEpochNanos(final long nanos)
+    {
+        if (nanos <= 0)
+        {
+            throw new IllegalArgumentException("cookieEpoch must be positive: " + nanos);
+        }
+        this.cookieEpochNanos = nanos;
+        return this;
+    }
+
+    /**
+     * Pre-shared-key mode (S12.2, S12.9): CONNECT and CONNECT_ACK carry an HMAC proof with this key, which is
+     * also mixed into the key derivation; a host without it can open no connection to this engine.
+     *
+     * @param key at least 32 bytes of secret random data, or null for none (the default). @return this.
+     */
+    public SprayConfig psk(final byte[] key)
+    {
+        if (null != key && key.length < 32)
+        {
+            throw new IllegalArgumentException("a pre-shared key needs at least 32 bytes, this one has " + key.length);
+        }
+        this.psk = null == key ? null : key.clone();
+        return this;
+    }
+
+    /**
+     * INSECURE, for the virtual-time simulator and reproducible experiments only: draws tokens, CIDs, initial
+     * PSNs, the cookie secret and X25519 keys from a generator seeded with {@link #seed}, so two runs are
+     * identical, and anyone who knows the seed knows every secret. Default false: all of them come from
+     * {@link java.security.SecureRandom}.
+     *
+     * @return this.
+     */
+    public SprayConfig deterministicSecrets(final boolean deterministic)
+    {
+        this.deterministicSecrets = deterministic;
+        return this;
+    }
+
+    /** @param seed for source ports chosen at random (S7.5), never for secrets. @return this. */
     public SprayConfig seed(final long seed)
     {
         this.seed = seed;

@@ -278,6 +278,9 @@ public final class SprayConnection implements PathSendWindow.Listener
     /** The parameters a handshake opened this connection with (responder side, for repeated CONNECT_ACKs). */
     SprayConnectionConfig handshakeConfig;
 
+    // ---- S12.10: idle timeout and keepalive
+    private final Liveness liveness;
+
     // ---- S9.3: refusals made here (carried in every SACKH), and those of the peer this end has learned of
     private int refusals;
     private int peerRefusals;
@@ -329,6 +332,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         }
         this.engine = engine;
         this.config = config;
+        this.liveness = new Liveness(config.idleTimeoutNanos, config.keepaliveNanos());
         this.index = index;
         this.localCid = c.localCid;
         this.remoteCid = c.remoteCid;
@@ -1748,6 +1752,11 @@ public final class SprayConnection implements PathSendWindow.Listener
             closeAfterTimeout();
             return 1;
         }
+        final int live = liveness.check(counters, now);
+        if (live != Liveness.NOTHING && onLiveness(live, now) > 0 && state == State.CLOSED)
+        {
+            return 1;
+        }
         siblingEstimates();
         int work = 0;
         for (int p = 0; p < paths; p++)
@@ -2015,6 +2024,27 @@ public final class SprayConnection implements PathSendWindow.Listener
         return true;
     }
 
+    // S12.10: the peer said nothing for idleTimeout: unacknowledged sends complete with RETRY_EXC_ERR, the rest with
+    // WR_FLUSH_ERR, and the connection is forgotten; or this end sent nothing for keepaliveInterval: an ACK goes out
+    private int onLiveness(final int live, final long now)
+    {
+        if (live == Liveness.IDLE)
+        {
+            counters.increment(SprayCounters.IDLE_CLOSED);
+            engine.counters().increment(SprayCounters.IDLE_CLOSED);
+            flushSends(WorkCompletionStatus.RETRY_EXC_ERR);
+            finish();
+            return 1;
+        }
+        if (state == State.ESTABLISHED && sendAck(0, now))
+        {
+            liveness.keepaliveSent(now);
+            counters.increment(SprayCounters.KEEPALIVES_SENT);
+            return 1;
+        }
+        return 0;
+    }
+
     /** Forceful close: everything unfinished completes with WR_FLUSH_ERR at once; nothing goes on the wire. */
     void abort()
     {
@@ -2059,7 +2089,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                 }
             }
             state = State.CLOSING;
-            closeToken = engine.random().nextLong();
+            closeToken = engine.secrets().nextLong(); // S12.2: a secret, like every token
             closeBackoff = SprayHandshake.CONNECT_BACKOFF_NANOS;
             closeTries = 0;
             closeNextAt = now;

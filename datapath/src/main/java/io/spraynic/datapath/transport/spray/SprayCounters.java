@@ -89,22 +89,50 @@ public final class SprayCounters
     public static final int START_PROBES_SENT = 38;
     /** ACKs sent only because this receiver's fair-share hint for the sender changed (S8.3.2). */
     public static final int HINT_UPDATES_SENT = 39;
+    /** {@code SPRAY_CONNECT_RETRY}s sent: CONNECTs without a valid cookie, answered statelessly (S9.1, S12.9; engine). */
+    public static final int CONNECT_RETRIES_SENT = 40;
+    /** {@code SPRAY_CONNECT_REJECT}s sent (S9.1.1; engine). */
+    public static final int CONNECT_REJECTS_SENT = 41;
+    /** RETRYs and REJECTs not sent for the engine's response rate limit (S12.9; engine). */
+    public static final int CONNECT_RESPONSES_RATE_LIMITED = 42;
+    /** CONNECTs echoing a cookie that is forged, expired or another source's (S12.9; engine). */
+    public static final int COOKIE_FAILURES = 43;
+    /** CONNECTs and CONNECT_ACKs whose pre-shared-key proof failed, dropped silently (S12.2; engine). */
+    public static final int HANDSHAKE_AUTH_FAILURES = 44;
+    /** CONNECTs refused with SOURCE_LIMIT: the source already has maxConnectionsPerSource (S12.9; engine). */
+    public static final int SOURCE_LIMITED = 45;
+    /** Connections closed after idleTimeout without a packet from the peer (S12.10). */
+    public static final int IDLE_CLOSED = 46;
+    /** Keepalives sent (S12.10). */
+    public static final int KEEPALIVES_SENT = 47;
+    /** CONNECTs refused with NO_LISTENER (S9.1.1; engine). */
+    public static final int REFUSED_NO_LISTENER = 48;
+    /** CONNECTs refused with VERSION_UNSUPPORTED (S9.1.1; engine). */
+    public static final int REFUSED_VERSION = 49;
+    /** CONNECTs refused with BAD_PARAMETERS (S9.1.1; engine). */
+    public static final int REFUSED_BAD_PARAMETERS = 50;
+    /** CONNECTs refused with NO_RESOURCES: the engine is full (S9.1.1; engine). */
+    public static final int REFUSED_NO_RESOURCES = 51;
+    /** CONNECTs refused with BAD_KEY: a low-order X25519 public key (S9.1.1; engine). */
+    public static final int REFUSED_BAD_KEY = 52;
+    /** {@code SPRAY_CONNECT_REJECT}s received for this engine's CONNECTs (S9.1; engine). */
+    public static final int CONNECT_REJECTS_RECEIVED = 53;
     /**
      * Packets whose S12.3 tag (ACK, PROBE, NACK, QUERY, CLOSE, CLOSE_ACK) or S12.4 message tag (data) did not
      * verify: dropped before any state was read or changed. The S12 counters count at the connection and again in
      * the engine's totals (which also hold the CLOSEs for a closed CID whose tag failed).
      */
-    public static final int AUTH_FAILURES = 40;
+    public static final int AUTH_FAILURES = 54;
     /** Packets from an address that is not the peer's on the plane they came on (S12.5): dropped unread. */
-    public static final int ADDRESS_MISMATCHES = 41;
+    public static final int ADDRESS_MISMATCHES = 55;
     /** Authenticated RESYNC probes refused: behind what the path received, or 2^23 or more ahead (S12.6). */
-    public static final int RESYNCS_REFUSED = 42;
+    public static final int RESYNCS_REFUSED = 56;
     /** First packets of messages outside the stream's MSN window (S12.7): dropped before the path layer. */
-    public static final int MSN_OUT_OF_WINDOW = 43;
+    public static final int MSN_OUT_OF_WINDOW = 57;
     /** Authenticated NACKs naming a message this end never sent (S12.8): dropped. */
-    public static final int NACKS_UNMATCHED = 44;
+    public static final int NACKS_UNMATCHED = 58;
     /** Number of slots. */
-    public static final int SLOT_COUNT = 45;
+    public static final int SLOT_COUNT = 59;
 
     private static final String[] LABELS = {
         "tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "retransmitted", "lost", "moved",
@@ -113,12 +141,31 @@ public final class SprayCounters
         "timeouts", "path_failures", "path_restores", "rnr_retries", "output_full", "unknown_connection",
         "malformed", "no_resources", "messages_sent", "messages_received", "cq_overruns", "flushed",
         "repaths", "queries_sent", "queries_received", "completions_held", "closes_sent", "closes_received",
-        "close_timeouts", "start_probes_sent", "hint_updates_sent", "auth_failures", "address_mismatches",
-        "resyncs_refused", "msn_out_of_window", "nacks_unmatched",
+        "close_timeouts", "start_probes_sent", "hint_updates_sent", "connect_retries_sent", "connect_rejects_sent",
+        "connect_responses_rate_limited", "cookie_failures", "handshake_auth_failures", "source_limited", "idle_closed",
+        "keepalives_sent", "refused_no_listener", "refused_version", "refused_bad_parameters", "refused_no_resources",
+        "refused_bad_key", "connect_rejects_received", "auth_failures", "address_mismatches", "resyncs_refused",
+        "msn_out_of_window", "nacks_unmatched",
     };
 
     private SprayCounters()
     {
+    }
+
+    /**
+     * @return the slots a connection's counters can move (the handshake's slots, 40..53, are the engine's, except
+     * {@link #IDLE_CLOSED} and {@link #KEEPALIVES_SENT}): what is worth mirroring per connection.
+     */
+    public static int[] connectionSlots()
+    {
+        final int[] slots = new int[CONNECT_RETRIES_SENT + 2];
+        for (int i = 0; i < CONNECT_RETRIES_SENT; i++)
+        {
+            slots[i] = i;
+        }
+        slots[CONNECT_RETRIES_SENT] = IDLE_CLOSED;
+        slots[CONNECT_RETRIES_SENT + 1] = KEEPALIVES_SENT;
+        return slots;
     }
 
     /**

@@ -8,6 +8,8 @@ import io.spraynic.datapath.wire.RoceFrameWriter;
 import io.spraynic.datapath.wire.SprayOpcodes;
 import org.agrona.collections.Int2ObjectHashMap;
 
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 
@@ -34,10 +36,11 @@ public final class SprayEngine
     private final TransportCounters counters = SprayCounters.create();
     private final FairShareRateHint rateHint;
     private final SplittableRandom random;
+    private final SecureRandom secrets;
     private final Int2ObjectHashMap<SprayConnection> byCid = new Int2ObjectHashMap<>();
     private final SprayConnection[] slots;
     private SprayConnection[] active = new SprayConnection[0];
-    private final SprayHandshake handshake = new SprayHandshake(this);
+    private final SprayHandshake handshake;
     private final ClosedCidQuarantine closedCids;
     private long lastTickNanos;
     private int roundRobin;
@@ -54,6 +57,7 @@ public final class SprayEngine
         this.output = output;
         this.rateHint = new FairShareRateHint(config.capacityMbps, config.activityWindowNanos, config.maxConnections);
         this.random = new SplittableRandom(config.seed);
+        this.secrets = secrets(config);
         this.slots = new SprayConnection[config.maxConnections];
         this.closedCids = new ClosedCidQuarantine(2 * config.connectionTimeoutNanos);
         // one writer per plane: each keeps its ICRC view of one plane's buffer memory
@@ -61,6 +65,27 @@ public final class SprayEngine
         for (int i = 0; i < writers.length; i++)
         {
             writers[i] = new RoceFrameWriter(SprayOpcodes.TABLE);
+        }
+        this.handshake = new SprayHandshake(this);
+    }
+
+    // S12.2: every secret from SecureRandom; a seeded SHA1PRNG (deterministic once seeded before first use) only
+    // when the configuration asks for reproducible, insecure secrets (simulator)
+    private static SecureRandom secrets(final SprayConfig config)
+    {
+        if (!config.deterministicSecrets)
+        {
+            return new SecureRandom();
+        }
+        try
+        {
+            final SecureRandom seeded = SecureRandom.getInstance("SHA1PRNG");
+            seeded.setSeed(config.seed);
+            return seeded;
+        }
+        catch (final NoSuchAlgorithmException e)
+        {
+            throw new IllegalStateException("SHA1PRNG is missing: deterministic secrets are not available", e);
         }
     }
 
@@ -99,15 +124,59 @@ public final class SprayEngine
      * Starts a connection on the wire (S9.1): sends {@code SPRAY_CONNECT} now and again with backoff until a
      * {@code SPRAY_CONNECT_ACK} answers; the connection is then opened with the negotiated limits.
      *
-     * @param connection this side's parameters: its CID, limits, initial PSN, the peer's addresses per plane,
-     *                   queues; the peer's CID and initial PSN come from the answer.
+     * @param connection this side's parameters: its CID (0: the engine draws a random free one of its partition,
+     *                   S12.2), limits, the peer's addresses per plane, queues; the initial PSN is always drawn
+     *                   from SecureRandom (whatever is given is replaced); the peer's CID and initial PSN and both
+     *                   keys come from the exchange.
      * @param nowNanos   the time.
-     * @return the request, whose {@link SprayHandshake.Pending#connection()} is set once ESTABLISHED.
+     * @return the request, whose {@link SprayHandshake.Pending#connection()} is set once ESTABLISHED, or whose
+     * {@link SprayHandshake.Pending#reason()} says why it FAILED.
+     * @throws IllegalArgumentException if the given CID is in use or quarantined.
+     * @throws IllegalStateException if this engine has no free CID or no room for another connection.
      */
     public SprayHandshake.Pending connect(final SprayConnectionConfig connection, final long nowNanos)
     {
+        if (0 == connection.localCid)
+        {
+            final int cid = newCid();
+            if (cid < 0)
+            {
+                throw new IllegalStateException("no free CID in this engine's partition");
+            }
+            connection.localCid = cid;
+        }
         requireCidFree(connection.localCid);
+        if (!hasRoom())
+        {
+            throw new IllegalStateException("no room for another connection: " + slots.length);
+        }
         return handshake.connect(connection, nowNanos);
+    }
+
+    /** @return whether another connection fits ({@link SprayConfig#maxConnections}). */
+    public boolean hasRoom()
+    {
+        return byCid.size() < slots.length;
+    }
+
+    /**
+     * @return a random CID (S12.2: SecureRandom, 24 bits, nonzero) in this engine's {@link SprayConfig#cidPartition
+     * partition} that {@link #isCidFree is free}, or -1 when 1,000 draws found none.
+     */
+    public int newCid()
+    {
+        final int count = config.cidPartitions();
+        final int index = config.cidPartition();
+        for (int i = 0; i < 1_000; i++)
+        {
+            final int draw = secrets.nextInt(1 << 24);
+            final int cid = draw - draw % count + index;
+            if (cid != 0 && cid <= 0xFF_FFFF && isCidFree(cid))
+            {
+                return cid;
+            }
+        }
+        return -1;
     }
 
     /**
@@ -117,12 +186,12 @@ public final class SprayEngine
      */
     public boolean isCidFree(final int cid)
     {
-        return !byCid.containsKey(cid) && closedCids.heldFor(cid, lastTickNanos) == 0;
+        return !byCid.containsKey(cid) && closedCids.heldFor(cid, lastTickNanos) == 0 && !handshake.isPendingCid(cid);
     }
 
     private void requireCidFree(final int cid)
     {
-        if (byCid.containsKey(cid))
+        if (byCid.containsKey(cid) || handshake.isPendingCid(cid))
         {
             throw new IllegalArgumentException("CID in use: 0x" + Integer.toHexString(cid));
         }
@@ -227,6 +296,11 @@ public final class SprayEngine
         }
         if (frame.opcode() == SprayOpcodes.CONNECT_ACK && handshake.onConnectAck(frame, nowNanos))
         {
+            return;
+        }
+        if (frame.opcode() == SprayOpcodes.CONNECT_RETRY || frame.opcode() == SprayOpcodes.CONNECT_REJECT)
+        {
+            handshake.onRetryOrReject(frame, nowNanos); // answers to this engine's CONNECTs only: no connection's
             return;
         }
         final SprayConnection c = byCid.get(frame.destQp());
@@ -346,5 +420,17 @@ public final class SprayEngine
     SplittableRandom random()
     {
         return random;
+    }
+
+    /** @return where secrets come from (S12.2): tokens, CIDs, initial PSNs, keys. */
+    SecureRandom secrets()
+    {
+        return secrets;
+    }
+
+    /** @return connections open now. */
+    public int connectionCount()
+    {
+        return byCid.size();
     }
 }

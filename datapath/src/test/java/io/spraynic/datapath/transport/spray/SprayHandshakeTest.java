@@ -37,7 +37,8 @@ class SprayHandshakeTest
             assertEquals(SprayHandshake.Pending.State.ESTABLISHED, bed.pending.state());
             assertNotNull(bed.a);
             assertNotNull(bed.b);
-            assertEquals(1, bed.pending.tries());
+            assertEquals(2, bed.pending.tries(), "a CONNECT, a RETRY, the CONNECT with the cookie");
+            assertEquals(1, bed.pending.retries());
             assertEquals(6, bed.a.paths());
             assertEquals(6, bed.b.paths());
             assertEquals(bed.b.localCid(), bed.a.remoteCid());
@@ -97,8 +98,8 @@ class SprayHandshakeTest
                 memory.get(java.lang.foreign.ValueLayout.JAVA_BYTE, offset + 14) >>> 4 == 6)
             {
                 final int opcode = BaseTransportHeader.opcode(memory, offset + 14 + 40 + 8);
-                if (opcode == SprayOpcodes.CONNECT || opcode == SprayOpcodes.CONNECT_ACK || opcode == SprayOpcodes.CLOSE ||
-                    opcode == SprayOpcodes.CLOSE_ACK)
+                if (opcode == SprayOpcodes.CONNECT || opcode == SprayOpcodes.CONNECT_RETRY ||
+                    opcode == SprayOpcodes.CONNECT_ACK || opcode == SprayOpcodes.CLOSE || opcode == SprayOpcodes.CLOSE_ACK)
                 {
                     connectionPacketsOverIpv6[0]++;
                 }
@@ -110,13 +111,13 @@ class SprayHandshakeTest
         try (SprayTestBed bed = new SprayTestBed(options))
         {
             assertEquals(SprayHandshake.Pending.State.ESTABLISHED, bed.pending.state());
-            assertEquals(2, connectionPacketsOverIpv6[0], "CONNECT and CONNECT_ACK, both over IPv6");
+            assertEquals(4, connectionPacketsOverIpv6[0], "CONNECT, RETRY, CONNECT and CONNECT_ACK, all over IPv6");
             final SprayLossRecoveryTest.Workload w = new SprayLossRecoveryTest.Workload(bed, 1 << 20);
             w.post();
             w.runAndVerify(200_000);
             bed.engineA.close(bed.a, bed.now);
             bed.runUntil(() -> bed.a.isClosed() && bed.b.isClosed(), 20_000);
-            assertEquals(4, connectionPacketsOverIpv6[0], "then CLOSE and CLOSE_ACK over IPv6 (S9.2)");
+            assertEquals(6, connectionPacketsOverIpv6[0], "then CLOSE and CLOSE_ACK over IPv6 (S9.2)");
             assertEquals(0, bed.a.counters().get(SprayCounters.CLOSE_TIMEOUTS), "closed by the answer, not a timeout");
             assertEquals(0, bed.engineA.counters().get(SprayCounters.MALFORMED));
             assertEquals(0, bed.engineB.counters().get(SprayCounters.MALFORMED));
@@ -134,8 +135,9 @@ class SprayHandshakeTest
         try (SprayTestBed bed = new SprayTestBed(options))
         {
             assertEquals(SprayHandshake.Pending.State.ESTABLISHED, bed.pending.state());
-            assertEquals(3, bed.pending.tries());
-            assertTrue(bed.steps >= 300, "100 us then 200 us of backoff: " + bed.steps);
+            // CONNECT lost; CONNECT after 100 us, RETRY, CONNECT with the cookie, its ACK lost; CONNECT after 400 us
+            assertEquals(4, bed.pending.tries());
+            assertTrue(bed.steps >= 500, "100 us then 400 us of backoff: " + bed.steps);
             assertNotNull(bed.engineB.connection(bed.a.remoteCid()));
             assertEquals(0, bed.engineB.connection(bed.a.remoteCid()).index(), "B opened one connection, in its first slot");
             final SprayLossRecoveryTest.Workload w = new SprayLossRecoveryTest.Workload(bed, 1 << 20);

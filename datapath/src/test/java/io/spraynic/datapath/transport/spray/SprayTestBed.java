@@ -65,6 +65,12 @@ final class SprayTestBed implements AutoCloseable
         boolean resolverMustNotBeAsked;
         /** The responder's limit on paths (the initiator's is {@link #paths}). */
         int responderPaths = 8;
+        /** Further settings of a side's engine (host 1 is A, 2 is B). */
+        java.util.function.BiConsumer<Integer, SprayConfig> configure = (host, config) -> { };
+        /** With {@link #handshake}: B listens (else its CONNECTs are refused with NO_LISTENER). */
+        boolean listen = true;
+        /** Runs before every step (e.g. an attacker injecting frames). */
+        Runnable beforeStep = () -> { };
         Wrapper wrapA = (plane, port) -> port;
         Wrapper wrapB = (plane, port) -> port;
         /** Where a test injects frames towards B (A's raw port of each plane) and towards A; null: the links. */
@@ -163,7 +169,7 @@ final class SprayTestBed implements AutoCloseable
         agentB = new SprayTransportAgent("b", portsB, outputB, engineB, parseB, () -> now, 256);
         agentA.onStart();
         agentB.onStart();
-        if (options.handshake)
+        if (options.handshake && options.listen)
         {
             engineB.listen(connection(options, 0, 0, 0, 0, 1, sendCqB, receiveCqB).paths(options.responderPaths),
                 new SprayHandshake.PeerResolver()
@@ -186,6 +192,9 @@ final class SprayTestBed implements AutoCloseable
                         config.remoteIpv6(plane, IPV6_PREFIX | plane, plane0Low, SprayTestBed.mac(plane, (int)plane0Low));
                     }
                 });
+        }
+        if (options.handshake)
+        {
             pending = engineA.connect(connection(options, CID_A, 0, options.initialPsnA, 0, 2, sendCqA, receiveCqA), now);
             for (int i = 0; i < 10_000 && pending.state() == SprayHandshake.Pending.State.CONNECTING; i++)
             {
@@ -216,6 +225,7 @@ final class SprayTestBed implements AutoCloseable
             config.local(p, ip(p, host), mac(p, host)).vlan(p, options.vlanTci)
                 .localIpv6(p, IPV6_PREFIX | p, host);
         }
+        options.configure.accept(host, config);
         return config;
     }
 
@@ -247,6 +257,12 @@ final class SprayTestBed implements AutoCloseable
         return c;
     }
 
+    /** @return a configuration for another connection from A to B (random CID, drawn by the engine). */
+    SprayConnectionConfig initiatorConfig()
+    {
+        return connection(options, 0, 0, 0, 0, 2, sendCqA, receiveCqA);
+    }
+
     static int ip(final int plane, final int host)
     {
         return (10 << 24) | (plane << 8) | host;
@@ -271,6 +287,7 @@ final class SprayTestBed implements AutoCloseable
     /** Half a microsecond for A, then half for B. */
     void step()
     {
+        options.beforeStep.run();
         now += HALF_STEP_NANOS;
         agentA.doWork();
         now += HALF_STEP_NANOS;

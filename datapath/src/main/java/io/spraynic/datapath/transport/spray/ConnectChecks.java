@@ -1,0 +1,96 @@
+package io.spraynic.datapath.transport.spray;
+
+import io.spraynic.datapath.wire.ConnectionHeader;
+import io.spraynic.datapath.wire.HandshakeBlock;
+import io.spraynic.datapath.wire.PlaneAddress;
+import io.spraynic.datapath.wire.RoceFrame;
+import io.spraynic.datapath.wire.Wire;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The field checks of the handshake (docs/PROTOCOL.md S9.1 steps 2 and 6): what a CONNECT and a CONNECT_ACK must
+ * hold before anything in them is used. Stateless; nothing here throws for any frame the parser passed.
+ */
+final class ConnectChecks
+{
+    private static final int[] MTUS = {256, 512, 1024, 2048, 4096};
+
+    private ConnectChecks()
+    {
+    }
+
+    /**
+     * S9.1 step 2, after the version and the handshake block's presence: DestQP 0, a nonzero CID, this engine's
+     * planes, paths 1..64, an MTU of S4.3, known flags only, and with {@code ADDRESSES} an entry per plane of a
+     * known kind with a nonzero address (IPv6 only where this end has an IPv6 address). Streams are valid by
+     * construction (0 means 65536).
+     *
+     * @param hasResolver whether the listener can find the initiator's other planes without the address list.
+     */
+    static boolean connectValid(final RoceFrame frame, final MemorySegment seg, final long conh, final long hsb,
+        final int payload, final int initiatorCid, final SprayConfig config, final boolean hasResolver)
+    {
+        final int flags = ConnectionHeader.flags(seg, conh);
+        final int paths = ConnectionHeader.paths(seg, conh);
+        final int planes = ConnectionHeader.planes(seg, conh);
+        if (frame.destQp() != 0 || initiatorCid == 0 || planes != config.planes || paths < 1 || paths > 64 ||
+            !validMtu(ConnectionHeader.mtu(seg, conh)) || (flags & ~ConnectionHeader.FLAG_ADDRESSES) != 0)
+        {
+            return false;
+        }
+        // streams: 1..65536 on the wire by construction (0 means 65536); the minimum with the template is taken
+        if ((flags & ConnectionHeader.FLAG_ADDRESSES) == 0)
+        {
+            return planes == 1 || hasResolver;
+        }
+        if (payload < HandshakeBlock.LENGTH + planes * PlaneAddress.LENGTH)
+        {
+            return false;
+        }
+        for (int plane = 0; plane < planes; plane++)
+        {
+            final long entry = PlaneAddress.entry(hsb + HandshakeBlock.LENGTH, plane);
+            final int entryFlags = Wire.u8(seg, entry + PlaneAddress.FLAGS_OFFSET);
+            if ((entryFlags & ~PlaneAddress.FLAG_IPV6) != 0)
+            {
+                return false;
+            }
+            if (PlaneAddress.isIpv6(seg, entry))
+            {
+                final boolean noLocal = config.localIpv6High[plane] == 0 && config.localIpv6Low[plane] == 0;
+                if (noLocal || (PlaneAddress.ipv6High(seg, entry) == 0 && PlaneAddress.ipv6Low(seg, entry) == 0))
+                {
+                    return false;
+                }
+            }
+            else if (PlaneAddress.ipv4(seg, entry) == 0)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    static boolean validMtu(final int mtu)
+    {
+        for (final int m : MTUS)
+        {
+            if (m == mtu)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** S9.1 step 6: a CONNECT_ACK's version, block, planes, paths, MTU and CID. */
+    static boolean acceptValid(final RoceFrame frame, final MemorySegment seg, final long conh, final SprayConfig config)
+    {
+        final int paths = ConnectionHeader.paths(seg, conh);
+        return ConnectionHeader.version(seg, conh) == ConnectionHeader.VERSION &&
+            frame.payloadLength() >= HandshakeBlock.LENGTH && ConnectionHeader.planes(seg, conh) == config.planes &&
+            paths >= 1 && paths <= 64 && validMtu(ConnectionHeader.mtu(seg, conh)) &&
+            ConnectionHeader.senderCid(seg, conh) != 0;
+    }
+}
