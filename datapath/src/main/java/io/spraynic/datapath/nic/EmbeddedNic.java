@@ -268,7 +268,7 @@ public final class EmbeddedNic implements AutoCloseable
             final SprayEngine engine = new SprayEngine(spray, domain, output);
             transport = new SprayWorkerTransport(engine, output, parseCounters);
             engineMirrors.add(new CounterMirror(counters, prefix + "spray ", engine.counters(),
-                new int[]{SprayCounters.UNKNOWN_CONNECTION, SprayCounters.MALFORMED}));
+                new int[]{SprayCounters.UNKNOWN_CONNECTION, SprayCounters.MALFORMED, SprayCounters.NO_RESOURCES}));
         }
         else
         {
@@ -287,6 +287,8 @@ public final class EmbeddedNic implements AutoCloseable
             counter(prefix + "rx frames"), counter(prefix + "steered to other workers"),
             counter(prefix + "steered from other workers"), counter(prefix + "steering drops (inbox full)"),
             counter(prefix + "work requests with unknown lkey"), counter(prefix + "control commands"),
+            counter(prefix + "frame faults (exception handling a frame, dropped)"),
+            counter(prefix + "loop faults (exception in a command, poller, post or tick)"),
             new CounterMirror(counters, prefix + "parse ", parseCounters), engineMirrors.toArray(new CounterMirror[0]));
         ownMirrors.addAll(engineMirrors);
         ownMirrors.add(workerCounters.parse());

@@ -94,6 +94,19 @@ public final class SprayEngine
         return c;
     }
 
+    /** @return whether {@link #open} finds a free slot. */
+    public boolean hasRoom()
+    {
+        for (final SprayConnection slot : slots)
+        {
+            if (null == slot)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
      * Starts a connection on the wire (S9.1): sends {@code SPRAY_CONNECT} now and again with backoff until a
      * {@code SPRAY_CONNECT_ACK} answers; the connection is then opened with the negotiated limits.

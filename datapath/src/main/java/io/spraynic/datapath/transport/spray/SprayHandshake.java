@@ -188,7 +188,7 @@ public final class SprayHandshake
         final MemorySegment seg = frame.segment();
         final long conh = frame.customHeaderOffset();
         if (ConnectionHeader.version(seg, conh) != ConnectionHeader.VERSION ||
-            ConnectionHeader.planes(seg, conh) != engine.config().planes)
+            ConnectionHeader.planes(seg, conh) != engine.config().planes || !validLimits(seg, conh))
         {
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
@@ -213,6 +213,11 @@ public final class SprayHandshake
             if (null == template)
             {
                 engine.counters().increment(SprayCounters.UNKNOWN_CONNECTION); // nobody listens
+                return;
+            }
+            if (!engine.hasRoom())
+            {
+                engine.counters().increment(SprayCounters.NO_RESOURCES); // full: dropped (no reject message yet)
                 return;
             }
             final SprayConnectionConfig config = template.copy();
@@ -287,6 +292,11 @@ public final class SprayHandshake
         {
             if (p.token == token && p.config.localCid == frame.destQp())
             {
+                if (!validLimits(seg, conh))
+                {
+                    engine.counters().increment(SprayCounters.MALFORMED);
+                    return true;
+                }
                 if (p.state == Pending.State.CONNECTING)
                 {
                     final SprayConnectionConfig c = p.config;
@@ -303,6 +313,16 @@ public final class SprayHandshake
             }
         }
         return false;
+    }
+
+    // S4.3, S1.4: limits the connection's constructor would refuse; checked before a remote frame can open one
+    private static boolean validLimits(final MemorySegment seg, final long conh)
+    {
+        final int paths = ConnectionHeader.paths(seg, conh);
+        final int mtu = ConnectionHeader.mtu(seg, conh);
+        final int streams = ConnectionHeader.streams(seg, conh);
+        return paths >= 1 && paths <= 64 && (mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096) &&
+            streams >= 1 && streams <= 65536;
     }
 
     private static long acceptKey(final long token, final long peer, final int senderCid)
