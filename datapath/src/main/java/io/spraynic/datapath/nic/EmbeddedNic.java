@@ -424,6 +424,20 @@ public final class EmbeddedNic implements AutoCloseable
         return counters;
     }
 
+    /**
+     * @return the unexpected exceptions the workers caught and survived, by "where class" (tests and reports;
+     * the counters file has their totals).
+     */
+    java.util.Map<String, Long> faultCounts()
+    {
+        final java.util.Map<String, Long> counts = new java.util.TreeMap<>();
+        for (final NicWorker worker : workers)
+        {
+            worker.faultLog().counts().forEach((reason, n) -> counts.merge(reason, n, Long::sum));
+        }
+        return counts;
+    }
+
     /** @return the open connections. */
     public List<NicConnection> connections()
     {

@@ -103,11 +103,6 @@ class HostileConnectDpdkTest
             MemorySegment.copy(frame, 0, memory, java.lang.foreign.ValueLayout.JAVA_BYTE, offset, frame.length);
             return frame.length;
         }
-
-        boolean done()
-        {
-            return next.get() == frames.size();
-        }
     }
 
     @Test
@@ -171,9 +166,9 @@ class HostileConnectDpdkTest
 
     private static void send(final List<byte[]> frames) throws InterruptedException
     {
-        final ListAttacker attacker = new ListAttacker(frames);
-        wire.attack(attacker);
-        awaitTrue(attacker::done, "the attacker sent its frames");
+        final long target = wire.attackFramesSent() + frames.size();
+        wire.attack(new ListAttacker(frames));
+        awaitTrue(() -> wire.attackFramesSent() >= target, "the attacker sent its frames");
         wire.attack(null);
     }
 

@@ -194,6 +194,7 @@ final class HostileWire implements AutoCloseable
                 }
             }
             long sent = 0;
+            final org.agrona.concurrent.IdleStrategy idle = new org.agrona.concurrent.BackoffIdleStrategy();
             while (running)
             {
                 int work = 0;
@@ -204,7 +205,7 @@ final class HostileWire implements AutoCloseable
                         work += forward(fromA[p][q], burstsA[p][q], fromB[p][q], true, p);
                         work += forward(fromB[p][q], burstsB[p][q], fromA[p][q], false, p);
                         final Attacker a = attacker;
-                        if (null != a)
+                        if (null != a || attackBursts[p][q].size() > 0)
                         {
                             final int n = inject(a, p, fromB[p][q], attackBursts[p][q]);
                             sent += n;
@@ -213,10 +214,7 @@ final class HostileWire implements AutoCloseable
                         }
                     }
                 }
-                if (work == 0)
-                {
-                    Thread.onSpinWait();
-                }
+                idle.idle(work); // a shared 2-core CI machine: a spinning switch would starve the NICs' workers
             }
         }
         catch (final Throwable ex)
@@ -263,17 +261,15 @@ final class HostileWire implements AutoCloseable
         return n;
     }
 
+    // what the ring does not take stays in the burst for the next round: every frame the attacker wrote reaches B
     private static int inject(final Attacker attacker, final int plane, final PacketPort to, final PacketBurst burst)
     {
-        int n = 0;
-        while (n < BURST && attacker.hasNext(plane) && to.allocate(burst, 1))
+        while (null != attacker && burst.size() < BURST && attacker.hasNext(plane) && to.allocate(burst, 1))
         {
-            burst.length(n, attacker.next(plane, burst.memory(), burst.offset(n), burst.room(n)));
-            n++;
+            final int i = burst.size() - 1;
+            burst.length(i, attacker.next(plane, burst.memory(), burst.offset(i), burst.room(i)));
         }
-        final int sent = n == 0 ? 0 : to.transmit(burst);
-        to.release(burst); // what the ring did not take is dropped
-        return sent;
+        return burst.size() == 0 ? 0 : to.transmit(burst);
     }
 
     /** A connection from A to B, established, with B's handle; the test's legitimate traffic. */
