@@ -92,6 +92,25 @@ public final class PeerExchange
     {
         try (Arena arena = Arena.ofShared())
         {
+            try
+            {
+                return exchange(nic, role, directory, bytes, messageBytes, timeout, arena);
+            }
+            catch (final RuntimeException ex)
+            {
+                throw stopBeforeFreeing(nic, ex);
+            }
+            catch (final IOException ex)
+            {
+                throw stopBeforeFreeing(nic, ex);
+            }
+        }
+    }
+
+    private static Result exchange(final EmbeddedNic nic, final Role role, final Path directory, final long bytes,
+        final int messageBytes, final Duration timeout, final Arena arena) throws IOException
+    {
+        {
             final MemorySegment source = pattern(arena, bytes, role.seed());
             final MemorySegment target = arena.allocate(bytes, 64);
             final MemoryRegion local = nic.register(source, AccessFlags.NONE);
@@ -213,6 +232,43 @@ public final class PeerExchange
     {
         try (Arena arena = Arena.ofShared())
         {
+            try
+            {
+                return visit(nic, directory, bytes, messageBytes, timeout, arena);
+            }
+            catch (final RuntimeException ex)
+            {
+                throw stopBeforeFreeing(nic, ex);
+            }
+            catch (final IOException ex)
+            {
+                throw stopBeforeFreeing(nic, ex);
+            }
+        }
+    }
+
+    /**
+     * A failed exchange leaves work requests in flight that reference memory of the arena about to be closed: the
+     * NIC stops (its workers with it) before that memory goes, or its workers would read freed memory on every
+     * retransmission (issue 12, item 10).
+     */
+    private static <E extends Exception> E stopBeforeFreeing(final EmbeddedNic nic, final E failure)
+    {
+        try
+        {
+            nic.close(Duration.ZERO);
+        }
+        catch (final RuntimeException closeFailure)
+        {
+            failure.addSuppressed(closeFailure);
+        }
+        return failure;
+    }
+
+    private static Result visit(final EmbeddedNic nic, final Path directory, final long bytes, final int messageBytes,
+        final Duration timeout, final Arena arena) throws IOException
+    {
+        {
             final Served server = awaitServed(directory, nic.planes(), timeout);
             final long exposedLength = server.length();
             if (bytes > exposedLength)
@@ -318,7 +374,11 @@ public final class PeerExchange
             {
                 if (completion.status() != WorkCompletionStatus.SUCCESS)
                 {
-                    throw new IllegalStateException(what + " " + completion.wrId() + " failed: " + completion.status());
+                    final long at = completion.wrId() * messageBytes;
+                    throw new IllegalStateException(what + " " + completion.wrId() + " of " + messages + " (bytes " + at +
+                        ".." + (Math.min(bytes, at + messageBytes) - 1) + " at the peer's address " + (remoteAddress + at) +
+                        ") failed: " + completion.status() + (completion.status() == WorkCompletionStatus.REM_ACCESS_ERR ?
+                        " (the peer refused access: outside the region it registered, or not its rkey)" : ""));
                 }
                 completed++;
             }
