@@ -428,6 +428,12 @@ public final class EmbeddedNic implements AutoCloseable
      * @return the unexpected exceptions the workers caught and survived, by "where class" (tests and reports;
      * the counters file has their totals).
      */
+    /** @return worker {@code index} (tests). */
+    NicWorker worker(final int index)
+    {
+        return workers[index];
+    }
+
     java.util.Map<String, Long> faultCounts()
     {
         final java.util.Map<String, Long> counts = new java.util.TreeMap<>();
