@@ -91,7 +91,7 @@ class TransferVethTest
             final String clientOut = Files.readString(dir.resolve("client.out"));
             final String serverOut = Files.readString(dir.resolve("server.out"));
             assertTrue(clientDone && serverDone, "both ended in time; client: " + clientOut + " server: " + serverOut);
-            assertEquals(0, client.exitValue(), clientOut);
+            assertEquals(0, client.exitValue(), clientOut + " SERVER: " + serverOut);
             assertEquals(0, server.exitValue(), serverOut);
             for (final String out : List.of(clientOut, serverOut))
             {
