@@ -132,15 +132,11 @@ final class BenchCommand implements Runnable
             {
                 throw new IllegalArgumentException("--same-process places the C loop: add --with-c");
             }
-            if (rounds < 1 || processes < 1)
-            {
-                throw new IllegalArgumentException("--rounds and --processes must be >= 1 (got " + rounds + ", " + processes + ")");
-            }
-            if (seconds <= 0 || burst < 1 || burst > 512 || length < 60 || length > 2048)
-            {
-                throw new IllegalArgumentException(
-                    "--seconds must be > 0, --burst 1..512 and --length 60..2048 (got " + seconds + ", " + burst + ", " + length + ")");
-            }
+            BadOption.atLeast("--rounds", rounds, 1);
+            BadOption.atLeast("--processes", processes, 1);
+            BadOption.positive("--seconds", seconds, 5);
+            BadOption.range("--burst", burst, 1, 512);
+            BadOption.range("--length", length, 60, 2048);
             if (!withC)
             {
                 final RawLoop.Result result = RawLoop.run(parsedPmd, parsedMode, parsedTouch, seconds, burst, length);
@@ -173,10 +169,8 @@ final class BenchCommand implements Runnable
 
         public Integer call() throws Exception
         {
-            if (queues < 1 || queues > 16 || seconds <= 0)
-            {
-                throw new IllegalArgumentException("--queues must be 1..16 and --seconds > 0 (got " + queues + ", " + seconds + ")");
-            }
+            BadOption.range("--queues", queues, 1, 16);
+            BadOption.positive("--seconds", seconds, 3);
             final List<String> points = new ArrayList<>();
             for (int q = 1; q <= queues; q++)
             {
@@ -209,11 +203,11 @@ final class BenchCommand implements Runnable
 
         public Integer call() throws Exception
         {
-            if (workers < 1 || workers > 16 || seconds <= 0 ||
-                !(mode.equals("spray") || mode.equals("rocev2") || mode.equals("receive")))
+            BadOption.range("--workers", workers, 1, 16);
+            BadOption.positive("--seconds", seconds, 3);
+            if (!(mode.equals("spray") || mode.equals("rocev2") || mode.equals("receive")))
             {
-                throw new IllegalArgumentException("--workers must be 1..16, --seconds > 0 and --mode spray, rocev2 or receive " +
-                    "(got " + workers + ", " + seconds + ", " + mode + ")");
+                throw new BadOption("--mode", mode, "must be spray, rocev2 or receive", "try --mode spray");
             }
             final List<String> points = new ArrayList<>();
             for (int w = 1; w <= workers; w++)
@@ -258,11 +252,10 @@ final class BenchCommand implements Runnable
 
         public Integer call() throws Exception
         {
-            if (length < 8 || length > TransportPair.MTU || iterations < 1 || warmup < 0 || rounds < 1)
-            {
-                throw new IllegalArgumentException("--length must be 8.." + TransportPair.MTU +
-                    ", --iterations >= 1, --warmup >= 0, --rounds >= 1");
-            }
+            BadOption.range("--length", length, 8, TransportPair.MTU);
+            BadOption.atLeast("--iterations", iterations, 1);
+            BadOption.atLeast("--warmup", warmup, 0);
+            BadOption.atLeast("--rounds", rounds, 1);
             final LatencyComparison.Summary summary = LatencyComparison.run(kinds(), length, warmup,
                 iterations, rounds, !noRaw, !noRaw && !noC, idleStrategy(), this::log);
             System.out.print(json ? summary.toJson() + System.lineSeparator() : summary.toText());
@@ -297,9 +290,12 @@ final class BenchCommand implements Runnable
 
         public Integer call() throws Exception
         {
-            if (seconds <= 0 || warmup < 0)
+            BadOption.positive("--seconds", seconds, 2);
+            BadOption.range("--warmup", warmup, 0, 3600, 1);
+            BadOption.range("--threads", threads, 1, 2);
+            for (final int size : sizes)
             {
-                throw new IllegalArgumentException("--seconds must be > 0 and --warmup >= 0");
+                BadOption.range("--sizes", size, 1, 1 << 30);
             }
             final List<ThroughputResult> results = new ArrayList<>();
             try (var nic = RingNic.start())

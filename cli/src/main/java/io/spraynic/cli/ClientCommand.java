@@ -55,12 +55,11 @@ final class ClientCommand implements Callable<Integer>
 
     public Integer call() throws Exception
     {
+        BadOption.size("--size", size, 1, Long.MAX_VALUE);
+        BadOption.size("--message", message, 1, 1 << 30);
+        BadOption.range("--timeout", timeoutSeconds, 0.001, 86_400, 20);
         final Path dir = null == ipcDir ? IpcFileDescriptor.defaultDirectory() : ipcDir;
         final Duration timeout = Duration.ofMillis((long)(timeoutSeconds * 1000));
-        if (size < 1 || message < 1 || message > Integer.MAX_VALUE)
-        {
-            throw new IllegalArgumentException("--size and --message must be positive (and --message below 2 GiB)");
-        }
         try (NicClient nic = NicClient.connect(dir, timeout))
         {
             System.out.printf(Locale.ROOT, "spraynic client: NIC pid %d in %s: %s, %d plane(s), %s at %s; client id %d%n",

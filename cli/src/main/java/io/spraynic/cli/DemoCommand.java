@@ -96,6 +96,7 @@ final class DemoCommand implements Callable<Integer>
 
     public Integer call()
     {
+        BadOption.range("--timeout", timeoutSeconds, 1, 86_400);
         return switch (mode)
         {
             case "spray" -> fabric(FabricDemo.Mode.SPRAY);
@@ -107,12 +108,15 @@ final class DemoCommand implements Callable<Integer>
 
     private Integer fabric(final FabricDemo.Mode first)
     {
-        if (planes < 1 || planes > 8 || paths < planes || paths > 64 || lossPct < 0 || lossPct >= 100 || size < 1 << 20 ||
-            streams < 1 || streams > 256)
+        BadOption.range("--planes", planes, 1, 8);
+        if (paths < planes || paths > 64)
         {
-            throw new IllegalArgumentException("--planes must be 1..8, --paths planes..64, --loss 0..100, --size at least 1m " +
-                "and --streams 1..256 (got " + planes + ", " + paths + ", " + lossPct + ", " + size + ", " + streams + ")");
+            throw new BadOption("--paths", Integer.toString(paths), "must be " + planes + "..64 (at least one path per plane, " +
+                "--planes " + planes + ")", "try --paths " + Math.clamp(paths, planes, 64));
         }
+        BadOption.below("--loss", lossPct, 0, 100, 1); // 100 % would deliver nothing
+        BadOption.size("--size", size, 1 << 20, Long.MAX_VALUE);
+        BadOption.range("--streams", streams, 1, 256);
         final PrintStream out = System.out;
         final ProgressBar bar = new ProgressBar(System.err, !json && null != System.console());
         final NicConfig loaded = FabricDemo.config(planes, "spraynic-demo-" + ProcessHandle.current().pid());
@@ -220,11 +224,9 @@ final class DemoCommand implements Callable<Integer>
 
     private Integer raw()
     {
-        if (frameSize < 60 || frameSize > 2048 || burst < 1 || burst > 512 || frames < 1)
-        {
-            throw new IllegalArgumentException("--frame-size must be 60..2048, --burst 1..512 and --frames at least 1 (got " +
-                frameSize + ", " + burst + ", " + frames + ")");
-        }
+        BadOption.range("--frame-size", frameSize, 60, 2048);
+        BadOption.range("--burst", burst, 1, 512);
+        BadOption.atLeast("--frames", frames, 1);
         final Map<String, String> effective = new LinkedHashMap<>(params);
         if (PmdConfigs.isPresetName(config))
         {

@@ -13,7 +13,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Callable;
 
@@ -62,12 +61,17 @@ final class ExperimentCommand implements Runnable
 
         public Integer call() throws Exception
         {
-            require(planes >= 1 && planes <= (realTime ? 8 : 16) && bytes >= 1 << 20,
-                "--planes must be 1.." + (realTime ? 8 : 16) + " and --bytes at least 1m (got " + planes + ", " + bytes + ")");
+            BadOption.range("--planes", planes, 1, realTime ? 8 : 16);
+            BadOption.size("--bytes", bytes, 1 << 20, Long.MAX_VALUE);
             require(null == lossPercent || realTime, "--loss chooses the real-time sweep's rates: add --realtime");
-            require(repeats >= 1 && repeats <= 15, "--repeats must be 1..15 (got " + repeats + ")");
-            require(null == lossPercent || Arrays.stream(lossPercent).allMatch(pct -> pct >= 0 && pct < 100),
-                "--loss rates must be 0 <= percent < 100");
+            BadOption.range("--repeats", repeats, 1, 15);
+            if (null != lossPercent)
+            {
+                for (final double pct : lossPercent)
+                {
+                    BadOption.below("--loss", pct, 0, 100, 1); // 100 % would deliver nothing
+                }
+            }
             final LossSweep.Settings defaults = realTime ? RealTimeLossSweep.DEFAULT : LossSweep.Settings.DEFAULT;
             final LossSweep.Settings settings = new LossSweep.Settings(planes, bytes, defaults.messageBytes(),
                 defaults.timeLimitNanos(), defaults.seed(), defaults.paths(), defaults.streams());
@@ -94,7 +98,7 @@ final class ExperimentCommand implements Runnable
 
         public Integer call() throws Exception
         {
-            require(bytes >= 1 << 20, "--bytes must be at least 1m (got " + bytes + ")");
+            BadOption.size("--bytes", bytes, 1 << 20, Long.MAX_VALUE);
             final LossSweep.Settings defaults = LossSweep.Settings.DEFAULT;
             final LossSweep.Settings settings = new LossSweep.Settings(defaults.planes(), bytes, defaults.messageBytes(),
                 defaults.timeLimitNanos(), defaults.seed(), defaults.paths(), defaults.streams());
@@ -140,7 +144,7 @@ final class ExperimentCommand implements Runnable
             require(values.length > 0, option + " needs at least one value");
             for (final int value : values)
             {
-                require(value >= min && value <= max, option + " values must be " + min + ".." + max + " (got " + value + ")");
+                BadOption.range(option, value, min, max);
             }
         }
     }
@@ -164,7 +168,11 @@ final class ExperimentCommand implements Runnable
         public Integer call() throws Exception
         {
             requireEach(senders, 1, 250, "--senders");
-            require(bytes >= 4096 && band > 0 && band < 1, "--bytes must be at least 4k and --band in (0, 1)");
+            BadOption.size("--bytes", bytes, 4096, Long.MAX_VALUE);
+            if (!(band > 0 && band < 1))
+            {
+                throw new BadOption("--band", BadOption.number(band), "must be a fraction above 0 and below 1", "try --band 0.2");
+            }
             final IncastExperiment.Settings d = IncastExperiment.Settings.DEFAULT;
             final IncastExperiment.Settings settings = new IncastExperiment.Settings(bytes,
                 (int)Math.min(d.messageBytes(), bytes), band, d.timeLimitNanos(), d.seed());
@@ -194,7 +202,7 @@ final class ExperimentCommand implements Runnable
         {
             requireEach(planes, 1, 16, "--planes");
             requireEach(connections, 1, 8000, "--connections");
-            require(bytes >= 1 << 20, "--bytes must be at least 1m");
+            BadOption.size("--bytes", bytes, 1 << 20, Long.MAX_VALUE);
             final PlanesExperiment.Settings d = PlanesExperiment.Settings.DEFAULT;
             final PlanesExperiment.Settings settings = new PlanesExperiment.Settings(bytes, d.messageBytes(),
                 d.timeLimitNanos(), d.seed());
@@ -231,9 +239,14 @@ final class ExperimentCommand implements Runnable
         {
             final PlaneFailureExperiment.Settings d = realTime ? RealTimePlaneFailure.DEFAULT : PlaneFailureExperiment.Settings.DEFAULT;
             final long bytesToWrite = null == bytes ? d.bytes() : bytes;
+            if (null != failAtMicros)
+            {
+                BadOption.range("--fail-at-us", failAtMicros, 1, 3_600_000_000L);
+            }
             final long failAtNanos = null == failAtMicros ? d.failAtNanos() : failAtMicros * 1000;
-            require(planes >= 2 && planes <= (realTime ? 8 : 16), "--planes must be 2.." + (realTime ? 8 : 16));
-            require(bytesToWrite >= 1 << 20 && failAtNanos > 0 && binMicros > 0, "--bytes >= 1m, --fail-at-us and --bin-us > 0");
+            BadOption.range("--planes", planes, 2, realTime ? 8 : 16);
+            BadOption.size("--bytes", bytesToWrite, 1 << 20, Long.MAX_VALUE);
+            BadOption.range("--bin-us", binMicros, 1, 1_000_000_000L);
             final PlaneFailureExperiment.Settings settings = new PlaneFailureExperiment.Settings(planes, 1, bytesToWrite,
                 d.messageBytes(), failAtNanos, realTime ? d.binNanos() : binMicros * 1000, d.timeLimitNanos(), d.seed());
             final List<PlaneFailureExperiment.Side> sides = realTime ?
@@ -266,9 +279,13 @@ final class ExperimentCommand implements Runnable
             requireEach(nodes, 8, 128, "--nodes");
             for (final int n : nodes)
             {
-                require(n % 8 == 0, "--nodes must be multiples of 8 (got " + n + ")");
+                if (n % 8 != 0)
+                {
+                    throw new BadOption("--nodes", Integer.toString(n), "must be a multiple of 8", "try --nodes " + (n + 7) / 8 * 8);
+                }
             }
-            require(bytes >= 64 * 1024 && allToAllBytes >= 64 * 1024, "--bytes and --all-to-all-bytes must be at least 64k");
+            BadOption.size("--bytes", bytes, 64 * 1024, Long.MAX_VALUE);
+            BadOption.size("--all-to-all-bytes", allToAllBytes, 64 * 1024, Long.MAX_VALUE);
             final CollectivesExperiment.Settings d = CollectivesExperiment.Settings.DEFAULT;
             final CollectivesExperiment.Settings settings = new CollectivesExperiment.Settings(bytes, allToAllBytes,
                 d.timeLimitNanos(), d.seed());

@@ -114,6 +114,10 @@ final class NicCommand implements Callable<Integer>
 
     public Integer call() throws Exception
     {
+        BadOption.range("--seconds", seconds, 0, 365 * 86_400, 60); // 0: until interrupted
+        BadOption.range("--workers", workers, 1, 64);
+        BadOption.size("--expose", expose, 0, 1L << 40);
+        BadOption.positive("--ipc-client-timeout", ipcClientTimeout, 5);
         if (mode.equalsIgnoreCase("spray") || mode.equalsIgnoreCase("rocev2"))
         {
             return serve(mode.equalsIgnoreCase("spray") ? NicConnection.Kind.SPRAY : NicConnection.Kind.ROCEV2);

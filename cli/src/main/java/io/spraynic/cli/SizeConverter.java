@@ -14,7 +14,7 @@ final class SizeConverter implements CommandLine.ITypeConverter<Long>
         final String text = value.trim().toLowerCase(Locale.ROOT);
         if (text.isEmpty())
         {
-            throw new CommandLine.TypeConversionException("empty size");
+            throw new CommandLine.TypeConversionException("empty: a size is a number with an optional k, m or g suffix");
         }
         final char suffix = text.charAt(text.length() - 1);
         final long multiplier = switch (suffix)
@@ -30,14 +30,19 @@ final class SizeConverter implements CommandLine.ITypeConverter<Long>
             final long number = Long.parseLong(digits);
             if (number < 0)
             {
-                throw new CommandLine.TypeConversionException("'" + value + "' is negative");
+                throw new CommandLine.TypeConversionException("negative: a size is 0 or more bytes");
             }
             return Math.multiplyExact(number, multiplier);
         }
-        catch (final NumberFormatException | ArithmeticException ex)
+        catch (final ArithmeticException ex)
         {
-            throw new CommandLine.TypeConversionException(
-                "'" + value + "' is not a size: use a number with an optional k, m or g suffix (e.g. 64k)");
+            throw new CommandLine.TypeConversionException("too large: a size must be below 8 EiB (8589934591g)");
+        }
+        catch (final NumberFormatException ex)
+        {
+            throw new CommandLine.TypeConversionException(NumberConverters.isWhole(digits) ?
+                "too large: a size must be below 8 EiB (8589934591g)" :
+                "not a size: a size is a number with an optional k, m or g suffix");
         }
     }
 }

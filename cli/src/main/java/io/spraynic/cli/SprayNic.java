@@ -46,19 +46,73 @@ public final class SprayNic implements Runnable
      */
     public static int execute(final String... args)
     {
-        final CommandLine commandLine = new CommandLine(new SprayNic());
+        final CommandLine commandLine = NumberConverters.register(new CommandLine(new SprayNic()));
         commandLine.setExecutionExceptionHandler((ex, cmd, parseResult) ->
         {
             final PrintWriter err = cmd.getErr();
-            err.println("spraynic " + cmd.getCommandName() + ": " + oneSentence(ex));
+            err.println(cmd.getCommandSpec().qualifiedName() + ": " + oneSentence(ex));
             if (null != System.getenv("SPRAYNIC_DEBUG"))
             {
                 ex.printStackTrace(err);
             }
             err.flush();
-            return 1;
+            return ex instanceof BadOption ? USAGE_ERROR : 1;
+        });
+        // a bad argument is one sentence, never the usage: that is what --help is for
+        commandLine.setParameterExceptionHandler((ex, arguments) ->
+        {
+            final CommandLine cmd = ex.getCommandLine();
+            final PrintWriter err = cmd.getErr();
+            err.println(cmd.getCommandSpec().qualifiedName() + ": " + badArgument(ex));
+            err.flush();
+            return USAGE_ERROR;
         });
         return commandLine.execute(args);
+    }
+
+    static final int USAGE_ERROR = 2;
+
+    /**
+     * @return one sentence: for a value of the wrong type, the option, the value, what it is not and a value that
+     * works ({@code --size 2x: not a size: ...; try --size 8m}); for anything else picocli's message and where to look.
+     */
+    static String badArgument(final CommandLine.ParameterException ex)
+    {
+        final String help = "; " + ex.getCommandLine().getCommandSpec().qualifiedName() + " --help lists the options";
+        if (ex.getCause() instanceof CommandLine.TypeConversionException conversion &&
+            ex.getArgSpec() instanceof CommandLine.Model.OptionSpec option)
+        {
+            final String name = option.longestName();
+            final String example = example(option);
+            return name + " " + ex.getValue() + ": " + conversion.getMessage() +
+                (null == example ? help : "; try " + name + " " + example);
+        }
+        final String message = null == ex.getMessage() ? ex.getClass().getSimpleName() : ex.getMessage();
+        return message.replace(System.lineSeparator(), " ").strip() + help;
+    }
+
+    // the option's default, else a value of its type
+    private static String example(final CommandLine.Model.OptionSpec option)
+    {
+        final String defaultValue = option.defaultValue();
+        if (null != defaultValue && !defaultValue.isEmpty())
+        {
+            return defaultValue;
+        }
+        final Class<?> type = option.type().isArray() ? option.type().getComponentType() : option.type();
+        if (option.converters().length > 0 && option.converters()[0] instanceof SizeConverter)
+        {
+            return "64k";
+        }
+        if (type == double.class || type == Double.class)
+        {
+            return "1.5";
+        }
+        if (type == int.class || type == Integer.class || type == long.class || type == Long.class)
+        {
+            return "1";
+        }
+        return null;
     }
 
     static String oneSentence(final Throwable ex)

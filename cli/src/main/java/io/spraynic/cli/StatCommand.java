@@ -33,6 +33,7 @@ final class StatCommand implements Callable<Integer>
     public Integer call() throws InterruptedException
     {
         final Path dir = null == directory ? CountersFileDescriptor.defaultDirectory() : directory;
+        BadOption.range("--watch", watchSeconds, 0, 86_400, 1); // 0: print once
         final Path source = null != file ? file : CountersFileReader.findLive(dir).orElseThrow(() ->
             new IllegalStateException("no running SprayNIC process has a counters file in " + dir +
                 " (start one, e.g. ./spraynic demo, or pass --file)"));

@@ -104,10 +104,11 @@ final class TransferCommand implements Callable<Integer>
             case "server" -> PeerExchange.Role.SERVER;
             default -> throw new IllegalArgumentException("--role " + role + " is not one of client, server");
         };
-        if (message < 1 || message > 1 << 30)
-        {
-            throw new IllegalArgumentException("--message " + message + " must be 1 byte to 1 GiB");
-        }
+        BadOption.size("--size", size, 1, Long.MAX_VALUE);
+        BadOption.size("--message", message, 1, 1 << 30);
+        BadOption.range("--workers", workers, 1, 64);
+        BadOption.range("--paths", paths, 1, 64);
+        BadOption.range("--timeout", timeoutSeconds, 1, 86_400);
         Files.createDirectories(exchange);
         final Map<String, String> filled = new LinkedHashMap<>(params);
         // two peers on one host must not share DPDK's runtime directory

@@ -91,7 +91,7 @@ class TransferVethTest
             final String clientOut = Files.readString(dir.resolve("client.out"));
             final String serverOut = Files.readString(dir.resolve("server.out"));
             assertTrue(clientDone && serverDone, "both ended in time; client: " + clientOut + " server: " + serverOut);
-            assertEquals(0, client.exitValue(), clientOut);
+            assertEquals(0, client.exitValue(), clientOut + " SERVER: " + serverOut);
             assertEquals(0, server.exitValue(), serverOut);
             for (final String out : List.of(clientOut, serverOut))
             {
@@ -141,6 +141,63 @@ class TransferVethTest
         finally
         {
             client.destroyForcibly();
+            nic.destroyForcibly();
+        }
+    }
+
+    /**
+     * Issue 12, item 10: a serving NIC whose nic.addr claims more than it registered. The visitor's WRITEs past the
+     * registered end draw a remote access error, and {@code spraynic transfer} says so in one sentence at once: no
+     * exception in its workers, no waiting for its time-out.
+     */
+    @org.junit.jupiter.api.Test
+    void shouldReportARemoteAccessErrorAtOnceWhenTheServingNicClaimsMoreThanItRegistered(@TempDir final Path dir)
+        throws Exception
+    {
+        final Path exchange = Files.createDirectory(dir.resolve("exchange"));
+        final List<String> serve = new ArrayList<>(List.of("ip", "netns", "exec", NS_B));
+        serve.addAll(java(List.of("nic", "--config", "net_af_packet", "-p", "iface=" + VETH_B, "-p",
+            "file_prefix=spraynic-veth-lie-" + ID, "--mode", "spray", "--ip", "10.99.0.2", "--expose", "1m", "--exchange",
+            exchange.toString(), "--seconds", "120")));
+        final Process nic = new ProcessBuilder(serve).redirectErrorStream(true).redirectOutput(dir.resolve("nic.out").toFile())
+            .start();
+        Process client = null;
+        try
+        {
+            final Path addr = exchange.resolve("nic.addr");
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (!Files.exists(addr) && System.nanoTime() < deadline)
+            {
+                Thread.sleep(20);
+            }
+            assertTrue(Files.exists(addr), Files.readString(dir.resolve("nic.out")));
+            final String lie = Files.readString(addr).replaceAll("length=\\d+", "length=" + (16 << 20));
+            Files.writeString(exchange.resolve("nic.addr.tmp"), lie);
+            Files.move(exchange.resolve("nic.addr.tmp"), addr, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            final List<String> visit = new ArrayList<>(List.of("ip", "netns", "exec", NS_A));
+            visit.addAll(java(List.of("transfer", "--config", "net_af_packet", "-p", "iface=" + VETH_A, "-p",
+                "file_prefix=spraynic-veth-liar-" + ID, "--mode", "spray", "--peer-kind", "nic", "--ip", "10.99.0.1",
+                "--exchange", exchange.toString(), "--size", "8m", "--timeout", "20")));
+            final long start = System.nanoTime();
+            client = new ProcessBuilder(visit).redirectErrorStream(true).redirectOutput(dir.resolve("client.out").toFile())
+                .start();
+            final boolean clientDone = client.waitFor(120, TimeUnit.SECONDS);
+            final long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
+            final String clientOut = Files.readString(dir.resolve("client.out"));
+            assertTrue(clientDone, "the visit ended: " + clientOut);
+            assertEquals(1, client.exitValue(), clientOut);
+            assertTrue(clientOut.contains("REM_ACCESS_ERR"), clientOut);
+            System.out.println("lying peer: " + seconds + " s: " + clientOut);
+            assertTrue(!clientOut.contains("Exception") && !clientOut.contains("caught"), clientOut);
+            assertTrue(seconds < 15, "took " + seconds + " s (the time-out is 20 s): " + clientOut);
+        }
+        finally
+        {
+            if (null != client)
+            {
+                client.destroyForcibly();
+            }
             nic.destroyForcibly();
         }
     }

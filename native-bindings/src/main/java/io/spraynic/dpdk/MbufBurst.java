@@ -205,6 +205,18 @@ public final class MbufBurst implements AutoCloseable
     }
 
     /**
+     * Returns the last mbuf of the burst to its pool (one allocated for a frame that was never written).
+     */
+    public void releaseLast()
+    {
+        if (size > 0)
+        {
+            Shim.mbufFreeBulk(slotAddress(size - 1), 1);
+            size--;
+        }
+    }
+
+    /**
      * Forgets the burst's mbufs without freeing them (their ownership moved elsewhere).
      */
     public void clear()

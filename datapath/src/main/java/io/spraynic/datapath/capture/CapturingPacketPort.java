@@ -89,6 +89,15 @@ public final class CapturingPacketPort implements PacketPort
         delegate.release(burst);
     }
 
+    public void releaseLast(final PacketBurst burst)
+    {
+        delegate.releaseLast(burst);
+        if (burst == lastTransmitted)
+        {
+            recordedAtFront = Math.min(recordedAtFront, burst.size());
+        }
+    }
+
     public void onPollerStart()
     {
         delegate.onPollerStart();

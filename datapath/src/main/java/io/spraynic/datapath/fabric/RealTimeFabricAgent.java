@@ -1,5 +1,6 @@
 package io.spraynic.datapath.fabric;
 
+import io.spraynic.datapath.fault.FaultLog;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
 import org.agrona.concurrent.Agent;
@@ -29,6 +30,9 @@ import java.util.Set;
  * Everything runs on the agent's thread. Other threads change the fabric (faults, loss rates) only
  * through {@link #submit}, Aeron's command-queue pattern, so the per-packet path shares no mutable
  * state. The agent does not close the fabric or the ports.
+ * <p>
+ * A command, a frame or a fabric step that throws is caught, counted ({@link #faults()}), logged at most once
+ * per reason per interval ({@link FaultLog}), and the agent goes on; receive bursts are always released.
  */
 public final class RealTimeFabricAgent implements Agent
 {
@@ -50,6 +54,8 @@ public final class RealTimeFabricAgent implements Agent
     private long framesRefusedByFabric;
     private long framesToPorts;
     private long framesDroppedAtPorts;
+    private long faults;
+    private final FaultLog faultLog;
 
     /**
      * @param roleName      the agent's name.
@@ -76,6 +82,7 @@ public final class RealTimeFabricAgent implements Agent
                 fabric.hostCount() + " hosts");
         }
         this.roleName = roleName;
+        this.faultLog = new FaultLog(roleName);
         this.fabric = fabric;
         this.clock = clock;
         this.burstCapacity = burstCapacity;
@@ -142,20 +149,48 @@ public final class RealTimeFabricAgent implements Agent
         Runnable command;
         while (null != (command = commands.poll()))
         {
-            command.run();
+            try
+            {
+                command.run();
+            }
+            catch (final RuntimeException | AssertionError ex)
+            {
+                onFault("command", ex);
+            }
             work++;
         }
         final long nowNs = clock.nanoTime() - epochNs;
-        work += (int)Math.min(Integer.MAX_VALUE / 2, fabric.runUntil(nowNs));
+        try
+        {
+            work += (int)Math.min(Integer.MAX_VALUE / 2, fabric.runUntil(nowNs));
+        }
+        catch (final RuntimeException | AssertionError ex)
+        {
+            onFault("fabric step", ex); // the event that threw is lost, as a frame lost in a switch
+        }
         for (final Bridge bridge : bridgeArray)
         {
             work += bridge.receive();
         }
         for (final Bridge bridge : bridgeArray)
         {
-            bridge.flushAll();
+            try
+            {
+                bridge.flushAll();
+            }
+            catch (final RuntimeException | AssertionError ex)
+            {
+                onFault("transmit", ex);
+            }
         }
         return work;
+    }
+
+    // out of line: the loops stay small for the JIT; the exceptional path may allocate
+    private void onFault(final String where, final Throwable fault)
+    {
+        faults++;
+        faultLog.record(where, fault);
     }
 
     public void onClose()
@@ -213,6 +248,18 @@ public final class RealTimeFabricAgent implements Agent
     public long framesToPorts()
     {
         return framesToPorts;
+    }
+
+    /** @return unexpected exceptions caught and survived (commands, frames, fabric steps); agent thread. */
+    public long faults()
+    {
+        return faults;
+    }
+
+    /** @return the same faults by reason. */
+    public FaultLog faultLog()
+    {
+        return faultLog;
     }
 
     /** @return frames delivered by the fabric that a real port could not take (no buffer, ring full). */
@@ -278,14 +325,28 @@ public final class RealTimeFabricAgent implements Agent
                 }
                 final HostPort fabricPort = host.port(p);
                 final MemorySegment memory = burst.memory();
-                for (int i = 0; i < count; i++)
+                try
                 {
-                    if (!fabricPort.send(memory, burst.offset(i), burst.length(i)))
+                    for (int i = 0; i < count; i++)
                     {
-                        framesRefusedByFabric++;
+                        try
+                        {
+                            if (!fabricPort.send(memory, burst.offset(i), burst.length(i)))
+                            {
+                                framesRefusedByFabric++;
+                            }
+                        }
+                        catch (final RuntimeException | AssertionError ex)
+                        {
+                            framesRefusedByFabric++;
+                            onFault("frame", ex);
+                        }
                     }
                 }
-                port.release(burst);
+                finally
+                {
+                    port.release(burst);
+                }
                 framesFromPorts += count;
                 received += count;
             }

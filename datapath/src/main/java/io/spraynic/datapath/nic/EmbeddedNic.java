@@ -276,7 +276,7 @@ public final class EmbeddedNic implements AutoCloseable
                     SprayCounters.REFUSED_BAD_PARAMETERS, SprayCounters.REFUSED_NO_RESOURCES,
                     SprayCounters.CONNECT_REJECTS_RECEIVED, SprayCounters.AUTH_FAILURES,
                     SprayCounters.ADDRESS_MISMATCHES, SprayCounters.RESYNCS_REFUSED, SprayCounters.MSN_OUT_OF_WINDOW,
-                    SprayCounters.NACKS_UNMATCHED}));
+                    SprayCounters.NACKS_UNMATCHED, SprayCounters.NO_RESOURCES}));
         }
         else
         {
@@ -295,6 +295,8 @@ public final class EmbeddedNic implements AutoCloseable
             counter(prefix + "rx frames"), counter(prefix + "steered to other workers"),
             counter(prefix + "steered from other workers"), counter(prefix + "steering drops (inbox full)"),
             counter(prefix + "work requests with unknown lkey"), counter(prefix + "control commands"),
+            counter(prefix + "frame faults (exception handling a frame, dropped)"),
+            counter(prefix + "loop faults (exception in a command, poller, post or tick)"),
             new CounterMirror(counters, prefix + "parse ", parseCounters), engineMirrors.toArray(new CounterMirror[0]));
         ownMirrors.addAll(engineMirrors);
         ownMirrors.add(workerCounters.parse());
@@ -428,6 +430,26 @@ public final class EmbeddedNic implements AutoCloseable
     public CountersFile counters()
     {
         return counters;
+    }
+
+    /**
+     * @return the unexpected exceptions the workers caught and survived, by "where class" (tests and reports;
+     * the counters file has their totals).
+     */
+    /** @return worker {@code index} (tests). */
+    NicWorker worker(final int index)
+    {
+        return workers[index];
+    }
+
+    java.util.Map<String, Long> faultCounts()
+    {
+        final java.util.Map<String, Long> counts = new java.util.TreeMap<>();
+        for (final NicWorker worker : workers)
+        {
+            worker.faultLog().counts().forEach((reason, n) -> counts.merge(reason, n, Long::sum));
+        }
+        return counts;
     }
 
     /** @return the open connections. */

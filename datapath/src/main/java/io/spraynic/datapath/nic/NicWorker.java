@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.fault.FaultLog;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.verbs.MemoryRegion;
@@ -41,6 +42,12 @@ import java.util.function.Consumer;
  * {@link Command}s, work requests through each connection's {@link WorkRequestRing}, steered packets through
  * this worker's inbox (copied: a queue's receive buffers belong to its own thread), completions leave through
  * completion queues and counters through the counters file.
+ * <p>
+ * Every input is isolated: an unexpected exception while handling one frame, steered frame, command, poller,
+ * work-request ring or tick is caught, counted ({@code frame faults} / {@code loop faults} in the counters
+ * file), logged at most once per reason per {@link FaultLog#DEFAULT_INTERVAL_NANOS}, and the loop goes on with
+ * the next input; a receive burst is always released. The {@code catch} blocks call out-of-line methods, so
+ * the normal path stays as it was.
  */
 final class NicWorker implements Agent
 {
@@ -80,6 +87,7 @@ final class NicWorker implements Agent
     private final SendWorkRequest sendRequest = new SendWorkRequest();
     private final ReceiveWorkRequest receiveRequest = new ReceiveWorkRequest();
     private final WorkerCounters counters;
+    private final FaultLog faultLog;
     private NicWorker[] peers;
     private PacketBurst[] rxBursts;
     private NicConnection[] connections = new NicConnection[0];
@@ -89,8 +97,8 @@ final class NicWorker implements Agent
 
     /** The worker's own counters in the counters file. */
     record WorkerCounters(AtomicCounter rxFrames, AtomicCounter steeredOut, AtomicCounter steeredIn,
-        AtomicCounter steerDrops, AtomicCounter badLkeys, AtomicCounter commands, CounterMirror parse,
-        CounterMirror[] engines)
+        AtomicCounter steerDrops, AtomicCounter badLkeys, AtomicCounter commands, AtomicCounter frameFaults,
+        AtomicCounter loopFaults, CounterMirror parse, CounterMirror[] engines)
     {
     }
 
@@ -117,6 +125,7 @@ final class NicWorker implements Agent
         this.clock = clock;
         this.burstCapacity = burstCapacity;
         this.counters = counters;
+        this.faultLog = new FaultLog(roleName());
         final int length = inboxBytes + RingBufferDescriptor.TRAILER_LENGTH;
         this.inboxMemory = arena.allocate(length, 64);
         this.inbox = new ManyToOneRingBuffer(new UnsafeBuffer(inboxMemory.address(), length));
@@ -203,7 +212,15 @@ final class NicWorker implements Agent
         int work = commands.drain(commandRunner, 16);
         for (final Runnable poller : pollers)
         {
-            poller.run();
+            try
+            {
+                poller.run();
+            }
+            catch (final RuntimeException | AssertionError ex)
+            {
+                onLoopFault("poller", ex);
+                removePoller(poller); // it would throw again on every loop
+            }
         }
         work += inbox.read(steeredHandler, STEERED_PER_LOOP);
         for (int plane = 0; plane < ports.length; plane++)
@@ -213,10 +230,31 @@ final class NicWorker implements Agent
         final NicConnection[] cs = connections;
         for (final NicConnection c : cs)
         {
-            work += takePosts(c);
+            try
+            {
+                work += takePosts(c);
+            }
+            catch (final RuntimeException | AssertionError ex)
+            {
+                onPostFault(c, ex);
+            }
         }
-        work += transport.onTick(now);
-        transport.flush();
+        try
+        {
+            work += transport.onTick(now);
+        }
+        catch (final RuntimeException | AssertionError ex)
+        {
+            onLoopFault("tick", ex);
+        }
+        try
+        {
+            transport.flush();
+        }
+        catch (final RuntimeException | AssertionError ex)
+        {
+            onLoopFault("flush", ex);
+        }
         if (now >= nextPublishNanos)
         {
             nextPublishNanos = now + PUBLISH_INTERVAL_NANOS;
@@ -233,45 +271,108 @@ final class NicWorker implements Agent
         {
             return 0;
         }
-        final long base = burst.memory().address();
-        for (int i = 0; i < n; i++)
+        try
         {
-            final long offset = burst.offset(i);
-            final int length = burst.length(i);
-            if (parser.parse(burst.memory(), offset, length, frame) != FrameClass.ROCE)
+            final long base = burst.memory().address();
+            for (int i = 0; i < n; i++)
             {
-                continue; // counted by the parser: malformed, or not a packet of this transport
-            }
-            final int owner = workers == 1 ? 0 : transport.owner(frame, workers);
-            if (owner == index)
-            {
-                transport.onFrame(plane, frame, now);
-            }
-            else
-            {
-                forwardView.wrap(base + offset, length);
-                if (peers[owner].inbox.write(plane + 1, forwardView, 0, length))
+                try
                 {
-                    counters.steeredOut().incrementRelease();
+                    dispatch(plane, burst.memory(), base, burst.offset(i), burst.length(i), now);
                 }
-                else
+                catch (final RuntimeException | AssertionError ex)
                 {
-                    counters.steerDrops().incrementRelease(); // as a loss: the transport recovers it
+                    onFrameFault(ex);
                 }
             }
         }
-        ports[plane].release(burst);
+        finally
+        {
+            ports[plane].release(burst); // never left to the next poll, which would append to it
+        }
         counters.rxFrames().getAndAddRelease(n);
         return n;
+    }
+
+    private void dispatch(final int plane, final MemorySegment memory, final long base, final long offset,
+        final int length, final long now)
+    {
+        if (parser.parse(memory, offset, length, frame) != FrameClass.ROCE)
+        {
+            return; // counted by the parser: malformed, or not a packet of this transport
+        }
+        final int owner = workers == 1 ? 0 : transport.owner(frame, workers);
+        if (owner == index)
+        {
+            transport.onFrame(plane, frame, now);
+        }
+        else
+        {
+            forwardView.wrap(base + offset, length);
+            if (peers[owner].inbox.write(plane + 1, forwardView, 0, length))
+            {
+                counters.steeredOut().incrementRelease();
+            }
+            else
+            {
+                counters.steerDrops().incrementRelease(); // as a loss: the transport recovers it
+            }
+        }
     }
 
     private void onSteered(final int msgTypeId, final org.agrona.MutableDirectBuffer buffer, final int index, final int length)
     {
         counters.steeredIn().incrementRelease();
-        if (parser.parse(inboxMemory, index, length, frame) == FrameClass.ROCE)
+        try
         {
-            transport.onFrame(msgTypeId - 1, frame, nowNanos);
+            if (parser.parse(inboxMemory, index, length, frame) == FrameClass.ROCE)
+            {
+                transport.onFrame(msgTypeId - 1, frame, nowNanos);
+            }
         }
+        catch (final RuntimeException | AssertionError ex)
+        {
+            onFrameFault(ex);
+        }
+    }
+
+    // out of line: the loops above stay small for the JIT; the exceptional path may allocate
+    private void onFrameFault(final Throwable fault)
+    {
+        counters.frameFaults().incrementRelease();
+        faultLog.record("frame", fault);
+    }
+
+    private void onLoopFault(final String where, final Throwable fault)
+    {
+        counters.loopFaults().incrementRelease();
+        faultLog.record(where, fault);
+    }
+
+    private void onPostFault(final NicConnection c, final Throwable fault)
+    {
+        onLoopFault("work request", fault);
+        // the record that threw would throw again on every loop: fail it to the application and move on
+        final WorkRequestRing ring = c.ring();
+        try
+        {
+            final byte kind = ring.peek();
+            if (kind != 0)
+            {
+                fail(c, kind, WorkCompletionStatus.LOC_QP_OP_ERR);
+                ring.advance();
+            }
+        }
+        catch (final RuntimeException | AssertionError ex)
+        {
+            onLoopFault("failing a work request", ex);
+        }
+    }
+
+    /** @return the faults this worker caught and survived, by reason (for tests and reports). */
+    FaultLog faultLog()
+    {
+        return faultLog;
     }
 
     private int takePosts(final NicConnection c)
@@ -347,7 +448,14 @@ final class NicWorker implements Agent
     private void runCommand(final Command command)
     {
         counters.commands().incrementRelease();
-        command.execute(this, nowNanos);
+        try
+        {
+            command.execute(this, nowNanos);
+        }
+        catch (final RuntimeException | AssertionError ex)
+        {
+            onLoopFault("command", ex);
+        }
     }
 
     /** Adds a connection whose work requests this worker takes (worker thread). */

@@ -92,49 +92,66 @@ public final class PeerExchange
     {
         try (Arena arena = Arena.ofShared())
         {
-            final MemorySegment source = pattern(arena, bytes, role.seed());
-            final MemorySegment target = arena.allocate(bytes, 64);
-            final MemoryRegion local = nic.register(source, AccessFlags.NONE);
-            final MemoryRegion inbound = nic.register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
-
-            publish(directory, role.file("addr"), addressLine(nic, inbound));
-            final Map<String, String> peer = fields(await(directory, role.peer().file("addr"), timeout));
-
-            final NicConnection connection;
-            if (nic.mode() == NicConnection.Kind.SPRAY)
+            try
             {
-                connection = role == Role.CLIENT ? nic.connect(ips(peer, nic.planes()), macs(peer, nic.planes()), timeout) :
-                    nic.accept(timeout);
-                if (null == connection)
-                {
-                    throw new IllegalStateException("no spray connection from the client within " + timeout.toMillis() + " ms");
-                }
+                return exchange(nic, role, directory, bytes, messageBytes, timeout, arena);
             }
-            else
+            catch (final RuntimeException ex)
             {
-                connection = nic.createQueuePair(0);
-                publish(directory, role.file("qp"), connection.rocevEndpoint().format());
-                connection.connect(RocevEndpoint.parse(await(directory, role.peer().file("qp"), timeout)), timeout);
+                throw stopBeforeFreeing(nic, ex);
             }
-            final ReceiveWorkRequest receive = new ReceiveWorkRequest().wrId(1).buffer(null, 0, 0);
-            if (connection.postReceive(0, receive) != PostResult.OK)
+            catch (final IOException ex)
             {
-                throw new IllegalStateException("could not post the receive for the peer's last write");
+                throw stopBeforeFreeing(nic, ex);
             }
-            publish(directory, role.file("ready"), "ready"); // the peer may write only once our receive is posted
-            await(directory, role.peer().file("ready"), timeout);
-
-            final long start = System.nanoTime();
-            write(connection, local, Long.parseLong(peer.get("addr")), Integer.parseInt(peer.get("rkey")), messageBytes,
-                true, timeout);
-            awaitImmediate(connection, timeout);
-            final long nanos = System.nanoTime() - start;
-            final long mismatch = pattern(arena, bytes, role.peer().seed()).mismatch(target);
-            publish(directory, role.file("done"), "done");
-            await(directory, role.peer().file("done"), timeout); // keep answering until the peer has all it needs
-            final DrainReport drain = nic.close(timeout);
-            return new Result(role, nic.mode(), mismatch == -1, bytes, nanos, mismatch, drain);
         }
+    }
+
+    private static Result exchange(final EmbeddedNic nic, final Role role, final Path directory, final long bytes,
+        final int messageBytes, final Duration timeout, final Arena arena) throws IOException
+    {
+        final MemorySegment source = pattern(arena, bytes, role.seed());
+        final MemorySegment target = arena.allocate(bytes, 64);
+        final MemoryRegion local = nic.register(source, AccessFlags.NONE);
+        final MemoryRegion inbound = nic.register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+
+        publish(directory, role.file("addr"), addressLine(nic, inbound));
+        final Map<String, String> peer = fields(await(directory, role.peer().file("addr"), timeout));
+
+        final NicConnection connection;
+        if (nic.mode() == NicConnection.Kind.SPRAY)
+        {
+            connection = role == Role.CLIENT ? nic.connect(ips(peer, nic.planes()), macs(peer, nic.planes()), timeout) :
+                nic.accept(timeout);
+            if (null == connection)
+            {
+                throw new IllegalStateException("no spray connection from the client within " + timeout.toMillis() + " ms");
+            }
+        }
+        else
+        {
+            connection = nic.createQueuePair(0);
+            publish(directory, role.file("qp"), connection.rocevEndpoint().format());
+            connection.connect(RocevEndpoint.parse(await(directory, role.peer().file("qp"), timeout)), timeout);
+        }
+        final ReceiveWorkRequest receive = new ReceiveWorkRequest().wrId(1).buffer(null, 0, 0);
+        if (connection.postReceive(0, receive) != PostResult.OK)
+        {
+            throw new IllegalStateException("could not post the receive for the peer's last write");
+        }
+        publish(directory, role.file("ready"), "ready"); // the peer may write only once our receive is posted
+        await(directory, role.peer().file("ready"), timeout);
+
+        final long start = System.nanoTime();
+        write(connection, local, Long.parseLong(peer.get("addr")), Integer.parseInt(peer.get("rkey")), messageBytes,
+            true, timeout);
+        awaitImmediate(connection, timeout);
+        final long nanos = System.nanoTime() - start;
+        final long mismatch = pattern(arena, bytes, role.peer().seed()).mismatch(target);
+        publish(directory, role.file("done"), "done");
+        await(directory, role.peer().file("done"), timeout); // keep answering until the peer has all it needs
+        final DrainReport drain = nic.close(timeout);
+        return new Result(role, nic.mode(), mismatch == -1, bytes, nanos, mismatch, drain);
     }
 
     /**
@@ -213,41 +230,76 @@ public final class PeerExchange
     {
         try (Arena arena = Arena.ofShared())
         {
-            final Served server = awaitServed(directory, nic.planes(), timeout);
-            final long exposedLength = server.length();
-            if (bytes > exposedLength)
+            try
             {
-                throw new IllegalArgumentException("the serving NIC exposes " + exposedLength + " bytes, fewer than the " + bytes +
-                    " to write: lower --size or expose more");
+                return visit(nic, directory, bytes, messageBytes, timeout, arena);
             }
-            final MemorySegment source = pattern(arena, bytes, Role.CLIENT.seed());
-            final MemorySegment readBack = arena.allocate(bytes, 64);
-            final MemoryRegion local = nic.register(source, AccessFlags.NONE);
-            final MemoryRegion into = nic.register(readBack, AccessFlags.LOCAL_WRITE);
-            final NicConnection connection;
-            if (nic.mode() == NicConnection.Kind.SPRAY)
+            catch (final RuntimeException ex)
             {
-                connection = nic.connect(server.ipv4(), server.mac(), timeout);
+                throw stopBeforeFreeing(nic, ex);
             }
-            else
+            catch (final IOException ex)
             {
-                // RoCEv2: queue pairs meet out of band; the serving NIC says when its side is connected
-                connection = nic.createQueuePair(0);
-                publish(directory, "visitor.qp", connection.rocevEndpoint().format());
-                connection.connect(RocevEndpoint.parse(await(directory, "nic.qp", timeout)), timeout);
-                await(directory, "nic.ready", timeout);
+                throw stopBeforeFreeing(nic, ex);
             }
-            final long remote = server.address();
-            final int rkey = server.rkey();
-            final long start = System.nanoTime();
-            write(connection, local, remote, rkey, messageBytes, false, timeout);
-            read(connection, into, remote, rkey, messageBytes, timeout);
-            final long nanos = System.nanoTime() - start;
-            final long mismatch = source.mismatch(readBack);
-            connection.close(timeout);
-            final DrainReport drain = nic.close(timeout);
-            return new Result(Role.CLIENT, nic.mode(), mismatch == -1, bytes, nanos, mismatch, drain);
         }
+    }
+
+    /**
+     * A failed exchange leaves work requests in flight that reference memory of the arena about to be closed: the
+     * NIC stops (its workers with it) before that memory goes, or its workers would read freed memory on every
+     * retransmission (issue 12, item 10).
+     */
+    private static <E extends Exception> E stopBeforeFreeing(final EmbeddedNic nic, final E failure)
+    {
+        try
+        {
+            nic.close(Duration.ZERO);
+        }
+        catch (final RuntimeException closeFailure)
+        {
+            failure.addSuppressed(closeFailure);
+        }
+        return failure;
+    }
+
+    private static Result visit(final EmbeddedNic nic, final Path directory, final long bytes, final int messageBytes,
+        final Duration timeout, final Arena arena) throws IOException
+    {
+        final Served server = awaitServed(directory, nic.planes(), timeout);
+        final long exposedLength = server.length();
+        if (bytes > exposedLength)
+        {
+            throw new IllegalArgumentException("the serving NIC exposes " + exposedLength + " bytes, fewer than the " + bytes +
+                " to write: lower --size or expose more");
+        }
+        final MemorySegment source = pattern(arena, bytes, Role.CLIENT.seed());
+        final MemorySegment readBack = arena.allocate(bytes, 64);
+        final MemoryRegion local = nic.register(source, AccessFlags.NONE);
+        final MemoryRegion into = nic.register(readBack, AccessFlags.LOCAL_WRITE);
+        final NicConnection connection;
+        if (nic.mode() == NicConnection.Kind.SPRAY)
+        {
+            connection = nic.connect(server.ipv4(), server.mac(), timeout);
+        }
+        else
+        {
+            // RoCEv2: queue pairs meet out of band; the serving NIC says when its side is connected
+            connection = nic.createQueuePair(0);
+            publish(directory, "visitor.qp", connection.rocevEndpoint().format());
+            connection.connect(RocevEndpoint.parse(await(directory, "nic.qp", timeout)), timeout);
+            await(directory, "nic.ready", timeout);
+        }
+        final long remote = server.address();
+        final int rkey = server.rkey();
+        final long start = System.nanoTime();
+        write(connection, local, remote, rkey, messageBytes, false, timeout);
+        read(connection, into, remote, rkey, messageBytes, timeout);
+        final long nanos = System.nanoTime() - start;
+        final long mismatch = source.mismatch(readBack);
+        connection.close(timeout);
+        final DrainReport drain = nic.close(timeout);
+        return new Result(Role.CLIENT, nic.mode(), mismatch == -1, bytes, nanos, mismatch, drain);
     }
 
     /**
@@ -318,7 +370,11 @@ public final class PeerExchange
             {
                 if (completion.status() != WorkCompletionStatus.SUCCESS)
                 {
-                    throw new IllegalStateException(what + " " + completion.wrId() + " failed: " + completion.status());
+                    final long at = completion.wrId() * messageBytes;
+                    throw new IllegalStateException(what + " " + completion.wrId() + " of " + messages + " (bytes " + at +
+                        ".." + (Math.min(bytes, at + messageBytes) - 1) + " at the peer's address " + (remoteAddress + at) +
+                        ") failed: " + completion.status() + (completion.status() == WorkCompletionStatus.REM_ACCESS_ERR ?
+                        " (the peer refused access: outside the region it registered, or not its rkey)" : ""));
                 }
                 completed++;
             }

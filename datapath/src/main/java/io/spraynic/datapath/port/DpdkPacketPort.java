@@ -81,6 +81,11 @@ public final class DpdkPacketPort implements PacketPort
         ((DpdkPacketBurst)burst).mbufs().release();
     }
 
+    public void releaseLast(final PacketBurst burst)
+    {
+        ((DpdkPacketBurst)burst).mbufs().releaseLast();
+    }
+
     public void onPollerStart()
     {
         Eal.current().registerCurrentThread();

@@ -282,6 +282,11 @@ public final class FaultInjectingPacketPort implements PacketPort
         inner.release(burst);
     }
 
+    public void releaseLast(final PacketBurst burst)
+    {
+        inner.releaseLast(burst);
+    }
+
     public void onPollerStart()
     {
         inner.onPollerStart();

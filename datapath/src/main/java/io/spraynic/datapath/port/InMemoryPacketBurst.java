@@ -84,6 +84,11 @@ public final class InMemoryPacketBurst implements PacketBurst
         size -= count;
     }
 
+    void removeLast()
+    {
+        size--;
+    }
+
     void clear()
     {
         size = 0;

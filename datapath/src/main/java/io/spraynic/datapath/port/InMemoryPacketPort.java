@@ -114,6 +114,16 @@ public final class InMemoryPacketPort implements PacketPort
         slots.clear();
     }
 
+    public void releaseLast(final PacketBurst burst)
+    {
+        final InMemoryPacketBurst slots = (InMemoryPacketBurst)burst;
+        if (slots.size() > 0)
+        {
+            giveBack(slots.slot(slots.size() - 1));
+            slots.removeLast();
+        }
+    }
+
     private void giveBack(final int slot)
     {
         if (owns(slot))

@@ -61,6 +61,15 @@ public interface PacketPort extends AutoCloseable
     void release(PacketBurst burst);
 
     /**
+     * Gives the last packet of {@code burst} back to its pool: a buffer claimed for a frame whose writer failed,
+     * which must not go on the wire empty. Not on the normal fast path.
+     */
+    default void releaseLast(final PacketBurst burst)
+    {
+        throw new UnsupportedOperationException(name() + " cannot give back one packet of a burst");
+    }
+
+    /**
      * Called on the poll thread before its first burst (a DPDK port registers it as an lcore).
      */
     default void onPollerStart()

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.port;
 
+import io.spraynic.datapath.fault.FaultLog;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.status.AtomicCounter;
 
@@ -8,6 +9,9 @@ import org.agrona.concurrent.status.AtomicCounter;
  * {@link BurstHandler}, release what is left. Run it with Agrona's {@code AgentRunner} and an
  * {@code IdleStrategy}; the work count it returns is the number of packets received, so an idle
  * port backs off and a busy one spins.
+ * <p>
+ * A handler that throws is caught, counted ({@link #faults()}) and logged with rate limiting; the burst is
+ * released whatever happens, so one bad frame cannot wedge the queue.
  */
 public final class PortPollAgent implements Agent
 {
@@ -16,7 +20,9 @@ public final class PortPollAgent implements Agent
     private final int burstCapacity;
     private final BurstHandler handler;
     private final AtomicCounter rxPackets;
+    private final FaultLog faultLog;
     private PacketBurst burst;
+    private long faults;
 
     /**
      * @param rxPackets counter of packets received; may be null.
@@ -33,6 +39,7 @@ public final class PortPollAgent implements Agent
         this.burstCapacity = burstCapacity;
         this.handler = handler;
         this.rxPackets = rxPackets;
+        this.faultLog = new FaultLog(roleName);
     }
 
     public void onStart()
@@ -52,12 +59,36 @@ public final class PortPollAgent implements Agent
         {
             rxPackets.getAndAddRelease(received);
         }
-        final int work = handler.onBurst(port, burst);
-        if (burst.size() > 0)
+        int work = 0;
+        try
         {
-            port.release(burst);
+            work = handler.onBurst(port, burst);
+        }
+        catch (final RuntimeException | AssertionError ex)
+        {
+            onFault(ex);
+        }
+        finally
+        {
+            if (burst.size() > 0)
+            {
+                port.release(burst);
+            }
         }
         return Math.max(work, received);
+    }
+
+    // out of line: the exceptional path may allocate
+    private void onFault(final Throwable fault)
+    {
+        faults++;
+        faultLog.record("burst", fault);
+    }
+
+    /** @return bursts whose handler threw (caught; the burst was released); poll thread. */
+    public long faults()
+    {
+        return faults;
     }
 
     public void onClose()

@@ -67,6 +67,18 @@ public final class PortFrameSink implements FrameSink
         {
             onStart();
         }
+        if (claimed >= 0)
+        {
+            // the last claim was never committed (its writer threw): its buffer is still ours, reuse it
+            if (burst.room(claimed) < maxLength)
+            {
+                abandonClaim();
+            }
+            else
+            {
+                return true;
+            }
+        }
         if (burst.size() == burst.capacity())
         {
             flush();
@@ -121,9 +133,20 @@ public final class PortFrameSink implements FrameSink
         {
             return 0;
         }
+        if (claimed >= 0)
+        {
+            abandonClaim(); // an unwritten buffer never goes on the wire (it would leave as an empty frame)
+        }
         final int sent = port.transmit(burst);
         transmitted += sent;
         return sent;
+    }
+
+    // control path: only after a writer threw between claim and commit
+    private void abandonClaim()
+    {
+        port.releaseLast(burst);
+        claimed = -1;
     }
 
     /** @return frames waiting in the TX burst. */

@@ -85,6 +85,20 @@ class DpdkRingPairTest
     }
 
     @Test
+    void shouldGiveBackOnlyTheLastPacketOfABurst()
+    {
+        final int before = pool.availableCount();
+        final PacketBurst tx = a.newBurst(8);
+        fill(a, tx, 3, 64, 7000);
+        a.releaseLast(tx); // a buffer claimed for a frame that was never written
+        assertEquals(2, tx.size());
+        assertEquals(2, a.transmit(tx));
+        assertEquals(sequenceList(7000, 2), toList(receive(b, 2, 5000)));
+        tx.close();
+        assertEquals(before, pool.availableCount());
+    }
+
+    @Test
     void shouldCountInPortStats()
     {
         pair.first().resetStats();

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.fault.FaultLog;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.wire.FrameClass;
@@ -19,6 +20,9 @@ import org.agrona.concurrent.NanoClock;
  * <p>
  * The engine, its connections and the protection domain belong to this agent's thread: post work requests
  * from that thread (completion queues may be polled from another).
+ * <p>
+ * A frame or tick that throws is caught, counted ({@link #faults()}) and logged with rate limiting, and the
+ * loop goes on; receive bursts are always released.
  */
 public final class SprayTransportAgent implements Agent
 {
@@ -30,7 +34,9 @@ public final class SprayTransportAgent implements Agent
     private final NanoClock clock;
     private final int burstCapacity;
     private final RoceFrame frame = new RoceFrame();
+    private final FaultLog faultLog;
     private PacketBurst[] rxBursts;
+    private long faults;
 
     /**
      * @param roleName      for logs.
@@ -57,6 +63,7 @@ public final class SprayTransportAgent implements Agent
         this.parser = new RoceParser(SprayOpcodes.TABLE, parseCounters, true);
         this.clock = clock;
         this.burstCapacity = burstCapacity;
+        this.faultLog = new FaultLog(roleName);
     }
 
     public void onStart()
@@ -82,22 +89,56 @@ public final class SprayTransportAgent implements Agent
         {
             final PacketBurst burst = rxBursts[i];
             final int n = ports[i].receive(burst);
-            for (int j = 0; j < n; j++)
+            try
             {
-                if (parser.parse(burst.memory(), burst.offset(j), burst.length(j), frame) == FrameClass.ROCE)
+                for (int j = 0; j < n; j++)
                 {
-                    engine.onFrame(frame, now);
+                    try
+                    {
+                        if (parser.parse(burst.memory(), burst.offset(j), burst.length(j), frame) == FrameClass.ROCE)
+                        {
+                            engine.onFrame(frame, now);
+                        }
+                    }
+                    catch (final RuntimeException | AssertionError ex)
+                    {
+                        onFault("frame", ex);
+                    }
                 }
             }
-            if (burst.size() > 0)
+            finally
             {
-                ports[i].release(burst);
+                if (burst.size() > 0)
+                {
+                    ports[i].release(burst);
+                }
             }
             received += n;
         }
-        final int work = engine.onTick(now);
-        output.flush();
+        int work = 0;
+        try
+        {
+            work = engine.onTick(now);
+            output.flush();
+        }
+        catch (final RuntimeException | AssertionError ex)
+        {
+            onFault("tick", ex);
+        }
         return received + work;
+    }
+
+    // out of line: the loops stay small for the JIT; the exceptional path may allocate
+    private void onFault(final String where, final Throwable fault)
+    {
+        faults++;
+        faultLog.record(where, fault);
+    }
+
+    /** @return frames and ticks that threw (caught, dropped); agent thread. */
+    public long faults()
+    {
+        return faults;
     }
 
     public void onClose()

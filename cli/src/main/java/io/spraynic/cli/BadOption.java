@@ -1,0 +1,111 @@
+package io.spraynic.cli;
+
+import java.util.Locale;
+
+/**
+ * A command-line value out of range: one sentence that names the option, the value given, what is allowed
+ * and a value that works ({@code --burst 1000: must be 1..512; try --burst 512}). The command line's handler
+ * prints it alone (no usage) and exits with 2, as for a value of the wrong type.
+ * <p>
+ * The checks return the value, so a command validates where it reads: {@code BadOption.range("--burst", burst, 1, 512)}.
+ */
+final class BadOption extends IllegalArgumentException
+{
+    private static final long serialVersionUID = 1L;
+
+    BadOption(final String option, final String value, final String allowed, final String fix)
+    {
+        super(option + " " + value + ": " + allowed + "; " + fix);
+    }
+
+    /** A whole number in {@code min..max}; the fix is the nearest allowed value. */
+    static long range(final String option, final long value, final long min, final long max)
+    {
+        if (value < min || value > max)
+        {
+            throw new BadOption(option, Long.toString(value), "must be " + min + ".." + max,
+                "try " + option + " " + Math.clamp(value, min, max));
+        }
+        return value;
+    }
+
+    /** {@link #range(String, long, long, long)} for an int. */
+    static int range(final String option, final int value, final int min, final int max)
+    {
+        return (int)range(option, (long)value, min, max);
+    }
+
+    /** A whole number at least {@code min}. */
+    static long atLeast(final String option, final long value, final long min)
+    {
+        if (value < min)
+        {
+            throw new BadOption(option, Long.toString(value), "must be at least " + min, "try " + option + " " + min);
+        }
+        return value;
+    }
+
+    /** A size (k/m/g suffixes) in {@code min..max} bytes; the fix is the nearest allowed size. */
+    static long size(final String option, final long value, final long min, final long max)
+    {
+        if (value < min || value > max)
+        {
+            throw new BadOption(option, size(value), "must be " + (max == Long.MAX_VALUE ? "at least " + size(min) :
+                size(min) + ".." + size(max)), "try " + option + " " + size(Math.clamp(value, min, max)));
+        }
+        return value;
+    }
+
+    /** A finite number {@code min <= value < maxExclusive}, e.g. a loss rate below 100 %. */
+    static double below(final String option, final double value, final double min, final double maxExclusive,
+        final double example)
+    {
+        if (!(value >= min && value < maxExclusive))
+        {
+            throw new BadOption(option, number(value), "must be at least " + number(min) + " and below " +
+                number(maxExclusive), "try " + option + " " + number(example));
+        }
+        return value;
+    }
+
+    /** A finite number above 0 (seconds, fractions); {@code example} is what the fix proposes. */
+    static double positive(final String option, final double value, final double example)
+    {
+        if (!(value > 0 && Double.isFinite(value)))
+        {
+            throw new BadOption(option, number(value), "must be a number above 0", "try " + option + " " + number(example));
+        }
+        return value;
+    }
+
+    /** A finite number in {@code min..max}. */
+    static double range(final String option, final double value, final double min, final double max, final double example)
+    {
+        if (!(value >= min && value <= max))
+        {
+            throw new BadOption(option, number(value), "must be " + number(min) + ".." + number(max),
+                "try " + option + " " + number(example));
+        }
+        return value;
+    }
+
+    /** @return a size as the options take it: 64k, 1m, 3g, or bytes. */
+    static String size(final long bytes)
+    {
+        for (final String unit : new String[]{"g", "m", "k"})
+        {
+            final int shift = unit.equals("g") ? 30 : unit.equals("m") ? 20 : 10;
+            if (bytes != 0 && bytes % (1L << shift) == 0)
+            {
+                return (bytes >> shift) + unit;
+            }
+        }
+        return Long.toString(bytes);
+    }
+
+    static String number(final double value)
+    {
+        return value == Math.rint(value) && Math.abs(value) < 1e15 ? Long.toString((long)value) :
+            String.format(Locale.ROOT, "%s", value);
+    }
+}

@@ -1,0 +1,187 @@
+package io.spraynic.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Every numeric, size and duration option of every command, given a value of the wrong type, out of range,
+ * non-finite or overflowing: the command answers with exit code 2 and one sentence that names the option and
+ * the value, says what is allowed and gives a value that works, and never prints the usage (that is for
+ * {@code --help}). Each bad value is refused before the command starts anything (no DPDK, no files).
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class BadArgumentsTest
+{
+    /** A command line (the bad option and its value last), the option and value the sentence must name. */
+    private static Arguments bad(final String commandLine, final String allowedHint)
+    {
+        final String[] args = commandLine.split(" ");
+        return Arguments.of(String.join(" ", args), args[args.length - 2], args[args.length - 1], allowedHint);
+    }
+
+    static Stream<Arguments> badArguments()
+    {
+        final List<Arguments> table = new ArrayList<>();
+        // spraynic demo (spray mode: the fabric options; raw mode: its own)
+        table.add(bad("demo --planes 0", "1..8"));
+        table.add(bad("demo --planes 9", "1..8"));
+        table.add(bad("demo --planes two", "not a whole number"));
+        table.add(bad("demo --planes 99999999999", "too large"));
+        table.add(bad("demo --planes 4 --paths 3", "4..64"));
+        table.add(bad("demo --paths 65", "..64"));
+        table.add(bad("demo --paths 8x", "not a whole number"));
+        table.add(bad("demo --loss 100", "below 100"));
+        table.add(bad("demo --loss -1", "at least 0"));
+        table.add(bad("demo --loss NaN", "not a finite"));
+        table.add(bad("demo --loss Infinity", "not a finite"));
+        table.add(bad("demo --loss 1%", "not a number"));
+        table.add(bad("demo --size 2x", "not a size"));
+        table.add(bad("demo --size 100k", "at least 1m"));
+        table.add(bad("demo --size 99999999999g", "too large"));
+        table.add(bad("demo --size 99999999999999999999", "too large"));
+        table.add(bad("demo --size -5m", "negative"));
+        table.add(bad("demo --streams 0", "1..256"));
+        table.add(bad("demo --streams 257", "1..256"));
+        table.add(bad("demo --timeout 0", "1..86400"));
+        table.add(bad("demo --timeout 1.5", "not a whole number"));
+        table.add(bad("demo --mode raw --frame-size 59", "60..2048"));
+        table.add(bad("demo --mode raw --frame-size 4096", "60..2048"));
+        table.add(bad("demo --mode raw --burst 0", "1..512"));
+        table.add(bad("demo --mode raw --burst 513", "1..512"));
+        table.add(bad("demo --mode raw --frames 0", "at least 1"));
+        table.add(bad("demo --mode raw --frames lots", "not a size"));
+        // spraynic bench
+        table.add(bad("bench raw --seconds 0", "above 0"));
+        table.add(bad("bench raw --seconds NaN", "not a finite"));
+        table.add(bad("bench raw --burst 0", "1..512"));
+        table.add(bad("bench raw --length 59", "60..2048"));
+        table.add(bad("bench raw --length 64b", "not a whole number"));
+        table.add(bad("bench raw --rounds 0", "at least 1"));
+        table.add(bad("bench raw --processes 0", "at least 1"));
+        table.add(bad("bench nic --queues 17", "1..16"));
+        table.add(bad("bench nic --seconds -1", "above 0"));
+        table.add(bad("bench workers --workers 0", "1..16"));
+        table.add(bad("bench workers --seconds 0", "above 0"));
+        table.add(bad("bench latency --length 7", "8.."));
+        table.add(bad("bench latency --iterations 0", "at least 1"));
+        table.add(bad("bench latency --warmup -1", "at least 0"));
+        table.add(bad("bench latency --rounds 0", "at least 1"));
+        table.add(bad("bench throughput --seconds 0", "above 0"));
+        table.add(bad("bench throughput --warmup -1", "0..3600"));
+        table.add(bad("bench throughput --threads 3", "1..2"));
+        table.add(bad("bench throughput --sizes 64,0", "1..1073741824"));
+        table.add(bad("bench throughput --sizes 64,x", "not a whole number"));
+        // spraynic nic
+        table.add(bad("nic --config net_null --seconds -1", "0..31536000"));
+        table.add(bad("nic --config net_null --seconds NaN", "not a finite"));
+        table.add(bad("nic --config net_null --workers 0", "1..64"));
+        table.add(bad("nic --config net_null --workers 65", "1..64"));
+        table.add(bad("nic --config net_null --expose 2t", "not a size"));
+        table.add(bad("nic --config net_null --expose 2048g", "0..1024g"));
+        table.add(bad("nic --config net_null --ipc-client-timeout 0", "above 0"));
+        // spraynic transfer
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --size 0", "at least 1"));
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --size 2x", "not a size"));
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --message 2g", "1..1g"));
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --workers 0", "1..64"));
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --paths 65", "1..64"));
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --timeout 0", "1..86400"));
+        // spraynic client
+        table.add(bad("client --size 0", "at least 1"));
+        table.add(bad("client --message 0", "1..1g"));
+        table.add(bad("client --timeout 0", "0.001..86400"));
+        table.add(bad("client --timeout NaN", "not a finite"));
+        // spraynic stat
+        table.add(bad("stat --watch -1", "0..86400"));
+        table.add(bad("stat --watch Infinity", "not a finite"));
+        // spraynic experiment
+        table.add(bad("experiment loss-sweep --planes 17", "1..16"));
+        table.add(bad("experiment loss-sweep --realtime --planes 9", "1..8"));
+        table.add(bad("experiment loss-sweep --bytes 1k", "at least 1m"));
+        table.add(bad("experiment loss-sweep --realtime --repeats 16", "1..15"));
+        table.add(bad("experiment loss-sweep --realtime --loss 0,100", "below 100"));
+        table.add(bad("experiment loss-sweep --realtime --loss 1,NaN", "not a finite"));
+        table.add(bad("experiment reorder --bytes 4k", "at least 1m"));
+        table.add(bad("experiment incast --senders 8,251", "1..250"));
+        table.add(bad("experiment incast --bytes 1k", "at least 4k"));
+        table.add(bad("experiment incast --band 1", "below 1"));
+        table.add(bad("experiment incast --band NaN", "not a finite"));
+        table.add(bad("experiment planes --planes 0", "1..16"));
+        table.add(bad("experiment planes --connections 8001", "1..8000"));
+        table.add(bad("experiment planes --bytes 1k", "at least 1m"));
+        table.add(bad("experiment plane-failure --planes 1", "2..16"));
+        table.add(bad("experiment plane-failure --bytes 1k", "at least 1m"));
+        table.add(bad("experiment plane-failure --fail-at-us 0", "1.."));
+        table.add(bad("experiment plane-failure --fail-at-us 99999999999999999", "1.."));
+        table.add(bad("experiment plane-failure --bin-us 0", "1.."));
+        table.add(bad("experiment collectives --nodes 12", "multiple of 8"));
+        table.add(bad("experiment collectives --nodes 256", "8..128"));
+        table.add(bad("experiment collectives --bytes 1k", "at least 64k"));
+        table.add(bad("experiment collectives --all-to-all-bytes 1k", "at least 64k"));
+        return table.stream();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("badArguments")
+    void shouldRefuseABadValueInOneSentenceThatNamesTheOptionAndAFix(
+        final String commandLine, final String option, final String value, final String allowed)
+    {
+        final CliTestSupport.Run run = CliTestSupport.run(commandLine.split(" "));
+        final String err = run.err().strip();
+        System.out.println(err); // the table's sentences, for review in the test report
+        assertEquals(2, run.exitCode(), commandLine + ": " + run.err() + run.out());
+        assertEquals(1, err.lines().count(), "one sentence: " + err);
+        assertTrue(err.startsWith("spraynic "), err);
+        assertTrue(err.contains(": " + option + " "), "names the option: " + err);
+        assertTrue(err.contains(option + " " + value.replaceFirst("^.*,", "") + ": ") ||
+            err.contains(option + " " + value + ": "), "names the value: " + err);
+        assertTrue(err.contains(allowed), "says what is allowed (" + allowed + "): " + err);
+        assertTrue(err.contains("; try " + option + " "), "gives a value that works: " + err);
+        assertFalse(err.contains("Usage") || run.out().contains("Usage"), "no usage dump: " + err + run.out());
+        assertFalse(err.contains("\tat ") || err.contains("Exception"), "no stack trace or exception name: " + err);
+    }
+
+    @Test
+    void shouldProposeValuesThatAreAccepted()
+    {
+        // the fix a range error proposes is itself in range: --loss 100 proposes a rate below 100
+        final CliTestSupport.Run loss = CliTestSupport.run("demo", "--loss", "100");
+        assertTrue(loss.err().contains("try --loss 1"), loss.err());
+        final CliTestSupport.Run burst = CliTestSupport.run("demo", "--mode", "raw", "--burst", "1000");
+        assertTrue(burst.err().contains("try --burst 512"), burst.err());
+        final CliTestSupport.Run size = CliTestSupport.run("demo", "--size", "100k");
+        assertTrue(size.err().contains("try --size 1m"), size.err());
+    }
+
+    @Test
+    void shouldRefuseOtherParameterErrorsInOneLineWithoutUsage()
+    {
+        for (final String[] args : List.of(
+            new String[]{"demo", "--no-such-option"},
+            new String[]{"nic"},
+            new String[]{"demo", "--planes"},
+            new String[]{"bench", "raw", "--seconds", "1", "extra"}))
+        {
+            final CliTestSupport.Run run = CliTestSupport.run(args);
+            final String err = run.err().strip();
+            System.out.println(err);
+            assertEquals(2, run.exitCode(), Arrays.toString(args) + ": " + err);
+            assertEquals(1, err.lines().count(), Arrays.toString(args) + ": " + err);
+            assertTrue(err.endsWith("--help lists the options"), err);
+            assertFalse(err.contains("Usage") || run.out().contains("Usage"), err + run.out());
+        }
+    }
+}

@@ -1,0 +1,127 @@
+package io.spraynic.datapath.nic;
+
+import io.spraynic.datapath.port.InMemoryLink;
+import io.spraynic.datapath.port.PacketPort;
+import io.spraynic.datapath.verbs.AccessFlags;
+import io.spraynic.datapath.verbs.MemoryRegion;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A serving NIC that says it exposes more than it registered (issue 12, item 10): the visitor's WRITEs past the
+ * registered end draw a remote access error, and the visitor learns it at once, as a failed work request, instead
+ * of faults in its worker and probes until its time-out.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class LyingPeerTest
+{
+    private static final Duration WAIT = Duration.ofSeconds(20);
+
+    @TempDir
+    Path dir;
+
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+    private final Arena arena = Arena.ofShared();
+
+    @AfterEach
+    void closeAll() throws Exception
+    {
+        for (int i = closeables.size() - 1; i >= 0; i--)
+        {
+            closeables.get(i).close();
+        }
+        arena.close();
+    }
+
+    private EmbeddedNic[] start() throws Exception
+    {
+        final EmbeddedNic[] nics = new EmbeddedNic[2];
+        final PacketPort[][][] ports = new PacketPort[2][1][1];
+        final InMemoryLink link = new InMemoryLink("lying", 1024, 2048 + InMemoryLink.HEADROOM);
+        closeables.add(link);
+        ports[0][0][0] = link.first();
+        ports[1][0][0] = link.second();
+        for (int h = 0; h < 2; h++)
+        {
+            final EmbeddedNicConfig config = new EmbeddedNicConfig().mode(NicConnection.Kind.SPRAY).workers(1).planes(1)
+                .connections(8, 4, 1024).bursts(32, 2048).sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig)
+                .listen(h == 1).local(0, 0x0A00_0001 + h, 0x02_00_00_00_00_01L + h);
+            final CountersFile counters = CountersFile.create(dir, "lying" + h, 4096);
+            closeables.add(counters);
+            nics[h] = EmbeddedNic.start(config, ports[h], counters);
+            closeables.add(nics[h]);
+        }
+        return nics;
+    }
+
+    @Test
+    void shouldFailAVisitToANicThatClaimsMoreThanItRegistered() throws Exception
+    {
+        final EmbeddedNic[] nics = start();
+        final EmbeddedNic visitor = nics[0];
+        final EmbeddedNic server = nics[1];
+        final long registered = 256 * 1024 + 1000;
+        final MemoryRegion exposed = server.register(arena.allocate(registered, 4096),
+            AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
+        // what spraynic nic --expose publishes, with the length a lying server would claim
+        java.nio.file.Files.writeString(dir.resolve("nic.addr"), "planes=1 ip.0=" +
+            io.spraynic.datapath.wire.Wire.ipv4ToString(server.localIpv4(0)) + " mac.0=" +
+            io.spraynic.datapath.wire.Wire.macToString(server.localMac(0)) + " addr=" + exposed.address() + " rkey=" +
+            exposed.rkey() + " length=" + (16L << 20));
+        final long start = System.nanoTime();
+        final IllegalStateException failure = assertThrows(IllegalStateException.class,
+            () -> PeerExchange.visit(visitor, dir, 4L << 20, 64 * 1024, WAIT));
+        final long millis = (System.nanoTime() - start) / 1_000_000;
+        assertTrue(failure.getMessage().contains("REM_ACCESS_ERR"), failure.getMessage());
+        assertTrue(millis < 5_000, "failed after " + millis + " ms: " + failure.getMessage());
+        // the writes still in flight referenced memory visit() frees on its way out: its NIC must have stopped first
+        Thread.sleep(200);
+        assertEquals(Map.of(), visitor.faultCounts(), "exceptions in the visitor's workers");
+    }
+
+    @Test
+    void shouldFailWritesPastTheRegisteredEndAtOnceWithARemoteAccessError() throws Exception
+    {
+        final EmbeddedNic[] nics = start();
+        final EmbeddedNic visitor = nics[0];
+        final EmbeddedNic server = nics[1];
+        final long registered = 256 * 1024;
+        final long claimed = 4 * registered; // what the lying nic.addr says
+        final MemoryRegion exposed = server.register(arena.allocate(registered, 4096),
+            AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
+        final MemorySegment source = PeerExchange.pattern(arena, claimed, 5);
+        final MemoryRegion local = visitor.register(source, AccessFlags.NONE);
+        final NicConnection connection = visitor.connect(new int[]{server.localIpv4(0)}, new long[]{server.localMac(0)}, WAIT);
+
+        final long start = System.nanoTime();
+        final IllegalStateException failure = assertThrows(IllegalStateException.class,
+            () -> PeerExchange.write(connection, local, exposed.address(), exposed.rkey(), 64 * 1024, false, WAIT));
+        final long millis = (System.nanoTime() - start) / 1_000_000;
+        assertTrue(failure.getMessage().contains("REM_ACCESS_ERR"), failure.getMessage());
+        assertTrue(millis < 5_000, "failed after " + millis + " ms: " + failure.getMessage());
+
+        Thread.sleep(20);
+        final Map<String, Long> v = HostileWire.counters(visitor);
+        final Map<String, Long> s = HostileWire.counters(server);
+        assertEquals(0, HostileWire.sum(v, "frame faults (exception handling a frame, dropped)") +
+            HostileWire.sum(v, "loop faults (exception in a command, poller, post or tick)"), v.toString());
+        assertEquals(0, HostileWire.sum(s, "frame faults (exception handling a frame, dropped)") +
+            HostileWire.sum(s, "loop faults (exception in a command, poller, post or tick)"), s.toString());
+        assertTrue(HostileWire.sum(v, ": probes_sent") < 100, "probes: " + HostileWire.sum(v, ": probes_sent"));
+    }
+}

@@ -1,0 +1,97 @@
+package io.spraynic.datapath.nic;
+
+import io.spraynic.datapath.port.InMemoryLink;
+import io.spraynic.datapath.port.PacketPort;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A command and a poller that throw on a live worker: each is caught, counted as a loop fault and logged once;
+ * the throwing poller is removed (it would throw on every loop), the next command runs, and the worker still
+ * carries a verified transfer.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class NicWorkerFaultIsolationTest
+{
+    private static final Duration WAIT = Duration.ofSeconds(20);
+
+    @TempDir
+    Path dir;
+
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+
+    @AfterEach
+    void closeAll() throws Exception
+    {
+        for (int i = closeables.size() - 1; i >= 0; i--)
+        {
+            closeables.get(i).close();
+        }
+    }
+
+    @Test
+    void shouldSurviveACommandAndAPollerThatThrow() throws Exception
+    {
+        final EmbeddedNic[] nics = new EmbeddedNic[2];
+        final InMemoryLink link = new InMemoryLink("faults", 1024, 2048 + InMemoryLink.HEADROOM);
+        closeables.add(link);
+        final PacketPort[][][] ports = {{{link.first()}}, {{link.second()}}};
+        for (int h = 0; h < 2; h++)
+        {
+            final EmbeddedNicConfig config = new EmbeddedNicConfig().mode(NicConnection.Kind.SPRAY).workers(1).planes(1)
+                .connections(4, 4, 1024).bursts(32, 2048).sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig)
+                .listen(h == 1).local(0, 0x0A00_0001 + h, 0x02_00_00_00_00_01L + h);
+            final CountersFile counters = CountersFile.create(dir, "faults" + h, 4096);
+            closeables.add(counters);
+            nics[h] = EmbeddedNic.start(config, ports[h], counters);
+            closeables.add(nics[h]);
+        }
+        final NicWorker worker = nics[0].worker(0);
+        final AtomicInteger pollerRuns = new AtomicInteger();
+        final AtomicInteger afterwards = new AtomicInteger();
+        assertTrue(worker.offer((w, now) ->
+        {
+            throw new IllegalStateException("a command that throws");
+        }));
+        assertTrue(worker.offer((w, now) -> w.addPoller(() ->
+        {
+            pollerRuns.incrementAndGet();
+            throw new IllegalArgumentException("a poller that throws");
+        })));
+        assertTrue(worker.offer((w, now) -> afterwards.incrementAndGet()));
+        final long deadline = System.nanoTime() + WAIT.toNanos();
+        while (afterwards.get() == 0 || pollerRuns.get() == 0)
+        {
+            assertTrue(System.nanoTime() < deadline, "the worker went on after the faults");
+            Thread.sleep(5);
+        }
+        Thread.sleep(50);
+        assertEquals(1, pollerRuns.get(), "a poller that threw is removed");
+        assertEquals(Map.of("command java.lang.IllegalStateException", 1L, "poller java.lang.IllegalArgumentException", 1L),
+            nics[0].faultCounts());
+        assertEquals(2, HostileWire.sum(HostileWire.counters(nics[0]),
+            "loop faults (exception in a command, poller, post or tick)"));
+
+        final HostileWire.Legit legit = connect(nics[0], nics[1]);
+        assertEquals(-1, HostileWire.verifiedTransfer(legit, nics[0], nics[1], 1L << 20, 3, WAIT));
+    }
+
+    private static HostileWire.Legit connect(final EmbeddedNic a, final EmbeddedNic b)
+    {
+        final NicConnection client = a.connect(new int[]{b.localIpv4(0)}, new long[]{b.localMac(0)}, WAIT);
+        return new HostileWire.Legit(client, b.accept(WAIT));
+    }
+}
