@@ -59,6 +59,98 @@ final class FrameFuzz
     static Report run(final HostileWire wire, final long frames, final long transferBytes, final Duration timeout)
         throws Exception
     {
+        return prepare(wire, timeout).round(frames, transferBytes, timeout);
+    }
+
+    /** The connections and the mutator of a run; {@link #round} attacks, and may be called again (the soak). */
+    record Session(HostileWire wire, HostileWire.Legit legit, FrameMutator mutator, SeedFrames seeds, int seedCount)
+    {
+        /**
+         * Injects {@code frames} more mutated frames while verified transfers run back to back on the legitimate
+         * connection, then one more transfer after the last hostile frame.
+         */
+        Report round(final long frames, final long transferBytes, final Duration timeout) throws Exception
+        {
+            final Map<String, Long> before = HostileWire.counters(wire.b());
+            final long sentBefore = wire.attackFramesSent();
+            final long target = mutator.produced() + frames;
+            final long start = System.nanoTime();
+            wire.attack(new HostileWire.Attacker()
+            {
+                public boolean hasNext(final int plane)
+                {
+                    return mutator.produced() < target && mutator.nextPlane() == plane;
+                }
+
+                public int next(final int plane, final MemorySegment memory, final long offset, final int room)
+                {
+                    return mutator.next(memory, offset, room);
+                }
+            });
+            int transfers = 0;
+            long verified = 0;
+            do
+            {
+                final long mismatch = HostileWire.verifiedTransfer(legit, wire.a(), wire.b(), transferBytes,
+                    1000 + transfers, timeout);
+                if (mismatch != -1)
+                {
+                    throw new AssertionError("legitimate transfer " + transfers + " differs at byte " + mismatch +
+                        " after " + wire.attackFramesSent() + " hostile frames (last: " + mutator.lastDescription() + ")");
+                }
+                transfers++;
+                verified += transferBytes;
+                if (System.nanoTime() - start > timeout.toNanos() * 4 + frames / 1000 * 1_000_000L)
+                {
+                    throw new AssertionError("the attack did not finish: " + (wire.attackFramesSent() - sentBefore) +
+                        " of " + frames + " sent");
+                }
+            }
+            while (wire.attackFramesSent() - sentBefore < frames);
+            wire.attack(null);
+            final double seconds = (System.nanoTime() - start) / 1e9;
+            // one more transfer after the last hostile frame: the NIC still works
+            if (HostileWire.verifiedTransfer(legit, wire.a(), wire.b(), transferBytes, 999, timeout) != -1)
+            {
+                throw new AssertionError("the transfer after the attack failed verification");
+            }
+            transfers++;
+            verified += transferBytes;
+            Thread.sleep(50); // counters are published every millisecond
+            final Map<String, Long> after = HostileWire.counters(wire.b());
+            final Map<String, Long> parse = new TreeMap<>();
+            final Map<String, Long> drops = new TreeMap<>();
+            after.forEach((label, value) ->
+            {
+                final long delta = value - before.getOrDefault(label, 0L);
+                if (delta == 0 || !label.startsWith("worker "))
+                {
+                    return;
+                }
+                final String what = label.substring(label.indexOf(": ") + 2);
+                if (what.startsWith("parse "))
+                {
+                    parse.merge(what.substring(6), delta, Long::sum);
+                }
+                else if (what.startsWith("spray "))
+                {
+                    drops.merge(what.substring(6), delta, Long::sum);
+                }
+            });
+            return new Report(wire.attackFramesSent() - sentBefore, mutator.deterministicCount(), seedCount,
+                seeds.capturedOpcodes().toString(), transfers, verified, seconds,
+                HostileWire.sum(after, ": rx frames") - HostileWire.sum(before, ": rx frames"), parse, drops,
+                HostileWire.sum(after, "frame faults (exception handling a frame, dropped)") -
+                HostileWire.sum(before, "frame faults (exception handling a frame, dropped)"),
+                HostileWire.sum(after, "loop faults (exception in a command, poller, post or tick)") -
+                HostileWire.sum(before, "loop faults (exception in a command, poller, post or tick)"),
+                wire.b().faultCounts());
+        }
+    }
+
+    /** Opens the decoy (recording its frames as seeds) and the legitimate connection. */
+    static Session prepare(final HostileWire wire, final Duration timeout) throws Exception
+    {
         // the decoy: frames of a live connection, every kind it sends, recorded off the wire
         final HostileWire.Legit decoy = wire.connect(timeout);
         final SeedFrames seeds = new SeedFrames();
@@ -78,75 +170,7 @@ final class FrameFuzz
         final int legitClient = legit.client().localId;
         final FrameMutator mutator = new FrameMutator(seedList, 0x5EED_F022L,
             cid -> cid == legitServer || cid == legitClient, decoyCid);
-
-        final Map<String, Long> before = HostileWire.counters(wire.b());
-        final long start = System.nanoTime();
-        wire.attack(new HostileWire.Attacker()
-        {
-            public boolean hasNext(final int plane)
-            {
-                return mutator.produced() < frames && mutator.nextPlane() == plane;
-            }
-
-            public int next(final int plane, final MemorySegment memory, final long offset, final int room)
-            {
-                return mutator.next(memory, offset, room);
-            }
-        });
-        int transfers = 0;
-        long verified = 0;
-        do
-        {
-            final long mismatch = HostileWire.verifiedTransfer(legit, wire.a(), wire.b(), transferBytes, 1000 + transfers,
-                timeout);
-            if (mismatch != -1)
-            {
-                throw new AssertionError("legitimate transfer " + transfers + " differs at byte " + mismatch + " after " +
-                    wire.attackFramesSent() + " hostile frames (last: " + mutator.lastDescription() + ")");
-            }
-            transfers++;
-            verified += transferBytes;
-            if (System.nanoTime() - start > timeout.toNanos() * 4)
-            {
-                throw new AssertionError("the attack did not finish: " + wire.attackFramesSent() + " of " + frames + " sent");
-            }
-        }
-        while (wire.attackFramesSent() < frames);
-        wire.attack(null);
-        final double seconds = (System.nanoTime() - start) / 1e9;
-        // one more transfer after the last hostile frame: the NIC still works
-        if (HostileWire.verifiedTransfer(legit, wire.a(), wire.b(), transferBytes, 999, timeout) != -1)
-        {
-            throw new AssertionError("the transfer after the attack failed verification");
-        }
-        transfers++;
-        verified += transferBytes;
-        Thread.sleep(50); // counters are published every millisecond
-        final Map<String, Long> after = HostileWire.counters(wire.b());
-        final Map<String, Long> parse = new TreeMap<>();
-        final Map<String, Long> drops = new TreeMap<>();
-        after.forEach((label, value) ->
-        {
-            final long delta = value - before.getOrDefault(label, 0L);
-            if (delta == 0 || !label.startsWith("worker "))
-            {
-                return;
-            }
-            final String what = label.substring(label.indexOf(": ") + 2);
-            if (what.startsWith("parse "))
-            {
-                parse.merge(what.substring(6), delta, Long::sum);
-            }
-            else if (what.startsWith("spray "))
-            {
-                drops.merge(what.substring(6), delta, Long::sum);
-            }
-        });
-        return new Report(wire.attackFramesSent(), mutator.deterministicCount(), seedList.size(),
-            seeds.capturedOpcodes().toString(), transfers, verified, seconds,
-            HostileWire.sum(after, ": rx frames") - HostileWire.sum(before, ": rx frames"), parse, drops,
-            HostileWire.sum(after, "frame faults (exception handling a frame, dropped)"),
-            HostileWire.sum(after, "loop faults (exception in a command, poller, post or tick)"), wire.b().faultCounts());
+        return new Session(wire, legit, mutator, seeds, seedList.size());
     }
 
     // WRITEs (the last with immediate data) and READs each way on the decoy: data, ACKs and READ responses to B

@@ -68,6 +68,12 @@ final class HostileWire implements AutoCloseable
     private volatile Attacker attacker;
     private volatile Tap tap;
     private volatile long attackFramesSent;
+    // the fabric's random loss on legitimate frames, both ways (soak): a lost frame leaves the switch with the local
+    // experimental EtherType, so the receiving parser drops it (not IP) before any transport sees it: a loss to the
+    // transport, counted by the parser (a ring-pair burst cannot drop a frame from its middle)
+    private volatile double lossFraction;
+    private final java.util.SplittableRandom lossRandom = new java.util.SplittableRandom(0x105E);
+    private volatile long framesLost;
     private volatile Throwable switchFailure;
 
     HostileWire(final Path dir, final String name, final Consumer<EmbeddedNicConfig> tune)
@@ -154,6 +160,17 @@ final class HostileWire implements AutoCloseable
     void tap(final Tap tap)
     {
         this.tap = tap;
+    }
+
+    /** Drops (as S6 sees a loss) this fraction of the legitimate frames the switch forwards, both ways. */
+    void loss(final double fraction)
+    {
+        this.lossFraction = fraction;
+    }
+
+    long framesLost()
+    {
+        return framesLost;
     }
 
     long attackFramesSent()
@@ -254,6 +271,19 @@ final class HostileWire implements AutoCloseable
             for (int i = 0; i < burst.size(); i++)
             {
                 t.onFrame(toB, plane, burst.memory(), burst.offset(i), burst.length(i));
+            }
+        }
+        final double loss = lossFraction;
+        if (loss > 0)
+        {
+            for (int i = 0; i < burst.size(); i++)
+            {
+                if (lossRandom.nextDouble() < loss)
+                {
+                    burst.memory().set(java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN),
+                        burst.offset(i) + 12, (short)0x88B5);
+                    framesLost++;
+                }
             }
         }
         to.transmit(burst);
