@@ -25,8 +25,8 @@ import java.util.TreeMap;
  * immediate, READs each way) while a tap records what A sends to B; those frames, completed by
  * {@link SeedFrames}, seed a {@link FrameMutator} whose frames the attacker merges into B's receive queues. The
  * decoy is the target (its CID is in the frames); the legitimate connection, opened after it, carries verified
- * transfers back to back until the attack ends, and its CIDs are never named by a mutated frame (nothing is
- * authenticated yet: forging them is a separate attack).
+ * transfers back to back until the attack ends, and its CIDs are never named by a mutated frame (forging frames of
+ * a known connection is SprayAuthenticationTest's attack; here the decoy's frames fail their tags, S12).
  */
 final class FrameFuzz
 {
@@ -44,8 +44,27 @@ final class FrameFuzz
         }
     }
 
+    /**
+     * The transport counters that count a hostile input once each: refused by a check (malformed, unknown connection,
+     * no room, a tag, an address, a RESYNC, the MSN window, a NACK, a pre-shared-key proof) or, for a CONNECT,
+     * answered without state (a RETRY or REJECT) or left unanswered past the response rate (S9.1, S12).
+     */
+    static final List<String> REFUSALS = List.of("malformed", "unknown_connection", "no_resources", "auth_failures",
+        "address_mismatches", "resyncs_refused", "msn_out_of_window", "nacks_unmatched", "handshake_auth_failures",
+        "connect_retries_sent", "connect_rejects_sent", "connect_responses_rate_limited");
+
     private FrameFuzz()
     {
+    }
+
+    static long refusals(final Map<String, Long> drops)
+    {
+        long sum = 0;
+        for (final String reason : REFUSALS)
+        {
+            sum += drops.getOrDefault(reason, 0L);
+        }
+        return sum;
     }
 
     static Report run(final Path dir, final long frames, final long transferBytes, final Duration timeout) throws Exception

@@ -1,6 +1,7 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.wire.ConnectionHeader;
+import io.spraynic.datapath.wire.HandshakeBlock;
 import io.spraynic.datapath.wire.EthernetHeader;
 import io.spraynic.datapath.wire.FrameClass;
 import io.spraynic.datapath.wire.ParseCounters;
@@ -33,8 +34,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The three remote triggers that used to stop a worker's receive queue for good (issue 12, item 1), sent by an
  * attacker on the same L2 through B's real DPDK queues: a CONNECT with {@code paths = 0}, one with an MTU outside
- * S4.3, and more CONNECTs than a worker has connection slots. Each is counted and dropped; a valid CONNECT sent
- * after them is answered, no worker caught an exception, and a legitimate transfer over both workers still
+ * S4.3, and more CONNECTs than a worker has connection slots. Each is refused by reason (S9.1.1) or answered
+ * statelessly (S12.9) and counted, none creates a connection; a valid CONNECT sent after them is answered, no worker caught an exception, and a legitimate transfer over both workers still
  * completes with every byte verified.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
@@ -73,10 +74,14 @@ class HostileConnectDpdkTest
             .udpSourcePort(50_000).destQp(0).psn(0).opcode(SprayOpcodes.CONNECT);
         try (Arena arena = Arena.ofConfined())
         {
-            final MemorySegment frame = arena.allocate(writer.frameLength(0));
+            final MemorySegment frame = arena.allocate(writer.frameLength(HandshakeBlock.LENGTH));
             ConnectionHeader.write(frame, writer.payloadOffset() - ConnectionHeader.LENGTH, 0, paths,
                 HostileWire.PLANES, mtu, streams, senderCid, 0x1234, 100_000, token);
-            final int length = writer.writeFrame(frame, 0, 0);
+            // S5.6: no cookie yet, a public key (the X25519 base point: any well-formed key does before the cookie)
+            final byte[] publicKey = new byte[HandshakeBlock.PUBLIC_KEY_LENGTH];
+            publicKey[0] = 9;
+            HandshakeBlock.writePublicKey(frame, writer.payloadOffset(), publicKey);
+            final int length = writer.writeFrame(frame, 0, HandshakeBlock.LENGTH);
             return frame.asSlice(0, length).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
         }
     }
@@ -116,14 +121,15 @@ class HostileConnectDpdkTest
         wire.tap((toB, plane, memory, offset, length) ->
         {
             if (!toB && EthernetHeader.destinationMac(memory, offset) == ATTACKER_MAC &&
-                parser.parse(memory, offset, length, parsed) == FrameClass.ROCE && parsed.opcode() == SprayOpcodes.CONNECT_ACK)
+                parser.parse(memory, offset, length, parsed) == FrameClass.ROCE && parsed.opcode() == SprayOpcodes.CONNECT_RETRY)
             {
                 answeredTokens.add(ConnectionHeader.token(memory, parsed.customHeaderOffset()));
             }
         });
         final Map<String, Long> before = HostileWire.counters(wire.b());
 
-        // 1. malformed limits, on both workers (token mod 2), then a valid CONNECT on each: answered
+        // 1. malformed limits, on both workers (token mod 2), then a valid CONNECT on each: answered statelessly with
+        // a cookie (S9.1), since it carries none
         final List<byte[]> malformed = new ArrayList<>();
         for (long token = 10; token < 12; token++)
         {
@@ -140,25 +146,27 @@ class HostileConnectDpdkTest
         awaitTrue(() -> answeredTokens.contains(20L) && answeredTokens.contains(21L),
             "B answered a valid CONNECT sent after the malformed ones, on both workers");
         Map<String, Long> now = HostileWire.counters(wire.b());
-        assertEquals(12, delta(before, now, "spray malformed"), "each CONNECT with bad limits counted as malformed");
+        assertEquals(12, delta(before, now, "spray refused_bad_parameters"), "each CONNECT with bad limits refused (S9.1.1)");
 
-        // 2. more CONNECTs than a worker has slots, on each worker
+        // 2. more CONNECTs than a worker has slots, on each worker: none carries a cookie, so none creates state; each
+        // is answered with a RETRY or, past the response rate, counted and left unanswered (S12.9)
+        final int connectionsBefore = connections(wire.b());
         final List<byte[]> flood = new ArrayList<>();
         for (int i = 0; i < 2 * FLOOD_PER_WORKER; i++)
         {
             flood.add(connect(4, 1024, 4, 1000 + i, 0x1000 + i));
         }
         send(flood);
-        // each worker had 64 slots: B's legitimate connection holds one, the valid CONNECTs of step 1 two
-        final long expectedRefused = 2L * FLOOD_PER_WORKER + 3 - 2 * 64;
-        awaitTrue(() -> delta(before, HostileWire.counters(wire.b()), "spray no_resources") >= expectedRefused,
-            "CONNECTs finding no room are counted as no_resources");
+        awaitTrue(() -> delta(before, HostileWire.counters(wire.b()), "spray connect_retries_sent") +
+            delta(before, HostileWire.counters(wire.b()), "spray connect_responses_rate_limited") >= 2L * FLOOD_PER_WORKER + 2,
+            "every cookie-less CONNECT answered with a RETRY or counted as rate-limited");
+        assertEquals(connectionsBefore, connections(wire.b()), "a CONNECT without a cookie creates no connection");
 
         // 3. the legitimate connection still carries a verified transfer; nothing threw in any worker
         final long mismatch = HostileWire.verifiedTransfer(legit, wire.a(), wire.b(), 8L << 20, 77, WAIT);
         assertEquals(-1, mismatch, "first mismatching byte");
         now = HostileWire.counters(wire.b());
-        assertEquals(expectedRefused, delta(before, now, "spray no_resources"), now.toString());
+        assertEquals(0, delta(before, now, "spray no_resources"), now.toString());
         assertEquals(0, HostileWire.sum(now, "frame faults (exception handling a frame, dropped)"), now.toString());
         assertEquals(0, HostileWire.sum(now, "loop faults (exception in a command, poller, post or tick)"), now.toString());
         assertNull(wire.switchFailure());
@@ -170,6 +178,16 @@ class HostileConnectDpdkTest
         wire.attack(new ListAttacker(frames));
         awaitTrue(() -> wire.attackFramesSent() >= target, "the attacker sent its frames");
         wire.attack(null);
+    }
+
+    private static int connections(final EmbeddedNic nic)
+    {
+        int n = 0;
+        for (int w = 0; w < HostileWire.WORKERS; w++)
+        {
+            n += ((SprayWorkerTransport)nic.worker(w).transport()).engine().connectionCount(); // a size read across threads: after the counters settled
+        }
+        return n;
     }
 
     private static long delta(final Map<String, Long> before, final Map<String, Long> after, final String suffix)
