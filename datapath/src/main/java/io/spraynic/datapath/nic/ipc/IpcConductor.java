@@ -887,28 +887,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         releaseLater(() ->
         {
             IpcFiles.delete(client.answerFile);
-            for (final ConnectionRelay relay : connections)
-            {
-                try
-                {
-                    releaseConnection(relay, drain);
-                }
-                catch (final RuntimeException ex)
-                {
-                    System.err.println("spraynic ipc: closing connection " + relay.id + " failed: " + ex.getMessage());
-                }
-            }
-            for (final IpcClient.Region region : regions)
-            {
-                try
-                {
-                    releaseRegion(region);
-                }
-                catch (final RuntimeException ex)
-                {
-                    System.err.println("spraynic ipc: freeing region " + region.id() + " failed: " + ex.getMessage());
-                }
-            }
+            releaseAll(connections, regions, drain);
             try
             {
                 nic.releaseProtectionDomain(client.domain()); // regions still being made keep it until the next client
@@ -918,6 +897,34 @@ public final class IpcConductor implements Agent, AutoCloseable
                 System.err.println("spraynic ipc: releasing client " + client.id + "'s domain failed: " + ex.getMessage());
             }
         });
+    }
+
+    /** Control thread: closes connections, then frees regions; a failure of one is told and the rest go on. */
+    private void releaseAll(final Iterable<ConnectionRelay> connections, final Iterable<IpcClient.Region> regions,
+        final Duration drain)
+    {
+        for (final ConnectionRelay relay : connections)
+        {
+            try
+            {
+                releaseConnection(relay, drain);
+            }
+            catch (final RuntimeException ex)
+            {
+                System.err.println("spraynic ipc: closing connection " + relay.id + " failed: " + ex.getMessage());
+            }
+        }
+        for (final IpcClient.Region region : regions)
+        {
+            try
+            {
+                releaseRegion(region);
+            }
+            catch (final RuntimeException ex)
+            {
+                System.err.println("spraynic ipc: freeing region " + region.id() + " failed: " + ex.getMessage());
+            }
+        }
     }
 
     /** Control thread: closes the NIC's connection, unmaps and removes its rings. */
@@ -1125,28 +1132,7 @@ public final class IpcConductor implements Agent, AutoCloseable
                 System.err.println("spraynic ipc: a late control result failed: " + ex.getMessage());
             }
         }
-        for (final ConnectionRelay relay : connections)
-        {
-            try
-            {
-                releaseConnection(relay, Duration.ZERO);
-            }
-            catch (final RuntimeException ex)
-            {
-                System.err.println("spraynic ipc: closing connection " + relay.id + " failed: " + ex.getMessage());
-            }
-        }
-        for (final IpcClient.Region region : regions)
-        {
-            try
-            {
-                releaseRegion(region);
-            }
-            catch (final RuntimeException ex)
-            {
-                System.err.println("spraynic ipc: freeing region " + region.id() + " failed: " + ex.getMessage());
-            }
-        }
+        releaseAll(connections, regions, Duration.ZERO);
         counters.close();
         IoUtil.unmap(mapped);
         IpcFiles.removeNicFiles(directory);

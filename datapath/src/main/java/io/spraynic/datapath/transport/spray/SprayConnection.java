@@ -2183,7 +2183,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         final RoceFrameWriter conh = engine.writer(0);
         auth.tagNext(conh); // S12.3: CLOSE and CLOSE_ACK carry the tag in CONH
         final boolean written = handshake.writeConnectionHeader(opcode, remoteCid, sourcePorts[0], paths, mtu, streams,
-            localCid, 0, token, null);
+            localCid, 0, token);
         conh.clearTag();
         return written;
     }

@@ -731,7 +731,7 @@ public final class SprayHandshake
         engine.writer(0).tagNext(sendKey0, sendKey1);
         writeConnectionHeader(SprayOpcodes.CLOSE_ACK, ConnectionHeader.senderCid(seg, conh), frame.udpSourcePort(),
             ConnectionHeader.paths(seg, conh), ConnectionHeader.mtu(seg, conh), ConnectionHeader.streams(seg, conh),
-            frame.destQp(), 0, ConnectionHeader.token(seg, conh), null);
+            frame.destQp(), 0, ConnectionHeader.token(seg, conh));
         engine.writer(0).clearTag();
     }
 
@@ -762,8 +762,8 @@ public final class SprayHandshake
         }
     }
 
-    // CONH packets (S5.4): CONNECT and CONNECT_ACK here, CLOSE and CLOSE_ACK for the connections (S9.2); addressed
-    // by to(...) just before
+    // the teardown's CONH packets (S5.4, S9.2): CLOSE and CLOSE_ACK, no payload (the handshake's go through
+    // writeHandshake); addressed by to(...) and tagged by the caller's RoceFrameWriter.tagNext just before (S12.3)
     boolean writeConnectionHeader(
         final int opcode,
         final int destCid,
@@ -773,38 +773,22 @@ public final class SprayHandshake
         final int streams,
         final int senderCid,
         final int initialPsn,
-        final long token,
-        final SprayConnectionConfig addressesFor)
+        final long token)
     {
         final SprayConfig config = engine.config();
         final RoceFrameWriter writer = engine.writer(0);
         writer.dscp(config.dscp).udpSourcePort(sourcePort)
             .destQp(destCid).psn(0).opcode(opcode).ecn(0).solicited(false).ackReq(false);
-        final int payload = null == addressesFor ? 0 : config.planes * PlaneAddress.LENGTH;
         final SprayFrameOutput output = engine.output();
-        if (!output.claim(0, writer.frameLength(payload)))
+        if (!output.claim(0, writer.frameLength(0)))
         {
             return false;
         }
         final MemorySegment seg = output.buffer();
         final long base = output.offset();
-        ConnectionHeader.write(seg, base + writer.payloadOffset() - ConnectionHeader.LENGTH,
-            null == addressesFor ? 0 : ConnectionHeader.FLAG_ADDRESSES, paths, config.planes, mtu, streams, senderCid,
-            initialPsn, (int)Math.min(Integer.MAX_VALUE, config.capacityMbps), token);
-        for (int plane = 0; null != addressesFor && plane < config.planes; plane++)
-        {
-            // this end's address on each plane, in the IP version the connection uses there (S5.5)
-            final long entry = PlaneAddress.entry(base + writer.payloadOffset(), plane);
-            if (addressesFor.remoteIsIpv6[plane])
-            {
-                PlaneAddress.writeIpv6(seg, entry, config.localIpv6High[plane], config.localIpv6Low[plane], config.localMac[plane]);
-            }
-            else
-            {
-                PlaneAddress.writeIpv4(seg, entry, config.localIpv4[plane], config.localMac[plane]);
-            }
-        }
-        output.commit(writer.writeFrame(seg, base, payload));
+        ConnectionHeader.write(seg, base + writer.payloadOffset() - ConnectionHeader.LENGTH, 0, paths, config.planes, mtu,
+            streams, senderCid, initialPsn, (int)Math.min(Integer.MAX_VALUE, config.capacityMbps), token);
+        output.commit(writer.writeFrame(seg, base, 0));
         return true;
     }
 }
