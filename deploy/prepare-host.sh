@@ -2,12 +2,15 @@
 # Prepares a host with a real DPDK-capable NIC for `spraynic nic`: hugepages, the vfio-pci
 # driver, and the NIC bound to it. Without --apply it only checks and prints what it would do.
 #
-#   deploy/prepare-host.sh [--apply] [--hugepages SIZE] [--bind PCI_ADDRESS]... [--iommu-off]
+#   deploy/prepare-host.sh [--apply] [--hugepages SIZE] [--bind PCI_ADDRESS]... [--iommu-off] [--owner USER]
 #
 #   --hugepages SIZE   reserve SIZE of 2 MiB hugepages (e.g. 2G) and mount hugetlbfs (default 1G)
 #   --bind BDF         bind a NIC (e.g. 0000:3b:00.0) to vfio-pci; it leaves the kernel's driver
 #                      (never do this to the interface you are logged in through)
 #   --iommu-off        allow vfio without an IOMMU (enable_unsafe_noiommu_mode; test rigs only)
+#   --owner USER       for a NIC that runs as USER (spraynic-nic.service: spraynic): mount a hugetlbfs
+#                      only USER may use at /dev/hugepages-USER (pass -p huge_dir=/dev/hugepages-USER)
+#                      and hand USER the vfio group device of each bound NIC
 #
 # Mellanox/NVIDIA mlx5 NICs are bifurcated: they stay on the kernel driver and need no binding
 # (use the mlx5-bifurcated preset). Every problem is reported as one line with what to do.
@@ -16,6 +19,7 @@ set -euo pipefail
 apply=false
 hugepages=1G
 iommu_off=false
+owner=
 binds=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -23,6 +27,7 @@ while [ $# -gt 0 ]; do
     --hugepages) hugepages=${2:?--hugepages needs a size, e.g. 2G}; shift ;;
     --bind) binds+=("${2:?--bind needs a PCI address, e.g. 0000:3b:00.0}"); shift ;;
     --iommu-off) iommu_off=true ;;
+    --owner) owner=${2:?--owner needs a user name, e.g. spraynic}; shift ;;
     -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "prepare-host: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -48,6 +53,9 @@ done
 if $apply && [ "$(id -u)" -ne 0 ]; then
   problem "--apply needs root: run it with sudo"
 fi
+if [ -n "$owner" ] && ! id -u "$owner" >/dev/null 2>&1; then
+  problem "--owner $owner: no such user (create it: systemd-sysusers deploy/systemd/spraynic.conf)"
+fi
 [ $problems -eq 0 ] || { say "$problems problem(s); fix them and run again"; exit 1; }
 
 # 2. Hugepages.
@@ -55,6 +63,17 @@ if [[ "$hugepages" =~ ^[0-9]+[KMGkmg]?$ ]]; then
   current=$(awk '/HugePages_Total/ {print $2}' /proc/meminfo)
   say "hugepages: $current reserved now (of $(awk '/Hugepagesize/ {print $2 $3}' /proc/meminfo)); want $hugepages"
   run dpdk-hugepages.py --pagesize 2M --setup "$hugepages"
+  if [ -n "$owner" ]; then
+    # A mount of its own (mode 0700): the NIC's user gets hugepages without /dev/hugepages being
+    # opened to everyone, and nobody else sees its files.
+    owner_huge_dir="/dev/hugepages-$owner"
+    if mountpoint -q "$owner_huge_dir" 2>/dev/null; then
+      say "hugepages for $owner: $owner_huge_dir is mounted"
+    else
+      run mkdir -p "$owner_huge_dir"
+      run mount -t hugetlbfs -o "pagesize=2M,uid=$(id -u "$owner"),gid=$(id -g "$owner"),mode=0700" nodev "$owner_huge_dir"
+    fi
+  fi
 else
   problem "--hugepages $hugepages is not a size like 512M or 2G"
 fi
@@ -87,6 +106,17 @@ if [ ${#binds[@]} -gt 0 ]; then
       fi
     done
     run dpdk-devbind.py --bind=vfio-pci "$bdf"
+    if [ -n "$owner" ]; then
+      # vfio creates the group's device (noiommu-N without an IOMMU) root-only when binding.
+      group=$(basename "$(readlink -f "/sys/bus/pci/devices/$bdf/iommu_group" 2>/dev/null)" 2>/dev/null || true)
+      if $apply; then
+        for dev in "/dev/vfio/$group" "/dev/vfio/noiommu-$group"; do
+          [ -n "$group" ] && [ -c "$dev" ] && run chown "$owner:" "$dev"
+        done
+      else
+        say "would run: chown $owner: /dev/vfio/${group:-<iommu group of $bdf>}"
+      fi
+    fi
   done
 fi
 

@@ -40,6 +40,25 @@ class DeployScriptsTest
     }
 
     @Test
+    void shouldPlanAHugepageMountOnlyTheOwnerMayUse() throws Exception
+    {
+        final Result result = run("--hugepages", "512M", "--owner", "nobody");
+        assertEquals(0, result.exitCode, result.output);
+        assertTrue(result.output.contains("would run: mount -t hugetlbfs -o pagesize=2M,uid=65534,gid=65534,mode=0700 " +
+            "nodev /dev/hugepages-nobody"), result.output);
+    }
+
+    @Test
+    void shouldRefuseAnOwnerThatDoesNotExist() throws Exception
+    {
+        final String user = "spraynic-none-" + ProcessHandle.current().pid();
+        final Result result = run("--owner", user);
+        assertEquals(1, result.exitCode, result.output);
+        assertTrue(result.output.contains("PROBLEM: --owner " + user + ": no such user (create it: systemd-sysusers " +
+            "deploy/systemd/spraynic.conf)"), result.output);
+    }
+
+    @Test
     void shouldRefuseUnknownOption() throws Exception
     {
         final Result result = run("--frobnicate");
