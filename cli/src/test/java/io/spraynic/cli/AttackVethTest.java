@@ -98,7 +98,7 @@ class AttackVethTest
         "            if e.errno != errno.ENOBUFS: raise",
         "            time.sleep(0.001)",
         "    i += l; n += 1",
-        "    if n % 32 == 0: time.sleep(0.002)",
+        "    if n % 16 == 0: time.sleep(0.002)",
         "print('sent', n)");
 
     /** Prints, hex, up to argv[3] IPv4 UDP 4791 frames received on argv[1] from source address argv[2]. */
@@ -172,8 +172,7 @@ class AttackVethTest
         final Path runDir = Files.createDirectory(dir.resolve("run"));
         final Path nicOut = dir.resolve("nic.out");
         final List<String> serve = new ArrayList<>(List.of("ip", "netns", "exec", NS_B));
-        serve.addAll(java(List.of("nic", "--config", "net_af_packet", "-p", "iface=" + VETH_B, "-p",
-            "file_prefix=spraynic-attack-nic-" + ID, "--mode", "spray", "--ip", "10.99.0.2", "--expose", SIZE,
+        serve.addAll(java(List.of("nic", "--config", servingConfig(dir).toString(), "--mode", "spray", "--ip", "10.99.0.2", "--expose", SIZE,
             "--exchange", exchange.toString(), "--seconds", "200")));
         final ProcessBuilder nicBuilder = new ProcessBuilder(serve).redirectErrorStream(true).redirectOutput(nicOut.toFile());
         nicBuilder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
@@ -264,6 +263,7 @@ class AttackVethTest
             final int forgeries = 4 * FORGERIES_PER_KIND;
             final Map<String, Long> after = counters(countersFile);
             final String all = after.toString();
+            System.out.println("attack over veth: " + attack.size() + " hostile frames; " + relevant(before, after));
             assertEquals(forgeries, delta(before, after, "spray auth_failures"), "forgeries from A's address: " + all);
             assertEquals(forgeries, delta(before, after, "spray address_mismatches"), "forgeries from elsewhere: " + all);
             assertEquals(2 * absurdEach, delta(before, after, "spray refused_bad_parameters"), "paths 0, MTU 100000: " + all);
@@ -287,7 +287,6 @@ class AttackVethTest
             {
                 assertEquals(0, sum(after, none), none + ": " + all);
             }
-            System.out.println("attack over veth: " + attack.size() + " hostile frames; " + relevant(before, after));
 
             nic.destroy(); // SIGTERM: the serving NIC drains and stops
             assertTrue(nic.waitFor(60, TimeUnit.SECONDS), "the serving NIC stopped on SIGTERM");
@@ -303,6 +302,20 @@ class AttackVethTest
             }
             nic.destroyForcibly();
         }
+    }
+
+    /**
+     * The net_af_packet preset, but with a socket ring of 8192 frames (the PMD's default is 512): on this shared
+     * machine B's worker can be off its core for milliseconds, and the ring holds what arrives meanwhile.
+     */
+    private static Path servingConfig(final Path dir) throws IOException
+    {
+        return Files.writeString(dir.resolve("serving.toml"), String.join("\n",
+            "[eal]", "lcores = \"0\"", "no_huge = true", "memory_mb = 512", "no_pci = true",
+            "file_prefix = \"spraynic-attack-nic-" + ID + "\"", "",
+            "[[port]]", "name = \"afp0\"", "kind = \"vdev\"", "device = \"net_af_packet0\"",
+            "args = { iface = \"" + VETH_B + "\", qpairs = 1, blocksz = 4096, framesz = 2048, framecnt = 8192 }",
+            "rx_queues = 1", "tx_queues = 1", "promiscuous = true", ""));
     }
 
     // ---- the attacker's frames, built with the project's writer (right ICRCs), each checked by parsing it
@@ -490,7 +503,8 @@ class AttackVethTest
         for (final Map.Entry<String, Long> e : after.entrySet())
         {
             final long d = e.getValue() - before.getOrDefault(e.getKey(), 0L);
-            if (d != 0 && !e.getKey().contains("rx frames") && !e.getKey().contains("parse roce"))
+            if (d != 0 && e.getKey().startsWith("worker") && !e.getKey().contains("rx frames") &&
+                !e.getKey().contains("parse roce"))
             {
                 sb.append(e.getKey()).append('=').append(d).append("; ");
             }
