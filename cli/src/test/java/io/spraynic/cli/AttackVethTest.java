@@ -80,6 +80,9 @@ class AttackVethTest
     private static final int FLOOD = 3000;
     private static final int FORGERIES_PER_KIND = 8;
     private static final int GARBAGE = 400;
+    private static final int[] SPRAY_OPCODES = {SprayOpcodes.WRITE, SprayOpcodes.WRITE_WITH_IMMEDIATE, SprayOpcodes.SEND,
+        SprayOpcodes.SEND_WITH_IMMEDIATE, SprayOpcodes.READ_REQUEST, SprayOpcodes.READ_RESPONSE, SprayOpcodes.ACK,
+        SprayOpcodes.PROBE, SprayOpcodes.NACK, SprayOpcodes.QUERY, SprayOpcodes.CLOSE, SprayOpcodes.CLOSE_ACK};
     private static Thread cleanupHook;
 
     /** Sends length-prefixed frames from a file out of an interface, paced so that no socket ring overflows. */
@@ -415,6 +418,13 @@ class AttackVethTest
                 final boolean reseal = random.nextBoolean();
                 if (reseal)
                 {
+                    // mostly past the BTH's own checks: TVer 0, and often a spray opcode, so the lengths are checked
+                    final int bth = udpEnd;
+                    f.set(ValueLayout.JAVA_BYTE, bth + 1, (byte)(f.get(ValueLayout.JAVA_BYTE, bth + 1) & 0xF0));
+                    if (random.nextBoolean())
+                    {
+                        f.set(ValueLayout.JAVA_BYTE, bth, (byte)SPRAY_OPCODES[random.nextInt(SPRAY_OPCODES.length)]);
+                    }
                     final long icrc = length - Icrc.LENGTH;
                     Icrc.write(f, icrc, new Icrc().compute(f, EthernetHeader.LENGTH, 4, Ipv4Header.LENGTH, icrc));
                 }
