@@ -76,7 +76,7 @@ class AttackVethTest
     private static final int IP_B = 0x0A63_0002;
     private static final int IP_FOREIGN = 0x0A63_0042;
     private static final long MAC_X = 0x02_66_66_66_66_66L;
-    private static final String SIZE = "96m";
+    private static final String SIZE = "48m"; // each way, at most 100 Mbit/s: 4 s or more
     private static final int FLOOD = 3000;
     private static final int FORGERIES_PER_KIND = 8;
     private static final int GARBAGE = 400;
@@ -140,6 +140,13 @@ class AttackVethTest
             run("ip", "-n", NS_SWITCH, "link", "set", switchEnd, "master", BRIDGE);
             run("ip", "-n", NS_SWITCH, "link", "set", switchEnd, "up");
             run("ip", "-n", host[0], "link", "set", host[1], "up");
+        }
+        // the legitimate hosts send at most 100 Mbit/s each (a qdisc: net_af_packet leaves qdisc_bypass off), so the
+        // transfer lasts seconds on any machine and the attack lands while it runs; the attacker is not shaped
+        for (final String[] host : new String[][]{{NS_A, VETH_A}, {NS_B, VETH_B}})
+        {
+            run("ip", "netns", "exec", host[0], "tc", "qdisc", "add", "dev", host[1], "root", "tbf", "rate", "100mbit",
+                "burst", "64kb", "latency", "50ms");
         }
     }
 
@@ -263,6 +270,7 @@ class AttackVethTest
             assertTrue(clientDone, "the visit ended in time: " + visitOut);
             assertEquals(0, client.exitValue(), visitOut + " nic: " + Files.readString(nicOut));
             assertTrue(visitOut.contains("\"verified\":true"), visitOut);
+            System.out.println("attack over veth: the visit, attacked: " + visitOut.strip());
 
             final int forgeries = 4 * FORGERIES_PER_KIND;
             final Map<String, Long> after = counters(countersFile);
