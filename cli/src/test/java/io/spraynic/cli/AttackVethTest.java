@@ -263,7 +263,19 @@ class AttackVethTest
             writeFrames(frames, attack);
             final String sent = python(NS_X, SENDER, VETH_X, frames.toString());
             assertTrue(sent.contains("sent " + attack.size()), sent);
+            // the forged CLOSEs (sent first) are refused by now, and the connection is still up: no CLOSE was taken
+            final int forgeries = 4 * FORGERIES_PER_KIND;
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            Map<String, Long> during = counters(countersFile);
+            while (delta(before, during, "spray auth_failures") + delta(before, during, "spray address_mismatches") <
+                2L * forgeries && System.nanoTime() < deadline)
+            {
+                Thread.sleep(20);
+                during = counters(countersFile);
+            }
             assertTrue(client.isAlive(), "the attack ended while the transfer still ran: " + Files.readString(clientOut));
+            final String closes = String.format("conn 0x%x: closes_received", cid);
+            assertEquals(0L, during.get(closes), closes + ": " + during);
 
             final boolean clientDone = client.waitFor(150, TimeUnit.SECONDS);
             final String visitOut = Files.readString(clientOut);
@@ -272,7 +284,6 @@ class AttackVethTest
             assertTrue(visitOut.contains("\"verified\":true"), visitOut);
             System.out.println("attack over veth: the visit, attacked: " + visitOut.strip());
 
-            final int forgeries = 4 * FORGERIES_PER_KIND;
             final Map<String, Long> after = counters(countersFile);
             final String all = after.toString();
             System.out.println("attack over veth: " + attack.size() + " hostile frames (" + garbageToTransport[0] +
@@ -300,11 +311,24 @@ class AttackVethTest
             assertEquals(java.util.Set.of(String.format("conn 0x%x:", cid)), after.keySet().stream()
                 .filter(label -> label.startsWith("conn ")).map(label -> label.substring(0, label.indexOf(':') + 1))
                 .collect(java.util.stream.Collectors.toSet()), "the flood created no connection");
-            for (final String none : List.of("spray resyncs_refused", "spray msn_out_of_window", "spray cookie_failures", "spray handshake_auth_failures", "spray closes_received",
-                "spray no_resources", "frame faults (exception handling a frame, dropped)",
+            for (final String none : List.of("spray resyncs_refused", "spray msn_out_of_window", "spray cookie_failures",
+                "spray handshake_auth_failures", "spray no_resources", "frame faults (exception handling a frame, dropped)",
                 "loop faults (exception in a command, poller, post or tick)"))
             {
+                assertTrue(after.keySet().stream().anyMatch(label -> label.endsWith(none)), "B publishes " + none);
                 assertEquals(0, sum(after, none), none + ": " + all);
+            }
+            // what an operator sees: spraynic stat --json on B's counters file shows the same refusals
+            final Process stat = new ProcessBuilder(java(List.of("stat", "--file", countersFile.toString(), "--json")))
+                .redirectErrorStream(true).start();
+            final String statOut = new String(stat.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(stat.waitFor(60, TimeUnit.SECONDS) && stat.exitValue() == 0, statOut);
+            for (final String reason : List.of("worker 0: spray auth_failures", "worker 0: spray address_mismatches",
+                "worker 0: spray refused_bad_parameters", "worker 0: spray refused_version",
+                "worker 0: spray connect_retries_sent"))
+            {
+                assertTrue(statOut.contains("\"value\":" + after.get(reason) + ",\"label\":\"" + reason + "\""),
+                    reason + "=" + after.get(reason) + " in " + statOut);
             }
 
             nic.destroy(); // SIGTERM: the serving NIC drains and stops
