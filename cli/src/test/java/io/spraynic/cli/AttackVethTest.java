@@ -38,11 +38,13 @@ import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -83,6 +85,7 @@ class AttackVethTest
     private static final int[] SPRAY_OPCODES = {SprayOpcodes.WRITE, SprayOpcodes.WRITE_WITH_IMMEDIATE, SprayOpcodes.SEND,
         SprayOpcodes.SEND_WITH_IMMEDIATE, SprayOpcodes.READ_REQUEST, SprayOpcodes.READ_RESPONSE, SprayOpcodes.ACK,
         SprayOpcodes.PROBE, SprayOpcodes.NACK, SprayOpcodes.QUERY, SprayOpcodes.CLOSE, SprayOpcodes.CLOSE_ACK};
+    private static final int[] FORGED_OPCODES = {SprayOpcodes.CLOSE, SprayOpcodes.PROBE, SprayOpcodes.ACK, SprayOpcodes.NACK};
     private static Thread cleanupHook;
 
     /** Sends length-prefixed frames from a file out of an interface, paced so that no socket ring overflows. */
@@ -182,8 +185,8 @@ class AttackVethTest
         final Path runDir = Files.createDirectory(dir.resolve("run"));
         final Path nicOut = dir.resolve("nic.out");
         final List<String> serve = new ArrayList<>(List.of("ip", "netns", "exec", NS_B));
-        serve.addAll(java(List.of("nic", "--config", servingConfig(dir).toString(), "--mode", "spray", "--ip", "10.99.0.2", "--expose", SIZE,
-            "--exchange", exchange.toString(), "--seconds", "200")));
+        serve.addAll(java(List.of("nic", "--config", servingConfig(dir).toString(), "--mode", "spray", "--ip", "10.99.0.2",
+            "--expose", SIZE, "--exchange", exchange.toString(), "--seconds", "200")));
         final ProcessBuilder nicBuilder = new ProcessBuilder(serve).redirectErrorStream(true).redirectOutput(nicOut.toFile());
         nicBuilder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
         final Process nic = nicBuilder.start();
@@ -235,7 +238,7 @@ class AttackVethTest
             {
                 for (int i = 0; i < FORGERIES_PER_KIND; i++)
                 {
-                    for (final int opcode : new int[]{SprayOpcodes.CLOSE, SprayOpcodes.PROBE, SprayOpcodes.ACK, SprayOpcodes.NACK})
+                    for (final int opcode : FORGED_OPCODES)
                     {
                         attack.add(forged(opcode, source, macB, cid, random));
                     }
@@ -264,7 +267,7 @@ class AttackVethTest
             final String sent = python(NS_X, SENDER, VETH_X, frames.toString());
             assertTrue(sent.contains("sent " + attack.size()), sent);
             // the forged CLOSEs (sent first) are refused by now, and the connection is still up: no CLOSE was taken
-            final int forgeries = 4 * FORGERIES_PER_KIND;
+            final int forgeries = FORGED_OPCODES.length * FORGERIES_PER_KIND;
             final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
             Map<String, Long> during = counters(countersFile);
             while (delta(before, during, "spray auth_failures") + delta(before, during, "spray address_mismatches") <
@@ -308,9 +311,9 @@ class AttackVethTest
             assertEquals(garbageToTransport[0], delta(before, after, "spray unknown_connection") +
                 delta(before, after, "spray malformed"), "garbage the parser took, dropped by the transport: " + all);
             // the only connection B ever had is the visitor's: each connection publishes counters labelled by its CID
-            assertEquals(java.util.Set.of(String.format("conn 0x%x:", cid)), after.keySet().stream()
+            assertEquals(Set.of(String.format("conn 0x%x:", cid)), after.keySet().stream()
                 .filter(label -> label.startsWith("conn ")).map(label -> label.substring(0, label.indexOf(':') + 1))
-                .collect(java.util.stream.Collectors.toSet()), "the flood created no connection");
+                .collect(Collectors.toSet()), "the flood created no connection");
             for (final String none : List.of("spray resyncs_refused", "spray msn_out_of_window", "spray cookie_failures",
                 "spray handshake_auth_failures", "spray no_resources", "frame faults (exception handling a frame, dropped)",
                 "loop faults (exception in a command, poller, post or tick)"))
