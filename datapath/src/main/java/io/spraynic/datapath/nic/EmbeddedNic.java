@@ -276,7 +276,8 @@ public final class EmbeddedNic implements AutoCloseable
                     SprayCounters.REFUSED_BAD_PARAMETERS, SprayCounters.REFUSED_NO_RESOURCES,
                     SprayCounters.CONNECT_REJECTS_RECEIVED, SprayCounters.AUTH_FAILURES,
                     SprayCounters.ADDRESS_MISMATCHES, SprayCounters.RESYNCS_REFUSED, SprayCounters.MSN_OUT_OF_WINDOW,
-                    SprayCounters.NACKS_UNMATCHED, SprayCounters.NO_RESOURCES}));
+                    SprayCounters.NACKS_UNMATCHED, SprayCounters.NO_RESOURCES,
+                    SprayCounters.NOT_SPRAY}));
         }
         else
         {

@@ -46,12 +46,13 @@ final class FrameFuzz
 
     /**
      * The transport counters that count a hostile input once each: refused by a check (malformed, unknown connection,
-     * no room, a tag, an address, a RESYNC, the MSN window, a NACK, a pre-shared-key proof) or, for a CONNECT,
+     * no room, a tag, an address, a RESYNC, the MSN window, a NACK, a pre-shared-key proof, another transport's
+     * opcode) or, for a CONNECT,
      * answered without state (a RETRY or REJECT) or left unanswered past the response rate (S9.1, S12).
      */
     static final List<String> REFUSALS = List.of("malformed", "unknown_connection", "no_resources", "auth_failures",
         "address_mismatches", "resyncs_refused", "msn_out_of_window", "nacks_unmatched", "handshake_auth_failures",
-        "connect_retries_sent", "connect_rejects_sent", "connect_responses_rate_limited");
+        "connect_retries_sent", "connect_rejects_sent", "connect_responses_rate_limited", "not_spray");
 
     private FrameFuzz()
     {

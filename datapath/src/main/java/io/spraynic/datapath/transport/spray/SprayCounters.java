@@ -131,8 +131,10 @@ public final class SprayCounters
     public static final int MSN_OUT_OF_WINDOW = 57;
     /** Authenticated NACKs naming a message this end never sent (S12.8): dropped. */
     public static final int NACKS_UNMATCHED = 58;
+    /** Well-formed RoCEv2 packets whose opcode is not a spray one (an RC/UC/UD packet): dropped, engine (S9.5). */
+    public static final int NOT_SPRAY = 59;
     /** Number of slots. */
-    public static final int SLOT_COUNT = 59;
+    public static final int SLOT_COUNT = 60;
 
     private static final String[] LABELS = {
         "tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "retransmitted", "lost", "moved",
@@ -145,7 +147,7 @@ public final class SprayCounters
         "connect_responses_rate_limited", "cookie_failures", "handshake_auth_failures", "source_limited", "idle_closed",
         "keepalives_sent", "refused_no_listener", "refused_version", "refused_bad_parameters", "refused_no_resources",
         "refused_bad_key", "connect_rejects_received", "auth_failures", "address_mismatches", "resyncs_refused",
-        "msn_out_of_window", "nacks_unmatched",
+        "msn_out_of_window", "nacks_unmatched", "not_spray",
     };
 
     private SprayCounters()

@@ -287,7 +287,8 @@ public final class SprayEngine
     {
         if (!frame.isRoce() || null == SprayOpcodes.name(frame.opcode()))
         {
-            return; // not a spray packet: some other transport's
+            counters.increment(SprayCounters.NOT_SPRAY); // a RoCEv2 packet of another transport: none runs here
+            return;
         }
         if (frame.opcode() == SprayOpcodes.CONNECT)
         {

@@ -541,6 +541,17 @@ class SprayAuthenticationTest
             assertEquals(unknownBefore + 1, bed.engineB.counters().get(SprayCounters.UNKNOWN_CONNECTION));
             assertEquals(2, tapsB[0].frames.size());
             assertEquals(1, bed.engineB.counters().get(SprayCounters.AUTH_FAILURES));
+
+            // a well-formed RoCEv2 RC SEND ONLY (the CLOSE's 40 header bytes become its payload): not spray, and no
+            // other transport runs here: counted, not dropped silently (S9.5)
+            final MemorySegment rc = copy(bed, genuineClose);
+            BaseTransportHeader.opcode(rc, SprayTestBed.DATA_OFFSET_BTH, 0x04);
+            reseal(rc);
+            final long notSprayBefore = bed.engineB.counters().get(SprayCounters.NOT_SPRAY);
+            inject(bed, 0, true, rc);
+            bed.step();
+            assertEquals(notSprayBefore + 1, bed.engineB.counters().get(SprayCounters.NOT_SPRAY));
+            assertEquals(2, tapsB[0].frames.size());
         }
     }
 
