@@ -4,7 +4,7 @@
 
 SPRAYNIC_MIN_JAVA=25
 SPRAYNIC_DEBIAN_PACKAGES=(dpdk libdpdk-dev pkg-config)
-SPRAYNIC_TEST_PACKAGES=(tshark python3 iproute2)
+SPRAYNIC_TEST_PACKAGES=(tshark python3 iproute2 prometheus)
 
 spraynic_fail() {
   echo "spraynic: $*" >&2
@@ -53,8 +53,8 @@ spraynic_require_dpdk() {
 }
 
 # Tools the tests drive: tshark (Wireshark's dissector checks our frames), python3 (the kernel
-# side of the tap and veth tests), ip (network namespaces), and a font for the experiment plots
-# (headless Java still draws text with fontconfig fonts).
+# side of the tap and veth tests), ip (network namespaces), prometheus (scrapes spraynic nic --metrics),
+# and a font for the experiment plots (headless Java still draws text with fontconfig fonts).
 spraynic_require_test_tools() {
   local missing=()
   command -v tshark >/dev/null 2>&1 || missing+=(tshark)
@@ -63,6 +63,10 @@ spraynic_require_test_tools() {
   { command -v fc-list >/dev/null 2>&1 && [ -n "$(fc-list 2>/dev/null | head -1)" ]; } || missing+=(fontconfig fonts-dejavu-core)
   if [ ${#missing[@]} -gt 0 ]; then
     spraynic_apt_install "test tools (${missing[*]})" "${missing[@]}"
+  fi
+  # without its recommends (node exporter, smartmontools, ...): 35 packages become 12
+  if ! command -v prometheus >/dev/null 2>&1; then
+    spraynic_apt_install "the Prometheus server" --no-install-recommends prometheus
   fi
 }
 
