@@ -47,13 +47,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * serving IPC: ports, workers, IPC) and, in this JVM, two embedded NICs with a spray connection that has
  * moved data (connections, paths), each served at {@code /metrics}. The samples agree with the counters
  * files; then Debian's Prometheus server scrapes both every second and its HTTP API gives back every
- * metric family and the values.
+ * metric family and the values, and every query of the Grafana dashboard finds series.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class NicMetricsPrometheusTest
 {
     private static final Duration WAIT = Duration.ofSeconds(20);
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Path DASHBOARD = Path.of("..", "deploy", "grafana", "spraynic-dashboard.json");
 
     @TempDir
     Path dir;
@@ -171,6 +172,25 @@ class NicMetricsPrometheusTest
             assertTrue(stored >= written && stored <= now, "the paths' bytes as Prometheus stored them: " + written +
                 " <= " + stored + " <= " + now); // keepalives and probes may add a few after the transfer
             assertTrue(value(api, "max(spraynic_path_srtt_seconds{job=\"embedded\"})") > 0);
+
+            // the Grafana dashboard's every query runs and finds series (rates need two scrapes of each target)
+            while (value(api, "min(count_over_time(spraynic_nic_up[1m]))") < 2)
+            {
+                assertTrue(System.nanoTime() < deadline, "two scrapes of each target");
+                Thread.sleep(250);
+            }
+            final JsonNode dashboard = JSON.readTree(DASHBOARD.toFile());
+            int queries = 0;
+            for (final JsonNode panel : dashboard.get("panels"))
+            {
+                for (final JsonNode target : panel.get("targets"))
+                {
+                    final String expr = target.get("expr").asText().replace("$__rate_interval", "1m").replace("$job", ".+");
+                    assertTrue(!query(api, expr).isEmpty(), panel.get("title").asText() + ": " + expr + " finds no series");
+                    queries++;
+                }
+            }
+            assertTrue(queries > 20, "the dashboard's queries: " + queries);
         }
         finally
         {
