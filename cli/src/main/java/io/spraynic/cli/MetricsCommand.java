@@ -56,6 +56,10 @@ final class MetricsCommand implements Callable<Integer>
             {
                 stop.await();
             }
+            if (stop.getCount() > 0)
+            {
+                Runtime.getRuntime().removeShutdownHook(hook); // --seconds ran out: the JVM is not shutting down
+            }
         }
         return 0;
     }

@@ -101,6 +101,42 @@ class CountersCollectorTest
     }
 
     @Test
+    void shouldServeFromAProcessOfItsOwnWithSpraynicMetrics() throws Exception
+    {
+        final int port;
+        try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress()))
+        {
+            port = socket.getLocalPort();
+        }
+        try (CountersFile file = CountersFile.create(dir, "nic", 8))
+        {
+            file.newCounter("worker 3: rx frames").setRelease(99);
+            final java.util.concurrent.CompletableFuture<CliTestSupport.Run> command = java.util.concurrent.CompletableFuture
+                .supplyAsync(() -> CliTestSupport.run("metrics", "--listen", "127.0.0.1:" + port, "--counters-dir",
+                    dir.toString(), "--seconds", "5"));
+            final String url = "http://127.0.0.1:" + port + "/metrics";
+            Map<String, Double> samples = null;
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (null == samples)
+            {
+                try
+                {
+                    samples = MetricsTestSupport.scrape(url);
+                }
+                catch (final java.io.IOException notYetListening)
+                {
+                    assertTrue(System.nanoTime() < deadline && !command.isDone(), "spraynic metrics listens on " + url);
+                    Thread.sleep(50);
+                }
+            }
+            assertEquals(99.0, samples.get("spraynic_worker_rx_frames_total{worker=\"3\"}"), samples.toString());
+            final CliTestSupport.Run run = command.get(20, TimeUnit.SECONDS);
+            assertEquals(0, run.exitCode(), run.err());
+            assertTrue(run.out().contains("at " + url), run.out());
+        }
+    }
+
+    @Test
     void shouldRefuseABadAddressOrATakenPortInOneSentence() throws Exception
     {
         for (final String bad : new String[]{"9464", "localhost", "127.0.0.1:65536", "127.0.0.1:-1", ":80", "[::1:80", "a:b:c"})
