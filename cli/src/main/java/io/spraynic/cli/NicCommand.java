@@ -359,6 +359,7 @@ final class NicCommand implements Callable<Integer>
         }
         final MetricsServer server = MetricsServer.start("--metrics", metrics, () -> java.util.Optional.of(counters.path()));
         System.out.printf(Locale.ROOT, "spraynic nic: metrics at %s%n", server.url());
+        System.out.flush();
         return server;
     }
 
