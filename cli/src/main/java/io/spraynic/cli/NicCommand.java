@@ -160,7 +160,7 @@ final class NicCommand implements Callable<Integer>
 
         final PortCapture portCapture = PortCapture.open(PmdConfigLoader.capture(capture, nicConfig));
         try (CountersFile counters = CountersFile.create(CountersFileDescriptor.defaultDirectory(), "nic", 1024);
-            MetricsServer metricsServer = startMetrics(counters))
+            MetricsServer _ = startMetrics(counters))
         {
             final NicRuntime runtime = NicRuntime.start(nicConfig, counters, idleStrategies, portCapture::wrap);
             try
@@ -259,7 +259,7 @@ final class NicCommand implements Callable<Integer>
         Runtime.getRuntime().addShutdownHook(hook);
         final PortCapture portCapture = PortCapture.open(PmdConfigLoader.capture(capture, nicConfig));
         try (CountersFile counters = CountersFile.create(CountersFileDescriptor.defaultDirectory(), "nic", 16384);
-            MetricsServer metricsServer = startMetrics(counters);
+            MetricsServer _ = startMetrics(counters);
             java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared())
         {
             final EmbeddedNic nic = EmbeddedNic.startOnDpdk(nicConfig, embedded, counters, portCapture::wrap);
