@@ -4,7 +4,7 @@
 
 SPRAYNIC_MIN_JAVA=25
 SPRAYNIC_DEBIAN_PACKAGES=(dpdk libdpdk-dev pkg-config)
-SPRAYNIC_TEST_PACKAGES=(tshark python3 iproute2 systemd)
+SPRAYNIC_TEST_PACKAGES=(tshark python3 iproute2 systemd prometheus)
 
 spraynic_fail() {
   echo "spraynic: $*" >&2
@@ -55,8 +55,8 @@ spraynic_require_dpdk() {
 # Tools the tests drive: tshark (Wireshark's dissector checks our frames), python3 (the kernel
 # side of the tap and veth tests), ip (network namespaces), systemd-analyze and systemd-sysusers
 # (the service unit's checks; Debian's systemd package, present on a full Debian 12 install but not in
-# minimal container images, and usable without systemd running), and a font for the experiment plots
-# (headless Java still draws text with fontconfig fonts).
+# minimal container images, and usable without systemd running), prometheus (scrapes spraynic nic
+# --metrics), and a font for the experiment plots (headless Java still draws text with fontconfig fonts).
 spraynic_require_test_tools() {
   local missing=()
   command -v tshark >/dev/null 2>&1 || missing+=(tshark)
@@ -66,6 +66,10 @@ spraynic_require_test_tools() {
   { command -v fc-list >/dev/null 2>&1 && [ -n "$(fc-list 2>/dev/null | head -1)" ]; } || missing+=(fontconfig fonts-dejavu-core)
   if [ ${#missing[@]} -gt 0 ]; then
     spraynic_apt_install "test tools (${missing[*]})" "${missing[@]}"
+  fi
+  # without its recommends (node exporter, smartmontools, ...): 35 packages become 12
+  if ! command -v prometheus >/dev/null 2>&1; then
+    spraynic_apt_install "the Prometheus server" --no-install-recommends prometheus
   fi
 }
 

@@ -53,6 +53,11 @@ final class NicCommand implements Callable<Integer>
     @Option(names = "--capture", paramLabel = "FILE", description = "Record every frame received into a pcapng file.")
     Path capture;
 
+    @Option(names = "--metrics", paramLabel = "HOST:PORT", description = {
+        "Serve every counter at http://HOST:PORT/metrics for Prometheus (read from the counters file: the workers",
+        "pay nothing), e.g. 127.0.0.1:9464; port 0 picks a free one."})
+    String metrics;
+
     @Option(names = "--verbose", description = "Keep DPDK's informational start-up log.")
     boolean verbose;
 
@@ -118,6 +123,10 @@ final class NicCommand implements Callable<Integer>
         BadOption.range("--workers", workers, 1, 64);
         BadOption.size("--expose", expose, 0, 1L << 40);
         BadOption.positive("--ipc-client-timeout", ipcClientTimeout, 5);
+        if (null != metrics)
+        {
+            MetricsServer.parse("--metrics", metrics);
+        }
         if (mode.equalsIgnoreCase("spray") || mode.equalsIgnoreCase("rocev2"))
         {
             return serve(mode.equalsIgnoreCase("spray") ? NicConnection.Kind.SPRAY : NicConnection.Kind.ROCEV2);
@@ -150,7 +159,8 @@ final class NicCommand implements Callable<Integer>
         Runtime.getRuntime().addShutdownHook(hook);
 
         final PortCapture portCapture = PortCapture.open(PmdConfigLoader.capture(capture, nicConfig));
-        try (CountersFile counters = CountersFile.create(CountersFileDescriptor.defaultDirectory(), "nic", 1024))
+        try (CountersFile counters = CountersFile.create(CountersFileDescriptor.defaultDirectory(), "nic", 1024);
+            MetricsServer _ = startMetrics(counters))
         {
             final NicRuntime runtime = NicRuntime.start(nicConfig, counters, idleStrategies, portCapture::wrap);
             try
@@ -249,6 +259,7 @@ final class NicCommand implements Callable<Integer>
         Runtime.getRuntime().addShutdownHook(hook);
         final PortCapture portCapture = PortCapture.open(PmdConfigLoader.capture(capture, nicConfig));
         try (CountersFile counters = CountersFile.create(CountersFileDescriptor.defaultDirectory(), "nic", 16384);
+            MetricsServer _ = startMetrics(counters);
             java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared())
         {
             final EmbeddedNic nic = EmbeddedNic.startOnDpdk(nicConfig, embedded, counters, portCapture::wrap);
@@ -335,6 +346,21 @@ final class NicCommand implements Callable<Integer>
                 Runtime.getRuntime().removeShutdownHook(hook);
             }
         }
+    }
+
+    /**
+     * @return the metrics endpoint if --metrics asks for one (null otherwise), serving this NIC's counters file.
+     */
+    private MetricsServer startMetrics(final CountersFile counters)
+    {
+        if (null == metrics)
+        {
+            return null;
+        }
+        final MetricsServer server = MetricsServer.start("--metrics", metrics, () -> java.util.Optional.of(counters.path()));
+        System.out.printf(Locale.ROOT, "spraynic nic: metrics at %s%n", server.url());
+        System.out.flush();
+        return server;
     }
 
     private static int atLeastOne(final String option, final int value, final int defaultValue)

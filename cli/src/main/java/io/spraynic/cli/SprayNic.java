@@ -20,6 +20,7 @@ import java.io.PrintWriter;
         ConfigCommand.class,
         DecodeCommand.class,
         StatCommand.class,
+        MetricsCommand.class,
         NicCommand.class,
         ClientCommand.class,
         TransferCommand.class,

@@ -92,6 +92,11 @@ class BadArgumentsTest
         table.add(bad("nic --config net_null --expose 2t", "not a size"));
         table.add(bad("nic --config net_null --expose 2048g", "0..1024g"));
         table.add(bad("nic --config net_null --ipc-client-timeout 0", "above 0"));
+        table.add(bad("nic --config net_null --metrics 9464", "HOST:PORT"));
+        table.add(bad("nic --config net_null --metrics 127.0.0.1:65536", "0..65535"));
+        table.add(bad("metrics --listen localhost", "HOST:PORT"));
+        table.add(bad("metrics --listen [::1]:http", "HOST:PORT"));
+        table.add(bad("metrics --listen 127.0.0.1:0 --seconds -1", "0..31536000"));
         // spraynic transfer
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --size 0", "at least 1"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --size 2x", "not a size"));
