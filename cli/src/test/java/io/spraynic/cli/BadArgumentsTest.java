@@ -92,10 +92,14 @@ class BadArgumentsTest
         table.add(bad("nic --config net_null --expose 2t", "not a size"));
         table.add(bad("nic --config net_null --expose 2048g", "0..1024g"));
         table.add(bad("nic --config net_null --ipc-client-timeout 0", "above 0"));
+        table.add(bad("nic --config net_null --rocev2-ack-timeout 0", "1..31"));
+        table.add(bad("nic --config net_null --rocev2-ack-timeout 32", "1..31"));
         // spraynic transfer
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --size 0", "at least 1"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --size 2x", "not a size"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --message 2g", "1..1g"));
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --rocev2-ack-timeout 0", "1..31"));
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --rocev2-ack-timeout 67ms", "not a whole number"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --workers 0", "1..64"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --paths 65", "1..64"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --timeout 0", "1..86400"));
