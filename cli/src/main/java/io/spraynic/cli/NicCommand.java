@@ -11,6 +11,7 @@ import io.spraynic.datapath.nic.PeerExchange;
 import io.spraynic.datapath.nic.PreSharedKeyFile;
 import io.spraynic.datapath.nic.ipc.IpcConductor;
 import io.spraynic.datapath.nic.ipc.IpcFileDescriptor;
+import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.wire.Wire;
@@ -105,6 +106,11 @@ final class NicCommand implements Callable<Integer>
         description = "with --ipc-dir: release a client's connections and memory after this long without a keepalive (default ${DEFAULT-VALUE}).")
     double ipcClientTimeout;
 
+    @Option(names = "--rocev2-ack-timeout", defaultValue = "14", paramLabel = "EXP", description = {
+        "rocev2 mode: the IB local ACK timeout exponent, 4.096 us x 2^EXP, 1-31 (default ${DEFAULT-VALUE}: 67 ms;",
+        "a queue pair fails after 8 of them without an ACK). Raise it on a loaded machine."})
+    int rocev2AckTimeout;
+
     @Option(names = "--ipc-max-clients", defaultValue = "64", paramLabel = "N",
         description = "with --ipc-dir: clients served at once; one more is refused (default ${DEFAULT-VALUE}).")
     int ipcMaxClients;
@@ -121,6 +127,7 @@ final class NicCommand implements Callable<Integer>
     {
         BadOption.range("--seconds", seconds, 0, 365 * 86_400, 60); // 0: until interrupted
         BadOption.range("--workers", workers, 1, 64);
+        BadOption.range("--rocev2-ack-timeout", rocev2AckTimeout, 1, 31);
         BadOption.size("--expose", expose, 0, 1L << 40);
         BadOption.positive("--ipc-client-timeout", ipcClientTimeout, 5);
         if (null != metrics)
@@ -237,7 +244,8 @@ final class NicCommand implements Callable<Integer>
         final EmbeddedNicConfig embedded = new EmbeddedNicConfig().mode(kind).workers(workers)
             .planes(ips.size()).idleStrategy(IdleStrategies.parse(idle)).sprayConfig(() ->
                 EmbeddedNicConfig.sharedCoreSprayConfig().psk(psk).maxConnectionsPerSource(perSource)
-                    .idleTimeoutNanos(idleTimeoutNanos));
+                    .idleTimeoutNanos(idleTimeoutNanos))
+            .rocevRetry(RcConnectionAttributes.ackTimeoutNanos(rocev2AckTimeout), 7);
         for (int p = 0; p < ips.size(); p++)
         {
             embedded.local(p, Wire.parseIpv4(ips.get(p)), 0);

@@ -7,6 +7,7 @@ import io.spraynic.datapath.nic.EmbeddedNicConfig;
 import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.nic.PeerExchange;
 import io.spraynic.datapath.nic.PreSharedKeyFile;
+import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
 import io.spraynic.datapath.wire.Wire;
 import io.spraynic.pmd.NicConfig;
 import picocli.CommandLine.Command;
@@ -84,6 +85,11 @@ final class TransferCommand implements Callable<Integer>
     @Option(names = "--capture", paramLabel = "FILE", description = "Record every frame received and sent into a pcapng file.")
     Path capture;
 
+    @Option(names = "--rocev2-ack-timeout", defaultValue = "14", paramLabel = "EXP", description = {
+        "rocev2 mode: the IB local ACK timeout exponent, 4.096 us x 2^EXP, 1-31 (default ${DEFAULT-VALUE}: 67 ms;",
+        "a queue pair fails after 8 of them without an ACK). Raise it on a loaded machine."})
+    int rocev2AckTimeout;
+
     @Option(names = "--json", description = "Print one JSON object.")
     boolean json;
 
@@ -109,6 +115,7 @@ final class TransferCommand implements Callable<Integer>
         BadOption.range("--workers", workers, 1, 64);
         BadOption.range("--paths", paths, 1, 64);
         BadOption.range("--timeout", timeoutSeconds, 1, 86_400);
+        BadOption.range("--rocev2-ack-timeout", rocev2AckTimeout, 1, 31);
         Files.createDirectories(exchange);
         final Map<String, String> filled = new LinkedHashMap<>(params);
         // two peers on one host must not share DPDK's runtime directory
@@ -123,7 +130,8 @@ final class TransferCommand implements Callable<Integer>
         final byte[] psk = null == pskFile ? null : PreSharedKeyFile.read(pskFile);
         final EmbeddedNicConfig nic = new EmbeddedNicConfig().mode(kind).workers(workers).planes(ips.size())
             .connections(paths, 4, 1024).idleStrategy(IdleStrategies.parse(idle))
-            .sprayConfig(() -> EmbeddedNicConfig.sharedCoreSprayConfig().psk(psk));
+            .sprayConfig(() -> EmbeddedNicConfig.sharedCoreSprayConfig().psk(psk))
+            .rocevRetry(RcConnectionAttributes.ackTimeoutNanos(rocev2AckTimeout), 7);
         for (int p = 0; p < ips.size(); p++)
         {
             nic.local(p, Wire.parseIpv4(ips.get(p)), 0);

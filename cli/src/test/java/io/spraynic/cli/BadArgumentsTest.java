@@ -97,10 +97,14 @@ class BadArgumentsTest
         table.add(bad("metrics --listen localhost", "HOST:PORT"));
         table.add(bad("metrics --listen [::1]:http", "HOST:PORT"));
         table.add(bad("metrics --listen 127.0.0.1:0 --seconds -1", "0..31536000"));
+        table.add(bad("nic --config net_null --rocev2-ack-timeout 0", "1..31"));
+        table.add(bad("nic --config net_null --rocev2-ack-timeout 32", "1..31"));
         // spraynic transfer
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --size 0", "at least 1"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --size 2x", "not a size"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --message 2g", "1..1g"));
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --rocev2-ack-timeout 0", "1..31"));
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --rocev2-ack-timeout 67ms", "not a whole number"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --workers 0", "1..64"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --paths 65", "1..64"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --timeout 0", "1..86400"));

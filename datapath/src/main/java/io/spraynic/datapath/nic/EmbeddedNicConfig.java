@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
 import io.spraynic.datapath.transport.spray.SprayConfig;
 import io.spraynic.datapath.transport.spray.SprayHandshake;
 import org.agrona.concurrent.BackoffIdleStrategy;
@@ -37,8 +38,19 @@ public final class EmbeddedNicConfig
     Supplier<IdleStrategy> idleStrategy = BackoffIdleStrategy::new;
     int[] cpus = new int[0];
     NanoClock clock = new SystemNanoClock();
-    long rocevAckTimeoutNanos = 20_000_000L;
+    long rocevAckTimeoutNanos = DEFAULT_ROCEV2_ACK_TIMEOUT_NANOS;
     int rocevRetries = 7;
+
+    /**
+     * The IB local ACK timeout exponent a RoCEv2 QP gets unless told otherwise: 14, 4.096 us x 2^14 = 67 ms, what
+     * rdma_cm applications commonly set. With 7 retries a QP fails after about 0.5 s without an ACK. 20 ms (160 ms
+     * in all) ended fresh JVMs' first WRITEs with RETRY_EXC_ERR on a loaded 2-core machine: while the peer's poll
+     * thread still waits for a core (JIT, class loading, GC), a lossless link looks dead.
+     */
+    public static final int DEFAULT_ROCEV2_ACK_TIMEOUT_EXPONENT = 14;
+    /** {@link #DEFAULT_ROCEV2_ACK_TIMEOUT_EXPONENT} in nanoseconds. */
+    public static final long DEFAULT_ROCEV2_ACK_TIMEOUT_NANOS =
+        RcConnectionAttributes.ackTimeoutNanos(DEFAULT_ROCEV2_ACK_TIMEOUT_EXPONENT);
 
     /** For one plane, or peers that use one address on every plane. */
     public static final SprayHandshake.PeerResolver SAME_ADDRESS_ON_EVERY_PLANE = new SprayHandshake.PeerResolver()
@@ -203,8 +215,9 @@ public final class EmbeddedNicConfig
     }
 
     /**
-     * @param ackTimeoutNanos a RoCEv2 queue pair's retransmission timeout (real time on shared cores needs ms).
-     * @param retries         retries without progress before the QP fails (0..7).
+     * @param ackTimeoutNanos a RoCEv2 queue pair's retransmission timeout (real time on shared cores needs tens of
+     *                        ms; default {@link #DEFAULT_ROCEV2_ACK_TIMEOUT_NANOS}).
+     * @param retries         retries without progress before the QP fails (0..7; default 7).
      * @return this.
      */
     public EmbeddedNicConfig rocevRetry(final long ackTimeoutNanos, final int retries)

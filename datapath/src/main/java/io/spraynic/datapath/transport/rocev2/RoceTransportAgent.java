@@ -1,15 +1,17 @@
 package io.spraynic.datapath.transport.rocev2;
 
-import io.spraynic.datapath.transport.PortFrameSink;
-
+import io.spraynic.datapath.fault.FaultLog;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
+import io.spraynic.datapath.transport.PortFrameSink;
 import io.spraynic.datapath.wire.FrameClass;
 import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.datapath.wire.RoceFrame;
 import io.spraynic.datapath.wire.RoceParser;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.NanoClock;
+
+import java.util.Map;
 
 /**
  * Glues an {@link RcEngine} to a {@link PacketPort}, run-to-completion: receive a burst, parse each frame
@@ -19,6 +21,9 @@ import org.agrona.concurrent.NanoClock;
  * <p>
  * The engine, its QPs and the protection domain belong to this agent's thread: post work requests and poll
  * completions from that thread (completion queues may be polled from another).
+ * <p>
+ * A frame, tick or flush that throws is caught, counted ({@link #faults()}) and logged with rate limiting
+ * ({@link FaultLog}), and the loop goes on; the receive burst is always released.
  */
 public final class RoceTransportAgent implements Agent
 {
@@ -30,7 +35,9 @@ public final class RoceTransportAgent implements Agent
     private final NanoClock clock;
     private final int burstCapacity;
     private final RoceFrame frame = new RoceFrame();
+    private final FaultLog faultLog;
     private PacketBurst rxBurst;
+    private long faults;
 
     /**
      * @param roleName      for logs.
@@ -57,6 +64,7 @@ public final class RoceTransportAgent implements Agent
         this.parser = new RoceParser(parseCounters);
         this.clock = clock;
         this.burstCapacity = burstCapacity;
+        this.faultLog = new FaultLog(roleName);
     }
 
     public void onStart()
@@ -73,21 +81,76 @@ public final class RoceTransportAgent implements Agent
             onStart();
         }
         final long now = clock.nanoTime();
-        final int received = port.receive(rxBurst);
-        for (int i = 0; i < received; i++)
+        final int received = receive(now);
+        int work = 0;
+        try
         {
-            if (parser.parse(rxBurst.memory(), rxBurst.offset(i), rxBurst.length(i), frame) == FrameClass.ROCE)
+            work = engine.onTick(now);
+        }
+        catch (final RuntimeException | AssertionError ex)
+        {
+            onFault("tick", ex);
+        }
+        try
+        {
+            sink.flush(); // also after a tick that threw: what it wrote completely still goes out
+        }
+        catch (final RuntimeException | AssertionError ex)
+        {
+            onFault("flush", ex);
+        }
+        return received + work;
+    }
+
+    private int receive(final long now)
+    {
+        final PacketBurst burst = rxBurst;
+        final int n = port.receive(burst);
+        if (n == 0)
+        {
+            return 0;
+        }
+        try
+        {
+            for (int i = 0; i < n; i++)
             {
-                engine.onFrame(frame, now);
+                try
+                {
+                    if (parser.parse(burst.memory(), burst.offset(i), burst.length(i), frame) == FrameClass.ROCE)
+                    {
+                        engine.onFrame(frame, now);
+                    }
+                }
+                catch (final RuntimeException | AssertionError ex)
+                {
+                    onFault("frame", ex);
+                }
             }
         }
-        if (rxBurst.size() > 0)
+        finally
         {
-            port.release(rxBurst);
+            port.release(burst); // never left to the next poll, which would append to it
         }
-        final int work = engine.onTick(now);
-        sink.flush();
-        return received + work;
+        return n;
+    }
+
+    // out of line: the loops stay small for the JIT; the exceptional path may allocate
+    private void onFault(final String where, final Throwable fault)
+    {
+        faults++;
+        faultLog.record(where, fault);
+    }
+
+    /** @return frames, ticks and flushes that threw (caught, dropped); agent thread. */
+    public long faults()
+    {
+        return faults;
+    }
+
+    /** @return faults per reason ("where class"), a copy: what a test or a report reads. */
+    public Map<String, Long> faultCounts()
+    {
+        return faultLog.counts();
     }
 
     public void onClose()
