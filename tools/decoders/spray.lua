@@ -200,8 +200,10 @@ local original = DissectorTable.get("udp.port"):get_dissector(ROCE_V2_PORT)
 function spray.dissector(tvb, pinfo, tree)
     local length = tvb:len()
     if length < 1 or bit32.rshift(tvb:range(0, 1):uint(), 5) ~= 6 then
-        if original ~= nil then return original:call(tvb, pinfo, tree) end
-        return 0
+        if original == nil then return 0 end
+        -- the InfiniBand dissector reports its own malformed packets; its exception must not become a Lua error
+        local ok, consumed = pcall(original.call, original, tvb, pinfo, tree)
+        return ok and consumed or length
     end
     pinfo.cols.protocol = "SPRAY"
     local root = tree:add(spray, tvb:range(0, length))

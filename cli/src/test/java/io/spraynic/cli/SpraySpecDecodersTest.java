@@ -94,6 +94,36 @@ class SpraySpecDecodersTest
         assertTrue(Long.parseLong(counts.group(2)) > 100, compared.report());
     }
 
+    @Test
+    void shouldLeaveRoceV2PacketsToWiresharksInfinibandDissector() throws Exception
+    {
+        final Path roce = ROOT.resolve("datapath/src/test/resources/wire/roce_vectors.pcap");
+        final List<String> fields = List.of("-T", "fields", "-e", "frame.number", "-e", "_ws.col.Protocol", "-e",
+            "infiniband.bth.opcode", "-e", "infiniband.bth.psn", "-e", "infiniband.reth.va", "-e", "infiniband.aeth.msn",
+            "-e", "infiniband.immdt", "-e", "_ws.expert.message");
+        final String plain = output(concat(List.of("tshark", "-n", "-r", roce.toString()), fields));
+        final String withLua = output(concat(List.of("tshark", "-n", "-X", "lua_script:" +
+            ROOT.resolve("tools/decoders/spray.lua"), "-r", roce.toString()), fields));
+        assertEquals(31, plain.lines().count(), plain);
+        assertEquals(plain, withLua, "the RoCEv2 vectors, malformed ones included, decode as without the spray dissector");
+    }
+
+    private static List<String> concat(final List<String> a, final List<String> b)
+    {
+        final List<String> all = new java.util.ArrayList<>(a);
+        all.addAll(b);
+        return all;
+    }
+
+    private static String output(final List<String> command) throws Exception
+    {
+        final Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        final String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(process.waitFor(120, TimeUnit.SECONDS), "tshark finished");
+        assertEquals(0, process.exitValue(), output);
+        return output;
+    }
+
     private Path decode(final Path capture) throws IOException
     {
         final CliTestSupport.Run run = CliTestSupport.run("decode", "--json", capture.toString());
