@@ -32,7 +32,8 @@ local function field(proto_name, name, type, size)
 end
 
 local function header(name, rows)
-    local h = { name = name, fields = {}, length = 0 }
+    -- the header's subtree: a field of its own, so that tshark -T json names it spray.<header>
+    local h = { name = name, fields = {}, length = 0, pf = ProtoField.none("spray." .. name, name:upper()) }
     for _, row in ipairs(rows) do
         local f = field(name, row[1], row[2], row[3])
         f.offset = h.length
@@ -83,6 +84,7 @@ local OPCODES = {
     [0xCF] = { "SPRAY_CLOSE_ACK", { CONH }, "none" },
 }
 
+local pf_bth = ProtoField.none("spray.bth", "BTH")
 local pf_name = ProtoField.string("spray.name", "Packet")
 local pf_error = ProtoField.string("spray.error", "Malformed")
 local pf_payload_length = ProtoField.uint32("spray.payload_length", "Payload length", base.DEC)
@@ -105,9 +107,10 @@ local bth = {
 local ef_malformed = ProtoExpert.new("spray.malformed", "Malformed spray packet", expert.group.MALFORMED,
     expert.severity.ERROR)
 
-local all_fields = { pf_name, pf_error, pf_payload_length, pf_icrc, pf_icrc_valid }
+local all_fields = { pf_bth, pf_name, pf_error, pf_payload_length, pf_icrc, pf_icrc_valid }
 for _, pf in pairs(bth) do table.insert(all_fields, pf) end
 for _, h in ipairs({ SETH, RETH, IMMDT, SACKH, PRBH, NAKH, CONH, HSB, ADDRESS }) do
+    table.insert(all_fields, h.pf)
     for _, f in ipairs(h.fields) do table.insert(all_fields, f.pf) end
 end
 spray.fields = all_fields
@@ -183,8 +186,7 @@ end
 
 -- adds the fields of header h at `at` that end at or before `limit`; returns the values of u8 fields by name
 local function add_header(tree, tvb, h, at, limit)
-    local subtree = tree:add(spray, tvb:range(math.min(at, limit), math.max(0, math.min(h.length, limit - at))),
-        h.name:upper())
+    local subtree = tree:add(h.pf, tvb:range(math.min(at, limit), math.max(0, math.min(h.length, limit - at))))
     local values = {}
     for _, f in ipairs(h.fields) do
         if at + f.offset + f.size > limit then break end
@@ -216,7 +218,7 @@ function spray.dissector(tvb, pinfo, tree)
     local flags = tvb:range(1, 1):uint()
     local pad = bit32.band(bit32.rshift(flags, 4), 3)
     local tver = bit32.band(flags, 0x0F)
-    local bth_tree = root:add(spray, tvb:range(0, BTH_LENGTH), "BTH")
+    local bth_tree = root:add(pf_bth, tvb:range(0, BTH_LENGTH))
     bth_tree:add(bth.opcode, tvb:range(0, 1))
     bth_tree:add(bth.se, tvb:range(1, 1))
     bth_tree:add(bth.m, tvb:range(1, 1))
