@@ -361,7 +361,14 @@ public final class FrameDecoder
         {
             sb.append(String.format(" imm=0x%08x", frame.immediateData()));
         }
-        appendSprayHeaders(sb, frame);
+        if (frame.hasBth() && frame.customHeaderOffset() < 0)
+        {
+            SprayHeaderLayouts.appendReadableText(sb, frame); // the parser stopped before the headers: what they hold
+        }
+        else
+        {
+            appendSprayHeaders(sb, frame);
+        }
         if (frame.hasPayload())
         {
             sb.append(" len=").append(frame.payloadLength());

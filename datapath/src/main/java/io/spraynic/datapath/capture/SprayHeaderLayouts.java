@@ -229,6 +229,42 @@ public final class SprayHeaderLayouts
         sb.append('}');
     }
 
+    /**
+     * Appends, as text, the spray header fields of a frame the parser stopped before (cut short, TVer or opcode
+     * unknown): " seth(path=5 flags=1 ...)" per header, the fields that lie wholly before the ICRC.
+     */
+    public static void appendReadableText(final StringBuilder sb, final RoceFrame frame)
+    {
+        final List<Layout> headers = frame != null && frame.hasBth() ? headersAfterBth(frame.opcode()) : null;
+        if (null == headers)
+        {
+            return;
+        }
+        final int from = sb.length();
+        long at = frame.bthOffset() + BaseTransportHeader.LENGTH;
+        for (final Layout layout : headers)
+        {
+            sb.append(' ').append(layout.name());
+            appendObject(sb, frame.segment(), layout, at, frame.icrcOffset());
+            at += layout.length();
+        }
+        // the JSON object's punctuation as text: {"path":5,"flags":1} -> (path=5 flags=1)
+        for (int i = from; i < sb.length(); i++)
+        {
+            switch (sb.charAt(i))
+            {
+                case '{' -> sb.setCharAt(i, '(');
+                case '}' -> sb.setCharAt(i, ')');
+                case ':' -> sb.setCharAt(i, '=');
+                case ',' -> sb.setCharAt(i, ' ');
+                case '"' -> sb.deleteCharAt(i--);
+                default ->
+                {
+                }
+            }
+        }
+    }
+
     // the fields of one header that end at or before `end`, in offset order
     private static void appendObject(final StringBuilder sb, final MemorySegment s, final Layout layout, final long at,
         final long end)

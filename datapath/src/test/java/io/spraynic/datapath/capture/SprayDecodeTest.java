@@ -205,6 +205,14 @@ class SprayDecodeTest
             assertTrue(json.endsWith(",\"spray\":{\"name\":\"SPRAY_CLOSE\",\"conh\":{\"version\":2,\"flags\":0,\"paths\":8," +
                 "\"planes\":2,\"mtu\":4096,\"streams\":0,\"reserved8\":0,\"senderCid\":11259375,\"reserved12\":0," +
                 "\"initialPsn\":1193046,\"ingressMbps\":1000,\"token\":\"153\"}}}"), json);
+            // TVer 1: the parser judges nothing after the BTH, the text still shows what the headers hold
+            buffer.set(java.lang.foreign.ValueLayout.JAVA_BYTE, HEADERS - 11, (byte)1);
+            final StringBuilder text = new StringBuilder();
+            FrameDecoder.appendText(text, 0, new FrameDecoder().parse(buffer, 0, length - cut, LinkType.ETHERNET));
+            assertTrue(text.toString().contains(" SPRAY_CLOSE qp=0x000042 psn=0 pad=0 tver=1 pkey=0xffff conh(version=2 flags=0 " +
+                "paths=8 planes=2 mtu=4096 streams=0 reserved8=0 senderCid=11259375 reserved12=0 initialPsn=1193046 " +
+                "ingressMbps=1000 token=153) icrc="), text.toString());
+            assertTrue(text.toString().startsWith("#0 MALFORMED BAD_ICRC "), text.toString());
         }
     }
 
