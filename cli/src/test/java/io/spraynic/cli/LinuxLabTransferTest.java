@@ -1,0 +1,210 @@
+package io.spraynic.cli;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A first spray transfer across the Linux ECMP lab, with what the NIC accepts today: a {@code spraynic nic} serving
+ * in host B and a {@code spraynic transfer} visiting it from host A, each on {@code net_af_packet} over its host's
+ * two plane interfaces, with kernel routers and four equal-cost links per plane between them. The NIC answers no ARP
+ * yet, so the lab gives the routers permanent neighbour entries for the hosts ({@code --static-neighbours}), and the
+ * visitor is handed B's addresses with its own gateways' MACs in place of B's (the exchange file still carries MACs);
+ * B answers to the MAC each frame came from, the router's. The transfer verifies every byte, and the routers'
+ * counters show its packets on every link of both planes (the spread between them is reported). Then the same with
+ * 1 % random loss on every core link. Once the NIC resolves neighbours itself, the MAC rewriting goes.
+ */
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
+class LinuxLabTransferTest
+{
+    private static final long PID = ProcessHandle.current().pid();
+    private static final String ID = "x" + PID % 10_000;
+    private static final int LINKS = 4;
+    private static LinuxLab lab;
+
+    @BeforeAll
+    static void up() throws Exception
+    {
+        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
+            "SKIPPED: network namespaces, veth, nftables and AF_PACKET need root");
+        for (final String tool : List.of("/usr/bin/python3", "/usr/sbin/nft", "/usr/sbin/tc", "/usr/sbin/ip"))
+        {
+            Assumptions.assumeTrue(Files.isExecutable(Path.of(tool)), "SKIPPED: " + tool + " is missing");
+        }
+        lab = LinuxLab.up(ID, "--host-stack", "none", "--static-neighbours");
+    }
+
+    @AfterAll
+    static void down()
+    {
+        if (null != lab)
+        {
+            lab.close();
+        }
+    }
+
+    @Test
+    void shouldCompleteVerifiedSprayTransfersOverEveryEcmpLinkCleanAndAtOnePercentLoss(@TempDir final Path dir)
+        throws Exception
+    {
+        final Map<String, String> status = lab.status();
+        final Path served = Files.createDirectory(dir.resolve("served"));
+        final Path runDir = Files.createDirectory(dir.resolve("run"));
+        final Path nicOut = dir.resolve("nic.out");
+        final List<String> serve = new ArrayList<>(List.of("ip", "netns", "exec", lab.netns("b")));
+        serve.addAll(java(List.of("nic", "--config", config(dir, "b", status).toString(), "--mode", "spray",
+            "--ip", address(status, "b", 1) + "," + address(status, "b", 2), "--expose", "8m", "--exchange",
+            served.toString(), "--seconds", "250")));
+        final ProcessBuilder nicBuilder = new ProcessBuilder(serve).redirectErrorStream(true).redirectOutput(nicOut.toFile());
+        nicBuilder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
+        final Process nic = nicBuilder.start();
+        try
+        {
+            final Path addr = served.resolve("nic.addr");
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+            while (!Files.exists(addr) && nic.isAlive() && System.nanoTime() < deadline)
+            {
+                Thread.sleep(50);
+            }
+            assertTrue(Files.exists(addr), "the serving NIC published its address: " + Files.readString(nicOut));
+            // what A is told: B's addresses, reached through A's gateway in each plane
+            String toA = Files.readString(addr);
+            for (int plane = 1; plane <= 2; plane++)
+            {
+                toA = toA.replaceAll("mac\\." + (plane - 1) + "=\\S+",
+                    "mac." + (plane - 1) + "=" + status.get("hosts.a.planes." + plane + ".gateway_mac"));
+            }
+
+            for (final String drop : List.of("0", "1%"))
+            {
+                lab.set("core", "--drop", drop);
+                final Path visitDir = Files.createDirectory(dir.resolve("visit-" + drop.replace("%", "pct")));
+                Files.writeString(visitDir.resolve("nic.addr.tmp"), toA);
+                Files.move(visitDir.resolve("nic.addr.tmp"), visitDir.resolve("nic.addr"), StandardCopyOption.ATOMIC_MOVE);
+                final Map<String, Long> before = lab.counters();
+                final List<String> visit = new ArrayList<>(List.of("ip", "netns", "exec", lab.netns("a")));
+                visit.addAll(java(List.of("transfer", "--config", config(dir, "a", status).toString(), "--mode", "spray",
+                    "--peer-kind", "nic", "--ip", address(status, "a", 1) + "," + address(status, "a", 2),
+                    "--paths", "64", "--exchange", visitDir.toString(), "--size", "8m", "--timeout", "90", "--json")));
+                final Path clientOut = dir.resolve("client-" + visitDir.getFileName() + ".out");
+                final ProcessBuilder clientBuilder = new ProcessBuilder(visit).redirectErrorStream(true)
+                    .redirectOutput(clientOut.toFile());
+                clientBuilder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
+                final Process client = clientBuilder.start();
+                try
+                {
+                    final boolean done = client.waitFor(150, TimeUnit.SECONDS);
+                    final String out = Files.readString(clientOut);
+                    assertTrue(done, "the visit ended in time: " + out);
+                    assertEquals(0, client.exitValue(), out + " nic: " + Files.readString(nicOut));
+                    assertTrue(out.contains("\"verified\":true"), out);
+                    final Map<String, Long> after = lab.counters();
+                    report(drop, out, before, after);
+                }
+                finally
+                {
+                    client.destroyForcibly();
+                }
+            }
+        }
+        finally
+        {
+            nic.destroyForcibly();
+            lab.set("core", "--drop", "0");
+        }
+    }
+
+    private static void report(final String drop, final String visit, final Map<String, Long> before,
+        final Map<String, Long> after)
+    {
+        final StringBuilder text = new StringBuilder();
+        final List<String> unused = new ArrayList<>();
+        long dropped = 0;
+        for (int p = 1; p <= 2; p++)
+        {
+            final int plane = p;
+            for (final String direction : List.of("ab", "ba"))
+            {
+                final long[] perLink = new long[LINKS];
+                long total = 0;
+                for (int k = 1; k <= LINKS; k++)
+                {
+                    final String key = "links.p" + plane + "l" + k + ".directions." + direction + ".";
+                    perLink[k - 1] = after.get(key + "forwarded_packets") - before.getOrDefault(key + "forwarded_packets", 0L);
+                    dropped += after.get(key + "dropped_packets") - before.getOrDefault(key + "dropped_packets", 0L);
+                    total += perLink[k - 1];
+                }
+                double spread = 0;
+                for (final long count : perLink)
+                {
+                    spread = Math.max(spread, Math.abs(count - total / (double)LINKS) / (total / (double)LINKS));
+                }
+                text.append(String.format(Locale.ROOT, "plane %d %s %s (largest deviation %.0f %%); ", plane, direction,
+                    Arrays.toString(perLink), 100 * spread));
+                if ("ab".equals(direction))
+                {
+                    unused.addAll(Arrays.stream(perLink).filter(count -> count == 0).mapToObj(count -> "p" + plane)
+                        .toList());
+                }
+            }
+        }
+        System.out.println("linux lab spray transfer, drop " + drop + ": " + visit.strip() + "; routers dropped " +
+            dropped + "; packets per core link: " + text);
+        // the visitor's 64 paths (source ports) cover every link A to B; B's answers are not asserted: they are
+        // the serving NIC's choice of source ports, which today covers fewer links (reported above)
+        assertEquals(List.of(), unused, "every core link A to B carries the transfer: " + text);
+    }
+
+    private static String address(final Map<String, String> status, final String host, final int plane)
+    {
+        return status.get("hosts." + host + ".planes." + plane + ".ipv4").split("/")[0];
+    }
+
+    /**
+     * Two net_af_packet ports, one per plane, on the host's plane interfaces; socket rings of 8192 frames. The
+     * parameters are those {@code spraynic transfer} fills (file_prefix, queues).
+     */
+    private static Path config(final Path dir, final String host, final Map<String, String> status) throws IOException
+    {
+        final StringBuilder toml = new StringBuilder(String.join("\n", "[eal]", "lcores = \"0\"", "no_huge = true",
+            "memory_mb = 512", "no_pci = true", "file_prefix = \"${file_prefix:-spraynic-lab-" + host + "-" + ID + "}\"", ""));
+        for (int plane = 1; plane <= 2; plane++)
+        {
+            toml.append(String.join("\n", "", "[[port]]", "name = \"afp" + (plane - 1) + "\"", "kind = \"vdev\"",
+                "device = \"net_af_packet" + (plane - 1) + "\"",
+                "args = { iface = \"" + status.get("hosts." + host + ".planes." + plane + ".dev") +
+                    "\", qpairs = \"${queues:-1}\", blocksz = 4096, framesz = 2048, framecnt = 8192 }",
+                "rx_queues = ${queues:-1}", "tx_queues = ${queues:-1}", "promiscuous = true", ""));
+        }
+        return Files.writeString(dir.resolve(host + ".toml"), toml.toString());
+    }
+
+    private static List<String> java(final List<String> arguments)
+    {
+        final List<String> command = new ArrayList<>();
+        command.add(ProcessHandle.current().info().command().orElseThrow());
+        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+            .filter(argument -> argument.startsWith("--")).toList());
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), SprayNic.class.getName()));
+        command.addAll(arguments);
+        return command;
+    }
+}
