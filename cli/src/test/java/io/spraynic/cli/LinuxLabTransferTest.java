@@ -166,6 +166,14 @@ class LinuxLabTransferTest
                 }
             }
         }
+        for (int plane = 1; plane <= 2; plane++)
+        {
+            // what B's NIC sent towards its router in each plane, and what the router took in (not for its MAC: not)
+            final String key = "links.p" + plane + "b.directions.up.";
+            text.append(String.format(Locale.ROOT, "B sent %d frames into plane %d, its router took %d; ",
+                after.get(key + "tx_packets") - before.getOrDefault(key + "tx_packets", 0L), plane,
+                after.get(key + "forwarded_packets") - before.getOrDefault(key + "forwarded_packets", 0L)));
+        }
         System.out.println("linux lab spray transfer, drop " + drop + ": " + visit.strip() + "; routers dropped " +
             dropped + "; packets per core link: " + text);
         // the visitor's 64 paths (source ports) cover every link A to B; B's answers are not asserted: they are
