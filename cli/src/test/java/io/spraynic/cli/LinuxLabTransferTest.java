@@ -8,7 +8,6 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -19,6 +18,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import static io.spraynic.cli.CliProcesses.java;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -218,16 +218,5 @@ class LinuxLabTransferTest
                 "rx_queues = ${queues:-1}", "tx_queues = ${queues:-1}", "promiscuous = true", ""));
         }
         return Files.writeString(dir.resolve(host + ".toml"), toml.toString());
-    }
-
-    private static List<String> java(final List<String> arguments)
-    {
-        final List<String> command = new ArrayList<>();
-        command.add(ProcessHandle.current().info().command().orElseThrow());
-        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-            .filter(argument -> argument.startsWith("--")).toList());
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), SprayNic.class.getName()));
-        command.addAll(arguments);
-        return command;
     }
 }
