@@ -49,6 +49,19 @@ class NicCommandTest
     }
 
     @Test
+    void shouldTakeTheAddressOfANamedInterfaceAndRefuseOneThatIsMissing() throws Exception
+    {
+        assertEquals("127.0.0.1", NicCommand.interfaceAddress("iface:lo")); // as Multus' net1 on a Kubernetes node
+        assertEquals("10.0.0.1", NicCommand.interfaceAddress("10.0.0.1"));
+        final String missing = "iface:nope" + ProcessHandle.current().pid();
+        final CliTestSupport.Run run = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip", missing);
+        assertTrue(run.exitCode() != 0);
+        assertTrue(run.err().contains("--ip " + missing + ": there is no interface "), run.err());
+        final CliTestSupport.Run empty = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip", "iface:");
+        assertTrue(empty.err().contains("there is no interface"), empty.err());
+    }
+
+    @Test
     void shouldServeLiveCountersToAnotherProcessAndStopCleanly(@TempDir final Path runDir) throws Exception
     {
         final List<String> command = new ArrayList<>();
