@@ -14,8 +14,8 @@ import java.util.concurrent.Callable;
 /**
  * {@code spraynic health}: a probe for an orchestrator (Kubernetes' exec probes, a container's HEALTHCHECK). Live: a
  * NIC serves the IPC directory and its conductor's heartbeat is fresh (the conductor starts after the ports). Ready:
- * live, and its live counters file holds the ports' counters. Exit 0 and one
- * line when so, else 1 and one sentence saying why not.
+ * live, and its live counters file holds the ports' counters. Exit 0 and one line when so, else 1 and one sentence
+ * saying why not.
  */
 @Command(name = "health", mixinStandardHelpOptions = true,
     description = "Exit 0 when a NIC serves the IPC directory with a fresh heartbeat (liveness); with --ready, when " +

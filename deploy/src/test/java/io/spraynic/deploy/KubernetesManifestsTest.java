@@ -93,16 +93,20 @@ class KubernetesManifestsTest
         assertEquals(List.of(), problems(rendered));
         // each change a careless edit could make is caught, or the checks above prove nothing
         final Map<String, String> breakages = Map.ofEntries(
-            Map.entry("add: [NET_RAW, NET_ADMIN]", "add: [NET_RAW, NET_ADMIN, SYS_ADMIN]"),
+            Map.entry("            - NET_RAW\n            - NET_ADMIN\n",
+                "            - NET_RAW\n            - NET_ADMIN\n            - SYS_ADMIN\n"),
             Map.entry("readOnlyRootFilesystem: true\n          runAsNonRoot", "readOnlyRootFilesystem: false\n          runAsNonRoot"),
             Map.entry("allowPrivilegeEscalation: false\n          capabilities:\n            add:\n            - NET_RAW",
                 "allowPrivilegeEscalation: true\n          capabilities:\n            add:\n            - NET_RAW"),
             Map.entry("image: localhost/spraynic:" + DeployFiles.version(), "image: docker.io/other:latest"),
-            Map.entry("hugepages-2Mi: 1Gi\n          requests", "hugepages-2Mi: 2Gi\n          requests"),
+            Map.entry("hugepages-2Mi: 1Gi\n            memory: 1Gi\n          requests:",
+                "hugepages-2Mi: 2Gi\n            memory: 1Gi\n          requests:"),
             Map.entry("- --max-age", "- --max-ages"),
             Map.entry("spraynic-plane0@net1, spraynic-plane1@net2", "spraynic-plane0@net1"),
-            Map.entry("app.kubernetes.io/component: nic\n  maxUnavailable", "app.kubernetes.io/component: other\n  maxUnavailable"),
-            Map.entry("mountPath: /dev/hugepages", "mountPath: /mnt/huge"));
+            Map.entry("  maxUnavailable: 1\n  selector:\n    matchLabels:\n      app.kubernetes.io/component: nic",
+                "  maxUnavailable: 1\n  selector:\n    matchLabels:\n      app.kubernetes.io/component: other"),
+            Map.entry("mountPath: /dev/hugepages", "mountPath: /mnt/huge"),
+            Map.entry("path: /run/spraynic/ipc\n          type: DirectoryOrCreate", "path: /run/other\n          type: DirectoryOrCreate"));
         for (final Map.Entry<String, String> breakage : breakages.entrySet())
         {
             assertTrue(rendered.contains(breakage.getKey()), "the rendered manifests hold: " + breakage.getKey());
