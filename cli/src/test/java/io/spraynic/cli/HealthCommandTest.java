@@ -7,13 +7,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -57,16 +54,9 @@ class HealthCommandTest
         final Path runDir = Files.createDirectory(dir.resolve("run"));
         final Path ipc = Files.createDirectory(dir.resolve("ipc"), PosixFilePermissions.asFileAttribute(
             PosixFilePermissions.fromString("rwx------")));
-        final List<String> command = new ArrayList<>();
-        command.add(ProcessHandle.current().info().command().orElseThrow());
-        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-            .filter(argument -> argument.startsWith("--")).toList());
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), SprayNic.class.getName(),
-            "nic", "--config", "net_null", "-p", "file_prefix=spraynic-health-test-" + ProcessHandle.current().pid(),
-            "--mode", "spray", "--ip", "10.0.0.1", "--ipc-dir", ipc.toString(), "--idle", "sleep", "--seconds", "100"));
-        final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
-        builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
-        final Process nic = builder.start();
+        final Process nic = CliTestSupport.start(runDir, "nic", "--config", "net_null", "-p",
+            "file_prefix=spraynic-health-test-" + ProcessHandle.current().pid(), "--mode", "spray", "--ip", "10.0.0.1",
+            "--ipc-dir", ipc.toString(), "--idle", "sleep", "--seconds", "100");
         try (BufferedReader out = new BufferedReader(new InputStreamReader(nic.getInputStream(), StandardCharsets.UTF_8)))
         {
             String line;

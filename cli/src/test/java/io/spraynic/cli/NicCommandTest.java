@@ -7,12 +7,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
@@ -64,16 +61,8 @@ class NicCommandTest
     @Test
     void shouldServeLiveCountersToAnotherProcessAndStopCleanly(@TempDir final Path runDir) throws Exception
     {
-        final List<String> command = new ArrayList<>();
-        command.add(ProcessHandle.current().info().command().orElseThrow());
-        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-            .filter(argument -> argument.startsWith("--")).toList());
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), SprayNic.class.getName(),
-            "nic", "--config", "net_null", "-p", "file_prefix=spraynic-nic-test-" + ProcessHandle.current().pid(),
-            "--idle", "sleep"));
-        final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
-        builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
-        final Process nic = builder.start();
+        final Process nic = CliTestSupport.start(runDir, "nic", "--config", "net_null", "-p",
+            "file_prefix=spraynic-nic-test-" + ProcessHandle.current().pid(), "--idle", "sleep");
         try (BufferedReader out = new BufferedReader(new InputStreamReader(nic.getInputStream(), StandardCharsets.UTF_8)))
         {
             String line;
