@@ -34,7 +34,8 @@ done
 mkdir -p "$out"
 
 # 1. Base layer. The apt sources of this machine: the DPDK the shim was compiled against.
-# No documentation, manuals or translations (copyright files stay); a system user for the NIC, as
+# No documentation, manuals or translations (copyright files stay), no perl (only usrmerge needed it, once /usr
+# is merged it is not needed); a system user for the NIC, as
 # deploy/systemd/spraynic.conf makes on a host, with a fixed id that Kubernetes' runAsUser names.
 base_recipe=(--variant=essential --include="$(grep -v -e '^#' -e '^$' "$here/packages" | paste -sd, -)"
   --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/info/*'
@@ -43,6 +44,7 @@ base_recipe=(--variant=essential --include="$(grep -v -e '^#' -e '^$' "$here/pac
   --customize-hook='echo "spraynic:x:10001:10001:SprayNIC:/var/lib/spraynic:/usr/sbin/nologin" >> "$1/etc/passwd"'
   --customize-hook='echo "spraynic:x:10001:" >> "$1/etc/group"'
   --customize-hook='mkdir -p "$1/var/lib/spraynic" && chown 10001:10001 "$1/var/lib/spraynic" && chmod 0750 "$1/var/lib/spraynic"'
+  --customize-hook='chroot "$1" dpkg --purge usrmerge libfile-find-rule-perl libnumber-compare-perl libtext-glob-perl perl libperl5.36 perl-modules-5.36'
   --customize-hook='rm -rf "$1"/var/cache/* "$1"/var/lib/apt/lists/* "$1"/var/log/*')
 base="$out/base-$(printf '%s\n' "${base_recipe[@]}" | sha256sum | cut -c1-16).tar"
 if [ ! -f "$base" ]; then

@@ -42,8 +42,6 @@ import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -76,6 +74,9 @@ class KubernetesManifestsTest
             overlays = dirs.filter(Files::isDirectory).sorted().toList();
         }
         assertFalse(overlays.isEmpty());
+        final Path dashboard = DeployFiles.REPO.resolve("deploy/grafana/spraynic-dashboard.json");
+        assertTrue(Files.isRegularFile(dashboard) && Files.readString(DeployFiles.KUBERNETES.resolve("README.md"))
+            .contains(DeployFiles.REPO.relativize(dashboard).toString()), "the manifests' README names the Grafana dashboard");
         for (final Path kubectl : kubectls())
         {
             for (final Path overlay : overlays)
