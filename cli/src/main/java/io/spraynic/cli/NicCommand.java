@@ -72,7 +72,8 @@ final class NicCommand implements Callable<Integer>
     String mode;
 
     @Option(names = "--ip", split = ",", paramLabel = "A.B.C.D",
-        description = "spray mode: this NIC's IPv4 address on each plane (port), comma-separated.")
+        description = "spray mode: this NIC's IPv4 address on each plane (port), comma-separated; iface:NAME takes the " +
+            "address of kernel interface NAME (e.g. the one Kubernetes' Multus attached for the plane).")
     java.util.List<String> ips;
 
     @Option(names = "--workers", defaultValue = "1", description = "spray mode: poll-mode workers (default ${DEFAULT-VALUE}).")
@@ -209,12 +210,47 @@ final class NicCommand implements Callable<Integer>
         return 0;
     }
 
+    /** The prefix of an --ip value that names a kernel interface whose IPv4 address the NIC takes. */
+    static final String IFACE_PREFIX = "iface:";
+
+    /**
+     * @return {@code ip} itself, or for {@code iface:NAME} the one IPv4 address of kernel interface NAME.
+     * @throws IllegalArgumentException when the interface does not exist or has no IPv4 address, or several.
+     */
+    static String interfaceAddress(final String ip) throws java.net.SocketException
+    {
+        if (!ip.startsWith(IFACE_PREFIX))
+        {
+            return ip;
+        }
+        final String name = ip.substring(IFACE_PREFIX.length());
+        final java.net.NetworkInterface iface = name.isEmpty() ? null : java.net.NetworkInterface.getByName(name);
+        if (null == iface)
+        {
+            throw new IllegalArgumentException("--ip " + ip + ": there is no interface " + name + " here (ip link lists them)");
+        }
+        final java.util.List<String> addresses = iface.inetAddresses().filter(java.net.Inet4Address.class::isInstance)
+            .map(java.net.InetAddress::getHostAddress).toList();
+        if (addresses.size() != 1)
+        {
+            throw new IllegalArgumentException("--ip " + ip + ": interface " + name + " has " + addresses.size() +
+                " IPv4 addresses " + addresses + ", not one: give the address itself");
+        }
+        return addresses.getFirst();
+    }
+
     private Integer serve(final NicConnection.Kind kind) throws Exception
     {
         if (null == ips || ips.isEmpty())
         {
             throw new IllegalArgumentException("--mode " + mode + " needs --ip: this NIC's IPv4 address on each port, e.g. --ip 10.0.0.2");
         }
+        final java.util.List<String> resolved = new java.util.ArrayList<>(ips.size());
+        for (final String ip : ips)
+        {
+            resolved.add(interfaceAddress(ip));
+        }
+        ips = resolved;
         if (kind == NicConnection.Kind.ROCEV2 && null == exchange && null == ipcDir)
         {
             throw new IllegalArgumentException("--mode rocev2 needs --exchange DIR (RoCEv2 queue pairs are connected out of " +
