@@ -45,7 +45,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
-import static io.spraynic.cli.CliProcesses.java;
+import static io.spraynic.cli.CliTestSupport.javaCommand;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -185,7 +185,7 @@ class AttackVethTest
         final Path runDir = Files.createDirectory(dir.resolve("run"));
         final Path nicOut = dir.resolve("nic.out");
         final List<String> serve = new ArrayList<>(List.of("ip", "netns", "exec", NS_B));
-        serve.addAll(java(List.of("nic", "--config", servingConfig(dir).toString(), "--mode", "spray", "--ip", "10.99.0.2",
+        serve.addAll(javaCommand(List.of("nic", "--config", servingConfig(dir).toString(), "--mode", "spray", "--ip", "10.99.0.2",
             "--expose", SIZE, "--exchange", exchange.toString(), "--seconds", "200")));
         final ProcessBuilder nicBuilder = new ProcessBuilder(serve).redirectErrorStream(true).redirectOutput(nicOut.toFile());
         nicBuilder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
@@ -200,7 +200,7 @@ class AttackVethTest
             final Path countersFile = Path.of(countersPath.group(1));
 
             final List<String> visit = new ArrayList<>(List.of("ip", "netns", "exec", NS_A));
-            visit.addAll(java(List.of("transfer", "--config", "net_af_packet", "-p", "iface=" + VETH_A, "-p",
+            visit.addAll(javaCommand(List.of("transfer", "--config", "net_af_packet", "-p", "iface=" + VETH_A, "-p",
                 "file_prefix=spraynic-attack-visit-" + ID, "--mode", "spray", "--peer-kind", "nic", "--ip", "10.99.0.1",
                 "--exchange", exchange.toString(), "--size", SIZE, "--timeout", "120", "--json")));
             final ProcessBuilder clientBuilder = new ProcessBuilder(visit).redirectErrorStream(true)
@@ -322,7 +322,7 @@ class AttackVethTest
                 assertEquals(0, sum(after, none), none + ": " + all);
             }
             // what an operator sees: spraynic stat --json on B's counters file shows the same refusals
-            final Process stat = new ProcessBuilder(java(List.of("stat", "--file", countersFile.toString(), "--json")))
+            final Process stat = new ProcessBuilder(javaCommand(List.of("stat", "--file", countersFile.toString(), "--json")))
                 .redirectErrorStream(true).start();
             final String statOut = new String(stat.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertTrue(stat.waitFor(60, TimeUnit.SECONDS) && stat.exitValue() == 0, statOut);

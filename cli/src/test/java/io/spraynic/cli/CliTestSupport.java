@@ -50,14 +50,25 @@ final class CliTestSupport
      */
     static Process start(final Path runDir, final String... args) throws IOException
     {
+        final ProcessBuilder builder = new ProcessBuilder(javaCommand(List.of(args))).redirectErrorStream(true);
+        builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
+        return builder.start();
+    }
+
+    /**
+     * The command line that runs the CLI in a process of its own, with this JVM's binary, module options and class
+     * path; for tests that put a NIC in a network namespace ({@code ip netns exec NS} + this).
+     *
+     * @return {@code java [--options] -cp CLASSPATH io.spraynic.cli.SprayNic ARGUMENTS...}.
+     */
+    static List<String> javaCommand(final List<String> arguments)
+    {
         final List<String> command = new ArrayList<>();
         command.add(ProcessHandle.current().info().command().orElseThrow());
         command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
             .filter(argument -> argument.startsWith("--")).toList());
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), SprayNic.class.getName()));
-        command.addAll(List.of(args));
-        final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
-        builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
-        return builder.start();
+        command.addAll(arguments);
+        return command;
     }
 }

@@ -18,7 +18,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import static io.spraynic.cli.CliProcesses.java;
+import static io.spraynic.cli.CliTestSupport.javaCommand;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -81,7 +81,7 @@ class LinuxLabTransferTest
         final Path runDir = Files.createDirectory(dir.resolve("run"));
         final Path nicOut = dir.resolve("nic.out");
         final List<String> serve = new ArrayList<>(List.of("ip", "netns", "exec", lab.netns("b")));
-        serve.addAll(java(List.of("nic", "--config", config(dir, "b", status).toString(), "--mode", "spray",
+        serve.addAll(javaCommand(List.of("nic", "--config", config(dir, "b", status).toString(), "--mode", "spray",
             "--ip", addresses(status, "b"), "--expose", Long.toString(SIZE), "--exchange",
             served.toString(), "--seconds", "250")));
         final ProcessBuilder nicBuilder = new ProcessBuilder(serve).redirectErrorStream(true)
@@ -113,7 +113,7 @@ class LinuxLabTransferTest
                 Files.move(visitDir.resolve("nic.addr.tmp"), visitDir.resolve("nic.addr"), StandardCopyOption.ATOMIC_MOVE);
                 final Map<String, Long> before = lab.counters();
                 final List<String> visit = new ArrayList<>(List.of("ip", "netns", "exec", lab.netns("a")));
-                visit.addAll(java(List.of("transfer", "--config", config(dir, "a", status).toString(), "--mode", "spray",
+                visit.addAll(javaCommand(List.of("transfer", "--config", config(dir, "a", status).toString(), "--mode", "spray",
                     "--peer-kind", "nic", "--ip", addresses(status, "a"), "--paths", "64", "--exchange",
                     visitDir.toString(), "--size", Long.toString(SIZE), "--timeout", "90", "--json")));
                 final Path clientOut = dir.resolve("client-" + visitDir.getFileName() + ".out");

@@ -16,7 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import static io.spraynic.cli.CliProcesses.java;
+import static io.spraynic.cli.CliTestSupport.javaCommand;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -114,13 +114,13 @@ class TransferVethTest
     {
         final Path exchange = Files.createDirectory(dir.resolve("exchange"));
         final List<String> serve = new ArrayList<>(List.of("ip", "netns", "exec", NS_B));
-        serve.addAll(java(List.of("nic", "--config", "net_af_packet", "-p", "iface=" + VETH_B, "-p",
+        serve.addAll(javaCommand(List.of("nic", "--config", "net_af_packet", "-p", "iface=" + VETH_B, "-p",
             "file_prefix=spraynic-veth-nic-" + ID, "--mode", mode, "--ip", "10.99.0.2", "--expose", "4m", "--exchange",
             exchange.toString(), "--seconds", "120")));
         final Process nic = new ProcessBuilder(serve).redirectErrorStream(true).redirectOutput(dir.resolve("nic.out").toFile())
             .start();
         final List<String> visit = new ArrayList<>(List.of("ip", "netns", "exec", NS_A));
-        visit.addAll(java(List.of("transfer", "--config", "net_af_packet", "-p", "iface=" + VETH_A, "-p",
+        visit.addAll(javaCommand(List.of("transfer", "--config", "net_af_packet", "-p", "iface=" + VETH_A, "-p",
             "file_prefix=spraynic-veth-visit-" + ID, "--mode", mode, "--peer-kind", "nic", "--ip", "10.99.0.1",
             "--exchange", exchange.toString(), "--size", "4m", "--timeout", "60", "--json")));
         final Process client = new ProcessBuilder(visit).redirectErrorStream(true)
@@ -156,7 +156,7 @@ class TransferVethTest
     {
         final Path exchange = Files.createDirectory(dir.resolve("exchange"));
         final List<String> serve = new ArrayList<>(List.of("ip", "netns", "exec", NS_B));
-        serve.addAll(java(List.of("nic", "--config", "net_af_packet", "-p", "iface=" + VETH_B, "-p",
+        serve.addAll(javaCommand(List.of("nic", "--config", "net_af_packet", "-p", "iface=" + VETH_B, "-p",
             "file_prefix=spraynic-veth-lie-" + ID, "--mode", "spray", "--ip", "10.99.0.2", "--expose", "1m", "--exchange",
             exchange.toString(), "--seconds", "120")));
         final Process nic = new ProcessBuilder(serve).redirectErrorStream(true).redirectOutput(dir.resolve("nic.out").toFile())
@@ -176,7 +176,7 @@ class TransferVethTest
             Files.move(exchange.resolve("nic.addr.tmp"), addr, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
                 java.nio.file.StandardCopyOption.ATOMIC_MOVE);
             final List<String> visit = new ArrayList<>(List.of("ip", "netns", "exec", NS_A));
-            visit.addAll(java(List.of("transfer", "--config", "net_af_packet", "-p", "iface=" + VETH_A, "-p",
+            visit.addAll(javaCommand(List.of("transfer", "--config", "net_af_packet", "-p", "iface=" + VETH_A, "-p",
                 "file_prefix=spraynic-veth-liar-" + ID, "--mode", "spray", "--peer-kind", "nic", "--ip", "10.99.0.1",
                 "--exchange", exchange.toString(), "--size", "8m", "--timeout", "20")));
             final long start = System.nanoTime();
@@ -206,7 +206,7 @@ class TransferVethTest
         final String ip, final Path exchange, final Path output) throws IOException
     {
         final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", netns));
-        command.addAll(java(List.of("transfer",
+        command.addAll(javaCommand(List.of("transfer",
             "--config", "net_af_packet", "-p", "iface=" + iface, "-p", "file_prefix=spraynic-veth-" + role + "-" + ID,
             "--mode", mode, "--role", role, "--ip", ip, "--exchange", exchange.toString(), "--size", "4m",
             "--timeout", "60", "--idle", "backoff", "--json")));
