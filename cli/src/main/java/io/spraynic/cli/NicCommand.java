@@ -123,6 +123,11 @@ final class NicCommand implements Callable<Integer>
         description = "with --ipc-dir: connections and queue pairs one client may hold at once (default ${DEFAULT-VALUE}).")
     int ipcMaxConnections;
 
+    @Option(names = "--ipc-capture", negatable = true, defaultValue = "true", fallbackValue = "true", description = {
+        "with --ipc-dir: let a client (spraynic capture) take a live capture of every frame, one at a time (default);",
+        "--no-ipc-capture refuses it, for NICs whose clients must not see each other's traffic."})
+    boolean ipcCapture;
+
     public Integer call() throws Exception
     {
         BadOption.range("--seconds", seconds, 0, 365 * 86_400, 60); // 0: until interrupted
@@ -217,7 +222,7 @@ final class NicCommand implements Callable<Integer>
         final Path ipc = null == ipcDir ? null : ipcDir.toString().isEmpty() ? IpcFileDescriptor.defaultDirectory() : ipcDir;
         final IpcConductor.Limits ipcLimits = new IpcConductor.Limits(
             atLeastOne("--ipc-max-clients", ipcMaxClients, 64), atLeastOne("--ipc-max-regions", ipcMaxRegions, 256),
-            atLeastOne("--ipc-max-connections", ipcMaxConnections, 64));
+            atLeastOne("--ipc-max-connections", ipcMaxConnections, 64), ipcCapture);
         final java.util.Map<String, String> filled = new java.util.LinkedHashMap<>(params);
         if (workers != 1)
         {
