@@ -25,6 +25,8 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * {@code spraynic capture FILE}: a live capture of a running NIC ({@code spraynic nic --ipc-dir}), as
@@ -49,6 +51,8 @@ import java.util.concurrent.locks.LockSupport;
         ""})
 final class CaptureCommand implements Callable<Integer>
 {
+    private static final Pattern DURATION = Pattern.compile("([0-9]{1,9}(?:\\.[0-9]{1,9})?)(ms|s|m|h|)");
+
     @Parameters(paramLabel = "FILE", description = "The pcapng file to write.")
     Path file;
 
@@ -183,35 +187,14 @@ final class CaptureCommand implements Callable<Integer>
     /** @return 500ms, 5s, 2m, 1h or a number of seconds, in 1 ms..1 h. */
     static Duration parseDuration(final String text)
     {
-        final String t = text.trim().toLowerCase(Locale.ROOT);
-        double seconds;
-        try
+        final Matcher m = DURATION.matcher(text.trim().toLowerCase(Locale.ROOT));
+        final double seconds = !m.matches() ? Double.NaN : Double.parseDouble(m.group(1)) * switch (m.group(2))
         {
-            if (t.endsWith("ms"))
-            {
-                seconds = Double.parseDouble(t.substring(0, t.length() - 2)) / 1000;
-            }
-            else if (t.endsWith("s"))
-            {
-                seconds = Double.parseDouble(t.substring(0, t.length() - 1));
-            }
-            else if (t.endsWith("m"))
-            {
-                seconds = Double.parseDouble(t.substring(0, t.length() - 1)) * 60;
-            }
-            else if (t.endsWith("h"))
-            {
-                seconds = Double.parseDouble(t.substring(0, t.length() - 1)) * 3600;
-            }
-            else
-            {
-                seconds = Double.parseDouble(t);
-            }
-        }
-        catch (final NumberFormatException ex)
-        {
-            seconds = Double.NaN;
-        }
+            case "ms" -> 0.001;
+            case "m" -> 60;
+            case "h" -> 3600;
+            default -> 1;
+        };
         if (!(seconds >= 0.001 && seconds <= 3600))
         {
             throw new IllegalArgumentException("--duration " + text + " is not a time of 1ms to 1h, e.g. 500ms, 5s, 2m");
