@@ -31,6 +31,7 @@ public final class CaptureRingWriter
     private long tail;
     private long head;
     private boolean headCorrupt;
+    private boolean headReadThisBurst;
     private long captured;
     private long dropped;
     private long filtered;
@@ -63,8 +64,14 @@ public final class CaptureRingWriter
     {
         final MemorySegment source = burst.memory();
         final boolean check = filter.checksFrames();
+        headReadThisBurst = false;
         for (int i = from; i < to; i++)
         {
+            if (!check && tail - head >= slots && !refreshHead())
+            {
+                drop(plane, direction, to - i); // full for the rest of the burst: no frame of it needs looking at
+                break;
+            }
             final long offset = burst.offset(i);
             final int length = burst.length(i);
             if (check && !filter.matches(source, offset, length))
@@ -83,30 +90,36 @@ public final class CaptureRingWriter
     {
         if (tail - head >= slots && !refreshHead())
         {
-            dropped++;
-            interfaceDrops[(plane & (CaptureRingLayout.MAX_PLANES - 1)) * 2 + (direction & 1)]++;
+            drop(plane, direction, 1);
             return;
         }
         final long slot = slotsOffset + (tail & mask) * slotLength;
         final int copied = Math.min(length, snapLength);
+        // three little-endian longs for the six fields (original and captured length; plane, queue and direction)
         memory.set(CaptureRingLayout.LONG, slot + CaptureRingLayout.SLOT_TIMESTAMP_OFFSET, timestampNanos);
-        memory.set(CaptureRingLayout.INT, slot + CaptureRingLayout.SLOT_ORIGINAL_LENGTH_OFFSET, length);
-        memory.set(CaptureRingLayout.INT, slot + CaptureRingLayout.SLOT_CAPTURED_LENGTH_OFFSET, copied);
-        memory.set(CaptureRingLayout.SHORT, slot + CaptureRingLayout.SLOT_PLANE_OFFSET, (short)plane);
-        memory.set(CaptureRingLayout.SHORT, slot + CaptureRingLayout.SLOT_QUEUE_OFFSET, (short)queue);
-        memory.set(ValueLayout.JAVA_BYTE, slot + CaptureRingLayout.SLOT_DIRECTION_OFFSET, (byte)direction);
+        memory.set(CaptureRingLayout.LONG, slot + CaptureRingLayout.SLOT_ORIGINAL_LENGTH_OFFSET,
+            (length & 0xFFFF_FFFFL) | (long)copied << 32);
+        memory.set(CaptureRingLayout.LONG, slot + CaptureRingLayout.SLOT_PLANE_OFFSET,
+            (plane & 0xFFFFL) | (queue & 0xFFFFL) << 16 | (direction & 0xFFL) << 32);
         MemorySegment.copy(source, offset, memory, slot + CaptureRingLayout.SLOT_DATA_OFFSET, copied);
         tail++;
         captured++;
     }
 
+    private void drop(final int plane, final int direction, final int frames)
+    {
+        dropped += frames;
+        interfaceDrops[(plane & (CaptureRingLayout.MAX_PLANES - 1)) * 2 + (direction & 1)] += frames;
+    }
+
     /** @return true when the client freed a slot; a head no client writes honestly stops the writer. */
     private boolean refreshHead()
     {
-        if (headCorrupt)
+        if (headCorrupt || headReadThisBurst)
         {
-            return false;
+            return false; // the client's head is read at most once a burst: its cache line is the client's
         }
+        headReadThisBurst = true;
         final long h = (long)LONG_ATOMIC.getAcquire(memory, headOffset);
         if (h < head || h > tail)
         {
@@ -120,6 +133,7 @@ public final class CaptureRingWriter
     /** Makes the frames written visible to the client and its statistics current (once per burst). */
     public void publish()
     {
+        headReadThisBurst = false;
         LONG_ATOMIC.setRelease(memory, tailOffset, tail);
         memory.set(CaptureRingLayout.LONG, statsOffset + CaptureRingLayout.CAPTURED_OFFSET, captured);
         memory.set(CaptureRingLayout.LONG, statsOffset + CaptureRingLayout.DROPPED_OFFSET, dropped);
