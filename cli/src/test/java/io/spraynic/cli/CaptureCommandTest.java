@@ -29,6 +29,9 @@ class CaptureCommandTest
     private static final Pattern WROTE = Pattern.compile("wrote ([0-9,]+) frames to .*; the workers captured ([0-9,]+), " +
         "dropped ([0-9,]+) \\(ring full\\), filtered out ([0-9,]+)");
 
+    /** An EAL file prefix of this test's own: other memif pairs (other test classes, other users) run beside it. */
+    private static final String INSTANCE = "instance=-capture-" + ProcessHandle.current().pid();
+
     @TempDir
     Path dir;
 
@@ -42,13 +45,13 @@ class CaptureCommandTest
         final Path out = dir.resolve("out.pcapng");
         final StringBuilder seen = new StringBuilder();
         final Process server = ClientCommandTest.startNic(Files.createDirectory(dir.resolve("server-run")), seen,
-            "--config", "net_memif", "-p", "role=server", "-p", "socket=" + socket, "--mode", "spray", "--ip", "10.7.0.2",
+            "--config", "net_memif", "-p", "role=server", "-p", "socket=" + socket, "-p", INSTANCE, "--mode", "spray", "--ip", "10.7.0.2",
             "--expose", "4m", "--exchange", exchange.toString(), "--idle", "sleep");
         Process served = null;
         Process capture = null;
         try
         {
-            served = ClientCommandTest.startNic(servedRun, seen, "--config", "net_memif", "-p", "role=client", "-p",
+            served = ClientCommandTest.startNic(servedRun, seen, "--config", "net_memif", "-p", "role=client", "-p", INSTANCE, "-p",
                 "socket=" + socket, "--mode", "spray", "--ip", "10.7.0.1", "--ipc-dir", ipc.toString(), "--idle", "sleep");
             final StringBuilder captureOut = new StringBuilder();
             capture = ClientCommandTest.start(servedRun, seen, "spraynic capture: NIC pid", captureOut, "capture",
