@@ -24,7 +24,7 @@ import java.util.concurrent.Callable;
 @Command(name = "bench", mixinStandardHelpOptions = true,
     description = "Datapath benchmarks.",
     subcommands = {BenchCommand.Raw.class, BenchCommand.Nic.class, BenchCommand.Workers.class, BenchCommand.Latency.class,
-        BenchCommand.Throughput.class})
+        BenchCommand.Throughput.class, BenchCommand.Capture.class})
 final class BenchCommand implements Runnable
 {
     public void run()
@@ -220,6 +220,57 @@ final class BenchCommand implements Runnable
                     "%s, %d worker(s) per NIC: %.3f Gb/s, %.3f Mpps of 1 KiB packets", mode, w, r.goodputGbps(), r.mpps()));
             }
             printPoints("\"mode\":\"" + mode + "\"", points);
+            return 0;
+        }
+    }
+
+    @Command(name = "capture", mixinStandardHelpOptions = true,
+        description = {
+            "What a live capture of every frame costs the workers: one embedded NIC alone on net_null, its workers'",
+            "received frames per second without a capture and while one takes every frame (the shipped tap and ring,",
+            "emptied by a drainer thread as spraynic capture would), in alternating rounds in one process."})
+    static final class Capture extends Common
+    {
+        @Option(names = "--workers", defaultValue = "1", description = "Workers (default ${DEFAULT-VALUE}).")
+        int workers;
+
+        @Option(names = "--size", defaultValue = "64", description = "Bytes per frame net_null hands out (default ${DEFAULT-VALUE}).")
+        int size;
+
+        @Option(names = "--seconds", defaultValue = "2", description = "Measured seconds per phase (default ${DEFAULT-VALUE}).")
+        double seconds;
+
+        @Option(names = "--rounds", defaultValue = "3", description = "Rounds of off, then capturing (default ${DEFAULT-VALUE}).")
+        int rounds;
+
+        @Option(names = "--snaplen", defaultValue = "4096", description = "Bytes the capture keeps of each frame (default ${DEFAULT-VALUE}).")
+        int snapLength;
+
+        @Option(names = "--no-drain", description = "A capture client that never drains: every frame finds the ring full.")
+        boolean noDrain;
+
+        public Integer call() throws Exception
+        {
+            BadOption.range("--workers", workers, 1, 16);
+            BadOption.range("--size", size, 60, 9000);
+            BadOption.range("--rounds", rounds, 1, 100);
+            BadOption.positive("--seconds", seconds, 2);
+            final List<String> points = new ArrayList<>();
+            final List<Double> ratios = new ArrayList<>();
+            for (final io.spraynic.bench.nic.CaptureOverhead.Round r :
+                io.spraynic.bench.nic.CaptureOverhead.run(workers, size, snapLength, seconds, rounds, !noDrain))
+            {
+                log("capture on net_null, " + workers + " worker(s), " + size + " B frames: " + r);
+                ratios.add(r.ratio());
+                points.add(String.format(Locale.ROOT, "{\"offMpps\":%.4f,\"offCpuMpps\":%.4f,\"onMpps\":%.4f," +
+                    "\"onCpuMpps\":%.4f,\"ratio\":%.4f,\"captured\":%d,\"dropped\":%d}", r.off().mpps(), r.off().cpuMpps(),
+                    r.on().mpps(), r.on().cpuMpps(), r.ratio(), r.captured(), r.dropped()));
+            }
+            ratios.sort(null);
+            log(String.format(Locale.ROOT, "median ratio (frames per worker CPU second, capturing / off): %.3f",
+                ratios.get(ratios.size() / 2)));
+            printPoints(String.format(Locale.ROOT, "\"workers\":%d,\"size\":%d,\"drain\":%b,\"medianRatio\":%.4f", workers,
+                size, !noDrain, ratios.get(ratios.size() / 2)), points);
             return 0;
         }
     }

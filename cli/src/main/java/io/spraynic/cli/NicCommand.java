@@ -127,6 +127,11 @@ final class NicCommand implements Callable<Integer>
         description = "with --ipc-dir: connections and queue pairs one client may hold at once (default ${DEFAULT-VALUE}).")
     int ipcMaxConnections;
 
+    @Option(names = "--ipc-capture", negatable = true, defaultValue = "true", fallbackValue = "true", description = {
+        "with --ipc-dir: let a client (spraynic capture) take a live capture of every frame, one at a time (default);",
+        "--no-ipc-capture refuses it, for NICs whose clients must not see each other's traffic."})
+    boolean ipcCapture;
+
     public Integer call() throws Exception
     {
         BadOption.range("--seconds", seconds, 0, 365 * 86_400, 60); // 0: until interrupted
@@ -257,7 +262,8 @@ final class NicCommand implements Callable<Integer>
                 "band) or --ipc-dir for applications that connect their own");
         }
         final Path ipc = null == ipcDir ? null : ipcDir.toString().isEmpty() ? IpcFileDescriptor.defaultDirectory() : ipcDir;
-        final IpcConductor.Limits ipcLimits = new IpcConductor.Limits(ipcMaxClients, ipcMaxRegions, ipcMaxConnections);
+        final IpcConductor.Limits ipcLimits = new IpcConductor.Limits(ipcMaxClients, ipcMaxRegions, ipcMaxConnections,
+            ipcCapture);
         final java.util.Map<String, String> filled = new java.util.LinkedHashMap<>(params);
         if (workers != 1)
         {

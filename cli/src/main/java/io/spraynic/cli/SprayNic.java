@@ -24,6 +24,7 @@ import java.io.PrintWriter;
         MetricsCommand.class,
         NicCommand.class,
         ClientCommand.class,
+        CaptureCommand.class,
         TransferCommand.class,
         ExperimentCommand.class,
         CommandLine.HelpCommand.class

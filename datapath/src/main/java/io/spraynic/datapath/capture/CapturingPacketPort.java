@@ -18,15 +18,12 @@ import java.io.IOException;
  * A capture is a debugging aid: a write failure (disk full) stops the capture, counts it and
  * leaves the datapath running.
  */
-public final class CapturingPacketPort implements PacketPort
+public final class CapturingPacketPort extends TappingPacketPort
 {
-    private final PacketPort delegate;
     private final PcapWriter writer;
     private final int rxInterface;
     private final int txInterface;
     private final long epochOffsetNanos;
-    private PacketBurst lastTransmitted;
-    private int recordedAtFront;
     private boolean failed;
     private long framesRecorded;
     private long captureErrors;
@@ -36,84 +33,25 @@ public final class CapturingPacketPort implements PacketPort
      */
     public CapturingPacketPort(final PacketPort delegate, final PcapWriter writer) throws IOException
     {
+        super(delegate);
         if (writer.format() != PcapWriter.Format.PCAPNG)
         {
             throw new IllegalArgumentException("a port capture needs a pcapng writer (one interface per direction)");
         }
-        this.delegate = delegate;
         this.writer = writer;
         this.rxInterface = writer.addInterface(delegate.name() + "-rx", LinkType.ETHERNET, PcapWriter.DEFAULT_SNAP_LENGTH);
         this.txInterface = writer.addInterface(delegate.name() + "-tx", LinkType.ETHERNET, PcapWriter.DEFAULT_SNAP_LENGTH);
         this.epochOffsetNanos = System.currentTimeMillis() * 1_000_000L - System.nanoTime();
     }
 
-    public String name()
+    protected boolean tapping(final int direction)
     {
-        return delegate.name();
+        return !failed;
     }
 
-    public PacketBurst newBurst(final int capacity)
+    protected void tap(final int direction, final PacketBurst burst, final int from, final int to)
     {
-        return delegate.newBurst(capacity);
-    }
-
-    public int receive(final PacketBurst burst)
-    {
-        final int before = burst.size();
-        final int received = delegate.receive(burst);
-        record(rxInterface, burst, before, before + received);
-        return received;
-    }
-
-    public boolean allocate(final PacketBurst burst, final int count)
-    {
-        return delegate.allocate(burst, count);
-    }
-
-    public int transmit(final PacketBurst burst)
-    {
-        final int skip = burst == lastTransmitted ? Math.min(recordedAtFront, burst.size()) : 0;
-        record(txInterface, burst, skip, burst.size());
-        final int sent = delegate.transmit(burst);
-        lastTransmitted = burst;
-        recordedAtFront = burst.size();
-        return sent;
-    }
-
-    public void release(final PacketBurst burst)
-    {
-        if (burst == lastTransmitted)
-        {
-            recordedAtFront = 0;
-        }
-        delegate.release(burst);
-    }
-
-    public void releaseLast(final PacketBurst burst)
-    {
-        delegate.releaseLast(burst);
-        if (burst == lastTransmitted)
-        {
-            recordedAtFront = Math.min(recordedAtFront, burst.size());
-        }
-    }
-
-    public void onPollerStart()
-    {
-        delegate.onPollerStart();
-    }
-
-    public void onPollerClose()
-    {
-        delegate.onPollerClose();
-    }
-
-    private void record(final int interfaceId, final PacketBurst burst, final int from, final int to)
-    {
-        if (failed || from >= to)
-        {
-            return;
-        }
+        final int interfaceId = direction == RX ? rxInterface : txInterface;
         final long timestamp = epochOffsetNanos + System.nanoTime();
         try
         {
@@ -145,13 +83,5 @@ public final class CapturingPacketPort implements PacketPort
     public long captureErrors()
     {
         return captureErrors;
-    }
-
-    /**
-     * Closes the port; the writer belongs to the caller.
-     */
-    public void close()
-    {
-        delegate.close();
     }
 }

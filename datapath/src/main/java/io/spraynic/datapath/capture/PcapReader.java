@@ -56,6 +56,8 @@ public final class PcapReader implements AutoCloseable
     public static final int PCAPNG_PACKET_BLOCK = 0x00000002;
     /** pcapng Simple Packet Block type. */
     public static final int PCAPNG_SIMPLE_PACKET_BLOCK = 0x00000003;
+    /** pcapng Interface Statistics Block type (read past: frames are what a reader wants). */
+    public static final int PCAPNG_INTERFACE_STATISTICS_BLOCK = 0x00000005;
     /** pcapng Enhanced Packet Block type. */
     public static final int PCAPNG_ENHANCED_PACKET_BLOCK = 0x00000006;
     /** pcapng byte-order magic, as read in the section's own byte order. */

@@ -40,11 +40,14 @@ public final class PcapWriter implements AutoCloseable
 
     private static final int MIN_STAGING_CAPACITY = 1 << 20;
     private static final int MAX_INTERFACES = 1024;
+    private static final int OPTION_ISB_IFRECV = 4;
+    private static final int OPTION_ISB_IFDROP = 5;
 
     private final FileChannel channel;
     private final Format format;
     private final ValueLayout.OfInt intLayout;
     private final ValueLayout.OfShort shortLayout;
+    private final ValueLayout.OfLong longLayout;
     private final ByteBuffer staging;
     private final MemorySegment stagingSegment;
     private final int[] snapLengths = new int[MAX_INTERFACES];
@@ -59,6 +62,7 @@ public final class PcapWriter implements AutoCloseable
         this.format = format;
         this.intLayout = ValueLayout.JAVA_INT_UNALIGNED.withOrder(order);
         this.shortLayout = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(order);
+        this.longLayout = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(order);
         this.staging = ByteBuffer.allocateDirect(MIN_STAGING_CAPACITY + DEFAULT_SNAP_LENGTH + 64);
         this.stagingSegment = MemorySegment.ofBuffer(staging);
     }
@@ -292,6 +296,41 @@ public final class PcapWriter implements AutoCloseable
     }
 
     /**
+     * Writes a pcapng Interface Statistics Block for an interface: frames it received ({@code isb_ifrecv}) and those
+     * dropped before they reached the capture ({@code isb_ifdrop}), as of {@code timestampNanos}.
+     *
+     * @throws IOException if flushing to the file fails.
+     */
+    public void writeInterfaceStatistics(final int interfaceId, final long timestampNanos, final long received,
+        final long dropped) throws IOException
+    {
+        ensureOpen();
+        if (format != Format.PCAPNG || interfaceId < 0 || interfaceId >= interfaceCount)
+        {
+            throw new IllegalArgumentException("no pcapng interface " + interfaceId + " (have " + interfaceCount + ")");
+        }
+        // type, length, interface, timestamp (2), isb_ifrecv, isb_ifdrop, end option, length
+        final int blockLength = 4 + 4 + 4 + 8 + (4 + 8) + (4 + 8) + 4 + 4;
+        reserve(blockLength);
+        long at = used;
+        at = putInt(at, PcapReader.PCAPNG_INTERFACE_STATISTICS_BLOCK);
+        at = putInt(at, blockLength);
+        at = putInt(at, interfaceId);
+        at = putInt(at, (int)(timestampNanos >>> 32));
+        at = putInt(at, (int)timestampNanos);
+        at = putShort(at, OPTION_ISB_IFRECV);
+        at = putShort(at, 8);
+        at = putLong(at, received);
+        at = putShort(at, OPTION_ISB_IFDROP);
+        at = putShort(at, 8);
+        at = putLong(at, dropped);
+        at = putShort(at, PcapReader.OPTION_END);
+        at = putShort(at, 0);
+        at = putInt(at, blockLength);
+        used = (int)at;
+    }
+
+    /**
      * Writes what is staged to the file.
      *
      * @throws IOException if the write fails.
@@ -351,6 +390,12 @@ public final class PcapWriter implements AutoCloseable
     {
         stagingSegment.set(intLayout, at, value);
         return at + 4;
+    }
+
+    private long putLong(final long at, final long value)
+    {
+        stagingSegment.set(longLayout, at, value);
+        return at + 8;
     }
 
     private long putShort(final long at, final int value)

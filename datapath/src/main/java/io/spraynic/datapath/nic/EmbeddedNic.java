@@ -1,5 +1,7 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.capture.CaptureFilter;
+import io.spraynic.datapath.capture.CaptureRingLayout;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.transport.PortFrameSink;
 import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
@@ -76,6 +78,8 @@ public final class EmbeddedNic implements AutoCloseable
     // the tenant of each region outside the default domain (0, the map's missing value)
     private final Int2IntHashMap domainsByLkey = new Int2IntHashMap(0);
     private final NicWorker[] workers;
+    private final CaptureTap[] taps;
+    private final String[] portNames;
     private final AgentRunner[] runners;
     private final long[] localMac;
     private final ManyToOneConcurrentArrayQueue<NicConnection> accepted = new ManyToOneConcurrentArrayQueue<>(4096);
@@ -87,6 +91,7 @@ public final class EmbeddedNic implements AutoCloseable
     private volatile boolean closing;
     private Thread portStatsPublisher;
     private DrainReport closeReport;
+    private MemorySegment captureMemory;
 
     private EmbeddedNic(final EmbeddedNicConfig config, final PacketPort[][] ports, final CountersFile counters,
         final AutoCloseable owner)
@@ -109,7 +114,9 @@ public final class EmbeddedNic implements AutoCloseable
         }
         this.localMac = config.localMac.clone();
         this.workers = new NicWorker[w];
+        this.taps = new CaptureTap[w];
         this.runners = new AgentRunner[w];
+        this.portNames = new String[planes];
         for (int i = 0; i < w; i++)
         {
             if (ports[i].length != planes)
@@ -117,7 +124,7 @@ public final class EmbeddedNic implements AutoCloseable
                 throw new IllegalArgumentException("worker " + i + " has " + ports[i].length + " port(s) for " + planes +
                     " plane(s): give one queue of every plane's port to every worker");
             }
-            workers[i] = newWorker(i, ports[i]);
+            workers[i] = newWorker(i, tapped(i, ports[i]));
         }
         for (final NicWorker worker : workers)
         {
@@ -245,6 +252,104 @@ public final class EmbeddedNic implements AutoCloseable
             mac = mac << 8 | (b & 0xFF);
         }
         return mac;
+    }
+
+    /** Every port of worker {@code index} through the worker's capture tap ({@link #startCapture}). */
+    private PacketPort[] tapped(final int index, final PacketPort[] ports)
+    {
+        final String prefix = "worker " + index + ": capture ";
+        taps[index] = new CaptureTap(index, counter(prefix + "frames"), counter(prefix + "drops (ring full)"),
+            counter(prefix + "filtered out"), counter(prefix + "faults (tap stopped)"));
+        final PacketPort[] tapped = new PacketPort[ports.length];
+        for (int p = 0; p < ports.length; p++)
+        {
+            tapped[p] = taps[index].tap(ports[p], p);
+            portNames[p] = null == portNames[p] ? ports[p].name() : portNames[p];
+        }
+        return tapped;
+    }
+
+    /** @return the name of the port of {@code plane} (worker 0's queue, e.g. {@code net_ring0/q0}). */
+    public String portName(final int plane)
+    {
+        return portNames[plane];
+    }
+
+    /**
+     * Starts a live capture: every worker copies the frames {@code filter} takes of its queue into its ring in
+     * {@code memory} (laid out by {@code layout}, header written), dropping what does not fit, until
+     * {@link #stopCapture}. One capture at a time.
+     *
+     * @throws IllegalStateException when a capture runs already; IllegalArgumentException when the layout or filter
+     *                               does not fit this NIC.
+     */
+    public synchronized void startCapture(final MemorySegment memory, final CaptureRingLayout layout,
+        final CaptureFilter filter)
+    {
+        requireOpen();
+        if (null != captureMemory)
+        {
+            throw new IllegalStateException("a capture is running: stop it first (one at a time)");
+        }
+        final String problem = layout.workers() != workers.length ? "the capture has " + layout.workers() +
+            " ring(s) for " + workers.length + " worker(s)" : memory.byteSize() < layout.fileLength() ?
+            "the capture memory is shorter than its layout" : filter.problem(planes(), workers.length);
+        if (null != problem)
+        {
+            throw new IllegalArgumentException(problem);
+        }
+        captureMemory = memory;
+        final List<CompletableFuture<Object>> done = new ArrayList<>();
+        for (final NicWorker worker : workers)
+        {
+            done.add(submit(worker, (w, now) ->
+            {
+                taps[w.index()].start(memory, layout, filter, planes());
+                return null;
+            }));
+        }
+        try
+        {
+            for (final CompletableFuture<Object> f : done)
+            {
+                await(f, CONTROL_TIMEOUT, "start a capture");
+            }
+        }
+        catch (final RuntimeException ex)
+        {
+            stopCapture();
+            throw ex;
+        }
+    }
+
+    /**
+     * Stops the live capture, if one runs: returns once every worker stopped writing into its memory (which the caller
+     * may then free) and marked it ended.
+     *
+     * @throws IllegalStateException when a worker did not confirm (its memory must then stay mapped).
+     */
+    public synchronized void stopCapture()
+    {
+        final MemorySegment memory = captureMemory;
+        if (null == memory)
+        {
+            return;
+        }
+        final List<CompletableFuture<Object>> done = new ArrayList<>();
+        for (final NicWorker worker : workers)
+        {
+            done.add(submit(worker, (w, now) ->
+            {
+                taps[w.index()].stop();
+                return null;
+            }));
+        }
+        for (final CompletableFuture<Object> f : done)
+        {
+            await(f, CONTROL_TIMEOUT, "stop a capture");
+        }
+        captureMemory = null;
+        CaptureRingLayout.end(memory);
     }
 
     private NicWorker newWorker(final int index, final PacketPort[] ports)
@@ -866,6 +971,11 @@ public final class EmbeddedNic implements AutoCloseable
             {
                 runner.close();
             }
+        }
+        if (null != captureMemory)
+        {
+            CaptureRingLayout.end(captureMemory); // the workers stopped: nothing writes into it any more
+            captureMemory = null;
         }
         for (final NicConnection c : connections)
         {

@@ -89,11 +89,20 @@ public final class IpcConductor implements Agent, AutoCloseable
      * @param maxClients              clients connected at once.
      * @param maxRegionsPerClient     regions one client holds at once (registrations in progress included).
      * @param maxConnectionsPerClient connections and queue pairs one client holds at once (in progress included).
+     * @param capture                 whether a client may start a live capture of every frame (one at a time): the
+     *                                capture sees every tenant's traffic, so a NIC whose clients must not see each
+     *                                other's refuses it.
      */
-    public record Limits(int maxClients, int maxRegionsPerClient, int maxConnectionsPerClient)
+    public record Limits(int maxClients, int maxRegionsPerClient, int maxConnectionsPerClient, boolean capture)
     {
-        /** 64 clients, 256 regions and 64 connections per client. */
-        public static final Limits DEFAULT = new Limits(64, 256, 64);
+        /** 64 clients, 256 regions and 64 connections per client, live capture allowed. */
+        public static final Limits DEFAULT = new Limits(64, 256, 64, true);
+
+        /** Live capture allowed. */
+        public Limits(final int maxClients, final int maxRegionsPerClient, final int maxConnectionsPerClient)
+        {
+            this(maxClients, maxRegionsPerClient, maxConnectionsPerClient, true);
+        }
 
         public Limits
         {
@@ -117,7 +126,7 @@ public final class IpcConductor implements Agent, AutoCloseable
     private final ManyToOneRingBuffer toNic;
     private final UntrustedRingReader commands;
     private final BroadcastTransmitter toClients;
-    private final UnsafeBuffer response = new UnsafeBuffer(new byte[1024]);
+    final UnsafeBuffer response = new UnsafeBuffer(new byte[1024]);
     private final ManyToOneConcurrentArrayQueue<Runnable> results = new ManyToOneConcurrentArrayQueue<>(4096);
     // bounded, so clients cannot make the NIC start threads without end (a refused action is answered with an error)
     private final ExecutorService control = new ThreadPoolExecutor(0, MAX_CONTROL_ACTIONS, 30, TimeUnit.SECONDS,
@@ -136,13 +145,15 @@ public final class IpcConductor implements Agent, AutoCloseable
     private final IpcMessages.ObjectCommand objectCommand = new IpcMessages.ObjectCommand();
     private final IpcMessages.Connect connect = new IpcMessages.Connect();
     private final IpcMessages.ConnectQueuePair connectQueuePair = new IpcMessages.ConnectQueuePair();
+    private final IpcMessages.StartCapture startCapture = new IpcMessages.StartCapture();
     private final IpcMessages.Ok ok = new IpcMessages.Ok();
     private final IpcMessages.Error error = new IpcMessages.Error();
     private final IpcMessages.RegionReady regionReady = new IpcMessages.RegionReady();
     private final IpcMessages.ConnectionReady connectionReady = new IpcMessages.ConnectionReady();
     private final IpcMessages.ConnectionClosed connectionClosed = new IpcMessages.ConnectionClosed();
     private final UntrustedRingReader.Handler commandHandler = this::onCommand;
-    private final IpcCounters counters;
+    private final IpcCaptures captures;
+    final IpcCounters counters;
     private long nextClientId = 1;
     private long nextObjectId = 1;
     private long nextCheckMs;
@@ -185,6 +196,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         this.toClients = new BroadcastTransmitter(new UnsafeBuffer(header,
             IpcFileDescriptor.HEADER_LENGTH + IpcFileDescriptor.toNicLength(), IpcFileDescriptor.toClientsLength()));
         this.counters = new IpcCounters(countersFile);
+        this.captures = new IpcCaptures(this, nic, limits.capture());
         header.putIntRelease(IpcFileDescriptor.VERSION_OFFSET, IpcFileDescriptor.VERSION);
     }
 
@@ -313,6 +325,7 @@ public final class IpcConductor implements Agent, AutoCloseable
             try
             {
                 work += timeOutClients(now);
+                work += captures.endExpired(now);
             }
             catch (final RuntimeException ex)
             {
@@ -439,6 +452,8 @@ public final class IpcConductor implements Agent, AutoCloseable
                     onConnect(client, type, connect.wrap(buffer, 0));
                 case IpcMessages.CONNECT_QUEUE_PAIR -> onConnectQueuePair(client, connectQueuePair.wrap(buffer, 0));
                 case IpcMessages.CLOSE_CONNECTION -> onCloseConnection(client, objectCommand.wrap(buffer, 0));
+                case IpcMessages.START_CAPTURE -> captures.onStart(client, startCapture.wrap(buffer, 0));
+                case IpcMessages.STOP_CAPTURE -> captures.onStop(client, objectCommand.wrap(buffer, 0));
                 default -> respondError(client, correlationId, type, IpcMessages.ERR_MALFORMED, "unknown command type " + type);
             }
         }
@@ -610,7 +625,7 @@ public final class IpcConductor implements Agent, AutoCloseable
     }
 
     /** Refuses a command naming an object the client does not hold; counts it apart when another client holds it. */
-    private void refuseUnknownObject(final IpcClient client, final long correlationId, final int type, final String what,
+    void refuseUnknownObject(final IpcClient client, final long correlationId, final int type, final String what,
         final long objectId)
     {
         for (final IpcClient other : clients.values())
@@ -863,6 +878,7 @@ public final class IpcConductor implements Agent, AutoCloseable
             return;
         }
         client.released = true;
+        captures.onReleased(client);
         clients.remove(client.id);
         counters.clients.decrementRelease();
         reason.incrementRelease();
@@ -963,7 +979,7 @@ public final class IpcConductor implements Agent, AutoCloseable
     }
 
     /** Frees what a client no longer holds: on a control thread, or here once the conductor is closing. */
-    private void releaseLater(final Runnable release)
+    void releaseLater(final Runnable release)
     {
         if (!closed)
         {
@@ -984,7 +1000,7 @@ public final class IpcConductor implements Agent, AutoCloseable
      * Runs {@code action} on a control thread, then (on the conductor) {@code settle} and {@code onDone} with its
      * result, or {@code settle} and an ERROR.
      */
-    private <T> void submit(final IpcClient client, final long correlationId, final int type, final Callable<T> action,
+    <T> void submit(final IpcClient client, final long correlationId, final int type, final Callable<T> action,
         final Consumer<T> onDone, final Runnable settle)
     {
         final Runnable task = () ->
@@ -1035,14 +1051,14 @@ public final class IpcConductor implements Agent, AutoCloseable
 
     // ---------------------------------------------------------------- answers
 
-    private void respondOk(final IpcClient client, final long correlationId, final long value)
+    void respondOk(final IpcClient client, final long correlationId, final long value)
     {
         ok.wrap(response, 0).value(value);
         ok.ids(client.id, correlationId);
         answer(client, IpcMessages.OK, IpcMessages.Ok.LENGTH);
     }
 
-    private void respondError(final IpcClient client, final long correlationId, final int type, final int code,
+    void respondError(final IpcClient client, final long correlationId, final int type, final int code,
         final String message)
     {
         counters.commandErrors.incrementRelease();
@@ -1062,7 +1078,7 @@ public final class IpcConductor implements Agent, AutoCloseable
     }
 
     /** Writes the answer in {@link #response} into the client's own ring; a client whose ring is broken is dropped. */
-    private void answer(final IpcClient client, final int type, final int length)
+    void answer(final IpcClient client, final int type, final int length)
     {
         if (client.released)
         {
@@ -1100,6 +1116,7 @@ public final class IpcConductor implements Agent, AutoCloseable
             runner.close();
         }
         header.putLongRelease(IpcFileDescriptor.HEARTBEAT_OFFSET, 0); // clients know at once that nobody serves
+        captures.close();
         final List<ConnectionRelay> connections = new ArrayList<>();
         final List<IpcClient.Region> regions = new ArrayList<>();
         for (final IpcClient client : clients.values())

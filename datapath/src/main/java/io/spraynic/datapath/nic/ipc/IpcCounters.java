@@ -45,6 +45,9 @@ final class IpcCounters
     final AtomicCounter unexpectedRelays;
     final AtomicCounter unexpectedResults;
     final AtomicCounter unexpectedTimeOuts;
+    final AtomicCounter captures;
+    final AtomicCounter capturesEnded;
+    final AtomicCounter refusedCaptures;
 
     private final List<AtomicCounter> all = new ArrayList<>();
     private final Map<String, long[]> logged = new HashMap<>();
@@ -79,6 +82,9 @@ final class IpcCounters
         unexpectedRelays = add(file, "ipc: unexpected errors: relays");
         unexpectedResults = add(file, "ipc: unexpected errors: control results");
         unexpectedTimeOuts = add(file, "ipc: unexpected errors: client time-outs");
+        captures = add(file, "ipc: captures started");
+        capturesEnded = add(file, "ipc: captures ended");
+        refusedCaptures = add(file, "ipc: captures refused");
     }
 
     private AtomicCounter add(final CountersFile file, final String label)

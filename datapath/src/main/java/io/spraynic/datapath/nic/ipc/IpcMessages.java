@@ -39,6 +39,10 @@ public final class IpcMessages
     public static final int CONNECT_QUEUE_PAIR = 9;
     /** Command: close a connection (drain, then forget). */
     public static final int CLOSE_CONNECTION = 10;
+    /** Command: start a live capture of the NIC's frames into shared memory the NIC makes (one at a time). */
+    public static final int START_CAPTURE = 11;
+    /** Command: stop the client's live capture; answered OK once no worker writes into it any more. */
+    public static final int STOP_CAPTURE = 12;
 
     /** Response: done, with one value. */
     public static final int OK = 101;
@@ -50,6 +54,8 @@ public final class IpcMessages
     public static final int CONNECTION_READY = 104;
     /** Response: a connection is closed. */
     public static final int CONNECTION_CLOSED = 105;
+    /** Response: a live capture runs; its memory is at the path given. */
+    public static final int CAPTURE_READY = 106;
 
     /** Error code: a value the command carries is not allowed (the message says which and what is). */
     public static final int ERR_BAD_VALUE = 1;
@@ -63,6 +69,8 @@ public final class IpcMessages
     public static final int ERR_FAILED = 5;
     /** Error code: the command is malformed (unknown type, too short, a bad answer file). */
     public static final int ERR_MALFORMED = 6;
+    /** Error code: the NIC does not allow this command (e.g. it was started without live capture). */
+    public static final int ERR_NOT_PERMITTED = 7;
 
     /** Longest command a client writes, in bytes: a longer record on the to-NIC ring is corruption. */
     public static final int MAX_COMMAND_LENGTH = 256;
@@ -92,11 +100,14 @@ public final class IpcMessages
             case CREATE_QUEUE_PAIR -> "CREATE_QUEUE_PAIR";
             case CONNECT_QUEUE_PAIR -> "CONNECT_QUEUE_PAIR";
             case CLOSE_CONNECTION -> "CLOSE_CONNECTION";
+            case START_CAPTURE -> "START_CAPTURE";
+            case STOP_CAPTURE -> "STOP_CAPTURE";
             case OK -> "OK";
             case ERROR -> "ERROR";
             case REGION_READY -> "REGION_READY";
             case CONNECTION_READY -> "CONNECTION_READY";
             case CONNECTION_CLOSED -> "CONNECTION_CLOSED";
+            case CAPTURE_READY -> "CAPTURE_READY";
             default -> "UNKNOWN_" + type;
         };
     }
@@ -112,6 +123,7 @@ public final class IpcMessages
             case ERR_NOT_CONNECTED -> "NOT_CONNECTED";
             case ERR_FAILED -> "FAILED";
             case ERR_MALFORMED -> "MALFORMED";
+            case ERR_NOT_PERMITTED -> "NOT_PERMITTED";
             default -> "UNKNOWN_" + code;
         };
     }
@@ -721,6 +733,129 @@ public final class IpcMessages
         }
     }
 
+    /**
+     * START_CAPTURE: how long, the snap length, slots per worker ring, and the filter's fields
+     * ({@code io.spraynic.datapath.capture.CaptureFilter}).
+     */
+    public static final class StartCapture extends Header
+    {
+        public static final int DURATION_MS_OFFSET = Header.LENGTH;
+        public static final int SNAP_LENGTH_OFFSET = DURATION_MS_OFFSET + 4;
+        public static final int SLOTS_OFFSET = SNAP_LENGTH_OFFSET + 4;
+        public static final int DIRECTIONS_OFFSET = SLOTS_OFFSET + 4;
+        public static final int PORTS_OFFSET = DIRECTIONS_OFFSET + 4;
+        public static final int QUEUES_OFFSET = PORTS_OFFSET + 8;
+        public static final int KIND_OFFSET = QUEUES_OFFSET + 8;
+        public static final int UDP_DST_PORT_OFFSET = KIND_OFFSET + 4;
+        public static final int HOST_OFFSET = UDP_DST_PORT_OFFSET + 4;
+        public static final int HAS_HOST_OFFSET = HOST_OFFSET + 4;
+        public static final int LENGTH = HAS_HOST_OFFSET + 4;
+
+        public StartCapture wrap(final MutableDirectBuffer buffer, final int offset)
+        {
+            super.wrap(buffer, offset);
+            return this;
+        }
+
+        public int durationMs()
+        {
+            return getInt(DURATION_MS_OFFSET);
+        }
+
+        public int snapLength()
+        {
+            return getInt(SNAP_LENGTH_OFFSET);
+        }
+
+        public int slots()
+        {
+            return getInt(SLOTS_OFFSET);
+        }
+
+        public int directions()
+        {
+            return getInt(DIRECTIONS_OFFSET);
+        }
+
+        public long ports()
+        {
+            return getLong(PORTS_OFFSET);
+        }
+
+        public long queues()
+        {
+            return getLong(QUEUES_OFFSET);
+        }
+
+        /** @return the ordinal of the filter's kind. */
+        public int kind()
+        {
+            return getInt(KIND_OFFSET);
+        }
+
+        public int udpDstPort()
+        {
+            return getInt(UDP_DST_PORT_OFFSET);
+        }
+
+        public int host()
+        {
+            return getInt(HOST_OFFSET);
+        }
+
+        public int hasHost()
+        {
+            return getInt(HAS_HOST_OFFSET);
+        }
+
+        public StartCapture set(final int durationMs, final int snapLength, final int slots, final int directions,
+            final long ports, final long queues, final int kind, final int udpDstPort, final int host, final boolean hasHost)
+        {
+            putInt(DURATION_MS_OFFSET, durationMs);
+            putInt(SNAP_LENGTH_OFFSET, snapLength);
+            putInt(SLOTS_OFFSET, slots);
+            putInt(DIRECTIONS_OFFSET, directions);
+            putLong(PORTS_OFFSET, ports);
+            putLong(QUEUES_OFFSET, queues);
+            putInt(KIND_OFFSET, kind);
+            putInt(UDP_DST_PORT_OFFSET, udpDstPort);
+            putInt(HOST_OFFSET, host);
+            putInt(HAS_HOST_OFFSET, hasHost ? 1 : 0);
+            return this;
+        }
+    }
+
+    /** CAPTURE_READY: the capture's id and the path through which the client maps its memory. */
+    public static final class CaptureReady extends Header
+    {
+        public static final int CAPTURE_ID_OFFSET = Header.LENGTH;
+        public static final int PATH_OFFSET = CAPTURE_ID_OFFSET + 8;
+        public static final int MAX_LENGTH = PATH_OFFSET + 4 + MAX_STRING_BYTES;
+
+        public CaptureReady wrap(final MutableDirectBuffer buffer, final int offset)
+        {
+            super.wrap(buffer, offset);
+            return this;
+        }
+
+        public long captureId()
+        {
+            return getLong(CAPTURE_ID_OFFSET);
+        }
+
+        public String path()
+        {
+            return getString(PATH_OFFSET);
+        }
+
+        /** @return the message's length in bytes. */
+        public int set(final long captureId, final String path)
+        {
+            putLong(CAPTURE_ID_OFFSET, captureId);
+            return PATH_OFFSET + putString(PATH_OFFSET, path);
+        }
+    }
+
     /** @return bytes a command of {@code type} has at least, or -1 for a type that is no command. */
     static int fixedLength(final int type)
     {
@@ -729,7 +864,8 @@ public final class IpcMessages
             case ADD_CLIENT -> AddClient.LENGTH;
             case KEEPALIVE, CLOSE_CLIENT -> Header.LENGTH;
             case REGISTER -> Register.LENGTH;
-            case DEREGISTER, CLOSE_CONNECTION -> ObjectCommand.LENGTH;
+            case DEREGISTER, CLOSE_CONNECTION, STOP_CAPTURE -> ObjectCommand.LENGTH;
+            case START_CAPTURE -> StartCapture.LENGTH;
             case CONNECT, ACCEPT, CREATE_QUEUE_PAIR -> Connect.LENGTH;
             case CONNECT_QUEUE_PAIR -> ConnectQueuePair.LENGTH;
             default -> -1;

@@ -1,0 +1,175 @@
+package io.spraynic.bench.nic;
+
+import io.spraynic.datapath.capture.CaptureFilter;
+import io.spraynic.datapath.capture.CaptureRingLayout;
+import io.spraynic.datapath.capture.CaptureRingReader;
+import io.spraynic.datapath.nic.CountersFile;
+import io.spraynic.datapath.nic.EmbeddedNic;
+import io.spraynic.datapath.nic.EmbeddedNicConfig;
+import io.spraynic.pmd.NicConfig;
+import org.agrona.concurrent.BusySpinIdleStrategy;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * What a live capture of every frame costs the workers: one embedded NIC alone on {@code net_null} (its workers
+ * receive, parse and count zero-filled frames of a chosen size, as {@code bench workers --mode receive}), measured in
+ * alternating rounds with no capture and with a capture of every frame ({@link EmbeddedNic#startCapture}, the shipped
+ * tap and ring) that a drainer thread empties as a capture client would; the workers' frames per second are read
+ * from their own counters. Also the share of frames the capture took (the rest it dropped: its ring was full because
+ * the drainer, one thread, did not keep up). One process, one EAL.
+ */
+public final class CaptureOverhead
+{
+    /**
+     * One round: frames per second without and with the capture, by the clock and per second of the workers' own CPU
+     * time (what the workers can do, whatever else shares their cores), and what the capture took and dropped.
+     */
+    public record Round(Rate off, Rate on, long captured, long dropped)
+    {
+        /** @return frames per worker CPU second while capturing ÷ without: the workers' throughput ratio. */
+        public double ratio()
+        {
+            return on.cpuMpps() / off.cpuMpps();
+        }
+
+        public String toString()
+        {
+            return String.format(Locale.ROOT, "off %.2f Mpps (%.2f per worker CPU s), capturing %.2f Mpps (%.2f per worker " +
+                "CPU s): ratio %.3f; captured %,d, dropped %,d (ring full)", off.mpps(), off.cpuMpps(), on.mpps(),
+                on.cpuMpps(), ratio(), captured, dropped);
+        }
+    }
+
+    /** Frames received per second, in millions: by the clock, and per second of the workers' CPU time. */
+    public record Rate(double mpps, double cpuMpps)
+    {
+    }
+
+    private CaptureOverhead()
+    {
+    }
+
+    /**
+     * @param frameBytes size of each frame net_null hands out.
+     * @param snapLength bytes the capture keeps of each frame.
+     * @param drain      whether a drainer empties the rings (false: a client that never drains; every frame is dropped).
+     */
+    public static List<Round> run(final int workers, final int frameBytes, final int snapLength, final double seconds,
+        final int rounds, final boolean drain) throws Exception
+    {
+        final NicConfig config = io.spraynic.pmd.PmdConfigs.load("net_null", java.util.Map.of("queues",
+            Integer.toString(workers), "size", Integer.toString(frameBytes), "file_prefix", "spraynic-capture-bench-" +
+            ProcessHandle.current().pid()));
+        final Path directory = Files.createTempDirectory("spraynic-capture-bench");
+        final CaptureRingLayout layout = CaptureRingLayout.of(workers, 4096, snapLength);
+        try (CountersFile counters = CountersFile.create(directory, "capture", 8192); Arena arena = Arena.ofShared())
+        {
+            final EmbeddedNic nic = EmbeddedNic.startOnDpdk(config.withEal(config.eal().withLogLevels(List.of("lib.eal:warning"))),
+                new EmbeddedNicConfig().workers(workers).planes(1).local(0, 0x0A00_0001, 0).idleStrategy(BusySpinIdleStrategy::new),
+                counters, port -> port);
+            final List<Round> results = new ArrayList<>();
+            try
+            {
+                final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
+                Thread.sleep((long)(seconds * 500)); // warm-up
+                for (int r = 0; r < rounds; r++)
+                {
+                    final Rate off = mpps(counters, seconds);
+                    memory.fill((byte)0);
+                    layout.writeHeader(memory, ProcessHandle.current().pid(), r, new String[]{nic.portName(0)}, "", 0, 0);
+                    final long capturedBefore = sum(counters, ": capture frames");
+                    final long droppedBefore = sum(counters, ": capture drops (ring full)");
+                    nic.startCapture(memory, layout, CaptureFilter.ALL);
+                    final AtomicBoolean stop = new AtomicBoolean();
+                    final Thread drainer = new Thread(() -> drain(memory, stop), "capture-drainer");
+                    if (drain)
+                    {
+                        drainer.start();
+                    }
+                    final Rate on = mpps(counters, seconds);
+                    nic.stopCapture();
+                    stop.set(true);
+                    if (drain)
+                    {
+                        drainer.join();
+                    }
+                    results.add(new Round(off, on, sum(counters, ": capture frames") - capturedBefore,
+                        sum(counters, ": capture drops (ring full)") - droppedBefore));
+                }
+                return results;
+            }
+            finally
+            {
+                nic.close(Duration.ofSeconds(1));
+            }
+        }
+    }
+
+    private static void drain(final MemorySegment memory, final AtomicBoolean stop)
+    {
+        final CaptureRingReader reader = new CaptureRingReader(memory);
+        final long[] bytes = new long[1];
+        final CaptureRingReader.FrameHandler handler = (plane, queue, direction, timestamp, m, offset, captured, original) ->
+            bytes[0] += m.get(java.lang.foreign.ValueLayout.JAVA_BYTE, offset + captured - 1); // touch it, as a writer would
+        while (!stop.get())
+        {
+            if (reader.poll(handler, 4096) == 0)
+            {
+                java.util.concurrent.locks.LockSupport.parkNanos(20_000); // as spraynic capture idles
+            }
+        }
+        if (bytes[0] == 42)
+        {
+            System.out.print(""); // keeps the reads
+        }
+    }
+
+    /** @return the workers' received frames per second over {@code seconds}, in millions. */
+    private static Rate mpps(final CountersFile counters, final double seconds) throws InterruptedException
+    {
+        final long before = sum(counters, ": rx frames");
+        final long cpuBefore = workerCpuNanos();
+        final long start = System.nanoTime();
+        Thread.sleep((long)(seconds * 1000));
+        final long frames = sum(counters, ": rx frames") - before;
+        final long cpu = workerCpuNanos() - cpuBefore;
+        return new Rate(frames / ((System.nanoTime() - start) / 1e9) / 1e6, frames / (cpu / 1e9) / 1e6);
+    }
+
+    /** @return CPU time the worker threads used so far. */
+    private static long workerCpuNanos()
+    {
+        final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        long nanos = 0;
+        for (final Thread t : Thread.getAllStackTraces().keySet())
+        {
+            if (t.getName().startsWith("spraynic-worker-"))
+            {
+                nanos += Math.max(0, threads.getThreadCpuTime(t.threadId()));
+            }
+        }
+        return nanos;
+    }
+
+    private static long sum(final CountersFile counters, final String suffix)
+    {
+        final long[] sum = new long[1];
+        counters.counters().forEach((value, id, label) ->
+        {
+            if (label.startsWith("worker ") && label.endsWith(suffix))
+            {
+                sum[0] += value;
+            }
+        });
+        return sum[0];
+    }
+}

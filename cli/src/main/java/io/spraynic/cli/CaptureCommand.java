@@ -1,0 +1,275 @@
+package io.spraynic.cli;
+
+import io.spraynic.datapath.capture.CaptureFilter;
+import io.spraynic.datapath.capture.CaptureRingLayout;
+import io.spraynic.datapath.capture.CaptureRingReader;
+import io.spraynic.datapath.capture.LinkType;
+import io.spraynic.datapath.capture.PcapWriter;
+import io.spraynic.datapath.capture.TappingPacketPort;
+import io.spraynic.datapath.nic.ipc.ClientCapture;
+import io.spraynic.datapath.nic.ipc.IpcFileDescriptor;
+import io.spraynic.datapath.nic.ipc.NicClient;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * {@code spraynic capture FILE}: a live capture of a running NIC ({@code spraynic nic --ipc-dir}), as
+ * {@code dpdk-pdump} takes one of a DPDK application: the NIC's workers copy the frames the filter takes into shared
+ * rings, this process drains them into a pcapng file (one interface per port, queue and direction, nanosecond
+ * timestamps) and ends it with each interface's statistics (frames dropped because a ring was full).
+ */
+@Command(name = "capture", mixinStandardHelpOptions = true,
+    description = {
+        "Capture the frames of a running NIC (spraynic nic --ipc-dir) into a pcapng file for tshark, Wireshark or",
+        "spraynic decode: the NIC's workers copy what the filter takes into shared rings, never waiting for this",
+        "process (a full ring drops the frame and counts it; the counts end the file and are in spraynic stat).",
+        "",
+        "Filter: terms joined by 'and', each at most once (default: every frame):",
+        "  rx | tx              direction (default both)",
+        "  port N[,N...]        the NIC's ports (planes) by index (default all)",
+        "  queue N[,N...]       queues, one per worker (default all)",
+        "  spray | rocev2       UDP 4791 frames with a spray opcode (0xC0-0xDF), or any other",
+        "  udp dst port N       UDP destination port",
+        "  host A.B.C.D         IPv4 source or destination",
+        "e.g. --filter 'rx and port 0 and queue 0,1 and spray and host 10.0.0.2'",
+        ""})
+final class CaptureCommand implements Callable<Integer>
+{
+    private static final Pattern DURATION = Pattern.compile("([0-9]{1,9}(?:\\.[0-9]{1,9})?)(ms|s|m|h|)");
+
+    @Parameters(paramLabel = "FILE", description = "The pcapng file to write.")
+    Path file;
+
+    @Option(names = "--ipc-dir", paramLabel = "DIR",
+        description = "The NIC's IPC directory (default: $SPRAYNIC_IPC_DIR, else /dev/shm/spraynic-$USER).")
+    Path ipcDir;
+
+    @Option(names = "--duration", defaultValue = "5s", paramLabel = "TIME",
+        description = "How long to capture: 500ms, 5s, 2m, 1h or seconds (default ${DEFAULT-VALUE}; at most 1h). Ctrl-C ends it early.")
+    String duration;
+
+    @Option(names = "--filter", defaultValue = "", paramLabel = "EXPR", description = "Which frames (see above).")
+    String filter;
+
+    @Option(names = "--snaplen", defaultValue = "" + CaptureRingLayout.DEFAULT_SNAP_LENGTH, paramLabel = "BYTES",
+        description = "Bytes kept of each frame, " + CaptureRingLayout.MIN_SNAP_LENGTH + "-" + CaptureRingLayout.MAX_SNAP_LENGTH +
+            " (default ${DEFAULT-VALUE}: whole frames).")
+    int snapLength;
+
+    @Option(names = "--ring-slots", defaultValue = "" + CaptureRingLayout.DEFAULT_SLOTS, paramLabel = "N",
+        description = "Frames each worker's ring holds, a power of two (default ${DEFAULT-VALUE}).")
+    int slots;
+
+    @Option(names = "--timeout", defaultValue = "5", description = "Seconds to wait for the NIC (default ${DEFAULT-VALUE}).")
+    double timeoutSeconds;
+
+    public Integer call() throws Exception
+    {
+        final Duration length = parseDuration(duration);
+        final CaptureFilter frames = CaptureFilter.parse(filter);
+        BadOption.range("--timeout", timeoutSeconds, 0.001, 3600, 5);
+        final String layout = CaptureRingLayout.problem(1, slots, snapLength);
+        if (null != layout)
+        {
+            throw new IllegalArgumentException("--snaplen " + snapLength + " --ring-slots " + slots + ": " + layout);
+        }
+        final Path parent = file.toAbsolutePath().getParent();
+        if (null != parent && !Files.isDirectory(parent))
+        {
+            throw new IllegalArgumentException(file + ": directory " + parent + " does not exist");
+        }
+        final Path dir = null == ipcDir ? IpcFileDescriptor.defaultDirectory() : ipcDir;
+        final CountDownLatch interrupted = new CountDownLatch(1);
+        final CountDownLatch finished = new CountDownLatch(1);
+        final Thread hook = new Thread(() ->
+        {
+            interrupted.countDown();
+            try
+            {
+                finished.await(10, TimeUnit.SECONDS); // let the main thread end the file with its statistics
+            }
+            catch (final InterruptedException ignored)
+            {
+                Thread.currentThread().interrupt();
+            }
+        }, "spraynic-capture-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try (NicClient nic = NicClient.connect(dir, Duration.ofMillis((long)(timeoutSeconds * 1000)));
+            PcapWriter writer = PcapWriter.pcapng(file);
+            ClientCapture capture = nic.startCapture(frames, length, snapLength, slots))
+        {
+            System.out.printf(Locale.ROOT, "spraynic capture: NIC pid %d in %s: capturing %s for %s into %s (%s)%n",
+                nic.nicPid(), dir, frames.toString().isEmpty() ? "every frame" : "'" + frames + "'", duration, file,
+                capture.reader().layout());
+            System.out.flush();
+            final long written = drain(nic, capture, writer, length, interrupted);
+            System.out.println(summary(capture.reader(), written, file));
+        }
+        finally
+        {
+            finished.countDown();
+            if (interrupted.getCount() > 0)
+            {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            }
+        }
+        return 0;
+    }
+
+    /** Writes frames until the NIC ends the capture (its duration, or Ctrl-C here), then the interfaces' statistics. */
+    private static long drain(final NicClient nic, final ClientCapture capture, final PcapWriter writer,
+        final Duration length, final CountDownLatch interrupted) throws IOException
+    {
+        final CaptureRingReader reader = capture.reader();
+        final Interfaces interfaces = new Interfaces(writer, capture, reader.planes(), reader.layout().workers());
+        final long[] written = new long[1];
+        final CaptureRingReader.FrameHandler handler = (plane, queue, direction, timestamp, memory, offset, captured,
+            original) -> written[0] += interfaces.write(plane, queue, direction, timestamp, memory, offset, captured, original);
+        final long giveUp = System.nanoTime() + length.toNanos() + TimeUnit.SECONDS.toNanos(30);
+        while (true)
+        {
+            if (interrupted.getCount() == 0)
+            {
+                capture.stop();
+            }
+            final boolean ended = reader.ended(); // read before the rings: what a worker wrote before it ended is there
+            final int n = reader.poll(handler, 1024);
+            if (ended && n == 0)
+            {
+                break;
+            }
+            if (n == 0)
+            {
+                if (nic.isNicStopped() || System.nanoTime() > giveUp)
+                {
+                    System.err.println("spraynic capture: the NIC stopped before it ended the capture; the file has what came");
+                    break;
+                }
+                LockSupport.parkNanos(200_000);
+            }
+        }
+        interfaces.writeStatistics(reader);
+        return written[0];
+    }
+
+    private static String summary(final CaptureRingReader reader, final long written, final Path file)
+    {
+        long captured = 0;
+        long dropped = 0;
+        long filtered = 0;
+        for (int w = 0; w < reader.layout().workers(); w++)
+        {
+            captured += reader.captured(w);
+            dropped += reader.dropped(w);
+            filtered += reader.filtered(w);
+        }
+        return String.format(Locale.ROOT, "spraynic capture: wrote %,d frames to %s; the workers captured %,d, dropped %,d " +
+            "(ring full), filtered out %,d%s", written, file, captured, dropped, filtered,
+            reader.malformed() == 0 ? "" : String.format(Locale.ROOT, "; %,d malformed slots skipped", reader.malformed()));
+    }
+
+    /** @return 500ms, 5s, 2m, 1h or a number of seconds, in 1 ms..1 h. */
+    static Duration parseDuration(final String text)
+    {
+        final Matcher m = DURATION.matcher(text.trim().toLowerCase(Locale.ROOT));
+        final double seconds = !m.matches() ? Double.NaN : Double.parseDouble(m.group(1)) * switch (m.group(2))
+        {
+            case "ms" -> 0.001;
+            case "m" -> 60;
+            case "h" -> 3600;
+            default -> 1;
+        };
+        if (!(seconds >= 0.001 && seconds <= 3600))
+        {
+            throw new IllegalArgumentException("--duration " + text + " is not a time of 1ms to 1h, e.g. 500ms, 5s, 2m");
+        }
+        return Duration.ofNanos((long)(seconds * 1e9));
+    }
+
+    /** The pcapng interfaces, one per port, queue and direction, added as their first frame (or drop) comes. */
+    private static final class Interfaces
+    {
+        private final PcapWriter writer;
+        private final ClientCapture capture;
+        private final int planes;
+        private final int queues;
+        private final int[] ids;
+        private final long[] frames;
+
+        Interfaces(final PcapWriter writer, final ClientCapture capture, final int planes, final int queues)
+        {
+            this.writer = writer;
+            this.capture = capture;
+            this.planes = planes;
+            this.queues = queues;
+            this.ids = new int[planes * queues * 2];
+            this.frames = new long[ids.length];
+            Arrays.fill(ids, -1);
+        }
+
+        int write(final int plane, final int queue, final int direction, final long timestamp, final MemorySegment memory,
+            final long offset, final int captured, final int original)
+        {
+            final int key = (plane * queues + queue) * 2 + direction;
+            try
+            {
+                writer.write(id(key, plane, queue, direction), memory, offset, captured, original, timestamp);
+            }
+            catch (final IOException ex)
+            {
+                throw new UncheckedIOException("cannot write the capture: " + ex.getMessage(), ex);
+            }
+            frames[key]++;
+            return 1;
+        }
+
+        private int id(final int key, final int plane, final int queue, final int direction) throws IOException
+        {
+            if (ids[key] < 0)
+            {
+                final String port = capture.reader().planeName(plane).replaceFirst("/q[0-9]+$", "");
+                ids[key] = writer.addInterface(port + "/q" + queue + "-" + (direction == TappingPacketPort.RX ? "rx" : "tx"),
+                    LinkType.ETHERNET, capture.reader().layout().snapLength());
+            }
+            return ids[key];
+        }
+
+        /** An Interface Statistics Block per interface that saw a frame or a drop: frames received and dropped. */
+        void writeStatistics(final CaptureRingReader reader) throws IOException
+        {
+            final long now = System.currentTimeMillis() * 1_000_000L;
+            for (int plane = 0; plane < planes; plane++)
+            {
+                for (int queue = 0; queue < queues; queue++)
+                {
+                    for (int direction = 0; direction < 2; direction++)
+                    {
+                        final int key = (plane * queues + queue) * 2 + direction;
+                        final long dropped = reader.dropped(queue, plane, direction);
+                        if (ids[key] >= 0 || dropped > 0)
+                        {
+                            writer.writeInterfaceStatistics(id(key, plane, queue, direction), now, frames[key] + dropped,
+                                dropped);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,297 @@
+package io.spraynic.datapath.capture;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The layout of a live capture's shared memory: a running NIC's workers copy the frames a capture client asked for
+ * into it, one lossy single-producer ring per worker, and the client ({@code spraynic capture}) drains them into a
+ * pcapng file. As Aeron's CnC file, the layout is drawn here once and every offset computed from it.
+ * <pre>
+ *   0      header (4 KiB): magic, version (written last), NIC pid, capture id, workers, planes, slots per ring,
+ *          slot length, snap length, state (RUNNING, then ENDED once no worker writes any more), start and end
+ *          time (ns since the epoch), each plane's port name, the filter as text
+ *   4096   per worker, 256 B: frames captured, dropped (ring full), filtered out, tap faults, then drops per
+ *          plane and direction (plane * 2 + direction)
+ *   R      per worker (R and each ring 4 KiB aligned): tail (the worker's, one cache line), head (the client's,
+ *          one cache line), then {@code slots} slots of {@code slotLength} bytes
+ *   slot   timestamp (ns since the epoch), original length, captured length, plane (short), queue (short),
+ *          direction (byte), then the frame's first {@code capturedLength} bytes at {@link #SLOT_DATA_OFFSET}
+ * </pre>
+ * Little-endian: both ends are on one host. The worker owns the tail, every slot and every statistic; the client owns
+ * the head. Each side reads what the other writes as hostile: the worker reads only the head, and a head behind the
+ * slots it may overwrite or ahead of its tail stops it writing (counted as drops); the client checks every slot.
+ */
+public final class CaptureRingLayout
+{
+    public static final ByteOrder ORDER = ByteOrder.LITTLE_ENDIAN;
+    public static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ORDER);
+    public static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ORDER);
+    public static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ORDER);
+
+    public static final int MAGIC = 0x50414353; // "SCAP"
+    public static final int VERSION = 1;
+    public static final int STATE_RUNNING = 1;
+    public static final int STATE_ENDED = 2;
+
+    public static final int MAGIC_OFFSET = 0;
+    public static final int VERSION_OFFSET = 4;
+    public static final int NIC_PID_OFFSET = 8;
+    public static final int CAPTURE_ID_OFFSET = 16;
+    public static final int WORKERS_OFFSET = 24;
+    public static final int PLANES_OFFSET = 28;
+    public static final int SLOTS_OFFSET = 32;
+    public static final int SLOT_LENGTH_OFFSET = 36;
+    public static final int SNAP_LENGTH_OFFSET = 40;
+    public static final int STATE_OFFSET = 44;
+    public static final int START_NANOS_OFFSET = 48;
+    public static final int END_NANOS_OFFSET = 56;
+    public static final int PLANE_NAMES_OFFSET = 128;
+    public static final int PLANE_NAME_BYTES = 64;
+    public static final int FILTER_OFFSET = PLANE_NAMES_OFFSET + 8 * PLANE_NAME_BYTES;
+    public static final int MAX_FILTER_BYTES = 1024;
+    public static final int HEADER_LENGTH = 4096;
+
+    public static final int STATS_LENGTH = 256;
+    public static final int CAPTURED_OFFSET = 0;
+    public static final int DROPPED_OFFSET = 8;
+    public static final int FILTERED_OFFSET = 16;
+    public static final int FAULTS_OFFSET = 24;
+    public static final int INTERFACE_DROPS_OFFSET = 64;
+
+    public static final int TAIL_OFFSET = 0;
+    public static final int HEAD_OFFSET = 64;
+    public static final int RING_HEADER_LENGTH = 128;
+
+    public static final int SLOT_TIMESTAMP_OFFSET = 0;
+    public static final int SLOT_ORIGINAL_LENGTH_OFFSET = 8;
+    public static final int SLOT_CAPTURED_LENGTH_OFFSET = 12;
+    public static final int SLOT_PLANE_OFFSET = 16;
+    public static final int SLOT_QUEUE_OFFSET = 18;
+    public static final int SLOT_DIRECTION_OFFSET = 20;
+    public static final int SLOT_DATA_OFFSET = 32;
+
+    /** Most workers (queues) and planes (ports) a capture covers: the filter's masks are 64 bits, the drops 8 planes. */
+    public static final int MAX_WORKERS = 64;
+    public static final int MAX_PLANES = 8;
+    public static final int MIN_SLOTS = 16;
+    public static final int MAX_SLOTS = 1 << 16;
+    public static final int DEFAULT_SLOTS = 2048;
+    public static final int MIN_SNAP_LENGTH = 64;
+    /** A jumbo frame's 9,216 B. */
+    public static final int MAX_SNAP_LENGTH = 9216;
+    /** Full frames as the NIC's buffers hold them (2 KiB mbufs), with room to spare. */
+    public static final int DEFAULT_SNAP_LENGTH = 4096;
+    /** Largest capture memory a client may ask for. */
+    public static final long MAX_FILE_LENGTH = 1L << 30;
+
+    private final int workers;
+    private final int slots;
+    private final int snapLength;
+    private final int slotLength;
+    private final long ringsOffset;
+    private final long ringLength;
+
+    private CaptureRingLayout(final int workers, final int slots, final int snapLength)
+    {
+        this.workers = workers;
+        this.slots = slots;
+        this.snapLength = snapLength;
+        this.slotLength = align(SLOT_DATA_OFFSET + snapLength, 64);
+        this.ringsOffset = align(HEADER_LENGTH + (long)workers * STATS_LENGTH, 4096);
+        this.ringLength = align(RING_HEADER_LENGTH + (long)slots * slotLength, 4096);
+    }
+
+    /**
+     * @return the layout, or throws {@link IllegalArgumentException} naming the value out of range and the range.
+     */
+    public static CaptureRingLayout of(final int workers, final int slots, final int snapLength)
+    {
+        final String problem = problem(workers, slots, snapLength);
+        if (null != problem)
+        {
+            throw new IllegalArgumentException(problem);
+        }
+        return new CaptureRingLayout(workers, slots, snapLength);
+    }
+
+    /** @return null when a layout of these values is allowed, else why not. */
+    public static String problem(final int workers, final int slots, final int snapLength)
+    {
+        if (workers < 1 || workers > MAX_WORKERS)
+        {
+            return "a capture covers 1.." + MAX_WORKERS + " workers, not " + workers;
+        }
+        if (slots < MIN_SLOTS || slots > MAX_SLOTS || Integer.bitCount(slots) != 1)
+        {
+            return "ring slots must be a power of two in " + MIN_SLOTS + ".." + MAX_SLOTS + ", not " + slots;
+        }
+        if (snapLength < MIN_SNAP_LENGTH || snapLength > MAX_SNAP_LENGTH)
+        {
+            return "the snap length must be in " + MIN_SNAP_LENGTH + ".." + MAX_SNAP_LENGTH + " bytes, not " + snapLength;
+        }
+        final long length = new CaptureRingLayout(workers, slots, snapLength).fileLength();
+        if (length > MAX_FILE_LENGTH)
+        {
+            return "rings of " + slots + " slots of " + snapLength + " B for " + workers + " worker(s) need " + length +
+                " B, more than the " + MAX_FILE_LENGTH + " B allowed: ask for fewer slots or a shorter snap length";
+        }
+        return null;
+    }
+
+    /**
+     * Reads the layout a NIC wrote at the start of {@code memory} (a client's view; the NIC may be lying or the
+     * memory short), or throws {@link IllegalStateException} with what is wrong.
+     */
+    public static CaptureRingLayout read(final MemorySegment memory)
+    {
+        if (memory.byteSize() < HEADER_LENGTH || memory.get(INT, MAGIC_OFFSET) != MAGIC)
+        {
+            throw new IllegalStateException("not a SprayNIC capture ring (" + memory.byteSize() + " B, no magic)");
+        }
+        final int version = memory.get(INT, VERSION_OFFSET);
+        if (version != VERSION)
+        {
+            throw new IllegalStateException("the capture ring is of version " + version + ", this reader " + VERSION +
+                ": use the same SprayNIC build on both sides");
+        }
+        final CaptureRingLayout layout = of(memory.get(INT, WORKERS_OFFSET), memory.get(INT, SLOTS_OFFSET),
+            memory.get(INT, SNAP_LENGTH_OFFSET));
+        if (memory.byteSize() < layout.fileLength() || memory.get(INT, SLOT_LENGTH_OFFSET) != layout.slotLength)
+        {
+            throw new IllegalStateException("the capture ring's " + memory.byteSize() + " B do not hold its layout");
+        }
+        return layout;
+    }
+
+    /** Writes the header of a new capture; the version last, so a reader sees a whole header or none. */
+    public void writeHeader(final MemorySegment memory, final long nicPid, final long captureId, final String[] planeNames,
+        final String filter, final long startNanos, final long endNanos)
+    {
+        memory.set(INT, MAGIC_OFFSET, MAGIC);
+        memory.set(LONG, NIC_PID_OFFSET, nicPid);
+        memory.set(LONG, CAPTURE_ID_OFFSET, captureId);
+        memory.set(INT, WORKERS_OFFSET, workers);
+        memory.set(INT, PLANES_OFFSET, planeNames.length);
+        memory.set(INT, SLOTS_OFFSET, slots);
+        memory.set(INT, SLOT_LENGTH_OFFSET, slotLength);
+        memory.set(INT, SNAP_LENGTH_OFFSET, snapLength);
+        memory.set(INT, STATE_OFFSET, STATE_RUNNING);
+        memory.set(LONG, START_NANOS_OFFSET, startNanos);
+        memory.set(LONG, END_NANOS_OFFSET, endNanos);
+        for (int p = 0; p < Math.min(planeNames.length, MAX_PLANES); p++)
+        {
+            putString(memory, PLANE_NAMES_OFFSET + (long)p * PLANE_NAME_BYTES, PLANE_NAME_BYTES, planeNames[p]);
+        }
+        putString(memory, FILTER_OFFSET, MAX_FILTER_BYTES, filter);
+        java.lang.invoke.VarHandle.releaseFence();
+        memory.set(INT, VERSION_OFFSET, VERSION);
+    }
+
+    /** Marks the capture ended: no worker writes into it any more. */
+    public static void end(final MemorySegment memory)
+    {
+        java.lang.invoke.VarHandle.releaseFence();
+        memory.set(INT, STATE_OFFSET, STATE_ENDED);
+    }
+
+    /** @return the capture's state as the NIC last wrote it ({@link #STATE_RUNNING}, {@link #STATE_ENDED}). */
+    public static int state(final MemorySegment memory)
+    {
+        final int state = memory.get(INT, STATE_OFFSET);
+        java.lang.invoke.VarHandle.acquireFence();
+        return state;
+    }
+
+    /** @return the plane's port name as the NIC wrote it (at most {@link #PLANE_NAME_BYTES} - 4 bytes). */
+    public static String planeName(final MemorySegment memory, final int plane)
+    {
+        return getString(memory, PLANE_NAMES_OFFSET + (long)plane * PLANE_NAME_BYTES, PLANE_NAME_BYTES);
+    }
+
+    /** @return the filter as the NIC wrote it. */
+    public static String filter(final MemorySegment memory)
+    {
+        return getString(memory, FILTER_OFFSET, MAX_FILTER_BYTES);
+    }
+
+    private static void putString(final MemorySegment memory, final long offset, final int room, final String value)
+    {
+        byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
+        if (bytes.length > room - 4)
+        {
+            bytes = java.util.Arrays.copyOf(bytes, room - 4);
+        }
+        memory.set(INT, offset, bytes.length);
+        MemorySegment.copy(bytes, 0, memory, ValueLayout.JAVA_BYTE, offset + 4, bytes.length);
+    }
+
+    private static String getString(final MemorySegment memory, final long offset, final int room)
+    {
+        final int length = Math.max(0, Math.min(room - 4, memory.get(INT, offset)));
+        final byte[] bytes = new byte[length];
+        MemorySegment.copy(memory, ValueLayout.JAVA_BYTE, offset + 4, bytes, 0, length);
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    private static long align(final long value, final int alignment)
+    {
+        return (value + alignment - 1) & -alignment;
+    }
+
+    private static int align(final int value, final int alignment)
+    {
+        return (value + alignment - 1) & -alignment;
+    }
+
+    public int workers()
+    {
+        return workers;
+    }
+
+    public int slots()
+    {
+        return slots;
+    }
+
+    public int snapLength()
+    {
+        return snapLength;
+    }
+
+    public int slotLength()
+    {
+        return slotLength;
+    }
+
+    /** @return bytes of the whole capture memory. */
+    public long fileLength()
+    {
+        return ringsOffset + workers * ringLength;
+    }
+
+    /** @return offset of worker {@code worker}'s statistics. */
+    public long statsOffset(final int worker)
+    {
+        return HEADER_LENGTH + (long)worker * STATS_LENGTH;
+    }
+
+    /** @return offset of worker {@code worker}'s ring (its tail). */
+    public long ringOffset(final int worker)
+    {
+        return ringsOffset + worker * ringLength;
+    }
+
+    /** @return offset of the first slot of worker {@code worker}'s ring. */
+    public long slotsOffset(final int worker)
+    {
+        return ringOffset(worker) + RING_HEADER_LENGTH;
+    }
+
+    public String toString()
+    {
+        return workers + " ring(s) of " + slots + " slots of " + slotLength + " B (snap length " + snapLength + " B)";
+    }
+}

@@ -1,0 +1,172 @@
+package io.spraynic.datapath.capture;
+
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class CaptureRingTest
+{
+    private record Frame(int plane, int queue, int direction, long timestamp, byte[] data, int original)
+    {
+    }
+
+    private static MemorySegment frame(final int length, final int seed)
+    {
+        final MemorySegment f = MemorySegment.ofArray(new byte[length]);
+        for (int i = 0; i < length; i++)
+        {
+            f.set(ValueLayout.JAVA_BYTE, i, (byte)(seed + i));
+        }
+        return f;
+    }
+
+    private static List<Frame> drain(final CaptureRingReader reader)
+    {
+        final List<Frame> frames = new ArrayList<>();
+        reader.poll((plane, queue, direction, timestamp, memory, offset, captured, original) -> frames.add(new Frame(plane,
+            queue, direction, timestamp, memory.asSlice(offset, captured).toArray(ValueLayout.JAVA_BYTE), original)), 1 << 20);
+        return frames;
+    }
+
+    @Test
+    void shouldCarryFramesAndMetadataFromEachWorkerToTheReaderCutToTheSnapLength()
+    {
+        final CaptureRingLayout layout = CaptureRingLayout.of(2, 16, 64);
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
+            layout.writeHeader(memory, 42, 7, new String[]{"ring0/q0", "ring1/q0"}, "rx", 1, 2);
+            final CaptureRingWriter w0 = new CaptureRingWriter(memory, layout, 0);
+            final CaptureRingWriter w1 = new CaptureRingWriter(memory, layout, 1);
+            final CaptureRingReader reader = new CaptureRingReader(memory);
+            assertEquals("ring1/q0", reader.planeName(1));
+            assertEquals("rx", CaptureRingLayout.filter(memory));
+            w0.write(1, TappingPacketPort.TX, frame(100, 1), 0, 100, 1_000);
+            w1.write(0, TappingPacketPort.RX, frame(20, 2), 0, 20, 2_000);
+            assertTrue(drain(reader).isEmpty(), "nothing is visible before publish");
+            w0.publish();
+            w1.publish();
+            final List<Frame> frames = drain(reader);
+            assertEquals(2, frames.size());
+            final Frame cut = frames.get(0);
+            assertEquals(1, cut.plane());
+            assertEquals(0, cut.queue());
+            assertEquals(TappingPacketPort.TX, cut.direction());
+            assertEquals(1_000, cut.timestamp());
+            assertEquals(100, cut.original());
+            assertEquals(64, cut.data().length, "cut to the snap length");
+            assertEquals((byte)1, cut.data()[0]);
+            assertEquals(1, frames.get(1).queue());
+            assertEquals(20, frames.get(1).data().length);
+            assertEquals(1, reader.captured(0));
+            assertFalse(reader.ended());
+            CaptureRingLayout.end(memory);
+            assertTrue(reader.ended());
+        }
+    }
+
+    @Test
+    void shouldDropWhatDoesNotFitAndCountItPerPortAndDirectionNeverWaiting()
+    {
+        final CaptureRingLayout layout = CaptureRingLayout.of(1, 16, 64);
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
+            layout.writeHeader(memory, 1, 1, new String[]{"p0", "p1"}, "", 0, 0);
+            final CaptureRingWriter writer = new CaptureRingWriter(memory, layout, 0);
+            final CaptureRingReader reader = new CaptureRingReader(memory);
+            for (int i = 0; i < 40; i++)
+            {
+                writer.write(1, TappingPacketPort.RX, frame(60, i), 0, 60, i);
+            }
+            writer.publishFinal(0);
+            assertEquals(16, writer.captured());
+            assertEquals(24, writer.dropped());
+            assertEquals(24, reader.dropped(0));
+            assertEquals(24, reader.dropped(0, 1, TappingPacketPort.RX));
+            assertEquals(0, reader.dropped(0, 1, TappingPacketPort.TX));
+            final List<Frame> frames = drain(reader);
+            assertEquals(16, frames.size());
+            assertEquals(15, frames.get(15).timestamp(), "the oldest are kept: nothing is overwritten");
+            writer.write(0, TappingPacketPort.TX, frame(60, 99), 0, 60, 99);
+            writer.publish();
+            assertEquals(99, drain(reader).get(0).timestamp(), "slots the reader freed are used again");
+        }
+    }
+
+    @Test
+    void shouldStopWritingWhenTheClientWritesAHeadNoReaderWrites()
+    {
+        final CaptureRingLayout layout = CaptureRingLayout.of(1, 16, 64);
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
+            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            final CaptureRingWriter writer = new CaptureRingWriter(memory, layout, 0);
+            for (int i = 0; i < 16; i++)
+            {
+                writer.write(0, TappingPacketPort.RX, frame(60, i), 0, 60, i);
+            }
+            // a hostile client claims to have read more than was ever written, to make the writer overwrite at will
+            memory.set(CaptureRingLayout.LONG, layout.ringOffset(0) + CaptureRingLayout.HEAD_OFFSET, 1L << 40);
+            writer.write(0, TappingPacketPort.RX, frame(60, 16), 0, 60, 16);
+            assertTrue(writer.headCorrupt());
+            memory.set(CaptureRingLayout.LONG, layout.ringOffset(0) + CaptureRingLayout.HEAD_OFFSET, 16);
+            writer.write(0, TappingPacketPort.RX, frame(60, 17), 0, 60, 17);
+            assertEquals(16, writer.captured());
+            assertEquals(2, writer.dropped(), "a writer that saw a corrupt head drops from then on");
+        }
+    }
+
+    @Test
+    void shouldRefuseLayoutsOutOfRangeAndMemoryThatDoesNotHoldOne()
+    {
+        assertNotNull(CaptureRingLayout.problem(0, 16, 64));
+        assertNotNull(CaptureRingLayout.problem(65, 16, 64));
+        assertNotNull(CaptureRingLayout.problem(1, 24, 64));
+        assertNotNull(CaptureRingLayout.problem(1, 16, 63));
+        assertNotNull(CaptureRingLayout.problem(1, 16, 9217));
+        assertTrue(CaptureRingLayout.problem(64, 1 << 16, 9216).contains("more than the"));
+        try (Arena arena = Arena.ofConfined())
+        {
+            final CaptureRingLayout layout = CaptureRingLayout.of(1, 16, 64);
+            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
+            assertThrows(IllegalStateException.class, () -> new CaptureRingReader(memory), "no magic yet");
+            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            assertThrows(IllegalStateException.class, () -> new CaptureRingReader(memory.asSlice(0, 8192)), "short");
+            memory.set(CaptureRingLayout.INT, CaptureRingLayout.SLOTS_OFFSET, 1 << 20);
+            assertThrows(IllegalArgumentException.class, () -> new CaptureRingReader(memory), "a layout out of range");
+        }
+    }
+
+    @Test
+    void shouldSkipSlotsThatHoldWhatNoWriterWrites()
+    {
+        final CaptureRingLayout layout = CaptureRingLayout.of(1, 16, 64);
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
+            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            final CaptureRingWriter writer = new CaptureRingWriter(memory, layout, 0);
+            final CaptureRingReader reader = new CaptureRingReader(memory);
+            writer.write(0, TappingPacketPort.RX, frame(60, 1), 0, 60, 1);
+            writer.write(0, TappingPacketPort.RX, frame(60, 2), 0, 60, 2);
+            writer.publish();
+            memory.set(CaptureRingLayout.INT, layout.slotsOffset(0) + CaptureRingLayout.SLOT_CAPTURED_LENGTH_OFFSET, 1 << 20);
+            final List<Frame> frames = drain(reader);
+            assertEquals(1, frames.size());
+            assertEquals(2, frames.get(0).timestamp());
+            assertEquals(1, reader.malformed());
+        }
+    }
+}
