@@ -4,11 +4,12 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.function.Predicate;
 
 /**
  * What a host offers of 2 MiB hugepages, read from sysfs and {@code /proc/mounts}: pages free and not promised
- * to a mount's {@code min_size} or a mapping already ({@code free_hugepages - resv_hugepages}), and the first
- * hugetlbfs of that page size.
+ * to a mount's {@code min_size} or a mapping already ({@code free_hugepages - resv_hugepages}, as EAL counts
+ * them), and the first hugetlbfs of that page size this process may write to.
  *
  * @param available pages free for a new process.
  * @param mount     a hugetlbfs mount point of 2 MiB pages, or empty when none is mounted.
@@ -32,7 +33,7 @@ public record HostHugepages(int available, String mount)
         try
         {
             return parse(Files.readString(SYSFS.resolve("free_hugepages")), Files.readString(SYSFS.resolve("resv_hugepages")),
-                Files.readString(Path.of("/proc/mounts"), StandardCharsets.UTF_8));
+                Files.readString(Path.of("/proc/mounts"), StandardCharsets.UTF_8), mount -> Files.isWritable(Path.of(mount)));
         }
         catch (final IOException | RuntimeException ex)
         {
@@ -44,9 +45,11 @@ public record HostHugepages(int available, String mount)
      * @param free     {@code free_hugepages}.
      * @param reserved {@code resv_hugepages}.
      * @param mounts   {@code /proc/mounts}.
+     * @param usable   whether this process may create files in a mount point (root's /dev/hugepages is not the
+     *                 unprivileged NIC's; deploy/prepare-host.sh --owner mounts one of its own).
      * @return what they say; a count that is not a number counts as none.
      */
-    static HostHugepages parse(final String free, final String reserved, final String mounts)
+    static HostHugepages parse(final String free, final String reserved, final String mounts, final Predicate<String> usable)
     {
         int available;
         try
@@ -57,17 +60,17 @@ public record HostHugepages(int available, String mount)
         {
             available = 0;
         }
-        return new HostHugepages(available, twoMegabyteMount(mounts));
+        return new HostHugepages(available, twoMegabyteMount(mounts, usable));
     }
 
-    private static String twoMegabyteMount(final String mounts)
+    private static String twoMegabyteMount(final String mounts, final Predicate<String> usable)
     {
         for (final String line : mounts.split("\n"))
         {
             final String[] fields = line.trim().split("\\s+");
             // a mount point with a space is written with \040; EAL would have to unescape it too: skip it
             if (fields.length >= 4 && "hugetlbfs".equals(fields[2]) && !fields[1].contains("\\") &&
-                pageSizeIsTwoMegabytes(fields[3]))
+                pageSizeIsTwoMegabytes(fields[3]) && usable.test(fields[1]))
             {
                 return fields[1];
             }

@@ -24,12 +24,14 @@ class HugepageChoiceTest
     @Test
     void shouldCountFreePagesLessReservedAndFindTheFirstUsableTwoMegabyteMount()
     {
-        final HostHugepages host = HostHugepages.parse("300\n", "20\n", MOUNTS);
+        final HostHugepages host = HostHugepages.parse("300\n", "20\n", MOUNTS, mount -> true);
         assertEquals(280, host.available());
         assertEquals("/dev/hugepages", host.mount()); // not the 1 GiB one, not the escaped path
-        assertEquals(0, HostHugepages.parse("x", "0", MOUNTS).available());
-        assertFalse(HostHugepages.parse("10", "0", "proc /proc proc rw 0 0\n").mounted());
-        assertEquals("/h", HostHugepages.parse("10", "0", "nodev /h hugetlbfs rw 0 0\n").mount()); // default page size
+        assertEquals(0, HostHugepages.parse("x", "0", MOUNTS, mount -> true).available());
+        assertFalse(HostHugepages.parse("10", "0", "proc /proc proc rw 0 0\n", mount -> true).mounted());
+        assertEquals("/h", HostHugepages.parse("10", "0", "nodev /h hugetlbfs rw 0 0\n", mount -> true).mount()); // default page size
+        assertEquals("/tmp/mine", HostHugepages.parse("10", "0", MOUNTS + "nodev /tmp/mine hugetlbfs rw,mode=0700 0 0\n",
+            mount -> mount.equals("/tmp/mine")).mount(), "the first this process may write to");
     }
 
     @Test
