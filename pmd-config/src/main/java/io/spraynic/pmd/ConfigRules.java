@@ -642,11 +642,13 @@ final class ConfigRules
                 "must be a multiple of 16 (TPACKET_ALIGNMENT) above " + (PortConfig.AF_PACKET_FRAME_HEADER + 60),
                 "use framesz=" + Math.max(PortConfig.AF_PACKET_DEFAULT_FRAME_SIZE, frameSize + 15 & ~15));
         }
-        if (blockSize % 4096 != 0 || blockSize < frameSize)
+        if (blockSize % 4096 != 0 || blockSize % frameSize != 0)
         {
+            // net_af_packet finds frame i at i * framesz: frames must fill each block with nothing left over
+            final long pages = frameSize / gcd(frameSize, 4096);
             throw new ConfigException(key(i, "args.blocksz"), Integer.toString(blockSize),
-                "must be a multiple of the 4096 B page and hold one frame (framesz = " + frameSize + ")",
-                "use blocksz=" + ((frameSize + 4095) & ~4095));
+                "must be a multiple of both the 4096 B page and framesz (" + frameSize +
+                "): net_af_packet lays its ring frames back to back", "use blocksz=" + pages * 4096);
         }
         final int queues = Math.max(port.rxQueues(), port.txQueues());
         if (queues > qpairs)
@@ -656,6 +658,11 @@ final class ConfigRules
                 "must be at most args.qpairs (" + qpairs + "): net_af_packet opens one socket per queue pair",
                 "set args.qpairs = " + queues + ", or use " + qpairs);
         }
+    }
+
+    private static long gcd(final long a, final long b)
+    {
+        return b == 0 ? a : gcd(b, a % b);
     }
 
     private static int positiveArgument(final int i, final List<Devargs.Entry> args, final String name, final int absent)
@@ -738,7 +745,8 @@ final class ConfigRules
                     PortConfig.AF_PACKET_FRAME_HEADER), "must fit one mbuf: framesz - " +
                     PortConfig.AF_PACKET_FRAME_HEADER + " (the packet header) must be at most mempool.data_room - " +
                     MempoolConfig.HEADROOM + " (= " + mempool.maxFrameLength() + ")",
-                    "use framesz=" + (frameSize & ~15) + ", or raise mempool.data_room");
+                    "use framesz=" + (frameSize & ~15) + " or less (4352 with blocksz=69632 holds a 4 KiB-MTU frame), " +
+                    "or raise mempool.data_room");
             }
         }
 

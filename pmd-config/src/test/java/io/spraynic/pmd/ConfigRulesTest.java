@@ -141,12 +141,16 @@ class ConfigRulesTest
                 "mempool.data_room - 128 (= 4352) (fix: set mempool.data_room = 9146, or use 4334)"),
             broken(AF_PACKET_PORT + "args = { iface = \"veth0\", framesz = \"8192\", blocksz = \"8192\" }\n",
                 "port[0].args.framesz = 8192: must fit one mbuf: framesz - 32 (the packet header) must be at most " +
-                "mempool.data_room - 128 (= 4352) (fix: use framesz=4384, or raise mempool.data_room)"),
+                "mempool.data_room - 128 (= 4352) (fix: use framesz=4384 or less (4352 with blocksz=69632 holds a 4 KiB-MTU " +
+                "frame), or raise mempool.data_room)"),
             broken(AF_PACKET_PORT + "args = { iface = \"veth0\", framesz = \"4390\" }\n",
                 "port[0].args.framesz = 4390: must be a multiple of 16 (TPACKET_ALIGNMENT) above 92 (fix: use framesz=4400)"),
             broken(AF_PACKET_PORT + "args = { iface = \"veth0\", framesz = \"4384\" }\n",
-                "port[0].args.blocksz = 4096: must be a multiple of the 4096 B page and hold one frame (framesz = 4384) " +
-                "(fix: use blocksz=8192)"),
+                "port[0].args.blocksz = 4096: must be a multiple of both the 4096 B page and framesz (4384): " +
+                "net_af_packet lays its ring frames back to back (fix: use blocksz=561152)"),
+            broken(AF_PACKET_PORT + "args = { iface = \"veth0\", framesz = \"4352\", blocksz = \"8192\" }\n",
+                "port[0].args.blocksz = 8192: must be a multiple of both the 4096 B page and framesz (4352): " +
+                "net_af_packet lays its ring frames back to back (fix: use blocksz=69632)"),
             broken(AF_PACKET_PORT + "args = { iface = \"veth0\", framesz = \"big\" }\n",
                 "port[0].args.framesz = \"big\": must be an integer between 1 and 1048576"),
             broken(NULL_PORT + "mac = \"01:00:5e:00:00:01\"\n",

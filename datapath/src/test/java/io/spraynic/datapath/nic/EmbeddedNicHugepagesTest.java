@@ -40,7 +40,8 @@ class EmbeddedNicHugepagesTest
     private static final Path MOUNT = Path.of("/tmp/spraynic-hugetlbfs-" + ProcessHandle.current().pid());
     private static final NicConfig RING = NicConfig.of(
         EalConfig.DEFAULT.withFilePrefix("spraynic-huge-" + ProcessHandle.current().pid()).withLogLevels(List.of("lib.eal:warning")),
-        MempoolConfig.DEFAULT.withMbufs(4095), List.of(PortConfig.ringPair("a", "b"), PortConfig.ringPair("b", "a")));
+        MempoolConfig.DEFAULT.withMbufs(4095),
+        List.of(PortConfig.ringPair("a", "b").withDescriptors(512, 512), PortConfig.ringPair("b", "a").withDescriptors(512, 512)));
 
     private static int originalPages = -1;
     private static boolean mounted;
