@@ -133,7 +133,7 @@ final class TransferCommand implements Callable<Integer>
         }
         final byte[] psk = null == pskFile ? null : PreSharedKeyFile.read(pskFile);
         final EmbeddedNicConfig nic = new EmbeddedNicConfig().mode(kind).workers(workers).planes(ips.size())
-            .connections(paths, 4, 1024).idleStrategy(IdleStrategies.parse(idle))
+            .connections(paths, 4).idleStrategy(IdleStrategies.parse(idle))
             .sprayConfig(() -> EmbeddedNicConfig.sharedCoreSprayConfig().psk(psk))
             .rocevRetry(RcConnectionAttributes.ackTimeoutNanos(rocev2AckTimeout), 7);
         for (int p = 0; p < ips.size(); p++)

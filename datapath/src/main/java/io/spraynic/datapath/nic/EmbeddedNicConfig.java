@@ -161,6 +161,21 @@ public final class EmbeddedNicConfig
         return this;
     }
 
+    /**
+     * @param paths   spray paths per connection (1..64).
+     * @param streams spray streams per connection (1..65536).
+     * @return this, the path MTU left at {@link #DEFAULT_MTU}, lowered at start to what the ports carry.
+     */
+    public EmbeddedNicConfig connections(final int paths, final int streams)
+    {
+        final int mtu = this.mtu;
+        final boolean chosen = mtuChosen;
+        connections(paths, streams, DEFAULT_MTU);
+        this.mtu = mtu;
+        this.mtuChosen = chosen;
+        return this;
+    }
+
     /** @param resolver an accepted peer's addresses on planes other than the CONNECT's. @return this. */
     public EmbeddedNicConfig peerResolver(final SprayHandshake.PeerResolver resolver)
     {
