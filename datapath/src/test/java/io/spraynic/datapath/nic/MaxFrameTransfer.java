@@ -1,6 +1,9 @@
 package io.spraynic.datapath.nic;
 
-import io.spraynic.datapath.port.PacketBurst;
+import io.spraynic.datapath.capture.CapturedFrame;
+import io.spraynic.datapath.capture.CapturingPacketPort;
+import io.spraynic.datapath.capture.PcapReader;
+import io.spraynic.datapath.capture.PcapWriter;
 import io.spraynic.datapath.port.PacketPort;
 
 import java.io.IOException;
@@ -14,7 +17,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * Two embedded NICs, one worker and one plane each, on two DPDK ports of one {@link DpdkNic} that reach each
  * other (a ring pair, or af_packet ports on a bridged veth): a verified transfer each way with
- * {@link PeerExchange}, every frame either NIC transmits measured on its way out.
+ * {@link PeerExchange}, every frame either NIC transmits recorded on its way out by the NIC's own capture
+ * ({@link CapturingPacketPort}, a pcapng per NIC whose interface 1 is transmit) and measured afterwards.
  */
 final class MaxFrameTransfer
 {
@@ -37,27 +41,37 @@ final class MaxFrameTransfer
     {
         final String[] portNames = {portA, portB};
         final EmbeddedNicConfig[] configs = {configA, configB};
-        final FrameLengthProbe[] probes = new FrameLengthProbe[2];
+        final PcapWriter[] captures = new PcapWriter[2];
+        final Path[] captureFiles = new Path[2];
         final EmbeddedNic[] nics = new EmbeddedNic[2];
         final CountersFile[] counters = new CountersFile[2];
         try
         {
             for (int h = 0; h < 2; h++)
             {
-                probes[h] = new FrameLengthProbe(dpdk.packetPort(portNames[h], 0));
+                captureFiles[h] = dir.resolve("nic" + h + "-" + System.nanoTime() + ".pcapng");
+                captures[h] = PcapWriter.pcapng(captureFiles[h]);
+                final PacketPort port = new CapturingPacketPort(dpdk.packetPort(portNames[h], 0), captures[h]);
                 configs[h].workers(1).planes(1).local(0, 0x0A63_0001 + h, 0x02_00_00_00_63_01L + h)
                     .sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig)
                     .bursts(32, dpdk.maxFrameLength(portNames[h]));
                 counters[h] = CountersFile.create(dir, "maxframe" + h + "-" + ProcessHandle.current().pid(), 4096);
-                nics[h] = EmbeddedNic.start(configs[h], new PacketPort[][]{{probes[h]}}, counters[h]);
+                nics[h] = EmbeddedNic.start(configs[h], new PacketPort[][]{{port}}, counters[h]);
             }
             final Path exchange = Files.createDirectory(dir.resolve("exchange-" + System.nanoTime()));
             final CompletableFuture<PeerExchange.Result> server =
                 CompletableFuture.supplyAsync(() -> exchange(nics[1], PeerExchange.Role.SERVER, exchange, bytes));
             final PeerExchange.Result client = exchange(nics[0], PeerExchange.Role.CLIENT, exchange, bytes);
             final PeerExchange.Result served = server.get(120, TimeUnit.SECONDS);
+            for (int h = 0; h < 2; h++)
+            {
+                nics[h].close();
+                nics[h] = null;
+                captures[h].close();
+                captures[h] = null;
+            }
             return new Outcome(client.verified() && served.verified() && served.bytesEachWay() == bytes,
-                probes[0].longest, probes[1].longest, configs[0].mtu, configs[1].mtu,
+                longestTransmitted(captureFiles[0]), longestTransmitted(captureFiles[1]), configs[0].mtu, configs[1].mtu,
                 client.toJson() + " / " + served.toJson());
         }
         finally
@@ -66,7 +80,11 @@ final class MaxFrameTransfer
             {
                 if (null != nics[h])
                 {
-                    nics[h].close();
+                    nics[h].close(); // its worker stops writing into the capture
+                }
+                if (null != captures[h])
+                {
+                    captures[h].close();
                 }
                 if (null != counters[h])
                 {
@@ -74,6 +92,19 @@ final class MaxFrameTransfer
                 }
             }
         }
+    }
+
+    private static int longestTransmitted(final Path capture) throws IOException
+    {
+        int longest = 0;
+        for (final CapturedFrame frame : PcapReader.readAll(capture))
+        {
+            if (frame.interfaceId() == 1) // CapturingPacketPort adds receive, then transmit
+            {
+                longest = Math.max(longest, frame.originalLength());
+            }
+        }
+        return longest;
     }
 
     private static PeerExchange.Result exchange(final EmbeddedNic nic, final PeerExchange.Role role, final Path directory,
@@ -86,74 +117,6 @@ final class MaxFrameTransfer
         catch (final IOException ex)
         {
             throw new UncheckedIOException(ex);
-        }
-    }
-
-    /** A port that notes the longest frame transmitted through it (test code: the worker's thread writes, the test reads after close). */
-    static final class FrameLengthProbe implements PacketPort
-    {
-        private final PacketPort inner;
-        volatile int longest;
-
-        FrameLengthProbe(final PacketPort inner)
-        {
-            this.inner = inner;
-        }
-
-        public String name()
-        {
-            return inner.name();
-        }
-
-        public PacketBurst newBurst(final int capacity)
-        {
-            return inner.newBurst(capacity);
-        }
-
-        public int receive(final PacketBurst burst)
-        {
-            return inner.receive(burst);
-        }
-
-        public boolean allocate(final PacketBurst burst, final int count)
-        {
-            return inner.allocate(burst, count);
-        }
-
-        public int transmit(final PacketBurst burst)
-        {
-            int max = longest;
-            for (int i = 0; i < burst.size(); i++)
-            {
-                max = Math.max(max, burst.length(i));
-            }
-            longest = max;
-            return inner.transmit(burst);
-        }
-
-        public void release(final PacketBurst burst)
-        {
-            inner.release(burst);
-        }
-
-        public void releaseLast(final PacketBurst burst)
-        {
-            inner.releaseLast(burst);
-        }
-
-        public void onPollerStart()
-        {
-            inner.onPollerStart();
-        }
-
-        public void onPollerClose()
-        {
-            inner.onPollerClose();
-        }
-
-        public void close()
-        {
-            inner.close();
         }
     }
 }
