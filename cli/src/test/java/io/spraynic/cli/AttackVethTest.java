@@ -29,7 +29,6 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -46,6 +45,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
+import static io.spraynic.cli.CliProcesses.java;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -608,17 +608,6 @@ class AttackVethTest
             Thread.sleep(50);
         }
         throw new AssertionError("timed out waiting: " + what + ": " + text);
-    }
-
-    private static List<String> java(final List<String> arguments)
-    {
-        final List<String> command = new ArrayList<>();
-        command.add(ProcessHandle.current().info().command().orElseThrow());
-        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-            .filter(argument -> argument.startsWith("--")).toList());
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), SprayNic.class.getName()));
-        command.addAll(arguments);
-        return command;
     }
 
     private static void run(final String... command) throws IOException, InterruptedException
