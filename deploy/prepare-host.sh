@@ -4,7 +4,9 @@
 #
 #   deploy/prepare-host.sh [--apply] [--hugepages SIZE] [--bind PCI_ADDRESS]... [--iommu-off] [--owner USER]
 #
-#   --hugepages SIZE   reserve SIZE of 2 MiB hugepages (e.g. 2G) and mount hugetlbfs (default 1G)
+#   --hugepages SIZE   reserve SIZE of 2 MiB hugepages (e.g. 2G) and mount hugetlbfs (default 1G); the spraynic
+#                      commands' --hugepages auto (their default) then run DPDK from them: the NIC's default
+#                      pool takes about 100 MiB, the demo's about 370 MiB
 #   --bind BDF         bind a NIC (e.g. 0000:3b:00.0) to vfio-pci; it leaves the kernel's driver
 #                      (never do this to the interface you are logged in through)
 #   --iommu-off        allow vfio without an IOMMU (enable_unsafe_noiommu_mode; test rigs only)

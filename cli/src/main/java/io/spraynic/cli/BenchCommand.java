@@ -3,6 +3,7 @@ package io.spraynic.cli;
 import io.spraynic.bench.e2e.Idle;
 import io.spraynic.bench.e2e.LatencyComparison;
 import io.spraynic.bench.e2e.RingNic;
+import io.spraynic.pmd.HugepageMode;
 import io.spraynic.bench.e2e.ThroughputResult;
 import io.spraynic.bench.e2e.TransportPair;
 import io.spraynic.bench.e2e.UdpBaseline;
@@ -318,8 +319,8 @@ final class BenchCommand implements Runnable
         description = {
             "RDMA WRITE throughput over a crossed net_ring pair, one busy-spinning poll thread per endpoint, spray and",
             "RoCEv2, for each message size: Mpps (data packets), Gb/s (payload), and packets per second per core of",
-            "CPU time the two poll threads used. With --with-udp, Java DatagramChannels over loopback carry the same",
-            "messages (cut into datagrams of the transports' 1024 B MTU) in the same invocation."})
+            "CPU time the two poll threads used, for each --mtu. With --with-udp, Java DatagramChannels over loopback",
+            "carry the same messages (cut into datagrams of the default 4096 B MTU) in the same invocation."})
     static final class Throughput extends TransportCommon
     {
         @Option(names = "--sizes", split = ",", defaultValue = "64,256,1024,4096,16384,65536,262144,1048576",
@@ -335,6 +336,14 @@ final class BenchCommand implements Runnable
         @Option(names = "--with-udp", description = "Also run the kernel UDP baseline on loopback.")
         boolean withUdp;
 
+        @Option(names = "--mtu", split = ",", defaultValue = "4096",
+            description = "Path MTUs the transports cut messages into, each measured in turn: 256, 512, 1024, 2048 or 4096 " +
+                "(default ${DEFAULT-VALUE}).")
+        int[] mtus;
+
+        @picocli.CommandLine.Mixin
+        HugepagesOption hugepagesOption = new HugepagesOption();
+
         @Option(names = "--threads", defaultValue = "2",
             description = "Poll threads: 2 (one per endpoint) or 1 (both endpoints on one thread) (default ${DEFAULT-VALUE}).")
         int threads;
@@ -348,22 +357,34 @@ final class BenchCommand implements Runnable
             {
                 BadOption.range("--sizes", size, 1, 1 << 30);
             }
+            for (final int mtu : mtus)
+            {
+                if (!io.spraynic.datapath.transport.rocev2.PathMtu.isValid(mtu))
+                {
+                    throw new BadOption("--mtu", Integer.toString(mtu), "must be 256, 512, 1024, 2048 or 4096 (a path MTU " +
+                        "whose frames fit the default mbufs)", "try --mtu 4096");
+                }
+            }
+            final HugepageMode hugepages = hugepagesOption.mode();
             final List<ThroughputResult> results = new ArrayList<>();
-            try (var nic = RingNic.start())
+            try (var nic = RingNic.start(hugepages))
             {
                 // untimed: compiles the transports' paths before the first measured point, so that the first
                 // point does not pay for the JIT (it did: 64 B spray at a tenth of its later rate)
                 for (final TransportPair.Kind kind : kinds())
                 {
-                    io.spraynic.bench.e2e.Throughput.run(nic, kind, 4096, 0, Math.max(1, warmup), threads, idleStrategy());
-                    io.spraynic.bench.e2e.Throughput.run(nic, kind, 64, 0, Math.max(1, warmup), threads, idleStrategy());
+                    io.spraynic.bench.e2e.Throughput.run(nic, kind, mtus[0], 4096, 0, Math.max(1, warmup), threads, idleStrategy());
+                    io.spraynic.bench.e2e.Throughput.run(nic, kind, mtus[0], 64, 0, Math.max(1, warmup), threads, idleStrategy());
                 }
                 for (final int size : sizes)
                 {
-                    for (final TransportPair.Kind kind : kinds())
+                    for (final int mtu : mtus)
                     {
-                        add(results, io.spraynic.bench.e2e.Throughput.run(nic, kind, size, warmup, seconds, threads,
-                            idleStrategy()));
+                        for (final TransportPair.Kind kind : kinds())
+                        {
+                            add(results, io.spraynic.bench.e2e.Throughput.run(nic, kind, mtu, size, warmup, seconds, threads,
+                                idleStrategy()));
+                        }
                     }
                     if (withUdp)
                     {

@@ -13,6 +13,7 @@ import io.spraynic.pmd.PmdConfigs;
 import io.spraynic.pmd.PortConfig;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.PrintStream;
@@ -38,6 +39,9 @@ import java.util.concurrent.Callable;
         "--mode raw instead sends raw verified frames over a crossed pair of net_ring ports."})
 final class DemoCommand implements Callable<Integer>
 {
+    @Mixin
+    HugepagesOption hugepagesOption = new HugepagesOption();
+
     @Option(names = "--mode", defaultValue = "spray",
         description = "spray (with the RoCEv2 baseline after it), rocev2, or raw (default ${DEFAULT-VALUE}).")
     String mode;
@@ -120,7 +124,7 @@ final class DemoCommand implements Callable<Integer>
         final PrintStream out = System.out;
         final ProgressBar bar = new ProgressBar(System.err, !json && null != System.console());
         final NicConfig loaded = FabricDemo.config(planes, "spraynic-demo-" + ProcessHandle.current().pid());
-        final NicConfig nicConfig = verbose ? loaded.withEal(loaded.eal().withLogLevels(List.of())) : loaded;
+        final NicConfig nicConfig = hugepagesOption.apply(verbose ? loaded.withEal(loaded.eal().withLogLevels(List.of())) : loaded);
         try (DpdkNic nic = DpdkNic.start(nicConfig))
         {
             final FabricDemo.Result result = runOne(nic, first, size, json ? null : bar);
@@ -233,7 +237,7 @@ final class DemoCommand implements Callable<Integer>
             // A runtime directory of its own, so that demos can run side by side.
             effective.putIfAbsent("file_prefix", "spraynic-demo-" + ProcessHandle.current().pid());
         }
-        final NicConfig nicConfig = PmdConfigLoader.load(config, effective, verbose);
+        final NicConfig nicConfig = hugepagesOption.apply(PmdConfigLoader.load(config, effective, verbose));
         final List<PortConfig> ports = nicConfig.ports();
         if (ports.size() < 2)
         {

@@ -18,6 +18,7 @@ import io.spraynic.datapath.wire.Wire;
 import io.spraynic.pmd.NicConfig;
 import org.agrona.concurrent.IdleStrategy;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -41,6 +42,9 @@ final class NicCommand implements Callable<Integer>
 {
     /** Largest IPC limit accepted: a count of clients, regions or connections, not a buffer size. */
     private static final int IPC_LIMIT_MAX = 65_536;
+
+    @Mixin
+    HugepagesOption hugepagesOption = new HugepagesOption();
 
     @Option(names = "--config", required = true, description = "PMD preset (spraynic config lists them) or TOML file.")
     String config;
@@ -159,7 +163,7 @@ final class NicCommand implements Callable<Integer>
             throw new IllegalArgumentException("--ipc-dir serves applications a spray or RoCEv2 NIC: add --mode spray or --mode rocev2");
         }
         final Supplier<IdleStrategy> idleStrategies = IdleStrategies.parse(idle);
-        final NicConfig nicConfig = PmdConfigLoader.load(config, params, verbose);
+        final NicConfig nicConfig = hugepagesOption.apply(PmdConfigLoader.load(config, params, verbose));
 
         final CountDownLatch stop = new CountDownLatch(1);
         final CountDownLatch stopped = new CountDownLatch(1);
@@ -269,7 +273,7 @@ final class NicCommand implements Callable<Integer>
         {
             filled.putIfAbsent("queues", Integer.toString(workers)); // presets default to one queue; some (memif) have no such parameter
         }
-        final NicConfig nicConfig = PmdConfigLoader.load(config, filled, verbose);
+        final NicConfig nicConfig = hugepagesOption.apply(PmdConfigLoader.load(config, filled, verbose));
         if (ips.size() != nicConfig.ports().size())
         {
             throw new IllegalArgumentException("--ip gives " + ips.size() + " address(es) for " + nicConfig.ports().size() +

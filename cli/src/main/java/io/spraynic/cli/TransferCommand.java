@@ -11,6 +11,7 @@ import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
 import io.spraynic.datapath.wire.Wire;
 import io.spraynic.pmd.NicConfig;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Files;
@@ -32,6 +33,9 @@ import java.util.concurrent.Callable;
     description = "Exchange a verified RDMA WRITE transfer, both directions, with a peer running this command.")
 final class TransferCommand implements Callable<Integer>
 {
+    @Mixin
+    HugepagesOption hugepagesOption = new HugepagesOption();
+
     @Option(names = "--config", defaultValue = "net_af_packet",
         description = "PMD preset or TOML file; one port per plane (default ${DEFAULT-VALUE}).")
     String config;
@@ -121,7 +125,7 @@ final class TransferCommand implements Callable<Integer>
         // two peers on one host must not share DPDK's runtime directory
         filled.putIfAbsent("file_prefix", "spraynic-transfer-" + ProcessHandle.current().pid());
         filled.putIfAbsent("queues", Integer.toString(workers));
-        final NicConfig nicConfig = PmdConfigLoader.load(config, filled, verbose);
+        final NicConfig nicConfig = hugepagesOption.apply(PmdConfigLoader.load(config, filled, verbose));
         if (ips.size() != nicConfig.ports().size())
         {
             throw new IllegalArgumentException("--ip gives " + ips.size() + " address(es) for " + nicConfig.ports().size() +
@@ -129,7 +133,7 @@ final class TransferCommand implements Callable<Integer>
         }
         final byte[] psk = null == pskFile ? null : PreSharedKeyFile.read(pskFile);
         final EmbeddedNicConfig nic = new EmbeddedNicConfig().mode(kind).workers(workers).planes(ips.size())
-            .connections(paths, 4, 1024).idleStrategy(IdleStrategies.parse(idle))
+            .connections(paths, 4).idleStrategy(IdleStrategies.parse(idle))
             .sprayConfig(() -> EmbeddedNicConfig.sharedCoreSprayConfig().psk(psk))
             .rocevRetry(RcConnectionAttributes.ackTimeoutNanos(rocev2AckTimeout), 7);
         for (int p = 0; p < ips.size(); p++)

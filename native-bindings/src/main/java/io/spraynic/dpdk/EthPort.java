@@ -2,6 +2,7 @@ package io.spraynic.dpdk;
 
 import io.spraynic.dpdk.generated.Dpdk;
 import io.spraynic.dpdk.generated.rte_eth_conf;
+import io.spraynic.dpdk.generated.rte_eth_rxmode;
 import io.spraynic.dpdk.generated.rte_eth_desc_lim;
 import io.spraynic.dpdk.generated.rte_eth_dev_info;
 import io.spraynic.dpdk.generated.rte_eth_stats;
@@ -140,10 +141,22 @@ public final class EthPort implements AutoCloseable
      */
     public void configure(final int rxQueues, final int txQueues)
     {
+        configure(rxQueues, txQueues, 0);
+    }
+
+    /**
+     * Configures the number of queues and the MTU ({@code rxmode.mtu}): ethdev checks it against what the driver
+     * reports and takes it without the driver's {@code mtu_set}, which some drivers (net_ring) lack.
+     *
+     * @param mtu the MTU, or 0 for ethdev's default of 1500.
+     */
+    public void configure(final int rxQueues, final int txQueues, final int mtu)
+    {
         try (Arena arena = Arena.ofConfined())
         {
             final MemorySegment conf = rte_eth_conf.allocate(arena).fill((byte)0);
-            check("rte_eth_dev_configure(rx=" + rxQueues + ", tx=" + txQueues + ")",
+            rte_eth_rxmode.mtu(rte_eth_conf.rxmode(conf), mtu);
+            check("rte_eth_dev_configure(rx=" + rxQueues + ", tx=" + txQueues + (mtu == 0 ? "" : ", mtu=" + mtu) + ")",
                 Dpdk.rte_eth_dev_configure((short)portId, (short)rxQueues, (short)txQueues, conf));
         }
     }

@@ -634,6 +634,22 @@ final class ConfigRules
             throw new ConfigException(key(i, "args.qpairs"), Toml.quote(qpairsText),
                 "must be an integer between 1 and " + QUEUES.max());
         }
+        final int frameSize = positiveArgument(i, args, "framesz", PortConfig.AF_PACKET_DEFAULT_FRAME_SIZE);
+        final int blockSize = positiveArgument(i, args, "blocksz", 4096);
+        if (frameSize % 16 != 0 || frameSize <= PortConfig.AF_PACKET_FRAME_HEADER + 60)
+        {
+            throw new ConfigException(key(i, "args.framesz"), Integer.toString(frameSize),
+                "must be a multiple of 16 (TPACKET_ALIGNMENT) above " + (PortConfig.AF_PACKET_FRAME_HEADER + 60),
+                "use framesz=" + Math.max(PortConfig.AF_PACKET_DEFAULT_FRAME_SIZE, frameSize + 15 & ~15));
+        }
+        if (blockSize % 4096 != 0 || blockSize % frameSize != 0)
+        {
+            // net_af_packet finds frame i at i * framesz: frames must fill each block with nothing left over
+            final long pages = frameSize / gcd(frameSize, 4096);
+            throw new ConfigException(key(i, "args.blocksz"), Integer.toString(blockSize),
+                "must be a multiple of both the 4096 B page and framesz (" + frameSize +
+                "): net_af_packet lays its ring frames back to back", "use blocksz=" + pages * 4096);
+        }
         final int queues = Math.max(port.rxQueues(), port.txQueues());
         if (queues > qpairs)
         {
@@ -642,6 +658,33 @@ final class ConfigRules
                 "must be at most args.qpairs (" + qpairs + "): net_af_packet opens one socket per queue pair",
                 "set args.qpairs = " + queues + ", or use " + qpairs);
         }
+    }
+
+    private static long gcd(final long a, final long b)
+    {
+        return b == 0 ? a : gcd(b, a % b);
+    }
+
+    private static int positiveArgument(final int i, final List<Devargs.Entry> args, final String name, final int absent)
+    {
+        final String text = Devargs.first(args, name);
+        if (null == text)
+        {
+            return absent;
+        }
+        try
+        {
+            final int value = Integer.parseInt(text);
+            if (value > 0 && value <= 1 << 20)
+            {
+                return value;
+            }
+        }
+        catch (final NumberFormatException ignored)
+        {
+            // refused below
+        }
+        throw new ConfigException(key(i, "args." + name), Toml.quote(text), "must be an integer between 1 and " + (1 << 20));
     }
 
     private static void checkPciBus(final EalConfig eal, final List<PortConfig> ports)
@@ -689,6 +732,22 @@ final class ConfigRules
                 "must be at least " + needed + " to fill every port's RX and TX rings (" + ringMbufs +
                 ") plus one lcore cache (" + mempool.cache() + ")",
                 "use " + ((Long.highestOneBit(needed) << 1) - 1));
+        }
+
+        for (int i = 0; i < ports.size(); i++)
+        {
+            final PortConfig port = ports.get(i);
+            if (port.isAfPacket() && port.afPacketMaxFrameLength() > mempool.maxFrameLength())
+            {
+                // net_af_packet refuses the RX queue (ENOMEM) when a ring frame would not fit one mbuf
+                final int frameSize = mempool.maxFrameLength() + PortConfig.AF_PACKET_FRAME_HEADER;
+                throw new ConfigException(key(i, "args.framesz"), Integer.toString(port.afPacketMaxFrameLength() +
+                    PortConfig.AF_PACKET_FRAME_HEADER), "must fit one mbuf: framesz - " +
+                    PortConfig.AF_PACKET_FRAME_HEADER + " (the packet header) must be at most mempool.data_room - " +
+                    MempoolConfig.HEADROOM + " (= " + mempool.maxFrameLength() + ")",
+                    "use framesz=" + (frameSize & ~15) + " or less (4352 with blocksz=69632 holds a 4 KiB-MTU frame), " +
+                    "or raise mempool.data_room");
+            }
         }
 
         final long availableMb;

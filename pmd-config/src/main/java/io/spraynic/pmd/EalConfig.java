@@ -180,6 +180,35 @@ public record EalConfig(
     }
 
     /**
+     * @param hugeDir  the hugetlbfs to take pages from.
+     * @param memoryMb MiB of hugepages to reserve at start ({@code -m}).
+     * @return a copy that runs from hugepages: no {@code --no-huge}, no {@code --socket-mem}, and
+     * {@code --huge-unlink} added, so the pages return to the host when the process ends.
+     */
+    public EalConfig withHugepages(final String hugeDir, final int memoryMb)
+    {
+        final List<String> extra = new ArrayList<>(extraArgs);
+        if (!extra.contains("--huge-unlink"))
+        {
+            extra.add("--huge-unlink");
+        }
+        return new EalConfig(program, lcores, false, memoryMb, List.of(), hugeDir, inMemory, singleFileSegments,
+            noPci, filePrefix, iovaMode, logLevels, extra);
+    }
+
+    /**
+     * @param memoryMb MiB of ordinary memory for {@code -m}.
+     * @return a copy that runs with {@code --no-huge}, without the options that only hugepages take.
+     */
+    public EalConfig withoutHugepages(final int memoryMb)
+    {
+        final List<String> extra = new ArrayList<>(extraArgs);
+        extra.removeIf(arg -> arg.startsWith("--huge-unlink"));
+        return new EalConfig(program, lcores, true, memoryMb, List.of(), "", false, singleFileSegments,
+            noPci, filePrefix, iovaMode, logLevels, extra);
+    }
+
+    /**
      * @param filePrefix a runtime-directory prefix, or empty for EAL's default.
      * @return a copy with another file prefix, e.g. to run a second process beside the first.
      */

@@ -36,10 +36,20 @@ public record MempoolConfig(String name, int mbufs, int cache, int dataRoom, int
     /** Default per-lcore cache. */
     public static final int DEFAULT_CACHE = 256;
 
-    /** {@code RTE_MBUF_DEFAULT_BUF_SIZE}: a 2 KiB frame plus headroom. */
-    public static final int DEFAULT_DATA_ROOM = 2048 + HEADROOM;
+    /**
+     * The largest frame a default mbuf holds: a 4096 B RDMA payload with every header SprayNIC may put around
+     * it (at most 122 B: Ethernet, VLAN, IPv6, UDP, BTH, extension headers, ICRC), rounded up to 4352 B, the
+     * fabric emulator's slot size.
+     */
+    public static final int DEFAULT_MAX_FRAME_LENGTH = 4352;
 
-    /** The defaults, suitable for standard MTUs. */
+    /**
+     * {@link #DEFAULT_MAX_FRAME_LENGTH} plus headroom: one frame of the 4 KiB MTU (PROTOCOL.md S11) per mbuf,
+     * never chained. A pool of {@link #DEFAULT_MBUFS} of them takes about 37 MiB.
+     */
+    public static final int DEFAULT_DATA_ROOM = DEFAULT_MAX_FRAME_LENGTH + HEADROOM;
+
+    /** The defaults: frames of the 4 KiB MTU and anything smaller. */
     public static final MempoolConfig DEFAULT =
         new MempoolConfig(DEFAULT_NAME, DEFAULT_MBUFS, DEFAULT_CACHE, DEFAULT_DATA_ROOM, 0, SOCKET_ID_ANY);
 

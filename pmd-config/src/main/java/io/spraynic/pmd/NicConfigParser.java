@@ -207,7 +207,7 @@ final class NicConfigParser
             table.integer("tx_queues", ConfigRules.QUEUES, PortConfig.DEFAULT_QUEUES),
             table.integer("rx_descriptors", ConfigRules.DESCRIPTORS, PortConfig.DEFAULT_DESCRIPTORS),
             table.integer("tx_descriptors", ConfigRules.DESCRIPTORS, PortConfig.DEFAULT_DESCRIPTORS),
-            table.integer("mtu", ConfigRules.MTU, PortConfig.DEFAULT_MTU),
+            table.integer("mtu", ConfigRules.MTU, PortConfig.defaultMtu(kind)),
             table.bool("promiscuous", false),
             table.string("mac", ""));
     }

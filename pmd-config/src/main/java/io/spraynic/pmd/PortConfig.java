@@ -44,8 +44,21 @@ public record PortConfig(
     /** Default descriptors per queue. */
     public static final int DEFAULT_DESCRIPTORS = 1024;
 
-    /** Default MTU: standard Ethernet. */
+    /** Default MTU of devices and PCI functions: standard Ethernet. */
     public static final int DEFAULT_MTU = 1500;
+
+    /**
+     * The L3 MTU that carries RDMA packets of a 4096 B path MTU (PROTOCOL.md S11), what RoCE NICs ask their
+     * port to be set to: 4096 B of payload plus at most 104 B of IPv6, UDP, BTH, extension headers and ICRC.
+     * The default of ring pairs, which take any MTU.
+     */
+    public static final int RDMA_4096_MTU = 4200;
+
+    /** Bytes a {@code net_af_packet} ring frame spends before the packet: TPACKET2_HDRLEN less the sockaddr_ll. */
+    public static final int AF_PACKET_FRAME_HEADER = 32;
+
+    /** {@code net_af_packet}'s default ring frame size ({@code framesz}). */
+    public static final int AF_PACKET_DEFAULT_FRAME_SIZE = 2048;
 
     /**
      * Refuses nulls; ranges are checked as part of a {@link NicConfig}.
@@ -98,7 +111,46 @@ public record PortConfig(
     public static PortConfig ringPair(final String name, final String peer)
     {
         return new PortConfig(name, PortKind.RING_PAIR, name, "", peer, DEFAULT_QUEUES, DEFAULT_QUEUES,
-            DEFAULT_DESCRIPTORS, DEFAULT_DESCRIPTORS, DEFAULT_MTU, false, "");
+            DEFAULT_DESCRIPTORS, DEFAULT_DESCRIPTORS, RDMA_4096_MTU, false, "");
+    }
+
+    /**
+     * @param kind how a port is created.
+     * @return the MTU a port of that kind gets unless configured: {@link #RDMA_4096_MTU} for ring pairs,
+     * {@link #DEFAULT_MTU} for the rest, whose drivers may refuse more (DPDK 22.11's net_af_packet does).
+     */
+    public static int defaultMtu(final PortKind kind)
+    {
+        return kind == PortKind.RING_PAIR ? RDMA_4096_MTU : DEFAULT_MTU;
+    }
+
+    /**
+     * @return whether this port is DPDK's {@code net_af_packet} on a kernel interface, whose MTU is the kernel
+     * interface's: DPDK 22.11 can neither read it nor set it above 1500.
+     */
+    public boolean isAfPacket()
+    {
+        return kind == PortKind.VDEV && device.startsWith("net_af_packet");
+    }
+
+    /**
+     * @param key a driver argument, e.g. {@code iface}.
+     * @return its first value in {@link #args()}, or null.
+     */
+    public String driverArgument(final String key)
+    {
+        return Devargs.first(Devargs.parse(args, "port " + name + " args"), key);
+    }
+
+    /**
+     * @return for {@code net_af_packet}, the longest frame its socket rings carry ({@code framesz} less the
+     * packet header); longer frames are cut on receive and dropped on send.
+     * @throws NumberFormatException when {@code framesz} is not a number (a checked config never has that).
+     */
+    public int afPacketMaxFrameLength()
+    {
+        final String frameSize = driverArgument("framesz");
+        return (null == frameSize ? AF_PACKET_DEFAULT_FRAME_SIZE : Integer.parseInt(frameSize)) - AF_PACKET_FRAME_HEADER;
     }
 
     /**

@@ -94,7 +94,7 @@ class ConfigPropertiesTest
             try
             {
                 final NicConfig config =
-                    NicConfig.of(EalConfig.DEFAULT.withMemoryMb(1024), MempoolConfig.DEFAULT.withMbufs(262143), List.of(port));
+                    NicConfig.of(EalConfig.DEFAULT.withMemoryMb(2048), MempoolConfig.DEFAULT.withMbufs(262143), List.of(port));
                 assertEquals(config, NicConfig.parse(config.toToml(), "written"));
                 assertEquals("--vdev=net_tap0,iface=sn-tap0", config.ealArguments().getLast());
                 accepted++;

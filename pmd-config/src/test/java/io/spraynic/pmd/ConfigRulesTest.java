@@ -21,6 +21,12 @@ class ConfigRulesTest
         device = "net_null0"
         """;
 
+    private static final String AF_PACKET_PORT = """
+        [[port]]
+        name = "p0"
+        kind = "vdev"
+        device = "net_af_packet0"
+        """;
     private static final String HUGEPAGES = """
         [eal]
         no_huge = false
@@ -99,17 +105,17 @@ class ConfigRulesTest
                 "mempool.mbufs = 2047: must be at least 2304 to fill every port's RX and TX rings (2048) plus one " +
                 "lcore cache (256) (fix: use 4095)"),
             broken("[mempool]\nmbufs = 300000\n" + NULL_PORT,
-                "mempool.mbufs = 300000: must fit in the 512 MiB reserved by eal.memory_mb: 300000 mbufs of 2368 B " +
-                "need 678 MiB (fix: reserve more memory, or use 226719)"),
+                "mempool.mbufs = 300000: must fit in the 512 MiB reserved by eal.memory_mb: 300000 mbufs of 4672 B " +
+                "need 1337 MiB (fix: reserve more memory, or use 114912)"),
             broken(HUGEPAGES + "socket_mem = [16, 0]\n" + NULL_PORT,
-                "mempool.mbufs = 8191: must fit in the 16 MiB reserved by eal.socket_mem: 8191 mbufs of 2368 B " +
-                "need 19 MiB (fix: reserve more memory, or use 7084)"),
+                "mempool.mbufs = 8191: must fit in the 16 MiB reserved by eal.socket_mem: 8191 mbufs of 4672 B " +
+                "need 37 MiB (fix: reserve more memory, or use 3591)"),
             broken("[eal]\nmemory_mb = 0\n" + NULL_PORT + "rx_descriptors = 16384\n",
                 "mempool.mbufs = 8191: must be at least 17664 to fill every port's RX and TX rings (17408) plus one " +
                 "lcore cache (256) (fix: use 32767)"),
             broken("[eal]\nmemory_mb = 0\n[mempool]\nmbufs = 32767\n" + NULL_PORT + "rx_descriptors = 16384\n",
                 "mempool.mbufs = 32767: must fit in the 64 MiB reserved by EAL's --no-huge default: 32767 mbufs of " +
-                "2368 B need 74 MiB (fix: reserve more memory, or use 28339)"),
+                "4672 B need 146 MiB (fix: reserve more memory, or use 14364)"),
 
             // [[port]]
             broken("",
@@ -132,7 +138,21 @@ class ConfigRulesTest
                 "port[0].mtu = 67: must be an integer between 68 and 9600 (fix: use 68)"),
             broken(NULL_PORT + "mtu = 9000\n",
                 "port[0].mtu = 9000: must fit one mbuf: mtu + 18 (Ethernet header and CRC) must be at most " +
-                "mempool.data_room - 128 (= 2048) (fix: set mempool.data_room = 9146, or use 2030)"),
+                "mempool.data_room - 128 (= 4352) (fix: set mempool.data_room = 9146, or use 4334)"),
+            broken(AF_PACKET_PORT + "args = { iface = \"veth0\", framesz = \"8192\", blocksz = \"8192\" }\n",
+                "port[0].args.framesz = 8192: must fit one mbuf: framesz - 32 (the packet header) must be at most " +
+                "mempool.data_room - 128 (= 4352) (fix: use framesz=4384 or less (4352 with blocksz=69632 holds a 4 KiB-MTU " +
+                "frame), or raise mempool.data_room)"),
+            broken(AF_PACKET_PORT + "args = { iface = \"veth0\", framesz = \"4390\" }\n",
+                "port[0].args.framesz = 4390: must be a multiple of 16 (TPACKET_ALIGNMENT) above 92 (fix: use framesz=4400)"),
+            broken(AF_PACKET_PORT + "args = { iface = \"veth0\", framesz = \"4384\" }\n",
+                "port[0].args.blocksz = 4096: must be a multiple of both the 4096 B page and framesz (4384): " +
+                "net_af_packet lays its ring frames back to back (fix: use blocksz=561152)"),
+            broken(AF_PACKET_PORT + "args = { iface = \"veth0\", framesz = \"4352\", blocksz = \"8192\" }\n",
+                "port[0].args.blocksz = 8192: must be a multiple of both the 4096 B page and framesz (4352): " +
+                "net_af_packet lays its ring frames back to back (fix: use blocksz=69632)"),
+            broken(AF_PACKET_PORT + "args = { iface = \"veth0\", framesz = \"big\" }\n",
+                "port[0].args.framesz = \"big\": must be an integer between 1 and 1048576"),
             broken(NULL_PORT + "mac = \"01:00:5e:00:00:01\"\n",
                 "port[0].mac = \"01:00:5e:00:00:01\": must be a unicast address that is not all zeros (the first " +
                 "octet even) (fix: use a locally administered address such as \"02:00:00:00:00:01\")"),

@@ -77,7 +77,7 @@ class NicConfigTest
         assertEquals(new PortConfig("wire", PortKind.VDEV, "net_af_packet0",
             "iface=veth0,qpairs=2,blocksz=4096,framesz=2048,framecnt=512", "", 2, 2, 1024, 1024, 1500, true,
             "02:53:4e:00:00:0a"), config.ports().get(0));
-        assertEquals(new PortConfig("left", PortKind.RING_PAIR, "ring_left", "", "right", 1, 1, 512, 512, 1500, false,
+        assertEquals(new PortConfig("left", PortKind.RING_PAIR, "ring_left", "", "right", 1, 1, 512, 512, 4200, false,
             ""), config.ports().get(2));
         assertEquals("right", config.ports().get(3).device());
     }
@@ -140,7 +140,7 @@ class NicConfigTest
             name = "spraynic_mbufs"
             mbufs = 8191
             cache = 256
-            data_room = 2176
+            data_room = 4480
             priv_size = 0
             socket_id = -1
 
@@ -167,9 +167,9 @@ class NicConfigTest
         assertEquals("""
             net_ring: a crossed pair of ring ports in one process, ring0 <-> ring1
             eal: spraynic '--lcores=0@(0-1)' --no-huge -m 512 --no-pci --file-prefix=spraynic
-            mempool spraynic_mbufs: 8191 mbufs of 2368 B (~19 MiB), cache 256, data room 2176, priv 0, socket any
-            port[0] ring0: ring_pair ring0 <-> ring1 (rte_eth_from_rings), rx 1x1024, tx 1x1024, mtu 1500, promiscuous off
-            port[1] ring1: ring_pair ring1 <-> ring0 (rte_eth_from_rings), rx 1x1024, tx 1x1024, mtu 1500, promiscuous off
+            mempool spraynic_mbufs: 8191 mbufs of 4672 B (~37 MiB), cache 256, data room 4480, priv 0, socket any
+            port[0] ring0: ring_pair ring0 <-> ring1 (rte_eth_from_rings), rx 1x1024, tx 1x1024, mtu 4200, promiscuous off
+            port[1] ring1: ring_pair ring1 <-> ring0 (rte_eth_from_rings), rx 1x1024, tx 1x1024, mtu 4200, promiscuous off
             """, config.describe());
     }
 

@@ -32,7 +32,7 @@ class PmdConfigsTest
             Arguments.of("net_tap", Map.of(),
                 plus(NO_HUGE, "--no-pci", "--file-prefix=spraynic", "--vdev=net_tap0,iface=sn-tap0")),
             Arguments.of("net_af_packet", Map.of(),
-                plus(NO_HUGE, "--no-pci", "--file-prefix=spraynic", "--vdev=net_af_packet0,iface=veth0,qpairs=1")),
+                plus(NO_HUGE, "--no-pci", "--file-prefix=spraynic", "--vdev=net_af_packet0,iface=veth0,qpairs=1,framesz=4352,blocksz=69632")),
             Arguments.of("net_memif", Map.of(),
                 plus(NO_HUGE, "--single-file-segments", "--no-pci", "--file-prefix=spraynic-memif-server",
                     "--vdev=net_memif0,role=server,id=0,socket=/tmp/spraynic-memif.sock,zero-copy=no")),
@@ -84,7 +84,7 @@ class PmdConfigsTest
         final NicConfig config = PmdConfigs.preset("net_af_packet", Map.of("iface", "veth1", "queues", "2"));
         final PortConfig port = config.ports().getFirst();
 
-        assertEquals("net_af_packet0,iface=veth1,qpairs=2", port.devargs());
+        assertEquals("net_af_packet0,iface=veth1,qpairs=2,framesz=4352,blocksz=69632", port.devargs());
         assertEquals(2, port.rxQueues());
         assertEquals(2, port.txQueues());
         assertTrue(port.promiscuous());

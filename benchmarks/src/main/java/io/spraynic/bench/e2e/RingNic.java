@@ -4,6 +4,9 @@ import io.spraynic.datapath.nic.DpdkNic;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.pmd.EalConfig;
+import io.spraynic.pmd.HostHugepages;
+import io.spraynic.pmd.HugepageChoice;
+import io.spraynic.pmd.HugepageMode;
 import io.spraynic.pmd.MempoolConfig;
 import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PortConfig;
@@ -11,7 +14,7 @@ import io.spraynic.pmd.PortConfig;
 import java.util.List;
 
 /**
- * The DPDK set-up of the end-to-end benchmarks: EAL without hugepages and one crossed pair of
+ * The DPDK set-up of the end-to-end benchmarks: EAL without hugepages (or with, {@link #start(HugepageMode)}) and one crossed pair of
  * {@code net_ring} ports, {@code a} and {@code b}, one per endpoint. A frame transmitted on one is received
  * on the other: a wire with no rate limit and no loss, so what is measured is the software.
  */
@@ -36,10 +39,21 @@ public final class RingNic
                 PortConfig.ringPair(PORT_B, PORT_A).withDescriptors(RING_SLOTS, RING_SLOTS)));
     }
 
-    /** Starts EAL (once per process) and both ports. */
+    /** Starts EAL (once per process) and both ports, without hugepages. */
     public static DpdkNic start()
     {
         return DpdkNic.start(config());
+    }
+
+    /**
+     * Starts EAL (once per process) and both ports, from hugepages as {@code hugepages} and the host decide; the
+     * choice is one line on stderr.
+     */
+    public static DpdkNic start(final HugepageMode hugepages)
+    {
+        final HugepageChoice choice = HugepageChoice.choose(config(), hugepages, HostHugepages.probe());
+        System.err.println("spraynic: " + choice.notice());
+        return DpdkNic.start(choice.config());
     }
 
     /**

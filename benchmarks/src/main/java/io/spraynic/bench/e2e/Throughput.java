@@ -48,6 +48,17 @@ public final class Throughput
         final DpdkNic nic, final TransportPair.Kind kind, final int messageBytes, final double warmupSeconds,
         final double seconds, final int threads, final Idle idle)
     {
+        return run(nic, kind, TransportPair.MTU, messageBytes, warmupSeconds, seconds, threads, idle);
+    }
+
+    /**
+     * @param mtu     the path MTU both transports cut messages into: 256..4096, a power of two.
+     * @param threads 2: one poll thread per endpoint; 1: both endpoints' agents on one thread.
+     */
+    public static ThroughputResult run(
+        final DpdkNic nic, final TransportPair.Kind kind, final int mtu, final int messageBytes, final double warmupSeconds,
+        final double seconds, final int threads, final Idle idle)
+    {
         if (threads != 1 && threads != 2)
         {
             throw new IllegalArgumentException("threads must be 1 or 2: " + threads);
@@ -57,7 +68,8 @@ public final class Throughput
             throw new IllegalArgumentException("message size must be 1 B..64 MiB: " + messageBytes);
         }
         final int outstanding = outstanding(messageBytes);
-        final TransportPair pair = TransportPair.create(kind, nic.packetPort(RingNic.PORT_A, 0), nic.packetPort(RingNic.PORT_B, 0));
+        final TransportPair pair = TransportPair.create(kind, nic.packetPort(RingNic.PORT_A, 0), nic.packetPort(RingNic.PORT_B, 0),
+            mtu);
         try (Arena arena = Arena.ofShared())
         {
             final long span = (long)messageBytes * outstanding;
@@ -113,8 +125,8 @@ public final class Throughput
                 System.err.println("B: " + pair.b().describe());
             }
             final long messages = endMessages - startMessages;
-            final long packetsPerMessage = Math.max(1, (messageBytes + TransportPair.MTU - 1) / TransportPair.MTU);
-            return new ThroughputResult(kind.text() + (threads == 1 ? "-1t" : ""), messageBytes, messages, messages * packetsPerMessage,
+            final long packetsPerMessage = Math.max(1, (messageBytes + mtu - 1) / mtu);
+            return new ThroughputResult(kind.text() + (threads == 1 ? "-1t" : ""), mtu, messageBytes, messages, messages * packetsPerMessage,
                 messages * messageBytes, endNanos - startNanos, endCpu - startCpu, verified,
                 pair.a().retransmitted());
         }

@@ -6,6 +6,7 @@ import java.util.Locale;
  * One throughput point.
  *
  * @param name         what carried it ({@code spray}, {@code rocev2}, {@code udp}).
+ * @param mtu          payload bytes per packet (datagram for UDP).
  * @param messageBytes bytes per message.
  * @param messages     messages completed in the measured window.
  * @param packets      data packets (datagrams for UDP) of those messages.
@@ -15,7 +16,7 @@ import java.util.Locale;
  * @param verified     every byte arrived where it should (UDP: every datagram's length and stamp checked).
  * @param retransmitted data packets sent again (0 for UDP, which never resends).
  */
-public record ThroughputResult(String name, int messageBytes, long messages, long packets, long bytes, long nanos,
+public record ThroughputResult(String name, int mtu, int messageBytes, long messages, long packets, long bytes, long nanos,
     long cpuNanos, boolean verified, long retransmitted)
 {
     public double mpps()
@@ -43,16 +44,16 @@ public record ThroughputResult(String name, int messageBytes, long messages, lon
     public String toJson()
     {
         return String.format(Locale.ROOT,
-            "{\"name\":\"%s\",\"messageBytes\":%d,\"messages\":%d,\"packets\":%d,\"seconds\":%.3f,\"mpps\":%.4f," +
+            "{\"name\":\"%s\",\"mtu\":%d,\"messageBytes\":%d,\"messages\":%d,\"packets\":%d,\"seconds\":%.3f,\"mpps\":%.4f," +
             "\"gbps\":%.3f,\"cores\":%.3f,\"mppsPerCore\":%.4f,\"verified\":%b,\"retransmitted\":%d}",
-            name, messageBytes, messages, packets, nanos / 1e9, mpps(), gbps(), cores(), mppsPerCore(), verified,
+            name, mtu, messageBytes, messages, packets, nanos / 1e9, mpps(), gbps(), cores(), mppsPerCore(), verified,
             retransmitted);
     }
 
     public String toText()
     {
-        return String.format(Locale.ROOT, "%-7s %8d B: %8.3f Mpps %8.2f Gb/s  %.2f cores -> %.3f Mpps/core  %s%s",
-            name, messageBytes, mpps(), gbps(), cores(), mppsPerCore(), verified ? "verified" : "NOT VERIFIED",
+        return String.format(Locale.ROOT, "%-7s mtu %4d %8d B: %8.3f Mpps %8.2f Gb/s  %.2f cores -> %.3f Mpps/core  %s%s",
+            name, mtu, messageBytes, mpps(), gbps(), cores(), mppsPerCore(), verified ? "verified" : "NOT VERIFIED",
             retransmitted > 0 ? "  (" + retransmitted + " retransmitted)" : "");
     }
 }

@@ -3,6 +3,7 @@ package io.spraynic.bench.e2e;
 import io.spraynic.bench.OptionEnums;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.transport.PortFrameSink;
+import io.spraynic.datapath.transport.rocev2.PathMtu;
 import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
 import io.spraynic.datapath.transport.rocev2.RcCounters;
 import io.spraynic.datapath.transport.rocev2.RcEngine;
@@ -22,6 +23,7 @@ import io.spraynic.datapath.verbs.ProtectionDomain;
 import io.spraynic.datapath.verbs.ReceiveWorkRequest;
 import io.spraynic.datapath.verbs.SendWorkRequest;
 import io.spraynic.datapath.wire.ParseCounters;
+import io.spraynic.pmd.MempoolConfig;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.SystemNanoClock;
 
@@ -34,12 +36,12 @@ import org.agrona.concurrent.SystemNanoClock;
  */
 public final class TransportPair
 {
-    /** Path MTU: frames of 1024 B of payload fit a default 2048 B mbuf. */
-    public static final int MTU = 1024;
+    /** The default path MTU, PROTOCOL.md S11's: frames of 4096 B of payload fit a default mbuf. */
+    public static final int MTU = 4096;
     /** Paths of a spray connection over its one plane. */
     public static final int SPRAY_PATHS = 4;
     static final int BURST = 32;
-    static final int MAX_FRAME = 2048;
+    static final int MAX_FRAME = MempoolConfig.DEFAULT_MAX_FRAME_LENGTH;
     // Real time on a shared machine: a poll thread may wait milliseconds for a core, so the timers start
     // from millisecond RTTs instead of the data-centre defaults (as FabricDemo does).
     private static final long RTO_MIN_NANOS = 5_000_000L;
@@ -99,7 +101,14 @@ public final class TransportPair
 
     public static TransportPair create(final Kind kind, final PacketPort portA, final PacketPort portB)
     {
-        return kind == Kind.SPRAY ? spray(portA, portB) : rocev2(portA, portB);
+        return create(kind, portA, portB, MTU);
+    }
+
+    /** @param mtu the path MTU of both endpoints (256..4096, a power of two). */
+    public static TransportPair create(final Kind kind, final PacketPort portA, final PacketPort portB, final int mtu)
+    {
+        PathMtu.validate(mtu);
+        return kind == Kind.SPRAY ? spray(portA, portB, mtu) : rocev2(portA, portB, mtu);
     }
 
     public Kind kind()
@@ -127,12 +136,12 @@ public final class TransportPair
         return 0x02_53_50_00_00_00L | host;
     }
 
-    private static TransportPair spray(final PacketPort portA, final PacketPort portB)
+    private static TransportPair spray(final PacketPort portA, final PacketPort portB, final int mtu)
     {
-        return new TransportPair(Kind.SPRAY, sprayEndpoint(portA, 1, 2), sprayEndpoint(portB, 2, 1));
+        return new TransportPair(Kind.SPRAY, sprayEndpoint(portA, 1, 2, mtu), sprayEndpoint(portB, 2, 1, mtu));
     }
 
-    private static Endpoint sprayEndpoint(final PacketPort port, final int host, final int peer)
+    private static Endpoint sprayEndpoint(final PacketPort port, final int host, final int peer, final int mtu)
     {
         final ProtectionDomain pd = new ProtectionDomain();
         final CompletionQueue cq = new CompletionQueue(1 << 14);
@@ -141,7 +150,7 @@ public final class TransportPair
         final PortsFrameOutput output = new PortsFrameOutput(new PacketPort[] {port}, BURST);
         final SprayEngine engine = new SprayEngine(config, pd, output);
         final SprayConnection connection = engine.open(new SprayConnectionConfig().cids(host, peer).keysFromCids()
-            .paths(SPRAY_PATHS).streams(1).mtu(MTU).initialPsns(host * 0x10000, peer * 0x10000)
+            .paths(SPRAY_PATHS).streams(1).mtu(mtu).initialPsns(host * 0x10000, peer * 0x10000)
             .remote(0, ip(peer), mac(peer)).completionQueues(cq, cq));
         final SprayTransportAgent agent = new SprayTransportAgent("spray-" + host, new PacketPort[] {port}, output,
             engine, new ParseCounters(), new SystemNanoClock(), BURST);
@@ -190,12 +199,12 @@ public final class TransportPair
         };
     }
 
-    private static TransportPair rocev2(final PacketPort portA, final PacketPort portB)
+    private static TransportPair rocev2(final PacketPort portA, final PacketPort portB, final int mtu)
     {
         final RcSide sideA = new RcSide(portA, 1);
         final RcSide sideB = new RcSide(portB, 2);
-        sideA.connect(sideB);
-        sideB.connect(sideA);
+        sideA.connect(sideB, mtu);
+        sideB.connect(sideA, mtu);
         return new TransportPair(Kind.ROCEV2, sideA, sideB);
     }
 
@@ -219,9 +228,9 @@ public final class TransportPair
                 new SystemNanoClock(), BURST);
         }
 
-        void connect(final RcSide peer)
+        void connect(final RcSide peer, final int mtu)
         {
-            qp.toRtr(RcConnectionAttributes.of(peer.qp.qpNumber(), mac(peer.host), ip(peer.host), 49152 + host, MTU,
+            qp.toRtr(RcConnectionAttributes.of(peer.qp.qpNumber(), mac(peer.host), ip(peer.host), 49152 + host, mtu,
                 host * 0x10000, peer.host * 0x10000).withRetry(RC_ACK_TIMEOUT_NANOS, 7));
             qp.toRts();
         }

@@ -62,7 +62,7 @@ public final class UdpBaseline
             receiver.close(); // wakes the blocked receive
             join(receiveThread);
             final long packets = endPackets - startPackets;
-            return new ThroughputResult("udp", messageBytes, packets / datagramsPerMessage, packets, endBytes - startBytes,
+            return new ThroughputResult("udp", TransportPair.MTU, messageBytes, packets / datagramsPerMessage, packets, endBytes - startBytes,
                 endNanos - startNanos, endCpu - startCpu, receive.bad == 0 && packets > 0, 0);
         }
         catch (final IOException ex)

@@ -7,6 +7,9 @@ import io.spraynic.dpdk.Mbuf;
 import io.spraynic.dpdk.MbufBurst;
 import io.spraynic.dpdk.PacketMemory;
 import io.spraynic.pmd.EalConfig;
+import io.spraynic.pmd.HostHugepages;
+import io.spraynic.pmd.HugepageChoice;
+import io.spraynic.pmd.HugepageMode;
 import io.spraynic.pmd.MempoolConfig;
 import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PortConfig;
@@ -17,6 +20,7 @@ import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -37,7 +41,8 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code receiveReadRelease}: a whole RX burst through the port layer and the shim, each
  *       packet's length and EtherType read, then freed.</li>
  * </ul>
- * Both must show 0 B/op under {@code -prof gc}.
+ * Both must show 0 B/op under {@code -prof gc}. {@code -p hugepages=on,off} compares the pool on 2 MiB
+ * hugepages with the packed {@code --no-huge} one, a fork each (EAL starts once per JVM).
  * <pre>
  *   ./spraynic jmh MbufFlyweightBenchmark -prof gc
  * </pre>
@@ -53,6 +58,10 @@ public class MbufFlyweightBenchmark
     static final int BURST = 32;
     private static final ValueLayout.OfShort SHORT_BE = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
 
+    /** EAL's memory: off ({@code --no-huge}), on (2 MiB hugepages, or fail), auto. */
+    @Param({"off"})
+    public String hugepages;
+
     private DpdkNic nic;
     private PacketPort port;
     private PacketBurst rxBurst;
@@ -63,10 +72,11 @@ public class MbufFlyweightBenchmark
     @Setup
     public void start()
     {
-        nic = DpdkNic.start(NicConfig.of(
+        final NicConfig config = NicConfig.of(
             EalConfig.DEFAULT.withFilePrefix("spraynic-jmh-" + ProcessHandle.current().pid()).withLogLevels(List.of("lib.eal:error")),
             MempoolConfig.DEFAULT,
-            List.of(PortConfig.vdev("null", "net_null0", "size=64,copy=0"))));
+            List.of(PortConfig.vdev("null", "net_null0", "size=64,copy=0")));
+        nic = DpdkNic.start(HugepageChoice.choose(config, HugepageMode.parse(hugepages), HostHugepages.probe()).config());
         port = nic.packetPort("null", 0);
         port.onPollerStart();
         rxBurst = port.newBurst(BURST);

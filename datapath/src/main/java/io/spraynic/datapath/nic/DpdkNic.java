@@ -93,11 +93,9 @@ public final class DpdkNic implements AutoCloseable
 
     private static void bringUp(final EthPort port, final PortConfig config, final Mempool pool)
     {
-        port.configure(config.rxQueues(), config.txQueues());
-        if (port.mtu() != config.mtu())
-        {
-            port.mtu(config.mtu());
-        }
+        // the MTU goes in with the configuration, so drivers without mtu_set (net_ring) take it too; net_af_packet's
+        // is its kernel interface's, which DPDK 22.11 caps at 1500 and cannot set (see mtu(String))
+        port.configure(config.rxQueues(), config.txQueues(), config.isAfPacket() ? 0 : config.mtu());
         for (int queue = 0; queue < config.rxQueues(); queue++)
         {
             port.setupRxQueue(queue, config.rxDescriptors(), pool);
@@ -139,6 +137,73 @@ public final class DpdkNic implements AutoCloseable
             throw new IllegalArgumentException("no port named '" + name + "'; configured ports: " + ports.keySet());
         }
         return port;
+    }
+
+    /**
+     * The MTU frames sent on a port must respect: the one configured and set on the port, and for
+     * {@code net_af_packet} the smaller of the configured one and its kernel interface's, read from sysfs
+     * (DPDK 22.11's af_packet reports 1500 whatever the interface has, and the kernel drops what exceeds it).
+     *
+     * @param name a configured port.
+     * @return its MTU, bytes of L3 packet.
+     */
+    public int mtu(final String name)
+    {
+        final PortConfig portConfig = portConfig(name);
+        if (portConfig.isAfPacket())
+        {
+            return Math.min(portConfig.mtu(), kernelMtu(portConfig.driverArgument("iface")));
+        }
+        return port(name).mtu();
+    }
+
+    /**
+     * @param name a configured port.
+     * @return the longest frame (Ethernet header included, no CRC) that one mbuf holds, the port's MTU allows with
+     * a VLAN tag, and for {@code net_af_packet} its socket ring's frames carry: what a sender may build.
+     */
+    public int maxFrameLength(final String name)
+    {
+        int limit = Math.min(config.mempool().maxFrameLength(), mtu(name) + VLAN_ETHERNET_HEADER);
+        final PortConfig portConfig = portConfig(name);
+        if (portConfig.isAfPacket())
+        {
+            limit = Math.min(limit, portConfig.afPacketMaxFrameLength());
+        }
+        return limit;
+    }
+
+    /** Ethernet header with one VLAN tag: what a frame adds to its L3 packet, the MTU. */
+    static final int VLAN_ETHERNET_HEADER = 18;
+
+    private PortConfig portConfig(final String name)
+    {
+        for (final PortConfig port : config.ports())
+        {
+            if (port.name().equals(name))
+            {
+                return port;
+            }
+        }
+        // a ring pair's peer is configured as a port of its own; anything else is unknown
+        throw new IllegalArgumentException("no port named '" + name + "'; configured ports: " + ports.keySet());
+    }
+
+    static int kernelMtu(final String iface)
+    {
+        if (null == iface || !iface.matches("[A-Za-z0-9_.:-]{1,15}"))
+        {
+            throw new IllegalArgumentException("net_af_packet interface name '" + iface + "' is not a Linux interface name");
+        }
+        final java.nio.file.Path file = java.nio.file.Path.of("/sys/class/net", iface, "mtu");
+        try
+        {
+            return Integer.parseInt(java.nio.file.Files.readString(file).trim());
+        }
+        catch (final java.io.IOException | NumberFormatException ex)
+        {
+            throw new IllegalStateException("cannot read the MTU of interface " + iface + " from " + file + ": " + ex, ex);
+        }
     }
 
     /**

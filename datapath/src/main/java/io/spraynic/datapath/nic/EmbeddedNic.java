@@ -23,7 +23,6 @@ import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.datapath.wire.Wire;
 import io.spraynic.dpdk.CpuAffinity;
 import io.spraynic.dpdk.EthPort;
-import io.spraynic.pmd.MempoolConfig;
 import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PortConfig;
 import org.agrona.collections.Int2IntHashMap;
@@ -106,12 +105,7 @@ public final class EmbeddedNic implements AutoCloseable
             throw new IllegalArgumentException("an embedded NIC with " + w + " worker(s) needs one row of ports per worker, not " +
                 ports.length);
         }
-        if (config.mtu + MAX_HEADER_BYTES > config.maxFrameLength)
-        {
-            throw new IllegalArgumentException("an MTU of " + config.mtu + " needs buffers of " + (config.mtu + MAX_HEADER_BYTES) +
-                " B with headers, but the ports' buffers hold " + config.maxFrameLength + " B: lower the MTU or give the " +
-                "ports bigger buffers (the mempool's data_room)");
-        }
+        fitMtu(config);
         this.localMac = config.localMac.clone();
         this.workers = new NicWorker[w];
         this.taps = new CaptureTap[w];
@@ -130,6 +124,48 @@ public final class EmbeddedNic implements AutoCloseable
         {
             worker.peers(workers);
         }
+    }
+
+    /**
+     * Makes the path MTU fit the ports: a frame of a full MTU with every header must fit {@code maxFrameLength}
+     * (buffers, the ports' own MTU, af_packet ring frames). The default MTU is lowered to the largest that fits,
+     * with a one-line notice; an MTU the application chose is refused.
+     */
+    static void fitMtu(final EmbeddedNicConfig config)
+    {
+        if (config.mtu + MAX_HEADER_BYTES <= config.maxFrameLength)
+        {
+            return;
+        }
+        if (config.mtuChosen)
+        {
+            throw new IllegalArgumentException("an MTU of " + config.mtu + " needs frames of up to " +
+                (config.mtu + MAX_HEADER_BYTES) + " B with headers, but the ports carry at most " + config.maxFrameLength +
+                " B (their MTU, or the mempool's data_room less headroom): lower the MTU to " + fittingMtu(config.maxFrameLength) +
+                ", or raise the ports' MTU and the mempool's data_room");
+        }
+        final int fitting = fittingMtu(config.maxFrameLength);
+        if (fitting == 0)
+        {
+            throw new IllegalArgumentException("the ports carry frames of at most " + config.maxFrameLength +
+                " B, too few for even a 256 B path MTU with headers (" + (256 + MAX_HEADER_BYTES) + " B)");
+        }
+        System.err.println("spraynic: path MTU " + fitting + ", not " + config.mtu + ": the ports carry frames of at most " +
+            config.maxFrameLength + " B (raise the port MTU, e.g. the veth's, for " + config.mtu + ")");
+        config.mtu = fitting;
+    }
+
+    /** @return the largest IB path MTU whose frames fit {@code maxFrameLength}, or 0 for none. */
+    static int fittingMtu(final int maxFrameLength)
+    {
+        for (int mtu = 4096; mtu >= 256; mtu >>= 1)
+        {
+            if (mtu + MAX_HEADER_BYTES <= maxFrameLength)
+            {
+                return mtu;
+            }
+        }
+        return 0;
     }
 
     /**
@@ -180,10 +216,13 @@ public final class EmbeddedNic implements AutoCloseable
                     config.workers);
             }
         }
-        config.maxFrameLength = Math.min(config.maxFrameLength, nicConfig.mempool().dataRoom() - MempoolConfig.HEADROOM);
         final DpdkNic dpdk = DpdkNic.start(nicConfig);
         try
         {
+            for (final PortConfig port : portConfigs)
+            {
+                config.maxFrameLength = Math.min(config.maxFrameLength, dpdk.maxFrameLength(port.name()));
+            }
             final PacketPort[][] ports = new PacketPort[config.workers][config.planes()];
             for (int p = 0; p < config.planes(); p++)
             {

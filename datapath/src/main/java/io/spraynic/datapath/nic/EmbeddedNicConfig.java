@@ -3,6 +3,7 @@ package io.spraynic.datapath.nic;
 import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
 import io.spraynic.datapath.transport.spray.SprayConfig;
 import io.spraynic.datapath.transport.spray.SprayHandshake;
+import io.spraynic.pmd.MempoolConfig;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.NanoClock;
@@ -26,20 +27,27 @@ public final class EmbeddedNicConfig
     boolean listen = true;
     int paths = 8;
     int streams = 4;
-    int mtu = 1024;
+    int mtu = DEFAULT_MTU;
+    boolean mtuChosen;
     SprayHandshake.PeerResolver peerResolver = SAME_ADDRESS_ON_EVERY_PLANE;
     int ringCapacity = 1024;
     int completionQueueCapacity = 4096;
     int sendQueueDepth = 1024;
     int receiveQueueDepth = 1024;
     int burst = 32;
-    int maxFrameLength = 2048 - 128; // a default DPDK mbuf: 2 KiB data room less the headroom
+    int maxFrameLength = MempoolConfig.DEFAULT_MAX_FRAME_LENGTH; // a default mbuf less its headroom
     int inboxBytes = 1 << 20;
     Supplier<IdleStrategy> idleStrategy = BackoffIdleStrategy::new;
     int[] cpus = new int[0];
     NanoClock clock = new SystemNanoClock();
     long rocevAckTimeoutNanos = DEFAULT_ROCEV2_ACK_TIMEOUT_NANOS;
     int rocevRetries = 7;
+
+    /**
+     * The path MTU of connections unless {@link #connections} chooses one: 4096 (PROTOCOL.md S11), lowered at
+     * start to the largest that the ports carry (their MTU, buffers, af_packet ring frames), with a notice.
+     */
+    public static final int DEFAULT_MTU = 4096;
 
     /**
      * The IB local ACK timeout exponent a RoCEv2 QP gets unless told otherwise: 14, 4.096 us x 2^14 = 67 ms, what
@@ -137,7 +145,7 @@ public final class EmbeddedNicConfig
     /**
      * @param paths   spray paths per connection (1..64).
      * @param streams spray streams per connection (1..65536).
-     * @param mtu     256, 512, 1024, 2048 or 4096.
+     * @param mtu     256, 512, 1024, 2048 or 4096; a NIC whose ports cannot carry it refuses to start.
      * @return this.
      */
     public EmbeddedNicConfig connections(final int paths, final int streams, final int mtu)
@@ -149,6 +157,22 @@ public final class EmbeddedNicConfig
         this.paths = paths;
         this.streams = streams;
         this.mtu = mtu;
+        this.mtuChosen = true;
+        return this;
+    }
+
+    /**
+     * @param paths   spray paths per connection (1..64).
+     * @param streams spray streams per connection (1..65536).
+     * @return this, the path MTU left at {@link #DEFAULT_MTU}, lowered at start to what the ports carry.
+     */
+    public EmbeddedNicConfig connections(final int paths, final int streams)
+    {
+        final int mtu = this.mtu;
+        final boolean chosen = mtuChosen;
+        connections(paths, streams, DEFAULT_MTU);
+        this.mtu = mtu;
+        this.mtuChosen = chosen;
         return this;
     }
 

@@ -119,7 +119,8 @@ public final class FabricDemo
     /** The width of {@link Result#completedPerBin}'s bins. */
     public static final long TIMELINE_BIN_NANOS = 10_000_000L;
 
-    static final int MTU = 1024;
+    /** The path MTU of both transports: PROTOCOL.md S11's 4096, whose frames fit the default mbufs and fabric slots. */
+    static final int MTU = 4096;
     /** Ring slots per port and direction: deep enough that the fabric's bridge rarely finds a ring full. */
     static final int RING_SLOTS = 1024;
     /**
@@ -136,7 +137,8 @@ public final class FabricDemo
     }
 
     /**
-     * The EAL and ports: no hugepages, one crossed ring pair per host and plane.
+     * The EAL and ports: no hugepages (the demo's {@code --hugepages} may switch them on), one crossed ring pair
+     * per host and plane.
      */
     public static NicConfig config(final int planes, final String filePrefix)
     {

@@ -24,7 +24,7 @@ import java.util.concurrent.TimeUnit;
  * What the DPDK port tests share: EAL start-up (once per forked test JVM), port set-up, frame
  * bursts, and running system commands with a time bound.
  */
-final class DpdkTestSupport
+public final class DpdkTestSupport
 {
     private static final ValueLayout.OfShort SHORT_BE =
         ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
@@ -141,12 +141,12 @@ final class DpdkTestSupport
     /**
      * Runs a command, bounded in time; fails with its output when it exits non-zero.
      */
-    static String run(final String... command)
+    public static String run(final String... command)
     {
         return run(true, command);
     }
 
-    static String run(final boolean check, final String... command)
+    public static String run(final boolean check, final String... command)
     {
         try
         {

@@ -1,0 +1,160 @@
+package io.spraynic.datapath.nic;
+
+import io.spraynic.pmd.EalConfig;
+import io.spraynic.pmd.MempoolConfig;
+import io.spraynic.pmd.NicConfig;
+import io.spraynic.pmd.PortConfig;
+import io.spraynic.datapath.port.DpdkTestSupport;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The 4 KiB MTU over DPDK's {@code net_af_packet} on two veth pairs bridged in a network namespace this test
+ * creates (and removes, also on failure): with the veths at MTU 4200 two NICs move verified bytes in full
+ * 4096 B-payload frames; with the veths back at 1500 the same NICs' default MTU drops to 1024 B, so no frame
+ * exceeds what the kernel passes. Needs root (CI is root).
+ */
+@Timeout(value = 150, unit = TimeUnit.SECONDS)
+class MaxMtuAfPacketTest
+{
+    private static final long ID = ProcessHandle.current().pid() % 100_000;
+    private static final String NETNS = "spmtu" + ID;
+    private static final String BRIDGE = "spmbr" + ID;
+    private static final String[] LOCAL = {"spmta" + ID, "spmtb" + ID};
+    private static final String[] INSIDE = {"spmia" + ID, "spmib" + ID};
+
+    private static Thread cleanupHook;
+    private static DpdkNic dpdk;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void start()
+    {
+        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
+            "SKIPPED: a network namespace, a bridge and veth pairs need root");
+        cleanupHook = new Thread(MaxMtuAfPacketTest::removeNetwork, "veth-cleanup");
+        Runtime.getRuntime().addShutdownHook(cleanupHook); // also when the JVM is killed by a timeout
+        removeNetwork();
+        DpdkTestSupport.run("ip", "netns", "add", NETNS);
+        inNamespace("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1");
+        inNamespace("ip", "link", "add", BRIDGE, "type", "bridge");
+        // a plain wire: bridged frames do not go through the namespace's netfilter (br_netfilter would check and
+        // track them as if routed)
+        DpdkTestSupport.run(false, "ip", "netns", "exec", NETNS, "sysctl", "-qw", "net.bridge.bridge-nf-call-iptables=0",
+            "net.bridge.bridge-nf-call-ip6tables=0", "net.bridge.bridge-nf-call-arptables=0");
+        for (int i = 0; i < 2; i++)
+        {
+            DpdkTestSupport.run("ip", "link", "add", LOCAL[i], "type", "veth", "peer", "name", INSIDE[i], "netns", NETNS);
+            DpdkTestSupport.run("sysctl", "-qw", "net.ipv6.conf." + LOCAL[i] + ".disable_ipv6=1");
+            inNamespace("ip", "link", "set", INSIDE[i], "master", BRIDGE);
+        }
+        setMtu(PortConfig.RDMA_4096_MTU);
+        for (int i = 0; i < 2; i++)
+        {
+            DpdkTestSupport.run("ip", "link", "set", LOCAL[i], "up");
+            inNamespace("ip", "link", "set", INSIDE[i], "up");
+        }
+        inNamespace("ip", "link", "set", BRIDGE, "up");
+        final List<PortConfig> ports = List.of(port(0), port(1));
+        dpdk = DpdkNic.start(NicConfig.of(EalConfig.DEFAULT.withFilePrefix("spraynic-mtu-afp-" + ID)
+            .withLogLevels(List.of("lib.eal:warning")), MempoolConfig.DEFAULT, ports));
+    }
+
+    private static PortConfig port(final int i)
+    {
+        return PortConfig.vdev("afp" + i, "net_af_packet" + i, "iface=" + LOCAL[i] + ",qpairs=1,framesz=4352,blocksz=69632")
+            .withMtu(PortConfig.RDMA_4096_MTU).withPromiscuous(true);
+    }
+
+    @AfterAll
+    static void stop()
+    {
+        try
+        {
+            if (null != dpdk)
+            {
+                dpdk.close();
+            }
+        }
+        finally
+        {
+            removeNetwork();
+            if (null != cleanupHook)
+            {
+                Runtime.getRuntime().removeShutdownHook(cleanupHook);
+            }
+        }
+    }
+
+    @Test
+    void shouldCarryFullFourKilobyteFramesAtMtu4200AndFallToTheLargestThatFitsAt1500() throws Exception
+    {
+        assertEquals(1500, dpdk.port("afp0").mtu(), "what DPDK 22.11's af_packet reports, whatever the interface has");
+        assertEquals(PortConfig.RDMA_4096_MTU, dpdk.mtu("afp0"), "the kernel interface's");
+        assertEquals(PortConfig.RDMA_4096_MTU + 18, dpdk.maxFrameLength("afp0"),
+            "the interface's MTU with Ethernet and VLAN headers, within the socket ring's frame (4352 - 32)");
+        for (final NicConnection.Kind mode : NicConnection.Kind.values())
+        {
+            final MaxFrameTransfer.Outcome full = MaxFrameTransfer.run(dpdk, "afp0", "afp1", new EmbeddedNicConfig().mode(mode),
+                new EmbeddedNicConfig().mode(mode), dir, 2L << 20);
+            assertTrue(full.verified(), mode + ": " + full.detail());
+            assertEquals(4096, full.mtuA());
+            for (final int longest : new int[]{full.longestFrameA(), full.longestFrameB()})
+            {
+                assertTrue(longest > 4096 + 58 && longest <= PortConfig.RDMA_4096_MTU + 14, mode + ": " + longest);
+            }
+        }
+
+        setMtu(1500);
+        assertEquals(1500 + 18, dpdk.maxFrameLength("afp0"));
+        final MaxFrameTransfer.Outcome standard = MaxFrameTransfer.run(dpdk, "afp0", "afp1",
+            new EmbeddedNicConfig().mode(NicConnection.Kind.SPRAY), new EmbeddedNicConfig().mode(NicConnection.Kind.SPRAY),
+            dir, 2L << 20);
+        assertTrue(standard.verified(), standard.detail());
+        assertEquals(1024, standard.mtuA(), "the default lowered to what a 1500 B interface carries");
+        assertTrue(standard.longestFrameA() > 1024 && standard.longestFrameA() <= 1500 + 14, "" + standard.longestFrameA());
+    }
+
+    private static void setMtu(final int mtu)
+    {
+        for (int i = 0; i < 2; i++)
+        {
+            DpdkTestSupport.run("ip", "link", "set", LOCAL[i], "mtu", Integer.toString(mtu));
+            inNamespace("ip", "link", "set", INSIDE[i], "mtu", Integer.toString(mtu));
+        }
+        inNamespace("ip", "link", "set", BRIDGE, "mtu", Integer.toString(mtu));
+    }
+
+    private static void removeNetwork()
+    {
+        DpdkTestSupport.run(false, "ip", "netns", "del", NETNS); // takes the bridge and the veths' inner ends, and so the pairs
+        for (final String local : LOCAL)
+        {
+            DpdkTestSupport.run(false, "ip", "link", "del", local);
+        }
+    }
+
+    private static void inNamespace(final String... command)
+    {
+        final String[] full = new String[command.length + 4];
+        full[0] = "ip";
+        full[1] = "netns";
+        full[2] = "exec";
+        full[3] = NETNS;
+        System.arraycopy(command, 0, full, 4, command.length);
+        DpdkTestSupport.run(full);
+    }
+}
