@@ -83,6 +83,11 @@ final class NicCommand implements Callable<Integer>
     @Option(names = "--workers", defaultValue = "1", description = "spray mode: poll-mode workers (default ${DEFAULT-VALUE}).")
     int workers;
 
+    @Option(names = "--paths", defaultValue = "8", paramLabel = "N", description = {
+        "spray mode: most spray paths (UDP source ports) per connection, 1-64 (default ${DEFAULT-VALUE}). A connection",
+        "has the smaller of its two ends' limits (PROTOCOL.md S9.1), so a visitor's --paths 64 gets no more than this."})
+    int paths;
+
     @Option(names = "--expose", converter = SizeConverter.class, paramLabel = "BYTES",
         description = "spray mode: register this much memory for peers to write and read (k/m/g suffixes).")
     long expose;
@@ -140,6 +145,7 @@ final class NicCommand implements Callable<Integer>
     {
         BadOption.range("--seconds", seconds, 0, 365 * 86_400, 60); // 0: until interrupted
         BadOption.range("--workers", workers, 1, 64);
+        BadOption.range("--paths", paths, 1, 64);
         BadOption.range("--rocev2-ack-timeout", rocev2AckTimeout, 1, 31);
         BadOption.size("--expose", expose, 0, 1L << 40);
         BadOption.positive("--ipc-client-timeout", ipcClientTimeout, 5);
@@ -292,6 +298,7 @@ final class NicCommand implements Callable<Integer>
         final long idleTimeoutNanos = (long)(idleTimeout * 1e9);
         final int perSource = maxConnectionsPerSource;
         final EmbeddedNicConfig embedded = new EmbeddedNicConfig().mode(kind).workers(workers)
+            .connections(paths, 4, 1024)
             .planes(ips.size()).idleStrategy(IdleStrategies.parse(idle)).sprayConfig(() ->
                 EmbeddedNicConfig.sharedCoreSprayConfig().psk(psk).maxConnectionsPerSource(perSource)
                     .idleTimeoutNanos(idleTimeoutNanos))

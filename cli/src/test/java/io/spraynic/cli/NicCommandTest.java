@@ -43,6 +43,10 @@ class NicCommandTest
             "10.0.0.1", "--idle-timeout", "-1");
         assertTrue(idle.exitCode() != 0);
         assertTrue(idle.err().contains("--idle-timeout"), idle.err());
+        final CliTestSupport.Run paths = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip",
+            "10.0.0.1", "--paths", "65");
+        assertTrue(paths.exitCode() != 0);
+        assertTrue(paths.err().contains("--paths 65"), paths.err());
     }
 
     @Test
