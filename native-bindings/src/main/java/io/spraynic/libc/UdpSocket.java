@@ -37,7 +37,6 @@ public final class UdpSocket implements AutoCloseable
     private static final int SOCK_CLOEXEC = 0x80000;
     private static final int IPPROTO_IP = 0;
     private static final int SOL_SOCKET = 1;
-    private static final int SO_REUSEADDR = 2;
     private static final int SO_SNDBUF = 7;
     private static final int SO_RCVBUF = 8;
     private static final int SO_REUSEPORT = 15;
@@ -101,7 +100,8 @@ public final class UdpSocket implements AutoCloseable
      *                    0x7F000001); 0 is refused: a port's frames need one definite address.
      * @param port        UDP port, or 0 for one the kernel picks (see {@link #localPort()}).
      * @param reusePort   set {@code SO_REUSEPORT}, so several sockets (one per worker) share one port, the
-     *                    kernel spreading datagrams between them by flow.
+     *                    kernel spreading datagrams between them by flow; without it a port already bound is
+     *                    refused ({@code EADDRINUSE}).
      * @param bufferBytes asked-for {@code SO_RCVBUF} and {@code SO_SNDBUF}; the kernel caps it at
      *                    {@code net.core.rmem_max}/{@code wmem_max} (see {@link #receiveBufferBytes()}).
      * @throws IllegalStateException naming the failed call and its errno text (address not local, port in use...).
@@ -127,7 +127,7 @@ public final class UdpSocket implements AutoCloseable
             final UdpSocket socket = new UdpSocket(fd, address, port);
             try
             {
-                socket.setOption(SOL_SOCKET, SO_REUSEADDR, 1);
+                // no SO_REUSEADDR: on UDP it lets a second socket share the port silently
                 if (reusePort)
                 {
                     socket.setOption(SOL_SOCKET, SO_REUSEPORT, 1);

@@ -47,7 +47,7 @@ public final class UdpSocketPacketPort implements PacketPort
     /** The RoCEv2 port: where peers listen unless configured otherwise. */
     public static final int DEFAULT_PORT = 4791;
     /** Most packets one burst may hold (one {@code recvmmsg}/{@code sendmmsg}). */
-    public static final int MAX_BURST = 256;
+    public static final int MAX_BURST = 512;
     /** Most sockets per port: the source ports a plane can spread flows over. */
     public static final int MAX_SOURCE_PORTS = 64;
     /** Socket buffers asked for; unprivileged, the kernel grants up to {@code net.core.[rw]mem_max}. */
