@@ -29,7 +29,6 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -612,13 +611,7 @@ class AttackVethTest
 
     private static List<String> java(final List<String> arguments)
     {
-        final List<String> command = new ArrayList<>();
-        command.add(ProcessHandle.current().info().command().orElseThrow());
-        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-            .filter(argument -> argument.startsWith("--")).toList());
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), SprayNic.class.getName()));
-        command.addAll(arguments);
-        return command;
+        return CliTestSupport.javaCommand(arguments);
     }
 
     private static void run(final String... command) throws IOException, InterruptedException

@@ -57,10 +57,15 @@ public final class MessageVector implements AutoCloseable
     /** {@code CMSG_LEN(sizeof(int))}: what the send side's {@code IP_TOS} message declares. */
     private static final int CMSG_DATA = 16;
     private static final int CMSG_LEN_INT = CMSG_DATA + 4;
-    /** Per-entry control room: {@code CMSG_SPACE(sizeof(int))} is 24; a receive gets one {@code IP_TOS} byte. */
-    private static final int CONTROL_ROOM = 32;
+    /**
+     * Per-entry control room: {@code CMSG_SPACE(sizeof(int))} is 24; a receive gets one {@code IP_TOS} byte and
+     * one {@code SO_RXQ_OVFL} count, 24 bytes each.
+     */
+    private static final int CONTROL_ROOM = 48;
     private static final int IPPROTO_IP = 0;
     private static final int IP_TOS = 1;
+    private static final int SOL_SOCKET = 1;
+    private static final int SO_RXQ_OVFL = 40;
     /** {@code MSG_TRUNC} in a received message's flags: the datagram was longer than its buffer. */
     public static final int MSG_TRUNC = 0x20;
 
@@ -201,19 +206,37 @@ public final class MessageVector implements AutoCloseable
      */
     public int receivedTos(final int index)
     {
+        final long at = findControl(index, IPPROTO_IP, IP_TOS, 1);
+        return at < 0 ? -1 : controls.get(JAVA_BYTE, at) & 0xFF;
+    }
+
+    /**
+     * @return the socket's count of datagrams the kernel dropped for want of receive buffer so far
+     * ({@code SO_RXQ_OVFL}, unsigned 32 bits), or -1 when the kernel gave none (it does once there was a drop).
+     */
+    public long receivedDropCount(final int index)
+    {
+        final long at = findControl(index, SOL_SOCKET, SO_RXQ_OVFL, 4);
+        return at < 0 ? -1 : Integer.toUnsignedLong(controls.get(JAVA_INT, at));
+    }
+
+    /** @return the offset in {@code controls} of the data of entry {@code index}'s message of that level and type. */
+    private long findControl(final int index, final int level, final int type, final int dataLength)
+    {
         final long controlLength = Math.min(entries.get(JAVA_LONG, ENTRY * index + CONTROLLEN), CONTROL_ROOM);
         final long base = (long)CONTROL_ROOM * index;
         long at = 0;
-        while (at + CMSG_DATA + 1 <= controlLength)
+        while (at + CMSG_DATA + dataLength <= controlLength)
         {
             final long length = controls.get(JAVA_LONG, base + at);
             if (length < CMSG_DATA || at + length > controlLength)
             {
                 return -1;
             }
-            if (controls.get(JAVA_INT, base + at + 8) == IPPROTO_IP && controls.get(JAVA_INT, base + at + 12) == IP_TOS)
+            if (controls.get(JAVA_INT, base + at + 8) == level && controls.get(JAVA_INT, base + at + 12) == type &&
+                length >= CMSG_DATA + dataLength)
             {
-                return controls.get(JAVA_BYTE, base + at + CMSG_DATA) & 0xFF;
+                return base + at + CMSG_DATA;
             }
             at += (length + 7) & ~7L;
         }

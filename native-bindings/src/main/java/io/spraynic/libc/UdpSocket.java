@@ -40,6 +40,10 @@ public final class UdpSocket implements AutoCloseable
     private static final int SO_SNDBUF = 7;
     private static final int SO_RCVBUF = 8;
     private static final int SO_REUSEPORT = 15;
+    private static final int SO_SNDBUFFORCE = 32;
+    private static final int SO_RCVBUFFORCE = 33;
+    private static final int SO_RXQ_OVFL = 40;
+
     private static final int IP_RECVTOS = 13;
     private static final int IP_MTU_DISCOVER = 10;
     private static final int IP_PMTUDISC_DO = 2;
@@ -134,10 +138,18 @@ public final class UdpSocket implements AutoCloseable
                 }
                 if (bufferBytes > 0)
                 {
-                    socket.setOption(SOL_SOCKET, SO_RCVBUF, bufferBytes);
-                    socket.setOption(SOL_SOCKET, SO_SNDBUF, bufferBytes);
+                    // with CAP_NET_ADMIN past net.core.[rw]mem_max (a burst of a fast sender fits); else up to it
+                    if (!socket.trySetOption(SOL_SOCKET, SO_RCVBUFFORCE, bufferBytes))
+                    {
+                        socket.setOption(SOL_SOCKET, SO_RCVBUF, bufferBytes);
+                    }
+                    if (!socket.trySetOption(SOL_SOCKET, SO_SNDBUFFORCE, bufferBytes))
+                    {
+                        socket.setOption(SOL_SOCKET, SO_SNDBUF, bufferBytes);
+                    }
                 }
                 socket.setOption(IPPROTO_IP, IP_RECVTOS, 1);
+                socket.setOption(SOL_SOCKET, SO_RXQ_OVFL, 1); // each datagram tells how many the kernel dropped
                 socket.setOption(IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO);
                 final MemorySegment name = temp.allocate(MessageVector.SOCKADDR_IN_LENGTH, 8);
                 MessageVector.sockaddrIn(name, 0, address, port);
@@ -196,6 +208,12 @@ public final class UdpSocket implements AutoCloseable
         {
             throw new IllegalStateException("getsockname downcall failed", ex);
         }
+    }
+
+    /** @return the send buffer the kernel granted. */
+    public int sendBufferBytes()
+    {
+        return option(SOL_SOCKET, SO_SNDBUF);
     }
 
     /** @return the receive buffer the kernel granted (Linux reports twice what it accounts payload against). */
@@ -285,6 +303,19 @@ public final class UdpSocket implements AutoCloseable
     public String toString()
     {
         return "UdpSocket{fd=" + fd + ", " + MessageVector.ipv4ToString(address) + ":" + port + '}';
+    }
+
+    private boolean trySetOption(final int level, final int name, final int value)
+    {
+        try
+        {
+            setOption(level, name, value);
+            return true;
+        }
+        catch (final IllegalStateException ex)
+        {
+            return false; // EPERM without the capability: the caller falls back
+        }
     }
 
     private void setOption(final int level, final int name, final int value)

@@ -42,7 +42,7 @@ class PmdConfigsTest
             Arguments.of("net_pcap", Map.of(),
                 plus(NO_HUGE, "--no-pci", "--file-prefix=spraynic", "--vdev=net_pcap0,tx_pcap=/tmp/spraynic-tx.pcap")),
             Arguments.of("udp", Map.of(),
-                plus(NO_HUGE, "--no-pci")),
+                plus(NO_HUGE, "--no-pci", "--file-prefix=spraynic")),
             Arguments.of("mlx5-bifurcated", Map.of("pci", "0000:3b:00.0"),
                 List.of("spraynic", "-l", "0-1", "-m", "1024", "--file-prefix=spraynic", "--iova-mode=va",
                     "-a", "0000:3b:00.0")),

@@ -49,6 +49,7 @@ public final class UdpPortCounters implements AutoCloseable
     private final AtomicCounter rxDatagrams;
     private final AtomicCounter txDatagrams;
     private final AtomicCounter txWouldBlock;
+    private final AtomicCounter rxKernelDrops;
     private final AtomicCounter[] drops = new AtomicCounter[REASONS.length];
 
     /**
@@ -60,6 +61,7 @@ public final class UdpPortCounters implements AutoCloseable
         rxDatagrams = newCounter.apply(prefix + "udp rx datagrams");
         txDatagrams = newCounter.apply(prefix + "udp tx datagrams");
         txWouldBlock = newCounter.apply(prefix + "udp tx would block (send buffer full, retried)");
+        rxKernelDrops = newCounter.apply(prefix + "udp rx dropped by the kernel (receive buffer full)");
         for (final Reason reason : REASONS)
         {
             drops[reason.ordinal()] = newCounter.apply(prefix + "udp " + reason.label());
@@ -79,6 +81,11 @@ public final class UdpPortCounters implements AutoCloseable
     void wouldBlock()
     {
         txWouldBlock.incrementRelease();
+    }
+
+    void kernelDrops(final long total)
+    {
+        rxKernelDrops.setRelease(total);
     }
 
     void drop(final Reason reason)
@@ -104,6 +111,12 @@ public final class UdpPortCounters implements AutoCloseable
         return txWouldBlock.get();
     }
 
+    /** @return datagrams the kernel dropped before the port could receive them (its receive buffer was full). */
+    public long rxKernelDrops()
+    {
+        return rxKernelDrops.get();
+    }
+
     /** @return drops for {@code reason}. */
     public long drops(final Reason reason)
     {
@@ -115,6 +128,7 @@ public final class UdpPortCounters implements AutoCloseable
         rxDatagrams.close();
         txDatagrams.close();
         txWouldBlock.close();
+        rxKernelDrops.close();
         for (final AtomicCounter counter : drops)
         {
             counter.close();

@@ -50,8 +50,13 @@ public final class UdpSocketPacketPort implements PacketPort
     public static final int MAX_BURST = 512;
     /** Most sockets per port: the source ports a plane can spread flows over. */
     public static final int MAX_SOURCE_PORTS = 64;
-    /** Socket buffers asked for; unprivileged, the kernel grants up to {@code net.core.[rw]mem_max}. */
-    private static final int SOCKET_BUFFER_BYTES = 4 << 20;
+    /**
+     * Socket buffers asked for: with CAP_NET_ADMIN granted; unprivileged, the kernel grants up to
+     * {@code net.core.[rw]mem_max} (often 208 KiB, about 90 full-size datagrams: a sender's burst can overflow
+     * it while the receiving worker is descheduled; raise the sysctls where that matters). The kernel's drops
+     * are counted ({@code SO_RXQ_OVFL}).
+     */
+    private static final int SOCKET_BUFFER_BYTES = 8 << 20;
     private static final int NO_SOCKET = -1;
 
     private final String name;
@@ -214,6 +219,14 @@ public final class UdpSocketPacketPort implements PacketPort
             n = 0;
         }
         int accepted = 0;
+        if (n > 0)
+        {
+            final long kernelDrops = rx.receivedDropCount(n - 1);
+            if (kernelDrops > 0)
+            {
+                counters.kernelDrops(kernelDrops);
+            }
+        }
         for (int i = 0; i < n; i++)
         {
             final int slot = rxSlots[i];

@@ -214,6 +214,45 @@ class UdpSocketPacketPortTest
     }
 
     @Test
+    void shouldCountWhatTheKernelDroppedWhenTheReceiveBufferOverflowed() throws Exception
+    {
+        final InetSocketAddress target = new InetSocketAddress(InetAddress.getByName("127.0.0.2"), udpPort);
+        final byte[] bth = new byte[20]; // transport version 0: past the port's checks
+        final int flood = 60_000;
+        final PacketBurst rx = b.newBurst(64);
+        long received = 0;
+        try (DatagramSocket sender = new DatagramSocket(new InetSocketAddress(InetAddress.getByName("127.0.0.3"), 0)))
+        {
+            for (int i = 0; i < flood; i++)
+            {
+                sender.send(new DatagramPacket(bth, bth.length, target)); // nobody receives meanwhile
+            }
+            received += drain(rx);
+            sender.send(new DatagramPacket(bth, bth.length, target)); // carries the kernel's final count
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (received + b.counters().rxKernelDrops() < flood + 1 && System.nanoTime() < deadline)
+            {
+                received += drain(rx);
+            }
+        }
+        assertTrue(b.counters().rxKernelDrops() > 0, "a buffer of " + flood + " datagrams overflowed");
+        assertEquals(flood + 1, received + b.counters().rxKernelDrops(), "each datagram received or counted dropped");
+        assertEquals(received, b.counters().rxDatagrams());
+    }
+
+    private long drain(final PacketBurst rx)
+    {
+        long received = 0;
+        int n;
+        while ((n = b.receive(rx)) > 0)
+        {
+            received += n;
+            b.release(rx);
+        }
+        return received;
+    }
+
+    @Test
     void shouldDropUnsendableFramesCountedWithoutWedgingTheBurst()
     {
         final PacketBurst tx = a.newBurst(8);
