@@ -14,10 +14,9 @@ AFP_A=spkpa$ID AFP_B=spkpb$ID AFX_A=spkxa$ID AFX_B=spkxb$ID
 cleanup() { ip link del "$AFP_A" 2>/dev/null || true; ip link del "$AFX_A" 2>/dev/null || true; }
 trap cleanup EXIT
 cleanup
-for pair in "$AFP_A $AFP_B" "$AFX_A $AFX_B"; do
-  set -- $pair
-  ip link add "$1" type veth peer name "$2"
-  for end in "$1" "$2"; do
+for pair in "$AFP_A:$AFP_B" "$AFX_A:$AFX_B"; do  # not set --: that would replace the script's arguments
+  ip link add "${pair%%:*}" type veth peer name "${pair##*:}"
+  for end in "${pair%%:*}" "${pair##*:}"; do
     sysctl -qw "net.ipv6.conf.$end.disable_ipv6=1"
     ip link set "$end" up
   done
