@@ -91,6 +91,11 @@ class UdpSocketNicTest
 
     private void transfer(final NicConnection.Kind mode, final double lossRate) throws Exception
     {
+        transfer(mode, lossRate, false);
+    }
+
+    private void transfer(final NicConnection.Kind mode, final double lossRate, final boolean hostile) throws Exception
+    {
         final List<FaultInjectingPacketPort> lossy = new CopyOnWriteArrayList<>();
         final CountersFile[] counters = new CountersFile[2];
         final EmbeddedNic[] nics = new EmbeddedNic[2];
@@ -117,6 +122,10 @@ class UdpSocketNicTest
                 }
             }
             assertNoDpdkLoaded();
+            if (hostile)
+            {
+                attack(counters[1]);
+            }
             final Path exchange = Files.createDirectory(dir.resolve("exchange-" + mode));
             final EmbeddedNic server = nics[1];
             final CompletableFuture<PeerExchange.Result> served =
@@ -154,6 +163,67 @@ class UdpSocketNicTest
     void shouldTransferVerifiedSprayBothWaysOverUdpSocketsWithOnePercentLoss() throws Exception
     {
         transfer(NicConnection.Kind.SPRAY, 0.01);
+    }
+
+    /**
+     * A plain socket on another loopback address throws random bytes, truncated BTHs and well-formed BTHs with
+     * opcodes nobody registered at the server's port: the port drops what is no BTH, the parser what is no
+     * packet of the transport, each counted by reason; then the transfer runs, verified.
+     */
+    @Test
+    void shouldCountHostileDatagramsByReasonAndStillTransferVerified() throws Exception
+    {
+        transfer(NicConnection.Kind.SPRAY, 0, true);
+    }
+
+    private void attack(final CountersFile server) throws Exception
+    {
+        final int each = 200;
+        final java.net.InetSocketAddress target = new java.net.InetSocketAddress(
+            java.net.InetAddress.getByName(address(1, 0)), udpPort);
+        final SplittableRandom random = new SplittableRandom(11);
+        try (java.net.DatagramSocket attacker = new java.net.DatagramSocket(
+            new java.net.InetSocketAddress(java.net.InetAddress.getByName("127.0.0.99"), 0)))
+        {
+            final byte[] bytes = new byte[1500];
+            for (int i = 0; i < each; i++)
+            {
+                random.nextBytes(bytes);
+                bytes[1] = (byte)(bytes[1] | 0x01); // transport version 1: no BTH of ours
+                attacker.send(new java.net.DatagramPacket(bytes, 16 + random.nextInt(1400), target));
+                attacker.send(new java.net.DatagramPacket(bytes, random.nextInt(16), target)); // truncated BTH
+                random.nextBytes(bytes);
+                bytes[0] = (byte)0xFF; // a manufacturer opcode nobody registered
+                bytes[1] = 0;
+                attacker.send(new java.net.DatagramPacket(bytes, 16 + random.nextInt(1000), target));
+                if (i % 50 == 49)
+                {
+                    Thread.sleep(5); // let the poll thread keep up: what overflows the socket is counted, not judged
+                }
+            }
+        }
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        long notBth = 0;
+        long shorter = 0;
+        long unknownOpcode = 0;
+        long kernelDrops = 0;
+        while (System.nanoTime() < deadline)
+        {
+            notBth = sumCounters(server, "rx drops (not a BTH");
+            shorter = sumCounters(server, "rx drops (datagram shorter");
+            // random bytes after the BTH: the ICRC check refuses them first (malformed_bad_icrc)
+            unknownOpcode = sumCounters(server, "parse malformed_");
+            kernelDrops = sumCounters(server, "rx dropped by the kernel");
+            if (notBth + shorter + unknownOpcode + kernelDrops >= 3L * each)
+            {
+                break;
+            }
+            Thread.sleep(50);
+        }
+        assertEquals(3L * each, notBth + shorter + unknownOpcode + kernelDrops,
+            "every hostile datagram refused and counted: " + notBth + " not BTH, " + shorter + " short, " + unknownOpcode +
+            " malformed for the parser, " + kernelDrops + " dropped by the kernel");
+        assertTrue(notBth > 0 && shorter > 0 && unknownOpcode > 0);
     }
 
     @Test
@@ -230,6 +300,15 @@ class UdpSocketNicTest
                     counters[h].close();
                 }
             }
+        }
+    }
+
+    private static long sumCounters(final CountersFile file, final String labelPart) throws IOException
+    {
+        try (CountersFileReader reader = CountersFileReader.open(file.path()))
+        {
+            return reader.read().stream().filter(c -> c.label().contains(labelPart)).mapToLong(CountersFileReader.Counter::value)
+                .sum();
         }
     }
 
