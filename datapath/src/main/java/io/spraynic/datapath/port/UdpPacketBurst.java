@@ -6,30 +6,14 @@ import java.lang.foreign.MemorySegment;
  * A {@link PacketBurst} of a {@link UdpSocketPacketPort}'s buffer slots: slot {@code s}'s frame starts at
  * {@code s * slotSize} in the port's one buffer segment.
  */
-public final class UdpPacketBurst implements PacketBurst
+public final class UdpPacketBurst extends SlotPacketBurst
 {
     private final UdpSocketPacketPort port;
-    private final int[] slots;
-    private int size;
 
     UdpPacketBurst(final UdpSocketPacketPort port, final int capacity)
     {
-        if (capacity < 1)
-        {
-            throw new IllegalArgumentException("burst capacity " + capacity + " must be at least 1");
-        }
+        super(capacity);
         this.port = port;
-        this.slots = new int[capacity];
-    }
-
-    public int size()
-    {
-        return size;
-    }
-
-    public int capacity()
-    {
-        return slots.length;
     }
 
     public MemorySegment memory()
@@ -60,35 +44,6 @@ public final class UdpPacketBurst implements PacketBurst
     {
         slot(index);
         return port.slotSize();
-    }
-
-    int slot(final int index)
-    {
-        if (index < 0 || index >= size)
-        {
-            throw new IndexOutOfBoundsException("packet " + index + " of a burst holding " + size);
-        }
-        return slots[index];
-    }
-
-    int slotUnchecked(final int index)
-    {
-        return slots[index];
-    }
-
-    void add(final int slot)
-    {
-        slots[size++] = slot;
-    }
-
-    void set(final int index, final int slot)
-    {
-        slots[index] = slot;
-    }
-
-    void size(final int size)
-    {
-        this.size = size;
     }
 
     /**
