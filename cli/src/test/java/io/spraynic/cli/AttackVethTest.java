@@ -45,6 +45,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
+import static io.spraynic.cli.CliProcesses.java;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -607,11 +608,6 @@ class AttackVethTest
             Thread.sleep(50);
         }
         throw new AssertionError("timed out waiting: " + what + ": " + text);
-    }
-
-    private static List<String> java(final List<String> arguments)
-    {
-        return CliTestSupport.javaCommand(arguments);
     }
 
     private static void run(final String... command) throws IOException, InterruptedException

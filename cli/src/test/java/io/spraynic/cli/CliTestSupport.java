@@ -17,21 +17,6 @@ final class CliTestSupport
     {
     }
 
-    /**
-     * @return the command line that runs the CLI with {@code arguments} in a JVM of its own, with this JVM's
-     * {@code --} options (native access) and class path.
-     */
-    static java.util.List<String> javaCommand(final java.util.List<String> arguments)
-    {
-        final java.util.List<String> command = new java.util.ArrayList<>();
-        command.add(ProcessHandle.current().info().command().orElseThrow());
-        command.addAll(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-            .filter(argument -> argument.startsWith("--")).toList());
-        command.addAll(java.util.List.of("-cp", System.getProperty("java.class.path"), SprayNic.class.getName()));
-        command.addAll(arguments);
-        return command;
-    }
-
     static synchronized Run run(final String... args)
     {
         final PrintStream originalOut = System.out;

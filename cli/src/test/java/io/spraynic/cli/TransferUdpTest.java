@@ -59,7 +59,7 @@ class TransferUdpTest
     private static Process start(final String mode, final String role, final String ip, final int port, final Path exchange,
         final Path output) throws IOException
     {
-        return new ProcessBuilder(CliTestSupport.javaCommand(List.of("transfer", "--config", "udp", "-p", "ip=" + ip,
+        return new ProcessBuilder(CliProcesses.java(List.of("transfer", "--config", "udp", "-p", "ip=" + ip,
             "-p", "port=" + port, "-p", "peer_port=" + port, "--mode", mode, "--role", role, "--ip", ip,
             "--exchange", exchange.toString(), "--size", "4m", "--timeout", "60", "--idle", "backoff", "--json",
             // RC gives up after 8 ACK time-outs: 67 ms each by default, less than a starved JVM (a loaded CI host,

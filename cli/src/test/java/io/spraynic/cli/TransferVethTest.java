@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import static io.spraynic.cli.CliProcesses.java;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -216,11 +217,6 @@ class TransferVethTest
             }
             nic.destroyForcibly();
         }
-    }
-
-    private static List<String> java(final List<String> arguments)
-    {
-        return CliTestSupport.javaCommand(arguments);
     }
 
     private static Process start(final String pmd, final String netns, final String iface, final String mode,
