@@ -145,17 +145,7 @@ class UdpSocketNicTest
         }
         finally
         {
-            for (int h = 0; h < 2; h++)
-            {
-                if (null != nics[h])
-                {
-                    nics[h].close();
-                }
-                if (null != counters[h])
-                {
-                    counters[h].close();
-                }
-            }
+            closeAll(nics, counters);
         }
     }
 
@@ -289,16 +279,21 @@ class UdpSocketNicTest
         }
         finally
         {
-            for (int h = 0; h < 2; h++)
+            closeAll(nics, counters);
+        }
+    }
+
+    private static void closeAll(final EmbeddedNic[] nics, final CountersFile[] counters)
+    {
+        for (int h = 0; h < nics.length; h++)
+        {
+            if (null != nics[h])
             {
-                if (null != nics[h])
-                {
-                    nics[h].close();
-                }
-                if (null != counters[h])
-                {
-                    counters[h].close();
-                }
+                nics[h].close();
+            }
+            if (null != counters[h])
+            {
+                counters[h].close();
             }
         }
     }
