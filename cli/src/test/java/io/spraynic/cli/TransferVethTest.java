@@ -81,9 +81,26 @@ class TransferVethTest
     @ValueSource(strings = {"spray", "rocev2"})
     void shouldExchangeAVerifiedTransferBothWaysBetweenNamespaces(final String mode, @TempDir final Path dir) throws Exception
     {
+        exchangeBothWays("net_af_packet", mode, dir);
+    }
+
+    /**
+     * The same over {@code net_af_xdp}: each process's PMD loads its XDP program on its end of the veth (native XDP)
+     * and moves frames through an AF_XDP socket's UMEM.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"spray", "rocev2"})
+    void shouldExchangeAVerifiedTransferBothWaysBetweenNamespacesOverAfXdp(final String mode, @TempDir final Path dir)
+        throws Exception
+    {
+        exchangeBothWays("net_af_xdp", mode, dir);
+    }
+
+    private static void exchangeBothWays(final String pmd, final String mode, final Path dir) throws Exception
+    {
         final Path exchange = Files.createDirectory(dir.resolve("exchange"));
-        final Process server = start(NS_B, VETH_B, mode, "server", "10.99.0.2", exchange, dir.resolve("server.out"));
-        final Process client = start(NS_A, VETH_A, mode, "client", "10.99.0.1", exchange, dir.resolve("client.out"));
+        final Process server = start(pmd, NS_B, VETH_B, mode, "server", "10.99.0.2", exchange, dir.resolve("server.out"));
+        final Process client = start(pmd, NS_A, VETH_A, mode, "client", "10.99.0.1", exchange, dir.resolve("client.out"));
         try
         {
             final boolean clientDone = client.waitFor(180, TimeUnit.SECONDS);
@@ -202,12 +219,12 @@ class TransferVethTest
         }
     }
 
-    private static Process start(final String netns, final String iface, final String mode, final String role,
-        final String ip, final Path exchange, final Path output) throws IOException
+    private static Process start(final String pmd, final String netns, final String iface, final String mode,
+        final String role, final String ip, final Path exchange, final Path output) throws IOException
     {
         final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", netns));
         command.addAll(javaCommand(List.of("transfer",
-            "--config", "net_af_packet", "-p", "iface=" + iface, "-p", "file_prefix=spraynic-veth-" + role + "-" + ID,
+            "--config", pmd, "-p", "iface=" + iface, "-p", "file_prefix=spraynic-veth-" + role + "-" + ID,
             "--mode", mode, "--role", role, "--ip", ip, "--exchange", exchange.toString(), "--size", "4m",
             "--timeout", "60", "--idle", "backoff", "--json")));
         return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();

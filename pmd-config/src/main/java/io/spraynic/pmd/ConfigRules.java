@@ -367,6 +367,7 @@ final class ConfigRules
             case VDEV -> checkVdevDevice(prefix, port);
             case PCI -> checkPciDevice(prefix, port);
             case RING_PAIR -> checkRingPairDevice(prefix, port);
+            case UDP -> UdpPortArgs.parse(port, prefix);
         }
         if (!port.args().isEmpty())
         {
@@ -500,6 +501,11 @@ final class ConfigRules
         {
             final String address = port.device().toLowerCase(Locale.ROOT);
             return address.length() == 7 ? "0000:" + address : address;
+        }
+        if (port.kind() == PortKind.UDP)
+        {
+            final UdpPortArgs udp = UdpPortArgs.of(port);
+            return "udp " + port.device() + ":" + udp.port(); // two planes may share an address on distinct ports
         }
 
         return port.device();

@@ -263,6 +263,7 @@ public record NicConfig(String description, EalConfig eal, MempoolConfig mempool
                 case PCI -> sb.append("pci ").append(port.devargs());
                 case RING_PAIR -> sb.append("ring_pair ").append(port.device()).append(" <-> ").append(port.peer())
                     .append(" (rte_eth_from_rings)");
+                case UDP -> sb.append("udp ").append(port.devargs()).append(" (kernel sockets, no EAL)");
             }
             sb.append(", rx ").append(port.rxQueues()).append('x').append(port.rxDescriptors())
                 .append(", tx ").append(port.txQueues()).append('x').append(port.txDescriptors())

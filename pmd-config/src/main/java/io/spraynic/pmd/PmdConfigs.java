@@ -23,7 +23,7 @@ public final class PmdConfigs
      * then the examples for real NICs.
      */
     private static final List<String> PRESET_NAMES = List.of(
-        "net_null", "net_ring", "net_tap", "net_af_packet", "net_memif", "net_pcap",
+        "net_null", "net_ring", "net_tap", "net_af_packet", "net_af_xdp", "net_memif", "net_pcap", "udp",
         "mlx5-bifurcated", "vfio-pci-hugepages");
 
     private static final String PRESET_DIRECTORY = "presets/";

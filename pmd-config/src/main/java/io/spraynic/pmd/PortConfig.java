@@ -171,7 +171,7 @@ public record PortConfig(
         {
             case VDEV -> List.of("--vdev=" + devargs());
             case PCI -> List.of("-a", devargs());
-            case RING_PAIR -> List.of();
+            case RING_PAIR, UDP -> List.of();
         };
     }
 

@@ -25,7 +25,13 @@ public enum PortKind
      * its own transmits, so a pair cannot come from {@code --vdev}: the runtime builds both sides with
      * {@code rte_eth_from_rings()} after EAL init, and the port adds nothing to the EAL arguments.
      */
-    RING_PAIR("ring_pair");
+    RING_PAIR("ring_pair"),
+
+    /**
+     * Kernel UDP sockets bound to the IPv4 address in {@code device} ({@link UdpPortArgs}): no DPDK, no root,
+     * no hugepages; adds nothing to the EAL arguments, and a configuration of only udp ports never starts EAL.
+     */
+    UDP("udp");
 
     private static final List<PortKind> VALUES = List.of(values());
 

@@ -299,9 +299,9 @@ class NicConfigTest
                 "port[0].args.size = { bytes = 64 }: must be a string or an integer: drivers spell flags " +
                 "differently, so write what the driver expects, e.g. \"yes\" or 1"),
             Arguments.of("[[port]]\nname = \"p0\"\ndevice = \"net_null0\"\n",
-                "port[0].kind = (missing): must be one of \"vdev\", \"pci\", \"ring_pair\""),
+                "port[0].kind = (missing): must be one of \"vdev\", \"pci\", \"ring_pair\", \"udp\""),
             Arguments.of(NULL_PORT.replace("\"vdev\"", "\"vdv\""),
-                "port[0].kind = \"vdv\": must be one of \"vdev\", \"pci\", \"ring_pair\" (fix: use \"vdev\")"),
+                "port[0].kind = \"vdv\": must be one of \"vdev\", \"pci\", \"ring_pair\", \"udp\" (fix: use \"vdev\")"),
             Arguments.of("[[port]]\nname = \"p0\"\nkind = \"vdev\"\n",
                 "port[0].device = (missing): must be the virtual device to create, e.g. \"net_null0\""),
             Arguments.of("[[port]]\nname = \"p0\"\nkind = \"pci\"\n",

@@ -33,11 +33,16 @@ class PmdConfigsTest
                 plus(NO_HUGE, "--no-pci", "--file-prefix=spraynic", "--vdev=net_tap0,iface=sn-tap0")),
             Arguments.of("net_af_packet", Map.of(),
                 plus(NO_HUGE, "--no-pci", "--file-prefix=spraynic", "--vdev=net_af_packet0,iface=veth0,qpairs=1,framesz=4352,blocksz=69632")),
+            Arguments.of("net_af_xdp", Map.of(),
+                plus(NO_HUGE, "--no-pci", "--file-prefix=spraynic",
+                    "--vdev=net_af_xdp0,iface=veth0,start_queue=0,queue_count=1,busy_budget=0")),
             Arguments.of("net_memif", Map.of(),
                 plus(NO_HUGE, "--single-file-segments", "--no-pci", "--file-prefix=spraynic-memif-server",
                     "--vdev=net_memif0,role=server,id=0,socket=/tmp/spraynic-memif.sock,zero-copy=no")),
             Arguments.of("net_pcap", Map.of(),
                 plus(NO_HUGE, "--no-pci", "--file-prefix=spraynic", "--vdev=net_pcap0,tx_pcap=/tmp/spraynic-tx.pcap")),
+            Arguments.of("udp", Map.of(),
+                plus(NO_HUGE, "--no-pci", "--file-prefix=spraynic")),
             Arguments.of("mlx5-bifurcated", Map.of("pci", "0000:3b:00.0"),
                 List.of("spraynic", "-l", "0-1", "-m", "1024", "--file-prefix=spraynic", "--iova-mode=va",
                     "-a", "0000:3b:00.0")),
@@ -160,8 +165,8 @@ class PmdConfigsTest
     {
         final ConfigException ex = assertThrows(ConfigException.class, () -> PmdConfigs.load("net_nul", Map.of()));
 
-        assertEquals("preset = \"net_nul\": must be one of net_null, net_ring, net_tap, net_af_packet, net_memif, " +
-            "net_pcap, mlx5-bifurcated, vfio-pci-hugepages, or a path to a .toml file (fix: did you mean net_null?)",
+        assertEquals("preset = \"net_nul\": must be one of net_null, net_ring, net_tap, net_af_packet, net_af_xdp, " +
+            "net_memif, net_pcap, udp, mlx5-bifurcated, vfio-pci-hugepages, or a path to a .toml file (fix: did you mean net_null?)",
             ex.getMessage());
         assertEquals("preset", ex.key());
     }

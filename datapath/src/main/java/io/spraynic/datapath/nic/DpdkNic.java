@@ -50,6 +50,14 @@ public final class DpdkNic implements AutoCloseable
      */
     public static DpdkNic start(final NicConfig config)
     {
+        for (final PortConfig port : config.ports())
+        {
+            if (port.kind() == PortKind.UDP)
+            {
+                throw new IllegalArgumentException("port " + port.name() + " is a kernel UDP socket port, not a DPDK " +
+                    "port: only an embedded NIC (spray or rocev2 mode) runs on udp ports");
+            }
+        }
         final Eal eal = Eal.init(config.ealArguments());
         final Map<String, EthPort> ports = new LinkedHashMap<>();
         final List<RingPortPair> ringPairs = new ArrayList<>();

@@ -193,7 +193,8 @@ public final class EmbeddedNic implements AutoCloseable
     /**
      * Brings DPDK up from a pmd-config and starts a NIC on it: every port of the config is a plane, and every
      * worker gets queue {@code w} of every port (so ports need as many RX and TX queues as workers). A MAC
-     * left 0 in {@code config} is the port's own. The NIC owns DPDK and brings it down on close.
+     * left 0 in {@code config} is the port's own. The NIC owns DPDK and brings it down on close. A config of
+     * only {@code udp} ports starts no DPDK at all: the planes run on kernel UDP sockets ({@link UdpSocketPorts}).
      *
      * @param wrap applied to every queue's packet port (e.g. a capture).
      */
@@ -214,6 +215,20 @@ public final class EmbeddedNic implements AutoCloseable
                 throw new IllegalArgumentException("port " + port.name() + " has " + port.rxQueues() + " RX and " +
                     port.txQueues() + " TX queue(s) for " + config.workers + " worker(s): set rx_queues and tx_queues to at least " +
                     config.workers);
+            }
+        }
+        if (UdpSocketPorts.onlyUdp(nicConfig))
+        {
+            // kernel UDP sockets: no EAL, no mempool, no hugepages
+            final UdpSocketPorts sockets = UdpSocketPorts.open(nicConfig, config, counters, wrap);
+            try
+            {
+                return start(config, sockets.ports(), counters, sockets);
+            }
+            catch (final RuntimeException ex)
+            {
+                sockets.close();
+                throw ex;
             }
         }
         final DpdkNic dpdk = DpdkNic.start(nicConfig);

@@ -5,30 +5,14 @@ import java.lang.foreign.MemorySegment;
 /**
  * A {@link PacketBurst} of {@link InMemoryLink} frame slots.
  */
-public final class InMemoryPacketBurst implements PacketBurst
+public final class InMemoryPacketBurst extends SlotPacketBurst
 {
     private final InMemoryLink link;
-    private final int[] slots;
-    private int size;
 
     InMemoryPacketBurst(final InMemoryLink link, final int capacity)
     {
-        if (capacity < 1)
-        {
-            throw new IllegalArgumentException("burst capacity " + capacity + " must be at least 1");
-        }
+        super(capacity);
         this.link = link;
-        this.slots = new int[capacity];
-    }
-
-    public int size()
-    {
-        return size;
-    }
-
-    public int capacity()
-    {
-        return slots.length;
     }
 
     public MemorySegment memory()
@@ -61,37 +45,14 @@ public final class InMemoryPacketBurst implements PacketBurst
         return link.slotRoom();
     }
 
-    int slot(final int index)
-    {
-        if (index < 0 || index >= size)
-        {
-            throw new IndexOutOfBoundsException("packet " + index + " of a burst holding " + size);
-        }
-        return slots[index];
-    }
-
-    void add(final int slot)
-    {
-        slots[size++] = slot;
-    }
-
-    /**
-     * Drops the first {@code count} entries (sent), moving the rest to the front.
-     */
-    void removeFirst(final int count)
-    {
-        System.arraycopy(slots, count, slots, 0, size - count);
-        size -= count;
-    }
-
     void removeLast()
     {
-        size--;
+        size(size() - 1);
     }
 
     void clear()
     {
-        size = 0;
+        size(0);
     }
 
     public void close()

@@ -1,0 +1,141 @@
+package io.spraynic.datapath.port;
+
+import io.spraynic.datapath.wire.BaseTransportHeader;
+import io.spraynic.datapath.wire.EthernetHeader;
+import io.spraynic.datapath.wire.Icrc;
+import io.spraynic.datapath.wire.Ipv4Header;
+import io.spraynic.datapath.wire.UdpHeader;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The two conversions of a {@link UdpSocketPacketPort} between the engine's Ethernet/IPv4/UDP frames and the
+ * UDP payloads (BTH onwards) that kernel sockets carry. Both produce one <em>canonical</em> header, so the
+ * ICRC a sending port computes is the one the receiving engine recomputes:
+ * <ul>
+ *     <li>IPv4 with no options, identification 0, DF, TTL 64, the checksum computed; TOS as sent (masked
+ *     by the ICRC anyway, so a router's CE mark changes nothing);</li>
+ *     <li>UDP source port: the sending socket's, which is what the receiver's kernel reports; destination
+ *     port 4791, whatever port the receiving socket is bound to; checksum 0 (masked by the ICRC);</li>
+ *     <li>Ethernet: destination the receiving plane's MAC, source {@code 02:00:} and the sender's IPv4
+ *     address (locally administered, so a capture still tells senders apart); neither is covered by the
+ *     ICRC.</li>
+ * </ul>
+ * {@link #canonicalizeForSend} rewrites the engine's frame into that form (the identification the engine
+ * increments and its flow's source port are what a socket cannot carry) and recomputes the ICRC over it.
+ * What still protects the payload in flight is the UDP checksum, which the kernels compute and check; the
+ * ICRC then covers sending port to receiving engine. {@link #synthesize} writes the same headers in front of
+ * a received payload.
+ */
+public final class UdpFrames
+{
+    /** Ethernet, IPv4 (no options) and UDP headers: where a socket's payload starts in a frame. */
+    public static final int HEADERS_LENGTH = EthernetHeader.LENGTH + Ipv4Header.LENGTH + UdpHeader.LENGTH;
+    /** The shortest payload that can be RoCEv2: a BTH and the ICRC. */
+    public static final int MIN_PAYLOAD_LENGTH = BaseTransportHeader.LENGTH + Icrc.LENGTH;
+    /** TTL of a synthesized header (masked by the ICRC). */
+    static final int TTL = 64;
+    /** {@link #canonicalizeForSend}: the frame is not IPv4 (no options) / UDP to port 4791 with a whole payload. */
+    public static final int NOT_IPV4_UDP = -1;
+    /** {@link #canonicalizeForSend}: the frame's IPv4 source is not the socket's address. */
+    public static final int WRONG_SOURCE = -2;
+
+    private static final int IP = EthernetHeader.LENGTH;
+    private static final int UDP = IP + Ipv4Header.LENGTH;
+    private static final long LOCALLY_ADMINISTERED = 0x0200_0000_0000L;
+
+    private UdpFrames()
+    {
+    }
+
+    /**
+     * Writes the canonical Ethernet, IPv4 and UDP headers of a received datagram in the
+     * {@link #HEADERS_LENGTH} bytes at {@code frame}, in front of its {@code payloadLength} bytes.
+     *
+     * @return the frame's length.
+     */
+    public static int synthesize(final MemorySegment s, final long frame, final int payloadLength, final long localMac,
+        final int sourceAddress, final int sourcePort, final int destinationAddress, final int tos)
+    {
+        EthernetHeader.destinationMac(s, frame, localMac);
+        EthernetHeader.sourceMac(s, frame, LOCALLY_ADMINISTERED | Integer.toUnsignedLong(sourceAddress));
+        EthernetHeader.etherType(s, frame, EthernetHeader.ETHER_TYPE_IPV4);
+        final long ip = frame + IP;
+        Ipv4Header.versionAndHeaderLength(s, ip, Ipv4Header.LENGTH);
+        Ipv4Header.tos(s, ip, tos);
+        Ipv4Header.totalLength(s, ip, Ipv4Header.LENGTH + UdpHeader.LENGTH + payloadLength);
+        Ipv4Header.identification(s, ip, 0);
+        Ipv4Header.flagsAndFragmentOffset(s, ip, Ipv4Header.FLAG_DONT_FRAGMENT);
+        Ipv4Header.ttl(s, ip, TTL);
+        Ipv4Header.protocol(s, ip, Ipv4Header.PROTOCOL_UDP);
+        Ipv4Header.sourceAddress(s, ip, sourceAddress);
+        Ipv4Header.destinationAddress(s, ip, destinationAddress);
+        Ipv4Header.updateChecksum(s, ip, Ipv4Header.LENGTH);
+        final long udp = frame + UDP;
+        UdpHeader.sourcePort(s, udp, sourcePort);
+        UdpHeader.destinationPort(s, udp, UdpHeader.ROCE_V2_PORT);
+        UdpHeader.length(s, udp, UdpHeader.LENGTH + payloadLength);
+        UdpHeader.checksum(s, udp, 0);
+        return HEADERS_LENGTH + payloadLength;
+    }
+
+    /**
+     * Checks that the {@code length} bytes at {@code frame} are an IPv4/UDP frame to port 4791 from
+     * {@code sourceAddress}, rewrites its headers to the canonical form with {@code sourcePort}, and recomputes
+     * its ICRC.
+     *
+     * @return the UDP payload's length (from {@link #HEADERS_LENGTH}), or {@link #NOT_IPV4_UDP} or
+     * {@link #WRONG_SOURCE}, the frame untouched.
+     */
+    public static int canonicalizeForSend(final MemorySegment s, final long frame, final int length, final int sourceAddress,
+        final int sourcePort, final Icrc icrc)
+    {
+        if (length < HEADERS_LENGTH + MIN_PAYLOAD_LENGTH ||
+            EthernetHeader.etherType(s, frame) != EthernetHeader.ETHER_TYPE_IPV4)
+        {
+            return NOT_IPV4_UDP;
+        }
+        final long ip = frame + IP;
+        final long udp = frame + UDP;
+        if (Ipv4Header.version(s, ip) != 4 || Ipv4Header.headerLength(s, ip) != Ipv4Header.LENGTH ||
+            Ipv4Header.protocol(s, ip) != Ipv4Header.PROTOCOL_UDP || Ipv4Header.isFragment(s, ip) ||
+            UdpHeader.destinationPort(s, udp) != UdpHeader.ROCE_V2_PORT)
+        {
+            return NOT_IPV4_UDP;
+        }
+        final int udpLength = UdpHeader.length(s, udp);
+        if (udpLength < UdpHeader.LENGTH + MIN_PAYLOAD_LENGTH || UDP + udpLength > length ||
+            Ipv4Header.totalLength(s, ip) != Ipv4Header.LENGTH + udpLength)
+        {
+            return NOT_IPV4_UDP;
+        }
+        if (Ipv4Header.sourceAddress(s, ip) != sourceAddress)
+        {
+            return WRONG_SOURCE;
+        }
+        Ipv4Header.identification(s, ip, 0);
+        Ipv4Header.flagsAndFragmentOffset(s, ip, Ipv4Header.FLAG_DONT_FRAGMENT);
+        UdpHeader.sourcePort(s, udp, sourcePort);
+        final long icrcOffset = udp + udpLength - Icrc.LENGTH;
+        Icrc.write(s, icrcOffset, icrc.compute(s, ip, 4, Ipv4Header.LENGTH, icrcOffset));
+        return udpLength - UdpHeader.LENGTH;
+    }
+
+    /** @return the frame's IPv4 TOS byte (after {@link #canonicalizeForSend} accepted it). */
+    public static int tos(final MemorySegment s, final long frame)
+    {
+        return Ipv4Header.tos(s, frame + IP);
+    }
+
+    /** @return the frame's IPv4 destination (after {@link #canonicalizeForSend} accepted it). */
+    public static int destinationAddress(final MemorySegment s, final long frame)
+    {
+        return Ipv4Header.destinationAddress(s, frame + IP);
+    }
+
+    /** @return the frame's UDP source port, the flow's entropy as the engine chose it. */
+    public static int sourcePort(final MemorySegment s, final long frame)
+    {
+        return UdpHeader.sourcePort(s, frame + UDP);
+    }
+}
