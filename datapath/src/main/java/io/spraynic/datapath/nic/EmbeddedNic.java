@@ -1,5 +1,7 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.neighbour.NeighbourAgent;
+import io.spraynic.datapath.neighbour.NeighbourCache;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.transport.PortFrameSink;
 import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
@@ -299,15 +301,165 @@ public final class EmbeddedNic implements AutoCloseable
             counter(prefix + "frame faults (exception handling a frame, dropped)"),
             counter(prefix + "loop faults (exception in a command, poller, post or tick)"),
             new CounterMirror(counters, prefix + "parse ", parseCounters), engineMirrors.toArray(new CounterMirror[0]));
+        if (index == 0)
+        {
+            addNeighbourAgents(ports, prefix, engineMirrors); // one table per plane, on worker 0
+        }
         ownMirrors.addAll(engineMirrors);
         ownMirrors.add(workerCounters.parse());
         final NicWorker worker = new NicWorker(index, config.workers, ports, transport, parseCounters, domain, config.clock,
             config.burst, config.inboxBytes, arena, workerCounters);
+        if (index == 0)
+        {
+            worker.neighbours(pendingAgents, pendingSinks);
+        }
         if (config.mode == NicConnection.Kind.SPRAY && config.listen)
         {
             listen(worker, (SprayWorkerTransport)transport);
         }
         return worker;
+    }
+
+    private NeighbourAgent[] pendingAgents;
+    private io.spraynic.datapath.transport.PortFrameSink[] pendingSinks;
+
+    // control path, at construction: worker 0 answers and resolves for every plane that has an address
+    private void addNeighbourAgents(final PacketPort[] ports, final String prefix, final List<CounterMirror> mirrors)
+    {
+        final int planes = config.planes();
+        pendingAgents = new NeighbourAgent[planes];
+        pendingSinks = new io.spraynic.datapath.transport.PortFrameSink[planes];
+        for (int p = 0; p < planes; p++)
+        {
+            if (null == config.addresses[p])
+            {
+                continue;
+            }
+            pendingSinks[p] = new io.spraynic.datapath.transport.PortFrameSink(ports[p], 8, config.maxFrameLength);
+            pendingAgents[p] = new NeighbourAgent(p, config.addresses[p], localMac[p], pendingSinks[p],
+                config.neighbourConfig, this::onNextHop);
+            mirrors.add(new CounterMirror(counters, prefix + "plane " + p + " neighbour ", pendingAgents[p].counters(), null));
+        }
+        final long now = config.clock.nanoTime();
+        for (final long[] entry : config.staticNeighbours)
+        {
+            final NeighbourAgent agent = pendingAgents[(int)entry[0]];
+            if (null == agent)
+            {
+                throw new IllegalArgumentException("a static neighbour on plane " + entry[0] + " needs the plane's address");
+            }
+            agent.addPermanent((int)entry[1], entry[2], now);
+        }
+    }
+
+    // worker 0's thread: a next hop has a (new) MAC; every worker updates the connections that send to it
+    private void onNextHop(final int plane, final int ipv4, final long mac)
+    {
+        for (final NicWorker worker : workers)
+        {
+            if (!worker.offer((w, now) -> w.onNextHopMac(plane, ipv4, mac)))
+            {
+                worker.faultLog().record("neighbour update", new IllegalStateException(
+                    "command queue full: " + Wire.ipv4ToString(ipv4) + " keeps its old MAC on worker " + worker.index()));
+            }
+        }
+    }
+
+    /**
+     * @return per plane, the address the frames to {@code peer} go to: the peer on-link, the gateway off-link.
+     * @throws IllegalArgumentException when a plane has no address, or the peer is off-link without a gateway.
+     */
+    private int[] nextHops(final int[] peer)
+    {
+        final int[] hops = new int[peer.length];
+        for (int p = 0; p < peer.length; p++)
+        {
+            hops[p] = nextHop(p, peer[p]);
+        }
+        return hops;
+    }
+
+    private int nextHop(final int plane, final int peer)
+    {
+        final io.spraynic.pmd.InterfaceAddress address = config.addresses[plane];
+        if (null == address)
+        {
+            throw new IllegalArgumentException("plane " + plane + " has no address: give this NIC one (--ip) before connecting");
+        }
+        final int hop = address.nextHop(peer);
+        if (0 == hop)
+        {
+            throw new IllegalArgumentException(Wire.ipv4ToString(peer) + " is off-link on plane " + plane + " (" + address +
+                ") and the plane has no gateway: give --gateway, or a prefix that holds the peer");
+        }
+        return hop;
+    }
+
+    /**
+     * Resolves the MAC of each plane's next hop on worker 0 (ARP, with its retries), waiting up to {@code timeout}.
+     *
+     * @param hops per plane, an address; 0 skips the plane.
+     * @return per plane, the MAC.
+     * @throws IllegalStateException naming the address that did not answer.
+     */
+    long[] resolve(final int[] hops, final Duration timeout)
+    {
+        final CompletableFuture<long[]> resolved = new CompletableFuture<>();
+        final long timeoutNanos = timeout.toNanos();
+        final boolean offered = workers[0].offer((w, now) ->
+        {
+            final long[] macs = new long[hops.length];
+            for (int p = 0; p < hops.length; p++)
+            {
+                if (0 != hops[p])
+                {
+                    macs[p] = w.neighbour(p).resolve(hops[p], now);
+                }
+            }
+            final long deadline = now + timeoutNanos;
+            final Runnable[] poller = new Runnable[1];
+            poller[0] = () ->
+            {
+                boolean all = true;
+                for (int p = 0; p < hops.length; p++)
+                {
+                    if (0 == hops[p] || 0 != macs[p])
+                    {
+                        continue;
+                    }
+                    final NeighbourAgent agent = w.neighbour(p);
+                    macs[p] = agent.macOf(hops[p]);
+                    if (0 == macs[p])
+                    {
+                        all = false;
+                        if (agent.state(hops[p]) == NeighbourCache.FAILED || agent.state(hops[p]) == NeighbourCache.FREE)
+                        {
+                            w.removePoller(poller[0]);
+                            resolved.completeExceptionally(new IllegalStateException("no ARP answer from " +
+                                Wire.ipv4ToString(hops[p]) + " on plane " + p + " (" + config.addresses[p] + "): is it up, " +
+                                "on this link, and is the address right?"));
+                            return;
+                        }
+                    }
+                }
+                if (all)
+                {
+                    w.removePoller(poller[0]);
+                    resolved.complete(macs);
+                }
+                else if (config.clock.nanoTime() - deadline > 0)
+                {
+                    w.removePoller(poller[0]);
+                    resolved.completeExceptionally(new IllegalStateException("no ARP answer in " + timeout.toMillis() + " ms"));
+                }
+            };
+            w.addPoller(poller[0]);
+        });
+        if (!offered)
+        {
+            throw new IllegalStateException("worker 0 has too many control commands queued: retry");
+        }
+        return await(resolved, timeout.plusSeconds(1), "resolve the next hops");
     }
 
     private AtomicCounter counter(final String label)
@@ -342,6 +494,7 @@ public final class EmbeddedNic implements AutoCloseable
                 final NicConnection handle = accepting;
                 accepting = null;
                 attachSpray(worker, handle, connection);
+                followNextHops(worker, handle, connection);
                 if (!accepted.offer(handle))
                 {
                     transport.engine().close(connection); // nobody is accepting: refuse rather than grow without bound
@@ -350,6 +503,43 @@ public final class EmbeddedNic implements AutoCloseable
                 }
             }
         });
+    }
+
+    /**
+     * An accepted connection starts with the MACs its CONNECT came from; from here it sends to each plane's next
+     * hop as the neighbour table resolves it (the gateway's MAC for a peer off-link). Worker thread.
+     */
+    private void followNextHops(final NicWorker worker, final NicConnection handle, final SprayConnection connection)
+    {
+        final int[] hops = new int[connection.planes()];
+        for (int p = 0; p < hops.length; p++)
+        {
+            final int peer = connection.remoteIpv4(p);
+            final io.spraynic.pmd.InterfaceAddress address = p < config.addresses.length ? config.addresses[p] : null;
+            hops[p] = 0 == peer || null == address ? 0 : address.nextHop(peer);
+        }
+        handle.nextHop = hops;
+        final boolean offered = workers[0].offer((w, now) ->
+        {
+            for (int p = 0; p < hops.length; p++)
+            {
+                final NeighbourAgent agent = w.neighbour(p);
+                if (0 != hops[p] && null != agent)
+                {
+                    final long mac = agent.resolve(hops[p], now); // 0: asked; the answer reaches every worker
+                    if (0 != mac)
+                    {
+                        final int plane = p;
+                        final int hop = hops[p];
+                        worker.offer((x, t) -> x.onNextHopMac(plane, hop, mac));
+                    }
+                }
+            }
+        });
+        if (!offered)
+        {
+            worker.faultLog().record("neighbour update", new IllegalStateException("worker 0's command queue is full"));
+        }
     }
 
     private int sourcePortBase(final int paths)
@@ -604,25 +794,29 @@ public final class EmbeddedNic implements AutoCloseable
     }
 
     /**
-     * Opens a spray connection to a peer NIC (handshake on the wire, S9.1), on the next worker in turn.
+     * Opens a spray connection to a peer NIC (handshake on the wire, S9.1), on the next worker in turn. The peer is
+     * named by its addresses only: each plane's next hop (the peer on-link, the plane's gateway off-link) is
+     * resolved by ARP first, and the connection follows its MAC when it changes.
      *
      * @param peerIpv4 the peer's address on each plane.
-     * @param peerMac  the peer's MAC on each plane.
-     * @param timeout  how long to wait for the handshake.
+     * @param timeout  how long to wait for ARP and the handshake.
      * @return the connection, ESTABLISHED.
-     * @throws IllegalStateException when the peer did not answer.
+     * @throws IllegalStateException when the peer or a next hop did not answer.
      */
-    public NicConnection connect(final int[] peerIpv4, final long[] peerMac, final Duration timeout)
+    public NicConnection connect(final int[] peerIpv4, final Duration timeout)
     {
         requireMode(NicConnection.Kind.SPRAY);
         requireOpen();
-        if (peerIpv4.length != planes() || peerMac.length != planes())
+        if (peerIpv4.length != planes())
         {
-            throw new IllegalArgumentException("give the peer's address and MAC on each of the " + planes() + " plane(s)");
+            throw new IllegalArgumentException("give the peer's address on each of the " + planes() + " plane(s)");
         }
+        final int[] hops = nextHops(peerIpv4);
+        final long[] peerMac = resolve(hops, timeout);
         final NicWorker worker = nextWorker();
         final NicConnection handle = new NicConnection(this, NicConnection.Kind.SPRAY, worker.index(), config.ringCapacity,
             config.completionQueueCapacity);
+        handle.nextHop = hops;
         final int sourcePortBase = sourcePortBase(config.paths);
         final CompletableFuture<NicConnection> established = new CompletableFuture<>();
         final boolean offered = worker.offer((w, now) ->
@@ -662,8 +856,8 @@ public final class EmbeddedNic implements AutoCloseable
                     w.removePoller(poller[0]);
                     established.completeExceptionally(new IllegalStateException(
                         pending.reason() == RejectReason.NO_ANSWER ? "no answer from " + Wire.ipv4ToString(peerIpv4[0]) +
-                        " after " + pending.tries() + " CONNECTs: is a spray NIC listening there, are the addresses and " +
-                        "MACs right, and do both NICs hold the same pre-shared key (if any)?" :
+                        " after " + pending.tries() + " CONNECTs: is a spray NIC listening there, are the addresses " +
+                        "right, and do both NICs hold the same pre-shared key (if any)?" :
                         "connect to " + Wire.ipv4ToString(peerIpv4[0]) + " failed: " + pending.failure()));
                 }
             };
@@ -738,13 +932,17 @@ public final class EmbeddedNic implements AutoCloseable
 
     RocevEndpoint rocevEndpoint(final NicConnection c)
     {
-        return new RocevEndpoint(c.localId, c.localPsn, config.localIpv4[c.plane], localMac[c.plane], config.mtu);
+        return new RocevEndpoint(c.localId, c.localPsn, config.localIpv4[c.plane], config.mtu);
     }
 
     void connectQueuePair(final NicConnection c, final RocevEndpoint remote, final Duration timeout)
     {
         requireOpen();
-        final RcConnectionAttributes attributes = RcConnectionAttributes.of(remote.qpNumber(), remote.mac(), remote.ipv4(),
+        final int[] hops = new int[planes()];
+        hops[c.plane] = nextHop(c.plane, remote.ipv4());
+        final long mac = resolve(hops, timeout)[c.plane];
+        c.nextHop = hops;
+        final RcConnectionAttributes attributes = RcConnectionAttributes.of(remote.qpNumber(), mac, remote.ipv4(),
             49152 + (c.localId & 0x3FFF), Math.min(config.mtu, remote.mtu()), c.localPsn, remote.psn())
             .withRetry(config.rocevAckTimeoutNanos, config.rocevRetries);
         await(submit(workers[c.worker()], (w, now) ->
