@@ -9,14 +9,15 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import static io.spraynic.cli.NetnsTestSupport.java;
+import static io.spraynic.cli.NetnsTestSupport.run;
+import static io.spraynic.cli.NetnsTestSupport.runQuietly;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -202,17 +203,6 @@ class TransferVethTest
         }
     }
 
-    private static List<String> java(final List<String> arguments)
-    {
-        final List<String> command = new ArrayList<>();
-        command.add(ProcessHandle.current().info().command().orElseThrow());
-        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-            .filter(argument -> argument.startsWith("--")).toList());
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), SprayNic.class.getName()));
-        command.addAll(arguments);
-        return command;
-    }
-
     private static Process start(final String netns, final String iface, final String mode, final String role,
         final String ip, final Path exchange, final Path output) throws IOException
     {
@@ -222,22 +212,5 @@ class TransferVethTest
             "--mode", mode, "--role", role, "--ip", ip, "--exchange", exchange.toString(), "--size", "4m",
             "--timeout", "60", "--idle", "backoff", "--json")));
         return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
-    }
-
-    private static void run(final String... command) throws IOException, InterruptedException
-    {
-        final Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0)
-        {
-            throw new IllegalStateException(String.join(" ", command) + " failed: " + out);
-        }
-    }
-
-    private static void runQuietly(final String... command) throws IOException, InterruptedException
-    {
-        final Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        p.getInputStream().readAllBytes();
-        p.waitFor(30, TimeUnit.SECONDS);
     }
 }

@@ -294,6 +294,10 @@ public final class EmbeddedNic implements AutoCloseable
             }
             transport = new RocevWorkerTransport(engines, sinks, parseCounters);
         }
+        if (index == 0)
+        {
+            addNeighbourAgents(ports, prefix, engineMirrors); // one table per plane, on worker 0
+        }
         final NicWorker.WorkerCounters workerCounters = new NicWorker.WorkerCounters(
             counter(prefix + "rx frames"), counter(prefix + "steered to other workers"),
             counter(prefix + "steered from other workers"), counter(prefix + "steering drops (inbox full)"),
@@ -301,10 +305,6 @@ public final class EmbeddedNic implements AutoCloseable
             counter(prefix + "frame faults (exception handling a frame, dropped)"),
             counter(prefix + "loop faults (exception in a command, poller, post or tick)"),
             new CounterMirror(counters, prefix + "parse ", parseCounters), engineMirrors.toArray(new CounterMirror[0]));
-        if (index == 0)
-        {
-            addNeighbourAgents(ports, prefix, engineMirrors); // one table per plane, on worker 0
-        }
         ownMirrors.addAll(engineMirrors);
         ownMirrors.add(workerCounters.parse());
         final NicWorker worker = new NicWorker(index, config.workers, ports, transport, parseCounters, domain, config.clock,
