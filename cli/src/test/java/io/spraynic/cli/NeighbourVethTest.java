@@ -136,41 +136,51 @@ class NeighbourVethTest
     @Test
     void shouldAnswerLinuxPingTeachLinuxItsMacAndResolveTheHostByArp(@TempDir final Path dir) throws Exception
     {
-        final Path exchange = Files.createDirectory(dir.resolve("exchange"));
-        // the "server" is the Linux host: its address only; nothing there speaks spray, so the CONNECTs go unanswered
-        Files.writeString(exchange.resolve("server.addr"), "planes=1 ip.0=10.96.0.2 addr=4096 rkey=1 length=1048576");
-        final Path out = dir.resolve("nic.out");
-        final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", NS_NIC));
-        command.addAll(java(List.of("transfer", "--config", "net_af_packet", "-p", "iface=" + VETH_NIC, "-p",
-            "file_prefix=spraynic-neigh-" + ID, "--role", "client", "--ip", "10.96.0.1/24", "--exchange",
-            exchange.toString(), "--size", "64k", "--timeout", "25")));
-        final Process nic = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        // a serving NIC: Linux pings it and learns its MAC
+        final Path nicOut = dir.resolve("nic.out");
+        final List<String> serve = new ArrayList<>(List.of("ip", "netns", "exec", NS_NIC));
+        serve.addAll(java(List.of("nic", "--config", "net_af_packet", "-p", "iface=" + VETH_NIC, "-p",
+            "file_prefix=spraynic-neigh-nic-" + ID, "--mode", "spray", "--ip", "10.96.0.1/24", "--seconds", "60")));
+        final Process nic = new ProcessBuilder(serve).redirectErrorStream(true).redirectOutput(nicOut.toFile()).start();
         try
         {
-            awaitOutput(nic, out, "counters in");
-            final long udpNoPortsBefore = udpNoPorts(NS_HOST);
+            awaitOutput(nic, nicOut, "running");
             final String ping = run("ip", "netns", "exec", NS_HOST, "python3", "-c", PING, "10.96.0.1", "5");
-            assertTrue(ping.contains("answered 5"), "every echo request answered: " + ping + Files.readString(out));
+            assertTrue(ping.contains("answered 5"), "every echo request answered: " + ping + Files.readString(nicOut));
             final String nicMac = macOf(NS_NIC, VETH_NIC);
             final String neighbours = run("ip", "-n", NS_HOST, "neigh", "show", "10.96.0.1", "dev", VETH_HOST);
             assertTrue(neighbours.toLowerCase(Locale.ROOT).contains("lladdr " + nicMac), "Linux learned the NIC's MAC " +
                 nicMac + ": " + neighbours);
-            // the NIC resolved 10.96.0.2 by ARP: its CONNECTs reach the host's UDP stack (port 4791 closed there)
-            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (udpNoPorts(NS_HOST) == udpNoPortsBefore && System.nanoTime() < deadline)
-            {
-                Thread.sleep(100);
-            }
-            assertTrue(udpNoPorts(NS_HOST) > udpNoPortsBefore, "CONNECTs addressed to the host's MAC arrived: " +
-                Files.readString(out));
-            assertTrue(nic.waitFor(60, TimeUnit.SECONDS), Files.readString(out));
-            final String nicOut = Files.readString(out);
-            assertTrue(nicOut.contains("no answer from 10.96.0.2 after"), "ARP answered, the handshake not: " + nicOut);
-            assertTrue(!nicOut.contains("no ARP answer"), nicOut);
+            nic.destroy(); // SIGTERM: drains and stops
+            assertTrue(nic.waitFor(60, TimeUnit.SECONDS), Files.readString(nicOut));
         }
         finally
         {
             nic.destroyForcibly();
+        }
+
+        // a client NIC given only the Linux host's address: it resolves it by ARP, so its CONNECTs reach the host's UDP
+        // stack (port 4791 closed there) and go unanswered
+        final Path exchange = Files.createDirectory(dir.resolve("exchange"));
+        Files.writeString(exchange.resolve("server.addr"), "planes=1 ip.0=10.96.0.2 addr=4096 rkey=1 length=1048576");
+        final Path out = dir.resolve("client.out");
+        final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", NS_NIC));
+        command.addAll(java(List.of("transfer", "--config", "net_af_packet", "-p", "iface=" + VETH_NIC, "-p",
+            "file_prefix=spraynic-neigh-" + ID, "--role", "client", "--ip", "10.96.0.1/24", "--exchange",
+            exchange.toString(), "--size", "64k", "--timeout", "25")));
+        final long udpNoPortsBefore = udpNoPorts(NS_HOST);
+        final Process client = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        try
+        {
+            assertTrue(client.waitFor(90, TimeUnit.SECONDS), Files.readString(out));
+            final String clientOut = Files.readString(out);
+            assertTrue(clientOut.contains("no answer from 10.96.0.2 after"), "ARP answered, the handshake not: " + clientOut);
+            assertTrue(!clientOut.contains("no ARP answer"), clientOut);
+            assertTrue(udpNoPorts(NS_HOST) > udpNoPortsBefore, "CONNECTs addressed to the host's MAC arrived: " + clientOut);
+        }
+        finally
+        {
+            client.destroyForcibly();
         }
     }
 
