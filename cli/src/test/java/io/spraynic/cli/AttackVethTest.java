@@ -29,7 +29,6 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -46,6 +45,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
+import static io.spraynic.cli.NetnsTestSupport.java;
+import static io.spraynic.cli.NetnsTestSupport.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -165,17 +166,7 @@ class AttackVethTest
 
     private static void removeNetwork()
     {
-        for (final String ns : List.of(NS_A, NS_B, NS_X, NS_SWITCH))
-        {
-            try
-            {
-                runQuietly("ip", "netns", "del", ns);
-            }
-            catch (final Exception ignored)
-            {
-                // best effort: nothing to remove
-            }
-        }
+        NetnsTestSupport.deleteNamespaces(List.of(NS_A, NS_B, NS_X, NS_SWITCH));
     }
 
     @Test
@@ -608,33 +599,5 @@ class AttackVethTest
             Thread.sleep(50);
         }
         throw new AssertionError("timed out waiting: " + what + ": " + text);
-    }
-
-    private static List<String> java(final List<String> arguments)
-    {
-        final List<String> command = new ArrayList<>();
-        command.add(ProcessHandle.current().info().command().orElseThrow());
-        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-            .filter(argument -> argument.startsWith("--")).toList());
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), SprayNic.class.getName()));
-        command.addAll(arguments);
-        return command;
-    }
-
-    private static void run(final String... command) throws IOException, InterruptedException
-    {
-        final Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0)
-        {
-            throw new IllegalStateException(String.join(" ", command) + " failed: " + out);
-        }
-    }
-
-    private static void runQuietly(final String... command) throws IOException, InterruptedException
-    {
-        final Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        p.getInputStream().readAllBytes();
-        p.waitFor(30, TimeUnit.SECONDS);
     }
 }

@@ -143,7 +143,7 @@ class ClientCommandTest
 
             final CliTestSupport.Run client = CliTestSupport.run("client", "--ipc-dir", ipc.toString(), "--size", "64k");
             assertEquals(0, client.exitCode(), client.out() + client.err());
-            assertTrue(client.out().contains("NIC pid " + nic.pid() + " in " + ipc + ": spray, 1 plane(s), 10.0.0.1 at "),
+            assertTrue(client.out().contains("NIC pid " + nic.pid() + " in " + ipc + ": spray, 1 plane(s), 10.0.0.1; client id "),
                 client.out());
             assertTrue(client.out().contains("registered 65,536 bytes"), client.out());
 

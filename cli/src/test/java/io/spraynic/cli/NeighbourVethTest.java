@@ -18,7 +18,6 @@ import java.util.regex.Pattern;
 
 import static io.spraynic.cli.NetnsTestSupport.java;
 import static io.spraynic.cli.NetnsTestSupport.run;
-import static io.spraynic.cli.NetnsTestSupport.runQuietly;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -120,17 +119,7 @@ class NeighbourVethTest
 
     private static void removeNetwork()
     {
-        for (final String ns : NAMESPACES)
-        {
-            try
-            {
-                runQuietly("ip", "netns", "del", ns);
-            }
-            catch (final Exception ignored)
-            {
-                // best effort: nothing to remove
-            }
-        }
+        NetnsTestSupport.deleteNamespaces(NAMESPACES);
     }
 
     @Test
@@ -192,14 +181,8 @@ class NeighbourVethTest
         final Process client = transfer(NS_A, VETH_A, "client", "10.97.1.10/24", "10.97.1.1", exchange, dir.resolve("a.out"));
         try
         {
-            final boolean clientDone = client.waitFor(180, TimeUnit.SECONDS);
-            final boolean serverDone = server.waitFor(30, TimeUnit.SECONDS);
-            final String clientOut = Files.readString(dir.resolve("a.out"));
-            final String serverOut = Files.readString(dir.resolve("b.out"));
-            assertTrue(clientDone && serverDone, "both ended in time; client: " + clientOut + " server: " + serverOut);
-            assertEquals(0, client.exitValue(), clientOut + " SERVER: " + serverOut);
-            assertEquals(0, server.exitValue(), serverOut);
-            for (final String out : List.of(clientOut, serverOut))
+            for (final String out : NetnsTestSupport.awaitTransferPair(client, dir.resolve("a.out"), server,
+                dir.resolve("b.out")))
             {
                 assertTrue(out.contains("\"verified\":true"), out);
                 assertTrue(out.contains("\"bytes\":" + (4 << 20)), out);

@@ -87,14 +87,8 @@ class TransferVethTest
         final Process client = start(NS_A, VETH_A, mode, "client", "10.99.0.1", exchange, dir.resolve("client.out"));
         try
         {
-            final boolean clientDone = client.waitFor(180, TimeUnit.SECONDS);
-            final boolean serverDone = server.waitFor(30, TimeUnit.SECONDS);
-            final String clientOut = Files.readString(dir.resolve("client.out"));
-            final String serverOut = Files.readString(dir.resolve("server.out"));
-            assertTrue(clientDone && serverDone, "both ended in time; client: " + clientOut + " server: " + serverOut);
-            assertEquals(0, client.exitValue(), clientOut + " SERVER: " + serverOut);
-            assertEquals(0, server.exitValue(), serverOut);
-            for (final String out : List.of(clientOut, serverOut))
+            for (final String out : NetnsTestSupport.awaitTransferPair(client, dir.resolve("client.out"), server,
+                dir.resolve("server.out")))
             {
                 assertTrue(out.contains("\"verified\":true"), out);
                 assertTrue(out.contains("\"mode\":\"" + mode + "\""), out);

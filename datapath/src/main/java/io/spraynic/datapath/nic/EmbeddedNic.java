@@ -1,7 +1,5 @@
 package io.spraynic.datapath.nic;
 
-import io.spraynic.datapath.neighbour.NeighbourAgent;
-import io.spraynic.datapath.neighbour.NeighbourCache;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.transport.PortFrameSink;
 import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
@@ -80,6 +78,7 @@ public final class EmbeddedNic implements AutoCloseable
     private final NicWorker[] workers;
     private final AgentRunner[] runners;
     private final long[] localMac;
+    private final NicNeighbours neighbours;
     private final ManyToOneConcurrentArrayQueue<NicConnection> accepted = new ManyToOneConcurrentArrayQueue<>(4096);
     private final List<NicConnection> connections = new CopyOnWriteArrayList<>();
     private final SplittableRandom random = new SplittableRandom();
@@ -110,6 +109,7 @@ public final class EmbeddedNic implements AutoCloseable
                 "ports bigger buffers (the mempool's data_room)");
         }
         this.localMac = config.localMac.clone();
+        this.neighbours = new NicNeighbours(config, localMac, counters);
         this.workers = new NicWorker[w];
         this.runners = new AgentRunner[w];
         for (int i = 0; i < w; i++)
@@ -125,6 +125,7 @@ public final class EmbeddedNic implements AutoCloseable
         {
             worker.peers(workers);
         }
+        neighbours.workers(workers);
     }
 
     /**
@@ -296,7 +297,7 @@ public final class EmbeddedNic implements AutoCloseable
         }
         if (index == 0)
         {
-            addNeighbourAgents(ports, prefix, engineMirrors); // one table per plane, on worker 0
+            neighbours.addAgents(ports, prefix, engineMirrors); // one table per plane, on worker 0
         }
         final NicWorker.WorkerCounters workerCounters = new NicWorker.WorkerCounters(
             counter(prefix + "rx frames"), counter(prefix + "steered to other workers"),
@@ -311,155 +312,13 @@ public final class EmbeddedNic implements AutoCloseable
             config.burst, config.inboxBytes, arena, workerCounters);
         if (index == 0)
         {
-            worker.neighbours(pendingAgents, pendingSinks);
+            neighbours.attach(worker);
         }
         if (config.mode == NicConnection.Kind.SPRAY && config.listen)
         {
             listen(worker, (SprayWorkerTransport)transport);
         }
         return worker;
-    }
-
-    private NeighbourAgent[] pendingAgents;
-    private io.spraynic.datapath.transport.PortFrameSink[] pendingSinks;
-
-    // control path, at construction: worker 0 answers and resolves for every plane that has an address
-    private void addNeighbourAgents(final PacketPort[] ports, final String prefix, final List<CounterMirror> mirrors)
-    {
-        final int planes = config.planes();
-        pendingAgents = new NeighbourAgent[planes];
-        pendingSinks = new io.spraynic.datapath.transport.PortFrameSink[planes];
-        for (int p = 0; p < planes; p++)
-        {
-            if (null == config.addresses[p])
-            {
-                continue;
-            }
-            pendingSinks[p] = new io.spraynic.datapath.transport.PortFrameSink(ports[p], 8, config.maxFrameLength);
-            pendingAgents[p] = new NeighbourAgent(p, config.addresses[p], localMac[p], pendingSinks[p],
-                config.neighbourConfig, this::onNextHop);
-            mirrors.add(new CounterMirror(counters, prefix + "plane " + p + " neighbour ", pendingAgents[p].counters(), null));
-        }
-        final long now = config.clock.nanoTime();
-        for (final long[] entry : config.staticNeighbours)
-        {
-            final NeighbourAgent agent = pendingAgents[(int)entry[0]];
-            if (null == agent)
-            {
-                throw new IllegalArgumentException("a static neighbour on plane " + entry[0] + " needs the plane's address");
-            }
-            agent.addPermanent((int)entry[1], entry[2], now);
-        }
-    }
-
-    // worker 0's thread: a next hop has a (new) MAC; every worker updates the connections that send to it
-    private void onNextHop(final int plane, final int ipv4, final long mac)
-    {
-        for (final NicWorker worker : workers)
-        {
-            if (!worker.offer((w, now) -> w.onNextHopMac(plane, ipv4, mac)))
-            {
-                worker.faultLog().record("neighbour update", new IllegalStateException(
-                    "command queue full: " + Wire.ipv4ToString(ipv4) + " keeps its old MAC on worker " + worker.index()));
-            }
-        }
-    }
-
-    /**
-     * @return per plane, the address the frames to {@code peer} go to: the peer on-link, the gateway off-link.
-     * @throws IllegalArgumentException when a plane has no address, or the peer is off-link without a gateway.
-     */
-    private int[] nextHops(final int[] peer)
-    {
-        final int[] hops = new int[peer.length];
-        for (int p = 0; p < peer.length; p++)
-        {
-            hops[p] = nextHop(p, peer[p]);
-        }
-        return hops;
-    }
-
-    private int nextHop(final int plane, final int peer)
-    {
-        final io.spraynic.pmd.InterfaceAddress address = config.addresses[plane];
-        if (null == address)
-        {
-            throw new IllegalArgumentException("plane " + plane + " has no address: give this NIC one (--ip) before connecting");
-        }
-        final int hop = address.nextHop(peer);
-        if (0 == hop)
-        {
-            throw new IllegalArgumentException(Wire.ipv4ToString(peer) + " is off-link on plane " + plane + " (" + address +
-                ") and the plane has no gateway: give --gateway, or a prefix that holds the peer");
-        }
-        return hop;
-    }
-
-    /**
-     * Resolves the MAC of each plane's next hop on worker 0 (ARP, with its retries), waiting up to {@code timeout}.
-     *
-     * @param hops per plane, an address; 0 skips the plane.
-     * @return per plane, the MAC.
-     * @throws IllegalStateException naming the address that did not answer.
-     */
-    long[] resolve(final int[] hops, final Duration timeout)
-    {
-        final CompletableFuture<long[]> resolved = new CompletableFuture<>();
-        final long timeoutNanos = timeout.toNanos();
-        final boolean offered = workers[0].offer((w, now) ->
-        {
-            final long[] macs = new long[hops.length];
-            for (int p = 0; p < hops.length; p++)
-            {
-                if (0 != hops[p])
-                {
-                    macs[p] = w.neighbour(p).resolve(hops[p], now);
-                }
-            }
-            final long deadline = now + timeoutNanos;
-            final Runnable[] poller = new Runnable[1];
-            poller[0] = () ->
-            {
-                boolean all = true;
-                for (int p = 0; p < hops.length; p++)
-                {
-                    if (0 == hops[p] || 0 != macs[p])
-                    {
-                        continue;
-                    }
-                    final NeighbourAgent agent = w.neighbour(p);
-                    macs[p] = agent.macOf(hops[p]);
-                    if (0 == macs[p])
-                    {
-                        all = false;
-                        if (agent.state(hops[p]) == NeighbourCache.FAILED || agent.state(hops[p]) == NeighbourCache.FREE)
-                        {
-                            w.removePoller(poller[0]);
-                            resolved.completeExceptionally(new IllegalStateException("no ARP answer from " +
-                                Wire.ipv4ToString(hops[p]) + " on plane " + p + " (" + config.addresses[p] + "): is it up, " +
-                                "on this link, and is the address right?"));
-                            return;
-                        }
-                    }
-                }
-                if (all)
-                {
-                    w.removePoller(poller[0]);
-                    resolved.complete(macs);
-                }
-                else if (config.clock.nanoTime() - deadline > 0)
-                {
-                    w.removePoller(poller[0]);
-                    resolved.completeExceptionally(new IllegalStateException("no ARP answer in " + timeout.toMillis() + " ms"));
-                }
-            };
-            w.addPoller(poller[0]);
-        });
-        if (!offered)
-        {
-            throw new IllegalStateException("worker 0 has too many control commands queued: retry");
-        }
-        return await(resolved, timeout.plusSeconds(1), "resolve the next hops");
     }
 
     private AtomicCounter counter(final String label)
@@ -494,7 +353,7 @@ public final class EmbeddedNic implements AutoCloseable
                 final NicConnection handle = accepting;
                 accepting = null;
                 attachSpray(worker, handle, connection);
-                followNextHops(worker, handle, connection);
+                neighbours.follow(worker, handle, connection);
                 if (!accepted.offer(handle))
                 {
                     transport.engine().close(connection); // nobody is accepting: refuse rather than grow without bound
@@ -503,43 +362,6 @@ public final class EmbeddedNic implements AutoCloseable
                 }
             }
         });
-    }
-
-    /**
-     * An accepted connection starts with the MACs its CONNECT came from; from here it sends to each plane's next
-     * hop as the neighbour table resolves it (the gateway's MAC for a peer off-link). Worker thread.
-     */
-    private void followNextHops(final NicWorker worker, final NicConnection handle, final SprayConnection connection)
-    {
-        final int[] hops = new int[connection.planes()];
-        for (int p = 0; p < hops.length; p++)
-        {
-            final int peer = connection.remoteIpv4(p);
-            final io.spraynic.pmd.InterfaceAddress address = p < config.addresses.length ? config.addresses[p] : null;
-            hops[p] = 0 == peer || null == address ? 0 : address.nextHop(peer);
-        }
-        handle.nextHop = hops;
-        final boolean offered = workers[0].offer((w, now) ->
-        {
-            for (int p = 0; p < hops.length; p++)
-            {
-                final NeighbourAgent agent = w.neighbour(p);
-                if (0 != hops[p] && null != agent)
-                {
-                    final long mac = agent.resolve(hops[p], now); // 0: asked; the answer reaches every worker
-                    if (0 != mac)
-                    {
-                        final int plane = p;
-                        final int hop = hops[p];
-                        worker.offer((x, t) -> x.onNextHopMac(plane, hop, mac));
-                    }
-                }
-            }
-        });
-        if (!offered)
-        {
-            worker.faultLog().record("neighbour update", new IllegalStateException("worker 0's command queue is full"));
-        }
     }
 
     private int sourcePortBase(final int paths)
@@ -811,8 +633,8 @@ public final class EmbeddedNic implements AutoCloseable
         {
             throw new IllegalArgumentException("give the peer's address on each of the " + planes() + " plane(s)");
         }
-        final int[] hops = nextHops(peerIpv4);
-        final long[] peerMac = resolve(hops, timeout);
+        final int[] hops = neighbours.nextHops(peerIpv4);
+        final long[] peerMac = neighbours.resolve(hops, timeout);
         final NicWorker worker = nextWorker();
         final NicConnection handle = new NicConnection(this, NicConnection.Kind.SPRAY, worker.index(), config.ringCapacity,
             config.completionQueueCapacity);
@@ -939,8 +761,8 @@ public final class EmbeddedNic implements AutoCloseable
     {
         requireOpen();
         final int[] hops = new int[planes()];
-        hops[c.plane] = nextHop(c.plane, remote.ipv4());
-        final long mac = resolve(hops, timeout)[c.plane];
+        hops[c.plane] = neighbours.nextHop(c.plane, remote.ipv4());
+        final long mac = neighbours.resolve(hops, timeout)[c.plane];
         c.nextHop = hops;
         final RcConnectionAttributes attributes = RcConnectionAttributes.of(remote.qpNumber(), mac, remote.ipv4(),
             49152 + (c.localId & 0x3FFF), Math.min(config.mtu, remote.mtu()), c.localPsn, remote.psn())
@@ -1135,7 +957,7 @@ public final class EmbeddedNic implements AutoCloseable
         return result;
     }
 
-    private static <T> T await(final CompletableFuture<T> future, final Duration timeout, final String what)
+    static <T> T await(final CompletableFuture<T> future, final Duration timeout, final String what)
     {
         try
         {

@@ -1,18 +1,13 @@
 package io.spraynic.datapath.nic;
 
-import io.spraynic.datapath.neighbour.NeighbourAgent;
+import io.spraynic.datapath.neighbour.NeighbourFrames;
 import io.spraynic.datapath.wire.ArpHeader;
-import io.spraynic.datapath.wire.EthernetHeader;
-import io.spraynic.datapath.wire.IcmpHeader;
-import io.spraynic.datapath.wire.Ipv4Header;
-import io.spraynic.datapath.wire.Wire;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -157,30 +152,13 @@ class NeighbourDpdkTest
     private static byte[] arp(final int operation, final long senderMac, final int senderIp, final long targetMac,
         final int targetIp, final int length)
     {
-        final MemorySegment s = MemorySegment.ofArray(new byte[60]);
-        EthernetHeader.destinationMac(s, 0, operation == ArpHeader.OPERATION_REPLY ? targetMac : NeighbourAgent.BROADCAST_MAC);
-        EthernetHeader.sourceMac(s, 0, senderMac);
-        EthernetHeader.etherType(s, 0, ArpHeader.ETHER_TYPE_ARP);
-        ArpHeader.write(s, 14, operation, senderMac, senderIp, targetMac, targetIp);
-        return s.asSlice(0, length).toArray(ValueLayout.JAVA_BYTE);
+        return NeighbourFrames.arp(operation, senderMac, senderIp, targetMac, targetIp, targetMac).asSlice(0, length)
+            .toArray(ValueLayout.JAVA_BYTE);
     }
 
     private static byte[] echo(final long sourceMac, final int source, final int destination, final int sequence)
     {
-        final MemorySegment s = MemorySegment.ofArray(new byte[14 + 20 + 8 + 16]);
-        EthernetHeader.destinationMac(s, 0, HostileWire.mac(1, 0));
-        EthernetHeader.sourceMac(s, 0, sourceMac);
-        EthernetHeader.etherType(s, 0, EthernetHeader.ETHER_TYPE_IPV4);
-        Ipv4Header.versionAndHeaderLength(s, 14, 20);
-        Ipv4Header.totalLength(s, 14, 20 + 8 + 16);
-        Ipv4Header.ttl(s, 14, 64);
-        Ipv4Header.protocol(s, 14, IcmpHeader.PROTOCOL_ICMP);
-        Ipv4Header.sourceAddress(s, 14, source);
-        Ipv4Header.destinationAddress(s, 14, destination);
-        Ipv4Header.updateChecksum(s, 14, 20);
-        IcmpHeader.type(s, 34, IcmpHeader.TYPE_ECHO_REQUEST);
-        Wire.put16(s, 34 + IcmpHeader.SEQUENCE_OFFSET, sequence);
-        IcmpHeader.checksum(s, 34, IcmpHeader.internetChecksum(s, 34, 8 + 16));
-        return s.toArray(ValueLayout.JAVA_BYTE);
+        return NeighbourFrames.echo(HostileWire.mac(1, 0), sourceMac, source, destination, sequence, 16)
+            .toArray(ValueLayout.JAVA_BYTE);
     }
 }
