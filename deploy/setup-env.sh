@@ -4,7 +4,7 @@
 
 SPRAYNIC_MIN_JAVA=25
 SPRAYNIC_DEBIAN_PACKAGES=(dpdk libdpdk-dev pkg-config)
-SPRAYNIC_TEST_PACKAGES=(tshark python3 iproute2 systemd prometheus)
+SPRAYNIC_TEST_PACKAGES=(tshark python3 python3-scapy iproute2 nftables procps systemd prometheus)
 
 spraynic_fail() {
   echo "spraynic: $*" >&2
@@ -52,8 +52,10 @@ spraynic_require_dpdk() {
   pkg-config --exists libdpdk 2>/dev/null || spraynic_fail "DPDK is still not found by pkg-config libdpdk after installing it."
 }
 
-# Tools the tests drive: tshark (Wireshark's dissector checks our frames), python3 (the kernel
-# side of the tap and veth tests), ip (network namespaces), systemd-analyze and systemd-sysusers
+# Tools the tests drive: tshark (Wireshark's dissector checks our frames, and runs the spray Lua dissector of
+# tools/decoders), python3 (the kernel side of the tap and veth tests) with python3-scapy (the RoCEv2 and spray
+# vectors, the independent spray decoder of tools/decoders), ip and tc (network namespaces, TBF), nft and sysctl
+# (the Linux ECMP lab in deploy/lab: drops and CE marks per link, multipath hashing), systemd-analyze and systemd-sysusers
 # (the service unit's checks; Debian's systemd package, present on a full Debian 12 install but not in
 # minimal container images, and usable without systemd running), prometheus (scrapes spraynic nic
 # --metrics), and a font for the experiment plots (headless Java still draws text with fontconfig fonts).
@@ -61,7 +63,10 @@ spraynic_require_test_tools() {
   local missing=()
   command -v tshark >/dev/null 2>&1 || missing+=(tshark)
   [ -x /usr/bin/python3 ] || missing+=(python3)
-  command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+  /usr/bin/python3 -c 'import scapy' >/dev/null 2>&1 || missing+=(python3-scapy)
+  { command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1; } || missing+=(iproute2)
+  command -v nft >/dev/null 2>&1 || missing+=(nftables)
+  command -v sysctl >/dev/null 2>&1 || missing+=(procps)
   { command -v systemd-analyze >/dev/null 2>&1 && command -v systemd-sysusers >/dev/null 2>&1; } || missing+=(systemd)
   { command -v fc-list >/dev/null 2>&1 && [ -n "$(fc-list 2>/dev/null | head -1)" ]; } || missing+=(fontconfig fonts-dejavu-core)
   if [ ${#missing[@]} -gt 0 ]; then

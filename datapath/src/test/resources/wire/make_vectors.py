@@ -32,7 +32,8 @@ TIMESTAMP = 1_700_000_000
 
 KEYS = ['frame', 'valid', 'error', 'ipVersion', 'srcIp', 'dstIp', 'ecn', 'udpSrcPort', 'udpDstPort', 'opcode',
         'solicited', 'migReq', 'padCount', 'tver', 'pkey', 'destQp', 'ackReq', 'psn', 'rethVa', 'rethRkey',
-        'rethLength', 'aethSyndrome', 'aethMsn', 'immediate', 'payloadLength', 'icrc', 'icrcValid']
+        'rethLength', 'aethSyndrome', 'aethMsn', 'immediate', 'payloadLength', 'icrc', 'icrcValid',
+        'spray']  # spray: the spray headers (none in these RoCEv2 vectors; spray_vectors.* have them)
 
 
 def icrc(frame: bytes, l3: int) -> bytes:

@@ -22,7 +22,9 @@ import java.util.concurrent.Callable;
         "Decode every frame of a pcap or pcapng file with SprayNIC's RoCEv2 parser, one line per frame.",
         "With --json, one JSON object per line (frame, valid, error, ipVersion, srcIp, dstIp, ecn, udpSrcPort,",
         "udpDstPort, opcode, solicited, migReq, padCount, tver, pkey, destQp, ackReq, psn, rethVa, rethRkey,",
-        "rethLength, aethSyndrome, aethMsn, immediate, payloadLength, icrc, icrcValid)."})
+        "rethLength, aethSyndrome, aethMsn, immediate, payloadLength, icrc, icrcValid, spray); spray is null or",
+        "every field of the spray headers, named as in docs/PROTOCOL.md's tables (seth, reth, immdt, sackh,",
+        "prbh, nakh, conh, hsb, addresses). A malformed frame shows every field that could be read."})
 final class DecodeCommand implements Callable<Integer>
 {
     @Parameters(paramLabel = "FILE", description = "A pcap or pcapng capture.")

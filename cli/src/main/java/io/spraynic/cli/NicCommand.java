@@ -39,6 +39,9 @@ import java.util.function.Supplier;
     description = "Run a NIC on a PMD preset or TOML file until stopped, publishing live counters (see spraynic stat).")
 final class NicCommand implements Callable<Integer>
 {
+    /** Largest IPC limit accepted: a count of clients, regions or connections, not a buffer size. */
+    private static final int IPC_LIMIT_MAX = 65_536;
+
     @Option(names = "--config", required = true, description = "PMD preset (spraynic config lists them) or TOML file.")
     String config;
 
@@ -135,6 +138,9 @@ final class NicCommand implements Callable<Integer>
         BadOption.range("--rocev2-ack-timeout", rocev2AckTimeout, 1, 31);
         BadOption.size("--expose", expose, 0, 1L << 40);
         BadOption.positive("--ipc-client-timeout", ipcClientTimeout, 5);
+        BadOption.range("--ipc-max-clients", ipcMaxClients, 1, IPC_LIMIT_MAX);
+        BadOption.range("--ipc-max-regions", ipcMaxRegions, 1, IPC_LIMIT_MAX);
+        BadOption.range("--ipc-max-connections", ipcMaxConnections, 1, IPC_LIMIT_MAX);
         if (null != metrics)
         {
             MetricsServer.parse("--metrics", metrics);
@@ -217,9 +223,7 @@ final class NicCommand implements Callable<Integer>
                 "band) or --ipc-dir for applications that connect their own");
         }
         final Path ipc = null == ipcDir ? null : ipcDir.toString().isEmpty() ? IpcFileDescriptor.defaultDirectory() : ipcDir;
-        final IpcConductor.Limits ipcLimits = new IpcConductor.Limits(
-            atLeastOne("--ipc-max-clients", ipcMaxClients, 64), atLeastOne("--ipc-max-regions", ipcMaxRegions, 256),
-            atLeastOne("--ipc-max-connections", ipcMaxConnections, 64));
+        final IpcConductor.Limits ipcLimits = new IpcConductor.Limits(ipcMaxClients, ipcMaxRegions, ipcMaxConnections);
         final java.util.Map<String, String> filled = new java.util.LinkedHashMap<>(params);
         if (workers != 1)
         {
@@ -365,15 +369,5 @@ final class NicCommand implements Callable<Integer>
         System.out.printf(Locale.ROOT, "spraynic nic: metrics at %s%n", server.url());
         System.out.flush();
         return server;
-    }
-
-    private static int atLeastOne(final String option, final int value, final int defaultValue)
-    {
-        if (value < 1)
-        {
-            throw new IllegalArgumentException(option + " " + value + " is not allowed: give 1 or more (default " +
-                defaultValue + ")");
-        }
-        return value;
     }
 }

@@ -45,7 +45,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
-import static io.spraynic.cli.NetnsTestSupport.java;
+import static io.spraynic.cli.CliProcesses.java;
 import static io.spraynic.cli.NetnsTestSupport.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

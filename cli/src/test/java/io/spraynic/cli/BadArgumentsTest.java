@@ -92,6 +92,12 @@ class BadArgumentsTest
         table.add(bad("nic --config net_null --expose 2t", "not a size"));
         table.add(bad("nic --config net_null --expose 2048g", "0..1024g"));
         table.add(bad("nic --config net_null --ipc-client-timeout 0", "above 0"));
+        table.add(bad("nic --config net_null --ipc-max-clients 0", "1..65536"));
+        table.add(bad("nic --config net_null --ipc-max-clients 65537", "1..65536"));
+        table.add(bad("nic --config net_null --ipc-max-clients many", "not a whole number"));
+        table.add(bad("nic --config net_null --ipc-max-regions 0", "1..65536"));
+        table.add(bad("nic --config net_null --ipc-max-connections -1", "1..65536"));
+        table.add(bad("nic --config net_null --ipc-max-connections 99999999999", "too large"));
         table.add(bad("nic --config net_null --metrics 9464", "HOST:PORT"));
         table.add(bad("nic --config net_null --metrics 127.0.0.1:65536", "0..65535"));
         table.add(bad("metrics --listen localhost", "HOST:PORT"));

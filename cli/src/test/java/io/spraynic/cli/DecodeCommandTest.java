@@ -20,7 +20,7 @@ class DecodeCommandTest
 {
     private static final List<String> KEYS = List.of("frame", "valid", "error", "ipVersion", "srcIp", "dstIp", "ecn",
         "udpSrcPort", "udpDstPort", "opcode", "solicited", "migReq", "padCount", "tver", "pkey", "destQp", "ackReq", "psn",
-        "rethVa", "rethRkey", "rethLength", "aethSyndrome", "aethMsn", "immediate", "payloadLength", "icrc", "icrcValid");
+        "rethVa", "rethRkey", "rethLength", "aethSyndrome", "aethMsn", "immediate", "payloadLength", "icrc", "icrcValid", "spray");
 
     @Test
     void shouldDecodeCaptureToJsonLinesWithExactKeys(@TempDir final Path dir) throws Exception

@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import static io.spraynic.cli.NetnsTestSupport.java;
+import static io.spraynic.cli.CliProcesses.java;
 import static io.spraynic.cli.NetnsTestSupport.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,34 +1,20 @@
 package io.spraynic.cli;
 
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Commands for tests that build network namespaces: run one (failing loudly or quietly), or start {@code spraynic}. */
+/** Commands for tests that build network namespaces: run one (failing loudly or quietly), clean up, await two NICs. */
 final class NetnsTestSupport
 {
     private NetnsTestSupport()
     {
-    }
-
-    /** @return the command line of this JVM running {@code spraynic} with {@code arguments}. */
-    static List<String> java(final List<String> arguments)
-    {
-        final List<String> command = new ArrayList<>();
-        command.add(ProcessHandle.current().info().command().orElseThrow());
-        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-            .filter(argument -> argument.startsWith("--")).toList());
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), SprayNic.class.getName()));
-        command.addAll(arguments);
-        return command;
     }
 
     /** @return its output; throws when it fails or takes over 30 s. */

@@ -15,7 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import static io.spraynic.cli.NetnsTestSupport.java;
+import static io.spraynic.cli.CliProcesses.java;
 import static io.spraynic.cli.NetnsTestSupport.run;
 import static io.spraynic.cli.NetnsTestSupport.runQuietly;
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -6,9 +6,11 @@ import io.spraynic.datapath.wire.HandshakeBlock;
 import io.spraynic.datapath.wire.PlaneAddress;
 import io.spraynic.datapath.wire.FrameClass;
 import io.spraynic.datapath.wire.Icrc;
+import io.spraynic.datapath.wire.ImmediateDataHeader;
 import io.spraynic.datapath.wire.NegativeAckHeader;
 import io.spraynic.datapath.wire.Opcode;
 import io.spraynic.datapath.wire.ParseCounters;
+import io.spraynic.datapath.wire.ProbeHeader;
 import io.spraynic.datapath.wire.RdmaExtendedTransportHeader;
 import io.spraynic.datapath.wire.RoceFrame;
 import io.spraynic.datapath.wire.RoceParser;
@@ -35,7 +37,10 @@ import java.nio.file.Path;
  * (unsigned decimal string), {@code rethRkey}, {@code rethLength}, {@code aethSyndrome}, {@code aethMsn},
  * {@code immediate} (unsigned), {@code payloadLength} (data bytes without pad and ICRC), {@code icrc}
  * (the four ICRC bytes in wire order, 8 lower-case hex digits, as Wireshark shows them),
- * {@code icrcValid}. Numbers are decimal; IPv6 addresses are in RFC 5952 form.
+ * {@code icrcValid}, {@code spray} (null, or every field of the spray headers: {@link SprayHeaderLayouts}).
+ * RETH and immediate keys are also filled from a spray opcode's RETH and ImmDt. Numbers are decimal; IPv6
+ * addresses are in RFC 5952 form. A malformed frame shows every field the parser read and every spray
+ * header field before its ICRC.
  */
 public final class FrameDecoder
 {
@@ -233,19 +238,25 @@ public final class FrameDecoder
         bool(sb, bth, bth && frame.ackReq());
         sb.append(",\"psn\":");
         number(sb, bth, bth ? frame.psn() : 0);
+        // a spray opcode's RETH and ImmDt follow its SETH (S3.1, S3.3): the parser knows them only as its custom header
+        final long sprayVa = SprayHeaderLayouts.fieldOffset(frame, SprayHeaderLayouts.RETH, "va");
+        final long sprayRkey = SprayHeaderLayouts.fieldOffset(frame, SprayHeaderLayouts.RETH, "rkey");
+        final long sprayLength = SprayHeaderLayouts.fieldOffset(frame, SprayHeaderLayouts.RETH, "length");
         sb.append(",\"rethVa\":");
-        string(sb, reth ? Long.toUnsignedString(frame.rethVirtualAddress()) : null);
+        string(sb, reth ? Long.toUnsignedString(frame.rethVirtualAddress()) :
+            sprayVa >= 0 ? Long.toUnsignedString(RdmaExtendedTransportHeader.virtualAddress(frame.segment(), sprayVa)) : null);
         sb.append(",\"rethRkey\":");
-        number(sb, reth, reth ? Integer.toUnsignedLong(frame.rethRkey()) : 0);
+        u32(sb, reth, frame == null ? 0 : frame.rethRkey(), frame, sprayRkey);
         sb.append(",\"rethLength\":");
-        number(sb, reth, reth ? Integer.toUnsignedLong(frame.rethDmaLength()) : 0);
+        u32(sb, reth, frame == null ? 0 : frame.rethDmaLength(), frame, sprayLength);
         sb.append(",\"aethSyndrome\":");
         number(sb, aeth, aeth ? frame.aethSyndrome() : 0);
         sb.append(",\"aethMsn\":");
         number(sb, aeth, aeth ? frame.aethMsn() : 0);
         final boolean immediate = frame != null && frame.hasImmediate();
         sb.append(",\"immediate\":");
-        number(sb, immediate, immediate ? Integer.toUnsignedLong(frame.immediateData()) : 0);
+        u32(sb, immediate, immediate ? frame.immediateData() : 0, frame,
+            SprayHeaderLayouts.fieldOffset(frame, SprayHeaderLayouts.IMMDT, "immediate"));
         final boolean payload = frame != null && frame.hasPayload();
         sb.append(",\"payloadLength\":");
         number(sb, payload, payload ? frame.payloadLength() : 0);
@@ -254,6 +265,8 @@ public final class FrameDecoder
         string(sb, icrc ? hex8(Icrc.wireOrder(frame.icrcReceived())) : null);
         sb.append(",\"icrcValid\":");
         bool(sb, icrc && frame.icrcChecked(), icrc && frame.icrcValid());
+        sb.append(",\"spray\":");
+        SprayHeaderLayouts.appendJson(sb, frame);
         sb.append('}');
     }
 
@@ -348,7 +361,14 @@ public final class FrameDecoder
         {
             sb.append(String.format(" imm=0x%08x", frame.immediateData()));
         }
-        appendSprayHeaders(sb, frame);
+        if (frame.hasBth() && frame.customHeaderOffset() < 0)
+        {
+            SprayHeaderLayouts.appendReadableText(sb, frame); // the parser stopped before the headers: what they hold
+        }
+        else
+        {
+            appendSprayHeaders(sb, frame);
+        }
         if (frame.hasPayload())
         {
             sb.append(" len=").append(frame.payloadLength());
@@ -396,6 +416,18 @@ public final class FrameDecoder
                     RdmaExtendedTransportHeader.virtualAddress(s, reth), RdmaExtendedTransportHeader.rkey(s, reth),
                     Integer.toUnsignedLong(RdmaExtendedTransportHeader.dmaLength(s, reth))));
             }
+            final long immediate = SprayHeaderLayouts.fieldOffset(frame, SprayHeaderLayouts.IMMDT, "immediate");
+            if (immediate >= 0)
+            {
+                sb.append(String.format(" imm=0x%08x", ImmediateDataHeader.immediateData(s, immediate)));
+            }
+        }
+        else if (opcode == SprayOpcodes.PROBE && frame.customHeaderLength() >= ProbeHeader.LENGTH)
+        {
+            sb.append(" probe(path=").append(ProbeHeader.path(s, header))
+                .append(" nextPsn=").append(ProbeHeader.nextPsn(s, header))
+                .append((ProbeHeader.flags(s, header) & ProbeHeader.FLAG_RESYNC) != 0 ? " resync" : "")
+                .append(')');
         }
         else if (opcode == SprayOpcodes.ACK && frame.customHeaderLength() >= SelectiveAckHeader.LENGTH)
         {
@@ -467,6 +499,24 @@ public final class FrameDecoder
         if (present)
         {
             sb.append(value);
+        }
+        else
+        {
+            sb.append("null");
+        }
+    }
+
+    // an unsigned 32-bit value: the parser's when it has one, else the spray header's field at sprayOffset (-1: none)
+    private static void u32(final StringBuilder sb, final boolean parsed, final int value, final RoceFrame frame,
+        final long sprayOffset)
+    {
+        if (parsed)
+        {
+            sb.append(Integer.toUnsignedLong(value));
+        }
+        else if (sprayOffset >= 0)
+        {
+            sb.append(Integer.toUnsignedLong(frame.segment().get(Wire.INT_BE, sprayOffset)));
         }
         else
         {

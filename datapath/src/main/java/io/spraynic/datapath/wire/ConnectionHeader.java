@@ -4,7 +4,8 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * Flyweight over the connection header (CONH), 40 bytes after the BTH of {@code SPRAY_CONNECT},
- * {@code SPRAY_CONNECT_ACK}, {@code SPRAY_CLOSE} and {@code SPRAY_CLOSE_ACK}: one side's limits and
+ * {@code SPRAY_CONNECT_RETRY}, {@code SPRAY_CONNECT_REJECT}, {@code SPRAY_CONNECT_ACK}, {@code SPRAY_CLOSE} and
+ * {@code SPRAY_CLOSE_ACK}: one side's limits and
  * parameters, and a token that pairs a request with its answer (docs/PROTOCOL.md S5.4, S9.1).
  * <pre>
  *  0                   1                   2                   3
@@ -31,7 +32,7 @@ import java.lang.foreign.MemorySegment;
  * |                                                               |
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * </pre>
- * The table of S5.4 lists the fields in this order; its byte offsets follow from their sizes.
+ * The byte-offset table of S5.4 has the same rows (the reserved bytes before the 24-bit fields included).
  */
 public final class ConnectionHeader
 {

@@ -120,7 +120,7 @@ class FrameDecoderTest
             "\"solicited\":null,\"migReq\":null,\"padCount\":null,\"tver\":null,\"pkey\":null,\"destQp\":null," +
             "\"ackReq\":null,\"psn\":null,\"rethVa\":null,\"rethRkey\":null,\"rethLength\":null," +
             "\"aethSyndrome\":null,\"aethMsn\":null,\"immediate\":null,\"payloadLength\":null,\"icrc\":null," +
-            "\"icrcValid\":null}", sb.toString());
+            "\"icrcValid\":null,\"spray\":null}", sb.toString());
     }
 
     @Test

@@ -3,6 +3,7 @@ package io.spraynic.datapath.capture;
 import io.spraynic.datapath.wire.BaseTransportHeader;
 import io.spraynic.datapath.wire.ConnectionHeader;
 import io.spraynic.datapath.wire.HandshakeBlock;
+import io.spraynic.datapath.wire.ImmediateDataHeader;
 import io.spraynic.datapath.wire.PlaneAddress;
 import io.spraynic.datapath.wire.EthernetHeader;
 import io.spraynic.datapath.wire.Ipv4Header;
@@ -146,6 +147,81 @@ class SprayDecodeTest
             final String rejected = decode(buffer, reject.writeFrame(buffer, 0, 0));
             assertTrue(rejected.contains(" SPRAY_CONNECT_REJECT ") && rejected.contains(" token=0x99 reason=5)"), rejected);
         }
+    }
+
+    @Test
+    void shouldShowEveryFieldOfASprayWriteImmInJsonWithItsRethAndImmediate()
+    {
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment buffer = arena.allocate(2048);
+            final RoceFrameWriter writer = writer(SprayOpcodes.WRITE_WITH_IMMEDIATE).psn(77);
+            SprayExtendedTransportHeader.path(buffer, HEADERS, 3);
+            SprayExtendedTransportHeader.flags(buffer, HEADERS, SprayExtendedTransportHeader.FLAG_LAST);
+            SprayExtendedTransportHeader.stream(buffer, HEADERS, 65535);
+            SprayExtendedTransportHeader.msn(buffer, HEADERS, -1);
+            SprayExtendedTransportHeader.messageOffset(buffer, HEADERS, 8192);
+            SprayExtendedTransportHeader.messageLength(buffer, HEADERS, 8200);
+            SprayExtendedTransportHeader.rsn(buffer, HEADERS, 4);
+            SprayExtendedTransportHeader.messageTag(buffer, HEADERS, -2L);
+            final long reth = HEADERS + SprayExtendedTransportHeader.LENGTH;
+            RdmaExtendedTransportHeader.virtualAddress(buffer, reth, 0xFFFF_0000_0000_2000L);
+            RdmaExtendedTransportHeader.rkey(buffer, reth, 0x8000_0001);
+            RdmaExtendedTransportHeader.dmaLength(buffer, reth, 8200);
+            ImmediateDataHeader.immediateData(buffer, reth + RdmaExtendedTransportHeader.LENGTH, 0xCAFE_BABE);
+            final int length = writer.writeFrame(buffer, 0, 8);
+
+            final String json = json(buffer, length);
+            assertTrue(json.contains("\"valid\":true,\"error\":null,"), json);
+            assertTrue(json.contains("\"rethVa\":\"18446462598732849152\",\"rethRkey\":2147483649,\"rethLength\":8200,"), json);
+            assertTrue(json.contains("\"immediate\":3405691582,\"payloadLength\":8,"), json);
+            assertTrue(json.endsWith(",\"spray\":{\"name\":\"SPRAY_WRITE_IMM\",\"seth\":{\"path\":3,\"flags\":2,\"stream\":65535," +
+                "\"msn\":4294967295,\"offset\":8192,\"length\":8200,\"rsn\":4,\"messageTag\":\"18446744073709551614\"}," +
+                "\"reth\":{\"va\":\"18446462598732849152\",\"rkey\":2147483649,\"length\":8200}," +
+                "\"immdt\":{\"immediate\":3405691582}}}"), json);
+            final StringBuilder text = new StringBuilder();
+            FrameDecoder.appendText(text, 0, new FrameDecoder().parse(buffer, 0, length, LinkType.ETHERNET));
+            assertTrue(text.toString().contains(" imm=0xcafebabe len=8 "), text.toString());
+        }
+    }
+
+    @Test
+    void shouldShowTheFieldsATruncatedHeaderHoldsWithItsReasonS31()
+    {
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment buffer = arena.allocate(2048);
+            ConnectionHeader.write(buffer, HEADERS, 0, 8, 2, 4096, 0, 0xABCDEF, 0x123456, 1000, 0x99L);
+            final int length = writer(SprayOpcodes.CLOSE).writeFrame(buffer, 0, 0);
+            // cut the CONH after its token (28 of 40 bytes): shorten IP and UDP lengths, move the ICRC up
+            final int cut = 12;
+            final long ip = EthernetHeader.LENGTH;
+            Ipv4Header.totalLength(buffer, ip, Ipv4Header.totalLength(buffer, ip) - cut);
+            Ipv4Header.updateChecksum(buffer, ip, Ipv4Header.LENGTH);
+            final long udp = ip + Ipv4Header.LENGTH;
+            UdpHeader.length(buffer, udp, UdpHeader.length(buffer, udp) - cut);
+            final String json = json(buffer, length - cut);
+            assertTrue(json.contains("\"valid\":false,\"error\":\"BAD_ICRC\","), json);
+            assertTrue(json.endsWith(",\"spray\":{\"name\":\"SPRAY_CLOSE\",\"conh\":{\"version\":2,\"flags\":0,\"paths\":8," +
+                "\"planes\":2,\"mtu\":4096,\"streams\":0,\"reserved8\":0,\"senderCid\":11259375,\"reserved12\":0," +
+                "\"initialPsn\":1193046,\"ingressMbps\":1000,\"token\":\"153\"}}}"), json);
+            // TVer 1: the parser judges nothing after the BTH, the text still shows what the headers hold
+            buffer.set(java.lang.foreign.ValueLayout.JAVA_BYTE, HEADERS - 11, (byte)1);
+            final StringBuilder text = new StringBuilder();
+            FrameDecoder.appendText(text, 0, new FrameDecoder().parse(buffer, 0, length - cut, LinkType.ETHERNET));
+            assertTrue(text.toString().contains(" SPRAY_CLOSE qp=0x000042 psn=0 pad=0 tver=1 pkey=0xffff conh(version=2 flags=0 " +
+                "paths=8 planes=2 mtu=4096 streams=0 reserved8=0 senderCid=11259375 reserved12=0 initialPsn=1193046 " +
+                "ingressMbps=1000 token=153) icrc="), text.toString());
+            assertTrue(text.toString().startsWith("#0 MALFORMED BAD_ICRC "), text.toString());
+        }
+    }
+
+    private static String json(final MemorySegment buffer, final int length)
+    {
+        final RoceFrame frame = new FrameDecoder().parse(buffer, 0, length, LinkType.ETHERNET);
+        final StringBuilder json = new StringBuilder();
+        FrameDecoder.appendJson(json, 0, frame);
+        return json.toString();
     }
 
     private static String decode(final MemorySegment buffer, final int length)

@@ -1,0 +1,411 @@
+package io.spraynic.cli;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Timeout;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The Linux ECMP lab ({@code deploy/lab}) does what its knobs say, measured with kernel UDP flows from host A to host B
+ * (the script's flow generator) against the routers' own counters: flows spread over all four equal-cost links of each
+ * plane; a drop fraction loses that fraction, every loss counted by the router that dropped it; CE marks appear above
+ * the threshold rate and only on ECT packets; TBF holds a link to its rate; a link taken down carries nothing until it
+ * comes back; {@code down} leaves no namespace or interface behind, also after an {@code up} killed half-way, and never
+ * touches a namespace it did not make. Needs root, nftables, tc and python3 (CI runs as root; the launcher installs
+ * them).
+ */
+@Timeout(value = 150, unit = TimeUnit.SECONDS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class LinuxLabTest
+{
+    private static final long PID = ProcessHandle.current().pid();
+    private static final String ID = "t" + PID % 10_000;
+    private static final String KILLED_ID = "k" + PID % 10_000;
+    private static final int LINKS = 4;
+    private static LinuxLab lab;
+    private static List<String> rootLinksBefore;
+
+    @BeforeAll
+    static void up() throws Exception
+    {
+        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
+            "SKIPPED: network namespaces, veth, nftables and tc need root");
+        for (final String tool : List.of("/usr/bin/python3", "/usr/sbin/nft", "/usr/sbin/tc", "/usr/sbin/ip"))
+        {
+            Assumptions.assumeTrue(Files.isExecutable(Path.of(tool)), "SKIPPED: " + tool + " is missing (./spraynic test " +
+                "installs it)");
+        }
+        rootLinksBefore = rootLinks();
+        lab = LinuxLab.up(ID, "--hosts", "3");
+    }
+
+    @AfterAll
+    static void down()
+    {
+        if (null != lab)
+        {
+            lab.close();
+        }
+    }
+
+    @Test
+    @Order(1)
+    void shouldSpreadFlowsOverEveryLinkOfEachPlaneWithinAQuarterOfAnEvenShare() throws Exception
+    {
+        final Map<String, Long> before = lab.counters();
+        final Map<String, String> sent = lab.traffic("--flows", "1024", "--packets", "6", "--size", "64");
+        final Map<String, Long> after = lab.counters();
+        for (final int plane : new int[]{1, 2})
+        {
+            final long received = received(sent, plane);
+            assertEquals(sent(sent, plane), received, "plane " + plane + " lost nothing: " + sent);
+            final long[] perLink = new long[LINKS];
+            long total = 0;
+            for (int k = 1; k <= LINKS; k++)
+            {
+                perLink[k - 1] = delta(before, after, "p" + plane + "l" + k, "ab", "forwarded_packets");
+                total += perLink[k - 1];
+            }
+            // each datagram crossed exactly one core link; besides them router A's own IPv6 neighbour discovery
+            assertTrue(total >= received && total <= received + 32, "plane " + plane + ": " + total + " for " + received);
+            final double share = total / (double)LINKS;
+            double spread = 0;
+            for (final long count : perLink)
+            {
+                spread = Math.max(spread, Math.abs(count - share) / share);
+            }
+            System.out.printf(Locale.ROOT, "linux lab: plane %d, 1024 flows, packets per link %s: even share %.0f, " +
+                "largest deviation %.1f %%%n", plane, java.util.Arrays.toString(perLink), share, 100 * spread);
+            assertTrue(spread <= 0.25, "plane " + plane + ": " + java.util.Arrays.toString(perLink));
+        }
+    }
+
+    @Test
+    @Order(2)
+    void shouldSpreadIpv6FlowsToo() throws Exception
+    {
+        final Map<String, Long> before = lab.counters();
+        final Map<String, String> sent = lab.traffic("--family", "6", "--flows", "256", "--packets", "2", "--size", "64");
+        final Map<String, Long> after = lab.counters();
+        for (final int plane : new int[]{1, 2})
+        {
+            assertEquals(sent(sent, plane), received(sent, plane), "IPv6 plane " + plane + ": " + sent);
+            for (int k = 1; k <= LINKS; k++)
+            {
+                assertTrue(delta(before, after, "p" + plane + "l" + k, "ab", "forwarded_packets") > 0,
+                    "IPv6 flows cross link " + k + " of plane " + plane);
+            }
+        }
+    }
+
+    @Test
+    @Order(3)
+    void shouldLoseTheDropFractionOfEachLinkAndCountEveryLoss() throws Exception
+    {
+        lab.set("p1", "--drop", "1%");
+        try
+        {
+            final Map<String, Long> before = lab.counters();
+            final Map<String, String> sent = lab.traffic("--planes", "1", "--flows", "256", "--packets", "100",
+                "--size", "64", "--pps", "0");
+            final Map<String, Long> after = lab.counters();
+            final long lost = sent(sent, 1) - received(sent, 1);
+            long dropped = 0;
+            for (int k = 1; k <= LINKS; k++)
+            {
+                dropped += delta(before, after, "p1l" + k, "ab", "dropped_packets");
+            }
+            final double loss = lost / (double)sent(sent, 1);
+            System.out.printf(Locale.ROOT, "linux lab: 1 %% drop on each of plane 1's links: %d of %d lost = %.3f %%; " +
+                "the routers dropped %d%n", lost, sent(sent, 1), 100 * loss, dropped);
+            assertEquals("0", sent.get("socket_drops"), "the receiver kept up: " + sent);
+            assertEquals(dropped, lost, "every loss is a router's counted drop");
+            // 25,600 datagrams at p = 1 %: sigma = 0.062 %; the bounds sit at about 4.8 sigma
+            assertTrue(loss >= 0.007 && loss <= 0.013, "loss " + loss);
+        }
+        finally
+        {
+            lab.set("p1", "--drop", "0");
+        }
+    }
+
+    @Test
+    @Order(4)
+    void shouldMarkCeAboveTheThresholdRateOnlyAndOnlyOnEctPackets() throws Exception
+    {
+        final int threshold = 400; // packets per second, per link
+        lab.set("p1", "--ce-above", threshold + "pps");
+        try
+        {
+            // below: 256 datagrams in about a second, some 64 a second per link
+            Map<String, Long> before = lab.counters();
+            final Map<String, String> slow = lab.traffic("--planes", "1", "--flows", "256", "--packets", "1",
+                "--ecn", "ect0", "--pps", "256");
+            assertEquals(256L, received(slow, 1), slow.toString());
+            assertEquals("0", slow.get("planes.1.ce"), "no mark below the threshold: " + slow);
+            assertEquals("256", slow.get("planes.1.ect0"), "ECT(0) crosses the routers unchanged: " + slow);
+            assertEquals(0L, ceMarks(before, lab.counters()));
+
+            // above: as fast as the sender goes (thousands a second), ECT(0) gets CE past the threshold's allowance
+            before = lab.counters();
+            final Map<String, String> fast = lab.traffic("--planes", "1", "--flows", "256", "--packets", "30",
+                "--ecn", "ect0", "--pps", "0");
+            final long marked = ceMarks(before, lab.counters());
+            final long ce = Long.parseLong(fast.get("planes.1.ce"));
+            final long unmarked = Long.parseLong(fast.get("planes.1.ect0"));
+            final double seconds = Double.parseDouble(fast.get("planes.1.send_seconds"));
+            System.out.printf(Locale.ROOT, "linux lab: CE above %d pps per link: %d ECT(0) datagrams in %.2f s, %d " +
+                "marked CE, %d not%n", threshold, sent(fast, 1), seconds, ce, unmarked);
+            assertEquals(sent(fast, 1), received(fast, 1), "marking loses nothing: " + fast);
+            assertEquals(marked, ce, "every CE the receiver read is a router's counted mark");
+            assertTrue(ce > 0, "marks above the threshold: " + fast);
+            // what passes unmarked is the threshold's allowance: rate x time + burst, per link (and some slack)
+            final double allowance = LINKS * (threshold * (seconds + 0.5) + Math.max(4, threshold / 50));
+            assertTrue(unmarked <= allowance, unmarked + " unmarked > allowance " + allowance);
+
+            // not-ECT traffic at the same rate is never marked (the routers would have to drop it instead)
+            before = lab.counters();
+            final Map<String, String> notEct = lab.traffic("--planes", "1", "--flows", "256", "--packets", "30",
+                "--ecn", "not-ect", "--pps", "0");
+            assertEquals("0", notEct.get("planes.1.ce"), notEct.toString());
+            assertEquals(sent(notEct, 1), Long.parseLong(notEct.get("planes.1.not_ect")), notEct.toString());
+            assertEquals(0L, ceMarks(before, lab.counters()));
+        }
+        finally
+        {
+            lab.set("p1", "--ce-above", "off");
+        }
+    }
+
+    @Test
+    @Order(5)
+    void shouldHoldALinkToItsTbfRate() throws Exception
+    {
+        lab.set("p1b", "--rate", "4mbit");
+        try
+        {
+            final Map<String, Long> before = lab.counters();
+            // about 24 Mbit/s offered into 4 Mbit/s for about a second
+            final Map<String, String> sent = lab.traffic("--planes", "1", "--flows", "64", "--packets", "45",
+                "--size", "1000", "--pps", "3000");
+            final Map<String, Long> after = lab.counters();
+            final double rate = Double.parseDouble(sent.get("planes.1.receive_bits_per_second"));
+            final long shaped = delta(before, after, "p1b", "down", "rate_limit_dropped_packets");
+            System.out.printf(Locale.ROOT, "linux lab: TBF 4 Mbit/s on p1b: received %.2f Mbit/s, %d of %d " +
+                "datagrams, the qdisc dropped %d%n", rate / 1e6, received(sent, 1), sent(sent, 1), shaped);
+            assertTrue(rate >= 3.0e6 && rate <= 5.0e6, "received " + rate + " bit/s");
+            assertEquals(sent(sent, 1) - received(sent, 1), shaped, "every loss is the qdisc's drop: " + sent);
+        }
+        finally
+        {
+            lab.set("p1b", "--rate", "off");
+        }
+    }
+
+    @Test
+    @Order(6)
+    void shouldMoveTrafficOffALinkThatIsDownAndBackWhenItIsUp() throws Exception
+    {
+        lab.link("down", "p1l2");
+        Map<String, Long> before = lab.counters();
+        final Map<String, String> whileDown = lab.traffic("--planes", "1", "--flows", "256", "--packets", "4",
+            "--size", "64");
+        Map<String, Long> after = lab.counters();
+        assertEquals(sent(whileDown, 1), received(whileDown, 1), "the other links carry it all: " + whileDown);
+        assertEquals(0L, delta(before, after, "p1l2", "ab", "forwarded_packets"), "the downed link carries nothing");
+        for (final int k : new int[]{1, 3, 4})
+        {
+            assertTrue(delta(before, after, "p1l" + k, "ab", "forwarded_packets") > 0, "link " + k + " carries traffic");
+        }
+
+        lab.link("up", "p1l2");
+        before = lab.counters();
+        final Map<String, String> backUp = lab.traffic("--planes", "1", "--flows", "256", "--packets", "4",
+            "--size", "64");
+        after = lab.counters();
+        assertEquals(sent(backUp, 1), received(backUp, 1), backUp.toString());
+        assertTrue(delta(before, after, "p1l2", "ab", "forwarded_packets") > 0, "the link carries traffic again");
+    }
+
+    @Test
+    @Order(7)
+    void shouldCarryAThirdHostIntoTheSameReceiver() throws Exception
+    {
+        final Map<String, String> sent = lab.traffic("--from", "c", "--flows", "64", "--packets", "2", "--size", "64");
+        for (final int plane : new int[]{1, 2})
+        {
+            assertTrue(sent(sent, plane) > 0 && sent(sent, plane) == received(sent, plane), sent.toString());
+        }
+    }
+
+    @Test
+    @Order(8)
+    void shouldRefuseUnknownLinksAndBadKnobs() throws Exception
+    {
+        assertRefused(LinuxLab.script(ID, "set", "p9l9", "--drop", "1%"), "lab: no link 'p9l9'");
+        assertRefused(LinuxLab.script(ID, "set", "p1", "--drop", "2"), "is not a fraction in [0, 1]");
+        assertRefused(LinuxLab.script(ID, "set", "p1", "--ce-above", "lots"), "is not a rate");
+        assertRefused(LinuxLab.script(ID, "set", "p1", "--rate", "5000pps"), "is not a rate");
+        assertRefused(LinuxLab.script(ID, "up"), "is up already");
+        assertRefused(LinuxLab.script("Bad-Id", "status"), "1 to 5 of a-z and 0-9");
+    }
+
+    @Test
+    @Order(9)
+    void shouldLeaveNoNamespaceOrInterfaceBehindOnDown() throws Exception
+    {
+        assertFalse(namespaces(ID).isEmpty(), "the lab is up before down");
+        lab.close();
+        assertEquals(List.of(), namespaces(ID), "down removed every namespace of the instance");
+        assertRootNamespaceUntouched();
+        final LinuxLab.Result again = LinuxLab.script(ID, "down");
+        assertEquals(0, again.exitCode(), again.output());
+        assertTrue(again.output().contains("nothing to remove"), again.output());
+    }
+
+    @Test
+    @Order(10)
+    void shouldRemoveAHalfBuiltLabAndNeverTouchANamespaceItDidNotMake() throws Exception
+    {
+        final String id = KILLED_ID;
+        // a foreign namespace that happens to carry the lab's name: up refuses and leaves it be
+        final String foreign = "spl" + id + "-r1b";
+        command("ip", "netns", "add", foreign);
+        try
+        {
+            assertRefused(LinuxLab.script(id, "up"), foreign + " exist and are not this lab's");
+            assertEquals(List.of(foreign), namespaces(id), "up made nothing and left the foreign one");
+            assertEquals(0, LinuxLab.script(id, "down").exitCode());
+            assertEquals(List.of(foreign), namespaces(id), "down leaves what it did not make");
+        }
+        finally
+        {
+            command("ip", "netns", "del", foreign);
+        }
+
+        // an up killed half-way: down removes what the state file says it made
+        final Process up = new ProcessBuilder("/usr/bin/python3", LinuxLab.SCRIPT.toString(), "--id", id, "up")
+            .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        try
+        {
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (namespaces(id).size() < 3 && up.isAlive() && System.nanoTime() < deadline)
+            {
+                Thread.sleep(20);
+            }
+            up.destroyForcibly().waitFor();
+            assertFalse(namespaces(id).isEmpty(), "killed with namespaces made");
+        }
+        finally
+        {
+            final LinuxLab.Result down = LinuxLab.script(id, "down");
+            assertEquals(0, down.exitCode(), down.output());
+        }
+        assertEquals(List.of(), namespaces(id), "down after a killed up removed everything");
+        assertRootNamespaceUntouched();
+    }
+
+    // ---- helpers
+
+    private static long sent(final Map<String, String> traffic, final int plane)
+    {
+        return Long.parseLong(traffic.get("planes." + plane + ".sent"));
+    }
+
+    private static long received(final Map<String, String> traffic, final int plane)
+    {
+        return Long.parseLong(traffic.get("planes." + plane + ".received"));
+    }
+
+    private static long delta(final Map<String, Long> before, final Map<String, Long> after, final String link,
+        final String direction, final String counter)
+    {
+        final String key = "links." + link + ".directions." + direction + "." + counter;
+        assertTrue(after.containsKey(key), key + " in " + after.keySet());
+        return after.get(key) - before.getOrDefault(key, 0L);
+    }
+
+    private static long ceMarks(final Map<String, Long> before, final Map<String, Long> after)
+    {
+        long marks = 0;
+        for (int k = 1; k <= LINKS; k++)
+        {
+            marks += delta(before, after, "p1l" + k, "ab", "ce_marked_packets");
+        }
+        return marks;
+    }
+
+    private static void assertRefused(final LinuxLab.Result result, final String reason)
+    {
+        assertEquals(1, result.exitCode(), result.output());
+        assertTrue(result.output().contains(reason), reason + " in " + result.output());
+    }
+
+    /**
+     * The lab makes every interface inside its own namespaces: none of its names ever shows up in the test's, and the
+     * interfaces there before are there still (other tests on this machine may add theirs meanwhile, so no equality).
+     */
+    private static void assertRootNamespaceUntouched() throws Exception
+    {
+        final List<String> now = rootLinks();
+        assertTrue(now.stream().noneMatch(name -> name.startsWith("spl" + ID) || name.startsWith("spl" + KILLED_ID)),
+            now.toString());
+        assertTrue(now.contains("lo") &&
+            rootLinksBefore.stream().filter(name -> !name.startsWith("sp")).allMatch(now::contains),
+            "before " + rootLinksBefore + ", now " + now);
+    }
+
+    private static List<String> namespaces(final String id) throws Exception
+    {
+        final List<String> own = new ArrayList<>();
+        for (final String line : command("ip", "netns", "list").split("\n"))
+        {
+            if (line.startsWith("spl" + id + "-"))
+            {
+                own.add(line.split(" ")[0]);
+            }
+        }
+        return own;
+    }
+
+    /** The interfaces of the namespace the tests run in, by name. */
+    private static List<String> rootLinks() throws Exception
+    {
+        final List<String> names = new ArrayList<>();
+        for (final String line : command("ip", "-o", "link", "show").split("\n"))
+        {
+            final String[] fields = line.split(": ");
+            if (fields.length > 1)
+            {
+                names.add(fields[1].split("@")[0]);
+            }
+        }
+        return names.stream().sorted().toList();
+    }
+
+    private static String command(final String... command) throws Exception
+    {
+        final Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS), String.join(" ", command));
+        assertEquals(0, p.exitValue(), String.join(" ", command) + ": " + out);
+        return out;
+    }
+}
