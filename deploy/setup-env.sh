@@ -58,7 +58,7 @@ spraynic_require_dpdk() {
 # (the Linux ECMP lab in deploy/lab: drops and CE marks per link, multipath hashing), systemd-analyze and systemd-sysusers
 # (the service unit's checks; Debian's systemd package, present on a full Debian 12 install but not in
 # minimal container images, and usable without systemd running), prometheus (scrapes spraynic nic
-# --metrics), and a font for the experiment plots (headless Java still draws text with fontconfig fonts).
+# --metrics), the container tools and kubectl (deploy/container, deploy/kubernetes), and a font for the experiment plots (headless Java still draws text with fontconfig fonts).
 spraynic_require_test_tools() {
   local missing=()
   command -v tshark >/dev/null 2>&1 || missing+=(tshark)
@@ -75,6 +75,25 @@ spraynic_require_test_tools() {
   # without its recommends (node exporter, smartmontools, ...): 35 packages become 12
   if ! command -v prometheus >/dev/null 2>&1; then
     spraynic_apt_install "the Prometheus server" --no-install-recommends prometheus
+  fi
+  spraynic_require_container_tools
+  # kubectl renders deploy/kubernetes (kustomize) in the manifests' test; Debian's is old (1.20, kustomize
+  # v2), so only one that is missing is installed, and the manifests use what both versions know.
+  if ! command -v kubectl >/dev/null 2>&1; then
+    spraynic_apt_install "kubectl" --no-install-recommends kubernetes-client
+  fi
+}
+
+# What builds and runs the container image (deploy/container): mmdebstrap and umoci build it, podman runs
+# it, with runc beside crun (crun refuses hosts with cgroup v1 and v2 controllers at once).
+spraynic_require_container_tools() {
+  local missing=()
+  command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
+  command -v umoci >/dev/null 2>&1 || missing+=(umoci)
+  command -v podman >/dev/null 2>&1 || missing+=(podman)
+  { command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ]; } || missing+=(runc)
+  if [ ${#missing[@]} -gt 0 ]; then
+    spraynic_apt_install "container tools (${missing[*]})" --no-install-recommends "${missing[@]}"
   fi
 }
 

@@ -73,7 +73,8 @@ final class NicCommand implements Callable<Integer>
 
     @Option(names = "--ip", split = ",", paramLabel = "A.B.C.D[/N]", description = {
         "spray and rocev2 modes: this NIC's IPv4 address on each plane (port), comma-separated, with its prefix",
-        "length (10.0.1.10/24; without one every peer is on-link); else the ip key of each [[port]] in the config."})
+        "length (10.0.1.10/24; without one every peer is on-link); iface:NAME takes the address of kernel interface",
+        "NAME (e.g. the one Kubernetes' Multus attached for the plane); else the ip key of each [[port]] in the config."})
     java.util.List<String> ips;
 
     @Option(names = "--gateway", split = ",", paramLabel = "A.B.C.D",
@@ -145,6 +146,15 @@ final class NicCommand implements Callable<Integer>
         {
             MetricsServer.parse("--metrics", metrics);
         }
+        if (null != ips)
+        {
+            final java.util.List<String> resolved = new java.util.ArrayList<>(ips.size());
+            for (final String ip : ips)
+            {
+                resolved.add(interfaceAddress(ip)); // iface:NAME: the kernel interface's address
+            }
+            ips = resolved;
+        }
         final io.spraynic.pmd.InterfaceAddress[] given = PlaneAddresses.parse(ips, gateways);
         if (mode.equalsIgnoreCase("spray") || mode.equalsIgnoreCase("rocev2"))
         {
@@ -213,6 +223,35 @@ final class NicCommand implements Callable<Integer>
             }
         }
         return 0;
+    }
+
+    /** The prefix of an --ip value that names a kernel interface whose IPv4 address the NIC takes. */
+    static final String IFACE_PREFIX = "iface:";
+
+    /**
+     * @return {@code ip} itself, or for {@code iface:NAME} the one IPv4 address of kernel interface NAME.
+     * @throws IllegalArgumentException when the interface does not exist or has no IPv4 address, or several.
+     */
+    static String interfaceAddress(final String ip) throws java.net.SocketException
+    {
+        if (!ip.startsWith(IFACE_PREFIX))
+        {
+            return ip;
+        }
+        final String name = ip.substring(IFACE_PREFIX.length());
+        final java.net.NetworkInterface iface = name.isEmpty() ? null : java.net.NetworkInterface.getByName(name);
+        if (null == iface)
+        {
+            throw new IllegalArgumentException("--ip " + ip + ": there is no interface " + name + " here (ip link lists them)");
+        }
+        final java.util.List<String> addresses = iface.inetAddresses().filter(java.net.Inet4Address.class::isInstance)
+            .map(java.net.InetAddress::getHostAddress).toList();
+        if (addresses.size() != 1)
+        {
+            throw new IllegalArgumentException("--ip " + ip + ": interface " + name + " has " + addresses.size() +
+                " IPv4 addresses " + addresses + ", not one: give the address itself");
+        }
+        return addresses.getFirst();
     }
 
     private Integer serve(final NicConnection.Kind kind, final io.spraynic.pmd.InterfaceAddress[] given) throws Exception

@@ -20,6 +20,7 @@ import java.io.PrintWriter;
         ConfigCommand.class,
         DecodeCommand.class,
         StatCommand.class,
+        HealthCommand.class,
         MetricsCommand.class,
         NicCommand.class,
         ClientCommand.class,

@@ -1,11 +1,16 @@
 package io.spraynic.cli;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
- * Runs the CLI in-process and captures what it prints.
+ * Runs the CLI in-process and captures what it prints, or starts it in a process of its own.
  */
 final class CliTestSupport
 {
@@ -35,5 +40,24 @@ final class CliTestSupport
             System.setOut(originalOut);
             System.setErr(originalErr);
         }
+    }
+
+    /**
+     * Starts the CLI in a JVM of its own (as the launcher does), with this JVM's module options and class path, its
+     * output and errors merged.
+     *
+     * @param runDir where its counters file goes (SPRAYNIC_RUN_DIR).
+     */
+    static Process start(final Path runDir, final String... args) throws IOException
+    {
+        final List<String> command = new ArrayList<>();
+        command.add(ProcessHandle.current().info().command().orElseThrow());
+        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+            .filter(argument -> argument.startsWith("--")).toList());
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), SprayNic.class.getName()));
+        command.addAll(List.of(args));
+        final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
+        return builder.start();
     }
 }

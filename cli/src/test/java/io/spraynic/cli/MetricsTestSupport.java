@@ -28,6 +28,20 @@ final class MetricsTestSupport
     {
     }
 
+    /** @return whether the URL answers 200 now (Prometheus' /-/ready answers 503 while it starts); false if not listening. */
+    static boolean answersOk(final String url) throws InterruptedException
+    {
+        try
+        {
+            return 200 == HTTP.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
+                HttpResponse.BodyHandlers.discarding()).statusCode();
+        }
+        catch (final IOException notListening)
+        {
+            return false;
+        }
+    }
+
     static String get(final String url) throws IOException, InterruptedException
     {
         final HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(URI.create(url))

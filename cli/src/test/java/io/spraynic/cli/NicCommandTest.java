@@ -7,12 +7,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
@@ -49,18 +46,23 @@ class NicCommandTest
     }
 
     @Test
+    void shouldTakeTheAddressOfANamedInterfaceAndRefuseOneThatIsMissing() throws Exception
+    {
+        assertEquals("127.0.0.1", NicCommand.interfaceAddress("iface:lo")); // as Multus' net1 on a Kubernetes node
+        assertEquals("10.0.0.1", NicCommand.interfaceAddress("10.0.0.1"));
+        final String missing = "iface:nope" + ProcessHandle.current().pid();
+        final CliTestSupport.Run run = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip", missing);
+        assertTrue(run.exitCode() != 0);
+        assertTrue(run.err().contains("--ip " + missing + ": there is no interface "), run.err());
+        final CliTestSupport.Run empty = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip", "iface:");
+        assertTrue(empty.err().contains("there is no interface"), empty.err());
+    }
+
+    @Test
     void shouldServeLiveCountersToAnotherProcessAndStopCleanly(@TempDir final Path runDir) throws Exception
     {
-        final List<String> command = new ArrayList<>();
-        command.add(ProcessHandle.current().info().command().orElseThrow());
-        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-            .filter(argument -> argument.startsWith("--")).toList());
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), SprayNic.class.getName(),
-            "nic", "--config", "net_null", "-p", "file_prefix=spraynic-nic-test-" + ProcessHandle.current().pid(),
-            "--idle", "sleep"));
-        final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
-        builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
-        final Process nic = builder.start();
+        final Process nic = CliTestSupport.start(runDir, "nic", "--config", "net_null", "-p",
+            "file_prefix=spraynic-nic-test-" + ProcessHandle.current().pid(), "--idle", "sleep");
         try (BufferedReader out = new BufferedReader(new InputStreamReader(nic.getInputStream(), StandardCharsets.UTF_8)))
         {
             String line;

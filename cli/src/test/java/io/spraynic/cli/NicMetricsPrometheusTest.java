@@ -20,7 +20,6 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.lang.foreign.Arena;
-import java.lang.management.ManagementFactory;
 import java.net.ServerSocket;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -65,17 +64,9 @@ class NicMetricsPrometheusTest
         final Path runDir = Files.createDirectory(dir.resolve("run"));
         final Path ipcDir = Files.createDirectory(dir.resolve("ipc"), PosixFilePermissions.asFileAttribute(
             PosixFilePermissions.fromString("rwx------")));
-        final List<String> command = new ArrayList<>();
-        command.add(ProcessHandle.current().info().command().orElseThrow());
-        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-            .filter(argument -> argument.startsWith("--")).toList());
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), SprayNic.class.getName(),
-            "nic", "--config", "net_null", "-p", "file_prefix=spraynic-metrics-test-" + ProcessHandle.current().pid(),
-            "--mode", "spray", "--ip", "10.0.0.1", "--workers", "2", "--ipc-dir", ipcDir.toString(), "--idle", "sleep",
-            "--metrics", "127.0.0.1:0", "--seconds", "150"));
-        final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
-        builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
-        final Process nic = builder.start();
+        final Process nic = CliTestSupport.start(runDir, "nic", "--config", "net_null", "-p",
+            "file_prefix=spraynic-metrics-test-" + ProcessHandle.current().pid(), "--mode", "spray", "--ip", "10.0.0.1",
+            "--workers", "2", "--ipc-dir", ipcDir.toString(), "--idle", "sleep", "--metrics", "127.0.0.1:0", "--seconds", "150");
         Process prometheus = null;
         final List<AutoCloseable> closeables = new ArrayList<>();
         try (BufferedReader out = new BufferedReader(new InputStreamReader(nic.getInputStream(), StandardCharsets.UTF_8)))
@@ -282,6 +273,10 @@ class NicMetricsPrometheusTest
 
     private static boolean scrapedWhole(final String api, final String job, final int samples) throws Exception
     {
+        if (!MetricsTestSupport.answersOk(api.replace("/api/v1/", "/-/ready")))
+        {
+            return false; // starting: its API answers 503 until then
+        }
         final JsonNode result = query(api, "scrape_samples_scraped{job=\"" + job + "\"} and on() up{job=\"" + job + "\"} == 1");
         return !result.isEmpty() && samples <= result.get(0).get("value").get(1).asDouble();
     }

@@ -169,6 +169,25 @@ public final class NicClient implements AutoCloseable
     /** @return null when the control file is ready to use; else why not, starting with '!' when waiting won't help. */
     private static String checkControlFile(final Path control)
     {
+        return checkControlFile(control, IpcFileDescriptor.NIC_LIVENESS_TIMEOUT_MS);
+    }
+
+    /**
+     * What a liveness probe asks ({@code spraynic health}): is a NIC of this build serving the directory, its
+     * heartbeat at most {@code maxHeartbeatAgeMillis} old?
+     *
+     * @param ipcDir                a NIC's IPC directory.
+     * @param maxHeartbeatAgeMillis the oldest heartbeat taken for a live NIC.
+     * @return null when one is, else one sentence saying why not.
+     */
+    public static String checkServed(final Path ipcDir, final long maxHeartbeatAgeMillis)
+    {
+        final String problem = checkControlFile(ipcDir.resolve(IpcFileDescriptor.CONTROL_FILE), maxHeartbeatAgeMillis);
+        return null == problem || !problem.startsWith("!") ? problem : problem.substring(1);
+    }
+
+    private static String checkControlFile(final Path control, final long maxHeartbeatAgeMillis)
+    {
         final File file = control.toFile();
         if (!file.isFile() || file.length() < IpcFileDescriptor.HEADER_LENGTH)
         {
@@ -194,7 +213,7 @@ public final class NicClient implements AutoCloseable
             }
             final long heartbeat = h.getLongVolatile(IpcFileDescriptor.HEARTBEAT_OFFSET);
             final long age = System.currentTimeMillis() - heartbeat;
-            if (age > IpcFileDescriptor.NIC_LIVENESS_TIMEOUT_MS)
+            if (age > maxHeartbeatAgeMillis)
             {
                 return "the NIC that served " + control.getParent() + " (pid " +
                     h.getLong(IpcFileDescriptor.PID_OFFSET, IpcMessages.ORDER) + ") has stopped: " +

@@ -1,0 +1,289 @@
+package io.spraynic.deploy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * deploy/container: the image built from Debian packages and the CLI's jars (build-image.sh, as {@code ./spraynic image}
+ * runs it), then run by podman as {@code ./spraynic container} runs it (run.sh): {@code spraynic demo} verifies its
+ * transfer with no capability and no network; {@code spraynic nic} serves a spray NIC on an af_packet port over a veth
+ * in a network namespace of this test's, counts the frames sent into it, answers its health probes, is stopped by
+ * SIGTERM and says so. What podman gave the NIC's container is read back ({@code podman inspect}) and must be exactly:
+ * user 10001, CAP_NET_RAW and CAP_NET_ADMIN, no new privileges, a read-only root, no device, no host path, so it cannot
+ * grow unnoticed. Needs root, podman, mmdebstrap and umoci (deploy/setup-env.sh installs them for CI) and the CLI
+ * packaged (the reactor's package phase of cli, or ./spraynic build): {@code ./mvnw verify} or
+ * {@code ./mvnw -pl deploy -am package -Dtest=ContainerImageTest -Dsurefire.failIfNoSpecifiedTests=false}.
+ */
+@Timeout(value = 25, unit = TimeUnit.MINUTES)
+class ContainerImageTest
+{
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final long PID = ProcessHandle.current().pid();
+
+    @Test
+    void shouldRunTheDemoAndANicInTheImageWithOnlyWhatANicNeeds() throws Exception
+    {
+        requireTools();
+        final String image = DeployFiles.image();
+        final boolean imageExisted = 0 == DeployFiles.run(60, "podman", "image", "exists", image).exitCode();
+        final String netns = "spraynic-ctr-" + PID;
+        final String nicName = "spraynic-test-nic-" + PID;
+        final String demoName = "spraynic-test-demo-" + PID;
+        try
+        {
+            // build (the base layer comes from target/container when this run or an earlier one made it)
+            final List<String> build = List.of("env", "JAVA_HOME=" + System.getProperty("java.home"),
+                DeployFiles.CONTAINER.resolve("build-image.sh").toString());
+            final DeployFiles.Result built = DeployFiles.run(20 * 60, build);
+            assertEquals(0, built.exitCode(), built.err());
+            final List<String> lines = built.out().lines().toList();
+            assertEquals(image, lines.getLast(), "build-image.sh names the image it loaded: " + built.out());
+            final JsonNode config = JSON.readTree(podman(60, "image", "inspect", image)).get(0).get("Config");
+            assertEquals("10001:10001", config.get("User").asText(), "a non-root user by default");
+            assertEquals(DeployFiles.entrypoint(), config.get("Entrypoint").get(0).asText());
+
+            // the demo: embedded NICs over net_ring, no network, no capability at all
+            final DeployFiles.Result demo = DeployFiles.run(10 * 60, runScript(demoName, "none", "demo", "--size", "16m",
+                "--no-baseline", "--json"));
+            assertEquals(0, demo.exitCode(), demo.out() + demo.err());
+            final String summary = demo.out().lines().filter(line -> line.startsWith("{")).findFirst().orElse("");
+            assertTrue(summary.startsWith("{\"mode\":\"spray\",\"bytes\":16777216,") && summary.contains("\"verified\":true"),
+                demo.out() + demo.err());
+
+            // a spray NIC on an af_packet port: one end of a veth in this test's network namespace
+            ip("netns", "add", netns);
+            ip("-n", netns, "link", "add", "veth0", "type", "veth", "peer", "name", "veth1");
+            ip("-n", netns, "link", "set", "veth0", "up");
+            ip("-n", netns, "link", "set", "veth1", "up");
+            final List<String> nic = runScript(nicName, "ns:/run/netns/" + netns + " --detach", "nic", "--config",
+                "net_af_packet", "-p", "iface=veth0", "--mode", "spray", "--ip", "10.77.0.1", "--ipc-dir",
+                "/dev/shm/spraynic-spraynic", "--idle", "sleep");
+            final DeployFiles.Result started = DeployFiles.run(120, nic);
+            assertEquals(0, started.exitCode(), started.out() + started.err());
+            awaitLog(nicName, "spraynic nic: running");
+
+            final JsonNode inspected = JSON.readTree(podman(60, "container", "inspect", nicName)).get(0);
+            assertEquals(List.of(), grantProblems(inspected), "what podman gave the NIC: " + inspected.get("HostConfig"));
+
+            // frames sent into the other end of the veth reach the NIC's port counters
+            final String send = "import socket\ns=socket.socket(socket.AF_PACKET,socket.SOCK_RAW)\ns.bind(('veth1',0))\n" +
+                "for _ in range(50): s.send(b'\\xff'*6+b'\\x02\\x00\\x00\\x00\\x00\\x01'+b'\\x08\\x00'+bytes(46))\n";
+            final DeployFiles.Result sent = DeployFiles.run(60, "ip", "netns", "exec", netns, "python3", "-c", send);
+            assertEquals(0, sent.exitCode(), sent.err());
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            long rxPackets = 0;
+            while (rxPackets < 50)
+            {
+                assertTrue(System.nanoTime() < deadline, "the NIC counted the 50 frames: " + rxPackets);
+                final JsonNode stat = JSON.readTree(podman(60, "exec", nicName, "spraynic", "stat", "--json"));
+                for (final JsonNode counter : stat.get("counters"))
+                {
+                    if (counter.get("label").asText().equals("port afp0: dpdk rx packets"))
+                    {
+                        rxPackets = counter.get("value").asLong();
+                    }
+                }
+                Thread.sleep(200);
+            }
+            // the Kubernetes probes, in the NIC's container
+            podman(60, "exec", nicName, "spraynic", "health", "--ipc-dir", "/dev/shm/spraynic-spraynic");
+            podman(60, "exec", nicName, "spraynic", "health", "--ready", "--ipc-dir", "/dev/shm/spraynic-spraynic");
+
+            // SIGTERM: the NIC drains and says so; the JVM exits as a SIGTERM'd process does (143), not killed (137).
+            // run.sh passes --rm, so the container's logs and exit code are followed before it goes.
+            final java.nio.file.Path log = Files.createTempFile("spraynic-nic-log", ".txt");
+            final Process follow = new ProcessBuilder("podman", "logs", "--follow", nicName).redirectErrorStream(true)
+                .redirectOutput(log.toFile()).start();
+            final Process exit = new ProcessBuilder("podman", "wait", nicName).redirectErrorStream(true).start();
+            try
+            {
+                final DeployFiles.Result stopped = DeployFiles.run(90, "podman", "stop", "--time", "60", nicName);
+                assertEquals(0, stopped.exitCode(), stopped.err());
+                assertTrue(exit.waitFor(60, TimeUnit.SECONDS) && follow.waitFor(60, TimeUnit.SECONDS));
+                final String exitCode = new String(exit.getInputStream().readAllBytes()).strip();
+                final String output = Files.readString(log);
+                assertTrue(output.contains("spraynic nic: stopped"), output);
+                assertEquals("143", exitCode, output);
+            }
+            finally
+            {
+                follow.destroyForcibly();
+                exit.destroyForcibly();
+                Files.deleteIfExists(log);
+            }
+        }
+        finally
+        {
+            DeployFiles.run(60, "podman", "rm", "--force", "--ignore", nicName);
+            DeployFiles.run(60, "podman", "rm", "--force", "--ignore", demoName);
+            DeployFiles.run(60, "ip", "netns", "delete", netns);
+            if (!imageExisted)
+            {
+                DeployFiles.run(120, "podman", "rmi", "--force", image);
+            }
+        }
+    }
+
+    @Test
+    void shouldNoticeAnyGrantBeyondANicsNeeds() throws Exception
+    {
+        // podman inspect of a container run.sh started, trimmed to what grantProblems reads
+        final String granted = """
+            {"EffectiveCaps": ["CAP_NET_ADMIN", "CAP_NET_RAW"], "Mounts": [], "Config": {"User": "10001:10001"},
+             "HostConfig": {"CapAdd": ["CAP_NET_ADMIN"], "Privileged": false, "ReadonlyRootfs": true,
+             "SecurityOpt": ["no-new-privileges"], "Devices": [], "Binds": [], "PidMode": "private", "IpcMode": "shareable"}}
+            """;
+        assertEquals(List.of(), grantProblems(JSON.readTree(granted)));
+        final String[][] breakages = {
+            {"\"CAP_NET_RAW\"]", "\"CAP_NET_RAW\", \"CAP_SYS_ADMIN\"]"},
+            {"\"CapAdd\": [\"CAP_NET_ADMIN\"]", "\"CapAdd\": [\"CAP_NET_ADMIN\", \"CAP_IPC_LOCK\"]"},
+            {"\"Privileged\": false", "\"Privileged\": true"},
+            {"\"ReadonlyRootfs\": true", "\"ReadonlyRootfs\": false"},
+            {"[\"no-new-privileges\"]", "[]"},
+            {"10001:10001", "0:0"},
+            {"\"Devices\": []", "\"Devices\": [{\"PathOnHost\": \"/dev/mem\"}]"},
+            {"\"Mounts\": []", "\"Mounts\": [{\"Source\": \"/\"}]"},
+            {"\"PidMode\": \"private\"", "\"PidMode\": \"host\""},
+        };
+        for (final String[] breakage : breakages)
+        {
+            assertTrue(granted.contains(breakage[0]), breakage[0]);
+            assertEquals(1, grantProblems(JSON.readTree(granted.replace(breakage[0], breakage[1]))).size(), breakage[1]);
+        }
+    }
+
+    /** @return what podman granted the container beyond a NIC's needs, or misses of them, one sentence each. */
+    static List<String> grantProblems(final JsonNode container)
+    {
+        final List<String> problems = new ArrayList<>();
+        final JsonNode host = container.get("HostConfig");
+        final Set<String> added = new TreeSet<>();
+        host.path("CapAdd").forEach(cap -> added.add(cap.asText().replaceFirst("^CAP_", "")));
+        final Set<String> effective = new TreeSet<>();
+        container.path("EffectiveCaps").forEach(cap -> effective.add(cap.asText().replaceFirst("^CAP_", "")));
+        // podman lists as added only what its default set lacks (CAP_NET_RAW is in it): the effective set is the truth
+        if (!DeployFiles.NIC_CAPABILITIES.containsAll(added) || !effective.equals(DeployFiles.NIC_CAPABILITIES))
+        {
+            problems.add("capabilities " + added + " added, " + effective + " effective; a NIC needs " + DeployFiles.NIC_CAPABILITIES);
+        }
+        if (host.path("Privileged").asBoolean(true))
+        {
+            problems.add("privileged");
+        }
+        if (!host.path("ReadonlyRootfs").asBoolean(false))
+        {
+            problems.add("a writable root file system");
+        }
+        final String securityOptions = host.path("SecurityOpt").toString();
+        if (!securityOptions.contains("no-new-privileges"))
+        {
+            problems.add("no no-new-privileges: " + securityOptions);
+        }
+        if (!"10001:10001".equals(container.path("Config").path("User").asText()))
+        {
+            problems.add("user " + container.path("Config").path("User").asText() + ", not 10001:10001");
+        }
+        if (!host.path("Devices").isEmpty())
+        {
+            problems.add("devices " + host.path("Devices") + " (af_packet needs none; vfio-pci gets only its group)");
+        }
+        for (final JsonNode mount : container.path("Mounts"))
+        {
+            problems.add("mount " + mount); // af_packet needs none: no host path, no volume
+        }
+        if (host.path("Binds").size() > 0)
+        {
+            problems.add("binds " + host.path("Binds"));
+        }
+        for (final String namespace : new String[] {"PidMode", "IpcMode", "UTSMode", "UsernsMode"})
+        {
+            if (host.path(namespace).asText().startsWith("host"))
+            {
+                problems.add(namespace + " " + host.path(namespace).asText());
+            }
+        }
+        return problems;
+    }
+
+    /** @return run.sh's command line; {@code options} are run.sh's own, blank-separated. */
+    private static List<String> runScript(final String name, final String options, final String... args)
+    {
+        final List<String> command = new ArrayList<>(List.of(DeployFiles.CONTAINER.resolve("run.sh").toString(),
+            "--name", name, "--network"));
+        command.addAll(List.of(options.split(" ")));
+        command.add("--");
+        command.addAll(List.of(args));
+        return command;
+    }
+
+    private static void awaitLog(final String container, final String line) throws Exception
+    {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (true)
+        {
+            final DeployFiles.Result logs = DeployFiles.run(60, "podman", "logs", container);
+            if (logs.out().contains(line) || logs.err().contains(line))
+            {
+                return;
+            }
+            final DeployFiles.Result state = DeployFiles.run(60, "podman", "inspect", "--format", "{{.State.Running}}", container);
+            assertTrue(state.out().strip().equals("true") && System.nanoTime() < deadline,
+                container + " says \"" + line + "\": " + logs.out() + logs.err());
+            Thread.sleep(250);
+        }
+    }
+
+    private static String podman(final long timeoutSeconds, final String... args) throws Exception
+    {
+        final List<String> command = new ArrayList<>(List.of("podman"));
+        command.addAll(List.of(args));
+        final DeployFiles.Result result = DeployFiles.run(timeoutSeconds, command);
+        assertEquals(0, result.exitCode(), String.join(" ", command) + ": " + result.out() + result.err());
+        return result.out();
+    }
+
+    private static void ip(final String... args) throws Exception
+    {
+        final List<String> command = new ArrayList<>(List.of("ip"));
+        command.addAll(List.of(args));
+        final DeployFiles.Result result = DeployFiles.run(30, command);
+        assertEquals(0, result.exitCode(), String.join(" ", command) + ": " + result.err());
+    }
+
+    private static void requireTools() throws Exception
+    {
+        final List<String> missing = new ArrayList<>();
+        for (final String tool : new String[] {"podman", "mmdebstrap", "umoci", "ip", "python3"})
+        {
+            if (null == DeployFiles.onPath(tool))
+            {
+                missing.add(tool);
+            }
+        }
+        final boolean root = "0".equals(DeployFiles.run(10, "id", "-u").out().strip());
+        if (!missing.isEmpty() || !root)
+        {
+            // CI runs as root with deploy/setup-env.sh's tools; elsewhere, say what did not run rather than pass
+            final String why = (root ? "" : "not root; ") + (missing.isEmpty() ? "" : "missing " + missing +
+                " (apt-get install --no-install-recommends podman runc mmdebstrap umoci)");
+            assertNull(System.getenv("CI"), why);
+            Assumptions.abort("container image not built or run: " + why);
+        }
+        assertTrue(Files.isRegularFile(DeployFiles.REPO.resolve("cli/target/spraynic-cli.jar")),
+            "the CLI is packaged (./mvnw package, or this module through the reactor's package phase)");
+    }
+}

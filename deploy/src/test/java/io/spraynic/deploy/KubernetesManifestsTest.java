@@ -1,0 +1,435 @@
+package io.spraynic.deploy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ExecAction;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodSecurityContext;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.Probe;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.SecurityContext;
+import io.fabric8.kubernetes.api.model.ServiceAccount;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeMount;
+import io.fabric8.kubernetes.api.model.apps.DaemonSet;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.spraynic.cli.SprayNic;
+import io.spraynic.pmd.NicConfig;
+import io.spraynic.pmd.PmdConfigs;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * deploy/kubernetes: every overlay rendered by {@code kubectl kustomize} (v5 here, Debian's v2 on a fresh CI machine;
+ * {@code -Dspraynic.kubectl=PATH} renders with a second one too),
+ * every document parsed by the fabric8 Kubernetes model, and what a fleet depends on checked against the rest of the
+ * project: the image is the one deploy/container builds; the NIC container has the capabilities of the podman runner
+ * and the systemd unit and no more, no privilege, a read-only root; hugepages, the IPC directory and the config are
+ * mounted where its arguments say; requests equal limits; the probes run real {@code spraynic} commands that parse;
+ * the PodDisruptionBudget selects the DaemonSet's pods; one NetworkAttachmentDefinition per plane, as many as the
+ * TOML config's ports and the NIC's addresses; the application pod reaches the same IPC directory as the same user.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class KubernetesManifestsTest
+{
+    private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks";
+
+    @TempDir
+    Path temp;
+
+    @Test
+    void shouldRenderEveryOverlayIntoManifestsAFleetCanRun() throws Exception
+    {
+        final List<Path> overlays;
+        try (Stream<Path> dirs = Files.list(DeployFiles.KUBERNETES.resolve("overlays")))
+        {
+            overlays = dirs.filter(Files::isDirectory).sorted().toList();
+        }
+        assertFalse(overlays.isEmpty());
+        final Path dashboard = DeployFiles.REPO.resolve("deploy/grafana/spraynic-dashboard.json");
+        assertTrue(Files.isRegularFile(dashboard) && Files.readString(DeployFiles.KUBERNETES.resolve("README.md"))
+            .contains(DeployFiles.REPO.relativize(dashboard).toString()), "the manifests' README names the Grafana dashboard");
+        for (final Path kubectl : kubectls())
+        {
+            for (final Path overlay : overlays)
+            {
+                final List<String> problems = problems(render(kubectl, overlay));
+                assertEquals(List.of(), problems, overlay + " rendered by " + kubectl + " into manifests with problems");
+            }
+        }
+    }
+
+    @Test
+    void shouldNoticeWhatMatters() throws Exception
+    {
+        final String rendered = render(kubectls().getFirst(), DeployFiles.KUBERNETES.resolve("overlays/example"));
+        assertEquals(List.of(), problems(rendered));
+        // each change a careless edit could make is caught, or the checks above prove nothing
+        final Map<String, String> breakages = Map.ofEntries(
+            Map.entry("            - NET_RAW\n            - NET_ADMIN\n",
+                "            - NET_RAW\n            - NET_ADMIN\n            - SYS_ADMIN\n"),
+            Map.entry("readOnlyRootFilesystem: true\n          runAsNonRoot", "readOnlyRootFilesystem: false\n          runAsNonRoot"),
+            Map.entry("allowPrivilegeEscalation: false\n          capabilities:\n            add:\n            - NET_RAW",
+                "allowPrivilegeEscalation: true\n          capabilities:\n            add:\n            - NET_RAW"),
+            Map.entry("image: localhost/spraynic:" + DeployFiles.version(), "image: docker.io/other:latest"),
+            Map.entry("hugepages-2Mi: 1Gi\n            memory: 1Gi\n          requests:",
+                "hugepages-2Mi: 2Gi\n            memory: 1Gi\n          requests:"),
+            Map.entry("- --max-age", "- --max-ages"),
+            Map.entry("spraynic-plane0@net1, spraynic-plane1@net2", "spraynic-plane0@net1"),
+            Map.entry("  maxUnavailable: 1\n  selector:\n    matchLabels:\n      app.kubernetes.io/component: nic",
+                "  maxUnavailable: 1\n  selector:\n    matchLabels:\n      app.kubernetes.io/component: other"),
+            Map.entry("mountPath: /dev/hugepages", "mountPath: /mnt/huge"),
+            Map.entry("path: /run/spraynic/ipc\n          type: DirectoryOrCreate", "path: /run/other\n          type: DirectoryOrCreate"));
+        for (final Map.Entry<String, String> breakage : breakages.entrySet())
+        {
+            assertTrue(rendered.contains(breakage.getKey()), "the rendered manifests hold: " + breakage.getKey());
+            assertFalse(problems(rendered.replace(breakage.getKey(), breakage.getValue())).isEmpty(),
+                "not noticed: " + breakage.getValue());
+        }
+    }
+
+    /** @return kubectl on PATH, and the one -Dspraynic.kubectl names (e.g. Debian's, extracted beside another). */
+    private static List<Path> kubectls()
+    {
+        final List<Path> kubectls = new ArrayList<>();
+        final Path onPath = DeployFiles.onPath("kubectl");
+        if (null != onPath)
+        {
+            kubectls.add(onPath);
+        }
+        final String extra = System.getProperty("spraynic.kubectl");
+        if (null != extra && !extra.isBlank())
+        {
+            assertTrue(Files.isExecutable(Path.of(extra)), "-Dspraynic.kubectl=" + extra + " is not an executable");
+            kubectls.add(Path.of(extra));
+        }
+        if (kubectls.isEmpty())
+        {
+            // CI installs Debian's kubernetes-client (deploy/setup-env.sh); elsewhere, say so rather than pass
+            assertNull(System.getenv("CI"), "kubectl is not installed: apt-get install kubernetes-client");
+            Assumptions.abort("kubectl not installed (apt-get install kubernetes-client): manifests not rendered");
+        }
+        return kubectls;
+    }
+
+    private static String render(final Path kubectl, final Path overlay) throws Exception
+    {
+        final DeployFiles.Result result = DeployFiles.run(60, kubectl.toString(), "kustomize", overlay.toString());
+        assertEquals(0, result.exitCode(), result.err());
+        return result.out();
+    }
+
+    /** @return every problem of the rendered manifests, one sentence each. */
+    private List<String> problems(final String rendered) throws Exception
+    {
+        final List<String> problems = new ArrayList<>();
+        final List<HasMetadata> resources = new ArrayList<>();
+        for (final String document : rendered.split("(?m)^---\\s*$"))
+        {
+            if (!document.isBlank())
+            {
+                resources.add(SERIALIZATION.unmarshal(document));
+            }
+        }
+        final List<DaemonSet> daemonSets = ofKind(resources, DaemonSet.class);
+        final List<ConfigMap> configMaps = ofKind(resources, ConfigMap.class);
+        final List<PodDisruptionBudget> budgets = ofKind(resources, PodDisruptionBudget.class);
+        final List<ServiceAccount> accounts = ofKind(resources, ServiceAccount.class);
+        final List<Pod> pods = ofKind(resources, Pod.class);
+        final List<GenericKubernetesResource> networks = ofKind(resources, GenericKubernetesResource.class).stream()
+            .filter(resource -> resource.getKind().equals("NetworkAttachmentDefinition")).toList();
+        if (daemonSets.size() != 1 || configMaps.size() != 1 || budgets.size() != 1 || accounts.size() != 1 || pods.isEmpty())
+        {
+            problems.add("expected one DaemonSet, ConfigMap, PodDisruptionBudget and ServiceAccount and an application pod: " +
+                resources.stream().map(HasMetadata::getKind).toList());
+            return problems;
+        }
+        final DaemonSet daemonSet = daemonSets.getFirst();
+        final PodSpec spec = daemonSet.getSpec().getTemplate().getSpec();
+        final Container nic = spec.getContainers().stream().filter(c -> c.getName().equals("nic")).findFirst().orElse(null);
+        if (null == nic || spec.getContainers().size() != 1)
+        {
+            problems.add("the DaemonSet's pod runs one container, nic: " + spec.getContainers());
+            return problems;
+        }
+        final CommandLine.ParseResult nicArgs = parse(problems, "the nic container's args", nic.getArgs());
+        if (null == nicArgs)
+        {
+            return problems;
+        }
+
+        // one image, the one deploy/container builds; the entrypoint is the image's
+        final String image = DeployFiles.image();
+        final List<Container> all = new ArrayList<>();
+        all.addAll(spec.getInitContainers());
+        all.addAll(spec.getContainers());
+        pods.forEach(pod -> all.addAll(pod.getSpec().getContainers()));
+        for (final Container container : all)
+        {
+            check(problems, image.equals(container.getImage()), container.getName() + ": image " + container.getImage() +
+                ", not " + image + " (deploy/container/build-image.sh)");
+            check(problems, container.getCommand().isEmpty() || container.getName().equals("ipc-dir"),
+                container.getName() + ": overrides the image's entrypoint");
+        }
+
+        // security: the NIC's two capabilities and nothing else; nobody privileged, escalating or writing its root
+        final Set<String> nicCapabilities = DeployFiles.NIC_CAPABILITIES;
+        check(problems, DeployFiles.runScriptCapabilities().equals(nicCapabilities) &&
+            DeployFiles.systemdCapabilities().equals(nicCapabilities),
+            "deploy/container/run.sh and the systemd unit grant " + nicCapabilities);
+        checkSecurity(problems, "nic", nic.getSecurityContext(), spec.getSecurityContext(), nicCapabilities, true);
+        for (final Container init : spec.getInitContainers())
+        {
+            checkSecurity(problems, init.getName(), init.getSecurityContext(), spec.getSecurityContext(), Set.of("CHOWN"), false);
+        }
+        for (final Pod pod : pods)
+        {
+            for (final Container container : pod.getSpec().getContainers())
+            {
+                checkSecurity(problems, pod.getMetadata().getName(), container.getSecurityContext(),
+                    pod.getSpec().getSecurityContext(), Set.of(), true);
+            }
+        }
+        check(problems, !Boolean.TRUE.equals(spec.getHostNetwork()) && !Boolean.TRUE.equals(spec.getHostPID()) &&
+            !Boolean.TRUE.equals(spec.getHostIPC()), "the NIC's pod shares no host namespace");
+        check(problems, Objects.equals(spec.getSecurityContext().getRunAsUser(), DeployFiles.imageUser()),
+            "the NIC runs as the image's user " + DeployFiles.imageUser());
+
+        // volumes where the arguments look for them
+        final String ipcDir = option(nicArgs, "--ipc-dir");
+        final Volume ipcVolume = mounted(problems, spec, nic, ipcDir);
+        check(problems, null != ipcVolume && null != ipcVolume.getHostPath(), "the IPC directory " + ipcDir + " is a hostPath");
+        check(problems, env(nic, "SPRAYNIC_IPC_DIR").equals(ipcDir), "SPRAYNIC_IPC_DIR is --ipc-dir " + ipcDir);
+        final Volume hugepages = mounted(problems, spec, nic, "/dev/hugepages");
+        check(problems, null != hugepages && null != hugepages.getEmptyDir() &&
+            "HugePages".equals(hugepages.getEmptyDir().getMedium()), "/dev/hugepages is an emptyDir of medium HugePages");
+        final Path configPath = Path.of(option(nicArgs, "--config"));
+        final Volume configVolume = mounted(problems, spec, nic, configPath.getParent().toString());
+        final ConfigMap configMap = configMaps.getFirst();
+        check(problems, null != configVolume && null != configVolume.getConfigMap() &&
+            configMap.getMetadata().getName().equals(configVolume.getConfigMap().getName()),
+            "the config volume is the ConfigMap " + configMap.getMetadata().getName());
+        final String toml = configMap.getData().get(configPath.getFileName().toString());
+        check(problems, null != toml, "the ConfigMap holds " + configPath.getFileName());
+        final Path tomlFile = temp.resolve("nic-" + System.nanoTime() + ".toml");
+        Files.writeString(tomlFile, null == toml ? "" : toml);
+        final NicConfig config = PmdConfigs.file(tomlFile, Map.of());
+        check(problems, !config.eal().noHuge() && "/dev/hugepages".equals(config.eal().hugeDir()),
+            "the config runs from the hugepages mounted at /dev/hugepages");
+        check(problems, spec.getVolumes().stream().filter(v -> null != v.getHostPath()).count() == 1,
+            "the IPC directory is the one hostPath");
+        check(problems, env(nic, "SPRAYNIC_RUN_DIR").startsWith("/dev/shm") && null != mounted(problems, spec, nic, "/dev/shm") &&
+            null != mounted(problems, spec, nic, "/tmp"), "the counters (/dev/shm) and /tmp are writable volumes");
+
+        // resources: guaranteed QoS, hugepages enough for the config's memory
+        for (final Container container : Stream.concat(spec.getInitContainers().stream(), spec.getContainers().stream()).toList())
+        {
+            final Map<String, Quantity> requests = container.getResources().getRequests();
+            final Map<String, Quantity> limits = container.getResources().getLimits();
+            check(problems, null != requests && requests.equals(limits) && requests.containsKey("cpu") &&
+                requests.containsKey("memory"), container.getName() + ": cpu and memory requests equal the limits: " +
+                requests + " " + limits);
+        }
+        final Quantity huge = nic.getResources().getLimits().get("hugepages-2Mi");
+        check(problems, null != huge && Quantity.getAmountInBytes(huge).longValue() >= config.eal().memoryMb() * (1L << 20),
+            "hugepages-2Mi " + huge + " hold the config's memory_mb " + config.eal().memoryMb());
+
+        // probes: the image's spraynic, health, the NIC's own directories
+        final String entrypoint = DeployFiles.entrypoint();
+        final CommandLine.ParseResult liveness = probe(problems, "livenessProbe", nic.getLivenessProbe(), entrypoint);
+        final CommandLine.ParseResult readiness = probe(problems, "readinessProbe", nic.getReadinessProbe(), entrypoint);
+        final CommandLine.ParseResult startup = probe(problems, "startupProbe", nic.getStartupProbe(), entrypoint);
+        for (final CommandLine.ParseResult probe : new CommandLine.ParseResult[] {liveness, readiness, startup})
+        {
+            check(problems, null != probe && ipcDir.equals(option(probe, "--ipc-dir")), "each probe asks --ipc-dir " + ipcDir);
+        }
+        check(problems, null != liveness && !liveness.hasMatchedOption("--ready") && null != readiness &&
+            readiness.hasMatchedOption("--ready") && env(nic, "SPRAYNIC_RUN_DIR").equals(option(readiness, "--dir")),
+            "liveness asks for the heartbeat, readiness for started ports in SPRAYNIC_RUN_DIR");
+
+        // planes: one network per port and address
+        final String annotation = daemonSet.getSpec().getTemplate().getMetadata().getAnnotations().getOrDefault(NETWORKS_ANNOTATION, "");
+        final List<String> attached = new ArrayList<>();
+        for (final String network : annotation.split(","))
+        {
+            if (!network.isBlank())
+            {
+                attached.add(network.strip().replaceFirst("@.*", ""));
+            }
+        }
+        final Set<String> defined = new TreeSet<>();
+        for (final GenericKubernetesResource network : networks)
+        {
+            final JsonNode cni = JSON.readTree(String.valueOf(((Map<?, ?>)network.getAdditionalProperties().get("spec")).get("config")));
+            check(problems, network.getMetadata().getName().equals(cni.path("name").asText()) && cni.hasNonNull("type"),
+                network.getMetadata().getName() + ": CNI config names it and a plugin type");
+            defined.add(network.getMetadata().getName());
+        }
+        final List<String> addresses = List.of(option(nicArgs, "--ip").split(","));
+        check(problems, attached.size() == config.ports().size() && addresses.size() == config.ports().size() &&
+            new TreeSet<>(attached).equals(defined), "one network per plane: " + attached + " attached, " + defined +
+            " defined, " + config.ports().size() + " ports, --ip " + addresses);
+
+        // metrics where Prometheus is told to scrape
+        final Map<String, String> annotations = daemonSet.getSpec().getTemplate().getMetadata().getAnnotations();
+        final String metricsPort = option(nicArgs, "--metrics").replaceFirst(".*:", "");
+        check(problems, metricsPort.equals(annotations.get("prometheus.io/port")) && "true".equals(annotations.get("prometheus.io/scrape")) &&
+            nic.getPorts().stream().anyMatch(p -> metricsPort.equals(String.valueOf(p.getContainerPort()))),
+            "Prometheus scrapes --metrics' port " + metricsPort);
+
+        // disruption budget and account
+        final Map<String, String> podLabels = daemonSet.getSpec().getTemplate().getMetadata().getLabels();
+        final Map<String, String> budgetSelects = budgets.getFirst().getSpec().getSelector().getMatchLabels();
+        check(problems, null != budgetSelects && !budgetSelects.isEmpty() && podLabels.entrySet().containsAll(budgetSelects.entrySet()) &&
+            budgetSelects.equals(daemonSet.getSpec().getSelector().getMatchLabels()),
+            "the PodDisruptionBudget selects the DaemonSet's pods: " + budgetSelects);
+        check(problems, Objects.equals(budgets.getFirst().getSpec().getMaxUnavailable().getIntVal(), 1),
+            "one node's NIC down at a time");
+        check(problems, accounts.getFirst().getMetadata().getName().equals(spec.getServiceAccountName()) &&
+            Boolean.FALSE.equals(accounts.getFirst().getAutomountServiceAccountToken()) &&
+            Boolean.FALSE.equals(spec.getAutomountServiceAccountToken()), "the NIC's own account, no API token");
+
+        // the application reaches the same directory as the same user
+        for (final Pod pod : pods)
+        {
+            final Container app = pod.getSpec().getContainers().getFirst();
+            final CommandLine.ParseResult appArgs = parse(problems, pod.getMetadata().getName() + "'s args", app.getArgs());
+            final String appIpc = null == appArgs ? null : option(appArgs, "--ipc-dir");
+            final Volume appVolume = null == appIpc ? null : mounted(problems, pod.getSpec(), app, appIpc);
+            check(problems, null != appVolume && null != appVolume.getHostPath() &&
+                appVolume.getHostPath().getPath().equals(ipcVolume.getHostPath().getPath()) &&
+                Objects.equals(pod.getSpec().getSecurityContext().getRunAsUser(), spec.getSecurityContext().getRunAsUser()),
+                pod.getMetadata().getName() + ": the NIC's IPC directory, as the NIC's user");
+        }
+        return problems;
+    }
+
+    private static void checkSecurity(final List<String> problems, final String name, final SecurityContext container,
+        final PodSecurityContext pod, final Set<String> capabilities, final boolean nonRoot)
+    {
+        if (null == container || null == container.getCapabilities())
+        {
+            problems.add(name + ": no securityContext with capabilities");
+            return;
+        }
+        check(problems, new HashSet<>(container.getCapabilities().getAdd()).equals(capabilities) &&
+            container.getCapabilities().getAdd().size() == capabilities.size(),
+            name + ": adds exactly " + capabilities + ", not " + container.getCapabilities().getAdd());
+        check(problems, List.of("ALL").equals(container.getCapabilities().getDrop()), name + ": drops ALL first");
+        check(problems, !Boolean.TRUE.equals(container.getPrivileged()), name + ": not privileged");
+        check(problems, Boolean.FALSE.equals(container.getAllowPrivilegeEscalation()), name + ": no privilege escalation");
+        check(problems, Boolean.TRUE.equals(container.getReadOnlyRootFilesystem()), name + ": read-only root file system");
+        if (nonRoot)
+        {
+            check(problems, Boolean.TRUE.equals(container.getRunAsNonRoot()) ||
+                (null == container.getRunAsNonRoot() && null != pod && Boolean.TRUE.equals(pod.getRunAsNonRoot())),
+                name + ": runAsNonRoot");
+            check(problems, null == container.getRunAsUser() || container.getRunAsUser() != 0, name + ": not root");
+        }
+        check(problems, null != pod && null != pod.getSeccompProfile() && "RuntimeDefault".equals(pod.getSeccompProfile().getType()),
+            name + ": the runtime's default seccomp profile");
+    }
+
+    private static CommandLine.ParseResult probe(final List<String> problems, final String name, final Probe probe,
+        final String entrypoint)
+    {
+        final ExecAction exec = null == probe ? null : probe.getExec();
+        if (null == exec || exec.getCommand().isEmpty() || !entrypoint.equals(exec.getCommand().getFirst()))
+        {
+            problems.add(name + ": an exec probe running " + entrypoint);
+            return null;
+        }
+        final CommandLine.ParseResult parsed = parse(problems, name, exec.getCommand().subList(1, exec.getCommand().size()));
+        check(problems, null != parsed && parsed.subcommand().commandSpec().name().equals("health"), name + ": spraynic health");
+        return null == parsed ? null : parsed.subcommand();
+    }
+
+    /** @return the arguments parsed by the spraynic CLI itself (its options, its subcommand's), or null with a problem. */
+    private static CommandLine.ParseResult parse(final List<String> problems, final String what, final List<String> args)
+    {
+        try
+        {
+            final CommandLine.ParseResult result = new CommandLine(new SprayNic()).parseArgs(args.toArray(String[]::new));
+            if (!result.hasSubcommand())
+            {
+                problems.add(what + ": no spraynic command: " + args);
+                return null;
+            }
+            return result;
+        }
+        catch (final CommandLine.ParameterException ex)
+        {
+            problems.add(what + ": spraynic refuses " + args + ": " + ex.getMessage());
+            return null;
+        }
+    }
+
+    private static String option(final CommandLine.ParseResult parsed, final String name)
+    {
+        final CommandLine.ParseResult command = parsed.hasSubcommand() ? parsed.subcommand() : parsed;
+        final CommandLine.Model.OptionSpec option = command.matchedOption(name);
+        if (null == option)
+        {
+            return "";
+        }
+        final Object value = option.getValue();
+        return value instanceof List<?> list ? String.join(",", list.stream().map(String::valueOf).toList()) : String.valueOf(value);
+    }
+
+    private static Volume mounted(final List<String> problems, final PodSpec spec, final Container container, final String path)
+    {
+        final VolumeMount mount = container.getVolumeMounts().stream().filter(m -> m.getMountPath().equals(path)).findFirst()
+            .orElse(null);
+        final Volume volume = null == mount ? null :
+            spec.getVolumes().stream().filter(v -> v.getName().equals(mount.getName())).findFirst().orElse(null);
+        check(problems, null != volume, container.getName() + ": a volume at " + path);
+        return volume;
+    }
+
+    private static String env(final Container container, final String name)
+    {
+        return container.getEnv().stream().filter(e -> e.getName().equals(name)).map(e -> String.valueOf(e.getValue()))
+            .findFirst().orElse("");
+    }
+
+    private static <T> List<T> ofKind(final List<HasMetadata> resources, final Class<T> type)
+    {
+        return resources.stream().filter(type::isInstance).map(type::cast).toList();
+    }
+
+    private static void check(final List<String> problems, final boolean ok, final String what)
+    {
+        if (!ok)
+        {
+            problems.add(what);
+        }
+    }
+}
