@@ -117,7 +117,7 @@ class ClientCommandTest
         final CliTestSupport.Run noRegions = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip",
             "10.0.0.1", "--ipc-dir", ipc.toString(), "--ipc-max-regions", "0");
         assertTrue(noRegions.exitCode() != 0);
-        assertTrue(noRegions.err().contains("--ipc-max-regions 0 is not allowed: give 1 or more (default 256)"),
+        assertTrue(noRegions.err().contains("--ipc-max-regions 0: must be 1..65536; try --ipc-max-regions 1"),
             noRegions.err());
 
         final List<String> command = new ArrayList<>();
