@@ -62,9 +62,9 @@ final class ClientCommand implements Callable<Integer>
         final Duration timeout = Duration.ofMillis((long)(timeoutSeconds * 1000));
         try (NicClient nic = NicClient.connect(dir, timeout))
         {
-            System.out.printf(Locale.ROOT, "spraynic client: NIC pid %d in %s: %s, %d plane(s), %s at %s; client id %d%n",
+            System.out.printf(Locale.ROOT, "spraynic client: NIC pid %d in %s: %s, %d plane(s), %s; client id %d%n",
                 nic.nicPid(), dir, nic.mode().name().toLowerCase(Locale.ROOT), nic.planes(), Wire.ipv4ToString(nic.localIpv4(0)),
-                Wire.macToString(nic.localMac(0)), nic.clientId());
+                nic.clientId());
             final ClientRegion region = nic.register(size, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE |
                 AccessFlags.REMOTE_READ);
             System.out.printf(Locale.ROOT, "spraynic client: registered %,d bytes at addr=%d lkey=%d rkey=%d (%s)%n",
@@ -91,7 +91,7 @@ final class ClientCommand implements Callable<Integer>
             {
                 source.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte)random.nextInt());
             }
-            final ClientConnection c = nic.connect(peer.ipv4(), peer.mac(), timeout);
+            final ClientConnection c = nic.connect(peer.ipv4(), timeout);
             System.out.printf(Locale.ROOT, "spraynic client: connected 0x%x, %d stream(s)%n", c.localId(), c.streams());
             final long start = System.nanoTime();
             transfer(c, region, 0, peer, half, (int)message, WorkRequestOpcode.RDMA_WRITE, timeout);

@@ -75,10 +75,15 @@ final class NicCommand implements Callable<Integer>
         "rocev2: the same with one RC queue pair, connected to a visitor through --exchange (out of band)."})
     String mode;
 
-    @Option(names = "--ip", split = ",", paramLabel = "A.B.C.D",
-        description = "spray mode: this NIC's IPv4 address on each plane (port), comma-separated; iface:NAME takes the " +
-            "address of kernel interface NAME (e.g. the one Kubernetes' Multus attached for the plane).")
+    @Option(names = "--ip", split = ",", paramLabel = "A.B.C.D[/N]", description = {
+        "spray and rocev2 modes: this NIC's IPv4 address on each plane (port), comma-separated, with its prefix",
+        "length (10.0.1.10/24; without one every peer is on-link); iface:NAME takes the address of kernel interface",
+        "NAME (e.g. the one Kubernetes' Multus attached for the plane); else the ip key of each [[port]] in the config."})
     java.util.List<String> ips;
+
+    @Option(names = "--gateway", split = ",", paramLabel = "A.B.C.D",
+        description = "The router on each plane for peers off-link, comma-separated (none for a plane without).")
+    java.util.List<String> gateways;
 
     @Option(names = "--workers", defaultValue = "1", description = "spray mode: poll-mode workers (default ${DEFAULT-VALUE}).")
     int workers;
@@ -156,9 +161,19 @@ final class NicCommand implements Callable<Integer>
         {
             MetricsServer.parse("--metrics", metrics);
         }
+        if (null != ips)
+        {
+            final java.util.List<String> resolved = new java.util.ArrayList<>(ips.size());
+            for (final String ip : ips)
+            {
+                resolved.add(interfaceAddress(ip)); // iface:NAME: the kernel interface's address
+            }
+            ips = resolved;
+        }
+        final io.spraynic.pmd.InterfaceAddress[] given = PlaneAddresses.parse(ips, gateways);
         if (mode.equalsIgnoreCase("spray") || mode.equalsIgnoreCase("rocev2"))
         {
-            return serve(mode.equalsIgnoreCase("spray") ? NicConnection.Kind.SPRAY : NicConnection.Kind.ROCEV2);
+            return serve(mode.equalsIgnoreCase("spray") ? NicConnection.Kind.SPRAY : NicConnection.Kind.ROCEV2, given);
         }
         if (!mode.equalsIgnoreCase("classify"))
         {
@@ -254,18 +269,8 @@ final class NicCommand implements Callable<Integer>
         return addresses.getFirst();
     }
 
-    private Integer serve(final NicConnection.Kind kind) throws Exception
+    private Integer serve(final NicConnection.Kind kind, final io.spraynic.pmd.InterfaceAddress[] given) throws Exception
     {
-        if (null == ips || ips.isEmpty())
-        {
-            throw new IllegalArgumentException("--mode " + mode + " needs --ip: this NIC's IPv4 address on each port, e.g. --ip 10.0.0.2");
-        }
-        final java.util.List<String> resolved = new java.util.ArrayList<>(ips.size());
-        for (final String ip : ips)
-        {
-            resolved.add(interfaceAddress(ip));
-        }
-        ips = resolved;
         if (kind == NicConnection.Kind.ROCEV2 && null == exchange && null == ipcDir)
         {
             throw new IllegalArgumentException("--mode rocev2 needs --exchange DIR (RoCEv2 queue pairs are connected out of " +
@@ -280,11 +285,7 @@ final class NicCommand implements Callable<Integer>
             filled.putIfAbsent("queues", Integer.toString(workers)); // presets default to one queue; some (memif) have no such parameter
         }
         final NicConfig nicConfig = hugepagesOption.apply(PmdConfigLoader.load(config, filled, verbose));
-        if (ips.size() != nicConfig.ports().size())
-        {
-            throw new IllegalArgumentException("--ip gives " + ips.size() + " address(es) for " + nicConfig.ports().size() +
-                " port(s): give one per port, comma-separated");
-        }
+        final io.spraynic.pmd.InterfaceAddress[] addresses = PlaneAddresses.resolve(given, nicConfig, "--mode " + mode);
         if (maxConnectionsPerSource < 1)
         {
             throw new IllegalArgumentException("--max-connections-per-source " + maxConnectionsPerSource +
@@ -298,15 +299,12 @@ final class NicCommand implements Callable<Integer>
         final long idleTimeoutNanos = (long)(idleTimeout * 1e9);
         final int perSource = maxConnectionsPerSource;
         final EmbeddedNicConfig embedded = new EmbeddedNicConfig().mode(kind).workers(workers)
-            .connections(paths, 4, 1024)
-            .planes(ips.size()).idleStrategy(IdleStrategies.parse(idle)).sprayConfig(() ->
+            .connections(paths, 4)
+            .planes(addresses.length).idleStrategy(IdleStrategies.parse(idle)).sprayConfig(() ->
                 EmbeddedNicConfig.sharedCoreSprayConfig().psk(psk).maxConnectionsPerSource(perSource)
                     .idleTimeoutNanos(idleTimeoutNanos))
             .rocevRetry(RcConnectionAttributes.ackTimeoutNanos(rocev2AckTimeout), 7);
-        for (int p = 0; p < ips.size(); p++)
-        {
-            embedded.local(p, Wire.parseIpv4(ips.get(p)), 0);
-        }
+        PlaneAddresses.apply(embedded, addresses);
         final CountDownLatch stop = new CountDownLatch(1);
         final CountDownLatch stopped = new CountDownLatch(1);
         final Thread hook = new Thread(() ->
@@ -356,7 +354,8 @@ final class NicCommand implements Callable<Integer>
                     PeerExchange.offerQueuePair(nic, exchange) : null;
                 boolean visitorConnected = false;
                 System.out.printf(Locale.ROOT, "spraynic nic: %s on %s, %s at %s, %d worker(s); counters in %s%n",
-                    kind.name().toLowerCase(Locale.ROOT), config, ips, Wire.macToString(nic.localMac(0)), workers, counters.path());
+                    kind.name().toLowerCase(Locale.ROOT), config, PlaneAddresses.describe(addresses), Wire.macToString(nic.localMac(0)),
+                    workers, counters.path());
                 System.out.println("spraynic nic: running; Ctrl-C stops it, spraynic stat shows its counters");
                 System.out.flush();
                 final long deadline = seconds > 0 ? System.nanoTime() + (long)(seconds * 1e9) : Long.MAX_VALUE;

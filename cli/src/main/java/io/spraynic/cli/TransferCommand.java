@@ -54,9 +54,14 @@ final class TransferCommand implements Callable<Integer>
         "nic: the peer is a serving spraynic nic --mode spray|rocev2 --expose: write into its memory, read it back, verify."})
     String peerKind;
 
-    @Option(names = "--ip", required = true, split = ",", paramLabel = "A.B.C.D",
-        description = "This NIC's IPv4 address on each plane, comma-separated.")
+    @Option(names = "--ip", split = ",", paramLabel = "A.B.C.D[/N]", description = {
+        "This NIC's IPv4 address on each plane, comma-separated, with its prefix length (10.0.1.10/24; without one",
+        "every peer is on-link); else the ip key of each [[port]] in the config."})
     List<String> ips;
+
+    @Option(names = "--gateway", split = ",", paramLabel = "A.B.C.D",
+        description = "The router on each plane for peers off-link, comma-separated (none for a plane without).")
+    List<String> gateways;
 
     @Option(names = "--psk-file", paramLabel = "PATH",
         description = "spray mode: the pre-shared key both NICs hold (mode 0600, 32+ random bytes, raw or hex).")
@@ -120,26 +125,20 @@ final class TransferCommand implements Callable<Integer>
         BadOption.range("--paths", paths, 1, 64);
         BadOption.range("--timeout", timeoutSeconds, 1, 86_400);
         BadOption.range("--rocev2-ack-timeout", rocev2AckTimeout, 1, 31);
+        final io.spraynic.pmd.InterfaceAddress[] given = PlaneAddresses.parse(ips, gateways);
         Files.createDirectories(exchange);
         final Map<String, String> filled = new LinkedHashMap<>(params);
         // two peers on one host must not share DPDK's runtime directory
         filled.putIfAbsent("file_prefix", "spraynic-transfer-" + ProcessHandle.current().pid());
         filled.putIfAbsent("queues", Integer.toString(workers));
         final NicConfig nicConfig = hugepagesOption.apply(PmdConfigLoader.load(config, filled, verbose));
-        if (ips.size() != nicConfig.ports().size())
-        {
-            throw new IllegalArgumentException("--ip gives " + ips.size() + " address(es) for " + nicConfig.ports().size() +
-                " port(s): give one per port (plane), comma-separated");
-        }
+        final io.spraynic.pmd.InterfaceAddress[] addresses = PlaneAddresses.resolve(given, nicConfig, "spraynic transfer");
         final byte[] psk = null == pskFile ? null : PreSharedKeyFile.read(pskFile);
-        final EmbeddedNicConfig nic = new EmbeddedNicConfig().mode(kind).workers(workers).planes(ips.size())
+        final EmbeddedNicConfig nic = new EmbeddedNicConfig().mode(kind).workers(workers).planes(addresses.length)
             .connections(paths, 4).idleStrategy(IdleStrategies.parse(idle))
             .sprayConfig(() -> EmbeddedNicConfig.sharedCoreSprayConfig().psk(psk))
             .rocevRetry(RcConnectionAttributes.ackTimeoutNanos(rocev2AckTimeout), 7);
-        for (int p = 0; p < ips.size(); p++)
-        {
-            nic.local(p, Wire.parseIpv4(ips.get(p)), 0);
-        }
+        PlaneAddresses.apply(nic, addresses);
         final Duration timeout = Duration.ofSeconds(timeoutSeconds);
         try (CountersFile counters = CountersFile.create(CountersFileDescriptor.defaultDirectory(), "transfer", 8192))
         {
@@ -152,7 +151,7 @@ final class TransferCommand implements Callable<Integer>
                 {
                     System.out.printf(Locale.ROOT, "spraynic transfer: %s %s on %s, %d worker(s), %s at %s; counters in %s%n",
                         kind.name().toLowerCase(Locale.ROOT), peerRole.name().toLowerCase(Locale.ROOT), config, workers,
-                        ips, Wire.macToString(running.localMac(0)), counters.path());
+                        PlaneAddresses.describe(addresses), Wire.macToString(running.localMac(0)), counters.path());
                     System.out.flush();
                 }
                 if (peerKind.equalsIgnoreCase("nic"))

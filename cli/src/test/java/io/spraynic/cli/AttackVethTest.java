@@ -46,6 +46,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 import static io.spraynic.cli.CliTestSupport.javaCommand;
+import static io.spraynic.cli.NetnsTestSupport.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -165,17 +166,7 @@ class AttackVethTest
 
     private static void removeNetwork()
     {
-        for (final String ns : List.of(NS_A, NS_B, NS_X, NS_SWITCH))
-        {
-            try
-            {
-                runQuietly("ip", "netns", "del", ns);
-            }
-            catch (final Exception ignored)
-            {
-                // best effort: nothing to remove
-            }
-        }
+        NetnsTestSupport.deleteNamespaces(List.of(NS_A, NS_B, NS_X, NS_SWITCH));
     }
 
     @Test
@@ -608,22 +599,5 @@ class AttackVethTest
             Thread.sleep(50);
         }
         throw new AssertionError("timed out waiting: " + what + ": " + text);
-    }
-
-    private static void run(final String... command) throws IOException, InterruptedException
-    {
-        final Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0)
-        {
-            throw new IllegalStateException(String.join(" ", command) + " failed: " + out);
-        }
-    }
-
-    private static void runQuietly(final String... command) throws IOException, InterruptedException
-    {
-        final Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        p.getInputStream().readAllBytes();
-        p.waitFor(30, TimeUnit.SECONDS);
     }
 }

@@ -114,6 +114,13 @@ class BadArgumentsTest
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --workers 0", "1..64"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --paths 65", "1..64"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --timeout 0", "1..86400"));
+        table.add(bad("transfer --exchange /nonexistent --ip 10.0.1.300/24", "not an IPv4 address"));
+        table.add(bad("transfer --exchange /nonexistent --ip 10.0.1.10/40", "no valid prefix length"));
+        table.add(bad("transfer --exchange /nonexistent --ip fd00::1/64", "IPv4 only"));
+        table.add(bad("transfer --exchange /nonexistent --ip 10.0.1.10/24 --gateway 10.0.2.1", "not inside 10.0.1.10/24"));
+        table.add(bad("nic --config net_null --mode spray --ip 10.0.1.10 --gateway 10.0.1.1", "needs a prefix"));
+        table.add(bad("nic --config net_null --mode spray --ip 10.0.1.10/24,10.0.2.10/24 --gateway 10.0.1.1", "one per --ip"));
+        table.add(bad("nic --config net_null --mode spray --ip 224.0.0.5/24", "not a unicast address"));
         // spraynic client
         table.add(bad("client --size 0", "at least 1"));
         table.add(bad("client --message 0", "1..1g"));

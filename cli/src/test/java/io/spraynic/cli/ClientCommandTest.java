@@ -134,7 +134,7 @@ class ClientCommandTest
         final CliTestSupport.Run noRegions = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip",
             "10.0.0.1", "--ipc-dir", ipc.toString(), "--ipc-max-regions", "0");
         assertTrue(noRegions.exitCode() != 0);
-        assertTrue(noRegions.err().contains("--ipc-max-regions 0: must be 1..65536"),
+        assertTrue(noRegions.err().contains("--ipc-max-regions 0: must be 1..65536; try --ipc-max-regions 1"),
             noRegions.err());
 
         final List<String> command = new ArrayList<>();
@@ -160,7 +160,7 @@ class ClientCommandTest
 
             final CliTestSupport.Run client = CliTestSupport.run("client", "--ipc-dir", ipc.toString(), "--size", "64k");
             assertEquals(0, client.exitCode(), client.out() + client.err());
-            assertTrue(client.out().contains("NIC pid " + nic.pid() + " in " + ipc + ": spray, 1 plane(s), 10.0.0.1 at "),
+            assertTrue(client.out().contains("NIC pid " + nic.pid() + " in " + ipc + ": spray, 1 plane(s), 10.0.0.1; client id "),
                 client.out());
             assertTrue(client.out().contains("registered 65,536 bytes"), client.out());
 

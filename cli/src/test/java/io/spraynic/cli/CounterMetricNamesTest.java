@@ -23,6 +23,8 @@ class CounterMetricNamesTest
         "worker 0: spray auth_failures                 | spraynic_worker_spray_auth_failures_total{worker=\"0\"}",
         "worker 12: parse malformed_bad_icrc           | spraynic_worker_parse_malformed_bad_icrc_total{worker=\"12\"}",
         "worker 1: plane 1 rocev2 timeouts             | spraynic_worker_rocev2_timeouts_total{plane=\"1\",worker=\"1\"}",
+        "worker 0: plane 2 neighbour arp_requests_sent | spraynic_worker_neighbour_arp_requests_sent_total{plane=\"2\",worker=\"0\"}",
+        "worker 0: plane 0 neighbour dropped_unsolicited_reply | spraynic_worker_neighbour_dropped_unsolicited_reply_total{plane=\"0\",worker=\"0\"}",
         "worker 0: steering drops (inbox full)         | spraynic_worker_steering_drops_total{worker=\"0\"}",
         "worker 0: frame faults (exception handling a frame, dropped) | spraynic_worker_frame_faults_total{worker=\"0\"}",
         "conn 0x1A1: retransmitted                     | spraynic_connection_retransmitted_total{connection=\"0x1a1\"}",

@@ -261,8 +261,7 @@ class NicMetricsPrometheusTest
         }
         final Arena arena = Arena.ofShared();
         closeables.add(arena);
-        final NicConnection client = nics[0].connect(new int[]{nics[1].localIpv4(0), nics[1].localIpv4(1)},
-            new long[]{nics[1].localMac(0), nics[1].localMac(1)}, WAIT);
+        final NicConnection client = nics[0].connect(new int[]{nics[1].localIpv4(0), nics[1].localIpv4(1)}, WAIT);
         assertNotNull(nics[1].accept(WAIT), "the peer accepted the connection");
         final long bytes = 2L << 20;
         final MemoryRegion source = nics[0].register(PeerExchange.pattern(arena, bytes, 7), AccessFlags.NONE);

@@ -9,7 +9,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -17,6 +16,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static io.spraynic.cli.CliTestSupport.javaCommand;
+import static io.spraynic.cli.NetnsTestSupport.run;
+import static io.spraynic.cli.NetnsTestSupport.runQuietly;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -103,14 +104,8 @@ class TransferVethTest
         final Process client = start(pmd, NS_A, VETH_A, mode, "client", "10.99.0.1", exchange, dir.resolve("client.out"));
         try
         {
-            final boolean clientDone = client.waitFor(180, TimeUnit.SECONDS);
-            final boolean serverDone = server.waitFor(30, TimeUnit.SECONDS);
-            final String clientOut = Files.readString(dir.resolve("client.out"));
-            final String serverOut = Files.readString(dir.resolve("server.out"));
-            assertTrue(clientDone && serverDone, "both ended in time; client: " + clientOut + " server: " + serverOut);
-            assertEquals(0, client.exitValue(), clientOut + " SERVER: " + serverOut);
-            assertEquals(0, server.exitValue(), serverOut);
-            for (final String out : List.of(clientOut, serverOut))
+            for (final String out : NetnsTestSupport.awaitTransferPair(client, dir.resolve("client.out"), server,
+                dir.resolve("server.out")))
             {
                 assertTrue(out.contains("\"verified\":true"), out);
                 assertTrue(out.contains("\"mode\":\"" + mode + "\""), out);
@@ -228,22 +223,5 @@ class TransferVethTest
             "--mode", mode, "--role", role, "--ip", ip, "--exchange", exchange.toString(), "--size", "4m",
             "--timeout", "60", "--idle", "backoff", "--json")));
         return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
-    }
-
-    private static void run(final String... command) throws IOException, InterruptedException
-    {
-        final Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0)
-        {
-            throw new IllegalStateException(String.join(" ", command) + " failed: " + out);
-        }
-    }
-
-    private static void runQuietly(final String... command) throws IOException, InterruptedException
-    {
-        final Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        p.getInputStream().readAllBytes();
-        p.waitFor(30, TimeUnit.SECONDS);
     }
 }

@@ -390,6 +390,7 @@ final class ConfigRules
         {
             checkMac(prefix + "mac", port.mac());
         }
+        checkAddress(prefix, port);
     }
 
     private static void checkVdevDevice(final String prefix, final PortConfig port)
@@ -453,6 +454,29 @@ final class ConfigRules
         {
             throw new ConfigException(prefix + "peer", Toml.quote(port.peer()),
                 "must name another port: a net_ring vdev already receives its own transmits, a ring pair is two ports");
+        }
+    }
+
+    private static void checkAddress(final String prefix, final PortConfig port)
+    {
+        if (port.ip().isEmpty())
+        {
+            if (!port.gateway().isEmpty())
+            {
+                throw new ConfigException(prefix + "gateway", Toml.quote(port.gateway()),
+                    "needs the plane's address beside it", "add ip = \"10.0.1.10/24\" to the port");
+            }
+            return;
+        }
+        try
+        {
+            port.interfaceAddress();
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            final boolean gatewayAtFault = !port.gateway().isEmpty() && ex.getMessage().startsWith("gateway");
+            throw new ConfigException(prefix + (gatewayAtFault ? "gateway" : "ip"),
+                Toml.quote(gatewayAtFault ? port.gateway() : port.ip()), ex.getMessage());
         }
     }
 

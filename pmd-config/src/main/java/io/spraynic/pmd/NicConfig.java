@@ -222,6 +222,8 @@ public record NicConfig(String description, EalConfig eal, MempoolConfig mempool
             line(sb, "mtu", port.mtu());
             line(sb, "promiscuous", port.promiscuous());
             optional(sb, "mac", port.mac());
+            optional(sb, "ip", port.ip());
+            optional(sb, "gateway", port.gateway());
         }
 
         return sb.toString();
@@ -272,6 +274,10 @@ public record NicConfig(String description, EalConfig eal, MempoolConfig mempool
             if (!port.mac().isEmpty())
             {
                 sb.append(", mac ").append(port.mac());
+            }
+            if (!port.ip().isEmpty())
+            {
+                sb.append(", ip ").append(port.ip()).append(port.gateway().isEmpty() ? "" : " via " + port.gateway());
             }
             sb.append('\n');
         }

@@ -30,7 +30,7 @@ final class NicConfigParser
 
     static final List<String> PORT_KEYS = List.of(
         "name", "kind", "device", "args", "peer", "rx_queues", "tx_queues", "rx_descriptors", "tx_descriptors", "mtu",
-        "promiscuous", "mac");
+        "promiscuous", "mac", "ip", "gateway");
 
     /** Thread-safe once configured; the defaults keep TOML dates as strings, which the reader then refuses. */
     private static final TomlMapper MAPPER = new TomlMapper();
@@ -210,7 +210,9 @@ final class NicConfigParser
             table.integer("tx_descriptors", ConfigRules.DESCRIPTORS, PortConfig.DEFAULT_DESCRIPTORS),
             table.integer("mtu", ConfigRules.MTU, PortConfig.defaultMtu(kind)),
             table.bool("promiscuous", false),
-            table.string("mac", ""));
+            table.string("mac", ""),
+            table.string("ip", ""),
+            table.string("gateway", ""));
     }
 
     private static PortKind readKind(final Table table)

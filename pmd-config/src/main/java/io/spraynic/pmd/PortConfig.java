@@ -23,6 +23,9 @@ import java.util.Objects;
  * @param promiscuous   whether to turn promiscuous mode on; needed when the port's MAC is not the one the
  *                      peer sends to (af_packet on a veth), harmful on a shared NIC (mlx5 bifurcated).
  * @param mac           a unicast MAC address to set, {@code 02:00:00:00:00:01}, or empty to keep the device's.
+ * @param ip            the NIC's address on this port's plane, {@code 10.0.1.10/24} ({@link InterfaceAddress}),
+ *                      or empty when given elsewhere (the command line's {@code --ip}).
+ * @param gateway       the plane's gateway for off-link peers, {@code 10.0.1.1}, or empty for none.
  */
 public record PortConfig(
     String name,
@@ -36,7 +39,9 @@ public record PortConfig(
     int txDescriptors,
     int mtu,
     boolean promiscuous,
-    String mac)
+    String mac,
+    String ip,
+    String gateway)
 {
     /** Default queues per direction. */
     public static final int DEFAULT_QUEUES = 1;
@@ -71,6 +76,8 @@ public record PortConfig(
         Objects.requireNonNull(args, "args");
         Objects.requireNonNull(peer, "peer");
         Objects.requireNonNull(mac, "mac");
+        Objects.requireNonNull(ip, "ip");
+        Objects.requireNonNull(gateway, "gateway");
     }
 
     /**
@@ -84,7 +91,7 @@ public record PortConfig(
     public static PortConfig vdev(final String name, final String device, final String args)
     {
         return new PortConfig(name, PortKind.VDEV, device, args, "", DEFAULT_QUEUES, DEFAULT_QUEUES,
-            DEFAULT_DESCRIPTORS, DEFAULT_DESCRIPTORS, DEFAULT_MTU, false, "");
+            DEFAULT_DESCRIPTORS, DEFAULT_DESCRIPTORS, DEFAULT_MTU, false, "", "", "");
     }
 
     /**
@@ -98,7 +105,7 @@ public record PortConfig(
     public static PortConfig pci(final String name, final String bdf, final String args)
     {
         return new PortConfig(name, PortKind.PCI, bdf, args, "", DEFAULT_QUEUES, DEFAULT_QUEUES,
-            DEFAULT_DESCRIPTORS, DEFAULT_DESCRIPTORS, DEFAULT_MTU, false, "");
+            DEFAULT_DESCRIPTORS, DEFAULT_DESCRIPTORS, DEFAULT_MTU, false, "", "", "");
     }
 
     /**
@@ -111,7 +118,7 @@ public record PortConfig(
     public static PortConfig ringPair(final String name, final String peer)
     {
         return new PortConfig(name, PortKind.RING_PAIR, name, "", peer, DEFAULT_QUEUES, DEFAULT_QUEUES,
-            DEFAULT_DESCRIPTORS, DEFAULT_DESCRIPTORS, RDMA_4096_MTU, false, "");
+            DEFAULT_DESCRIPTORS, DEFAULT_DESCRIPTORS, RDMA_4096_MTU, false, "", "", "");
     }
 
     /**
@@ -183,7 +190,7 @@ public record PortConfig(
     public PortConfig withQueues(final int rxQueues, final int txQueues)
     {
         return new PortConfig(name, kind, device, args, peer, rxQueues, txQueues, rxDescriptors, txDescriptors,
-            mtu, promiscuous, mac);
+            mtu, promiscuous, mac, ip, gateway);
     }
 
     /**
@@ -194,7 +201,7 @@ public record PortConfig(
     public PortConfig withDescriptors(final int rxDescriptors, final int txDescriptors)
     {
         return new PortConfig(name, kind, device, args, peer, rxQueues, txQueues, rxDescriptors, txDescriptors,
-            mtu, promiscuous, mac);
+            mtu, promiscuous, mac, ip, gateway);
     }
 
     /**
@@ -204,7 +211,7 @@ public record PortConfig(
     public PortConfig withArgs(final String args)
     {
         return new PortConfig(name, kind, device, args, peer, rxQueues, txQueues, rxDescriptors, txDescriptors,
-            mtu, promiscuous, mac);
+            mtu, promiscuous, mac, ip, gateway);
     }
 
     /**
@@ -214,7 +221,7 @@ public record PortConfig(
     public PortConfig withMtu(final int mtu)
     {
         return new PortConfig(name, kind, device, args, peer, rxQueues, txQueues, rxDescriptors, txDescriptors,
-            mtu, promiscuous, mac);
+            mtu, promiscuous, mac, ip, gateway);
     }
 
     /**
@@ -224,7 +231,7 @@ public record PortConfig(
     public PortConfig withPromiscuous(final boolean promiscuous)
     {
         return new PortConfig(name, kind, device, args, peer, rxQueues, txQueues, rxDescriptors, txDescriptors,
-            mtu, promiscuous, mac);
+            mtu, promiscuous, mac, ip, gateway);
     }
 
     /**
@@ -234,6 +241,23 @@ public record PortConfig(
     public PortConfig withMac(final String mac)
     {
         return new PortConfig(name, kind, device, args, peer, rxQueues, txQueues, rxDescriptors, txDescriptors,
-            mtu, promiscuous, mac);
+            mtu, promiscuous, mac, ip, gateway);
+    }
+
+    /**
+     * @param ip      the NIC's address on the plane, {@code 10.0.1.10/24}, or empty.
+     * @param gateway the plane's gateway, or empty.
+     * @return a copy with another address.
+     */
+    public PortConfig withAddress(final String ip, final String gateway)
+    {
+        return new PortConfig(name, kind, device, args, peer, rxQueues, txQueues, rxDescriptors, txDescriptors,
+            mtu, promiscuous, mac, ip, gateway);
+    }
+
+    /** @return the checked address of {@link #ip} and {@link #gateway}, or null when {@code ip} is empty. */
+    public InterfaceAddress interfaceAddress()
+    {
+        return ip.isEmpty() ? null : InterfaceAddress.parse(ip, gateway);
     }
 }

@@ -46,7 +46,8 @@ class ConfigPropertiesTest
         Map.entry("data_room", "4096"), Map.entry("priv_size", "8"), Map.entry("socket_id", "0"),
         Map.entry("args", "{ size = 64 }"), Map.entry("rx_queues", "2"), Map.entry("tx_queues", "2"),
         Map.entry("rx_descriptors", "512"), Map.entry("tx_descriptors", "512"), Map.entry("mtu", "1400"),
-        Map.entry("promiscuous", "true"), Map.entry("mac", "\"02:00:00:00:00:09\""));
+        Map.entry("promiscuous", "true"), Map.entry("mac", "\"02:00:00:00:00:09\""),
+        Map.entry("ip", "\"10.0.1.10/24\""), Map.entry("gateway", "\"10.0.1.1\""));
 
     @Test
     void shouldFailOnlyWithConfigExceptionOnRandomDocuments()

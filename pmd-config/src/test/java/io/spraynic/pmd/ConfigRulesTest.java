@@ -159,6 +159,25 @@ class ConfigRulesTest
             broken(NULL_PORT + "mac = \"02:00:00:00:01\"\n",
                 "port[0].mac = \"02:00:00:00:01\": must be a MAC address of six hex octets separated by ':', e.g. " +
                 "\"02:00:00:00:00:01\""),
+            broken(NULL_PORT + "ip = \"10.0.1.300/24\"\n",
+                "port[0].ip = \"10.0.1.300/24\": '10.0.1.300' is not an IPv4 address: write four numbers 0-255, e.g. 10.0.0.1"),
+            broken(NULL_PORT + "ip = \"10.0.1.10/33\"\n",
+                "port[0].ip = \"10.0.1.10/33\": '10.0.1.10/33' has no valid prefix length: write /0 to /32 after the " +
+                "address, e.g. 10.0.1.10/24"),
+            broken(NULL_PORT + "ip = \"fd00::10/64\"\n",
+                "port[0].ip = \"fd00::10/64\": 'fd00::10/64' is an IPv6 address, but planes take IPv4 only (the NIC " +
+                "resolves neighbours with ARP): give an address like 10.0.1.10/24"),
+            broken(NULL_PORT + "ip = \"224.0.0.1/24\"\n",
+                "port[0].ip = \"224.0.0.1/24\": address 224.0.0.1 is not a unicast address: give one like 10.0.1.10"),
+            broken(NULL_PORT + "ip = \"10.0.1.10/24\"\ngateway = \"10.0.2.1\"\n",
+                "port[0].gateway = \"10.0.2.1\": gateway 10.0.2.1 is not inside 10.0.1.10/24: give a gateway on the " +
+                "plane's own subnet"),
+            broken(NULL_PORT + "ip = \"10.0.1.10\"\ngateway = \"10.0.1.1\"\n",
+                "port[0].gateway = \"10.0.1.1\": gateway 10.0.1.1 needs a prefix on the address, e.g. 10.0.1.10/24: " +
+                "without one every destination is on-link"),
+            broken(NULL_PORT + "gateway = \"10.0.1.1\"\n",
+                "port[0].gateway = \"10.0.1.1\": needs the plane's address beside it (fix: add ip = \"10.0.1.10/24\" " +
+                "to the port)"),
             broken(NULL_PORT + NULL_PORT.replace("net_null0", "net_null1"),
                 "port[1].name = \"p0\": must be unique; port[0] has the same name"),
             broken(NULL_PORT + NULL_PORT.replace("\"p0\"", "\"p1\""),

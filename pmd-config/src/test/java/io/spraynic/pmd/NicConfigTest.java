@@ -76,9 +76,9 @@ class NicConfigTest
         assertEquals(new MempoolConfig("node_a_mbufs", 16383, 128, 9344, 64, 0), config.mempool());
         assertEquals(new PortConfig("wire", PortKind.VDEV, "net_af_packet0",
             "iface=veth0,qpairs=2,blocksz=4096,framesz=2048,framecnt=512", "", 2, 2, 1024, 1024, 1500, true,
-            "02:53:4e:00:00:0a"), config.ports().get(0));
+            "02:53:4e:00:00:0a", "", ""), config.ports().get(0));
         assertEquals(new PortConfig("left", PortKind.RING_PAIR, "ring_left", "", "right", 1, 1, 512, 512, 4200, false,
-            ""), config.ports().get(2));
+            "", "", ""), config.ports().get(2));
         assertEquals("right", config.ports().get(3).device());
     }
 
@@ -119,6 +119,29 @@ class NicConfigTest
         final NicConfig config = PmdConfigs.preset(preset, realNic ? Map.of("pci", "0000:01:00.0") : Map.of());
 
         assertEquals(config, NicConfig.parse(config.toToml(), preset));
+    }
+
+    @Test
+    void shouldReadAPlaneAddressWithPrefixAndGatewayAndWriteItBack()
+    {
+        final NicConfig config = NicConfig.parse(NULL_PORT + "ip = \"10.0.1.10/24\"\ngateway = \"10.0.1.1\"\n", "t");
+        final PortConfig port = config.ports().get(0);
+        final InterfaceAddress address = port.interfaceAddress();
+        assertEquals(new InterfaceAddress(0x0A00010A, 24, 0x0A000101), address);
+        assertEquals(0x0A000114, address.nextHop(0x0A000114), "on-link: the peer itself");
+        assertEquals(0x0A000101, address.nextHop(0x0A000214), "off-link: the gateway");
+        assertEquals("10.0.1.10/24 via 10.0.1.1", address.toString());
+        assertEquals(config, NicConfig.parse(config.toToml(), "t"));
+        assertTrue(config.describe().contains("ip 10.0.1.10/24 via 10.0.1.1"), config.describe());
+    }
+
+    @Test
+    void shouldTakeAnAddressWithoutPrefixAsEverythingOnLink()
+    {
+        final InterfaceAddress address = InterfaceAddress.parse("10.0.0.1", "");
+        assertEquals(0, address.prefixLength());
+        assertEquals(0x0B000001, address.nextHop(0x0B000001));
+        assertEquals(0, InterfaceAddress.parse("10.0.1.10/24", null).nextHop(0x0A000201), "off-link without a gateway");
     }
 
     @Test
@@ -251,7 +274,7 @@ class NicConfigTest
                 "priv_size, socket_id (fix: did you mean mbufs?)"),
             Arguments.of(NULL_PORT + "rx_queue = 2\n",
                 "port[0].rx_queue = 2: is not a key of [[port]]; allowed keys: name, kind, device, args, peer, " +
-                "rx_queues, tx_queues, rx_descriptors, tx_descriptors, mtu, promiscuous, mac " +
+                "rx_queues, tx_queues, rx_descriptors, tx_descriptors, mtu, promiscuous, mac, ip, gateway " +
                 "(fix: did you mean rx_queues?)"),
             Arguments.of(NULL_PORT.replace("[[port]]", "[[ports]]"),
                 "ports = [{ name = \"p0\", kind = \"vdev\", device = \"net_null0\" }]: is not a key of the top level; " +

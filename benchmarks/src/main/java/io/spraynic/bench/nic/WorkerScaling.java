@@ -223,7 +223,7 @@ public final class WorkerScaling
         {
             if (mode == NicConnection.Kind.SPRAY)
             {
-                senders[i] = nics[0].connect(new int[]{nics[1].localIpv4(0)}, new long[]{nics[1].localMac(0)}, timeout);
+                senders[i] = nics[0].connect(new int[]{nics[1].localIpv4(0)}, timeout);
                 nics[1].accept(timeout);
             }
             else

@@ -81,6 +81,7 @@ public final class EmbeddedNic implements AutoCloseable
     private final String[] portNames;
     private final AgentRunner[] runners;
     private final long[] localMac;
+    private final NicNeighbours neighbours;
     private final ManyToOneConcurrentArrayQueue<NicConnection> accepted = new ManyToOneConcurrentArrayQueue<>(4096);
     private final List<NicConnection> connections = new CopyOnWriteArrayList<>();
     private final SplittableRandom random = new SplittableRandom();
@@ -107,6 +108,7 @@ public final class EmbeddedNic implements AutoCloseable
         }
         fitMtu(config);
         this.localMac = config.localMac.clone();
+        this.neighbours = new NicNeighbours(config, localMac, counters);
         this.workers = new NicWorker[w];
         this.taps = new CaptureTap[w];
         this.runners = new AgentRunner[w];
@@ -124,6 +126,7 @@ public final class EmbeddedNic implements AutoCloseable
         {
             worker.peers(workers);
         }
+        neighbours.workers(workers);
     }
 
     /**
@@ -451,6 +454,10 @@ public final class EmbeddedNic implements AutoCloseable
             }
             transport = new RocevWorkerTransport(engines, sinks, parseCounters);
         }
+        if (index == 0)
+        {
+            neighbours.addAgents(ports, prefix, engineMirrors); // one table per plane, on worker 0
+        }
         final NicWorker.WorkerCounters workerCounters = new NicWorker.WorkerCounters(
             counter(prefix + "rx frames"), counter(prefix + "steered to other workers"),
             counter(prefix + "steered from other workers"), counter(prefix + "steering drops (inbox full)"),
@@ -462,6 +469,10 @@ public final class EmbeddedNic implements AutoCloseable
         ownMirrors.add(workerCounters.parse());
         final NicWorker worker = new NicWorker(index, config.workers, ports, transport, parseCounters, domain, config.clock,
             config.burst, config.inboxBytes, arena, workerCounters);
+        if (index == 0)
+        {
+            neighbours.attach(worker);
+        }
         if (config.mode == NicConnection.Kind.SPRAY && config.listen)
         {
             listen(worker, (SprayWorkerTransport)transport);
@@ -501,6 +512,7 @@ public final class EmbeddedNic implements AutoCloseable
                 final NicConnection handle = accepting;
                 accepting = null;
                 attachSpray(worker, handle, connection);
+                neighbours.follow(worker, handle, connection);
                 if (!accepted.offer(handle))
                 {
                     transport.engine().close(connection); // nobody is accepting: refuse rather than grow without bound
@@ -763,25 +775,29 @@ public final class EmbeddedNic implements AutoCloseable
     }
 
     /**
-     * Opens a spray connection to a peer NIC (handshake on the wire, S9.1), on the next worker in turn.
+     * Opens a spray connection to a peer NIC (handshake on the wire, S9.1), on the next worker in turn. The peer is
+     * named by its addresses only: each plane's next hop (the peer on-link, the plane's gateway off-link) is
+     * resolved by ARP first, and the connection follows its MAC when it changes.
      *
      * @param peerIpv4 the peer's address on each plane.
-     * @param peerMac  the peer's MAC on each plane.
-     * @param timeout  how long to wait for the handshake.
+     * @param timeout  how long to wait for ARP and the handshake.
      * @return the connection, ESTABLISHED.
-     * @throws IllegalStateException when the peer did not answer.
+     * @throws IllegalStateException when the peer or a next hop did not answer.
      */
-    public NicConnection connect(final int[] peerIpv4, final long[] peerMac, final Duration timeout)
+    public NicConnection connect(final int[] peerIpv4, final Duration timeout)
     {
         requireMode(NicConnection.Kind.SPRAY);
         requireOpen();
-        if (peerIpv4.length != planes() || peerMac.length != planes())
+        if (peerIpv4.length != planes())
         {
-            throw new IllegalArgumentException("give the peer's address and MAC on each of the " + planes() + " plane(s)");
+            throw new IllegalArgumentException("give the peer's address on each of the " + planes() + " plane(s)");
         }
+        final int[] hops = neighbours.nextHops(peerIpv4);
+        final long[] peerMac = neighbours.resolve(hops, timeout);
         final NicWorker worker = nextWorker();
         final NicConnection handle = new NicConnection(this, NicConnection.Kind.SPRAY, worker.index(), config.ringCapacity,
             config.completionQueueCapacity);
+        handle.nextHop = hops;
         final int sourcePortBase = sourcePortBase(config.paths);
         final CompletableFuture<NicConnection> established = new CompletableFuture<>();
         final boolean offered = worker.offer((w, now) ->
@@ -821,8 +837,8 @@ public final class EmbeddedNic implements AutoCloseable
                     w.removePoller(poller[0]);
                     established.completeExceptionally(new IllegalStateException(
                         pending.reason() == RejectReason.NO_ANSWER ? "no answer from " + Wire.ipv4ToString(peerIpv4[0]) +
-                        " after " + pending.tries() + " CONNECTs: is a spray NIC listening there, are the addresses and " +
-                        "MACs right, and do both NICs hold the same pre-shared key (if any)?" :
+                        " after " + pending.tries() + " CONNECTs: is a spray NIC listening there, are the addresses " +
+                        "right, and do both NICs hold the same pre-shared key (if any)?" :
                         "connect to " + Wire.ipv4ToString(peerIpv4[0]) + " failed: " + pending.failure()));
                 }
             };
@@ -897,13 +913,17 @@ public final class EmbeddedNic implements AutoCloseable
 
     RocevEndpoint rocevEndpoint(final NicConnection c)
     {
-        return new RocevEndpoint(c.localId, c.localPsn, config.localIpv4[c.plane], localMac[c.plane], config.mtu);
+        return new RocevEndpoint(c.localId, c.localPsn, config.localIpv4[c.plane], config.mtu);
     }
 
     void connectQueuePair(final NicConnection c, final RocevEndpoint remote, final Duration timeout)
     {
         requireOpen();
-        final RcConnectionAttributes attributes = RcConnectionAttributes.of(remote.qpNumber(), remote.mac(), remote.ipv4(),
+        final int[] hops = new int[planes()];
+        hops[c.plane] = neighbours.nextHop(c.plane, remote.ipv4());
+        final long mac = neighbours.resolve(hops, timeout)[c.plane];
+        c.nextHop = hops;
+        final RcConnectionAttributes attributes = RcConnectionAttributes.of(remote.qpNumber(), mac, remote.ipv4(),
             49152 + (c.localId & 0x3FFF), Math.min(config.mtu, remote.mtu()), c.localPsn, remote.psn())
             .withRetry(config.rocevAckTimeoutNanos, config.rocevRetries);
         await(submit(workers[c.worker()], (w, now) ->
@@ -1101,7 +1121,7 @@ public final class EmbeddedNic implements AutoCloseable
         return result;
     }
 
-    private static <T> T await(final CompletableFuture<T> future, final Duration timeout, final String what)
+    static <T> T await(final CompletableFuture<T> future, final Duration timeout, final String what)
     {
         try
         {

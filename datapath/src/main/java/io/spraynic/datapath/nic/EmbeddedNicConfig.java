@@ -1,15 +1,19 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.neighbour.NeighbourConfig;
 import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
 import io.spraynic.datapath.transport.spray.SprayConfig;
 import io.spraynic.datapath.transport.spray.SprayHandshake;
+import io.spraynic.pmd.InterfaceAddress;
 import io.spraynic.pmd.MempoolConfig;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemNanoClock;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.function.Supplier;
 
 /**
@@ -23,6 +27,9 @@ public final class EmbeddedNicConfig
     int workers = 1;
     int[] localIpv4 = new int[1];
     long[] localMac = new long[1];
+    InterfaceAddress[] addresses = new InterfaceAddress[1];
+    NeighbourConfig neighbourConfig = NeighbourConfig.defaults();
+    final List<long[]> staticNeighbours = new ArrayList<>();
     Supplier<SprayConfig> sprayConfig = SprayConfig::new;
     boolean listen = true;
     int paths = 8;
@@ -116,6 +123,7 @@ public final class EmbeddedNicConfig
         require(planes >= 1 && planes <= 64, "planes", planes, "1..64");
         localIpv4 = Arrays.copyOf(localIpv4, planes);
         localMac = Arrays.copyOf(localMac, planes);
+        addresses = Arrays.copyOf(addresses, planes);
         return this;
     }
 
@@ -125,6 +133,40 @@ public final class EmbeddedNicConfig
         require(plane >= 0 && plane < localIpv4.length, "plane", plane, "0.." + (localIpv4.length - 1) + " (set planes first)");
         localIpv4[plane] = ipv4;
         localMac[plane] = mac;
+        addresses[plane] = 0 == ipv4 ? null : new InterfaceAddress(ipv4, 0, 0);
+        return this;
+    }
+
+    /**
+     * @param plane   a plane.
+     * @param address this NIC's address on it with its prefix and gateway ({@code --ip 10.0.1.10/24 --gateway 10.0.1.1}).
+     * @param mac     its MAC (0: the port's own).
+     * @return this.
+     */
+    public EmbeddedNicConfig local(final int plane, final InterfaceAddress address, final long mac)
+    {
+        local(plane, address.ipv4(), mac);
+        addresses[plane] = address;
+        return this;
+    }
+
+    /** @param config the neighbour cache's size, timers and reply rate. @return this. */
+    public EmbeddedNicConfig neighbours(final NeighbourConfig config)
+    {
+        this.neighbourConfig = java.util.Objects.requireNonNull(config, "neighbour config");
+        return this;
+    }
+
+    /**
+     * A neighbour that is never asked for (as {@code ip neigh add ... permanent}): for an emulated fabric that
+     * carries no ARP. Peers are still named by address only; this is the NIC's own table.
+     *
+     * @return this.
+     */
+    public EmbeddedNicConfig staticNeighbour(final int plane, final int ipv4, final long mac)
+    {
+        require(plane >= 0 && plane < localIpv4.length, "plane", plane, "0.." + (localIpv4.length - 1) + " (set planes first)");
+        staticNeighbours.add(new long[]{plane, ipv4, mac});
         return this;
     }
 

@@ -346,6 +346,9 @@ public final class FabricDemo
         {
             final FabricPort port = fabric.host(host).port(p);
             config.local(p, port.localAddress(), port.localMac());
+            // the emulated switches route by address and carry no ARP: the other host's MAC is configured, never asked
+            final FabricPort peer = fabric.host(1 - host).port(p);
+            config.staticNeighbour(p, peer.localAddress(), peer.localMac());
         }
         return config;
     }
@@ -399,13 +402,11 @@ public final class FabricDemo
     private static Lanes sprayLanes(final Fabric fabric, final EmbeddedNic[] nics, final int planes)
     {
         final int[] ips = new int[planes];
-        final long[] macs = new long[planes];
         for (int p = 0; p < planes; p++)
         {
             ips[p] = fabric.host(1).port(p).localAddress();
-            macs[p] = fabric.host(1).port(p).localMac();
         }
-        final NicConnection sender = nics[0].connect(ips, macs, CONNECT_TIMEOUT);
+        final NicConnection sender = nics[0].connect(ips, CONNECT_TIMEOUT);
         if (null == nics[1].accept(CONNECT_TIMEOUT))
         {
             throw new IllegalStateException("the receiving NIC did not accept the connection");

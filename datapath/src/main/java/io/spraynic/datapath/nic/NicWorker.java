@@ -1,6 +1,12 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.fault.FaultLog;
+import io.spraynic.datapath.neighbour.NeighbourAgent;
+import io.spraynic.datapath.transport.PortFrameSink;
+import io.spraynic.datapath.wire.ArpHeader;
+import io.spraynic.datapath.wire.EthernetHeader;
+import io.spraynic.datapath.wire.IcmpHeader;
+import io.spraynic.datapath.wire.Ipv4Header;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.verbs.MemoryRegion;
@@ -63,6 +69,8 @@ final class NicWorker implements Agent
     /** Steered packets taken per loop. */
     static final int STEERED_PER_LOOP = 256;
     static final long PUBLISH_INTERVAL_NANOS = 1_000_000L;
+    /** Inbox message types from here up carry a neighbour frame (ARP, ICMP) of plane {@code type - base}. */
+    static final int NEIGHBOUR_MESSAGE_BASE = 1 << 16;
 
     private final int index;
     private final int workers;
@@ -94,6 +102,9 @@ final class NicWorker implements Agent
     private Runnable[] pollers = new Runnable[0];
     private long nowNanos;
     private long nextPublishNanos;
+    // the neighbour agents of every plane, on the worker that runs them (null elsewhere) with their own TX bursts
+    private NeighbourAgent[] neighbours;
+    private PortFrameSink[] neighbourSinks;
 
     /** The worker's own counters in the counters file. */
     record WorkerCounters(AtomicCounter rxFrames, AtomicCounter steeredOut, AtomicCounter steeredIn,
@@ -134,6 +145,25 @@ final class NicWorker implements Agent
     void peers(final NicWorker[] peers)
     {
         this.peers = peers;
+    }
+
+    /**
+     * Makes this worker the one that runs the NIC's neighbour agents (before it starts): other workers steer ARP
+     * and ICMP frames to it.
+     *
+     * @param agents per plane, an agent or null for a plane without an address.
+     * @param sinks  per plane, the agent's sink on this worker's queue of the plane's port.
+     */
+    void neighbours(final NeighbourAgent[] agents, final PortFrameSink[] sinks)
+    {
+        this.neighbours = agents;
+        this.neighbourSinks = sinks;
+    }
+
+    /** @return the agent of {@code plane} on this worker, or null (worker thread). */
+    NeighbourAgent neighbour(final int plane)
+    {
+        return null == neighbours ? null : neighbours[plane];
     }
 
     int index()
@@ -199,6 +229,19 @@ final class NicWorker implements Agent
             rxBursts[i] = ports[i].newBurst(burstCapacity);
         }
         transport.onStart();
+        if (null != neighbours)
+        {
+            final long now = clock.nanoTime();
+            for (int p = 0; p < neighbours.length; p++)
+            {
+                if (null != neighbours[p])
+                {
+                    neighbourSinks[p].onStart();
+                    neighbours[p].start(now);
+                    neighbourSinks[p].flush();
+                }
+            }
+        }
     }
 
     public int doWork()
@@ -255,6 +298,10 @@ final class NicWorker implements Agent
         {
             onLoopFault("flush", ex);
         }
+        if (null != neighbours)
+        {
+            work += neighbourWork(now);
+        }
         if (now >= nextPublishNanos)
         {
             nextPublishNanos = now + PUBLISH_INTERVAL_NANOS;
@@ -299,6 +346,10 @@ final class NicWorker implements Agent
     {
         if (parser.parse(memory, offset, length, frame) != FrameClass.ROCE)
         {
+            if (frame.frameClass() == FrameClass.NOT_OURS)
+            {
+                onNotOurs(plane, memory, base, offset, length, now); // ARP, ICMP: the neighbours' control path
+            }
             return; // counted by the parser: malformed, or not a packet of this transport
         }
         final int owner = workers == 1 ? 0 : transport.owner(frame, workers);
@@ -320,8 +371,105 @@ final class NicWorker implements Agent
         }
     }
 
+    // off the fast path: only frames the parser found not RoCEv2 come here
+    private void onNotOurs(final int plane, final MemorySegment memory, final long base, final long offset,
+        final int length, final long now)
+    {
+        if (null != neighbours)
+        {
+            final NeighbourAgent agent = neighbours[plane];
+            if (null != agent)
+            {
+                agent.onFrame(memory, offset, length, now);
+            }
+        }
+        else if (isNeighbourFrame(memory, offset, length))
+        {
+            for (final NicWorker peer : peers)
+            {
+                if (null != peer.neighbours)
+                {
+                    forwardView.wrap(base + offset, length);
+                    if (!peer.inbox.write(NEIGHBOUR_MESSAGE_BASE + plane, forwardView, 0, length))
+                    {
+                        counters.steerDrops().incrementRelease(); // ARP and ping retry
+                    }
+                    break;
+                }
+            }
+        }
+    }
+
+    private static boolean isNeighbourFrame(final MemorySegment memory, final long offset, final int length)
+    {
+        final int etherType = EthernetHeader.etherType(memory, offset);
+        return etherType == ArpHeader.ETHER_TYPE_ARP || etherType == EthernetHeader.ETHER_TYPE_IPV4 &&
+            length >= EthernetHeader.LENGTH + Ipv4Header.LENGTH &&
+            Ipv4Header.protocol(memory, offset + EthernetHeader.LENGTH) == IcmpHeader.PROTOCOL_ICMP;
+    }
+
+    private int neighbourWork(final long now)
+    {
+        int work = 0;
+        for (int p = 0; p < neighbours.length; p++)
+        {
+            final NeighbourAgent agent = neighbours[p];
+            if (null != agent)
+            {
+                try
+                {
+                    work += agent.onTick(now);
+                    neighbourSinks[p].flush();
+                }
+                catch (final RuntimeException | AssertionError ex)
+                {
+                    onLoopFault("neighbours", ex);
+                }
+            }
+        }
+        return work;
+    }
+
+    /**
+     * A next hop got a MAC (a first or a new one): every connection of this worker that sends to it on
+     * {@code plane} now uses it (worker thread).
+     */
+    void onNextHopMac(final int plane, final int ipv4, final long mac)
+    {
+        for (final NicConnection c : connections)
+        {
+            if (plane < c.nextHop.length && c.nextHop[plane] == ipv4)
+            {
+                if (null != c.spray)
+                {
+                    c.spray.nextHopMac(plane, mac);
+                }
+                else if (null != c.queuePair && c.plane == plane)
+                {
+                    c.queuePair.nextHopMac(mac);
+                }
+            }
+        }
+    }
+
     private void onSteered(final int msgTypeId, final org.agrona.MutableDirectBuffer buffer, final int index, final int length)
     {
+        if (msgTypeId >= NEIGHBOUR_MESSAGE_BASE)
+        {
+            final int plane = msgTypeId - NEIGHBOUR_MESSAGE_BASE;
+            try
+            {
+                if (null != neighbours && plane < neighbours.length && null != neighbours[plane])
+                {
+                    neighbours[plane].onFrame(inboxMemory, index, length, nowNanos);
+                }
+            }
+            catch (final RuntimeException | AssertionError ex)
+            {
+                onFrameFault(ex);
+            }
+            return;
+        }
         counters.steeredIn().incrementRelease();
         try
         {
@@ -557,6 +705,16 @@ final class NicWorker implements Agent
                 rxBursts[i].close();
             }
             transport.onClose();
+            if (null != neighbourSinks)
+            {
+                for (final PortFrameSink sink : neighbourSinks)
+                {
+                    if (null != sink)
+                    {
+                        sink.close();
+                    }
+                }
+            }
             for (final PacketPort port : ports)
             {
                 port.onPollerClose();

@@ -121,7 +121,7 @@ public final class PeerExchange
         final NicConnection connection;
         if (nic.mode() == NicConnection.Kind.SPRAY)
         {
-            connection = role == Role.CLIENT ? nic.connect(ips(peer, nic.planes()), macs(peer, nic.planes()), timeout) :
+            connection = role == Role.CLIENT ? nic.connect(ips(peer, nic.planes()), timeout) :
                 nic.accept(timeout);
             if (null == connection)
             {
@@ -195,15 +195,15 @@ public final class PeerExchange
     }
 
     /**
-     * What a serving NIC ({@link #publishServer}) published: its address and MAC per plane and the region it exposes.
+     * What a serving NIC ({@link #publishServer}) published: its address per plane and the region it exposes (no
+     * MAC: the visitor resolves it).
      *
      * @param ipv4    its address on each plane.
-     * @param mac     its MAC on each plane.
      * @param address the exposed region's virtual address.
      * @param rkey    the exposed region's remote key.
      * @param length  the exposed region's bytes.
      */
-    public record Served(int[] ipv4, long[] mac, long address, int rkey, long length)
+    public record Served(int[] ipv4, long address, int rkey, long length)
     {
     }
 
@@ -215,7 +215,7 @@ public final class PeerExchange
     public static Served awaitServed(final Path directory, final int planes, final Duration timeout) throws IOException
     {
         final Map<String, String> server = fields(await(directory, "nic.addr", timeout));
-        return new Served(ips(server, planes), macs(server, planes), Long.parseLong(require(server, "addr")),
+        return new Served(ips(server, planes), Long.parseLong(require(server, "addr")),
             Integer.parseInt(require(server, "rkey")), Long.parseLong(require(server, "length")));
     }
 
@@ -280,7 +280,7 @@ public final class PeerExchange
         final NicConnection connection;
         if (nic.mode() == NicConnection.Kind.SPRAY)
         {
-            connection = nic.connect(server.ipv4(), server.mac(), timeout);
+            connection = nic.connect(server.ipv4(), timeout);
         }
         else
         {
@@ -426,8 +426,7 @@ public final class PeerExchange
         final StringBuilder address = new StringBuilder("planes=" + nic.planes());
         for (int p = 0; p < nic.planes(); p++)
         {
-            address.append(" ip.").append(p).append('=').append(Wire.ipv4ToString(nic.localIpv4(p)))
-                .append(" mac.").append(p).append('=').append(Wire.macToString(nic.localMac(p)));
+            address.append(" ip.").append(p).append('=').append(Wire.ipv4ToString(nic.localIpv4(p)));
         }
         return address.append(" addr=").append(region.address()).append(" rkey=").append(region.rkey())
             .append(" length=").append(region.length()).toString();
@@ -441,16 +440,6 @@ public final class PeerExchange
             ips[p] = Wire.parseIpv4(require(peer, "ip." + p));
         }
         return ips;
-    }
-
-    private static long[] macs(final Map<String, String> peer, final int planes)
-    {
-        final long[] macs = new long[planes];
-        for (int p = 0; p < planes; p++)
-        {
-            macs[p] = Wire.parseMac(require(peer, "mac." + p));
-        }
-        return macs;
     }
 
     private static String require(final Map<String, String> fields, final String key)

@@ -5,21 +5,20 @@ import io.spraynic.datapath.wire.Wire;
 /**
  * What one side of a RoCEv2 RC connection tells the other out of band before the queue pairs can talk (as
  * ibverbs applications exchange QP number, PSN and GID, e.g. over TCP): the QP number, the first PSN it
- * sends, its address and MAC, and its path MTU.
+ * sends, its address and its path MTU. No MAC: the NIC resolves the next hop to the address itself (ARP).
  *
  * @param qpNumber  24-bit QP number.
  * @param psn       first PSN this QP sends (the peer expects it).
  * @param ipv4      its IPv4 address.
- * @param mac       its MAC, low 48 bits.
  * @param mtu       its path MTU.
  */
-public record RocevEndpoint(int qpNumber, int psn, int ipv4, long mac, int mtu)
+public record RocevEndpoint(int qpNumber, int psn, int ipv4, int mtu)
 {
-    /** @return one line, {@code qpn=0x11 psn=0x1234 ip=10.0.0.1 mac=02:00:00:00:00:01 mtu=1024}, that {@link #parse} reads. */
+    /** @return one line, {@code qpn=0x11 psn=0x1234 ip=10.0.0.1 mtu=1024}, that {@link #parse} reads. */
     public String format()
     {
         return "qpn=0x" + Integer.toHexString(qpNumber) + " psn=0x" + Integer.toHexString(psn) + " ip=" +
-            Wire.ipv4ToString(ipv4) + " mac=" + Wire.macToString(mac) + " mtu=" + mtu;
+            Wire.ipv4ToString(ipv4) + " mtu=" + mtu;
     }
 
     /**
@@ -32,7 +31,6 @@ public record RocevEndpoint(int qpNumber, int psn, int ipv4, long mac, int mtu)
         int qpn = -1;
         int psn = -1;
         Integer ip = null;
-        Long mac = null;
         int mtu = -1;
         for (final String field : line.trim().split("\\s+"))
         {
@@ -48,15 +46,14 @@ public record RocevEndpoint(int qpNumber, int psn, int ipv4, long mac, int mtu)
                 case "qpn" -> qpn = Integer.decode(value);
                 case "psn" -> psn = Integer.decode(value);
                 case "ip" -> ip = Wire.parseIpv4(value);
-                case "mac" -> mac = Wire.parseMac(value);
                 case "mtu" -> mtu = Integer.parseInt(value);
                 default -> throw new IllegalArgumentException("unknown RoCEv2 endpoint field '" + key + "' in: " + line);
             }
         }
-        if (qpn < 0 || psn < 0 || null == ip || null == mac || mtu < 0)
+        if (qpn < 0 || psn < 0 || null == ip || mtu < 0)
         {
-            throw new IllegalArgumentException("a RoCEv2 endpoint needs qpn, psn, ip, mac and mtu: " + line);
+            throw new IllegalArgumentException("a RoCEv2 endpoint needs qpn, psn, ip and mtu: " + line);
         }
-        return new RocevEndpoint(qpn, psn, ip, mac, mtu);
+        return new RocevEndpoint(qpn, psn, ip, mtu);
     }
 }

@@ -170,26 +170,7 @@ public final class Wire
      */
     public static int parseIpv4(final String text)
     {
-        final String[] parts = text.trim().split("\\.", -1);
-        if (parts.length != 4)
-        {
-            throw new IllegalArgumentException("'" + text + "' is not an IPv4 address: write four numbers 0-255, e.g. 10.0.0.1");
-        }
-        int address = 0;
-        for (final String part : parts)
-        {
-            int value = -1;
-            if (!part.isEmpty() && part.length() <= 3 && part.chars().allMatch(Character::isDigit))
-            {
-                value = Integer.parseInt(part);
-            }
-            if (value < 0 || value > 255)
-            {
-                throw new IllegalArgumentException("'" + text + "' is not an IPv4 address: write four numbers 0-255, e.g. 10.0.0.1");
-            }
-            address = address << 8 | value;
-        }
-        return address;
+        return io.spraynic.pmd.InterfaceAddress.parseIpv4(text);
     }
 
     /**

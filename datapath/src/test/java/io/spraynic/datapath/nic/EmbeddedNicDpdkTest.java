@@ -177,7 +177,7 @@ class EmbeddedNicDpdkTest
             }
             floodThread.start();
             final Duration wait = Duration.ofSeconds(60);
-            final NicConnection client = nics[0].connect(new int[]{ip(1, 0), ip(1, 1)}, new long[]{mac(1, 0), mac(1, 1)}, wait);
+            final NicConnection client = nics[0].connect(new int[]{ip(1, 0), ip(1, 1)}, wait);
             final NicConnection server = nics[1].accept(wait);
             assertNotNull(server);
             final long bytes = 8L << 20;

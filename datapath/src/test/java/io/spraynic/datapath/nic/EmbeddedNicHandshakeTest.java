@@ -184,7 +184,7 @@ class EmbeddedNicHandshakeTest
 
     private static NicConnection connect(final EmbeddedNic from, final EmbeddedNic to)
     {
-        return from.connect(new int[]{to.localIpv4(0)}, new long[]{to.localMac(0)}, WAIT);
+        return from.connect(new int[]{to.localIpv4(0)}, WAIT);
     }
 
     private void transferAndVerify(final EmbeddedNic a, final EmbeddedNic b, final NicConnection from,

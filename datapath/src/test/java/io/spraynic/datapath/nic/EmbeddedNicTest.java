@@ -126,16 +126,14 @@ class EmbeddedNicTest
     {
         final int planes = a.planes();
         final int[] ips = new int[planes];
-        final long[] macs = new long[planes];
         for (int p = 0; p < planes; p++)
         {
             ips[p] = b.localIpv4(p);
-            macs[p] = b.localMac(p);
         }
         final NicConnection client;
         try
         {
-            client = a.connect(ips, macs, WAIT);
+            client = a.connect(ips, WAIT);
         }
         catch (final IllegalStateException ex)
         {

@@ -311,13 +311,11 @@ final class HostileWire implements AutoCloseable
     {
         final CompletableFuture<NicConnection> accepted = CompletableFuture.supplyAsync(() -> b().accept(timeout));
         final int[] ips = new int[PLANES];
-        final long[] macs = new long[PLANES];
         for (int p = 0; p < PLANES; p++)
         {
             ips[p] = ip(1, p);
-            macs[p] = mac(1, p);
         }
-        final NicConnection client = a().connect(ips, macs, timeout);
+        final NicConnection client = a().connect(ips, timeout);
         final NicConnection server = accepted.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         if (null == server)
         {

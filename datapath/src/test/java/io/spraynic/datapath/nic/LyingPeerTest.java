@@ -80,8 +80,7 @@ class LyingPeerTest
             AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
         // what spraynic nic --expose publishes, with the length a lying server would claim
         java.nio.file.Files.writeString(dir.resolve("nic.addr"), "planes=1 ip.0=" +
-            io.spraynic.datapath.wire.Wire.ipv4ToString(server.localIpv4(0)) + " mac.0=" +
-            io.spraynic.datapath.wire.Wire.macToString(server.localMac(0)) + " addr=" + exposed.address() + " rkey=" +
+            io.spraynic.datapath.wire.Wire.ipv4ToString(server.localIpv4(0)) + " addr=" + exposed.address() + " rkey=" +
             exposed.rkey() + " length=" + (16L << 20));
         final long start = System.nanoTime();
         final IllegalStateException failure = assertThrows(IllegalStateException.class,
@@ -106,7 +105,7 @@ class LyingPeerTest
             AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
         final MemorySegment source = PeerExchange.pattern(arena, claimed, 5);
         final MemoryRegion local = visitor.register(source, AccessFlags.NONE);
-        final NicConnection connection = visitor.connect(new int[]{server.localIpv4(0)}, new long[]{server.localMac(0)}, WAIT);
+        final NicConnection connection = visitor.connect(new int[]{server.localIpv4(0)}, WAIT);
 
         final long start = System.nanoTime();
         final IllegalStateException failure = assertThrows(IllegalStateException.class,

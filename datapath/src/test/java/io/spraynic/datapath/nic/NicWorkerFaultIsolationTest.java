@@ -91,7 +91,7 @@ class NicWorkerFaultIsolationTest
 
     private static HostileWire.Legit connect(final EmbeddedNic a, final EmbeddedNic b)
     {
-        final NicConnection client = a.connect(new int[]{b.localIpv4(0)}, new long[]{b.localMac(0)}, WAIT);
+        final NicConnection client = a.connect(new int[]{b.localIpv4(0)}, WAIT);
         return new HostileWire.Legit(client, b.accept(WAIT));
     }
 }

@@ -248,7 +248,7 @@ class UdpSocketNicTest
             {
                 peer[p] = nics[1].localIpv4(p);
             }
-            final NicConnection client = nics[0].connect(peer, new long[PLANES], wait);
+            final NicConnection client = nics[0].connect(peer, wait);
             final NicConnection server = nics[1].accept(wait);
             assertNotNull(server);
             final long bytes = 4L << 20;

@@ -187,7 +187,6 @@ public final class IpcConductor implements Agent, AutoCloseable
         for (int p = 0; p < Math.min(nic.planes(), IpcMessages.MAX_PLANES); p++)
         {
             header.putInt(IpcFileDescriptor.LOCAL_IPV4_OFFSET + 4 * p, nic.localIpv4(p), IpcMessages.ORDER);
-            header.putLong(IpcFileDescriptor.LOCAL_MAC_OFFSET + 8 * p, nic.localMac(p), IpcMessages.ORDER);
         }
         final UnsafeBuffer toNicBuffer = new UnsafeBuffer(header, IpcFileDescriptor.HEADER_LENGTH,
             IpcFileDescriptor.toNicLength());
@@ -662,7 +661,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         if (type == IpcMessages.CONNECT && planes != nic.planes())
         {
             respondError(client, correlationId, type, IpcMessages.ERR_BAD_VALUE, "this NIC has " + nic.planes() +
-                " plane(s), the CONNECT names " + planes + ": give the peer's address and MAC on each plane");
+                " plane(s), the CONNECT names " + planes + ": give the peer's address on each plane");
             return;
         }
         if (type == IpcMessages.CREATE_QUEUE_PAIR && (planes < 0 || planes >= nic.planes()))
@@ -680,11 +679,9 @@ public final class IpcConductor implements Agent, AutoCloseable
             return;
         }
         final int[] ips = new int[type == IpcMessages.CONNECT ? Math.min(planes, IpcMessages.MAX_PLANES) : 0];
-        final long[] macs = new long[ips.length];
         for (int p = 0; p < ips.length; p++)
         {
             ips[p] = command.ipv4(p);
-            macs[p] = command.mac(p);
         }
         final long connectionId = nextObjectId++;
         final Path file = directory.resolve("conn-" + client.id + "-" + connectionId);
@@ -693,7 +690,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         {
             final NicConnection c = switch (type)
             {
-                case IpcMessages.CONNECT -> nic.connect(ips, macs, Duration.ofMillis(timeoutMs));
+                case IpcMessages.CONNECT -> nic.connect(ips, Duration.ofMillis(timeoutMs));
                 case IpcMessages.ACCEPT -> nic.accept(Duration.ofMillis(timeoutMs));
                 default -> nic.createQueuePair(planes);
             };
@@ -730,12 +727,12 @@ public final class IpcConductor implements Agent, AutoCloseable
             {
                 final RocevEndpoint e = c.rocevEndpoint();
                 length = connectionReady.wrap(response, 0).set(made.id, c.kind().ordinal(), c.localId(), c.streams(),
-                    c.plane(), e.psn(), e.ipv4(), e.mac(), e.mtu(), file.getFileName().toString());
+                    c.plane(), e.psn(), e.ipv4(), e.mtu(), file.getFileName().toString());
             }
             else
             {
                 length = connectionReady.wrap(response, 0).set(made.id, c.kind().ordinal(), c.localId(), c.streams(),
-                    c.plane(), 0, 0, 0, 0, file.getFileName().toString());
+                    c.plane(), 0, 0, 0, file.getFileName().toString());
             }
             connectionReady.ids(client.id, correlationId);
             answer(client, IpcMessages.CONNECTION_READY, length);
@@ -761,7 +758,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         final RocevEndpoint remote;
         try
         {
-            remote = new RocevEndpoint(command.qpn(), command.psn(), command.ipv4(), command.mac(), command.mtu());
+            remote = new RocevEndpoint(command.qpn(), command.psn(), command.ipv4(), command.mtu());
         }
         catch (final IllegalArgumentException ex)
         {

@@ -25,7 +25,6 @@ import java.nio.file.Path;
  *   | command ring epoch| (unused)          | 56
  *   +-------------------+-------------------+
  *   | IPv4 of planes 0..7 (int each)         | 64
- *   | MAC of planes 0..7 (long each)         | 96
  *   | ... up to HEADER_LENGTH (256)          |
  *   +---------------------------------------+
  *   | to-NIC commands: ManyToOneRingBuffer   | HEADER_LENGTH
@@ -44,7 +43,7 @@ public final class IpcFileDescriptor
     /** "SPNI" in ASCII. */
     public static final int MAGIC = 0x53504E49;
     /** Bumped on any change to this layout, the messages, or the connection files. */
-    public static final int VERSION = 2;
+    public static final int VERSION = 3;
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 4;
     public static final int PID_OFFSET = 8;
@@ -59,8 +58,6 @@ public final class IpcFileDescriptor
     public static final int COMMAND_RING_EPOCH_OFFSET = 56;
     /** The NIC's IPv4 address on plane p at {@code LOCAL_IPV4_OFFSET + 4 * p}, for peers to connect to. */
     public static final int LOCAL_IPV4_OFFSET = 64;
-    /** The NIC's MAC on plane p at {@code LOCAL_MAC_OFFSET + 8 * p}. */
-    public static final int LOCAL_MAC_OFFSET = LOCAL_IPV4_OFFSET + 4 * IpcMessages.MAX_PLANES;
     public static final int HEADER_LENGTH = 256;
 
     /** The control file's name in the IPC directory. */

@@ -336,14 +336,13 @@ public final class IpcMessages
         }
     }
 
-    /** CONNECT, ACCEPT, CREATE_QUEUE_PAIR: the peer's address and MAC per plane, a timeout, a plane. */
+    /** CONNECT, ACCEPT, CREATE_QUEUE_PAIR: the peer's address per plane (no MAC: the NIC resolves it), a timeout, a plane. */
     public static final class Connect extends Header
     {
         public static final int TIMEOUT_MS_OFFSET = Header.LENGTH;
         public static final int PLANES_OFFSET = TIMEOUT_MS_OFFSET + 4;
         public static final int IPV4_OFFSET = PLANES_OFFSET + 4;
-        public static final int MAC_OFFSET = IPV4_OFFSET + 4 * MAX_PLANES;
-        public static final int LENGTH = MAC_OFFSET + 8 * MAX_PLANES;
+        public static final int LENGTH = IPV4_OFFSET + 4 * MAX_PLANES;
 
         public Connect wrap(final MutableDirectBuffer buffer, final int offset)
         {
@@ -367,11 +366,6 @@ public final class IpcMessages
             return getInt(IPV4_OFFSET + 4 * plane);
         }
 
-        public long mac(final int plane)
-        {
-            return getLong(MAC_OFFSET + 8 * plane);
-        }
-
         public Connect timeoutMs(final int timeoutMs)
         {
             putInt(TIMEOUT_MS_OFFSET, timeoutMs);
@@ -384,10 +378,9 @@ public final class IpcMessages
             return this;
         }
 
-        public Connect peer(final int plane, final int ipv4, final long mac)
+        public Connect peer(final int plane, final int ipv4)
         {
             putInt(IPV4_OFFSET + 4 * plane, ipv4);
-            putLong(MAC_OFFSET + 8 * plane, mac);
             return this;
         }
     }
@@ -400,8 +393,7 @@ public final class IpcMessages
         public static final int PSN_OFFSET = QPN_OFFSET + 4;
         public static final int IPV4_OFFSET = PSN_OFFSET + 4;
         public static final int MTU_OFFSET = IPV4_OFFSET + 4;
-        public static final int MAC_OFFSET = MTU_OFFSET + 4;
-        public static final int TIMEOUT_MS_OFFSET = MAC_OFFSET + 8;
+        public static final int TIMEOUT_MS_OFFSET = MTU_OFFSET + 4;
         public static final int LENGTH = TIMEOUT_MS_OFFSET + 4;
 
         public ConnectQueuePair wrap(final MutableDirectBuffer buffer, final int offset)
@@ -435,17 +427,12 @@ public final class IpcMessages
             return getInt(MTU_OFFSET);
         }
 
-        public long mac()
-        {
-            return getLong(MAC_OFFSET);
-        }
-
         public int timeoutMs()
         {
             return getInt(TIMEOUT_MS_OFFSET);
         }
 
-        public ConnectQueuePair set(final long connectionId, final int qpn, final int psn, final int ipv4, final long mac,
+        public ConnectQueuePair set(final long connectionId, final int qpn, final int psn, final int ipv4,
             final int mtu, final int timeoutMs)
         {
             putLong(CONNECTION_ID_OFFSET, connectionId);
@@ -453,7 +440,6 @@ public final class IpcMessages
             putInt(PSN_OFFSET, psn);
             putInt(IPV4_OFFSET, ipv4);
             putInt(MTU_OFFSET, mtu);
-            putLong(MAC_OFFSET, mac);
             putInt(TIMEOUT_MS_OFFSET, timeoutMs);
             return this;
         }
@@ -602,8 +588,7 @@ public final class IpcMessages
         public static final int PSN_OFFSET = PLANE_OFFSET + 4;
         public static final int IPV4_OFFSET = PSN_OFFSET + 4;
         public static final int MTU_OFFSET = IPV4_OFFSET + 4;
-        public static final int MAC_OFFSET = MTU_OFFSET + 4;
-        public static final int FILE_OFFSET = MAC_OFFSET + 8;
+        public static final int FILE_OFFSET = MTU_OFFSET + 4;
         public static final int MAX_LENGTH = FILE_OFFSET + 4 + MAX_STRING_BYTES;
 
         public ConnectionReady wrap(final MutableDirectBuffer buffer, final int offset)
@@ -653,11 +638,6 @@ public final class IpcMessages
             return getInt(MTU_OFFSET);
         }
 
-        public long mac()
-        {
-            return getLong(MAC_OFFSET);
-        }
-
         public String file()
         {
             return getString(FILE_OFFSET);
@@ -665,7 +645,7 @@ public final class IpcMessages
 
         /** @return the message's length in bytes. */
         public int set(final long connectionId, final int kind, final int localId, final int streams, final int plane,
-            final int psn, final int ipv4, final long mac, final int mtu, final String file)
+            final int psn, final int ipv4, final int mtu, final String file)
         {
             putLong(CONNECTION_ID_OFFSET, connectionId);
             putInt(KIND_OFFSET, kind);
@@ -675,7 +655,6 @@ public final class IpcMessages
             putInt(PSN_OFFSET, psn);
             putInt(IPV4_OFFSET, ipv4);
             putInt(MTU_OFFSET, mtu);
-            putLong(MAC_OFFSET, mac);
             return FILE_OFFSET + putString(FILE_OFFSET, file);
         }
     }

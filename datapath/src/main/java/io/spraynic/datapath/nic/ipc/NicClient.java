@@ -36,7 +36,7 @@ import java.util.concurrent.locks.LockSupport;
  *   try (NicClient nic = NicClient.connect(dir, Duration.ofSeconds(5)))
  *   {
  *       ClientRegion mr = nic.register(1 &lt;&lt; 20, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
- *       ClientConnection c = nic.connect(peerIps, peerMacs, Duration.ofSeconds(10));
+ *       ClientConnection c = nic.connect(peerIps, Duration.ofSeconds(10));
  *       c.postSend(0, new ClientSendRequest().opcode(RDMA_WRITE).local(mr, mr.address(), 4096).remote(addr, rkey));
  *       ... c.sendCompletionQueue().poll(completion) ...
  *   }
@@ -312,12 +312,6 @@ public final class NicClient implements AutoCloseable
         return header.getInt(IpcFileDescriptor.LOCAL_IPV4_OFFSET + 4 * checkPlane(plane), IpcMessages.ORDER);
     }
 
-    /** @return the NIC's MAC on {@code plane}. */
-    public long localMac(final int plane)
-    {
-        return header.getLong(IpcFileDescriptor.LOCAL_MAC_OFFSET + 8 * checkPlane(plane), IpcMessages.ORDER);
-    }
-
     private int checkPlane(final int plane)
     {
         if (plane < 0 || plane >= Math.min(planes, IpcMessages.MAX_PLANES))
@@ -403,20 +397,19 @@ public final class NicClient implements AutoCloseable
      * Opens a spray connection to a peer NIC through this client's NIC.
      *
      * @param peerIpv4 the peer's address on each plane.
-     * @param peerMac  the peer's MAC on each plane.
-     * @param timeout  how long the handshake may take.
+     * @param timeout  how long ARP and the handshake may take.
      */
-    public synchronized ClientConnection connect(final int[] peerIpv4, final long[] peerMac, final Duration timeout)
+    public synchronized ClientConnection connect(final int[] peerIpv4, final Duration timeout)
     {
-        if (peerIpv4.length != peerMac.length || peerIpv4.length > IpcMessages.MAX_PLANES)
+        if (peerIpv4.length > IpcMessages.MAX_PLANES)
         {
-            throw new IllegalArgumentException("give one address and one MAC per plane (at most " + IpcMessages.MAX_PLANES + ")");
+            throw new IllegalArgumentException("give one address per plane (at most " + IpcMessages.MAX_PLANES + ")");
         }
         final IpcMessages.Connect c = connect.wrap(command, 0);
         c.timeoutMs(millis(timeout)).planes(peerIpv4.length);
         for (int p = 0; p < peerIpv4.length; p++)
         {
-            c.peer(p, peerIpv4[p], peerMac[p]);
+            c.peer(p, peerIpv4[p]);
         }
         request(IpcMessages.CONNECT, IpcMessages.Connect.LENGTH, timeout.plus(CONTROL_TIMEOUT));
         return newConnection();
@@ -462,7 +455,7 @@ public final class NicClient implements AutoCloseable
         final IpcMessages.ConnectionReady ready = connectionReady.wrap(reply, 0);
         final NicConnection.Kind kind = kind(ready.kind());
         final RocevEndpoint endpoint = kind == NicConnection.Kind.ROCEV2 ?
-            new RocevEndpoint(ready.localId(), ready.psn(), ready.ipv4(), ready.mac(), ready.mtu()) : null;
+            new RocevEndpoint(ready.localId(), ready.psn(), ready.ipv4(), ready.mtu()) : null;
         final ConnectionRings rings = ConnectionRings.map(directory.resolve(ready.file()), ready.connectionId());
         final ClientConnection c = new ClientConnection(this, ready.connectionId(), kind, ready.localId(), ready.streams(),
             ready.plane(), endpoint, rings);
@@ -473,7 +466,7 @@ public final class NicClient implements AutoCloseable
     synchronized void connectQueuePair(final ClientConnection c, final RocevEndpoint remote, final Duration timeout)
     {
         connectQueuePair.wrap(command, 0);
-        connectQueuePair.set(c.id(), remote.qpNumber(), remote.psn(), remote.ipv4(), remote.mac(), remote.mtu(), millis(timeout));
+        connectQueuePair.set(c.id(), remote.qpNumber(), remote.psn(), remote.ipv4(), remote.mtu(), millis(timeout));
         request(IpcMessages.CONNECT_QUEUE_PAIR, IpcMessages.ConnectQueuePair.LENGTH, timeout.plus(CONTROL_TIMEOUT));
     }
 

@@ -268,6 +268,18 @@ public final class RcQueuePair implements QueuePair
         return qpNumber;
     }
 
+    /** Sends to another MAC from now on: the next hop's, as the NIC's neighbour table resolved it. Engine thread. */
+    public void nextHopMac(final long mac)
+    {
+        remoteMac = mac;
+    }
+
+    /** @return the MAC frames go to. */
+    public long nextHopMac()
+    {
+        return remoteMac;
+    }
+
     public QueuePairState state()
     {
         return state;

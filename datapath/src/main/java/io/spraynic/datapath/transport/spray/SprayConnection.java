@@ -2922,6 +2922,33 @@ public final class SprayConnection implements PathSendWindow.Listener
         return index;
     }
 
+    /** @return the peer's IPv4 address on {@code plane} (0 when that plane speaks IPv6). */
+    public int remoteIpv4(final int plane)
+    {
+        return remoteIsIpv6[plane] ? 0 : remoteIpv4[plane];
+    }
+
+    /** @return the planes this connection sends on. */
+    public int planes()
+    {
+        return remoteMac.length;
+    }
+
+    /**
+     * Sends the frames of {@code plane} to another MAC from now on: the next hop's, as the NIC's neighbour table
+     * resolved it (the peer's on-link, the gateway's off-link), or a new one it announced. Engine thread.
+     */
+    public void nextHopMac(final int plane, final long mac)
+    {
+        remoteMac[plane] = mac;
+    }
+
+    /** @return the MAC frames of {@code plane} go to. */
+    public long nextHopMac(final int plane)
+    {
+        return remoteMac[plane];
+    }
+
     /** @return paths per direction. */
     public int paths()
     {

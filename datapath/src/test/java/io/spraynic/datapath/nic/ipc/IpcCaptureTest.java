@@ -60,7 +60,7 @@ class IpcCaptureTest
     {
         final ClientRegion region = client.register(bytes, ALL);
         final CompletableFuture<NicConnection> accepted = CompletableFuture.supplyAsync(() -> bed.peer.accept(WAIT));
-        final ClientConnection c = client.connect(new int[]{IpcTestBed.ip(1)}, new long[]{IpcTestBed.mac(1)}, WAIT);
+        final ClientConnection c = client.connect(new int[]{IpcTestBed.ip(1)}, WAIT);
         assertNotNull(accepted.get(30, TimeUnit.SECONDS), "the peer accepted");
         fill(region.segment(), 0, bytes, seed);
         final ClientSendRequest send = new ClientSendRequest();

@@ -41,10 +41,9 @@ public final class IpcClientMain
         final Path dir = Path.of(args[0]);
         final boolean spray = args[1].equals("spray");
         final int peerIp = Integer.parseInt(args[2]);
-        final long peerMac = Long.parseLong(args[3]);
-        final long peerAddress = Long.parseLong(args[4]);
-        final int peerRkey = Integer.parseInt(args[5]);
-        final boolean hold = args.length > 6 && args[6].equals("hold");
+        final long peerAddress = Long.parseLong(args[3]);
+        final int peerRkey = Integer.parseInt(args[4]);
+        final boolean hold = args.length > 5 && args[5].equals("hold");
         final Duration wait = Duration.ofSeconds(20);
         final BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         final NicClient client = NicClient.connect(dir, wait);
@@ -55,7 +54,7 @@ public final class IpcClientMain
         final ClientConnection c;
         if (spray)
         {
-            c = client.connect(new int[]{peerIp}, new long[]{peerMac}, wait);
+            c = client.connect(new int[]{peerIp}, wait);
         }
         else
         {

@@ -494,7 +494,7 @@ class IpcConductorAttackTest
             final ClientRegion regionOfA = a.register(1 << 16, ALL);
             final ClientRegion regionOfB = b.register(1 << 16, ALL);
             final CompletableFuture<NicConnection> accepted = CompletableFuture.supplyAsync(() -> bed.peer.accept(WAIT));
-            final ClientConnection ofB = b.connect(new int[]{IpcTestBed.ip(1)}, new long[]{IpcTestBed.mac(1)}, WAIT);
+            final ClientConnection ofB = b.connect(new int[]{IpcTestBed.ip(1)}, WAIT);
             final NicConnection peer = accepted.get(30, TimeUnit.SECONDS);
             // the peer of B's connection writes with B's rkey, then with A's (an access error ends the connection)
             assertEquals(PostResult.OK, peer.postSend(0, new SendWorkRequest().wrId(2).opcode(WorkRequestOpcode.RDMA_WRITE)

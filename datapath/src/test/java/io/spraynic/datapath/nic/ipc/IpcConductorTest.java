@@ -57,13 +57,12 @@ class IpcConductorTest
             assertEquals(NicConnection.Kind.SPRAY, client.mode());
             assertEquals(ProcessHandle.current().pid(), client.nicPid());
             assertEquals(IpcTestBed.ip(0), client.localIpv4(0));
-            assertEquals(IpcTestBed.mac(0), client.localMac(0));
             final ClientRegion region = client.register(1 << 20, ALL);
             assertTrue(Files.exists(region.file()));
             assertEquals(1L, bed.counter("ipc: regions"));
 
             final CompletableFuture<NicConnection> accepted = CompletableFuture.supplyAsync(() -> bed.peer.accept(WAIT));
-            final ClientConnection c = client.connect(new int[]{IpcTestBed.ip(1)}, new long[]{IpcTestBed.mac(1)}, WAIT);
+            final ClientConnection c = client.connect(new int[]{IpcTestBed.ip(1)}, WAIT);
             final NicConnection p = accepted.get(30, TimeUnit.SECONDS);
             assertNotNull(p, "the peer accepted");
             assertEquals(p.streams(), c.streams());
@@ -155,7 +154,7 @@ class IpcConductorTest
             final MemoryRegion peerRegion = bed.peer.register(arena.allocate(1 << 20, 4096), ALL);
             final ClientRegion region = client.register(1 << 20, ALL);
             final CompletableFuture<NicConnection> accepted = CompletableFuture.supplyAsync(() -> bed.peer.accept(WAIT));
-            final ClientConnection c = client.connect(new int[]{IpcTestBed.ip(1)}, new long[]{IpcTestBed.mac(1)}, WAIT);
+            final ClientConnection c = client.connect(new int[]{IpcTestBed.ip(1)}, WAIT);
             assertNotNull(accepted.get(30, TimeUnit.SECONDS));
             final com.sun.management.ThreadMXBean threads =
                 (com.sun.management.ThreadMXBean)java.lang.management.ManagementFactory.getThreadMXBean();
@@ -258,7 +257,7 @@ class IpcConductorTest
             assertTrue(assertThrows(IllegalStateException.class, () -> client.createQueuePair(0)).getMessage()
                 .contains("needs a ROCEV2 NIC"));
             assertTrue(assertThrows(IllegalStateException.class,
-                () -> client.connect(new int[]{1, 2}, new long[]{1, 2}, WAIT)).getMessage().contains("1 plane(s)"));
+                () -> client.connect(new int[]{1, 2}, WAIT)).getMessage().contains("1 plane(s)"));
             final ClientRegion region = client.register(4096, ALL);
             client.deregister(region);
             assertFalse(region.isRegistered());
@@ -309,7 +308,7 @@ class IpcConductorTest
             client = NicClient.connect(bed.dir, WAIT);
             client.register(4096, ALL);
             final CompletableFuture<NicConnection> accepted = CompletableFuture.supplyAsync(() -> bed.peer.accept(WAIT));
-            c = client.connect(new int[]{IpcTestBed.ip(1)}, new long[]{IpcTestBed.mac(1)}, WAIT);
+            c = client.connect(new int[]{IpcTestBed.ip(1)}, WAIT);
             assertNotNull(accepted.get(30, TimeUnit.SECONDS));
             assertFalse(client.isNicStopped());
         }

@@ -38,12 +38,11 @@ class IpcMessagesTest
         connect.timeoutMs(500).planes(IpcMessages.MAX_PLANES);
         for (int p = 0; p < IpcMessages.MAX_PLANES; p++)
         {
-            connect.peer(p, 0x0A00_0000 + p, 0x0200_0000_0000L + p);
+            connect.peer(p, 0x0A00_0000 + p);
         }
         for (int p = 0; p < IpcMessages.MAX_PLANES; p++)
         {
             assertEquals(0x0A00_0000 + p, connect.ipv4(p));
-            assertEquals(0x0200_0000_0000L + p, connect.mac(p));
         }
         assertEquals(500, connect.timeoutMs());
         assertEquals(IpcMessages.MAX_PLANES, connect.planes());

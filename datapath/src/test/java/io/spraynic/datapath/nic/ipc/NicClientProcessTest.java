@@ -43,7 +43,7 @@ class NicClientProcessTest
         final boolean hold)
     {
         final List<String> args = new ArrayList<>(List.of(bed.dir.toString(), mode, Integer.toString(IpcTestBed.ip(1)),
-            Long.toString(IpcTestBed.mac(1)), Long.toString(peerRegion.address()), Integer.toString(peerRegion.rkey())));
+            Long.toString(peerRegion.address()), Integer.toString(peerRegion.rkey())));
         if (hold)
         {
             args.add("hold");

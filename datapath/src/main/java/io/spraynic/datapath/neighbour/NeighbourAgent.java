@@ -1,0 +1,549 @@
+package io.spraynic.datapath.neighbour;
+
+import io.spraynic.datapath.transport.FrameSink;
+import io.spraynic.datapath.transport.TransportCounters;
+import io.spraynic.datapath.wire.ArpHeader;
+import io.spraynic.datapath.wire.EthernetHeader;
+import io.spraynic.datapath.wire.IcmpHeader;
+import io.spraynic.datapath.wire.Ipv4Header;
+import io.spraynic.datapath.wire.Wire;
+import io.spraynic.pmd.InterfaceAddress;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The control path of one plane's IPv4 neighbours: answers ARP requests and ICMP echo requests for the plane's
+ * own address, resolves next hops with ARP (a {@link NeighbourCache} with retries, time-outs and a bounded
+ * size), announces the address with a gratuitous ARP when it starts, and tells a {@link Listener} whenever a
+ * next hop gets a MAC or a new one, so the connections sending to it follow. Runs on one worker's thread; frames
+ * reach it only after the RX path found them not RoCEv2 (one branch on the fast path), replies leave through its
+ * own {@link FrameSink}. Nothing allocates per frame.
+ * <p>
+ * Every frame is hostile: lengths, hardware and protocol types, lengths of addresses and opcodes are checked;
+ * it answers only for its own address, never from or to a multicast or zero MAC, at most
+ * {@link NeighbourConfig#repliesPerSecond()} replies a second; a reply is taken only for an address it asked for
+ * (an entry INCOMPLETE or STALE), so an unsolicited reply never makes or changes an entry. Requests never make an
+ * entry either (a flood of requests from random addresses cannot fill the table): a request for our address, or a
+ * gratuitous ARP, updates the MAC of an entry that already exists, as a host that moved or changed its NIC
+ * announces itself; an attacker on the same link can do that, as with any ARP. Every drop is counted by reason
+ * ({@link NeighbourCounters}). Frames with a VLAN tag are not neighbour traffic of an untagged plane and are left
+ * alone.
+ */
+public final class NeighbourAgent
+{
+    /** Told when a next hop has a MAC, a first or a new one (on the agent's thread). */
+    @FunctionalInterface
+    public interface Listener
+    {
+        void onNextHop(int plane, int ipv4, long mac);
+    }
+
+    /** ff:ff:ff:ff:ff:ff. */
+    public static final long BROADCAST_MAC = 0xFFFF_FFFF_FFFFL;
+    private static final int ARP_FRAME_LENGTH = EthernetHeader.LENGTH + ArpHeader.LENGTH;
+    private static final int ECHO_TTL = 64;
+
+    private final int plane;
+    private final InterfaceAddress address;
+    private final int localIpv4;
+    private final long localMac;
+    private final FrameSink sink;
+    private final NeighbourConfig config;
+    private final NeighbourCache cache;
+    private final TransportCounters counters = NeighbourCounters.create();
+    private final Listener listener;
+    private final long replyCostNanos;
+    private final long maxCreditNanos;
+    private long replyCreditNanos;
+    private long lastRefillNanos = Long.MIN_VALUE;
+    private long nextTimerNanos = Long.MAX_VALUE;
+    private int ipIdentification;
+
+    /**
+     * @param plane    the plane (for the listener).
+     * @param address  the plane's address, prefix and gateway.
+     * @param localMac the port's MAC.
+     * @param sink     where its frames go (flushed by the caller).
+     * @param config   sizes, timers, rates.
+     * @param listener told of next hops' MACs.
+     */
+    public NeighbourAgent(final int plane, final InterfaceAddress address, final long localMac, final FrameSink sink,
+        final NeighbourConfig config, final Listener listener)
+    {
+        this.plane = plane;
+        this.address = address;
+        this.localIpv4 = address.ipv4();
+        this.localMac = localMac;
+        this.sink = sink;
+        this.config = config;
+        this.cache = new NeighbourCache(config.capacity());
+        this.listener = listener;
+        this.replyCostNanos = Math.max(1, 1_000_000_000L / config.repliesPerSecond());
+        this.maxCreditNanos = replyCostNanos * config.replyBurst();
+        this.replyCreditNanos = maxCreditNanos;
+    }
+
+    /** @return the plane's address, prefix and gateway. */
+    public InterfaceAddress address()
+    {
+        return address;
+    }
+
+    /** @return the counters (plain longs, this thread). */
+    public TransportCounters counters()
+    {
+        return counters;
+    }
+
+    /** @return the table (tests and reports, this thread). */
+    public NeighbourCache cache()
+    {
+        return cache;
+    }
+
+    /** Announces the plane's address: one gratuitous ARP (a request for itself, to broadcast). */
+    public void start(final long nowNanos)
+    {
+        lastRefillNanos = nowNanos;
+        if (writeArp(ArpHeader.OPERATION_REQUEST, BROADCAST_MAC, localIpv4, 0, localIpv4))
+        {
+            counters.increment(NeighbourCounters.GRATUITOUS_SENT);
+        }
+    }
+
+    /**
+     * @param destination a peer's address on this plane.
+     * @return the address whose MAC frames to it go to (the peer on-link, else the gateway), 0 when unreachable.
+     */
+    public int nextHop(final int destination)
+    {
+        return address.nextHop(destination);
+    }
+
+    /** Adds an entry that is never asked for and never expires (an emulated fabric without ARP, static config). */
+    public void addPermanent(final int ipv4, final long mac, final long nowNanos)
+    {
+        int slot = cache.slot(ipv4);
+        if (slot == NeighbourCache.NONE)
+        {
+            slot = cache.create(ipv4, NeighbourCache.PERMANENT, nowNanos);
+            if (slot == NeighbourCache.NONE)
+            {
+                throw new IllegalStateException("the neighbour table of plane " + plane + " is full of permanent entries");
+            }
+        }
+        cache.set(slot, NeighbourCache.PERMANENT, mac, Long.MAX_VALUE, 0);
+    }
+
+    /**
+     * The MAC of a next hop, asking for it when it has none: the first call for an unknown address sends an ARP
+     * request and returns 0; later calls return 0 until the answer came ({@link #state} says whether it failed).
+     *
+     * @return the MAC, or 0 while unresolved or failed.
+     */
+    public long resolve(final int ipv4, final long nowNanos)
+    {
+        int slot = cache.slot(ipv4);
+        if (slot != NeighbourCache.NONE)
+        {
+            cache.touch(slot, nowNanos);
+            if (cache.hasMac(slot))
+            {
+                counters.increment(NeighbourCounters.CACHE_HITS);
+                return cache.mac(slot);
+            }
+            counters.increment(NeighbourCounters.CACHE_MISSES);
+            return 0; // INCOMPLETE (asked) or FAILED (held down)
+        }
+        counters.increment(NeighbourCounters.CACHE_MISSES);
+        slot = cache.create(ipv4, NeighbourCache.INCOMPLETE, nowNanos);
+        if (slot == NeighbourCache.NONE)
+        {
+            counters.increment(NeighbourCounters.CACHE_FULL);
+            return 0;
+        }
+        if (cache.evicted())
+        {
+            counters.increment(NeighbourCounters.EVICTIONS);
+        }
+        sendRequest(ipv4, BROADCAST_MAC);
+        schedule(slot, NeighbourCache.INCOMPLETE, 0, nowNanos + config.retransmitNanos(), config.tries() - 1);
+        return 0;
+    }
+
+    /** @return the state of {@code ipv4}'s entry ({@link NeighbourCache} constants), FREE when it has none. */
+    public int state(final int ipv4)
+    {
+        final int slot = cache.slot(ipv4);
+        return slot == NeighbourCache.NONE ? NeighbourCache.FREE : cache.state(slot);
+    }
+
+    /** @return {@code ipv4}'s MAC when it has one, else 0 (no request, no counting). */
+    public long macOf(final int ipv4)
+    {
+        final int slot = cache.slot(ipv4);
+        return slot == NeighbourCache.NONE || !cache.hasMac(slot) ? 0 : cache.mac(slot);
+    }
+
+    /**
+     * Runs the timers: retries, time-outs, REACHABLE to STALE (asked again), FAILED forgotten after the hold-down.
+     * Cheap until the earliest deadline.
+     *
+     * @return work done.
+     */
+    public int onTick(final long nowNanos)
+    {
+        if (nowNanos < nextTimerNanos)
+        {
+            return 0;
+        }
+        int work = 0;
+        long next = Long.MAX_VALUE;
+        for (int slot = 0, n = cache.capacity(); slot < n; slot++)
+        {
+            final int state = cache.state(slot);
+            if (state == NeighbourCache.FREE || state == NeighbourCache.PERMANENT)
+            {
+                continue;
+            }
+            if (cache.deadline(slot) <= nowNanos)
+            {
+                work++;
+                expire(slot, state, nowNanos);
+            }
+            if (cache.state(slot) != NeighbourCache.FREE)
+            {
+                next = Math.min(next, cache.deadline(slot));
+            }
+        }
+        nextTimerNanos = next;
+        return work;
+    }
+
+    private void expire(final int slot, final int state, final long nowNanos)
+    {
+        final int ipv4 = cache.address(slot);
+        final long mac = cache.mac(slot);
+        switch (state)
+        {
+            case NeighbourCache.REACHABLE ->
+            {
+                // still used with its MAC while asked again, directly (RFC 4861's PROBE, Linux's unicast probes)
+                sendRequest(ipv4, mac);
+                cache.set(slot, NeighbourCache.STALE, mac, nowNanos + config.retransmitNanos(), config.tries() - 1);
+            }
+            case NeighbourCache.INCOMPLETE, NeighbourCache.STALE ->
+            {
+                final int tries = cache.triesLeft(slot);
+                if (tries > 0)
+                {
+                    sendRequest(ipv4, state == NeighbourCache.STALE ? mac : BROADCAST_MAC);
+                    cache.set(slot, state, mac, nowNanos + config.retransmitNanos(), tries - 1);
+                }
+                else
+                {
+                    counters.increment(NeighbourCounters.FAILURES);
+                    cache.set(slot, NeighbourCache.FAILED, 0, nowNanos + config.holdDownNanos(), 0);
+                }
+            }
+            default -> cache.remove(slot); // FAILED: the hold-down is over, the next resolve asks again
+        }
+    }
+
+    private void schedule(final int slot, final int state, final long mac, final long deadline, final int tries)
+    {
+        cache.set(slot, state, mac, deadline, tries);
+        if (deadline < nextTimerNanos)
+        {
+            nextTimerNanos = deadline;
+        }
+    }
+
+    /**
+     * Takes a frame the RX path found not RoCEv2: an ARP packet or an ICMP echo request is handled, anything else
+     * ignored.
+     *
+     * @param s      memory of the frame.
+     * @param o      offset of its first byte.
+     * @param length its length.
+     * @return true when it was ARP or ICMP (handled or dropped with a count).
+     */
+    public boolean onFrame(final MemorySegment s, final long o, final int length, final long nowNanos)
+    {
+        if (length < EthernetHeader.LENGTH)
+        {
+            return false;
+        }
+        final int etherType = EthernetHeader.etherType(s, o);
+        if (etherType == ArpHeader.ETHER_TYPE_ARP)
+        {
+            onArp(s, o, length, nowNanos);
+            return true;
+        }
+        if (etherType == EthernetHeader.ETHER_TYPE_IPV4 && length >= EthernetHeader.LENGTH + Ipv4Header.LENGTH &&
+            Ipv4Header.protocol(s, o + EthernetHeader.LENGTH) == IcmpHeader.PROTOCOL_ICMP)
+        {
+            onIcmp(s, o, length, nowNanos);
+            return true;
+        }
+        return false;
+    }
+
+    private void onArp(final MemorySegment s, final long o, final int length, final long nowNanos)
+    {
+        if (length < ARP_FRAME_LENGTH)
+        {
+            counters.increment(NeighbourCounters.DROPPED_TRUNCATED);
+            return;
+        }
+        final long arp = o + EthernetHeader.LENGTH;
+        if (ArpHeader.hardwareType(s, arp) != ArpHeader.HARDWARE_TYPE_ETHERNET ||
+            ArpHeader.protocolType(s, arp) != EthernetHeader.ETHER_TYPE_IPV4 ||
+            ArpHeader.hardwareLength(s, arp) != 6 || ArpHeader.protocolLength(s, arp) != 4)
+        {
+            counters.increment(NeighbourCounters.DROPPED_BAD_FORMAT);
+            return;
+        }
+        final int operation = ArpHeader.operation(s, arp);
+        if (operation != ArpHeader.OPERATION_REQUEST && operation != ArpHeader.OPERATION_REPLY)
+        {
+            counters.increment(NeighbourCounters.DROPPED_BAD_OPERATION);
+            return;
+        }
+        final long senderMac = ArpHeader.senderMac(s, arp);
+        final int senderIp = ArpHeader.senderIp(s, arp);
+        final int targetIp = ArpHeader.targetIp(s, arp);
+        if (senderMac == localMac)
+        {
+            return; // our own frame, looped back by a promiscuous port
+        }
+        if (!isUnicastMac(senderMac) || EthernetHeader.sourceMac(s, o) != senderMac || !isUnicastIp(senderIp, true))
+        {
+            counters.increment(NeighbourCounters.DROPPED_BAD_SENDER);
+            return;
+        }
+        if (senderIp == localIpv4)
+        {
+            counters.increment(NeighbourCounters.DROPPED_ADDRESS_CONFLICT); // another host claims our address
+            return;
+        }
+        if (operation == ArpHeader.OPERATION_REQUEST)
+        {
+            counters.increment(NeighbourCounters.ARP_REQUESTS_RECEIVED);
+        }
+        else
+        {
+            counters.increment(NeighbourCounters.ARP_REPLIES_RECEIVED);
+        }
+        if (senderIp != 0 && senderIp == targetIp)
+        {
+            counters.increment(NeighbourCounters.GRATUITOUS_RECEIVED);
+            update(senderIp, senderMac, false, nowNanos);
+            return;
+        }
+        if (targetIp != localIpv4)
+        {
+            counters.increment(NeighbourCounters.DROPPED_NOT_FOR_US);
+            return;
+        }
+        if (operation == ArpHeader.OPERATION_REQUEST)
+        {
+            if (senderIp != 0)
+            {
+                update(senderIp, senderMac, false, nowNanos); // only an entry we have: requests make none
+            }
+            if (takeReplyCredit(nowNanos) &&
+                writeArp(ArpHeader.OPERATION_REPLY, senderMac, localIpv4, senderMac, senderIp)) // a probe (sender 0) too
+            {
+                counters.increment(NeighbourCounters.ARP_REPLIES_SENT);
+            }
+        }
+        else if (!update(senderIp, senderMac, true, nowNanos))
+        {
+            counters.increment(NeighbourCounters.DROPPED_UNSOLICITED_REPLY);
+        }
+    }
+
+    /**
+     * @param answer true for a reply: taken only when we asked (INCOMPLETE or STALE); false for a request or a
+     *               gratuitous ARP: updates any entry that has been asked for or answered.
+     * @return true when an entry took it.
+     */
+    private boolean update(final int ipv4, final long mac, final boolean answer, final long nowNanos)
+    {
+        final int slot = cache.slot(ipv4);
+        if (slot == NeighbourCache.NONE)
+        {
+            return false;
+        }
+        final int state = cache.state(slot);
+        if (state == NeighbourCache.PERMANENT || state == NeighbourCache.FAILED ||
+            (answer && state != NeighbourCache.INCOMPLETE && state != NeighbourCache.STALE))
+        {
+            return false;
+        }
+        final long old = cache.mac(slot);
+        schedule(slot, NeighbourCache.REACHABLE, mac, nowNanos + config.reachableNanos(), 0);
+        if (state == NeighbourCache.INCOMPLETE)
+        {
+            counters.increment(NeighbourCounters.RESOLVED);
+            listener.onNextHop(plane, ipv4, mac);
+        }
+        else if (old != mac)
+        {
+            counters.increment(NeighbourCounters.MAC_CHANGES);
+            listener.onNextHop(plane, ipv4, mac);
+        }
+        return true;
+    }
+
+    private void onIcmp(final MemorySegment s, final long o, final int length, final long nowNanos)
+    {
+        final long ip = o + EthernetHeader.LENGTH;
+        final int headerLength = Ipv4Header.headerLength(s, ip);
+        final int totalLength = Ipv4Header.totalLength(s, ip);
+        // the RX parser checked these before it called the frame not ours; checked again, as this is reachable alone
+        if (Ipv4Header.version(s, ip) != 4 || headerLength < Ipv4Header.LENGTH ||
+            totalLength < headerLength + IcmpHeader.LENGTH || EthernetHeader.LENGTH + totalLength > length ||
+            Ipv4Header.isFragment(s, ip) || !Ipv4Header.isChecksumValid(s, ip, headerLength))
+        {
+            counters.increment(NeighbourCounters.DROPPED_BAD_ICMP);
+            return;
+        }
+        final long icmp = ip + headerLength;
+        final int icmpLength = totalLength - headerLength;
+        if (IcmpHeader.type(s, icmp) != IcmpHeader.TYPE_ECHO_REQUEST)
+        {
+            counters.increment(NeighbourCounters.ICMP_OTHER);
+            return;
+        }
+        counters.increment(NeighbourCounters.ECHO_REQUESTS_RECEIVED);
+        final int sourceIp = Ipv4Header.sourceAddress(s, ip);
+        final long sourceMac = EthernetHeader.sourceMac(s, o);
+        if (Ipv4Header.destinationAddress(s, ip) != localIpv4)
+        {
+            counters.increment(NeighbourCounters.DROPPED_NOT_FOR_US);
+            return;
+        }
+        if (IcmpHeader.code(s, icmp) != 0 || IcmpHeader.internetChecksum(s, icmp, icmpLength) != 0)
+        {
+            counters.increment(NeighbourCounters.DROPPED_BAD_ICMP);
+            return;
+        }
+        if (!isUnicastMac(sourceMac) || !isUnicastIp(sourceIp, false) || sourceIp == localIpv4)
+        {
+            counters.increment(NeighbourCounters.DROPPED_BAD_SENDER);
+            return;
+        }
+        final int replyLength = EthernetHeader.LENGTH + Ipv4Header.LENGTH + icmpLength;
+        if (replyLength > sink.maxFrameLength())
+        {
+            counters.increment(NeighbourCounters.DROPPED_TOO_LARGE);
+            return;
+        }
+        if (!takeReplyCredit(nowNanos))
+        {
+            return;
+        }
+        final int claimLength = Math.max(replyLength, EthernetHeader.MIN_FRAME_LENGTH);
+        if (!sink.claim(claimLength))
+        {
+            counters.increment(NeighbourCounters.TX_FULL);
+            return;
+        }
+        final MemorySegment b = sink.buffer();
+        final long f = sink.offset();
+        // the reply goes back to the link-layer sender: the peer on-link, the router that forwarded it off-link
+        EthernetHeader.destinationMac(b, f, sourceMac);
+        EthernetHeader.sourceMac(b, f, localMac);
+        EthernetHeader.etherType(b, f, EthernetHeader.ETHER_TYPE_IPV4);
+        final long rip = f + EthernetHeader.LENGTH;
+        Ipv4Header.versionAndHeaderLength(b, rip, Ipv4Header.LENGTH);
+        Ipv4Header.tos(b, rip, 0);
+        Ipv4Header.totalLength(b, rip, Ipv4Header.LENGTH + icmpLength);
+        Ipv4Header.identification(b, rip, ipIdentification++ & 0xFFFF);
+        Ipv4Header.flagsAndFragmentOffset(b, rip, Ipv4Header.FLAG_DONT_FRAGMENT);
+        Ipv4Header.ttl(b, rip, ECHO_TTL);
+        Ipv4Header.protocol(b, rip, IcmpHeader.PROTOCOL_ICMP);
+        Ipv4Header.sourceAddress(b, rip, localIpv4);
+        Ipv4Header.destinationAddress(b, rip, sourceIp);
+        Ipv4Header.updateChecksum(b, rip, Ipv4Header.LENGTH);
+        final long ricmp = rip + Ipv4Header.LENGTH;
+        MemorySegment.copy(s, icmp, b, ricmp, icmpLength); // identifier, sequence and data echoed unchanged
+        IcmpHeader.type(b, ricmp, IcmpHeader.TYPE_ECHO_REPLY);
+        IcmpHeader.checksum(b, ricmp, 0);
+        IcmpHeader.checksum(b, ricmp, IcmpHeader.internetChecksum(b, ricmp, icmpLength));
+        pad(b, f, replyLength, claimLength);
+        sink.commit(claimLength);
+        counters.increment(NeighbourCounters.ECHO_ANSWERED);
+    }
+
+    private boolean takeReplyCredit(final long nowNanos)
+    {
+        if (lastRefillNanos == Long.MIN_VALUE)
+        {
+            lastRefillNanos = nowNanos;
+        }
+        final long elapsed = nowNanos - lastRefillNanos;
+        if (elapsed > 0)
+        {
+            replyCreditNanos = Math.min(maxCreditNanos, replyCreditNanos + Math.min(elapsed, maxCreditNanos));
+            lastRefillNanos = nowNanos;
+        }
+        if (replyCreditNanos < replyCostNanos)
+        {
+            counters.increment(NeighbourCounters.RATE_LIMITED);
+            return false;
+        }
+        replyCreditNanos -= replyCostNanos;
+        return true;
+    }
+
+    private void sendRequest(final int targetIp, final long destinationMac)
+    {
+        if (writeArp(ArpHeader.OPERATION_REQUEST, destinationMac, localIpv4, 0, targetIp))
+        {
+            counters.increment(NeighbourCounters.ARP_REQUESTS_SENT);
+        }
+    }
+
+    private boolean writeArp(final int operation, final long destinationMac, final int senderIp, final long targetMac,
+        final int targetIp)
+    {
+        if (!sink.claim(EthernetHeader.MIN_FRAME_LENGTH))
+        {
+            counters.increment(NeighbourCounters.TX_FULL);
+            return false;
+        }
+        final MemorySegment b = sink.buffer();
+        final long f = sink.offset();
+        EthernetHeader.destinationMac(b, f, destinationMac);
+        EthernetHeader.sourceMac(b, f, localMac);
+        EthernetHeader.etherType(b, f, ArpHeader.ETHER_TYPE_ARP);
+        ArpHeader.write(b, f + EthernetHeader.LENGTH, operation, localMac, senderIp, targetMac, targetIp);
+        pad(b, f, ARP_FRAME_LENGTH, EthernetHeader.MIN_FRAME_LENGTH);
+        sink.commit(EthernetHeader.MIN_FRAME_LENGTH);
+        return true;
+    }
+
+    private static void pad(final MemorySegment b, final long f, final int from, final int to)
+    {
+        for (int i = from; i < to; i++)
+        {
+            b.set(Wire.BYTE, f + i, (byte)0);
+        }
+    }
+
+    /** @return true for a MAC frames may be sent to: not zero, not group (multicast, broadcast). */
+    static boolean isUnicastMac(final long mac)
+    {
+        return mac != 0 && (mac & 0x0100_0000_0000L) == 0;
+    }
+
+    /** @return true for a host address: not multicast, not limited broadcast, not loopback; 0 only if allowed. */
+    static boolean isUnicastIp(final int ipv4, final boolean zeroAllowed)
+    {
+        final int first = ipv4 >>> 24;
+        return (ipv4 != 0 || zeroAllowed) && ipv4 != -1 && first != 127 && first < 224;
+    }
+}

@@ -1,0 +1,57 @@
+package io.spraynic.datapath.neighbour;
+
+import io.spraynic.datapath.transport.TransportCounters;
+
+/**
+ * Slots of a {@link NeighbourAgent}'s {@link TransportCounters}: what it sent, received, answered and refused,
+ * each drop with its reason. The NIC mirrors them into its counters file as {@code worker W: plane P neighbour
+ * LABEL}, so {@code spraynic stat} and the Prometheus metrics show them.
+ */
+public final class NeighbourCounters
+{
+    public static final int ARP_REQUESTS_SENT = 0;
+    public static final int ARP_REQUESTS_RECEIVED = 1;
+    public static final int ARP_REPLIES_SENT = 2;
+    public static final int ARP_REPLIES_RECEIVED = 3;
+    public static final int GRATUITOUS_SENT = 4;
+    public static final int GRATUITOUS_RECEIVED = 5;
+    public static final int CACHE_HITS = 6;
+    public static final int CACHE_MISSES = 7;
+    public static final int RESOLVED = 8;
+    public static final int MAC_CHANGES = 9;
+    public static final int EVICTIONS = 10;
+    public static final int FAILURES = 11;
+    public static final int CACHE_FULL = 12;
+    public static final int ECHO_REQUESTS_RECEIVED = 13;
+    public static final int ECHO_ANSWERED = 14;
+    public static final int RATE_LIMITED = 15;
+    public static final int TX_FULL = 16;
+    public static final int DROPPED_TRUNCATED = 17;
+    public static final int DROPPED_BAD_FORMAT = 18;
+    public static final int DROPPED_BAD_OPERATION = 19;
+    public static final int DROPPED_BAD_SENDER = 20;
+    public static final int DROPPED_NOT_FOR_US = 21;
+    public static final int DROPPED_UNSOLICITED_REPLY = 22;
+    public static final int DROPPED_ADDRESS_CONFLICT = 23;
+    public static final int DROPPED_BAD_ICMP = 24;
+    public static final int DROPPED_TOO_LARGE = 25;
+    public static final int ICMP_OTHER = 26;
+
+    private static final String[] LABELS = {
+        "arp_requests_sent", "arp_requests_received", "arp_replies_sent", "arp_replies_received",
+        "gratuitous_arp_sent", "gratuitous_arp_received", "cache_hits", "cache_misses", "resolved", "mac_changes",
+        "evictions", "resolution_failures", "cache_full", "echo_requests_received", "echo_answered",
+        "replies_rate_limited", "tx_full", "dropped_truncated", "dropped_bad_format", "dropped_bad_operation",
+        "dropped_bad_sender", "dropped_not_for_us", "dropped_unsolicited_reply", "dropped_address_conflict",
+        "dropped_bad_icmp", "dropped_too_large", "icmp_other_types"};
+
+    private NeighbourCounters()
+    {
+    }
+
+    /** @return fresh counters with these slots. */
+    public static TransportCounters create()
+    {
+        return new TransportCounters("NeighbourCounters", LABELS.clone());
+    }
+}

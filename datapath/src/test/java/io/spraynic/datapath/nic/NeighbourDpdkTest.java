@@ -1,0 +1,164 @@
+package io.spraynic.datapath.nic;
+
+import io.spraynic.datapath.neighbour.NeighbourFrames;
+import io.spraynic.datapath.wire.ArpHeader;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Two NICs on real DPDK {@code net_ring} ports (two planes, two workers each, through {@link HostileWire}'s switch)
+ * that know each other by IP address only: the connection's frames go to MACs the NICs resolved by ARP, on both
+ * planes, on both sides. Then an attacker on B's link forges ARP replies for A's address, floods requests from random
+ * addresses, sends malformed ARP and pings B, through both of B's workers (worker 1 steers them to worker 0): nothing
+ * changes B's table or its connection, every frame is counted by reason, pings are answered, and a transfer stays
+ * verified. A gratuitous ARP for A's address with a new MAC (the documented update of a known neighbour) moves B's
+ * connection to it, and one with the old MAC moves it back.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class NeighbourDpdkTest
+{
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static final long ATTACKER_MAC = 0x02_66_66_66_66_66L;
+    private static final String B0 = "worker 0: plane 0 neighbour ";
+
+    @TempDir
+    static Path dir;
+
+    private static HostileWire wire;
+
+    @BeforeAll
+    static void start()
+    {
+        wire = new HostileWire(dir, "neighbour", c -> { });
+    }
+
+    @AfterAll
+    static void stop()
+    {
+        if (null != wire)
+        {
+            wire.close();
+        }
+    }
+
+    @Test
+    void shouldConnectByAddressOnlyAndKeepItsNeighboursUnderAttack() throws Exception
+    {
+        final HostileWire.Legit legit = wire.connect(WAIT);
+        for (int p = 0; p < HostileWire.PLANES; p++)
+        {
+            final int plane = p;
+            assertEquals(HostileWire.mac(1, p), legit.client().spray.nextHopMac(p), "A sends to B's MAC on plane " + p);
+            awaitEquals(HostileWire.mac(0, p), () -> legit.server().spray.nextHopMac(plane), "B sends to A's MAC");
+        }
+        final Map<String, Long> a = HostileWire.counters(wire.a());
+        assertTrue(a.get(B0 + "arp_requests_sent") >= 1 && a.get(B0 + "resolved") >= 1, a.toString());
+        assertTrue(HostileWire.counters(wire.b()).get(B0 + "arp_replies_sent") >= 1);
+        assertEquals(-1, HostileWire.verifiedTransfer(legit, wire.a(), wire.b(), 1 << 20, 1, WAIT));
+
+        final int ipA = HostileWire.ip(0, 0);
+        final int ipB = HostileWire.ip(1, 0);
+        // pings first, alone: the flood below uses up the reply budget (both workers' frames meet at worker 0)
+        final List<byte[]> pings = new ArrayList<>();
+        for (int i = 0; i < 10; i++)
+        {
+            pings.add(echo(ATTACKER_MAC, 0x0AC8_0002, ipB, i));
+        }
+        final Map<String, Long> beforePings = HostileWire.counters(wire.b());
+        wire.attack(new HostileConnectDpdkTest.ListAttacker(pings));
+        final long deadline = System.nanoTime() + WAIT.toNanos();
+        while (delta(beforePings, HostileWire.counters(wire.b()), "echo_answered") < 10 && System.nanoTime() < deadline)
+        {
+            Thread.sleep(5);
+        }
+        assertEquals(10, delta(beforePings, HostileWire.counters(wire.b()), "echo_answered"), () -> "every ping answered: " +
+            new java.util.TreeMap<>(HostileWire.counters(wire.b())).subMap("worker 0: p", "worker 1"));
+        final List<byte[]> attack = new ArrayList<>();
+        for (int i = 0; i < 50; i++)
+        {
+            attack.add(arp(ArpHeader.OPERATION_REPLY, ATTACKER_MAC, ipA, HostileWire.mac(1, 0), ipB, 60));
+        }
+        final SplittableRandom random = new SplittableRandom(14);
+        for (int i = 0; i < 300; i++)
+        {
+            attack.add(arp(ArpHeader.OPERATION_REQUEST, 0x02_77_00_00_00_00L | i, 0x0AC8_0000 | random.nextInt(1 << 16), 0,
+                ipB, 60));
+        }
+        attack.add(arp(ArpHeader.OPERATION_REQUEST, ATTACKER_MAC, 0x0AC8_0001, 0, ipB, 30)); // truncated
+        final byte[] badType = arp(ArpHeader.OPERATION_REQUEST, ATTACKER_MAC, 0x0AC8_0001, 0, ipB, 60);
+        badType[14 + ArpHeader.PROTOCOL_TYPE_OFFSET] = (byte)0x86; // IPv6 in an ARP header
+        attack.add(badType);
+        attack.add(arp(9, ATTACKER_MAC, 0x0AC8_0001, 0, ipB, 60));
+        final Map<String, Long> before = HostileWire.counters(wire.b());
+        wire.attack(new HostileConnectDpdkTest.ListAttacker(attack));
+        awaitEquals(pings.size() + attack.size(), wire::attackFramesSent, "the attack went out");
+        awaitEquals(before.get(B0 + "arp_requests_received") + 300,
+            () -> HostileWire.counters(wire.b()).get(B0 + "arp_requests_received"), "the flood arrived");
+        Thread.sleep(50); // and the frames behind it
+        final Map<String, Long> after = HostileWire.counters(wire.b());
+        assertEquals(50, delta(before, after, "dropped_unsolicited_reply"), after.toString());
+        assertEquals(300, delta(before, after, "arp_requests_received"), "the flood; the malformed ones are not counted as requests");
+        assertEquals(1, delta(before, after, "dropped_truncated"));
+        assertEquals(1, delta(before, after, "dropped_bad_format"));
+        assertEquals(1, delta(before, after, "dropped_bad_operation"));
+        assertTrue(delta(before, after, "replies_rate_limited") > 0, "the flood's replies were limited");
+        assertEquals(0, delta(before, after, "evictions") + delta(before, after, "cache_full"), "no entry was made");
+        assertEquals(HostileWire.mac(0, 0), legit.server().spray.nextHopMac(0), "B still sends to A's real MAC");
+        assertEquals(-1, HostileWire.verifiedTransfer(legit, wire.a(), wire.b(), 1 << 20, 2, WAIT));
+
+        // a known neighbour announces a new MAC: B's connection follows it, and back
+        final long moved = 0x02_00_00_00_AA_01L;
+        wire.attack(new HostileConnectDpdkTest.ListAttacker(List.of(arp(ArpHeader.OPERATION_REQUEST, moved, ipA, 0, ipA, 60))));
+        awaitEquals(moved, () -> legit.server().spray.nextHopMac(0), "B follows the gratuitous ARP");
+        wire.attack(new HostileConnectDpdkTest.ListAttacker(List.of(
+            arp(ArpHeader.OPERATION_REQUEST, HostileWire.mac(0, 0), ipA, 0, ipA, 60))));
+        awaitEquals(HostileWire.mac(0, 0), () -> legit.server().spray.nextHopMac(0), "and back");
+        assertTrue(HostileWire.counters(wire.b()).get(B0 + "mac_changes") >= 2);
+        assertEquals(-1, HostileWire.verifiedTransfer(legit, wire.a(), wire.b(), 1 << 20, 3, WAIT));
+        assertEquals(0, HostileWire.sum(HostileWire.counters(wire.b()), "frame faults (exception handling a frame, dropped)"));
+    }
+
+    private static long delta(final Map<String, Long> before, final Map<String, Long> after, final String what)
+    {
+        return after.get(B0 + what) - before.get(B0 + what);
+    }
+
+    private static void awaitEquals(final long expected, final LongSupplier actual, final String what) throws Exception
+    {
+        final long deadline = System.nanoTime() + WAIT.toNanos();
+        while (actual.getAsLong() != expected && System.nanoTime() < deadline)
+        {
+            Thread.sleep(5);
+        }
+        assertEquals(expected, actual.getAsLong(), what);
+    }
+
+    private static byte[] arp(final int operation, final long senderMac, final int senderIp, final long targetMac,
+        final int targetIp, final int length)
+    {
+        return NeighbourFrames.arp(operation, senderMac, senderIp, targetMac, targetIp, targetMac).asSlice(0, length)
+            .toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    private static byte[] echo(final long sourceMac, final int source, final int destination, final int sequence)
+    {
+        return NeighbourFrames.echo(HostileWire.mac(1, 0), sourceMac, source, destination, sequence, 16)
+            .toArray(ValueLayout.JAVA_BYTE);
+    }
+}
