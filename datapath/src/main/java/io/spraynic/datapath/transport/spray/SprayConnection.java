@@ -67,8 +67,8 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     static final long PROBE_HANDLE = -1L;
     private static final long NONE = Long.MIN_VALUE;
-    private static final int MISSING = -1;
-    private static final int PENDING = -1;
+    private static final int MISSING = SendSlots.MISSING;
+    private static final int PENDING = SendSlots.PENDING;
     private static final int PATH_SPACING = 1 << 18;
     private static final int ECT0 = 2;
     // S8.4: bytes a data packet takes on the wire besides its payload (Ethernet, IPv4, UDP, BTH, SETH, RETH,
@@ -147,11 +147,6 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final int[] rxAckSequence;
 
     // ---- streams
-    private final int[] txNextMsn;
-    private final int[] txNextRsn;
-    private final int[] txHead;
-    private final int[] txTail;
-    private final boolean[] txErrored;
     private final int[] rxNextMsn;
     private final int[] rxPosted;
     private final boolean[] rxErrored;
@@ -159,48 +154,8 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final int[] rxErroredSyndrome;
     private final int[] rxErroredRefusal;
 
-    // ---- outbound message slots
-    private final int slotCount;
-    private final byte[] kind;
-    private final long[] wrId;
-    private final int[] stream;
-    private final int[] msn;
-    private final int[] rsn;
-    private final MemoryRegion[] region;
-    private final long[] localAddress;
-    private final int[] length;
-    private final long[] remoteAddress;
-    private final int[] rkey;
-    private final int[] immediate;
-    private final long[] messageTag; // S12.4: in every packet of the message
-    private final long[] responseTag; // S12.4: what the peer's READ response to a READ carries
-    private final boolean[] signaled;
-    private final boolean[] solicited;
-    private final int[] packets;
-    private final int[] nextPacket;
-    private final int[] acked;
-    private final int[] outstanding;
-    private final int[] generation;
-    private final int[] status;
-    private final boolean[] delivered;
-    private final boolean[] inSendQueue;
-    private final int[] nextInStream;
-    private final int[] readExpected;
-    private final int[] readReceived;
-    private final boolean[] rnrWaiting;
-    private final int[] rnrCount;
-    private final long[] rnrRetryAt;
-    private final boolean[] held;
-    private final long[] queryAt;
-    private final long[] heldAt;
-    private int heldCount;
-    private final int[] freeSlots;
-    private int freeSlotCount;
-    private int rnrWaitingCount;
-    private final int[] sendQueue;
-    private int sendQueueHead;
-    private int sendQueueSize;
-    private final Long2LongHashMap txByMsn;
+    // ---- outbound messages (S4, S9.3)
+    private final SendSlots slots;
 
     // ---- retransmissions and moves
     private final int retxCapacity;
@@ -400,61 +355,14 @@ public final class SprayConnection implements PathSendWindow.Listener
             rxFirstUnackedAt[p] = NONE;
         }
 
-        txNextMsn = new int[streams];
-        txNextRsn = new int[streams];
-        txHead = new int[streams];
-        txTail = new int[streams];
-        txErrored = new boolean[streams];
         rxNextMsn = new int[streams];
         rxPosted = new int[streams];
         rxErrored = new boolean[streams];
         rxErroredMsn = new int[streams];
         rxErroredSyndrome = new int[streams];
         rxErroredRefusal = new int[streams];
-        java.util.Arrays.fill(txHead, MISSING);
-        java.util.Arrays.fill(txTail, MISSING);
 
-        slotCount = c.sendQueueDepth;
-        kind = new byte[slotCount];
-        wrId = new long[slotCount];
-        stream = new int[slotCount];
-        msn = new int[slotCount];
-        rsn = new int[slotCount];
-        region = new MemoryRegion[slotCount];
-        localAddress = new long[slotCount];
-        length = new int[slotCount];
-        remoteAddress = new long[slotCount];
-        rkey = new int[slotCount];
-        immediate = new int[slotCount];
-        messageTag = new long[slotCount];
-        responseTag = new long[slotCount];
-        signaled = new boolean[slotCount];
-        solicited = new boolean[slotCount];
-        packets = new int[slotCount];
-        nextPacket = new int[slotCount];
-        acked = new int[slotCount];
-        outstanding = new int[slotCount];
-        generation = new int[slotCount];
-        status = new int[slotCount];
-        delivered = new boolean[slotCount];
-        inSendQueue = new boolean[slotCount];
-        nextInStream = new int[slotCount];
-        readExpected = new int[slotCount];
-        readReceived = new int[slotCount];
-        rnrWaiting = new boolean[slotCount];
-        rnrCount = new int[slotCount];
-        rnrRetryAt = new long[slotCount];
-        held = new boolean[slotCount];
-        queryAt = new long[slotCount];
-        heldAt = new long[slotCount];
-        freeSlots = new int[slotCount];
-        for (int i = 0; i < slotCount; i++)
-        {
-            freeSlots[i] = slotCount - 1 - i;
-        }
-        freeSlotCount = slotCount;
-        sendQueue = new int[slotCount];
-        txByMsn = new Long2LongHashMap(4 * slotCount, 0.5f, MISSING);
+        slots = new SendSlots(c.sendQueueDepth, streams, mtu);
 
         retxCapacity = paths * PathSendWindow.CAPACITY;
         retxPath = new int[retxCapacity];
@@ -537,7 +445,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return PostResult.INVALID_ARGUMENT;
         }
-        final byte k = switch (request.opcode())
+        final byte messageKind = switch (request.opcode())
         {
             case RDMA_WRITE -> WRITE;
             case RDMA_WRITE_WITH_IMM -> WRITE_IMM;
@@ -545,72 +453,56 @@ public final class SprayConnection implements PathSendWindow.Listener
             case SEND_WITH_IMM -> SEND_IMM;
             case RDMA_READ -> READ;
         };
-        final int len = request.length();
-        if (len > 0)
+        final int messageLength = request.length();
+        if (messageLength > 0)
         {
-            final MemoryRegion mr = request.localRegion();
-            if (null == mr || mr.protectionDomain() != pd ||
-                pd.checkLocalAccess(mr.lkey(), request.localAddress(), len,
-                    k == READ ? AccessFlags.LOCAL_WRITE : AccessFlags.NONE) != AccessCheck.OK)
+            final MemoryRegion source = request.localRegion();
+            if (null == source || source.protectionDomain() != pd ||
+                pd.checkLocalAccess(source.lkey(), request.localAddress(), messageLength,
+                    messageKind == READ ? AccessFlags.LOCAL_WRITE : AccessFlags.NONE) != AccessCheck.OK)
             {
                 return PostResult.INVALID_ARGUMENT;
             }
         }
-        if (freeSlotCount == 0)
+        if (!slots.hasFree())
         {
             return PostResult.QUEUE_FULL;
         }
-        final int s = freeSlots[--freeSlotCount];
-        final int m = txNextMsn[streamId]++;
-        kind[s] = k;
-        wrId[s] = request.wrId();
-        stream[s] = streamId;
-        msn[s] = m;
-        rsn[s] = k == SEND || k == SEND_IMM || k == WRITE_IMM ? txNextRsn[streamId]++ : 0; // S4.5
-        region[s] = len > 0 ? request.localRegion() : null;
-        localAddress[s] = request.localAddress();
-        length[s] = len;
-        remoteAddress[s] = request.remoteAddress();
-        rkey[s] = request.rkey();
-        immediate[s] = request.immediateData();
-        signaled[s] = request.signaled();
-        solicited[s] = request.solicited();
-        final boolean rdma = k == WRITE || k == WRITE_IMM || k == READ;
-        messageTag[s] = auth.sendTag(OPCODES[k], streamId, m, len, rsn[s], rdma ? remoteAddress[s] : 0,
-            rdma ? rkey[s] : 0, k == WRITE_IMM || k == SEND_IMM ? immediate[s] : 0);
-        responseTag[s] = k == READ ? auth.readResponseTag(streamId, m, len) : 0;
-        final int dataPackets = packetsFor(len);
-        packets[s] = k == READ ? 1 : dataPackets;
-        readExpected[s] = k == READ ? dataPackets : 0;
-        readReceived[s] = 0;
-        nextPacket[s] = 0;
-        acked[s] = 0;
-        outstanding[s] = 0;
-        status[s] = PENDING;
-        delivered[s] = false;
-        rnrWaiting[s] = false;
-        rnrCount[s] = 0;
-        held[s] = false;
-        nextInStream[s] = MISSING;
-        if (txTail[streamId] == MISSING)
+        final int slot = slots.take();
+        final int msn = slots.nextMsn[streamId]++;
+        final boolean consumesReceive = messageKind == SEND || messageKind == SEND_IMM || messageKind == WRITE_IMM;
+        final boolean rdma = messageKind == WRITE || messageKind == WRITE_IMM || messageKind == READ;
+        final int rsn = consumesReceive ? slots.nextRsn[streamId]++ : 0; // S4.5
+        slots.kind[slot] = messageKind;
+        slots.wrId[slot] = request.wrId();
+        slots.stream[slot] = streamId;
+        slots.msn[slot] = msn;
+        slots.rsn[slot] = rsn;
+        slots.region[slot] = messageLength > 0 ? request.localRegion() : null;
+        slots.localAddress[slot] = request.localAddress();
+        slots.length[slot] = messageLength;
+        slots.remoteAddress[slot] = request.remoteAddress();
+        slots.rkey[slot] = request.rkey();
+        slots.immediate[slot] = request.immediateData();
+        slots.signaled[slot] = request.signaled();
+        slots.solicited[slot] = request.solicited();
+        slots.messageTag[slot] = auth.sendTag(OPCODES[messageKind], streamId, msn, messageLength, rsn,
+            rdma ? request.remoteAddress() : 0, rdma ? request.rkey() : 0,
+            messageKind == WRITE_IMM || messageKind == SEND_IMM ? request.immediateData() : 0);
+        slots.responseTag[slot] = messageKind == READ ? auth.readResponseTag(streamId, msn, messageLength) : 0;
+        final int dataPackets = SendSlots.packetsFor(messageLength, mtu);
+        slots.packets[slot] = messageKind == READ ? 1 : dataPackets;
+        slots.readExpected[slot] = messageKind == READ ? dataPackets : 0;
+        slots.appendToStream(slot);
+        if (slots.errored[streamId])
         {
-            txHead[streamId] = s;
-        }
-        else
-        {
-            nextInStream[txTail[streamId]] = s;
-        }
-        txTail[streamId] = s;
-        txByMsn.put(key(streamId, m), s);
-        if (txErrored[streamId])
-        {
-            status[s] = WorkCompletionStatus.WR_FLUSH_ERR.ordinal();
-            nextPacket[s] = packets[s];
+            slots.status[slot] = WorkCompletionStatus.WR_FLUSH_ERR.ordinal();
+            slots.nextPacket[slot] = slots.packets[slot];
             deliverSendCompletions(streamId);
         }
         else
         {
-            enqueueSend(s);
+            slots.enqueueSend(slot);
         }
         return PostResult.OK;
     }
@@ -834,8 +726,8 @@ public final class SprayConnection implements PathSendWindow.Listener
         final long tag = SprayExtendedTransportHeader.messageTag(seg, seth);
         if (k == READ_RESPONSE)
         {
-            final int slot = (int)txByMsn.get(key);
-            final boolean valid = slot != MISSING && kind[slot] == READ ? tag == responseTag[slot] :
+            final int slot = slots.slotFor(key);
+            final boolean valid = slot != MISSING && slots.kind[slot] == READ ? tag == slots.responseTag[slot] :
                 tag == auth.expectedTag(frame);
             if (!valid)
             {
@@ -876,14 +768,14 @@ public final class SprayConnection implements PathSendWindow.Listener
     {
         if (k == READ_RESPONSE)
         {
-            final int slot = (int)txByMsn.get(key);
-            return slot == MISSING || kind[slot] != READ || roomToMark(inboundCount + slot, packet);
+            final int slot = slots.slotFor(key);
+            return slot == MISSING || slots.kind[slot] != READ || roomToMark(inboundCount + slot, packet);
         }
         final int rec = (int)inbound.get(key);
         if (rec == MISSING)
         {
             return m - rxNextMsn[s] < 0 ||
-                (freeInboundCount > 0 && freeChunkCount > 0 && (k != READ || freeSlotCount > 0));
+                (freeInboundCount > 0 && freeChunkCount > 0 && (k != READ || slots.hasFree()));
         }
         return roomToMark(rec, packet);
     }
@@ -935,18 +827,18 @@ public final class SprayConnection implements PathSendWindow.Listener
     private void placeReadResponse(
         final RoceFrame frame, final long key, final int offset, final int messageLength, final int payloadLength)
     {
-        final int slot = (int)txByMsn.get(key);
-        if (slot == MISSING || kind[slot] != READ || status[slot] != PENDING || readReceived[slot] >= readExpected[slot])
+        final int slot = slots.slotFor(key);
+        if (slot == MISSING || slots.kind[slot] != READ || slots.status[slot] != PENDING || slots.readReceived[slot] >= slots.readExpected[slot])
         {
             counters.increment(SprayCounters.DUPLICATES); // a response to a READ already finished
             return;
         }
-        if (messageLength != length[slot])
+        if (messageLength != slots.length[slot])
         {
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
-        if (payloadLength > 0 && !region[slot].isRegistered())
+        if (payloadLength > 0 && !slots.region[slot].isRegistered())
         {
             localError = true; // the READ's target was deregistered: nothing is placed, the connection fails
             return;
@@ -958,15 +850,15 @@ public final class SprayConnection implements PathSendWindow.Listener
         }
         if (payloadLength > 0)
         {
-            final MemoryRegion mr = region[slot];
+            final MemoryRegion mr = slots.region[slot];
             MemorySegment.copy(frame.segment(), frame.payloadOffset(), mr.segment(),
-                mr.offsetOf(localAddress[slot]) + offset, payloadLength);
+                mr.offsetOf(slots.localAddress[slot]) + offset, payloadLength);
             counters.add(SprayCounters.RX_BYTES, payloadLength);
         }
-        if (++readReceived[slot] == readExpected[slot])
+        if (++slots.readReceived[slot] == slots.readExpected[slot])
         {
-            status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
-            deliverSendCompletions(stream[slot]);
+            slots.status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
+            deliverSendCompletions(slots.stream[slot]);
         }
     }
 
@@ -1000,7 +892,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             inStream[rec] = s;
             inMsn[rec] = m;
             inLength[rec] = messageLength;
-            inExpected[rec] = k == READ ? 1 : packetsFor(messageLength);
+            inExpected[rec] = k == READ ? 1 : SendSlots.packetsFor(messageLength, mtu);
             inReceived[rec] = 0;
             inSyndrome[rec] = 0;
             inReceive[rec] = MISSING;
@@ -1231,34 +1123,28 @@ public final class SprayConnection implements PathSendWindow.Listener
         }
     }
 
-    private void queueReadResponse(final int s, final int m, final MemoryRegion mr, final long va, final int len)
+    private void queueReadResponse(
+        final int streamId, final int msn, final MemoryRegion source, final long address, final int messageLength)
     {
-        final int slot = freeSlots[--freeSlotCount]; // room checked before the path layer took the packet
-        kind[slot] = READ_RESPONSE;
-        wrId[slot] = 0;
-        stream[slot] = s;
-        msn[slot] = m;
-        rsn[slot] = 0;
-        region[slot] = len > 0 ? mr : null;
-        localAddress[slot] = va;
-        length[slot] = len;
-        remoteAddress[slot] = 0;
-        rkey[slot] = 0;
-        messageTag[slot] = auth.sendTag(SprayOpcodes.READ_RESPONSE, s, m, len, 0, 0, 0, 0);
-        responseTag[slot] = 0;
-        signaled[slot] = false;
-        solicited[slot] = false;
-        packets[slot] = packetsFor(len);
-        readExpected[slot] = 0;
-        nextPacket[slot] = 0;
-        acked[slot] = 0;
-        outstanding[slot] = 0;
-        status[slot] = PENDING;
-        delivered[slot] = true; // nothing to deliver: freed once acknowledged
-        rnrWaiting[slot] = false;
-        held[slot] = false;
-        nextInStream[slot] = MISSING;
-        enqueueSend(slot);
+        final int slot = slots.take(); // room checked before the path layer took the packet
+        slots.kind[slot] = READ_RESPONSE;
+        slots.wrId[slot] = 0;
+        slots.stream[slot] = streamId;
+        slots.msn[slot] = msn;
+        slots.rsn[slot] = 0;
+        slots.region[slot] = messageLength > 0 ? source : null;
+        slots.localAddress[slot] = address;
+        slots.length[slot] = messageLength;
+        slots.remoteAddress[slot] = 0;
+        slots.rkey[slot] = 0;
+        slots.messageTag[slot] = auth.sendTag(SprayOpcodes.READ_RESPONSE, streamId, msn, messageLength, 0, 0, 0, 0);
+        slots.responseTag[slot] = 0;
+        slots.signaled[slot] = false;
+        slots.solicited[slot] = false;
+        slots.packets[slot] = SendSlots.packetsFor(messageLength, mtu);
+        slots.readExpected[slot] = 0;
+        slots.delivered[slot] = true; // nothing to deliver: freed once acknowledged
+        slots.enqueueSend(slot);
     }
 
     private void onProbePacket(final RoceFrame frame, final long now)
@@ -1379,13 +1265,13 @@ public final class SprayConnection implements PathSendWindow.Listener
             probeAcked = true;
             return;
         }
-        final int slot = slotOf(handle);
-        if (generationOf(handle) != (generation[slot] & 0xFFFF))
+        final int slot = SendSlots.slotOf(handle);
+        if (!slots.isCurrent(handle))
         {
             return;
         }
-        outstanding[slot]--;
-        acked[slot]++;
+        slots.outstanding[slot]--;
+        slots.acked[slot]++;
         onSlotProgress(slot);
     }
 
@@ -1420,7 +1306,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
-        if (m - txNextMsn[s] >= 0)
+        if (m - slots.nextMsn[s] >= 0)
         {
             refused(SprayCounters.NACKS_UNMATCHED); // S12.8: names no message this end sent
             return;
@@ -1431,8 +1317,8 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             peerRefusals = refusal;
         }
-        final int slot = (int)txByMsn.get(key(s, m));
-        if (slot != MISSING && status[slot] == PENDING && kind[slot] != READ_RESPONSE)
+        final int slot = slots.slotFor(key(s, m));
+        if (slot != MISSING && slots.status[slot] == PENDING && slots.kind[slot] != READ_RESPONSE)
         {
             onRefusal(slot, syndrome, refusal, fresh, NegativeAckHeader.rnrTimerMicros(seg, nakh), now);
         }
@@ -1447,32 +1333,30 @@ public final class SprayConnection implements PathSendWindow.Listener
             case NegativeAckHeader.SYNDROME_ACCEPTED ->
             {
                 // the answer to a query: every byte was placed (S9.3)
-                if (held[slot])
+                if (slots.held[slot])
                 {
-                    unhold(slot);
-                    if (kind[slot] != READ && !rnrWaiting[slot] && acked[slot] == packets[slot])
+                    slots.unhold(slot);
+                    if (slots.kind[slot] != READ && !slots.rnrWaiting[slot] && slots.acked[slot] == slots.packets[slot])
                     {
-                        status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
-                        deliverSendCompletions(stream[slot]);
+                        slots.status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
+                        deliverSendCompletions(slots.stream[slot]);
                     }
                 }
             }
             case NegativeAckHeader.SYNDROME_RNR ->
             {
-                if (rnrWaiting[slot] || (refusal != 0 && !fresh))
+                if (slots.rnrWaiting[slot] || (refusal != 0 && !fresh))
                 {
                     return; // the rest of the refused attempt, or an earlier attempt's
                 }
-                unhold(slot);
-                if (++rnrCount[slot] > config.rnrRetries)
+                slots.unhold(slot);
+                if (++slots.rnrCount[slot] > config.rnrRetries)
                 {
                     fail(slot, WorkCompletionStatus.RNR_RETRY_EXC_ERR);
                     return;
                 }
                 counters.increment(SprayCounters.RNR_RETRIES);
-                rnrWaiting[slot] = true;
-                rnrWaitingCount++;
-                rnrRetryAt[slot] = now + rnrTimerMicros * 1000L;
+                slots.startRnrWait(slot, now + rnrTimerMicros * 1000L);
             }
             case NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR -> fail(slot, WorkCompletionStatus.REM_ACCESS_ERR);
             case NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST -> fail(slot, WorkCompletionStatus.REM_INV_REQ_ERR);
@@ -1511,27 +1395,14 @@ public final class SprayConnection implements PathSendWindow.Listener
     // be refused after a later one, under the later one's refusal number)
     private boolean mustHold(final int slot)
     {
-        return learnedRefusals - peerRefusals < 0 || txErrored[stream[slot]];
+        return learnedRefusals - peerRefusals < 0 || slots.errored[slots.stream[slot]];
     }
 
     private void hold(final int slot, final long now)
     {
-        if (!held[slot])
+        if (slots.hold(slot, now, queryInterval()))
         {
-            held[slot] = true;
-            heldCount++;
-            heldAt[slot] = now;
-            queryAt[slot] = now + queryInterval();
             counters.increment(SprayCounters.COMPLETIONS_HELD);
-        }
-    }
-
-    private void unhold(final int slot)
-    {
-        if (held[slot])
-        {
-            held[slot] = false;
-            heldCount--;
         }
     }
 
@@ -1544,19 +1415,19 @@ public final class SprayConnection implements PathSendWindow.Listener
     // completes held messages that need no longer wait (control path: only after a refusal)
     private void releaseHeld()
     {
-        if (heldCount == 0)
+        if (slots.heldCount() == 0)
         {
             return;
         }
-        for (int slot = 0; slot < slotCount; slot++)
+        for (int slot = 0; slot < slots.capacity; slot++)
         {
-            if (held[slot] && status[slot] == PENDING && !mustHold(slot))
+            if (slots.held[slot] && slots.status[slot] == PENDING && !mustHold(slot))
             {
-                unhold(slot);
-                if (kind[slot] != READ && !rnrWaiting[slot] && acked[slot] == packets[slot])
+                slots.unhold(slot);
+                if (slots.kind[slot] != READ && !slots.rnrWaiting[slot] && slots.acked[slot] == slots.packets[slot])
                 {
-                    status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
-                    deliverSendCompletions(stream[slot]);
+                    slots.status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
+                    deliverSendCompletions(slots.stream[slot]);
                 }
             }
         }
@@ -1565,21 +1436,21 @@ public final class SprayConnection implements PathSendWindow.Listener
     private int sendQueries(final long now)
     {
         int work = 0;
-        for (int slot = 0; slot < slotCount; slot++)
+        for (int slot = 0; slot < slots.capacity; slot++)
         {
-            if (held[slot] && status[slot] == PENDING && now >= queryAt[slot])
+            if (slots.held[slot] && slots.status[slot] == PENDING && now >= slots.queryAt[slot])
             {
-                if (now - heldAt[slot] >= config.connectionTimeoutNanos)
+                if (now - slots.heldAt[slot] >= config.connectionTimeoutNanos)
                 {
                     fail(slot, WorkCompletionStatus.RETRY_EXC_ERR); // no answer: its fate is unknown (S9.3.1)
                     work++;
                     continue;
                 }
-                if (writeQuery(stream[slot], msn[slot]))
+                if (writeQuery(slots.stream[slot], slots.msn[slot]))
                 {
                     work++;
                 }
-                queryAt[slot] = now + queryInterval();
+                slots.queryAt[slot] = now + queryInterval();
             }
         }
         return work;
@@ -1630,26 +1501,18 @@ public final class SprayConnection implements PathSendWindow.Listener
     // S9.4: the message completes with the error, later messages of its stream are flushed
     private void fail(final int slot, final WorkCompletionStatus st)
     {
-        status[slot] = st.ordinal();
-        nextPacket[slot] = packets[slot];
-        if (rnrWaiting[slot])
+        slots.status[slot] = st.ordinal();
+        slots.nextPacket[slot] = slots.packets[slot];
+        slots.stopRnrWait(slot);
+        final int s = slots.stream[slot];
+        slots.errored[s] = true;
+        for (int i = slots.nextInStream[slot]; i != MISSING; i = slots.nextInStream[i])
         {
-            rnrWaiting[slot] = false;
-            rnrWaitingCount--;
-        }
-        final int s = stream[slot];
-        txErrored[s] = true;
-        for (int i = nextInStream[slot]; i != MISSING; i = nextInStream[i])
-        {
-            if (status[i] == PENDING)
+            if (slots.status[i] == PENDING)
             {
-                status[i] = WorkCompletionStatus.WR_FLUSH_ERR.ordinal();
-                nextPacket[i] = packets[i];
-                if (rnrWaiting[i])
-                {
-                    rnrWaiting[i] = false;
-                    rnrWaitingCount--;
-                }
+                slots.status[i] = WorkCompletionStatus.WR_FLUSH_ERR.ordinal();
+                slots.nextPacket[i] = slots.packets[i];
+                slots.stopRnrWait(i);
             }
         }
         deliverSendCompletions(s);
@@ -1657,20 +1520,20 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     private void onSlotProgress(final int slot)
     {
-        if (status[slot] == PENDING && !rnrWaiting[slot] && acked[slot] == packets[slot])
+        if (slots.status[slot] == PENDING && !slots.rnrWaiting[slot] && slots.acked[slot] == slots.packets[slot])
         {
-            if (kind[slot] == READ_RESPONSE)
+            if (slots.kind[slot] == READ_RESPONSE)
             {
-                status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
+                slots.status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
             }
             else if (mustHold(slot))
             {
                 hold(slot, ackNow);
             }
-            else if (kind[slot] != READ)
+            else if (slots.kind[slot] != READ)
             {
-                status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
-                deliverSendCompletions(stream[slot]);
+                slots.status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
+                deliverSendCompletions(slots.stream[slot]);
                 return;
             }
         }
@@ -1679,52 +1542,48 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     private void deliverSendCompletions(final int s)
     {
-        int head = txHead[s];
-        while (head != MISSING && status[head] != PENDING)
+        int head = slots.head[s];
+        while (head != MISSING && slots.status[head] != PENDING)
         {
-            final WorkCompletionStatus st = STATUSES[status[head]];
-            if (signaled[head] || st != WorkCompletionStatus.SUCCESS)
+            final WorkCompletionStatus st = STATUSES[slots.status[head]];
+            if (slots.signaled[head] || st != WorkCompletionStatus.SUCCESS)
             {
-                final WorkCompletionOpcode op = switch (kind[head])
+                final WorkCompletionOpcode op = switch (slots.kind[head])
                 {
                     case WRITE, WRITE_IMM -> WorkCompletionOpcode.RDMA_WRITE;
                     case READ -> WorkCompletionOpcode.RDMA_READ;
                     default -> WorkCompletionOpcode.SEND;
                 };
-                if (!sendCq.offer(wrId[head], st, op, length[head], false, 0, localCid))
+                if (!sendCq.offer(slots.wrId[head], st, op, slots.length[head], false, 0, localCid))
                 {
                     counters.increment(SprayCounters.CQ_OVERRUNS);
                     localError = true;
                 }
             }
             counters.increment(SprayCounters.MESSAGES_SENT);
-            unhold(head);
-            txByMsn.remove(key(s, msn[head]));
-            delivered[head] = true;
+            slots.unhold(head);
+            slots.forget(head);
+            slots.delivered[head] = true;
             final int done = head;
-            head = nextInStream[head];
+            head = slots.nextInStream[head];
             maybeFree(done);
         }
-        txHead[s] = head;
+        slots.head[s] = head;
         if (head == MISSING)
         {
-            txTail[s] = MISSING;
+            slots.tail[s] = MISSING;
         }
     }
 
     private void maybeFree(final int slot)
     {
-        if (delivered[slot] && status[slot] != PENDING && outstanding[slot] == 0 && !inSendQueue[slot] &&
-            kind[slot] != -1)
+        if (slots.isFinished(slot))
         {
-            if (kind[slot] == READ)
+            if (slots.kind[slot] == READ)
             {
-                releaseMarks(inboundCount + slot, readExpected[slot]);
+                releaseMarks(inboundCount + slot, slots.readExpected[slot]);
             }
-            region[slot] = null;
-            kind[slot] = -1;
-            generation[slot]++;
-            freeSlots[freeSlotCount++] = slot;
+            slots.free(slot);
         }
     }
 
@@ -1772,11 +1631,11 @@ public final class SprayConnection implements PathSendWindow.Listener
             work += pathTimers(p, now);
         }
         work += drainRetransmissions(now);
-        if (rnrWaitingCount > 0)
+        if (slots.rnrWaitingCount() > 0)
         {
             work += rnrRetries(now);
         }
-        if (heldCount > 0)
+        if (slots.heldCount() > 0)
         {
             work += sendQueries(now);
         }
@@ -1932,58 +1791,36 @@ public final class SprayConnection implements PathSendWindow.Listener
     {
         for (int s = 0; s < streams; s++)
         {
-            for (int slot = txHead[s]; slot != MISSING; slot = nextInStream[slot])
+            for (int slot = slots.head[s]; slot != MISSING; slot = slots.nextInStream[slot])
             {
-                if (status[slot] == PENDING)
+                if (slots.status[slot] == PENDING)
                 {
-                    status[slot] = st.ordinal();
+                    slots.status[slot] = st.ordinal();
                 }
             }
-            txErrored[s] = true;
+            slots.errored[s] = true;
         }
-        for (int slot = 0; slot < slotCount; slot++)
+        for (int slot = 0; slot < slots.capacity; slot++)
         {
-            if (freeSlotsContains(slot))
+            if (slots.kind[slot] == READ_RESPONSE && slots.status[slot] == PENDING && !slots.isFree(slot))
             {
-                continue;
-            }
-            outstanding[slot] = 0;
-            inSendQueue[slot] = false;
-            rnrWaiting[slot] = false;
-            if (kind[slot] == READ_RESPONSE && status[slot] == PENDING)
-            {
-                status[slot] = st.ordinal();
+                slots.status[slot] = st.ordinal();
             }
         }
-        rnrWaitingCount = 0;
-        heldCount = 0;
-        java.util.Arrays.fill(held, false);
-        sendQueueSize = 0;
+        slots.clearInFlight();
         retxSize = 0;
         moveSize = 0;
         for (int s = 0; s < streams; s++)
         {
             deliverSendCompletions(s);
         }
-        for (int slot = 0; slot < slotCount; slot++)
+        for (int slot = 0; slot < slots.capacity; slot++)
         {
-            if (!freeSlotsContains(slot))
+            if (!slots.isFree(slot))
             {
                 maybeFree(slot);
             }
         }
-    }
-
-    private boolean freeSlotsContains(final int slot)
-    {
-        for (int i = 0; i < freeSlotCount; i++)
-        {
-            if (freeSlots[i] == slot)
-            {
-                return true;
-            }
-        }
-        return false;
     }
 
     /**
@@ -2310,20 +2147,19 @@ public final class SprayConnection implements PathSendWindow.Listener
     private int rnrRetries(final long now)
     {
         int work = 0;
-        for (int slot = 0; slot < slotCount; slot++)
+        for (int slot = 0; slot < slots.capacity; slot++)
         {
-            if (rnrWaiting[slot] && outstanding[slot] == 0 && nextPacket[slot] == packets[slot] &&
-                now >= rnrRetryAt[slot])
+            if (slots.rnrWaiting[slot] && slots.outstanding[slot] == 0 && slots.nextPacket[slot] == slots.packets[slot] &&
+                now >= slots.rnrRetryAt[slot])
             {
-                rnrWaiting[slot] = false;
-                rnrWaitingCount--;
-                unhold(slot);
-                generation[slot]++;
-                nextPacket[slot] = 0;
-                acked[slot] = 0;
-                if (!inSendQueue[slot])
+                slots.stopRnrWait(slot);
+                slots.unhold(slot);
+                slots.generation[slot]++;
+                slots.nextPacket[slot] = 0;
+                slots.acked[slot] = 0;
+                if (!slots.inSendQueue[slot])
                 {
-                    enqueueSend(slot);
+                    slots.enqueueSend(slot);
                 }
                 work++;
             }
@@ -2362,7 +2198,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                     counters.increment(SprayCounters.RETRANSMITTED);
                     pathCounters[p].increment(SprayCounters.RETRANSMITTED);
                     // sent at once, but paced all the same: new data waits for the tokens it took (S8.4)
-                    tokens -= payloadOf(slotOf(handle), packetOf(handle)) + PACING_OVERHEAD;
+                    tokens -= slots.payloadOf(SendSlots.slotOf(handle), SendSlots.packetOf(handle)) + PACING_OVERHEAD;
                 }
                 sent++;
             }
@@ -2387,20 +2223,18 @@ public final class SprayConnection implements PathSendWindow.Listener
             }
             else
             {
-                if (sendQueueSize == 0)
+                if (slots.sendQueueSize() == 0)
                 {
                     break;
                 }
-                final int slot = sendQueue[sendQueueHead];
-                if (nextPacket[slot] >= packets[slot])
+                final int slot = slots.sendQueueHead();
+                if (slots.nextPacket[slot] >= slots.packets[slot])
                 {
-                    sendQueueHead = (sendQueueHead + 1) % slotCount;
-                    sendQueueSize--;
-                    inSendQueue[slot] = false;
+                    slots.dequeueSend();
                     maybeFree(slot);
                     continue;
                 }
-                handle = handle(slot, nextPacket[slot]);
+                handle = slots.handle(slot, slots.nextPacket[slot]);
             }
             if (!moved && startBudgetLeft == 0)
             {
@@ -2413,7 +2247,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             }
             if (!moved && config.startBudgetBytes >= 0 &&
                 (lastNewDataAt == NONE || now - lastNewDataAt > config.activityWindowNanos) && nothingOutstanding() &&
-                queuedPacketsAbove(config.startBudgetBytes / mtu))
+                slots.queuedPacketsAbove(config.startBudgetBytes / mtu))
             {
                 // S8.3.1: starting after a pause, announce it with a header-only probe ahead of the data: the
                 // receiver counts this sender (and tells the others still sending their smaller share, S8.3.2) as
@@ -2428,8 +2262,8 @@ public final class SprayConnection implements PathSendWindow.Listener
             {
                 break;
             }
-            final int slot = slotOf(handle);
-            final int payload = payloadOf(slot, packetOf(handle));
+            final int slot = SendSlots.slotOf(handle);
+            final int payload = slots.payloadOf(slot, SendSlots.packetOf(handle));
             if (!moved)
             {
                 lastNewDataAt = now;
@@ -2463,8 +2297,8 @@ public final class SprayConnection implements PathSendWindow.Listener
             }
             else
             {
-                nextPacket[slot]++;
-                outstanding[slot]++;
+                slots.nextPacket[slot]++;
+                slots.outstanding[slot]++;
             }
             sent++;
         }
@@ -2490,23 +2324,6 @@ public final class SprayConnection implements PathSendWindow.Listener
             rate = Math.min(rate, peerRateHintMbps / 8000.0);
         }
         return Math.min(rate, config.capacityMbps / 8000.0);
-    }
-
-    // S8.3.1: whether more new data is queued than the start budget covers (whole packets, counted until the
-    // answer is known): a start that fits in the budget needs no share, so it sends no probe and does not wait
-    private boolean queuedPacketsAbove(final int budgetPackets)
-    {
-        int queued = 0;
-        for (int i = 0; i < sendQueueSize; i++)
-        {
-            final int slot = sendQueue[(sendQueueHead + i) % slotCount];
-            queued += packets[slot] - nextPacket[slot];
-            if (queued > budgetPackets)
-            {
-                return true;
-            }
-        }
-        return false;
     }
 
     private boolean nothingOutstanding()
@@ -2576,13 +2393,6 @@ public final class SprayConnection implements PathSendWindow.Listener
         return best;
     }
 
-    private void enqueueSend(final int slot)
-    {
-        sendQueue[(sendQueueHead + sendQueueSize) % slotCount] = slot;
-        sendQueueSize++;
-        inSendQueue[slot] = true;
-    }
-
     // =====================================================================================================
     // Frames
     // =====================================================================================================
@@ -2615,21 +2425,21 @@ public final class SprayConnection implements PathSendWindow.Listener
      */
     private boolean writeData(final int p, final long handle, final int psnOrNew, final boolean retransmit, final long now)
     {
-        final int slot = slotOf(handle);
-        final int packet = packetOf(handle);
-        final byte k = kind[slot];
+        final int slot = SendSlots.slotOf(handle);
+        final int packet = SendSlots.packetOf(handle);
+        final byte k = slots.kind[slot];
         final int offset = k == READ ? 0 : packet * mtu;
-        final int payload = payloadOf(slot, packet);
-        if (payload > 0 && k != READ && !region[slot].isRegistered())
+        final int payload = slots.payloadOf(slot, packet);
+        if (payload > 0 && k != READ && !slots.region[slot].isRegistered())
         {
             localError = true; // its memory was deregistered: not a byte is read, the connection fails
             return false;
         }
-        final boolean last = k == READ || packet == packets[slot] - 1;
+        final boolean last = k == READ || packet == slots.packets[slot] - 1;
         final int plane = p % planes;
         address(p, plane);
         final PathSendWindow window = sendWindows[p];
-        writer.opcode(OPCODES[k]).ecn(ECT0).solicited(last && solicited[slot])
+        writer.opcode(OPCODES[k]).ecn(ECT0).solicited(last && slots.solicited[slot])
             .ackReq(last || window.outstanding() + 1 >= windows[p].window());
         final int maxLength = writer.frameLength(payload);
         if (!output.claim(plane, maxLength))
@@ -2647,28 +2457,28 @@ public final class SprayConnection implements PathSendWindow.Listener
         SprayExtendedTransportHeader.flags(seg, seth,
             (retransmit ? SprayExtendedTransportHeader.FLAG_RETRANSMIT : 0) |
             (last ? SprayExtendedTransportHeader.FLAG_LAST : 0));
-        SprayExtendedTransportHeader.stream(seg, seth, stream[slot]);
-        SprayExtendedTransportHeader.msn(seg, seth, msn[slot]);
+        SprayExtendedTransportHeader.stream(seg, seth, slots.stream[slot]);
+        SprayExtendedTransportHeader.msn(seg, seth, slots.msn[slot]);
         SprayExtendedTransportHeader.messageOffset(seg, seth, offset);
-        SprayExtendedTransportHeader.messageLength(seg, seth, length[slot]);
-        SprayExtendedTransportHeader.rsn(seg, seth, rsn[slot]);
-        SprayExtendedTransportHeader.messageTag(seg, seth, messageTag[slot]);
+        SprayExtendedTransportHeader.messageLength(seg, seth, slots.length[slot]);
+        SprayExtendedTransportHeader.rsn(seg, seth, slots.rsn[slot]);
+        SprayExtendedTransportHeader.messageTag(seg, seth, slots.messageTag[slot]);
         long at = seth + SprayExtendedTransportHeader.LENGTH;
         if (k == WRITE || k == WRITE_IMM || k == READ)
         {
-            RdmaExtendedTransportHeader.virtualAddress(seg, at, remoteAddress[slot] + offset);
-            RdmaExtendedTransportHeader.rkey(seg, at, rkey[slot]);
-            RdmaExtendedTransportHeader.dmaLength(seg, at, length[slot]);
+            RdmaExtendedTransportHeader.virtualAddress(seg, at, slots.remoteAddress[slot] + offset);
+            RdmaExtendedTransportHeader.rkey(seg, at, slots.rkey[slot]);
+            RdmaExtendedTransportHeader.dmaLength(seg, at, slots.length[slot]);
             at += RdmaExtendedTransportHeader.LENGTH;
         }
         if (k == WRITE_IMM || k == SEND_IMM)
         {
-            ImmediateDataHeader.immediateData(seg, at, immediate[slot]);
+            ImmediateDataHeader.immediateData(seg, at, slots.immediate[slot]);
         }
         if (payload > 0)
         {
-            final MemoryRegion mr = region[slot];
-            MemorySegment.copy(mr.segment(), mr.offsetOf(localAddress[slot]) + offset, seg, payloadAt, payload);
+            final MemoryRegion mr = slots.region[slot];
+            MemorySegment.copy(mr.segment(), mr.offsetOf(slots.localAddress[slot]) + offset, seg, payloadAt, payload);
         }
         output.commit(writer.writeFrame(seg, base, payload));
         return true;
@@ -2852,43 +2662,9 @@ public final class SprayConnection implements PathSendWindow.Listener
     // Helpers and reporting
     // =====================================================================================================
 
-    private int packetsFor(final int len)
+    private static long key(final int streamId, final int msn)
     {
-        return len == 0 ? 1 : (int)((len + (long)mtu - 1) / mtu);
-    }
-
-    private int payloadOf(final int slot, final int packet)
-    {
-        if (kind[slot] == READ)
-        {
-            return 0;
-        }
-        return Math.min(mtu, length[slot] - packet * mtu);
-    }
-
-    private static long key(final int s, final int m)
-    {
-        return ((long)s << 32) | (m & 0xFFFF_FFFFL);
-    }
-
-    private long handle(final int slot, final int packet)
-    {
-        return ((long)slot << 48) | ((long)(generation[slot] & 0xFFFF) << 32) | (packet & 0xFFFF_FFFFL);
-    }
-
-    private static int slotOf(final long handle)
-    {
-        return (int)(handle >>> 48);
-    }
-
-    private static int generationOf(final long handle)
-    {
-        return (int)(handle >>> 32) & 0xFFFF;
-    }
-
-    private static int packetOf(final long handle)
-    {
-        return (int)handle;
+        return SendSlots.key(streamId, msn);
     }
 
     PacketAuthenticator authenticator()
@@ -3008,7 +2784,8 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return false; // closing: its timers run
         }
-        if (sendQueueSize > 0 || retxSize > 0 || moveSize > 0 || rnrWaitingCount > 0 || heldCount > 0)
+        if (slots.sendQueueSize() > 0 || retxSize > 0 || moveSize > 0 || slots.rnrWaitingCount() > 0 ||
+            slots.heldCount() > 0)
         {
             return false;
         }
@@ -3025,7 +2802,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     /** @return send work requests (and READ responses) not yet finished. */
     public int sendSlotsInUse()
     {
-        return slotCount - freeSlotCount;
+        return slots.inUse();
     }
 
     /** @return inbound messages tracked. */
@@ -3070,10 +2847,10 @@ public final class SprayConnection implements PathSendWindow.Listener
             1 + 8 + 8 + 4; // held, queryAt, heldAt (S9.3), rsn (S4.5)
         final long receive = 8 + 8 + 8 + 4 + 4;
         final long in = 1 + 4 * 9 + 1 + 1 + 4 + 4 + 4;
-        final long maps = 16L * ((long)txByMsn.capacity() + receives.capacity() + inbound.capacity());
+        final long maps = 16L * ((long)slots.mapCapacity() + receives.capacity() + inbound.capacity());
         final long queues = (long)retxCapacity * (4 + 4 + 8 + 8);
         final long placed = (long)chunkCount * (CHUNK_WORDS * Long.BYTES + Integer.BYTES) + 16L * chunks.capacity();
-        return 256 + slot * slotCount + receive * receiveCount + in * inboundCount + maps + queues + placed +
+        return 256 + slot * slots.capacity + receive * receiveCount + in * inboundCount + maps + queues + placed +
             SprayCounters.stateBytes();
     }
 
