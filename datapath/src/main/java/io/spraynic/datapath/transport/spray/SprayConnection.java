@@ -158,16 +158,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final SendSlots slots;
 
     // ---- retransmissions and moves
-    private final int retxCapacity;
-    private final int[] retxPath;
-    private final int[] retxPsn;
-    private final long[] retxHandle;
-    private int retxHead;
-    private int retxSize;
-    private final long[] moveQueue;
-    private final int[] moveLostOn; // the path a queued packet timed out on (S7.4.1), or -1: moved off a failed one
-    private int moveHead;
-    private int moveSize;
+    private final RetransmitQueues resend;
     private final LongConsumer mover = this::enqueueMove;
     private final LongConsumer relocator = this::enqueueRelocation;
     private int relocatingFrom;
@@ -205,17 +196,9 @@ public final class SprayConnection implements PathSendWindow.Listener
     private int freeInboundCount;
     private final Long2LongHashMap inbound;
 
-    // ---- which packets of each message being received were placed (S4.4): chunks of 512 bits, by owner
-    // (an inbound message record, or inboundCount + the slot of a READ awaiting its responses) and chunk index
-    private static final int CHUNK_PACKETS = 512;
-    private static final int CHUNK_WORDS = CHUNK_PACKETS / Long.SIZE;
-    private static final int MARK_NEW = 0;
-    private static final int MARK_DUPLICATE = 1;
-    private final int chunkCount;
-    private final long[] chunkBits;
-    private final int[] freeChunks;
-    private int freeChunkCount;
-    private final Long2LongHashMap chunks;
+    // ---- which packets of each message being received were placed (S4.4), by owner: an inbound message
+    // record, or inboundCount + the slot of a READ awaiting its responses
+    private final PlacementMarks marks;
 
     // ---- pacing (S8.4)
     private double tokens;
@@ -237,10 +220,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final Liveness liveness;
 
     // ---- S9.3: refusals made here (carried in every SACKH), and those of the peer this end has learned of
-    private int refusals;
-    private int peerRefusals;
-    private int learnedRefusals;
-    private long learnedAbove;
+    private final Refusals refusals = new Refusals();
 
     // ---- S7.6: every path failed
     private long allFailedSince = NONE;
@@ -364,12 +344,7 @@ public final class SprayConnection implements PathSendWindow.Listener
 
         slots = new SendSlots(c.sendQueueDepth, streams, mtu);
 
-        retxCapacity = paths * PathSendWindow.CAPACITY;
-        retxPath = new int[retxCapacity];
-        retxPsn = new int[retxCapacity];
-        retxHandle = new long[retxCapacity];
-        moveQueue = new long[retxCapacity];
-        moveLostOn = new int[retxCapacity];
+        resend = new RetransmitQueues(paths * PathSendWindow.CAPACITY);
 
         receiveCount = c.receiveQueueDepth;
         rWrId = new long[receiveCount];
@@ -410,15 +385,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         freeInboundCount = inboundCount;
         inbound = new Long2LongHashMap(4 * inboundCount, 0.5f, MISSING);
 
-        chunkCount = c.placementChunks;
-        chunkBits = new long[chunkCount * CHUNK_WORDS];
-        freeChunks = new int[chunkCount];
-        for (int i = 0; i < chunkCount; i++)
-        {
-            freeChunks[i] = chunkCount - 1 - i;
-        }
-        freeChunkCount = chunkCount;
-        chunks = new Long2LongHashMap(4 * chunkCount, 0.5f, MISSING);
+        marks = new PlacementMarks(c.placementChunks);
 
         tokens = config.burstBytes;
     }
@@ -769,59 +736,15 @@ public final class SprayConnection implements PathSendWindow.Listener
         if (k == READ_RESPONSE)
         {
             final int slot = slots.slotFor(key);
-            return slot == MISSING || slots.kind[slot] != READ || roomToMark(inboundCount + slot, packet);
+            return slot == MISSING || slots.kind[slot] != READ || marks.roomToMark(inboundCount + slot, packet);
         }
         final int rec = (int)inbound.get(key);
         if (rec == MISSING)
         {
             return m - rxNextMsn[s] < 0 ||
-                (freeInboundCount > 0 && freeChunkCount > 0 && (k != READ || slots.hasFree()));
+                (freeInboundCount > 0 && marks.hasFreeChunk() && (k != READ || slots.hasFree()));
         }
-        return roomToMark(rec, packet);
-    }
-
-    private boolean roomToMark(final int owner, final int packet)
-    {
-        return freeChunkCount > 0 || chunks.containsKey(chunkKey(owner, packet));
-    }
-
-    private static long chunkKey(final int owner, final int packet)
-    {
-        return ((long)owner << 32) | (packet / CHUNK_PACKETS);
-    }
-
-    // S4.4: records that a packet of a message was placed; MARK_DUPLICATE if it had been (a moved packet, S7.4)
-    private int markPlaced(final int owner, final int packet)
-    {
-        final long key = chunkKey(owner, packet);
-        int chunk = (int)chunks.get(key);
-        if (chunk == MISSING)
-        {
-            chunk = freeChunks[--freeChunkCount]; // room checked before the path layer took the packet
-            java.util.Arrays.fill(chunkBits, chunk * CHUNK_WORDS, (chunk + 1) * CHUNK_WORDS, 0L);
-            chunks.put(key, chunk);
-        }
-        final int bit = packet % CHUNK_PACKETS;
-        final int word = chunk * CHUNK_WORDS + (bit >>> 6);
-        final long mask = 1L << (bit & 63);
-        if ((chunkBits[word] & mask) != 0)
-        {
-            return MARK_DUPLICATE;
-        }
-        chunkBits[word] |= mask;
-        return MARK_NEW;
-    }
-
-    private void releaseMarks(final int owner, final int expected)
-    {
-        for (int c = 0, n = (expected - 1) / CHUNK_PACKETS + 1; c < n; c++)
-        {
-            final int chunk = (int)chunks.remove(((long)owner << 32) | c);
-            if (chunk != MISSING)
-            {
-                freeChunks[freeChunkCount++] = chunk;
-            }
-        }
+        return marks.roomToMark(rec, packet);
     }
 
     private void placeReadResponse(
@@ -843,7 +766,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             localError = true; // the READ's target was deregistered: nothing is placed, the connection fails
             return;
         }
-        if (markPlaced(inboundCount + slot, offset / mtu) == MARK_DUPLICATE)
+        if (marks.mark(inboundCount + slot, offset / mtu) == PlacementMarks.DUPLICATE)
         {
             counters.increment(SprayCounters.DUPLICATES);
             return;
@@ -1004,7 +927,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                     refuse(p, rec, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, s, m);
                     return;
                 }
-                if (markPlaced(rec, 0) == MARK_DUPLICATE)
+                if (marks.mark(rec, 0) == PlacementMarks.DUPLICATE)
                 {
                     counters.increment(SprayCounters.DUPLICATES);
                     return;
@@ -1017,7 +940,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             }
             default -> throw new IllegalStateException("kind " + k);
         }
-        if (markPlaced(rec, offset / mtu) == MARK_DUPLICATE)
+        if (marks.mark(rec, offset / mtu) == PlacementMarks.DUPLICATE)
         {
             counters.increment(SprayCounters.DUPLICATES);
             return;
@@ -1043,7 +966,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         // packet tells the sender a refusal exists; a refusal of an earlier message of a stream already in
         // error keeps the stream's number (the sender, which then holds that stream's earlier messages until
         // the receiver confirms them, learns of it by the number it already has or by asking)
-        final int refusal = rxErrored[s] ? rxErroredRefusal[s] : ++refusals;
+        final int refusal = rxErrored[s] ? rxErroredRefusal[s] : refusals.next();
         inRefusal[rec] = refusal;
         sendNack(p, syndrome, s, m, refusal);
         if (!rxErrored[s] || m - rxErroredMsn[s] < 0)
@@ -1058,7 +981,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                 if (inStream[r] == s && inbound.get(key(s, inMsn[r])) == r && inMsn[r] - m > 0)
                 {
                     inbound.remove(key(s, inMsn[r]));
-                    releaseMarks(r, inExpected[r]);
+                    marks.release(r, inExpected[r]);
                     freeInbound[freeInboundCount++] = r;
                     counters.increment(SprayCounters.FLUSHED);
                 }
@@ -1076,7 +999,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             inRnr[rec] = true;
             inRnrArrived[rec] = 0;
             inReceived[rec] = 0;
-            inRefusal[rec] = ++refusals; // each refused attempt is a refusal the sender must learn of (S9.3)
+            inRefusal[rec] = refusals.next(); // each refused attempt is a refusal the sender must learn of (S9.3)
         }
         sendNack(p, NegativeAckHeader.SYNDROME_RNR, s, m, inRefusal[rec]);
         if (++inRnrArrived[rec] == inExpected[rec])
@@ -1117,7 +1040,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             }
             counters.increment(SprayCounters.MESSAGES_RECEIVED);
             inbound.remove(key);
-            releaseMarks(rec, inExpected[rec]);
+            marks.release(rec, inExpected[rec]);
             freeInbound[freeInboundCount++] = rec;
             rxNextMsn[s]++;
         }
@@ -1211,10 +1134,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         }
         // S9.3: before the packets it covers complete, so that a refused one waits for its NACK
         final int peerRefused = SelectiveAckHeader.refusals(seg, sack);
-        if (peerRefused - peerRefusals > 0)
-        {
-            peerRefusals = peerRefused;
-        }
+        refusals.onPeerCount(peerRefused);
         ackPath = p;
         ackNow = now;
         probeAcked = false;
@@ -1290,7 +1210,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                 repath(p);
             }
         }
-        queueRetransmission(p, psn, handle);
+        resend.queueRetransmission(p, psn, handle);
     }
 
     private void onNackPacket(final RoceFrame frame, final long now)
@@ -1312,11 +1232,8 @@ public final class SprayConnection implements PathSendWindow.Listener
             return;
         }
         counters.increment(SprayCounters.NACKS_RECEIVED);
-        final boolean fresh = syndrome != NegativeAckHeader.SYNDROME_ACCEPTED && refusal != 0 && learn(refusal);
-        if (refusal - peerRefusals > 0)
-        {
-            peerRefusals = refusal;
-        }
+        final boolean fresh = syndrome != NegativeAckHeader.SYNDROME_ACCEPTED && refusal != 0 && refusals.learn(refusal);
+        refusals.onPeerCount(refusal);
         final int slot = slots.slotFor(key(s, m));
         if (slot != MISSING && slots.status[slot] == PENDING && slots.kind[slot] != READ_RESPONSE)
         {
@@ -1364,38 +1281,12 @@ public final class SprayConnection implements PathSendWindow.Listener
         }
     }
 
-    // S9.3: a refusal number learned from a NACK; true the first time
-    private boolean learn(final int refusal)
-    {
-        final int d = refusal - learnedRefusals;
-        if (d <= 0)
-        {
-            return false;
-        }
-        if (d > Long.SIZE)
-        {
-            return true; // too far ahead to record: the queries bring it again once the ones before it are known
-        }
-        final long bit = 1L << (d - 1);
-        if ((learnedAbove & bit) != 0)
-        {
-            return false;
-        }
-        learnedAbove |= bit;
-        while ((learnedAbove & 1) != 0)
-        {
-            learnedAbove >>>= 1;
-            learnedRefusals++;
-        }
-        return true;
-    }
-
     // S9.3: a message whose packets were all acknowledged may still have been refused if the peer made a
     // refusal this end has not learned of, or if its stream is in error (an earlier message of the stream can
     // be refused after a later one, under the later one's refusal number)
     private boolean mustHold(final int slot)
     {
-        return learnedRefusals - peerRefusals < 0 || slots.errored[slots.stream[slot]];
+        return refusals.anyUnlearned() || slots.errored[slots.stream[slot]];
     }
 
     private void hold(final int slot, final long now)
@@ -1581,7 +1472,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             if (slots.kind[slot] == READ)
             {
-                releaseMarks(inboundCount + slot, slots.readExpected[slot]);
+                marks.release(inboundCount + slot, slots.readExpected[slot]);
             }
             slots.free(slot);
         }
@@ -1697,7 +1588,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                 counters.increment(SprayCounters.LOST);
                 pathCounters[p].increment(SprayCounters.LOST);
             }
-            queueRetransmission(p, psn, handle);
+            resend.queueRetransmission(p, psn, handle);
             return 1;
         }
         if (consecutiveTimeouts[p] > 0 && othersAcknowledgedSince(p, now - ackExpectedWithinNanos(p)))
@@ -1808,8 +1699,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             }
         }
         slots.clearInFlight();
-        retxSize = 0;
-        moveSize = 0;
+        resend.clear();
         for (int s = 0; s < streams; s++)
         {
             deliverSendCompletions(s);
@@ -1893,7 +1783,7 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     private boolean drained()
     {
-        if (sendSlotsInUse() > 0 || retxSize > 0 || moveSize > 0)
+        if (sendSlotsInUse() > 0 || resend.retransmissions() > 0 || resend.moves() > 0)
         {
             return false;
         }
@@ -2114,23 +2004,16 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return;
         }
-        final int at = (moveHead + moveSize) % retxCapacity;
-        moveQueue[at] = handle;
-        moveLostOn[at] = -1;
-        moveSize++;
+        resend.queueMove(handle, RetransmitQueues.NOT_LOST);
         counters.increment(SprayCounters.MOVED);
     }
 
     // S7.4.1: a packet of a path that timed out is lost there and goes again on another live path
     private void enqueueRelocation(final long handle)
     {
-        final int p = relocatingFrom;
-        final int at = (moveHead + moveSize) % retxCapacity;
-        moveQueue[at] = handle;
-        moveLostOn[at] = p;
-        moveSize++;
+        resend.queueMove(handle, relocatingFrom);
         counters.increment(SprayCounters.LOST);
-        pathCounters[p].increment(SprayCounters.LOST);
+        pathCounters[relocatingFrom].increment(SprayCounters.LOST);
     }
 
     private void restorePath(final int p, final long now)
@@ -2167,23 +2050,14 @@ public final class SprayConnection implements PathSendWindow.Listener
         return work;
     }
 
-    private void queueRetransmission(final int p, final int psn, final long handle)
-    {
-        final int at = (retxHead + retxSize) % retxCapacity;
-        retxPath[at] = p;
-        retxPsn[at] = psn;
-        retxHandle[at] = handle;
-        retxSize++;
-    }
-
     private int drainRetransmissions(final long now)
     {
         int sent = 0;
-        while (retxSize > 0)
+        while (resend.retransmissions() > 0)
         {
-            final int p = retxPath[retxHead];
-            final int psn = retxPsn[retxHead];
-            final long handle = retxHandle[retxHead];
+            final int p = resend.retransmissionPath();
+            final int psn = resend.retransmissionPsn();
+            final long handle = resend.retransmissionHandle();
             final PathSendWindow window = sendWindows[p];
             if (pathStates[p] == ACTIVE && Psn.inRange(psn, window.basePsn(), window.outstanding()))
             {
@@ -2202,8 +2076,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                 }
                 sent++;
             }
-            retxHead = (retxHead + 1) % retxCapacity;
-            retxSize--;
+            resend.dropRetransmission();
         }
         return sent;
     }
@@ -2215,11 +2088,11 @@ public final class SprayConnection implements PathSendWindow.Listener
         while (sent < config.maxPacketsPerTick && tokens > 0)
         {
             final long handle;
-            final boolean moved = moveSize > 0;
-            final int lostOn = moved ? moveLostOn[moveHead] : -1;
+            final boolean moved = resend.moves() > 0;
+            final int lostOn = moved ? resend.moveLostOn() : RetransmitQueues.NOT_LOST;
             if (moved)
             {
-                handle = moveQueue[moveHead];
+                handle = resend.moveHandle();
             }
             else
             {
@@ -2292,8 +2165,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             }
             if (moved)
             {
-                moveHead = (moveHead + 1) % retxCapacity;
-                moveSize--;
+                resend.dropMove();
             }
             else
             {
@@ -2598,7 +2470,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         advertisedHintMbps = engine.rateHint().hintMbps();
         SelectiveAckHeader.rateHintMbps(seg, sack, advertisedHintMbps);
         SelectiveAckHeader.ackSequence(seg, sack, ++rxAckSequence[p]);
-        SelectiveAckHeader.refusals(seg, sack, refusals);
+        SelectiveAckHeader.refusals(seg, sack, refusals.made());
         auth.tagNext(writer);
         output.commit(writer.writeFrame(seg, base, 0));
         rxSinceAck[p] = 0;
@@ -2784,7 +2656,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return false; // closing: its timers run
         }
-        if (slots.sendQueueSize() > 0 || retxSize > 0 || moveSize > 0 || slots.rnrWaitingCount() > 0 ||
+        if (slots.sendQueueSize() > 0 || resend.retransmissions() > 0 || resend.moves() > 0 || slots.rnrWaitingCount() > 0 ||
             slots.heldCount() > 0)
         {
             return false;
@@ -2848,8 +2720,8 @@ public final class SprayConnection implements PathSendWindow.Listener
         final long receive = 8 + 8 + 8 + 4 + 4;
         final long in = 1 + 4 * 9 + 1 + 1 + 4 + 4 + 4;
         final long maps = 16L * ((long)slots.mapCapacity() + receives.capacity() + inbound.capacity());
-        final long queues = (long)retxCapacity * (4 + 4 + 8 + 8);
-        final long placed = (long)chunkCount * (CHUNK_WORDS * Long.BYTES + Integer.BYTES) + 16L * chunks.capacity();
+        final long queues = resend.stateBytes();
+        final long placed = marks.stateBytes();
         return 256 + slot * slots.capacity + receive * receiveCount + in * inboundCount + maps + queues + placed +
             SprayCounters.stateBytes();
     }
