@@ -69,7 +69,6 @@ public final class SprayConnection implements PathSendWindow.Listener
     private static final long NONE = Long.MIN_VALUE;
     private static final int MISSING = SendSlots.MISSING;
     private static final int PENDING = SendSlots.PENDING;
-    private static final int PATH_SPACING = 1 << 18;
     private static final int ECT0 = 2;
     // S8.4: bytes a data packet takes on the wire besides its payload (Ethernet, IPv4, UDP, BTH, SETH, RETH,
     // ImmDt, ICRC, FCS, preamble and gap, rounded up), so that the pacer's rate is a line rate like the hint
@@ -87,6 +86,11 @@ public final class SprayConnection implements PathSendWindow.Listener
         SprayOpcodes.WRITE, SprayOpcodes.WRITE_WITH_IMMEDIATE, SprayOpcodes.SEND, SprayOpcodes.SEND_WITH_IMMEDIATE,
         SprayOpcodes.READ_REQUEST, SprayOpcodes.READ_RESPONSE,
     };
+    static int opcodeOf(final byte messageKind)
+    {
+        return OPCODES[messageKind];
+    }
+
     private static final WorkCompletionStatus[] STATUSES = WorkCompletionStatus.values();
 
     private final SprayEngine engine;
@@ -100,43 +104,17 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final CompletionQueue sendCq;
     private final CompletionQueue receiveCq;
     private ProtectionDomain pd; // the engine's, unless bound to a tenant's (control path, before use)
-    private final RoceFrameWriter[] writers;
-    private RoceFrameWriter writer;
-    private final SprayFrameOutput output;
     private final SprayConfig config;
-    private final int[] localIpv4;
-    private final long[] localMac;
-    private final int[] remoteIpv4;
-    private final long[] remoteMac;
-    private final long[] localIpv6High;
-    private final long[] localIpv6Low;
-    private final long[] remoteIpv6High;
-    private final long[] remoteIpv6Low;
-    private final boolean[] remoteIsIpv6;
-    private final int[] vlanTci;
     private final TransportCounters counters = SprayCounters.create();
     private final PacketAuthenticator auth;
+    private final SprayFrames frames;
 
-    // ---- outbound paths (this end sends data on them)
+    // ---- outbound paths (this end sends data on them): the scheduler's, aliased for the hot path
+    private final PathScheduler scheduler;
     private final PathSendWindow[] sendWindows;
     private final RttEstimator[] rtts;
     private final PathCongestionControl[] windows;
-    private final TransportCounters[] pathCounters;
-    private final int[] sourcePorts;
-    private final int[] pathStates;
-    private final long[] lastAckAt;
-    private final long[] lastProbeAt;
-    private final long[] nextResyncAt;
-    private final int[] lastAckSequence;
-    private final boolean[] ackSequenceSeen;
-    private final int[] consecutiveTimeouts;
-    private final int[] wrrCurrent;
-    private final int[] sampleSent;
-    private final int[] sampleLost;
-    private final int[] previousSent;
-    private final int[] previousLost;
-    private final double[] lossRate;
-    private final double[] medianScratch;
+    private final TransportCounters[] pathCounters; // both directions of each index
 
     // ---- inbound paths (the peer sends data on them)
     private final PathReceiveWindow[] receiveWindows;
@@ -223,7 +201,6 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final Refusals refusals = new Refusals();
 
     // ---- S7.6: every path failed
-    private long allFailedSince = NONE;
     private State state = State.ESTABLISHED;
     /** A completion queue overran or a region in use was deregistered: the connection fails on the next tick. */
     private boolean localError;
@@ -233,9 +210,6 @@ public final class SprayConnection implements PathSendWindow.Listener
     private int closeTries;
     private long closeToken;
 
-    // ---- S6.8: the slowest sampled path's estimates, for paths without samples (refreshed every tick)
-    private long siblingSrtt;
-    private long siblingRttvar;
 
     // ---- ACK processing scratch
     private int ackPath;
@@ -278,43 +252,13 @@ public final class SprayConnection implements PathSendWindow.Listener
         this.sendCq = c.sendCq;
         this.receiveCq = c.receiveCq;
         this.pd = engine.protectionDomain();
-        this.writers = new RoceFrameWriter[planes];
-        for (int i = 0; i < planes; i++)
-        {
-            writers[i] = engine.writer(i);
-        }
-        this.output = engine.output();
-        this.localIpv4 = config.localIpv4.clone();
-        this.localMac = config.localMac.clone();
-        this.remoteIpv4 = java.util.Arrays.copyOf(c.remoteIpv4, planes);
-        this.remoteMac = java.util.Arrays.copyOf(c.remoteMac, planes);
-        this.localIpv6High = config.localIpv6High.clone();
-        this.localIpv6Low = config.localIpv6Low.clone();
-        this.remoteIpv6High = java.util.Arrays.copyOf(c.remoteIpv6High, planes);
-        this.remoteIpv6Low = java.util.Arrays.copyOf(c.remoteIpv6Low, planes);
-        this.remoteIsIpv6 = java.util.Arrays.copyOf(c.remoteIsIpv6, planes);
-        this.vlanTci = config.vlanTci.clone();
         this.auth = new PacketAuthenticator(c);
 
-        sendWindows = new PathSendWindow[paths];
-        rtts = new RttEstimator[paths];
-        windows = new PathCongestionControl[paths];
+        scheduler = new PathScheduler(paths, config, engine.random(), c.sendInitialPsn, c.sourcePortBase);
+        sendWindows = scheduler.sendWindows;
+        rtts = scheduler.rtts;
+        windows = scheduler.windows;
         pathCounters = new TransportCounters[paths];
-        sourcePorts = new int[paths];
-        pathStates = new int[paths];
-        lastAckAt = new long[paths];
-        lastProbeAt = new long[paths];
-        nextResyncAt = new long[paths];
-        lastAckSequence = new int[paths];
-        ackSequenceSeen = new boolean[paths];
-        consecutiveTimeouts = new int[paths];
-        wrrCurrent = new int[paths];
-        sampleSent = new int[paths];
-        sampleLost = new int[paths];
-        previousSent = new int[paths];
-        previousLost = new int[paths];
-        lossRate = new double[paths];
-        medianScratch = new double[paths];
         receiveWindows = new PathReceiveWindow[paths];
         rxSinceAck = new int[paths];
         rxCeSinceAck = new int[paths];
@@ -323,15 +267,8 @@ public final class SprayConnection implements PathSendWindow.Listener
         rxAckSequence = new int[paths];
         for (int p = 0; p < paths; p++)
         {
-            sendWindows[p] = new PathSendWindow(Psn.add(c.sendInitialPsn, p * PATH_SPACING));
-            receiveWindows[p] = new PathReceiveWindow(Psn.add(c.receiveInitialPsn, p * PATH_SPACING));
-            rtts[p] = new RttEstimator(config.rtoMinNanos, config.rtoMaxNanos, config.initialRttNanos,
-                config.ackDelayNanos + config.rtoSlackNanos);
-            windows[p] = new PathCongestionControl(config.initialWindow, config.maxWindow, config.gain);
+            receiveWindows[p] = new PathReceiveWindow(PathScheduler.initialPsn(c.receiveInitialPsn, p));
             pathCounters[p] = SprayCounters.create();
-            sourcePorts[p] = (c.sourcePortBase + p) & 0xFFFF;
-            lastAckAt[p] = NONE;
-            lastProbeAt[p] = NONE;
             rxFirstUnackedAt[p] = NONE;
         }
 
@@ -343,6 +280,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         rxErroredRefusal = new int[streams];
 
         slots = new SendSlots(c.sendQueueDepth, streams, mtu);
+        frames = new SprayFrames(engine, c, auth, counters, pathCounters, slots, scheduler);
 
         resend = new RetransmitQueues(paths * PathSendWindow.CAPACITY);
 
@@ -524,7 +462,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     // anything is read from it; data packets are checked by their message tag once their SETH is validated
     void onFrame(final RoceFrame frame, final long now)
     {
-        if (!fromPeer(frame, -1))
+        if (!frames.fromPeer(frame, -1))
         {
             refused(SprayCounters.ADDRESS_MISMATCHES);
             return;
@@ -565,22 +503,6 @@ public final class SprayConnection implements PathSendWindow.Listener
         return false;
     }
 
-    // S12.5: the source is the peer's address on the plane (-1: on any of its planes)
-    private boolean fromPeer(final RoceFrame frame, final int plane)
-    {
-        final boolean ipv6 = frame.ipVersion() == 6;
-        for (int q = plane < 0 ? 0 : plane, end = plane < 0 ? planes : plane + 1; q < end; q++)
-        {
-            if (remoteIsIpv6[q] == ipv6 && (ipv6 ?
-                frame.ipv6SourceHigh() == remoteIpv6High[q] && frame.ipv6SourceLow() == remoteIpv6Low[q] :
-                frame.ipv4Source() == remoteIpv4[q]))
-            {
-                return true;
-            }
-        }
-        return false;
-    }
-
     private void onDataPacket(final RoceFrame frame, final long now)
     {
         final MemorySegment seg = frame.segment();
@@ -601,7 +523,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             engine.counters().increment(SprayCounters.MALFORMED); // S4.3 violated: nothing is placed (S9.5)
             return;
         }
-        if (!fromPeer(frame, p % planes))
+        if (!frames.fromPeer(frame, p % planes))
         {
             refused(SprayCounters.ADDRESS_MISMATCHES); // S12.5: a path's packets use its plane
             return;
@@ -1080,7 +1002,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
-        if (!fromPeer(frame, p % planes))
+        if (!frames.fromPeer(frame, p % planes))
         {
             refused(SprayCounters.ADDRESS_MISMATCHES);
             return;
@@ -1127,7 +1049,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             return;
         }
         final int sequence = SelectiveAckHeader.ackSequence(seg, sack);
-        if (ackSequenceSeen[p] && sequence - lastAckSequence[p] <= 0)
+        if (scheduler.isStaleAck(p, sequence))
         {
             counters.increment(SprayCounters.ACKS_STALE);
             return;
@@ -1144,8 +1066,6 @@ public final class SprayConnection implements PathSendWindow.Listener
             counters.increment(SprayCounters.ACKS_STALE);
             return;
         }
-        ackSequenceSeen[p] = true;
-        lastAckSequence[p] = sequence;
         counters.increment(SprayCounters.ACKS_RECEIVED);
         pathCounters[p].increment(SprayCounters.ACKS_RECEIVED);
         final int ce = SelectiveAckHeader.ceCount(seg, sack);
@@ -1154,9 +1074,8 @@ public final class SprayConnection implements PathSendWindow.Listener
             counters.add(SprayCounters.ECN_MARKS_ECHOED, ce);
             pathCounters[p].add(SprayCounters.ECN_MARKS_ECHOED, ce);
         }
-        lastAckAt[p] = now;
-        consecutiveTimeouts[p] = 0;
-        if (pathStates[p] == FAILED)
+        scheduler.onAckTaken(p, sequence, now);
+        if (scheduler.pathStates[p] == FAILED)
         {
             if (!probeAcked)
             {
@@ -1204,8 +1123,8 @@ public final class SprayConnection implements PathSendWindow.Listener
             counters.increment(SprayCounters.LOST);
             pathCounters[p].increment(SprayCounters.LOST);
             windows[p].onLoss(ackNow);
-            sampleLost[p]++;
-            if (isLossy(p))
+            scheduler.countLost(p);
+            if (scheduler.isLossy(p))
             {
                 repath(p);
             }
@@ -1300,7 +1219,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     // a missing NACK may be on its way over a slower path: ask only after a round trip of the slowest path
     private long queryInterval()
     {
-        return Math.max(config.rtoMinNanos, 2 * siblingSrtt);
+        return Math.max(config.rtoMinNanos, 2 * scheduler.siblingSrtt());
     }
 
     // completes held messages that need no longer wait (control path: only after a refusal)
@@ -1497,7 +1416,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             flushReceives();
             return 1;
         }
-        if (allFailedSince != NONE && now - allFailedSince >= config.connectionTimeoutNanos)
+        if (scheduler.allFailedFor(config.connectionTimeoutNanos, now))
         {
             closeAfterTimeout();
             return 1;
@@ -1507,7 +1426,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return 1;
         }
-        siblingEstimates();
+        scheduler.refreshSiblingEstimates();
         int work = 0;
         for (int p = 0; p < paths; p++)
         {
@@ -1538,17 +1457,17 @@ public final class SprayConnection implements PathSendWindow.Listener
         return work;
     }
 
-    private int pathTimers(final int p, final long now)
+    private int pathTimers(final int path, final long now)
     {
-        final PathSendWindow window = sendWindows[p];
-        if (pathStates[p] == FAILED)
+        final PathSendWindow window = sendWindows[path];
+        if (scheduler.pathStates[path] == FAILED)
         {
-            if (now >= nextResyncAt[p])
+            if (now >= scheduler.nextResyncAt[path])
             {
-                nextResyncAt[p] = now + config.probeIntervalNanos;
+                scheduler.nextResyncAt[path] = now + config.probeIntervalNanos;
                 window.reset(window.nextPsn());
-                sourcePorts[p] = unusedSourcePort(); // a new route (S7.5)
-                sendNewProbe(p, ProbeHeader.FLAG_RESYNC, now);
+                scheduler.sourcePorts[path] = scheduler.unusedSourcePort(); // a new route (S7.5)
+                frames.newProbe(path, ProbeHeader.FLAG_RESYNC, now);
                 return 1;
             }
             return 0;
@@ -1557,26 +1476,26 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return 0;
         }
-        final RttEstimator rtt = rtts[p];
-        if (now - window.oldestSentAtNanos() >= rtt.rtoNanos(siblingSrtt, siblingRttvar))
+        if (now - window.oldestSentAtNanos() >= scheduler.rtoNanos(path))
         {
             counters.increment(SprayCounters.TIMEOUTS);
-            pathCounters[p].increment(SprayCounters.TIMEOUTS);
-            rtt.onTimeout();
-            if (++consecutiveTimeouts[p] >= config.failAfterTimeouts)
+            pathCounters[path].increment(SprayCounters.TIMEOUTS);
+            rtts[path].onTimeout();
+            if (++scheduler.consecutiveTimeouts[path] >= config.failAfterTimeouts)
             {
-                failPath(p, now);
+                failPath(path, now);
                 return 1;
             }
             final long oldestSentAt = window.oldestSentAtNanos();
-            if (othersAcknowledgedSince(p, oldestSentAt))
+            if (scheduler.othersAcknowledgedSince(path, oldestSentAt))
             {
                 // S7.4.1: the path went silent for an RTO while another answered, so on a FIFO path nothing
                 // sent on it since its oldest packet is known to have arrived: its overdue packets go again at
                 // once on the other live paths, and it keeps payload-free probes at their PSNs, the oldest
                 // sent now, to find out whether it is alive (an ACK) or dead (more timeouts, then S7.4)
-                relocatingFrom = p;
-                window.relocate(PROBE_HANDLE, Math.max(now - ackExpectedWithinNanos(p), oldestSentAt), relocator);
+                relocatingFrom = path;
+                window.relocate(PROBE_HANDLE, Math.max(now - scheduler.ackExpectedWithinNanos(path), oldestSentAt),
+                    relocator);
             }
             // else every path is as silent (a queue in front of them all, or the peer): moving packets would
             // only add copies to that queue and undo the backoff, so the oldest is retransmitted here (S6.8)
@@ -1586,87 +1505,39 @@ public final class SprayConnection implements PathSendWindow.Listener
             if (handle != PROBE_HANDLE)
             {
                 counters.increment(SprayCounters.LOST);
-                pathCounters[p].increment(SprayCounters.LOST);
+                pathCounters[path].increment(SprayCounters.LOST);
             }
-            resend.queueRetransmission(p, psn, handle);
+            resend.queueRetransmission(path, psn, handle);
             return 1;
         }
-        if (consecutiveTimeouts[p] > 0 && othersAcknowledgedSince(p, now - ackExpectedWithinNanos(p)))
+        if (scheduler.consecutiveTimeouts[path] > 0 &&
+            scheduler.othersAcknowledgedSince(path, now - scheduler.ackExpectedWithinNanos(path)))
         {
             // S7.4.1: still no ACK since the timeout: a packet sent shortly before it is lost too once its ACK
             // is overdue, and goes again elsewhere without waiting for the next, backed-off, RTO
-            relocatingFrom = p;
-            if (window.relocate(PROBE_HANDLE, now - ackExpectedWithinNanos(p), relocator) > 0)
+            relocatingFrom = path;
+            if (window.relocate(PROBE_HANDLE, now - scheduler.ackExpectedWithinNanos(path), relocator) > 0)
             {
                 return 1;
             }
         }
-        final long quiet = Math.max(2 * rtt.srttNanos(siblingSrtt), config.probeMinNanos);
-        final long since = Math.max(Math.max(lastAckAt[p], lastProbeAt[p]), window.oldestSentAtNanos());
+        final long quiet = Math.max(2 * scheduler.srttNanos(path), config.probeMinNanos);
+        final long since = Math.max(Math.max(scheduler.lastAckAt[path], scheduler.lastProbeAt[path]),
+            window.oldestSentAtNanos());
         if (now - since >= quiet && !window.isFull())
         {
-            sendNewProbe(p, 0, now);
+            frames.newProbe(path, 0, now);
             return 1;
         }
         return 0;
     }
 
-    // S7.4.1: whether another live path was acknowledged at or after `sinceNanos`
-    private boolean othersAcknowledgedSince(final int p, final long sinceNanos)
+    private void failPath(final int path, final long now)
     {
-        for (int q = 0; q < paths; q++)
-        {
-            if (q != p && pathStates[q] == ACTIVE && lastAckAt[q] != NONE && lastAckAt[q] >= sinceNanos)
-            {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    // S7.4.1: how long after a packet was sent its ACK is due on a live path: the RTO's own estimate (S6.8)
-    // before the rtoMin clamp and the backoff, so that the packets still in flight are left where they are
-    private long ackExpectedWithinNanos(final int p)
-    {
-        final RttEstimator rtt = rtts[p];
-        return rtt.srttNanos(siblingSrtt) +
-            Math.max(4 * Math.max(rtt.rttvarNanos(), siblingRttvar), config.ackDelayNanos + config.rtoSlackNanos);
-    }
-
-    // S6.8: a path without RTT samples of its own is timed by the slowest sampled path of the connection
-    private void siblingEstimates()
-    {
-        long srtt = 0;
-        long rttvar = 0;
-        for (int p = 0; p < paths; p++)
-        {
-            final RttEstimator rtt = rtts[p];
-            if (rtt.hasSample() && pathStates[p] == ACTIVE)
-            {
-                srtt = Math.max(srtt, rtt.srttNanos());
-                rttvar = Math.max(rttvar, rtt.rttvarNanos());
-            }
-        }
-        siblingSrtt = srtt;
-        siblingRttvar = rttvar;
-    }
-
-    private void failPath(final int p, final long now)
-    {
-        pathStates[p] = FAILED;
-        boolean anyActive = false;
-        for (int q = 0; q < paths; q++)
-        {
-            anyActive |= pathStates[q] == ACTIVE;
-        }
-        if (!anyActive)
-        {
-            allFailedSince = now;
-        }
+        scheduler.fail(path, now);
         counters.increment(SprayCounters.PATH_FAILURES);
-        pathCounters[p].increment(SprayCounters.PATH_FAILURES);
-        sendWindows[p].drain(mover);
-        nextResyncAt[p] = now + config.probeIntervalNanos;
+        pathCounters[path].increment(SprayCounters.PATH_FAILURES);
+        sendWindows[path].drain(mover);
     }
 
     // S7.6: every path stayed failed for connectionTimeout: outstanding messages complete with RETRY_EXC_ERR
@@ -1905,97 +1776,15 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     private boolean writeConnectionPacket(final int opcode, final long token)
     {
-        final SprayHandshake handshake = engine.handshake();
-        handshake.to(remoteIsIpv6[0], remoteIpv4[0], remoteIpv6High[0], remoteIpv6Low[0], remoteMac[0]);
-        final RoceFrameWriter conh = engine.writer(0);
-        auth.tagNext(conh); // S12.3: CLOSE and CLOSE_ACK carry the tag in CONH
-        final boolean written = handshake.writeConnectionHeader(opcode, remoteCid, sourcePorts[0], paths, mtu, streams,
-            localCid, 0, token);
-        conh.clearTag();
-        return written;
+        return frames.connectionPacket(opcode, paths, streams, localCid, token);
     }
 
-    // S7.3: a path's loss rate is measured over its last 256 to 512 packets: the sample being filled and the
-    // one before it. It is judged on every loss once the two hold at least MIN_LOSS_SAMPLE packets, because a
-    // lossy path's window collapses and it may take very long to send 256 more. RTT is judged every 256 packets.
-    private static final int MIN_LOSS_SAMPLE = 32;
-
-    private void endLossSample(final int p)
+    // S7.3: a lossy or slow path changes route
+    private void repath(final int path)
     {
-        previousSent[p] = sampleSent[p];
-        previousLost[p] = sampleLost[p];
-        sampleSent[p] = 0;
-        sampleLost[p] = 0;
-        for (int q = 0; q < paths; q++)
-        {
-            medianScratch[q] = rtts[q].srttNanos();
-        }
-        final double medianRtt = median(medianScratch);
-        if (isLossy(p) || (rtts[p].hasSample() && rtts[p].srttNanos() > config.repathRttFactor * medianRtt))
-        {
-            repath(p);
-        }
-    }
-
-    private boolean isLossy(final int p)
-    {
-        for (int q = 0; q < paths; q++)
-        {
-            final int sent = previousSent[q] + sampleSent[q];
-            lossRate[q] = sent < MIN_LOSS_SAMPLE ? 0 : (double)(previousLost[q] + sampleLost[q]) / sent;
-        }
-        return lossRate[p] > config.repathLoss && median(lossRate) < config.repathLoss / 2;
-    }
-
-    private double median(final double[] values)
-    {
-        final double[] v = medianScratch == values ? values : medianScratch;
-        if (v != values)
-        {
-            System.arraycopy(values, 0, v, 0, paths);
-        }
-        for (int i = 1; i < paths; i++) // insertion sort: P <= 64, allocation-free
-        {
-            final double x = v[i];
-            int j = i - 1;
-            while (j >= 0 && v[j] > x)
-            {
-                v[j + 1] = v[j];
-                j--;
-            }
-            v[j + 1] = x;
-        }
-        return (paths & 1) == 1 ? v[paths / 2] : (v[paths / 2 - 1] + v[paths / 2]) / 2;
-    }
-
-    private void repath(final int p)
-    {
-        sourcePorts[p] = unusedSourcePort();
-        rtts[p].reset(config.initialRttNanos);
-        sampleSent[p] = 0;
-        sampleLost[p] = 0;
-        previousSent[p] = 0;
-        previousLost[p] = 0;
+        scheduler.repath(path);
         counters.increment(SprayCounters.REPATHS);
-        pathCounters[p].increment(SprayCounters.REPATHS);
-    }
-
-    // an unused port chosen at random in 49152-65535 (S7.3, S7.5)
-    private int unusedSourcePort()
-    {
-        while (true)
-        {
-            final int port = 49152 + engine.random().nextInt(16384);
-            boolean used = false;
-            for (int q = 0; q < paths; q++)
-            {
-                used |= sourcePorts[q] == port;
-            }
-            if (!used)
-            {
-                return port;
-            }
-        }
+        pathCounters[path].increment(SprayCounters.REPATHS);
     }
 
     private void enqueueMove(final long handle)
@@ -2016,15 +1805,11 @@ public final class SprayConnection implements PathSendWindow.Listener
         pathCounters[relocatingFrom].increment(SprayCounters.LOST);
     }
 
-    private void restorePath(final int p, final long now)
+    private void restorePath(final int path, final long now)
     {
-        pathStates[p] = ACTIVE;
-        allFailedSince = NONE;
-        windows[p].reset(now);
-        rtts[p].reset(config.initialRttNanos);
-        consecutiveTimeouts[p] = 0;
+        scheduler.restore(path, now);
         counters.increment(SprayCounters.PATH_RESTORES);
-        pathCounters[p].increment(SprayCounters.PATH_RESTORES);
+        pathCounters[path].increment(SprayCounters.PATH_RESTORES);
     }
 
     private int rnrRetries(final long now)
@@ -2059,9 +1844,9 @@ public final class SprayConnection implements PathSendWindow.Listener
             final int psn = resend.retransmissionPsn();
             final long handle = resend.retransmissionHandle();
             final PathSendWindow window = sendWindows[p];
-            if (pathStates[p] == ACTIVE && Psn.inRange(psn, window.basePsn(), window.outstanding()))
+            if (scheduler.pathStates[p] == ACTIVE && Psn.inRange(psn, window.basePsn(), window.outstanding()))
             {
-                final boolean ok = handle == PROBE_HANDLE ? writeProbe(p, psn, 0) :
+                final boolean ok = handle == PROBE_HANDLE ? frames.probe(p, psn, 0) :
                     writeData(p, handle, psn, true, now);
                 if (!ok)
                 {
@@ -2113,19 +1898,19 @@ public final class SprayConnection implements PathSendWindow.Listener
             {
                 break; // S8.3.1: the rest waits for the share the first ACK brings
             }
-            final int p = pickPath();
+            final int p = scheduler.pick();
             if (p < 0)
             {
                 break;
             }
             if (!moved && config.startBudgetBytes >= 0 &&
-                (lastNewDataAt == NONE || now - lastNewDataAt > config.activityWindowNanos) && nothingOutstanding() &&
+                (lastNewDataAt == NONE || now - lastNewDataAt > config.activityWindowNanos) && scheduler.nothingOutstanding() &&
                 slots.queuedPacketsAbove(config.startBudgetBytes / mtu))
             {
                 // S8.3.1: starting after a pause, announce it with a header-only probe ahead of the data: the
                 // receiver counts this sender (and tells the others still sending their smaller share, S8.3.2) as
                 // soon as the probe arrives, before the data of an incast's first round trip has queued up ahead
-                if (sendNewProbe(p, 0, now))
+                if (frames.newProbe(p, 0, now))
                 {
                     counters.increment(SprayCounters.START_PROBES_SENT);
                     startBudgetLeft = config.startBudgetBytes;
@@ -2158,9 +1943,9 @@ public final class SprayConnection implements PathSendWindow.Listener
                 counters.add(SprayCounters.TX_BYTES, payload);
                 pathCounters[p].increment(SprayCounters.TX_PACKETS);
                 pathCounters[p].add(SprayCounters.TX_BYTES, payload);
-                if (++sampleSent[p] >= PathSendWindow.CAPACITY)
+                if (scheduler.countSent(p) && scheduler.endLossSample(p))
                 {
-                    endLossSample(p);
+                    repath(p);
                 }
             }
             if (moved)
@@ -2183,31 +1968,12 @@ public final class SprayConnection implements PathSendWindow.Listener
      */
     public double pacingRate()
     {
-        double rate = 0;
-        for (int p = 0; p < paths; p++)
-        {
-            if (pathStates[p] == ACTIVE)
-            {
-                rate += (double)windows[p].window() * mtu / Math.max(1, rtts[p].srttNanos(siblingSrtt));
-            }
-        }
+        double rate = scheduler.windowRate(mtu);
         if (peerRateHintMbps > 0)
         {
             rate = Math.min(rate, peerRateHintMbps / 8000.0);
         }
         return Math.min(rate, config.capacityMbps / 8000.0);
-    }
-
-    private boolean nothingOutstanding()
-    {
-        for (int p = 0; p < paths; p++)
-        {
-            if (sendWindows[p].outstanding() > 0)
-            {
-                return false;
-            }
-        }
-        return true;
     }
 
     private void refill(final long now)
@@ -2228,199 +1994,25 @@ public final class SprayConnection implements PathSendWindow.Listener
         tokens = Math.min(depth, tokens + rate * elapsed);
     }
 
-    // S7.2: smooth weighted round robin over the ACTIVE paths with window space, weight = free window
-    private int pickPath()
-    {
-        // S7.4.1: a path that timed out and has not been acknowledged since gets no data while another
-        // live path has not timed out: its packets would wait for another RTO
-        boolean anyAnswering = false;
-        for (int p = 0; p < paths; p++)
-        {
-            anyAnswering |= pathStates[p] == ACTIVE && consecutiveTimeouts[p] == 0;
-        }
-        int total = 0;
-        int best = -1;
-        for (int p = 0; p < paths; p++)
-        {
-            if (pathStates[p] != ACTIVE || (anyAnswering && consecutiveTimeouts[p] > 0))
-            {
-                continue;
-            }
-            final int free = Math.min(windows[p].window(), PathSendWindow.CAPACITY) - sendWindows[p].outstanding();
-            if (free <= 0)
-            {
-                continue;
-            }
-            wrrCurrent[p] += free;
-            total += free;
-            if (best < 0 || wrrCurrent[p] > wrrCurrent[best])
-            {
-                best = p;
-            }
-        }
-        if (best >= 0)
-        {
-            wrrCurrent[best] -= total;
-        }
-        return best;
-    }
-
     // =====================================================================================================
     // Frames
     // =====================================================================================================
 
-    private void address(final int p, final int plane)
-    {
-        writer = writers[plane];
-        writer.ethernet(localMac[plane], remoteMac[plane]).vlan(vlanTci[plane]);
-        if (remoteIsIpv6[plane])
-        {
-            // S2.4: a UDP checksum of 0, as RoCEv2 permits over IPv6 (the ICRC covers the packet)
-            writer.ipv6(localIpv6High[plane], localIpv6Low[plane], remoteIpv6High[plane], remoteIpv6Low[plane])
-                .ipv6UdpChecksum(false);
-        }
-        else
-        {
-            writer.ipv4(localIpv4[plane], remoteIpv4[plane]).ipv4Identification(0); // S2.4: identification 0
-        }
-        writer.dscp(config.dscp)
-            .udpSourcePort(sourcePorts[p])
-            .destQp(remoteCid)
-            .solicited(false)
-            .ackReq(false)
-            .ecn(0);
-    }
-
     /**
-     * Writes a data packet on path {@code p}: a new one ({@code psn < 0}: takes the path's next PSN) or a
+     * Writes a data packet on path {@code path}: a new one ({@code psnOrNew < 0}: takes the path's next PSN) or a
      * retransmission with its PSN (S6.6).
      */
-    private boolean writeData(final int p, final long handle, final int psnOrNew, final boolean retransmit, final long now)
+    private boolean writeData(
+        final int path, final long handle, final int psnOrNew, final boolean retransmit, final long now)
     {
         final int slot = SendSlots.slotOf(handle);
-        final int packet = SendSlots.packetOf(handle);
-        final byte k = slots.kind[slot];
-        final int offset = k == READ ? 0 : packet * mtu;
-        final int payload = slots.payloadOf(slot, packet);
-        if (payload > 0 && k != READ && !slots.region[slot].isRegistered())
+        final int payload = slots.payloadOf(slot, SendSlots.packetOf(handle));
+        if (payload > 0 && !slots.region[slot].isRegistered())
         {
             localError = true; // its memory was deregistered: not a byte is read, the connection fails
             return false;
         }
-        final boolean last = k == READ || packet == slots.packets[slot] - 1;
-        final int plane = p % planes;
-        address(p, plane);
-        final PathSendWindow window = sendWindows[p];
-        writer.opcode(OPCODES[k]).ecn(ECT0).solicited(last && slots.solicited[slot])
-            .ackReq(last || window.outstanding() + 1 >= windows[p].window());
-        final int maxLength = writer.frameLength(payload);
-        if (!output.claim(plane, maxLength))
-        {
-            counters.increment(SprayCounters.OUTPUT_FULL);
-            return false;
-        }
-        final int psn = psnOrNew < 0 ? window.send(handle, now) : psnOrNew;
-        writer.psn(psn);
-        final MemorySegment seg = output.buffer();
-        final long base = output.offset();
-        final long payloadAt = base + writer.payloadOffset();
-        final long seth = payloadAt - SprayOpcodes.TABLE.extensionHeadersLength(OPCODES[k]);
-        SprayExtendedTransportHeader.path(seg, seth, p);
-        SprayExtendedTransportHeader.flags(seg, seth,
-            (retransmit ? SprayExtendedTransportHeader.FLAG_RETRANSMIT : 0) |
-            (last ? SprayExtendedTransportHeader.FLAG_LAST : 0));
-        SprayExtendedTransportHeader.stream(seg, seth, slots.stream[slot]);
-        SprayExtendedTransportHeader.msn(seg, seth, slots.msn[slot]);
-        SprayExtendedTransportHeader.messageOffset(seg, seth, offset);
-        SprayExtendedTransportHeader.messageLength(seg, seth, slots.length[slot]);
-        SprayExtendedTransportHeader.rsn(seg, seth, slots.rsn[slot]);
-        SprayExtendedTransportHeader.messageTag(seg, seth, slots.messageTag[slot]);
-        long at = seth + SprayExtendedTransportHeader.LENGTH;
-        if (k == WRITE || k == WRITE_IMM || k == READ)
-        {
-            RdmaExtendedTransportHeader.virtualAddress(seg, at, slots.remoteAddress[slot] + offset);
-            RdmaExtendedTransportHeader.rkey(seg, at, slots.rkey[slot]);
-            RdmaExtendedTransportHeader.dmaLength(seg, at, slots.length[slot]);
-            at += RdmaExtendedTransportHeader.LENGTH;
-        }
-        if (k == WRITE_IMM || k == SEND_IMM)
-        {
-            ImmediateDataHeader.immediateData(seg, at, slots.immediate[slot]);
-        }
-        if (payload > 0)
-        {
-            final MemoryRegion mr = slots.region[slot];
-            MemorySegment.copy(mr.segment(), mr.offsetOf(slots.localAddress[slot]) + offset, seg, payloadAt, payload);
-        }
-        output.commit(writer.writeFrame(seg, base, payload));
-        return true;
-    }
-
-    private boolean sendNewProbe(final int p, final int flags, final long now)
-    {
-        final PathSendWindow window = sendWindows[p];
-        if (window.isFull())
-        {
-            return false;
-        }
-        final int plane = p % planes;
-        address(p, plane);
-        writer.opcode(SprayOpcodes.PROBE);
-        if (!output.claim(plane, writer.frameLength(0)))
-        {
-            counters.increment(SprayCounters.OUTPUT_FULL);
-            return false;
-        }
-        final int psn = window.send(PROBE_HANDLE, now);
-        lastProbeAt[p] = now;
-        writeProbeClaimed(p, psn, flags);
-        return true;
-    }
-
-    private boolean writeProbe(final int p, final int psn, final int flags)
-    {
-        final int plane = p % planes;
-        address(p, plane);
-        writer.opcode(SprayOpcodes.PROBE);
-        if (!output.claim(plane, writer.frameLength(0)))
-        {
-            counters.increment(SprayCounters.OUTPUT_FULL);
-            return false;
-        }
-        writeProbeClaimed(p, psn, flags);
-        return true;
-    }
-
-    private void writeProbeClaimed(final int p, final int psn, final int flags)
-    {
-        writer.psn(psn);
-        final MemorySegment seg = output.buffer();
-        final long base = output.offset();
-        final long prbh = base + writer.payloadOffset() - ProbeHeader.LENGTH;
-        ProbeHeader.path(seg, prbh, p);
-        ProbeHeader.flags(seg, prbh, flags);
-        ProbeHeader.nextPsn(seg, prbh, psn);
-        auth.tagNext(writer);
-        output.commit(writer.writeFrame(seg, base, 0));
-        counters.increment(SprayCounters.PROBES_SENT);
-        pathCounters[p].increment(SprayCounters.PROBES_SENT);
-    }
-
-    // the reverse direction's path of the same index, or any live one if it failed (S6.4)
-    private int controlPath(final int p)
-    {
-        if (pathStates[p] == ACTIVE)
-        {
-            return p;
-        }
-        for (int q = 0; q < paths; q++)
-        {
-            if (pathStates[q] == ACTIVE)
-            {
-                return q;
-            }
-        }
-        return p;
+        return frames.data(path, handle, payload, psnOrNew, retransmit, now);
     }
 
     // S8.3.2: when this receiver's share for a sender that is still sending to it (a message partly delivered,
@@ -2439,7 +2031,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return 0;
         }
-        final int p = controlPath(0);
+        final int p = scheduler.controlPath(0);
         if (!sendAck(p, now))
         {
             return 0;
@@ -2448,84 +2040,41 @@ public final class SprayConnection implements PathSendWindow.Listener
         return 1;
     }
 
-    private boolean sendAck(final int p, final long now)
+    private boolean sendAck(final int path, final long now)
     {
-        final int q = controlPath(p);
-        final int plane = q % planes;
-        address(q, plane);
-        writer.opcode(SprayOpcodes.ACK).psn(0);
-        if (!output.claim(plane, writer.frameLength(0)))
+        if (!frames.claimControl(scheduler.controlPath(path), SprayOpcodes.ACK))
         {
-            counters.increment(SprayCounters.OUTPUT_FULL);
             return false;
         }
-        final MemorySegment seg = output.buffer();
-        final long base = output.offset();
-        final long sack = base + writer.payloadOffset() - SelectiveAckHeader.LENGTH;
-        final int ce = rxCeSinceAck[p];
-        SelectiveAckHeader.path(seg, sack, p);
-        SelectiveAckHeader.flags(seg, sack, ce > 0 ? SelectiveAckHeader.FLAG_ECE : 0);
-        SelectiveAckHeader.ceCount(seg, sack, ce);
-        receiveWindows[p].writeTo(seg, sack);
         advertisedHintMbps = engine.rateHint().hintMbps();
-        SelectiveAckHeader.rateHintMbps(seg, sack, advertisedHintMbps);
-        SelectiveAckHeader.ackSequence(seg, sack, ++rxAckSequence[p]);
-        SelectiveAckHeader.refusals(seg, sack, refusals.made());
-        auth.tagNext(writer);
-        output.commit(writer.writeFrame(seg, base, 0));
-        rxSinceAck[p] = 0;
-        rxCeSinceAck[p] = 0;
-        rxFirstUnackedAt[p] = NONE;
+        frames.ack(path, rxCeSinceAck[path], receiveWindows[path], advertisedHintMbps, ++rxAckSequence[path],
+            refusals.made());
+        rxSinceAck[path] = 0;
+        rxCeSinceAck[path] = 0;
+        rxFirstUnackedAt[path] = NONE;
         counters.increment(SprayCounters.ACKS_SENT);
-        pathCounters[p].increment(SprayCounters.ACKS_SENT);
+        pathCounters[path].increment(SprayCounters.ACKS_SENT);
         return true;
     }
 
-    private void sendNack(final int p, final int syndrome, final int s, final int m, final int refusal)
+    private void sendNack(final int path, final int syndrome, final int streamId, final int msn, final int refusal)
     {
-        final int q = controlPath(p);
-        final int plane = q % planes;
-        address(q, plane);
-        writer.opcode(SprayOpcodes.NACK).psn(0);
-        if (!output.claim(plane, writer.frameLength(0)))
+        if (!frames.claimControl(scheduler.controlPath(path), SprayOpcodes.NACK))
         {
-            counters.increment(SprayCounters.OUTPUT_FULL);
             return;
         }
-        final MemorySegment seg = output.buffer();
-        final long base = output.offset();
-        final long nakh = base + writer.payloadOffset() - NegativeAckHeader.LENGTH;
-        NegativeAckHeader.syndrome(seg, nakh, syndrome);
-        NegativeAckHeader.stream(seg, nakh, s);
-        NegativeAckHeader.msn(seg, nakh, m);
-        NegativeAckHeader.rnrTimerMicros(seg, nakh, syndrome == NegativeAckHeader.SYNDROME_RNR ? config.rnrTimerMicros : 0);
-        NegativeAckHeader.refusal(seg, nakh, refusal);
-        auth.tagNext(writer);
-        output.commit(writer.writeFrame(seg, base, 0));
+        frames.negativeAck(syndrome, streamId, msn,
+            syndrome == NegativeAckHeader.SYNDROME_RNR ? config.rnrTimerMicros : 0, refusal);
         counters.increment(SprayCounters.NACKS_SENT);
     }
 
-    private boolean writeQuery(final int s, final int m)
+    private boolean writeQuery(final int streamId, final int msn)
     {
-        final int q = controlPath(0);
-        final int plane = q % planes;
-        address(q, plane);
-        writer.opcode(SprayOpcodes.QUERY).psn(0);
-        if (!output.claim(plane, writer.frameLength(0)))
+        if (!frames.claimControl(scheduler.controlPath(0), SprayOpcodes.QUERY))
         {
-            counters.increment(SprayCounters.OUTPUT_FULL);
             return false;
         }
-        final MemorySegment seg = output.buffer();
-        final long base = output.offset();
-        final long nakh = base + writer.payloadOffset() - NegativeAckHeader.LENGTH;
-        NegativeAckHeader.syndrome(seg, nakh, NegativeAckHeader.SYNDROME_ACCEPTED);
-        NegativeAckHeader.stream(seg, nakh, s);
-        NegativeAckHeader.msn(seg, nakh, m);
-        NegativeAckHeader.rnrTimerMicros(seg, nakh, 0);
-        NegativeAckHeader.refusal(seg, nakh, 0);
-        auth.tagNext(writer);
-        output.commit(writer.writeFrame(seg, base, 0));
+        frames.negativeAck(NegativeAckHeader.SYNDROME_ACCEPTED, streamId, msn, 0, 0);
         counters.increment(SprayCounters.QUERIES_SENT);
         return true;
     }
@@ -2603,13 +2152,13 @@ public final class SprayConnection implements PathSendWindow.Listener
     /** @return {@link #ACTIVE} or {@link #FAILED}. */
     public int pathState(final int p)
     {
-        return pathStates[p];
+        return scheduler.pathStates[p];
     }
 
     /** @return the UDP source port path {@code p} uses now. */
     public int sourcePort(final int p)
     {
-        return sourcePorts[p];
+        return scheduler.sourcePorts[p];
     }
 
     /** @return the send window of path {@code p} (for tests and tools). */
@@ -2663,7 +2212,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         }
         for (int p = 0; p < paths; p++)
         {
-            if (sendWindows[p].outstanding() > 0 || rxFirstUnackedAt[p] != NONE || pathStates[p] == FAILED)
+            if (sendWindows[p].outstanding() > 0 || rxFirstUnackedAt[p] != NONE || scheduler.pathStates[p] == FAILED)
             {
                 return false;
             }
