@@ -124,14 +124,6 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final boolean[] rxHadGap;
     private final int[] rxAckSequence;
 
-    // ---- streams
-    private final int[] rxNextMsn;
-    private final int[] rxPosted;
-    private final boolean[] rxErrored;
-    private final int[] rxErroredMsn;
-    private final int[] rxErroredSyndrome;
-    private final int[] rxErroredRefusal;
-
     // ---- outbound messages (S4, S9.3)
     private final SendSlots slots;
 
@@ -141,42 +133,12 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final LongConsumer relocator = this::enqueueRelocation;
     private int relocatingFrom;
 
-    // ---- receives
-    private final int receiveCount;
-    private final long[] rWrId;
-    private final MemoryRegion[] rRegion;
-    private final long[] rAddress;
-    private final int[] rLength;
-    private final int[] freeReceives;
-    private int freeReceiveCount;
-    private final Long2LongHashMap receives;
-
-    // ---- inbound messages
-    private final int inboundCount;
-    private final byte[] inKind;
-    private final int[] inStream;
-    private final int[] inMsn;
-    private final int[] inLength;
-    private final int[] inExpected;
-    private final int[] inReceived;
-    private final int[] inImmediate;
-    private final int[] inSyndrome;
-    private final int[] inReceive;
-    private final int[] inRsn;
-    private final boolean[] inDone;
-    private final boolean[] inRnr;
-    private final int[] inRnrArrived;
-    private final int[] inRefusal;
-    private final long[] inTag; // S12.4: every packet of the message carries it
-    private final long[] inBase; // S12.4: va - offset of a WRITE's packets
-    private final int[] inRkey;
-    private final int[] freeInbound;
-    private int freeInboundCount;
-    private final Long2LongHashMap inbound;
-
     // ---- which packets of each message being received were placed (S4.4), by owner: an inbound message
-    // record, or inboundCount + the slot of a READ awaiting its responses
+    // record, or the record count + the slot of a READ awaiting its responses
     private final PlacementMarks marks;
+
+    // ---- inbound messages and posted receives (S4, S9.3)
+    private final InboundMessages inbound;
 
     // ---- pacing (S8.4)
     private double tokens;
@@ -272,58 +234,13 @@ public final class SprayConnection implements PathSendWindow.Listener
             rxFirstUnackedAt[p] = NONE;
         }
 
-        rxNextMsn = new int[streams];
-        rxPosted = new int[streams];
-        rxErrored = new boolean[streams];
-        rxErroredMsn = new int[streams];
-        rxErroredSyndrome = new int[streams];
-        rxErroredRefusal = new int[streams];
-
         slots = new SendSlots(c.sendQueueDepth, streams, mtu);
         frames = new SprayFrames(engine, c, auth, counters, pathCounters, slots, scheduler);
 
         resend = new RetransmitQueues(paths * PathSendWindow.CAPACITY);
 
-        receiveCount = c.receiveQueueDepth;
-        rWrId = new long[receiveCount];
-        rRegion = new MemoryRegion[receiveCount];
-        rAddress = new long[receiveCount];
-        rLength = new int[receiveCount];
-        freeReceives = new int[receiveCount];
-        for (int i = 0; i < receiveCount; i++)
-        {
-            freeReceives[i] = receiveCount - 1 - i;
-        }
-        freeReceiveCount = receiveCount;
-        receives = new Long2LongHashMap(4 * receiveCount, 0.5f, MISSING);
-
-        inboundCount = c.maxInboundMessages;
-        inKind = new byte[inboundCount];
-        inStream = new int[inboundCount];
-        inMsn = new int[inboundCount];
-        inLength = new int[inboundCount];
-        inExpected = new int[inboundCount];
-        inReceived = new int[inboundCount];
-        inImmediate = new int[inboundCount];
-        inSyndrome = new int[inboundCount];
-        inReceive = new int[inboundCount];
-        inRsn = new int[inboundCount];
-        inDone = new boolean[inboundCount];
-        inRnr = new boolean[inboundCount];
-        inRnrArrived = new int[inboundCount];
-        inRefusal = new int[inboundCount];
-        inTag = new long[inboundCount];
-        inBase = new long[inboundCount];
-        inRkey = new int[inboundCount];
-        freeInbound = new int[inboundCount];
-        for (int i = 0; i < inboundCount; i++)
-        {
-            freeInbound[i] = inboundCount - 1 - i;
-        }
-        freeInboundCount = inboundCount;
-        inbound = new Long2LongHashMap(4 * inboundCount, 0.5f, MISSING);
-
         marks = new PlacementMarks(c.placementChunks);
+        inbound = new InboundMessages(this, engine, c, counters, pathCounters, auth, marks, refusals);
 
         tokens = config.burstBytes;
     }
@@ -431,27 +348,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return PostResult.INVALID_ARGUMENT;
         }
-        if (request.length() > 0)
-        {
-            final MemoryRegion mr = request.region();
-            if (null == mr || mr.protectionDomain() != pd ||
-                pd.checkLocalAccess(mr.lkey(), request.address(), request.length(), AccessFlags.LOCAL_WRITE) !=
-                AccessCheck.OK)
-            {
-                return PostResult.INVALID_ARGUMENT;
-            }
-        }
-        if (freeReceiveCount == 0)
-        {
-            return PostResult.QUEUE_FULL;
-        }
-        final int r = freeReceives[--freeReceiveCount];
-        rWrId[r] = request.wrId();
-        rRegion[r] = request.length() > 0 ? request.region() : null;
-        rAddress[r] = request.address();
-        rLength[r] = request.length();
-        receives.put(key(streamId, rxPosted[streamId]++), r);
-        return PostResult.OK;
+        return inbound.post(streamId, request);
     }
 
     // =====================================================================================================
@@ -487,7 +384,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     }
 
     // S12: a packet refused by a check of S12 counts at the connection and in the engine's totals
-    private void refused(final int slot)
+    void refused(final int slot)
     {
         counters.increment(slot);
         engine.counters().increment(slot);
@@ -597,7 +494,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         }
         else
         {
-            acceptMessagePacket(frame, p, k, s, m, key, offset, messageLength, payloadLength, now);
+            inbound.accept(frame, p, k, s, m, key, offset, messageLength, payloadLength, now);
         }
         if (ackAtOnce)
         {
@@ -624,33 +521,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             }
             return valid;
         }
-        final int rec = (int)inbound.get(key);
-        if (rec != MISSING)
-        {
-            boolean valid = tag == inTag[rec];
-            if (valid && (k == WRITE || k == WRITE_IMM))
-            {
-                final long reth = seth + SprayExtendedTransportHeader.LENGTH;
-                valid = RdmaExtendedTransportHeader.virtualAddress(seg, reth) - offset == inBase[rec] &&
-                    RdmaExtendedTransportHeader.rkey(seg, reth) == inRkey[rec];
-            }
-            if (!valid)
-            {
-                refused(SprayCounters.AUTH_FAILURES);
-            }
-            return valid;
-        }
-        if (tag != auth.expectedTag(frame))
-        {
-            refused(SprayCounters.AUTH_FAILURES);
-            return false;
-        }
-        if (m - rxNextMsn[s] >= inboundCount)
-        {
-            refused(SprayCounters.MSN_OUT_OF_WINDOW);
-            return false;
-        }
-        return true;
+        return inbound.authentic(frame, tag, k, s, m, key, offset);
     }
 
     private boolean roomFor(final byte k, final int s, final int m, final long key, final int packet)
@@ -658,15 +529,9 @@ public final class SprayConnection implements PathSendWindow.Listener
         if (k == READ_RESPONSE)
         {
             final int slot = slots.slotFor(key);
-            return slot == MISSING || slots.kind[slot] != READ || marks.roomToMark(inboundCount + slot, packet);
+            return slot == MISSING || slots.kind[slot] != READ || marks.roomToMark(inbound.capacity + slot, packet);
         }
-        final int rec = (int)inbound.get(key);
-        if (rec == MISSING)
-        {
-            return m - rxNextMsn[s] < 0 ||
-                (freeInboundCount > 0 && marks.hasFreeChunk() && (k != READ || slots.hasFree()));
-        }
-        return marks.roomToMark(rec, packet);
+        return inbound.roomFor(k, s, m, key, packet, slots.hasFree());
     }
 
     private void placeReadResponse(
@@ -688,7 +553,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             localError = true; // the READ's target was deregistered: nothing is placed, the connection fails
             return;
         }
-        if (marks.mark(inboundCount + slot, offset / mtu) == PlacementMarks.DUPLICATE)
+        if (marks.mark(inbound.capacity + slot, offset / mtu) == PlacementMarks.DUPLICATE)
         {
             counters.increment(SprayCounters.DUPLICATES);
             return;
@@ -707,268 +572,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         }
     }
 
-    private void acceptMessagePacket(
-        final RoceFrame frame,
-        final int p,
-        final byte k,
-        final int s,
-        final int m,
-        final long key,
-        final int offset,
-        final int messageLength,
-        final int payloadLength,
-        final long now)
-    {
-        if (rxErrored[s] && m - rxErroredMsn[s] > 0)
-        {
-            counters.increment(SprayCounters.FLUSHED); // S9.4: the stream is in error, later messages are not placed
-            return;
-        }
-        int rec = (int)inbound.get(key);
-        if (rec == MISSING)
-        {
-            if (m - rxNextMsn[s] < 0)
-            {
-                counters.increment(SprayCounters.DUPLICATES); // message already completed and retired
-                return;
-            }
-            rec = freeInbound[--freeInboundCount];
-            inKind[rec] = k;
-            inStream[rec] = s;
-            inMsn[rec] = m;
-            inLength[rec] = messageLength;
-            inExpected[rec] = k == READ ? 1 : SendSlots.packetsFor(messageLength, mtu);
-            inReceived[rec] = 0;
-            inSyndrome[rec] = 0;
-            inReceive[rec] = MISSING;
-            inRsn[rec] = SprayExtendedTransportHeader.rsn(frame.segment(), frame.customHeaderOffset());
-            inDone[rec] = false;
-            inRnr[rec] = false;
-            inRnrArrived[rec] = 0;
-            inRefusal[rec] = 0;
-            inTag[rec] = SprayExtendedTransportHeader.messageTag(frame.segment(), frame.customHeaderOffset());
-            if (k == WRITE || k == WRITE_IMM)
-            {
-                final long reth = frame.customHeaderOffset() + SprayExtendedTransportHeader.LENGTH;
-                inBase[rec] = RdmaExtendedTransportHeader.virtualAddress(frame.segment(), reth) - offset;
-                inRkey[rec] = RdmaExtendedTransportHeader.rkey(frame.segment(), reth);
-            }
-            inbound.put(key, rec);
-        }
-        if (inKind[rec] != k || inLength[rec] != messageLength ||
-            inRsn[rec] != SprayExtendedTransportHeader.rsn(frame.segment(), frame.customHeaderOffset()))
-        {
-            engine.counters().increment(SprayCounters.MALFORMED);
-            return;
-        }
-        if (inSyndrome[rec] != 0)
-        {
-            sendNack(p, inSyndrome[rec], s, m, inRefusal[rec]); // S9.3: repeated for every further packet
-            return;
-        }
-        if (inDone[rec])
-        {
-            counters.increment(SprayCounters.DUPLICATES);
-            return;
-        }
-        if (inRnr[rec])
-        {
-            refuseRnr(p, rec, s, m); // the refused attempt is still arriving: refuse all of it
-            return;
-        }
-
-        final MemorySegment seg = frame.segment();
-        final long seth = frame.customHeaderOffset();
-        final MemorySegment target;
-        final long targetOffset;
-        switch (k)
-        {
-            case WRITE, WRITE_IMM ->
-            {
-                final long reth = seth + SprayExtendedTransportHeader.LENGTH;
-                final long va = RdmaExtendedTransportHeader.virtualAddress(seg, reth);
-                final int key32 = RdmaExtendedTransportHeader.rkey(seg, reth);
-                final int dma = RdmaExtendedTransportHeader.dmaLength(seg, reth);
-                if (dma != messageLength ||
-                    pd.checkRemoteAccess(key32, va - offset, messageLength, AccessFlags.REMOTE_WRITE) != AccessCheck.OK)
-                {
-                    refuse(p, rec, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, s, m);
-                    return;
-                }
-                if (k == WRITE_IMM)
-                {
-                    final int r = (int)receives.get(key(s, inRsn[rec])); // S4.5: matched by RSN
-                    if (r == MISSING)
-                    {
-                        refuseRnr(p, rec, s, m);
-                        return;
-                    }
-                    inReceive[rec] = r;
-                    inImmediate[rec] = ImmediateDataHeader.immediateData(seg, reth + RdmaExtendedTransportHeader.LENGTH);
-                }
-                final MemoryRegion mr = pd.regionByRkey(key32);
-                target = mr.segment();
-                targetOffset = mr.offsetOf(va);
-            }
-            case SEND, SEND_IMM ->
-            {
-                final int r = (int)receives.get(key(s, inRsn[rec])); // S4.5: matched by RSN
-                if (r == MISSING)
-                {
-                    refuseRnr(p, rec, s, m);
-                    return;
-                }
-                inReceive[rec] = r;
-                if (messageLength > rLength[r])
-                {
-                    refuse(p, rec, NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST, s, m);
-                    return;
-                }
-                if (rRegion[r] != null && !rRegion[r].isRegistered())
-                {
-                    // the receive's memory was deregistered: refused, the receive completes with LOC_PROT_ERR
-                    refuse(p, rec, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, s, m);
-                    return;
-                }
-                if (k == SEND_IMM)
-                {
-                    inImmediate[rec] = ImmediateDataHeader.immediateData(seg, seth + SprayExtendedTransportHeader.LENGTH);
-                }
-                target = rRegion[r] == null ? null : rRegion[r].segment();
-                targetOffset = rRegion[r] == null ? 0 : rRegion[r].offsetOf(rAddress[r]) + offset;
-            }
-            case READ ->
-            {
-                final long reth = seth + SprayExtendedTransportHeader.LENGTH;
-                final long va = RdmaExtendedTransportHeader.virtualAddress(seg, reth);
-                final int key32 = RdmaExtendedTransportHeader.rkey(seg, reth);
-                final int dma = RdmaExtendedTransportHeader.dmaLength(seg, reth);
-                if (dma != messageLength || dma < 0 ||
-                    pd.checkRemoteAccess(key32, va, dma, AccessFlags.REMOTE_READ) != AccessCheck.OK)
-                {
-                    refuse(p, rec, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, s, m);
-                    return;
-                }
-                if (marks.mark(rec, 0) == PlacementMarks.DUPLICATE)
-                {
-                    counters.increment(SprayCounters.DUPLICATES);
-                    return;
-                }
-                queueReadResponse(s, m, pd.regionByRkey(key32), va, dma);
-                inReceived[rec] = 1;
-                inDone[rec] = true;
-                retireInbound(s);
-                return;
-            }
-            default -> throw new IllegalStateException("kind " + k);
-        }
-        if (marks.mark(rec, offset / mtu) == PlacementMarks.DUPLICATE)
-        {
-            counters.increment(SprayCounters.DUPLICATES);
-            return;
-        }
-        if (payloadLength > 0)
-        {
-            MemorySegment.copy(seg, frame.payloadOffset(), target, targetOffset, payloadLength);
-            counters.add(SprayCounters.RX_BYTES, payloadLength);
-            pathCounters[p].add(SprayCounters.RX_BYTES, payloadLength);
-        }
-        if (++inReceived[rec] == inExpected[rec])
-        {
-            inDone[rec] = true;
-            retireInbound(s);
-        }
-    }
-
-    private void refuse(final int p, final int rec, final int syndrome, final int s, final int m)
-    {
-        inSyndrome[rec] = syndrome;
-        inDone[rec] = true;
-        // S9.3: counted before its NACK and the ACK of its packet leave, so every ACK that covers a refused
-        // packet tells the sender a refusal exists; a refusal of an earlier message of a stream already in
-        // error keeps the stream's number (the sender, which then holds that stream's earlier messages until
-        // the receiver confirms them, learns of it by the number it already has or by asking)
-        final int refusal = rxErrored[s] ? rxErroredRefusal[s] : refusals.next();
-        inRefusal[rec] = refusal;
-        sendNack(p, syndrome, s, m, refusal);
-        if (!rxErrored[s] || m - rxErroredMsn[s] < 0)
-        {
-            rxErrored[s] = true;
-            rxErroredMsn[s] = m;
-            rxErroredSyndrome[s] = syndrome;
-            rxErroredRefusal[s] = refusal;
-            // later messages of the stream that had begun arriving are abandoned (control path: rare)
-            for (int r = 0; r < inboundCount; r++)
-            {
-                if (inStream[r] == s && inbound.get(key(s, inMsn[r])) == r && inMsn[r] - m > 0)
-                {
-                    inbound.remove(key(s, inMsn[r]));
-                    marks.release(r, inExpected[r]);
-                    freeInbound[freeInboundCount++] = r;
-                    counters.increment(SprayCounters.FLUSHED);
-                }
-            }
-        }
-        retireInbound(s);
-    }
-
-    // RNR: the whole attempt is refused, packet by packet; once all of its packets arrived the next attempt
-    // (the sender's retry, S9.3) starts clean, so no byte of a refused attempt is ever counted
-    private void refuseRnr(final int p, final int rec, final int s, final int m)
-    {
-        if (!inRnr[rec])
-        {
-            inRnr[rec] = true;
-            inRnrArrived[rec] = 0;
-            inReceived[rec] = 0;
-            inRefusal[rec] = refusals.next(); // each refused attempt is a refusal the sender must learn of (S9.3)
-        }
-        sendNack(p, NegativeAckHeader.SYNDROME_RNR, s, m, inRefusal[rec]);
-        if (++inRnrArrived[rec] == inExpected[rec])
-        {
-            inRnr[rec] = false;
-            inRnrArrived[rec] = 0;
-        }
-    }
-
-    private void retireInbound(final int s)
-    {
-        while (true)
-        {
-            final long key = key(s, rxNextMsn[s]);
-            final int rec = (int)inbound.get(key);
-            if (rec == MISSING || !inDone[rec])
-            {
-                return;
-            }
-            final int r = inReceive[rec];
-            final byte k = inKind[rec];
-            if (r != MISSING && (k == SEND || k == SEND_IMM || k == WRITE_IMM))
-            {
-                final WorkCompletionStatus st = inSyndrome[rec] == 0 ? WorkCompletionStatus.SUCCESS :
-                    inSyndrome[rec] == NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST ?
-                    WorkCompletionStatus.LOC_LEN_ERR : WorkCompletionStatus.LOC_PROT_ERR;
-                final boolean imm = k != SEND;
-                if (!receiveCq.offer(rWrId[r], st,
-                    k == WRITE_IMM ? WorkCompletionOpcode.RECV_RDMA_WITH_IMM : WorkCompletionOpcode.RECV,
-                    inLength[rec], imm, imm ? inImmediate[rec] : 0, localCid))
-                {
-                    counters.increment(SprayCounters.CQ_OVERRUNS);
-                    localError = true;
-                }
-                rRegion[r] = null;
-                freeReceives[freeReceiveCount++] = r;
-                receives.remove(key(s, inRsn[rec]));
-            }
-            counters.increment(SprayCounters.MESSAGES_RECEIVED);
-            inbound.remove(key);
-            marks.release(rec, inExpected[rec]);
-            freeInbound[freeInboundCount++] = rec;
-            rxNextMsn[s]++;
-        }
-    }
-
-    private void queueReadResponse(
+    void queueReadResponse(
         final int streamId, final int msn, final MemoryRegion source, final long address, final int messageLength)
     {
         final int slot = slots.take(); // room checked before the path layer took the packet
@@ -1279,33 +883,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             return;
         }
         counters.increment(SprayCounters.QUERIES_RECEIVED);
-        if (rxErrored[s] && m - rxErroredMsn[s] >= 0)
-        {
-            // refused, or flushed behind the refused message: the answer names the refused one
-            sendNack(0, rxErroredSyndrome[s], s, rxErroredMsn[s], rxErroredRefusal[s]);
-            return;
-        }
-        final int rec = (int)inbound.get(key(s, m));
-        if (rec == MISSING)
-        {
-            if (m - rxNextMsn[s] < 0)
-            {
-                sendNack(0, NegativeAckHeader.SYNDROME_ACCEPTED, s, m, 0); // completed and retired
-            }
-            return;
-        }
-        if (inSyndrome[rec] != 0)
-        {
-            sendNack(0, inSyndrome[rec], s, m, inRefusal[rec]);
-        }
-        else if (inDone[rec])
-        {
-            sendNack(0, NegativeAckHeader.SYNDROME_ACCEPTED, s, m, 0);
-        }
-        else if (inRefusal[rec] != 0 && (inRnr[rec] || inReceived[rec] == 0))
-        {
-            sendNack(0, NegativeAckHeader.SYNDROME_RNR, s, m, inRefusal[rec]); // the last attempt was refused
-        }
+        inbound.answerQuery(s, m);
     }
 
     // S9.4: the message completes with the error, later messages of its stream are flushed
@@ -1391,7 +969,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             if (slots.kind[slot] == READ)
             {
-                marks.release(inboundCount + slot, slots.readExpected[slot]);
+                marks.release(inbound.capacity + slot, slots.readExpected[slot]);
             }
             slots.free(slot);
         }
@@ -1413,7 +991,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             // completes (WR_FLUSH_ERR) and no region it held is touched again
             state = State.CLOSED;
             flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
-            flushReceives();
+            inbound.flushReceives();
             return 1;
         }
         if (scheduler.allFailedFor(config.connectionTimeoutNanos, now))
@@ -1743,35 +1321,9 @@ public final class SprayConnection implements PathSendWindow.Listener
     private void finish()
     {
         flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
-        flushReceives();
+        inbound.flushReceives();
         state = State.CLOSED;
         engine.forget(this);
-    }
-
-    // posted receives complete with WR_FLUSH_ERR, in posting order per stream
-    private void flushReceives()
-    {
-        for (int s = 0; s < streams; s++)
-        {
-            // at most receiveCount receives are outstanding: the last receiveCount posted cover them all
-            for (int j = rxPosted[s] - Math.min(receiveCount, rxPosted[s]); j - rxPosted[s] < 0; j++)
-            {
-                final long key = key(s, j);
-                final int r = (int)receives.remove(key);
-                if (r == MISSING)
-                {
-                    continue;
-                }
-                if (!receiveCq.offer(rWrId[r], WorkCompletionStatus.WR_FLUSH_ERR, WorkCompletionOpcode.RECV, 0, false, 0,
-                    localCid))
-                {
-                    counters.increment(SprayCounters.CQ_OVERRUNS);
-                    localError = true;
-                }
-                rRegion[r] = null;
-                freeReceives[freeReceiveCount++] = r;
-            }
-        }
     }
 
     private boolean writeConnectionPacket(final int opcode, final long token)
@@ -2057,7 +1609,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         return true;
     }
 
-    private void sendNack(final int path, final int syndrome, final int streamId, final int msn, final int refusal)
+    void sendNack(final int path, final int syndrome, final int streamId, final int msn, final int refusal)
     {
         if (!frames.claimControl(scheduler.controlPath(path), SprayOpcodes.NACK))
         {
@@ -2088,6 +1640,12 @@ public final class SprayConnection implements PathSendWindow.Listener
         return SendSlots.key(streamId, msn);
     }
 
+    // a completion queue overran or a region in use was deregistered: the connection fails on the next tick
+    void localError()
+    {
+        localError = true;
+    }
+
     PacketAuthenticator authenticator()
     {
         return auth;
@@ -2101,6 +1659,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     public void protectionDomain(final ProtectionDomain domain)
     {
         this.pd = domain;
+        inbound.protectionDomain(domain);
     }
 
     public int localCid()
@@ -2229,7 +1788,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     /** @return inbound messages tracked. */
     public int inboundMessagesInUse()
     {
-        return inboundCount - freeInboundCount;
+        return inbound.inUse();
     }
 
     /**
@@ -2266,12 +1825,8 @@ public final class SprayConnection implements PathSendWindow.Listener
     {
         final long slot = 1 + 8 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 4 + 1 + 1 + 4 * 6 + 1 + 1 + 4 + 4 + 4 + 1 + 4 + 8 + 4 + 4 +
             1 + 8 + 8 + 4; // held, queryAt, heldAt (S9.3), rsn (S4.5)
-        final long receive = 8 + 8 + 8 + 4 + 4;
-        final long in = 1 + 4 * 9 + 1 + 1 + 4 + 4 + 4;
-        final long maps = 16L * ((long)slots.mapCapacity() + receives.capacity() + inbound.capacity());
-        final long queues = resend.stateBytes();
-        final long placed = marks.stateBytes();
-        return 256 + slot * slots.capacity + receive * receiveCount + in * inboundCount + maps + queues + placed +
+        final long maps = 16L * slots.mapCapacity();
+        return 256 + slot * slots.capacity + inbound.stateBytes() + maps + resend.stateBytes() + marks.stateBytes() +
             SprayCounters.stateBytes();
     }
 
