@@ -70,9 +70,6 @@ public final class SprayConnection implements PathSendWindow.Listener
     private static final int MISSING = SendSlots.MISSING;
     private static final int PENDING = SendSlots.PENDING;
     private static final int ECT0 = 2;
-    // S8.4: bytes a data packet takes on the wire besides its payload (Ethernet, IPv4, UDP, BTH, SETH, RETH,
-    // ImmDt, ICRC, FCS, preamble and gap, rounded up), so that the pacer's rate is a line rate like the hint
-    private static final int PACING_OVERHEAD = 128;
     private static final int CE = 3;
 
     // message kinds
@@ -141,17 +138,12 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final InboundMessages inbound;
 
     // ---- pacing (S8.4)
-    private double tokens;
-    private long lastRefillAt = NONE;
+    private final Pacer pacer;
     private int peerRateHintMbps;
     /** The fair-share hint this end last sent the peer (S8.3.2), 0 before any ACK. */
     private int advertisedHintMbps;
     /** The peer announced a start with a probe (S8.3.1) and no data of it has arrived yet. */
     private boolean startAnnounced;
-    /** When new data last left (S8.3.1: a start after a longer pause is announced by a probe). */
-    private long lastNewDataAt = NONE;
-    /** New data bytes still allowed before the first ACK after a start (S8.3.1); -1: no limit. */
-    private long startBudgetLeft = -1;
 
     /** The parameters a handshake opened this connection with (responder side, for repeated CONNECT_ACKs). */
     SprayConnectionConfig handshakeConfig;
@@ -242,7 +234,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         marks = new PlacementMarks(c.placementChunks);
         inbound = new InboundMessages(this, engine, c, counters, pathCounters, auth, marks, refusals);
 
-        tokens = config.burstBytes;
+        pacer = new Pacer(config, mtu);
     }
 
     // =====================================================================================================
@@ -689,14 +681,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         }
         windows[p].onAck(newlyAcked, ce, now, rtts[p].srttNanos());
         peerRateHintMbps = SelectiveAckHeader.rateHintMbps(seg, sack);
-        if (startBudgetLeft >= 0)
-        {
-            // S8.3.1: the first share after a start paces from an empty bucket, so the wait for it does not
-            // turn into a burst at the new rate on top of the start budget already sent
-            startBudgetLeft = -1;
-            tokens = Math.min(tokens, 0);
-            lastRefillAt = now;
-        }
+        pacer.onShare(now); // S8.3.1
         drainRetransmissions(now);
     }
 
@@ -1409,7 +1394,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                     counters.increment(SprayCounters.RETRANSMITTED);
                     pathCounters[p].increment(SprayCounters.RETRANSMITTED);
                     // sent at once, but paced all the same: new data waits for the tokens it took (S8.4)
-                    tokens -= slots.payloadOf(SendSlots.slotOf(handle), SendSlots.packetOf(handle)) + PACING_OVERHEAD;
+                    pacer.take(slots.payloadOf(SendSlots.slotOf(handle), SendSlots.packetOf(handle)));
                 }
                 sent++;
             }
@@ -1420,9 +1405,13 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     private int sendData(final long now)
     {
-        refill(now);
+        final long elapsed = pacer.advance(now);
+        if (elapsed > 0)
+        {
+            pacer.refill(elapsed, pacingRate());
+        }
         int sent = 0;
-        while (sent < config.maxPacketsPerTick && tokens > 0)
+        while (sent < config.maxPacketsPerTick && pacer.hasTokens())
         {
             final long handle;
             final boolean moved = resend.moves() > 0;
@@ -1446,7 +1435,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                 }
                 handle = slots.handle(slot, slots.nextPacket[slot]);
             }
-            if (!moved && startBudgetLeft == 0)
+            if (!moved && pacer.startBudgetSpent())
             {
                 break; // S8.3.1: the rest waits for the share the first ACK brings
             }
@@ -1455,8 +1444,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             {
                 break;
             }
-            if (!moved && config.startBudgetBytes >= 0 &&
-                (lastNewDataAt == NONE || now - lastNewDataAt > config.activityWindowNanos) && scheduler.nothingOutstanding() &&
+            if (!moved && pacer.isStart(now) && scheduler.nothingOutstanding() &&
                 slots.queuedPacketsAbove(config.startBudgetBytes / mtu))
             {
                 // S8.3.1: starting after a pause, announce it with a header-only probe ahead of the data: the
@@ -1465,7 +1453,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                 if (frames.newProbe(p, 0, now))
                 {
                     counters.increment(SprayCounters.START_PROBES_SENT);
-                    startBudgetLeft = config.startBudgetBytes;
+                    pacer.startAnnounced();
                 }
             }
             if (!writeData(p, handle, -1, false, now))
@@ -1476,13 +1464,9 @@ public final class SprayConnection implements PathSendWindow.Listener
             final int payload = slots.payloadOf(slot, SendSlots.packetOf(handle));
             if (!moved)
             {
-                lastNewDataAt = now;
-                if (startBudgetLeft > 0)
-                {
-                    startBudgetLeft = Math.max(0, startBudgetLeft - payload);
-                }
+                pacer.newDataSent(now, payload);
             }
-            tokens -= payload + PACING_OVERHEAD;
+            pacer.take(payload);
             if (lostOn >= 0)
             {
                 // a retransmission, counted against the path that lost it (S6.9)
@@ -1526,24 +1510,6 @@ public final class SprayConnection implements PathSendWindow.Listener
             rate = Math.min(rate, peerRateHintMbps / 8000.0);
         }
         return Math.min(rate, config.capacityMbps / 8000.0);
-    }
-
-    private void refill(final long now)
-    {
-        if (lastRefillAt == NONE)
-        {
-            lastRefillAt = now;
-            return;
-        }
-        final long elapsed = now - lastRefillAt;
-        lastRefillAt = now;
-        if (elapsed <= 0)
-        {
-            return;
-        }
-        final double rate = pacingRate();
-        final double depth = Math.max(mtu + PACING_OVERHEAD, Math.min(config.burstBytes, rate * config.burstNanos));
-        tokens = Math.min(depth, tokens + rate * elapsed);
     }
 
     // =====================================================================================================
