@@ -329,7 +329,8 @@ final class InboundMessages
         }
         if (inSyndrome[record] != 0)
         {
-            connection.sendNack(path, inSyndrome[record], streamId, msn, inRefusal[record]); // S9.3: repeated for every further packet
+            // S9.3: repeated for every further packet
+            connection.sendNack(path, inSyndrome[record], streamId, msn, inRefusal[record]);
             return;
         }
         if (inDone[record])
@@ -370,7 +371,8 @@ final class InboundMessages
                         return;
                     }
                     inReceive[record] = receive;
-                    inImmediate[record] = ImmediateDataHeader.immediateData(buffer, reth + RdmaExtendedTransportHeader.LENGTH);
+                    inImmediate[record] =
+                        ImmediateDataHeader.immediateData(buffer, reth + RdmaExtendedTransportHeader.LENGTH);
                 }
                 final MemoryRegion region = pd.regionByRkey(key32);
                 target = region.segment();
@@ -398,10 +400,12 @@ final class InboundMessages
                 }
                 if (messageKind == SEND_IMM)
                 {
-                    inImmediate[record] = ImmediateDataHeader.immediateData(buffer, seth + SprayExtendedTransportHeader.LENGTH);
+                    inImmediate[record] =
+                        ImmediateDataHeader.immediateData(buffer, seth + SprayExtendedTransportHeader.LENGTH);
                 }
                 target = receiveRegion[receive] == null ? null : receiveRegion[receive].segment();
-                targetOffset = receiveRegion[receive] == null ? 0 : receiveRegion[receive].offsetOf(receiveAddress[receive]) + offset;
+                targetOffset = receiveRegion[receive] == null ? 0 :
+                    receiveRegion[receive].offsetOf(receiveAddress[receive]) + offset;
             }
             case READ ->
             {
@@ -563,7 +567,8 @@ final class InboundMessages
         }
         else if (inRefusal[record] != 0 && (inRnr[record] || inReceived[record] == 0))
         {
-            connection.sendNack(0, NegativeAckHeader.SYNDROME_RNR, streamId, msn, inRefusal[record]); // the last attempt was refused
+            // the last attempt was refused
+            connection.sendNack(0, NegativeAckHeader.SYNDROME_RNR, streamId, msn, inRefusal[record]);
         }
     }
 
@@ -581,8 +586,8 @@ final class InboundMessages
                 {
                     continue;
                 }
-                if (!receiveCq.offer(receiveWrId[receive], WorkCompletionStatus.WR_FLUSH_ERR, WorkCompletionOpcode.RECV, 0, false, 0,
-                    localCid))
+                if (!receiveCq.offer(receiveWrId[receive], WorkCompletionStatus.WR_FLUSH_ERR,
+                    WorkCompletionOpcode.RECV, 0, false, 0, localCid))
                 {
                     counters.increment(SprayCounters.CQ_OVERRUNS);
                     connection.localError();

@@ -136,7 +136,8 @@ final class PathScheduler
             {
                 continue;
             }
-            final int free = Math.min(windows[path].window(), PathSendWindow.CAPACITY) - sendWindows[path].outstanding();
+            final int free =
+                Math.min(windows[path].window(), PathSendWindow.CAPACITY) - sendWindows[path].outstanding();
             if (free <= 0)
             {
                 continue;

@@ -13,16 +13,12 @@ import io.spraynic.datapath.verbs.SendWorkRequest;
 import io.spraynic.datapath.verbs.WorkCompletionOpcode;
 import io.spraynic.datapath.verbs.WorkCompletionStatus;
 import io.spraynic.datapath.wire.ConnectionHeader;
-import io.spraynic.datapath.wire.ImmediateDataHeader;
 import io.spraynic.datapath.wire.NegativeAckHeader;
 import io.spraynic.datapath.wire.ProbeHeader;
-import io.spraynic.datapath.wire.RdmaExtendedTransportHeader;
 import io.spraynic.datapath.wire.RoceFrame;
-import io.spraynic.datapath.wire.RoceFrameWriter;
 import io.spraynic.datapath.wire.SelectiveAckHeader;
 import io.spraynic.datapath.wire.SprayExtendedTransportHeader;
 import io.spraynic.datapath.wire.SprayOpcodes;
-import org.agrona.collections.Long2LongHashMap;
 
 import java.lang.foreign.MemorySegment;
 import java.util.function.LongConsumer;
@@ -38,6 +34,13 @@ import java.util.function.LongConsumer;
  * retransmission, re-reading the payload from the registered source memory: nothing is copied or kept.
  * Receiver: every data packet is placed where its headers say (S4.2) and counted once towards its
  * message (S4.4); completions leave in MSN order per stream (S4.8).
+ * <p>
+ * The connection keeps dispatch, the verbs entry points, timers and teardown; its state lives in parts it owns:
+ * {@link SendSlots} (the outbound message table), {@link InboundMessages} (inbound records, posted receives,
+ * placement and refusals of the receive side), {@link PlacementMarks} (S4.4), {@link PathScheduler} (the
+ * outbound paths: S6.8, S7), {@link Pacer} (S8.4, S8.3.1), {@link RetransmitQueues} (S6.6, S7.4),
+ * {@link Refusals} (S9.3), {@link SprayFrames} (every frame it writes, and S12.5 addressing),
+ * {@link PacketAuthenticator} (S12) and {@link Liveness} (S12.10).
  * <p>
  * All state is allocated when the connection is opened; nothing grows with the number of messages (S10.1,
  * see {@link #stateBytes()}).
@@ -69,7 +72,6 @@ public final class SprayConnection implements PathSendWindow.Listener
     private static final long NONE = Long.MIN_VALUE;
     private static final int MISSING = SendSlots.MISSING;
     private static final int PENDING = SendSlots.PENDING;
-    private static final int ECT0 = 2;
     private static final int CE = 3;
 
     // message kinds
@@ -219,11 +221,11 @@ public final class SprayConnection implements PathSendWindow.Listener
         rxFirstUnackedAt = new long[paths];
         rxHadGap = new boolean[paths];
         rxAckSequence = new int[paths];
-        for (int p = 0; p < paths; p++)
+        for (int path = 0; path < paths; path++)
         {
-            receiveWindows[p] = new PathReceiveWindow(PathScheduler.initialPsn(c.receiveInitialPsn, p));
-            pathCounters[p] = SprayCounters.create();
-            rxFirstUnackedAt[p] = NONE;
+            receiveWindows[path] = new PathReceiveWindow(PathScheduler.initialPsn(c.receiveInitialPsn, path));
+            pathCounters[path] = SprayCounters.create();
+            rxFirstUnackedAt[path] = NONE;
         }
 
         slots = new SendSlots(c.sendQueueDepth, streams, mtu);
@@ -394,52 +396,52 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     private void onDataPacket(final RoceFrame frame, final long now)
     {
-        final MemorySegment seg = frame.segment();
+        final MemorySegment buffer = frame.segment();
         final long seth = frame.customHeaderOffset();
-        final int p = SprayExtendedTransportHeader.path(seg, seth);
-        final int s = SprayExtendedTransportHeader.stream(seg, seth);
-        final int m = SprayExtendedTransportHeader.msn(seg, seth);
-        final int offset = SprayExtendedTransportHeader.messageOffset(seg, seth);
-        final int messageLength = SprayExtendedTransportHeader.messageLength(seg, seth);
+        final int path = SprayExtendedTransportHeader.path(buffer, seth);
+        final int streamId = SprayExtendedTransportHeader.stream(buffer, seth);
+        final int msn = SprayExtendedTransportHeader.msn(buffer, seth);
+        final int offset = SprayExtendedTransportHeader.messageOffset(buffer, seth);
+        final int messageLength = SprayExtendedTransportHeader.messageLength(buffer, seth);
         final int payloadLength = frame.payloadLength();
         final int opcode = frame.opcode();
-        final byte k = (byte)(opcode - SprayOpcodes.WRITE);
-        if (p >= paths || s >= streams || messageLength < 0 || offset < 0 || offset % mtu != 0 ||
+        final byte messageKind = (byte)(opcode - SprayOpcodes.WRITE);
+        if (path >= paths || streamId >= streams || messageLength < 0 || offset < 0 || offset % mtu != 0 ||
             payloadLength > mtu || (long)offset + payloadLength > messageLength ||
-            (payloadLength < mtu && offset + payloadLength != messageLength && k != READ) ||
-            (k == READ && payloadLength != 0))
+            (payloadLength < mtu && offset + payloadLength != messageLength && messageKind != READ) ||
+            (messageKind == READ && payloadLength != 0))
         {
             engine.counters().increment(SprayCounters.MALFORMED); // S4.3 violated: nothing is placed (S9.5)
             return;
         }
-        if (!frames.fromPeer(frame, p % planes))
+        if (!frames.fromPeer(frame, path % planes))
         {
             refused(SprayCounters.ADDRESS_MISMATCHES); // S12.5: a path's packets use its plane
             return;
         }
-        final long key = key(s, m);
-        if (!messageAuthentic(frame, k, s, m, key, offset))
+        final long key = key(streamId, msn);
+        if (!messageAuthentic(frame, messageKind, streamId, msn, key, offset))
         {
             return; // S12.4, S12.7: counted; nothing changed, the path layer never saw it
         }
 
         // message state needed before the path layer accepts the packet: without it the packet is dropped
         // unseen, and the sender recovers it as a loss
-        if (!roomFor(k, s, m, key, offset / mtu))
+        if (!roomFor(messageKind, streamId, msn, key, offset / mtu))
         {
             counters.increment(SprayCounters.NO_RESOURCES);
             return;
         }
 
-        final PathReceiveWindow window = receiveWindows[p];
+        final PathReceiveWindow window = receiveWindows[path];
         final int result = window.onPacket(frame.psn());
-        final TransportCounters pc = pathCounters[p];
+        final TransportCounters pathCounter = pathCounters[path];
         counters.increment(SprayCounters.RX_PACKETS);
-        pc.increment(SprayCounters.RX_PACKETS);
+        pathCounter.increment(SprayCounters.RX_PACKETS);
         if (result == PathReceiveWindow.OUT_OF_WINDOW)
         {
             counters.increment(SprayCounters.OUT_OF_WINDOW);
-            pc.increment(SprayCounters.OUT_OF_WINDOW);
+            pathCounter.increment(SprayCounters.OUT_OF_WINDOW);
             return;
         }
         engine.rateHint().onData(index, now, frame.ecn() == CE);
@@ -447,62 +449,63 @@ public final class SprayConnection implements PathSendWindow.Listener
         if (result == PathReceiveWindow.DUPLICATE)
         {
             counters.increment(SprayCounters.DUPLICATES);
-            pc.increment(SprayCounters.DUPLICATES);
-            sendAck(p, now);
+            pathCounter.increment(SprayCounters.DUPLICATES);
+            sendAck(path, now);
             return;
         }
         boolean ackAtOnce = frame.ackReq();
         if (frame.ecn() == CE)
         {
             counters.increment(SprayCounters.ECN_MARKS_RECEIVED);
-            pc.increment(SprayCounters.ECN_MARKS_RECEIVED);
-            rxCeSinceAck[p]++;
-            ackAtOnce |= rxFirstUnackedAt[p] == NONE;
+            pathCounter.increment(SprayCounters.ECN_MARKS_RECEIVED);
+            rxCeSinceAck[path]++;
+            ackAtOnce |= rxFirstUnackedAt[path] == NONE;
         }
         final boolean gap = window.hasGap();
-        if (gap != rxHadGap[p])
+        if (gap != rxHadGap[path])
         {
             ackAtOnce = true;
             if (gap)
             {
                 counters.increment(SprayCounters.SACK_GAPS);
-                pc.increment(SprayCounters.SACK_GAPS);
+                pathCounter.increment(SprayCounters.SACK_GAPS);
             }
-            rxHadGap[p] = gap;
+            rxHadGap[path] = gap;
         }
-        if (rxFirstUnackedAt[p] == NONE)
+        if (rxFirstUnackedAt[path] == NONE)
         {
-            rxFirstUnackedAt[p] = now;
+            rxFirstUnackedAt[path] = now;
         }
-        if (++rxSinceAck[p] >= config.ackEvery)
+        if (++rxSinceAck[path] >= config.ackEvery)
         {
             ackAtOnce = true;
         }
 
         // message layer, before the ACK, so that a NACK precedes the ACK of its packet on the reverse path
-        if (k == READ_RESPONSE)
+        if (messageKind == READ_RESPONSE)
         {
             placeReadResponse(frame, key, offset, messageLength, payloadLength);
         }
         else
         {
-            inbound.accept(frame, p, k, s, m, key, offset, messageLength, payloadLength, now);
+            inbound.accept(frame, path, messageKind, streamId, msn, key, offset, messageLength, payloadLength, now);
         }
         if (ackAtOnce)
         {
-            sendAck(p, now);
+            sendAck(path, now);
         }
     }
 
     // S12.4: a packet of a message with state here carries the tag its state holds (and, for a WRITE, the same
     // base address and rkey); one without, the tag of its own headers; S12.7: a new message only inside the window
-    private boolean messageAuthentic(final RoceFrame frame, final byte k, final int s, final int m, final long key,
+    private boolean messageAuthentic(
+        final RoceFrame frame, final byte messageKind, final int streamId, final int msn, final long key,
         final int offset)
     {
-        final MemorySegment seg = frame.segment();
+        final MemorySegment buffer = frame.segment();
         final long seth = frame.customHeaderOffset();
-        final long tag = SprayExtendedTransportHeader.messageTag(seg, seth);
-        if (k == READ_RESPONSE)
+        final long tag = SprayExtendedTransportHeader.messageTag(buffer, seth);
+        if (messageKind == READ_RESPONSE)
         {
             final int slot = slots.slotFor(key);
             final boolean valid = slot != MISSING && slots.kind[slot] == READ ? tag == slots.responseTag[slot] :
@@ -513,24 +516,25 @@ public final class SprayConnection implements PathSendWindow.Listener
             }
             return valid;
         }
-        return inbound.authentic(frame, tag, k, s, m, key, offset);
+        return inbound.authentic(frame, tag, messageKind, streamId, msn, key, offset);
     }
 
-    private boolean roomFor(final byte k, final int s, final int m, final long key, final int packet)
+    private boolean roomFor(final byte messageKind, final int streamId, final int msn, final long key, final int packet)
     {
-        if (k == READ_RESPONSE)
+        if (messageKind == READ_RESPONSE)
         {
             final int slot = slots.slotFor(key);
             return slot == MISSING || slots.kind[slot] != READ || marks.roomToMark(inbound.capacity + slot, packet);
         }
-        return inbound.roomFor(k, s, m, key, packet, slots.hasFree());
+        return inbound.roomFor(messageKind, streamId, msn, key, packet, slots.hasFree());
     }
 
     private void placeReadResponse(
         final RoceFrame frame, final long key, final int offset, final int messageLength, final int payloadLength)
     {
         final int slot = slots.slotFor(key);
-        if (slot == MISSING || slots.kind[slot] != READ || slots.status[slot] != PENDING || slots.readReceived[slot] >= slots.readExpected[slot])
+        if (slot == MISSING || slots.kind[slot] != READ || slots.status[slot] != PENDING ||
+            slots.readReceived[slot] >= slots.readExpected[slot])
         {
             counters.increment(SprayCounters.DUPLICATES); // a response to a READ already finished
             return;
@@ -552,9 +556,9 @@ public final class SprayConnection implements PathSendWindow.Listener
         }
         if (payloadLength > 0)
         {
-            final MemoryRegion mr = slots.region[slot];
-            MemorySegment.copy(frame.segment(), frame.payloadOffset(), mr.segment(),
-                mr.offsetOf(slots.localAddress[slot]) + offset, payloadLength);
+            final MemoryRegion region = slots.region[slot];
+            MemorySegment.copy(frame.segment(), frame.payloadOffset(), region.segment(),
+                region.offsetOf(slots.localAddress[slot]) + offset, payloadLength);
             counters.add(SprayCounters.RX_BYTES, payloadLength);
         }
         if (++slots.readReceived[slot] == slots.readExpected[slot])
@@ -590,22 +594,22 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     private void onProbePacket(final RoceFrame frame, final long now)
     {
-        final MemorySegment seg = frame.segment();
+        final MemorySegment buffer = frame.segment();
         final long prbh = frame.customHeaderOffset();
-        final int p = ProbeHeader.path(seg, prbh);
-        if (p >= paths)
+        final int path = ProbeHeader.path(buffer, prbh);
+        if (path >= paths)
         {
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
-        if (!frames.fromPeer(frame, p % planes))
+        if (!frames.fromPeer(frame, path % planes))
         {
             refused(SprayCounters.ADDRESS_MISMATCHES);
             return;
         }
-        final PathReceiveWindow window = receiveWindows[p];
-        final boolean resync = (ProbeHeader.flags(seg, prbh) & ProbeHeader.FLAG_RESYNC) != 0;
-        final int nextPsn = ProbeHeader.nextPsn(seg, prbh);
+        final PathReceiveWindow window = receiveWindows[path];
+        final boolean resync = (ProbeHeader.flags(buffer, prbh) & ProbeHeader.FLAG_RESYNC) != 0;
+        final int nextPsn = ProbeHeader.nextPsn(buffer, prbh);
         // S12.6: the sender's next PSN is above everything it sent on the path: a RESYNC below what arrived
         // (a replayed one), or not within half the PSN space ahead of the cumulative PSN, cannot be the peer's
         if (resync && (Psn.diff(nextPsn, window.frontier()) < 0 || Psn.diff(nextPsn, window.cumulativePsn()) < 0 ||
@@ -621,13 +625,13 @@ public final class SprayConnection implements PathSendWindow.Listener
         if (resync)
         {
             window.reset(nextPsn);
-            rxHadGap[p] = false;
+            rxHadGap[path] = false;
         }
         // a probe occupies its PSN (the nextPsn it names), so the ACK that answers it acknowledges a PSN above
         // every packet sent before it and S6.5 finds a lost tail
         window.onPacket(frame.psn());
-        rxHadGap[p] = window.hasGap();
-        sendAck(p, now);
+        rxHadGap[path] = window.hasGap();
+        sendAck(path, now);
     }
 
     // =====================================================================================================
@@ -636,51 +640,51 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     private void onAckPacket(final RoceFrame frame, final long now)
     {
-        final MemorySegment seg = frame.segment();
+        final MemorySegment buffer = frame.segment();
         final long sack = frame.customHeaderOffset();
-        final int p = SelectiveAckHeader.path(seg, sack);
-        if (p >= paths)
+        final int path = SelectiveAckHeader.path(buffer, sack);
+        if (path >= paths)
         {
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
-        final int sequence = SelectiveAckHeader.ackSequence(seg, sack);
-        if (scheduler.isStaleAck(p, sequence))
+        final int sequence = SelectiveAckHeader.ackSequence(buffer, sack);
+        if (scheduler.isStaleAck(path, sequence))
         {
             counters.increment(SprayCounters.ACKS_STALE);
             return;
         }
         // S9.3: before the packets it covers complete, so that a refused one waits for its NACK
-        final int peerRefused = SelectiveAckHeader.refusals(seg, sack);
+        final int peerRefused = SelectiveAckHeader.refusals(buffer, sack);
         refusals.onPeerCount(peerRefused);
-        ackPath = p;
+        ackPath = path;
         ackNow = now;
         probeAcked = false;
-        final int newlyAcked = sendWindows[p].onAck(seg, sack, now, this);
+        final int newlyAcked = sendWindows[path].onAck(buffer, sack, now, this);
         if (newlyAcked < 0)
         {
             counters.increment(SprayCounters.ACKS_STALE);
             return;
         }
         counters.increment(SprayCounters.ACKS_RECEIVED);
-        pathCounters[p].increment(SprayCounters.ACKS_RECEIVED);
-        final int ce = SelectiveAckHeader.ceCount(seg, sack);
+        pathCounters[path].increment(SprayCounters.ACKS_RECEIVED);
+        final int ce = SelectiveAckHeader.ceCount(buffer, sack);
         if (ce > 0)
         {
             counters.add(SprayCounters.ECN_MARKS_ECHOED, ce);
-            pathCounters[p].add(SprayCounters.ECN_MARKS_ECHOED, ce);
+            pathCounters[path].add(SprayCounters.ECN_MARKS_ECHOED, ce);
         }
-        scheduler.onAckTaken(p, sequence, now);
-        if (scheduler.pathStates[p] == FAILED)
+        scheduler.onAckTaken(path, sequence, now);
+        if (scheduler.pathStates[path] == FAILED)
         {
             if (!probeAcked)
             {
                 return;
             }
-            restorePath(p, now);
+            restorePath(path, now);
         }
-        windows[p].onAck(newlyAcked, ce, now, rtts[p].srttNanos());
-        peerRateHintMbps = SelectiveAckHeader.rateHintMbps(seg, sack);
+        windows[path].onAck(newlyAcked, ce, now, rtts[path].srttNanos());
+        peerRateHintMbps = SelectiveAckHeader.rateHintMbps(buffer, sack);
         pacer.onShare(now); // S8.3.1
         drainRetransmissions(now);
     }
@@ -705,53 +709,55 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     public void onLost(final long handle, final int psn)
     {
-        final int p = ackPath;
-        sendWindows[p].retransmitted(psn, ackNow);
+        final int path = ackPath;
+        sendWindows[path].retransmitted(psn, ackNow);
         if (handle != PROBE_HANDLE)
         {
             counters.increment(SprayCounters.LOST);
-            pathCounters[p].increment(SprayCounters.LOST);
-            windows[p].onLoss(ackNow);
-            scheduler.countLost(p);
-            if (scheduler.isLossy(p))
+            pathCounters[path].increment(SprayCounters.LOST);
+            windows[path].onLoss(ackNow);
+            scheduler.countLost(path);
+            if (scheduler.isLossy(path))
             {
-                repath(p);
+                repath(path);
             }
         }
-        resend.queueRetransmission(p, psn, handle);
+        resend.queueRetransmission(path, psn, handle);
     }
 
     private void onNackPacket(final RoceFrame frame, final long now)
     {
-        final MemorySegment seg = frame.segment();
+        final MemorySegment buffer = frame.segment();
         final long nakh = frame.customHeaderOffset();
-        final int s = NegativeAckHeader.stream(seg, nakh);
-        final int m = NegativeAckHeader.msn(seg, nakh);
-        final int syndrome = NegativeAckHeader.syndrome(seg, nakh);
-        final int refusal = NegativeAckHeader.refusal(seg, nakh);
-        if (s >= streams)
+        final int streamId = NegativeAckHeader.stream(buffer, nakh);
+        final int msn = NegativeAckHeader.msn(buffer, nakh);
+        final int syndrome = NegativeAckHeader.syndrome(buffer, nakh);
+        final int refusal = NegativeAckHeader.refusal(buffer, nakh);
+        if (streamId >= streams)
         {
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
-        if (m - slots.nextMsn[s] >= 0)
+        if (msn - slots.nextMsn[streamId] >= 0)
         {
             refused(SprayCounters.NACKS_UNMATCHED); // S12.8: names no message this end sent
             return;
         }
         counters.increment(SprayCounters.NACKS_RECEIVED);
-        final boolean fresh = syndrome != NegativeAckHeader.SYNDROME_ACCEPTED && refusal != 0 && refusals.learn(refusal);
+        final boolean fresh =
+            syndrome != NegativeAckHeader.SYNDROME_ACCEPTED && refusal != 0 && refusals.learn(refusal);
         refusals.onPeerCount(refusal);
-        final int slot = slots.slotFor(key(s, m));
+        final int slot = slots.slotFor(key(streamId, msn));
         if (slot != MISSING && slots.status[slot] == PENDING && slots.kind[slot] != READ_RESPONSE)
         {
-            onRefusal(slot, syndrome, refusal, fresh, NegativeAckHeader.rnrTimerMicros(seg, nakh), now);
+            onRefusal(slot, syndrome, refusal, fresh, NegativeAckHeader.rnrTimerMicros(buffer, nakh), now);
         }
         releaseHeld();
     }
 
     private void onRefusal(
-        final int slot, final int syndrome, final int refusal, final boolean fresh, final int rnrTimerMicros, final long now)
+        final int slot, final int syndrome, final int refusal, final boolean fresh, final int rnrTimerMicros,
+        final long now)
     {
         switch (syndrome)
         {
@@ -858,27 +864,27 @@ public final class SprayConnection implements PathSendWindow.Listener
     // S9.3: the receiver of a message tells its fate: placed, or refused (again, with the refusal's number)
     private void onQueryPacket(final RoceFrame frame, final long now)
     {
-        final MemorySegment seg = frame.segment();
+        final MemorySegment buffer = frame.segment();
         final long nakh = frame.customHeaderOffset();
-        final int s = NegativeAckHeader.stream(seg, nakh);
-        final int m = NegativeAckHeader.msn(seg, nakh);
-        if (s >= streams)
+        final int streamId = NegativeAckHeader.stream(buffer, nakh);
+        final int msn = NegativeAckHeader.msn(buffer, nakh);
+        if (streamId >= streams)
         {
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
         counters.increment(SprayCounters.QUERIES_RECEIVED);
-        inbound.answerQuery(s, m);
+        inbound.answerQuery(streamId, msn);
     }
 
     // S9.4: the message completes with the error, later messages of its stream are flushed
-    private void fail(final int slot, final WorkCompletionStatus st)
+    private void fail(final int slot, final WorkCompletionStatus completionStatus)
     {
-        slots.status[slot] = st.ordinal();
+        slots.status[slot] = completionStatus.ordinal();
         slots.nextPacket[slot] = slots.packets[slot];
         slots.stopRnrWait(slot);
-        final int s = slots.stream[slot];
-        slots.errored[s] = true;
+        final int streamId = slots.stream[slot];
+        slots.errored[streamId] = true;
         for (int i = slots.nextInStream[slot]; i != MISSING; i = slots.nextInStream[i])
         {
             if (slots.status[i] == PENDING)
@@ -888,7 +894,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                 slots.stopRnrWait(i);
             }
         }
-        deliverSendCompletions(s);
+        deliverSendCompletions(streamId);
     }
 
     private void onSlotProgress(final int slot)
@@ -913,13 +919,13 @@ public final class SprayConnection implements PathSendWindow.Listener
         maybeFree(slot);
     }
 
-    private void deliverSendCompletions(final int s)
+    private void deliverSendCompletions(final int streamId)
     {
-        int head = slots.head[s];
+        int head = slots.head[streamId];
         while (head != MISSING && slots.status[head] != PENDING)
         {
-            final WorkCompletionStatus st = STATUSES[slots.status[head]];
-            if (slots.signaled[head] || st != WorkCompletionStatus.SUCCESS)
+            final WorkCompletionStatus completionStatus = STATUSES[slots.status[head]];
+            if (slots.signaled[head] || completionStatus != WorkCompletionStatus.SUCCESS)
             {
                 final WorkCompletionOpcode op = switch (slots.kind[head])
                 {
@@ -927,7 +933,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                     case READ -> WorkCompletionOpcode.RDMA_READ;
                     default -> WorkCompletionOpcode.SEND;
                 };
-                if (!sendCq.offer(slots.wrId[head], st, op, slots.length[head], false, 0, localCid))
+                if (!sendCq.offer(slots.wrId[head], completionStatus, op, slots.length[head], false, 0, localCid))
                 {
                     counters.increment(SprayCounters.CQ_OVERRUNS);
                     localError = true;
@@ -941,10 +947,10 @@ public final class SprayConnection implements PathSendWindow.Listener
             head = slots.nextInStream[head];
             maybeFree(done);
         }
-        slots.head[s] = head;
+        slots.head[streamId] = head;
         if (head == MISSING)
         {
-            slots.tail[s] = MISSING;
+            slots.tail[streamId] = MISSING;
         }
     }
 
@@ -991,17 +997,17 @@ public final class SprayConnection implements PathSendWindow.Listener
         }
         scheduler.refreshSiblingEstimates();
         int work = 0;
-        for (int p = 0; p < paths; p++)
+        for (int path = 0; path < paths; path++)
         {
-            if (rxFirstUnackedAt[p] != NONE && now - rxFirstUnackedAt[p] >= config.ackDelayNanos)
+            if (rxFirstUnackedAt[path] != NONE && now - rxFirstUnackedAt[path] >= config.ackDelayNanos)
             {
-                work += sendAck(p, now) ? 1 : 0;
+                work += sendAck(path, now) ? 1 : 0;
             }
         }
         work += pushRateHint(now);
-        for (int p = 0; p < paths; p++)
+        for (int path = 0; path < paths; path++)
         {
-            work += pathTimers(p, now);
+            work += pathTimers(path, now);
         }
         work += drainRetransmissions(now);
         if (slots.rnrWaitingCount() > 0)
@@ -1112,31 +1118,31 @@ public final class SprayConnection implements PathSendWindow.Listener
     }
 
     // every send work request not finished completes with `st`, in order per stream; nothing is left to send
-    private void flushSends(final WorkCompletionStatus st)
+    private void flushSends(final WorkCompletionStatus completionStatus)
     {
-        for (int s = 0; s < streams; s++)
+        for (int streamId = 0; streamId < streams; streamId++)
         {
-            for (int slot = slots.head[s]; slot != MISSING; slot = slots.nextInStream[slot])
+            for (int slot = slots.head[streamId]; slot != MISSING; slot = slots.nextInStream[slot])
             {
                 if (slots.status[slot] == PENDING)
                 {
-                    slots.status[slot] = st.ordinal();
+                    slots.status[slot] = completionStatus.ordinal();
                 }
             }
-            slots.errored[s] = true;
+            slots.errored[streamId] = true;
         }
         for (int slot = 0; slot < slots.capacity; slot++)
         {
             if (slots.kind[slot] == READ_RESPONSE && slots.status[slot] == PENDING && !slots.isFree(slot))
             {
-                slots.status[slot] = st.ordinal();
+                slots.status[slot] = completionStatus.ordinal();
             }
         }
         slots.clearInFlight();
         resend.clear();
-        for (int s = 0; s < streams; s++)
+        for (int streamId = 0; streamId < streams; streamId++)
         {
-            deliverSendCompletions(s);
+            deliverSendCompletions(streamId);
         }
         for (int slot = 0; slot < slots.capacity; slot++)
         {
@@ -1221,9 +1227,9 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return false;
         }
-        for (int p = 0; p < paths; p++)
+        for (int path = 0; path < paths; path++)
         {
-            if (sendWindows[p].outstanding() > 0)
+            if (sendWindows[path].outstanding() > 0)
             {
                 return false;
             }
@@ -1244,9 +1250,9 @@ public final class SprayConnection implements PathSendWindow.Listener
             {
                 counters.increment(SprayCounters.CLOSE_TIMEOUTS);
                 flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
-                for (int p = 0; p < paths; p++)
+                for (int path = 0; path < paths; path++)
                 {
-                    sendWindows[p].reset(sendWindows[p].nextPsn()); // nothing of the flushed messages is resent
+                    sendWindows[path].reset(sendWindows[path].nextPsn()); // nothing of the flushed messages is resent
                 }
             }
             state = State.CLOSING;
@@ -1278,24 +1284,24 @@ public final class SprayConnection implements PathSendWindow.Listener
     // the peer closes (S9.2): answer, flush what is unfinished here, forget the connection
     private void onClosePacket(final RoceFrame frame)
     {
-        final MemorySegment seg = frame.segment();
+        final MemorySegment buffer = frame.segment();
         final long conh = frame.customHeaderOffset();
-        if (ConnectionHeader.senderCid(seg, conh) != remoteCid)
+        if (ConnectionHeader.senderCid(buffer, conh) != remoteCid)
         {
             engine.counters().increment(SprayCounters.MALFORMED); // not our peer's CID: not our peer's CLOSE
             return;
         }
         counters.increment(SprayCounters.CLOSES_RECEIVED);
-        writeConnectionPacket(SprayOpcodes.CLOSE_ACK, ConnectionHeader.token(seg, conh));
+        writeConnectionPacket(SprayOpcodes.CLOSE_ACK, ConnectionHeader.token(buffer, conh));
         finish();
     }
 
     private void onCloseAckPacket(final RoceFrame frame)
     {
-        final MemorySegment seg = frame.segment();
+        final MemorySegment buffer = frame.segment();
         final long conh = frame.customHeaderOffset();
-        if (state != State.CLOSING || ConnectionHeader.token(seg, conh) != closeToken ||
-            ConnectionHeader.senderCid(seg, conh) != remoteCid)
+        if (state != State.CLOSING || ConnectionHeader.token(buffer, conh) != closeToken ||
+            ConnectionHeader.senderCid(buffer, conh) != remoteCid)
         {
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
@@ -1354,7 +1360,8 @@ public final class SprayConnection implements PathSendWindow.Listener
         int work = 0;
         for (int slot = 0; slot < slots.capacity; slot++)
         {
-            if (slots.rnrWaiting[slot] && slots.outstanding[slot] == 0 && slots.nextPacket[slot] == slots.packets[slot] &&
+            if (slots.rnrWaiting[slot] && slots.outstanding[slot] == 0 &&
+                slots.nextPacket[slot] == slots.packets[slot] &&
                 now >= slots.rnrRetryAt[slot])
             {
                 slots.stopRnrWait(slot);
@@ -1377,14 +1384,14 @@ public final class SprayConnection implements PathSendWindow.Listener
         int sent = 0;
         while (resend.retransmissions() > 0)
         {
-            final int p = resend.retransmissionPath();
+            final int path = resend.retransmissionPath();
             final int psn = resend.retransmissionPsn();
             final long handle = resend.retransmissionHandle();
-            final PathSendWindow window = sendWindows[p];
-            if (scheduler.pathStates[p] == ACTIVE && Psn.inRange(psn, window.basePsn(), window.outstanding()))
+            final PathSendWindow window = sendWindows[path];
+            if (scheduler.pathStates[path] == ACTIVE && Psn.inRange(psn, window.basePsn(), window.outstanding()))
             {
-                final boolean ok = handle == PROBE_HANDLE ? frames.probe(p, psn, 0) :
-                    writeData(p, handle, psn, true, now);
+                final boolean ok = handle == PROBE_HANDLE ? frames.probe(path, psn, 0) :
+                    writeData(path, handle, psn, true, now);
                 if (!ok)
                 {
                     break;
@@ -1392,7 +1399,7 @@ public final class SprayConnection implements PathSendWindow.Listener
                 if (handle != PROBE_HANDLE)
                 {
                     counters.increment(SprayCounters.RETRANSMITTED);
-                    pathCounters[p].increment(SprayCounters.RETRANSMITTED);
+                    pathCounters[path].increment(SprayCounters.RETRANSMITTED);
                     // sent at once, but paced all the same: new data waits for the tokens it took (S8.4)
                     pacer.take(slots.payloadOf(SendSlots.slotOf(handle), SendSlots.packetOf(handle)));
                 }
@@ -1439,8 +1446,8 @@ public final class SprayConnection implements PathSendWindow.Listener
             {
                 break; // S8.3.1: the rest waits for the share the first ACK brings
             }
-            final int p = scheduler.pick();
-            if (p < 0)
+            final int path = scheduler.pick();
+            if (path < 0)
             {
                 break;
             }
@@ -1450,13 +1457,13 @@ public final class SprayConnection implements PathSendWindow.Listener
                 // S8.3.1: starting after a pause, announce it with a header-only probe ahead of the data: the
                 // receiver counts this sender (and tells the others still sending their smaller share, S8.3.2) as
                 // soon as the probe arrives, before the data of an incast's first round trip has queued up ahead
-                if (frames.newProbe(p, 0, now))
+                if (frames.newProbe(path, 0, now))
                 {
                     counters.increment(SprayCounters.START_PROBES_SENT);
                     pacer.startAnnounced();
                 }
             }
-            if (!writeData(p, handle, -1, false, now))
+            if (!writeData(path, handle, -1, false, now))
             {
                 break;
             }
@@ -1477,11 +1484,11 @@ public final class SprayConnection implements PathSendWindow.Listener
             {
                 counters.increment(SprayCounters.TX_PACKETS);
                 counters.add(SprayCounters.TX_BYTES, payload);
-                pathCounters[p].increment(SprayCounters.TX_PACKETS);
-                pathCounters[p].add(SprayCounters.TX_BYTES, payload);
-                if (scheduler.countSent(p) && scheduler.endLossSample(p))
+                pathCounters[path].increment(SprayCounters.TX_PACKETS);
+                pathCounters[path].add(SprayCounters.TX_BYTES, payload);
+                if (scheduler.countSent(path) && scheduler.endLossSample(path))
                 {
-                    repath(p);
+                    repath(path);
                 }
             }
             if (moved)
@@ -1549,8 +1556,8 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return 0;
         }
-        final int p = scheduler.controlPath(0);
-        if (!sendAck(p, now))
+        final int path = scheduler.controlPath(0);
+        if (!sendAck(path, now))
         {
             return 0;
         }
@@ -1669,45 +1676,45 @@ public final class SprayConnection implements PathSendWindow.Listener
     }
 
     /** @return the counters of path {@code p} (both directions of that index). */
-    public TransportCounters pathCounters(final int p)
+    public TransportCounters pathCounters(final int path)
     {
-        return pathCounters[p];
+        return pathCounters[path];
     }
 
     /** @return {@link #ACTIVE} or {@link #FAILED}. */
-    public int pathState(final int p)
+    public int pathState(final int path)
     {
-        return scheduler.pathStates[p];
+        return scheduler.pathStates[path];
     }
 
     /** @return the UDP source port path {@code p} uses now. */
-    public int sourcePort(final int p)
+    public int sourcePort(final int path)
     {
-        return scheduler.sourcePorts[p];
+        return scheduler.sourcePorts[path];
     }
 
     /** @return the send window of path {@code p} (for tests and tools). */
-    public PathSendWindow sendWindow(final int p)
+    public PathSendWindow sendWindow(final int path)
     {
-        return sendWindows[p];
+        return sendWindows[path];
     }
 
     /** @return the receive window of inbound path {@code p}. */
-    public PathReceiveWindow receiveWindow(final int p)
+    public PathReceiveWindow receiveWindow(final int path)
     {
-        return receiveWindows[p];
+        return receiveWindows[path];
     }
 
     /** @return the congestion control of path {@code p}. */
-    public PathCongestionControl congestionControl(final int p)
+    public PathCongestionControl congestionControl(final int path)
     {
-        return windows[p];
+        return windows[path];
     }
 
     /** @return the RTT estimator of path {@code p}. */
-    public RttEstimator rtt(final int p)
+    public RttEstimator rtt(final int path)
     {
-        return rtts[p];
+        return rtts[path];
     }
 
     /** @return the last rate hint the peer sent, Mb/s (0: none). */
@@ -1730,14 +1737,15 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return false; // closing: its timers run
         }
-        if (slots.sendQueueSize() > 0 || resend.retransmissions() > 0 || resend.moves() > 0 || slots.rnrWaitingCount() > 0 ||
-            slots.heldCount() > 0)
+        if (slots.sendQueueSize() > 0 || resend.retransmissions() > 0 || resend.moves() > 0 ||
+            slots.rnrWaitingCount() > 0 || slots.heldCount() > 0)
         {
             return false;
         }
-        for (int p = 0; p < paths; p++)
+        for (int path = 0; path < paths; path++)
         {
-            if (sendWindows[p].outstanding() > 0 || rxFirstUnackedAt[p] != NONE || scheduler.pathStates[p] == FAILED)
+            if (sendWindows[path].outstanding() > 0 || rxFirstUnackedAt[path] != NONE ||
+                scheduler.pathStates[path] == FAILED)
             {
                 return false;
             }
@@ -1789,7 +1797,8 @@ public final class SprayConnection implements PathSendWindow.Listener
      */
     public long fixedStateBytes()
     {
-        final long slot = 1 + 8 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 4 + 1 + 1 + 4 * 6 + 1 + 1 + 4 + 4 + 4 + 1 + 4 + 8 + 4 + 4 +
+        final long slot = 1 + 8 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 4 + 1 + 1 + 4 * 6 + 1 + 1 + 4 + 4 + 4 + 1 + 4 + 8 +
+            4 + 4 +
             1 + 8 + 8 + 4; // held, queryAt, heldAt (S9.3), rsn (S4.5)
         final long maps = 16L * slots.mapCapacity();
         return 256 + slot * slots.capacity + inbound.stateBytes() + maps + resend.stateBytes() + marks.stateBytes() +

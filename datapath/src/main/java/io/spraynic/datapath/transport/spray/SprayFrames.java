@@ -95,7 +95,8 @@ final class SprayFrames
         for (int candidate = plane < 0 ? 0 : plane, end = plane < 0 ? planes : plane + 1; candidate < end; candidate++)
         {
             if (remoteIsIpv6[candidate] == ipv6 && (ipv6 ?
-                frame.ipv6SourceHigh() == remoteIpv6High[candidate] && frame.ipv6SourceLow() == remoteIpv6Low[candidate] :
+                frame.ipv6SourceHigh() == remoteIpv6High[candidate] &&
+                    frame.ipv6SourceLow() == remoteIpv6Low[candidate] :
                 frame.ipv4Source() == remoteIpv4[candidate]))
             {
                 return true;
@@ -264,8 +265,8 @@ final class SprayFrames
 
     /** Fills and sends the ACK claimed by {@link #claimControl}: inbound path {@code path}'s SACKH (S6.3). */
     void ack(
-        final int path, final int ceCount, final PathReceiveWindow window, final int rateHintMbps, final int ackSequence,
-        final int refusals)
+        final int path, final int ceCount, final PathReceiveWindow window, final int rateHintMbps,
+        final int ackSequence, final int refusals)
     {
         final MemorySegment buffer = output.buffer();
         final long base = output.offset();
