@@ -13,16 +13,12 @@ import io.spraynic.datapath.verbs.SendWorkRequest;
 import io.spraynic.datapath.verbs.WorkCompletionOpcode;
 import io.spraynic.datapath.verbs.WorkCompletionStatus;
 import io.spraynic.datapath.wire.ConnectionHeader;
-import io.spraynic.datapath.wire.ImmediateDataHeader;
 import io.spraynic.datapath.wire.NegativeAckHeader;
 import io.spraynic.datapath.wire.ProbeHeader;
-import io.spraynic.datapath.wire.RdmaExtendedTransportHeader;
 import io.spraynic.datapath.wire.RoceFrame;
-import io.spraynic.datapath.wire.RoceFrameWriter;
 import io.spraynic.datapath.wire.SelectiveAckHeader;
 import io.spraynic.datapath.wire.SprayExtendedTransportHeader;
 import io.spraynic.datapath.wire.SprayOpcodes;
-import org.agrona.collections.Long2LongHashMap;
 
 import java.lang.foreign.MemorySegment;
 import java.util.function.LongConsumer;
@@ -38,6 +34,13 @@ import java.util.function.LongConsumer;
  * retransmission, re-reading the payload from the registered source memory: nothing is copied or kept.
  * Receiver: every data packet is placed where its headers say (S4.2) and counted once towards its
  * message (S4.4); completions leave in MSN order per stream (S4.8).
+ * <p>
+ * The connection keeps dispatch, the verbs entry points, timers and teardown; its state lives in parts it owns:
+ * {@link SendSlots} (the outbound message table), {@link InboundMessages} (inbound records, posted receives,
+ * placement and refusals of the receive side), {@link PlacementMarks} (S4.4), {@link PathScheduler} (the
+ * outbound paths: S6.8, S7), {@link Pacer} (S8.4, S8.3.1), {@link RetransmitQueues} (S6.6, S7.4),
+ * {@link Refusals} (S9.3), {@link SprayFrames} (every frame it writes, and S12.5 addressing),
+ * {@link PacketAuthenticator} (S12) and {@link Liveness} (S12.10).
  * <p>
  * All state is allocated when the connection is opened; nothing grows with the number of messages (S10.1,
  * see {@link #stateBytes()}).
@@ -67,13 +70,8 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     static final long PROBE_HANDLE = -1L;
     private static final long NONE = Long.MIN_VALUE;
-    private static final int MISSING = -1;
-    private static final int PENDING = -1;
-    private static final int PATH_SPACING = 1 << 18;
-    private static final int ECT0 = 2;
-    // S8.4: bytes a data packet takes on the wire besides its payload (Ethernet, IPv4, UDP, BTH, SETH, RETH,
-    // ImmDt, ICRC, FCS, preamble and gap, rounded up), so that the pacer's rate is a line rate like the hint
-    private static final int PACING_OVERHEAD = 128;
+    private static final int MISSING = SendSlots.MISSING;
+    private static final int PENDING = SendSlots.PENDING;
     private static final int CE = 3;
 
     // message kinds
@@ -87,6 +85,11 @@ public final class SprayConnection implements PathSendWindow.Listener
         SprayOpcodes.WRITE, SprayOpcodes.WRITE_WITH_IMMEDIATE, SprayOpcodes.SEND, SprayOpcodes.SEND_WITH_IMMEDIATE,
         SprayOpcodes.READ_REQUEST, SprayOpcodes.READ_RESPONSE,
     };
+    static int opcodeOf(final byte messageKind)
+    {
+        return OPCODES[messageKind];
+    }
+
     private static final WorkCompletionStatus[] STATUSES = WorkCompletionStatus.values();
 
     private final SprayEngine engine;
@@ -100,43 +103,17 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final CompletionQueue sendCq;
     private final CompletionQueue receiveCq;
     private ProtectionDomain pd; // the engine's, unless bound to a tenant's (control path, before use)
-    private final RoceFrameWriter[] writers;
-    private RoceFrameWriter writer;
-    private final SprayFrameOutput output;
     private final SprayConfig config;
-    private final int[] localIpv4;
-    private final long[] localMac;
-    private final int[] remoteIpv4;
-    private final long[] remoteMac;
-    private final long[] localIpv6High;
-    private final long[] localIpv6Low;
-    private final long[] remoteIpv6High;
-    private final long[] remoteIpv6Low;
-    private final boolean[] remoteIsIpv6;
-    private final int[] vlanTci;
     private final TransportCounters counters = SprayCounters.create();
     private final PacketAuthenticator auth;
+    private final SprayFrames frames;
 
-    // ---- outbound paths (this end sends data on them)
+    // ---- outbound paths (this end sends data on them): the scheduler's, aliased for the hot path
+    private final PathScheduler scheduler;
     private final PathSendWindow[] sendWindows;
     private final RttEstimator[] rtts;
     private final PathCongestionControl[] windows;
-    private final TransportCounters[] pathCounters;
-    private final int[] sourcePorts;
-    private final int[] pathStates;
-    private final long[] lastAckAt;
-    private final long[] lastProbeAt;
-    private final long[] nextResyncAt;
-    private final int[] lastAckSequence;
-    private final boolean[] ackSequenceSeen;
-    private final int[] consecutiveTimeouts;
-    private final int[] wrrCurrent;
-    private final int[] sampleSent;
-    private final int[] sampleLost;
-    private final int[] previousSent;
-    private final int[] previousLost;
-    private final double[] lossRate;
-    private final double[] medianScratch;
+    private final TransportCounters[] pathCounters; // both directions of each index
 
     // ---- inbound paths (the peer sends data on them)
     private final PathReceiveWindow[] receiveWindows;
@@ -146,134 +123,29 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final boolean[] rxHadGap;
     private final int[] rxAckSequence;
 
-    // ---- streams
-    private final int[] txNextMsn;
-    private final int[] txNextRsn;
-    private final int[] txHead;
-    private final int[] txTail;
-    private final boolean[] txErrored;
-    private final int[] rxNextMsn;
-    private final int[] rxPosted;
-    private final boolean[] rxErrored;
-    private final int[] rxErroredMsn;
-    private final int[] rxErroredSyndrome;
-    private final int[] rxErroredRefusal;
-
-    // ---- outbound message slots
-    private final int slotCount;
-    private final byte[] kind;
-    private final long[] wrId;
-    private final int[] stream;
-    private final int[] msn;
-    private final int[] rsn;
-    private final MemoryRegion[] region;
-    private final long[] localAddress;
-    private final int[] length;
-    private final long[] remoteAddress;
-    private final int[] rkey;
-    private final int[] immediate;
-    private final long[] messageTag; // S12.4: in every packet of the message
-    private final long[] responseTag; // S12.4: what the peer's READ response to a READ carries
-    private final boolean[] signaled;
-    private final boolean[] solicited;
-    private final int[] packets;
-    private final int[] nextPacket;
-    private final int[] acked;
-    private final int[] outstanding;
-    private final int[] generation;
-    private final int[] status;
-    private final boolean[] delivered;
-    private final boolean[] inSendQueue;
-    private final int[] nextInStream;
-    private final int[] readExpected;
-    private final int[] readReceived;
-    private final boolean[] rnrWaiting;
-    private final int[] rnrCount;
-    private final long[] rnrRetryAt;
-    private final boolean[] held;
-    private final long[] queryAt;
-    private final long[] heldAt;
-    private int heldCount;
-    private final int[] freeSlots;
-    private int freeSlotCount;
-    private int rnrWaitingCount;
-    private final int[] sendQueue;
-    private int sendQueueHead;
-    private int sendQueueSize;
-    private final Long2LongHashMap txByMsn;
+    // ---- outbound messages (S4, S9.3)
+    private final SendSlots slots;
 
     // ---- retransmissions and moves
-    private final int retxCapacity;
-    private final int[] retxPath;
-    private final int[] retxPsn;
-    private final long[] retxHandle;
-    private int retxHead;
-    private int retxSize;
-    private final long[] moveQueue;
-    private final int[] moveLostOn; // the path a queued packet timed out on (S7.4.1), or -1: moved off a failed one
-    private int moveHead;
-    private int moveSize;
+    private final RetransmitQueues resend;
     private final LongConsumer mover = this::enqueueMove;
     private final LongConsumer relocator = this::enqueueRelocation;
     private int relocatingFrom;
 
-    // ---- receives
-    private final int receiveCount;
-    private final long[] rWrId;
-    private final MemoryRegion[] rRegion;
-    private final long[] rAddress;
-    private final int[] rLength;
-    private final int[] freeReceives;
-    private int freeReceiveCount;
-    private final Long2LongHashMap receives;
+    // ---- which packets of each message being received were placed (S4.4), by owner: an inbound message
+    // record, or the record count + the slot of a READ awaiting its responses
+    private final PlacementMarks marks;
 
-    // ---- inbound messages
-    private final int inboundCount;
-    private final byte[] inKind;
-    private final int[] inStream;
-    private final int[] inMsn;
-    private final int[] inLength;
-    private final int[] inExpected;
-    private final int[] inReceived;
-    private final int[] inImmediate;
-    private final int[] inSyndrome;
-    private final int[] inReceive;
-    private final int[] inRsn;
-    private final boolean[] inDone;
-    private final boolean[] inRnr;
-    private final int[] inRnrArrived;
-    private final int[] inRefusal;
-    private final long[] inTag; // S12.4: every packet of the message carries it
-    private final long[] inBase; // S12.4: va - offset of a WRITE's packets
-    private final int[] inRkey;
-    private final int[] freeInbound;
-    private int freeInboundCount;
-    private final Long2LongHashMap inbound;
-
-    // ---- which packets of each message being received were placed (S4.4): chunks of 512 bits, by owner
-    // (an inbound message record, or inboundCount + the slot of a READ awaiting its responses) and chunk index
-    private static final int CHUNK_PACKETS = 512;
-    private static final int CHUNK_WORDS = CHUNK_PACKETS / Long.SIZE;
-    private static final int MARK_NEW = 0;
-    private static final int MARK_DUPLICATE = 1;
-    private final int chunkCount;
-    private final long[] chunkBits;
-    private final int[] freeChunks;
-    private int freeChunkCount;
-    private final Long2LongHashMap chunks;
+    // ---- inbound messages and posted receives (S4, S9.3)
+    private final InboundMessages inbound;
 
     // ---- pacing (S8.4)
-    private double tokens;
-    private long lastRefillAt = NONE;
+    private final Pacer pacer;
     private int peerRateHintMbps;
     /** The fair-share hint this end last sent the peer (S8.3.2), 0 before any ACK. */
     private int advertisedHintMbps;
     /** The peer announced a start with a probe (S8.3.1) and no data of it has arrived yet. */
     private boolean startAnnounced;
-    /** When new data last left (S8.3.1: a start after a longer pause is announced by a probe). */
-    private long lastNewDataAt = NONE;
-    /** New data bytes still allowed before the first ACK after a start (S8.3.1); -1: no limit. */
-    private long startBudgetLeft = -1;
 
     /** The parameters a handshake opened this connection with (responder side, for repeated CONNECT_ACKs). */
     SprayConnectionConfig handshakeConfig;
@@ -282,13 +154,9 @@ public final class SprayConnection implements PathSendWindow.Listener
     private final Liveness liveness;
 
     // ---- S9.3: refusals made here (carried in every SACKH), and those of the peer this end has learned of
-    private int refusals;
-    private int peerRefusals;
-    private int learnedRefusals;
-    private long learnedAbove;
+    private final Refusals refusals = new Refusals();
 
     // ---- S7.6: every path failed
-    private long allFailedSince = NONE;
     private State state = State.ESTABLISHED;
     /** A completion queue overran or a region in use was deregistered: the connection fails on the next tick. */
     private boolean localError;
@@ -298,9 +166,6 @@ public final class SprayConnection implements PathSendWindow.Listener
     private int closeTries;
     private long closeToken;
 
-    // ---- S6.8: the slowest sampled path's estimates, for paths without samples (refreshed every tick)
-    private long siblingSrtt;
-    private long siblingRttvar;
 
     // ---- ACK processing scratch
     private int ackPath;
@@ -343,176 +208,35 @@ public final class SprayConnection implements PathSendWindow.Listener
         this.sendCq = c.sendCq;
         this.receiveCq = c.receiveCq;
         this.pd = engine.protectionDomain();
-        this.writers = new RoceFrameWriter[planes];
-        for (int i = 0; i < planes; i++)
-        {
-            writers[i] = engine.writer(i);
-        }
-        this.output = engine.output();
-        this.localIpv4 = config.localIpv4.clone();
-        this.localMac = config.localMac.clone();
-        this.remoteIpv4 = java.util.Arrays.copyOf(c.remoteIpv4, planes);
-        this.remoteMac = java.util.Arrays.copyOf(c.remoteMac, planes);
-        this.localIpv6High = config.localIpv6High.clone();
-        this.localIpv6Low = config.localIpv6Low.clone();
-        this.remoteIpv6High = java.util.Arrays.copyOf(c.remoteIpv6High, planes);
-        this.remoteIpv6Low = java.util.Arrays.copyOf(c.remoteIpv6Low, planes);
-        this.remoteIsIpv6 = java.util.Arrays.copyOf(c.remoteIsIpv6, planes);
-        this.vlanTci = config.vlanTci.clone();
         this.auth = new PacketAuthenticator(c);
 
-        sendWindows = new PathSendWindow[paths];
-        rtts = new RttEstimator[paths];
-        windows = new PathCongestionControl[paths];
+        scheduler = new PathScheduler(paths, config, engine.random(), c.sendInitialPsn, c.sourcePortBase);
+        sendWindows = scheduler.sendWindows;
+        rtts = scheduler.rtts;
+        windows = scheduler.windows;
         pathCounters = new TransportCounters[paths];
-        sourcePorts = new int[paths];
-        pathStates = new int[paths];
-        lastAckAt = new long[paths];
-        lastProbeAt = new long[paths];
-        nextResyncAt = new long[paths];
-        lastAckSequence = new int[paths];
-        ackSequenceSeen = new boolean[paths];
-        consecutiveTimeouts = new int[paths];
-        wrrCurrent = new int[paths];
-        sampleSent = new int[paths];
-        sampleLost = new int[paths];
-        previousSent = new int[paths];
-        previousLost = new int[paths];
-        lossRate = new double[paths];
-        medianScratch = new double[paths];
         receiveWindows = new PathReceiveWindow[paths];
         rxSinceAck = new int[paths];
         rxCeSinceAck = new int[paths];
         rxFirstUnackedAt = new long[paths];
         rxHadGap = new boolean[paths];
         rxAckSequence = new int[paths];
-        for (int p = 0; p < paths; p++)
+        for (int path = 0; path < paths; path++)
         {
-            sendWindows[p] = new PathSendWindow(Psn.add(c.sendInitialPsn, p * PATH_SPACING));
-            receiveWindows[p] = new PathReceiveWindow(Psn.add(c.receiveInitialPsn, p * PATH_SPACING));
-            rtts[p] = new RttEstimator(config.rtoMinNanos, config.rtoMaxNanos, config.initialRttNanos,
-                config.ackDelayNanos + config.rtoSlackNanos);
-            windows[p] = new PathCongestionControl(config.initialWindow, config.maxWindow, config.gain);
-            pathCounters[p] = SprayCounters.create();
-            sourcePorts[p] = (c.sourcePortBase + p) & 0xFFFF;
-            lastAckAt[p] = NONE;
-            lastProbeAt[p] = NONE;
-            rxFirstUnackedAt[p] = NONE;
+            receiveWindows[path] = new PathReceiveWindow(PathScheduler.initialPsn(c.receiveInitialPsn, path));
+            pathCounters[path] = SprayCounters.create();
+            rxFirstUnackedAt[path] = NONE;
         }
 
-        txNextMsn = new int[streams];
-        txNextRsn = new int[streams];
-        txHead = new int[streams];
-        txTail = new int[streams];
-        txErrored = new boolean[streams];
-        rxNextMsn = new int[streams];
-        rxPosted = new int[streams];
-        rxErrored = new boolean[streams];
-        rxErroredMsn = new int[streams];
-        rxErroredSyndrome = new int[streams];
-        rxErroredRefusal = new int[streams];
-        java.util.Arrays.fill(txHead, MISSING);
-        java.util.Arrays.fill(txTail, MISSING);
+        slots = new SendSlots(c.sendQueueDepth, streams, mtu);
+        frames = new SprayFrames(engine, c, auth, counters, pathCounters, slots, scheduler);
 
-        slotCount = c.sendQueueDepth;
-        kind = new byte[slotCount];
-        wrId = new long[slotCount];
-        stream = new int[slotCount];
-        msn = new int[slotCount];
-        rsn = new int[slotCount];
-        region = new MemoryRegion[slotCount];
-        localAddress = new long[slotCount];
-        length = new int[slotCount];
-        remoteAddress = new long[slotCount];
-        rkey = new int[slotCount];
-        immediate = new int[slotCount];
-        messageTag = new long[slotCount];
-        responseTag = new long[slotCount];
-        signaled = new boolean[slotCount];
-        solicited = new boolean[slotCount];
-        packets = new int[slotCount];
-        nextPacket = new int[slotCount];
-        acked = new int[slotCount];
-        outstanding = new int[slotCount];
-        generation = new int[slotCount];
-        status = new int[slotCount];
-        delivered = new boolean[slotCount];
-        inSendQueue = new boolean[slotCount];
-        nextInStream = new int[slotCount];
-        readExpected = new int[slotCount];
-        readReceived = new int[slotCount];
-        rnrWaiting = new boolean[slotCount];
-        rnrCount = new int[slotCount];
-        rnrRetryAt = new long[slotCount];
-        held = new boolean[slotCount];
-        queryAt = new long[slotCount];
-        heldAt = new long[slotCount];
-        freeSlots = new int[slotCount];
-        for (int i = 0; i < slotCount; i++)
-        {
-            freeSlots[i] = slotCount - 1 - i;
-        }
-        freeSlotCount = slotCount;
-        sendQueue = new int[slotCount];
-        txByMsn = new Long2LongHashMap(4 * slotCount, 0.5f, MISSING);
+        resend = new RetransmitQueues(paths * PathSendWindow.CAPACITY);
 
-        retxCapacity = paths * PathSendWindow.CAPACITY;
-        retxPath = new int[retxCapacity];
-        retxPsn = new int[retxCapacity];
-        retxHandle = new long[retxCapacity];
-        moveQueue = new long[retxCapacity];
-        moveLostOn = new int[retxCapacity];
+        marks = new PlacementMarks(c.placementChunks);
+        inbound = new InboundMessages(this, engine, c, counters, pathCounters, auth, marks, refusals);
 
-        receiveCount = c.receiveQueueDepth;
-        rWrId = new long[receiveCount];
-        rRegion = new MemoryRegion[receiveCount];
-        rAddress = new long[receiveCount];
-        rLength = new int[receiveCount];
-        freeReceives = new int[receiveCount];
-        for (int i = 0; i < receiveCount; i++)
-        {
-            freeReceives[i] = receiveCount - 1 - i;
-        }
-        freeReceiveCount = receiveCount;
-        receives = new Long2LongHashMap(4 * receiveCount, 0.5f, MISSING);
-
-        inboundCount = c.maxInboundMessages;
-        inKind = new byte[inboundCount];
-        inStream = new int[inboundCount];
-        inMsn = new int[inboundCount];
-        inLength = new int[inboundCount];
-        inExpected = new int[inboundCount];
-        inReceived = new int[inboundCount];
-        inImmediate = new int[inboundCount];
-        inSyndrome = new int[inboundCount];
-        inReceive = new int[inboundCount];
-        inRsn = new int[inboundCount];
-        inDone = new boolean[inboundCount];
-        inRnr = new boolean[inboundCount];
-        inRnrArrived = new int[inboundCount];
-        inRefusal = new int[inboundCount];
-        inTag = new long[inboundCount];
-        inBase = new long[inboundCount];
-        inRkey = new int[inboundCount];
-        freeInbound = new int[inboundCount];
-        for (int i = 0; i < inboundCount; i++)
-        {
-            freeInbound[i] = inboundCount - 1 - i;
-        }
-        freeInboundCount = inboundCount;
-        inbound = new Long2LongHashMap(4 * inboundCount, 0.5f, MISSING);
-
-        chunkCount = c.placementChunks;
-        chunkBits = new long[chunkCount * CHUNK_WORDS];
-        freeChunks = new int[chunkCount];
-        for (int i = 0; i < chunkCount; i++)
-        {
-            freeChunks[i] = chunkCount - 1 - i;
-        }
-        freeChunkCount = chunkCount;
-        chunks = new Long2LongHashMap(4 * chunkCount, 0.5f, MISSING);
-
-        tokens = config.burstBytes;
+        pacer = new Pacer(config, mtu);
     }
 
     // =====================================================================================================
@@ -537,7 +261,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return PostResult.INVALID_ARGUMENT;
         }
-        final byte k = switch (request.opcode())
+        final byte messageKind = switch (request.opcode())
         {
             case RDMA_WRITE -> WRITE;
             case RDMA_WRITE_WITH_IMM -> WRITE_IMM;
@@ -545,72 +269,56 @@ public final class SprayConnection implements PathSendWindow.Listener
             case SEND_WITH_IMM -> SEND_IMM;
             case RDMA_READ -> READ;
         };
-        final int len = request.length();
-        if (len > 0)
+        final int messageLength = request.length();
+        if (messageLength > 0)
         {
-            final MemoryRegion mr = request.localRegion();
-            if (null == mr || mr.protectionDomain() != pd ||
-                pd.checkLocalAccess(mr.lkey(), request.localAddress(), len,
-                    k == READ ? AccessFlags.LOCAL_WRITE : AccessFlags.NONE) != AccessCheck.OK)
+            final MemoryRegion source = request.localRegion();
+            if (null == source || source.protectionDomain() != pd ||
+                pd.checkLocalAccess(source.lkey(), request.localAddress(), messageLength,
+                    messageKind == READ ? AccessFlags.LOCAL_WRITE : AccessFlags.NONE) != AccessCheck.OK)
             {
                 return PostResult.INVALID_ARGUMENT;
             }
         }
-        if (freeSlotCount == 0)
+        if (!slots.hasFree())
         {
             return PostResult.QUEUE_FULL;
         }
-        final int s = freeSlots[--freeSlotCount];
-        final int m = txNextMsn[streamId]++;
-        kind[s] = k;
-        wrId[s] = request.wrId();
-        stream[s] = streamId;
-        msn[s] = m;
-        rsn[s] = k == SEND || k == SEND_IMM || k == WRITE_IMM ? txNextRsn[streamId]++ : 0; // S4.5
-        region[s] = len > 0 ? request.localRegion() : null;
-        localAddress[s] = request.localAddress();
-        length[s] = len;
-        remoteAddress[s] = request.remoteAddress();
-        rkey[s] = request.rkey();
-        immediate[s] = request.immediateData();
-        signaled[s] = request.signaled();
-        solicited[s] = request.solicited();
-        final boolean rdma = k == WRITE || k == WRITE_IMM || k == READ;
-        messageTag[s] = auth.sendTag(OPCODES[k], streamId, m, len, rsn[s], rdma ? remoteAddress[s] : 0,
-            rdma ? rkey[s] : 0, k == WRITE_IMM || k == SEND_IMM ? immediate[s] : 0);
-        responseTag[s] = k == READ ? auth.readResponseTag(streamId, m, len) : 0;
-        final int dataPackets = packetsFor(len);
-        packets[s] = k == READ ? 1 : dataPackets;
-        readExpected[s] = k == READ ? dataPackets : 0;
-        readReceived[s] = 0;
-        nextPacket[s] = 0;
-        acked[s] = 0;
-        outstanding[s] = 0;
-        status[s] = PENDING;
-        delivered[s] = false;
-        rnrWaiting[s] = false;
-        rnrCount[s] = 0;
-        held[s] = false;
-        nextInStream[s] = MISSING;
-        if (txTail[streamId] == MISSING)
+        final int slot = slots.take();
+        final int msn = slots.nextMsn[streamId]++;
+        final boolean consumesReceive = messageKind == SEND || messageKind == SEND_IMM || messageKind == WRITE_IMM;
+        final boolean rdma = messageKind == WRITE || messageKind == WRITE_IMM || messageKind == READ;
+        final int rsn = consumesReceive ? slots.nextRsn[streamId]++ : 0; // S4.5
+        slots.kind[slot] = messageKind;
+        slots.wrId[slot] = request.wrId();
+        slots.stream[slot] = streamId;
+        slots.msn[slot] = msn;
+        slots.rsn[slot] = rsn;
+        slots.region[slot] = messageLength > 0 ? request.localRegion() : null;
+        slots.localAddress[slot] = request.localAddress();
+        slots.length[slot] = messageLength;
+        slots.remoteAddress[slot] = request.remoteAddress();
+        slots.rkey[slot] = request.rkey();
+        slots.immediate[slot] = request.immediateData();
+        slots.signaled[slot] = request.signaled();
+        slots.solicited[slot] = request.solicited();
+        slots.messageTag[slot] = auth.sendTag(OPCODES[messageKind], streamId, msn, messageLength, rsn,
+            rdma ? request.remoteAddress() : 0, rdma ? request.rkey() : 0,
+            messageKind == WRITE_IMM || messageKind == SEND_IMM ? request.immediateData() : 0);
+        slots.responseTag[slot] = messageKind == READ ? auth.readResponseTag(streamId, msn, messageLength) : 0;
+        final int dataPackets = SendSlots.packetsFor(messageLength, mtu);
+        slots.packets[slot] = messageKind == READ ? 1 : dataPackets;
+        slots.readExpected[slot] = messageKind == READ ? dataPackets : 0;
+        slots.appendToStream(slot);
+        if (slots.errored[streamId])
         {
-            txHead[streamId] = s;
-        }
-        else
-        {
-            nextInStream[txTail[streamId]] = s;
-        }
-        txTail[streamId] = s;
-        txByMsn.put(key(streamId, m), s);
-        if (txErrored[streamId])
-        {
-            status[s] = WorkCompletionStatus.WR_FLUSH_ERR.ordinal();
-            nextPacket[s] = packets[s];
+            slots.status[slot] = WorkCompletionStatus.WR_FLUSH_ERR.ordinal();
+            slots.nextPacket[slot] = slots.packets[slot];
             deliverSendCompletions(streamId);
         }
         else
         {
-            enqueueSend(s);
+            slots.enqueueSend(slot);
         }
         return PostResult.OK;
     }
@@ -634,27 +342,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return PostResult.INVALID_ARGUMENT;
         }
-        if (request.length() > 0)
-        {
-            final MemoryRegion mr = request.region();
-            if (null == mr || mr.protectionDomain() != pd ||
-                pd.checkLocalAccess(mr.lkey(), request.address(), request.length(), AccessFlags.LOCAL_WRITE) !=
-                AccessCheck.OK)
-            {
-                return PostResult.INVALID_ARGUMENT;
-            }
-        }
-        if (freeReceiveCount == 0)
-        {
-            return PostResult.QUEUE_FULL;
-        }
-        final int r = freeReceives[--freeReceiveCount];
-        rWrId[r] = request.wrId();
-        rRegion[r] = request.length() > 0 ? request.region() : null;
-        rAddress[r] = request.address();
-        rLength[r] = request.length();
-        receives.put(key(streamId, rxPosted[streamId]++), r);
-        return PostResult.OK;
+        return inbound.post(streamId, request);
     }
 
     // =====================================================================================================
@@ -665,7 +353,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     // anything is read from it; data packets are checked by their message tag once their SETH is validated
     void onFrame(final RoceFrame frame, final long now)
     {
-        if (!fromPeer(frame, -1))
+        if (!frames.fromPeer(frame, -1))
         {
             refused(SprayCounters.ADDRESS_MISMATCHES);
             return;
@@ -690,7 +378,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     }
 
     // S12: a packet refused by a check of S12 counts at the connection and in the engine's totals
-    private void refused(final int slot)
+    void refused(final int slot)
     {
         counters.increment(slot);
         engine.counters().increment(slot);
@@ -706,70 +394,54 @@ public final class SprayConnection implements PathSendWindow.Listener
         return false;
     }
 
-    // S12.5: the source is the peer's address on the plane (-1: on any of its planes)
-    private boolean fromPeer(final RoceFrame frame, final int plane)
-    {
-        final boolean ipv6 = frame.ipVersion() == 6;
-        for (int q = plane < 0 ? 0 : plane, end = plane < 0 ? planes : plane + 1; q < end; q++)
-        {
-            if (remoteIsIpv6[q] == ipv6 && (ipv6 ?
-                frame.ipv6SourceHigh() == remoteIpv6High[q] && frame.ipv6SourceLow() == remoteIpv6Low[q] :
-                frame.ipv4Source() == remoteIpv4[q]))
-            {
-                return true;
-            }
-        }
-        return false;
-    }
-
     private void onDataPacket(final RoceFrame frame, final long now)
     {
-        final MemorySegment seg = frame.segment();
+        final MemorySegment buffer = frame.segment();
         final long seth = frame.customHeaderOffset();
-        final int p = SprayExtendedTransportHeader.path(seg, seth);
-        final int s = SprayExtendedTransportHeader.stream(seg, seth);
-        final int m = SprayExtendedTransportHeader.msn(seg, seth);
-        final int offset = SprayExtendedTransportHeader.messageOffset(seg, seth);
-        final int messageLength = SprayExtendedTransportHeader.messageLength(seg, seth);
+        final int path = SprayExtendedTransportHeader.path(buffer, seth);
+        final int streamId = SprayExtendedTransportHeader.stream(buffer, seth);
+        final int msn = SprayExtendedTransportHeader.msn(buffer, seth);
+        final int offset = SprayExtendedTransportHeader.messageOffset(buffer, seth);
+        final int messageLength = SprayExtendedTransportHeader.messageLength(buffer, seth);
         final int payloadLength = frame.payloadLength();
         final int opcode = frame.opcode();
-        final byte k = (byte)(opcode - SprayOpcodes.WRITE);
-        if (p >= paths || s >= streams || messageLength < 0 || offset < 0 || offset % mtu != 0 ||
+        final byte messageKind = (byte)(opcode - SprayOpcodes.WRITE);
+        if (path >= paths || streamId >= streams || messageLength < 0 || offset < 0 || offset % mtu != 0 ||
             payloadLength > mtu || (long)offset + payloadLength > messageLength ||
-            (payloadLength < mtu && offset + payloadLength != messageLength && k != READ) ||
-            (k == READ && payloadLength != 0))
+            (payloadLength < mtu && offset + payloadLength != messageLength && messageKind != READ) ||
+            (messageKind == READ && payloadLength != 0))
         {
             engine.counters().increment(SprayCounters.MALFORMED); // S4.3 violated: nothing is placed (S9.5)
             return;
         }
-        if (!fromPeer(frame, p % planes))
+        if (!frames.fromPeer(frame, path % planes))
         {
             refused(SprayCounters.ADDRESS_MISMATCHES); // S12.5: a path's packets use its plane
             return;
         }
-        final long key = key(s, m);
-        if (!messageAuthentic(frame, k, s, m, key, offset))
+        final long key = key(streamId, msn);
+        if (!messageAuthentic(frame, messageKind, streamId, msn, key, offset))
         {
             return; // S12.4, S12.7: counted; nothing changed, the path layer never saw it
         }
 
         // message state needed before the path layer accepts the packet: without it the packet is dropped
         // unseen, and the sender recovers it as a loss
-        if (!roomFor(k, s, m, key, offset / mtu))
+        if (!roomFor(messageKind, streamId, msn, key, offset / mtu))
         {
             counters.increment(SprayCounters.NO_RESOURCES);
             return;
         }
 
-        final PathReceiveWindow window = receiveWindows[p];
+        final PathReceiveWindow window = receiveWindows[path];
         final int result = window.onPacket(frame.psn());
-        final TransportCounters pc = pathCounters[p];
+        final TransportCounters pathCounter = pathCounters[path];
         counters.increment(SprayCounters.RX_PACKETS);
-        pc.increment(SprayCounters.RX_PACKETS);
+        pathCounter.increment(SprayCounters.RX_PACKETS);
         if (result == PathReceiveWindow.OUT_OF_WINDOW)
         {
             counters.increment(SprayCounters.OUT_OF_WINDOW);
-            pc.increment(SprayCounters.OUT_OF_WINDOW);
+            pathCounter.increment(SprayCounters.OUT_OF_WINDOW);
             return;
         }
         engine.rateHint().onData(index, now, frame.ecn() == CE);
@@ -777,65 +449,66 @@ public final class SprayConnection implements PathSendWindow.Listener
         if (result == PathReceiveWindow.DUPLICATE)
         {
             counters.increment(SprayCounters.DUPLICATES);
-            pc.increment(SprayCounters.DUPLICATES);
-            sendAck(p, now);
+            pathCounter.increment(SprayCounters.DUPLICATES);
+            sendAck(path, now);
             return;
         }
         boolean ackAtOnce = frame.ackReq();
         if (frame.ecn() == CE)
         {
             counters.increment(SprayCounters.ECN_MARKS_RECEIVED);
-            pc.increment(SprayCounters.ECN_MARKS_RECEIVED);
-            rxCeSinceAck[p]++;
-            ackAtOnce |= rxFirstUnackedAt[p] == NONE;
+            pathCounter.increment(SprayCounters.ECN_MARKS_RECEIVED);
+            rxCeSinceAck[path]++;
+            ackAtOnce |= rxFirstUnackedAt[path] == NONE;
         }
         final boolean gap = window.hasGap();
-        if (gap != rxHadGap[p])
+        if (gap != rxHadGap[path])
         {
             ackAtOnce = true;
             if (gap)
             {
                 counters.increment(SprayCounters.SACK_GAPS);
-                pc.increment(SprayCounters.SACK_GAPS);
+                pathCounter.increment(SprayCounters.SACK_GAPS);
             }
-            rxHadGap[p] = gap;
+            rxHadGap[path] = gap;
         }
-        if (rxFirstUnackedAt[p] == NONE)
+        if (rxFirstUnackedAt[path] == NONE)
         {
-            rxFirstUnackedAt[p] = now;
+            rxFirstUnackedAt[path] = now;
         }
-        if (++rxSinceAck[p] >= config.ackEvery)
+        if (++rxSinceAck[path] >= config.ackEvery)
         {
             ackAtOnce = true;
         }
 
         // message layer, before the ACK, so that a NACK precedes the ACK of its packet on the reverse path
-        if (k == READ_RESPONSE)
+        if (messageKind == READ_RESPONSE)
         {
             placeReadResponse(frame, key, offset, messageLength, payloadLength);
         }
         else
         {
-            acceptMessagePacket(frame, p, k, s, m, key, offset, messageLength, payloadLength, now);
+            inbound.accept(frame, path, messageKind, streamId, msn, key, offset, messageLength, payloadLength, now);
         }
         if (ackAtOnce)
         {
-            sendAck(p, now);
+            sendAck(path, now);
         }
     }
 
     // S12.4: a packet of a message with state here carries the tag its state holds (and, for a WRITE, the same
     // base address and rkey); one without, the tag of its own headers; S12.7: a new message only inside the window
-    private boolean messageAuthentic(final RoceFrame frame, final byte k, final int s, final int m, final long key,
+    private boolean messageAuthentic(
+        final RoceFrame frame, final byte messageKind, final int streamId, final int msn, final long key,
         final int offset)
     {
-        final MemorySegment seg = frame.segment();
+        final MemorySegment buffer = frame.segment();
         final long seth = frame.customHeaderOffset();
-        final long tag = SprayExtendedTransportHeader.messageTag(seg, seth);
-        if (k == READ_RESPONSE)
+        final long tag = SprayExtendedTransportHeader.messageTag(buffer, seth);
+        if (messageKind == READ_RESPONSE)
         {
-            final int slot = (int)txByMsn.get(key);
-            final boolean valid = slot != MISSING && kind[slot] == READ ? tag == responseTag[slot] :
+            final int slot = slots.slotFor(key);
+            final boolean valid = slot != MISSING && slots.kind[slot] == READ ? tag == slots.responseTag[slot] :
                 tag == auth.expectedTag(frame);
             if (!valid)
             {
@@ -843,442 +516,100 @@ public final class SprayConnection implements PathSendWindow.Listener
             }
             return valid;
         }
-        final int rec = (int)inbound.get(key);
-        if (rec != MISSING)
-        {
-            boolean valid = tag == inTag[rec];
-            if (valid && (k == WRITE || k == WRITE_IMM))
-            {
-                final long reth = seth + SprayExtendedTransportHeader.LENGTH;
-                valid = RdmaExtendedTransportHeader.virtualAddress(seg, reth) - offset == inBase[rec] &&
-                    RdmaExtendedTransportHeader.rkey(seg, reth) == inRkey[rec];
-            }
-            if (!valid)
-            {
-                refused(SprayCounters.AUTH_FAILURES);
-            }
-            return valid;
-        }
-        if (tag != auth.expectedTag(frame))
-        {
-            refused(SprayCounters.AUTH_FAILURES);
-            return false;
-        }
-        if (m - rxNextMsn[s] >= inboundCount)
-        {
-            refused(SprayCounters.MSN_OUT_OF_WINDOW);
-            return false;
-        }
-        return true;
+        return inbound.authentic(frame, tag, messageKind, streamId, msn, key, offset);
     }
 
-    private boolean roomFor(final byte k, final int s, final int m, final long key, final int packet)
+    private boolean roomFor(final byte messageKind, final int streamId, final int msn, final long key, final int packet)
     {
-        if (k == READ_RESPONSE)
+        if (messageKind == READ_RESPONSE)
         {
-            final int slot = (int)txByMsn.get(key);
-            return slot == MISSING || kind[slot] != READ || roomToMark(inboundCount + slot, packet);
+            final int slot = slots.slotFor(key);
+            return slot == MISSING || slots.kind[slot] != READ || marks.roomToMark(inbound.capacity + slot, packet);
         }
-        final int rec = (int)inbound.get(key);
-        if (rec == MISSING)
-        {
-            return m - rxNextMsn[s] < 0 ||
-                (freeInboundCount > 0 && freeChunkCount > 0 && (k != READ || freeSlotCount > 0));
-        }
-        return roomToMark(rec, packet);
-    }
-
-    private boolean roomToMark(final int owner, final int packet)
-    {
-        return freeChunkCount > 0 || chunks.containsKey(chunkKey(owner, packet));
-    }
-
-    private static long chunkKey(final int owner, final int packet)
-    {
-        return ((long)owner << 32) | (packet / CHUNK_PACKETS);
-    }
-
-    // S4.4: records that a packet of a message was placed; MARK_DUPLICATE if it had been (a moved packet, S7.4)
-    private int markPlaced(final int owner, final int packet)
-    {
-        final long key = chunkKey(owner, packet);
-        int chunk = (int)chunks.get(key);
-        if (chunk == MISSING)
-        {
-            chunk = freeChunks[--freeChunkCount]; // room checked before the path layer took the packet
-            java.util.Arrays.fill(chunkBits, chunk * CHUNK_WORDS, (chunk + 1) * CHUNK_WORDS, 0L);
-            chunks.put(key, chunk);
-        }
-        final int bit = packet % CHUNK_PACKETS;
-        final int word = chunk * CHUNK_WORDS + (bit >>> 6);
-        final long mask = 1L << (bit & 63);
-        if ((chunkBits[word] & mask) != 0)
-        {
-            return MARK_DUPLICATE;
-        }
-        chunkBits[word] |= mask;
-        return MARK_NEW;
-    }
-
-    private void releaseMarks(final int owner, final int expected)
-    {
-        for (int c = 0, n = (expected - 1) / CHUNK_PACKETS + 1; c < n; c++)
-        {
-            final int chunk = (int)chunks.remove(((long)owner << 32) | c);
-            if (chunk != MISSING)
-            {
-                freeChunks[freeChunkCount++] = chunk;
-            }
-        }
+        return inbound.roomFor(messageKind, streamId, msn, key, packet, slots.hasFree());
     }
 
     private void placeReadResponse(
         final RoceFrame frame, final long key, final int offset, final int messageLength, final int payloadLength)
     {
-        final int slot = (int)txByMsn.get(key);
-        if (slot == MISSING || kind[slot] != READ || status[slot] != PENDING || readReceived[slot] >= readExpected[slot])
+        final int slot = slots.slotFor(key);
+        if (slot == MISSING || slots.kind[slot] != READ || slots.status[slot] != PENDING ||
+            slots.readReceived[slot] >= slots.readExpected[slot])
         {
             counters.increment(SprayCounters.DUPLICATES); // a response to a READ already finished
             return;
         }
-        if (messageLength != length[slot])
+        if (messageLength != slots.length[slot])
         {
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
-        if (payloadLength > 0 && !region[slot].isRegistered())
+        if (payloadLength > 0 && !slots.region[slot].isRegistered())
         {
             localError = true; // the READ's target was deregistered: nothing is placed, the connection fails
             return;
         }
-        if (markPlaced(inboundCount + slot, offset / mtu) == MARK_DUPLICATE)
+        if (marks.mark(inbound.capacity + slot, offset / mtu) == PlacementMarks.DUPLICATE)
         {
             counters.increment(SprayCounters.DUPLICATES);
             return;
         }
         if (payloadLength > 0)
         {
-            final MemoryRegion mr = region[slot];
-            MemorySegment.copy(frame.segment(), frame.payloadOffset(), mr.segment(),
-                mr.offsetOf(localAddress[slot]) + offset, payloadLength);
+            final MemoryRegion region = slots.region[slot];
+            MemorySegment.copy(frame.segment(), frame.payloadOffset(), region.segment(),
+                region.offsetOf(slots.localAddress[slot]) + offset, payloadLength);
             counters.add(SprayCounters.RX_BYTES, payloadLength);
         }
-        if (++readReceived[slot] == readExpected[slot])
+        if (++slots.readReceived[slot] == slots.readExpected[slot])
         {
-            status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
-            deliverSendCompletions(stream[slot]);
+            slots.status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
+            deliverSendCompletions(slots.stream[slot]);
         }
     }
 
-    private void acceptMessagePacket(
-        final RoceFrame frame,
-        final int p,
-        final byte k,
-        final int s,
-        final int m,
-        final long key,
-        final int offset,
-        final int messageLength,
-        final int payloadLength,
-        final long now)
+    void queueReadResponse(
+        final int streamId, final int msn, final MemoryRegion source, final long address, final int messageLength)
     {
-        if (rxErrored[s] && m - rxErroredMsn[s] > 0)
-        {
-            counters.increment(SprayCounters.FLUSHED); // S9.4: the stream is in error, later messages are not placed
-            return;
-        }
-        int rec = (int)inbound.get(key);
-        if (rec == MISSING)
-        {
-            if (m - rxNextMsn[s] < 0)
-            {
-                counters.increment(SprayCounters.DUPLICATES); // message already completed and retired
-                return;
-            }
-            rec = freeInbound[--freeInboundCount];
-            inKind[rec] = k;
-            inStream[rec] = s;
-            inMsn[rec] = m;
-            inLength[rec] = messageLength;
-            inExpected[rec] = k == READ ? 1 : packetsFor(messageLength);
-            inReceived[rec] = 0;
-            inSyndrome[rec] = 0;
-            inReceive[rec] = MISSING;
-            inRsn[rec] = SprayExtendedTransportHeader.rsn(frame.segment(), frame.customHeaderOffset());
-            inDone[rec] = false;
-            inRnr[rec] = false;
-            inRnrArrived[rec] = 0;
-            inRefusal[rec] = 0;
-            inTag[rec] = SprayExtendedTransportHeader.messageTag(frame.segment(), frame.customHeaderOffset());
-            if (k == WRITE || k == WRITE_IMM)
-            {
-                final long reth = frame.customHeaderOffset() + SprayExtendedTransportHeader.LENGTH;
-                inBase[rec] = RdmaExtendedTransportHeader.virtualAddress(frame.segment(), reth) - offset;
-                inRkey[rec] = RdmaExtendedTransportHeader.rkey(frame.segment(), reth);
-            }
-            inbound.put(key, rec);
-        }
-        if (inKind[rec] != k || inLength[rec] != messageLength ||
-            inRsn[rec] != SprayExtendedTransportHeader.rsn(frame.segment(), frame.customHeaderOffset()))
-        {
-            engine.counters().increment(SprayCounters.MALFORMED);
-            return;
-        }
-        if (inSyndrome[rec] != 0)
-        {
-            sendNack(p, inSyndrome[rec], s, m, inRefusal[rec]); // S9.3: repeated for every further packet
-            return;
-        }
-        if (inDone[rec])
-        {
-            counters.increment(SprayCounters.DUPLICATES);
-            return;
-        }
-        if (inRnr[rec])
-        {
-            refuseRnr(p, rec, s, m); // the refused attempt is still arriving: refuse all of it
-            return;
-        }
-
-        final MemorySegment seg = frame.segment();
-        final long seth = frame.customHeaderOffset();
-        final MemorySegment target;
-        final long targetOffset;
-        switch (k)
-        {
-            case WRITE, WRITE_IMM ->
-            {
-                final long reth = seth + SprayExtendedTransportHeader.LENGTH;
-                final long va = RdmaExtendedTransportHeader.virtualAddress(seg, reth);
-                final int key32 = RdmaExtendedTransportHeader.rkey(seg, reth);
-                final int dma = RdmaExtendedTransportHeader.dmaLength(seg, reth);
-                if (dma != messageLength ||
-                    pd.checkRemoteAccess(key32, va - offset, messageLength, AccessFlags.REMOTE_WRITE) != AccessCheck.OK)
-                {
-                    refuse(p, rec, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, s, m);
-                    return;
-                }
-                if (k == WRITE_IMM)
-                {
-                    final int r = (int)receives.get(key(s, inRsn[rec])); // S4.5: matched by RSN
-                    if (r == MISSING)
-                    {
-                        refuseRnr(p, rec, s, m);
-                        return;
-                    }
-                    inReceive[rec] = r;
-                    inImmediate[rec] = ImmediateDataHeader.immediateData(seg, reth + RdmaExtendedTransportHeader.LENGTH);
-                }
-                final MemoryRegion mr = pd.regionByRkey(key32);
-                target = mr.segment();
-                targetOffset = mr.offsetOf(va);
-            }
-            case SEND, SEND_IMM ->
-            {
-                final int r = (int)receives.get(key(s, inRsn[rec])); // S4.5: matched by RSN
-                if (r == MISSING)
-                {
-                    refuseRnr(p, rec, s, m);
-                    return;
-                }
-                inReceive[rec] = r;
-                if (messageLength > rLength[r])
-                {
-                    refuse(p, rec, NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST, s, m);
-                    return;
-                }
-                if (rRegion[r] != null && !rRegion[r].isRegistered())
-                {
-                    // the receive's memory was deregistered: refused, the receive completes with LOC_PROT_ERR
-                    refuse(p, rec, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, s, m);
-                    return;
-                }
-                if (k == SEND_IMM)
-                {
-                    inImmediate[rec] = ImmediateDataHeader.immediateData(seg, seth + SprayExtendedTransportHeader.LENGTH);
-                }
-                target = rRegion[r] == null ? null : rRegion[r].segment();
-                targetOffset = rRegion[r] == null ? 0 : rRegion[r].offsetOf(rAddress[r]) + offset;
-            }
-            case READ ->
-            {
-                final long reth = seth + SprayExtendedTransportHeader.LENGTH;
-                final long va = RdmaExtendedTransportHeader.virtualAddress(seg, reth);
-                final int key32 = RdmaExtendedTransportHeader.rkey(seg, reth);
-                final int dma = RdmaExtendedTransportHeader.dmaLength(seg, reth);
-                if (dma != messageLength || dma < 0 ||
-                    pd.checkRemoteAccess(key32, va, dma, AccessFlags.REMOTE_READ) != AccessCheck.OK)
-                {
-                    refuse(p, rec, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, s, m);
-                    return;
-                }
-                if (markPlaced(rec, 0) == MARK_DUPLICATE)
-                {
-                    counters.increment(SprayCounters.DUPLICATES);
-                    return;
-                }
-                queueReadResponse(s, m, pd.regionByRkey(key32), va, dma);
-                inReceived[rec] = 1;
-                inDone[rec] = true;
-                retireInbound(s);
-                return;
-            }
-            default -> throw new IllegalStateException("kind " + k);
-        }
-        if (markPlaced(rec, offset / mtu) == MARK_DUPLICATE)
-        {
-            counters.increment(SprayCounters.DUPLICATES);
-            return;
-        }
-        if (payloadLength > 0)
-        {
-            MemorySegment.copy(seg, frame.payloadOffset(), target, targetOffset, payloadLength);
-            counters.add(SprayCounters.RX_BYTES, payloadLength);
-            pathCounters[p].add(SprayCounters.RX_BYTES, payloadLength);
-        }
-        if (++inReceived[rec] == inExpected[rec])
-        {
-            inDone[rec] = true;
-            retireInbound(s);
-        }
-    }
-
-    private void refuse(final int p, final int rec, final int syndrome, final int s, final int m)
-    {
-        inSyndrome[rec] = syndrome;
-        inDone[rec] = true;
-        // S9.3: counted before its NACK and the ACK of its packet leave, so every ACK that covers a refused
-        // packet tells the sender a refusal exists; a refusal of an earlier message of a stream already in
-        // error keeps the stream's number (the sender, which then holds that stream's earlier messages until
-        // the receiver confirms them, learns of it by the number it already has or by asking)
-        final int refusal = rxErrored[s] ? rxErroredRefusal[s] : ++refusals;
-        inRefusal[rec] = refusal;
-        sendNack(p, syndrome, s, m, refusal);
-        if (!rxErrored[s] || m - rxErroredMsn[s] < 0)
-        {
-            rxErrored[s] = true;
-            rxErroredMsn[s] = m;
-            rxErroredSyndrome[s] = syndrome;
-            rxErroredRefusal[s] = refusal;
-            // later messages of the stream that had begun arriving are abandoned (control path: rare)
-            for (int r = 0; r < inboundCount; r++)
-            {
-                if (inStream[r] == s && inbound.get(key(s, inMsn[r])) == r && inMsn[r] - m > 0)
-                {
-                    inbound.remove(key(s, inMsn[r]));
-                    releaseMarks(r, inExpected[r]);
-                    freeInbound[freeInboundCount++] = r;
-                    counters.increment(SprayCounters.FLUSHED);
-                }
-            }
-        }
-        retireInbound(s);
-    }
-
-    // RNR: the whole attempt is refused, packet by packet; once all of its packets arrived the next attempt
-    // (the sender's retry, S9.3) starts clean, so no byte of a refused attempt is ever counted
-    private void refuseRnr(final int p, final int rec, final int s, final int m)
-    {
-        if (!inRnr[rec])
-        {
-            inRnr[rec] = true;
-            inRnrArrived[rec] = 0;
-            inReceived[rec] = 0;
-            inRefusal[rec] = ++refusals; // each refused attempt is a refusal the sender must learn of (S9.3)
-        }
-        sendNack(p, NegativeAckHeader.SYNDROME_RNR, s, m, inRefusal[rec]);
-        if (++inRnrArrived[rec] == inExpected[rec])
-        {
-            inRnr[rec] = false;
-            inRnrArrived[rec] = 0;
-        }
-    }
-
-    private void retireInbound(final int s)
-    {
-        while (true)
-        {
-            final long key = key(s, rxNextMsn[s]);
-            final int rec = (int)inbound.get(key);
-            if (rec == MISSING || !inDone[rec])
-            {
-                return;
-            }
-            final int r = inReceive[rec];
-            final byte k = inKind[rec];
-            if (r != MISSING && (k == SEND || k == SEND_IMM || k == WRITE_IMM))
-            {
-                final WorkCompletionStatus st = inSyndrome[rec] == 0 ? WorkCompletionStatus.SUCCESS :
-                    inSyndrome[rec] == NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST ?
-                    WorkCompletionStatus.LOC_LEN_ERR : WorkCompletionStatus.LOC_PROT_ERR;
-                final boolean imm = k != SEND;
-                if (!receiveCq.offer(rWrId[r], st,
-                    k == WRITE_IMM ? WorkCompletionOpcode.RECV_RDMA_WITH_IMM : WorkCompletionOpcode.RECV,
-                    inLength[rec], imm, imm ? inImmediate[rec] : 0, localCid))
-                {
-                    counters.increment(SprayCounters.CQ_OVERRUNS);
-                    localError = true;
-                }
-                rRegion[r] = null;
-                freeReceives[freeReceiveCount++] = r;
-                receives.remove(key(s, inRsn[rec]));
-            }
-            counters.increment(SprayCounters.MESSAGES_RECEIVED);
-            inbound.remove(key);
-            releaseMarks(rec, inExpected[rec]);
-            freeInbound[freeInboundCount++] = rec;
-            rxNextMsn[s]++;
-        }
-    }
-
-    private void queueReadResponse(final int s, final int m, final MemoryRegion mr, final long va, final int len)
-    {
-        final int slot = freeSlots[--freeSlotCount]; // room checked before the path layer took the packet
-        kind[slot] = READ_RESPONSE;
-        wrId[slot] = 0;
-        stream[slot] = s;
-        msn[slot] = m;
-        rsn[slot] = 0;
-        region[slot] = len > 0 ? mr : null;
-        localAddress[slot] = va;
-        length[slot] = len;
-        remoteAddress[slot] = 0;
-        rkey[slot] = 0;
-        messageTag[slot] = auth.sendTag(SprayOpcodes.READ_RESPONSE, s, m, len, 0, 0, 0, 0);
-        responseTag[slot] = 0;
-        signaled[slot] = false;
-        solicited[slot] = false;
-        packets[slot] = packetsFor(len);
-        readExpected[slot] = 0;
-        nextPacket[slot] = 0;
-        acked[slot] = 0;
-        outstanding[slot] = 0;
-        status[slot] = PENDING;
-        delivered[slot] = true; // nothing to deliver: freed once acknowledged
-        rnrWaiting[slot] = false;
-        held[slot] = false;
-        nextInStream[slot] = MISSING;
-        enqueueSend(slot);
+        final int slot = slots.take(); // room checked before the path layer took the packet
+        slots.kind[slot] = READ_RESPONSE;
+        slots.wrId[slot] = 0;
+        slots.stream[slot] = streamId;
+        slots.msn[slot] = msn;
+        slots.rsn[slot] = 0;
+        slots.region[slot] = messageLength > 0 ? source : null;
+        slots.localAddress[slot] = address;
+        slots.length[slot] = messageLength;
+        slots.remoteAddress[slot] = 0;
+        slots.rkey[slot] = 0;
+        slots.messageTag[slot] = auth.sendTag(SprayOpcodes.READ_RESPONSE, streamId, msn, messageLength, 0, 0, 0, 0);
+        slots.responseTag[slot] = 0;
+        slots.signaled[slot] = false;
+        slots.solicited[slot] = false;
+        slots.packets[slot] = SendSlots.packetsFor(messageLength, mtu);
+        slots.readExpected[slot] = 0;
+        slots.delivered[slot] = true; // nothing to deliver: freed once acknowledged
+        slots.enqueueSend(slot);
     }
 
     private void onProbePacket(final RoceFrame frame, final long now)
     {
-        final MemorySegment seg = frame.segment();
+        final MemorySegment buffer = frame.segment();
         final long prbh = frame.customHeaderOffset();
-        final int p = ProbeHeader.path(seg, prbh);
-        if (p >= paths)
+        final int path = ProbeHeader.path(buffer, prbh);
+        if (path >= paths)
         {
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
-        if (!fromPeer(frame, p % planes))
+        if (!frames.fromPeer(frame, path % planes))
         {
             refused(SprayCounters.ADDRESS_MISMATCHES);
             return;
         }
-        final PathReceiveWindow window = receiveWindows[p];
-        final boolean resync = (ProbeHeader.flags(seg, prbh) & ProbeHeader.FLAG_RESYNC) != 0;
-        final int nextPsn = ProbeHeader.nextPsn(seg, prbh);
+        final PathReceiveWindow window = receiveWindows[path];
+        final boolean resync = (ProbeHeader.flags(buffer, prbh) & ProbeHeader.FLAG_RESYNC) != 0;
+        final int nextPsn = ProbeHeader.nextPsn(buffer, prbh);
         // S12.6: the sender's next PSN is above everything it sent on the path: a RESYNC below what arrived
         // (a replayed one), or not within half the PSN space ahead of the cumulative PSN, cannot be the peer's
         if (resync && (Psn.diff(nextPsn, window.frontier()) < 0 || Psn.diff(nextPsn, window.cumulativePsn()) < 0 ||
@@ -1294,13 +625,13 @@ public final class SprayConnection implements PathSendWindow.Listener
         if (resync)
         {
             window.reset(nextPsn);
-            rxHadGap[p] = false;
+            rxHadGap[path] = false;
         }
         // a probe occupies its PSN (the nextPsn it names), so the ACK that answers it acknowledges a PSN above
         // every packet sent before it and S6.5 finds a lost tail
         window.onPacket(frame.psn());
-        rxHadGap[p] = window.hasGap();
-        sendAck(p, now);
+        rxHadGap[path] = window.hasGap();
+        sendAck(path, now);
     }
 
     // =====================================================================================================
@@ -1309,65 +640,52 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     private void onAckPacket(final RoceFrame frame, final long now)
     {
-        final MemorySegment seg = frame.segment();
+        final MemorySegment buffer = frame.segment();
         final long sack = frame.customHeaderOffset();
-        final int p = SelectiveAckHeader.path(seg, sack);
-        if (p >= paths)
+        final int path = SelectiveAckHeader.path(buffer, sack);
+        if (path >= paths)
         {
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
-        final int sequence = SelectiveAckHeader.ackSequence(seg, sack);
-        if (ackSequenceSeen[p] && sequence - lastAckSequence[p] <= 0)
+        final int sequence = SelectiveAckHeader.ackSequence(buffer, sack);
+        if (scheduler.isStaleAck(path, sequence))
         {
             counters.increment(SprayCounters.ACKS_STALE);
             return;
         }
         // S9.3: before the packets it covers complete, so that a refused one waits for its NACK
-        final int peerRefused = SelectiveAckHeader.refusals(seg, sack);
-        if (peerRefused - peerRefusals > 0)
-        {
-            peerRefusals = peerRefused;
-        }
-        ackPath = p;
+        final int peerRefused = SelectiveAckHeader.refusals(buffer, sack);
+        refusals.onPeerCount(peerRefused);
+        ackPath = path;
         ackNow = now;
         probeAcked = false;
-        final int newlyAcked = sendWindows[p].onAck(seg, sack, now, this);
+        final int newlyAcked = sendWindows[path].onAck(buffer, sack, now, this);
         if (newlyAcked < 0)
         {
             counters.increment(SprayCounters.ACKS_STALE);
             return;
         }
-        ackSequenceSeen[p] = true;
-        lastAckSequence[p] = sequence;
         counters.increment(SprayCounters.ACKS_RECEIVED);
-        pathCounters[p].increment(SprayCounters.ACKS_RECEIVED);
-        final int ce = SelectiveAckHeader.ceCount(seg, sack);
+        pathCounters[path].increment(SprayCounters.ACKS_RECEIVED);
+        final int ce = SelectiveAckHeader.ceCount(buffer, sack);
         if (ce > 0)
         {
             counters.add(SprayCounters.ECN_MARKS_ECHOED, ce);
-            pathCounters[p].add(SprayCounters.ECN_MARKS_ECHOED, ce);
+            pathCounters[path].add(SprayCounters.ECN_MARKS_ECHOED, ce);
         }
-        lastAckAt[p] = now;
-        consecutiveTimeouts[p] = 0;
-        if (pathStates[p] == FAILED)
+        scheduler.onAckTaken(path, sequence, now);
+        if (scheduler.pathStates[path] == FAILED)
         {
             if (!probeAcked)
             {
                 return;
             }
-            restorePath(p, now);
+            restorePath(path, now);
         }
-        windows[p].onAck(newlyAcked, ce, now, rtts[p].srttNanos());
-        peerRateHintMbps = SelectiveAckHeader.rateHintMbps(seg, sack);
-        if (startBudgetLeft >= 0)
-        {
-            // S8.3.1: the first share after a start paces from an empty bucket, so the wait for it does not
-            // turn into a burst at the new rate on top of the start budget already sent
-            startBudgetLeft = -1;
-            tokens = Math.min(tokens, 0);
-            lastRefillAt = now;
-        }
+        windows[path].onAck(newlyAcked, ce, now, rtts[path].srttNanos());
+        peerRateHintMbps = SelectiveAckHeader.rateHintMbps(buffer, sack);
+        pacer.onShare(now); // S8.3.1
         drainRetransmissions(now);
     }
 
@@ -1379,100 +697,97 @@ public final class SprayConnection implements PathSendWindow.Listener
             probeAcked = true;
             return;
         }
-        final int slot = slotOf(handle);
-        if (generationOf(handle) != (generation[slot] & 0xFFFF))
+        final int slot = SendSlots.slotOf(handle);
+        if (!slots.isCurrent(handle))
         {
             return;
         }
-        outstanding[slot]--;
-        acked[slot]++;
+        slots.outstanding[slot]--;
+        slots.acked[slot]++;
         onSlotProgress(slot);
     }
 
     public void onLost(final long handle, final int psn)
     {
-        final int p = ackPath;
-        sendWindows[p].retransmitted(psn, ackNow);
+        final int path = ackPath;
+        sendWindows[path].retransmitted(psn, ackNow);
         if (handle != PROBE_HANDLE)
         {
             counters.increment(SprayCounters.LOST);
-            pathCounters[p].increment(SprayCounters.LOST);
-            windows[p].onLoss(ackNow);
-            sampleLost[p]++;
-            if (isLossy(p))
+            pathCounters[path].increment(SprayCounters.LOST);
+            windows[path].onLoss(ackNow);
+            scheduler.countLost(path);
+            if (scheduler.isLossy(path))
             {
-                repath(p);
+                repath(path);
             }
         }
-        queueRetransmission(p, psn, handle);
+        resend.queueRetransmission(path, psn, handle);
     }
 
     private void onNackPacket(final RoceFrame frame, final long now)
     {
-        final MemorySegment seg = frame.segment();
+        final MemorySegment buffer = frame.segment();
         final long nakh = frame.customHeaderOffset();
-        final int s = NegativeAckHeader.stream(seg, nakh);
-        final int m = NegativeAckHeader.msn(seg, nakh);
-        final int syndrome = NegativeAckHeader.syndrome(seg, nakh);
-        final int refusal = NegativeAckHeader.refusal(seg, nakh);
-        if (s >= streams)
+        final int streamId = NegativeAckHeader.stream(buffer, nakh);
+        final int msn = NegativeAckHeader.msn(buffer, nakh);
+        final int syndrome = NegativeAckHeader.syndrome(buffer, nakh);
+        final int refusal = NegativeAckHeader.refusal(buffer, nakh);
+        if (streamId >= streams)
         {
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
-        if (m - txNextMsn[s] >= 0)
+        if (msn - slots.nextMsn[streamId] >= 0)
         {
             refused(SprayCounters.NACKS_UNMATCHED); // S12.8: names no message this end sent
             return;
         }
         counters.increment(SprayCounters.NACKS_RECEIVED);
-        final boolean fresh = syndrome != NegativeAckHeader.SYNDROME_ACCEPTED && refusal != 0 && learn(refusal);
-        if (refusal - peerRefusals > 0)
+        final boolean fresh =
+            syndrome != NegativeAckHeader.SYNDROME_ACCEPTED && refusal != 0 && refusals.learn(refusal);
+        refusals.onPeerCount(refusal);
+        final int slot = slots.slotFor(key(streamId, msn));
+        if (slot != MISSING && slots.status[slot] == PENDING && slots.kind[slot] != READ_RESPONSE)
         {
-            peerRefusals = refusal;
-        }
-        final int slot = (int)txByMsn.get(key(s, m));
-        if (slot != MISSING && status[slot] == PENDING && kind[slot] != READ_RESPONSE)
-        {
-            onRefusal(slot, syndrome, refusal, fresh, NegativeAckHeader.rnrTimerMicros(seg, nakh), now);
+            onRefusal(slot, syndrome, refusal, fresh, NegativeAckHeader.rnrTimerMicros(buffer, nakh), now);
         }
         releaseHeld();
     }
 
     private void onRefusal(
-        final int slot, final int syndrome, final int refusal, final boolean fresh, final int rnrTimerMicros, final long now)
+        final int slot, final int syndrome, final int refusal, final boolean fresh, final int rnrTimerMicros,
+        final long now)
     {
         switch (syndrome)
         {
             case NegativeAckHeader.SYNDROME_ACCEPTED ->
             {
                 // the answer to a query: every byte was placed (S9.3)
-                if (held[slot])
+                if (slots.held[slot])
                 {
-                    unhold(slot);
-                    if (kind[slot] != READ && !rnrWaiting[slot] && acked[slot] == packets[slot])
+                    slots.unhold(slot);
+                    if (slots.kind[slot] != READ && !slots.rnrWaiting[slot] && slots.acked[slot] == slots.packets[slot])
                     {
-                        status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
-                        deliverSendCompletions(stream[slot]);
+                        slots.status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
+                        deliverSendCompletions(slots.stream[slot]);
                     }
                 }
             }
             case NegativeAckHeader.SYNDROME_RNR ->
             {
-                if (rnrWaiting[slot] || (refusal != 0 && !fresh))
+                if (slots.rnrWaiting[slot] || (refusal != 0 && !fresh))
                 {
                     return; // the rest of the refused attempt, or an earlier attempt's
                 }
-                unhold(slot);
-                if (++rnrCount[slot] > config.rnrRetries)
+                slots.unhold(slot);
+                if (++slots.rnrCount[slot] > config.rnrRetries)
                 {
                     fail(slot, WorkCompletionStatus.RNR_RETRY_EXC_ERR);
                     return;
                 }
                 counters.increment(SprayCounters.RNR_RETRIES);
-                rnrWaiting[slot] = true;
-                rnrWaitingCount++;
-                rnrRetryAt[slot] = now + rnrTimerMicros * 1000L;
+                slots.startRnrWait(slot, now + rnrTimerMicros * 1000L);
             }
             case NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR -> fail(slot, WorkCompletionStatus.REM_ACCESS_ERR);
             case NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST -> fail(slot, WorkCompletionStatus.REM_INV_REQ_ERR);
@@ -1480,83 +795,44 @@ public final class SprayConnection implements PathSendWindow.Listener
         }
     }
 
-    // S9.3: a refusal number learned from a NACK; true the first time
-    private boolean learn(final int refusal)
-    {
-        final int d = refusal - learnedRefusals;
-        if (d <= 0)
-        {
-            return false;
-        }
-        if (d > Long.SIZE)
-        {
-            return true; // too far ahead to record: the queries bring it again once the ones before it are known
-        }
-        final long bit = 1L << (d - 1);
-        if ((learnedAbove & bit) != 0)
-        {
-            return false;
-        }
-        learnedAbove |= bit;
-        while ((learnedAbove & 1) != 0)
-        {
-            learnedAbove >>>= 1;
-            learnedRefusals++;
-        }
-        return true;
-    }
-
     // S9.3: a message whose packets were all acknowledged may still have been refused if the peer made a
     // refusal this end has not learned of, or if its stream is in error (an earlier message of the stream can
     // be refused after a later one, under the later one's refusal number)
     private boolean mustHold(final int slot)
     {
-        return learnedRefusals - peerRefusals < 0 || txErrored[stream[slot]];
+        return refusals.anyUnlearned() || slots.errored[slots.stream[slot]];
     }
 
     private void hold(final int slot, final long now)
     {
-        if (!held[slot])
+        if (slots.hold(slot, now, queryInterval()))
         {
-            held[slot] = true;
-            heldCount++;
-            heldAt[slot] = now;
-            queryAt[slot] = now + queryInterval();
             counters.increment(SprayCounters.COMPLETIONS_HELD);
-        }
-    }
-
-    private void unhold(final int slot)
-    {
-        if (held[slot])
-        {
-            held[slot] = false;
-            heldCount--;
         }
     }
 
     // a missing NACK may be on its way over a slower path: ask only after a round trip of the slowest path
     private long queryInterval()
     {
-        return Math.max(config.rtoMinNanos, 2 * siblingSrtt);
+        return Math.max(config.rtoMinNanos, 2 * scheduler.siblingSrtt());
     }
 
     // completes held messages that need no longer wait (control path: only after a refusal)
     private void releaseHeld()
     {
-        if (heldCount == 0)
+        if (slots.heldCount() == 0)
         {
             return;
         }
-        for (int slot = 0; slot < slotCount; slot++)
+        for (int slot = 0; slot < slots.capacity; slot++)
         {
-            if (held[slot] && status[slot] == PENDING && !mustHold(slot))
+            if (slots.held[slot] && slots.status[slot] == PENDING && !mustHold(slot))
             {
-                unhold(slot);
-                if (kind[slot] != READ && !rnrWaiting[slot] && acked[slot] == packets[slot])
+                slots.unhold(slot);
+                if (slots.kind[slot] != READ && !slots.rnrWaiting[slot] && slots.acked[slot] == slots.packets[slot])
                 {
-                    status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
-                    deliverSendCompletions(stream[slot]);
+                    slots.status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
+                    deliverSendCompletions(slots.stream[slot]);
                 }
             }
         }
@@ -1565,21 +841,21 @@ public final class SprayConnection implements PathSendWindow.Listener
     private int sendQueries(final long now)
     {
         int work = 0;
-        for (int slot = 0; slot < slotCount; slot++)
+        for (int slot = 0; slot < slots.capacity; slot++)
         {
-            if (held[slot] && status[slot] == PENDING && now >= queryAt[slot])
+            if (slots.held[slot] && slots.status[slot] == PENDING && now >= slots.queryAt[slot])
             {
-                if (now - heldAt[slot] >= config.connectionTimeoutNanos)
+                if (now - slots.heldAt[slot] >= config.connectionTimeoutNanos)
                 {
                     fail(slot, WorkCompletionStatus.RETRY_EXC_ERR); // no answer: its fate is unknown (S9.3.1)
                     work++;
                     continue;
                 }
-                if (writeQuery(stream[slot], msn[slot]))
+                if (writeQuery(slots.stream[slot], slots.msn[slot]))
                 {
                     work++;
                 }
-                queryAt[slot] = now + queryInterval();
+                slots.queryAt[slot] = now + queryInterval();
             }
         }
         return work;
@@ -1588,143 +864,105 @@ public final class SprayConnection implements PathSendWindow.Listener
     // S9.3: the receiver of a message tells its fate: placed, or refused (again, with the refusal's number)
     private void onQueryPacket(final RoceFrame frame, final long now)
     {
-        final MemorySegment seg = frame.segment();
+        final MemorySegment buffer = frame.segment();
         final long nakh = frame.customHeaderOffset();
-        final int s = NegativeAckHeader.stream(seg, nakh);
-        final int m = NegativeAckHeader.msn(seg, nakh);
-        if (s >= streams)
+        final int streamId = NegativeAckHeader.stream(buffer, nakh);
+        final int msn = NegativeAckHeader.msn(buffer, nakh);
+        if (streamId >= streams)
         {
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
         counters.increment(SprayCounters.QUERIES_RECEIVED);
-        if (rxErrored[s] && m - rxErroredMsn[s] >= 0)
-        {
-            // refused, or flushed behind the refused message: the answer names the refused one
-            sendNack(0, rxErroredSyndrome[s], s, rxErroredMsn[s], rxErroredRefusal[s]);
-            return;
-        }
-        final int rec = (int)inbound.get(key(s, m));
-        if (rec == MISSING)
-        {
-            if (m - rxNextMsn[s] < 0)
-            {
-                sendNack(0, NegativeAckHeader.SYNDROME_ACCEPTED, s, m, 0); // completed and retired
-            }
-            return;
-        }
-        if (inSyndrome[rec] != 0)
-        {
-            sendNack(0, inSyndrome[rec], s, m, inRefusal[rec]);
-        }
-        else if (inDone[rec])
-        {
-            sendNack(0, NegativeAckHeader.SYNDROME_ACCEPTED, s, m, 0);
-        }
-        else if (inRefusal[rec] != 0 && (inRnr[rec] || inReceived[rec] == 0))
-        {
-            sendNack(0, NegativeAckHeader.SYNDROME_RNR, s, m, inRefusal[rec]); // the last attempt was refused
-        }
+        inbound.answerQuery(streamId, msn);
     }
 
     // S9.4: the message completes with the error, later messages of its stream are flushed
-    private void fail(final int slot, final WorkCompletionStatus st)
+    private void fail(final int slot, final WorkCompletionStatus completionStatus)
     {
-        status[slot] = st.ordinal();
-        nextPacket[slot] = packets[slot];
-        if (rnrWaiting[slot])
+        slots.status[slot] = completionStatus.ordinal();
+        slots.nextPacket[slot] = slots.packets[slot];
+        slots.stopRnrWait(slot);
+        final int streamId = slots.stream[slot];
+        slots.errored[streamId] = true;
+        for (int i = slots.nextInStream[slot]; i != MISSING; i = slots.nextInStream[i])
         {
-            rnrWaiting[slot] = false;
-            rnrWaitingCount--;
-        }
-        final int s = stream[slot];
-        txErrored[s] = true;
-        for (int i = nextInStream[slot]; i != MISSING; i = nextInStream[i])
-        {
-            if (status[i] == PENDING)
+            if (slots.status[i] == PENDING)
             {
-                status[i] = WorkCompletionStatus.WR_FLUSH_ERR.ordinal();
-                nextPacket[i] = packets[i];
-                if (rnrWaiting[i])
-                {
-                    rnrWaiting[i] = false;
-                    rnrWaitingCount--;
-                }
+                slots.status[i] = WorkCompletionStatus.WR_FLUSH_ERR.ordinal();
+                slots.nextPacket[i] = slots.packets[i];
+                slots.stopRnrWait(i);
             }
         }
-        deliverSendCompletions(s);
+        deliverSendCompletions(streamId);
     }
 
     private void onSlotProgress(final int slot)
     {
-        if (status[slot] == PENDING && !rnrWaiting[slot] && acked[slot] == packets[slot])
+        if (slots.status[slot] == PENDING && !slots.rnrWaiting[slot] && slots.acked[slot] == slots.packets[slot])
         {
-            if (kind[slot] == READ_RESPONSE)
+            if (slots.kind[slot] == READ_RESPONSE)
             {
-                status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
+                slots.status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
             }
             else if (mustHold(slot))
             {
                 hold(slot, ackNow);
             }
-            else if (kind[slot] != READ)
+            else if (slots.kind[slot] != READ)
             {
-                status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
-                deliverSendCompletions(stream[slot]);
+                slots.status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
+                deliverSendCompletions(slots.stream[slot]);
                 return;
             }
         }
         maybeFree(slot);
     }
 
-    private void deliverSendCompletions(final int s)
+    private void deliverSendCompletions(final int streamId)
     {
-        int head = txHead[s];
-        while (head != MISSING && status[head] != PENDING)
+        int head = slots.head[streamId];
+        while (head != MISSING && slots.status[head] != PENDING)
         {
-            final WorkCompletionStatus st = STATUSES[status[head]];
-            if (signaled[head] || st != WorkCompletionStatus.SUCCESS)
+            final WorkCompletionStatus completionStatus = STATUSES[slots.status[head]];
+            if (slots.signaled[head] || completionStatus != WorkCompletionStatus.SUCCESS)
             {
-                final WorkCompletionOpcode op = switch (kind[head])
+                final WorkCompletionOpcode op = switch (slots.kind[head])
                 {
                     case WRITE, WRITE_IMM -> WorkCompletionOpcode.RDMA_WRITE;
                     case READ -> WorkCompletionOpcode.RDMA_READ;
                     default -> WorkCompletionOpcode.SEND;
                 };
-                if (!sendCq.offer(wrId[head], st, op, length[head], false, 0, localCid))
+                if (!sendCq.offer(slots.wrId[head], completionStatus, op, slots.length[head], false, 0, localCid))
                 {
                     counters.increment(SprayCounters.CQ_OVERRUNS);
                     localError = true;
                 }
             }
             counters.increment(SprayCounters.MESSAGES_SENT);
-            unhold(head);
-            txByMsn.remove(key(s, msn[head]));
-            delivered[head] = true;
+            slots.unhold(head);
+            slots.forget(head);
+            slots.delivered[head] = true;
             final int done = head;
-            head = nextInStream[head];
+            head = slots.nextInStream[head];
             maybeFree(done);
         }
-        txHead[s] = head;
+        slots.head[streamId] = head;
         if (head == MISSING)
         {
-            txTail[s] = MISSING;
+            slots.tail[streamId] = MISSING;
         }
     }
 
     private void maybeFree(final int slot)
     {
-        if (delivered[slot] && status[slot] != PENDING && outstanding[slot] == 0 && !inSendQueue[slot] &&
-            kind[slot] != -1)
+        if (slots.isFinished(slot))
         {
-            if (kind[slot] == READ)
+            if (slots.kind[slot] == READ)
             {
-                releaseMarks(inboundCount + slot, readExpected[slot]);
+                marks.release(inbound.capacity + slot, slots.readExpected[slot]);
             }
-            region[slot] = null;
-            kind[slot] = -1;
-            generation[slot]++;
-            freeSlots[freeSlotCount++] = slot;
+            slots.free(slot);
         }
     }
 
@@ -1744,10 +982,10 @@ public final class SprayConnection implements PathSendWindow.Listener
             // completes (WR_FLUSH_ERR) and no region it held is touched again
             state = State.CLOSED;
             flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
-            flushReceives();
+            inbound.flushReceives();
             return 1;
         }
-        if (allFailedSince != NONE && now - allFailedSince >= config.connectionTimeoutNanos)
+        if (scheduler.allFailedFor(config.connectionTimeoutNanos, now))
         {
             closeAfterTimeout();
             return 1;
@@ -1757,26 +995,26 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return 1;
         }
-        siblingEstimates();
+        scheduler.refreshSiblingEstimates();
         int work = 0;
-        for (int p = 0; p < paths; p++)
+        for (int path = 0; path < paths; path++)
         {
-            if (rxFirstUnackedAt[p] != NONE && now - rxFirstUnackedAt[p] >= config.ackDelayNanos)
+            if (rxFirstUnackedAt[path] != NONE && now - rxFirstUnackedAt[path] >= config.ackDelayNanos)
             {
-                work += sendAck(p, now) ? 1 : 0;
+                work += sendAck(path, now) ? 1 : 0;
             }
         }
         work += pushRateHint(now);
-        for (int p = 0; p < paths; p++)
+        for (int path = 0; path < paths; path++)
         {
-            work += pathTimers(p, now);
+            work += pathTimers(path, now);
         }
         work += drainRetransmissions(now);
-        if (rnrWaitingCount > 0)
+        if (slots.rnrWaitingCount() > 0)
         {
             work += rnrRetries(now);
         }
-        if (heldCount > 0)
+        if (slots.heldCount() > 0)
         {
             work += sendQueries(now);
         }
@@ -1788,17 +1026,17 @@ public final class SprayConnection implements PathSendWindow.Listener
         return work;
     }
 
-    private int pathTimers(final int p, final long now)
+    private int pathTimers(final int path, final long now)
     {
-        final PathSendWindow window = sendWindows[p];
-        if (pathStates[p] == FAILED)
+        final PathSendWindow window = sendWindows[path];
+        if (scheduler.pathStates[path] == FAILED)
         {
-            if (now >= nextResyncAt[p])
+            if (now >= scheduler.nextResyncAt[path])
             {
-                nextResyncAt[p] = now + config.probeIntervalNanos;
+                scheduler.nextResyncAt[path] = now + config.probeIntervalNanos;
                 window.reset(window.nextPsn());
-                sourcePorts[p] = unusedSourcePort(); // a new route (S7.5)
-                sendNewProbe(p, ProbeHeader.FLAG_RESYNC, now);
+                scheduler.sourcePorts[path] = scheduler.unusedSourcePort(); // a new route (S7.5)
+                frames.newProbe(path, ProbeHeader.FLAG_RESYNC, now);
                 return 1;
             }
             return 0;
@@ -1807,26 +1045,26 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return 0;
         }
-        final RttEstimator rtt = rtts[p];
-        if (now - window.oldestSentAtNanos() >= rtt.rtoNanos(siblingSrtt, siblingRttvar))
+        if (now - window.oldestSentAtNanos() >= scheduler.rtoNanos(path))
         {
             counters.increment(SprayCounters.TIMEOUTS);
-            pathCounters[p].increment(SprayCounters.TIMEOUTS);
-            rtt.onTimeout();
-            if (++consecutiveTimeouts[p] >= config.failAfterTimeouts)
+            pathCounters[path].increment(SprayCounters.TIMEOUTS);
+            rtts[path].onTimeout();
+            if (++scheduler.consecutiveTimeouts[path] >= config.failAfterTimeouts)
             {
-                failPath(p, now);
+                failPath(path, now);
                 return 1;
             }
             final long oldestSentAt = window.oldestSentAtNanos();
-            if (othersAcknowledgedSince(p, oldestSentAt))
+            if (scheduler.othersAcknowledgedSince(path, oldestSentAt))
             {
                 // S7.4.1: the path went silent for an RTO while another answered, so on a FIFO path nothing
                 // sent on it since its oldest packet is known to have arrived: its overdue packets go again at
                 // once on the other live paths, and it keeps payload-free probes at their PSNs, the oldest
                 // sent now, to find out whether it is alive (an ACK) or dead (more timeouts, then S7.4)
-                relocatingFrom = p;
-                window.relocate(PROBE_HANDLE, Math.max(now - ackExpectedWithinNanos(p), oldestSentAt), relocator);
+                relocatingFrom = path;
+                window.relocate(PROBE_HANDLE, Math.max(now - scheduler.ackExpectedWithinNanos(path), oldestSentAt),
+                    relocator);
             }
             // else every path is as silent (a queue in front of them all, or the peer): moving packets would
             // only add copies to that queue and undo the backoff, so the oldest is retransmitted here (S6.8)
@@ -1836,87 +1074,39 @@ public final class SprayConnection implements PathSendWindow.Listener
             if (handle != PROBE_HANDLE)
             {
                 counters.increment(SprayCounters.LOST);
-                pathCounters[p].increment(SprayCounters.LOST);
+                pathCounters[path].increment(SprayCounters.LOST);
             }
-            queueRetransmission(p, psn, handle);
+            resend.queueRetransmission(path, psn, handle);
             return 1;
         }
-        if (consecutiveTimeouts[p] > 0 && othersAcknowledgedSince(p, now - ackExpectedWithinNanos(p)))
+        if (scheduler.consecutiveTimeouts[path] > 0 &&
+            scheduler.othersAcknowledgedSince(path, now - scheduler.ackExpectedWithinNanos(path)))
         {
             // S7.4.1: still no ACK since the timeout: a packet sent shortly before it is lost too once its ACK
             // is overdue, and goes again elsewhere without waiting for the next, backed-off, RTO
-            relocatingFrom = p;
-            if (window.relocate(PROBE_HANDLE, now - ackExpectedWithinNanos(p), relocator) > 0)
+            relocatingFrom = path;
+            if (window.relocate(PROBE_HANDLE, now - scheduler.ackExpectedWithinNanos(path), relocator) > 0)
             {
                 return 1;
             }
         }
-        final long quiet = Math.max(2 * rtt.srttNanos(siblingSrtt), config.probeMinNanos);
-        final long since = Math.max(Math.max(lastAckAt[p], lastProbeAt[p]), window.oldestSentAtNanos());
+        final long quiet = Math.max(2 * scheduler.srttNanos(path), config.probeMinNanos);
+        final long since = Math.max(Math.max(scheduler.lastAckAt[path], scheduler.lastProbeAt[path]),
+            window.oldestSentAtNanos());
         if (now - since >= quiet && !window.isFull())
         {
-            sendNewProbe(p, 0, now);
+            frames.newProbe(path, 0, now);
             return 1;
         }
         return 0;
     }
 
-    // S7.4.1: whether another live path was acknowledged at or after `sinceNanos`
-    private boolean othersAcknowledgedSince(final int p, final long sinceNanos)
+    private void failPath(final int path, final long now)
     {
-        for (int q = 0; q < paths; q++)
-        {
-            if (q != p && pathStates[q] == ACTIVE && lastAckAt[q] != NONE && lastAckAt[q] >= sinceNanos)
-            {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    // S7.4.1: how long after a packet was sent its ACK is due on a live path: the RTO's own estimate (S6.8)
-    // before the rtoMin clamp and the backoff, so that the packets still in flight are left where they are
-    private long ackExpectedWithinNanos(final int p)
-    {
-        final RttEstimator rtt = rtts[p];
-        return rtt.srttNanos(siblingSrtt) +
-            Math.max(4 * Math.max(rtt.rttvarNanos(), siblingRttvar), config.ackDelayNanos + config.rtoSlackNanos);
-    }
-
-    // S6.8: a path without RTT samples of its own is timed by the slowest sampled path of the connection
-    private void siblingEstimates()
-    {
-        long srtt = 0;
-        long rttvar = 0;
-        for (int p = 0; p < paths; p++)
-        {
-            final RttEstimator rtt = rtts[p];
-            if (rtt.hasSample() && pathStates[p] == ACTIVE)
-            {
-                srtt = Math.max(srtt, rtt.srttNanos());
-                rttvar = Math.max(rttvar, rtt.rttvarNanos());
-            }
-        }
-        siblingSrtt = srtt;
-        siblingRttvar = rttvar;
-    }
-
-    private void failPath(final int p, final long now)
-    {
-        pathStates[p] = FAILED;
-        boolean anyActive = false;
-        for (int q = 0; q < paths; q++)
-        {
-            anyActive |= pathStates[q] == ACTIVE;
-        }
-        if (!anyActive)
-        {
-            allFailedSince = now;
-        }
+        scheduler.fail(path, now);
         counters.increment(SprayCounters.PATH_FAILURES);
-        pathCounters[p].increment(SprayCounters.PATH_FAILURES);
-        sendWindows[p].drain(mover);
-        nextResyncAt[p] = now + config.probeIntervalNanos;
+        pathCounters[path].increment(SprayCounters.PATH_FAILURES);
+        sendWindows[path].drain(mover);
     }
 
     // S7.6: every path stayed failed for connectionTimeout: outstanding messages complete with RETRY_EXC_ERR
@@ -1928,62 +1118,39 @@ public final class SprayConnection implements PathSendWindow.Listener
     }
 
     // every send work request not finished completes with `st`, in order per stream; nothing is left to send
-    private void flushSends(final WorkCompletionStatus st)
+    private void flushSends(final WorkCompletionStatus completionStatus)
     {
-        for (int s = 0; s < streams; s++)
+        for (int streamId = 0; streamId < streams; streamId++)
         {
-            for (int slot = txHead[s]; slot != MISSING; slot = nextInStream[slot])
+            for (int slot = slots.head[streamId]; slot != MISSING; slot = slots.nextInStream[slot])
             {
-                if (status[slot] == PENDING)
+                if (slots.status[slot] == PENDING)
                 {
-                    status[slot] = st.ordinal();
+                    slots.status[slot] = completionStatus.ordinal();
                 }
             }
-            txErrored[s] = true;
+            slots.errored[streamId] = true;
         }
-        for (int slot = 0; slot < slotCount; slot++)
+        for (int slot = 0; slot < slots.capacity; slot++)
         {
-            if (freeSlotsContains(slot))
+            if (slots.kind[slot] == READ_RESPONSE && slots.status[slot] == PENDING && !slots.isFree(slot))
             {
-                continue;
-            }
-            outstanding[slot] = 0;
-            inSendQueue[slot] = false;
-            rnrWaiting[slot] = false;
-            if (kind[slot] == READ_RESPONSE && status[slot] == PENDING)
-            {
-                status[slot] = st.ordinal();
+                slots.status[slot] = completionStatus.ordinal();
             }
         }
-        rnrWaitingCount = 0;
-        heldCount = 0;
-        java.util.Arrays.fill(held, false);
-        sendQueueSize = 0;
-        retxSize = 0;
-        moveSize = 0;
-        for (int s = 0; s < streams; s++)
+        slots.clearInFlight();
+        resend.clear();
+        for (int streamId = 0; streamId < streams; streamId++)
         {
-            deliverSendCompletions(s);
+            deliverSendCompletions(streamId);
         }
-        for (int slot = 0; slot < slotCount; slot++)
+        for (int slot = 0; slot < slots.capacity; slot++)
         {
-            if (!freeSlotsContains(slot))
+            if (!slots.isFree(slot))
             {
                 maybeFree(slot);
             }
         }
-    }
-
-    private boolean freeSlotsContains(final int slot)
-    {
-        for (int i = 0; i < freeSlotCount; i++)
-        {
-            if (freeSlots[i] == slot)
-            {
-                return true;
-            }
-        }
-        return false;
     }
 
     /**
@@ -2056,13 +1223,13 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     private boolean drained()
     {
-        if (sendSlotsInUse() > 0 || retxSize > 0 || moveSize > 0)
+        if (sendSlotsInUse() > 0 || resend.retransmissions() > 0 || resend.moves() > 0)
         {
             return false;
         }
-        for (int p = 0; p < paths; p++)
+        for (int path = 0; path < paths; path++)
         {
-            if (sendWindows[p].outstanding() > 0)
+            if (sendWindows[path].outstanding() > 0)
             {
                 return false;
             }
@@ -2083,9 +1250,9 @@ public final class SprayConnection implements PathSendWindow.Listener
             {
                 counters.increment(SprayCounters.CLOSE_TIMEOUTS);
                 flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
-                for (int p = 0; p < paths; p++)
+                for (int path = 0; path < paths; path++)
                 {
-                    sendWindows[p].reset(sendWindows[p].nextPsn()); // nothing of the flushed messages is resent
+                    sendWindows[path].reset(sendWindows[path].nextPsn()); // nothing of the flushed messages is resent
                 }
             }
             state = State.CLOSING;
@@ -2117,24 +1284,24 @@ public final class SprayConnection implements PathSendWindow.Listener
     // the peer closes (S9.2): answer, flush what is unfinished here, forget the connection
     private void onClosePacket(final RoceFrame frame)
     {
-        final MemorySegment seg = frame.segment();
+        final MemorySegment buffer = frame.segment();
         final long conh = frame.customHeaderOffset();
-        if (ConnectionHeader.senderCid(seg, conh) != remoteCid)
+        if (ConnectionHeader.senderCid(buffer, conh) != remoteCid)
         {
             engine.counters().increment(SprayCounters.MALFORMED); // not our peer's CID: not our peer's CLOSE
             return;
         }
         counters.increment(SprayCounters.CLOSES_RECEIVED);
-        writeConnectionPacket(SprayOpcodes.CLOSE_ACK, ConnectionHeader.token(seg, conh));
+        writeConnectionPacket(SprayOpcodes.CLOSE_ACK, ConnectionHeader.token(buffer, conh));
         finish();
     }
 
     private void onCloseAckPacket(final RoceFrame frame)
     {
-        final MemorySegment seg = frame.segment();
+        final MemorySegment buffer = frame.segment();
         final long conh = frame.customHeaderOffset();
-        if (state != State.CLOSING || ConnectionHeader.token(seg, conh) != closeToken ||
-            ConnectionHeader.senderCid(seg, conh) != remoteCid)
+        if (state != State.CLOSING || ConnectionHeader.token(buffer, conh) != closeToken ||
+            ConnectionHeader.senderCid(buffer, conh) != remoteCid)
         {
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
@@ -2145,130 +1312,22 @@ public final class SprayConnection implements PathSendWindow.Listener
     private void finish()
     {
         flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
-        flushReceives();
+        inbound.flushReceives();
         state = State.CLOSED;
         engine.forget(this);
     }
 
-    // posted receives complete with WR_FLUSH_ERR, in posting order per stream
-    private void flushReceives()
-    {
-        for (int s = 0; s < streams; s++)
-        {
-            // at most receiveCount receives are outstanding: the last receiveCount posted cover them all
-            for (int j = rxPosted[s] - Math.min(receiveCount, rxPosted[s]); j - rxPosted[s] < 0; j++)
-            {
-                final long key = key(s, j);
-                final int r = (int)receives.remove(key);
-                if (r == MISSING)
-                {
-                    continue;
-                }
-                if (!receiveCq.offer(rWrId[r], WorkCompletionStatus.WR_FLUSH_ERR, WorkCompletionOpcode.RECV, 0, false, 0,
-                    localCid))
-                {
-                    counters.increment(SprayCounters.CQ_OVERRUNS);
-                    localError = true;
-                }
-                rRegion[r] = null;
-                freeReceives[freeReceiveCount++] = r;
-            }
-        }
-    }
-
     private boolean writeConnectionPacket(final int opcode, final long token)
     {
-        final SprayHandshake handshake = engine.handshake();
-        handshake.to(remoteIsIpv6[0], remoteIpv4[0], remoteIpv6High[0], remoteIpv6Low[0], remoteMac[0]);
-        final RoceFrameWriter conh = engine.writer(0);
-        auth.tagNext(conh); // S12.3: CLOSE and CLOSE_ACK carry the tag in CONH
-        final boolean written = handshake.writeConnectionHeader(opcode, remoteCid, sourcePorts[0], paths, mtu, streams,
-            localCid, 0, token);
-        conh.clearTag();
-        return written;
+        return frames.connectionPacket(opcode, paths, streams, localCid, token);
     }
 
-    // S7.3: a path's loss rate is measured over its last 256 to 512 packets: the sample being filled and the
-    // one before it. It is judged on every loss once the two hold at least MIN_LOSS_SAMPLE packets, because a
-    // lossy path's window collapses and it may take very long to send 256 more. RTT is judged every 256 packets.
-    private static final int MIN_LOSS_SAMPLE = 32;
-
-    private void endLossSample(final int p)
+    // S7.3: a lossy or slow path changes route
+    private void repath(final int path)
     {
-        previousSent[p] = sampleSent[p];
-        previousLost[p] = sampleLost[p];
-        sampleSent[p] = 0;
-        sampleLost[p] = 0;
-        for (int q = 0; q < paths; q++)
-        {
-            medianScratch[q] = rtts[q].srttNanos();
-        }
-        final double medianRtt = median(medianScratch);
-        if (isLossy(p) || (rtts[p].hasSample() && rtts[p].srttNanos() > config.repathRttFactor * medianRtt))
-        {
-            repath(p);
-        }
-    }
-
-    private boolean isLossy(final int p)
-    {
-        for (int q = 0; q < paths; q++)
-        {
-            final int sent = previousSent[q] + sampleSent[q];
-            lossRate[q] = sent < MIN_LOSS_SAMPLE ? 0 : (double)(previousLost[q] + sampleLost[q]) / sent;
-        }
-        return lossRate[p] > config.repathLoss && median(lossRate) < config.repathLoss / 2;
-    }
-
-    private double median(final double[] values)
-    {
-        final double[] v = medianScratch == values ? values : medianScratch;
-        if (v != values)
-        {
-            System.arraycopy(values, 0, v, 0, paths);
-        }
-        for (int i = 1; i < paths; i++) // insertion sort: P <= 64, allocation-free
-        {
-            final double x = v[i];
-            int j = i - 1;
-            while (j >= 0 && v[j] > x)
-            {
-                v[j + 1] = v[j];
-                j--;
-            }
-            v[j + 1] = x;
-        }
-        return (paths & 1) == 1 ? v[paths / 2] : (v[paths / 2 - 1] + v[paths / 2]) / 2;
-    }
-
-    private void repath(final int p)
-    {
-        sourcePorts[p] = unusedSourcePort();
-        rtts[p].reset(config.initialRttNanos);
-        sampleSent[p] = 0;
-        sampleLost[p] = 0;
-        previousSent[p] = 0;
-        previousLost[p] = 0;
+        scheduler.repath(path);
         counters.increment(SprayCounters.REPATHS);
-        pathCounters[p].increment(SprayCounters.REPATHS);
-    }
-
-    // an unused port chosen at random in 49152-65535 (S7.3, S7.5)
-    private int unusedSourcePort()
-    {
-        while (true)
-        {
-            final int port = 49152 + engine.random().nextInt(16384);
-            boolean used = false;
-            for (int q = 0; q < paths; q++)
-            {
-                used |= sourcePorts[q] == port;
-            }
-            if (!used)
-            {
-                return port;
-            }
-        }
+        pathCounters[path].increment(SprayCounters.REPATHS);
     }
 
     private void enqueueMove(final long handle)
@@ -2277,53 +1336,42 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return;
         }
-        final int at = (moveHead + moveSize) % retxCapacity;
-        moveQueue[at] = handle;
-        moveLostOn[at] = -1;
-        moveSize++;
+        resend.queueMove(handle, RetransmitQueues.NOT_LOST);
         counters.increment(SprayCounters.MOVED);
     }
 
     // S7.4.1: a packet of a path that timed out is lost there and goes again on another live path
     private void enqueueRelocation(final long handle)
     {
-        final int p = relocatingFrom;
-        final int at = (moveHead + moveSize) % retxCapacity;
-        moveQueue[at] = handle;
-        moveLostOn[at] = p;
-        moveSize++;
+        resend.queueMove(handle, relocatingFrom);
         counters.increment(SprayCounters.LOST);
-        pathCounters[p].increment(SprayCounters.LOST);
+        pathCounters[relocatingFrom].increment(SprayCounters.LOST);
     }
 
-    private void restorePath(final int p, final long now)
+    private void restorePath(final int path, final long now)
     {
-        pathStates[p] = ACTIVE;
-        allFailedSince = NONE;
-        windows[p].reset(now);
-        rtts[p].reset(config.initialRttNanos);
-        consecutiveTimeouts[p] = 0;
+        scheduler.restore(path, now);
         counters.increment(SprayCounters.PATH_RESTORES);
-        pathCounters[p].increment(SprayCounters.PATH_RESTORES);
+        pathCounters[path].increment(SprayCounters.PATH_RESTORES);
     }
 
     private int rnrRetries(final long now)
     {
         int work = 0;
-        for (int slot = 0; slot < slotCount; slot++)
+        for (int slot = 0; slot < slots.capacity; slot++)
         {
-            if (rnrWaiting[slot] && outstanding[slot] == 0 && nextPacket[slot] == packets[slot] &&
-                now >= rnrRetryAt[slot])
+            if (slots.rnrWaiting[slot] && slots.outstanding[slot] == 0 &&
+                slots.nextPacket[slot] == slots.packets[slot] &&
+                now >= slots.rnrRetryAt[slot])
             {
-                rnrWaiting[slot] = false;
-                rnrWaitingCount--;
-                unhold(slot);
-                generation[slot]++;
-                nextPacket[slot] = 0;
-                acked[slot] = 0;
-                if (!inSendQueue[slot])
+                slots.stopRnrWait(slot);
+                slots.unhold(slot);
+                slots.generation[slot]++;
+                slots.nextPacket[slot] = 0;
+                slots.acked[slot] = 0;
+                if (!slots.inSendQueue[slot])
                 {
-                    enqueueSend(slot);
+                    slots.enqueueSend(slot);
                 }
                 work++;
             }
@@ -2331,28 +1379,19 @@ public final class SprayConnection implements PathSendWindow.Listener
         return work;
     }
 
-    private void queueRetransmission(final int p, final int psn, final long handle)
-    {
-        final int at = (retxHead + retxSize) % retxCapacity;
-        retxPath[at] = p;
-        retxPsn[at] = psn;
-        retxHandle[at] = handle;
-        retxSize++;
-    }
-
     private int drainRetransmissions(final long now)
     {
         int sent = 0;
-        while (retxSize > 0)
+        while (resend.retransmissions() > 0)
         {
-            final int p = retxPath[retxHead];
-            final int psn = retxPsn[retxHead];
-            final long handle = retxHandle[retxHead];
-            final PathSendWindow window = sendWindows[p];
-            if (pathStates[p] == ACTIVE && Psn.inRange(psn, window.basePsn(), window.outstanding()))
+            final int path = resend.retransmissionPath();
+            final int psn = resend.retransmissionPsn();
+            final long handle = resend.retransmissionHandle();
+            final PathSendWindow window = sendWindows[path];
+            if (scheduler.pathStates[path] == ACTIVE && Psn.inRange(psn, window.basePsn(), window.outstanding()))
             {
-                final boolean ok = handle == PROBE_HANDLE ? writeProbe(p, psn, 0) :
-                    writeData(p, handle, psn, true, now);
+                final boolean ok = handle == PROBE_HANDLE ? frames.probe(path, psn, 0) :
+                    writeData(path, handle, psn, true, now);
                 if (!ok)
                 {
                     break;
@@ -2360,85 +1399,81 @@ public final class SprayConnection implements PathSendWindow.Listener
                 if (handle != PROBE_HANDLE)
                 {
                     counters.increment(SprayCounters.RETRANSMITTED);
-                    pathCounters[p].increment(SprayCounters.RETRANSMITTED);
+                    pathCounters[path].increment(SprayCounters.RETRANSMITTED);
                     // sent at once, but paced all the same: new data waits for the tokens it took (S8.4)
-                    tokens -= payloadOf(slotOf(handle), packetOf(handle)) + PACING_OVERHEAD;
+                    pacer.take(slots.payloadOf(SendSlots.slotOf(handle), SendSlots.packetOf(handle)));
                 }
                 sent++;
             }
-            retxHead = (retxHead + 1) % retxCapacity;
-            retxSize--;
+            resend.dropRetransmission();
         }
         return sent;
     }
 
     private int sendData(final long now)
     {
-        refill(now);
+        final long elapsed = pacer.advance(now);
+        if (elapsed > 0)
+        {
+            pacer.refill(elapsed, pacingRate());
+        }
         int sent = 0;
-        while (sent < config.maxPacketsPerTick && tokens > 0)
+        while (sent < config.maxPacketsPerTick && pacer.hasTokens())
         {
             final long handle;
-            final boolean moved = moveSize > 0;
-            final int lostOn = moved ? moveLostOn[moveHead] : -1;
+            final boolean moved = resend.moves() > 0;
+            final int lostOn = moved ? resend.moveLostOn() : RetransmitQueues.NOT_LOST;
             if (moved)
             {
-                handle = moveQueue[moveHead];
+                handle = resend.moveHandle();
             }
             else
             {
-                if (sendQueueSize == 0)
+                if (slots.sendQueueSize() == 0)
                 {
                     break;
                 }
-                final int slot = sendQueue[sendQueueHead];
-                if (nextPacket[slot] >= packets[slot])
+                final int slot = slots.sendQueueHead();
+                if (slots.nextPacket[slot] >= slots.packets[slot])
                 {
-                    sendQueueHead = (sendQueueHead + 1) % slotCount;
-                    sendQueueSize--;
-                    inSendQueue[slot] = false;
+                    slots.dequeueSend();
                     maybeFree(slot);
                     continue;
                 }
-                handle = handle(slot, nextPacket[slot]);
+                handle = slots.handle(slot, slots.nextPacket[slot]);
             }
-            if (!moved && startBudgetLeft == 0)
+            if (!moved && pacer.startBudgetSpent())
             {
                 break; // S8.3.1: the rest waits for the share the first ACK brings
             }
-            final int p = pickPath();
-            if (p < 0)
+            final int path = scheduler.pick();
+            if (path < 0)
             {
                 break;
             }
-            if (!moved && config.startBudgetBytes >= 0 &&
-                (lastNewDataAt == NONE || now - lastNewDataAt > config.activityWindowNanos) && nothingOutstanding() &&
-                queuedPacketsAbove(config.startBudgetBytes / mtu))
+            if (!moved && pacer.isStart(now) && scheduler.nothingOutstanding() &&
+                slots.queuedPacketsAbove(config.startBudgetBytes / mtu))
             {
                 // S8.3.1: starting after a pause, announce it with a header-only probe ahead of the data: the
                 // receiver counts this sender (and tells the others still sending their smaller share, S8.3.2) as
                 // soon as the probe arrives, before the data of an incast's first round trip has queued up ahead
-                if (sendNewProbe(p, 0, now))
+                if (frames.newProbe(path, 0, now))
                 {
                     counters.increment(SprayCounters.START_PROBES_SENT);
-                    startBudgetLeft = config.startBudgetBytes;
+                    pacer.startAnnounced();
                 }
             }
-            if (!writeData(p, handle, -1, false, now))
+            if (!writeData(path, handle, -1, false, now))
             {
                 break;
             }
-            final int slot = slotOf(handle);
-            final int payload = payloadOf(slot, packetOf(handle));
+            final int slot = SendSlots.slotOf(handle);
+            final int payload = slots.payloadOf(slot, SendSlots.packetOf(handle));
             if (!moved)
             {
-                lastNewDataAt = now;
-                if (startBudgetLeft > 0)
-                {
-                    startBudgetLeft = Math.max(0, startBudgetLeft - payload);
-                }
+                pacer.newDataSent(now, payload);
             }
-            tokens -= payload + PACING_OVERHEAD;
+            pacer.take(payload);
             if (lostOn >= 0)
             {
                 // a retransmission, counted against the path that lost it (S6.9)
@@ -2449,22 +1484,21 @@ public final class SprayConnection implements PathSendWindow.Listener
             {
                 counters.increment(SprayCounters.TX_PACKETS);
                 counters.add(SprayCounters.TX_BYTES, payload);
-                pathCounters[p].increment(SprayCounters.TX_PACKETS);
-                pathCounters[p].add(SprayCounters.TX_BYTES, payload);
-                if (++sampleSent[p] >= PathSendWindow.CAPACITY)
+                pathCounters[path].increment(SprayCounters.TX_PACKETS);
+                pathCounters[path].add(SprayCounters.TX_BYTES, payload);
+                if (scheduler.countSent(path) && scheduler.endLossSample(path))
                 {
-                    endLossSample(p);
+                    repath(path);
                 }
             }
             if (moved)
             {
-                moveHead = (moveHead + 1) % retxCapacity;
-                moveSize--;
+                resend.dropMove();
             }
             else
             {
-                nextPacket[slot]++;
-                outstanding[slot]++;
+                slots.nextPacket[slot]++;
+                slots.outstanding[slot]++;
             }
             sent++;
         }
@@ -2477,14 +1511,7 @@ public final class SprayConnection implements PathSendWindow.Listener
      */
     public double pacingRate()
     {
-        double rate = 0;
-        for (int p = 0; p < paths; p++)
-        {
-            if (pathStates[p] == ACTIVE)
-            {
-                rate += (double)windows[p].window() * mtu / Math.max(1, rtts[p].srttNanos(siblingSrtt));
-            }
-        }
+        double rate = scheduler.windowRate(mtu);
         if (peerRateHintMbps > 0)
         {
             rate = Math.min(rate, peerRateHintMbps / 8000.0);
@@ -2492,253 +1519,25 @@ public final class SprayConnection implements PathSendWindow.Listener
         return Math.min(rate, config.capacityMbps / 8000.0);
     }
 
-    // S8.3.1: whether more new data is queued than the start budget covers (whole packets, counted until the
-    // answer is known): a start that fits in the budget needs no share, so it sends no probe and does not wait
-    private boolean queuedPacketsAbove(final int budgetPackets)
-    {
-        int queued = 0;
-        for (int i = 0; i < sendQueueSize; i++)
-        {
-            final int slot = sendQueue[(sendQueueHead + i) % slotCount];
-            queued += packets[slot] - nextPacket[slot];
-            if (queued > budgetPackets)
-            {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private boolean nothingOutstanding()
-    {
-        for (int p = 0; p < paths; p++)
-        {
-            if (sendWindows[p].outstanding() > 0)
-            {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private void refill(final long now)
-    {
-        if (lastRefillAt == NONE)
-        {
-            lastRefillAt = now;
-            return;
-        }
-        final long elapsed = now - lastRefillAt;
-        lastRefillAt = now;
-        if (elapsed <= 0)
-        {
-            return;
-        }
-        final double rate = pacingRate();
-        final double depth = Math.max(mtu + PACING_OVERHEAD, Math.min(config.burstBytes, rate * config.burstNanos));
-        tokens = Math.min(depth, tokens + rate * elapsed);
-    }
-
-    // S7.2: smooth weighted round robin over the ACTIVE paths with window space, weight = free window
-    private int pickPath()
-    {
-        // S7.4.1: a path that timed out and has not been acknowledged since gets no data while another
-        // live path has not timed out: its packets would wait for another RTO
-        boolean anyAnswering = false;
-        for (int p = 0; p < paths; p++)
-        {
-            anyAnswering |= pathStates[p] == ACTIVE && consecutiveTimeouts[p] == 0;
-        }
-        int total = 0;
-        int best = -1;
-        for (int p = 0; p < paths; p++)
-        {
-            if (pathStates[p] != ACTIVE || (anyAnswering && consecutiveTimeouts[p] > 0))
-            {
-                continue;
-            }
-            final int free = Math.min(windows[p].window(), PathSendWindow.CAPACITY) - sendWindows[p].outstanding();
-            if (free <= 0)
-            {
-                continue;
-            }
-            wrrCurrent[p] += free;
-            total += free;
-            if (best < 0 || wrrCurrent[p] > wrrCurrent[best])
-            {
-                best = p;
-            }
-        }
-        if (best >= 0)
-        {
-            wrrCurrent[best] -= total;
-        }
-        return best;
-    }
-
-    private void enqueueSend(final int slot)
-    {
-        sendQueue[(sendQueueHead + sendQueueSize) % slotCount] = slot;
-        sendQueueSize++;
-        inSendQueue[slot] = true;
-    }
-
     // =====================================================================================================
     // Frames
     // =====================================================================================================
 
-    private void address(final int p, final int plane)
-    {
-        writer = writers[plane];
-        writer.ethernet(localMac[plane], remoteMac[plane]).vlan(vlanTci[plane]);
-        if (remoteIsIpv6[plane])
-        {
-            // S2.4: a UDP checksum of 0, as RoCEv2 permits over IPv6 (the ICRC covers the packet)
-            writer.ipv6(localIpv6High[plane], localIpv6Low[plane], remoteIpv6High[plane], remoteIpv6Low[plane])
-                .ipv6UdpChecksum(false);
-        }
-        else
-        {
-            writer.ipv4(localIpv4[plane], remoteIpv4[plane]).ipv4Identification(0); // S2.4: identification 0
-        }
-        writer.dscp(config.dscp)
-            .udpSourcePort(sourcePorts[p])
-            .destQp(remoteCid)
-            .solicited(false)
-            .ackReq(false)
-            .ecn(0);
-    }
-
     /**
-     * Writes a data packet on path {@code p}: a new one ({@code psn < 0}: takes the path's next PSN) or a
+     * Writes a data packet on path {@code path}: a new one ({@code psnOrNew < 0}: takes the path's next PSN) or a
      * retransmission with its PSN (S6.6).
      */
-    private boolean writeData(final int p, final long handle, final int psnOrNew, final boolean retransmit, final long now)
+    private boolean writeData(
+        final int path, final long handle, final int psnOrNew, final boolean retransmit, final long now)
     {
-        final int slot = slotOf(handle);
-        final int packet = packetOf(handle);
-        final byte k = kind[slot];
-        final int offset = k == READ ? 0 : packet * mtu;
-        final int payload = payloadOf(slot, packet);
-        if (payload > 0 && k != READ && !region[slot].isRegistered())
+        final int slot = SendSlots.slotOf(handle);
+        final int payload = slots.payloadOf(slot, SendSlots.packetOf(handle));
+        if (payload > 0 && !slots.region[slot].isRegistered())
         {
             localError = true; // its memory was deregistered: not a byte is read, the connection fails
             return false;
         }
-        final boolean last = k == READ || packet == packets[slot] - 1;
-        final int plane = p % planes;
-        address(p, plane);
-        final PathSendWindow window = sendWindows[p];
-        writer.opcode(OPCODES[k]).ecn(ECT0).solicited(last && solicited[slot])
-            .ackReq(last || window.outstanding() + 1 >= windows[p].window());
-        final int maxLength = writer.frameLength(payload);
-        if (!output.claim(plane, maxLength))
-        {
-            counters.increment(SprayCounters.OUTPUT_FULL);
-            return false;
-        }
-        final int psn = psnOrNew < 0 ? window.send(handle, now) : psnOrNew;
-        writer.psn(psn);
-        final MemorySegment seg = output.buffer();
-        final long base = output.offset();
-        final long payloadAt = base + writer.payloadOffset();
-        final long seth = payloadAt - SprayOpcodes.TABLE.extensionHeadersLength(OPCODES[k]);
-        SprayExtendedTransportHeader.path(seg, seth, p);
-        SprayExtendedTransportHeader.flags(seg, seth,
-            (retransmit ? SprayExtendedTransportHeader.FLAG_RETRANSMIT : 0) |
-            (last ? SprayExtendedTransportHeader.FLAG_LAST : 0));
-        SprayExtendedTransportHeader.stream(seg, seth, stream[slot]);
-        SprayExtendedTransportHeader.msn(seg, seth, msn[slot]);
-        SprayExtendedTransportHeader.messageOffset(seg, seth, offset);
-        SprayExtendedTransportHeader.messageLength(seg, seth, length[slot]);
-        SprayExtendedTransportHeader.rsn(seg, seth, rsn[slot]);
-        SprayExtendedTransportHeader.messageTag(seg, seth, messageTag[slot]);
-        long at = seth + SprayExtendedTransportHeader.LENGTH;
-        if (k == WRITE || k == WRITE_IMM || k == READ)
-        {
-            RdmaExtendedTransportHeader.virtualAddress(seg, at, remoteAddress[slot] + offset);
-            RdmaExtendedTransportHeader.rkey(seg, at, rkey[slot]);
-            RdmaExtendedTransportHeader.dmaLength(seg, at, length[slot]);
-            at += RdmaExtendedTransportHeader.LENGTH;
-        }
-        if (k == WRITE_IMM || k == SEND_IMM)
-        {
-            ImmediateDataHeader.immediateData(seg, at, immediate[slot]);
-        }
-        if (payload > 0)
-        {
-            final MemoryRegion mr = region[slot];
-            MemorySegment.copy(mr.segment(), mr.offsetOf(localAddress[slot]) + offset, seg, payloadAt, payload);
-        }
-        output.commit(writer.writeFrame(seg, base, payload));
-        return true;
-    }
-
-    private boolean sendNewProbe(final int p, final int flags, final long now)
-    {
-        final PathSendWindow window = sendWindows[p];
-        if (window.isFull())
-        {
-            return false;
-        }
-        final int plane = p % planes;
-        address(p, plane);
-        writer.opcode(SprayOpcodes.PROBE);
-        if (!output.claim(plane, writer.frameLength(0)))
-        {
-            counters.increment(SprayCounters.OUTPUT_FULL);
-            return false;
-        }
-        final int psn = window.send(PROBE_HANDLE, now);
-        lastProbeAt[p] = now;
-        writeProbeClaimed(p, psn, flags);
-        return true;
-    }
-
-    private boolean writeProbe(final int p, final int psn, final int flags)
-    {
-        final int plane = p % planes;
-        address(p, plane);
-        writer.opcode(SprayOpcodes.PROBE);
-        if (!output.claim(plane, writer.frameLength(0)))
-        {
-            counters.increment(SprayCounters.OUTPUT_FULL);
-            return false;
-        }
-        writeProbeClaimed(p, psn, flags);
-        return true;
-    }
-
-    private void writeProbeClaimed(final int p, final int psn, final int flags)
-    {
-        writer.psn(psn);
-        final MemorySegment seg = output.buffer();
-        final long base = output.offset();
-        final long prbh = base + writer.payloadOffset() - ProbeHeader.LENGTH;
-        ProbeHeader.path(seg, prbh, p);
-        ProbeHeader.flags(seg, prbh, flags);
-        ProbeHeader.nextPsn(seg, prbh, psn);
-        auth.tagNext(writer);
-        output.commit(writer.writeFrame(seg, base, 0));
-        counters.increment(SprayCounters.PROBES_SENT);
-        pathCounters[p].increment(SprayCounters.PROBES_SENT);
-    }
-
-    // the reverse direction's path of the same index, or any live one if it failed (S6.4)
-    private int controlPath(final int p)
-    {
-        if (pathStates[p] == ACTIVE)
-        {
-            return p;
-        }
-        for (int q = 0; q < paths; q++)
-        {
-            if (pathStates[q] == ACTIVE)
-            {
-                return q;
-            }
-        }
-        return p;
+        return frames.data(path, handle, payload, psnOrNew, retransmit, now);
     }
 
     // S8.3.2: when this receiver's share for a sender that is still sending to it (a message partly delivered,
@@ -2757,8 +1556,8 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return 0;
         }
-        final int p = controlPath(0);
-        if (!sendAck(p, now))
+        final int path = scheduler.controlPath(0);
+        if (!sendAck(path, now))
         {
             return 0;
         }
@@ -2766,84 +1565,41 @@ public final class SprayConnection implements PathSendWindow.Listener
         return 1;
     }
 
-    private boolean sendAck(final int p, final long now)
+    private boolean sendAck(final int path, final long now)
     {
-        final int q = controlPath(p);
-        final int plane = q % planes;
-        address(q, plane);
-        writer.opcode(SprayOpcodes.ACK).psn(0);
-        if (!output.claim(plane, writer.frameLength(0)))
+        if (!frames.claimControl(scheduler.controlPath(path), SprayOpcodes.ACK))
         {
-            counters.increment(SprayCounters.OUTPUT_FULL);
             return false;
         }
-        final MemorySegment seg = output.buffer();
-        final long base = output.offset();
-        final long sack = base + writer.payloadOffset() - SelectiveAckHeader.LENGTH;
-        final int ce = rxCeSinceAck[p];
-        SelectiveAckHeader.path(seg, sack, p);
-        SelectiveAckHeader.flags(seg, sack, ce > 0 ? SelectiveAckHeader.FLAG_ECE : 0);
-        SelectiveAckHeader.ceCount(seg, sack, ce);
-        receiveWindows[p].writeTo(seg, sack);
         advertisedHintMbps = engine.rateHint().hintMbps();
-        SelectiveAckHeader.rateHintMbps(seg, sack, advertisedHintMbps);
-        SelectiveAckHeader.ackSequence(seg, sack, ++rxAckSequence[p]);
-        SelectiveAckHeader.refusals(seg, sack, refusals);
-        auth.tagNext(writer);
-        output.commit(writer.writeFrame(seg, base, 0));
-        rxSinceAck[p] = 0;
-        rxCeSinceAck[p] = 0;
-        rxFirstUnackedAt[p] = NONE;
+        frames.ack(path, rxCeSinceAck[path], receiveWindows[path], advertisedHintMbps, ++rxAckSequence[path],
+            refusals.made());
+        rxSinceAck[path] = 0;
+        rxCeSinceAck[path] = 0;
+        rxFirstUnackedAt[path] = NONE;
         counters.increment(SprayCounters.ACKS_SENT);
-        pathCounters[p].increment(SprayCounters.ACKS_SENT);
+        pathCounters[path].increment(SprayCounters.ACKS_SENT);
         return true;
     }
 
-    private void sendNack(final int p, final int syndrome, final int s, final int m, final int refusal)
+    void sendNack(final int path, final int syndrome, final int streamId, final int msn, final int refusal)
     {
-        final int q = controlPath(p);
-        final int plane = q % planes;
-        address(q, plane);
-        writer.opcode(SprayOpcodes.NACK).psn(0);
-        if (!output.claim(plane, writer.frameLength(0)))
+        if (!frames.claimControl(scheduler.controlPath(path), SprayOpcodes.NACK))
         {
-            counters.increment(SprayCounters.OUTPUT_FULL);
             return;
         }
-        final MemorySegment seg = output.buffer();
-        final long base = output.offset();
-        final long nakh = base + writer.payloadOffset() - NegativeAckHeader.LENGTH;
-        NegativeAckHeader.syndrome(seg, nakh, syndrome);
-        NegativeAckHeader.stream(seg, nakh, s);
-        NegativeAckHeader.msn(seg, nakh, m);
-        NegativeAckHeader.rnrTimerMicros(seg, nakh, syndrome == NegativeAckHeader.SYNDROME_RNR ? config.rnrTimerMicros : 0);
-        NegativeAckHeader.refusal(seg, nakh, refusal);
-        auth.tagNext(writer);
-        output.commit(writer.writeFrame(seg, base, 0));
+        frames.negativeAck(syndrome, streamId, msn,
+            syndrome == NegativeAckHeader.SYNDROME_RNR ? config.rnrTimerMicros : 0, refusal);
         counters.increment(SprayCounters.NACKS_SENT);
     }
 
-    private boolean writeQuery(final int s, final int m)
+    private boolean writeQuery(final int streamId, final int msn)
     {
-        final int q = controlPath(0);
-        final int plane = q % planes;
-        address(q, plane);
-        writer.opcode(SprayOpcodes.QUERY).psn(0);
-        if (!output.claim(plane, writer.frameLength(0)))
+        if (!frames.claimControl(scheduler.controlPath(0), SprayOpcodes.QUERY))
         {
-            counters.increment(SprayCounters.OUTPUT_FULL);
             return false;
         }
-        final MemorySegment seg = output.buffer();
-        final long base = output.offset();
-        final long nakh = base + writer.payloadOffset() - NegativeAckHeader.LENGTH;
-        NegativeAckHeader.syndrome(seg, nakh, NegativeAckHeader.SYNDROME_ACCEPTED);
-        NegativeAckHeader.stream(seg, nakh, s);
-        NegativeAckHeader.msn(seg, nakh, m);
-        NegativeAckHeader.rnrTimerMicros(seg, nakh, 0);
-        NegativeAckHeader.refusal(seg, nakh, 0);
-        auth.tagNext(writer);
-        output.commit(writer.writeFrame(seg, base, 0));
+        frames.negativeAck(NegativeAckHeader.SYNDROME_ACCEPTED, streamId, msn, 0, 0);
         counters.increment(SprayCounters.QUERIES_SENT);
         return true;
     }
@@ -2852,43 +1608,15 @@ public final class SprayConnection implements PathSendWindow.Listener
     // Helpers and reporting
     // =====================================================================================================
 
-    private int packetsFor(final int len)
+    private static long key(final int streamId, final int msn)
     {
-        return len == 0 ? 1 : (int)((len + (long)mtu - 1) / mtu);
+        return SendSlots.key(streamId, msn);
     }
 
-    private int payloadOf(final int slot, final int packet)
+    // a completion queue overran or a region in use was deregistered: the connection fails on the next tick
+    void localError()
     {
-        if (kind[slot] == READ)
-        {
-            return 0;
-        }
-        return Math.min(mtu, length[slot] - packet * mtu);
-    }
-
-    private static long key(final int s, final int m)
-    {
-        return ((long)s << 32) | (m & 0xFFFF_FFFFL);
-    }
-
-    private long handle(final int slot, final int packet)
-    {
-        return ((long)slot << 48) | ((long)(generation[slot] & 0xFFFF) << 32) | (packet & 0xFFFF_FFFFL);
-    }
-
-    private static int slotOf(final long handle)
-    {
-        return (int)(handle >>> 48);
-    }
-
-    private static int generationOf(final long handle)
-    {
-        return (int)(handle >>> 32) & 0xFFFF;
-    }
-
-    private static int packetOf(final long handle)
-    {
-        return (int)handle;
+        localError = true;
     }
 
     PacketAuthenticator authenticator()
@@ -2904,6 +1632,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     public void protectionDomain(final ProtectionDomain domain)
     {
         this.pd = domain;
+        inbound.protectionDomain(domain);
     }
 
     public int localCid()
@@ -2974,45 +1703,45 @@ public final class SprayConnection implements PathSendWindow.Listener
     }
 
     /** @return the counters of path {@code p} (both directions of that index). */
-    public TransportCounters pathCounters(final int p)
+    public TransportCounters pathCounters(final int path)
     {
-        return pathCounters[p];
+        return pathCounters[path];
     }
 
     /** @return {@link #ACTIVE} or {@link #FAILED}. */
-    public int pathState(final int p)
+    public int pathState(final int path)
     {
-        return pathStates[p];
+        return scheduler.pathStates[path];
     }
 
     /** @return the UDP source port path {@code p} uses now. */
-    public int sourcePort(final int p)
+    public int sourcePort(final int path)
     {
-        return sourcePorts[p];
+        return scheduler.sourcePorts[path];
     }
 
     /** @return the send window of path {@code p} (for tests and tools). */
-    public PathSendWindow sendWindow(final int p)
+    public PathSendWindow sendWindow(final int path)
     {
-        return sendWindows[p];
+        return sendWindows[path];
     }
 
     /** @return the receive window of inbound path {@code p}. */
-    public PathReceiveWindow receiveWindow(final int p)
+    public PathReceiveWindow receiveWindow(final int path)
     {
-        return receiveWindows[p];
+        return receiveWindows[path];
     }
 
     /** @return the congestion control of path {@code p}. */
-    public PathCongestionControl congestionControl(final int p)
+    public PathCongestionControl congestionControl(final int path)
     {
-        return windows[p];
+        return windows[path];
     }
 
     /** @return the RTT estimator of path {@code p}. */
-    public RttEstimator rtt(final int p)
+    public RttEstimator rtt(final int path)
     {
-        return rtts[p];
+        return rtts[path];
     }
 
     /** @return the last rate hint the peer sent, Mb/s (0: none). */
@@ -3035,13 +1764,15 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return false; // closing: its timers run
         }
-        if (sendQueueSize > 0 || retxSize > 0 || moveSize > 0 || rnrWaitingCount > 0 || heldCount > 0)
+        if (slots.sendQueueSize() > 0 || resend.retransmissions() > 0 || resend.moves() > 0 ||
+            slots.rnrWaitingCount() > 0 || slots.heldCount() > 0)
         {
             return false;
         }
-        for (int p = 0; p < paths; p++)
+        for (int path = 0; path < paths; path++)
         {
-            if (sendWindows[p].outstanding() > 0 || rxFirstUnackedAt[p] != NONE || pathStates[p] == FAILED)
+            if (sendWindows[path].outstanding() > 0 || rxFirstUnackedAt[path] != NONE ||
+                scheduler.pathStates[path] == FAILED)
             {
                 return false;
             }
@@ -3052,13 +1783,13 @@ public final class SprayConnection implements PathSendWindow.Listener
     /** @return send work requests (and READ responses) not yet finished. */
     public int sendSlotsInUse()
     {
-        return slotCount - freeSlotCount;
+        return slots.inUse();
     }
 
     /** @return inbound messages tracked. */
     public int inboundMessagesInUse()
     {
-        return inboundCount - freeInboundCount;
+        return inbound.inUse();
     }
 
     /**
@@ -3093,14 +1824,11 @@ public final class SprayConnection implements PathSendWindow.Listener
      */
     public long fixedStateBytes()
     {
-        final long slot = 1 + 8 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 4 + 1 + 1 + 4 * 6 + 1 + 1 + 4 + 4 + 4 + 1 + 4 + 8 + 4 + 4 +
+        final long slot = 1 + 8 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 4 + 1 + 1 + 4 * 6 + 1 + 1 + 4 + 4 + 4 + 1 + 4 + 8 +
+            4 + 4 +
             1 + 8 + 8 + 4; // held, queryAt, heldAt (S9.3), rsn (S4.5)
-        final long receive = 8 + 8 + 8 + 4 + 4;
-        final long in = 1 + 4 * 9 + 1 + 1 + 4 + 4 + 4;
-        final long maps = 16L * ((long)txByMsn.capacity() + receives.capacity() + inbound.capacity());
-        final long queues = (long)retxCapacity * (4 + 4 + 8 + 8);
-        final long placed = (long)chunkCount * (CHUNK_WORDS * Long.BYTES + Integer.BYTES) + 16L * chunks.capacity();
-        return 256 + slot * slotCount + receive * receiveCount + in * inboundCount + maps + queues + placed +
+        final long maps = 16L * slots.mapCapacity();
+        return 256 + slot * slots.capacity + inbound.stateBytes() + maps + resend.stateBytes() + marks.stateBytes() +
             SprayCounters.stateBytes();
     }
 

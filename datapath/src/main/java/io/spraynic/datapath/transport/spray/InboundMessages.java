@@ -1,0 +1,600 @@
+package io.spraynic.datapath.transport.spray;
+
+import io.spraynic.datapath.transport.TransportCounters;
+import io.spraynic.datapath.verbs.AccessCheck;
+import io.spraynic.datapath.verbs.AccessFlags;
+import io.spraynic.datapath.verbs.CompletionQueue;
+import io.spraynic.datapath.verbs.MemoryRegion;
+import io.spraynic.datapath.verbs.PostResult;
+import io.spraynic.datapath.verbs.ProtectionDomain;
+import io.spraynic.datapath.verbs.ReceiveWorkRequest;
+import io.spraynic.datapath.verbs.WorkCompletionOpcode;
+import io.spraynic.datapath.verbs.WorkCompletionStatus;
+import io.spraynic.datapath.wire.ImmediateDataHeader;
+import io.spraynic.datapath.wire.NegativeAckHeader;
+import io.spraynic.datapath.wire.RdmaExtendedTransportHeader;
+import io.spraynic.datapath.wire.RoceFrame;
+import io.spraynic.datapath.wire.SprayExtendedTransportHeader;
+import org.agrona.collections.Long2LongHashMap;
+
+import java.lang.foreign.MemorySegment;
+
+import static io.spraynic.datapath.transport.spray.SendSlots.key;
+import static io.spraynic.datapath.transport.spray.SprayConnection.READ;
+import static io.spraynic.datapath.transport.spray.SprayConnection.SEND;
+import static io.spraynic.datapath.transport.spray.SprayConnection.SEND_IMM;
+import static io.spraynic.datapath.transport.spray.SprayConnection.WRITE;
+import static io.spraynic.datapath.transport.spray.SprayConnection.WRITE_IMM;
+
+/**
+ * The receive side of one spray connection's message layer (docs/PROTOCOL.md S4, S9.3, S9.4, S12.4, S12.7):
+ * the records of inbound messages being received, the receives the application posted, and each stream's
+ * next MSN to complete and error state. A data packet the path layer accepted is checked against its
+ * message's record, access-checked and placed where its headers say (S4.2), counted once (S4.4, through the
+ * connection's {@link PlacementMarks}), or refused with a NACK (S9.3); messages retire, and their receives
+ * complete, in MSN order per stream (S4.8). READ responses belong to the READ's send slot and stay with the
+ * connection.
+ * <p>
+ * Records and receives are fixed tables of parallel primitive arrays with free lists, found by (stream, MSN)
+ * and (stream, RSN) maps (S4.5). Allocation-free after construction.
+ */
+final class InboundMessages
+{
+    private static final int MISSING = SendSlots.MISSING;
+
+    private final SprayConnection connection; // NACKs, READ responses, local errors
+    private final SprayEngine engine;
+    private final TransportCounters counters;
+    private final TransportCounters[] pathCounters;
+    private final PacketAuthenticator auth;
+    private final PlacementMarks marks;
+    private final Refusals refusals;
+    private final CompletionQueue receiveCq;
+    private final int localCid;
+    private final int mtu;
+    private final int streams;
+    private ProtectionDomain pd;
+
+    // ---- inbound message records
+    final int capacity;
+    private final byte[] inKind;
+    private final int[] inStream;
+    private final int[] inMsn;
+    private final int[] inLength;
+    private final int[] inExpected;
+    private final int[] inReceived;
+    private final int[] inImmediate;
+    private final int[] inSyndrome;
+    private final int[] inReceive;
+    private final int[] inRsn;
+    private final boolean[] inDone;
+    private final boolean[] inRnr;
+    private final int[] inRnrArrived;
+    private final int[] inRefusal;
+    private final long[] inTag; // S12.4: every packet of the message carries it
+    private final long[] inBase; // S12.4: va - offset of a WRITE's packets
+    private final int[] inRkey;
+    private final int[] freeRecords;
+    private int freeCount;
+    private final Long2LongHashMap byMsn;
+
+    // ---- posted receives, by (stream, RSN)
+    private final int receiveCapacity;
+    private final long[] receiveWrId;
+    private final MemoryRegion[] receiveRegion;
+    private final long[] receiveAddress;
+    private final int[] receiveLength;
+    private final int[] freeReceives;
+    private int freeReceiveCount;
+    private final Long2LongHashMap receives;
+
+    // ---- per stream
+    private final int[] nextMsn;
+    private final int[] posted;
+    private final boolean[] errored;
+    private final int[] erroredMsn;
+    private final int[] erroredSyndrome;
+    private final int[] erroredRefusal;
+
+    InboundMessages(
+        final SprayConnection connection,
+        final SprayEngine engine,
+        final SprayConnectionConfig config,
+        final TransportCounters counters,
+        final TransportCounters[] pathCounters,
+        final PacketAuthenticator auth,
+        final PlacementMarks marks,
+        final Refusals refusals)
+    {
+        this.connection = connection;
+        this.engine = engine;
+        this.counters = counters;
+        this.pathCounters = pathCounters;
+        this.auth = auth;
+        this.marks = marks;
+        this.refusals = refusals;
+        this.receiveCq = config.receiveCq;
+        this.localCid = config.localCid;
+        this.mtu = config.mtu;
+        this.streams = config.streams;
+        this.pd = engine.protectionDomain();
+
+        capacity = config.maxInboundMessages;
+        inKind = new byte[capacity];
+        inStream = new int[capacity];
+        inMsn = new int[capacity];
+        inLength = new int[capacity];
+        inExpected = new int[capacity];
+        inReceived = new int[capacity];
+        inImmediate = new int[capacity];
+        inSyndrome = new int[capacity];
+        inReceive = new int[capacity];
+        inRsn = new int[capacity];
+        inDone = new boolean[capacity];
+        inRnr = new boolean[capacity];
+        inRnrArrived = new int[capacity];
+        inRefusal = new int[capacity];
+        inTag = new long[capacity];
+        inBase = new long[capacity];
+        inRkey = new int[capacity];
+        freeRecords = new int[capacity];
+        for (int i = 0; i < capacity; i++)
+        {
+            freeRecords[i] = capacity - 1 - i;
+        }
+        freeCount = capacity;
+        byMsn = new Long2LongHashMap(4 * capacity, 0.5f, MISSING);
+
+        receiveCapacity = config.receiveQueueDepth;
+        receiveWrId = new long[receiveCapacity];
+        receiveRegion = new MemoryRegion[receiveCapacity];
+        receiveAddress = new long[receiveCapacity];
+        receiveLength = new int[receiveCapacity];
+        freeReceives = new int[receiveCapacity];
+        for (int i = 0; i < receiveCapacity; i++)
+        {
+            freeReceives[i] = receiveCapacity - 1 - i;
+        }
+        freeReceiveCount = receiveCapacity;
+        receives = new Long2LongHashMap(4 * receiveCapacity, 0.5f, MISSING);
+
+        nextMsn = new int[streams];
+        posted = new int[streams];
+        errored = new boolean[streams];
+        erroredMsn = new int[streams];
+        erroredSyndrome = new int[streams];
+        erroredRefusal = new int[streams];
+    }
+
+    /** Binds to a tenant's protection domain (control path, before use): rkeys then name only its regions. */
+    void protectionDomain(final ProtectionDomain domain)
+    {
+        this.pd = domain;
+    }
+
+    /** @return inbound message records in use. */
+    int inUse()
+    {
+        return capacity - freeCount;
+    }
+
+    /** @return bytes of the records, receives and their maps (S10.1). */
+    long stateBytes()
+    {
+        final long receive = 8 + 8 + 8 + 4 + 4;
+        final long record = 1 + 4 * 9 + 1 + 1 + 4 + 4 + 4;
+        return receive * receiveCapacity + record * capacity + 16L * ((long)receives.capacity() + byMsn.capacity());
+    }
+
+    /**
+     * Posts a receive on a stream: the j-th receive posted on a stream is the one its j-th receive-consuming
+     * message consumes (S4.5). The connection checked the stream and its own state.
+     *
+     * @return a {@link PostResult} code.
+     */
+    int post(final int streamId, final ReceiveWorkRequest request)
+    {
+        if (request.length() > 0)
+        {
+            final MemoryRegion region = request.region();
+            if (null == region || region.protectionDomain() != pd ||
+                pd.checkLocalAccess(region.lkey(), request.address(), request.length(), AccessFlags.LOCAL_WRITE) !=
+                AccessCheck.OK)
+            {
+                return PostResult.INVALID_ARGUMENT;
+            }
+        }
+        if (freeReceiveCount == 0)
+        {
+            return PostResult.QUEUE_FULL;
+        }
+        final int receive = freeReceives[--freeReceiveCount];
+        receiveWrId[receive] = request.wrId();
+        receiveRegion[receive] = request.length() > 0 ? request.region() : null;
+        receiveAddress[receive] = request.address();
+        receiveLength[receive] = request.length();
+        receives.put(key(streamId, posted[streamId]++), receive);
+        return PostResult.OK;
+    }
+
+    // S12.4: a packet of a message with state here carries the tag its state holds (and, for a WRITE, the same
+    // base address and rkey); one without, the tag of its own headers; S12.7: a new message only inside the window
+    // (a READ response is checked against the READ's send slot by the connection)
+    boolean authentic(
+        final RoceFrame frame, final long tag, final byte messageKind, final int streamId, final int msn,
+        final long key, final int offset)
+    {
+        final MemorySegment buffer = frame.segment();
+        final long seth = frame.customHeaderOffset();
+        final int record = (int)byMsn.get(key);
+        if (record != MISSING)
+        {
+            boolean valid = tag == inTag[record];
+            if (valid && (messageKind == WRITE || messageKind == WRITE_IMM))
+            {
+                final long reth = seth + SprayExtendedTransportHeader.LENGTH;
+                valid = RdmaExtendedTransportHeader.virtualAddress(buffer, reth) - offset == inBase[record] &&
+                    RdmaExtendedTransportHeader.rkey(buffer, reth) == inRkey[record];
+            }
+            if (!valid)
+            {
+                connection.refused(SprayCounters.AUTH_FAILURES);
+            }
+            return valid;
+        }
+        if (tag != auth.expectedTag(frame))
+        {
+            connection.refused(SprayCounters.AUTH_FAILURES);
+            return false;
+        }
+        if (msn - nextMsn[streamId] >= capacity)
+        {
+            connection.refused(SprayCounters.MSN_OUT_OF_WINDOW);
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * @return whether the state a packet of a message needs is there: its record and placement marks, and for a
+     * READ a send slot for the response ({@code sendSlotFree}); without it the packet is dropped unseen.
+     */
+    boolean roomFor(
+        final byte messageKind, final int streamId, final int msn, final long key, final int packet,
+        final boolean sendSlotFree)
+    {
+        final int record = (int)byMsn.get(key);
+        if (record == MISSING)
+        {
+            return msn - nextMsn[streamId] < 0 ||
+                (freeCount > 0 && marks.hasFreeChunk() && (messageKind != READ || sendSlotFree));
+        }
+        return marks.roomToMark(record, packet);
+    }
+
+    /** Places a data packet the path layer accepted (S4.2), counts it towards its message (S4.4). */
+    void accept(
+        final RoceFrame frame,
+        final int path,
+        final byte messageKind,
+        final int streamId,
+        final int msn,
+        final long key,
+        final int offset,
+        final int messageLength,
+        final int payloadLength,
+        final long now)
+    {
+        if (errored[streamId] && msn - erroredMsn[streamId] > 0)
+        {
+            counters.increment(SprayCounters.FLUSHED); // S9.4: the stream is in error, later messages are not placed
+            return;
+        }
+        int record = (int)byMsn.get(key);
+        if (record == MISSING)
+        {
+            if (msn - nextMsn[streamId] < 0)
+            {
+                counters.increment(SprayCounters.DUPLICATES); // message already completed and retired
+                return;
+            }
+            record = freeRecords[--freeCount];
+            inKind[record] = messageKind;
+            inStream[record] = streamId;
+            inMsn[record] = msn;
+            inLength[record] = messageLength;
+            inExpected[record] = messageKind == READ ? 1 : SendSlots.packetsFor(messageLength, mtu);
+            inReceived[record] = 0;
+            inSyndrome[record] = 0;
+            inReceive[record] = MISSING;
+            inRsn[record] = SprayExtendedTransportHeader.rsn(frame.segment(), frame.customHeaderOffset());
+            inDone[record] = false;
+            inRnr[record] = false;
+            inRnrArrived[record] = 0;
+            inRefusal[record] = 0;
+            inTag[record] = SprayExtendedTransportHeader.messageTag(frame.segment(), frame.customHeaderOffset());
+            if (messageKind == WRITE || messageKind == WRITE_IMM)
+            {
+                final long reth = frame.customHeaderOffset() + SprayExtendedTransportHeader.LENGTH;
+                inBase[record] = RdmaExtendedTransportHeader.virtualAddress(frame.segment(), reth) - offset;
+                inRkey[record] = RdmaExtendedTransportHeader.rkey(frame.segment(), reth);
+            }
+            byMsn.put(key, record);
+        }
+        if (inKind[record] != messageKind || inLength[record] != messageLength ||
+            inRsn[record] != SprayExtendedTransportHeader.rsn(frame.segment(), frame.customHeaderOffset()))
+        {
+            engine.counters().increment(SprayCounters.MALFORMED);
+            return;
+        }
+        if (inSyndrome[record] != 0)
+        {
+            // S9.3: repeated for every further packet
+            connection.sendNack(path, inSyndrome[record], streamId, msn, inRefusal[record]);
+            return;
+        }
+        if (inDone[record])
+        {
+            counters.increment(SprayCounters.DUPLICATES);
+            return;
+        }
+        if (inRnr[record])
+        {
+            refuseRnr(path, record, streamId, msn); // the refused attempt is still arriving: refuse all of it
+            return;
+        }
+
+        final MemorySegment buffer = frame.segment();
+        final long seth = frame.customHeaderOffset();
+        final MemorySegment target;
+        final long targetOffset;
+        switch (messageKind)
+        {
+            case WRITE, WRITE_IMM ->
+            {
+                final long reth = seth + SprayExtendedTransportHeader.LENGTH;
+                final long va = RdmaExtendedTransportHeader.virtualAddress(buffer, reth);
+                final int key32 = RdmaExtendedTransportHeader.rkey(buffer, reth);
+                final int dma = RdmaExtendedTransportHeader.dmaLength(buffer, reth);
+                if (dma != messageLength ||
+                    pd.checkRemoteAccess(key32, va - offset, messageLength, AccessFlags.REMOTE_WRITE) != AccessCheck.OK)
+                {
+                    refuse(path, record, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, streamId, msn);
+                    return;
+                }
+                if (messageKind == WRITE_IMM)
+                {
+                    final int receive = (int)receives.get(key(streamId, inRsn[record])); // S4.5: matched by RSN
+                    if (receive == MISSING)
+                    {
+                        refuseRnr(path, record, streamId, msn);
+                        return;
+                    }
+                    inReceive[record] = receive;
+                    inImmediate[record] =
+                        ImmediateDataHeader.immediateData(buffer, reth + RdmaExtendedTransportHeader.LENGTH);
+                }
+                final MemoryRegion region = pd.regionByRkey(key32);
+                target = region.segment();
+                targetOffset = region.offsetOf(va);
+            }
+            case SEND, SEND_IMM ->
+            {
+                final int receive = (int)receives.get(key(streamId, inRsn[record])); // S4.5: matched by RSN
+                if (receive == MISSING)
+                {
+                    refuseRnr(path, record, streamId, msn);
+                    return;
+                }
+                inReceive[record] = receive;
+                if (messageLength > receiveLength[receive])
+                {
+                    refuse(path, record, NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST, streamId, msn);
+                    return;
+                }
+                if (receiveRegion[receive] != null && !receiveRegion[receive].isRegistered())
+                {
+                    // the receive's memory was deregistered: refused, the receive completes with LOC_PROT_ERR
+                    refuse(path, record, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, streamId, msn);
+                    return;
+                }
+                if (messageKind == SEND_IMM)
+                {
+                    inImmediate[record] =
+                        ImmediateDataHeader.immediateData(buffer, seth + SprayExtendedTransportHeader.LENGTH);
+                }
+                target = receiveRegion[receive] == null ? null : receiveRegion[receive].segment();
+                targetOffset = receiveRegion[receive] == null ? 0 :
+                    receiveRegion[receive].offsetOf(receiveAddress[receive]) + offset;
+            }
+            case READ ->
+            {
+                final long reth = seth + SprayExtendedTransportHeader.LENGTH;
+                final long va = RdmaExtendedTransportHeader.virtualAddress(buffer, reth);
+                final int key32 = RdmaExtendedTransportHeader.rkey(buffer, reth);
+                final int dma = RdmaExtendedTransportHeader.dmaLength(buffer, reth);
+                if (dma != messageLength || dma < 0 ||
+                    pd.checkRemoteAccess(key32, va, dma, AccessFlags.REMOTE_READ) != AccessCheck.OK)
+                {
+                    refuse(path, record, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, streamId, msn);
+                    return;
+                }
+                if (marks.mark(record, 0) == PlacementMarks.DUPLICATE)
+                {
+                    counters.increment(SprayCounters.DUPLICATES);
+                    return;
+                }
+                connection.queueReadResponse(streamId, msn, pd.regionByRkey(key32), va, dma);
+                inReceived[record] = 1;
+                inDone[record] = true;
+                retire(streamId);
+                return;
+            }
+            default -> throw new IllegalStateException("kind " + messageKind);
+        }
+        if (marks.mark(record, offset / mtu) == PlacementMarks.DUPLICATE)
+        {
+            counters.increment(SprayCounters.DUPLICATES);
+            return;
+        }
+        if (payloadLength > 0)
+        {
+            MemorySegment.copy(buffer, frame.payloadOffset(), target, targetOffset, payloadLength);
+            counters.add(SprayCounters.RX_BYTES, payloadLength);
+            pathCounters[path].add(SprayCounters.RX_BYTES, payloadLength);
+        }
+        if (++inReceived[record] == inExpected[record])
+        {
+            inDone[record] = true;
+            retire(streamId);
+        }
+    }
+
+    private void refuse(final int path, final int record, final int syndrome, final int streamId, final int msn)
+    {
+        inSyndrome[record] = syndrome;
+        inDone[record] = true;
+        // S9.3: counted before its NACK and the ACK of its packet leave, so every ACK that covers a refused
+        // packet tells the sender a refusal exists; a refusal of an earlier message of a stream already in
+        // error keeps the stream's number (the sender, which then holds that stream's earlier messages until
+        // the receiver confirms them, learns of it by the number it already has or by asking)
+        final int refusal = errored[streamId] ? erroredRefusal[streamId] : refusals.next();
+        inRefusal[record] = refusal;
+        connection.sendNack(path, syndrome, streamId, msn, refusal);
+        if (!errored[streamId] || msn - erroredMsn[streamId] < 0)
+        {
+            errored[streamId] = true;
+            erroredMsn[streamId] = msn;
+            erroredSyndrome[streamId] = syndrome;
+            erroredRefusal[streamId] = refusal;
+            // later messages of the stream that had begun arriving are abandoned (control path: rare)
+            for (int other = 0; other < capacity; other++)
+            {
+                if (inStream[other] == streamId && byMsn.get(key(streamId, inMsn[other])) == other &&
+                    inMsn[other] - msn > 0)
+                {
+                    byMsn.remove(key(streamId, inMsn[other]));
+                    marks.release(other, inExpected[other]);
+                    freeRecords[freeCount++] = other;
+                    counters.increment(SprayCounters.FLUSHED);
+                }
+            }
+        }
+        retire(streamId);
+    }
+
+    // RNR: the whole attempt is refused, packet by packet; once all of its packets arrived the next attempt
+    // (the sender's retry, S9.3) starts clean, so no byte of a refused attempt is ever counted
+    private void refuseRnr(final int path, final int record, final int streamId, final int msn)
+    {
+        if (!inRnr[record])
+        {
+            inRnr[record] = true;
+            inRnrArrived[record] = 0;
+            inReceived[record] = 0;
+            inRefusal[record] = refusals.next(); // each refused attempt is a refusal the sender must learn of (S9.3)
+        }
+        connection.sendNack(path, NegativeAckHeader.SYNDROME_RNR, streamId, msn, inRefusal[record]);
+        if (++inRnrArrived[record] == inExpected[record])
+        {
+            inRnr[record] = false;
+            inRnrArrived[record] = 0;
+        }
+    }
+
+    private void retire(final int streamId)
+    {
+        while (true)
+        {
+            final long key = key(streamId, nextMsn[streamId]);
+            final int record = (int)byMsn.get(key);
+            if (record == MISSING || !inDone[record])
+            {
+                return;
+            }
+            final int receive = inReceive[record];
+            final byte messageKind = inKind[record];
+            if (receive != MISSING && (messageKind == SEND || messageKind == SEND_IMM || messageKind == WRITE_IMM))
+            {
+                final WorkCompletionStatus st = inSyndrome[record] == 0 ? WorkCompletionStatus.SUCCESS :
+                    inSyndrome[record] == NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST ?
+                    WorkCompletionStatus.LOC_LEN_ERR : WorkCompletionStatus.LOC_PROT_ERR;
+                final boolean imm = messageKind != SEND;
+                if (!receiveCq.offer(receiveWrId[receive], st,
+                    messageKind == WRITE_IMM ? WorkCompletionOpcode.RECV_RDMA_WITH_IMM : WorkCompletionOpcode.RECV,
+                    inLength[record], imm, imm ? inImmediate[record] : 0, localCid))
+                {
+                    counters.increment(SprayCounters.CQ_OVERRUNS);
+                    connection.localError();
+                }
+                receiveRegion[receive] = null;
+                freeReceives[freeReceiveCount++] = receive;
+                receives.remove(key(streamId, inRsn[record]));
+            }
+            counters.increment(SprayCounters.MESSAGES_RECEIVED);
+            byMsn.remove(key);
+            marks.release(record, inExpected[record]);
+            freeRecords[freeCount++] = record;
+            nextMsn[streamId]++;
+        }
+    }
+
+    // S9.3: the receiver of a message tells its fate: placed, or refused (again, with the refusal's number)
+    void answerQuery(final int streamId, final int msn)
+    {
+        if (errored[streamId] && msn - erroredMsn[streamId] >= 0)
+        {
+            // refused, or flushed behind the refused message: the answer names the refused one
+            connection.sendNack(0, erroredSyndrome[streamId], streamId, erroredMsn[streamId], erroredRefusal[streamId]);
+            return;
+        }
+        final int record = (int)byMsn.get(key(streamId, msn));
+        if (record == MISSING)
+        {
+            if (msn - nextMsn[streamId] < 0)
+            {
+                connection.sendNack(0, NegativeAckHeader.SYNDROME_ACCEPTED, streamId, msn, 0); // completed and retired
+            }
+            return;
+        }
+        if (inSyndrome[record] != 0)
+        {
+            connection.sendNack(0, inSyndrome[record], streamId, msn, inRefusal[record]);
+        }
+        else if (inDone[record])
+        {
+            connection.sendNack(0, NegativeAckHeader.SYNDROME_ACCEPTED, streamId, msn, 0);
+        }
+        else if (inRefusal[record] != 0 && (inRnr[record] || inReceived[record] == 0))
+        {
+            // the last attempt was refused
+            connection.sendNack(0, NegativeAckHeader.SYNDROME_RNR, streamId, msn, inRefusal[record]);
+        }
+    }
+
+    // posted receives complete with WR_FLUSH_ERR, in posting order per stream
+    void flushReceives()
+    {
+        for (int streamId = 0; streamId < streams; streamId++)
+        {
+            // at most receiveCount receives are outstanding: the last receiveCount posted cover them all
+            for (int j = posted[streamId] - Math.min(receiveCapacity, posted[streamId]); j - posted[streamId] < 0; j++)
+            {
+                final long key = key(streamId, j);
+                final int receive = (int)receives.remove(key);
+                if (receive == MISSING)
+                {
+                    continue;
+                }
+                if (!receiveCq.offer(receiveWrId[receive], WorkCompletionStatus.WR_FLUSH_ERR,
+                    WorkCompletionOpcode.RECV, 0, false, 0, localCid))
+                {
+                    counters.increment(SprayCounters.CQ_OVERRUNS);
+                    connection.localError();
+                }
+                receiveRegion[receive] = null;
+                freeReceives[freeReceiveCount++] = receive;
+            }
+        }
+    }
+}

@@ -1,0 +1,386 @@
+package io.spraynic.datapath.transport.spray;
+
+import io.spraynic.datapath.transport.Psn;
+
+import java.util.SplittableRandom;
+
+/**
+ * The outbound paths of one spray connection (docs/PROTOCOL.md S6, S7): each path's send window, RTT estimate
+ * and congestion window, its UDP source port (its route through the fabric), whether it is live, when it was
+ * last acknowledged and probed; and the decisions made from them: which path the next packet takes (S7.2), when
+ * a lossy or slow path changes route (S7.3), failure and restore (S7.4, S7.5), which path control packets
+ * take back (S6.4), and how a path without RTT samples is timed (S6.8).
+ * <p>
+ * The per-path arrays are package-private for the connection's timers to read without calls; the decisions
+ * that change several of them are methods. Allocation-free after construction.
+ */
+final class PathScheduler
+{
+    private static final long NONE = Long.MIN_VALUE;
+    private static final int PATH_SPACING = 1 << 18;
+    // S7.3: a path's loss rate is measured over its last 256 to 512 packets: the sample being filled and the
+    // one before it. It is judged on every loss once the two hold at least MIN_LOSS_SAMPLE packets, because a
+    // lossy path's window collapses and it may take very long to send 256 more. RTT is judged every 256 packets.
+    private static final int MIN_LOSS_SAMPLE = 32;
+
+    private final int paths;
+    private final SprayConfig config;
+    private final SplittableRandom random;
+
+    final PathSendWindow[] sendWindows;
+    final RttEstimator[] rtts;
+    final PathCongestionControl[] windows;
+    final int[] sourcePorts;
+    final int[] pathStates;
+    final long[] lastAckAt;
+    final long[] lastProbeAt;
+    final long[] nextResyncAt;
+    final int[] consecutiveTimeouts;
+    private final int[] lastAckSequence;
+    private final boolean[] ackSequenceSeen;
+    private final int[] wrrCurrent;
+    private final int[] sampleSent;
+    private final int[] sampleLost;
+    private final int[] previousSent;
+    private final int[] previousLost;
+    private final double[] lossRate;
+    private final double[] medianScratch;
+
+    // S6.8: the slowest sampled path's estimates, for paths without samples (refreshed every tick)
+    private long siblingSrtt;
+    private long siblingRttvar;
+    // S7.6: since when every path is failed
+    private long allFailedSince = NONE;
+
+    PathScheduler(
+        final int paths, final SprayConfig config, final SplittableRandom random, final int initialPsn,
+        final int sourcePortBase)
+    {
+        this.paths = paths;
+        this.config = config;
+        this.random = random;
+        sendWindows = new PathSendWindow[paths];
+        rtts = new RttEstimator[paths];
+        windows = new PathCongestionControl[paths];
+        sourcePorts = new int[paths];
+        pathStates = new int[paths];
+        lastAckAt = new long[paths];
+        lastProbeAt = new long[paths];
+        nextResyncAt = new long[paths];
+        lastAckSequence = new int[paths];
+        ackSequenceSeen = new boolean[paths];
+        consecutiveTimeouts = new int[paths];
+        wrrCurrent = new int[paths];
+        sampleSent = new int[paths];
+        sampleLost = new int[paths];
+        previousSent = new int[paths];
+        previousLost = new int[paths];
+        lossRate = new double[paths];
+        medianScratch = new double[paths];
+        for (int path = 0; path < paths; path++)
+        {
+            sendWindows[path] = new PathSendWindow(initialPsn(initialPsn, path));
+            rtts[path] = new RttEstimator(config.rtoMinNanos, config.rtoMaxNanos, config.initialRttNanos,
+                config.ackDelayNanos + config.rtoSlackNanos);
+            windows[path] = new PathCongestionControl(config.initialWindow, config.maxWindow, config.gain);
+            sourcePorts[path] = (sourcePortBase + path) & 0xFFFF;
+            lastAckAt[path] = NONE;
+            lastProbeAt[path] = NONE;
+        }
+    }
+
+    /** @return the first PSN of a path's sequence space, given the connection's initial PSN (S6.1). */
+    static int initialPsn(final int initialPsn, final int path)
+    {
+        return Psn.add(initialPsn, path * PATH_SPACING);
+    }
+
+    // ---- ACKs
+
+    /** @return whether an ACK of the path with this sequence number is older than one already taken (S6.5). */
+    boolean isStaleAck(final int path, final int ackSequence)
+    {
+        return ackSequenceSeen[path] && ackSequence - lastAckSequence[path] <= 0;
+    }
+
+    /** An ACK of the path was taken: it answers, its timeouts end. */
+    void onAckTaken(final int path, final int ackSequence, final long now)
+    {
+        ackSequenceSeen[path] = true;
+        lastAckSequence[path] = ackSequence;
+        lastAckAt[path] = now;
+        consecutiveTimeouts[path] = 0;
+    }
+
+    // ---- S7.2: which path the next packet takes
+
+    /**
+     * Smooth weighted round robin over the ACTIVE paths with window space, weight = free window.
+     *
+     * @return the path, or -1 if none has room.
+     */
+    int pick()
+    {
+        // S7.4.1: a path that timed out and has not been acknowledged since gets no data while another
+        // live path has not timed out: its packets would wait for another RTO
+        boolean anyAnswering = false;
+        for (int path = 0; path < paths; path++)
+        {
+            anyAnswering |= pathStates[path] == SprayConnection.ACTIVE && consecutiveTimeouts[path] == 0;
+        }
+        int total = 0;
+        int best = -1;
+        for (int path = 0; path < paths; path++)
+        {
+            if (pathStates[path] != SprayConnection.ACTIVE || (anyAnswering && consecutiveTimeouts[path] > 0))
+            {
+                continue;
+            }
+            final int free =
+                Math.min(windows[path].window(), PathSendWindow.CAPACITY) - sendWindows[path].outstanding();
+            if (free <= 0)
+            {
+                continue;
+            }
+            wrrCurrent[path] += free;
+            total += free;
+            if (best < 0 || wrrCurrent[path] > wrrCurrent[best])
+            {
+                best = path;
+            }
+        }
+        if (best >= 0)
+        {
+            wrrCurrent[best] -= total;
+        }
+        return best;
+    }
+
+    // ---- S7.3: repathing a lossy or slow path
+
+    /** @return true when the path's sample is full: the caller ends it ({@link #endLossSample}). */
+    boolean countSent(final int path)
+    {
+        return ++sampleSent[path] >= PathSendWindow.CAPACITY;
+    }
+
+    void countLost(final int path)
+    {
+        sampleLost[path]++;
+    }
+
+    /** Starts the path's next sample. @return whether the path should change route (lossy, or slow). */
+    boolean endLossSample(final int path)
+    {
+        previousSent[path] = sampleSent[path];
+        previousLost[path] = sampleLost[path];
+        sampleSent[path] = 0;
+        sampleLost[path] = 0;
+        for (int other = 0; other < paths; other++)
+        {
+            medianScratch[other] = rtts[other].srttNanos();
+        }
+        final double medianRtt = median(medianScratch);
+        return isLossy(path) || (rtts[path].hasSample() && rtts[path].srttNanos() > config.repathRttFactor * medianRtt);
+    }
+
+    /** @return whether the path loses more than repathLoss while most paths lose under half of it. */
+    boolean isLossy(final int path)
+    {
+        for (int other = 0; other < paths; other++)
+        {
+            final int sent = previousSent[other] + sampleSent[other];
+            lossRate[other] = sent < MIN_LOSS_SAMPLE ? 0 : (double)(previousLost[other] + sampleLost[other]) / sent;
+        }
+        return lossRate[path] > config.repathLoss && median(lossRate) < config.repathLoss / 2;
+    }
+
+    private double median(final double[] values)
+    {
+        final double[] sorted = medianScratch == values ? values : medianScratch;
+        if (sorted != values)
+        {
+            System.arraycopy(values, 0, sorted, 0, paths);
+        }
+        for (int i = 1; i < paths; i++) // insertion sort: P <= 64, allocation-free
+        {
+            final double x = sorted[i];
+            int j = i - 1;
+            while (j >= 0 && sorted[j] > x)
+            {
+                sorted[j + 1] = sorted[j];
+                j--;
+            }
+            sorted[j + 1] = x;
+        }
+        return (paths & 1) == 1 ? sorted[paths / 2] : (sorted[paths / 2 - 1] + sorted[paths / 2]) / 2;
+    }
+
+    /** A new route for the path: a new source port, its RTT estimate and loss samples start over. */
+    void repath(final int path)
+    {
+        sourcePorts[path] = unusedSourcePort();
+        rtts[path].reset(config.initialRttNanos);
+        sampleSent[path] = 0;
+        sampleLost[path] = 0;
+        previousSent[path] = 0;
+        previousLost[path] = 0;
+    }
+
+    // an unused port chosen at random in 49152-65535 (S7.3, S7.5)
+    int unusedSourcePort()
+    {
+        while (true)
+        {
+            final int port = 49152 + random.nextInt(16384);
+            boolean used = false;
+            for (int path = 0; path < paths; path++)
+            {
+                used |= sourcePorts[path] == port;
+            }
+            if (!used)
+            {
+                return port;
+            }
+        }
+    }
+
+    // ---- S7.4, S7.5, S7.6: failure and restore
+
+    /** Marks the path FAILED, its first RESYNC probe due a probe interval from now. */
+    void fail(final int path, final long now)
+    {
+        pathStates[path] = SprayConnection.FAILED;
+        boolean anyActive = false;
+        for (int other = 0; other < paths; other++)
+        {
+            anyActive |= pathStates[other] == SprayConnection.ACTIVE;
+        }
+        if (!anyActive)
+        {
+            allFailedSince = now;
+        }
+        nextResyncAt[path] = now + config.probeIntervalNanos;
+    }
+
+    /** A failed path's probe was acknowledged: it carries data again, from a fresh window and estimate. */
+    void restore(final int path, final long now)
+    {
+        pathStates[path] = SprayConnection.ACTIVE;
+        allFailedSince = NONE;
+        windows[path].reset(now);
+        rtts[path].reset(config.initialRttNanos);
+        consecutiveTimeouts[path] = 0;
+    }
+
+    /** @return whether every path stayed failed for {@code connectionTimeout} at {@code now} (S7.6). */
+    boolean allFailedFor(final long timeoutNanos, final long now)
+    {
+        return allFailedSince != NONE && now - allFailedSince >= timeoutNanos;
+    }
+
+    // the reverse direction's path of the same index, or any live one if it failed (S6.4)
+    int controlPath(final int path)
+    {
+        if (pathStates[path] == SprayConnection.ACTIVE)
+        {
+            return path;
+        }
+        for (int other = 0; other < paths; other++)
+        {
+            if (pathStates[other] == SprayConnection.ACTIVE)
+            {
+                return other;
+            }
+        }
+        return path;
+    }
+
+    // ---- timing
+
+    // S7.4.1: whether another live path was acknowledged at or after `sinceNanos`
+    boolean othersAcknowledgedSince(final int path, final long sinceNanos)
+    {
+        for (int other = 0; other < paths; other++)
+        {
+            if (other != path && pathStates[other] == SprayConnection.ACTIVE && lastAckAt[other] != NONE &&
+                lastAckAt[other] >= sinceNanos)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // S7.4.1: how long after a packet was sent its ACK is due on a live path: the RTO's own estimate (S6.8)
+    // before the rtoMin clamp and the backoff, so that the packets still in flight are left where they are
+    long ackExpectedWithinNanos(final int path)
+    {
+        final RttEstimator rtt = rtts[path];
+        return rtt.srttNanos(siblingSrtt) +
+            Math.max(4 * Math.max(rtt.rttvarNanos(), siblingRttvar), config.ackDelayNanos + config.rtoSlackNanos);
+    }
+
+    // S6.8: a path without RTT samples of its own is timed by the slowest sampled path of the connection
+    void refreshSiblingEstimates()
+    {
+        long srtt = 0;
+        long rttvar = 0;
+        for (int path = 0; path < paths; path++)
+        {
+            final RttEstimator rtt = rtts[path];
+            if (rtt.hasSample() && pathStates[path] == SprayConnection.ACTIVE)
+            {
+                srtt = Math.max(srtt, rtt.srttNanos());
+                rttvar = Math.max(rttvar, rtt.rttvarNanos());
+            }
+        }
+        siblingSrtt = srtt;
+        siblingRttvar = rttvar;
+    }
+
+    /** @return the slowest sampled live path's smoothed RTT (S6.8), 0 if none has samples. */
+    long siblingSrtt()
+    {
+        return siblingSrtt;
+    }
+
+    /** @return the path's retransmission timeout (S6.8). */
+    long rtoNanos(final int path)
+    {
+        return rtts[path].rtoNanos(siblingSrtt, siblingRttvar);
+    }
+
+    /** @return the path's smoothed RTT, or its sibling's while it has no sample (S6.8). */
+    long srttNanos(final int path)
+    {
+        return rtts[path].srttNanos(siblingSrtt);
+    }
+
+    /** @return S8.4: the sum over live paths of cwnd x MTU / srtt, bytes per nanosecond. */
+    double windowRate(final int mtu)
+    {
+        double rate = 0;
+        for (int path = 0; path < paths; path++)
+        {
+            if (pathStates[path] == SprayConnection.ACTIVE)
+            {
+                rate += (double)windows[path].window() * mtu / Math.max(1, rtts[path].srttNanos(siblingSrtt));
+            }
+        }
+        return rate;
+    }
+
+    /** @return whether no packet is in flight on any path. */
+    boolean nothingOutstanding()
+    {
+        for (int path = 0; path < paths; path++)
+        {
+            if (sendWindows[path].outstanding() > 0)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+}

@@ -1,0 +1,110 @@
+package io.spraynic.datapath.transport.spray;
+
+import org.agrona.collections.Long2LongHashMap;
+
+/**
+ * Which packets of each message being received were placed (docs/PROTOCOL.md S4.4), so that a packet placed
+ * twice (a copy moved to another path, S7.4) counts once. The marks live in chunks of {@link #CHUNK_PACKETS}
+ * bits drawn from a fixed pool and found by (owner, chunk index): an owner is an inbound message record, or
+ * the record count plus the send slot of a READ awaiting its responses. The caller checks {@link #roomToMark}
+ * before the path layer accepts a packet, so {@link #mark} never runs out. Allocation-free after construction.
+ */
+final class PlacementMarks
+{
+    /** Packets one chunk covers. */
+    static final int CHUNK_PACKETS = 512;
+    /** {@link #mark}: the packet had not been placed before. */
+    static final int NEW = 0;
+    /** {@link #mark}: the packet had been placed before. */
+    static final int DUPLICATE = 1;
+
+    private static final int CHUNK_WORDS = CHUNK_PACKETS / Long.SIZE;
+    private static final int MISSING = -1;
+
+    private final int chunkCount;
+    private final long[] chunkBits;
+    private final int[] freeChunks;
+    private int freeChunkCount;
+    private final Long2LongHashMap chunks;
+
+    PlacementMarks(final int chunkCount)
+    {
+        this.chunkCount = chunkCount;
+        chunkBits = new long[chunkCount * CHUNK_WORDS];
+        freeChunks = new int[chunkCount];
+        for (int i = 0; i < chunkCount; i++)
+        {
+            freeChunks[i] = chunkCount - 1 - i;
+        }
+        freeChunkCount = chunkCount;
+        chunks = new Long2LongHashMap(4 * chunkCount, 0.5f, MISSING);
+    }
+
+    private static long chunkKey(final int owner, final int packet)
+    {
+        return ((long)owner << 32) | (packet / CHUNK_PACKETS);
+    }
+
+    /** @return whether a chunk is free (a new message can be marked). */
+    boolean hasFreeChunk()
+    {
+        return freeChunkCount > 0;
+    }
+
+    /** @return whether {@link #mark} of this packet would find its chunk or a free one. */
+    boolean roomToMark(final int owner, final int packet)
+    {
+        return freeChunkCount > 0 || chunks.containsKey(chunkKey(owner, packet));
+    }
+
+    /**
+     * Records that a packet of an owner's message was placed; {@link #roomToMark} was checked.
+     *
+     * @return {@link #NEW}, or {@link #DUPLICATE} if it had been.
+     */
+    int mark(final int owner, final int packet)
+    {
+        final long key = chunkKey(owner, packet);
+        int chunk = (int)chunks.get(key);
+        if (chunk == MISSING)
+        {
+            chunk = freeChunks[--freeChunkCount];
+            java.util.Arrays.fill(chunkBits, chunk * CHUNK_WORDS, (chunk + 1) * CHUNK_WORDS, 0L);
+            chunks.put(key, chunk);
+        }
+        final int bit = packet % CHUNK_PACKETS;
+        final int word = chunk * CHUNK_WORDS + (bit >>> 6);
+        final long mask = 1L << (bit & 63);
+        if ((chunkBits[word] & mask) != 0)
+        {
+            return DUPLICATE;
+        }
+        chunkBits[word] |= mask;
+        return NEW;
+    }
+
+    /** Returns the chunks of an owner's message of {@code expected} packets to the pool. */
+    void release(final int owner, final int expected)
+    {
+        for (int index = 0, n = (expected - 1) / CHUNK_PACKETS + 1; index < n; index++)
+        {
+            final int chunk = (int)chunks.remove(((long)owner << 32) | index);
+            if (chunk != MISSING)
+            {
+                freeChunks[freeChunkCount++] = chunk;
+            }
+        }
+    }
+
+    /** @return chunks in use. */
+    int inUse()
+    {
+        return chunkCount - freeChunkCount;
+    }
+
+    /** @return bytes of state (S10.1). */
+    long stateBytes()
+    {
+        return (long)chunkCount * (CHUNK_WORDS * Long.BYTES + Integer.BYTES) + 16L * chunks.capacity();
+    }
+}

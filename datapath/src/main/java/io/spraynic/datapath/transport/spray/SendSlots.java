@@ -1,0 +1,396 @@
+package io.spraynic.datapath.transport.spray;
+
+import io.spraynic.datapath.verbs.MemoryRegion;
+import org.agrona.collections.Long2LongHashMap;
+
+/**
+ * The outbound message table of one spray connection (docs/PROTOCOL.md S4, S9.3, S10.1): a fixed number of
+ * slots, one per send work request (or READ response) not yet finished, as parallel primitive arrays indexed by
+ * slot; the free list; the send queue of slots with packets still to make; each stream's list of slots in MSN
+ * order (completions leave in that order, S4.8); and the map from (stream, MSN) to slot.
+ * <p>
+ * A packet in flight is named by a handle, (slot, generation, packet index) packed in a {@code long}: the
+ * generation changes whenever a slot is freed or its message restarts (an RNR retry), so that the ACK of a
+ * packet of an earlier use of the slot is recognised and ignored.
+ * <p>
+ * The arrays are package-private for the connection's hot path to read and write without calls; the free
+ * list, queues and counts are changed only through methods. Allocation-free after construction.
+ */
+final class SendSlots
+{
+    /** No slot, no next slot in a stream, no map entry. */
+    static final int MISSING = -1;
+    /** {@link #status}: not finished yet. */
+    static final int PENDING = -1;
+    /** {@link #kind} of a free slot. */
+    static final byte FREE = -1;
+
+    final int capacity;
+    private final int mtu;
+
+    // ---- per slot: the message
+    final byte[] kind;
+    final long[] wrId;
+    final int[] stream;
+    final int[] msn;
+    final int[] rsn;
+    final MemoryRegion[] region;
+    final long[] localAddress;
+    final int[] length;
+    final long[] remoteAddress;
+    final int[] rkey;
+    final int[] immediate;
+    final long[] messageTag; // S12.4: in every packet of the message
+    final long[] responseTag; // S12.4: what the peer's READ response to a READ carries
+    final boolean[] signaled;
+    final boolean[] solicited;
+
+    // ---- per slot: its progress
+    final int[] packets;
+    final int[] nextPacket;
+    final int[] acked;
+    final int[] outstanding;
+    final int[] generation;
+    final int[] status;
+    final boolean[] delivered;
+    final boolean[] inSendQueue;
+    final int[] nextInStream;
+    final int[] readExpected;
+    final int[] readReceived;
+    final boolean[] rnrWaiting;
+    final int[] rnrCount;
+    final long[] rnrRetryAt;
+    final boolean[] held; // S9.3: all acknowledged, completion held until the refusals are known
+    final long[] queryAt;
+    final long[] heldAt;
+
+    // ---- per stream
+    final int[] nextMsn;
+    final int[] nextRsn;
+    final int[] head;
+    final int[] tail;
+    final boolean[] errored;
+
+    private final int[] freeSlots;
+    private int freeCount;
+    private final int[] sendQueue;
+    private int sendQueueHead;
+    private int sendQueueSize;
+    private int heldCount;
+    private int rnrWaitingCount;
+    private final Long2LongHashMap byMsn;
+
+    SendSlots(final int capacity, final int streams, final int mtu)
+    {
+        this.capacity = capacity;
+        this.mtu = mtu;
+        kind = new byte[capacity];
+        wrId = new long[capacity];
+        stream = new int[capacity];
+        msn = new int[capacity];
+        rsn = new int[capacity];
+        region = new MemoryRegion[capacity];
+        localAddress = new long[capacity];
+        length = new int[capacity];
+        remoteAddress = new long[capacity];
+        rkey = new int[capacity];
+        immediate = new int[capacity];
+        messageTag = new long[capacity];
+        responseTag = new long[capacity];
+        signaled = new boolean[capacity];
+        solicited = new boolean[capacity];
+        packets = new int[capacity];
+        nextPacket = new int[capacity];
+        acked = new int[capacity];
+        outstanding = new int[capacity];
+        generation = new int[capacity];
+        status = new int[capacity];
+        delivered = new boolean[capacity];
+        inSendQueue = new boolean[capacity];
+        nextInStream = new int[capacity];
+        readExpected = new int[capacity];
+        readReceived = new int[capacity];
+        rnrWaiting = new boolean[capacity];
+        rnrCount = new int[capacity];
+        rnrRetryAt = new long[capacity];
+        held = new boolean[capacity];
+        queryAt = new long[capacity];
+        heldAt = new long[capacity];
+        freeSlots = new int[capacity];
+        for (int i = 0; i < capacity; i++)
+        {
+            freeSlots[i] = capacity - 1 - i;
+        }
+        freeCount = capacity;
+        sendQueue = new int[capacity];
+        byMsn = new Long2LongHashMap(4 * capacity, 0.5f, MISSING);
+
+        nextMsn = new int[streams];
+        nextRsn = new int[streams];
+        head = new int[streams];
+        tail = new int[streams];
+        errored = new boolean[streams];
+        java.util.Arrays.fill(head, MISSING);
+        java.util.Arrays.fill(tail, MISSING);
+    }
+
+    /** @return the key of a message in the connection's (stream, MSN) maps. */
+    static long key(final int streamId, final int msn)
+    {
+        return ((long)streamId << 32) | (msn & 0xFFFF_FFFFL);
+    }
+
+    /** @return packets of a message of {@code length} bytes (a message of 0 bytes takes one). */
+    static int packetsFor(final int length, final int mtu)
+    {
+        return length == 0 ? 1 : (int)((length + (long)mtu - 1) / mtu);
+    }
+
+    /** @return the handle of a packet of the message in {@code slot}, in the slot's current generation. */
+    long handle(final int slot, final int packet)
+    {
+        return ((long)slot << 48) | ((long)(generation[slot] & 0xFFFF) << 32) | (packet & 0xFFFF_FFFFL);
+    }
+
+    static int slotOf(final long handle)
+    {
+        return (int)(handle >>> 48);
+    }
+
+    static int generationOf(final long handle)
+    {
+        return (int)(handle >>> 32) & 0xFFFF;
+    }
+
+    static int packetOf(final long handle)
+    {
+        return (int)handle;
+    }
+
+    /** @return whether {@code handle} names a packet of the slot's current use. */
+    boolean isCurrent(final long handle)
+    {
+        return generationOf(handle) == (generation[slotOf(handle)] & 0xFFFF);
+    }
+
+    /** @return payload bytes of a packet of the message in {@code slot} (a READ request carries none). */
+    int payloadOf(final int slot, final int packet)
+    {
+        if (kind[slot] == SprayConnection.READ)
+        {
+            return 0;
+        }
+        return Math.min(mtu, length[slot] - packet * mtu);
+    }
+
+    boolean hasFree()
+    {
+        return freeCount > 0;
+    }
+
+    /** @return slots in use. */
+    int inUse()
+    {
+        return capacity - freeCount;
+    }
+
+    /**
+     * Takes a free slot for a message and resets its progress; the caller checked {@link #hasFree} and fills in
+     * the message.
+     */
+    int take()
+    {
+        final int slot = freeSlots[--freeCount];
+        readReceived[slot] = 0;
+        nextPacket[slot] = 0;
+        acked[slot] = 0;
+        outstanding[slot] = 0;
+        status[slot] = PENDING;
+        delivered[slot] = false;
+        rnrWaiting[slot] = false;
+        rnrCount[slot] = 0;
+        held[slot] = false;
+        nextInStream[slot] = MISSING;
+        return slot;
+    }
+
+    /** Appends a slot to its stream's completion list and to the (stream, MSN) map. */
+    void appendToStream(final int slot)
+    {
+        final int streamId = stream[slot];
+        if (tail[streamId] == MISSING)
+        {
+            head[streamId] = slot;
+        }
+        else
+        {
+            nextInStream[tail[streamId]] = slot;
+        }
+        tail[streamId] = slot;
+        byMsn.put(key(streamId, msn[slot]), slot);
+    }
+
+    /** @return the slot of a message this end sent and has not completed, or {@link #MISSING}. */
+    int slotFor(final long key)
+    {
+        return (int)byMsn.get(key);
+    }
+
+    /** @return slots of the (stream, MSN) map, for the state's size (S10.1). */
+    int mapCapacity()
+    {
+        return byMsn.capacity();
+    }
+
+    /** Forgets a completed message's (stream, MSN) entry. */
+    void forget(final int slot)
+    {
+        byMsn.remove(key(stream[slot], msn[slot]));
+    }
+
+    /**
+     * @return whether the slot can be freed: its message delivered and finished, no packet of it in flight or
+     * queued.
+     */
+    boolean isFinished(final int slot)
+    {
+        return delivered[slot] && status[slot] != PENDING && outstanding[slot] == 0 && !inSendQueue[slot] &&
+            kind[slot] != FREE;
+    }
+
+    /** Frees a slot: a later ACK of one of its packets names an old generation. */
+    void free(final int slot)
+    {
+        region[slot] = null;
+        kind[slot] = FREE;
+        generation[slot]++;
+        freeSlots[freeCount++] = slot;
+    }
+
+    /** @return whether the slot is on the free list (control path: a linear scan). */
+    boolean isFree(final int slot)
+    {
+        for (int i = 0; i < freeCount; i++)
+        {
+            if (freeSlots[i] == slot)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // ---- the send queue: slots with packets not yet made, in posting order
+
+    void enqueueSend(final int slot)
+    {
+        sendQueue[(sendQueueHead + sendQueueSize) % capacity] = slot;
+        sendQueueSize++;
+        inSendQueue[slot] = true;
+    }
+
+    int sendQueueSize()
+    {
+        return sendQueueSize;
+    }
+
+    /** @return the slot at the head of the send queue; the queue is not empty. */
+    int sendQueueHead()
+    {
+        return sendQueue[sendQueueHead];
+    }
+
+    /** Removes the head of the send queue. */
+    void dequeueSend()
+    {
+        inSendQueue[sendQueue[sendQueueHead]] = false;
+        sendQueueHead = (sendQueueHead + 1) % capacity;
+        sendQueueSize--;
+    }
+
+    // S8.3.1: whether more new data is queued than the start budget covers (whole packets, counted until the
+    // answer is known): a start that fits in the budget needs no share, so it sends no probe and does not wait
+    boolean queuedPacketsAbove(final int budgetPackets)
+    {
+        int queued = 0;
+        for (int i = 0; i < sendQueueSize; i++)
+        {
+            final int slot = sendQueue[(sendQueueHead + i) % capacity];
+            queued += packets[slot] - nextPacket[slot];
+            if (queued > budgetPackets)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // ---- S9.3: completions held until the refusals are known; RNR waits
+
+    /** @return true if the slot was not held and now is. */
+    boolean hold(final int slot, final long now, final long queryInterval)
+    {
+        if (held[slot])
+        {
+            return false;
+        }
+        held[slot] = true;
+        heldCount++;
+        heldAt[slot] = now;
+        queryAt[slot] = now + queryInterval;
+        return true;
+    }
+
+    void unhold(final int slot)
+    {
+        if (held[slot])
+        {
+            held[slot] = false;
+            heldCount--;
+        }
+    }
+
+    int heldCount()
+    {
+        return heldCount;
+    }
+
+    void startRnrWait(final int slot, final long retryAt)
+    {
+        rnrWaiting[slot] = true;
+        rnrWaitingCount++;
+        rnrRetryAt[slot] = retryAt;
+    }
+
+    void stopRnrWait(final int slot)
+    {
+        if (rnrWaiting[slot])
+        {
+            rnrWaiting[slot] = false;
+            rnrWaitingCount--;
+        }
+    }
+
+    int rnrWaitingCount()
+    {
+        return rnrWaitingCount;
+    }
+
+    /**
+     * Everything in flight is forgotten (the connection flushes): no packet outstanding or queued, no wait, no
+     * hold. The slots stay in use until their completions are delivered.
+     */
+    void clearInFlight()
+    {
+        for (int slot = 0; slot < capacity; slot++)
+        {
+            outstanding[slot] = 0;
+            inSendQueue[slot] = false;
+            rnrWaiting[slot] = false;
+        }
+        rnrWaitingCount = 0;
+        heldCount = 0;
+        java.util.Arrays.fill(held, false);
+        sendQueueSize = 0;
+    }
+}

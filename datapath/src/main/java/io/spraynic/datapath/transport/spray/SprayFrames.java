@@ -1,0 +1,313 @@
+package io.spraynic.datapath.transport.spray;
+
+import io.spraynic.datapath.transport.TransportCounters;
+import io.spraynic.datapath.verbs.MemoryRegion;
+import io.spraynic.datapath.wire.ImmediateDataHeader;
+import io.spraynic.datapath.wire.NegativeAckHeader;
+import io.spraynic.datapath.wire.ProbeHeader;
+import io.spraynic.datapath.wire.RdmaExtendedTransportHeader;
+import io.spraynic.datapath.wire.RoceFrame;
+import io.spraynic.datapath.wire.RoceFrameWriter;
+import io.spraynic.datapath.wire.SelectiveAckHeader;
+import io.spraynic.datapath.wire.SprayExtendedTransportHeader;
+import io.spraynic.datapath.wire.SprayOpcodes;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The frames one spray connection sends (docs/PROTOCOL.md S2, S5, S6, S9) and the addresses it accepts frames
+ * from (S12.5): Ethernet, IP and UDP of a path's plane and route, BTH, then the spray headers (SETH, RETH,
+ * ImmDt of a data packet; PRBH of a probe; SACKH of an ACK; NAKH of a NACK or query), each written in place
+ * in the output's buffer through the {@code wire} flyweights, the payload copied from registered memory, the
+ * ICRC and S12.3 tag added by the writer. Every method claims room first and counts {@code OUTPUT_FULL} when
+ * there is none; nothing is written then. Allocation-free.
+ */
+final class SprayFrames
+{
+    private static final int ECT0 = 2;
+
+    private final SprayEngine engine;
+    private final SprayConfig config;
+    private final RoceFrameWriter[] writers;
+    private final SprayFrameOutput output;
+    private final PacketAuthenticator auth;
+    private final TransportCounters counters;
+    private final TransportCounters[] pathCounters;
+    private final SendSlots slots;
+    private final PathScheduler scheduler;
+    private final int planes;
+    private final int mtu;
+    private final int remoteCid;
+    private final int[] localIpv4;
+    private final long[] localMac;
+    private final int[] remoteIpv4;
+    private final long[] remoteMac;
+    private final long[] localIpv6High;
+    private final long[] localIpv6Low;
+    private final long[] remoteIpv6High;
+    private final long[] remoteIpv6Low;
+    private final boolean[] remoteIsIpv6;
+    private final int[] vlanTci;
+    private RoceFrameWriter writer;
+
+    SprayFrames(
+        final SprayEngine engine,
+        final SprayConnectionConfig connection,
+        final PacketAuthenticator auth,
+        final TransportCounters counters,
+        final TransportCounters[] pathCounters,
+        final SendSlots slots,
+        final PathScheduler scheduler)
+    {
+        final SprayConfig config = engine.config();
+        this.engine = engine;
+        this.config = config;
+        this.planes = config.planes;
+        this.mtu = connection.mtu;
+        this.remoteCid = connection.remoteCid;
+        this.writers = new RoceFrameWriter[planes];
+        for (int plane = 0; plane < planes; plane++)
+        {
+            writers[plane] = engine.writer(plane);
+        }
+        this.output = engine.output();
+        this.auth = auth;
+        this.counters = counters;
+        this.pathCounters = pathCounters;
+        this.slots = slots;
+        this.scheduler = scheduler;
+        this.localIpv4 = config.localIpv4.clone();
+        this.localMac = config.localMac.clone();
+        this.remoteIpv4 = java.util.Arrays.copyOf(connection.remoteIpv4, planes);
+        this.remoteMac = java.util.Arrays.copyOf(connection.remoteMac, planes);
+        this.localIpv6High = config.localIpv6High.clone();
+        this.localIpv6Low = config.localIpv6Low.clone();
+        this.remoteIpv6High = java.util.Arrays.copyOf(connection.remoteIpv6High, planes);
+        this.remoteIpv6Low = java.util.Arrays.copyOf(connection.remoteIpv6Low, planes);
+        this.remoteIsIpv6 = java.util.Arrays.copyOf(connection.remoteIsIpv6, planes);
+        this.vlanTci = config.vlanTci.clone();
+    }
+
+    // S12.5: the source is the peer's address on the plane (-1: on any of its planes)
+    boolean fromPeer(final RoceFrame frame, final int plane)
+    {
+        final boolean ipv6 = frame.ipVersion() == 6;
+        for (int candidate = plane < 0 ? 0 : plane, end = plane < 0 ? planes : plane + 1; candidate < end; candidate++)
+        {
+            if (remoteIsIpv6[candidate] == ipv6 && (ipv6 ?
+                frame.ipv6SourceHigh() == remoteIpv6High[candidate] &&
+                    frame.ipv6SourceLow() == remoteIpv6Low[candidate] :
+                frame.ipv4Source() == remoteIpv4[candidate]))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void address(final int path, final int plane)
+    {
+        writer = writers[plane];
+        writer.ethernet(localMac[plane], remoteMac[plane]).vlan(vlanTci[plane]);
+        if (remoteIsIpv6[plane])
+        {
+            // S2.4: a UDP checksum of 0, as RoCEv2 permits over IPv6 (the ICRC covers the packet)
+            writer.ipv6(localIpv6High[plane], localIpv6Low[plane], remoteIpv6High[plane], remoteIpv6Low[plane])
+                .ipv6UdpChecksum(false);
+        }
+        else
+        {
+            writer.ipv4(localIpv4[plane], remoteIpv4[plane]).ipv4Identification(0); // S2.4: identification 0
+        }
+        writer.dscp(config.dscp)
+            .udpSourcePort(scheduler.sourcePorts[path])
+            .destQp(remoteCid)
+            .solicited(false)
+            .ackReq(false)
+            .ecn(0);
+    }
+
+    private boolean claim(final int plane, final int payload)
+    {
+        if (!output.claim(plane, writer.frameLength(payload)))
+        {
+            counters.increment(SprayCounters.OUTPUT_FULL);
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * Writes a data packet on a path: a new one ({@code psnOrNew < 0}: takes the path's next PSN) or a
+     * retransmission with its PSN (S6.6). The caller checked that the source memory is still registered.
+     *
+     * @param payload the packet's payload bytes ({@link SendSlots#payloadOf}).
+     */
+    boolean data(
+        final int path, final long handle, final int payload, final int psnOrNew, final boolean retransmit,
+        final long now)
+    {
+        final int slot = SendSlots.slotOf(handle);
+        final int packet = SendSlots.packetOf(handle);
+        final byte messageKind = slots.kind[slot];
+        final int offset = messageKind == SprayConnection.READ ? 0 : packet * mtu;
+        final boolean last = messageKind == SprayConnection.READ || packet == slots.packets[slot] - 1;
+        final int opcode = SprayConnection.opcodeOf(messageKind);
+        final int plane = path % planes;
+        address(path, plane);
+        final PathSendWindow window = scheduler.sendWindows[path];
+        writer.opcode(opcode).ecn(ECT0).solicited(last && slots.solicited[slot])
+            .ackReq(last || window.outstanding() + 1 >= scheduler.windows[path].window());
+        if (!claim(plane, payload))
+        {
+            return false;
+        }
+        final int psn = psnOrNew < 0 ? window.send(handle, now) : psnOrNew;
+        writer.psn(psn);
+        final MemorySegment buffer = output.buffer();
+        final long base = output.offset();
+        final long payloadAt = base + writer.payloadOffset();
+        final long seth = payloadAt - SprayOpcodes.TABLE.extensionHeadersLength(opcode);
+        SprayExtendedTransportHeader.path(buffer, seth, path);
+        SprayExtendedTransportHeader.flags(buffer, seth,
+            (retransmit ? SprayExtendedTransportHeader.FLAG_RETRANSMIT : 0) |
+            (last ? SprayExtendedTransportHeader.FLAG_LAST : 0));
+        SprayExtendedTransportHeader.stream(buffer, seth, slots.stream[slot]);
+        SprayExtendedTransportHeader.msn(buffer, seth, slots.msn[slot]);
+        SprayExtendedTransportHeader.messageOffset(buffer, seth, offset);
+        SprayExtendedTransportHeader.messageLength(buffer, seth, slots.length[slot]);
+        SprayExtendedTransportHeader.rsn(buffer, seth, slots.rsn[slot]);
+        SprayExtendedTransportHeader.messageTag(buffer, seth, slots.messageTag[slot]);
+        long at = seth + SprayExtendedTransportHeader.LENGTH;
+        if (messageKind == SprayConnection.WRITE || messageKind == SprayConnection.WRITE_IMM ||
+            messageKind == SprayConnection.READ)
+        {
+            RdmaExtendedTransportHeader.virtualAddress(buffer, at, slots.remoteAddress[slot] + offset);
+            RdmaExtendedTransportHeader.rkey(buffer, at, slots.rkey[slot]);
+            RdmaExtendedTransportHeader.dmaLength(buffer, at, slots.length[slot]);
+            at += RdmaExtendedTransportHeader.LENGTH;
+        }
+        if (messageKind == SprayConnection.WRITE_IMM || messageKind == SprayConnection.SEND_IMM)
+        {
+            ImmediateDataHeader.immediateData(buffer, at, slots.immediate[slot]);
+        }
+        if (payload > 0)
+        {
+            final MemoryRegion source = slots.region[slot];
+            MemorySegment.copy(source.segment(), source.offsetOf(slots.localAddress[slot]) + offset, buffer, payloadAt,
+                payload);
+        }
+        output.commit(writer.writeFrame(buffer, base, payload));
+        return true;
+    }
+
+    /** Writes a probe (S6.5, S7.5) that takes the path's next PSN; false if the window or the output is full. */
+    boolean newProbe(final int path, final int flags, final long now)
+    {
+        final PathSendWindow window = scheduler.sendWindows[path];
+        if (window.isFull())
+        {
+            return false;
+        }
+        final int plane = path % planes;
+        address(path, plane);
+        writer.opcode(SprayOpcodes.PROBE);
+        if (!claim(plane, 0))
+        {
+            return false;
+        }
+        final int psn = window.send(SprayConnection.PROBE_HANDLE, now);
+        scheduler.lastProbeAt[path] = now;
+        probeClaimed(path, psn, flags);
+        return true;
+    }
+
+    /** Writes a probe again at its PSN (a retransmitted placeholder, S7.4.1). */
+    boolean probe(final int path, final int psn, final int flags)
+    {
+        final int plane = path % planes;
+        address(path, plane);
+        writer.opcode(SprayOpcodes.PROBE);
+        if (!claim(plane, 0))
+        {
+            return false;
+        }
+        probeClaimed(path, psn, flags);
+        return true;
+    }
+
+    private void probeClaimed(final int path, final int psn, final int flags)
+    {
+        writer.psn(psn);
+        final MemorySegment buffer = output.buffer();
+        final long base = output.offset();
+        final long prbh = base + writer.payloadOffset() - ProbeHeader.LENGTH;
+        ProbeHeader.path(buffer, prbh, path);
+        ProbeHeader.flags(buffer, prbh, flags);
+        ProbeHeader.nextPsn(buffer, prbh, psn);
+        auth.tagNext(writer);
+        output.commit(writer.writeFrame(buffer, base, 0));
+        counters.increment(SprayCounters.PROBES_SENT);
+        pathCounters[path].increment(SprayCounters.PROBES_SENT);
+    }
+
+    /**
+     * Claims room for a control packet (ACK, NACK, query) on a path back to the peer; on success
+     * {@link #ack}, {@link #nack} or {@link #query} fills and sends it.
+     */
+    boolean claimControl(final int controlPath, final int opcode)
+    {
+        final int plane = controlPath % planes;
+        address(controlPath, plane);
+        writer.opcode(opcode).psn(0);
+        return claim(plane, 0);
+    }
+
+    /** Fills and sends the ACK claimed by {@link #claimControl}: inbound path {@code path}'s SACKH (S6.3). */
+    void ack(
+        final int path, final int ceCount, final PathReceiveWindow window, final int rateHintMbps,
+        final int ackSequence, final int refusals)
+    {
+        final MemorySegment buffer = output.buffer();
+        final long base = output.offset();
+        final long sack = base + writer.payloadOffset() - SelectiveAckHeader.LENGTH;
+        SelectiveAckHeader.path(buffer, sack, path);
+        SelectiveAckHeader.flags(buffer, sack, ceCount > 0 ? SelectiveAckHeader.FLAG_ECE : 0);
+        SelectiveAckHeader.ceCount(buffer, sack, ceCount);
+        window.writeTo(buffer, sack);
+        SelectiveAckHeader.rateHintMbps(buffer, sack, rateHintMbps);
+        SelectiveAckHeader.ackSequence(buffer, sack, ackSequence);
+        SelectiveAckHeader.refusals(buffer, sack, refusals);
+        auth.tagNext(writer);
+        output.commit(writer.writeFrame(buffer, base, 0));
+    }
+
+    /** Fills and sends the NACK (S9.3) or query claimed by {@link #claimControl}. */
+    void negativeAck(final int syndrome, final int streamId, final int msn, final int rnrTimerMicros, final int refusal)
+    {
+        final MemorySegment buffer = output.buffer();
+        final long base = output.offset();
+        final long nakh = base + writer.payloadOffset() - NegativeAckHeader.LENGTH;
+        NegativeAckHeader.syndrome(buffer, nakh, syndrome);
+        NegativeAckHeader.stream(buffer, nakh, streamId);
+        NegativeAckHeader.msn(buffer, nakh, msn);
+        NegativeAckHeader.rnrTimerMicros(buffer, nakh, rnrTimerMicros);
+        NegativeAckHeader.refusal(buffer, nakh, refusal);
+        auth.tagNext(writer);
+        output.commit(writer.writeFrame(buffer, base, 0));
+    }
+
+    /** Writes a {@code SPRAY_CLOSE} or {@code SPRAY_CLOSE_ACK} (S9.2) on plane 0, tagged (S12.3). */
+    boolean connectionPacket(
+        final int opcode, final int paths, final int streams, final int localCid, final long token)
+    {
+        final SprayHandshake handshake = engine.handshake();
+        handshake.to(remoteIsIpv6[0], remoteIpv4[0], remoteIpv6High[0], remoteIpv6Low[0], remoteMac[0]);
+        final RoceFrameWriter conh = engine.writer(0);
+        auth.tagNext(conh); // S12.3: CLOSE and CLOSE_ACK carry the tag in CONH
+        final boolean written = handshake.writeConnectionHeader(opcode, remoteCid, scheduler.sourcePorts[0], paths,
+            mtu, streams, localCid, 0, token);
+        conh.clearTag();
+        return written;
+    }
+}

@@ -1,0 +1,161 @@
+package io.spraynic.datapath.transport.spray;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * docs/PROTOCOL.md S6.4, S6.8, S7.2-S7.6: the outbound paths' scheduling, repathing, failure and restore.
+ */
+@Timeout(10)
+class PathSchedulerTest
+{
+    private static PathScheduler scheduler(final int paths)
+    {
+        return new PathScheduler(paths, new SprayConfig(), new SplittableRandom(7), 1000, 50_000);
+    }
+
+    @Test
+    void shouldSpreadPacketsByFreeWindowS72()
+    {
+        final PathScheduler scheduler = scheduler(3);
+        final int[] picked = new int[3];
+        for (int i = 0; i < 30; i++)
+        {
+            final int path = scheduler.pick();
+            picked[path]++;
+            scheduler.sendWindows[path].send(i, 0); // takes window space: the weights change
+        }
+        assertEquals(10, picked[0]);
+        assertEquals(10, picked[1]);
+        assertEquals(10, picked[2]);
+        final int[] again = new int[3];
+        for (int i = 0; i < 3 * 16 - 30; i++) // the initial window is 16 packets per path
+        {
+            again[scheduler.pick()]++;
+            scheduler.sendWindows[i % 3].send(i, 0);
+        }
+        assertEquals(-1, scheduler.pick(), "every window full");
+    }
+
+    @Test
+    void shouldSkipFailedPathsAndPathsThatTimedOutWhileAnotherAnswersS74()
+    {
+        final PathScheduler scheduler = scheduler(3);
+        scheduler.fail(0, 100);
+        scheduler.consecutiveTimeouts[1] = 1;
+        for (int i = 0; i < 10; i++)
+        {
+            assertEquals(2, scheduler.pick());
+        }
+        scheduler.consecutiveTimeouts[2] = 1;
+        assertNotEquals(0, scheduler.pick(), "all live paths timed out: any live one, never a failed one");
+        assertNotEquals(-1, scheduler.pick());
+    }
+
+    @Test
+    void shouldTellWhenEveryPathStayedFailedAndForgetItOnRestoreS76()
+    {
+        final PathScheduler scheduler = scheduler(2);
+        scheduler.fail(0, 100);
+        assertFalse(scheduler.allFailedFor(10, 1_000));
+        assertEquals(100 + new SprayConfig().probeIntervalNanos, scheduler.nextResyncAt[0]);
+        scheduler.fail(1, 200);
+        assertFalse(scheduler.allFailedFor(1_000, 1_199));
+        assertTrue(scheduler.allFailedFor(1_000, 1_200));
+        assertEquals(1, scheduler.controlPath(1), "no live path: its own");
+        scheduler.restore(0, 300);
+        assertFalse(scheduler.allFailedFor(1_000, 10_000));
+        assertEquals(SprayConnection.ACTIVE, scheduler.pathStates[0]);
+        assertEquals(0, scheduler.controlPath(1), "control packets go back on a live path (S6.4)");
+        assertEquals(0, scheduler.controlPath(0));
+    }
+
+    @Test
+    void shouldJudgeAPathLossyOnlyAgainstMostOthersS73()
+    {
+        final PathScheduler scheduler = scheduler(4);
+        for (int i = 0; i < 40; i++)
+        {
+            for (int path = 0; path < 4; path++)
+            {
+                scheduler.countSent(path);
+            }
+        }
+        for (int i = 0; i < 4; i++)
+        {
+            scheduler.countLost(3); // 10 %, above the 5 % bar
+        }
+        assertTrue(scheduler.isLossy(3));
+        assertFalse(scheduler.isLossy(0));
+        for (int path = 0; path < 3; path++)
+        {
+            scheduler.countLost(path);
+            scheduler.countLost(path); // 5 % each: the median is no longer under half the bar
+        }
+        assertFalse(scheduler.isLossy(3), "a fabric losing everywhere is not one bad path");
+        final int before = scheduler.sourcePorts[3];
+        scheduler.repath(3);
+        assertNotEquals(before, scheduler.sourcePorts[3]);
+        assertTrue(scheduler.sourcePorts[3] >= 49152 && scheduler.sourcePorts[3] <= 65535);
+        assertFalse(scheduler.isLossy(3), "its samples start over");
+    }
+
+    @Test
+    void shouldEndASampleEvery256PacketsAndRepathASlowPathS73()
+    {
+        final PathScheduler scheduler = scheduler(3);
+        for (int path = 0; path < 3; path++)
+        {
+            scheduler.rtts[path].onSample(path == 2 ? 400_000 : 10_000);
+        }
+        int full = 0;
+        for (int i = 0; i < PathSendWindow.CAPACITY; i++)
+        {
+            full += scheduler.countSent(2) ? 1 : 0;
+        }
+        assertEquals(1, full);
+        assertTrue(scheduler.endLossSample(2), "40 x the median RTT");
+        assertFalse(scheduler.endLossSample(0));
+    }
+
+    @Test
+    void shouldTimeAPathWithoutSamplesByItsSlowestLiveSiblingS68()
+    {
+        final PathScheduler scheduler = scheduler(3);
+        scheduler.rtts[0].onSample(20_000);
+        scheduler.rtts[1].onSample(90_000);
+        scheduler.fail(1, 0);
+        scheduler.refreshSiblingEstimates();
+        assertEquals(20_000, scheduler.siblingSrtt(), "a failed path's estimate is not used");
+        assertEquals(20_000, scheduler.srttNanos(2));
+        assertTrue(scheduler.rtoNanos(2) >= new SprayConfig().rtoMinNanos);
+        assertTrue(scheduler.ackExpectedWithinNanos(2) > 20_000);
+    }
+
+    @Test
+    void shouldTakeEachAckOnceAndKnowWhoAnsweredS741()
+    {
+        final PathScheduler scheduler = scheduler(2);
+        assertFalse(scheduler.isStaleAck(0, 5));
+        scheduler.consecutiveTimeouts[0] = 2;
+        scheduler.onAckTaken(0, 5, 1_000);
+        assertEquals(0, scheduler.consecutiveTimeouts[0]);
+        assertTrue(scheduler.isStaleAck(0, 5));
+        assertTrue(scheduler.isStaleAck(0, 4));
+        assertFalse(scheduler.isStaleAck(0, 6));
+        assertFalse(scheduler.isStaleAck(1, 5), "per path");
+        assertTrue(scheduler.othersAcknowledgedSince(1, 1_000));
+        assertFalse(scheduler.othersAcknowledgedSince(1, 1_001));
+        assertFalse(scheduler.othersAcknowledgedSince(0, 0), "not itself");
+        assertTrue(scheduler.nothingOutstanding());
+        scheduler.sendWindows[1].send(1L, 0);
+        assertFalse(scheduler.nothingOutstanding());
+    }
+}
