@@ -28,6 +28,12 @@ public final class EmbeddedNicConfig
     int[] localIpv4 = new int[1];
     long[] localMac = new long[1];
     InterfaceAddress[] addresses = new InterfaceAddress[1];
+    /**
+     * Whether the ports carry Ethernet to neighbours (DPDK ports) or not (kernel UDP sockets, whose kernel routes
+     * and resolves): without a link layer the NIC neither answers nor sends ARP, and a next hop's MAC is a
+     * placeholder the port ignores.
+     */
+    boolean linkLayer = true;
     NeighbourConfig neighbourConfig = NeighbourConfig.defaults();
     final List<long[]> staticNeighbours = new ArrayList<>();
     Supplier<SprayConfig> sprayConfig = SprayConfig::new;

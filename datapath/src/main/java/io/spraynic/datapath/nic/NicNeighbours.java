@@ -54,7 +54,7 @@ final class NicNeighbours
         sinks = new PortFrameSink[planes];
         for (int p = 0; p < planes; p++)
         {
-            if (null == config.addresses[p])
+            if (null == config.addresses[p] || !config.linkLayer)
             {
                 continue;
             }
@@ -64,7 +64,7 @@ final class NicNeighbours
             mirrors.add(new CounterMirror(counters, prefix + "plane " + p + " neighbour ", agents[p].counters(), null));
         }
         final long now = config.clock.nanoTime();
-        for (final long[] entry : config.staticNeighbours)
+        for (final long[] entry : config.linkLayer ? config.staticNeighbours : java.util.List.<long[]>of())
         {
             final NeighbourAgent agent = agents[(int)entry[0]];
             if (null == agent)
@@ -104,6 +104,10 @@ final class NicNeighbours
 
     int nextHop(final int plane, final int peer)
     {
+        if (!config.linkLayer)
+        {
+            return peer; // the kernel chooses the route of a socket's datagrams
+        }
         final InterfaceAddress address = config.addresses[plane];
         if (null == address)
         {
@@ -127,6 +131,10 @@ final class NicNeighbours
      */
     long[] resolve(final int[] hops, final Duration timeout)
     {
+        if (!config.linkLayer)
+        {
+            return placeholderMacs(hops);
+        }
         final CompletableFuture<long[]> resolved = new CompletableFuture<>();
         final long timeoutNanos = timeout.toNanos();
         final boolean offered = workers[0].offer((w, now) ->
@@ -183,6 +191,17 @@ final class NicNeighbours
             throw new IllegalStateException("worker 0 has too many control commands queued: retry");
         }
         return EmbeddedNic.await(resolved, timeout.plusSeconds(1), "resolve the next hops");
+    }
+
+    /** Without a link layer a next hop has no MAC to resolve: a locally administered one made of its address. */
+    private static long[] placeholderMacs(final int[] hops)
+    {
+        final long[] macs = new long[hops.length];
+        for (int p = 0; p < hops.length; p++)
+        {
+            macs[p] = 0 == hops[p] ? 0 : 0x0200_0000_0000L | Integer.toUnsignedLong(hops[p]);
+        }
+        return macs;
     }
 
     /**

@@ -72,7 +72,7 @@ final class UdpSocketPorts implements AutoCloseable
                 final UdpPortArgs args = UdpPortArgs.of(port);
                 if (config.localIpv4[p] == 0)
                 {
-                    config.localIpv4[p] = args.address();
+                    config.localIpv4[p] = args.address(); // loopback allowed: the kernel routes it
                 }
                 else if (config.localIpv4[p] != args.address())
                 {
@@ -98,6 +98,7 @@ final class UdpSocketPorts implements AutoCloseable
                 }
             }
             config.maxFrameLength = frameRoom;
+            config.linkLayer = false; // the kernel resolves neighbours for its sockets
             return result;
         }
         catch (final RuntimeException ex)

@@ -1654,13 +1654,13 @@ public final class SprayConnection implements PathSendWindow.Listener
     /** @return the peer's IPv4 address on {@code plane} (0 when that plane speaks IPv6). */
     public int remoteIpv4(final int plane)
     {
-        return remoteIsIpv6[plane] ? 0 : remoteIpv4[plane];
+        return frames.remoteIpv4(plane);
     }
 
     /** @return the planes this connection sends on. */
     public int planes()
     {
-        return remoteMac.length;
+        return planes;
     }
 
     /**
@@ -1669,13 +1669,13 @@ public final class SprayConnection implements PathSendWindow.Listener
      */
     public void nextHopMac(final int plane, final long mac)
     {
-        remoteMac[plane] = mac;
+        frames.nextHopMac(plane, mac);
     }
 
     /** @return the MAC frames of {@code plane} go to. */
     public long nextHopMac(final int plane)
     {
-        return remoteMac[plane];
+        return frames.nextHopMac(plane);
     }
 
     /** @return paths per direction. */

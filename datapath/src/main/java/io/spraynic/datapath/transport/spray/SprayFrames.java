@@ -88,6 +88,24 @@ final class SprayFrames
         this.vlanTci = config.vlanTci.clone();
     }
 
+    /** @return the peer's IPv4 address on {@code plane} (0 when that plane speaks IPv6). */
+    int remoteIpv4(final int plane)
+    {
+        return remoteIsIpv6[plane] ? 0 : remoteIpv4[plane];
+    }
+
+    /** @return the MAC frames of {@code plane} go to. */
+    long nextHopMac(final int plane)
+    {
+        return remoteMac[plane];
+    }
+
+    /** Frames of {@code plane} go to {@code mac} from now on (the next hop as the neighbour table resolved it). */
+    void nextHopMac(final int plane, final long mac)
+    {
+        remoteMac[plane] = mac;
+    }
+
     // S12.5: the source is the peer's address on the plane (-1: on any of its planes)
     boolean fromPeer(final RoceFrame frame, final int plane)
     {
