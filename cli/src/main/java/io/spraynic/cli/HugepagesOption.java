@@ -25,6 +25,10 @@ final class HugepagesOption
      */
     NicConfig apply(final NicConfig config)
     {
+        if (config.ports().stream().allMatch(port -> port.kind() == io.spraynic.pmd.PortKind.UDP))
+        {
+            return config; // kernel UDP sockets: no EAL, nothing to choose
+        }
         final HugepageChoice choice = HugepageChoice.choose(config, mode(), HostHugepages.probe());
         System.err.println("spraynic: " + choice.notice());
         return choice.config();

@@ -284,8 +284,9 @@ final class NicCommand implements Callable<Integer>
         {
             filled.putIfAbsent("queues", Integer.toString(workers)); // presets default to one queue; some (memif) have no such parameter
         }
-        final NicConfig nicConfig = hugepagesOption.apply(PmdConfigLoader.load(config, filled, verbose));
-        final io.spraynic.pmd.InterfaceAddress[] addresses = PlaneAddresses.resolve(given, nicConfig, "--mode " + mode);
+        final NicConfig loaded = PmdConfigLoader.load(config, filled, verbose);
+        final io.spraynic.pmd.InterfaceAddress[] addresses = PlaneAddresses.resolve(given, loaded, "--mode " + mode);
+        final NicConfig nicConfig = hugepagesOption.apply(loaded);
         if (maxConnectionsPerSource < 1)
         {
             throw new IllegalArgumentException("--max-connections-per-source " + maxConnectionsPerSource +

@@ -82,7 +82,7 @@ final class PlaneAddresses
                 throw new IllegalArgumentException("--ip gives " + given.length + " address(es) for " + ports.size() +
                     " port(s): give one per port (plane), comma-separated");
             }
-            return given;
+            return refuseLoopbackOnDpdk(given, ports);
         }
         final InterfaceAddress[] addresses = new InterfaceAddress[ports.size()];
         for (int p = 0; p < addresses.length; p++)
@@ -92,6 +92,20 @@ final class PlaneAddresses
             {
                 throw new IllegalArgumentException(what + " needs --ip: this NIC's IPv4 address on each port, e.g. " +
                     "--ip 10.0.0.2 or --ip 10.0.1.10/24 --gateway 10.0.1.1 (or ip = \"...\" in each [[port]] of the config)");
+            }
+        }
+        return refuseLoopbackOnDpdk(addresses, ports);
+    }
+
+    // a loopback address names a kernel socket's plane on this host; on an Ethernet port nobody could reach it
+    private static InterfaceAddress[] refuseLoopbackOnDpdk(final InterfaceAddress[] addresses, final List<PortConfig> ports)
+    {
+        for (int p = 0; p < addresses.length; p++)
+        {
+            if (addresses[p].isLoopback() && ports.get(p).kind() != io.spraynic.pmd.PortKind.UDP)
+            {
+                throw new BadOption("--ip", addresses[p].toString(), "is a loopback address, which only a udp port " +
+                    "(kernel sockets) can have, and port " + ports.get(p).name() + " is not one", "try --ip 10.0.1.10/24");
             }
         }
         return addresses;

@@ -131,8 +131,9 @@ final class TransferCommand implements Callable<Integer>
         // two peers on one host must not share DPDK's runtime directory
         filled.putIfAbsent("file_prefix", "spraynic-transfer-" + ProcessHandle.current().pid());
         filled.putIfAbsent("queues", Integer.toString(workers));
-        final NicConfig nicConfig = hugepagesOption.apply(PmdConfigLoader.load(config, filled, verbose));
-        final io.spraynic.pmd.InterfaceAddress[] addresses = PlaneAddresses.resolve(given, nicConfig, "spraynic transfer");
+        final NicConfig loaded = PmdConfigLoader.load(config, filled, verbose);
+        final io.spraynic.pmd.InterfaceAddress[] addresses = PlaneAddresses.resolve(given, loaded, "spraynic transfer");
+        final NicConfig nicConfig = hugepagesOption.apply(loaded);
         final byte[] psk = null == pskFile ? null : PreSharedKeyFile.read(pskFile);
         final EmbeddedNicConfig nic = new EmbeddedNicConfig().mode(kind).workers(workers).planes(addresses.length)
             .connections(paths, 4).idleStrategy(IdleStrategies.parse(idle))

@@ -121,6 +121,7 @@ class BadArgumentsTest
         table.add(bad("nic --config net_null --mode spray --ip 10.0.1.10 --gateway 10.0.1.1", "needs a prefix"));
         table.add(bad("nic --config net_null --mode spray --ip 10.0.1.10/24,10.0.2.10/24 --gateway 10.0.1.1", "one per --ip"));
         table.add(bad("nic --config net_null --mode spray --ip 224.0.0.5/24", "not a unicast address"));
+        table.add(bad("nic --config net_null --mode spray --ip 127.0.0.5", "only a udp port"));
         // spraynic client
         table.add(bad("client --size 0", "at least 1"));
         table.add(bad("client --message 0", "1..1g"));

@@ -26,10 +26,10 @@ public record InterfaceAddress(int ipv4, int prefixLength, int gateway)
         {
             throw new IllegalArgumentException("prefix length /" + prefixLength + " is not allowed: give 0 to 32");
         }
-        checkUnicast(ipv4, "address");
+        checkUnicast(ipv4, "address", true); // loopback: a plane of kernel UDP sockets on one host
         if (gateway != 0)
         {
-            checkUnicast(gateway, "gateway");
+            checkUnicast(gateway, "gateway", false);
             if (prefixLength == 0)
             {
                 throw new IllegalArgumentException("gateway " + text(gateway) + " needs a prefix on the address, e.g. " +
@@ -112,10 +112,16 @@ public record InterfaceAddress(int ipv4, int prefixLength, int gateway)
         return (a & mask) == (b & mask);
     }
 
-    private static void checkUnicast(final int address, final String what)
+    /** @return whether this is a loopback address (127/8), which only a plane of kernel UDP sockets can have. */
+    public boolean isLoopback()
+    {
+        return ipv4 >>> 24 == 127;
+    }
+
+    private static void checkUnicast(final int address, final String what, final boolean loopbackAllowed)
     {
         final int first = address >>> 24;
-        if (address == 0 || address == -1 || first == 127 || (first >= 224))
+        if (address == 0 || address == -1 || (first == 127 && !loopbackAllowed) || (first >= 224))
         {
             throw new IllegalArgumentException(what + " " + text(address) + " is not a unicast address: give one like 10.0.1.10");
         }
