@@ -13,6 +13,7 @@
 #   --ipc-dir DIR      share the NIC's IPC directory with applications of the host (mounted at
 #                      /dev/shm/spraynic-spraynic; DIR must be owned by 10001 and mode 0700)
 #   --detach           run in the background (podman run -d) and print the container's id
+#   --keep             keep the container when it exits (no --rm), for its logs and exit code; podman rm it after
 #   --image IMAGE      default: localhost/spraynic:<project version> (deploy/container/build-image.sh)
 #   --dry-run          print the podman command instead of running it
 # The image is built by: ./spraynic image.
@@ -25,6 +26,7 @@ image="localhost/spraynic:$version"
 name="spraynic-$$"
 network=host
 detach=()
+remove=(--rm)
 dry_run=no
 extra=()
 while [ $# -gt 0 ]; do
@@ -39,6 +41,7 @@ while [ $# -gt 0 ]; do
       shift 2 ;;
     --ipc-dir) extra+=(--mount "type=bind,source=$2,destination=/dev/shm/spraynic-spraynic"); shift 2 ;;
     --detach) detach=(--detach); shift ;;
+    --keep) remove=(); shift ;;
     --image) image=$2; shift 2 ;;
     --dry-run) dry_run=yes; shift ;;
     --) shift; break ;;
@@ -58,7 +61,7 @@ if (( (0x$(sed -n 's/^CapEff:\s*//p' /proc/self/status) >> 24 & 1) == 0 )); then
   extra+=(--ulimit "nofile=$(ulimit -Hn):$(ulimit -Hn)" --ulimit nproc=4096:4096)
 fi
 
-command=(podman "${runtime[@]}" run --rm "${detach[@]}" --name "$name" --network "$network"
+command=(podman "${runtime[@]}" run "${remove[@]}" "${detach[@]}" --name "$name" --network "$network"
   --user 10001:10001 --cap-drop all --cap-add CAP_NET_RAW --cap-add CAP_NET_ADMIN
   --security-opt no-new-privileges --read-only --shm-size 256m
   "${extra[@]}" "$image" "$@")

@@ -69,7 +69,7 @@ class ContainerImageTest
             ip("-n", netns, "link", "add", "veth0", "type", "veth", "peer", "name", "veth1");
             ip("-n", netns, "link", "set", "veth0", "up");
             ip("-n", netns, "link", "set", "veth1", "up");
-            final List<String> nic = runScript(nicName, "ns:/run/netns/" + netns + " --detach", "nic", "--config",
+            final List<String> nic = runScript(nicName, "ns:/run/netns/" + netns + " --detach --keep", "nic", "--config",
                 "net_af_packet", "-p", "iface=veth0", "--mode", "spray", "--ip", "10.77.0.1", "--ipc-dir",
                 "/dev/shm/spraynic-spraynic", "--idle", "sleep");
             final DeployFiles.Result started = DeployFiles.run(120, nic);
@@ -104,27 +104,15 @@ class ContainerImageTest
             podman(60, "exec", nicName, "spraynic", "health", "--ready", "--ipc-dir", "/dev/shm/spraynic-spraynic");
 
             // SIGTERM: the NIC drains and says so; the JVM exits as a SIGTERM'd process does (143), not killed (137).
-            // run.sh passes --rm, so the container's logs and exit code are followed before it goes.
-            final java.nio.file.Path log = Files.createTempFile("spraynic-nic-log", ".txt");
-            final Process follow = new ProcessBuilder("podman", "logs", "--follow", nicName).redirectErrorStream(true)
-                .redirectOutput(log.toFile()).start();
-            final Process exit = new ProcessBuilder("podman", "wait", nicName).redirectErrorStream(true).start();
-            try
-            {
-                final DeployFiles.Result stopped = DeployFiles.run(90, "podman", "stop", "--time", "60", nicName);
-                assertEquals(0, stopped.exitCode(), stopped.err());
-                assertTrue(exit.waitFor(60, TimeUnit.SECONDS) && follow.waitFor(60, TimeUnit.SECONDS));
-                final String exitCode = new String(exit.getInputStream().readAllBytes()).strip();
-                final String output = Files.readString(log);
-                assertTrue(output.contains("spraynic nic: stopped"), output);
-                assertEquals("143", exitCode, output);
-            }
-            finally
-            {
-                follow.destroyForcibly();
-                exit.destroyForcibly();
-                Files.deleteIfExists(log);
-            }
+            // The container is kept (run.sh --keep) so that its whole log and exit code are read after it exits:
+            // following the log of a --rm container can lose the last lines when podman removes it.
+            final DeployFiles.Result stopped = DeployFiles.run(90, "podman", "stop", "--time", "60", nicName);
+            assertEquals(0, stopped.exitCode(), stopped.err());
+            final String exitCode = podman(90, "wait", nicName).strip();
+            final DeployFiles.Result logs = DeployFiles.run(60, "podman", "logs", nicName);
+            final String output = logs.out() + logs.err();
+            assertTrue(output.contains("spraynic nic: stopped"), "exit " + exitCode + ": " + output);
+            assertEquals("143", exitCode, output);
         }
         finally
         {
