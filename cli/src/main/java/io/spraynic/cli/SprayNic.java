@@ -27,6 +27,7 @@ import java.io.PrintWriter;
         CaptureCommand.class,
         TransferCommand.class,
         ExperimentCommand.class,
+        ConformanceCommand.class,
         CommandLine.HelpCommand.class
     })
 public final class SprayNic implements Runnable

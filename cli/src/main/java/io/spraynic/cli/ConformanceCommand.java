@@ -1,0 +1,88 @@
+package io.spraynic.cli;
+
+import io.spraynic.conformance.ConformanceReport;
+import io.spraynic.conformance.ConformanceSuite;
+import io.spraynic.conformance.Target;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code spraynic conformance --target udp:HOST[:PORT] ...}: runs the wire-level compliance suite (module
+ * {@code conformance}) against a spray implementation on kernel UDP sockets, playing its peer; exit status 1 when
+ * a MUST clause failed.
+ */
+@Command(name = "conformance", mixinStandardHelpOptions = true,
+    description = {"Judge a spray implementation by its frames alone: the suite plays its peer over UDP (handshake,",
+        "versions, malformed packets, ACK/SACK, retransmission, NACKs, CLOSE) and reports PASS/FAIL/NOT-TESTED per",
+        "PROTOCOL.md clause. The target accepts spray connections and exposes memory, e.g.",
+        "spraynic nic --config udp -p ip=127.0.0.1 --ip 127.0.0.1 --mode spray --expose 1m --exchange DIR.",
+        "Exit status 1 when a MUST clause failed."})
+final class ConformanceCommand implements Callable<Integer>
+{
+    @Option(names = "--target", required = true, paramLabel = "udp:HOST[:PORT]",
+        description = "The implementation under test: its IPv4 address and UDP port (default 4791).")
+    String target;
+
+    @Option(names = "--local", defaultValue = "127.0.0.2:4791", paramLabel = "HOST[:PORT]", description = {
+        "Where the suite listens: the address the target sends its answers to, on the target's peer port",
+        "(default ${DEFAULT-VALUE}; another loopback address than the target's works without root)."})
+    String local;
+
+    @Option(names = "--exchange", paramLabel = "DIR",
+        description = "Read the target's exposed region from DIR/nic.addr (spraynic nic --exchange DIR).")
+    Path exchange;
+
+    @Option(names = "--region", paramLabel = "ADDR:RKEY:LENGTH",
+        description = "The target's exposed region, when it publishes no exchange directory.")
+    String region;
+
+    @Option(names = "--planes", defaultValue = "1", paramLabel = "N",
+        description = "The target's planes, when no exchange directory says (default ${DEFAULT-VALUE}).")
+    int planes;
+
+    @Option(names = "--json", description = "Print the report as one JSON object instead of a table.")
+    boolean json;
+
+    @Option(names = "--output", paramLabel = "FILE", description = "Also write the JSON report to FILE.")
+    Path output;
+
+    public Integer call() throws Exception
+    {
+        final InetSocketAddress address = Target.parseUdp(target);
+        final InetSocketAddress localAddress = Target.hostPort(local, 4791, "--local");
+        BadOption.range("--planes", planes, 1, 255);
+        long[] exposed;
+        if (null != exchange)
+        {
+            exposed = Target.readExchange(exchange, 10_000);
+        }
+        else if (null != region)
+        {
+            final String[] parts = region.split(":");
+            if (parts.length != 3)
+            {
+                throw new IllegalArgumentException("--region " + region + ": give ADDR:RKEY:LENGTH");
+            }
+            exposed = new long[]{planes, Long.parseLong(parts[0]), Long.parseLong(parts[1]), Long.parseLong(parts[2])};
+        }
+        else
+        {
+            throw new IllegalArgumentException("give --exchange DIR or --region ADDR:RKEY:LENGTH: the suite writes and " +
+                "reads the target's memory");
+        }
+        final ConformanceReport report = ConformanceSuite.run(new Target(address, localAddress, (int)exposed[0],
+            exposed[1], (int)exposed[2], exposed[3]));
+        System.out.print(json ? report.toJson() + System.lineSeparator() : report.toText());
+        if (null != output)
+        {
+            Files.writeString(output, report.toJson() + System.lineSeparator());
+        }
+        System.out.flush();
+        return report.mustFailed() ? 1 : 0;
+    }
+}

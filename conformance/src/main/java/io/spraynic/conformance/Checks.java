@@ -1,0 +1,147 @@
+package io.spraynic.conformance;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What every group of checks shares: the target, the link, the results so far, and the way one check runs (its
+ * body returns null for a pass or says what failed; {@link NotTested} says why it could not run; anything thrown
+ * is a failure with the exception's words).
+ */
+abstract class Checks
+{
+    /** How long the suite waits for an answer the target owes (generous: a loaded CI host). */
+    static final long ANSWER_NANOS = 1_000 * ScriptedPeer.MILLI;
+    /** How long the suite listens to conclude that the target stays silent. */
+    static final long SILENCE_NANOS = 200 * ScriptedPeer.MILLI;
+
+    final Target target;
+    final UdpLink link;
+    final List<CheckResult> results;
+
+    /** A check that could not run, with the reason. */
+    static final class NotTested extends Exception
+    {
+        NotTested(final String reason)
+        {
+            super(reason, null, false, false);
+        }
+    }
+
+    @FunctionalInterface
+    interface Body
+    {
+        /** @return null when the check passed, else what failed. */
+        String run() throws Exception;
+    }
+
+    Checks(final Target target, final UdpLink link, final List<CheckResult> results)
+    {
+        this.target = target;
+        this.link = link;
+        this.results = results;
+    }
+
+    final void check(final String id, final String clause, final String level, final String title, final Body body)
+    {
+        Verdict verdict;
+        String reason;
+        try
+        {
+            reason = body.run();
+            verdict = null == reason ? Verdict.PASS : Verdict.FAIL;
+        }
+        catch (final NotTested e)
+        {
+            verdict = Verdict.NOT_TESTED;
+            reason = e.getMessage();
+        }
+        catch (final Exception | AssertionError e)
+        {
+            verdict = Verdict.FAIL;
+            reason = e.getClass().getSimpleName() + ": " + e.getMessage();
+        }
+        results.add(new CheckResult(id, clause, level, title, verdict, reason));
+    }
+
+    final void must(final String id, final String clause, final String title, final Body body)
+    {
+        check(id, clause, "MUST", title, body);
+    }
+
+    final void should(final String id, final String clause, final String title, final Body body)
+    {
+        check(id, clause, "SHOULD", title, body);
+    }
+
+    /** Records a check as not tested, with the reason (a group whose connection could not be set up). */
+    final void notTested(final String id, final String clause, final String level, final String title, final String why)
+    {
+        results.add(new CheckResult(id, clause, level, title, Verdict.NOT_TESTED, why));
+    }
+
+    /** @return a connection set up with {@code request}, or throws {@link NotTested} when the handshake fails. */
+    final ScriptedPeer connect(final ConnectRequest request) throws IOException, NotTested
+    {
+        final ScriptedPeer peer = new ScriptedPeer(link, request);
+        final String failure = peer.establish(4 * ANSWER_NANOS);
+        if (null != failure)
+        {
+            throw new NotTested("no connection to run it on: " + failure);
+        }
+        return peer;
+    }
+
+    /** Closes a connection on the wire (S9.2), best effort: a group's connection must not count against limits. */
+    static void closeQuietly(final ScriptedPeer peer)
+    {
+        if (null == peer || null == peer.sendKey)
+        {
+            return;
+        }
+        try
+        {
+            final long token = ConnectRequest.randomLong();
+            for (int attempt = 0; attempt < 3; attempt++)
+            {
+                peer.send(peer.close(token, peer.sendKey));
+                if (null != peer.awaitPacket(ANSWER_NANOS / 2, p -> p.opcode() == SprayWire.CLOSE_ACK &&
+                    p.destQp() == peer.localCid()))
+                {
+                    return;
+                }
+            }
+        }
+        catch (final IOException | RuntimeException ignored)
+        {
+            // the target forgets it after its idle timeout (S12.10)
+        }
+    }
+
+    /** @return {@code length} bytes of a pattern that differs per seed. */
+    static byte[] pattern(final int length, final int seed)
+    {
+        final byte[] data = new byte[length];
+        int x = seed * 0x9E3779B1 + 1;
+        for (int i = 0; i < length; i++)
+        {
+            x ^= x << 13;
+            x ^= x >>> 17;
+            x ^= x << 5;
+            data[i] = (byte)x;
+        }
+        return data;
+    }
+
+    /** @return a list of failures joined, or null when there are none. */
+    static String failures(final List<String> failures)
+    {
+        return failures.isEmpty() ? null : String.join("; ", failures);
+    }
+
+    static List<String> newFailures()
+    {
+        return new ArrayList<>();
+    }
+}

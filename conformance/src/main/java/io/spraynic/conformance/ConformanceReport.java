@@ -1,0 +1,94 @@
+package io.spraynic.conformance;
+
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * What a run of the suite found: one {@link CheckResult} per check, as a table for people and as JSON for tools.
+ *
+ * @param target  what was tested, in words.
+ * @param results every check, in the order run.
+ */
+public record ConformanceReport(String target, List<CheckResult> results)
+{
+    /** @return the checks of a verdict. */
+    public long count(final Verdict verdict)
+    {
+        return results.stream().filter(r -> r.verdict() == verdict).count();
+    }
+
+    /** @return whether any MUST check failed (the suite's exit status is then non-zero). */
+    public boolean mustFailed()
+    {
+        return results.stream().anyMatch(CheckResult::mustFailure);
+    }
+
+    /** @return the result of check {@code id}, or null. */
+    public CheckResult result(final String id)
+    {
+        return results.stream().filter(r -> r.id().equals(id)).findFirst().orElse(null);
+    }
+
+    /** @return one line per check (verdict, clause, level, id, title, reason) and a summary. */
+    public String toText()
+    {
+        final StringBuilder out = new StringBuilder("spraynic conformance: ").append(target).append('\n');
+        for (final CheckResult r : results)
+        {
+            out.append(String.format(Locale.ROOT, "%-10s %-10s %-6s %-28s %s%n", r.verdict(), r.clause(), r.level(),
+                r.id(), r.title()));
+            if (r.verdict() != Verdict.PASS && null != r.reason())
+            {
+                out.append("           ").append(r.reason()).append('\n');
+            }
+        }
+        return out.append(String.format(Locale.ROOT, "%d checks: %d passed, %d failed (%d of a MUST), %d not tested%n",
+            results.size(), count(Verdict.PASS), count(Verdict.FAIL),
+            results.stream().filter(CheckResult::mustFailure).count(), count(Verdict.NOT_TESTED))).toString();
+    }
+
+    /** @return the report as one JSON object. */
+    public String toJson()
+    {
+        final StringBuilder out = new StringBuilder("{\"target\":").append(quote(target)).append(",\"passed\":")
+            .append(count(Verdict.PASS)).append(",\"failed\":").append(count(Verdict.FAIL)).append(",\"notTested\":")
+            .append(count(Verdict.NOT_TESTED)).append(",\"mustFailed\":").append(mustFailed()).append(",\"checks\":[");
+        for (int i = 0; i < results.size(); i++)
+        {
+            final CheckResult r = results.get(i);
+            out.append(i == 0 ? "" : ",").append("{\"id\":").append(quote(r.id())).append(",\"clause\":")
+                .append(quote(r.clause())).append(",\"level\":").append(quote(r.level())).append(",\"title\":")
+                .append(quote(r.title())).append(",\"verdict\":").append(quote(r.verdict().name())).append(",\"reason\":")
+                .append(null == r.reason() ? "null" : quote(r.reason())).append('}');
+        }
+        return out.append("]}").toString();
+    }
+
+    static String quote(final String s)
+    {
+        final StringBuilder q = new StringBuilder("\"");
+        for (int i = 0; i < s.length(); i++)
+        {
+            final char c = s.charAt(i);
+            switch (c)
+            {
+                case '"' -> q.append("\\\"");
+                case '\\' -> q.append("\\\\");
+                case '\n' -> q.append("\\n");
+                case '\t' -> q.append("\\t");
+                default ->
+                {
+                    if (c < 0x20)
+                    {
+                        q.append(String.format(Locale.ROOT, "\\u%04x", (int)c));
+                    }
+                    else
+                    {
+                        q.append(c);
+                    }
+                }
+            }
+        }
+        return q.append('"').toString();
+    }
+}

@@ -1,0 +1,428 @@
+package io.spraynic.conformance;
+
+import java.io.IOException;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.IntFunction;
+
+/**
+ * The target as a receiver of the suite's data (S4.2, S5.1, S5.2, S6.3, S6.4) and of malformed packets (S2.5,
+ * S2.6, S3.1, S3.2, S12.3, S12.4): what it acknowledges, what lands in the memory it exposes (read back with RDMA
+ * READs, S4.6), and what it must drop without changing anything.
+ */
+final class DataChecks extends Checks
+{
+    private static final int STREAM = 0;
+
+    private final long base;
+    private final int rkey;
+
+    /**
+     * @param regionOffset where in the target's region this group writes (its own slice).
+     */
+    DataChecks(final Target target, final UdpLink link, final List<CheckResult> results, final long regionOffset)
+    {
+        super(target, link, results);
+        this.base = target.regionAddress() + regionOffset;
+        this.rkey = target.rkey();
+    }
+
+    void runData(final ConnectRequest request) throws IOException
+    {
+        ScriptedPeer peer = null;
+        String noConnection = null;
+        try
+        {
+            peer = connect(request);
+        }
+        catch (final NotTested e)
+        {
+            noConnection = e.getMessage();
+        }
+        final ScriptedPeer c = peer;
+        final String why = noConnection;
+        final byte[] first = pattern(4 * 1024, 1);
+        final int[] psns = new int[4];
+        must("data.in-order-ack", "S6.4-1", "in-order data with AckReq on the last packet draws an ACK of its path " +
+            "covering every packet, SACK empty", () ->
+        {
+            requireConnection(why);
+            final ScriptedPeer.Message m = write(c, first.length, 0);
+            final int before = c.received.size();
+            for (final byte[] p : c.writePackets(m, first, null, psns))
+            {
+                c.send(p);
+            }
+            final int expect = (psns[3] + 1) & SprayWire.PSN_MASK;
+            final Packet ack = c.awaitPacket(ANSWER_NANOS, p -> c.isAckOf(p, 0) && p.h24(5) == expect);
+            if (null == ack)
+            {
+                final Packet last = c.lastAck(c.received.subList(before, c.received.size()), 0);
+                return "no ACK of path 0 with cumulativePsn " + expect + "; last: " + describeAck(last);
+            }
+            return ScriptedPeer.sackBits(ack).isEmpty() ? null : "SACK bits set: " + ScriptedPeer.sackBits(ack);
+        });
+        must("data.read-back", "S4.6-1", "an RDMA READ returns the bytes written, in READ_RESPONSE packets tagged " +
+            "as S12.4 says", () ->
+        {
+            requireConnection(why);
+            return readEquals(c, 0, first, "the WRITE's bytes");
+        });
+        must("data.ack-sequence", "S5.1-2", "the ACKs of a path number themselves 1, 2, 3, ... (ackSequence)", () ->
+        {
+            requireConnection(why);
+            int previous = 0;
+            int acks = 0;
+            for (final Packet p : c.received)
+            {
+                if (c.isAckOf(p, 0))
+                {
+                    acks++;
+                    if (p.h32(44) != previous + 1)
+                    {
+                        return "ackSequence " + p.h32(44) + " after " + previous;
+                    }
+                    previous = p.h32(44);
+                }
+            }
+            return acks == 0 ? "no ACK of path 0 seen" : null;
+        });
+        final byte[] second = pattern(4 * 1024, 2);
+        must("data.gap-sack", "S6.4-2", "a gap on a path draws an ACK at once whose SACK bits show the packets " +
+            "above it; the packet that fills it draws an ACK covering all", () ->
+        {
+            requireConnection(why);
+            if (c.paths < 2)
+            {
+                throw new NotTested("the connection has one path");
+            }
+            final ScriptedPeer.Message m = write(c, second.length, 4 * 1024);
+            final int[] q = new int[4];
+            final List<byte[]> packets = c.writePackets(m, second, i -> true, q);
+            for (int i = 1; i < 4; i++)
+            {
+                c.send(withoutAckReq(packets.get(i)));
+            }
+            final Packet gap = c.awaitPacket(ANSWER_NANOS, p -> c.isAckOf(p, 1) && p.h24(5) == q[0] &&
+                ScriptedPeer.sackBits(p).equals(List.of(1, 2, 3)));
+            final List<String> f = newFailures();
+            if (null == gap)
+            {
+                f.add("no ACK of path 1 with cumulativePsn " + q[0] + " and SACK bits [1, 2, 3]; last: " +
+                    describeAck(c.lastAck(c.received, 1)));
+            }
+            c.send(withoutAckReq(packets.get(0)));
+            final int all = (q[3] + 1) & SprayWire.PSN_MASK;
+            final Packet filled = c.awaitPacket(ANSWER_NANOS, p -> c.isAckOf(p, 1) && p.h24(5) == all);
+            if (null == filled)
+            {
+                f.add("no ACK of path 1 with cumulativePsn " + all + " after the gap was filled; last: " +
+                    describeAck(c.lastAck(c.received, 1)));
+            }
+            else if (!ScriptedPeer.sackBits(filled).isEmpty())
+            {
+                f.add("SACK bits after the gap was filled: " + ScriptedPeer.sackBits(filled));
+            }
+            return failures(f);
+        });
+        must("data.out-of-order-placement", "S4.2-1", "packets placed in any order land at their own offsets", () ->
+        {
+            requireConnection(why);
+            return readEquals(c, 4 * 1024, second, "the WRITE sent out of order");
+        });
+        must("data.probe", "S5.2-1", "a PROBE draws an ACK of its path at once that counts the probe's PSN received",
+            () ->
+            {
+                requireConnection(why);
+                final int psn = c.takePsn(0);
+                c.send(c.probe(0, psn, 0, c.sendKey));
+                final int expect = (psn + 1) & SprayWire.PSN_MASK;
+                return null != c.awaitPacket(ANSWER_NANOS, p -> c.isAckOf(p, 0) && p.h24(5) == expect) ? null :
+                    "no ACK of path 0 with cumulativePsn " + expect + "; last: " + describeAck(c.lastAck(c.received, 0));
+            });
+        must("data.duplicate", "S6.3-2", "a duplicate packet (a PSN already received) is not placed again, and the " +
+            "path's cumulative PSN does not move back", () ->
+        {
+            requireConnection(why);
+            final ScriptedPeer.Message m = write(c, first.length, 0);
+            final byte[] other = new byte[1024];
+            Arrays.fill(other, (byte)0xEE);
+            c.send(c.dataPacket(m, 0, psns[1], 1024, other, SprayWire.SETH_RETRANSMIT, true, c.tag(m)));
+            final List<Packet> seen = c.collect(SILENCE_NANOS);
+            final Packet last = c.lastAck(seen, 0);
+            final List<String> f = newFailures();
+            if (null != last && SprayWire.psnDistance(c.peekPsn(0), last.h24(5)) < 0)
+            {
+                f.add("cumulativePsn moved back to " + last.h24(5));
+            }
+            final String read = readEquals(c, 0, first, "the original bytes");
+            if (null != read)
+            {
+                f.add(read);
+            }
+            return failures(f);
+        });
+        must("data.reserved-bits", "S2.5-1", "a packet with reserved bits set (BTH resv7, SETH flag bits 2-7) is " +
+            "processed as if they were zero", () ->
+        {
+            requireConnection(why);
+            final byte[] data = pattern(512, 3);
+            final ScriptedPeer.Message m = write(c, data.length, 8 * 1024);
+            final int psn = c.takePsn(0);
+            final byte[] p = c.dataPacket(m, 0, psn, 0, data, SprayWire.SETH_LAST | 0xFC, true, c.tag(m));
+            p[8] |= 0x7F; // BTH resv7
+            c.send(p);
+            final int expect = (psn + 1) & SprayWire.PSN_MASK;
+            if (null == c.awaitPacket(ANSWER_NANOS, a -> c.isAckOf(a, 0) && a.h24(5) == expect))
+            {
+                return "the packet was not acknowledged (dropped?); last ACK: " + describeAck(c.lastAck(c.received, 0));
+            }
+            return readEquals(c, 8 * 1024, data, "the packet's bytes");
+        });
+        must("wire.control-tags", "S12.3-2", "every ACK, NACK and PROBE the target sent on the connection carries a " +
+            "tag that verifies with its send key", () ->
+        {
+            requireConnection(why);
+            return controlTagFailures(c);
+        });
+        closeQuietly(c);
+    }
+
+    void runMalformed(final ConnectRequest request) throws IOException
+    {
+        ScriptedPeer peer = null;
+        String noConnection = null;
+        try
+        {
+            peer = connect(request);
+        }
+        catch (final NotTested e)
+        {
+            noConnection = e.getMessage();
+        }
+        final ScriptedPeer c = peer;
+        final String why = noConnection;
+        malformed(c, why, "malformed.bad-icrc", "S2.6-1", "a data packet with a wrong ICRC", 0,
+            (psn, m, data) -> new Sent(c.dataPacket(m, 0, psn, 0, data, SprayWire.SETH_LAST, true, c.tag(m)), true));
+        malformed(c, why, "malformed.truncated", "S3.1-2", "a WRITE cut short inside its headers", 1,
+            (psn, m, data) -> new Sent(Arrays.copyOf(c.dataPacket(m, 0, psn, 0, data, SprayWire.SETH_LAST, true,
+                c.tag(m)), SprayWire.BTH_LENGTH + 20), false));
+        malformed(c, why, "malformed.unknown-opcode", "S3.1-1", "a packet with an unassigned opcode of the spray " +
+            "range (0xD0)", 2, (psn, m, data) ->
+        {
+            final byte[] p = c.dataPacket(m, 0, psn, 0, data, SprayWire.SETH_LAST, true, c.tag(m));
+            p[0] = (byte)SprayWire.UNASSIGNED;
+            return new Sent(p, false);
+        });
+        malformed(c, why, "malformed.tver", "S3.2-1", "a data packet with BTH TVer 1", 3, (psn, m, data) ->
+        {
+            final byte[] p = c.dataPacket(m, 0, psn, 0, data, SprayWire.SETH_LAST, true, c.tag(m));
+            p[1] |= 0x01;
+            return new Sent(p, false);
+        });
+        malformed(c, why, "malformed.pad", "S3.1-3", "a data packet whose payload plus pad is not a multiple of 4 " +
+            "bytes", 4, (psn, m, data) ->
+        {
+            final ScriptedPeer.Message odd = new ScriptedPeer.Message(m.opcode(), m.stream(), m.msn(), data.length - 2,
+                0, m.base(), m.rkey(), 0);
+            final byte[] body = c.dataPacket(odd, 0, psn, 0, Arrays.copyOf(data, data.length - 2), SprayWire.SETH_LAST,
+                true, c.tag(odd));
+            return new Sent(body, false); // FrameBuilder padded it: the pad is cut off below
+        });
+        malformed(c, why, "malformed.message-tag", "S12.4-1", "a data packet whose message tag does not verify", 5,
+            (psn, m, data) -> new Sent(c.dataPacket(m, 0, psn, 0, data, SprayWire.SETH_LAST, true, c.tag(m) ^ 1),
+                false));
+        must("malformed.control-tag", "S12.3-1", "a PROBE whose tag does not verify draws no ACK and its PSN is " +
+            "not recorded", () ->
+        {
+            requireConnection(why);
+            return notRecorded(c, psn -> new Sent(c.probe(0, psn, 0, new long[]{c.sendKey[0] ^ 1, c.sendKey[1]}),
+                false));
+        });
+        must("wire.icrc", "S2.6-2", "every packet the target sent carries a valid ICRC", () ->
+        {
+            requireConnection(why);
+            for (final Packet p : c.received)
+            {
+                if (!p.icrcValid)
+                {
+                    return "wrong ICRC on " + p;
+                }
+            }
+            return null;
+        });
+        closeQuietly(c);
+    }
+
+    /** One packet as a malformed check sends it: its bytes (before the ICRC) and whether to corrupt its ICRC. */
+    record Sent(byte[] body, boolean corruptIcrc)
+    {
+    }
+
+    @FunctionalInterface
+    interface Malformer
+    {
+        Sent build(int psn, ScriptedPeer.Message message, byte[] data);
+    }
+
+    /**
+     * A malformed WRITE of 256 bytes to its own slot: not recorded at the path layer (S6.3: the PSN stays missing)
+     * and not placed (the slot reads back as the zeros written there first).
+     */
+    private void malformed(final ScriptedPeer c, final String why, final String id, final String clause,
+        final String what, final int slot, final Malformer malformer)
+    {
+        must(id, clause, what + " is dropped: no answer, PSN not recorded, nothing placed", () ->
+        {
+            requireConnection(why);
+            final long offset = 16 * 1024 + slot * 512L;
+            final byte[] zeros = new byte[256];
+            final String cleared = writeOnePacket(c, offset, zeros);
+            if (null != cleared)
+            {
+                throw new NotTested("could not clear the slot first: " + cleared);
+            }
+            final byte[] data = pattern(256, 10 + slot);
+            final ScriptedPeer.Message m = write(c, data.length, offset);
+            final String recorded = notRecorded(c, psn ->
+            {
+                final Sent sent = malformer.build(psn, m, data);
+                if (id.equals("malformed.pad"))
+                {
+                    final byte[] body = Arrays.copyOf(sent.body(), sent.body().length - 2); // drop the pad bytes
+                    body[1] &= (byte)0xCF; // PadCnt 0: payload + pad = 254 bytes
+                    return new Sent(body, false);
+                }
+                return sent;
+            });
+            final List<String> f = newFailures();
+            if (null != recorded)
+            {
+                f.add(recorded);
+            }
+            final String read = readEquals(c, offset, zeros, "the zeros written before");
+            if (null != read)
+            {
+                f.add("placed: " + read);
+            }
+            return failures(f);
+        });
+    }
+
+    /**
+     * Sends the packet {@code bad} builds at the next PSN p of path 0, then a valid PROBE at p + 1: the ACK must
+     * show p missing (cumulativePsn p, SACK bit 1). A valid PROBE at p then restores the path.
+     *
+     * @return null when p was not recorded, else what was seen.
+     */
+    private static String notRecorded(final ScriptedPeer c, final IntFunction<Sent> bad) throws IOException
+    {
+        final int p = c.takePsn(0);
+        final Sent sent = bad.apply(p);
+        c.link().send(sent.body(), sent.corruptIcrc());
+        final List<Packet> answers = c.collect(SILENCE_NANOS);
+        final List<String> f = newFailures();
+        for (final Packet a : answers)
+        {
+            if (a.destQp() == c.localCid() && a.opcode() != SprayWire.ACK && !SprayWire.isData(a.opcode()) &&
+                a.opcode() != SprayWire.PROBE)
+            {
+                f.add("answered with " + a);
+            }
+            if (c.isAckOf(a, 0) && SprayWire.psnDistance(p, a.h24(5)) > 0)
+            {
+                f.add("an ACK counts its PSN received (cumulativePsn " + a.h24(5) + ")");
+            }
+        }
+        final int above = c.takePsn(0);
+        c.send(c.probe(0, above, 0, c.sendKey));
+        final Packet ack = c.awaitPacket(ANSWER_NANOS, a -> c.isAckOf(a, 0) &&
+            (a.h24(5) == p && ScriptedPeer.sackBit(a, 1) || SprayWire.psnDistance(p, a.h24(5)) > 0));
+        if (null == ack)
+        {
+            f.add("no ACK of the PROBE that follows it; last: " + describeAck(c.lastAck(c.received, 0)));
+        }
+        else if (ack.h24(5) != p)
+        {
+            f.add("its PSN was recorded: the next ACK has cumulativePsn " + ack.h24(5) + ", not " + p);
+        }
+        c.send(c.probe(0, p, 0, c.sendKey)); // fills p: the path is whole again
+        final int all = (above + 1) & SprayWire.PSN_MASK;
+        c.awaitPacket(ANSWER_NANOS, a -> c.isAckOf(a, 0) && a.h24(5) == all);
+        return failures(f);
+    }
+
+    private ScriptedPeer.Message write(final ScriptedPeer c, final int length, final long offset)
+    {
+        return new ScriptedPeer.Message(SprayWire.WRITE, STREAM, c.takeMsn(STREAM), length, 0, base + offset, rkey, 0);
+    }
+
+    /** WRITEs {@code data} (one packet) at {@code offset} and waits for its ACK; null when acknowledged. */
+    private String writeOnePacket(final ScriptedPeer c, final long offset, final byte[] data) throws IOException
+    {
+        final ScriptedPeer.Message m = write(c, data.length, offset);
+        final int psn = c.takePsn(0);
+        c.send(c.dataPacket(m, 0, psn, 0, data, SprayWire.SETH_LAST, true, c.tag(m)));
+        final int expect = (psn + 1) & SprayWire.PSN_MASK;
+        return null != c.awaitPacket(ANSWER_NANOS, a -> c.isAckOf(a, 0) && a.h24(5) == expect) ? null :
+            "no ACK of the WRITE at PSN " + psn;
+    }
+
+    /** READs {@code expected.length} bytes at {@code offset}; null when they are {@code expected}. */
+    private String readEquals(final ScriptedPeer c, final long offset, final byte[] expected, final String what)
+        throws IOException
+    {
+        final ScriptedPeer.InboundRead read = c.read(1, base + offset, rkey, expected.length, 2 * ANSWER_NANOS);
+        if (!read.complete())
+        {
+            return "the READ of " + expected.length + " B did not complete (" + read.bytesPlaced + " B arrived" +
+                (c.tagFailures.isEmpty() ? "" : "; " + c.tagFailures) + ")";
+        }
+        for (int i = 0; i < expected.length; i++)
+        {
+            if (read.data[i] != expected[i])
+            {
+                return "byte " + i + " read back is not " + what;
+            }
+        }
+        return null;
+    }
+
+    static String controlTagFailures(final ScriptedPeer c)
+    {
+        final List<String> f = newFailures();
+        for (final Packet p : c.received)
+        {
+            final int op = p.opcode();
+            if (p.icrcValid && p.wholeHeaders() && p.destQp() == c.localCid() &&
+                (op == SprayWire.ACK || op == SprayWire.NACK || op == SprayWire.PROBE || op == SprayWire.CLOSE_ACK) &&
+                !p.controlTagValid(c.receiveKey))
+            {
+                f.add("tag of " + p + " does not verify");
+            }
+        }
+        f.addAll(c.tagFailures);
+        return failures(f);
+    }
+
+    private static byte[] withoutAckReq(final byte[] packet)
+    {
+        final byte[] p = packet.clone();
+        p[8] &= 0x7F;
+        return p;
+    }
+
+    static void requireConnection(final String why) throws NotTested
+    {
+        if (null != why)
+        {
+            throw new NotTested(why);
+        }
+    }
+
+    static String describeAck(final Packet ack)
+    {
+        return null == ack ? "none" : "path " + ack.h8(0) + " cumulativePsn " + ack.h24(5) + " SACK " +
+            ScriptedPeer.sackBits(ack) + " ackSequence " + ack.h32(44);
+    }
+}

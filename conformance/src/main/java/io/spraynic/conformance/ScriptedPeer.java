@@ -1,0 +1,554 @@
+package io.spraynic.conformance;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.IntPredicate;
+import java.util.function.Predicate;
+
+/**
+ * The suite's side of one spray connection, as initiator: the handshake of S9.1 and S12.2, packets built from the
+ * document's tables, and the receive side a peer must keep for what the target sends it (per-path windows and
+ * ACKs of S6.3-S6.4, READ responses placed by offset). Written from docs/PROTOCOL.md only; it shares no code with
+ * the implementation it judges. Control path, single-threaded: allocates freely.
+ */
+final class ScriptedPeer implements AutoCloseable
+{
+    static final long MILLI = 1_000_000L;
+
+    private final UdpLink link;
+    final ConnectRequest request;
+    Packet connectAck;
+    int remoteCid;
+    int paths;
+    int mtu;
+    int streams;
+    long[] sendKey;
+    long[] receiveKey;
+    private int[] nextPsn;
+    // the target's direction: per path, the cumulative PSN and the PSNs received above it (bit i: cumulative + i)
+    private int[] inboundCumulative;
+    private BitSet[] inboundAbove;
+    private int[] ackSequence;
+    private final int[] nextMsn = new int[65_536];
+    private final Map<Long, InboundRead> reads = new HashMap<>();
+    /** Inbound data PSNs the suite pretends were lost, once each: path << 24 | psn. */
+    private final java.util.Set<Long> dropOnce = new java.util.HashSet<>();
+    /** Every packet the target sent, in order of arrival. */
+    final List<Packet> received = new ArrayList<>();
+    /** Target data packets and probes whose tag (S12.3, S12.4) failed. */
+    final List<String> tagFailures = new ArrayList<>();
+    /** When true, the target's data and probes are not acknowledged (the suite plays a silent peer). */
+    boolean silent;
+
+    /** A READ this peer asked for: its buffer and the offsets received. */
+    static final class InboundRead
+    {
+        final int stream;
+        final int msn;
+        final byte[] data;
+        final BitSet placed = new BitSet();
+        int bytesPlaced;
+        final List<Packet> packets = new ArrayList<>();
+
+        InboundRead(final int stream, final int msn, final int length)
+        {
+            this.stream = stream;
+            this.msn = msn;
+            this.data = new byte[length];
+        }
+
+        boolean complete()
+        {
+            return bytesPlaced >= data.length;
+        }
+    }
+
+    ScriptedPeer(final UdpLink link, final ConnectRequest request)
+    {
+        this.link = link;
+        this.request = request;
+    }
+
+    UdpLink link()
+    {
+        return link;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Handshake (S9.1)
+    // ---------------------------------------------------------------------------------------------------------
+
+    /**
+     * Sends {@code r} as a CONNECT and waits for the first CONNECT_RETRY, CONNECT_REJECT or CONNECT_ACK addressed
+     * to its CID.
+     *
+     * @return that answer, or null when none came within {@code timeoutNanos}.
+     */
+    Packet connectOnce(final ConnectRequest r, final long timeoutNanos) throws IOException
+    {
+        return connectOnce(r, timeoutNanos, false);
+    }
+
+    Packet connectOnce(final ConnectRequest r, final long timeoutNanos, final boolean corruptIcrc) throws IOException
+    {
+        link.send(r.frame(), corruptIcrc);
+        return awaitPacket(timeoutNanos, p -> isHandshakeAnswer(p.opcode()) && p.destQp() == r.senderCid);
+    }
+
+    static boolean isHandshakeAnswer(final int opcode)
+    {
+        return opcode == SprayWire.CONNECT_RETRY || opcode == SprayWire.CONNECT_REJECT ||
+            opcode == SprayWire.CONNECT_ACK;
+    }
+
+    /**
+     * The whole handshake: CONNECT, the RETRY's cookie, CONNECT again, CONNECT_ACK, keys derived.
+     *
+     * @return null when established, else why not.
+     */
+    String establish(final long timeoutNanos) throws IOException
+    {
+        Packet answer = null;
+        for (int attempt = 0; attempt < 4 && null == answer; attempt++)
+        {
+            answer = connectOnce(request, timeoutNanos / 4);
+        }
+        if (null == answer)
+        {
+            return "no answer to CONNECT";
+        }
+        if (answer.opcode() == SprayWire.CONNECT_RETRY)
+        {
+            request.cookie = answer.wholeHeaders() && answer.length() >= SprayWire.BTH_LENGTH + SprayWire.CONH_LENGTH + 16 ?
+                answer.hBytes(SprayWire.CONH_LENGTH, 16) : new byte[16];
+            answer = null;
+            for (int attempt = 0; attempt < 4 && null == answer; attempt++)
+            {
+                answer = connectOnce(request, timeoutNanos / 4);
+            }
+            if (null == answer)
+            {
+                return "no answer to the CONNECT with the RETRY's cookie";
+            }
+        }
+        if (answer.opcode() == SprayWire.CONNECT_REJECT)
+        {
+            return "CONNECT_REJECT reason " + answer.h8(28);
+        }
+        if (answer.opcode() != SprayWire.CONNECT_ACK)
+        {
+            return "answered with " + SprayWire.opcodeName(answer.opcode());
+        }
+        return accept(answer);
+    }
+
+    /** Takes a CONNECT_ACK: the connection's limits, the target's CID and initial PSN, and the keys. */
+    String accept(final Packet ack)
+    {
+        if (!ack.icrcValid || ack.length() < SprayWire.BTH_LENGTH + SprayWire.CONH_LENGTH + SprayWire.HSB_LENGTH +
+            SprayWire.ICRC_LENGTH)
+        {
+            return "CONNECT_ACK malformed: " + ack;
+        }
+        connectAck = ack;
+        remoteCid = ack.h24(9);
+        paths = Math.min(request.paths, ack.h8(2));
+        mtu = Math.min(request.mtu, ack.h16(4));
+        final int theirStreams = ack.h16(6) == 0 ? 65_536 : ack.h16(6);
+        streams = Math.min(request.streams == 0 ? 65_536 : request.streams, theirStreams);
+        final byte[] theirPublic = ack.hBytes(SprayWire.CONH_LENGTH + 16, HandshakeKeys.PUBLIC_KEY_LENGTH);
+        final byte[] shared = request.keys.shared(theirPublic);
+        if (null == shared)
+        {
+            return "CONNECT_ACK public key unusable (BAD_KEY)";
+        }
+        final long[][] keys = HandshakeKeys.derive(shared, request.keys.publicKey, theirPublic, request.senderCid,
+            remoteCid, request.token);
+        sendKey = keys[0];
+        receiveKey = keys[1];
+        if (paths < 1)
+        {
+            return "CONNECT_ACK offers " + ack.h8(2) + " paths";
+        }
+        nextPsn = new int[paths];
+        inboundCumulative = new int[paths];
+        inboundAbove = new BitSet[paths];
+        ackSequence = new int[paths];
+        final int theirInitial = ack.h24(13);
+        for (int i = 0; i < paths; i++)
+        {
+            nextPsn[i] = (request.initialPsn + i * SprayWire.PATH_PSN_STRIDE) & SprayWire.PSN_MASK;
+            inboundCumulative[i] = (theirInitial + i * SprayWire.PATH_PSN_STRIDE) & SprayWire.PSN_MASK;
+            inboundAbove[i] = new BitSet(SprayWire.SACK_BITS);
+        }
+        return null;
+    }
+
+    int localCid()
+    {
+        return request.senderCid;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Sending
+    // ---------------------------------------------------------------------------------------------------------
+
+    /** @return the next PSN of path {@code path} in the suite's direction, and takes it. */
+    int takePsn(final int path)
+    {
+        final int psn = nextPsn[path];
+        nextPsn[path] = (psn + 1) & SprayWire.PSN_MASK;
+        return psn;
+    }
+
+    int peekPsn(final int path)
+    {
+        return nextPsn[path];
+    }
+
+    /** @return the next MSN of a stream, and takes it. */
+    int takeMsn(final int stream)
+    {
+        return nextMsn[stream]++;
+    }
+
+    /** A message's invariants, from which its tag (S12.4) comes. */
+    record Message(int opcode, int stream, int msn, int length, int rsn, long base, int rkey, int immediate)
+    {
+    }
+
+    /** @return the S12.4 tag of a message this peer sends. */
+    long tag(final Message m)
+    {
+        return SipHash24.words(sendKey,
+            (long)(m.opcode & 0xFF) << 56 | (long)(m.stream & 0xFFFF) << 32 | (m.msn & 0xFFFF_FFFFL),
+            (long)m.length << 32 | (m.rsn & 0xFFFF_FFFFL),
+            m.base,
+            (long)m.rkey << 32 | (remoteCid & 0xFF_FFFFL),
+            m.immediate & 0xFFFF_FFFFL);
+    }
+
+    /**
+     * @return one data packet of {@code m} (BTH, SETH, RETH for WRITE and READ_REQUEST), before its ICRC.
+     */
+    byte[] dataPacket(final Message m, final int path, final int psn, final int offset, final byte[] payload,
+        final int sethFlags, final boolean ackReq, final long tag)
+    {
+        final FrameBuilder b = FrameBuilder.bth(m.opcode, remoteCid, psn, ackReq);
+        b.u8(path).u8(sethFlags).u16(m.stream).u32(m.msn).u32(offset).u32(m.length).u32(m.rsn).u64(tag);
+        if (m.opcode == SprayWire.WRITE || m.opcode == SprayWire.WRITE_IMM || m.opcode == SprayWire.READ_REQUEST)
+        {
+            b.u64(m.base + Integer.toUnsignedLong(offset)).u32(m.rkey).u32(m.length);
+        }
+        if (m.opcode == SprayWire.WRITE_IMM || m.opcode == SprayWire.SEND_IMM)
+        {
+            b.u32(m.immediate);
+        }
+        return b.bytes(payload).bytes();
+    }
+
+    /** @return the packets of a WRITE of {@code data} at {@code base}, each on its path, MTU-sized, in offset order. */
+    List<byte[]> writePackets(final Message m, final byte[] data, final IntPredicate pathOfPacket, final int[] psnsOut)
+    {
+        final List<byte[]> out = new ArrayList<>();
+        final long tag = tag(m);
+        final int count = Math.max(1, (data.length + mtu - 1) / mtu);
+        for (int i = 0; i < count; i++)
+        {
+            final int offset = i * mtu;
+            final int path = pathOf(pathOfPacket, i);
+            final int psn = takePsn(path);
+            if (null != psnsOut)
+            {
+                psnsOut[i] = psn;
+            }
+            final byte[] payload = java.util.Arrays.copyOfRange(data, offset, Math.min(data.length, offset + mtu));
+            out.add(dataPacket(m, path, psn, offset, payload, i == count - 1 ? SprayWire.SETH_LAST : 0, i == count - 1, tag));
+        }
+        return out;
+    }
+
+    private int pathOf(final IntPredicate onPathOne, final int packet)
+    {
+        return null != onPathOne && onPathOne.test(packet) && paths > 1 ? 1 : 0;
+    }
+
+    /** A READ_REQUEST of {@code length} bytes at {@code address}; the response is gathered by {@link #read}. */
+    byte[] readRequest(final int path, final int stream, final int msn, final long address, final int rkey, final int length)
+    {
+        final Message m = new Message(SprayWire.READ_REQUEST, stream, msn, length, 0, address, rkey, 0);
+        reads.put(key(stream, msn), new InboundRead(stream, msn, length));
+        return dataPacket(m, path, takePsn(path), 0, new byte[0], SprayWire.SETH_LAST, true, tag(m));
+    }
+
+    /**
+     * RDMA-READs {@code length} bytes of the target's memory on path 0 and waits for them.
+     *
+     * @return the read, complete or not (see {@link InboundRead#complete}).
+     */
+    InboundRead read(final int stream, final long address, final int rkey, final int length, final long timeoutNanos)
+        throws IOException
+    {
+        final int msn = takeMsn(stream);
+        send(readRequest(0, stream, msn, address, rkey, length));
+        final InboundRead read = reads.get(key(stream, msn));
+        awaitPacket(timeoutNanos, p -> read.complete());
+        return read;
+    }
+
+    /** A PROBE (S5.2) of {@code path} at {@code psn}, tagged with {@code key}. */
+    byte[] probe(final int path, final int psn, final int flags, final long[] key)
+    {
+        return FrameBuilder.bth(SprayWire.PROBE, remoteCid, psn, false).u8(path).u8(flags).u16(0).u8(0).u24(psn)
+            .controlTag(key).bytes();
+    }
+
+    /** A CLOSE (S9.2): this end's CID, a token, initial PSN 0; tagged with {@code key}. */
+    byte[] close(final long token, final long[] key)
+    {
+        return conh(SprayWire.CLOSE, token).controlTag(key).bytes();
+    }
+
+    /** A QUERY (S9.3.1) of message (stream, msn). */
+    byte[] query(final int stream, final int msn)
+    {
+        return FrameBuilder.bth(SprayWire.QUERY, remoteCid, 0, false).u8(SprayWire.SYNDROME_ACCEPTED).u8(0).u16(stream)
+            .u32(msn).u32(0).u32(0).controlTag(sendKey).bytes();
+    }
+
+    private FrameBuilder conh(final int opcode, final long token)
+    {
+        return FrameBuilder.bth(opcode, remoteCid, 0, false).u8(SprayWire.VERSION).u8(0).u8(paths).u8(request.planes)
+            .u16(mtu).u16(streams & 0xFFFF).u8(0).u24(request.senderCid).u8(0).u24(0).u32(request.ingressMbps)
+            .u64(token).u8(0).zeros(3);
+    }
+
+    void send(final byte[] body) throws IOException
+    {
+        link.send(body, false);
+    }
+
+    /** Drops the next arrival of the target's data PSN {@code psn} on {@code path} (a loss the suite simulates). */
+    void dropOnce(final int path, final int psn)
+    {
+        dropOnce.add((long)path << 24 | psn);
+    }
+
+    int inboundCumulative(final int path)
+    {
+        return inboundCumulative[path];
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Receiving
+    // ---------------------------------------------------------------------------------------------------------
+
+    /**
+     * Receives for up to {@code timeoutNanos}, answering the target's data and probes as a peer must, until a
+     * packet satisfies {@code until} (also tested once with null after each packet, for conditions on state).
+     *
+     * @return the packet that satisfied it, or null on time-out (or when the condition held on state alone).
+     */
+    Packet awaitPacket(final long timeoutNanos, final Predicate<Packet> until) throws IOException
+    {
+        final long deadline = System.nanoTime() + timeoutNanos;
+        while (true)
+        {
+            final long left = deadline - System.nanoTime();
+            if (left <= 0)
+            {
+                return null;
+            }
+            final Packet p = link.receive(left);
+            if (null == p)
+            {
+                return null;
+            }
+            received.add(p);
+            handle(p);
+            if (until.test(p))
+            {
+                return p;
+            }
+        }
+    }
+
+    /** @return every packet received in the next {@code nanos} (the target's data and probes answered meanwhile). */
+    List<Packet> collect(final long nanos) throws IOException
+    {
+        final int from = received.size();
+        awaitPacket(nanos, p -> false);
+        return new ArrayList<>(received.subList(from, received.size()));
+    }
+
+    private void handle(final Packet p)
+    {
+        if (null == sendKey || !p.icrcValid || !p.wholeHeaders() || p.destQp() != request.senderCid)
+        {
+            return;
+        }
+        final int opcode = p.opcode();
+        if (SprayWire.isData(opcode) || opcode == SprayWire.PROBE)
+        {
+            final int path = p.h8(0);
+            if (path >= paths)
+            {
+                return;
+            }
+            if (opcode == SprayWire.PROBE && !p.controlTagValid(receiveKey))
+            {
+                tagFailures.add("PROBE with a tag that does not verify: " + p);
+                return;
+            }
+            if (dropOnce.remove((long)path << 24 | p.psn()))
+            {
+                return;
+            }
+            if (opcode == SprayWire.READ_RESPONSE)
+            {
+                placeReadResponse(p);
+            }
+            if (opcode == SprayWire.PROBE && (p.h8(1) & SprayWire.PRBH_RESYNC) != 0)
+            {
+                inboundCumulative[path] = (p.psn() + 1) & SprayWire.PSN_MASK;
+                inboundAbove[path].clear();
+            }
+            else
+            {
+                record(path, p.psn());
+            }
+            if (!silent)
+            {
+                sendAck(path);
+            }
+        }
+    }
+
+    private void placeReadResponse(final Packet p)
+    {
+        final int stream = p.h16(2);
+        final int msn = p.h32(4);
+        final InboundRead read = reads.get(key(stream, msn));
+        if (null == read)
+        {
+            return;
+        }
+        final long expected = SipHash24.words(receiveKey,
+            (long)SprayWire.READ_RESPONSE << 56 | (long)stream << 32 | (msn & 0xFFFF_FFFFL),
+            (long)p.h32(12) << 32, 0, request.senderCid & 0xFF_FFFFL, 0);
+        if (p.h64(20) != expected)
+        {
+            tagFailures.add("READ_RESPONSE with a message tag that does not verify: " + p);
+            return;
+        }
+        read.packets.add(p);
+        final int offset = p.h32(8);
+        final byte[] payload = p.payload();
+        if (offset < 0 || offset + payload.length > read.data.length)
+        {
+            return;
+        }
+        System.arraycopy(payload, 0, read.data, offset, payload.length);
+        if (!read.placed.get(offset))
+        {
+            read.placed.set(offset);
+            read.bytesPlaced += payload.length;
+        }
+    }
+
+    private void record(final int path, final int psn)
+    {
+        final int d = SprayWire.psnDistance(inboundCumulative[path], psn);
+        if (d < 0 || d >= SprayWire.SACK_BITS)
+        {
+            return;
+        }
+        inboundAbove[path].set(d);
+        int advance = 0;
+        while (inboundAbove[path].get(advance))
+        {
+            advance++;
+        }
+        if (advance > 0)
+        {
+            inboundAbove[path] = inboundAbove[path].get(advance, SprayWire.SACK_BITS + advance);
+            inboundCumulative[path] = (inboundCumulative[path] + advance) & SprayWire.PSN_MASK;
+        }
+    }
+
+    /** Sends an ACK (S5.1) of the target's path {@code path}. */
+    void sendAck(final int path) throws RuntimeException
+    {
+        final byte[] sack = new byte[32];
+        for (int i = inboundAbove[path].nextSetBit(1); i >= 0 && i < SprayWire.SACK_BITS; i = inboundAbove[path].nextSetBit(i + 1))
+        {
+            sack[i >> 3] |= (byte)(0x80 >>> (i & 7));
+        }
+        final byte[] ack = FrameBuilder.bth(SprayWire.ACK, remoteCid, 0, false).u8(path).u8(0).u16(0).u8(0)
+            .u24(inboundCumulative[path]).bytes(sack).u32(0).u32(++ackSequence[path]).u32(0).controlTag(sendKey).bytes();
+        try
+        {
+            send(ack);
+        }
+        catch (final IOException e)
+        {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /** @return whether {@code p} is an ACK (of this connection, tag verified) of path {@code path}. */
+    boolean isAckOf(final Packet p, final int path)
+    {
+        return p.icrcValid && p.opcode() == SprayWire.ACK && p.wholeHeaders() && p.destQp() == request.senderCid &&
+            p.h8(0) == path && p.controlTagValid(receiveKey);
+    }
+
+    /** @return the last ACK of {@code path} among {@code packets} (by arrival), or null. */
+    Packet lastAck(final List<Packet> packets, final int path)
+    {
+        Packet last = null;
+        for (final Packet p : packets)
+        {
+            if (isAckOf(p, path))
+            {
+                last = p;
+            }
+        }
+        return last;
+    }
+
+    /** @return whether SACK bit {@code i} of ACK {@code p} is set (S5.1: bit 0 is 0x80 of byte 8). */
+    static boolean sackBit(final Packet p, final int i)
+    {
+        return (p.h8(8 + (i >> 3)) & (0x80 >>> (i & 7))) != 0;
+    }
+
+    /** @return the SACK bits set in {@code p}, as a list of offsets from its cumulative PSN. */
+    static List<Integer> sackBits(final Packet p)
+    {
+        final List<Integer> bits = new ArrayList<>();
+        for (int i = 0; i < SprayWire.SACK_BITS; i++)
+        {
+            if (sackBit(p, i))
+            {
+                bits.add(i);
+            }
+        }
+        return bits;
+    }
+
+    private static long key(final int stream, final int msn)
+    {
+        return (long)stream << 32 | (msn & 0xFFFF_FFFFL);
+    }
+
+    @Override
+    public void close()
+    {
+        // the link belongs to the suite; the connection is closed on the wire by a check, or forgotten by the target
+    }
+}

@@ -1,0 +1,185 @@
+package io.spraynic.conformance;
+
+import java.io.IOException;
+import java.net.Inet4Address;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.Arrays;
+import java.util.zip.CRC32;
+
+/**
+ * The suite's wire to a target over kernel UDP sockets (RoCEv2 over UDP port 4791, S2.1): each datagram is a
+ * UDP payload, BTH to ICRC. A socket carries no IP header, so the ICRC (S2.6) of what it sends and receives is
+ * computed over the IPv4 and UDP headers the datagram would have had: no options, identification 0, DF, the
+ * addresses and ports of the datagram, destination port 4791 whatever port the receiving socket is bound to
+ * (the form SprayNIC's udp ports synthesize and check). Control path: allocates.
+ */
+final class UdpLink implements AutoCloseable
+{
+    /** The RoCEv2 destination port of every packet's UDP header (S2.1). */
+    static final int ROCE_V2_PORT = 4791;
+    private static final int MAX_DATAGRAM = 65_535;
+
+    private final DatagramChannel channel;
+    private final Selector selector;
+    private final InetSocketAddress local;
+    private final InetSocketAddress remote;
+    private final ByteBuffer receiveBuffer = ByteBuffer.allocate(MAX_DATAGRAM);
+    private long sent;
+    private long received;
+
+    /**
+     * @param local  the address and port the suite binds (the target sends its answers there).
+     * @param remote the target's address and port.
+     */
+    UdpLink(final InetSocketAddress local, final InetSocketAddress remote) throws IOException
+    {
+        if (!(local.getAddress() instanceof Inet4Address) || !(remote.getAddress() instanceof Inet4Address))
+        {
+            throw new IllegalArgumentException("the udp link is IPv4 only: " + local + " to " + remote);
+        }
+        this.local = local;
+        this.remote = remote;
+        channel = DatagramChannel.open();
+        channel.setOption(StandardSocketOptions.SO_RCVBUF, 4 << 20);
+        channel.bind(local);
+        channel.configureBlocking(false);
+        selector = Selector.open();
+        channel.register(selector, SelectionKey.OP_READ);
+    }
+
+    InetSocketAddress local()
+    {
+        return local;
+    }
+
+    InetSocketAddress remote()
+    {
+        return remote;
+    }
+
+    /** @return the IPv4 address the suite sends from, as a big-endian int. */
+    int localIpv4()
+    {
+        return ipv4(local);
+    }
+
+    /**
+     * Sends a packet: {@code body} (BTH to pad) and its ICRC, computed as S2.6 says, or that ICRC with one bit
+     * flipped when {@code corruptIcrc}.
+     */
+    void send(final byte[] body, final boolean corruptIcrc) throws IOException
+    {
+        final int icrc = icrc(body, ipv4(local), local.getPort(), ipv4(remote)) ^ (corruptIcrc ? 0x0100_0000 : 0);
+        final byte[] datagram = Arrays.copyOf(body, body.length + SprayWire.ICRC_LENGTH);
+        for (int i = 0; i < 4; i++)
+        {
+            datagram[body.length + i] = (byte)(icrc >>> (8 * i)); // least significant byte first (S2.6)
+        }
+        channel.send(ByteBuffer.wrap(datagram), remote);
+        sent++;
+    }
+
+    /** Sends bytes as they are: no ICRC added (for packets cut short). */
+    void sendRaw(final byte[] datagram) throws IOException
+    {
+        channel.send(ByteBuffer.wrap(datagram), remote);
+        sent++;
+    }
+
+    /**
+     * @return the next datagram from the target within {@code timeoutNanos}, or null; datagrams from any other
+     * address are ignored.
+     */
+    Packet receive(final long timeoutNanos) throws IOException
+    {
+        final long deadline = System.nanoTime() + timeoutNanos;
+        while (true)
+        {
+            receiveBuffer.clear();
+            final InetSocketAddress from = (InetSocketAddress)channel.receive(receiveBuffer);
+            if (null != from)
+            {
+                if (!from.getAddress().equals(remote.getAddress()))
+                {
+                    continue;
+                }
+                received++;
+                receiveBuffer.flip();
+                final byte[] datagram = new byte[receiveBuffer.remaining()];
+                receiveBuffer.get(datagram);
+                return new Packet(datagram, icrcValid(datagram, ipv4(from), from.getPort()), System.nanoTime());
+            }
+            final long left = deadline - System.nanoTime();
+            if (left <= 0)
+            {
+                return null;
+            }
+            selector.select(Math.max(1, left / 1_000_000));
+            selector.selectedKeys().clear();
+        }
+    }
+
+    long sent()
+    {
+        return sent;
+    }
+
+    long received()
+    {
+        return received;
+    }
+
+    private boolean icrcValid(final byte[] datagram, final int source, final int sourcePort)
+    {
+        if (datagram.length < SprayWire.BTH_LENGTH + SprayWire.ICRC_LENGTH)
+        {
+            return false;
+        }
+        final int bodyLength = datagram.length - SprayWire.ICRC_LENGTH;
+        final int expected = icrc(Arrays.copyOf(datagram, bodyLength), source, sourcePort, ipv4(local));
+        return expected == Packet.u32(reverse(datagram, bodyLength), 0);
+    }
+
+    private static byte[] reverse(final byte[] b, final int at)
+    {
+        return new byte[]{b[at + 3], b[at + 2], b[at + 1], b[at]};
+    }
+
+    /**
+     * S2.6: CRC-32 over 8 bytes of 0xFF, the IPv4 header (TOS, TTL, checksum as ones), the UDP header (checksum as
+     * ones), the BTH with byte 4 as ones, and the rest of {@code body}.
+     */
+    static int icrc(final byte[] body, final int source, final int sourcePort, final int destination)
+    {
+        final int udpLength = 8 + body.length + SprayWire.ICRC_LENGTH;
+        final ByteBuffer pseudo = ByteBuffer.allocate(8 + 20 + 8 + body.length);
+        pseudo.putLong(-1L);
+        pseudo.put((byte)0x45).put((byte)0xFF).putShort((short)(20 + udpLength)).putShort((short)0)
+            .putShort((short)0x4000).put((byte)0xFF).put((byte)17).putShort((short)0xFFFF).putInt(source).putInt(destination);
+        pseudo.putShort((short)sourcePort).putShort((short)ROCE_V2_PORT).putShort((short)udpLength).putShort((short)0xFFFF);
+        final int bth = pseudo.position();
+        pseudo.put(body);
+        final byte[] all = pseudo.array();
+        all[bth + 4] = (byte)0xFF;
+        final CRC32 crc = new CRC32();
+        crc.update(all);
+        return (int)crc.getValue();
+    }
+
+    private static int ipv4(final InetSocketAddress address)
+    {
+        return Packet.u32(address.getAddress().getAddress(), 0);
+    }
+
+    @Override
+    public void close() throws IOException
+    {
+        selector.close();
+        channel.close();
+    }
+}
