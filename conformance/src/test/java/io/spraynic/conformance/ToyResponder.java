@@ -1,0 +1,261 @@
+package io.spraynic.conformance;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * A deliberately small spray responder for the suite's self-test, written in the test module from the same
+ * document: the handshake with a fixed cookie, WRITEs placed into a heap region, READs answered, probes and data
+ * acknowledged at once, CLOSE answered. Two switches make it non-compliant in one way each, so the self-test can
+ * show the suite catches exactly that: {@link #acceptBadIcrc} (S2.6-1) and {@link #omitSack} (S6.4-2: ACKs carry
+ * the cumulative PSN but never a SACK bit). It runs on its own thread until closed.
+ */
+final class ToyResponder implements AutoCloseable
+{
+    static final long REGION_ADDRESS = 0x7F00_0000_0000L;
+    static final int RKEY = 0x1234;
+    private static final byte[] COOKIE = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+
+    final boolean acceptBadIcrc;
+    final boolean omitSack;
+    final byte[] region = new byte[(int)ConformanceSuite.REGION_BYTES];
+    private final UdpLink link;
+    private final Thread thread;
+    private volatile boolean running = true;
+    private final Map<Integer, Connection> connections = new HashMap<>(); // by this end's CID
+    private final Map<Long, Connection> byToken = new HashMap<>();
+    private int nextCid = 0x100;
+
+    private static final class Connection
+    {
+        int cid;
+        int peerCid;
+        long[] sendKey;
+        long[] receiveKey;
+        byte[] connectAck;
+        int[] cumulative;
+        BitSet[] above;
+        int[] ackSequence;
+        int nextPsn;
+    }
+
+    ToyResponder(final InetSocketAddress self, final InetSocketAddress suite, final boolean acceptBadIcrc,
+        final boolean omitSack) throws IOException
+    {
+        this.acceptBadIcrc = acceptBadIcrc;
+        this.omitSack = omitSack;
+        this.link = new UdpLink(self, suite);
+        thread = new Thread(this::loop, "toy-responder");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    private void loop()
+    {
+        try
+        {
+            while (running)
+            {
+                final Packet p = link.receive(20 * ScriptedPeer.MILLI);
+                if (null != p && (p.icrcValid || acceptBadIcrc) && p.tver() == 0 && p.wholeHeaders())
+                {
+                    handle(p);
+                }
+            }
+        }
+        catch (final IOException e)
+        {
+            if (running)
+            {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+    }
+
+    private void handle(final Packet p) throws IOException
+    {
+        if (p.opcode() == SprayWire.CONNECT)
+        {
+            onConnect(p);
+            return;
+        }
+        final Connection c = connections.get(p.destQp());
+        if (null == c)
+        {
+            return;
+        }
+        switch (p.opcode())
+        {
+            case SprayWire.WRITE, SprayWire.READ_REQUEST -> onData(c, p);
+            case SprayWire.PROBE ->
+            {
+                if (p.controlTagValid(c.receiveKey))
+                {
+                    record(c, p.h8(0), p.psn());
+                    ack(c, p.h8(0));
+                }
+            }
+            case SprayWire.CLOSE ->
+            {
+                if (p.controlTagValid(c.receiveKey))
+                {
+                    link.send(FrameBuilder.bth(SprayWire.CLOSE_ACK, c.peerCid, 0, false).u8(2).u8(0).u8(1).u8(1)
+                        .u16(1024).u16(2).u8(0).u24(c.cid).u8(0).u24(0).u32(0).u64(p.h64(20)).u8(0).zeros(3)
+                        .controlTag(c.sendKey).bytes(), false);
+                }
+            }
+            default ->
+            {
+            }
+        }
+    }
+
+    private void onConnect(final Packet p) throws IOException
+    {
+        final int initiatorCid = p.h24(9);
+        final long token = p.h64(20);
+        if (p.h8(0) != SprayWire.VERSION || p.length() < SprayWire.BTH_LENGTH + SprayWire.CONH_LENGTH + 64)
+        {
+            link.send(conh(SprayWire.CONNECT_REJECT, initiatorCid, 0, 0, token, p.h8(0) != SprayWire.VERSION ?
+                SprayWire.REASON_VERSION_UNSUPPORTED : SprayWire.REASON_BAD_PARAMETERS).bytes(), false);
+            return;
+        }
+        if (!Arrays.equals(p.hBytes(SprayWire.CONH_LENGTH, 16), COOKIE))
+        {
+            link.send(conh(SprayWire.CONNECT_RETRY, initiatorCid, 0, 0, token, 0).bytes(COOKIE).zeros(48).bytes(), false);
+            return;
+        }
+        Connection c = byToken.get(token);
+        if (null == c)
+        {
+            final HandshakeKeys keys = HandshakeKeys.generate();
+            final byte[] initiatorPublic = p.hBytes(SprayWire.CONH_LENGTH + 16, 32);
+            c = new Connection();
+            c.cid = nextCid++;
+            c.peerCid = initiatorCid;
+            final long[][] k = HandshakeKeys.derive(keys.shared(initiatorPublic), initiatorPublic, keys.publicKey,
+                initiatorCid, c.cid, token);
+            c.receiveKey = k[0];
+            c.sendKey = k[1];
+            final int paths = Math.min(p.h8(2), 2);
+            c.cumulative = new int[paths];
+            c.above = new BitSet[paths];
+            c.ackSequence = new int[paths];
+            for (int i = 0; i < paths; i++)
+            {
+                c.cumulative[i] = (p.h24(13) + i * SprayWire.PATH_PSN_STRIDE) & SprayWire.PSN_MASK;
+                c.above[i] = new BitSet();
+            }
+            c.nextPsn = 1000;
+            c.connectAck = conh(SprayWire.CONNECT_ACK, initiatorCid, paths, c.cid, token, 0).bytes(new byte[16])
+                .bytes(keys.publicKey).zeros(16).bytes();
+            c.connectAck[SprayWire.BTH_LENGTH + 13] = 0; // initial PSN 1000 (below)
+            c.connectAck[SprayWire.BTH_LENGTH + 14] = (byte)(1000 >> 8);
+            c.connectAck[SprayWire.BTH_LENGTH + 15] = (byte)1000;
+            connections.put(c.cid, c);
+            byToken.put(token, c);
+        }
+        link.send(c.connectAck, false);
+    }
+
+    private static FrameBuilder conh(final int opcode, final int destQp, final int paths, final int cid,
+        final long token, final int reason)
+    {
+        return FrameBuilder.bth(opcode, destQp, 0, false).u8(SprayWire.VERSION).u8(0).u8(paths).u8(1).u16(1024)
+            .u16(2).u8(0).u24(cid).u8(0).u24(0).u32(10_000).u64(token).u8(reason).zeros(3).u64(0);
+    }
+
+    private void onData(final Connection c, final Packet p) throws IOException
+    {
+        final int path = p.h8(0);
+        if (path >= c.cumulative.length)
+        {
+            return;
+        }
+        final long base = p.h64(SprayWire.SETH_LENGTH) - Integer.toUnsignedLong(p.h32(8));
+        final long expected = SipHash24.words(c.receiveKey,
+            (long)p.opcode() << 56 | (long)p.h16(2) << 32 | (p.h32(4) & 0xFFFF_FFFFL),
+            (long)p.h32(12) << 32 | (p.h32(16) & 0xFFFF_FFFFL), base,
+            (long)p.h32(SprayWire.SETH_LENGTH + 8) << 32 | c.cid, 0);
+        if (expected != p.h64(20))
+        {
+            return;
+        }
+        final boolean fresh = record(c, path, p.psn());
+        final long va = p.h64(SprayWire.SETH_LENGTH) - REGION_ADDRESS;
+        if (p.opcode() == SprayWire.WRITE && fresh)
+        {
+            final byte[] payload = p.payload();
+            if (va >= 0 && va + payload.length <= region.length)
+            {
+                System.arraycopy(payload, 0, region, (int)va, payload.length);
+            }
+        }
+        ack(c, path);
+        if (p.opcode() == SprayWire.READ_REQUEST && fresh)
+        {
+            final int length = p.h32(12);
+            final long tag = SipHash24.words(c.sendKey, (long)SprayWire.READ_RESPONSE << 56 | (long)p.h16(2) << 32 |
+                (p.h32(4) & 0xFFFF_FFFFL), (long)length << 32, 0, c.peerCid, 0);
+            for (int offset = 0; offset < length || offset == 0; offset += 1024)
+            {
+                final int n = Math.min(1024, length - offset);
+                final byte[] payload = va >= 0 && va + length <= region.length ?
+                    Arrays.copyOfRange(region, (int)va + offset, (int)va + offset + n) : new byte[n];
+                link.send(FrameBuilder.bth(SprayWire.READ_RESPONSE, c.peerCid, c.nextPsn++, false).u8(0)
+                    .u8(offset + n >= length ? SprayWire.SETH_LAST : 0).u16(p.h16(2)).u32(p.h32(4)).u32(offset)
+                    .u32(length).u32(0).u64(tag).bytes(payload).bytes(), false);
+                if (n <= 0)
+                {
+                    break;
+                }
+            }
+        }
+    }
+
+    /** @return whether the PSN was new on the path. */
+    private static boolean record(final Connection c, final int path, final int psn)
+    {
+        final int d = SprayWire.psnDistance(c.cumulative[path], psn);
+        if (d < 0 || d >= SprayWire.SACK_BITS || c.above[path].get(d))
+        {
+            return false;
+        }
+        c.above[path].set(d);
+        int advance = 0;
+        while (c.above[path].get(advance))
+        {
+            advance++;
+        }
+        c.above[path] = c.above[path].get(advance, SprayWire.SACK_BITS + advance);
+        c.cumulative[path] = (c.cumulative[path] + advance) & SprayWire.PSN_MASK;
+        return true;
+    }
+
+    private void ack(final Connection c, final int path) throws IOException
+    {
+        final byte[] sack = new byte[32];
+        if (!omitSack)
+        {
+            for (int i = c.above[path].nextSetBit(1); i >= 0 && i < SprayWire.SACK_BITS; i = c.above[path].nextSetBit(i + 1))
+            {
+                sack[i >> 3] |= (byte)(0x80 >>> (i & 7));
+            }
+        }
+        link.send(FrameBuilder.bth(SprayWire.ACK, c.peerCid, 0, false).u8(path).u8(0).u16(0).u8(0)
+            .u24(c.cumulative[path]).bytes(sack).u32(0).u32(++c.ackSequence[path]).u32(0).controlTag(c.sendKey).bytes(),
+            false);
+    }
+
+    @Override
+    public void close() throws Exception
+    {
+        running = false;
+        thread.join(2_000);
+        link.close();
+    }
+}
