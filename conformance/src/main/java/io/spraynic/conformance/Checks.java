@@ -3,6 +3,7 @@ package io.spraynic.conformance;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntFunction;
 
 /**
  * What every group of checks shares: the target, the link, the results so far, and the way one check runs (its
@@ -143,5 +144,50 @@ abstract class Checks
     static List<String> newFailures()
     {
         return new ArrayList<>();
+    }
+
+    /**
+     * Sends the packet {@code bad} builds at the next PSN p of path 0, then a valid PROBE at p + 1: the ACK must
+     * show p missing (cumulativePsn p, SACK bit 1). A valid PROBE at p then restores the path. The bad packet
+     * goes through {@code via} (the connection's link, or another address's).
+     *
+     * @return null when p was not recorded, else what was seen.
+     */
+    static String notRecorded(final ScriptedPeer c, final UdpLink via, final IntFunction<DataChecks.Sent> bad)
+        throws IOException
+    {
+        final int p = c.takePsn(0);
+        final DataChecks.Sent sent = bad.apply(p);
+        via.send(sent.body(), sent.corruptIcrc());
+        final List<Packet> answers = c.collect(SILENCE_NANOS);
+        final List<String> f = newFailures();
+        for (final Packet a : answers)
+        {
+            if (a.destQp() == c.localCid() && a.opcode() != SprayWire.ACK && !SprayWire.isData(a.opcode()) &&
+                a.opcode() != SprayWire.PROBE)
+            {
+                f.add("answered with " + a);
+            }
+            if (c.isAckOf(a, 0) && SprayWire.psnDistance(p, a.h24(5)) > 0)
+            {
+                f.add("an ACK counts its PSN received (cumulativePsn " + a.h24(5) + ")");
+            }
+        }
+        final int above = c.takePsn(0);
+        c.send(c.probe(0, above, 0, c.sendKey));
+        final Packet ack = c.awaitPacket(ANSWER_NANOS, a -> c.isAckOf(a, 0) &&
+            (a.h24(5) == p && ScriptedPeer.sackBit(a, 1) || SprayWire.psnDistance(p, a.h24(5)) > 0));
+        if (null == ack)
+        {
+            f.add("no ACK of the PROBE that follows it; last: " + DataChecks.describeAck(c.lastAck(c.received, 0)));
+        }
+        else if (ack.h24(5) != p)
+        {
+            f.add("its PSN was recorded: the next ACK has cumulativePsn " + ack.h24(5) + ", not " + p);
+        }
+        c.send(c.probe(0, p, 0, c.sendKey)); // fills p: the path is whole again
+        final int all = (above + 1) & SprayWire.PSN_MASK;
+        c.awaitPacket(ANSWER_NANOS, a -> c.isAckOf(a, 0) && a.h24(5) == all);
+        return failures(f);
     }
 }

@@ -16,8 +16,8 @@ import java.util.List;
  */
 public final class ConformanceSuite
 {
-    /** Bytes of the target's region the suite writes and reads: one 64 KiB slice per group. */
-    public static final long REGION_BYTES = 5 * 64 * 1024;
+    /** Bytes of the target's region the suite writes and reads: one 64 KiB slice per group of checks. */
+    public static final long REGION_BYTES = 6 * 64 * 1024;
 
     private ConformanceSuite()
     {
@@ -46,7 +46,8 @@ public final class ConformanceSuite
             final PeerChecks sender = new PeerChecks(target, link, results, 2 * 64 * 1024);
             sender.runSender(handshake.request());
             new PeerChecks(target, link, results, 3 * 64 * 1024).runErrors(handshake.request());
-            new PeerChecks(target, link, results, 4 * 64 * 1024).runClose(handshake.request());
+            new SecurityChecks(target, link, results, 4 * 64 * 1024).run(handshake.request());
+            new PeerChecks(target, link, results, 5 * 64 * 1024).runClose(handshake.request());
         }
         return new ConformanceReport("udp:" + target.address().getAddress().getHostAddress() + ":" +
             target.address().getPort() + " from " + target.local().getAddress().getHostAddress() + ":" +

@@ -3,7 +3,6 @@ package io.spraynic.conformance;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.List;
-import java.util.function.IntFunction;
 
 /**
  * The target as a receiver of the suite's data (S4.2, S5.1, S5.2, S6.3, S6.4) and of malformed packets (S2.5,
@@ -236,8 +235,8 @@ final class DataChecks extends Checks
             "not recorded", () ->
         {
             requireConnection(why);
-            return notRecorded(c, psn -> new Sent(c.probe(0, psn, 0, new long[]{c.sendKey[0] ^ 1, c.sendKey[1]}),
-                false));
+            return notRecorded(c, c.link(), psn -> new Sent(c.probe(0, psn, 0,
+                new long[]{c.sendKey[0] ^ 1, c.sendKey[1]}), false));
         });
         must("wire.icrc", "S2.6-2", "every packet the target sent carries a valid ICRC", () ->
         {
@@ -284,7 +283,7 @@ final class DataChecks extends Checks
             }
             final byte[] data = pattern(256, 10 + slot);
             final ScriptedPeer.Message m = write(c, data.length, offset);
-            final String recorded = notRecorded(c, psn ->
+            final String recorded = notRecorded(c, c.link(), psn ->
             {
                 final Sent sent = malformer.build(psn, m, data);
                 if (id.equals("malformed.pad"))
@@ -307,49 +306,6 @@ final class DataChecks extends Checks
             }
             return failures(f);
         });
-    }
-
-    /**
-     * Sends the packet {@code bad} builds at the next PSN p of path 0, then a valid PROBE at p + 1: the ACK must
-     * show p missing (cumulativePsn p, SACK bit 1). A valid PROBE at p then restores the path.
-     *
-     * @return null when p was not recorded, else what was seen.
-     */
-    private static String notRecorded(final ScriptedPeer c, final IntFunction<Sent> bad) throws IOException
-    {
-        final int p = c.takePsn(0);
-        final Sent sent = bad.apply(p);
-        c.link().send(sent.body(), sent.corruptIcrc());
-        final List<Packet> answers = c.collect(SILENCE_NANOS);
-        final List<String> f = newFailures();
-        for (final Packet a : answers)
-        {
-            if (a.destQp() == c.localCid() && a.opcode() != SprayWire.ACK && !SprayWire.isData(a.opcode()) &&
-                a.opcode() != SprayWire.PROBE)
-            {
-                f.add("answered with " + a);
-            }
-            if (c.isAckOf(a, 0) && SprayWire.psnDistance(p, a.h24(5)) > 0)
-            {
-                f.add("an ACK counts its PSN received (cumulativePsn " + a.h24(5) + ")");
-            }
-        }
-        final int above = c.takePsn(0);
-        c.send(c.probe(0, above, 0, c.sendKey));
-        final Packet ack = c.awaitPacket(ANSWER_NANOS, a -> c.isAckOf(a, 0) &&
-            (a.h24(5) == p && ScriptedPeer.sackBit(a, 1) || SprayWire.psnDistance(p, a.h24(5)) > 0));
-        if (null == ack)
-        {
-            f.add("no ACK of the PROBE that follows it; last: " + describeAck(c.lastAck(c.received, 0)));
-        }
-        else if (ack.h24(5) != p)
-        {
-            f.add("its PSN was recorded: the next ACK has cumulativePsn " + ack.h24(5) + ", not " + p);
-        }
-        c.send(c.probe(0, p, 0, c.sendKey)); // fills p: the path is whole again
-        final int all = (above + 1) & SprayWire.PSN_MASK;
-        c.awaitPacket(ANSWER_NANOS, a -> c.isAckOf(a, 0) && a.h24(5) == all);
-        return failures(f);
     }
 
     private ScriptedPeer.Message write(final ScriptedPeer c, final int length, final long offset)

@@ -205,6 +205,12 @@ final class ScriptedPeer implements AutoCloseable
         return psn;
     }
 
+    /** Moves the next PSN of {@code path} to {@code psn} (after a RESYNC the target accepted). */
+    void resumeAt(final int path, final int psn)
+    {
+        nextPsn[path] = psn & SprayWire.PSN_MASK;
+    }
+
     int peekPsn(final int path)
     {
         return nextPsn[path];
