@@ -45,42 +45,72 @@ final class ConformanceCommand implements Callable<Integer>
         description = "The target's planes, when no exchange directory says (default ${DEFAULT-VALUE}).")
     int planes;
 
+    @Option(names = "--initiator", paramLabel = "udp:HOST[:PORT]", description = {
+        "Also check the target as an initiator, from this address: the suite publishes itself as a serving NIC in",
+        "--initiator-exchange and waits (60 s) for a CONNECT, e.g. from spraynic transfer --peer-kind nic --role",
+        "client --exchange DIR, which it answers with a RETRY and then a REJECT."})
+    String initiator;
+
+    @Option(names = "--initiator-exchange", paramLabel = "DIR",
+        description = "With --initiator: where the suite publishes its nic.addr for the initiating target to read.")
+    Path initiatorExchange;
+
     @Option(names = "--json", description = "Print the report as one JSON object instead of a table.")
     boolean json;
 
     @Option(names = "--output", paramLabel = "FILE", description = "Also write the JSON report to FILE.")
     Path output;
 
+    @Option(names = "--junit", paramLabel = "FILE", description = "Also write the report as JUnit XML to FILE (for CI).")
+    Path junit;
+
     public Integer call() throws Exception
     {
+        for (final String[] udp : new String[][]{{"--target", target}, {"--initiator", initiator}})
+        {
+            if (null != udp[1] && !udp[1].startsWith("udp:"))
+            {
+                throw new BadOption(udp[0], udp[1], "is not a UDP target", "give udp:HOST[:PORT]");
+            }
+        }
         final InetSocketAddress address = Target.parseUdp(target);
         final InetSocketAddress localAddress = Target.hostPort(local, 4791, "--local");
         BadOption.range("--planes", planes, 1, 255);
         long[] exposed;
         if (null != exchange)
         {
-            exposed = Target.readExchange(exchange, 10_000);
+            exposed = Target.readExchange(exchange, 60_000);
         }
         else if (null != region)
         {
             final String[] parts = region.split(":");
             if (parts.length != 3)
             {
-                throw new IllegalArgumentException("--region " + region + ": give ADDR:RKEY:LENGTH");
+                throw new BadOption("--region", region, "is not ADDR:RKEY:LENGTH", "e.g. --region 140000000:1:1048576");
             }
             exposed = new long[]{planes, Long.parseLong(parts[0]), Long.parseLong(parts[1]), Long.parseLong(parts[2])};
         }
         else
         {
-            throw new IllegalArgumentException("give --exchange DIR or --region ADDR:RKEY:LENGTH: the suite writes and " +
-                "reads the target's memory");
+            throw new BadOption("--exchange", "(none)", "the suite writes and reads the target's memory",
+                "give --exchange DIR or --region ADDR:RKEY:LENGTH");
+        }
+        if ((null == initiator) != (null == initiatorExchange))
+        {
+            throw new BadOption("--initiator", String.valueOf(initiator), "needs --initiator-exchange DIR and the reverse",
+                "give both or neither");
         }
         final ConformanceReport report = ConformanceSuite.run(new Target(address, localAddress, (int)exposed[0],
-            exposed[1], (int)exposed[2], exposed[3]));
+            exposed[1], (int)exposed[2], exposed[3]), null == initiator ? null : Target.parseUdp(initiator),
+            initiatorExchange);
         System.out.print(json ? report.toJson() + System.lineSeparator() : report.toText());
         if (null != output)
         {
             Files.writeString(output, report.toJson() + System.lineSeparator());
+        }
+        if (null != junit)
+        {
+            Files.writeString(junit, report.toJunitXml());
         }
         System.out.flush();
         return report.mustFailed() ? 1 : 0;

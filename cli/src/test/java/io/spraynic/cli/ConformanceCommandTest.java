@@ -16,8 +16,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * CI's conformance run: {@code spraynic nic --mode spray} on the {@code udp} preset (its own process, as shipped:
  * kernel UDP sockets on a loopback address, no root, no EAL) exposes memory; {@code spraynic conformance} plays its
- * peer from another loopback address and must find every MUST clause it checks passing. The NIC process is
- * stopped and its files removed whatever happens.
+ * peer from another loopback address and must find every MUST clause it checks passing; then a {@code spraynic
+ * transfer} (a third process) connects to the suite as if it were a serving NIC, for the initiator's checks. The
+ * processes are stopped and their files removed whatever happens.
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 class ConformanceCommandTest
@@ -37,17 +38,34 @@ class ConformanceCommandTest
             .redirectErrorStream(true).redirectOutput(output.toFile());
         builder.environment().put("SPRAYNIC_RUN_DIR", dir.toString());
         final Process nic = builder.start();
+        // the target as an initiator: a transfer that visits the suite as if it were a serving NIC
+        final String initiatorIp = "127.75." + (pid >> 8 & 0xFF) + "." + (pid & 0xFF);
+        final Path initiatorExchange = dir.resolve("initiator-exchange");
+        final Process transfer = new ProcessBuilder(CliTestSupport.javaCommand(List.of("transfer", "--config", "udp",
+            "-p", "ip=" + initiatorIp, "-p", "port=" + port, "-p", "peer_port=" + port, "--ip", initiatorIp, "--mode",
+            "spray", "--role", "client", "--peer-kind", "nic", "--exchange", initiatorExchange.toString(), "--size", "64k",
+            "--timeout", "150", "--idle", "backoff")))
+            .redirectErrorStream(true).redirectOutput(dir.resolve("transfer.out").toFile()).start();
         try
         {
             final Path report = dir.resolve("report.json");
+            final Path junit = dir.resolve("conformance.xml");
             final CliTestSupport.Run run = CliTestSupport.run("conformance", "--target", "udp:" + nicIp + ":" + port,
-                "--local", suiteIp + ":" + port, "--exchange", exchange.toString(), "--output", report.toString());
+                "--local", suiteIp + ":" + port, "--exchange", exchange.toString(), "--output", report.toString(),
+                "--junit", junit.toString(), "--initiator", "udp:" + initiatorIp + ":" + port, "--initiator-exchange",
+                initiatorExchange.toString());
             final String nicOut = Files.readString(output);
             assertEquals(0, run.exitCode(), run.out() + run.err() + "\nNIC: " + nicOut);
             assertTrue(run.out().contains("0 failed"), run.out());
             final String json = Files.readString(report);
             assertTrue(json.contains("\"mustFailed\":false"), json);
             assertFalse(json.contains("\"verdict\":\"FAIL\""), json);
+            final String xml = Files.readString(junit);
+            assertTrue(xml.contains("failures=\"0\"") && xml.contains("<testcase classname=\"S9.1-1\" name=\"handshake.version-3\">"),
+                xml);
+            assertTrue(json.contains("\"id\":\"initiator.version-reject\",\"clause\":\"S9.1-1\",\"level\":\"MUST\"," +
+                "\"title\":\"after a CONNECT_REJECT VERSION_UNSUPPORTED the target sends no more CONNECTs for that " +
+                "request\",\"verdict\":\"PASS\""), json);
             for (final String clause : List.of("S9.1-1", "S9.1-2", "S9.1-3", "S2.6-1", "S3.1-1", "S6.4-2", "S6.6-1",
                 "S9.2-1"))
             {
@@ -56,11 +74,23 @@ class ConformanceCommandTest
         }
         finally
         {
+            transfer.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
             nic.destroy();
             if (!nic.waitFor(20, TimeUnit.SECONDS))
             {
                 nic.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
             }
         }
+    }
+
+    @Test
+    void shouldRefuseATargetItCannotReach()
+    {
+        final CliTestSupport.Run run = CliTestSupport.run("conformance", "--target", "tcp:127.0.0.1", "--region", "1:2:3");
+        assertEquals(2, run.exitCode(), run.out() + run.err());
+        assertTrue(run.err().contains("give udp:HOST[:PORT]"), run.err());
+        final CliTestSupport.Run noRegion = CliTestSupport.run("conformance", "--target", "udp:127.0.0.1");
+        assertEquals(2, noRegion.exitCode(), noRegion.out() + noRegion.err());
+        assertTrue(noRegion.err().contains("--exchange DIR or --region"), noRegion.err());
     }
 }

@@ -64,6 +64,38 @@ public record ConformanceReport(String target, List<CheckResult> results)
         return out.append("]}").toString();
     }
 
+    /**
+     * @return the report as JUnit XML (one test case per check, named by its id and clause; a failure per FAIL, a
+     * skip per NOT_TESTED), for CI systems that show test reports.
+     */
+    public String toJunitXml()
+    {
+        final StringBuilder out = new StringBuilder("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
+            .append("<testsuite name=\"spraynic-conformance\" tests=\"").append(results.size()).append("\" failures=\"")
+            .append(count(Verdict.FAIL)).append("\" skipped=\"").append(count(Verdict.NOT_TESTED)).append("\">\n");
+        for (final CheckResult r : results)
+        {
+            out.append("  <testcase classname=\"").append(xml(r.clause())).append("\" name=\"").append(xml(r.id()))
+                .append("\">");
+            if (r.verdict() == Verdict.FAIL)
+            {
+                out.append("<failure message=\"").append(xml(r.level() + " " + r.title())).append("\">")
+                    .append(xml(null == r.reason() ? "" : r.reason())).append("</failure>");
+            }
+            else if (r.verdict() == Verdict.NOT_TESTED)
+            {
+                out.append("<skipped message=\"").append(xml(null == r.reason() ? "" : r.reason())).append("\"/>");
+            }
+            out.append("</testcase>\n");
+        }
+        return out.append("</testsuite>\n").toString();
+    }
+
+    private static String xml(final String s)
+    {
+        return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
+    }
+
     static String quote(final String s)
     {
         final StringBuilder q = new StringBuilder("\"");

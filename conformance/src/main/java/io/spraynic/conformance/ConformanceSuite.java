@@ -1,6 +1,8 @@
 package io.spraynic.conformance;
 
 import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -30,6 +32,17 @@ public final class ConformanceSuite
      */
     public static ConformanceReport run(final Target target) throws IOException
     {
+        return run(target, null, null);
+    }
+
+    /**
+     * Runs every check against {@code target}, then, when {@code initiator} is given, the checks of the target as
+     * an initiator: the suite publishes itself as a serving NIC in {@code initiatorExchange} and waits for the
+     * target (at {@code initiator}) to connect to it.
+     */
+    public static ConformanceReport run(final Target target, final InetSocketAddress initiator,
+        final Path initiatorExchange) throws IOException
+    {
         if (target.regionLength() < REGION_BYTES)
         {
             throw new IllegalArgumentException("the target exposes " + target.regionLength() + " B; the suite needs " +
@@ -48,6 +61,13 @@ public final class ConformanceSuite
             new PeerChecks(target, link, results, 3 * 64 * 1024).runErrors(handshake.request());
             new SecurityChecks(target, link, results, 4 * 64 * 1024).run(handshake.request());
             new PeerChecks(target, link, results, 5 * 64 * 1024).runClose(handshake.request());
+        }
+        if (null != initiator)
+        {
+            try (UdpLink link = new UdpLink(target.local(), initiator))
+            {
+                new InitiatorChecks(target, link, results, initiatorExchange).run();
+            }
         }
         return new ConformanceReport("udp:" + target.address().getAddress().getHostAddress() + ":" +
             target.address().getPort() + " from " + target.local().getAddress().getHostAddress() + ":" +
