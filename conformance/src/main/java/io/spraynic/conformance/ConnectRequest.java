@@ -39,11 +39,6 @@ final class ConnectRequest
         return b.bytes();
     }
 
-    static int randomInt(final int bound)
-    {
-        return RANDOM.nextInt(bound);
-    }
-
     static long randomLong()
     {
         return RANDOM.nextLong();

@@ -81,11 +81,6 @@ final class FrameBuilder
         return u64(SipHash24.hash(key[0], key[1], soFar, 0, soFar.length));
     }
 
-    int size()
-    {
-        return out.size();
-    }
-
     /**
      * @return the packet with its pad bytes (PadCnt written into the BTH), without the ICRC.
      */

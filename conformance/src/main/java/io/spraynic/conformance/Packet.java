@@ -12,13 +12,11 @@ final class Packet
     final byte[] bytes;
     /** Whether the ICRC the link recomputed matched the last four bytes. */
     final boolean icrcValid;
-    final long receivedNanos;
 
-    Packet(final byte[] bytes, final boolean icrcValid, final long receivedNanos)
+    Packet(final byte[] bytes, final boolean icrcValid)
     {
         this.bytes = bytes;
         this.icrcValid = icrcValid;
-        this.receivedNanos = receivedNanos;
     }
 
     int length()

@@ -15,7 +15,7 @@ import java.util.function.Predicate;
  * ACKs of S6.3-S6.4, READ responses placed by offset). Written from docs/PROTOCOL.md only; it shares no code with
  * the implementation it judges. Control path, single-threaded: allocates freely.
  */
-final class ScriptedPeer implements AutoCloseable
+final class ScriptedPeer
 {
     static final long MILLI = 1_000_000L;
 
@@ -550,11 +550,5 @@ final class ScriptedPeer implements AutoCloseable
     private static long key(final int stream, final int msn)
     {
         return (long)stream << 32 | (msn & 0xFFFF_FFFFL);
-    }
-
-    @Override
-    public void close()
-    {
-        // the link belongs to the suite; the connection is closed on the wire by a check, or forgotten by the target
     }
 }

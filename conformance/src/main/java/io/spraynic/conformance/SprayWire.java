@@ -11,7 +11,7 @@ final class SprayWire
     static final int ICRC_LENGTH = 4;
     static final int SETH_LENGTH = 28;
     static final int RETH_LENGTH = 16;
-    static final int IMMDT_LENGTH = 4;
+    static final int IMMDT_LENGTH = 4; // ImmDt (S3.3)
     static final int SACKH_LENGTH = 60;
     static final int PRBH_LENGTH = 16;
     static final int NAKH_LENGTH = 24;
@@ -45,7 +45,6 @@ final class SprayWire
     static final int SETH_RETRANSMIT = 0x01;
     static final int SETH_LAST = 0x02;
     static final int PRBH_RESYNC = 0x01;
-    static final int CONH_ADDRESSES = 0x01;
 
     static final int SYNDROME_ACCEPTED = 0;
     static final int SYNDROME_RNR = 1;

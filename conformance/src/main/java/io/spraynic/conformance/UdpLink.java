@@ -29,8 +29,6 @@ final class UdpLink implements AutoCloseable
     private final InetSocketAddress local;
     private final InetSocketAddress remote;
     private final ByteBuffer receiveBuffer = ByteBuffer.allocate(MAX_DATAGRAM);
-    private long sent;
-    private long received;
 
     /**
      * @param local  the address and port the suite binds (the target sends its answers there).
@@ -57,17 +55,6 @@ final class UdpLink implements AutoCloseable
         return local;
     }
 
-    InetSocketAddress remote()
-    {
-        return remote;
-    }
-
-    /** @return the IPv4 address the suite sends from, as a big-endian int. */
-    int localIpv4()
-    {
-        return ipv4(local);
-    }
-
     /**
      * Sends a packet: {@code body} (BTH to pad) and its ICRC, computed as S2.6 says, or that ICRC with one bit
      * flipped when {@code corruptIcrc}.
@@ -81,14 +68,6 @@ final class UdpLink implements AutoCloseable
             datagram[body.length + i] = (byte)(icrc >>> (8 * i)); // least significant byte first (S2.6)
         }
         channel.send(ByteBuffer.wrap(datagram), remote);
-        sent++;
-    }
-
-    /** Sends bytes as they are: no ICRC added (for packets cut short). */
-    void sendRaw(final byte[] datagram) throws IOException
-    {
-        channel.send(ByteBuffer.wrap(datagram), remote);
-        sent++;
     }
 
     /**
@@ -108,11 +87,10 @@ final class UdpLink implements AutoCloseable
                 {
                     continue;
                 }
-                received++;
                 receiveBuffer.flip();
                 final byte[] datagram = new byte[receiveBuffer.remaining()];
                 receiveBuffer.get(datagram);
-                return new Packet(datagram, icrcValid(datagram, ipv4(from), from.getPort()), System.nanoTime());
+                return new Packet(datagram, icrcValid(datagram, ipv4(from), from.getPort()));
             }
             final long left = deadline - System.nanoTime();
             if (left <= 0)
@@ -122,16 +100,6 @@ final class UdpLink implements AutoCloseable
             selector.select(Math.max(1, left / 1_000_000));
             selector.selectedKeys().clear();
         }
-    }
-
-    long sent()
-    {
-        return sent;
-    }
-
-    long received()
-    {
-        return received;
     }
 
     private boolean icrcValid(final byte[] datagram, final int source, final int sourcePort)
