@@ -82,6 +82,65 @@ abstract class Checks
         results.add(new CheckResult(id, clause, level, title, Verdict.NOT_TESTED, why));
     }
 
+    /** A group's connection, or why there is none (its checks are then NOT_TESTED with that reason). */
+    record Connection(ScriptedPeer peer, String why)
+    {
+    }
+
+    /** @return the connection {@code request} sets up, or why it could not. */
+    final Connection open(final ConnectRequest request) throws IOException
+    {
+        try
+        {
+            return new Connection(connect(request), null);
+        }
+        catch (final NotTested e)
+        {
+            return new Connection(null, e.getMessage());
+        }
+    }
+
+    /**
+     * WRITEs {@code data} as message {@code m} on path 0, packets in offset order.
+     *
+     * @return whether an ACK of path 0 covered its last packet.
+     */
+    static boolean writeAcked(final ScriptedPeer c, final ScriptedPeer.Message m, final byte[] data) throws IOException
+    {
+        final int count = Math.max(1, (data.length + c.mtu - 1) / c.mtu);
+        final int[] psns = new int[count];
+        for (final byte[] p : c.writePackets(m, data, null, psns))
+        {
+            c.send(p);
+        }
+        final int expect = (psns[count - 1] + 1) & SprayWire.PSN_MASK;
+        return null != c.awaitPacket(ANSWER_NANOS, a -> c.isAckOf(a, 0) && SprayWire.psnDistance(expect, a.h24(5)) >= 0);
+    }
+
+    /**
+     * RDMA-READs {@code expected.length} bytes at {@code address} on {@code stream}.
+     *
+     * @return null when they are {@code expected}, else what went wrong ({@code what}: what they should have been).
+     */
+    static String readBack(final ScriptedPeer c, final int stream, final long address, final int rkey,
+        final byte[] expected, final String what) throws IOException
+    {
+        final ScriptedPeer.InboundRead read = c.read(stream, address, rkey, expected.length, 2 * ANSWER_NANOS);
+        if (!read.complete())
+        {
+            return "the READ of " + expected.length + " B did not complete (" + read.bytesPlaced + " B arrived" +
+                (c.tagFailures.isEmpty() ? "" : "; " + c.tagFailures) + ")";
+        }
+        for (int i = 0; i < expected.length; i++)
+        {
+            if (read.data[i] != expected[i])
+            {
+                return "byte " + i + " read back is not " + what;
+            }
+        }
+        return null;
+    }
+
     /** @return a connection set up with {@code request}, or throws {@link NotTested} when the handshake fails. */
     final ScriptedPeer connect(final ConnectRequest request) throws IOException, NotTested
     {

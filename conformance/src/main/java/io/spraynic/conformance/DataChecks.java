@@ -28,18 +28,9 @@ final class DataChecks extends Checks
 
     void runData(final ConnectRequest request) throws IOException
     {
-        ScriptedPeer peer = null;
-        String noConnection = null;
-        try
-        {
-            peer = connect(request);
-        }
-        catch (final NotTested e)
-        {
-            noConnection = e.getMessage();
-        }
-        final ScriptedPeer c = peer;
-        final String why = noConnection;
+        final Connection connection = open(request);
+        final ScriptedPeer c = connection.peer();
+        final String why = connection.why();
         final byte[] first = pattern(4 * 1024, 1);
         final int[] psns = new int[4];
         must("data.in-order-ack", "S6.4-1", "in-order data with AckReq on the last packet draws an ACK of its path " +
@@ -189,18 +180,9 @@ final class DataChecks extends Checks
 
     void runMalformed(final ConnectRequest request) throws IOException
     {
-        ScriptedPeer peer = null;
-        String noConnection = null;
-        try
-        {
-            peer = connect(request);
-        }
-        catch (final NotTested e)
-        {
-            noConnection = e.getMessage();
-        }
-        final ScriptedPeer c = peer;
-        final String why = noConnection;
+        final Connection connection = open(request);
+        final ScriptedPeer c = connection.peer();
+        final String why = connection.why();
         malformed(c, why, "malformed.bad-icrc", "S2.6-1", "a data packet with a wrong ICRC", 0,
             (psn, m, data) -> new Sent(c.dataPacket(m, 0, psn, 0, data, SprayWire.SETH_LAST, true, c.tag(m)), true));
         malformed(c, why, "malformed.truncated", "S3.1-2", "a WRITE cut short inside its headers", 1,
@@ -276,10 +258,9 @@ final class DataChecks extends Checks
             requireConnection(why);
             final long offset = 16 * 1024 + slot * 512L;
             final byte[] zeros = new byte[256];
-            final String cleared = writeOnePacket(c, offset, zeros);
-            if (null != cleared)
+            if (!writeAcked(c, write(c, zeros.length, offset), zeros))
             {
-                throw new NotTested("could not clear the slot first: " + cleared);
+                throw new NotTested("could not clear the slot first: the WRITE of zeros was not acknowledged");
             }
             final byte[] data = pattern(256, 10 + slot);
             final ScriptedPeer.Message m = write(c, data.length, offset);
@@ -313,35 +294,11 @@ final class DataChecks extends Checks
         return new ScriptedPeer.Message(SprayWire.WRITE, STREAM, c.takeMsn(STREAM), length, 0, base + offset, rkey, 0);
     }
 
-    /** WRITEs {@code data} (one packet) at {@code offset} and waits for its ACK; null when acknowledged. */
-    private String writeOnePacket(final ScriptedPeer c, final long offset, final byte[] data) throws IOException
-    {
-        final ScriptedPeer.Message m = write(c, data.length, offset);
-        final int psn = c.takePsn(0);
-        c.send(c.dataPacket(m, 0, psn, 0, data, SprayWire.SETH_LAST, true, c.tag(m)));
-        final int expect = (psn + 1) & SprayWire.PSN_MASK;
-        return null != c.awaitPacket(ANSWER_NANOS, a -> c.isAckOf(a, 0) && a.h24(5) == expect) ? null :
-            "no ACK of the WRITE at PSN " + psn;
-    }
-
-    /** READs {@code expected.length} bytes at {@code offset}; null when they are {@code expected}. */
+    /** READs {@code expected.length} bytes at {@code offset} (stream 1); null when they are {@code expected}. */
     private String readEquals(final ScriptedPeer c, final long offset, final byte[] expected, final String what)
         throws IOException
     {
-        final ScriptedPeer.InboundRead read = c.read(1, base + offset, rkey, expected.length, 2 * ANSWER_NANOS);
-        if (!read.complete())
-        {
-            return "the READ of " + expected.length + " B did not complete (" + read.bytesPlaced + " B arrived" +
-                (c.tagFailures.isEmpty() ? "" : "; " + c.tagFailures) + ")";
-        }
-        for (int i = 0; i < expected.length; i++)
-        {
-            if (read.data[i] != expected[i])
-            {
-                return "byte " + i + " read back is not " + what;
-            }
-        }
-        return null;
+        return readBack(c, 1, base + offset, rkey, expected, what);
     }
 
     static String controlTagFailures(final ScriptedPeer c)

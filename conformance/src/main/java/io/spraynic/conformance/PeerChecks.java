@@ -22,18 +22,9 @@ final class PeerChecks extends Checks
     void runSender(final ConnectRequest request) throws IOException
     {
         request.paths = 1; // every READ response on path 0: the suite knows which PSN it drops
-        ScriptedPeer peer = null;
-        String noConnection = null;
-        try
-        {
-            peer = connect(request);
-        }
-        catch (final NotTested e)
-        {
-            noConnection = e.getMessage();
-        }
-        final ScriptedPeer c = peer;
-        final String why = noConnection;
+        final Connection connection = open(request);
+        final ScriptedPeer c = connection.peer();
+        final String why = connection.why();
         final byte[] data = pattern(8 * 1024, 20);
         final boolean[] written = new boolean[1];
         must("sender.retransmit-gap", "S6.6-1", "a PSN the suite's ACKs show missing is sent again with the same PSN " +
@@ -106,18 +97,9 @@ final class PeerChecks extends Checks
 
     void runErrors(final ConnectRequest request) throws IOException
     {
-        ScriptedPeer peer = null;
-        String noConnection = null;
-        try
-        {
-            peer = connect(request);
-        }
-        catch (final NotTested e)
-        {
-            noConnection = e.getMessage();
-        }
-        final ScriptedPeer c = peer;
-        final String why = noConnection;
+        final Connection connection = open(request);
+        final ScriptedPeer c = connection.peer();
+        final String why = connection.why();
         final int stream = 1;
         final Packet[] nack = new Packet[1];
         final int[] refused = new int[2]; // msn, psn
@@ -168,10 +150,10 @@ final class PeerChecks extends Checks
                     f.add("refusal number " + nack[0].h32(12) + " (numbers start at 1)");
                 }
             }
-            final ScriptedPeer.InboundRead read = c.read(0, base, rkey, zeros.length, 2 * ANSWER_NANOS);
-            if (!read.complete() || !java.util.Arrays.equals(read.data, zeros))
+            final String read = readBack(c, 0, base, rkey, zeros, "the zeros written before");
+            if (null != read)
             {
-                f.add(read.complete() ? "bytes were written" : "could not read back");
+                f.add("written: " + read);
             }
             return failures(f);
         });
@@ -218,18 +200,9 @@ final class PeerChecks extends Checks
 
     void runClose(final ConnectRequest request) throws IOException
     {
-        ScriptedPeer peer = null;
-        String noConnection = null;
-        try
-        {
-            peer = connect(request);
-        }
-        catch (final NotTested e)
-        {
-            noConnection = e.getMessage();
-        }
-        final ScriptedPeer c = peer;
-        final String why = noConnection;
+        final Connection connection = open(request);
+        final ScriptedPeer c = connection.peer();
+        final String why = connection.why();
         final long token = ConnectRequest.randomLong();
         must("close.bad-tag", "S9.2-2", "a CLOSE whose tag does not verify draws no CLOSE_ACK and leaves the " +
             "connection open", () ->
@@ -320,15 +293,7 @@ final class PeerChecks extends Checks
     /** WRITEs {@code data} at this group's base on stream 0, path 0; true when acknowledged. */
     private boolean writeAll(final ScriptedPeer c, final byte[] data) throws IOException
     {
-        final ScriptedPeer.Message m = new ScriptedPeer.Message(SprayWire.WRITE, 0, c.takeMsn(0), data.length, 0, base,
-            rkey, 0);
-        final int count = Math.max(1, (data.length + c.mtu - 1) / c.mtu);
-        final int[] psns = new int[count];
-        for (final byte[] p : c.writePackets(m, data, null, psns))
-        {
-            c.send(p);
-        }
-        final int expect = (psns[count - 1] + 1) & SprayWire.PSN_MASK;
-        return null != c.awaitPacket(ANSWER_NANOS, p -> c.isAckOf(p, 0) && SprayWire.psnDistance(expect, p.h24(5)) >= 0);
+        return writeAcked(c, new ScriptedPeer.Message(SprayWire.WRITE, 0, c.takeMsn(0), data.length, 0, base, rkey, 0),
+            data);
     }
 }

@@ -23,24 +23,15 @@ final class SecurityChecks extends Checks
 
     void run(final ConnectRequest request) throws IOException
     {
-        ScriptedPeer peer = null;
-        String noConnection = null;
-        try
-        {
-            peer = connect(request);
-        }
-        catch (final NotTested e)
-        {
-            noConnection = e.getMessage();
-        }
-        final ScriptedPeer c = peer;
-        final String why = noConnection;
+        final Connection connection = open(request);
+        final ScriptedPeer c = connection.peer();
+        final String why = connection.why();
         must("security.source-address", "S12.5-1", "a valid WRITE of the connection sent from another address is " +
             "dropped: PSN not recorded, nothing placed", () ->
         {
             DataChecks.requireConnection(why);
             final byte[] zeros = new byte[256];
-            if (!writeOne(c, 0, zeros))
+            if (!writeAcked(c, message(c, zeros.length, 0), zeros))
             {
                 throw new NotTested("the WRITE of zeros was not acknowledged");
             }
@@ -61,10 +52,10 @@ final class SecurityChecks extends Checks
             {
                 throw new NotTested("cannot bind " + other + " to send from: " + e.getMessage());
             }
-            final ScriptedPeer.InboundRead read = c.read(1, base, rkey, zeros.length, 2 * ANSWER_NANOS);
-            if (!read.complete() || !java.util.Arrays.equals(read.data, zeros))
+            final String read = readBack(c, 1, base, rkey, zeros, "the zeros written before");
+            if (null != read)
             {
-                f.add(read.complete() ? "its bytes were placed" : "could not read back");
+                f.add("placed: " + read);
             }
             return failures(f);
         });
@@ -118,7 +109,7 @@ final class SecurityChecks extends Checks
         {
             DataChecks.requireConnection(why);
             final byte[] zeros = new byte[256];
-            if (!writeOne(c, 512, zeros))
+            if (!writeAcked(c, message(c, zeros.length, 512), zeros))
             {
                 throw new NotTested("the WRITE of zeros was not acknowledged");
             }
@@ -132,10 +123,10 @@ final class SecurityChecks extends Checks
             {
                 f.add(recorded);
             }
-            final ScriptedPeer.InboundRead read = c.read(1, base + 512, rkey, zeros.length, 2 * ANSWER_NANOS);
-            if (!read.complete() || !java.util.Arrays.equals(read.data, zeros))
+            final String read = readBack(c, 1, base + 512, rkey, zeros, "the zeros written before");
+            if (null != read)
             {
-                f.add(read.complete() ? "its bytes were placed" : "could not read back");
+                f.add("placed: " + read);
             }
             return failures(f);
         });
@@ -193,12 +184,4 @@ final class SecurityChecks extends Checks
         return new ScriptedPeer.Message(SprayWire.WRITE, 0, c.takeMsn(0), length, 0, base + offset, rkey, 0);
     }
 
-    private boolean writeOne(final ScriptedPeer c, final long offset, final byte[] data) throws IOException
-    {
-        final ScriptedPeer.Message m = message(c, data.length, offset);
-        final int psn = c.takePsn(0);
-        c.send(c.dataPacket(m, 0, psn, 0, data, SprayWire.SETH_LAST, true, c.tag(m)));
-        final int expect = (psn + 1) & SprayWire.PSN_MASK;
-        return null != c.awaitPacket(ANSWER_NANOS, a -> c.isAckOf(a, 0) && a.h24(5) == expect);
-    }
 }
