@@ -220,7 +220,7 @@ public final class EmbeddedNic implements AutoCloseable
                     config.workers);
             }
         }
-        if (UdpSocketPorts.onlyUdp(nicConfig))
+        if (nicConfig.onlyUdpPorts())
         {
             // kernel UDP sockets: no EAL, no mempool, no hugepages
             final UdpSocketPorts sockets = UdpSocketPorts.open(nicConfig, config, counters, wrap);
