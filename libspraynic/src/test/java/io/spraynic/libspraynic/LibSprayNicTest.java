@@ -186,6 +186,58 @@ class LibSprayNicTest
             "the C client's answer file is gone once it closed");
     }
 
+    /**
+     * The example writes into and reads back a Java client's memory; spraynic_write_bw and _lat drive both NICs from
+     * one process and report numbers.
+     */
+    @Test
+    void shouldRunTheExampleAndTheWriteTools(@TempDir final Path dir) throws Exception
+    {
+        final int port = 20_000 + new SplittableRandom().nextInt(40_000);
+        final Path ipcA = dir.resolve("ipc-a");
+        final Path ipcB = dir.resolve("ipc-b");
+        startNic(dir, "spray", "127.0.0.1", port, ipcA);
+        startNic(dir, "spray", "127.0.0.2", port, ipcB);
+        try (NicClient nic = NicClient.connect(ipcB, Duration.ofSeconds(30)))
+        {
+            final ClientRegion mr = nic.register(4 * KB, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE |
+                AccessFlags.REMOTE_READ);
+            final CompletableFuture<ClientConnection> accepted =
+                CompletableFuture.supplyAsync(() -> nic.accept(Duration.ofSeconds(60)));
+            final String out = runNative(dir, "spraynic_example", ipcA.toString(), "127.0.0.2",
+                Long.toUnsignedString(mr.address()), Integer.toUnsignedString(mr.rkey()));
+            assertTrue(out.contains("wrote and read back \"hello from libspraynic\": verified"), out);
+            final byte[] placed = new byte[22];
+            MemorySegment.copy(mr.segment(), ValueLayout.JAVA_BYTE, 0, placed, 0, placed.length);
+            assertEquals("hello from libspraynic", new String(placed, StandardCharsets.US_ASCII));
+            accepted.get(60, TimeUnit.SECONDS).close(Duration.ofSeconds(1));
+        }
+        final String bw = runNative(dir, "spraynic_write_bw", "--ipc-dir", ipcA.toString(), "--peer-ipc-dir",
+            ipcB.toString(), "--size", "64", "--iters", "2000", "--depth", "32");
+        assertTrue(bw.contains("# spraynic_write_bw: spray, 64 B WRITEs") && bw.contains("BW[Gb/s]"), bw);
+        assertTrue(bw.lines().anyMatch(l -> l.matches("64\\s+2000\\s+[0-9.]+\\s+[0-9.]+\\s*")), bw);
+        final String lat = runNative(dir, "spraynic_write_lat", "--ipc-dir", ipcA.toString(), "--peer-ipc-dir",
+            ipcB.toString(), "--size", "64", "--iters", "300");
+        assertTrue(lat.contains("t_p50[us]") && lat.lines().anyMatch(l -> l.matches("64\\s+300(\\s+[0-9.]+){5}\\s*")),
+            lat);
+    }
+
+    /** Runs a program of target/native to its end (at most 120 s) and returns what it printed; it must exit 0. */
+    private String runNative(final Path dir, final String program, final String... args) throws Exception
+    {
+        final List<String> command = new ArrayList<>(List.of(NATIVE.resolve(program).toString()));
+        command.addAll(List.of(args));
+        final Path out = dir.resolve(program + ".out");
+        final Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        processes.add(p);
+        final boolean ended = p.waitFor(120, TimeUnit.SECONDS);
+        final String text = Files.readString(out);
+        assertTrue(ended, program + " did not end in 120 s: " + text);
+        assertEquals(0, p.exitValue(), program + ": " + text);
+        System.out.println(text);
+        return text;
+    }
+
     private static ClientConnection accept(final NicClient nic, final StringBuilder transcript)
     {
         final ClientConnection c = nic.accept(Duration.ofSeconds(30));
