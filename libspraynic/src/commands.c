@@ -118,6 +118,7 @@ int sn_command(sn_nic *nic, int32_t type, uint8_t *body, int32_t length, int64_t
     sn_put_i64(body + SN_MSG_CORRELATION_ID, correlation);
     sn_put_i64(body + SN_MSG_TOKEN, nic->token);
     const int64_t deadline = sn_now_ms() + wait_ms;
+    int idle_count = 0;
     int written;
     while ((written = sn_ring_write(&nic->to_nic, type, body, length)) == SN_ERR_QUEUE_FULL)
     {
@@ -126,6 +127,7 @@ int sn_command(sn_nic *nic, int32_t type, uint8_t *body, int32_t length, int64_t
         {
             return problem;
         }
+        idle(&idle_count);
     }
     if (SN_OK != written)
     {
@@ -134,7 +136,7 @@ int sn_command(sn_nic *nic, int32_t type, uint8_t *body, int32_t length, int64_t
     nic->awaited_correlation = correlation;
     nic->awaited_client = nic->client_id;
     nic->reply_type = 0;
-    int idle_count = 0;
+    idle_count = 0;
     while (0 == nic->reply_type)
     {
         const int answers = sn_ring_read(&nic->answers, on_answer, nic, 16);

@@ -227,6 +227,7 @@ struct fake_nic
     uint8_t *ctl;
     enum scenario scenario;
     volatile bool stop;
+    volatile bool dead;
     int answer_fd;
     uint8_t *answers_memory;
     sn_ring commands;
@@ -332,8 +333,12 @@ static bool on_fake_command(void *context, int32_t type, const uint8_t *body, in
                 answer(nic, SN_ANS_REGION_READY, out, SN_REGION_FILE + put_string(out + SN_REGION_FILE, "mr-7-1"),
                     correlation);
                 break;
-            default: /* no answer: the NIC reset its command ring instead */
+            case 4: /* no answer: the NIC reset its command ring instead */
                 sn_store_release_i32(nic->ctl + SN_CTL_EPOCH_OFFSET, 1);
+                break;
+            default: /* no answer: the NIC stops */
+                nic->dead = true;
+                sn_store_release_i64(nic->ctl + SN_CTL_HEARTBEAT_OFFSET, 0);
                 break;
         }
         return true;
@@ -351,7 +356,10 @@ static void *run_fake_nic(void *argument)
     sn_ring_init(&nic->commands, nic->ctl + SN_CTL_HEADER_LENGTH, SN_CTL_TO_NIC_LENGTH, SN_MAX_COMMAND_LENGTH);
     while (!nic->stop)
     {
-        sn_store_release_i64(nic->ctl + SN_CTL_HEARTBEAT_OFFSET, sn_now_ms());
+        if (!nic->dead)
+        {
+            sn_store_release_i64(nic->ctl + SN_CTL_HEARTBEAT_OFFSET, sn_now_ms());
+        }
         sn_ring_read(&nic->commands, on_fake_command, nic, 16);
         const struct timespec pause = {0, 200000};
         nanosleep(&pause, NULL);
@@ -411,7 +419,10 @@ static void test_hostile_answers(const char *dir)
         CHECK(SN_ERR_SYSTEM == sn_reg_mr(nic, 4096, SN_ACCESS_LOCAL_WRITE, &mr), "a file that is not there");
         CHECK(SN_ERR_RING_RESET == sn_reg_mr(nic, 4096, SN_ACCESS_LOCAL_WRITE, &mr), "a command ring reset");
         CHECK(SN_ERR_INVALID == sn_reg_mr(nic, 4096, 0x100, &mr), "unknown access flags never reach the NIC");
-        CHECK(SN_OK == sn_close(nic), "close");
+        CHECK(1 == sn_nic_alive(nic), "alive");
+        CHECK(SN_ERR_NIC_STOPPED == sn_reg_mr(nic, 4096, SN_ACCESS_LOCAL_WRITE, &mr), "the NIC stops during a call");
+        CHECK(0 == sn_nic_alive(nic), "stopped");
+        CHECK(SN_OK == sn_close(nic), "close without a NIC to tell");
         CHECK(0 == fake.bad_tokens, "every command carried the token (%lld did not)", (long long)fake.bad_tokens);
     }
     fake.stop = true;
