@@ -431,9 +431,11 @@ static void test_hostile_answers(const char *dir)
     munmap(fake.ctl, SN_CTL_FILE_LENGTH);
 }
 
-int main(void)
+/* test_ring [DIR]: the fake NIC's files go to a new directory in DIR (default /tmp), removed at the end. */
+int main(int argc, char **argv)
 {
-    char dir[] = "/tmp/libspraynic-test-XXXXXX";
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/libspraynic-test-XXXXXX", argc > 1 ? argv[1] : "/tmp");
     if (NULL == mkdtemp(dir))
     {
         printf("FAIL mkdtemp: %s\n", strerror(errno));

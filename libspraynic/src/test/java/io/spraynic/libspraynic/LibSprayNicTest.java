@@ -70,9 +70,10 @@ class LibSprayNicTest
     }
 
     @Test
-    void shouldPassTheCUnitTestsOfRingsBroadcastAndAHostileNic() throws Exception
+    void shouldPassTheCUnitTestsOfRingsBroadcastAndAHostileNic(@TempDir final Path dir) throws Exception
     {
-        final Process test = new ProcessBuilder(NATIVE.resolve("test_ring").toString()).redirectErrorStream(true).start();
+        final Process test = new ProcessBuilder(NATIVE.resolve("test_ring").toString(), dir.toString())
+            .redirectErrorStream(true).start();
         processes.add(test);
         final String out = new String(test.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(test.waitFor(60, TimeUnit.SECONDS), out);
