@@ -367,7 +367,7 @@ static void *run_fake_nic(void *argument)
     return NULL;
 }
 
-static void test_control_file_checks(const char *dir)
+static void test_control_file_checks(const char dir[200])
 {
     sn_nic *nic = NULL;
     char missing[512];
@@ -389,7 +389,7 @@ static void test_control_file_checks(const char *dir)
     munmap(ctl, SN_CTL_FILE_LENGTH);
 }
 
-static void test_hostile_answers(const char *dir)
+static void test_hostile_answers(const char dir[200])
 {
     struct fake_nic fake = {.scenario = ANSWER_CORRUPT_RECORD};
     snprintf(fake.dir, sizeof fake.dir, "%s", dir);
@@ -434,8 +434,12 @@ static void test_hostile_answers(const char *dir)
 /* test_ring [DIR]: the fake NIC's files go to a new directory in DIR (default /tmp), removed at the end. */
 int main(int argc, char **argv)
 {
-    char dir[512];
-    snprintf(dir, sizeof dir, "%s/libspraynic-test-XXXXXX", argc > 1 ? argv[1] : "/tmp");
+    char dir[200]; /* the fake NIC's paths add a file name to it */
+    if (snprintf(dir, sizeof dir, "%s/libspraynic-test-XXXXXX", argc > 1 ? argv[1] : "/tmp") >= (int)sizeof dir)
+    {
+        printf("FAIL the directory %s is too long\n", argv[1]);
+        return 1;
+    }
     if (NULL == mkdtemp(dir))
     {
         printf("FAIL mkdtemp: %s\n", strerror(errno));
