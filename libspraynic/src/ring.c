@@ -142,8 +142,8 @@ int sn_ring_read(sn_ring *ring, sn_record_handler handler, void *context, int li
         {
             if (length < 0 && (length == INT32_MIN || -length < SN_RECORD_HEADER_LENGTH || -length > room))
             {
-                result = sn_fail(SN_ERR_CORRUPT, "the NIC's ring holds a claim of %d B at %d (room %d)", -length, index,
-                    room);
+                result = sn_fail(SN_ERR_CORRUPT, "the NIC's ring holds a claim of %lld B at %d (room %d)",
+                    -(long long)length, index, room);
             }
             break; /* empty, or claimed and not committed yet */
         }

@@ -214,11 +214,11 @@ class LibSprayNicTest
             accepted.get(60, TimeUnit.SECONDS).close(Duration.ofSeconds(1));
         }
         final String bw = runNative(dir, "spraynic_write_bw", "--ipc-dir", ipcA.toString(), "--peer-ipc-dir",
-            ipcB.toString(), "--size", "64", "--iters", "2000", "--depth", "32");
+            ipcB.toString(), "--size", "64", "--iters", "2000", "--depth", "32", "--idle", "sleep");
         assertTrue(bw.contains("# spraynic_write_bw: spray, 64 B WRITEs") && bw.contains("BW[Gb/s]"), bw);
         assertTrue(bw.lines().anyMatch(l -> l.matches("64\\s+2000\\s+[0-9.]+\\s+[0-9.]+\\s*")), bw);
         final String lat = runNative(dir, "spraynic_write_lat", "--ipc-dir", ipcA.toString(), "--peer-ipc-dir",
-            ipcB.toString(), "--size", "64", "--iters", "300");
+            ipcB.toString(), "--size", "64", "--iters", "300", "--idle", "sleep");
         assertTrue(lat.contains("t_p50[us]") && lat.lines().anyMatch(l -> l.matches("64\\s+300(\\s+[0-9.]+){5}\\s*")),
             lat);
     }
