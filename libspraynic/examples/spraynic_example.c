@@ -1,6 +1,6 @@
 /*
- * The smallest libspraynic program: through the NIC serving IPC_DIR, open a spray connection to a peer NIC (or a
- * RoCEv2 queue pair is for spraynic_write_bw), RDMA WRITE a message into the peer's memory and READ it back.
+ * The smallest libspraynic program: through the spray NIC serving IPC_DIR, open a connection to a peer NIC, RDMA
+ * WRITE a message into the peer's memory and READ it back (spraynic_write_bw shows RoCEv2 queue pairs too).
  *
  *   spraynic_example IPC_DIR PEER_IP PEER_ADDRESS PEER_RKEY
  *

@@ -216,7 +216,7 @@ int sn_conn_endpoint(const sn_conn *conn, struct sn_endpoint *endpoint); /* RoCE
  * carry out (an lkey not of this client, memory outside the region) completes with an error status. */
 int sn_post_send(sn_conn *conn, int stream, const struct sn_send_wr *wr);
 int sn_post_recv(sn_conn *conn, int stream, const struct sn_recv_wr *wr);
-/* Polling: completions taken (0..max), or SN_ERR_CORRUPT. */
+/* Polling: completions taken (0..max), SN_ERR_INVALID (no array) or SN_ERR_CORRUPT (the NIC broke the ring). */
 int sn_poll_send_cq(sn_conn *conn, struct sn_wc *wc, int max);
 int sn_poll_recv_cq(sn_conn *conn, struct sn_wc *wc, int max);
 
