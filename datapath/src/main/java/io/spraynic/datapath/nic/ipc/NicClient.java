@@ -214,6 +214,15 @@ public final class NicClient implements AutoCloseable
             {
                 return "!" + control + " is " + file.length() + " B, not the " + IpcFileDescriptor.fileLength() + " B of its version";
             }
+            final int toNic = h.getInt(IpcFileDescriptor.TO_NIC_LENGTH_OFFSET, IpcMessages.ORDER);
+            final int toClients = h.getInt(IpcFileDescriptor.TO_CLIENTS_LENGTH_OFFSET, IpcMessages.ORDER);
+            if (toNic != IpcFileDescriptor.toNicLength() || toClients != IpcFileDescriptor.toClientsLength())
+            {
+                // one version has one layout (docs/IPC.md, Versions): other lengths are corruption, not a variant
+                return "!" + control + " has rings of " + toNic + " and " + toClients + " B, not the " +
+                    IpcFileDescriptor.toNicLength() + " and " + IpcFileDescriptor.toClientsLength() + " B of version " +
+                    version + ": it is corrupt";
+            }
             final long heartbeat = h.getLongVolatile(IpcFileDescriptor.HEARTBEAT_OFFSET);
             final long age = System.currentTimeMillis() - heartbeat;
             if (age > maxHeartbeatAgeMillis)

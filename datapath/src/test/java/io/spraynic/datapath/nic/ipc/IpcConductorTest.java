@@ -345,5 +345,17 @@ class IpcConductorTest
         final IllegalStateException version = assertThrows(IllegalStateException.class,
             () -> NicClient.connect(dir, Duration.ofSeconds(5)));
         assertTrue(version.getMessage().contains("speaks IPC version " + (IpcFileDescriptor.VERSION + 1)), version.getMessage());
+
+        // the same version with rings of other lengths is no variant of it (docs/IPC.md, Versions): refused at once
+        future.putInt(IpcFileDescriptor.VERSION_OFFSET, IpcFileDescriptor.VERSION, IpcMessages.ORDER);
+        future.putLong(IpcFileDescriptor.HEARTBEAT_OFFSET, System.currentTimeMillis() + 60_000, IpcMessages.ORDER);
+        future.putInt(IpcFileDescriptor.TO_NIC_LENGTH_OFFSET, IpcFileDescriptor.toNicLength() * 2, IpcMessages.ORDER);
+        future.putInt(IpcFileDescriptor.TO_CLIENTS_LENGTH_OFFSET, IpcFileDescriptor.toClientsLength(), IpcMessages.ORDER);
+        Files.write(dir.resolve(IpcFileDescriptor.CONTROL_FILE), future.byteArray());
+        final long start = System.nanoTime();
+        final IllegalStateException lengths = assertThrows(IllegalStateException.class,
+            () -> NicClient.connect(dir, Duration.ofSeconds(5)));
+        assertTrue(lengths.getMessage().contains("has rings of " + IpcFileDescriptor.toNicLength() * 2), lengths.getMessage());
+        assertTrue(System.nanoTime() - start < Duration.ofSeconds(4).toNanos(), "refused at once, not after waiting");
     }
 }
