@@ -44,7 +44,9 @@ public interface Nic extends AutoCloseable
      * and its memory is released (this process's view of it too).
      *
      * @param region a region this NIC registered for this application.
-     * @throws IllegalArgumentException for a region of another NIC or application.
+     * @throws IllegalArgumentException for a region of another kind of NIC, or of another in-process NIC.
+     * @throws IllegalStateException    for a region already deregistered (across processes: any region the NIC
+     *                                  does not hold for this application, which it refuses).
      */
     void deregister(Region region);
 

@@ -735,6 +735,10 @@ public final class EmbeddedNic implements Nic
         {
             throw new IllegalArgumentException("not a region of this NIC: " + registered);
         }
+        if (!region.isRegistered())
+        {
+            throw new IllegalStateException("already deregistered: " + region);
+        }
         final int domain;
         synchronized (controlDomain)
         {

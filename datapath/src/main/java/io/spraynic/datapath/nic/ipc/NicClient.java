@@ -383,9 +383,9 @@ public final class NicClient implements Nic
     /** Deregisters a region: its keys name nothing from now on, the NIC removes its file, and this view is closed. */
     public synchronized void deregister(final Region registered)
     {
-        if (!(registered instanceof ClientRegion region) || !regions.contains(region))
+        if (!(registered instanceof ClientRegion region))
         {
-            throw new IllegalArgumentException("not a region of this client: " + registered);
+            throw new IllegalArgumentException("not a region of a NIC client: " + registered);
         }
         objectCommand.wrap(command, 0);
         objectCommand.object(region.id(), 0);
