@@ -14,7 +14,7 @@ import java.time.Duration;
 /**
  * An application's end of one connection of an {@link EmbeddedNic}: a spray connection (many streams, many
  * paths) or a RoCEv2 RC queue pair (one stream, one path), each behind this one class (the transport's half lives
- * in a subclass of its own, {@link SprayNicConnection} or {@link RocevNicConnection}). It lives on one worker; the
+ * in a subclass of its own, {@code SprayNicConnection} or {@code RocevNicConnection}). It lives on one worker; the
  * application posts from its own thread into the connection's {@link WorkRequestRing} (as ringing a NIC doorbell)
  * and polls the connection's own completion queues, so the two threads share only those two rings.
  * <p>

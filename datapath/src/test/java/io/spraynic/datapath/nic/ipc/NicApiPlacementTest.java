@@ -19,6 +19,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.nio.file.Path;
@@ -225,6 +226,29 @@ class NicApiPlacementTest
             {
                 nic.close();
             }
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Placement.class)
+    void shouldRefusePostsOnceTheApplicationClosedItsNic(final Placement placement) throws Exception
+    {
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.SPRAY, Duration.ofSeconds(5)))
+        {
+            final Nic nic = placement.open(bed);
+            final Region mine = nic.register(64 * 1024, ALL);
+            final Connection c = connect(nic, bed, NicConnection.Kind.SPRAY)[0];
+            final SendRequest send = new SendRequest().wrId(1).opcode(WorkRequestOpcode.SEND).local(mine, mine.address(), 64);
+            if (placement == Placement.IN_PROCESS)
+            {
+                bed.conductor.close(); // its clients first, then the NIC they used
+            }
+            nic.close();
+            assertEquals(PostResult.INVALID_STATE, c.postSend(0, send));
+            assertEquals(PostResult.INVALID_STATE, c.postReceive(0, new ReceiveRequest().buffer(mine, mine.address(), 64)));
+            final WorkCompletion completion = new WorkCompletion();
+            assertEquals(0, c.sendCompletionQueue().poll(new WorkCompletion[]{completion, completion}),
+                "polling a closed NIC's queue finds nothing, and does not throw");
         }
     }
 
