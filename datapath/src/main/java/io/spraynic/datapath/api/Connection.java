@@ -16,6 +16,11 @@ import java.time.Duration;
  * {@link PostResult#INVALID_STATE} once it or its NIC is closing. A request the NIC refuses later (an lkey that
  * names none of this application's regions, a buffer outside its region, a bad opcode) completes with an error
  * status. One thread at a time may post, and one may poll each completion queue.
+ * <p>
+ * Where the placements still differ: an lkey that names nothing is refused before the transport in both
+ * ({@code LOC_PROT_ERR}); a buffer outside its region is refused so across processes too, while in process the
+ * transport meets it ({@code LOC_PROT_ERR} or {@code LOC_QP_OP_ERR}) and a RoCEv2 queue pair then goes to the error
+ * state, as in ibverbs, flushing what follows.
  */
 public interface Connection
 {
