@@ -3,9 +3,9 @@ package io.spraynic.libspraynic;
 import io.spraynic.cli.SprayNic;
 import io.spraynic.datapath.nic.RocevEndpoint;
 import io.spraynic.datapath.nic.ipc.ClientConnection;
-import io.spraynic.datapath.nic.ipc.ClientReceiveRequest;
+import io.spraynic.datapath.api.ReceiveRequest;
 import io.spraynic.datapath.nic.ipc.ClientRegion;
-import io.spraynic.datapath.nic.ipc.ClientSendRequest;
+import io.spraynic.datapath.api.SendRequest;
 import io.spraynic.datapath.nic.ipc.NicClient;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.PostResult;
@@ -134,7 +134,7 @@ class LibSprayNicTest
             };
             for (int i = 0; i < 2; i++)
             {
-                assertEquals(PostResult.OK, conn.postReceive(0, new ClientReceiveRequest().wrId(200 + i)
+                assertEquals(PostResult.OK, conn.postReceive(0, new ReceiveRequest().wrId(200 + i)
                     .buffer(mr, mr.address() + (768 + 4L * i) * KB, 4 * KB)));
             }
             final String[] peer = line(fromC, "MR ", transcript).split(" ");
@@ -299,7 +299,7 @@ class LibSprayNicTest
     private static void post(final ClientConnection c, final long id, final WorkRequestOpcode opcode, final ClientRegion mr,
         final long offset, final int length, final long remote, final int rkey, final int imm)
     {
-        assertEquals(PostResult.OK, c.postSend(0, new ClientSendRequest().wrId(id).opcode(opcode)
+        assertEquals(PostResult.OK, c.postSend(0, new SendRequest().wrId(id).opcode(opcode)
             .local(mr, mr.address() + offset, length).remote(remote, rkey).immediate(imm)));
     }
 
