@@ -3,7 +3,7 @@
 # installed, build when needed. Every failure is one sentence saying what to do.
 
 SPRAYNIC_MIN_JAVA=25
-SPRAYNIC_DEBIAN_PACKAGES=(dpdk libdpdk-dev pkg-config)
+SPRAYNIC_DEBIAN_PACKAGES=(dpdk libdpdk-dev pkg-config gcc make)
 SPRAYNIC_TEST_PACKAGES=(tshark python3 python3-scapy iproute2 nftables procps systemd prometheus)
 
 spraynic_fail() {
@@ -44,9 +44,11 @@ spraynic_apt_install() {
   fi
 }
 
-# DPDK's runtime and development files (the build compiles the shim against them).
+# DPDK's runtime and development files (the build compiles the shim against them), and the C compiler and make
+# that build the shim, the benchmarks' C loops and libspraynic.
 spraynic_require_dpdk() {
-  if ! pkg-config --exists libdpdk 2>/dev/null || ! ldconfig -p | grep 'librte_eal\.so' >/dev/null; then
+  if ! pkg-config --exists libdpdk 2>/dev/null || ! ldconfig -p | grep 'librte_eal\.so' >/dev/null ||
+     ! command -v cc >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1; then
     spraynic_apt_install "DPDK" "${SPRAYNIC_DEBIAN_PACKAGES[@]}"
   fi
   pkg-config --exists libdpdk 2>/dev/null || spraynic_fail "DPDK is still not found by pkg-config libdpdk after installing it."

@@ -84,6 +84,13 @@ final class CaptureCommand implements Callable<Integer>
         final Duration length = parseDuration(duration);
         final CaptureFilter frames = CaptureFilter.parse(filter);
         BadOption.range("--timeout", timeoutSeconds, 0.001, 3600, 5);
+        BadOption.range("--snaplen", snapLength, CaptureRingLayout.MIN_SNAP_LENGTH, CaptureRingLayout.MAX_SNAP_LENGTH);
+        if (slots < CaptureRingLayout.MIN_SLOTS || slots > CaptureRingLayout.MAX_SLOTS || Integer.bitCount(slots) != 1)
+        {
+            throw new BadOption("--ring-slots", Integer.toString(slots), "must be a power of two, " +
+                CaptureRingLayout.MIN_SLOTS + ".." + CaptureRingLayout.MAX_SLOTS, "try --ring-slots " +
+                Math.clamp(Integer.highestOneBit(Math.max(slots, 1)), CaptureRingLayout.MIN_SLOTS, CaptureRingLayout.MAX_SLOTS));
+        }
         final String layout = CaptureRingLayout.problem(1, slots, snapLength);
         if (null != layout)
         {

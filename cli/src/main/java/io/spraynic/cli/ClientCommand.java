@@ -1,18 +1,14 @@
 package io.spraynic.cli;
 
+import io.spraynic.datapath.api.BulkTransfer;
+import io.spraynic.datapath.api.Connection;
 import io.spraynic.datapath.nic.DrainReport;
 import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.nic.PeerExchange;
-import io.spraynic.datapath.nic.ipc.ClientConnection;
 import io.spraynic.datapath.nic.ipc.ClientRegion;
-import io.spraynic.datapath.nic.ipc.ClientSendRequest;
 import io.spraynic.datapath.nic.ipc.IpcFileDescriptor;
 import io.spraynic.datapath.nic.ipc.NicClient;
 import io.spraynic.datapath.verbs.AccessFlags;
-import io.spraynic.datapath.verbs.PostResult;
-import io.spraynic.datapath.verbs.WorkCompletion;
-import io.spraynic.datapath.verbs.WorkCompletionStatus;
-import io.spraynic.datapath.verbs.WorkRequestOpcode;
 import io.spraynic.datapath.wire.Wire;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -91,11 +87,11 @@ final class ClientCommand implements Callable<Integer>
             {
                 source.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte)random.nextInt());
             }
-            final ClientConnection c = nic.connect(peer.ipv4(), timeout);
+            final Connection c = nic.connect(peer.ipv4(), timeout);
             System.out.printf(Locale.ROOT, "spraynic client: connected 0x%x, %d stream(s)%n", c.localId(), c.streams());
             final long start = System.nanoTime();
-            transfer(c, region, 0, peer, half, (int)message, WorkRequestOpcode.RDMA_WRITE, timeout);
-            transfer(c, region, half, peer, half, (int)message, WorkRequestOpcode.RDMA_READ, timeout);
+            BulkTransfer.write(c, region, 0, half, peer.address(), peer.rkey(), (int)message, false, timeout);
+            BulkTransfer.read(c, region, half, half, peer.address(), peer.rkey(), (int)message, timeout);
             final long nanos = System.nanoTime() - start;
             final long mismatch = source.mismatch(readBack);
             final DrainReport.ConnectionDrain drain = c.close(timeout);
@@ -103,50 +99,6 @@ final class ClientCommand implements Callable<Integer>
                 nanos / 1e6, mismatch == -1 ? "every byte verified" : "MISMATCH at byte " + mismatch,
                 drain.idle() ? "closed idle" : "closed with data in flight");
             return mismatch == -1 ? 0 : 1;
-        }
-    }
-
-    /** WRITEs {@code bytes} from {@code offset} of the region to the peer's region start, or READs them back there. */
-    private static void transfer(final ClientConnection c, final ClientRegion region, final long offset,
-        final PeerExchange.Served peer, final long bytes, final int messageBytes, final WorkRequestOpcode opcode,
-        final Duration timeout)
-    {
-        final int messages = (int)Math.max(1, (bytes + messageBytes - 1) / messageBytes);
-        final ClientSendRequest request = new ClientSendRequest();
-        final WorkCompletion completion = new WorkCompletion();
-        final long deadline = System.nanoTime() + timeout.toNanos();
-        int posted = 0;
-        int completed = 0;
-        while (completed < messages)
-        {
-            if (System.nanoTime() >= deadline)
-            {
-                throw new IllegalStateException("only " + completed + " of " + messages + " " + opcode + "s completed in time");
-            }
-            if (posted < messages)
-            {
-                final long at = (long)posted * messageBytes;
-                final int length = (int)Math.min(messageBytes, bytes - at);
-                request.reset().wrId(posted).opcode(opcode).local(region, region.address() + offset + at, length)
-                    .remote(peer.address() + at, peer.rkey());
-                final int result = c.postSend(c.streams() == 1 ? 0 : 1 + posted % (c.streams() - 1), request);
-                if (result == PostResult.OK)
-                {
-                    posted++;
-                }
-                else if (result != PostResult.QUEUE_FULL)
-                {
-                    throw new IllegalStateException("the NIC refused a post: " + PostResult.name(result));
-                }
-            }
-            while (c.sendCompletionQueue().poll(completion))
-            {
-                if (completion.status() != WorkCompletionStatus.SUCCESS)
-                {
-                    throw new IllegalStateException(opcode + " " + completion.wrId() + " failed: " + completion.status());
-                }
-                completed++;
-            }
         }
     }
 }

@@ -21,6 +21,7 @@ import java.util.regex.Pattern;
  *   conn 0x101: retransmitted              spraynic_connection_retransmitted_total{connection="0x101"}
  *   conn 0x101: path 2 srtt_ns             spraynic_path_srtt_seconds{connection="0x101",path="2"} (gauge)
  *   port ring0/q1: rx not_ours             spraynic_port_rx_not_ours_total{port="ring0",queue="1"}
+ *   port ring0: link up (1 up, 0 down, ...) spraynic_port_link_up{port="ring0"} (gauge)
  *   ipc: clients                           spraynic_ipc_clients (gauge)
  *   raw-exchange: frames sent by ring0     spraynic_raw_exchange_frames_sent_total{port="ring0"}
  * </pre>
@@ -46,6 +47,7 @@ final class CounterMetricNames
     private static final Pattern RAW_EXCHANGE = Pattern.compile("raw-exchange: (.+) (?:by|at) (\\S+)");
     private static final Pattern EXPLANATION = Pattern.compile("\\s*\\([^)]*\\)");
     private static final Set<String> IPC_GAUGES = Set.of("clients", "regions", "connections");
+    private static final Set<String> PORT_GAUGES = Set.of("link up", "link speed mbps");
     private static final Set<String> CONNECTION_GAUGES = Set.of("peer_rate_hint_mbps", "window_packets", "srtt_ns");
 
     private CounterMetricNames()
@@ -86,7 +88,9 @@ final class CounterMetricNames
             {
                 labels.put("queue", m.group(2));
             }
-            return counter("port_" + m.group(3), labels);
+            final String what = EXPLANATION.matcher(m.group(3)).replaceAll("");
+            return PORT_GAUGES.contains(what) ?
+                new Metric(name("port_" + what), true, labels, 1) : counter("port_" + m.group(3), labels);
         }
         if ((m = IPC.matcher(label)).matches())
         {

@@ -25,7 +25,7 @@ final class HugepagesOption
      */
     NicConfig apply(final NicConfig config)
     {
-        if (config.ports().stream().allMatch(port -> port.kind() == io.spraynic.pmd.PortKind.UDP))
+        if (config.onlyUdpPorts())
         {
             return config; // kernel UDP sockets: no EAL, nothing to choose
         }

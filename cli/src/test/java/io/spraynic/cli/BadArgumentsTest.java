@@ -84,8 +84,16 @@ class BadArgumentsTest
         table.add(bad("bench throughput --threads 3", "1..2"));
         table.add(bad("bench throughput --sizes 64,0", "1..1073741824"));
         table.add(bad("bench throughput --sizes 64,x", "not a whole number"));
+        table.add(bad("bench throughput --mtu 1500", "256, 512, 1024, 2048 or 4096"));
+        table.add(bad("bench throughput --mtu 4096,9000", "256, 512, 1024, 2048 or 4096"));
+        table.add(bad("bench throughput --mtu big", "not a whole number"));
         // spraynic nic
         table.add(bad("nic --config net_null --seconds -1", "0..31536000"));
+        table.add(bad("nic --config net_null --hugepages sometimes", "must be auto, on or off"));
+        table.add(bad("capture out.pcapng --snaplen 63", "64..9216"));
+        table.add(bad("capture out.pcapng --snaplen 9217", "64..9216"));
+        table.add(bad("capture out.pcapng --ring-slots 1000", "a power of two, 16..65536"));
+        table.add(bad("capture out.pcapng --ring-slots 131072", "a power of two, 16..65536"));
         table.add(bad("nic --config net_null --seconds NaN", "not a finite"));
         table.add(bad("nic --config net_null --workers 0", "1..64"));
         table.add(bad("nic --config net_null --workers 65", "1..64"));

@@ -138,8 +138,8 @@ class CaptureCommandTest
             assertTrue(duration.err().contains("--duration " + bad + " is not a time of 1ms to 1h"), duration.err());
         }
         final CliTestSupport.Run slots = CliTestSupport.run("capture", "--ring-slots", "100", "x.pcapng");
-        assertEquals(1, slots.exitCode());
-        assertTrue(slots.err().contains("ring slots must be a power of two"), slots.err());
+        assertEquals(SprayNic.USAGE_ERROR, slots.exitCode());
+        assertTrue(slots.err().contains("--ring-slots 100: must be a power of two, 16..65536; try --ring-slots 64"), slots.err());
         final CliTestSupport.Run help = CliTestSupport.run("capture", "--help");
         assertTrue(help.out().contains("udp dst port N") && help.out().contains("queue N[,N...]"), help.out());
     }

@@ -35,6 +35,8 @@ class CounterMetricNamesTest
         "port null0: dpdk rx packets                   | spraynic_port_dpdk_rx_packets_total{port=\"null0\"}",
         "port ring0/q1: rx not_ours                    | spraynic_port_rx_not_ours_total{port=\"ring0\",queue=\"1\"}",
         "port ring0: poll thread errors                | spraynic_port_poll_thread_errors_total{port=\"ring0\"}",
+        "port tap0: link up (1 up, 0 down, -1 unknown) | spraynic_port_link_up{port=\"tap0\"}",
+        "port tap0: link speed mbps                    | spraynic_port_link_speed_mbps{port=\"tap0\"}",
         "ipc: clients                                  | spraynic_ipc_clients",
         "ipc: commands refused: object not the client's | spraynic_ipc_commands_refused_object_not_the_client_s_total",
         "raw-exchange: corrupt frames at ring1         | spraynic_raw_exchange_corrupt_frames_total{port=\"ring1\"}",
@@ -51,6 +53,8 @@ class CounterMetricNamesTest
         assertEquals(1e-9, CounterMetricNames.of("conn 0x1: path 0 srtt_ns").scale());
         assertTrue(CounterMetricNames.of("ipc: connections").gauge());
         assertFalse(CounterMetricNames.of("ipc: connections refused").gauge());
+        assertTrue(CounterMetricNames.of("port ring0: link up (1 up, 0 down, -1 unknown)").gauge());
+        assertFalse(CounterMetricNames.of("port ring0: link up packets").gauge());
         assertEquals(Map.of("connection", "0x1"), CounterMetricNames.of("conn 0x1: srtt_ns").labels());
     }
 

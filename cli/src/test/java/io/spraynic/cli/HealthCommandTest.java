@@ -1,6 +1,7 @@
 package io.spraynic.cli;
 
 import io.spraynic.datapath.nic.ipc.IpcFileDescriptor;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -11,6 +12,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -20,7 +23,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code spraynic health}, the probe the Kubernetes DaemonSet runs, against a real NIC process (net_null, spray, IPC):
  * live and ready while it runs; not live while it is frozen (SIGSTOP: the heartbeat goes stale while the process still
  * exists, as a wedged NIC's would) and live again once it resumes; not live once it stopped; and a forged control file
- * or an empty directory is refused with a reason, never taken for a NIC.
+ * or an empty directory is refused with a reason, never taken for a NIC. Readiness follows the link: a NIC on a tap
+ * interface (in a namespace of the test's own) is not ready while the kernel side of its link is down.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class HealthCommandTest
@@ -107,6 +111,65 @@ class HealthCommandTest
         finally
         {
             nic.destroyForcibly();
+        }
+    }
+
+    @Test
+    void shouldNotBeReadyWhileAPortsLinkIsDown() throws Exception
+    {
+        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
+            "SKIPPED: a tap interface in a network namespace needs root");
+        final long pid = ProcessHandle.current().pid();
+        final String ns = "sn-health-" + pid;
+        final String tap = "sn-ht" + pid;
+        final Path runDir = Files.createDirectory(dir.resolve("run"));
+        final Path ipc = Files.createDirectory(dir.resolve("ipc"), PosixFilePermissions.asFileAttribute(
+            PosixFilePermissions.fromString("rwx------")));
+        NetnsTestSupport.deleteNamespaces(List.of(ns));
+        NetnsTestSupport.run("ip", "netns", "add", ns);
+        Process nic = null;
+        try
+        {
+            final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", ns));
+            command.addAll(CliTestSupport.javaCommand(List.of("nic", "--config", "net_tap", "-p", "iface=" + tap, "-p",
+                "file_prefix=spraynic-health-tap-" + pid, "--mode", "spray", "--ip", "10.98.0.1/24",
+                "--ipc-dir", ipc.toString(), "--idle", "sleep", "--seconds", "100")));
+            final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(dir.resolve("nic.out").toFile());
+            builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
+            nic = builder.start();
+            final String[] health = {"health", "--ready", "--ipc-dir", ipc.toString(), "--dir", runDir.toString()};
+            // the PMD brings its tap interface up when the port starts
+            awaitHealth(nic, health, 0, "");
+            NetnsTestSupport.run("ip", "-n", ns, "link", "set", tap, "down");
+            awaitHealth(nic, health, 1, "not ready: link down on port tap0");
+            NetnsTestSupport.run("ip", "-n", ns, "link", "set", tap, "up");
+            awaitHealth(nic, health, 0, "");
+            assertEquals(0, CliTestSupport.run("health", "--ipc-dir", ipc.toString()).exitCode(), "still live");
+        }
+        finally
+        {
+            if (null != nic)
+            {
+                nic.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            }
+            NetnsTestSupport.deleteNamespaces(List.of(ns));
+        }
+    }
+
+    /** Runs {@code spraynic health ARGS} until it exits with {@code exitCode} saying {@code says} (30 s at most). */
+    private void awaitHealth(final Process nic, final String[] args, final int exitCode, final String says)
+        throws Exception
+    {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        CliTestSupport.Run health = CliTestSupport.run(args);
+        while (health.exitCode() != exitCode || !health.err().contains(says))
+        {
+            assertTrue(nic.isAlive(), "the NIC runs: " + Files.readString(dir.resolve("nic.out")));
+            assertTrue(System.nanoTime() < deadline, "health exits " + exitCode + " saying '" + says + "', not: " +
+                health.exitCode() + " " + health.err() + health.out() + " NIC: " + Files.readString(dir.resolve("nic.out")));
+            Thread.sleep(200);
+            health = CliTestSupport.run(args);
         }
     }
 

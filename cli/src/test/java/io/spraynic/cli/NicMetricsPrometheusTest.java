@@ -1,5 +1,6 @@
 package io.spraynic.cli;
 
+import io.spraynic.datapath.api.BulkTransfer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.spraynic.datapath.nic.CountersFile;
@@ -266,7 +267,7 @@ class NicMetricsPrometheusTest
         final long bytes = 2L << 20;
         final MemoryRegion source = nics[0].register(PeerExchange.pattern(arena, bytes, 7), AccessFlags.NONE);
         final MemoryRegion target = nics[1].register(arena.allocate(bytes, 4096), AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
-        PeerExchange.write(client, source, target.address(), target.rkey(), 64 * 1024, false, WAIT);
+        BulkTransfer.write(client, source, target.address(), target.rkey(), 64 * 1024, false, WAIT);
         Thread.sleep(100); // the workers publish their mirrors every few milliseconds: let the last writes land
         return counters[0].path();
     }

@@ -61,6 +61,7 @@ class KubernetesManifestsTest
     private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks";
+    private static final String RESOURCE_ANNOTATION = "k8s.v1.cni.cncf.io/resourceName";
 
     @TempDir
     Path temp;
@@ -108,6 +109,26 @@ class KubernetesManifestsTest
                 "  maxUnavailable: 1\n  selector:\n    matchLabels:\n      app.kubernetes.io/component: other"),
             Map.entry("mountPath: /dev/hugepages", "mountPath: /mnt/huge"),
             Map.entry("path: /run/spraynic/ipc\n          type: DirectoryOrCreate", "path: /run/other\n          type: DirectoryOrCreate"));
+        for (final Map.Entry<String, String> breakage : breakages.entrySet())
+        {
+            assertTrue(rendered.contains(breakage.getKey()), "the rendered manifests hold: " + breakage.getKey());
+            assertFalse(problems(rendered.replace(breakage.getKey(), breakage.getValue())).isEmpty(),
+                "not noticed: " + breakage.getValue());
+        }
+    }
+
+    @Test
+    void shouldNoticeAnSriovNetworkWithoutItsDevice() throws Exception
+    {
+        final String rendered = render(kubectls().getFirst(), DeployFiles.KUBERNETES.resolve("overlays/sriov"));
+        assertEquals(List.of(), problems(rendered));
+        assertTrue(rendered.contains("\"type\": \"sriov\""), "the sriov overlay's networks are SR-IOV networks");
+        final Map<String, String> breakages = Map.ofEntries(
+            // the NIC's pod asks for no VF of plane 1 (Multus could not attach it), or for two of plane 0
+            Map.entry("            intel.com/spraynic_plane1: \"1\"\n", ""),
+            Map.entry("intel.com/spraynic_plane0: \"1\"", "intel.com/spraynic_plane0: \"2\""),
+            Map.entry("k8s.v1.cni.cncf.io/resourceName: intel.com/spraynic_plane1", "k8s.v1.cni.cncf.io/resourceName: intel.com/other"),
+            Map.entry("    k8s.v1.cni.cncf.io/resourceName: intel.com/spraynic_plane0\n", ""));
         for (final Map.Entry<String, String> breakage : breakages.entrySet())
         {
             assertTrue(rendered.contains(breakage.getKey()), "the rendered manifests hold: " + breakage.getKey());
@@ -286,12 +307,35 @@ class KubernetesManifestsTest
             }
         }
         final Set<String> defined = new TreeSet<>();
+        final Set<String> deviceResources = new TreeSet<>();
         for (final GenericKubernetesResource network : networks)
         {
+            final String name = network.getMetadata().getName();
             final JsonNode cni = JSON.readTree(String.valueOf(((Map<?, ?>)network.getAdditionalProperties().get("spec")).get("config")));
-            check(problems, network.getMetadata().getName().equals(cni.path("name").asText()) && cni.hasNonNull("type"),
-                network.getMetadata().getName() + ": CNI config names it and a plugin type");
-            defined.add(network.getMetadata().getName());
+            check(problems, name.equals(cni.path("name").asText()) && cni.hasNonNull("type"),
+                name + ": CNI config names it and a plugin type");
+            defined.add(name);
+            // an SR-IOV network hands the pod the VF the device plugin allocated from the annotated resource
+            final String resource = null == network.getMetadata().getAnnotations() ? null :
+                network.getMetadata().getAnnotations().get(RESOURCE_ANNOTATION);
+            check(problems, "sriov".equals(cni.path("type").asText()) == (null != resource),
+                name + ": an sriov network names its device plugin resource (" + RESOURCE_ANNOTATION + "), and only it");
+            if (null != resource)
+            {
+                deviceResources.add(resource);
+            }
+        }
+        // one device (VF) of each plane's resource, asked for and limited alike; no other extended resource
+        final Map<String, Quantity> nicRequests = nic.getResources().getRequests();
+        final Map<String, Quantity> nicLimits = nic.getResources().getLimits();
+        final Set<String> extended = new TreeSet<>(nicLimits.keySet());
+        extended.removeIf(resource -> !resource.contains("/"));
+        check(problems, extended.equals(deviceResources), "the NIC asks for exactly its networks' device resources " +
+            deviceResources + ", not " + extended);
+        for (final String resource : deviceResources)
+        {
+            check(problems, new Quantity("1").equals(nicRequests.get(resource)) && new Quantity("1").equals(nicLimits.get(resource)),
+                "one " + resource + " requested and limited: " + nicRequests.get(resource) + " / " + nicLimits.get(resource));
         }
         final List<String> addresses = List.of(option(nicArgs, "--ip").split(","));
         check(problems, attached.size() == config.ports().size() && addresses.size() == config.ports().size() &&

@@ -183,6 +183,7 @@ final class ConfigRules
             checkPort(prefix(i), ports.get(i));
         }
         checkUniqueness(ports);
+        checkPortKindsAgree(ports);
         checkRingPairs(ports);
         checkDriverArguments(eal, ports);
         checkPciBus(eal, ports);
@@ -533,6 +534,23 @@ final class ConfigRules
         }
 
         return port.device();
+    }
+
+    /** A NIC runs either on kernel UDP sockets (no EAL at all) or on DPDK ports, never on both. */
+    private static void checkPortKindsAgree(final List<PortConfig> ports)
+    {
+        final boolean firstUdp = ports.getFirst().kind() == PortKind.UDP;
+        for (int i = 1; i < ports.size(); i++)
+        {
+            final PortConfig port = ports.get(i);
+            if ((port.kind() == PortKind.UDP) != firstUdp)
+            {
+                throw new ConfigException(prefix(i) + "kind", Toml.quote(port.kind().configName()),
+                    "must be " + (firstUdp ? "\"udp\" like" : "a DPDK kind like") + " port[0]'s (" +
+                    Toml.quote(ports.getFirst().kind().configName()) + "): a NIC runs either on kernel UDP sockets or on DPDK",
+                    "give every plane a port of the same kind");
+            }
+        }
     }
 
     private static void checkRingPairs(final List<PortConfig> ports)

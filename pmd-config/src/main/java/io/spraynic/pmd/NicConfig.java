@@ -80,6 +80,15 @@ public record NicConfig(String description, EalConfig eal, MempoolConfig mempool
     }
 
     /**
+     * @return true when the NIC runs on kernel UDP sockets only: then it starts no EAL and needs no hugepages (the
+     * rules refuse a configuration that mixes udp ports with DPDK ones).
+     */
+    public boolean onlyUdpPorts()
+    {
+        return ports.getFirst().kind() == PortKind.UDP;
+    }
+
+    /**
      * @param name a port name.
      * @return the port of that name, if any.
      */

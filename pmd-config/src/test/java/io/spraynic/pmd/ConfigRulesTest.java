@@ -36,6 +36,13 @@ class ConfigRulesTest
     static Stream<Arguments> brokenRules()
     {
         return Stream.of(
+            // port kinds: kernel UDP sockets or DPDK, not both
+            broken(NULL_PORT + "[[port]]\nname = \"u1\"\nkind = \"udp\"\ndevice = \"127.0.0.1\"\n",
+                "port[1].kind = \"udp\": must be a DPDK kind like port[0]'s (\"vdev\"): a NIC runs either on kernel UDP " +
+                "sockets or on DPDK (fix: give every plane a port of the same kind)"),
+            broken("[[port]]\nname = \"u0\"\nkind = \"udp\"\ndevice = \"127.0.0.1\"\n" + NULL_PORT.replace("p0", "p1"),
+                "port[1].kind = \"vdev\": must be \"udp\" like port[0]'s (\"udp\"): a NIC runs either on kernel UDP " +
+                "sockets or on DPDK (fix: give every plane a port of the same kind)"),
             // [eal]
             broken("[eal]\nprogram = \" \"\n" + NULL_PORT,
                 "eal.program = \" \": must not be blank (fix: use \"spraynic\")"),

@@ -1,5 +1,6 @@
 package io.spraynic.bench.nic;
 
+import io.spraynic.datapath.api.SendRequest;
 import io.spraynic.datapath.nic.CountersFile;
 import io.spraynic.datapath.nic.DpdkNic;
 import io.spraynic.datapath.nic.EmbeddedNic;
@@ -10,7 +11,6 @@ import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
-import io.spraynic.datapath.verbs.SendWorkRequest;
 import io.spraynic.datapath.verbs.WorkCompletion;
 import io.spraynic.datapath.verbs.WorkCompletionStatus;
 import io.spraynic.datapath.verbs.WorkRequestOpcode;
@@ -241,7 +241,7 @@ public final class WorkerScaling
     private static long pump(final NicConnection[] senders, final MemoryRegion source, final MemoryRegion target,
         final double seconds)
     {
-        final SendWorkRequest request = new SendWorkRequest();
+        final SendRequest request = new SendRequest();
         final WorkCompletion completion = new WorkCompletion();
         final int[] inFlight = new int[senders.length];
         final long[] nextSlot = new long[senders.length];

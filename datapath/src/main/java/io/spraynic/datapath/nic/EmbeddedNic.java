@@ -1,5 +1,7 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.api.Nic;
+import io.spraynic.datapath.api.Region;
 import io.spraynic.datapath.capture.CaptureFilter;
 import io.spraynic.datapath.capture.CaptureRingLayout;
 import io.spraynic.datapath.port.PacketPort;
@@ -26,6 +28,7 @@ import io.spraynic.dpdk.EthPort;
 import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PortConfig;
 import org.agrona.collections.Int2IntHashMap;
+import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -57,7 +60,7 @@ import java.util.function.UnaryOperator;
  * the workers. A packet that arrives on another worker's queue (whatever the NIC's RSS did) is steered to the
  * owner by its DestQP.
  */
-public final class EmbeddedNic implements AutoCloseable
+public final class EmbeddedNic implements Nic
 {
     /** Default time a control action waits for its worker. */
     public static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(10);
@@ -76,6 +79,8 @@ public final class EmbeddedNic implements AutoCloseable
     private final ProtectionDomain controlDomain = new ProtectionDomain();
     // the tenant of each region outside the default domain (0, the map's missing value)
     private final Int2IntHashMap domainsByLkey = new Int2IntHashMap(0);
+    // the memory of regions registered by size (register(long, int)), freed when they are deregistered
+    private final Int2ObjectHashMap<Arena> ownedMemory = new Int2ObjectHashMap<>();
     private final NicWorker[] workers;
     private final CaptureTap[] taps;
     private final String[] portNames;
@@ -220,7 +225,7 @@ public final class EmbeddedNic implements AutoCloseable
                     config.workers);
             }
         }
-        if (UdpSocketPorts.onlyUdp(nicConfig))
+        if (nicConfig.onlyUdpPorts())
         {
             // kernel UDP sockets: no EAL, no mempool, no hugepages
             final UdpSocketPorts sockets = UdpSocketPorts.open(nicConfig, config, counters, wrap);
@@ -497,11 +502,11 @@ public final class EmbeddedNic implements AutoCloseable
             .mtu(config.mtu).depths(config.sendQueueDepth, config.receiveQueueDepth, config.receiveQueueDepth);
         transport.engine().listen(template, config.peerResolver, new SprayHandshake.AcceptListener()
         {
-            private NicConnection accepting;
+            private SprayNicConnection accepting;
 
             public void onAccepting(final SprayConnectionConfig c)
             {
-                accepting = new NicConnection(EmbeddedNic.this, NicConnection.Kind.SPRAY, worker.index(), config.ringCapacity,
+                accepting = new SprayNicConnection(EmbeddedNic.this, worker.index(), config.ringCapacity,
                     config.completionQueueCapacity);
                 c.completionQueues(accepting.sendCompletionQueue(), accepting.receiveCompletionQueue())
                     .sourcePortBase(sourcePortBase(config.paths));
@@ -509,7 +514,7 @@ public final class EmbeddedNic implements AutoCloseable
 
             public void onAccepted(final SprayConnection connection)
             {
-                final NicConnection handle = accepting;
+                final SprayNicConnection handle = accepting;
                 accepting = null;
                 attachSpray(worker, handle, connection);
                 neighbours.follow(worker, handle, connection);
@@ -531,11 +536,9 @@ public final class EmbeddedNic implements AutoCloseable
         }
     }
 
-    private void attachSpray(final NicWorker worker, final NicConnection handle, final SprayConnection connection)
+    private void attachSpray(final NicWorker worker, final SprayNicConnection handle, final SprayConnection connection)
     {
-        handle.spray = connection;
-        handle.localId = connection.localCid();
-        handle.streams = connection.streams();
+        handle.established(connection);
         final String prefix = "conn 0x" + Integer.toHexString(connection.localCid()) + ": ";
         final CounterMirror[] mirrors = new CounterMirror[1 + connection.paths()];
         mirrors[0] = new CounterMirror(counters, prefix, connection.counters(), SprayCounters.connectionSlots());
@@ -688,14 +691,54 @@ public final class EmbeddedNic implements AutoCloseable
     }
 
     /**
+     * Registers {@code bytes} of new, zeroed, page-aligned memory that the NIC frees when the region is deregistered
+     * or the NIC closes (the {@link Nic} view of registration; {@link #register(MemorySegment, int)} registers memory
+     * the application owns).
+     *
+     * @param bytes  size.
+     * @param access {@link AccessFlags}.
+     * @return the region (its lkey for local work requests, rkey for peers).
+     */
+    public MemoryRegion register(final long bytes, final int access)
+    {
+        if (bytes < 1)
+        {
+            throw new IllegalArgumentException("a region holds at least 1 byte, not " + bytes);
+        }
+        final Arena memory = Arena.ofShared();
+        try
+        {
+            final MemoryRegion region = register(memory.allocate(bytes, 4096), access);
+            synchronized (controlDomain)
+            {
+                ownedMemory.put(region.lkey(), memory);
+            }
+            return region;
+        }
+        catch (final RuntimeException ex)
+        {
+            memory.close();
+            throw ex;
+        }
+    }
+
+    /**
      * Deregisters a region on every worker: its keys then fail every check, locally and from peers, and every
      * operation under way that uses it is cut short first (a peer's WRITE into it refused with a NAK remote
      * access error at its next packet, READ responses from it not sent, local work requests naming it completed
      * with LOC_PROT_ERR). Returns once every worker did so: nothing is placed into the memory or read from it
      * afterwards, so the caller may free it.
      */
-    public void deregister(final MemoryRegion region)
+    public void deregister(final Region registered)
     {
+        if (!(registered instanceof MemoryRegion region) || region.protectionDomain() != controlDomain)
+        {
+            throw new IllegalArgumentException("not a region of this NIC: " + registered);
+        }
+        if (!region.isRegistered())
+        {
+            throw new IllegalStateException("already deregistered: " + region);
+        }
         final int domain;
         synchronized (controlDomain)
         {
@@ -719,10 +762,16 @@ public final class EmbeddedNic implements AutoCloseable
         {
             await(f, CONTROL_TIMEOUT, "deregister memory");
         }
+        final Arena owned;
         synchronized (controlDomain)
         {
             controlDomain.deregister(region);
             domainsByLkey.remove(region.lkey());
+            owned = ownedMemory.remove(region.lkey());
+        }
+        if (null != owned)
+        {
+            owned.close(); // no worker touches it any more
         }
     }
 
@@ -740,14 +789,7 @@ public final class EmbeddedNic implements AutoCloseable
         {
             final ProtectionDomain pd = w.protectionDomain(domain);
             connection.protectionDomain = pd;
-            if (null != connection.spray)
-            {
-                connection.spray.protectionDomain(pd);
-            }
-            if (null != connection.queuePair)
-            {
-                connection.queuePair.protectionDomain(pd);
-            }
+            connection.bindProtectionDomain(pd);
             return connection;
         }), CONTROL_TIMEOUT, "bind a connection to a protection domain");
     }
@@ -795,7 +837,7 @@ public final class EmbeddedNic implements AutoCloseable
         final int[] hops = neighbours.nextHops(peerIpv4);
         final long[] peerMac = neighbours.resolve(hops, timeout);
         final NicWorker worker = nextWorker();
-        final NicConnection handle = new NicConnection(this, NicConnection.Kind.SPRAY, worker.index(), config.ringCapacity,
+        final SprayNicConnection handle = new SprayNicConnection(this, worker.index(), config.ringCapacity,
             config.completionQueueCapacity);
         handle.nextHop = hops;
         final int sourcePortBase = sourcePortBase(config.paths);
@@ -888,48 +930,46 @@ public final class EmbeddedNic implements AutoCloseable
             throw new IllegalArgumentException("plane " + plane + " is not one of this NIC's 0.." + (planes() - 1));
         }
         final NicWorker worker = nextWorker();
-        final NicConnection handle = new NicConnection(this, NicConnection.Kind.ROCEV2, worker.index(), config.ringCapacity,
-            config.completionQueueCapacity);
         final int psn;
         synchronized (random)
         {
             psn = random.nextInt(1 << 24);
         }
+        final RocevNicConnection handle = new RocevNicConnection(this, worker.index(), plane, psn, config.ringCapacity,
+            config.completionQueueCapacity);
         return await(submit(worker, (w, now) ->
         {
             final RcEngine engine = ((RocevWorkerTransport)w.transport()).engine(plane);
             final RcQueuePair qp = engine.createQueuePair(handle.sendCompletionQueue(), handle.receiveCompletionQueue(),
                 config.sendQueueDepth, config.receiveQueueDepth);
             qp.toInit(AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
-            handle.queuePair = qp;
-            handle.plane = plane;
-            handle.localId = qp.qpNumber();
-            handle.localPsn = psn;
+            handle.created(qp);
             w.attach(handle);
             connections.add(handle);
             return handle;
         }), CONTROL_TIMEOUT, "create a queue pair");
     }
 
-    RocevEndpoint rocevEndpoint(final NicConnection c)
+    RocevEndpoint rocevEndpoint(final RocevNicConnection c)
     {
-        return new RocevEndpoint(c.localId, c.localPsn, config.localIpv4[c.plane], config.mtu);
+        return new RocevEndpoint(c.localId, c.localPsn(), config.localIpv4[c.plane()], config.mtu);
     }
 
-    void connectQueuePair(final NicConnection c, final RocevEndpoint remote, final Duration timeout)
+    void connectQueuePair(final RocevNicConnection c, final RocevEndpoint remote, final Duration timeout)
     {
         requireOpen();
+        final int plane = c.plane();
         final int[] hops = new int[planes()];
-        hops[c.plane] = neighbours.nextHop(c.plane, remote.ipv4());
-        final long mac = neighbours.resolve(hops, timeout)[c.plane];
+        hops[plane] = neighbours.nextHop(plane, remote.ipv4());
+        final long mac = neighbours.resolve(hops, timeout)[plane];
         c.nextHop = hops;
         final RcConnectionAttributes attributes = RcConnectionAttributes.of(remote.qpNumber(), mac, remote.ipv4(),
-            49152 + (c.localId & 0x3FFF), Math.min(config.mtu, remote.mtu()), c.localPsn, remote.psn())
+            49152 + (c.localId & 0x3FFF), Math.min(config.mtu, remote.mtu()), c.localPsn(), remote.psn())
             .withRetry(config.rocevAckTimeoutNanos, config.rocevRetries);
         await(submit(workers[c.worker()], (w, now) ->
         {
-            c.queuePair.toRtr(attributes);
-            c.queuePair.toRts();
+            c.queuePair().toRtr(attributes);
+            c.queuePair().toRts();
             return c;
         }), timeout, "connect queue pair 0x" + Integer.toHexString(c.localId));
     }
@@ -944,28 +984,21 @@ public final class EmbeddedNic implements AutoCloseable
             sleepBriefly();
             drain = connectionDrain(worker, c);
         }
-        if (null != c.spray)
+        if (c instanceof SprayNicConnection s && null != s.spray())
         {
             // S9.2: CLOSE on the wire once this end's messages are done; the peer answers and forgets it too
             boolean closed = !await(submit(worker, (w, now) ->
-                ((SprayWorkerTransport)w.transport()).engine().close(c.spray, now)), CONTROL_TIMEOUT, "close a connection");
+                ((SprayWorkerTransport)w.transport()).engine().close(s.spray(), now)), CONTROL_TIMEOUT, "close a connection");
             while (!closed && System.nanoTime() < deadline)
             {
                 sleepBriefly();
-                closed = await(submit(worker, (w, now) -> c.spray.isClosed()), CONTROL_TIMEOUT, "close a connection");
+                closed = await(submit(worker, (w, now) -> s.spray().isClosed()), CONTROL_TIMEOUT, "close a connection");
             }
         }
         await(submit(worker, (w, now) ->
         {
             w.detach(c);
-            if (null != c.spray && !c.spray.isClosed())
-            {
-                ((SprayWorkerTransport)w.transport()).engine().close(c.spray); // the peer did not answer in time
-            }
-            if (null != c.queuePair)
-            {
-                ((RocevWorkerTransport)w.transport()).engine(c.plane).destroyQueuePair(c.queuePair);
-            }
+            c.destroy(w.transport());
             return c;
         }), CONTROL_TIMEOUT, "close a connection");
         closeCounters(c);
@@ -1076,6 +1109,11 @@ public final class EmbeddedNic implements AutoCloseable
             }
         }
         arena.close();
+        synchronized (controlDomain)
+        {
+            ownedMemory.values().forEach(Arena::close); // the workers stopped: nothing touches it any more
+            ownedMemory.clear();
+        }
         closeReport = new DrainReport(drained, nanos, drains);
         return closeReport;
     }

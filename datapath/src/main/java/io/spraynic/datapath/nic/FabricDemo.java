@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.api.SendRequest;
 import io.spraynic.datapath.fabric.DataDropTap;
 import io.spraynic.datapath.fabric.Fabric;
 import io.spraynic.datapath.fabric.FabricClock;
@@ -11,12 +12,12 @@ import io.spraynic.datapath.fabric.Topology;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.transport.rocev2.PathMtu;
 import io.spraynic.datapath.transport.rocev2.RcCounters;
+import io.spraynic.datapath.transport.spray.SprayConnection;
 import io.spraynic.datapath.transport.spray.SprayCounters;
 import io.spraynic.datapath.transport.spray.SprayHandshake;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
-import io.spraynic.datapath.verbs.SendWorkRequest;
 import io.spraynic.datapath.verbs.WorkCompletion;
 import io.spraynic.datapath.verbs.WorkCompletionStatus;
 import io.spraynic.datapath.verbs.WorkRequestOpcode;
@@ -359,11 +360,17 @@ public final class FabricDemo
      */
     record Lanes(NicConnection[] connections, int[] streams, NicConnection[] completionSources)
     {
+        /** @return the spray lanes' connection (read once the NICs stopped). */
+        private SprayConnection spray()
+        {
+            return ((SprayNicConnection)connections[0]).spray();
+        }
+
         long retransmitted(final EmbeddedNic sender)
         {
             if (connections[0].kind() == NicConnection.Kind.SPRAY)
             {
-                return connections[0].spray.counters().get(SprayCounters.RETRANSMITTED);
+                return spray().counters().get(SprayCounters.RETRANSMITTED);
             }
             long total = 0;
             for (int p = 0; p < sender.planes(); p++)
@@ -376,17 +383,17 @@ public final class FabricDemo
         long moved()
         {
             return connections[0].kind() == NicConnection.Kind.SPRAY ?
-                connections[0].spray.counters().get(SprayCounters.MOVED) : 0;
+                spray().counters().get(SprayCounters.MOVED) : 0;
         }
 
         long[] packetsPerPath(final EmbeddedNic sender, final int paths)
         {
             if (connections[0].kind() == NicConnection.Kind.SPRAY)
             {
-                final long[] packets = new long[connections[0].spray.paths()];
+                final long[] packets = new long[spray().paths()];
                 for (int p = 0; p < packets.length; p++)
                 {
-                    packets[p] = connections[0].spray.pathCounters(p).get(SprayCounters.TX_PACKETS);
+                    packets[p] = spray().pathCounters(p).get(SprayCounters.TX_PACKETS);
                 }
                 return packets;
             }
@@ -446,7 +453,7 @@ public final class FabricDemo
         private final long bytes;
         private final int messageBytes;
         private final int messages;
-        private final SendWorkRequest request = new SendWorkRequest();
+        private final SendRequest request = new SendRequest();
         private final WorkCompletion completion = new WorkCompletion();
         private int posted;
         private int outstanding;

@@ -1,7 +1,8 @@
 package io.spraynic.datapath.nic;
 
-import io.spraynic.datapath.transport.rocev2.RcQueuePair;
-import io.spraynic.datapath.transport.spray.SprayConnection;
+import io.spraynic.datapath.api.Connection;
+import io.spraynic.datapath.api.ReceiveRequest;
+import io.spraynic.datapath.api.SendRequest;
 import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.PostResult;
 import io.spraynic.datapath.verbs.ProtectionDomain;
@@ -12,9 +13,10 @@ import java.time.Duration;
 
 /**
  * An application's end of one connection of an {@link EmbeddedNic}: a spray connection (many streams, many
- * paths) or a RoCEv2 RC queue pair (one stream, one path). It lives on one worker; the application posts
- * from its own thread into the connection's {@link WorkRequestRing} (as ringing a NIC doorbell) and polls
- * the connection's own completion queues, so the two threads share only those two rings.
+ * paths) or a RoCEv2 RC queue pair (one stream, one path), each behind this one class (the transport's half lives
+ * in a subclass of its own, {@code SprayNicConnection} or {@code RocevNicConnection}). It lives on one worker; the
+ * application posts from its own thread into the connection's {@link WorkRequestRing} (as ringing a NIC doorbell)
+ * and polls the connection's own completion queues, so the two threads share only those two rings.
  * <p>
  * Posting never blocks, allocates or throws: {@link PostResult#QUEUE_FULL} when the ring (and behind it
  * the transport's send queue) is full, {@link PostResult#INVALID_ARGUMENT} for a stream the connection does
@@ -22,7 +24,7 @@ import java.time.Duration;
  * transport refuses later (an unknown lkey, a request that is too long) completes with an error status. One
  * thread at a time may post to a connection, and one may poll each of its completion queues.
  */
-public final class NicConnection
+public abstract sealed class NicConnection implements Connection permits SprayNicConnection, RocevNicConnection
 {
     /** Which transport carries it. */
     public enum Kind
@@ -30,7 +32,7 @@ public final class NicConnection
         SPRAY, ROCEV2
     }
 
-    private final EmbeddedNic nic;
+    final EmbeddedNic nic;
     private final Kind kind;
     private final int worker;
     private final WorkRequestRing ring;
@@ -42,13 +44,9 @@ public final class NicConnection
     private volatile long postedReceives;
 
     // owned by the worker thread once attached; published to the application by the command's completion
-    SprayConnection spray;
-    RcQueuePair queuePair;
-    int plane;
     /** Per plane, the address whose MAC this connection's frames go to (the peer, or the gateway); 0 for none. */
     int[] nextHop = new int[0];
     int localId;
-    int localPsn;
     int streams = 1;
     ProtectionDomain protectionDomain; // null: the worker's default domain (0)
     CounterMirror[] mirrors = new CounterMirror[0];
@@ -91,7 +89,7 @@ public final class NicConnection
     /** @return the plane (port) of a RoCEv2 queue pair; 0 for spray, which uses every plane. */
     public int plane()
     {
-        return plane;
+        return 0;
     }
 
     /** @return where send requests complete. */
@@ -107,7 +105,26 @@ public final class NicConnection
     }
 
     /**
-     * Posts a send request (WRITE, WRITE with immediate, SEND, READ) on a stream.
+     * Posts an application's send request (WRITE, WRITE with immediate, SEND, READ) on a stream; its local memory
+     * is named by lkey, which the worker resolves in the connection's protection domain.
+     *
+     * @param stream  0..streams-1 (RoCEv2: 0).
+     * @param request copied.
+     * @return a {@link PostResult}.
+     */
+    public int postSend(final int stream, final SendRequest request)
+    {
+        final int refusal = checkPost(stream, sendCq);
+        if (PostResult.OK != refusal)
+        {
+            return refusal;
+        }
+        return ring.offerSend(stream, request) ? sent() : PostResult.QUEUE_FULL;
+    }
+
+    /**
+     * Posts a send request whose local region is already resolved (the NIC's own callers, e.g. the IPC conductor
+     * relaying a client's request).
      *
      * @param stream  0..streams-1 (RoCEv2: 0).
      * @param request copied; its local region must be one of the NIC's ({@link EmbeddedNic#register}).
@@ -115,34 +132,49 @@ public final class NicConnection
      */
     public int postSend(final int stream, final SendWorkRequest request)
     {
-        if (closing || nic.isClosing())
+        final int refusal = checkPost(stream, sendCq);
+        if (PostResult.OK != refusal)
         {
-            return PostResult.INVALID_STATE;
+            return refusal;
         }
-        if (stream < 0 || stream >= streams)
-        {
-            return PostResult.INVALID_ARGUMENT;
-        }
-        if (sendCq.hasOverrun())
-        {
-            return PostResult.COMPLETION_QUEUE_OVERRUN; // the connection went to error when its queue overran
-        }
-        if (!ring.offerSend(stream, request))
-        {
-            return PostResult.QUEUE_FULL;
-        }
-        postedSends = postedSends + 1; // one posting thread: no lost update
-        return PostResult.OK;
+        return ring.offerSend(stream, request) ? sent() : PostResult.QUEUE_FULL;
     }
 
     /**
-     * Posts a receive buffer on a stream.
+     * Posts a receive buffer, named by lkey, on a stream.
+     *
+     * @param stream  0..streams-1 (RoCEv2: 0).
+     * @param request copied.
+     * @return a {@link PostResult}.
+     */
+    public int postReceive(final int stream, final ReceiveRequest request)
+    {
+        final int refusal = checkPost(stream, receiveCq);
+        if (PostResult.OK != refusal)
+        {
+            return refusal;
+        }
+        return ring.offerReceive(stream, request) ? received() : PostResult.QUEUE_FULL;
+    }
+
+    /**
+     * Posts a receive buffer whose region is already resolved (the NIC's own callers).
      *
      * @param stream  0..streams-1 (RoCEv2: 0).
      * @param request copied.
      * @return a {@link PostResult}.
      */
     public int postReceive(final int stream, final ReceiveWorkRequest request)
+    {
+        final int refusal = checkPost(stream, receiveCq);
+        if (PostResult.OK != refusal)
+        {
+            return refusal;
+        }
+        return ring.offerReceive(stream, request) ? received() : PostResult.QUEUE_FULL;
+    }
+
+    private int checkPost(final int stream, final CompletionQueue cq)
     {
         if (closing || nic.isClosing())
         {
@@ -152,14 +184,21 @@ public final class NicConnection
         {
             return PostResult.INVALID_ARGUMENT;
         }
-        if (receiveCq.hasOverrun())
+        if (cq.hasOverrun())
         {
-            return PostResult.COMPLETION_QUEUE_OVERRUN;
+            return PostResult.COMPLETION_QUEUE_OVERRUN; // the connection went to error when its queue overran
         }
-        if (!ring.offerReceive(stream, request))
-        {
-            return PostResult.QUEUE_FULL;
-        }
+        return PostResult.OK;
+    }
+
+    private int sent()
+    {
+        postedSends = postedSends + 1; // one posting thread: no lost update
+        return PostResult.OK;
+    }
+
+    private int received()
+    {
         postedReceives = postedReceives + 1;
         return PostResult.OK;
     }
@@ -180,12 +219,12 @@ public final class NicConnection
      * The local half of a RoCEv2 queue pair's connection attributes, to hand to the peer out of band (as an
      * application does with ibverbs, e.g. over TCP).
      *
-     * @return this QP's number, first PSN, address and MAC.
+     * @return this QP's number, first PSN, address and MTU.
+     * @throws IllegalStateException for a spray connection, which the NICs connect on the wire.
      */
     public RocevEndpoint rocevEndpoint()
     {
-        requireKind(Kind.ROCEV2);
-        return nic.rocevEndpoint(this);
+        throw new IllegalStateException("a " + kind + " connection has no ROCEV2 attributes: the NICs connect it on the wire");
     }
 
     /**
@@ -193,11 +232,11 @@ public final class NicConnection
      *
      * @param remote  the peer QP's attributes, from its {@link #rocevEndpoint()}.
      * @param timeout how long to wait for the worker.
+     * @throws IllegalStateException for a spray connection.
      */
     public void connect(final RocevEndpoint remote, final Duration timeout)
     {
-        requireKind(Kind.ROCEV2);
-        nic.connectQueuePair(this, remote, timeout);
+        rocevEndpoint();
     }
 
     /**
@@ -212,6 +251,27 @@ public final class NicConnection
         return nic.closeConnection(this, timeout);
     }
 
+    /** Hands a request taken from the ring to the transport (worker thread). @return a {@link PostResult}. */
+    abstract int transportPostSend(int stream, SendWorkRequest request);
+
+    /** Hands a receive taken from the ring to the transport (worker thread). @return a {@link PostResult}. */
+    abstract int transportPostReceive(int stream, ReceiveWorkRequest request);
+
+    /** @return true when the transport has nothing of this connection's in flight (worker thread). */
+    abstract boolean isTransportIdle();
+
+    /** The next hop on {@code plane} got a (new) MAC: send there (worker thread). */
+    abstract void nextHopMac(int plane, long mac);
+
+    /** A completion queue of this connection refused a completion (worker thread). */
+    abstract void onCompletionQueueOverrun();
+
+    /** Binds the transport's half to a tenant's protection domain (worker thread). */
+    abstract void bindProtectionDomain(ProtectionDomain domain);
+
+    /** Forgets the transport's half, after its worker stopped taking its work requests (worker thread). */
+    abstract void destroy(WorkerTransport transport);
+
     boolean isClosing()
     {
         return closing;
@@ -220,14 +280,6 @@ public final class NicConnection
     WorkRequestRing ring()
     {
         return ring;
-    }
-
-    private void requireKind(final Kind required)
-    {
-        if (kind != required)
-        {
-            throw new IllegalStateException("a " + kind + " connection has no " + required + " attributes");
-        }
     }
 
     public String toString()

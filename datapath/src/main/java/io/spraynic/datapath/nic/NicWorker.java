@@ -440,14 +440,7 @@ final class NicWorker implements Agent
         {
             if (plane < c.nextHop.length && c.nextHop[plane] == ipv4)
             {
-                if (null != c.spray)
-                {
-                    c.spray.nextHopMac(plane, mac);
-                }
-                else if (null != c.queuePair && c.plane == plane)
-                {
-                    c.queuePair.nextHopMac(mac);
-                }
+                c.nextHopMac(plane, mac);
             }
         }
     }
@@ -548,13 +541,12 @@ final class NicWorker implements Agent
                 sendRequest.reset().wrId(ring.wrId()).opcode(ring.opcode()).local(region, ring.localAddress(), ring.length())
                     .remote(ring.remoteAddress(), ring.rkey()).immediate(ring.immediateData()).signaled(ring.signaled())
                     .solicited(ring.solicited());
-                result = null != c.spray ? c.spray.postSend(ring.stream(), sendRequest) : c.queuePair.postSend(sendRequest);
+                result = c.transportPostSend(ring.stream(), sendRequest);
             }
             else
             {
                 receiveRequest.reset().wrId(ring.wrId()).buffer(region, ring.localAddress(), ring.length());
-                result = null != c.spray ? c.spray.postReceive(ring.stream(), receiveRequest) :
-                    c.queuePair.postReceive(receiveRequest);
+                result = c.transportPostReceive(ring.stream(), receiveRequest);
             }
             if (result == PostResult.QUEUE_FULL)
             {
@@ -585,11 +577,9 @@ final class NicWorker implements Agent
             offered = c.receiveCompletionQueue().offer(ring.wrId(), status, WorkCompletionOpcode.RECV, 0, false, 0,
                 c.localId);
         }
-        if (!offered && null != c.queuePair)
+        if (!offered)
         {
-            // a CQ overrun (counted by the queue) is an error of the connection using it, as in IB; a spray
-            // connection sees the overrun on its next tick
-            c.queuePair.toError();
+            c.onCompletionQueueOverrun(); // counted by the queue; an error of the connection using it, as in IB
         }
     }
 
@@ -667,11 +657,7 @@ final class NicWorker implements Agent
 
     static boolean isIdle(final NicConnection c)
     {
-        if (null != c.spray)
-        {
-            return c.spray.isIdle();
-        }
-        return null == c.queuePair || c.queuePair.outstandingSends() == 0;
+        return c.isTransportIdle();
     }
 
     private void publish()

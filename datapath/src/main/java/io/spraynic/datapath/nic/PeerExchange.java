@@ -1,14 +1,10 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.api.BulkTransfer;
+import io.spraynic.datapath.api.ReceiveRequest;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
-import io.spraynic.datapath.verbs.ReceiveWorkRequest;
-import io.spraynic.datapath.verbs.SendWorkRequest;
-import io.spraynic.datapath.verbs.WorkCompletion;
-import io.spraynic.datapath.verbs.WorkCompletionOpcode;
-import io.spraynic.datapath.verbs.WorkCompletionStatus;
-import io.spraynic.datapath.verbs.WorkRequestOpcode;
 import io.spraynic.datapath.wire.Wire;
 
 import java.io.IOException;
@@ -134,7 +130,7 @@ public final class PeerExchange
             publish(directory, role.file("qp"), connection.rocevEndpoint().format());
             connection.connect(RocevEndpoint.parse(await(directory, role.peer().file("qp"), timeout)), timeout);
         }
-        final ReceiveWorkRequest receive = new ReceiveWorkRequest().wrId(1).buffer(null, 0, 0);
+        final ReceiveRequest receive = new ReceiveRequest().wrId(1).buffer(null, 0, 0);
         if (connection.postReceive(0, receive) != PostResult.OK)
         {
             throw new IllegalStateException("could not post the receive for the peer's last write");
@@ -143,9 +139,9 @@ public final class PeerExchange
         await(directory, role.peer().file("ready"), timeout);
 
         final long start = System.nanoTime();
-        write(connection, local, Long.parseLong(peer.get("addr")), Integer.parseInt(peer.get("rkey")), messageBytes,
-            true, timeout);
-        awaitImmediate(connection, timeout);
+        BulkTransfer.write(connection, local, Long.parseLong(peer.get("addr")), Integer.parseInt(peer.get("rkey")),
+            messageBytes, true, timeout);
+        BulkTransfer.awaitImmediate(connection, timeout);
         final long nanos = System.nanoTime() - start;
         final long mismatch = pattern(arena, bytes, role.peer().seed()).mismatch(target);
         publish(directory, role.file("done"), "done");
@@ -293,115 +289,13 @@ public final class PeerExchange
         final long remote = server.address();
         final int rkey = server.rkey();
         final long start = System.nanoTime();
-        write(connection, local, remote, rkey, messageBytes, false, timeout);
-        read(connection, into, remote, rkey, messageBytes, timeout);
+        BulkTransfer.write(connection, local, remote, rkey, messageBytes, false, timeout);
+        BulkTransfer.read(connection, into, remote, rkey, messageBytes, timeout);
         final long nanos = System.nanoTime() - start;
         final long mismatch = source.mismatch(readBack);
         connection.close(timeout);
         final DrainReport drain = nic.close(timeout);
         return new Result(Role.CLIENT, nic.mode(), mismatch == -1, bytes, nanos, mismatch, drain);
-    }
-
-    /**
-     * Writes a whole region into the peer's memory in {@code messageBytes} RDMA WRITEs, data on streams
-     * 1..S-1 and, with {@code immediateLast}, the last write with immediate data alone on stream 0 (so it
-     * consumes the receive posted there, S4.5); waits for every completion.
-     *
-     * @throws IllegalStateException when a write fails or the time runs out.
-     */
-    public static void write(final NicConnection from, final MemoryRegion source, final long remoteAddress, final int rkey,
-        final int messageBytes, final boolean immediateLast, final Duration timeout)
-    {
-        transfer(from, source, remoteAddress, rkey, messageBytes, false, immediateLast, timeout);
-    }
-
-    /**
-     * Reads a peer's memory into a whole local region in {@code messageBytes} RDMA READs over streams 1..S-1;
-     * waits for every completion.
-     *
-     * @throws IllegalStateException when a read fails or the time runs out.
-     */
-    public static void read(final NicConnection from, final MemoryRegion into, final long remoteAddress, final int rkey,
-        final int messageBytes, final Duration timeout)
-    {
-        transfer(from, into, remoteAddress, rkey, messageBytes, true, false, timeout);
-    }
-
-    private static void transfer(final NicConnection from, final MemoryRegion local, final long remoteAddress, final int rkey,
-        final int messageBytes, final boolean read, final boolean immediateLast, final Duration timeout)
-    {
-        final String what = read ? "read" : "write";
-        final long bytes = local.length();
-        final int messages = (int)Math.max(1, (bytes + messageBytes - 1) / messageBytes);
-        final SendWorkRequest request = new SendWorkRequest();
-        final WorkCompletion completion = new WorkCompletion();
-        final int streams = from.streams();
-        int posted = 0;
-        int completed = 0;
-        final long deadline = System.nanoTime() + timeout.toNanos();
-        while (completed < messages)
-        {
-            if (System.nanoTime() >= deadline)
-            {
-                throw new IllegalStateException("only " + completed + " of " + messages + " " + what + "s completed within " +
-                    timeout.toMillis() + " ms");
-            }
-            if (posted < messages)
-            {
-                final long offset = (long)posted * messageBytes;
-                final int length = (int)Math.min(messageBytes, bytes - offset);
-                final boolean last = immediateLast && posted == messages - 1;
-                request.reset().wrId(posted)
-                    .opcode(read ? WorkRequestOpcode.RDMA_READ :
-                        last ? WorkRequestOpcode.RDMA_WRITE_WITH_IMM : WorkRequestOpcode.RDMA_WRITE)
-                    .local(local, local.address() + offset, length).remote(remoteAddress + offset, rkey)
-                    .immediate(messages).signaled(true);
-                final int result = from.postSend(last || streams == 1 ? 0 : 1 + posted % (streams - 1), request);
-                if (result == PostResult.OK)
-                {
-                    posted++;
-                }
-                else if (result != PostResult.QUEUE_FULL)
-                {
-                    throw new IllegalStateException("post refused: " + PostResult.name(result));
-                }
-            }
-            while (from.sendCompletionQueue().poll(completion))
-            {
-                if (completion.status() != WorkCompletionStatus.SUCCESS)
-                {
-                    final long at = completion.wrId() * messageBytes;
-                    throw new IllegalStateException(what + " " + completion.wrId() + " of " + messages + " (bytes " + at +
-                        ".." + (Math.min(bytes, at + messageBytes) - 1) + " at the peer's address " + (remoteAddress + at) +
-                        ") failed: " + completion.status() + (completion.status() == WorkCompletionStatus.REM_ACCESS_ERR ?
-                        " (the peer refused access: outside the region it registered, or not its rkey)" : ""));
-                }
-                completed++;
-            }
-        }
-    }
-
-    /**
-     * Waits for the peer's WRITE with immediate data to consume the receive posted on stream 0.
-     */
-    public static WorkCompletion awaitImmediate(final NicConnection connection, final Duration timeout)
-    {
-        final WorkCompletion completion = new WorkCompletion();
-        final long deadline = System.nanoTime() + timeout.toNanos();
-        while (!connection.receiveCompletionQueue().poll(completion))
-        {
-            if (System.nanoTime() >= deadline)
-            {
-                throw new IllegalStateException("the peer's last write did not arrive within " + timeout.toMillis() + " ms");
-            }
-            Thread.onSpinWait();
-        }
-        if (completion.status() != WorkCompletionStatus.SUCCESS ||
-            completion.opcode() != WorkCompletionOpcode.RECV_RDMA_WITH_IMM)
-        {
-            throw new IllegalStateException("the peer's last write completed as " + completion);
-        }
-        return completion;
     }
 
     /** @return {@code bytes} of the pseudo-random pattern of {@code seed}. */

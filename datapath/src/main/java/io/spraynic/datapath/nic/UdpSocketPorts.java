@@ -6,7 +6,6 @@ import io.spraynic.datapath.port.UdpSocketPacketPort;
 import io.spraynic.pmd.MempoolConfig;
 import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PortConfig;
-import io.spraynic.pmd.PortKind;
 import io.spraynic.pmd.UdpPortArgs;
 import io.spraynic.datapath.wire.Wire;
 
@@ -29,25 +28,6 @@ final class UdpSocketPorts implements AutoCloseable
     private UdpSocketPorts(final int workers, final int planes)
     {
         ports = new PacketPort[workers][planes];
-    }
-
-    /**
-     * @return true when every port is {@code udp}; false when none is.
-     * @throws IllegalArgumentException when udp ports are mixed with DPDK ports.
-     */
-    static boolean onlyUdp(final NicConfig nicConfig)
-    {
-        int udp = 0;
-        for (final PortConfig port : nicConfig.ports())
-        {
-            udp += port.kind() == PortKind.UDP ? 1 : 0;
-        }
-        if (udp != 0 && udp != nicConfig.ports().size())
-        {
-            throw new IllegalArgumentException("the pmd config mixes udp ports with DPDK ports: a NIC runs either on " +
-                "kernel UDP sockets or on DPDK; give every plane a port of the same kind");
-        }
-        return udp != 0;
     }
 
     /**

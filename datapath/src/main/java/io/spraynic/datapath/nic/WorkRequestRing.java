@@ -1,5 +1,7 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.api.ReceiveRequest;
+import io.spraynic.datapath.api.SendRequest;
 import io.spraynic.datapath.verbs.ReceiveWorkRequest;
 import io.spraynic.datapath.verbs.SendWorkRequest;
 import io.spraynic.datapath.verbs.WorkRequestOpcode;
@@ -107,6 +109,26 @@ public final class WorkRequestRing
      */
     public boolean offerSend(final int stream, final SendWorkRequest request)
     {
+        return offerSend(stream, request.wrId(), request.opcode(), request.signaled(), request.solicited(),
+            null == request.localRegion() ? 0 : request.localRegion().lkey(), request.localAddress(), request.length(),
+            request.remoteAddress(), request.rkey(), request.immediateData());
+    }
+
+    /**
+     * Copies an application's send request in (producer thread).
+     *
+     * @return false when the ring is full.
+     */
+    public boolean offerSend(final int stream, final SendRequest request)
+    {
+        return offerSend(stream, request.wrId(), request.opcode(), request.signaled(), request.solicited(), request.lkey(),
+            request.localAddress(), request.length(), request.remoteAddress(), request.rkey(), request.immediateData());
+    }
+
+    private boolean offerSend(final int stream, final long wrId, final WorkRequestOpcode opcode, final boolean signaled,
+        final boolean solicited, final int lkey, final long localAddress, final int length, final long remoteAddress,
+        final int rkey, final int immediateData)
+    {
         final long t = (long)TAIL.getOpaque(this);
         if (t - (long)HEAD.getAcquire(this) >= capacity)
         {
@@ -114,16 +136,16 @@ public final class WorkRequestRing
         }
         final int i = (int)t & mask;
         kinds[i] = SEND;
-        opcodes[i] = (byte)request.opcode().code();
-        flags[i] = (byte)((request.signaled() ? SIGNALED : 0) | (request.solicited() ? SOLICITED : 0));
+        opcodes[i] = (byte)opcode.code();
+        flags[i] = (byte)((signaled ? SIGNALED : 0) | (solicited ? SOLICITED : 0));
         streams[i] = stream;
-        wrIds[i] = request.wrId();
-        lkeys[i] = null == request.localRegion() ? 0 : request.localRegion().lkey();
-        localAddresses[i] = request.localAddress();
-        lengths[i] = request.length();
-        remoteAddresses[i] = request.remoteAddress();
-        rkeys[i] = request.rkey();
-        immediates[i] = request.immediateData();
+        wrIds[i] = wrId;
+        lkeys[i] = lkey;
+        localAddresses[i] = localAddress;
+        lengths[i] = length;
+        remoteAddresses[i] = remoteAddress;
+        rkeys[i] = rkey;
+        immediates[i] = immediateData;
         TAIL.setRelease(this, t + 1);
         return true;
     }
@@ -135,6 +157,22 @@ public final class WorkRequestRing
      */
     public boolean offerReceive(final int stream, final ReceiveWorkRequest request)
     {
+        return offerReceive(stream, request.wrId(), null == request.region() ? 0 : request.region().lkey(), request.address(),
+            request.length());
+    }
+
+    /**
+     * Copies an application's receive request in (producer thread).
+     *
+     * @return false when the ring is full.
+     */
+    public boolean offerReceive(final int stream, final ReceiveRequest request)
+    {
+        return offerReceive(stream, request.wrId(), request.lkey(), request.address(), request.length());
+    }
+
+    private boolean offerReceive(final int stream, final long wrId, final int lkey, final long address, final int length)
+    {
         final long t = (long)TAIL.getOpaque(this);
         if (t - (long)HEAD.getAcquire(this) >= capacity)
         {
@@ -143,10 +181,10 @@ public final class WorkRequestRing
         final int i = (int)t & mask;
         kinds[i] = RECEIVE;
         streams[i] = stream;
-        wrIds[i] = request.wrId();
-        lkeys[i] = null == request.region() ? 0 : request.region().lkey();
-        localAddresses[i] = request.address();
-        lengths[i] = request.length();
+        wrIds[i] = wrId;
+        lkeys[i] = lkey;
+        localAddresses[i] = address;
+        lengths[i] = length;
         TAIL.setRelease(this, t + 1);
         return true;
     }

@@ -17,7 +17,7 @@ import java.lang.invoke.VarHandle;
  * thread ({@link #hasOverrun()}, {@link #overruns()}), as {@code IBV_EVENT_CQ_ERR} is. Size the queue for the
  * send and receive queue depths of every QP that shares it.
  */
-public final class CompletionQueue
+public final class CompletionQueue implements io.spraynic.datapath.api.CompletionQueue
 {
     private static final VarHandle HEAD;
     private static final VarHandle TAIL;

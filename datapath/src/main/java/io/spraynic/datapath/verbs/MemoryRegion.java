@@ -1,5 +1,7 @@
 package io.spraynic.datapath.verbs;
 
+import io.spraynic.datapath.api.Region;
+
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -12,7 +14,7 @@ import java.lang.foreign.MemorySegment;
  * The virtual address is the segment's native address, as in ibverbs, so the addresses a peer sends are
  * real pointers and two regions never overlap. Made only by {@link ProtectionDomain#register}.
  */
-public final class MemoryRegion
+public final class MemoryRegion implements Region
 {
     private final ProtectionDomain protectionDomain;
     private final MemorySegment segment;

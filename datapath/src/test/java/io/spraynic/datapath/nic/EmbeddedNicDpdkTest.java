@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.api.BulkTransfer;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
@@ -186,8 +187,8 @@ class EmbeddedNicDpdkTest
             final MemoryRegion src = nics[0].register(source, AccessFlags.NONE);
             final MemoryRegion dst = nics[1].register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
             assertEquals(PostResult.OK, server.postReceive(0, new ReceiveWorkRequest().wrId(77).buffer(null, 0, 0)));
-            PeerExchange.write(client, src, dst.address(), dst.rkey(), 64 * 1024, true, wait);
-            assertEquals(77, PeerExchange.awaitImmediate(server, wait).wrId());
+            BulkTransfer.write(client, src, dst.address(), dst.rkey(), 64 * 1024, true, wait);
+            assertEquals(77, BulkTransfer.awaitImmediate(server, wait).wrId());
             assertEquals(-1, source.mismatch(target), "every byte arrived during the flood");
             floodThread.join();
             final long drained = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);

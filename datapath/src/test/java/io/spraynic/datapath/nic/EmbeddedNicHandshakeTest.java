@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.api.BulkTransfer;
 import io.spraynic.datapath.port.InMemoryLink;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
@@ -195,8 +196,8 @@ class EmbeddedNicHandshakeTest
         final MemoryRegion src = a.register(source, AccessFlags.NONE);
         final MemoryRegion dst = b.register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
         assertEquals(PostResult.OK, to.postReceive(0, new ReceiveWorkRequest().wrId(77).buffer(null, 0, 0)));
-        PeerExchange.write(from, src, dst.address(), dst.rkey(), 64 * 1024, true, WAIT);
-        assertEquals(77, PeerExchange.awaitImmediate(to, WAIT).wrId());
+        BulkTransfer.write(from, src, dst.address(), dst.rkey(), 64 * 1024, true, WAIT);
+        assertEquals(77, BulkTransfer.awaitImmediate(to, WAIT).wrId());
         assertEquals(-1, source.mismatch(target), "every byte arrived");
     }
 

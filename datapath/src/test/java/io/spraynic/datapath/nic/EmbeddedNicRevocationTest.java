@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.api.BulkTransfer;
 import io.spraynic.datapath.port.InMemoryLink;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.verbs.AccessFlags;
@@ -121,9 +122,9 @@ class EmbeddedNicRevocationTest
         final MemorySegment target = arena.allocate(bytes, 64);
         final MemoryRegion to = nics[1].register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
         assertEquals(PostResult.OK, pair[1].postReceive(0, new ReceiveWorkRequest().wrId(77).buffer(null, 0, 0)));
-        PeerExchange.write(pair[0], nics[0].register(source, AccessFlags.NONE), to.address(), to.rkey(), 64 * 1024, true,
+        BulkTransfer.write(pair[0], nics[0].register(source, AccessFlags.NONE), to.address(), to.rkey(), 64 * 1024, true,
             WAIT);
-        assertEquals(77, PeerExchange.awaitImmediate(pair[1], WAIT).wrId());
+        assertEquals(77, BulkTransfer.awaitImmediate(pair[1], WAIT).wrId());
         assertEquals(-1, source.mismatch(target), "the second queue pair's bytes");
     }
 

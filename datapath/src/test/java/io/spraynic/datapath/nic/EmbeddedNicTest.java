@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.api.BulkTransfer;
 import io.spraynic.datapath.port.InMemoryLink;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.verbs.AccessFlags;
@@ -152,8 +153,8 @@ class EmbeddedNicTest
         final MemoryRegion target, final int messageBytes)
     {
         assertEquals(PostResult.OK, to.postReceive(0, new ReceiveWorkRequest().wrId(77).buffer(null, 0, 0)));
-        PeerExchange.write(from, source, target.address(), target.rkey(), messageBytes, true, WAIT);
-        final WorkCompletion completion = PeerExchange.awaitImmediate(to, WAIT);
+        BulkTransfer.write(from, source, target.address(), target.rkey(), messageBytes, true, WAIT);
+        final WorkCompletion completion = BulkTransfer.awaitImmediate(to, WAIT);
         assertEquals(77, completion.wrId());
     }
 

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.api.BulkTransfer;
 import io.spraynic.datapath.fuzz.FrameMutator;
 import io.spraynic.datapath.fuzz.SeedFrames;
 import io.spraynic.datapath.verbs.AccessFlags;
@@ -214,7 +215,7 @@ final class FrameFuzz
             final MemorySegment into = arena.allocate(128 * 1024, 64);
             final MemoryRegion exposed = remote.register(source, AccessFlags.REMOTE_READ);
             final MemoryRegion target = local.register(into, AccessFlags.LOCAL_WRITE);
-            PeerExchange.read(reader, target, exposed.address(), exposed.rkey(), 64 * 1024, timeout);
+            BulkTransfer.read(reader, target, exposed.address(), exposed.rkey(), 64 * 1024, timeout);
             check(source.mismatch(into));
             local.deregister(target);
             remote.deregister(exposed);

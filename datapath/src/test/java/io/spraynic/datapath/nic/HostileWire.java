@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.api.BulkTransfer;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.transport.spray.SprayHandshake;
@@ -343,8 +344,8 @@ final class HostileWire implements AutoCloseable
             {
                 throw new IllegalStateException("could not post B's receive");
             }
-            PeerExchange.write(legit.client(), local, inbound.address(), inbound.rkey(), 64 * 1024, true, timeout);
-            PeerExchange.awaitImmediate(legit.server(), timeout);
+            BulkTransfer.write(legit.client(), local, inbound.address(), inbound.rkey(), 64 * 1024, true, timeout);
+            BulkTransfer.awaitImmediate(legit.server(), timeout);
             final long mismatch = source.mismatch(target);
             b.deregister(inbound);
             a.deregister(local);

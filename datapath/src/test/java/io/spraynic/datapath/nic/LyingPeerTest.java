@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.api.BulkTransfer;
 import io.spraynic.datapath.port.InMemoryLink;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.verbs.AccessFlags;
@@ -109,7 +110,7 @@ class LyingPeerTest
 
         final long start = System.nanoTime();
         final IllegalStateException failure = assertThrows(IllegalStateException.class,
-            () -> PeerExchange.write(connection, local, exposed.address(), exposed.rkey(), 64 * 1024, false, WAIT));
+            () -> BulkTransfer.write(connection, local, exposed.address(), exposed.rkey(), 64 * 1024, false, WAIT));
         final long millis = (System.nanoTime() - start) / 1_000_000;
         assertTrue(failure.getMessage().contains("REM_ACCESS_ERR"), failure.getMessage());
         assertTrue(millis < 5_000, "failed after " + millis + " ms: " + failure.getMessage());

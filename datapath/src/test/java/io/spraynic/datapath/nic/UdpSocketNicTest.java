@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.api.BulkTransfer;
 import io.spraynic.datapath.port.FaultInjectingPacketPort;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.verbs.AccessFlags;
@@ -257,8 +258,8 @@ class UdpSocketNicTest
             final MemoryRegion src = nics[0].register(source, AccessFlags.NONE);
             final MemoryRegion dst = nics[1].register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
             assertEquals(PostResult.OK, server.postReceive(0, new ReceiveWorkRequest().wrId(5).buffer(null, 0, 0)));
-            PeerExchange.write(client, src, dst.address(), dst.rkey(), 64 * 1024, true, wait);
-            assertEquals(5, PeerExchange.awaitImmediate(server, wait).wrId());
+            BulkTransfer.write(client, src, dst.address(), dst.rkey(), 64 * 1024, true, wait);
+            assertEquals(5, BulkTransfer.awaitImmediate(server, wait).wrId());
             assertEquals(-1, source.mismatch(target));
 
             final long marked = marking.stream().mapToLong(FaultInjectingPacketPort::ceMarked).sum();

@@ -1,16 +1,17 @@
 package io.spraynic.datapath.nic.ipc;
 
+import io.spraynic.datapath.api.CompletionQueue;
 import io.spraynic.datapath.verbs.WorkCompletion;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.MessageHandler;
 import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 
 /**
- * One completion queue of a {@link ClientConnection}, as {@code CompletionQueue}: the NIC process copies the
+ * One completion queue of a {@link ClientConnection}, as the in-process {@code verbs.CompletionQueue}: the NIC process copies the
  * connection's completions into a shared ring and one application thread polls them here into reused
  * {@link WorkCompletion} holders, with no allocation, lock or exception.
  */
-public final class ClientCompletionQueue implements MessageHandler
+public final class ClientCompletionQueue implements CompletionQueue, MessageHandler
 {
     private final OneToOneRingBuffer ring;
     private WorkCompletion[] targets;

@@ -1,5 +1,8 @@
 package io.spraynic.datapath.nic.ipc;
 
+import io.spraynic.datapath.api.Connection;
+import io.spraynic.datapath.api.ReceiveRequest;
+import io.spraynic.datapath.api.SendRequest;
 import io.spraynic.datapath.nic.DrainReport;
 import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.nic.RocevEndpoint;
@@ -20,7 +23,7 @@ import java.time.Duration;
  * this client's regions, a bad opcode) completes with an error status. One thread at a time may post, and one
  * may poll each completion queue.
  */
-public final class ClientConnection
+public final class ClientConnection implements Connection
 {
     private final NicClient client;
     private final long id;
@@ -108,7 +111,7 @@ public final class ClientConnection
      *
      * @return a {@link PostResult}.
      */
-    public int postSend(final int stream, final ClientSendRequest request)
+    public int postSend(final int stream, final SendRequest request)
     {
         if (closing || client.isNicClosed())
         {
@@ -124,17 +127,17 @@ public final class ClientConnection
             return PostResult.QUEUE_FULL;
         }
         final AtomicBuffer b = requestBuffer;
-        b.putLong(index + ConnectionRings.WR_ID_OFFSET, request.wrId, IpcMessages.ORDER);
-        b.putLong(index + ConnectionRings.WR_LOCAL_ADDRESS_OFFSET, request.localAddress, IpcMessages.ORDER);
-        b.putLong(index + ConnectionRings.WR_REMOTE_ADDRESS_OFFSET, request.remoteAddress, IpcMessages.ORDER);
-        b.putInt(index + ConnectionRings.WR_LKEY_OFFSET, request.lkey, IpcMessages.ORDER);
-        b.putInt(index + ConnectionRings.WR_LENGTH_OFFSET, request.length, IpcMessages.ORDER);
-        b.putInt(index + ConnectionRings.WR_RKEY_OFFSET, request.rkey, IpcMessages.ORDER);
-        b.putInt(index + ConnectionRings.WR_IMMEDIATE_OFFSET, request.immediateData, IpcMessages.ORDER);
+        b.putLong(index + ConnectionRings.WR_ID_OFFSET, request.wrId(), IpcMessages.ORDER);
+        b.putLong(index + ConnectionRings.WR_LOCAL_ADDRESS_OFFSET, request.localAddress(), IpcMessages.ORDER);
+        b.putLong(index + ConnectionRings.WR_REMOTE_ADDRESS_OFFSET, request.remoteAddress(), IpcMessages.ORDER);
+        b.putInt(index + ConnectionRings.WR_LKEY_OFFSET, request.lkey(), IpcMessages.ORDER);
+        b.putInt(index + ConnectionRings.WR_LENGTH_OFFSET, request.length(), IpcMessages.ORDER);
+        b.putInt(index + ConnectionRings.WR_RKEY_OFFSET, request.rkey(), IpcMessages.ORDER);
+        b.putInt(index + ConnectionRings.WR_IMMEDIATE_OFFSET, request.immediateData(), IpcMessages.ORDER);
         b.putInt(index + ConnectionRings.WR_STREAM_OFFSET, stream, IpcMessages.ORDER);
-        b.putByte(index + ConnectionRings.WR_OPCODE_OFFSET, (byte)request.opcode.code());
-        b.putByte(index + ConnectionRings.WR_FLAGS_OFFSET, (byte)((request.signaled ? ConnectionRings.FLAG_SIGNALED : 0) |
-            (request.solicited ? ConnectionRings.FLAG_SOLICITED : 0)));
+        b.putByte(index + ConnectionRings.WR_OPCODE_OFFSET, (byte)request.opcode().code());
+        b.putByte(index + ConnectionRings.WR_FLAGS_OFFSET, (byte)((request.signaled() ? ConnectionRings.FLAG_SIGNALED : 0) |
+            (request.solicited() ? ConnectionRings.FLAG_SOLICITED : 0)));
         requests.commit(index);
         postedSends++;
         return PostResult.OK;
@@ -145,7 +148,7 @@ public final class ClientConnection
      *
      * @return a {@link PostResult}.
      */
-    public int postReceive(final int stream, final ClientReceiveRequest request)
+    public int postReceive(final int stream, final ReceiveRequest request)
     {
         if (closing || client.isNicClosed())
         {
@@ -161,11 +164,11 @@ public final class ClientConnection
             return PostResult.QUEUE_FULL;
         }
         final AtomicBuffer b = requestBuffer;
-        b.putLong(index + ConnectionRings.WR_ID_OFFSET, request.wrId, IpcMessages.ORDER);
-        b.putLong(index + ConnectionRings.WR_LOCAL_ADDRESS_OFFSET, request.address, IpcMessages.ORDER);
+        b.putLong(index + ConnectionRings.WR_ID_OFFSET, request.wrId(), IpcMessages.ORDER);
+        b.putLong(index + ConnectionRings.WR_LOCAL_ADDRESS_OFFSET, request.address(), IpcMessages.ORDER);
         b.putLong(index + ConnectionRings.WR_REMOTE_ADDRESS_OFFSET, 0, IpcMessages.ORDER);
-        b.putInt(index + ConnectionRings.WR_LKEY_OFFSET, request.lkey, IpcMessages.ORDER);
-        b.putInt(index + ConnectionRings.WR_LENGTH_OFFSET, request.length, IpcMessages.ORDER);
+        b.putInt(index + ConnectionRings.WR_LKEY_OFFSET, request.lkey(), IpcMessages.ORDER);
+        b.putInt(index + ConnectionRings.WR_LENGTH_OFFSET, request.length(), IpcMessages.ORDER);
         b.putInt(index + ConnectionRings.WR_STREAM_OFFSET, stream, IpcMessages.ORDER);
         requests.commit(index);
         postedReceives++;

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic.ipc;
 
+import io.spraynic.datapath.api.Region;
 import io.spraynic.datapath.verbs.AccessFlags;
 
 import java.lang.foreign.Arena;
@@ -12,7 +13,7 @@ import java.nio.file.Path;
  * virtual address as the NIC (and a peer, in a RETH) names it, so work requests and rkeys handed to peers use
  * {@code address() + offset}, as with an {@code EmbeddedNic}'s {@code MemoryRegion}.
  */
-public final class ClientRegion
+public final class ClientRegion implements Region
 {
     private final long id;
     private final long address;

@@ -1,5 +1,7 @@
 package io.spraynic.datapath.nic.ipc;
 
+import io.spraynic.datapath.api.Nic;
+import io.spraynic.datapath.api.Region;
 import io.spraynic.datapath.capture.CaptureFilter;
 import io.spraynic.datapath.nic.DrainReport;
 import io.spraynic.datapath.nic.NicConnection;
@@ -31,13 +33,14 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * An application's handle on a NIC running in another process ({@code spraynic nic --ipc-dir DIR}, or any
- * process that started an {@link IpcConductor}): the verbs-style API of {@code EmbeddedNic} over shared memory.
+ * process that started an {@link IpcConductor}): the application {@link Nic} API, as {@code EmbeddedNic} serves it in
+ * process, over shared memory.
  * <pre>
  *   try (NicClient nic = NicClient.connect(dir, Duration.ofSeconds(5)))
  *   {
  *       ClientRegion mr = nic.register(1 &lt;&lt; 20, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
  *       ClientConnection c = nic.connect(peerIps, Duration.ofSeconds(10));
- *       c.postSend(0, new ClientSendRequest().opcode(RDMA_WRITE).local(mr, mr.address(), 4096).remote(addr, rkey));
+ *       c.postSend(0, new SendRequest().opcode(RDMA_WRITE).local(mr, mr.address(), 4096).remote(addr, rkey));
  *       ... c.sendCompletionQueue().poll(completion) ...
  *   }
  * </pre>
@@ -49,7 +52,7 @@ import java.util.concurrent.locks.LockSupport;
  * and never wait. A daemon thread sends keepalives; a client that stops (its process died) is released by the NIC
  * after the NIC's client timeout. Control calls may come from any thread (they are serialized).
  */
-public final class NicClient implements AutoCloseable
+public final class NicClient implements Nic
 {
     /** How long a control call waits for the NIC beyond the time the call itself gives the NIC. */
     public static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(10);
@@ -213,6 +216,15 @@ public final class NicClient implements AutoCloseable
             if (file.length() < IpcFileDescriptor.fileLength())
             {
                 return "!" + control + " is " + file.length() + " B, not the " + IpcFileDescriptor.fileLength() + " B of its version";
+            }
+            final int toNic = h.getInt(IpcFileDescriptor.TO_NIC_LENGTH_OFFSET, IpcMessages.ORDER);
+            final int toClients = h.getInt(IpcFileDescriptor.TO_CLIENTS_LENGTH_OFFSET, IpcMessages.ORDER);
+            if (toNic != IpcFileDescriptor.toNicLength() || toClients != IpcFileDescriptor.toClientsLength())
+            {
+                // one version has one layout (docs/IPC.md, Versions): other lengths are corruption, not a variant
+                return "!" + control + " has rings of " + toNic + " and " + toClients + " B, not the " +
+                    IpcFileDescriptor.toNicLength() + " and " + IpcFileDescriptor.toClientsLength() + " B of version " +
+                    version + ": it is corrupt";
             }
             final long heartbeat = h.getLongVolatile(IpcFileDescriptor.HEARTBEAT_OFFSET);
             final long age = System.currentTimeMillis() - heartbeat;
@@ -378,8 +390,12 @@ public final class NicClient implements AutoCloseable
     }
 
     /** Deregisters a region: its keys name nothing from now on, the NIC removes its file, and this view is closed. */
-    public synchronized void deregister(final ClientRegion region)
+    public synchronized void deregister(final Region registered)
     {
+        if (!(registered instanceof ClientRegion region))
+        {
+            throw new IllegalArgumentException("not a region of a NIC client: " + registered);
+        }
         objectCommand.wrap(command, 0);
         objectCommand.object(region.id(), 0);
         try

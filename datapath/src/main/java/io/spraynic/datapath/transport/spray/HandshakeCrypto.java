@@ -30,6 +30,9 @@ final class HandshakeCrypto
     private static final byte[] ZERO_SALT = new byte[32];
     private static final BigInteger U_MASK = BigInteger.ONE.shiftLeft(255).subtract(BigInteger.ONE);
 
+    /** Whether this JVM ran a handshake's cryptography once already (benign race: at worst it runs twice). */
+    private static volatile boolean warm;
+
     private final SecureRandom random;
     private final KeyPairGenerator generator;
     private final KeyFactory keyFactory;
@@ -58,11 +61,38 @@ final class HandshakeCrypto
             generator.initialize(NamedParameterSpec.X25519, random);
             keyFactory = KeyFactory.getInstance("X25519");
             hmac = Mac.getInstance("HmacSHA256");
+            if (!warm)
+            {
+                warmUp();
+                warm = true;
+            }
         }
         catch (final GeneralSecurityException e)
         {
             throw new IllegalStateException("this JDK lacks X25519 or HmacSHA256, which the spray handshake needs", e);
         }
+    }
+
+    /**
+     * Runs each operation of a handshake once per JVM, on keys of its own, so that the first real handshake does not pay for
+     * loading and initialising the JDK's providers: that costs several hundred milliseconds (0.7 s cold on this
+     * project's loaded CI host, 1-6 ms warm), a good part of what an initiator waits for its first CONNECT's answer.
+     */
+    private void warmUp() throws GeneralSecurityException
+    {
+        // keys from a generator of its own: the engine's random (seeded in tests) gives the same keys as without this
+        final KeyPairGenerator warmUpGenerator = KeyPairGenerator.getInstance("X25519");
+        warmUpGenerator.initialize(NamedParameterSpec.X25519);
+        final KeyPair own = warmUpGenerator.generateKeyPair();
+        final byte[] ownPublic = littleEndian(((XECPublicKey)own.getPublic()).getU());
+        final byte[] peerPublic = littleEndian(((XECPublicKey)warmUpGenerator.generateKeyPair().getPublic()).getU());
+        final byte[] shared = sharedSecret(own.getPrivate(), peerPublic);
+        if (null == shared)
+        {
+            throw new IllegalStateException("this JDK's X25519 gave no shared secret for two fresh key pairs");
+        }
+        deriveKeys(null, shared, ownPublic, peerPublic, 0, 0, 0L);
+        hmac(shared, ownPublic);
     }
 
     /** @return a fresh ephemeral key pair. */

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic.ipc;
 
+import io.spraynic.datapath.api.SendRequest;
 import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
@@ -115,7 +116,7 @@ class IpcAttackerProcessTest
     private static void writeAndVerify(final ClientConnection qp, final ClientRegion region, final MemoryRegion peerRegion,
         final AtomicBoolean stop, final AtomicLong verified)
     {
-        final ClientSendRequest send = new ClientSendRequest();
+        final SendRequest send = new SendRequest();
         final WorkCompletion done = new WorkCompletion();
         for (long seed = 1000; !stop.get(); seed++)
         {

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic.ipc;
 
+import io.spraynic.datapath.api.SendRequest;
 import io.spraynic.datapath.capture.CaptureFilter;
 import io.spraynic.datapath.capture.CaptureRingLayout;
 import io.spraynic.datapath.capture.CaptureRingReader;
@@ -66,7 +67,7 @@ class IpcCaptureTest
         final ClientConnection c = client.connect(new int[]{IpcTestBed.ip(1)}, WAIT);
         assertNotNull(accepted.get(30, TimeUnit.SECONDS), "the peer accepted");
         fill(region.segment(), 0, bytes, seed);
-        final ClientSendRequest send = new ClientSendRequest();
+        final SendRequest send = new SendRequest();
         final int messages = bytes / 65536;
         for (int i = 0; i < messages; i++)
         {

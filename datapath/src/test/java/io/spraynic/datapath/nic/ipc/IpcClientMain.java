@@ -1,5 +1,7 @@
 package io.spraynic.datapath.nic.ipc;
 
+import io.spraynic.datapath.api.ReceiveRequest;
+import io.spraynic.datapath.api.SendRequest;
 import io.spraynic.datapath.nic.DrainReport;
 import io.spraynic.datapath.nic.RocevEndpoint;
 import io.spraynic.datapath.verbs.AccessFlags;
@@ -70,7 +72,7 @@ public final class IpcClientMain
             Thread.sleep(Long.MAX_VALUE); // until killed
         }
         expect(in, "GO");
-        final ClientSendRequest send = new ClientSendRequest();
+        final SendRequest send = new SendRequest();
         final WorkCompletion completion = new WorkCompletion();
         final int chunk = 64 * 1024;
         for (int i = 0; i < WRITE_BYTES / chunk; i++)
@@ -86,7 +88,7 @@ public final class IpcClientMain
         post(c.postSend(0, send.reset().wrId(100).opcode(WorkRequestOpcode.SEND)
             .local(region, region.address() + SEND_OFFSET, SEND_BYTES)));
         await(c.sendCompletionQueue(), completion, "send");
-        post(c.postReceive(0, new ClientReceiveRequest().wrId(200)
+        post(c.postReceive(0, new ReceiveRequest().wrId(200)
             .buffer(region, region.address() + RECEIVE_OFFSET, RECEIVE_BYTES)));
         say("RECEIVE-POSTED");
         await(c.receiveCompletionQueue(), completion, "receive");

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic.ipc;
 
+import io.spraynic.datapath.api.SendRequest;
 import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
@@ -62,7 +63,7 @@ class IpcConductorAttackTest
         qp.connect(peerQp.rocevEndpoint(), WAIT);
         peerQp.connect(qp.rocevEndpoint(), WAIT);
         fill(region.segment(), 0, 1 << 16, seed);
-        assertEquals(PostResult.OK, qp.postSend(0, new ClientSendRequest().wrId(seed).opcode(WorkRequestOpcode.RDMA_WRITE)
+        assertEquals(PostResult.OK, qp.postSend(0, new SendRequest().wrId(seed).opcode(WorkRequestOpcode.RDMA_WRITE)
             .local(region, region.address(), 1 << 16).remote(peerRegion.address(), peerRegion.rkey())));
         final WorkCompletion done = poll(qp.sendCompletionQueue(), "the legitimate write");
         assertEquals(WorkCompletionStatus.SUCCESS, done.status(), done.toString());
@@ -203,7 +204,7 @@ class IpcConductorAttackTest
             keptQp.connect(peerQp.rocevEndpoint(), WAIT);
             peerQp.connect(keptQp.rocevEndpoint(), WAIT);
             fill(kept.segment(), 0, 8192, 44);
-            assertEquals(PostResult.OK, keptQp.postSend(0, new ClientSendRequest().wrId(1)
+            assertEquals(PostResult.OK, keptQp.postSend(0, new SendRequest().wrId(1)
                 .opcode(WorkRequestOpcode.RDMA_WRITE).local(kept, kept.address(), 8192)
                 .remote(peerRegion.address(), peerRegion.rkey())));
             assertEquals(WorkCompletionStatus.SUCCESS, poll(keptQp.sendCompletionQueue(), "victim's write").status());
@@ -212,10 +213,8 @@ class IpcConductorAttackTest
             // the attacker's queue pair cannot name the victim's lkey
             final ClientRegion own = attacker.register(8192, ALL);
             final ClientConnection attackerQp = attacker.createQueuePair(0);
-            final ClientSendRequest steal = new ClientSendRequest().wrId(2).opcode(WorkRequestOpcode.RDMA_WRITE)
-                .local(own, own.address(), 64).remote(peerRegion.address(), peerRegion.rkey());
-            steal.lkey = kept.lkey();
-            steal.localAddress = kept.address();
+            final SendRequest steal = new SendRequest().wrId(2).opcode(WorkRequestOpcode.RDMA_WRITE)
+                .local(kept.lkey(), kept.address(), 64).remote(peerRegion.address(), peerRegion.rkey());
             assertEquals(PostResult.OK, attackerQp.postSend(0, steal));
             assertEquals(WorkCompletionStatus.LOC_PROT_ERR, poll(attackerQp.sendCompletionQueue(), "stolen lkey").status());
             assertServing(bed, raw);
@@ -450,9 +449,8 @@ class IpcConductorAttackTest
             final NicConnection peerQp = bed.peer.createQueuePair(0);
             qp.connect(peerQp.rocevEndpoint(), WAIT);
             peerQp.connect(qp.rocevEndpoint(), WAIT);
-            final ClientSendRequest send = new ClientSendRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
-                .local(region, region.address(), 64).remote(peerRegion.address(), peerRegion.rkey());
-            send.length = -64;
+            final SendRequest send = new SendRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
+                .local(region, region.address(), -64).remote(peerRegion.address(), peerRegion.rkey());
             assertEquals(PostResult.OK, qp.postSend(0, send));
             assertEquals(WorkCompletionStatus.LOC_LEN_ERR, poll(qp.sendCompletionQueue(), "negative length").status());
             final OneToOneRingBuffer requests = qp.rings().requests();

@@ -1,5 +1,7 @@
 package io.spraynic.datapath.nic.ipc;
 
+import io.spraynic.datapath.api.ReceiveRequest;
+import io.spraynic.datapath.api.SendRequest;
 import io.spraynic.datapath.nic.DrainReport;
 import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.verbs.AccessFlags;
@@ -69,7 +71,7 @@ class IpcConductorTest
 
             // RDMA WRITE: the client's bytes land in the peer's memory
             fill(region.segment(), 0, 256 * 1024, 11);
-            final ClientSendRequest send = new ClientSendRequest();
+            final SendRequest send = new SendRequest();
             for (int i = 0; i < 4; i++)
             {
                 send.reset().wrId(i).opcode(WorkRequestOpcode.RDMA_WRITE)
@@ -97,7 +99,7 @@ class IpcConductorTest
             assertEquals(-1, mismatch(peerRegion.segment(), 512 * 1024, 4096, 12));
 
             // SEND from the peer into a receive the client posted: the NIC places it where the client sees it
-            assertEquals(PostResult.OK, c.postReceive(0, new ClientReceiveRequest().wrId(77)
+            assertEquals(PostResult.OK, c.postReceive(0, new ReceiveRequest().wrId(77)
                 .buffer(region, region.address() + 700 * 1024, 8192)));
             fill(peerRegion.segment(), 900 * 1024, 6000, 13);
             awaitPosted(bed, 6); // the receive reached the NIC before the peer sends
@@ -112,9 +114,8 @@ class IpcConductorTest
             assertEquals(-1, mismatch(region.segment(), 700 * 1024, 6000, 13));
 
             // a request naming memory the client does not hold completes with an error; nothing else happens
-            send.reset().wrId(66).opcode(WorkRequestOpcode.RDMA_WRITE).local(null, 0, 0).remote(peerRegion.address(), 1);
-            send.lkey = peerRegion.lkey() ^ 0x5A5A;
-            send.length = 64;
+            send.reset().wrId(66).opcode(WorkRequestOpcode.RDMA_WRITE).local(peerRegion.lkey() ^ 0x5A5A, 0, 64)
+                .remote(peerRegion.address(), 1);
             assertEquals(PostResult.OK, c.postSend(0, send));
             final WorkCompletion refused = poll(c.sendCompletionQueue(), "refused write");
             assertEquals(66, refused.wrId());
@@ -161,7 +162,7 @@ class IpcConductorTest
             final long conductorId = Thread.getAllStackTraces().keySet().stream()
                 .filter(t -> t.getName().equals("spraynic-ipc")).mapToLong(Thread::threadId).findFirst().orElseThrow();
             final long clientId = Thread.currentThread().threadId();
-            final ClientSendRequest send = new ClientSendRequest();
+            final SendRequest send = new SendRequest();
             final WorkCompletion completion = new WorkCompletion();
             long bestClient = Long.MAX_VALUE;
             long bestConductor = Long.MAX_VALUE;
@@ -226,7 +227,7 @@ class IpcConductorTest
             peerQp.connect(qp.rocevEndpoint(), WAIT);
 
             fill(region.segment(), 0, 128 * 1024, 21);
-            final ClientSendRequest send = new ClientSendRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
+            final SendRequest send = new SendRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
                 .local(region, region.address(), 128 * 1024).remote(peerRegion.address(), peerRegion.rkey());
             assertEquals(PostResult.OK, qp.postSend(0, send));
             assertEquals(WorkCompletionStatus.SUCCESS, poll(qp.sendCompletionQueue(), "write").status());
@@ -313,7 +314,7 @@ class IpcConductorTest
             assertFalse(client.isNicStopped());
         }
         assertTrue(client.isNicStopped());
-        assertEquals(PostResult.INVALID_STATE, c.postSend(0, new ClientSendRequest()));
+        assertEquals(PostResult.INVALID_STATE, c.postSend(0, new SendRequest()));
         assertTrue(assertThrows(IllegalStateException.class, () -> client.register(4096, ALL)).getMessage()
             .contains("has stopped"));
         client.close(); // releases this process's views; nothing to tell a stopped NIC
@@ -345,5 +346,17 @@ class IpcConductorTest
         final IllegalStateException version = assertThrows(IllegalStateException.class,
             () -> NicClient.connect(dir, Duration.ofSeconds(5)));
         assertTrue(version.getMessage().contains("speaks IPC version " + (IpcFileDescriptor.VERSION + 1)), version.getMessage());
+
+        // the same version with rings of other lengths is no variant of it (docs/IPC.md, Versions): refused at once
+        future.putInt(IpcFileDescriptor.VERSION_OFFSET, IpcFileDescriptor.VERSION, IpcMessages.ORDER);
+        future.putLong(IpcFileDescriptor.HEARTBEAT_OFFSET, System.currentTimeMillis() + 60_000, IpcMessages.ORDER);
+        future.putInt(IpcFileDescriptor.TO_NIC_LENGTH_OFFSET, IpcFileDescriptor.toNicLength() * 2, IpcMessages.ORDER);
+        future.putInt(IpcFileDescriptor.TO_CLIENTS_LENGTH_OFFSET, IpcFileDescriptor.toClientsLength(), IpcMessages.ORDER);
+        Files.write(dir.resolve(IpcFileDescriptor.CONTROL_FILE), future.byteArray());
+        final long start = System.nanoTime();
+        final IllegalStateException lengths = assertThrows(IllegalStateException.class,
+            () -> NicClient.connect(dir, Duration.ofSeconds(5)));
+        assertTrue(lengths.getMessage().contains("has rings of " + IpcFileDescriptor.toNicLength() * 2), lengths.getMessage());
+        assertTrue(System.nanoTime() - start < Duration.ofSeconds(4).toNanos(), "refused at once, not after waiting");
     }
 }

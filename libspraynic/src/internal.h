@@ -1,0 +1,138 @@
+/* What the library's files share: field access, the rings, the NIC handle. */
+#ifndef SPRAYNIC_INTERNAL_H
+#define SPRAYNIC_INTERNAL_H
+
+#include "abi.h"
+#include "spraynic.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---- fields in shared memory: plain little-endian reads and writes, and the atomic ones */
+
+static inline int32_t sn_get_i32(const uint8_t *p) { int32_t v; memcpy(&v, p, 4); return v; }
+static inline int64_t sn_get_i64(const uint8_t *p) { int64_t v; memcpy(&v, p, 8); return v; }
+static inline void sn_put_i32(uint8_t *p, int32_t v) { memcpy(p, &v, 4); }
+static inline void sn_put_i64(uint8_t *p, int64_t v) { memcpy(p, &v, 8); }
+
+/* Aligned words that another process reads or writes concurrently. */
+static inline int32_t sn_load_acquire_i32(const uint8_t *p)
+{
+    return atomic_load_explicit((_Atomic int32_t *)(uintptr_t)p, memory_order_acquire);
+}
+static inline int64_t sn_load_acquire_i64(const uint8_t *p)
+{
+    return atomic_load_explicit((_Atomic int64_t *)(uintptr_t)p, memory_order_acquire);
+}
+static inline void sn_store_release_i32(uint8_t *p, int32_t v)
+{
+    atomic_store_explicit((_Atomic int32_t *)(void *)p, v, memory_order_release);
+}
+static inline void sn_store_release_i64(uint8_t *p, int64_t v)
+{
+    atomic_store_explicit((_Atomic int64_t *)(void *)p, v, memory_order_release);
+}
+
+static inline int32_t sn_align8(int32_t n) { return (n + 7) & ~7; }
+
+/* ---- ring.c: an Agrona ring buffer (one-to-one or many-to-one) */
+
+typedef struct sn_ring
+{
+    uint8_t *base;       /* the data area; its trailer follows it */
+    int32_t capacity;    /* a power of two */
+    int32_t max_message; /* longest message body this side writes or accepts */
+    int64_t head;        /* consumer: its own head position, never read back from shared memory */
+} sn_ring;
+
+/* Called per record, with a private copy of its body; returns true to consume it, false to stop and keep it. */
+typedef bool (*sn_record_handler)(void *context, int32_t type, const uint8_t *body, int32_t length);
+
+/* Wraps length bytes of shared memory (capacity + trailer); SN_ERR_CORRUPT when they are not a ring. */
+int sn_ring_init(sn_ring *ring, uint8_t *memory, int64_t length, int32_t max_message);
+/* Producer (any number, any process): claims room for a record; the body's index, or SN_ERR_QUEUE_FULL. */
+int32_t sn_ring_claim(sn_ring *ring, int32_t type, int32_t length);
+void sn_ring_commit(sn_ring *ring, int32_t index);
+/* Producer: claim, copy and commit. */
+int sn_ring_write(sn_ring *ring, int32_t type, const uint8_t *body, int32_t length);
+/* Producer: the ring's shared counter of correlation ids. */
+int64_t sn_ring_next_correlation_id(sn_ring *ring);
+/* Consumer (one): records handed over (each checked and copied), or SN_ERR_CORRUPT. */
+int sn_ring_read(sn_ring *ring, sn_record_handler handler, void *context, int limit);
+
+/* ---- broadcast.c: an Agrona broadcast buffer, receiving side */
+
+typedef struct sn_broadcast
+{
+    uint8_t *base;
+    int32_t capacity;
+    int64_t next;        /* position of the next record to read */
+} sn_broadcast;
+
+int sn_broadcast_init(sn_broadcast *receiver, uint8_t *memory, int64_t length);
+/* Hands over at most one record (copied, then checked for being lapped); 1, 0 when none, never fails: a record
+ * that cannot be real makes the receiver skip to the newest. */
+int sn_broadcast_receive(sn_broadcast *receiver, sn_record_handler handler, void *context);
+
+/* ---- errors.c */
+
+/* Records this thread's reason and returns code. */
+int sn_fail(int code, const char *format, ...) __attribute__((format(printf, 2, 3)));
+int sn_fail_errno(const char *what);
+
+/* ---- the NIC handle (nic.c, commands.c) */
+
+struct sn_nic
+{
+    pthread_mutex_t lock;        /* control calls, one at a time */
+    int dir_fd;                  /* the IPC directory, opened once: files are named relative to it */
+    uint8_t *ctl;                /* nic.ctl, mapped */
+    uint8_t *answers_memory;     /* the answer file, mapped */
+    char answer_name[48];
+    sn_ring to_nic;
+    sn_broadcast refusals;
+    sn_ring answers;
+    uint64_t client_id;
+    int64_t token;
+    int64_t pid;
+    int64_t client_timeout_ms;
+    int transport;
+    int planes;
+    /* the answer a control call waits for */
+    int64_t awaited_correlation;
+    uint64_t awaited_client;
+    int32_t reply_type;
+    int32_t reply_length;
+    uint8_t reply[SN_MAX_ANSWER_LENGTH];
+    /* keepalives */
+    pthread_t keepalive;
+    pthread_mutex_t keepalive_lock;
+    pthread_cond_t keepalive_stop;
+    bool keepalive_running;
+    bool closing;
+    /* what sn_close frees: lists of region.c's and connection.c's nodes */
+    struct sn_region_node *regions;
+    struct sn_conn *connections;
+};
+
+int64_t sn_now_ms(void);
+/* 1 while nic.ctl's heartbeat is fresh. */
+bool sn_heartbeat_fresh(const uint8_t *ctl);
+
+/* commands.c: sends the command in body (its first 24 bytes are filled in here) and waits for its answer, left in
+ * nic->reply. Returns the answer type (SN_ANS_*), or an error; an ERROR answer becomes SN_ERR_* from its code. */
+int sn_command(sn_nic *nic, int32_t type, uint8_t *body, int32_t length, int64_t wait_ms);
+/* A string field of the reply: its bytes (not terminated) and length, or SN_ERR_CORRUPT. */
+int sn_reply_string(const sn_nic *nic, int32_t field, const char **text);
+/* Opens a file the NIC named in an answer: a plain name of the expected prefix, in the IPC directory, not a link,
+ * a regular file of exactly length bytes; maps it. */
+int sn_map_named(sn_nic *nic, const char *prefix, int32_t field, uint64_t length, uint8_t **memory);
+
+/* region.c, connection.c: unmaps and frees what the client still holds (sn_close). */
+void sn_regions_release_all(sn_nic *nic);
+void sn_connections_release_all(sn_nic *nic);
+
+#endif

@@ -1,0 +1,466 @@
+/*
+ * libspraynic's tests that need no NIC: the ring buffer and the broadcast receiver at the byte level, and a fake
+ * NIC (a thread of this program with a control file of its own making) that answers with what no honest NIC
+ * writes. Every case must end in an error code, never in a crash or a hang.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failures;
+
+#define CHECK(condition, ...) do { if (!(condition)) { failures++; printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+    printf(__VA_ARGS__); printf(" (last error: %s)\n", sn_last_error()); } } while (0)
+
+// ---------------------------------------------------------------- the ring buffer
+
+struct expected
+{
+    int next;
+    int bad;
+};
+
+static bool on_numbered(void *context, int32_t type, const uint8_t *body, int32_t length)
+{
+    struct expected *e = context;
+    if (type != 5 || length != 1 + e->next % 50 || body[0] != (uint8_t)e->next || body[length - 1] != (uint8_t)e->next)
+    {
+        e->bad++;
+    }
+    e->next++;
+    return true;
+}
+
+static void test_ring_round_trip_with_padding(void)
+{
+    const int64_t length = 4096 + SN_RING_TRAILER_LENGTH;
+    uint8_t *memory = aligned_alloc(64, (size_t)length);
+    memset(memory, 0, (size_t)length);
+    sn_ring producer;
+    sn_ring consumer;
+    CHECK(SN_OK == sn_ring_init(&producer, memory, length, 64), "init");
+    CHECK(SN_OK == sn_ring_init(&consumer, memory, length, 64), "init");
+    struct expected seen = {0, 0};
+    int written = 0;
+    uint8_t body[64];
+    for (int round = 0; round < 400; round++) /* many laps of a 4 KiB ring: every wrap has its padding record */
+    {
+        int in_round = 0;
+        while (true)
+        {
+            const int32_t n = 1 + written % 50;
+            memset(body, (uint8_t)written, (size_t)n);
+            const int result = sn_ring_write(&producer, 5, body, n);
+            if (SN_ERR_QUEUE_FULL == result)
+            {
+                break;
+            }
+            CHECK(SN_OK == result, "write %d: %d", written, result);
+            written++;
+            in_round++;
+            if (in_round == 3 + round % 40)
+            {
+                break;
+            }
+        }
+        CHECK(sn_ring_read(&consumer, on_numbered, &seen, 1000) >= 0, "read");
+    }
+    CHECK(seen.next == written && 0 == seen.bad, "read %d of %d records, %d bad", seen.next, written, seen.bad);
+    int zeroes = 1;
+    for (int i = 0; i < 4096; i++)
+    {
+        zeroes &= 0 == memory[i];
+    }
+    CHECK(zeroes, "the consumer zeroes what it consumed");
+    int64_t head;
+    int64_t tail;
+    memcpy(&head, memory + 4096 + SN_RING_HEAD_OFFSET, 8);
+    memcpy(&tail, memory + 4096 + SN_RING_TAIL_OFFSET, 8);
+    CHECK(head == tail && head > 4096 * 50, "head %lld, tail %lld", (long long)head, (long long)tail);
+    CHECK(SN_ERR_INVALID == sn_ring_claim(&producer, 5, 65), "a message over the longest is refused");
+    CHECK(SN_ERR_INVALID == sn_ring_claim(&producer, 0, 8), "type 0 is refused");
+    free(memory);
+}
+
+static bool count(void *context, int32_t type, const uint8_t *body, int32_t length)
+{
+    (void)type;
+    (void)body;
+    (void)length;
+    (*(int *)context)++;
+    return true;
+}
+
+/* A ring whose first record header is (length, type) as a hostile producer wrote it. */
+static int read_hostile(int32_t length, int32_t type, int *records)
+{
+    static uint8_t memory[1024 + SN_RING_TRAILER_LENGTH] __attribute__((aligned(64)));
+    memset(memory, 0, sizeof memory);
+    sn_put_i32(memory, length);
+    sn_put_i32(memory + 4, type);
+    sn_ring ring;
+    sn_ring_init(&ring, memory, sizeof memory, 64);
+    *records = 0;
+    return sn_ring_read(&ring, count, records, 10);
+}
+
+static void test_ring_reader_refuses_what_no_producer_writes(void)
+{
+    int records;
+    CHECK(SN_ERR_CORRUPT == read_hostile(0x7FFFFFF8, 3, &records), "a record longer than the ring");
+    CHECK(SN_ERR_CORRUPT == read_hostile(4, 3, &records), "a record shorter than its header");
+    CHECK(SN_ERR_CORRUPT == read_hostile(16, 0, &records), "a record of type 0");
+    CHECK(SN_ERR_CORRUPT == read_hostile(8 + 65, 3, &records), "a body over the longest message");
+    CHECK(SN_ERR_CORRUPT == read_hostile(INT32_MIN, 3, &records), "a claim of -2^31");
+    CHECK(SN_ERR_CORRUPT == read_hostile(-2000, 3, &records), "a claim past the end");
+    CHECK(0 == read_hostile(-16, 3, &records) && 0 == records, "a claim in progress is waited for");
+    CHECK(1 == read_hostile(16, 3, &records) && 1 == records, "an honest record");
+    CHECK(0 == read_hostile(1024, SN_PADDING_TYPE, &records) && 0 == records, "padding to the end");
+    uint8_t bad[100];
+    sn_ring ring;
+    CHECK(SN_ERR_CORRUPT == sn_ring_init(&ring, bad, 1000 + SN_RING_TRAILER_LENGTH, 64), "not a power of two");
+}
+
+// ---------------------------------------------------------------- the broadcast receiver
+
+/* Agrona's transmitter, as the test's NIC: intent, record, latest, tail. */
+static void transmit(uint8_t *memory, int32_t capacity, int32_t type, const uint8_t *body, int32_t length)
+{
+    uint8_t *trailer = memory + capacity;
+    int64_t tail = sn_get_i64(trailer + SN_BROADCAST_TAIL_OFFSET);
+    int32_t offset = (int32_t)(tail & (capacity - 1));
+    const int32_t aligned = sn_align8(length + 8);
+    if (capacity - offset < aligned)
+    {
+        sn_store_release_i64(trailer + SN_BROADCAST_TAIL_INTENT_OFFSET, tail + (capacity - offset) + aligned);
+        sn_put_i32(memory + offset, capacity - offset);
+        sn_put_i32(memory + offset + 4, SN_PADDING_TYPE);
+        tail += capacity - offset;
+        offset = 0;
+    }
+    else
+    {
+        sn_store_release_i64(trailer + SN_BROADCAST_TAIL_INTENT_OFFSET, tail + aligned);
+    }
+    sn_put_i32(memory + offset, length + 8);
+    sn_put_i32(memory + offset + 4, type);
+    memcpy(memory + offset + 8, body, (size_t)length);
+    sn_put_i64(trailer + SN_BROADCAST_LATEST_OFFSET, tail);
+    sn_store_release_i64(trailer + SN_BROADCAST_TAIL_OFFSET, tail + aligned);
+}
+
+struct last
+{
+    int32_t type;
+    int32_t length;
+    uint8_t first;
+    int count;
+};
+
+static bool keep_last(void *context, int32_t type, const uint8_t *body, int32_t length)
+{
+    struct last *last = context;
+    last->type = type;
+    last->length = length;
+    last->first = length > 0 ? body[0] : 0;
+    last->count++;
+    return true;
+}
+
+static void test_broadcast(void)
+{
+    enum { CAPACITY = 1024 };
+    static uint8_t memory[CAPACITY + SN_BROADCAST_TRAILER_LENGTH] __attribute__((aligned(64)));
+    uint8_t body[200];
+    sn_broadcast receiver;
+    CHECK(SN_OK == sn_broadcast_init(&receiver, memory, sizeof memory), "init");
+    struct last last = {0};
+    for (int i = 0; i < 100; i++) /* across many wraps, each with a padding record */
+    {
+        memset(body, i, sizeof body);
+        transmit(memory, CAPACITY, 102, body, 24 + i % 100);
+        CHECK(1 == sn_broadcast_receive(&receiver, keep_last, &last) && last.type == 102 &&
+            last.length == 24 + i % 100 && last.first == (uint8_t)i, "message %d: type %d, %d B, first %d", i,
+            last.type, last.length, last.first);
+    }
+    CHECK(0 == sn_broadcast_receive(&receiver, keep_last, &last), "nothing more");
+    for (int i = 0; i < 20; i++)
+    {
+        transmit(memory, CAPACITY, 102, body, 150); /* laps the receiver */
+    }
+    last.count = 0;
+    while (sn_broadcast_receive(&receiver, keep_last, &last) > 0 && last.count < 100)
+    {
+    }
+    CHECK(last.count < 20, "a lapped receiver skips what was overwritten (%d)", last.count);
+    body[0] = 77;
+    transmit(memory, CAPACITY, 102, body, 30);
+    last.count = 0;
+    while (sn_broadcast_receive(&receiver, keep_last, &last) > 0)
+    {
+    }
+    CHECK(1 == last.count && 77 == last.first, "and then takes new ones (%d, %d)", last.count, last.first);
+    /* a length that cannot be real */
+    transmit(memory, CAPACITY, 102, body, 30);
+    const int64_t tail = sn_get_i64(memory + CAPACITY + SN_BROADCAST_TAIL_OFFSET);
+    sn_put_i32(memory + ((tail - 40) & (CAPACITY - 1)), 0x7FFFFFF0);
+    CHECK(0 == sn_broadcast_receive(&receiver, keep_last, &last), "a corrupt record is skipped, not read");
+    transmit(memory, CAPACITY, 102, body, 30);
+    CHECK(1 == sn_broadcast_receive(&receiver, keep_last, &last), "and the next is read");
+}
+
+// ---------------------------------------------------------------- a fake NIC
+
+enum scenario { ANSWER_CORRUPT_RECORD, ANSWER_BADLY };
+
+struct fake_nic
+{
+    char dir[256];
+    uint8_t *ctl;
+    enum scenario scenario;
+    volatile bool stop;
+    volatile bool dead;
+    int answer_fd;
+    uint8_t *answers_memory;
+    sn_ring commands;
+    sn_ring answers;
+    int registers;
+    int64_t bad_tokens;
+};
+
+static uint8_t *make_control_file(const char *dir, int32_t version, int32_t to_nic_length, int64_t heartbeat)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, SN_CTL_FILE);
+    unlink(path);
+    const int fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0 || 0 != ftruncate(fd, SN_CTL_FILE_LENGTH))
+    {
+        printf("FAIL cannot make %s: %s\n", path, strerror(errno));
+        exit(1);
+    }
+    uint8_t *ctl = mmap(NULL, SN_CTL_FILE_LENGTH, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    sn_put_i32(ctl + SN_CTL_MAGIC_OFFSET, SN_CTL_MAGIC);
+    sn_put_i64(ctl + SN_CTL_PID_OFFSET, getpid());
+    sn_put_i64(ctl + SN_CTL_HEARTBEAT_OFFSET, heartbeat);
+    sn_put_i64(ctl + SN_CTL_CLIENT_TIMEOUT_OFFSET, 5000);
+    sn_put_i32(ctl + SN_CTL_TO_NIC_LENGTH_OFFSET, to_nic_length);
+    sn_put_i32(ctl + SN_CTL_TO_CLIENTS_LENGTH_OFFSET, SN_CTL_TO_CLIENTS_LENGTH);
+    sn_put_i32(ctl + SN_CTL_PLANES_OFFSET, 1);
+    sn_put_i32(ctl + SN_CTL_IPV4_OFFSET, 0x0A000001);
+    sn_store_release_i32(ctl + SN_CTL_VERSION_OFFSET, version);
+    return ctl;
+}
+
+static void answer(struct fake_nic *nic, int32_t type, uint8_t *body, int32_t length, int64_t correlation)
+{
+    sn_put_i64(body + SN_MSG_CLIENT_ID, 7);
+    sn_put_i64(body + SN_MSG_CORRELATION_ID, correlation);
+    sn_ring_write(&nic->answers, type, body, length);
+}
+
+static int32_t put_string(uint8_t *at, const char *text)
+{
+    const int32_t n = (int32_t)strlen(text);
+    sn_put_i32(at, n);
+    memcpy(at + 4, text, (size_t)n);
+    return 4 + n;
+}
+
+static bool on_fake_command(void *context, int32_t type, const uint8_t *body, int32_t length)
+{
+    struct fake_nic *nic = context;
+    const int64_t correlation = sn_get_i64(body + SN_MSG_CORRELATION_ID);
+    uint8_t out[SN_MAX_ANSWER_LENGTH] = {0};
+    if (SN_CMD_ADD_CLIENT == type)
+    {
+        char name[80] = {0};
+        const int32_t n = sn_get_i32(body + SN_ADD_CLIENT_FILE);
+        memcpy(name, body + SN_ADD_CLIENT_FILE + 4, n > 0 && n < 64 && n <= length - 36 ? (size_t)n : 0);
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", nic->dir, name);
+        const int fd = open(path, O_RDWR | O_NOFOLLOW);
+        nic->answers_memory = fd < 0 ? NULL :
+            mmap(NULL, SN_ANSWER_FILE_LENGTH, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (fd >= 0)
+        {
+            close(fd);
+        }
+        sn_ring_init(&nic->answers, nic->answers_memory, SN_ANSWER_FILE_LENGTH, SN_MAX_ANSWER_LENGTH);
+        if (ANSWER_CORRUPT_RECORD == nic->scenario)
+        {
+            sn_store_release_i32(nic->answers_memory, 0x7FFFFFF8); /* a committed answer of 2 GiB */
+            return true;
+        }
+        sn_put_i64(out + SN_MSG_TOKEN, 99);
+        sn_put_i64(out + SN_OK_VALUE, 5000);
+        answer(nic, SN_ANS_OK, out, SN_OK_SIZE, correlation);
+        return true;
+    }
+    if (99 != sn_get_i64(body + SN_MSG_TOKEN) && SN_CMD_KEEPALIVE != type)
+    {
+        nic->bad_tokens++;
+    }
+    if (SN_CMD_REGISTER == type)
+    {
+        sn_put_i64(out + SN_REGION_LENGTH, sn_get_i64(body + SN_REGISTER_LENGTH));
+        switch (nic->registers++)
+        {
+            case 0: /* a file outside the directory */
+                answer(nic, SN_ANS_REGION_READY, out, SN_REGION_FILE + put_string(out + SN_REGION_FILE, "../../etc/passwd"),
+                    correlation);
+                break;
+            case 1: /* a string longer than the answer */
+                sn_put_i32(out + SN_REGION_FILE, 10000);
+                answer(nic, SN_ANS_REGION_READY, out, SN_REGION_FILE + 8, correlation);
+                break;
+            case 2: /* a refusal, with its code and reason */
+                sn_put_i32(out + SN_ERROR_COMMAND, SN_CMD_REGISTER);
+                sn_put_i32(out + SN_ERROR_CODE, 2);
+                answer(nic, SN_ANS_ERROR, out, SN_ERROR_TEXT + put_string(out + SN_ERROR_TEXT, "limit of 1 region"),
+                    correlation);
+                break;
+            case 3: /* a name of a file that is not there */
+                answer(nic, SN_ANS_REGION_READY, out, SN_REGION_FILE + put_string(out + SN_REGION_FILE, "mr-7-1"),
+                    correlation);
+                break;
+            case 4: /* no answer: the NIC reset its command ring instead */
+                sn_store_release_i32(nic->ctl + SN_CTL_EPOCH_OFFSET, 1);
+                break;
+            default: /* no answer: the NIC stops */
+                nic->dead = true;
+                sn_store_release_i64(nic->ctl + SN_CTL_HEARTBEAT_OFFSET, 0);
+                break;
+        }
+        return true;
+    }
+    if (SN_CMD_CLOSE_CLIENT == type)
+    {
+        answer(nic, SN_ANS_OK, out, SN_OK_SIZE, correlation);
+    }
+    return true;
+}
+
+static void *run_fake_nic(void *argument)
+{
+    struct fake_nic *nic = argument;
+    sn_ring_init(&nic->commands, nic->ctl + SN_CTL_HEADER_LENGTH, SN_CTL_TO_NIC_LENGTH, SN_MAX_COMMAND_LENGTH);
+    while (!nic->stop)
+    {
+        if (!nic->dead)
+        {
+            sn_store_release_i64(nic->ctl + SN_CTL_HEARTBEAT_OFFSET, sn_now_ms());
+        }
+        sn_ring_read(&nic->commands, on_fake_command, nic, 16);
+        const struct timespec pause = {0, 200000};
+        nanosleep(&pause, NULL);
+    }
+    return NULL;
+}
+
+static void test_control_file_checks(const char dir[200])
+{
+    sn_nic *nic = NULL;
+    char missing[512];
+    snprintf(missing, sizeof missing, "%s/none", dir);
+    CHECK(SN_ERR_NO_NIC == sn_open(missing, 0, &nic) && NULL == nic, "no directory");
+    CHECK(SN_ERR_NO_NIC == sn_open(dir, 50, &nic), "no control file");
+    uint8_t *ctl = make_control_file(dir, SN_ABI_VERSION + 1, SN_CTL_TO_NIC_LENGTH, sn_now_ms());
+    CHECK(SN_ERR_VERSION == sn_open(dir, 5000, &nic) && NULL != strstr(sn_last_error(), "speaks IPC version 4"),
+        "a NIC of the next version is refused at once");
+    munmap(ctl, SN_CTL_FILE_LENGTH);
+    ctl = make_control_file(dir, SN_ABI_VERSION, SN_CTL_TO_NIC_LENGTH * 2, sn_now_ms());
+    CHECK(SN_ERR_CORRUPT == sn_open(dir, 0, &nic), "a to-NIC ring of another length");
+    munmap(ctl, SN_CTL_FILE_LENGTH);
+    ctl = make_control_file(dir, SN_ABI_VERSION, SN_CTL_TO_NIC_LENGTH, sn_now_ms() - 60000);
+    CHECK(SN_ERR_NIC_STOPPED == sn_open(dir, 0, &nic), "a stale heartbeat");
+    sn_put_i32(ctl + SN_CTL_MODE_OFFSET, 9);
+    sn_put_i64(ctl + SN_CTL_HEARTBEAT_OFFSET, sn_now_ms());
+    CHECK(SN_ERR_CORRUPT == sn_open(dir, 0, &nic), "an unknown transport");
+    munmap(ctl, SN_CTL_FILE_LENGTH);
+}
+
+static void test_hostile_answers(const char dir[200])
+{
+    struct fake_nic fake = {.scenario = ANSWER_CORRUPT_RECORD};
+    snprintf(fake.dir, sizeof fake.dir, "%s", dir);
+    fake.ctl = make_control_file(dir, SN_ABI_VERSION, SN_CTL_TO_NIC_LENGTH, sn_now_ms());
+    pthread_t thread;
+    pthread_create(&thread, NULL, run_fake_nic, &fake);
+    sn_nic *nic = NULL;
+    CHECK(SN_ERR_CORRUPT == sn_open(dir, 2000, &nic) && NULL == nic, "a corrupt answer record fails the open");
+    fake.stop = true;
+    pthread_join(thread, NULL);
+    munmap(fake.answers_memory, SN_ANSWER_FILE_LENGTH);
+    munmap(fake.ctl, SN_CTL_FILE_LENGTH);
+
+    fake = (struct fake_nic){.scenario = ANSWER_BADLY};
+    snprintf(fake.dir, sizeof fake.dir, "%s", dir);
+    fake.ctl = make_control_file(dir, SN_ABI_VERSION, SN_CTL_TO_NIC_LENGTH, sn_now_ms());
+    pthread_create(&thread, NULL, run_fake_nic, &fake);
+    CHECK(SN_OK == sn_open(dir, 2000, &nic), "open");
+    if (NULL != nic)
+    {
+        sn_mr *mr = NULL;
+        CHECK(1 == sn_nic_planes(nic) && 0x0A000001 == sn_nic_ipv4(nic, 0) && 7 == sn_nic_client_id(nic), "header");
+        CHECK(SN_ERR_CORRUPT == sn_reg_mr(nic, 4096, SN_ACCESS_LOCAL_WRITE, &mr), "a file name with a path");
+        CHECK(SN_ERR_CORRUPT == sn_reg_mr(nic, 4096, SN_ACCESS_LOCAL_WRITE, &mr), "a string past the answer");
+        CHECK(SN_ERR_LIMIT == sn_reg_mr(nic, 4096, SN_ACCESS_LOCAL_WRITE, &mr) &&
+            NULL != strstr(sn_last_error(), "limit of 1 region"), "a refusal, with the NIC's reason");
+        CHECK(SN_ERR_SYSTEM == sn_reg_mr(nic, 4096, SN_ACCESS_LOCAL_WRITE, &mr), "a file that is not there");
+        CHECK(SN_ERR_RING_RESET == sn_reg_mr(nic, 4096, SN_ACCESS_LOCAL_WRITE, &mr), "a command ring reset");
+        CHECK(SN_ERR_INVALID == sn_reg_mr(nic, 4096, 0x100, &mr), "unknown access flags never reach the NIC");
+        CHECK(1 == sn_nic_alive(nic), "alive");
+        CHECK(SN_ERR_NIC_STOPPED == sn_reg_mr(nic, 4096, SN_ACCESS_LOCAL_WRITE, &mr), "the NIC stops during a call");
+        CHECK(0 == sn_nic_alive(nic), "stopped");
+        CHECK(SN_OK == sn_close(nic), "close without a NIC to tell");
+        CHECK(0 == fake.bad_tokens, "every command carried the token (%lld did not)", (long long)fake.bad_tokens);
+    }
+    fake.stop = true;
+    pthread_join(thread, NULL);
+    munmap(fake.answers_memory, SN_ANSWER_FILE_LENGTH);
+    munmap(fake.ctl, SN_CTL_FILE_LENGTH);
+}
+
+/* test_ring [DIR]: the fake NIC's files go to a new directory in DIR (default /tmp), removed at the end. */
+int main(int argc, char **argv)
+{
+    char dir[200]; /* the fake NIC's paths add a file name to it */
+    if (snprintf(dir, sizeof dir, "%s/libspraynic-test-XXXXXX", argc > 1 ? argv[1] : "/tmp") >= (int)sizeof dir)
+    {
+        printf("FAIL the directory %s is too long\n", argv[1]);
+        return 1;
+    }
+    if (NULL == mkdtemp(dir))
+    {
+        printf("FAIL mkdtemp: %s\n", strerror(errno));
+        return 1;
+    }
+    test_ring_round_trip_with_padding();
+    test_ring_reader_refuses_what_no_producer_writes();
+    test_broadcast();
+    test_control_file_checks(dir);
+    test_hostile_answers(dir);
+    char command[600];
+    snprintf(command, sizeof command, "rm -rf '%s'", dir);
+    if (0 != system(command))
+    {
+        printf("could not remove %s\n", dir);
+    }
+    if (0 != failures)
+    {
+        printf("test_ring: %d failed\n", failures);
+        return 1;
+    }
+    printf("test_ring: all passed\n");
+    return 0;
+}
