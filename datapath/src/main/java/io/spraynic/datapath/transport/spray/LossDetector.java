@@ -1,6 +1,7 @@
 package io.spraynic.datapath.transport.spray;
 
 import io.spraynic.datapath.transport.TransportCounters;
+import io.spraynic.datapath.wire.SelectiveAckHeader;
 
 import java.lang.foreign.MemorySegment;
 import java.util.function.LongConsumer;
@@ -21,6 +22,13 @@ import static io.spraynic.datapath.transport.spray.SprayConnection.PROBE_HANDLE;
  */
 final class LossDetector implements PathSendWindow.Listener
 {
+    /** {@link #onAckPacket}: the ACK was taken: the path's window, estimates and state are updated. */
+    static final int ACK_TAKEN = 0;
+    /** {@link #onAckPacket}: older than one taken, or outside the path's window: counted, nothing changed. */
+    static final int ACK_STALE = 1;
+    /** {@link #onAckPacket}: taken, but its path is failed and the ACK is not its probe's: nothing more. */
+    static final int ACK_OF_FAILED_PATH = 2;
+
     /** {@link #onTimer}: nothing to do on the path. */
     static final int NOTHING = 0;
     /** {@link #onTimer}: a timeout was handled (packets queued again, relocated, or the path failed). */
@@ -36,6 +44,7 @@ final class LossDetector implements PathSendWindow.Listener
     private final PathCongestionControl[] windows;
     private final RetransmitQueues resend;
     private final SendCompletions completions;
+    private final Refusals refusals;
     private final SprayConfig config;
     private final TransportCounters counters;
     private final TransportCounters[] pathCounters;
@@ -52,6 +61,7 @@ final class LossDetector implements PathSendWindow.Listener
         final PathScheduler scheduler,
         final RetransmitQueues resend,
         final SendCompletions completions,
+        final Refusals refusals,
         final SprayConfig config,
         final TransportCounters counters,
         final TransportCounters[] pathCounters)
@@ -62,12 +72,60 @@ final class LossDetector implements PathSendWindow.Listener
         this.windows = scheduler.windows;
         this.resend = resend;
         this.completions = completions;
+        this.refusals = refusals;
         this.config = config;
         this.counters = counters;
         this.pathCounters = pathCounters;
     }
 
     // ---- ACKs (S6.5)
+
+    /**
+     * Takes the SACK header at {@code sack} (its path checked against the connection's paths): an ACK older than
+     * one already taken (by its ACK sequence number, compared serially) or outside the path's window changes
+     * nothing; otherwise its packets are acknowledged or found lost, the path answers (its timeouts end; a failed
+     * path whose probe it acknowledges is restored, S7.5) and its congestion window grows or, on CE echoes,
+     * shrinks (S8).
+     *
+     * @return {@link #ACK_TAKEN}, {@link #ACK_STALE} or {@link #ACK_OF_FAILED_PATH}.
+     */
+    int onAckPacket(final MemorySegment buffer, final long sack, final long now)
+    {
+        final int path = SelectiveAckHeader.path(buffer, sack);
+        final int sequence = SelectiveAckHeader.ackSequence(buffer, sack);
+        if (scheduler.isStaleAck(path, sequence))
+        {
+            counters.increment(SprayCounters.ACKS_STALE);
+            return ACK_STALE;
+        }
+        // S9.3: before the packets it covers complete, so that a refused one waits for its NACK
+        refusals.onPeerCount(SelectiveAckHeader.refusals(buffer, sack));
+        final int newlyAcked = onAck(path, buffer, sack, now);
+        if (newlyAcked < 0)
+        {
+            counters.increment(SprayCounters.ACKS_STALE);
+            return ACK_STALE;
+        }
+        counters.increment(SprayCounters.ACKS_RECEIVED);
+        pathCounters[path].increment(SprayCounters.ACKS_RECEIVED);
+        final int ce = SelectiveAckHeader.ceCount(buffer, sack);
+        if (ce > 0)
+        {
+            counters.add(SprayCounters.ECN_MARKS_ECHOED, ce);
+            pathCounters[path].add(SprayCounters.ECN_MARKS_ECHOED, ce);
+        }
+        scheduler.onAckTaken(path, sequence, now);
+        if (scheduler.pathStates[path] == FAILED)
+        {
+            if (!probeAcked)
+            {
+                return ACK_OF_FAILED_PATH;
+            }
+            restorePath(path, now);
+        }
+        windows[path].onAck(newlyAcked, ce, now, rtts[path].srttNanos());
+        return ACK_TAKEN;
+    }
 
     /**
      * Applies the SACK header at {@code sack} to the send window of {@code path}.
@@ -201,8 +259,8 @@ final class LossDetector implements PathSendWindow.Listener
         sendWindows[path].drain(mover);
     }
 
-    /** S7.5: a failed path's probe was acknowledged: it carries data again. */
-    void restorePath(final int path, final long now)
+    // S7.5: a failed path's probe was acknowledged: it carries data again
+    private void restorePath(final int path, final long now)
     {
         scheduler.restore(path, now);
         counters.increment(SprayCounters.PATH_RESTORES);

@@ -184,7 +184,7 @@ public final class SprayConnection
         inbound = new InboundMessages(this, engine, c, counters, pathCounters, auth, marks, refusals);
         completions = new SendCompletions(slots, marks, inbound.capacity, refusals, sendCq, localCid, mtu, config,
             scheduler, counters, engine.counters(), this::writeQuery);
-        loss = new LossDetector(scheduler, resend, completions, config, counters, pathCounters);
+        loss = new LossDetector(scheduler, resend, completions, refusals, config, counters, pathCounters);
         sender = new DataSender(slots, scheduler, resend, completions, loss, frames, auth, config, mtu, counters,
             pathCounters);
         acks = new AckScheduler(paths, c.receiveInitialPsn, config, counters, pathCounters);
@@ -452,46 +452,16 @@ public final class SprayConnection
     {
         final MemorySegment buffer = frame.segment();
         final long sack = frame.customHeaderOffset();
-        final int path = SelectiveAckHeader.path(buffer, sack);
-        if (path >= paths)
+        if (SelectiveAckHeader.path(buffer, sack) >= paths)
         {
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
-        final int sequence = SelectiveAckHeader.ackSequence(buffer, sack);
-        if (scheduler.isStaleAck(path, sequence))
+        if (loss.onAckPacket(buffer, sack, now) == LossDetector.ACK_TAKEN)
         {
-            counters.increment(SprayCounters.ACKS_STALE);
-            return;
+            sender.onShare(SelectiveAckHeader.rateHintMbps(buffer, sack), now);
+            sender.drainRetransmissions(now);
         }
-        // S9.3: before the packets it covers complete, so that a refused one waits for its NACK
-        refusals.onPeerCount(SelectiveAckHeader.refusals(buffer, sack));
-        final int newlyAcked = loss.onAck(path, buffer, sack, now);
-        if (newlyAcked < 0)
-        {
-            counters.increment(SprayCounters.ACKS_STALE);
-            return;
-        }
-        counters.increment(SprayCounters.ACKS_RECEIVED);
-        pathCounters[path].increment(SprayCounters.ACKS_RECEIVED);
-        final int ce = SelectiveAckHeader.ceCount(buffer, sack);
-        if (ce > 0)
-        {
-            counters.add(SprayCounters.ECN_MARKS_ECHOED, ce);
-            pathCounters[path].add(SprayCounters.ECN_MARKS_ECHOED, ce);
-        }
-        scheduler.onAckTaken(path, sequence, now);
-        if (scheduler.pathStates[path] == FAILED)
-        {
-            if (!loss.probeAcked())
-            {
-                return;
-            }
-            loss.restorePath(path, now);
-        }
-        scheduler.windows[path].onAck(newlyAcked, ce, now, scheduler.rtts[path].srttNanos());
-        sender.onShare(SelectiveAckHeader.rateHintMbps(buffer, sack), now);
-        sender.drainRetransmissions(now);
     }
 
     private void onNackPacket(final RoceFrame frame, final long now)
@@ -1036,11 +1006,7 @@ public final class SprayConnection
      */
     public long fixedStateBytes()
     {
-        final long slot = 1 + 8 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 4 + 1 + 1 + 4 * 6 + 1 + 1 + 4 + 4 + 4 + 1 + 4 + 8 +
-            4 + 4 +
-            1 + 8 + 8 + 4; // held, queryAt, heldAt (S9.3), rsn (S4.5)
-        final long maps = 16L * slots.mapCapacity();
-        return 256 + slot * slots.capacity + inbound.stateBytes() + maps + resend.stateBytes() + marks.stateBytes() +
+        return 256 + slots.stateBytes() + inbound.stateBytes() + resend.stateBytes() + marks.stateBytes() +
             SprayCounters.stateBytes();
     }
 

@@ -77,7 +77,7 @@ class DataSenderTest
     private final PacketAuthenticator auth = new PacketAuthenticator(connection);
     private final SendCompletions completions = new SendCompletions(slots, new PlacementMarks(1), 8, new Refusals(),
         sendCq, 5, MTU, config, scheduler, counters, engine.counters(), (streamId, msn) -> true);
-    private final LossDetector loss = new LossDetector(scheduler, resend, completions, config, counters, pathCounters);
+    private final LossDetector loss = new LossDetector(scheduler, resend, completions, new Refusals(), config, counters, pathCounters);
     private final DataSender sender = new DataSender(slots, scheduler, resend, completions, loss,
         new SprayFrames(engine, connection, auth, counters, pathCounters, slots, scheduler), auth, config, MTU,
         counters, pathCounters);

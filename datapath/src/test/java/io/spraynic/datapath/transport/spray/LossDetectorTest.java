@@ -35,9 +35,11 @@ class LossDetectorTest
     private final TransportCounters counters = SprayCounters.create();
     private final TransportCounters[] pathCounters = {SprayCounters.create(), SprayCounters.create()};
     private final CompletionQueue sendCq = new CompletionQueue(16);
-    private final SendCompletions completions = new SendCompletions(slots, new PlacementMarks(1), 16, new Refusals(),
+    private final Refusals refusals = new Refusals();
+    private final SendCompletions completions = new SendCompletions(slots, new PlacementMarks(1), 16, refusals,
         sendCq, 1, MTU, config, scheduler, counters, SprayCounters.create(), (streamId, msn) -> true);
-    private final LossDetector loss = new LossDetector(scheduler, resend, completions, config, counters, pathCounters);
+    private final LossDetector loss =
+        new LossDetector(scheduler, resend, completions, refusals, config, counters, pathCounters);
     private final MemorySegment ack = Arena.ofAuto().allocate(SelectiveAckHeader.LENGTH);
 
     // a message of `packets` packets, each sent on `path` at `now`
@@ -69,6 +71,16 @@ class LossDetectorTest
             receiver.onPacket(Psn.add(firstPsn, distance));
         }
         receiver.writeTo(ack, 0);
+        return ack;
+    }
+
+    // the rest of the SACK header of the ACK ackOf wrote last
+    private MemorySegment header(final int path, final int sequence, final int peerRefusals, final int ceCount)
+    {
+        SelectiveAckHeader.path(ack, 0, path);
+        SelectiveAckHeader.ackSequence(ack, 0, sequence);
+        SelectiveAckHeader.refusals(ack, 0, peerRefusals);
+        SelectiveAckHeader.ceCount(ack, 0, ceCount);
         return ack;
     }
 
@@ -213,8 +225,59 @@ class LossDetectorTest
         assertEquals(PROBE_HANDLE, resend.retransmissionHandle());
         assertEquals(0, counters.get(SprayCounters.LOST), "a probe is no lost data");
 
-        scheduler.fail(1, 900);
-        loss.restorePath(1, 1_000);
+    }
+
+    @Test
+    void shouldTakeAcksInSequenceOrderAcrossTheWrapAndCountTheRestStale()
+    {
+        final PathSendWindow window = scheduler.sendWindows[0];
+        final int first = window.nextPsn();
+        send(0, 4, 0);
+        ackOf(first, 0);
+        assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(header(0, Integer.MAX_VALUE, 0, 0), 0, 100));
+        assertEquals(3, window.outstanding(), "one acknowledged");
+        ackOf(first, 0, 1);
+        assertEquals(LossDetector.ACK_STALE, loss.onAckPacket(header(0, Integer.MAX_VALUE, 0, 0), 0, 200),
+            "the same sequence number again: a duplicate, even though it would acknowledge more");
+        assertEquals(3, window.outstanding());
+        assertEquals(LossDetector.ACK_STALE, loss.onAckPacket(header(0, Integer.MAX_VALUE - 1, 0, 0), 0, 200));
+        assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(header(0, Integer.MIN_VALUE, 0, 2), 0, 300),
+            "the number after the wrap is newer");
+        assertEquals(2, window.outstanding());
+        assertEquals(2, counters.get(SprayCounters.ACKS_STALE));
+        assertEquals(2, counters.get(SprayCounters.ACKS_RECEIVED));
+        assertEquals(2, pathCounters[0].get(SprayCounters.ECN_MARKS_ECHOED));
+        ackOf(Psn.add(first, 9));
+        assertEquals(LossDetector.ACK_STALE, loss.onAckPacket(header(0, Integer.MIN_VALUE + 1, 0, 0), 0, 400),
+            "beyond what was sent: refused by the window");
+        assertEquals(3, counters.get(SprayCounters.ACKS_STALE));
+    }
+
+    @Test
+    void shouldLearnThePeersRefusalCountBeforeCompletingWhatTheAckCoversS93()
+    {
+        final int first = scheduler.sendWindows[0].nextPsn();
+        final int slot = send(0, 1, 0);
+        ackOf(first, 0);
+        assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(header(0, 1, 1, 0), 0, 100));
+        assertTrue(sendCq.isEmpty(), "the peer refused something: this message may be it");
+        assertTrue(slots.held[slot]);
+    }
+
+    @Test
+    void shouldRestoreAFailedPathOnlyByAnAckOfItsProbeS75()
+    {
+        final PathSendWindow window = scheduler.sendWindows[1];
+        scheduler.fail(1, 0);
+        window.reset(window.nextPsn());
+        final int first = window.nextPsn();
+        send(1, 1, 10); // e.g. sent before the failure was known
+        ackOf(first, 0);
+        assertEquals(LossDetector.ACK_OF_FAILED_PATH, loss.onAckPacket(header(1, 1, 0, 0), 0, 100));
+        assertEquals(SprayConnection.FAILED, scheduler.pathStates[1]);
+        window.send(PROBE_HANDLE, 200);
+        ackOf(first, 0, 1);
+        assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(header(1, 2, 0, 0), 0, 300));
         assertEquals(SprayConnection.ACTIVE, scheduler.pathStates[1]);
         assertEquals(1, counters.get(SprayCounters.PATH_RESTORES));
     }
