@@ -309,6 +309,7 @@ public final class SprayConnection
         refused(SprayCounters.AUTH_FAILURES);
         return false;
     }
+
     private void onDataPacket(final RoceFrame frame, final long now)
     {
         final MemorySegment buffer = frame.segment();
