@@ -10,12 +10,13 @@ import static io.spraynic.datapath.transport.spray.SprayConnection.FAILED;
 import static io.spraynic.datapath.transport.spray.SprayConnection.PROBE_HANDLE;
 
 /**
- * The sender's loss detection and recovery of one spray connection (docs/PROTOCOL.md S6.5-S6.8, S7.3-S7.5):
- * what an ACK says packet by packet (acknowledged: an RTT sample and the message's progress; lost below the
- * highest acknowledged PSN of a FIFO path, S6.5: a retransmission at the same PSN, S6.6), and what each path's
- * timer finds (a retransmission timeout, S6.8; packets relocated off a path that went silent while another
- * answered, S7.4.1; a path failed after repeated timeouts, its packets moved to live paths, S7.4; a failed
- * path's RESYNC probe, S7.5; a probe on a quiet path). Lossy paths change route (S7.3).
+ * The sender's ACK processing, loss detection and recovery of one spray connection (docs/PROTOCOL.md S6.5-S6.8,
+ * S7.3-S7.5): which ACKs are taken (in ACK sequence order, inside the path's window); what one says packet by
+ * packet (acknowledged: an RTT sample and the message's progress; lost below the highest acknowledged PSN of a
+ * FIFO path, S6.5: a retransmission at the same PSN, S6.6); and what each path's timer finds (a retransmission
+ * timeout, S6.8; packets relocated off a path that went silent while another answered, S7.4.1; a path failed
+ * after repeated timeouts, its packets moved to live paths, S7.4; a failed path's RESYNC probe, S7.5; a probe on
+ * a quiet path). Lossy paths change route (S7.3).
  * <p>
  * What it decides to send again goes into the connection's {@link RetransmitQueues}; the probes a timer asks for
  * are the caller's to write ({@link #onTimer} says which). Allocation-free.

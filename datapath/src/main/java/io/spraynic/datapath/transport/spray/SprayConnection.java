@@ -294,10 +294,10 @@ public final class SprayConnection
     }
 
     // S12: a packet refused by a check of S12 counts at the connection and in the engine's totals
-    void refused(final int slot)
+    void refused(final int counter)
     {
-        counters.increment(slot);
-        engine.counters().increment(slot);
+        counters.increment(counter);
+        engine.counters().increment(counter);
     }
 
     private boolean controlTagValid(final RoceFrame frame)
