@@ -236,10 +236,13 @@ final class SendSlots
         return (int)byMsn.get(key);
     }
 
-    /** @return slots of the (stream, MSN) map, for the state's size (S10.1). */
-    int mapCapacity()
+    /** @return bytes of the table and its (stream, MSN) map (S10.1). */
+    long stateBytes()
     {
-        return byMsn.capacity();
+        final long slot = 1 + 8 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 4 + 1 + 1 + 4 * 6 + 1 + 1 + 4 + 4 + 4 + 1 + 4 + 8 +
+            4 + 4 +
+            1 + 8 + 8 + 4; // held, queryAt, heldAt (S9.3), rsn (S4.5)
+        return slot * capacity + 16L * byMsn.capacity();
     }
 
     /** Forgets a completed message's (stream, MSN) entry. */

@@ -1,7 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
 import io.spraynic.datapath.transport.TransportCounters;
-import io.spraynic.datapath.transport.Psn;
 import io.spraynic.datapath.verbs.AccessCheck;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.CompletionQueue;
@@ -10,7 +9,6 @@ import io.spraynic.datapath.verbs.PostResult;
 import io.spraynic.datapath.verbs.ProtectionDomain;
 import io.spraynic.datapath.verbs.ReceiveWorkRequest;
 import io.spraynic.datapath.verbs.SendWorkRequest;
-import io.spraynic.datapath.verbs.WorkCompletionOpcode;
 import io.spraynic.datapath.verbs.WorkCompletionStatus;
 import io.spraynic.datapath.wire.ConnectionHeader;
 import io.spraynic.datapath.wire.NegativeAckHeader;
@@ -21,7 +19,6 @@ import io.spraynic.datapath.wire.SprayExtendedTransportHeader;
 import io.spraynic.datapath.wire.SprayOpcodes;
 
 import java.lang.foreign.MemorySegment;
-import java.util.function.LongConsumer;
 
 /**
  * One spray connection, both directions (docs/PROTOCOL.md): P paths per direction over the planes, each
@@ -35,17 +32,20 @@ import java.util.function.LongConsumer;
  * Receiver: every data packet is placed where its headers say (S4.2) and counted once towards its
  * message (S4.4); completions leave in MSN order per stream (S4.8).
  * <p>
- * The connection keeps dispatch, the verbs entry points, timers and teardown; its state lives in parts it owns:
- * {@link SendSlots} (the outbound message table), {@link InboundMessages} (inbound records, posted receives,
- * placement and refusals of the receive side), {@link PlacementMarks} (S4.4), {@link PathScheduler} (the
- * outbound paths: S6.8, S7), {@link Pacer} (S8.4, S8.3.1), {@link RetransmitQueues} (S6.6, S7.4),
- * {@link Refusals} (S9.3), {@link SprayFrames} (every frame it writes, and S12.5 addressing),
- * {@link PacketAuthenticator} (S12) and {@link Liveness} (S12.10).
+ * The connection keeps dispatch, the verbs entry points and the timers' order; its state lives in parts it owns.
+ * Send side: {@link SendSlots} (the outbound message table), {@link DataSender} (posting, READ responses,
+ * pacing and sending, S4, S8), {@link SendCompletions} (how sent messages finish: S4.8, S9.3, S9.4),
+ * {@link LossDetector} (ACKs packet by packet, timeouts, relocation, failure: S6.5-S6.8, S7.3-S7.5),
+ * {@link PathScheduler} (the outbound paths: S6.8, S7), {@link RetransmitQueues} (S6.6, S7.4).
+ * Receive side: {@link AckScheduler} (the inbound paths' windows and when their ACKs are due: S6.3, S6.4),
+ * {@link InboundMessages} (inbound records, posted receives, placement and refusals), {@link PlacementMarks}
+ * (S4.4). Both: {@link Refusals} (S9.3), {@link CloseHandshake} (S9.1, S9.2), {@link SprayFrames} (every frame
+ * it writes, and S12.5 addressing), {@link PacketAuthenticator} (S12) and {@link Liveness} (S12.10).
  * <p>
  * All state is allocated when the connection is opened; nothing grows with the number of messages (S10.1,
  * see {@link #stateBytes()}).
  */
-public final class SprayConnection implements PathSendWindow.Listener
+public final class SprayConnection
 {
     /** Path state: sending. */
     public static final int ACTIVE = 0;
@@ -69,9 +69,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     }
 
     static final long PROBE_HANDLE = -1L;
-    private static final long NONE = Long.MIN_VALUE;
     private static final int MISSING = SendSlots.MISSING;
-    private static final int PENDING = SendSlots.PENDING;
     private static final int CE = 3;
 
     // message kinds
@@ -90,8 +88,6 @@ public final class SprayConnection implements PathSendWindow.Listener
         return OPCODES[messageKind];
     }
 
-    private static final WorkCompletionStatus[] STATUSES = WorkCompletionStatus.values();
-
     private final SprayEngine engine;
     private final int index;
     private final int localCid;
@@ -105,72 +101,35 @@ public final class SprayConnection implements PathSendWindow.Listener
     private ProtectionDomain pd; // the engine's, unless bound to a tenant's (control path, before use)
     private final SprayConfig config;
     private final TransportCounters counters = SprayCounters.create();
+    private final TransportCounters[] pathCounters; // both directions of each index
     private final PacketAuthenticator auth;
     private final SprayFrames frames;
 
-    // ---- outbound paths (this end sends data on them): the scheduler's, aliased for the hot path
-    private final PathScheduler scheduler;
-    private final PathSendWindow[] sendWindows;
-    private final RttEstimator[] rtts;
-    private final PathCongestionControl[] windows;
-    private final TransportCounters[] pathCounters; // both directions of each index
-
-    // ---- inbound paths (the peer sends data on them)
-    private final PathReceiveWindow[] receiveWindows;
-    private final int[] rxSinceAck;
-    private final int[] rxCeSinceAck;
-    private final long[] rxFirstUnackedAt;
-    private final boolean[] rxHadGap;
-    private final int[] rxAckSequence;
-
-    // ---- outbound messages (S4, S9.3)
+    // ---- send side
     private final SendSlots slots;
-
-    // ---- retransmissions and moves
+    private final PathScheduler scheduler;
     private final RetransmitQueues resend;
-    private final LongConsumer mover = this::enqueueMove;
-    private final LongConsumer relocator = this::enqueueRelocation;
-    private int relocatingFrom;
+    private final SendCompletions completions;
+    private final LossDetector loss;
+    private final DataSender sender;
 
-    // ---- which packets of each message being received were placed (S4.4), by owner: an inbound message
-    // record, or the record count + the slot of a READ awaiting its responses
+    // ---- receive side
+    private final AckScheduler acks;
     private final PlacementMarks marks;
-
-    // ---- inbound messages and posted receives (S4, S9.3)
     private final InboundMessages inbound;
-
-    // ---- pacing (S8.4)
-    private final Pacer pacer;
-    private int peerRateHintMbps;
-    /** The fair-share hint this end last sent the peer (S8.3.2), 0 before any ACK. */
-    private int advertisedHintMbps;
     /** The peer announced a start with a probe (S8.3.1) and no data of it has arrived yet. */
     private boolean startAnnounced;
 
+    // ---- both: S9.3 refusals made here (carried in every SACKH) and those of the peer this end learned of;
+    // S9.1, S9.2 state and close; S12.10 idle timeout and keepalive
+    private final Refusals refusals = new Refusals();
+    private final CloseHandshake close;
+    private final Liveness liveness;
+    /** A region in use was deregistered: the connection fails on the next tick. */
+    private boolean localError;
+
     /** The parameters a handshake opened this connection with (responder side, for repeated CONNECT_ACKs). */
     SprayConnectionConfig handshakeConfig;
-
-    // ---- S12.10: idle timeout and keepalive
-    private final Liveness liveness;
-
-    // ---- S9.3: refusals made here (carried in every SACKH), and those of the peer this end has learned of
-    private final Refusals refusals = new Refusals();
-
-    // ---- S7.6: every path failed
-    private State state = State.ESTABLISHED;
-    /** A completion queue overran or a region in use was deregistered: the connection fails on the next tick. */
-    private boolean localError;
-    private long closeStartedAt;
-    private long closeNextAt;
-    private long closeBackoff;
-    private int closeTries;
-    private long closeToken;
-
-
-    // ---- ACK processing scratch
-    private int ackPath;
-    private long ackNow;
-    private boolean probeAcked;
 
     SprayConnection(final SprayEngine engine, final int index, final SprayConnectionConfig c)
     {
@@ -210,33 +169,25 @@ public final class SprayConnection implements PathSendWindow.Listener
         this.pd = engine.protectionDomain();
         this.auth = new PacketAuthenticator(c);
 
-        scheduler = new PathScheduler(paths, config, engine.random(), c.sendInitialPsn, c.sourcePortBase);
-        sendWindows = scheduler.sendWindows;
-        rtts = scheduler.rtts;
-        windows = scheduler.windows;
         pathCounters = new TransportCounters[paths];
-        receiveWindows = new PathReceiveWindow[paths];
-        rxSinceAck = new int[paths];
-        rxCeSinceAck = new int[paths];
-        rxFirstUnackedAt = new long[paths];
-        rxHadGap = new boolean[paths];
-        rxAckSequence = new int[paths];
         for (int path = 0; path < paths; path++)
         {
-            receiveWindows[path] = new PathReceiveWindow(PathScheduler.initialPsn(c.receiveInitialPsn, path));
             pathCounters[path] = SprayCounters.create();
-            rxFirstUnackedAt[path] = NONE;
         }
+        close = new CloseHandshake(config.connectionTimeoutNanos, engine.secrets(), counters);
 
+        scheduler = new PathScheduler(paths, config, engine.random(), c.sendInitialPsn, c.sourcePortBase);
         slots = new SendSlots(c.sendQueueDepth, streams, mtu);
         frames = new SprayFrames(engine, c, auth, counters, pathCounters, slots, scheduler);
-
         resend = new RetransmitQueues(paths * PathSendWindow.CAPACITY);
-
         marks = new PlacementMarks(c.placementChunks);
         inbound = new InboundMessages(this, engine, c, counters, pathCounters, auth, marks, refusals);
-
-        pacer = new Pacer(config, mtu);
+        completions = new SendCompletions(slots, marks, inbound.capacity, refusals, sendCq, localCid, mtu, config,
+            scheduler, counters, engine.counters(), this::writeQuery);
+        loss = new LossDetector(scheduler, resend, completions, refusals, config, counters, pathCounters);
+        sender = new DataSender(slots, scheduler, resend, completions, loss, frames, auth, config, mtu, counters,
+            pathCounters);
+        acks = new AckScheduler(paths, c.receiveInitialPsn, config, counters, pathCounters);
     }
 
     // =====================================================================================================
@@ -253,7 +204,7 @@ public final class SprayConnection implements PathSendWindow.Listener
      */
     public int postSend(final int streamId, final SendWorkRequest request)
     {
-        if (state != State.ESTABLISHED)
+        if (close.state() != State.ESTABLISHED)
         {
             return PostResult.INVALID_STATE; // S9.2: a closing connection takes no new work
         }
@@ -284,42 +235,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return PostResult.QUEUE_FULL;
         }
-        final int slot = slots.take();
-        final int msn = slots.nextMsn[streamId]++;
-        final boolean consumesReceive = messageKind == SEND || messageKind == SEND_IMM || messageKind == WRITE_IMM;
-        final boolean rdma = messageKind == WRITE || messageKind == WRITE_IMM || messageKind == READ;
-        final int rsn = consumesReceive ? slots.nextRsn[streamId]++ : 0; // S4.5
-        slots.kind[slot] = messageKind;
-        slots.wrId[slot] = request.wrId();
-        slots.stream[slot] = streamId;
-        slots.msn[slot] = msn;
-        slots.rsn[slot] = rsn;
-        slots.region[slot] = messageLength > 0 ? request.localRegion() : null;
-        slots.localAddress[slot] = request.localAddress();
-        slots.length[slot] = messageLength;
-        slots.remoteAddress[slot] = request.remoteAddress();
-        slots.rkey[slot] = request.rkey();
-        slots.immediate[slot] = request.immediateData();
-        slots.signaled[slot] = request.signaled();
-        slots.solicited[slot] = request.solicited();
-        slots.messageTag[slot] = auth.sendTag(OPCODES[messageKind], streamId, msn, messageLength, rsn,
-            rdma ? request.remoteAddress() : 0, rdma ? request.rkey() : 0,
-            messageKind == WRITE_IMM || messageKind == SEND_IMM ? request.immediateData() : 0);
-        slots.responseTag[slot] = messageKind == READ ? auth.readResponseTag(streamId, msn, messageLength) : 0;
-        final int dataPackets = SendSlots.packetsFor(messageLength, mtu);
-        slots.packets[slot] = messageKind == READ ? 1 : dataPackets;
-        slots.readExpected[slot] = messageKind == READ ? dataPackets : 0;
-        slots.appendToStream(slot);
-        if (slots.errored[streamId])
-        {
-            slots.status[slot] = WorkCompletionStatus.WR_FLUSH_ERR.ordinal();
-            slots.nextPacket[slot] = slots.packets[slot];
-            deliverSendCompletions(streamId);
-        }
-        else
-        {
-            slots.enqueueSend(slot);
-        }
+        sender.post(streamId, messageKind, request);
         return PostResult.OK;
     }
 
@@ -334,7 +250,7 @@ public final class SprayConnection implements PathSendWindow.Listener
      */
     public int postReceive(final int streamId, final ReceiveWorkRequest request)
     {
-        if (state != State.ESTABLISHED)
+        if (close.state() != State.ESTABLISHED)
         {
             return PostResult.INVALID_STATE;
         }
@@ -378,10 +294,10 @@ public final class SprayConnection implements PathSendWindow.Listener
     }
 
     // S12: a packet refused by a check of S12 counts at the connection and in the engine's totals
-    void refused(final int slot)
+    void refused(final int counter)
     {
-        counters.increment(slot);
-        engine.counters().increment(slot);
+        counters.increment(counter);
+        engine.counters().increment(counter);
     }
 
     private boolean controlTagValid(final RoceFrame frame)
@@ -433,64 +349,30 @@ public final class SprayConnection implements PathSendWindow.Listener
             return;
         }
 
-        final PathReceiveWindow window = receiveWindows[path];
-        final int result = window.onPacket(frame.psn());
-        final TransportCounters pathCounter = pathCounters[path];
-        counters.increment(SprayCounters.RX_PACKETS);
-        pathCounter.increment(SprayCounters.RX_PACKETS);
-        if (result == PathReceiveWindow.OUT_OF_WINDOW)
+        final boolean ce = frame.ecn() == CE;
+        final int verdict = acks.onData(path, frame.psn(), ce, frame.ackReq(), now);
+        if (verdict == AckScheduler.DROP)
         {
-            counters.increment(SprayCounters.OUT_OF_WINDOW);
-            pathCounter.increment(SprayCounters.OUT_OF_WINDOW);
             return;
         }
-        engine.rateHint().onData(index, now, frame.ecn() == CE);
+        engine.rateHint().onData(index, now, ce);
         startAnnounced = false;
-        if (result == PathReceiveWindow.DUPLICATE)
+        if (verdict == AckScheduler.DUPLICATE)
         {
-            counters.increment(SprayCounters.DUPLICATES);
-            pathCounter.increment(SprayCounters.DUPLICATES);
             sendAck(path, now);
             return;
-        }
-        boolean ackAtOnce = frame.ackReq();
-        if (frame.ecn() == CE)
-        {
-            counters.increment(SprayCounters.ECN_MARKS_RECEIVED);
-            pathCounter.increment(SprayCounters.ECN_MARKS_RECEIVED);
-            rxCeSinceAck[path]++;
-            ackAtOnce |= rxFirstUnackedAt[path] == NONE;
-        }
-        final boolean gap = window.hasGap();
-        if (gap != rxHadGap[path])
-        {
-            ackAtOnce = true;
-            if (gap)
-            {
-                counters.increment(SprayCounters.SACK_GAPS);
-                pathCounter.increment(SprayCounters.SACK_GAPS);
-            }
-            rxHadGap[path] = gap;
-        }
-        if (rxFirstUnackedAt[path] == NONE)
-        {
-            rxFirstUnackedAt[path] = now;
-        }
-        if (++rxSinceAck[path] >= config.ackEvery)
-        {
-            ackAtOnce = true;
         }
 
         // message layer, before the ACK, so that a NACK precedes the ACK of its packet on the reverse path
         if (messageKind == READ_RESPONSE)
         {
-            placeReadResponse(frame, key, offset, messageLength, payloadLength);
+            completions.placeReadResponse(frame, slots.slotFor(key), offset, messageLength, payloadLength);
         }
         else
         {
             inbound.accept(frame, path, messageKind, streamId, msn, key, offset, messageLength, payloadLength, now);
         }
-        if (ackAtOnce)
+        if (verdict == AckScheduler.ACCEPT_ACK_NOW)
         {
             sendAck(path, now);
         }
@@ -523,73 +405,15 @@ public final class SprayConnection implements PathSendWindow.Listener
     {
         if (messageKind == READ_RESPONSE)
         {
-            final int slot = slots.slotFor(key);
-            return slot == MISSING || slots.kind[slot] != READ || marks.roomToMark(inbound.capacity + slot, packet);
+            return completions.roomForReadResponse(slots.slotFor(key), packet);
         }
         return inbound.roomFor(messageKind, streamId, msn, key, packet, slots.hasFree());
-    }
-
-    private void placeReadResponse(
-        final RoceFrame frame, final long key, final int offset, final int messageLength, final int payloadLength)
-    {
-        final int slot = slots.slotFor(key);
-        if (slot == MISSING || slots.kind[slot] != READ || slots.status[slot] != PENDING ||
-            slots.readReceived[slot] >= slots.readExpected[slot])
-        {
-            counters.increment(SprayCounters.DUPLICATES); // a response to a READ already finished
-            return;
-        }
-        if (messageLength != slots.length[slot])
-        {
-            engine.counters().increment(SprayCounters.MALFORMED);
-            return;
-        }
-        if (payloadLength > 0 && !slots.region[slot].isRegistered())
-        {
-            localError = true; // the READ's target was deregistered: nothing is placed, the connection fails
-            return;
-        }
-        if (marks.mark(inbound.capacity + slot, offset / mtu) == PlacementMarks.DUPLICATE)
-        {
-            counters.increment(SprayCounters.DUPLICATES);
-            return;
-        }
-        if (payloadLength > 0)
-        {
-            final MemoryRegion region = slots.region[slot];
-            MemorySegment.copy(frame.segment(), frame.payloadOffset(), region.segment(),
-                region.offsetOf(slots.localAddress[slot]) + offset, payloadLength);
-            counters.add(SprayCounters.RX_BYTES, payloadLength);
-        }
-        if (++slots.readReceived[slot] == slots.readExpected[slot])
-        {
-            slots.status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
-            deliverSendCompletions(slots.stream[slot]);
-        }
     }
 
     void queueReadResponse(
         final int streamId, final int msn, final MemoryRegion source, final long address, final int messageLength)
     {
-        final int slot = slots.take(); // room checked before the path layer took the packet
-        slots.kind[slot] = READ_RESPONSE;
-        slots.wrId[slot] = 0;
-        slots.stream[slot] = streamId;
-        slots.msn[slot] = msn;
-        slots.rsn[slot] = 0;
-        slots.region[slot] = messageLength > 0 ? source : null;
-        slots.localAddress[slot] = address;
-        slots.length[slot] = messageLength;
-        slots.remoteAddress[slot] = 0;
-        slots.rkey[slot] = 0;
-        slots.messageTag[slot] = auth.sendTag(SprayOpcodes.READ_RESPONSE, streamId, msn, messageLength, 0, 0, 0, 0);
-        slots.responseTag[slot] = 0;
-        slots.signaled[slot] = false;
-        slots.solicited[slot] = false;
-        slots.packets[slot] = SendSlots.packetsFor(messageLength, mtu);
-        slots.readExpected[slot] = 0;
-        slots.delivered[slot] = true; // nothing to deliver: freed once acknowledged
-        slots.enqueueSend(slot);
+        sender.queueReadResponse(streamId, msn, source, address, messageLength); // room checked before the path layer
     }
 
     private void onProbePacket(final RoceFrame frame, final long now)
@@ -607,30 +431,17 @@ public final class SprayConnection implements PathSendWindow.Listener
             refused(SprayCounters.ADDRESS_MISMATCHES);
             return;
         }
-        final PathReceiveWindow window = receiveWindows[path];
         final boolean resync = (ProbeHeader.flags(buffer, prbh) & ProbeHeader.FLAG_RESYNC) != 0;
-        final int nextPsn = ProbeHeader.nextPsn(buffer, prbh);
-        // S12.6: the sender's next PSN is above everything it sent on the path: a RESYNC below what arrived
-        // (a replayed one), or not within half the PSN space ahead of the cumulative PSN, cannot be the peer's
-        if (resync && (Psn.diff(nextPsn, window.frontier()) < 0 || Psn.diff(nextPsn, window.cumulativePsn()) < 0 ||
-            nextPsn != frame.psn()))
+        if (resync && !acks.isResyncValid(path, ProbeHeader.nextPsn(buffer, prbh), frame.psn()))
         {
-            refused(SprayCounters.RESYNCS_REFUSED);
+            refused(SprayCounters.RESYNCS_REFUSED); // S12.6
             return;
         }
         counters.increment(SprayCounters.PROBES_RECEIVED);
         // S8.3.1: a probe counts its sender active, so the ACK below has its share, and announces its data
         engine.rateHint().onData(index, now, frame.ecn() == CE);
         startAnnounced = true;
-        if (resync)
-        {
-            window.reset(nextPsn);
-            rxHadGap[path] = false;
-        }
-        // a probe occupies its PSN (the nextPsn it names), so the ACK that answers it acknowledges a PSN above
-        // every packet sent before it and S6.5 finds a lost tail
-        window.onPacket(frame.psn());
-        rxHadGap[path] = window.hasGap();
+        acks.onProbe(path, frame.psn(), resync);
         sendAck(path, now);
     }
 
@@ -642,87 +453,16 @@ public final class SprayConnection implements PathSendWindow.Listener
     {
         final MemorySegment buffer = frame.segment();
         final long sack = frame.customHeaderOffset();
-        final int path = SelectiveAckHeader.path(buffer, sack);
-        if (path >= paths)
+        if (SelectiveAckHeader.path(buffer, sack) >= paths)
         {
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
-        final int sequence = SelectiveAckHeader.ackSequence(buffer, sack);
-        if (scheduler.isStaleAck(path, sequence))
+        if (loss.onAckPacket(buffer, sack, now) == LossDetector.ACK_TAKEN)
         {
-            counters.increment(SprayCounters.ACKS_STALE);
-            return;
+            sender.onShare(SelectiveAckHeader.rateHintMbps(buffer, sack), now);
+            sender.drainRetransmissions(now);
         }
-        // S9.3: before the packets it covers complete, so that a refused one waits for its NACK
-        final int peerRefused = SelectiveAckHeader.refusals(buffer, sack);
-        refusals.onPeerCount(peerRefused);
-        ackPath = path;
-        ackNow = now;
-        probeAcked = false;
-        final int newlyAcked = sendWindows[path].onAck(buffer, sack, now, this);
-        if (newlyAcked < 0)
-        {
-            counters.increment(SprayCounters.ACKS_STALE);
-            return;
-        }
-        counters.increment(SprayCounters.ACKS_RECEIVED);
-        pathCounters[path].increment(SprayCounters.ACKS_RECEIVED);
-        final int ce = SelectiveAckHeader.ceCount(buffer, sack);
-        if (ce > 0)
-        {
-            counters.add(SprayCounters.ECN_MARKS_ECHOED, ce);
-            pathCounters[path].add(SprayCounters.ECN_MARKS_ECHOED, ce);
-        }
-        scheduler.onAckTaken(path, sequence, now);
-        if (scheduler.pathStates[path] == FAILED)
-        {
-            if (!probeAcked)
-            {
-                return;
-            }
-            restorePath(path, now);
-        }
-        windows[path].onAck(newlyAcked, ce, now, rtts[path].srttNanos());
-        peerRateHintMbps = SelectiveAckHeader.rateHintMbps(buffer, sack);
-        pacer.onShare(now); // S8.3.1
-        drainRetransmissions(now);
-    }
-
-    public void onAcked(final long handle, final int psn, final long rttNanos)
-    {
-        rtts[ackPath].onSample(rttNanos);
-        if (handle == PROBE_HANDLE)
-        {
-            probeAcked = true;
-            return;
-        }
-        final int slot = SendSlots.slotOf(handle);
-        if (!slots.isCurrent(handle))
-        {
-            return;
-        }
-        slots.outstanding[slot]--;
-        slots.acked[slot]++;
-        onSlotProgress(slot);
-    }
-
-    public void onLost(final long handle, final int psn)
-    {
-        final int path = ackPath;
-        sendWindows[path].retransmitted(psn, ackNow);
-        if (handle != PROBE_HANDLE)
-        {
-            counters.increment(SprayCounters.LOST);
-            pathCounters[path].increment(SprayCounters.LOST);
-            windows[path].onLoss(ackNow);
-            scheduler.countLost(path);
-            if (scheduler.isLossy(path))
-            {
-                repath(path);
-            }
-        }
-        resend.queueRetransmission(path, psn, handle);
     }
 
     private void onNackPacket(final RoceFrame frame, final long now)
@@ -730,135 +470,16 @@ public final class SprayConnection implements PathSendWindow.Listener
         final MemorySegment buffer = frame.segment();
         final long nakh = frame.customHeaderOffset();
         final int streamId = NegativeAckHeader.stream(buffer, nakh);
-        final int msn = NegativeAckHeader.msn(buffer, nakh);
-        final int syndrome = NegativeAckHeader.syndrome(buffer, nakh);
-        final int refusal = NegativeAckHeader.refusal(buffer, nakh);
         if (streamId >= streams)
         {
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
-        if (msn - slots.nextMsn[streamId] >= 0)
+        if (!completions.onNack(streamId, NegativeAckHeader.msn(buffer, nakh), NegativeAckHeader.syndrome(buffer, nakh),
+            NegativeAckHeader.refusal(buffer, nakh), NegativeAckHeader.rnrTimerMicros(buffer, nakh), now))
         {
             refused(SprayCounters.NACKS_UNMATCHED); // S12.8: names no message this end sent
-            return;
         }
-        counters.increment(SprayCounters.NACKS_RECEIVED);
-        final boolean fresh =
-            syndrome != NegativeAckHeader.SYNDROME_ACCEPTED && refusal != 0 && refusals.learn(refusal);
-        refusals.onPeerCount(refusal);
-        final int slot = slots.slotFor(key(streamId, msn));
-        if (slot != MISSING && slots.status[slot] == PENDING && slots.kind[slot] != READ_RESPONSE)
-        {
-            onRefusal(slot, syndrome, refusal, fresh, NegativeAckHeader.rnrTimerMicros(buffer, nakh), now);
-        }
-        releaseHeld();
-    }
-
-    private void onRefusal(
-        final int slot, final int syndrome, final int refusal, final boolean fresh, final int rnrTimerMicros,
-        final long now)
-    {
-        switch (syndrome)
-        {
-            case NegativeAckHeader.SYNDROME_ACCEPTED ->
-            {
-                // the answer to a query: every byte was placed (S9.3)
-                if (slots.held[slot])
-                {
-                    slots.unhold(slot);
-                    if (slots.kind[slot] != READ && !slots.rnrWaiting[slot] && slots.acked[slot] == slots.packets[slot])
-                    {
-                        slots.status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
-                        deliverSendCompletions(slots.stream[slot]);
-                    }
-                }
-            }
-            case NegativeAckHeader.SYNDROME_RNR ->
-            {
-                if (slots.rnrWaiting[slot] || (refusal != 0 && !fresh))
-                {
-                    return; // the rest of the refused attempt, or an earlier attempt's
-                }
-                slots.unhold(slot);
-                if (++slots.rnrCount[slot] > config.rnrRetries)
-                {
-                    fail(slot, WorkCompletionStatus.RNR_RETRY_EXC_ERR);
-                    return;
-                }
-                counters.increment(SprayCounters.RNR_RETRIES);
-                slots.startRnrWait(slot, now + rnrTimerMicros * 1000L);
-            }
-            case NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR -> fail(slot, WorkCompletionStatus.REM_ACCESS_ERR);
-            case NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST -> fail(slot, WorkCompletionStatus.REM_INV_REQ_ERR);
-            default -> fail(slot, WorkCompletionStatus.REM_OP_ERR);
-        }
-    }
-
-    // S9.3: a message whose packets were all acknowledged may still have been refused if the peer made a
-    // refusal this end has not learned of, or if its stream is in error (an earlier message of the stream can
-    // be refused after a later one, under the later one's refusal number)
-    private boolean mustHold(final int slot)
-    {
-        return refusals.anyUnlearned() || slots.errored[slots.stream[slot]];
-    }
-
-    private void hold(final int slot, final long now)
-    {
-        if (slots.hold(slot, now, queryInterval()))
-        {
-            counters.increment(SprayCounters.COMPLETIONS_HELD);
-        }
-    }
-
-    // a missing NACK may be on its way over a slower path: ask only after a round trip of the slowest path
-    private long queryInterval()
-    {
-        return Math.max(config.rtoMinNanos, 2 * scheduler.siblingSrtt());
-    }
-
-    // completes held messages that need no longer wait (control path: only after a refusal)
-    private void releaseHeld()
-    {
-        if (slots.heldCount() == 0)
-        {
-            return;
-        }
-        for (int slot = 0; slot < slots.capacity; slot++)
-        {
-            if (slots.held[slot] && slots.status[slot] == PENDING && !mustHold(slot))
-            {
-                slots.unhold(slot);
-                if (slots.kind[slot] != READ && !slots.rnrWaiting[slot] && slots.acked[slot] == slots.packets[slot])
-                {
-                    slots.status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
-                    deliverSendCompletions(slots.stream[slot]);
-                }
-            }
-        }
-    }
-
-    private int sendQueries(final long now)
-    {
-        int work = 0;
-        for (int slot = 0; slot < slots.capacity; slot++)
-        {
-            if (slots.held[slot] && slots.status[slot] == PENDING && now >= slots.queryAt[slot])
-            {
-                if (now - slots.heldAt[slot] >= config.connectionTimeoutNanos)
-                {
-                    fail(slot, WorkCompletionStatus.RETRY_EXC_ERR); // no answer: its fate is unknown (S9.3.1)
-                    work++;
-                    continue;
-                }
-                if (writeQuery(slots.stream[slot], slots.msn[slot]))
-                {
-                    work++;
-                }
-                slots.queryAt[slot] = now + queryInterval();
-            }
-        }
-        return work;
     }
 
     // S9.3: the receiver of a message tells its fate: placed, or refused (again, with the refusal's number)
@@ -877,121 +498,36 @@ public final class SprayConnection implements PathSendWindow.Listener
         inbound.answerQuery(streamId, msn);
     }
 
-    // S9.4: the message completes with the error, later messages of its stream are flushed
-    private void fail(final int slot, final WorkCompletionStatus completionStatus)
-    {
-        slots.status[slot] = completionStatus.ordinal();
-        slots.nextPacket[slot] = slots.packets[slot];
-        slots.stopRnrWait(slot);
-        final int streamId = slots.stream[slot];
-        slots.errored[streamId] = true;
-        for (int i = slots.nextInStream[slot]; i != MISSING; i = slots.nextInStream[i])
-        {
-            if (slots.status[i] == PENDING)
-            {
-                slots.status[i] = WorkCompletionStatus.WR_FLUSH_ERR.ordinal();
-                slots.nextPacket[i] = slots.packets[i];
-                slots.stopRnrWait(i);
-            }
-        }
-        deliverSendCompletions(streamId);
-    }
-
-    private void onSlotProgress(final int slot)
-    {
-        if (slots.status[slot] == PENDING && !slots.rnrWaiting[slot] && slots.acked[slot] == slots.packets[slot])
-        {
-            if (slots.kind[slot] == READ_RESPONSE)
-            {
-                slots.status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
-            }
-            else if (mustHold(slot))
-            {
-                hold(slot, ackNow);
-            }
-            else if (slots.kind[slot] != READ)
-            {
-                slots.status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
-                deliverSendCompletions(slots.stream[slot]);
-                return;
-            }
-        }
-        maybeFree(slot);
-    }
-
-    private void deliverSendCompletions(final int streamId)
-    {
-        int head = slots.head[streamId];
-        while (head != MISSING && slots.status[head] != PENDING)
-        {
-            final WorkCompletionStatus completionStatus = STATUSES[slots.status[head]];
-            if (slots.signaled[head] || completionStatus != WorkCompletionStatus.SUCCESS)
-            {
-                final WorkCompletionOpcode op = switch (slots.kind[head])
-                {
-                    case WRITE, WRITE_IMM -> WorkCompletionOpcode.RDMA_WRITE;
-                    case READ -> WorkCompletionOpcode.RDMA_READ;
-                    default -> WorkCompletionOpcode.SEND;
-                };
-                if (!sendCq.offer(slots.wrId[head], completionStatus, op, slots.length[head], false, 0, localCid))
-                {
-                    counters.increment(SprayCounters.CQ_OVERRUNS);
-                    localError = true;
-                }
-            }
-            counters.increment(SprayCounters.MESSAGES_SENT);
-            slots.unhold(head);
-            slots.forget(head);
-            slots.delivered[head] = true;
-            final int done = head;
-            head = slots.nextInStream[head];
-            maybeFree(done);
-        }
-        slots.head[streamId] = head;
-        if (head == MISSING)
-        {
-            slots.tail[streamId] = MISSING;
-        }
-    }
-
-    private void maybeFree(final int slot)
-    {
-        if (slots.isFinished(slot))
-        {
-            if (slots.kind[slot] == READ)
-            {
-                marks.release(inbound.capacity + slot, slots.readExpected[slot]);
-            }
-            slots.free(slot);
-        }
-    }
-
     // =====================================================================================================
-    // Timers and sending
+    // Timers
     // =====================================================================================================
 
     int onTick(final long now)
     {
-        if (state == State.CLOSED)
+        if (close.state() == State.CLOSED)
         {
             return 0;
         }
-        if (localError || sendCq.hasOverrun() || receiveCq.hasOverrun())
+        if (localError || completions.localError() || sender.localError() || sendCq.hasOverrun() ||
+            receiveCq.hasOverrun())
         {
             // as an IB QP: a CQ overrun or a local protection error puts it in error; everything outstanding
             // completes (WR_FLUSH_ERR) and no region it held is touched again
-            state = State.CLOSED;
+            close.closed();
             flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
             inbound.flushReceives();
             return 1;
         }
         if (scheduler.allFailedFor(config.connectionTimeoutNanos, now))
         {
-            closeAfterTimeout();
+            // S7.6: every path stayed failed for connectionTimeout: outstanding messages complete with
+            // RETRY_EXC_ERR and the connection closes (its packets are then counted as for an unknown one, S9.5)
+            close.closed();
+            flushSends(WorkCompletionStatus.RETRY_EXC_ERR);
             return 1;
         }
         final int live = liveness.check(counters, now);
-        if (live != Liveness.NOTHING && onLiveness(live, now) > 0 && state == State.CLOSED)
+        if (live != Liveness.NOTHING && onLiveness(live, now) > 0 && close.state() == State.CLOSED)
         {
             return 1;
         }
@@ -999,7 +535,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         int work = 0;
         for (int path = 0; path < paths; path++)
         {
-            if (rxFirstUnackedAt[path] != NONE && now - rxFirstUnackedAt[path] >= config.ackDelayNanos)
+            if (acks.isDue(path, now))
             {
                 work += sendAck(path, now) ? 1 : 0;
             }
@@ -1007,150 +543,38 @@ public final class SprayConnection implements PathSendWindow.Listener
         work += pushRateHint(now);
         for (int path = 0; path < paths; path++)
         {
-            work += pathTimers(path, now);
+            work += pathTimer(path, now);
         }
-        work += drainRetransmissions(now);
-        if (slots.rnrWaitingCount() > 0)
-        {
-            work += rnrRetries(now);
-        }
-        if (slots.heldCount() > 0)
-        {
-            work += sendQueries(now);
-        }
-        work += sendData(now);
-        if (state != State.ESTABLISHED)
+        work += sender.drainRetransmissions(now);
+        work += completions.retryRnrWaits(now);
+        work += completions.sendQueries(now);
+        work += sender.sendData(now);
+        if (close.state() != State.ESTABLISHED)
         {
             work += closeTimers(now);
         }
         return work;
     }
 
-    private int pathTimers(final int path, final long now)
+    private int pathTimer(final int path, final long now)
     {
-        final PathSendWindow window = sendWindows[path];
-        if (scheduler.pathStates[path] == FAILED)
+        final int action = loss.onTimer(path, now);
+        if (action == LossDetector.RESYNC)
         {
-            if (now >= scheduler.nextResyncAt[path])
-            {
-                scheduler.nextResyncAt[path] = now + config.probeIntervalNanos;
-                window.reset(window.nextPsn());
-                scheduler.sourcePorts[path] = scheduler.unusedSourcePort(); // a new route (S7.5)
-                frames.newProbe(path, ProbeHeader.FLAG_RESYNC, now);
-                return 1;
-            }
-            return 0;
+            frames.newProbe(path, ProbeHeader.FLAG_RESYNC, now);
         }
-        if (window.outstanding() == 0)
-        {
-            return 0;
-        }
-        if (now - window.oldestSentAtNanos() >= scheduler.rtoNanos(path))
-        {
-            counters.increment(SprayCounters.TIMEOUTS);
-            pathCounters[path].increment(SprayCounters.TIMEOUTS);
-            rtts[path].onTimeout();
-            if (++scheduler.consecutiveTimeouts[path] >= config.failAfterTimeouts)
-            {
-                failPath(path, now);
-                return 1;
-            }
-            final long oldestSentAt = window.oldestSentAtNanos();
-            if (scheduler.othersAcknowledgedSince(path, oldestSentAt))
-            {
-                // S7.4.1: the path went silent for an RTO while another answered, so on a FIFO path nothing
-                // sent on it since its oldest packet is known to have arrived: its overdue packets go again at
-                // once on the other live paths, and it keeps payload-free probes at their PSNs, the oldest
-                // sent now, to find out whether it is alive (an ACK) or dead (more timeouts, then S7.4)
-                relocatingFrom = path;
-                window.relocate(PROBE_HANDLE, Math.max(now - scheduler.ackExpectedWithinNanos(path), oldestSentAt),
-                    relocator);
-            }
-            // else every path is as silent (a queue in front of them all, or the peer): moving packets would
-            // only add copies to that queue and undo the backoff, so the oldest is retransmitted here (S6.8)
-            final int psn = window.basePsn();
-            final long handle = window.oldestHandle(); // the placeholder when the oldest was relocated
-            window.retransmitted(psn, now);
-            if (handle != PROBE_HANDLE)
-            {
-                counters.increment(SprayCounters.LOST);
-                pathCounters[path].increment(SprayCounters.LOST);
-            }
-            resend.queueRetransmission(path, psn, handle);
-            return 1;
-        }
-        if (scheduler.consecutiveTimeouts[path] > 0 &&
-            scheduler.othersAcknowledgedSince(path, now - scheduler.ackExpectedWithinNanos(path)))
-        {
-            // S7.4.1: still no ACK since the timeout: a packet sent shortly before it is lost too once its ACK
-            // is overdue, and goes again elsewhere without waiting for the next, backed-off, RTO
-            relocatingFrom = path;
-            if (window.relocate(PROBE_HANDLE, now - scheduler.ackExpectedWithinNanos(path), relocator) > 0)
-            {
-                return 1;
-            }
-        }
-        final long quiet = Math.max(2 * scheduler.srttNanos(path), config.probeMinNanos);
-        final long since = Math.max(Math.max(scheduler.lastAckAt[path], scheduler.lastProbeAt[path]),
-            window.oldestSentAtNanos());
-        if (now - since >= quiet && !window.isFull())
+        else if (action == LossDetector.PROBE)
         {
             frames.newProbe(path, 0, now);
-            return 1;
         }
-        return 0;
+        return action == LossDetector.NOTHING ? 0 : 1;
     }
 
-    private void failPath(final int path, final long now)
-    {
-        scheduler.fail(path, now);
-        counters.increment(SprayCounters.PATH_FAILURES);
-        pathCounters[path].increment(SprayCounters.PATH_FAILURES);
-        sendWindows[path].drain(mover);
-    }
-
-    // S7.6: every path stayed failed for connectionTimeout: outstanding messages complete with RETRY_EXC_ERR
-    // and the connection closes (its packets are then counted as for an unknown connection, S9.5)
-    private void closeAfterTimeout()
-    {
-        state = State.CLOSED;
-        flushSends(WorkCompletionStatus.RETRY_EXC_ERR);
-    }
-
-    // every send work request not finished completes with `st`, in order per stream; nothing is left to send
+    // everything unfinished completes with `completionStatus`; nothing is left to send
     private void flushSends(final WorkCompletionStatus completionStatus)
     {
-        for (int streamId = 0; streamId < streams; streamId++)
-        {
-            for (int slot = slots.head[streamId]; slot != MISSING; slot = slots.nextInStream[slot])
-            {
-                if (slots.status[slot] == PENDING)
-                {
-                    slots.status[slot] = completionStatus.ordinal();
-                }
-            }
-            slots.errored[streamId] = true;
-        }
-        for (int slot = 0; slot < slots.capacity; slot++)
-        {
-            if (slots.kind[slot] == READ_RESPONSE && slots.status[slot] == PENDING && !slots.isFree(slot))
-            {
-                slots.status[slot] = completionStatus.ordinal();
-            }
-        }
-        slots.clearInFlight();
         resend.clear();
-        for (int streamId = 0; streamId < streams; streamId++)
-        {
-            deliverSendCompletions(streamId);
-        }
-        for (int slot = 0; slot < slots.capacity; slot++)
-        {
-            if (!slots.isFree(slot))
-            {
-                maybeFree(slot);
-            }
-        }
+        completions.flush(completionStatus);
     }
 
     /**
@@ -1159,13 +583,13 @@ public final class SprayConnection implements PathSendWindow.Listener
      */
     public boolean isClosed()
     {
-        return state == State.CLOSED;
+        return close.state() == State.CLOSED;
     }
 
     /** @return the connection's state (S9.1, S9.2). */
     public State state()
     {
-        return state;
+        return close.state();
     }
 
     // =====================================================================================================
@@ -1182,13 +606,7 @@ public final class SprayConnection implements PathSendWindow.Listener
      */
     boolean beginClose(final long now)
     {
-        if (state != State.ESTABLISHED)
-        {
-            return false;
-        }
-        state = State.DRAINING;
-        closeStartedAt = now;
-        return true;
+        return close.begin(now);
     }
 
     // S12.10: the peer said nothing for idleTimeout: unacknowledged sends complete with RETRY_EXC_ERR, the rest with
@@ -1203,7 +621,7 @@ public final class SprayConnection implements PathSendWindow.Listener
             finish();
             return 1;
         }
-        if (state == State.ESTABLISHED && sendAck(0, now))
+        if (close.state() == State.ESTABLISHED && sendAck(0, now))
         {
             liveness.keepaliveSent(now);
             counters.increment(SprayCounters.KEEPALIVES_SENT);
@@ -1215,7 +633,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     /** Forceful close: everything unfinished completes with WR_FLUSH_ERR at once; nothing goes on the wire. */
     void abort()
     {
-        if (state != State.CLOSED)
+        if (close.state() != State.CLOSED)
         {
             finish();
         }
@@ -1223,59 +641,33 @@ public final class SprayConnection implements PathSendWindow.Listener
 
     private boolean drained()
     {
-        if (sendSlotsInUse() > 0 || resend.retransmissions() > 0 || resend.moves() > 0)
-        {
-            return false;
-        }
-        for (int path = 0; path < paths; path++)
-        {
-            if (sendWindows[path].outstanding() > 0)
-            {
-                return false;
-            }
-        }
-        return true;
+        return sendSlotsInUse() == 0 && resend.retransmissions() == 0 && resend.moves() == 0 &&
+            scheduler.nothingOutstanding();
     }
 
     private int closeTimers(final long now)
     {
-        if (state == State.DRAINING)
+        final int actions = close.onTimer(now, drained());
+        if ((actions & CloseHandshake.FLUSH) != 0)
         {
-            final boolean late = now - closeStartedAt >= config.connectionTimeoutNanos;
-            if (!drained() && !late)
+            flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
+            for (int path = 0; path < paths; path++)
             {
-                return 0;
+                final PathSendWindow window = scheduler.sendWindows[path];
+                window.reset(window.nextPsn()); // nothing of the flushed messages is resent
             }
-            if (late && !drained())
-            {
-                counters.increment(SprayCounters.CLOSE_TIMEOUTS);
-                flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
-                for (int path = 0; path < paths; path++)
-                {
-                    sendWindows[path].reset(sendWindows[path].nextPsn()); // nothing of the flushed messages is resent
-                }
-            }
-            state = State.CLOSING;
-            closeToken = engine.secrets().nextLong(); // S12.2: a secret, like every token
-            closeBackoff = SprayHandshake.CONNECT_BACKOFF_NANOS;
-            closeTries = 0;
-            closeNextAt = now;
         }
-        if (state == State.CLOSING && now >= closeNextAt)
+        if ((actions & CloseHandshake.GIVE_UP) != 0)
         {
-            if (closeTries >= CLOSE_TRIES)
-            {
-                counters.increment(SprayCounters.CLOSE_TIMEOUTS); // the peer stays silent: forget it anyway
-                finish();
-                return 1;
-            }
-            closeTries++; // a CLOSE that found no room in the output counts as a lost one
-            if (writeConnectionPacket(SprayOpcodes.CLOSE, closeToken))
+            finish();
+            return 1;
+        }
+        if ((actions & CloseHandshake.SEND_CLOSE) != 0)
+        {
+            if (writeConnectionPacket(SprayOpcodes.CLOSE, close.token()))
             {
                 counters.increment(SprayCounters.CLOSES_SENT);
             }
-            closeNextAt = now + closeBackoff;
-            closeBackoff *= 2;
             return 1;
         }
         return 0;
@@ -1300,7 +692,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     {
         final MemorySegment buffer = frame.segment();
         final long conh = frame.customHeaderOffset();
-        if (state != State.CLOSING || ConnectionHeader.token(buffer, conh) != closeToken ||
+        if (!close.isAnsweredBy(ConnectionHeader.token(buffer, conh)) ||
             ConnectionHeader.senderCid(buffer, conh) != remoteCid)
         {
             engine.counters().increment(SprayCounters.MALFORMED);
@@ -1313,7 +705,7 @@ public final class SprayConnection implements PathSendWindow.Listener
     {
         flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
         inbound.flushReceives();
-        state = State.CLOSED;
+        close.closed();
         engine.forget(this);
     }
 
@@ -1322,223 +714,18 @@ public final class SprayConnection implements PathSendWindow.Listener
         return frames.connectionPacket(opcode, paths, streams, localCid, token);
     }
 
-    // S7.3: a lossy or slow path changes route
-    private void repath(final int path)
-    {
-        scheduler.repath(path);
-        counters.increment(SprayCounters.REPATHS);
-        pathCounters[path].increment(SprayCounters.REPATHS);
-    }
-
-    private void enqueueMove(final long handle)
-    {
-        if (handle == PROBE_HANDLE)
-        {
-            return;
-        }
-        resend.queueMove(handle, RetransmitQueues.NOT_LOST);
-        counters.increment(SprayCounters.MOVED);
-    }
-
-    // S7.4.1: a packet of a path that timed out is lost there and goes again on another live path
-    private void enqueueRelocation(final long handle)
-    {
-        resend.queueMove(handle, relocatingFrom);
-        counters.increment(SprayCounters.LOST);
-        pathCounters[relocatingFrom].increment(SprayCounters.LOST);
-    }
-
-    private void restorePath(final int path, final long now)
-    {
-        scheduler.restore(path, now);
-        counters.increment(SprayCounters.PATH_RESTORES);
-        pathCounters[path].increment(SprayCounters.PATH_RESTORES);
-    }
-
-    private int rnrRetries(final long now)
-    {
-        int work = 0;
-        for (int slot = 0; slot < slots.capacity; slot++)
-        {
-            if (slots.rnrWaiting[slot] && slots.outstanding[slot] == 0 &&
-                slots.nextPacket[slot] == slots.packets[slot] &&
-                now >= slots.rnrRetryAt[slot])
-            {
-                slots.stopRnrWait(slot);
-                slots.unhold(slot);
-                slots.generation[slot]++;
-                slots.nextPacket[slot] = 0;
-                slots.acked[slot] = 0;
-                if (!slots.inSendQueue[slot])
-                {
-                    slots.enqueueSend(slot);
-                }
-                work++;
-            }
-        }
-        return work;
-    }
-
-    private int drainRetransmissions(final long now)
-    {
-        int sent = 0;
-        while (resend.retransmissions() > 0)
-        {
-            final int path = resend.retransmissionPath();
-            final int psn = resend.retransmissionPsn();
-            final long handle = resend.retransmissionHandle();
-            final PathSendWindow window = sendWindows[path];
-            if (scheduler.pathStates[path] == ACTIVE && Psn.inRange(psn, window.basePsn(), window.outstanding()))
-            {
-                final boolean ok = handle == PROBE_HANDLE ? frames.probe(path, psn, 0) :
-                    writeData(path, handle, psn, true, now);
-                if (!ok)
-                {
-                    break;
-                }
-                if (handle != PROBE_HANDLE)
-                {
-                    counters.increment(SprayCounters.RETRANSMITTED);
-                    pathCounters[path].increment(SprayCounters.RETRANSMITTED);
-                    // sent at once, but paced all the same: new data waits for the tokens it took (S8.4)
-                    pacer.take(slots.payloadOf(SendSlots.slotOf(handle), SendSlots.packetOf(handle)));
-                }
-                sent++;
-            }
-            resend.dropRetransmission();
-        }
-        return sent;
-    }
-
-    private int sendData(final long now)
-    {
-        final long elapsed = pacer.advance(now);
-        if (elapsed > 0)
-        {
-            pacer.refill(elapsed, pacingRate());
-        }
-        int sent = 0;
-        while (sent < config.maxPacketsPerTick && pacer.hasTokens())
-        {
-            final long handle;
-            final boolean moved = resend.moves() > 0;
-            final int lostOn = moved ? resend.moveLostOn() : RetransmitQueues.NOT_LOST;
-            if (moved)
-            {
-                handle = resend.moveHandle();
-            }
-            else
-            {
-                if (slots.sendQueueSize() == 0)
-                {
-                    break;
-                }
-                final int slot = slots.sendQueueHead();
-                if (slots.nextPacket[slot] >= slots.packets[slot])
-                {
-                    slots.dequeueSend();
-                    maybeFree(slot);
-                    continue;
-                }
-                handle = slots.handle(slot, slots.nextPacket[slot]);
-            }
-            if (!moved && pacer.startBudgetSpent())
-            {
-                break; // S8.3.1: the rest waits for the share the first ACK brings
-            }
-            final int path = scheduler.pick();
-            if (path < 0)
-            {
-                break;
-            }
-            if (!moved && pacer.isStart(now) && scheduler.nothingOutstanding() &&
-                slots.queuedPacketsAbove(config.startBudgetBytes / mtu))
-            {
-                // S8.3.1: starting after a pause, announce it with a header-only probe ahead of the data: the
-                // receiver counts this sender (and tells the others still sending their smaller share, S8.3.2) as
-                // soon as the probe arrives, before the data of an incast's first round trip has queued up ahead
-                if (frames.newProbe(path, 0, now))
-                {
-                    counters.increment(SprayCounters.START_PROBES_SENT);
-                    pacer.startAnnounced();
-                }
-            }
-            if (!writeData(path, handle, -1, false, now))
-            {
-                break;
-            }
-            final int slot = SendSlots.slotOf(handle);
-            final int payload = slots.payloadOf(slot, SendSlots.packetOf(handle));
-            if (!moved)
-            {
-                pacer.newDataSent(now, payload);
-            }
-            pacer.take(payload);
-            if (lostOn >= 0)
-            {
-                // a retransmission, counted against the path that lost it (S6.9)
-                counters.increment(SprayCounters.RETRANSMITTED);
-                pathCounters[lostOn].increment(SprayCounters.RETRANSMITTED);
-            }
-            else
-            {
-                counters.increment(SprayCounters.TX_PACKETS);
-                counters.add(SprayCounters.TX_BYTES, payload);
-                pathCounters[path].increment(SprayCounters.TX_PACKETS);
-                pathCounters[path].add(SprayCounters.TX_BYTES, payload);
-                if (scheduler.countSent(path) && scheduler.endLossSample(path))
-                {
-                    repath(path);
-                }
-            }
-            if (moved)
-            {
-                resend.dropMove();
-            }
-            else
-            {
-                slots.nextPacket[slot]++;
-                slots.outstanding[slot]++;
-            }
-            sent++;
-        }
-        return sent;
-    }
-
     /**
      * @return the rate the pacer lets new data out at now, bytes per nanosecond on the wire (S8.4): the sum over
      * live paths of cwnd x MTU / srtt, no more than the peer's share for this end and this end's own line rate.
      */
     public double pacingRate()
     {
-        double rate = scheduler.windowRate(mtu);
-        if (peerRateHintMbps > 0)
-        {
-            rate = Math.min(rate, peerRateHintMbps / 8000.0);
-        }
-        return Math.min(rate, config.capacityMbps / 8000.0);
+        return sender.pacingRate();
     }
 
     // =====================================================================================================
-    // Frames
+    // Control frames
     // =====================================================================================================
-
-    /**
-     * Writes a data packet on path {@code path}: a new one ({@code psnOrNew < 0}: takes the path's next PSN) or a
-     * retransmission with its PSN (S6.6).
-     */
-    private boolean writeData(
-        final int path, final long handle, final int psnOrNew, final boolean retransmit, final long now)
-    {
-        final int slot = SendSlots.slotOf(handle);
-        final int payload = slots.payloadOf(slot, SendSlots.packetOf(handle));
-        if (payload > 0 && !slots.region[slot].isRegistered())
-        {
-            localError = true; // its memory was deregistered: not a byte is read, the connection fails
-            return false;
-        }
-        return frames.data(path, handle, payload, psnOrNew, retransmit, now);
-    }
 
     // S8.3.2: when this receiver's share for a sender that is still sending to it (a message partly delivered,
     // or a start announced by a probe and no data yet) fell by more than an eighth since the last ACK told it,
@@ -1547,17 +734,12 @@ public final class SprayConnection implements PathSendWindow.Listener
     // nothing from either: thousands of one-packet senders starting at once would draw an ACK each per step
     private int pushRateHint(final long now)
     {
-        if (!startAnnounced && inboundMessagesInUse() == 0)
+        if ((!startAnnounced && inboundMessagesInUse() == 0) ||
+            !acks.hintFellBelowAdvertised(engine.rateHint().hintMbps()))
         {
             return 0;
         }
-        final long share = engine.rateHint().hintMbps();
-        if (share * 8 >= (long)advertisedHintMbps * 7)
-        {
-            return 0;
-        }
-        final int path = scheduler.controlPath(0);
-        if (!sendAck(path, now))
+        if (!sendAck(scheduler.controlPath(0), now))
         {
             return 0;
         }
@@ -1571,12 +753,10 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return false;
         }
-        advertisedHintMbps = engine.rateHint().hintMbps();
-        frames.ack(path, rxCeSinceAck[path], receiveWindows[path], advertisedHintMbps, ++rxAckSequence[path],
-            refusals.made());
-        rxSinceAck[path] = 0;
-        rxCeSinceAck[path] = 0;
-        rxFirstUnackedAt[path] = NONE;
+        final int hintMbps = engine.rateHint().hintMbps();
+        final int ceCount = acks.ceSinceAck(path);
+        final int sequence = acks.ackSent(path, hintMbps);
+        frames.ack(path, ceCount, acks.window(path), hintMbps, sequence, refusals.made());
         counters.increment(SprayCounters.ACKS_SENT);
         pathCounters[path].increment(SprayCounters.ACKS_SENT);
         return true;
@@ -1624,7 +804,6 @@ public final class SprayConnection implements PathSendWindow.Listener
         return auth;
     }
 
-    /** @return this end's CID (what the peer's packets carry in DestQP). */
     /**
      * Binds the connection to a tenant's protection domain (control path, on the engine's thread, before the
      * application posts): its work requests and its peer's rkeys then name only that domain's regions.
@@ -1635,6 +814,7 @@ public final class SprayConnection implements PathSendWindow.Listener
         inbound.protectionDomain(domain);
     }
 
+    /** @return this end's CID (what the peer's packets carry in DestQP). */
     public int localCid()
     {
         return localCid;
@@ -1723,31 +903,31 @@ public final class SprayConnection implements PathSendWindow.Listener
     /** @return the send window of path {@code p} (for tests and tools). */
     public PathSendWindow sendWindow(final int path)
     {
-        return sendWindows[path];
+        return scheduler.sendWindows[path];
     }
 
     /** @return the receive window of inbound path {@code p}. */
     public PathReceiveWindow receiveWindow(final int path)
     {
-        return receiveWindows[path];
+        return acks.window(path);
     }
 
     /** @return the congestion control of path {@code p}. */
     public PathCongestionControl congestionControl(final int path)
     {
-        return windows[path];
+        return scheduler.windows[path];
     }
 
     /** @return the RTT estimator of path {@code p}. */
     public RttEstimator rtt(final int path)
     {
-        return rtts[path];
+        return scheduler.rtts[path];
     }
 
     /** @return the last rate hint the peer sent, Mb/s (0: none). */
     public int peerRateHintMbps()
     {
-        return peerRateHintMbps;
+        return sender.peerRateHintMbps();
     }
 
     /**
@@ -1756,11 +936,11 @@ public final class SprayConnection implements PathSendWindow.Listener
      */
     public boolean isIdle()
     {
-        if (state == State.CLOSED)
+        if (close.state() == State.CLOSED)
         {
             return true;
         }
-        if (state != State.ESTABLISHED)
+        if (close.state() != State.ESTABLISHED)
         {
             return false; // closing: its timers run
         }
@@ -1769,10 +949,13 @@ public final class SprayConnection implements PathSendWindow.Listener
         {
             return false;
         }
+        if (!scheduler.nothingOutstanding() || acks.anyUnacknowledged())
+        {
+            return false;
+        }
         for (int path = 0; path < paths; path++)
         {
-            if (sendWindows[path].outstanding() > 0 || rxFirstUnackedAt[path] != NONE ||
-                scheduler.pathStates[path] == FAILED)
+            if (scheduler.pathStates[path] == FAILED)
             {
                 return false;
             }
@@ -1824,11 +1007,7 @@ public final class SprayConnection implements PathSendWindow.Listener
      */
     public long fixedStateBytes()
     {
-        final long slot = 1 + 8 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 4 + 1 + 1 + 4 * 6 + 1 + 1 + 4 + 4 + 4 + 1 + 4 + 8 +
-            4 + 4 +
-            1 + 8 + 8 + 4; // held, queryAt, heldAt (S9.3), rsn (S4.5)
-        final long maps = 16L * slots.mapCapacity();
-        return 256 + slot * slots.capacity + inbound.stateBytes() + maps + resend.stateBytes() + marks.stateBytes() +
+        return 256 + slots.stateBytes() + inbound.stateBytes() + resend.stateBytes() + marks.stateBytes() +
             SprayCounters.stateBytes();
     }
 

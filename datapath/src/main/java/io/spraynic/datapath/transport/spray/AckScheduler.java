@@ -1,0 +1,200 @@
+package io.spraynic.datapath.transport.spray;
+
+import io.spraynic.datapath.transport.Psn;
+import io.spraynic.datapath.transport.TransportCounters;
+
+/**
+ * The receiver's side of the inbound paths of one spray connection (docs/PROTOCOL.md S6.3, S6.4, S7.5, S12.6):
+ * each path's {@link PathReceiveWindow}, and when its ACK is due: at once for a packet that asks for one, opens
+ * or closes a gap, is the first CE-marked one since the last ACK, is a duplicate or a probe, or is the
+ * {@code ackEvery}-th since the last ACK; otherwise {@code ackDelay} after the first packet it has not
+ * acknowledged. It keeps what the next ACK of each path carries (its CE count and its ACK sequence number, which
+ * wraps) and the fair-share hint the last ACK told the peer (S8.3.2). Writing the ACK is the caller's.
+ * Allocation-free.
+ */
+final class AckScheduler
+{
+    /** {@link #onData}: out of the window, dropped (S6.3). */
+    static final int DROP = 0;
+    /** {@link #onData}: received before: acknowledge at once, nothing else. */
+    static final int DUPLICATE = 1;
+    /** {@link #onData}: new; its ACK can wait. */
+    static final int ACCEPT = 2;
+    /** {@link #onData}: new; acknowledge it once the message layer took it. */
+    static final int ACCEPT_ACK_NOW = 3;
+
+    private static final long NONE = Long.MIN_VALUE;
+
+    private final int paths;
+    private final int ackEvery;
+    private final long ackDelayNanos;
+    private final TransportCounters counters;
+    private final TransportCounters[] pathCounters;
+    private final PathReceiveWindow[] receiveWindows;
+    private final int[] sinceAck;
+    private final int[] ceSinceAck;
+    private final long[] firstUnackedAt;
+    private final boolean[] hadGap;
+    private final int[] ackSequence;
+    private int advertisedHintMbps;
+
+    /** @param initialPsn the connection's initial receive PSN (S6.1): each path's starts from it. */
+    AckScheduler(
+        final int paths, final int initialPsn, final SprayConfig config, final TransportCounters counters,
+        final TransportCounters[] pathCounters)
+    {
+        this.paths = paths;
+        this.ackEvery = config.ackEvery;
+        this.ackDelayNanos = config.ackDelayNanos;
+        this.counters = counters;
+        this.pathCounters = pathCounters;
+        receiveWindows = new PathReceiveWindow[paths];
+        sinceAck = new int[paths];
+        ceSinceAck = new int[paths];
+        firstUnackedAt = new long[paths];
+        hadGap = new boolean[paths];
+        ackSequence = new int[paths];
+        for (int path = 0; path < paths; path++)
+        {
+            receiveWindows[path] = new PathReceiveWindow(PathScheduler.initialPsn(initialPsn, path));
+            firstUnackedAt[path] = NONE;
+        }
+    }
+
+    /**
+     * A data packet arrived on {@code path} (its headers and tag checked, room for its message state made).
+     *
+     * @return {@link #DROP}, {@link #DUPLICATE}, {@link #ACCEPT} or {@link #ACCEPT_ACK_NOW}.
+     */
+    int onData(final int path, final int psn, final boolean ce, final boolean ackRequested, final long now)
+    {
+        final PathReceiveWindow window = receiveWindows[path];
+        final int result = window.onPacket(psn);
+        final TransportCounters pathCounter = pathCounters[path];
+        counters.increment(SprayCounters.RX_PACKETS);
+        pathCounter.increment(SprayCounters.RX_PACKETS);
+        if (result == PathReceiveWindow.OUT_OF_WINDOW)
+        {
+            counters.increment(SprayCounters.OUT_OF_WINDOW);
+            pathCounter.increment(SprayCounters.OUT_OF_WINDOW);
+            return DROP;
+        }
+        if (result == PathReceiveWindow.DUPLICATE)
+        {
+            counters.increment(SprayCounters.DUPLICATES);
+            pathCounter.increment(SprayCounters.DUPLICATES);
+            return DUPLICATE;
+        }
+        boolean ackAtOnce = ackRequested;
+        if (ce)
+        {
+            counters.increment(SprayCounters.ECN_MARKS_RECEIVED);
+            pathCounter.increment(SprayCounters.ECN_MARKS_RECEIVED);
+            ceSinceAck[path]++;
+            ackAtOnce |= firstUnackedAt[path] == NONE;
+        }
+        final boolean gap = window.hasGap();
+        if (gap != hadGap[path])
+        {
+            ackAtOnce = true;
+            if (gap)
+            {
+                counters.increment(SprayCounters.SACK_GAPS);
+                pathCounter.increment(SprayCounters.SACK_GAPS);
+            }
+            hadGap[path] = gap;
+        }
+        if (firstUnackedAt[path] == NONE)
+        {
+            firstUnackedAt[path] = now;
+        }
+        if (++sinceAck[path] >= ackEvery)
+        {
+            ackAtOnce = true;
+        }
+        return ackAtOnce ? ACCEPT_ACK_NOW : ACCEPT;
+    }
+
+    /**
+     * S12.6: the sender's next PSN is above everything it sent on the path: a RESYNC below what arrived (a
+     * replayed one), not within half the PSN space ahead of the cumulative PSN, or not at the probe's own PSN,
+     * cannot be the peer's.
+     */
+    boolean isResyncValid(final int path, final int nextPsn, final int probePsn)
+    {
+        final PathReceiveWindow window = receiveWindows[path];
+        return Psn.diff(nextPsn, window.frontier()) >= 0 && Psn.diff(nextPsn, window.cumulativePsn()) >= 0 &&
+            nextPsn == probePsn;
+    }
+
+    /**
+     * A probe arrived on {@code path} (a RESYNC one checked with {@link #isResyncValid}); its ACK is due at once.
+     * A probe occupies its PSN, so the ACK that answers it acknowledges a PSN above every packet sent before it
+     * and S6.5 finds a lost tail; a RESYNC restarts the window at that PSN first (S7.5).
+     */
+    void onProbe(final int path, final int psn, final boolean resync)
+    {
+        final PathReceiveWindow window = receiveWindows[path];
+        if (resync)
+        {
+            window.reset(psn);
+        }
+        window.onPacket(psn);
+        hadGap[path] = window.hasGap();
+    }
+
+    /** @return whether the delayed ACK of {@code path} is due at {@code now}. */
+    boolean isDue(final int path, final long now)
+    {
+        return firstUnackedAt[path] != NONE && now - firstUnackedAt[path] >= ackDelayNanos;
+    }
+
+    /** @return whether a packet of some path waits for its ACK. */
+    boolean anyUnacknowledged()
+    {
+        for (int path = 0; path < paths; path++)
+        {
+            if (firstUnackedAt[path] != NONE)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** @return the receive window of {@code path}: what its ACK carries. */
+    PathReceiveWindow window(final int path)
+    {
+        return receiveWindows[path];
+    }
+
+    /** @return CE-marked packets of {@code path} since its last ACK. */
+    int ceSinceAck(final int path)
+    {
+        return ceSinceAck[path];
+    }
+
+    /**
+     * An ACK of {@code path} is being written now, telling the peer {@code hintMbps}: nothing of the path waits
+     * for one any more.
+     *
+     * @return its ACK sequence number (one more than the last, wrapping: the sender compares them serially).
+     */
+    int ackSent(final int path, final int hintMbps)
+    {
+        advertisedHintMbps = hintMbps;
+        sinceAck[path] = 0;
+        ceSinceAck[path] = 0;
+        firstUnackedAt[path] = NONE;
+        return ++ackSequence[path];
+    }
+
+    /**
+     * S8.3.2: whether the share {@code hintMbps} fell by more than an eighth below what the last ACK told the
+     * peer (a rise is not urgent).
+     */
+    boolean hintFellBelowAdvertised(final long hintMbps)
+    {
+        return hintMbps * 8 < (long)advertisedHintMbps * 7;
+    }
+}

@@ -1,0 +1,301 @@
+package io.spraynic.datapath.transport.spray;
+
+import io.spraynic.datapath.transport.TransportCounters;
+import io.spraynic.datapath.wire.SelectiveAckHeader;
+
+import java.lang.foreign.MemorySegment;
+import java.util.function.LongConsumer;
+
+import static io.spraynic.datapath.transport.spray.SprayConnection.FAILED;
+import static io.spraynic.datapath.transport.spray.SprayConnection.PROBE_HANDLE;
+
+/**
+ * The sender's ACK processing, loss detection and recovery of one spray connection (docs/PROTOCOL.md S6.5-S6.8,
+ * S7.3-S7.5): which ACKs are taken (in ACK sequence order, inside the path's window); what one says packet by
+ * packet (acknowledged: an RTT sample and the message's progress; lost below the highest acknowledged PSN of a
+ * FIFO path, S6.5: a retransmission at the same PSN, S6.6); and what each path's timer finds (a retransmission
+ * timeout, S6.8; packets relocated off a path that went silent while another answered, S7.4.1; a path failed
+ * after repeated timeouts, its packets moved to live paths, S7.4; a failed path's RESYNC probe, S7.5; a probe on
+ * a quiet path). Lossy paths change route (S7.3).
+ * <p>
+ * What it decides to send again goes into the connection's {@link RetransmitQueues}; the probes a timer asks for
+ * are the caller's to write ({@link #onTimer} says which). Allocation-free.
+ */
+final class LossDetector implements PathSendWindow.Listener
+{
+    /** {@link #onAckPacket}: the ACK was taken: the path's window, estimates and state are updated. */
+    static final int ACK_TAKEN = 0;
+    /** {@link #onAckPacket}: older than one taken, or outside the path's window: counted, nothing changed. */
+    static final int ACK_STALE = 1;
+    /** {@link #onAckPacket}: taken, but its path is failed and the ACK is not its probe's: nothing more. */
+    static final int ACK_OF_FAILED_PATH = 2;
+
+    /** {@link #onTimer}: nothing to do on the path. */
+    static final int NOTHING = 0;
+    /** {@link #onTimer}: a timeout was handled (packets queued again, relocated, or the path failed). */
+    static final int RECOVERED = 1;
+    /** {@link #onTimer}: the path is quiet: send a probe on it. */
+    static final int PROBE = 2;
+    /** {@link #onTimer}: the failed path's window restarted on a new route: send a RESYNC probe on it (S7.5). */
+    static final int RESYNC = 3;
+
+    private final PathScheduler scheduler;
+    private final PathSendWindow[] sendWindows;
+    private final RttEstimator[] rtts;
+    private final PathCongestionControl[] windows;
+    private final RetransmitQueues resend;
+    private final SendCompletions completions;
+    private final Refusals refusals;
+    private final SprayConfig config;
+    private final TransportCounters counters;
+    private final TransportCounters[] pathCounters;
+    private final LongConsumer mover = this::queueMove;
+    private final LongConsumer relocator = this::queueRelocation;
+    private int relocatingFrom;
+
+    // ---- the ACK being applied
+    private int ackPath;
+    private long ackNow;
+    private boolean probeAcked;
+
+    LossDetector(
+        final PathScheduler scheduler,
+        final RetransmitQueues resend,
+        final SendCompletions completions,
+        final Refusals refusals,
+        final SprayConfig config,
+        final TransportCounters counters,
+        final TransportCounters[] pathCounters)
+    {
+        this.scheduler = scheduler;
+        this.sendWindows = scheduler.sendWindows;
+        this.rtts = scheduler.rtts;
+        this.windows = scheduler.windows;
+        this.resend = resend;
+        this.completions = completions;
+        this.refusals = refusals;
+        this.config = config;
+        this.counters = counters;
+        this.pathCounters = pathCounters;
+    }
+
+    // ---- ACKs (S6.5)
+
+    /**
+     * Takes the SACK header at {@code sack} (its path checked against the connection's paths): an ACK older than
+     * one already taken (by its ACK sequence number, compared serially) or outside the path's window changes
+     * nothing; otherwise its packets are acknowledged or found lost, the path answers (its timeouts end; a failed
+     * path whose probe it acknowledges is restored, S7.5) and its congestion window grows or, on CE echoes,
+     * shrinks (S8).
+     *
+     * @return {@link #ACK_TAKEN}, {@link #ACK_STALE} or {@link #ACK_OF_FAILED_PATH}.
+     */
+    int onAckPacket(final MemorySegment buffer, final long sack, final long now)
+    {
+        final int path = SelectiveAckHeader.path(buffer, sack);
+        final int sequence = SelectiveAckHeader.ackSequence(buffer, sack);
+        if (scheduler.isStaleAck(path, sequence))
+        {
+            counters.increment(SprayCounters.ACKS_STALE);
+            return ACK_STALE;
+        }
+        // S9.3: before the packets it covers complete, so that a refused one waits for its NACK
+        refusals.onPeerCount(SelectiveAckHeader.refusals(buffer, sack));
+        final int newlyAcked = onAck(path, buffer, sack, now);
+        if (newlyAcked < 0)
+        {
+            counters.increment(SprayCounters.ACKS_STALE);
+            return ACK_STALE;
+        }
+        counters.increment(SprayCounters.ACKS_RECEIVED);
+        pathCounters[path].increment(SprayCounters.ACKS_RECEIVED);
+        final int ce = SelectiveAckHeader.ceCount(buffer, sack);
+        if (ce > 0)
+        {
+            counters.add(SprayCounters.ECN_MARKS_ECHOED, ce);
+            pathCounters[path].add(SprayCounters.ECN_MARKS_ECHOED, ce);
+        }
+        scheduler.onAckTaken(path, sequence, now);
+        if (scheduler.pathStates[path] == FAILED)
+        {
+            if (!probeAcked)
+            {
+                return ACK_OF_FAILED_PATH;
+            }
+            restorePath(path, now);
+        }
+        windows[path].onAck(newlyAcked, ce, now, rtts[path].srttNanos());
+        return ACK_TAKEN;
+    }
+
+    /**
+     * Applies the SACK header at {@code sack} to the send window of {@code path}.
+     *
+     * @return packets newly acknowledged, or -1 when the ACK does not fit the window (nothing changed).
+     */
+    int onAck(final int path, final MemorySegment buffer, final long sack, final long now)
+    {
+        ackPath = path;
+        ackNow = now;
+        probeAcked = false;
+        return sendWindows[path].onAck(buffer, sack, now, this);
+    }
+
+    /** @return whether the ACK last applied acknowledged a probe (what restores a failed path, S7.5). */
+    boolean probeAcked()
+    {
+        return probeAcked;
+    }
+
+    public void onAcked(final long handle, final int psn, final long rttNanos)
+    {
+        rtts[ackPath].onSample(rttNanos);
+        if (handle == PROBE_HANDLE)
+        {
+            probeAcked = true;
+            return;
+        }
+        completions.onPacketAcked(handle, ackNow);
+    }
+
+    public void onLost(final long handle, final int psn)
+    {
+        final int path = ackPath;
+        sendWindows[path].retransmitted(psn, ackNow);
+        if (handle != PROBE_HANDLE)
+        {
+            countLost(path);
+            windows[path].onLoss(ackNow);
+            scheduler.countLost(path);
+            if (scheduler.isLossy(path))
+            {
+                repath(path);
+            }
+        }
+        resend.queueRetransmission(path, psn, handle);
+    }
+
+    // ---- timers (S6.8, S7.4, S7.4.1, S7.5)
+
+    /** @return {@link #NOTHING}, {@link #RECOVERED}, {@link #PROBE} or {@link #RESYNC}. */
+    int onTimer(final int path, final long now)
+    {
+        final PathSendWindow window = sendWindows[path];
+        if (scheduler.pathStates[path] == FAILED)
+        {
+            if (now >= scheduler.nextResyncAt[path])
+            {
+                scheduler.nextResyncAt[path] = now + config.probeIntervalNanos;
+                window.reset(window.nextPsn());
+                scheduler.sourcePorts[path] = scheduler.unusedSourcePort(); // a new route (S7.5)
+                return RESYNC;
+            }
+            return NOTHING;
+        }
+        if (window.outstanding() == 0)
+        {
+            return NOTHING;
+        }
+        if (now - window.oldestSentAtNanos() >= scheduler.rtoNanos(path))
+        {
+            onTimeout(path, window, now);
+            return RECOVERED;
+        }
+        if (scheduler.consecutiveTimeouts[path] > 0 &&
+            scheduler.othersAcknowledgedSince(path, now - scheduler.ackExpectedWithinNanos(path)))
+        {
+            // S7.4.1: still no ACK since the timeout: a packet sent shortly before it is lost too once its ACK
+            // is overdue, and goes again elsewhere without waiting for the next, backed-off, RTO
+            relocatingFrom = path;
+            if (window.relocate(PROBE_HANDLE, now - scheduler.ackExpectedWithinNanos(path), relocator) > 0)
+            {
+                return RECOVERED;
+            }
+        }
+        final long quiet = Math.max(2 * scheduler.srttNanos(path), config.probeMinNanos);
+        final long since = Math.max(Math.max(scheduler.lastAckAt[path], scheduler.lastProbeAt[path]),
+            window.oldestSentAtNanos());
+        return now - since >= quiet && !window.isFull() ? PROBE : NOTHING;
+    }
+
+    private void onTimeout(final int path, final PathSendWindow window, final long now)
+    {
+        counters.increment(SprayCounters.TIMEOUTS);
+        pathCounters[path].increment(SprayCounters.TIMEOUTS);
+        rtts[path].onTimeout();
+        if (++scheduler.consecutiveTimeouts[path] >= config.failAfterTimeouts)
+        {
+            failPath(path, now);
+            return;
+        }
+        final long oldestSentAt = window.oldestSentAtNanos();
+        if (scheduler.othersAcknowledgedSince(path, oldestSentAt))
+        {
+            // S7.4.1: the path went silent for an RTO while another answered, so on a FIFO path nothing sent on
+            // it since its oldest packet is known to have arrived: its overdue packets go again at once on the
+            // other live paths, and it keeps payload-free probes at their PSNs, the oldest sent now, to find out
+            // whether it is alive (an ACK) or dead (more timeouts, then S7.4)
+            relocatingFrom = path;
+            window.relocate(PROBE_HANDLE, Math.max(now - scheduler.ackExpectedWithinNanos(path), oldestSentAt),
+                relocator);
+        }
+        // else every path is as silent (a queue in front of them all, or the peer): moving packets would only
+        // add copies to that queue and undo the backoff, so the oldest is retransmitted here (S6.8)
+        final int psn = window.basePsn();
+        final long handle = window.oldestHandle(); // the placeholder when the oldest was relocated
+        window.retransmitted(psn, now);
+        if (handle != PROBE_HANDLE)
+        {
+            countLost(path);
+        }
+        resend.queueRetransmission(path, psn, handle);
+    }
+
+    // S7.4: the path fails; its outstanding packets move to the live paths
+    private void failPath(final int path, final long now)
+    {
+        scheduler.fail(path, now);
+        counters.increment(SprayCounters.PATH_FAILURES);
+        pathCounters[path].increment(SprayCounters.PATH_FAILURES);
+        sendWindows[path].drain(mover);
+    }
+
+    // S7.5: a failed path's probe was acknowledged: it carries data again
+    private void restorePath(final int path, final long now)
+    {
+        scheduler.restore(path, now);
+        counters.increment(SprayCounters.PATH_RESTORES);
+        pathCounters[path].increment(SprayCounters.PATH_RESTORES);
+    }
+
+    /** S7.3: a lossy or slow path changes route. */
+    void repath(final int path)
+    {
+        scheduler.repath(path);
+        counters.increment(SprayCounters.REPATHS);
+        pathCounters[path].increment(SprayCounters.REPATHS);
+    }
+
+    private void countLost(final int path)
+    {
+        counters.increment(SprayCounters.LOST);
+        pathCounters[path].increment(SprayCounters.LOST);
+    }
+
+    private void queueMove(final long handle)
+    {
+        if (handle == PROBE_HANDLE)
+        {
+            return;
+        }
+        resend.queueMove(handle, RetransmitQueues.NOT_LOST);
+        counters.increment(SprayCounters.MOVED);
+    }
+
+    // S7.4.1: a packet of a path that timed out is lost there and goes again on another live path
+    private void queueRelocation(final long handle)
+    {
+        resend.queueMove(handle, relocatingFrom);
+        countLost(relocatingFrom);
+    }
+}

@@ -1,0 +1,284 @@
+package io.spraynic.datapath.transport.spray;
+
+import io.spraynic.datapath.transport.Psn;
+import io.spraynic.datapath.transport.TransportCounters;
+import io.spraynic.datapath.verbs.CompletionQueue;
+import io.spraynic.datapath.wire.SelectiveAckHeader;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.SplittableRandom;
+
+import static io.spraynic.datapath.transport.spray.SprayConnection.PROBE_HANDLE;
+import static io.spraynic.datapath.transport.spray.SprayConnection.WRITE;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * docs/PROTOCOL.md S6.5-S6.8, S7.3-S7.5: what an ACK says packet by packet (holes at the SACK bitmap's ends
+ * and word boundaries, across the PSN wrap; stale and repeated ACKs), timeouts, relocation, failure and RESYNC.
+ */
+@Timeout(10)
+class LossDetectorTest
+{
+    private static final int MTU = 1024;
+    private static final int NEAR_WRAP = Psn.MASK - 3; // path 0's PSNs wrap after four packets
+
+    private final SprayConfig config = new SprayConfig();
+    private final PathScheduler scheduler = new PathScheduler(2, config, new SplittableRandom(5), NEAR_WRAP, 50_000);
+    private final SendSlots slots = new SendSlots(4, 1, MTU);
+    private final RetransmitQueues resend = new RetransmitQueues(2 * PathSendWindow.CAPACITY);
+    private final TransportCounters counters = SprayCounters.create();
+    private final TransportCounters[] pathCounters = {SprayCounters.create(), SprayCounters.create()};
+    private final CompletionQueue sendCq = new CompletionQueue(16);
+    private final Refusals refusals = new Refusals();
+    private final SendCompletions completions = new SendCompletions(slots, new PlacementMarks(1), 16, refusals,
+        sendCq, 1, MTU, config, scheduler, counters, SprayCounters.create(), (streamId, msn) -> true);
+    private final LossDetector loss =
+        new LossDetector(scheduler, resend, completions, refusals, config, counters, pathCounters);
+    private final MemorySegment ack = Arena.ofAuto().allocate(SelectiveAckHeader.LENGTH);
+
+    // a message of `packets` packets, each sent on `path` at `now`
+    private int send(final int path, final int packets, final long now)
+    {
+        final int slot = slots.take();
+        slots.kind[slot] = WRITE;
+        slots.stream[slot] = 0;
+        slots.msn[slot] = slots.nextMsn[0]++;
+        slots.length[slot] = packets * MTU;
+        slots.packets[slot] = packets;
+        slots.signaled[slot] = true;
+        slots.appendToStream(slot);
+        for (int packet = 0; packet < packets; packet++)
+        {
+            scheduler.sendWindows[path].send(slots.handle(slot, packet), now);
+        }
+        slots.nextPacket[slot] = packets;
+        slots.outstanding[slot] = packets;
+        return slot;
+    }
+
+    // the ACK a receiver writes after receiving the given distances from `firstPsn`
+    private MemorySegment ackOf(final int firstPsn, final int... received)
+    {
+        final PathReceiveWindow receiver = new PathReceiveWindow(firstPsn);
+        for (final int distance : received)
+        {
+            receiver.onPacket(Psn.add(firstPsn, distance));
+        }
+        receiver.writeTo(ack, 0);
+        return ack;
+    }
+
+    // the rest of the SACK header of the ACK ackOf wrote last
+    private MemorySegment header(final int path, final int sequence, final int peerRefusals, final int ceCount)
+    {
+        SelectiveAckHeader.path(ack, 0, path);
+        SelectiveAckHeader.ackSequence(ack, 0, sequence);
+        SelectiveAckHeader.refusals(ack, 0, peerRefusals);
+        SelectiveAckHeader.ceCount(ack, 0, ceCount);
+        return ack;
+    }
+
+    private static int[] range(final int from, final int to)
+    {
+        final int[] distances = new int[to - from];
+        for (int i = 0; i < distances.length; i++)
+        {
+            distances[i] = from + i;
+        }
+        return distances;
+    }
+
+    @Test
+    void shouldRetransmitAHoleAtItsPsnAcrossTheWrapAndCompleteTheMessageOnceItArrives()
+    {
+        final PathSendWindow window = scheduler.sendWindows[0];
+        final int first = window.nextPsn();
+        final int slot = send(0, 8, 0);
+        assertEquals(7, loss.onAck(0, ackOf(first, 0, 1, 3, 4, 5, 6, 7), 0, 1_000));
+        assertEquals(1, resend.retransmissions());
+        assertEquals(0, resend.retransmissionPath());
+        assertEquals(Psn.add(first, 2), resend.retransmissionPsn());
+        assertEquals(slots.handle(slot, 2), resend.retransmissionHandle());
+        assertEquals(1, counters.get(SprayCounters.LOST));
+        assertEquals(1, pathCounters[0].get(SprayCounters.LOST));
+        assertEquals(Psn.add(first, 2), window.basePsn(), "the window slides up to the hole");
+        assertEquals(7, slots.acked[slot]);
+        assertTrue(sendCq.isEmpty());
+
+        assertEquals(0, loss.onAck(0, ackOf(first, 0, 1, 3, 4, 5, 6, 7), 0, 1_100), "the same ACK again");
+        assertEquals(1, resend.retransmissions(), "a repeated ACK finds no new loss");
+
+        assertEquals(1, loss.onAck(0, ackOf(first, range(0, 8)), 0, 2_000));
+        assertEquals(0, window.outstanding());
+        assertFalse(sendCq.isEmpty(), "all eight acknowledged: the WRITE completes");
+    }
+
+    @Test
+    void shouldRefuseAnAckBelowOrBeyondTheWindowAndChangeNothing()
+    {
+        final PathSendWindow window = scheduler.sendWindows[0];
+        final int first = window.nextPsn();
+        send(0, 4, 0);
+        assertEquals(-1, loss.onAck(0, ackOf(Psn.add(first, 5)), 0, 1_000), "acknowledges what was never sent");
+        assertEquals(2, loss.onAck(0, ackOf(first, 0, 1), 0, 1_000));
+        assertEquals(-1, loss.onAck(0, ackOf(Psn.add(first, -1)), 0, 1_000), "below the window: stale");
+        assertEquals(2, window.outstanding());
+        assertEquals(0, resend.retransmissions());
+    }
+
+    @Test
+    void shouldReadEveryBitOfTheSackBitmapAtItsEndsAndWordBoundaries()
+    {
+        final PathSendWindow window = scheduler.sendWindows[1];
+        final int first = window.nextPsn();
+        final int slot = send(1, PathSendWindow.CAPACITY, 0);
+        assertTrue(window.isFull());
+        // PSN first itself lost (the cumulative PSN), then received at bits 1, 63, 64 and 255
+        assertEquals(4, loss.onAck(1, ackOf(first, 1, 63, 64, 255), 0, 1_000));
+        assertEquals(4, slots.acked[slot]);
+        assertEquals(PathSendWindow.CAPACITY - 4, resend.retransmissions(), "every hole below bit 255 is lost");
+        assertEquals(first, resend.retransmissionPsn(), "the first: the cumulative PSN itself");
+        assertEquals(1, resend.retransmissionPath());
+        assertEquals(PathSendWindow.CAPACITY - 4, pathCounters[1].get(SprayCounters.LOST));
+        assertEquals(0, pathCounters[0].get(SprayCounters.LOST));
+    }
+
+    @Test
+    void shouldRetransmitTheOldestAfterAnRtoThenFailThePathAndMoveItsPacketsThenResyncOnANewRoute()
+    {
+        final PathSendWindow window = scheduler.sendWindows[0];
+        final int first = window.nextPsn();
+        final int slot = send(0, 2, 0);
+        scheduler.refreshSiblingEstimates();
+        final long rto = scheduler.rtoNanos(0);
+        assertNotEquals(LossDetector.RECOVERED, loss.onTimer(0, rto - 1));
+        assertEquals(0, resend.retransmissions());
+        assertEquals(LossDetector.RECOVERED, loss.onTimer(0, rto));
+        assertEquals(1, counters.get(SprayCounters.TIMEOUTS));
+        assertEquals(first, resend.retransmissionPsn(), "the path's oldest packet, on the same path");
+        assertEquals(slots.handle(slot, 0), resend.retransmissionHandle());
+        assertEquals(1, counters.get(SprayCounters.LOST));
+        assertEquals(0, resend.moves(), "no other path answers: nothing relocated");
+
+        long now = rto;
+        for (int timeout = 2; timeout <= config.failAfterTimeouts; timeout++)
+        {
+            final long backedOff = scheduler.rtoNanos(0);
+            assertTrue(backedOff > rto, "backed off");
+            now += backedOff;
+            assertEquals(LossDetector.RECOVERED, loss.onTimer(0, now));
+        }
+        assertEquals(SprayConnection.FAILED, scheduler.pathStates[0]);
+        assertEquals(1, counters.get(SprayCounters.PATH_FAILURES));
+        assertEquals(2, resend.moves(), "both packets go to the live paths");
+        assertEquals(2, counters.get(SprayCounters.MOVED));
+        assertEquals(0, window.outstanding());
+
+        final int oldPort = scheduler.sourcePorts[0];
+        final int nextPsn = window.nextPsn();
+        assertEquals(LossDetector.NOTHING, loss.onTimer(0, now + config.probeIntervalNanos - 1));
+        assertEquals(LossDetector.RESYNC, loss.onTimer(0, now + config.probeIntervalNanos));
+        assertNotEquals(oldPort, scheduler.sourcePorts[0], "a new route (S7.5)");
+        assertEquals(nextPsn, window.basePsn());
+        assertEquals(LossDetector.NOTHING, loss.onTimer(0, now + config.probeIntervalNanos + 1), "one per interval");
+    }
+
+    @Test
+    void shouldRelocateTheOverduePacketsOfASilentPathWhileAnotherAnswersS741()
+    {
+        final PathSendWindow window = scheduler.sendWindows[0];
+        final int slot = send(0, 1, 0);
+        scheduler.onAckTaken(1, 1, 10); // path 1 answers after path 0's packet left
+        scheduler.refreshSiblingEstimates();
+        assertEquals(LossDetector.RECOVERED, loss.onTimer(0, scheduler.rtoNanos(0)));
+        assertEquals(1, resend.moves());
+        assertEquals(slots.handle(slot, 0), resend.moveHandle());
+        assertEquals(0, resend.moveLostOn(), "lost on path 0: its retransmission is counted there");
+        assertEquals(1, resend.retransmissions());
+        assertEquals(PROBE_HANDLE, resend.retransmissionHandle(), "a payload-free probe keeps the PSN");
+        assertEquals(PROBE_HANDLE, window.oldestHandle());
+        assertEquals(1, counters.get(SprayCounters.LOST), "the packet, not the placeholder");
+    }
+
+    @Test
+    void shouldProbeAQuietPathAndSayWhenAProbeIsAcknowledged()
+    {
+        final PathSendWindow window = scheduler.sendWindows[1];
+        final int first = window.nextPsn();
+        assertEquals(LossDetector.NOTHING, loss.onTimer(1, 1_000_000), "nothing outstanding: nothing to find");
+        window.send(PROBE_HANDLE, 0);
+        scheduler.refreshSiblingEstimates();
+        assertEquals(1, loss.onAck(1, ackOf(first, 0), 0, 500));
+        assertTrue(loss.probeAcked());
+        assertEquals(0, counters.get(SprayCounters.LOST));
+
+        window.send(PROBE_HANDLE, 600);
+        window.send(PROBE_HANDLE, 700);
+        assertEquals(1, loss.onAck(1, ackOf(first, 0, 2), 0, 800));
+        assertEquals(1, resend.retransmissions(), "a lost probe goes again at its PSN");
+        assertEquals(PROBE_HANDLE, resend.retransmissionHandle());
+        assertEquals(0, counters.get(SprayCounters.LOST), "a probe is no lost data");
+
+    }
+
+    @Test
+    void shouldTakeAcksInSequenceOrderAcrossTheWrapAndCountTheRestStale()
+    {
+        final PathSendWindow window = scheduler.sendWindows[0];
+        final int first = window.nextPsn();
+        send(0, 4, 0);
+        ackOf(first, 0);
+        assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(header(0, Integer.MAX_VALUE, 0, 0), 0, 100));
+        assertEquals(3, window.outstanding(), "one acknowledged");
+        ackOf(first, 0, 1);
+        assertEquals(LossDetector.ACK_STALE, loss.onAckPacket(header(0, Integer.MAX_VALUE, 0, 0), 0, 200),
+            "the same sequence number again: a duplicate, even though it would acknowledge more");
+        assertEquals(3, window.outstanding());
+        assertEquals(LossDetector.ACK_STALE, loss.onAckPacket(header(0, Integer.MAX_VALUE - 1, 0, 0), 0, 200));
+        assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(header(0, Integer.MIN_VALUE, 0, 2), 0, 300),
+            "the number after the wrap is newer");
+        assertEquals(2, window.outstanding());
+        assertEquals(2, counters.get(SprayCounters.ACKS_STALE));
+        assertEquals(2, counters.get(SprayCounters.ACKS_RECEIVED));
+        assertEquals(2, pathCounters[0].get(SprayCounters.ECN_MARKS_ECHOED));
+        ackOf(Psn.add(first, 9));
+        assertEquals(LossDetector.ACK_STALE, loss.onAckPacket(header(0, Integer.MIN_VALUE + 1, 0, 0), 0, 400),
+            "beyond what was sent: refused by the window");
+        assertEquals(3, counters.get(SprayCounters.ACKS_STALE));
+    }
+
+    @Test
+    void shouldLearnThePeersRefusalCountBeforeCompletingWhatTheAckCoversS93()
+    {
+        final int first = scheduler.sendWindows[0].nextPsn();
+        final int slot = send(0, 1, 0);
+        ackOf(first, 0);
+        assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(header(0, 1, 1, 0), 0, 100));
+        assertTrue(sendCq.isEmpty(), "the peer refused something: this message may be it");
+        assertTrue(slots.held[slot]);
+    }
+
+    @Test
+    void shouldRestoreAFailedPathOnlyByAnAckOfItsProbeS75()
+    {
+        final PathSendWindow window = scheduler.sendWindows[1];
+        scheduler.fail(1, 0);
+        window.reset(window.nextPsn());
+        final int first = window.nextPsn();
+        send(1, 1, 10); // e.g. sent before the failure was known
+        ackOf(first, 0);
+        assertEquals(LossDetector.ACK_OF_FAILED_PATH, loss.onAckPacket(header(1, 1, 0, 0), 0, 100));
+        assertEquals(SprayConnection.FAILED, scheduler.pathStates[1]);
+        window.send(PROBE_HANDLE, 200);
+        ackOf(first, 0, 1);
+        assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(header(1, 2, 0, 0), 0, 300));
+        assertEquals(SprayConnection.ACTIVE, scheduler.pathStates[1]);
+        assertEquals(1, counters.get(SprayCounters.PATH_RESTORES));
+    }
+}
