@@ -21,6 +21,7 @@ import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.ProtectionDomain;
 import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.datapath.wire.Wire;
+import io.spraynic.pmd.InterfaceAddress;
 import io.spraynic.dpdk.CpuAffinity;
 import io.spraynic.dpdk.EthPort;
 import io.spraynic.pmd.NicConfig;
@@ -426,6 +427,11 @@ public final class EmbeddedNic implements AutoCloseable
             for (int p = 0; p < config.planes(); p++)
             {
                 spray.local(p, config.localIpv4[p], config.localMac[p]);
+                final InterfaceAddress address = config.addresses[p];
+                if (null != address && address.isIpv6())
+                {
+                    spray.localIpv6(p, address.ipv6High(), address.ipv6Low()); // towards peers named by IPv6
+                }
             }
             final PortsFrameOutput output = new PortsFrameOutput(ports, config.burst);
             final SprayEngine engine = new SprayEngine(spray, domain, output);
@@ -498,6 +504,8 @@ public final class EmbeddedNic implements AutoCloseable
         transport.engine().listen(template, config.peerResolver, new SprayHandshake.AcceptListener()
         {
             private NicConnection accepting;
+            private long[] peerHigh;
+            private long[] peerLow;
 
             public void onAccepting(final SprayConnectionConfig c)
             {
@@ -505,6 +513,13 @@ public final class EmbeddedNic implements AutoCloseable
                     config.completionQueueCapacity);
                 c.completionQueues(accepting.sendCompletionQueue(), accepting.receiveCompletionQueue())
                     .sourcePortBase(sourcePortBase(config.paths));
+                peerHigh = new long[config.planes()]; // the handshake learnt the peer's addresses before this
+                peerLow = new long[config.planes()];
+                for (int p = 0; p < peerHigh.length; p++)
+                {
+                    peerHigh[p] = c.remoteHigh(p);
+                    peerLow[p] = c.remoteLow(p);
+                }
             }
 
             public void onAccepted(final SprayConnection connection)
@@ -512,7 +527,7 @@ public final class EmbeddedNic implements AutoCloseable
                 final NicConnection handle = accepting;
                 accepting = null;
                 attachSpray(worker, handle, connection);
-                neighbours.follow(worker, handle, connection);
+                neighbours.follow(worker, handle, connection, peerHigh, peerLow);
                 if (!accepted.offer(handle))
                 {
                     transport.engine().close(connection); // nobody is accepting: refuse rather than grow without bound
@@ -786,13 +801,50 @@ public final class EmbeddedNic implements AutoCloseable
      */
     public NicConnection connect(final int[] peerIpv4, final Duration timeout)
     {
+        final long[] high = new long[peerIpv4.length];
+        final long[] low = new long[peerIpv4.length];
+        for (int p = 0; p < low.length; p++)
+        {
+            low[p] = InterfaceAddress.mappedLow(peerIpv4[p]);
+        }
+        return connect(high, low, timeout);
+    }
+
+    /**
+     * {@link #connect(int[], Duration)} with the peer's addresses of either family, each of its plane's: IPv6 on a
+     * plane with an IPv6 address (neighbour discovery resolves the next hop), IPv4 on the others.
+     *
+     * @param peers   the peer's address on each plane.
+     * @param timeout how long to wait for neighbour resolution and the handshake.
+     * @return the connection, ESTABLISHED.
+     */
+    public NicConnection connect(final java.net.InetAddress[] peers, final Duration timeout)
+    {
+        final long[] high = new long[peers.length];
+        final long[] low = new long[peers.length];
+        for (int p = 0; p < peers.length; p++)
+        {
+            final byte[] b = peers[p].getAddress();
+            final byte[] a = b.length == 16 ? b : new byte[]{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, b[0], b[1], b[2], b[3]};
+            for (int i = 0; i < 8; i++)
+            {
+                high[p] = high[p] << 8 | (a[i] & 0xFF);
+                low[p] = low[p] << 8 | (a[i + 8] & 0xFF);
+            }
+        }
+        return connect(high, low, timeout);
+    }
+
+    private NicConnection connect(final long[] peerHigh, final long[] peerLow, final Duration timeout)
+    {
         requireMode(NicConnection.Kind.SPRAY);
         requireOpen();
-        if (peerIpv4.length != planes())
+        if (peerHigh.length != planes())
         {
             throw new IllegalArgumentException("give the peer's address on each of the " + planes() + " plane(s)");
         }
-        final int[] hops = neighbours.nextHops(peerIpv4);
+        final String peerText = InterfaceAddress.text(peerHigh[0], peerLow[0]);
+        final NextHops hops = neighbours.nextHops(peerHigh, peerLow);
         final long[] peerMac = neighbours.resolve(hops, timeout);
         final NicWorker worker = nextWorker();
         final NicConnection handle = new NicConnection(this, NicConnection.Kind.SPRAY, worker.index(), config.ringCapacity,
@@ -808,9 +860,16 @@ public final class EmbeddedNic implements AutoCloseable
                 .streams(config.streams).mtu(config.mtu).sourcePortBase(sourcePortBase)
                 .depths(config.sendQueueDepth, config.receiveQueueDepth, config.receiveQueueDepth)
                 .completionQueues(handle.sendCompletionQueue(), handle.receiveCompletionQueue());
-            for (int p = 0; p < peerIpv4.length; p++)
+            for (int p = 0; p < peerHigh.length; p++)
             {
-                c.remote(p, peerIpv4[p], peerMac[p]);
+                if (InterfaceAddress.isMapped(peerHigh[p], peerLow[p]))
+                {
+                    c.remote(p, (int)peerLow[p], peerMac[p]);
+                }
+                else
+                {
+                    c.remoteIpv6(p, peerHigh[p], peerLow[p], peerMac[p]);
+                }
             }
             final SprayHandshake.Pending pending;
             try
@@ -820,7 +879,7 @@ public final class EmbeddedNic implements AutoCloseable
             catch (final IllegalStateException e)
             {
                 established.completeExceptionally(new IllegalStateException("cannot connect to " +
-                    Wire.ipv4ToString(peerIpv4[0]) + " from worker " + w.index() + ": " + e.getMessage()));
+                    peerText + " from worker " + w.index() + ": " + e.getMessage()));
                 return;
             }
             final Runnable[] poller = new Runnable[1];
@@ -836,10 +895,10 @@ public final class EmbeddedNic implements AutoCloseable
                 {
                     w.removePoller(poller[0]);
                     established.completeExceptionally(new IllegalStateException(
-                        pending.reason() == RejectReason.NO_ANSWER ? "no answer from " + Wire.ipv4ToString(peerIpv4[0]) +
+                        pending.reason() == RejectReason.NO_ANSWER ? "no answer from " + peerText +
                         " after " + pending.tries() + " CONNECTs: is a spray NIC listening there, are the addresses " +
                         "right, and do both NICs hold the same pre-shared key (if any)?" :
-                        "connect to " + Wire.ipv4ToString(peerIpv4[0]) + " failed: " + pending.failure()));
+                        "connect to " + peerText + " failed: " + pending.failure()));
                 }
             };
             w.addPoller(poller[0]);
@@ -848,7 +907,7 @@ public final class EmbeddedNic implements AutoCloseable
         {
             throw new IllegalStateException("worker " + worker.index() + " has too many control commands queued: retry");
         }
-        return await(established, timeout, "connect to " + Wire.ipv4ToString(peerIpv4[0]));
+        return await(established, timeout, "connect to " + peerText);
     }
 
     /**
@@ -919,8 +978,8 @@ public final class EmbeddedNic implements AutoCloseable
     void connectQueuePair(final NicConnection c, final RocevEndpoint remote, final Duration timeout)
     {
         requireOpen();
-        final int[] hops = new int[planes()];
-        hops[c.plane] = neighbours.nextHop(c.plane, remote.ipv4());
+        final NextHops hops = NextHops.none(planes());
+        neighbours.nextHop(c.plane, InterfaceAddress.MAPPED_HIGH, InterfaceAddress.mappedLow(remote.ipv4()), hops);
         final long mac = neighbours.resolve(hops, timeout)[c.plane];
         c.nextHop = hops;
         final RcConnectionAttributes attributes = RcConnectionAttributes.of(remote.qpNumber(), mac, remote.ipv4(),

@@ -45,8 +45,8 @@ public final class NicConnection
     SprayConnection spray;
     RcQueuePair queuePair;
     int plane;
-    /** Per plane, the address whose MAC this connection's frames go to (the peer, or the gateway); 0 for none. */
-    int[] nextHop = new int[0];
+    /** Per plane, the address whose MAC this connection's frames go to (the peer, or the gateway). */
+    NextHops nextHop = NextHops.none(0);
     int localId;
     int localPsn;
     int streams = 1;
