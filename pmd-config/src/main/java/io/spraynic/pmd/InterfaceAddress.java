@@ -66,7 +66,7 @@ public record InterfaceAddress(int ipv4, int prefixLength, int gateway, long ipv
     {
         if (high == 0 && low == 0)
         {
-            throw new IllegalArgumentException("address :: is not a unicast address: give one like fd00:1::10");
+            throw new IllegalArgumentException("address :: is not a unicast IPv6 address: give one like fd00:1::10");
         }
         return new InterfaceAddress(0, prefixLength, 0, high, low, gatewayHigh, gatewayLow);
     }
