@@ -19,9 +19,12 @@ import io.spraynic.datapath.transport.spray.SprayHandshake;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.ProtectionDomain;
+import io.spraynic.datapath.wire.Icmpv6Header;
 import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.datapath.wire.Wire;
 import io.spraynic.pmd.InterfaceAddress;
+
+import java.net.InetAddress;
 import io.spraynic.dpdk.CpuAffinity;
 import io.spraynic.dpdk.EthPort;
 import io.spraynic.pmd.NicConfig;
@@ -250,6 +253,13 @@ public final class EmbeddedNic implements AutoCloseable
                 if (config.localMac[p] == 0)
                 {
                     config.localMac[p] = macOf(ethPort);
+                }
+                final InterfaceAddress address = config.addresses[p];
+                if (null != address && address.isIpv6())
+                {
+                    // neighbour solicitations come to the address's solicited-node group, announcements to all nodes
+                    ethPort.acceptMulticast(Icmpv6Header.multicastMac(Icmpv6Header.solicitedNodeLow(address.ipv6Low())),
+                        Icmpv6Header.multicastMac(Icmpv6Header.ALL_NODES_LOW));
                 }
                 for (int w = 0; w < config.workers; w++)
                 {
@@ -601,7 +611,15 @@ public final class EmbeddedNic implements AutoCloseable
         return config.mode;
     }
 
-    /** @return this NIC's IPv4 address on {@code plane}. */
+    /** @return this NIC's address on {@code plane} as text: IPv6 on an IPv6 plane, else IPv4. */
+    public String localAddressText(final int plane)
+    {
+        final InterfaceAddress address = config.addresses[plane];
+        return null != address && address.isIpv6() ? InterfaceAddress.ipv6Text(address.ipv6High(), address.ipv6Low()) :
+            Wire.ipv4ToString(config.localIpv4[plane]);
+    }
+
+    /** @return this NIC's IPv4 address on {@code plane} (0 on an IPv6 plane). */
     public int localIpv4(final int plane)
     {
         return config.localIpv4[plane];
@@ -818,7 +836,7 @@ public final class EmbeddedNic implements AutoCloseable
      * @param timeout how long to wait for neighbour resolution and the handshake.
      * @return the connection, ESTABLISHED.
      */
-    public NicConnection connect(final java.net.InetAddress[] peers, final Duration timeout)
+    public NicConnection connect(final InetAddress[] peers, final Duration timeout)
     {
         final long[] high = new long[peers.length];
         final long[] low = new long[peers.length];
@@ -835,7 +853,8 @@ public final class EmbeddedNic implements AutoCloseable
         return connect(high, low, timeout);
     }
 
-    private NicConnection connect(final long[] peerHigh, final long[] peerLow, final Duration timeout)
+    /** {@link #connect(InetAddress[], Duration)} with each address as 128 bits (IPv4-mapped for IPv4). */
+    NicConnection connect(final long[] peerHigh, final long[] peerLow, final Duration timeout)
     {
         requireMode(NicConnection.Kind.SPRAY);
         requireOpen();
@@ -972,19 +991,30 @@ public final class EmbeddedNic implements AutoCloseable
 
     RocevEndpoint rocevEndpoint(final NicConnection c)
     {
-        return new RocevEndpoint(c.localId, c.localPsn, config.localIpv4[c.plane], config.mtu);
+        final InterfaceAddress address = config.addresses[c.plane];
+        return null != address && address.isIpv6() ?
+            new RocevEndpoint(c.localId, c.localPsn, 0, config.mtu, address.ipv6High(), address.ipv6Low()) :
+            new RocevEndpoint(c.localId, c.localPsn, config.localIpv4[c.plane], config.mtu);
     }
 
     void connectQueuePair(final NicConnection c, final RocevEndpoint remote, final Duration timeout)
     {
         requireOpen();
         final NextHops hops = NextHops.none(planes());
-        neighbours.nextHop(c.plane, InterfaceAddress.MAPPED_HIGH, InterfaceAddress.mappedLow(remote.ipv4()), hops);
+        final long remoteHigh = remote.isIpv6() ? remote.ipv6High() : InterfaceAddress.MAPPED_HIGH;
+        final long remoteLow = remote.isIpv6() ? remote.ipv6Low() : InterfaceAddress.mappedLow(remote.ipv4());
+        neighbours.nextHop(c.plane, remoteHigh, remoteLow, hops);
         final long mac = neighbours.resolve(hops, timeout)[c.plane];
         c.nextHop = hops;
-        final RcConnectionAttributes attributes = RcConnectionAttributes.of(remote.qpNumber(), mac, remote.ipv4(),
+        RcConnectionAttributes rc = RcConnectionAttributes.of(remote.qpNumber(), mac, remote.ipv4(),
             49152 + (c.localId & 0x3FFF), Math.min(config.mtu, remote.mtu()), c.localPsn, remote.psn())
             .withRetry(config.rocevAckTimeoutNanos, config.rocevRetries);
+        if (remote.isIpv6())
+        {
+            final InterfaceAddress local = config.addresses[c.plane]; // the next hop above checked it is IPv6
+            rc = rc.withIpv6(local.ipv6High(), local.ipv6Low(), remote.ipv6High(), remote.ipv6Low());
+        }
+        final RcConnectionAttributes attributes = rc;
         await(submit(workers[c.worker()], (w, now) ->
         {
             c.queuePair.toRtr(attributes);
