@@ -330,6 +330,83 @@ final class NeighbourDiscoveryTest
         assertEquals(0, sink.frames.size());
     }
 
+    @Test
+    @Timeout(60)
+    void shouldAnswerSolicitationsAndEchoAndDropFloodsWithoutAllocatingOnceWarm()
+    {
+        final CountingSink counting = new CountingSink();
+        final NeighbourAgent quiet = new NeighbourAgent(1, InterfaceAddress.parse("fd00:1::10/64", ""), OUR_MAC, counting,
+            NeighbourConfig.defaults(), (plane, high, low, mac) -> { });
+        final MemorySegment ns = segment(solicitation(PEER, OUR_SOLICITED, OURS,
+            linkLayerOption(OPTION_SOURCE_LINK_LAYER, PEER_MAC)));
+        final MemorySegment flood = segment(neighbourMessage(TYPE_NEIGHBOUR_ADVERTISEMENT, OUR_MAC, ATTACKER_MAC,
+            InterfaceAddress.parseIpv6("fd00:1::99"), OURS, FLAG_OVERRIDE, InterfaceAddress.parseIpv6("fd00:1::99"),
+            linkLayerOption(OPTION_TARGET_LINK_LAYER, ATTACKER_MAC)));
+        final byte[] echo = echo6(OUR_MAC, PEER_MAC, PEER, OURS, 56);
+        final MemorySegment echoSegment = segment(echo);
+        final long[] now = {0};
+        final Runnable work = () ->
+        {
+            now[0] += 2_000_000L; // 2 ms: the reply budget refills, nothing is rate limited
+            quiet.onFrame(ns, 0, 86, now[0]);
+            quiet.onFrame(flood, 0, 86, now[0]);
+            quiet.onFrame(echoSegment, 0, echo.length, now[0]);
+            quiet.resolve(PEER[0], PEER[1], now[0]);
+            quiet.onTick(now[0]);
+        };
+        for (int i = 0; i < 200_000; i++)
+        {
+            work.run();
+        }
+        final com.sun.management.ThreadMXBean threads =
+            (com.sun.management.ThreadMXBean)java.lang.management.ManagementFactory.getThreadMXBean();
+        long best = Long.MAX_VALUE;
+        for (int round = 0; round < 5; round++) // the first may still see a compilation land
+        {
+            final long before = threads.getCurrentThreadAllocatedBytes();
+            for (int i = 0; i < 50_000; i++)
+            {
+                work.run();
+            }
+            best = Math.min(best, threads.getCurrentThreadAllocatedBytes() - before);
+        }
+        assertEquals(0, best, "bytes allocated by 50,000 rounds of NS, NA flood, echo, resolve and timers");
+        assertTrue(counting.commits > 500_000, "the replies went out: " + counting.commits);
+        assertEquals(0, quiet.counters().get(RATE_LIMITED));
+    }
+
+    /** A sink that keeps nothing: one buffer, commits counted. */
+    private static final class CountingSink implements io.spraynic.datapath.transport.FrameSink
+    {
+        private final MemorySegment buffer = MemorySegment.ofArray(new byte[2048]);
+        long commits;
+
+        public int maxFrameLength()
+        {
+            return 1500;
+        }
+
+        public boolean claim(final int maxLength)
+        {
+            return true;
+        }
+
+        public MemorySegment buffer()
+        {
+            return buffer;
+        }
+
+        public long offset()
+        {
+            return 0;
+        }
+
+        public void commit(final int length)
+        {
+            commits++;
+        }
+    }
+
     private static Arguments bad(final String what, final int reason, final Supplier<byte[]> frame)
     {
         return Arguments.of(what, reason, frame);
