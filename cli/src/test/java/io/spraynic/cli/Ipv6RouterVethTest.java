@@ -58,19 +58,12 @@ class Ipv6RouterVethTest
             run("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
                 "net.ipv6.conf.default.disable_ipv6=1");
         }
-        pair(NS_A, VETH_A, NS_R, VETH_RA);
-        pair(NS_B, VETH_B, NS_R, VETH_RB);
+        NetnsTestSupport.vethPair(NS_A, VETH_A, NS_R, VETH_RA);
+        NetnsTestSupport.vethPair(NS_B, VETH_B, NS_R, VETH_RB);
         run("ip", "netns", "exec", NS_R, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1");
         run("ip", "-n", NS_R, "-6", "addr", "add", "fd00:97:1::1/64", "dev", VETH_RA, "nodad");
         run("ip", "-n", NS_R, "-6", "addr", "add", "fd00:97:2::1/64", "dev", VETH_RB, "nodad");
         run("ip", "-n", NS_R, "-6", "addr", "add", "fe80::1/64", "dev", VETH_RB, "nodad");
-    }
-
-    private static void pair(final String nsA, final String vethA, final String nsB, final String vethB) throws Exception
-    {
-        run("ip", "link", "add", vethA, "netns", nsA, "type", "veth", "peer", "name", vethB, "netns", nsB);
-        run("ip", "-n", nsA, "link", "set", vethA, "up");
-        run("ip", "-n", nsB, "link", "set", vethB, "up");
     }
 
     @AfterAll

@@ -485,19 +485,9 @@ public final class NeighbourAgent
             return;
         }
         final int replyLength = EthernetHeader.LENGTH + Ipv4Header.LENGTH + icmpLength;
-        if (replyLength > sink.maxFrameLength())
+        final int claimLength = claimReply(replyLength, nowNanos);
+        if (claimLength < 0)
         {
-            counters.increment(NeighbourCounters.DROPPED_TOO_LARGE);
-            return;
-        }
-        if (!takeReplyCredit(nowNanos))
-        {
-            return;
-        }
-        final int claimLength = Math.max(replyLength, EthernetHeader.MIN_FRAME_LENGTH);
-        if (!sink.claim(claimLength))
-        {
-            counters.increment(NeighbourCounters.TX_FULL);
             return;
         }
         final MemorySegment b = sink.buffer();
@@ -525,6 +515,32 @@ public final class NeighbourAgent
         pad(b, f, replyLength, claimLength);
         sink.commit(claimLength);
         counters.increment(NeighbourCounters.ECHO_ANSWERED);
+    }
+
+    /**
+     * Claims a reply of {@code replyLength} bytes, padded to the Ethernet minimum, within the reply rate.
+     *
+     * @return the length claimed, or -1 when the reply is larger than a frame, over the rate or finds no buffer
+     * (each counted).
+     */
+    int claimReply(final int replyLength, final long nowNanos)
+    {
+        if (replyLength > sink.maxFrameLength())
+        {
+            counters.increment(NeighbourCounters.DROPPED_TOO_LARGE);
+            return -1;
+        }
+        if (!takeReplyCredit(nowNanos))
+        {
+            return -1;
+        }
+        final int claimLength = Math.max(replyLength, EthernetHeader.MIN_FRAME_LENGTH);
+        if (!sink.claim(claimLength))
+        {
+            counters.increment(NeighbourCounters.TX_FULL);
+            return -1;
+        }
+        return claimLength;
     }
 
     boolean takeReplyCredit(final long nowNanos)

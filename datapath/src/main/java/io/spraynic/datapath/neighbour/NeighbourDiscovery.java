@@ -3,6 +3,7 @@ package io.spraynic.datapath.neighbour;
 import io.spraynic.datapath.transport.FrameSink;
 import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.wire.EthernetHeader;
+import io.spraynic.datapath.wire.IcmpHeader;
 import io.spraynic.datapath.wire.Icmpv6Header;
 import io.spraynic.datapath.wire.Ipv6Header;
 import io.spraynic.pmd.InterfaceAddress;
@@ -99,14 +100,14 @@ final class NeighbourDiscovery
             return false;
         }
         final int icmpLength = Ipv6Header.payloadLength(s, ip);
-        if (icmpLength < Icmpv6Header.CHECKSUM_OFFSET + 2 ||
+        if (icmpLength < IcmpHeader.CHECKSUM_OFFSET + 2 ||
             EthernetHeader.LENGTH + Ipv6Header.LENGTH + icmpLength > length)
         {
             counters.increment(NeighbourCounters.DROPPED_TRUNCATED);
             return true;
         }
         final long icmp = ip + Ipv6Header.LENGTH;
-        switch (Icmpv6Header.type(s, icmp))
+        switch (IcmpHeader.type(s, icmp))
         {
             case Icmpv6Header.TYPE_NEIGHBOUR_SOLICITATION -> onSolicitation(s, o, ip, icmp, icmpLength, nowNanos);
             case Icmpv6Header.TYPE_NEIGHBOUR_ADVERTISEMENT -> onAdvertisement(s, o, ip, icmp, icmpLength, nowNanos);
@@ -129,7 +130,7 @@ final class NeighbourDiscovery
             counters.increment(NeighbourCounters.DROPPED_TRUNCATED);
             return false;
         }
-        if (!Icmpv6Header.isChecksumValid(s, ip, icmp, icmpLength) || Icmpv6Header.code(s, icmp) != 0)
+        if (!Icmpv6Header.isChecksumValid(s, ip, icmp, icmpLength) || IcmpHeader.code(s, icmp) != 0)
         {
             counters.increment(NeighbourCounters.DROPPED_BAD_ICMP);
             return false;
@@ -293,7 +294,7 @@ final class NeighbourDiscovery
             counters.increment(NeighbourCounters.DROPPED_TRUNCATED);
             return;
         }
-        if (Icmpv6Header.code(s, icmp) != 0 || !Icmpv6Header.isChecksumValid(s, ip, icmp, icmpLength))
+        if (IcmpHeader.code(s, icmp) != 0 || !Icmpv6Header.isChecksumValid(s, ip, icmp, icmpLength))
         {
             counters.increment(NeighbourCounters.DROPPED_BAD_ICMP);
             return;
@@ -308,19 +309,9 @@ final class NeighbourDiscovery
             return;
         }
         final int replyLength = EthernetHeader.LENGTH + Ipv6Header.LENGTH + icmpLength;
-        if (replyLength > sink.maxFrameLength())
+        final int claimLength = agent.claimReply(replyLength, nowNanos);
+        if (claimLength < 0)
         {
-            counters.increment(NeighbourCounters.DROPPED_TOO_LARGE);
-            return;
-        }
-        if (!agent.takeReplyCredit(nowNanos))
-        {
-            return;
-        }
-        final int claimLength = Math.max(replyLength, EthernetHeader.MIN_FRAME_LENGTH);
-        if (!sink.claim(claimLength))
-        {
-            counters.increment(NeighbourCounters.TX_FULL);
             return;
         }
         final MemorySegment b = sink.buffer();
@@ -329,9 +320,9 @@ final class NeighbourDiscovery
         final long rip = writeHeaders(b, f, sourceMac, sourceHigh, sourceLow, icmpLength, ECHO_HOP_LIMIT);
         final long ricmp = rip + Ipv6Header.LENGTH;
         MemorySegment.copy(s, icmp, b, ricmp, icmpLength); // identifier, sequence and data echoed unchanged
-        Icmpv6Header.type(b, ricmp, Icmpv6Header.TYPE_ECHO_REPLY);
-        Icmpv6Header.checksum(b, ricmp, 0);
-        Icmpv6Header.checksum(b, ricmp, Icmpv6Header.computeChecksum(b, rip, ricmp, icmpLength));
+        IcmpHeader.type(b, ricmp, Icmpv6Header.TYPE_ECHO_REPLY);
+        IcmpHeader.checksum(b, ricmp, 0);
+        IcmpHeader.checksum(b, ricmp, Icmpv6Header.computeChecksum(b, rip, ricmp, icmpLength));
         NeighbourAgent.pad(b, f, replyLength, claimLength);
         sink.commit(claimLength);
         counters.increment(NeighbourCounters.ECHO_ANSWERED);
@@ -352,15 +343,15 @@ final class NeighbourDiscovery
         final long ip = writeHeaders(b, f, destinationMac, destinationHigh, destinationLow, icmpLength,
             Icmpv6Header.ND_HOP_LIMIT);
         final long icmp = ip + Ipv6Header.LENGTH;
-        Icmpv6Header.type(b, icmp, type);
-        Icmpv6Header.code(b, icmp, 0);
-        Icmpv6Header.checksum(b, icmp, 0);
+        IcmpHeader.type(b, icmp, type);
+        IcmpHeader.code(b, icmp, 0);
+        IcmpHeader.checksum(b, icmp, 0);
         Icmpv6Header.flags(b, icmp, flags);
         Icmpv6Header.target(b, icmp, targetHigh, targetLow);
         Icmpv6Header.linkLayerOption(b, icmp + Icmpv6Header.OPTIONS_OFFSET,
             type == Icmpv6Header.TYPE_NEIGHBOUR_SOLICITATION ? Icmpv6Header.OPTION_SOURCE_LINK_LAYER :
                 Icmpv6Header.OPTION_TARGET_LINK_LAYER, localMac);
-        Icmpv6Header.checksum(b, icmp, Icmpv6Header.computeChecksum(b, ip, icmp, icmpLength));
+        IcmpHeader.checksum(b, icmp, Icmpv6Header.computeChecksum(b, ip, icmp, icmpLength));
         sink.commit(FRAME_LENGTH);
         return true;
     }

@@ -13,7 +13,8 @@ import java.lang.foreign.MemorySegment;
  *                  | options: | type (8) | length in 8-byte units (8) | ... |
  * link-layer opt:  | 1 (source) or 2 (target) | 1 | MAC (48) |
  * </pre>
- * The checksum covers the IPv6 pseudo-header (RFC 8200 8.1, next header 58) and the whole message. Static
+ * Type, code and checksum sit as in ICMP for IPv4: read and write them with {@link IcmpHeader}'s accessors. The
+ * checksum covers the IPv6 pseudo-header (RFC 8200 8.1, next header 58) and the whole message. Static
  * accessors at {@code o}, the ICMPv6 header's offset; big-endian; no bounds beyond the segment's own: callers
  * check lengths first ({@link #linkLayerOption} checks every option against the message's end).
  *
@@ -21,9 +22,6 @@ import java.lang.foreign.MemorySegment;
  */
 public final class Icmpv6Header
 {
-    public static final int TYPE_OFFSET = 0;
-    public static final int CODE_OFFSET = 1;
-    public static final int CHECKSUM_OFFSET = 2;
     public static final int IDENTIFIER_OFFSET = 4;
     public static final int SEQUENCE_OFFSET = 6;
     /** An echo message's header (type to sequence). */
@@ -60,36 +58,6 @@ public final class Icmpv6Header
 
     private Icmpv6Header()
     {
-    }
-
-    public static int type(final MemorySegment s, final long o)
-    {
-        return Wire.u8(s, o + TYPE_OFFSET);
-    }
-
-    public static void type(final MemorySegment s, final long o, final int type)
-    {
-        Wire.put8(s, o + TYPE_OFFSET, type);
-    }
-
-    public static int code(final MemorySegment s, final long o)
-    {
-        return Wire.u8(s, o + CODE_OFFSET);
-    }
-
-    public static void code(final MemorySegment s, final long o, final int code)
-    {
-        Wire.put8(s, o + CODE_OFFSET, code);
-    }
-
-    public static int checksum(final MemorySegment s, final long o)
-    {
-        return Wire.u16(s, o + CHECKSUM_OFFSET);
-    }
-
-    public static void checksum(final MemorySegment s, final long o, final int checksum)
-    {
-        Wire.put16(s, o + CHECKSUM_OFFSET, checksum);
     }
 
     /** @return an NA's flags word ({@link #FLAG_ROUTER}, {@link #FLAG_SOLICITED}, {@link #FLAG_OVERRIDE}). */
@@ -178,7 +146,8 @@ public final class Icmpv6Header
      */
     public static int computeChecksum(final MemorySegment s, final long ip, final long o, final int length)
     {
-        final long sum = Ipv6Header.pseudoHeaderSum(s, ip, o, length, Ipv6Header.NEXT_HEADER_ICMPV6) - checksum(s, o);
+        final long sum = Ipv6Header.pseudoHeaderSum(s, ip, o, length, Ipv6Header.NEXT_HEADER_ICMPV6) -
+            IcmpHeader.checksum(s, o);
         return Ipv4Header.fold(sum);
     }
 

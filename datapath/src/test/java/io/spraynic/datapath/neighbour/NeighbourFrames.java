@@ -81,7 +81,7 @@ public final class NeighbourFrames
         final int icmpLength = Icmpv6Header.NEIGHBOUR_LENGTH + optionsLength;
         final byte[] frame = new byte[14 + 40 + icmpLength];
         final MemorySegment s = ipv6(frame, destinationMac, sourceMac, source, destination, icmpLength, 255);
-        Icmpv6Header.type(s, 54, type);
+        IcmpHeader.type(s, 54, type);
         Icmpv6Header.flags(s, 54, flags);
         Icmpv6Header.target(s, 54, target[0], target[1]);
         int at = 54 + Icmpv6Header.NEIGHBOUR_LENGTH;
@@ -100,7 +100,7 @@ public final class NeighbourFrames
     {
         final byte[] frame = new byte[14 + 40 + 8 + data];
         final MemorySegment s = ipv6(frame, destinationMac, sourceMac, source, destination, 8 + data, 64);
-        Icmpv6Header.type(s, 54, Icmpv6Header.TYPE_ECHO_REQUEST);
+        IcmpHeader.type(s, 54, Icmpv6Header.TYPE_ECHO_REQUEST);
         Wire.put16(s, 54 + Icmpv6Header.IDENTIFIER_OFFSET, 0x1234);
         Wire.put16(s, 54 + Icmpv6Header.SEQUENCE_OFFSET, 7);
         for (int i = 0; i < data; i++)
@@ -116,8 +116,8 @@ public final class NeighbourFrames
     {
         final MemorySegment s = MemorySegment.ofArray(frame);
         final int icmpLength = Ipv6Header.payloadLength(s, 14);
-        Icmpv6Header.checksum(s, 54, 0);
-        Icmpv6Header.checksum(s, 54, Icmpv6Header.computeChecksum(s, 14, 54, icmpLength));
+        IcmpHeader.checksum(s, 54, 0);
+        IcmpHeader.checksum(s, 54, Icmpv6Header.computeChecksum(s, 14, 54, icmpLength));
         return frame;
     }
 

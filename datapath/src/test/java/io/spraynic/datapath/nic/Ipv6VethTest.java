@@ -282,12 +282,6 @@ class Ipv6VethTest
 
     private static String inNamespace(final String... command)
     {
-        final String[] full = new String[command.length + 4];
-        full[0] = "ip";
-        full[1] = "netns";
-        full[2] = "exec";
-        full[3] = NETNS;
-        System.arraycopy(command, 0, full, 4, command.length);
-        return DpdkTestSupport.run(full);
+        return DpdkTestSupport.runIn(NETNS, command);
     }
 }

@@ -29,7 +29,7 @@ final class Icmpv6HeaderTest
         Ipv6Header.hopLimit(s, 0, 255);
         Ipv6Header.sourceAddress(s, 0, SOURCE[0], SOURCE[1]);
         Ipv6Header.destinationAddress(s, 0, Icmpv6Header.SOLICITED_NODE_HIGH, Icmpv6Header.solicitedNodeLow(TARGET[1]));
-        Icmpv6Header.type(s, 40, Icmpv6Header.TYPE_NEIGHBOUR_SOLICITATION);
+        IcmpHeader.type(s, 40, Icmpv6Header.TYPE_NEIGHBOUR_SOLICITATION);
         Icmpv6Header.target(s, 40, TARGET[0], TARGET[1]);
         long at = 40 + 24;
         for (final byte[] option : options)
@@ -47,7 +47,7 @@ final class Icmpv6HeaderTest
         // 0x7c3b: Python's struct over the same bytes (pseudo-header: addresses, length 32, next header 58)
         assertEquals(0x7C3B, Icmpv6Header.computeChecksum(s, 0, 40, 32));
         assertFalse(Icmpv6Header.isChecksumValid(s, 0, 40, 32));
-        Icmpv6Header.checksum(s, 40, 0x7C3B);
+        IcmpHeader.checksum(s, 40, 0x7C3B);
         assertTrue(Icmpv6Header.isChecksumValid(s, 0, 40, 32));
         assertEquals(0x7C3B, Icmpv6Header.computeChecksum(s, 0, 40, 32), "the stored checksum is taken as zero");
         Ipv6Header.destinationAddress(s, 0, Icmpv6Header.ALL_NODES_HIGH, Icmpv6Header.ALL_NODES_LOW);
