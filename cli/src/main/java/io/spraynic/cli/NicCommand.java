@@ -76,13 +76,16 @@ final class NicCommand implements Callable<Integer>
     String mode;
 
     @Option(names = "--ip", split = ",", paramLabel = "A.B.C.D[/N]", description = {
-        "spray and rocev2 modes: this NIC's IPv4 address on each plane (port), comma-separated, with its prefix",
-        "length (10.0.1.10/24; without one every peer is on-link); iface:NAME takes the address of kernel interface",
-        "NAME (e.g. the one Kubernetes' Multus attached for the plane); else the ip key of each [[port]] in the config."})
+        "spray and rocev2 modes: this NIC's IPv4 or IPv6 address on each plane (port), comma-separated, with its",
+        "prefix length (10.0.1.10/24 or fd00:1::10/64; without one every peer is on-link); iface:NAME takes the IPv4",
+        "address of kernel interface NAME (e.g. the one Kubernetes' Multus attached for the plane); else the ip key of",
+        "each [[port]] in the config. IPv6 planes resolve neighbours by neighbour discovery and answer ping -6; IPC",
+        "clients connect to IPv4 peers only."})
     java.util.List<String> ips;
 
     @Option(names = "--gateway", split = ",", paramLabel = "A.B.C.D",
-        description = "The router on each plane for peers off-link, comma-separated (none for a plane without).")
+        description = "The router on each plane for peers off-link, comma-separated (none for a plane without); of the " +
+            "plane's family (an IPv6 one may be link-local, fe80::1).")
     java.util.List<String> gateways;
 
     @Option(names = "--workers", defaultValue = "1", description = "spray mode: poll-mode workers (default ${DEFAULT-VALUE}).")

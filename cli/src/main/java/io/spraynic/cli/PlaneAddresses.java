@@ -9,7 +9,7 @@ import java.util.List;
 
 /**
  * The NIC's address on each plane as {@code spraynic nic} and {@code spraynic transfer} take it: {@code --ip} with one
- * {@code A.B.C.D[/N]} per plane and {@code --gateway} with one router per plane ({@code none} for a plane without),
+ * {@code A.B.C.D[/N]} or IPv6 {@code X:X::X[/N]} per plane and {@code --gateway} with one router per plane ({@code none} for a plane without),
  * both comma-separated; where {@code --ip} is left out, the {@code ip} and {@code gateway} keys of each
  * {@code [[port]]} of the TOML config.
  */
@@ -90,8 +90,9 @@ final class PlaneAddresses
             addresses[p] = ports.get(p).interfaceAddress();
             if (null == addresses[p])
             {
-                throw new IllegalArgumentException(what + " needs --ip: this NIC's IPv4 address on each port, e.g. " +
-                    "--ip 10.0.0.2 or --ip 10.0.1.10/24 --gateway 10.0.1.1 (or ip = \"...\" in each [[port]] of the config)");
+                throw new IllegalArgumentException(what + " needs --ip: this NIC's address on each port, e.g. " +
+                    "--ip 10.0.0.2, --ip 10.0.1.10/24 --gateway 10.0.1.1 or --ip fd00:1::10/64 (or ip = \"...\" in each " +
+                    "[[port]] of the config)");
             }
         }
         return refuseLoopbackOnDpdk(addresses, ports);

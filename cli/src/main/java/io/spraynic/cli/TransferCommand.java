@@ -55,12 +55,13 @@ final class TransferCommand implements Callable<Integer>
     String peerKind;
 
     @Option(names = "--ip", split = ",", paramLabel = "A.B.C.D[/N]", description = {
-        "This NIC's IPv4 address on each plane, comma-separated, with its prefix length (10.0.1.10/24; without one",
-        "every peer is on-link); else the ip key of each [[port]] in the config."})
+        "This NIC's IPv4 or IPv6 address on each plane, comma-separated, with its prefix length (10.0.1.10/24 or",
+        "fd00:1::10/64; without one every peer is on-link); else the ip key of each [[port]] in the config."})
     List<String> ips;
 
     @Option(names = "--gateway", split = ",", paramLabel = "A.B.C.D",
-        description = "The router on each plane for peers off-link, comma-separated (none for a plane without).")
+        description = "The router on each plane for peers off-link, comma-separated (none for a plane without); of the " +
+            "plane's family (an IPv6 one may be link-local, fe80::1).")
     List<String> gateways;
 
     @Option(names = "--psk-file", paramLabel = "PATH",

@@ -124,7 +124,7 @@ class BadArgumentsTest
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --timeout 0", "1..86400"));
         table.add(bad("transfer --exchange /nonexistent --ip 10.0.1.300/24", "not an IPv4 address"));
         table.add(bad("transfer --exchange /nonexistent --ip 10.0.1.10/40", "no valid prefix length"));
-        table.add(bad("transfer --exchange /nonexistent --ip fd00::1/64", "IPv4 only"));
+        table.add(bad("transfer --exchange /nonexistent --ip fd00::1/64 --gateway 10.0.0.1", "not of the family"));
         table.add(bad("transfer --exchange /nonexistent --ip 10.0.1.10/24 --gateway 10.0.2.1", "not inside 10.0.1.10/24"));
         table.add(bad("nic --config net_null --mode spray --ip 10.0.1.10 --gateway 10.0.1.1", "needs a prefix"));
         table.add(bad("nic --config net_null --mode spray --ip 10.0.1.10/24,10.0.2.10/24 --gateway 10.0.1.1", "one per --ip"));

@@ -90,21 +90,14 @@ class NeighbourVethTest
             run("ip", "-n", ns, "link", "set", "lo", "up");
         }
         // a NIC beside a Linux host: 10.96.0.1 (the NIC, no address in its namespace's kernel), 10.96.0.2 (Linux)
-        pair(NS_NIC, VETH_NIC, NS_HOST, VETH_HOST);
+        NetnsTestSupport.vethPair(NS_NIC, VETH_NIC, NS_HOST, VETH_HOST);
         run("ip", "-n", NS_HOST, "addr", "add", "10.96.0.2/24", "dev", VETH_HOST);
         // two NICs on two subnets and a Linux router between them: 10.97.1.10 - 10.97.1.1 | 10.97.2.1 - 10.97.2.20
-        pair(NS_A, VETH_A, NS_R, VETH_RA);
-        pair(NS_B, VETH_B, NS_R, VETH_RB);
+        NetnsTestSupport.vethPair(NS_A, VETH_A, NS_R, VETH_RA);
+        NetnsTestSupport.vethPair(NS_B, VETH_B, NS_R, VETH_RB);
         run("ip", "-n", NS_R, "addr", "add", "10.97.1.1/24", "dev", VETH_RA);
         run("ip", "-n", NS_R, "addr", "add", "10.97.2.1/24", "dev", VETH_RB);
         run("ip", "netns", "exec", NS_R, "sysctl", "-qw", "net.ipv4.ip_forward=1");
-    }
-
-    private static void pair(final String nsA, final String vethA, final String nsB, final String vethB) throws Exception
-    {
-        run("ip", "link", "add", vethA, "netns", nsA, "type", "veth", "peer", "name", vethB, "netns", nsB);
-        run("ip", "-n", nsA, "link", "set", vethA, "up");
-        run("ip", "-n", nsB, "link", "set", vethB, "up");
     }
 
     @AfterAll

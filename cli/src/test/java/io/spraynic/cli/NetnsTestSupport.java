@@ -37,6 +37,15 @@ final class NetnsTestSupport
         p.waitFor(30, TimeUnit.SECONDS);
     }
 
+    /** Joins two namespaces with a veth pair, both ends up. */
+    static void vethPair(final String nsA, final String vethA, final String nsB, final String vethB)
+        throws IOException, InterruptedException
+    {
+        run("ip", "link", "add", vethA, "netns", nsA, "type", "veth", "peer", "name", vethB, "netns", nsB);
+        run("ip", "-n", nsA, "link", "set", vethA, "up");
+        run("ip", "-n", nsB, "link", "set", vethB, "up");
+    }
+
     /** Deletes the namespaces (with their links), ignoring those that are not there: a best-effort clean-up. */
     static void deleteNamespaces(final List<String> namespaces)
     {

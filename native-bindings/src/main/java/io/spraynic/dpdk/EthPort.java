@@ -265,6 +265,70 @@ public final class EthPort implements AutoCloseable
         }
     }
 
+    // not in the jextract symbol filter: looked up once, by hand (control path)
+    private static final class MulticastCalls
+    {
+        static final java.lang.invoke.MethodHandle SET_MC_ADDR_LIST = downcall("rte_eth_dev_set_mc_addr_list",
+            java.lang.foreign.FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_SHORT, ValueLayout.ADDRESS,
+                ValueLayout.JAVA_INT));
+        static final java.lang.invoke.MethodHandle ALLMULTICAST_ENABLE = downcall("rte_eth_allmulticast_enable",
+            java.lang.foreign.FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_SHORT));
+
+        private static java.lang.invoke.MethodHandle downcall(final String name,
+            final java.lang.foreign.FunctionDescriptor descriptor)
+        {
+            final java.lang.foreign.Linker linker = java.lang.foreign.Linker.nativeLinker();
+            return linker.downcallHandle(java.lang.foreign.SymbolLookup.loaderLookup().or(linker.defaultLookup())
+                .findOrThrow(name), descriptor);
+        }
+    }
+
+    /**
+     * Lets the port receive frames to these multicast MACs (IPv6 neighbour discovery: the solicited-node and
+     * all-nodes groups, 33:33:...): the port's multicast filter when its driver has one, else all multicast; a
+     * virtual device with neither already receives every frame.
+     *
+     * @param macs MACs, each in the low 48 bits.
+     * @return how: "filter", "allmulticast" or "everything".
+     */
+    public String acceptMulticast(final long... macs)
+    {
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment list = arena.allocate(6L * macs.length, 2);
+            for (int i = 0; i < macs.length; i++)
+            {
+                for (int b = 0; b < 6; b++)
+                {
+                    list.set(ValueLayout.JAVA_BYTE, 6L * i + b, (byte)(macs[i] >>> (40 - 8 * b)));
+                }
+            }
+            int rc = (int)MulticastCalls.SET_MC_ADDR_LIST.invokeExact((short)portId, list, macs.length);
+            if (rc == 0)
+            {
+                return "filter";
+            }
+            rc = (int)MulticastCalls.ALLMULTICAST_ENABLE.invokeExact((short)portId);
+            if (rc == 0)
+            {
+                return "allmulticast";
+            }
+            if (rc != -95) // -ENOTSUP: a virtual device without filters
+            {
+                check("rte_eth_allmulticast_enable", rc);
+            }
+            return "everything";
+        }
+        catch (final RuntimeException | Error ex)
+        {
+            throw ex;
+        }
+        catch (final Throwable ex)
+        {
+            throw new IllegalStateException("multicast filter of port " + portId + ": " + ex, ex);
+        }
+    }
+
     /**
      * @return the link state without waiting for autonegotiation.
      */

@@ -171,9 +171,12 @@ class ConfigRulesTest
             broken(NULL_PORT + "ip = \"10.0.1.10/33\"\n",
                 "port[0].ip = \"10.0.1.10/33\": '10.0.1.10/33' has no valid prefix length: write /0 to /32 after the " +
                 "address, e.g. 10.0.1.10/24"),
-            broken(NULL_PORT + "ip = \"fd00::10/64\"\n",
-                "port[0].ip = \"fd00::10/64\": 'fd00::10/64' is an IPv6 address, but planes take IPv4 only (the NIC " +
-                "resolves neighbours with ARP): give an address like 10.0.1.10/24"),
+            broken(NULL_PORT + "ip = \"fd00::10/64\"\ngateway = \"fd00:2::1\"\n",
+                "port[0].gateway = \"fd00:2::1\": gateway fd00:2::1 is neither inside fd00::10/64 nor link-local " +
+                "(fe80::/10): give the router's address on the plane's own link"),
+            broken(NULL_PORT + "ip = \"fd00::10/129\"\n",
+                "port[0].ip = \"fd00::10/129\": 'fd00::10/129' has no valid prefix length: write /0 to /128 after the " +
+                "address, e.g. fd00:1::10/64"),
             broken(NULL_PORT + "ip = \"224.0.0.1/24\"\n",
                 "port[0].ip = \"224.0.0.1/24\": address 224.0.0.1 is not a unicast address: give one like 10.0.1.10"),
             broken(NULL_PORT + "ip = \"10.0.1.10/24\"\ngateway = \"10.0.2.1\"\n",

@@ -12,10 +12,13 @@ import io.spraynic.pmd.InterfaceAddress;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The control path of one plane's IPv4 neighbours: answers ARP requests and ICMP echo requests for the plane's
- * own address, resolves next hops with ARP (a {@link NeighbourCache} with retries, time-outs and a bounded
- * size), announces the address with a gratuitous ARP when it starts, and tells a {@link Listener} whenever a
- * next hop gets a MAC or a new one, so the connections sending to it follow. Runs on one worker's thread; frames
+ * The control path of one plane's neighbours: answers ARP requests and ICMP echo requests for the plane's own
+ * IPv4 address, or on an IPv6 plane neighbour solicitations and ICMPv6 echo requests ({@link NeighbourDiscovery});
+ * resolves next hops with ARP or neighbour solicitations (a {@link NeighbourCache} with retries, time-outs and a
+ * bounded size, one state machine for both families), announces the address with a gratuitous ARP or an
+ * unsolicited neighbour advertisement when it starts, and tells a {@link Listener} whenever a next hop gets a MAC
+ * or a new one, so the connections sending to it follow. Addresses are 128 bits throughout, IPv4 ones in their
+ * IPv4-mapped form ({@link InterfaceAddress#mappedLow}); the {@code int} methods are the IPv4 plane's shorthand. Runs on one worker's thread; frames
  * reach it only after the RX path found them not RoCEv2 (one branch on the fast path), replies leave through its
  * own {@link FrameSink}. Nothing allocates per frame.
  * <p>
@@ -35,7 +38,8 @@ public final class NeighbourAgent
     @FunctionalInterface
     public interface Listener
     {
-        void onNextHop(int plane, int ipv4, long mac);
+        /** @param high the next hop's first 64 bits. @param low its last 64 bits (IPv4-mapped for IPv4). */
+        void onNextHop(int plane, long high, long low, long mac);
     }
 
     /** ff:ff:ff:ff:ff:ff. */
@@ -47,6 +51,7 @@ public final class NeighbourAgent
     private final InterfaceAddress address;
     private final int localIpv4;
     private final long localMac;
+    private final NeighbourDiscovery discovery;
     private final FrameSink sink;
     private final NeighbourConfig config;
     private final NeighbourCache cache;
@@ -81,6 +86,7 @@ public final class NeighbourAgent
         this.replyCostNanos = Math.max(1, 1_000_000_000L / config.repliesPerSecond());
         this.maxCreditNanos = replyCostNanos * config.replyBurst();
         this.replyCreditNanos = maxCreditNanos;
+        this.discovery = address.isIpv6() ? new NeighbourDiscovery(this, address, localMac, sink, counters) : null;
     }
 
     /** @return the plane's address, prefix and gateway. */
@@ -101,11 +107,18 @@ public final class NeighbourAgent
         return cache;
     }
 
-    /** Announces the plane's address: one gratuitous ARP (a request for itself, to broadcast). */
+    /**
+     * Announces the plane's address: one gratuitous ARP (a request for itself, to broadcast), or on an IPv6 plane
+     * one unsolicited neighbour advertisement to all nodes.
+     */
     public void start(final long nowNanos)
     {
         lastRefillNanos = nowNanos;
-        if (writeArp(ArpHeader.OPERATION_REQUEST, BROADCAST_MAC, localIpv4, 0, localIpv4))
+        if (null != discovery)
+        {
+            discovery.advertise();
+        }
+        else if (writeArp(ArpHeader.OPERATION_REQUEST, BROADCAST_MAC, localIpv4, 0, localIpv4))
         {
             counters.increment(NeighbourCounters.GRATUITOUS_SENT);
         }
@@ -123,10 +136,16 @@ public final class NeighbourAgent
     /** Adds an entry that is never asked for and never expires (an emulated fabric without ARP, static config). */
     public void addPermanent(final int ipv4, final long mac, final long nowNanos)
     {
-        int slot = cache.slot(ipv4);
+        addPermanent(InterfaceAddress.MAPPED_HIGH, InterfaceAddress.mappedLow(ipv4), mac, nowNanos);
+    }
+
+    /** Adds an entry for {@code high:low} (128 bits) that is never asked for and never expires. */
+    public void addPermanent(final long high, final long low, final long mac, final long nowNanos)
+    {
+        int slot = cache.slot(high, low);
         if (slot == NeighbourCache.NONE)
         {
-            slot = cache.create(ipv4, NeighbourCache.PERMANENT, nowNanos);
+            slot = cache.create(high, low, NeighbourCache.PERMANENT, nowNanos);
             if (slot == NeighbourCache.NONE)
             {
                 throw new IllegalStateException("the neighbour table of plane " + plane + " is full of permanent entries");
@@ -143,7 +162,13 @@ public final class NeighbourAgent
      */
     public long resolve(final int ipv4, final long nowNanos)
     {
-        int slot = cache.slot(ipv4);
+        return resolve(InterfaceAddress.MAPPED_HIGH, InterfaceAddress.mappedLow(ipv4), nowNanos);
+    }
+
+    /** {@link #resolve(int, long)} for a 128-bit address (IPv4-mapped on an IPv4 plane). */
+    public long resolve(final long high, final long low, final long nowNanos)
+    {
+        int slot = cache.slot(high, low);
         if (slot != NeighbourCache.NONE)
         {
             cache.touch(slot, nowNanos);
@@ -156,7 +181,7 @@ public final class NeighbourAgent
             return 0; // INCOMPLETE (asked) or FAILED (held down)
         }
         counters.increment(NeighbourCounters.CACHE_MISSES);
-        slot = cache.create(ipv4, NeighbourCache.INCOMPLETE, nowNanos);
+        slot = cache.create(high, low, NeighbourCache.INCOMPLETE, nowNanos);
         if (slot == NeighbourCache.NONE)
         {
             counters.increment(NeighbourCounters.CACHE_FULL);
@@ -166,7 +191,7 @@ public final class NeighbourAgent
         {
             counters.increment(NeighbourCounters.EVICTIONS);
         }
-        sendRequest(ipv4, BROADCAST_MAC);
+        sendRequest(high, low, 0);
         schedule(slot, NeighbourCache.INCOMPLETE, 0, nowNanos + config.retransmitNanos(), config.tries() - 1);
         return 0;
     }
@@ -174,14 +199,26 @@ public final class NeighbourAgent
     /** @return the state of {@code ipv4}'s entry ({@link NeighbourCache} constants), FREE when it has none. */
     public int state(final int ipv4)
     {
-        final int slot = cache.slot(ipv4);
+        return state(InterfaceAddress.MAPPED_HIGH, InterfaceAddress.mappedLow(ipv4));
+    }
+
+    /** @return the state of {@code high:low}'s entry, FREE when it has none. */
+    public int state(final long high, final long low)
+    {
+        final int slot = cache.slot(high, low);
         return slot == NeighbourCache.NONE ? NeighbourCache.FREE : cache.state(slot);
     }
 
     /** @return {@code ipv4}'s MAC when it has one, else 0 (no request, no counting). */
     public long macOf(final int ipv4)
     {
-        final int slot = cache.slot(ipv4);
+        return macOf(InterfaceAddress.MAPPED_HIGH, InterfaceAddress.mappedLow(ipv4));
+    }
+
+    /** @return {@code high:low}'s MAC when it has one, else 0 (no request, no counting). */
+    public long macOf(final long high, final long low)
+    {
+        final int slot = cache.slot(high, low);
         return slot == NeighbourCache.NONE || !cache.hasMac(slot) ? 0 : cache.mac(slot);
     }
 
@@ -222,14 +259,15 @@ public final class NeighbourAgent
 
     private void expire(final int slot, final int state, final long nowNanos)
     {
-        final int ipv4 = cache.address(slot);
+        final long high = cache.addressHigh(slot);
+        final long low = cache.addressLow(slot);
         final long mac = cache.mac(slot);
         switch (state)
         {
             case NeighbourCache.REACHABLE ->
             {
                 // still used with its MAC while asked again, directly (RFC 4861's PROBE, Linux's unicast probes)
-                sendRequest(ipv4, mac);
+                sendRequest(high, low, mac);
                 cache.set(slot, NeighbourCache.STALE, mac, nowNanos + config.retransmitNanos(), config.tries() - 1);
             }
             case NeighbourCache.INCOMPLETE, NeighbourCache.STALE ->
@@ -237,7 +275,7 @@ public final class NeighbourAgent
                 final int tries = cache.triesLeft(slot);
                 if (tries > 0)
                 {
-                    sendRequest(ipv4, state == NeighbourCache.STALE ? mac : BROADCAST_MAC);
+                    sendRequest(high, low, state == NeighbourCache.STALE ? mac : 0);
                     cache.set(slot, state, mac, nowNanos + config.retransmitNanos(), tries - 1);
                 }
                 else
@@ -260,13 +298,13 @@ public final class NeighbourAgent
     }
 
     /**
-     * Takes a frame the RX path found not RoCEv2: an ARP packet or an ICMP echo request is handled, anything else
-     * ignored.
+     * Takes a frame the RX path found not RoCEv2: on an IPv4 plane an ARP packet or an ICMP message, on an IPv6
+     * plane an ICMPv6 message (neighbour discovery, echo) is handled, anything else ignored.
      *
      * @param s      memory of the frame.
      * @param o      offset of its first byte.
      * @param length its length.
-     * @return true when it was ARP or ICMP (handled or dropped with a count).
+     * @return true when it was ARP, ICMP or ICMPv6 (handled or dropped with a count).
      */
     public boolean onFrame(final MemorySegment s, final long o, final int length, final long nowNanos)
     {
@@ -275,6 +313,10 @@ public final class NeighbourAgent
             return false;
         }
         final int etherType = EthernetHeader.etherType(s, o);
+        if (null != discovery)
+        {
+            return etherType == EthernetHeader.ETHER_TYPE_IPV6 && discovery.onFrame(s, o, length, nowNanos);
+        }
         if (etherType == ArpHeader.ETHER_TYPE_ARP)
         {
             onArp(s, o, length, nowNanos);
@@ -338,7 +380,7 @@ public final class NeighbourAgent
         if (senderIp != 0 && senderIp == targetIp)
         {
             counters.increment(NeighbourCounters.GRATUITOUS_RECEIVED);
-            update(senderIp, senderMac, false, nowNanos);
+            update(InterfaceAddress.MAPPED_HIGH, InterfaceAddress.mappedLow(senderIp), senderMac, false, true, nowNanos);
             return;
         }
         if (targetIp != localIpv4)
@@ -350,7 +392,8 @@ public final class NeighbourAgent
         {
             if (senderIp != 0)
             {
-                update(senderIp, senderMac, false, nowNanos); // only an entry we have: requests make none
+                // only an entry we have: requests make none
+                update(InterfaceAddress.MAPPED_HIGH, InterfaceAddress.mappedLow(senderIp), senderMac, false, true, nowNanos);
             }
             if (takeReplyCredit(nowNanos) &&
                 writeArp(ArpHeader.OPERATION_REPLY, senderMac, localIpv4, senderMac, senderIp)) // a probe (sender 0) too
@@ -358,20 +401,22 @@ public final class NeighbourAgent
                 counters.increment(NeighbourCounters.ARP_REPLIES_SENT);
             }
         }
-        else if (!update(senderIp, senderMac, true, nowNanos))
+        else if (!update(InterfaceAddress.MAPPED_HIGH, InterfaceAddress.mappedLow(senderIp), senderMac, true, true, nowNanos))
         {
             counters.increment(NeighbourCounters.DROPPED_UNSOLICITED_REPLY);
         }
     }
 
     /**
-     * @param answer true for a reply: taken only when we asked (INCOMPLETE or STALE); false for a request or a
-     *               gratuitous ARP: updates any entry that has been asked for or answered.
+     * @param answer   true for a reply (ARP reply, solicited NA): taken only when we asked (INCOMPLETE or STALE);
+     *                 false for a request or an announcement: updates any entry that has been asked for or answered.
+     * @param override false for an NA without the override flag: it confirms an entry's MAC but changes none.
      * @return true when an entry took it.
      */
-    private boolean update(final int ipv4, final long mac, final boolean answer, final long nowNanos)
+    boolean update(final long high, final long low, final long mac, final boolean answer, final boolean override,
+        final long nowNanos)
     {
-        final int slot = cache.slot(ipv4);
+        final int slot = cache.slot(high, low);
         if (slot == NeighbourCache.NONE)
         {
             return false;
@@ -383,16 +428,20 @@ public final class NeighbourAgent
             return false;
         }
         final long old = cache.mac(slot);
+        if (!override && state != NeighbourCache.INCOMPLETE && old != mac)
+        {
+            return true; // RFC 4861 7.2.5: without the override flag a known MAC stays
+        }
         schedule(slot, NeighbourCache.REACHABLE, mac, nowNanos + config.reachableNanos(), 0);
         if (state == NeighbourCache.INCOMPLETE)
         {
             counters.increment(NeighbourCounters.RESOLVED);
-            listener.onNextHop(plane, ipv4, mac);
+            listener.onNextHop(plane, high, low, mac);
         }
         else if (old != mac)
         {
             counters.increment(NeighbourCounters.MAC_CHANGES);
-            listener.onNextHop(plane, ipv4, mac);
+            listener.onNextHop(plane, high, low, mac);
         }
         return true;
     }
@@ -436,19 +485,9 @@ public final class NeighbourAgent
             return;
         }
         final int replyLength = EthernetHeader.LENGTH + Ipv4Header.LENGTH + icmpLength;
-        if (replyLength > sink.maxFrameLength())
+        final int claimLength = claimReply(replyLength, nowNanos);
+        if (claimLength < 0)
         {
-            counters.increment(NeighbourCounters.DROPPED_TOO_LARGE);
-            return;
-        }
-        if (!takeReplyCredit(nowNanos))
-        {
-            return;
-        }
-        final int claimLength = Math.max(replyLength, EthernetHeader.MIN_FRAME_LENGTH);
-        if (!sink.claim(claimLength))
-        {
-            counters.increment(NeighbourCounters.TX_FULL);
             return;
         }
         final MemorySegment b = sink.buffer();
@@ -478,7 +517,33 @@ public final class NeighbourAgent
         counters.increment(NeighbourCounters.ECHO_ANSWERED);
     }
 
-    private boolean takeReplyCredit(final long nowNanos)
+    /**
+     * Claims a reply of {@code replyLength} bytes, padded to the Ethernet minimum, within the reply rate.
+     *
+     * @return the length claimed, or -1 when the reply is larger than a frame, over the rate or finds no buffer
+     * (each counted).
+     */
+    int claimReply(final int replyLength, final long nowNanos)
+    {
+        if (replyLength > sink.maxFrameLength())
+        {
+            counters.increment(NeighbourCounters.DROPPED_TOO_LARGE);
+            return -1;
+        }
+        if (!takeReplyCredit(nowNanos))
+        {
+            return -1;
+        }
+        final int claimLength = Math.max(replyLength, EthernetHeader.MIN_FRAME_LENGTH);
+        if (!sink.claim(claimLength))
+        {
+            counters.increment(NeighbourCounters.TX_FULL);
+            return -1;
+        }
+        return claimLength;
+    }
+
+    boolean takeReplyCredit(final long nowNanos)
     {
         if (lastRefillNanos == Long.MIN_VALUE)
         {
@@ -499,9 +564,15 @@ public final class NeighbourAgent
         return true;
     }
 
-    private void sendRequest(final int targetIp, final long destinationMac)
+    // destinationMac 0: to everyone who may have it (ARP broadcast, the NS's solicited-node multicast)
+    private void sendRequest(final long high, final long low, final long destinationMac)
     {
-        if (writeArp(ArpHeader.OPERATION_REQUEST, destinationMac, localIpv4, 0, targetIp))
+        if (null != discovery)
+        {
+            discovery.solicit(high, low, destinationMac);
+        }
+        else if (writeArp(ArpHeader.OPERATION_REQUEST, 0 == destinationMac ? BROADCAST_MAC : destinationMac, localIpv4, 0,
+            (int)low))
         {
             counters.increment(NeighbourCounters.ARP_REQUESTS_SENT);
         }
@@ -526,7 +597,7 @@ public final class NeighbourAgent
         return true;
     }
 
-    private static void pad(final MemorySegment b, final long f, final int from, final int to)
+    static void pad(final MemorySegment b, final long f, final int from, final int to)
     {
         for (int i = from; i < to; i++)
         {

@@ -1,13 +1,12 @@
 package io.spraynic.datapath.neighbour;
 
-import org.agrona.collections.Int2IntHashMap;
-
 import java.util.Arrays;
 
 /**
- * The IPv4 neighbours of one plane: a bounded table of entries, each an address with its state, MAC, deadline
- * and tries left, kept in parallel primitive arrays indexed by slot and found by an {@link Int2IntHashMap}, so
- * nothing allocates once the map has its capacity (it is sized at construction for {@code capacity} entries).
+ * The neighbours of one plane, IPv4 or IPv6: a bounded table of entries, each a 128-bit address (an IPv4 one in
+ * its IPv4-mapped form, {@code ::ffff:a.b.c.d}) with its state, MAC, deadline and tries left, kept in parallel
+ * primitive arrays indexed by slot and found through an open-addressing index (linear probing, deletion by
+ * backward shift) sized at construction for {@code capacity} entries at most half full, so nothing allocates.
  * <p>
  * States, after Linux's and RFC 4861's: {@link #INCOMPLETE} (asked, no answer yet), {@link #REACHABLE}
  * (answered within the reachable time), {@link #STALE} (the reachable time ran out: the MAC is still used while
@@ -28,8 +27,10 @@ public final class NeighbourCache
     public static final int NONE = -1;
 
     private final int capacity;
-    private final Int2IntHashMap slotByAddress;
-    private final int[] address;
+    private final int[] index; // slot + 1 per bucket, 0 empty
+    private final int indexMask;
+    private final long[] addressHigh;
+    private final long[] addressLow;
     private final long[] mac;
     private final int[] state;
     private final long[] deadline;
@@ -46,8 +47,11 @@ public final class NeighbourCache
             throw new IllegalArgumentException("a neighbour cache of " + capacity + " entries is not allowed: give 1 to 1048576");
         }
         this.capacity = capacity;
-        this.slotByAddress = new Int2IntHashMap(capacity * 2 + 8, 0.65f, NONE);
-        this.address = new int[capacity];
+        final int buckets = Integer.highestOneBit(capacity * 2 + 1) << 1;
+        this.index = new int[buckets];
+        this.indexMask = buckets - 1;
+        this.addressHigh = new long[capacity];
+        this.addressLow = new long[capacity];
         this.mac = new long[capacity];
         this.state = new int[capacity];
         this.deadline = new long[capacity];
@@ -73,19 +77,75 @@ public final class NeighbourCache
         return capacity - freeCount;
     }
 
-    /** @return the slot of {@code ipv4}'s entry, or {@link #NONE}. */
-    public int slot(final int ipv4)
+    /** @return the slot of {@code high:low}'s entry, or {@link #NONE}. */
+    public int slot(final long high, final long low)
     {
-        return slotByAddress.get(ipv4);
+        for (int b = bucket(high, low); ; b = (b + 1) & indexMask)
+        {
+            final int entry = index[b];
+            if (entry == 0)
+            {
+                return NONE;
+            }
+            if (addressHigh[entry - 1] == high && addressLow[entry - 1] == low)
+            {
+                return entry - 1;
+            }
+        }
+    }
+
+    private int bucket(final long high, final long low)
+    {
+        long h = (high * 0x9E37_79B9_7F4A_7C15L) ^ low;
+        h = (h ^ (h >>> 32)) * 0xD6E8_FEB8_6659_FD93L;
+        return (int)(h ^ (h >>> 32)) & indexMask;
+    }
+
+    private void index(final int slot)
+    {
+        int b = bucket(addressHigh[slot], addressLow[slot]);
+        while (index[b] != 0)
+        {
+            b = (b + 1) & indexMask;
+        }
+        index[b] = slot + 1;
+    }
+
+    // deletion from a linear-probing table without tombstones: later entries of the run move back into the hole
+    private void unindex(final int slot)
+    {
+        int hole = bucket(addressHigh[slot], addressLow[slot]);
+        while (index[hole] != slot + 1)
+        {
+            hole = (hole + 1) & indexMask;
+        }
+        int b = hole;
+        while (true)
+        {
+            b = (b + 1) & indexMask;
+            final int entry = index[b];
+            if (entry == 0)
+            {
+                break;
+            }
+            final int home = bucket(addressHigh[entry - 1], addressLow[entry - 1]);
+            // the entry may move to the hole when its home is not cyclically within (hole, b]
+            if (((b - home) & indexMask) >= ((b - hole) & indexMask))
+            {
+                index[hole] = entry;
+                hole = b;
+            }
+        }
+        index[hole] = 0;
     }
 
     /**
-     * Makes an entry for {@code ipv4}, which must have none, in state {@code newState}.
+     * Makes an entry for {@code high:low}, which must have none, in state {@code newState}.
      *
      * @return its slot, or {@link #NONE} when the table is full of permanent entries; {@link #evicted()} says whether
      * an entry made room.
      */
-    public int create(final int ipv4, final int newState, final long nowNanos)
+    public int create(final long high, final long low, final int newState, final long nowNanos)
     {
         evicted = false;
         if (freeCount == 0 && !evictLeastRecentlyUsed())
@@ -93,13 +153,14 @@ public final class NeighbourCache
             return NONE;
         }
         final int slot = free[--freeCount];
-        address[slot] = ipv4;
+        addressHigh[slot] = high;
+        addressLow[slot] = low;
         mac[slot] = 0;
         state[slot] = newState;
         deadline[slot] = Long.MAX_VALUE;
         triesLeft[slot] = 0;
         lastUsed[slot] = nowNanos;
-        slotByAddress.put(ipv4, slot);
+        index(slot);
         return slot;
     }
 
@@ -136,16 +197,23 @@ public final class NeighbourCache
     /** Forgets the entry in {@code slot}. */
     public void remove(final int slot)
     {
-        slotByAddress.remove(address[slot]);
+        unindex(slot);
         state[slot] = FREE;
         mac[slot] = 0;
         deadline[slot] = Long.MAX_VALUE;
         free[freeCount++] = slot;
     }
 
-    public int address(final int slot)
+    /** @return the first 64 bits of the entry's address. */
+    public long addressHigh(final int slot)
     {
-        return address[slot];
+        return addressHigh[slot];
+    }
+
+    /** @return the last 64 bits of the entry's address (an IPv4 address in the low 32 bits, mapped). */
+    public long addressLow(final int slot)
+    {
+        return addressLow[slot];
     }
 
     public long mac(final int slot)
@@ -208,7 +276,7 @@ public final class NeighbourCache
     /** Forgets every entry. */
     public void clear()
     {
-        slotByAddress.clear();
+        Arrays.fill(index, 0);
         Arrays.fill(state, FREE);
         for (int i = 0; i < capacity; i++)
         {

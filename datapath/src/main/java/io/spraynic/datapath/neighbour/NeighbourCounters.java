@@ -4,7 +4,8 @@ import io.spraynic.datapath.transport.TransportCounters;
 
 /**
  * Slots of a {@link NeighbourAgent}'s {@link TransportCounters}: what it sent, received, answered and refused,
- * each drop with its reason. The NIC mirrors them into its counters file as {@code worker W: plane P neighbour
+ * each drop with its reason; the ARP and neighbour-discovery (IPv6) messages apart, the rest shared by both
+ * families (an ICMPv6 checksum or code that is wrong counts as {@code dropped_bad_icmp}). The NIC mirrors them into its counters file as {@code worker W: plane P neighbour
  * LABEL}, so {@code spraynic stat} and the Prometheus metrics show them.
  */
 public final class NeighbourCounters
@@ -36,6 +37,15 @@ public final class NeighbourCounters
     public static final int DROPPED_BAD_ICMP = 24;
     public static final int DROPPED_TOO_LARGE = 25;
     public static final int ICMP_OTHER = 26;
+    public static final int SOLICITATIONS_SENT = 27;
+    public static final int SOLICITATIONS_RECEIVED = 28;
+    public static final int ADVERTISEMENTS_SENT = 29;
+    public static final int ADVERTISEMENTS_RECEIVED = 30;
+    public static final int UNSOLICITED_ADVERTISEMENTS_SENT = 31;
+    public static final int UNSOLICITED_ADVERTISEMENTS_RECEIVED = 32;
+    public static final int DROPPED_BAD_HOP_LIMIT = 33;
+    public static final int DROPPED_BAD_OPTIONS = 34;
+    public static final int DROPPED_NO_LINK_LAYER_ADDRESS = 35;
 
     private static final String[] LABELS = {
         "arp_requests_sent", "arp_requests_received", "arp_replies_sent", "arp_replies_received",
@@ -43,7 +53,10 @@ public final class NeighbourCounters
         "evictions", "resolution_failures", "cache_full", "echo_requests_received", "echo_answered",
         "replies_rate_limited", "tx_full", "dropped_truncated", "dropped_bad_format", "dropped_bad_operation",
         "dropped_bad_sender", "dropped_not_for_us", "dropped_unsolicited_reply", "dropped_address_conflict",
-        "dropped_bad_icmp", "dropped_too_large", "icmp_other_types"};
+        "dropped_bad_icmp", "dropped_too_large", "icmp_other_types", "neighbour_solicitations_sent",
+        "neighbour_solicitations_received", "neighbour_advertisements_sent", "neighbour_advertisements_received",
+        "unsolicited_advertisements_sent", "unsolicited_advertisements_received", "dropped_bad_hop_limit",
+        "dropped_bad_options", "dropped_no_link_layer_address"};
 
     private NeighbourCounters()
     {

@@ -21,8 +21,12 @@ import io.spraynic.datapath.transport.spray.SprayHandshake;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.ProtectionDomain;
+import io.spraynic.datapath.wire.Icmpv6Header;
 import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.datapath.wire.Wire;
+import io.spraynic.pmd.InterfaceAddress;
+
+import java.net.InetAddress;
 import io.spraynic.dpdk.CpuAffinity;
 import io.spraynic.dpdk.EthPort;
 import io.spraynic.pmd.NicConfig;
@@ -255,6 +259,13 @@ public final class EmbeddedNic implements Nic
                 {
                     config.localMac[p] = macOf(ethPort);
                 }
+                final InterfaceAddress address = config.addresses[p];
+                if (null != address && address.isIpv6())
+                {
+                    // neighbour solicitations come to the address's solicited-node group, announcements to all nodes
+                    ethPort.acceptMulticast(Icmpv6Header.multicastMac(Icmpv6Header.solicitedNodeLow(address.ipv6Low())),
+                        Icmpv6Header.multicastMac(Icmpv6Header.ALL_NODES_LOW));
+                }
                 for (int w = 0; w < config.workers; w++)
                 {
                     ports[w][p] = wrap.apply(dpdk.packetPort(name, w));
@@ -431,6 +442,11 @@ public final class EmbeddedNic implements Nic
             for (int p = 0; p < config.planes(); p++)
             {
                 spray.local(p, config.localIpv4[p], config.localMac[p]);
+                final InterfaceAddress address = config.addresses[p];
+                if (null != address && address.isIpv6())
+                {
+                    spray.localIpv6(p, address.ipv6High(), address.ipv6Low()); // towards peers named by IPv6
+                }
             }
             final PortsFrameOutput output = new PortsFrameOutput(ports, config.burst);
             final SprayEngine engine = new SprayEngine(spray, domain, output);
@@ -503,6 +519,8 @@ public final class EmbeddedNic implements Nic
         transport.engine().listen(template, config.peerResolver, new SprayHandshake.AcceptListener()
         {
             private SprayNicConnection accepting;
+            private long[] peerHigh;
+            private long[] peerLow;
 
             public void onAccepting(final SprayConnectionConfig c)
             {
@@ -510,6 +528,13 @@ public final class EmbeddedNic implements Nic
                     config.completionQueueCapacity);
                 c.completionQueues(accepting.sendCompletionQueue(), accepting.receiveCompletionQueue())
                     .sourcePortBase(sourcePortBase(config.paths));
+                peerHigh = new long[config.planes()]; // the handshake learnt the peer's addresses before this
+                peerLow = new long[config.planes()];
+                for (int p = 0; p < peerHigh.length; p++)
+                {
+                    peerHigh[p] = c.remoteHigh(p);
+                    peerLow[p] = c.remoteLow(p);
+                }
             }
 
             public void onAccepted(final SprayConnection connection)
@@ -517,7 +542,7 @@ public final class EmbeddedNic implements Nic
                 final SprayNicConnection handle = accepting;
                 accepting = null;
                 attachSpray(worker, handle, connection);
-                neighbours.follow(worker, handle, connection);
+                neighbours.follow(worker, handle, connection, peerHigh, peerLow);
                 if (!accepted.offer(handle))
                 {
                     transport.engine().close(connection); // nobody is accepting: refuse rather than grow without bound
@@ -589,7 +614,15 @@ public final class EmbeddedNic implements Nic
         return config.mode;
     }
 
-    /** @return this NIC's IPv4 address on {@code plane}. */
+    /** @return this NIC's address on {@code plane} as text: IPv6 on an IPv6 plane, else IPv4. */
+    public String localAddressText(final int plane)
+    {
+        final InterfaceAddress address = config.addresses[plane];
+        return null != address && address.isIpv6() ? InterfaceAddress.ipv6Text(address.ipv6High(), address.ipv6Low()) :
+            Wire.ipv4ToString(config.localIpv4[plane]);
+    }
+
+    /** @return this NIC's IPv4 address on {@code plane} (0 on an IPv6 plane). */
     public int localIpv4(final int plane)
     {
         return config.localIpv4[plane];
@@ -828,13 +861,51 @@ public final class EmbeddedNic implements Nic
      */
     public NicConnection connect(final int[] peerIpv4, final Duration timeout)
     {
+        final long[] high = new long[peerIpv4.length];
+        final long[] low = new long[peerIpv4.length];
+        for (int p = 0; p < low.length; p++)
+        {
+            low[p] = InterfaceAddress.mappedLow(peerIpv4[p]);
+        }
+        return connect(high, low, timeout);
+    }
+
+    /**
+     * {@link #connect(int[], Duration)} with the peer's addresses of either family, each of its plane's: IPv6 on a
+     * plane with an IPv6 address (neighbour discovery resolves the next hop), IPv4 on the others.
+     *
+     * @param peers   the peer's address on each plane.
+     * @param timeout how long to wait for neighbour resolution and the handshake.
+     * @return the connection, ESTABLISHED.
+     */
+    public NicConnection connect(final InetAddress[] peers, final Duration timeout)
+    {
+        final long[] high = new long[peers.length];
+        final long[] low = new long[peers.length];
+        for (int p = 0; p < peers.length; p++)
+        {
+            final byte[] b = peers[p].getAddress();
+            final byte[] a = b.length == 16 ? b : new byte[]{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, b[0], b[1], b[2], b[3]};
+            for (int i = 0; i < 8; i++)
+            {
+                high[p] = high[p] << 8 | (a[i] & 0xFF);
+                low[p] = low[p] << 8 | (a[i + 8] & 0xFF);
+            }
+        }
+        return connect(high, low, timeout);
+    }
+
+    /** {@link #connect(InetAddress[], Duration)} with each address as 128 bits (IPv4-mapped for IPv4). */
+    NicConnection connect(final long[] peerHigh, final long[] peerLow, final Duration timeout)
+    {
         requireMode(NicConnection.Kind.SPRAY);
         requireOpen();
-        if (peerIpv4.length != planes())
+        if (peerHigh.length != planes())
         {
             throw new IllegalArgumentException("give the peer's address on each of the " + planes() + " plane(s)");
         }
-        final int[] hops = neighbours.nextHops(peerIpv4);
+        final String peerText = InterfaceAddress.text(peerHigh[0], peerLow[0]);
+        final NextHops hops = neighbours.nextHops(peerHigh, peerLow);
         final long[] peerMac = neighbours.resolve(hops, timeout);
         final NicWorker worker = nextWorker();
         final SprayNicConnection handle = new SprayNicConnection(this, worker.index(), config.ringCapacity,
@@ -850,9 +921,16 @@ public final class EmbeddedNic implements Nic
                 .streams(config.streams).mtu(config.mtu).sourcePortBase(sourcePortBase)
                 .depths(config.sendQueueDepth, config.receiveQueueDepth, config.receiveQueueDepth)
                 .completionQueues(handle.sendCompletionQueue(), handle.receiveCompletionQueue());
-            for (int p = 0; p < peerIpv4.length; p++)
+            for (int p = 0; p < peerHigh.length; p++)
             {
-                c.remote(p, peerIpv4[p], peerMac[p]);
+                if (InterfaceAddress.isMapped(peerHigh[p], peerLow[p]))
+                {
+                    c.remote(p, (int)peerLow[p], peerMac[p]);
+                }
+                else
+                {
+                    c.remoteIpv6(p, peerHigh[p], peerLow[p], peerMac[p]);
+                }
             }
             final SprayHandshake.Pending pending;
             try
@@ -862,7 +940,7 @@ public final class EmbeddedNic implements Nic
             catch (final IllegalStateException e)
             {
                 established.completeExceptionally(new IllegalStateException("cannot connect to " +
-                    Wire.ipv4ToString(peerIpv4[0]) + " from worker " + w.index() + ": " + e.getMessage()));
+                    peerText + " from worker " + w.index() + ": " + e.getMessage()));
                 return;
             }
             final Runnable[] poller = new Runnable[1];
@@ -878,10 +956,10 @@ public final class EmbeddedNic implements Nic
                 {
                     w.removePoller(poller[0]);
                     established.completeExceptionally(new IllegalStateException(
-                        pending.reason() == RejectReason.NO_ANSWER ? "no answer from " + Wire.ipv4ToString(peerIpv4[0]) +
+                        pending.reason() == RejectReason.NO_ANSWER ? "no answer from " + peerText +
                         " after " + pending.tries() + " CONNECTs: is a spray NIC listening there, are the addresses " +
                         "right, and do both NICs hold the same pre-shared key (if any)?" :
-                        "connect to " + Wire.ipv4ToString(peerIpv4[0]) + " failed: " + pending.failure()));
+                        "connect to " + peerText + " failed: " + pending.failure()));
                 }
             };
             w.addPoller(poller[0]);
@@ -890,7 +968,7 @@ public final class EmbeddedNic implements Nic
         {
             throw new IllegalStateException("worker " + worker.index() + " has too many control commands queued: retry");
         }
-        return await(established, timeout, "connect to " + Wire.ipv4ToString(peerIpv4[0]));
+        return await(established, timeout, "connect to " + peerText);
     }
 
     /**
@@ -952,20 +1030,31 @@ public final class EmbeddedNic implements Nic
 
     RocevEndpoint rocevEndpoint(final RocevNicConnection c)
     {
-        return new RocevEndpoint(c.localId, c.localPsn(), config.localIpv4[c.plane()], config.mtu);
+        final InterfaceAddress address = config.addresses[c.plane()];
+        return null != address && address.isIpv6() ?
+            new RocevEndpoint(c.localId, c.localPsn(), 0, config.mtu, address.ipv6High(), address.ipv6Low()) :
+            new RocevEndpoint(c.localId, c.localPsn(), config.localIpv4[c.plane()], config.mtu);
     }
 
     void connectQueuePair(final RocevNicConnection c, final RocevEndpoint remote, final Duration timeout)
     {
         requireOpen();
         final int plane = c.plane();
-        final int[] hops = new int[planes()];
-        hops[plane] = neighbours.nextHop(plane, remote.ipv4());
+        final NextHops hops = NextHops.none(planes());
+        final long remoteHigh = remote.isIpv6() ? remote.ipv6High() : InterfaceAddress.MAPPED_HIGH;
+        final long remoteLow = remote.isIpv6() ? remote.ipv6Low() : InterfaceAddress.mappedLow(remote.ipv4());
+        neighbours.nextHop(plane, remoteHigh, remoteLow, hops);
         final long mac = neighbours.resolve(hops, timeout)[plane];
         c.nextHop = hops;
-        final RcConnectionAttributes attributes = RcConnectionAttributes.of(remote.qpNumber(), mac, remote.ipv4(),
+        RcConnectionAttributes rc = RcConnectionAttributes.of(remote.qpNumber(), mac, remote.ipv4(),
             49152 + (c.localId & 0x3FFF), Math.min(config.mtu, remote.mtu()), c.localPsn(), remote.psn())
             .withRetry(config.rocevAckTimeoutNanos, config.rocevRetries);
+        if (remote.isIpv6())
+        {
+            final InterfaceAddress local = config.addresses[plane]; // the next hop above checked it is IPv6
+            rc = rc.withIpv6(local.ipv6High(), local.ipv6Low(), remote.ipv6High(), remote.ipv6Low());
+        }
+        final RcConnectionAttributes attributes = rc;
         await(submit(workers[c.worker()], (w, now) ->
         {
             c.queuePair().toRtr(attributes);

@@ -145,7 +145,8 @@ public final class EmbeddedNicConfig
 
     /**
      * @param plane   a plane.
-     * @param address this NIC's address on it with its prefix and gateway ({@code --ip 10.0.1.10/24 --gateway 10.0.1.1}).
+     * @param address this NIC's address on it with its prefix and gateway ({@code --ip 10.0.1.10/24 --gateway 10.0.1.1}
+     *                or {@code --ip fd00:1::10/64 --gateway fd00:1::1}).
      * @param mac     its MAC (0: the port's own).
      * @return this.
      */
@@ -172,7 +173,15 @@ public final class EmbeddedNicConfig
     public EmbeddedNicConfig staticNeighbour(final int plane, final int ipv4, final long mac)
     {
         require(plane >= 0 && plane < localIpv4.length, "plane", plane, "0.." + (localIpv4.length - 1) + " (set planes first)");
-        staticNeighbours.add(new long[]{plane, ipv4, mac});
+        staticNeighbours.add(new long[]{plane, 0, io.spraynic.pmd.InterfaceAddress.mappedLow(ipv4), mac});
+        return this;
+    }
+
+    /** {@link #staticNeighbour(int, int, long)} for an IPv6 neighbour, {@code high:low}. @return this. */
+    public EmbeddedNicConfig staticNeighbour(final int plane, final long high, final long low, final long mac)
+    {
+        require(plane >= 0 && plane < localIpv4.length, "plane", plane, "0.." + (localIpv4.length - 1) + " (set planes first)");
+        staticNeighbours.add(new long[]{plane, high, low, mac});
         return this;
     }
 

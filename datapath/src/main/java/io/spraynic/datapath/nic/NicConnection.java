@@ -44,8 +44,8 @@ public abstract sealed class NicConnection implements Connection permits SprayNi
     private volatile long postedReceives;
 
     // owned by the worker thread once attached; published to the application by the command's completion
-    /** Per plane, the address whose MAC this connection's frames go to (the peer, or the gateway); 0 for none. */
-    int[] nextHop = new int[0];
+    /** Per plane, the address whose MAC this connection's frames go to (the peer, or the gateway). */
+    NextHops nextHop = NextHops.none(0);
     int localId;
     int streams = 1;
     ProtectionDomain protectionDomain; // null: the worker's default domain (0)

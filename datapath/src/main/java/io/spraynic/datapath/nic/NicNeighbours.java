@@ -5,7 +5,6 @@ import io.spraynic.datapath.neighbour.NeighbourCache;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.transport.PortFrameSink;
 import io.spraynic.datapath.transport.spray.SprayConnection;
-import io.spraynic.datapath.wire.Wire;
 import io.spraynic.pmd.InterfaceAddress;
 
 import java.time.Duration;
@@ -71,66 +70,82 @@ final class NicNeighbours
             {
                 throw new IllegalArgumentException("a static neighbour on plane " + entry[0] + " needs the plane's address");
             }
-            agent.addPermanent((int)entry[1], entry[2], now);
+            agent.addPermanent(entry[1], entry[2], entry[3], now);
         }
     }
 
     // worker 0's thread: a next hop has a (new) MAC; every worker updates the connections that send to it
-    private void onNextHop(final int plane, final int ipv4, final long mac)
+    private void onNextHop(final int plane, final long high, final long low, final long mac)
     {
         for (final NicWorker worker : workers)
         {
-            if (!worker.offer((w, now) -> w.onNextHopMac(plane, ipv4, mac)))
+            if (!worker.offer((w, now) -> w.onNextHopMac(plane, high, low, mac)))
             {
                 workers[0].faultLog().record("neighbour update", new IllegalStateException( // this thread's log
-                    "command queue full: " + Wire.ipv4ToString(ipv4) + " keeps its old MAC on worker " + worker.index()));
+                    "command queue full: " + InterfaceAddress.text(high, low) + " keeps its old MAC on worker " +
+                    worker.index()));
             }
         }
     }
 
     /**
-     * @return per plane, the address the frames to {@code peer} go to: the peer on-link, the gateway off-link.
-     * @throws IllegalArgumentException when a plane has no address, or the peer is off-link without a gateway.
+     * @param peerHigh per plane, the peer's address, first 64 bits (as 128: IPv4-mapped for IPv4).
+     * @param peerLow  per plane, its last 64 bits.
+     * @return per plane, the address the frames to the peer go to: the peer on-link, the gateway off-link.
+     * @throws IllegalArgumentException when a plane has no address, the peer is of the other family, or it is
+     *                                  off-link without a gateway.
      */
-    int[] nextHops(final int[] peer)
+    NextHops nextHops(final long[] peerHigh, final long[] peerLow)
     {
-        final int[] hops = new int[peer.length];
-        for (int p = 0; p < peer.length; p++)
+        final NextHops hops = NextHops.none(peerHigh.length);
+        for (int p = 0; p < peerHigh.length; p++)
         {
-            hops[p] = nextHop(p, peer[p]);
+            nextHop(p, peerHigh[p], peerLow[p], hops);
         }
         return hops;
     }
 
-    int nextHop(final int plane, final int peer)
+    /** Sets {@code plane}'s next hop towards {@code high:low} in {@code hops}; see {@link #nextHops}. */
+    void nextHop(final int plane, final long high, final long low, final NextHops hops)
     {
         if (!config.linkLayer)
         {
-            return peer; // the kernel chooses the route of a socket's datagrams
+            hops.high()[plane] = high; // the kernel chooses the route of a socket's datagrams
+            hops.low()[plane] = low;
+            return;
         }
         final InterfaceAddress address = config.addresses[plane];
+        final String peer = InterfaceAddress.text(high, low);
         if (null == address)
         {
             throw new IllegalArgumentException("plane " + plane + " has no address: give this NIC one (--ip) before connecting");
         }
-        final int hop = address.nextHop(peer);
-        if (0 == hop)
+        if (InterfaceAddress.isMapped(high, low) == address.isIpv6())
         {
-            throw new IllegalArgumentException(Wire.ipv4ToString(peer) + " is off-link on plane " + plane + " (" + address +
+            throw new IllegalArgumentException(peer + " is not of the family of plane " + plane + "'s address " + address +
+                ": give the peer's " + (address.isIpv6() ? "IPv6" : "IPv4") + " address on that plane");
+        }
+        final long[] hop = address.nextHop(high, low);
+        if (0 == hop[0] && 0 == hop[1])
+        {
+            throw new IllegalArgumentException(peer + " is off-link on plane " + plane + " (" + address +
                 ") and the plane has no gateway: give --gateway, or a prefix that holds the peer");
         }
-        return hop;
+        hops.high()[plane] = hop[0];
+        hops.low()[plane] = hop[1];
     }
 
     /**
-     * Resolves the MAC of each plane's next hop on worker 0 (ARP, with its retries), waiting up to {@code timeout}.
+     * Resolves the MAC of each plane's next hop on worker 0 (ARP or neighbour solicitations, with their retries),
+     * waiting up to {@code timeout}.
      *
-     * @param hops per plane, an address; 0 skips the plane.
+     * @param hops per plane, an address; none skips the plane.
      * @return per plane, the MAC.
      * @throws IllegalStateException naming the address that did not answer.
      */
-    long[] resolve(final int[] hops, final Duration timeout)
+    long[] resolve(final NextHops hops, final Duration timeout)
     {
+        final int planes = hops.planes();
         if (!config.linkLayer)
         {
             return placeholderMacs(hops);
@@ -139,12 +154,12 @@ final class NicNeighbours
         final long timeoutNanos = timeout.toNanos();
         final boolean offered = workers[0].offer((w, now) ->
         {
-            final long[] macs = new long[hops.length];
-            for (int p = 0; p < hops.length; p++)
+            final long[] macs = new long[planes];
+            for (int p = 0; p < planes; p++)
             {
-                if (0 != hops[p])
+                if (hops.has(p))
                 {
-                    macs[p] = w.neighbour(p).resolve(hops[p], now);
+                    macs[p] = w.neighbour(p).resolve(hops.high()[p], hops.low()[p], now);
                 }
             }
             final long deadline = now + timeoutNanos;
@@ -152,23 +167,27 @@ final class NicNeighbours
             poller[0] = () ->
             {
                 boolean all = true;
-                for (int p = 0; p < hops.length; p++)
+                for (int p = 0; p < planes; p++)
                 {
-                    if (0 == hops[p] || 0 != macs[p])
+                    if (!hops.has(p) || 0 != macs[p])
                     {
                         continue;
                     }
                     final NeighbourAgent agent = w.neighbour(p);
-                    macs[p] = agent.macOf(hops[p]);
+                    final long high = hops.high()[p];
+                    final long low = hops.low()[p];
+                    macs[p] = agent.macOf(high, low);
                     if (0 == macs[p])
                     {
                         all = false;
-                        if (agent.state(hops[p]) == NeighbourCache.FAILED || agent.state(hops[p]) == NeighbourCache.FREE)
+                        final int state = agent.state(high, low);
+                        if (state == NeighbourCache.FAILED || state == NeighbourCache.FREE)
                         {
                             w.removePoller(poller[0]);
-                            resolved.completeExceptionally(new IllegalStateException("no ARP answer from " +
-                                Wire.ipv4ToString(hops[p]) + " on plane " + p + " (" + config.addresses[p] + "): is it up, " +
-                                "on this link, and is the address right?"));
+                            resolved.completeExceptionally(new IllegalStateException("no " +
+                                (InterfaceAddress.isMapped(high, low) ? "ARP" : "neighbour advertisement") + " answer from " +
+                                hops.text(p) + " on plane " + p + " (" + config.addresses[p] + "): is it up, on this link, " +
+                                "and is the address right?"));
                             return;
                         }
                     }
@@ -181,7 +200,8 @@ final class NicNeighbours
                 else if (config.clock.nanoTime() - deadline > 0)
                 {
                     w.removePoller(poller[0]);
-                    resolved.completeExceptionally(new IllegalStateException("no ARP answer in " + timeout.toMillis() + " ms"));
+                    resolved.completeExceptionally(new IllegalStateException("no neighbour answer in " +
+                        timeout.toMillis() + " ms"));
                 }
             };
             w.addPoller(poller[0]);
@@ -194,12 +214,12 @@ final class NicNeighbours
     }
 
     /** Without a link layer a next hop has no MAC to resolve: a locally administered one made of its address. */
-    private static long[] placeholderMacs(final int[] hops)
+    private static long[] placeholderMacs(final NextHops hops)
     {
-        final long[] macs = new long[hops.length];
-        for (int p = 0; p < hops.length; p++)
+        final long[] macs = new long[hops.planes()];
+        for (int p = 0; p < macs.length; p++)
         {
-            macs[p] = 0 == hops[p] ? 0 : 0x0200_0000_0000L | Integer.toUnsignedLong(hops[p]);
+            macs[p] = hops.has(p) ? 0x0200_0000_0000L | (hops.low()[p] & 0xFFFF_FFFFL) : 0;
         }
         return macs;
     }
@@ -207,30 +227,39 @@ final class NicNeighbours
     /**
      * An accepted connection starts with the MACs its CONNECT came from; from here it sends to each plane's next
      * hop as the neighbour table resolves it (the gateway's MAC for a peer off-link). Worker thread.
+     *
+     * @param peerHigh per plane, the peer's address as the handshake learnt it, first 64 bits (IPv4-mapped).
+     * @param peerLow  last 64 bits; both 0 for a plane without.
      */
-    void follow(final NicWorker worker, final NicConnection handle, final SprayConnection connection)
+    void follow(final NicWorker worker, final NicConnection handle, final SprayConnection connection,
+        final long[] peerHigh, final long[] peerLow)
     {
-        final int[] hops = new int[connection.planes()];
-        for (int p = 0; p < hops.length; p++)
+        final NextHops hops = NextHops.none(connection.planes());
+        for (int p = 0; p < hops.planes() && p < peerHigh.length; p++)
         {
-            final int peer = connection.remoteIpv4(p);
             final InterfaceAddress address = p < config.addresses.length ? config.addresses[p] : null;
-            hops[p] = 0 == peer || null == address ? 0 : address.nextHop(peer);
+            if ((0 != peerHigh[p] || 0 != peerLow[p]) && null != address)
+            {
+                final long[] hop = address.nextHop(peerHigh[p], peerLow[p]); // {0, 0}: unreachable, left alone
+                hops.high()[p] = hop[0];
+                hops.low()[p] = hop[1];
+            }
         }
         handle.nextHop = hops;
         final boolean offered = workers[0].offer((w, now) ->
         {
-            for (int p = 0; p < hops.length; p++)
+            for (int p = 0; p < hops.planes(); p++)
             {
                 final NeighbourAgent agent = w.neighbour(p);
-                if (0 != hops[p] && null != agent)
+                if (hops.has(p) && null != agent)
                 {
-                    final long mac = agent.resolve(hops[p], now); // 0: asked; the answer reaches every worker
+                    final long high = hops.high()[p];
+                    final long low = hops.low()[p];
+                    final long mac = agent.resolve(high, low, now); // 0: asked; the answer reaches every worker
                     if (0 != mac)
                     {
                         final int plane = p;
-                        final int hop = hops[p];
-                        worker.offer((x, t) -> x.onNextHopMac(plane, hop, mac));
+                        worker.offer((x, t) -> x.onNextHopMac(plane, high, low, mac));
                     }
                 }
             }
@@ -240,5 +269,4 @@ final class NicNeighbours
             worker.faultLog().record("neighbour update", new IllegalStateException("worker 0's command queue is full"));
         }
     }
-
 }

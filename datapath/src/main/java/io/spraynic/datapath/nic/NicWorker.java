@@ -7,6 +7,7 @@ import io.spraynic.datapath.wire.ArpHeader;
 import io.spraynic.datapath.wire.EthernetHeader;
 import io.spraynic.datapath.wire.IcmpHeader;
 import io.spraynic.datapath.wire.Ipv4Header;
+import io.spraynic.datapath.wire.Ipv6Header;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.verbs.MemoryRegion;
@@ -405,7 +406,9 @@ final class NicWorker implements Agent
         final int etherType = EthernetHeader.etherType(memory, offset);
         return etherType == ArpHeader.ETHER_TYPE_ARP || etherType == EthernetHeader.ETHER_TYPE_IPV4 &&
             length >= EthernetHeader.LENGTH + Ipv4Header.LENGTH &&
-            Ipv4Header.protocol(memory, offset + EthernetHeader.LENGTH) == IcmpHeader.PROTOCOL_ICMP;
+            Ipv4Header.protocol(memory, offset + EthernetHeader.LENGTH) == IcmpHeader.PROTOCOL_ICMP ||
+            etherType == EthernetHeader.ETHER_TYPE_IPV6 && length >= EthernetHeader.LENGTH + Ipv6Header.LENGTH &&
+            Ipv6Header.nextHeader(memory, offset + EthernetHeader.LENGTH) == Ipv6Header.NEXT_HEADER_ICMPV6;
     }
 
     private int neighbourWork(final long now)
@@ -434,11 +437,11 @@ final class NicWorker implements Agent
      * A next hop got a MAC (a first or a new one): every connection of this worker that sends to it on
      * {@code plane} now uses it (worker thread).
      */
-    void onNextHopMac(final int plane, final int ipv4, final long mac)
+    void onNextHopMac(final int plane, final long high, final long low, final long mac)
     {
         for (final NicConnection c : connections)
         {
-            if (plane < c.nextHop.length && c.nextHop[plane] == ipv4)
+            if (c.nextHop.is(plane, high, low))
             {
                 c.nextHopMac(plane, mac);
             }

@@ -6,6 +6,7 @@ import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
 import io.spraynic.datapath.wire.Wire;
+import io.spraynic.pmd.InterfaceAddress;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -117,7 +118,8 @@ public final class PeerExchange
         final NicConnection connection;
         if (nic.mode() == NicConnection.Kind.SPRAY)
         {
-            connection = role == Role.CLIENT ? nic.connect(ips(peer, nic.planes()), timeout) :
+            final long[][] ips = role == Role.CLIENT ? ips(peer, nic.planes()) : null;
+            connection = role == Role.CLIENT ? nic.connect(ips[0], ips[1], timeout) :
                 nic.accept(timeout);
             if (null == connection)
             {
@@ -211,7 +213,18 @@ public final class PeerExchange
     public static Served awaitServed(final Path directory, final int planes, final Duration timeout) throws IOException
     {
         final Map<String, String> server = fields(await(directory, "nic.addr", timeout));
-        return new Served(ips(server, planes), Long.parseLong(require(server, "addr")),
+        final int[] ipv4 = new int[planes];
+        for (int p = 0; p < planes; p++)
+        {
+            final String text = require(server, "ip." + p);
+            if (text.indexOf(':') >= 0)
+            {
+                throw new IllegalStateException("the serving NIC's plane " + p + " is IPv6 (" + text + "), and a client " +
+                    "connects through its NIC's IPC, which carries IPv4 addresses only: give the planes IPv4 addresses");
+            }
+            ipv4[p] = Wire.parseIpv4(text);
+        }
+        return new Served(ipv4, Long.parseLong(require(server, "addr")),
             Integer.parseInt(require(server, "rkey")), Long.parseLong(require(server, "length")));
     }
 
@@ -320,18 +333,23 @@ public final class PeerExchange
         final StringBuilder address = new StringBuilder("planes=" + nic.planes());
         for (int p = 0; p < nic.planes(); p++)
         {
-            address.append(" ip.").append(p).append('=').append(Wire.ipv4ToString(nic.localIpv4(p)));
+            address.append(" ip.").append(p).append('=').append(nic.localAddressText(p));
         }
         return address.append(" addr=").append(region.address()).append(" rkey=").append(region.rkey())
             .append(" length=").append(region.length()).toString();
     }
 
-    private static int[] ips(final Map<String, String> peer, final int planes)
+    // per plane, the peer's address as 128 bits, {high[], low[]}: IPv6 text as it is, IPv4 mapped
+    private static long[][] ips(final Map<String, String> peer, final int planes)
     {
-        final int[] ips = new int[planes];
+        final long[][] ips = new long[2][planes];
         for (int p = 0; p < planes; p++)
         {
-            ips[p] = Wire.parseIpv4(require(peer, "ip." + p));
+            final String text = require(peer, "ip." + p);
+            final long[] ip = text.indexOf(':') >= 0 ? InterfaceAddress.parseIpv6(text) :
+                new long[]{0, InterfaceAddress.mappedLow(Wire.parseIpv4(text))};
+            ips[0][p] = ip[0];
+            ips[1][p] = ip[1];
         }
         return ips;
     }

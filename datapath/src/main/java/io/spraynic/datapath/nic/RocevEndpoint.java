@@ -9,16 +9,30 @@ import io.spraynic.datapath.wire.Wire;
  *
  * @param qpNumber  24-bit QP number.
  * @param psn       first PSN this QP sends (the peer expects it).
- * @param ipv4      its IPv4 address.
+ * @param ipv4      its IPv4 address (0 when it speaks IPv6).
  * @param mtu       its path MTU.
+ * @param ipv6High  first 8 bytes of its IPv6 address (its GID), 0 with {@code ipv6Low} for IPv4.
+ * @param ipv6Low   last 8 bytes of it.
  */
-public record RocevEndpoint(int qpNumber, int psn, int ipv4, int mtu)
+public record RocevEndpoint(int qpNumber, int psn, int ipv4, int mtu, long ipv6High, long ipv6Low)
 {
-    /** @return one line, {@code qpn=0x11 psn=0x1234 ip=10.0.0.1 mtu=1024}, that {@link #parse} reads. */
+    /** An endpoint at an IPv4 address. */
+    public RocevEndpoint(final int qpNumber, final int psn, final int ipv4, final int mtu)
+    {
+        this(qpNumber, psn, ipv4, mtu, 0, 0);
+    }
+
+    /** @return whether it speaks IPv6. */
+    public boolean isIpv6()
+    {
+        return ipv6High != 0 || ipv6Low != 0;
+    }
+
+    /** @return one line, {@code qpn=0x11 psn=0x1234 ip=10.0.0.1 mtu=1024} (or {@code ip=fd00::1}), that {@link #parse} reads. */
     public String format()
     {
         return "qpn=0x" + Integer.toHexString(qpNumber) + " psn=0x" + Integer.toHexString(psn) + " ip=" +
-            Wire.ipv4ToString(ipv4) + " mtu=" + mtu;
+            (isIpv6() ? Wire.ipv6ToString(ipv6High, ipv6Low) : Wire.ipv4ToString(ipv4)) + " mtu=" + mtu;
     }
 
     /**
@@ -31,6 +45,7 @@ public record RocevEndpoint(int qpNumber, int psn, int ipv4, int mtu)
         int qpn = -1;
         int psn = -1;
         Integer ip = null;
+        long[] ipv6 = {0, 0};
         int mtu = -1;
         for (final String field : line.trim().split("\\s+"))
         {
@@ -45,7 +60,18 @@ public record RocevEndpoint(int qpNumber, int psn, int ipv4, int mtu)
             {
                 case "qpn" -> qpn = Integer.decode(value);
                 case "psn" -> psn = Integer.decode(value);
-                case "ip" -> ip = Wire.parseIpv4(value);
+                case "ip" ->
+                {
+                    if (value.indexOf(':') >= 0)
+                    {
+                        ipv6 = io.spraynic.pmd.InterfaceAddress.parseIpv6(value);
+                        ip = 0;
+                    }
+                    else
+                    {
+                        ip = Wire.parseIpv4(value);
+                    }
+                }
                 case "mtu" -> mtu = Integer.parseInt(value);
                 default -> throw new IllegalArgumentException("unknown RoCEv2 endpoint field '" + key + "' in: " + line);
             }
@@ -54,6 +80,6 @@ public record RocevEndpoint(int qpNumber, int psn, int ipv4, int mtu)
         {
             throw new IllegalArgumentException("a RoCEv2 endpoint needs qpn, psn, ip and mtu: " + line);
         }
-        return new RocevEndpoint(qpn, psn, ip, mtu);
+        return new RocevEndpoint(qpn, psn, ip, mtu, ipv6[0], ipv6[1]);
     }
 }

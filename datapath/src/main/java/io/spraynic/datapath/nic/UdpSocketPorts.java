@@ -50,6 +50,11 @@ final class UdpSocketPorts implements AutoCloseable
             {
                 final PortConfig port = portConfigs.get(p);
                 final UdpPortArgs args = UdpPortArgs.of(port);
+                if (null != config.addresses[p] && config.addresses[p].isIpv6())
+                {
+                    throw new IllegalArgumentException("plane " + p + " has IPv6 address " + config.addresses[p] + " but its " +
+                        "port " + port.name() + " is a udp port, whose sockets carry IPv4 only: give the plane an IPv4 address");
+                }
                 if (config.localIpv4[p] == 0)
                 {
                     config.localIpv4[p] = args.address(); // loopback allowed: the kernel routes it

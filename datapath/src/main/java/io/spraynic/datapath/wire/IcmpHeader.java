@@ -3,7 +3,8 @@ package io.spraynic.datapath.wire;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Flyweight over the ICMP header (RFC 792) of an echo request or reply: type, code, checksum over the whole
+ * Flyweight over the ICMP header (RFC 792) of an echo request or reply (type, code and checksum also of every ICMPv6
+ * message, RFC 4443, which {@link Icmpv6Header} reads with these): type, code, checksum over the whole
  * ICMP message, identifier and sequence number, then the data the reply must echo unchanged.
  * <pre>
  * | type (8) | code (8) |  checksum (16)  |
@@ -40,6 +41,11 @@ public final class IcmpHeader
     public static int code(final MemorySegment s, final long o)
     {
         return Wire.u8(s, o + CODE_OFFSET);
+    }
+
+    public static void code(final MemorySegment s, final long o, final int code)
+    {
+        Wire.put8(s, o + CODE_OFFSET, code);
     }
 
     public static int checksum(final MemorySegment s, final long o)

@@ -40,6 +40,8 @@ public final class Ipv6Header
 
     /** Next-header value of UDP. */
     public static final int NEXT_HEADER_UDP = 17;
+    /** Next-header value of ICMPv6. */
+    public static final int NEXT_HEADER_ICMPV6 = 58;
 
     private Ipv6Header()
     {
@@ -174,6 +176,44 @@ public final class Ipv6Header
     {
         s.set(Wire.LONG_BE, o + DESTINATION_ADDRESS_OFFSET, high);
         s.set(Wire.LONG_BE, o + DESTINATION_ADDRESS_OFFSET + 8, low);
+    }
+
+    /**
+     * The one's-complement sum, not yet folded, of the upper-layer pseudo-header (RFC 8200 section 8.1: both
+     * addresses, the upper-layer length, the next header) and the {@code length} bytes of the upper-layer packet
+     * at {@code l4} as they stand (checksum field included).
+     *
+     * @param s          frame memory.
+     * @param ip         offset of the IPv6 header.
+     * @param l4         offset of the upper-layer header.
+     * @param length     upper-layer length.
+     * @param nextHeader the upper-layer protocol.
+     * @return the sum, for {@link Ipv4Header#fold}.
+     */
+    static long pseudoHeaderSum(final MemorySegment s, final long ip, final long l4, final int length,
+        final int nextHeader)
+    {
+        long sum = 0;
+        for (int i = 0; i < 32; i += 4)
+        {
+            sum += Integer.toUnsignedLong(Wire.i32(s, ip + SOURCE_ADDRESS_OFFSET + i));
+        }
+        sum += length;
+        sum += nextHeader;
+        int i = 0;
+        for (; i + 4 <= length; i += 4)
+        {
+            sum += Integer.toUnsignedLong(Wire.i32(s, l4 + i));
+        }
+        for (; i + 2 <= length; i += 2)
+        {
+            sum += Wire.u16(s, l4 + i);
+        }
+        if (i < length)
+        {
+            sum += Wire.u8(s, l4 + i) << 8; // an odd last byte is padded with a zero byte
+        }
+        return sum;
     }
 
     /**

@@ -100,26 +100,7 @@ public final class UdpHeader
     public static int computeIpv6Checksum(final MemorySegment s, final long ipv6Offset, final long udpOffset,
         final int udpLength)
     {
-        long sum = 0;
-        for (int i = 0; i < 32; i += 4)
-        {
-            sum += Integer.toUnsignedLong(Wire.i32(s, ipv6Offset + Ipv6Header.SOURCE_ADDRESS_OFFSET + i));
-        }
-        sum += udpLength;
-        sum += Ipv6Header.NEXT_HEADER_UDP;
-        int i = 0;
-        for (; i + 4 <= udpLength; i += 4)
-        {
-            sum += Integer.toUnsignedLong(Wire.i32(s, udpOffset + i));
-        }
-        for (; i + 2 <= udpLength; i += 2)
-        {
-            sum += Wire.u16(s, udpOffset + i);
-        }
-        if (i < udpLength)
-        {
-            sum += Wire.u8(s, udpOffset + i) << 8;
-        }
+        long sum = Ipv6Header.pseudoHeaderSum(s, ipv6Offset, udpOffset, udpLength, Ipv6Header.NEXT_HEADER_UDP);
         sum -= checksum(s, udpOffset);
         final int checksum = Ipv4Header.fold(sum);
         return checksum == 0 ? 0xFFFF : checksum;

@@ -195,50 +195,6 @@ public final class Wire
      */
     public static String ipv6ToString(final long high, final long low)
     {
-        final int[] groups = new int[8];
-        for (int i = 0; i < 4; i++)
-        {
-            groups[i] = (int)(high >>> (48 - 16 * i)) & 0xFFFF;
-            groups[i + 4] = (int)(low >>> (48 - 16 * i)) & 0xFFFF;
-        }
-        int bestStart = -1;
-        int bestLength = 1;
-        for (int i = 0; i < 8; )
-        {
-            if (groups[i] == 0)
-            {
-                int j = i;
-                while (j < 8 && groups[j] == 0)
-                {
-                    j++;
-                }
-                if (j - i > bestLength)
-                {
-                    bestStart = i;
-                    bestLength = j - i;
-                }
-                i = j;
-            }
-            else
-            {
-                i++;
-            }
-        }
-        final StringBuilder sb = new StringBuilder(39);
-        for (int i = 0; i < 8; i++)
-        {
-            if (i == bestStart)
-            {
-                sb.append("::");
-                i += bestLength - 1;
-                continue;
-            }
-            if (sb.length() > 0 && sb.charAt(sb.length() - 1) != ':')
-            {
-                sb.append(':');
-            }
-            sb.append(Integer.toHexString(groups[i]));
-        }
-        return sb.toString();
+        return io.spraynic.pmd.InterfaceAddress.ipv6Text(high, low);
     }
 }

@@ -6,11 +6,16 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 
-/** A {@link FrameSink} that keeps every committed frame as a byte array; {@link #full} refuses claims. */
+/**
+ * A {@link FrameSink} that keeps every committed frame as a byte array ({@link #keep} false: only counts them,
+ * allocating nothing); {@link #full} refuses claims.
+ */
 final class CapturingSink implements FrameSink
 {
     final List<byte[]> frames = new ArrayList<>();
     boolean full;
+    boolean keep = true;
+    long commits;
     private final MemorySegment buffer = MemorySegment.ofArray(new byte[2048]);
 
     public int maxFrameLength()
@@ -40,6 +45,11 @@ final class CapturingSink implements FrameSink
 
     public void commit(final int length)
     {
+        commits++;
+        if (!keep)
+        {
+            return;
+        }
         frames.add(buffer.asSlice(0, length).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
     }
 

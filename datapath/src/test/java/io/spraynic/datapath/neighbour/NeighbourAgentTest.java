@@ -33,7 +33,7 @@ final class NeighbourAgentTest
     private final List<long[]> told = new ArrayList<>();
     private final NeighbourAgent agent = new NeighbourAgent(2, InterfaceAddress.parse("10.0.1.10/24", "10.0.1.1"),
         OUR_MAC, sink, NeighbourConfig.defaults().withCapacity(8),
-        (plane, ip, mac) -> told.add(new long[]{plane, ip, mac}));
+        (plane, high, low, mac) -> told.add(new long[]{plane, (int)low, mac}));
 
     @Test
     void shouldAnnounceItsAddressWithAGratuitousArpOnStart()

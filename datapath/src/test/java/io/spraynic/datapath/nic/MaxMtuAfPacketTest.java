@@ -149,12 +149,6 @@ class MaxMtuAfPacketTest
 
     private static void inNamespace(final String... command)
     {
-        final String[] full = new String[command.length + 4];
-        full[0] = "ip";
-        full[1] = "netns";
-        full[2] = "exec";
-        full[3] = NETNS;
-        System.arraycopy(command, 0, full, 4, command.length);
-        DpdkTestSupport.run(full);
+        DpdkTestSupport.runIn(NETNS, command);
     }
 }

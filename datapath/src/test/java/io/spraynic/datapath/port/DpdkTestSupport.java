@@ -146,6 +146,18 @@ public final class DpdkTestSupport
         return run(true, command);
     }
 
+    /** {@link #run(String...)} inside network namespace {@code netns} ({@code ip netns exec}). */
+    public static String runIn(final String netns, final String... command)
+    {
+        final String[] full = new String[command.length + 4];
+        full[0] = "ip";
+        full[1] = "netns";
+        full[2] = "exec";
+        full[3] = netns;
+        System.arraycopy(command, 0, full, 4, command.length);
+        return run(full);
+    }
+
     public static String run(final boolean check, final String... command)
     {
         try

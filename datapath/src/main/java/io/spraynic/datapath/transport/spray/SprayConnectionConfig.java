@@ -168,6 +168,19 @@ public final class SprayConnectionConfig
         return this;
     }
 
+    /** @return the peer's address on {@code plane} as 128 bits, first 64 (0 for an IPv4 peer, IPv4-mapped). */
+    public long remoteHigh(final int plane)
+    {
+        return remoteIsIpv6[plane] ? remoteIpv6High[plane] : 0;
+    }
+
+    /** @return the peer's address on {@code plane} as 128 bits, last 64 ({@code ::ffff:a.b.c.d} for IPv4; 0 for none). */
+    public long remoteLow(final int plane)
+    {
+        return remoteIsIpv6[plane] ? remoteIpv6Low[plane] :
+            0 == remoteIpv4[plane] ? 0 : io.spraynic.pmd.InterfaceAddress.mappedLow(remoteIpv4[plane]);
+    }
+
     /** @param port UDP source port of path 0; path i uses {@code port + i} (S2.2). @return this. */
     public SprayConnectionConfig sourcePortBase(final int port)
     {

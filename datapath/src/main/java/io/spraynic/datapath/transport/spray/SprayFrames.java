@@ -129,9 +129,9 @@ final class SprayFrames
         writer.ethernet(localMac[plane], remoteMac[plane]).vlan(vlanTci[plane]);
         if (remoteIsIpv6[plane])
         {
-            // S2.4: a UDP checksum of 0, as RoCEv2 permits over IPv6 (the ICRC covers the packet)
+            // S2.4: the UDP checksum RFC 8200 requires: hosts and middleboxes drop UDP over IPv6 without one
             writer.ipv6(localIpv6High[plane], localIpv6Low[plane], remoteIpv6High[plane], remoteIpv6Low[plane])
-                .ipv6UdpChecksum(false);
+                .ipv6UdpChecksum(true);
         }
         else
         {

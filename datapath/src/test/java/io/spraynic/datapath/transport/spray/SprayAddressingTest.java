@@ -20,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * S2.1, S2.4: the spray transport sends over IPv4 or IPv6 (UDP checksum 0), untagged or with an 802.1Q tag,
+ * S2.1, S2.4: the spray transport sends over IPv4 or IPv6 (with its UDP checksum), untagged or with an 802.1Q tag,
  * and the receiving side parses, checks the ICRC of and places every packet all the same: a WRITE and a SEND
  * arrive byte for byte, with 1 % of data packets lost (seeded) so that retransmissions go the same way.
  */
