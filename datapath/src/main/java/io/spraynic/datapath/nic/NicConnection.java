@@ -34,6 +34,8 @@ public final class NicConnection
     private final Kind kind;
     private final int worker;
     private final WorkRequestRing ring;
+    /** Where the worker takes posted requests from: {@link #ring}, or a client process's request ring (worker thread). */
+    WorkRequestSource requests;
     private final CompletionQueue sendCq;
     private final CompletionQueue receiveCq;
     private volatile boolean closing;
@@ -60,6 +62,7 @@ public final class NicConnection
         this.kind = kind;
         this.worker = worker;
         this.ring = new WorkRequestRing(ringCapacity);
+        this.requests = ring;
         this.sendCq = new CompletionQueue(cqCapacity);
         this.receiveCq = new CompletionQueue(cqCapacity);
     }
@@ -220,6 +223,25 @@ public final class NicConnection
     WorkRequestRing ring()
     {
         return ring;
+    }
+
+    /**
+     * Worker thread: a request reached the transport. Requests posted in process were counted when posted; those of
+     * another process (read from its request ring by the worker, the one writer then) are counted here.
+     */
+    void countTaken(final boolean send)
+    {
+        if (requests != ring)
+        {
+            if (send)
+            {
+                postedSends = postedSends + 1;
+            }
+            else
+            {
+                postedReceives = postedReceives + 1;
+            }
+        }
     }
 
     private void requireKind(final Kind required)
