@@ -425,7 +425,7 @@ final class BenchCommand implements Runnable
         int rounds;
 
         @Option(names = "--idle", defaultValue = "spin",
-            description = "What idle workers and the conductor do: spin or yield (default ${DEFAULT-VALUE}).")
+            description = "What idle workers do: spin or yield (default ${DEFAULT-VALUE}).")
         String idle;
 
         public Integer call() throws Exception

@@ -45,7 +45,8 @@ import java.util.function.Consumer;
  * polls their completions, once through an {@link NicConnection} in this process and once through a
  * {@link ClientConnection} in a child JVM ({@link #main}) that reaches A only through the IPC directory: one write
  * at a time (post-to-completion latency, p50 and p99) and then {@code depth} writes in flight for {@code seconds}
- * (writes completed per second). The conductor idles as the workers do, as {@code spraynic nic} runs it.
+ * (writes completed per second). The conductor idles as {@code spraynic nic} runs it (a backoff: it is on no
+ * request's path, the workers read the clients' rings themselves).
  */
 public final class IpcOverhead
 {
@@ -112,7 +113,7 @@ public final class IpcOverhead
     }
 
     /**
-     * @param idle       how the workers, the conductor and both posting loops' NICs idle.
+     * @param idle       how both NICs' workers idle.
      * @param iterations lone writes timed per round (as many again warm up before the first round).
      * @param seconds    seconds of the rate measurement per round.
      * @param depth      writes in flight during the rate measurement.
@@ -130,7 +131,7 @@ public final class IpcOverhead
             EmbeddedNic served = EmbeddedNic.start(config(idle, 0), new PacketPort[][]{{link.first()}}, servedCounters);
             EmbeddedNic peer = EmbeddedNic.start(config(idle, 1), new PacketPort[][]{{link.second()}}, peerCounters);
             IpcConductor conductor = IpcConductor.start(served, dir, servedCounters, IpcConductor.DEFAULT_CLIENT_TIMEOUT,
-                IpcConductor.Limits.DEFAULT, idle.newStrategy());
+                IpcConductor.Limits.DEFAULT, IpcConductor.newIdleStrategy());
             Arena arena = Arena.ofShared())
         {
             final MemoryRegion target = peer.register(arena.allocate(REGION_BYTES, 4096), ALL);

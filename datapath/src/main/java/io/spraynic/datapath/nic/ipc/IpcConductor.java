@@ -232,11 +232,20 @@ public final class IpcConductor implements Agent, AutoCloseable
         return start(nic, directory, counters, clientTimeout, Limits.DEFAULT, idleStrategy);
     }
 
-    /** Serves with the default client timeout and a backoff idle strategy (spins briefly, then parks up to 1 ms). */
+    /** Serves with the default client timeout and {@link #newIdleStrategy()}. */
     public static IpcConductor start(final EmbeddedNic nic, final Path directory, final CountersFile counters)
     {
-        return start(nic, directory, counters, DEFAULT_CLIENT_TIMEOUT,
-            new BackoffIdleStrategy(100, 10, 1_000, 1_000_000));
+        return start(nic, directory, counters, DEFAULT_CLIENT_TIMEOUT, newIdleStrategy());
+    }
+
+    /**
+     * @return how a conductor idles: it spins briefly, then parks up to 1 ms. It serves commands (register, connect,
+     * keepalives) and is on no request's or completion's path (the workers read and write the connection rings), so
+     * it needs no core of its own.
+     */
+    public static IdleStrategy newIdleStrategy()
+    {
+        return new BackoffIdleStrategy(100, 10, 1_000, 1_000_000);
     }
 
     private static void prepare(final Path directory)
