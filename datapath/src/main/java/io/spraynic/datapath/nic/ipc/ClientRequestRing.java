@@ -194,7 +194,7 @@ final class ClientRequestRing implements WorkRequestSource
         }
         if (taken != takenPublished)
         {
-            counters.requestsRelayed.getAndAdd(taken - takenPublished); // once a loop, not once a request
+            counters.requestsTaken.getAndAdd(taken - takenPublished); // once a loop, not once a request
             takenPublished = taken;
         }
         if (work > 0)

@@ -24,7 +24,7 @@ final class IpcCounters
     final AtomicCounter commandErrors;
     final AtomicCounter clientsTimedOut;
     final AtomicCounter clientsClosed;
-    final AtomicCounter requestsRelayed;
+    final AtomicCounter requestsTaken;
     final AtomicCounter requestsRefused;
     /** Per {@code WorkRequestSource.REFUSED_*} reason. */
     final AtomicCounter[] requestsRefusedBy = new AtomicCounter[WorkRequestSource.REFUSAL_REASONS];
@@ -46,7 +46,6 @@ final class IpcCounters
     final AtomicCounter refusedConnections;
     final AtomicCounter answersLost;
     final AtomicCounter unexpectedCommands;
-    final AtomicCounter unexpectedRelays;
     final AtomicCounter unexpectedResults;
     final AtomicCounter unexpectedTimeOuts;
     final AtomicCounter captures;
@@ -65,7 +64,7 @@ final class IpcCounters
         commandErrors = add(file, "ipc: commands refused");
         clientsTimedOut = add(file, "ipc: clients timed out");
         clientsClosed = add(file, "ipc: clients closed");
-        requestsRelayed = add(file, "ipc: work requests relayed");
+        requestsTaken = add(file, "ipc: work requests taken");
         requestsRefused = add(file, "ipc: work requests refused");
         requestsRefusedBy[WorkRequestSource.REFUSED_LKEY] = add(file, "ipc: work requests refused: unknown lkey");
         requestsRefusedBy[WorkRequestSource.REFUSED_OUT_OF_REGION] =
@@ -91,7 +90,6 @@ final class IpcCounters
         refusedConnections = add(file, "ipc: refused: connections per client limit");
         answersLost = add(file, "ipc: answers lost: answer ring full");
         unexpectedCommands = add(file, "ipc: unexpected errors: commands");
-        unexpectedRelays = add(file, "ipc: unexpected errors: relays");
         unexpectedResults = add(file, "ipc: unexpected errors: control results");
         unexpectedTimeOuts = add(file, "ipc: unexpected errors: client time-outs");
         captures = add(file, "ipc: captures started");
