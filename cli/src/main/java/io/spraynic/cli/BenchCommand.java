@@ -408,7 +408,8 @@ final class BenchCommand implements Runnable
             "What posting from another process costs: two embedded spray NICs on an in-JVM link (the shipped worker loop,",
             "no DPDK), one served to other processes in an IPC directory. In alternating rounds the same loop posts 64 B",
             "RDMA WRITEs and polls their completions in this process and in a client JVM of its own: one at a time",
-            "(post-to-completion latency p50 / p99), then --depth in flight (writes per second). Prints each round and",
+            "(post-to-completion latency p10 / p50 / p99), then --depth in flight in 0.1 s slices taken in turn (writes",
+            "per second). Prints each round and",
             "the medians of the rate ratio (across ÷ in process) and of the extra p50 latency across processes."})
     static final class Ipc extends Common
     {

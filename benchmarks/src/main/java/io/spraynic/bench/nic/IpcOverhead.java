@@ -44,8 +44,8 @@ import java.util.function.Consumer;
  * {@link IpcConductor}. In alternating rounds, the same loop posts 64 B RDMA WRITEs from A to a region of B and
  * polls their completions, once through an {@link NicConnection} in this process and once through a
  * {@link ClientConnection} in a child JVM ({@link #main}) that reaches A only through the IPC directory: one write
- * at a time (post-to-completion latency, p50 and p99) and then {@code depth} writes in flight for {@code seconds}
- * (writes completed per second). The conductor idles as {@code spraynic nic} runs it (a backoff: it is on no
+ * at a time (post-to-completion latency, p10, p50 and p99) and then {@code depth} writes in flight for
+ * {@code seconds}, in slices of 0.1 s alternating between the two placements (writes completed per second). The conductor idles as {@code spraynic nic} runs it (a backoff: it is on no
  * request's path, the workers read the clients' rings themselves).
  */
 public final class IpcOverhead
@@ -54,6 +54,7 @@ public final class IpcOverhead
     private static final int ALL = AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ;
     private static final Duration WAIT = Duration.ofSeconds(30);
     private static final long STALL_NANOS = 60_000_000_000L;
+    private static final double SLICE_SECONDS = 0.1;
 
     /**
      * One placement's numbers: post-to-completion latency of a lone write (p10 too: on a host whose cores are
@@ -61,18 +62,6 @@ public final class IpcOverhead
      */
     public record Measure(double p10Micros, double p50Micros, double p99Micros, double writesPerSecond)
     {
-        String toLine()
-        {
-            return String.format(Locale.ROOT, "%.4f %.4f %.4f %.1f", p10Micros, p50Micros, p99Micros, writesPerSecond);
-        }
-
-        static Measure parse(final String line)
-        {
-            final String[] f = line.trim().split(" ");
-            return new Measure(Double.parseDouble(f[0]), Double.parseDouble(f[1]), Double.parseDouble(f[2]),
-                Double.parseDouble(f[3]));
-        }
-
         public String toString()
         {
             return String.format(Locale.ROOT, "p10 %.2f us, p50 %.2f us, p99 %.2f us, %.4f M writes/s", p10Micros,
@@ -161,13 +150,30 @@ public final class IpcOverhead
                 {
                     throw new IllegalStateException("the peer NIC accepted no connection from the client process");
                 }
-                measure(inProcess, iterations, Math.min(1, seconds), depth); // warm-up, as the child's first measure is
+                latency(inProcess, iterations); // warm-up, as the child's at its start
+                rate(inProcess, Math.min(1, seconds), depth);
+                final int slices = Math.max(1, (int)Math.round(seconds / SLICE_SECONDS));
+                final double slice = seconds / slices;
                 for (int r = 0; r < rounds; r++)
                 {
-                    final Measure e = measure(inProcess, iterations, seconds, depth);
-                    in.write("GO\n".getBytes(StandardCharsets.UTF_8));
-                    in.flush();
-                    final Round round = new Round(e, Measure.parse(expect(out, "RESULT")));
+                    final double[] e = latency(inProcess, iterations);
+                    final double[] c = parse(tell(in, out, "LAT", "LAT"));
+                    // the rate in alternating slices, so that the host's drift falls on both placements alike
+                    long embeddedWrites = 0;
+                    long embeddedNanos = 0;
+                    long clientWrites = 0;
+                    long clientNanos = 0;
+                    for (int i = 0; i < slices; i++)
+                    {
+                        final long[] mine = rate(inProcess, slice, depth);
+                        embeddedWrites += mine[0];
+                        embeddedNanos += mine[1];
+                        final double[] theirs = parse(tell(in, out, "RATE " + slice, "RATE"));
+                        clientWrites += (long)theirs[0];
+                        clientNanos += (long)theirs[1];
+                    }
+                    final Round round = new Round(new Measure(e[0], e[1], e[2], embeddedWrites * 1e9 / embeddedNanos),
+                        new Measure(c[0], c[1], c[2], clientWrites * 1e9 / clientNanos));
                     results.add(round);
                     progress.accept("round " + (r + 1) + ": " + round);
                 }
@@ -254,22 +260,29 @@ public final class IpcOverhead
         return true;
     }
 
-    /** The one post/poll loop both placements run: lone writes timed, then {@code depth} in flight. */
-    private static Measure measure(final Writer writer, final int iterations, final double seconds, final int depth)
+    /** The one post-and-poll loop of a lone write both placements run, timed: @return p10, p50, p99 in µs. */
+    private static double[] latency(final Writer writer, final int iterations)
     {
         final Histogram latency = new Histogram(10_000_000_000L, 3);
-        long wrId = 0;
         for (int i = 0; i < iterations; i++)
         {
             final long start = System.nanoTime();
             final long giveUp = start + STALL_NANOS;
-            post(writer, wrId++, giveUp);
+            post(writer, i, giveUp);
             while (!writer.poll())
             {
                 check(giveUp);
             }
             latency.recordValue(System.nanoTime() - start);
         }
+        return new double[]{latency.getValueAtPercentile(10) / 1e3, latency.getValueAtPercentile(50) / 1e3,
+            latency.getValueAtPercentile(99) / 1e3};
+    }
+
+    /** The loop of {@code depth} writes in flight both placements run: @return writes completed, and nanoseconds. */
+    private static long[] rate(final Writer writer, final double seconds, final int depth)
+    {
+        long wrId = 0;
         long completed = 0;
         int inFlight = 0;
         final long start = System.nanoTime();
@@ -292,10 +305,7 @@ public final class IpcOverhead
             }
             check(giveUp);
         }
-        final double elapsed = (now - start) / 1e9;
-        return new Measure(latency.getValueAtPercentile(10) / 1e3, latency.getValueAtPercentile(50) / 1e3,
-            latency.getValueAtPercentile(99) / 1e3,
-            elapsed > 0 ? completed / elapsed : 0);
+        return new long[]{completed, now - start};
     }
 
     private static void post(final Writer writer, final long wrId, final long giveUp)
@@ -319,6 +329,26 @@ public final class IpcOverhead
         }
     }
 
+    /** Sends the client process a line and @return the rest of its answer, which starts with {@code prefix}. */
+    private static String tell(final OutputStream in, final BufferedReader out, final String line, final String prefix)
+        throws IOException
+    {
+        in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+        in.flush();
+        return expect(out, prefix);
+    }
+
+    private static double[] parse(final String numbers)
+    {
+        final String[] f = numbers.trim().split(" ");
+        final double[] values = new double[f.length];
+        for (int i = 0; i < f.length; i++)
+        {
+            values[i] = Double.parseDouble(f[i]);
+        }
+        return values;
+    }
+
     private static String expect(final BufferedReader out, final String prefix) throws IOException
     {
         final String line = out.readLine();
@@ -331,8 +361,9 @@ public final class IpcOverhead
 
     /**
      * The client process: {@code DIR PEER_IP TARGET_ADDRESS RKEY ITERATIONS SECONDS DEPTH}; connects to the NIC served
-     * in DIR and to the peer through it, prints CONNECTED, then measures once to warm up and once per GO line,
-     * printing RESULT and the numbers, until END.
+     * in DIR and to the peer through it, prints CONNECTED, warms up, then answers each LAT line with its latency
+     * percentiles (LAT p10 p50 p99, µs) and each RATE line (RATE seconds) with RATE, writes completed and nanoseconds,
+     * until END.
      */
     public static void main(final String[] args) throws Exception
     {
@@ -351,11 +382,21 @@ public final class IpcOverhead
             System.out.println("CONNECTED");
             System.out.flush();
             final Writer writer = clientWriter(c, source, targetAddress, rkey);
-            measure(writer, iterations, Math.min(1, seconds), depth); // warm-up
+            latency(writer, iterations); // warm-up
+            rate(writer, Math.min(1, seconds), depth);
             String line;
-            while (null != (line = in.readLine()) && line.equals("GO"))
+            while (null != (line = in.readLine()) && !line.equals("END"))
             {
-                System.out.println("RESULT " + measure(writer, iterations, seconds, depth).toLine());
+                if (line.equals("LAT"))
+                {
+                    final double[] l = latency(writer, iterations);
+                    System.out.println(String.format(Locale.ROOT, "LAT %.4f %.4f %.4f", l[0], l[1], l[2]));
+                }
+                else if (line.startsWith("RATE "))
+                {
+                    final long[] r = rate(writer, Double.parseDouble(line.substring(5)), depth);
+                    System.out.println("RATE " + r[0] + " " + r[1]);
+                }
                 System.out.flush();
             }
             c.close(Duration.ofSeconds(1));
