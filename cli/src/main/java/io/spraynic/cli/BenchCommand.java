@@ -25,7 +25,7 @@ import java.util.concurrent.Callable;
 @Command(name = "bench", mixinStandardHelpOptions = true,
     description = "Datapath benchmarks.",
     subcommands = {BenchCommand.Raw.class, BenchCommand.Nic.class, BenchCommand.Workers.class, BenchCommand.Latency.class,
-        BenchCommand.Throughput.class, BenchCommand.Capture.class})
+        BenchCommand.Throughput.class, BenchCommand.Capture.class, BenchCommand.Ipc.class})
 final class BenchCommand implements Runnable
 {
     public void run()
@@ -400,6 +400,70 @@ final class BenchCommand implements Runnable
         {
             results.add(result);
             log(result.toText());
+        }
+    }
+
+    @Command(name = "ipc", mixinStandardHelpOptions = true,
+        description = {
+            "What posting from another process costs: two embedded spray NICs on an in-JVM link (the shipped worker loop,",
+            "no DPDK), one served to other processes in an IPC directory. In alternating rounds the same loop posts 64 B",
+            "RDMA WRITEs and polls their completions in this process and in a client JVM of its own: one at a time",
+            "(post-to-completion latency p10 / p50 / p99), then --depth in flight in 0.1 s slices taken in turn (writes",
+            "per second). Prints each round and",
+            "the medians of the rate ratio (across ÷ in process) and of the extra p50 latency across processes."})
+    static final class Ipc extends Common
+    {
+        @Option(names = "--iterations", defaultValue = "20000", description = "Lone writes timed per round (default ${DEFAULT-VALUE}).")
+        int iterations;
+
+        @Option(names = "--seconds", defaultValue = "2", description = "Seconds of the rate measurement per round (default ${DEFAULT-VALUE}).")
+        double seconds;
+
+        @Option(names = "--depth", defaultValue = "64", description = "Writes in flight for the rate (default ${DEFAULT-VALUE}).")
+        int depth;
+
+        @Option(names = "--rounds", defaultValue = "3", description = "Alternating rounds (default ${DEFAULT-VALUE}).")
+        int rounds;
+
+        @Option(names = "--idle", defaultValue = "spin",
+            description = "What idle workers do: spin or yield (default ${DEFAULT-VALUE}).")
+        String idle;
+
+        public Integer call() throws Exception
+        {
+            BadOption.range("--iterations", iterations, 100, 10_000_000);
+            BadOption.positive("--seconds", seconds, 2);
+            BadOption.range("--depth", depth, 1, 1024);
+            BadOption.range("--rounds", rounds, 1, 100);
+            final List<io.spraynic.bench.nic.IpcOverhead.Round> results = io.spraynic.bench.nic.IpcOverhead.run(
+                io.spraynic.bench.e2e.Idle.parse(idle), iterations, seconds, depth, rounds, this::log);
+            final List<Double> ratios = new ArrayList<>();
+            final List<Double> extra = new ArrayList<>();
+            final List<Double> extraP10 = new ArrayList<>();
+            final List<String> points = new ArrayList<>();
+            for (final io.spraynic.bench.nic.IpcOverhead.Round r : results)
+            {
+                ratios.add(r.rateRatio());
+                extra.add(r.extraP50Micros());
+                extraP10.add(r.ipc().p10Micros() - r.embedded().p10Micros());
+                points.add(String.format(Locale.ROOT, "{\"embeddedP10Us\":%.3f,\"embeddedP50Us\":%.3f," +
+                    "\"embeddedP99Us\":%.3f,\"embeddedWritesPerSecond\":%.1f,\"ipcP10Us\":%.3f,\"ipcP50Us\":%.3f," +
+                    "\"ipcP99Us\":%.3f,\"ipcWritesPerSecond\":%.1f,\"rateRatio\":%.4f,\"extraP50Us\":%.3f}",
+                    r.embedded().p10Micros(), r.embedded().p50Micros(), r.embedded().p99Micros(),
+                    r.embedded().writesPerSecond(), r.ipc().p10Micros(), r.ipc().p50Micros(), r.ipc().p99Micros(),
+                    r.ipc().writesPerSecond(), r.rateRatio(), r.extraP50Micros()));
+            }
+            ratios.sort(null);
+            extra.sort(null);
+            extraP10.sort(null);
+            final double ratio = ratios.get(ratios.size() / 2);
+            final double extraP50 = extra.get(extra.size() / 2);
+            log(String.format(Locale.ROOT, "median rate ratio (across processes / in process): %.3f (goal >= 0.8); " +
+                "median extra p50 latency across processes: %.2f us (goal <= 1); median extra p10: %.2f us", ratio,
+                extraP50, extraP10.get(extraP10.size() / 2)));
+            printPoints(String.format(Locale.ROOT, "\"idle\":\"%s\",\"depth\":%d,\"medianRateRatio\":%.4f," +
+                "\"medianExtraP50Us\":%.3f", idle, depth, ratio, extraP50), points);
+            return 0;
         }
     }
 }

@@ -336,9 +336,9 @@ final class NicCommand implements Callable<Integer>
             {
                 if (null != ipc)
                 {
-                    // the conductor relays every posted request and completion: it idles as the workers do (--idle)
+                    // the workers read the clients' rings themselves: the conductor serves commands only, so it backs off
                     conductor = IpcConductor.start(nic, ipc, counters, Duration.ofMillis((long)(ipcClientTimeout * 1000)),
-                        ipcLimits, IdleStrategies.parse(idle).get());
+                        ipcLimits, IpcConductor.newIdleStrategy());
                     System.out.printf(Locale.ROOT, "spraynic nic: serving applications in %s (spraynic client --ipc-dir %s)%n",
                         ipc, ipc);
                 }

@@ -65,6 +65,8 @@ class BadArgumentsTest
         table.add(bad("demo --mode raw --frames lots", "not a size"));
         // spraynic bench
         table.add(bad("bench raw --seconds 0", "above 0"));
+        table.add(bad("bench ipc --depth 0", "1..1024"));
+        table.add(bad("bench ipc --seconds 0", "above 0"));
         table.add(bad("bench raw --seconds NaN", "not a finite"));
         table.add(bad("bench raw --burst 0", "1..512"));
         table.add(bad("bench raw --length 59", "60..2048"));

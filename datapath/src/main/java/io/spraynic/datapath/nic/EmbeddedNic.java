@@ -827,6 +827,21 @@ public final class EmbeddedNic implements Nic
         }), CONTROL_TIMEOUT, "bind a connection to a protection domain");
     }
 
+    /**
+     * Makes the connection's worker take its work requests from {@code requests} (a client process's request ring,
+     * read in place) instead of its in-process ring, from the next loop on; nothing may be posted in process on it.
+     *
+     * @param connection a connection of this NIC, before anything is posted on it.
+     */
+    public void takeRequestsFrom(final NicConnection connection, final WorkRequestSource requests)
+    {
+        await(submit(workers[connection.worker()], (w, now) ->
+        {
+            connection.requests = requests;
+            return connection;
+        }), CONTROL_TIMEOUT, "attach a connection's request ring");
+    }
+
     /** Forgets a tenant's protection domain on every worker, once its regions are deregistered. */
     public void releaseProtectionDomain(final int domain)
     {
@@ -1115,7 +1130,7 @@ public final class EmbeddedNic implements Nic
     private static DrainReport.ConnectionDrain describe(final NicConnection c)
     {
         return new DrainReport.ConnectionDrain(c.kind().name().toLowerCase() + " 0x" + Integer.toHexString(c.localId) +
-            " on worker " + c.worker(), c.postedSends(), c.postedReceives(), c.ring().size(), NicWorker.isIdle(c));
+            " on worker " + c.worker(), c.postedSends(), c.postedReceives(), c.requests.size(), NicWorker.isIdle(c));
     }
 
     /**

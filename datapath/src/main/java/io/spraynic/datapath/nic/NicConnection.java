@@ -36,6 +36,8 @@ public abstract sealed class NicConnection implements Connection permits SprayNi
     private final Kind kind;
     private final int worker;
     private final WorkRequestRing ring;
+    /** Where the worker takes posted requests from: {@link #ring}, or a client process's request ring (worker thread). */
+    WorkRequestSource requests;
     private final CompletionQueue sendCq;
     private final CompletionQueue receiveCq;
     private volatile boolean closing;
@@ -58,6 +60,7 @@ public abstract sealed class NicConnection implements Connection permits SprayNi
         this.kind = kind;
         this.worker = worker;
         this.ring = new WorkRequestRing(ringCapacity);
+        this.requests = ring;
         this.sendCq = new CompletionQueue(cqCapacity);
         this.receiveCq = new CompletionQueue(cqCapacity);
     }
@@ -280,6 +283,25 @@ public abstract sealed class NicConnection implements Connection permits SprayNi
     WorkRequestRing ring()
     {
         return ring;
+    }
+
+    /**
+     * Worker thread: a request reached the transport. Requests posted in process were counted when posted; those of
+     * another process (read from its request ring by the worker, the one writer then) are counted here.
+     */
+    void countTaken(final boolean send)
+    {
+        if (requests != ring)
+        {
+            if (send)
+            {
+                postedSends = postedSends + 1;
+            }
+            else
+            {
+                postedReceives = postedReceives + 1;
+            }
+        }
     }
 
     public String toString()

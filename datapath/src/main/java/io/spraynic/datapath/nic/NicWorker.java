@@ -46,9 +46,11 @@ import java.util.function.Consumer;
  * work requests from the connections' rings, tick the engine, transmit.
  * <p>
  * Nothing mutable is shared with other threads except through queues: control actions arrive as
- * {@link Command}s, work requests through each connection's {@link WorkRequestRing}, steered packets through
+ * {@link Command}s, work requests through each connection's {@link WorkRequestSource} (an in-process ring, or a
+ * client process's request ring in shared memory, read in place and checked field by field), steered packets through
  * this worker's inbox (copied: a queue's receive buffers belong to its own thread), completions leave through
- * completion queues and counters through the counters file.
+ * completion queues (moved on into a client process's completion rings here too) and counters through the
+ * counters file.
  * <p>
  * Every input is isolated: an unexpected exception while handling one frame, steered frame, command, poller,
  * work-request ring or tick is caught, counted ({@code frame faults} / {@code loop faults} in the counters
@@ -299,6 +301,17 @@ final class NicWorker implements Agent
         {
             onLoopFault("flush", ex);
         }
+        for (final NicConnection c : cs)
+        {
+            try
+            {
+                work += c.requests.relayCompletions(c.sendCompletionQueue(), c.receiveCompletionQueue());
+            }
+            catch (final RuntimeException | AssertionError ex)
+            {
+                onLoopFault("completions", ex);
+            }
+        }
         if (null != neighbours)
         {
             work += neighbourWork(now);
@@ -497,14 +510,17 @@ final class NicWorker implements Agent
     {
         onLoopFault("work request", fault);
         // the record that threw would throw again on every loop: fail it to the application and move on
-        final WorkRequestRing ring = c.ring();
+        final WorkRequestSource requests = c.requests;
         try
         {
-            final byte kind = ring.peek();
-            if (kind != 0)
+            final byte kind = requests.peek();
+            if (kind == WorkRequestSource.SEND || kind == WorkRequestSource.RECEIVE)
             {
                 fail(c, kind, WorkCompletionStatus.LOC_QP_OP_ERR);
-                ring.advance();
+            }
+            if (kind != 0)
+            {
+                requests.advance();
             }
         }
         catch (final RuntimeException | AssertionError ex)
@@ -519,65 +535,113 @@ final class NicWorker implements Agent
         return faultLog;
     }
 
+    /**
+     * Takes what the application posted, each field checked here whoever wrote it (another process may have: its
+     * request ring is read in place, see {@link WorkRequestSource}); a request that fails a check completes with an
+     * error status and is counted by reason, and never reaches the transport.
+     */
     private int takePosts(final NicConnection c)
     {
-        final WorkRequestRing ring = c.ring();
+        final WorkRequestSource requests = c.requests;
+        final ProtectionDomain domain = null == c.protectionDomain ? protectionDomain : c.protectionDomain;
         int taken = 0;
         byte kind;
-        while (taken < POSTS_PER_CONNECTION && (kind = ring.peek()) != 0)
+        while (taken < POSTS_PER_CONNECTION && (kind = requests.peek()) != 0)
         {
-            final int lkey = ring.lkey();
-            MemoryRegion region = null;
-            // a connection bound to a tenant names only that tenant's regions
-            if (lkey != 0 && null == (region = (null == c.protectionDomain ? protectionDomain : c.protectionDomain)
-                .regionByLkey(lkey)))
+            taken++;
+            if (kind == WorkRequestSource.MALFORMED)
             {
-                counters.badLkeys().incrementRelease();
-                fail(c, kind, WorkCompletionStatus.LOC_PROT_ERR);
-                ring.advance();
-                taken++;
+                requests.advance(); // counted by the source; no wrId to complete it with
                 continue;
             }
-            final int result;
-            if (kind == WorkRequestRing.SEND)
+            final int lkey = requests.lkey();
+            final long localAddress = requests.localAddress();
+            final int length = requests.length();
+            final int stream = requests.stream();
+            final boolean send = kind == WorkRequestSource.SEND;
+            final WorkRequestOpcode opcode = send ? requests.opcode() : null;
+            // a connection bound to a tenant names only that tenant's regions
+            final MemoryRegion region = 0 == lkey ? null : domain.regionByLkey(lkey);
+            final int refusal;
+            if (length < 0)
             {
-                sendRequest.reset().wrId(ring.wrId()).opcode(ring.opcode()).local(region, ring.localAddress(), ring.length())
-                    .remote(ring.remoteAddress(), ring.rkey()).immediate(ring.immediateData()).signaled(ring.signaled())
-                    .solicited(ring.solicited());
-                result = c.transportPostSend(ring.stream(), sendRequest);
+                refusal = WorkRequestSource.REFUSED_LENGTH;
+            }
+            else if (0 != lkey && null == region)
+            {
+                counters.badLkeys().incrementRelease();
+                refusal = WorkRequestSource.REFUSED_LKEY;
+            }
+            else if (null == region ? 0 != length : !region.contains(localAddress, length))
+            {
+                refusal = WorkRequestSource.REFUSED_OUT_OF_REGION;
+            }
+            else if (stream < 0 || stream >= c.streams)
+            {
+                refusal = WorkRequestSource.REFUSED_STREAM;
+            }
+            else if (send && null == opcode)
+            {
+                refusal = WorkRequestSource.REFUSED_OPCODE;
             }
             else
             {
-                receiveRequest.reset().wrId(ring.wrId()).buffer(region, ring.localAddress(), ring.length());
-                result = c.transportPostReceive(ring.stream(), receiveRequest);
+                refusal = -1;
+            }
+            if (refusal >= 0)
+            {
+                requests.refused(refusal);
+                fail(c, kind, refusal == WorkRequestSource.REFUSED_LENGTH ? WorkCompletionStatus.LOC_LEN_ERR :
+                    refusal == WorkRequestSource.REFUSED_LKEY || refusal == WorkRequestSource.REFUSED_OUT_OF_REGION ?
+                    WorkCompletionStatus.LOC_PROT_ERR : WorkCompletionStatus.LOC_QP_OP_ERR);
+                requests.advance();
+                continue;
+            }
+            final int result;
+            if (send)
+            {
+                sendRequest.reset().wrId(requests.wrId()).opcode(opcode).local(region, localAddress, length)
+                    .remote(requests.remoteAddress(), requests.rkey()).immediate(requests.immediateData())
+                    .signaled(requests.signaled()).solicited(requests.solicited());
+                result = c.sendCompletionQueue().hasOverrun() ? PostResult.COMPLETION_QUEUE_OVERRUN :
+                    c.transportPostSend(stream, sendRequest);
+            }
+            else
+            {
+                receiveRequest.reset().wrId(requests.wrId()).buffer(region, localAddress, length);
+                result = c.receiveCompletionQueue().hasOverrun() ? PostResult.COMPLETION_QUEUE_OVERRUN :
+                    c.transportPostReceive(stream, receiveRequest);
             }
             if (result == PostResult.QUEUE_FULL)
             {
+                taken--;
                 break; // stays in the ring until the transport has room: back-pressure to the application
             }
             if (result != PostResult.OK)
             {
+                requests.refused(WorkRequestSource.REFUSED_BY_TRANSPORT);
                 fail(c, kind, result == PostResult.INVALID_STATE || result == PostResult.COMPLETION_QUEUE_OVERRUN ?
                     WorkCompletionStatus.WR_FLUSH_ERR : WorkCompletionStatus.LOC_QP_OP_ERR);
             }
-            ring.advance();
-            taken++;
+            c.countTaken(send);
+            requests.advance();
         }
         return taken;
     }
 
     private void fail(final NicConnection c, final byte kind, final WorkCompletionStatus status)
     {
-        final WorkRequestRing ring = c.ring();
+        final WorkRequestSource requests = c.requests;
         final boolean offered;
-        if (kind == WorkRequestRing.SEND)
+        if (kind == WorkRequestSource.SEND)
         {
-            final WorkRequestOpcode opcode = ring.opcode();
-            offered = c.sendCompletionQueue().offer(ring.wrId(), status, opcode.completionOpcode(), 0, false, 0, c.localId);
+            final WorkRequestOpcode opcode = requests.opcode();
+            offered = c.sendCompletionQueue().offer(requests.wrId(), status, null == opcode ? WorkCompletionOpcode.SEND :
+                opcode.completionOpcode(), 0, false, 0, c.localId);
         }
         else
         {
-            offered = c.receiveCompletionQueue().offer(ring.wrId(), status, WorkCompletionOpcode.RECV, 0, false, 0,
+            offered = c.receiveCompletionQueue().offer(requests.wrId(), status, WorkCompletionOpcode.RECV, 0, false, 0,
                 c.localId);
         }
         if (!offered)
@@ -650,7 +714,7 @@ final class NicWorker implements Agent
         }
         for (final NicConnection c : connections)
         {
-            if (c.ring().size() > 0 || !isIdle(c))
+            if (c.requests.size() > 0 || !isIdle(c))
             {
                 return false;
             }

@@ -16,15 +16,11 @@ import java.lang.invoke.VarHandle;
  * work queue. The application {@link #offerSend offers} (copying the request, naming its memory by lkey);
  * the worker {@link #peek peeks} the oldest, hands it to the transport and {@link #advance advances}
  * only once the transport took it, so a transport queue that is full backs up here and the application
- * sees {@code QUEUE_FULL} instead of losing a request. Neither side allocates, locks or throws.
+ * sees {@code QUEUE_FULL} instead of losing a request. Neither side allocates, locks or throws. Its poster is in the
+ * NIC's process, so it holds only what the poster's {@link NicConnection} checked; the worker checks again anyway.
  */
-public final class WorkRequestRing
+public final class WorkRequestRing implements WorkRequestSource
 {
-    /** Entry kinds. */
-    public static final byte SEND = 1;
-    /** A receive buffer. */
-    public static final byte RECEIVE = 2;
-
     private static final VarHandle HEAD;
     private static final VarHandle TAIL;
 
@@ -241,7 +237,7 @@ public final class WorkRequestRing
         return lengths[current];
     }
 
-    /** @return the current send request's opcode. */
+    /** @return the current send request's opcode (the poster's, always one of them). */
     public WorkRequestOpcode opcode()
     {
         return WorkRequestOpcode.of(opcodes[current]);

@@ -14,8 +14,8 @@ import java.time.Duration;
 
 /**
  * A client's end of one connection of a NIC process, as {@link NicConnection} is an in-process application's:
- * posting copies the request into the connection's shared request ring (the NIC's conductor takes it from there
- * and posts it to the connection), and the NIC copies completions into the two shared completion rings.
+ * posting copies the request into the connection's shared request ring (the NIC worker that owns the connection
+ * reads it there, checks it and posts it), and that worker copies completions into the two shared completion rings.
  * <p>
  * Posting never blocks, allocates or throws: {@link PostResult#QUEUE_FULL} when the ring is full,
  * {@link PostResult#INVALID_ARGUMENT} for a stream the connection does not have, {@link PostResult#INVALID_STATE}

@@ -1,12 +1,8 @@
 package io.spraynic.datapath.nic.ipc;
 
-import io.spraynic.datapath.verbs.MemoryRegion;
-import io.spraynic.datapath.verbs.SendWorkRequest;
 import io.spraynic.datapath.verbs.WorkCompletion;
 import io.spraynic.datapath.verbs.WorkCompletionOpcode;
 import io.spraynic.datapath.verbs.WorkCompletionStatus;
-import io.spraynic.datapath.verbs.WorkRequestOpcode;
-import org.agrona.DirectBuffer;
 import org.agrona.IoUtil;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.AtomicBuffer;
@@ -20,9 +16,9 @@ import java.nio.file.Path;
 
 /**
  * The shared-memory rings of one connection a client holds through the NIC: a file in the IPC directory that
- * both processes map. The client posts work requests into the request ring (it produces, the NIC's conductor
- * consumes and posts them to the connection); the conductor copies the connection's completions into the send
- * and receive completion rings (it produces, the client consumes). Each ring is an Agrona
+ * both processes map. The client posts work requests into the request ring (it produces; the worker that owns the
+ * connection consumes, reading the records in place, see {@link ClientRequestRing}); that worker copies the
+ * connection's completions into the send and receive completion rings (it produces, the client consumes). Each ring is an Agrona
  * {@link OneToOneRingBuffer}: one thread at a time on each side, as with a {@code NicConnection}.
  * <pre>
  *   0        magic (int) | version (int)
@@ -201,27 +197,6 @@ public final class ConnectionRings implements AutoCloseable
         b.putByte(index + WC_HAS_IMMEDIATE_OFFSET, (byte)(completion.hasImmediate() ? 1 : 0));
         ring.commit(index);
         return true;
-    }
-
-    /**
-     * Reads a send request record into a holder (NIC side): no allocation. The caller read the record out of shared
-     * memory first, checked the opcode and resolved the lkey to {@code region}.
-     *
-     * @return {@code into}.
-     */
-    static SendWorkRequest readSendRequest(final DirectBuffer b, final int index, final WorkRequestOpcode opcode,
-        final MemoryRegion region, final SendWorkRequest into)
-    {
-        final byte flags = b.getByte(index + WR_FLAGS_OFFSET);
-        return into.reset().wrId(b.getLong(index + WR_ID_OFFSET, IpcMessages.ORDER))
-            .opcode(opcode)
-            .local(region, b.getLong(index + WR_LOCAL_ADDRESS_OFFSET, IpcMessages.ORDER),
-                b.getInt(index + WR_LENGTH_OFFSET, IpcMessages.ORDER))
-            .remote(b.getLong(index + WR_REMOTE_ADDRESS_OFFSET, IpcMessages.ORDER),
-                b.getInt(index + WR_RKEY_OFFSET, IpcMessages.ORDER))
-            .immediate(b.getInt(index + WR_IMMEDIATE_OFFSET, IpcMessages.ORDER))
-            .signaled((flags & FLAG_SIGNALED) != 0)
-            .solicited((flags & FLAG_SOLICITED) != 0);
     }
 
     /** Reads a completion record into a holder (client side); bad codes read as GENERAL_ERR. */

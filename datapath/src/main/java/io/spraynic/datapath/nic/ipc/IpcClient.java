@@ -1,7 +1,6 @@
 package io.spraynic.datapath.nic.ipc;
 
 import io.spraynic.datapath.verbs.MemoryRegion;
-import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
@@ -12,7 +11,7 @@ import java.nio.MappedByteBuffer;
 import java.nio.file.Path;
 
 /**
- * What one client of an {@link IpcConductor} holds: its token, its answer ring, its regions (by id and by lkey) and
+ * What one client of an {@link IpcConductor} holds: its token, its answer ring, its regions and
  * its connections. Conductor thread only.
  */
 final class IpcClient
@@ -24,8 +23,7 @@ final class IpcClient
     final MappedByteBuffer answerMapping;
     final OneToOneRingBuffer answers;
     final Long2ObjectHashMap<Region> regions = new Long2ObjectHashMap<>();
-    final Int2ObjectHashMap<MemoryRegion> regionsByLkey = new Int2ObjectHashMap<>();
-    final Long2ObjectHashMap<ConnectionRelay> connections = new Long2ObjectHashMap<>();
+    final Long2ObjectHashMap<ServedConnection> connections = new Long2ObjectHashMap<>();
     long lastSeenMs;
     int pendingRegions;
     int pendingConnections;

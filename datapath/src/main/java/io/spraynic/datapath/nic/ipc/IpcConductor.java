@@ -49,12 +49,12 @@ import java.util.function.Consumer;
  * control file's to-NIC ring ({@link IpcFileDescriptor}, {@link IpcMessages}) and read answers from an answer ring
  * of their own; each region a client registers is a file both processes map, so what the NIC places there the
  * client sees; each connection has a file of rings ({@link ConnectionRings}) through which the client posts
- * work requests and takes completions.
+ * work requests and takes completions. The conductor is not on that path: the worker that owns a connection reads
+ * its request ring in place and writes its completion rings ({@link ClientRequestRing}).
  * <p>
  * The conductor is one Agrona {@link Agent} on its own thread, never on a worker: each duty cycle it beats the
- * heartbeat, takes commands, relays every connection's posted requests into its {@link NicConnection} and the
- * connection's completions back out, and times out clients that stopped sending keepalives (a client process
- * that died): their connections are closed, their regions deregistered and their files removed. Control
+ * heartbeat, takes commands, drops clients whose connection rings the workers found broken, and times out clients
+ * that stopped sending keepalives (a client process that died): their connections are closed, their regions deregistered and their files removed. Control
  * actions that wait on the NIC (register, connect, accept, close) run on a separate control thread pool and
  * hand their result back to the conductor, so one slow handshake never stalls another client's traffic.
  * <p>
@@ -79,7 +79,6 @@ public final class IpcConductor implements Agent, AutoCloseable
     /** Longest a claim on the command ring may stay uncommitted before the conductor unblocks it (a dead producer). */
     public static final long MAX_UNBLOCK_TIMEOUT_MS = 1_000;
     private static final int COMMANDS_PER_CYCLE = 16;
-    private static final int REQUESTS_PER_CYCLE = 64;
     private static final int CHECK_INTERVAL_MS = 50;
     private static final long LOG_INTERVAL_MS = 10_000;
 
@@ -137,7 +136,7 @@ public final class IpcConductor implements Agent, AutoCloseable
             return t;
         });
     private final Long2ObjectHashMap<IpcClient> clients = new Long2ObjectHashMap<>();
-    private final ArrayList<ConnectionRelay> relays = new ArrayList<>();
+    private final ArrayList<ServedConnection> served = new ArrayList<>();
     private final ArrayList<IpcClient> drops = new ArrayList<>();
     private final IpcMessages.Header commandHeader = new IpcMessages.Header();
     private final IpcMessages.AddClient addClient = new IpcMessages.AddClient();
@@ -233,11 +232,20 @@ public final class IpcConductor implements Agent, AutoCloseable
         return start(nic, directory, counters, clientTimeout, Limits.DEFAULT, idleStrategy);
     }
 
-    /** Serves with the default client timeout and a backoff idle strategy (spins briefly, then parks up to 1 ms). */
+    /** Serves with the default client timeout and {@link #newIdleStrategy()}. */
     public static IpcConductor start(final EmbeddedNic nic, final Path directory, final CountersFile counters)
     {
-        return start(nic, directory, counters, DEFAULT_CLIENT_TIMEOUT,
-            new BackoffIdleStrategy(100, 10, 1_000, 1_000_000));
+        return start(nic, directory, counters, DEFAULT_CLIENT_TIMEOUT, newIdleStrategy());
+    }
+
+    /**
+     * @return how a conductor idles: it spins briefly, then parks up to 1 ms. It serves commands (register, connect,
+     * keepalives) and is on no request's or completion's path (the workers read and write the connection rings), so
+     * it needs no core of its own.
+     */
+    public static IdleStrategy newIdleStrategy()
+    {
+        return new BackoffIdleStrategy(100, 10, 1_000, 1_000_000);
     }
 
     private static void prepare(final Path directory)
@@ -293,28 +301,17 @@ public final class IpcConductor implements Agent, AutoCloseable
             }
             work++;
         }
-        final ArrayList<ConnectionRelay> relays = this.relays;
-        for (int i = 0, n = relays.size(); i < n; i++)
+        // the workers read the connections' rings; a client that broke one is dropped here
+        final ArrayList<ServedConnection> served = this.served;
+        for (int i = 0, n = served.size(); i < n; i++)
         {
-            final ConnectionRelay relay = relays.get(i);
-            try
+            final ServedConnection connection = served.get(i);
+            final int broken = connection.requests.broken();
+            if (0 != broken)
             {
-                final int relayed = relay.relay();
-                if (relayed == UntrustedRingReader.CORRUPT)
-                {
-                    dropLater(relay.client, counters.droppedCorruptRing, "wrote into its connection " + relay.id +
-                        "'s request ring " + relay.corruption());
-                    work++;
-                }
-                else
-                {
-                    work += relayed; // 0 when idle, so the conductor idles
-                }
-            }
-            catch (final RuntimeException ex)
-            {
-                counters.unexpected(counters.unexpectedRelays, "relay", ex, now, LOG_INTERVAL_MS);
-                dropLater(relay.client, counters.droppedUnexpected, "made its relay fail: " + ex);
+                dropLater(connection.client, broken == ClientRequestRing.CORRUPT_REQUESTS ? counters.droppedCorruptRing :
+                    counters.droppedBadAnswerRing, connection.requests.brokenReason() + " (connection " + connection.id + ")");
+                work++;
             }
         }
         work += dropPending();
@@ -598,7 +595,6 @@ public final class IpcConductor implements Agent, AutoCloseable
                 return;
             }
             client.regions.put(made.id(), made);
-            client.regionsByLkey.put(made.region().lkey(), made.region());
             final int length = regionReady.wrap(response, 0).set(made.id(), made.region().address(), bytes,
                 made.region().lkey(), made.region().rkey(), access, file.getFileName().toString());
             regionReady.ids(client.id, correlationId);
@@ -615,7 +611,6 @@ public final class IpcConductor implements Agent, AutoCloseable
             refuseUnknownObject(client, correlationId, IpcMessages.DEREGISTER, "region", command.objectId());
             return;
         }
-        client.regionsByLkey.remove(region.region().lkey()); // requests naming it are refused from now on
         submit(client, correlationId, IpcMessages.DEREGISTER, () ->
         {
             releaseRegion(region);
@@ -701,10 +696,11 @@ public final class IpcConductor implements Agent, AutoCloseable
             try
             {
                 nic.bindProtectionDomain(c, client.domain()); // only this client's regions, by lkey or by rkey
-                final ConnectionRelay relay = new ConnectionRelay(connectionId, client, c,
+                final ServedConnection made = new ServedConnection(connectionId, client, c,
                     ConnectionRings.create(file, connectionId), counters);
+                nic.takeRequestsFrom(c, made.requests); // its worker reads the client's ring from now on
                 counters.connections.increment();
-                return relay;
+                return made;
             }
             catch (final RuntimeException ex)
             {
@@ -712,7 +708,7 @@ public final class IpcConductor implements Agent, AutoCloseable
                 IpcFiles.delete(file);
                 throw ex;
             }
-        }, (ConnectionRelay made) ->
+        }, (ServedConnection made) ->
         {
             if (client.released)
             {
@@ -720,7 +716,7 @@ public final class IpcConductor implements Agent, AutoCloseable
                 return;
             }
             client.connections.put(made.id, made);
-            relays.add(made);
+            served.add(made);
             final NicConnection c = made.connection;
             final int length;
             if (c.kind() == NicConnection.Kind.ROCEV2)
@@ -742,9 +738,9 @@ public final class IpcConductor implements Agent, AutoCloseable
     private void onConnectQueuePair(final IpcClient client, final IpcMessages.ConnectQueuePair command)
     {
         final long correlationId = command.correlationId();
-        final ConnectionRelay relay = client.connections.get(command.connectionId());
+        final ServedConnection connection = client.connections.get(command.connectionId());
         final int timeoutMs = command.timeoutMs();
-        if (null == relay || relay.connection.kind() != NicConnection.Kind.ROCEV2)
+        if (null == connection || connection.connection.kind() != NicConnection.Kind.ROCEV2)
         {
             refuseUnknownObject(client, correlationId, IpcMessages.CONNECT_QUEUE_PAIR, "queue pair", command.connectionId());
             return;
@@ -767,9 +763,9 @@ public final class IpcConductor implements Agent, AutoCloseable
         }
         submit(client, correlationId, IpcMessages.CONNECT_QUEUE_PAIR, () ->
         {
-            relay.connection.connect(remote, Duration.ofMillis(timeoutMs));
-            return relay;
-        }, (ConnectionRelay done) -> respondOk(client, correlationId, done.id), null);
+            connection.connection.connect(remote, Duration.ofMillis(timeoutMs));
+            return connection;
+        }, (ServedConnection done) -> respondOk(client, correlationId, done.id), null);
     }
 
     private void onCloseConnection(final IpcClient client, final IpcMessages.ObjectCommand command)
@@ -782,19 +778,18 @@ public final class IpcConductor implements Agent, AutoCloseable
                 timeoutMs + " ms is not in 0.." + MAX_TIMEOUT_MS);
             return;
         }
-        final ConnectionRelay relay = client.connections.remove(command.objectId());
-        if (null == relay)
+        final ServedConnection connection = client.connections.remove(command.objectId());
+        if (null == connection)
         {
             refuseUnknownObject(client, correlationId, IpcMessages.CLOSE_CONNECTION, "connection", command.objectId());
             return;
         }
-        relays.remove(relay);
-        relay.drainRequests(); // what the client posted before closing still reaches the connection
+        served.remove(connection); // its worker takes what the client posted before closing until the connection closes
         submit(client, correlationId, IpcMessages.CLOSE_CONNECTION,
-            () -> releaseConnection(relay, Duration.ofMillis(timeoutMs)),
+            () -> releaseConnection(connection, Duration.ofMillis(timeoutMs)),
             (DrainReport.ConnectionDrain drain) ->
             {
-                connectionClosed.wrap(response, 0).set(relay.id, drain.postedSends(), drain.postedReceives(),
+                connectionClosed.wrap(response, 0).set(connection.id, drain.postedSends(), drain.postedReceives(),
                     drain.waiting(), drain.idle());
                 connectionClosed.ids(client.id, correlationId);
                 answer(client, IpcMessages.CONNECTION_CLOSED, IpcMessages.ConnectionClosed.LENGTH);
@@ -829,7 +824,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         return released;
     }
 
-    /** Drops a client once the relay loop is done with the list it would change. */
+    /** Drops a client once the loop over served connections is done with the list it would change. */
     private void dropLater(final IpcClient client, final AtomicCounter reason, final String why)
     {
         if (null == client.dropReason)
@@ -862,7 +857,7 @@ public final class IpcConductor implements Agent, AutoCloseable
     }
 
     /**
-     * Forgets a client: stops relaying its connections, unmaps its answer ring, then closes its connections, frees
+     * Forgets a client: stops watching its connections, unmaps its answer ring, then closes its connections, frees
      * its regions and removes its files on a control thread.
      *
      * @param reason counted once.
@@ -885,15 +880,14 @@ public final class IpcConductor implements Agent, AutoCloseable
                 client.connections.size() + " connection(s) and " + client.regions.size() + " region(s)", null, nowMs,
                 LOG_INTERVAL_MS);
         }
-        final List<ConnectionRelay> connections = new ArrayList<>(client.connections.values());
+        final List<ServedConnection> connections = new ArrayList<>(client.connections.values());
         final List<IpcClient.Region> regions = new ArrayList<>(client.regions.values());
-        for (final ConnectionRelay relay : connections)
+        for (final ServedConnection connection : connections)
         {
-            relays.remove(relay);
+            served.remove(connection);
         }
         client.connections.clear();
         client.regions.clear();
-        client.regionsByLkey.clear();
         IoUtil.unmap(client.answerMapping);
         // a dead or dropped client's peers get CLOSE at once; a closing client already waited for its own completions
         final Duration drain = Duration.ofMillis(reason == counters.clientsClosed ? 100 : 0);
@@ -913,18 +907,18 @@ public final class IpcConductor implements Agent, AutoCloseable
     }
 
     /** Control thread: closes connections, then frees regions; a failure of one is told and the rest go on. */
-    private void releaseAll(final Iterable<ConnectionRelay> connections, final Iterable<IpcClient.Region> regions,
+    private void releaseAll(final Iterable<ServedConnection> connections, final Iterable<IpcClient.Region> regions,
         final Duration drain)
     {
-        for (final ConnectionRelay relay : connections)
+        for (final ServedConnection connection : connections)
         {
             try
             {
-                releaseConnection(relay, drain);
+                releaseConnection(connection, drain);
             }
             catch (final RuntimeException ex)
             {
-                System.err.println("spraynic ipc: closing connection " + relay.id + " failed: " + ex.getMessage());
+                System.err.println("spraynic ipc: closing connection " + connection.id + " failed: " + ex.getMessage());
             }
         }
         for (final IpcClient.Region region : regions)
@@ -940,17 +934,22 @@ public final class IpcConductor implements Agent, AutoCloseable
         }
     }
 
-    /** Control thread: closes the NIC's connection, unmaps and removes its rings. */
-    private DrainReport.ConnectionDrain releaseConnection(final ConnectionRelay relay, final Duration timeout)
+    /**
+     * Control thread: closes the NIC's connection, unmaps and removes its rings. The connection's worker reads the rings
+     * until it let go of the connection: when the close did not confirm that (it failed or timed out), the mapping
+     * stays (deliberately leaked until the process ends) and only the file name goes.
+     */
+    private DrainReport.ConnectionDrain releaseConnection(final ServedConnection connection, final Duration timeout)
     {
         try
         {
-            return relay.connection.close(timeout);
+            final DrainReport.ConnectionDrain drain = connection.connection.close(timeout);
+            connection.rings.close();
+            return drain;
         }
         finally
         {
-            relay.rings.close();
-            IpcFiles.delete(relay.rings.path());
+            IpcFiles.delete(connection.rings.path());
             counters.connections.decrement();
         }
     }
@@ -1114,7 +1113,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         }
         header.putLongRelease(IpcFileDescriptor.HEARTBEAT_OFFSET, 0); // clients know at once that nobody serves
         captures.close();
-        final List<ConnectionRelay> connections = new ArrayList<>();
+        final List<ServedConnection> connections = new ArrayList<>();
         final List<IpcClient.Region> regions = new ArrayList<>();
         for (final IpcClient client : clients.values())
         {
@@ -1124,7 +1123,7 @@ public final class IpcConductor implements Agent, AutoCloseable
             IoUtil.unmap(client.answerMapping);
         }
         clients.clear();
-        relays.clear();
+        served.clear();
         control.shutdown();
         try
         {

@@ -1,6 +1,7 @@
 package io.spraynic.datapath.nic.ipc;
 
 import io.spraynic.datapath.nic.CountersFile;
+import io.spraynic.datapath.nic.WorkRequestSource;
 import org.agrona.concurrent.status.AtomicCounter;
 
 import java.util.ArrayList;
@@ -11,8 +12,8 @@ import java.util.Map;
 /**
  * The IPC conductor's counters in the NIC's counters file ({@code ipc: ...}): gauges, totals, and one counter per
  * reason a command, a ring or a client was refused or dropped, so every hostile input is accounted for. Regions and
- * connections are made and freed on control threads, so those gauges are updated atomically; the rest only by the
- * conductor thread. Also the conductor's rate-limited log of unexpected errors.
+ * connections are made and freed on control threads, and the work request and completion counters by the workers that
+ * read the clients' rings, so those are updated atomically; the rest only by the conductor thread. Also the conductor's rate-limited log of unexpected errors.
  */
 final class IpcCounters
 {
@@ -23,8 +24,11 @@ final class IpcCounters
     final AtomicCounter commandErrors;
     final AtomicCounter clientsTimedOut;
     final AtomicCounter clientsClosed;
-    final AtomicCounter requestsRelayed;
+    final AtomicCounter requestsTaken;
     final AtomicCounter requestsRefused;
+    /** Per {@code WorkRequestSource.REFUSED_*} reason. */
+    final AtomicCounter[] requestsRefusedBy = new AtomicCounter[WorkRequestSource.REFUSAL_REASONS];
+    final AtomicCounter requestsMalformed;
     final AtomicCounter completionsRelayed;
     final AtomicCounter errors;
 
@@ -42,7 +46,6 @@ final class IpcCounters
     final AtomicCounter refusedConnections;
     final AtomicCounter answersLost;
     final AtomicCounter unexpectedCommands;
-    final AtomicCounter unexpectedRelays;
     final AtomicCounter unexpectedResults;
     final AtomicCounter unexpectedTimeOuts;
     final AtomicCounter captures;
@@ -61,8 +64,16 @@ final class IpcCounters
         commandErrors = add(file, "ipc: commands refused");
         clientsTimedOut = add(file, "ipc: clients timed out");
         clientsClosed = add(file, "ipc: clients closed");
-        requestsRelayed = add(file, "ipc: work requests relayed");
+        requestsTaken = add(file, "ipc: work requests taken");
         requestsRefused = add(file, "ipc: work requests refused");
+        requestsRefusedBy[WorkRequestSource.REFUSED_LKEY] = add(file, "ipc: work requests refused: unknown lkey");
+        requestsRefusedBy[WorkRequestSource.REFUSED_OUT_OF_REGION] =
+            add(file, "ipc: work requests refused: memory outside the region");
+        requestsRefusedBy[WorkRequestSource.REFUSED_LENGTH] = add(file, "ipc: work requests refused: negative length");
+        requestsRefusedBy[WorkRequestSource.REFUSED_OPCODE] = add(file, "ipc: work requests refused: bad opcode or flags");
+        requestsRefusedBy[WorkRequestSource.REFUSED_STREAM] = add(file, "ipc: work requests refused: unknown stream");
+        requestsRefusedBy[WorkRequestSource.REFUSED_BY_TRANSPORT] = add(file, "ipc: work requests refused: by the transport");
+        requestsMalformed = add(file, "ipc: request records skipped: not a work request");
         completionsRelayed = add(file, "ipc: completions relayed");
         errors = add(file, "ipc: conductor errors");
         commandsBadToken = add(file, "ipc: commands dropped: wrong token");
@@ -79,7 +90,6 @@ final class IpcCounters
         refusedConnections = add(file, "ipc: refused: connections per client limit");
         answersLost = add(file, "ipc: answers lost: answer ring full");
         unexpectedCommands = add(file, "ipc: unexpected errors: commands");
-        unexpectedRelays = add(file, "ipc: unexpected errors: relays");
         unexpectedResults = add(file, "ipc: unexpected errors: control results");
         unexpectedTimeOuts = add(file, "ipc: unexpected errors: client time-outs");
         captures = add(file, "ipc: captures started");

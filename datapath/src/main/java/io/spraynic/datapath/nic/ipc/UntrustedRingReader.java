@@ -17,7 +17,7 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  * field of its own (a producer that overwrites the shared head only misleads the producers), and answers
  * {@link #CORRUPT} with a reason instead of throwing. No allocation on the read path.
  * <p>
- * One thread at a time (the NIC's conductor).
+ * One thread at a time (the NIC's conductor, or the worker that owns a client's connection).
  */
 final class UntrustedRingReader
 {
@@ -45,6 +45,8 @@ final class UntrustedRingReader
     private final int maxMessageLength;
     private final UnsafeBuffer copy;
     private long head;
+    private int recordLength;
+    private int recordAligned;
     private String corruption;
 
     /**
@@ -99,67 +101,106 @@ final class UntrustedRingReader
      */
     int read(final Handler handler, final int limit)
     {
-        final AtomicBuffer buffer = this.buffer;
-        final int mask = capacity - 1;
         int records = 0;
-        final long start = head;
-        try
+        while (records < limit)
         {
-            while (records < limit)
+            final int type = peek();
+            if (type == CORRUPT)
             {
-                final int index = (int)head & mask;
-                final int length = buffer.getIntVolatile(RecordDescriptor.lengthOffset(index));
-                if (0 == length)
-                {
-                    break;
-                }
-                final int room = capacity - index; // records never wrap: a padding record fills the end
-                if (length < 0)
-                {
-                    // claimed and not committed yet: legitimate for a while (a producer that died is unblocked later)
-                    if (length == Integer.MIN_VALUE || -length < RecordDescriptor.HEADER_LENGTH || -length > room)
-                    {
-                        return corrupt("a claimed record of " + -(long)length + " B at " + index + " (room " + room + ")");
-                    }
-                    break;
-                }
-                if (length < RecordDescriptor.HEADER_LENGTH || length > room)
-                {
-                    return corrupt("a record of " + length + " B at " + index + " (room " + room + ")");
-                }
-                final int aligned = BitUtil.align(length, RecordDescriptor.ALIGNMENT); // room is a multiple of 8
-                final int type = buffer.getInt(RecordDescriptor.typeOffset(index));
-                if (type != RingBuffer.PADDING_MSG_TYPE_ID)
-                {
-                    final int messageLength = length - RecordDescriptor.HEADER_LENGTH;
-                    if (type <= 0)
-                    {
-                        return corrupt("a record of type " + type + " at " + index);
-                    }
-                    if (messageLength > maxMessageLength)
-                    {
-                        return corrupt("a record of " + messageLength + " B at " + index + ", longer than the " +
-                            maxMessageLength + " B of any message");
-                    }
-                    copy.putBytes(0, buffer, RecordDescriptor.encodedMsgOffset(index), messageLength);
-                    if (!handler.onRecord(type, copy, messageLength))
-                    {
-                        break;
-                    }
-                    records++;
-                }
-                buffer.setMemory(index, aligned, (byte)0);
-                head += aligned;
+                return CORRUPT;
             }
-        }
-        finally
-        {
-            if (head != start)
+            if (0 == type || !handler.onRecord(type, copy, recordLength))
             {
-                buffer.putLongRelease(headPositionIndex, head);
+                break;
             }
+            consume();
+            records++;
         }
         return records;
+    }
+
+    /**
+     * Makes the oldest committed record current without removing it: checks its header against the ring and copies
+     * its body into private memory ({@link #record()}, {@link #recordLength()}), so what the producer writes there
+     * afterwards changes nothing. Padding records on the way are removed. Until {@link #consume()}, each call answers
+     * the same record again.
+     *
+     * @return the record's type (greater than 0), 0 when none is committed yet, or {@link #CORRUPT}.
+     */
+    int peek()
+    {
+        final AtomicBuffer buffer = this.buffer;
+        final int mask = capacity - 1;
+        for (int paddings = 0; paddings < 2; paddings++) // a padding record fills the end, so two in a row are a lap
+        {
+            final int index = (int)head & mask;
+            final int length = buffer.getIntVolatile(RecordDescriptor.lengthOffset(index));
+            if (0 == length)
+            {
+                return 0;
+            }
+            final int room = capacity - index; // records never wrap: a padding record fills the end
+            if (length < 0)
+            {
+                // claimed and not committed yet: legitimate for a while (a producer that died is unblocked later)
+                if (length == Integer.MIN_VALUE || -length < RecordDescriptor.HEADER_LENGTH || -length > room)
+                {
+                    return corrupt("a claimed record of " + -(long)length + " B at " + index + " (room " + room + ")");
+                }
+                return 0;
+            }
+            if (length < RecordDescriptor.HEADER_LENGTH || length > room)
+            {
+                return corrupt("a record of " + length + " B at " + index + " (room " + room + ")");
+            }
+            final int aligned = BitUtil.align(length, RecordDescriptor.ALIGNMENT); // room is a multiple of 8
+            final int type = buffer.getInt(RecordDescriptor.typeOffset(index));
+            if (type == RingBuffer.PADDING_MSG_TYPE_ID)
+            {
+                remove(index, aligned);
+                continue;
+            }
+            final int messageLength = length - RecordDescriptor.HEADER_LENGTH;
+            if (type <= 0)
+            {
+                return corrupt("a record of type " + type + " at " + index);
+            }
+            if (messageLength > maxMessageLength)
+            {
+                return corrupt("a record of " + messageLength + " B at " + index + ", longer than the " +
+                    maxMessageLength + " B of any message");
+            }
+            copy.putBytes(0, buffer, RecordDescriptor.encodedMsgOffset(index), messageLength);
+            recordLength = messageLength;
+            recordAligned = aligned;
+            return type;
+        }
+        return 0;
+    }
+
+    /** @return the current record's body, copied out of the ring, from index 0 (after {@link #peek()}). */
+    MutableDirectBuffer record()
+    {
+        return copy;
+    }
+
+    /** @return bytes of the current record's body (after {@link #peek()}). */
+    int recordLength()
+    {
+        return recordLength;
+    }
+
+    /** Removes the current record from the ring (zeroed, as the producers expect): only after a {@link #peek()} found one. */
+    void consume()
+    {
+        remove((int)head & (capacity - 1), recordAligned);
+    }
+
+    private void remove(final int index, final int aligned)
+    {
+        buffer.setMemory(index, aligned, (byte)0);
+        head += aligned;
+        buffer.putLongRelease(headPositionIndex, head);
     }
 
     /**

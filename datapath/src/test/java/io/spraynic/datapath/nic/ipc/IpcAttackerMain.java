@@ -18,6 +18,10 @@ import java.time.Duration;
  *   CORRUPT-OWN                        a queue pair of its own whose request ring gets a record length 0x7FFFFFFF
  *   CORRUPT-CTL                        a record length 0x7FFFFFFF where the next command goes in nic.ctl
  *   CLAIM                              a claim on nic.ctl never committed; then it waits to be killed (kill -9)
+ *   FLOOD lkey seconds                 a queue pair of its own whose request ring it fills as fast as it can with
+ *                                      requests naming another client's lkey, memory outside its region, opcodes
+ *                                      and record types no client writes, never reading a completion; says
+ *                                      FLOODING, then FLOODED and the records it wrote
  * </pre>
  * Usage: {@code IpcAttackerMain <ipc dir>}.
  */
@@ -70,6 +74,30 @@ public final class IpcAttackerMain
                 {
                     say("CLAIMED " + raw.claimAndAbandon());
                     Thread.sleep(600_000); // killed here, between claim and commit
+                }
+                case "FLOOD" ->
+                {
+                    final ClientRegion own = client.register(4096, 0);
+                    final org.agrona.concurrent.ringbuffer.OneToOneRingBuffer ring =
+                        client.createQueuePair(0).rings().requests();
+                    final int foreignLkey = Integer.parseInt(words[1]);
+                    final long end = System.nanoTime() + (long)(Double.parseDouble(words[2]) * 1e9);
+                    final org.agrona.concurrent.UnsafeBuffer[] records = {
+                        ClientRequestRingAttackTest.record(1, 1, 1, foreignLkey, own.address(), 64, 0, 0, 0),
+                        ClientRequestRingAttackTest.record(2, 1, 1, own.lkey(), own.address() + 4000, 4096, 0, 0, 0),
+                        ClientRequestRingAttackTest.record(3, 0x7F, 0xFF, own.lkey(), own.address(), 64, 9, 0, 0),
+                        ClientRequestRingAttackTest.record(4, 1, 1, own.lkey(), own.address(), -5, 0, 0, 0)};
+                    say("FLOODING");
+                    long written = 0;
+                    while (System.nanoTime() < end)
+                    {
+                        final int type = written % 5 == 4 ? 99 : ConnectionRings.SEND_REQUEST;
+                        if (ring.write(type, records[(int)(written % 4)], 0, ConnectionRings.WR_LENGTH))
+                        {
+                            written++;
+                        }
+                    }
+                    say("FLOODED " + written);
                 }
                 default -> say("UNKNOWN " + line);
             }

@@ -113,7 +113,7 @@ class IpcAttackerProcessTest
     }
 
     /** Writes a fresh pattern into the peer's memory, chunk by chunk, and checks every byte of each before the next. */
-    private static void writeAndVerify(final ClientConnection qp, final ClientRegion region, final MemoryRegion peerRegion,
+    static void writeAndVerify(final ClientConnection qp, final ClientRegion region, final MemoryRegion peerRegion,
         final AtomicBoolean stop, final AtomicLong verified)
     {
         final SendRequest send = new SendRequest();

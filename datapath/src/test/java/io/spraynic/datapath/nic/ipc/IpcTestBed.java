@@ -96,7 +96,7 @@ final class IpcTestBed implements AutoCloseable
     long unexpectedErrors()
     {
         return counter("ipc: conductor errors") + counter("ipc: unexpected errors: commands") +
-            counter("ipc: unexpected errors: relays") + counter("ipc: unexpected errors: control results") +
+            counter("ipc: unexpected errors: control results") +
             counter("ipc: unexpected errors: client time-outs");
     }
 

@@ -99,8 +99,8 @@ class NicClientProcessTest
                     "the client's RDMA WRITEs placed every byte");
 
                 child.expect("RECEIVE-POSTED");
-                // 16 writes, 1 send and the receive went through the conductor before the peer sends
-                IpcTestBed.await(() -> bed.counter("ipc: work requests relayed") >= 18, WAIT, "the receive reached the NIC");
+                // 16 writes, 1 send and the receive reached the worker before the peer sends
+                IpcTestBed.await(() -> bed.counter("ipc: work requests taken") >= 18, WAIT, "the receive reached the NIC");
                 IpcTestBed.fill(peerRegion.segment(), IpcClientMain.RECEIVE_OFFSET, 6000, 33);
                 assertEquals(PostResult.OK, p.postSend(0, new SendWorkRequest().wrId(10).opcode(WorkRequestOpcode.SEND)
                     .local(peerRegion, peerRegion.address() + IpcClientMain.RECEIVE_OFFSET, 6000)));

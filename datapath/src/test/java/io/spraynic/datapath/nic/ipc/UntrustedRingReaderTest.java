@@ -41,6 +41,28 @@ class UntrustedRingReaderTest
     }
 
     @Test
+    void shouldPeekTheSameRecordUntilConsumedFromACopyTheProducerCannotChange()
+    {
+        write(41);
+        write(42);
+        assertEquals(7, reader.peek());
+        assertEquals(48, reader.recordLength());
+        final int at = org.agrona.concurrent.ringbuffer.RecordDescriptor.encodedMsgOffset(0);
+        buffer.putLong(at, 666); // the producer rewrites the record after the reader checked it
+        assertEquals(41, reader.record().getLong(0), "the reader's copy, not the shared bytes");
+        assertEquals(7, reader.peek(), "not consumed: offered again, copied afresh");
+        assertEquals(666, reader.record().getLong(0));
+        reader.consume();
+        assertEquals(0, buffer.getInt(0), "a consumed record is zeroed, as producers expect");
+        assertEquals(7, reader.peek());
+        assertEquals(42, reader.record().getLong(0));
+        reader.consume();
+        assertEquals(0, reader.peek());
+        assertEquals(reader.head(), buffer.getLongVolatile(CAPACITY + RingBufferDescriptor.HEAD_POSITION_OFFSET),
+            "the shared head follows each consume");
+    }
+
+    @Test
     void shouldReadWhatAgronaProducersWriteAcrossManyWrapsInOrder()
     {
         long next = 0;
