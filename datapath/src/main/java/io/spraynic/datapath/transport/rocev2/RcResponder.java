@@ -535,6 +535,14 @@ final class RcResponder
     private void invalidRequest(final int psn)
     {
         counters.increment(RcCounters.TX_NAK_INVALID);
+        if (inMessage == IN_SEND)
+        {
+            // IB class C: the receive a SEND under way was filling completes in error, with what was placed;
+            // flushed, it would look untouched
+            inMessage = IN_NONE;
+            complete(receives.removeHead(), WorkCompletionStatus.REM_INV_REQ_ERR, WorkCompletionOpcode.RECV,
+                (int)receivedBytes, false, 0);
+        }
         fail(psn, NAK_INVALID_SYNDROME);
     }
 

@@ -240,6 +240,27 @@ class RcResponderTest
     }
 
     @Test
+    void shouldCompleteTheReceiveASendRefusedMidwayWasFillingInErrorNotAsFlushed()
+    {
+        // IB class C (InfiniBand Vol 1, 9.9.3.1): the receive WQE in use completes in error; WR_FLUSH_ERR would
+        // tell the application it was never touched, yet part of the message is in its buffer
+        postReceive(1, 0, 4 * MTU);
+        postReceive(2, 0, MTU);
+        request(packet(Opcode.RC_SEND_FIRST, 0), 0, MTU);
+        request(packet(Opcode.RC_SEND_MIDDLE, 1), MTU, MTU - 8); // a middle packet must be a full MTU
+        WorkCompletion wc = parts.completion();
+        assertEquals(1, wc.wrId());
+        assertEquals(WorkCompletionStatus.REM_INV_REQ_ERR, wc.status());
+        assertEquals(WorkCompletionOpcode.RECV, wc.opcode());
+        assertEquals(MTU, wc.byteLength(), "what was placed");
+        assertEquals(RcResponder.NAK_INVALID_SYNDROME, control().aethSyndrome());
+        wc = parts.completion();
+        assertEquals(2, wc.wrId());
+        assertEquals(WorkCompletionStatus.WR_FLUSH_ERR, wc.status(), "the receive never used is flushed");
+        assertFalse(parts.cq.poll(wc));
+    }
+
+    @Test
     void shouldCompleteASendLongerThanItsReceiveWithALengthError()
     {
         postReceive(1, 0, MTU);
