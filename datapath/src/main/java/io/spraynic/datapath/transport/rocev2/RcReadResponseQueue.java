@@ -63,13 +63,13 @@ final class RcReadResponseQueue
      */
     void add(final int psn, final MemoryRegion memory, final long at, final long bytes, final int packets)
     {
-        final int r = (int)tail & mask;
-        startPsn[r] = psn;
-        region[r] = memory;
-        offset[r] = at;
-        length[r] = bytes;
-        packetCount[r] = packets;
-        packetsSent[r] = 0;
+        final int slot = (int)tail & mask;
+        startPsn[slot] = psn;
+        region[slot] = memory;
+        offset[slot] = at;
+        length[slot] = bytes;
+        packetCount[slot] = packets;
+        packetsSent[slot] = 0;
         tail++;
     }
 
@@ -82,8 +82,8 @@ final class RcReadResponseQueue
     /** @return the PSN of the next response of the READ at {@code position}. */
     int nextResponsePsn(final long position)
     {
-        final int r = (int)position & mask;
-        return Psn.add(startPsn[r], packetsSent[r]);
+        final int slot = (int)position & mask;
+        return Psn.add(startPsn[slot], packetsSent[slot]);
     }
 
     /** The head READ is answered in full. */
@@ -96,9 +96,9 @@ final class RcReadResponseQueue
     /** Forgets the READs from {@code position} on. */
     void truncate(final long position)
     {
-        for (long r = position; r < tail; r++)
+        for (long at = position; at < tail; at++)
         {
-            region[(int)r & mask] = null;
+            region[(int)at & mask] = null;
         }
         tail = position;
     }
@@ -116,11 +116,11 @@ final class RcReadResponseQueue
     /** @return the position of the oldest READ from {@code memory}, or -1. */
     long positionOf(final MemoryRegion memory)
     {
-        for (long r = head; r < tail; r++)
+        for (long at = head; at < tail; at++)
         {
-            if (region[(int)r & mask] == memory)
+            if (region[(int)at & mask] == memory)
             {
-                return r;
+                return at;
             }
         }
         return -1;
@@ -129,9 +129,9 @@ final class RcReadResponseQueue
     /** Forgets every READ (flush on error). */
     void flush()
     {
-        for (long r = head; r < tail; r++)
+        for (long at = head; at < tail; at++)
         {
-            region[(int)r & mask] = null;
+            region[(int)at & mask] = null;
         }
         head = tail;
     }

@@ -61,11 +61,11 @@ final class RcReceiveQueue
      */
     void add(final long id, final MemoryRegion memory, final long at, final int bytes)
     {
-        final int i = (int)tail & mask;
-        wrId[i] = id;
-        region[i] = memory;
-        offset[i] = at;
-        length[i] = bytes;
+        final int slot = (int)tail & mask;
+        wrId[slot] = id;
+        region[slot] = memory;
+        offset[slot] = at;
+        length[slot] = bytes;
         tail++;
     }
 
@@ -76,10 +76,10 @@ final class RcReceiveQueue
      */
     long removeHead()
     {
-        final int i = (int)head & mask;
-        region[i] = null;
+        final int slot = (int)head & mask;
+        region[slot] = null;
         head++;
-        return wrId[i];
+        return wrId[slot];
     }
 
     /** @return true when a receive still posted names {@code memory}. */

@@ -309,13 +309,13 @@ final class RcRequester
             counters.increment(RcCounters.RX_RESPONSES_DROPPED);
             return;
         }
-        final int i = queue.index(queue.head);
-        if (!queue.isRead(i) || !Psn.inRange(psn, queue.firstPsn[i], queue.packetCount[i]))
+        final int slot = queue.index(queue.head);
+        if (!queue.isRead(slot) || !Psn.inRange(psn, queue.firstPsn[slot], queue.packetCount[slot]))
         {
             counters.increment(RcCounters.RX_RESPONSES_DROPPED);
             return;
         }
-        final int expected = Psn.add(queue.firstPsn[i], queue.readResponsesReceived[i]);
+        final int expected = Psn.add(queue.firstPsn[slot], queue.readResponsesReceived[slot]);
         final int distance = Psn.diff(psn, expected);
         if (distance < 0)
         {
@@ -332,7 +332,7 @@ final class RcRequester
             }
             return;
         }
-        final int remaining = queue.length[i] - queue.readResponsesReceived[i] * mtu;
+        final int remaining = queue.length[slot] - queue.readResponsesReceived[slot] * mtu;
         final boolean last = opcode == Opcode.RC_RDMA_READ_RESPONSE_LAST || opcode == Opcode.RC_RDMA_READ_RESPONSE_ONLY;
         final int payload = frame.payloadLength();
         if (last ? payload != remaining : payload != mtu || remaining <= mtu)
@@ -340,7 +340,7 @@ final class RcRequester
             fail(WorkCompletionStatus.BAD_RESP_ERR);
             return;
         }
-        final MemoryRegion region = queue.region[i];
+        final MemoryRegion region = queue.region[slot];
         if (payload > 0 && !region.isRegistered())
         {
             failures.revoke(region);
@@ -349,10 +349,10 @@ final class RcRequester
         if (payload > 0)
         {
             MemorySegment.copy(frame.segment(), frame.payloadOffset(), region.segment(),
-                queue.localOffset[i] + (long)queue.readResponsesReceived[i] * mtu, payload);
+                queue.localOffset[slot] + (long)queue.readResponsesReceived[slot] * mtu, payload);
             counters.add(RcCounters.BYTES_PLACED, payload);
         }
-        queue.readResponsesReceived[i]++;
+        queue.readResponsesReceived[slot]++;
         onProgress(Psn.next(psn));
         if (last)
         {
@@ -369,25 +369,25 @@ final class RcRequester
         final RcSendQueue queue = this.queue;
         while (!queue.isEmpty() && !states.isError())
         {
-            final int i = queue.index(queue.head);
-            if (queue.localError[i] != RcSendQueue.NO_LOCAL_ERROR)
+            final int slot = queue.index(queue.head);
+            if (queue.localError[slot] != RcSendQueue.NO_LOCAL_ERROR)
             {
                 if (queue.head == queue.next)
                 {
-                    fail(STATUSES[queue.localError[i]]);
+                    fail(STATUSES[queue.localError[slot]]);
                 }
                 return;
             }
-            final int count = queue.packetCount[i];
-            final int lastPsn = Psn.add(queue.firstPsn[i], count - 1);
+            final int count = queue.packetCount[slot];
+            final int lastPsn = Psn.add(queue.firstPsn[slot], count - 1);
             if (Psn.diff(lastPsn, psn) > 0)
             {
                 break;
             }
-            if (queue.isRead(i) && queue.readResponsesReceived[i] < count)
+            if (queue.isRead(slot) && queue.readResponsesReceived[slot] < count)
             {
                 // implied NAK: later requests were acknowledged, so these responses are not coming
-                final int missing = Psn.add(queue.firstPsn[i], queue.readResponsesReceived[i]);
+                final int missing = Psn.add(queue.firstPsn[slot], queue.readResponsesReceived[slot]);
                 onProgress(missing);
                 if (rewoundForGapAt != missing)
                 {
@@ -395,8 +395,8 @@ final class RcRequester
                 }
                 return;
             }
-            if (queue.signaled[i] &&
-                !complete(queue.wrId[i], queue.workRequestOpcode(i), WorkCompletionStatus.SUCCESS, queue.length[i], false))
+            if (queue.signaled[slot] &&
+                !complete(queue.wrId[slot], queue.workRequestOpcode(slot), WorkCompletionStatus.SUCCESS, queue.length[slot], false))
             {
                 return; // completion queue overrun: the QP went to ERROR and flushed this request too
             }
@@ -415,11 +415,11 @@ final class RcRequester
         int progress = Psn.next(psn);
         if (!queue.isEmpty())
         {
-            final int i = queue.index(queue.head);
-            if (queue.isRead(i) && queue.localError[i] == RcSendQueue.NO_LOCAL_ERROR)
+            final int slot = queue.index(queue.head);
+            if (queue.isRead(slot) && queue.localError[slot] == RcSendQueue.NO_LOCAL_ERROR)
             {
                 // an ACK or a later response inside a READ's range covers only the responses that arrived
-                final int firstMissing = Psn.add(queue.firstPsn[i], queue.readResponsesReceived[i]);
+                final int firstMissing = Psn.add(queue.firstPsn[slot], queue.readResponsesReceived[slot]);
                 if (Psn.diff(progress, firstMissing) > 0)
                 {
                     progress = firstMissing;
@@ -490,8 +490,8 @@ final class RcRequester
         long position = queue.head;
         while (position < queue.next)
         {
-            final int i = queue.index(position);
-            if (Psn.diff(psn, Psn.add(queue.firstPsn[i], queue.packetCount[i])) < 0)
+            final int slot = queue.index(position);
+            if (Psn.diff(psn, Psn.add(queue.firstPsn[slot], queue.packetCount[slot])) < 0)
             {
                 break;
             }
@@ -545,16 +545,16 @@ final class RcRequester
         int sent = 0;
         while (sent < budget && queue.next != queue.tail && !rnrWaiting && !states.isError())
         {
-            final int i = queue.index(queue.next);
-            if (queue.localError[i] != RcSendQueue.NO_LOCAL_ERROR)
+            final int slot = queue.index(queue.next);
+            if (queue.localError[slot] != RcSendQueue.NO_LOCAL_ERROR)
             {
                 if (queue.head == queue.next)
                 {
-                    fail(STATUSES[queue.localError[i]]);
+                    fail(STATUSES[queue.localError[slot]]);
                 }
                 break;
             }
-            if (states.isDraining() && Psn.diff(sendPsn, queue.firstPsn[i]) == 0 &&
+            if (states.isDraining() && Psn.diff(sendPsn, queue.firstPsn[slot]) == 0 &&
                 Psn.diff(sendPsn, highestSentPsn) >= 0)
             {
                 break; // drained: no new request starts
@@ -563,14 +563,14 @@ final class RcRequester
             {
                 break;
             }
-            final MemoryRegion region = queue.region[i];
+            final MemoryRegion region = queue.region[slot];
             if (null != region && !region.isRegistered())
             {
                 failures.revoke(region); // its memory was deregistered under it: the QP fails, nothing is read
                 break;
             }
             final boolean retransmission = Psn.diff(sendPsn, highestSentPsn) < 0;
-            if (!(queue.isRead(i) ? sendReadRequest(i) : sendWritePacket(i)))
+            if (!(queue.isRead(slot) ? sendReadRequest(slot) : sendWritePacket(slot)))
             {
                 break;
             }
@@ -589,32 +589,32 @@ final class RcRequester
         return sent;
     }
 
-    /** One READ request for the rest of the READ at {@code i}, from the PSN transmission is at. */
-    private boolean sendReadRequest(final int i)
+    /** One READ request for the rest of the READ at {@code slot}, from the PSN transmission is at. */
+    private boolean sendReadRequest(final int slot)
     {
         if (queue.readsBefore(queue.next) >= config.maxReadsInFlight())
         {
             return false;
         }
-        final long offset = (long)Psn.diff(sendPsn, queue.firstPsn[i]) * mtu;
-        writer.reth(queue.remoteAddress[i] + offset, queue.rkey[i], (int)(queue.length[i] - offset));
+        final long offset = (long)Psn.diff(sendPsn, queue.firstPsn[slot]) * mtu;
+        writer.reth(queue.remoteAddress[slot] + offset, queue.rkey[slot], (int)(queue.length[slot] - offset));
         if (output.emit(Opcode.RC_RDMA_READ_REQUEST, sendPsn, false, false, null, 0, 0, true, nowNanos) < 0)
         {
             return false;
         }
-        sendPsn = Psn.add(queue.firstPsn[i], queue.packetCount[i]);
+        sendPsn = Psn.add(queue.firstPsn[slot], queue.packetCount[slot]);
         queue.next++;
         return true;
     }
 
-    /** The packet of the SEND or WRITE at {@code i} that transmission is at. */
-    private boolean sendWritePacket(final int i)
+    /** The packet of the SEND or WRITE at {@code slot} that transmission is at. */
+    private boolean sendWritePacket(final int slot)
     {
-        final int packetIndex = Psn.diff(sendPsn, queue.firstPsn[i]);
-        final int count = queue.packetCount[i];
-        final int opcode = queue.opcode[i];
+        final int packetIndex = Psn.diff(sendPsn, queue.firstPsn[slot]);
+        final int count = queue.packetCount[slot];
+        final int opcode = queue.opcode[slot];
         final long offset = (long)packetIndex * mtu;
-        final int payload = (int)Math.min(mtu, queue.length[i] - offset);
+        final int payload = (int)Math.min(mtu, queue.length[slot] - offset);
         final boolean isFirst = packetIndex == 0;
         final boolean isLast = packetIndex == count - 1;
         final boolean send = opcode == SEND || opcode == SEND_WITH_IMM;
@@ -622,16 +622,16 @@ final class RcRequester
         final int wireOpcode = requestOpcode(send, immediate, isFirst, isLast);
         if (!send && isFirst)
         {
-            writer.reth(queue.remoteAddress[i], queue.rkey[i], queue.length[i]);
+            writer.reth(queue.remoteAddress[slot], queue.rkey[slot], queue.length[slot]);
         }
         if (immediate && isLast)
         {
-            writer.immediate(queue.immediateData[i]);
+            writer.immediate(queue.immediateData[slot]);
         }
         final boolean ackReq = isLast || Psn.diff(Psn.next(sendPsn), unackedPsn) >= config.maxInflightPackets();
-        final MemoryRegion region = queue.region[i];
-        if (output.emit(wireOpcode, sendPsn, ackReq, isLast && queue.solicited[i],
-            null == region ? null : region.segment(), queue.localOffset[i] + offset, payload, true, nowNanos) < 0)
+        final MemoryRegion region = queue.region[slot];
+        if (output.emit(wireOpcode, sendPsn, ackReq, isLast && queue.solicited[slot],
+            null == region ? null : region.segment(), queue.localOffset[slot] + offset, payload, true, nowNanos) < 0)
         {
             return false;
         }
@@ -705,8 +705,8 @@ final class RcRequester
     {
         if (!queue.isEmpty())
         {
-            final int i = queue.index(queue.head);
-            complete(queue.wrId[i], queue.workRequestOpcode(i), status, 0, true);
+            final int slot = queue.index(queue.head);
+            complete(queue.wrId[slot], queue.workRequestOpcode(slot), status, 0, true);
             queue.removeHead();
         }
         failures.enterError();
@@ -724,8 +724,8 @@ final class RcRequester
         rnrWaiting = false;
         while (!queue.isEmpty())
         {
-            final int i = queue.index(queue.head);
-            complete(queue.wrId[i], queue.workRequestOpcode(i), RcStateMachine.flushStatus(queue.region[i], revoked), 0,
+            final int slot = queue.index(queue.head);
+            complete(queue.wrId[slot], queue.workRequestOpcode(slot), RcStateMachine.flushStatus(queue.region[slot], revoked), 0,
                 true);
             queue.removeHead();
         }

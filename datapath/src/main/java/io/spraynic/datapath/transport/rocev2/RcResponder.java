@@ -400,16 +400,16 @@ final class RcResponder
 
     private void placeSend(final RoceFrame frame, final int payload)
     {
-        final int i = receives.headIndex();
-        if (receivedBytes + payload > receives.length[i])
+        final int slot = receives.headIndex();
+        if (receivedBytes + payload > receives.length[slot])
         {
             receiveTooLong = true; // the rest of the message is dropped; LOC_LEN_ERR at its end
             return;
         }
         if (payload > 0)
         {
-            MemorySegment.copy(frame.segment(), frame.payloadOffset(), receives.region[i].segment(),
-                receives.offset[i] + receivedBytes, payload);
+            MemorySegment.copy(frame.segment(), frame.payloadOffset(), receives.region[slot].segment(),
+                receives.offset[slot] + receivedBytes, payload);
             counters.add(RcCounters.BYTES_PLACED, payload);
         }
         receivedBytes += payload;
@@ -584,11 +584,11 @@ final class RcResponder
     boolean sendReadResponse(final long nowNanos)
     {
         final RcReadResponseQueue reads = readResponses;
-        final int r = reads.index(reads.head);
-        final int index = reads.packetsSent[r];
-        final int count = reads.packetCount[r];
+        final int slot = reads.index(reads.head);
+        final int index = reads.packetsSent[slot];
+        final int count = reads.packetCount[slot];
         final long offset = (long)index * mtu;
-        final int payload = (int)Math.min(mtu, reads.length[r] - offset);
+        final int payload = (int)Math.min(mtu, reads.length[slot] - offset);
         final int opcode;
         if (count == 1)
         {
@@ -606,20 +606,20 @@ final class RcResponder
         {
             opcode = Opcode.RC_RDMA_READ_RESPONSE_MIDDLE;
         }
-        final MemoryRegion region = reads.region[r];
+        final MemoryRegion region = reads.region[slot];
         if (null != region && !region.isRegistered())
         {
             revokeReadsFrom(reads.head); // deregistered since the READ was accepted: not a byte of it leaves
             return false;
         }
         output.writer().aeth(ACK_SYNDROME, msn);
-        if (output.emit(opcode, Psn.add(reads.startPsn[r], index), false, false, null == region ? null : region.segment(),
-            reads.offset[r] + offset, payload, true, nowNanos) < 0)
+        if (output.emit(opcode, Psn.add(reads.startPsn[slot], index), false, false, null == region ? null : region.segment(),
+            reads.offset[slot] + offset, payload, true, nowNanos) < 0)
         {
             return false;
         }
         counters.increment(RcCounters.TX_READ_RESPONSES);
-        if (++reads.packetsSent[r] == count)
+        if (++reads.packetsSent[slot] == count)
         {
             reads.removeHead();
             packetsSinceAck = 0; // the last response acknowledges everything up to it

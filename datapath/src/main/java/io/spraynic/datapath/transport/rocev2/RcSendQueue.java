@@ -104,21 +104,21 @@ final class RcSendQueue
         final int psn,
         final int packets)
     {
-        final int i = (int)tail & mask;
-        wrId[i] = request.wrId();
-        opcode[i] = (byte)request.opcode().ordinal();
-        region[i] = memory;
-        localOffset[i] = offset;
-        length[i] = request.length();
-        remoteAddress[i] = request.remoteAddress();
-        rkey[i] = request.rkey();
-        immediateData[i] = request.immediateData();
-        signaled[i] = request.signaled();
-        solicited[i] = request.solicited();
-        readResponsesReceived[i] = 0;
-        localError[i] = errorStatus;
-        firstPsn[i] = psn;
-        packetCount[i] = packets;
+        final int slot = (int)tail & mask;
+        wrId[slot] = request.wrId();
+        opcode[slot] = (byte)request.opcode().ordinal();
+        region[slot] = memory;
+        localOffset[slot] = offset;
+        length[slot] = request.length();
+        remoteAddress[slot] = request.remoteAddress();
+        rkey[slot] = request.rkey();
+        immediateData[slot] = request.immediateData();
+        signaled[slot] = request.signaled();
+        solicited[slot] = request.solicited();
+        readResponsesReceived[slot] = 0;
+        localError[slot] = errorStatus;
+        firstPsn[slot] = psn;
+        packetCount[slot] = packets;
         tail++;
     }
 
