@@ -341,13 +341,23 @@ public final class RcQueuePair implements QueuePair
         {
             return 0;
         }
-        if (!states.isError() && (sendCq.hasOverrun() || receiveCq.hasOverrun()))
+        if (states.isError())
+        {
+            // IB Vol 1, 10.3.1: a queue pair in ERROR transmits nothing (an ACK or CNP owed from before is dropped);
+            // only the NAK that announces the responder's own fatal error still goes, as the error's last act
+            return responder.owesFatalNak() && responder.sendControl(nowNanos) ? 1 : 0;
+        }
+        if (sendCq.hasOverrun() || receiveCq.hasOverrun())
         {
             enterError(); // a queue it shares overran (maybe for another QP): every QP using it is in error, as IB
             return 1;
         }
         rateLimiter.onTick(nowNanos);
         int work = requester.onTimers(nowNanos);
+        if (states.isError())
+        {
+            return work; // the retries ran out: nothing more leaves
+        }
 
         if (cnpPending && output.congestionNotification(nowNanos))
         {

@@ -570,6 +570,12 @@ final class RcResponder
 
     // ---- transmission ----
 
+    /** @return true when a NAK that fails the queue pair waits to be sent. */
+    boolean owesFatalNak()
+    {
+        return controlKind == CONTROL_FATAL_NAK;
+    }
+
     /** @return true when READ responses wait to be sent. */
     boolean hasReadResponses()
     {
