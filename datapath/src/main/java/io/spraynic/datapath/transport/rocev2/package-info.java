@@ -5,7 +5,11 @@
  *     <li>{@link io.spraynic.datapath.transport.rocev2.RcEngine} and
  *     {@link io.spraynic.datapath.transport.rocev2.RcQueuePair}: the pure protocol engine. Parsed packets,
  *     ticks and work requests in; frames out through a {@link io.spraynic.datapath.transport.FrameSink}.
- *     No DPDK, thread or clock inside, so it runs in real time or in a virtual-time simulator alike.</li>
+ *     No DPDK, thread or clock inside, so it runs in real time or in a virtual-time simulator alike. A queue
+ *     pair keeps the verbs and dispatch; its parts own their state: {@code RcStateMachine} (what each state
+ *     allows), {@code RcRequester} with {@code RcSendQueue} (PSNs, ACKs, go-back-N, timers, READ responses
+ *     received), {@code RcResponder} with {@code RcReceiveQueue} and {@code RcReadResponseQueue} (placement,
+ *     duplicates, READs served, ACKs and NAKs), and {@code RcFrameOutput} (the headers of every frame).</li>
  *     <li>{@link io.spraynic.datapath.transport.rocev2.RoceTransportAgent} and
  *     {@link io.spraynic.datapath.transport.PortFrameSink}: the driver gluing an engine to a
  *     {@link io.spraynic.datapath.port.PacketPort} (DPDK or in-JVM) with the driver's clock.</li>
