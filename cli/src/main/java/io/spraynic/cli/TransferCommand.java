@@ -2,6 +2,7 @@ package io.spraynic.cli;
 
 import io.spraynic.datapath.nic.CountersFile;
 import io.spraynic.datapath.nic.CountersFileDescriptor;
+import io.spraynic.datapath.nic.CountersFileReader;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.EmbeddedNicConfig;
 import io.spraynic.datapath.nic.NicConnection;
@@ -14,8 +15,10 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -105,6 +108,15 @@ final class TransferCommand implements Callable<Integer>
     @Option(names = "--verbose", description = "Keep DPDK's informational start-up log.")
     boolean verbose;
 
+    @Option(names = "--port-rotation", defaultValue = "16-32", paramLabel = "MIN-MAX|off",
+        description = "spray: source-port rotation, as spraynic nic --port-rotation (default ${DEFAULT-VALUE}).")
+    String portRotation;
+
+    @Option(names = "--counters-out", paramLabel = "FILE", description = {
+        "After the transfer, write this process's counters to FILE as 'label=value' lines (the live counters file",
+        "goes away with the process)."})
+    Path countersOut;
+
     public Integer call() throws Exception
     {
         final NicConnection.Kind kind = switch (mode.toLowerCase(Locale.ROOT))
@@ -135,9 +147,10 @@ final class TransferCommand implements Callable<Integer>
         final io.spraynic.pmd.InterfaceAddress[] addresses = PlaneAddresses.resolve(given, loaded, "spraynic transfer");
         final NicConfig nicConfig = hugepagesOption.apply(loaded);
         final byte[] psk = null == pskFile ? null : PreSharedKeyFile.read(pskFile);
+        final int[] rotation = NicCommand.portRotation(portRotation);
         final EmbeddedNicConfig nic = new EmbeddedNicConfig().mode(kind).workers(workers).planes(addresses.length)
             .connections(paths, 4).idleStrategy(IdleStrategies.parse(idle))
-            .sprayConfig(() -> EmbeddedNicConfig.sharedCoreSprayConfig().psk(psk))
+            .sprayConfig(() -> EmbeddedNicConfig.sharedCoreSprayConfig().psk(psk).portRotation(rotation[0], rotation[1]))
             .rocevRetry(RcConnectionAttributes.ackTimeoutNanos(rocev2AckTimeout), 7);
         PlaneAddresses.apply(nic, addresses);
         final Duration timeout = Duration.ofSeconds(timeoutSeconds);
@@ -174,6 +187,10 @@ final class TransferCommand implements Callable<Integer>
             }
             finally
             {
+                if (null != countersOut)
+                {
+                    writeCounters(counters.path(), countersOut);
+                }
                 running.close(timeout);
                 portCapture.finish();
             }
@@ -190,5 +207,20 @@ final class TransferCommand implements Callable<Integer>
             }
             return result.verified() ? 0 : 1;
         }
+    }
+
+    private static void writeCounters(final Path live, final Path out) throws IOException
+    {
+        final StringBuilder text = new StringBuilder();
+        try (CountersFileReader reader = CountersFileReader.open(live))
+        {
+            for (final CountersFileReader.Counter counter : reader.read())
+            {
+                text.append(counter.label()).append('=').append(counter.value()).append('\n');
+            }
+        }
+        final Path tmp = out.resolveSibling(out.getFileName() + ".tmp");
+        Files.writeString(tmp, text);
+        Files.move(tmp, out, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 }
