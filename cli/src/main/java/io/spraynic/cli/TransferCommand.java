@@ -2,7 +2,6 @@ package io.spraynic.cli;
 
 import io.spraynic.datapath.nic.CountersFile;
 import io.spraynic.datapath.nic.CountersFileDescriptor;
-import io.spraynic.datapath.nic.CountersFileReader;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.EmbeddedNicConfig;
 import io.spraynic.datapath.nic.NicConnection;
@@ -15,10 +14,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -112,11 +109,6 @@ final class TransferCommand implements Callable<Integer>
         description = "spray: source-port rotation, as spraynic nic --port-rotation (default ${DEFAULT-VALUE}).")
     String portRotation;
 
-    @Option(names = "--counters-out", paramLabel = "FILE", description = {
-        "After the transfer, write this process's counters to FILE as 'label=value' lines (the live counters file",
-        "goes away with the process)."})
-    Path countersOut;
-
     public Integer call() throws Exception
     {
         final NicConnection.Kind kind = switch (mode.toLowerCase(Locale.ROOT))
@@ -187,10 +179,6 @@ final class TransferCommand implements Callable<Integer>
             }
             finally
             {
-                if (null != countersOut)
-                {
-                    writeCounters(counters.path(), countersOut);
-                }
                 running.close(timeout);
                 portCapture.finish();
             }
@@ -207,20 +195,5 @@ final class TransferCommand implements Callable<Integer>
             }
             return result.verified() ? 0 : 1;
         }
-    }
-
-    private static void writeCounters(final Path live, final Path out) throws IOException
-    {
-        final StringBuilder text = new StringBuilder();
-        try (CountersFileReader reader = CountersFileReader.open(live))
-        {
-            for (final CountersFileReader.Counter counter : reader.read())
-            {
-                text.append(counter.label()).append('=').append(counter.value()).append('\n');
-            }
-        }
-        final Path tmp = out.resolveSibling(out.getFileName() + ".tmp");
-        Files.writeString(tmp, text);
-        Files.move(tmp, out, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 }

@@ -44,28 +44,13 @@ final class LabPeers implements AutoCloseable
         return this;
     }
 
-    /** A serving NIC in {@code host}: its exchange directory (nic.addr) and its live counters. */
-    record Served(String host, String mode, Process process, Path exchange, Path runDir, Path output)
+    /** A serving NIC in {@code host}: its exchange directory (nic.addr) and its counters as sampled. */
+    record Served(String host, String mode, Process process, Path exchange, CountersSampler counters, Path output)
     {
-        /** Its counters now, label to value (read from its counters file, as {@code spraynic stat} does). */
-        Map<String, Long> counters() throws IOException
-        {
-            final Path live = CountersFileReader.findLive(runDir).orElseThrow(() ->
-                new IllegalStateException("the serving NIC has no live counters file in " + runDir));
-            final Map<String, Long> values = new HashMap<>();
-            try (CountersFileReader reader = CountersFileReader.open(live))
-            {
-                for (final CountersFileReader.Counter counter : reader.read())
-                {
-                    values.merge(counter.label(), counter.value(), Long::sum);
-                }
-            }
-            return values;
-        }
     }
 
     /** A visit under way, or ended. */
-    record Visit(String host, Process process, Path output, Path countersOut, long startNanos)
+    record Visit(String host, Process process, Path output, CountersSampler counters, long startNanos)
     {
         /** Waits for the visit to end; throws with its output if it does not in time. */
         Result await(final long seconds) throws IOException, InterruptedException
@@ -78,45 +63,108 @@ final class LabPeers implements AutoCloseable
                 process.destroyForcibly();
                 throw new IllegalStateException("the visit from " + host + " did not end in " + seconds + " s: " + out);
             }
-            final Map<String, Long> counters = new HashMap<>();
-            if (Files.exists(countersOut))
-            {
-                for (final Map.Entry<String, String> e : LinuxLab.flat(Files.readString(countersOut)).entrySet())
-                {
-                    counters.merge(e.getKey(), Long.parseLong(e.getValue()), Long::sum);
-                }
-            }
+            counters.close();
             return new Result(process.exitValue(), out, json(out, "seconds"), out.contains("\"verified\":true"),
-                (end - startNanos) / 1e9, counters);
+                (end - startNanos) / 1e9, counters.snapshot());
         }
     }
 
     /**
      * @param seconds the transfer's own time (its "seconds"), @param wallSeconds from start to exit, @param counters
-     *                the visitor's counters at the end.
+     *                the visitor's counters, the largest value each had while it ran.
      */
     record Result(int exitCode, String output, double seconds, boolean verified, double wallSeconds,
         Map<String, Long> counters)
     {
-        /** The sum of the visitor's engine counters with this name (spray: lost, retransmitted, ...). */
-        long engine(final String name)
+        /** The sum over the visitor's connections of their counter {@code name} (spray: lost, retransmitted, ...). */
+        long connection(final String name)
         {
-            return LabPeers.engine(counters, name);
+            return LabPeers.connection(counters, name);
         }
     }
 
     /**
-     * The sum of the engine-wide counters named {@code name} (one per worker): labels "... spray NAME" are the
-     * engines', "conn ... NAME" and "... path N: NAME" a connection's mirror of the same packets, left out.
+     * Reads the live counters file(s) in a run directory every few milliseconds on a thread of its own, keeping each
+     * counter's largest value: a connection's counters leave the file when it closes, at the end of a transfer.
      */
-    static long engine(final Map<String, Long> counters, final String name)
+    static final class CountersSampler implements AutoCloseable
+    {
+        private final Map<String, Long> max = new HashMap<>();
+        private final Thread thread;
+        private volatile boolean running = true;
+
+        CountersSampler(final Path runDir)
+        {
+            thread = new Thread(() ->
+            {
+                while (running)
+                {
+                    sample(runDir);
+                    try
+                    {
+                        Thread.sleep(5);
+                    }
+                    catch (final InterruptedException e)
+                    {
+                        return;
+                    }
+                }
+                sample(runDir);
+            }, "counters-sampler");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        private void sample(final Path runDir)
+        {
+            try
+            {
+                final java.util.Optional<Path> live = CountersFileReader.findLive(runDir);
+                if (live.isEmpty())
+                {
+                    return;
+                }
+                try (CountersFileReader reader = CountersFileReader.open(live.get()))
+                {
+                    final List<CountersFileReader.Counter> read = reader.read();
+                    synchronized (max)
+                    {
+                        for (final CountersFileReader.Counter counter : read)
+                        {
+                            max.merge(counter.label(), counter.value(), Math::max);
+                        }
+                    }
+                }
+            }
+            catch (final RuntimeException e)
+            {
+                // the file went away between finding and reading it: the next sample
+            }
+        }
+
+        Map<String, Long> snapshot()
+        {
+            synchronized (max)
+            {
+                return new HashMap<>(max);
+            }
+        }
+
+        @Override
+        public void close() throws InterruptedException
+        {
+            running = false;
+            thread.join(5_000);
+        }
+    }
+
+    /** The sum over connections of counter {@code name}: labels "conn 0x1a2: NAME" (not the per-path ones). */
+    static long connection(final Map<String, Long> counters, final String name)
     {
         long sum = 0;
         for (final Map.Entry<String, Long> e : counters.entrySet())
         {
-            final String label = e.getKey();
-            if ((label.endsWith(" " + name) || label.endsWith(":" + name) || label.endsWith("." + name)) &&
-                !label.contains("conn") && !label.contains("path"))
+            if (e.getKey().matches("conn 0x[0-9a-f]+: " + name))
             {
                 sum += e.getValue();
             }
@@ -151,7 +199,7 @@ final class LabPeers implements AutoCloseable
             throw new IllegalStateException("the serving NIC in " + host + " published no address: " +
                 Files.readString(output));
         }
-        return new Served(host, mode, process, exchange, runDir, output);
+        return new Served(host, mode, process, exchange, new CountersSampler(runDir), output);
     }
 
     /** Starts a visit from {@code host} to a served NIC: WRITEs of {@code size} bytes, then READs of them back. */
@@ -163,22 +211,24 @@ final class LabPeers implements AutoCloseable
         Files.copy(served.exchange().resolve("nic.addr"), visitDir.resolve("nic.addr.tmp"));
         Files.move(visitDir.resolve("nic.addr.tmp"), visitDir.resolve("nic.addr"), StandardCopyOption.ATOMIC_MOVE);
         final Path output = dir.resolve(name + ".out");
-        final Path countersOut = dir.resolve(name + ".counters");
         final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", lab.netns(host)));
         command.addAll(javaCommand(List.of("transfer", "--config", config(host, name).toString(), "--mode",
             served.mode(), "--peer-kind", "nic", "--ip", perPlane(host, "ipv4"), "--gateway", perPlane(host, "gateway"),
             "--paths", Integer.toString(paths), "--exchange", visitDir.toString(), "--size", Long.toString(size),
-            "--timeout", Integer.toString(timeoutSeconds), "--rocev2-ack-timeout", "12", "--json", "--counters-out",
-            countersOut.toString(), "--port-rotation", portRotation)));
+            "--timeout", Integer.toString(timeoutSeconds), "--rocev2-ack-timeout", "12", "--json",
+            "--port-rotation", portRotation)));
         final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
-        builder.environment().put("SPRAYNIC_RUN_DIR", Files.createDirectories(dir.resolve(name + "-run")).toString());
+        final Path runDir = Files.createDirectories(dir.resolve(name + "-run"));
+        builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
         final long start = System.nanoTime();
-        return new Visit(host, start(builder), output, countersOut, start);
+        final Process process = start(builder);
+        return new Visit(host, process, output, new CountersSampler(runDir), start);
     }
 
     /** Stops a serving NIC (and waits for it to go, so that another can take its interfaces). */
     static void stop(final Served served) throws InterruptedException
     {
+        served.counters().close();
         served.process().destroy();
         if (!served.process().waitFor(20, TimeUnit.SECONDS))
         {
@@ -225,24 +275,16 @@ final class LabPeers implements AutoCloseable
         return String.join(",", values);
     }
 
-    /**
-     * A net_af_packet port per plane, on the host's plane interfaces; socket rings of 8192 frames. The parameters
-     * are those {@code spraynic transfer} fills (file_prefix, queues).
-     */
+    /** A net_af_packet port per plane, on the host's plane interfaces ({@link LinuxFabricDemo#afPacketConfig}). */
     private Path config(final String host, final String name) throws IOException
     {
-        final StringBuilder toml = new StringBuilder(String.join("\n", "[eal]", "lcores = \"0\"", "no_huge = true",
-            "memory_mb = 512", "no_pci = true", "file_prefix = \"${file_prefix:-spraynic-lab-" + lab.id() + "-" + name +
-                "}\"", ""));
+        final List<String> interfaces = new ArrayList<>();
         for (int plane = 1; plane <= planes; plane++)
         {
-            toml.append(String.join("\n", "", "[[port]]", "name = \"afp" + (plane - 1) + "\"", "kind = \"vdev\"",
-                "device = \"net_af_packet" + (plane - 1) + "\"",
-                "args = { iface = \"" + lab.status().get("hosts." + host + ".planes." + plane + ".dev") +
-                    "\", qpairs = \"${queues:-1}\", blocksz = 4096, framesz = 2048, framecnt = 8192 }",
-                "rx_queues = ${queues:-1}", "tx_queues = ${queues:-1}", "promiscuous = true", ""));
+            interfaces.add(lab.status().get("hosts." + host + ".planes." + plane + ".dev"));
         }
-        return Files.writeString(dir.resolve(name + ".toml"), toml.toString());
+        return Files.writeString(dir.resolve(name + ".toml"),
+            LinuxFabricDemo.afPacketConfig("spraynic-lab-" + lab.id() + "-" + name, interfaces));
     }
 
     /** A number field of a one-line JSON object, or NaN. */

@@ -65,7 +65,7 @@ final class LinuxLab implements AutoCloseable
             Assumptions.assumeTrue(Files.isExecutable(Path.of(tool)), "SKIPPED: " + tool + " is missing");
         }
         return up(id, "--host-stack", "none", "--static-neighbours", "--no-ipv6", "--hosts", Integer.toString(hosts),
-            "--planes", System.getProperty("spraynic.lab.planes", "1"));
+            "--planes", System.getProperty("spraynic.lab.planes", "2"));
     }
 
     /** @return how much counter {@code key} grew from {@code before} to {@code after}. */
