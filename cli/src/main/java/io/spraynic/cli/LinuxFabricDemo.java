@@ -148,10 +148,13 @@ final class LinuxFabricDemo
                 throw new IllegalStateException("the NIC in host B did not start: " +
                     Files.readString(served.resolveSibling(mode + "-nic.out")));
             }
-            // what host A is told: B's addresses, nothing else
-            final Path visit = Files.createDirectories(work.resolve(mode + "-visit"));
-            Files.copy(addr, visit.resolve("nic.addr.tmp"));
-            Files.move(visit.resolve("nic.addr.tmp"), visit.resolve("nic.addr"), StandardCopyOption.ATOMIC_MOVE);
+            // what host A is told: B's addresses, nothing else (RoCEv2 also exchanges queue pairs, out of band)
+            final Path visit = mode.equals("rocev2") ? served : Files.createDirectories(work.resolve(mode + "-visit"));
+            if (!mode.equals("rocev2"))
+            {
+                Files.copy(addr, visit.resolve("nic.addr.tmp"));
+                Files.move(visit.resolve("nic.addr.tmp"), visit.resolve("nic.addr"), StandardCopyOption.ATOMIC_MOVE);
+            }
             final Map<String, Long> before = counters();
             final Path output = work.resolve(mode + "-transfer.out");
             final Process transfer = start("a", output, List.of("transfer", "--config", config("a", mode + "-a").toString(),
@@ -219,6 +222,7 @@ final class LinuxFabricDemo
             .field("seconds", run.seconds()).field("goodputGbps", run.goodputGbps()).field("verified", run.verified())
             .field("dataDroppedAB", run.dataDropped()).field("retransmittedAB", run.retransmitted())
             .field("planes", settings.planes()).field("lossPct", settings.lossPct())
+            .field("error", run.verified() ? "" : tail(run.output()))
             .raw("packetsPerLink", links.append('}').toString());
     }
 
@@ -382,6 +386,12 @@ final class LinuxFabricDemo
             }
         }
         return values;
+    }
+
+    private static String tail(final String output)
+    {
+        final String text = output.strip();
+        return text.substring(Math.max(0, text.length() - 400));
     }
 
     private static double number(final String text, final String field)

@@ -207,9 +207,13 @@ final class LabPeers implements AutoCloseable
         throws IOException
     {
         final String name = "visit-" + host + "-" + served.mode() + "-" + sequence++;
-        final Path visitDir = Files.createDirectories(dir.resolve(name));
-        Files.copy(served.exchange().resolve("nic.addr"), visitDir.resolve("nic.addr.tmp"));
-        Files.move(visitDir.resolve("nic.addr.tmp"), visitDir.resolve("nic.addr"), StandardCopyOption.ATOMIC_MOVE);
+        // spray: a directory of its own with B's addresses only; RoCEv2 exchanges queue pairs out of band, through B's
+        final Path visitDir = served.mode().equals("rocev2") ? served.exchange() : Files.createDirectories(dir.resolve(name));
+        if (!served.mode().equals("rocev2"))
+        {
+            Files.copy(served.exchange().resolve("nic.addr"), visitDir.resolve("nic.addr.tmp"));
+            Files.move(visitDir.resolve("nic.addr.tmp"), visitDir.resolve("nic.addr"), StandardCopyOption.ATOMIC_MOVE);
+        }
         final Path output = dir.resolve(name + ".out");
         final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", lab.netns(host)));
         command.addAll(javaCommand(List.of("transfer", "--config", config(host, name).toString(), "--mode",

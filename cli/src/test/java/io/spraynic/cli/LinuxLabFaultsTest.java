@@ -25,7 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <li>A core link taken down in the middle of a transfer (the routers hash its flows over the other three): the
  * transfer completes, verified; the longest time B's interface saw no packet after it is reported, with the
  * sender's timeouts and retransmissions.</li>
- * <li>Incast: A and C write into B at once through B's access links limited to 40 Mbit/s (TBF): both complete,
+ * <li>Incast: A and C write into B at once through B's access links limited to 100 Mbit/s (TBF): both complete,
  * verified, and the Jain index of their shares of plane 1's link while both send is reported and at least 0.8.</li>
  * </ul>
  */
@@ -103,13 +103,13 @@ class LinuxLabFaultsTest
         try (LabPeers peers = new LabPeers(lab, dir, PLANES);
             InterfaceSampler sampler = new InterfaceSampler(lab.netns("b")))
         {
-            final LabPeers.Served served = peers.serve("b", "spray", 2 * SIZE, PATHS);
+            final LabPeers.Served served = peers.serve("b", "spray", SIZE, PATHS);
             final String[] bDevs = new String[PLANES];
             for (int plane = 1; plane <= PLANES; plane++)
             {
                 bDevs[plane - 1] = lab.status().get("hosts.b.planes." + plane + ".dev");
             }
-            final LabPeers.Visit visit = peers.visit("a", served, 2 * SIZE, PATHS, 120);
+            final LabPeers.Visit visit = peers.visit("a", served, SIZE, PATHS, 120);
             final long start = awaitPackets(sampler, bDevs, 3_000, visit);
             lab.link("down", "p1l2");
             final long downAt = System.nanoTime();
@@ -121,7 +121,7 @@ class LinuxLabFaultsTest
             final String text = format("%d MiB each way in %.2f s; p1l2 down %.2f s after B saw the first 3000 " +
                 "packets; longest time B received nothing after that %.0f ms (sampled every %.0f ms; longest before, " +
                 "from the start %.0f ms); A: timeouts %d, path failures %d, lost %d, retransmitted %d, moved %d",
-                2 * SIZE >> 20, result.seconds(), (downAt - start) / 1e9, 1e3 * stall, 1e3 * sampler.meanInterval(),
+                SIZE >> 20, result.seconds(), (downAt - start) / 1e9, 1e3 * stall, 1e3 * sampler.meanInterval(),
                 1e3 * before, result.connection("timeouts"), result.connection("path_failures"),
                 result.connection("lost"), result.connection("retransmitted"), result.connection("moved"));
             System.out.println("linux lab link down mid-transfer: " + text);
@@ -131,7 +131,7 @@ class LinuxLabFaultsTest
     @Test
     void shouldShareARateLimitedLinkFairlyBetweenTwoSenders(@TempDir final Path dir) throws Exception
     {
-        lab.set(PLANES == 2 ? "p2b" : "p1b", "p1b", "--rate", "40mbit");
+        lab.set(PLANES == 2 ? "p2b" : "p1b", "p1b", "--rate", "100mbit");
         try (LabPeers peers = new LabPeers(lab, dir, PLANES);
             InterfaceSampler sampler = new InterfaceSampler(lab.netns("r1a")))
         {
@@ -151,7 +151,7 @@ class LinuxLabFaultsTest
             final String text = format("A %.2f s, C %.2f s for %d MiB each way; while both wrote (%.2f s): A %.2f and " +
                 "C %.2f Mbit/s into router a; Jain index %.3f", a.seconds(), c.seconds(), SIZE / 2 >> 20, shares[2],
                 shares[0] * 8 / 1e6, shares[1] * 8 / 1e6, jain);
-            System.out.println("linux lab incast through a 40 Mbit/s link: " + text);
+            System.out.println("linux lab incast through a 100 Mbit/s link: " + text);
             assertTrue(shares[2] > 0.5, "A and C sent together for a while: " + text);
             assertTrue(jain >= 0.8, text);
         }
