@@ -28,7 +28,7 @@ final class LabPeers implements AutoCloseable
     private final int planes;
     private final List<Process> processes = new ArrayList<>();
     private int sequence;
-    private String portRotation = "16-32";
+    private String portRotation = System.getProperty("spraynic.lab.rotation", "16-32");
 
     LabPeers(final LinuxLab lab, final Path dir, final int planes)
     {

@@ -199,15 +199,6 @@ final class LinuxLab implements AutoCloseable
 
     static Map<String, String> flat(final String output)
     {
-        final Map<String, String> values = new HashMap<>();
-        for (final String line : output.split("\n"))
-        {
-            final int equals = line.indexOf('=');
-            if (equals > 0)
-            {
-                values.put(line.substring(0, equals), line.substring(equals + 1).strip());
-            }
-        }
-        return values;
+        return LinuxFabricDemo.flat(output);
     }
 }

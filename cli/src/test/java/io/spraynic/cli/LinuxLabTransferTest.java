@@ -41,7 +41,12 @@ class LinuxLabTransferTest
     static final int PATHS = 64;
     /** The NICs' path MTU: 1024, the largest RoCE MTU the lab's 1500-byte veth links carry. */
     static final int PATH_MTU = 1024;
-    private static final long SPREAD_SIZE = 32L << 20;
+    /**
+     * 48 MiB: about 24,000 data packets per plane and direction, some 1,000 port runs of 16-32 packets over 4 links:
+     * each link's count then strays from an even share by about 6 % (one standard deviation) and the 25 % bound
+     * is some four of them away.
+     */
+    private static final long SPREAD_SIZE = 48L << 20;
     private static final long FIXED_PORTS_SIZE = 8L << 20;
     private static final long LOSS_SIZE = 8L << 20;
     private static final long ROCE_SIZE = 2L << 20;
@@ -73,8 +78,9 @@ class LinuxLabTransferTest
     {
         try (LabPeers peers = new LabPeers(lab, dir, PLANES))
         {
-            // first without rotation, for comparison (reported, not asserted); then with it
-            final double fixed = spread(peers.portRotation("off"), FIXED_PORTS_SIZE, "fixed ports");
+            // without rotation, for comparison (reported, not asserted; -Dspraynic.lab.compare=true); then with it
+            final double fixed = Boolean.getBoolean("spraynic.lab.compare") ?
+                spread(peers.portRotation("off"), FIXED_PORTS_SIZE, "fixed ports") : Double.NaN;
             final double rotating = spread(peers.portRotation("16-32"), SPREAD_SIZE, "ports rotating every 16-32");
             assertTrue(rotating <= 0.25, "every link within 25 % of an even share: " + rotating + " (fixed: " +
                 fixed + ")");
@@ -106,8 +112,10 @@ class LinuxLabTransferTest
             }
         }
         System.out.println(format("linux lab spray spread, %s, %d MiB written and read, %d paths, %.2f s: packets " +
-            "per core link (largest deviation from an even share): %sworst for data %.1f %%", what, size >> 20, PATHS,
-            result.seconds(), text, 100 * worst));
+            "per core link (largest deviation from an even share): %sworst for data %.1f %%; data packets sent twice " +
+            "A->B %d, B->A %d (A's timeouts %d)", what, size >> 20, PATHS, result.seconds(), text, 100 * worst,
+            sentTwiceAndLost(before, after, "ab", size)[0], sentTwiceAndLost(before, after, "ba", size)[0],
+            result.connection("timeouts")));
         return worst;
     }
 
