@@ -49,6 +49,19 @@ final class DemoCommand implements Callable<Integer>
     @Option(names = "--no-baseline", description = "In spray mode, skip the RoCEv2 baseline run.")
     boolean noBaseline;
 
+    @Option(names = "--fabric", defaultValue = "emulator", description = {
+        "emulator: the fabric emulator in this process (default); linux: the Linux ECMP lab (deploy/lab/lab, needs",
+        "root): kernel routers in network namespaces, two NIC processes on net_af_packet that know each other's IP",
+        "addresses only, spray then RoCEv2 (default size there 16m), packets per link from the routers' counters."})
+    String fabric;
+
+    /** In the Linux lab the RoCEv2 baseline moves at most this much: kernel forwarding in namespaces is slow. */
+    static final long LAB_BASELINE_MAX_BYTES = 4L << 20;
+    static final long LAB_DEFAULT_BYTES = 16L << 20;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     /** The RoCEv2 baseline moves at most this much: go-back-N under loss is slow, and the demo should stay short. */
     static final long BASELINE_MAX_BYTES = 256L << 20;
 
@@ -98,9 +111,17 @@ final class DemoCommand implements Callable<Integer>
         description = "Record every frame the NIC ports send and receive into a pcapng file (Wireshark, spraynic decode).")
     Path capture;
 
-    public Integer call()
+    public Integer call() throws Exception
     {
         BadOption.range("--timeout", timeoutSeconds, 1, 86_400);
+        if (fabric.equals("linux"))
+        {
+            return linux();
+        }
+        if (!fabric.equals("emulator"))
+        {
+            throw new BadOption("--fabric", fabric, "must be emulator or linux", "try --fabric linux");
+        }
         return switch (mode)
         {
             case "spray" -> fabric(FabricDemo.Mode.SPRAY);
@@ -108,6 +129,30 @@ final class DemoCommand implements Callable<Integer>
             case "raw" -> raw();
             default -> throw new IllegalArgumentException("--mode " + mode + " is not one of spray, rocev2, raw");
         };
+    }
+
+    private Integer linux() throws Exception
+    {
+        if (!mode.equals("spray"))
+        {
+            throw new BadOption("--mode", mode, "must be spray with --fabric linux (RoCEv2 runs after it)",
+                "drop --mode");
+        }
+        // the lab's defaults where the emulator's do not fit: 2 planes (the lab has at most 2), 64 paths, 16 MiB
+        final int labPlanes = given("--planes") ? planes : 2;
+        final int labPaths = given("--paths") ? paths : 64;
+        final long bytes = given("--size") ? size : LAB_DEFAULT_BYTES;
+        BadOption.range("--planes", labPlanes, 1, 2);
+        BadOption.range("--paths", labPaths, labPlanes, 64);
+        BadOption.below("--loss", lossPct, 0, 100, 1);
+        BadOption.size("--size", bytes, 1 << 20, 1L << 30);
+        return LinuxFabricDemo.run(new LinuxFabricDemo.Settings(labPlanes, labPaths, lossPct, bytes,
+            Math.min(bytes, LAB_BASELINE_MAX_BYTES), timeoutSeconds, json, noBaseline), System.out);
+    }
+
+    private boolean given(final String option)
+    {
+        return null != spec && spec.commandLine().getParseResult().hasMatchedOption(option);
     }
 
     private Integer fabric(final FabricDemo.Mode first)

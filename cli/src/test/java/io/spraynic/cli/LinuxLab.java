@@ -1,5 +1,7 @@
 package io.spraynic.cli;
 
+import org.junit.jupiter.api.Assumptions;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -48,6 +50,28 @@ final class LinuxLab implements AutoCloseable
             throw e;
         }
         return lab;
+    }
+
+    /**
+     * Builds instance {@code id} for NIC processes ({@link LabPeers}): two planes, {@code hosts} hosts without kernel
+     * addresses, the routers' neighbour entries for them static. Skips the test unless root with the lab's tools.
+     */
+    static LinuxLab upForNics(final String id, final int hosts) throws IOException, InterruptedException
+    {
+        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
+            "SKIPPED: network namespaces, veth, nftables and AF_PACKET need root");
+        for (final String tool : List.of("/usr/bin/python3", "/usr/sbin/nft", "/usr/sbin/tc", "/usr/sbin/ip"))
+        {
+            Assumptions.assumeTrue(Files.isExecutable(Path.of(tool)), "SKIPPED: " + tool + " is missing");
+        }
+        return up(id, "--host-stack", "none", "--static-neighbours", "--no-ipv6", "--hosts", Integer.toString(hosts),
+            "--planes", System.getProperty("spraynic.lab.planes", "2"));
+    }
+
+    /** @return how much counter {@code key} grew from {@code before} to {@code after}. */
+    static long delta(final Map<String, Long> before, final Map<String, Long> after, final String key)
+    {
+        return after.getOrDefault(key, 0L) - before.getOrDefault(key, 0L);
     }
 
     String id()
@@ -175,15 +199,6 @@ final class LinuxLab implements AutoCloseable
 
     static Map<String, String> flat(final String output)
     {
-        final Map<String, String> values = new HashMap<>();
-        for (final String line : output.split("\n"))
-        {
-            final int equals = line.indexOf('=');
-            if (equals > 0)
-            {
-                values.put(line.substring(0, equals), line.substring(equals + 1).strip());
-            }
-        }
-        return values;
+        return LinuxFabricDemo.flat(output);
     }
 }

@@ -27,6 +27,8 @@ public final class SprayConfig
     long connectionTimeoutNanos = 1_000_000_000;
     double repathLoss = 0.05;
     double repathRttFactor = 3;
+    int rotateMinPackets = 16;
+    int rotateMaxPackets = 32;
     int initialWindow = 16;
     int maxWindow = 256;
     double gain = 1.0 / 16;
@@ -196,6 +198,26 @@ public final class SprayConfig
     {
         this.repathLoss = loss;
         this.repathRttFactor = rttFactor;
+        return this;
+    }
+
+    /**
+     * Source-port rotation (S7.7): a path takes a new UDP source port after a random {@code min} to {@code max}
+     * packets (at the first moment after that when it has nothing in flight), so that ECMP spreads a connection
+     * over every link in proportion however its ports happen to hash.
+     *
+     * @param min packets on a port before it rotates, at least 1; 0 turns rotation off. @param max at least min.
+     * @return this.
+     */
+    public SprayConfig portRotation(final int min, final int max)
+    {
+        if (min < 0 || (min > 0 && max < min) || max > 1 << 20)
+        {
+            throw new IllegalArgumentException("port rotation needs 0 (off) or 1 <= min <= max <= 2^20: " + min + ", " +
+                max);
+        }
+        this.rotateMinPackets = min;
+        this.rotateMaxPackets = min == 0 ? 0 : max;
         return this;
     }
 

@@ -125,6 +125,11 @@ final class SprayFrames
 
     private void address(final int path, final int plane)
     {
+        addressFrom(plane, scheduler.sourcePorts[path]);
+    }
+
+    private void addressFrom(final int plane, final int sourcePort)
+    {
         writer = writers[plane];
         writer.ethernet(localMac[plane], remoteMac[plane]).vlan(vlanTci[plane]);
         if (remoteIsIpv6[plane])
@@ -138,7 +143,7 @@ final class SprayFrames
             writer.ipv4(localIpv4[plane], remoteIpv4[plane]).ipv4Identification(0); // S2.4: identification 0
         }
         writer.dscp(config.dscp)
-            .udpSourcePort(scheduler.sourcePorts[path])
+            .udpSourcePort(sourcePort)
             .destQp(remoteCid)
             .solicited(false)
             .ackReq(false)
@@ -175,7 +180,8 @@ final class SprayFrames
         address(path, plane);
         final PathSendWindow window = scheduler.sendWindows[path];
         writer.opcode(opcode).ecn(ECT0).solicited(last && slots.solicited[slot])
-            .ackReq(last || window.outstanding() + 1 >= scheduler.windows[path].window());
+            .ackReq(last || window.outstanding() + 1 >= scheduler.windows[path].window() ||
+                scheduler.endsPortRun(path)); // S7.7: the port's last packet, so that the path drains soon
         if (!claim(plane, payload))
         {
             return false;
@@ -276,7 +282,7 @@ final class SprayFrames
     boolean claimControl(final int controlPath, final int opcode)
     {
         final int plane = controlPath % planes;
-        address(controlPath, plane);
+        addressFrom(plane, scheduler.controlPort(controlPath)); // S7.7: control packets do not rotate
         writer.opcode(opcode).psn(0);
         return claim(plane, 0);
     }

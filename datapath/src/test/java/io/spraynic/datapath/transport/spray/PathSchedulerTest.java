@@ -158,4 +158,106 @@ class PathSchedulerTest
         scheduler.sendWindows[1].send(1L, 0);
         assertFalse(scheduler.nothingOutstanding());
     }
+
+    @Test
+    void shouldRotateADataPortOnlyOnceItsBudgetIsSpentAndNothingIsInFlightS77()
+    {
+        final PathScheduler scheduler =
+            new PathScheduler(1, new SprayConfig().portRotation(16, 16).window(64, 256), new SplittableRandom(7), 1000, 50_000);
+        final int first = scheduler.sourcePorts[0];
+        for (int i = 0; i < 16; i++)
+        {
+            assertEquals(0, scheduler.pick());
+            assertEquals(i == 15, scheduler.endsPortRun(0), "the budget's last packet asks for an ACK: " + i);
+            scheduler.sendWindows[0].send(i, 0);
+        }
+        assertEquals(first, scheduler.sourcePorts[0]);
+        assertEquals(0, scheduler.pick(), "the only path takes data while draining, on its old port");
+        scheduler.sendWindows[0].send(16, 0);
+        assertEquals(first, scheduler.sourcePorts[0], "S6.2: not while its packets are in flight on the old route");
+        scheduler.sendWindows[0].drain(handle -> { }); // everything acknowledged
+        assertEquals(0, scheduler.pick());
+        final int second = scheduler.sourcePorts[0];
+        assertNotEquals(first, second);
+        assertTrue(second >= 49152 && second <= 65535);
+        assertFalse(scheduler.endsPortRun(0));
+    }
+
+    @Test
+    void shouldSendOnOtherPathsWhileADuePathDrainsS77()
+    {
+        final PathScheduler scheduler =
+            new PathScheduler(2, new SprayConfig().portRotation(16, 16), new SplittableRandom(7), 1000, 50_000);
+        int sentOnZero = 0;
+        while (sentOnZero < 16)
+        {
+            final int path = scheduler.pick();
+            sentOnZero += path == 0 ? 1 : 0;
+            scheduler.sendWindows[path].send(0, 0);
+            if (path == 1)
+            {
+                scheduler.sendWindows[1].drain(handle -> { }); // path 1 is acknowledged at once
+            }
+        }
+        final int port = scheduler.sourcePorts[0];
+        for (int i = 0; i < 40; i++)
+        {
+            assertEquals(1, scheduler.pick(), "path 0 is due with packets in flight: " + i);
+            scheduler.sendWindows[1].send(0, 0);
+            scheduler.sendWindows[1].drain(handle -> { });
+        }
+        scheduler.sendWindows[0].drain(handle -> { });
+        int picked = -1;
+        while (picked != 0)
+        {
+            picked = scheduler.pick();
+        }
+        assertNotEquals(port, scheduler.sourcePorts[0], "drained: path 0 takes data again, on a new port");
+    }
+
+    @Test
+    void shouldKeepControlPortsUntilThePathChangesRouteForCauseS77()
+    {
+        final PathScheduler scheduler =
+            new PathScheduler(1, new SprayConfig().portRotation(16, 16).window(64, 256), new SplittableRandom(7), 1000,
+                50_000);
+        final int first = scheduler.sourcePorts[0];
+        for (int i = 0; i < 100; i++)
+        {
+            scheduler.pick();
+            scheduler.sendWindows[0].drain(handle -> { }); // drained each time: rotates every 16
+        }
+        assertNotEquals(first, scheduler.sourcePorts[0]);
+        assertEquals(first, scheduler.controlPort(0), "ACKs stay on their route: it is part of the peer's RTT");
+        scheduler.repath(0);
+        assertEquals(scheduler.sourcePorts[0], scheduler.controlPort(0), "S7.3: a bad route is left by both");
+        scheduler.fail(0, 0);
+        scheduler.sourcePorts[0] = 60_000; // S7.5: the connection probes on a new port
+        scheduler.restore(0, 1);
+        assertEquals(60_000, scheduler.controlPort(0));
+    }
+
+    @Test
+    void shouldNeverRotateWhenRotationIsOff()
+    {
+        final PathScheduler scheduler =
+            new PathScheduler(1, new SprayConfig().portRotation(0, 0), new SplittableRandom(7), 1000, 50_000);
+        final int port = scheduler.sourcePorts[0];
+        for (int i = 0; i < 1_000; i++)
+        {
+            assertEquals(0, scheduler.pick());
+            assertFalse(scheduler.endsPortRun(0));
+            assertEquals(port, scheduler.controlPort(0));
+        }
+        assertEquals(port, scheduler.sourcePorts[0]);
+    }
+
+    @Test
+    void shouldRefuseAnInvertedOrNegativeRotation()
+    {
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+            () -> new SprayConfig().portRotation(32, 16));
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+            () -> new SprayConfig().portRotation(-1, 16));
+    }
 }

@@ -156,6 +156,7 @@ class SprayPathFailureTest
                 0.3, 0, 0, (memory, offset, length) -> SprayTestBed.isData(memory, offset, length) &&
                 io.spraynic.datapath.wire.UdpHeader.sourcePort(memory, offset + io.spraynic.datapath.wire.EthernetHeader.LENGTH +
                 io.spraynic.datapath.wire.Ipv4Header.LENGTH) == badPort));
+        options.configure = (host, config) -> config.portRotation(0, 0); // S7.7 would move path 3 off the port anyway
         try (SprayTestBed bed = new SprayTestBed(options))
         {
             assertEquals(badPort, bed.a.sourcePort(3));

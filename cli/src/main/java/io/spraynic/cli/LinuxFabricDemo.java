@@ -1,0 +1,443 @@
+package io.spraynic.cli;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * {@code spraynic demo --fabric linux}: the main job across the Linux ECMP lab ({@code deploy/lab/lab}): kernel
+ * routers in network namespaces, four equal-cost links per plane. Two NIC processes on {@code net_af_packet}, each
+ * given its own addresses and gateways and the other's addresses only: a serving {@code spraynic nic} in host B and a
+ * {@code spraynic transfer} visiting it from host A; spray, then RoCEv2 over the same routers and loss. The summary
+ * adds the packets per core link the routers counted. The lab is removed at the end, also on failure or Ctrl-C.
+ */
+final class LinuxFabricDemo
+{
+    /** The NICs' path MTU on the lab: 1024, the largest RoCE MTU its 1500-byte veth links carry. */
+    static final int PATH_MTU = 1024;
+    private static final Pattern NUMBER = Pattern.compile("\"%s\":(-?[0-9.eE+-]+)");
+
+    record Settings(int planes, int paths, double lossPct, long sprayBytes, long rocev2Bytes, int timeoutSeconds,
+        boolean json, boolean noBaseline)
+    {
+    }
+
+    /** What one transfer across the lab did. */
+    record Run(String mode, boolean verified, long bytes, double seconds, long dataDropped, long retransmitted,
+        Map<String, long[]> perLink, String output)
+    {
+        double goodputGbps()
+        {
+            return seconds > 0 ? 2 * bytes * 8 / seconds / 1e9 : 0;
+        }
+    }
+
+    private final Settings settings;
+    private final Path script;
+    private final String id;
+    private final Path work;
+    private final List<Process> processes = new ArrayList<>();
+    private Map<String, String> status = Map.of();
+
+    private LinuxFabricDemo(final Settings settings, final Path script, final String id, final Path work)
+    {
+        this.settings = settings;
+        this.script = script;
+        this.id = id;
+        this.work = work;
+    }
+
+    /** Runs the demo; @return the exit code (0: both transfers verified). */
+    static int run(final Settings settings, final PrintStream out) throws IOException, InterruptedException
+    {
+        if (!isRoot())
+        {
+            throw new IllegalArgumentException("demo --fabric linux needs root: it builds network namespaces, veth " +
+                "links, routes and nftables rules (run it as root, e.g. sudo ./spraynic demo --fabric linux)");
+        }
+        final Path script = labScript();
+        final Path work = Files.createTempDirectory("spraynic-linux-demo-");
+        final LinuxFabricDemo demo = new LinuxFabricDemo(settings, script, "d" + ProcessHandle.current().pid() % 10_000,
+            work);
+        final Thread cleanup = new Thread(demo::tearDown, "spraynic-linux-demo-cleanup");
+        Runtime.getRuntime().addShutdownHook(cleanup); // Ctrl-C: the lab goes too
+        try
+        {
+            return demo.run(out);
+        }
+        finally
+        {
+            demo.tearDown();
+            try
+            {
+                Runtime.getRuntime().removeShutdownHook(cleanup);
+            }
+            catch (final IllegalStateException ignored)
+            {
+                // shutting down: the hook does the same
+            }
+        }
+    }
+
+    private int run(final PrintStream out) throws IOException, InterruptedException
+    {
+        if (!settings.json())
+        {
+            out.printf(Locale.ROOT, "Linux ECMP lab %s: %d plane(s) of two kernel routers joined by 4 equal-cost links, " +
+                "%.2f %% random loss on every core link each way; two NIC processes on net_af_packet%n", id,
+                settings.planes(), settings.lossPct());
+        }
+        status = flat(lab("up", "--flat", "--host-stack", "none", "--static-neighbours", "--no-ipv6", "--planes",
+            Integer.toString(settings.planes())));
+        lab("set", "core", "--drop", Double.toString(settings.lossPct() / 100));
+        final Run spray = transfer("spray", settings.sprayBytes(), settings.paths(), out);
+        final Run rocev2 = settings.noBaseline() ? null : transfer("rocev2", settings.rocev2Bytes(), 1, out);
+        if (settings.json())
+        {
+            final Json summary = json(spray);
+            if (null != rocev2)
+            {
+                summary.raw("rocev2", json(rocev2).build());
+            }
+            out.println(summary.build());
+        }
+        else if (null != rocev2)
+        {
+            out.printf(Locale.ROOT, "spray ÷ RoCEv2 goodput across the same routers and loss: %.1fx%n",
+                spray.goodputGbps() / Math.max(1e-9, rocev2.goodputGbps()));
+        }
+        return spray.verified() && (null == rocev2 || rocev2.verified()) ? 0 : 1;
+    }
+
+    private Run transfer(final String mode, final long bytes, final int paths, final PrintStream out)
+        throws IOException, InterruptedException
+    {
+        if (!settings.json())
+        {
+            out.printf(Locale.ROOT, "%s: %d MiB written from host A into host B's NIC and read back, %d path%s%n",
+                mode.equals("spray") ? "spray" : "RoCEv2 RC", bytes >> 20, paths, paths == 1 ? "" : "s");
+        }
+        final Path served = Files.createDirectories(work.resolve(mode + "-served"));
+        final Process nic = start("b", served.resolveSibling(mode + "-nic.out"), List.of("nic", "--config",
+            config("b", mode + "-b").toString(), "--mode", mode, "--ip", perPlane("b", "ipv4"), "--gateway",
+            perPlane("b", "gateway"), "--expose", Long.toString(bytes), "--paths", Integer.toString(paths), "--exchange",
+            served.toString(), "--seconds", Integer.toString(4 * settings.timeoutSeconds()), "--rocev2-ack-timeout", "12"));
+        try
+        {
+            final Path addr = served.resolve("nic.addr");
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(settings.timeoutSeconds());
+            while (!Files.exists(addr) && nic.isAlive() && System.nanoTime() < deadline)
+            {
+                Thread.sleep(50);
+            }
+            if (!Files.exists(addr))
+            {
+                throw new IllegalStateException("the NIC in host B did not start: " +
+                    Files.readString(served.resolveSibling(mode + "-nic.out")));
+            }
+            // what host A is told: B's addresses, nothing else (RoCEv2 also exchanges queue pairs, out of band)
+            final Path visit = mode.equals("rocev2") ? served : Files.createDirectories(work.resolve(mode + "-visit"));
+            if (!mode.equals("rocev2"))
+            {
+                Files.copy(addr, visit.resolve("nic.addr.tmp"));
+                Files.move(visit.resolve("nic.addr.tmp"), visit.resolve("nic.addr"), StandardCopyOption.ATOMIC_MOVE);
+            }
+            final Map<String, Long> before = counters();
+            final Path output = work.resolve(mode + "-transfer.out");
+            final Process transfer = start("a", output, List.of("transfer", "--config", config("a", mode + "-a").toString(),
+                "--mode", mode, "--peer-kind", "nic", "--ip", perPlane("a", "ipv4"), "--gateway", perPlane("a", "gateway"),
+                "--paths", Integer.toString(paths), "--exchange", visit.toString(), "--size", Long.toString(bytes),
+                "--timeout", Integer.toString(settings.timeoutSeconds()), "--rocev2-ack-timeout", "12", "--json"));
+            if (!transfer.waitFor(3L * settings.timeoutSeconds(), TimeUnit.SECONDS))
+            {
+                transfer.destroyForcibly();
+            }
+            final Map<String, Long> after = counters();
+            final String text = Files.readString(output);
+            // every data packet A put on a core link was forwarded or dropped there; the transfer needs bytes / MTU
+            final long dropped = delta(before, after, "ab", "dropped_large_packets");
+            final long sent = delta(before, after, "ab", "forwarded_large_packets") + dropped;
+            final Run run = new Run(mode, text.contains("\"verified\":true"), bytes, number(text, "seconds"), dropped,
+                sent - bytes / PATH_MTU, perLink(before, after), text);
+            report(run, out);
+            return run;
+        }
+        finally
+        {
+            nic.destroy();
+            if (!nic.waitFor(20, TimeUnit.SECONDS))
+            {
+                nic.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    private void report(final Run run, final PrintStream out)
+    {
+        if (settings.json())
+        {
+            return;
+        }
+        if (!run.verified())
+        {
+            out.printf(Locale.ROOT, "  NOT VERIFIED: %s%n", run.output().strip());
+            return;
+        }
+        out.printf(Locale.ROOT, "  VERIFIED: %d MiB each way in %.3f s: %.3f Gb/s of goodput (both ways)%n",
+            run.bytes() >> 20, run.seconds(), run.goodputGbps());
+        out.printf(Locale.ROOT, "  A->B data packets the routers dropped %,d, A sent again %,d (%s per loss)%n",
+            run.dataDropped(), run.retransmitted(), run.dataDropped() == 0 ? "n/a" :
+                String.format(Locale.ROOT, "%.2f", (double)run.retransmitted() / run.dataDropped()));
+        final StringBuilder links = new StringBuilder();
+        for (final Map.Entry<String, long[]> e : run.perLink().entrySet())
+        {
+            links.append(links.isEmpty() ? "" : ", ").append(e.getKey()).append(' ').append(e.getValue()[0])
+                .append('/').append(e.getValue()[1]);
+        }
+        out.printf(Locale.ROOT, "  packets per core link, A->B/B->A, counted by the routers: %s%n", links);
+    }
+
+    private Json json(final Run run)
+    {
+        final StringBuilder links = new StringBuilder("{");
+        for (final Map.Entry<String, long[]> e : run.perLink().entrySet())
+        {
+            links.append(links.length() > 1 ? "," : "").append('"').append(e.getKey()).append("\":[")
+                .append(e.getValue()[0]).append(',').append(e.getValue()[1]).append(']');
+        }
+        return new Json().field("mode", run.mode()).field("fabric", "linux").field("bytes", run.bytes())
+            .field("seconds", run.seconds()).field("goodputGbps", run.goodputGbps()).field("verified", run.verified())
+            .field("dataDroppedAB", run.dataDropped()).field("retransmittedAB", run.retransmitted())
+            .field("planes", settings.planes()).field("lossPct", settings.lossPct())
+            .field("error", run.verified() ? "" : tail(run.output()))
+            .raw("packetsPerLink", links.append('}').toString());
+    }
+
+    // ---- the lab script and the NIC processes
+
+    private String lab(final String... arguments) throws IOException, InterruptedException
+    {
+        final List<String> command = new ArrayList<>(List.of("python3", script.toString(), "--id", id));
+        command.addAll(List.of(arguments));
+        final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        final String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!process.waitFor(120, TimeUnit.SECONDS) || process.exitValue() != 0)
+        {
+            throw new IllegalStateException("deploy/lab/lab " + arguments[0] + " failed: " + output.strip());
+        }
+        return output;
+    }
+
+    private void tearDown()
+    {
+        synchronized (processes)
+        {
+            for (final Process process : processes)
+            {
+                process.destroyForcibly();
+            }
+            processes.clear();
+        }
+        try
+        {
+            new ProcessBuilder("python3", script.toString(), "--id", id, "down").redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor(120, TimeUnit.SECONDS);
+        }
+        catch (final IOException | InterruptedException ignored)
+        {
+            // best effort: lab --id ID down removes what is left
+        }
+    }
+
+    private Process start(final String host, final Path output, final List<String> arguments) throws IOException
+    {
+        final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", "spl" + id + "-h" + host));
+        command.addAll(javaCommand(arguments));
+        final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
+        builder.environment().put("SPRAYNIC_RUN_DIR", work.resolve("run-" + host).toString());
+        synchronized (processes)
+        {
+            final Process process = builder.start();
+            processes.add(process);
+            return process;
+        }
+    }
+
+    /** This JVM's java, its -- options (native access) and class path, running the CLI with {@code arguments}. */
+    static List<String> javaCommand(final List<String> arguments)
+    {
+        final List<String> command = new ArrayList<>();
+        command.add(ProcessHandle.current().info().command().orElseThrow());
+        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+            .filter(argument -> argument.startsWith("--")).toList());
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), SprayNic.class.getName()));
+        command.addAll(arguments);
+        return command;
+    }
+
+    private String perPlane(final String host, final String key)
+    {
+        final List<String> values = new ArrayList<>();
+        for (int plane = 1; plane <= settings.planes(); plane++)
+        {
+            values.add(status.get("hosts." + host + ".planes." + plane + "." + key));
+        }
+        return String.join(",", values);
+    }
+
+    private Path config(final String host, final String name) throws IOException
+    {
+        final List<String> interfaces = new ArrayList<>();
+        for (int plane = 1; plane <= settings.planes(); plane++)
+        {
+            interfaces.add(status.get("hosts." + host + ".planes." + plane + ".dev"));
+        }
+        return Files.writeString(work.resolve(name + ".toml"),
+            afPacketConfig("spraynic-lab-" + id + "-" + name, interfaces));
+    }
+
+    /**
+     * A TOML NIC config with one net_af_packet port per interface (socket rings of 8192 frames of 2 KiB), no
+     * hugepages; the parameters are those {@code spraynic transfer} fills (file_prefix, queues).
+     */
+    static String afPacketConfig(final String filePrefix, final List<String> interfaces)
+    {
+        final StringBuilder toml = new StringBuilder(String.join("\n", "[eal]", "lcores = \"0\"", "no_huge = true",
+            "memory_mb = 512", "no_pci = true", "file_prefix = \"${file_prefix:-" + filePrefix + "}\"", ""));
+        for (int i = 0; i < interfaces.size(); i++)
+        {
+            toml.append(String.join("\n", "", "[[port]]", "name = \"afp" + i + "\"", "kind = \"vdev\"",
+                "device = \"net_af_packet" + i + "\"",
+                "args = { iface = \"" + interfaces.get(i) + "\", qpairs = \"${queues:-1}\", blocksz = 4096, " +
+                    "framesz = 2048, framecnt = 8192 }",
+                "rx_queues = ${queues:-1}", "tx_queues = ${queues:-1}", "promiscuous = true", ""));
+        }
+        return toml.toString();
+    }
+
+    // ---- counters
+
+    private Map<String, Long> counters() throws IOException, InterruptedException
+    {
+        final Map<String, Long> values = new HashMap<>();
+        for (final Map.Entry<String, String> e : flat(lab("counters", "--flat")).entrySet())
+        {
+            if (e.getValue().matches("\\d+"))
+            {
+                values.put(e.getKey(), Long.parseLong(e.getValue()));
+            }
+        }
+        return values;
+    }
+
+    private long delta(final Map<String, Long> before, final Map<String, Long> after, final String direction,
+        final String counter)
+    {
+        long sum = 0;
+        for (final Map.Entry<String, Long> e : after.entrySet())
+        {
+            final String key = e.getKey();
+            if (key.matches("links\\.p\\d+l\\d+\\.directions\\." + direction + "\\." + counter))
+            {
+                sum += e.getValue() - before.getOrDefault(key, 0L);
+            }
+        }
+        return sum;
+    }
+
+    private static Map<String, long[]> perLink(final Map<String, Long> before, final Map<String, Long> after)
+    {
+        final Map<String, long[]> links = new TreeMap<>();
+        final Pattern key = Pattern.compile("links\\.(p\\d+l\\d+)\\.directions\\.(ab|ba)\\.forwarded_packets");
+        for (final Map.Entry<String, Long> e : after.entrySet())
+        {
+            final Matcher m = key.matcher(e.getKey());
+            if (m.matches())
+            {
+                links.computeIfAbsent(m.group(1), k -> new long[2])[m.group(2).equals("ab") ? 0 : 1] =
+                    e.getValue() - before.getOrDefault(e.getKey(), 0L);
+            }
+        }
+        return links;
+    }
+
+    static Map<String, String> flat(final String output)
+    {
+        final Map<String, String> values = new HashMap<>();
+        for (final String line : output.split("\n"))
+        {
+            final int equals = line.indexOf('=');
+            if (equals > 0)
+            {
+                values.put(line.substring(0, equals), line.substring(equals + 1).strip());
+            }
+        }
+        return values;
+    }
+
+    private static String tail(final String output)
+    {
+        final String text = output.strip();
+        return text.substring(Math.max(0, text.length() - 400));
+    }
+
+    private static double number(final String text, final String field)
+    {
+        final Matcher m = Pattern.compile(String.format(Locale.ROOT, NUMBER.pattern(), field)).matcher(text);
+        return m.find() ? Double.parseDouble(m.group(1)) : Double.NaN;
+    }
+
+    private static boolean isRoot()
+    {
+        try
+        {
+            for (final String line : Files.readAllLines(Path.of("/proc/self/status")))
+            {
+                if (line.startsWith("Uid:"))
+                {
+                    return "0".equals(line.split("\\s+")[2]); // the effective uid
+                }
+            }
+        }
+        catch (final IOException ignored)
+        {
+            // not Linux: no lab either
+        }
+        return false;
+    }
+
+    /** deploy/lab/lab beside the installation ({@code -Dspraynic.home}, as ./spraynic sets), or below the cwd. */
+    private static Path labScript()
+    {
+        final List<Path> candidates = new ArrayList<>();
+        final String home = System.getProperty("spraynic.home");
+        if (null != home)
+        {
+            candidates.add(Path.of(home, "deploy", "lab", "lab"));
+        }
+        candidates.add(Path.of("deploy", "lab", "lab"));
+        candidates.add(Path.of("..", "deploy", "lab", "lab"));
+        for (final Path candidate : candidates)
+        {
+            if (Files.isRegularFile(candidate))
+            {
+                return candidate.toAbsolutePath().normalize();
+            }
+        }
+        throw new IllegalArgumentException("demo --fabric linux needs the lab script deploy/lab/lab (looked in " +
+            candidates + "): run it from the SprayNIC directory, or through ./spraynic");
+    }
+}

@@ -1,0 +1,305 @@
+package io.spraynic.cli;
+
+import io.spraynic.datapath.nic.CountersFileReader;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static io.spraynic.cli.CliTestSupport.javaCommand;
+
+/**
+ * NIC processes on the Linux ECMP lab's hosts ({@link LinuxLab}, {@code --host-stack none}): a serving
+ * {@code spraynic nic} ({@code --expose}) and visiting {@code spraynic transfer --peer-kind nic} processes, each on
+ * {@code net_af_packet} ports over its host's plane interfaces, given its own addresses and gateways, and the visitor
+ * only the served NIC's published addresses. Every process it starts is destroyed by {@link #close()}.
+ */
+final class LabPeers implements AutoCloseable
+{
+    private final LinuxLab lab;
+    private final Path dir;
+    private final int planes;
+    private final List<Process> processes = new ArrayList<>();
+    private int sequence;
+    private String portRotation = System.getProperty("spraynic.lab.rotation", "16-32");
+
+    LabPeers(final LinuxLab lab, final Path dir, final int planes)
+    {
+        this.lab = lab;
+        this.dir = dir;
+        this.planes = planes;
+    }
+
+    /** Spray's source-port rotation for the processes started from now on ({@code --port-rotation}). */
+    LabPeers portRotation(final String rotation)
+    {
+        this.portRotation = rotation;
+        return this;
+    }
+
+    /** A serving NIC in {@code host}: its exchange directory (nic.addr) and its counters as sampled. */
+    record Served(String host, String mode, Process process, Path exchange, CountersSampler counters, Path output)
+    {
+    }
+
+    /** A visit under way, or ended. */
+    record Visit(String host, Process process, Path output, CountersSampler counters, long startNanos)
+    {
+        /** Waits for the visit to end; throws with its output if it does not in time. */
+        Result await(final long seconds) throws IOException, InterruptedException
+        {
+            final boolean done = process.waitFor(seconds, TimeUnit.SECONDS);
+            final long end = System.nanoTime();
+            final String out = Files.readString(output);
+            if (!done)
+            {
+                process.destroyForcibly();
+                throw new IllegalStateException("the visit from " + host + " did not end in " + seconds + " s: " + out);
+            }
+            counters.close();
+            return new Result(process.exitValue(), out, json(out, "seconds"), out.contains("\"verified\":true"),
+                (end - startNanos) / 1e9, counters.snapshot());
+        }
+    }
+
+    /**
+     * @param seconds the transfer's own time (its "seconds"), @param wallSeconds from start to exit, @param counters
+     *                the visitor's counters, the largest value each had while it ran.
+     */
+    record Result(int exitCode, String output, double seconds, boolean verified, double wallSeconds,
+        Map<String, Long> counters)
+    {
+        /** The sum over the visitor's connections of their counter {@code name} (spray: lost, retransmitted, ...). */
+        long connection(final String name)
+        {
+            return LabPeers.connection(counters, name);
+        }
+    }
+
+    /**
+     * Reads the live counters file(s) in a run directory every few milliseconds on a thread of its own, keeping each
+     * counter's largest value: a connection's counters leave the file when it closes, at the end of a transfer.
+     */
+    static final class CountersSampler implements AutoCloseable
+    {
+        private final Map<String, Long> max = new HashMap<>();
+        private final Thread thread;
+        private volatile boolean running = true;
+
+        CountersSampler(final Path runDir)
+        {
+            thread = new Thread(() ->
+            {
+                while (running)
+                {
+                    sample(runDir);
+                    try
+                    {
+                        Thread.sleep(5);
+                    }
+                    catch (final InterruptedException e)
+                    {
+                        return;
+                    }
+                }
+                sample(runDir);
+            }, "counters-sampler");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        private void sample(final Path runDir)
+        {
+            try
+            {
+                final java.util.Optional<Path> live = CountersFileReader.findLive(runDir);
+                if (live.isEmpty())
+                {
+                    return;
+                }
+                try (CountersFileReader reader = CountersFileReader.open(live.get()))
+                {
+                    final List<CountersFileReader.Counter> read = reader.read();
+                    synchronized (max)
+                    {
+                        for (final CountersFileReader.Counter counter : read)
+                        {
+                            max.merge(counter.label(), counter.value(), Math::max);
+                        }
+                    }
+                }
+            }
+            catch (final RuntimeException e)
+            {
+                // the file went away between finding and reading it: the next sample
+            }
+        }
+
+        Map<String, Long> snapshot()
+        {
+            synchronized (max)
+            {
+                return new HashMap<>(max);
+            }
+        }
+
+        @Override
+        public void close() throws InterruptedException
+        {
+            running = false;
+            thread.join(5_000);
+        }
+    }
+
+    /** The sum over connections of counter {@code name}: labels "conn 0x1a2: NAME" (not the per-path ones). */
+    static long connection(final Map<String, Long> counters, final String name)
+    {
+        long sum = 0;
+        for (final Map.Entry<String, Long> e : counters.entrySet())
+        {
+            if (e.getKey().matches("conn 0x[0-9a-f]+: " + name))
+            {
+                sum += e.getValue();
+            }
+        }
+        return sum;
+    }
+
+    Served serve(final String host, final String mode, final long expose, final int paths)
+        throws IOException, InterruptedException
+    {
+        final String name = "serve-" + host + "-" + mode + "-" + sequence++;
+        final Path exchange = Files.createDirectories(dir.resolve(name));
+        final Path runDir = Files.createDirectories(dir.resolve(name + "-run"));
+        final Path output = dir.resolve(name + ".out");
+        final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", lab.netns(host)));
+        command.addAll(javaCommand(List.of("nic", "--config", config(host, name).toString(), "--mode", mode,
+            "--ip", perPlane(host, "ipv4"), "--gateway", perPlane(host, "gateway"), "--expose", Long.toString(expose),
+            "--paths", Integer.toString(paths), "--exchange", exchange.toString(), "--seconds", "600",
+            "--rocev2-ack-timeout", "12", "--port-rotation", portRotation)));
+        final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
+        builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
+        final Process process = start(builder);
+        final Path addr = exchange.resolve("nic.addr");
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        while (!Files.exists(addr) && process.isAlive() && System.nanoTime() < deadline)
+        {
+            Thread.sleep(50);
+        }
+        if (!Files.exists(addr))
+        {
+            process.destroyForcibly();
+            throw new IllegalStateException("the serving NIC in " + host + " published no address: " +
+                Files.readString(output));
+        }
+        return new Served(host, mode, process, exchange, new CountersSampler(runDir), output);
+    }
+
+    /** Starts a visit from {@code host} to a served NIC: WRITEs of {@code size} bytes, then READs of them back. */
+    Visit visit(final String host, final Served served, final long size, final int paths, final int timeoutSeconds)
+        throws IOException
+    {
+        final String name = "visit-" + host + "-" + served.mode() + "-" + sequence++;
+        // spray: a directory of its own with B's addresses only; RoCEv2 exchanges queue pairs out of band, through B's
+        final Path visitDir = served.mode().equals("rocev2") ? served.exchange() : Files.createDirectories(dir.resolve(name));
+        if (!served.mode().equals("rocev2"))
+        {
+            Files.copy(served.exchange().resolve("nic.addr"), visitDir.resolve("nic.addr.tmp"));
+            Files.move(visitDir.resolve("nic.addr.tmp"), visitDir.resolve("nic.addr"), StandardCopyOption.ATOMIC_MOVE);
+        }
+        final Path output = dir.resolve(name + ".out");
+        final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", lab.netns(host)));
+        command.addAll(javaCommand(List.of("transfer", "--config", config(host, name).toString(), "--mode",
+            served.mode(), "--peer-kind", "nic", "--ip", perPlane(host, "ipv4"), "--gateway", perPlane(host, "gateway"),
+            "--paths", Integer.toString(paths), "--exchange", visitDir.toString(), "--size", Long.toString(size),
+            "--timeout", Integer.toString(timeoutSeconds), "--rocev2-ack-timeout", "12", "--json",
+            "--port-rotation", portRotation)));
+        final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
+        final Path runDir = Files.createDirectories(dir.resolve(name + "-run"));
+        builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
+        final long start = System.nanoTime();
+        final Process process = start(builder);
+        return new Visit(host, process, output, new CountersSampler(runDir), start);
+    }
+
+    /** Stops a serving NIC (and waits for it to go, so that another can take its interfaces). */
+    static void stop(final Served served) throws InterruptedException
+    {
+        served.counters().close();
+        served.process().destroy();
+        if (!served.process().waitFor(20, TimeUnit.SECONDS))
+        {
+            served.process().destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private Process start(final ProcessBuilder builder) throws IOException
+    {
+        final Process process = builder.start();
+        processes.add(process);
+        return process;
+    }
+
+    @Override
+    public void close()
+    {
+        for (final Process process : processes)
+        {
+            process.destroyForcibly();
+        }
+        for (final Process process : processes)
+        {
+            try
+            {
+                process.waitFor(20, TimeUnit.SECONDS);
+            }
+            catch (final InterruptedException e)
+            {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    /** The host's value of {@code key} in each plane, comma-separated (--ip, --gateway). */
+    String perPlane(final String host, final String key)
+    {
+        final List<String> values = new ArrayList<>();
+        for (int plane = 1; plane <= planes; plane++)
+        {
+            values.add(lab.status().get("hosts." + host + ".planes." + plane + "." + key));
+        }
+        return String.join(",", values);
+    }
+
+    /** A net_af_packet port per plane, on the host's plane interfaces ({@link LinuxFabricDemo#afPacketConfig}). */
+    private Path config(final String host, final String name) throws IOException
+    {
+        final List<String> interfaces = new ArrayList<>();
+        for (int plane = 1; plane <= planes; plane++)
+        {
+            interfaces.add(lab.status().get("hosts." + host + ".planes." + plane + ".dev"));
+        }
+        return Files.writeString(dir.resolve(name + ".toml"),
+            LinuxFabricDemo.afPacketConfig("spraynic-lab-" + lab.id() + "-" + name, interfaces));
+    }
+
+    /** A number field of a one-line JSON object, or NaN. */
+    static double json(final String text, final String field)
+    {
+        final java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"" + field + "\":(-?[0-9.eE+-]+)").matcher(text);
+        return m.find() ? Double.parseDouble(m.group(1)) : Double.NaN;
+    }
+
+    static String format(final String pattern, final Object... values)
+    {
+        return String.format(Locale.ROOT, pattern, values);
+    }
+}

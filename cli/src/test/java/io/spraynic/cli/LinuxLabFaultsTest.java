@@ -1,0 +1,230 @@
+package io.spraynic.cli;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static io.spraynic.cli.LabPeers.format;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Spray across the Linux ECMP lab ({@link LabPeers}, three hosts) when the routers mark, links fail and two senders
+ * share one receiver's link:
+ * <ul>
+ * <li>CE marking by the routers above a packet rate on every core link, no loss: the sender hears the marks (ECN
+ * counters both ends), slows down against the same transfer unmarked, and nothing is lost.</li>
+ * <li>A core link taken down in the middle of a transfer (the routers hash its flows over the other three): the
+ * transfer completes, verified; the longest time B's interface saw no packet after it is reported, with the
+ * sender's timeouts and retransmissions.</li>
+ * <li>Incast: A and C write into B at once through B's access links limited to 100 Mbit/s (TBF): both complete,
+ * verified, and the Jain index of their shares of plane 1's link while both send is reported and at least 0.8.</li>
+ * </ul>
+ */
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
+class LinuxLabFaultsTest
+{
+    private static final String ID = "f" + ProcessHandle.current().pid() % 10_000;
+    private static final int PLANES = LinuxLabTransferTest.PLANES;
+    private static final int PATHS = LinuxLabTransferTest.PATHS;
+    private static final long SIZE = 8L << 20;
+    private static LinuxLab lab;
+
+    @BeforeAll
+    static void up() throws Exception
+    {
+        lab = LinuxLab.upForNics(ID, 3);
+    }
+
+    @AfterAll
+    static void down()
+    {
+        if (null != lab)
+        {
+            lab.close();
+        }
+    }
+
+    @AfterEach
+    void clean() throws Exception
+    {
+        lab.link("up", "core");
+        lab.set("all", "--drop", "0", "--ce-above", "off", "--rate", "off");
+    }
+
+    @Test
+    void shouldSlowDownWithoutLossWhenTheRoutersMarkCe(@TempDir final Path dir) throws Exception
+    {
+        try (LabPeers peers = new LabPeers(lab, dir, PLANES))
+        {
+            final LabPeers.Served served = peers.serve("b", "spray", SIZE, PATHS);
+            final LabPeers.Result clean = peers.visit("a", served, SIZE, PATHS, 120).await(180);
+            assertTrue(clean.verified(), clean.output());
+            lab.set("core", "--ce-above", "100pps");
+            final Map<String, Long> before = lab.counters();
+            final long receivedBefore = LabPeers.connection(served.counters().snapshot(), "ecn_marks_received");
+            final LabPeers.Result marked = peers.visit("a", served, SIZE, PATHS, 120).await(180);
+            final Map<String, Long> after = lab.counters();
+            LabPeers.stop(served);
+            assertTrue(marked.verified(), marked.output());
+            final long ce = LinuxLabTransferTest.sum(before, after, "ab", "ce_marked_packets") +
+                LinuxLabTransferTest.sum(before, after, "ba", "ce_marked_packets");
+            final long dropped = LinuxLabTransferTest.sum(before, after, "ab", "dropped_packets") +
+                LinuxLabTransferTest.sum(before, after, "ba", "dropped_packets");
+            final long echoedToA = marked.connection("ecn_marks_echoed");
+            final long receivedByB = LabPeers.connection(served.counters().snapshot(), "ecn_marks_received") -
+                receivedBefore;
+            final long sentTwice = LinuxLabTransferTest.sentTwiceAndLost(before, after, "ab", SIZE)[0];
+            final double cleanGbps = 2 * SIZE * 8 / clean.seconds() / 1e9;
+            final double markedGbps = 2 * SIZE * 8 / marked.seconds() / 1e9;
+            final String text = format("unmarked %.2f s (%.3f Gb/s); CE above 100 packets/s on every core link: %.2f s " +
+                "(%.3f Gb/s), routers marked %d and dropped %d, B received %d marks, A heard %d echoed; A->B data " +
+                "packets sent twice %d (A's count: lost %d, timeouts %d)", clean.seconds(), cleanGbps, marked.seconds(),
+                markedGbps, ce, dropped, receivedByB, echoedToA, sentTwice, marked.connection("lost"),
+                marked.connection("timeouts"));
+            System.out.println("linux lab CE marking: " + text);
+            assertTrue(ce > 0 && receivedByB > 0 && echoedToA > 0, text);
+            assertEquals(0, dropped, text);
+            assertTrue(markedGbps < 0.8 * cleanGbps, "the sender slowed down: " + text);
+        }
+    }
+
+    @Test
+    void shouldCompleteVerifiedWhenACoreLinkGoesDownMidTransfer(@TempDir final Path dir) throws Exception
+    {
+        try (LabPeers peers = new LabPeers(lab, dir, PLANES);
+            InterfaceSampler sampler = new InterfaceSampler(lab.netns("b")))
+        {
+            final LabPeers.Served served = peers.serve("b", "spray", SIZE, PATHS);
+            final String[] bDevs = new String[PLANES];
+            for (int plane = 1; plane <= PLANES; plane++)
+            {
+                bDevs[plane - 1] = lab.status().get("hosts.b.planes." + plane + ".dev");
+            }
+            final LabPeers.Visit visit = peers.visit("a", served, SIZE, PATHS, 120);
+            final long start = awaitPackets(sampler, bDevs, 3_000, visit);
+            lab.link("down", "p1l2");
+            final long downAt = System.nanoTime();
+            final LabPeers.Result result = visit.await(180);
+            assertEquals(0, result.exitCode(), result.output());
+            assertTrue(result.verified(), result.output());
+            final double stall = sampler.longestStallAfter(downAt, InterfaceSampler.RX_PACKETS, bDevs);
+            final double before = sampler.longestStallAfter(start, InterfaceSampler.RX_PACKETS, bDevs);
+            final String text = format("%d MiB each way in %.2f s; p1l2 down %.2f s after B saw the first 3000 " +
+                "packets; longest time B received nothing after that %.0f ms (sampled every %.0f ms; longest before, " +
+                "from the start %.0f ms); A: timeouts %d, path failures %d, lost %d, retransmitted %d, moved %d",
+                SIZE >> 20, result.seconds(), (downAt - start) / 1e9, 1e3 * stall, 1e3 * sampler.meanInterval(),
+                1e3 * before, result.connection("timeouts"), result.connection("path_failures"),
+                result.connection("lost"), result.connection("retransmitted"), result.connection("moved"));
+            System.out.println("linux lab link down mid-transfer: " + text);
+        }
+    }
+
+    @Test
+    void shouldShareARateLimitedLinkFairlyBetweenTwoSenders(@TempDir final Path dir) throws Exception
+    {
+        lab.set(PLANES == 2 ? "p2b" : "p1b", "p1b", "--rate", "100mbit");
+        try (LabPeers peers = new LabPeers(lab, dir, PLANES);
+            InterfaceSampler sampler = new InterfaceSampler(lab.netns("r1a")))
+        {
+            final LabPeers.Served served = peers.serve("b", "spray", SIZE, PATHS);
+            final LabPeers.Visit fromA = peers.visit("a", served, SIZE, PATHS, 150);
+            final LabPeers.Visit fromC = peers.visit("c", served, SIZE, PATHS, 150);
+            final LabPeers.Result a = fromA.await(200);
+            final LabPeers.Result c = fromC.await(200);
+            assertTrue(a.verified(), a.output());
+            assertTrue(c.verified(), c.output());
+            // the shares while both write: router a's access ends for A and C, bytes received from each
+            final String devA = lab.status().get("links.p1a.ends.router.dev");
+            final String devC = lab.status().get("links.p1c.ends.router.dev");
+            final double[] shares = overlapShares(sampler.samples(), devA, devC);
+            final double jain = (shares[0] + shares[1]) * (shares[0] + shares[1]) /
+                (2 * (shares[0] * shares[0] + shares[1] * shares[1]));
+            final String text = format("A %.2f s, C %.2f s for %d MiB each way; while both wrote (%.2f s): A %.2f and " +
+                "C %.2f Mbit/s into router a; Jain index %.3f", a.seconds(), c.seconds(), SIZE >> 20, shares[2],
+                shares[0] * 8 / 1e6, shares[1] * 8 / 1e6, jain);
+            System.out.println("linux lab incast through a 100 Mbit/s link: " + text);
+            assertTrue(shares[2] > 0.5, "A and C sent together for a while: " + text);
+            assertTrue(jain >= 0.8, text);
+        }
+    }
+
+    /**
+     * @return {bytes per second from A, from C, seconds} over the longest stretch in which both grew from sample to
+     * sample.
+     */
+    private static double[] overlapShares(final List<InterfaceSampler.Sample> samples, final String devA,
+        final String devC)
+    {
+        int bestFrom = 0;
+        int bestTo = 0;
+        int from = -1;
+        for (int i = 1; i < samples.size(); i++)
+        {
+            final boolean both = samples.get(i).get(devA, InterfaceSampler.RX_BYTES) >
+                samples.get(i - 1).get(devA, InterfaceSampler.RX_BYTES) + 2_000 &&
+                samples.get(i).get(devC, InterfaceSampler.RX_BYTES) >
+                    samples.get(i - 1).get(devC, InterfaceSampler.RX_BYTES) + 2_000;
+            if (both)
+            {
+                from = from < 0 ? i - 1 : from;
+                if (samples.get(i).nanos() - samples.get(from).nanos() >
+                    samples.get(bestTo).nanos() - samples.get(bestFrom).nanos())
+                {
+                    bestFrom = from;
+                    bestTo = i;
+                }
+            }
+            else
+            {
+                from = -1;
+            }
+        }
+        final double seconds = (samples.get(bestTo).nanos() - samples.get(bestFrom).nanos()) / 1e9;
+        if (seconds <= 0)
+        {
+            return new double[] {0, 0, 0};
+        }
+        return new double[] {
+            (samples.get(bestTo).get(devA, InterfaceSampler.RX_BYTES) -
+                samples.get(bestFrom).get(devA, InterfaceSampler.RX_BYTES)) / seconds,
+            (samples.get(bestTo).get(devC, InterfaceSampler.RX_BYTES) -
+                samples.get(bestFrom).get(devC, InterfaceSampler.RX_BYTES)) / seconds, seconds};
+    }
+
+    /** Waits until B's interfaces received {@code packets} more than at the first sample; @return when. */
+    private static long awaitPackets(final InterfaceSampler sampler, final String[] devs, final long packets,
+        final LabPeers.Visit visit) throws Exception
+    {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        long first = -1;
+        while (System.nanoTime() < deadline && visit.process().isAlive())
+        {
+            final List<InterfaceSampler.Sample> samples = sampler.samples();
+            if (!samples.isEmpty())
+            {
+                final InterfaceSampler.Sample last = samples.get(samples.size() - 1);
+                long total = 0;
+                for (final String dev : devs)
+                {
+                    total += last.get(dev, InterfaceSampler.RX_PACKETS);
+                }
+                first = first < 0 ? total : first;
+                if (total - first >= packets)
+                {
+                    return last.nanos();
+                }
+            }
+            Thread.sleep(20);
+        }
+        throw new IllegalStateException("B saw no transfer: " + visit.output());
+    }
+}
