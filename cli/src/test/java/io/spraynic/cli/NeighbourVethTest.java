@@ -149,7 +149,7 @@ class NeighbourVethTest
         final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", NS_NIC));
         command.addAll(javaCommand(List.of("transfer", "--config", "net_af_packet", "-p", "iface=" + VETH_NIC, "-p",
             "file_prefix=spraynic-neigh-" + ID, "--role", "client", "--ip", "10.96.0.1/24", "--exchange",
-            exchange.toString(), "--size", "64k", "--timeout", "25")));
+            exchange.toString(), "--size", "64k", "--timeout", "8")));
         final long udpNoPortsBefore = udpNoPorts(NS_HOST);
         final Process client = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile()).start();
         try

@@ -950,7 +950,8 @@ public final class EmbeddedNic implements Nic
             final SprayHandshake.Pending pending;
             try
             {
-                pending = engine.connect(c, now);
+                // CONNECTs until shortly before the caller stops waiting, so that it learns "no answer" rather than a timeout
+                pending = engine.connect(c, now, now + timeout.toNanos() - timeout.toNanos() / 8);
             }
             catch (final IllegalStateException e)
             {

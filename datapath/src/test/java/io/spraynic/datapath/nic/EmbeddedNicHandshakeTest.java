@@ -340,7 +340,8 @@ class EmbeddedNicHandshakeTest
         final IllegalStateException refused = assertThrows(IllegalStateException.class,
             () -> connect(strangers[0], strangers[1]));
         assertTrue(refused.getMessage().contains("pre-shared key"), refused.getMessage());
-        assertEquals(8, awaitAtLeast(strangers[1], 1, "spray handshake_auth_failures", 8));
+        // every CONNECT failed the proof: the 8 tries, and more until the connect's deadline (S9.1)
+        assertTrue(awaitAtLeast(strangers[1], 1, "spray handshake_auth_failures", 8) >= 8);
         assertNull(strangers[1].accept(Duration.ofMillis(100)));
     }
 }

@@ -136,6 +136,21 @@ public final class SprayEngine
      */
     public SprayHandshake.Pending connect(final SprayConnectionConfig connection, final long nowNanos)
     {
+        return connect(connection, nowNanos, SprayHandshake.NO_DEADLINE);
+    }
+
+    /**
+     * {@link #connect(SprayConnectionConfig, long)} for an application that waits until {@code giveUpAtNanos}: the
+     * CONNECTs go on past {@link SprayHandshake#CONNECT_TRIES} (at most {@link SprayHandshake#CONNECT_BACKOFF_MAX_NANOS}
+     * apart) until then, so that a peer that starts late, or a host too loaded to answer within the 8 tries, is still
+     * reached (S9.1).
+     *
+     * @param giveUpAtNanos when to give up, on the clock of {@code nowNanos}; {@link SprayHandshake#NO_DEADLINE} for
+     *                      none beyond the 8 tries.
+     */
+    public SprayHandshake.Pending connect(final SprayConnectionConfig connection, final long nowNanos,
+        final long giveUpAtNanos)
+    {
         if (0 == connection.localCid)
         {
             final int cid = newCid();
@@ -150,7 +165,7 @@ public final class SprayEngine
         {
             throw new IllegalStateException("no room for another connection: " + slots.length);
         }
-        return handshake.connect(connection, nowNanos);
+        return handshake.connect(connection, nowNanos, giveUpAtNanos);
     }
 
     /** @return whether another connection fits ({@link SprayConfig#maxConnections}). */

@@ -42,6 +42,10 @@ public final class SprayHandshake
 {
     /** Tries of a CONNECT (S9.1). */
     public static final int CONNECT_TRIES = 8;
+    /** The longest wait between two CONNECTs, however far the exponential backoff has grown (S9.1). */
+    public static final long CONNECT_BACKOFF_MAX_NANOS = 1_000_000_000L;
+    /** A connect whose application sets no deadline: it gives up after {@link #CONNECT_TRIES} CONNECTs. */
+    public static final long NO_DEADLINE = Long.MIN_VALUE;
     /** First retransmission timeout of a CONNECT (S9.1). */
     public static final long CONNECT_BACKOFF_NANOS = 100_000;
     private static final int BTH_LENGTH = 12;
@@ -104,6 +108,8 @@ public final class SprayHandshake
         int tries;
         long nextAt;
         long backoff = CONNECT_BACKOFF_NANOS;
+        /** Until when the initiator's application waits: CONNECTs go on past {@link #CONNECT_TRIES} until then. */
+        long giveUpAtNanos = NO_DEADLINE;
         State state = State.CONNECTING;
         int reason = RejectReason.NO_ANSWER;
         int retries;
@@ -211,13 +217,14 @@ public final class SprayHandshake
         this.acceptListener = listener;
     }
 
-    Pending connect(final SprayConnectionConfig config, final long now)
+    Pending connect(final SprayConnectionConfig config, final long now, final long giveUpAtNanos)
     {
         final SprayConnectionConfig c = config.copy();
         // S12.2: the initial PSN is a secret an off-path attacker must not guess; whatever the caller gave is replaced
         c.sendInitialPsn = engine.secrets().nextInt(1 << 24);
         final Pending p = new Pending(c, engine.secrets().nextLong(), crypto.newEphemeral());
         p.backoff = engine.config().connectBackoffNanos;
+        p.giveUpAtNanos = giveUpAtNanos;
         pending.add(p);
         sendConnect(p, now);
         return p;
@@ -247,7 +254,7 @@ public final class SprayHandshake
             final Pending p = pending.get(i);
             if (now >= p.nextAt)
             {
-                if (p.tries >= CONNECT_TRIES)
+                if (p.tries >= CONNECT_TRIES && pastDeadline(p, now))
                 {
                     fail(p, RejectReason.NO_ANSWER);
                     i--;
@@ -260,6 +267,11 @@ public final class SprayHandshake
             }
         }
         return work;
+    }
+
+    private static boolean pastDeadline(final Pending p, final long now)
+    {
+        return p.giveUpAtNanos == NO_DEADLINE || now - p.giveUpAtNanos >= 0;
     }
 
     private void fail(final Pending p, final int reason)
@@ -279,7 +291,7 @@ public final class SprayHandshake
             p.tries++;
         }
         p.nextAt = now + p.backoff;
-        p.backoff *= 2;
+        p.backoff = Math.min(2 * p.backoff, CONNECT_BACKOFF_MAX_NANOS);
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -558,9 +570,9 @@ public final class SprayHandshake
         }
         p.retries++;
         HandshakeBlock.cookie(seg, frame.payloadOffset(), p.cookie);
-        if (p.tries < CONNECT_TRIES)
+        if (p.tries < CONNECT_TRIES || !pastDeadline(p, now))
         {
-            sendConnect(p, now); // at once, with the cookie; still at most 8 CONNECTs in all
+            sendConnect(p, now); // at once, with the cookie; still at most 8 CONNECTs in all, or until the deadline
         }
     }
 

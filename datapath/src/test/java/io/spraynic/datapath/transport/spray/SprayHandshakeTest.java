@@ -159,4 +159,37 @@ class SprayHandshakeTest
             assertEquals(SprayHandshake.CONNECT_TRIES, bed.pending.tries());
         }
     }
+
+    @Test
+    void shouldKeepConnectingUntilTheApplicationsDeadlineWithTheBackoffCappedS91()
+    {
+        final SprayTestBed.Options options = new SprayTestBed.Options();
+        options.handshake = true;
+        options.connectForNanos = 3_000_000_000L;
+        final long[] lastConnectAt = {0};
+        final long[] longestGap = {0};
+        options.wrapA((plane, port) -> new FaultInjectingPacketPort(port, 1, 1.0, 0, 0, opcode(SprayOpcodes.CONNECT)));
+        try (SprayTestBed bed = new SprayTestBed(options))
+        {
+            final long start = bed.now;
+            // virtual time in 1 ms jumps: the CONNECTs go on past the 8 tries, at most 1 s apart, until the deadline
+            while (bed.pending.state() == SprayHandshake.Pending.State.CONNECTING && bed.now - start < 10_000_000_000L)
+            {
+                final int tries = bed.pending.tries();
+                bed.now += 1_000_000;
+                bed.step();
+                if (bed.pending.tries() > tries)
+                {
+                    longestGap[0] = Math.max(longestGap[0], bed.now - lastConnectAt[0]);
+                    lastConnectAt[0] = bed.now;
+                }
+            }
+            assertEquals(SprayHandshake.Pending.State.FAILED, bed.pending.state());
+            assertEquals(RejectReason.NO_ANSWER, bed.pending.reason());
+            assertTrue(bed.pending.tries() > SprayHandshake.CONNECT_TRIES, bed.pending.tries() + " CONNECTs");
+            final long failedAfter = bed.now - start;
+            assertTrue(failedAfter >= 3_000_000_000L && failedAfter <= 4_100_000_000L, "failed after " + failedAfter + " ns");
+            assertTrue(longestGap[0] <= SprayHandshake.CONNECT_BACKOFF_MAX_NANOS + 2_000_000, "gap " + longestGap[0]);
+        }
+    }
 }

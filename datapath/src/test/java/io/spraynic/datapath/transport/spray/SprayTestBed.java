@@ -69,6 +69,8 @@ final class SprayTestBed implements AutoCloseable
         java.util.function.BiConsumer<Integer, SprayConfig> configure = (host, config) -> { };
         /** With {@link #handshake}: B listens (else its CONNECTs are refused with NO_LISTENER). */
         boolean listen = true;
+        /** With {@link #handshake}: how long A's application waits for the connection; 0: the 8 CONNECTs only. */
+        long connectForNanos;
         /** Runs before every step (e.g. an attacker injecting frames). */
         Runnable beforeStep = () -> { };
         Wrapper wrapA = (plane, port) -> port;
@@ -195,7 +197,8 @@ final class SprayTestBed implements AutoCloseable
         }
         if (options.handshake)
         {
-            pending = engineA.connect(connection(options, CID_A, 0, options.initialPsnA, 0, 2, sendCqA, receiveCqA), now);
+            pending = engineA.connect(connection(options, CID_A, 0, options.initialPsnA, 0, 2, sendCqA, receiveCqA), now,
+                0 == options.connectForNanos ? SprayHandshake.NO_DEADLINE : now + options.connectForNanos);
             for (int i = 0; i < 10_000 && pending.state() == SprayHandshake.Pending.State.CONNECTING; i++)
             {
                 step();
