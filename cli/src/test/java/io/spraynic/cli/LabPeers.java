@@ -65,17 +65,24 @@ final class LabPeers implements AutoCloseable
             }
             counters.close();
             return new Result(process.exitValue(), out, json(out, "seconds"), out.contains("\"verified\":true"),
-                (end - startNanos) / 1e9, counters.snapshot());
+                (end - startNanos) / 1e9, counters.snapshot(), counters.smallest());
         }
     }
 
     /**
      * @param seconds the transfer's own time (its "seconds"), @param wallSeconds from start to exit, @param counters
-     *                the visitor's counters, the largest value each had while it ran.
+     *                the visitor's counters, the largest value each had while it ran, @param smallest the smallest
+     *                non-zero value each had (gauges: a path's congestion window).
      */
     record Result(int exitCode, String output, double seconds, boolean verified, double wallSeconds,
-        Map<String, Long> counters)
+        Map<String, Long> counters, Map<String, Long> smallest)
     {
+        /** @return the sum over the visitor's paths of the smallest congestion window each had (packets). */
+        long smallestWindows()
+        {
+            return LabPeers.connection(smallest, "path \\d+ window_packets");
+        }
+
         /** The sum over the visitor's connections of their counter {@code name} (spray: lost, retransmitted, ...). */
         long connection(final String name)
         {
@@ -90,6 +97,7 @@ final class LabPeers implements AutoCloseable
     static final class CountersSampler implements AutoCloseable
     {
         private final Map<String, Long> max = new HashMap<>();
+        private final Map<String, Long> min = new HashMap<>();
         private final Thread thread;
         private volatile boolean running = true;
 
@@ -132,6 +140,10 @@ final class LabPeers implements AutoCloseable
                         for (final CountersFileReader.Counter counter : read)
                         {
                             max.merge(counter.label(), counter.value(), Math::max);
+                            if (counter.value() > 0) // a gauge is 0 until its first publication
+                            {
+                                min.merge(counter.label(), counter.value(), Math::min);
+                            }
                         }
                     }
                 }
@@ -139,6 +151,14 @@ final class LabPeers implements AutoCloseable
             catch (final RuntimeException e)
             {
                 // the file went away between finding and reading it: the next sample
+            }
+        }
+
+        Map<String, Long> smallest()
+        {
+            synchronized (max)
+            {
+                return new HashMap<>(min);
             }
         }
 

@@ -90,10 +90,16 @@ class LinuxLabFaultsTest
                 "packets sent twice %d (A's count: lost %d, timeouts %d)", clean.seconds(), cleanGbps, marked.seconds(),
                 markedGbps, ce, dropped, receivedByB, echoedToA, sentTwice, marked.connection("lost"),
                 marked.connection("timeouts"));
-            System.out.println("linux lab CE marking: " + text);
+            System.out.println("linux lab CE marking: " + text + format("; smallest windows over the paths: %d packets " +
+                "unmarked, %d marked", clean.smallestWindows(), marked.smallestWindows()));
             assertTrue(ce > 0 && receivedByB > 0 && echoedToA > 0, text);
             assertEquals(0, dropped, text);
-            assertTrue(markedGbps < 0.8 * cleanGbps, "the sender slowed down: " + text);
+            // Slowed down: the paths' congestion windows were cut (S8.3: by alpha / 2 per marked round), far below where
+            // the unmarked transfer kept them. Its wall time shows it only where the window is what limits the rate:
+            // on a host whose CPUs bound these 64 paths below the routers' marking rate it may not (6.66 s against
+            // 10.50 s on one loaded run, 2.38 s against 2.77 s on another).
+            assertTrue(marked.smallestWindows() < clean.smallestWindows() / 2, "the sender cut its windows: smallest " +
+                marked.smallestWindows() + " packets over the paths against " + clean.smallestWindows() + " unmarked; " + text);
         }
     }
 
