@@ -50,11 +50,12 @@ class ExperimentCommandTest
         assertTrue(json.contains("{\"lossPct\":0,\"sprayGoodputRatio\":1,\"rocev2GoodputRatio\":1,"), json);
         assertTrue(!json.contains("Verified\":false"), "every transfer verified and complete: " + json);
         final String lossy = json.substring(json.indexOf("{\"lossPct\":5,"));
-        // 5 % of the data packets of 4 MiB (about 4,100 of 1 KiB) are lost on the way, and each is resent
+        // 5 % of the data packets of 4 MiB (1,024 of 4 KiB: 51 lost on average, 7 the standard deviation) are lost on
+        // the way, and each is resent; more than 20 is over 4 standard deviations below the mean
         final long sprayLost = field(lossy, "sprayLost");
-        assertTrue(sprayLost > 50, lossy);
+        assertTrue(sprayLost > 20, lossy);
         assertTrue(field(lossy, "sprayRetransmitted") >= sprayLost, lossy);
-        assertTrue(field(lossy, "rocev2Lost") > 50, lossy);
+        assertTrue(field(lossy, "rocev2Lost") > 20, lossy);
         // go-back-N resends every packet after a loss
         assertTrue(field(lossy, "rocev2Retransmitted") > 2 * field(lossy, "rocev2Lost"), lossy);
 
