@@ -3,6 +3,7 @@ package io.spraynic.cli;
 import io.spraynic.conformance.ConformanceReport;
 import io.spraynic.conformance.ConformanceSuite;
 import io.spraynic.conformance.Target;
+import io.spraynic.datapath.nic.PreSharedKeyFile;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -55,6 +56,21 @@ final class ConformanceCommand implements Callable<Integer>
         description = "With --initiator: where the suite publishes its nic.addr for the initiating target to read.")
     Path initiatorExchange;
 
+    @Option(names = "--psk-file", paramLabel = "PATH", description = {
+        "The target's pre-shared key (spraynic nic --psk-file): every CONNECT carries its proof, the keys are salted",
+        "with it, and the PSK checks (S12.2) run; without it they are not tested."})
+    Path pskFile;
+
+    @Option(names = "--target-idle-timeout", defaultValue = "30", paramLabel = "SECONDS", description = {
+        "The target's idle timeout (spraynic nic --idle-timeout, default ${DEFAULT-VALUE}); the liveness checks",
+        "(S12.10) run when it is at most 12 s."})
+    double targetIdleTimeout;
+
+    @Option(names = "--target-connection-limit", defaultValue = "16", paramLabel = "N", description = {
+        "Connections the target accepts from one source (spraynic nic --max-connections-per-source, default",
+        "${DEFAULT-VALUE}): the limit check (S12.9) opens one more."})
+    int targetConnectionLimit;
+
     @Option(names = "--json", description = "Print the report as one JSON object instead of a table.")
     boolean json;
 
@@ -76,6 +92,13 @@ final class ConformanceCommand implements Callable<Integer>
         final InetSocketAddress address = Target.parseUdp(target);
         final InetSocketAddress localAddress = Target.hostPort(local, 4791, "--local");
         BadOption.range("--planes", planes, 1, 255);
+        BadOption.range("--target-connection-limit", targetConnectionLimit, 1, 256);
+        if (!(targetIdleTimeout >= 0) || targetIdleTimeout > 86_400)
+        {
+            throw new BadOption("--target-idle-timeout", String.valueOf(targetIdleTimeout), "is not 0 to 86400 seconds",
+                "e.g. --target-idle-timeout 3");
+        }
+        final byte[] psk = null == pskFile ? null : PreSharedKeyFile.read(pskFile);
         long[] exposed;
         if (null != exchange)
         {
@@ -101,7 +124,7 @@ final class ConformanceCommand implements Callable<Integer>
                 "give both or neither");
         }
         final ConformanceReport report = ConformanceSuite.run(new Target(address, localAddress, (int)exposed[0],
-            exposed[1], (int)exposed[2], exposed[3]), null == initiator ? null : Target.parseUdp(initiator),
+            exposed[1], (int)exposed[2], exposed[3], psk, targetIdleTimeout, targetConnectionLimit), null == initiator ? null : Target.parseUdp(initiator),
             initiatorExchange);
         System.out.print(json ? report.toJson() + System.lineSeparator() : report.toText());
         if (null != output)

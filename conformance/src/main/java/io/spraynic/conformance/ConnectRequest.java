@@ -25,6 +25,10 @@ final class ConnectRequest
     HandshakeKeys keys = HandshakeKeys.generate();
     /** Bytes of payload: the 64-byte handshake block, or fewer to send it cut short. */
     int payloadLength = SprayWire.HSB_LENGTH;
+    /** The pre-shared key (S12.2): the CONNECT carries a proof made with it; null: no proof (zeros). */
+    byte[] psk;
+    /** Bits to flip in the proof: a CONNECT whose proof does not verify. */
+    int proofCorruption;
 
     /** @return the packet before its ICRC. */
     byte[] frame()
@@ -36,7 +40,31 @@ final class ConnectRequest
         System.arraycopy(cookie, 0, hsb, 0, 16);
         System.arraycopy(keys.publicKey, 0, hsb, 16, HandshakeKeys.PUBLIC_KEY_LENGTH);
         b.bytes(java.util.Arrays.copyOf(hsb, payloadLength));
-        return b.bytes();
+        final byte[] frame = b.bytes();
+        if (null != psk && payloadLength >= SprayWire.HSB_LENGTH)
+        {
+            final byte[] proof = proof(psk, frame, frame.length);
+            proof[0] ^= (byte)proofCorruption;
+            System.arraycopy(proof, 0, frame, PROOF_AT, PROOF_LENGTH);
+        }
+        return frame;
+    }
+
+    /** Where the HSB's proof lies in a CONNECT or CONNECT_ACK (S5.6): after the BTH, the CONH, cookie and key. */
+    static final int PROOF_AT = SprayWire.BTH_LENGTH + SprayWire.CONH_LENGTH + 48;
+    static final int PROOF_LENGTH = 16;
+
+    /**
+     * S12.2, S5.6: the first 16 bytes of HMAC-SHA256(PSK, the packet from the BTH's first byte to the payload's
+     * last, with the proof zeroed; pad and ICRC excluded).
+     *
+     * @param end where the payload ends in {@code packet} (before pad and ICRC).
+     */
+    static byte[] proof(final byte[] psk, final byte[] packet, final int end)
+    {
+        final byte[] covered = java.util.Arrays.copyOf(packet, end);
+        java.util.Arrays.fill(covered, PROOF_AT, PROOF_AT + PROOF_LENGTH, (byte)0);
+        return java.util.Arrays.copyOf(HandshakeKeys.hmac(psk, covered), PROOF_LENGTH);
     }
 
     static long randomLong()

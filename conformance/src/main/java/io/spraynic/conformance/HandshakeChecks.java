@@ -201,6 +201,7 @@ final class HandshakeChecks extends Checks
     {
         final ConnectRequest r = new ConnectRequest();
         r.planes = target.planes();
+        r.psk = target.psk();
         return r;
     }
 

@@ -83,15 +83,15 @@ final class HandshakeKeys
     }
 
     /**
-     * S12.2: HKDF-SHA256 with a zero salt (no PSK) of the shared secret, info = "spraynic v2 keys" || initiator
+     * S12.2: HKDF-SHA256 with the PSK as salt (32 zero bytes without one) of the shared secret, info = "spraynic v2 keys" || initiator
      * public || responder public || initiator CID || responder CID || token.
      *
      * @return {k_i2r, k_r2i}, each {k0, k1}.
      */
     static long[][] derive(final byte[] shared, final byte[] initiatorPublic, final byte[] responderPublic,
-        final int initiatorCid, final int responderCid, final long token)
+        final int initiatorCid, final int responderCid, final long token, final byte[] psk)
     {
-        final byte[] prk = hmac(new byte[32], shared);
+        final byte[] prk = hmac(null == psk ? new byte[32] : psk, shared);
         final byte[] block = new byte[INFO.length + 2 * PUBLIC_KEY_LENGTH + 16 + 1];
         int at = 0;
         System.arraycopy(INFO, 0, block, at, INFO.length);

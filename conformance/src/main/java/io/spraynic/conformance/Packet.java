@@ -12,11 +12,20 @@ final class Packet
     final byte[] bytes;
     /** Whether the ICRC the link recomputed matched the last four bytes. */
     final boolean icrcValid;
+    /** The IPv4 TOS byte it arrived with (its low two bits the ECN field, S2.3), -1 when the socket did not say. */
+    final int tos;
 
-    Packet(final byte[] bytes, final boolean icrcValid)
+    Packet(final byte[] bytes, final boolean icrcValid, final int tos)
     {
         this.bytes = bytes;
         this.icrcValid = icrcValid;
+        this.tos = tos;
+    }
+
+    /** @return the ECN field it arrived with (0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE), -1 when unknown. */
+    int ecn()
+    {
+        return tos < 0 ? -1 : tos & 3;
     }
 
     int length()

@@ -43,6 +43,10 @@ final class ScriptedPeer
     final List<String> tagFailures = new ArrayList<>();
     /** When true, the target's data and probes are not acknowledged (the suite plays a silent peer). */
     boolean silent;
+    /** With {@link #silent}: PROBEs are still acknowledged (the target's start probe of S8.3.1 is answered). */
+    boolean answerProbes;
+    /** The target's paths whose packets the suite drops and never acknowledges (a dead route, S7.4). */
+    final BitSet deadPaths = new BitSet();
 
     /** A READ this peer asked for: its buffer and the offsets received. */
     static final class InboundRead
@@ -154,6 +158,16 @@ final class ScriptedPeer
         {
             return "CONNECT_ACK malformed: " + ack;
         }
+        if (null != request.psk)
+        {
+            final int end = ack.length() - SprayWire.ICRC_LENGTH - ack.padCount();
+            if (!java.util.Arrays.equals(ConnectRequest.proof(request.psk, ack.bytes, end),
+                java.util.Arrays.copyOfRange(ack.bytes, ConnectRequest.PROOF_AT, ConnectRequest.PROOF_AT +
+                ConnectRequest.PROOF_LENGTH)))
+            {
+                return "the CONNECT_ACK's proof does not verify with the pre-shared key (S12.2)";
+            }
+        }
         connectAck = ack;
         remoteCid = ack.h24(9);
         paths = Math.min(request.paths, ack.h8(2));
@@ -167,7 +181,7 @@ final class ScriptedPeer
             return "CONNECT_ACK public key unusable (BAD_KEY)";
         }
         final long[][] keys = HandshakeKeys.derive(shared, request.keys.publicKey, theirPublic, request.senderCid,
-            remoteCid, request.token);
+            remoteCid, request.token, request.psk);
         sendKey = keys[0];
         receiveKey = keys[1];
         if (paths < 1)
@@ -306,6 +320,12 @@ final class ScriptedPeer
         return read;
     }
 
+    /** @return the READ of (stream, msn) this peer asked for with {@link #readRequest}, or null. */
+    InboundRead inboundRead(final int stream, final int msn)
+    {
+        return reads.get(key(stream, msn));
+    }
+
     /** A PROBE (S5.2) of {@code path} at {@code psn}, tagged with {@code key}. */
     byte[] probe(final int path, final int psn, final int flags, final long[] key)
     {
@@ -336,6 +356,12 @@ final class ScriptedPeer
     void send(final byte[] body) throws IOException
     {
         link.send(body, false);
+    }
+
+    /** Sends {@code body} with IP ECN field {@code ecn} (S2.3: CE to play a marking router). */
+    void send(final byte[] body, final int ecn) throws IOException
+    {
+        link.send(body, false, ecn);
     }
 
     /** Drops the next arrival of the target's data PSN {@code psn} on {@code path} (a loss the suite simulates). */
@@ -401,7 +427,7 @@ final class ScriptedPeer
         if (SprayWire.isData(opcode) || opcode == SprayWire.PROBE)
         {
             final int path = p.h8(0);
-            if (path >= paths)
+            if (path >= paths || deadPaths.get(path))
             {
                 return;
             }
@@ -427,7 +453,7 @@ final class ScriptedPeer
             {
                 record(path, p.psn());
             }
-            if (!silent)
+            if (!silent || answerProbes && opcode == SprayWire.PROBE)
             {
                 sendAck(path);
             }
@@ -486,16 +512,22 @@ final class ScriptedPeer
         }
     }
 
-    /** Sends an ACK (S5.1) of the target's path {@code path}. */
+    /** Sends an ACK (S5.1) of the target's path {@code path}, echoing no CE mark. */
     void sendAck(final int path) throws RuntimeException
+    {
+        sendAck(path, 0);
+    }
+
+    /** Sends an ACK of {@code path} that echoes {@code ceCount} CE marks (ECE set when above 0, S8.1). */
+    void sendAck(final int path, final int ceCount) throws RuntimeException
     {
         final byte[] sack = new byte[32];
         for (int i = inboundAbove[path].nextSetBit(1); i >= 0 && i < SprayWire.SACK_BITS; i = inboundAbove[path].nextSetBit(i + 1))
         {
             sack[i >> 3] |= (byte)(0x80 >>> (i & 7));
         }
-        final byte[] ack = FrameBuilder.bth(SprayWire.ACK, remoteCid, 0, false).u8(path).u8(0).u16(0).u8(0)
-            .u24(inboundCumulative[path]).bytes(sack).u32(0).u32(++ackSequence[path]).u32(0).controlTag(sendKey).bytes();
+        final byte[] ack = FrameBuilder.bth(SprayWire.ACK, remoteCid, 0, false).u8(path).u8(ceCount > 0 ? SprayWire.SACKH_ECE : 0)
+            .u16(Math.min(ceCount, 0xFFFF)).u8(0).u24(inboundCumulative[path]).bytes(sack).u32(0).u32(++ackSequence[path]).u32(0).controlTag(sendKey).bytes();
         try
         {
             send(ack);

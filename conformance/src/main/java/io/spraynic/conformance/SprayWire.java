@@ -45,6 +45,7 @@ final class SprayWire
     static final int SETH_RETRANSMIT = 0x01;
     static final int SETH_LAST = 0x02;
     static final int PRBH_RESYNC = 0x01;
+    static final int SACKH_ECE = 0x01;
 
     static final int SYNDROME_ACCEPTED = 0;
     static final int SYNDROME_RNR = 1;
@@ -53,6 +54,8 @@ final class SprayWire
     static final int REASON_NO_LISTENER = 1;
     static final int REASON_VERSION_UNSUPPORTED = 2;
     static final int REASON_BAD_PARAMETERS = 3;
+    static final int REASON_NO_RESOURCES = 4;
+    static final int REASON_SOURCE_LIMIT = 5;
 
     /** Path i of a direction starts at initialPsn + i * 2^18 (S5.4). */
     static final int PATH_PSN_STRIDE = 1 << 18;

@@ -19,10 +19,39 @@ import java.util.Map;
  * @param regionAddress the exposed region's virtual address.
  * @param rkey          its R_Key.
  * @param regionLength  its bytes (the suite needs at least {@link ConformanceSuite#REGION_BYTES}).
+ * @param psk           the pre-shared key the target is configured with (S12.2), or null when it runs without.
+ * @param idleTimeoutSeconds the target's {@code idleTimeout} (S12.10; 0: off), which the liveness checks wait on.
+ * @param connectionLimit    the most connections the target accepts from one source (S12.9: the smaller of
+ *                           {@code maxConnectionsPerSource} and {@code maxConnections}).
  */
 public record Target(InetSocketAddress address, InetSocketAddress local, int planes, long regionAddress, int rkey,
-    long regionLength)
+    long regionLength, byte[] psk, double idleTimeoutSeconds, int connectionLimit)
 {
+    /** SprayNIC's defaults (S11): {@code idleTimeout} 30 s, 16 connections per source. */
+    public static final double DEFAULT_IDLE_TIMEOUT_SECONDS = 30;
+    public static final int DEFAULT_CONNECTION_LIMIT = 16;
+
+    /** A target without a pre-shared key, with the default idle timeout and connection limit. */
+    public Target(final InetSocketAddress address, final InetSocketAddress local, final int planes,
+        final long regionAddress, final int rkey, final long regionLength)
+    {
+        this(address, local, planes, regionAddress, rkey, regionLength, null, DEFAULT_IDLE_TIMEOUT_SECONDS,
+            DEFAULT_CONNECTION_LIMIT);
+    }
+
+    /** @return this target configured with {@code key} as its pre-shared key (null: none). */
+    public Target withPsk(final byte[] key)
+    {
+        return new Target(address, local, planes, regionAddress, rkey, regionLength, key, idleTimeoutSeconds,
+            connectionLimit);
+    }
+
+    /** @return this target with another idle timeout and connection limit. */
+    public Target withLimits(final double idleSeconds, final int connections)
+    {
+        return new Target(address, local, planes, regionAddress, rkey, regionLength, psk, idleSeconds, connections);
+    }
+
     /**
      * @param spec {@code udp:HOST[:PORT]}: the target's IPv4 address and UDP port (default 4791).
      * @return the socket address.

@@ -3,11 +3,7 @@ package io.spraynic.conformance;
 import java.io.IOException;
 import java.net.Inet4Address;
 import java.net.InetSocketAddress;
-import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
-import java.nio.channels.DatagramChannel;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
 import java.util.Arrays;
 import java.util.zip.CRC32;
 
@@ -16,19 +12,21 @@ import java.util.zip.CRC32;
  * UDP payload, BTH to ICRC. A socket carries no IP header, so the ICRC (S2.6) of what it sends and receives is
  * computed over the IPv4 and UDP headers the datagram would have had: no options, identification 0, DF, the
  * addresses and ports of the datagram, destination port 4791 whatever port the receiving socket is bound to
- * (the form SprayNIC's udp ports synthesize and check). Control path: allocates.
+ * (the form SprayNIC's udp ports synthesize and check). The socket shows the ECN field of each datagram received
+ * and sends with the one a check chooses (ECT(0) unless told, S2.3). Control path: allocates.
  */
 final class UdpLink implements AutoCloseable
 {
     /** The RoCEv2 destination port of every packet's UDP header (S2.1). */
     static final int ROCE_V2_PORT = 4791;
-    private static final int MAX_DATAGRAM = 65_535;
+    /** IP ECN codepoints (RFC 3168): the low two bits of the IPv4 TOS byte. */
+    static final int NOT_ECT = 0;
+    static final int ECT_0 = 2;
+    static final int CE = 3;
 
-    private final DatagramChannel channel;
-    private final Selector selector;
+    private final EcnSocket socket;
     private final InetSocketAddress local;
     private final InetSocketAddress remote;
-    private final ByteBuffer receiveBuffer = ByteBuffer.allocate(MAX_DATAGRAM);
 
     /**
      * @param local  the address and port the suite binds (the target sends its answers there).
@@ -42,12 +40,7 @@ final class UdpLink implements AutoCloseable
         }
         this.local = local;
         this.remote = remote;
-        channel = DatagramChannel.open();
-        channel.setOption(StandardSocketOptions.SO_RCVBUF, 4 << 20);
-        channel.bind(local);
-        channel.configureBlocking(false);
-        selector = Selector.open();
-        channel.register(selector, SelectionKey.OP_READ);
+        socket = new EcnSocket(local, 4 << 20);
     }
 
     InetSocketAddress local()
@@ -61,13 +54,19 @@ final class UdpLink implements AutoCloseable
      */
     void send(final byte[] body, final boolean corruptIcrc) throws IOException
     {
+        send(body, corruptIcrc, ECT_0);
+    }
+
+    /** Sends a packet as {@link #send(byte[], boolean)} does, with IP ECN field {@code ecn}. */
+    void send(final byte[] body, final boolean corruptIcrc, final int ecn) throws IOException
+    {
         final int icrc = icrc(body, ipv4(local), local.getPort(), ipv4(remote)) ^ (corruptIcrc ? 0x0100_0000 : 0);
         final byte[] datagram = Arrays.copyOf(body, body.length + SprayWire.ICRC_LENGTH);
         for (int i = 0; i < 4; i++)
         {
             datagram[body.length + i] = (byte)(icrc >>> (8 * i)); // least significant byte first (S2.6)
         }
-        channel.send(ByteBuffer.wrap(datagram), remote);
+        socket.send(datagram, remote, ecn & 3);
     }
 
     /**
@@ -79,26 +78,15 @@ final class UdpLink implements AutoCloseable
         final long deadline = System.nanoTime() + timeoutNanos;
         while (true)
         {
-            receiveBuffer.clear();
-            final InetSocketAddress from = (InetSocketAddress)channel.receive(receiveBuffer);
-            if (null != from)
-            {
-                if (!from.getAddress().equals(remote.getAddress()))
-                {
-                    continue;
-                }
-                receiveBuffer.flip();
-                final byte[] datagram = new byte[receiveBuffer.remaining()];
-                receiveBuffer.get(datagram);
-                return new Packet(datagram, icrcValid(datagram, ipv4(from), from.getPort()));
-            }
-            final long left = deadline - System.nanoTime();
-            if (left <= 0)
+            final EcnSocket.Datagram d = socket.receive(Math.max(0, deadline - System.nanoTime()));
+            if (null == d)
             {
                 return null;
             }
-            selector.select(Math.max(1, left / 1_000_000));
-            selector.selectedKeys().clear();
+            if (d.from().getAddress().equals(remote.getAddress()))
+            {
+                return new Packet(d.bytes(), icrcValid(d.bytes(), ipv4(d.from()), d.from().getPort()), d.tos());
+            }
         }
     }
 
@@ -147,7 +135,6 @@ final class UdpLink implements AutoCloseable
     @Override
     public void close() throws IOException
     {
-        selector.close();
-        channel.close();
+        socket.close();
     }
 }

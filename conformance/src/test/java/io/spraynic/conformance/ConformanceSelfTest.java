@@ -1,5 +1,6 @@
 package io.spraynic.conformance;
 
+import io.spraynic.conformance.ToyResponder.Fault;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -8,6 +9,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -17,6 +19,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -26,26 +29,71 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * forgotten-CID state: those checks fail against it in every run, which the tests do not assert.) Loopback only,
  * addresses unique to this JVM.
  */
-@Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
 class ConformanceSelfTest
 {
+    private static final byte[] PSK = Checks.pattern(32, 99);
+    private static final Set<String> DATA_GROUPS = Set.of("data", "malformed");
+
     @Test
     void shouldPassTheClausesTheToyResponderKeeps() throws Exception
     {
-        final ConformanceReport report = runAgainst(false, false);
+        final ConformanceReport report = runAgainst(0, PSK, EnumSet.noneOf(Fault.class), null);
         assertCoverageTableNames(report);
         for (final String id : new String[]{"handshake.retry", "handshake.accept", "handshake.repeat",
             "handshake.version-3", "handshake.bad-icrc", "data.in-order-ack", "data.read-back", "data.gap-sack",
-            "data.out-of-order-placement", "data.probe", "malformed.bad-icrc", "malformed.message-tag", "close.ack"})
+            "data.out-of-order-placement", "data.probe", "malformed.bad-icrc", "malformed.message-tag", "close.ack",
+            "psk.bad-proof", "psk.no-proof", "psk.accept", "security.tampered-header", "security.nack-unmatched",
+            "ecn.ce-echo", "ecn.data-ect0", "ecn.control-not-ect", "limits.source", "limits.released",
+            "liveness.keepalive", "liveness.idle-close", "multipath.psn-spaces"})
         {
             assertEquals(Verdict.PASS, report.result(id).verdict(), () -> id + ": " + report.toText());
         }
+        // the toy sends on one path, with no window and no retransmission: the sender's checks catch all three
+        for (final String id : new String[]{"cc.ce-window", "multipath.spread", "multipath.dead-path"})
+        {
+            assertEquals(Verdict.FAIL, report.result(id).verdict(), () -> id + ": " + report.toText());
+        }
+        assertTrue(report.result("cc.ce-window").reason().contains("outstanding in one round"),
+            report.result("cc.ce-window").reason());
+    }
+
+    /** Each check of a clause added with the PSK, ECN, multipath, limit and liveness checks fails against its fault. */
+    @Test
+    void shouldFailEachNewClauseAgainstAToyThatBreaksIt() throws Exception
+    {
+        final ConformanceReport psk = runAgainst(3, PSK, EnumSet.of(Fault.IGNORE_PROOF, Fault.NO_ACK_PROOF),
+            Set.of("psk"));
+        for (final String id : new String[]{"psk.bad-proof", "psk.no-proof", "psk.accept"})
+        {
+            assertEquals(Verdict.FAIL, psk.result(id).verdict(), () -> id + ": " + psk.toText());
+        }
+        assertTrue(psk.result("psk.accept").reason().contains("proof does not verify"), psk::toText);
+        final ConformanceReport report = runAgainst(4, null, EnumSet.of(Fault.NO_CE_ECHO, Fault.IGNORE_MESSAGE_TAG,
+            Fault.OBEY_ANY_NACK, Fault.NO_CONNECTION_LIMIT, Fault.NO_KEEPALIVE, Fault.NO_IDLE_CLOSE, Fault.NOT_ECT_DATA,
+            Fault.WRONG_INITIAL_PSN), Set.of("security", "ecn", "limits", "liveness", "multipath"));
+        final Map<String, String> expected = Map.of(
+            "security.tampered-header", "read back is not the zeros",
+            "security.nack-unmatched", "not acknowledged",
+            "ecn.ce-echo", "4 CE-marked packets echoed as 0",
+            "ecn.data-ect0", "with ECN 0",
+            "limits.source", "4 connections from one source accepted",
+            "liveness.keepalive", "no ACK of path 0",
+            "liveness.idle-close", "still open",
+            "multipath.psn-spaces", "path 0 began at PSN 1001, not 1000");
+        for (final Map.Entry<String, String> e : expected.entrySet())
+        {
+            final CheckResult r = report.result(e.getKey());
+            assertEquals(Verdict.FAIL, r.verdict(), () -> e.getKey() + ": " + report.toText());
+            assertTrue(r.reason().contains(e.getValue()), () -> e.getKey() + ": " + r.reason());
+        }
+        assertNull(psk.result("ecn.ce-echo"), "only the groups asked for run");
     }
 
     @Test
     void shouldFailTheIcrcClauseAgainstATargetThatAcceptsABadIcrc() throws Exception
     {
-        final ConformanceReport report = runAgainst(true, false);
+        final ConformanceReport report = runAgainst(1, null, EnumSet.of(Fault.ACCEPT_BAD_ICRC), DATA_GROUPS);
         final CheckResult data = report.result("malformed.bad-icrc");
         assertEquals(Verdict.FAIL, data.verdict(), report::toText);
         assertEquals("S2.6-1", data.clause());
@@ -60,7 +108,7 @@ class ConformanceSelfTest
     @Test
     void shouldFailTheSackClauseAgainstATargetThatOmitsSackBits() throws Exception
     {
-        final ConformanceReport report = runAgainst(false, true);
+        final ConformanceReport report = runAgainst(2, null, EnumSet.of(Fault.OMIT_SACK), DATA_GROUPS);
         final CheckResult gap = report.result("data.gap-sack");
         assertEquals(Verdict.FAIL, gap.verdict(), report::toText);
         assertEquals("S6.4-2", gap.clause());
@@ -106,18 +154,20 @@ class ConformanceSelfTest
         }
     }
 
-    private static ConformanceReport runAgainst(final boolean acceptBadIcrc, final boolean omitSack) throws Exception
+    private static ConformanceReport runAgainst(final int run, final byte[] psk, final EnumSet<Fault> faults,
+        final Set<String> groups) throws Exception
     {
         final long pid = ProcessHandle.current().pid();
-        final int port = 20_000 + (int)(pid % 20_000) + (acceptBadIcrc ? 1 : 0) + (omitSack ? 2 : 0);
+        final int port = 20_000 + (int)(pid % 20_000) + run;
         final InetAddress targetIp = InetAddress.getByName("127.71." + (pid >> 8 & 0xFF) + "." + (pid & 0xFF));
         final InetAddress suiteIp = InetAddress.getByName("127.72." + (pid >> 8 & 0xFF) + "." + (pid & 0xFF));
         final InetSocketAddress target = new InetSocketAddress(targetIp, port);
         final InetSocketAddress suite = new InetSocketAddress(suiteIp, port);
-        try (ToyResponder _ = new ToyResponder(target, suite, acceptBadIcrc, omitSack))
+        try (ToyResponder _ = new ToyResponder(target, suite, psk, faults))
         {
             return ConformanceSuite.run(new Target(target, suite, 1, ToyResponder.REGION_ADDRESS, ToyResponder.RKEY,
-                ConformanceSuite.REGION_BYTES));
+                ConformanceSuite.REGION_BYTES, psk, ToyResponder.IDLE_TIMEOUT_NANOS / 1e9, ToyResponder.CONNECTION_LIMIT),
+                null, null, groups);
         }
     }
 }

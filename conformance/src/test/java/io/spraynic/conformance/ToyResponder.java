@@ -9,19 +9,54 @@ import java.util.Map;
 
 /**
  * A deliberately small spray responder for the suite's self-test, written in the test module from the same
- * document: the handshake with a fixed cookie, WRITEs placed into a heap region, READs answered, probes and data
- * acknowledged at once, CLOSE answered. Two switches make it non-compliant in one way each, so the self-test can
- * show the suite catches exactly that: {@link #acceptBadIcrc} (S2.6-1) and {@link #omitSack} (S6.4-2: ACKs carry
- * the cumulative PSN but never a SACK bit). It runs on its own thread until closed.
+ * document: the handshake with a fixed cookie (and a PSK proof when given a key), WRITEs placed into a heap region,
+ * READs answered (one path, no window, no retransmission), probes and data acknowledged at once with their CE marks
+ * echoed, CLOSE answered, a per-source connection limit, keepalives and an idle timeout. Each {@link Fault} makes
+ * it non-compliant in one way, so the self-test can show the suite catches exactly that. It runs on its own thread
+ * until closed.
  */
 final class ToyResponder implements AutoCloseable
 {
+    /** One way to break a clause. */
+    enum Fault
+    {
+        /** S2.6-1: packets with a wrong ICRC are taken. */
+        ACCEPT_BAD_ICRC,
+        /** S6.4-2: ACKs carry the cumulative PSN but never a SACK bit. */
+        OMIT_SACK,
+        /** S12.2-1: a CONNECT's PSK proof is not checked. */
+        IGNORE_PROOF,
+        /** S12.2-2: the CONNECT_ACK's proof is zero. */
+        NO_ACK_PROOF,
+        /** S8.1-1: CE marks are not echoed. */
+        NO_CE_ECHO,
+        /** S12.4-1: data packets' message tags are not checked. */
+        IGNORE_MESSAGE_TAG,
+        /** S12.8-1: any NACK fails the connection (it is forgotten). */
+        OBEY_ANY_NACK,
+        /** S12.9-1: no connection limit. */
+        NO_CONNECTION_LIMIT,
+        /** S12.10-1: no keepalives. */
+        NO_KEEPALIVE,
+        /** S12.10-2: idle connections stay open. */
+        NO_IDLE_CLOSE,
+        /** S2.3-1: data sent Not-ECT. */
+        NOT_ECT_DATA,
+        /** S5.4-1: READ responses start one PSN above the announced initial PSN. */
+        WRONG_INITIAL_PSN
+    }
+
+    /** The toy's connections per source (S12.9) and idle timeout (S12.10), small so that the checks run fast. */
+    static final int CONNECTION_LIMIT = 3;
+    static final long IDLE_TIMEOUT_NANOS = 1_500 * ScriptedPeer.MILLI;
     static final long REGION_ADDRESS = 0x7F00_0000_0000L;
     static final int RKEY = 0x1234;
     private static final byte[] COOKIE = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 
+    final java.util.Set<Fault> faults;
     final boolean acceptBadIcrc;
     final boolean omitSack;
+    private final byte[] psk;
     final byte[] region = new byte[(int)ConformanceSuite.REGION_BYTES];
     private final UdpLink link;
     private final Thread thread;
@@ -40,14 +75,21 @@ final class ToyResponder implements AutoCloseable
         int[] cumulative;
         BitSet[] above;
         int[] ackSequence;
+        int[] ceSinceAck;
         int nextPsn;
+        int mtu;
+        boolean closed;
+        long lastHeard = System.nanoTime();
+        long lastSent = System.nanoTime();
     }
 
-    ToyResponder(final InetSocketAddress self, final InetSocketAddress suite, final boolean acceptBadIcrc,
-        final boolean omitSack) throws IOException
+    ToyResponder(final InetSocketAddress self, final InetSocketAddress suite, final byte[] psk,
+        final java.util.Set<Fault> faults) throws IOException
     {
-        this.acceptBadIcrc = acceptBadIcrc;
-        this.omitSack = omitSack;
+        this.faults = faults.isEmpty() ? java.util.EnumSet.noneOf(Fault.class) : java.util.EnumSet.copyOf(faults);
+        this.acceptBadIcrc = faults.contains(Fault.ACCEPT_BAD_ICRC);
+        this.omitSack = faults.contains(Fault.OMIT_SACK);
+        this.psk = psk;
         this.link = new UdpLink(self, suite);
         thread = new Thread(this::loop, "toy-responder");
         thread.setDaemon(true);
@@ -65,6 +107,7 @@ final class ToyResponder implements AutoCloseable
                 {
                     handle(p);
                 }
+                tick();
             }
         }
         catch (final IOException e)
@@ -84,7 +127,7 @@ final class ToyResponder implements AutoCloseable
             return;
         }
         final Connection c = connections.get(p.destQp());
-        if (null == c)
+        if (null == c || c.closed && p.opcode() != SprayWire.CLOSE)
         {
             return;
         }
@@ -95,17 +138,26 @@ final class ToyResponder implements AutoCloseable
             {
                 if (p.controlTagValid(c.receiveKey))
                 {
+                    c.lastHeard = System.nanoTime();
                     record(c, p.h8(0), p.psn());
                     ack(c, p.h8(0));
+                }
+            }
+            case SprayWire.NACK ->
+            {
+                if (p.controlTagValid(c.receiveKey) && faults.contains(Fault.OBEY_ANY_NACK))
+                {
+                    c.closed = true; // the toy sends no message of its own: any NACK is unmatched
                 }
             }
             case SprayWire.CLOSE ->
             {
                 if (p.controlTagValid(c.receiveKey))
                 {
+                    c.closed = true;
                     link.send(FrameBuilder.bth(SprayWire.CLOSE_ACK, c.peerCid, 0, false).u8(2).u8(0).u8(1).u8(1)
                         .u16(1024).u16(2).u8(0).u24(c.cid).u8(0).u24(0).u32(0).u64(p.h64(20)).u8(0).zeros(3)
-                        .controlTag(c.sendKey).bytes(), false);
+                        .controlTag(c.sendKey).bytes(), false, UdpLink.NOT_ECT);
                 }
             }
             default ->
@@ -124,12 +176,24 @@ final class ToyResponder implements AutoCloseable
                 SprayWire.REASON_VERSION_UNSUPPORTED : SprayWire.REASON_BAD_PARAMETERS).bytes(), false);
             return;
         }
+        final int end = p.length() - SprayWire.ICRC_LENGTH - p.padCount();
+        if (null != psk && !faults.contains(Fault.IGNORE_PROOF) && !Arrays.equals(ConnectRequest.proof(psk, p.bytes,
+            end), Arrays.copyOfRange(p.bytes, ConnectRequest.PROOF_AT, ConnectRequest.PROOF_AT + 16)))
+        {
+            return; // S12.2: dropped silently
+        }
         if (!Arrays.equals(p.hBytes(SprayWire.CONH_LENGTH, 16), COOKIE))
         {
             link.send(conh(SprayWire.CONNECT_RETRY, initiatorCid, 0, 0, token, 0).bytes(COOKIE).zeros(48).bytes(), false);
             return;
         }
         Connection c = byToken.get(token);
+        if (null == c && open() >= CONNECTION_LIMIT && !faults.contains(Fault.NO_CONNECTION_LIMIT))
+        {
+            link.send(conh(SprayWire.CONNECT_REJECT, initiatorCid, 0, 0, token, SprayWire.REASON_SOURCE_LIMIT).bytes(),
+                false);
+            return;
+        }
         if (null == c)
         {
             final HandshakeKeys keys = HandshakeKeys.generate();
@@ -138,13 +202,15 @@ final class ToyResponder implements AutoCloseable
             c.cid = nextCid++;
             c.peerCid = initiatorCid;
             final long[][] k = HandshakeKeys.derive(keys.shared(initiatorPublic), initiatorPublic, keys.publicKey,
-                initiatorCid, c.cid, token);
+                initiatorCid, c.cid, token, psk);
             c.receiveKey = k[0];
             c.sendKey = k[1];
             final int paths = Math.min(p.h8(2), 2);
             c.cumulative = new int[paths];
             c.above = new BitSet[paths];
             c.ackSequence = new int[paths];
+            c.ceSinceAck = new int[paths];
+            c.mtu = Math.min(1024, p.h16(4));
             for (int i = 0; i < paths; i++)
             {
                 c.cumulative[i] = (p.h24(13) + i * SprayWire.PATH_PSN_STRIDE) & SprayWire.PSN_MASK;
@@ -156,6 +222,15 @@ final class ToyResponder implements AutoCloseable
             c.connectAck[SprayWire.BTH_LENGTH + 13] = 0; // initial PSN 1000 (below)
             c.connectAck[SprayWire.BTH_LENGTH + 14] = (byte)(1000 >> 8);
             c.connectAck[SprayWire.BTH_LENGTH + 15] = (byte)1000;
+            if (null != psk && !faults.contains(Fault.NO_ACK_PROOF))
+            {
+                System.arraycopy(ConnectRequest.proof(psk, c.connectAck, c.connectAck.length), 0, c.connectAck,
+                    ConnectRequest.PROOF_AT, 16);
+            }
+            if (faults.contains(Fault.WRONG_INITIAL_PSN))
+            {
+                c.nextPsn++;
+            }
             connections.put(c.cid, c);
             byToken.put(token, c);
         }
@@ -181,11 +256,16 @@ final class ToyResponder implements AutoCloseable
             (long)p.opcode() << 56 | (long)p.h16(2) << 32 | (p.h32(4) & 0xFFFF_FFFFL),
             (long)p.h32(12) << 32 | (p.h32(16) & 0xFFFF_FFFFL), base,
             (long)p.h32(SprayWire.SETH_LENGTH + 8) << 32 | c.cid, 0);
-        if (expected != p.h64(20))
+        if (expected != p.h64(20) && !faults.contains(Fault.IGNORE_MESSAGE_TAG))
         {
             return;
         }
+        c.lastHeard = System.nanoTime();
         final boolean fresh = record(c, path, p.psn());
+        if (fresh && p.ecn() == UdpLink.CE && !faults.contains(Fault.NO_CE_ECHO))
+        {
+            c.ceSinceAck[path]++;
+        }
         final long va = p.h64(SprayWire.SETH_LENGTH) - REGION_ADDRESS;
         if (p.opcode() == SprayWire.WRITE && fresh)
         {
@@ -201,14 +281,16 @@ final class ToyResponder implements AutoCloseable
             final int length = p.h32(12);
             final long tag = SipHash24.words(c.sendKey, (long)SprayWire.READ_RESPONSE << 56 | (long)p.h16(2) << 32 |
                 (p.h32(4) & 0xFFFF_FFFFL), (long)length << 32, 0, c.peerCid, 0);
-            for (int offset = 0; offset < length || offset == 0; offset += 1024)
+            for (int offset = 0; offset < length || offset == 0; offset += c.mtu)
             {
-                final int n = Math.min(1024, length - offset);
+                final int n = Math.min(c.mtu, length - offset);
                 final byte[] payload = va >= 0 && va + length <= region.length ?
                     Arrays.copyOfRange(region, (int)va + offset, (int)va + offset + n) : new byte[n];
                 link.send(FrameBuilder.bth(SprayWire.READ_RESPONSE, c.peerCid, c.nextPsn++, false).u8(0)
                     .u8(offset + n >= length ? SprayWire.SETH_LAST : 0).u16(p.h16(2)).u32(p.h32(4)).u32(offset)
-                    .u32(length).u32(0).u64(tag).bytes(payload).bytes(), false);
+                    .u32(length).u32(0).u64(tag).bytes(payload).bytes(), false,
+                    faults.contains(Fault.NOT_ECT_DATA) ? UdpLink.NOT_ECT : UdpLink.ECT_0);
+                c.lastSent = System.nanoTime();
                 if (n <= 0)
                 {
                     break;
@@ -246,9 +328,43 @@ final class ToyResponder implements AutoCloseable
                 sack[i >> 3] |= (byte)(0x80 >>> (i & 7));
             }
         }
-        link.send(FrameBuilder.bth(SprayWire.ACK, c.peerCid, 0, false).u8(path).u8(0).u16(0).u8(0)
-            .u24(c.cumulative[path]).bytes(sack).u32(0).u32(++c.ackSequence[path]).u32(0).controlTag(c.sendKey).bytes(),
-            false);
+        final int ce = c.ceSinceAck[path];
+        c.ceSinceAck[path] = 0;
+        link.send(FrameBuilder.bth(SprayWire.ACK, c.peerCid, 0, false).u8(path).u8(ce > 0 ? SprayWire.SACKH_ECE : 0)
+            .u16(ce).u8(0).u24(c.cumulative[path]).bytes(sack).u32(0).u32(++c.ackSequence[path]).u32(0)
+            .controlTag(c.sendKey).bytes(), false, UdpLink.NOT_ECT);
+        c.lastSent = System.nanoTime();
+    }
+
+    /** Keepalives after a third of the idle timeout without sending; idle connections closed (S12.10). */
+    private void tick() throws IOException
+    {
+        final long now = System.nanoTime();
+        for (final Connection c : connections.values())
+        {
+            if (c.closed)
+            {
+                continue;
+            }
+            if (now - c.lastHeard > IDLE_TIMEOUT_NANOS && !faults.contains(Fault.NO_IDLE_CLOSE))
+            {
+                c.closed = true;
+            }
+            else if (now - c.lastSent > IDLE_TIMEOUT_NANOS / 3 && !faults.contains(Fault.NO_KEEPALIVE))
+            {
+                ack(c, 0);
+            }
+        }
+    }
+
+    private int open()
+    {
+        int open = 0;
+        for (final Connection c : connections.values())
+        {
+            open += c.closed ? 0 : 1;
+        }
+        return open;
     }
 
     @Override

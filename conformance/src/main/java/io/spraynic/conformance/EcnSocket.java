@@ -1,0 +1,246 @@
+package io.spraynic.conformance;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.net.BindException;
+import java.net.Inet4Address;
+import java.net.InetSocketAddress;
+
+/**
+ * An IPv4 UDP socket that shows the suite the IP ECN field of what it receives and lets it choose the field of
+ * what it sends (S2.3, S8.1): the JDK's {@code DatagramChannel} hides the received TOS byte, so this one calls the C
+ * library through the JDK's own foreign-function API (socket, bind, {@code IP_RECVTOS}, recvmsg, {@code IP_TOS},
+ * sendto, poll; Linux x86-64 and aarch64 struct layouts). Still JDK only: no code of the implementation under test.
+ * Control path, single-threaded: allocates.
+ */
+final class EcnSocket implements AutoCloseable
+{
+    private static final int AF_INET = 2;
+    private static final int SOCK_DGRAM = 2;
+    private static final int SOL_SOCKET = 1;
+    private static final int SO_RCVBUF = 8;
+    private static final int IPPROTO_IP = 0;
+    private static final int IP_TOS = 1;
+    private static final int IP_RECVTOS = 13;
+    private static final int MSG_DONTWAIT = 0x40;
+    private static final short POLLIN = 1;
+    private static final int MAX_DATAGRAM = 65_535;
+
+    private static final MethodHandle SOCKET;
+    private static final MethodHandle BIND;
+    private static final MethodHandle SETSOCKOPT;
+    private static final MethodHandle SENDTO;
+    private static final MethodHandle RECVMSG;
+    private static final MethodHandle POLL;
+    private static final MethodHandle CLOSE;
+
+    static
+    {
+        final Linker linker = Linker.nativeLinker();
+        final SymbolLookup libc = linker.defaultLookup();
+        final ValueLayout.OfInt i = ValueLayout.JAVA_INT;
+        final ValueLayout.OfLong l = ValueLayout.JAVA_LONG;
+        final var p = ValueLayout.ADDRESS;
+        SOCKET = linker.downcallHandle(libc.find("socket").orElseThrow(), FunctionDescriptor.of(i, i, i, i));
+        BIND = linker.downcallHandle(libc.find("bind").orElseThrow(), FunctionDescriptor.of(i, i, p, i));
+        SETSOCKOPT = linker.downcallHandle(libc.find("setsockopt").orElseThrow(), FunctionDescriptor.of(i, i, i, i, p, i));
+        SENDTO = linker.downcallHandle(libc.find("sendto").orElseThrow(), FunctionDescriptor.of(l, i, p, l, i, p, i));
+        RECVMSG = linker.downcallHandle(libc.find("recvmsg").orElseThrow(), FunctionDescriptor.of(l, i, p, i));
+        POLL = linker.downcallHandle(libc.find("poll").orElseThrow(), FunctionDescriptor.of(i, p, l, i));
+        CLOSE = linker.downcallHandle(libc.find("close").orElseThrow(), FunctionDescriptor.of(i, i));
+    }
+
+    /** A datagram received: its bytes, where from, and the TOS byte of its IP header (-1 when not reported). */
+    record Datagram(byte[] bytes, InetSocketAddress from, int tos)
+    {
+    }
+
+    private final Arena arena = Arena.ofShared();
+    private final int fd;
+    private final MemorySegment buffer = arena.allocate(MAX_DATAGRAM);
+    private final MemorySegment from = arena.allocate(16);
+    private final MemorySegment to = arena.allocate(16);
+    private final MemorySegment iov = arena.allocate(16, 8);
+    private final MemorySegment control = arena.allocate(64, 8);
+    private final MemorySegment msghdr = arena.allocate(56, 8);
+    private final MemorySegment pollfd = arena.allocate(8, 4);
+    private final MemorySegment intValue = arena.allocate(4, 4);
+    private int sendTos = -1;
+
+    EcnSocket(final InetSocketAddress local, final int receiveBuffer) throws IOException
+    {
+        try
+        {
+            fd = (int)SOCKET.invokeExact(AF_INET, SOCK_DGRAM, 0);
+            if (fd < 0)
+            {
+                throw new IOException("socket(AF_INET, SOCK_DGRAM) failed");
+            }
+            setInt(SOL_SOCKET, SO_RCVBUF, receiveBuffer);
+            setInt(IPPROTO_IP, IP_RECVTOS, 1);
+            sockaddr(to, local);
+            if ((int)BIND.invokeExact(fd, to, 16) != 0)
+            {
+                final int closed = (int)CLOSE.invokeExact(fd);
+                arena.close();
+                throw new BindException("cannot bind " + local + (closed == 0 ? "" : " (close failed)"));
+            }
+        }
+        catch (final IOException e)
+        {
+            throw e;
+        }
+        catch (final Throwable t)
+        {
+            throw new IOException("the C library's socket calls failed", t);
+        }
+    }
+
+    /** Sends {@code datagram} to {@code remote} with IP TOS byte {@code tos} (its low two bits are the ECN field). */
+    void send(final byte[] datagram, final InetSocketAddress remote, final int tos) throws IOException
+    {
+        try
+        {
+            if (tos != sendTos)
+            {
+                setInt(IPPROTO_IP, IP_TOS, tos);
+                sendTos = tos;
+            }
+            MemorySegment.copy(datagram, 0, buffer, ValueLayout.JAVA_BYTE, 0, datagram.length);
+            sockaddr(to, remote);
+            final long sent = (long)SENDTO.invokeExact(fd, buffer, (long)datagram.length, 0, to, 16);
+            if (sent != datagram.length)
+            {
+                throw new IOException("sendto " + remote + " sent " + sent + " of " + datagram.length + " B");
+            }
+        }
+        catch (final IOException e)
+        {
+            throw e;
+        }
+        catch (final Throwable t)
+        {
+            throw new IOException(t);
+        }
+    }
+
+    /** @return the next datagram within {@code timeoutNanos}, or null. */
+    Datagram receive(final long timeoutNanos) throws IOException
+    {
+        final long deadline = System.nanoTime() + timeoutNanos;
+        try
+        {
+            while (true)
+            {
+                iov.set(ValueLayout.ADDRESS, 0, buffer);
+                iov.set(ValueLayout.JAVA_LONG, 8, MAX_DATAGRAM);
+                msghdr.fill((byte)0);
+                msghdr.set(ValueLayout.ADDRESS, 0, from);
+                msghdr.set(ValueLayout.JAVA_INT, 8, 16);
+                msghdr.set(ValueLayout.ADDRESS, 16, iov);
+                msghdr.set(ValueLayout.JAVA_LONG, 24, 1);
+                msghdr.set(ValueLayout.ADDRESS, 32, control);
+                msghdr.set(ValueLayout.JAVA_LONG, 40, control.byteSize());
+                final long n = (long)RECVMSG.invokeExact(fd, msghdr, MSG_DONTWAIT);
+                if (n >= 0)
+                {
+                    final byte[] bytes = buffer.asSlice(0, n).toArray(ValueLayout.JAVA_BYTE);
+                    return new Datagram(bytes, address(from), receivedTos());
+                }
+                final long left = deadline - System.nanoTime();
+                if (left <= 0)
+                {
+                    return null;
+                }
+                pollfd.set(ValueLayout.JAVA_INT, 0, fd);
+                pollfd.set(ValueLayout.JAVA_SHORT, 4, POLLIN);
+                pollfd.set(ValueLayout.JAVA_SHORT, 6, (short)0);
+                final int ready = (int)POLL.invokeExact(pollfd, 1L, (int)Math.max(1, Math.min(left / 1_000_000, 1_000)));
+                if (ready < 0)
+                {
+                    Thread.onSpinWait(); // EINTR: try again
+                }
+            }
+        }
+        catch (final Throwable t)
+        {
+            throw new IOException(t);
+        }
+    }
+
+    private int receivedTos()
+    {
+        final long length = msghdr.get(ValueLayout.JAVA_LONG, 40);
+        long at = 0;
+        while (at + 16 <= length)
+        {
+            final long cmsgLength = control.get(ValueLayout.JAVA_LONG, at);
+            if (cmsgLength < 16)
+            {
+                return -1;
+            }
+            if (control.get(ValueLayout.JAVA_INT, at + 8) == IPPROTO_IP && control.get(ValueLayout.JAVA_INT, at + 12) == IP_TOS)
+            {
+                return control.get(ValueLayout.JAVA_BYTE, at + 16) & 0xFF;
+            }
+            at += (cmsgLength + 7) & ~7L;
+        }
+        return -1;
+    }
+
+    private void setInt(final int level, final int option, final int value) throws Throwable
+    {
+        intValue.set(ValueLayout.JAVA_INT, 0, value);
+        if ((int)SETSOCKOPT.invokeExact(fd, level, option, intValue, 4) != 0)
+        {
+            throw new IOException("setsockopt(" + level + ", " + option + ", " + value + ") failed");
+        }
+    }
+
+    private static void sockaddr(final MemorySegment s, final InetSocketAddress address)
+    {
+        if (!(address.getAddress() instanceof Inet4Address))
+        {
+            throw new IllegalArgumentException("IPv4 only: " + address);
+        }
+        s.fill((byte)0);
+        s.set(ValueLayout.JAVA_SHORT, 0, (short)AF_INET);
+        s.set(ValueLayout.JAVA_BYTE, 2, (byte)(address.getPort() >>> 8));
+        s.set(ValueLayout.JAVA_BYTE, 3, (byte)address.getPort());
+        MemorySegment.copy(address.getAddress().getAddress(), 0, s, ValueLayout.JAVA_BYTE, 4, 4);
+    }
+
+    private static InetSocketAddress address(final MemorySegment s) throws IOException
+    {
+        final int port = (s.get(ValueLayout.JAVA_BYTE, 2) & 0xFF) << 8 | s.get(ValueLayout.JAVA_BYTE, 3) & 0xFF;
+        return new InetSocketAddress(java.net.InetAddress.getByAddress(s.asSlice(4, 4).toArray(ValueLayout.JAVA_BYTE)),
+            port);
+    }
+
+    @Override
+    public void close()
+    {
+        try
+        {
+            final int closed = (int)CLOSE.invokeExact(fd);
+            if (closed != 0)
+            {
+                return;
+            }
+        }
+        catch (final Throwable ignored)
+        {
+            // nothing more to release
+        }
+        finally
+        {
+            arena.close();
+        }
+    }
+}

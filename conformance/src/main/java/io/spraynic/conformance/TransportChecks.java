@@ -1,0 +1,360 @@
+package io.spraynic.conformance;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * ECN, congestion control and multipath as the wire shows them: the ECN field of what the target sends (S2.3), the
+ * CE marks it echoes (S8.1), the window it keeps when its ACKs echo CE (S8.2), the PSN space of each path (S5.4),
+ * spraying (S7.2), a path that goes dead (S7.4, S7.4.1) and its probing back (S7.5). The suite plays the receiver of
+ * the target's READ responses and chooses what its ACKs say.
+ */
+final class TransportChecks extends Checks
+{
+    /** Silence that ends a round of the window check: below the tail-probe and RTO floors of a loaded target. */
+    private static final long QUIET_NANOS = 4 * ScriptedPeer.MILLI;
+    private static final int CLEAN_ROUNDS = 2;
+    private static final int MARKED_ROUNDS = 7;
+    /** 512 packets at MTU 256: more than 9 rounds of a window that starts at 16, and than the SACK window. */
+    private static final int WINDOW_READ_BYTES = 128 * 1024;
+
+    private final long base;
+    private final int rkey;
+
+    TransportChecks(final Target target, final UdpLink link, final List<CheckResult> results, final long regionOffset)
+    {
+        super(target, link, results);
+        this.base = target.regionAddress() + regionOffset;
+        this.rkey = target.rkey();
+    }
+
+    void runEcn(final ConnectRequest request) throws IOException
+    {
+        request.paths = 1; // one window to watch
+        request.mtu = 256; // 64 KiB is 256 packets: rounds enough to see the window move
+        final Connection connection = open(request);
+        final ScriptedPeer c = connection.peer();
+        final String why = connection.why();
+        must("ecn.ce-echo", "S8.1-1", "CE-marked data draws ACKs whose ceCount adds up to the marked packets, ECE " +
+            "set; unmarked data draws ceCount 0, ECE clear", () ->
+        {
+            DataChecks.requireConnection(why);
+            final List<String> f = newFailures();
+            final int marked = echoed(c, UdpLink.CE, 4 * c.mtu, f);
+            if (marked != 4)
+            {
+                f.add("4 CE-marked packets echoed as " + marked);
+            }
+            final int clean = echoed(c, UdpLink.ECT_0, 4 * c.mtu, f);
+            if (clean != 0)
+            {
+                f.add("4 ECT(0) packets echoed as " + clean + " CE marks");
+            }
+            return failures(f);
+        });
+        must("cc.ce-window", "S8.2-1", "the packets a path keeps outstanding shrink over round trips whose ACKs echo " +
+            "every packet CE, and stay within 256", () ->
+        {
+            DataChecks.requireConnection(why);
+            final int[] windows = windows(c, WINDOW_READ_BYTES);
+            final List<String> f = newFailures();
+            int clean = 0;
+            for (int r = 0; r < CLEAN_ROUNDS; r++)
+            {
+                clean = Math.max(clean, windows[r]);
+            }
+            final int last = windows[CLEAN_ROUNDS + MARKED_ROUNDS - 1];
+            for (final int w : windows)
+            {
+                if (w > SprayWire.SACK_BITS)
+                {
+                    f.add(w + " packets outstanding in one round (S6.3: at most 256)");
+                }
+            }
+            if (windows[windows.length - 1] < 0 && f.isEmpty())
+            {
+                throw new NotTested("the READ of " + WINDOW_READ_BYTES / c.mtu + " packets completed before " +
+                    (CLEAN_ROUNDS + MARKED_ROUNDS) + " rounds: the window never held it back");
+            }
+            if (clean < 2)
+            {
+                throw new NotTested("the unmarked rounds carried " + clean + " packets: nothing to compare");
+            }
+            if (last >= clean)
+            {
+                f.add("after " + MARKED_ROUNDS + " round trips with every packet echoed CE the path still had " + last +
+                    " packets outstanding, against " + clean + " before");
+            }
+            return f.isEmpty() ? null : failures(f) + " (packets per round: " + java.util.Arrays.toString(windows) + ")";
+        });
+        must("ecn.data-ect0", "S2.3-1", "every data packet the target sent arrived ECN-capable, ECT(0)", () ->
+        {
+            DataChecks.requireConnection(why);
+            return codepoints(c, true, UdpLink.ECT_0);
+        });
+        should("ecn.control-not-ect", "S2.3-2", "every ACK, NACK and PROBE the target sent arrived Not-ECT", () ->
+        {
+            DataChecks.requireConnection(why);
+            return codepoints(c, false, UdpLink.NOT_ECT);
+        });
+        closeQuietly(c);
+    }
+
+    /**
+     * WRITEs {@code length} bytes on path 0 with ECN field {@code ecn}, the last packet asking for an ACK.
+     *
+     * @return the CE marks the ACKs of path 0 echoed from then until one covered the WRITE (failures into f).
+     */
+    private int echoed(final ScriptedPeer c, final int ecn, final int length, final List<String> f) throws IOException
+    {
+        final byte[] data = pattern(length, 61 + ecn);
+        final ScriptedPeer.Message m = new ScriptedPeer.Message(SprayWire.WRITE, 0, c.takeMsn(0), length, 0,
+            base + 64 * 1024 - length, rkey, 0);
+        final int count = (length + c.mtu - 1) / c.mtu;
+        final int[] psns = new int[count];
+        final int from = c.received.size();
+        for (final byte[] p : c.writePackets(m, data, null, psns))
+        {
+            c.send(p, ecn);
+        }
+        final int expect = (psns[count - 1] + 1) & SprayWire.PSN_MASK;
+        if (null == c.awaitPacket(ANSWER_NANOS, a -> c.isAckOf(a, 0) && SprayWire.psnDistance(expect, a.h24(5)) >= 0))
+        {
+            f.add("no ACK covered the WRITE sent with ECN " + ecn);
+        }
+        c.collect(SILENCE_NANOS / 4); // an ACK the delay timer still owes
+        int ce = 0;
+        for (final Packet a : c.received.subList(from, c.received.size()))
+        {
+            if (c.isAckOf(a, 0))
+            {
+                final boolean ece = (a.h8(1) & SprayWire.SACKH_ECE) != 0;
+                if (ece != (a.h16(2) > 0))
+                {
+                    f.add("an ACK with ceCount " + a.h16(2) + " has ECE " + (ece ? "set" : "clear"));
+                }
+                ce += a.h16(2);
+            }
+        }
+        return ce;
+    }
+
+    /**
+     * READs {@code length} bytes on path 0 in rounds: the suite acknowledges nothing (but a round's start probe,
+     * S8.3.1) until the target has sent nothing new for {@link #QUIET_NANOS}, then acknowledges the round in one ACK,
+     * echoing every packet of it as CE after the first {@link #CLEAN_ROUNDS}.
+     *
+     * @return the new packets sent in each round: what the path's window let out; -1 for the rounds after the
+     * READ completed.
+     */
+    private int[] windows(final ScriptedPeer c, final int length) throws IOException
+    {
+        final int[] windows = new int[CLEAN_ROUNDS + MARKED_ROUNDS];
+        final int msn = c.takeMsn(0);
+        final Set<Integer> seen = new HashSet<>();
+        c.silent = true;
+        try
+        {
+            c.send(c.readRequest(0, 0, msn, base, rkey, length));
+            final ScriptedPeer.InboundRead read = c.inboundRead(0, msn);
+            java.util.Arrays.fill(windows, -1);
+            for (int round = 0; round < windows.length && !read.complete(); round++)
+            {
+                c.answerProbes = true;
+                long lastNew = System.nanoTime();
+                final long roundEnd = lastNew + 10 * ANSWER_NANOS;
+                int fresh = 0;
+                while (System.nanoTime() < roundEnd)
+                {
+                    final Packet p = c.awaitPacket(Math.max(1, lastNew + QUIET_NANOS - System.nanoTime()), a -> true);
+                    if (null == p)
+                    {
+                        if (fresh > 0 || System.nanoTime() - lastNew > ANSWER_NANOS)
+                        {
+                            break;
+                        }
+                        continue;
+                    }
+                    if (p.icrcValid && p.opcode() == SprayWire.READ_RESPONSE && p.wholeHeaders() &&
+                        p.destQp() == c.localCid() && (p.h8(1) & SprayWire.SETH_RETRANSMIT) == 0 && seen.add(p.psn()))
+                    {
+                        fresh++;
+                        c.answerProbes = false;
+                        lastNew = System.nanoTime();
+                    }
+                }
+                windows[round] = fresh;
+                c.sendAck(0, round < CLEAN_ROUNDS ? 0 : fresh);
+            }
+        }
+        finally
+        {
+            c.silent = false;
+            c.answerProbes = false;
+            c.sendAck(0);
+            c.collect(SILENCE_NANOS);
+        }
+        return windows;
+    }
+
+    /** @return null when every data packet (or every ACK, NACK, PROBE) arrived with {@code ecn}, else which did not. */
+    private static String codepoints(final ScriptedPeer c, final boolean data, final int ecn) throws NotTested
+    {
+        final List<String> f = newFailures();
+        int judged = 0;
+        for (final Packet p : c.received)
+        {
+            final int op = p.opcode();
+            if (!p.icrcValid || p.destQp() != c.localCid() || (data ? !SprayWire.isData(op) :
+                op != SprayWire.ACK && op != SprayWire.NACK && op != SprayWire.PROBE))
+            {
+                continue;
+            }
+            if (p.ecn() < 0)
+            {
+                throw new NotTested("the suite's socket does not report the ECN field");
+            }
+            judged++;
+            if (p.ecn() != ecn && f.size() < 4)
+            {
+                f.add(p + " arrived with ECN " + p.ecn());
+            }
+        }
+        if (judged == 0)
+        {
+            throw new NotTested("no such packet arrived");
+        }
+        return failures(f);
+    }
+
+    void runMultipath(final ConnectRequest request) throws IOException
+    {
+        request.paths = 4;
+        final Connection connection = open(request);
+        final ScriptedPeer c = connection.peer();
+        final String why = connection.why();
+        final byte[] data = pattern(32 * 1024, 70);
+        final boolean[] written = new boolean[1];
+        final BitSet used = new BitSet();
+        must("multipath.psn-spaces", "S5.4-1", "the target's first packet on each path i carries PSN initialPsn + i * " +
+            "2^18 (its CONNECT_ACK's initialPsn)", () ->
+        {
+            DataChecks.requireConnection(why);
+            written[0] = writeAcked(c, new ScriptedPeer.Message(SprayWire.WRITE, 0, c.takeMsn(0), data.length, 0, base,
+                rkey, 0), data);
+            if (!written[0])
+            {
+                throw new NotTested("the WRITE of the bytes to read back was not acknowledged");
+            }
+            final int from = c.received.size();
+            final String read = readBack(c, 1, base, rkey, data, "the WRITE's bytes");
+            final int initial = c.connectAck.h24(13);
+            final BitSet seen = new BitSet();
+            final List<String> f = newFailures();
+            for (final Packet p : c.received.subList(from, c.received.size()))
+            {
+                if (p.icrcValid && p.destQp() == c.localCid() && p.wholeHeaders() &&
+                    (p.opcode() == SprayWire.READ_RESPONSE || p.opcode() == SprayWire.PROBE) && p.h8(0) < c.paths &&
+                    !seen.get(p.h8(0)))
+                {
+                    seen.set(p.h8(0));
+                    final int start = (initial + p.h8(0) * SprayWire.PATH_PSN_STRIDE) & SprayWire.PSN_MASK;
+                    if (p.psn() != start)
+                    {
+                        f.add("path " + p.h8(0) + " began at PSN " + p.psn() + ", not " + start);
+                    }
+                }
+            }
+            if (null != read)
+            {
+                f.add(read);
+            }
+            return failures(f);
+        });
+        should("multipath.spread", "S7.2-1", "a READ of 32 packets on a connection of 4 paths is sprayed over more " +
+            "than one path", () ->
+        {
+            DataChecks.requireConnection(why);
+            final ScriptedPeer.InboundRead read = c.read(0, base, rkey, data.length, 4 * ANSWER_NANOS);
+            used.or(paths(read.packets));
+            if (c.paths < 2)
+            {
+                throw new NotTested("the connection has one path");
+            }
+            return used.cardinality() > 1 ? null : "every READ_RESPONSE came on path(s) " + used;
+        });
+        // a path the target used (1 when it sprays, 0 when it sent everything on path 0): an unused one tests nothing
+        final int dead = used.nextSetBit(1) > 0 ? used.nextSetBit(1) : 0;
+        must("multipath.dead-path", "S7.4-1", "when one path the target uses delivers nothing (the suite drops it), " +
+            "the target delivers that path's data on the others: a READ completes", () ->
+        {
+            DataChecks.requireConnection(why);
+            if (!written[0] || c.paths < 2)
+            {
+                throw new NotTested(c.paths < 2 ? "the connection has one path" : "no bytes written to read back");
+            }
+            c.deadPaths.set(dead);
+            final ScriptedPeer.InboundRead read = c.read(0, base, rkey, data.length, 5 * ANSWER_NANOS);
+            if (!read.complete())
+            {
+                return "the READ did not complete with path " + dead + " dead: " + read.bytesPlaced + " of " +
+                    data.length + " B in 5 s";
+            }
+            return java.util.Arrays.equals(read.data, data) ? null : "the bytes read back differ from those written";
+        });
+        should("multipath.probe-back", "S7.5-1", "the dead path is probed with RESYNC; once the suite answers again, " +
+            "the path carries data again", () ->
+        {
+            DataChecks.requireConnection(why);
+            if (!c.deadPaths.get(dead))
+            {
+                throw new NotTested("no path was made dead");
+            }
+            final List<String> f = newFailures();
+            final Packet resync = c.awaitPacket(3 * ANSWER_NANOS, p -> isResync(c, p, dead));
+            c.deadPaths.clear(dead);
+            if (null == resync)
+            {
+                f.add("no RESYNC PROBE on path " + dead + " within 3 s of its death");
+            }
+            final Packet answered = c.awaitPacket(3 * ANSWER_NANOS, p -> isResync(c, p, dead));
+            if (null == answered)
+            {
+                f.add("no RESYNC PROBE on path " + dead + " within 3 s once the suite answered again");
+                return failures(f);
+            }
+            final BitSet after = new BitSet();
+            for (int attempt = 0; attempt < 5 && !after.get(dead); attempt++)
+            {
+                after.or(paths(c.read(0, base, rkey, data.length, 4 * ANSWER_NANOS).packets));
+            }
+            if (!after.get(dead))
+            {
+                f.add("path " + dead + " carried no READ_RESPONSE in 5 READs after its probe was answered (used: " +
+                    after + ")");
+            }
+            return failures(f);
+        });
+        closeQuietly(c);
+    }
+
+    private static boolean isResync(final ScriptedPeer c, final Packet p, final int path)
+    {
+        return p.icrcValid && p.opcode() == SprayWire.PROBE && p.wholeHeaders() && p.destQp() == c.localCid() &&
+            p.h8(0) == path && (p.h8(1) & SprayWire.PRBH_RESYNC) != 0;
+    }
+
+    private static BitSet paths(final List<Packet> packets)
+    {
+        final BitSet used = new BitSet();
+        for (final Packet p : new ArrayList<>(packets))
+        {
+            used.set(p.h8(0));
+        }
+        return used;
+    }
+}
