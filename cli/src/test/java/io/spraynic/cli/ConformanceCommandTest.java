@@ -62,6 +62,7 @@ class ConformanceCommandTest
                 "--target-connection-limit", "4", "--initiator", "udp:" + initiatorIp + ":" + port, "--initiator-exchange",
                 initiatorExchange.toString());
             final String nicOut = Files.readString(output);
+            System.out.println(run.out());
             assertEquals(0, run.exitCode(), run.out() + run.err() + "\nNIC: " + nicOut);
             assertTrue(run.out().contains("0 failed"), run.out());
             final String json = Files.readString(report);

@@ -28,6 +28,8 @@ final class EcnSocket implements AutoCloseable
     private static final int IPPROTO_IP = 0;
     private static final int IP_TOS = 1;
     private static final int IP_RECVTOS = 13;
+    private static final int IP_MTU_DISCOVER = 10;
+    private static final int IP_PMTUDISC_DO = 2;
     private static final int MSG_DONTWAIT = 0x40;
     private static final short POLLIN = 1;
     private static final int MAX_DATAGRAM = 65_535;
@@ -84,6 +86,9 @@ final class EcnSocket implements AutoCloseable
             }
             setInt(SOL_SOCKET, SO_RCVBUF, receiveBuffer);
             setInt(IPPROTO_IP, IP_RECVTOS, 1);
+            // DF, and not merely wanted: Linux then gives an unconnected socket's datagrams identification 0 (with
+            // IP_PMTUDISC_WANT it draws a random one), the IPv4 header S2.4 prescribes and the ICRC covers (S2.6)
+            setInt(IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO);
             sockaddr(to, local);
             if ((int)BIND.invokeExact(fd, to, 16) != 0)
             {

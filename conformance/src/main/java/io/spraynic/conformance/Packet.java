@@ -14,6 +14,8 @@ final class Packet
     final boolean icrcValid;
     /** The IPv4 TOS byte it arrived with (its low two bits the ECN field, S2.3), -1 when the socket did not say. */
     final int tos;
+    /** When the ICRC is wrong: what else the link could tell about it (e.g. the IPv4 header it matches), or "". */
+    String icrcNote = "";
 
     Packet(final byte[] bytes, final boolean icrcValid, final int tos)
     {
@@ -127,7 +129,7 @@ final class Packet
     public String toString()
     {
         return SprayWire.opcodeName(opcode()) + "{destQp=0x" + Integer.toHexString(destQp()) + ", psn=" + psn() +
-            ", length=" + bytes.length + (icrcValid ? "" : ", BAD ICRC") + "}";
+            ", length=" + bytes.length + (icrcValid ? "" : ", BAD ICRC" + (icrcNote.isEmpty() ? "" : ": " + icrcNote)) + "}";
     }
 
     static int u8(final byte[] b, final int at)

@@ -85,7 +85,13 @@ final class UdpLink implements AutoCloseable
             }
             if (d.from().getAddress().equals(remote.getAddress()))
             {
-                return new Packet(d.bytes(), icrcValid(d.bytes(), ipv4(d.from()), d.from().getPort()), d.tos());
+                final boolean valid = icrcValid(d.bytes(), ipv4(d.from()), d.from().getPort());
+                final Packet p = new Packet(d.bytes(), valid, d.tos());
+                if (!valid)
+                {
+                    p.icrcNote = identificationNote(d.bytes(), ipv4(d.from()), d.from().getPort());
+                }
+                return p;
             }
         }
     }
@@ -101,6 +107,36 @@ final class UdpLink implements AutoCloseable
         return expected == Packet.u32(reverse(datagram, bodyLength), 0);
     }
 
+    /**
+     * A wrong ICRC may be a right one over another IPv4 header than S2.4's (identification 0): the socket does not
+     * show the header, so this tries every identification, to say which the sender used.
+     *
+     * @return a note naming the identification whose header the ICRC matches, or "" when none does.
+     */
+    private String identificationNote(final byte[] datagram, final int source, final int sourcePort)
+    {
+        if (datagram.length < SprayWire.BTH_LENGTH + SprayWire.ICRC_LENGTH)
+        {
+            return "";
+        }
+        final int bodyLength = datagram.length - SprayWire.ICRC_LENGTH;
+        final byte[] pseudo = pseudoHeader(Arrays.copyOf(datagram, bodyLength), source, sourcePort, ipv4(local));
+        final int received = Packet.u32(reverse(datagram, bodyLength), 0);
+        final CRC32 crc = new CRC32();
+        for (int id = 1; id <= 0xFFFF; id++)
+        {
+            pseudo[8 + 4] = (byte)(id >>> 8);
+            pseudo[8 + 5] = (byte)id;
+            crc.reset();
+            crc.update(pseudo);
+            if ((int)crc.getValue() == received)
+            {
+                return "its ICRC is right over an IPv4 header with identification " + id + ", which S2.4 requires to be 0";
+            }
+        }
+        return "";
+    }
+
     private static byte[] reverse(final byte[] b, final int at)
     {
         return new byte[]{b[at + 3], b[at + 2], b[at + 1], b[at]};
@@ -112,6 +148,14 @@ final class UdpLink implements AutoCloseable
      */
     static int icrc(final byte[] body, final int source, final int sourcePort, final int destination)
     {
+        final CRC32 crc = new CRC32();
+        crc.update(pseudoHeader(body, source, sourcePort, destination));
+        return (int)crc.getValue();
+    }
+
+    /** @return the bytes S2.6's CRC covers, variant fields as ones, identification 0 (at offset 8 + 4). */
+    private static byte[] pseudoHeader(final byte[] body, final int source, final int sourcePort, final int destination)
+    {
         final int udpLength = 8 + body.length + SprayWire.ICRC_LENGTH;
         final ByteBuffer pseudo = ByteBuffer.allocate(8 + 20 + 8 + body.length);
         pseudo.putLong(-1L);
@@ -122,9 +166,7 @@ final class UdpLink implements AutoCloseable
         pseudo.put(body);
         final byte[] all = pseudo.array();
         all[bth + 4] = (byte)0xFF;
-        final CRC32 crc = new CRC32();
-        crc.update(all);
-        return (int)crc.getValue();
+        return all;
     }
 
     private static int ipv4(final InetSocketAddress address)
