@@ -56,6 +56,25 @@ final class ConformanceCommand implements Callable<Integer>
         description = "With --initiator: where the suite publishes its nic.addr for the initiating target to read.")
     Path initiatorExchange;
 
+    @Option(names = "--interop", paramLabel = "udp:HOST[:PORT]", description = {
+        "Last, a transfer with the target as initiator under loss, from this address: the suite publishes itself as a",
+        "serving NIC (a 4 MiB region) in --interop-exchange and waits (120 s) for the target to connect, write and",
+        "read back (spraynic transfer --peer-kind nic --role client --exchange DIR), dropping --interop-loss of each",
+        "direction."})
+    String interop;
+
+    @Option(names = "--interop-exchange", paramLabel = "DIR",
+        description = "With --interop: where the suite publishes its nic.addr.")
+    Path interopExchange;
+
+    @Option(names = "--interop-loss", defaultValue = "5", paramLabel = "PERCENT",
+        description = "With --interop: the share of packets the suite drops each way, 0 to 50 (default ${DEFAULT-VALUE}).")
+    double interopLoss;
+
+    @Option(names = "--interop-seed", defaultValue = "1", paramLabel = "N",
+        description = "With --interop: the seed of the drops (default ${DEFAULT-VALUE}).")
+    long interopSeed;
+
     @Option(names = "--psk-file", paramLabel = "PATH", description = {
         "The target's pre-shared key (spraynic nic --psk-file): every CONNECT carries its proof, the keys are salted",
         "with it, and the PSK checks (S12.2) run; without it they are not tested."})
@@ -82,7 +101,8 @@ final class ConformanceCommand implements Callable<Integer>
 
     public Integer call() throws Exception
     {
-        for (final String[] udp : new String[][]{{"--target", target}, {"--initiator", initiator}})
+        for (final String[] udp : new String[][]{{"--target", target}, {"--initiator", initiator},
+            {"--interop", interop}})
         {
             if (null != udp[1] && !udp[1].startsWith("udp:"))
             {
@@ -98,6 +118,12 @@ final class ConformanceCommand implements Callable<Integer>
             throw new BadOption("--target-idle-timeout", String.valueOf(targetIdleTimeout), "is not 0 to 86400 seconds",
                 "e.g. --target-idle-timeout 3");
         }
+        if ((null == interop) != (null == interopExchange))
+        {
+            throw new BadOption("--interop", String.valueOf(interop), "needs --interop-exchange DIR and the reverse",
+                "give both or neither");
+        }
+        BadOption.range("--interop-loss", interopLoss, 0, 50, 5);
         final byte[] psk = null == pskFile ? null : PreSharedKeyFile.read(pskFile);
         long[] exposed;
         if (null != exchange)
@@ -124,8 +150,9 @@ final class ConformanceCommand implements Callable<Integer>
                 "give both or neither");
         }
         final ConformanceReport report = ConformanceSuite.run(new Target(address, localAddress, (int)exposed[0],
-            exposed[1], (int)exposed[2], exposed[3], psk, targetIdleTimeout, targetConnectionLimit), null == initiator ? null : Target.parseUdp(initiator),
-            initiatorExchange);
+            exposed[1], (int)exposed[2], exposed[3], psk, targetIdleTimeout, targetConnectionLimit),
+            null == initiator ? null : Target.parseUdp(initiator), initiatorExchange, null,
+            null == interop ? null : Target.parseUdp(interop), interopExchange, interopLoss / 100, interopSeed);
         System.out.print(json ? report.toJson() + System.lineSeparator() : report.toText());
         if (null != output)
         {

@@ -60,6 +60,23 @@ public final class ConformanceSuite
     public static ConformanceReport run(final Target target, final InetSocketAddress initiator,
         final Path initiatorExchange, final java.util.Set<String> groups) throws IOException
     {
+        return run(target, initiator, initiatorExchange, groups, null, null, 0, 0);
+    }
+
+    /**
+     * As {@link #run(Target, InetSocketAddress, Path, java.util.Set)}, then, when {@code interop} is given, an
+     * interoperability run: the suite publishes itself as a serving NIC in {@code interopExchange}, the target (at
+     * {@code interop}) connects and transfers, and the suite drops {@code loss} (0 to 0.5) of each direction, drawn
+     * from {@code seed}.
+     */
+    public static ConformanceReport run(final Target target, final InetSocketAddress initiator,
+        final Path initiatorExchange, final java.util.Set<String> groups, final InetSocketAddress interop,
+        final Path interopExchange, final double loss, final long seed) throws IOException
+    {
+        if (!(loss >= 0 && loss <= 0.5))
+        {
+            throw new IllegalArgumentException("the interop loss " + loss + " is not 0 to 0.5");
+        }
         if (null != groups && !GROUPS.containsAll(groups))
         {
             throw new IllegalArgumentException("unknown groups " + groups + "; the suite's groups are " + GROUPS);
@@ -128,6 +145,14 @@ public final class ConformanceSuite
             try (UdpLink link = new UdpLink(target.local(), initiator))
             {
                 new InitiatorChecks(target, link, results, initiatorExchange).run();
+            }
+        }
+        if (null != interop)
+        {
+            try (UdpLink link = new UdpLink(target.local(), interop))
+            {
+                new InteropChecks(target, link, results, new InteropChecks.Interop(interop, interopExchange, loss, seed))
+                    .run();
             }
         }
         return new ConformanceReport("udp:" + target.address().getAddress().getHostAddress() + ":" +

@@ -34,10 +34,17 @@ final class InitiatorChecks extends Checks
      */
     static void publish(final Path exchange, final InetSocketAddress local) throws IOException
     {
+        publish(exchange, local, 1L << 32, 1, 1L << 30);
+    }
+
+    /** Publishes the suite as a serving NIC whose exposed region is {@code length} bytes at {@code address}. */
+    static void publish(final Path exchange, final InetSocketAddress local, final long address, final int rkey,
+        final long length) throws IOException
+    {
         Files.createDirectories(exchange);
         final Path tmp = exchange.resolve("nic.addr.tmp");
-        Files.writeString(tmp, "planes=1 ip.0=" + local.getAddress().getHostAddress() + " addr=" + (1L << 32) +
-            " rkey=1 length=" + (1L << 30));
+        Files.writeString(tmp, "planes=1 ip.0=" + local.getAddress().getHostAddress() + " addr=" + address +
+            " rkey=" + rkey + " length=" + length);
         Files.move(tmp, exchange.resolve("nic.addr"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 

@@ -1,0 +1,126 @@
+package io.spraynic.conformance;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * An implementation's initiator against the suite's own responder ({@link ScriptedResponder}), under loss: the suite
+ * publishes itself as a serving NIC in an exchange directory ({@code nic.addr}, as {@code spraynic nic --exchange}
+ * does), waits for the target to connect (e.g. {@code spraynic transfer --role client --peer-kind nic}, which WRITEs
+ * into the published region, READs it back and verifies), drops a share of what it receives and sends, and judges
+ * the target's handshake (S9.1 step 6), its recovery of every packet the suite dropped (S6.5), its retransmissions
+ * (S6.6) and its tags (S12.3, S12.4).
+ */
+final class InteropChecks extends Checks
+{
+    /** How long the suite serves the target's transfer. */
+    static final long SERVE_NANOS = 120_000 * ScriptedPeer.MILLI;
+    static final int REGION_BYTES = 4 << 20;
+
+    /**
+     * @param peer     where the initiating target sends from.
+     * @param exchange where the suite publishes its {@code nic.addr}.
+     * @param loss     the share (0 to 0.5) of what the suite receives, and of what it sends, that it drops.
+     * @param seed     the seed of the drops.
+     */
+    record Interop(java.net.InetSocketAddress peer, Path exchange, double loss, long seed)
+    {
+    }
+
+    private final Interop interop;
+
+    InteropChecks(final Target target, final UdpLink link, final List<CheckResult> results, final Interop interop)
+    {
+        super(target, link, results);
+        this.interop = interop;
+    }
+
+    void run() throws IOException
+    {
+        final ScriptedResponder r = new ScriptedResponder(link, REGION_BYTES, interop.loss(), interop.loss(),
+            interop.seed());
+        InitiatorChecks.publish(interop.exchange(), link.local(), r.regionBase, r.rkey, REGION_BYTES);
+        r.serve(SERVE_NANOS);
+        final String loss = String.format(java.util.Locale.ROOT, "%.1f %%", 100 * interop.loss());
+        must("interop.accept", "S9.1-8", "the target opens its side on the suite's CONNECT_ACK: its data names the " +
+            "suite's CID and carries tags made with the keys of S12.2", () ->
+        {
+            if (!r.established())
+            {
+                throw new NotTested("no CONNECT from the target within " + SERVE_NANOS / 1_000_000_000L + " s");
+            }
+            return r.bytesWritten > 0 || r.bytesRead > 0 ? null : "the connection carried no data: " + r.violations;
+        });
+        must("interop.loss-recovered", "S6.5-1", "with " + loss + " of each direction dropped, every data packet " +
+            "the suite dropped came again and the target completed its WRITE and READ and closed: " + summary(r), () ->
+        {
+            if (!r.established())
+            {
+                throw new NotTested("no connection");
+            }
+            final List<String> f = newFailures();
+            if (!r.droppedUnrecovered.isEmpty())
+            {
+                f.add(r.droppedUnrecovered.size() + " dropped data packets never came again");
+            }
+            if (!r.closed)
+            {
+                f.add("the target did not close the connection within " + SERVE_NANOS / 1_000_000_000L + " s (wrote " +
+                    r.bytesWritten + " B, read " + r.bytesRead + " B)");
+            }
+            if (r.bytesWritten == 0 || r.bytesRead < r.bytesWritten)
+            {
+                f.add("wrote " + r.bytesWritten + " B, read back " + r.bytesRead + " B");
+            }
+            return failures(f);
+        });
+        must("interop.retransmit-flag", "S6.6-1", "every data packet the target sent again on its path carried the " +
+            "original PSN's message and offset and set RETRANSMIT", () ->
+        {
+            if (!r.established())
+            {
+                throw new NotTested("no connection");
+            }
+            return only(r, "S6.6-1", "came again");
+        });
+        must("interop.tags", "S12.4-2", "every data packet of the target carried its message's tag", () ->
+        {
+            if (!r.established())
+            {
+                throw new NotTested("no connection");
+            }
+            return only(r, "S12.4-2", "message tag");
+        });
+        must("interop.control-tags", "S12.3-2", "every ACK, PROBE and CLOSE of the target carried a tag that verifies",
+            () ->
+            {
+                if (!r.established())
+                {
+                    throw new NotTested("no connection");
+                }
+                return only(r, "", "tag does not verify");
+            });
+    }
+
+    private static String only(final ScriptedResponder r, final String clause, final String about)
+    {
+        final List<String> f = newFailures();
+        for (final String v : r.violations)
+        {
+            if (v.contains(about) && (clause.isEmpty() || v.contains(clause) || !v.contains("(S")))
+            {
+                f.add(v);
+            }
+        }
+        return failures(f.size() > 5 ? f.subList(0, 5) : f);
+    }
+
+    static String summary(final ScriptedResponder r)
+    {
+        return String.format(java.util.Locale.ROOT, "the target wrote %,d B and read %,d B back; the suite dropped " +
+            "%d of its data packets, which came again on the same PSN %d times and moved %d times; the suite sent %d " +
+            "READ_RESPONSEs, dropped %d, resent %d", r.bytesWritten, r.bytesRead, r.dataDropped, r.dataRepeated,
+            r.dataMovedBack, r.responsesSent, r.responsesDropped, r.responsesRetransmitted);
+    }
+}

@@ -1,0 +1,530 @@
+package io.spraynic.conformance;
+
+import java.io.IOException;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+
+/**
+ * The suite as a serving peer of one spray connection, so that an implementation's initiator completes a transfer
+ * with code that is not its own: the responder's handshake (S9.1 steps 3 and 5: RETRY with a cookie, CONNECT_ACK,
+ * keys of S12.2 without a pre-shared key), WRITEs placed into a heap region and READs answered from it, every data
+ * packet and probe acknowledged at once (S6.4), and the sender's side of S6.5-S6.7 for its READ responses
+ * (retransmission of what the peer's ACKs show missing, with the original PSN and {@code RETRANSMIT}; a timer for a
+ * lost tail). A share of what it receives and of what it sends is dropped at random (seeded), to make the peer
+ * recover; what the peer sends again is recorded so that the retransmission rules can be judged. Written from
+ * docs/PROTOCOL.md only. Control path, single-threaded: allocates freely.
+ */
+final class ScriptedResponder
+{
+    private static final SecureRandom SECURE = new SecureRandom();
+    private static final int MAX_PATHS = 4;
+    private static final int MAX_MTU = 1024;
+    private static final int WINDOW = 32;
+    private static final long TAIL_NANOS = 30 * ScriptedPeer.MILLI;
+
+    private final UdpLink link;
+    private final SplittableRandom random;
+    private final double lossIn;
+    private final double lossOut;
+    final byte[] region;
+    final long regionBase;
+    final int rkey;
+    private final byte[] cookie = new byte[16];
+    private final HandshakeKeys keys = HandshakeKeys.generate();
+    final int cid = 1 + SECURE.nextInt(0xFF_FFFE);
+    private final int initialPsn = SECURE.nextInt(SprayWire.PSN_MASK + 1);
+
+    int peerCid;
+    private long token;
+    private byte[] connectAck;
+    int paths;
+    int mtu;
+    private long[] sendKey;
+    private long[] receiveKey;
+    private int[] cumulative;
+    private BitSet[] above;
+    private int[] ackSequence;
+    private int[] peerAckSequence;
+    private int[] nextPsn;
+    private List<TreeMap<Integer, Outbound>> outstanding;
+    private final ArrayDeque<Outbound> pending = new ArrayDeque<>();
+    /** READs answered, by (stream, MSN): a READ_REQUEST sent again (moved to another path, S7.4.1) is answered once. */
+    private final Set<Long> answered = new HashSet<>();
+    private int[] highestSent;
+    private int nextPath;
+    private long lastProgress = System.nanoTime();
+    boolean closed;
+
+    // what the suite observed of the peer
+    /** (path, PSN) of every data packet received and kept: the (stream, MSN, offset) it carried. */
+    private final Map<Long, Long> firstSeen = new HashMap<>();
+    /** (stream, MSN, offset) of every data packet kept. */
+    private final Set<Long> received = new HashSet<>();
+    /** (stream, MSN, offset) of data packets the suite dropped and has not seen again. */
+    final Set<Long> droppedUnrecovered = new HashSet<>();
+    int dataDropped;
+    int dataRepeated;
+    int dataMovedBack;
+    int responsesSent;
+    int responsesDropped;
+    int responsesRetransmitted;
+    long bytesWritten;
+    long bytesRead;
+    final List<String> violations = new ArrayList<>();
+
+    /** One READ_RESPONSE packet this end owes: its bytes (before the ICRC) and where it went. */
+    private static final class Outbound
+    {
+        byte[] body;
+        int path;
+        int psn;
+        long sentAt;
+        /** S6.6: the highest PSN (as a distance) sent on the path when this went last; an ACK above it shows it lost. */
+        int mark;
+    }
+
+    ScriptedResponder(final UdpLink link, final int regionBytes, final double lossIn, final double lossOut, final long seed)
+    {
+        this.link = link;
+        this.random = new SplittableRandom(seed);
+        this.lossIn = lossIn;
+        this.lossOut = lossOut;
+        this.region = new byte[regionBytes];
+        this.regionBase = 1L << 32;
+        this.rkey = 0x5A17;
+        SECURE.nextBytes(cookie);
+    }
+
+    boolean established()
+    {
+        return null != sendKey;
+    }
+
+    /** Serves until the peer closes the connection or {@code timeoutNanos} pass. */
+    void serve(final long timeoutNanos) throws IOException
+    {
+        final long deadline = System.nanoTime() + timeoutNanos;
+        while (!closed && System.nanoTime() < deadline)
+        {
+            final Packet p = link.receive(2 * ScriptedPeer.MILLI);
+            if (null != p)
+            {
+                handle(p);
+            }
+            tick();
+        }
+    }
+
+    private void handle(final Packet p) throws IOException
+    {
+        if (!p.icrcValid || !p.wholeHeaders())
+        {
+            return;
+        }
+        if (p.opcode() == SprayWire.CONNECT && p.destQp() == 0)
+        {
+            onConnect(p);
+            return;
+        }
+        if (!established() || p.destQp() != cid || random.nextDouble() < lossIn)
+        {
+            if (established() && p.destQp() == cid && SprayWire.isData(p.opcode()))
+            {
+                dataDropped++;
+                if (!received.contains(content(p)))
+                {
+                    droppedUnrecovered.add(content(p));
+                }
+            }
+            return;
+        }
+        switch (p.opcode())
+        {
+            case SprayWire.WRITE, SprayWire.WRITE_IMM, SprayWire.SEND, SprayWire.SEND_IMM, SprayWire.READ_REQUEST ->
+                onData(p);
+            case SprayWire.PROBE -> onProbe(p);
+            case SprayWire.ACK -> onAck(p);
+            case SprayWire.CLOSE -> onClose(p);
+            case SprayWire.NACK -> violations.add("the peer sent a NACK: " + p);
+            default ->
+            {
+            }
+        }
+    }
+
+    private void onConnect(final Packet p) throws IOException
+    {
+        if (p.h8(0) != SprayWire.VERSION || p.length() < SprayWire.BTH_LENGTH + SprayWire.CONH_LENGTH +
+            SprayWire.HSB_LENGTH + SprayWire.ICRC_LENGTH)
+        {
+            return;
+        }
+        if (!Arrays.equals(p.hBytes(SprayWire.CONH_LENGTH, 16), cookie))
+        {
+            send(conh(SprayWire.CONNECT_RETRY, p.h24(9), 0, 0, 0, 0, p.h64(20)).bytes(cookie).zeros(48).bytes());
+            return;
+        }
+        if (null != connectAck)
+        {
+            if (p.h64(20) == token && p.h24(9) == peerCid)
+            {
+                send(connectAck);
+            }
+            return;
+        }
+        peerCid = p.h24(9);
+        token = p.h64(20);
+        paths = Math.min(MAX_PATHS, p.h8(2));
+        mtu = Math.min(MAX_MTU, p.h16(4));
+        final int streams = Math.min(p.h16(6) == 0 ? 65_536 : p.h16(6), 256);
+        final byte[] theirPublic = p.hBytes(SprayWire.CONH_LENGTH + 16, HandshakeKeys.PUBLIC_KEY_LENGTH);
+        final byte[] shared = keys.shared(theirPublic);
+        if (null == shared || paths < 1)
+        {
+            violations.add("an unusable CONNECT: " + p);
+            return;
+        }
+        final long[][] k = HandshakeKeys.derive(shared, theirPublic, keys.publicKey, peerCid, cid, token, null);
+        receiveKey = k[0];
+        sendKey = k[1];
+        cumulative = new int[paths];
+        above = new BitSet[paths];
+        ackSequence = new int[paths];
+        peerAckSequence = new int[paths];
+        nextPsn = new int[paths];
+        highestSent = new int[paths];
+        outstanding = new ArrayList<>();
+        final int theirInitial = p.h24(13);
+        for (int i = 0; i < paths; i++)
+        {
+            cumulative[i] = (theirInitial + i * SprayWire.PATH_PSN_STRIDE) & SprayWire.PSN_MASK;
+            above[i] = new BitSet();
+            nextPsn[i] = (initialPsn + i * SprayWire.PATH_PSN_STRIDE) & SprayWire.PSN_MASK;
+            outstanding.add(new TreeMap<>());
+        }
+        connectAck = conh(SprayWire.CONNECT_ACK, peerCid, paths, mtu, streams, initialPsn, token).zeros(16)
+            .bytes(keys.publicKey).zeros(16).bytes();
+        send(connectAck);
+    }
+
+    private FrameBuilder conh(final int opcode, final int destQp, final int paths, final int mtu, final int streams,
+        final int psn, final long token)
+    {
+        return FrameBuilder.bth(opcode, destQp, 0, false).u8(SprayWire.VERSION).u8(0).u8(paths).u8(1).u16(mtu)
+            .u16(streams & 0xFFFF).u8(0).u24(opcode == SprayWire.CONNECT_RETRY ? 0 : cid).u8(0).u24(psn).u32(10_000)
+            .u64(token).u8(0).zeros(3).u64(0);
+    }
+
+    private void onData(final Packet p) throws IOException
+    {
+        final int path = p.h8(0);
+        if (path >= paths)
+        {
+            violations.add("a data packet on path " + path + " of " + paths + ": " + p);
+            return;
+        }
+        final int opcode = p.opcode();
+        final boolean reth = opcode == SprayWire.WRITE || opcode == SprayWire.WRITE_IMM || opcode == SprayWire.READ_REQUEST;
+        final long va = reth ? p.h64(SprayWire.SETH_LENGTH) : 0;
+        final int offset = p.h32(8);
+        final int length = p.h32(12);
+        final int theirRkey = reth ? p.h32(SprayWire.SETH_LENGTH + 8) : 0;
+        final int immediateAt = SprayWire.SETH_LENGTH + (reth ? SprayWire.RETH_LENGTH : 0);
+        final long immediate = opcode == SprayWire.WRITE_IMM || opcode == SprayWire.SEND_IMM ?
+            p.h32(immediateAt) & 0xFFFF_FFFFL : 0;
+        final long tag = SipHash24.words(receiveKey,
+            (long)opcode << 56 | (long)p.h16(2) << 32 | (p.h32(4) & 0xFFFF_FFFFL),
+            (long)length << 32 | (p.h32(16) & 0xFFFF_FFFFL),
+            reth ? va - Integer.toUnsignedLong(offset) : 0,
+            (long)theirRkey << 32 | cid, immediate);
+        if (tag != p.h64(20))
+        {
+            violations.add("a message tag that does not verify (S12.4-2): " + p);
+            return;
+        }
+        final long at = (long)path << 24 | p.psn();
+        final long content = content(p);
+        droppedUnrecovered.remove(content);
+        final boolean newContent = received.add(content);
+        final Long before = firstSeen.putIfAbsent(at, content);
+        if (null != before)
+        {
+            dataRepeated++;
+            if ((p.h8(1) & SprayWire.SETH_RETRANSMIT) == 0)
+            {
+                violations.add("PSN " + p.psn() + " of path " + path + " came again without RETRANSMIT (S6.6-1)");
+            }
+            if (before != content)
+            {
+                violations.add("PSN " + p.psn() + " of path " + path + " came again with another message or offset");
+            }
+        }
+        else if ((p.h8(1) & SprayWire.SETH_RETRANSMIT) != 0)
+        {
+            dataMovedBack++;
+        }
+        final boolean fresh = record(path, p.psn());
+        if (fresh && newContent && (opcode == SprayWire.WRITE || opcode == SprayWire.WRITE_IMM))
+        {
+            final byte[] payload = p.payload();
+            final long into = va - regionBase;
+            if (theirRkey != rkey || into < 0 || into + payload.length > region.length)
+            {
+                violations.add("a WRITE outside the published region: " + p);
+            }
+            else
+            {
+                System.arraycopy(payload, 0, region, (int)into, payload.length);
+                bytesWritten += payload.length;
+            }
+        }
+        sendAck(path);
+        if (fresh && opcode == SprayWire.READ_REQUEST && answered.add((long)p.h16(2) << 32 | (p.h32(4) & 0xFFFF_FFFFL)))
+        {
+            respond(p.h16(2), p.h32(4), va, theirRkey, length);
+        }
+    }
+
+    /** @return (stream, MSN, offset) of a data packet, as one key. */
+    private static long content(final Packet p)
+    {
+        return (long)p.h16(2) << 48 ^ (long)p.h32(4) << 24 ^ (p.h32(8) & 0xFF_FFFFL) ^ (long)p.opcode() << 56;
+    }
+
+    private void respond(final int stream, final int msn, final long va, final int theirRkey, final int length)
+    {
+        final long from = va - regionBase;
+        if (theirRkey != rkey || from < 0 || from + length > region.length)
+        {
+            violations.add("a READ outside the published region (stream " + stream + ", msn " + msn + ")");
+            return;
+        }
+        final long tag = SipHash24.words(sendKey, (long)SprayWire.READ_RESPONSE << 56 | (long)stream << 32 |
+            (msn & 0xFFFF_FFFFL), (long)length << 32, 0, peerCid & 0xFF_FFFFL, 0);
+        for (int offset = 0; offset < length || offset == 0; offset += mtu)
+        {
+            final int n = Math.min(mtu, length - offset);
+            final Outbound o = new Outbound();
+            o.body = FrameBuilder.bth(SprayWire.READ_RESPONSE, peerCid, 0, false).u8(0)
+                .u8(offset + n >= length ? SprayWire.SETH_LAST : 0).u16(stream).u32(msn).u32(offset).u32(length)
+                .u32(0).u64(tag).bytes(Arrays.copyOfRange(region, (int)from + offset, (int)from + offset + n)).bytes();
+            pending.add(o);
+            bytesRead += n;
+            if (n <= 0)
+            {
+                break;
+            }
+        }
+        pump();
+    }
+
+    /** Sends queued READ_RESPONSE packets on the paths with room, round robin. */
+    private void pump()
+    {
+        for (int tries = 0; !pending.isEmpty() && tries < paths; )
+        {
+            final int path = nextPath;
+            nextPath = (nextPath + 1) % paths;
+            if (outstanding.get(path).size() >= WINDOW)
+            {
+                tries++;
+                continue;
+            }
+            tries = 0;
+            final Outbound o = pending.poll();
+            o.path = path;
+            o.psn = nextPsn[path];
+            nextPsn[path] = (o.psn + 1) & SprayWire.PSN_MASK;
+            o.body[0 + 12] = (byte)path; // SETH path
+            o.body[9] = (byte)(o.psn >>> 16);
+            o.body[10] = (byte)(o.psn >>> 8);
+            o.body[11] = (byte)o.psn;
+            if (outstanding.get(path).isEmpty())
+            {
+                lastProgress = System.nanoTime();
+            }
+            final int at = SprayWire.psnDistance(initialPsn, o.psn);
+            outstanding.get(path).put(at, o);
+            highestSent[path] = at;
+            transmit(o, false);
+            responsesSent++;
+        }
+    }
+
+    private void transmit(final Outbound o, final boolean again)
+    {
+        if (again)
+        {
+            o.body[12 + 1] |= SprayWire.SETH_RETRANSMIT;
+            responsesRetransmitted++;
+        }
+        o.sentAt = System.nanoTime();
+        o.mark = highestSent[o.path];
+        if (random.nextDouble() < lossOut)
+        {
+            responsesDropped++;
+            return;
+        }
+        try
+        {
+            link.send(o.body, false, UdpLink.ECT_0);
+        }
+        catch (final IOException e)
+        {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private void onProbe(final Packet p) throws IOException
+    {
+        final int path = p.h8(0);
+        if (path >= paths || !p.controlTagValid(receiveKey))
+        {
+            violations.add("a PROBE whose tag does not verify or whose path is out of range: " + p);
+            return;
+        }
+        if ((p.h8(1) & SprayWire.PRBH_RESYNC) != 0)
+        {
+            cumulative[path] = (p.psn() + 1) & SprayWire.PSN_MASK;
+            above[path].clear();
+        }
+        else
+        {
+            record(path, p.psn());
+        }
+        sendAck(path);
+    }
+
+    /** S6.5: the peer's ACK of this end's path: forget what it acknowledges, resend what it shows missing. */
+    private void onAck(final Packet p)
+    {
+        final int path = p.h8(0);
+        if (path >= paths || !p.controlTagValid(receiveKey))
+        {
+            violations.add("an ACK whose tag does not verify or whose path is out of range: " + p);
+            return;
+        }
+        final int sequence = p.h32(44);
+        if (sequence - peerAckSequence[path] <= 0)
+        {
+            return; // stale (S5.1-2)
+        }
+        peerAckSequence[path] = sequence;
+        final int cumulativePsn = p.h24(5);
+        final TreeMap<Integer, Outbound> out = outstanding.get(path);
+        int highest = SprayWire.psnDistance(initialPsn, cumulativePsn) - 1;
+        for (int i = 1; i < SprayWire.SACK_BITS; i++)
+        {
+            if (ScriptedPeer.sackBit(p, i))
+            {
+                final int at = SprayWire.psnDistance(initialPsn, cumulativePsn + i);
+                out.remove(at);
+                highest = Math.max(highest, at);
+            }
+        }
+        final int below = SprayWire.psnDistance(initialPsn, cumulativePsn);
+        final int before = out.size();
+        out.headMap(below).clear();
+        if (out.size() < before)
+        {
+            lastProgress = System.nanoTime();
+        }
+        for (final Outbound o : out.headMap(highest).values())
+        {
+            if (highest > o.mark)
+            {
+                transmit(o, true);
+            }
+        }
+        pump();
+    }
+
+    private void onClose(final Packet p) throws IOException
+    {
+        if (!p.controlTagValid(receiveKey))
+        {
+            violations.add("a CLOSE whose tag does not verify: " + p);
+            return;
+        }
+        send(FrameBuilder.bth(SprayWire.CLOSE_ACK, peerCid, 0, false).u8(SprayWire.VERSION).u8(0).u8(paths).u8(1)
+            .u16(mtu).u16(0).u8(0).u24(cid).u8(0).u24(0).u32(0).u64(p.h64(20)).u8(0).zeros(3).controlTag(sendKey)
+            .bytes());
+        closed = true;
+    }
+
+    /** A lost tail: nothing acknowledged for a while, so each path's oldest outstanding response goes again (S6.7). */
+    private void tick()
+    {
+        if (!established() || System.nanoTime() - lastProgress < TAIL_NANOS)
+        {
+            return;
+        }
+        boolean any = false;
+        final long now = System.nanoTime();
+        for (final TreeMap<Integer, Outbound> out : outstanding)
+        {
+            final Outbound o = out.isEmpty() ? null : out.firstEntry().getValue();
+            if (null != o && now - o.sentAt >= TAIL_NANOS)
+            {
+                transmit(o, true);
+                any = true;
+            }
+        }
+        if (any)
+        {
+            lastProgress = System.nanoTime();
+        }
+    }
+
+    private boolean record(final int path, final int psn)
+    {
+        final int d = SprayWire.psnDistance(cumulative[path], psn);
+        if (d < 0 || d >= SprayWire.SACK_BITS || above[path].get(d))
+        {
+            return false;
+        }
+        above[path].set(d);
+        int advance = 0;
+        while (above[path].get(advance))
+        {
+            advance++;
+        }
+        if (advance > 0)
+        {
+            above[path] = above[path].get(advance, SprayWire.SACK_BITS + advance);
+            cumulative[path] = (cumulative[path] + advance) & SprayWire.PSN_MASK;
+        }
+        return true;
+    }
+
+    private void sendAck(final int path) throws IOException
+    {
+        final byte[] sack = new byte[32];
+        for (int i = above[path].nextSetBit(1); i >= 0 && i < SprayWire.SACK_BITS; i = above[path].nextSetBit(i + 1))
+        {
+            sack[i >> 3] |= (byte)(0x80 >>> (i & 7));
+        }
+        send(FrameBuilder.bth(SprayWire.ACK, peerCid, 0, false).u8(path).u8(0).u16(0).u8(0).u24(cumulative[path])
+            .bytes(sack).u32(0).u32(++ackSequence[path]).u32(0).controlTag(sendKey).bytes());
+    }
+
+    /** Sends a control packet Not-ECT (S2.3-2), or drops it as the loss rate says. */
+    private void send(final byte[] body) throws IOException
+    {
+        if (established() && random.nextDouble() < lossOut)
+        {
+            return;
+        }
+        link.send(body, false, UdpLink.NOT_ECT);
+    }
+}
