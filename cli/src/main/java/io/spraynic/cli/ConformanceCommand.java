@@ -19,7 +19,8 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "conformance", mixinStandardHelpOptions = true,
     description = {"Judge a spray implementation by its frames alone: the suite plays its peer over UDP (handshake,",
-        "versions, malformed packets, ACK/SACK, retransmission, NACKs, CLOSE) and reports PASS/FAIL/NOT-TESTED per",
+        "versions, malformed packets, ACK/SACK, retransmission, NACKs, CLOSE, PSK, ECN and congestion window,",
+        "multipath, limits, liveness; with --interop a transfer under loss) and reports PASS/FAIL/NOT-TESTED per",
         "PROTOCOL.md clause. The target accepts spray connections and exposes memory, e.g.",
         "spraynic nic --config udp -p ip=127.0.0.1 --ip 127.0.0.1 --mode spray --expose 1m --exchange DIR.",
         "Exit status 1 when a MUST clause failed."})

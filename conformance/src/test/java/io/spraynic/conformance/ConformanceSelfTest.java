@@ -24,9 +24,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The suite catches a non-compliant target: against {@link ToyResponder}, compliant in the clauses listed in the
- * first test, their checks pass; with one fault switched on, the check of that clause fails (and the run's verdict
- * is a MUST failure) while checks that do not depend on it still pass. (The toy keeps no retransmission, NACK or
- * forgotten-CID state: those checks fail against it in every run, which the tests do not assert.) Loopback only,
+ * first test, their checks pass; with a {@link Fault} switched on, the check of that clause fails (and the run's
+ * verdict is a MUST failure) while checks that do not depend on it still pass. The toy sends on one path with no
+ * window and no retransmission: the sender's checks (S6.6, S6.7, S7.2, S7.4, S8.2) fail against it in every run,
+ * which the first test asserts for the new ones; SprayNIC passes them (ConformanceCommandTest). Loopback only,
  * addresses unique to this JVM.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
