@@ -60,7 +60,21 @@ final class UdpLink implements AutoCloseable
     /** Sends a packet as {@link #send(byte[], boolean)} does, with IP ECN field {@code ecn}. */
     void send(final byte[] body, final boolean corruptIcrc, final int ecn) throws IOException
     {
-        final int icrc = icrc(body, ipv4(local), local.getPort(), ipv4(remote)) ^ (corruptIcrc ? 0x0100_0000 : 0);
+        send(body, corruptIcrc, ecn, 0);
+    }
+
+    /**
+     * Sends a packet whose ICRC is computed over an IPv4 header with {@code identification} (0 as S2.4 says; another
+     * to play a sender that breaks it: the socket itself still sends 0).
+     */
+    void send(final byte[] body, final boolean corruptIcrc, final int ecn, final int identification) throws IOException
+    {
+        final byte[] covered = pseudoHeader(body, ipv4(local), local.getPort(), ipv4(remote));
+        covered[8 + 4] = (byte)(identification >>> 8);
+        covered[8 + 5] = (byte)identification;
+        final CRC32 crc = new CRC32();
+        crc.update(covered);
+        final int icrc = (int)crc.getValue() ^ (corruptIcrc ? 0x0100_0000 : 0);
         final byte[] datagram = Arrays.copyOf(body, body.length + SprayWire.ICRC_LENGTH);
         for (int i = 0; i < 4; i++)
         {

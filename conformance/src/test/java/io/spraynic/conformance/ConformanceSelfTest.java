@@ -89,6 +89,10 @@ class ConformanceSelfTest
             assertTrue(r.reason().contains(e.getValue()), () -> e.getKey() + ": " + r.reason());
         }
         assertNull(psk.result("ecn.ce-echo"), "only the groups asked for run");
+        final ConformanceReport identification = runAgainst(5, null, EnumSet.of(Fault.NONZERO_IDENTIFICATION), Set.of());
+        final CheckResult accept = identification.result("handshake.accept");
+        assertEquals(Verdict.FAIL, accept.verdict(), identification::toText);
+        assertTrue(accept.reason().contains("identification 1, which S2.4 requires to be 0"), accept.reason());
     }
 
     @Test

@@ -43,7 +43,9 @@ final class ToyResponder implements AutoCloseable
         /** S2.3-1: data sent Not-ECT. */
         NOT_ECT_DATA,
         /** S5.4-1: READ responses start one PSN above the announced initial PSN. */
-        WRONG_INITIAL_PSN
+        WRONG_INITIAL_PSN,
+        /** S2.4: the CONNECT_ACK's ICRC covers an IPv4 header with identification 1 (SprayNIC's PSK-mode defect). */
+        NONZERO_IDENTIFICATION
     }
 
     /** The toy's connections per source (S12.9) and idle timeout (S12.10), small so that the checks run fast. */
@@ -234,7 +236,7 @@ final class ToyResponder implements AutoCloseable
             connections.put(c.cid, c);
             byToken.put(token, c);
         }
-        link.send(c.connectAck, false);
+        link.send(c.connectAck, false, UdpLink.NOT_ECT, faults.contains(Fault.NONZERO_IDENTIFICATION) ? 1 : 0);
     }
 
     private static FrameBuilder conh(final int opcode, final int destQp, final int paths, final int cid,
