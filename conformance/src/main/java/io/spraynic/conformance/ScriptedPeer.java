@@ -29,10 +29,8 @@ final class ScriptedPeer
     long[] sendKey;
     long[] receiveKey;
     private int[] nextPsn;
-    // the target's direction: per path, the cumulative PSN and the PSNs received above it (bit i: cumulative + i)
-    private int[] inboundCumulative;
-    private BitSet[] inboundAbove;
-    private int[] ackSequence;
+    /** The target's direction: what the suite received on each path. */
+    private ReceiveWindows inbound;
     private final int[] nextMsn = new int[65_536];
     private final Map<Long, InboundRead> reads = new HashMap<>();
     /** Inbound data PSNs the suite pretends were lost, once each: path << 24 | psn. */
@@ -189,15 +187,10 @@ final class ScriptedPeer
             return "CONNECT_ACK offers " + ack.h8(2) + " paths";
         }
         nextPsn = new int[paths];
-        inboundCumulative = new int[paths];
-        inboundAbove = new BitSet[paths];
-        ackSequence = new int[paths];
-        final int theirInitial = ack.h24(13);
+        inbound = new ReceiveWindows(paths, ack.h24(13));
         for (int i = 0; i < paths; i++)
         {
             nextPsn[i] = (request.initialPsn + i * SprayWire.PATH_PSN_STRIDE) & SprayWire.PSN_MASK;
-            inboundCumulative[i] = (theirInitial + i * SprayWire.PATH_PSN_STRIDE) & SprayWire.PSN_MASK;
-            inboundAbove[i] = new BitSet(SprayWire.SACK_BITS);
         }
         return null;
     }
@@ -372,7 +365,7 @@ final class ScriptedPeer
 
     int inboundCumulative(final int path)
     {
-        return inboundCumulative[path];
+        return inbound.cumulative(path);
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -446,12 +439,11 @@ final class ScriptedPeer
             }
             if (opcode == SprayWire.PROBE && (p.h8(1) & SprayWire.PRBH_RESYNC) != 0)
             {
-                inboundCumulative[path] = (p.psn() + 1) & SprayWire.PSN_MASK;
-                inboundAbove[path].clear();
+                inbound.resync(path, p.psn());
             }
             else
             {
-                record(path, p.psn());
+                inbound.record(path, p.psn());
             }
             if (!silent || answerProbes && opcode == SprayWire.PROBE)
             {
@@ -492,26 +484,6 @@ final class ScriptedPeer
         }
     }
 
-    private void record(final int path, final int psn)
-    {
-        final int d = SprayWire.psnDistance(inboundCumulative[path], psn);
-        if (d < 0 || d >= SprayWire.SACK_BITS)
-        {
-            return;
-        }
-        inboundAbove[path].set(d);
-        int advance = 0;
-        while (inboundAbove[path].get(advance))
-        {
-            advance++;
-        }
-        if (advance > 0)
-        {
-            inboundAbove[path] = inboundAbove[path].get(advance, SprayWire.SACK_BITS + advance);
-            inboundCumulative[path] = (inboundCumulative[path] + advance) & SprayWire.PSN_MASK;
-        }
-    }
-
     /** Sends an ACK (S5.1) of the target's path {@code path}, echoing no CE mark. */
     void sendAck(final int path) throws RuntimeException
     {
@@ -521,13 +493,7 @@ final class ScriptedPeer
     /** Sends an ACK of {@code path} that echoes {@code ceCount} CE marks (ECE set when above 0, S8.1). */
     void sendAck(final int path, final int ceCount) throws RuntimeException
     {
-        final byte[] sack = new byte[32];
-        for (int i = inboundAbove[path].nextSetBit(1); i >= 0 && i < SprayWire.SACK_BITS; i = inboundAbove[path].nextSetBit(i + 1))
-        {
-            sack[i >> 3] |= (byte)(0x80 >>> (i & 7));
-        }
-        final byte[] ack = FrameBuilder.bth(SprayWire.ACK, remoteCid, 0, false).u8(path).u8(ceCount > 0 ? SprayWire.SACKH_ECE : 0)
-            .u16(Math.min(ceCount, 0xFFFF)).u8(0).u24(inboundCumulative[path]).bytes(sack).u32(0).u32(++ackSequence[path]).u32(0).controlTag(sendKey).bytes();
+        final byte[] ack = inbound.ack(remoteCid, path, ceCount, sendKey);
         try
         {
             send(ack);

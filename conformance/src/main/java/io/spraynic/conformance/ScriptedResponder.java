@@ -5,7 +5,6 @@ import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.ArrayDeque;
 import java.util.Arrays;
-import java.util.BitSet;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -51,9 +50,7 @@ final class ScriptedResponder
     int mtu;
     private long[] sendKey;
     private long[] receiveKey;
-    private int[] cumulative;
-    private BitSet[] above;
-    private int[] ackSequence;
+    private ReceiveWindows inbound;
     private int[] peerAckSequence;
     private int[] nextPsn;
     private List<TreeMap<Integer, Outbound>> outstanding;
@@ -197,18 +194,13 @@ final class ScriptedResponder
         final long[][] k = HandshakeKeys.derive(shared, theirPublic, keys.publicKey, peerCid, cid, token, null);
         receiveKey = k[0];
         sendKey = k[1];
-        cumulative = new int[paths];
-        above = new BitSet[paths];
-        ackSequence = new int[paths];
+        inbound = new ReceiveWindows(paths, p.h24(13));
         peerAckSequence = new int[paths];
         nextPsn = new int[paths];
         highestSent = new int[paths];
         outstanding = new ArrayList<>();
-        final int theirInitial = p.h24(13);
         for (int i = 0; i < paths; i++)
         {
-            cumulative[i] = (theirInitial + i * SprayWire.PATH_PSN_STRIDE) & SprayWire.PSN_MASK;
-            above[i] = new BitSet();
             nextPsn[i] = (initialPsn + i * SprayWire.PATH_PSN_STRIDE) & SprayWire.PSN_MASK;
             outstanding.add(new TreeMap<>());
         }
@@ -273,7 +265,7 @@ final class ScriptedResponder
         {
             dataMovedBack++;
         }
-        final boolean fresh = record(path, p.psn());
+        final boolean fresh = inbound.record(path, p.psn());
         if (fresh && newContent && (opcode == SprayWire.WRITE || opcode == SprayWire.WRITE_IMM))
         {
             final byte[] payload = p.payload();
@@ -395,12 +387,11 @@ final class ScriptedResponder
         }
         if ((p.h8(1) & SprayWire.PRBH_RESYNC) != 0)
         {
-            cumulative[path] = (p.psn() + 1) & SprayWire.PSN_MASK;
-            above[path].clear();
+            inbound.resync(path, p.psn());
         }
         else
         {
-            record(path, p.psn());
+            inbound.record(path, p.psn());
         }
         sendAck(path);
     }
@@ -486,36 +477,9 @@ final class ScriptedResponder
         }
     }
 
-    private boolean record(final int path, final int psn)
-    {
-        final int d = SprayWire.psnDistance(cumulative[path], psn);
-        if (d < 0 || d >= SprayWire.SACK_BITS || above[path].get(d))
-        {
-            return false;
-        }
-        above[path].set(d);
-        int advance = 0;
-        while (above[path].get(advance))
-        {
-            advance++;
-        }
-        if (advance > 0)
-        {
-            above[path] = above[path].get(advance, SprayWire.SACK_BITS + advance);
-            cumulative[path] = (cumulative[path] + advance) & SprayWire.PSN_MASK;
-        }
-        return true;
-    }
-
     private void sendAck(final int path) throws IOException
     {
-        final byte[] sack = new byte[32];
-        for (int i = above[path].nextSetBit(1); i >= 0 && i < SprayWire.SACK_BITS; i = above[path].nextSetBit(i + 1))
-        {
-            sack[i >> 3] |= (byte)(0x80 >>> (i & 7));
-        }
-        send(FrameBuilder.bth(SprayWire.ACK, peerCid, 0, false).u8(path).u8(0).u16(0).u8(0).u24(cumulative[path])
-            .bytes(sack).u32(0).u32(++ackSequence[path]).u32(0).controlTag(sendKey).bytes());
+        send(inbound.ack(peerCid, path, 0, sendKey));
     }
 
     /** Sends a control packet Not-ECT (S2.3-2), or drops it as the loss rate says. */

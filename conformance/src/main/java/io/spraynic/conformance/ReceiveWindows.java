@@ -1,0 +1,78 @@
+package io.spraynic.conformance;
+
+import java.util.BitSet;
+
+/**
+ * The receive side of one direction's paths as S6.3 keeps it: per path the cumulative PSN and the PSNs received
+ * above it (bit i: cumulative + i), and the ACKs (S5.1) that report them, numbered 1, 2, 3, ... per path.
+ * Control path: allocates.
+ */
+final class ReceiveWindows
+{
+    private final int[] cumulative;
+    private final BitSet[] above;
+    private final int[] ackSequence;
+
+    /** @param initialPsn the peer's announced initial PSN: path i starts at {@code initialPsn + i * 2^18} (S5.4). */
+    ReceiveWindows(final int paths, final int initialPsn)
+    {
+        cumulative = new int[paths];
+        above = new BitSet[paths];
+        ackSequence = new int[paths];
+        for (int i = 0; i < paths; i++)
+        {
+            cumulative[i] = (initialPsn + i * SprayWire.PATH_PSN_STRIDE) & SprayWire.PSN_MASK;
+            above[i] = new BitSet(SprayWire.SACK_BITS);
+        }
+    }
+
+    int cumulative(final int path)
+    {
+        return cumulative[path];
+    }
+
+    /** @return whether {@code psn} was new on {@code path} (and within its window); records it. */
+    boolean record(final int path, final int psn)
+    {
+        final int d = SprayWire.psnDistance(cumulative[path], psn);
+        if (d < 0 || d >= SprayWire.SACK_BITS || above[path].get(d))
+        {
+            return false;
+        }
+        above[path].set(d);
+        int advance = 0;
+        while (above[path].get(advance))
+        {
+            advance++;
+        }
+        if (advance > 0)
+        {
+            above[path] = above[path].get(advance, SprayWire.SACK_BITS + advance);
+            cumulative[path] = (cumulative[path] + advance) & SprayWire.PSN_MASK;
+        }
+        return true;
+    }
+
+    /** S5.2-2: a RESYNC probe at {@code psn} accepted: the path expects the PSN after it. */
+    void resync(final int path, final int psn)
+    {
+        cumulative[path] = (psn + 1) & SprayWire.PSN_MASK;
+        above[path].clear();
+    }
+
+    /**
+     * @return an ACK (S5.1) of {@code path} to {@code destQp}: its window, {@code ceCount} CE marks echoed (ECE set
+     * when above 0), the next ackSequence, tagged with {@code key}.
+     */
+    byte[] ack(final int destQp, final int path, final int ceCount, final long[] key)
+    {
+        final byte[] sack = new byte[32];
+        for (int i = above[path].nextSetBit(1); i >= 0 && i < SprayWire.SACK_BITS; i = above[path].nextSetBit(i + 1))
+        {
+            sack[i >> 3] |= (byte)(0x80 >>> (i & 7));
+        }
+        return FrameBuilder.bth(SprayWire.ACK, destQp, 0, false).u8(path).u8(ceCount > 0 ? SprayWire.SACKH_ECE : 0)
+            .u16(Math.min(ceCount, 0xFFFF)).u8(0).u24(cumulative[path]).bytes(sack).u32(0).u32(++ackSequence[path])
+            .u32(0).controlTag(key).bytes();
+    }
+}
