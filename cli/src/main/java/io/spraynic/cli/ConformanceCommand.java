@@ -88,7 +88,7 @@ final class ConformanceCommand implements Callable<Integer>
 
     @Option(names = "--target-connection-limit", defaultValue = "16", paramLabel = "N", description = {
         "Connections the target accepts from one source (spraynic nic --max-connections-per-source, default",
-        "${DEFAULT-VALUE}): the limit check (S12.9) opens one more."})
+        "${DEFAULT-VALUE}; it counts per worker: give it times the workers): the limit check (S12.9) opens one more."})
     int targetConnectionLimit;
 
     @Option(names = "--json", description = "Print the report as one JSON object instead of a table.")
