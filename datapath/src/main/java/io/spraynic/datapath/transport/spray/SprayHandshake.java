@@ -722,9 +722,10 @@ public final class SprayHandshake
         int length = writer.writeFrame(seg, base, payload);
         if (null != psk && (opcode == SprayOpcodes.CONNECT || opcode == SprayOpcodes.CONNECT_ACK))
         {
-            // the proof covers the BTH, which writeFrame has just laid down; then the ICRC is computed again
+            // the proof covers the BTH, which writeFrame has just laid down; then the ICRC is computed again,
+            // over the same IPv4 identification 0 (S2.4): writeFrame advanced it
             HandshakeBlock.writeProof(seg, hsb, proof(seg, conh - BTH_LENGTH, hsb, payload));
-            length = writer.writeFrame(seg, base, payload);
+            length = writer.ipv4Identification(0).writeFrame(seg, base, payload);
         }
         output.commit(length);
         return true;

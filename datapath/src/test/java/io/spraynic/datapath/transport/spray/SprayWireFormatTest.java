@@ -193,4 +193,41 @@ class SprayWireFormatTest
             assertTrue(acks >= 8, "every path acknowledged: " + acks);
         }
     }
+
+    @Test
+    void shouldSendEveryHandshakeFrameWithIdentificationZeroAlsoWithAPreSharedKey()
+    {
+        // S2.4: the ICRC covers the IPv4 header with identification 0; with a PSK the CONNECT and CONNECT_ACK are
+        // written twice (the proof covers the BTH of the first write), and the second write must not advance it
+        final byte[] key = new byte[32];
+        new java.util.SplittableRandom(11).nextBytes(key);
+        final CapturingPort[] captured = new CapturingPort[4];
+        final SprayTestBed.Options options = new SprayTestBed.Options()
+            .wrapA((plane, port) -> captured[plane] = new CapturingPort(port))
+            .wrapB((plane, port) -> captured[2 + plane] = new CapturingPort(port));
+        options.handshake = true;
+        options.configure = (host, config) -> config.psk(key);
+        try (SprayTestBed bed = new SprayTestBed(options); Arena arena = Arena.ofConfined())
+        {
+            assertEquals(SprayHandshake.Pending.State.ESTABLISHED, bed.pending.state());
+            final RoceParser parser = new RoceParser(SprayOpcodes.TABLE, new ParseCounters(), true);
+            final RoceFrame frame = new RoceFrame();
+            int connects = 0;
+            int connectAcks = 0;
+            for (final CapturingPort port : captured)
+            {
+                for (final byte[] bytes : port.frames)
+                {
+                    final MemorySegment seg = arena.allocate(bytes.length);
+                    seg.copyFrom(MemorySegment.ofArray(bytes));
+                    assertEquals(FrameClass.ROCE, parser.parse(seg, 0, bytes.length, frame), frame::toString);
+                    assertEquals(0, io.spraynic.datapath.wire.Ipv4Header.identification(seg, frame.ipOffset()),
+                        "S2.4: identification 0 in opcode " + frame.opcode());
+                    connects += frame.opcode() == SprayOpcodes.CONNECT ? 1 : 0;
+                    connectAcks += frame.opcode() == SprayOpcodes.CONNECT_ACK ? 1 : 0;
+                }
+            }
+            assertTrue(connects >= 1 && connectAcks >= 1, "the handshake was captured: " + connects + "/" + connectAcks);
+        }
+    }
 }
