@@ -246,6 +246,23 @@ final class SprayFrames
         return true;
     }
 
+    /**
+     * Writes a probe in place of data packet {@code handle} that cannot be sent (S9.3.2): at its PSN, or at the
+     * path's next PSN ({@code psnOrNew < 0}: a moved packet), recorded for the packet, so its ACK accounts for it.
+     */
+    boolean placeholder(final int path, final long handle, final int psnOrNew, final long now)
+    {
+        final int plane = path % planes;
+        address(path, plane);
+        writer.opcode(SprayOpcodes.PROBE);
+        if (!claim(plane, 0))
+        {
+            return false;
+        }
+        probeClaimed(path, psnOrNew < 0 ? scheduler.sendWindows[path].send(handle, now) : psnOrNew, 0);
+        return true;
+    }
+
     /** Writes a probe again at its PSN (a retransmitted placeholder, S7.4.1). */
     boolean probe(final int path, final int psn, final int flags)
     {
