@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.transport.FrameSink;
 import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.wire.ImmediateDataHeader;
@@ -29,7 +30,7 @@ final class SprayFrames
     private final SprayEngine engine;
     private final SprayConfig config;
     private final RoceFrameWriter[] writers;
-    private final SprayFrameOutput output;
+    private final FrameSink output;
     private final PacketAuthenticator auth;
     private final TransportCounters counters;
     private final TransportCounters[] pathCounters;

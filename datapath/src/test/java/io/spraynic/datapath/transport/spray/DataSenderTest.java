@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.transport.FrameSink;
 import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.CompletionQueue;
@@ -33,11 +34,16 @@ class DataSenderTest
     private static final int PATHS = 2;
 
     /** An output that keeps the frames' count and can be made full. */
-    static final class CountingOutput implements SprayFrameOutput
+    static final class CountingOutput implements FrameSink
     {
         final MemorySegment buffer = Arena.ofAuto().allocate(8192);
         boolean full;
         int frames;
+
+        public int maxFrameLength()
+        {
+            return (int)buffer.byteSize();
+        }
 
         public boolean claim(final int plane, final int maxLength)
         {
