@@ -2,7 +2,7 @@ package io.spraynic.bench.e2e;
 
 import io.spraynic.bench.OptionEnums;
 import io.spraynic.datapath.port.PacketPort;
-import io.spraynic.datapath.transport.PortFrameSink;
+import io.spraynic.datapath.port.PortFrameSink;
 import io.spraynic.datapath.transport.rocev2.PathMtu;
 import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
 import io.spraynic.datapath.transport.rocev2.RcCounters;
@@ -10,7 +10,6 @@ import io.spraynic.datapath.transport.rocev2.RcEngine;
 import io.spraynic.datapath.transport.rocev2.RcEngineConfig;
 import io.spraynic.datapath.transport.rocev2.RcQueuePair;
 import io.spraynic.datapath.transport.rocev2.RoceTransportAgent;
-import io.spraynic.datapath.transport.spray.PortsFrameOutput;
 import io.spraynic.datapath.transport.spray.SprayConfig;
 import io.spraynic.datapath.transport.spray.SprayConnection;
 import io.spraynic.datapath.transport.spray.SprayConnectionConfig;
@@ -147,7 +146,7 @@ public final class TransportPair
         final CompletionQueue cq = new CompletionQueue(1 << 14);
         final SprayConfig config = new SprayConfig().planes(1).local(0, ip(host), mac(host)).capacityMbps(400_000)
             .rto(RTO_MIN_NANOS, 200_000_000L).initialRttNanos(1_000_000L).probeMinNanos(2_000_000L).seed(host);
-        final PortsFrameOutput output = new PortsFrameOutput(new PacketPort[] {port}, BURST);
+        final PortFrameSink output = new PortFrameSink(new PacketPort[] {port}, BURST);
         final SprayEngine engine = new SprayEngine(config, pd, output);
         final SprayConnection connection = engine.open(new SprayConnectionConfig().cids(host, peer).keysFromCids()
             .paths(SPRAY_PATHS).streams(1).mtu(mtu).initialPsns(host * 0x10000, peer * 0x10000)

@@ -212,7 +212,7 @@ final class Cluster implements AutoCloseable
             final SprayConfig config = sprayEndpoints[h].configure(new SprayConfig()
                 .capacityMbps(hostLinkMbps() * fabric.planes()).maxConnections(Math.max(1, flowsAt[h]))
                 .seed(options.seed() + h));
-            engines[h] = new SprayEngine(config, domains[h], sprayEndpoints[h]);
+            engines[h] = new SprayEngine(config, domains[h], sprayEndpoints[h].output());
             sprayEndpoints[h].bind(engines[h]);
         }
         connections = new SprayConnection[flowSource.size()];

@@ -55,8 +55,8 @@ public final class SprayWriteWorkload
             final ProtectionDomain pdB = new ProtectionDomain(new SplittableRandom(seed + 1));
             final SprayFabricEndpoint a = new SprayFabricEndpoint(fabric.host(0), TICK_NANOS, new ParseCounters());
             final SprayFabricEndpoint b = new SprayFabricEndpoint(fabric.host(1), TICK_NANOS, new ParseCounters());
-            final SprayEngine engineA = new SprayEngine(a.configure(new SprayConfig().capacityMbps(capacityMbps)), pdA, a);
-            final SprayEngine engineB = new SprayEngine(b.configure(new SprayConfig().capacityMbps(capacityMbps)), pdB, b);
+            final SprayEngine engineA = new SprayEngine(a.configure(new SprayConfig().capacityMbps(capacityMbps)), pdA, a.output());
+            final SprayEngine engineB = new SprayEngine(b.configure(new SprayConfig().capacityMbps(capacityMbps)), pdB, b.output());
             a.bind(engineA);
             b.bind(engineB);
             final CompletionQueue cqA = new CompletionQueue(4096);

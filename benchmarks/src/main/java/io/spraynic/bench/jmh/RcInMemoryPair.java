@@ -1,6 +1,6 @@
 package io.spraynic.bench.jmh;
 
-import io.spraynic.datapath.transport.PortFrameSink;
+import io.spraynic.datapath.port.PortFrameSink;
 import io.spraynic.datapath.transport.rocev2.PathMtu;
 import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
 import io.spraynic.datapath.transport.rocev2.RcCounters;

@@ -2,7 +2,7 @@ package io.spraynic.bench.jmh;
 
 import io.spraynic.datapath.port.InMemoryLink;
 import io.spraynic.datapath.port.PacketPort;
-import io.spraynic.datapath.transport.spray.PortsFrameOutput;
+import io.spraynic.datapath.port.PortFrameSink;
 import io.spraynic.datapath.transport.spray.SprayConfig;
 import io.spraynic.datapath.transport.spray.SprayConnection;
 import io.spraynic.datapath.transport.spray.SprayConnectionConfig;
@@ -70,8 +70,8 @@ public class SprayHandshakeBenchmark
         link = new InMemoryLink("plane0", 4096, 2048);
         final PacketPort[] portsA = {link.first()};
         final PacketPort[] portsB = {link.second()};
-        final PortsFrameOutput outputA = new PortsFrameOutput(portsA, 64);
-        final PortsFrameOutput outputB = new PortsFrameOutput(portsB, 64);
+        final PortFrameSink outputA = new PortFrameSink(portsA, 64);
+        final PortFrameSink outputB = new PortFrameSink(portsB, 64);
         engineA = new SprayEngine(config(1), new ProtectionDomain(new SplittableRandom(1)), outputA);
         engineB = new SprayEngine(config(2), new ProtectionDomain(new SplittableRandom(2)), outputB);
         engineB.listen(connection(1), new SprayHandshake.PeerResolver()

@@ -1,7 +1,7 @@
 package io.spraynic.bench.jmh;
 
 import io.spraynic.datapath.port.PacketPort;
-import io.spraynic.datapath.transport.spray.PortsFrameOutput;
+import io.spraynic.datapath.port.PortFrameSink;
 import io.spraynic.datapath.transport.spray.SprayConfig;
 import io.spraynic.datapath.transport.spray.SprayConnection;
 import io.spraynic.datapath.transport.spray.SprayConnectionConfig;
@@ -23,8 +23,8 @@ final class SprayInMemoryPair extends InMemoryTransportPair
     static final int CID_A = 0xA1;
     static final int CID_B = 0xB2;
 
-    final PortsFrameOutput outputA;
-    final PortsFrameOutput outputB;
+    final PortFrameSink outputA;
+    final PortFrameSink outputB;
     final SprayEngine engineA;
     final SprayEngine engineB;
     final SprayTransportAgent agentA;
@@ -35,8 +35,8 @@ final class SprayInMemoryPair extends InMemoryTransportPair
     SprayInMemoryPair(final int payload)
     {
         super("plane0", MTU + 512, checkPayload(payload));
-        outputA = new PortsFrameOutput(new PacketPort[] {portA}, 64);
-        outputB = new PortsFrameOutput(new PacketPort[] {portB}, 64);
+        outputA = new PortFrameSink(new PacketPort[] {portA}, 64);
+        outputB = new PortFrameSink(new PacketPort[] {portB}, 64);
         engineA = new SprayEngine(config(1), pdA, outputA);
         engineB = new SprayEngine(config(2), pdB, outputB);
         a = engineA.open(connection(CID_A, CID_B, 0x1000, 0x2000, 2, cqA));

@@ -535,7 +535,7 @@ public final class NeighbourAgent
             return -1;
         }
         final int claimLength = Math.max(replyLength, EthernetHeader.MIN_FRAME_LENGTH);
-        if (!sink.claim(claimLength))
+        if (!sink.claim(0, claimLength))
         {
             counters.increment(NeighbourCounters.TX_FULL);
             return -1;
@@ -581,7 +581,7 @@ public final class NeighbourAgent
     private boolean writeArp(final int operation, final long destinationMac, final int senderIp, final long targetMac,
         final int targetIp)
     {
-        if (!sink.claim(EthernetHeader.MIN_FRAME_LENGTH))
+        if (!sink.claim(0, EthernetHeader.MIN_FRAME_LENGTH))
         {
             counters.increment(NeighbourCounters.TX_FULL);
             return false;

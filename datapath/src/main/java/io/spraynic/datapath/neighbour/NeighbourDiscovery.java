@@ -332,7 +332,7 @@ final class NeighbourDiscovery
     private boolean writeNeighbourMessage(final int type, final long destinationMac, final long destinationHigh,
         final long destinationLow, final int flags, final long targetHigh, final long targetLow)
     {
-        if (!sink.claim(FRAME_LENGTH))
+        if (!sink.claim(0, FRAME_LENGTH))
         {
             counters.increment(NeighbourCounters.TX_FULL);
             return false;

@@ -2,7 +2,7 @@ package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.fault.FaultLog;
 import io.spraynic.datapath.neighbour.NeighbourAgent;
-import io.spraynic.datapath.transport.PortFrameSink;
+import io.spraynic.datapath.port.PortFrameSink;
 import io.spraynic.datapath.wire.ArpHeader;
 import io.spraynic.datapath.wire.EthernetHeader;
 import io.spraynic.datapath.wire.IcmpHeader;

@@ -1,6 +1,6 @@
 package io.spraynic.datapath.nic;
 
-import io.spraynic.datapath.transport.PortFrameSink;
+import io.spraynic.datapath.port.PortFrameSink;
 import io.spraynic.datapath.transport.rocev2.RcEngine;
 import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.datapath.wire.RoceFrame;

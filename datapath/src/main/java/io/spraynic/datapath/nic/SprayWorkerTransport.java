@@ -1,6 +1,6 @@
 package io.spraynic.datapath.nic;
 
-import io.spraynic.datapath.transport.spray.PortsFrameOutput;
+import io.spraynic.datapath.port.PortFrameSink;
 import io.spraynic.datapath.transport.spray.SprayEngine;
 import io.spraynic.datapath.wire.ConnectionHeader;
 import io.spraynic.datapath.wire.ParseCounters;
@@ -18,10 +18,10 @@ import io.spraynic.datapath.wire.SprayOpcodes;
 final class SprayWorkerTransport implements WorkerTransport
 {
     private final SprayEngine engine;
-    private final PortsFrameOutput output;
+    private final PortFrameSink output;
     private final RoceParser parser;
 
-    SprayWorkerTransport(final SprayEngine engine, final PortsFrameOutput output, final ParseCounters parseCounters)
+    SprayWorkerTransport(final SprayEngine engine, final PortFrameSink output, final ParseCounters parseCounters)
     {
         this.engine = engine;
         this.output = output;

@@ -23,7 +23,7 @@ final class CapturingSink implements FrameSink
         return 1500;
     }
 
-    public boolean claim(final int maxLength)
+    public boolean claim(final int plane, final int maxLength)
     {
         if (full)
         {

@@ -209,19 +209,16 @@ final class FrameFuzz
 
     private static void read(final NicConnection reader, final EmbeddedNic local, final EmbeddedNic remote, final Duration timeout)
     {
-        // The responder's region stays registered (its memory the NIC's until the NIC closes): the responder keeps its
-        // READ response packets until the requester ACKs them, and a response retransmitted (an ACK lost or late)
-        // from a region deregistered meanwhile fails the whole connection today (DataSender's localError), which
-        // would fail the next READ with WR_FLUSH_ERR. A known defect, noted on issue 13; not what this test is about.
-        final MemorySegment source = PeerExchange.pattern(Arena.ofAuto(), 128 * 1024, 42);
-        final MemoryRegion exposed = remote.register(source, AccessFlags.REMOTE_READ);
         try (Arena arena = Arena.ofShared())
         {
+            final MemorySegment source = PeerExchange.pattern(arena, 128 * 1024, 42);
             final MemorySegment into = arena.allocate(128 * 1024, 64);
+            final MemoryRegion exposed = remote.register(source, AccessFlags.REMOTE_READ);
             final MemoryRegion target = local.register(into, AccessFlags.LOCAL_WRITE);
             BulkTransfer.read(reader, target, exposed.address(), exposed.rkey(), 64 * 1024, timeout);
             check(source.mismatch(into));
             local.deregister(target);
+            remote.deregister(exposed);
         }
     }
 

@@ -1,6 +1,6 @@
 package io.spraynic.datapath.transport.rocev2;
 
-import io.spraynic.datapath.transport.FabricFrameSink;
+import io.spraynic.datapath.fabric.FabricFrameSink;
 
 import io.spraynic.datapath.fabric.Endpoint;
 import io.spraynic.datapath.fabric.FabricPort;

@@ -114,7 +114,7 @@ final class RcFrameOutput
             .ackReq(ackReq)
             .solicited(solicited);
         final int maxLength = writer.frameLength(payloadLength);
-        if (!sink.claim(maxLength))
+        if (!sink.claim(0, maxLength)) // an RC engine drives one port
         {
             counters.increment(RcCounters.SINK_FULL);
             return -1;

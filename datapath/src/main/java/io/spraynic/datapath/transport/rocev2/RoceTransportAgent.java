@@ -3,7 +3,7 @@ package io.spraynic.datapath.transport.rocev2;
 import io.spraynic.datapath.fault.FaultLog;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
-import io.spraynic.datapath.transport.PortFrameSink;
+import io.spraynic.datapath.port.PortFrameSink;
 import io.spraynic.datapath.wire.FrameClass;
 import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.datapath.wire.RoceFrame;

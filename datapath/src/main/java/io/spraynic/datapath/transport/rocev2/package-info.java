@@ -11,7 +11,7 @@
  *     received), {@code RcResponder} with {@code RcReceiveQueue} and {@code RcReadResponseQueue} (placement,
  *     duplicates, READs served, ACKs and NAKs), and {@code RcFrameOutput} (the headers of every frame).</li>
  *     <li>{@link io.spraynic.datapath.transport.rocev2.RoceTransportAgent} and
- *     {@link io.spraynic.datapath.transport.PortFrameSink}: the driver gluing an engine to a
+ *     {@link io.spraynic.datapath.port.PortFrameSink}: the driver gluing an engine to a
  *     {@link io.spraynic.datapath.port.PacketPort} (DPDK or in-JVM) with the driver's clock.</li>
  *     <li>{@link io.spraynic.datapath.transport.Psn}, {@link io.spraynic.datapath.transport.rocev2.PathMtu},
  *     {@link io.spraynic.datapath.transport.rocev2.RnrTimer}: InfiniBand arithmetic.</li>

@@ -25,10 +25,21 @@ import static io.spraynic.datapath.transport.spray.SprayConnection.WRITE_IMM;
  * limited to the start budget until the first ACK brings a share (S8.3.1).
  * <p>
  * Owns the {@link Pacer}, the peer's last rate hint and the flag of a local error (a message's source memory
- * was deregistered: not a byte is read, the connection fails). Allocation-free.
+ * was deregistered: not a byte is read, the connection fails). A READ response whose region was deregistered is
+ * refused instead (S9.3.2): the rest of it is never read, its unacknowledged packets are answered by placeholder
+ * probes at their PSNs, and the connection carries on. Allocation-free.
  */
 final class DataSender
 {
+    /** Refuses a READ response this end cannot finish (S9.3.2): numbers the refusal and NACKs it. */
+    interface ResponseRefuser
+    {
+        /** @return false if the refusal cannot be kept to answer queries with: the connection must fail. */
+        boolean refuse(int streamId, int msn, long now);
+    }
+
+    private static final int REFUSED = WorkCompletionStatus.REM_ACCESS_ERR.ordinal();
+
     private final SendSlots slots;
     private final PathScheduler scheduler;
     private final PathSendWindow[] sendWindows;
@@ -42,6 +53,7 @@ final class DataSender
     private final TransportCounters counters;
     private final TransportCounters[] pathCounters;
     private final Pacer pacer;
+    private final ResponseRefuser refuser;
     private int peerRateHintMbps;
     private boolean localError;
 
@@ -56,7 +68,8 @@ final class DataSender
         final SprayConfig config,
         final int mtu,
         final TransportCounters counters,
-        final TransportCounters[] pathCounters)
+        final TransportCounters[] pathCounters,
+        final ResponseRefuser refuser)
     {
         this.slots = slots;
         this.scheduler = scheduler;
@@ -71,6 +84,7 @@ final class DataSender
         this.counters = counters;
         this.pathCounters = pathCounters;
         this.pacer = new Pacer(config, mtu);
+        this.refuser = refuser;
     }
 
     /** @return whether a message's source memory was deregistered while it was being sent. */
@@ -328,11 +342,38 @@ final class DataSender
     {
         final int slot = SendSlots.slotOf(handle);
         final int payload = slots.payloadOf(slot, SendSlots.packetOf(handle));
+        if (payload > 0 && slots.kind[slot] == READ_RESPONSE &&
+            (slots.status[slot] == REFUSED || !slots.region[slot].isRegistered()))
+        {
+            return refusedResponse(path, handle, psnOrNew, now);
+        }
         if (payload > 0 && !slots.region[slot].isRegistered())
         {
             localError = true; // its memory was deregistered: not a byte is read, the connection fails
             return false;
         }
         return frames.data(path, handle, payload, psnOrNew, retransmit, now);
+    }
+
+    // S9.3.2: the region a READ response reads was deregistered (the requester may have had every byte, its ACKs
+    // lost): the READ is refused with a NACK, repeated for every further packet; a packet already sent is stood in
+    // for by a placeholder probe at its PSN (or a new one, for a moved packet), so the path layer accounts for it
+    // as for the data; one never sent is not sent
+    private boolean refusedResponse(final int path, final long handle, final int psnOrNew, final long now)
+    {
+        final int slot = SendSlots.slotOf(handle);
+        final boolean neverSent = psnOrNew < 0 && SendSlots.packetOf(handle) == slots.nextPacket[slot];
+        if (!refuser.refuse(slots.stream[slot], slots.msn[slot], now))
+        {
+            localError = true; // too many refusals to answer queries about: the connection fails (S9.3.2)
+            return false;
+        }
+        if (slots.status[slot] != REFUSED)
+        {
+            slots.status[slot] = REFUSED; // the slot is freed once its packets in flight are accounted for
+            slots.nextPacket[slot] = slots.packets[slot];
+        }
+        // a new packet of the head slot: nothing is sent now, the next pass takes the slot off the send queue
+        return !neverSent && frames.placeholder(path, handle, psnOrNew, now);
     }
 }

@@ -553,7 +553,9 @@ final class InboundMessages
         {
             if (msn - nextMsn[streamId] < 0)
             {
-                connection.sendNack(0, NegativeAckHeader.SYNDROME_ACCEPTED, streamId, msn, 0); // completed and retired
+                final int lateRefusal = refusals.lateRefusal(streamId, msn); // a READ whose response was refused
+                connection.sendNack(0, lateRefusal != 0 ? NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR :
+                    NegativeAckHeader.SYNDROME_ACCEPTED, streamId, msn, lateRefusal); // completed and retired
             }
             return;
         }

@@ -9,10 +9,18 @@ package io.spraynic.datapath.transport.spray;
  */
 final class Refusals
 {
+    /** READ responses refused after their READ was accepted (S9.3.2) that this end still answers queries about. */
+    static final int LATE_CAPACITY = 4;
+
     private int made;
     private int peerMade;
     private int learned;
     private long learnedAbove; // bit i: refusal learned + 1 + i is known
+    private final int[] lateStream = new int[LATE_CAPACITY];
+    private final int[] lateMsn = new int[LATE_CAPACITY];
+    private final int[] lateRefusal = new int[LATE_CAPACITY];
+    private final long[] lateAt = new long[LATE_CAPACITY];
+    private int lateCount;
 
     /** @return the number of a new refusal made here. */
     int next()
@@ -65,9 +73,86 @@ final class Refusals
         return true;
     }
 
+    /** @return the refusals the peer made, as far as this end knows. */
+    int peerMade()
+    {
+        return peerMade;
+    }
+
     /** @return whether the peer made a refusal this end has not learned of yet. */
     boolean anyUnlearned()
     {
         return learned - peerMade < 0;
+    }
+
+    /**
+     * Numbers the refusal of a READ response this end could not finish (S9.3.2: the region it reads was
+     * deregistered) and keeps it for {@code keepNanos}, so that a query about that READ is answered with it. The
+     * oldest kept one is forgotten only once its time is over.
+     *
+     * @return the refusal's number, or 0 if {@link #LATE_CAPACITY} refusals younger than {@code keepNanos} are
+     * kept already (the caller fails the connection rather than answer a query wrongly).
+     */
+    int refuseLate(final int streamId, final int msn, final long now, final long keepNanos)
+    {
+        int entry = lateCount;
+        if (lateCount == LATE_CAPACITY)
+        {
+            entry = 0;
+            for (int i = 1; i < LATE_CAPACITY; i++)
+            {
+                if (lateAt[i] - lateAt[entry] < 0)
+                {
+                    entry = i;
+                }
+            }
+            if (now - lateAt[entry] < keepNanos)
+            {
+                return 0;
+            }
+        }
+        else
+        {
+            lateCount++;
+        }
+        lateStream[entry] = streamId;
+        lateMsn[entry] = msn;
+        lateAt[entry] = now;
+        lateRefusal[entry] = next();
+        return lateRefusal[entry];
+    }
+
+    /** @return the number of the kept refusal of the READ response (stream, msn), or 0 if none is kept. */
+    int lateRefusal(final int streamId, final int msn)
+    {
+        for (int i = 0; i < lateCount; i++)
+        {
+            if (lateStream[i] == streamId && lateMsn[i] == msn)
+            {
+                return lateRefusal[i];
+            }
+        }
+        return 0;
+    }
+
+    /** @return how many refusals of READ responses are kept; entry {@code i} by the accessors below. */
+    int lateCount()
+    {
+        return lateCount;
+    }
+
+    int lateStream(final int entry)
+    {
+        return lateStream[entry];
+    }
+
+    int lateMsn(final int entry)
+    {
+        return lateMsn[entry];
+    }
+
+    int lateNumber(final int entry)
+    {
+        return lateRefusal[entry];
     }
 }

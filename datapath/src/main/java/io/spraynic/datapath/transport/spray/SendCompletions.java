@@ -52,6 +52,7 @@ final class SendCompletions
     private final TransportCounters engineCounters;
     private final QueryWriter queries;
     private boolean localError;
+    private int readsCheckedAtPeerCount; // the peer's refusal count when waiting READs were last held
 
     /**
      * @param readMarksBase the {@link PlacementMarks} owner of slot 0's READ responses: a READ's placed responses
@@ -292,6 +293,11 @@ final class SendCompletions
      */
     int sendQueries(final long now)
     {
+        if (refusals.peerMade() != readsCheckedAtPeerCount)
+        {
+            readsCheckedAtPeerCount = refusals.peerMade();
+            holdWaitingReads(now);
+        }
         if (slots.heldCount() == 0)
         {
             return 0;
@@ -315,6 +321,25 @@ final class SendCompletions
             }
         }
         return work;
+    }
+
+    // S9.3.2: a refusal unknown here may be of a READ response the peer could not finish: a READ whose request
+    // was acknowledged and which still waits for its responses is held (and so asked about) like any message
+    // completed while a refusal is unknown (control path: once per rise of the peer's count)
+    private void holdWaitingReads(final long now)
+    {
+        if (!refusals.anyUnlearned())
+        {
+            return;
+        }
+        for (int slot = 0; slot < slots.capacity; slot++)
+        {
+            if (slots.kind[slot] == READ && slots.status[slot] == PENDING && !slots.held[slot] &&
+                slots.acked[slot] == slots.packets[slot])
+            {
+                hold(slot, now);
+            }
+        }
     }
 
     /**

@@ -186,7 +186,7 @@ public final class SprayConnection
             scheduler, counters, engine.counters(), this::writeQuery);
         loss = new LossDetector(scheduler, resend, completions, refusals, config, counters, pathCounters);
         sender = new DataSender(slots, scheduler, resend, completions, loss, frames, auth, config, mtu, counters,
-            pathCounters);
+            pathCounters, this::refuseReadResponse);
         acks = new AckScheduler(paths, c.receiveInitialPsn, config, counters, pathCounters);
     }
 
@@ -496,6 +496,37 @@ public final class SprayConnection
         }
         counters.increment(SprayCounters.QUERIES_RECEIVED);
         inbound.answerQuery(streamId, msn);
+        // S9.3.2: a query means the peer misses a refusal; those of READ responses may concern READs it completed
+        // (so it never asks about them): they are told again
+        for (int entry = 0; entry < refusals.lateCount(); entry++)
+        {
+            if (refusals.lateStream(entry) != streamId || refusals.lateMsn(entry) != msn)
+            {
+                sendNack(0, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, refusals.lateStream(entry),
+                    refusals.lateMsn(entry), refusals.lateNumber(entry));
+            }
+        }
+    }
+
+    // S9.3.2: a READ response whose region was deregistered is refused (numbered once, kept to answer queries for
+    // twice connectionTimeout: the requester gives up on a held message after one), the NACK repeated per packet
+    // not sent
+    private boolean refuseReadResponse(final int streamId, final int msn, final long now)
+    {
+        int refusal = refusals.lateRefusal(streamId, msn);
+        if (refusal == 0)
+        {
+            refusal = refusals.refuseLate(streamId, msn, now, 2 * config.connectionTimeoutNanos);
+            if (refusal == 0)
+            {
+                return false;
+            }
+        }
+        sendNack(0, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, streamId, msn, refusal);
+        // no inbound packet was refused, so no ACK of one carries the count: an ACK of path 0 does, in case the
+        // NACK is lost (the requester then holds its waiting READs and asks about them)
+        sendAck(0, now);
+        return true;
     }
 
     // =====================================================================================================

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.transport.FrameSink;
 import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.verbs.ProtectionDomain;
 import io.spraynic.datapath.wire.ConnectionHeader;
@@ -15,7 +16,7 @@ import java.util.SplittableRandom;
 
 /**
  * The spray transport engine of one endpoint (docs/PROTOCOL.md): its connections, fed parsed packets
- * and time, writing frames into a {@link SprayFrameOutput} with one output per plane. Pure protocol: no
+ * and time, writing frames into a {@link FrameSink} with one output per plane. Pure protocol: no
  * DPDK, no thread, no clock of its own, so the same code runs on DPDK ports in real time
  * ({@link SprayTransportAgent}), over in-JVM links, or in a virtual-time fabric simulator.
  * Single-threaded: every call, posting work requests included, comes from the thread that drives it.
@@ -31,7 +32,7 @@ public final class SprayEngine
 {
     private final SprayConfig config;
     private final ProtectionDomain protectionDomain;
-    private final SprayFrameOutput output;
+    private final FrameSink output;
     private final RoceFrameWriter[] writers;
     private final TransportCounters counters = SprayCounters.create();
     private final FairShareRateHint rateHint;
@@ -50,7 +51,7 @@ public final class SprayEngine
      * @param protectionDomain the memory its connections may touch.
      * @param output           where frames go, one plane per port.
      */
-    public SprayEngine(final SprayConfig config, final ProtectionDomain protectionDomain, final SprayFrameOutput output)
+    public SprayEngine(final SprayConfig config, final ProtectionDomain protectionDomain, final FrameSink output)
     {
         this.config = config;
         this.protectionDomain = protectionDomain;
@@ -423,7 +424,7 @@ public final class SprayEngine
         return writers[plane];
     }
 
-    SprayFrameOutput output()
+    FrameSink output()
     {
         return output;
     }

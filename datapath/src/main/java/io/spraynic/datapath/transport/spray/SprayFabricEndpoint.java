@@ -1,6 +1,7 @@
 package io.spraynic.datapath.transport.spray;
 
 import io.spraynic.datapath.fabric.Endpoint;
+import io.spraynic.datapath.fabric.FabricFrameSink;
 import io.spraynic.datapath.fabric.FabricPort;
 import io.spraynic.datapath.fabric.Host;
 import io.spraynic.datapath.wire.FrameClass;
@@ -18,28 +19,26 @@ import java.lang.foreign.MemorySegment;
  * engine is ticked every {@code tickNanos} by fabric timers while it has work ({@link SprayEngine#isIdle()}),
  * so a simulation that runs until idle ends. Call {@link #kick()} after posting work requests.
  * <p>
- * A claim is refused while the host port's transmit queue could not take the frame, as a NIC's full TX
- * ring pushes back: the engine keeps the packet queued, counts {@code OUTPUT_FULL} and retries on a later
- * tick ({@link SprayFrameOutput}'s contract), so a burst larger than the NIC queue is delayed, not lost.
+ * The engine writes into the host's ports through a {@link FabricFrameSink}, whose claims are refused while a
+ * port's transmit queue could not take the frame, as a NIC's full TX ring pushes back: the engine keeps the
+ * packet queued, counts {@code OUTPUT_FULL} and retries on a later tick, so a burst larger than the NIC queue is
+ * delayed, not lost.
  * <pre>
  *   SprayFabricEndpoint endpoint = new SprayFabricEndpoint(fabric.host(0), 1_000, new ParseCounters());
- *   SprayEngine engine = new SprayEngine(endpoint.configure(new SprayConfig()), pd, endpoint);
+ *   SprayEngine engine = new SprayEngine(endpoint.configure(new SprayConfig()), pd, endpoint.output());
  *   endpoint.bind(engine);
  * </pre>
  */
-public final class SprayFabricEndpoint implements Endpoint, SprayFrameOutput
+public final class SprayFabricEndpoint implements Endpoint
 {
     private final Host host;
     private final FabricPort[] ports;
-    private final MemorySegment scratch;
+    private final FabricFrameSink output;
     private final RoceParser parser;
     private final RoceFrame frame = new RoceFrame();
     private final long tickNanos;
     private SprayEngine engine;
-    private int claimedPlane = -1;
     private long timerAt = Long.MAX_VALUE;
-    private long framesRefused;
-    private long claimsRefused;
 
     /**
      * @param host          the fabric host this endpoint runs on (attached by {@link #bind}).
@@ -51,13 +50,11 @@ public final class SprayFabricEndpoint implements Endpoint, SprayFrameOutput
         this.host = host;
         this.tickNanos = tickNanos;
         this.ports = new FabricPort[host.portCount()];
-        int maxFrame = 0;
         for (int i = 0; i < ports.length; i++)
         {
             ports[i] = host.port(i);
-            maxFrame = Math.max(maxFrame, ports[i].maxFrameLength());
         }
-        this.scratch = Arena.ofAuto().allocate(maxFrame, 64);
+        this.output = new FabricFrameSink(ports, Arena.ofAuto());
         this.parser = new RoceParser(SprayOpcodes.TABLE, parseCounters, true);
     }
 
@@ -90,7 +87,7 @@ public final class SprayFabricEndpoint implements Endpoint, SprayFrameOutput
         return connection;
     }
 
-    /** Attaches this endpoint to its host, driving {@code engine}, whose output must be this endpoint. */
+    /** Attaches this endpoint to its host, driving {@code engine}, whose output must be {@link #output()}. */
     public void bind(final SprayEngine engine)
     {
         this.engine = engine;
@@ -136,55 +133,22 @@ public final class SprayFabricEndpoint implements Endpoint, SprayFrameOutput
         }
     }
 
-    public boolean claim(final int plane, final int maxLength)
+    /** @return where the engine writes its frames: this host's ports, one per plane. */
+    public FabricFrameSink output()
     {
-        if (maxLength > scratch.byteSize())
-        {
-            throw new IllegalStateException("frame of " + maxLength + " B exceeds the fabric's " + scratch.byteSize() +
-                " B frames: lower the MTU");
-        }
-        final FabricPort port = ports[plane];
-        if (port.queuedBytes() + maxLength > port.queueCapacityBytes())
-        {
-            // the NIC's transmit queue is full: push back, as a TX ring does (and as the RoCEv2 binding's
-            // FabricFrameSink does), so the engine keeps the packet and retries on a later tick instead of
-            // losing it here and recovering it by timeout
-            claimsRefused++;
-            return false;
-        }
-        claimedPlane = plane;
-        return true;
-    }
-
-    public MemorySegment buffer()
-    {
-        return scratch;
-    }
-
-    public long offset()
-    {
-        return 0;
-    }
-
-    public void commit(final int length)
-    {
-        if (!ports[claimedPlane].send(scratch, 0, length))
-        {
-            framesRefused++; // no frame slot in the fabric: lost, like a full TX ring that drops
-        }
-        claimedPlane = -1;
+        return output;
     }
 
     /** @return claims refused because the host port's transmit queue could not take the frame (push-back). */
     public long claimsRefused()
     {
-        return claimsRefused;
+        return output.claimsRefused();
     }
 
     /** @return frames the fabric refused (no free frame slot), lost to the transport. */
     public long framesRefused()
     {
-        return framesRefused;
+        return output.framesRefused();
     }
 
     /** @return the engine. */

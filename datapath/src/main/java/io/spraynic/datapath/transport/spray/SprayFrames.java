@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.transport.FrameSink;
 import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.wire.ImmediateDataHeader;
@@ -29,7 +30,7 @@ final class SprayFrames
     private final SprayEngine engine;
     private final SprayConfig config;
     private final RoceFrameWriter[] writers;
-    private final SprayFrameOutput output;
+    private final FrameSink output;
     private final PacketAuthenticator auth;
     private final TransportCounters counters;
     private final TransportCounters[] pathCounters;
@@ -243,6 +244,23 @@ final class SprayFrames
         final int psn = window.send(SprayConnection.PROBE_HANDLE, now);
         scheduler.lastProbeAt[path] = now;
         probeClaimed(path, psn, flags);
+        return true;
+    }
+
+    /**
+     * Writes a probe in place of data packet {@code handle} that cannot be sent (S9.3.2): at its PSN, or at the
+     * path's next PSN ({@code psnOrNew < 0}: a moved packet), recorded for the packet, so its ACK accounts for it.
+     */
+    boolean placeholder(final int path, final long handle, final int psnOrNew, final long now)
+    {
+        final int plane = path % planes;
+        address(path, plane);
+        writer.opcode(SprayOpcodes.PROBE);
+        if (!claim(plane, 0))
+        {
+            return false;
+        }
+        probeClaimed(path, psnOrNew < 0 ? scheduler.sendWindows[path].send(handle, now) : psnOrNew, 0);
         return true;
     }
 

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.transport.FrameSink;
 import io.spraynic.datapath.wire.ConnectionHeader;
 import io.spraynic.datapath.wire.EthernetHeader;
 import io.spraynic.datapath.wire.PlaneAddress;
@@ -681,7 +682,7 @@ public final class SprayHandshake
         final boolean block = opcode != SprayOpcodes.CONNECT_REJECT;
         final int payload = (block ? HandshakeBlock.LENGTH : 0) +
             (null == addressesFor ? 0 : config.planes * PlaneAddress.LENGTH);
-        final SprayFrameOutput output = engine.output();
+        final FrameSink output = engine.output();
         if (!output.claim(0, writer.frameLength(payload)))
         {
             return false;
@@ -792,7 +793,7 @@ public final class SprayHandshake
         final RoceFrameWriter writer = engine.writer(0);
         writer.dscp(config.dscp).udpSourcePort(sourcePort)
             .destQp(destCid).psn(0).opcode(opcode).ecn(0).solicited(false).ackReq(false);
-        final SprayFrameOutput output = engine.output();
+        final FrameSink output = engine.output();
         if (!output.claim(0, writer.frameLength(0)))
         {
             return false;

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.port.PortFrameSink;
 import io.spraynic.datapath.fault.FaultLog;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
@@ -28,7 +29,7 @@ public final class SprayTransportAgent implements Agent
 {
     private final String roleName;
     private final PacketPort[] ports;
-    private final PortsFrameOutput output;
+    private final PortFrameSink output;
     private final SprayEngine engine;
     private final RoceParser parser;
     private final NanoClock clock;
@@ -50,7 +51,7 @@ public final class SprayTransportAgent implements Agent
     public SprayTransportAgent(
         final String roleName,
         final PacketPort[] ports,
-        final PortsFrameOutput output,
+        final PortFrameSink output,
         final SprayEngine engine,
         final ParseCounters parseCounters,
         final NanoClock clock,

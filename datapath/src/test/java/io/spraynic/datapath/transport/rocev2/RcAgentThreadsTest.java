@@ -1,6 +1,6 @@
 package io.spraynic.datapath.transport.rocev2;
 
-import io.spraynic.datapath.transport.PortFrameSink;
+import io.spraynic.datapath.port.PortFrameSink;
 
 import io.spraynic.datapath.port.InMemoryLink;
 import io.spraynic.datapath.verbs.AccessFlags;

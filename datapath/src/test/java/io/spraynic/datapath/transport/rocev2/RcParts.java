@@ -185,7 +185,7 @@ final class RcParts implements AutoCloseable
             return (int)buffer.byteSize();
         }
 
-        public boolean claim(final int maxLength)
+        public boolean claim(final int plane, final int maxLength)
         {
             if (full)
             {

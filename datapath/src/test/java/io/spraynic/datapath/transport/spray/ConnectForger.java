@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.port.PortFrameSink;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.wire.ConnectionHeader;
 import io.spraynic.datapath.wire.HandshakeBlock;
@@ -19,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 final class ConnectForger
 {
     private final RoceFrameWriter writer = new RoceFrameWriter(SprayOpcodes.TABLE);
-    private final PortsFrameOutput output;
+    private final PortFrameSink output;
 
     int sourceIpv4 = SprayTestBed.ip(0, 1);
     long sourceMac = SprayTestBed.mac(0, 1);
@@ -44,7 +45,7 @@ final class ConnectForger
 
     ConnectForger(final PacketPort port)
     {
-        output = new PortsFrameOutput(new PacketPort[]{port}, 256);
+        output = new PortFrameSink(new PacketPort[]{port}, 256);
         output.onStart();
     }
 

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.transport.FrameSink;
 import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.CompletionQueue;
@@ -33,11 +34,16 @@ class DataSenderTest
     private static final int PATHS = 2;
 
     /** An output that keeps the frames' count and can be made full. */
-    static final class CountingOutput implements SprayFrameOutput
+    static final class CountingOutput implements FrameSink
     {
         final MemorySegment buffer = Arena.ofAuto().allocate(8192);
         boolean full;
         int frames;
+
+        public int maxFrameLength()
+        {
+            return (int)buffer.byteSize();
+        }
 
         public boolean claim(final int plane, final int maxLength)
         {
@@ -80,8 +86,17 @@ class DataSenderTest
     private final LossDetector loss = new LossDetector(scheduler, resend, completions, new Refusals(), config, counters, pathCounters);
     private final DataSender sender = new DataSender(slots, scheduler, resend, completions, loss,
         new SprayFrames(engine, connection, auth, counters, pathCounters, slots, scheduler), auth, config, MTU,
-        counters, pathCounters);
+        counters, pathCounters, this::refuse);
     private final MemoryRegion source = pd.register(Arena.ofAuto().allocate(16 * MTU), AccessFlags.NONE);
+
+    private int refusalsAsked;
+    private boolean refusalsKept = true;
+
+    private boolean refuse(final int streamId, final int msn, final long now)
+    {
+        refusalsAsked++;
+        return refusalsKept;
+    }
 
     private void postWrite(final int streamId, final int length)
     {
@@ -153,6 +168,58 @@ class DataSenderTest
     void shouldReadNoByteOfADeregisteredSourceAndFailLocally()
     {
         postWrite(0, 2 * MTU);
+        pd.deregister(source);
+        assertEquals(0, sender.sendData(1_000));
+        assertTrue(sender.localError());
+        assertEquals(0, output.frames);
+    }
+
+    @Test
+    void shouldRefuseAReadResponseWhoseRegionWasDeregisteredAndStandInForItsPacketsInFlightS932()
+    {
+        sender.queueReadResponse(1, 7, source, source.address(), 3 * MTU);
+        assertEquals(3, sender.sendData(1_000));
+        pd.deregister(source); // every packet sent, none acknowledged yet
+        final long[] handles = {scheduler.sendWindows[0].oldestHandle(), scheduler.sendWindows[1].oldestHandle()};
+
+        final int framesBefore = output.frames;
+        resend.queueRetransmission(0, scheduler.sendWindows[0].basePsn(), handles[0]);
+        assertEquals(1, sender.drainRetransmissions(2_000), "a placeholder at the packet's PSN");
+        assertEquals(framesBefore + 1, output.frames);
+        assertEquals(1, refusalsAsked, "the READ is refused");
+        assertFalse(sender.localError(), "the connection carries on");
+        resend.queueRetransmission(1, scheduler.sendWindows[1].basePsn(), handles[1]);
+        assertEquals(1, sender.drainRetransmissions(3_000));
+        assertEquals(2, refusalsAsked, "the NACK is repeated for every further packet");
+        assertEquals(3, outstanding(), "no new PSN taken");
+        assertEquals(1, slots.inUse(), "its slot lives while a packet of it is in flight");
+        for (int path = 0; path < PATHS; path++)
+        {
+            scheduler.sendWindows[path].drain(handle -> completions.onPacketAcked(handle, 4_000));
+        }
+        assertEquals(0, slots.inUse(), "and is freed once they are accounted for");
+        assertFalse(sender.localError());
+    }
+
+    @Test
+    void shouldSendNothingOfAReadResponseWhoseRegionWasDeregisteredBeforeItsFirstPacketS932()
+    {
+        sender.queueReadResponse(0, 3, source, source.address(), 2 * MTU);
+        pd.deregister(source);
+        assertEquals(0, sender.sendData(1_000));
+        assertEquals(1, refusalsAsked);
+        assertFalse(sender.localError());
+        assertEquals(0, sender.sendData(2_000));
+        assertEquals(0, output.frames, "not a byte read, not a packet sent");
+        assertEquals(0, slots.inUse());
+        assertEquals(0, outstanding());
+    }
+
+    @Test
+    void shouldFailLocallyWhenARefusedReadResponseCannotBeKept()
+    {
+        refusalsKept = false;
+        sender.queueReadResponse(0, 3, source, source.address(), MTU);
         pd.deregister(source);
         assertEquals(0, sender.sendData(1_000));
         assertTrue(sender.localError());

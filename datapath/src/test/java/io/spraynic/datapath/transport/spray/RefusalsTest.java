@@ -72,4 +72,37 @@ class RefusalsTest
         refusals.onPeerCount(Integer.MAX_VALUE);
         assertTrue(refusals.anyUnlearned(), "the count never goes back");
     }
+
+    @Test
+    void shouldNumberAndKeepRefusedReadResponsesForQueriesS932()
+    {
+        final Refusals refusals = new Refusals();
+        assertEquals(1, refusals.next(), "an ordinary refusal");
+        assertEquals(2, refusals.refuseLate(3, 70, 1_000, 500));
+        assertEquals(2, refusals.made(), "numbered with the others, so every SACKH counts it");
+        assertEquals(2, refusals.lateRefusal(3, 70));
+        assertEquals(0, refusals.lateRefusal(3, 71), "another READ of the stream was not refused");
+        assertEquals(0, refusals.lateRefusal(2, 70));
+        assertEquals(1, refusals.lateCount());
+        assertEquals(3, refusals.lateStream(0));
+        assertEquals(70, refusals.lateMsn(0));
+        assertEquals(2, refusals.lateNumber(0));
+    }
+
+    @Test
+    void shouldKeepABoundedNumberOfRefusedReadResponsesAndForgetOnlyExpiredOnesS932()
+    {
+        final Refusals refusals = new Refusals();
+        for (int msn = 0; msn < Refusals.LATE_CAPACITY; msn++)
+        {
+            assertEquals(msn + 1, refusals.refuseLate(0, msn, 1_000 + msn, 500));
+        }
+        assertEquals(0, refusals.refuseLate(0, 99, 1_400, 500), "full of refusals still to be asked about");
+        assertEquals(Refusals.LATE_CAPACITY, refusals.made(), "none numbered for it");
+        assertEquals(Refusals.LATE_CAPACITY + 1, refusals.refuseLate(0, 99, 1_500, 500), "the oldest expired");
+        assertEquals(0, refusals.lateRefusal(0, 0), "and was forgotten");
+        assertEquals(Refusals.LATE_CAPACITY + 1, refusals.lateRefusal(0, 99));
+        assertEquals(2, refusals.lateRefusal(0, 1), "the others are kept");
+        assertEquals(Refusals.LATE_CAPACITY, refusals.lateCount());
+    }
 }

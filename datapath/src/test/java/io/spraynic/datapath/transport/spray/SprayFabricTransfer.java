@@ -52,8 +52,8 @@ final class SprayFabricTransfer implements AutoCloseable
         this.fabric = fabric;
         endpointA = new SprayFabricEndpoint(fabric.host(0), 1_000, new ParseCounters());
         endpointB = new SprayFabricEndpoint(fabric.host(1), 1_000, new ParseCounters());
-        engineA = new SprayEngine(endpointA.configure(new SprayConfig().capacityMbps(capacityMbps)), pdA, endpointA);
-        engineB = new SprayEngine(endpointB.configure(new SprayConfig().capacityMbps(capacityMbps)), pdB, endpointB);
+        engineA = new SprayEngine(endpointA.configure(new SprayConfig().capacityMbps(capacityMbps)), pdA, endpointA.output());
+        engineB = new SprayEngine(endpointB.configure(new SprayConfig().capacityMbps(capacityMbps)), pdB, endpointB.output());
         endpointA.bind(engineA);
         endpointB.bind(engineB);
         a = engineA.open(endpointA.remote(new SprayConnectionConfig().cids(1, 2).keysFromCids().paths(paths).streams(streams).mtu(4096)

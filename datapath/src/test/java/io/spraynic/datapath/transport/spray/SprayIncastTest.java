@@ -62,7 +62,7 @@ class SprayIncastTest
             final SprayFabricEndpoint rx = new SprayFabricEndpoint(fabric.host(0), 1_000, new ParseCounters());
             final ProtectionDomain rxPd = new ProtectionDomain(new SplittableRandom(1));
             final SprayEngine receiver = new SprayEngine(rx.configure(new SprayConfig().capacityMbps(capacityMbps)
-                .maxConnections(SENDERS)), rxPd, rx);
+                .maxConnections(SENDERS)), rxPd, rx.output());
             rx.bind(receiver);
             final CompletionQueue rxCq = new CompletionQueue(1024);
             final int bytes = 2 << 20;
@@ -80,7 +80,7 @@ class SprayIncastTest
                 endpoints[i] = new SprayFabricEndpoint(fabric.host(host), 1_000, new ParseCounters());
                 final ProtectionDomain pd = new ProtectionDomain(new SplittableRandom(host));
                 final SprayEngine engine = new SprayEngine(endpoints[i].configure(new SprayConfig().capacityMbps(capacityMbps)
-                    .seed(host)), pd, endpoints[i]);
+                    .seed(host)), pd, endpoints[i].output());
                 endpoints[i].bind(engine);
                 cqs[i] = new CompletionQueue(16);
                 senders[i] = engine.open(endpoints[i].remote(new SprayConnectionConfig().cids(1, 100 + i).keysFromCids().paths(8)

@@ -44,8 +44,8 @@ class SprayOverFabricTest
             final ProtectionDomain pd1 = new ProtectionDomain(new SplittableRandom(2));
             final SprayFabricEndpoint e0 = new SprayFabricEndpoint(fabric.host(0), 1_000, new ParseCounters());
             final SprayFabricEndpoint e1 = new SprayFabricEndpoint(fabric.host(1), 1_000, new ParseCounters());
-            final SprayEngine engine0 = new SprayEngine(e0.configure(senderConfig), pd0, e0);
-            final SprayEngine engine1 = new SprayEngine(e1.configure(new SprayConfig()), pd1, e1);
+            final SprayEngine engine0 = new SprayEngine(e0.configure(senderConfig), pd0, e0.output());
+            final SprayEngine engine1 = new SprayEngine(e1.configure(new SprayConfig()), pd1, e1.output());
             e0.bind(engine0);
             e1.bind(engine1);
             final CompletionQueue cq0 = new CompletionQueue(64);

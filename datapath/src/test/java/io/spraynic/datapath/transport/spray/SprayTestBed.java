@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.port.PortFrameSink;
 import io.spraynic.datapath.port.FaultInjectingPacketPort;
 import io.spraynic.datapath.port.InMemoryLink;
 import io.spraynic.datapath.port.PacketBurst;
@@ -163,8 +164,8 @@ final class SprayTestBed implements AutoCloseable
         }
         final SprayConfig configA = config(options, 1);
         final SprayConfig configB = config(options, 2);
-        final PortsFrameOutput outputA = new PortsFrameOutput(portsA, 64);
-        final PortsFrameOutput outputB = new PortsFrameOutput(portsB, 64);
+        final PortFrameSink outputA = new PortFrameSink(portsA, 64);
+        final PortFrameSink outputB = new PortFrameSink(portsB, 64);
         engineA = new SprayEngine(configA, pdA, outputA);
         engineB = new SprayEngine(configB, pdB, outputB);
         agentA = new SprayTransportAgent("a", portsA, outputA, engineA, parseA, () -> now, 256);
