@@ -42,8 +42,11 @@ import java.lang.foreign.MemorySegment;
  * (S4.4). Both: {@link Refusals} (S9.3), {@link CloseHandshake} (S9.1, S9.2), {@link SprayFrames} (every frame
  * it writes, and S12.5 addressing), {@link PacketAuthenticator} (S12) and {@link Liveness} (S12.10).
  * <p>
- * All state is allocated when the connection is opened; nothing grows with the number of messages (S10.1,
- * see {@link #stateBytes()}).
+ * Protocol state is allocated when the connection is opened; nothing grows with the number of messages (S10.1,
+ * see {@link #stateBytes()}). The tables only traffic needs (send slots, inbound records and receives, placement
+ * marks, retransmit queues, send window records) are a {@link ConnectionStorage} borrowed from the engine's
+ * {@link ConnectionStoragePool} when the connection gets traffic and given back once it is idle, so an idle
+ * connection holds only its protocol state.
  */
 public final class SprayConnection
 {
@@ -128,6 +131,12 @@ public final class SprayConnection
     /** A region in use was deregistered: the connection fails on the next tick. */
     private boolean localError;
 
+    // ---- the tables borrowed while the connection has traffic
+    private final ConnectionStoragePool.Bucket storageBucket;
+    private ConnectionStorage storage;
+    /** Since when the borrowed tables were all empty (-1: in use at the last tick). */
+    private long storageIdleSince = -1;
+
     /** The parameters a handshake opened this connection with (responder side, for repeated CONNECT_ACKs). */
     SprayConnectionConfig handshakeConfig;
 
@@ -176,11 +185,12 @@ public final class SprayConnection
         }
         close = new CloseHandshake(config.connectionTimeoutNanos, engine.secrets(), counters);
 
-        scheduler = new PathScheduler(paths, config, engine.random(), c.sendInitialPsn, c.sourcePortBase);
-        slots = new SendSlots(c.sendQueueDepth, streams, mtu);
+        storageBucket = engine.storagePool().bucket(ConnectionStorage.Shape.of(c));
+        scheduler = new PathScheduler(paths, config, engine.random(), c.sendInitialPsn, c.sourcePortBase, false);
+        slots = new SendSlots(c.sendQueueDepth, streams, mtu, null);
         frames = new SprayFrames(engine, c, auth, counters, pathCounters, slots, scheduler);
-        resend = new RetransmitQueues(paths * PathSendWindow.CAPACITY);
-        marks = new PlacementMarks(c.placementChunks);
+        resend = new RetransmitQueues(paths * PathSendWindow.CAPACITY, null);
+        marks = new PlacementMarks(c.placementChunks, null);
         inbound = new InboundMessages(this, engine, c, counters, pathCounters, auth, marks, refusals);
         completions = new SendCompletions(slots, marks, inbound.capacity, refusals, sendCq, localCid, mtu, config,
             scheduler, counters, engine.counters(), this::writeQuery);
@@ -231,9 +241,9 @@ public final class SprayConnection
                 return PostResult.INVALID_ARGUMENT;
             }
         }
-        if (!slots.hasFree())
+        if (!attachStorage() || !slots.hasFree())
         {
-            return PostResult.QUEUE_FULL;
+            return PostResult.QUEUE_FULL; // no tables to lend at the pool's limit: the application retries
         }
         sender.post(streamId, messageKind, request);
         return PostResult.OK;
@@ -257,6 +267,10 @@ public final class SprayConnection
         if (streamId < 0 || streamId >= streams || request.length() < 0)
         {
             return PostResult.INVALID_ARGUMENT;
+        }
+        if (!attachStorage())
+        {
+            return PostResult.QUEUE_FULL;
         }
         return inbound.post(streamId, request);
     }
@@ -342,8 +356,8 @@ public final class SprayConnection
         }
 
         // message state needed before the path layer accepts the packet: without it the packet is dropped
-        // unseen, and the sender recovers it as a loss
-        if (!roomFor(messageKind, streamId, msn, key, offset / mtu))
+        // unseen, and the sender recovers it as a loss (tables borrowed only for an authentic packet)
+        if (!attachStorage() || !roomFor(messageKind, streamId, msn, key, offset / mtu))
         {
             counters.increment(SprayCounters.NO_RESOURCES);
             return;
@@ -553,7 +567,96 @@ public final class SprayConnection
         {
             work += closeTimers(now);
         }
+        else if (null != storage)
+        {
+            releaseStorageWhenIdle(now);
+        }
         return work;
+    }
+
+    // =====================================================================================================
+    // Borrowed tables (issue 13): taken on traffic, given back when idle
+    // =====================================================================================================
+
+    // the first post or authentic data packet after being idle borrows the tables; false at the pool's limit
+    private boolean attachStorage()
+    {
+        if (null != storage)
+        {
+            return true;
+        }
+        final ConnectionStorage borrowed = storageBucket.take();
+        if (null == borrowed)
+        {
+            return false;
+        }
+        slots.attach(borrowed.slots);
+        inbound.attach(borrowed.inbound);
+        marks.attach(borrowed.marks);
+        resend.attach(borrowed.resend);
+        for (int path = 0; path < paths; path++)
+        {
+            scheduler.sendWindows[path].attach(borrowed.windows[path]);
+        }
+        storage = borrowed;
+        storageIdleSince = -1;
+        return true;
+    }
+
+    // every table empty: nothing to send, resend, acknowledge, complete or place, no receive posted; no failed path
+    // (its resync probes go through its send window)
+    private boolean storageEmpty()
+    {
+        if (!slots.isDetachable() || !inbound.isDetachable() || !marks.isDetachable() || !resend.isDetachable())
+        {
+            return false;
+        }
+        for (int path = 0; path < paths; path++)
+        {
+            if (!scheduler.sendWindows[path].isDetachable() || scheduler.pathStates[path] == FAILED)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void releaseStorageWhenIdle(final long now)
+    {
+        if (!storageEmpty())
+        {
+            storageIdleSince = -1;
+            return;
+        }
+        if (storageIdleSince == -1)
+        {
+            storageIdleSince = now;
+        }
+        if (now - storageIdleSince >= config.storageLingerNanos)
+        {
+            releaseStorage();
+        }
+    }
+
+    private void releaseStorage()
+    {
+        slots.detach();
+        inbound.detach();
+        marks.detach();
+        resend.detach();
+        for (int path = 0; path < paths; path++)
+        {
+            scheduler.sendWindows[path].detach();
+        }
+        final ConnectionStorage released = storage;
+        storage = null;
+        storageBucket.give(released); // cleared there, off the per-packet path
+    }
+
+    /** @return whether the connection holds borrowed tables now (it has, or lately had, traffic). */
+    public boolean holdsStorage()
+    {
+        return null != storage;
     }
 
     private int pathTimer(final int path, final long now)
@@ -707,6 +810,17 @@ public final class SprayConnection
         inbound.flushReceives();
         close.closed();
         engine.forget(this);
+        if (null != storage)
+        {
+            if (storageEmpty())
+            {
+                releaseStorage();
+            }
+            else
+            {
+                storageBucket.discard(); // completions the CQ could not take keep slots: the tables go with it
+            }
+        }
     }
 
     private boolean writeConnectionPacket(final int opcode, final long token)
