@@ -1,5 +1,7 @@
 package io.spraynic.datapath.transport.spray;
 
+import org.agrona.BitUtil;
+
 /**
  * The tables a spray connection needs only while it has traffic (issue 13: connections that cost kilobytes): its
  * send slots, inbound records and posted receives, placement marks, retransmit and move queues and the records of
@@ -55,6 +57,12 @@ final class ConnectionStorage
         slots.clear();
         inbound.clear();
         marks.clear();
+    }
+
+    /** @return the capacity of a {@code Long2LongHashMap} made for {@code initialCapacity} entries (S10.1). */
+    static int mapCapacity(final int initialCapacity)
+    {
+        return BitUtil.findNextPositivePowerOfTwo(Math.max(8, initialCapacity));
     }
 
     /** @return bytes of the tables of a set of this shape (S10.1): what a connection with traffic adds. */

@@ -343,7 +343,7 @@ final class InboundMessages
         final long receive = 8 + 8 + 8 + 4 + 4;
         final long record = 1 + 4 * 9 + 1 + 1 + 4 + 4 + 4;
         return receive * receiveCapacity + record * capacity +
-            16L * (null == storage ? 0 : (long)receives.capacity() + byMsn.capacity());
+            16L * ((long)ConnectionStorage.mapCapacity(4 * receiveCapacity) + ConnectionStorage.mapCapacity(4 * capacity));
     }
 
     /**

@@ -180,6 +180,6 @@ final class PlacementMarks
     /** @return bytes of state (S10.1). */
     long stateBytes()
     {
-        return (long)chunkCount * (CHUNK_WORDS * Long.BYTES + Integer.BYTES) + 16L * (null == chunks ? 0 : chunks.capacity());
+        return (long)chunkCount * (CHUNK_WORDS * Long.BYTES + Integer.BYTES) + 16L * ConnectionStorage.mapCapacity(4 * chunkCount);
     }
 }

@@ -451,7 +451,7 @@ final class SendSlots
     /** @return bytes of the table and its (stream, MSN) map (S10.1). */
     long stateBytes()
     {
-        return slotBytes() * capacity + 16L * (null == byMsn ? 0 : byMsn.capacity());
+        return slotBytes() * capacity + 16L * ConnectionStorage.mapCapacity(4 * capacity); // borrowed or not
     }
 
     private static long slotBytes()

@@ -181,7 +181,7 @@ public final class SprayConnection
         pathCounters = new TransportCounters[paths];
         for (int path = 0; path < paths; path++)
         {
-            pathCounters[path] = SprayCounters.create();
+            pathCounters[path] = SprayCounters.createForPath();
         }
         close = new CloseHandshake(config.connectionTimeoutNanos, engine.secrets(), counters);
 
@@ -1102,7 +1102,7 @@ public final class SprayConnection
         final int scalars = 4 * Integer.BYTES + 3 * Long.BYTES + 2 + 4 * Integer.BYTES + // sender side
             3 * Integer.BYTES + Long.BYTES + 1 + // receiver side
             Long.BYTES * 3; // array references
-        return sendWindow + receiveWindow + rtt + cc + scalars + SprayCounters.stateBytes();
+        return sendWindow + receiveWindow + rtt + cc + scalars + SprayCounters.pathStateBytes();
     }
 
     /**
@@ -1117,7 +1117,8 @@ public final class SprayConnection
     /**
      * S10.1: bytes of this connection's state apart from its paths and streams: the fixed tables sized when
      * it was opened (send slots, receives, inbound messages, their hash maps, the retransmit and move
-     * queues). Constant for the connection's life: nothing grows with the messages it carries.
+     * queues), which it borrows from its engine's pool only while it has traffic. Constant for the connection's
+     * life: nothing grows with the messages it carries.
      */
     public long fixedStateBytes()
     {

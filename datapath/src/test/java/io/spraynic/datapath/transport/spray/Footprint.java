@@ -96,9 +96,9 @@ final class Footprint
                 continue;
             }
             if (field.getName().equals("labels") || field.getName().equals("engineCounters") ||
-                field.getName().equals("storageBucket"))
+                field.getName().equals("storageBucket") || field.getName().equals("positions"))
             {
-                continue; // shared: the label table of every set, the engine's counters, the pool's tables
+                continue; // shared: a counter set's labels and positions, the engine's counters, the pool's tables
             }
             try
             {
