@@ -59,6 +59,15 @@ final class ConnectionStorage
         marks.clear();
     }
 
+    /** Fills a free list as a new table's: entry 0 is handed out first, from the top of the stack. */
+    static void freeListInOrder(final int[] free)
+    {
+        for (int i = 0, n = free.length; i < n; i++)
+        {
+            free[i] = n - 1 - i;
+        }
+    }
+
     /** @return the capacity of a {@code Long2LongHashMap} made for {@code initialCapacity} entries (S10.1). */
     static int mapCapacity(final int initialCapacity)
     {

@@ -292,35 +292,29 @@ final class InboundMessages
         void clear()
         {
             java.util.Arrays.fill(inKind, (byte)0);
-            java.util.Arrays.fill(inStream, (int)0);
-            java.util.Arrays.fill(inMsn, (int)0);
-            java.util.Arrays.fill(inLength, (int)0);
-            java.util.Arrays.fill(inExpected, (int)0);
-            java.util.Arrays.fill(inReceived, (int)0);
-            java.util.Arrays.fill(inImmediate, (int)0);
-            java.util.Arrays.fill(inSyndrome, (int)0);
-            java.util.Arrays.fill(inReceive, (int)0);
-            java.util.Arrays.fill(inRsn, (int)0);
+            java.util.Arrays.fill(inStream, 0);
+            java.util.Arrays.fill(inMsn, 0);
+            java.util.Arrays.fill(inLength, 0);
+            java.util.Arrays.fill(inExpected, 0);
+            java.util.Arrays.fill(inReceived, 0);
+            java.util.Arrays.fill(inImmediate, 0);
+            java.util.Arrays.fill(inSyndrome, 0);
+            java.util.Arrays.fill(inReceive, 0);
+            java.util.Arrays.fill(inRsn, 0);
             java.util.Arrays.fill(inDone, false);
             java.util.Arrays.fill(inRnr, false);
-            java.util.Arrays.fill(inRnrArrived, (int)0);
-            java.util.Arrays.fill(inRefusal, (int)0);
-            java.util.Arrays.fill(inTag, (long)0);
-            java.util.Arrays.fill(inBase, (long)0);
-            java.util.Arrays.fill(inRkey, (int)0);
-            for (int i = 0; i < capacity; i++)
-            {
-                freeRecords[i] = capacity - 1 - i;
-            }
+            java.util.Arrays.fill(inRnrArrived, 0);
+            java.util.Arrays.fill(inRefusal, 0);
+            java.util.Arrays.fill(inTag, 0L);
+            java.util.Arrays.fill(inBase, 0L);
+            java.util.Arrays.fill(inRkey, 0);
+            ConnectionStorage.freeListInOrder(freeRecords);
             byMsn.clear();
-            java.util.Arrays.fill(receiveWrId, (long)0);
+            java.util.Arrays.fill(receiveWrId, 0L);
             java.util.Arrays.fill(receiveRegion, null);
-            java.util.Arrays.fill(receiveAddress, (long)0);
-            java.util.Arrays.fill(receiveLength, (int)0);
-            for (int i = 0; i < receiveCapacity; i++)
-            {
-                freeReceives[i] = receiveCapacity - 1 - i;
-            }
+            java.util.Arrays.fill(receiveAddress, 0L);
+            java.util.Arrays.fill(receiveLength, 0);
+            ConnectionStorage.freeListInOrder(freeReceives);
             receives.clear();
         }
     }

@@ -107,10 +107,7 @@ final class PlacementMarks
         /** Every chunk free, in a new pool's order (a chunk's bits are zeroed when {@link #mark} takes it). */
         void clear()
         {
-            for (int i = 0; i < chunkCount; i++)
-            {
-                freeChunks[i] = chunkCount - 1 - i;
-            }
+            ConnectionStorage.freeListInOrder(freeChunks);
             chunks.clear();
         }
     }

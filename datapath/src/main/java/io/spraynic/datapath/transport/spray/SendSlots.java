@@ -300,42 +300,39 @@ final class SendSlots
         void clear()
         {
             java.util.Arrays.fill(kind, (byte)0);
-            java.util.Arrays.fill(wrId, (long)0);
-            java.util.Arrays.fill(stream, (int)0);
-            java.util.Arrays.fill(msn, (int)0);
-            java.util.Arrays.fill(rsn, (int)0);
+            java.util.Arrays.fill(wrId, 0L);
+            java.util.Arrays.fill(stream, 0);
+            java.util.Arrays.fill(msn, 0);
+            java.util.Arrays.fill(rsn, 0);
             java.util.Arrays.fill(region, null);
-            java.util.Arrays.fill(localAddress, (long)0);
-            java.util.Arrays.fill(length, (int)0);
-            java.util.Arrays.fill(remoteAddress, (long)0);
-            java.util.Arrays.fill(rkey, (int)0);
-            java.util.Arrays.fill(immediate, (int)0);
-            java.util.Arrays.fill(messageTag, (long)0);
-            java.util.Arrays.fill(responseTag, (long)0);
+            java.util.Arrays.fill(localAddress, 0L);
+            java.util.Arrays.fill(length, 0);
+            java.util.Arrays.fill(remoteAddress, 0L);
+            java.util.Arrays.fill(rkey, 0);
+            java.util.Arrays.fill(immediate, 0);
+            java.util.Arrays.fill(messageTag, 0L);
+            java.util.Arrays.fill(responseTag, 0L);
             java.util.Arrays.fill(signaled, false);
             java.util.Arrays.fill(solicited, false);
-            java.util.Arrays.fill(packets, (int)0);
-            java.util.Arrays.fill(nextPacket, (int)0);
-            java.util.Arrays.fill(acked, (int)0);
-            java.util.Arrays.fill(outstanding, (int)0);
-            java.util.Arrays.fill(generation, (int)0);
-            java.util.Arrays.fill(status, (int)0);
+            java.util.Arrays.fill(packets, 0);
+            java.util.Arrays.fill(nextPacket, 0);
+            java.util.Arrays.fill(acked, 0);
+            java.util.Arrays.fill(outstanding, 0);
+            java.util.Arrays.fill(generation, 0);
+            java.util.Arrays.fill(status, 0);
             java.util.Arrays.fill(delivered, false);
             java.util.Arrays.fill(inSendQueue, false);
-            java.util.Arrays.fill(nextInStream, (int)0);
-            java.util.Arrays.fill(readExpected, (int)0);
-            java.util.Arrays.fill(readReceived, (int)0);
+            java.util.Arrays.fill(nextInStream, 0);
+            java.util.Arrays.fill(readExpected, 0);
+            java.util.Arrays.fill(readReceived, 0);
             java.util.Arrays.fill(rnrWaiting, false);
-            java.util.Arrays.fill(rnrCount, (int)0);
-            java.util.Arrays.fill(rnrRetryAt, (long)0);
+            java.util.Arrays.fill(rnrCount, 0);
+            java.util.Arrays.fill(rnrRetryAt, 0L);
             java.util.Arrays.fill(held, false);
-            java.util.Arrays.fill(queryAt, (long)0);
-            java.util.Arrays.fill(heldAt, (long)0);
-            for (int i = 0; i < capacity; i++)
-            {
-                freeSlots[i] = capacity - 1 - i;
-            }
-            java.util.Arrays.fill(sendQueue, (int)0);
+            java.util.Arrays.fill(queryAt, 0L);
+            java.util.Arrays.fill(heldAt, 0L);
+            ConnectionStorage.freeListInOrder(freeSlots);
+            java.util.Arrays.fill(sendQueue, 0);
             byMsn.clear();
         }
 

@@ -131,11 +131,8 @@ public final class SprayConnection
     /** A region in use was deregistered: the connection fails on the next tick. */
     private boolean localError;
 
-    // ---- the tables borrowed while the connection has traffic
-    private final ConnectionStoragePool.Bucket storageBucket;
-    private ConnectionStorage storage;
-    /** Since when the borrowed tables were all empty (-1: in use at the last tick). */
-    private long storageIdleSince = -1;
+    /** The tables borrowed while the connection has traffic. */
+    private final BorrowedTables tables;
 
     /** The parameters a handshake opened this connection with (responder side, for repeated CONNECT_ACKs). */
     SprayConnectionConfig handshakeConfig;
@@ -185,7 +182,6 @@ public final class SprayConnection
         }
         close = new CloseHandshake(config.connectionTimeoutNanos, engine.secrets(), counters);
 
-        storageBucket = engine.storagePool().bucket(ConnectionStorage.Shape.of(c));
         scheduler = new PathScheduler(paths, config, engine.random(), c.sendInitialPsn, c.sourcePortBase, false);
         slots = new SendSlots(c.sendQueueDepth, streams, mtu, null);
         frames = new SprayFrames(engine, c, auth, counters, pathCounters, slots, scheduler);
@@ -198,6 +194,8 @@ public final class SprayConnection
         sender = new DataSender(slots, scheduler, resend, completions, loss, frames, auth, config, mtu, counters,
             pathCounters);
         acks = new AckScheduler(paths, c.receiveInitialPsn, config, counters, pathCounters);
+        tables = new BorrowedTables(engine.storagePool().bucket(ConnectionStorage.Shape.of(c)), config.storageLingerNanos,
+            slots, inbound, marks, resend, scheduler);
     }
 
     // =====================================================================================================
@@ -241,7 +239,7 @@ public final class SprayConnection
                 return PostResult.INVALID_ARGUMENT;
             }
         }
-        if (!attachStorage() || !slots.hasFree())
+        if (!tables.borrow() || !slots.hasFree())
         {
             return PostResult.QUEUE_FULL; // no tables to lend at the pool's limit: the application retries
         }
@@ -268,7 +266,7 @@ public final class SprayConnection
         {
             return PostResult.INVALID_ARGUMENT;
         }
-        if (!attachStorage())
+        if (!tables.borrow())
         {
             return PostResult.QUEUE_FULL;
         }
@@ -357,7 +355,7 @@ public final class SprayConnection
 
         // message state needed before the path layer accepts the packet: without it the packet is dropped
         // unseen, and the sender recovers it as a loss (tables borrowed only for an authentic packet)
-        if (!attachStorage() || !roomFor(messageKind, streamId, msn, key, offset / mtu))
+        if (!tables.borrow() || !roomFor(messageKind, streamId, msn, key, offset / mtu))
         {
             counters.increment(SprayCounters.NO_RESOURCES);
             return;
@@ -567,96 +565,17 @@ public final class SprayConnection
         {
             work += closeTimers(now);
         }
-        else if (null != storage)
+        else
         {
-            releaseStorageWhenIdle(now);
+            tables.giveBackWhenIdle(now);
         }
         return work;
-    }
-
-    // =====================================================================================================
-    // Borrowed tables (issue 13): taken on traffic, given back when idle
-    // =====================================================================================================
-
-    // the first post or authentic data packet after being idle borrows the tables; false at the pool's limit
-    private boolean attachStorage()
-    {
-        if (null != storage)
-        {
-            return true;
-        }
-        final ConnectionStorage borrowed = storageBucket.take();
-        if (null == borrowed)
-        {
-            return false;
-        }
-        slots.attach(borrowed.slots);
-        inbound.attach(borrowed.inbound);
-        marks.attach(borrowed.marks);
-        resend.attach(borrowed.resend);
-        for (int path = 0; path < paths; path++)
-        {
-            scheduler.sendWindows[path].attach(borrowed.windows[path]);
-        }
-        storage = borrowed;
-        storageIdleSince = -1;
-        return true;
-    }
-
-    // every table empty: nothing to send, resend, acknowledge, complete or place, no receive posted; no failed path
-    // (its resync probes go through its send window)
-    private boolean storageEmpty()
-    {
-        if (!slots.isDetachable() || !inbound.isDetachable() || !marks.isDetachable() || !resend.isDetachable())
-        {
-            return false;
-        }
-        for (int path = 0; path < paths; path++)
-        {
-            if (!scheduler.sendWindows[path].isDetachable() || scheduler.pathStates[path] == FAILED)
-            {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private void releaseStorageWhenIdle(final long now)
-    {
-        if (!storageEmpty())
-        {
-            storageIdleSince = -1;
-            return;
-        }
-        if (storageIdleSince == -1)
-        {
-            storageIdleSince = now;
-        }
-        if (now - storageIdleSince >= config.storageLingerNanos)
-        {
-            releaseStorage();
-        }
-    }
-
-    private void releaseStorage()
-    {
-        slots.detach();
-        inbound.detach();
-        marks.detach();
-        resend.detach();
-        for (int path = 0; path < paths; path++)
-        {
-            scheduler.sendWindows[path].detach();
-        }
-        final ConnectionStorage released = storage;
-        storage = null;
-        storageBucket.give(released); // cleared there, off the per-packet path
     }
 
     /** @return whether the connection holds borrowed tables now (it has, or lately had, traffic). */
     public boolean holdsStorage()
     {
-        return null != storage;
+        return tables.holds();
     }
 
     private int pathTimer(final int path, final long now)
@@ -810,17 +729,7 @@ public final class SprayConnection
         inbound.flushReceives();
         close.closed();
         engine.forget(this);
-        if (null != storage)
-        {
-            if (storageEmpty())
-            {
-                releaseStorage();
-            }
-            else
-            {
-                storageBucket.discard(); // completions the CQ could not take keep slots: the tables go with it
-            }
-        }
+        tables.onClosed();
     }
 
     private boolean writeConnectionPacket(final int opcode, final long token)
