@@ -24,6 +24,7 @@ final class Footprint
     };
     private static final Class<?>[] SHARED = {
         SprayEngine.class, SprayConfig.class, SprayConnectionConfig.class, SprayFrameOutput.class,
+        ConnectionStoragePool.Bucket.class,
     };
 
     private final Map<Object, Boolean> seen = new IdentityHashMap<>();
@@ -96,7 +97,7 @@ final class Footprint
                 continue;
             }
             if (field.getName().equals("labels") || field.getName().equals("engineCounters") ||
-                field.getName().equals("storageBucket") || field.getName().equals("positions"))
+                field.getName().equals("positions"))
             {
                 continue; // shared: a counter set's labels and positions, the engine's counters, the pool's tables
             }
