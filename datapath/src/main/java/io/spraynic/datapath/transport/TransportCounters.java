@@ -12,6 +12,9 @@ public final class TransportCounters
     private final String name;
     private final String[] labels;
     private final long[] values;
+    /** Where each slot is kept in {@link #values}, or null: every slot at its own index. */
+    private final int[] positions;
+    private final int discarded;
 
     /**
      * @param name   what {@link #toString()} calls them, e.g. {@code RcCounters}.
@@ -22,21 +25,73 @@ public final class TransportCounters
         this.name = name;
         this.labels = labels;
         this.values = new long[labels.length];
+        this.positions = null;
+        this.discarded = -1;
+    }
+
+    /**
+     * A set that keeps only some of the slots (a spray path counts a few of its connection's events): the others
+     * read 0 and what is added to them is dropped.
+     *
+     * @param positions where each slot is kept, from {@link #positions}: one table shared by every such set.
+     */
+    public TransportCounters(final String name, final String[] labels, final int[] positions)
+    {
+        if (positions.length != labels.length)
+        {
+            throw new IllegalArgumentException("a position for each of the " + labels.length + " slots");
+        }
+        int discarded = 0;
+        for (final int position : positions)
+        {
+            discarded = Math.max(discarded, position);
+        }
+        this.name = name;
+        this.labels = labels;
+        this.values = new long[discarded + 1];
+        this.positions = positions;
+        this.discarded = discarded;
+    }
+
+    /**
+     * @param slotCount slots of the full set.
+     * @param kept      the slots a partial set keeps, each a valid slot once.
+     * @return where a partial set keeps each slot: kept slots in their order, every other slot at one position
+     * after them whose value is never read.
+     */
+    public static int[] positions(final int slotCount, final int[] kept)
+    {
+        final int[] positions = new int[slotCount];
+        Arrays.fill(positions, kept.length);
+        for (int i = 0; i < kept.length; i++)
+        {
+            if (positions[kept[i]] != kept.length)
+            {
+                throw new IllegalArgumentException("slot kept twice: " + kept[i]);
+            }
+            positions[kept[i]] = i;
+        }
+        return positions;
     }
 
     public void increment(final int slot)
     {
-        values[slot]++;
+        values[null == positions ? slot : positions[slot]]++;
     }
 
     public void add(final int slot, final long delta)
     {
-        values[slot] += delta;
+        values[null == positions ? slot : positions[slot]] += delta;
     }
 
     public long get(final int slot)
     {
-        return values[slot];
+        if (null == positions)
+        {
+            return values[slot];
+        }
+        final int position = positions[slot];
+        return position == discarded ? 0 : values[position];
     }
 
     /**
@@ -49,7 +104,7 @@ public final class TransportCounters
 
     public int slotCount()
     {
-        return values.length;
+        return labels.length;
     }
 
     /** Zeroes every slot. */
@@ -71,11 +126,11 @@ public final class TransportCounters
     {
         final StringBuilder sb = new StringBuilder(name).append('{');
         boolean first = true;
-        for (int i = 0; i < values.length; i++)
+        for (int i = 0; i < labels.length; i++)
         {
-            if (values[i] != 0)
+            if (get(i) != 0)
             {
-                sb.append(first ? "" : ", ").append(labels[i]).append('=').append(values[i]);
+                sb.append(first ? "" : ", ").append(labels[i]).append('=').append(get(i));
                 first = false;
             }
         }

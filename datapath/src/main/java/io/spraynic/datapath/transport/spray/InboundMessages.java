@@ -57,36 +57,37 @@ final class InboundMessages
 
     // ---- inbound message records
     final int capacity;
-    private final byte[] inKind;
-    private final int[] inStream;
-    private final int[] inMsn;
-    private final int[] inLength;
-    private final int[] inExpected;
-    private final int[] inReceived;
-    private final int[] inImmediate;
-    private final int[] inSyndrome;
-    private final int[] inReceive;
-    private final int[] inRsn;
-    private final boolean[] inDone;
-    private final boolean[] inRnr;
-    private final int[] inRnrArrived;
-    private final int[] inRefusal;
-    private final long[] inTag; // S12.4: every packet of the message carries it
-    private final long[] inBase; // S12.4: va - offset of a WRITE's packets
-    private final int[] inRkey;
-    private final int[] freeRecords;
+    private byte[] inKind;
+    private int[] inStream;
+    private int[] inMsn;
+    private int[] inLength;
+    private int[] inExpected;
+    private int[] inReceived;
+    private int[] inImmediate;
+    private int[] inSyndrome;
+    private int[] inReceive;
+    private int[] inRsn;
+    private boolean[] inDone;
+    private boolean[] inRnr;
+    private int[] inRnrArrived;
+    private int[] inRefusal;
+    private long[] inTag; // S12.4: every packet of the message carries it
+    private long[] inBase; // S12.4: va - offset of a WRITE's packets
+    private int[] inRkey;
+    private int[] freeRecords;
     private int freeCount;
-    private final Long2LongHashMap byMsn;
+    private Long2LongHashMap byMsn;
 
     // ---- posted receives, by (stream, RSN)
     private final int receiveCapacity;
-    private final long[] receiveWrId;
-    private final MemoryRegion[] receiveRegion;
-    private final long[] receiveAddress;
-    private final int[] receiveLength;
-    private final int[] freeReceives;
+    private long[] receiveWrId;
+    private MemoryRegion[] receiveRegion;
+    private long[] receiveAddress;
+    private int[] receiveLength;
+    private int[] freeReceives;
     private int freeReceiveCount;
-    private final Long2LongHashMap receives;
+    private Storage storage;
+    private Long2LongHashMap receives;
 
     // ---- per stream
     private final int[] nextMsn;
@@ -120,43 +121,9 @@ final class InboundMessages
         this.pd = engine.protectionDomain();
 
         capacity = config.maxInboundMessages;
-        inKind = new byte[capacity];
-        inStream = new int[capacity];
-        inMsn = new int[capacity];
-        inLength = new int[capacity];
-        inExpected = new int[capacity];
-        inReceived = new int[capacity];
-        inImmediate = new int[capacity];
-        inSyndrome = new int[capacity];
-        inReceive = new int[capacity];
-        inRsn = new int[capacity];
-        inDone = new boolean[capacity];
-        inRnr = new boolean[capacity];
-        inRnrArrived = new int[capacity];
-        inRefusal = new int[capacity];
-        inTag = new long[capacity];
-        inBase = new long[capacity];
-        inRkey = new int[capacity];
-        freeRecords = new int[capacity];
-        for (int i = 0; i < capacity; i++)
-        {
-            freeRecords[i] = capacity - 1 - i;
-        }
-        freeCount = capacity;
-        byMsn = new Long2LongHashMap(4 * capacity, 0.5f, MISSING);
-
         receiveCapacity = config.receiveQueueDepth;
-        receiveWrId = new long[receiveCapacity];
-        receiveRegion = new MemoryRegion[receiveCapacity];
-        receiveAddress = new long[receiveCapacity];
-        receiveLength = new int[receiveCapacity];
-        freeReceives = new int[receiveCapacity];
-        for (int i = 0; i < receiveCapacity; i++)
-        {
-            freeReceives[i] = receiveCapacity - 1 - i;
-        }
+        freeCount = capacity;
         freeReceiveCount = receiveCapacity;
-        receives = new Long2LongHashMap(4 * receiveCapacity, 0.5f, MISSING);
 
         nextMsn = new int[streams];
         posted = new int[streams];
@@ -164,6 +131,192 @@ final class InboundMessages
         erroredMsn = new int[streams];
         erroredSyndrome = new int[streams];
         erroredRefusal = new int[streams];
+    }
+
+    /**
+     * Takes the arrays of a pooled {@link Storage} (cleared: no record, no receive); this side must be empty and
+     * detached. Control path of the connection (its first traffic after being idle).
+     */
+    void attach(final Storage storage)
+    {
+        if (null != this.storage || freeCount != capacity || freeReceiveCount != receiveCapacity ||
+            storage.capacity != capacity || storage.receiveCapacity != receiveCapacity)
+        {
+            throw new IllegalStateException("attach needs an empty, detached side and storage of its capacities");
+        }
+        this.storage = storage;
+        inKind = storage.inKind;
+        inStream = storage.inStream;
+        inMsn = storage.inMsn;
+        inLength = storage.inLength;
+        inExpected = storage.inExpected;
+        inReceived = storage.inReceived;
+        inImmediate = storage.inImmediate;
+        inSyndrome = storage.inSyndrome;
+        inReceive = storage.inReceive;
+        inRsn = storage.inRsn;
+        inDone = storage.inDone;
+        inRnr = storage.inRnr;
+        inRnrArrived = storage.inRnrArrived;
+        inRefusal = storage.inRefusal;
+        inTag = storage.inTag;
+        inBase = storage.inBase;
+        inRkey = storage.inRkey;
+        freeRecords = storage.freeRecords;
+        byMsn = storage.byMsn;
+        receiveWrId = storage.receiveWrId;
+        receiveRegion = storage.receiveRegion;
+        receiveAddress = storage.receiveAddress;
+        receiveLength = storage.receiveLength;
+        freeReceives = storage.freeReceives;
+        receives = storage.receives;
+    }
+
+    /** @return whether the records and receives are held (else there are none and nothing reads them). */
+    boolean isAttached()
+    {
+        return null != storage;
+    }
+
+    /** @return whether {@link #detach} may run: no inbound message, no posted receive. */
+    boolean isDetachable()
+    {
+        return null != storage && freeCount == capacity && freeReceiveCount == receiveCapacity && byMsn.isEmpty() &&
+            receives.isEmpty();
+    }
+
+    /** Gives the arrays back (this side is {@link #isDetachable detachable}); the caller clears and pools them. */
+    Storage detach()
+    {
+        final Storage detached = storage;
+        storage = null;
+        inKind = null;
+        inStream = null;
+        inMsn = null;
+        inLength = null;
+        inExpected = null;
+        inReceived = null;
+        inImmediate = null;
+        inSyndrome = null;
+        inReceive = null;
+        inRsn = null;
+        inDone = null;
+        inRnr = null;
+        inRnrArrived = null;
+        inRefusal = null;
+        inTag = null;
+        inBase = null;
+        inRkey = null;
+        freeRecords = null;
+        byMsn = null;
+        receiveWrId = null;
+        receiveRegion = null;
+        receiveAddress = null;
+        receiveLength = null;
+        freeReceives = null;
+        receives = null;
+        return detached;
+    }
+
+    /** The arrays of the records and receives of one pair of capacities, drawn from and returned to a pool. */
+    static final class Storage
+    {
+        final int capacity;
+        final int receiveCapacity;
+        final byte[] inKind;
+        final int[] inStream;
+        final int[] inMsn;
+        final int[] inLength;
+        final int[] inExpected;
+        final int[] inReceived;
+        final int[] inImmediate;
+        final int[] inSyndrome;
+        final int[] inReceive;
+        final int[] inRsn;
+        final boolean[] inDone;
+        final boolean[] inRnr;
+        final int[] inRnrArrived;
+        final int[] inRefusal;
+        final long[] inTag;
+        final long[] inBase;
+        final int[] inRkey;
+        final int[] freeRecords;
+        final Long2LongHashMap byMsn;
+        final long[] receiveWrId;
+        final MemoryRegion[] receiveRegion;
+        final long[] receiveAddress;
+        final int[] receiveLength;
+        final int[] freeReceives;
+        final Long2LongHashMap receives;
+
+        Storage(final int capacity, final int receiveCapacity)
+        {
+            this.capacity = capacity;
+            this.receiveCapacity = receiveCapacity;
+            inKind = new byte[capacity];
+            inStream = new int[capacity];
+            inMsn = new int[capacity];
+            inLength = new int[capacity];
+            inExpected = new int[capacity];
+            inReceived = new int[capacity];
+            inImmediate = new int[capacity];
+            inSyndrome = new int[capacity];
+            inReceive = new int[capacity];
+            inRsn = new int[capacity];
+            inDone = new boolean[capacity];
+            inRnr = new boolean[capacity];
+            inRnrArrived = new int[capacity];
+            inRefusal = new int[capacity];
+            inTag = new long[capacity];
+            inBase = new long[capacity];
+            inRkey = new int[capacity];
+            freeRecords = new int[capacity];
+            byMsn = new Long2LongHashMap(4 * capacity, 0.5f, MISSING);
+            receiveWrId = new long[receiveCapacity];
+            receiveRegion = new MemoryRegion[receiveCapacity];
+            receiveAddress = new long[receiveCapacity];
+            receiveLength = new int[receiveCapacity];
+            freeReceives = new int[receiveCapacity];
+            receives = new Long2LongHashMap(4 * receiveCapacity, 0.5f, MISSING);
+            clear();
+        }
+
+        /** @return bytes of the arrays and maps (S10.1). */
+        long bytes()
+        {
+            return (8 + 8 + 8 + 4 + 4) * (long)receiveCapacity + (1 + 4 * 9 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 4) *
+                (long)capacity + 16L * ((long)receives.capacity() + byMsn.capacity());
+        }
+
+        /** Back to the state of a new side: every record and receive free, handed out in a new side's order. */
+        void clear()
+        {
+            java.util.Arrays.fill(inKind, (byte)0);
+            java.util.Arrays.fill(inStream, 0);
+            java.util.Arrays.fill(inMsn, 0);
+            java.util.Arrays.fill(inLength, 0);
+            java.util.Arrays.fill(inExpected, 0);
+            java.util.Arrays.fill(inReceived, 0);
+            java.util.Arrays.fill(inImmediate, 0);
+            java.util.Arrays.fill(inSyndrome, 0);
+            java.util.Arrays.fill(inReceive, 0);
+            java.util.Arrays.fill(inRsn, 0);
+            java.util.Arrays.fill(inDone, false);
+            java.util.Arrays.fill(inRnr, false);
+            java.util.Arrays.fill(inRnrArrived, 0);
+            java.util.Arrays.fill(inRefusal, 0);
+            java.util.Arrays.fill(inTag, 0L);
+            java.util.Arrays.fill(inBase, 0L);
+            java.util.Arrays.fill(inRkey, 0);
+            ConnectionStorage.freeListInOrder(freeRecords);
+            byMsn.clear();
+            java.util.Arrays.fill(receiveWrId, 0L);
+            java.util.Arrays.fill(receiveRegion, null);
+            java.util.Arrays.fill(receiveAddress, 0L);
+            java.util.Arrays.fill(receiveLength, 0);
+            ConnectionStorage.freeListInOrder(freeReceives);
+            receives.clear();
+        }
     }
 
     /** Binds to a tenant's protection domain (control path, before use): rkeys then name only its regions. */
@@ -183,7 +336,8 @@ final class InboundMessages
     {
         final long receive = 8 + 8 + 8 + 4 + 4;
         final long record = 1 + 4 * 9 + 1 + 1 + 4 + 4 + 4;
-        return receive * receiveCapacity + record * capacity + 16L * ((long)receives.capacity() + byMsn.capacity());
+        return receive * receiveCapacity + record * capacity +
+            16L * ((long)ConnectionStorage.mapCapacity(4 * receiveCapacity) + ConnectionStorage.mapCapacity(4 * capacity));
     }
 
     /**
@@ -226,7 +380,7 @@ final class InboundMessages
     {
         final MemorySegment buffer = frame.segment();
         final long seth = frame.customHeaderOffset();
-        final int record = (int)byMsn.get(key);
+        final int record = null == byMsn ? MISSING : (int)byMsn.get(key); // detached: no record
         if (record != MISSING)
         {
             boolean valid = tag == inTag[record];
@@ -548,7 +702,7 @@ final class InboundMessages
             connection.sendNack(0, erroredSyndrome[streamId], streamId, erroredMsn[streamId], erroredRefusal[streamId]);
             return;
         }
-        final int record = (int)byMsn.get(key(streamId, msn));
+        final int record = null == byMsn ? MISSING : (int)byMsn.get(key(streamId, msn)); // detached: no record
         if (record == MISSING)
         {
             if (msn - nextMsn[streamId] < 0)
@@ -577,6 +731,10 @@ final class InboundMessages
     // posted receives complete with WR_FLUSH_ERR, in posting order per stream
     void flushReceives()
     {
+        if (null == storage)
+        {
+            return; // detached: no receive posted
+        }
         for (int streamId = 0; streamId < streams; streamId++)
         {
             // at most receiveCount receives are outstanding: the last receiveCount posted cover them all

@@ -65,6 +65,17 @@ final class PathScheduler
         final int paths, final SprayConfig config, final SplittableRandom random, final int initialPsn,
         final int sourcePortBase)
     {
+        this(paths, config, random, initialPsn, sourcePortBase, true);
+    }
+
+    /**
+     * @param windowRecords whether the send windows get records of their own; if not they start detached and their
+     *                      connection attaches pooled ones when it has traffic ({@link PathSendWindow#attach}).
+     */
+    PathScheduler(
+        final int paths, final SprayConfig config, final SplittableRandom random, final int initialPsn,
+        final int sourcePortBase, final boolean windowRecords)
+    {
         this.paths = paths;
         this.config = config;
         this.random = random;
@@ -91,7 +102,8 @@ final class PathScheduler
         portBudget = new int[paths];
         for (int path = 0; path < paths; path++)
         {
-            sendWindows[path] = new PathSendWindow(initialPsn(initialPsn, path));
+            sendWindows[path] = new PathSendWindow(initialPsn(initialPsn, path),
+                windowRecords ? new PathSendWindow.Storage() : null);
             rtts[path] = new RttEstimator(config.rtoMinNanos, config.rtoMaxNanos, config.initialRttNanos,
                 config.ackDelayNanos + config.rtoSlackNanos);
             windows[path] = new PathCongestionControl(config.initialWindow, config.maxWindow, config.gain);

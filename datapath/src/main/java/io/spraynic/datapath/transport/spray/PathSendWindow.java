@@ -46,16 +46,83 @@ public final class PathSendWindow
     private static final byte ACKED = 3;
     private static final int SLOT_MASK = CAPACITY - 1;
 
-    private final long[] handles = new long[CAPACITY];
-    private final long[] sentAtNanos = new long[CAPACITY];
-    private final int[] retransmitMarks = new int[CAPACITY];
-    private final byte[] states = new byte[CAPACITY];
+    private long[] handles;
+    private long[] sentAtNanos;
+    private int[] retransmitMarks;
+    private byte[] states;
+    private Storage storage;
     private int basePsn;
     private int nextPsn;
 
     public PathSendWindow(final int firstPsn)
     {
+        this(firstPsn, new Storage());
+    }
+
+    /**
+     * @param firstPsn the PSN of the first packet.
+     * @param storage  the records, or null: detached until {@link #attach}; an empty window reads none of them.
+     */
+    PathSendWindow(final int firstPsn, final Storage storage)
+    {
+        if (null != storage)
+        {
+            attach(storage);
+        }
         reset(firstPsn);
+    }
+
+    /** Takes the records of a pooled {@link Storage} (every record free); the window must be empty and detached. */
+    void attach(final Storage storage)
+    {
+        if (null != this.storage || outstanding() != 0)
+        {
+            throw new IllegalStateException("attach needs an empty, detached window");
+        }
+        this.storage = storage;
+        handles = storage.handles;
+        sentAtNanos = storage.sentAtNanos;
+        retransmitMarks = storage.retransmitMarks;
+        states = storage.states;
+    }
+
+    /** @return whether the records are held. */
+    boolean isAttached()
+    {
+        return null != storage;
+    }
+
+    /** @return whether {@link #detach} may run: nothing outstanding. */
+    boolean isDetachable()
+    {
+        return null != storage && outstanding() == 0;
+    }
+
+    /**
+     * Gives the records back (the window is {@link #isDetachable detachable}): every one is free then, since only
+     * those between the base and the next PSN are ever anything else.
+     */
+    Storage detach()
+    {
+        final Storage detached = storage;
+        storage = null;
+        handles = null;
+        sentAtNanos = null;
+        retransmitMarks = null;
+        states = null;
+        return detached;
+    }
+
+    /** The {@link #CAPACITY} records of one window, drawn from and returned to a connection storage pool. */
+    static final class Storage
+    {
+        /** Bytes of one window's records (S10.1). */
+        static final int BYTES = CAPACITY * (Long.BYTES + Long.BYTES + Integer.BYTES + 1);
+
+        final long[] handles = new long[CAPACITY];
+        final long[] sentAtNanos = new long[CAPACITY];
+        final int[] retransmitMarks = new int[CAPACITY];
+        final byte[] states = new byte[CAPACITY];
     }
 
     /**
@@ -65,7 +132,10 @@ public final class PathSendWindow
     {
         this.basePsn = nextPsn & Psn.MASK;
         this.nextPsn = this.basePsn;
-        java.util.Arrays.fill(states, FREE);
+        if (null != states)
+        {
+            java.util.Arrays.fill(states, FREE); // a detached window's records are all free when it takes them
+        }
     }
 
     /**

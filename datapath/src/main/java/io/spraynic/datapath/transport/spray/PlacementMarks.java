@@ -22,22 +22,94 @@ final class PlacementMarks
     private static final int MISSING = -1;
 
     private final int chunkCount;
-    private final long[] chunkBits;
-    private final int[] freeChunks;
+    private long[] chunkBits;
+    private int[] freeChunks;
     private int freeChunkCount;
-    private final Long2LongHashMap chunks;
+    private Long2LongHashMap chunks;
+    private Storage storage;
 
+    /** Marks with a pool of chunks of their own, attached for good. */
     PlacementMarks(final int chunkCount)
     {
+        this(chunkCount, new Storage(chunkCount));
+    }
+
+    /** @param storage the chunks, or null: detached and empty until {@link #attach}. */
+    PlacementMarks(final int chunkCount, final Storage storage)
+    {
         this.chunkCount = chunkCount;
-        chunkBits = new long[chunkCount * CHUNK_WORDS];
-        freeChunks = new int[chunkCount];
-        for (int i = 0; i < chunkCount; i++)
-        {
-            freeChunks[i] = chunkCount - 1 - i;
-        }
         freeChunkCount = chunkCount;
-        chunks = new Long2LongHashMap(4 * chunkCount, 0.5f, MISSING);
+        if (null != storage)
+        {
+            attach(storage);
+        }
+    }
+
+    /** Takes the chunks of a pooled, cleared {@link Storage}; no chunk may be in use and none attached. */
+    void attach(final Storage storage)
+    {
+        if (null != this.storage || freeChunkCount != chunkCount || storage.chunkCount != chunkCount)
+        {
+            throw new IllegalStateException("attach needs empty, detached marks and storage of their size");
+        }
+        this.storage = storage;
+        chunkBits = storage.chunkBits;
+        freeChunks = storage.freeChunks;
+        chunks = storage.chunks;
+    }
+
+    /** @return whether the chunks are held. */
+    boolean isAttached()
+    {
+        return null != storage;
+    }
+
+    /** @return whether {@link #detach} may run: no chunk in use. */
+    boolean isDetachable()
+    {
+        return null != storage && freeChunkCount == chunkCount && chunks.isEmpty();
+    }
+
+    /** Gives the chunks back (the marks are {@link #isDetachable detachable}); the caller clears and pools them. */
+    Storage detach()
+    {
+        final Storage detached = storage;
+        storage = null;
+        chunkBits = null;
+        freeChunks = null;
+        chunks = null;
+        return detached;
+    }
+
+    /** The chunks of one pool size, drawn from and returned to a connection storage pool. */
+    static final class Storage
+    {
+        final int chunkCount;
+        final long[] chunkBits;
+        final int[] freeChunks;
+        final Long2LongHashMap chunks;
+
+        Storage(final int chunkCount)
+        {
+            this.chunkCount = chunkCount;
+            chunkBits = new long[chunkCount * CHUNK_WORDS];
+            freeChunks = new int[chunkCount];
+            chunks = new Long2LongHashMap(4 * chunkCount, 0.5f, MISSING);
+            clear();
+        }
+
+        /** @return bytes of the chunks and their map (S10.1). */
+        long bytes()
+        {
+            return (long)chunkCount * (CHUNK_WORDS * Long.BYTES + Integer.BYTES) + 16L * chunks.capacity();
+        }
+
+        /** Every chunk free, in a new pool's order (a chunk's bits are zeroed when {@link #mark} takes it). */
+        void clear()
+        {
+            ConnectionStorage.freeListInOrder(freeChunks);
+            chunks.clear();
+        }
     }
 
     private static long chunkKey(final int owner, final int packet)
@@ -105,6 +177,6 @@ final class PlacementMarks
     /** @return bytes of state (S10.1). */
     long stateBytes()
     {
-        return (long)chunkCount * (CHUNK_WORDS * Long.BYTES + Integer.BYTES) + 16L * chunks.capacity();
+        return (long)chunkCount * (CHUNK_WORDS * Long.BYTES + Integer.BYTES) + 16L * ConnectionStorage.mapCapacity(4 * chunkCount);
     }
 }

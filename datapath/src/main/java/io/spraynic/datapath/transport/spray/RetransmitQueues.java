@@ -13,24 +13,103 @@ final class RetransmitQueues
     static final int NOT_LOST = -1;
 
     private final int capacity;
-    private final int[] retransmitPath;
-    private final int[] retransmitPsn;
-    private final long[] retransmitHandle;
+    private int[] retransmitPath;
+    private int[] retransmitPsn;
+    private long[] retransmitHandle;
     private int retransmitHead;
     private int retransmitSize;
-    private final long[] moveHandle;
-    private final int[] moveLostOn;
+    private long[] moveHandle;
+    private int[] moveLostOn;
     private int moveHead;
     private int moveSize;
+    private Storage storage;
 
+    /** Queues with rings of their own, attached for good. */
     RetransmitQueues(final int capacity)
     {
+        this(capacity, new Storage(capacity));
+    }
+
+    /** @param storage the rings, or null: detached and empty until {@link #attach}. */
+    RetransmitQueues(final int capacity, final Storage storage)
+    {
         this.capacity = capacity;
-        retransmitPath = new int[capacity];
-        retransmitPsn = new int[capacity];
-        retransmitHandle = new long[capacity];
-        moveHandle = new long[capacity];
-        moveLostOn = new int[capacity];
+        if (null != storage)
+        {
+            attach(storage);
+        }
+    }
+
+    /** Takes the rings of a pooled {@link Storage}; both queues must be empty and none attached. */
+    void attach(final Storage storage)
+    {
+        if (null != this.storage || retransmitSize != 0 || moveSize != 0 || storage.capacity != capacity)
+        {
+            throw new IllegalStateException("attach needs empty, detached queues and storage of their capacity");
+        }
+        this.storage = storage;
+        retransmitPath = storage.retransmitPath;
+        retransmitPsn = storage.retransmitPsn;
+        retransmitHandle = storage.retransmitHandle;
+        moveHandle = storage.moveHandle;
+        moveLostOn = storage.moveLostOn;
+        retransmitHead = 0;
+        moveHead = 0;
+    }
+
+    /** @return whether the rings are held. */
+    boolean isAttached()
+    {
+        return null != storage;
+    }
+
+    /** @return whether {@link #detach} may run: nothing queued. */
+    boolean isDetachable()
+    {
+        return null != storage && retransmitSize == 0 && moveSize == 0;
+    }
+
+    /** Gives the rings back (the queues are {@link #isDetachable detachable}). */
+    Storage detach()
+    {
+        final Storage detached = storage;
+        storage = null;
+        retransmitPath = null;
+        retransmitPsn = null;
+        retransmitHandle = null;
+        moveHandle = null;
+        moveLostOn = null;
+        return detached;
+    }
+
+    /**
+     * The rings of one capacity, drawn from and returned to a connection storage pool; nothing to clear: only
+     * entries between a queue's head and its size are ever read.
+     */
+    static final class Storage
+    {
+        final int capacity;
+        final int[] retransmitPath;
+        final int[] retransmitPsn;
+        final long[] retransmitHandle;
+        final long[] moveHandle;
+        final int[] moveLostOn;
+
+        Storage(final int capacity)
+        {
+            this.capacity = capacity;
+            retransmitPath = new int[capacity];
+            retransmitPsn = new int[capacity];
+            retransmitHandle = new long[capacity];
+            moveHandle = new long[capacity];
+            moveLostOn = new int[capacity];
+        }
+
+        /** @return bytes of the rings (S10.1). */
+        long bytes()
+        {
+            return (long)capacity * (4 + 4 + 8 + 8 + 4);
+        }
     }
 
     // ---- retransmissions: same path, same PSN

@@ -454,6 +454,11 @@ final class SendCompletions
     void flush(final WorkCompletionStatus completionStatus)
     {
         final int streams = slots.head.length;
+        if (!slots.isAttached())
+        {
+            java.util.Arrays.fill(slots.errored, true); // an idle connection's table is empty: nothing to complete
+            return;
+        }
         for (int streamId = 0; streamId < streams; streamId++)
         {
             for (int slot = slots.head[streamId]; slot != MISSING; slot = slots.nextInStream[slot])

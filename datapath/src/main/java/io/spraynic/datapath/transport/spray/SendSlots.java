@@ -29,40 +29,40 @@ final class SendSlots
     private final int mtu;
 
     // ---- per slot: the message
-    final byte[] kind;
-    final long[] wrId;
-    final int[] stream;
-    final int[] msn;
-    final int[] rsn;
-    final MemoryRegion[] region;
-    final long[] localAddress;
-    final int[] length;
-    final long[] remoteAddress;
-    final int[] rkey;
-    final int[] immediate;
-    final long[] messageTag; // S12.4: in every packet of the message
-    final long[] responseTag; // S12.4: what the peer's READ response to a READ carries
-    final boolean[] signaled;
-    final boolean[] solicited;
+    byte[] kind;
+    long[] wrId;
+    int[] stream;
+    int[] msn;
+    int[] rsn;
+    MemoryRegion[] region;
+    long[] localAddress;
+    int[] length;
+    long[] remoteAddress;
+    int[] rkey;
+    int[] immediate;
+    long[] messageTag; // S12.4: in every packet of the message
+    long[] responseTag; // S12.4: what the peer's READ response to a READ carries
+    boolean[] signaled;
+    boolean[] solicited;
 
     // ---- per slot: its progress
-    final int[] packets;
-    final int[] nextPacket;
-    final int[] acked;
-    final int[] outstanding;
-    final int[] generation;
-    final int[] status;
-    final boolean[] delivered;
-    final boolean[] inSendQueue;
-    final int[] nextInStream;
-    final int[] readExpected;
-    final int[] readReceived;
-    final boolean[] rnrWaiting;
-    final int[] rnrCount;
-    final long[] rnrRetryAt;
-    final boolean[] held; // S9.3: all acknowledged, completion held until the refusals are known
-    final long[] queryAt;
-    final long[] heldAt;
+    int[] packets;
+    int[] nextPacket;
+    int[] acked;
+    int[] outstanding;
+    int[] generation;
+    int[] status;
+    boolean[] delivered;
+    boolean[] inSendQueue;
+    int[] nextInStream;
+    int[] readExpected;
+    int[] readReceived;
+    boolean[] rnrWaiting;
+    int[] rnrCount;
+    long[] rnrRetryAt;
+    boolean[] held; // S9.3: all acknowledged, completion held until the refusals are known
+    long[] queryAt;
+    long[] heldAt;
 
     // ---- per stream
     final int[] nextMsn;
@@ -71,60 +71,35 @@ final class SendSlots
     final int[] tail;
     final boolean[] errored;
 
-    private final int[] freeSlots;
+    private int[] freeSlots;
     private int freeCount;
-    private final int[] sendQueue;
+    private int[] sendQueue;
     private int sendQueueHead;
     private int sendQueueSize;
     private int heldCount;
     private int rnrWaitingCount;
-    private final Long2LongHashMap byMsn;
+    private Long2LongHashMap byMsn;
+    private Storage storage;
 
+    /** A table with storage of its own, attached for good. */
     SendSlots(final int capacity, final int streams, final int mtu)
+    {
+        this(capacity, streams, mtu, new Storage(capacity));
+    }
+
+    /**
+     * @param storage the per-slot arrays, or null: the table starts detached, empty, and takes its storage from a
+     *                pool when its connection gets traffic ({@link #attach}).
+     */
+    SendSlots(final int capacity, final int streams, final int mtu, final Storage storage)
     {
         this.capacity = capacity;
         this.mtu = mtu;
-        kind = new byte[capacity];
-        wrId = new long[capacity];
-        stream = new int[capacity];
-        msn = new int[capacity];
-        rsn = new int[capacity];
-        region = new MemoryRegion[capacity];
-        localAddress = new long[capacity];
-        length = new int[capacity];
-        remoteAddress = new long[capacity];
-        rkey = new int[capacity];
-        immediate = new int[capacity];
-        messageTag = new long[capacity];
-        responseTag = new long[capacity];
-        signaled = new boolean[capacity];
-        solicited = new boolean[capacity];
-        packets = new int[capacity];
-        nextPacket = new int[capacity];
-        acked = new int[capacity];
-        outstanding = new int[capacity];
-        generation = new int[capacity];
-        status = new int[capacity];
-        delivered = new boolean[capacity];
-        inSendQueue = new boolean[capacity];
-        nextInStream = new int[capacity];
-        readExpected = new int[capacity];
-        readReceived = new int[capacity];
-        rnrWaiting = new boolean[capacity];
-        rnrCount = new int[capacity];
-        rnrRetryAt = new long[capacity];
-        held = new boolean[capacity];
-        queryAt = new long[capacity];
-        heldAt = new long[capacity];
-        freeSlots = new int[capacity];
-        for (int i = 0; i < capacity; i++)
-        {
-            freeSlots[i] = capacity - 1 - i;
-        }
         freeCount = capacity;
-        sendQueue = new int[capacity];
-        byMsn = new Long2LongHashMap(4 * capacity, 0.5f, MISSING);
-
+        if (null != storage)
+        {
+            attach(storage);
+        }
         nextMsn = new int[streams];
         nextRsn = new int[streams];
         head = new int[streams];
@@ -132,6 +107,240 @@ final class SendSlots
         errored = new boolean[streams];
         java.util.Arrays.fill(head, MISSING);
         java.util.Arrays.fill(tail, MISSING);
+    }
+
+    /**
+     * Takes the per-slot arrays of a pooled {@link Storage} (cleared: every slot free); the table must be empty and
+     * detached. Control path of the connection (its first traffic after being idle).
+     */
+    void attach(final Storage storage)
+    {
+        if (null != this.storage || freeCount != capacity || storage.capacity != capacity)
+        {
+            throw new IllegalStateException("attach needs an empty, detached table and storage of its capacity");
+        }
+        this.storage = storage;
+        kind = storage.kind;
+        wrId = storage.wrId;
+        stream = storage.stream;
+        msn = storage.msn;
+        rsn = storage.rsn;
+        region = storage.region;
+        localAddress = storage.localAddress;
+        length = storage.length;
+        remoteAddress = storage.remoteAddress;
+        rkey = storage.rkey;
+        immediate = storage.immediate;
+        messageTag = storage.messageTag;
+        responseTag = storage.responseTag;
+        signaled = storage.signaled;
+        solicited = storage.solicited;
+        packets = storage.packets;
+        nextPacket = storage.nextPacket;
+        acked = storage.acked;
+        outstanding = storage.outstanding;
+        generation = storage.generation;
+        status = storage.status;
+        delivered = storage.delivered;
+        inSendQueue = storage.inSendQueue;
+        nextInStream = storage.nextInStream;
+        readExpected = storage.readExpected;
+        readReceived = storage.readReceived;
+        rnrWaiting = storage.rnrWaiting;
+        rnrCount = storage.rnrCount;
+        rnrRetryAt = storage.rnrRetryAt;
+        held = storage.held;
+        queryAt = storage.queryAt;
+        heldAt = storage.heldAt;
+        freeSlots = storage.freeSlots;
+        sendQueue = storage.sendQueue;
+        byMsn = storage.byMsn;
+        sendQueueHead = 0;
+        sendQueueSize = 0;
+    }
+
+    /** @return whether the table holds its arrays (else it is empty and may be read only through its counts). */
+    boolean isAttached()
+    {
+        return null != storage;
+    }
+
+    /** @return whether {@link #detach} may run: no slot in use, nothing queued, held or waiting. */
+    boolean isDetachable()
+    {
+        return null != storage && freeCount == capacity && sendQueueSize == 0 && heldCount == 0 &&
+            rnrWaitingCount == 0 && byMsn.isEmpty();
+    }
+
+    /** Gives the arrays back (the table is {@link #isDetachable detachable}); the caller clears and pools them. */
+    Storage detach()
+    {
+        final Storage detached = storage;
+        storage = null;
+        kind = null;
+        wrId = null;
+        stream = null;
+        msn = null;
+        rsn = null;
+        region = null;
+        localAddress = null;
+        length = null;
+        remoteAddress = null;
+        rkey = null;
+        immediate = null;
+        messageTag = null;
+        responseTag = null;
+        signaled = null;
+        solicited = null;
+        packets = null;
+        nextPacket = null;
+        acked = null;
+        outstanding = null;
+        generation = null;
+        status = null;
+        delivered = null;
+        inSendQueue = null;
+        nextInStream = null;
+        readExpected = null;
+        readReceived = null;
+        rnrWaiting = null;
+        rnrCount = null;
+        rnrRetryAt = null;
+        held = null;
+        queryAt = null;
+        heldAt = null;
+        freeSlots = null;
+        sendQueue = null;
+        byMsn = null;
+        return detached;
+    }
+
+    /** The per-slot arrays of a table of one capacity, drawn from and returned to a pool; see {@link #attach}. */
+    static final class Storage
+    {
+        final int capacity;
+        final byte[] kind;
+        final long[] wrId;
+        final int[] stream;
+        final int[] msn;
+        final int[] rsn;
+        final MemoryRegion[] region;
+        final long[] localAddress;
+        final int[] length;
+        final long[] remoteAddress;
+        final int[] rkey;
+        final int[] immediate;
+        final long[] messageTag;
+        final long[] responseTag;
+        final boolean[] signaled;
+        final boolean[] solicited;
+        final int[] packets;
+        final int[] nextPacket;
+        final int[] acked;
+        final int[] outstanding;
+        final int[] generation;
+        final int[] status;
+        final boolean[] delivered;
+        final boolean[] inSendQueue;
+        final int[] nextInStream;
+        final int[] readExpected;
+        final int[] readReceived;
+        final boolean[] rnrWaiting;
+        final int[] rnrCount;
+        final long[] rnrRetryAt;
+        final boolean[] held;
+        final long[] queryAt;
+        final long[] heldAt;
+        final int[] freeSlots;
+        final int[] sendQueue;
+        final Long2LongHashMap byMsn;
+
+        Storage(final int capacity)
+        {
+            this.capacity = capacity;
+            kind = new byte[capacity];
+            wrId = new long[capacity];
+            stream = new int[capacity];
+            msn = new int[capacity];
+            rsn = new int[capacity];
+            region = new MemoryRegion[capacity];
+            localAddress = new long[capacity];
+            length = new int[capacity];
+            remoteAddress = new long[capacity];
+            rkey = new int[capacity];
+            immediate = new int[capacity];
+            messageTag = new long[capacity];
+            responseTag = new long[capacity];
+            signaled = new boolean[capacity];
+            solicited = new boolean[capacity];
+            packets = new int[capacity];
+            nextPacket = new int[capacity];
+            acked = new int[capacity];
+            outstanding = new int[capacity];
+            generation = new int[capacity];
+            status = new int[capacity];
+            delivered = new boolean[capacity];
+            inSendQueue = new boolean[capacity];
+            nextInStream = new int[capacity];
+            readExpected = new int[capacity];
+            readReceived = new int[capacity];
+            rnrWaiting = new boolean[capacity];
+            rnrCount = new int[capacity];
+            rnrRetryAt = new long[capacity];
+            held = new boolean[capacity];
+            queryAt = new long[capacity];
+            heldAt = new long[capacity];
+            freeSlots = new int[capacity];
+            sendQueue = new int[capacity];
+            byMsn = new Long2LongHashMap(4 * capacity, 0.5f, MISSING);
+            clear();
+        }
+
+        /** Back to the state of a new table: every slot free, in the order a new table hands them out. */
+        void clear()
+        {
+            java.util.Arrays.fill(kind, (byte)0);
+            java.util.Arrays.fill(wrId, 0L);
+            java.util.Arrays.fill(stream, 0);
+            java.util.Arrays.fill(msn, 0);
+            java.util.Arrays.fill(rsn, 0);
+            java.util.Arrays.fill(region, null);
+            java.util.Arrays.fill(localAddress, 0L);
+            java.util.Arrays.fill(length, 0);
+            java.util.Arrays.fill(remoteAddress, 0L);
+            java.util.Arrays.fill(rkey, 0);
+            java.util.Arrays.fill(immediate, 0);
+            java.util.Arrays.fill(messageTag, 0L);
+            java.util.Arrays.fill(responseTag, 0L);
+            java.util.Arrays.fill(signaled, false);
+            java.util.Arrays.fill(solicited, false);
+            java.util.Arrays.fill(packets, 0);
+            java.util.Arrays.fill(nextPacket, 0);
+            java.util.Arrays.fill(acked, 0);
+            java.util.Arrays.fill(outstanding, 0);
+            java.util.Arrays.fill(generation, 0);
+            java.util.Arrays.fill(status, 0);
+            java.util.Arrays.fill(delivered, false);
+            java.util.Arrays.fill(inSendQueue, false);
+            java.util.Arrays.fill(nextInStream, 0);
+            java.util.Arrays.fill(readExpected, 0);
+            java.util.Arrays.fill(readReceived, 0);
+            java.util.Arrays.fill(rnrWaiting, false);
+            java.util.Arrays.fill(rnrCount, 0);
+            java.util.Arrays.fill(rnrRetryAt, 0L);
+            java.util.Arrays.fill(held, false);
+            java.util.Arrays.fill(queryAt, 0L);
+            java.util.Arrays.fill(heldAt, 0L);
+            ConnectionStorage.freeListInOrder(freeSlots);
+            java.util.Arrays.fill(sendQueue, 0);
+            byMsn.clear();
+        }
+
+        /** @return bytes of the arrays and the map (S10.1). */
+        long bytes()
+        {
+            return SendSlots.slotBytes() * capacity + 16L * byMsn.capacity();
+        }
     }
 
     /** @return the key of a message in the connection's (stream, MSN) maps. */
@@ -233,16 +442,21 @@ final class SendSlots
     /** @return the slot of a message this end sent and has not completed, or {@link #MISSING}. */
     int slotFor(final long key)
     {
-        return (int)byMsn.get(key);
+        return null == byMsn ? MISSING : (int)byMsn.get(key); // detached: no message outstanding
     }
 
     /** @return bytes of the table and its (stream, MSN) map (S10.1). */
     long stateBytes()
     {
+        return slotBytes() * capacity + 16L * ConnectionStorage.mapCapacity(4 * capacity); // borrowed or not
+    }
+
+    private static long slotBytes()
+    {
         final long slot = 1 + 8 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 4 + 1 + 1 + 4 * 6 + 1 + 1 + 4 + 4 + 4 + 1 + 4 + 8 +
             4 + 4 +
             1 + 8 + 8 + 4; // held, queryAt, heldAt (S9.3), rsn (S4.5)
-        return slot * capacity + 16L * byMsn.capacity();
+        return slot;
     }
 
     /** Forgets a completed message's (stream, MSN) entry. */

@@ -15,6 +15,9 @@ public final class SprayConfig
     long capacityMbps = 100_000;
     long activityWindowNanos = 20_000;
     int maxConnections = 64;
+    int storagePrewarm = 4;
+    int storageLimit = -1;
+    long storageLingerNanos = 1_000_000;
     int ackEvery = 8;
     long ackDelayNanos = 4_000;
     long probeMinNanos = 10_000;
@@ -124,6 +127,48 @@ public final class SprayConfig
     {
         this.maxConnections = n;
         return this;
+    }
+
+    /**
+     * @param prewarm sets of connection tables made for each connection shape when the first connection of that
+     *                shape opens (default 4); a connection borrows one while it has traffic ({@link ConnectionStorage}).
+     * @param limit   most sets of one shape, lent or not; -1 (default) for {@link #maxConnections}: every
+     *                connection can have traffic at once. Beyond it a connection with new traffic waits (its posts are
+     *                answered QUEUE_FULL, its data packets dropped as no_resources and recovered by the sender).
+     * @return this.
+     */
+    public SprayConfig connectionStorage(final int prewarm, final int limit)
+    {
+        if (prewarm < 0 || (limit != -1 && limit < 1))
+        {
+            throw new IllegalArgumentException("storage prewarm must be >= 0 and limit -1 or >= 1: " + prewarm + ", " +
+                limit);
+        }
+        this.storagePrewarm = prewarm;
+        this.storageLimit = limit;
+        return this;
+    }
+
+    /**
+     * @param nanos how long a connection stays idle (everything acknowledged and completed, nothing posted) before
+     *              it gives its tables back to the pool (default 1 ms; 0: at the first tick it is idle). Keeps a
+     *              connection that pauses briefly between messages from clearing tables it takes again at once.
+     * @return this.
+     */
+    public SprayConfig storageLingerNanos(final long nanos)
+    {
+        if (nanos < 0)
+        {
+            throw new IllegalArgumentException("storage linger must be >= 0: " + nanos);
+        }
+        this.storageLingerNanos = nanos;
+        return this;
+    }
+
+    /** @return the most sets of connection tables of one shape. */
+    int storageLimit()
+    {
+        return storageLimit == -1 ? maxConnections : storageLimit;
     }
 
     /** @param packets {@code ackEvery} (S6.4). @return this. */

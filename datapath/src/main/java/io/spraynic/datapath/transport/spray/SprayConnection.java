@@ -42,8 +42,11 @@ import java.lang.foreign.MemorySegment;
  * (S4.4). Both: {@link Refusals} (S9.3), {@link CloseHandshake} (S9.1, S9.2), {@link SprayFrames} (every frame
  * it writes, and S12.5 addressing), {@link PacketAuthenticator} (S12) and {@link Liveness} (S12.10).
  * <p>
- * All state is allocated when the connection is opened; nothing grows with the number of messages (S10.1,
- * see {@link #stateBytes()}).
+ * Protocol state is allocated when the connection is opened; nothing grows with the number of messages (S10.1,
+ * see {@link #stateBytes()}). The tables only traffic needs (send slots, inbound records and receives, placement
+ * marks, retransmit queues, send window records) are a {@link ConnectionStorage} borrowed from the engine's
+ * {@link ConnectionStoragePool} when the connection gets traffic and given back once it is idle
+ * ({@link BorrowedTables}), so an idle connection holds only its protocol state.
  */
 public final class SprayConnection
 {
@@ -128,6 +131,9 @@ public final class SprayConnection
     /** A region in use was deregistered: the connection fails on the next tick. */
     private boolean localError;
 
+    /** The tables borrowed while the connection has traffic. */
+    private final BorrowedTables tables;
+
     /** The parameters a handshake opened this connection with (responder side, for repeated CONNECT_ACKs). */
     SprayConnectionConfig handshakeConfig;
 
@@ -172,15 +178,15 @@ public final class SprayConnection
         pathCounters = new TransportCounters[paths];
         for (int path = 0; path < paths; path++)
         {
-            pathCounters[path] = SprayCounters.create();
+            pathCounters[path] = SprayCounters.createForPath();
         }
         close = new CloseHandshake(config.connectionTimeoutNanos, engine.secrets(), counters);
 
-        scheduler = new PathScheduler(paths, config, engine.random(), c.sendInitialPsn, c.sourcePortBase);
-        slots = new SendSlots(c.sendQueueDepth, streams, mtu);
+        scheduler = new PathScheduler(paths, config, engine.random(), c.sendInitialPsn, c.sourcePortBase, false);
+        slots = new SendSlots(c.sendQueueDepth, streams, mtu, null);
         frames = new SprayFrames(engine, c, auth, counters, pathCounters, slots, scheduler);
-        resend = new RetransmitQueues(paths * PathSendWindow.CAPACITY);
-        marks = new PlacementMarks(c.placementChunks);
+        resend = new RetransmitQueues(paths * PathSendWindow.CAPACITY, null);
+        marks = new PlacementMarks(c.placementChunks, null);
         inbound = new InboundMessages(this, engine, c, counters, pathCounters, auth, marks, refusals);
         completions = new SendCompletions(slots, marks, inbound.capacity, refusals, sendCq, localCid, mtu, config,
             scheduler, counters, engine.counters(), this::writeQuery);
@@ -188,6 +194,8 @@ public final class SprayConnection
         sender = new DataSender(slots, scheduler, resend, completions, loss, frames, auth, config, mtu, counters,
             pathCounters, this::refuseReadResponse);
         acks = new AckScheduler(paths, c.receiveInitialPsn, config, counters, pathCounters);
+        tables = new BorrowedTables(engine.storagePool().bucket(ConnectionStorage.Shape.of(c)), config.storageLingerNanos,
+            slots, inbound, marks, resend, scheduler);
     }
 
     // =====================================================================================================
@@ -231,9 +239,9 @@ public final class SprayConnection
                 return PostResult.INVALID_ARGUMENT;
             }
         }
-        if (!slots.hasFree())
+        if (!tables.borrow() || !slots.hasFree())
         {
-            return PostResult.QUEUE_FULL;
+            return PostResult.QUEUE_FULL; // no tables to lend at the pool's limit: the application retries
         }
         sender.post(streamId, messageKind, request);
         return PostResult.OK;
@@ -257,6 +265,10 @@ public final class SprayConnection
         if (streamId < 0 || streamId >= streams || request.length() < 0)
         {
             return PostResult.INVALID_ARGUMENT;
+        }
+        if (!tables.borrow())
+        {
+            return PostResult.QUEUE_FULL;
         }
         return inbound.post(streamId, request);
     }
@@ -342,8 +354,8 @@ public final class SprayConnection
         }
 
         // message state needed before the path layer accepts the packet: without it the packet is dropped
-        // unseen, and the sender recovers it as a loss
-        if (!roomFor(messageKind, streamId, msn, key, offset / mtu))
+        // unseen, and the sender recovers it as a loss (tables borrowed only for an authentic packet)
+        if (!tables.borrow() || !roomFor(messageKind, streamId, msn, key, offset / mtu))
         {
             counters.increment(SprayCounters.NO_RESOURCES);
             return;
@@ -584,7 +596,17 @@ public final class SprayConnection
         {
             work += closeTimers(now);
         }
+        else
+        {
+            tables.giveBackWhenIdle(now);
+        }
         return work;
+    }
+
+    /** @return whether the connection holds borrowed tables now (it has, or lately had, traffic). */
+    public boolean holdsStorage()
+    {
+        return tables.holds();
     }
 
     private int pathTimer(final int path, final long now)
@@ -738,6 +760,7 @@ public final class SprayConnection
         inbound.flushReceives();
         close.closed();
         engine.forget(this);
+        tables.onClosed();
     }
 
     private boolean writeConnectionPacket(final int opcode, final long token)
@@ -1019,7 +1042,7 @@ public final class SprayConnection
         final int scalars = 4 * Integer.BYTES + 3 * Long.BYTES + 2 + 4 * Integer.BYTES + // sender side
             3 * Integer.BYTES + Long.BYTES + 1 + // receiver side
             Long.BYTES * 3; // array references
-        return sendWindow + receiveWindow + rtt + cc + scalars + SprayCounters.stateBytes();
+        return sendWindow + receiveWindow + rtt + cc + scalars + SprayCounters.pathStateBytes();
     }
 
     /**
@@ -1034,7 +1057,8 @@ public final class SprayConnection
     /**
      * S10.1: bytes of this connection's state apart from its paths and streams: the fixed tables sized when
      * it was opened (send slots, receives, inbound messages, their hash maps, the retransmit and move
-     * queues). Constant for the connection's life: nothing grows with the messages it carries.
+     * queues), which it borrows from its engine's pool only while it has traffic. Constant for the connection's
+     * life: nothing grows with the messages it carries.
      */
     public long fixedStateBytes()
     {

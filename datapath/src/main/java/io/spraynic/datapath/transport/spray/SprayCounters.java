@@ -179,6 +179,27 @@ public final class SprayCounters
     }
 
     /**
+     * The events a spray connection counts per path as well as in all (the others are counted only for the whole
+     * connection): keeping only these makes a path's set 19 slots instead of {@value #SLOT_COUNT}, which an idle
+     * connection's memory feels (issue 13). {@code SprayConnectionMemoryTest} checks that the sources count no other
+     * slot on a path.
+     */
+    static final int[] PATH_SLOTS = {
+        TX_PACKETS, TX_BYTES, RX_PACKETS, RX_BYTES, RETRANSMITTED, LOST, TIMEOUTS, PATH_FAILURES, PATH_RESTORES,
+        REPATHS, PROBES_SENT, ACKS_SENT, ACKS_RECEIVED, ECN_MARKS_ECHOED, ECN_MARKS_RECEIVED, DUPLICATES,
+        OUT_OF_WINDOW, SACK_GAPS, MOVED,
+    };
+    private static final int[] PATH_POSITIONS = TransportCounters.positions(SLOT_COUNT, PATH_SLOTS);
+
+    /**
+     * @return a fresh set of one path's counters: {@link #PATH_SLOTS} kept, the other slots reading 0.
+     */
+    public static TransportCounters createForPath()
+    {
+        return new TransportCounters("SprayCounters", LABELS, PATH_POSITIONS);
+    }
+
+    /**
      * @param slot a slot.
      * @return its label.
      */
@@ -191,5 +212,11 @@ public final class SprayCounters
     static int stateBytes()
     {
         return TransportCounters.stateBytes(SLOT_COUNT);
+    }
+
+    /** @return bytes one path's set holds (S10.1 reporting). */
+    static int pathStateBytes()
+    {
+        return TransportCounters.stateBytes(PATH_SLOTS.length + 1);
     }
 }

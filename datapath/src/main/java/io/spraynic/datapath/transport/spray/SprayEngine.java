@@ -41,6 +41,10 @@ public final class SprayEngine
     private final Int2ObjectHashMap<SprayConnection> byCid = new Int2ObjectHashMap<>();
     private final SprayConnection[] slots;
     private SprayConnection[] active = new SprayConnection[0];
+    private int activeCount;
+    /** No free connection slot below this index. */
+    private int lowestFreeSlot;
+    private final ConnectionStoragePool storagePool;
     private final SprayHandshake handshake;
     private final ClosedCidQuarantine closedCids;
     private long lastTickNanos;
@@ -68,6 +72,7 @@ public final class SprayEngine
             writers[i] = new RoceFrameWriter(SprayOpcodes.TABLE);
         }
         this.handshake = new SprayHandshake(this);
+        this.storagePool = new ConnectionStoragePool(config.storagePrewarm, config.storageLimit());
     }
 
     // S12.2: every secret from SecureRandom; a seeded SHA1PRNG (deterministic once seeded before first use) only
@@ -101,7 +106,7 @@ public final class SprayEngine
     {
         requireCidFree(connection.localCid);
         int index = -1;
-        for (int i = 0; i < slots.length; i++)
+        for (int i = lowestFreeSlot; i < slots.length; i++)
         {
             if (null == slots[i])
             {
@@ -115,9 +120,13 @@ public final class SprayEngine
         }
         final SprayConnection c = new SprayConnection(this, index, connection);
         slots[index] = c;
+        lowestFreeSlot = index + 1;
         byCid.put(connection.localCid, c);
-        active = Arrays.copyOf(active, active.length + 1);
-        active[active.length - 1] = c;
+        if (activeCount == active.length)
+        {
+            active = Arrays.copyOf(active, Math.max(16, 2 * activeCount)); // 100,000 opens: not quadratic
+        }
+        active[activeCount++] = c;
         return c;
     }
 
@@ -279,7 +288,9 @@ public final class SprayEngine
             closedCids.add(connection.localCid(), lastTickNanos, connection.remoteCid(), auth.sendKey0(), auth.sendKey1(),
                 auth.receiveKey0(), auth.receiveKey1());
             slots[connection.index()] = null;
+            lowestFreeSlot = Math.min(lowestFreeSlot, connection.index());
             active = byCid.values().toArray(new SprayConnection[0]);
+            activeCount = active.length;
             handshake.forget(connection);
         }
     }
@@ -364,13 +375,14 @@ public final class SprayEngine
         lastTickNanos = nowNanos;
         final int connects = handshake.onTick(nowNanos);
         final SprayConnection[] cs = active;
-        final int n = cs.length;
+        final int n = activeCount;
         if (n == 0)
         {
             return connects;
         }
-        for (final SprayConnection c : cs)
+        for (int k = 0; k < n; k++)
         {
+            final SprayConnection c = cs[k];
             rateHint.busy(c.index(), c.inboundMessagesInUse() > 0);
         }
         rateHint.refresh(nowNanos);
@@ -386,9 +398,9 @@ public final class SprayEngine
     /** @return true when every connection {@link SprayConnection#isIdle() is idle}: ticks can stop. */
     public boolean isIdle()
     {
-        for (final SprayConnection c : active)
+        for (int k = 0; k < activeCount; k++)
         {
-            if (!c.isIdle())
+            if (!active[k].isIdle())
             {
                 return false;
             }
@@ -412,6 +424,12 @@ public final class SprayEngine
     public ProtectionDomain protectionDomain()
     {
         return protectionDomain;
+    }
+
+    /** @return the tables this engine's connections borrow while they have traffic. */
+    ConnectionStoragePool storagePool()
+    {
+        return storagePool;
     }
 
     SprayHandshake handshake()

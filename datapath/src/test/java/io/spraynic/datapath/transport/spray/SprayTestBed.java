@@ -267,6 +267,12 @@ final class SprayTestBed implements AutoCloseable
         return connection(options, 0, 0, 0, 0, 2, sendCqA, receiveCqA);
     }
 
+    /** @return a configuration for another connection of B's towards A (CIDs and PSNs for the caller to set). */
+    SprayConnectionConfig responderConfig()
+    {
+        return connection(options, 0, 0, 0, 0, 1, sendCqB, receiveCqB);
+    }
+
     static int ip(final int plane, final int host)
     {
         return (10 << 24) | (plane << 8) | host;

@@ -1,0 +1,147 @@
+package io.spraynic.datapath.transport.spray;
+
+import static io.spraynic.datapath.transport.spray.SprayConnection.FAILED;
+
+/**
+ * The {@link ConnectionStorage} one spray connection borrows from its engine's pool while it has traffic (issue 13):
+ * taken by the first post or authentic data packet after being idle and attached to the connection's parts; given
+ * back, detached and cleared, at a tick once every table is empty and has stayed so for the linger time. While it
+ * holds none, the connection's timers and the ACKs it receives read no table (its send windows are empty), and a
+ * lookup of a message finds none. Engine thread only.
+ */
+final class BorrowedTables
+{
+    private final ConnectionStoragePool.Bucket bucket;
+    private final long lingerNanos;
+    private final SendSlots slots;
+    private final InboundMessages inbound;
+    private final PlacementMarks marks;
+    private final RetransmitQueues resend;
+    private final PathSendWindow[] sendWindows;
+    private final int[] pathStates;
+    private ConnectionStorage storage;
+    /** Since when every table was empty (-1: in use at the last tick). */
+    private long idleSince = -1;
+
+    BorrowedTables(
+        final ConnectionStoragePool.Bucket bucket,
+        final long lingerNanos,
+        final SendSlots slots,
+        final InboundMessages inbound,
+        final PlacementMarks marks,
+        final RetransmitQueues resend,
+        final PathScheduler scheduler)
+    {
+        this.bucket = bucket;
+        this.lingerNanos = lingerNanos;
+        this.slots = slots;
+        this.inbound = inbound;
+        this.marks = marks;
+        this.resend = resend;
+        this.sendWindows = scheduler.sendWindows;
+        this.pathStates = scheduler.pathStates;
+    }
+
+    /** @return true when the tables are held (borrowed now if need be); false at the pool's limit (counted there). */
+    boolean borrow()
+    {
+        if (null != storage)
+        {
+            return true;
+        }
+        final ConnectionStorage borrowed = bucket.take();
+        if (null == borrowed)
+        {
+            return false;
+        }
+        slots.attach(borrowed.slots);
+        inbound.attach(borrowed.inbound);
+        marks.attach(borrowed.marks);
+        resend.attach(borrowed.resend);
+        for (int path = 0; path < sendWindows.length; path++)
+        {
+            sendWindows[path].attach(borrowed.windows[path]);
+        }
+        storage = borrowed;
+        idleSince = -1;
+        return true;
+    }
+
+    boolean holds()
+    {
+        return null != storage;
+    }
+
+    // nothing to send, resend, acknowledge, complete or place, no receive posted; no failed path (its resync probes
+    // go through its send window)
+    private boolean empty()
+    {
+        if (!slots.isDetachable() || !inbound.isDetachable() || !marks.isDetachable() || !resend.isDetachable())
+        {
+            return false;
+        }
+        for (int path = 0; path < sendWindows.length; path++)
+        {
+            if (!sendWindows[path].isDetachable() || pathStates[path] == FAILED)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** At a tick of an established connection: gives the tables back once empty for the linger time. */
+    void giveBackWhenIdle(final long now)
+    {
+        if (null == storage)
+        {
+            return;
+        }
+        if (!empty())
+        {
+            idleSince = -1;
+            return;
+        }
+        if (idleSince == -1)
+        {
+            idleSince = now;
+        }
+        if (now - idleSince >= lingerNanos)
+        {
+            giveBack();
+        }
+    }
+
+    /** The connection closed (its work flushed): the tables go back, or, if completions still hold slots, with it. */
+    void onClosed()
+    {
+        if (null == storage)
+        {
+            return;
+        }
+        if (empty())
+        {
+            giveBack();
+        }
+        else
+        {
+            bucket.discard(); // completions the CQ could not take keep slots: the tables go with the connection
+            storage = null;
+        }
+    }
+
+    private void giveBack()
+    {
+        slots.detach();
+        inbound.detach();
+        marks.detach();
+        resend.detach();
+        for (final PathSendWindow window : sendWindows)
+        {
+            window.detach();
+        }
+        final ConnectionStorage returned = storage;
+        storage = null;
+        bucket.give(returned); // cleared there, off the per-packet path
+    }
+}

@@ -1,0 +1,154 @@
+package io.spraynic.datapath.transport.spray;
+
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The {@link ConnectionStorage} sets one engine's connections borrow while they have traffic: one bucket per
+ * connection shape, pre-filled with {@link SprayConfig#storagePrewarm} sets when the first connection of that shape
+ * opens (control path). Single-threaded, the engine's thread.
+ * <p>
+ * When a bucket is empty it grows by one set, allocated there and then, as long as fewer than
+ * {@link SprayConfig#storageLimit} sets of its shape exist: the working set is reached once, at warm-up, and from
+ * then on taking and giving back allocate nothing. At the limit the connection waits: a post is answered
+ * {@code QUEUE_FULL}, a data packet is dropped unseen as {@code no_resources} (the sender recovers it as a loss),
+ * and {@link #exhausted()} counts it. Nothing throws.
+ */
+final class ConnectionStoragePool
+{
+    private final int prewarm;
+    private final int limit;
+    private final Map<ConnectionStorage.Shape, Bucket> buckets = new HashMap<>();
+
+    ConnectionStoragePool(final int prewarm, final int limit)
+    {
+        this.prewarm = prewarm;
+        this.limit = limit;
+    }
+
+    /** @return the bucket of a shape, made (and pre-filled) on first use. Control path. */
+    Bucket bucket(final ConnectionStorage.Shape shape)
+    {
+        return buckets.computeIfAbsent(shape, s -> new Bucket(s, prewarm, limit));
+    }
+
+    /** @return sets of every shape made so far. */
+    int created()
+    {
+        int created = 0;
+        for (final Bucket bucket : buckets.values())
+        {
+            created += bucket.created;
+        }
+        return created;
+    }
+
+    /** @return sets of every shape in the pool, not lent. */
+    int available()
+    {
+        int available = 0;
+        for (final Bucket bucket : buckets.values())
+        {
+            available += bucket.freeCount;
+        }
+        return available;
+    }
+
+    /** @return takes refused at the limit. */
+    long exhausted()
+    {
+        long exhausted = 0;
+        for (final Bucket bucket : buckets.values())
+        {
+            exhausted += bucket.exhausted;
+        }
+        return exhausted;
+    }
+
+    /** @return bytes of every set made so far, lent or not (by {@link ConnectionStorage#bytes}). */
+    long bytes()
+    {
+        long bytes = 0;
+        for (final Bucket bucket : buckets.values())
+        {
+            bytes += (long)bucket.created * bucket.setBytes;
+        }
+        return bytes;
+    }
+
+    /** The sets of one shape. */
+    static final class Bucket
+    {
+        private final ConnectionStorage.Shape shape;
+        private final int limit;
+        private ConnectionStorage[] free;
+        private int freeCount;
+        private int created;
+        private long exhausted;
+        private long setBytes;
+
+        Bucket(final ConnectionStorage.Shape shape, final int prewarm, final int limit)
+        {
+            this.shape = shape;
+            this.limit = limit;
+            final int initial = Math.min(prewarm, limit);
+            free = new ConnectionStorage[Math.max(1, initial)];
+            for (int i = 0; i < initial; i++)
+            {
+                free[freeCount++] = new ConnectionStorage(shape);
+                setBytes = free[0].bytes();
+            }
+            created = initial;
+        }
+
+        /** @return a cleared set, or null at the limit (counted). */
+        ConnectionStorage take()
+        {
+            if (freeCount > 0)
+            {
+                final ConnectionStorage storage = free[--freeCount];
+                free[freeCount] = null;
+                return storage;
+            }
+            if (created >= limit)
+            {
+                exhausted++;
+                return null;
+            }
+            // warm-up: the working set grows by one; the free list is sized for every set made, so giving back
+            // never allocates
+            if (free.length < created + 1)
+            {
+                free = Arrays.copyOf(free, Math.min(limit, Math.max(created + 1, 2 * free.length)));
+            }
+            created++;
+            final ConnectionStorage storage = new ConnectionStorage(shape);
+            setBytes = storage.bytes();
+            return storage;
+        }
+
+        /** Takes back a set its connection no longer needs, and clears it. */
+        void give(final ConnectionStorage storage)
+        {
+            storage.clear();
+            free[freeCount++] = storage;
+        }
+
+        /** A lent set its closed connection keeps (not empty): it is no longer the pool's. */
+        void discard()
+        {
+            created--;
+        }
+
+        int available()
+        {
+            return freeCount;
+        }
+
+        int created()
+        {
+            return created;
+        }
+    }
+}

@@ -1,0 +1,87 @@
+package io.spraynic.datapath.transport.spray;
+
+import org.agrona.collections.Long2LongHashMap;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+
+class ConnectionStoragePoolTest
+{
+    private static final ConnectionStorage.Shape SHAPE = new ConnectionStorage.Shape(2, 8, 4, 8, 4);
+
+    @Test
+    void shouldPrefillABucketAndLendItsSetsAgain()
+    {
+        final ConnectionStoragePool pool = new ConnectionStoragePool(2, 4);
+        final ConnectionStoragePool.Bucket bucket = pool.bucket(SHAPE);
+        assertSame(bucket, pool.bucket(new ConnectionStorage.Shape(2, 8, 4, 8, 4)), "one bucket per shape");
+        assertEquals(2, bucket.created());
+        final ConnectionStorage first = bucket.take();
+        final ConnectionStorage second = bucket.take();
+        assertNotSame(first, second);
+        assertEquals(0, bucket.available());
+        bucket.give(first);
+        assertSame(first, bucket.take(), "a returned set is lent again, not a new one");
+        assertEquals(2, bucket.created());
+    }
+
+    @Test
+    void shouldGrowUpToTheLimitThenRefuseAndCount()
+    {
+        final ConnectionStoragePool pool = new ConnectionStoragePool(0, 2);
+        final ConnectionStoragePool.Bucket bucket = pool.bucket(SHAPE);
+        assertEquals(0, bucket.created());
+        assertNotNull(bucket.take());
+        assertNotNull(bucket.take());
+        assertNull(bucket.take(), "at the limit the connection waits");
+        assertNull(bucket.take());
+        assertEquals(2, pool.exhausted());
+        assertEquals(2, pool.created());
+    }
+
+    @Test
+    void shouldGiveBackAClearedSet()
+    {
+        final ConnectionStoragePool.Bucket bucket = new ConnectionStoragePool(1, 1).bucket(SHAPE);
+        final ConnectionStorage storage = bucket.take();
+        final SendSlots slots = new SendSlots(SHAPE.sendQueueDepth(), 1, 1024, storage.slots);
+        final int slot = slots.take();
+        slots.kind[slot] = SprayConnection.WRITE;
+        slots.msn[slot] = 7;
+        slots.appendToStream(slot);
+        slots.forget(slot);
+        slots.free(slot);
+        assertEquals(1, storage.slots.generation[slot]);
+        slots.detach();
+        bucket.give(storage);
+        assertEquals(0, storage.slots.generation[slot], "cleared as new: generations, kinds, free-list order");
+        assertEquals(0, storage.slots.kind[slot]);
+        final SendSlots again = new SendSlots(SHAPE.sendQueueDepth(), 1, 1024, bucket.take().slots);
+        assertEquals(slot, again.take(), "slots handed out in a new table's order");
+    }
+
+    @Test
+    void shouldSizeASetByItsShape()
+    {
+        final ConnectionStorage storage = new ConnectionStorage(SHAPE);
+        assertEquals(2, storage.windows.length);
+        assertEquals(8, storage.slots.capacity);
+        assertEquals(8, storage.inbound.capacity);
+        assertEquals(4, storage.inbound.receiveCapacity);
+        assertEquals(4, storage.marks.chunkCount);
+        assertEquals(2 * PathSendWindow.CAPACITY, storage.resend.capacity);
+    }
+
+    @Test
+    void shouldReportTheMapCapacityAgronaGives()
+    {
+        for (final int entries : new int[]{1, 4, 100, 4 * 1024, 4 * 1000})
+        {
+            assertEquals(new Long2LongHashMap(entries, 0.5f, -1).capacity(), ConnectionStorage.mapCapacity(entries));
+        }
+    }
+}
