@@ -23,7 +23,7 @@ final class Footprint
         "org.agrona.collections.",
     };
     private static final Class<?>[] SHARED = {
-        SprayEngine.class, SprayConfig.class, SprayConnectionConfig.class, SprayFrameOutput.class,
+        SprayEngine.class, SprayConfig.class, SprayConnectionConfig.class, io.spraynic.datapath.transport.FrameSink.class,
         ConnectionStoragePool.Bucket.class,
     };
 
