@@ -210,7 +210,7 @@ final class NicNeighbours
         {
             throw new IllegalStateException("worker 0 has too many control commands queued: retry");
         }
-        return EmbeddedNic.await(resolved, timeout.plusSeconds(1), "resolve the next hops");
+        return WorkerCalls.await(resolved, timeout.plusSeconds(1), "resolve the next hops");
     }
 
     /** Without a link layer a next hop has no MAC to resolve: a locally administered one made of its address. */
