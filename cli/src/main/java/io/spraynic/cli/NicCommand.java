@@ -119,6 +119,11 @@ final class NicCommand implements Callable<Integer>
         description = "spray mode: most connections accepted from one source address per worker (default ${DEFAULT-VALUE}).")
     int maxConnectionsPerSource;
 
+    @Option(names = "--max-accepted-connections", defaultValue = "" + EmbeddedNicConfig.DEFAULT_MAX_ACCEPTED_CONNECTIONS,
+        paramLabel = "N", description = {"spray mode: most connections peers opened that the NIC holds at once, over every",
+        "worker; each one over is closed at once and counted (default ${DEFAULT-VALUE})."})
+    int maxAcceptedConnections;
+
     @Option(names = "--idle-timeout", defaultValue = "30", paramLabel = "SECONDS",
         description = "spray mode: close a connection after this long without a packet from its peer; 0: never (default ${DEFAULT-VALUE}).")
     double idleTimeout;
@@ -160,6 +165,7 @@ final class NicCommand implements Callable<Integer>
         BadOption.range("--seconds", seconds, 0, 365 * 86_400, 60); // 0: until interrupted
         BadOption.range("--workers", workers, 1, 64);
         BadOption.range("--paths", paths, 1, 64);
+        BadOption.range("--max-accepted-connections", maxAcceptedConnections, 1, 1 << 20);
         BadOption.range("--rocev2-ack-timeout", rocev2AckTimeout, 1, 31);
         BadOption.size("--expose", expose, 0, 1L << 40);
         BadOption.positive("--ipc-client-timeout", ipcClientTimeout, 5);
@@ -310,7 +316,7 @@ final class NicCommand implements Callable<Integer>
         final int perSource = maxConnectionsPerSource;
         final int[] rotation = portRotation(portRotation);
         final EmbeddedNicConfig embedded = new EmbeddedNicConfig().mode(kind).workers(workers)
-            .connections(paths, 4)
+            .connections(paths, 4).maxAcceptedConnections(maxAcceptedConnections)
             .planes(addresses.length).idleStrategy(IdleStrategies.parse(idle)).sprayConfig(() ->
                 EmbeddedNicConfig.sharedCoreSprayConfig().psk(psk).maxConnectionsPerSource(perSource)
                     .idleTimeoutNanos(idleTimeoutNanos).portRotation(rotation[0], rotation[1]))

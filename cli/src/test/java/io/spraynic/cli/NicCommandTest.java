@@ -39,6 +39,10 @@ class NicCommandTest
             "10.0.0.1", "--max-connections-per-source", "0");
         assertTrue(limit.exitCode() != 0);
         assertTrue(limit.err().contains("--max-connections-per-source 0"), limit.err());
+        final CliTestSupport.Run accepted = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip",
+            "10.0.0.1", "--max-accepted-connections", "0");
+        assertTrue(accepted.exitCode() != 0);
+        assertTrue(accepted.err().contains("--max-accepted-connections 0"), accepted.err());
         final CliTestSupport.Run idle = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip",
             "10.0.0.1", "--idle-timeout", "-1");
         assertTrue(idle.exitCode() != 0);

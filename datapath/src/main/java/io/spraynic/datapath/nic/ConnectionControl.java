@@ -108,13 +108,22 @@ final class ConnectionControl
             {
                 final SprayNicConnection handle = accepting;
                 accepting = null;
+                if (!registry.admitAccepted(handle))
+                {
+                    // over the limit (counted): CLOSE it on the wire, so that a well-behaved peer learns of it at once
+                    if (!transport.engine().close(connection, config.clock.nanoTime()))
+                    {
+                        transport.engine().close(connection);
+                    }
+                    return;
+                }
                 attachSpray(worker, handle, connection);
                 neighbours.follow(worker, handle, connection, peerHigh, peerLow);
                 if (!registry.offerAccepted(handle))
                 {
                     transport.engine().close(connection); // nobody is accepting: refuse rather than grow without bound
                     worker.detach(handle);
-                    registry.forget(handle);
+                    registry.release(handle);
                 }
             }
         });

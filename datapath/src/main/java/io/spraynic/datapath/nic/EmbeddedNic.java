@@ -51,7 +51,7 @@ public final class EmbeddedNic implements Nic
     private final long[] localMac;
     private final WorkerFactory factory;
     private final NicWorker[] workers;
-    private final ConnectionRegistry registry = new ConnectionRegistry();
+    private final ConnectionRegistry registry;
     private final RegionControl regions;
     private final ConnectionControl connectionControl;
     private final CaptureControl capture;
@@ -72,6 +72,13 @@ public final class EmbeddedNic implements Nic
         final NicNeighbours neighbours = new NicNeighbours(config, localMac, counters);
         this.factory = new WorkerFactory(config, counters, arena, neighbours);
         this.workers = factory.build(ports);
+        this.registry = new ConnectionRegistry(config.maxAcceptedConnections,
+            factory.counter("connections: accepted over the limit, closed"),
+            factory.counter("connections: forgotten after their transport closed them"));
+        for (final NicWorker worker : workers)
+        {
+            worker.closedConnections(registry);
+        }
         final WorkerCalls calls = new WorkerCalls(workers);
         this.regions = new RegionControl(calls);
         this.connectionControl = new ConnectionControl(this, config, counters, calls, neighbours, registry);

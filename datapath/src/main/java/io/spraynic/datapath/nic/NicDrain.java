@@ -49,7 +49,7 @@ final class NicDrain
             c.destroy(w.transport());
             return c;
         }, EmbeddedNic.CONTROL_TIMEOUT, "close a connection");
-        registry.remove(c);
+        registry.release(c);
         return drain;
     }
 
@@ -87,7 +87,7 @@ final class NicDrain
         for (final NicConnection c : registry.open())
         {
             drains.add(describe(c));
-            ConnectionRegistry.closeCounters(c);
+            registry.release(c);
         }
         return drains;
     }

@@ -75,6 +75,11 @@ final class RocevNicConnection extends NicConnection
         return null == queuePair || queuePair.outstandingSends() == 0;
     }
 
+    boolean isTransportClosed()
+    {
+        return false; // a queue pair closes only when its application closes it
+    }
+
     void nextHopMac(final int plane, final long mac)
     {
         if (plane == this.plane)
