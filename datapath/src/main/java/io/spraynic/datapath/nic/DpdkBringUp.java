@@ -1,6 +1,8 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.port.PacketPort;
+import io.spraynic.datapath.telemetry.CountersFile;
+import io.spraynic.datapath.telemetry.PortStatsCounters;
 import io.spraynic.datapath.wire.Icmpv6Header;
 import io.spraynic.dpdk.EthPort;
 import io.spraynic.pmd.InterfaceAddress;

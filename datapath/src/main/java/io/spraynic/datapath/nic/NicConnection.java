@@ -3,6 +3,8 @@ package io.spraynic.datapath.nic;
 import io.spraynic.datapath.api.Connection;
 import io.spraynic.datapath.api.ReceiveRequest;
 import io.spraynic.datapath.api.SendRequest;
+import io.spraynic.datapath.telemetry.CounterMirror;
+import io.spraynic.datapath.telemetry.SprayGauges;
 import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.PostResult;
 import io.spraynic.datapath.verbs.ProtectionDomain;

@@ -3,6 +3,8 @@ package io.spraynic.datapath.nic;
 import io.spraynic.datapath.neighbour.NeighbourAgent;
 import io.spraynic.datapath.neighbour.NeighbourCache;
 import io.spraynic.datapath.port.PacketPort;
+import io.spraynic.datapath.telemetry.CounterMirror;
+import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.transport.PortFrameSink;
 import io.spraynic.datapath.transport.spray.SprayConnection;
 import io.spraynic.pmd.InterfaceAddress;

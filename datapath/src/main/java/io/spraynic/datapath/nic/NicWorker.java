@@ -2,6 +2,7 @@ package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.fault.FaultLog;
 import io.spraynic.datapath.neighbour.NeighbourAgent;
+import io.spraynic.datapath.telemetry.CounterMirror;
 import io.spraynic.datapath.transport.PortFrameSink;
 import io.spraynic.datapath.wire.ArpHeader;
 import io.spraynic.datapath.wire.EthernetHeader;

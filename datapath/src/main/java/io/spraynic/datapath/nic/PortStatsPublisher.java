@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.telemetry.PortStatsCounters;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 

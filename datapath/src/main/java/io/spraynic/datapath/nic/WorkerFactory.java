@@ -1,6 +1,8 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.port.PacketPort;
+import io.spraynic.datapath.telemetry.CounterMirror;
+import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.transport.PortFrameSink;
 import io.spraynic.datapath.transport.rocev2.RcEngine;
 import io.spraynic.datapath.transport.rocev2.RcEngineConfig;
