@@ -2,7 +2,7 @@ package io.spraynic.cli;
 
 import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.telemetry.CountersFileDescriptor;
-import io.spraynic.datapath.nic.DrainReport;
+import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.EmbeddedNicConfig;
 import io.spraynic.datapath.nic.NicConnection;

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.api.RocevEndpoint;
 import io.spraynic.datapath.telemetry.CounterMirror;
 import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.telemetry.SprayGauges;

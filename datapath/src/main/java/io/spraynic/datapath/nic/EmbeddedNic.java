@@ -1,7 +1,9 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.api.Nic;
 import io.spraynic.datapath.api.Region;
+import io.spraynic.datapath.api.RocevEndpoint;
 import io.spraynic.datapath.capture.CaptureFilter;
 import io.spraynic.datapath.capture.CaptureRingLayout;
 import io.spraynic.datapath.port.PacketPort;

@@ -1,7 +1,9 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.api.Connection;
+import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.api.ReceiveRequest;
+import io.spraynic.datapath.api.RocevEndpoint;
 import io.spraynic.datapath.api.SendRequest;
 import io.spraynic.datapath.telemetry.CounterMirror;
 import io.spraynic.datapath.telemetry.SprayGauges;
@@ -29,12 +31,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public abstract sealed class NicConnection implements Connection permits SprayNicConnection, RocevNicConnection
 {
-    /** Which transport carries it. */
-    public enum Kind
-    {
-        SPRAY, ROCEV2
-    }
-
     final EmbeddedNic nic;
     private final Kind kind;
     private final int worker;

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.api.DrainReport;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

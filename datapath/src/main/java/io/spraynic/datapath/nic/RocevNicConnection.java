@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.api.RocevEndpoint;
 import io.spraynic.datapath.transport.rocev2.RcQueuePair;
 import io.spraynic.datapath.verbs.ProtectionDomain;
 import io.spraynic.datapath.verbs.ReceiveWorkRequest;

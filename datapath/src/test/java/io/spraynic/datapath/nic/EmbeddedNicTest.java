@@ -1,6 +1,8 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.api.BulkTransfer;
+import io.spraynic.datapath.api.DrainReport;
+import io.spraynic.datapath.api.RocevEndpoint;
 import io.spraynic.datapath.port.InMemoryLink;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.telemetry.CountersFile;
