@@ -33,8 +33,9 @@ import java.util.function.Supplier;
 
 /**
  * {@code spraynic nic --config PRESET_OR_FILE}: runs a NIC on any pmd-config preset until stopped
- * (Ctrl-C, SIGTERM or {@code --seconds}), with one poll thread per RX queue and live counters for
- * {@code spraynic stat}.
+ * (Ctrl-C, SIGTERM or {@code --seconds}), with live counters for {@code spraynic stat}: a spray NIC by default,
+ * a RoCEv2 one with {@code --mode rocev2}, or with {@code --mode classify} no NIC but a port probe (one poll thread
+ * per RX queue that classifies and counts every frame).
  */
 @Command(name = "nic", mixinStandardHelpOptions = true,
     description = "Run a NIC on a PMD preset or TOML file until stopped, publishing live counters (see spraynic stat).")
@@ -69,10 +70,11 @@ final class NicCommand implements Callable<Integer>
     @Option(names = "--verbose", description = "Keep DPDK's informational start-up log.")
     boolean verbose;
 
-    @Option(names = "--mode", defaultValue = "classify", description = {
-        "classify: poll threads parse, classify and count every frame (default);",
-        "spray: an embedded NIC that accepts spray connections and serves RDMA WRITEs and READs into --expose'd memory;",
-        "rocev2: the same with one RC queue pair, connected to a visitor through --exchange (out of band)."})
+    @Option(names = "--mode", defaultValue = "spray", description = {
+        "spray: an embedded NIC that accepts spray connections and serves RDMA WRITEs and READs into --expose'd memory",
+        "(default);",
+        "rocev2: the same with one RC queue pair, connected to a visitor through --exchange (out of band);",
+        "classify: no NIC, a port probe: poll threads parse, classify and count every frame."})
     String mode;
 
     @Option(names = "--ip", split = ",", paramLabel = "A.B.C.D[/N]", description = {
@@ -196,7 +198,8 @@ final class NicCommand implements Callable<Integer>
         }
         if (null != ipcDir)
         {
-            throw new IllegalArgumentException("--ipc-dir serves applications a spray or RoCEv2 NIC: add --mode spray or --mode rocev2");
+            throw new IllegalArgumentException("--ipc-dir serves applications a spray or RoCEv2 NIC, not --mode classify: " +
+                "leave --mode out (spray) or give --mode rocev2");
         }
         final Supplier<IdleStrategy> idleStrategies = IdleStrategies.parse(idle);
         final NicConfig nicConfig = hugepagesOption.apply(PmdConfigLoader.load(config, params, verbose));
@@ -300,6 +303,7 @@ final class NicCommand implements Callable<Integer>
             filled.putIfAbsent("queues", Integer.toString(workers)); // presets default to one queue; some (memif) have no such parameter
         }
         final NicConfig loaded = PmdConfigLoader.load(config, filled, verbose);
+        hugepagesOption.mode(); // a bad option before a missing address, as in every mode
         final io.spraynic.pmd.InterfaceAddress[] addresses = PlaneAddresses.resolve(given, loaded, "--mode " + mode);
         final NicConfig nicConfig = hugepagesOption.apply(loaded);
         if (maxConnectionsPerSource < 1)

@@ -70,7 +70,7 @@ class NicCommandTest
     void shouldServeLiveCountersToAnotherProcessAndStopCleanly(@TempDir final Path runDir) throws Exception
     {
         final Process nic = CliTestSupport.start(runDir, "nic", "--config", "net_null", "-p",
-            "file_prefix=spraynic-nic-test-" + ProcessHandle.current().pid(), "--idle", "sleep");
+            "file_prefix=spraynic-nic-test-" + ProcessHandle.current().pid(), "--mode", "classify", "--idle", "sleep");
         try (BufferedReader out = new BufferedReader(new InputStreamReader(nic.getInputStream(), StandardCharsets.UTF_8)))
         {
             String line;
