@@ -2,7 +2,7 @@ package io.spraynic.cli;
 
 import io.spraynic.datapath.api.BulkTransfer;
 import io.spraynic.datapath.api.Connection;
-import io.spraynic.datapath.nic.DrainReport;
+import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.nic.PeerExchange;
 import io.spraynic.datapath.nic.ipc.ClientRegion;

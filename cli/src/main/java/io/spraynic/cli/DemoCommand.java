@@ -1,7 +1,7 @@
 package io.spraynic.cli;
 
-import io.spraynic.datapath.nic.CountersFile;
-import io.spraynic.datapath.nic.CountersFileDescriptor;
+import io.spraynic.datapath.telemetry.CountersFile;
+import io.spraynic.datapath.telemetry.CountersFileDescriptor;
 import io.spraynic.datapath.nic.DpdkNic;
 import io.spraynic.datapath.nic.FabricDemo;
 import io.spraynic.datapath.nic.RawExchange;

@@ -1,8 +1,8 @@
 package io.spraynic.cli;
 
-import io.spraynic.datapath.nic.CountersFileDescriptor;
-import io.spraynic.datapath.nic.CountersFileReader;
-import io.spraynic.datapath.nic.PortStatsCounters;
+import io.spraynic.datapath.telemetry.CountersFileDescriptor;
+import io.spraynic.datapath.telemetry.CountersFileReader;
+import io.spraynic.datapath.telemetry.PortStatsCounters;
 import io.spraynic.datapath.nic.ipc.IpcFileDescriptor;
 import io.spraynic.datapath.nic.ipc.NicClient;
 import picocli.CommandLine.Command;

@@ -1,7 +1,7 @@
 package io.spraynic.cli;
 
-import io.spraynic.datapath.nic.CountersFileDescriptor;
-import io.spraynic.datapath.nic.CountersFileReader;
+import io.spraynic.datapath.telemetry.CountersFileDescriptor;
+import io.spraynic.datapath.telemetry.CountersFileReader;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 

@@ -1,8 +1,8 @@
 package io.spraynic.cli;
 
-import io.spraynic.datapath.nic.CountersFile;
-import io.spraynic.datapath.nic.CountersFileDescriptor;
-import io.spraynic.datapath.nic.DrainReport;
+import io.spraynic.datapath.telemetry.CountersFile;
+import io.spraynic.datapath.telemetry.CountersFileDescriptor;
+import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.EmbeddedNicConfig;
 import io.spraynic.datapath.nic.NicConnection;
@@ -33,8 +33,9 @@ import java.util.function.Supplier;
 
 /**
  * {@code spraynic nic --config PRESET_OR_FILE}: runs a NIC on any pmd-config preset until stopped
- * (Ctrl-C, SIGTERM or {@code --seconds}), with one poll thread per RX queue and live counters for
- * {@code spraynic stat}.
+ * (Ctrl-C, SIGTERM or {@code --seconds}), with live counters for {@code spraynic stat}: a spray NIC by default,
+ * a RoCEv2 one with {@code --mode rocev2}, or with {@code --mode classify} no NIC but a port probe (one poll thread
+ * per RX queue that classifies and counts every frame).
  */
 @Command(name = "nic", mixinStandardHelpOptions = true,
     description = "Run a NIC on a PMD preset or TOML file until stopped, publishing live counters (see spraynic stat).")
@@ -69,10 +70,11 @@ final class NicCommand implements Callable<Integer>
     @Option(names = "--verbose", description = "Keep DPDK's informational start-up log.")
     boolean verbose;
 
-    @Option(names = "--mode", defaultValue = "classify", description = {
-        "classify: poll threads parse, classify and count every frame (default);",
-        "spray: an embedded NIC that accepts spray connections and serves RDMA WRITEs and READs into --expose'd memory;",
-        "rocev2: the same with one RC queue pair, connected to a visitor through --exchange (out of band)."})
+    @Option(names = "--mode", defaultValue = "spray", description = {
+        "spray: an embedded NIC that accepts spray connections and serves RDMA WRITEs and READs into --expose'd memory",
+        "(default);",
+        "rocev2: the same with one RC queue pair, connected to a visitor through --exchange (out of band);",
+        "classify: no NIC, a port probe: poll threads parse, classify and count every frame."})
     String mode;
 
     @Option(names = "--ip", split = ",", paramLabel = "A.B.C.D[/N]", description = {
@@ -119,6 +121,11 @@ final class NicCommand implements Callable<Integer>
         description = "spray mode: most connections accepted from one source address per worker (default ${DEFAULT-VALUE}).")
     int maxConnectionsPerSource;
 
+    @Option(names = "--max-accepted-connections", defaultValue = "" + EmbeddedNicConfig.DEFAULT_MAX_ACCEPTED_CONNECTIONS,
+        paramLabel = "N", description = {"spray mode: most connections peers opened that the NIC holds at once, over every",
+        "worker; each one over is closed at once and counted (default ${DEFAULT-VALUE})."})
+    int maxAcceptedConnections;
+
     @Option(names = "--idle-timeout", defaultValue = "30", paramLabel = "SECONDS",
         description = "spray mode: close a connection after this long without a packet from its peer; 0: never (default ${DEFAULT-VALUE}).")
     double idleTimeout;
@@ -160,6 +167,7 @@ final class NicCommand implements Callable<Integer>
         BadOption.range("--seconds", seconds, 0, 365 * 86_400, 60); // 0: until interrupted
         BadOption.range("--workers", workers, 1, 64);
         BadOption.range("--paths", paths, 1, 64);
+        BadOption.range("--max-accepted-connections", maxAcceptedConnections, 1, 1 << 20);
         BadOption.range("--rocev2-ack-timeout", rocev2AckTimeout, 1, 31);
         BadOption.size("--expose", expose, 0, 1L << 40);
         BadOption.positive("--ipc-client-timeout", ipcClientTimeout, 5);
@@ -190,7 +198,8 @@ final class NicCommand implements Callable<Integer>
         }
         if (null != ipcDir)
         {
-            throw new IllegalArgumentException("--ipc-dir serves applications a spray or RoCEv2 NIC: add --mode spray or --mode rocev2");
+            throw new IllegalArgumentException("--ipc-dir serves applications a spray or RoCEv2 NIC, not --mode classify: " +
+                "leave --mode out (spray) or give --mode rocev2");
         }
         final Supplier<IdleStrategy> idleStrategies = IdleStrategies.parse(idle);
         final NicConfig nicConfig = hugepagesOption.apply(PmdConfigLoader.load(config, params, verbose));
@@ -294,6 +303,7 @@ final class NicCommand implements Callable<Integer>
             filled.putIfAbsent("queues", Integer.toString(workers)); // presets default to one queue; some (memif) have no such parameter
         }
         final NicConfig loaded = PmdConfigLoader.load(config, filled, verbose);
+        hugepagesOption.mode(); // a bad option before a missing address, as in every mode
         final io.spraynic.pmd.InterfaceAddress[] addresses = PlaneAddresses.resolve(given, loaded, "--mode " + mode);
         final NicConfig nicConfig = hugepagesOption.apply(loaded);
         if (maxConnectionsPerSource < 1)
@@ -310,7 +320,7 @@ final class NicCommand implements Callable<Integer>
         final int perSource = maxConnectionsPerSource;
         final int[] rotation = portRotation(portRotation);
         final EmbeddedNicConfig embedded = new EmbeddedNicConfig().mode(kind).workers(workers)
-            .connections(paths, 4)
+            .connections(paths, 4).maxAcceptedConnections(maxAcceptedConnections)
             .planes(addresses.length).idleStrategy(IdleStrategies.parse(idle)).sprayConfig(() ->
                 EmbeddedNicConfig.sharedCoreSprayConfig().psk(psk).maxConnectionsPerSource(perSource)
                     .idleTimeoutNanos(idleTimeoutNanos).portRotation(rotation[0], rotation[1]))

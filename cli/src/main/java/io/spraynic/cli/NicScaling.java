@@ -1,7 +1,7 @@
 package io.spraynic.cli;
 
-import io.spraynic.datapath.nic.CountersFile;
-import io.spraynic.datapath.nic.CountersFileReader;
+import io.spraynic.datapath.telemetry.CountersFile;
+import io.spraynic.datapath.telemetry.CountersFileReader;
 import io.spraynic.datapath.nic.NicRuntime;
 import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PmdConfigs;

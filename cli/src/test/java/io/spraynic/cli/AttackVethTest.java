@@ -1,6 +1,6 @@
 package io.spraynic.cli;
 
-import io.spraynic.datapath.nic.CountersFileReader;
+import io.spraynic.datapath.telemetry.CountersFileReader;
 import io.spraynic.datapath.wire.ConnectionHeader;
 import io.spraynic.datapath.wire.EthernetHeader;
 import io.spraynic.datapath.wire.FrameClass;

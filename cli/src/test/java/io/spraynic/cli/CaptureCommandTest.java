@@ -1,6 +1,6 @@
 package io.spraynic.cli;
 
-import io.spraynic.datapath.nic.CountersFileReader;
+import io.spraynic.datapath.telemetry.CountersFileReader;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,7 +1,7 @@
 package io.spraynic.cli;
 
-import io.spraynic.datapath.nic.CountersFile;
-import io.spraynic.datapath.nic.CountersFileReader;
+import io.spraynic.datapath.telemetry.CountersFile;
+import io.spraynic.datapath.telemetry.CountersFileReader;
 import org.agrona.concurrent.status.AtomicCounter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

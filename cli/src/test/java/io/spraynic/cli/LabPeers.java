@@ -1,6 +1,6 @@
 package io.spraynic.cli;
 
-import io.spraynic.datapath.nic.CountersFileReader;
+import io.spraynic.datapath.telemetry.CountersFileReader;
 
 import java.io.IOException;
 import java.nio.file.Files;

@@ -1,6 +1,6 @@
 package io.spraynic.cli;
 
-import io.spraynic.datapath.nic.CountersFileReader;
+import io.spraynic.datapath.telemetry.CountersFileReader;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -39,6 +39,10 @@ class NicCommandTest
             "10.0.0.1", "--max-connections-per-source", "0");
         assertTrue(limit.exitCode() != 0);
         assertTrue(limit.err().contains("--max-connections-per-source 0"), limit.err());
+        final CliTestSupport.Run accepted = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip",
+            "10.0.0.1", "--max-accepted-connections", "0");
+        assertTrue(accepted.exitCode() != 0);
+        assertTrue(accepted.err().contains("--max-accepted-connections 0"), accepted.err());
         final CliTestSupport.Run idle = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip",
             "10.0.0.1", "--idle-timeout", "-1");
         assertTrue(idle.exitCode() != 0);
@@ -66,7 +70,7 @@ class NicCommandTest
     void shouldServeLiveCountersToAnotherProcessAndStopCleanly(@TempDir final Path runDir) throws Exception
     {
         final Process nic = CliTestSupport.start(runDir, "nic", "--config", "net_null", "-p",
-            "file_prefix=spraynic-nic-test-" + ProcessHandle.current().pid(), "--idle", "sleep");
+            "file_prefix=spraynic-nic-test-" + ProcessHandle.current().pid(), "--mode", "classify", "--idle", "sleep");
         try (BufferedReader out = new BufferedReader(new InputStreamReader(nic.getInputStream(), StandardCharsets.UTF_8)))
         {
             String line;

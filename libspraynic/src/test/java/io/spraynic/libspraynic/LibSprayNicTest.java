@@ -1,7 +1,7 @@
 package io.spraynic.libspraynic;
 
 import io.spraynic.cli.SprayNic;
-import io.spraynic.datapath.nic.RocevEndpoint;
+import io.spraynic.datapath.api.RocevEndpoint;
 import io.spraynic.datapath.nic.ipc.ClientConnection;
 import io.spraynic.datapath.api.ReceiveRequest;
 import io.spraynic.datapath.nic.ipc.ClientRegion;

@@ -1,6 +1,6 @@
 package io.spraynic.bench.e2e;
 
-import io.spraynic.datapath.nic.CountersFile;
+import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.nic.DpdkNic;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.EmbeddedNicConfig;

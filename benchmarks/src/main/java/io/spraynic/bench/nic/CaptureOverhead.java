@@ -3,7 +3,7 @@ package io.spraynic.bench.nic;
 import io.spraynic.datapath.capture.CaptureFilter;
 import io.spraynic.datapath.capture.CaptureRingLayout;
 import io.spraynic.datapath.capture.CaptureRingReader;
-import io.spraynic.datapath.nic.CountersFile;
+import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.EmbeddedNicConfig;
 import io.spraynic.pmd.NicConfig;

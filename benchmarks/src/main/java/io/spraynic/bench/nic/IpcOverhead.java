@@ -5,7 +5,7 @@ import io.spraynic.datapath.api.CompletionQueue;
 import io.spraynic.datapath.api.Connection;
 import io.spraynic.datapath.api.Region;
 import io.spraynic.datapath.api.SendRequest;
-import io.spraynic.datapath.nic.CountersFile;
+import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.EmbeddedNicConfig;
 import io.spraynic.datapath.nic.NicConnection;

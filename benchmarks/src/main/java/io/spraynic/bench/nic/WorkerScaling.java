@@ -1,7 +1,7 @@
 package io.spraynic.bench.nic;
 
 import io.spraynic.datapath.api.SendRequest;
-import io.spraynic.datapath.nic.CountersFile;
+import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.nic.DpdkNic;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.EmbeddedNicConfig;

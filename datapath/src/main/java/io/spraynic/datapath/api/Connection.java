@@ -1,8 +1,5 @@
 package io.spraynic.datapath.api;
 
-import io.spraynic.datapath.nic.DrainReport;
-import io.spraynic.datapath.nic.NicConnection;
-import io.spraynic.datapath.nic.RocevEndpoint;
 import io.spraynic.datapath.verbs.PostResult;
 
 import java.time.Duration;
@@ -24,8 +21,14 @@ import java.time.Duration;
  */
 public interface Connection
 {
+    /** Which transport carries a connection. */
+    enum Kind
+    {
+        SPRAY, ROCEV2
+    }
+
     /** @return the transport that carries it. */
-    NicConnection.Kind kind();
+    Kind kind();
 
     /** @return the local connection ID (spray) or QP number (RoCEv2), as packets to it carry in DestQP. */
     int localId();

@@ -1,6 +1,5 @@
 package io.spraynic.datapath.api;
 
-import io.spraynic.datapath.nic.NicConnection;
 
 import java.time.Duration;
 
@@ -19,7 +18,7 @@ import java.time.Duration;
 public interface Nic extends AutoCloseable
 {
     /** @return the transport its connections use: spray connections ({@link #connect}, {@link #accept}) or RoCEv2 queue pairs ({@link #createQueuePair}). */
-    NicConnection.Kind mode();
+    Connection.Kind mode();
 
     /** @return its planes (ports). */
     int planes();
@@ -69,7 +68,7 @@ public interface Nic extends AutoCloseable
 
     /**
      * Creates a RoCEv2 RC queue pair on a plane, in INIT; connect it with {@link Connection#connect} once the peer's
-     * {@link io.spraynic.datapath.nic.RocevEndpoint} is known.
+     * {@link RocevEndpoint} is known.
      *
      * @param plane the port it sends on.
      * @return the queue pair's connection.

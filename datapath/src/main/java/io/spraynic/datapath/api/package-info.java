@@ -12,8 +12,8 @@
  * refuses later (an lkey that names nothing of this application's, memory outside the region) completes with an
  * error status. Control calls (register, connect, close) may block, allocate and throw.
  * <p>
- * The value types these interfaces share with the NIC ({@link io.spraynic.datapath.nic.NicConnection.Kind},
- * {@link io.spraynic.datapath.nic.RocevEndpoint}, {@link io.spraynic.datapath.nic.DrainReport}) and the completion
- * holder ({@link io.spraynic.datapath.verbs.WorkCompletion}) live beside the NIC for now.
+ * The value types these interfaces share with the NIC live here too ({@link io.spraynic.datapath.api.Connection.Kind},
+ * {@link io.spraynic.datapath.api.RocevEndpoint}, {@link io.spraynic.datapath.api.DrainReport}), so this package
+ * depends on no NIC's; the completion holder ({@link io.spraynic.datapath.verbs.WorkCompletion}) is the verbs layer's.
  */
 package io.spraynic.datapath.api;

@@ -38,6 +38,7 @@ public final class EmbeddedNicConfig
     final List<long[]> staticNeighbours = new ArrayList<>();
     Supplier<SprayConfig> sprayConfig = SprayConfig::new;
     boolean listen = true;
+    int maxAcceptedConnections = DEFAULT_MAX_ACCEPTED_CONNECTIONS;
     int paths = 8;
     int streams = 4;
     int mtu = DEFAULT_MTU;
@@ -55,6 +56,12 @@ public final class EmbeddedNicConfig
     NanoClock clock = new SystemNanoClock();
     long rocevAckTimeoutNanos = DEFAULT_ROCEV2_ACK_TIMEOUT_NANOS;
     int rocevRetries = 7;
+
+    /**
+     * Connections peers opened that the NIC holds at once (accepted, not yet closed), over every worker, unless
+     * {@link #maxAcceptedConnections} sets it: beyond it a new one is closed at once and counted.
+     */
+    public static final int DEFAULT_MAX_ACCEPTED_CONNECTIONS = 1024;
 
     /**
      * The path MTU of connections unless {@link #connections} chooses one: 4096 (PROTOCOL.md S11), lowered at
@@ -196,6 +203,19 @@ public final class EmbeddedNicConfig
     public EmbeddedNicConfig listen(final boolean listen)
     {
         this.listen = listen;
+        return this;
+    }
+
+    /**
+     * @param max connections peers opened that the NIC holds at once, accepted and not yet closed (1..2^20): a hostile
+     *            or merely large peer population cannot grow the NIC's state beyond it; each one over is closed at once
+     *            and counted ("connections: accepted over the limit, closed").
+     * @return this.
+     */
+    public EmbeddedNicConfig maxAcceptedConnections(final int max)
+    {
+        require(max >= 1 && max <= 1 << 20, "max accepted connections", max, "1..2^20");
+        this.maxAcceptedConnections = max;
         return this;
     }
 

@@ -10,6 +10,8 @@ import io.spraynic.datapath.fabric.Link;
 import io.spraynic.datapath.fabric.RealTimeFabricAgent;
 import io.spraynic.datapath.fabric.Topology;
 import io.spraynic.datapath.port.PacketPort;
+import io.spraynic.datapath.telemetry.CountersFile;
+import io.spraynic.datapath.telemetry.CountersFileDescriptor;
 import io.spraynic.datapath.transport.rocev2.PathMtu;
 import io.spraynic.datapath.transport.rocev2.RcCounters;
 import io.spraynic.datapath.transport.spray.SprayConnection;

@@ -1,8 +1,12 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.api.Connection;
+import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.api.ReceiveRequest;
+import io.spraynic.datapath.api.RocevEndpoint;
 import io.spraynic.datapath.api.SendRequest;
+import io.spraynic.datapath.telemetry.CounterMirror;
+import io.spraynic.datapath.telemetry.SprayGauges;
 import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.PostResult;
 import io.spraynic.datapath.verbs.ProtectionDomain;
@@ -10,6 +14,7 @@ import io.spraynic.datapath.verbs.ReceiveWorkRequest;
 import io.spraynic.datapath.verbs.SendWorkRequest;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * An application's end of one connection of an {@link EmbeddedNic}: a spray connection (many streams, many
@@ -20,18 +25,12 @@ import java.time.Duration;
  * <p>
  * Posting never blocks, allocates or throws: {@link PostResult#QUEUE_FULL} when the ring (and behind it
  * the transport's send queue) is full, {@link PostResult#INVALID_ARGUMENT} for a stream the connection does
- * not have, {@link PostResult#INVALID_STATE} once the connection or the NIC is closing. A request the
+ * not have, {@link PostResult#INVALID_STATE} once the connection or the NIC is closing, or the peer closed it. A request the
  * transport refuses later (an unknown lkey, a request that is too long) completes with an error status. One
  * thread at a time may post to a connection, and one may poll each of its completion queues.
  */
 public abstract sealed class NicConnection implements Connection permits SprayNicConnection, RocevNicConnection
 {
-    /** Which transport carries it. */
-    public enum Kind
-    {
-        SPRAY, ROCEV2
-    }
-
     final EmbeddedNic nic;
     private final Kind kind;
     private final int worker;
@@ -41,6 +40,11 @@ public abstract sealed class NicConnection implements Connection permits SprayNi
     private final CompletionQueue sendCq;
     private final CompletionQueue receiveCq;
     private volatile boolean closing;
+    // set by the worker when the transport closed the connection on its own (the peer closed it, idle, error)
+    private volatile boolean transportGone;
+    private final AtomicBoolean released = new AtomicBoolean();
+    /** A peer opened it: it counts against {@link EmbeddedNicConfig#maxAcceptedConnections} until released. */
+    boolean accepted;
     // written by the posting thread, read by whoever reports a drain
     private volatile long postedSends;
     private volatile long postedReceives;
@@ -179,7 +183,7 @@ public abstract sealed class NicConnection implements Connection permits SprayNi
 
     private int checkPost(final int stream, final CompletionQueue cq)
     {
-        if (closing || nic.isClosing())
+        if (closing || transportGone || nic.isClosing())
         {
             return PostResult.INVALID_STATE;
         }
@@ -278,6 +282,33 @@ public abstract sealed class NicConnection implements Connection permits SprayNi
     boolean isClosing()
     {
         return closing;
+    }
+
+    /** @return true when the transport closed the connection itself: the peer closed it, it idled out or failed (worker thread). */
+    abstract boolean isTransportClosed();
+
+    /**
+     * The transport closed the connection on its own: posts are refused from now on (worker thread).
+     *
+     * @return true the first time.
+     */
+    boolean transportGone()
+    {
+        final boolean first = !transportGone;
+        transportGone = true;
+        return first;
+    }
+
+    /** @return true once, for whoever frees the connection's counters and forgets it (either thread). */
+    boolean releaseOnce()
+    {
+        return released.compareAndSet(false, true);
+    }
+
+    /** @return whether the NIC forgot it. */
+    boolean isReleased()
+    {
+        return released.get();
     }
 
     WorkRequestRing ring()

@@ -4,6 +4,8 @@ import io.spraynic.datapath.neighbour.NeighbourAgent;
 import io.spraynic.datapath.neighbour.NeighbourCache;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.port.PortFrameSink;
+import io.spraynic.datapath.telemetry.CounterMirror;
+import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.transport.spray.SprayConnection;
 import io.spraynic.pmd.InterfaceAddress;
 
@@ -210,7 +212,7 @@ final class NicNeighbours
         {
             throw new IllegalStateException("worker 0 has too many control commands queued: retry");
         }
-        return EmbeddedNic.await(resolved, timeout.plusSeconds(1), "resolve the next hops");
+        return WorkerCalls.await(resolved, timeout.plusSeconds(1), "resolve the next hops");
     }
 
     /** Without a link layer a next hop has no MAC to resolve: a locally administered one made of its address. */

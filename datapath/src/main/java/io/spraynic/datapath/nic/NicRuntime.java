@@ -2,6 +2,8 @@ package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.port.PortPollAgent;
+import io.spraynic.datapath.telemetry.CountersFile;
+import io.spraynic.datapath.telemetry.PortStatsCounters;
 import io.spraynic.dpdk.EthPort;
 import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PortConfig;

@@ -3,6 +3,7 @@ package io.spraynic.datapath.nic;
 import io.spraynic.datapath.fault.FaultLog;
 import io.spraynic.datapath.neighbour.NeighbourAgent;
 import io.spraynic.datapath.port.PortFrameSink;
+import io.spraynic.datapath.telemetry.CounterMirror;
 import io.spraynic.datapath.wire.ArpHeader;
 import io.spraynic.datapath.wire.EthernetHeader;
 import io.spraynic.datapath.wire.IcmpHeader;
@@ -67,6 +68,14 @@ final class NicWorker implements Agent
         void execute(NicWorker worker, long nowNanos);
     }
 
+    /** What becomes of a connection its transport closed on its own (the peer closed it, it idled out, it failed). */
+    @FunctionalInterface
+    interface ClosedConnections
+    {
+        /** Worker thread, at most once a publish interval per connection, until it is detached. */
+        void onTransportClosed(NicWorker worker, NicConnection connection);
+    }
+
     /** Per connection and call, most work requests taken from its ring: keeps one busy poster from starving the loop. */
     static final int POSTS_PER_CONNECTION = 64;
     /** Steered packets taken per loop. */
@@ -103,6 +112,7 @@ final class NicWorker implements Agent
     private PacketBurst[] rxBursts;
     private NicConnection[] connections = new NicConnection[0];
     private Runnable[] pollers = new Runnable[0];
+    private ClosedConnections closedConnections; // null: kept until the application closes them
     private long nowNanos;
     private long nextPublishNanos;
     // the neighbour agents of every plane, on the worker that runs them (null elsewhere) with their own TX bursts
@@ -143,6 +153,12 @@ final class NicWorker implements Agent
         final int length = inboxBytes + RingBufferDescriptor.TRAILER_LENGTH;
         this.inboxMemory = arena.allocate(length, 64);
         this.inbox = new ManyToOneRingBuffer(new UnsafeBuffer(inboxMemory.address(), length));
+    }
+
+    /** @param closed told of every connection the transport closed on its own (before the worker starts). */
+    void closedConnections(final ClosedConnections closed)
+    {
+        this.closedConnections = closed;
     }
 
     void peers(final NicWorker[] peers)
@@ -743,6 +759,17 @@ final class NicWorker implements Agent
             if (null != c.gauges)
             {
                 c.gauges.publish();
+            }
+            if (null != closedConnections && !c.isClosing() && c.isTransportClosed())
+            {
+                try
+                {
+                    closedConnections.onTransportClosed(this, c);
+                }
+                catch (final RuntimeException | AssertionError ex)
+                {
+                    onLoopFault("closed connection", ex);
+                }
             }
         }
     }

@@ -1,7 +1,9 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.api.BulkTransfer;
+import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.api.ReceiveRequest;
+import io.spraynic.datapath.api.RocevEndpoint;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;

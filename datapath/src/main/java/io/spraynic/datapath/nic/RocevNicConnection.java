@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.api.RocevEndpoint;
 import io.spraynic.datapath.transport.rocev2.RcQueuePair;
 import io.spraynic.datapath.verbs.ProtectionDomain;
 import io.spraynic.datapath.verbs.ReceiveWorkRequest;
@@ -73,6 +74,11 @@ final class RocevNicConnection extends NicConnection
     boolean isTransportIdle()
     {
         return null == queuePair || queuePair.outstandingSends() == 0;
+    }
+
+    boolean isTransportClosed()
+    {
+        return false; // a queue pair closes only when its application closes it
     }
 
     void nextHopMac(final int plane, final long mac)

@@ -47,6 +47,11 @@ final class SprayNicConnection extends NicConnection
         return null == spray || spray.isIdle();
     }
 
+    boolean isTransportClosed()
+    {
+        return null != spray && spray.isClosed();
+    }
+
     void nextHopMac(final int plane, final long mac)
     {
         spray.nextHopMac(plane, mac);

@@ -3,6 +3,7 @@ package io.spraynic.datapath.nic;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.port.UdpPortCounters;
 import io.spraynic.datapath.port.UdpSocketPacketPort;
+import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.pmd.MempoolConfig;
 import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PortConfig;

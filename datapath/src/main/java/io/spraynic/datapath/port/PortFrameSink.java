@@ -9,11 +9,8 @@ import java.lang.foreign.MemorySegment;
  * plane's port into that port's TX burst, and a full burst, or {@link #flush()}, transmits. Packets a port cannot
  * take yet stay in its burst for the next flush, so nothing is lost to a full TX ring; claims fail until there is
  * room again. Used on the poll thread only; allocation-free after {@link #onStart()}.
- * <p>
- * Not final only for the deprecated {@code transport.PortFrameSink} and {@code transport.spray.PortsFrameOutput},
- * kept while {@code nic/EmbeddedNic} (edited on another branch) still names them.
  */
-public class PortFrameSink implements FrameSink
+public final class PortFrameSink implements FrameSink
 {
     private final PacketPort[] ports;
     private final PacketBurst[] bursts;

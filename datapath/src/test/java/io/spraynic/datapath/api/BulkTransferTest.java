@@ -1,6 +1,6 @@
 package io.spraynic.datapath.api;
 
-import io.spraynic.datapath.nic.CountersFile;
+import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.EmbeddedNicConfig;
 import io.spraynic.datapath.nic.NicConnection;

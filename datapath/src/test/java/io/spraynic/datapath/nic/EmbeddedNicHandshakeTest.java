@@ -4,6 +4,7 @@ import io.spraynic.datapath.api.BulkTransfer;
 import io.spraynic.datapath.port.InMemoryLink;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
+import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.transport.spray.SprayConfig;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;

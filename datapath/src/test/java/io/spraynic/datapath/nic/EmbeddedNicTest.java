@@ -1,8 +1,11 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.api.BulkTransfer;
+import io.spraynic.datapath.api.DrainReport;
+import io.spraynic.datapath.api.RocevEndpoint;
 import io.spraynic.datapath.port.InMemoryLink;
 import io.spraynic.datapath.port.PacketPort;
+import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
@@ -281,10 +284,23 @@ class EmbeddedNicTest
         assertEquals(-1, sb.mismatch(ta), "every byte B wrote is in A's memory");
         final DrainReport.ConnectionDrain drain = pair[0].close(WAIT);
         assertTrue(drain.idle() && drain.waiting() == 0, drain.toString());
-        // S9.2: the close went over the wire, so the peer's end is closed too and flushes what is posted to it
+        // S9.2: the close went over the wire, so the peer's end is closed too: it flushes what is posted to it until its
+        // worker notices (within a publish interval), then refuses posts and the NIC forgets it
         final SendWorkRequest late = new SendWorkRequest().wrId(5).opcode(WorkRequestOpcode.RDMA_WRITE)
             .local(null, 0, 0).remote(0, 0).signaled(true);
-        assertEquals(PostResult.OK, pair[1].postSend(0, late));
+        final int posted = pair[1].postSend(0, late);
+        final long forgetBy = System.nanoTime() + WAIT.toNanos();
+        while (nics[1].connections().contains(pair[1]))
+        {
+            assertTrue(System.nanoTime() < forgetBy, "the peer's NIC forgets its closed end");
+            Thread.onSpinWait();
+        }
+        assertEquals(PostResult.INVALID_STATE, pair[1].postSend(0, late), "a forgotten connection takes no posts");
+        if (posted != PostResult.OK)
+        {
+            assertEquals(PostResult.INVALID_STATE, posted);
+            return;
+        }
         final WorkCompletion completion = new WorkCompletion();
         final long deadline = System.nanoTime() + WAIT.toNanos();
         while (!pair[1].sendCompletionQueue().poll(completion))

@@ -3,6 +3,7 @@ package io.spraynic.datapath.nic;
 import io.spraynic.datapath.api.BulkTransfer;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
+import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.transport.spray.SprayHandshake;
 import io.spraynic.pmd.EalConfig;
 import io.spraynic.pmd.MempoolConfig;

@@ -2,6 +2,7 @@ package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.port.DpdkTestSupport;
 import io.spraynic.datapath.port.PacketPort;
+import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.wire.Icmpv6Header;
 import io.spraynic.pmd.EalConfig;
 import io.spraynic.pmd.InterfaceAddress;

@@ -5,6 +5,7 @@ import io.spraynic.datapath.capture.CapturingPacketPort;
 import io.spraynic.datapath.capture.PcapReader;
 import io.spraynic.datapath.capture.PcapWriter;
 import io.spraynic.datapath.port.PacketPort;
+import io.spraynic.datapath.telemetry.CountersFile;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -64,7 +64,7 @@ class MaxMtuRingTest
         for (final int longest : new int[]{outcome.longestFrameA(), outcome.longestFrameB()})
         {
             // 4096 B of payload with Ethernet, IPv4, UDP, BTH, (S)ETH/RETH and ICRC around it
-            assertTrue(longest > 4096 + 14 + 20 + 8 + 12 + 4 && longest <= 4096 + EmbeddedNic.MAX_HEADER_BYTES,
+            assertTrue(longest > 4096 + 14 + 20 + 8 + 12 + 4 && longest <= 4096 + MtuFit.MAX_HEADER_BYTES,
                 "full-size frames, within the ports' " + dpdk.maxFrameLength("a") + " B: " + longest);
             assertTrue(longest <= dpdk.mtu("a") + 18, "within the port MTU: " + longest);
         }
@@ -80,23 +80,8 @@ class MaxMtuRingTest
         assertTrue(outcome.verified(), outcome.detail());
         for (final int longest : new int[]{outcome.longestFrameA(), outcome.longestFrameB()})
         {
-            assertTrue(longest > 1024 && longest <= 1024 + EmbeddedNic.MAX_HEADER_BYTES,
+            assertTrue(longest > 1024 && longest <= 1024 + MtuFit.MAX_HEADER_BYTES,
                 "the 4096 side sends at most the 1024 B its peer takes: " + longest);
         }
-    }
-
-    @Test
-    void shouldRefuseAChosenMtuTheBuffersCannotHoldAndLowerTheDefaultOne()
-    {
-        final IllegalArgumentException refused = assertThrows(IllegalArgumentException.class, () -> EmbeddedNic.fitMtu(
-            new EmbeddedNicConfig().connections(8, 4, 4096).bursts(32, 2048)));
-        assertEquals("an MTU of 4096 needs frames of up to 4218 B with headers, but the ports carry at most 2048 B " +
-            "(their MTU, or the mempool's data_room less headroom): lower the MTU to 1024, or raise the ports' MTU and " +
-            "the mempool's data_room", refused.getMessage());
-
-        final EmbeddedNicConfig byDefault = new EmbeddedNicConfig().bursts(32, 1500 + 18);
-        EmbeddedNic.fitMtu(byDefault);
-        assertEquals(1024, byDefault.mtu, "a standard 1500 B port carries a 1024 B path MTU");
-        assertThrows(IllegalArgumentException.class, () -> EmbeddedNic.fitMtu(new EmbeddedNicConfig().bursts(32, 300)));
     }
 }

@@ -1,10 +1,10 @@
 package io.spraynic.datapath.nic.ipc;
 
-import io.spraynic.datapath.nic.CountersFile;
-import io.spraynic.datapath.nic.DrainReport;
+import io.spraynic.datapath.telemetry.CountersFile;
+import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.NicConnection;
-import io.spraynic.datapath.nic.RocevEndpoint;
+import io.spraynic.datapath.api.RocevEndpoint;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import org.agrona.IoUtil;

@@ -1,6 +1,6 @@
 package io.spraynic.datapath.nic.ipc;
 
-import io.spraynic.datapath.nic.CountersFile;
+import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.nic.WorkRequestSource;
 import org.agrona.concurrent.status.AtomicCounter;
 

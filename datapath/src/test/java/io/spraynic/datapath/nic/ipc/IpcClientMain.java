@@ -2,8 +2,8 @@ package io.spraynic.datapath.nic.ipc;
 
 import io.spraynic.datapath.api.ReceiveRequest;
 import io.spraynic.datapath.api.SendRequest;
-import io.spraynic.datapath.nic.DrainReport;
-import io.spraynic.datapath.nic.RocevEndpoint;
+import io.spraynic.datapath.api.DrainReport;
+import io.spraynic.datapath.api.RocevEndpoint;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.PostResult;
 import io.spraynic.datapath.verbs.WorkCompletion;

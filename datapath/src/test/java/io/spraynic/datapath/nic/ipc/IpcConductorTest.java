@@ -2,7 +2,7 @@ package io.spraynic.datapath.nic.ipc;
 
 import io.spraynic.datapath.api.ReceiveRequest;
 import io.spraynic.datapath.api.SendRequest;
-import io.spraynic.datapath.nic.DrainReport;
+import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;

@@ -7,7 +7,7 @@ import io.spraynic.datapath.api.Nic;
 import io.spraynic.datapath.api.ReceiveRequest;
 import io.spraynic.datapath.api.Region;
 import io.spraynic.datapath.api.SendRequest;
-import io.spraynic.datapath.nic.DrainReport;
+import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.PostResult;

@@ -1,7 +1,7 @@
 package io.spraynic.datapath.nic.ipc;
 
 import io.spraynic.datapath.nic.NicConnection;
-import io.spraynic.datapath.nic.RocevEndpoint;
+import io.spraynic.datapath.api.RocevEndpoint;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;

@@ -1,4 +1,4 @@
-package io.spraynic.datapath.nic;
+package io.spraynic.datapath.telemetry;
 
 import org.agrona.concurrent.status.AtomicCounter;
 

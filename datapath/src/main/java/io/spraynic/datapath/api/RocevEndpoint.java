@@ -1,4 +1,4 @@
-package io.spraynic.datapath.nic;
+package io.spraynic.datapath.api;
 
 import io.spraynic.datapath.wire.Wire;
 
@@ -16,6 +16,71 @@ import io.spraynic.datapath.wire.Wire;
  */
 public record RocevEndpoint(int qpNumber, int psn, int ipv4, int mtu, long ipv6High, long ipv6Low)
 {
+    /** Lowest QP number a peer may name: 0 and 1 are the special QPs of IB (SMI, GSI). */
+    public static final int MIN_QP_NUMBER = 2;
+    /** Highest: QP numbers are 24 bits. */
+    public static final int MAX_QP_NUMBER = 0xFF_FFFF;
+    /** PSNs are 24 bits. */
+    public static final int MAX_PSN = 0xFF_FFFF;
+
+    /**
+     * Checks every field, as they come from a peer or another process (out of band, a file, a command ring).
+     *
+     * @throws IllegalArgumentException naming the field and what it may be.
+     */
+    public RocevEndpoint
+    {
+        if (qpNumber < MIN_QP_NUMBER || qpNumber > MAX_QP_NUMBER)
+        {
+            throw new IllegalArgumentException("RoCEv2 endpoint: QP number 0x" + Integer.toHexString(qpNumber) +
+                " is not in 0x2..0xffffff (24 bits; 0 and 1 are special QPs)");
+        }
+        if (psn < 0 || psn > MAX_PSN)
+        {
+            throw new IllegalArgumentException("RoCEv2 endpoint: PSN 0x" + Integer.toHexString(psn) +
+                " is not in 0..0xffffff (24 bits)");
+        }
+        if (mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096)
+        {
+            throw new IllegalArgumentException("RoCEv2 endpoint: MTU " + mtu + " is not an IB path MTU (256, 512, 1024, " +
+                "2048 or 4096)");
+        }
+        final String address = addressProblem(ipv4, ipv6High, ipv6Low);
+        if (null != address)
+        {
+            throw new IllegalArgumentException("RoCEv2 endpoint: " + address);
+        }
+    }
+
+    private static String addressProblem(final int ipv4, final long ipv6High, final long ipv6Low)
+    {
+        if (ipv6High != 0 || ipv6Low != 0)
+        {
+            if (ipv4 != 0)
+            {
+                return "both an IPv4 (" + Wire.ipv4ToString(ipv4) + ") and an IPv6 address: give one";
+            }
+            if ((ipv6High >>> 56) == 0xFF)
+            {
+                return "IPv6 address " + Wire.ipv6ToString(ipv6High, ipv6Low) + " is multicast, not a queue pair's";
+            }
+            if (ipv6High == 0 && (ipv6Low >>> 32) == 0xFFFF)
+            {
+                return "IPv6 address " + Wire.ipv6ToString(ipv6High, ipv6Low) + " is IPv4-mapped: give the IPv4 address";
+            }
+            return null;
+        }
+        if (ipv4 == 0)
+        {
+            return "no address (0.0.0.0)";
+        }
+        if ((ipv4 >>> 28) >= 0xE)
+        {
+            return "IPv4 address " + Wire.ipv4ToString(ipv4) + " is multicast, reserved or broadcast, not a queue pair's";
+        }
+        return null;
+    }
+
     /** An endpoint at an IPv4 address. */
     public RocevEndpoint(final int qpNumber, final int psn, final int ipv4, final int mtu)
     {

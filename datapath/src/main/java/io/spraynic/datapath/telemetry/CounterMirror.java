@@ -1,4 +1,4 @@
-package io.spraynic.datapath.nic;
+package io.spraynic.datapath.telemetry;
 
 import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.wire.ParseCounters;
@@ -13,7 +13,7 @@ import java.util.function.IntToLongFunction;
  * increments and the worker publishes a snapshot every few milliseconds. Allocation (control path) may
  * find the file full: the mirror then keeps what it got and counts the rest as missing.
  */
-final class CounterMirror implements AutoCloseable
+public final class CounterMirror implements AutoCloseable
 {
     private final IntToLongFunction source;
     private final int[] slots;
@@ -25,7 +25,7 @@ final class CounterMirror implements AutoCloseable
      * @param source the engine's counters.
      * @param slots  the slots to mirror, or null for all.
      */
-    CounterMirror(final CountersFile file, final String prefix, final TransportCounters source, final int[] slots)
+    public CounterMirror(final CountersFile file, final String prefix, final TransportCounters source, final int[] slots)
     {
         this(file, prefix, source::get, source::label, null == slots ? all(source.slotCount()) : slots);
     }
@@ -35,7 +35,7 @@ final class CounterMirror implements AutoCloseable
      * @param prefix label prefix, e.g. {@code "worker 0: "}.
      * @param source a parser's counters (every slot).
      */
-    CounterMirror(final CountersFile file, final String prefix, final ParseCounters source)
+    public CounterMirror(final CountersFile file, final String prefix, final ParseCounters source)
     {
         this(file, prefix, source::get, ParseCounters::label, all(ParseCounters.SLOT_COUNT));
     }
@@ -63,7 +63,7 @@ final class CounterMirror implements AutoCloseable
         return slots;
     }
 
-    static AtomicCounter tryNewCounter(final CountersFile file, final String label)
+    public static AtomicCounter tryNewCounter(final CountersFile file, final String label)
     {
         try
         {
@@ -76,7 +76,7 @@ final class CounterMirror implements AutoCloseable
     }
 
     /** Copies the current values (worker thread). */
-    void publish()
+    public void publish()
     {
         for (int i = 0; i < targets.length; i++)
         {

@@ -1,9 +1,9 @@
-package io.spraynic.datapath.nic;
+package io.spraynic.datapath.api;
 
 import java.util.List;
 
 /**
- * What a graceful stop of an {@link EmbeddedNic} (or of one connection) found: whether everything posted
+ * What a graceful stop of a NIC (or of one {@link Connection}) found: whether everything posted
  * finished before the deadline, how long draining took, and per connection what was accepted and what was
  * still waiting or in flight when it was stopped (those requests never complete).
  *

@@ -1,4 +1,4 @@
-package io.spraynic.datapath.nic;
+package io.spraynic.datapath.telemetry;
 
 import io.spraynic.dpdk.DpdkException;
 import io.spraynic.dpdk.EthPort;
@@ -27,7 +27,7 @@ public final class PortStatsCounters implements AutoCloseable
     private final AtomicCounter linkUp;
     private final AtomicCounter linkSpeedMbps;
 
-    PortStatsCounters(final CountersFile file, final EthPort port, final String name)
+    public PortStatsCounters(final CountersFile file, final EthPort port, final String name)
     {
         this.port = port;
         final String prefix = portPrefix(name) + "dpdk ";
@@ -49,7 +49,7 @@ public final class PortStatsCounters implements AutoCloseable
     }
 
     /** Copies the port's statistics now (control path: allocates the statistics record). */
-    void publish()
+    public void publish()
     {
         final PortStats stats = port.stats();
         counters[0].setRelease(stats.rxPackets());

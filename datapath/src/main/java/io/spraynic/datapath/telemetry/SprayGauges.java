@@ -1,4 +1,4 @@
-package io.spraynic.datapath.nic;
+package io.spraynic.datapath.telemetry;
 
 import io.spraynic.datapath.transport.spray.SprayConnection;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -7,14 +7,14 @@ import org.agrona.concurrent.status.AtomicCounter;
  * A spray connection's current rates in the counters file, beside its event counters: each path's
  * congestion window and smoothed RTT, and the rate the peer's receiver last asked for (S8.3).
  */
-final class SprayGauges implements AutoCloseable
+public final class SprayGauges implements AutoCloseable
 {
     private final SprayConnection connection;
     private final AtomicCounter peerRateHint;
     private final AtomicCounter[] windows;
     private final AtomicCounter[] srtts;
 
-    SprayGauges(final CountersFile file, final String prefix, final SprayConnection connection)
+    public SprayGauges(final CountersFile file, final String prefix, final SprayConnection connection)
     {
         this.connection = connection;
         this.peerRateHint = CounterMirror.tryNewCounter(file, prefix + "peer_rate_hint_mbps");
@@ -28,7 +28,7 @@ final class SprayGauges implements AutoCloseable
     }
 
     /** Copies the current values (worker thread). */
-    void publish()
+    public void publish()
     {
         if (null != peerRateHint)
         {
