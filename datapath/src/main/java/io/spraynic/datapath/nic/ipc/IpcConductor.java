@@ -151,6 +151,8 @@ public final class IpcConductor implements Agent, AutoCloseable
     private final IpcMessages.ConnectionReady connectionReady = new IpcMessages.ConnectionReady();
     private final IpcMessages.ConnectionClosed connectionClosed = new IpcMessages.ConnectionClosed();
     private final UntrustedRingReader.Handler commandHandler = this::onCommand;
+    private final CommandSocket.Handler socketHandler = this::onCommand;
+    private final CommandSocket socket;
     private final IpcCaptures captures;
     final IpcCounters counters;
     private long nextClientId = 1;
@@ -195,6 +197,7 @@ public final class IpcConductor implements Agent, AutoCloseable
             IpcFileDescriptor.HEADER_LENGTH + IpcFileDescriptor.toNicLength(), IpcFileDescriptor.toClientsLength()));
         this.counters = new IpcCounters(countersFile);
         this.captures = new IpcCaptures(this, nic, limits.capture());
+        this.socket = CommandSocket.open(directory, counters);
         header.putIntRelease(IpcFileDescriptor.VERSION_OFFSET, IpcFileDescriptor.VERSION);
     }
 
@@ -288,6 +291,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         nowMs = now;
         header.putLongRelease(IpcFileDescriptor.HEARTBEAT_OFFSET, now);
         int work = takeCommands(now);
+        work += socket.poll(now, socketHandler);
         Runnable result;
         while (null != (result = results.poll()))
         {
@@ -385,12 +389,22 @@ public final class IpcConductor implements Agent, AutoCloseable
     /** One command record, copied out of the command ring; never throws (a client that makes it throw is dropped). */
     private boolean onCommand(final int type, final MutableDirectBuffer buffer, final int length)
     {
+        onCommand(type, buffer, length, -1);
+        return true;
+    }
+
+    /**
+     * One command, copied out of the command ring ({@code memoryFd} -1) or received on the socket with the memfd it
+     * carries (closed by the socket after this returns: what is kept is mapped); never throws.
+     */
+    private void onCommand(final int type, final MutableDirectBuffer buffer, final int length, final int memoryFd)
+    {
         counters.commands.incrementRelease();
         if (length < IpcMessages.Header.LENGTH)
         {
             counters.commandsMalformed.incrementRelease(); // no ids to answer to
             counters.commandErrors.incrementRelease();
-            return true;
+            return;
         }
         commandHeader.wrap(buffer, 0);
         final long clientId = commandHeader.clientId();
@@ -401,7 +415,7 @@ public final class IpcConductor implements Agent, AutoCloseable
             if (type == IpcMessages.ADD_CLIENT)
             {
                 onAddClient(addClient.wrap(buffer, 0), correlationId, length);
-                return true;
+                return;
             }
             client = clients.get(clientId);
             if (null == client)
@@ -412,7 +426,7 @@ public final class IpcConductor implements Agent, AutoCloseable
                     broadcastError(clientId, correlationId, type, IpcMessages.ERR_NOT_CONNECTED, "client " + clientId +
                         " is not connected to this NIC (it timed out, closed or was dropped): connect again");
                 }
-                return true;
+                return;
             }
             if (commandHeader.token() != client.token)
             {
@@ -420,7 +434,7 @@ public final class IpcConductor implements Agent, AutoCloseable
                 counters.commandsBadToken.incrementRelease();
                 counters.log("dropped commands that name client " + clientId + " without its token", null, nowMs,
                     LOG_INTERVAL_MS);
-                return true;
+                return;
             }
             client.lastSeenMs = nowMs;
             final int fixed = IpcMessages.fixedLength(type);
@@ -430,7 +444,7 @@ public final class IpcConductor implements Agent, AutoCloseable
                 respondError(client, correlationId, type, IpcMessages.ERR_MALFORMED, fixed < 0 ?
                     "unknown command type " + type : IpcMessages.name(type) + " of " + length +
                     " B is shorter than its " + fixed + " B: is the client of another version?");
-                return true;
+                return;
             }
             switch (type)
             {
@@ -442,7 +456,7 @@ public final class IpcConductor implements Agent, AutoCloseable
                     respondOk(client, correlationId, 0); // before its answer ring goes
                     release(client, counters.clientsClosed, null);
                 }
-                case IpcMessages.REGISTER -> onRegister(client, register.wrap(buffer, 0));
+                case IpcMessages.REGISTER -> onRegister(client, register.wrap(buffer, 0), memoryFd);
                 case IpcMessages.DEREGISTER -> onDeregister(client, objectCommand.wrap(buffer, 0));
                 case IpcMessages.CONNECT, IpcMessages.ACCEPT, IpcMessages.CREATE_QUEUE_PAIR ->
                     onConnect(client, type, connect.wrap(buffer, 0));
@@ -462,7 +476,6 @@ public final class IpcConductor implements Agent, AutoCloseable
                 drop(client, counters.droppedUnexpected, "an unexpected error in its " + IpcMessages.name(type));
             }
         }
-        return true;
     }
 
     private void onAddClient(final IpcMessages.AddClient command, final long correlationId, final int length)
@@ -534,7 +547,8 @@ public final class IpcConductor implements Agent, AutoCloseable
         answer(client, IpcMessages.OK, IpcMessages.Ok.LENGTH);
     }
 
-    private void onRegister(final IpcClient client, final IpcMessages.Register command)
+    /** REGISTER: the region is the client's own sealed memfd, checked and mapped here, registered on a control thread. */
+    private void onRegister(final IpcClient client, final IpcMessages.Register command, final int memoryFd)
     {
         final long correlationId = command.correlationId();
         final long bytes = command.regionLength();
@@ -562,30 +576,50 @@ public final class IpcConductor implements Agent, AutoCloseable
                 "NIC with a higher --ipc-max-regions");
             return;
         }
+        if (memoryFd < 0)
+        {
+            counters.commandsMalformed.incrementRelease();
+            respondError(client, correlationId, IpcMessages.REGISTER, IpcMessages.ERR_MALFORMED, "REGISTER carries the " +
+                "region's memory: send it on " + CommandSocket.SOCKET_FILE + " with a sealed memfd (IPC version " +
+                IpcFileDescriptor.VERSION + "), not on the command ring");
+            return;
+        }
+        final String problem = SealedMemory.receivedProblem(memoryFd, bytes);
+        if (null != problem)
+        {
+            counters.refusedMemory.incrementRelease();
+            respondError(client, correlationId, IpcMessages.REGISTER, IpcMessages.ERR_BAD_VALUE, "the region's memory " +
+                "is refused: " + problem + "; pass a memfd_create(MFD_ALLOW_SEALING) of the length, sealed with " +
+                "F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL");
+            return;
+        }
+        final Arena arena = Arena.ofShared();
+        final MemorySegment segment;
+        try
+        {
+            segment = SealedMemory.mapReceived(memoryFd, bytes, arena); // sealed: no later truncation can fault it
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            arena.close();
+            respondError(client, correlationId, IpcMessages.REGISTER, IpcMessages.ERR_FAILED, "the NIC cannot map the " +
+                "region's memfd of " + bytes + " B: " + ex.getMessage());
+            return;
+        }
         final long regionId = nextObjectId++;
-        final Path file = directory.resolve("mr-" + client.id + "-" + regionId);
         client.pendingRegions++;
         submit(client, correlationId, IpcMessages.REGISTER, () ->
         {
-            final Arena arena = Arena.ofShared();
             try
             {
-                IpcFiles.createOwnerOnly(file);
-                try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
-                    LinkOption.NOFOLLOW_LINKS))
-                {
-                    final MemorySegment segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
-                    final MemoryRegion region = nic.register(segment, access, client.domain());
-                    counters.regions.increment();
-                    return new IpcClient.Region(regionId, file, arena, region);
-                }
+                final MemoryRegion region = nic.register(segment, access, client.domain());
+                counters.regions.increment();
+                return new IpcClient.Region(regionId, arena, region);
             }
-            catch (final IOException | RuntimeException ex)
+            catch (final RuntimeException ex)
             {
                 arena.close();
-                IpcFiles.delete(file);
-                throw new IllegalStateException("could not make a region of " + bytes + " B in " + file + ": " +
-                    ex.getMessage(), ex);
+                throw new IllegalStateException("could not register a region of " + bytes + " B: " + ex.getMessage(), ex);
             }
         }, (IpcClient.Region made) ->
         {
@@ -596,7 +630,7 @@ public final class IpcConductor implements Agent, AutoCloseable
             }
             client.regions.put(made.id(), made);
             final int length = regionReady.wrap(response, 0).set(made.id(), made.region().address(), bytes,
-                made.region().lkey(), made.region().rkey(), access, file.getFileName().toString());
+                made.region().lkey(), made.region().rkey(), access, "");
             regionReady.ids(client.id, correlationId);
             answer(client, IpcMessages.REGION_READY, length);
         }, () -> client.pendingRegions--);
@@ -954,7 +988,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         }
     }
 
-    /** Control thread: deregisters a region, unmaps it and removes its file. */
+    /** Control thread: deregisters a region and unmaps it (the client's memfd goes once the client unmaps it too). */
     private void releaseRegion(final IpcClient.Region region)
     {
         try
@@ -964,13 +998,11 @@ public final class IpcConductor implements Agent, AutoCloseable
         catch (final RuntimeException notConfirmed)
         {
             // a worker did not confirm that it let go of the region (timed out or closing): it may still place into
-            // it, so the mapping stays (deliberately leaked until the process ends); only the file name goes
-            IpcFiles.delete(region.file());
+            // it, so the mapping stays (deliberately leaked until the process ends)
             counters.regions.decrement();
             throw notConfirmed;
         }
         region.arena().close();
-        IpcFiles.delete(region.file());
         counters.regions.decrement();
     }
 
@@ -1146,6 +1178,7 @@ public final class IpcConductor implements Agent, AutoCloseable
             }
         }
         releaseAll(connections, regions, Duration.ZERO);
+        socket.close();
         counters.close();
         IoUtil.unmap(mapped);
         IpcFiles.removeNicFiles(directory);
