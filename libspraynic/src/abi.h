@@ -30,6 +30,9 @@
 
 /* nic.ctl */
 #define SN_CTL_FILE "nic.ctl"
+/* The NIC's socket (I12): commands that carry memory, with its sealed memfd as the one SCM_RIGHTS descriptor. */
+#define SN_SOCKET_FILE "nic.sock"
+#define SN_SOCKET_HEADER_LENGTH 8
 #define SN_CTL_MAGIC 0x53504E49
 #define SN_CTL_MAGIC_OFFSET 0
 #define SN_CTL_VERSION_OFFSET 4
