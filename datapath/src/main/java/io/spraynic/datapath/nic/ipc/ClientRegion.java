@@ -72,6 +72,12 @@ public final class ClientRegion implements Region
         return access;
     }
 
+    /** @return the memfd of the region, open while it is registered. */
+    int fd()
+    {
+        return memory.fd();
+    }
+
     /** @return this process's view of the region's bytes (closed once deregistered). */
     public MemorySegment segment()
     {

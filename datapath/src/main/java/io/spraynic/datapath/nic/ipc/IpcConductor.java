@@ -274,6 +274,12 @@ public final class IpcConductor implements Agent, AutoCloseable
         return directory;
     }
 
+    /** @return connections open on the NIC's socket now (tests). */
+    int socketConnections()
+    {
+        return socket.connections();
+    }
+
     /** @return what clients may hold. */
     public Limits limits()
     {

@@ -378,15 +378,7 @@ public final class NicClient implements Nic
         final SealedMemory memory = SealedMemory.create("spraynic-mr", bytes);
         try
         {
-            register.wrap(command, 0);
-            register.region(bytes, access);
-            request(IpcMessages.REGISTER, IpcMessages.Register.LENGTH, CONTROL_TIMEOUT, memory.fd());
-            final IpcMessages.RegionReady ready = regionReady.wrap(reply, 0);
-            if (ready.regionLength() != bytes)
-            {
-                throw new IllegalStateException("the NIC answered REGISTER of " + bytes + " B with a region of " +
-                    ready.regionLength() + " B");
-            }
+            final IpcMessages.RegionReady ready = registerMemory(memory.fd(), bytes, access);
             final ClientRegion region = new ClientRegion(ready.regionId(), ready.address(), bytes, ready.lkey(),
                 ready.rkey(), ready.access(), memory);
             regions.add(region);
@@ -397,6 +389,24 @@ public final class NicClient implements Nic
             memory.close();
             throw ex;
         }
+    }
+
+    /**
+     * Sends REGISTER with {@code memoryFd} as the region's memory and waits for REGION_READY (in {@link #reply}); the
+     * descriptor stays this caller's. Package-private so that tests can offer the NIC memory no honest client offers.
+     */
+    synchronized IpcMessages.RegionReady registerMemory(final int memoryFd, final long bytes, final int access)
+    {
+        register.wrap(command, 0);
+        register.region(bytes, access);
+        request(IpcMessages.REGISTER, IpcMessages.Register.LENGTH, CONTROL_TIMEOUT, memoryFd);
+        final IpcMessages.RegionReady ready = regionReady.wrap(reply, 0);
+        if (ready.regionLength() != bytes)
+        {
+            throw new IllegalStateException("the NIC answered REGISTER of " + bytes + " B with a region of " +
+                ready.regionLength() + " B");
+        }
+        return ready;
     }
 
     /** Deregisters a region: its keys name nothing from now on, the NIC removes its file, and this view is closed. */
