@@ -149,7 +149,7 @@ class CommandSocketAttackTest
     }
 
     /** Five messages no client sends: each with the descriptors it names closed on this side once sent. */
-    private static void sendGarbage(final Path dir, final NicClient client) throws Throwable
+    static void sendGarbage(final Path dir, final NicClient client) throws Throwable
     {
         final byte[] register = registerMessage(client, 4096);
         final int memory = RawDescriptors.memfd(4096, SEALED);
