@@ -1,13 +1,8 @@
 package io.spraynic.datapath.nic.ipc;
 
-import io.spraynic.datapath.api.SendRequest;
 import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
-import io.spraynic.datapath.verbs.PostResult;
-import io.spraynic.datapath.verbs.WorkCompletion;
-import io.spraynic.datapath.verbs.WorkCompletionStatus;
-import io.spraynic.datapath.verbs.WorkRequestOpcode;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -96,18 +91,7 @@ class CommandSocketAttackTest
             assertEquals(1L << 16, UnixSockets.size(region.fd()));
 
             // the NIC reads every byte of it still: an RDMA WRITE of all of it, verified at the peer
-            final ClientConnection qp = client.createQueuePair(0);
-            final NicConnection peerQp = bed.peer.createQueuePair(0);
-            qp.connect(peerQp.rocevEndpoint(), WAIT);
-            peerQp.connect(qp.rocevEndpoint(), WAIT);
-            IpcTestBed.fill(region.segment(), 0, 1 << 16, 17);
-            assertEquals(PostResult.OK, qp.postSend(0, new SendRequest().wrId(17).opcode(WorkRequestOpcode.RDMA_WRITE)
-                .local(region, region.address(), 1 << 16).remote(peerRegion.address(), peerRegion.rkey())));
-            final WorkCompletion done = IpcTestBed.poll(qp.sendCompletionQueue(), "the write");
-            assertEquals(WorkCompletionStatus.SUCCESS, done.status(), done.toString());
-            assertEquals(-1, IpcTestBed.mismatch(peerRegion.segment(), 0, 1 << 16, 17));
-            assertTrue(qp.close(Duration.ofSeconds(5)).idle());
-            peerQp.close(Duration.ZERO);
+            IpcConductorAttackTest.writeThrough(bed, client, region, peerRegion, 17);
             assertEquals(0L, unexpected(bed));
         }
     }

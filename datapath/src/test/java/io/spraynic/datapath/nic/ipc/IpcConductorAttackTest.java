@@ -58,6 +58,14 @@ class IpcConductorAttackTest
     static void transfer(final IpcTestBed bed, final NicClient client, final MemoryRegion peerRegion, final long seed)
     {
         final ClientRegion region = client.register(1 << 16, ALL);
+        writeThrough(bed, client, region, peerRegion, seed);
+        client.deregister(region);
+    }
+
+    /** Writes a pattern of {@code seed} from all 64 KiB of {@code region} through a new queue pair, verified at the peer. */
+    static void writeThrough(final IpcTestBed bed, final NicClient client, final ClientRegion region,
+        final MemoryRegion peerRegion, final long seed)
+    {
         final ClientConnection qp = client.createQueuePair(0);
         final NicConnection peerQp = bed.peer.createQueuePair(0);
         qp.connect(peerQp.rocevEndpoint(), WAIT);
@@ -70,7 +78,6 @@ class IpcConductorAttackTest
         assertEquals(-1, mismatch(peerRegion.segment(), 0, 1 << 16, seed), "every byte of the legitimate write");
         assertTrue(qp.close(Duration.ofSeconds(5)).idle());
         peerQp.close(Duration.ZERO);
-        client.deregister(region);
     }
 
     private static void assertServing(final IpcTestBed bed, final RawControlFile raw)
