@@ -10,7 +10,7 @@
 #endif
 
 /* The IPC version this library speaks: equal on both sides or no connection (docs/IPC.md, Versions). */
-#define SN_ABI_VERSION 3
+#define SN_ABI_VERSION 4
 
 /* Agrona ring buffer (one-to-one and many-to-one share it): a power-of-two data area, then a trailer. */
 #define SN_RING_TAIL_OFFSET 128
@@ -30,6 +30,9 @@
 
 /* nic.ctl */
 #define SN_CTL_FILE "nic.ctl"
+/* The NIC's socket (I12): commands that carry memory, with its sealed memfd as the one SCM_RIGHTS descriptor. */
+#define SN_SOCKET_FILE "nic.sock"
+#define SN_SOCKET_HEADER_LENGTH 8
 #define SN_CTL_MAGIC 0x53504E49
 #define SN_CTL_MAGIC_OFFSET 0
 #define SN_CTL_VERSION_OFFSET 4

@@ -7,10 +7,13 @@
 #define _GNU_SOURCE
 #include "internal.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -110,7 +113,89 @@ static int refusal(const sn_nic *nic, int32_t type)
     return sn_fail(error, "the NIC refused %s (%s): %.*s", command_name(type), code_name(code), length, text);
 }
 
+/* One message on DIR/nic.sock (I12): type, a reserved word, the command; memory_fd as its one descriptor. */
+static int send_with_memory(sn_nic *nic, int32_t type, const uint8_t *body, int32_t length, int memory_fd)
+{
+    if (!sn_heartbeat_fresh(nic->ctl))
+    {
+        return sn_fail(SN_ERR_NIC_STOPPED, "the NIC (pid %lld) has stopped", (long long)nic->pid);
+    }
+    uint8_t message[SN_SOCKET_HEADER_LENGTH + SN_MAX_COMMAND_LENGTH] = {0};
+    if (length > SN_MAX_COMMAND_LENGTH)
+    {
+        return sn_fail(SN_ERR_INVALID, "a %s of %d B is longer than a command", command_name(type), length);
+    }
+    sn_put_i32(message, type);
+    memcpy(message + SN_SOCKET_HEADER_LENGTH, body, (size_t)length);
+    const int socket_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (socket_fd < 0)
+    {
+        return sn_fail_errno("cannot make a socket to reach the NIC");
+    }
+    struct sockaddr_un address = {.sun_family = AF_UNIX};
+    memcpy(address.sun_path, nic->socket_path, strlen(nic->socket_path) + 1);
+    if (0 != connect(socket_fd, (const struct sockaddr *)&address, sizeof address))
+    {
+        const int error = errno;
+        close(socket_fd);
+        return sn_fail(SN_ERR_NIC_STOPPED, "cannot connect to the NIC's socket %s: %s", nic->socket_path,
+            strerror(error));
+    }
+    struct iovec iov = {.iov_base = message, .iov_len = SN_SOCKET_HEADER_LENGTH + (size_t)length};
+    union
+    {
+        char bytes[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr header = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.bytes,
+        .msg_controllen = sizeof control.bytes};
+    struct cmsghdr *cmsg = CMSG_FIRSTHDR(&header);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cmsg), &memory_fd, sizeof(int));
+    const ssize_t sent = sendmsg(socket_fd, &header, MSG_NOSIGNAL);
+    const int error = errno;
+    close(socket_fd);
+    if (sent != (ssize_t)iov.iov_len)
+    {
+        return sn_fail(SN_ERR_NIC_STOPPED, "cannot send %s on %s: %s", command_name(type), nic->socket_path,
+            sent < 0 ? strerror(error) : "cut short");
+    }
+    return SN_OK;
+}
+
+int sn_sealed_memory(uint64_t length, uint8_t **memory)
+{
+    const int fd = memfd_create("spraynic-mr", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+    {
+        return sn_fail_errno("memfd_create failed");
+    }
+    if (0 != ftruncate(fd, (off_t)length) ||
+        0 != fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+    {
+        const int result = sn_fail_errno("cannot size and seal a memfd");
+        close(fd);
+        return result;
+    }
+    *memory = mmap(NULL, (size_t)length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (MAP_FAILED == *memory)
+    {
+        const int result = sn_fail_errno("cannot map a sealed memfd");
+        close(fd);
+        return result;
+    }
+    return fd;
+}
+
 int sn_command(sn_nic *nic, int32_t type, uint8_t *body, int32_t length, int64_t wait_ms)
+{
+    return sn_command_with_memory(nic, type, body, length, wait_ms, -1);
+}
+
+int sn_command_with_memory(sn_nic *nic, int32_t type, uint8_t *body, int32_t length, int64_t wait_ms, int memory_fd)
 {
     const int32_t epoch = sn_load_acquire_i32(nic->ctl + SN_CTL_EPOCH_OFFSET);
     const int64_t correlation = sn_ring_next_correlation_id(&nic->to_nic);
@@ -120,7 +205,15 @@ int sn_command(sn_nic *nic, int32_t type, uint8_t *body, int32_t length, int64_t
     const int64_t deadline = sn_now_ms() + wait_ms;
     int idle_count = 0;
     int written;
-    while ((written = sn_ring_write(&nic->to_nic, type, body, length)) == SN_ERR_QUEUE_FULL)
+    if (memory_fd >= 0)
+    {
+        written = send_with_memory(nic, type, body, length, memory_fd);
+        if (SN_OK != written)
+        {
+            return written;
+        }
+    }
+    while (memory_fd < 0 && (written = sn_ring_write(&nic->to_nic, type, body, length)) == SN_ERR_QUEUE_FULL)
     {
         const int problem = check_nic(nic, type, epoch, deadline);
         if (SN_OK != problem)

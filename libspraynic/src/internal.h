@@ -89,6 +89,7 @@ struct sn_nic
 {
     pthread_mutex_t lock;        /* control calls, one at a time */
     int dir_fd;                  /* the IPC directory, opened once: files are named relative to it */
+    char socket_path[108];       /* DIR/nic.sock, as connect(2) takes it */
     uint8_t *ctl;                /* nic.ctl, mapped */
     uint8_t *answers_memory;     /* the answer file, mapped */
     char answer_name[48];
@@ -125,6 +126,12 @@ bool sn_heartbeat_fresh(const uint8_t *ctl);
 /* commands.c: sends the command in body (its first 24 bytes are filled in here) and waits for its answer, left in
  * nic->reply. Returns the answer type (SN_ANS_*), or an error; an ERROR answer becomes SN_ERR_* from its code. */
 int sn_command(sn_nic *nic, int32_t type, uint8_t *body, int32_t length, int64_t wait_ms);
+/* The same for a command that carries memory: sent on DIR/nic.sock with memory_fd (a sealed memfd) as its one
+ * SCM_RIGHTS descriptor, answered in the answer ring as the others. */
+int sn_command_with_memory(sn_nic *nic, int32_t type, uint8_t *body, int32_t length, int64_t wait_ms, int memory_fd);
+/* A memfd of length zero bytes sealed against shrinking, growing and further seals, mapped shared at *memory;
+ * returns its descriptor or an error. */
+int sn_sealed_memory(uint64_t length, uint8_t **memory);
 /* A string field of the reply: its bytes (not terminated) and length, or SN_ERR_CORRUPT. */
 int sn_reply_string(const sn_nic *nic, int32_t field, const char **text);
 /* Opens a file the NIC named in an answer: a plain name of the expected prefix, in the IPC directory, not a link,

@@ -246,6 +246,12 @@ int sn_open(const char *ipc_dir, int timeout_ms, sn_nic **out)
         return sn_fail(SN_ERR_NO_MEMORY, "no memory for a NIC handle");
     }
     nic->dir_fd = -1;
+    if (snprintf(nic->socket_path, sizeof nic->socket_path, "%s/%s", dir, SN_SOCKET_FILE) >=
+        (int)sizeof nic->socket_path)
+    {
+        free(nic);
+        return sn_fail(SN_ERR_INVALID, "the IPC directory %s is too long for its socket's name: give a shorter one", dir);
+    }
     pthread_mutex_init(&nic->lock, NULL);
     pthread_mutex_init(&nic->keepalive_lock, NULL);
     pthread_cond_init(&nic->keepalive_stop, NULL);

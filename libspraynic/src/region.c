@@ -1,12 +1,14 @@
 /*
- * Registered regions (docs/IPC.md, Regions): the NIC makes a file mr-<client>-<id> of the region's bytes, maps and
- * registers it, and answers REGION_READY with its keys, the NIC-side virtual address and the file's name; this
- * process maps the same file, so what the NIC places there it sees at once.
+ * Registered regions (docs/IPC.md, I7): this process makes a memfd of the region's bytes, sealed so that nobody can
+ * shrink or grow it, maps it, and sends it with REGISTER on the NIC's socket; the NIC checks the seals, maps it,
+ * registers it and answers REGION_READY with its keys and the NIC-side virtual address. What the NIC places there
+ * this process sees at once.
  */
 #include "internal.h"
 
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 struct sn_region_node
 {
@@ -38,12 +40,20 @@ int sn_reg_mr(sn_nic *nic, uint64_t length, uint32_t access, sn_mr **out)
     {
         return sn_fail(SN_ERR_NO_MEMORY, "no memory for a region");
     }
+    uint8_t *memory = NULL;
+    const int memory_fd = sn_sealed_memory(length, &memory);
+    if (memory_fd < 0)
+    {
+        free(node);
+        return memory_fd;
+    }
     uint8_t command[SN_REGISTER_SIZE] = {0};
     sn_put_i64(command + SN_REGISTER_LENGTH, (int64_t)length);
     sn_put_i32(command + SN_REGISTER_ACCESS, (int32_t)access);
     pthread_mutex_lock(&nic->lock);
     int result = nic->closing ? sn_fail(SN_ERR_INVALID_STATE, "the NIC handle is closing") :
-        sn_command(nic, SN_CMD_REGISTER, command, sizeof command, 10000);
+        sn_command_with_memory(nic, SN_CMD_REGISTER, command, sizeof command, 10000, memory_fd);
+    close(memory_fd); /* the mappings (this one and the NIC's) keep the memory */
     if (result >= 0)
     {
         const uint8_t *reply = nic->reply;
@@ -56,23 +66,20 @@ int sn_reg_mr(sn_nic *nic, uint64_t length, uint32_t access, sn_mr **out)
         }
         else
         {
-            uint8_t *memory = NULL;
-            result = sn_map_named(nic, "mr-", SN_REGION_FILE, length, &memory);
-            if (SN_OK == result)
-            {
-                node->mr = (sn_mr){.local = memory, .addr = address, .length = length,
-                    .lkey = (uint32_t)sn_get_i32(reply + SN_REGION_LKEY),
-                    .rkey = (uint32_t)sn_get_i32(reply + SN_REGION_RKEY),
-                    .access = (uint32_t)sn_get_i32(reply + SN_REGION_ACCESS),
-                    .id = (uint64_t)sn_get_i64(reply + SN_REGION_ID), .nic = nic};
-                node->next = nic->regions;
-                nic->regions = node;
-            }
+            node->mr = (sn_mr){.local = memory, .addr = address, .length = length,
+                .lkey = (uint32_t)sn_get_i32(reply + SN_REGION_LKEY),
+                .rkey = (uint32_t)sn_get_i32(reply + SN_REGION_RKEY),
+                .access = (uint32_t)sn_get_i32(reply + SN_REGION_ACCESS),
+                .id = (uint64_t)sn_get_i64(reply + SN_REGION_ID), .nic = nic};
+            node->next = nic->regions;
+            nic->regions = node;
+            result = SN_OK;
         }
     }
     pthread_mutex_unlock(&nic->lock);
     if (SN_OK != result)
     {
+        munmap(memory, (size_t)length);
         free(node);
         return result;
     }

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -234,6 +236,9 @@ struct fake_nic
     sn_ring answers;
     int registers;
     int64_t bad_tokens;
+    int listen_fd;            /* DIR/nic.sock */
+    int sealed_regions;       /* REGISTERs that came with a memfd sealed against shrinking, growing and new seals */
+    int unsealed_regions;     /* ... with anything else */
 };
 
 static uint8_t *make_control_file(const char *dir, int32_t version, int32_t to_nic_length, int64_t heartbeat)
@@ -276,6 +281,69 @@ static int32_t put_string(uint8_t *at, const char *text)
     return 4 + n;
 }
 
+static bool on_fake_command(void *context, int32_t type, const uint8_t *body, int32_t length);
+
+static int listen_fake_socket(const char *dir)
+{
+    struct sockaddr_un address = {.sun_family = AF_UNIX};
+    snprintf(address.sun_path, sizeof address.sun_path, "%s/%s", dir, SN_SOCKET_FILE);
+    unlink(address.sun_path);
+    const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 || 0 != bind(fd, (const struct sockaddr *)&address, sizeof address) || 0 != listen(fd, 8))
+    {
+        printf("FAIL cannot listen on %s: %s\n", address.sun_path, strerror(errno));
+        exit(1);
+    }
+    return fd;
+}
+
+/* The fake NIC's socket: each message a command with one descriptor, whose seals it checks before it closes it. */
+static void serve_fake_socket(struct fake_nic *nic)
+{
+    const int connection = accept4(nic->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    if (connection < 0)
+    {
+        return;
+    }
+    uint8_t message[SN_SOCKET_HEADER_LENGTH + SN_MAX_COMMAND_LENGTH];
+    union
+    {
+        char bytes[CMSG_SPACE(4 * sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    struct iovec iov = {.iov_base = message, .iov_len = sizeof message};
+    struct msghdr header = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.bytes,
+        .msg_controllen = sizeof control.bytes};
+    const ssize_t got = recvmsg(connection, &header, MSG_CMSG_CLOEXEC);
+    int fd = -1;
+    for (struct cmsghdr *cmsg = CMSG_FIRSTHDR(&header); NULL != cmsg; cmsg = CMSG_NXTHDR(&header, cmsg))
+    {
+        if (SOL_SOCKET == cmsg->cmsg_level && SCM_RIGHTS == cmsg->cmsg_type && cmsg->cmsg_len == CMSG_LEN(sizeof(int)))
+        {
+            memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
+        }
+    }
+    const int want = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+    if (fd >= 0 && want == (fcntl(fd, F_GET_SEALS) & want) && 0 != ftruncate(fd, 0) && EPERM == errno)
+    {
+        nic->sealed_regions++;
+    }
+    else
+    {
+        nic->unsealed_regions++;
+    }
+    if (fd >= 0)
+    {
+        close(fd);
+    }
+    if (got >= SN_SOCKET_HEADER_LENGTH + SN_MSG_HEADER_LENGTH)
+    {
+        on_fake_command(nic, sn_get_i32(message), message + SN_SOCKET_HEADER_LENGTH,
+            (int32_t)got - SN_SOCKET_HEADER_LENGTH);
+    }
+    close(connection);
+}
+
 static bool on_fake_command(void *context, int32_t type, const uint8_t *body, int32_t length)
 {
     struct fake_nic *nic = context;
@@ -315,13 +383,12 @@ static bool on_fake_command(void *context, int32_t type, const uint8_t *body, in
         sn_put_i64(out + SN_REGION_LENGTH, sn_get_i64(body + SN_REGISTER_LENGTH));
         switch (nic->registers++)
         {
-            case 0: /* a file outside the directory */
-                answer(nic, SN_ANS_REGION_READY, out, SN_REGION_FILE + put_string(out + SN_REGION_FILE, "../../etc/passwd"),
-                    correlation);
+            case 0: /* a region of another length */
+                sn_put_i64(out + SN_REGION_LENGTH, 1);
+                answer(nic, SN_ANS_REGION_READY, out, SN_REGION_FILE + put_string(out + SN_REGION_FILE, ""), correlation);
                 break;
-            case 1: /* a string longer than the answer */
-                sn_put_i32(out + SN_REGION_FILE, 10000);
-                answer(nic, SN_ANS_REGION_READY, out, SN_REGION_FILE + 8, correlation);
+            case 1: /* an answer shorter than its fields */
+                answer(nic, SN_ANS_REGION_READY, out, SN_REGION_FILE - 8, correlation);
                 break;
             case 2: /* a refusal, with its code and reason */
                 sn_put_i32(out + SN_ERROR_COMMAND, SN_CMD_REGISTER);
@@ -329,9 +396,10 @@ static bool on_fake_command(void *context, int32_t type, const uint8_t *body, in
                 answer(nic, SN_ANS_ERROR, out, SN_ERROR_TEXT + put_string(out + SN_ERROR_TEXT, "limit of 1 region"),
                     correlation);
                 break;
-            case 3: /* a name of a file that is not there */
-                answer(nic, SN_ANS_REGION_READY, out, SN_REGION_FILE + put_string(out + SN_REGION_FILE, "mr-7-1"),
-                    correlation);
+            case 3: /* a region */
+                sn_put_i64(out + SN_REGION_ADDRESS, 0x10000);
+                sn_put_i64(out + SN_REGION_ID, 3);
+                answer(nic, SN_ANS_REGION_READY, out, SN_REGION_FILE + put_string(out + SN_REGION_FILE, ""), correlation);
                 break;
             case 4: /* no answer: the NIC reset its command ring instead */
                 sn_store_release_i32(nic->ctl + SN_CTL_EPOCH_OFFSET, 1);
@@ -361,6 +429,7 @@ static void *run_fake_nic(void *argument)
             sn_store_release_i64(nic->ctl + SN_CTL_HEARTBEAT_OFFSET, sn_now_ms());
         }
         sn_ring_read(&nic->commands, on_fake_command, nic, 16);
+        serve_fake_socket(nic);
         const struct timespec pause = {0, 200000};
         nanosleep(&pause, NULL);
     }
@@ -375,7 +444,9 @@ static void test_control_file_checks(const char dir[200])
     CHECK(SN_ERR_NO_NIC == sn_open(missing, 0, &nic) && NULL == nic, "no directory");
     CHECK(SN_ERR_NO_NIC == sn_open(dir, 50, &nic), "no control file");
     uint8_t *ctl = make_control_file(dir, SN_ABI_VERSION + 1, SN_CTL_TO_NIC_LENGTH, sn_now_ms());
-    CHECK(SN_ERR_VERSION == sn_open(dir, 5000, &nic) && NULL != strstr(sn_last_error(), "speaks IPC version 4"),
+    char next[64];
+    snprintf(next, sizeof next, "speaks IPC version %d", SN_ABI_VERSION + 1);
+    CHECK(SN_ERR_VERSION == sn_open(dir, 5000, &nic) && NULL != strstr(sn_last_error(), next),
         "a NIC of the next version is refused at once");
     munmap(ctl, SN_CTL_FILE_LENGTH);
     ctl = make_control_file(dir, SN_ABI_VERSION, SN_CTL_TO_NIC_LENGTH * 2, sn_now_ms());
@@ -394,6 +465,7 @@ static void test_hostile_answers(const char dir[200])
     struct fake_nic fake = {.scenario = ANSWER_CORRUPT_RECORD};
     snprintf(fake.dir, sizeof fake.dir, "%s", dir);
     fake.ctl = make_control_file(dir, SN_ABI_VERSION, SN_CTL_TO_NIC_LENGTH, sn_now_ms());
+    fake.listen_fd = listen_fake_socket(dir);
     pthread_t thread;
     pthread_create(&thread, NULL, run_fake_nic, &fake);
     sn_nic *nic = NULL;
@@ -402,21 +474,28 @@ static void test_hostile_answers(const char dir[200])
     pthread_join(thread, NULL);
     munmap(fake.answers_memory, SN_ANSWER_FILE_LENGTH);
     munmap(fake.ctl, SN_CTL_FILE_LENGTH);
+    close(fake.listen_fd);
 
     fake = (struct fake_nic){.scenario = ANSWER_BADLY};
     snprintf(fake.dir, sizeof fake.dir, "%s", dir);
     fake.ctl = make_control_file(dir, SN_ABI_VERSION, SN_CTL_TO_NIC_LENGTH, sn_now_ms());
+    fake.listen_fd = listen_fake_socket(dir);
     pthread_create(&thread, NULL, run_fake_nic, &fake);
     CHECK(SN_OK == sn_open(dir, 2000, &nic), "open");
     if (NULL != nic)
     {
         sn_mr *mr = NULL;
         CHECK(1 == sn_nic_planes(nic) && 0x0A000001 == sn_nic_ipv4(nic, 0) && 7 == sn_nic_client_id(nic), "header");
-        CHECK(SN_ERR_CORRUPT == sn_reg_mr(nic, 4096, SN_ACCESS_LOCAL_WRITE, &mr), "a file name with a path");
-        CHECK(SN_ERR_CORRUPT == sn_reg_mr(nic, 4096, SN_ACCESS_LOCAL_WRITE, &mr), "a string past the answer");
+        CHECK(SN_ERR_CORRUPT == sn_reg_mr(nic, 4096, SN_ACCESS_LOCAL_WRITE, &mr), "a region of another length");
+        CHECK(SN_ERR_CORRUPT == sn_reg_mr(nic, 4096, SN_ACCESS_LOCAL_WRITE, &mr), "an answer shorter than its fields");
         CHECK(SN_ERR_LIMIT == sn_reg_mr(nic, 4096, SN_ACCESS_LOCAL_WRITE, &mr) &&
             NULL != strstr(sn_last_error(), "limit of 1 region"), "a refusal, with the NIC's reason");
-        CHECK(SN_ERR_SYSTEM == sn_reg_mr(nic, 4096, SN_ACCESS_LOCAL_WRITE, &mr), "a file that is not there");
+        CHECK(SN_OK == sn_reg_mr(nic, 4096, SN_ACCESS_LOCAL_WRITE, &mr) && 0x10000 == mr->addr && 4096 == mr->length,
+            "a region");
+        if (NULL != mr)
+        {
+            memset(mr->local, 0x5A, 4096); /* this process's view of its own memfd */
+        }
         CHECK(SN_ERR_RING_RESET == sn_reg_mr(nic, 4096, SN_ACCESS_LOCAL_WRITE, &mr), "a command ring reset");
         CHECK(SN_ERR_INVALID == sn_reg_mr(nic, 4096, 0x100, &mr), "unknown access flags never reach the NIC");
         CHECK(1 == sn_nic_alive(nic), "alive");
@@ -424,11 +503,15 @@ static void test_hostile_answers(const char dir[200])
         CHECK(0 == sn_nic_alive(nic), "stopped");
         CHECK(SN_OK == sn_close(nic), "close without a NIC to tell");
         CHECK(0 == fake.bad_tokens, "every command carried the token (%lld did not)", (long long)fake.bad_tokens);
+        CHECK(6 == fake.sealed_regions && 0 == fake.unsealed_regions, "every REGISTER came with a memfd sealed "
+            "against resizing that refuses ftruncate with EPERM (%d sealed, %d not)", fake.sealed_regions,
+            fake.unsealed_regions);
     }
     fake.stop = true;
     pthread_join(thread, NULL);
     munmap(fake.answers_memory, SN_ANSWER_FILE_LENGTH);
     munmap(fake.ctl, SN_CTL_FILE_LENGTH);
+    close(fake.listen_fd);
 }
 
 /* test_ring [DIR]: the fake NIC's files go to a new directory in DIR (default /tmp), removed at the end. */

@@ -3,13 +3,11 @@ package io.spraynic.datapath.nic.ipc;
 import io.spraynic.datapath.api.Region;
 import io.spraynic.datapath.verbs.AccessFlags;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Path;
 
 /**
- * A region a {@link NicClient} registered with a NIC process: a file in the IPC directory that the NIC and this
- * process both map. {@link #segment()} is this process's view of the bytes; {@link #address()} is the region's
+ * A region a {@link NicClient} registered with a NIC process: a memfd this process made and sealed against resizing
+ * (so no process can truncate it under the NIC), passed to the NIC, which maps it too. {@link #segment()} is this process's view of the bytes; {@link #address()} is the region's
  * virtual address as the NIC (and a peer, in a RETH) names it, so work requests and rkeys handed to peers use
  * {@code address() + offset}, as with an {@code EmbeddedNic}'s {@code MemoryRegion}.
  */
@@ -21,13 +19,12 @@ public final class ClientRegion implements Region
     private final int lkey;
     private final int rkey;
     private final int access;
-    private final Path file;
-    private final Arena arena;
+    private final SealedMemory memory;
     private final MemorySegment segment;
     private boolean registered = true;
 
     ClientRegion(final long id, final long address, final long length, final int lkey, final int rkey, final int access,
-        final Path file, final Arena arena, final MemorySegment segment)
+        final SealedMemory memory)
     {
         this.id = id;
         this.address = address;
@@ -35,9 +32,8 @@ public final class ClientRegion implements Region
         this.lkey = lkey;
         this.rkey = rkey;
         this.access = access;
-        this.file = file;
-        this.arena = arena;
-        this.segment = segment;
+        this.memory = memory;
+        this.segment = memory.memory();
     }
 
     /** @return the NIC's id for it. */
@@ -76,10 +72,10 @@ public final class ClientRegion implements Region
         return access;
     }
 
-    /** @return the file both processes map. */
-    public Path file()
+    /** @return the memfd of the region, open while it is registered. */
+    int fd()
     {
-        return file;
+        return memory.fd();
     }
 
     /** @return this process's view of the region's bytes (closed once deregistered). */
@@ -105,7 +101,7 @@ public final class ClientRegion implements Region
         if (registered)
         {
             registered = false;
-            arena.close();
+            memory.close();
         }
     }
 
@@ -113,6 +109,6 @@ public final class ClientRegion implements Region
     {
         return "ClientRegion{id=" + id + ", address=0x" + Long.toHexString(address) + ", length=" + length + ", access=" +
             AccessFlags.toString(access) + ", lkey=0x" + Integer.toHexString(lkey) + ", rkey=0x" + Integer.toHexString(rkey) +
-            ", file=" + file + (registered ? "" : ", deregistered") + '}';
+            (registered ? "" : ", deregistered") + '}';
     }
 }

@@ -41,7 +41,10 @@ public final class ConnectionRings implements AutoCloseable
     public static final int COMPLETION_RING_LENGTH_OFFSET = 20;
     public static final int HEADER_LENGTH = 64;
 
-    /** Bytes of the request ring: 1024 requests of 64 B (record header and alignment included). */
+    /**
+     * Bytes of the request ring: 1,170 requests of 56 B each (an 8 B record header and the 48 B body, already a
+     * multiple of the 8 B alignment).
+     */
     public static final int REQUEST_RING_CAPACITY = 64 * 1024;
     /** Bytes of each completion ring: 4096 completions of 32 B, the NIC's default completion queue depth. */
     public static final int COMPLETION_RING_CAPACITY = 128 * 1024;

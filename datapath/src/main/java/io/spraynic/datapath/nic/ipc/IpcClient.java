@@ -31,8 +31,8 @@ final class IpcClient
     AtomicCounter dropReason;
     String dropWhy;
 
-    /** A region a client registered: the NIC's mapping of its file. */
-    record Region(long id, Path file, Arena arena, MemoryRegion region)
+    /** A region a client registered: the NIC's mapping of the client's sealed memfd. */
+    record Region(long id, Arena arena, MemoryRegion region)
     {
     }
 

@@ -1,12 +1,7 @@
 package io.spraynic.datapath.nic.ipc;
 
 import io.spraynic.datapath.telemetry.CountersFile;
-import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.nic.EmbeddedNic;
-import io.spraynic.datapath.nic.NicConnection;
-import io.spraynic.datapath.api.RocevEndpoint;
-import io.spraynic.datapath.verbs.AccessFlags;
-import io.spraynic.datapath.verbs.MemoryRegion;
 import org.agrona.IoUtil;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.collections.Long2ObjectHashMap;
@@ -23,8 +18,6 @@ import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 
 import java.io.IOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -47,13 +40,15 @@ import java.util.function.Consumer;
  * Serves an {@link EmbeddedNic} to applications in other processes through shared memory in an IPC directory
  * (as Aeron's driver conductor serves its clients through the CnC file): clients write commands into the
  * control file's to-NIC ring ({@link IpcFileDescriptor}, {@link IpcMessages}) and read answers from an answer ring
- * of their own; each region a client registers is a file both processes map, so what the NIC places there the
- * client sees; each connection has a file of rings ({@link ConnectionRings}) through which the client posts
+ * of their own; each region a client registers is a memfd of the client's, sealed against shrinking and passed on
+ * the NIC's socket ({@link CommandSocket}, {@link RegionCommands}), so what the NIC places there the client sees and
+ * no client can truncate it under the NIC; each connection has a file of rings ({@link ConnectionRings}) through which the client posts
  * work requests and takes completions. The conductor is not on that path: the worker that owns a connection reads
  * its request ring in place and writes its completion rings ({@link ClientRequestRing}).
  * <p>
  * The conductor is one Agrona {@link Agent} on its own thread, never on a worker: each duty cycle it beats the
- * heartbeat, takes commands, drops clients whose connection rings the workers found broken, and times out clients
+ * heartbeat, takes commands (from the command ring and, with their memory, from the socket; regions and connections
+ * are handled by {@link RegionCommands} and {@link ConnectionCommands}), drops clients whose connection rings the workers found broken, and times out clients
  * that stopped sending keepalives (a client process that died): their connections are closed, their regions deregistered and their files removed. Control
  * actions that wait on the NIC (register, connect, accept, close) run on a separate control thread pool and
  * hand their result back to the conductor, so one slow handshake never stalls another client's traffic.
@@ -136,7 +131,8 @@ public final class IpcConductor implements Agent, AutoCloseable
             return t;
         });
     private final Long2ObjectHashMap<IpcClient> clients = new Long2ObjectHashMap<>();
-    private final ArrayList<ServedConnection> served = new ArrayList<>();
+    /** Connections whose rings the workers read; a client that broke one is dropped (conductor thread). */
+    final ArrayList<ServedConnection> served = new ArrayList<>();
     private final ArrayList<IpcClient> drops = new ArrayList<>();
     private final IpcMessages.Header commandHeader = new IpcMessages.Header();
     private final IpcMessages.AddClient addClient = new IpcMessages.AddClient();
@@ -147,10 +143,11 @@ public final class IpcConductor implements Agent, AutoCloseable
     private final IpcMessages.StartCapture startCapture = new IpcMessages.StartCapture();
     private final IpcMessages.Ok ok = new IpcMessages.Ok();
     private final IpcMessages.Error error = new IpcMessages.Error();
-    private final IpcMessages.RegionReady regionReady = new IpcMessages.RegionReady();
-    private final IpcMessages.ConnectionReady connectionReady = new IpcMessages.ConnectionReady();
-    private final IpcMessages.ConnectionClosed connectionClosed = new IpcMessages.ConnectionClosed();
     private final UntrustedRingReader.Handler commandHandler = this::onCommand;
+    private final CommandSocket.Handler socketHandler = this::onCommand;
+    private final CommandSocket socket;
+    private final RegionCommands regionCommands;
+    private final ConnectionCommands connectionCommands;
     private final IpcCaptures captures;
     final IpcCounters counters;
     private long nextClientId = 1;
@@ -195,6 +192,9 @@ public final class IpcConductor implements Agent, AutoCloseable
             IpcFileDescriptor.HEADER_LENGTH + IpcFileDescriptor.toNicLength(), IpcFileDescriptor.toClientsLength()));
         this.counters = new IpcCounters(countersFile);
         this.captures = new IpcCaptures(this, nic, limits.capture());
+        this.regionCommands = new RegionCommands(this, nic, counters, limits);
+        this.connectionCommands = new ConnectionCommands(this, nic, counters, limits);
+        this.socket = CommandSocket.open(directory, counters);
         header.putIntRelease(IpcFileDescriptor.VERSION_OFFSET, IpcFileDescriptor.VERSION);
     }
 
@@ -271,6 +271,18 @@ public final class IpcConductor implements Agent, AutoCloseable
         return directory;
     }
 
+    /** @return a new id for a region or connection (they share one counter; never 0). */
+    long nextObjectId()
+    {
+        return nextObjectId++;
+    }
+
+    /** @return connections open on the NIC's socket now (tests). */
+    int socketConnections()
+    {
+        return socket.connections();
+    }
+
     /** @return what clients may hold. */
     public Limits limits()
     {
@@ -288,6 +300,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         nowMs = now;
         header.putLongRelease(IpcFileDescriptor.HEARTBEAT_OFFSET, now);
         int work = takeCommands(now);
+        work += socket.poll(now, socketHandler);
         Runnable result;
         while (null != (result = results.poll()))
         {
@@ -385,12 +398,22 @@ public final class IpcConductor implements Agent, AutoCloseable
     /** One command record, copied out of the command ring; never throws (a client that makes it throw is dropped). */
     private boolean onCommand(final int type, final MutableDirectBuffer buffer, final int length)
     {
+        onCommand(type, buffer, length, -1);
+        return true;
+    }
+
+    /**
+     * One command, copied out of the command ring ({@code memoryFd} -1) or received on the socket with the memfd it
+     * carries (closed by the socket after this returns: what is kept is mapped); never throws.
+     */
+    private void onCommand(final int type, final MutableDirectBuffer buffer, final int length, final int memoryFd)
+    {
         counters.commands.incrementRelease();
         if (length < IpcMessages.Header.LENGTH)
         {
             counters.commandsMalformed.incrementRelease(); // no ids to answer to
             counters.commandErrors.incrementRelease();
-            return true;
+            return;
         }
         commandHeader.wrap(buffer, 0);
         final long clientId = commandHeader.clientId();
@@ -401,7 +424,7 @@ public final class IpcConductor implements Agent, AutoCloseable
             if (type == IpcMessages.ADD_CLIENT)
             {
                 onAddClient(addClient.wrap(buffer, 0), correlationId, length);
-                return true;
+                return;
             }
             client = clients.get(clientId);
             if (null == client)
@@ -412,7 +435,7 @@ public final class IpcConductor implements Agent, AutoCloseable
                     broadcastError(clientId, correlationId, type, IpcMessages.ERR_NOT_CONNECTED, "client " + clientId +
                         " is not connected to this NIC (it timed out, closed or was dropped): connect again");
                 }
-                return true;
+                return;
             }
             if (commandHeader.token() != client.token)
             {
@@ -420,7 +443,7 @@ public final class IpcConductor implements Agent, AutoCloseable
                 counters.commandsBadToken.incrementRelease();
                 counters.log("dropped commands that name client " + clientId + " without its token", null, nowMs,
                     LOG_INTERVAL_MS);
-                return true;
+                return;
             }
             client.lastSeenMs = nowMs;
             final int fixed = IpcMessages.fixedLength(type);
@@ -430,7 +453,7 @@ public final class IpcConductor implements Agent, AutoCloseable
                 respondError(client, correlationId, type, IpcMessages.ERR_MALFORMED, fixed < 0 ?
                     "unknown command type " + type : IpcMessages.name(type) + " of " + length +
                     " B is shorter than its " + fixed + " B: is the client of another version?");
-                return true;
+                return;
             }
             switch (type)
             {
@@ -442,12 +465,12 @@ public final class IpcConductor implements Agent, AutoCloseable
                     respondOk(client, correlationId, 0); // before its answer ring goes
                     release(client, counters.clientsClosed, null);
                 }
-                case IpcMessages.REGISTER -> onRegister(client, register.wrap(buffer, 0));
-                case IpcMessages.DEREGISTER -> onDeregister(client, objectCommand.wrap(buffer, 0));
+                case IpcMessages.REGISTER -> regionCommands.onRegister(client, register.wrap(buffer, 0), memoryFd);
+                case IpcMessages.DEREGISTER -> regionCommands.onDeregister(client, objectCommand.wrap(buffer, 0));
                 case IpcMessages.CONNECT, IpcMessages.ACCEPT, IpcMessages.CREATE_QUEUE_PAIR ->
-                    onConnect(client, type, connect.wrap(buffer, 0));
-                case IpcMessages.CONNECT_QUEUE_PAIR -> onConnectQueuePair(client, connectQueuePair.wrap(buffer, 0));
-                case IpcMessages.CLOSE_CONNECTION -> onCloseConnection(client, objectCommand.wrap(buffer, 0));
+                    connectionCommands.onConnect(client, type, connect.wrap(buffer, 0));
+                case IpcMessages.CONNECT_QUEUE_PAIR -> connectionCommands.onConnectQueuePair(client, connectQueuePair.wrap(buffer, 0));
+                case IpcMessages.CLOSE_CONNECTION -> connectionCommands.onCloseConnection(client, objectCommand.wrap(buffer, 0));
                 case IpcMessages.START_CAPTURE -> captures.onStart(client, startCapture.wrap(buffer, 0));
                 case IpcMessages.STOP_CAPTURE -> captures.onStop(client, objectCommand.wrap(buffer, 0));
                 default -> respondError(client, correlationId, type, IpcMessages.ERR_MALFORMED, "unknown command type " + type);
@@ -462,7 +485,6 @@ public final class IpcConductor implements Agent, AutoCloseable
                 drop(client, counters.droppedUnexpected, "an unexpected error in its " + IpcMessages.name(type));
             }
         }
-        return true;
     }
 
     private void onAddClient(final IpcMessages.AddClient command, final long correlationId, final int length)
@@ -534,91 +556,6 @@ public final class IpcConductor implements Agent, AutoCloseable
         answer(client, IpcMessages.OK, IpcMessages.Ok.LENGTH);
     }
 
-    private void onRegister(final IpcClient client, final IpcMessages.Register command)
-    {
-        final long correlationId = command.correlationId();
-        final long bytes = command.regionLength();
-        final int access = command.access();
-        if (bytes <= 0 || bytes > MAX_REGION_BYTES)
-        {
-            respondError(client, correlationId, IpcMessages.REGISTER, IpcMessages.ERR_BAD_VALUE, "a region of " + bytes +
-                " B is not in 1.." + MAX_REGION_BYTES);
-            return;
-        }
-        try
-        {
-            AccessFlags.validate(access);
-        }
-        catch (final IllegalArgumentException ex)
-        {
-            respondError(client, correlationId, IpcMessages.REGISTER, IpcMessages.ERR_BAD_VALUE, ex.getMessage());
-            return;
-        }
-        if (client.regions.size() + client.pendingRegions >= limits.maxRegionsPerClient())
-        {
-            counters.refusedRegions.incrementRelease();
-            respondError(client, correlationId, IpcMessages.REGISTER, IpcMessages.ERR_LIMIT, "client " + client.id +
-                " holds its limit of " + limits.maxRegionsPerClient() + " regions: deregister one first, or start the " +
-                "NIC with a higher --ipc-max-regions");
-            return;
-        }
-        final long regionId = nextObjectId++;
-        final Path file = directory.resolve("mr-" + client.id + "-" + regionId);
-        client.pendingRegions++;
-        submit(client, correlationId, IpcMessages.REGISTER, () ->
-        {
-            final Arena arena = Arena.ofShared();
-            try
-            {
-                IpcFiles.createOwnerOnly(file);
-                try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
-                    LinkOption.NOFOLLOW_LINKS))
-                {
-                    final MemorySegment segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
-                    final MemoryRegion region = nic.register(segment, access, client.domain());
-                    counters.regions.increment();
-                    return new IpcClient.Region(regionId, file, arena, region);
-                }
-            }
-            catch (final IOException | RuntimeException ex)
-            {
-                arena.close();
-                IpcFiles.delete(file);
-                throw new IllegalStateException("could not make a region of " + bytes + " B in " + file + ": " +
-                    ex.getMessage(), ex);
-            }
-        }, (IpcClient.Region made) ->
-        {
-            if (client.released)
-            {
-                releaseLater(() -> releaseRegion(made)); // the client went while its region was made
-                return;
-            }
-            client.regions.put(made.id(), made);
-            final int length = regionReady.wrap(response, 0).set(made.id(), made.region().address(), bytes,
-                made.region().lkey(), made.region().rkey(), access, file.getFileName().toString());
-            regionReady.ids(client.id, correlationId);
-            answer(client, IpcMessages.REGION_READY, length);
-        }, () -> client.pendingRegions--);
-    }
-
-    private void onDeregister(final IpcClient client, final IpcMessages.ObjectCommand command)
-    {
-        final long correlationId = command.correlationId();
-        final IpcClient.Region region = client.regions.remove(command.objectId());
-        if (null == region)
-        {
-            refuseUnknownObject(client, correlationId, IpcMessages.DEREGISTER, "region", command.objectId());
-            return;
-        }
-        submit(client, correlationId, IpcMessages.DEREGISTER, () ->
-        {
-            releaseRegion(region);
-            return region;
-        }, (IpcClient.Region done) -> respondOk(client, correlationId, done.id()), null);
-    }
-
-    /** Refuses a command naming an object the client does not hold; counts it apart when another client holds it. */
     void refuseUnknownObject(final IpcClient client, final long correlationId, final int type, final String what,
         final long objectId)
     {
@@ -632,168 +569,6 @@ public final class IpcConductor implements Agent, AutoCloseable
         }
         respondError(client, correlationId, type, IpcMessages.ERR_UNKNOWN_OBJECT, "client " + client.id + " has no " +
             what + " " + objectId);
-    }
-
-    private void onConnect(final IpcClient client, final int type, final IpcMessages.Connect command)
-    {
-        final long correlationId = command.correlationId();
-        final int timeoutMs = command.timeoutMs();
-        final int planes = command.planes();
-        if (type != IpcMessages.CREATE_QUEUE_PAIR && (timeoutMs <= 0 || timeoutMs > MAX_TIMEOUT_MS))
-        {
-            respondError(client, correlationId, type, IpcMessages.ERR_BAD_VALUE, "a timeout of " + timeoutMs +
-                " ms is not in 1.." + MAX_TIMEOUT_MS);
-            return;
-        }
-        final NicConnection.Kind required = type == IpcMessages.CREATE_QUEUE_PAIR ?
-            NicConnection.Kind.ROCEV2 : NicConnection.Kind.SPRAY;
-        if (nic.mode() != required)
-        {
-            respondError(client, correlationId, type, IpcMessages.ERR_BAD_VALUE, "this NIC runs " + nic.mode() + ": " +
-                IpcMessages.name(type) + " needs a " + required + " NIC");
-            return;
-        }
-        if (type == IpcMessages.CONNECT && planes != nic.planes())
-        {
-            respondError(client, correlationId, type, IpcMessages.ERR_BAD_VALUE, "this NIC has " + nic.planes() +
-                " plane(s), the CONNECT names " + planes + ": give the peer's address on each plane");
-            return;
-        }
-        if (type == IpcMessages.CREATE_QUEUE_PAIR && (planes < 0 || planes >= nic.planes()))
-        {
-            respondError(client, correlationId, type, IpcMessages.ERR_BAD_VALUE, "plane " + planes +
-                " is not one of this NIC's 0.." + (nic.planes() - 1));
-            return;
-        }
-        if (client.connections.size() + client.pendingConnections >= limits.maxConnectionsPerClient())
-        {
-            counters.refusedConnections.incrementRelease();
-            respondError(client, correlationId, type, IpcMessages.ERR_LIMIT, "client " + client.id +
-                " holds its limit of " + limits.maxConnectionsPerClient() + " connections: close one first, or start " +
-                "the NIC with a higher --ipc-max-connections");
-            return;
-        }
-        final int[] ips = new int[type == IpcMessages.CONNECT ? Math.min(planes, IpcMessages.MAX_PLANES) : 0];
-        for (int p = 0; p < ips.length; p++)
-        {
-            ips[p] = command.ipv4(p);
-        }
-        final long connectionId = nextObjectId++;
-        final Path file = directory.resolve("conn-" + client.id + "-" + connectionId);
-        client.pendingConnections++;
-        submit(client, correlationId, type, () ->
-        {
-            final NicConnection c = switch (type)
-            {
-                case IpcMessages.CONNECT -> nic.connect(ips, Duration.ofMillis(timeoutMs));
-                case IpcMessages.ACCEPT -> nic.accept(Duration.ofMillis(timeoutMs));
-                default -> nic.createQueuePair(planes);
-            };
-            if (null == c)
-            {
-                throw new IllegalStateException("no peer connected within " + timeoutMs + " ms");
-            }
-            try
-            {
-                nic.bindProtectionDomain(c, client.domain()); // only this client's regions, by lkey or by rkey
-                final ServedConnection made = new ServedConnection(connectionId, client, c,
-                    ConnectionRings.create(file, connectionId), counters);
-                nic.takeRequestsFrom(c, made.requests); // its worker reads the client's ring from now on
-                counters.connections.increment();
-                return made;
-            }
-            catch (final RuntimeException ex)
-            {
-                c.close(Duration.ZERO);
-                IpcFiles.delete(file);
-                throw ex;
-            }
-        }, (ServedConnection made) ->
-        {
-            if (client.released)
-            {
-                releaseLater(() -> releaseConnection(made, Duration.ZERO));
-                return;
-            }
-            client.connections.put(made.id, made);
-            served.add(made);
-            final NicConnection c = made.connection;
-            final int length;
-            if (c.kind() == NicConnection.Kind.ROCEV2)
-            {
-                final RocevEndpoint e = c.rocevEndpoint();
-                length = connectionReady.wrap(response, 0).set(made.id, c.kind().ordinal(), c.localId(), c.streams(),
-                    c.plane(), e.psn(), e.ipv4(), e.mtu(), file.getFileName().toString());
-            }
-            else
-            {
-                length = connectionReady.wrap(response, 0).set(made.id, c.kind().ordinal(), c.localId(), c.streams(),
-                    c.plane(), 0, 0, 0, file.getFileName().toString());
-            }
-            connectionReady.ids(client.id, correlationId);
-            answer(client, IpcMessages.CONNECTION_READY, length);
-        }, () -> client.pendingConnections--);
-    }
-
-    private void onConnectQueuePair(final IpcClient client, final IpcMessages.ConnectQueuePair command)
-    {
-        final long correlationId = command.correlationId();
-        final ServedConnection connection = client.connections.get(command.connectionId());
-        final int timeoutMs = command.timeoutMs();
-        if (null == connection || connection.connection.kind() != NicConnection.Kind.ROCEV2)
-        {
-            refuseUnknownObject(client, correlationId, IpcMessages.CONNECT_QUEUE_PAIR, "queue pair", command.connectionId());
-            return;
-        }
-        if (timeoutMs <= 0 || timeoutMs > MAX_TIMEOUT_MS)
-        {
-            respondError(client, correlationId, IpcMessages.CONNECT_QUEUE_PAIR, IpcMessages.ERR_BAD_VALUE, "a timeout of " +
-                timeoutMs + " ms is not in 1.." + MAX_TIMEOUT_MS);
-            return;
-        }
-        final RocevEndpoint remote;
-        try
-        {
-            remote = new RocevEndpoint(command.qpn(), command.psn(), command.ipv4(), command.mtu());
-        }
-        catch (final IllegalArgumentException ex)
-        {
-            respondError(client, correlationId, IpcMessages.CONNECT_QUEUE_PAIR, IpcMessages.ERR_BAD_VALUE, ex.getMessage());
-            return;
-        }
-        submit(client, correlationId, IpcMessages.CONNECT_QUEUE_PAIR, () ->
-        {
-            connection.connection.connect(remote, Duration.ofMillis(timeoutMs));
-            return connection;
-        }, (ServedConnection done) -> respondOk(client, correlationId, done.id), null);
-    }
-
-    private void onCloseConnection(final IpcClient client, final IpcMessages.ObjectCommand command)
-    {
-        final long correlationId = command.correlationId();
-        final int timeoutMs = command.timeoutMs();
-        if (timeoutMs < 0 || timeoutMs > MAX_TIMEOUT_MS)
-        {
-            respondError(client, correlationId, IpcMessages.CLOSE_CONNECTION, IpcMessages.ERR_BAD_VALUE, "a timeout of " +
-                timeoutMs + " ms is not in 0.." + MAX_TIMEOUT_MS);
-            return;
-        }
-        final ServedConnection connection = client.connections.remove(command.objectId());
-        if (null == connection)
-        {
-            refuseUnknownObject(client, correlationId, IpcMessages.CLOSE_CONNECTION, "connection", command.objectId());
-            return;
-        }
-        served.remove(connection); // its worker takes what the client posted before closing until the connection closes
-        submit(client, correlationId, IpcMessages.CLOSE_CONNECTION,
-            () -> releaseConnection(connection, Duration.ofMillis(timeoutMs)),
-            (DrainReport.ConnectionDrain drain) ->
-            {
-                connectionClosed.wrap(response, 0).set(connection.id, drain.postedSends(), drain.postedReceives(),
-                    drain.waiting(), drain.idle());
-                connectionClosed.ids(client.id, correlationId);
-                answer(client, IpcMessages.CONNECTION_CLOSED, IpcMessages.ConnectionClosed.LENGTH);
-            }, null);
     }
 
     // ---------------------------------------------------------------- releasing clients
@@ -914,7 +689,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         {
             try
             {
-                releaseConnection(connection, drain);
+                connectionCommands.releaseConnection(connection, drain);
             }
             catch (final RuntimeException ex)
             {
@@ -925,53 +700,13 @@ public final class IpcConductor implements Agent, AutoCloseable
         {
             try
             {
-                releaseRegion(region);
+                regionCommands.releaseRegion(region);
             }
             catch (final RuntimeException ex)
             {
                 System.err.println("spraynic ipc: freeing region " + region.id() + " failed: " + ex.getMessage());
             }
         }
-    }
-
-    /**
-     * Control thread: closes the NIC's connection, unmaps and removes its rings. The connection's worker reads the rings
-     * until it let go of the connection: when the close did not confirm that (it failed or timed out), the mapping
-     * stays (deliberately leaked until the process ends) and only the file name goes.
-     */
-    private DrainReport.ConnectionDrain releaseConnection(final ServedConnection connection, final Duration timeout)
-    {
-        try
-        {
-            final DrainReport.ConnectionDrain drain = connection.connection.close(timeout);
-            connection.rings.close();
-            return drain;
-        }
-        finally
-        {
-            IpcFiles.delete(connection.rings.path());
-            counters.connections.decrement();
-        }
-    }
-
-    /** Control thread: deregisters a region, unmaps it and removes its file. */
-    private void releaseRegion(final IpcClient.Region region)
-    {
-        try
-        {
-            nic.deregister(region.region());
-        }
-        catch (final RuntimeException notConfirmed)
-        {
-            // a worker did not confirm that it let go of the region (timed out or closing): it may still place into
-            // it, so the mapping stays (deliberately leaked until the process ends); only the file name goes
-            IpcFiles.delete(region.file());
-            counters.regions.decrement();
-            throw notConfirmed;
-        }
-        region.arena().close();
-        IpcFiles.delete(region.file());
-        counters.regions.decrement();
     }
 
     /** Frees what a client no longer holds: on a control thread, or here once the conductor is closing. */
@@ -1146,6 +881,7 @@ public final class IpcConductor implements Agent, AutoCloseable
             }
         }
         releaseAll(connections, regions, Duration.ZERO);
+        socket.close();
         counters.close();
         IoUtil.unmap(mapped);
         IpcFiles.removeNicFiles(directory);

@@ -51,6 +51,14 @@ final class IpcCounters
     final AtomicCounter captures;
     final AtomicCounter capturesEnded;
     final AtomicCounter refusedCaptures;
+    final AtomicCounter refusedMemory;
+    final AtomicCounter socketConnections;
+    final AtomicCounter socketRefusedConnections;
+    final AtomicCounter socketIdleClosed;
+    final AtomicCounter socketDroppedTooLong;
+    final AtomicCounter socketDroppedDescriptors;
+    final AtomicCounter socketDroppedMalformed;
+    final AtomicCounter unexpectedSocket;
 
     private final List<AtomicCounter> all = new ArrayList<>();
     private final Map<String, long[]> logged = new HashMap<>();
@@ -95,6 +103,14 @@ final class IpcCounters
         captures = add(file, "ipc: captures started");
         capturesEnded = add(file, "ipc: captures ended");
         refusedCaptures = add(file, "ipc: captures refused");
+        refusedMemory = add(file, "ipc: refused: memory not a sealed memfd of the size");
+        socketConnections = add(file, "ipc: socket connections");
+        socketRefusedConnections = add(file, "ipc: socket connections refused: limit");
+        socketIdleClosed = add(file, "ipc: socket connections closed: idle");
+        socketDroppedTooLong = add(file, "ipc: socket messages dropped: too long");
+        socketDroppedDescriptors = add(file, "ipc: socket messages dropped: not exactly one descriptor");
+        socketDroppedMalformed = add(file, "ipc: socket messages dropped: not a command that carries memory");
+        unexpectedSocket = add(file, "ipc: unexpected errors: socket");
     }
 
     private AtomicCounter add(final CountersFile file, final String label)

@@ -188,7 +188,7 @@ final class IpcFiles
             files.filter(p ->
             {
                 final String name = p.getFileName().toString();
-                return name.equals(IpcFileDescriptor.CONTROL_FILE) || name.startsWith("mr-") || name.startsWith("conn-") ||
+                return name.equals(IpcFileDescriptor.CONTROL_FILE) || name.equals(CommandSocket.SOCKET_FILE) || name.startsWith("mr-") || name.startsWith("conn-") ||
                     name.startsWith(IpcFileDescriptor.ANSWER_FILE_PREFIX);
             }).forEach(IpcFiles::delete);
         }

@@ -359,7 +359,8 @@ public final class NicClient implements Nic
     }
 
     /**
-     * Registers a new region of shared memory: the NIC makes and maps a file, registers it, and this client maps it.
+     * Registers a new region of shared memory: this client makes a memfd of {@code bytes}, seals it against resizing,
+     * and sends it with REGISTER on the NIC's socket; the NIC checks the seals, maps it and registers it.
      *
      * @param bytes  size.
      * @param access {@code AccessFlags}.
@@ -367,26 +368,45 @@ public final class NicClient implements Nic
      */
     public synchronized ClientRegion register(final long bytes, final int access)
     {
-        register.wrap(command, 0);
-        register.region(bytes, access);
-        request(IpcMessages.REGISTER, IpcMessages.Register.LENGTH, CONTROL_TIMEOUT);
-        final IpcMessages.RegionReady ready = regionReady.wrap(reply, 0);
-        final Path file = directory.resolve(ready.file());
-        final Arena arena = Arena.ofShared();
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE))
+        if (bytes <= 0)
         {
-            final MemorySegment segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, ready.regionLength(), arena);
-            final ClientRegion region = new ClientRegion(ready.regionId(), ready.address(), ready.regionLength(),
-                ready.lkey(), ready.rkey(), ready.access(), file, arena, segment);
+            register.wrap(command, 0);
+            register.region(bytes, access);
+            request(IpcMessages.REGISTER, IpcMessages.Register.LENGTH, CONTROL_TIMEOUT); // no memory to make: the NIC says why
+            throw new IllegalStateException("the NIC accepted a region of " + bytes + " B");
+        }
+        final SealedMemory memory = SealedMemory.create("spraynic-mr", bytes);
+        try
+        {
+            final IpcMessages.RegionReady ready = registerMemory(memory.fd(), bytes, access);
+            final ClientRegion region = new ClientRegion(ready.regionId(), ready.address(), bytes, ready.lkey(),
+                ready.rkey(), ready.access(), memory);
             regions.add(region);
             return region;
         }
-        catch (final IOException ex)
+        catch (final RuntimeException ex)
         {
-            arena.close();
-            throw new IllegalStateException("the NIC registered " + file + " but this process cannot map it: " +
-                ex.getMessage(), ex);
+            memory.close();
+            throw ex;
         }
+    }
+
+    /**
+     * Sends REGISTER with {@code memoryFd} as the region's memory and waits for REGION_READY (in {@link #reply}); the
+     * descriptor stays this caller's. Package-private so that tests can offer the NIC memory no honest client offers.
+     */
+    synchronized IpcMessages.RegionReady registerMemory(final int memoryFd, final long bytes, final int access)
+    {
+        register.wrap(command, 0);
+        register.region(bytes, access);
+        request(IpcMessages.REGISTER, IpcMessages.Register.LENGTH, CONTROL_TIMEOUT, memoryFd);
+        final IpcMessages.RegionReady ready = regionReady.wrap(reply, 0);
+        if (ready.regionLength() != bytes)
+        {
+            throw new IllegalStateException("the NIC answered REGISTER of " + bytes + " B with a region of " +
+                ready.regionLength() + " B");
+        }
+        return ready;
     }
 
     /** Deregisters a region: its keys name nothing from now on, the NIC removes its file, and this view is closed. */
@@ -543,24 +563,43 @@ public final class NicClient implements Nic
      */
     private synchronized long request(final int type, final int length, final Duration timeout)
     {
+        return request(type, length, timeout, -1);
+    }
+
+    private synchronized long request(final int type, final int length, final Duration timeout, final int memoryFd)
+    {
         if (closed)
         {
             throw new IllegalStateException("this NIC client is closed");
         }
-        return send(type, length, timeout, clientId, token);
+        return send(type, length, timeout, clientId, token, memoryFd);
     }
 
     private long send(final int type, final int length, final Duration timeout, final long clientId, final long token)
+    {
+        return send(type, length, timeout, clientId, token, -1);
+    }
+
+    /** Sends a command on the command ring or, with the memory it carries ({@code memoryFd} >= 0), on the NIC's socket. */
+    private long send(final int type, final int length, final Duration timeout, final long clientId, final long token,
+        final int memoryFd)
     {
         final int epoch = commandRingEpoch();
         final long correlationId = toNic.nextCorrelationId();
         commandHeader.wrap(command, 0);
         commandHeader.ids(clientId, correlationId, token);
         final long deadline = System.nanoTime() + timeout.toNanos();
-        while (!toNic.write(type, command, 0, length))
+        if (memoryFd >= 0)
         {
-            failIfStopped(type, deadline, epoch);
-            Thread.onSpinWait();
+            sendWithMemory(type, length, memoryFd);
+        }
+        else
+        {
+            while (!toNic.write(type, command, 0, length))
+            {
+                failIfStopped(type, deadline, epoch);
+                Thread.onSpinWait();
+            }
         }
         awaitedCorrelationId = correlationId;
         awaitedClientId = clientId;
@@ -602,6 +641,39 @@ public final class NicClient implements Nic
                 IpcMessages.errorName(refusal.code()) + "): " + refusal.message());
         }
         return replyType == IpcMessages.OK ? ok.wrap(reply, 0).value() : 0;
+    }
+
+    /** One message on {@code DIR/nic.sock}: type, a reserved word, the command; the memfd as its one descriptor. */
+    private void sendWithMemory(final int type, final int length, final int memoryFd)
+    {
+        if (isNicStopped())
+        {
+            throw new IllegalStateException("the NIC (pid " + nicPid + ") serving " + directory + " has stopped");
+        }
+        final Path path = directory.resolve(CommandSocket.SOCKET_FILE);
+        final int socket = UnixSockets.connect(path.toString());
+        if (socket < 0)
+        {
+            throw new IllegalStateException("cannot connect to the NIC's socket " + path + " (errno " + -socket +
+                "): is the NIC of IPC version " + IpcFileDescriptor.VERSION + " still running?");
+        }
+        try
+        {
+            final byte[] message = new byte[CommandSocket.MESSAGE_HEADER_LENGTH + length];
+            final UnsafeBuffer buffer = new UnsafeBuffer(message);
+            buffer.putInt(0, type, IpcMessages.ORDER);
+            buffer.putBytes(CommandSocket.MESSAGE_HEADER_LENGTH, command, 0, length);
+            final long sent = UnixSockets.send(socket, message, memoryFd);
+            if (sent != message.length)
+            {
+                throw new IllegalStateException("cannot send " + IpcMessages.name(type) + " on " + path + " (" +
+                    (sent < 0 ? "errno " + -sent : sent + " B of " + message.length) + ")");
+            }
+        }
+        finally
+        {
+            UnixSockets.close(socket);
+        }
     }
 
     private int commandRingEpoch()

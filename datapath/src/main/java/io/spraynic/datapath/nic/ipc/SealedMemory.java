@@ -111,6 +111,54 @@ final class SealedMemory implements AutoCloseable
         }
     }
 
+    /** @return the descriptor, open until {@link #close()}: what a client passes to the NIC over its socket. */
+    int fd()
+    {
+        return fd;
+    }
+
+    /**
+     * Checks memory another process passed: {@code fd} must be a memfd sealed against shrinking and against changes
+     * to its seals ({@code F_SEAL_SHRINK | F_SEAL_SEAL}), not sealed against writes, and at least {@code length} bytes,
+     * so that nothing its sender does afterwards can make an access of this process's mapping fault.
+     *
+     * @return null when it may be mapped, else why not, in words for the client.
+     */
+    static String receivedProblem(final int fd, final long length)
+    {
+        final int seals = UnixSockets.seals(fd);
+        if (seals < 0)
+        {
+            return "the descriptor is not a memfd made with MFD_ALLOW_SEALING (fcntl F_GET_SEALS: errno " + -seals + ")";
+        }
+        final int needed = UnixSockets.F_SEAL_SHRINK | UnixSockets.F_SEAL_SEAL;
+        if ((seals & needed) != needed)
+        {
+            return "the memfd has seals 0x" + Integer.toHexString(seals) + ", not F_SEAL_SHRINK and F_SEAL_SEAL: " +
+                "its sender could truncate it under the NIC";
+        }
+        if (0 != (seals & (UnixSockets.F_SEAL_WRITE | UnixSockets.F_SEAL_FUTURE_WRITE)))
+        {
+            return "the memfd is sealed against writes (seals 0x" + Integer.toHexString(seals) + ")";
+        }
+        final long size = UnixSockets.size(fd);
+        if (size < length)
+        {
+            return "the memfd is " + size + " B, less than the " + length + " B it must hold";
+        }
+        return null;
+    }
+
+    /** @return {@code length} bytes of the memfd {@code fd} (checked by {@link #receivedProblem}), mapped in {@code arena}. */
+    static MemorySegment mapReceived(final int fd, final long length, final Arena arena) throws IOException
+    {
+        try (FileChannel channel = FileChannel.open(Path.of("/proc/self/fd/" + fd), StandardOpenOption.READ,
+            StandardOpenOption.WRITE))
+        {
+            return channel.map(FileChannel.MapMode.READ_WRITE, 0, length, arena);
+        }
+    }
+
     /** @return the memory, mapped. */
     MemorySegment memory()
     {

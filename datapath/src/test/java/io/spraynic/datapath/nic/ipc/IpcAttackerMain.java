@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic.ipc;
 
+import io.spraynic.datapath.verbs.AccessFlags;
 import org.agrona.concurrent.AtomicBuffer;
 
 import java.io.BufferedReader;
@@ -31,7 +32,7 @@ public final class IpcAttackerMain
     {
     }
 
-    public static void main(final String[] args) throws Exception
+    public static void main(final String[] args) throws Throwable
     {
         final Path dir = Path.of(args[0]);
         final NicClient client = NicClient.connect(dir, Duration.ofSeconds(20));
@@ -56,6 +57,31 @@ public final class IpcAttackerMain
                     raw.objectCommand(IpcMessages.DEREGISTER, victim, guess, 1);
                     raw.objectCommand(IpcMessages.CLOSE_CONNECTION, client.clientId(), client.token(), victimConnection);
                     say("FORGED");
+                }
+                case "SOCKET-GARBAGE" ->
+                {
+                    // garbage on the NIC's socket, memory it must not map, and a truncation of a sealed region
+                    final int rounds = Integer.parseInt(words[1]);
+                    int refused = 0;
+                    for (int round = 0; round < rounds; round++)
+                    {
+                        CommandSocketAttackTest.sendGarbage(dir, client);
+                        final int unsealed = RawDescriptors.memfd(4096, 0);
+                        try
+                        {
+                            client.registerMemory(unsealed, 4096, AccessFlags.LOCAL_WRITE);
+                        }
+                        catch (final NicRefusedException expected)
+                        {
+                            refused++;
+                        }
+                        finally
+                        {
+                            UnixSockets.close(unsealed);
+                        }
+                    }
+                    final ClientRegion sealed = client.register(4096, AccessFlags.LOCAL_WRITE);
+                    say("SOCKET-GARBAGED " + refused + " " + UnixSockets.truncate(sealed.fd(), 0));
                 }
                 case "CORRUPT-OWN" ->
                 {

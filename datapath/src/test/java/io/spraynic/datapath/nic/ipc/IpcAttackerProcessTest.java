@@ -27,7 +27,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * An attacker in a separate process ({@link IpcAttackerMain}) forges commands in another client's name, corrupts its
+ * An attacker in a separate process ({@link IpcAttackerMain}) forges commands in another client's name, sends garbage
+ * and unsealed memory on the NIC's socket and tries to truncate its sealed region, corrupts its
  * own request ring and the NIC's command ring, and is killed (SIGKILL) between claim and commit on the command ring,
  * while a legitimate client in this process keeps writing into a peer's memory through its queue pair, every byte
  * verified. The attack fails, the counters account for every hostile input, the conductor keeps beating and serving.
@@ -70,6 +71,17 @@ class IpcAttackerProcessTest
                 attacker.expect("FORGED");
                 await(() -> bed.counter("ipc: commands dropped: wrong token") == 1 &&
                     bed.counter("ipc: commands refused: object not the client's") == 1, WAIT, "forgeries refused");
+
+                final long beforeGarbage = verified.get();
+                attacker.say("SOCKET-GARBAGE 20");
+                assertEquals("20 " + -UnixSockets.EPERM, attacker.expect("SOCKET-GARBAGED"),
+                    "every unsealed memfd refused, the sealed region's truncation refused with EPERM");
+                await(() -> bed.counter("ipc: socket messages dropped: not exactly one descriptor") == 40 &&
+                    bed.counter("ipc: socket messages dropped: too long") == 20 &&
+                    bed.counter("ipc: socket messages dropped: not a command that carries memory") == 40, WAIT,
+                    "every garbage message dropped");
+                assertEquals(20L, bed.counter("ipc: refused: memory not a sealed memfd of the size"));
+                await(() -> verified.get() > beforeGarbage + 4 || writer.isDone(), WAIT, "writes verified meanwhile");
 
                 attacker.say("CORRUPT-OWN");
                 attacker.expect("CORRUPTED-OWN");
