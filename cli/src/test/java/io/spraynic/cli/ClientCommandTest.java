@@ -128,9 +128,6 @@ class ClientCommandTest
         final CliTestSupport.Run none = CliTestSupport.run("client", "--ipc-dir", ipc.toString(), "--timeout", "0.1");
         assertTrue(none.exitCode() != 0);
         assertTrue(none.err().contains("no NIC serves " + ipc), none.err());
-        final CliTestSupport.Run classify = CliTestSupport.run("nic", "--config", "net_null", "--ipc-dir", ipc.toString());
-        assertTrue(classify.exitCode() != 0);
-        assertTrue(classify.err().contains("add --mode spray or --mode rocev2"), classify.err());
         final CliTestSupport.Run noRegions = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip",
             "10.0.0.1", "--ipc-dir", ipc.toString(), "--ipc-max-regions", "0");
         assertTrue(noRegions.exitCode() != 0);

@@ -64,7 +64,7 @@ import java.util.function.UnaryOperator;
  * the workers. A packet that arrives on another worker's queue (whatever the NIC's RSS did) is steered to the
  * owner by its DestQP.
  */
-public final class EmbeddedNic implements Nic
+public final class EmbeddedNic implements Nic, CaptureSource
 {
     /** Default time a control action waits for its worker. */
     public static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(10);
