@@ -3,6 +3,10 @@ package io.spraynic.cli;
 import io.spraynic.datapath.capture.LinkType;
 import io.spraynic.datapath.capture.PcapWriter;
 import io.spraynic.datapath.nic.CountersFileReader;
+import io.spraynic.datapath.nic.ipc.IpcMessages;
+import io.spraynic.datapath.nic.ipc.NicClient;
+import io.spraynic.datapath.nic.ipc.NicRefusedException;
+import io.spraynic.datapath.verbs.AccessFlags;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -10,6 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -17,6 +22,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -24,7 +31,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * that classify and count, no transport): two DPDK {@code net_pcap} ports replay two pcap files of known UDP frames
  * without end ({@code infinite_rx}); a capture of 300 ms takes them through the same IPC request and rings as from a
  * spray NIC, and tshark reads every frame of the pcapng back, byte for byte one of the frames its port replays, on
- * the interface of that port. A filtered capture takes one port only; a client asking for memory is refused.
+ * the interface of that port. A filtered capture takes one port only; a client asking for memory is refused, and the
+ * NIC captures on.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class ClassifyCaptureTest
@@ -117,6 +125,16 @@ class ClassifyCaptureTest
             final CliTestSupport.Run client = CliTestSupport.run("client", "--ipc-dir", ipc.toString(), "--timeout", "5");
             assertTrue(client.exitCode() != 0);
             assertTrue(client.err().contains("runs in classify mode: it serves spraynic capture only"), client.err());
+            // a client that asks for memory all the same is refused by the NIC, which serves on
+            try (NicClient direct = NicClient.connect(ipc, Duration.ofSeconds(5)))
+            {
+                assertNull(direct.mode(), "capture only");
+                final NicRefusedException refused = assertThrows(NicRefusedException.class,
+                    () -> direct.register(1 << 16, AccessFlags.LOCAL_WRITE));
+                assertEquals(IpcMessages.ERR_NOT_PERMITTED, refused.code(), refused.getMessage());
+                assertTrue(refused.getMessage().contains("classify mode"), refused.getMessage());
+            }
+            assertTrue(capture(ipc, dir.resolve("again.pcapng"), "port 0")[0] > 0, "and captures on");
         }
         finally
         {
