@@ -250,6 +250,11 @@ final class BenchCommand implements Runnable
         @Option(names = "--no-drain", description = "A capture client that never drains: every frame finds the ring full.")
         boolean noDrain;
 
+        @Option(names = "--filter", defaultValue = "", paramLabel = "EXPR", description = {
+            "Which frames the capture takes, as spraynic capture --filter (default: every frame); 'tx' takes none of",
+            "the received frames: the client polls as ever, the workers copy nothing."})
+        String filter;
+
         public Integer call() throws Exception
         {
             BadOption.range("--workers", workers, 1, 16);
@@ -259,7 +264,8 @@ final class BenchCommand implements Runnable
             final List<String> points = new ArrayList<>();
             final List<Double> ratios = new ArrayList<>();
             for (final io.spraynic.bench.nic.CaptureOverhead.Round r :
-                io.spraynic.bench.nic.CaptureOverhead.run(workers, size, snapLength, seconds, rounds, !noDrain))
+                io.spraynic.bench.nic.CaptureOverhead.run(workers, size, snapLength, seconds, rounds, !noDrain,
+                    io.spraynic.datapath.capture.CaptureFilter.parse(filter)))
             {
                 log("capture on net_null, " + workers + " worker(s), " + size + " B frames: " + r);
                 ratios.add(r.ratio());

@@ -58,6 +58,11 @@ final class ClientCommand implements Callable<Integer>
         final Duration timeout = Duration.ofMillis((long)(timeoutSeconds * 1000));
         try (NicClient nic = NicClient.connect(dir, timeout))
         {
+            if (null == nic.mode())
+            {
+                throw new IllegalArgumentException("the NIC in " + dir + " runs in classify mode: it serves spraynic capture " +
+                    "only; run it with --mode spray or --mode rocev2 for clients");
+            }
             System.out.printf(Locale.ROOT, "spraynic client: NIC pid %d in %s: %s, %d plane(s), %s; client id %d%n",
                 nic.nicPid(), dir, nic.mode().name().toLowerCase(Locale.ROOT), nic.planes(), Wire.ipv4ToString(nic.localIpv4(0)),
                 nic.clientId());

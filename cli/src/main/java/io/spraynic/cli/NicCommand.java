@@ -109,7 +109,8 @@ final class NicCommand implements Callable<Integer>
     @Option(names = "--ipc-dir", arity = "0..1", paramLabel = "DIR", fallbackValue = "",
         description = {"spray and rocev2 modes: serve applications in other processes through shared memory in DIR",
             "(default with no DIR: $SPRAYNIC_IPC_DIR, else /dev/shm/spraynic-$USER); they use it with NicClient or",
-            "spraynic client. Incoming spray connections then go to the clients that accept them."})
+            "spraynic client. Incoming spray connections then go to the clients that accept them. classify mode:",
+            "serve spraynic capture only."})
     Path ipcDir;
 
     @Option(names = "--psk-file", paramLabel = "PATH", description = {
@@ -196,11 +197,9 @@ final class NicCommand implements Callable<Integer>
         {
             throw new IllegalArgumentException("--mode " + mode + " is not one of classify, spray, rocev2");
         }
-        if (null != ipcDir)
-        {
-            throw new IllegalArgumentException("--ipc-dir serves applications a spray or RoCEv2 NIC, not --mode classify: " +
-                "leave --mode out (spray) or give --mode rocev2");
-        }
+        final Path ipc = null == ipcDir ? null : ipcDir.toString().isEmpty() ? IpcFileDescriptor.defaultDirectory() : ipcDir;
+        final IpcConductor.Limits ipcLimits = new IpcConductor.Limits(ipcMaxClients, ipcMaxRegions, ipcMaxConnections,
+            ipcCapture);
         final Supplier<IdleStrategy> idleStrategies = IdleStrategies.parse(idle);
         final NicConfig nicConfig = hugepagesOption.apply(PmdConfigLoader.load(config, params, verbose));
 
@@ -225,10 +224,19 @@ final class NicCommand implements Callable<Integer>
             MetricsServer _ = startMetrics(counters))
         {
             final NicRuntime runtime = NicRuntime.start(nicConfig, counters, idleStrategies, portCapture::wrap);
+            IpcConductor conductor = null;
             try
             {
                 System.out.printf(Locale.ROOT, "spraynic nic: %d port(s), %d poll thread(s) on %s; counters in %s%n",
                     nicConfig.ports().size(), runtime.pollThreads(), config, counters.path());
+                if (null != ipc)
+                {
+                    // classify mode serves no connections: the IPC directory is there for spraynic capture only
+                    conductor = IpcConductor.startCaptureOnly(runtime, ipc, counters,
+                        Duration.ofMillis((long)(ipcClientTimeout * 1000)), ipcLimits, IpcConductor.newIdleStrategy());
+                    System.out.printf(Locale.ROOT, "spraynic nic: serving live capture in %s (spraynic capture --ipc-dir %s)%n",
+                        ipc, ipc);
+                }
                 System.out.println("spraynic nic: running; Ctrl-C stops it, spraynic stat shows its counters");
                 System.out.flush();
                 final long deadline = seconds > 0 ? System.nanoTime() + (long)(seconds * 1e9) : Long.MAX_VALUE;
@@ -239,6 +247,10 @@ final class NicCommand implements Callable<Integer>
             }
             finally
             {
+                if (null != conductor)
+                {
+                    conductor.close(); // ends a running capture while the poll threads still confirm
+                }
                 runtime.close();
                 final long captured = portCapture.finish();
                 System.out.printf(Locale.ROOT, "spraynic nic: stopped%s%n",

@@ -149,13 +149,13 @@ class CaptureCommandTest
         return Long.parseLong(text.replace(",", ""));
     }
 
-    private static long value(final CountersFileReader counters, final String label)
+    static long value(final CountersFileReader counters, final String label)
     {
         return counters.read().stream().filter(c -> c.label().equals(label)).findFirst().orElseThrow(
             () -> new AssertionError("no counter " + label)).value();
     }
 
-    private static String run(final List<String> command) throws Exception
+    static String run(final List<String> command) throws Exception
     {
         final Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
         final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

@@ -128,11 +128,6 @@ class ClientCommandTest
         final CliTestSupport.Run none = CliTestSupport.run("client", "--ipc-dir", ipc.toString(), "--timeout", "0.1");
         assertTrue(none.exitCode() != 0);
         assertTrue(none.err().contains("no NIC serves " + ipc), none.err());
-        final CliTestSupport.Run classify = CliTestSupport.run("nic", "--config", "net_null", "--mode", "classify",
-            "--ipc-dir", ipc.toString());
-        assertTrue(classify.exitCode() != 0);
-        assertTrue(classify.err().contains("not --mode classify: leave --mode out (spray) or give --mode rocev2"),
-            classify.err());
         final CliTestSupport.Run byDefault = CliTestSupport.run("nic", "--config", "net_null", "--ipc-dir", ipc.toString());
         assertTrue(byDefault.exitCode() != 0);
         assertTrue(byDefault.err().contains("--mode spray needs --ip"), "the default is the spray NIC: " + byDefault.err());

@@ -62,9 +62,10 @@ public final class CaptureOverhead
      * @param frameBytes size of each frame net_null hands out.
      * @param snapLength bytes the capture keeps of each frame.
      * @param drain      whether a drainer empties the rings (false: a client that never drains; every frame is dropped).
+     * @param filter     which frames the capture takes.
      */
     public static List<Round> run(final int workers, final int frameBytes, final int snapLength, final double seconds,
-        final int rounds, final boolean drain) throws Exception
+        final int rounds, final boolean drain, final CaptureFilter filter) throws Exception
     {
         final NicConfig config = io.spraynic.pmd.PmdConfigs.load("net_null", java.util.Map.of("queues",
             Integer.toString(workers), "size", Integer.toString(frameBytes), "file_prefix", "spraynic-capture-bench-" +
@@ -88,7 +89,7 @@ public final class CaptureOverhead
                     layout.writeHeader(memory, ProcessHandle.current().pid(), r, new String[]{nic.portName(0)}, "", 0, 0);
                     final long capturedBefore = sum(counters, ": capture frames");
                     final long droppedBefore = sum(counters, ": capture drops (ring full)");
-                    nic.startCapture(memory, layout, CaptureFilter.ALL);
+                    nic.startCapture(memory, layout, filter);
                     final AtomicBoolean stop = new AtomicBoolean();
                     final Thread drainer = new Thread(() -> drain(memory, stop), "capture-drainer");
                     if (drain)

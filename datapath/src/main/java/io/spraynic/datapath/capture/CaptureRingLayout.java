@@ -16,13 +16,19 @@ import java.nio.charset.StandardCharsets;
  *   4096   per worker, 256 B: frames captured, dropped (ring full), filtered out, tap faults, then drops per
  *          plane and direction (plane * 2 + direction)
  *   R      per worker (R and each ring 4 KiB aligned): tail (the worker's, one cache line), head (the client's,
- *          one cache line), then {@code slots} slots of {@code slotLength} bytes
- *   slot   timestamp (ns since the epoch), original length, captured length, plane (short), queue (short),
- *          direction (byte), then the frame's first {@code capturedLength} bytes at {@link #SLOT_DATA_OFFSET}
+ *          one cache line), then {@link #ringCapacity} bytes of records, back to back
+ *   record timestamp (ns since the epoch, a long), then one long of captured length (16 bits), original length
+ *          (16 bits), plane, queue and direction (a byte each), then the frame's first {@code capturedLength}
+ *          bytes at {@link #RECORD_DATA_OFFSET}, padded to {@link #RECORD_ALIGNMENT}
  * </pre>
- * Little-endian: both ends are on one host. The worker owns the tail, every slot and every statistic; the client owns
- * the head. Each side reads what the other writes as hostile: the worker reads only the head, and a head behind the
- * slots it may overwrite or ahead of its tail stops it writing (counted as drops); the client checks every slot.
+ * Records lie back to back, so that a small frame costs the worker the cache lines it fills and no more (a fixed slot
+ * of the snap length each cost a page, and a TLB miss, per frame). A record never wraps: one that would is preceded by
+ * a padding record (direction {@link #PADDING}) to the end of the ring. Tail and head count bytes since the start.
+ * "Slots" size a ring: it holds at least that many frames of the full snap length ({@link #slotLength} bytes each).
+ * Little-endian: both ends are on one host. The worker owns the tail, every record and every statistic; the client
+ * owns the head. Each side reads what the other writes as hostile: the worker reads only the head, and a head behind
+ * what it may overwrite or ahead of its tail stops it writing (counted as drops); the client checks every record, and
+ * one whose length it cannot trust makes it skip to the tail (counted).
  */
 public final class CaptureRingLayout
 {
@@ -32,7 +38,8 @@ public final class CaptureRingLayout
     public static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ORDER);
 
     public static final int MAGIC = 0x50414353; // "SCAP"
-    public static final int VERSION = 1;
+    /** 2: records back to back (1: a fixed slot per frame). */
+    public static final int VERSION = 2;
     public static final int STATE_RUNNING = 1;
     public static final int STATE_ENDED = 2;
 
@@ -65,13 +72,15 @@ public final class CaptureRingLayout
     public static final int HEAD_OFFSET = 64;
     public static final int RING_HEADER_LENGTH = 128;
 
-    public static final int SLOT_TIMESTAMP_OFFSET = 0;
-    public static final int SLOT_ORIGINAL_LENGTH_OFFSET = 8;
-    public static final int SLOT_CAPTURED_LENGTH_OFFSET = 12;
-    public static final int SLOT_PLANE_OFFSET = 16;
-    public static final int SLOT_QUEUE_OFFSET = 18;
-    public static final int SLOT_DIRECTION_OFFSET = 20;
-    public static final int SLOT_DATA_OFFSET = 32;
+    public static final int RECORD_TIMESTAMP_OFFSET = 0;
+    /** One little-endian long: captured length, original length (16 bits each), plane, queue, direction (a byte each). */
+    public static final int RECORD_FIELDS_OFFSET = 8;
+    public static final int RECORD_DATA_OFFSET = 16;
+    public static final int RECORD_ALIGNMENT = 16;
+    /** The direction of a record that only fills the ring's end (its captured length covers the rest). */
+    public static final int PADDING = 0xFF;
+    /** Longest original length a record carries (longer frames are recorded as this long). */
+    public static final int MAX_ORIGINAL_LENGTH = 0xFFFF;
 
     /** Most workers (queues) and planes (ports) a capture covers: the filter's masks are 64 bits, the drops 8 planes. */
     public static final int MAX_WORKERS = 64;
@@ -99,7 +108,7 @@ public final class CaptureRingLayout
         this.workers = workers;
         this.slots = slots;
         this.snapLength = snapLength;
-        this.slotLength = align(SLOT_DATA_OFFSET + snapLength, 64);
+        this.slotLength = align(RECORD_DATA_OFFSET + snapLength, RECORD_ALIGNMENT);
         this.ringsOffset = align(HEADER_LENGTH + (long)workers * STATS_LENGTH, 4096);
         this.ringLength = align(RING_HEADER_LENGTH + (long)slots * slotLength, 4096);
     }
@@ -261,6 +270,7 @@ public final class CaptureRingLayout
         return snapLength;
     }
 
+    /** @return bytes of a record of the full snap length. */
     public int slotLength()
     {
         return slotLength;
@@ -284,14 +294,26 @@ public final class CaptureRingLayout
         return ringsOffset + worker * ringLength;
     }
 
-    /** @return offset of the first slot of worker {@code worker}'s ring. */
-    public long slotsOffset(final int worker)
+    /** @return bytes of records each ring holds: {@link #slots} records of the full snap length. */
+    public long ringCapacity()
+    {
+        return (long)slots * slotLength;
+    }
+
+    /** @return bytes a record of a frame of {@code capturedLength} bytes takes in a ring. */
+    public static int recordLength(final int capturedLength)
+    {
+        return align(RECORD_DATA_OFFSET + capturedLength, RECORD_ALIGNMENT);
+    }
+
+    /** @return offset of the first record of worker {@code worker}'s ring. */
+    public long recordsOffset(final int worker)
     {
         return ringOffset(worker) + RING_HEADER_LENGTH;
     }
 
     public String toString()
     {
-        return workers + " ring(s) of " + slots + " slots of " + slotLength + " B (snap length " + snapLength + " B)";
+        return workers + " ring(s) of " + ringCapacity() + " B (" + slots + " frames of the snap length, " + snapLength + " B)";
     }
 }

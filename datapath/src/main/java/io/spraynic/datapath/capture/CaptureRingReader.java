@@ -6,8 +6,10 @@ import java.lang.invoke.VarHandle;
 
 /**
  * The capture client's end of a live capture ({@link CaptureRingLayout}): drains every worker's ring, hands each
- * frame to a {@link FrameHandler} as a view of its slot, and frees the slots. Every slot is checked before use (a
- * length beyond the snap length, an unknown plane or direction is skipped and counted). Single-threaded.
+ * frame to a {@link FrameHandler} as a view of its record, and frees the room. Every record is checked before use: an
+ * unknown plane, queue or direction, or a length beyond the snap length, is skipped and counted; a record whose length
+ * would run past the tail or the ring's end is counted and the ring skipped to its tail (nothing after such a record
+ * can be found). Single-threaded.
  */
 public final class CaptureRingReader
 {
@@ -59,50 +61,76 @@ public final class CaptureRingReader
     }
 
     /**
-     * Hands up to {@code limit} frames of each ring to {@code handler} and frees their slots.
+     * Hands up to {@code limit} frames of each ring to {@code handler} and frees their room.
      *
      * @return frames handed over.
      */
     public int poll(final FrameHandler handler, final int limit)
     {
         int read = 0;
-        final int slotLength = layout.slotLength();
-        final long mask = layout.slots() - 1;
-        for (int w = 0; w < heads.length; w++)
+        final long capacity = layout.ringCapacity();
+        final int snapLength = layout.snapLength();
+        final int workers = heads.length;
+        for (int w = 0; w < workers; w++)
         {
             final long tail = (long)LONG_ATOMIC.getAcquire(memory, layout.ringOffset(w) + CaptureRingLayout.TAIL_OFFSET);
             long head = heads[w];
-            if (tail < head || tail - head > layout.slots())
+            if (tail < head || tail - head > capacity)
             {
                 malformed++; // the NIC wrote a tail no writer of this layout writes: resynchronise on it
                 heads[w] = tail;
                 continue;
             }
-            final long slots = layout.slotsOffset(w);
+            final long records = layout.recordsOffset(w);
+            long index = head % capacity;
             int n = 0;
             while (head < tail && n < limit)
             {
-                final long slot = slots + (head & mask) * slotLength;
-                final int captured = memory.get(CaptureRingLayout.INT, slot + CaptureRingLayout.SLOT_CAPTURED_LENGTH_OFFSET);
-                final int original = memory.get(CaptureRingLayout.INT, slot + CaptureRingLayout.SLOT_ORIGINAL_LENGTH_OFFSET);
-                final int plane = memory.get(CaptureRingLayout.SHORT, slot + CaptureRingLayout.SLOT_PLANE_OFFSET);
-                final int direction = memory.get(ValueLayout.JAVA_BYTE, slot + CaptureRingLayout.SLOT_DIRECTION_OFFSET);
-                if (captured < 0 || captured > layout.snapLength() || original < captured || plane < 0 || plane >= planes ||
-                    (direction != TappingPacketPort.RX && direction != TappingPacketPort.TX))
+                final long available = Math.min(tail - head, capacity - index);
+                if (available < CaptureRingLayout.RECORD_DATA_OFFSET)
                 {
-                    malformed++;
+                    malformed++; // no whole record header before the tail or the end: not what a writer leaves
+                    head = tail;
+                    break;
                 }
-                else
+                final long fields = memory.get(CaptureRingLayout.LONG, records + index + CaptureRingLayout.RECORD_FIELDS_OFFSET);
+                final int captured = (int)(fields & 0xFFFF);
+                final int recordLength = CaptureRingLayout.recordLength(captured);
+                final int direction = (int)(fields >>> 48 & 0xFF);
+                if (recordLength > available ||
+                    (direction == CaptureRingLayout.PADDING && index + recordLength != capacity))
                 {
-                    handler.onFrame(plane, w, direction,
-                        memory.get(CaptureRingLayout.LONG, slot + CaptureRingLayout.SLOT_TIMESTAMP_OFFSET), memory,
-                        slot + CaptureRingLayout.SLOT_DATA_OFFSET, captured, original);
-                    read++;
+                    malformed++; // a record whose length cannot be trusted: what follows it cannot be found
+                    head = tail;
+                    break;
                 }
-                head++;
-                n++;
+                if (direction != CaptureRingLayout.PADDING)
+                {
+                    final int original = (int)(fields >>> 16 & 0xFFFF);
+                    final int plane = (int)(fields >>> 32 & 0xFF);
+                    final int queue = (int)(fields >>> 40 & 0xFF);
+                    if (captured > snapLength || original < captured || plane >= planes || queue >= workers ||
+                        (direction != TappingPacketPort.RX && direction != TappingPacketPort.TX))
+                    {
+                        malformed++;
+                    }
+                    else
+                    {
+                        handler.onFrame(plane, queue, direction,
+                            memory.get(CaptureRingLayout.LONG, records + index + CaptureRingLayout.RECORD_TIMESTAMP_OFFSET),
+                            memory, records + index + CaptureRingLayout.RECORD_DATA_OFFSET, captured, original);
+                        read++;
+                    }
+                    n++;
+                }
+                head += recordLength;
+                index += recordLength;
+                if (index == capacity)
+                {
+                    index = 0;
+                }
             }
-            if (n > 0)
+            if (head != heads[w])
             {
                 heads[w] = head;
                 LONG_ATOMIC.setRelease(memory, layout.ringOffset(w) + CaptureRingLayout.HEAD_OFFSET, head);

@@ -7,28 +7,28 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
 
 /**
- * One worker's end of a live capture ring ({@link CaptureRingLayout}): copies frames (up to the snap length) with
- * their metadata into the next free slot, lossy: when the client has not freed a slot the frame is counted as dropped,
- * never waited for. The tail lives in this object and is only published; the one value read from the shared memory,
- * the client's head, is checked before use, and a head that no honest client writes stops this writer (every frame
- * counts as dropped from then on). Allocates nothing, takes no lock, throws nothing for what the client writes.
- * Single-threaded: the worker's.
+ * One worker's end of a live capture ring ({@link CaptureRingLayout}): appends each frame (up to the snap length) with
+ * its metadata as a record right behind the previous one, lossy: a frame the client has not made room for is counted
+ * as dropped, never waited for. The tail lives in this object and is published once per burst; the one value read from
+ * the shared memory, the client's head, is read at most once per burst and checked before use, and a head that no
+ * honest client writes stops this writer (every frame counts as dropped from then on). Allocates nothing, takes no
+ * lock, throws nothing for what the client writes. Single-threaded: the worker's.
  */
 public final class CaptureRingWriter
 {
     private static final VarHandle LONG_ATOMIC = ValueLayout.JAVA_LONG.varHandle();
 
     private final MemorySegment memory;
-    private final int queue;
     private final long tailOffset;
     private final long headOffset;
-    private final long slotsOffset;
+    private final long recordsOffset;
     private final long statsOffset;
-    private final int slotLength;
+    private final long capacity;
     private final int snapLength;
-    private final long mask;
-    private final long slots;
+    /** Bytes written since the start (published as the ring's tail). */
     private long tail;
+    /** Where the next record goes: {@code tail} modulo the capacity, kept rather than divided for. */
+    private long tailIndex;
     private long head;
     private boolean headCorrupt;
     private boolean headReadThisBurst;
@@ -39,39 +39,31 @@ public final class CaptureRingWriter
 
     /**
      * @param memory the whole capture memory, laid out by {@code layout}.
-     * @param queue  this worker's queue (its ring).
+     * @param ring   this worker's ring.
      */
-    public CaptureRingWriter(final MemorySegment memory, final CaptureRingLayout layout, final int queue)
+    public CaptureRingWriter(final MemorySegment memory, final CaptureRingLayout layout, final int ring)
     {
         this.memory = memory;
-        this.queue = queue;
-        this.tailOffset = layout.ringOffset(queue) + CaptureRingLayout.TAIL_OFFSET;
-        this.headOffset = layout.ringOffset(queue) + CaptureRingLayout.HEAD_OFFSET;
-        this.slotsOffset = layout.slotsOffset(queue);
-        this.statsOffset = layout.statsOffset(queue);
-        this.slotLength = layout.slotLength();
+        this.tailOffset = layout.ringOffset(ring) + CaptureRingLayout.TAIL_OFFSET;
+        this.headOffset = layout.ringOffset(ring) + CaptureRingLayout.HEAD_OFFSET;
+        this.recordsOffset = layout.recordsOffset(ring);
+        this.statsOffset = layout.statsOffset(ring);
+        this.capacity = layout.ringCapacity();
         this.snapLength = layout.snapLength();
-        this.slots = layout.slots();
-        this.mask = slots - 1;
     }
 
     /**
-     * Copies frames {@code from} to {@code to} (exclusive) of {@code burst}, all seen on {@code plane} in
-     * {@code direction} at {@code timestampNanos}, then publishes them.
+     * Copies the frames {@code from} to {@code to} (exclusive) of {@code burst} that {@code filter} takes, all seen on
+     * {@code plane}'s {@code queue} in {@code direction} at {@code timestampNanos}, then publishes them.
      */
-    public void write(final int plane, final int direction, final PacketBurst burst, final int from, final int to,
-        final long timestampNanos, final CaptureFilter filter)
+    public void write(final int plane, final int queue, final int direction, final PacketBurst burst, final int from,
+        final int to, final long timestampNanos, final CaptureFilter filter)
     {
         final MemorySegment source = burst.memory();
         final boolean check = filter.checksFrames();
         headReadThisBurst = false;
         for (int i = from; i < to; i++)
         {
-            if (!check && tail - head >= slots && !refreshHead())
-            {
-                drop(plane, direction, to - i); // full for the rest of the burst: no frame of it needs looking at
-                break;
-            }
             final long offset = burst.offset(i);
             final int length = burst.length(i);
             if (check && !filter.matches(source, offset, length))
@@ -79,31 +71,55 @@ public final class CaptureRingWriter
                 filtered++;
                 continue;
             }
-            write(plane, direction, source, offset, length, timestampNanos);
+            if (!write(plane, queue, direction, source, offset, length, timestampNanos) && headReadThisBurst)
+            {
+                // no room though the head was read this burst: the rest of the burst is dropped in one step
+                drop(plane, direction, to - i - 1);
+                break;
+            }
         }
         publish();
     }
 
-    /** Copies one frame into the next slot, or counts it dropped; {@link #publish} makes it visible. */
-    public void write(final int plane, final int direction, final MemorySegment source, final long offset, final int length,
-        final long timestampNanos)
+    /**
+     * Appends one frame, or counts it dropped; {@link #publish} makes it visible.
+     *
+     * @return false when it was dropped (the ring full, or its head corrupt).
+     */
+    public boolean write(final int plane, final int queue, final int direction, final MemorySegment source,
+        final long offset, final int length, final long timestampNanos)
     {
-        if (tail - head >= slots && !refreshHead())
+        final int copied = Math.min(length, snapLength);
+        final int recordLength = CaptureRingLayout.recordLength(copied);
+        final long toEnd = capacity - tailIndex;
+        final long needed = recordLength <= toEnd ? recordLength : toEnd + recordLength; // padding to the end first
+        if (tail + needed - head > capacity && !refreshHead(needed))
         {
             drop(plane, direction, 1);
-            return;
+            return false;
         }
-        final long slot = slotsOffset + (tail & mask) * slotLength;
-        final int copied = Math.min(length, snapLength);
-        // three little-endian longs for the six fields (original and captured length; plane, queue and direction)
-        memory.set(CaptureRingLayout.LONG, slot + CaptureRingLayout.SLOT_TIMESTAMP_OFFSET, timestampNanos);
-        memory.set(CaptureRingLayout.LONG, slot + CaptureRingLayout.SLOT_ORIGINAL_LENGTH_OFFSET,
-            (length & 0xFFFF_FFFFL) | (long)copied << 32);
-        memory.set(CaptureRingLayout.LONG, slot + CaptureRingLayout.SLOT_PLANE_OFFSET,
-            (plane & 0xFFFFL) | (queue & 0xFFFFL) << 16 | (direction & 0xFFL) << 32);
-        MemorySegment.copy(source, offset, memory, slot + CaptureRingLayout.SLOT_DATA_OFFSET, copied);
-        tail++;
+        if (recordLength > toEnd)
+        {
+            // the record does not fit before the end: a padding record fills it (toEnd is a multiple of the alignment)
+            memory.set(CaptureRingLayout.LONG, recordsOffset + tailIndex + CaptureRingLayout.RECORD_FIELDS_OFFSET,
+                (toEnd - CaptureRingLayout.RECORD_DATA_OFFSET) | (long)CaptureRingLayout.PADDING << 48);
+            tail += toEnd;
+            tailIndex = 0;
+        }
+        final long record = recordsOffset + tailIndex;
+        memory.set(CaptureRingLayout.LONG, record + CaptureRingLayout.RECORD_TIMESTAMP_OFFSET, timestampNanos);
+        memory.set(CaptureRingLayout.LONG, record + CaptureRingLayout.RECORD_FIELDS_OFFSET,
+            copied | (long)Math.min(length, CaptureRingLayout.MAX_ORIGINAL_LENGTH) << 16 | (plane & 0xFFL) << 32 |
+            (queue & 0xFFL) << 40 | (direction & 0xFFL) << 48);
+        MemorySegment.copy(source, offset, memory, record + CaptureRingLayout.RECORD_DATA_OFFSET, copied);
+        tail += recordLength;
+        tailIndex += recordLength;
+        if (tailIndex == capacity)
+        {
+            tailIndex = 0;
+        }
         captured++;
+        return true;
     }
 
     private void drop(final int plane, final int direction, final int frames)
@@ -112,8 +128,8 @@ public final class CaptureRingWriter
         interfaceDrops[(plane & (CaptureRingLayout.MAX_PLANES - 1)) * 2 + (direction & 1)] += frames;
     }
 
-    /** @return true when the client freed a slot; a head no client writes honestly stops the writer. */
-    private boolean refreshHead()
+    /** @return true when the client freed room for {@code needed} bytes; a head no client writes honestly stops the writer. */
+    private boolean refreshHead(final long needed)
     {
         if (headCorrupt || headReadThisBurst)
         {
@@ -127,7 +143,7 @@ public final class CaptureRingWriter
             return false;
         }
         head = h;
-        return tail - head < slots;
+        return tail + needed - head <= capacity;
     }
 
     /** Makes the frames written visible to the client and its statistics current (once per burst). */

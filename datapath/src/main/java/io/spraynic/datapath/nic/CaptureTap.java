@@ -22,7 +22,7 @@ import java.lang.foreign.MemorySegment;
  */
 final class CaptureTap
 {
-    private final int queue;
+    private final int ring;
     private final AtomicCounter captured;
     private final AtomicCounter dropped;
     private final AtomicCounter filtered;
@@ -33,36 +33,51 @@ final class CaptureTap
     private CaptureFilter filter;
     private long epochOffsetNanos;
     private long sessionFaults;
+    /** Plane and queue of each port that reports here (control path: set before the worker starts). */
+    private int[] portPlanes = new int[0];
+    private int[] portQueues = new int[0];
 
-    CaptureTap(final int queue, final AtomicCounter captured, final AtomicCounter dropped, final AtomicCounter filtered,
+    /** @param ring the capture ring this tap writes (one per worker thread). */
+    CaptureTap(final int ring, final AtomicCounter captured, final AtomicCounter dropped, final AtomicCounter filtered,
         final AtomicCounter faults)
     {
-        this.queue = queue;
+        this.ring = ring;
         this.captured = captured;
         this.dropped = dropped;
         this.filtered = filtered;
         this.faults = faults;
     }
 
-    /** @return {@code port} reporting to this tap as {@code plane}. */
+    /** @return {@code port} reporting to this tap as {@code plane}, its queue the tap's ring (a worker's queue). */
     PacketPort tap(final PacketPort port, final int plane)
     {
-        return new Port(port, this, plane);
+        return tap(port, plane, ring);
     }
 
-    /** Starts taking the frames {@code filter} takes of this worker's queue (worker thread). */
+    /** @return {@code port}, queue {@code queue} of {@code plane}, reporting to this tap (control path). */
+    PacketPort tap(final PacketPort port, final int plane, final int queue)
+    {
+        portPlanes = java.util.Arrays.copyOf(portPlanes, portPlanes.length + 1);
+        portQueues = java.util.Arrays.copyOf(portQueues, portQueues.length + 1);
+        portPlanes[portPlanes.length - 1] = plane;
+        portQueues[portQueues.length - 1] = queue;
+        return new Port(port, this, plane, queue);
+    }
+
+    /** Starts taking the frames {@code filter} takes of this tap's ports of the first {@code planes} (worker thread). */
     void start(final MemorySegment memory, final CaptureRingLayout layout, final CaptureFilter filter, final int planes)
     {
-        this.writer = new CaptureRingWriter(memory, layout, queue);
+        this.writer = new CaptureRingWriter(memory, layout, ring);
         this.filter = filter;
         this.epochOffsetNanos = System.currentTimeMillis() * 1_000_000L - System.nanoTime();
         this.sessionFaults = 0;
         long bits = 0;
-        for (int plane = 0; plane < planes; plane++)
+        for (int p = 0; p < portPlanes.length; p++)
         {
+            final int plane = portPlanes[p];
             for (int direction = TappingPacketPort.RX; direction <= TappingPacketPort.TX; direction++)
             {
-                if (filter.takes(plane, queue, direction))
+                if (plane < planes && filter.takes(plane, portQueues[p], direction))
                 {
                     bits |= 1L << (plane * 2 + direction);
                 }
@@ -90,7 +105,8 @@ final class CaptureTap
         }
     }
 
-    private void onFrames(final int plane, final int direction, final PacketBurst burst, final int from, final int to)
+    private void onFrames(final int plane, final int queue, final int direction, final PacketBurst burst, final int from,
+        final int to)
     {
         final CaptureRingWriter w = writer;
         final long capturedBefore = w.captured();
@@ -98,7 +114,7 @@ final class CaptureTap
         final long filteredBefore = w.filtered();
         try
         {
-            w.write(plane, direction, burst, from, to, epochOffsetNanos + System.nanoTime(), filter);
+            w.write(plane, queue, direction, burst, from, to, epochOffsetNanos + System.nanoTime(), filter);
         }
         catch (final RuntimeException | InternalError ex)
         {
@@ -135,14 +151,16 @@ final class CaptureTap
     {
         private final CaptureTap tap;
         private final int plane;
+        private final int queue;
         private final long rxBit;
         private final long txBit;
 
-        Port(final PacketPort delegate, final CaptureTap tap, final int plane)
+        Port(final PacketPort delegate, final CaptureTap tap, final int plane, final int queue)
         {
             super(delegate);
             this.tap = tap;
             this.plane = plane;
+            this.queue = queue;
             this.rxBit = 1L << (plane * 2 + RX);
             this.txBit = 1L << (plane * 2 + TX);
         }
@@ -154,7 +172,7 @@ final class CaptureTap
 
         protected void tap(final int direction, final PacketBurst burst, final int from, final int to)
         {
-            tap.onFrames(plane, direction, burst, from, to);
+            tap.onFrames(plane, queue, direction, burst, from, to);
         }
     }
 }

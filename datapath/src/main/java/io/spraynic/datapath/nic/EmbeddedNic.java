@@ -42,7 +42,7 @@ import java.util.function.UnaryOperator;
  * brings the ports up, {@link RegionControl} registers memory, {@link ConnectionControl} opens connections,
  * {@link CaptureControl} runs live captures and {@link NicDrain} closes connections and the NIC.
  */
-public final class EmbeddedNic implements Nic
+public final class EmbeddedNic implements Nic, CaptureSource
 {
     /** Default time a control action waits for its worker. */
     public static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(10);

@@ -1,5 +1,7 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.capture.CaptureFilter;
+import io.spraynic.datapath.capture.CaptureRingLayout;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.port.PortPollAgent;
 import io.spraynic.datapath.telemetry.CountersFile;
@@ -7,12 +9,20 @@ import io.spraynic.datapath.telemetry.PortStatsCounters;
 import io.spraynic.dpdk.EthPort;
 import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PortConfig;
+import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.status.AtomicCounter;
 
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
@@ -22,14 +32,23 @@ import java.util.function.UnaryOperator;
  * counters in a {@link CountersFile} that {@code spraynic stat} reads from outside. Until the
  * transports are attached, each poll thread classifies what it receives ({@link RxClassifier}).
  * <p>
- * Control path only: the poll threads share nothing mutable with this class but the counters.
+ * A live capture ({@link CaptureSource}, {@code spraynic capture}) takes frames through a {@link CaptureTap} on every
+ * poll thread's port, one capture ring per poll thread; it is started and stopped by commands each poll thread takes
+ * between bursts. Control path only: the poll threads share nothing mutable with this class but the counters.
  */
-public final class NicRuntime implements AutoCloseable
+public final class NicRuntime implements AutoCloseable, CaptureSource
 {
+    /** Longest a poll thread may take to confirm that a capture started or stopped. */
+    public static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(10);
+
     private final DpdkNic nic;
     private final CountersFile counters;
     private final List<AgentRunner> runners = new ArrayList<>();
     private final List<PortStatsCounters> portCounters = new ArrayList<>();
+    private final List<CommandedAgent> agents = new ArrayList<>();
+    private final List<String> portNames = new ArrayList<>();
+    private int queues;
+    private MemorySegment captureMemory;
 
     private NicRuntime(final DpdkNic nic, final CountersFile counters)
     {
@@ -55,13 +74,22 @@ public final class NicRuntime implements AutoCloseable
             for (final PortConfig port : config.ports())
             {
                 final EthPort ethPort = nic.port(port.name());
+                final int plane = runtime.portNames.size();
+                runtime.portNames.add(port.name());
+                runtime.queues = Math.max(runtime.queues, port.rxQueues());
                 runtime.portCounters.add(new PortStatsCounters(counters, ethPort, port.name()));
                 for (int queue = 0; queue < port.rxQueues(); queue++)
                 {
                     final String name = port.name() + "/q" + queue;
-                    final PacketPort packetPort = wrap.apply(nic.packetPort(port.name(), queue));
-                    final PortPollAgent agent = new PortPollAgent("spraynic-rx-" + name, packetPort, 32,
-                        new RxClassifier(counters.counters(), "port " + name), counters.newCounter("port " + name + ": rx packets"));
+                    final String prefix = "port " + name + ": capture ";
+                    final CaptureTap tap = new CaptureTap(runtime.agents.size(), counters.newCounter(prefix + "frames"),
+                        counters.newCounter(prefix + "drops (ring full)"), counters.newCounter(prefix + "filtered out"),
+                        counters.newCounter(prefix + "faults (tap stopped)"));
+                    final PacketPort packetPort = tap.tap(wrap.apply(nic.packetPort(port.name(), queue)), plane, queue);
+                    final CommandedAgent agent = new CommandedAgent(new PortPollAgent("spraynic-rx-" + name, packetPort, 32,
+                        new RxClassifier(counters.counters(), "port " + name), counters.newCounter("port " + name + ": rx packets")),
+                        tap);
+                    runtime.agents.add(agent);
                     final AgentRunner runner = new AgentRunner(idleStrategies.get(), Throwable::printStackTrace,
                         counters.newCounter("port " + name + ": poll thread errors"), agent);
                     runtime.runners.add(runner);
@@ -107,6 +135,112 @@ public final class NicRuntime implements AutoCloseable
         return runners.size();
     }
 
+    /** @return poll threads: each has a capture ring of its own. */
+    public int workers()
+    {
+        return agents.size();
+    }
+
+    /** @return ports, in the config's order. */
+    public int planes()
+    {
+        return portNames.size();
+    }
+
+    /** @return the most RX queues of any port. */
+    public int queues()
+    {
+        return queues;
+    }
+
+    public String portName(final int plane)
+    {
+        return portNames.get(plane);
+    }
+
+    public synchronized void startCapture(final MemorySegment memory, final CaptureRingLayout layout,
+        final CaptureFilter filter)
+    {
+        if (runners.isEmpty())
+        {
+            throw new IllegalStateException("the NIC is closed");
+        }
+        if (null != captureMemory)
+        {
+            throw new IllegalStateException("a capture is running: stop it first (one at a time)");
+        }
+        final String problem = planes() > CaptureRingLayout.MAX_PLANES ? "a capture covers at most " +
+            CaptureRingLayout.MAX_PLANES + " ports, this NIC has " + planes() : layout.workers() != agents.size() ?
+            "the capture has " + layout.workers() + " ring(s) for " + agents.size() + " poll thread(s)" :
+            memory.byteSize() < layout.fileLength() ? "the capture memory is shorter than its layout" :
+            filter.problem(planes(), queues);
+        if (null != problem)
+        {
+            throw new IllegalArgumentException(problem);
+        }
+        captureMemory = memory;
+        try
+        {
+            onEveryPollThread(tap -> tap.start(memory, layout, filter, planes()), "start a capture");
+        }
+        catch (final RuntimeException ex)
+        {
+            stopCapture();
+            throw ex;
+        }
+    }
+
+    public synchronized void stopCapture()
+    {
+        final MemorySegment memory = captureMemory;
+        if (null == memory)
+        {
+            return;
+        }
+        onEveryPollThread(CaptureTap::stop, "stop a capture");
+        captureMemory = null;
+        CaptureRingLayout.end(memory);
+    }
+
+    /** Runs {@code action} on every poll thread's tap, on that thread, and waits for each. */
+    private void onEveryPollThread(final java.util.function.Consumer<CaptureTap> action, final String what)
+    {
+        final List<CompletableFuture<Void>> done = new ArrayList<>();
+        for (final CommandedAgent agent : agents)
+        {
+            final CompletableFuture<Void> future = new CompletableFuture<>();
+            if (!agent.commands.offer(() ->
+            {
+                action.accept(agent.tap);
+                future.complete(null);
+            }))
+            {
+                future.completeExceptionally(new IllegalStateException("poll thread " + agent.roleName() + " has too many commands"));
+            }
+            done.add(future);
+        }
+        for (final CompletableFuture<Void> future : done)
+        {
+            try
+            {
+                future.get(CONTROL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            }
+            catch (final TimeoutException ex)
+            {
+                throw new IllegalStateException("a poll thread did not " + what + " within " + CONTROL_TIMEOUT, ex);
+            }
+            catch (final ExecutionException ex)
+            {
+                throw new IllegalStateException("could not " + what + ": " + ex.getCause().getMessage(), ex.getCause());
+            }
+            catch (final InterruptedException ex)
+            {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting to " + what, ex);
+            }
+        }
+    }
+
     /**
      * Stops the poll threads (each releases what it holds), publishes the final port statistics and
      * brings DPDK down.
@@ -118,7 +252,55 @@ public final class NicRuntime implements AutoCloseable
             runner.close();
         }
         runners.clear();
+        synchronized (this)
+        {
+            if (null != captureMemory)
+            {
+                CaptureRingLayout.end(captureMemory); // the poll threads stopped: nothing writes into it any more
+                captureMemory = null;
+            }
+        }
         publishPortStats();
         nic.close();
+    }
+
+    /** A poll thread's agent that takes at most one control command (a capture's start or stop) before each burst. */
+    private static final class CommandedAgent implements Agent
+    {
+        private final ManyToOneConcurrentArrayQueue<Runnable> commands = new ManyToOneConcurrentArrayQueue<>(16);
+        private final PortPollAgent delegate;
+        private final CaptureTap tap;
+
+        CommandedAgent(final PortPollAgent delegate, final CaptureTap tap)
+        {
+            this.delegate = delegate;
+            this.tap = tap;
+        }
+
+        public void onStart()
+        {
+            delegate.onStart();
+        }
+
+        public int doWork() throws Exception
+        {
+            final Runnable command = commands.poll();
+            if (null != command)
+            {
+                command.run();
+            }
+            return (null == command ? 0 : 1) + delegate.doWork();
+        }
+
+        public void onClose()
+        {
+            tap.stop(); // a capture still running ends here: its final statistics are written
+            delegate.onClose();
+        }
+
+        public String roleName()
+        {
+            return delegate.roleName();
+        }
     }
 }

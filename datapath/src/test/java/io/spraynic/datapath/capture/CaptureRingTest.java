@@ -51,8 +51,8 @@ class CaptureRingTest
             final CaptureRingReader reader = new CaptureRingReader(memory);
             assertEquals("ring1/q0", reader.planeName(1));
             assertEquals("rx", CaptureRingLayout.filter(memory));
-            w0.write(1, TappingPacketPort.TX, frame(100, 1), 0, 100, 1_000);
-            w1.write(0, TappingPacketPort.RX, frame(20, 2), 0, 20, 2_000);
+            w0.write(1, 0, TappingPacketPort.TX, frame(100, 1), 0, 100, 1_000);
+            w1.write(0, 1, TappingPacketPort.RX, frame(20, 2), 0, 20, 2_000);
             assertTrue(drain(reader).isEmpty(), "nothing is visible before publish");
             w0.publish();
             w1.publish();
@@ -87,7 +87,7 @@ class CaptureRingTest
             final CaptureRingReader reader = new CaptureRingReader(memory);
             for (int i = 0; i < 40; i++)
             {
-                writer.write(1, TappingPacketPort.RX, frame(60, i), 0, 60, i);
+                writer.write(1, 0, TappingPacketPort.RX, frame(60, i), 0, 60, i);
             }
             writer.publishFinal(0);
             assertEquals(16, writer.captured());
@@ -98,7 +98,7 @@ class CaptureRingTest
             final List<Frame> frames = drain(reader);
             assertEquals(16, frames.size());
             assertEquals(15, frames.get(15).timestamp(), "the oldest are kept: nothing is overwritten");
-            writer.write(0, TappingPacketPort.TX, frame(60, 99), 0, 60, 99);
+            writer.write(0, 0, TappingPacketPort.TX, frame(60, 99), 0, 60, 99);
             writer.publish();
             assertEquals(99, drain(reader).get(0).timestamp(), "slots the reader freed are used again");
         }
@@ -115,14 +115,14 @@ class CaptureRingTest
             final CaptureRingWriter writer = new CaptureRingWriter(memory, layout, 0);
             for (int i = 0; i < 16; i++)
             {
-                writer.write(0, TappingPacketPort.RX, frame(60, i), 0, 60, i);
+                writer.write(0, 0, TappingPacketPort.RX, frame(60, i), 0, 60, i);
             }
             // a hostile client claims to have read more than was ever written, to make the writer overwrite at will
             memory.set(CaptureRingLayout.LONG, layout.ringOffset(0) + CaptureRingLayout.HEAD_OFFSET, 1L << 40);
-            writer.write(0, TappingPacketPort.RX, frame(60, 16), 0, 60, 16);
+            writer.write(0, 0, TappingPacketPort.RX, frame(60, 16), 0, 60, 16);
             assertTrue(writer.headCorrupt());
             memory.set(CaptureRingLayout.LONG, layout.ringOffset(0) + CaptureRingLayout.HEAD_OFFSET, 16);
-            writer.write(0, TappingPacketPort.RX, frame(60, 17), 0, 60, 17);
+            writer.write(0, 0, TappingPacketPort.RX, frame(60, 17), 0, 60, 17);
             assertEquals(16, writer.captured());
             assertEquals(2, writer.dropped(), "a writer that saw a corrupt head drops from then on");
         }
@@ -150,7 +150,7 @@ class CaptureRingTest
     }
 
     @Test
-    void shouldSkipSlotsThatHoldWhatNoWriterWrites()
+    void shouldSkipRecordsThatHoldWhatNoWriterWritesAndSkipToTheTailPastALengthItCannotTrust()
     {
         final CaptureRingLayout layout = CaptureRingLayout.of(1, 16, 64);
         try (Arena arena = Arena.ofConfined())
@@ -159,14 +159,70 @@ class CaptureRingTest
             layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
             final CaptureRingWriter writer = new CaptureRingWriter(memory, layout, 0);
             final CaptureRingReader reader = new CaptureRingReader(memory);
-            writer.write(0, TappingPacketPort.RX, frame(60, 1), 0, 60, 1);
-            writer.write(0, TappingPacketPort.RX, frame(60, 2), 0, 60, 2);
+            final long fields = layout.recordsOffset(0) + CaptureRingLayout.RECORD_FIELDS_OFFSET;
+            writer.write(0, 0, TappingPacketPort.RX, frame(60, 1), 0, 60, 1);
+            writer.write(0, 0, TappingPacketPort.RX, frame(60, 2), 0, 60, 2);
             writer.publish();
-            memory.set(CaptureRingLayout.INT, layout.slotsOffset(0) + CaptureRingLayout.SLOT_CAPTURED_LENGTH_OFFSET, 1 << 20);
-            final List<Frame> frames = drain(reader);
+            // a plane the capture does not have: that record is skipped, its length still leads to the next
+            memory.set(ValueLayout.JAVA_BYTE, fields + 4, (byte)7);
+            List<Frame> frames = drain(reader);
             assertEquals(1, frames.size());
             assertEquals(2, frames.get(0).timestamp());
             assertEquals(1, reader.malformed());
+
+            final long second = layout.recordsOffset(0) + 2L * CaptureRingLayout.recordLength(60);
+            writer.write(0, 0, TappingPacketPort.RX, frame(60, 3), 0, 60, 3);
+            writer.write(0, 0, TappingPacketPort.RX, frame(60, 4), 0, 60, 4);
+            writer.publish();
+            // a length that runs past the tail: nothing after it can be found, so the reader skips to the tail
+            memory.set(CaptureRingLayout.SHORT, second + CaptureRingLayout.RECORD_FIELDS_OFFSET, (short)1000);
+            assertTrue(drain(reader).isEmpty());
+            assertEquals(2, reader.malformed());
+            writer.write(0, 0, TappingPacketPort.RX, frame(60, 5), 0, 60, 5);
+            writer.publish();
+            frames = drain(reader);
+            assertEquals(1, frames.size(), "the records after the skip are read");
+            assertEquals(5, frames.get(0).timestamp());
+        }
+    }
+
+    @Test
+    void shouldPackRecordsBackToBackAndWrapWithAPaddingRecord()
+    {
+        final CaptureRingLayout layout = CaptureRingLayout.of(1, 16, 64); // 16 records of 80 B: 1,280 B
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
+            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            final CaptureRingWriter writer = new CaptureRingWriter(memory, layout, 0);
+            final CaptureRingReader reader = new CaptureRingReader(memory);
+            assertEquals(1_280, layout.ringCapacity());
+            for (int i = 0; i < 39; i++)
+            {
+                assertTrue(writer.write(0, 0, TappingPacketPort.RX, frame(14, i), 0, 14, i), "32 B records: 40 fit");
+            }
+            writer.publish();
+            assertEquals(39, drain(reader).size());
+            // 32 B left before the end: an 80 B record goes to the front, behind a padding record over those 32 B
+            assertTrue(writer.write(0, 0, TappingPacketPort.TX, frame(64, 7), 0, 64, 200));
+            assertTrue(writer.write(0, 0, TappingPacketPort.TX, frame(64, 8), 0, 64, 201));
+            writer.publish();
+            assertEquals(39 * 32 + 32 + 2 * 80, memory.get(CaptureRingLayout.LONG, layout.ringOffset(0)), "the tail counts the padding");
+            final List<Frame> frames = drain(reader);
+            assertEquals(2, frames.size());
+            assertEquals(200, frames.get(0).timestamp());
+            assertEquals(201, frames.get(1).timestamp());
+            assertEquals((byte)8, frames.get(1).data()[0]);
+            assertEquals(64, frames.get(1).data().length);
+            // drained, the ring holds 16 records of 80 B (the 14 to its end and 2 at the front), not 17
+            for (int i = 0; i < 17; i++)
+            {
+                writer.write(0, 0, TappingPacketPort.RX, frame(64, i), 0, 64, 300 + i);
+            }
+            assertEquals(1, writer.dropped());
+            writer.publish();
+            assertEquals(16, drain(reader).size());
+            assertEquals(0, reader.malformed());
         }
     }
 }

@@ -2,12 +2,12 @@ package io.spraynic.datapath.nic.ipc;
 
 import io.spraynic.datapath.capture.CaptureFilter;
 import io.spraynic.datapath.capture.CaptureRingLayout;
-import io.spraynic.datapath.nic.EmbeddedNic;
+import io.spraynic.datapath.nic.CaptureSource;
 
 /**
  * The live capture an {@link IpcConductor} serves (as {@code dpdk-pdump} serves one): a client's START_CAPTURE, checked
  * field by field, makes sealed shared memory ({@link SealedMemory}) with one ring per worker and starts the NIC's capture
- * taps ({@link EmbeddedNic#startCapture}); the capture ends, and the NIC lets go of the memory, when the client stops
+ * taps ({@link CaptureSource#startCapture}); the capture ends, and the NIC lets go of the memory, when the client stops
  * it, when its duration is up, when the client is released (it closed, died or was dropped) or when the NIC stops. One
  * capture at a time, over every client; refused outright when the NIC does not allow capture. Conductor thread only;
  * the NIC's actions run on a control thread.
@@ -18,7 +18,7 @@ final class IpcCaptures
     static final int MAX_DURATION_MS = 3_600_000;
 
     private final IpcConductor conductor;
-    private final EmbeddedNic nic;
+    private final CaptureSource nic;
     private final boolean allowed;
     private IpcClient owner;
     private SealedMemory memory;
@@ -27,7 +27,7 @@ final class IpcCaptures
     private boolean starting;
     private long nextCaptureId = 1;
 
-    IpcCaptures(final IpcConductor conductor, final EmbeddedNic nic, final boolean allowed)
+    IpcCaptures(final IpcConductor conductor, final CaptureSource nic, final boolean allowed)
     {
         this.conductor = conductor;
         this.nic = nic;
@@ -131,7 +131,7 @@ final class IpcCaptures
         }
         try
         {
-            return filter(command).problem(nic.planes(), nic.workers());
+            return filter(command).problem(nic.planes(), nic.queues());
         }
         catch (final IllegalArgumentException ex)
         {

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic.ipc;
 
+import io.spraynic.datapath.nic.CaptureSource;
 import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import org.agrona.IoUtil;
@@ -108,7 +109,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         }
     }
 
-    private final EmbeddedNic nic;
+    private final EmbeddedNic nic; // null when serving live capture only (startCaptureOnly)
     private final Path directory;
     private final long clientTimeoutMs;
     private final long unblockTimeoutMs;
@@ -160,8 +161,8 @@ public final class IpcConductor implements Agent, AutoCloseable
     private AgentRunner runner;
     private volatile boolean closed;
 
-    private IpcConductor(final EmbeddedNic nic, final Path directory, final CountersFile countersFile,
-        final Duration clientTimeout, final Limits limits)
+    private IpcConductor(final EmbeddedNic nic, final CaptureSource source, final Path directory,
+        final CountersFile countersFile, final Duration clientTimeout, final Limits limits)
     {
         this.nic = nic;
         this.directory = directory;
@@ -178,9 +179,10 @@ public final class IpcConductor implements Agent, AutoCloseable
         header.putLong(IpcFileDescriptor.CLIENT_TIMEOUT_OFFSET, clientTimeoutMs, IpcMessages.ORDER);
         header.putInt(IpcFileDescriptor.TO_NIC_LENGTH_OFFSET, IpcFileDescriptor.toNicLength(), IpcMessages.ORDER);
         header.putInt(IpcFileDescriptor.TO_CLIENTS_LENGTH_OFFSET, IpcFileDescriptor.toClientsLength(), IpcMessages.ORDER);
-        header.putInt(IpcFileDescriptor.MODE_OFFSET, nic.mode().ordinal(), IpcMessages.ORDER);
-        header.putInt(IpcFileDescriptor.PLANES_OFFSET, nic.planes(), IpcMessages.ORDER);
-        for (int p = 0; p < Math.min(nic.planes(), IpcMessages.MAX_PLANES); p++)
+        header.putInt(IpcFileDescriptor.MODE_OFFSET, null == nic ? IpcFileDescriptor.MODE_CAPTURE_ONLY :
+            nic.mode().ordinal(), IpcMessages.ORDER);
+        header.putInt(IpcFileDescriptor.PLANES_OFFSET, source.planes(), IpcMessages.ORDER);
+        for (int p = 0; null != nic && p < Math.min(nic.planes(), IpcMessages.MAX_PLANES); p++)
         {
             header.putInt(IpcFileDescriptor.LOCAL_IPV4_OFFSET + 4 * p, nic.localIpv4(p), IpcMessages.ORDER);
         }
@@ -191,7 +193,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         this.toClients = new BroadcastTransmitter(new UnsafeBuffer(header,
             IpcFileDescriptor.HEADER_LENGTH + IpcFileDescriptor.toNicLength(), IpcFileDescriptor.toClientsLength()));
         this.counters = new IpcCounters(countersFile);
-        this.captures = new IpcCaptures(this, nic, limits.capture());
+        this.captures = new IpcCaptures(this, source, limits.capture());
         this.regionCommands = new RegionCommands(this, nic, counters, limits);
         this.connectionCommands = new ConnectionCommands(this, nic, counters, limits);
         this.socket = CommandSocket.open(directory, counters);
@@ -213,8 +215,26 @@ public final class IpcConductor implements Agent, AutoCloseable
     public static IpcConductor start(final EmbeddedNic nic, final Path directory, final CountersFile counters,
         final Duration clientTimeout, final Limits limits, final IdleStrategy idleStrategy)
     {
+        return start(nic, nic, directory, counters, clientTimeout, limits, idleStrategy);
+    }
+
+    /**
+     * Serves live capture only ({@code spraynic capture}) of a NIC that serves no connections (classify mode): clients
+     * connect, keep alive and capture as from any NIC; every other command is refused with
+     * {@link IpcMessages#ERR_NOT_PERMITTED}. Parameters as {@link #start(EmbeddedNic, Path, CountersFile, Duration,
+     * Limits, IdleStrategy)}.
+     */
+    public static IpcConductor startCaptureOnly(final CaptureSource source, final Path directory,
+        final CountersFile counters, final Duration clientTimeout, final Limits limits, final IdleStrategy idleStrategy)
+    {
+        return start(null, source, directory, counters, clientTimeout, limits, idleStrategy);
+    }
+
+    private static IpcConductor start(final EmbeddedNic nic, final CaptureSource source, final Path directory,
+        final CountersFile counters, final Duration clientTimeout, final Limits limits, final IdleStrategy idleStrategy)
+    {
         prepare(directory);
-        final IpcConductor conductor = new IpcConductor(nic, directory, counters, clientTimeout, limits);
+        final IpcConductor conductor = new IpcConductor(nic, source, directory, counters, clientTimeout, limits);
         conductor.runner = new AgentRunner(idleStrategy, throwable ->
         {
             // the duty cycle catches per client and per record: this is the last resort, rate-limited like the rest
@@ -455,6 +475,13 @@ public final class IpcConductor implements Agent, AutoCloseable
                     " B is shorter than its " + fixed + " B: is the client of another version?");
                 return;
             }
+            if (null == nic && type != IpcMessages.KEEPALIVE && type != IpcMessages.CLOSE_CLIENT &&
+                type != IpcMessages.START_CAPTURE && type != IpcMessages.STOP_CAPTURE)
+            {
+                respondError(client, correlationId, type, IpcMessages.ERR_NOT_PERMITTED, "this NIC runs in classify mode: " +
+                    "it serves live capture (spraynic capture) only, no memory or connections");
+                return;
+            }
             switch (type)
             {
                 case IpcMessages.KEEPALIVE ->
@@ -672,7 +699,10 @@ public final class IpcConductor implements Agent, AutoCloseable
             releaseAll(connections, regions, drain);
             try
             {
-                nic.releaseProtectionDomain(client.domain()); // regions still being made keep it until the next client
+                if (null != nic)
+                {
+                    nic.releaseProtectionDomain(client.domain()); // regions still being made keep it until the next client
+                }
             }
             catch (final RuntimeException ex)
             {

@@ -21,7 +21,7 @@ import java.nio.file.Path;
  *   | client timeout (ms)                   | 32
  *   +-------------------+-------------------+
  *   | to-NIC length     | to-clients length | 40
- *   | mode (0 spray, 1 RoCEv2) | planes     | 48
+ *   | mode (0 spray, 1 RoCEv2, 2 capture only) | planes | 48
  *   | command ring epoch| (unused)          | 56
  *   +-------------------+-------------------+
  *   | IPv4 of planes 0..7 (int each)         | 64
@@ -53,6 +53,8 @@ public final class IpcFileDescriptor
     public static final int TO_NIC_LENGTH_OFFSET = 40;
     public static final int TO_CLIENTS_LENGTH_OFFSET = 44;
     public static final int MODE_OFFSET = 48;
+    /** The mode of a NIC that serves live capture only (classify mode): not a {@code NicConnection.Kind}. */
+    public static final int MODE_CAPTURE_ONLY = 2;
     public static final int PLANES_OFFSET = 52;
     /** Bumped (release) by the NIC each time it resets a corrupt command ring: commands in flight were lost. */
     public static final int COMMAND_RING_EPOCH_OFFSET = 56;

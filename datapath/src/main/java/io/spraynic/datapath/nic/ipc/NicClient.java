@@ -242,9 +242,13 @@ public final class NicClient implements Nic
         }
     }
 
-    /** @return the transport of an ordinal read from shared memory, checked. */
+    /** @return the transport of an ordinal read from shared memory, checked; null for a NIC that serves capture only. */
     private static NicConnection.Kind kind(final int ordinal)
     {
+        if (ordinal == IpcFileDescriptor.MODE_CAPTURE_ONLY)
+        {
+            return null;
+        }
         final NicConnection.Kind[] kinds = NicConnection.Kind.values();
         if (ordinal < 0 || ordinal >= kinds.length)
         {
@@ -306,7 +310,7 @@ public final class NicClient implements Nic
         return nicPid;
     }
 
-    /** @return the NIC's transport. */
+    /** @return the NIC's transport; null for a NIC in classify mode, which serves live capture only. */
     public NicConnection.Kind mode()
     {
         return mode;
