@@ -88,6 +88,12 @@ final class LabPeers implements AutoCloseable
         {
             return LabPeers.connection(counters, name);
         }
+
+        /** Counter {@code name} over the visitor's connections (or their paths), combined: e.g. the largest. */
+        long connection(final String name, final java.util.function.LongBinaryOperator combine)
+        {
+            return LabPeers.connection(counters, name, combine);
+        }
     }
 
     /**
@@ -181,15 +187,22 @@ final class LabPeers implements AutoCloseable
     /** The sum over connections of counter {@code name}: labels "conn 0x1a2: NAME" (not the per-path ones). */
     static long connection(final Map<String, Long> counters, final String name)
     {
-        long sum = 0;
+        return connection(counters, name, Long::sum);
+    }
+
+    /** Counter {@code name} (a regular expression) over connections, combined by {@code combine} from 0. */
+    static long connection(final Map<String, Long> counters, final String name,
+        final java.util.function.LongBinaryOperator combine)
+    {
+        long combined = 0;
         for (final Map.Entry<String, Long> e : counters.entrySet())
         {
             if (e.getKey().matches("conn 0x[0-9a-f]+: " + name))
             {
-                sum += e.getValue();
+                combined = combine.applyAsLong(combined, e.getValue());
             }
         }
-        return sum;
+        return combined;
     }
 
     Served serve(final String host, final String mode, final long expose, final int paths)
