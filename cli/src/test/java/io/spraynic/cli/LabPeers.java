@@ -89,10 +89,16 @@ final class LabPeers implements AutoCloseable
             return LabPeers.connection(counters, name);
         }
 
-        /** Counter {@code name} over the visitor's connections (or their paths), combined: e.g. the largest. */
-        long connection(final String name, final java.util.function.LongBinaryOperator combine)
+        /** @return the smallest smoothed RTT any of the visitor's paths had while it ran, in milliseconds. */
+        double smallestSrttMillis()
         {
-            return LabPeers.connection(counters, name, combine);
+            return LabPeers.smallestSrttMillis(smallest);
+        }
+
+        /** @return the largest smoothed RTT any of the visitor's paths had while it ran, in milliseconds. */
+        double largestSrttMillis()
+        {
+            return LabPeers.largestSrttMillis(counters);
         }
     }
 
@@ -188,6 +194,18 @@ final class LabPeers implements AutoCloseable
     static long connection(final Map<String, Long> counters, final String name)
     {
         return connection(counters, name, Long::sum);
+    }
+
+    /** @return the smallest of the paths' smoothed RTTs in {@code smallest} (a sampler's smallest()), milliseconds. */
+    static double smallestSrttMillis(final Map<String, Long> smallest)
+    {
+        return connection(smallest, "path \\d+ srtt_ns", (a, b) -> a == 0 ? b : Math.min(a, b)) / 1e6;
+    }
+
+    /** @return the largest of the paths' smoothed RTTs in {@code largest} (a sampler's snapshot()), milliseconds. */
+    static double largestSrttMillis(final Map<String, Long> largest)
+    {
+        return connection(largest, "path \\d+ srtt_ns", Math::max) / 1e6;
     }
 
     /** Counter {@code name} (a regular expression) over connections, combined by {@code combine} from 0. */

@@ -285,7 +285,8 @@ class LossDetectorTest
     @Test
     void shouldWaitForTheAnswerToARresyncProbeLongerThanTheProbeIntervalAndBackOffS75()
     {
-        // path 0 answers in 5 ms (the Linux ECMP lab on a loaded host), 5x the probe interval
+        // path 0 answers in 5 ms (the Linux ECMP lab on a loaded host), 5x the probe interval; the shared-core rtoMax
+        config.rto(config.rtoMinNanos, 200_000_000L);
         final long rtt = 5 * config.probeIntervalNanos;
         scheduler.rtts[0].onSample(rtt);
         scheduler.refreshSiblingEstimates();
@@ -303,7 +304,8 @@ class LossDetectorTest
         assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(header(1, 1, 0, 0), 0, now + rtt));
         assertEquals(SprayConnection.ACTIVE, scheduler.pathStates[1], "restored by the answer an RTT later");
 
-        // unanswered RESYNCs: the wait doubles, up to an eighth of connectionTimeout
+        // unanswered RESYNCs: the wait doubles, up to rtoMax or an eighth of connectionTimeout
+        final long longest = Math.max(2 * rtt, Math.min(config.rtoMaxNanos, config.connectionTimeoutNanos / 8));
         scheduler.fail(1, now);
         scheduler.refreshSiblingEstimates();
         long interval = 2 * rtt;
@@ -314,8 +316,8 @@ class LossDetectorTest
             assertEquals(LossDetector.NOTHING, loss.onTimer(1, now + interval - 1), "resync " + resync);
             now += interval;
             assertEquals(LossDetector.RESYNC, loss.onTimer(1, now), "resync " + resync);
-            interval = Math.min(2 * interval, config.connectionTimeoutNanos / 8);
+            interval = Math.min(2 * interval, longest);
         }
-        assertEquals(config.connectionTimeoutNanos / 8, interval);
+        assertEquals(config.connectionTimeoutNanos / 8, interval, "an eighth of connectionTimeout, below rtoMax");
     }
 }
