@@ -88,6 +88,18 @@ final class LabPeers implements AutoCloseable
         {
             return LabPeers.connection(counters, name);
         }
+
+        /** @return the smallest smoothed RTT any of the visitor's paths had while it ran, in milliseconds. */
+        double smallestSrttMillis()
+        {
+            return LabPeers.smallestSrttMillis(smallest);
+        }
+
+        /** @return the largest smoothed RTT any of the visitor's paths had while it ran, in milliseconds. */
+        double largestSrttMillis()
+        {
+            return LabPeers.largestSrttMillis(counters);
+        }
     }
 
     /**
@@ -181,15 +193,34 @@ final class LabPeers implements AutoCloseable
     /** The sum over connections of counter {@code name}: labels "conn 0x1a2: NAME" (not the per-path ones). */
     static long connection(final Map<String, Long> counters, final String name)
     {
-        long sum = 0;
+        return connection(counters, name, Long::sum);
+    }
+
+    /** @return the smallest of the paths' smoothed RTTs in {@code smallest} (a sampler's smallest()), milliseconds. */
+    static double smallestSrttMillis(final Map<String, Long> smallest)
+    {
+        return connection(smallest, "path \\d+ srtt_ns", (a, b) -> a == 0 ? b : Math.min(a, b)) / 1e6;
+    }
+
+    /** @return the largest of the paths' smoothed RTTs in {@code largest} (a sampler's snapshot()), milliseconds. */
+    static double largestSrttMillis(final Map<String, Long> largest)
+    {
+        return connection(largest, "path \\d+ srtt_ns", Math::max) / 1e6;
+    }
+
+    /** Counter {@code name} (a regular expression) over connections, combined by {@code combine} from 0. */
+    static long connection(final Map<String, Long> counters, final String name,
+        final java.util.function.LongBinaryOperator combine)
+    {
+        long combined = 0;
         for (final Map.Entry<String, Long> e : counters.entrySet())
         {
             if (e.getKey().matches("conn 0x[0-9a-f]+: " + name))
             {
-                sum += e.getValue();
+                combined = combine.applyAsLong(combined, e.getValue());
             }
         }
-        return sum;
+        return combined;
     }
 
     Served serve(final String host, final String mode, final long expose, final int paths)

@@ -1,6 +1,7 @@
 package io.spraynic.cli;
 
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -11,6 +12,9 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static io.spraynic.cli.LabPeers.format;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -25,6 +29,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <li>A core link taken down in the middle of a transfer (the routers hash its flows over the other three): the
  * transfer completes, verified; the longest time B's interface saw no packet after it is reported, with the
  * sender's timeouts and retransmissions.</li>
+ * <li>Every core link of plane 1 down in the middle of a transfer, and up again: plane 1's paths fail (S7.4) and plane 2
+ * carries the transfer alone, then the failed paths are probed back (S7.5) and both planes carry it again; verified,
+ * the per-plane data packets of both NICs' paths reported for each phase.</li>
  * <li>Incast: A and C write into B at once through B's access links limited to 100 Mbit/s (TBF): both complete,
  * verified, and the Jain index of their shares of plane 1's link while both send is reported and at least 0.8.</li>
  * </ul>
@@ -36,6 +43,9 @@ class LinuxLabFaultsTest
     private static final int PLANES = LinuxLabTransferTest.PLANES;
     private static final int PATHS = LinuxLabTransferTest.PATHS;
     private static final long SIZE = 8L << 20;
+    /** Long enough for both planes, then plane 2 alone for {@link #PLANE_DOWN_WINDOW} packets, then both again. */
+    private static final long PLANE_DOWN_SIZE = 32L << 20;
+    private static final long PLANE_DOWN_WINDOW = 4_000;
     private static LinuxLab lab;
 
     @BeforeAll
@@ -131,6 +141,140 @@ class LinuxLabFaultsTest
                 1e3 * before, result.connection("timeouts"), result.connection("path_failures"),
                 result.connection("lost"), result.connection("retransmitted"), result.connection("moved"));
             System.out.println("linux lab link down mid-transfer: " + text);
+        }
+    }
+
+    @Test
+    void shouldCarryATransferOnTheOtherPlaneWhileAWholePlaneIsDownAndUseBothAgainOnceItIsBack(@TempDir final Path dir)
+        throws Exception
+    {
+        Assumptions.assumeTrue(PLANES == 2, "SKIPPED: a plane down needs two planes (-Dspraynic.lab.planes=2)");
+        try (LabPeers peers = new LabPeers(lab, dir, PLANES))
+        {
+            final LabPeers.Served served = peers.serve("b", "spray", PLANE_DOWN_SIZE, PATHS);
+            final LabPeers.Visit visit = peers.visit("a", served, PLANE_DOWN_SIZE, PATHS, 150);
+            // both planes carry data; then plane 1's core links go down
+            PlaneSample.await(visit, served, s -> s.dataPackets(0) >= 1_000 &&
+                s.dataPackets(1) >= 1_000, "both planes carrying data");
+            final PlaneSample beforeDown = PlaneSample.of(visit.counters().snapshot(), served.counters().snapshot());
+            lab.link("down", "p1");
+            final long downAt = System.nanoTime();
+            // plane 1's paths time out and fail (S7.4), every one of them (they all carried data); then plane 2 alone
+            final PlaneSample fromSettled = PlaneSample.await(visit, served,
+                s -> s.pathFailures() >= beforeDown.pathFailures() + PATHS / PLANES, "every path of plane 1 failing");
+            final PlaneSample down = PlaneSample.await(visit, served,
+                s -> s.dataPackets(1) >= fromSettled.dataPackets(1) + PLANE_DOWN_WINDOW, "plane 2 alone");
+            lab.link("up", "p1");
+            final long upAt = System.nanoTime();
+            // S7.5: the failed paths' probes are answered again, the paths restored, and plane 1 takes data again
+            final PlaneSample back = PlaneSample.await(visit, served,
+                s -> s.dataPackets(0) >= down.dataPackets(0) + 1_000, "plane 1 carrying data again");
+            final LabPeers.Result result = visit.await(180);
+            final PlaneSample end = PlaneSample.of(result.counters(), served.counters().snapshot());
+            LabPeers.stop(served);
+            final String text = format("%d MiB each way in %.2f s; data packets sent by A and B on plane 1 / plane 2: " +
+                "before the plane went down %d / %d, while it was down (from %.0f ms after, when %d paths more had failed) " +
+                "%d / %d, after it came back %d / %d (plane 1's first 1000 within %.0f ms of the links going up); " +
+                "path failures %d, restores %d; A: timeouts %d, lost %d, retransmitted %d, moved %d, ACKs taken %d, stale %d, " +
+                "largest smoothed RTT of a path %.1f ms", PLANE_DOWN_SIZE >> 20,
+                result.seconds(), beforeDown.dataPackets(0), beforeDown.dataPackets(1),
+                (fromSettled.nanos() - downAt) / 1e6, fromSettled.pathFailures() - beforeDown.pathFailures(),
+                down.dataPackets(0) - fromSettled.dataPackets(0), down.dataPackets(1) - fromSettled.dataPackets(1),
+                end.dataPackets(0) - down.dataPackets(0), end.dataPackets(1) - down.dataPackets(1),
+                (back.nanos() - upAt) / 1e6, end.pathFailures(), end.pathRestores(), result.connection("timeouts"),
+                result.connection("lost"), result.connection("retransmitted"), result.connection("moved"),
+                result.connection("acks_received"), result.connection("acks_stale"),
+                result.largestSrttMillis());
+            System.out.println("linux lab plane 1 down mid-transfer and back: " + text);
+            assertEquals(0, result.exitCode(), text + "\n" + result.output());
+            assertTrue(result.verified(), text + "\n" + result.output());
+            // plane 1 carried (next to) nothing while plane 2 carried the window
+            assertTrue(down.dataPackets(0) - fromSettled.dataPackets(0) <= PLANE_DOWN_WINDOW / 100,
+                "plane 1 carried no data while down: " + text);
+            // and came back: restored paths, and both planes carrying data again
+            assertTrue(end.pathRestores() >= PATHS / 2, "plane 1's paths restored: " + text);
+            assertTrue(end.dataPackets(0) - down.dataPackets(0) >= 1_000 &&
+                end.dataPackets(1) - down.dataPackets(1) >= 1_000, "both planes carried data after: " + text);
+        }
+    }
+
+    /**
+     * The spray connections' counters of a visitor and the NIC it visits at one moment, summed per plane (S7.1: path
+     * i uses plane i mod planes).
+     */
+    record PlaneSample(long nanos, long[] dataPackets, long pathFailures, long pathRestores)
+    {
+        private static final Pattern PATH_TX = Pattern.compile("conn 0x[0-9a-f]+: path (\\d+) tx_packets");
+
+        long dataPackets(final int plane)
+        {
+            return dataPackets[plane];
+        }
+
+        static PlaneSample of(final Map<String, Long> visitor, final Map<String, Long> served)
+        {
+            final long[] perPlane = new long[PLANES];
+            for (final Map<String, Long> counters : List.of(visitor, served))
+            {
+                for (final Map.Entry<String, Long> e : counters.entrySet())
+                {
+                    final Matcher m = PATH_TX.matcher(e.getKey());
+                    if (m.matches())
+                    {
+                        perPlane[Integer.parseInt(m.group(1)) % PLANES] += e.getValue();
+                    }
+                }
+            }
+            return new PlaneSample(System.nanoTime(), perPlane,
+                LabPeers.connection(visitor, "path_failures") + LabPeers.connection(served, "path_failures"),
+                LabPeers.connection(visitor, "path_restores") + LabPeers.connection(served, "path_restores"));
+        }
+
+        /** Samples every 10 ms until {@code until} holds; throws if the visit ends or 90 s pass first. */
+        static PlaneSample await(final LabPeers.Visit visit, final LabPeers.Served served,
+            final Predicate<PlaneSample> until, final String what) throws Exception
+        {
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+            PlaneSample sample = null;
+            while (System.nanoTime() < deadline)
+            {
+                sample = of(visit.counters().snapshot(), served.counters().snapshot());
+                if (until.test(sample))
+                {
+                    return sample;
+                }
+                if (!visit.process().isAlive())
+                {
+                    throw new IllegalStateException("the visit ended before " + what + " (" + sample + "): " +
+                        java.nio.file.Files.readString(visit.output()) + "\nA's counters: " +
+                        connectionCounters(visit.counters().snapshot()) + "\nB's counters: " +
+                        connectionCounters(served.counters().snapshot()) + "\nB's output: " +
+                        java.nio.file.Files.readString(served.output()));
+                }
+                Thread.sleep(10);
+            }
+            throw new IllegalStateException("no " + what + " within 90 s: " + sample);
+        }
+
+        /** The non-zero connection-wide counters (not the per-path ones), for a failure's message. */
+        static String connectionCounters(final Map<String, Long> counters)
+        {
+            final StringBuilder text = new StringBuilder();
+            new java.util.TreeMap<>(counters).forEach((label, value) ->
+            {
+                if (value != 0 && label.matches("conn 0x[0-9a-f]+: [a-z_]+"))
+                {
+                    text.append(label.substring(label.indexOf(": ") + 2)).append('=').append(value).append(' ');
+                }
+            });
+            return text.toString();
+        }
+
+        @Override
+        public String toString()
+        {
+            return "data packets per plane " + java.util.Arrays.toString(dataPackets) + ", path failures " +
+                pathFailures + ", restores " + pathRestores;
         }
     }
 

@@ -242,6 +242,23 @@ class LinuxLabTest
         after = lab.counters();
         assertEquals(sent(backUp, 1), received(backUp, 1), backUp.toString());
         assertTrue(delta(before, after, "p1l2", "ab", "forwarded_packets") > 0, "the link carries traffic again");
+
+        // a whole plane: the kernel deletes the IPv4 multipath route whose every nexthop went down; up brings it back
+        lab.link("down", "p1");
+        final Map<String, String> planeDown = lab.traffic("--flows", "16", "--packets", "2", "--size", "64");
+        assertEquals(0L, received(planeDown, 1), "plane 1 carries nothing: " + planeDown);
+        assertEquals(sent(planeDown, 2), received(planeDown, 2), "plane 2 carries its own: " + planeDown);
+        lab.link("up", "p1");
+        before = lab.counters();
+        final Map<String, String> planeUp = lab.traffic("--planes", "1", "--flows", "256", "--packets", "4",
+            "--size", "64");
+        after = lab.counters();
+        assertEquals(sent(planeUp, 1), received(planeUp, 1), "plane 1 carries traffic again: " + planeUp);
+        for (int k = 1; k <= 4; k++)
+        {
+            assertTrue(delta(before, after, "p1l" + k, "ab", "forwarded_packets") > 0, "link " + k + " is back");
+        }
+        assertTrue(lab.run("exec", "r1a", "--", "ip", "route").contains("nexthop via"), "the multipath route is back");
     }
 
     @Test

@@ -133,6 +133,8 @@ class LinuxLabTransferTest
             Map<String, Long> before = lab.counters();
             final LabPeers.Result spray = peers.visit("a", served, LOSS_SIZE, PATHS, 120).await(180);
             Map<String, Long> after = lab.counters();
+            final Map<String, Long> atB = served.counters().snapshot();
+            final Map<String, Long> smallestAtB = served.counters().smallest();
             LabPeers.stop(served);
             assertEquals(0, spray.exitCode(), spray.output());
             assertTrue(spray.verified(), spray.output());
@@ -154,7 +156,17 @@ class LinuxLabTransferTest
                 sprayBa[1], sprayBa[0], ratio(sprayBa[0], sprayBa[1]), ROCE_SIZE >> 20, rc.seconds(), 1e3 * rcGbps,
                 rc.verified() ? "verified" : "NOT verified: " + rc.output().strip(), rcAb[1], rcAb[0],
                 ratio(rcAb[0], rcAb[1]), sprayGbps / rcGbps);
-            System.out.println("linux lab at 1 % loss on every core link: " + text);
+            // why A sent more than the routers dropped: what A took for lost, what B received twice, and how long
+            // the paths' round trips were against the RTO's ceiling (rtoMax, 10 ms)
+            final String why = format("A->B: routers dropped %d data packets, A sent %d twice (lost %d, retransmitted " +
+                "%d, moved %d; RTOs %d, tail probes %d, ACKs taken %d, stale %d); B received %d twice and saw %d gaps; " +
+                "A's paths' smoothed RTT %.2f-%.2f ms (smallest and largest seen), B's %.2f-%.2f ms", sprayAb[1],
+                sprayAb[0], spray.connection("lost"), spray.connection("retransmitted"), spray.connection("moved"),
+                spray.connection("timeouts"), spray.connection("probes_sent"), spray.connection("acks_received"),
+                spray.connection("acks_stale"), LabPeers.connection(atB, "duplicates"),
+                LabPeers.connection(atB, "sack_gaps"), spray.smallestSrttMillis(), spray.largestSrttMillis(),
+                LabPeers.smallestSrttMillis(smallestAtB), LabPeers.largestSrttMillis(atB));
+            System.out.println("linux lab at 1 % loss on every core link: " + text + "; " + why);
             assertTrue(sprayAb[1] > 0 && sprayBa[1] > 0, "the routers dropped data both ways: " + text);
             assertTrue(sprayAb[0] >= sprayAb[1] && sprayBa[0] >= sprayBa[1], "every loss was sent again: " + text);
             assertEquals(0, rc.exitCode(), text);

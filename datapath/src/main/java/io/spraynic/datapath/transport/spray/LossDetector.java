@@ -51,6 +51,8 @@ final class LossDetector implements PathSendWindow.Listener
     private final TransportCounters[] pathCounters;
     private final LongConsumer mover = this::queueMove;
     private final LongConsumer relocator = this::queueRelocation;
+    /** Per path: the wait before its next RESYNC probe while it is failed (S7.5); 0 until its first. */
+    private final long[] resyncIntervals;
     private int relocatingFrom;
 
     // ---- the ACK being applied
@@ -77,6 +79,7 @@ final class LossDetector implements PathSendWindow.Listener
         this.config = config;
         this.counters = counters;
         this.pathCounters = pathCounters;
+        this.resyncIntervals = new long[sendWindows.length];
     }
 
     // ---- ACKs (S6.5)
@@ -185,7 +188,7 @@ final class LossDetector implements PathSendWindow.Listener
         {
             if (now >= scheduler.nextResyncAt[path])
             {
-                scheduler.nextResyncAt[path] = now + config.probeIntervalNanos;
+                scheduler.nextResyncAt[path] = now + nextResyncInterval(path);
                 window.reset(window.nextPsn());
                 scheduler.sourcePorts[path] = scheduler.unusedSourcePort(); // a new route (S7.5)
                 return RESYNC;
@@ -251,9 +254,28 @@ final class LossDetector implements PathSendWindow.Listener
         resend.queueRetransmission(path, psn, handle);
     }
 
+    /**
+     * S7.5: a RESYNC restarts the path's window, so the answer to the previous probe, if it is still on its way, no
+     * longer fits it and restores nothing. The first waits {@code probeInterval} or twice the slowest live path's RTT,
+     * whichever is longer; each one left unanswered doubles the wait, up to {@code rtoMax} (no answer takes longer) or
+     * an eighth of {@code connectionTimeout} (S7.6), whichever is shorter: on a route whose round trip takes longer
+     * than {@code probeInterval} (milliseconds on a loaded host) a path re-synchronized every interval is never
+     * restored (measured on the Linux ECMP lab: after a whole plane was down and back, 16,715 stale ACKs, no path of
+     * the plane restored, and the next READ failed with RETRY_EXC_ERR).
+     */
+    private long nextResyncInterval(final int path)
+    {
+        final long first = Math.max(config.probeIntervalNanos, 2 * scheduler.siblingSrtt());
+        final long longest = Math.max(first, Math.min(config.rtoMaxNanos, config.connectionTimeoutNanos / 8));
+        final long interval = resyncIntervals[path] == 0 ? first : Math.min(longest, 2 * resyncIntervals[path]);
+        resyncIntervals[path] = interval;
+        return interval;
+    }
+
     // S7.4: the path fails; its outstanding packets move to the live paths
     private void failPath(final int path, final long now)
     {
+        resyncIntervals[path] = 0;
         scheduler.fail(path, now);
         counters.increment(SprayCounters.PATH_FAILURES);
         pathCounters[path].increment(SprayCounters.PATH_FAILURES);
@@ -263,6 +285,7 @@ final class LossDetector implements PathSendWindow.Listener
     // S7.5: a failed path's probe was acknowledged: it carries data again
     private void restorePath(final int path, final long now)
     {
+        resyncIntervals[path] = 0;
         scheduler.restore(path, now);
         counters.increment(SprayCounters.PATH_RESTORES);
         pathCounters[path].increment(SprayCounters.PATH_RESTORES);

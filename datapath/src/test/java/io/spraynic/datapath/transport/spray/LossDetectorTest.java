@@ -281,4 +281,43 @@ class LossDetectorTest
         assertEquals(SprayConnection.ACTIVE, scheduler.pathStates[1]);
         assertEquals(1, counters.get(SprayCounters.PATH_RESTORES));
     }
+
+    @Test
+    void shouldWaitForTheAnswerToARresyncProbeLongerThanTheProbeIntervalAndBackOffS75()
+    {
+        // path 0 answers in 5 ms (the Linux ECMP lab on a loaded host), 5x the probe interval; the shared-core rtoMax
+        config.rto(config.rtoMinNanos, 200_000_000L);
+        final long rtt = 5 * config.probeIntervalNanos;
+        scheduler.rtts[0].onSample(rtt);
+        scheduler.refreshSiblingEstimates();
+        final PathSendWindow window = scheduler.sendWindows[1];
+        final long failedAt = 1_000_000_000L;
+        scheduler.fail(1, failedAt);
+        long now = failedAt + config.probeIntervalNanos;
+        assertEquals(LossDetector.RESYNC, loss.onTimer(1, now));
+        final int probePsn = window.nextPsn();
+        window.send(PROBE_HANDLE, now);
+        assertEquals(LossDetector.NOTHING, loss.onTimer(1, now + config.probeIntervalNanos),
+            "the probe's answer is not due yet: a RESYNC now would restart the window under it");
+        assertEquals(LossDetector.NOTHING, loss.onTimer(1, now + 2 * rtt - 1));
+        ackOf(probePsn, 0);
+        assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(header(1, 1, 0, 0), 0, now + rtt));
+        assertEquals(SprayConnection.ACTIVE, scheduler.pathStates[1], "restored by the answer an RTT later");
+
+        // unanswered RESYNCs: the wait doubles, up to rtoMax or an eighth of connectionTimeout
+        final long longest = Math.max(2 * rtt, Math.min(config.rtoMaxNanos, config.connectionTimeoutNanos / 8));
+        scheduler.fail(1, now);
+        scheduler.refreshSiblingEstimates();
+        long interval = 2 * rtt;
+        now += config.probeIntervalNanos;
+        assertEquals(LossDetector.RESYNC, loss.onTimer(1, now));
+        for (int resync = 0; resync < 12; resync++)
+        {
+            assertEquals(LossDetector.NOTHING, loss.onTimer(1, now + interval - 1), "resync " + resync);
+            now += interval;
+            assertEquals(LossDetector.RESYNC, loss.onTimer(1, now), "resync " + resync);
+            interval = Math.min(2 * interval, longest);
+        }
+        assertEquals(config.connectionTimeoutNanos / 8, interval, "an eighth of connectionTimeout, below rtoMax");
+    }
 }
