@@ -1,7 +1,6 @@
 package io.spraynic.cli;
 
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -13,8 +12,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import io.spraynic.datapath.port.TestNetwork;
+
 import static io.spraynic.cli.CliTestSupport.javaCommand;
-import static io.spraynic.cli.NetnsTestSupport.run;
+import static io.spraynic.datapath.port.DpdkTestSupport.run;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -28,57 +29,35 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 class Ipv6RouterVethTest
 {
-    private static final long ID = ProcessHandle.current().pid() % 100_000;
-    private static final String NS_A = "sp6a" + ID;
-    private static final String NS_R = "sp6r" + ID;
-    private static final String NS_B = "sp6b" + ID;
-    private static final List<String> NAMESPACES = List.of(NS_A, NS_R, NS_B);
-    private static final String VETH_A = "sp6va" + ID;
-    private static final String VETH_RA = "sp6vra" + ID;
-    private static final String VETH_B = "sp6vb" + ID;
-    private static final String VETH_RB = "sp6vrb" + ID;
-    private static Thread cleanupHook;
+    private static final long ID = TestNetwork.ID;
+    private static final String NS_A = TestNetwork.name("sp6a");
+    private static final String NS_R = TestNetwork.name("sp6r");
+    private static final String NS_B = TestNetwork.name("sp6b");
+    private static final String VETH_A = TestNetwork.name("sp6va");
+    private static final String VETH_RA = TestNetwork.name("sp6vra");
+    private static final String VETH_B = TestNetwork.name("sp6vb");
+    private static final String VETH_RB = TestNetwork.name("sp6vrb");
+    private static TestNetwork network;
 
     @BeforeAll
     static void createNetwork() throws Exception
     {
-        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
-            "SKIPPED: network namespaces, veth pairs and a router need root");
-        cleanupHook = new Thread(Ipv6RouterVethTest::removeNetwork, "ipv6-router-cleanup");
-        Runtime.getRuntime().addShutdownHook(cleanupHook);
-        removeNetwork();
-        for (final String ns : NAMESPACES)
-        {
-            run("ip", "netns", "add", ns);
-            run("ip", "-n", ns, "link", "set", "lo", "up");
-        }
-        for (final String ns : List.of(NS_A, NS_B))
-        {
-            // the NICs' namespaces: their kernels keep quiet on the NICs' veths, only the NIC speaks there
-            run("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
-                "net.ipv6.conf.default.disable_ipv6=1");
-        }
-        NetnsTestSupport.vethPair(NS_A, VETH_A, NS_R, VETH_RA);
-        NetnsTestSupport.vethPair(NS_B, VETH_B, NS_R, VETH_RB);
-        run("ip", "netns", "exec", NS_R, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1");
-        run("ip", "-n", NS_R, "-6", "addr", "add", "fd00:97:1::1/64", "dev", VETH_RA, "nodad");
-        run("ip", "-n", NS_R, "-6", "addr", "add", "fd00:97:2::1/64", "dev", VETH_RB, "nodad");
-        run("ip", "-n", NS_R, "-6", "addr", "add", "fe80::1/64", "dev", VETH_RB, "nodad");
+        // the NICs' namespaces without IPv6: their kernels keep quiet on the NICs' veths, only the NIC speaks there
+        network = TestNetwork.create("network namespaces, veth pairs and a router", NS_A, NS_R, NS_B)
+            .disableIpv6(NS_A, NS_B)
+            .veth(NS_A, VETH_A, NS_R, VETH_RA).veth(NS_B, VETH_B, NS_R, VETH_RB)
+            .sysctl(NS_R, "net.ipv6.conf.all.forwarding=1")
+            .address(NS_R, VETH_RA, "fd00:97:1::1/64").address(NS_R, VETH_RB, "fd00:97:2::1/64")
+            .address(NS_R, VETH_RB, "fe80::1/64");
     }
 
     @AfterAll
     static void deleteNetwork()
     {
-        removeNetwork();
-        if (null != cleanupHook)
+        if (null != network)
         {
-            Runtime.getRuntime().removeShutdownHook(cleanupHook);
+            network.close();
         }
-    }
-
-    private static void removeNetwork()
-    {
-        NetnsTestSupport.deleteNamespaces(NAMESPACES);
     }
 
     @Test
