@@ -22,7 +22,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -185,10 +184,9 @@ class Ipv6VethTest
                 }
                 final Path exchange = Files.createDirectory(dir.resolve("exchange-" + mode));
                 final long bytes = 2L << 20;
-                final CompletableFuture<PeerExchange.Result> server = CompletableFuture.supplyAsync(() ->
-                    exchange(nics[1], PeerExchange.Role.SERVER, exchange, bytes));
-                final PeerExchange.Result client = exchange(nics[0], PeerExchange.Role.CLIENT, exchange, bytes);
-                final PeerExchange.Result served = server.get(120, TimeUnit.SECONDS);
+                final PeerExchange.Pair both = PeerExchange.runBoth(nics[0], nics[1], exchange, bytes, 64 * 1024, WAIT);
+                final PeerExchange.Result client = both.client();
+                final PeerExchange.Result served = both.server();
                 assertTrue(client.verified() && served.verified(), mode + ": " + client.toJson() + " / " + served.toJson());
                 assertEquals(bytes, client.bytesEachWay());
                 final String published = Files.readString(exchange.resolve("client.addr"));
@@ -214,19 +212,6 @@ class Ipv6VethTest
         dpdk.port(name).acceptMulticast(Icmpv6Header.multicastMac(Icmpv6Header.solicitedNodeLow(address.ipv6Low())),
             Icmpv6Header.multicastMac(Icmpv6Header.ALL_NODES_LOW));
         return EmbeddedNic.start(config, new PacketPort[][]{{dpdk.packetPort(name, 0)}}, counters);
-    }
-
-    private static PeerExchange.Result exchange(final EmbeddedNic nic, final PeerExchange.Role role, final Path directory,
-        final long bytes)
-    {
-        try
-        {
-            return PeerExchange.run(nic, role, directory, bytes, 64 * 1024, WAIT);
-        }
-        catch (final java.io.IOException ex)
-        {
-            throw new java.io.UncheckedIOException(ex);
-        }
     }
 
     private static void close(final EmbeddedNic[] nics, final CountersFile[] counters)
