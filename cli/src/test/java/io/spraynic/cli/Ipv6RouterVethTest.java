@@ -1,5 +1,6 @@
 package io.spraynic.cli;
 
+import io.spraynic.datapath.port.TestNetwork;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -8,13 +9,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import io.spraynic.datapath.port.TestNetwork;
-
-import static io.spraynic.cli.CliTestSupport.javaCommand;
 import static io.spraynic.datapath.port.DpdkTestSupport.run;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -29,7 +26,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 class Ipv6RouterVethTest
 {
-    private static final long ID = TestNetwork.ID;
     private static final String NS_A = TestNetwork.name("sp6a");
     private static final String NS_R = TestNetwork.name("sp6r");
     private static final String NS_B = TestNetwork.name("sp6b");
@@ -65,9 +61,10 @@ class Ipv6RouterVethTest
     {
         final Path exchange = Files.createDirectory(dir.resolve("exchange"));
         final long forwardedBefore = snmp6(NS_R, "Ip6OutForwDatagrams");
-        final Process server = transfer(NS_B, VETH_B, "server", "fd00:97:2::20/64", "fe80::1", exchange, dir.resolve("b.out"));
-        final Process client = transfer(NS_A, VETH_A, "client", "fd00:97:1::10/64", "fd00:97:1::1", exchange,
-            dir.resolve("a.out"));
+        final Process server = NetnsTestSupport.startRoutedTransfer(NS_B, VETH_B, "server", "fd00:97:2::20/64", "fe80::1",
+            exchange, dir.resolve("b.out"));
+        final Process client = NetnsTestSupport.startRoutedTransfer(NS_A, VETH_A, "client", "fd00:97:1::10/64",
+            "fd00:97:1::1", exchange, dir.resolve("a.out"));
         try
         {
             for (final String out : NetnsTestSupport.awaitTransferPair(client, dir.resolve("a.out"), server,
@@ -90,16 +87,6 @@ class Ipv6RouterVethTest
             client.destroyForcibly();
             server.destroyForcibly();
         }
-    }
-
-    private static Process transfer(final String ns, final String veth, final String role, final String ip,
-        final String gateway, final Path exchange, final Path output) throws Exception
-    {
-        final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", ns));
-        command.addAll(javaCommand(List.of("transfer", "--config", "net_af_packet", "-p", "iface=" + veth, "-p",
-            "file_prefix=spraynic-route6-" + role + "-" + ID, "--role", role, "--ip", ip, "--gateway", gateway,
-            "--exchange", exchange.toString(), "--size", "4m", "--timeout", "60", "--json")));
-        return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
     }
 
     private static long snmp6(final String ns, final String name) throws Exception

@@ -1,5 +1,6 @@
 package io.spraynic.cli;
 
+import io.spraynic.datapath.port.TestNetwork;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -15,8 +16,6 @@ import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import io.spraynic.datapath.port.TestNetwork;
 
 import static io.spraynic.cli.CliTestSupport.javaCommand;
 import static io.spraynic.datapath.port.DpdkTestSupport.run;
@@ -153,8 +152,10 @@ class NeighbourVethTest
     void shouldTransferBetweenTwoSubnetsThroughALinuxRouterByAddressOnly(@TempDir final Path dir) throws Exception
     {
         final Path exchange = Files.createDirectory(dir.resolve("exchange"));
-        final Process server = transfer(NS_B, VETH_B, "server", "10.97.2.20/24", "10.97.2.1", exchange, dir.resolve("b.out"));
-        final Process client = transfer(NS_A, VETH_A, "client", "10.97.1.10/24", "10.97.1.1", exchange, dir.resolve("a.out"));
+        final Process server = NetnsTestSupport.startRoutedTransfer(NS_B, VETH_B, "server", "10.97.2.20/24", "10.97.2.1",
+            exchange, dir.resolve("b.out"));
+        final Process client = NetnsTestSupport.startRoutedTransfer(NS_A, VETH_A, "client", "10.97.1.10/24", "10.97.1.1",
+            exchange, dir.resolve("a.out"));
         try
         {
             for (final String out : NetnsTestSupport.awaitTransferPair(client, dir.resolve("a.out"), server,
@@ -179,16 +180,6 @@ class NeighbourVethTest
             client.destroyForcibly();
             server.destroyForcibly();
         }
-    }
-
-    private static Process transfer(final String ns, final String veth, final String role, final String ip,
-        final String gateway, final Path exchange, final Path output) throws Exception
-    {
-        final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", ns));
-        command.addAll(javaCommand(List.of("transfer", "--config", "net_af_packet", "-p", "iface=" + veth, "-p",
-            "file_prefix=spraynic-route-" + role + "-" + ID, "--role", role, "--ip", ip, "--gateway", gateway,
-            "--exchange", exchange.toString(), "--size", "4m", "--timeout", "60", "--json")));
-        return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
     }
 
     private static void awaitOutput(final Process process, final Path out, final String text) throws Exception

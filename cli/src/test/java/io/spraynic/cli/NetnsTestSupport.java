@@ -3,6 +3,7 @@ package io.spraynic.cli;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -17,6 +18,23 @@ final class NetnsTestSupport
 {
     private NetnsTestSupport()
     {
+    }
+
+    /**
+     * Starts {@code spraynic transfer} in namespace {@code ns} on {@code net_af_packet} over {@code veth}, given its
+     * address and gateway only (the peer's comes through {@code exchange}): 4 MiB each way, one JSON line.
+     *
+     * @param ip      its address with prefix, e.g. {@code 10.97.1.10/24}.
+     * @param gateway its router's address.
+     */
+    static Process startRoutedTransfer(final String ns, final String veth, final String role, final String ip,
+        final String gateway, final Path exchange, final Path output) throws IOException
+    {
+        final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", ns));
+        command.addAll(CliTestSupport.javaCommand(List.of("transfer", "--config", "net_af_packet", "-p", "iface=" + veth,
+            "-p", "file_prefix=spraynic-route-" + ns + "-" + role, "--role", role, "--ip", ip, "--gateway", gateway,
+            "--exchange", exchange.toString(), "--size", "4m", "--timeout", "60", "--json")));
+        return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
     }
 
     /**

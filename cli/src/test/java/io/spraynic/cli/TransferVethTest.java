@@ -1,5 +1,6 @@
 package io.spraynic.cli;
 
+import io.spraynic.datapath.port.TestNetwork;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
@@ -13,8 +14,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-
-import io.spraynic.datapath.port.TestNetwork;
 
 import static io.spraynic.cli.CliTestSupport.javaCommand;
 import static org.junit.jupiter.api.Assertions.assertEquals;
