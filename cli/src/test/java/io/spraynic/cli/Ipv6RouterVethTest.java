@@ -40,7 +40,7 @@ class Ipv6RouterVethTest
     {
         // the NICs' namespaces without IPv6: their kernels keep quiet on the NICs' veths, only the NIC speaks there
         network = TestNetwork.create("network namespaces, veth pairs and a router", NS_A, NS_R, NS_B)
-            .disableIpv6(NS_A, NS_B)
+            .loopbackUp(NS_A, NS_R, NS_B).disableIpv6(NS_A, NS_B)
             .veth(NS_A, VETH_A, NS_R, VETH_RA).veth(NS_B, VETH_B, NS_R, VETH_RB)
             .sysctl(NS_R, "net.ipv6.conf.all.forwarding=1")
             .address(NS_R, VETH_RA, "fd00:97:1::1/64").address(NS_R, VETH_RB, "fd00:97:2::1/64")

@@ -79,7 +79,7 @@ class NeighbourVethTest
     {
         Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "SKIPPED: the pinger needs python3");
         network = TestNetwork.create("network namespaces, veth pairs and a router", NS_NIC, NS_HOST, NS_A, NS_R, NS_B)
-            .disableIpv6(NS_NIC, NS_HOST, NS_A, NS_R, NS_B);
+            .loopbackUp(NS_NIC, NS_HOST, NS_A, NS_R, NS_B).disableIpv6(NS_NIC, NS_HOST, NS_A, NS_R, NS_B);
         // a NIC beside a Linux host: 10.96.0.1 (the NIC, no address in its namespace's kernel), 10.96.0.2 (Linux)
         network.veth(NS_NIC, VETH_NIC, NS_HOST, VETH_HOST).address(NS_HOST, VETH_HOST, "10.96.0.2/24");
         // two NICs on two subnets and a Linux router between them: 10.97.1.10 - 10.97.1.1 | 10.97.2.1 - 10.97.2.20

@@ -84,7 +84,7 @@ class Ipv6VethTest
     static void start()
     {
         Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "SKIPPED: the pinger needs python3");
-        network = TestNetwork.create("a network namespace, a bridge and veth pairs", NETNS);
+        network = TestNetwork.create("a network namespace, a bridge and veth pairs", NETNS).loopbackUp(NETNS);
         for (int i = 0; i < 2; i++)
         {
             network.veth(null, LOCAL[i], NETNS, INSIDE[i]); // the local ends without IPv6: only the NICs speak there

@@ -47,8 +47,9 @@ public final class TestNetwork implements AutoCloseable
     }
 
     /**
-     * Skips the test when not root; removes what an earlier run left; creates the namespaces, each with its
-     * loopback up.
+     * Skips the test when not root; removes what an earlier run left; creates the namespaces (loopback down, as
+     * {@code ip netns add} leaves it: a spraynic process started in a namespace with loopback up took over 30 s to
+     * start on a loaded host; {@link #loopbackUp} where a test needs it).
      *
      * @param needs what the test builds, for the skip message: "... needs root".
      */
@@ -63,7 +64,6 @@ public final class TestNetwork implements AutoCloseable
             for (final String ns : namespaces)
             {
                 DpdkTestSupport.run("ip", "netns", "add", ns);
-                network.in(ns, "ip", "link", "set", "lo", "up");
             }
         }
         catch (final RuntimeException ex)
@@ -72,6 +72,16 @@ public final class TestNetwork implements AutoCloseable
             throw ex;
         }
         return network;
+    }
+
+    /** Brings the namespaces' loopback up. */
+    public TestNetwork loopbackUp(final String... inNamespaces)
+    {
+        for (final String ns : inNamespaces)
+        {
+            in(ns, "ip", "link", "set", "lo", "up");
+        }
+        return this;
     }
 
     /**

@@ -33,6 +33,9 @@ class TestNetworkTest
             assertEquals("1", network.in(NS_A, "sysctl", "-n", "net.ipv6.conf.all.disable_ipv6").trim());
             assertTrue(network.in(null, "ip", "-br", "link", "show", LOCAL).contains("UP"), "both ends up");
             assertTrue(network.in(NS_A, "ip", "link", "show", "a0").contains("LOWER_UP"), "a carrier: the peer is up");
+            assertFalse(network.in(NS_B, "ip", "link", "show", "lo").contains(",UP"), "loopback left down");
+            network.loopbackUp(NS_B);
+            assertTrue(network.in(NS_B, "ip", "link", "show", "lo").contains(",UP"), "loopback up when asked");
         }
         assertFalse(namespaces().contains(NS_A) || namespaces().contains(NS_B), namespaces().toString());
         assertFalse(linkExists(LOCAL), "the end in the test's own namespace is deleted too");
