@@ -1,7 +1,6 @@
 package io.spraynic.cli;
 
 import io.spraynic.datapath.nic.CountersFileReader;
-import io.spraynic.datapath.port.TestNetwork;
 import io.spraynic.datapath.wire.ConnectionHeader;
 import io.spraynic.datapath.wire.EthernetHeader;
 import io.spraynic.datapath.wire.FrameClass;
@@ -17,6 +16,7 @@ import io.spraynic.datapath.wire.RoceParser;
 import io.spraynic.datapath.wire.SelectiveAckHeader;
 import io.spraynic.datapath.wire.SprayOpcodes;
 import io.spraynic.datapath.wire.UdpHeader;
+import io.spraynic.datapath.port.TestNetwork;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
