@@ -135,11 +135,12 @@ final class NicCommand implements Callable<Integer>
         description = "with --ipc-dir: release a client's connections and memory after this long without a keepalive (default ${DEFAULT-VALUE}).")
     double ipcClientTimeout;
 
-    @Option(names = "--port-rotation", defaultValue = "16-32", paramLabel = "MIN-MAX|off", description = {
+    @Option(names = "--port-rotation", defaultValue = "16-32", paramLabel = "MIN-MAX|off",
+        converter = PortRotation.Converter.class, description = {
         "spray mode: a path moves to a new UDP source port after MIN to MAX packets, once nothing of it is in flight",
         "(PROTOCOL.md S7.7), so that ECMP routers spread a connection evenly; off keeps each path on its port",
         "(default ${DEFAULT-VALUE})."})
-    String portRotation;
+    PortRotation portRotation;
 
     @Option(names = "--rocev2-ack-timeout", defaultValue = "14", paramLabel = "EXP", description = {
         "rocev2 mode: the IB local ACK timeout exponent, 4.096 us x 2^EXP, 1-31 (default ${DEFAULT-VALUE}: 67 ms;",
@@ -330,12 +331,12 @@ final class NicCommand implements Callable<Integer>
         final byte[] psk = null == pskFile ? null : PreSharedKeyFile.read(pskFile);
         final long idleTimeoutNanos = (long)(idleTimeout * 1e9);
         final int perSource = maxConnectionsPerSource;
-        final int[] rotation = portRotation(portRotation);
+        final PortRotation rotation = portRotation;
         final EmbeddedNicConfig embedded = new EmbeddedNicConfig().mode(kind).workers(workers)
             .connections(paths, 4).maxAcceptedConnections(maxAcceptedConnections)
             .planes(addresses.length).idleStrategy(IdleStrategies.parse(idle)).sprayConfig(() ->
                 EmbeddedNicConfig.sharedCoreSprayConfig().psk(psk).maxConnectionsPerSource(perSource)
-                    .idleTimeoutNanos(idleTimeoutNanos).portRotation(rotation[0], rotation[1]))
+                    .idleTimeoutNanos(idleTimeoutNanos).portRotation(rotation.min(), rotation.max()))
             .rocevRetry(RcConnectionAttributes.ackTimeoutNanos(rocev2AckTimeout), 7);
         PlaneAddresses.apply(embedded, addresses);
         final CountDownLatch stop = new CountDownLatch(1);
@@ -458,22 +459,5 @@ final class NicCommand implements Callable<Integer>
         System.out.printf(Locale.ROOT, "spraynic nic: metrics at %s%n", server.url());
         System.out.flush();
         return server;
-    }
-
-    /** @return {@code --port-rotation}'s MIN and MAX packets ({0, 0}: off), refused unless 1 <= MIN <= MAX <= 65536. */
-    static int[] portRotation(final String text)
-    {
-        if ("off".equals(text))
-        {
-            return new int[] {0, 0};
-        }
-        final java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d{1,6})-(\\d{1,6})").matcher(text);
-        if (!m.matches() || Integer.parseInt(m.group(1)) < 1 || Integer.parseInt(m.group(2)) < Integer.parseInt(m.group(1)) ||
-            Integer.parseInt(m.group(2)) > 65_536)
-        {
-            throw new BadOption("--port-rotation", text, "must be MIN-MAX packets, 1 <= MIN <= MAX <= 65536, or off",
-                "try --port-rotation 16-32");
-        }
-        return new int[] {Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2))};
     }
 }

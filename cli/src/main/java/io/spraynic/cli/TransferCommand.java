@@ -107,8 +107,8 @@ final class TransferCommand implements Callable<Integer>
     boolean verbose;
 
     @Option(names = "--port-rotation", defaultValue = "16-32", paramLabel = "MIN-MAX|off",
-        description = "spray: source-port rotation, as spraynic nic --port-rotation (default ${DEFAULT-VALUE}).")
-    String portRotation;
+        converter = PortRotation.Converter.class, description = "spray: source-port rotation, as spraynic nic --port-rotation (default ${DEFAULT-VALUE}).")
+    PortRotation portRotation;
 
     public Integer call() throws Exception
     {
@@ -140,10 +140,10 @@ final class TransferCommand implements Callable<Integer>
         final io.spraynic.pmd.InterfaceAddress[] addresses = PlaneAddresses.resolve(given, loaded, "spraynic transfer");
         final NicConfig nicConfig = hugepagesOption.apply(loaded);
         final byte[] psk = null == pskFile ? null : PreSharedKeyFile.read(pskFile);
-        final int[] rotation = NicCommand.portRotation(portRotation);
+        final PortRotation rotation = portRotation;
         final EmbeddedNicConfig nic = new EmbeddedNicConfig().mode(kind).workers(workers).planes(addresses.length)
             .connections(paths, 4).idleStrategy(IdleStrategies.parse(idle))
-            .sprayConfig(() -> EmbeddedNicConfig.sharedCoreSprayConfig().psk(psk).portRotation(rotation[0], rotation[1]))
+            .sprayConfig(() -> EmbeddedNicConfig.sharedCoreSprayConfig().psk(psk).portRotation(rotation.min(), rotation.max()))
             .rocevRetry(RcConnectionAttributes.ackTimeoutNanos(rocev2AckTimeout), 7);
         PlaneAddresses.apply(nic, addresses);
         final Duration timeout = Duration.ofSeconds(timeoutSeconds);

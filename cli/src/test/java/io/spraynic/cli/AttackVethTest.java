@@ -16,6 +16,7 @@ import io.spraynic.datapath.wire.RoceParser;
 import io.spraynic.datapath.wire.SelectiveAckHeader;
 import io.spraynic.datapath.wire.SprayOpcodes;
 import io.spraynic.datapath.wire.UdpHeader;
+import io.spraynic.datapath.port.TestNetwork;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -46,7 +47,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 import static io.spraynic.cli.CliTestSupport.javaCommand;
-import static io.spraynic.cli.NetnsTestSupport.run;
+import static io.spraynic.datapath.port.DpdkTestSupport.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -66,15 +67,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 class AttackVethTest
 {
-    private static final long ID = ProcessHandle.current().pid() % 100_000;
-    private static final String NS_A = "spatka" + ID;
-    private static final String NS_B = "spatkb" + ID;
-    private static final String NS_X = "spatkx" + ID;
-    private static final String NS_SWITCH = "spatks" + ID;
-    private static final String BRIDGE = "spabr" + ID;
-    private static final String VETH_A = "spava" + ID;
-    private static final String VETH_B = "spavb" + ID;
-    private static final String VETH_X = "spavx" + ID;
+    private static final long ID = TestNetwork.ID;
+    private static final String NS_A = TestNetwork.name("spatka");
+    private static final String NS_B = TestNetwork.name("spatkb");
+    private static final String NS_X = TestNetwork.name("spatkx");
+    private static final String NS_SWITCH = TestNetwork.name("spatks");
+    private static final String BRIDGE = TestNetwork.name("spabr");
+    private static final String VETH_A = TestNetwork.name("spava");
+    private static final String VETH_B = TestNetwork.name("spavb");
+    private static final String VETH_X = TestNetwork.name("spavx");
     private static final int IP_A = 0x0A63_0001; // 10.99.0.1
     private static final int IP_B = 0x0A63_0002;
     private static final int IP_FOREIGN = 0x0A63_0042;
@@ -87,7 +88,7 @@ class AttackVethTest
         SprayOpcodes.SEND_WITH_IMMEDIATE, SprayOpcodes.READ_REQUEST, SprayOpcodes.READ_RESPONSE, SprayOpcodes.ACK,
         SprayOpcodes.PROBE, SprayOpcodes.NACK, SprayOpcodes.QUERY, SprayOpcodes.CLOSE, SprayOpcodes.CLOSE_ACK};
     private static final int[] FORGED_OPCODES = {SprayOpcodes.CLOSE, SprayOpcodes.PROBE, SprayOpcodes.ACK, SprayOpcodes.NACK};
-    private static Thread cleanupHook;
+    private static TestNetwork network;
 
     /** Sends length-prefixed frames from a file out of an interface, paced so that no socket ring overflows. */
     private static final String SENDER = String.join("\n",
@@ -124,27 +125,16 @@ class AttackVethTest
     @BeforeAll
     static void createNetwork() throws Exception
     {
-        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
-            "SKIPPED: four network namespaces, a bridge and veth pairs need root");
         Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "SKIPPED: the attacker needs python3");
-        cleanupHook = new Thread(AttackVethTest::removeNetwork, "attack-veth-cleanup");
-        Runtime.getRuntime().addShutdownHook(cleanupHook);
-        removeNetwork();
-        for (final String ns : List.of(NS_A, NS_B, NS_X, NS_SWITCH))
-        {
-            run("ip", "netns", "add", ns);
-            run("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1");
-        }
-        run("ip", "-n", NS_SWITCH, "link", "add", BRIDGE, "type", "bridge");
-        run("ip", "-n", NS_SWITCH, "link", "set", BRIDGE, "up");
+        network = TestNetwork.create("four network namespaces, a bridge and veth pairs", NS_A, NS_B, NS_X, NS_SWITCH)
+            .disableIpv6(NS_A, NS_B, NS_X, NS_SWITCH);
+        final List<String> switchEnds = new ArrayList<>();
         for (final String[] host : new String[][]{{NS_A, VETH_A}, {NS_B, VETH_B}, {NS_X, VETH_X}})
         {
-            final String switchEnd = host[1] + "s";
-            run("ip", "link", "add", host[1], "netns", host[0], "type", "veth", "peer", "name", switchEnd, "netns", NS_SWITCH);
-            run("ip", "-n", NS_SWITCH, "link", "set", switchEnd, "master", BRIDGE);
-            run("ip", "-n", NS_SWITCH, "link", "set", switchEnd, "up");
-            run("ip", "-n", host[0], "link", "set", host[1], "up");
+            switchEnds.add(host[1] + "s");
+            network.veth(host[0], host[1], NS_SWITCH, host[1] + "s");
         }
+        network.bridge(NS_SWITCH, BRIDGE, switchEnds);
         // the legitimate hosts send at most 100 Mbit/s each (a qdisc: net_af_packet leaves qdisc_bypass off), so the
         // transfer lasts seconds on any machine and the attack lands while it runs; the attacker is not shaped
         for (final String[] host : new String[][]{{NS_A, VETH_A}, {NS_B, VETH_B}})
@@ -157,16 +147,10 @@ class AttackVethTest
     @AfterAll
     static void deleteNetwork()
     {
-        removeNetwork();
-        if (null != cleanupHook)
+        if (null != network)
         {
-            Runtime.getRuntime().removeShutdownHook(cleanupHook);
+            network.close();
         }
-    }
-
-    private static void removeNetwork()
-    {
-        NetnsTestSupport.deleteNamespaces(List.of(NS_A, NS_B, NS_X, NS_SWITCH));
     }
 
     @Test

@@ -115,6 +115,12 @@ class BadArgumentsTest
         table.add(bad("metrics --listen 127.0.0.1:0 --seconds -1", "0..31536000"));
         table.add(bad("nic --config net_null --rocev2-ack-timeout 0", "1..31"));
         table.add(bad("nic --config net_null --rocev2-ack-timeout 32", "1..31"));
+        for (final String rotation : new String[]{"abc", "5-1", "0-10", "1-70000", "-5", "1-", "-", "16-32-64",
+            "99999999999-99999999999", "1-99999999999999999999", "Off", "١-٢"})
+        {
+            table.add(bad("nic --config net_null --port-rotation " + rotation, "1 <= MIN <= MAX <= 65536, or off"));
+        }
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --port-rotation 32-16", "1 <= MIN <= MAX"));
         // spraynic transfer
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --size 0", "at least 1"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --size 2x", "not a size"));
@@ -185,6 +191,21 @@ class BadArgumentsTest
         assertTrue(err.contains("; try " + option + " "), "gives a value that works: " + err);
         assertFalse(err.contains("Usage") || run.out().contains("Usage"), "no usage dump: " + err + run.out());
         assertFalse(err.contains("\tat ") || err.contains("Exception"), "no stack trace or exception name: " + err);
+    }
+
+    @Test
+    void shouldRefuseAnEmptyPortRotation()
+    {
+        for (final String command : List.of("nic", "transfer"))
+        {
+            final CliTestSupport.Run run = CliTestSupport.run(command, "--ip", "10.0.0.1", "--exchange", "/nonexistent",
+                "--port-rotation=");
+            final String err = run.err().strip();
+            assertEquals(2, run.exitCode(), err + run.out());
+            assertEquals(1, err.lines().count(), err);
+            assertTrue(err.contains("--port-rotation : must be MIN-MAX packets") && err.contains("; try --port-rotation 16-32"),
+                err);
+        }
     }
 
     @Test

@@ -1,7 +1,7 @@
 package io.spraynic.cli;
 
 import io.spraynic.datapath.nic.ipc.IpcFileDescriptor;
-import org.junit.jupiter.api.Assumptions;
+import io.spraynic.datapath.port.TestNetwork;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -117,43 +117,40 @@ class HealthCommandTest
     @Test
     void shouldNotBeReadyWhileAPortsLinkIsDown() throws Exception
     {
-        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
-            "SKIPPED: a tap interface in a network namespace needs root");
-        final long pid = ProcessHandle.current().pid();
-        final String ns = "sn-health-" + pid;
-        final String tap = "sn-ht" + pid;
+        final String ns = TestNetwork.name("sn-health-");
+        final String tap = TestNetwork.name("sn-ht");
         final Path runDir = Files.createDirectory(dir.resolve("run"));
         final Path ipc = Files.createDirectory(dir.resolve("ipc"), PosixFilePermissions.asFileAttribute(
             PosixFilePermissions.fromString("rwx------")));
-        NetnsTestSupport.deleteNamespaces(List.of(ns));
-        NetnsTestSupport.run("ip", "netns", "add", ns);
-        Process nic = null;
-        try
+        try (TestNetwork network = TestNetwork.create("a tap interface in a network namespace", ns))
         {
-            final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", ns));
-            command.addAll(CliTestSupport.javaCommand(List.of("nic", "--config", "net_tap", "-p", "iface=" + tap, "-p",
-                "file_prefix=spraynic-health-tap-" + pid, "--mode", "spray", "--ip", "10.98.0.1/24",
-                "--ipc-dir", ipc.toString(), "--idle", "sleep", "--seconds", "100")));
-            final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectOutput(dir.resolve("nic.out").toFile());
-            builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
-            nic = builder.start();
-            final String[] health = {"health", "--ready", "--ipc-dir", ipc.toString(), "--dir", runDir.toString()};
-            // the PMD brings its tap interface up when the port starts
-            awaitHealth(nic, health, 0, "");
-            NetnsTestSupport.run("ip", "-n", ns, "link", "set", tap, "down");
-            awaitHealth(nic, health, 1, "not ready: link down on port tap0");
-            NetnsTestSupport.run("ip", "-n", ns, "link", "set", tap, "up");
-            awaitHealth(nic, health, 0, "");
-            assertEquals(0, CliTestSupport.run("health", "--ipc-dir", ipc.toString()).exitCode(), "still live");
-        }
-        finally
-        {
-            if (null != nic)
+            Process nic = null;
+            try
             {
-                nic.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+                final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", ns));
+                command.addAll(CliTestSupport.javaCommand(List.of("nic", "--config", "net_tap", "-p", "iface=" + tap, "-p",
+                    "file_prefix=spraynic-health-tap-" + TestNetwork.ID, "--mode", "spray", "--ip", "10.98.0.1/24",
+                    "--ipc-dir", ipc.toString(), "--idle", "sleep", "--seconds", "100")));
+                final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
+                    .redirectOutput(dir.resolve("nic.out").toFile());
+                builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
+                nic = builder.start();
+                final String[] health = {"health", "--ready", "--ipc-dir", ipc.toString(), "--dir", runDir.toString()};
+                // the PMD brings its tap interface up when the port starts
+                awaitHealth(nic, health, 0, "");
+                network.in(ns, "ip", "link", "set", tap, "down");
+                awaitHealth(nic, health, 1, "not ready: link down on port tap0");
+                network.in(ns, "ip", "link", "set", tap, "up");
+                awaitHealth(nic, health, 0, "");
+                assertEquals(0, CliTestSupport.run("health", "--ipc-dir", ipc.toString()).exitCode(), "still live");
             }
-            NetnsTestSupport.deleteNamespaces(List.of(ns));
+            finally
+            {
+                if (null != nic)
+                {
+                    nic.destroyForcibly().waitFor(30, TimeUnit.SECONDS); // before its namespace goes
+                }
+            }
         }
     }
 

@@ -1,7 +1,7 @@
 package io.spraynic.cli;
 
+import io.spraynic.datapath.port.TestNetwork;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -9,12 +9,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import static io.spraynic.cli.CliTestSupport.javaCommand;
-import static io.spraynic.cli.NetnsTestSupport.run;
+import static io.spraynic.datapath.port.DpdkTestSupport.run;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -28,57 +26,34 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 class Ipv6RouterVethTest
 {
-    private static final long ID = ProcessHandle.current().pid() % 100_000;
-    private static final String NS_A = "sp6a" + ID;
-    private static final String NS_R = "sp6r" + ID;
-    private static final String NS_B = "sp6b" + ID;
-    private static final List<String> NAMESPACES = List.of(NS_A, NS_R, NS_B);
-    private static final String VETH_A = "sp6va" + ID;
-    private static final String VETH_RA = "sp6vra" + ID;
-    private static final String VETH_B = "sp6vb" + ID;
-    private static final String VETH_RB = "sp6vrb" + ID;
-    private static Thread cleanupHook;
+    private static final String NS_A = TestNetwork.name("sp6a");
+    private static final String NS_R = TestNetwork.name("sp6r");
+    private static final String NS_B = TestNetwork.name("sp6b");
+    private static final String VETH_A = TestNetwork.name("sp6va");
+    private static final String VETH_RA = TestNetwork.name("sp6vra");
+    private static final String VETH_B = TestNetwork.name("sp6vb");
+    private static final String VETH_RB = TestNetwork.name("sp6vrb");
+    private static TestNetwork network;
 
     @BeforeAll
     static void createNetwork() throws Exception
     {
-        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
-            "SKIPPED: network namespaces, veth pairs and a router need root");
-        cleanupHook = new Thread(Ipv6RouterVethTest::removeNetwork, "ipv6-router-cleanup");
-        Runtime.getRuntime().addShutdownHook(cleanupHook);
-        removeNetwork();
-        for (final String ns : NAMESPACES)
-        {
-            run("ip", "netns", "add", ns);
-            run("ip", "-n", ns, "link", "set", "lo", "up");
-        }
-        for (final String ns : List.of(NS_A, NS_B))
-        {
-            // the NICs' namespaces: their kernels keep quiet on the NICs' veths, only the NIC speaks there
-            run("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
-                "net.ipv6.conf.default.disable_ipv6=1");
-        }
-        NetnsTestSupport.vethPair(NS_A, VETH_A, NS_R, VETH_RA);
-        NetnsTestSupport.vethPair(NS_B, VETH_B, NS_R, VETH_RB);
-        run("ip", "netns", "exec", NS_R, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1");
-        run("ip", "-n", NS_R, "-6", "addr", "add", "fd00:97:1::1/64", "dev", VETH_RA, "nodad");
-        run("ip", "-n", NS_R, "-6", "addr", "add", "fd00:97:2::1/64", "dev", VETH_RB, "nodad");
-        run("ip", "-n", NS_R, "-6", "addr", "add", "fe80::1/64", "dev", VETH_RB, "nodad");
+        // the NICs' namespaces without IPv6: their kernels keep quiet on the NICs' veths, only the NIC speaks there
+        network = TestNetwork.create("network namespaces, veth pairs and a router", NS_A, NS_R, NS_B)
+            .loopbackUp(NS_A, NS_R, NS_B).disableIpv6(NS_A, NS_B)
+            .veth(NS_A, VETH_A, NS_R, VETH_RA).veth(NS_B, VETH_B, NS_R, VETH_RB)
+            .sysctl(NS_R, "net.ipv6.conf.all.forwarding=1")
+            .address(NS_R, VETH_RA, "fd00:97:1::1/64").address(NS_R, VETH_RB, "fd00:97:2::1/64")
+            .address(NS_R, VETH_RB, "fe80::1/64");
     }
 
     @AfterAll
     static void deleteNetwork()
     {
-        removeNetwork();
-        if (null != cleanupHook)
+        if (null != network)
         {
-            Runtime.getRuntime().removeShutdownHook(cleanupHook);
+            network.close();
         }
-    }
-
-    private static void removeNetwork()
-    {
-        NetnsTestSupport.deleteNamespaces(NAMESPACES);
     }
 
     @Test
@@ -86,9 +61,10 @@ class Ipv6RouterVethTest
     {
         final Path exchange = Files.createDirectory(dir.resolve("exchange"));
         final long forwardedBefore = snmp6(NS_R, "Ip6OutForwDatagrams");
-        final Process server = transfer(NS_B, VETH_B, "server", "fd00:97:2::20/64", "fe80::1", exchange, dir.resolve("b.out"));
-        final Process client = transfer(NS_A, VETH_A, "client", "fd00:97:1::10/64", "fd00:97:1::1", exchange,
-            dir.resolve("a.out"));
+        final Process server = NetnsTestSupport.startRoutedTransfer(NS_B, VETH_B, "server", "fd00:97:2::20/64", "fe80::1",
+            exchange, dir.resolve("b.out"));
+        final Process client = NetnsTestSupport.startRoutedTransfer(NS_A, VETH_A, "client", "fd00:97:1::10/64",
+            "fd00:97:1::1", exchange, dir.resolve("a.out"));
         try
         {
             for (final String out : NetnsTestSupport.awaitTransferPair(client, dir.resolve("a.out"), server,
@@ -111,16 +87,6 @@ class Ipv6RouterVethTest
             client.destroyForcibly();
             server.destroyForcibly();
         }
-    }
-
-    private static Process transfer(final String ns, final String veth, final String role, final String ip,
-        final String gateway, final Path exchange, final Path output) throws Exception
-    {
-        final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", ns));
-        command.addAll(javaCommand(List.of("transfer", "--config", "net_af_packet", "-p", "iface=" + veth, "-p",
-            "file_prefix=spraynic-route6-" + role + "-" + ID, "--role", role, "--ip", ip, "--gateway", gateway,
-            "--exchange", exchange.toString(), "--size", "4m", "--timeout", "60", "--json")));
-        return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
     }
 
     private static long snmp6(final String ns, final String name) throws Exception

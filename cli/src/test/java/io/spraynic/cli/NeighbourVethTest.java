@@ -1,5 +1,6 @@
 package io.spraynic.cli;
 
+import io.spraynic.datapath.port.TestNetwork;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -17,7 +18,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static io.spraynic.cli.CliTestSupport.javaCommand;
-import static io.spraynic.cli.NetnsTestSupport.run;
+import static io.spraynic.datapath.port.DpdkTestSupport.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -35,20 +36,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class NeighbourVethTest
 {
-    private static final long ID = ProcessHandle.current().pid() % 100_000;
-    private static final String NS_NIC = "spnbn" + ID;
-    private static final String NS_HOST = "spnbh" + ID;
-    private static final String NS_A = "spnba" + ID;
-    private static final String NS_R = "spnbr" + ID;
-    private static final String NS_B = "spnbb" + ID;
-    private static final List<String> NAMESPACES = List.of(NS_NIC, NS_HOST, NS_A, NS_R, NS_B);
-    private static final String VETH_NIC = "spnvn" + ID;
-    private static final String VETH_HOST = "spnvh" + ID;
-    private static final String VETH_A = "spnva" + ID;
-    private static final String VETH_RA = "spnvra" + ID;
-    private static final String VETH_B = "spnvb" + ID;
-    private static final String VETH_RB = "spnvrb" + ID;
-    private static Thread cleanupHook;
+    private static final long ID = TestNetwork.ID;
+    private static final String NS_NIC = TestNetwork.name("spnbn");
+    private static final String NS_HOST = TestNetwork.name("spnbh");
+    private static final String NS_A = TestNetwork.name("spnba");
+    private static final String NS_R = TestNetwork.name("spnbr");
+    private static final String NS_B = TestNetwork.name("spnbb");
+    private static final String VETH_NIC = TestNetwork.name("spnvn");
+    private static final String VETH_HOST = TestNetwork.name("spnvh");
+    private static final String VETH_A = TestNetwork.name("spnva");
+    private static final String VETH_RA = TestNetwork.name("spnvra");
+    private static final String VETH_B = TestNetwork.name("spnvb");
+    private static final String VETH_RB = TestNetwork.name("spnvrb");
+    private static TestNetwork network;
 
     /** Sends argv[2] ICMP echo requests to argv[1], one every 200 ms, prints how many were answered. */
     private static final String PING = String.join("\n",
@@ -77,42 +77,24 @@ class NeighbourVethTest
     @BeforeAll
     static void createNetwork() throws Exception
     {
-        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
-            "SKIPPED: network namespaces, veth pairs and a router need root");
         Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "SKIPPED: the pinger needs python3");
-        cleanupHook = new Thread(NeighbourVethTest::removeNetwork, "neighbour-veth-cleanup");
-        Runtime.getRuntime().addShutdownHook(cleanupHook);
-        removeNetwork();
-        for (final String ns : NAMESPACES)
-        {
-            run("ip", "netns", "add", ns);
-            run("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1");
-            run("ip", "-n", ns, "link", "set", "lo", "up");
-        }
+        network = TestNetwork.create("network namespaces, veth pairs and a router", NS_NIC, NS_HOST, NS_A, NS_R, NS_B)
+            .loopbackUp(NS_NIC, NS_HOST, NS_A, NS_R, NS_B).disableIpv6(NS_NIC, NS_HOST, NS_A, NS_R, NS_B);
         // a NIC beside a Linux host: 10.96.0.1 (the NIC, no address in its namespace's kernel), 10.96.0.2 (Linux)
-        NetnsTestSupport.vethPair(NS_NIC, VETH_NIC, NS_HOST, VETH_HOST);
-        run("ip", "-n", NS_HOST, "addr", "add", "10.96.0.2/24", "dev", VETH_HOST);
+        network.veth(NS_NIC, VETH_NIC, NS_HOST, VETH_HOST).address(NS_HOST, VETH_HOST, "10.96.0.2/24");
         // two NICs on two subnets and a Linux router between them: 10.97.1.10 - 10.97.1.1 | 10.97.2.1 - 10.97.2.20
-        NetnsTestSupport.vethPair(NS_A, VETH_A, NS_R, VETH_RA);
-        NetnsTestSupport.vethPair(NS_B, VETH_B, NS_R, VETH_RB);
-        run("ip", "-n", NS_R, "addr", "add", "10.97.1.1/24", "dev", VETH_RA);
-        run("ip", "-n", NS_R, "addr", "add", "10.97.2.1/24", "dev", VETH_RB);
-        run("ip", "netns", "exec", NS_R, "sysctl", "-qw", "net.ipv4.ip_forward=1");
+        network.veth(NS_A, VETH_A, NS_R, VETH_RA).veth(NS_B, VETH_B, NS_R, VETH_RB)
+            .address(NS_R, VETH_RA, "10.97.1.1/24").address(NS_R, VETH_RB, "10.97.2.1/24")
+            .sysctl(NS_R, "net.ipv4.ip_forward=1");
     }
 
     @AfterAll
     static void deleteNetwork()
     {
-        removeNetwork();
-        if (null != cleanupHook)
+        if (null != network)
         {
-            Runtime.getRuntime().removeShutdownHook(cleanupHook);
+            network.close();
         }
-    }
-
-    private static void removeNetwork()
-    {
-        NetnsTestSupport.deleteNamespaces(NAMESPACES);
     }
 
     @Test
@@ -170,8 +152,10 @@ class NeighbourVethTest
     void shouldTransferBetweenTwoSubnetsThroughALinuxRouterByAddressOnly(@TempDir final Path dir) throws Exception
     {
         final Path exchange = Files.createDirectory(dir.resolve("exchange"));
-        final Process server = transfer(NS_B, VETH_B, "server", "10.97.2.20/24", "10.97.2.1", exchange, dir.resolve("b.out"));
-        final Process client = transfer(NS_A, VETH_A, "client", "10.97.1.10/24", "10.97.1.1", exchange, dir.resolve("a.out"));
+        final Process server = NetnsTestSupport.startRoutedTransfer(NS_B, VETH_B, "server", "10.97.2.20/24", "10.97.2.1",
+            exchange, dir.resolve("b.out"));
+        final Process client = NetnsTestSupport.startRoutedTransfer(NS_A, VETH_A, "client", "10.97.1.10/24", "10.97.1.1",
+            exchange, dir.resolve("a.out"));
         try
         {
             for (final String out : NetnsTestSupport.awaitTransferPair(client, dir.resolve("a.out"), server,
@@ -196,16 +180,6 @@ class NeighbourVethTest
             client.destroyForcibly();
             server.destroyForcibly();
         }
-    }
-
-    private static Process transfer(final String ns, final String veth, final String role, final String ip,
-        final String gateway, final Path exchange, final Path output) throws Exception
-    {
-        final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", ns));
-        command.addAll(javaCommand(List.of("transfer", "--config", "net_af_packet", "-p", "iface=" + veth, "-p",
-            "file_prefix=spraynic-route-" + role + "-" + ID, "--role", role, "--ip", ip, "--gateway", gateway,
-            "--exchange", exchange.toString(), "--size", "4m", "--timeout", "60", "--json")));
-        return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
     }
 
     private static void awaitOutput(final Process process, final Path out, final String text) throws Exception

@@ -1,65 +1,67 @@
 package io.spraynic.cli;
 
+import io.spraynic.datapath.port.DpdkTestSupport;
+import io.spraynic.datapath.port.TestNetwork;
+
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Commands for tests that build network namespaces: run one (failing loudly or quietly), clean up, await two NICs. */
+/**
+ * For tests that run NICs in network namespaces: starting and awaiting them. The namespaces themselves, their links
+ * and the commands that build them: {@link TestNetwork}; the few forwards to it here serve tests not moved yet.
+ */
 final class NetnsTestSupport
 {
     private NetnsTestSupport()
     {
     }
 
-    /** @return its output; throws when it fails or takes over 30 s. */
+    /** {@link DpdkTestSupport#run(String...)}, for tests not yet on {@link TestNetwork} (ConformanceVethTest on main). */
     static String run(final String... command) throws IOException, InterruptedException
     {
-        final Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0)
-        {
-            throw new IllegalStateException(String.join(" ", command) + " failed: " + out);
-        }
-        return out;
+        return DpdkTestSupport.run(command);
     }
 
-    /** Runs it, whatever comes of it (clean-up). */
-    static void runQuietly(final String... command) throws IOException, InterruptedException
-    {
-        final Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        p.getInputStream().readAllBytes();
-        p.waitFor(30, TimeUnit.SECONDS);
-    }
-
-    /** Joins two namespaces with a veth pair, both ends up. */
+    /** Joins two namespaces with a veth pair, both ends up: {@link TestNetwork#veth}, for tests not yet on it. */
     static void vethPair(final String nsA, final String vethA, final String nsB, final String vethB)
         throws IOException, InterruptedException
     {
-        run("ip", "link", "add", vethA, "netns", nsA, "type", "veth", "peer", "name", vethB, "netns", nsB);
-        run("ip", "-n", nsA, "link", "set", vethA, "up");
-        run("ip", "-n", nsB, "link", "set", vethB, "up");
+        DpdkTestSupport.run("ip", "link", "add", vethA, "netns", nsA, "type", "veth", "peer", "name", vethB, "netns", nsB);
+        DpdkTestSupport.runIn(nsA, "ip", "link", "set", vethA, "up");
+        DpdkTestSupport.runIn(nsB, "ip", "link", "set", vethB, "up");
     }
 
-    /** Deletes the namespaces (with their links), ignoring those that are not there: a best-effort clean-up. */
+    /** Deletes the namespaces that are there (best effort): {@link TestNetwork#close}, for tests not yet on it. */
     static void deleteNamespaces(final List<String> namespaces)
     {
         for (final String ns : namespaces)
         {
-            try
-            {
-                runQuietly("ip", "netns", "del", ns);
-            }
-            catch (final Exception ignored)
-            {
-                // best effort: nothing to remove
-            }
+            DpdkTestSupport.run(false, "ip", "netns", "del", ns);
         }
+    }
+
+    /**
+     * Starts {@code spraynic transfer} in namespace {@code ns} on {@code net_af_packet} over {@code veth}, given its
+     * address and gateway only (the peer's comes through {@code exchange}): 4 MiB each way, one JSON line.
+     *
+     * @param ip      its address with prefix, e.g. {@code 10.97.1.10/24}.
+     * @param gateway its router's address.
+     */
+    static Process startRoutedTransfer(final String ns, final String veth, final String role, final String ip,
+        final String gateway, final Path exchange, final Path output) throws IOException
+    {
+        final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", ns));
+        command.addAll(CliTestSupport.javaCommand(List.of("transfer", "--config", "net_af_packet", "-p", "iface=" + veth,
+            "-p", "file_prefix=spraynic-route-" + ns + "-" + role, "--role", role, "--ip", ip, "--gateway", gateway,
+            "--exchange", exchange.toString(), "--size", "4m", "--timeout", "60", "--json")));
+        return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
     }
 
     /**

@@ -1,7 +1,7 @@
 package io.spraynic.cli;
 
+import io.spraynic.datapath.port.TestNetwork;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -16,8 +16,6 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static io.spraynic.cli.CliTestSupport.javaCommand;
-import static io.spraynic.cli.NetnsTestSupport.run;
-import static io.spraynic.cli.NetnsTestSupport.runQuietly;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -30,51 +28,26 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class TransferVethTest
 {
-    private static final long ID = ProcessHandle.current().pid() % 100_000;
-    private static final String NS_A = "sptxa" + ID;
-    private static final String NS_B = "sptxb" + ID;
-    private static final String VETH_A = "sptva" + ID;
-    private static final String VETH_B = "sptvb" + ID;
-    private static Thread cleanupHook;
+    private static final long ID = TestNetwork.ID;
+    private static final String NS_A = TestNetwork.name("sptxa");
+    private static final String NS_B = TestNetwork.name("sptxb");
+    private static final String VETH_A = TestNetwork.name("sptva");
+    private static final String VETH_B = TestNetwork.name("sptvb");
+    private static TestNetwork network;
 
     @BeforeAll
     static void createNetwork() throws Exception
     {
-        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
-            "SKIPPED: two network namespaces and a veth pair need root");
-        cleanupHook = new Thread(TransferVethTest::removeNetwork, "veth-cleanup");
-        Runtime.getRuntime().addShutdownHook(cleanupHook);
-        removeNetwork();
-        run("ip", "netns", "add", NS_A);
-        run("ip", "netns", "add", NS_B);
-        run("ip", "link", "add", VETH_A, "netns", NS_A, "type", "veth", "peer", "name", VETH_B, "netns", NS_B);
-        for (final String[] side : new String[][]{{NS_A, VETH_A}, {NS_B, VETH_B}})
-        {
-            run("ip", "netns", "exec", side[0], "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1");
-            run("ip", "netns", "exec", side[0], "ip", "link", "set", side[1], "up");
-        }
+        network = TestNetwork.create("two network namespaces and a veth pair", NS_A, NS_B).disableIpv6(NS_A, NS_B)
+            .veth(NS_A, VETH_A, NS_B, VETH_B);
     }
 
     @AfterAll
     static void deleteNetwork()
     {
-        removeNetwork();
-        if (null != cleanupHook)
+        if (null != network)
         {
-            Runtime.getRuntime().removeShutdownHook(cleanupHook);
-        }
-    }
-
-    private static void removeNetwork()
-    {
-        try
-        {
-            runQuietly("ip", "netns", "del", NS_A);
-            runQuietly("ip", "netns", "del", NS_B);
-        }
-        catch (final Exception ignored)
-        {
-            // best effort: nothing to remove
+            network.close();
         }
     }
 

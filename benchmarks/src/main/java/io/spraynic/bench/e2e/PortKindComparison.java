@@ -13,8 +13,6 @@ import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PmdConfigs;
 import io.spraynic.pmd.PortConfig;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -24,8 +22,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 
 /**
@@ -139,11 +135,10 @@ public final class PortKindComparison
                     nics[h] = EmbeddedNic.start(nic, new PacketPort[][]{{dpdk.packetPort(port, 0)}}, counters[h]);
                 }
             }
-            final EmbeddedNic server = nics[1];
-            final CompletableFuture<PeerExchange.Result> served =
-                CompletableFuture.supplyAsync(() -> run(server, PeerExchange.Role.SERVER, directory, bytes));
-            final PeerExchange.Result client = run(nics[0], PeerExchange.Role.CLIENT, directory, bytes);
-            final PeerExchange.Result serverResult = served.get(600, TimeUnit.SECONDS);
+            final PeerExchange.Pair both = PeerExchange.runBoth(nics[0], nics[1], directory, bytes, 64 * 1024,
+                Duration.ofSeconds(300));
+            final PeerExchange.Result client = both.client();
+            final PeerExchange.Result serverResult = both.server();
             nics[0] = null;
             nics[1] = null;
             if (!client.verified() || !serverResult.verified())
@@ -166,19 +161,6 @@ public final class PortKindComparison
                     counters[h].close();
                 }
             }
-        }
-    }
-
-    private static PeerExchange.Result run(final EmbeddedNic nic, final PeerExchange.Role role, final Path directory,
-        final long bytes)
-    {
-        try
-        {
-            return PeerExchange.run(nic, role, directory, bytes, 64 * 1024, Duration.ofSeconds(300));
-        }
-        catch (final IOException ex)
-        {
-            throw new UncheckedIOException(ex);
         }
     }
 }

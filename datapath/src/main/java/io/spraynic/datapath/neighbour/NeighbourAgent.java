@@ -497,16 +497,8 @@ public final class NeighbourAgent
         EthernetHeader.sourceMac(b, f, localMac);
         EthernetHeader.etherType(b, f, EthernetHeader.ETHER_TYPE_IPV4);
         final long rip = f + EthernetHeader.LENGTH;
-        Ipv4Header.versionAndHeaderLength(b, rip, Ipv4Header.LENGTH);
-        Ipv4Header.tos(b, rip, 0);
-        Ipv4Header.totalLength(b, rip, Ipv4Header.LENGTH + icmpLength);
-        Ipv4Header.identification(b, rip, ipIdentification++ & 0xFFFF);
-        Ipv4Header.flagsAndFragmentOffset(b, rip, Ipv4Header.FLAG_DONT_FRAGMENT);
-        Ipv4Header.ttl(b, rip, ECHO_TTL);
-        Ipv4Header.protocol(b, rip, IcmpHeader.PROTOCOL_ICMP);
-        Ipv4Header.sourceAddress(b, rip, localIpv4);
-        Ipv4Header.destinationAddress(b, rip, sourceIp);
-        Ipv4Header.updateChecksum(b, rip, Ipv4Header.LENGTH);
+        Ipv4Header.write(b, rip, 0, Ipv4Header.LENGTH + icmpLength, ipIdentification++, ECHO_TTL, IcmpHeader.PROTOCOL_ICMP,
+            localIpv4, sourceIp);
         final long ricmp = rip + Ipv4Header.LENGTH;
         MemorySegment.copy(s, icmp, b, ricmp, icmpLength); // identifier, sequence and data echoed unchanged
         IcmpHeader.type(b, ricmp, IcmpHeader.TYPE_ECHO_REPLY);

@@ -11,6 +11,7 @@ import io.spraynic.datapath.wire.Wire;
 import io.spraynic.pmd.InterfaceAddress;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -21,6 +22,10 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Two NICs, possibly in different processes or network namespaces, exchange a verified transfer in both
@@ -74,6 +79,37 @@ public final class PeerExchange
 
     private PeerExchange()
     {
+    }
+
+    /** Both sides of one exchange between two NICs of one process. */
+    public record Pair(Result client, Result server)
+    {
+    }
+
+    /**
+     * Runs both sides between two NICs of this process (tests, benchmarks): the server on a thread of its own, the
+     * client on the caller's; both NICs are closed (drained) before it returns.
+     *
+     * @param timeout for each wait; the server's whole run gets twice this after the client's ended.
+     * @return what each side found.
+     */
+    public static Pair runBoth(final EmbeddedNic client, final EmbeddedNic server, final Path directory, final long bytes,
+        final int messageBytes, final Duration timeout)
+        throws IOException, InterruptedException, ExecutionException, TimeoutException
+    {
+        final CompletableFuture<Result> served = CompletableFuture.supplyAsync(() ->
+        {
+            try
+            {
+                return run(server, Role.SERVER, directory, bytes, messageBytes, timeout);
+            }
+            catch (final IOException ex)
+            {
+                throw new UncheckedIOException(ex);
+            }
+        });
+        final Result clientResult = run(client, Role.CLIENT, directory, bytes, messageBytes, timeout);
+        return new Pair(clientResult, served.get(timeout.multipliedBy(2).toNanos(), TimeUnit.NANOSECONDS));
     }
 
     /**

@@ -61,16 +61,8 @@ public final class UdpFrames
         EthernetHeader.sourceMac(s, frame, LOCALLY_ADMINISTERED | Integer.toUnsignedLong(sourceAddress));
         EthernetHeader.etherType(s, frame, EthernetHeader.ETHER_TYPE_IPV4);
         final long ip = frame + IP;
-        Ipv4Header.versionAndHeaderLength(s, ip, Ipv4Header.LENGTH);
-        Ipv4Header.tos(s, ip, tos);
-        Ipv4Header.totalLength(s, ip, Ipv4Header.LENGTH + UdpHeader.LENGTH + payloadLength);
-        Ipv4Header.identification(s, ip, 0);
-        Ipv4Header.flagsAndFragmentOffset(s, ip, Ipv4Header.FLAG_DONT_FRAGMENT);
-        Ipv4Header.ttl(s, ip, TTL);
-        Ipv4Header.protocol(s, ip, Ipv4Header.PROTOCOL_UDP);
-        Ipv4Header.sourceAddress(s, ip, sourceAddress);
-        Ipv4Header.destinationAddress(s, ip, destinationAddress);
-        Ipv4Header.updateChecksum(s, ip, Ipv4Header.LENGTH);
+        Ipv4Header.write(s, ip, tos, Ipv4Header.LENGTH + UdpHeader.LENGTH + payloadLength, 0, TTL, Ipv4Header.PROTOCOL_UDP,
+            sourceAddress, destinationAddress);
         final long udp = frame + UDP;
         UdpHeader.sourcePort(s, udp, sourcePort);
         UdpHeader.destinationPort(s, udp, UdpHeader.ROCE_V2_PORT);

@@ -227,6 +227,35 @@ public final class Ipv4Header
     }
 
     /**
+     * Writes a whole header as this NIC sends every IPv4 packet: 20 bytes (no options), Don't Fragment set, its
+     * checksum computed last.
+     *
+     * @param s              frame memory.
+     * @param o              offset of the header.
+     * @param tos            the DS byte (DSCP and ECN).
+     * @param totalLength    the header and its payload, in bytes.
+     * @param identification the low 16 bits are used.
+     * @param ttl            time to live.
+     * @param protocol       e.g. {@link #PROTOCOL_UDP}.
+     * @param source         source address.
+     * @param destination    destination address.
+     */
+    public static void write(final MemorySegment s, final long o, final int tos, final int totalLength,
+        final int identification, final int ttl, final int protocol, final int source, final int destination)
+    {
+        versionAndHeaderLength(s, o, LENGTH);
+        tos(s, o, tos);
+        totalLength(s, o, totalLength);
+        identification(s, o, identification & 0xFFFF);
+        flagsAndFragmentOffset(s, o, FLAG_DONT_FRAGMENT);
+        ttl(s, o, ttl);
+        protocol(s, o, protocol);
+        sourceAddress(s, o, source);
+        destinationAddress(s, o, destination);
+        updateChecksum(s, o, LENGTH);
+    }
+
+    /**
      * Computes the header checksum (RFC 1071) over {@code headerLength} bytes with the checksum field
      * taken as zero, whatever it holds.
      *

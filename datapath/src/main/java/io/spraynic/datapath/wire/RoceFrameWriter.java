@@ -455,17 +455,9 @@ public final class RoceFrameWriter
         if (ipVersion == 4)
         {
             ipHeaderLength = Ipv4Header.LENGTH;
-            Ipv4Header.versionAndHeaderLength(buffer, ip, Ipv4Header.LENGTH);
-            Ipv4Header.tos(buffer, ip, (dscp << 2) | ecn);
-            Ipv4Header.totalLength(buffer, ip, Ipv4Header.LENGTH + udpLength);
-            Ipv4Header.identification(buffer, ip, ipv4Identification);
+            Ipv4Header.write(buffer, ip, (dscp << 2) | ecn, Ipv4Header.LENGTH + udpLength, ipv4Identification, ttl,
+                Ipv4Header.PROTOCOL_UDP, ipv4Source, ipv4Destination);
             ipv4Identification = (ipv4Identification + 1) & 0xFFFF;
-            Ipv4Header.flagsAndFragmentOffset(buffer, ip, Ipv4Header.FLAG_DONT_FRAGMENT);
-            Ipv4Header.ttl(buffer, ip, ttl);
-            Ipv4Header.protocol(buffer, ip, Ipv4Header.PROTOCOL_UDP);
-            Ipv4Header.sourceAddress(buffer, ip, ipv4Source);
-            Ipv4Header.destinationAddress(buffer, ip, ipv4Destination);
-            Ipv4Header.updateChecksum(buffer, ip, Ipv4Header.LENGTH);
         }
         else
         {

@@ -19,16 +19,13 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -107,10 +104,10 @@ class EmbeddedNicDpdkTest
                 nics[h] = EmbeddedNic.start(config, ports, counters[h]);
             }
             final Path exchange = Files.createDirectory(dir.resolve("exchange"));
-            final CompletableFuture<PeerExchange.Result> server =
-                CompletableFuture.supplyAsync(() -> exchange(nics[1], PeerExchange.Role.SERVER, exchange));
-            final PeerExchange.Result client = exchange(nics[0], PeerExchange.Role.CLIENT, exchange);
-            final PeerExchange.Result served = server.get(120, TimeUnit.SECONDS);
+            final PeerExchange.Pair both = PeerExchange.runBoth(nics[0], nics[1], exchange, 8L << 20, 64 * 1024,
+                Duration.ofSeconds(60));
+            final PeerExchange.Result client = both.client();
+            final PeerExchange.Result served = both.server();
             assertTrue(client.verified(), client.toJson());
             assertTrue(served.verified(), served.toJson());
             assertEquals(8L << 20, served.bytesEachWay());
@@ -249,17 +246,5 @@ class EmbeddedNicDpdkTest
     private static long mac(final int host, final int plane)
     {
         return 0x02_00_00_00_00_01L + ((long)host << 8) + ((long)plane << 16);
-    }
-
-    private static PeerExchange.Result exchange(final EmbeddedNic nic, final PeerExchange.Role role, final Path directory)
-    {
-        try
-        {
-            return PeerExchange.run(nic, role, directory, 8L << 20, 64 * 1024, Duration.ofSeconds(60));
-        }
-        catch (final IOException ex)
-        {
-            throw new UncheckedIOException(ex);
-        }
     }
 }

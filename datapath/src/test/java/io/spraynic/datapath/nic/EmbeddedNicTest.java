@@ -31,7 +31,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -168,26 +167,13 @@ class EmbeddedNicTest
         {
             final EmbeddedNic[] nics = start(mode, 2, 1);
             final Path exchange = Files.createDirectory(dir.resolve("exchange-" + mode));
-            final CompletableFuture<PeerExchange.Result> server = CompletableFuture.supplyAsync(() -> exchange(nics[1],
-                PeerExchange.Role.SERVER, exchange));
-            final PeerExchange.Result client = exchange(nics[0], PeerExchange.Role.CLIENT, exchange);
-            final PeerExchange.Result served = server.get(60, TimeUnit.SECONDS);
+            final PeerExchange.Pair both = PeerExchange.runBoth(nics[0], nics[1], exchange, 3L << 20, 64 * 1024, WAIT);
+            final PeerExchange.Result client = both.client();
+            final PeerExchange.Result served = both.server();
             assertTrue(client.verified(), client.toJson());
             assertTrue(served.verified(), served.toJson());
             assertEquals(3L << 20, client.bytesEachWay());
             assertTrue(client.drain().drained() && served.drain().drained(), client.drain().describe());
-        }
-    }
-
-    private static PeerExchange.Result exchange(final EmbeddedNic nic, final PeerExchange.Role role, final Path directory)
-    {
-        try
-        {
-            return PeerExchange.run(nic, role, directory, 3L << 20, 64 * 1024, WAIT);
-        }
-        catch (final java.io.IOException ex)
-        {
-            throw new java.io.UncheckedIOException(ex);
         }
     }
 

@@ -1,6 +1,6 @@
 package io.spraynic.datapath.nic;
 
-import io.spraynic.datapath.port.DpdkTestSupport;
+import io.spraynic.datapath.port.TestNetwork;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.wire.Icmpv6Header;
@@ -23,7 +23,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -48,11 +47,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 class Ipv6VethTest
 {
-    private static final long ID = ProcessHandle.current().pid() % 100_000;
-    private static final String NETNS = "sp6ns" + ID;
-    private static final String BRIDGE = "sp6br" + ID;
-    private static final String[] LOCAL = {"sp6la" + ID, "sp6lb" + ID};
-    private static final String[] INSIDE = {"sp6ia" + ID, "sp6ib" + ID};
+    private static final long ID = TestNetwork.ID;
+    private static final String NETNS = TestNetwork.name("sp6ns");
+    private static final String BRIDGE = TestNetwork.name("sp6br");
+    private static final String[] LOCAL = {TestNetwork.name("sp6la"), TestNetwork.name("sp6lb")};
+    private static final String[] INSIDE = {TestNetwork.name("sp6ia"), TestNetwork.name("sp6ib")};
     private static final String LINUX = "fd00:96::2";
     private static final String[] NIC = {"fd00:96::10", "fd00:96::20"};
     private static final Duration WAIT = Duration.ofSeconds(30);
@@ -76,7 +75,7 @@ class Ipv6VethTest
         "    time.sleep(0.1)",
         "print('answered', answered)");
 
-    private static Thread cleanupHook;
+    private static TestNetwork network;
     private static DpdkNic dpdk;
 
     @TempDir
@@ -85,27 +84,14 @@ class Ipv6VethTest
     @BeforeAll
     static void start()
     {
-        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
-            "SKIPPED: a network namespace, a bridge and veth pairs need root");
         Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "SKIPPED: the pinger needs python3");
-        cleanupHook = new Thread(Ipv6VethTest::removeNetwork, "veth-cleanup");
-        Runtime.getRuntime().addShutdownHook(cleanupHook); // also when the JVM is killed by a timeout
-        removeNetwork();
-        DpdkTestSupport.run("ip", "netns", "add", NETNS);
-        inNamespace("ip", "link", "set", "lo", "up");
-        // flooded multicast: without a querier the solicited-node groups need not be snooped
-        inNamespace("ip", "link", "add", BRIDGE, "type", "bridge", "mcast_snooping", "0");
-        DpdkTestSupport.run(false, "ip", "netns", "exec", NETNS, "sysctl", "-qw", "net.bridge.bridge-nf-call-ip6tables=0");
+        network = TestNetwork.create("a network namespace, a bridge and veth pairs", NETNS).loopbackUp(NETNS);
         for (int i = 0; i < 2; i++)
         {
-            DpdkTestSupport.run("ip", "link", "add", LOCAL[i], "type", "veth", "peer", "name", INSIDE[i], "netns", NETNS);
-            DpdkTestSupport.run("sysctl", "-qw", "net.ipv6.conf." + LOCAL[i] + ".disable_ipv6=1"); // only the NIC speaks
-            inNamespace("ip", "link", "set", INSIDE[i], "master", BRIDGE);
-            DpdkTestSupport.run("ip", "link", "set", LOCAL[i], "up");
-            inNamespace("ip", "link", "set", INSIDE[i], "up");
+            network.veth(null, LOCAL[i], NETNS, INSIDE[i]); // the local ends without IPv6: only the NICs speak there
         }
-        inNamespace("ip", "link", "set", BRIDGE, "up");
-        inNamespace("ip", "-6", "addr", "add", LINUX + "/64", "dev", BRIDGE, "nodad");
+        // flooded multicast: without a querier the solicited-node groups need not be snooped
+        network.bridge(NETNS, BRIDGE, List.of(INSIDE), "mcast_snooping", "0").address(NETNS, BRIDGE, LINUX + "/64");
         dpdk = DpdkNic.start(NicConfig.of(EalConfig.DEFAULT.withFilePrefix("spraynic-ipv6-veth-" + ID)
             .withLogLevels(List.of("lib.eal:warning")), MempoolConfig.DEFAULT, List.of(port(0), port(1))));
     }
@@ -127,10 +113,9 @@ class Ipv6VethTest
         }
         finally
         {
-            removeNetwork();
-            if (null != cleanupHook)
+            if (null != network)
             {
-                Runtime.getRuntime().removeShutdownHook(cleanupHook);
+                network.close();
             }
         }
     }
@@ -200,10 +185,9 @@ class Ipv6VethTest
                 }
                 final Path exchange = Files.createDirectory(dir.resolve("exchange-" + mode));
                 final long bytes = 2L << 20;
-                final CompletableFuture<PeerExchange.Result> server = CompletableFuture.supplyAsync(() ->
-                    exchange(nics[1], PeerExchange.Role.SERVER, exchange, bytes));
-                final PeerExchange.Result client = exchange(nics[0], PeerExchange.Role.CLIENT, exchange, bytes);
-                final PeerExchange.Result served = server.get(120, TimeUnit.SECONDS);
+                final PeerExchange.Pair both = PeerExchange.runBoth(nics[0], nics[1], exchange, bytes, 64 * 1024, WAIT);
+                final PeerExchange.Result client = both.client();
+                final PeerExchange.Result served = both.server();
                 assertTrue(client.verified() && served.verified(), mode + ": " + client.toJson() + " / " + served.toJson());
                 assertEquals(bytes, client.bytesEachWay());
                 final String published = Files.readString(exchange.resolve("client.addr"));
@@ -229,19 +213,6 @@ class Ipv6VethTest
         dpdk.port(name).acceptMulticast(Icmpv6Header.multicastMac(Icmpv6Header.solicitedNodeLow(address.ipv6Low())),
             Icmpv6Header.multicastMac(Icmpv6Header.ALL_NODES_LOW));
         return EmbeddedNic.start(config, new PacketPort[][]{{dpdk.packetPort(name, 0)}}, counters);
-    }
-
-    private static PeerExchange.Result exchange(final EmbeddedNic nic, final PeerExchange.Role role, final Path directory,
-        final long bytes)
-    {
-        try
-        {
-            return PeerExchange.run(nic, role, directory, bytes, 64 * 1024, WAIT);
-        }
-        catch (final java.io.IOException ex)
-        {
-            throw new java.io.UncheckedIOException(ex);
-        }
     }
 
     private static void close(final EmbeddedNic[] nics, final CountersFile[] counters)
@@ -272,17 +243,8 @@ class Ipv6VethTest
         throw new IllegalStateException("no " + name + " in /proc/net/snmp6");
     }
 
-    private static void removeNetwork()
-    {
-        DpdkTestSupport.run(false, "ip", "netns", "del", NETNS); // takes the bridge and the veths' inner ends
-        for (final String local : LOCAL)
-        {
-            DpdkTestSupport.run(false, "ip", "link", "del", local);
-        }
-    }
-
     private static String inNamespace(final String... command)
     {
-        return DpdkTestSupport.runIn(NETNS, command);
+        return network.in(NETNS, command);
     }
 }

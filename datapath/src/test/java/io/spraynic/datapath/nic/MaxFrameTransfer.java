@@ -8,12 +8,9 @@ import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.telemetry.CountersFile;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Two embedded NICs, one worker and one plane each, on two DPDK ports of one {@link DpdkNic} that reach each
@@ -60,10 +57,10 @@ final class MaxFrameTransfer
                 nics[h] = EmbeddedNic.start(configs[h], new PacketPort[][]{{port}}, counters[h]);
             }
             final Path exchange = Files.createDirectory(dir.resolve("exchange-" + System.nanoTime()));
-            final CompletableFuture<PeerExchange.Result> server =
-                CompletableFuture.supplyAsync(() -> exchange(nics[1], PeerExchange.Role.SERVER, exchange, bytes));
-            final PeerExchange.Result client = exchange(nics[0], PeerExchange.Role.CLIENT, exchange, bytes);
-            final PeerExchange.Result served = server.get(120, TimeUnit.SECONDS);
+            final PeerExchange.Pair both = PeerExchange.runBoth(nics[0], nics[1], exchange, bytes, 64 * 1024,
+                Duration.ofSeconds(60));
+            final PeerExchange.Result client = both.client();
+            final PeerExchange.Result served = both.server();
             for (int h = 0; h < 2; h++)
             {
                 nics[h].close();
@@ -106,18 +103,5 @@ final class MaxFrameTransfer
             }
         }
         return longest;
-    }
-
-    private static PeerExchange.Result exchange(final EmbeddedNic nic, final PeerExchange.Role role, final Path directory,
-        final long bytes)
-    {
-        try
-        {
-            return PeerExchange.run(nic, role, directory, bytes, 64 * 1024, Duration.ofSeconds(60));
-        }
-        catch (final IOException ex)
-        {
-            throw new UncheckedIOException(ex);
-        }
     }
 }

@@ -4,9 +4,8 @@ import io.spraynic.pmd.EalConfig;
 import io.spraynic.pmd.MempoolConfig;
 import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PortConfig;
-import io.spraynic.datapath.port.DpdkTestSupport;
+import io.spraynic.datapath.port.TestNetwork;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -28,13 +27,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 150, unit = TimeUnit.SECONDS)
 class MaxMtuAfPacketTest
 {
-    private static final long ID = ProcessHandle.current().pid() % 100_000;
-    private static final String NETNS = "spmtu" + ID;
-    private static final String BRIDGE = "spmbr" + ID;
-    private static final String[] LOCAL = {"spmta" + ID, "spmtb" + ID};
-    private static final String[] INSIDE = {"spmia" + ID, "spmib" + ID};
+    private static final String NETNS = TestNetwork.name("spmtu");
+    private static final String BRIDGE = TestNetwork.name("spmbr");
+    private static final String[] LOCAL = {TestNetwork.name("spmta"), TestNetwork.name("spmtb")};
+    private static final String[] INSIDE = {TestNetwork.name("spmia"), TestNetwork.name("spmib")};
 
-    private static Thread cleanupHook;
+    private static TestNetwork network;
     private static DpdkNic dpdk;
 
     @TempDir
@@ -43,33 +41,15 @@ class MaxMtuAfPacketTest
     @BeforeAll
     static void start()
     {
-        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
-            "SKIPPED: a network namespace, a bridge and veth pairs need root");
-        cleanupHook = new Thread(MaxMtuAfPacketTest::removeNetwork, "veth-cleanup");
-        Runtime.getRuntime().addShutdownHook(cleanupHook); // also when the JVM is killed by a timeout
-        removeNetwork();
-        DpdkTestSupport.run("ip", "netns", "add", NETNS);
-        inNamespace("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1");
-        inNamespace("ip", "link", "add", BRIDGE, "type", "bridge");
-        // a plain wire: bridged frames do not go through the namespace's netfilter (br_netfilter would check and
-        // track them as if routed)
-        DpdkTestSupport.run(false, "ip", "netns", "exec", NETNS, "sysctl", "-qw", "net.bridge.bridge-nf-call-iptables=0",
-            "net.bridge.bridge-nf-call-ip6tables=0", "net.bridge.bridge-nf-call-arptables=0");
+        network = TestNetwork.create("a network namespace, a bridge and veth pairs", NETNS).disableIpv6(NETNS);
         for (int i = 0; i < 2; i++)
         {
-            DpdkTestSupport.run("ip", "link", "add", LOCAL[i], "type", "veth", "peer", "name", INSIDE[i], "netns", NETNS);
-            DpdkTestSupport.run("sysctl", "-qw", "net.ipv6.conf." + LOCAL[i] + ".disable_ipv6=1");
-            inNamespace("ip", "link", "set", INSIDE[i], "master", BRIDGE);
+            network.veth(null, LOCAL[i], NETNS, INSIDE[i]);
         }
+        network.bridge(NETNS, BRIDGE, List.of(INSIDE)); // a plain wire
         setMtu(PortConfig.RDMA_4096_MTU);
-        for (int i = 0; i < 2; i++)
-        {
-            DpdkTestSupport.run("ip", "link", "set", LOCAL[i], "up");
-            inNamespace("ip", "link", "set", INSIDE[i], "up");
-        }
-        inNamespace("ip", "link", "set", BRIDGE, "up");
         final List<PortConfig> ports = List.of(port(0), port(1));
-        dpdk = DpdkNic.start(NicConfig.of(EalConfig.DEFAULT.withFilePrefix("spraynic-mtu-afp-" + ID)
+        dpdk = DpdkNic.start(NicConfig.of(EalConfig.DEFAULT.withFilePrefix("spraynic-mtu-afp-" + TestNetwork.ID)
             .withLogLevels(List.of("lib.eal:warning")), MempoolConfig.DEFAULT, ports));
     }
 
@@ -91,10 +71,9 @@ class MaxMtuAfPacketTest
         }
         finally
         {
-            removeNetwork();
-            if (null != cleanupHook)
+            if (null != network)
             {
-                Runtime.getRuntime().removeShutdownHook(cleanupHook);
+                network.close();
             }
         }
     }
@@ -132,23 +111,9 @@ class MaxMtuAfPacketTest
     {
         for (int i = 0; i < 2; i++)
         {
-            DpdkTestSupport.run("ip", "link", "set", LOCAL[i], "mtu", Integer.toString(mtu));
-            inNamespace("ip", "link", "set", INSIDE[i], "mtu", Integer.toString(mtu));
+            network.in(null, "ip", "link", "set", LOCAL[i], "mtu", Integer.toString(mtu));
+            network.in(NETNS, "ip", "link", "set", INSIDE[i], "mtu", Integer.toString(mtu));
         }
-        inNamespace("ip", "link", "set", BRIDGE, "mtu", Integer.toString(mtu));
-    }
-
-    private static void removeNetwork()
-    {
-        DpdkTestSupport.run(false, "ip", "netns", "del", NETNS); // takes the bridge and the veths' inner ends, and so the pairs
-        for (final String local : LOCAL)
-        {
-            DpdkTestSupport.run(false, "ip", "link", "del", local);
-        }
-    }
-
-    private static void inNamespace(final String... command)
-    {
-        DpdkTestSupport.runIn(NETNS, command);
+        network.in(NETNS, "ip", "link", "set", BRIDGE, "mtu", Integer.toString(mtu));
     }
 }

@@ -15,7 +15,6 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
@@ -23,7 +22,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
@@ -80,18 +78,6 @@ class UdpSocketNicTest
             "a NIC on UDP sockets loads no DPDK library at all (so no EAL, hugepages or root)");
     }
 
-    private PeerExchange.Result exchange(final EmbeddedNic nic, final PeerExchange.Role role, final Path directory)
-    {
-        try
-        {
-            return PeerExchange.run(nic, role, directory, 8L << 20, 64 * 1024, Duration.ofSeconds(90));
-        }
-        catch (final IOException ex)
-        {
-            throw new UncheckedIOException(ex);
-        }
-    }
-
     private void transfer(final NicConnection.Kind mode, final double lossRate) throws Exception
     {
         transfer(mode, lossRate, false);
@@ -130,11 +116,10 @@ class UdpSocketNicTest
                 attack(counters[1]);
             }
             final Path exchange = Files.createDirectory(dir.resolve("exchange-" + mode));
-            final EmbeddedNic server = nics[1];
-            final CompletableFuture<PeerExchange.Result> served =
-                CompletableFuture.supplyAsync(() -> exchange(server, PeerExchange.Role.SERVER, exchange));
-            final PeerExchange.Result client = exchange(nics[0], PeerExchange.Role.CLIENT, exchange);
-            final PeerExchange.Result serverResult = served.get(150, TimeUnit.SECONDS);
+            final PeerExchange.Pair both = PeerExchange.runBoth(nics[0], nics[1], exchange, 8L << 20, 64 * 1024,
+                Duration.ofSeconds(90));
+            final PeerExchange.Result client = both.client();
+            final PeerExchange.Result serverResult = both.server();
             nics[0] = null;
             nics[1] = null;
             assertTrue(client.verified(), client.toJson());

@@ -158,22 +158,36 @@ public final class DpdkTestSupport
         return run(full);
     }
 
+    /**
+     * Runs a command, bounded in time (30 s, then it is killed); its output goes through a file, so a command that
+     * prints much cannot block on a full pipe.
+     *
+     * @param check whether a non-zero exit or a time-out fails (else: clean-up, whatever comes of it).
+     * @return its output, standard error included.
+     */
     public static String run(final boolean check, final String... command)
     {
+        Path output = null;
         try
         {
-            final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+            output = Files.createTempFile("spraynic-command", ".out");
+            final Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile())
+                .start();
             if (!process.waitFor(30, TimeUnit.SECONDS))
             {
                 process.destroyForcibly();
+                if (!check)
+                {
+                    return "timed out";
+                }
                 throw new IllegalStateException("timed out: " + String.join(" ", command));
             }
-            final String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            final String text = Files.readString(output, StandardCharsets.UTF_8);
             if (check && process.exitValue() != 0)
             {
-                throw new IllegalStateException(String.join(" ", command) + " exited " + process.exitValue() + ": " + output);
+                throw new IllegalStateException(String.join(" ", command) + " exited " + process.exitValue() + ": " + text);
             }
-            return output;
+            return text;
         }
         catch (final IOException ex)
         {
@@ -183,6 +197,13 @@ public final class DpdkTestSupport
         {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(ex);
+        }
+        finally
+        {
+            if (null != output)
+            {
+                output.toFile().delete();
+            }
         }
     }
 

@@ -10,7 +10,6 @@ import org.junit.jupiter.api.Timeout;
 import java.util.concurrent.TimeUnit;
 
 import static io.spraynic.datapath.port.DpdkTestSupport.KernelPeer;
-import static io.spraynic.datapath.port.DpdkTestSupport.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
@@ -21,12 +20,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 abstract class VethPmdTestBase
 {
-    private static final long ID = ProcessHandle.current().pid() % 100_000;
-    private static final String NETNS = "spvns" + ID;
-    private static final String LOCAL = "spvva" + ID;
-    private static final String REMOTE = "spvvb" + ID;
+    private static final String NETNS = TestNetwork.name("spvns");
+    private static final String LOCAL = TestNetwork.name("spvva");
+    private static final String REMOTE = TestNetwork.name("spvvb");
 
-    private static Thread cleanupHook;
+    private static TestNetwork network;
     private static Eal eal;
     private static Mempool pool;
     private static EthPort ethPort;
@@ -43,16 +41,8 @@ abstract class VethPmdTestBase
      */
     static void start(final String name, final String device, final String devargs)
     {
-        DpdkTestSupport.assumeRoot(device + " over veth in a network namespace");
-        cleanupHook = new Thread(VethPmdTestBase::removeNetwork, "veth-cleanup");
-        Runtime.getRuntime().addShutdownHook(cleanupHook); // also when the JVM is killed by a timeout
-        removeNetwork();
-        run("ip", "netns", "add", NETNS);
-        run("ip", "link", "add", LOCAL, "type", "veth", "peer", "name", REMOTE, "netns", NETNS);
-        run(false, "sysctl", "-qw", "net.ipv6.conf." + LOCAL + ".disable_ipv6=1");
-        run("ip", "netns", "exec", NETNS, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1");
-        run("ip", "link", "set", LOCAL, "up");
-        run("ip", "netns", "exec", NETNS, "ip", "link", "set", REMOTE, "up");
+        network = TestNetwork.create(device + " over veth in a network namespace", NETNS).disableIpv6(NETNS)
+            .veth(null, LOCAL, NETNS, REMOTE);
 
         eal = DpdkTestSupport.initEal(name);
         eal.registerCurrentThread();
@@ -81,18 +71,11 @@ abstract class VethPmdTestBase
         }
         finally
         {
-            removeNetwork();
-            if (null != cleanupHook)
+            if (null != network)
             {
-                Runtime.getRuntime().removeShutdownHook(cleanupHook);
+                network.close();
             }
         }
-    }
-
-    private static void removeNetwork()
-    {
-        run(false, "ip", "link", "del", LOCAL);
-        run(false, "ip", "netns", "del", NETNS);
     }
 
     @Test

@@ -82,6 +82,17 @@ class HeaderFlyweightsTest
     }
 
     @Test
+    void shouldWriteAWholeIpv4HeaderAsTheWellKnownExample()
+    {
+        // the same header as below, written whole over bytes that hold garbage: every field set, checksum b861
+        s.fill((byte)0xA5);
+        Ipv4Header.write(s, AT, 0, 0x73, 0x1_0000, 0x40, Ipv4Header.PROTOCOL_UDP, 0xC0A80001, 0xC0A800C7);
+        assertEquals("45000073000040004011b861c0a80001c0a800c7", hex(AT, Ipv4Header.LENGTH));
+        assertEquals("a5", hex(AT + Ipv4Header.LENGTH, 1), "nothing written past the header");
+        assertEquals("a5", hex(AT - 1, 1));
+    }
+
+    @Test
     void shouldComputeIpv4ChecksumOfRfc1071Example()
     {
         // a well-known header: 4500 0073 0000 4000 4011 [b861] c0a8 0001 c0a8 00c7

@@ -2,57 +2,29 @@ package io.spraynic.datapath.transport.rocev2;
 
 import io.spraynic.datapath.transport.Psn;
 import io.spraynic.datapath.verbs.MemoryRegion;
-import org.agrona.BitUtil;
 
 /**
  * The READs a responder has accepted and not yet answered in full, oldest first: a ring of contexts indexed by
  * ever-growing positions from {@link #head} (the one whose responses go out now) to {@link #tail}. Holds at most
  * {@link RcEngineConfig#maxReadsInFlight()} (rounded up to a power of two), IB's max_dest_rd_atomic.
  */
-final class RcReadResponseQueue
+final class RcReadResponseQueue extends RcRegionRing
 {
-    final int mask;
     final int[] startPsn;
-    final MemoryRegion[] region;
     final long[] offset;
     final long[] length;
     final int[] packetCount;
     final int[] packetsSent;
 
-    long head;
-    long tail;
-
     RcReadResponseQueue(final int maxReads)
     {
-        final int capacity = BitUtil.findNextPositivePowerOfTwo(maxReads);
-        mask = capacity - 1;
+        super(maxReads);
+        final int capacity = capacity();
         startPsn = new int[capacity];
-        region = new MemoryRegion[capacity];
         offset = new long[capacity];
         length = new long[capacity];
         packetCount = new int[capacity];
         packetsSent = new int[capacity];
-    }
-
-    /** @return how many READs it holds at most. */
-    int capacity()
-    {
-        return mask + 1;
-    }
-
-    int index(final long position)
-    {
-        return (int)position & mask;
-    }
-
-    boolean isEmpty()
-    {
-        return head == tail;
-    }
-
-    boolean isFull()
-    {
-        return tail - head > mask;
     }
 
     /**
@@ -86,13 +58,6 @@ final class RcReadResponseQueue
         return Psn.add(startPsn[slot], packetsSent[slot]);
     }
 
-    /** The head READ is answered in full. */
-    void removeHead()
-    {
-        region[(int)head & mask] = null;
-        head++;
-    }
-
     /** Forgets the READs from {@code position} on. */
     void truncate(final long position)
     {
@@ -113,19 +78,6 @@ final class RcReadResponseQueue
         }
     }
 
-    /** @return the position of the oldest READ from {@code memory}, or -1. */
-    long positionOf(final MemoryRegion memory)
-    {
-        for (long at = head; at < tail; at++)
-        {
-            if (region[(int)at & mask] == memory)
-            {
-                return at;
-            }
-        }
-        return -1;
-    }
-
     /** Forgets every READ (flush on error). */
     void flush()
     {
@@ -134,15 +86,5 @@ final class RcReadResponseQueue
             region[(int)at & mask] = null;
         }
         head = tail;
-    }
-
-    /** Forgets every READ and restarts the positions (RESET). */
-    void clear()
-    {
-        for (int i = 0; i <= mask; i++)
-        {
-            region[i] = null;
-        }
-        head = tail = 0;
     }
 }

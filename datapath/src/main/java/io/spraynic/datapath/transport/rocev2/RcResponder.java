@@ -419,7 +419,7 @@ final class RcResponder
     {
         inMessage = IN_NONE;
         msn = Psn.next(msn);
-        final long wrId = receives.removeHead();
+        final long wrId = receives.consumeHead();
         if (receiveTooLong)
         {
             complete(wrId, WorkCompletionStatus.LOC_LEN_ERR, WorkCompletionOpcode.RECV, (int)receivedBytes,
@@ -450,7 +450,7 @@ final class RcResponder
         msn = Psn.next(msn);
         if (immediate)
         {
-            final long wrId = receives.removeHead();
+            final long wrId = receives.consumeHead();
             complete(wrId, WorkCompletionStatus.SUCCESS, WorkCompletionOpcode.RECV_RDMA_WITH_IMM, (int)writeTotal, true,
                 immediateData);
         }
@@ -540,7 +540,7 @@ final class RcResponder
             // IB class C: the receive a SEND under way was filling completes in error, with what was placed;
             // flushed, it would look untouched
             inMessage = IN_NONE;
-            complete(receives.removeHead(), WorkCompletionStatus.REM_INV_REQ_ERR, WorkCompletionOpcode.RECV,
+            complete(receives.consumeHead(), WorkCompletionStatus.REM_INV_REQ_ERR, WorkCompletionOpcode.RECV,
                 (int)receivedBytes, false, 0);
         }
         fail(psn, NAK_INVALID_SYNDROME);
@@ -695,7 +695,7 @@ final class RcResponder
         while (!receives.isEmpty())
         {
             final MemoryRegion region = receives.region[receives.headIndex()];
-            final long wrId = receives.removeHead();
+            final long wrId = receives.consumeHead();
             complete(wrId, RcStateMachine.flushStatus(region, revoked), WorkCompletionOpcode.RECV, 0, false, 0);
         }
         readResponses.flush();

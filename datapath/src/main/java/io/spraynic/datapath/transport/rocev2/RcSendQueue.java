@@ -4,7 +4,6 @@ import io.spraynic.datapath.transport.Psn;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.SendWorkRequest;
 import io.spraynic.datapath.verbs.WorkRequestOpcode;
-import org.agrona.BitUtil;
 
 /**
  * The send queue of one RC queue pair: posted requests in parallel arrays (a ring indexed by ever-growing
@@ -12,7 +11,7 @@ import org.agrona.BitUtil;
  * {@link #next} (the request transmission is in) and {@link #tail} (where the next post goes), head &lt;= next
  * &lt;= tail. The {@link RcRequester} reads and writes the entries directly: it is their only user.
  */
-final class RcSendQueue
+final class RcSendQueue extends RcRegionRing
 {
     /** {@link #localError} of a request whose memory checked out. */
     static final int NO_LOCAL_ERROR = -1;
@@ -20,10 +19,8 @@ final class RcSendQueue
     private static final WorkRequestOpcode[] WR_OPCODES = WorkRequestOpcode.values();
     private static final byte RDMA_READ = (byte)WorkRequestOpcode.RDMA_READ.ordinal();
 
-    final int mask;
     final long[] wrId;
     final byte[] opcode;
-    final MemoryRegion[] region;
     final long[] localOffset;
     final int[] length;
     final long[] remoteAddress;
@@ -38,20 +35,17 @@ final class RcSendQueue
     /** A {@code WorkCompletionStatus} ordinal to complete with in its turn, or {@link #NO_LOCAL_ERROR}. */
     final int[] localError;
 
-    long head;
     long next;
-    long tail;
 
     /**
      * @param depth most outstanding requests (rounded up to a power of two).
      */
     RcSendQueue(final int depth)
     {
-        final int capacity = BitUtil.findNextPositivePowerOfTwo(depth);
-        mask = capacity - 1;
+        super(depth);
+        final int capacity = capacity();
         wrId = new long[capacity];
         opcode = new byte[capacity];
-        region = new MemoryRegion[capacity];
         localOffset = new long[capacity];
         length = new int[capacity];
         remoteAddress = new long[capacity];
@@ -63,28 +57,6 @@ final class RcSendQueue
         packetCount = new int[capacity];
         readResponsesReceived = new int[capacity];
         localError = new int[capacity];
-    }
-
-    /** @return the array index of a position. */
-    int index(final long position)
-    {
-        return (int)position & mask;
-    }
-
-    boolean isEmpty()
-    {
-        return head == tail;
-    }
-
-    boolean isFull()
-    {
-        return tail - head > mask;
-    }
-
-    /** @return requests posted and not completed. */
-    int size()
-    {
-        return (int)(tail - head);
     }
 
     /**
@@ -122,13 +94,6 @@ final class RcSendQueue
         tail++;
     }
 
-    /** Drops the oldest request (completed or flushed) and its memory reference. */
-    void removeHead()
-    {
-        region[(int)head & mask] = null;
-        head++;
-    }
-
     boolean isRead(final int index)
     {
         return opcode[index] == RDMA_READ;
@@ -159,26 +124,10 @@ final class RcSendQueue
         return reads;
     }
 
-    /** @return true when a request still outstanding names {@code memory}. */
-    boolean uses(final MemoryRegion memory)
-    {
-        for (long w = head; w != tail; w++)
-        {
-            if (region[(int)w & mask] == memory)
-            {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** Empties the queue without completions, as a move to RESET does. */
+    @Override
     void clear()
     {
-        for (int i = 0; i <= mask; i++)
-        {
-            region[i] = null;
-        }
-        head = next = tail = 0;
+        super.clear();
+        next = 0;
     }
 }

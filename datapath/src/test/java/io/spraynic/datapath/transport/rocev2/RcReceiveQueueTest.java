@@ -35,11 +35,11 @@ class RcReceiveQueueTest
         assertEquals(100, queue.length[queue.headIndex()]);
         assertTrue(queue.uses(region));
         final int first = queue.headIndex();
-        assertEquals(1, queue.removeHead());
+        assertEquals(1, queue.consumeHead());
         assertNull(queue.region[first]);
         assertFalse(queue.uses(region));
         assertEquals(1, queue.size());
-        assertEquals(2, queue.removeHead());
+        assertEquals(2, queue.consumeHead());
         assertTrue(queue.isEmpty());
         queue.add(3, region, 64, 8);
         assertEquals(64, queue.offset[queue.headIndex()], "wrapped around");
