@@ -2,10 +2,10 @@ package io.spraynic.cli;
 
 import io.spraynic.datapath.capture.LinkType;
 import io.spraynic.datapath.capture.PcapWriter;
-import io.spraynic.datapath.telemetry.CountersFileReader;
 import io.spraynic.datapath.nic.ipc.IpcMessages;
 import io.spraynic.datapath.nic.ipc.NicClient;
 import io.spraynic.datapath.nic.ipc.NicRefusedException;
+import io.spraynic.datapath.telemetry.CountersFileReader;
 import io.spraynic.datapath.verbs.AccessFlags;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

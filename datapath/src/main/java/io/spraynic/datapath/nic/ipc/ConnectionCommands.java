@@ -1,9 +1,9 @@
 package io.spraynic.datapath.nic.ipc;
 
 import io.spraynic.datapath.api.DrainReport;
+import io.spraynic.datapath.api.RocevEndpoint;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.NicConnection;
-import io.spraynic.datapath.api.RocevEndpoint;
 
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,8 +1,8 @@
 package io.spraynic.datapath.nic.ipc;
 
 import io.spraynic.datapath.nic.CaptureSource;
-import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.nic.EmbeddedNic;
+import io.spraynic.datapath.telemetry.CountersFile;
 import org.agrona.IoUtil;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.collections.Long2ObjectHashMap;
