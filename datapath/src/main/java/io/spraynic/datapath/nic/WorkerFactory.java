@@ -141,7 +141,8 @@ final class WorkerFactory
                     spray.localIpv6(p, address.ipv6High(), address.ipv6Low()); // towards peers named by IPv6
                 }
             }
-            final PortFrameSink output = new PortFrameSink(ports, config.burst);
+            // declared, so that the engine refuses an MTU whose frames the ports cannot carry
+            final PortFrameSink output = new PortFrameSink(ports, config.burst, config.maxFrameLength);
             final SprayEngine engine = new SprayEngine(spray, domain, output);
             transport = new SprayWorkerTransport(engine, output, parseCounters);
             engineMirrors.add(new CounterMirror(counters, prefix + "spray ", engine.counters(), SPRAY_ENGINE_SLOTS));

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.pmd.InterfaceAddress;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -14,7 +15,7 @@ class MtuFitTest
     {
         final IllegalArgumentException refused = assertThrows(IllegalArgumentException.class, () -> MtuFit.fit(
             new EmbeddedNicConfig().connections(8, 4, 4096).bursts(32, 2048)));
-        assertEquals("an MTU of 4096 needs frames of up to 4218 B with headers, but the ports carry at most 2048 B " +
+        assertEquals("an MTU of 4096 needs frames of up to 4202 B with headers, but the ports carry at most 2048 B " +
             "(their MTU, or the mempool's data_room less headroom): lower the MTU to 1024, or raise the ports' MTU and " +
             "the mempool's data_room", refused.getMessage());
 
@@ -27,21 +28,25 @@ class MtuFitTest
     @Test
     void shouldKeepAnMtuWhoseFramesFitExactly()
     {
-        final EmbeddedNicConfig exact = new EmbeddedNicConfig().connections(8, 4, 2048)
-            .bursts(32, 2048 + MtuFit.MAX_HEADER_BYTES);
+        final int ipv4Headers = 14 + 20 + 8 + 12 + 28 + 16 + 4 + 4; // Ethernet, IPv4, UDP, BTH, SETH, RETH, ImmDt, ICRC
+        assertEquals(ipv4Headers, MtuFit.headerBytes(new EmbeddedNicConfig()));
+        final EmbeddedNicConfig exact = new EmbeddedNicConfig().connections(8, 4, 2048).bursts(32, 2048 + ipv4Headers);
         MtuFit.fit(exact);
         assertEquals(2048, exact.mtu);
         assertThrows(IllegalArgumentException.class, () -> MtuFit.fit(new EmbeddedNicConfig().connections(8, 4, 2048)
-            .bursts(32, 2048 + MtuFit.MAX_HEADER_BYTES - 1)), "one byte short");
+            .bursts(32, 2048 + ipv4Headers - 1)), "one byte short");
     }
 
     @Test
-    void shouldFindTheLargestPowerOfTwoMtuThatFits()
+    void shouldCountTheLongerIpv6HeaderWhereAPlaneHasAnIpv6Address()
     {
-        assertEquals(4096, MtuFit.fitting(4096 + MtuFit.MAX_HEADER_BYTES));
-        assertEquals(2048, MtuFit.fitting(4096 + MtuFit.MAX_HEADER_BYTES - 1));
-        assertEquals(256, MtuFit.fitting(256 + MtuFit.MAX_HEADER_BYTES));
-        assertEquals(0, MtuFit.fitting(256 + MtuFit.MAX_HEADER_BYTES - 1));
-        assertEquals(0, MtuFit.fitting(-1), "hostile: a negative frame length");
+        final EmbeddedNicConfig ipv6 = new EmbeddedNicConfig().planes(2)
+            .local(1, InterfaceAddress.parse("fd00:1::10/64", null), 0);
+        assertEquals(MtuFit.MAX_HEADER_BYTES, MtuFit.headerBytes(ipv6));
+        assertEquals(MtuFit.headerBytes(new EmbeddedNicConfig()) + 20, MtuFit.headerBytes(ipv6));
+        // a ring port of MTU 4200 (4218 B frames) carries a 4096 MTU over IPv4 but not over IPv6
+        ipv6.bursts(32, 4218);
+        MtuFit.fit(ipv6);
+        assertEquals(2048, ipv6.mtu);
     }
 }

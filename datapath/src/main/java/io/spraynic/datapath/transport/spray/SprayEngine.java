@@ -100,10 +100,12 @@ public final class SprayEngine
      *
      * @param connection its parameters.
      * @return the connection, ESTABLISHED.
-     * @throws IllegalArgumentException for bad parameters, a CID in use or closed too recently (S9.2), or no room.
+     * @throws IllegalArgumentException for bad parameters, an MTU whose frames the output cannot carry, a CID in use
+     *                                  or closed too recently (S9.2), or no room.
      */
     public SprayConnection open(final SprayConnectionConfig connection)
     {
+        SprayFrameSize.requireFits(config, connection, output.maxFrameLength(), false);
         requireCidFree(connection.localCid);
         int index = -1;
         for (int i = lowestFreeSlot; i < slots.length; i++)
@@ -141,7 +143,8 @@ public final class SprayEngine
      * @param nowNanos   the time.
      * @return the request, whose {@link SprayHandshake.Pending#connection()} is set once ESTABLISHED, or whose
      * {@link SprayHandshake.Pending#reason()} says why it FAILED.
-     * @throws IllegalArgumentException if the given CID is in use or quarantined.
+     * @throws IllegalArgumentException if the given CID is in use or quarantined, or the output cannot carry frames
+     *                                  of the MTU.
      * @throws IllegalStateException if this engine has no free CID or no room for another connection.
      */
     public SprayHandshake.Pending connect(final SprayConnectionConfig connection, final long nowNanos)
@@ -161,6 +164,7 @@ public final class SprayEngine
     public SprayHandshake.Pending connect(final SprayConnectionConfig connection, final long nowNanos,
         final long giveUpAtNanos)
     {
+        SprayFrameSize.requireFits(config, connection, output.maxFrameLength(), false); // before a CONNECT offers it
         if (0 == connection.localCid)
         {
             final int cid = newCid();
@@ -235,10 +239,11 @@ public final class SprayEngine
      *
      * @param template this side's limits and queues.
      * @param resolver the initiator's addresses on planes other than the one the CONNECT came on.
+     * @throws IllegalArgumentException if the output cannot carry frames of the template's MTU.
      */
     public void listen(final SprayConnectionConfig template, final SprayHandshake.PeerResolver resolver)
     {
-        handshake.listen(template, resolver, null);
+        listen(template, resolver, null);
     }
 
     /**
@@ -250,6 +255,8 @@ public final class SprayEngine
         final SprayHandshake.PeerResolver resolver,
         final SprayHandshake.AcceptListener listener)
     {
+        // every accepted MTU is at most the template's (S9.1): one that fits here fits every connection
+        SprayFrameSize.requireFits(config, template, output.maxFrameLength(), true);
         handshake.listen(template, resolver, listener);
     }
 
