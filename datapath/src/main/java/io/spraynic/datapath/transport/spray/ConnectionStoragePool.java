@@ -3,6 +3,7 @@ package io.spraynic.datapath.transport.spray;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.ToLongFunction;
 
 /**
  * The {@link ConnectionStorage} sets one engine's connections borrow while they have traffic: one bucket per
@@ -36,45 +37,36 @@ final class ConnectionStoragePool
     /** @return sets of every shape made so far. */
     int created()
     {
-        int created = 0;
-        for (final Bucket bucket : buckets.values())
-        {
-            created += bucket.created;
-        }
-        return created;
+        return (int)sum(bucket -> bucket.created);
     }
 
     /** @return sets of every shape in the pool, not lent. */
     int available()
     {
-        int available = 0;
-        for (final Bucket bucket : buckets.values())
-        {
-            available += bucket.freeCount;
-        }
-        return available;
+        return (int)sum(bucket -> bucket.freeCount);
     }
 
     /** @return takes refused at the limit. */
     long exhausted()
     {
-        long exhausted = 0;
-        for (final Bucket bucket : buckets.values())
-        {
-            exhausted += bucket.exhausted;
-        }
-        return exhausted;
+        return sum(bucket -> bucket.exhausted);
     }
 
     /** @return bytes of every set made so far, lent or not (by {@link ConnectionStorage#bytes}). */
     long bytes()
     {
-        long bytes = 0;
+        return sum(bucket -> (long)bucket.created * bucket.setBytes);
+    }
+
+    // statistics (control path, tests): one walk over the buckets for each figure
+    private long sum(final ToLongFunction<Bucket> figure)
+    {
+        long total = 0;
         for (final Bucket bucket : buckets.values())
         {
-            bytes += (long)bucket.created * bucket.setBytes;
+            total += figure.applyAsLong(bucket);
         }
-        return bytes;
+        return total;
     }
 
     /** The sets of one shape. */
@@ -86,7 +78,7 @@ final class ConnectionStoragePool
         private int freeCount;
         private int created;
         private long exhausted;
-        private long setBytes;
+        private long setBytes; // of one set: every set of a shape has the same tables
 
         Bucket(final ConnectionStorage.Shape shape, final int prewarm, final int limit)
         {
@@ -96,10 +88,20 @@ final class ConnectionStoragePool
             free = new ConnectionStorage[Math.max(1, initial)];
             for (int i = 0; i < initial; i++)
             {
-                free[freeCount++] = new ConnectionStorage(shape);
-                setBytes = free[0].bytes();
+                free[freeCount++] = make();
             }
-            created = initial;
+        }
+
+        // the one place a set is made: counted, and its size taken once
+        private ConnectionStorage make()
+        {
+            final ConnectionStorage storage = new ConnectionStorage(shape);
+            created++;
+            if (0 == setBytes)
+            {
+                setBytes = storage.bytes();
+            }
+            return storage;
         }
 
         /** @return a cleared set, or null at the limit (counted). */
@@ -122,10 +124,7 @@ final class ConnectionStoragePool
             {
                 free = Arrays.copyOf(free, Math.min(limit, Math.max(created + 1, 2 * free.length)));
             }
-            created++;
-            final ConnectionStorage storage = new ConnectionStorage(shape);
-            setBytes = storage.bytes();
-            return storage;
+            return make();
         }
 
         /** Takes back a set its connection no longer needs, and clears it. */
