@@ -1,8 +1,5 @@
 package io.spraynic.datapath.nic;
 
-import io.spraynic.datapath.port.InMemoryLink;
-import io.spraynic.datapath.port.PacketPort;
-import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.verbs.PostResult;
 import io.spraynic.datapath.verbs.ReceiveWorkRequest;
 import org.junit.jupiter.api.AfterEach;
@@ -12,8 +9,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
@@ -38,14 +33,14 @@ class EmbeddedNicConnectionChurnTest
     @TempDir
     Path dir;
 
-    private final List<AutoCloseable> closeables = new ArrayList<>();
+    private InMemoryNicPair pair;
 
     @AfterEach
     void closeAll() throws Exception
     {
-        for (int i = closeables.size() - 1; i >= 0; i--)
+        if (null != pair)
         {
-            closeables.get(i).close();
+            pair.close();
         }
     }
 
@@ -114,21 +109,9 @@ class EmbeddedNicConnectionChurnTest
 
     private EmbeddedNic[] start(final int maxAccepted)
     {
-        final InMemoryLink link = new InMemoryLink("churn", 1024, 2048 + InMemoryLink.HEADROOM);
-        closeables.add(link);
-        final PacketPort[][][] ports = {{{link.first()}}, {{link.second()}}};
-        final EmbeddedNic[] nics = new EmbeddedNic[2];
-        for (int h = 0; h < 2; h++)
-        {
-            final EmbeddedNicConfig c = new EmbeddedNicConfig().mode(NicConnection.Kind.SPRAY).planes(1)
-                .connections(2, 1, 1024).bursts(32, 2048).local(0, 0x0A00_0001 + h, 0x02_00_00_00_00_01L + h)
-                .maxAcceptedConnections(maxAccepted);
-            final CountersFile counters = CountersFile.create(dir, "churn" + h, 4096);
-            closeables.add(counters);
-            nics[h] = EmbeddedNic.start(c, ports[h], counters);
-            closeables.add(nics[h]);
-        }
-        return nics;
+        pair = new InMemoryNicPair(dir, "churn", (config, host) -> config.connections(2, 1, 1024)
+            .maxAcceptedConnections(maxAccepted));
+        return new EmbeddedNic[]{pair.nic(0), pair.nic(1)};
     }
 
     private static int allocatedCounters(final EmbeddedNic nic)

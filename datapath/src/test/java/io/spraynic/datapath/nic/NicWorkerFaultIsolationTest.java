@@ -1,8 +1,5 @@
 package io.spraynic.datapath.nic;
 
-import io.spraynic.datapath.port.InMemoryLink;
-import io.spraynic.datapath.port.PacketPort;
-import io.spraynic.datapath.telemetry.CountersFile;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -10,8 +7,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -32,34 +27,23 @@ class NicWorkerFaultIsolationTest
     @TempDir
     Path dir;
 
-    private final List<AutoCloseable> closeables = new ArrayList<>();
+    private InMemoryNicPair pair;
 
     @AfterEach
     void closeAll() throws Exception
     {
-        for (int i = closeables.size() - 1; i >= 0; i--)
+        if (null != pair)
         {
-            closeables.get(i).close();
+            pair.close();
         }
     }
 
     @Test
     void shouldSurviveACommandAndAPollerThatThrow() throws Exception
     {
-        final EmbeddedNic[] nics = new EmbeddedNic[2];
-        final InMemoryLink link = new InMemoryLink("faults", 1024, 2048 + InMemoryLink.HEADROOM);
-        closeables.add(link);
-        final PacketPort[][][] ports = {{{link.first()}}, {{link.second()}}};
-        for (int h = 0; h < 2; h++)
-        {
-            final EmbeddedNicConfig config = new EmbeddedNicConfig().mode(NicConnection.Kind.SPRAY).workers(1).planes(1)
-                .connections(4, 4, 1024).bursts(32, 2048).sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig)
-                .listen(h == 1).local(0, 0x0A00_0001 + h, 0x02_00_00_00_00_01L + h);
-            final CountersFile counters = CountersFile.create(dir, "faults" + h, 4096);
-            closeables.add(counters);
-            nics[h] = EmbeddedNic.start(config, ports[h], counters);
-            closeables.add(nics[h]);
-        }
+        pair = new InMemoryNicPair(dir, "faults", (config, host) -> config.workers(1).connections(4, 4, 1024)
+            .sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig).listen(host == 1));
+        final EmbeddedNic[] nics = {pair.nic(0), pair.nic(1)};
         final NicWorker worker = nics[0].worker(0);
         final AtomicInteger pollerRuns = new AtomicInteger();
         final AtomicInteger afterwards = new AtomicInteger();
