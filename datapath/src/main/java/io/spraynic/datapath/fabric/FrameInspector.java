@@ -65,21 +65,13 @@ public final class FrameInspector
 
     private int classify(final MemorySegment s, final long offset, final int length)
     {
-        if (length < EthernetHeader.LENGTH)
+        final int l2 = EthernetHeader.headerLength(s, offset, length);
+        if (l2 == 0)
         {
             return MALFORMED;
         }
-        int etherType = EthernetHeader.etherType(s, offset);
-        long l3 = offset + EthernetHeader.LENGTH;
-        if (etherType == EthernetHeader.ETHER_TYPE_VLAN)
-        {
-            if (length < EthernetHeader.VLAN_LENGTH)
-            {
-                return MALFORMED;
-            }
-            etherType = EthernetHeader.vlanEtherType(s, offset);
-            l3 = offset + EthernetHeader.VLAN_LENGTH;
-        }
+        final int etherType = EthernetHeader.payloadEtherType(s, offset, l2);
+        final long l3 = offset + l2;
         final long end = offset + length;
         if (etherType == EthernetHeader.ETHER_TYPE_IPV4)
         {
@@ -230,21 +222,13 @@ public final class FrameInspector
      */
     public static boolean markCongestionExperienced(final MemorySegment s, final long offset, final int length)
     {
-        if (length < EthernetHeader.LENGTH)
+        final int l2 = EthernetHeader.headerLength(s, offset, length);
+        if (l2 == 0)
         {
             return false;
         }
-        int etherType = EthernetHeader.etherType(s, offset);
-        long l3 = offset + EthernetHeader.LENGTH;
-        if (etherType == EthernetHeader.ETHER_TYPE_VLAN)
-        {
-            if (length < EthernetHeader.VLAN_LENGTH)
-            {
-                return false;
-            }
-            etherType = EthernetHeader.vlanEtherType(s, offset);
-            l3 = offset + EthernetHeader.VLAN_LENGTH;
-        }
+        final int etherType = EthernetHeader.payloadEtherType(s, offset, l2);
+        final long l3 = offset + l2;
         final long available = offset + length - l3;
         if (etherType == EthernetHeader.ETHER_TYPE_IPV4)
         {

@@ -163,6 +163,37 @@ public final class EthernetHeader
     }
 
     /**
+     * @param segment frame memory.
+     * @param offset  offset of the frame's first byte.
+     * @param length  frame bytes.
+     * @return bytes of the frame's Ethernet header: {@link #LENGTH}, {@link #VLAN_LENGTH} for a tagged frame, or 0 for
+     * a frame too short to hold its header (malformed).
+     */
+    public static int headerLength(final MemorySegment segment, final long offset, final int length)
+    {
+        if (length < LENGTH)
+        {
+            return 0;
+        }
+        if (etherType(segment, offset) != ETHER_TYPE_VLAN)
+        {
+            return LENGTH;
+        }
+        return length < VLAN_LENGTH ? 0 : VLAN_LENGTH;
+    }
+
+    /**
+     * @param segment      frame memory.
+     * @param offset       offset of the frame's first byte.
+     * @param headerLength the frame's {@link #headerLength}, not 0.
+     * @return the payload's EtherType, behind the tag of a tagged frame.
+     */
+    public static int payloadEtherType(final MemorySegment segment, final long offset, final int headerLength)
+    {
+        return headerLength == VLAN_LENGTH ? vlanEtherType(segment, offset) : etherType(segment, offset);
+    }
+
+    /**
      * @param segment   frame memory.
      * @param offset    offset of a tagged header.
      * @param etherType the payload's EtherType.

@@ -71,24 +71,18 @@ public final class RoceParser
     {
         frame.reset(s, offset, length);
         final long end = offset + length;
-        if (length < EthernetHeader.LENGTH)
+        final int l2 = EthernetHeader.headerLength(s, offset, length);
+        if (l2 == 0)
         {
             return malformed(frame, MalformedReason.TRUNCATED_ETHERNET);
         }
-        int etherType = EthernetHeader.etherType(s, offset);
-        long l3 = offset + EthernetHeader.LENGTH;
-        if (etherType == EthernetHeader.ETHER_TYPE_VLAN)
+        if (l2 == EthernetHeader.VLAN_LENGTH)
         {
-            if (length < EthernetHeader.VLAN_LENGTH)
-            {
-                return malformed(frame, MalformedReason.TRUNCATED_ETHERNET);
-            }
             frame.vlanTci = EthernetHeader.vlanTci(s, offset);
-            etherType = EthernetHeader.vlanEtherType(s, offset);
-            l3 = offset + EthernetHeader.VLAN_LENGTH;
         }
+        final int etherType = EthernetHeader.payloadEtherType(s, offset, l2);
         frame.etherType = etherType;
-        return parseIp(s, l3, end, etherType, frame);
+        return parseIp(s, offset + l2, end, etherType, frame);
     }
 
     /**

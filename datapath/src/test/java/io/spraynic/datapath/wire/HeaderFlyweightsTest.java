@@ -46,6 +46,21 @@ class HeaderFlyweightsTest
     }
 
     @Test
+    void shouldFindTheEthernetHeaderLengthAndPayloadTypeOfTaggedAndUntaggedFrames()
+    {
+        EthernetHeader.etherType(s, AT, EthernetHeader.ETHER_TYPE_IPV4);
+        assertEquals(EthernetHeader.LENGTH, EthernetHeader.headerLength(s, AT, EthernetHeader.LENGTH));
+        assertEquals(EthernetHeader.ETHER_TYPE_IPV4, EthernetHeader.payloadEtherType(s, AT, EthernetHeader.LENGTH));
+        assertEquals(0, EthernetHeader.headerLength(s, AT, EthernetHeader.LENGTH - 1), "truncated");
+
+        EthernetHeader.etherType(s, AT, EthernetHeader.ETHER_TYPE_VLAN);
+        EthernetHeader.vlanEtherType(s, AT, EthernetHeader.ETHER_TYPE_IPV6);
+        assertEquals(EthernetHeader.VLAN_LENGTH, EthernetHeader.headerLength(s, AT, EthernetHeader.VLAN_LENGTH));
+        assertEquals(EthernetHeader.ETHER_TYPE_IPV6, EthernetHeader.payloadEtherType(s, AT, EthernetHeader.VLAN_LENGTH));
+        assertEquals(0, EthernetHeader.headerLength(s, AT, EthernetHeader.VLAN_LENGTH - 1), "a tag cut short");
+    }
+
+    @Test
     void shouldRoundTripIpv4HeaderAndChecksum()
     {
         Ipv4Header.versionAndHeaderLength(s, AT, 24);
