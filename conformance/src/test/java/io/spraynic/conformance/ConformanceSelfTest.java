@@ -46,7 +46,8 @@ class ConformanceSelfTest
             "data.out-of-order-placement", "data.probe", "malformed.bad-icrc", "malformed.message-tag", "close.ack",
             "psk.bad-proof", "psk.no-proof", "psk.accept", "security.tampered-header", "security.nack-unmatched",
             "ecn.ce-echo", "ecn.data-ect0", "ecn.control-not-ect", "limits.source", "limits.released",
-            "liveness.keepalive", "liveness.idle-close", "multipath.psn-spaces"})
+            "liveness.keepalive", "liveness.idle-close", "multipath.psn-spaces", "errors.flush-stream",
+            "errors.isolation-stream", "errors.isolation-connection", "limits.response-rate", "sender.stale-ack"})
         {
             assertEquals(Verdict.PASS, report.result(id).verdict(), () -> id + ": " + report.toText());
         }
@@ -93,6 +94,32 @@ class ConformanceSelfTest
         final CheckResult accept = identification.result("handshake.accept");
         assertEquals(Verdict.FAIL, accept.verdict(), identification::toText);
         assertTrue(accept.reason().contains("identification 1, which S2.4 requires to be 0"), accept.reason());
+    }
+
+    /** Error isolation (S9.4), the response bucket (S12.9-2) and the stale-ACK rule (S5.1-2) each fail when broken. */
+    @Test
+    void shouldFailIsolationResponseRateAndStaleAckAgainstAToyThatBreaksThem() throws Exception
+    {
+        final ConformanceReport report = runAgainst(6, null, EnumSet.of(Fault.NO_STREAM_ERROR,
+            Fault.NO_RESPONSE_RATE_LIMIT, Fault.ACCEPT_STALE_ACK), Set.of("errors", "limits", "sender"));
+        final Map<String, String> expected = Map.of(
+            "errors.flush-stream", "later message of the refused stream was placed",
+            "limits.response-rate", "answers to " + FloodChecks.CONNECTS + " CONNECTs",
+            "sender.stale-ack", "never came again");
+        for (final Map.Entry<String, String> e : expected.entrySet())
+        {
+            final CheckResult r = report.result(e.getKey());
+            assertEquals(Verdict.FAIL, r.verdict(), () -> e.getKey() + ": " + report.toText());
+            assertTrue(r.reason().contains(e.getValue()), () -> e.getKey() + ": " + r.reason());
+        }
+        assertEquals(Verdict.PASS, report.result("errors.isolation-stream").verdict(), report::toText);
+        assertEquals(Verdict.PASS, report.result("sender.retransmit-gap").verdict(), report::toText);
+        final ConformanceReport spread = runAgainst(7, null, EnumSet.of(Fault.ERROR_SPREADS), Set.of("errors"));
+        for (final String id : new String[]{"errors.isolation-stream", "errors.isolation-connection"})
+        {
+            assertEquals(Verdict.FAIL, spread.result(id).verdict(), () -> id + ": " + spread.toText());
+        }
+        assertEquals(Verdict.PASS, spread.result("errors.flush-stream").verdict(), spread::toText);
     }
 
     @Test
@@ -171,8 +198,8 @@ class ConformanceSelfTest
         try (ToyResponder _ = new ToyResponder(target, suite, psk, faults))
         {
             return ConformanceSuite.run(new Target(target, suite, 1, ToyResponder.REGION_ADDRESS, ToyResponder.RKEY,
-                ConformanceSuite.REGION_BYTES, psk, ToyResponder.IDLE_TIMEOUT_NANOS / 1e9, ToyResponder.CONNECTION_LIMIT),
-                null, null, groups);
+                ConformanceSuite.REGION_BYTES, psk, ToyResponder.IDLE_TIMEOUT_NANOS / 1e9, ToyResponder.CONNECTION_LIMIT)
+                .withResponseRate(ToyResponder.RESPONSE_RATE, ToyResponder.RESPONSE_BURST), null, null, groups);
         }
     }
 }
