@@ -112,7 +112,8 @@ class ConformanceCommandTest
     {
         final CliTestSupport.Run run = CliTestSupport.run("conformance", "--target", "tcp:127.0.0.1", "--region", "1:2:3");
         assertEquals(2, run.exitCode(), run.out() + run.err());
-        assertTrue(run.err().contains("give udp:HOST[:PORT]"), run.err());
+        assertTrue(run.err().contains("--target tcp:127.0.0.1: is not a UDP target udp:HOST[:PORT]") &&
+            run.err().contains("; try --target udp:127.0.0.1"), run.err());
         final CliTestSupport.Run noRegion = CliTestSupport.run("conformance", "--target", "udp:127.0.0.1");
         assertEquals(2, noRegion.exitCode(), noRegion.out() + noRegion.err());
         assertTrue(noRegion.err().contains("--exchange DIR or --region"), noRegion.err());

@@ -3,6 +3,7 @@ package io.spraynic.conformance;
 import io.spraynic.conformance.ToyResponder.Fault;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -122,6 +123,34 @@ class ConformanceSelfTest
         assertEquals(Verdict.PASS, spread.result("errors.flush-stream").verdict(), spread::toText);
     }
 
+    /**
+     * The interoperability checks (S13.4) against {@link ToyInitiator}: with 10 % of each direction dropped they pass
+     * when it recovers as S6.5 and S6.6 say and tags as S12.4 says, and each fails against the fault that breaks it.
+     */
+    @Test
+    void shouldFailTheInteropChecksAgainstAToyInitiatorThatBreaksThem(@TempDir final Path dir) throws Exception
+    {
+        final ConformanceReport good = runInterop(8, EnumSet.noneOf(ToyInitiator.Fault.class), dir.resolve("good"));
+        for (final String id : new String[]{"interop.accept", "interop.loss-recovered", "interop.retransmit-flag",
+            "interop.tags", "interop.control-tags"})
+        {
+            assertEquals(Verdict.PASS, good.result(id).verdict(), () -> id + ": " + good.toText());
+        }
+        final ConformanceReport flag = runInterop(9, EnumSet.of(ToyInitiator.Fault.NO_RETRANSMIT_FLAG),
+            dir.resolve("flag"));
+        assertEquals(Verdict.FAIL, flag.result("interop.retransmit-flag").verdict(), flag::toText);
+        assertTrue(flag.result("interop.retransmit-flag").reason().contains("without RETRANSMIT"), flag::toText);
+        assertEquals(Verdict.PASS, flag.result("interop.loss-recovered").verdict(), flag::toText);
+        final ConformanceReport lost = runInterop(10, EnumSet.of(ToyInitiator.Fault.NO_RECOVERY), dir.resolve("lost"));
+        assertEquals(Verdict.FAIL, lost.result("interop.loss-recovered").verdict(), lost::toText);
+        assertTrue(lost.result("interop.loss-recovered").reason().contains("never came again"), lost::toText);
+        final ConformanceReport tag = runInterop(11, EnumSet.of(ToyInitiator.Fault.WRONG_MESSAGE_TAG),
+            dir.resolve("tag"));
+        assertEquals(Verdict.FAIL, tag.result("interop.tags").verdict(), tag::toText);
+        assertTrue(tag.result("interop.tags").reason().contains("message tag that does not verify"), tag::toText);
+        assertTrue(tag.mustFailed());
+    }
+
     @Test
     void shouldFailTheIcrcClauseAgainstATargetThatAcceptsABadIcrc() throws Exception
     {
@@ -183,6 +212,28 @@ class ConformanceSelfTest
             assertTrue(defined.contains(result.clause()), result.id() + " cites " + result.clause() + ", not defined");
             assertTrue(rows.get(result.clause()).contains("`" + result.id() + "`"),
                 "the coverage row of " + result.clause() + " lists " + result.id());
+        }
+    }
+
+    /** Only the handshake's checks against a compliant {@link ToyResponder}, then the interop run against a toy. */
+    private static ConformanceReport runInterop(final int run, final EnumSet<ToyInitiator.Fault> faults,
+        final Path exchange) throws Exception
+    {
+        final long pid = ProcessHandle.current().pid();
+        final int port = 20_000 + (int)(pid % 20_000) + run;
+        final InetSocketAddress target = new InetSocketAddress(InetAddress.getByName("127.71." + (pid >> 8 & 0xFF) +
+            "." + (pid & 0xFF)), port);
+        final InetSocketAddress suite = new InetSocketAddress(InetAddress.getByName("127.72." + (pid >> 8 & 0xFF) +
+            "." + (pid & 0xFF)), port);
+        final InetSocketAddress initiator = new InetSocketAddress(InetAddress.getByName("127.78." + (pid >> 8 & 0xFF) +
+            "." + (pid & 0xFF)), port);
+        try (ToyResponder _ = new ToyResponder(target, suite, null, EnumSet.noneOf(Fault.class));
+            ToyInitiator _ = new ToyInitiator(initiator, suite, exchange, faults))
+        {
+            return ConformanceSuite.run(new Target(target, suite, 1, ToyResponder.REGION_ADDRESS, ToyResponder.RKEY,
+                ConformanceSuite.REGION_BYTES, null, ToyResponder.IDLE_TIMEOUT_NANOS / 1e9, ToyResponder.CONNECTION_LIMIT)
+                .withResponseRate(ToyResponder.RESPONSE_RATE, ToyResponder.RESPONSE_BURST), null, null, Set.of(),
+                initiator, exchange, 0.1, 7);
         }
     }
 
