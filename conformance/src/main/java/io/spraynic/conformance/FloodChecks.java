@@ -69,7 +69,8 @@ final class FloodChecks extends Checks
             }
             if (CONNECTS <= allowed)
             {
-                throw new NotTested("the suite could not send faster than the bucket allows: " + seen);
+                throw new NotTested("the flood did not outrun the bucket (the CONNECTs went out, or were answered, " +
+                    "no faster than it refills), so even a target without one would pass: " + seen);
             }
             return null;
         });

@@ -77,7 +77,8 @@ public record Target(InetSocketAddress address, InetSocketAddress local, int pla
     }
 
     /**
-     * @param spec {@code udp:HOST[:PORT]}: the target's IPv4 address and UDP port (default 4791).
+     * @param spec {@code udp:HOST[:PORT]}: the target's IPv4 or IPv6 address ({@code udp:[fd00::1]:4791} with a
+     *             port) and UDP port (default 4791).
      * @return the socket address.
      */
     public static InetSocketAddress parseUdp(final String spec) throws IOException
@@ -93,8 +94,16 @@ public record Target(InetSocketAddress address, InetSocketAddress local, int pla
     public static InetSocketAddress hostPort(final String hostPort, final int defaultPort, final String option)
         throws IOException
     {
-        final int colon = hostPort.lastIndexOf(':');
-        final String host = colon < 0 ? hostPort : hostPort.substring(0, colon);
+        // an IPv6 address is bracketed when a port follows ([fd00::1]:4791); bare, it has no port
+        final boolean bracketed = hostPort.startsWith("[");
+        final int close = bracketed ? hostPort.indexOf(']') : -1;
+        if (bracketed && (close < 0 || close + 1 < hostPort.length() && hostPort.charAt(close + 1) != ':'))
+        {
+            throw new IllegalArgumentException(option + " " + hostPort + ": give [IPV6]:PORT");
+        }
+        final int colon = bracketed ? (close + 1 < hostPort.length() ? close + 1 : -1) :
+            hostPort.indexOf(':') == hostPort.lastIndexOf(':') ? hostPort.lastIndexOf(':') : -1;
+        final String host = bracketed ? hostPort.substring(1, close) : colon < 0 ? hostPort : hostPort.substring(0, colon);
         final int port;
         try
         {
