@@ -27,7 +27,8 @@ import java.util.concurrent.Callable;
 final class ConformanceCommand implements Callable<Integer>
 {
     @Option(names = "--target", required = true, paramLabel = "udp:HOST[:PORT]",
-        description = "The implementation under test: its IPv4 address and UDP port (default 4791).")
+        description = {"The implementation under test: its IPv4 or IPv6 address and UDP port (default 4791);",
+            "an IPv6 address with a port in brackets: udp:[fd00::1]:4791 (--local then of IPv6 too)."})
     String target;
 
     @Option(names = "--local", defaultValue = "127.0.0.2:4791", paramLabel = "HOST[:PORT]", description = {
