@@ -27,8 +27,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The suite catches a non-compliant target: against {@link ToyResponder}, compliant in the clauses listed in the
  * first test, their checks pass; with a {@link Fault} switched on, the check of that clause fails (and the run's
  * verdict is a MUST failure) while checks that do not depend on it still pass. The toy sends on one path with no
- * window and no retransmission: the sender's checks (S6.6, S6.7, S7.2, S7.4, S8.2) fail against it in every run,
- * which the first test asserts for the new ones; SprayNIC passes them (ConformanceCommandTest). Loopback only,
+ * window: the sender's checks of S7.2, S7.4 and S8.2 fail against it in every run, which the first test asserts;
+ * SprayNIC passes them (ConformanceCommandTest). The interop checks run against {@link ToyInitiator}. Loopback only,
  * addresses unique to this JVM.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
@@ -52,7 +52,7 @@ class ConformanceSelfTest
         {
             assertEquals(Verdict.PASS, report.result(id).verdict(), () -> id + ": " + report.toText());
         }
-        // the toy sends on one path, with no window and no retransmission: the sender's checks catch all three
+        // the toy sends on one path, with no window: the sender's checks catch all three
         for (final String id : new String[]{"cc.ce-window", "multipath.spread", "multipath.dead-path"})
         {
             assertEquals(Verdict.FAIL, report.result(id).verdict(), () -> id + ": " + report.toText());
