@@ -27,7 +27,8 @@ import java.util.concurrent.Callable;
 final class ConformanceCommand implements Callable<Integer>
 {
     @Option(names = "--target", required = true, paramLabel = "udp:HOST[:PORT]",
-        description = "The implementation under test: its IPv4 address and UDP port (default 4791).")
+        description = {"The implementation under test: its IPv4 or IPv6 address and UDP port (default 4791);",
+            "an IPv6 address with a port in brackets: udp:[fd00::1]:4791 (--local then of IPv6 too)."})
     String target;
 
     @Option(names = "--local", defaultValue = "127.0.0.2:4791", paramLabel = "HOST[:PORT]", description = {
@@ -105,27 +106,39 @@ final class ConformanceCommand implements Callable<Integer>
         for (final String[] udp : new String[][]{{"--target", target}, {"--initiator", initiator},
             {"--interop", interop}})
         {
-            if (null != udp[1] && !udp[1].startsWith("udp:"))
+            if (null != udp[1])
             {
-                throw new BadOption(udp[0], udp[1], "is not a UDP target", "give udp:HOST[:PORT]");
+                udp(udp[0], udp[1]);
             }
         }
-        final InetSocketAddress address = Target.parseUdp(target);
-        final InetSocketAddress localAddress = Target.hostPort(local, 4791, "--local");
+        final InetSocketAddress address = udp("--target", target);
+        final InetSocketAddress localAddress;
+        try
+        {
+            localAddress = Target.hostPort(local, 4791, "--local");
+        }
+        catch (final IllegalArgumentException e)
+        {
+            throw new BadOption("--local", local, "is not HOST[:PORT] with a port 1..65535", "try --local 127.0.0.2:4791");
+        }
         BadOption.range("--planes", planes, 1, 255);
         BadOption.range("--target-connection-limit", targetConnectionLimit, 1, 256);
-        if (!(targetIdleTimeout >= 0) || targetIdleTimeout > 86_400)
-        {
-            throw new BadOption("--target-idle-timeout", String.valueOf(targetIdleTimeout), "is not 0 to 86400 seconds",
-                "e.g. --target-idle-timeout 3");
-        }
-        if ((null == interop) != (null == interopExchange))
-        {
-            throw new BadOption("--interop", String.valueOf(interop), "needs --interop-exchange DIR and the reverse",
-                "give both or neither");
-        }
+        BadOption.range("--target-idle-timeout", targetIdleTimeout, 0, 86_400, 3);
+        paired("--interop", null == interop ? null : interop, "--interop-exchange",
+            null == interopExchange ? null : interopExchange.toString(), "udp:127.0.0.1");
+        paired("--initiator", null == initiator ? null : initiator, "--initiator-exchange",
+            null == initiatorExchange ? null : initiatorExchange.toString(), "udp:127.0.0.1");
         BadOption.range("--interop-loss", interopLoss, 0, 50, 5);
-        final byte[] psk = null == pskFile ? null : PreSharedKeyFile.read(pskFile);
+        final byte[] psk;
+        try
+        {
+            psk = null == pskFile ? null : PreSharedKeyFile.read(pskFile);
+        }
+        catch (final IllegalArgumentException e)
+        {
+            throw new BadOption("--psk-file", pskFile.toString(), "is refused (" + e.getMessage().strip()
+                .replace('\n', ' ') + ")", "try --psk-file with the key file the target was given (its --psk-file)");
+        }
         long[] exposed;
         if (null != exchange)
         {
@@ -134,21 +147,24 @@ final class ConformanceCommand implements Callable<Integer>
         else if (null != region)
         {
             final String[] parts = region.split(":");
-            if (parts.length != 3)
+            try
             {
-                throw new BadOption("--region", region, "is not ADDR:RKEY:LENGTH", "e.g. --region 140000000:1:1048576");
+                if (parts.length != 3)
+                {
+                    throw new NumberFormatException();
+                }
+                exposed = new long[]{planes, Long.parseLong(parts[0]), Long.parseLong(parts[1]), Long.parseLong(parts[2])};
             }
-            exposed = new long[]{planes, Long.parseLong(parts[0]), Long.parseLong(parts[1]), Long.parseLong(parts[2])};
+            catch (final NumberFormatException e)
+            {
+                throw new BadOption("--region", region, "is not ADDR:RKEY:LENGTH, three whole numbers",
+                    "try --region 140000000:1:1048576");
+            }
         }
         else
         {
             throw new BadOption("--exchange", "(none)", "the suite writes and reads the target's memory",
                 "give --exchange DIR or --region ADDR:RKEY:LENGTH");
-        }
-        if ((null == initiator) != (null == initiatorExchange))
-        {
-            throw new BadOption("--initiator", String.valueOf(initiator), "needs --initiator-exchange DIR and the reverse",
-                "give both or neither");
         }
         final ConformanceReport report = ConformanceSuite.run(new Target(address, localAddress, (int)exposed[0],
             exposed[1], (int)exposed[2], exposed[3], psk, targetIdleTimeout, targetConnectionLimit),
@@ -165,5 +181,35 @@ final class ConformanceCommand implements Callable<Integer>
         }
         System.out.flush();
         return report.mustFailed() ? 1 : 0;
+    }
+
+    /** @return {@code spec} ({@code udp:HOST[:PORT]}) as an address, or a {@link BadOption} naming {@code option}. */
+    private static InetSocketAddress udp(final String option, final String spec) throws java.io.IOException
+    {
+        try
+        {
+            return Target.parseUdp(spec);
+        }
+        catch (final IllegalArgumentException e)
+        {
+            throw new BadOption(option, spec, "is not a UDP target udp:HOST[:PORT] (port 1..65535)",
+                "try " + option + " udp:127.0.0.1");
+        }
+    }
+
+    /** Refuses one of two options that go together given without the other. */
+    private static void paired(final String option, final String value, final String partner, final String partnerValue,
+        final String example)
+    {
+        if (null != value && null == partnerValue)
+        {
+            throw new BadOption(option, value, "needs " + partner + " DIR beside it",
+                "try " + option + " " + value + " " + partner + " DIR");
+        }
+        if (null == value && null != partnerValue)
+        {
+            throw new BadOption(partner, partnerValue, "needs " + option + " udp:HOST[:PORT] beside it",
+                "try " + partner + " " + partnerValue + " " + option + " " + example);
+        }
     }
 }

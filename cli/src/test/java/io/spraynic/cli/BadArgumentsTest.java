@@ -170,6 +170,26 @@ class BadArgumentsTest
         table.add(bad("experiment collectives --nodes 256", "8..128"));
         table.add(bad("experiment collectives --bytes 1k", "at least 64k"));
         table.add(bad("experiment collectives --all-to-all-bytes 1k", "at least 64k"));
+        // spraynic conformance: each refused before the suite opens a socket or reads an exchange
+        final String conformance = "conformance --target udp:127.0.0.1 ";
+        table.add(bad("conformance --target 127.0.0.1", "udp:HOST[:PORT]"));
+        table.add(bad("conformance --target udp:127.0.0.1:70000", "port 1..65535"));
+        table.add(bad(conformance + "--local 127.0.0.2:0", "port 1..65535"));
+        table.add(bad(conformance + "--planes 0", "1..255"));
+        table.add(bad(conformance + "--target-connection-limit 0", "1..256"));
+        table.add(bad(conformance + "--target-connection-limit many", "not a whole number"));
+        table.add(bad(conformance + "--target-idle-timeout -1", "0..86400"));
+        table.add(bad(conformance + "--target-idle-timeout NaN", "not a finite"));
+        table.add(bad(conformance + "--interop tcp:127.0.0.1", "udp:HOST[:PORT]"));
+        table.add(bad(conformance + "--interop udp:127.0.0.1", "needs --interop-exchange DIR"));
+        table.add(bad(conformance + "--interop-exchange /tmp/x", "needs --interop udp:HOST[:PORT]"));
+        table.add(bad(conformance + "--interop udp:127.0.0.1 --interop-exchange /tmp/x --interop-loss 51", "0..50"));
+        table.add(bad(conformance + "--interop-seed x", "not a whole number"));
+        table.add(bad(conformance + "--initiator 10.0.0.1", "udp:HOST[:PORT]"));
+        table.add(bad(conformance + "--initiator udp:127.0.0.1", "needs --initiator-exchange DIR"));
+        table.add(bad(conformance + "--initiator-exchange /tmp/x", "needs --initiator udp:HOST[:PORT]"));
+        table.add(bad(conformance + "--psk-file /nonexistent/spraynic.key", "is refused"));
+        table.add(bad(conformance + "--region 1:2", "ADDR:RKEY:LENGTH"));
         return table.stream();
     }
 

@@ -23,6 +23,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 class ConformanceCommandTest
 {
+    /** The JSON object of the check of S12.9-2, which may be NOT_TESTED where the suite cannot out-send the NIC. */
+    static final String RESPONSE_RATE_CHECK = "\\{\"id\":\"limits\\.response-rate\"[^}]*\\}";
+
     @Test
     void shouldFindSprayNicCompliantInEveryClauseTheSuiteChecks(@TempDir final Path dir) throws Exception
     {
@@ -88,7 +91,9 @@ class ConformanceCommandTest
             assertTrue(json.contains("\"id\":\"initiator.version-reject\",\"clause\":\"S9.1-1\",\"level\":\"MUST\"," +
                 "\"title\":\"after a CONNECT_REJECT VERSION_UNSUPPORTED the target sends no more CONNECTs for that " +
                 "request\",\"verdict\":\"PASS\""), json);
-            assertFalse(json.contains("\"verdict\":\"NOT_TESTED\""), json);
+            // the one check that may not run: on a shared host the NIC answers CONNECTs slower than its response
+            // bucket refills, so the suite cannot out-send it (S13.3)
+            assertFalse(json.replaceAll(RESPONSE_RATE_CHECK, "").contains("\"verdict\":\"NOT_TESTED\""), json);
             for (final String clause : List.of("S9.1-1", "S9.1-2", "S9.1-3", "S2.6-1", "S3.1-1", "S6.4-2", "S6.6-1",
                 "S9.2-1", "S9.1-8", "S12.2-1", "S12.2-2", "S2.3-1", "S8.1-1", "S8.2-1", "S7.4-1", "S12.9-1", "S12.10-2"))
             {
@@ -112,7 +117,8 @@ class ConformanceCommandTest
     {
         final CliTestSupport.Run run = CliTestSupport.run("conformance", "--target", "tcp:127.0.0.1", "--region", "1:2:3");
         assertEquals(2, run.exitCode(), run.out() + run.err());
-        assertTrue(run.err().contains("give udp:HOST[:PORT]"), run.err());
+        assertTrue(run.err().contains("--target tcp:127.0.0.1: is not a UDP target udp:HOST[:PORT]") &&
+            run.err().contains("; try --target udp:127.0.0.1"), run.err());
         final CliTestSupport.Run noRegion = CliTestSupport.run("conformance", "--target", "udp:127.0.0.1");
         assertEquals(2, noRegion.exitCode(), noRegion.out() + noRegion.err());
         assertTrue(noRegion.err().contains("--exchange DIR or --region"), noRegion.err());

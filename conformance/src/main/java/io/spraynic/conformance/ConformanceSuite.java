@@ -108,6 +108,7 @@ public final class ConformanceSuite
             if (wanted.test("errors"))
             {
                 new PeerChecks(target, link, results, 3 * slice).runErrors(handshake.request());
+                new IsolationChecks(target, link, results, 3 * slice + slice / 2).run(handshake);
             }
             final AuthChecks auth = new AuthChecks(target, link, results, 6 * slice);
             if (wanted.test("security"))
@@ -134,6 +135,7 @@ public final class ConformanceSuite
             if (wanted.test("limits"))
             {
                 auth.runLimits(handshake);
+                new FloodChecks(target, link, results).run(handshake);
             }
             if (wanted.test("liveness"))
             {

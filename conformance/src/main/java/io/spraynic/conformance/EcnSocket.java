@@ -9,19 +9,27 @@ import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.net.BindException;
-import java.net.Inet4Address;
+import java.net.Inet6Address;
 import java.net.InetSocketAddress;
 
 /**
- * An IPv4 UDP socket that shows the suite the IP ECN field of what it receives and lets it choose the field of
- * what it sends (S2.3, S8.1): the JDK's {@code DatagramChannel} hides the received TOS byte, so this one calls the C
- * library through the JDK's own foreign-function API (socket, bind, {@code IP_RECVTOS}, recvmsg, {@code IP_TOS},
- * sendto, poll; Linux x86-64 and aarch64 struct layouts). Still JDK only: no code of the implementation under test.
- * Control path, single-threaded: allocates.
+ * A UDP socket, IPv4 or IPv6 (the family of the address it binds), that shows the suite the IP ECN field of what it
+ * receives and lets it choose the field of what it sends (S2.3, S8.1): the JDK's {@code DatagramChannel} hides the
+ * received TOS byte, so this one calls the C library through the JDK's own foreign-function API (socket, bind,
+ * {@code IP_RECVTOS} or {@code IPV6_RECVTCLASS}, recvmsg, {@code IP_TOS} or {@code IPV6_TCLASS}, sendto, poll; Linux
+ * x86-64 and aarch64 struct layouts). Still JDK only: no code of the implementation under test. Control path,
+ * single-threaded: allocates.
  */
 final class EcnSocket implements AutoCloseable
 {
     private static final int AF_INET = 2;
+    private static final int AF_INET6 = 10;
+    private static final int SOCKADDR_IN_LENGTH = 16;
+    private static final int SOCKADDR_IN6_LENGTH = 28;
+    private static final int IPPROTO_IPV6 = 41;
+    private static final int IPV6_V6ONLY = 26;
+    private static final int IPV6_RECVTCLASS = 66;
+    private static final int IPV6_TCLASS = 67;
     private static final int SOCK_DGRAM = 2;
     private static final int SOL_SOCKET = 1;
     private static final int SO_RCVBUF = 8;
@@ -66,8 +74,10 @@ final class EcnSocket implements AutoCloseable
     private final Arena arena = Arena.ofShared();
     private final int fd;
     private final MemorySegment buffer = arena.allocate(MAX_DATAGRAM);
-    private final MemorySegment from = arena.allocate(16);
-    private final MemorySegment to = arena.allocate(16);
+    private final boolean ipv6;
+    private final int sockaddrLength;
+    private final MemorySegment from = arena.allocate(SOCKADDR_IN6_LENGTH);
+    private final MemorySegment to = arena.allocate(SOCKADDR_IN6_LENGTH);
     private final MemorySegment iov = arena.allocate(16, 8);
     private final MemorySegment control = arena.allocate(64, 8);
     private final MemorySegment msghdr = arena.allocate(56, 8);
@@ -77,20 +87,31 @@ final class EcnSocket implements AutoCloseable
 
     EcnSocket(final InetSocketAddress local, final int receiveBuffer) throws IOException
     {
+        ipv6 = local.getAddress() instanceof Inet6Address;
+        sockaddrLength = ipv6 ? SOCKADDR_IN6_LENGTH : SOCKADDR_IN_LENGTH;
         try
         {
-            fd = (int)SOCKET.invokeExact(AF_INET, SOCK_DGRAM, 0);
+            fd = (int)SOCKET.invokeExact(ipv6 ? AF_INET6 : AF_INET, SOCK_DGRAM, 0);
             if (fd < 0)
             {
-                throw new IOException("socket(AF_INET, SOCK_DGRAM) failed");
+                throw new IOException("socket(" + (ipv6 ? "AF_INET6" : "AF_INET") + ", SOCK_DGRAM) failed");
             }
             setInt(SOL_SOCKET, SO_RCVBUF, receiveBuffer);
-            setInt(IPPROTO_IP, IP_RECVTOS, 1);
-            // DF, and not merely wanted: Linux then gives an unconnected socket's datagrams identification 0 (with
-            // IP_PMTUDISC_WANT it draws a random one), the IPv4 header S2.4 prescribes and the ICRC covers (S2.6)
-            setInt(IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO);
+            if (ipv6)
+            {
+                setInt(IPPROTO_IPV6, IPV6_V6ONLY, 1);
+                setInt(IPPROTO_IPV6, IPV6_RECVTCLASS, 1);
+            }
+            else
+            {
+                setInt(IPPROTO_IP, IP_RECVTOS, 1);
+                // DF, and not merely wanted: Linux then gives an unconnected socket's datagrams identification 0 (with
+                // IP_PMTUDISC_WANT it draws a random one), the IPv4 header S2.4 prescribes and the ICRC covers (S2.6)
+                setInt(IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO);
+            }
             sockaddr(to, local);
-            if ((int)BIND.invokeExact(fd, to, 16) != 0)
+            final int toLength = sockaddrLength;
+            if ((int)BIND.invokeExact(fd, to, toLength) != 0)
             {
                 final int closed = (int)CLOSE.invokeExact(fd);
                 arena.close();
@@ -114,12 +135,20 @@ final class EcnSocket implements AutoCloseable
         {
             if (tos != sendTos)
             {
-                setInt(IPPROTO_IP, IP_TOS, tos);
+                if (ipv6)
+                {
+                    setInt(IPPROTO_IPV6, IPV6_TCLASS, tos);
+                }
+                else
+                {
+                    setInt(IPPROTO_IP, IP_TOS, tos);
+                }
                 sendTos = tos;
             }
             MemorySegment.copy(datagram, 0, buffer, ValueLayout.JAVA_BYTE, 0, datagram.length);
             sockaddr(to, remote);
-            final long sent = (long)SENDTO.invokeExact(fd, buffer, (long)datagram.length, 0, to, 16);
+            final int toLength = sockaddrLength;
+            final long sent = (long)SENDTO.invokeExact(fd, buffer, (long)datagram.length, 0, to, toLength);
             if (sent != datagram.length)
             {
                 throw new IOException("sendto " + remote + " sent " + sent + " of " + datagram.length + " B");
@@ -147,7 +176,7 @@ final class EcnSocket implements AutoCloseable
                 iov.set(ValueLayout.JAVA_LONG, 8, MAX_DATAGRAM);
                 msghdr.fill((byte)0);
                 msghdr.set(ValueLayout.ADDRESS, 0, from);
-                msghdr.set(ValueLayout.JAVA_INT, 8, 16);
+                msghdr.set(ValueLayout.JAVA_INT, 8, sockaddrLength);
                 msghdr.set(ValueLayout.ADDRESS, 16, iov);
                 msghdr.set(ValueLayout.JAVA_LONG, 24, 1);
                 msghdr.set(ValueLayout.ADDRESS, 32, control);
@@ -190,9 +219,15 @@ final class EcnSocket implements AutoCloseable
             {
                 return -1;
             }
-            if (control.get(ValueLayout.JAVA_INT, at + 8) == IPPROTO_IP && control.get(ValueLayout.JAVA_INT, at + 12) == IP_TOS)
+            final int level = control.get(ValueLayout.JAVA_INT, at + 8);
+            final int type = control.get(ValueLayout.JAVA_INT, at + 12);
+            if (level == IPPROTO_IP && type == IP_TOS)
             {
                 return control.get(ValueLayout.JAVA_BYTE, at + 16) & 0xFF;
+            }
+            if (level == IPPROTO_IPV6 && type == IPV6_TCLASS)
+            {
+                return control.get(ValueLayout.JAVA_INT, at + 16) & 0xFF; // an int, unlike IP_TOS's byte
             }
             at += (cmsgLength + 7) & ~7L;
         }
@@ -208,24 +243,30 @@ final class EcnSocket implements AutoCloseable
         }
     }
 
-    private static void sockaddr(final MemorySegment s, final InetSocketAddress address)
+    /** Writes {@code address} as a {@code sockaddr_in} or {@code sockaddr_in6} of this socket's family. */
+    private void sockaddr(final MemorySegment s, final InetSocketAddress address)
     {
-        if (!(address.getAddress() instanceof Inet4Address))
+        if (ipv6 != address.getAddress() instanceof Inet6Address)
         {
-            throw new IllegalArgumentException("IPv4 only: " + address);
+            throw new IllegalArgumentException("an " + (ipv6 ? "IPv6" : "IPv4") + " socket cannot reach " + address);
         }
         s.fill((byte)0);
-        s.set(ValueLayout.JAVA_SHORT, 0, (short)AF_INET);
+        s.set(ValueLayout.JAVA_SHORT, 0, (short)(ipv6 ? AF_INET6 : AF_INET));
         s.set(ValueLayout.JAVA_BYTE, 2, (byte)(address.getPort() >>> 8));
         s.set(ValueLayout.JAVA_BYTE, 3, (byte)address.getPort());
-        MemorySegment.copy(address.getAddress().getAddress(), 0, s, ValueLayout.JAVA_BYTE, 4, 4);
+        final byte[] ip = address.getAddress().getAddress();
+        MemorySegment.copy(ip, 0, s, ValueLayout.JAVA_BYTE, ipv6 ? 8 : 4, ip.length); // sin6_flowinfo before it
+        if (ipv6)
+        {
+            s.set(ValueLayout.JAVA_INT, 24, ((Inet6Address)address.getAddress()).getScopeId());
+        }
     }
 
-    private static InetSocketAddress address(final MemorySegment s) throws IOException
+    private InetSocketAddress address(final MemorySegment s) throws IOException
     {
         final int port = (s.get(ValueLayout.JAVA_BYTE, 2) & 0xFF) << 8 | s.get(ValueLayout.JAVA_BYTE, 3) & 0xFF;
-        return new InetSocketAddress(java.net.InetAddress.getByAddress(s.asSlice(4, 4).toArray(ValueLayout.JAVA_BYTE)),
-            port);
+        final MemorySegment ip = ipv6 ? s.asSlice(8, 16) : s.asSlice(4, 4);
+        return new InetSocketAddress(java.net.InetAddress.getByAddress(ip.toArray(ValueLayout.JAVA_BYTE)), port);
     }
 
     @Override

@@ -27,6 +27,7 @@ final class PeerChecks extends Checks
         final String why = connection.why();
         final byte[] data = pattern(8 * 1024, 20);
         final boolean[] written = new boolean[1];
+        final boolean[] whole = new boolean[1]; // path 0 has no hole left by an earlier check
         must("sender.retransmit-gap", "S6.6-1", "a PSN the suite's ACKs show missing is sent again with the same PSN " +
             "and RETRANSMIT set, and the READ completes", () ->
         {
@@ -82,6 +83,60 @@ final class PeerChecks extends Checks
             if (!read.complete())
             {
                 return "the READ did not complete: " + read.bytesPlaced + " of " + half + " B";
+            }
+            whole[0] = true;
+            return java.util.Arrays.equals(read.data, java.util.Arrays.copyOf(data, half)) ? null :
+                "the bytes read back differ from those written";
+        });
+        must("sender.stale-ack", "S5.1-2", "an ACK that repeats the last ackSequence and claims a lost " +
+            "READ_RESPONSE received is ignored: the packet is sent again and the READ completes", () ->
+        {
+            DataChecks.requireConnection(why);
+            if (!whole[0])
+            {
+                throw new NotTested("path 0 may keep a hole from sender.tail-loss, so the suite cannot tell which PSN " +
+                    "comes next");
+            }
+            final int half = data.length / 2;
+            final int packets = (half + c.mtu - 1) / c.mtu;
+            if (packets < 2)
+            {
+                throw new NotTested("the READ fits one packet");
+            }
+            if (c.lastAckSequence(0) == 0)
+            {
+                throw new NotTested("the suite has sent no ACK on path 0 to repeat");
+            }
+            final int lost = c.inboundCumulative(0);
+            final int last = (lost + packets - 1) & SprayWire.PSN_MASK;
+            c.dropOnce(0, lost);
+            c.silent = true;
+            final int msn = c.takeMsn(0);
+            final ScriptedPeer.InboundRead read;
+            try
+            {
+                c.send(c.readRequest(0, 0, msn, base, rkey, half));
+                read = c.inboundRead(0, msn);
+                c.awaitPacket(ANSWER_NANOS, p -> p.opcode() == SprayWire.READ_RESPONSE &&
+                    p.destQp() == c.localCid() && p.psn() == last);
+                if (c.inboundCumulative(0) != lost)
+                {
+                    throw new NotTested("PSN " + lost + " came again before the suite's ACKs (by the target's timer)");
+                }
+                final int replayed = c.sendStaleAck(0, (last + 1) & SprayWire.PSN_MASK);
+                c.silent = false;
+                c.sendAck(0); // the truth: `lost` is missing, the rest received
+                c.awaitPacket(4 * ANSWER_NANOS, p -> read.complete());
+                if (!read.complete())
+                {
+                    return "PSN " + lost + " never came again: the target took an ACK with ackSequence " + replayed +
+                        ", not above the last it had, as acknowledging it (" + read.bytesPlaced + " of " + half +
+                        " B read)";
+                }
+            }
+            finally
+            {
+                c.silent = false;
             }
             return java.util.Arrays.equals(read.data, java.util.Arrays.copyOf(data, half)) ? null :
                 "the bytes read back differ from those written";

@@ -75,4 +75,20 @@ final class ReceiveWindows
             .u16(Math.min(ceCount, 0xFFFF)).u8(0).u24(cumulative[path]).bytes(sack).u32(0).u32(++ackSequence[path])
             .u32(0).controlTag(key).bytes();
     }
+
+    /**
+     * @return a replayed ACK (S5.1-2) of {@code path}: it claims every PSN before {@code claimedCumulative}
+     * received, SACK empty, and repeats the last ackSequence sent (stale: not above it), tagged with {@code key}.
+     */
+    byte[] staleAck(final int destQp, final int path, final int claimedCumulative, final long[] key)
+    {
+        return FrameBuilder.bth(SprayWire.ACK, destQp, 0, false).u8(path).u8(0).u16(0).u8(0).u24(claimedCumulative)
+            .zeros(32).u32(0).u32(ackSequence[path]).u32(0).controlTag(key).bytes();
+    }
+
+    /** @return the last ackSequence sent on {@code path} (0: none yet). */
+    int lastAckSequence(final int path)
+    {
+        return ackSequence[path];
+    }
 }

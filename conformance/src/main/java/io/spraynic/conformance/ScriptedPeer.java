@@ -504,6 +504,24 @@ final class ScriptedPeer
         }
     }
 
+    /** @return the last ackSequence the suite sent on the target's path {@code path} (0: none yet). */
+    int lastAckSequence(final int path)
+    {
+        return inbound.lastAckSequence(path);
+    }
+
+    /**
+     * Sends a stale ACK of {@code path} (S5.1-2): the last ackSequence again, claiming every PSN before
+     * {@code claimedCumulative} received.
+     *
+     * @return its ackSequence.
+     */
+    int sendStaleAck(final int path, final int claimedCumulative) throws IOException
+    {
+        send(inbound.staleAck(remoteCid, path, claimedCumulative, sendKey));
+        return inbound.lastAckSequence(path);
+    }
+
     /** @return whether {@code p} is an ACK (of this connection, tag verified) of path {@code path}. */
     boolean isAckOf(final Packet p, final int path)
     {

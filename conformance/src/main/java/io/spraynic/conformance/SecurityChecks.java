@@ -175,7 +175,8 @@ final class SecurityChecks extends Checks
     private InetSocketAddress otherAddress() throws IOException
     {
         final byte[] ip = target.local().getAddress().getAddress();
-        ip[3] = (byte)(ip[3] == (byte)0xFE ? 0x01 : ip[3] + 1);
+        final int last = ip.length - 1; // IPv4 or IPv6: the address's last byte
+        ip[last] = (byte)(ip[last] == (byte)0xFE ? 0x01 : ip[last] + 1);
         return new InetSocketAddress(InetAddress.getByAddress(ip), target.local().getPort());
     }
 

@@ -23,13 +23,29 @@ import java.util.Map;
  * @param idleTimeoutSeconds the target's {@code idleTimeout} (S12.10; 0: off), which the liveness checks wait on.
  * @param connectionLimit    the most connections the target accepts from one source (S12.9: the smaller of
  *                           {@code maxConnectionsPerSource} and {@code maxConnections}).
+ * @param responseRate       the target's {@code connectResponseRate} (S12.9: RETRYs and REJECTs a second).
+ * @param responseBurst      its {@code connectResponseBurst}.
  */
 public record Target(InetSocketAddress address, InetSocketAddress local, int planes, long regionAddress, int rkey,
-    long regionLength, byte[] psk, double idleTimeoutSeconds, int connectionLimit)
+    long regionLength, byte[] psk, double idleTimeoutSeconds, int connectionLimit, double responseRate,
+    int responseBurst)
 {
+    /** S12.9's defaults of one engine's response bucket: 50,000 RETRYs and REJECTs a second, 256 at once. */
+    public static final double DEFAULT_RESPONSE_RATE = 50_000;
+    public static final int DEFAULT_RESPONSE_BURST = 256;
+
     /** SprayNIC's defaults (S11): {@code idleTimeout} 30 s, 16 connections per source. */
     public static final double DEFAULT_IDLE_TIMEOUT_SECONDS = 30;
     public static final int DEFAULT_CONNECTION_LIMIT = 16;
+
+    /** A target with S12.9's default response bucket. */
+    public Target(final InetSocketAddress address, final InetSocketAddress local, final int planes,
+        final long regionAddress, final int rkey, final long regionLength, final byte[] psk,
+        final double idleTimeoutSeconds, final int connectionLimit)
+    {
+        this(address, local, planes, regionAddress, rkey, regionLength, psk, idleTimeoutSeconds, connectionLimit,
+            DEFAULT_RESPONSE_RATE, DEFAULT_RESPONSE_BURST);
+    }
 
     /** A target without a pre-shared key, with the default idle timeout and connection limit. */
     public Target(final InetSocketAddress address, final InetSocketAddress local, final int planes,
@@ -43,17 +59,26 @@ public record Target(InetSocketAddress address, InetSocketAddress local, int pla
     public Target withPsk(final byte[] key)
     {
         return new Target(address, local, planes, regionAddress, rkey, regionLength, key, idleTimeoutSeconds,
-            connectionLimit);
+            connectionLimit, responseRate, responseBurst);
     }
 
     /** @return this target with another idle timeout and connection limit. */
     public Target withLimits(final double idleSeconds, final int connections)
     {
-        return new Target(address, local, planes, regionAddress, rkey, regionLength, psk, idleSeconds, connections);
+        return new Target(address, local, planes, regionAddress, rkey, regionLength, psk, idleSeconds, connections,
+            responseRate, responseBurst);
+    }
+
+    /** @return this target with another response bucket (S12.9): {@code rate} a second, {@code burst} at once. */
+    public Target withResponseRate(final double rate, final int burst)
+    {
+        return new Target(address, local, planes, regionAddress, rkey, regionLength, psk, idleTimeoutSeconds,
+            connectionLimit, rate, burst);
     }
 
     /**
-     * @param spec {@code udp:HOST[:PORT]}: the target's IPv4 address and UDP port (default 4791).
+     * @param spec {@code udp:HOST[:PORT]}: the target's IPv4 or IPv6 address ({@code udp:[fd00::1]:4791} with a
+     *             port) and UDP port (default 4791).
      * @return the socket address.
      */
     public static InetSocketAddress parseUdp(final String spec) throws IOException
@@ -69,8 +94,16 @@ public record Target(InetSocketAddress address, InetSocketAddress local, int pla
     public static InetSocketAddress hostPort(final String hostPort, final int defaultPort, final String option)
         throws IOException
     {
-        final int colon = hostPort.lastIndexOf(':');
-        final String host = colon < 0 ? hostPort : hostPort.substring(0, colon);
+        // an IPv6 address is bracketed when a port follows ([fd00::1]:4791); bare, it has no port
+        final boolean bracketed = hostPort.startsWith("[");
+        final int close = bracketed ? hostPort.indexOf(']') : -1;
+        if (bracketed && (close < 0 || close + 1 < hostPort.length() && hostPort.charAt(close + 1) != ':'))
+        {
+            throw new IllegalArgumentException(option + " " + hostPort + ": give [IPV6]:PORT");
+        }
+        final int colon = bracketed ? (close + 1 < hostPort.length() ? close + 1 : -1) :
+            hostPort.indexOf(':') == hostPort.lastIndexOf(':') ? hostPort.lastIndexOf(':') : -1;
+        final String host = bracketed ? hostPort.substring(1, close) : colon < 0 ? hostPort : hostPort.substring(0, colon);
         final int port;
         try
         {

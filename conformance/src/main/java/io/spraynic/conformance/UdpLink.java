@@ -8,11 +8,12 @@ import java.util.Arrays;
 import java.util.zip.CRC32;
 
 /**
- * The suite's wire to a target over kernel UDP sockets (RoCEv2 over UDP port 4791, S2.1): each datagram is a
- * UDP payload, BTH to ICRC. A socket carries no IP header, so the ICRC (S2.6) of what it sends and receives is
- * computed over the IPv4 and UDP headers the datagram would have had: no options, identification 0, DF, the
- * addresses and ports of the datagram, destination port 4791 whatever port the receiving socket is bound to
- * (the form SprayNIC's udp ports synthesize and check). The socket shows the ECN field of each datagram received
+ * The suite's wire to a target over kernel UDP sockets (RoCEv2 over UDP port 4791, S2.1), IPv4 or IPv6: each
+ * datagram is a UDP payload, BTH to ICRC. A socket carries no IP header, so the ICRC (S2.6) of what it sends and
+ * receives is computed over the IP and UDP headers the datagram would have had: IPv4 without options,
+ * identification 0, DF (the form SprayNIC's udp ports synthesize and check), or the 40-byte IPv6 header without
+ * extension headers (traffic class, flow label and hop limit masked, as S2.6 says), the addresses and ports of the
+ * datagram, destination port 4791 whatever port the receiving socket is bound to. The socket shows the ECN field of each datagram received
  * and sends with the one a check chooses (ECT(0) unless told, S2.3). Control path: allocates.
  */
 final class UdpLink implements AutoCloseable
@@ -34,9 +35,9 @@ final class UdpLink implements AutoCloseable
      */
     UdpLink(final InetSocketAddress local, final InetSocketAddress remote) throws IOException
     {
-        if (!(local.getAddress() instanceof Inet4Address) || !(remote.getAddress() instanceof Inet4Address))
+        if (local.getAddress() instanceof Inet4Address != remote.getAddress() instanceof Inet4Address)
         {
-            throw new IllegalArgumentException("the udp link is IPv4 only: " + local + " to " + remote);
+            throw new IllegalArgumentException("the udp link's ends are of one IP version: " + local + " to " + remote);
         }
         this.local = local;
         this.remote = remote;
@@ -69,9 +70,12 @@ final class UdpLink implements AutoCloseable
      */
     void send(final byte[] body, final boolean corruptIcrc, final int ecn, final int identification) throws IOException
     {
-        final byte[] covered = pseudoHeader(body, ipv4(local), local.getPort(), ipv4(remote));
-        covered[8 + 4] = (byte)(identification >>> 8);
-        covered[8 + 5] = (byte)identification;
+        final byte[] covered = pseudoHeader(body, ip(local), local.getPort(), ip(remote));
+        if (covered[8] == IPV4_VERSION_IHL)
+        {
+            covered[8 + 4] = (byte)(identification >>> 8);
+            covered[8 + 5] = (byte)identification;
+        }
         final CRC32 crc = new CRC32();
         crc.update(covered);
         final int icrc = (int)crc.getValue() ^ (corruptIcrc ? 0x0100_0000 : 0);
@@ -99,25 +103,25 @@ final class UdpLink implements AutoCloseable
             }
             if (d.from().getAddress().equals(remote.getAddress()))
             {
-                final boolean valid = icrcValid(d.bytes(), ipv4(d.from()), d.from().getPort());
+                final boolean valid = icrcValid(d.bytes(), ip(d.from()), d.from().getPort());
                 final Packet p = new Packet(d.bytes(), valid, d.tos());
-                if (!valid)
+                if (!valid && d.from().getAddress() instanceof Inet4Address)
                 {
-                    p.icrcNote = identificationNote(d.bytes(), ipv4(d.from()), d.from().getPort());
+                    p.icrcNote = identificationNote(d.bytes(), ip(d.from()), d.from().getPort());
                 }
                 return p;
             }
         }
     }
 
-    private boolean icrcValid(final byte[] datagram, final int source, final int sourcePort)
+    private boolean icrcValid(final byte[] datagram, final byte[] source, final int sourcePort)
     {
         if (datagram.length < SprayWire.BTH_LENGTH + SprayWire.ICRC_LENGTH)
         {
             return false;
         }
         final int bodyLength = datagram.length - SprayWire.ICRC_LENGTH;
-        final int expected = icrc(Arrays.copyOf(datagram, bodyLength), source, sourcePort, ipv4(local));
+        final int expected = icrc(Arrays.copyOf(datagram, bodyLength), source, sourcePort, ip(local));
         return expected == Packet.u32(reverse(datagram, bodyLength), 0);
     }
 
@@ -127,14 +131,14 @@ final class UdpLink implements AutoCloseable
      *
      * @return a note naming the identification whose header the ICRC matches, or "" when none does.
      */
-    private String identificationNote(final byte[] datagram, final int source, final int sourcePort)
+    private String identificationNote(final byte[] datagram, final byte[] source, final int sourcePort)
     {
         if (datagram.length < SprayWire.BTH_LENGTH + SprayWire.ICRC_LENGTH)
         {
             return "";
         }
         final int bodyLength = datagram.length - SprayWire.ICRC_LENGTH;
-        final byte[] pseudo = pseudoHeader(Arrays.copyOf(datagram, bodyLength), source, sourcePort, ipv4(local));
+        final byte[] pseudo = pseudoHeader(Arrays.copyOf(datagram, bodyLength), source, sourcePort, ip(local));
         final int received = Packet.u32(reverse(datagram, bodyLength), 0);
         final CRC32 crc = new CRC32();
         for (int id = 1; id <= 0xFFFF; id++)
@@ -162,19 +166,47 @@ final class UdpLink implements AutoCloseable
      */
     static int icrc(final byte[] body, final int source, final int sourcePort, final int destination)
     {
+        return icrc(body, ByteBuffer.allocate(4).putInt(source).array(), sourcePort,
+            ByteBuffer.allocate(4).putInt(destination).array());
+    }
+
+    /**
+     * S2.6 for either IP version ({@code source} and {@code destination} of 4 or 16 bytes): over IPv6 the header is
+     * the 40-byte fixed one, traffic class, flow label and hop limit as ones, payload length the UDP length.
+     */
+    static int icrc(final byte[] body, final byte[] source, final int sourcePort, final byte[] destination)
+    {
         final CRC32 crc = new CRC32();
         crc.update(pseudoHeader(body, source, sourcePort, destination));
         return (int)crc.getValue();
     }
 
-    /** @return the bytes S2.6's CRC covers, variant fields as ones, identification 0 (at offset 8 + 4). */
-    private static byte[] pseudoHeader(final byte[] body, final int source, final int sourcePort, final int destination)
+    private static final byte IPV4_VERSION_IHL = 0x45;
+    private static final int IPV6_HEADER_LENGTH = 40;
+    private static final int UDP = 17;
+
+    /**
+     * @return the bytes S2.6's CRC covers, variant fields as ones; for IPv4 identification 0 (at offset 8 + 4).
+     */
+    private static byte[] pseudoHeader(final byte[] body, final byte[] source, final int sourcePort,
+        final byte[] destination)
     {
         final int udpLength = 8 + body.length + SprayWire.ICRC_LENGTH;
-        final ByteBuffer pseudo = ByteBuffer.allocate(8 + 20 + 8 + body.length);
+        final boolean ipv6 = source.length == 16;
+        final ByteBuffer pseudo = ByteBuffer.allocate(8 + (ipv6 ? IPV6_HEADER_LENGTH : 20) + 8 + body.length);
         pseudo.putLong(-1L);
-        pseudo.put((byte)0x45).put((byte)0xFF).putShort((short)(20 + udpLength)).putShort((short)0)
-            .putShort((short)0x4000).put((byte)0xFF).put((byte)17).putShort((short)0xFFFF).putInt(source).putInt(destination);
+        if (ipv6)
+        {
+            // version 6, then traffic class and flow label all ones; payload length; next header; hop limit as one
+            pseudo.putInt(0x6FFF_FFFF).putShort((short)udpLength).put((byte)UDP).put((byte)0xFF).put(source)
+                .put(destination);
+        }
+        else
+        {
+            pseudo.put(IPV4_VERSION_IHL).put((byte)0xFF).putShort((short)(20 + udpLength)).putShort((short)0)
+                .putShort((short)0x4000).put((byte)0xFF).put((byte)UDP).putShort((short)0xFFFF).put(source)
+                .put(destination);
+        }
         pseudo.putShort((short)sourcePort).putShort((short)ROCE_V2_PORT).putShort((short)udpLength).putShort((short)0xFFFF);
         final int bth = pseudo.position();
         pseudo.put(body);
@@ -183,9 +215,9 @@ final class UdpLink implements AutoCloseable
         return all;
     }
 
-    private static int ipv4(final InetSocketAddress address)
+    private static byte[] ip(final InetSocketAddress address)
     {
-        return Packet.u32(address.getAddress().getAddress(), 0);
+        return address.getAddress().getAddress();
     }
 
     @Override

@@ -47,4 +47,24 @@ class CodecCrossCheckTest
         final int theirs = new Icrc().compute(s, 0, 4, 20, 20 + 8 + body.length);
         assertEquals(theirs, UdpLink.icrc(body, source, sourcePort, destination));
     }
+
+    @Test
+    void shouldComputeTheIcrcTheImplementationComputesOverAnIpv6Header() throws Exception
+    {
+        final byte[] body = FrameBuilder.bth(SprayWire.PROBE, 0xABCDEF, 77, true).u8(0).u8(0).u16(0).u8(0).u24(77)
+            .u64(0x1122334455667788L).bytes();
+        final byte[] source = java.net.InetAddress.getByName("fd00:95::2").getAddress();
+        final byte[] destination = java.net.InetAddress.getByName("fd00:95::1").getAddress();
+        final int sourcePort = 40_000;
+        final int udpLength = 8 + body.length + 4;
+        final ByteBuffer frame = ByteBuffer.allocate(40 + udpLength);
+        // traffic class 0x02 (ECT(0)), a flow label, hop limit 64, a UDP checksum: S2.6 masks them all
+        frame.putInt(0x6000_0000 | 0x02 << 20 | 0xBEEF5).putShort((short)udpLength).put((byte)17).put((byte)64)
+            .put(source).put(destination);
+        frame.putShort((short)sourcePort).putShort((short)4791).putShort((short)udpLength).putShort((short)0x5A5A);
+        frame.put(body);
+        final MemorySegment s = MemorySegment.ofArray(frame.array());
+        final int theirs = new Icrc().compute(s, 0, 6, 40, 40 + 8 + body.length);
+        assertEquals(theirs, UdpLink.icrc(body, source, sourcePort, destination));
+    }
 }

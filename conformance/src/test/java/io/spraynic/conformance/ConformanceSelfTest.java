@@ -3,6 +3,7 @@ package io.spraynic.conformance;
 import io.spraynic.conformance.ToyResponder.Fault;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -26,8 +27,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The suite catches a non-compliant target: against {@link ToyResponder}, compliant in the clauses listed in the
  * first test, their checks pass; with a {@link Fault} switched on, the check of that clause fails (and the run's
  * verdict is a MUST failure) while checks that do not depend on it still pass. The toy sends on one path with no
- * window and no retransmission: the sender's checks (S6.6, S6.7, S7.2, S7.4, S8.2) fail against it in every run,
- * which the first test asserts for the new ones; SprayNIC passes them (ConformanceCommandTest). Loopback only,
+ * window: the sender's checks of S7.2, S7.4 and S8.2 fail against it in every run, which the first test asserts;
+ * SprayNIC passes them (ConformanceCommandTest). The interop checks run against {@link ToyInitiator}. Loopback only,
  * addresses unique to this JVM.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
@@ -46,11 +47,12 @@ class ConformanceSelfTest
             "data.out-of-order-placement", "data.probe", "malformed.bad-icrc", "malformed.message-tag", "close.ack",
             "psk.bad-proof", "psk.no-proof", "psk.accept", "security.tampered-header", "security.nack-unmatched",
             "ecn.ce-echo", "ecn.data-ect0", "ecn.control-not-ect", "limits.source", "limits.released",
-            "liveness.keepalive", "liveness.idle-close", "multipath.psn-spaces"})
+            "liveness.keepalive", "liveness.idle-close", "multipath.psn-spaces", "errors.flush-stream",
+            "errors.isolation-stream", "errors.isolation-connection", "limits.response-rate", "sender.stale-ack"})
         {
             assertEquals(Verdict.PASS, report.result(id).verdict(), () -> id + ": " + report.toText());
         }
-        // the toy sends on one path, with no window and no retransmission: the sender's checks catch all three
+        // the toy sends on one path, with no window: the sender's checks catch all three
         for (final String id : new String[]{"cc.ce-window", "multipath.spread", "multipath.dead-path"})
         {
             assertEquals(Verdict.FAIL, report.result(id).verdict(), () -> id + ": " + report.toText());
@@ -93,6 +95,60 @@ class ConformanceSelfTest
         final CheckResult accept = identification.result("handshake.accept");
         assertEquals(Verdict.FAIL, accept.verdict(), identification::toText);
         assertTrue(accept.reason().contains("identification 1, which S2.4 requires to be 0"), accept.reason());
+    }
+
+    /** Error isolation (S9.4), the response bucket (S12.9-2) and the stale-ACK rule (S5.1-2) each fail when broken. */
+    @Test
+    void shouldFailIsolationResponseRateAndStaleAckAgainstAToyThatBreaksThem() throws Exception
+    {
+        final ConformanceReport report = runAgainst(6, null, EnumSet.of(Fault.NO_STREAM_ERROR,
+            Fault.NO_RESPONSE_RATE_LIMIT, Fault.ACCEPT_STALE_ACK), Set.of("errors", "limits", "sender"));
+        final Map<String, String> expected = Map.of(
+            "errors.flush-stream", "later message of the refused stream was placed",
+            "limits.response-rate", "answers to " + FloodChecks.CONNECTS + " CONNECTs",
+            "sender.stale-ack", "never came again");
+        for (final Map.Entry<String, String> e : expected.entrySet())
+        {
+            final CheckResult r = report.result(e.getKey());
+            assertEquals(Verdict.FAIL, r.verdict(), () -> e.getKey() + ": " + report.toText());
+            assertTrue(r.reason().contains(e.getValue()), () -> e.getKey() + ": " + r.reason());
+        }
+        assertEquals(Verdict.PASS, report.result("errors.isolation-stream").verdict(), report::toText);
+        assertEquals(Verdict.PASS, report.result("sender.retransmit-gap").verdict(), report::toText);
+        final ConformanceReport spread = runAgainst(7, null, EnumSet.of(Fault.ERROR_SPREADS), Set.of("errors"));
+        for (final String id : new String[]{"errors.isolation-stream", "errors.isolation-connection"})
+        {
+            assertEquals(Verdict.FAIL, spread.result(id).verdict(), () -> id + ": " + spread.toText());
+        }
+        assertEquals(Verdict.PASS, spread.result("errors.flush-stream").verdict(), spread::toText);
+    }
+
+    /**
+     * The interoperability checks (S13.4) against {@link ToyInitiator}: with 10 % of each direction dropped they pass
+     * when it recovers as S6.5 and S6.6 say and tags as S12.4 says, and each fails against the fault that breaks it.
+     */
+    @Test
+    void shouldFailTheInteropChecksAgainstAToyInitiatorThatBreaksThem(@TempDir final Path dir) throws Exception
+    {
+        final ConformanceReport good = runInterop(8, EnumSet.noneOf(ToyInitiator.Fault.class), dir.resolve("good"));
+        for (final String id : new String[]{"interop.accept", "interop.loss-recovered", "interop.retransmit-flag",
+            "interop.tags", "interop.control-tags"})
+        {
+            assertEquals(Verdict.PASS, good.result(id).verdict(), () -> id + ": " + good.toText());
+        }
+        final ConformanceReport flag = runInterop(9, EnumSet.of(ToyInitiator.Fault.NO_RETRANSMIT_FLAG),
+            dir.resolve("flag"));
+        assertEquals(Verdict.FAIL, flag.result("interop.retransmit-flag").verdict(), flag::toText);
+        assertTrue(flag.result("interop.retransmit-flag").reason().contains("without RETRANSMIT"), flag::toText);
+        assertEquals(Verdict.PASS, flag.result("interop.loss-recovered").verdict(), flag::toText);
+        final ConformanceReport lost = runInterop(10, EnumSet.of(ToyInitiator.Fault.NO_RECOVERY), dir.resolve("lost"));
+        assertEquals(Verdict.FAIL, lost.result("interop.loss-recovered").verdict(), lost::toText);
+        assertTrue(lost.result("interop.loss-recovered").reason().contains("never came again"), lost::toText);
+        final ConformanceReport tag = runInterop(11, EnumSet.of(ToyInitiator.Fault.WRONG_MESSAGE_TAG),
+            dir.resolve("tag"));
+        assertEquals(Verdict.FAIL, tag.result("interop.tags").verdict(), tag::toText);
+        assertTrue(tag.result("interop.tags").reason().contains("message tag that does not verify"), tag::toText);
+        assertTrue(tag.mustFailed());
     }
 
     @Test
@@ -159,6 +215,28 @@ class ConformanceSelfTest
         }
     }
 
+    /** Only the handshake's checks against a compliant {@link ToyResponder}, then the interop run against a toy. */
+    private static ConformanceReport runInterop(final int run, final EnumSet<ToyInitiator.Fault> faults,
+        final Path exchange) throws Exception
+    {
+        final long pid = ProcessHandle.current().pid();
+        final int port = 20_000 + (int)(pid % 20_000) + run;
+        final InetSocketAddress target = new InetSocketAddress(InetAddress.getByName("127.71." + (pid >> 8 & 0xFF) +
+            "." + (pid & 0xFF)), port);
+        final InetSocketAddress suite = new InetSocketAddress(InetAddress.getByName("127.72." + (pid >> 8 & 0xFF) +
+            "." + (pid & 0xFF)), port);
+        final InetSocketAddress initiator = new InetSocketAddress(InetAddress.getByName("127.78." + (pid >> 8 & 0xFF) +
+            "." + (pid & 0xFF)), port);
+        try (ToyResponder _ = new ToyResponder(target, suite, null, EnumSet.noneOf(Fault.class));
+            ToyInitiator _ = new ToyInitiator(initiator, suite, exchange, faults))
+        {
+            return ConformanceSuite.run(new Target(target, suite, 1, ToyResponder.REGION_ADDRESS, ToyResponder.RKEY,
+                ConformanceSuite.REGION_BYTES, null, ToyResponder.IDLE_TIMEOUT_NANOS / 1e9, ToyResponder.CONNECTION_LIMIT)
+                .withResponseRate(ToyResponder.RESPONSE_RATE, ToyResponder.RESPONSE_BURST), null, null, Set.of(),
+                initiator, exchange, 0.1, 7);
+        }
+    }
+
     private static ConformanceReport runAgainst(final int run, final byte[] psk, final EnumSet<Fault> faults,
         final Set<String> groups) throws Exception
     {
@@ -171,8 +249,8 @@ class ConformanceSelfTest
         try (ToyResponder _ = new ToyResponder(target, suite, psk, faults))
         {
             return ConformanceSuite.run(new Target(target, suite, 1, ToyResponder.REGION_ADDRESS, ToyResponder.RKEY,
-                ConformanceSuite.REGION_BYTES, psk, ToyResponder.IDLE_TIMEOUT_NANOS / 1e9, ToyResponder.CONNECTION_LIMIT),
-                null, null, groups);
+                ConformanceSuite.REGION_BYTES, psk, ToyResponder.IDLE_TIMEOUT_NANOS / 1e9, ToyResponder.CONNECTION_LIMIT)
+                .withResponseRate(ToyResponder.RESPONSE_RATE, ToyResponder.RESPONSE_BURST), null, null, groups);
         }
     }
 }

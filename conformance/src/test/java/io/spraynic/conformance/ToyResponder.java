@@ -9,9 +9,11 @@ import java.util.Map;
 
 /**
  * A deliberately small spray responder for the suite's self-test, written in the test module from the same
- * document: the handshake with a fixed cookie (and a PSK proof when given a key), WRITEs placed into a heap region,
- * READs answered (one path, no window, no retransmission), probes and data acknowledged at once with their CE marks
- * echoed, CLOSE answered, a per-source connection limit, keepalives and an idle timeout. Each {@link Fault} makes
+ * document: the handshake with a fixed cookie (and a PSK proof when given a key), RETRYs and REJECTs within a
+ * small response bucket, WRITEs placed into a heap region (a wrong R_Key refused with a NACK that puts its stream in
+ * error), READs answered (one path, no window; what an ACK shows missing sent again, stale ACKs ignored, the oldest
+ * packet again after a timeout), probes and data acknowledged at once with their CE marks echoed, CLOSE answered, a
+ * per-source connection limit, keepalives and an idle timeout. Each {@link Fault} makes
  * it non-compliant in one way, so the self-test can show the suite catches exactly that. It runs on its own thread
  * until closed.
  */
@@ -45,7 +47,15 @@ final class ToyResponder implements AutoCloseable
         /** S5.4-1: READ responses start one PSN above the announced initial PSN. */
         WRONG_INITIAL_PSN,
         /** S2.4: the CONNECT_ACK's ICRC covers an IPv4 header with identification 1 (SprayNIC's PSK-mode defect). */
-        NONZERO_IDENTIFICATION
+        NONZERO_IDENTIFICATION,
+        /** S9.4-1: a stream whose WRITE was refused goes on placing its later messages. */
+        NO_STREAM_ERROR,
+        /** S9.4-2: after any refusal nothing more is placed, on any stream of any connection. */
+        ERROR_SPREADS,
+        /** S12.9-2: every CONNECT is answered, without a response bucket. */
+        NO_RESPONSE_RATE_LIMIT,
+        /** S5.1-2: an ACK whose ackSequence is not above the last one taken is taken too. */
+        ACCEPT_STALE_ACK
     }
 
     /** The toy's connections per source (S12.9) and idle timeout (S12.10), small so that the checks run fast. */
@@ -53,6 +63,11 @@ final class ToyResponder implements AutoCloseable
     static final long IDLE_TIMEOUT_NANOS = 1_500 * ScriptedPeer.MILLI;
     static final long REGION_ADDRESS = 0x7F00_0000_0000L;
     static final int RKEY = 0x1234;
+    /** The toy's one retransmission timer (S6.7-1): long, so that the suite's short silences do not trip it. */
+    static final long RETRANSMIT_TIMEOUT_NANOS = 100 * ScriptedPeer.MILLI;
+    /** The toy's response bucket (S12.9), small so that the suite's flood overruns it quickly. */
+    static final double RESPONSE_RATE = 2_000;
+    static final int RESPONSE_BURST = 32;
     private static final byte[] COOKIE = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 
     final java.util.Set<Fault> faults;
@@ -66,6 +81,10 @@ final class ToyResponder implements AutoCloseable
     private final Map<Integer, Connection> connections = new HashMap<>(); // by this end's CID
     private final Map<Long, Connection> byToken = new HashMap<>();
     private int nextCid = 0x100;
+    private double responseTokens = RESPONSE_BURST;
+    private long responseRefilled = System.nanoTime();
+    /** A WRITE was refused somewhere (what {@link Fault#ERROR_SPREADS} spreads). */
+    private boolean refusedAny;
 
     private static final class Connection
     {
@@ -83,6 +102,14 @@ final class ToyResponder implements AutoCloseable
         boolean closed;
         long lastHeard = System.nanoTime();
         long lastSent = System.nanoTime();
+        int refusals;
+        final boolean[] streamErrored = new boolean[2];
+        final int[] erroredMsn = new int[2];
+        /** The highest ackSequence taken of path 0 (S5.1-2). */
+        int ackTaken;
+        long lastAckHeard = System.nanoTime();
+        /** READ_RESPONSEs sent and not yet acknowledged, by PSN (the toy's PSNs start at 1000 and never wrap). */
+        final java.util.TreeMap<Integer, byte[]> unacknowledged = new java.util.TreeMap<>();
     }
 
     ToyResponder(final InetSocketAddress self, final InetSocketAddress suite, final byte[] psk,
@@ -136,6 +163,14 @@ final class ToyResponder implements AutoCloseable
         switch (p.opcode())
         {
             case SprayWire.WRITE, SprayWire.READ_REQUEST -> onData(c, p);
+            case SprayWire.ACK ->
+            {
+                if (p.controlTagValid(c.receiveKey) && p.h8(0) == 0)
+                {
+                    c.lastHeard = System.nanoTime();
+                    onAck(c, p);
+                }
+            }
             case SprayWire.PROBE ->
             {
                 if (p.controlTagValid(c.receiveKey))
@@ -174,8 +209,11 @@ final class ToyResponder implements AutoCloseable
         final long token = p.h64(20);
         if (p.h8(0) != SprayWire.VERSION || p.length() < SprayWire.BTH_LENGTH + SprayWire.CONH_LENGTH + 64)
         {
-            link.send(conh(SprayWire.CONNECT_REJECT, initiatorCid, 0, 0, token, p.h8(0) != SprayWire.VERSION ?
-                SprayWire.REASON_VERSION_UNSUPPORTED : SprayWire.REASON_BAD_PARAMETERS).bytes(), false);
+            if (mayRespond())
+            {
+                link.send(conh(SprayWire.CONNECT_REJECT, initiatorCid, 0, 0, token, p.h8(0) != SprayWire.VERSION ?
+                    SprayWire.REASON_VERSION_UNSUPPORTED : SprayWire.REASON_BAD_PARAMETERS).bytes(), false);
+            }
             return;
         }
         final int end = p.length() - SprayWire.ICRC_LENGTH - p.padCount();
@@ -186,14 +224,21 @@ final class ToyResponder implements AutoCloseable
         }
         if (!Arrays.equals(p.hBytes(SprayWire.CONH_LENGTH, 16), COOKIE))
         {
-            link.send(conh(SprayWire.CONNECT_RETRY, initiatorCid, 0, 0, token, 0).bytes(COOKIE).zeros(48).bytes(), false);
+            if (mayRespond())
+            {
+                link.send(conh(SprayWire.CONNECT_RETRY, initiatorCid, 0, 0, token, 0).bytes(COOKIE).zeros(48).bytes(),
+                    false);
+            }
             return;
         }
         Connection c = byToken.get(token);
         if (null == c && open() >= CONNECTION_LIMIT && !faults.contains(Fault.NO_CONNECTION_LIMIT))
         {
-            link.send(conh(SprayWire.CONNECT_REJECT, initiatorCid, 0, 0, token, SprayWire.REASON_SOURCE_LIMIT).bytes(),
-                false);
+            if (mayRespond())
+            {
+                link.send(conh(SprayWire.CONNECT_REJECT, initiatorCid, 0, 0, token, SprayWire.REASON_SOURCE_LIMIT)
+                    .bytes(), false);
+            }
             return;
         }
         if (null == c)
@@ -269,6 +314,11 @@ final class ToyResponder implements AutoCloseable
             c.ceSinceAck[path]++;
         }
         final long va = p.h64(SprayWire.SETH_LENGTH) - REGION_ADDRESS;
+        if (p.opcode() == SprayWire.WRITE && fresh && !admit(c, p))
+        {
+            ack(c, path); // S9.3.1-1: a refused packet is acknowledged all the same, after its NACK
+            return;
+        }
         if (p.opcode() == SprayWire.WRITE && fresh)
         {
             final byte[] payload = p.payload();
@@ -288,10 +338,11 @@ final class ToyResponder implements AutoCloseable
                 final int n = Math.min(c.mtu, length - offset);
                 final byte[] payload = va >= 0 && va + length <= region.length ?
                     Arrays.copyOfRange(region, (int)va + offset, (int)va + offset + n) : new byte[n];
-                link.send(FrameBuilder.bth(SprayWire.READ_RESPONSE, c.peerCid, c.nextPsn++, false).u8(0)
+                final byte[] response = FrameBuilder.bth(SprayWire.READ_RESPONSE, c.peerCid, c.nextPsn, false).u8(0)
                     .u8(offset + n >= length ? SprayWire.SETH_LAST : 0).u16(p.h16(2)).u32(p.h32(4)).u32(offset)
-                    .u32(length).u32(0).u64(tag).bytes(payload).bytes(), false,
-                    faults.contains(Fault.NOT_ECT_DATA) ? UdpLink.NOT_ECT : UdpLink.ECT_0);
+                    .u32(length).u32(0).u64(tag).bytes(payload).bytes();
+                c.unacknowledged.put(c.nextPsn++, response);
+                sendData(response);
                 c.lastSent = System.nanoTime();
                 if (n <= 0)
                 {
@@ -333,9 +384,90 @@ final class ToyResponder implements AutoCloseable
         final int ce = c.ceSinceAck[path];
         c.ceSinceAck[path] = 0;
         link.send(FrameBuilder.bth(SprayWire.ACK, c.peerCid, 0, false).u8(path).u8(ce > 0 ? SprayWire.SACKH_ECE : 0)
-            .u16(ce).u8(0).u24(c.cumulative[path]).bytes(sack).u32(0).u32(++c.ackSequence[path]).u32(0)
+            .u16(ce).u8(0).u24(c.cumulative[path]).bytes(sack).u32(0).u32(++c.ackSequence[path]).u32(c.refusals)
             .controlTag(c.sendKey).bytes(), false, UdpLink.NOT_ECT);
         c.lastSent = System.nanoTime();
+    }
+
+    /**
+     * S9.3, S9.4: a WRITE with a wrong R_Key is refused with a NACK and puts its stream in error; later messages of
+     * an errored stream are not placed.
+     *
+     * @return whether the packet may be placed.
+     */
+    private boolean admit(final Connection c, final Packet p) throws IOException
+    {
+        final int stream = p.h16(2);
+        final int msn = p.h32(4);
+        if (p.h32(SprayWire.SETH_LENGTH + 8) == RKEY)
+        {
+            return !(faults.contains(Fault.ERROR_SPREADS) && refusedAny) && !(stream < c.streamErrored.length &&
+                c.streamErrored[stream] && msn - c.erroredMsn[stream] > 0);
+        }
+        refusedAny = true;
+        link.send(FrameBuilder.bth(SprayWire.NACK, c.peerCid, 0, false).u8(SprayWire.SYNDROME_REMOTE_ACCESS_ERROR).u8(0)
+            .u16(stream).u32(msn).u32(0).u32(++c.refusals).controlTag(c.sendKey).bytes(), false, UdpLink.NOT_ECT);
+        if (stream < c.streamErrored.length && !faults.contains(Fault.NO_STREAM_ERROR))
+        {
+            c.streamErrored[stream] = true;
+            c.erroredMsn[stream] = msn;
+        }
+        return false;
+    }
+
+    /**
+     * An ACK of the toy's path 0: a stale one (S5.1-2) is ignored; what it acknowledges is forgotten, and what it
+     * shows missing below the highest PSN acknowledged is sent again with RETRANSMIT (S6.5, S6.6).
+     */
+    private void onAck(final Connection c, final Packet p) throws IOException
+    {
+        final int sequence = p.h32(44);
+        if (sequence - c.ackTaken <= 0 && !faults.contains(Fault.ACCEPT_STALE_ACK))
+        {
+            return;
+        }
+        c.ackTaken = Math.max(c.ackTaken, sequence);
+        c.lastAckHeard = System.nanoTime();
+        final int cumulative = p.h24(5);
+        c.unacknowledged.headMap(cumulative).clear();
+        int highest = cumulative - 1;
+        for (int i = 1; i < SprayWire.SACK_BITS; i++)
+        {
+            if (ScriptedPeer.sackBit(p, i))
+            {
+                c.unacknowledged.remove(cumulative + i);
+                highest = cumulative + i;
+            }
+        }
+        for (final byte[] lost : c.unacknowledged.headMap(highest).values())
+        {
+            final byte[] again = lost.clone();
+            again[SprayWire.BTH_LENGTH + 1] |= SprayWire.SETH_RETRANSMIT;
+            sendData(again);
+        }
+    }
+
+    private void sendData(final byte[] body) throws IOException
+    {
+        link.send(body, false, faults.contains(Fault.NOT_ECT_DATA) ? UdpLink.NOT_ECT : UdpLink.ECT_0);
+    }
+
+    /** @return whether the response bucket (S12.9) lets one more RETRY or REJECT go. */
+    private boolean mayRespond()
+    {
+        if (faults.contains(Fault.NO_RESPONSE_RATE_LIMIT))
+        {
+            return true;
+        }
+        final long now = System.nanoTime();
+        responseTokens = Math.min(RESPONSE_BURST, responseTokens + RESPONSE_RATE * (now - responseRefilled) / 1e9);
+        responseRefilled = now;
+        if (responseTokens < 1)
+        {
+            return false;
+        }
+        responseTokens--;
+        return true;
     }
 
     /** Keepalives after a third of the idle timeout without sending; idle connections closed (S12.10). */
@@ -351,6 +483,14 @@ final class ToyResponder implements AutoCloseable
             if (now - c.lastHeard > IDLE_TIMEOUT_NANOS && !faults.contains(Fault.NO_IDLE_CLOSE))
             {
                 c.closed = true;
+            }
+            else if (!c.unacknowledged.isEmpty() && now - c.lastAckHeard > RETRANSMIT_TIMEOUT_NANOS)
+            {
+                // S6.7-1 by a timeout: the oldest packet not acknowledged goes again
+                c.lastAckHeard = now;
+                final byte[] again = c.unacknowledged.firstEntry().getValue().clone();
+                again[SprayWire.BTH_LENGTH + 1] |= SprayWire.SETH_RETRANSMIT;
+                sendData(again);
             }
             else if (now - c.lastSent > IDLE_TIMEOUT_NANOS / 3 && !faults.contains(Fault.NO_KEEPALIVE))
             {

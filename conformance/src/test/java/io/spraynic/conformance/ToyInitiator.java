@@ -1,0 +1,174 @@
+package io.spraynic.conformance;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.TreeMap;
+
+/**
+ * A deliberately small spray initiator for the self-test of the interoperability checks (S13.4), written in the
+ * test module: it reads the suite's {@code nic.addr}, connects (the suite's own {@link ScriptedPeer} does the
+ * handshake), WRITEs {@link #BYTES} on path 0 recovering what the suite drops (S6.5: what an ACK shows missing
+ * goes again with its PSN and {@code RETRANSMIT}; a timer for a lost tail, S6.7), READs them back (the READ_REQUEST
+ * sent again until answered), and CLOSEs. Each {@link Fault} makes it non-compliant in one way. It runs on its own
+ * thread until done or closed.
+ */
+final class ToyInitiator implements AutoCloseable
+{
+    /** One way to break a clause the interoperability checks judge. */
+    enum Fault
+    {
+        /** S6.6-1: a packet sent again on its path does not set RETRANSMIT. */
+        NO_RETRANSMIT_FLAG,
+        /** S6.5-1: nothing is sent again (the toy gives up after {@link #GIVE_UP_NANOS} and closes). */
+        NO_RECOVERY,
+        /** S12.4-2: every data packet's message tag is wrong. */
+        WRONG_MESSAGE_TAG
+    }
+
+    static final int BYTES = 128 * 1024;
+    private static final long TAIL_NANOS = 30 * ScriptedPeer.MILLI;
+    private static final long GIVE_UP_NANOS = 3_000 * ScriptedPeer.MILLI;
+
+    private final InetSocketAddress self;
+    private final InetSocketAddress suite;
+    private final Path exchange;
+    private final java.util.Set<Fault> faults;
+    private final Thread thread;
+    /** What went wrong at the toy's end (for the test's messages), or null. */
+    volatile String failure;
+
+    ToyInitiator(final InetSocketAddress self, final InetSocketAddress suite, final Path exchange,
+        final java.util.Set<Fault> faults)
+    {
+        this.self = self;
+        this.suite = suite;
+        this.exchange = exchange;
+        this.faults = faults;
+        thread = new Thread(this::run, "toy-initiator");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    private void run()
+    {
+        try
+        {
+            final long[] exposed = Target.readExchange(exchange, 30_000);
+            try (UdpLink link = new UdpLink(self, suite))
+            {
+                final ConnectRequest request = new ConnectRequest();
+                request.paths = 1;
+                final ScriptedPeer c = new ScriptedPeer(link, request);
+                final String refused = c.establish(8 * Checks.ANSWER_NANOS);
+                if (null != refused)
+                {
+                    failure = "no connection: " + refused;
+                    return;
+                }
+                final byte[] data = Checks.pattern(BYTES, 77);
+                final boolean written = write(c, data, exposed[1], (int)exposed[2]);
+                if (written)
+                {
+                    read(c, exposed[1], (int)exposed[2]);
+                }
+                for (int attempt = 0; attempt < 8; attempt++)
+                {
+                    c.send(c.close(ConnectRequest.randomLong(), c.sendKey));
+                    if (null != c.awaitPacket(100 * ScriptedPeer.MILLI, p -> p.opcode() == SprayWire.CLOSE_ACK))
+                    {
+                        return;
+                    }
+                }
+            }
+        }
+        catch (final Exception e)
+        {
+            failure = e.toString();
+        }
+    }
+
+    /** @return whether every packet of the WRITE was acknowledged. */
+    private boolean write(final ScriptedPeer c, final byte[] data, final long address, final int rkey)
+        throws IOException
+    {
+        final ScriptedPeer.Message m = new ScriptedPeer.Message(SprayWire.WRITE, 0, c.takeMsn(0), data.length, 0,
+            address, rkey, 0);
+        final int[] psns = new int[(data.length + c.mtu - 1) / c.mtu];
+        final List<byte[]> packets = c.writePackets(m, data, null, psns);
+        final TreeMap<Integer, byte[]> outstanding = new TreeMap<>(); // by distance from the first PSN
+        for (int i = 0; i < packets.size(); i++)
+        {
+            final byte[] body = packets.get(i);
+            if (faults.contains(Fault.WRONG_MESSAGE_TAG))
+            {
+                body[SprayWire.BTH_LENGTH + 20] ^= 1;
+            }
+            outstanding.put(i, body);
+            c.send(body);
+        }
+        final int first = psns[0];
+        final long giveUp = System.nanoTime() + GIVE_UP_NANOS;
+        while (!outstanding.isEmpty() && System.nanoTime() < giveUp)
+        {
+            final Packet ack = c.awaitPacket(TAIL_NANOS, p -> c.isAckOf(p, 0));
+            if (faults.contains(Fault.NO_RECOVERY))
+            {
+                continue;
+            }
+            if (null == ack)
+            {
+                again(c, outstanding.firstEntry().getValue()); // S6.7: a lost tail, by a timer
+                continue;
+            }
+            final int cumulative = SprayWire.psnDistance(first, ack.h24(5));
+            outstanding.headMap(cumulative).clear();
+            int highest = cumulative - 1;
+            for (int i = 1; i < SprayWire.SACK_BITS; i++)
+            {
+                if (ScriptedPeer.sackBit(ack, i))
+                {
+                    outstanding.remove(cumulative + i);
+                    highest = cumulative + i;
+                }
+            }
+            for (final byte[] lost : outstanding.headMap(highest).values())
+            {
+                again(c, lost); // S6.5: shown missing below what was acknowledged
+            }
+        }
+        return outstanding.isEmpty();
+    }
+
+    private void read(final ScriptedPeer c, final long address, final int rkey) throws IOException
+    {
+        final int msn = c.takeMsn(0);
+        final byte[] request = c.readRequest(0, 0, msn, address, rkey, BYTES);
+        final ScriptedPeer.InboundRead read = c.inboundRead(0, msn);
+        c.send(request);
+        final long giveUp = System.nanoTime() + GIVE_UP_NANOS;
+        while (!read.complete() && System.nanoTime() < giveUp)
+        {
+            if (null == c.awaitPacket(10 * TAIL_NANOS, p -> read.complete()) && read.bytesPlaced == 0)
+            {
+                again(c, request); // the request itself was lost
+            }
+        }
+    }
+
+    private void again(final ScriptedPeer c, final byte[] body) throws IOException
+    {
+        if (!faults.contains(Fault.NO_RETRANSMIT_FLAG))
+        {
+            body[SprayWire.BTH_LENGTH + 1] |= SprayWire.SETH_RETRANSMIT;
+        }
+        c.send(body);
+    }
+
+    @Override
+    public void close() throws InterruptedException
+    {
+        thread.join(10_000);
+    }
+}
