@@ -8,7 +8,7 @@ import java.lang.foreign.MemorySegment;
 /**
  * A running NIC whose poll threads can copy frames into a live capture's rings ({@link CaptureRingLayout}, one ring
  * per thread), as {@code spraynic capture} asks through IPC: an {@link EmbeddedNic} (a ring per worker, a worker per
- * queue) or a {@link NicRuntime} in classify mode (a ring per poll thread, a poll thread per port queue).
+ * queue) or the apps' {@code NicRuntime} in classify mode (a ring per poll thread, a poll thread per port queue).
  */
 public interface CaptureSource
 {

@@ -241,7 +241,7 @@ public final class EmbeddedNic implements Nic, CaptureSource
     }
 
     /** @return the RoCEv2 engine of a worker's plane; read its counters only once the NIC is closed. */
-    RcEngine rocevEngine(final int worker, final int plane)
+    public RcEngine rocevEngine(final int worker, final int plane)
     {
         return ((RocevWorkerTransport)workers[worker].transport()).engine(plane);
     }

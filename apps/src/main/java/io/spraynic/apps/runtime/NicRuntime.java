@@ -1,7 +1,10 @@
-package io.spraynic.datapath.nic;
+package io.spraynic.apps.runtime;
 
 import io.spraynic.datapath.capture.CaptureFilter;
 import io.spraynic.datapath.capture.CaptureRingLayout;
+import io.spraynic.datapath.nic.CaptureSource;
+import io.spraynic.datapath.nic.CaptureTap;
+import io.spraynic.datapath.nic.DpdkNic;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.port.PortPollAgent;
 import io.spraynic.datapath.telemetry.CountersFile;
