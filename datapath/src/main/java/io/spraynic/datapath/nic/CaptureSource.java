@@ -44,4 +44,32 @@ public interface CaptureSource
      * @throws IllegalStateException when a poll thread did not confirm (the memory must then stay mapped).
      */
     void stopCapture();
+
+    /**
+     * What every source checks before it starts a capture, in one place: one capture at a time, and a layout, memory
+     * and filter that fit the source's poll threads, ports and queues.
+     *
+     * @param source  the source about to start it.
+     * @param running the memory of the capture running now; null for none.
+     * @throws IllegalStateException when a capture runs; IllegalArgumentException when this one does not fit.
+     */
+    static void checkStart(final CaptureSource source, final MemorySegment running, final MemorySegment memory,
+        final CaptureRingLayout layout, final CaptureFilter filter)
+    {
+        if (null != running)
+        {
+            throw new IllegalStateException("a capture is running: stop it first (one at a time)");
+        }
+        final int planes = source.planes();
+        final int workers = source.workers();
+        final String problem = planes > CaptureRingLayout.MAX_PLANES ? "a capture covers at most " +
+            CaptureRingLayout.MAX_PLANES + " ports, this NIC has " + planes : layout.workers() != workers ?
+            "the capture has " + layout.workers() + " ring(s) for " + workers + " poll thread(s)" :
+            memory.byteSize() < layout.fileLength() ? "the capture memory is shorter than its layout" :
+            filter.problem(planes, source.queues());
+        if (null != problem)
+        {
+            throw new IllegalArgumentException(problem);
+        }
+    }
 }
