@@ -1,10 +1,10 @@
 package io.spraynic.cli;
 
+import io.spraynic.apps.demo.FabricDemo;
+import io.spraynic.apps.demo.RawExchange;
 import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.telemetry.CountersFileDescriptor;
 import io.spraynic.datapath.nic.DpdkNic;
-import io.spraynic.datapath.nic.FabricDemo;
-import io.spraynic.datapath.nic.RawExchange;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.dpdk.EthPort;
 import io.spraynic.dpdk.PortStats;

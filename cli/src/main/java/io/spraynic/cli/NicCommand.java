@@ -1,12 +1,12 @@
 package io.spraynic.cli;
 
+import io.spraynic.apps.runtime.NicRuntime;
 import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.telemetry.CountersFileDescriptor;
 import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.EmbeddedNicConfig;
 import io.spraynic.datapath.nic.NicConnection;
-import io.spraynic.datapath.nic.NicRuntime;
 import io.spraynic.datapath.nic.PeerExchange;
 import io.spraynic.datapath.nic.PreSharedKeyFile;
 import io.spraynic.datapath.nic.ipc.IpcConductor;

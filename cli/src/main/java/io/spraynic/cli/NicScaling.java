@@ -1,8 +1,8 @@
 package io.spraynic.cli;
 
+import io.spraynic.apps.runtime.NicRuntime;
 import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.telemetry.CountersFileReader;
-import io.spraynic.datapath.nic.NicRuntime;
 import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PmdConfigs;
 import org.agrona.concurrent.BusySpinIdleStrategy;

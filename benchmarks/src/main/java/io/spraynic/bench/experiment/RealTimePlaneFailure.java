@@ -1,7 +1,7 @@
 package io.spraynic.bench.experiment;
 
+import io.spraynic.apps.demo.FabricDemo;
 import io.spraynic.datapath.nic.DpdkNic;
-import io.spraynic.datapath.nic.FabricDemo;
 
 import java.time.Duration;
 import java.util.ArrayList;

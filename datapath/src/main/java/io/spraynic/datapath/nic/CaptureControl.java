@@ -11,13 +11,15 @@ import java.lang.foreign.MemorySegment;
  */
 final class CaptureControl
 {
+    private final CaptureSource source;
     private final WorkerCalls calls;
     private final CaptureTap[] taps;
     private final int planes;
     private MemorySegment memory; // of the running capture; null for none
 
-    CaptureControl(final WorkerCalls calls, final CaptureTap[] taps, final int planes)
+    CaptureControl(final CaptureSource source, final WorkerCalls calls, final CaptureTap[] taps, final int planes)
     {
+        this.source = source;
         this.calls = calls;
         this.taps = taps;
         this.planes = planes;
@@ -26,18 +28,7 @@ final class CaptureControl
     /** See {@link EmbeddedNic#startCapture}. */
     synchronized void start(final MemorySegment memory, final CaptureRingLayout layout, final CaptureFilter filter)
     {
-        if (null != this.memory)
-        {
-            throw new IllegalStateException("a capture is running: stop it first (one at a time)");
-        }
-        final int workers = calls.workers().length;
-        final String problem = layout.workers() != workers ? "the capture has " + layout.workers() +
-            " ring(s) for " + workers + " worker(s)" : memory.byteSize() < layout.fileLength() ?
-            "the capture memory is shorter than its layout" : filter.problem(planes, workers);
-        if (null != problem)
-        {
-            throw new IllegalArgumentException(problem);
-        }
+        CaptureSource.checkStart(source, this.memory, memory, layout, filter);
         this.memory = memory;
         try
         {

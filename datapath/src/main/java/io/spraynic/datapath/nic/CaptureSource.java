@@ -8,7 +8,7 @@ import java.lang.foreign.MemorySegment;
 /**
  * A running NIC whose poll threads can copy frames into a live capture's rings ({@link CaptureRingLayout}, one ring
  * per thread), as {@code spraynic capture} asks through IPC: an {@link EmbeddedNic} (a ring per worker, a worker per
- * queue) or a {@link NicRuntime} in classify mode (a ring per poll thread, a poll thread per port queue).
+ * queue) or the apps' {@code NicRuntime} in classify mode (a ring per poll thread, a poll thread per port queue).
  */
 public interface CaptureSource
 {
@@ -44,4 +44,32 @@ public interface CaptureSource
      * @throws IllegalStateException when a poll thread did not confirm (the memory must then stay mapped).
      */
     void stopCapture();
+
+    /**
+     * What every source checks before it starts a capture, in one place: one capture at a time, and a layout, memory
+     * and filter that fit the source's poll threads, ports and queues.
+     *
+     * @param source  the source about to start it.
+     * @param running the memory of the capture running now; null for none.
+     * @throws IllegalStateException when a capture runs; IllegalArgumentException when this one does not fit.
+     */
+    static void checkStart(final CaptureSource source, final MemorySegment running, final MemorySegment memory,
+        final CaptureRingLayout layout, final CaptureFilter filter)
+    {
+        if (null != running)
+        {
+            throw new IllegalStateException("a capture is running: stop it first (one at a time)");
+        }
+        final int planes = source.planes();
+        final int workers = source.workers();
+        final String problem = planes > CaptureRingLayout.MAX_PLANES ? "a capture covers at most " +
+            CaptureRingLayout.MAX_PLANES + " ports, this NIC has " + planes : layout.workers() != workers ?
+            "the capture has " + layout.workers() + " ring(s) for " + workers + " poll thread(s)" :
+            memory.byteSize() < layout.fileLength() ? "the capture memory is shorter than its layout" :
+            filter.problem(planes, source.queues());
+        if (null != problem)
+        {
+            throw new IllegalArgumentException(problem);
+        }
+    }
 }

@@ -20,7 +20,7 @@ import java.lang.foreign.MemorySegment;
  * this tap (counted as a fault); an exception while copying, which no client should be able to cause, stops the tap
  * too rather than the worker.
  */
-final class CaptureTap
+public final class CaptureTap
 {
     private final int ring;
     private final AtomicCounter captured;
@@ -38,7 +38,7 @@ final class CaptureTap
     private int[] portQueues = new int[0];
 
     /** @param ring the capture ring this tap writes (one per worker thread). */
-    CaptureTap(final int ring, final AtomicCounter captured, final AtomicCounter dropped, final AtomicCounter filtered,
+    public CaptureTap(final int ring, final AtomicCounter captured, final AtomicCounter dropped, final AtomicCounter filtered,
         final AtomicCounter faults)
     {
         this.ring = ring;
@@ -55,7 +55,7 @@ final class CaptureTap
     }
 
     /** @return {@code port}, queue {@code queue} of {@code plane}, reporting to this tap (control path). */
-    PacketPort tap(final PacketPort port, final int plane, final int queue)
+    public PacketPort tap(final PacketPort port, final int plane, final int queue)
     {
         portPlanes = java.util.Arrays.copyOf(portPlanes, portPlanes.length + 1);
         portQueues = java.util.Arrays.copyOf(portQueues, portQueues.length + 1);
@@ -65,7 +65,7 @@ final class CaptureTap
     }
 
     /** Starts taking the frames {@code filter} takes of this tap's ports of the first {@code planes} (worker thread). */
-    void start(final MemorySegment memory, final CaptureRingLayout layout, final CaptureFilter filter, final int planes)
+    public void start(final MemorySegment memory, final CaptureRingLayout layout, final CaptureFilter filter, final int planes)
     {
         this.writer = new CaptureRingWriter(memory, layout, ring);
         this.filter = filter;
@@ -87,7 +87,7 @@ final class CaptureTap
     }
 
     /** Stops taking frames and writes the final statistics (worker thread); the memory may go once this returns. */
-    void stop()
+    public void stop()
     {
         enabled = 0;
         if (null != writer)

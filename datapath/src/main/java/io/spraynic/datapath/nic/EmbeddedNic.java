@@ -85,7 +85,7 @@ public final class EmbeddedNic implements Nic, CaptureSource
         final WorkerCalls calls = new WorkerCalls(workers);
         this.regions = new RegionControl(calls);
         this.connectionControl = new ConnectionControl(this, config, counters, calls, neighbours, registry);
-        this.capture = new CaptureControl(calls, factory.taps(), config.planes());
+        this.capture = new CaptureControl(this, calls, factory.taps(), config.planes());
         this.drain = new NicDrain(calls, registry);
         if (config.mode == NicConnection.Kind.SPRAY && config.listen)
         {
@@ -241,7 +241,7 @@ public final class EmbeddedNic implements Nic, CaptureSource
     }
 
     /** @return the RoCEv2 engine of a worker's plane; read its counters only once the NIC is closed. */
-    RcEngine rocevEngine(final int worker, final int plane)
+    public RcEngine rocevEngine(final int worker, final int plane)
     {
         return ((RocevWorkerTransport)workers[worker].transport()).engine(plane);
     }

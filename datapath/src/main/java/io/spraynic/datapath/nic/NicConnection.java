@@ -11,6 +11,7 @@ import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.PostResult;
 import io.spraynic.datapath.verbs.ProtectionDomain;
 import io.spraynic.datapath.verbs.ReceiveWorkRequest;
+import io.spraynic.datapath.verbs.SendRequestFields;
 import io.spraynic.datapath.verbs.SendWorkRequest;
 
 import java.time.Duration;
@@ -121,12 +122,7 @@ public abstract sealed class NicConnection implements Connection permits SprayNi
      */
     public int postSend(final int stream, final SendRequest request)
     {
-        final int refusal = checkPost(stream, sendCq);
-        if (PostResult.OK != refusal)
-        {
-            return refusal;
-        }
-        return ring.offerSend(stream, request) ? sent() : PostResult.QUEUE_FULL;
+        return offerSend(stream, request);
     }
 
     /**
@@ -138,6 +134,11 @@ public abstract sealed class NicConnection implements Connection permits SprayNi
      * @return a {@link PostResult}.
      */
     public int postSend(final int stream, final SendWorkRequest request)
+    {
+        return offerSend(stream, request);
+    }
+
+    private int offerSend(final int stream, final SendRequestFields<?> request)
     {
         final int refusal = checkPost(stream, sendCq);
         if (PostResult.OK != refusal)

@@ -9,7 +9,7 @@ import io.spraynic.datapath.verbs.SendWorkRequest;
  * A spray connection of an {@link EmbeddedNic}: the application's {@link NicConnection} and, once the handshake
  * established it, the transport's {@link SprayConnection} it posts to (a worker attaches the connection only then).
  */
-final class SprayNicConnection extends NicConnection
+public final class SprayNicConnection extends NicConnection
 {
     private SprayConnection spray; // set on the worker before it attaches this connection, never null after
 
@@ -27,7 +27,7 @@ final class SprayNicConnection extends NicConnection
     }
 
     /** @return the transport's connection (worker thread, or tests after a command's completion published it). */
-    SprayConnection spray()
+    public SprayConnection spray()
     {
         return spray;
     }

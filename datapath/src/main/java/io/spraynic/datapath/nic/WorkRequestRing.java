@@ -1,9 +1,8 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.api.ReceiveRequest;
-import io.spraynic.datapath.api.SendRequest;
 import io.spraynic.datapath.verbs.ReceiveWorkRequest;
-import io.spraynic.datapath.verbs.SendWorkRequest;
+import io.spraynic.datapath.verbs.SendRequestFields;
 import io.spraynic.datapath.verbs.WorkRequestOpcode;
 import org.agrona.BitUtil;
 
@@ -99,31 +98,11 @@ public final class WorkRequestRing implements WorkRequestSource
     }
 
     /**
-     * Copies a send request in (producer thread).
+     * Copies a send request in (producer thread): the verbs one (its region's lkey) or an application's (by lkey).
      *
      * @return false when the ring is full.
      */
-    public boolean offerSend(final int stream, final SendWorkRequest request)
-    {
-        return offerSend(stream, request.wrId(), request.opcode(), request.signaled(), request.solicited(),
-            null == request.localRegion() ? 0 : request.localRegion().lkey(), request.localAddress(), request.length(),
-            request.remoteAddress(), request.rkey(), request.immediateData());
-    }
-
-    /**
-     * Copies an application's send request in (producer thread).
-     *
-     * @return false when the ring is full.
-     */
-    public boolean offerSend(final int stream, final SendRequest request)
-    {
-        return offerSend(stream, request.wrId(), request.opcode(), request.signaled(), request.solicited(), request.lkey(),
-            request.localAddress(), request.length(), request.remoteAddress(), request.rkey(), request.immediateData());
-    }
-
-    private boolean offerSend(final int stream, final long wrId, final WorkRequestOpcode opcode, final boolean signaled,
-        final boolean solicited, final int lkey, final long localAddress, final int length, final long remoteAddress,
-        final int rkey, final int immediateData)
+    public boolean offerSend(final int stream, final SendRequestFields<?> request)
     {
         final long t = (long)TAIL.getOpaque(this);
         if (t - (long)HEAD.getAcquire(this) >= capacity)
@@ -132,16 +111,16 @@ public final class WorkRequestRing implements WorkRequestSource
         }
         final int i = (int)t & mask;
         kinds[i] = SEND;
-        opcodes[i] = (byte)opcode.code();
-        flags[i] = (byte)((signaled ? SIGNALED : 0) | (solicited ? SOLICITED : 0));
+        opcodes[i] = (byte)request.opcode().code();
+        flags[i] = (byte)((request.signaled() ? SIGNALED : 0) | (request.solicited() ? SOLICITED : 0));
         streams[i] = stream;
-        wrIds[i] = wrId;
-        lkeys[i] = lkey;
-        localAddresses[i] = localAddress;
-        lengths[i] = length;
-        remoteAddresses[i] = remoteAddress;
-        rkeys[i] = rkey;
-        immediates[i] = immediateData;
+        wrIds[i] = request.wrId();
+        lkeys[i] = request.lkey();
+        localAddresses[i] = request.localAddress();
+        lengths[i] = request.length();
+        remoteAddresses[i] = request.remoteAddress();
+        rkeys[i] = request.rkey();
+        immediates[i] = request.immediateData();
         TAIL.setRelease(this, t + 1);
         return true;
     }

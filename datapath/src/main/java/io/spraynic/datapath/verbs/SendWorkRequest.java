@@ -3,24 +3,16 @@ package io.spraynic.datapath.verbs;
 /**
  * A send queue work request, as {@code ibv_send_wr} with one scatter/gather element: a reusable holder
  * the application fills and passes to {@link QueuePair#postSend}, which copies what it needs, so one
- * instance serves every post with no allocation.
+ * instance serves every post with no allocation. Its local memory is a {@link MemoryRegion} of this process; the
+ * fields it shares with the application API's request are {@link SendRequestFields}'.
  * <pre>
  *   request.reset().wrId(7).opcode(WorkRequestOpcode.RDMA_WRITE)
  *       .local(region, 0, 4096).remote(remoteAddress, rkey).signaled(true);
  * </pre>
  */
-public final class SendWorkRequest
+public final class SendWorkRequest extends SendRequestFields<SendWorkRequest>
 {
-    private long wrId;
-    private WorkRequestOpcode opcode = WorkRequestOpcode.SEND;
     private MemoryRegion localRegion;
-    private long localAddress;
-    private int length;
-    private long remoteAddress;
-    private int rkey;
-    private int immediateData;
-    private boolean signaled = true;
-    private boolean solicited;
 
     /**
      * Clears every field to its default (SEND, signaled, nothing local).
@@ -29,30 +21,8 @@ public final class SendWorkRequest
      */
     public SendWorkRequest reset()
     {
-        wrId = 0;
-        opcode = WorkRequestOpcode.SEND;
+        clearFields();
         localRegion = null;
-        localAddress = 0;
-        length = 0;
-        remoteAddress = 0;
-        rkey = 0;
-        immediateData = 0;
-        signaled = true;
-        solicited = false;
-        return this;
-    }
-
-    /** @param wrId returned in the completion. @return this. */
-    public SendWorkRequest wrId(final long wrId)
-    {
-        this.wrId = wrId;
-        return this;
-    }
-
-    /** @param opcode the operation. @return this. */
-    public SendWorkRequest opcode(final WorkRequestOpcode opcode)
-    {
-        this.opcode = opcode;
         return this;
     }
 
@@ -68,52 +38,8 @@ public final class SendWorkRequest
     public SendWorkRequest local(final MemoryRegion region, final long address, final int length)
     {
         this.localRegion = region;
-        this.localAddress = address;
-        this.length = length;
+        localBuffer(address, length);
         return this;
-    }
-
-    /**
-     * @param remoteAddress peer's virtual address (WRITE, READ).
-     * @param rkey          peer's region key.
-     * @return this.
-     */
-    public SendWorkRequest remote(final long remoteAddress, final int rkey)
-    {
-        this.remoteAddress = remoteAddress;
-        this.rkey = rkey;
-        return this;
-    }
-
-    /** @param immediateData for the *_WITH_IMM opcodes. @return this. */
-    public SendWorkRequest immediate(final int immediateData)
-    {
-        this.immediateData = immediateData;
-        return this;
-    }
-
-    /** @param signaled false to complete silently on success (IBV_SEND_SIGNALED unset). @return this. */
-    public SendWorkRequest signaled(final boolean signaled)
-    {
-        this.signaled = signaled;
-        return this;
-    }
-
-    /** @param solicited sets the BTH solicited-event bit on the last packet. @return this. */
-    public SendWorkRequest solicited(final boolean solicited)
-    {
-        this.solicited = solicited;
-        return this;
-    }
-
-    public long wrId()
-    {
-        return wrId;
-    }
-
-    public WorkRequestOpcode opcode()
-    {
-        return opcode;
     }
 
     public MemoryRegion localRegion()
@@ -121,45 +47,14 @@ public final class SendWorkRequest
         return localRegion;
     }
 
-    public long localAddress()
+    /** @return the local region's key; 0 with no region. */
+    public int lkey()
     {
-        return localAddress;
+        return null == localRegion ? 0 : localRegion.lkey();
     }
 
-    public int length()
+    protected SendWorkRequest self()
     {
-        return length;
-    }
-
-    public long remoteAddress()
-    {
-        return remoteAddress;
-    }
-
-    public int rkey()
-    {
-        return rkey;
-    }
-
-    public int immediateData()
-    {
-        return immediateData;
-    }
-
-    public boolean signaled()
-    {
-        return signaled;
-    }
-
-    public boolean solicited()
-    {
-        return solicited;
-    }
-
-    public String toString()
-    {
-        return "SendWorkRequest{wrId=" + wrId + ", opcode=" + opcode + ", local=0x" + Long.toHexString(localAddress) +
-            "+" + length + ", remote=0x" + Long.toHexString(remoteAddress) + ", rkey=0x" + Integer.toHexString(rkey) +
-            ", signaled=" + signaled + '}';
+        return this;
     }
 }

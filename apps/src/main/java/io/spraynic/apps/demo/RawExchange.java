@@ -1,4 +1,4 @@
-package io.spraynic.datapath.nic;
+package io.spraynic.apps.demo;
 
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;

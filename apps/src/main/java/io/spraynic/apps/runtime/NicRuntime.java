@@ -1,7 +1,10 @@
-package io.spraynic.datapath.nic;
+package io.spraynic.apps.runtime;
 
 import io.spraynic.datapath.capture.CaptureFilter;
 import io.spraynic.datapath.capture.CaptureRingLayout;
+import io.spraynic.datapath.nic.CaptureSource;
+import io.spraynic.datapath.nic.CaptureTap;
+import io.spraynic.datapath.nic.DpdkNic;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.port.PortPollAgent;
 import io.spraynic.datapath.telemetry.CountersFile;
@@ -165,19 +168,7 @@ public final class NicRuntime implements AutoCloseable, CaptureSource
         {
             throw new IllegalStateException("the NIC is closed");
         }
-        if (null != captureMemory)
-        {
-            throw new IllegalStateException("a capture is running: stop it first (one at a time)");
-        }
-        final String problem = planes() > CaptureRingLayout.MAX_PLANES ? "a capture covers at most " +
-            CaptureRingLayout.MAX_PLANES + " ports, this NIC has " + planes() : layout.workers() != agents.size() ?
-            "the capture has " + layout.workers() + " ring(s) for " + agents.size() + " poll thread(s)" :
-            memory.byteSize() < layout.fileLength() ? "the capture memory is shorter than its layout" :
-            filter.problem(planes(), queues);
-        if (null != problem)
-        {
-            throw new IllegalArgumentException(problem);
-        }
+        CaptureSource.checkStart(this, captureMemory, memory, layout, filter);
         captureMemory = memory;
         try
         {

@@ -1,4 +1,4 @@
-package io.spraynic.datapath.nic;
+package io.spraynic.apps.runtime;
 
 import io.spraynic.datapath.port.BurstHandler;
 import io.spraynic.datapath.port.PacketBurst;

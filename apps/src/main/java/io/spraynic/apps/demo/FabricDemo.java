@@ -1,4 +1,4 @@
-package io.spraynic.datapath.nic;
+package io.spraynic.apps.demo;
 
 import io.spraynic.datapath.api.SendRequest;
 import io.spraynic.datapath.fabric.DataDropTap;
@@ -9,6 +9,11 @@ import io.spraynic.datapath.fabric.FabricPort;
 import io.spraynic.datapath.fabric.Link;
 import io.spraynic.datapath.fabric.RealTimeFabricAgent;
 import io.spraynic.datapath.fabric.Topology;
+import io.spraynic.datapath.nic.DpdkNic;
+import io.spraynic.datapath.nic.EmbeddedNic;
+import io.spraynic.datapath.nic.EmbeddedNicConfig;
+import io.spraynic.datapath.nic.NicConnection;
+import io.spraynic.datapath.nic.SprayNicConnection;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.telemetry.CountersFileDescriptor;

@@ -1,5 +1,6 @@
-package io.spraynic.datapath.nic;
+package io.spraynic.apps.demo;
 
+import io.spraynic.datapath.nic.DpdkNic;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
