@@ -248,6 +248,57 @@ class UdpSocketNicTest
         transfer(NicConnection.Kind.SPRAY, 0, true);
     }
 
+    /**
+     * A plane and its port are of one family: an IPv6 plane address on an IPv4 port, or the other way round, is
+     * refused before any socket opens, naming both; an IPv6 NIC asked to connect to an IPv4 peer refuses it too.
+     */
+    @Test
+    void shouldRefuseMixedAddressFamiliesClearly() throws Exception
+    {
+        try (CountersFile counters = CountersFile.create(dir, "udp-mixed", 8192))
+        {
+            final EmbeddedNicConfig ipv6Plane = new EmbeddedNicConfig().mode(NicConnection.Kind.SPRAY).planes(PLANES)
+                .sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig);
+            for (int p = 0; p < PLANES; p++)
+            {
+                ipv6Plane.local(p, io.spraynic.pmd.InterfaceAddress.parse("fd00:1::" + (p + 1), ""), 0);
+            }
+            final IllegalArgumentException v6OnV4 = org.junit.jupiter.api.Assertions.assertThrows(
+                IllegalArgumentException.class, () -> EmbeddedNic.startOnDpdk(pmdConfig(0), ipv6Plane, counters,
+                    UnaryOperator.identity()));
+            assertTrue(v6OnV4.getMessage().contains("IPv6 address fd00:1::1") &&
+                v6OnV4.getMessage().contains("binds IPv4 address 127.10.0.1") && v6OnV4.getMessage().contains("one family"),
+                v6OnV4.getMessage());
+
+            ipv6 = true;
+            final EmbeddedNicConfig ipv4Plane = new EmbeddedNicConfig().mode(NicConnection.Kind.SPRAY).planes(PLANES)
+                .sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig);
+            for (int p = 0; p < PLANES; p++)
+            {
+                ipv4Plane.local(p, 0x7F00_0001, 0);
+            }
+            final IllegalArgumentException v4OnV6 = org.junit.jupiter.api.Assertions.assertThrows(
+                IllegalArgumentException.class, () -> EmbeddedNic.startOnDpdk(pmdConfig(0), ipv4Plane, counters,
+                    UnaryOperator.identity()));
+            assertTrue(v4OnV6.getMessage().contains("IPv4 address 127.0.0.1") &&
+                v4OnV6.getMessage().contains("binds IPv6 address ::1"), v4OnV6.getMessage());
+
+            final EmbeddedNic nic = start(0, NicConnection.Kind.SPRAY, counters, UnaryOperator.identity());
+            try
+            {
+                final IllegalArgumentException v4Peer = org.junit.jupiter.api.Assertions.assertThrows(
+                    IllegalArgumentException.class, () -> nic.connect(new int[]{0x7F00_0002, 0x7F00_0002},
+                        Duration.ofSeconds(2)));
+                assertTrue(v4Peer.getMessage().contains("127.0.0.2 is not of the family of plane 0's address ::1"),
+                    v4Peer.getMessage());
+            }
+            finally
+            {
+                nic.close();
+            }
+        }
+    }
+
     @Test
     void shouldCarryCeMarksThroughTheKernelToTheReceivingEngine() throws Exception
     {
