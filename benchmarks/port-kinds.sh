@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One run, one JVM: the same verified spray and RoCEv2 transfers over net_ring, net_af_packet on a veth pair,
-# net_af_xdp on another veth pair and kernel UDP sockets on loopback (PortKindComparison), with each kind's
+# net_af_xdp on another veth pair and kernel UDP sockets on loopback, IPv4 and IPv6 (PortKindComparison), with each kind's
 # median goodput and its ratio to net_ring. Usage: benchmarks/port-kinds.sh [bytes [rounds]] (defaults 16 MiB, 3).
 # Needs root: it creates the two veth pairs (names with this shell's pid) and removes them on exit.
 set -euo pipefail

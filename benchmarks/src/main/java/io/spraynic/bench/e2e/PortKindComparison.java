@@ -32,7 +32,9 @@ import java.util.function.UnaryOperator;
  *     <li>{@code net_ring}: a crossed DPDK ring pair, no kernel at all (the reference);</li>
  *     <li>{@code net_af_packet}: each NIC on one end of a veth pair (AF_PACKET sockets);</li>
  *     <li>{@code net_af_xdp}: each NIC on one end of another veth pair (AF_XDP sockets, native XDP on veth);</li>
- *     <li>{@code udp}: kernel UDP sockets on loopback, 127.0.0.1 and 127.0.0.2 (no DPDK for these two NICs).</li>
+ *     <li>{@code udp}: kernel UDP sockets on loopback, 127.0.0.1 and 127.0.0.2 (no DPDK for these two NICs);</li>
+ *     <li>{@code udp6}: the same over IPv6, both NICs on {@code ::1} (loopback's one IPv6 address) on two UDP
+ *     ports, each sending to the other's.</li>
  * </ul>
  * Arguments: {@code AFP_A AFP_B AFX_A AFX_B [bytes] [rounds]}: the veth ends, created beforehand (see
  * {@code benchmarks/port-kinds.sh}, which creates and removes them). Needs root for the veth PMDs. Prints one
@@ -40,7 +42,7 @@ import java.util.function.UnaryOperator;
  */
 public final class PortKindComparison
 {
-    private static final String[] KINDS = {"net_ring", "net_af_packet", "net_af_xdp", "udp"};
+    private static final String[] KINDS = {"net_ring", "net_af_packet", "net_af_xdp", "udp", "udp6"};
 
     private PortKindComparison()
     {
@@ -122,6 +124,12 @@ public final class PortKindComparison
                     final String ip = "127.0.0." + (h + 1);
                     nics[h] = EmbeddedNic.startOnDpdk(PmdConfigs.preset("udp", Map.of("ip", ip, "port",
                         Integer.toString(udpPort), "peer_port", Integer.toString(udpPort))), nic, counters[h], UnaryOperator.identity());
+                }
+                else if (kind.equals("udp6"))
+                {
+                    nics[h] = EmbeddedNic.startOnDpdk(PmdConfigs.preset("udp", Map.of("ip", "::1", "port",
+                        Integer.toString(udpPort + h), "peer_port", Integer.toString(udpPort + 1 - h))), nic, counters[h],
+                        UnaryOperator.identity());
                 }
                 else
                 {
