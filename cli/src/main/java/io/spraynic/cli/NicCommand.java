@@ -80,7 +80,8 @@ final class NicCommand implements Callable<Integer>
     @Option(names = "--ip", split = ",", paramLabel = "A.B.C.D[/N]", description = {
         "spray and rocev2 modes: this NIC's IPv4 or IPv6 address on each plane (port), comma-separated, with its",
         "prefix length (10.0.1.10/24 or fd00:1::10/64; without one every peer is on-link); iface:NAME takes the IPv4",
-        "address of kernel interface NAME (e.g. the one Kubernetes' Multus attached for the plane); else the ip key of",
+        "address of kernel interface NAME (e.g. the one Kubernetes' Multus attached for the plane), iface6:NAME its one",
+        "IPv6 address that is not link-local (::1 for lo); a udp port's plane must have the port's address. Else the ip key of",
         "each [[port]] in the config. IPv6 planes resolve neighbours by neighbour discovery and answer ping -6; IPC",
         "clients connect to IPv4 peers only."})
     java.util.List<String> ips;
@@ -273,31 +274,54 @@ final class NicCommand implements Callable<Integer>
 
     /** The prefix of an --ip value that names a kernel interface whose IPv4 address the NIC takes. */
     static final String IFACE_PREFIX = "iface:";
+    /** The prefix of an --ip value that names a kernel interface whose IPv6 address (not link-local) the NIC takes. */
+    static final String IFACE6_PREFIX = "iface6:";
 
     /**
-     * @return {@code ip} itself, or for {@code iface:NAME} the one IPv4 address of kernel interface NAME.
-     * @throws IllegalArgumentException when the interface does not exist or has no IPv4 address, or several.
+     * @return {@code ip} itself, or for {@code iface:NAME} the one IPv4 address of kernel interface NAME, for
+     * {@code iface6:NAME} its one IPv6 address that is not link-local (a link-local one needs a zone, which a plane
+     * does not take), in RFC 5952 text.
+     * @throws BadOption when the interface does not exist or has no such address, or several.
      */
     static String interfaceAddress(final String ip) throws java.net.SocketException
     {
-        if (!ip.startsWith(IFACE_PREFIX))
+        final boolean ipv6 = ip.startsWith(IFACE6_PREFIX);
+        if (!ipv6 && !ip.startsWith(IFACE_PREFIX))
         {
             return ip;
         }
-        final String name = ip.substring(IFACE_PREFIX.length());
+        final String name = ip.substring((ipv6 ? IFACE6_PREFIX : IFACE_PREFIX).length());
+        final String family = ipv6 ? "IPv6" : "IPv4";
         final java.net.NetworkInterface iface = name.isEmpty() ? null : java.net.NetworkInterface.getByName(name);
         if (null == iface)
         {
-            throw new IllegalArgumentException("--ip " + ip + ": there is no interface " + name + " here (ip link lists them)");
+            throw new BadOption("--ip", ip, "there is no interface " + name + " here (ip link lists them)",
+                "try --ip " + (ipv6 ? IFACE6_PREFIX : IFACE_PREFIX) + "lo");
         }
-        final java.util.List<String> addresses = iface.inetAddresses().filter(java.net.Inet4Address.class::isInstance)
-            .map(java.net.InetAddress::getHostAddress).toList();
+        final java.util.List<String> addresses = iface.inetAddresses()
+            .filter(ipv6 ? java.net.Inet6Address.class::isInstance : java.net.Inet4Address.class::isInstance)
+            .filter(address -> !address.isLinkLocalAddress())
+            .map(NicCommand::addressText)
+            .toList();
         if (addresses.size() != 1)
         {
-            throw new IllegalArgumentException("--ip " + ip + ": interface " + name + " has " + addresses.size() +
-                " IPv4 addresses " + addresses + ", not one: give the address itself");
+            throw new BadOption("--ip", ip, "interface " + name + " has " + addresses.size() + " " + family +
+                " addresses" + (ipv6 ? " that are not link-local " : " ") + addresses + ", not one",
+                "try --ip with the address itself" + (addresses.isEmpty() ? "" : ", e.g. --ip " + addresses.getFirst()));
         }
         return addresses.getFirst();
+    }
+
+    // an IPv6 address as every plane prints it (RFC 5952, no zone), where Java writes all eight groups
+    private static String addressText(final java.net.InetAddress address)
+    {
+        final byte[] bytes = address.getAddress();
+        if (bytes.length != 16)
+        {
+            return address.getHostAddress();
+        }
+        final java.nio.ByteBuffer buffer = java.nio.ByteBuffer.wrap(bytes);
+        return io.spraynic.pmd.InterfaceAddress.ipv6Text(buffer.getLong(), buffer.getLong());
     }
 
     private Integer serve(final NicConnection.Kind kind, final io.spraynic.pmd.InterfaceAddress[] given) throws Exception

@@ -53,7 +53,8 @@ final class PlaneAddresses
             }
             catch (final IllegalArgumentException ex)
             {
-                throw new BadOption("--ip", ips.get(p), ex.getMessage(), "try --ip 10.0.1.10/24");
+                throw new BadOption("--ip", ips.get(p), ex.getMessage(), ips.get(p).indexOf(':') >= 0 ?
+                    "try --ip fd00:1::10/64" : "try --ip 10.0.1.10/24");
             }
             try
             {

@@ -138,6 +138,20 @@ class BadArgumentsTest
         table.add(bad("nic --config net_null --mode spray --ip 10.0.1.10/24,10.0.2.10/24 --gateway 10.0.1.1", "one per --ip"));
         table.add(bad("nic --config net_null --mode spray --ip 224.0.0.5/24", "not a unicast address"));
         table.add(bad("nic --config net_null --mode spray --ip 127.0.0.5", "only a udp port"));
+        // IPv6 plane addresses, as a udp port's plane takes them too (--config udp -p ip=fd00:1::10 --ip fd00:1::10)
+        table.add(bad("nic --config udp --mode spray --ip fd00:1::10::1", "not an IPv6 address"));
+        table.add(bad("nic --config udp --mode spray --ip fd00:1:::10", "not an IPv6 address"));
+        table.add(bad("nic --config udp --mode spray --ip fd00:12345::1", "not an IPv6 address"));
+        table.add(bad("nic --config udp --mode spray --ip 1:2:3:4:5:6:7:8:9", "not an IPv6 address"));
+        table.add(bad("nic --config udp --mode spray --ip [::1]", "not an IPv6 address"));
+        table.add(bad("nic --config udp --mode spray --ip fe80::1%eth0", "not an IPv6 address"));
+        table.add(bad("nic --config udp --mode spray --ip fd00:1::10/129", "no valid prefix length"));
+        table.add(bad("nic --config udp --mode spray --ip ff02::1", "not a unicast IPv6 address"));
+        table.add(bad("nic --config udp --mode spray --ip ::", "not a unicast IPv6 address"));
+        table.add(bad("nic --config udp --mode spray --ip ::ffff:10.0.0.1", "IPv4-mapped"));
+        table.add(bad("transfer --exchange /nonexistent --ip fd00:1::10/64 --gateway fd00:2::1", "neither inside"));
+        table.add(bad("nic --config udp --mode spray --ip iface6:nope" + ProcessHandle.current().pid(),
+            "there is no interface"));
         // spraynic client
         table.add(bad("client --size 0", "at least 1"));
         table.add(bad("client --message 0", "1..1g"));

@@ -67,6 +67,17 @@ class NicCommandTest
     }
 
     @Test
+    void shouldTakeTheIpv6AddressOfANamedInterface() throws Exception
+    {
+        assertEquals("::1", NicCommand.interfaceAddress("iface6:lo"), "lo's one IPv6 address, not link-local");
+        assertEquals("fd00::1", NicCommand.interfaceAddress("fd00::1"));
+        final BadOption missing = org.junit.jupiter.api.Assertions.assertThrows(BadOption.class,
+            () -> NicCommand.interfaceAddress("iface6:nope" + ProcessHandle.current().pid()));
+        assertTrue(missing.getMessage().contains("there is no interface") &&
+            missing.getMessage().contains("try --ip iface6:lo"), missing.getMessage());
+    }
+
+    @Test
     void shouldServeLiveCountersToAnotherProcessAndStopCleanly(@TempDir final Path runDir) throws Exception
     {
         final Process nic = CliTestSupport.start(runDir, "nic", "--config", "net_null", "-p",

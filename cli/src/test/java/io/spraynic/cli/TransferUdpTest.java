@@ -19,7 +19,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Two {@code spraynic transfer} processes on the {@code udp} preset, 127.0.0.1 and 127.0.0.2 on loopback: kernel UDP
  * sockets, as any container could run them (no namespace, no root needed, no EAL started), exchange a verified
- * transfer both ways in spray and in RoCEv2 mode.
+ * transfer both ways in spray and in RoCEv2 mode. The same over IPv6, both on {@code ::1} (loopback's one IPv6
+ * address) on two UDP ports, each sending to the other's.
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 class TransferUdpTest
@@ -29,9 +30,24 @@ class TransferUdpTest
     void shouldExchangeAVerifiedTransferBothWaysOverUdpSockets(final String mode, @TempDir final Path dir) throws Exception
     {
         final int port = 20_000 + new SplittableRandom().nextInt(40_000);
+        exchange(mode, dir, "127.0.0.2", port, port, "127.0.0.1", port, port);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"spray", "rocev2"})
+    void shouldExchangeAVerifiedTransferBothWaysOverIpv6UdpSockets(final String mode, @TempDir final Path dir)
+        throws Exception
+    {
+        final int port = 20_000 + new SplittableRandom().nextInt(40_000);
+        exchange(mode, dir, "::1", port, port + 1, "::1", port + 1, port);
+    }
+
+    private static void exchange(final String mode, final Path dir, final String serverIp, final int serverPort,
+        final int serverPeerPort, final String clientIp, final int clientPort, final int clientPeerPort) throws Exception
+    {
         final Path exchange = Files.createDirectory(dir.resolve("exchange"));
-        final Process server = start(mode, "server", "127.0.0.2", port, exchange, dir.resolve("server.out"));
-        final Process client = start(mode, "client", "127.0.0.1", port, exchange, dir.resolve("client.out"));
+        final Process server = start(mode, "server", serverIp, serverPort, serverPeerPort, exchange, dir.resolve("server.out"));
+        final Process client = start(mode, "client", clientIp, clientPort, clientPeerPort, exchange, dir.resolve("client.out"));
         try
         {
             final boolean clientDone = client.waitFor(180, TimeUnit.SECONDS);
@@ -56,11 +72,11 @@ class TransferUdpTest
         }
     }
 
-    private static Process start(final String mode, final String role, final String ip, final int port, final Path exchange,
-        final Path output) throws IOException
+    private static Process start(final String mode, final String role, final String ip, final int port, final int peerPort,
+        final Path exchange, final Path output) throws IOException
     {
         return new ProcessBuilder(CliTestSupport.javaCommand(List.of("transfer", "--config", "udp", "-p", "ip=" + ip,
-            "-p", "port=" + port, "-p", "peer_port=" + port, "--mode", mode, "--role", role, "--ip", ip,
+            "-p", "port=" + port, "-p", "peer_port=" + peerPort, "--mode", mode, "--role", role, "--ip", ip,
             "--exchange", exchange.toString(), "--size", "4m", "--timeout", "60", "--idle", "backoff", "--json",
             // RC gives up after 8 ACK time-outs: 67 ms each by default, less than a starved JVM (a loaded CI host,
             // two JVMs warming up) may take to answer; 1 s each here

@@ -14,10 +14,12 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * A non-blocking IPv4 UDP socket of the kernel, driven through libc with FFM downcalls (hand-written, as
+ * A non-blocking IPv4 or IPv6 UDP socket of the kernel, driven through libc with FFM downcalls (hand-written, as
  * {@code CpuAffinity}: libc's few calls need no jextract run and no DPDK). Batched I/O goes through
  * {@code recvmmsg}/{@code sendmmsg} over a {@link MessageVector}; every datagram's IP TOS byte travels with it
- * ({@code IP_RECVTOS} on receive, an {@code IP_TOS} control message on send), so ECN marks survive the kernel.
+ * ({@code IP_RECVTOS} on receive, an {@code IP_TOS} control message on send; on IPv6 the traffic class,
+ * {@code IPV6_RECVTCLASS} and {@code IPV6_TCLASS}), so ECN marks survive the kernel. An IPv6 socket is
+ * {@code IPV6_V6ONLY}: IPv4 peers never reach it as IPv4-mapped addresses.
  * <p>
  * {@link #receive} and {@link #send} are the fast path: raw addresses, no allocation, errors returned as
  * {@code -errno} rather than thrown. Opening, options and closing are control path and throw
@@ -27,6 +29,8 @@ public final class UdpSocket implements AutoCloseable
 {
     /** {@code AF_INET}. */
     public static final int AF_INET = 2;
+    /** {@code AF_INET6}. */
+    public static final int AF_INET6 = 10;
     /** {@code EAGAIN}: nothing to receive, or no room in the send buffer. */
     public static final int EAGAIN = 11;
     /** {@code EINTR}. */
@@ -48,6 +52,11 @@ public final class UdpSocket implements AutoCloseable
     private static final int IP_MTU_DISCOVER = 10;
     private static final int IP_PMTUDISC_DO = 2;
     private static final int MSG_DONTWAIT = 0x40;
+    private static final int IPPROTO_IPV6 = 41;
+    private static final int IPV6_V6ONLY = 26;
+    private static final int IPV6_MTU_DISCOVER = 23;
+    private static final int IPV6_RECVTCLASS = 66;
+    private static final int IPV6_PMTUDISC_DO = 2;
 
     private static final Linker LINKER = Linker.nativeLinker();
     private static final MethodHandle SOCKET;
@@ -85,14 +94,21 @@ public final class UdpSocket implements AutoCloseable
     // errno of the last fast-path call, written by the downcall and read by the same thread right after; an
     // automatic arena's segment costs nothing to acquire per call, unlike a shared arena's
     private final MemorySegment callState = Arena.ofAuto().allocate(CALL_STATE);
+    private final int family;
     private final int address;
+    private final long addressHigh;
+    private final long addressLow;
     private final int port;
     private int fd;
 
-    private UdpSocket(final int fd, final int address, final int port)
+    private UdpSocket(final int fd, final int family, final int address, final long addressHigh, final long addressLow,
+        final int port)
     {
         this.fd = fd;
+        this.family = family;
         this.address = address;
+        this.addressHigh = addressHigh;
+        this.addressLow = addressLow;
         this.port = port;
     }
 
@@ -116,19 +132,55 @@ public final class UdpSocket implements AutoCloseable
         {
             throw new IllegalArgumentException("a UDP port binds to one definite address, not 0.0.0.0");
         }
+        return open(AF_INET, address, 0, 0, port, reusePort, bufferBytes);
+    }
+
+    /**
+     * {@link #openIpv4} for IPv6: an {@code AF_INET6} socket, {@code IPV6_V6ONLY}, bound to {@code [high:low]:port},
+     * receiving each datagram's traffic class.
+     *
+     * @param high the address's first 8 bytes, big-endian.
+     * @param low  its last 8 bytes; {@code ::}, link-local ({@code fe80::/10}: it would need a zone) and
+     *             IPv4-mapped addresses are refused.
+     * @throws IllegalStateException naming the failed call and its errno text (address not local, port in use...).
+     */
+    public static UdpSocket openIpv6(final long high, final long low, final int port, final boolean reusePort,
+        final int bufferBytes)
+    {
+        if (high == 0 && low == 0)
+        {
+            throw new IllegalArgumentException("a UDP port binds to one definite address, not ::");
+        }
+        if ((high >>> 54) == (0xFE80L >>> 6))
+        {
+            throw new IllegalArgumentException("a UDP port cannot bind link-local " + ipv6ToString(high, low) +
+                ": it would need a zone; give a global or unique-local address (fd00::/8)");
+        }
+        if (high == 0 && (low >>> 32) == 0xFFFFL)
+        {
+            throw new IllegalArgumentException("a UDP port cannot bind IPv4-mapped " + ipv6ToString(high, low) +
+                ": give the IPv4 address itself");
+        }
+        return open(AF_INET6, 0, high, low, port, reusePort, bufferBytes);
+    }
+
+    private static UdpSocket open(final int family, final int address, final long high, final long low, final int port,
+        final boolean reusePort, final int bufferBytes)
+    {
         if (port < 0 || port > 0xFFFF)
         {
             throw new IllegalArgumentException("UDP port " + port + " is out of range 0..65535");
         }
+        final boolean ipv6 = family == AF_INET6;
         try (Arena temp = Arena.ofConfined())
         {
             final MemorySegment state = temp.allocate(CALL_STATE);
-            final int fd = (int)SOCKET.invokeExact(state, AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+            final int fd = (int)SOCKET.invokeExact(state, family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
             if (fd < 0)
             {
-                throw failure("socket(AF_INET, SOCK_DGRAM)", errno(state));
+                throw failure("socket(" + (ipv6 ? "AF_INET6" : "AF_INET") + ", SOCK_DGRAM)", errno(state));
             }
-            final UdpSocket socket = new UdpSocket(fd, address, port);
+            final UdpSocket socket = new UdpSocket(fd, family, address, high, low, port);
             try
             {
                 // no SO_REUSEADDR: on UDP it lets a second socket share the port silently
@@ -148,14 +200,25 @@ public final class UdpSocket implements AutoCloseable
                         socket.setOption(SOL_SOCKET, SO_SNDBUF, bufferBytes);
                     }
                 }
-                socket.setOption(IPPROTO_IP, IP_RECVTOS, 1);
                 socket.setOption(SOL_SOCKET, SO_RXQ_OVFL, 1); // each datagram tells how many the kernel dropped
-                socket.setOption(IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO);
-                final MemorySegment name = temp.allocate(MessageVector.SOCKADDR_IN_LENGTH, 8);
-                MessageVector.sockaddrIn(name, 0, address, port);
-                if ((int)BIND.invokeExact(state, fd, name.address(), MessageVector.SOCKADDR_IN_LENGTH) != 0)
+                final int nameLength = ipv6 ? MessageVector.SOCKADDR_IN6_LENGTH : MessageVector.SOCKADDR_IN_LENGTH;
+                final MemorySegment name = temp.allocate(nameLength, 8);
+                if (ipv6)
                 {
-                    throw failure("bind(" + MessageVector.ipv4ToString(address) + ":" + port + ")", errno(state));
+                    socket.setOption(IPPROTO_IPV6, IPV6_V6ONLY, 1); // no IPv4-mapped peers
+                    socket.setOption(IPPROTO_IPV6, IPV6_RECVTCLASS, 1);
+                    socket.setOption(IPPROTO_IPV6, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_DO);
+                    MessageVector.sockaddrIn6(name, 0, high, low, port);
+                }
+                else
+                {
+                    socket.setOption(IPPROTO_IP, IP_RECVTOS, 1);
+                    socket.setOption(IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO);
+                    MessageVector.sockaddrIn(name, 0, address, port);
+                }
+                if ((int)BIND.invokeExact(state, fd, name.address(), nameLength) != 0)
+                {
+                    throw failure("bind(" + socket.addressText() + ":" + port + ")", errno(state));
                 }
                 return socket;
             }
@@ -175,10 +238,28 @@ public final class UdpSocket implements AutoCloseable
         }
     }
 
-    /** @return the bound IPv4 address. */
+    /** @return {@link #AF_INET} or {@link #AF_INET6}. */
+    public int family()
+    {
+        return family;
+    }
+
+    /** @return the bound IPv4 address (0 for an IPv6 socket). */
     public int localAddress()
     {
         return address;
+    }
+
+    /** @return the bound IPv6 address's first 8 bytes (0 for an IPv4 socket). */
+    public long localAddressHigh()
+    {
+        return addressHigh;
+    }
+
+    /** @return the bound IPv6 address's last 8 bytes (0 for an IPv4 socket). */
+    public long localAddressLow()
+    {
+        return addressLow;
     }
 
     /** @return the bound port: the one asked for, or the kernel's pick when 0 was asked for. */
@@ -191,9 +272,9 @@ public final class UdpSocket implements AutoCloseable
         try (Arena temp = Arena.ofConfined())
         {
             final MemorySegment state = temp.allocate(CALL_STATE);
-            final MemorySegment name = temp.allocate(MessageVector.SOCKADDR_IN_LENGTH, 8);
+            final MemorySegment name = temp.allocate(MessageVector.SOCKADDR_IN6_LENGTH, 8);
             final MemorySegment length = temp.allocate(JAVA_INT);
-            length.set(JAVA_INT, 0, MessageVector.SOCKADDR_IN_LENGTH);
+            length.set(JAVA_INT, 0, MessageVector.SOCKADDR_IN6_LENGTH);
             if ((int)GETSOCKNAME.invokeExact(state, fd, name.address(), length.address()) != 0)
             {
                 throw failure("getsockname", errno(state));
@@ -302,7 +383,60 @@ public final class UdpSocket implements AutoCloseable
 
     public String toString()
     {
-        return "UdpSocket{fd=" + fd + ", " + MessageVector.ipv4ToString(address) + ":" + port + '}';
+        return "UdpSocket{fd=" + fd + ", " + addressText() + ":" + port + '}';
+    }
+
+    private String addressText()
+    {
+        return family == AF_INET6 ? "[" + ipv6ToString(addressHigh, addressLow) + "]" : MessageVector.ipv4ToString(address);
+    }
+
+    /** @return RFC 5952 text of an IPv6 address (control path: errors and logs). */
+    static String ipv6ToString(final long high, final long low)
+    {
+        final byte[] bytes = new byte[16];
+        for (int i = 0; i < 8; i++)
+        {
+            bytes[i] = (byte)(high >>> (56 - 8 * i));
+            bytes[i + 8] = (byte)(low >>> (56 - 8 * i));
+        }
+        try
+        {
+            final String text = java.net.InetAddress.getByAddress(bytes).getHostAddress();
+            return compress(text);
+        }
+        catch (final java.net.UnknownHostException ex)
+        {
+            throw new IllegalStateException(ex); // never: 16 bytes are an IPv6 address
+        }
+    }
+
+    // Java writes every group (0:0:0:0:0:0:0:1); RFC 5952 folds the longest run of zero groups into ::
+    private static String compress(final String full)
+    {
+        final String[] groups = full.split(":");
+        int bestStart = -1;
+        int bestLength = 1;
+        for (int i = 0; i < groups.length; )
+        {
+            int j = i;
+            while (j < groups.length && groups[j].equals("0"))
+            {
+                j++;
+            }
+            if (j - i > bestLength)
+            {
+                bestStart = i;
+                bestLength = j - i;
+            }
+            i = j == i ? i + 1 : j;
+        }
+        if (bestStart < 0)
+        {
+            return full;
+        }
+        return String.join(":", java.util.Arrays.copyOfRange(groups, 0, bestStart)) + "::" +
+            String.join(":", java.util.Arrays.copyOfRange(groups, bestStart + bestLength, groups.length));
     }
 
     private boolean trySetOption(final int level, final int name, final int value)

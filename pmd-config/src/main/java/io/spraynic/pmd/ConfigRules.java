@@ -530,7 +530,8 @@ final class ConfigRules
         if (port.kind() == PortKind.UDP)
         {
             final UdpPortArgs udp = UdpPortArgs.of(port);
-            return "udp " + port.device() + ":" + udp.port(); // two planes may share an address on distinct ports
+            // two planes may share an address on distinct ports; the address as parsed, so ::1 and 0::1 are one
+            return "udp " + udp.addressText() + " port " + udp.port();
         }
 
         return port.device();

@@ -193,7 +193,7 @@ final class NicConfigParser
             table.string("device", name) :
             table.requiredString("device", kind == PortKind.PCI ?
                 "must be the PCI address of the port, e.g. \"0000:3b:00.0\"" : kind == PortKind.UDP ?
-                "must be the IPv4 address the port's UDP sockets bind to, e.g. \"127.0.0.1\"" :
+                "must be the IPv4 or IPv6 address the port's UDP sockets bind to, e.g. \"127.0.0.1\" or \"::1\"" :
                 "must be the virtual device to create, e.g. \"net_null0\"");
         final String args = readArgs(table);
         final String peer = table.string("peer", "");

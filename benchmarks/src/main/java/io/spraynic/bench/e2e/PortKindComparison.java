@@ -32,15 +32,18 @@ import java.util.function.UnaryOperator;
  *     <li>{@code net_ring}: a crossed DPDK ring pair, no kernel at all (the reference);</li>
  *     <li>{@code net_af_packet}: each NIC on one end of a veth pair (AF_PACKET sockets);</li>
  *     <li>{@code net_af_xdp}: each NIC on one end of another veth pair (AF_XDP sockets, native XDP on veth);</li>
- *     <li>{@code udp}: kernel UDP sockets on loopback, 127.0.0.1 and 127.0.0.2 (no DPDK for these two NICs).</li>
+ *     <li>{@code udp}: kernel UDP sockets on loopback, 127.0.0.1 and 127.0.0.2 (no DPDK for these two NICs);</li>
+ *     <li>{@code udp6}: the same over IPv6, both NICs on {@code ::1} (loopback's one IPv6 address) on two UDP
+ *     ports, each sending to the other's.</li>
  * </ul>
- * Arguments: {@code AFP_A AFP_B AFX_A AFX_B [bytes] [rounds]}: the veth ends, created beforehand (see
- * {@code benchmarks/port-kinds.sh}, which creates and removes them). Needs root for the veth PMDs. Prints one
+ * Arguments: {@code AFP_A AFP_B AFX_A AFX_B [bytes] [rounds] [kinds]}: the veth ends, created beforehand (see
+ * {@code benchmarks/port-kinds.sh}, which creates and removes them); {@code kinds}, comma-separated, a subset
+ * to run ({@code net_ring} always runs: the reference), e.g. where AF_XDP cannot lock its memory. Needs root for the veth PMDs. Prints one
  * line per transfer and a summary with each kind's median goodput and its ratio to {@code net_ring}.
  */
 public final class PortKindComparison
 {
-    private static final String[] KINDS = {"net_ring", "net_af_packet", "net_af_xdp", "udp"};
+    private static final String[] KINDS = {"net_ring", "net_af_packet", "net_af_xdp", "udp", "udp6"};
 
     private PortKindComparison()
     {
@@ -50,18 +53,32 @@ public final class PortKindComparison
     {
         if (args.length < 4)
         {
-            System.err.println("usage: PortKindComparison AFP_A AFP_B AFX_A AFX_B [bytes] [rounds]");
+            System.err.println("usage: PortKindComparison AFP_A AFP_B AFX_A AFX_B [bytes] [rounds] [kinds]");
             System.exit(2);
         }
         final long bytes = args.length > 4 ? Long.parseLong(args[4]) : 16L << 20;
         final int rounds = args.length > 5 ? Integer.parseInt(args[5]) : 3;
+        final List<String> kinds = new ArrayList<>(List.of(KINDS));
+        if (args.length > 6)
+        {
+            final List<String> chosen = List.of(args[6].split(","));
+            kinds.removeIf(kind -> !kind.equals("net_ring") && !chosen.contains(kind));
+        }
         final List<PortConfig> ports = new ArrayList<>(List.of(
             PortConfig.ringPair("ring_a", "ring_b").withDescriptors(1024, 1024),
-            PortConfig.ringPair("ring_b", "ring_a").withDescriptors(1024, 1024),
-            PortConfig.vdev("afp_a", "net_af_packet0", "iface=" + args[0] + ",qpairs=1").withPromiscuous(true),
-            PortConfig.vdev("afp_b", "net_af_packet1", "iface=" + args[1] + ",qpairs=1").withPromiscuous(true),
-            PortConfig.vdev("afx_a", "net_af_xdp0", "iface=" + args[2] + ",start_queue=0,queue_count=1").withPromiscuous(true),
-            PortConfig.vdev("afx_b", "net_af_xdp1", "iface=" + args[3] + ",start_queue=0,queue_count=1").withPromiscuous(true)));
+            PortConfig.ringPair("ring_b", "ring_a").withDescriptors(1024, 1024)));
+        if (kinds.contains("net_af_packet"))
+        {
+            ports.add(PortConfig.vdev("afp_a", "net_af_packet0", "iface=" + args[0] + ",qpairs=1").withPromiscuous(true));
+            ports.add(PortConfig.vdev("afp_b", "net_af_packet1", "iface=" + args[1] + ",qpairs=1").withPromiscuous(true));
+        }
+        if (kinds.contains("net_af_xdp"))
+        {
+            ports.add(PortConfig.vdev("afx_a", "net_af_xdp0", "iface=" + args[2] + ",start_queue=0,queue_count=1")
+                .withPromiscuous(true));
+            ports.add(PortConfig.vdev("afx_b", "net_af_xdp1", "iface=" + args[3] + ",start_queue=0,queue_count=1")
+                .withPromiscuous(true));
+        }
         final NicConfig config = NicConfig.of(EalConfig.DEFAULT.withFilePrefix("spraynic-kinds-" + ProcessHandle.current().pid())
             .withLogLevels(List.of("lib.eal:warning")), MempoolConfig.DEFAULT.withMbufs(32767), ports);
         final Map<String, List<Double>> gbps = new LinkedHashMap<>();
@@ -72,7 +89,7 @@ public final class PortKindComparison
             {
                 for (final NicConnection.Kind mode : NicConnection.Kind.values())
                 {
-                    for (final String kind : KINDS)
+                    for (final String kind : kinds)
                     {
                         final double rate = transfer(dpdk, kind, mode, bytes, dir.resolve(kind + "-" + mode + "-" + round));
                         gbps.computeIfAbsent(kind + " " + mode.name().toLowerCase(Locale.ROOT), k -> new ArrayList<>()).add(rate);
@@ -122,6 +139,12 @@ public final class PortKindComparison
                     final String ip = "127.0.0." + (h + 1);
                     nics[h] = EmbeddedNic.startOnDpdk(PmdConfigs.preset("udp", Map.of("ip", ip, "port",
                         Integer.toString(udpPort), "peer_port", Integer.toString(udpPort))), nic, counters[h], UnaryOperator.identity());
+                }
+                else if (kind.equals("udp6"))
+                {
+                    nics[h] = EmbeddedNic.startOnDpdk(PmdConfigs.preset("udp", Map.of("ip", "::1", "port",
+                        Integer.toString(udpPort + h), "peer_port", Integer.toString(udpPort + 1 - h))), nic, counters[h],
+                        UnaryOperator.identity());
                 }
                 else
                 {

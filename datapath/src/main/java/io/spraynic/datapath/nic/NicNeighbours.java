@@ -110,22 +110,23 @@ final class NicNeighbours
     /** Sets {@code plane}'s next hop towards {@code high:low} in {@code hops}; see {@link #nextHops}. */
     void nextHop(final int plane, final long high, final long low, final NextHops hops)
     {
+        final InterfaceAddress address = config.addresses[plane];
+        final String peer = InterfaceAddress.text(high, low);
+        if (null != address && InterfaceAddress.isMapped(high, low) == address.isIpv6())
+        {
+            // a socket port too: its frames and sockets are of its address's family only
+            throw new IllegalArgumentException(peer + " is not of the family of plane " + plane + "'s address " + address +
+                ": give the peer's " + (address.isIpv6() ? "IPv6" : "IPv4") + " address on that plane");
+        }
         if (!config.linkLayer)
         {
             hops.high()[plane] = high; // the kernel chooses the route of a socket's datagrams
             hops.low()[plane] = low;
             return;
         }
-        final InterfaceAddress address = config.addresses[plane];
-        final String peer = InterfaceAddress.text(high, low);
         if (null == address)
         {
             throw new IllegalArgumentException("plane " + plane + " has no address: give this NIC one (--ip) before connecting");
-        }
-        if (InterfaceAddress.isMapped(high, low) == address.isIpv6())
-        {
-            throw new IllegalArgumentException(peer + " is not of the family of plane " + plane + "'s address " + address +
-                ": give the peer's " + (address.isIpv6() ? "IPv6" : "IPv4") + " address on that plane");
         }
         final long[] hop = address.nextHop(high, low);
         if (0 == hop[0] && 0 == hop[1])

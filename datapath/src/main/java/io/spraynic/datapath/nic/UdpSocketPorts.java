@@ -4,6 +4,7 @@ import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.port.UdpPortCounters;
 import io.spraynic.datapath.port.UdpSocketPacketPort;
 import io.spraynic.datapath.telemetry.CountersFile;
+import io.spraynic.pmd.InterfaceAddress;
 import io.spraynic.pmd.MempoolConfig;
 import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PortConfig;
@@ -17,8 +18,9 @@ import java.util.function.UnaryOperator;
 /**
  * The ports of a NIC whose pmd-config has only {@code kind = "udp"} ports (control path): one
  * {@link UdpSocketPacketPort} per worker and plane, no EAL, no mempool, no hugepages. Each plane's sockets bind
- * to its port's address, which becomes the plane's IP address; with several workers, each worker's listening
- * socket shares the port ({@code SO_REUSEPORT}).
+ * to its port's address, IPv4 or IPv6, which becomes the plane's IP address; with several workers, each worker's
+ * listening socket shares the port ({@code SO_REUSEPORT}). A plane whose configured address is not its port's
+ * (of the other family, or another address) is refused before any socket opens.
  */
 final class UdpSocketPorts implements AutoCloseable
 {
@@ -35,7 +37,8 @@ final class UdpSocketPorts implements AutoCloseable
      * Opens every worker's socket port of every plane, filling in the planes' addresses (and MACs, {@code 02:00:}
      * and the address) in {@code config} where they are 0.
      *
-     * @throws IllegalArgumentException when a plane's configured address is not its port's bind address.
+     * @throws IllegalArgumentException when a plane's configured address is not its port's bind address (or not of
+     *                                  its family).
      * @throws IllegalStateException when a socket cannot be bound (the errno named).
      */
     static UdpSocketPorts open(final NicConfig nicConfig, final EmbeddedNicConfig config, final CountersFile file,
@@ -51,24 +54,12 @@ final class UdpSocketPorts implements AutoCloseable
             {
                 final PortConfig port = portConfigs.get(p);
                 final UdpPortArgs args = UdpPortArgs.of(port);
-                if (null != config.addresses[p] && config.addresses[p].isIpv6())
-                {
-                    throw new IllegalArgumentException("plane " + p + " has IPv6 address " + config.addresses[p] + " but its " +
-                        "port " + port.name() + " is a udp port, whose sockets carry IPv4 only: give the plane an IPv4 address");
-                }
-                if (config.localIpv4[p] == 0)
-                {
-                    config.localIpv4[p] = args.address(); // loopback allowed: the kernel routes it
-                }
-                else if (config.localIpv4[p] != args.address())
-                {
-                    throw new IllegalArgumentException("plane " + p + " has address " + Wire.ipv4ToString(config.localIpv4[p]) +
-                        " but its udp port " + port.name() + " binds " + port.device() + ": a socket port sends from and " +
-                        "receives on its bind address, so give the plane that address (or bind the port to the plane's)");
-                }
+                planeAddress(config, p, port, args);
                 if (config.localMac[p] == 0)
                 {
-                    config.localMac[p] = 0x0200_0000_0000L | Integer.toUnsignedLong(args.address());
+                    // 02:00 and the address's last 32 bits, as the synthesized frames' source MACs of its peers
+                    config.localMac[p] = 0x0200_0000_0000L | (args.isIpv6() ? args.addressLow() & 0xFFFF_FFFFL :
+                        Integer.toUnsignedLong(args.address()));
                 }
                 final int buffers = Math.max(buffersMin, port.rxDescriptors() + port.txDescriptors());
                 for (int w = 0; w < config.workers; w++)
@@ -76,9 +67,11 @@ final class UdpSocketPorts implements AutoCloseable
                     final String name = port.name() + "/q" + w;
                     final UdpPortCounters portCounters = new UdpPortCounters(file::newCounter, "port " + name + ": ");
                     result.counters.add(portCounters);
-                    final UdpSocketPacketPort socketPort = new UdpSocketPacketPort(name, args.address(), args.port(),
-                        args.peerPort(), args.sourcePorts(), config.workers > 1, frameRoom, buffers, config.localMac[p],
-                        portCounters);
+                    final UdpSocketPacketPort socketPort = args.isIpv6() ?
+                        new UdpSocketPacketPort(name, args.addressHigh(), args.addressLow(), args.port(), args.peerPort(),
+                            args.sourcePorts(), config.workers > 1, frameRoom, buffers, config.localMac[p], portCounters) :
+                        new UdpSocketPacketPort(name, args.address(), args.port(), args.peerPort(), args.sourcePorts(),
+                            config.workers > 1, frameRoom, buffers, config.localMac[p], portCounters);
                     result.opened.add(socketPort);
                     result.ports[w][p] = wrap.apply(socketPort);
                 }
@@ -91,6 +84,41 @@ final class UdpSocketPorts implements AutoCloseable
         {
             result.close();
             throw ex;
+        }
+    }
+
+    /**
+     * Gives plane {@code p} its port's bind address where it has none, else checks that it has that one: a socket
+     * port sends from and receives on its bind address only.
+     */
+    private static void planeAddress(final EmbeddedNicConfig config, final int p, final PortConfig port,
+        final UdpPortArgs args)
+    {
+        final InterfaceAddress given = config.addresses[p];
+        final String fix = ": a socket port sends from and receives on its bind address, so give the plane that " +
+            "address (or bind the port to the plane's)";
+        if (null == given && config.localIpv4[p] == 0)
+        {
+            // loopback allowed: the kernel routes it
+            config.local(p, args.isIpv6() ? InterfaceAddress.ipv6(args.addressHigh(), args.addressLow(), 0, 0, 0) :
+                new InterfaceAddress(args.address(), 0, 0), config.localMac[p]);
+            return;
+        }
+        final boolean givenIpv6 = null != given && given.isIpv6();
+        if (givenIpv6 != args.isIpv6())
+        {
+            throw new IllegalArgumentException("plane " + p + " has " + (givenIpv6 ? "IPv6" : "IPv4") + " address " +
+                (null != given ? given.toString() : Wire.ipv4ToString(config.localIpv4[p])) + " but its udp port " +
+                port.name() + " binds " + (args.isIpv6() ? "IPv6" : "IPv4") + " address " + args.addressText() +
+                ": a plane and its port are of one family" + fix);
+        }
+        final boolean same = args.isIpv6() ? given.ipv6High() == args.addressHigh() && given.ipv6Low() == args.addressLow() :
+            config.localIpv4[p] == args.address();
+        if (!same)
+        {
+            throw new IllegalArgumentException("plane " + p + " has address " + (args.isIpv6() ? given.toString() :
+                Wire.ipv4ToString(config.localIpv4[p])) + " but its udp port " + port.name() + " binds " +
+                args.addressText() + fix);
         }
     }
 

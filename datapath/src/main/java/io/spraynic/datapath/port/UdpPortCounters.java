@@ -19,13 +19,19 @@ public final class UdpPortCounters implements AutoCloseable
         RX_TOO_LONG("rx drops (datagram longer than a buffer)"),
         /** A datagram whose first 12 bytes are no BTH (transport version not 0). */
         RX_NOT_BTH("rx drops (not a BTH: transport version not 0)"),
-        /** A datagram from something other than an IPv4 peer. */
-        RX_NOT_IPV4("rx drops (sender not IPv4)"),
+        /**
+         * A datagram from a sender not of the port's family: not IPv4 on an IPv4 port, not IPv6 (or an
+         * IPv4-mapped IPv6 address) on an IPv6 port.
+         */
+        RX_WRONG_FAMILY("rx drops (sender not of the port's address family)"),
         /** {@code recvmmsg} failed with something other than {@code EAGAIN}. */
         RX_ERROR("rx errors (recvmmsg failed)"),
-        /** The engine's frame is not IPv4 without options / UDP to port 4791, or its lengths disagree. */
-        TX_NOT_IPV4_UDP("tx drops (frame not IPv4/UDP to 4791)"),
-        /** The engine's frame has an IPv4 source other than the address the port's sockets are bound to. */
+        /**
+         * The engine's frame is not IPv4 without options (IPv6 without extension headers on an IPv6 port) / UDP
+         * to port 4791, or its lengths disagree.
+         */
+        TX_NOT_IP_UDP("tx drops (frame not UDP to 4791 over the port's IP family)"),
+        /** The engine's frame has an IP source other than the address the port's sockets are bound to. */
         TX_WRONG_SOURCE("tx drops (source address not the port's)"),
         /** {@code sendmmsg} refused a datagram with something other than {@code EAGAIN}. */
         TX_ERROR("tx drops (sendmmsg refused)");

@@ -11,9 +11,14 @@ import java.util.Arrays;
 
 /**
  * A {@link PacketPort} over kernel UDP sockets: the engine's frames leave as the UDP payloads (BTH onwards) of
- * datagrams to their IPv4 destination, and datagrams arriving on the bound address and port come back as
- * frames with synthesized Ethernet, IPv4 and UDP headers ({@link UdpFrames}), so the same engines run with no
+ * datagrams to their IP destination, and datagrams arriving on the bound address and port come back as
+ * frames with synthesized Ethernet, IP and UDP headers ({@link UdpFrames}), so the same engines run with no
  * DPDK, no root and no hugepages: on any Linux host or container.
+ * <p>
+ * <b>Families.</b> A port is IPv4 or IPv6, as its bind address: an IPv6 port's sockets are {@code AF_INET6}
+ * ({@code IPV6_V6ONLY}), its frames have 62 bytes of Ethernet, IPv6 and UDP headers, as on a DPDK port. A
+ * frame of the other family is dropped and counted on either side ({@link UdpPortCounters.Reason#TX_NOT_IP_UDP},
+ * {@link UdpPortCounters.Reason#RX_WRONG_FAMILY}).
  * <p>
  * <b>Batching.</b> {@code recvmmsg} and {@code sendmmsg} move a whole burst per call; sockets are non-blocking
  * and polled by the worker like a DPDK queue. Buffers are slots of one off-heap segment; nothing is allocated
@@ -60,7 +65,11 @@ public final class UdpSocketPacketPort implements PacketPort
     private static final int NO_SOCKET = -1;
 
     private final String name;
+    private final boolean ipv6;
     private final int address;
+    private final long addressHigh;
+    private final long addressLow;
+    private final int headersLength;
     private final int peerPort;
     private final long localMac;
     private final UdpSocket[] sockets;
@@ -86,7 +95,7 @@ public final class UdpSocketPacketPort implements PacketPort
     private int lastSendErrno;
 
     /**
-     * Opens the port's sockets (control path).
+     * Opens an IPv4 port's sockets (control path).
      *
      * @param name        for logs and counters, e.g. {@code udp0/q0}.
      * @param address     IPv4 address to bind (the plane's address), not 0.
@@ -104,6 +113,26 @@ public final class UdpSocketPacketPort implements PacketPort
         final int sourcePorts, final boolean reusePort, final int frameRoom, final int buffers, final long localMac,
         final UdpPortCounters counters)
     {
+        this(name, false, address, 0, 0, port, peerPort, sourcePorts, reusePort, frameRoom, buffers, localMac, counters);
+    }
+
+    /**
+     * Opens an IPv6 port's sockets (control path): as the IPv4 constructor, bound to {@code [addressHigh:addressLow]}
+     * (not {@code ::}, link-local or IPv4-mapped).
+     */
+    public UdpSocketPacketPort(final String name, final long addressHigh, final long addressLow, final int port,
+        final int peerPort, final int sourcePorts, final boolean reusePort, final int frameRoom, final int buffers,
+        final long localMac, final UdpPortCounters counters)
+    {
+        this(name, true, 0, addressHigh, addressLow, port, peerPort, sourcePorts, reusePort, frameRoom, buffers, localMac,
+            counters);
+    }
+
+    private UdpSocketPacketPort(final String name, final boolean ipv6, final int address, final long addressHigh,
+        final long addressLow, final int port, final int peerPort, final int sourcePorts, final boolean reusePort,
+        final int frameRoom, final int buffers, final long localMac, final UdpPortCounters counters)
+    {
+        final int headers = ipv6 ? UdpFrames.IPV6_HEADERS_LENGTH : UdpFrames.HEADERS_LENGTH;
         if (sourcePorts < 1 || sourcePorts > MAX_SOURCE_PORTS)
         {
             throw new IllegalArgumentException("source ports " + sourcePorts + " must be 1 to " + MAX_SOURCE_PORTS);
@@ -112,17 +141,21 @@ public final class UdpSocketPacketPort implements PacketPort
         {
             throw new IllegalArgumentException("UDP ports must be 1 to 65535, not " + port + " and " + peerPort);
         }
-        if (frameRoom < UdpFrames.HEADERS_LENGTH + UdpFrames.MIN_PAYLOAD_LENGTH || frameRoom > 65535)
+        if (frameRoom < headers + UdpFrames.MIN_PAYLOAD_LENGTH || frameRoom > 65535)
         {
             throw new IllegalArgumentException("frame room " + frameRoom + " must be " +
-                (UdpFrames.HEADERS_LENGTH + UdpFrames.MIN_PAYLOAD_LENGTH) + " to 65535 bytes");
+                (headers + UdpFrames.MIN_PAYLOAD_LENGTH) + " to 65535 bytes");
         }
         if (buffers < 2 * MAX_BURST || buffers > 1 << 20)
         {
             throw new IllegalArgumentException("buffers " + buffers + " must be " + 2 * MAX_BURST + " to " + (1 << 20));
         }
         this.name = name;
+        this.ipv6 = ipv6;
         this.address = address;
+        this.addressHigh = addressHigh;
+        this.addressLow = addressLow;
+        this.headersLength = headers;
         this.peerPort = peerPort;
         this.localMac = localMac;
         this.counters = counters;
@@ -133,7 +166,10 @@ public final class UdpSocketPacketPort implements PacketPort
         {
             for (int i = 0; i < sourcePorts; i++)
             {
-                sockets[i] = UdpSocket.openIpv4(address, i == 0 ? port : 0, i == 0 && reusePort, SOCKET_BUFFER_BYTES);
+                final int bindPort = i == 0 ? port : 0;
+                final boolean share = i == 0 && reusePort;
+                sockets[i] = ipv6 ? UdpSocket.openIpv6(addressHigh, addressLow, bindPort, share, SOCKET_BUFFER_BYTES) :
+                    UdpSocket.openIpv4(address, bindPort, share, SOCKET_BUFFER_BYTES);
                 socketPorts[i] = sockets[i].localPort();
             }
         }
@@ -165,6 +201,18 @@ public final class UdpSocketPacketPort implements PacketPort
     public String name()
     {
         return name;
+    }
+
+    /** @return true for an IPv6 port. */
+    public boolean isIpv6()
+    {
+        return ipv6;
+    }
+
+    /** @return bytes of headers in front of a datagram's payload in a frame: 42 (IPv4) or 62 (IPv6). */
+    public int headersLength()
+    {
+        return headersLength;
     }
 
     /** @return the ports the sockets are bound to, the listening port first: the source ports frames leave with. */
@@ -202,12 +250,12 @@ public final class UdpSocketPacketPort implements PacketPort
         {
             return 0;
         }
-        final int payloadRoom = slotSize - UdpFrames.HEADERS_LENGTH;
+        final int payloadRoom = slotSize - headersLength;
         for (int i = 0; i < want; i++)
         {
             final int slot = freeSlots[--freeCount];
             rxSlots[i] = slot;
-            rx.prepareReceive(i, buffersAddress + slotOffset(slot) + UdpFrames.HEADERS_LENGTH, payloadRoom);
+            rx.prepareReceive(i, buffersAddress + slotOffset(slot) + headersLength, payloadRoom);
         }
         int n = sockets[0].receive(rx, want);
         if (n < 0)
@@ -264,21 +312,46 @@ public final class UdpSocketPacketPort implements PacketPort
         {
             return UdpPortCounters.Reason.RX_SHORT;
         }
-        final int source = rx.sourceAddress(message);
-        if (0 == source)
-        {
-            return UdpPortCounters.Reason.RX_NOT_IPV4;
-        }
         final long frame = slotOffset(slot);
-        if (BaseTransportHeader.tver(buffers, frame + UdpFrames.HEADERS_LENGTH) != 0)
+        if (ipv6)
         {
-            return UdpPortCounters.Reason.RX_NOT_BTH;
+            final long sourceHigh = rx.sourceAddressHigh(message);
+            final long sourceLow = rx.sourceAddressLow(message);
+            // V6ONLY keeps IPv4 away; an IPv4-mapped sender is refused all the same, as a plane of one family
+            if (rx.sourceFamily(message) != UdpSocket.AF_INET6 || isIpv4Mapped(sourceHigh, sourceLow))
+            {
+                return UdpPortCounters.Reason.RX_WRONG_FAMILY;
+            }
+            if (BaseTransportHeader.tver(buffers, frame + headersLength) != 0)
+            {
+                return UdpPortCounters.Reason.RX_NOT_BTH;
+            }
+            final int trafficClass = rx.receivedTos(message);
+            lengths[slot] = UdpFrames.synthesizeIpv6(buffers, frame, length, localMac, sourceHigh, sourceLow,
+                rx.sourcePort(message), addressHigh, addressLow, trafficClass < 0 ? 0 : trafficClass);
         }
-        final int tos = rx.receivedTos(message);
-        lengths[slot] = UdpFrames.synthesize(buffers, frame, length, localMac, source, rx.sourcePort(message), address,
-            tos < 0 ? 0 : tos);
+        else
+        {
+            final int source = rx.sourceAddress(message);
+            if (0 == source)
+            {
+                return UdpPortCounters.Reason.RX_WRONG_FAMILY;
+            }
+            if (BaseTransportHeader.tver(buffers, frame + headersLength) != 0)
+            {
+                return UdpPortCounters.Reason.RX_NOT_BTH;
+            }
+            final int tos = rx.receivedTos(message);
+            lengths[slot] = UdpFrames.synthesize(buffers, frame, length, localMac, source, rx.sourcePort(message), address,
+                tos < 0 ? 0 : tos);
+        }
         slotSockets[slot] = NO_SOCKET;
         return null;
+    }
+
+    private static boolean isIpv4Mapped(final long high, final long low)
+    {
+        return high == 0 && (low >>> 32) == 0xFFFFL;
     }
 
     public boolean allocate(final PacketBurst burst, final int count)
@@ -305,7 +378,7 @@ public final class UdpSocketPacketPort implements PacketPort
 
     /**
      * Sends the burst's frames, grouped by socket into one {@code sendmmsg} each. Frames the port refuses
-     * (not IPv4/UDP, wrong source, refused by the kernel) count as taken: dropped and counted, like a NIC's
+     * (not UDP over the port's IP family, wrong source, refused by the kernel) count as taken: dropped and counted, like a NIC's
      * TX errors. Frames a full send buffer could not take stay at the burst's front.
      *
      * @return frames taken: sent or dropped.
@@ -354,9 +427,18 @@ public final class UdpSocketPacketPort implements PacketPort
                 final int message = groupStart[socket] + groupFill[socket]++;
                 packetOf[message] = i;
                 final long frame = slotOffset(b.slotUnchecked(i));
-                final int payload = lengths[b.slotUnchecked(i)] - UdpFrames.HEADERS_LENGTH;
-                tx.prepareSend(message, buffersAddress + frame + UdpFrames.HEADERS_LENGTH, payload,
-                    UdpFrames.destinationAddress(buffers, frame), peerPort, UdpFrames.tos(buffers, frame));
+                final int payload = lengths[b.slotUnchecked(i)] - headersLength;
+                final long payloadAddress = buffersAddress + frame + headersLength;
+                if (ipv6)
+                {
+                    tx.prepareSendIpv6(message, payloadAddress, payload, UdpFrames.destinationHighIpv6(buffers, frame),
+                        UdpFrames.destinationLowIpv6(buffers, frame), peerPort, UdpFrames.trafficClassIpv6(buffers, frame));
+                }
+                else
+                {
+                    tx.prepareSend(message, payloadAddress, payload, UdpFrames.destinationAddress(buffers, frame), peerPort,
+                        UdpFrames.tos(buffers, frame));
+                }
             }
         }
         int sent = 0;
@@ -400,16 +482,26 @@ public final class UdpSocketPacketPort implements PacketPort
         }
         final long frame = slotOffset(slot);
         final int length = lengths[slot];
-        final int socket = length >= UdpFrames.HEADERS_LENGTH ?
-            UdpFrames.sourcePort(buffers, frame) % sockets.length : 0;
-        final int payload = UdpFrames.canonicalizeForSend(buffers, frame, length, address, socketPorts[socket], icrc);
+        final int socket;
+        final int payload;
+        if (ipv6)
+        {
+            socket = length >= headersLength ? UdpFrames.sourcePortIpv6(buffers, frame) % sockets.length : 0;
+            payload = UdpFrames.canonicalizeIpv6ForSend(buffers, frame, length, addressHigh, addressLow,
+                socketPorts[socket], icrc);
+        }
+        else
+        {
+            socket = length >= headersLength ? UdpFrames.sourcePort(buffers, frame) % sockets.length : 0;
+            payload = UdpFrames.canonicalizeForSend(buffers, frame, length, address, socketPorts[socket], icrc);
+        }
         if (payload < 0)
         {
             counters.drop(payload == UdpFrames.WRONG_SOURCE ?
-                UdpPortCounters.Reason.TX_WRONG_SOURCE : UdpPortCounters.Reason.TX_NOT_IPV4_UDP);
+                UdpPortCounters.Reason.TX_WRONG_SOURCE : UdpPortCounters.Reason.TX_NOT_IP_UDP);
             return NO_SOCKET;
         }
-        lengths[slot] = UdpFrames.HEADERS_LENGTH + payload;
+        lengths[slot] = headersLength + payload;
         slotSockets[slot] = socket;
         return socket;
     }

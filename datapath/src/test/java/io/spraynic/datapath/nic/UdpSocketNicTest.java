@@ -35,6 +35,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Two embedded NICs in one JVM on kernel UDP sockets over loopback (NIC h's plane p at 127.1p.0.h+1), brought up
  * from {@code kind = "udp"} pmd-configs as {@code spraynic nic} does: no EAL, no hugepages, no root; verified
  * spray (with loss) and RoCEv2 transfers, and CE marks carried through the kernel to the receiving engine.
+ * <p>
+ * The same over IPv6 on {@code ::1}, the one IPv6 loopback address: both NICs have it on both planes, told apart
+ * by their UDP ports (NIC h's plane p listens on {@code udpPort + 2h + p} and sends to the other's), so their
+ * engines see 62-byte Ethernet/IPv6/UDP frames as on a DPDK port.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class UdpSocketNicTest
@@ -45,10 +49,17 @@ class UdpSocketNicTest
     Path dir;
 
     private final int udpPort = 20_000 + new SplittableRandom().nextInt(40_000);
+    private boolean ipv6;
 
-    private static String address(final int nic, final int plane)
+    private String address(final int nic, final int plane)
     {
-        return "127." + (10 + plane) + ".0." + (nic + 1);
+        return ipv6 ? "::1" : "127." + (10 + plane) + ".0." + (nic + 1);
+    }
+
+    /** @return the UDP port NIC {@code nic} listens on, on {@code plane}: one for all on IPv4 (distinct addresses). */
+    private int listenPort(final int nic, final int plane)
+    {
+        return ipv6 ? udpPort + 2 * nic + plane : udpPort;
     }
 
     private NicConfig pmdConfig(final int nic)
@@ -57,7 +68,8 @@ class UdpSocketNicTest
         for (int p = 0; p < PLANES; p++)
         {
             toml.append("[[port]]\nname = \"udp").append(p).append("\"\nkind = \"udp\"\ndevice = \"").append(address(nic, p))
-                .append("\"\nargs = { port = \"").append(udpPort).append("\", peer_port = \"").append(udpPort)
+                .append("\"\nargs = { port = \"").append(listenPort(nic, p)).append("\", peer_port = \"")
+                .append(listenPort(1 - nic, p))
                 .append("\", source_ports = \"8\" }\n");
         }
         return NicConfig.parse(toml.toString(), "udp-nic-" + nic);
@@ -67,7 +79,10 @@ class UdpSocketNicTest
         final UnaryOperator<PacketPort> wrap)
     {
         final EmbeddedNicConfig config = new EmbeddedNicConfig().mode(mode).workers(1).planes(PLANES)
-            .connections(8, 4, 1024).sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig);
+            .connections(8, 4, 1024).sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig)
+            // RC fails after 8 time-outs without progress: 67 ms each by default, less than a loaded CI host (two
+            // NICs' threads on two shared cores) may starve a poll thread; 1 s each here, as TransferUdpTest does
+            .rocevRetry(io.spraynic.datapath.transport.rocev2.RcConnectionAttributes.ackTimeoutNanos(18), 7);
         return EmbeddedNic.startOnDpdk(pmdConfig(nic), config, counters, wrap);
     }
 
@@ -107,7 +122,8 @@ class UdpSocketNicTest
                 });
                 for (int p = 0; p < PLANES; p++)
                 {
-                    assertEquals(io.spraynic.datapath.wire.Wire.parseIpv4(address(h, p)), nics[h].localIpv4(p));
+                    assertEquals(ipv6 ? 0 : io.spraynic.datapath.wire.Wire.parseIpv4(address(h, p)), nics[h].localIpv4(p));
+                    assertEquals(address(h, p), nics[h].localAddressText(p));
                 }
             }
             assertNoDpdkLoaded();
@@ -158,10 +174,10 @@ class UdpSocketNicTest
     {
         final int each = 200;
         final java.net.InetSocketAddress target = new java.net.InetSocketAddress(
-            java.net.InetAddress.getByName(address(1, 0)), udpPort);
+            java.net.InetAddress.getByName(address(1, 0)), listenPort(1, 0));
         final SplittableRandom random = new SplittableRandom(11);
         try (java.net.DatagramSocket attacker = new java.net.DatagramSocket(
-            new java.net.InetSocketAddress(java.net.InetAddress.getByName("127.0.0.99"), 0)))
+            new java.net.InetSocketAddress(java.net.InetAddress.getByName(ipv6 ? "::1" : "127.0.0.99"), 0)))
         {
             final byte[] bytes = new byte[1500];
             for (int i = 0; i < each; i++)
@@ -208,6 +224,79 @@ class UdpSocketNicTest
     void shouldTransferVerifiedRocev2BothWaysOverUdpSockets() throws Exception
     {
         transfer(NicConnection.Kind.ROCEV2, 0);
+    }
+
+    @Test
+    void shouldTransferVerifiedSprayBothWaysOverIpv6UdpSocketsWithOnePercentLoss() throws Exception
+    {
+        ipv6 = true;
+        transfer(NicConnection.Kind.SPRAY, 0.01);
+    }
+
+    @Test
+    void shouldTransferVerifiedRocev2BothWaysOverIpv6UdpSockets() throws Exception
+    {
+        ipv6 = true;
+        transfer(NicConnection.Kind.ROCEV2, 0);
+    }
+
+    /** {@link #shouldCountHostileDatagramsByReasonAndStillTransferVerified} on ::1, the attacker a third socket. */
+    @Test
+    void shouldCountHostileIpv6DatagramsByReasonAndStillTransferVerified() throws Exception
+    {
+        ipv6 = true;
+        transfer(NicConnection.Kind.SPRAY, 0, true);
+    }
+
+    /**
+     * A plane and its port are of one family: an IPv6 plane address on an IPv4 port, or the other way round, is
+     * refused before any socket opens, naming both; an IPv6 NIC asked to connect to an IPv4 peer refuses it too.
+     */
+    @Test
+    void shouldRefuseMixedAddressFamiliesClearly() throws Exception
+    {
+        try (CountersFile counters = CountersFile.create(dir, "udp-mixed", 8192))
+        {
+            final EmbeddedNicConfig ipv6Plane = new EmbeddedNicConfig().mode(NicConnection.Kind.SPRAY).planes(PLANES)
+                .sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig);
+            for (int p = 0; p < PLANES; p++)
+            {
+                ipv6Plane.local(p, io.spraynic.pmd.InterfaceAddress.parse("fd00:1::" + (p + 1), ""), 0);
+            }
+            final IllegalArgumentException v6OnV4 = org.junit.jupiter.api.Assertions.assertThrows(
+                IllegalArgumentException.class, () -> EmbeddedNic.startOnDpdk(pmdConfig(0), ipv6Plane, counters,
+                    UnaryOperator.identity()));
+            assertTrue(v6OnV4.getMessage().contains("IPv6 address fd00:1::1") &&
+                v6OnV4.getMessage().contains("binds IPv4 address 127.10.0.1") && v6OnV4.getMessage().contains("one family"),
+                v6OnV4.getMessage());
+
+            ipv6 = true;
+            final EmbeddedNicConfig ipv4Plane = new EmbeddedNicConfig().mode(NicConnection.Kind.SPRAY).planes(PLANES)
+                .sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig);
+            for (int p = 0; p < PLANES; p++)
+            {
+                ipv4Plane.local(p, 0x7F00_0001, 0);
+            }
+            final IllegalArgumentException v4OnV6 = org.junit.jupiter.api.Assertions.assertThrows(
+                IllegalArgumentException.class, () -> EmbeddedNic.startOnDpdk(pmdConfig(0), ipv4Plane, counters,
+                    UnaryOperator.identity()));
+            assertTrue(v4OnV6.getMessage().contains("IPv4 address 127.0.0.1") &&
+                v4OnV6.getMessage().contains("binds IPv6 address ::1"), v4OnV6.getMessage());
+
+            final EmbeddedNic nic = start(0, NicConnection.Kind.SPRAY, counters, UnaryOperator.identity());
+            try
+            {
+                final IllegalArgumentException v4Peer = org.junit.jupiter.api.Assertions.assertThrows(
+                    IllegalArgumentException.class, () -> nic.connect(new int[]{0x7F00_0002, 0x7F00_0002},
+                        Duration.ofSeconds(2)));
+                assertTrue(v4Peer.getMessage().contains("127.0.0.2 is not of the family of plane 0's address ::1"),
+                    v4Peer.getMessage());
+            }
+            finally
+            {
+                nic.close();
+            }
+        }
     }
 
     @Test

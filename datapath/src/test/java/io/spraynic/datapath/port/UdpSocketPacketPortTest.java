@@ -267,7 +267,7 @@ class UdpSocketPacketPortTest
         final UdpPortCounters c = a.counters();
         assertEquals(1, c.drops(UdpPortCounters.Reason.TX_WRONG_SOURCE));
         assertEquals(1, c.drops(UdpPortCounters.Reason.TX_ERROR));
-        assertEquals(1, c.drops(UdpPortCounters.Reason.TX_NOT_IPV4_UDP));
+        assertEquals(1, c.drops(UdpPortCounters.Reason.TX_NOT_IP_UDP));
         assertEquals(1, c.txDatagrams());
         assertTrue(a.lastSendErrno() > 0);
         assertEquals(1024, a.freeBuffers());
@@ -292,5 +292,208 @@ class UdpSocketPacketPortTest
         assertTrue(notLocal.getMessage().contains("bind"), notLocal.getMessage());
         assertThrows(IllegalArgumentException.class, () -> new UdpSocketPacketPort("e", A, udpPort + 1, udpPort, 0, false,
             FRAME_ROOM, 1024, 0, new UdpPortCounters(counters(), "e: ")));
+    }
+
+    /** {@code ::1}: the one IPv6 address every host's loopback has. */
+    private static final long LOOPBACK6_LOW = 1;
+    private static final InetAddress LOOPBACK6 = ipv6Loopback();
+
+    private static InetAddress ipv6Loopback()
+    {
+        try
+        {
+            return InetAddress.getByAddress(new byte[]{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1});
+        }
+        catch (final java.net.UnknownHostException ex)
+        {
+            throw new IllegalStateException(ex); // never: 16 bytes are an IPv6 address
+        }
+    }
+
+    /** Two IPv6 ports on ::1, a on {@code udpPort + 1} sending to b on {@code udpPort + 2}. */
+    private UdpSocketPacketPort[] ipv6Pair()
+    {
+        final UdpSocketPacketPort sender = new UdpSocketPacketPort("a6", 0, LOOPBACK6_LOW, udpPort + 1, udpPort + 2, 8, false,
+            FRAME_ROOM, 1024, 0x0200_0000_0001L, new UdpPortCounters(counters(), "a6: "));
+        try
+        {
+            return new UdpSocketPacketPort[]{sender, new UdpSocketPacketPort("b6", 0, LOOPBACK6_LOW, udpPort + 2,
+                udpPort + 1, 8, false, FRAME_ROOM, 1024, 0x0200_0000_0001L, new UdpPortCounters(counters(), "b6: "))};
+        }
+        catch (final RuntimeException ex)
+        {
+            sender.close();
+            throw ex;
+        }
+    }
+
+    private static RoceFrameWriter writer6(final long sourceLow, final long destinationLow)
+    {
+        return new RoceFrameWriter().ethernet(0x0200_0000_00AAL, 0x0200_0000_00BBL).ipv6(0, sourceLow, 0, destinationLow)
+            .flowLabel(0x12345).ttl(9).opcode(Opcode.RC_SEND_ONLY).destQp(0x99);
+    }
+
+    @Test
+    void shouldCarryAnIpv6BurstWithEcnAcrossEveryoneOfItsSourcePortsAsFramesOfSixtyTwoByteHeadersWithAValidIcrc()
+    {
+        final UdpSocketPacketPort[] pair = ipv6Pair();
+        final UdpSocketPacketPort a6 = pair[0];
+        final UdpSocketPacketPort b6 = pair[1];
+        try
+        {
+            assertTrue(a6.isIpv6());
+            assertEquals(62, a6.headersLength());
+            final PacketBurst tx = a6.newBurst(32);
+            final PacketBurst rx = b6.newBurst(32);
+            assertTrue(a6.allocate(tx, 32));
+            for (int i = 0; i < 32; i++)
+            {
+                tx.length(i, writer6(1, 1).udpSourcePort(49_152 + i).ecn(i % 4).psn(i).writeFrame(tx.memory(), tx.offset(i),
+                    100 + i));
+            }
+            assertEquals(32, a6.transmit(tx));
+            assertEquals(32, receive(b6, rx, 32));
+
+            final RoceParser parser = new RoceParser(new ParseCounters());
+            final RoceFrame frame = new RoceFrame();
+            final Set<Integer> sourcePorts = new HashSet<>();
+            for (int i = 0; i < 32; i++)
+            {
+                assertEquals(FrameClass.ROCE, parser.parse(rx.memory(), rx.offset(i), rx.length(i), frame), frame.toString());
+                assertTrue(frame.icrcValid());
+                assertEquals(6, frame.ipVersion());
+                assertEquals(62 + 12 + 100 + frame.psn() + frame.padCount() + 4, rx.length(i));
+                assertEquals(frame.psn() % 4, frame.ecn(), "the traffic class travels with each datagram, CE included");
+                assertEquals(0, frame.ipv6SourceHigh());
+                assertEquals(1, frame.ipv6SourceLow());
+                sourcePorts.add(frame.udpSourcePort());
+            }
+            final Set<Integer> expected = new HashSet<>();
+            for (final int port : a6.sourcePorts())
+            {
+                expected.add(port);
+            }
+            assertEquals(expected, sourcePorts, "32 consecutive engine source ports spread over all 8 sockets");
+            b6.release(rx);
+            assertEquals(32, a6.counters().txDatagrams());
+            assertEquals(32, b6.counters().rxDatagrams());
+            assertEquals(1024, b6.freeBuffers());
+        }
+        finally
+        {
+            pair[0].close();
+            pair[1].close();
+        }
+    }
+
+    @Test
+    void shouldDropIpv4FramesAndForeignSourcesOnAnIpv6PortCounted()
+    {
+        final UdpSocketPacketPort[] pair = ipv6Pair();
+        final UdpSocketPacketPort a6 = pair[0];
+        try
+        {
+            final PacketBurst tx = a6.newBurst(8);
+            assertTrue(a6.allocate(tx, 3));
+            tx.length(0, writer(A, B).writeFrame(tx.memory(), tx.offset(0), 10)); // IPv4 on an IPv6 port
+            tx.length(1, writer6(2, 1).writeFrame(tx.memory(), tx.offset(1), 10)); // ::2 is not the port's address
+            tx.length(2, writer6(1, 1).psn(3).writeFrame(tx.memory(), tx.offset(2), 10));
+            assertEquals(3, a6.transmit(tx));
+            assertEquals(1, a6.counters().drops(UdpPortCounters.Reason.TX_NOT_IP_UDP));
+            assertEquals(1, a6.counters().drops(UdpPortCounters.Reason.TX_WRONG_SOURCE));
+            assertEquals(1, a6.counters().txDatagrams());
+            assertEquals(1024, a6.freeBuffers());
+
+            // and an IPv4 port refuses the IPv6 frame
+            final PacketBurst tx4 = a.newBurst(8);
+            assertTrue(a.allocate(tx4, 1));
+            tx4.length(0, writer6(1, 1).writeFrame(tx4.memory(), tx4.offset(0), 10));
+            assertEquals(1, a.transmit(tx4));
+            assertEquals(1, a.counters().drops(UdpPortCounters.Reason.TX_NOT_IP_UDP));
+        }
+        finally
+        {
+            pair[0].close();
+            pair[1].close();
+        }
+    }
+
+    /**
+     * A third socket on ::1 throws what an attacker would at an IPv6 port: empty, truncated, over-long and non-BTH
+     * datagrams, random bytes past the port's checks, and an IPv4 socket tries the same port number on 127.0.0.1
+     * (V6ONLY: it never reaches the IPv6 socket). Each is counted by reason, no buffer is lost, and a genuine frame
+     * from the attacker's socket still arrives with a valid ICRC.
+     */
+    @Test
+    void shouldCountHostileIpv6DatagramsAsDropsByReasonAndKeepReceiving() throws Exception
+    {
+        final UdpSocketPacketPort[] pair = ipv6Pair();
+        final UdpSocketPacketPort b6 = pair[1];
+        try
+        {
+            final PacketBurst rx = b6.newBurst(32);
+            final InetSocketAddress target = new InetSocketAddress(LOOPBACK6, udpPort + 2);
+            try (DatagramSocket attacker = new DatagramSocket(new InetSocketAddress(LOOPBACK6, 0));
+                DatagramSocket ipv4 = new DatagramSocket(new InetSocketAddress(InetAddress.getByName("127.0.0.3"), 0)))
+            {
+                final SplittableRandom random = new SplittableRandom(7);
+                final byte[] noise = new byte[3000];
+                random.nextBytes(noise);
+                noise[1] = 0;
+                ipv4.send(new DatagramPacket(noise, 100, new InetSocketAddress(InetAddress.getByName("127.0.0.1"),
+                    udpPort + 2))); // nobody on 127.0.0.1 there: the IPv6 socket is V6ONLY
+                attacker.send(new DatagramPacket(noise, 0, target));
+                attacker.send(new DatagramPacket(noise, 15, target));
+                attacker.send(new DatagramPacket(noise, 2000, target)); // longer than a buffer
+                final byte[] badVersion = noise.clone();
+                badVersion[1] = 0x05;
+                attacker.send(new DatagramPacket(badVersion, 40, target));
+                attacker.send(new DatagramPacket(noise, 500, target)); // random bytes past the port's checks
+
+                final MemorySegment frame = Arena.ofAuto().allocate(2048, 64);
+                final int length = writer6(1, 1).udpSourcePort(50_000).psn(5).writeFrame(frame, 0, 64);
+                final int payload = UdpFrames.canonicalizeIpv6ForSend(frame, 0, length, 0, 1, attacker.getLocalPort(),
+                    new Icrc());
+                attacker.setTrafficClass(0x03);
+                attacker.send(new DatagramPacket(frame.asSlice(UdpFrames.IPV6_HEADERS_LENGTH, payload)
+                    .toArray(ValueLayout.JAVA_BYTE), payload, target));
+            }
+            assertEquals(2, receive(b6, rx, 2), "the random 500 bytes and the genuine frame");
+            final UdpPortCounters c = b6.counters();
+            assertEquals(2, c.drops(UdpPortCounters.Reason.RX_SHORT));
+            assertEquals(1, c.drops(UdpPortCounters.Reason.RX_TOO_LONG));
+            assertEquals(1, c.drops(UdpPortCounters.Reason.RX_NOT_BTH));
+            assertEquals(0, c.drops(UdpPortCounters.Reason.RX_WRONG_FAMILY), "no IPv4 datagram reached the IPv6 socket");
+
+            final RoceParser parser = new RoceParser(new ParseCounters());
+            final RoceFrame parsed = new RoceFrame();
+            assertEquals(FrameClass.MALFORMED, parser.parse(rx.memory(), rx.offset(0), rx.length(0), parsed));
+            assertEquals(FrameClass.ROCE, parser.parse(rx.memory(), rx.offset(1), rx.length(1), parsed), parsed.toString());
+            assertTrue(parsed.icrcValid());
+            assertEquals(3, parsed.ecn(), "CE set by the sending socket's traffic class arrives");
+            b6.release(rx);
+            assertEquals(1024, b6.freeBuffers(), "every dropped datagram's buffer is back");
+        }
+        finally
+        {
+            pair[0].close();
+            pair[1].close();
+        }
+    }
+
+    @Test
+    void shouldRefuseIpv6AddressesAPortCannotBind()
+    {
+        final UdpPortCounters c = new UdpPortCounters(counters(), "x: ");
+        for (final long[] address : new long[][]{{0, 0}, {0xFE80_0000_0000_0000L, 1}, {0, 0x0000_FFFF_7F00_0001L}})
+        {
+            assertThrows(IllegalArgumentException.class, () -> new UdpSocketPacketPort("x", address[0], address[1], udpPort,
+                udpPort, 1, false, FRAME_ROOM, 1024, 0, c), java.util.Arrays.toString(address));
+        }
+        final IllegalStateException notLocal = assertThrows(IllegalStateException.class, () -> new UdpSocketPacketPort("x",
+            0xFD00_0000_0000_0000L, 0x99, udpPort, udpPort, 1, false, FRAME_ROOM, 1024, 0, c));
+        assertTrue(notLocal.getMessage().contains("bind([fd00::99]"), notLocal.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> new UdpSocketPacketPort("x", 0, 1, udpPort, udpPort, 1, false,
+            61 + UdpFrames.MIN_PAYLOAD_LENGTH, 1024, 0, c), "room for 62 bytes of headers");
     }
 }
