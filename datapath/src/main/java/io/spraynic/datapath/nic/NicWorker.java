@@ -16,6 +16,7 @@ import io.spraynic.datapath.wire.FrameClass;
 import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.datapath.wire.RoceFrame;
 import io.spraynic.datapath.wire.RoceParser;
+import org.agrona.BufferUtil;
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
@@ -132,9 +133,10 @@ public final class NicWorker implements Agent
         /** @return counters in memory of this process only, read through the worker (a lone worker's default). */
         public static WorkerCounters unpublished()
         {
+            // direct and aligned: counters are written with ordered stores, which need 8-byte alignment
             final CountersManager manager = new CountersManager(
-                new UnsafeBuffer(new byte[COUNT * CountersReader.METADATA_LENGTH]),
-                new UnsafeBuffer(new byte[COUNT * CountersReader.COUNTER_LENGTH]));
+                new UnsafeBuffer(BufferUtil.allocateDirectAligned(COUNT * CountersReader.METADATA_LENGTH, 64)),
+                new UnsafeBuffer(BufferUtil.allocateDirectAligned(COUNT * CountersReader.COUNTER_LENGTH, 64)));
             return new WorkerCounters(manager.newCounter("rx frames"), manager.newCounter("steered out"),
                 manager.newCounter("steered in"), manager.newCounter("steering drops"),
                 manager.newCounter("work requests with unknown lkey"), manager.newCounter("control commands"),
