@@ -21,11 +21,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A NIC worker ({@link io.spraynic.datapath.nic.NicWorker}) whose RoCEv2 engine throws, on a frame and on a tick: the memory behind a registered
- * region is freed under it (its arena closed, so every access throws {@link IllegalStateException}), a
- * realistic bug of an application that deregisters too late. Each throw is caught and counted by reason, the
- * worker goes on, every receive buffer goes back to its pool, and a second QP pair on the same agents carries
- * a transfer checked byte for byte while the first one keeps failing.
+ * A NIC worker ({@link io.spraynic.datapath.nic.NicWorker}) whose RoCEv2 engine throws, on a frame and on a tick:
+ * the memory behind a registered region is freed under it (its arena closed, so every access throws
+ * {@link IllegalStateException}), a realistic bug of an application that deregisters too late. Each throw is
+ * caught and counted by reason, the worker goes on, every receive buffer goes back to its pool, and a second QP
+ * pair on the same workers carries a transfer checked byte for byte while the first one keeps failing.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RcAgentFaultIsolationTest
