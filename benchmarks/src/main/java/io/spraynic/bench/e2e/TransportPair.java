@@ -1,6 +1,7 @@
 package io.spraynic.bench.e2e;
 
 import io.spraynic.bench.OptionEnums;
+import io.spraynic.datapath.nic.NicWorker;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.port.PortFrameSink;
 import io.spraynic.datapath.transport.rocev2.PathMtu;
@@ -9,29 +10,26 @@ import io.spraynic.datapath.transport.rocev2.RcCounters;
 import io.spraynic.datapath.transport.rocev2.RcEngine;
 import io.spraynic.datapath.transport.rocev2.RcEngineConfig;
 import io.spraynic.datapath.transport.rocev2.RcQueuePair;
-import io.spraynic.datapath.transport.rocev2.RoceTransportAgent;
 import io.spraynic.datapath.transport.spray.SprayConfig;
 import io.spraynic.datapath.transport.spray.SprayConnection;
 import io.spraynic.datapath.transport.spray.SprayConnectionConfig;
 import io.spraynic.datapath.transport.spray.SprayCounters;
 import io.spraynic.datapath.transport.spray.SprayEngine;
-import io.spraynic.datapath.transport.spray.SprayTransportAgent;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.ProtectionDomain;
 import io.spraynic.datapath.verbs.ReceiveWorkRequest;
 import io.spraynic.datapath.verbs.SendWorkRequest;
-import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.pmd.MempoolConfig;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.SystemNanoClock;
 
 /**
  * Two endpoints of one transport, A and B, each on its own packet port (one side of a crossed
- * {@code net_ring} pair): the real engines and transport agents, connected without a fabric or a handshake,
- * as {@code FabricDemo} and the ring tests connect them. Each endpoint's agent and everything that posts on
- * it must run on one thread (the engines are single-threaded): the benchmarks compose the workload into
- * the same agent.
+ * {@code net_ring} pair): the real engines, each driven by the NIC's own poll loop ({@link NicWorker}, the one an
+ * embedded NIC runs), connected without a fabric or a handshake, as {@code FabricDemo} and the ring tests connect
+ * them. Each endpoint's worker and everything that posts on it must run on one thread (the engines are
+ * single-threaded): the benchmarks compose the workload into the same agent.
  */
 public final class TransportPair
 {
@@ -68,7 +66,7 @@ public final class TransportPair
     /** One side: its poll agent, its memory and its queues. */
     public interface Endpoint
     {
-        /** The transport agent (RX, engine, TX) to run on this endpoint's poll thread. */
+        /** The NIC worker (RX, parse, engine, TX) to run on this endpoint's poll thread. */
         Agent agent();
 
         ProtectionDomain pd();
@@ -151,8 +149,8 @@ public final class TransportPair
         final SprayConnection connection = engine.open(new SprayConnectionConfig().cids(host, peer).keysFromCids()
             .paths(SPRAY_PATHS).streams(1).mtu(mtu).initialPsns(host * 0x10000, peer * 0x10000)
             .remote(0, ip(peer), mac(peer)).completionQueues(cq, cq));
-        final SprayTransportAgent agent = new SprayTransportAgent("spray-" + host, new PacketPort[] {port}, output,
-            engine, new ParseCounters(), new SystemNanoClock(), BURST);
+        final NicWorker agent = NicWorker.builder().roleName("spray-" + host).ports(port).spray(engine, output)
+            .protectionDomain(pd).clock(new SystemNanoClock()).burst(BURST).build();
         return new Endpoint()
         {
             public Agent agent()
@@ -214,7 +212,7 @@ public final class TransportPair
         private final CompletionQueue cq = new CompletionQueue(1 << 14);
         private final RcEngine engine;
         private final RcQueuePair qp;
-        private final RoceTransportAgent agent;
+        private final NicWorker agent;
 
         RcSide(final PacketPort port, final int host)
         {
@@ -223,8 +221,8 @@ public final class TransportPair
             engine = new RcEngine(RcEngineConfig.defaults(mac(host), ip(host)), pd, sink);
             qp = engine.createQueuePair(cq, cq, 1024, 1024);
             qp.toInit(AccessFlags.REMOTE_WRITE);
-            agent = new RoceTransportAgent("rocev2-" + host, port, sink, engine, new ParseCounters(),
-                new SystemNanoClock(), BURST);
+            agent = NicWorker.builder().roleName("rocev2-" + host).ports(port).rocev2(engine, sink)
+                .protectionDomain(pd).clock(new SystemNanoClock()).burst(BURST).build();
         }
 
         void connect(final RcSide peer, final int mtu)

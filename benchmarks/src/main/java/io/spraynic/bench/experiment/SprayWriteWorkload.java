@@ -2,12 +2,12 @@ package io.spraynic.bench.experiment;
 
 import io.spraynic.datapath.fabric.DataDropTap;
 import io.spraynic.datapath.fabric.Fabric;
+import io.spraynic.datapath.fabric.SprayFabricEndpoint;
 import io.spraynic.datapath.transport.spray.SprayConfig;
 import io.spraynic.datapath.transport.spray.SprayConnection;
 import io.spraynic.datapath.transport.spray.SprayConnectionConfig;
 import io.spraynic.datapath.transport.spray.SprayCounters;
 import io.spraynic.datapath.transport.spray.SprayEngine;
-import io.spraynic.datapath.transport.spray.SprayFabricEndpoint;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.MemoryRegion;

@@ -1,5 +1,6 @@
 package io.spraynic.bench.jmh;
 
+import io.spraynic.datapath.nic.NicWorker;
 import io.spraynic.datapath.port.PortFrameSink;
 import io.spraynic.datapath.transport.rocev2.PathMtu;
 import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
@@ -7,10 +8,8 @@ import io.spraynic.datapath.transport.rocev2.RcCounters;
 import io.spraynic.datapath.transport.rocev2.RcEngine;
 import io.spraynic.datapath.transport.rocev2.RcEngineConfig;
 import io.spraynic.datapath.transport.rocev2.RcQueuePair;
-import io.spraynic.datapath.transport.rocev2.RoceTransportAgent;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.SendWorkRequest;
-import io.spraynic.datapath.wire.ParseCounters;
 
 /**
  * The RoCEv2 twin of {@link SprayInMemoryPair}: two real RC engines, sender A and receiver B, one queue pair
@@ -28,8 +27,8 @@ final class RcInMemoryPair extends InMemoryTransportPair
     final RcEngine engineB;
     final RcQueuePair qpA;
     final RcQueuePair qpB;
-    final RoceTransportAgent agentA;
-    final RoceTransportAgent agentB;
+    final NicWorker agentA;
+    final NicWorker agentB;
 
     RcInMemoryPair(final int payload)
     {
@@ -46,8 +45,10 @@ final class RcInMemoryPair extends InMemoryTransportPair
         qpB.toRtr(RcConnectionAttributes.of(qpA.qpNumber(), MAC_A, IP_A, 0xC002, PathMtu.MTU_4096, 0x2000, 0x1000));
         qpA.toRts();
         qpB.toRts();
-        agentA = new RoceTransportAgent("a", portA, sinkA, engineA, new ParseCounters(), this::now, 256);
-        agentB = new RoceTransportAgent("b", portB, sinkB, engineB, new ParseCounters(), this::now, 32);
+        agentA = NicWorker.builder().roleName("a").ports(portA).rocev2(engineA, sinkA).protectionDomain(pdA)
+            .clock(this::now).burst(256).build();
+        agentB = NicWorker.builder().roleName("b").ports(portB).rocev2(engineB, sinkB).protectionDomain(pdB)
+            .clock(this::now).burst(32).build();
         agentA.onStart();
         agentB.onStart();
     }

@@ -1,5 +1,6 @@
 package io.spraynic.bench.jmh;
 
+import io.spraynic.datapath.nic.NicWorker;
 import io.spraynic.datapath.port.InMemoryLink;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.port.PortFrameSink;
@@ -8,10 +9,8 @@ import io.spraynic.datapath.transport.spray.SprayConnection;
 import io.spraynic.datapath.transport.spray.SprayConnectionConfig;
 import io.spraynic.datapath.transport.spray.SprayEngine;
 import io.spraynic.datapath.transport.spray.SprayHandshake;
-import io.spraynic.datapath.transport.spray.SprayTransportAgent;
 import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.ProtectionDomain;
-import io.spraynic.datapath.wire.ParseCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -56,8 +55,8 @@ public class SprayHandshakeBenchmark
     private InMemoryLink link;
     private SprayEngine engineA;
     private SprayEngine engineB;
-    private SprayTransportAgent agentA;
-    private SprayTransportAgent agentB;
+    private NicWorker agentA;
+    private NicWorker agentB;
     private final CompletionQueue cq = new CompletionQueue(1024);
     private long now = 1_000_000;
 
@@ -86,8 +85,8 @@ public class SprayHandshakeBenchmark
                 return plane0Mac;
             }
         });
-        agentA = new SprayTransportAgent("a", portsA, outputA, engineA, new ParseCounters(), () -> now, 32);
-        agentB = new SprayTransportAgent("b", portsB, outputB, engineB, new ParseCounters(), () -> now, 32);
+        agentA = NicWorker.builder().roleName("a").ports(portsA).spray(engineA, outputA).clock(() -> now).burst(32).build();
+        agentB = NicWorker.builder().roleName("b").ports(portsB).spray(engineB, outputB).clock(() -> now).burst(32).build();
         agentA.onStart();
         agentB.onStart();
     }

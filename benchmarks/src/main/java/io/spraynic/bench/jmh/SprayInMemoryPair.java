@@ -1,5 +1,6 @@
 package io.spraynic.bench.jmh;
 
+import io.spraynic.datapath.nic.NicWorker;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.port.PortFrameSink;
 import io.spraynic.datapath.transport.spray.SprayConfig;
@@ -7,10 +8,8 @@ import io.spraynic.datapath.transport.spray.SprayConnection;
 import io.spraynic.datapath.transport.spray.SprayConnectionConfig;
 import io.spraynic.datapath.transport.spray.SprayCounters;
 import io.spraynic.datapath.transport.spray.SprayEngine;
-import io.spraynic.datapath.transport.spray.SprayTransportAgent;
 import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.SendWorkRequest;
-import io.spraynic.datapath.wire.ParseCounters;
 
 /**
  * Two real spray engines, a sender A and a receiver B, over one {@link io.spraynic.datapath.port.InMemoryLink}
@@ -27,8 +26,8 @@ final class SprayInMemoryPair extends InMemoryTransportPair
     final PortFrameSink outputB;
     final SprayEngine engineA;
     final SprayEngine engineB;
-    final SprayTransportAgent agentA;
-    final SprayTransportAgent agentB;
+    final NicWorker agentA;
+    final NicWorker agentB;
     final SprayConnection a;
     final SprayConnection b;
 
@@ -41,8 +40,10 @@ final class SprayInMemoryPair extends InMemoryTransportPair
         engineB = new SprayEngine(config(2), pdB, outputB);
         a = engineA.open(connection(CID_A, CID_B, 0x1000, 0x2000, 2, cqA));
         b = engineB.open(connection(CID_B, CID_A, 0x2000, 0x1000, 1, cqB));
-        agentA = new SprayTransportAgent("a", new PacketPort[] {portA}, outputA, engineA, new ParseCounters(), this::now, 256);
-        agentB = new SprayTransportAgent("b", new PacketPort[] {portB}, outputB, engineB, new ParseCounters(), this::now, 32);
+        agentA = NicWorker.builder().roleName("a").ports(portA).spray(engineA, outputA).protectionDomain(pdA)
+            .clock(this::now).burst(256).build();
+        agentB = NicWorker.builder().roleName("b").ports(portB).spray(engineB, outputB).protectionDomain(pdB)
+            .clock(this::now).burst(32).build();
         agentA.onStart();
         agentB.onStart();
     }

@@ -44,10 +44,10 @@ import java.util.concurrent.TimeUnit;
  *       {@link MemoryRegion#offsetOf}, then {@code MemorySegment.copy} into the region): the floor.</li>
  *   <li>{@code engineOnFrame}: already-parsed frames through {@code SprayEngine.onFrame}: connection lookup,
  *       path window, message bookkeeping, access check, placement, ACK generation, then the ACKs flushed.</li>
- *   <li>{@code rxBurst}: the whole receive side, one {@code SprayTransportAgent.doWork()}: RX burst from the
- *       port, parse with ICRC check, engine, placement, ACKs, timers, TX flush.</li>
- *   <li>{@code rocev2RxBurst}: the same for the RoCEv2 RC transport ({@code RoceTransportAgent}, one QP, one-packet
- *       RDMA WRITE Only frames): the baseline in the same run.</li>
+ *   <li>{@code rxBurst}: the whole receive side, one {@code NicWorker.doWork()} (the NIC's own poll loop): RX
+ *       burst from the port, parse with ICRC check, engine, placement, ACKs, timers, TX flush.</li>
+ *   <li>{@code rocev2RxBurst}: the same for the RoCEv2 RC transport ({@code NicWorker} over an RC engine, one QP,
+ *       one-packet RDMA WRITE Only frames): the baseline in the same run.</li>
  * </ul>
  * The frames come from a real sender engine over an in-memory link ({@link InMemoryTransportPair}), made fresh
  * for every burst in an untimed per-invocation set-up (each burst takes microseconds, so the set-up's

@@ -11,18 +11,12 @@ import io.spraynic.datapath.wire.Ipv4Header;
 import io.spraynic.datapath.wire.Ipv6Header;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
-import io.spraynic.datapath.verbs.MemoryRegion;
-import io.spraynic.datapath.verbs.PostResult;
 import io.spraynic.datapath.verbs.ProtectionDomain;
-import io.spraynic.datapath.verbs.ReceiveWorkRequest;
-import io.spraynic.datapath.verbs.SendWorkRequest;
-import io.spraynic.datapath.verbs.WorkCompletionOpcode;
-import io.spraynic.datapath.verbs.WorkCompletionStatus;
-import io.spraynic.datapath.verbs.WorkRequestOpcode;
 import io.spraynic.datapath.wire.FrameClass;
 import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.datapath.wire.RoceFrame;
 import io.spraynic.datapath.wire.RoceParser;
+import org.agrona.BufferUtil;
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
@@ -32,11 +26,14 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 import org.agrona.concurrent.status.AtomicCounter;
+import org.agrona.concurrent.status.CountersManager;
+import org.agrona.concurrent.status.CountersReader;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.security.SecureRandom;
 import java.util.Arrays;
+import java.util.Map;
 import java.util.function.Consumer;
 
 /**
@@ -58,8 +55,12 @@ import java.util.function.Consumer;
  * file), logged at most once per reason per {@link FaultLog#DEFAULT_INTERVAL_NANOS}, and the loop goes on with
  * the next input; a receive burst is always released. The {@code catch} blocks call out-of-line methods, so
  * the normal path stays as it was.
+ * <p>
+ * Outside an {@link EmbeddedNic}, {@link #builder()} makes a lone worker around any ports and one engine (spray or
+ * RoCEv2), with the clock it is given: test beds and benchmarks step it with {@link #doWork()} (in virtual time
+ * where they inject a clock), or run it on an {@code AgentRunner}, so they exercise this loop, the shipped one.
  */
-final class NicWorker implements Agent
+public final class NicWorker implements Agent
 {
     /** A control action run on the worker's thread. */
     @FunctionalInterface
@@ -76,8 +77,6 @@ final class NicWorker implements Agent
         void onTransportClosed(NicWorker worker, NicConnection connection);
     }
 
-    /** Per connection and call, most work requests taken from its ring: keeps one busy poster from starving the loop. */
-    static final int POSTS_PER_CONNECTION = 64;
     /** Steered packets taken per loop. */
     static final int STEERED_PER_LOOP = 256;
     static final long PUBLISH_INTERVAL_NANOS = 1_000_000L;
@@ -85,6 +84,7 @@ final class NicWorker implements Agent
     static final int NEIGHBOUR_MESSAGE_BASE = 1 << 16;
 
     private final int index;
+    private final String roleName;
     private final int workers;
     private final PacketPort[] ports;
     private final WorkerTransport transport;
@@ -104,8 +104,7 @@ final class NicWorker implements Agent
     private final MessageHandler steeredHandler = this::onSteered;
     private final UnsafeBuffer forwardView = new UnsafeBuffer(0, 0);
     private final RoceFrame frame = new RoceFrame();
-    private final SendWorkRequest sendRequest = new SendWorkRequest();
-    private final ReceiveWorkRequest receiveRequest = new ReceiveWorkRequest();
+    private final WorkRequestIntake intake;
     private final WorkerCounters counters;
     private final FaultLog faultLog;
     private NicWorker[] peers;
@@ -119,11 +118,36 @@ final class NicWorker implements Agent
     private NeighbourAgent[] neighbours;
     private PortFrameSink[] neighbourSinks;
 
-    /** The worker's own counters in the counters file. */
-    record WorkerCounters(AtomicCounter rxFrames, AtomicCounter steeredOut, AtomicCounter steeredIn,
+    /**
+     * The worker's own counters in the counters file.
+     *
+     * @param parse   mirrors the parse counters into the file, or null (not published).
+     * @param engines mirror the engines' counters into the file (none: not published).
+     */
+    public record WorkerCounters(AtomicCounter rxFrames, AtomicCounter steeredOut, AtomicCounter steeredIn,
         AtomicCounter steerDrops, AtomicCounter badLkeys, AtomicCounter commands, AtomicCounter frameFaults,
         AtomicCounter loopFaults, CounterMirror parse, CounterMirror[] engines)
     {
+        private static final int COUNT = 8;
+
+        /** @return counters in memory of this process only, read through the worker (a lone worker's default). */
+        public static WorkerCounters unpublished()
+        {
+            // direct and aligned: counters are written with ordered stores, which need 8-byte alignment
+            final CountersManager manager = new CountersManager(
+                new UnsafeBuffer(BufferUtil.allocateDirectAligned(COUNT * CountersReader.METADATA_LENGTH, 64)),
+                new UnsafeBuffer(BufferUtil.allocateDirectAligned(COUNT * CountersReader.COUNTER_LENGTH, 64)));
+            return new WorkerCounters(manager.newCounter("rx frames"), manager.newCounter("steered out"),
+                manager.newCounter("steered in"), manager.newCounter("steering drops"),
+                manager.newCounter("work requests with unknown lkey"), manager.newCounter("control commands"),
+                manager.newCounter("frame faults"), manager.newCounter("loop faults"), null, new CounterMirror[0]);
+        }
+    }
+
+    /** @return a builder of a lone worker (index 0 of 1) around ports and one engine. */
+    public static NicWorkerBuilder builder()
+    {
+        return new NicWorkerBuilder();
     }
 
     NicWorker(
@@ -139,7 +163,26 @@ final class NicWorker implements Agent
         final Arena arena,
         final WorkerCounters counters)
     {
+        this(index, workers, ports, transport, parseCounters, protectionDomain, clock, burstCapacity, inboxBytes, arena,
+            counters, "spraynic-worker-" + index);
+    }
+
+    NicWorker(
+        final int index,
+        final int workers,
+        final PacketPort[] ports,
+        final WorkerTransport transport,
+        final ParseCounters parseCounters,
+        final ProtectionDomain protectionDomain,
+        final NanoClock clock,
+        final int burstCapacity,
+        final int inboxBytes,
+        final Arena arena,
+        final WorkerCounters counters,
+        final String roleName)
+    {
         this.index = index;
+        this.roleName = roleName;
         this.workers = workers;
         this.ports = ports.clone();
         this.transport = transport;
@@ -149,7 +192,8 @@ final class NicWorker implements Agent
         this.clock = clock;
         this.burstCapacity = burstCapacity;
         this.counters = counters;
-        this.faultLog = new FaultLog(roleName());
+        this.intake = new WorkRequestIntake(protectionDomain, counters.badLkeys());
+        this.faultLog = new FaultLog(roleName);
         final int length = inboxBytes + RingBufferDescriptor.TRAILER_LENGTH;
         this.inboxMemory = arena.allocate(length, 64);
         this.inbox = new ManyToOneRingBuffer(new UnsafeBuffer(inboxMemory.address(), length));
@@ -294,7 +338,7 @@ final class NicWorker implements Agent
         {
             try
             {
-                work += takePosts(c);
+                work += intake.take(c);
             }
             catch (final RuntimeException | AssertionError ex)
             {
@@ -525,19 +569,9 @@ final class NicWorker implements Agent
     private void onPostFault(final NicConnection c, final Throwable fault)
     {
         onLoopFault("work request", fault);
-        // the record that threw would throw again on every loop: fail it to the application and move on
-        final WorkRequestSource requests = c.requests;
         try
         {
-            final byte kind = requests.peek();
-            if (kind == WorkRequestSource.SEND || kind == WorkRequestSource.RECEIVE)
-            {
-                fail(c, kind, WorkCompletionStatus.LOC_QP_OP_ERR);
-            }
-            if (kind != 0)
-            {
-                requests.advance();
-            }
+            intake.failHead(c);
         }
         catch (final RuntimeException | AssertionError ex)
         {
@@ -551,119 +585,22 @@ final class NicWorker implements Agent
         return faultLog;
     }
 
-    /**
-     * Takes what the application posted, each field checked here whoever wrote it (another process may have: its
-     * request ring is read in place, see {@link WorkRequestSource}); a request that fails a check completes with an
-     * error status and is counted by reason, and never reaches the transport.
-     */
-    private int takePosts(final NicConnection c)
+    /** @return frames, commands, pollers, posts and ticks that threw (caught, dropped); any thread. */
+    public long faults()
     {
-        final WorkRequestSource requests = c.requests;
-        final ProtectionDomain domain = null == c.protectionDomain ? protectionDomain : c.protectionDomain;
-        int taken = 0;
-        byte kind;
-        while (taken < POSTS_PER_CONNECTION && (kind = requests.peek()) != 0)
-        {
-            taken++;
-            if (kind == WorkRequestSource.MALFORMED)
-            {
-                requests.advance(); // counted by the source; no wrId to complete it with
-                continue;
-            }
-            final int lkey = requests.lkey();
-            final long localAddress = requests.localAddress();
-            final int length = requests.length();
-            final int stream = requests.stream();
-            final boolean send = kind == WorkRequestSource.SEND;
-            final WorkRequestOpcode opcode = send ? requests.opcode() : null;
-            // a connection bound to a tenant names only that tenant's regions
-            final MemoryRegion region = 0 == lkey ? null : domain.regionByLkey(lkey);
-            final int refusal;
-            if (length < 0)
-            {
-                refusal = WorkRequestSource.REFUSED_LENGTH;
-            }
-            else if (0 != lkey && null == region)
-            {
-                counters.badLkeys().incrementRelease();
-                refusal = WorkRequestSource.REFUSED_LKEY;
-            }
-            else if (null == region ? 0 != length : !region.contains(localAddress, length))
-            {
-                refusal = WorkRequestSource.REFUSED_OUT_OF_REGION;
-            }
-            else if (stream < 0 || stream >= c.streams)
-            {
-                refusal = WorkRequestSource.REFUSED_STREAM;
-            }
-            else if (send && null == opcode)
-            {
-                refusal = WorkRequestSource.REFUSED_OPCODE;
-            }
-            else
-            {
-                refusal = -1;
-            }
-            if (refusal >= 0)
-            {
-                requests.refused(refusal);
-                fail(c, kind, refusal == WorkRequestSource.REFUSED_LENGTH ? WorkCompletionStatus.LOC_LEN_ERR :
-                    refusal == WorkRequestSource.REFUSED_LKEY || refusal == WorkRequestSource.REFUSED_OUT_OF_REGION ?
-                    WorkCompletionStatus.LOC_PROT_ERR : WorkCompletionStatus.LOC_QP_OP_ERR);
-                requests.advance();
-                continue;
-            }
-            final int result;
-            if (send)
-            {
-                sendRequest.reset().wrId(requests.wrId()).opcode(opcode).local(region, localAddress, length)
-                    .remote(requests.remoteAddress(), requests.rkey()).immediate(requests.immediateData())
-                    .signaled(requests.signaled()).solicited(requests.solicited());
-                result = c.sendCompletionQueue().hasOverrun() ? PostResult.COMPLETION_QUEUE_OVERRUN :
-                    c.transportPostSend(stream, sendRequest);
-            }
-            else
-            {
-                receiveRequest.reset().wrId(requests.wrId()).buffer(region, localAddress, length);
-                result = c.receiveCompletionQueue().hasOverrun() ? PostResult.COMPLETION_QUEUE_OVERRUN :
-                    c.transportPostReceive(stream, receiveRequest);
-            }
-            if (result == PostResult.QUEUE_FULL)
-            {
-                taken--;
-                break; // stays in the ring until the transport has room: back-pressure to the application
-            }
-            if (result != PostResult.OK)
-            {
-                requests.refused(WorkRequestSource.REFUSED_BY_TRANSPORT);
-                fail(c, kind, result == PostResult.INVALID_STATE || result == PostResult.COMPLETION_QUEUE_OVERRUN ?
-                    WorkCompletionStatus.WR_FLUSH_ERR : WorkCompletionStatus.LOC_QP_OP_ERR);
-            }
-            c.countTaken(send);
-            requests.advance();
-        }
-        return taken;
+        return counters.frameFaults().get() + counters.loopFaults().get();
     }
 
-    private void fail(final NicConnection c, final byte kind, final WorkCompletionStatus status)
+    /** @return faults per reason ("where class"), a copy: what a test or a report reads. */
+    public Map<String, Long> faultCounts()
     {
-        final WorkRequestSource requests = c.requests;
-        final boolean offered;
-        if (kind == WorkRequestSource.SEND)
-        {
-            final WorkRequestOpcode opcode = requests.opcode();
-            offered = c.sendCompletionQueue().offer(requests.wrId(), status, null == opcode ? WorkCompletionOpcode.SEND :
-                opcode.completionOpcode(), 0, false, 0, c.localId);
-        }
-        else
-        {
-            offered = c.receiveCompletionQueue().offer(requests.wrId(), status, WorkCompletionOpcode.RECV, 0, false, 0,
-                c.localId);
-        }
-        if (!offered)
-        {
-            c.onCompletionQueueOverrun(); // counted by the queue; an error of the connection using it, as in IB
-        }
+        return faultLog.counts();
+    }
+
+    /** @return the worker's own counters. */
+    public WorkerCounters counters()
+    {
+        return counters;
     }
 
     private void runCommand(final Command command)
@@ -745,7 +682,10 @@ final class NicWorker implements Agent
 
     private void publish()
     {
-        counters.parse().publish();
+        if (null != counters.parse())
+        {
+            counters.parse().publish();
+        }
         for (final CounterMirror engine : counters.engines())
         {
             engine.publish();
@@ -805,6 +745,6 @@ final class NicWorker implements Agent
 
     public String roleName()
     {
-        return "spraynic-worker-" + index;
+        return roleName;
     }
 }

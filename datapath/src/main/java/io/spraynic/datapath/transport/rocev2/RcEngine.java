@@ -19,8 +19,8 @@ import java.util.random.RandomGenerator;
 /**
  * The RoCEv2 RC protocol engine of one endpoint: its queue pairs, fed parsed packets and time, writing
  * frames into a {@link FrameSink}. Pure protocol: no DPDK, no thread, no clock of its own, so the same code
- * runs on a DPDK port in real time ({@link RoceTransportAgent}), over an in-JVM link, or in a virtual-time
- * simulator. Single-threaded: every call, posting work requests included, comes from the thread that
+ * runs on a DPDK port in real time (driven by the NIC's worker loop, {@code nic.NicWorker}), over an in-JVM link,
+ * or in a virtual-time simulator ({@code fabric.RcFabricEndpoint}). Single-threaded: every call, posting work requests included, comes from the thread that
  * drives it.
  * <ul>
  *     <li>{@link #onFrame} takes one well-formed RoCEv2 packet ({@code RoceParser} said ROCE) and hands it to

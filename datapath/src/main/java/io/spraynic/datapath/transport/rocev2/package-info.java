@@ -10,9 +10,10 @@
  *     allows), {@code RcRequester} with {@code RcSendQueue} (PSNs, ACKs, go-back-N, timers, READ responses
  *     received), {@code RcResponder} with {@code RcReceiveQueue} and {@code RcReadResponseQueue} (placement,
  *     duplicates, READs served, ACKs and NAKs), and {@code RcFrameOutput} (the headers of every frame).</li>
- *     <li>{@link io.spraynic.datapath.transport.rocev2.RoceTransportAgent} and
- *     {@link io.spraynic.datapath.port.PortFrameSink}: the driver gluing an engine to a
- *     {@link io.spraynic.datapath.port.PacketPort} (DPDK or in-JVM) with the driver's clock.</li>
+ *     <li>{@link io.spraynic.datapath.port.PortFrameSink}: an engine's frames into a
+ *     {@link io.spraynic.datapath.port.PacketPort} (DPDK or in-JVM); the loop that drives an engine over ports is
+ *     the NIC's ({@link io.spraynic.datapath.nic.NicWorker}), and over the emulated fabric
+ *     {@link io.spraynic.datapath.fabric.RcFabricEndpoint}.</li>
  *     <li>{@link io.spraynic.datapath.transport.Psn}, {@link io.spraynic.datapath.transport.rocev2.PathMtu},
  *     {@link io.spraynic.datapath.transport.rocev2.RnrTimer}: InfiniBand arithmetic.</li>
  *     <li>{@link io.spraynic.datapath.transport.rocev2.DcqcnConfig} and

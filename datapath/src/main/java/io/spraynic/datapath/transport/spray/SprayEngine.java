@@ -17,8 +17,9 @@ import java.util.SplittableRandom;
 /**
  * The spray transport engine of one endpoint (docs/PROTOCOL.md): its connections, fed parsed packets
  * and time, writing frames into a {@link FrameSink} with one output per plane. Pure protocol: no
- * DPDK, no thread, no clock of its own, so the same code runs on DPDK ports in real time
- * ({@link SprayTransportAgent}), over in-JVM links, or in a virtual-time fabric simulator.
+ * DPDK, no thread, no clock of its own, so the same code runs on DPDK ports in real time (driven by the NIC's
+ * worker loop, {@code nic.NicWorker}), over in-JVM links, or in a virtual-time fabric simulator
+ * ({@code fabric.SprayFabricEndpoint}).
  * Single-threaded: every call, posting work requests included, comes from the thread that drives it.
  * <ul>
  *     <li>{@link #onFrame} takes one well-formed packet (the parser, built on {@link SprayOpcodes#TABLE},

@@ -21,11 +21,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A {@link RoceTransportAgent} whose engine throws, on a frame and on a tick: the memory behind a registered
- * region is freed under it (its arena closed, so every access throws {@link IllegalStateException}), a
- * realistic bug of an application that deregisters too late. Each throw is caught and counted by reason, the
- * agent goes on, every receive buffer goes back to its pool, and a second QP pair on the same agents carries
- * a transfer checked byte for byte while the first one keeps failing.
+ * A NIC worker ({@link io.spraynic.datapath.nic.NicWorker}) whose RoCEv2 engine throws, on a frame and on a tick:
+ * the memory behind a registered region is freed under it (its arena closed, so every access throws
+ * {@link IllegalStateException}), a realistic bug of an application that deregisters too late. Each throw is
+ * caught and counted by reason, the worker goes on, every receive buffer goes back to its pool, and a second QP
+ * pair on the same workers carries a transfer checked byte for byte while the first one keeps failing.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RcAgentFaultIsolationTest
@@ -63,10 +63,10 @@ class RcAgentFaultIsolationTest
         final WorkCompletion failed = bed.await(bed.cqA, MAX_STEPS);
         assertEquals(1, failed.wrId());
         assertEquals(WorkCompletionStatus.RETRY_EXC_ERR, failed.status(), failed::toString);
-        final long faults = bed.agentB.faults();
+        final long faults = bed.workerB.faults();
         assertTrue(faults > 0, "B's frames threw");
-        assertEquals(Map.of("frame java.lang.IllegalStateException", faults), bed.agentB.faultCounts());
-        assertEquals(0, bed.agentA.faults());
+        assertEquals(Map.of("frame java.lang.IllegalStateException", faults), bed.workerB.faultCounts());
+        assertEquals(0, bed.workerA.faults());
 
         assertVerifiedWrite(2);
         bed.steps(100);
@@ -85,12 +85,12 @@ class RcAgentFaultIsolationTest
             .local(freed, freed.address(), LENGTH).remote(target.address(), target.rkey())));
         doomed.close();
         bed.steps(10);
-        assertTrue(bed.agentA.faults() > 0, "A's ticks threw");
+        assertTrue(bed.workerA.faults() > 0, "A's ticks threw");
 
         assertVerifiedWrite(2); // the broken QP throws on every tick it is served: the new pair still gets its turns
-        final long faults = bed.agentA.faults();
-        assertEquals(Map.of("tick java.lang.IllegalStateException", faults), bed.agentA.faultCounts());
-        assertEquals(0, bed.agentB.faults());
+        final long faults = bed.workerA.faults();
+        assertEquals(Map.of("tick java.lang.IllegalStateException", faults), bed.workerA.faultCounts());
+        assertEquals(0, bed.workerB.faults());
     }
 
     /** Connects a fresh QP pair on the same engines and writes through it, checked byte for byte. */

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.rocev2;
 
+import io.spraynic.datapath.nic.NicWorker;
 import io.spraynic.datapath.port.PortFrameSink;
 
 import io.spraynic.datapath.port.InMemoryLink;
@@ -12,7 +13,6 @@ import io.spraynic.datapath.verbs.SendWorkRequest;
 import io.spraynic.datapath.verbs.WorkCompletion;
 import io.spraynic.datapath.verbs.WorkCompletionStatus;
 import io.spraynic.datapath.verbs.WorkRequestOpcode;
-import io.spraynic.datapath.wire.ParseCounters;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.SystemNanoClock;
@@ -25,7 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The two endpoints each on its own Agrona agent thread, in real time: work is posted before the agents start
+ * The two endpoints each driven by a NIC worker on its own Agrona agent thread, in real time: work is posted before the agents start
  * (the engine belongs to its agent's thread from then on), completions are polled from the test thread.
  */
 class RcAgentThreadsTest
@@ -72,10 +72,12 @@ class RcAgentThreadsTest
                 .local(readBack, readBack.address(), LENGTH).remote(target.address(), target.rkey()));
             qpA.postSend(send.reset().wrId(3).opcode(WorkRequestOpcode.SEND).local(source, source.address(), LENGTH));
 
-            final AgentRunner runnerA = new AgentRunner(new BackoffIdleStrategy(), Throwable::printStackTrace, null,
-                new RoceTransportAgent("a", link.first(), sinkA, engineA, new ParseCounters(), new SystemNanoClock(), 32));
-            final AgentRunner runnerB = new AgentRunner(new BackoffIdleStrategy(), Throwable::printStackTrace, null,
-                new RoceTransportAgent("b", link.second(), sinkB, engineB, new ParseCounters(), new SystemNanoClock(), 32));
+            final AgentRunner runnerA = NicWorker.builder().roleName("a").ports(link.first()).rocev2(engineA, sinkA)
+                .protectionDomain(pdA).clock(new SystemNanoClock()).idleStrategy(new BackoffIdleStrategy())
+                .buildRunner(Throwable::printStackTrace);
+            final AgentRunner runnerB = NicWorker.builder().roleName("b").ports(link.second()).rocev2(engineB, sinkB)
+                .protectionDomain(pdB).clock(new SystemNanoClock()).idleStrategy(new BackoffIdleStrategy())
+                .buildRunner(Throwable::printStackTrace);
             AgentRunner.startOnThread(runnerA);
             AgentRunner.startOnThread(runnerB);
             try

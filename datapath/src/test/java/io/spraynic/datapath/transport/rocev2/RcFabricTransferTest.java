@@ -6,6 +6,7 @@ import io.spraynic.datapath.fabric.FabricConfig;
 import io.spraynic.datapath.fabric.FabricPort;
 import io.spraynic.datapath.fabric.Link;
 import io.spraynic.datapath.fabric.LinkConfig;
+import io.spraynic.datapath.fabric.RcFabricEndpoint;
 import io.spraynic.datapath.fabric.Topology;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.CompletionQueue;

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.rocev2;
 
+import io.spraynic.datapath.nic.NicWorker;
 import io.spraynic.datapath.port.PortFrameSink;
 
 import io.spraynic.datapath.port.PacketPort;
@@ -17,8 +18,8 @@ import java.util.SplittableRandom;
 import java.util.function.UnaryOperator;
 
 /**
- * Two RC endpoints, A and B, over two packet ports, stepped in one thread in virtual time: each
- * {@link #step()} runs both agents once and advances the clock by {@link #STEP_NANOS}. Deterministic
+ * Two RC endpoints, A and B, over two packet ports, each driven by a NIC worker (the loop an embedded NIC runs),
+ * stepped in one thread in virtual time: each {@link #step()} runs both workers once and advances the clock by {@link #STEP_NANOS}. Deterministic
  * whatever the machine's load, as long as the ports are.
  */
 final class RcTestbed implements AutoCloseable
@@ -40,8 +41,8 @@ final class RcTestbed implements AutoCloseable
     final PortFrameSink sinkB;
     final RcEngine engineA;
     final RcEngine engineB;
-    final RoceTransportAgent agentA;
-    final RoceTransportAgent agentB;
+    final NicWorker workerA;
+    final NicWorker workerB;
     final CompletionQueue cqA = new CompletionQueue(4096);
     final CompletionQueue cqB = new CompletionQueue(4096);
     final WorkCompletion wc = new WorkCompletion();
@@ -63,8 +64,10 @@ final class RcTestbed implements AutoCloseable
         sinkB = new PortFrameSink(portB, 32, maxFrameLength);
         engineA = new RcEngine(tweak.apply(RcEngineConfig.defaults(MAC_A, IP_A)), pdA, sinkA);
         engineB = new RcEngine(tweak.apply(RcEngineConfig.defaults(MAC_B, IP_B)), pdB, sinkB);
-        agentA = new RoceTransportAgent("a", portA, sinkA, engineA, parseA, () -> now, 32);
-        agentB = new RoceTransportAgent("b", portB, sinkB, engineB, parseB, () -> now, 32);
+        workerA = NicWorker.builder().roleName("a").ports(portA).rocev2(engineA, sinkA).parseCounters(parseA)
+            .protectionDomain(pdA).clock(() -> now).burst(32).build();
+        workerB = NicWorker.builder().roleName("b").ports(portB).rocev2(engineB, sinkB).parseCounters(parseB)
+            .protectionDomain(pdB).clock(() -> now).burst(32).build();
     }
 
     /**
@@ -90,7 +93,7 @@ final class RcTestbed implements AutoCloseable
 
     int step()
     {
-        final int work = agentA.doWork() + agentB.doWork();
+        final int work = workerA.doWork() + workerB.doWork();
         now += STEP_NANOS;
         return work;
     }
@@ -146,8 +149,8 @@ final class RcTestbed implements AutoCloseable
 
     public void close()
     {
-        agentA.onClose();
-        agentB.onClose();
+        workerA.onClose();
+        workerB.onClose();
         arena.close();
     }
 }

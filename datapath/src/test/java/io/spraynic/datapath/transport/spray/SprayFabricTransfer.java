@@ -1,6 +1,7 @@
 package io.spraynic.datapath.transport.spray;
 
 import io.spraynic.datapath.fabric.Fabric;
+import io.spraynic.datapath.fabric.SprayFabricEndpoint;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.MemoryRegion;

@@ -3,6 +3,7 @@ package io.spraynic.datapath.transport.spray;
 import io.spraynic.datapath.fabric.Fabric;
 import io.spraynic.datapath.fabric.FabricConfig;
 import io.spraynic.datapath.fabric.LinkConfig;
+import io.spraynic.datapath.fabric.SprayFabricEndpoint;
 import io.spraynic.datapath.fabric.Topology;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.CompletionQueue;

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.nic.NicWorker;
 import io.spraynic.datapath.port.PortFrameSink;
 import io.spraynic.datapath.port.FaultInjectingPacketPort;
 import io.spraynic.datapath.port.InMemoryLink;
@@ -28,8 +29,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Two spray engines, A and B, connected by one {@link InMemoryLink} per plane, both driven from the test
- * thread by {@link #step()} in virtual time: deterministic, whatever the machine's load. Each side's
+ * Two spray engines, A and B, connected by one {@link InMemoryLink} per plane, each driven by a NIC worker (the
+ * loop an embedded NIC runs) that the test thread steps by {@link #step()} in virtual time: deterministic, whatever
+ * the machine's load. Each side's
  * transmit path may be wrapped (faults, a plane that goes down).
  */
 final class SprayTestBed implements AutoCloseable
@@ -138,8 +140,8 @@ final class SprayTestBed implements AutoCloseable
     final CompletionQueue receiveCqB = new CompletionQueue(1 << 16);
     final SprayEngine engineA;
     final SprayEngine engineB;
-    final SprayTransportAgent agentA;
-    final SprayTransportAgent agentB;
+    final NicWorker workerA;
+    final NicWorker workerB;
     final SprayConnection a;
     final SprayConnection b;
     final SprayHandshake.Pending pending;
@@ -168,10 +170,12 @@ final class SprayTestBed implements AutoCloseable
         final PortFrameSink outputB = new PortFrameSink(portsB, 64);
         engineA = new SprayEngine(configA, pdA, outputA);
         engineB = new SprayEngine(configB, pdB, outputB);
-        agentA = new SprayTransportAgent("a", portsA, outputA, engineA, parseA, () -> now, 256);
-        agentB = new SprayTransportAgent("b", portsB, outputB, engineB, parseB, () -> now, 256);
-        agentA.onStart();
-        agentB.onStart();
+        workerA = NicWorker.builder().roleName("a").ports(portsA).spray(engineA, outputA).parseCounters(parseA)
+            .protectionDomain(pdA).clock(() -> now).burst(256).build();
+        workerB = NicWorker.builder().roleName("b").ports(portsB).spray(engineB, outputB).parseCounters(parseB)
+            .protectionDomain(pdB).clock(() -> now).burst(256).build();
+        workerA.onStart();
+        workerB.onStart();
         if (options.handshake && options.listen)
         {
             engineB.listen(connection(options, 0, 0, 0, 0, 1, sendCqB, receiveCqB).paths(options.responderPaths),
@@ -299,9 +303,9 @@ final class SprayTestBed implements AutoCloseable
     {
         options.beforeStep.run();
         now += HALF_STEP_NANOS;
-        agentA.doWork();
+        workerA.doWork();
         now += HALF_STEP_NANOS;
-        agentB.doWork();
+        workerB.doWork();
         steps++;
     }
 
@@ -411,8 +415,8 @@ final class SprayTestBed implements AutoCloseable
 
     public void close()
     {
-        agentA.onClose();
-        agentB.onClose();
+        workerA.onClose();
+        workerB.onClose();
         for (final InMemoryLink link : links)
         {
             link.close();

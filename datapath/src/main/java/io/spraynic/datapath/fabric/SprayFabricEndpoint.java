@@ -1,9 +1,8 @@
-package io.spraynic.datapath.transport.spray;
+package io.spraynic.datapath.fabric;
 
-import io.spraynic.datapath.fabric.Endpoint;
-import io.spraynic.datapath.fabric.FabricFrameSink;
-import io.spraynic.datapath.fabric.FabricPort;
-import io.spraynic.datapath.fabric.Host;
+import io.spraynic.datapath.transport.spray.SprayConfig;
+import io.spraynic.datapath.transport.spray.SprayConnectionConfig;
+import io.spraynic.datapath.transport.spray.SprayEngine;
 import io.spraynic.datapath.wire.FrameClass;
 import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.datapath.wire.RoceFrame;
@@ -14,9 +13,9 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Runs a {@link SprayEngine} on a host of the emulated fabric ({@code io.spraynic.datapath.fabric}), in
- * virtual or real time: the host's ports are the planes, frames arrive through {@link #onFrame}, and the
- * engine is ticked every {@code tickNanos} by fabric timers while it has work ({@link SprayEngine#isIdle()}),
+ * Runs a {@link SprayEngine} on a host of the emulated fabric, in virtual or real time (the fabric's adapter of
+ * the spray transport: the protocol classes know no fabric): the host's ports are the planes, frames arrive
+ * through {@link #onFrame}, and the engine is ticked every {@code tickNanos} by fabric timers while it has work ({@link SprayEngine#isIdle()}),
  * so a simulation that runs until idle ends. Call {@link #kick()} after posting work requests.
  * <p>
  * The engine writes into the host's ports through a {@link FabricFrameSink}, whose claims are refused while a

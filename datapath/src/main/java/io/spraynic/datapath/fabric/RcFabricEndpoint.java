@@ -1,9 +1,7 @@
-package io.spraynic.datapath.transport.rocev2;
+package io.spraynic.datapath.fabric;
 
-import io.spraynic.datapath.fabric.FabricFrameSink;
-
-import io.spraynic.datapath.fabric.Endpoint;
-import io.spraynic.datapath.fabric.FabricPort;
+import io.spraynic.datapath.transport.rocev2.RcEngine;
+import io.spraynic.datapath.transport.rocev2.RcEngineConfig;
 import io.spraynic.datapath.verbs.ProtectionDomain;
 import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.datapath.wire.RoceFrame;
