@@ -3,7 +3,6 @@ package io.spraynic.datapath.nic.ipc;
 import io.spraynic.datapath.nic.CaptureSource;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.telemetry.CountersFile;
-import org.agrona.IoUtil;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.Agent;
@@ -18,14 +17,9 @@ import org.agrona.concurrent.broadcast.BroadcastTransmitter;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 
-import java.io.IOException;
-import java.nio.MappedByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -115,8 +109,7 @@ public final class IpcConductor implements Agent, AutoCloseable
     private final long unblockTimeoutMs;
     private final Limits limits;
     private final EpochClock clock = SystemEpochClock.INSTANCE;
-    private final SecureRandom random = new SecureRandom();
-    private final MappedByteBuffer mapped;
+    private final SealedMemory controlMemory;
     private final UnsafeBuffer header;
     private final ManyToOneRingBuffer toNic;
     private final UntrustedRingReader commands;
@@ -137,6 +130,7 @@ public final class IpcConductor implements Agent, AutoCloseable
     private final ArrayList<IpcClient> drops = new ArrayList<>();
     private final IpcMessages.Header commandHeader = new IpcMessages.Header();
     private final IpcMessages.AddClient addClient = new IpcMessages.AddClient();
+    private final SocketCommands socketCommands;
     private final IpcMessages.Register register = new IpcMessages.Register();
     private final IpcMessages.ObjectCommand objectCommand = new IpcMessages.ObjectCommand();
     private final IpcMessages.Connect connect = new IpcMessages.Connect();
@@ -145,14 +139,15 @@ public final class IpcConductor implements Agent, AutoCloseable
     private final IpcMessages.Ok ok = new IpcMessages.Ok();
     private final IpcMessages.Error error = new IpcMessages.Error();
     private final UntrustedRingReader.Handler commandHandler = this::onCommand;
-    private final CommandSocket.Handler socketHandler = this::onCommand;
+    private final CommandSocket.Handler socketHandler = this::onSocketCommand;
     private final CommandSocket socket;
     private final RegionCommands regionCommands;
     private final ConnectionCommands connectionCommands;
     private final IpcCaptures captures;
     final IpcCounters counters;
-    private long nextClientId = 1;
     private long nextObjectId = 1;
+    /** True while a HELLO, ADD_CLIENT or OPEN_MEMORY of the socket is handled: its answers go back on the socket. */
+    private boolean socketExchange;
     private long nextCheckMs;
     private long nowMs;
     private int commandRingEpoch;
@@ -169,8 +164,9 @@ public final class IpcConductor implements Agent, AutoCloseable
         this.clientTimeoutMs = clientTimeout.toMillis();
         this.unblockTimeoutMs = Math.max(100, Math.min(MAX_UNBLOCK_TIMEOUT_MS, clientTimeoutMs / 2));
         this.limits = limits;
-        this.mapped = IpcFiles.createMapped(directory.resolve(IpcFileDescriptor.CONTROL_FILE), IpcFileDescriptor.fileLength());
-        this.header = new UnsafeBuffer(mapped);
+        // sealed memory, handed to each client on HELLO: no process can truncate it under the conductor
+        this.controlMemory = SealedMemory.create("spraynic-ctl", IpcFileDescriptor.fileLength());
+        this.header = new UnsafeBuffer(controlMemory.memory().address(), IpcFileDescriptor.fileLength());
         final long now = clock.time();
         header.putInt(IpcFileDescriptor.MAGIC_OFFSET, IpcFileDescriptor.MAGIC, IpcMessages.ORDER);
         header.putLong(IpcFileDescriptor.PID_OFFSET, ProcessHandle.current().pid(), IpcMessages.ORDER);
@@ -196,8 +192,15 @@ public final class IpcConductor implements Agent, AutoCloseable
         this.captures = new IpcCaptures(this, source, limits.capture());
         this.regionCommands = new RegionCommands(this, nic, counters, limits);
         this.connectionCommands = new ConnectionCommands(this, nic, counters, limits);
+        this.socketCommands = new SocketCommands(this, counters, controlMemory, clientTimeoutMs);
         this.socket = CommandSocket.open(directory, counters);
         header.putIntRelease(IpcFileDescriptor.VERSION_OFFSET, IpcFileDescriptor.VERSION);
+        // the announcement: this header as a plain file, written once and never mapped, so that a client of any version
+        // reads this NIC's version (and refuses at once when it is not its own) before it asks for anything
+        final byte[] announcement = new byte[IpcFileDescriptor.HEADER_LENGTH];
+        header.getBytes(0, announcement);
+        new UnsafeBuffer(announcement).putLong(IpcFileDescriptor.HEARTBEAT_OFFSET, 0, IpcMessages.ORDER);
+        IpcFiles.createWritten(directory.resolve(IpcFileDescriptor.CONTROL_FILE), announcement);
     }
 
     /**
@@ -275,7 +278,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         if (Files.exists(control, LinkOption.NOFOLLOW_LINKS))
         {
             final String live = Files.isRegularFile(control, LinkOption.NOFOLLOW_LINKS) ?
-                NicClient.describeLiveNic(control) : null;
+                NicClient.describeLiveNic(directory) : null;
             if (null != live)
             {
                 throw new IllegalStateException("another NIC serves " + directory + " (" + live +
@@ -422,6 +425,20 @@ public final class IpcConductor implements Agent, AutoCloseable
         return true;
     }
 
+    /** One command of the socket: REGISTER with its memfd, or a HELLO, ADD_CLIENT or OPEN_MEMORY answered there. */
+    private void onSocketCommand(final int type, final MutableDirectBuffer buffer, final int length, final int memoryFd)
+    {
+        socketExchange = type != IpcMessages.REGISTER;
+        try
+        {
+            onCommand(type, buffer, length, memoryFd);
+        }
+        finally
+        {
+            socketExchange = false;
+        }
+    }
+
     /**
      * One command, copied out of the command ring ({@code memoryFd} -1) or received on the socket with the memfd it
      * carries (closed by the socket after this returns: what is kept is mapped); never throws.
@@ -441,9 +458,22 @@ public final class IpcConductor implements Agent, AutoCloseable
         IpcClient client = null;
         try
         {
-            if (type == IpcMessages.ADD_CLIENT)
+            if (type == IpcMessages.ADD_CLIENT || type == IpcMessages.HELLO)
             {
-                onAddClient(addClient.wrap(buffer, 0), correlationId, length);
+                if (!socketExchange)
+                {
+                    counters.commandsMalformed.incrementRelease();
+                    broadcastError(0, correlationId, type, IpcMessages.ERR_MALFORMED, IpcMessages.name(type) +
+                        " goes on " + CommandSocket.SOCKET_FILE + " since IPC version 5, not on the command ring");
+                }
+                else if (type == IpcMessages.HELLO)
+                {
+                    socketCommands.onHello(correlationId);
+                }
+                else
+                {
+                    socketCommands.onAddClient(addClient.wrap(buffer, 0), correlationId, length);
+                }
                 return;
             }
             client = clients.get(clientId);
@@ -476,7 +506,7 @@ public final class IpcConductor implements Agent, AutoCloseable
                 return;
             }
             if (null == nic && type != IpcMessages.KEEPALIVE && type != IpcMessages.CLOSE_CLIENT &&
-                type != IpcMessages.START_CAPTURE && type != IpcMessages.STOP_CAPTURE)
+                type != IpcMessages.START_CAPTURE && type != IpcMessages.STOP_CAPTURE && type != IpcMessages.OPEN_MEMORY)
             {
                 respondError(client, correlationId, type, IpcMessages.ERR_NOT_PERMITTED, "this NIC runs in classify mode: " +
                     "it serves live capture (spraynic capture) only, no memory or connections");
@@ -500,6 +530,19 @@ public final class IpcConductor implements Agent, AutoCloseable
                 case IpcMessages.CLOSE_CONNECTION -> connectionCommands.onCloseConnection(client, objectCommand.wrap(buffer, 0));
                 case IpcMessages.START_CAPTURE -> captures.onStart(client, startCapture.wrap(buffer, 0));
                 case IpcMessages.STOP_CAPTURE -> captures.onStop(client, objectCommand.wrap(buffer, 0));
+                case IpcMessages.OPEN_MEMORY ->
+                {
+                    if (socketExchange)
+                    {
+                        socketCommands.onOpenMemory(client, objectCommand.wrap(buffer, 0));
+                    }
+                    else
+                    {
+                        counters.commandsMalformed.incrementRelease();
+                        respondError(client, correlationId, type, IpcMessages.ERR_MALFORMED, "OPEN_MEMORY goes on " +
+                            CommandSocket.SOCKET_FILE + ", which answers it with the memory");
+                    }
+                }
                 default -> respondError(client, correlationId, type, IpcMessages.ERR_MALFORMED, "unknown command type " + type);
             }
         }
@@ -514,73 +557,39 @@ public final class IpcConductor implements Agent, AutoCloseable
         }
     }
 
-    private void onAddClient(final IpcMessages.AddClient command, final long correlationId, final int length)
+    /** @return clients served now. */
+    int clientCount()
     {
-        final String name = length >= IpcMessages.AddClient.LENGTH ? command.answerFile(length) : null;
-        if (!IpcFileDescriptor.isAnswerFileName(name))
-        {
-            counters.commandsMalformed.incrementRelease();
-            broadcastError(0, correlationId, IpcMessages.ADD_CLIENT, IpcMessages.ERR_MALFORMED,
-                "ADD_CLIENT must name the answer file the client made: " + IpcFileDescriptor.ANSWER_FILE_PREFIX +
-                "<32 hex digits>");
-            return;
-        }
-        if (clients.size() >= limits.maxClients())
-        {
-            counters.refusedClients.incrementRelease();
-            broadcastError(0, correlationId, IpcMessages.ADD_CLIENT, IpcMessages.ERR_LIMIT, "the NIC serves its limit of " +
-                limits.maxClients() + " clients: close one, or start the NIC with a higher --ipc-max-clients");
-            return;
-        }
-        final Path file = directory.resolve(name);
-        for (final IpcClient other : clients.values())
-        {
-            if (other.answerFile.equals(file))
-            {
-                // someone names a live client's answer file (seen in the command ring): two writers would corrupt it
-                counters.commandsMalformed.incrementRelease();
-                broadcastError(0, correlationId, IpcMessages.ADD_CLIENT, IpcMessages.ERR_MALFORMED,
-                    "the answer file " + name + " is another client's: make a new one");
-                return;
-            }
-        }
-        final String problem = IpcFiles.ownFileProblem(file, IpcFileDescriptor.answerFileLength());
-        if (null != problem)
-        {
-            counters.commandsMalformed.incrementRelease();
-            broadcastError(0, correlationId, IpcMessages.ADD_CLIENT, IpcMessages.ERR_MALFORMED,
-                "the answer file is unusable: " + problem);
-            return;
-        }
-        final MappedByteBuffer answerMapping;
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
-            LinkOption.NOFOLLOW_LINKS))
-        {
-            answerMapping = channel.map(FileChannel.MapMode.READ_WRITE, 0, IpcFileDescriptor.answerFileLength());
-        }
-        catch (final IOException ex)
-        {
-            counters.commandsMalformed.incrementRelease();
-            broadcastError(0, correlationId, IpcMessages.ADD_CLIENT, IpcMessages.ERR_MALFORMED,
-                "the NIC cannot map the answer file " + name + ": " + ex.getMessage());
-            return;
-        }
-        long token;
-        do
-        {
-            token = random.nextLong();
-        }
-        while (0 == token);
-        while (nextClientId > Integer.MAX_VALUE || clients.containsKey(nextClientId))
-        {
-            nextClientId = nextClientId > Integer.MAX_VALUE ? 1 : nextClientId + 1; // an id is also a protection domain
-        }
-        final IpcClient client = new IpcClient(nextClientId++, command.pid(), token, file, answerMapping, nowMs);
+        return clients.size();
+    }
+
+    boolean hasClient(final long clientId)
+    {
+        return clients.containsKey(clientId);
+    }
+
+    void addClient(final IpcClient client)
+    {
         clients.put(client.id, client);
         counters.clients.incrementRelease();
-        ok.wrap(response, 0).value(clientTimeoutMs);
-        ok.ids(client.id, correlationId, token);
-        answer(client, IpcMessages.OK, IpcMessages.Ok.LENGTH);
+    }
+
+    /** A client whose ADD_CLIENT answer could not be sent: it goes again, counted as closed. */
+    void releaseUnanswered(final IpcClient client)
+    {
+        release(client, counters.clientsClosed, null);
+    }
+
+    /** @return now, as this duty cycle read the clock. */
+    long nowMs()
+    {
+        return nowMs;
+    }
+
+    /** @return the memory of {@code client}'s running capture {@code captureId} not yet handed over, else null. */
+    SealedMemory captureMemory(final IpcClient client, final long captureId)
+    {
+        return captures.memoryOf(client, captureId);
     }
 
     void refuseUnknownObject(final IpcClient client, final long correlationId, final int type, final String what,
@@ -690,12 +699,11 @@ public final class IpcConductor implements Agent, AutoCloseable
         }
         client.connections.clear();
         client.regions.clear();
-        IoUtil.unmap(client.answerMapping);
+        client.answerMemory.close();
         // a dead or dropped client's peers get CLOSE at once; a closing client already waited for its own completions
         final Duration drain = Duration.ofMillis(reason == counters.clientsClosed ? 100 : 0);
         releaseLater(() ->
         {
-            IpcFiles.delete(client.answerFile);
             releaseAll(connections, regions, drain);
             try
             {
@@ -828,19 +836,32 @@ public final class IpcConductor implements Agent, AutoCloseable
         answer(client, IpcMessages.ERROR, length);
     }
 
-    /** An ERROR for a client without an answer ring (unknown, or refused at ADD_CLIENT): no key, address or token. */
-    private void broadcastError(final long clientId, final long correlationId, final int type, final int code,
+    /**
+     * An ERROR for a client without an answer ring (unknown, or refused at ADD_CLIENT): on the socket it came on, else
+     * on the broadcast; no key, address or token.
+     */
+    void broadcastError(final long clientId, final long correlationId, final int type, final int code,
         final String message)
     {
         counters.commandErrors.incrementRelease();
         final int length = error.wrap(response, 0).set(type, code, message);
         error.ids(clientId, correlationId);
+        if (socketExchange)
+        {
+            socket.reply(IpcMessages.ERROR, response, length, -1);
+            return;
+        }
         toClients.transmit(IpcMessages.ERROR, response, 0, length);
     }
 
     /** Writes the answer in {@link #response} into the client's own ring; a client whose ring is broken is dropped. */
     void answer(final IpcClient client, final int type, final int length)
     {
+        if (socketExchange)
+        {
+            socket.reply(type, response, length, -1); // a refused OPEN_MEMORY waits on the socket
+            return;
+        }
         if (client.released)
         {
             return;
@@ -859,6 +880,12 @@ public final class IpcConductor implements Agent, AutoCloseable
         {
             counters.answersLost.incrementRelease(); // the client stopped reading its answers: only it waits in vain
         }
+    }
+
+    /** Sends the answer in {@link #response} on the socket the command came on, with {@code fd} as its descriptor. */
+    boolean answerWithMemory(final int type, final int length, final int fd)
+    {
+        return socket.reply(type, response, length, fd);
     }
 
     /**
@@ -885,7 +912,7 @@ public final class IpcConductor implements Agent, AutoCloseable
             client.released = true;
             connections.addAll(client.connections.values());
             regions.addAll(client.regions.values());
-            IoUtil.unmap(client.answerMapping);
+            client.answerMemory.close();
         }
         clients.clear();
         served.clear();
@@ -913,7 +940,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         releaseAll(connections, regions, Duration.ZERO);
         socket.close();
         counters.close();
-        IoUtil.unmap(mapped);
+        controlMemory.close();
         IpcFiles.removeNicFiles(directory);
     }
 }

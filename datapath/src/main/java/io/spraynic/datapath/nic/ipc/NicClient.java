@@ -6,7 +6,6 @@ import io.spraynic.datapath.capture.CaptureFilter;
 import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.api.RocevEndpoint;
-import org.agrona.IoUtil;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.MessageHandler;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -15,18 +14,13 @@ import org.agrona.concurrent.broadcast.CopyBroadcastReceiver;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 
-import java.io.File;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.MappedByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.HexFormat;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
@@ -44,9 +38,11 @@ import java.util.concurrent.locks.LockSupport;
  *       ... c.sendCompletionQueue().poll(completion) ...
  *   }
  * </pre>
- * Control calls (register, connect, accept, create a queue pair, close) are commands to the NIC, each carrying the
- * token the NIC gave this client, answered in this client's own answer file (made mode 0600 under a random name
- * when it connects); they wait for the answer and throw {@link NicRefusedException} with the NIC's reason and
+ * It reaches the NIC through {@code DIR/nic.sock} (docs/IPC.md I11): HELLO gives it the NIC's control memory,
+ * ADD_CLIENT its own answer ring, id and token, OPEN_MEMORY each connection's rings; every piece is a memfd the NIC
+ * sealed, so nobody can truncate it under the NIC. Control calls (register, connect, accept, create a queue pair,
+ * close) are commands to the NIC, each carrying the token the NIC gave this client, answered in this client's answer
+ * ring; they wait for the answer and throw {@link NicRefusedException} with the NIC's reason and
  * code when it refuses, or {@link IllegalStateException} when it stops answering or lost the command (it reset
  * its command ring after some process corrupted it). Posting and polling on a {@link ClientConnection} go through shared rings
  * and never wait. A daemon thread sends keepalives; a client that stops (its process died) is released by the NIC
@@ -56,15 +52,13 @@ public final class NicClient implements Nic
 {
     /** How long a control call waits for the NIC beyond the time the call itself gives the NIC. */
     public static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(10);
-    private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Path directory;
-    private final MappedByteBuffer mapped;
+    private final MemorySegment controlMemory; // kept reachable: connections read the heartbeat until collected
     private final UnsafeBuffer header;
     private final ManyToOneRingBuffer toNic;
     private final CopyBroadcastReceiver fromNic;
-    private final Path answerFile;
-    private final MappedByteBuffer answerMapping;
+    private final Arena answerArena;
     private final OneToOneRingBuffer answers;
     private final long clientId;
     private final long token;
@@ -96,15 +90,14 @@ public final class NicClient implements Nic
     private int replyType;
     private volatile boolean closed;
 
-    private NicClient(final Path directory, final MappedByteBuffer mapped, final Path answerFile,
-        final MappedByteBuffer answerMapping)
+    private NicClient(final Path directory, final MemorySegment controlMemory, final Arena answerArena,
+        final MemorySegment answerMemory, final IpcMessages.Ok added)
     {
         this.directory = directory;
-        this.mapped = mapped;
-        this.answerFile = answerFile;
-        this.answerMapping = answerMapping;
-        this.answers = new OneToOneRingBuffer(new UnsafeBuffer(answerMapping));
-        this.header = new UnsafeBuffer(mapped);
+        this.controlMemory = controlMemory;
+        this.answerArena = answerArena;
+        this.answers = new OneToOneRingBuffer(new UnsafeBuffer(answerMemory.address(), (int)answerMemory.byteSize()));
+        this.header = new UnsafeBuffer(controlMemory.address(), (int)controlMemory.byteSize());
         this.nicPid = header.getLong(IpcFileDescriptor.PID_OFFSET, IpcMessages.ORDER);
         this.mode = kind(header.getInt(IpcFileDescriptor.MODE_OFFSET, IpcMessages.ORDER));
         this.planes = header.getInt(IpcFileDescriptor.PLANES_OFFSET, IpcMessages.ORDER);
@@ -113,13 +106,9 @@ public final class NicClient implements Nic
         this.toNic = new ManyToOneRingBuffer(new UnsafeBuffer(header, IpcFileDescriptor.HEADER_LENGTH, toNicLength));
         this.fromNic = new CopyBroadcastReceiver(new BroadcastReceiver(
             new UnsafeBuffer(header, IpcFileDescriptor.HEADER_LENGTH + toNicLength, toClientsLength)));
-        final IpcMessages.AddClient add = new IpcMessages.AddClient();
-        add.wrap(command, 0);
-        add.pid(ProcessHandle.current().pid());
-        final int length = add.answerFile(answerFile.getFileName().toString());
-        this.clientTimeoutMs = send(IpcMessages.ADD_CLIENT, length, CONTROL_TIMEOUT, 0, 0);
-        this.clientId = ok.wrap(reply, 0).clientId();
-        this.token = ok.token();
+        this.clientTimeoutMs = added.value();
+        this.clientId = added.clientId();
+        this.token = added.token();
         this.keepalive = new Thread(this::sendKeepalives, "spraynic-client-keepalive");
         keepalive.setDaemon(true);
         keepalive.start();
@@ -132,36 +121,26 @@ public final class NicClient implements Nic
      */
     public static NicClient connect(final Path directory, final Duration timeout)
     {
-        final Path control = directory.resolve(IpcFileDescriptor.CONTROL_FILE);
         final long deadline = System.nanoTime() + timeout.toNanos();
         String problem;
         while (true)
         {
-            problem = checkControlFile(control);
+            problem = announcementProblem(directory);
             if (null == problem)
             {
-                final MappedByteBuffer mapped = IoUtil.mapExistingFile(control.toFile(), "spraynic NIC control file");
-                // answers come to a file of this client's: mode 0600, a name nobody guesses
-                final byte[] name = new byte[16];
-                RANDOM.nextBytes(name);
-                final Path answerFile = directory.resolve(IpcFileDescriptor.ANSWER_FILE_PREFIX +
-                    HexFormat.of().formatHex(name));
-                MappedByteBuffer answerMapping = null;
-                try
+                final int socket = UnixSockets.connect(directory.resolve(CommandSocket.SOCKET_FILE).toString());
+                if (socket >= 0)
                 {
-                    answerMapping = IpcFiles.createMapped(answerFile, IpcFileDescriptor.answerFileLength());
-                    return new NicClient(directory, mapped, answerFile, answerMapping);
-                }
-                catch (final RuntimeException ex)
-                {
-                    IoUtil.unmap(mapped);
-                    if (null != answerMapping)
+                    try
                     {
-                        IoUtil.unmap(answerMapping);
+                        return join(directory, socket, deadline);
                     }
-                    deleteQuietly(answerFile);
-                    throw ex;
+                    finally
+                    {
+                        UnixSockets.close(socket);
+                    }
                 }
+                problem = "no NIC answers on " + directory.resolve(CommandSocket.SOCKET_FILE) + " (errno " + -socket + ")";
             }
             if (System.nanoTime() >= deadline || problem.startsWith("!"))
             {
@@ -172,10 +151,58 @@ public final class NicClient implements Nic
         }
     }
 
-    /** @return null when the control file is ready to use; else why not, starting with '!' when waiting won't help. */
-    private static String checkControlFile(final Path control)
+    /** HELLO, then ADD_CLIENT, on one connection to the NIC's socket (docs/IPC.md I11). */
+    private static NicClient join(final Path directory, final int socket, final long deadline)
     {
-        return checkControlFile(control, IpcFileDescriptor.NIC_LIVENESS_TIMEOUT_MS);
+        final MemorySegment control = hello(directory, socket, deadline, Arena.ofAuto());
+        final String problem = controlProblem(directory, new UnsafeBuffer(control.address(), (int)control.byteSize()),
+            IpcFileDescriptor.NIC_LIVENESS_TIMEOUT_MS);
+        if (null != problem)
+        {
+            throw new IllegalStateException(problem.startsWith("!") ? problem.substring(1) : problem);
+        }
+        final UnsafeBuffer command = new UnsafeBuffer(new byte[IpcMessages.AddClient.LENGTH]);
+        new IpcMessages.AddClient().wrap(command, 0).pid(ProcessHandle.current().pid());
+        final SocketReply added = SocketReply.exchange(socket, IpcMessages.ADD_CLIENT, command, IpcMessages.AddClient.LENGTH,
+            deadline, directory);
+        final Arena answerArena = Arena.ofShared();
+        try
+        {
+            final MemorySegment answers = SealedMemory.mapChecked(added.fd, IpcFileDescriptor.answerFileLength(),
+                answerArena, "an answer ring");
+            final IpcMessages.Ok ok = new IpcMessages.Ok().wrap(added.answer, 0);
+            if (ok.value() <= 0 || 0 == ok.clientId())
+            {
+                throw new IllegalStateException("the NIC answered ADD_CLIENT with client " + ok.clientId() +
+                    " and a client timeout of " + ok.value() + " ms");
+            }
+            return new NicClient(directory, control, answerArena, answers, ok);
+        }
+        catch (final RuntimeException ex)
+        {
+            answerArena.close();
+            throw ex;
+        }
+        finally
+        {
+            UnixSockets.close(added.fd);
+        }
+    }
+
+    /** @return the NIC's control memory, which HELLO on {@code socket} hands over, mapped in {@code arena}. */
+    private static MemorySegment hello(final Path directory, final int socket, final long deadline, final Arena arena)
+    {
+        final UnsafeBuffer command = new UnsafeBuffer(new byte[IpcMessages.Header.LENGTH]);
+        final SocketReply hello = SocketReply.exchange(socket, IpcMessages.HELLO, command, IpcMessages.Header.LENGTH,
+            deadline, directory);
+        try
+        {
+            return SealedMemory.mapChecked(hello.fd, IpcFileDescriptor.fileLength(), arena, "control memory");
+        }
+        finally
+        {
+            UnixSockets.close(hello.fd);
+        }
     }
 
     /**
@@ -188,58 +215,109 @@ public final class NicClient implements Nic
      */
     public static String checkServed(final Path ipcDir, final long maxHeartbeatAgeMillis)
     {
-        final String problem = checkControlFile(ipcDir.resolve(IpcFileDescriptor.CONTROL_FILE), maxHeartbeatAgeMillis);
+        String problem = announcementProblem(ipcDir);
+        if (null == problem)
+        {
+            final Path path = ipcDir.resolve(CommandSocket.SOCKET_FILE);
+            final int socket = UnixSockets.connect(path.toString());
+            if (socket < 0)
+            {
+                return "no NIC answers on " + path + " (errno " + -socket + "): it has stopped";
+            }
+            // a NIC that beats answers HELLO within its duty cycle: one that does not within the age is taken for stopped
+            final long waitMs = Math.max(100, maxHeartbeatAgeMillis);
+            try (Arena arena = Arena.ofConfined())
+            {
+                final MemorySegment control = hello(ipcDir, socket, System.nanoTime() + waitMs * 1_000_000L, arena);
+                problem = controlProblem(ipcDir, new UnsafeBuffer(control.address(), (int)control.byteSize()),
+                    maxHeartbeatAgeMillis);
+            }
+            catch (final IllegalStateException ex)
+            {
+                return ex.getMessage().contains("in time") ? "the NIC serving " + ipcDir + " has stopped: no heartbeat " +
+                    "for " + waitMs + " ms or more (it answered no HELLO)" : ex.getMessage();
+            }
+            finally
+            {
+                UnixSockets.close(socket);
+            }
+        }
         return null == problem || !problem.startsWith("!") ? problem : problem.substring(1);
     }
 
-    private static String checkControlFile(final Path control, final long maxHeartbeatAgeMillis)
+    /**
+     * Reads the announcement {@code DIR/nic.ctl} (a plain read: nothing is mapped) before anything is asked of the NIC.
+     *
+     * @return null when it announces a NIC of this version; else why not, starting with '!' when waiting won't help.
+     */
+    private static String announcementProblem(final Path directory)
     {
-        final File file = control.toFile();
-        if (!file.isFile() || file.length() < IpcFileDescriptor.HEADER_LENGTH)
+        final Path announcement = directory.resolve(IpcFileDescriptor.CONTROL_FILE);
+        final byte[] bytes = readHeader(announcement);
+        if (null == bytes)
         {
-            return "no NIC serves " + control.getParent() + ": there is no " + control.getFileName() + " in it";
+            return "no NIC serves " + directory + ": there is no " + IpcFileDescriptor.CONTROL_FILE + " in it";
         }
-        final MappedByteBuffer mapped = IoUtil.mapExistingFile(file, "spraynic NIC control file");
-        try
+        final UnsafeBuffer h = new UnsafeBuffer(bytes);
+        final int version = h.getInt(IpcFileDescriptor.VERSION_OFFSET, IpcMessages.ORDER);
+        if (h.getInt(IpcFileDescriptor.MAGIC_OFFSET, IpcMessages.ORDER) != IpcFileDescriptor.MAGIC || version == 0)
         {
-            final UnsafeBuffer h = new UnsafeBuffer(mapped);
-            final int version = h.getIntVolatile(IpcFileDescriptor.VERSION_OFFSET);
-            if (h.getInt(IpcFileDescriptor.MAGIC_OFFSET, IpcMessages.ORDER) != IpcFileDescriptor.MAGIC || version == 0)
-            {
-                return control + " is not (yet) a SprayNIC control file";
-            }
-            if (version != IpcFileDescriptor.VERSION)
-            {
-                return "!the NIC serving " + control.getParent() + " speaks IPC version " + version + ", this client " +
-                    IpcFileDescriptor.VERSION + ": use the same SprayNIC build on both sides";
-            }
-            if (file.length() < IpcFileDescriptor.fileLength())
-            {
-                return "!" + control + " is " + file.length() + " B, not the " + IpcFileDescriptor.fileLength() + " B of its version";
-            }
-            final int toNic = h.getInt(IpcFileDescriptor.TO_NIC_LENGTH_OFFSET, IpcMessages.ORDER);
-            final int toClients = h.getInt(IpcFileDescriptor.TO_CLIENTS_LENGTH_OFFSET, IpcMessages.ORDER);
-            if (toNic != IpcFileDescriptor.toNicLength() || toClients != IpcFileDescriptor.toClientsLength())
-            {
-                // one version has one layout (docs/IPC.md, Versions): other lengths are corruption, not a variant
-                return "!" + control + " has rings of " + toNic + " and " + toClients + " B, not the " +
-                    IpcFileDescriptor.toNicLength() + " and " + IpcFileDescriptor.toClientsLength() + " B of version " +
-                    version + ": it is corrupt";
-            }
-            final long heartbeat = h.getLongVolatile(IpcFileDescriptor.HEARTBEAT_OFFSET);
-            final long age = System.currentTimeMillis() - heartbeat;
-            if (age > maxHeartbeatAgeMillis)
-            {
-                return "the NIC that served " + control.getParent() + " (pid " +
-                    h.getLong(IpcFileDescriptor.PID_OFFSET, IpcMessages.ORDER) + ") has stopped: " +
-                    (heartbeat == 0 ? "it closed" : "no heartbeat for " + age + " ms");
-            }
+            return announcement + " is not (yet) a SprayNIC control file";
+        }
+        if (version != IpcFileDescriptor.VERSION)
+        {
+            return "!the NIC serving " + directory + " speaks IPC version " + version + ", this client " +
+                IpcFileDescriptor.VERSION + ": use the same SprayNIC build on both sides";
+        }
+        return null;
+    }
+
+    /** @return the first {@link IpcFileDescriptor#HEADER_LENGTH} bytes of a regular file (not a link), or null. */
+    private static byte[] readHeader(final Path file)
+    {
+        if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS))
+        {
             return null;
         }
-        finally
+        try (java.io.InputStream in = Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS))
         {
-            IoUtil.unmap(mapped);
+            final byte[] bytes = in.readNBytes(IpcFileDescriptor.HEADER_LENGTH);
+            return bytes.length == IpcFileDescriptor.HEADER_LENGTH ? bytes : null;
         }
+        catch (final IOException ex)
+        {
+            return null;
+        }
+    }
+
+    /** @return null when the control memory a NIC sent is of this version and layout, with a fresh heartbeat. */
+    private static String controlProblem(final Path directory, final UnsafeBuffer h, final long maxHeartbeatAgeMillis)
+    {
+        final int version = h.getIntVolatile(IpcFileDescriptor.VERSION_OFFSET);
+        if (h.getInt(IpcFileDescriptor.MAGIC_OFFSET, IpcMessages.ORDER) != IpcFileDescriptor.MAGIC ||
+            version != IpcFileDescriptor.VERSION)
+        {
+            return "!the control memory the NIC serving " + directory + " sent has magic 0x" +
+                Integer.toHexString(h.getInt(IpcFileDescriptor.MAGIC_OFFSET, IpcMessages.ORDER)) + " and version " +
+                version + ": it is corrupt";
+        }
+        final int toNic = h.getInt(IpcFileDescriptor.TO_NIC_LENGTH_OFFSET, IpcMessages.ORDER);
+        final int toClients = h.getInt(IpcFileDescriptor.TO_CLIENTS_LENGTH_OFFSET, IpcMessages.ORDER);
+        if (toNic != IpcFileDescriptor.toNicLength() || toClients != IpcFileDescriptor.toClientsLength())
+        {
+            // one version has one layout (docs/IPC.md, Versions): other lengths are corruption, not a variant
+            return "!the control memory of the NIC serving " + directory + " has rings of " + toNic + " and " +
+                toClients + " B, not the " + IpcFileDescriptor.toNicLength() + " and " +
+                IpcFileDescriptor.toClientsLength() + " B of version " + version + ": it is corrupt";
+        }
+        final long heartbeat = h.getLongVolatile(IpcFileDescriptor.HEARTBEAT_OFFSET);
+        final long age = System.currentTimeMillis() - heartbeat;
+        if (age > maxHeartbeatAgeMillis)
+        {
+            return "the NIC that served " + directory + " (pid " + h.getLong(IpcFileDescriptor.PID_OFFSET,
+                IpcMessages.ORDER) + ") has stopped: " + (heartbeat == 0 ? "it closed" : "no heartbeat for " + age + " ms");
+        }
+        return null;
     }
 
     /** @return the transport of an ordinal read from shared memory, checked; null for a NIC that serves capture only. */
@@ -259,31 +337,37 @@ public final class NicClient implements Nic
     }
 
     /**
-     * @param control a control file.
-     * @return "pid N, heartbeat M ms ago" when a live NIC serves it, else null.
+     * @param directory an IPC directory whose {@code nic.ctl} exists.
+     * @return "pid N, ..." when a live NIC serves it (of this version: its socket takes connections; of another: the
+     * heartbeat in its file is fresh and its process alive), else null. Nothing is mapped.
      */
-    static String describeLiveNic(final Path control)
+    static String describeLiveNic(final Path directory)
     {
-        if (null != checkControlFile(control))
+        final byte[] bytes = readHeader(directory.resolve(IpcFileDescriptor.CONTROL_FILE));
+        if (null == bytes)
         {
             return null;
         }
-        final MappedByteBuffer mapped = IoUtil.mapExistingFile(control.toFile(), "spraynic NIC control file");
-        try
+        final UnsafeBuffer h = new UnsafeBuffer(bytes);
+        final long pid = h.getLong(IpcFileDescriptor.PID_OFFSET, IpcMessages.ORDER);
+        if (h.getInt(IpcFileDescriptor.MAGIC_OFFSET, IpcMessages.ORDER) != IpcFileDescriptor.MAGIC ||
+            ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true))
         {
-            final UnsafeBuffer h = new UnsafeBuffer(mapped);
-            final long pid = h.getLong(IpcFileDescriptor.PID_OFFSET, IpcMessages.ORDER);
-            if (ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true))
+            return null;
+        }
+        if (h.getInt(IpcFileDescriptor.VERSION_OFFSET, IpcMessages.ORDER) == IpcFileDescriptor.VERSION)
+        {
+            final int socket = UnixSockets.connect(directory.resolve(CommandSocket.SOCKET_FILE).toString());
+            if (socket < 0)
             {
                 return null;
             }
-            return "pid " + pid + ", heartbeat " + (System.currentTimeMillis() -
-                h.getLongVolatile(IpcFileDescriptor.HEARTBEAT_OFFSET)) + " ms ago";
+            UnixSockets.close(socket);
+            return "pid " + pid + ", which takes connections on " + CommandSocket.SOCKET_FILE;
         }
-        finally
-        {
-            IoUtil.unmap(mapped);
-        }
+        final long age = System.currentTimeMillis() - h.getLong(IpcFileDescriptor.HEARTBEAT_OFFSET, IpcMessages.ORDER);
+        return age <= IpcFileDescriptor.NIC_LIVENESS_TIMEOUT_MS ? "pid " + pid + " of IPC version " +
+            h.getInt(IpcFileDescriptor.VERSION_OFFSET, IpcMessages.ORDER) + ", heartbeat " + age + " ms ago" : null;
     }
 
     /** @return this client's id at the NIC. */
@@ -298,11 +382,6 @@ public final class NicClient implements Nic
         return token;
     }
 
-    /** @return this client's answer file. */
-    Path answerFile()
-    {
-        return answerFile;
-    }
 
     /** @return the NIC process's id. */
     public long nicPid()
@@ -496,8 +575,18 @@ public final class NicClient implements Nic
         final NicConnection.Kind kind = kind(ready.kind());
         final RocevEndpoint endpoint = kind == NicConnection.Kind.ROCEV2 ?
             new RocevEndpoint(ready.localId(), ready.psn(), ready.ipv4(), ready.mtu()) : null;
-        final ConnectionRings rings = ConnectionRings.map(directory.resolve(ready.file()), ready.connectionId());
-        final ClientConnection c = new ClientConnection(this, ready.connectionId(), kind, ready.localId(), ready.streams(),
+        final long connectionId = ready.connectionId();
+        final ConnectionRings rings;
+        final SocketReply opened = openMemory(connectionId);
+        try
+        {
+            rings = ConnectionRings.map(opened.fd, connectionId);
+        }
+        finally
+        {
+            UnixSockets.close(opened.fd);
+        }
+        final ClientConnection c = new ClientConnection(this, connectionId, kind, ready.localId(), ready.streams(),
             ready.plane(), endpoint, rings);
         connections.add(c);
         return c;
@@ -537,8 +626,16 @@ public final class NicClient implements Nic
             filter.directions(), filter.ports(), filter.queues(), filter.kind().ordinal(), filter.udpDstPort(), filter.host(),
             filter.hasHost());
         request(IpcMessages.START_CAPTURE, IpcMessages.StartCapture.LENGTH, CONTROL_TIMEOUT);
-        final IpcMessages.CaptureReady ready = captureReady.wrap(reply, 0);
-        return ClientCapture.map(this, ready.captureId(), filter, ready.path());
+        final long captureId = captureReady.wrap(reply, 0).captureId();
+        final SocketReply opened = openMemory(captureId);
+        try
+        {
+            return ClientCapture.map(this, captureId, filter, opened.fd, ok.wrap(opened.answer, 0).value());
+        }
+        finally
+        {
+            UnixSockets.close(opened.fd);
+        }
     }
 
     /** Sends the START_CAPTURE in {@code fields} as it is, whatever it holds (tests play a malformed client). */
@@ -647,7 +744,7 @@ public final class NicClient implements Nic
         return replyType == IpcMessages.OK ? ok.wrap(reply, 0).value() : 0;
     }
 
-    /** One message on {@code DIR/nic.sock}: type, a reserved word, the command; the memfd as its one descriptor. */
+    /** One message on {@code DIR/nic.sock}: type, version, the command; the memfd as its one descriptor. */
     private void sendWithMemory(final int type, final int length, final int memoryFd)
     {
         if (isNicStopped())
@@ -666,6 +763,7 @@ public final class NicClient implements Nic
             final byte[] message = new byte[CommandSocket.MESSAGE_HEADER_LENGTH + length];
             final UnsafeBuffer buffer = new UnsafeBuffer(message);
             buffer.putInt(0, type, IpcMessages.ORDER);
+            buffer.putInt(CommandSocket.VERSION_OFFSET, IpcFileDescriptor.VERSION, IpcMessages.ORDER);
             buffer.putBytes(CommandSocket.MESSAGE_HEADER_LENGTH, command, 0, length);
             final long sent = UnixSockets.send(socket, message, memoryFd);
             if (sent != message.length)
@@ -673,6 +771,39 @@ public final class NicClient implements Nic
                 throw new IllegalStateException("cannot send " + IpcMessages.name(type) + " on " + path + " (" +
                     (sent < 0 ? "errno " + -sent : sent + " B of " + message.length) + ")");
             }
+        }
+        finally
+        {
+            UnixSockets.close(socket);
+        }
+    }
+
+    /**
+     * OPEN_MEMORY on the NIC's socket: the memory of connection or capture {@code objectId}, whose descriptor the
+     * caller maps and closes.
+     *
+     * @throws NicRefusedException when the NIC refuses.
+     */
+    synchronized SocketReply openMemory(final long objectId)
+    {
+        if (closed)
+        {
+            throw new IllegalStateException("this NIC client is closed");
+        }
+        final UnsafeBuffer open = new UnsafeBuffer(new byte[IpcMessages.ObjectCommand.LENGTH]);
+        final IpcMessages.ObjectCommand c = new IpcMessages.ObjectCommand().wrap(open, 0);
+        c.object(objectId, 0);
+        c.ids(clientId, toNic.nextCorrelationId(), token);
+        final Path path = directory.resolve(CommandSocket.SOCKET_FILE);
+        final int socket = UnixSockets.connect(path.toString());
+        if (socket < 0)
+        {
+            throw new IllegalStateException("cannot connect to the NIC's socket " + path + " (errno " + -socket + ")");
+        }
+        try
+        {
+            return SocketReply.exchange(socket, IpcMessages.OPEN_MEMORY, open, IpcMessages.ObjectCommand.LENGTH,
+                System.nanoTime() + CONTROL_TIMEOUT.toNanos(), directory);
         }
         finally
         {
@@ -794,22 +925,9 @@ public final class NicClient implements Nic
         regions.clear();
         synchronized (this)
         {
-            IoUtil.unmap(answerMapping);
+            answerArena.close();
         }
-        deleteQuietly(answerFile); // the NIC removes it too, unless it stopped
-        // the control file stays mapped until collected: a connection still posting reads its heartbeat
-    }
-
-    private static void deleteQuietly(final Path file)
-    {
-        try
-        {
-            Files.deleteIfExists(file);
-        }
-        catch (final IOException ignored)
-        {
-            // the NIC removes answer files of clients it released, and every file when it starts
-        }
+        // the control memory stays mapped until collected: a connection still posting reads its heartbeat
     }
 
     private static void sleep(final long millis)
