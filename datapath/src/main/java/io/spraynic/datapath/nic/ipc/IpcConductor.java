@@ -32,23 +32,25 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * Serves an {@link EmbeddedNic} to applications in other processes through shared memory in an IPC directory
- * (as Aeron's driver conductor serves its clients through the CnC file): clients write commands into the
- * control file's to-NIC ring ({@link IpcFileDescriptor}, {@link IpcMessages}) and read answers from an answer ring
- * of their own; each region a client registers is a memfd of the client's, sealed against shrinking and passed on
- * the NIC's socket ({@link CommandSocket}, {@link RegionCommands}), so what the NIC places there the client sees and
- * no client can truncate it under the NIC; each connection has a file of rings ({@link ConnectionRings}) through which the client posts
- * work requests and takes completions. The conductor is not on that path: the worker that owns a connection reads
- * its request ring in place and writes its completion rings ({@link ClientRequestRing}).
+ * Serves an {@link EmbeddedNic} to applications in other processes through shared memory (as Aeron's driver
+ * conductor serves its clients through the CnC file), every piece of it a memfd sealed against resizing and handed
+ * over the NIC's socket ({@link CommandSocket}, {@link SocketCommands}; docs/IPC.md I12), so that no process can
+ * truncate memory under the NIC: clients take the control memory with HELLO and write commands into its to-NIC ring
+ * ({@link IpcFileDescriptor}, {@link IpcMessages}); ADD_CLIENT gives each its own answer ring; each region a client
+ * registers is a sealed memfd of the client's ({@link RegionCommands}); each connection has sealed rings
+ * ({@link ConnectionRings}, handed over with OPEN_MEMORY) through which the client posts work requests and takes
+ * completions. The directory holds only the socket and {@code nic.ctl}, an announcement of the version that the NIC
+ * writes once and never maps. The conductor is not on the request path: the worker that owns a connection reads its
+ * request ring in place and writes its completion rings ({@link ClientRequestRing}).
  * <p>
  * The conductor is one Agrona {@link Agent} on its own thread, never on a worker: each duty cycle it beats the
  * heartbeat, takes commands (from the command ring and, with their memory, from the socket; regions and connections
  * are handled by {@link RegionCommands} and {@link ConnectionCommands}), drops clients whose connection rings the workers found broken, and times out clients
- * that stopped sending keepalives (a client process that died): their connections are closed, their regions deregistered and their files removed. Control
+ * that stopped sending keepalives (a client process that died): their connections are closed, their regions deregistered and their memory unmapped. Control
  * actions that wait on the NIC (register, connect, accept, close) run on a separate control thread pool and
  * hand their result back to the conductor, so one slow handshake never stalls another client's traffic.
  * <p>
- * Every process that maps the directory's files is untrusted. Ring records are read by an
+ * Every process that maps the NIC's memory is untrusted. Ring records are read by an
  * {@link UntrustedRingReader} (each header checked, each record copied before use); every command field is checked
  * before use; a command must carry the token the NIC gave its client, and may name only that client's objects; a
  * corrupt command ring is reset (its epoch tells waiting clients), a claim left uncommitted by a dead producer is

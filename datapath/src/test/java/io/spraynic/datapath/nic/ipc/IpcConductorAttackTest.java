@@ -284,7 +284,7 @@ class IpcConductorAttackTest
             try (java.util.stream.Stream<Path> files = Files.list(bed.dir))
             {
                 // version 5: answer and connection rings are sealed memfds, no files anyone could truncate
-                assertEquals(List.of(CommandSocket.SOCKET_FILE, IpcFileDescriptor.CONTROL_FILE),
+                assertEquals(List.of(IpcFileDescriptor.CONTROL_FILE, CommandSocket.SOCKET_FILE),
                     files.map(p -> p.getFileName().toString()).sorted().toList());
             }
             assertEquals(IpcFileDescriptor.HEADER_LENGTH, Files.size(bed.dir.resolve(IpcFileDescriptor.CONTROL_FILE)),
