@@ -10,11 +10,9 @@ import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.EpochClock;
 import org.agrona.concurrent.IdleStrategy;
-import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.SystemEpochClock;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.broadcast.BroadcastTransmitter;
-import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 
 import java.nio.file.Files;
@@ -24,11 +22,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
@@ -70,7 +63,6 @@ public final class IpcConductor implements Agent, AutoCloseable
     public static final int MAX_CONTROL_ACTIONS = 32;
     /** Longest a claim on the command ring may stay uncommitted before the conductor unblocks it (a dead producer). */
     public static final long MAX_UNBLOCK_TIMEOUT_MS = 1_000;
-    private static final int COMMANDS_PER_CYCLE = 16;
     private static final int CHECK_INTERVAL_MS = 50;
     private static final long LOG_INTERVAL_MS = 10_000;
 
@@ -113,19 +105,10 @@ public final class IpcConductor implements Agent, AutoCloseable
     private final EpochClock clock = SystemEpochClock.INSTANCE;
     private final SealedMemory controlMemory;
     private final UnsafeBuffer header;
-    private final ManyToOneRingBuffer toNic;
-    private final UntrustedRingReader commands;
+    private final CommandRing commandRing;
+    private final ControlActions control;
     private final BroadcastTransmitter toClients;
     final UnsafeBuffer response = new UnsafeBuffer(new byte[1024]);
-    private final ManyToOneConcurrentArrayQueue<Runnable> results = new ManyToOneConcurrentArrayQueue<>(4096);
-    // bounded, so clients cannot make the NIC start threads without end (a refused action is answered with an error)
-    private final ExecutorService control = new ThreadPoolExecutor(0, MAX_CONTROL_ACTIONS, 30, TimeUnit.SECONDS,
-        new SynchronousQueue<>(), runnable ->
-        {
-            final Thread t = new Thread(runnable, "spraynic-ipc-control");
-            t.setDaemon(true);
-            return t;
-        });
     private final Long2ObjectHashMap<IpcClient> clients = new Long2ObjectHashMap<>();
     /** Connections whose rings the workers read; a client that broke one is dropped (conductor thread). */
     final ArrayList<ServedConnection> served = new ArrayList<>();
@@ -152,9 +135,6 @@ public final class IpcConductor implements Agent, AutoCloseable
     private boolean socketExchange;
     private long nextCheckMs;
     private long nowMs;
-    private int commandRingEpoch;
-    private long stalledHead = -1;
-    private long stalledSinceMs;
     private AgentRunner runner;
     private volatile boolean closed;
 
@@ -184,13 +164,11 @@ public final class IpcConductor implements Agent, AutoCloseable
         {
             header.putInt(IpcFileDescriptor.LOCAL_IPV4_OFFSET + 4 * p, nic.localIpv4(p), IpcMessages.ORDER);
         }
-        final UnsafeBuffer toNicBuffer = new UnsafeBuffer(header, IpcFileDescriptor.HEADER_LENGTH,
-            IpcFileDescriptor.toNicLength());
-        this.toNic = new ManyToOneRingBuffer(toNicBuffer); // the conductor only unblocks through it; it reads with:
-        this.commands = new UntrustedRingReader(toNicBuffer, IpcMessages.MAX_COMMAND_LENGTH);
         this.toClients = new BroadcastTransmitter(new UnsafeBuffer(header,
             IpcFileDescriptor.HEADER_LENGTH + IpcFileDescriptor.toNicLength(), IpcFileDescriptor.toClientsLength()));
         this.counters = new IpcCounters(countersFile);
+        this.commandRing = new CommandRing(header, counters, unblockTimeoutMs, commandHandler);
+        this.control = new ControlActions(this, counters);
         this.captures = new IpcCaptures(this, source, limits.capture());
         this.regionCommands = new RegionCommands(this, nic, counters, limits);
         this.connectionCommands = new ConnectionCommands(this, nic, counters, limits);
@@ -324,21 +302,9 @@ public final class IpcConductor implements Agent, AutoCloseable
         final long now = clock.time();
         nowMs = now;
         header.putLongRelease(IpcFileDescriptor.HEARTBEAT_OFFSET, now);
-        int work = takeCommands(now);
+        int work = commandRing.poll(now);
         work += socket.poll(now, socketHandler);
-        Runnable result;
-        while (null != (result = results.poll()))
-        {
-            try
-            {
-                result.run();
-            }
-            catch (final RuntimeException ex)
-            {
-                counters.unexpected(counters.unexpectedResults, "control result", ex, now, LOG_INTERVAL_MS);
-            }
-            work++;
-        }
+        work += control.runResults(now);
         // the workers read the connections' rings; a client that broke one is dropped here
         final ArrayList<ServedConnection> served = this.served;
         for (int i = 0, n = served.size(); i < n; i++)
@@ -367,55 +333,6 @@ public final class IpcConductor implements Agent, AutoCloseable
             }
         }
         return work;
-    }
-
-    // ---------------------------------------------------------------- the command ring
-
-    private int takeCommands(final long now)
-    {
-        final UntrustedRingReader commands = this.commands;
-        int read = commands.checkPositions();
-        if (read != UntrustedRingReader.CORRUPT)
-        {
-            read = commands.read(commandHandler, COMMANDS_PER_CYCLE);
-        }
-        if (read == UntrustedRingReader.CORRUPT)
-        {
-            resetCommandRing(now);
-            return 1;
-        }
-        // a producer that died between claim and commit leaves a record nobody commits: unblock it as Aeron's driver does
-        final long head = commands.head();
-        if (head != stalledHead || commands.tail() <= head)
-        {
-            stalledHead = head;
-            stalledSinceMs = now;
-        }
-        else if (now - stalledSinceMs > unblockTimeoutMs)
-        {
-            stalledSinceMs = now;
-            if (toNic.unblock())
-            {
-                counters.commandRingUnblocks.incrementRelease();
-                counters.log("unblocked a claim on the command ring left uncommitted for " + unblockTimeoutMs +
-                    " ms (a client died while writing a command)", null, now, LOG_INTERVAL_MS);
-                read++;
-            }
-        }
-        return read;
-    }
-
-    /** The command ring holds what no honest client writes: start it afresh and tell waiting clients through the epoch. */
-    private void resetCommandRing(final long now)
-    {
-        final String reason = commands.corruption();
-        commands.reset();
-        stalledHead = commands.head();
-        stalledSinceMs = now;
-        header.putIntRelease(IpcFileDescriptor.COMMAND_RING_EPOCH_OFFSET, ++commandRingEpoch);
-        counters.commandRingResets.incrementRelease();
-        counters.log("the command ring held " + reason + ": reset it (epoch " + commandRingEpoch +
-            "); commands in flight are lost and their clients told", null, now, LOG_INTERVAL_MS);
     }
 
     // ---------------------------------------------------------------- commands (control path)
@@ -752,72 +669,14 @@ public final class IpcConductor implements Agent, AutoCloseable
     /** Frees what a client no longer holds: on a control thread, or here once the conductor is closing. */
     void releaseLater(final Runnable release)
     {
-        if (!closed)
-        {
-            try
-            {
-                control.execute(release);
-                return;
-            }
-            catch (final RejectedExecutionException busy)
-            {
-                // every control thread is busy: free it here, late but certain
-            }
-        }
-        release.run();
+        control.releaseLater(release);
     }
 
-    /**
-     * Runs {@code action} on a control thread, then (on the conductor) {@code settle} and {@code onDone} with its
-     * result, or {@code settle} and an ERROR.
-     */
+    /** As {@link ControlActions#submit}. */
     <T> void submit(final IpcClient client, final long correlationId, final int type, final Callable<T> action,
         final Consumer<T> onDone, final Runnable settle)
     {
-        final Runnable task = () ->
-        {
-            Runnable next;
-            try
-            {
-                final T value = action.call();
-                next = () ->
-                {
-                    settled(settle);
-                    onDone.accept(value);
-                };
-            }
-            catch (final Exception ex)
-            {
-                final String reason = null == ex.getMessage() ? ex.toString() : ex.getMessage();
-                next = () ->
-                {
-                    settled(settle);
-                    respondError(client, correlationId, type, IpcMessages.ERR_FAILED, reason);
-                };
-            }
-            while (!results.offer(next) && !closed)
-            {
-                Thread.onSpinWait();
-            }
-        };
-        try
-        {
-            control.execute(task);
-        }
-        catch (final RejectedExecutionException busy)
-        {
-            settled(settle);
-            respondError(client, correlationId, type, IpcMessages.ERR_LIMIT, "the NIC has " + MAX_CONTROL_ACTIONS +
-                " control actions in progress: retry once some finished");
-        }
-    }
-
-    private static void settled(final Runnable settle)
-    {
-        if (null != settle)
-        {
-            settle.run();
-        }
+        control.submit(client, correlationId, type, action, onDone, settle);
     }
 
     // ---------------------------------------------------------------- answers
@@ -918,27 +777,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         }
         clients.clear();
         served.clear();
-        control.shutdown();
-        try
-        {
-            control.awaitTermination(10, TimeUnit.SECONDS);
-        }
-        catch (final InterruptedException ex)
-        {
-            Thread.currentThread().interrupt();
-        }
-        Runnable late;
-        while (null != (late = results.poll()))
-        {
-            try
-            {
-                late.run(); // made while closing: released here like the rest
-            }
-            catch (final RuntimeException ex)
-            {
-                System.err.println("spraynic ipc: a late control result failed: " + ex.getMessage());
-            }
-        }
+        control.close();
         releaseAll(connections, regions, Duration.ZERO);
         socket.close();
         counters.close();
