@@ -258,7 +258,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         if (Files.exists(control, LinkOption.NOFOLLOW_LINKS))
         {
             final String live = Files.isRegularFile(control, LinkOption.NOFOLLOW_LINKS) ?
-                NicClient.describeLiveNic(directory) : null;
+                NicDiscovery.describeLiveNic(directory) : null;
             if (null != live)
             {
                 throw new IllegalStateException("another NIC serves " + directory + " (" + live +
