@@ -10,7 +10,7 @@
 #endif
 
 /* The IPC version this library speaks: equal on both sides or no connection (docs/IPC.md, Versions). */
-#define SN_ABI_VERSION 4
+#define SN_ABI_VERSION 5
 
 /* Agrona ring buffer (one-to-one and many-to-one share it): a power-of-two data area, then a trailer. */
 #define SN_RING_TAIL_OFFSET 128
@@ -33,6 +33,7 @@
 /* The NIC's socket (I12): commands that carry memory, with its sealed memfd as the one SCM_RIGHTS descriptor. */
 #define SN_SOCKET_FILE "nic.sock"
 #define SN_SOCKET_HEADER_LENGTH 8
+#define SN_SOCKET_VERSION_OFFSET 4
 #define SN_CTL_MAGIC 0x53504E49
 #define SN_CTL_MAGIC_OFFSET 0
 #define SN_CTL_VERSION_OFFSET 4
@@ -56,7 +57,6 @@
 #define SN_MAX_PLANES 8
 
 /* client-<32 hex digits>: one ring, the NIC produces answers, the client consumes them. */
-#define SN_ANSWER_PREFIX "client-"
 #define SN_ANSWER_CAPACITY (64 * 1024)
 #define SN_ANSWER_FILE_LENGTH (SN_ANSWER_CAPACITY + SN_RING_TRAILER_LENGTH)
 
@@ -71,6 +71,8 @@
 #define SN_CMD_CREATE_QUEUE_PAIR 8
 #define SN_CMD_CONNECT_QUEUE_PAIR 9
 #define SN_CMD_CLOSE_CONNECTION 10
+#define SN_CMD_HELLO 13
+#define SN_CMD_OPEN_MEMORY 14
 
 /* Answers (answer ring and broadcast record types). */
 #define SN_ANS_OK 101
@@ -92,7 +94,7 @@
 #define SN_MSG_HEADER_LENGTH 24
 
 #define SN_ADD_CLIENT_PID 24
-#define SN_ADD_CLIENT_FILE 32
+#define SN_ADD_CLIENT_SIZE 32
 #define SN_REGISTER_LENGTH 24
 #define SN_REGISTER_ACCESS 32
 #define SN_REGISTER_SIZE 36

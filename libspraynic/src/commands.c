@@ -1,13 +1,15 @@
 /*
- * Commands and their answers (docs/IPC.md, Commands): a command goes into the control file's to-NIC ring with this
+ * Commands and their answers (docs/IPC.md, Commands): a command goes into the control memory's to-NIC ring with this
  * client's id, a fresh correlation id and its token; its answer comes back in this client's answer ring, or, for a
  * client the NIC does not know (any more), on the broadcast. The wait ends with the answer, or when the NIC stops
- * beating, bumps its command ring epoch (it reset the ring, the command may be lost) or takes too long.
+ * beating, bumps its command ring epoch (it reset the ring, the command may be lost) or takes too long. HELLO,
+ * ADD_CLIENT and OPEN_MEMORY go on DIR/nic.sock and are answered there, an OK with the NIC's sealed memory (I12).
  */
 #define _GNU_SOURCE
 #include "internal.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -20,7 +22,8 @@
 static const char *command_name(int32_t type)
 {
     static const char *const names[] = {"?", "ADD_CLIENT", "KEEPALIVE", "CLOSE_CLIENT", "REGISTER", "DEREGISTER",
-        "CONNECT", "ACCEPT", "CREATE_QUEUE_PAIR", "CONNECT_QUEUE_PAIR", "CLOSE_CONNECTION"};
+        "CONNECT", "ACCEPT", "CREATE_QUEUE_PAIR", "CONNECT_QUEUE_PAIR", "CLOSE_CONNECTION", "START_CAPTURE",
+        "STOP_CAPTURE", "HELLO", "OPEN_MEMORY"};
     return type > 0 && type < (int32_t)(sizeof names / sizeof names[0]) ? names[type] : "?";
 }
 
@@ -113,20 +116,8 @@ static int refusal(const sn_nic *nic, int32_t type)
     return sn_fail(error, "the NIC refused %s (%s): %.*s", command_name(type), code_name(code), length, text);
 }
 
-/* One message on DIR/nic.sock (I12): type, a reserved word, the command; memory_fd as its one descriptor. */
-static int send_with_memory(sn_nic *nic, int32_t type, const uint8_t *body, int32_t length, int memory_fd)
+int sn_connect_socket(const sn_nic *nic)
 {
-    if (!sn_heartbeat_fresh(nic->ctl))
-    {
-        return sn_fail(SN_ERR_NIC_STOPPED, "the NIC (pid %lld) has stopped", (long long)nic->pid);
-    }
-    uint8_t message[SN_SOCKET_HEADER_LENGTH + SN_MAX_COMMAND_LENGTH] = {0};
-    if (length > SN_MAX_COMMAND_LENGTH)
-    {
-        return sn_fail(SN_ERR_INVALID, "a %s of %d B is longer than a command", command_name(type), length);
-    }
-    sn_put_i32(message, type);
-    memcpy(message + SN_SOCKET_HEADER_LENGTH, body, (size_t)length);
     const int socket_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (socket_fd < 0)
     {
@@ -138,9 +129,23 @@ static int send_with_memory(sn_nic *nic, int32_t type, const uint8_t *body, int3
     {
         const int error = errno;
         close(socket_fd);
-        return sn_fail(SN_ERR_NIC_STOPPED, "cannot connect to the NIC's socket %s: %s", nic->socket_path,
-            strerror(error));
+        return sn_fail(SN_ERR_NO_NIC, "no NIC answers on %s: %s", nic->socket_path, strerror(error));
     }
+    return socket_fd;
+}
+
+/* One message on a connection to DIR/nic.sock (I12): type, version, the command; memory_fd (if >= 0) its descriptor. */
+static int send_message(const sn_nic *nic, int socket_fd, int32_t type, const uint8_t *body, int32_t length,
+    int memory_fd)
+{
+    uint8_t message[SN_SOCKET_HEADER_LENGTH + SN_MAX_COMMAND_LENGTH] = {0};
+    if (length > SN_MAX_COMMAND_LENGTH)
+    {
+        return sn_fail(SN_ERR_INVALID, "a %s of %d B is longer than a command", command_name(type), length);
+    }
+    sn_put_i32(message, type);
+    sn_put_i32(message + SN_SOCKET_VERSION_OFFSET, SN_ABI_VERSION);
+    memcpy(message + SN_SOCKET_HEADER_LENGTH, body, (size_t)length);
     struct iovec iov = {.iov_base = message, .iov_len = SN_SOCKET_HEADER_LENGTH + (size_t)length};
     union
     {
@@ -148,20 +153,160 @@ static int send_with_memory(sn_nic *nic, int32_t type, const uint8_t *body, int3
         struct cmsghdr align;
     } control;
     memset(&control, 0, sizeof control);
-    struct msghdr header = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.bytes,
-        .msg_controllen = sizeof control.bytes};
-    struct cmsghdr *cmsg = CMSG_FIRSTHDR(&header);
-    cmsg->cmsg_level = SOL_SOCKET;
-    cmsg->cmsg_type = SCM_RIGHTS;
-    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cmsg), &memory_fd, sizeof(int));
+    struct msghdr header = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (memory_fd >= 0)
+    {
+        header.msg_control = control.bytes;
+        header.msg_controllen = sizeof control.bytes;
+        struct cmsghdr *cmsg = CMSG_FIRSTHDR(&header);
+        cmsg->cmsg_level = SOL_SOCKET;
+        cmsg->cmsg_type = SCM_RIGHTS;
+        cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cmsg), &memory_fd, sizeof(int));
+    }
     const ssize_t sent = sendmsg(socket_fd, &header, MSG_NOSIGNAL);
-    const int error = errno;
-    close(socket_fd);
     if (sent != (ssize_t)iov.iov_len)
     {
         return sn_fail(SN_ERR_NIC_STOPPED, "cannot send %s on %s: %s", command_name(type), nic->socket_path,
-            sent < 0 ? strerror(error) : "cut short");
+            sent < 0 ? strerror(errno) : "cut short");
+    }
+    return SN_OK;
+}
+
+/* REGISTER on its own connection to DIR/nic.sock, with memory_fd as its one descriptor; answered in the answer ring. */
+static int send_with_memory(sn_nic *nic, int32_t type, const uint8_t *body, int32_t length, int memory_fd)
+{
+    if (!sn_heartbeat_fresh(nic->ctl))
+    {
+        return sn_fail(SN_ERR_NIC_STOPPED, "the NIC (pid %lld) has stopped", (long long)nic->pid);
+    }
+    const int socket_fd = sn_connect_socket(nic);
+    if (socket_fd < 0)
+    {
+        return SN_ERR_NO_NIC == socket_fd ? SN_ERR_NIC_STOPPED : socket_fd;
+    }
+    const int result = send_message(nic, socket_fd, type, body, length, memory_fd);
+    close(socket_fd);
+    return result;
+}
+
+/* Closes every descriptor an ancillary buffer holds (what a refused answer brought). */
+static void close_received(struct msghdr *header)
+{
+    for (struct cmsghdr *cmsg = CMSG_FIRSTHDR(header); NULL != cmsg; cmsg = CMSG_NXTHDR(header, cmsg))
+    {
+        if (SOL_SOCKET == cmsg->cmsg_level && SCM_RIGHTS == cmsg->cmsg_type)
+        {
+            const size_t count = (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            for (size_t k = 0; k < count; k++)
+            {
+                int fd;
+                memcpy(&fd, CMSG_DATA(cmsg) + k * sizeof(int), sizeof fd);
+                close(fd);
+            }
+        }
+    }
+}
+
+int sn_socket_exchange(sn_nic *nic, int socket_fd, int32_t type, uint8_t *body, int32_t length, int64_t deadline,
+    int *memory_fd)
+{
+    *memory_fd = -1;
+    const int64_t correlation = sn_get_i64(body + SN_MSG_CORRELATION_ID);
+    int result = send_message(nic, socket_fd, type, body, length, -1);
+    if (SN_OK != result)
+    {
+        return result;
+    }
+    struct pollfd readable = {.fd = socket_fd, .events = POLLIN};
+    int ready;
+    do
+    {
+        const int64_t left = deadline - sn_now_ms();
+        ready = left > 0 ? poll(&readable, 1, (int)(left < 1000 ? left : 1000)) : 0;
+    }
+    while ((ready < 0 && EINTR == errno) || (0 == ready && sn_now_ms() < deadline));
+    if (ready <= 0)
+    {
+        return sn_fail(SN_ERR_TIMEOUT, "the NIC did not answer %s on %s in time", command_name(type), nic->socket_path);
+    }
+    uint8_t message[SN_SOCKET_HEADER_LENGTH + SN_MAX_ANSWER_LENGTH];
+    union
+    {
+        char bytes[CMSG_SPACE(4 * sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    memset(&control, 0, sizeof control);
+    struct iovec iov = {.iov_base = message, .iov_len = sizeof message};
+    struct msghdr header = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.bytes,
+        .msg_controllen = sizeof control.bytes};
+    const ssize_t got = recvmsg(socket_fd, &header, MSG_CMSG_CLOEXEC);
+    if (got <= 0)
+    {
+        return sn_fail(SN_ERR_NO_NIC, "the NIC closed %s without answering %s (%s)", nic->socket_path,
+            command_name(type), got < 0 ? strerror(errno) : "a NIC of another IPC version drops what it does not know");
+    }
+    int fds = 0;
+    int fd = -1;
+    bool other = false;
+    for (struct cmsghdr *cmsg = CMSG_FIRSTHDR(&header); NULL != cmsg; cmsg = CMSG_NXTHDR(&header, cmsg))
+    {
+        if (SOL_SOCKET == cmsg->cmsg_level && SCM_RIGHTS == cmsg->cmsg_type)
+        {
+            const int count = (int)((cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+            if (count >= 1 && fds == 0)
+            {
+                memcpy(&fd, CMSG_DATA(cmsg), sizeof fd);
+            }
+            fds += count;
+        }
+        else
+        {
+            other = true;
+        }
+    }
+    const int32_t answer = got >= SN_SOCKET_HEADER_LENGTH ? sn_get_i32(message) : 0;
+    const int32_t body_length = (int32_t)got - SN_SOCKET_HEADER_LENGTH;
+    const int expected_fds = SN_ANS_OK == answer ? 1 : 0;
+    if (0 != (header.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || other || fds != expected_fds ||
+        (SN_ANS_OK != answer && SN_ANS_ERROR != answer) ||
+        body_length < (SN_ANS_OK == answer ? SN_OK_SIZE : SN_ERROR_TEXT) ||
+        SN_ABI_VERSION != sn_get_i32(message + SN_SOCKET_VERSION_OFFSET) ||
+        sn_get_i64(message + SN_SOCKET_HEADER_LENGTH + SN_MSG_CORRELATION_ID) != correlation)
+    {
+        close_received(&header);
+        return sn_fail(SN_ERR_CORRUPT, "the NIC answered %s on its socket with a type %d message of %zd B, version %d "
+            "and %d descriptor(s)", command_name(type), answer, got,
+            got >= SN_SOCKET_HEADER_LENGTH ? sn_get_i32(message + SN_SOCKET_VERSION_OFFSET) : 0, fds);
+    }
+    memcpy(nic->reply, message + SN_SOCKET_HEADER_LENGTH, (size_t)body_length);
+    memset(nic->reply + body_length, 0, sizeof nic->reply - (size_t)body_length);
+    nic->reply_length = body_length;
+    nic->reply_type = answer;
+    if (SN_ANS_ERROR == answer)
+    {
+        return refusal(nic, type);
+    }
+    *memory_fd = fd;
+    return SN_ANS_OK;
+}
+
+int sn_map_received(int fd, uint64_t length, uint8_t **memory, const char *what)
+{
+    const int seals = fcntl(fd, F_GET_SEALS);
+    struct stat st;
+    if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_SEAL)) != (F_SEAL_SHRINK | F_SEAL_SEAL) ||
+        0 != (seals & F_SEAL_WRITE) || 0 != fstat(fd, &st) || (uint64_t)st.st_size < length)
+    {
+        /* memory the NIC could still shrink, or shorter than its use, would fault this process */
+        return sn_fail(SN_ERR_CORRUPT, "the NIC sent %s that is not a memfd sealed against shrinking of at least %llu B "
+            "(seals 0x%x)", what, (unsigned long long)length, seals);
+    }
+    *memory = mmap(NULL, (size_t)length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (MAP_FAILED == *memory)
+    {
+        *memory = NULL;
+        return sn_fail_errno("cannot map the memory the NIC sent");
     }
     return SN_OK;
 }
@@ -270,51 +415,4 @@ int sn_reply_string(const sn_nic *nic, int32_t field, const char **text)
     }
     *text = (const char *)nic->reply + field + 4;
     return length;
-}
-
-int sn_map_named(sn_nic *nic, const char *prefix, int32_t field, uint64_t length, uint8_t **memory)
-{
-    const char *text;
-    const int n = sn_reply_string(nic, field, &text);
-    if (n < 0)
-    {
-        return n;
-    }
-    const size_t prefix_length = strlen(prefix);
-    bool plain = n > (int)prefix_length && n < SN_MAX_FILE_NAME_BYTES && 0 == memcmp(text, prefix, prefix_length);
-    for (int i = 0; plain && i < n; i++)
-    {
-        plain = (text[i] >= 'a' && text[i] <= 'z') || (text[i] >= '0' && text[i] <= '9') || '-' == text[i];
-    }
-    if (!plain)
-    {
-        return sn_fail(SN_ERR_CORRUPT, "the NIC named a file \"%.*s\", not a plain %s* name", n < 64 ? n : 64, text,
-            prefix);
-    }
-    char name[SN_MAX_FILE_NAME_BYTES];
-    memcpy(name, text, (size_t)n);
-    name[n] = '\0';
-    const int fd = openat(nic->dir_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-    {
-        return sn_fail_errno("cannot open the file the NIC named");
-    }
-    struct stat st;
-    int result = SN_OK;
-    if (0 != fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (uint64_t)st.st_size < length)
-    {
-        /* a shorter file would fault this process at its first access beyond the end */
-        result = sn_fail(SN_ERR_CORRUPT, "%s is not a regular file of this user of at least %llu B", name,
-            (unsigned long long)length);
-    }
-    else
-    {
-        *memory = mmap(NULL, (size_t)length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (MAP_FAILED == *memory)
-        {
-            result = sn_fail_errno("cannot map the file the NIC named");
-        }
-    }
-    close(fd);
-    return result;
 }

@@ -1,12 +1,14 @@
 /*
  * Connections (docs/IPC.md, Connections): CONNECT, ACCEPT or CREATE_QUEUE_PAIR make one at the NIC, which answers
- * CONNECTION_READY naming a file conn-<client>-<id> of three rings: this client posts work requests into the first,
+ * CONNECTION_READY; OPEN_MEMORY on DIR/nic.sock then hands over the connection's three rings as a sealed memfd
+ * (docs/IPC.md I12): this client posts work requests into the first,
  * the NIC puts send and receive completions into the other two. Posting and polling touch only those rings.
  */
 #include "internal.h"
 
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define COMPLETION_MAX_BODY 64
 
@@ -27,7 +29,7 @@ struct sn_conn
     _Atomic bool closing;
 };
 
-/* Checks the mapped connection file's header: its magic, version, id and ring lengths. */
+/* Checks the mapped connection rings' header: its magic, version, id and ring lengths. */
 static int check_file(const uint8_t *file, uint64_t id)
 {
     if (SN_CONN_MAGIC != sn_get_i32(file + SN_CONN_MAGIC_OFFSET) ||
@@ -36,10 +38,36 @@ static int check_file(const uint8_t *file, uint64_t id)
         SN_CONN_REQUEST_LENGTH != sn_get_i32(file + SN_CONN_REQUEST_LENGTH_OFFSET) ||
         SN_CONN_COMPLETION_LENGTH != sn_get_i32(file + SN_CONN_COMPLETION_LENGTH_OFFSET))
     {
-        return sn_fail(SN_ERR_CORRUPT, "the connection file is not connection %llu of IPC version %d",
+        return sn_fail(SN_ERR_CORRUPT, "the connection memory is not connection %llu of IPC version %d",
             (unsigned long long)id, SN_ABI_VERSION);
     }
     return SN_OK;
+}
+
+/* OPEN_MEMORY for connection c->id on a connection of its own to DIR/nic.sock: its rings, mapped at c->file. */
+static int open_rings(sn_nic *nic, sn_conn *c)
+{
+    const int socket_fd = sn_connect_socket(nic);
+    if (socket_fd < 0)
+    {
+        return SN_ERR_NO_NIC == socket_fd ? SN_ERR_NIC_STOPPED : socket_fd;
+    }
+    uint8_t open[SN_OBJECT_SIZE] = {0};
+    sn_put_i64(open + SN_MSG_CLIENT_ID, (int64_t)nic->client_id);
+    sn_put_i64(open + SN_MSG_CORRELATION_ID, sn_ring_next_correlation_id(&nic->to_nic));
+    sn_put_i64(open + SN_MSG_TOKEN, nic->token);
+    sn_put_i64(open + SN_OBJECT_ID, (int64_t)c->id);
+    int fd;
+    const int answer = sn_socket_exchange(nic, socket_fd, SN_CMD_OPEN_MEMORY, open, sizeof open, sn_now_ms() + 10000,
+        &fd);
+    close(socket_fd);
+    if (SN_ANS_OK != answer)
+    {
+        return answer;
+    }
+    const int result = sn_map_received(fd, SN_CONN_FILE_LENGTH, &c->file, "a connection's rings");
+    close(fd);
+    return result;
 }
 
 /* Builds a connection from a CONNECTION_READY in nic->reply (lock held). */
@@ -64,7 +92,7 @@ static int make_connection(sn_nic *nic, int answer, sn_conn **out)
         .plane = sn_get_i32(reply + SN_READY_PLANE)};
     c->endpoint = (struct sn_endpoint){.qpn = c->local_id, .psn = (uint32_t)sn_get_i32(reply + SN_READY_PSN),
         .ipv4 = (uint32_t)sn_get_i32(reply + SN_READY_IPV4), .mtu = (uint32_t)sn_get_i32(reply + SN_READY_MTU)};
-    int result = sn_map_named(nic, "conn-", SN_READY_FILE, SN_CONN_FILE_LENGTH, &c->file);
+    int result = open_rings(nic, c);
     if (SN_OK == result)
     {
         result = check_file(c->file, c->id);

@@ -90,9 +90,8 @@ struct sn_nic
     pthread_mutex_t lock;        /* control calls, one at a time */
     int dir_fd;                  /* the IPC directory, opened once: files are named relative to it */
     char socket_path[108];       /* DIR/nic.sock, as connect(2) takes it */
-    uint8_t *ctl;                /* nic.ctl, mapped */
-    uint8_t *answers_memory;     /* the answer file, mapped */
-    char answer_name[48];
+    uint8_t *ctl;                /* the control memory HELLO gave, mapped */
+    uint8_t *answers_memory;     /* the answer ring ADD_CLIENT gave, mapped */
     sn_ring to_nic;
     sn_broadcast refusals;
     sn_ring answers;
@@ -120,7 +119,7 @@ struct sn_nic
 };
 
 int64_t sn_now_ms(void);
-/* 1 while nic.ctl's heartbeat is fresh. */
+/* 1 while the control memory's heartbeat is fresh. */
 bool sn_heartbeat_fresh(const uint8_t *ctl);
 
 /* commands.c: sends the command in body (its first 24 bytes are filled in here) and waits for its answer, left in
@@ -134,9 +133,16 @@ int sn_command_with_memory(sn_nic *nic, int32_t type, uint8_t *body, int32_t len
 int sn_sealed_memory(uint64_t length, uint8_t **memory);
 /* A string field of the reply: its bytes (not terminated) and length, or SN_ERR_CORRUPT. */
 int sn_reply_string(const sn_nic *nic, int32_t field, const char **text);
-/* Opens a file the NIC named in an answer: a plain name of the expected prefix, in the IPC directory, not a link,
- * a regular file of exactly length bytes; maps it. */
-int sn_map_named(sn_nic *nic, const char *prefix, int32_t field, uint64_t length, uint8_t **memory);
+/* A connection to DIR/nic.sock: its descriptor, or SN_ERR_NO_NIC when nobody listens there. */
+int sn_connect_socket(const sn_nic *nic);
+/* Sends HELLO, ADD_CLIENT or OPEN_MEMORY (body's header filled in by the caller) on socket_fd and waits until deadline
+ * (epoch ms) for the NIC's answer there, left in nic->reply: SN_ANS_OK with *memory_fd the memory it carried (the
+ * caller's to map and close), or an error (an ERROR answer as SN_ERR_* from its code). */
+int sn_socket_exchange(sn_nic *nic, int socket_fd, int32_t type, uint8_t *body, int32_t length, int64_t deadline,
+    int *memory_fd);
+/* Maps length bytes of memory the NIC sent, after checking it is a memfd sealed against shrinking (and further seals),
+ * not against writes, of at least length bytes; SN_ERR_CORRUPT otherwise. */
+int sn_map_received(int fd, uint64_t length, uint8_t **memory, const char *what);
 
 /* region.c, connection.c: unmaps and frees what the client still holds (sn_close). */
 void sn_regions_release_all(sn_nic *nic);

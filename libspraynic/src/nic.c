@@ -1,6 +1,7 @@
 /*
- * Reaching a NIC: its control file checked and mapped, this client's answer file made, ADD_CLIENT, keepalives from
- * a thread of the library's own, and leaving (docs/IPC.md, Client lifecycle).
+ * Reaching a NIC: its announcement read, its control memory (HELLO) and this client's answer ring (ADD_CLIENT) taken
+ * from DIR/nic.sock as sealed memfds, checked and mapped, keepalives from a thread of the library's own, and leaving
+ * (docs/IPC.md, Client lifecycle).
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -11,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,113 +51,145 @@ static const char *default_directory(char *buffer, size_t size)
 }
 
 /*
- * Checks and maps nic.ctl. SN_OK with *ctl mapped; SN_ERR_NO_NIC or SN_ERR_NIC_STOPPED while waiting may help;
- * SN_ERR_VERSION or SN_ERR_CORRUPT when it will not.
+ * Reads the announcement DIR/nic.ctl (a plain read: nothing of DIR is mapped). SN_OK when it announces a NIC of this
+ * version; SN_ERR_NO_NIC while waiting may help; SN_ERR_VERSION when it will not.
  */
-static int map_control_file(int dir_fd, const char *dir, uint8_t **ctl)
+static int read_announcement(int dir_fd, const char *dir)
 {
-    const int fd = openat(dir_fd, SN_CTL_FILE, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    const int fd = openat(dir_fd, SN_CTL_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
     {
         return sn_fail(SN_ERR_NO_NIC, "no NIC serves %s: there is no %s in it (start one with: spraynic nic ... "
             "--ipc-dir %s)", dir, SN_CTL_FILE, dir);
     }
+    uint8_t header[SN_CTL_HEADER_LENGTH];
     struct stat st;
-    if (0 != fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < SN_CTL_HEADER_LENGTH)
+    const bool regular = 0 == fstat(fd, &st) && S_ISREG(st.st_mode);
+    const ssize_t got = regular ? pread(fd, header, sizeof header, 0) : -1;
+    close(fd);
+    if (got != (ssize_t)sizeof header)
     {
-        close(fd);
         return sn_fail(SN_ERR_NO_NIC, "%s/%s is not (yet) a SprayNIC control file", dir, SN_CTL_FILE);
     }
     if (st.st_uid != geteuid())
     {
-        close(fd);
         return sn_fail(SN_ERR_NOT_PERMITTED, "%s/%s belongs to another user", dir, SN_CTL_FILE);
     }
-    const size_t mapped = st.st_size >= SN_CTL_FILE_LENGTH ? SN_CTL_FILE_LENGTH : SN_CTL_HEADER_LENGTH;
-    uint8_t *memory = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (MAP_FAILED == memory)
+    const int32_t version = sn_get_i32(header + SN_CTL_VERSION_OFFSET);
+    if (SN_CTL_MAGIC != sn_get_i32(header + SN_CTL_MAGIC_OFFSET) || 0 == version)
     {
-        return sn_fail_errno("cannot map the NIC's control file");
+        return sn_fail(SN_ERR_NO_NIC, "%s/%s is not (yet) a SprayNIC control file", dir, SN_CTL_FILE);
     }
-    int result = SN_OK;
-    const int32_t version = sn_load_acquire_i32(memory + SN_CTL_VERSION_OFFSET);
-    if (SN_CTL_MAGIC != sn_get_i32(memory + SN_CTL_MAGIC_OFFSET) || 0 == version)
+    if (SN_ABI_VERSION != version)
     {
-        result = sn_fail(SN_ERR_NO_NIC, "%s/%s is not (yet) a SprayNIC control file", dir, SN_CTL_FILE);
-    }
-    else if (SN_ABI_VERSION != version)
-    {
-        result = sn_fail(SN_ERR_VERSION, "the NIC serving %s speaks IPC version %d, this client %d: use a client "
+        return sn_fail(SN_ERR_VERSION, "the NIC serving %s speaks IPC version %d, this client %d: use a client "
             "of the NIC's version", dir, version, SN_ABI_VERSION);
     }
-    else if (SN_CTL_FILE_LENGTH != mapped || SN_CTL_TO_NIC_LENGTH != sn_get_i32(memory + SN_CTL_TO_NIC_LENGTH_OFFSET) ||
-        SN_CTL_TO_CLIENTS_LENGTH != sn_get_i32(memory + SN_CTL_TO_CLIENTS_LENGTH_OFFSET))
-    {
-        result = sn_fail(SN_ERR_CORRUPT, "%s/%s is %lld B with rings of %d and %d B, not the %d B of version %d", dir,
-            SN_CTL_FILE, (long long)st.st_size, sn_get_i32(memory + SN_CTL_TO_NIC_LENGTH_OFFSET),
-            sn_get_i32(memory + SN_CTL_TO_CLIENTS_LENGTH_OFFSET), SN_CTL_FILE_LENGTH, SN_ABI_VERSION);
-    }
-    else
-    {
-        const int32_t mode = sn_get_i32(memory + SN_CTL_MODE_OFFSET);
-        const int32_t planes = sn_get_i32(memory + SN_CTL_PLANES_OFFSET);
-        if ((SN_TRANSPORT_SPRAY != mode && SN_TRANSPORT_ROCEV2 != mode) || planes < 1)
-        {
-            result = sn_fail(SN_ERR_CORRUPT, "%s/%s names transport %d and %d planes", dir, SN_CTL_FILE, mode, planes);
-        }
-        else if (!sn_heartbeat_fresh(memory))
-        {
-            result = sn_fail(SN_ERR_NIC_STOPPED, "the NIC that served %s (pid %lld) has stopped", dir,
-                (long long)sn_get_i64(memory + SN_CTL_PID_OFFSET));
-        }
-    }
-    if (SN_OK != result)
-    {
-        munmap(memory, mapped);
-        return result;
-    }
-    *ctl = memory;
     return SN_OK;
 }
 
-/* Makes client-<32 random hex digits>, mode 0600, never through an existing name or link, and maps it. */
-static int make_answer_file(sn_nic *nic)
+/* Checks the control memory HELLO gave: magic, version, lengths, mode, planes, heartbeat. */
+static int check_control(const uint8_t *memory, const char *dir)
 {
-    uint8_t random[16];
-    if (sizeof random != getrandom(random, sizeof random, 0))
+    if (SN_CTL_MAGIC != sn_get_i32(memory + SN_CTL_MAGIC_OFFSET) ||
+        SN_ABI_VERSION != sn_load_acquire_i32(memory + SN_CTL_VERSION_OFFSET) ||
+        SN_CTL_TO_NIC_LENGTH != sn_get_i32(memory + SN_CTL_TO_NIC_LENGTH_OFFSET) ||
+        SN_CTL_TO_CLIENTS_LENGTH != sn_get_i32(memory + SN_CTL_TO_CLIENTS_LENGTH_OFFSET))
     {
-        return sn_fail_errno("cannot draw a random answer file name");
+        return sn_fail(SN_ERR_CORRUPT, "the control memory of the NIC serving %s has version %d and rings of %d and %d "
+            "B, not the %d and %d B of version %d", dir, sn_get_i32(memory + SN_CTL_VERSION_OFFSET),
+            sn_get_i32(memory + SN_CTL_TO_NIC_LENGTH_OFFSET), sn_get_i32(memory + SN_CTL_TO_CLIENTS_LENGTH_OFFSET),
+            SN_CTL_TO_NIC_LENGTH, SN_CTL_TO_CLIENTS_LENGTH, SN_ABI_VERSION);
     }
-    int n = snprintf(nic->answer_name, sizeof nic->answer_name, "%s", SN_ANSWER_PREFIX);
-    for (size_t i = 0; i < sizeof random; i++)
+    const int32_t mode = sn_get_i32(memory + SN_CTL_MODE_OFFSET);
+    const int32_t planes = sn_get_i32(memory + SN_CTL_PLANES_OFFSET);
+    if ((SN_TRANSPORT_SPRAY != mode && SN_TRANSPORT_ROCEV2 != mode) || planes < 1)
     {
-        n += snprintf(nic->answer_name + n, sizeof nic->answer_name - (size_t)n, "%02x", random[i]);
+        return sn_fail(SN_ERR_CORRUPT, "the NIC serving %s names transport %d and %d planes", dir, mode, planes);
     }
-    const int fd = openat(nic->dir_fd, nic->answer_name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
+    if (!sn_heartbeat_fresh(memory))
     {
-        return sn_fail_errno("cannot create the answer file");
+        return sn_fail(SN_ERR_NIC_STOPPED, "the NIC that served %s (pid %lld) has stopped", dir,
+            (long long)sn_get_i64(memory + SN_CTL_PID_OFFSET));
     }
-    int result = SN_OK;
-    if (0 != fchmod(fd, 0600) || 0 != ftruncate(fd, SN_ANSWER_FILE_LENGTH))
+    return SN_OK;
+}
+
+/* HELLO on socket_fd: the control memory, checked and mapped at nic->ctl. */
+static int hello(sn_nic *nic, int socket_fd, const char *dir, int64_t deadline)
+{
+    uint8_t command[SN_MSG_HEADER_LENGTH] = {0};
+    int fd;
+    const int answer = sn_socket_exchange(nic, socket_fd, SN_CMD_HELLO, command, sizeof command, deadline, &fd);
+    if (SN_ANS_OK != answer)
     {
-        result = sn_fail_errno("cannot size the answer file");
+        return answer;
     }
-    else
+    uint8_t *memory = NULL;
+    int result = sn_map_received(fd, SN_CTL_FILE_LENGTH, &memory, "control memory");
+    close(fd);
+    if (SN_OK == result)
     {
-        nic->answers_memory = mmap(NULL, SN_ANSWER_FILE_LENGTH, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (MAP_FAILED == nic->answers_memory)
+        result = check_control(memory, dir);
+        if (SN_OK != result)
         {
-            nic->answers_memory = NULL;
-            result = sn_fail_errno("cannot map the answer file");
+            munmap(memory, SN_CTL_FILE_LENGTH);
+            return result;
         }
+        nic->ctl = memory;
     }
+    return result;
+}
+
+/* ADD_CLIENT on socket_fd: this client's answer ring, id, token and the NIC's client timeout. */
+static int join(sn_nic *nic, int socket_fd, int64_t deadline)
+{
+    uint8_t add[SN_ADD_CLIENT_SIZE] = {0};
+    sn_put_i64(add + SN_ADD_CLIENT_PID, (int64_t)getpid());
+    int fd;
+    const int answer = sn_socket_exchange(nic, socket_fd, SN_CMD_ADD_CLIENT, add, sizeof add, deadline, &fd);
+    if (SN_ANS_OK != answer)
+    {
+        return answer;
+    }
+    const int result = sn_map_received(fd, SN_ANSWER_FILE_LENGTH, &nic->answers_memory, "an answer ring");
     close(fd);
     if (SN_OK != result)
     {
-        unlinkat(nic->dir_fd, nic->answer_name, 0);
+        return result;
     }
+    const int64_t timeout_ms = sn_get_i64(nic->reply + SN_OK_VALUE);
+    const uint64_t client_id = (uint64_t)sn_get_i64(nic->reply + SN_MSG_CLIENT_ID);
+    if (timeout_ms <= 0 || 0 == client_id)
+    {
+        return sn_fail(SN_ERR_CORRUPT, "the NIC answered ADD_CLIENT with client %llu and a timeout of %lld ms",
+            (unsigned long long)client_id, (long long)timeout_ms);
+    }
+    nic->client_id = client_id;
+    nic->token = sn_get_i64(nic->reply + SN_MSG_TOKEN);
+    nic->client_timeout_ms = timeout_ms;
+    return SN_OK;
+}
+
+/* The announcement, then HELLO and ADD_CLIENT on one connection to DIR/nic.sock (docs/IPC.md I11). */
+static int reach(sn_nic *nic, const char *dir, int64_t deadline)
+{
+    int result = read_announcement(nic->dir_fd, dir);
+    if (SN_OK != result)
+    {
+        return result;
+    }
+    const int socket_fd = sn_connect_socket(nic);
+    if (socket_fd < 0)
+    {
+        return socket_fd;
+    }
+    result = hello(nic, socket_fd, dir, deadline);
+    if (SN_OK == result)
+    {
+        result = join(nic, socket_fd, deadline);
+    }
+    close(socket_fd);
     return result;
 }
 
@@ -189,7 +221,6 @@ static void release(sn_nic *nic)
     if (NULL != nic->answers_memory)
     {
         munmap(nic->answers_memory, SN_ANSWER_FILE_LENGTH);
-        unlinkat(nic->dir_fd, nic->answer_name, 0); /* the NIC removes it too, unless it stopped */
     }
     if (NULL != nic->ctl)
     {
@@ -203,32 +234,6 @@ static void release(sn_nic *nic)
     pthread_mutex_destroy(&nic->keepalive_lock);
     pthread_cond_destroy(&nic->keepalive_stop);
     free(nic);
-}
-
-static int join(sn_nic *nic)
-{
-    uint8_t add[SN_ADD_CLIENT_FILE + 4 + SN_MAX_FILE_NAME_BYTES];
-    const int32_t name_length = (int32_t)strlen(nic->answer_name);
-    memset(add, 0, sizeof add);
-    sn_put_i64(add + SN_ADD_CLIENT_PID, (int64_t)getpid());
-    sn_put_i32(add + SN_ADD_CLIENT_FILE, name_length);
-    memcpy(add + SN_ADD_CLIENT_FILE + 4, nic->answer_name, (size_t)name_length);
-    const int answer = sn_command(nic, SN_CMD_ADD_CLIENT, add, SN_ADD_CLIENT_FILE + 4 + name_length, 10000);
-    if (answer < 0)
-    {
-        return answer;
-    }
-    const int64_t timeout_ms = sn_get_i64(nic->reply + SN_OK_VALUE);
-    const uint64_t client_id = (uint64_t)sn_get_i64(nic->reply + SN_MSG_CLIENT_ID);
-    if (SN_ANS_OK != answer || nic->reply_length < SN_OK_SIZE || timeout_ms <= 0 || 0 == client_id)
-    {
-        return sn_fail(SN_ERR_CORRUPT, "the NIC answered ADD_CLIENT with a type %d answer of %d B (client %llu, "
-            "timeout %lld ms)", answer, nic->reply_length, (unsigned long long)client_id, (long long)timeout_ms);
-    }
-    nic->client_id = client_id;
-    nic->token = sn_get_i64(nic->reply + SN_MSG_TOKEN);
-    nic->client_timeout_ms = timeout_ms;
-    return SN_OK;
 }
 
 int sn_open(const char *ipc_dir, int timeout_ms, sn_nic **out)
@@ -262,7 +267,7 @@ int sn_open(const char *ipc_dir, int timeout_ms, sn_nic **out)
         nic->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         result = nic->dir_fd < 0 ?
             sn_fail(SN_ERR_NO_NIC, "no NIC serves %s: cannot open it (%s)", dir, strerror(errno)) :
-            map_control_file(nic->dir_fd, dir, &nic->ctl);
+            reach(nic, dir, deadline > sn_now_ms() + 1000 ? deadline : sn_now_ms() + 1000);
         if (SN_OK == result || (SN_ERR_NO_NIC != result && SN_ERR_NIC_STOPPED != result) || sn_now_ms() >= deadline)
         {
             break;
@@ -271,6 +276,11 @@ int sn_open(const char *ipc_dir, int timeout_ms, sn_nic **out)
         {
             close(nic->dir_fd);
             nic->dir_fd = -1;
+        }
+        if (NULL != nic->ctl)
+        {
+            munmap(nic->ctl, SN_CTL_FILE_LENGTH);
+            nic->ctl = NULL;
         }
         sleep_ms(20);
     }
@@ -288,15 +298,7 @@ int sn_open(const char *ipc_dir, int timeout_ms, sn_nic **out)
     }
     if (SN_OK == result)
     {
-        result = make_answer_file(nic);
-    }
-    if (SN_OK == result)
-    {
         result = sn_ring_init(&nic->answers, nic->answers_memory, SN_ANSWER_FILE_LENGTH, SN_MAX_ANSWER_LENGTH);
-    }
-    if (SN_OK == result)
-    {
-        result = join(nic);
     }
     if (SN_OK == result)
     {

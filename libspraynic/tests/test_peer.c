@@ -144,44 +144,39 @@ static void post(sn_conn *c, uint64_t id, int opcode, sn_mr *mr, uint32_t offset
     }
 }
 
-/* Plays a NIC gone bad: a record header in the send completion ring that claims more than the ring holds. */
+/*
+ * Plays a NIC gone bad: a record header in the send completion ring that claims more than the ring holds. Since IPC
+ * version 5 the rings are a sealed memfd the NIC handed over (no file of DIR): this process's own mapping of it, found
+ * in /proc/self/maps, is written as the NIC would write its side.
+ */
 static void corrupt_send_completions(sn_nic *nic)
 {
-    char prefix[64];
-    snprintf(prefix, sizeof prefix, "conn-%llu-", (unsigned long long)sn_nic_client_id(nic));
-    DIR *dir = opendir(ipc_dir);
-    struct dirent *entry;
-    char path[4096] = "";
-    while (NULL != dir && NULL != (entry = readdir(dir)))
+    (void)nic;
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[4096];
+    uintptr_t start = 0;
+    while (NULL != maps && NULL != fgets(line, sizeof line, maps))
     {
-        if (0 == strncmp(entry->d_name, prefix, strlen(prefix)))
+        if (NULL != strstr(line, "memfd:spraynic-conn-"))
         {
-            snprintf(path, sizeof path, "%s/%s", ipc_dir, entry->d_name);
+            start = (uintptr_t)strtoull(line, NULL, 16);
         }
     }
-    if (NULL != dir)
+    if (NULL != maps)
     {
-        closedir(dir);
+        fclose(maps);
     }
-    const int fd = '\0' == path[0] ? -1 : open(path, O_RDWR);
-    if (fd < 0)
+    if (0 == start)
     {
-        die("no connection file %s* in %s", prefix, ipc_dir);
+        die("no mapping of a connection's memory (memfd:spraynic-conn-*) in this process");
     }
-    const size_t length = 64 + (64 * KB + 768) + 2 * (128 * KB + 768);
-    uint8_t *file = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (MAP_FAILED == file)
-    {
-        die("cannot map %s", path);
-    }
+    uint8_t *file = (uint8_t *)start;
     uint8_t *ring = file + 64 + 64 * KB + 768;
     int64_t head;
     memcpy(&head, ring + 128 * KB + 384, 8);
     const int32_t index = (int32_t)(head & (128 * KB - 1));
     const int32_t bad[2] = {0x7FFFFFF8, 3}; /* a committed completion of 2 GiB */
     memcpy(ring + index, bad, sizeof bad);
-    munmap(file, length);
 }
 
 int main(int argc, char **argv)

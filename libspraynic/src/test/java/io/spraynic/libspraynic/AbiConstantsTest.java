@@ -97,6 +97,10 @@ class AbiConstantsTest
         m.put("SN_ANSWER_FILE_LENGTH", (long)IpcFileDescriptor.answerFileLength());
 
         m.put("SN_CMD_ADD_CLIENT", (long)IpcMessages.ADD_CLIENT);
+        m.put("SN_CMD_HELLO", (long)IpcMessages.HELLO);
+        m.put("SN_CMD_OPEN_MEMORY", (long)IpcMessages.OPEN_MEMORY);
+        m.put("SN_SOCKET_HEADER_LENGTH", (long)IpcMessages.SOCKET_HEADER_LENGTH);
+        m.put("SN_SOCKET_VERSION_OFFSET", (long)IpcMessages.SOCKET_VERSION_OFFSET);
         m.put("SN_CMD_KEEPALIVE", (long)IpcMessages.KEEPALIVE);
         m.put("SN_CMD_CLOSE_CLIENT", (long)IpcMessages.CLOSE_CLIENT);
         m.put("SN_CMD_REGISTER", (long)IpcMessages.REGISTER);
@@ -121,7 +125,7 @@ class AbiConstantsTest
         m.put("SN_MSG_TOKEN", (long)IpcMessages.Header.TOKEN_OFFSET);
         m.put("SN_MSG_HEADER_LENGTH", (long)IpcMessages.Header.LENGTH);
         m.put("SN_ADD_CLIENT_PID", (long)IpcMessages.AddClient.PID_OFFSET);
-        m.put("SN_ADD_CLIENT_FILE", (long)IpcMessages.AddClient.ANSWER_FILE_OFFSET);
+        m.put("SN_ADD_CLIENT_SIZE", (long)IpcMessages.AddClient.LENGTH);
         m.put("SN_REGISTER_LENGTH", (long)IpcMessages.Register.LENGTH_OFFSET);
         m.put("SN_REGISTER_ACCESS", (long)IpcMessages.Register.ACCESS_OFFSET);
         m.put("SN_REGISTER_SIZE", (long)IpcMessages.Register.LENGTH);

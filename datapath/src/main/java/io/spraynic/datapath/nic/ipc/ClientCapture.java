@@ -3,12 +3,8 @@ package io.spraynic.datapath.nic.ipc;
 import io.spraynic.datapath.capture.CaptureFilter;
 import io.spraynic.datapath.capture.CaptureRingReader;
 
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.channels.FileChannel;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 
 /**
  * A live capture a {@link NicClient} started ({@link NicClient#startCapture}): this process's mapping of the rings the
@@ -37,24 +33,24 @@ public final class ClientCapture implements AutoCloseable
         this.reader = new CaptureRingReader(memory);
     }
 
-    /** Maps the capture memory the NIC named: only a path into the NIC process's own descriptors is accepted. */
-    static ClientCapture map(final NicClient client, final long id, final CaptureFilter filter, final String path)
+    /**
+     * Maps the capture memory the NIC sent on OPEN_MEMORY ({@code fd}, a sealed memfd of at least {@code length} bytes;
+     * the descriptor stays the caller's): a descriptor reaches this process across pid namespaces, where a
+     * {@code /proc/<pid>/fd} path of the NIC's does not.
+     */
+    static ClientCapture map(final NicClient client, final long id, final CaptureFilter filter, final int fd,
+        final long length)
     {
-        final String prefix = "/proc/" + client.nicPid() + "/fd/";
-        if (!path.startsWith(prefix) || !path.substring(prefix.length()).matches("[0-9]{1,9}"))
-        {
-            throw new IllegalStateException("the NIC named capture memory at " + path + ", not one of its descriptors");
-        }
         final Arena arena = Arena.ofShared();
-        try (FileChannel channel = FileChannel.open(Path.of(path), StandardOpenOption.READ, StandardOpenOption.WRITE))
+        try
         {
-            final MemorySegment memory = channel.map(FileChannel.MapMode.READ_WRITE, 0, channel.size(), arena);
+            final MemorySegment memory = SealedMemory.mapChecked(fd, length, arena, "capture " + id + "'s memory");
             return new ClientCapture(client, id, filter, arena, memory);
         }
-        catch (final IOException | RuntimeException ex)
+        catch (final RuntimeException ex)
         {
             arena.close();
-            throw new IllegalStateException("cannot map the capture memory " + path + " of the NIC: " + ex.getMessage(), ex);
+            throw ex;
         }
     }
 

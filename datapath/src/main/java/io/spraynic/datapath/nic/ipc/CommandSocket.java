@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic.ipc;
 
+import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -8,24 +9,30 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * The NIC's socket {@code DIR/nic.sock} (docs/IPC.md I12): an {@code AF_UNIX SOCK_SEQPACKET} socket on which a
- * client sends each command that carries memory, with that memory's sealed memfd as the one descriptor of an
- * {@code SCM_RIGHTS} message. A memfd, unlike a file of the directory, can be sealed against shrinking, so no client can
- * truncate memory under the NIC's mapping (whose next access would kill the NIC with SIGBUS); and a descriptor passed
- * over a socket reaches the NIC across users of a group and across pid namespaces, where {@code /proc/<pid>/fd} does not.
+ * The NIC's socket {@code DIR/nic.sock} (docs/IPC.md I12): an {@code AF_UNIX SOCK_SEQPACKET} socket through which
+ * every piece of shared memory passes between a client and the NIC, as a sealed memfd in an {@code SCM_RIGHTS}
+ * message: a client sends REGISTER with its region's memory; it asks with HELLO for the NIC's control memory, with
+ * ADD_CLIENT for its answer ring and with OPEN_MEMORY for a connection's rings or a capture's memory, and the NIC
+ * answers those three on the same connection ({@link #reply}). A memfd, unlike a file of the directory, can be sealed
+ * against shrinking, so no process can truncate memory under the NIC's mapping (whose next access would kill the NIC
+ * with SIGBUS); and a descriptor passed over a socket reaches the other side across users of a group and across pid
+ * namespaces, where {@code /proc/<pid>/fd} does not.
  * <p>
  * Everything is non-blocking and polled by the conductor; nothing here throws out of {@link #poll}. A message that is
- * not one command with exactly one descriptor (too long, too short, no descriptor or several, other ancillary data, a
- * type that carries no memory) is counted by reason, every descriptor it brought is closed, and its connection is
- * closed: the sender learns of the refusal as the end of its connection. A connection idle for
- * {@link #IDLE_TIMEOUT_MS} is closed (a client connects, sends and closes). Conductor thread only.
+ * not one command of this version with the descriptors its type carries (too long, too short, another version, a type
+ * the socket does not take, descriptors where none belong or not exactly one with REGISTER, other ancillary data) is
+ * counted by reason, every descriptor it brought is closed, and its connection is closed: the sender learns of the
+ * refusal as the end of its connection. A connection idle for {@link #IDLE_TIMEOUT_MS} is closed. Conductor thread
+ * only.
  */
 final class CommandSocket implements AutoCloseable
 {
     /** Name of the socket in the IPC directory. */
     static final String SOCKET_FILE = "nic.sock";
-    /** Bytes before the command body: {@code type} (i32) and a reserved i32. */
-    static final int MESSAGE_HEADER_LENGTH = 8;
+    /** Bytes before the command (or answer) body: {@code type} (i32) and {@code version} (i32). */
+    static final int MESSAGE_HEADER_LENGTH = IpcMessages.SOCKET_HEADER_LENGTH;
+    /** Offset of the version word in a message: {@link IpcFileDescriptor#VERSION}, else the message is dropped. */
+    static final int VERSION_OFFSET = IpcMessages.SOCKET_VERSION_OFFSET;
     /** Connections served at once; more are accepted and closed at once, counted. */
     static final int MAX_CONNECTIONS = 64;
     /** A connection that sends nothing for this long is closed. */
@@ -38,7 +45,10 @@ final class CommandSocket implements AutoCloseable
      */
     private static final int WARM_UP_ACCEPTS = 40_000;
 
-    /** Takes a command that came with its memory; {@code fd} is closed by the socket once it returns. */
+    /**
+     * Takes a command of the socket; {@code fd} is the memory that came with it (REGISTER), else -1, and is closed by
+     * the socket once it returns. A HELLO, ADD_CLIENT or OPEN_MEMORY is answered with {@link #reply} from within.
+     */
     interface Handler
     {
         void onCommand(int type, MutableDirectBuffer body, int length, int fd);
@@ -54,6 +64,7 @@ final class CommandSocket implements AutoCloseable
     private final UnsafeBuffer header = new UnsafeBuffer(message, 0, MESSAGE_HEADER_LENGTH);
     private final UnixSockets.Received received = new UnixSockets.Received(message.length);
     private int count;
+    private int replyTo = -1;
 
     private CommandSocket(final Path path, final int listenFd, final IpcCounters counters)
     {
@@ -205,19 +216,52 @@ final class CommandSocket implements AutoCloseable
             closeConnection(i);
             return 1;
         }
-        final int fd = received.fds[0];
+        final int fd = 1 == received.fdCount ? received.fds[0] : -1;
+        received.fdCount = 0;
+        replyTo = connections[i];
         try
         {
             handler.onCommand(type, body, (int)length - MESSAGE_HEADER_LENGTH, fd);
         }
         finally
         {
+            replyTo = -1;
             UnixSockets.close(fd); // what the NIC keeps it mapped; the descriptor itself goes
         }
         return 1;
     }
 
-    /** @return null when the message is one command that carries memory with its one descriptor, else the reason (counted). */
+    /**
+     * Answers the command being handled on its own connection: one message of {@code type} and this version, then the
+     * {@code length} bytes of {@code answer}, with {@code fd} (when >= 0) as its one descriptor, which stays the
+     * caller's. Only from within {@link Handler#onCommand}.
+     *
+     * @return true when the whole message went; false when the client's end is gone or full (it waits no more).
+     */
+    boolean reply(final int type, final DirectBuffer answer, final int length, final int fd)
+    {
+        if (replyTo < 0)
+        {
+            return false;
+        }
+        final byte[] bytes = new byte[MESSAGE_HEADER_LENGTH + length]; // control path: a few per client's life
+        final UnsafeBuffer out = new UnsafeBuffer(bytes);
+        out.putInt(0, type, IpcMessages.ORDER);
+        out.putInt(VERSION_OFFSET, IpcFileDescriptor.VERSION, IpcMessages.ORDER);
+        out.putBytes(MESSAGE_HEADER_LENGTH, answer, 0, length);
+        final long sent = fd >= 0 ? UnixSockets.send(replyTo, bytes, fd) : UnixSockets.send(replyTo, bytes);
+        if (sent != bytes.length)
+        {
+            counters.socketRepliesLost.incrementRelease();
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * @return null when the message is one command of this version that the socket takes, with the descriptors its
+     * type carries; else the reason (counted).
+     */
     private String problem(final UnixSockets.Received received, final int type)
     {
         if (0 != (received.flags & UnixSockets.MSG_TRUNC))
@@ -225,24 +269,32 @@ final class CommandSocket implements AutoCloseable
             counters.socketDroppedTooLong.incrementRelease();
             return "longer than " + message.length + " B";
         }
-        if (0 != (received.flags & UnixSockets.MSG_CTRUNC) || 0 != received.otherControlMessages ||
-            1 != received.fdCount)
-        {
-            counters.socketDroppedDescriptors.incrementRelease();
-            return "not exactly one descriptor";
-        }
-        if (received.length < MESSAGE_HEADER_LENGTH + IpcMessages.Header.LENGTH || !carriesMemory(type))
+        if (received.length < MESSAGE_HEADER_LENGTH + IpcMessages.Header.LENGTH || !isSocketCommand(type) ||
+            header.getInt(VERSION_OFFSET, IpcMessages.ORDER) != IpcFileDescriptor.VERSION)
         {
             counters.socketDroppedMalformed.incrementRelease();
-            return "not a command that carries memory";
+            return "not a socket command of version " + IpcFileDescriptor.VERSION;
+        }
+        if (0 != (received.flags & UnixSockets.MSG_CTRUNC) || 0 != received.otherControlMessages ||
+            descriptorsOf(type) != received.fdCount)
+        {
+            counters.socketDroppedDescriptors.incrementRelease();
+            return "not the descriptors " + IpcMessages.name(type) + " carries";
         }
         return null;
     }
 
-    /** @return true for the commands sent on the socket, with their memory. */
-    static boolean carriesMemory(final int type)
+    /** @return true for the commands the socket takes (docs/IPC.md I12). */
+    static boolean isSocketCommand(final int type)
     {
-        return type == IpcMessages.REGISTER;
+        return type == IpcMessages.REGISTER || type == IpcMessages.ADD_CLIENT || type == IpcMessages.HELLO ||
+            type == IpcMessages.OPEN_MEMORY;
+    }
+
+    /** @return the descriptors a socket command carries: REGISTER its region's memory, the others none. */
+    static int descriptorsOf(final int type)
+    {
+        return type == IpcMessages.REGISTER ? 1 : 0;
     }
 
     private void closeAll(final UnixSockets.Received received)

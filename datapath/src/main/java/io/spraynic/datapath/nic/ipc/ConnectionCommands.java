@@ -5,12 +5,11 @@ import io.spraynic.datapath.api.RocevEndpoint;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.NicConnection;
 
-import java.nio.file.Path;
 import java.time.Duration;
 
 /**
  * The {@link IpcConductor}'s connection commands: CONNECT, ACCEPT and CREATE_QUEUE_PAIR (a connection bound to the
- * client's protection domain, with a file of rings its worker reads, {@link ConnectionRings}), CONNECT_QUEUE_PAIR and
+ * client's protection domain, with sealed memory of rings its worker reads, {@link ConnectionRings}), CONNECT_QUEUE_PAIR and
  * CLOSE_CONNECTION. Every field is checked on the conductor; what waits on the NIC runs on a control thread.
  * Conductor thread only, except {@link #releaseConnection}.
  */
@@ -77,7 +76,6 @@ final class ConnectionCommands
             ips[p] = command.ipv4(p);
         }
         final long connectionId = conductor.nextObjectId();
-        final Path file = conductor.directory().resolve("conn-" + client.id + "-" + connectionId);
         client.pendingConnections++;
         conductor.submit(client, correlationId, type, () ->
         {
@@ -95,7 +93,7 @@ final class ConnectionCommands
             {
                 nic.bindProtectionDomain(c, client.domain()); // only this client's regions, by lkey or by rkey
                 final ServedConnection made = new ServedConnection(connectionId, client, c,
-                    ConnectionRings.create(file, connectionId), counters);
+                    ConnectionRings.create(connectionId), counters);
                 nic.takeRequestsFrom(c, made.requests); // its worker reads the client's ring from now on
                 counters.connections.increment();
                 return made;
@@ -103,7 +101,6 @@ final class ConnectionCommands
             catch (final RuntimeException ex)
             {
                 c.close(Duration.ZERO);
-                IpcFiles.delete(file);
                 throw ex;
             }
         }, (ServedConnection made) ->
@@ -121,12 +118,12 @@ final class ConnectionCommands
             {
                 final RocevEndpoint e = c.rocevEndpoint();
                 length = connectionReady.wrap(conductor.response, 0).set(made.id, c.kind().ordinal(), c.localId(), c.streams(),
-                    c.plane(), e.psn(), e.ipv4(), e.mtu(), file.getFileName().toString());
+                    c.plane(), e.psn(), e.ipv4(), e.mtu(), "");
             }
             else
             {
                 length = connectionReady.wrap(conductor.response, 0).set(made.id, c.kind().ordinal(), c.localId(), c.streams(),
-                    c.plane(), 0, 0, 0, file.getFileName().toString());
+                    c.plane(), 0, 0, 0, "");
             }
             connectionReady.ids(client.id, correlationId);
             conductor.answer(client, IpcMessages.CONNECTION_READY, length);
@@ -195,9 +192,9 @@ final class ConnectionCommands
     }
 
     /**
-     * Control thread: closes the NIC's connection, unmaps and removes its rings. The connection's worker reads the rings
-     * until it let go of the connection: when the close did not confirm that (it failed or timed out), the mapping
-     * stays (deliberately leaked until the process ends) and only the file name goes.
+     * Control thread: closes the NIC's connection and unmaps its rings. The connection's worker reads the rings until
+     * it let go of the connection: when the close did not confirm that (it failed or timed out), the mapping stays
+     * (deliberately leaked until the process ends).
      */
     DrainReport.ConnectionDrain releaseConnection(final ServedConnection connection, final Duration timeout)
     {
@@ -209,7 +206,6 @@ final class ConnectionCommands
         }
         finally
         {
-            IpcFiles.delete(connection.rings.path());
             counters.connections.decrement();
         }
     }

@@ -3,20 +3,19 @@ package io.spraynic.datapath.nic.ipc;
 import io.spraynic.datapath.verbs.WorkCompletion;
 import io.spraynic.datapath.verbs.WorkCompletionOpcode;
 import io.spraynic.datapath.verbs.WorkCompletionStatus;
-import org.agrona.IoUtil;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 
-import java.io.File;
-import java.nio.MappedByteBuffer;
-import java.nio.file.Path;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 /**
- * The shared-memory rings of one connection a client holds through the NIC: a file in the IPC directory that
- * both processes map. The client posts work requests into the request ring (it produces; the worker that owns the
+ * The shared-memory rings of one connection a client holds through the NIC: sealed memory the NIC makes
+ * ({@link SealedMemory}) and hands the client as a descriptor on OPEN_MEMORY, which both processes map. The client posts work requests into the request ring (it produces; the worker that owns the
  * connection consumes, reading the records in place, see {@link ClientRequestRing}); that worker copies the
  * connection's completions into the send and receive completion rings (it produces, the client consumes). Each ring is an Agrona
  * {@link OneToOneRingBuffer}: one thread at a time on each side, as with a {@code NicConnection}.
@@ -84,18 +83,18 @@ public final class ConnectionRings implements AutoCloseable
     private static final WorkCompletionStatus[] STATUSES = WorkCompletionStatus.values();
     private static final WorkCompletionOpcode[] OPCODES = WorkCompletionOpcode.values();
 
-    private final Path path;
-    private final MappedByteBuffer mapped;
+    private final SealedMemory made; // the NIC's side; null on the client's
+    private final Arena arena; // the client's mapping; null on the NIC's
     private final long connectionId;
     private final OneToOneRingBuffer requests;
     private final OneToOneRingBuffer sendCompletions;
     private final OneToOneRingBuffer receiveCompletions;
 
-    private ConnectionRings(final Path path, final MappedByteBuffer mapped)
+    private ConnectionRings(final SealedMemory made, final Arena arena, final MemorySegment memory)
     {
-        this.path = path;
-        this.mapped = mapped;
-        final UnsafeBuffer file = new UnsafeBuffer(mapped);
+        this.made = made;
+        this.arena = arena;
+        final UnsafeBuffer file = new UnsafeBuffer(memory.address(), (int)memory.byteSize());
         this.connectionId = file.getLong(CONNECTION_ID_OFFSET, IpcMessages.ORDER);
         final int requestLength = file.getInt(REQUEST_RING_LENGTH_OFFSET, IpcMessages.ORDER);
         final int completionLength = file.getInt(COMPLETION_RING_LENGTH_OFFSET, IpcMessages.ORDER);
@@ -111,48 +110,57 @@ public final class ConnectionRings implements AutoCloseable
         return HEADER_LENGTH + REQUEST_RING_CAPACITY + 2 * COMPLETION_RING_CAPACITY + 3 * RingBufferDescriptor.TRAILER_LENGTH;
     }
 
-    /** Creates the file (NIC side); the version is written last. */
-    static ConnectionRings create(final Path path, final long connectionId)
+    /** Makes the sealed memory (NIC side); the version is written last. */
+    static ConnectionRings create(final long connectionId)
     {
-        final MappedByteBuffer mapped = IpcFiles.createMapped(path, fileLength());
-        final UnsafeBuffer file = new UnsafeBuffer(mapped);
+        final SealedMemory made = SealedMemory.create("spraynic-conn-" + connectionId, fileLength());
+        final UnsafeBuffer file = new UnsafeBuffer(made.memory().address(), fileLength());
         file.putInt(MAGIC_OFFSET, MAGIC, IpcMessages.ORDER);
         file.putLong(CONNECTION_ID_OFFSET, connectionId, IpcMessages.ORDER);
         file.putInt(REQUEST_RING_LENGTH_OFFSET, REQUEST_RING_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH, IpcMessages.ORDER);
         file.putInt(COMPLETION_RING_LENGTH_OFFSET, COMPLETION_RING_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH,
             IpcMessages.ORDER);
         file.putIntRelease(VERSION_OFFSET, IpcFileDescriptor.VERSION);
-        return new ConnectionRings(path, mapped);
+        return new ConnectionRings(made, null, made.memory());
     }
 
     /**
-     * Maps an existing file (client side).
+     * Maps the rings the NIC sent as {@code fd} (client side; the descriptor stays the caller's).
      *
-     * @throws IllegalStateException when it is not a connection file of this version.
+     * @throws IllegalStateException when it is not sealed memory holding connection {@code connectionId}'s rings of
+     *                               this version.
      */
-    static ConnectionRings map(final Path path, final long connectionId)
+    static ConnectionRings map(final int fd, final long connectionId)
     {
-        final File file = path.toFile();
-        if (!file.isFile() || file.length() < fileLength())
+        final Arena arena = Arena.ofShared();
+        try
         {
-            throw new IllegalStateException("connection file " + path + " is missing or short (" + file.length() + " B)");
+            final MemorySegment memory = SealedMemory.mapChecked(fd, fileLength(), arena, "connection " + connectionId +
+                "'s rings");
+            if (memory.get(ValueLayout.JAVA_INT_UNALIGNED, MAGIC_OFFSET) != MAGIC ||
+                memory.get(ValueLayout.JAVA_INT_UNALIGNED, VERSION_OFFSET) != IpcFileDescriptor.VERSION ||
+                memory.get(ValueLayout.JAVA_LONG_UNALIGNED, CONNECTION_ID_OFFSET) != connectionId ||
+                memory.get(ValueLayout.JAVA_INT_UNALIGNED, REQUEST_RING_LENGTH_OFFSET) !=
+                REQUEST_RING_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH ||
+                memory.get(ValueLayout.JAVA_INT_UNALIGNED, COMPLETION_RING_LENGTH_OFFSET) !=
+                COMPLETION_RING_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH)
+            {
+                throw new IllegalStateException("the memory the NIC sent is not connection " + connectionId +
+                    " of version " + IpcFileDescriptor.VERSION);
+            }
+            return new ConnectionRings(null, arena, memory);
         }
-        final MappedByteBuffer mapped = IoUtil.mapExistingFile(file, "connection rings");
-        final UnsafeBuffer header = new UnsafeBuffer(mapped);
-        if (header.getInt(MAGIC_OFFSET, IpcMessages.ORDER) != MAGIC ||
-            header.getIntVolatile(VERSION_OFFSET) != IpcFileDescriptor.VERSION ||
-            header.getLong(CONNECTION_ID_OFFSET, IpcMessages.ORDER) != connectionId)
+        catch (final RuntimeException ex)
         {
-            IoUtil.unmap(mapped);
-            throw new IllegalStateException("connection file " + path + " is not connection " + connectionId +
-                " of version " + IpcFileDescriptor.VERSION);
+            arena.close();
+            throw ex;
         }
-        return new ConnectionRings(path, mapped);
     }
 
-    public Path path()
+    /** @return the NIC's sealed memory (NIC side; null on the client's): what OPEN_MEMORY hands over. */
+    SealedMemory sealedMemory()
     {
-        return path;
+        return made;
     }
 
     public long connectionId()
@@ -216,9 +224,16 @@ public final class ConnectionRings implements AutoCloseable
             b.getInt(index + WC_QP_NUMBER_OFFSET, IpcMessages.ORDER));
     }
 
-    /** Unmaps; the NIC also removes the file. */
+    /** Unmaps (and, on the NIC's side, closes the descriptor if it was never handed over). */
     public void close()
     {
-        IoUtil.unmap(mapped);
+        if (null != made)
+        {
+            made.close();
+        }
+        else
+        {
+            arena.close();
+        }
     }
 }

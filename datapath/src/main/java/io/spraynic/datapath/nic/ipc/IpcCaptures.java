@@ -25,7 +25,6 @@ final class IpcCaptures
     private long captureId;
     private long deadlineMs;
     private boolean starting;
-    private long nextCaptureId = 1;
 
     IpcCaptures(final IpcConductor conductor, final CaptureSource nic, final boolean allowed)
     {
@@ -59,7 +58,7 @@ final class IpcCaptures
         }
         final CaptureRingLayout layout = CaptureRingLayout.of(nic.workers(), command.slots(), command.snapLength());
         final CaptureFilter filter = filter(command);
-        final long id = nextCaptureId++;
+        final long id = conductor.nextObjectId(); // one id space with connections: OPEN_MEMORY names either
         final int durationMs = command.durationMs();
         starting = true;
         conductor.submit(client, correlationId, IpcMessages.START_CAPTURE, () ->
@@ -96,7 +95,7 @@ final class IpcCaptures
             deadlineMs = System.currentTimeMillis() + durationMs;
             conductor.counters.captures.incrementRelease();
             final IpcMessages.CaptureReady ready = new IpcMessages.CaptureReady();
-            final int length = ready.wrap(conductor.response, 0).set(id, made.path().toString());
+            final int length = ready.wrap(conductor.response, 0).set(id, ""); // the memory comes on OPEN_MEMORY
             ready.ids(client.id, correlationId);
             conductor.answer(client, IpcMessages.CAPTURE_READY, length);
         }, () -> starting = false);
@@ -143,6 +142,12 @@ final class IpcCaptures
     {
         return new CaptureFilter(command.directions(), command.ports(), command.queues(),
             CaptureFilter.Kind.values()[command.kind()], command.udpDstPort(), command.host(), command.hasHost() == 1);
+    }
+
+    /** @return the memory of {@code client}'s running capture {@code id}, else null. */
+    SealedMemory memoryOf(final IpcClient client, final long id)
+    {
+        return owner == client && captureId == id ? memory : null;
     }
 
     void onStop(final IpcClient client, final IpcMessages.ObjectCommand command)

@@ -7,11 +7,9 @@ import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 
 import java.lang.foreign.Arena;
-import java.nio.MappedByteBuffer;
-import java.nio.file.Path;
 
 /**
- * What one client of an {@link IpcConductor} holds: its token, its answer ring, its regions and
+ * What one client of an {@link IpcConductor} holds: its token, its answer ring (sealed memory of the NIC's), its regions and
  * its connections. Conductor thread only.
  */
 final class IpcClient
@@ -19,8 +17,8 @@ final class IpcClient
     final long id;
     final long pid;
     final long token;
-    final Path answerFile;
-    final MappedByteBuffer answerMapping;
+    /** The answer ring's sealed memory: its descriptor goes once ADD_CLIENT's answer carried it; unmapped at release. */
+    final SealedMemory answerMemory;
     final OneToOneRingBuffer answers;
     final Long2ObjectHashMap<Region> regions = new Long2ObjectHashMap<>();
     final Long2ObjectHashMap<ServedConnection> connections = new Long2ObjectHashMap<>();
@@ -36,15 +34,14 @@ final class IpcClient
     {
     }
 
-    IpcClient(final long id, final long pid, final long token, final Path answerFile, final MappedByteBuffer answerMapping,
-        final long nowMs)
+    IpcClient(final long id, final long pid, final long token, final SealedMemory answerMemory, final long nowMs)
     {
         this.id = id;
         this.pid = pid;
         this.token = token;
-        this.answerFile = answerFile;
-        this.answerMapping = answerMapping;
-        this.answers = new OneToOneRingBuffer(new UnsafeBuffer(answerMapping));
+        this.answerMemory = answerMemory;
+        this.answers = new OneToOneRingBuffer(new UnsafeBuffer(answerMemory.memory().address(),
+            (int)answerMemory.memory().byteSize()));
         this.lastSeenMs = nowMs;
     }
 

@@ -3,7 +3,6 @@ package io.spraynic.datapath.nic.ipc;
 import io.spraynic.datapath.nic.CaptureSource;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.telemetry.CountersFile;
-import org.agrona.IoUtil;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.Agent;
@@ -11,50 +10,40 @@ import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.EpochClock;
 import org.agrona.concurrent.IdleStrategy;
-import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.SystemEpochClock;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.broadcast.BroadcastTransmitter;
-import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 
-import java.io.IOException;
-import java.nio.MappedByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * Serves an {@link EmbeddedNic} to applications in other processes through shared memory in an IPC directory
- * (as Aeron's driver conductor serves its clients through the CnC file): clients write commands into the
- * control file's to-NIC ring ({@link IpcFileDescriptor}, {@link IpcMessages}) and read answers from an answer ring
- * of their own; each region a client registers is a memfd of the client's, sealed against shrinking and passed on
- * the NIC's socket ({@link CommandSocket}, {@link RegionCommands}), so what the NIC places there the client sees and
- * no client can truncate it under the NIC; each connection has a file of rings ({@link ConnectionRings}) through which the client posts
- * work requests and takes completions. The conductor is not on that path: the worker that owns a connection reads
- * its request ring in place and writes its completion rings ({@link ClientRequestRing}).
+ * Serves an {@link EmbeddedNic} to applications in other processes through shared memory (as Aeron's driver
+ * conductor serves its clients through the CnC file), every piece of it a memfd sealed against resizing and handed
+ * over the NIC's socket ({@link CommandSocket}, {@link SocketCommands}; docs/IPC.md I12), so that no process can
+ * truncate memory under the NIC: clients take the control memory with HELLO and write commands into its to-NIC ring
+ * ({@link IpcFileDescriptor}, {@link IpcMessages}); ADD_CLIENT gives each its own answer ring; each region a client
+ * registers is a sealed memfd of the client's ({@link RegionCommands}); each connection has sealed rings
+ * ({@link ConnectionRings}, handed over with OPEN_MEMORY) through which the client posts work requests and takes
+ * completions. The directory holds only the socket and {@code nic.ctl}, an announcement of the version that the NIC
+ * writes once and never maps. The conductor is not on the request path: the worker that owns a connection reads its
+ * request ring in place and writes its completion rings ({@link ClientRequestRing}).
  * <p>
  * The conductor is one Agrona {@link Agent} on its own thread, never on a worker: each duty cycle it beats the
  * heartbeat, takes commands (from the command ring and, with their memory, from the socket; regions and connections
  * are handled by {@link RegionCommands} and {@link ConnectionCommands}), drops clients whose connection rings the workers found broken, and times out clients
- * that stopped sending keepalives (a client process that died): their connections are closed, their regions deregistered and their files removed. Control
+ * that stopped sending keepalives (a client process that died): their connections are closed, their regions deregistered and their memory unmapped. Control
  * actions that wait on the NIC (register, connect, accept, close) run on a separate control thread pool and
  * hand their result back to the conductor, so one slow handshake never stalls another client's traffic.
  * <p>
- * Every process that maps the directory's files is untrusted. Ring records are read by an
+ * Every process that maps the NIC's memory is untrusted. Ring records are read by an
  * {@link UntrustedRingReader} (each header checked, each record copied before use); every command field is checked
  * before use; a command must carry the token the NIC gave its client, and may name only that client's objects; a
  * corrupt command ring is reset (its epoch tells waiting clients), a claim left uncommitted by a dead producer is
@@ -74,7 +63,6 @@ public final class IpcConductor implements Agent, AutoCloseable
     public static final int MAX_CONTROL_ACTIONS = 32;
     /** Longest a claim on the command ring may stay uncommitted before the conductor unblocks it (a dead producer). */
     public static final long MAX_UNBLOCK_TIMEOUT_MS = 1_000;
-    private static final int COMMANDS_PER_CYCLE = 16;
     private static final int CHECK_INTERVAL_MS = 50;
     private static final long LOG_INTERVAL_MS = 10_000;
 
@@ -115,28 +103,19 @@ public final class IpcConductor implements Agent, AutoCloseable
     private final long unblockTimeoutMs;
     private final Limits limits;
     private final EpochClock clock = SystemEpochClock.INSTANCE;
-    private final SecureRandom random = new SecureRandom();
-    private final MappedByteBuffer mapped;
+    private final SealedMemory controlMemory;
     private final UnsafeBuffer header;
-    private final ManyToOneRingBuffer toNic;
-    private final UntrustedRingReader commands;
+    private final CommandRing commandRing;
+    private final ControlActions control;
     private final BroadcastTransmitter toClients;
     final UnsafeBuffer response = new UnsafeBuffer(new byte[1024]);
-    private final ManyToOneConcurrentArrayQueue<Runnable> results = new ManyToOneConcurrentArrayQueue<>(4096);
-    // bounded, so clients cannot make the NIC start threads without end (a refused action is answered with an error)
-    private final ExecutorService control = new ThreadPoolExecutor(0, MAX_CONTROL_ACTIONS, 30, TimeUnit.SECONDS,
-        new SynchronousQueue<>(), runnable ->
-        {
-            final Thread t = new Thread(runnable, "spraynic-ipc-control");
-            t.setDaemon(true);
-            return t;
-        });
     private final Long2ObjectHashMap<IpcClient> clients = new Long2ObjectHashMap<>();
     /** Connections whose rings the workers read; a client that broke one is dropped (conductor thread). */
     final ArrayList<ServedConnection> served = new ArrayList<>();
     private final ArrayList<IpcClient> drops = new ArrayList<>();
     private final IpcMessages.Header commandHeader = new IpcMessages.Header();
     private final IpcMessages.AddClient addClient = new IpcMessages.AddClient();
+    private final SocketCommands socketCommands;
     private final IpcMessages.Register register = new IpcMessages.Register();
     private final IpcMessages.ObjectCommand objectCommand = new IpcMessages.ObjectCommand();
     private final IpcMessages.Connect connect = new IpcMessages.Connect();
@@ -145,19 +124,17 @@ public final class IpcConductor implements Agent, AutoCloseable
     private final IpcMessages.Ok ok = new IpcMessages.Ok();
     private final IpcMessages.Error error = new IpcMessages.Error();
     private final UntrustedRingReader.Handler commandHandler = this::onCommand;
-    private final CommandSocket.Handler socketHandler = this::onCommand;
+    private final CommandSocket.Handler socketHandler = this::onSocketCommand;
     private final CommandSocket socket;
     private final RegionCommands regionCommands;
     private final ConnectionCommands connectionCommands;
     private final IpcCaptures captures;
     final IpcCounters counters;
-    private long nextClientId = 1;
     private long nextObjectId = 1;
+    /** True while a HELLO, ADD_CLIENT or OPEN_MEMORY of the socket is handled: its answers go back on the socket. */
+    private boolean socketExchange;
     private long nextCheckMs;
     private long nowMs;
-    private int commandRingEpoch;
-    private long stalledHead = -1;
-    private long stalledSinceMs;
     private AgentRunner runner;
     private volatile boolean closed;
 
@@ -169,8 +146,9 @@ public final class IpcConductor implements Agent, AutoCloseable
         this.clientTimeoutMs = clientTimeout.toMillis();
         this.unblockTimeoutMs = Math.max(100, Math.min(MAX_UNBLOCK_TIMEOUT_MS, clientTimeoutMs / 2));
         this.limits = limits;
-        this.mapped = IpcFiles.createMapped(directory.resolve(IpcFileDescriptor.CONTROL_FILE), IpcFileDescriptor.fileLength());
-        this.header = new UnsafeBuffer(mapped);
+        // sealed memory, handed to each client on HELLO: no process can truncate it under the conductor
+        this.controlMemory = SealedMemory.create("spraynic-ctl", IpcFileDescriptor.fileLength());
+        this.header = new UnsafeBuffer(controlMemory.memory().address(), IpcFileDescriptor.fileLength());
         final long now = clock.time();
         header.putInt(IpcFileDescriptor.MAGIC_OFFSET, IpcFileDescriptor.MAGIC, IpcMessages.ORDER);
         header.putLong(IpcFileDescriptor.PID_OFFSET, ProcessHandle.current().pid(), IpcMessages.ORDER);
@@ -186,18 +164,23 @@ public final class IpcConductor implements Agent, AutoCloseable
         {
             header.putInt(IpcFileDescriptor.LOCAL_IPV4_OFFSET + 4 * p, nic.localIpv4(p), IpcMessages.ORDER);
         }
-        final UnsafeBuffer toNicBuffer = new UnsafeBuffer(header, IpcFileDescriptor.HEADER_LENGTH,
-            IpcFileDescriptor.toNicLength());
-        this.toNic = new ManyToOneRingBuffer(toNicBuffer); // the conductor only unblocks through it; it reads with:
-        this.commands = new UntrustedRingReader(toNicBuffer, IpcMessages.MAX_COMMAND_LENGTH);
         this.toClients = new BroadcastTransmitter(new UnsafeBuffer(header,
             IpcFileDescriptor.HEADER_LENGTH + IpcFileDescriptor.toNicLength(), IpcFileDescriptor.toClientsLength()));
         this.counters = new IpcCounters(countersFile);
+        this.commandRing = new CommandRing(header, counters, unblockTimeoutMs, commandHandler);
+        this.control = new ControlActions(this, counters);
         this.captures = new IpcCaptures(this, source, limits.capture());
         this.regionCommands = new RegionCommands(this, nic, counters, limits);
         this.connectionCommands = new ConnectionCommands(this, nic, counters, limits);
+        this.socketCommands = new SocketCommands(this, counters, controlMemory, clientTimeoutMs);
         this.socket = CommandSocket.open(directory, counters);
         header.putIntRelease(IpcFileDescriptor.VERSION_OFFSET, IpcFileDescriptor.VERSION);
+        // the announcement: this header as a plain file, written once and never mapped, so that a client of any version
+        // reads this NIC's version (and refuses at once when it is not its own) before it asks for anything
+        final byte[] announcement = new byte[IpcFileDescriptor.HEADER_LENGTH];
+        header.getBytes(0, announcement);
+        new UnsafeBuffer(announcement).putLong(IpcFileDescriptor.HEARTBEAT_OFFSET, 0, IpcMessages.ORDER);
+        IpcFiles.createWritten(directory.resolve(IpcFileDescriptor.CONTROL_FILE), announcement);
     }
 
     /**
@@ -275,7 +258,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         if (Files.exists(control, LinkOption.NOFOLLOW_LINKS))
         {
             final String live = Files.isRegularFile(control, LinkOption.NOFOLLOW_LINKS) ?
-                NicClient.describeLiveNic(control) : null;
+                NicDiscovery.describeLiveNic(directory) : null;
             if (null != live)
             {
                 throw new IllegalStateException("another NIC serves " + directory + " (" + live +
@@ -319,21 +302,9 @@ public final class IpcConductor implements Agent, AutoCloseable
         final long now = clock.time();
         nowMs = now;
         header.putLongRelease(IpcFileDescriptor.HEARTBEAT_OFFSET, now);
-        int work = takeCommands(now);
+        int work = commandRing.poll(now);
         work += socket.poll(now, socketHandler);
-        Runnable result;
-        while (null != (result = results.poll()))
-        {
-            try
-            {
-                result.run();
-            }
-            catch (final RuntimeException ex)
-            {
-                counters.unexpected(counters.unexpectedResults, "control result", ex, now, LOG_INTERVAL_MS);
-            }
-            work++;
-        }
+        work += control.runResults(now);
         // the workers read the connections' rings; a client that broke one is dropped here
         final ArrayList<ServedConnection> served = this.served;
         for (int i = 0, n = served.size(); i < n; i++)
@@ -364,55 +335,6 @@ public final class IpcConductor implements Agent, AutoCloseable
         return work;
     }
 
-    // ---------------------------------------------------------------- the command ring
-
-    private int takeCommands(final long now)
-    {
-        final UntrustedRingReader commands = this.commands;
-        int read = commands.checkPositions();
-        if (read != UntrustedRingReader.CORRUPT)
-        {
-            read = commands.read(commandHandler, COMMANDS_PER_CYCLE);
-        }
-        if (read == UntrustedRingReader.CORRUPT)
-        {
-            resetCommandRing(now);
-            return 1;
-        }
-        // a producer that died between claim and commit leaves a record nobody commits: unblock it as Aeron's driver does
-        final long head = commands.head();
-        if (head != stalledHead || commands.tail() <= head)
-        {
-            stalledHead = head;
-            stalledSinceMs = now;
-        }
-        else if (now - stalledSinceMs > unblockTimeoutMs)
-        {
-            stalledSinceMs = now;
-            if (toNic.unblock())
-            {
-                counters.commandRingUnblocks.incrementRelease();
-                counters.log("unblocked a claim on the command ring left uncommitted for " + unblockTimeoutMs +
-                    " ms (a client died while writing a command)", null, now, LOG_INTERVAL_MS);
-                read++;
-            }
-        }
-        return read;
-    }
-
-    /** The command ring holds what no honest client writes: start it afresh and tell waiting clients through the epoch. */
-    private void resetCommandRing(final long now)
-    {
-        final String reason = commands.corruption();
-        commands.reset();
-        stalledHead = commands.head();
-        stalledSinceMs = now;
-        header.putIntRelease(IpcFileDescriptor.COMMAND_RING_EPOCH_OFFSET, ++commandRingEpoch);
-        counters.commandRingResets.incrementRelease();
-        counters.log("the command ring held " + reason + ": reset it (epoch " + commandRingEpoch +
-            "); commands in flight are lost and their clients told", null, now, LOG_INTERVAL_MS);
-    }
-
     // ---------------------------------------------------------------- commands (control path)
 
     /** One command record, copied out of the command ring; never throws (a client that makes it throw is dropped). */
@@ -420,6 +342,20 @@ public final class IpcConductor implements Agent, AutoCloseable
     {
         onCommand(type, buffer, length, -1);
         return true;
+    }
+
+    /** One command of the socket: REGISTER with its memfd, or a HELLO, ADD_CLIENT or OPEN_MEMORY answered there. */
+    private void onSocketCommand(final int type, final MutableDirectBuffer buffer, final int length, final int memoryFd)
+    {
+        socketExchange = type != IpcMessages.REGISTER;
+        try
+        {
+            onCommand(type, buffer, length, memoryFd);
+        }
+        finally
+        {
+            socketExchange = false;
+        }
     }
 
     /**
@@ -441,9 +377,22 @@ public final class IpcConductor implements Agent, AutoCloseable
         IpcClient client = null;
         try
         {
-            if (type == IpcMessages.ADD_CLIENT)
+            if (type == IpcMessages.ADD_CLIENT || type == IpcMessages.HELLO)
             {
-                onAddClient(addClient.wrap(buffer, 0), correlationId, length);
+                if (!socketExchange)
+                {
+                    counters.commandsMalformed.incrementRelease();
+                    broadcastError(0, correlationId, type, IpcMessages.ERR_MALFORMED, IpcMessages.name(type) +
+                        " goes on " + CommandSocket.SOCKET_FILE + " since IPC version 5, not on the command ring");
+                }
+                else if (type == IpcMessages.HELLO)
+                {
+                    socketCommands.onHello(correlationId);
+                }
+                else
+                {
+                    socketCommands.onAddClient(addClient.wrap(buffer, 0), correlationId, length);
+                }
                 return;
             }
             client = clients.get(clientId);
@@ -476,7 +425,7 @@ public final class IpcConductor implements Agent, AutoCloseable
                 return;
             }
             if (null == nic && type != IpcMessages.KEEPALIVE && type != IpcMessages.CLOSE_CLIENT &&
-                type != IpcMessages.START_CAPTURE && type != IpcMessages.STOP_CAPTURE)
+                type != IpcMessages.START_CAPTURE && type != IpcMessages.STOP_CAPTURE && type != IpcMessages.OPEN_MEMORY)
             {
                 respondError(client, correlationId, type, IpcMessages.ERR_NOT_PERMITTED, "this NIC runs in classify mode: " +
                     "it serves live capture (spraynic capture) only, no memory or connections");
@@ -500,6 +449,19 @@ public final class IpcConductor implements Agent, AutoCloseable
                 case IpcMessages.CLOSE_CONNECTION -> connectionCommands.onCloseConnection(client, objectCommand.wrap(buffer, 0));
                 case IpcMessages.START_CAPTURE -> captures.onStart(client, startCapture.wrap(buffer, 0));
                 case IpcMessages.STOP_CAPTURE -> captures.onStop(client, objectCommand.wrap(buffer, 0));
+                case IpcMessages.OPEN_MEMORY ->
+                {
+                    if (socketExchange)
+                    {
+                        socketCommands.onOpenMemory(client, objectCommand.wrap(buffer, 0));
+                    }
+                    else
+                    {
+                        counters.commandsMalformed.incrementRelease();
+                        respondError(client, correlationId, type, IpcMessages.ERR_MALFORMED, "OPEN_MEMORY goes on " +
+                            CommandSocket.SOCKET_FILE + ", which answers it with the memory");
+                    }
+                }
                 default -> respondError(client, correlationId, type, IpcMessages.ERR_MALFORMED, "unknown command type " + type);
             }
         }
@@ -514,73 +476,39 @@ public final class IpcConductor implements Agent, AutoCloseable
         }
     }
 
-    private void onAddClient(final IpcMessages.AddClient command, final long correlationId, final int length)
+    /** @return clients served now. */
+    int clientCount()
     {
-        final String name = length >= IpcMessages.AddClient.LENGTH ? command.answerFile(length) : null;
-        if (!IpcFileDescriptor.isAnswerFileName(name))
-        {
-            counters.commandsMalformed.incrementRelease();
-            broadcastError(0, correlationId, IpcMessages.ADD_CLIENT, IpcMessages.ERR_MALFORMED,
-                "ADD_CLIENT must name the answer file the client made: " + IpcFileDescriptor.ANSWER_FILE_PREFIX +
-                "<32 hex digits>");
-            return;
-        }
-        if (clients.size() >= limits.maxClients())
-        {
-            counters.refusedClients.incrementRelease();
-            broadcastError(0, correlationId, IpcMessages.ADD_CLIENT, IpcMessages.ERR_LIMIT, "the NIC serves its limit of " +
-                limits.maxClients() + " clients: close one, or start the NIC with a higher --ipc-max-clients");
-            return;
-        }
-        final Path file = directory.resolve(name);
-        for (final IpcClient other : clients.values())
-        {
-            if (other.answerFile.equals(file))
-            {
-                // someone names a live client's answer file (seen in the command ring): two writers would corrupt it
-                counters.commandsMalformed.incrementRelease();
-                broadcastError(0, correlationId, IpcMessages.ADD_CLIENT, IpcMessages.ERR_MALFORMED,
-                    "the answer file " + name + " is another client's: make a new one");
-                return;
-            }
-        }
-        final String problem = IpcFiles.ownFileProblem(file, IpcFileDescriptor.answerFileLength());
-        if (null != problem)
-        {
-            counters.commandsMalformed.incrementRelease();
-            broadcastError(0, correlationId, IpcMessages.ADD_CLIENT, IpcMessages.ERR_MALFORMED,
-                "the answer file is unusable: " + problem);
-            return;
-        }
-        final MappedByteBuffer answerMapping;
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
-            LinkOption.NOFOLLOW_LINKS))
-        {
-            answerMapping = channel.map(FileChannel.MapMode.READ_WRITE, 0, IpcFileDescriptor.answerFileLength());
-        }
-        catch (final IOException ex)
-        {
-            counters.commandsMalformed.incrementRelease();
-            broadcastError(0, correlationId, IpcMessages.ADD_CLIENT, IpcMessages.ERR_MALFORMED,
-                "the NIC cannot map the answer file " + name + ": " + ex.getMessage());
-            return;
-        }
-        long token;
-        do
-        {
-            token = random.nextLong();
-        }
-        while (0 == token);
-        while (nextClientId > Integer.MAX_VALUE || clients.containsKey(nextClientId))
-        {
-            nextClientId = nextClientId > Integer.MAX_VALUE ? 1 : nextClientId + 1; // an id is also a protection domain
-        }
-        final IpcClient client = new IpcClient(nextClientId++, command.pid(), token, file, answerMapping, nowMs);
+        return clients.size();
+    }
+
+    boolean hasClient(final long clientId)
+    {
+        return clients.containsKey(clientId);
+    }
+
+    void addClient(final IpcClient client)
+    {
         clients.put(client.id, client);
         counters.clients.incrementRelease();
-        ok.wrap(response, 0).value(clientTimeoutMs);
-        ok.ids(client.id, correlationId, token);
-        answer(client, IpcMessages.OK, IpcMessages.Ok.LENGTH);
+    }
+
+    /** A client whose ADD_CLIENT answer could not be sent: it goes again, counted as closed. */
+    void releaseUnanswered(final IpcClient client)
+    {
+        release(client, counters.clientsClosed, null);
+    }
+
+    /** @return now, as this duty cycle read the clock. */
+    long nowMs()
+    {
+        return nowMs;
+    }
+
+    /** @return the memory of {@code client}'s running capture {@code captureId} not yet handed over, else null. */
+    SealedMemory captureMemory(final IpcClient client, final long captureId)
+    {
+        return captures.memoryOf(client, captureId);
     }
 
     void refuseUnknownObject(final IpcClient client, final long correlationId, final int type, final String what,
@@ -690,12 +618,11 @@ public final class IpcConductor implements Agent, AutoCloseable
         }
         client.connections.clear();
         client.regions.clear();
-        IoUtil.unmap(client.answerMapping);
+        client.answerMemory.close();
         // a dead or dropped client's peers get CLOSE at once; a closing client already waited for its own completions
         final Duration drain = Duration.ofMillis(reason == counters.clientsClosed ? 100 : 0);
         releaseLater(() ->
         {
-            IpcFiles.delete(client.answerFile);
             releaseAll(connections, regions, drain);
             try
             {
@@ -742,72 +669,14 @@ public final class IpcConductor implements Agent, AutoCloseable
     /** Frees what a client no longer holds: on a control thread, or here once the conductor is closing. */
     void releaseLater(final Runnable release)
     {
-        if (!closed)
-        {
-            try
-            {
-                control.execute(release);
-                return;
-            }
-            catch (final RejectedExecutionException busy)
-            {
-                // every control thread is busy: free it here, late but certain
-            }
-        }
-        release.run();
+        control.releaseLater(release);
     }
 
-    /**
-     * Runs {@code action} on a control thread, then (on the conductor) {@code settle} and {@code onDone} with its
-     * result, or {@code settle} and an ERROR.
-     */
+    /** As {@link ControlActions#submit}. */
     <T> void submit(final IpcClient client, final long correlationId, final int type, final Callable<T> action,
         final Consumer<T> onDone, final Runnable settle)
     {
-        final Runnable task = () ->
-        {
-            Runnable next;
-            try
-            {
-                final T value = action.call();
-                next = () ->
-                {
-                    settled(settle);
-                    onDone.accept(value);
-                };
-            }
-            catch (final Exception ex)
-            {
-                final String reason = null == ex.getMessage() ? ex.toString() : ex.getMessage();
-                next = () ->
-                {
-                    settled(settle);
-                    respondError(client, correlationId, type, IpcMessages.ERR_FAILED, reason);
-                };
-            }
-            while (!results.offer(next) && !closed)
-            {
-                Thread.onSpinWait();
-            }
-        };
-        try
-        {
-            control.execute(task);
-        }
-        catch (final RejectedExecutionException busy)
-        {
-            settled(settle);
-            respondError(client, correlationId, type, IpcMessages.ERR_LIMIT, "the NIC has " + MAX_CONTROL_ACTIONS +
-                " control actions in progress: retry once some finished");
-        }
-    }
-
-    private static void settled(final Runnable settle)
-    {
-        if (null != settle)
-        {
-            settle.run();
-        }
+        control.submit(client, correlationId, type, action, onDone, settle);
     }
 
     // ---------------------------------------------------------------- answers
@@ -828,19 +697,32 @@ public final class IpcConductor implements Agent, AutoCloseable
         answer(client, IpcMessages.ERROR, length);
     }
 
-    /** An ERROR for a client without an answer ring (unknown, or refused at ADD_CLIENT): no key, address or token. */
-    private void broadcastError(final long clientId, final long correlationId, final int type, final int code,
+    /**
+     * An ERROR for a client without an answer ring (unknown, or refused at ADD_CLIENT): on the socket it came on, else
+     * on the broadcast; no key, address or token.
+     */
+    void broadcastError(final long clientId, final long correlationId, final int type, final int code,
         final String message)
     {
         counters.commandErrors.incrementRelease();
         final int length = error.wrap(response, 0).set(type, code, message);
         error.ids(clientId, correlationId);
+        if (socketExchange)
+        {
+            socket.reply(IpcMessages.ERROR, response, length, -1);
+            return;
+        }
         toClients.transmit(IpcMessages.ERROR, response, 0, length);
     }
 
     /** Writes the answer in {@link #response} into the client's own ring; a client whose ring is broken is dropped. */
     void answer(final IpcClient client, final int type, final int length)
     {
+        if (socketExchange)
+        {
+            socket.reply(type, response, length, -1); // a refused OPEN_MEMORY waits on the socket
+            return;
+        }
         if (client.released)
         {
             return;
@@ -859,6 +741,12 @@ public final class IpcConductor implements Agent, AutoCloseable
         {
             counters.answersLost.incrementRelease(); // the client stopped reading its answers: only it waits in vain
         }
+    }
+
+    /** Sends the answer in {@link #response} on the socket the command came on, with {@code fd} as its descriptor. */
+    boolean answerWithMemory(final int type, final int length, final int fd)
+    {
+        return socket.reply(type, response, length, fd);
     }
 
     /**
@@ -885,35 +773,15 @@ public final class IpcConductor implements Agent, AutoCloseable
             client.released = true;
             connections.addAll(client.connections.values());
             regions.addAll(client.regions.values());
-            IoUtil.unmap(client.answerMapping);
+            client.answerMemory.close();
         }
         clients.clear();
         served.clear();
-        control.shutdown();
-        try
-        {
-            control.awaitTermination(10, TimeUnit.SECONDS);
-        }
-        catch (final InterruptedException ex)
-        {
-            Thread.currentThread().interrupt();
-        }
-        Runnable late;
-        while (null != (late = results.poll()))
-        {
-            try
-            {
-                late.run(); // made while closing: released here like the rest
-            }
-            catch (final RuntimeException ex)
-            {
-                System.err.println("spraynic ipc: a late control result failed: " + ex.getMessage());
-            }
-        }
+        control.close();
         releaseAll(connections, regions, Duration.ZERO);
         socket.close();
         counters.close();
-        IoUtil.unmap(mapped);
+        controlMemory.close();
         IpcFiles.removeNicFiles(directory);
     }
 }

@@ -58,6 +58,7 @@ final class IpcCounters
     final AtomicCounter socketDroppedTooLong;
     final AtomicCounter socketDroppedDescriptors;
     final AtomicCounter socketDroppedMalformed;
+    final AtomicCounter socketRepliesLost;
     final AtomicCounter unexpectedSocket;
 
     private final List<AtomicCounter> all = new ArrayList<>();
@@ -108,8 +109,9 @@ final class IpcCounters
         socketRefusedConnections = add(file, "ipc: socket connections refused: limit");
         socketIdleClosed = add(file, "ipc: socket connections closed: idle");
         socketDroppedTooLong = add(file, "ipc: socket messages dropped: too long");
-        socketDroppedDescriptors = add(file, "ipc: socket messages dropped: not exactly one descriptor");
-        socketDroppedMalformed = add(file, "ipc: socket messages dropped: not a command that carries memory");
+        socketDroppedDescriptors = add(file, "ipc: socket messages dropped: not the descriptors its type carries");
+        socketDroppedMalformed = add(file, "ipc: socket messages dropped: not a socket command of this version");
+        socketRepliesLost = add(file, "ipc: socket replies lost");
         unexpectedSocket = add(file, "ipc: unexpected errors: socket");
     }
 

@@ -43,7 +43,7 @@ public final class IpcFileDescriptor
     /** "SPNI" in ASCII. */
     public static final int MAGIC = 0x53504E49;
     /** Bumped on any change to this layout, the messages, or the connection files. */
-    public static final int VERSION = 4;
+    public static final int VERSION = 5;
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 4;
     public static final int PID_OFFSET = 8;
@@ -62,14 +62,18 @@ public final class IpcFileDescriptor
     public static final int LOCAL_IPV4_OFFSET = 64;
     public static final int HEADER_LENGTH = 256;
 
-    /** The control file's name in the IPC directory. */
+    /**
+     * The announcement's name in the IPC directory: since version 5 a plain file of {@link #HEADER_LENGTH} bytes (the
+     * header as the NIC started, heartbeat 0) that the NIC writes once and never maps, so that a client of any version
+     * reads the NIC's version before it asks for anything; the control memory itself is a sealed memfd sent on HELLO.
+     */
     public static final String CONTROL_FILE = "nic.ctl";
     /** Capacity of the to-NIC command ring (a power of two). */
     public static final int TO_NIC_CAPACITY = 64 * 1024;
     /** Capacity of the to-clients broadcast (a power of two). */
     public static final int TO_CLIENTS_CAPACITY = 64 * 1024;
-    /** Prefix of a client's answer file: {@code client-} and 32 random hex digits. */
-    public static final String ANSWER_FILE_PREFIX = "client-";
+    /** Prefix of a version-4 client's answer file: a NIC that starts removes any a dead one left. */
+    static final String OLD_ANSWER_FILE_PREFIX = "client-";
     /** Capacity of a client's answer ring (a power of two): far more than the answers of one command at a time. */
     public static final int ANSWER_RING_CAPACITY = 64 * 1024;
     /** A NIC whose heartbeat is older than this is taken for dead. */
@@ -91,31 +95,13 @@ public final class IpcFileDescriptor
         return TO_CLIENTS_CAPACITY + BroadcastBufferDescriptor.TRAILER_LENGTH;
     }
 
-    /** @return bytes of a client's answer file: one ring, the NIC produces, the client consumes. */
+    /** @return bytes of a client's answer memory: one ring, the NIC produces, the client consumes. */
     public static int answerFileLength()
     {
         return ANSWER_RING_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH;
     }
 
-    /** @return true for a name a client's answer file may have: the prefix and 32 lower-case hex digits. */
-    public static boolean isAnswerFileName(final String name)
-    {
-        if (null == name || name.length() != ANSWER_FILE_PREFIX.length() + 32 || !name.startsWith(ANSWER_FILE_PREFIX))
-        {
-            return false;
-        }
-        for (int i = ANSWER_FILE_PREFIX.length(); i < name.length(); i++)
-        {
-            final char c = name.charAt(i);
-            if (!(c >= '0' && c <= '9') && !(c >= 'a' && c <= 'f'))
-            {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** @return bytes of the whole file. */
+    /** @return bytes of the control memory (header, command ring, broadcast). */
     public static int fileLength()
     {
         return HEADER_LENGTH + toNicLength() + toClientsLength();

@@ -48,6 +48,23 @@ final class IpcFiles
         }
     }
 
+    /**
+     * Creates {@code path} (mode 0600, failing if anything is there, a link included) holding {@code bytes}, written
+     * and never mapped: a process that truncates it costs the writer nothing.
+     */
+    static void createWritten(final Path path, final byte[] bytes)
+    {
+        try
+        {
+            createOwnerOnly(path);
+            Files.write(path, bytes, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+        }
+        catch (final IOException ex)
+        {
+            throw new IllegalStateException("cannot create " + path + ": " + ex, ex);
+        }
+    }
+
     /** Creates an empty file of mode 0600; throws {@link FileAlreadyExistsException} when anything has that name. */
     static void createOwnerOnly(final Path path) throws IOException
     {
@@ -180,7 +197,7 @@ final class IpcFiles
         }
     }
 
-    /** Removes the control, answer, region and connection files a NIC leaves in {@code directory}. */
+    /** Removes the announcement and socket a NIC leaves in {@code directory}, and the files of older versions. */
     static void removeNicFiles(final Path directory)
     {
         try (Stream<Path> files = Files.list(directory))
@@ -189,7 +206,7 @@ final class IpcFiles
             {
                 final String name = p.getFileName().toString();
                 return name.equals(IpcFileDescriptor.CONTROL_FILE) || name.equals(CommandSocket.SOCKET_FILE) || name.startsWith("mr-") || name.startsWith("conn-") ||
-                    name.startsWith(IpcFileDescriptor.ANSWER_FILE_PREFIX);
+                    name.startsWith(IpcFileDescriptor.OLD_ANSWER_FILE_PREFIX);
             }).forEach(IpcFiles::delete);
         }
         catch (final IOException ex)

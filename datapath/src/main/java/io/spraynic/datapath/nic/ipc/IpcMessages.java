@@ -43,6 +43,10 @@ public final class IpcMessages
     public static final int START_CAPTURE = 11;
     /** Command: stop the client's live capture; answered OK once no worker writes into it any more. */
     public static final int STOP_CAPTURE = 12;
+    /** Command type (socket only): asks for the control memory; answered on the socket with it. */
+    public static final int HELLO = 13;
+    /** Command type (socket only): asks for a connection's rings or a capture's memory; answered on the socket. */
+    public static final int OPEN_MEMORY = 14;
 
     /** Response: done, with one value. */
     public static final int OK = 101;
@@ -74,6 +78,10 @@ public final class IpcMessages
 
     /** Longest command a client writes, in bytes: a longer record on the to-NIC ring is corruption. */
     public static final int MAX_COMMAND_LENGTH = 256;
+    /** Bytes before the command or answer in a message of the NIC's socket: {@code type} (i32), {@code version} (i32). */
+    public static final int SOCKET_HEADER_LENGTH = 8;
+    /** Where a socket message holds its version. */
+    public static final int SOCKET_VERSION_OFFSET = 4;
     /** Longest answer-file name an ADD_CLIENT carries. */
     public static final int MAX_FILE_NAME_BYTES = 64;
     /** Most planes a CONNECT names. */
@@ -102,6 +110,8 @@ public final class IpcMessages
             case CLOSE_CONNECTION -> "CLOSE_CONNECTION";
             case START_CAPTURE -> "START_CAPTURE";
             case STOP_CAPTURE -> "STOP_CAPTURE";
+            case HELLO -> "HELLO";
+            case OPEN_MEMORY -> "OPEN_MEMORY";
             case OK -> "OK";
             case ERROR -> "ERROR";
             case REGION_READY -> "REGION_READY";
@@ -235,14 +245,11 @@ public final class IpcMessages
         }
     }
 
-    /** ADD_CLIENT: the client's process id and the name of the answer file it made (ids and token 0). */
+    /** ADD_CLIENT (on the socket since version 5): the client's process id (ids and token 0). */
     public static final class AddClient extends Header
     {
         public static final int PID_OFFSET = Header.LENGTH;
-        public static final int ANSWER_FILE_OFFSET = PID_OFFSET + 8;
-        /** Bytes at least: an empty name. */
-        public static final int LENGTH = ANSWER_FILE_OFFSET + 4;
-        public static final int MAX_LENGTH = LENGTH + MAX_FILE_NAME_BYTES;
+        public static final int LENGTH = PID_OFFSET + 8;
 
         public AddClient wrap(final MutableDirectBuffer buffer, final int offset)
         {
@@ -259,18 +266,6 @@ public final class IpcMessages
         {
             putLong(PID_OFFSET, pid);
             return this;
-        }
-
-        /** @return the answer file's name, or null when the record of {@code messageLength} B holds none that fits. */
-        public String answerFile(final int messageLength)
-        {
-            return getBoundedString(ANSWER_FILE_OFFSET, messageLength, MAX_FILE_NAME_BYTES);
-        }
-
-        /** @return the message's length in bytes. */
-        public int answerFile(final String name)
-        {
-            return ANSWER_FILE_OFFSET + buffer.putStringUtf8(offset + ANSWER_FILE_OFFSET, name, ORDER, MAX_FILE_NAME_BYTES);
         }
     }
 
@@ -841,7 +836,8 @@ public final class IpcMessages
         return switch (type)
         {
             case ADD_CLIENT -> AddClient.LENGTH;
-            case KEEPALIVE, CLOSE_CLIENT -> Header.LENGTH;
+            case KEEPALIVE, CLOSE_CLIENT, HELLO -> Header.LENGTH;
+            case OPEN_MEMORY -> ObjectCommand.LENGTH;
             case REGISTER -> Register.LENGTH;
             case DEREGISTER, CLOSE_CONNECTION, STOP_CAPTURE -> ObjectCommand.LENGTH;
             case START_CAPTURE -> StartCapture.LENGTH;

@@ -6,7 +6,6 @@ import io.spraynic.datapath.capture.CaptureFilter;
 import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.api.RocevEndpoint;
-import org.agrona.IoUtil;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.MessageHandler;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -15,18 +14,10 @@ import org.agrona.concurrent.broadcast.CopyBroadcastReceiver;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 
-import java.io.File;
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.MappedByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.HexFormat;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
@@ -44,9 +35,11 @@ import java.util.concurrent.locks.LockSupport;
  *       ... c.sendCompletionQueue().poll(completion) ...
  *   }
  * </pre>
- * Control calls (register, connect, accept, create a queue pair, close) are commands to the NIC, each carrying the
- * token the NIC gave this client, answered in this client's own answer file (made mode 0600 under a random name
- * when it connects); they wait for the answer and throw {@link NicRefusedException} with the NIC's reason and
+ * It reaches the NIC through {@code DIR/nic.sock} (docs/IPC.md I11): HELLO gives it the NIC's control memory,
+ * ADD_CLIENT its own answer ring, id and token, OPEN_MEMORY each connection's rings; every piece is a memfd the NIC
+ * sealed, so nobody can truncate it under the NIC. Control calls (register, connect, accept, create a queue pair,
+ * close) are commands to the NIC, each carrying the token the NIC gave this client, answered in this client's answer
+ * ring; they wait for the answer and throw {@link NicRefusedException} with the NIC's reason and
  * code when it refuses, or {@link IllegalStateException} when it stops answering or lost the command (it reset
  * its command ring after some process corrupted it). Posting and polling on a {@link ClientConnection} go through shared rings
  * and never wait. A daemon thread sends keepalives; a client that stops (its process died) is released by the NIC
@@ -56,15 +49,13 @@ public final class NicClient implements Nic
 {
     /** How long a control call waits for the NIC beyond the time the call itself gives the NIC. */
     public static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(10);
-    private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Path directory;
-    private final MappedByteBuffer mapped;
+    private final MemorySegment controlMemory; // kept reachable: connections read the heartbeat until collected
     private final UnsafeBuffer header;
     private final ManyToOneRingBuffer toNic;
     private final CopyBroadcastReceiver fromNic;
-    private final Path answerFile;
-    private final MappedByteBuffer answerMapping;
+    private final Arena answerArena;
     private final OneToOneRingBuffer answers;
     private final long clientId;
     private final long token;
@@ -96,15 +87,14 @@ public final class NicClient implements Nic
     private int replyType;
     private volatile boolean closed;
 
-    private NicClient(final Path directory, final MappedByteBuffer mapped, final Path answerFile,
-        final MappedByteBuffer answerMapping)
+    NicClient(final Path directory, final MemorySegment controlMemory, final Arena answerArena,
+        final MemorySegment answerMemory, final IpcMessages.Ok added)
     {
         this.directory = directory;
-        this.mapped = mapped;
-        this.answerFile = answerFile;
-        this.answerMapping = answerMapping;
-        this.answers = new OneToOneRingBuffer(new UnsafeBuffer(answerMapping));
-        this.header = new UnsafeBuffer(mapped);
+        this.controlMemory = controlMemory;
+        this.answerArena = answerArena;
+        this.answers = new OneToOneRingBuffer(new UnsafeBuffer(answerMemory.address(), (int)answerMemory.byteSize()));
+        this.header = new UnsafeBuffer(controlMemory.address(), (int)controlMemory.byteSize());
         this.nicPid = header.getLong(IpcFileDescriptor.PID_OFFSET, IpcMessages.ORDER);
         this.mode = kind(header.getInt(IpcFileDescriptor.MODE_OFFSET, IpcMessages.ORDER));
         this.planes = header.getInt(IpcFileDescriptor.PLANES_OFFSET, IpcMessages.ORDER);
@@ -113,13 +103,9 @@ public final class NicClient implements Nic
         this.toNic = new ManyToOneRingBuffer(new UnsafeBuffer(header, IpcFileDescriptor.HEADER_LENGTH, toNicLength));
         this.fromNic = new CopyBroadcastReceiver(new BroadcastReceiver(
             new UnsafeBuffer(header, IpcFileDescriptor.HEADER_LENGTH + toNicLength, toClientsLength)));
-        final IpcMessages.AddClient add = new IpcMessages.AddClient();
-        add.wrap(command, 0);
-        add.pid(ProcessHandle.current().pid());
-        final int length = add.answerFile(answerFile.getFileName().toString());
-        this.clientTimeoutMs = send(IpcMessages.ADD_CLIENT, length, CONTROL_TIMEOUT, 0, 0);
-        this.clientId = ok.wrap(reply, 0).clientId();
-        this.token = ok.token();
+        this.clientTimeoutMs = added.value();
+        this.clientId = added.clientId();
+        this.token = added.token();
         this.keepalive = new Thread(this::sendKeepalives, "spraynic-client-keepalive");
         keepalive.setDaemon(true);
         keepalive.start();
@@ -132,50 +118,7 @@ public final class NicClient implements Nic
      */
     public static NicClient connect(final Path directory, final Duration timeout)
     {
-        final Path control = directory.resolve(IpcFileDescriptor.CONTROL_FILE);
-        final long deadline = System.nanoTime() + timeout.toNanos();
-        String problem;
-        while (true)
-        {
-            problem = checkControlFile(control);
-            if (null == problem)
-            {
-                final MappedByteBuffer mapped = IoUtil.mapExistingFile(control.toFile(), "spraynic NIC control file");
-                // answers come to a file of this client's: mode 0600, a name nobody guesses
-                final byte[] name = new byte[16];
-                RANDOM.nextBytes(name);
-                final Path answerFile = directory.resolve(IpcFileDescriptor.ANSWER_FILE_PREFIX +
-                    HexFormat.of().formatHex(name));
-                MappedByteBuffer answerMapping = null;
-                try
-                {
-                    answerMapping = IpcFiles.createMapped(answerFile, IpcFileDescriptor.answerFileLength());
-                    return new NicClient(directory, mapped, answerFile, answerMapping);
-                }
-                catch (final RuntimeException ex)
-                {
-                    IoUtil.unmap(mapped);
-                    if (null != answerMapping)
-                    {
-                        IoUtil.unmap(answerMapping);
-                    }
-                    deleteQuietly(answerFile);
-                    throw ex;
-                }
-            }
-            if (System.nanoTime() >= deadline || problem.startsWith("!"))
-            {
-                throw new IllegalStateException((problem.startsWith("!") ? problem.substring(1) : problem) +
-                    " (start one with: spraynic nic ... --ipc-dir " + directory + ")");
-            }
-            sleep(20);
-        }
-    }
-
-    /** @return null when the control file is ready to use; else why not, starting with '!' when waiting won't help. */
-    private static String checkControlFile(final Path control)
-    {
-        return checkControlFile(control, IpcFileDescriptor.NIC_LIVENESS_TIMEOUT_MS);
+        return NicDiscovery.connect(directory, timeout);
     }
 
     /**
@@ -188,58 +131,7 @@ public final class NicClient implements Nic
      */
     public static String checkServed(final Path ipcDir, final long maxHeartbeatAgeMillis)
     {
-        final String problem = checkControlFile(ipcDir.resolve(IpcFileDescriptor.CONTROL_FILE), maxHeartbeatAgeMillis);
-        return null == problem || !problem.startsWith("!") ? problem : problem.substring(1);
-    }
-
-    private static String checkControlFile(final Path control, final long maxHeartbeatAgeMillis)
-    {
-        final File file = control.toFile();
-        if (!file.isFile() || file.length() < IpcFileDescriptor.HEADER_LENGTH)
-        {
-            return "no NIC serves " + control.getParent() + ": there is no " + control.getFileName() + " in it";
-        }
-        final MappedByteBuffer mapped = IoUtil.mapExistingFile(file, "spraynic NIC control file");
-        try
-        {
-            final UnsafeBuffer h = new UnsafeBuffer(mapped);
-            final int version = h.getIntVolatile(IpcFileDescriptor.VERSION_OFFSET);
-            if (h.getInt(IpcFileDescriptor.MAGIC_OFFSET, IpcMessages.ORDER) != IpcFileDescriptor.MAGIC || version == 0)
-            {
-                return control + " is not (yet) a SprayNIC control file";
-            }
-            if (version != IpcFileDescriptor.VERSION)
-            {
-                return "!the NIC serving " + control.getParent() + " speaks IPC version " + version + ", this client " +
-                    IpcFileDescriptor.VERSION + ": use the same SprayNIC build on both sides";
-            }
-            if (file.length() < IpcFileDescriptor.fileLength())
-            {
-                return "!" + control + " is " + file.length() + " B, not the " + IpcFileDescriptor.fileLength() + " B of its version";
-            }
-            final int toNic = h.getInt(IpcFileDescriptor.TO_NIC_LENGTH_OFFSET, IpcMessages.ORDER);
-            final int toClients = h.getInt(IpcFileDescriptor.TO_CLIENTS_LENGTH_OFFSET, IpcMessages.ORDER);
-            if (toNic != IpcFileDescriptor.toNicLength() || toClients != IpcFileDescriptor.toClientsLength())
-            {
-                // one version has one layout (docs/IPC.md, Versions): other lengths are corruption, not a variant
-                return "!" + control + " has rings of " + toNic + " and " + toClients + " B, not the " +
-                    IpcFileDescriptor.toNicLength() + " and " + IpcFileDescriptor.toClientsLength() + " B of version " +
-                    version + ": it is corrupt";
-            }
-            final long heartbeat = h.getLongVolatile(IpcFileDescriptor.HEARTBEAT_OFFSET);
-            final long age = System.currentTimeMillis() - heartbeat;
-            if (age > maxHeartbeatAgeMillis)
-            {
-                return "the NIC that served " + control.getParent() + " (pid " +
-                    h.getLong(IpcFileDescriptor.PID_OFFSET, IpcMessages.ORDER) + ") has stopped: " +
-                    (heartbeat == 0 ? "it closed" : "no heartbeat for " + age + " ms");
-            }
-            return null;
-        }
-        finally
-        {
-            IoUtil.unmap(mapped);
-        }
+        return NicDiscovery.checkServed(ipcDir, maxHeartbeatAgeMillis);
     }
 
     /** @return the transport of an ordinal read from shared memory, checked; null for a NIC that serves capture only. */
@@ -258,34 +150,6 @@ public final class NicClient implements Nic
         return kinds[ordinal];
     }
 
-    /**
-     * @param control a control file.
-     * @return "pid N, heartbeat M ms ago" when a live NIC serves it, else null.
-     */
-    static String describeLiveNic(final Path control)
-    {
-        if (null != checkControlFile(control))
-        {
-            return null;
-        }
-        final MappedByteBuffer mapped = IoUtil.mapExistingFile(control.toFile(), "spraynic NIC control file");
-        try
-        {
-            final UnsafeBuffer h = new UnsafeBuffer(mapped);
-            final long pid = h.getLong(IpcFileDescriptor.PID_OFFSET, IpcMessages.ORDER);
-            if (ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true))
-            {
-                return null;
-            }
-            return "pid " + pid + ", heartbeat " + (System.currentTimeMillis() -
-                h.getLongVolatile(IpcFileDescriptor.HEARTBEAT_OFFSET)) + " ms ago";
-        }
-        finally
-        {
-            IoUtil.unmap(mapped);
-        }
-    }
-
     /** @return this client's id at the NIC. */
     public long clientId()
     {
@@ -298,11 +162,6 @@ public final class NicClient implements Nic
         return token;
     }
 
-    /** @return this client's answer file. */
-    Path answerFile()
-    {
-        return answerFile;
-    }
 
     /** @return the NIC process's id. */
     public long nicPid()
@@ -496,8 +355,18 @@ public final class NicClient implements Nic
         final NicConnection.Kind kind = kind(ready.kind());
         final RocevEndpoint endpoint = kind == NicConnection.Kind.ROCEV2 ?
             new RocevEndpoint(ready.localId(), ready.psn(), ready.ipv4(), ready.mtu()) : null;
-        final ConnectionRings rings = ConnectionRings.map(directory.resolve(ready.file()), ready.connectionId());
-        final ClientConnection c = new ClientConnection(this, ready.connectionId(), kind, ready.localId(), ready.streams(),
+        final long connectionId = ready.connectionId();
+        final ConnectionRings rings;
+        final SocketReply opened = openMemory(connectionId);
+        try
+        {
+            rings = ConnectionRings.map(opened.fd, connectionId);
+        }
+        finally
+        {
+            UnixSockets.close(opened.fd);
+        }
+        final ClientConnection c = new ClientConnection(this, connectionId, kind, ready.localId(), ready.streams(),
             ready.plane(), endpoint, rings);
         connections.add(c);
         return c;
@@ -537,8 +406,16 @@ public final class NicClient implements Nic
             filter.directions(), filter.ports(), filter.queues(), filter.kind().ordinal(), filter.udpDstPort(), filter.host(),
             filter.hasHost());
         request(IpcMessages.START_CAPTURE, IpcMessages.StartCapture.LENGTH, CONTROL_TIMEOUT);
-        final IpcMessages.CaptureReady ready = captureReady.wrap(reply, 0);
-        return ClientCapture.map(this, ready.captureId(), filter, ready.path());
+        final long captureId = captureReady.wrap(reply, 0).captureId();
+        final SocketReply opened = openMemory(captureId);
+        try
+        {
+            return ClientCapture.map(this, captureId, filter, opened.fd, ok.wrap(opened.answer, 0).value());
+        }
+        finally
+        {
+            UnixSockets.close(opened.fd);
+        }
     }
 
     /** Sends the START_CAPTURE in {@code fields} as it is, whatever it holds (tests play a malformed client). */
@@ -647,7 +524,7 @@ public final class NicClient implements Nic
         return replyType == IpcMessages.OK ? ok.wrap(reply, 0).value() : 0;
     }
 
-    /** One message on {@code DIR/nic.sock}: type, a reserved word, the command; the memfd as its one descriptor. */
+    /** One message on {@code DIR/nic.sock}: type, version, the command; the memfd as its one descriptor. */
     private void sendWithMemory(final int type, final int length, final int memoryFd)
     {
         if (isNicStopped())
@@ -666,6 +543,7 @@ public final class NicClient implements Nic
             final byte[] message = new byte[CommandSocket.MESSAGE_HEADER_LENGTH + length];
             final UnsafeBuffer buffer = new UnsafeBuffer(message);
             buffer.putInt(0, type, IpcMessages.ORDER);
+            buffer.putInt(CommandSocket.VERSION_OFFSET, IpcFileDescriptor.VERSION, IpcMessages.ORDER);
             buffer.putBytes(CommandSocket.MESSAGE_HEADER_LENGTH, command, 0, length);
             final long sent = UnixSockets.send(socket, message, memoryFd);
             if (sent != message.length)
@@ -673,6 +551,39 @@ public final class NicClient implements Nic
                 throw new IllegalStateException("cannot send " + IpcMessages.name(type) + " on " + path + " (" +
                     (sent < 0 ? "errno " + -sent : sent + " B of " + message.length) + ")");
             }
+        }
+        finally
+        {
+            UnixSockets.close(socket);
+        }
+    }
+
+    /**
+     * OPEN_MEMORY on the NIC's socket: the memory of connection or capture {@code objectId}, whose descriptor the
+     * caller maps and closes.
+     *
+     * @throws NicRefusedException when the NIC refuses.
+     */
+    synchronized SocketReply openMemory(final long objectId)
+    {
+        if (closed)
+        {
+            throw new IllegalStateException("this NIC client is closed");
+        }
+        final UnsafeBuffer open = new UnsafeBuffer(new byte[IpcMessages.ObjectCommand.LENGTH]);
+        final IpcMessages.ObjectCommand c = new IpcMessages.ObjectCommand().wrap(open, 0);
+        c.object(objectId, 0);
+        c.ids(clientId, toNic.nextCorrelationId(), token);
+        final Path path = directory.resolve(CommandSocket.SOCKET_FILE);
+        final int socket = UnixSockets.connect(path.toString());
+        if (socket < 0)
+        {
+            throw new IllegalStateException("cannot connect to the NIC's socket " + path + " (errno " + -socket + ")");
+        }
+        try
+        {
+            return SocketReply.exchange(socket, IpcMessages.OPEN_MEMORY, open, IpcMessages.ObjectCommand.LENGTH,
+                System.nanoTime() + CONTROL_TIMEOUT.toNanos(), directory);
         }
         finally
         {
@@ -794,34 +705,8 @@ public final class NicClient implements Nic
         regions.clear();
         synchronized (this)
         {
-            IoUtil.unmap(answerMapping);
+            answerArena.close();
         }
-        deleteQuietly(answerFile); // the NIC removes it too, unless it stopped
-        // the control file stays mapped until collected: a connection still posting reads its heartbeat
-    }
-
-    private static void deleteQuietly(final Path file)
-    {
-        try
-        {
-            Files.deleteIfExists(file);
-        }
-        catch (final IOException ignored)
-        {
-            // the NIC removes answer files of clients it released, and every file when it starts
-        }
-    }
-
-    private static void sleep(final long millis)
-    {
-        try
-        {
-            Thread.sleep(millis);
-        }
-        catch (final InterruptedException ex)
-        {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while waiting for the NIC", ex);
-        }
+        // the control memory stays mapped until collected: a connection still posting reads its heartbeat
     }
 }

@@ -12,8 +12,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
- * Shared memory another process of the same user may map but not resize: a Linux {@code memfd} sealed against
- * shrinking and growing, reached by the other process as {@code /proc/<pid>/fd/<fd>}. A file in a directory could be
+ * Shared memory another process may map but not resize: a Linux {@code memfd} sealed against shrinking, growing and
+ * further seals, handed to the other process as a descriptor over the NIC's socket ({@link CommandSocket}). A file in a directory could be
  * truncated by a hostile client under the NIC's mapping, and the next write of a worker would fault; sealed memory
  * keeps its size whatever the client does, so the client may corrupt only the contents, which the NIC checks.
  */
@@ -43,7 +43,7 @@ final class SealedMemory implements AutoCloseable
         CLOSE = find(linker, "close", FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
     }
 
-    private final int fd;
+    private int fd;
     private final Arena arena;
     private final MemorySegment memory;
 
@@ -111,10 +111,23 @@ final class SealedMemory implements AutoCloseable
         }
     }
 
-    /** @return the descriptor, open until {@link #close()}: what a client passes to the NIC over its socket. */
+    /**
+     * @return the descriptor, open until {@link #closeDescriptor()} or {@link #close()}: what one side passes to the
+     * other over the NIC's socket; -1 once closed.
+     */
     int fd()
     {
         return fd;
+    }
+
+    /** Closes the descriptor only (once it was handed over): the mapping stays until {@link #close()}. */
+    void closeDescriptor()
+    {
+        if (fd >= 0)
+        {
+            closeFd(fd);
+            fd = -1;
+        }
     }
 
     /**
@@ -165,17 +178,35 @@ final class SealedMemory implements AutoCloseable
         return memory;
     }
 
-    /** @return the path through which another process of this user opens it while it is open here. */
-    Path path()
-    {
-        return Path.of("/proc/" + ProcessHandle.current().pid() + "/fd/" + fd);
-    }
-
     /** Unmaps it and closes the descriptor: it is gone once every other process unmapped it too. */
     public void close()
     {
         arena.close();
-        closeFd(fd);
+        closeDescriptor();
+    }
+
+    /**
+     * Maps memory the other side sent (the NIC's control memory, answer ring, connection rings or capture rings, on
+     * the client's side): checked as {@link #receivedProblem}, then mapped in {@code arena}; the descriptor stays the
+     * caller's to close.
+     *
+     * @throws IllegalStateException naming {@code what} and the problem.
+     */
+    static MemorySegment mapChecked(final int fd, final long length, final Arena arena, final String what)
+    {
+        final String problem = receivedProblem(fd, length);
+        if (null != problem)
+        {
+            throw new IllegalStateException("the NIC sent " + what + " that this client refuses: " + problem);
+        }
+        try
+        {
+            return mapReceived(fd, length, arena);
+        }
+        catch (final IOException ex)
+        {
+            throw new IllegalStateException("cannot map " + what + " the NIC sent: " + ex.getMessage(), ex);
+        }
     }
 
     private static void closeFd(final int fd)

@@ -97,6 +97,77 @@ class CommandSocketAttackTest
     }
 
     @Test
+    void shouldRefuseTruncatingEveryMemoryTheNicHandsOverAndKeepServing() throws Throwable
+    {
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.ROCEV2, Duration.ofSeconds(5));
+            Arena arena = Arena.ofShared();
+            NicClient client = NicClient.connect(bed.dir, WAIT))
+        {
+            final MemoryRegion peerRegion = bed.peer.register(arena.allocate(1 << 16, 4096), ALL);
+            final long before = RawDescriptors.openDescriptors();
+            final int socket = UnixSockets.connect(bed.dir.resolve(CommandSocket.SOCKET_FILE).toString());
+            assertTrue(socket >= 0);
+            final List<Integer> received = new ArrayList<>();
+            final long qpId;
+            try
+            {
+                // what a client receives: the control memory (HELLO), its answer ring (ADD_CLIENT) ...
+                final SocketReply hello = SocketReply.exchange(socket, IpcMessages.HELLO,
+                    new UnsafeBuffer(new byte[IpcMessages.Header.LENGTH]), IpcMessages.Header.LENGTH,
+                    System.nanoTime() + WAIT.toNanos(), bed.dir);
+                received.add(hello.fd);
+                final UnsafeBuffer add = new UnsafeBuffer(new byte[IpcMessages.AddClient.LENGTH]);
+                new IpcMessages.AddClient().wrap(add, 0).pid(ProcessHandle.current().pid());
+                final SocketReply added = SocketReply.exchange(socket, IpcMessages.ADD_CLIENT, add,
+                    IpcMessages.AddClient.LENGTH, System.nanoTime() + WAIT.toNanos(), bed.dir);
+                received.add(added.fd);
+                assertEquals(IpcFileDescriptor.fileLength(), UnixSockets.size(hello.fd));
+                assertEquals(IpcFileDescriptor.answerFileLength(), UnixSockets.size(added.fd));
+                // ... and a connection's rings (OPEN_MEMORY), asked for by the client's id and token
+                final ClientConnection qp = client.createQueuePair(0);
+                qpId = qp.id();
+                final NicRefusedException twice = assertThrows(NicRefusedException.class, () -> client.openMemory(qp.id()));
+                assertTrue(twice.getMessage().contains("handed over already"), twice.getMessage());
+                final NicRefusedException foreign = assertThrows(NicRefusedException.class,
+                    () -> client.openMemory(424242));
+                assertEquals(IpcMessages.ERR_UNKNOWN_OBJECT, foreign.code());
+                for (final int fd : received)
+                {
+                    assertEquals(SEALED, UnixSockets.seals(fd) & SEALED, "sealed against shrinking, growing, new seals");
+                    final long size = UnixSockets.size(fd);
+                    assertEquals(-UnixSockets.EPERM, UnixSockets.truncate(fd, 0), "no shrinking");
+                    assertEquals(-UnixSockets.EPERM, UnixSockets.truncate(fd, size - 8), "not even a little");
+                    assertEquals(-UnixSockets.EPERM, UnixSockets.truncate(fd, size * 2), "no growing");
+                    assertEquals(size, UnixSockets.size(fd));
+                }
+            }
+            finally
+            {
+                received.forEach(UnixSockets::close);
+                UnixSockets.close(socket);
+            }
+            // the connection's rings as this process maps them (the client closed its descriptor): the same seals
+            final List<String> rings = java.nio.file.Files.readAllLines(Path.of("/proc/self/maps")).stream()
+                .filter(line -> line.contains("memfd:spraynic-conn-" + qpId + " ")).toList();
+            // the NIC's mapping and the client's (tests before this one in the JVM may have left others of that name)
+            assertTrue(rings.size() >= 2, "the NIC's mapping and the client's: " + rings);
+            for (final String line : rings)
+            {
+                final Path file = Path.of("/proc/self/map_files/" + line.substring(0, line.indexOf(' ')));
+                try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE))
+                {
+                    assertThrows(IOException.class, () -> channel.truncate(0), "the rings refuse to shrink");
+                    assertEquals(ConnectionRings.fileLength(), channel.size());
+                }
+            }
+            IpcConductorAttackTest.transfer(bed, client, peerRegion, 47);
+            assertEquals(0L, unexpected(bed));
+            assertEquals(2L, bed.counter("ipc: clients"), "the raw client is a client until it times out");
+            assertTrue(RawDescriptors.openDescriptors() <= before + 1, "only the connection's descriptor is new");
+        }
+    }
+
+    @Test
     void shouldDropGarbageOnTheSocketCloseEveryDescriptorAndKeepServing() throws Throwable
     {
         try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.ROCEV2, Duration.ofSeconds(5));
@@ -105,13 +176,14 @@ class CommandSocketAttackTest
         {
             final MemoryRegion peerRegion = bed.peer.register(arena.allocate(1 << 16, 4096), ALL);
             sendGarbage(bed.dir, client); // once to load what the first round loads
-            await(() -> dropped(bed) == 5, WAIT, "the first round dropped");
+            await(() -> dropped(bed) == GARBAGE_MESSAGES, WAIT, "the first round dropped");
             final long before = RawDescriptors.openDescriptors();
             sendGarbage(bed.dir, client);
-            await(() -> dropped(bed) == 10, WAIT, "the second round dropped");
-            assertEquals(4L, bed.counter("ipc: socket messages dropped: not exactly one descriptor"));
+            await(() -> dropped(bed) == 2 * GARBAGE_MESSAGES, WAIT, "the second round dropped");
+            assertEquals(10L, bed.counter(WRONG_DESCRIPTORS));
             assertEquals(2L, bed.counter("ipc: socket messages dropped: too long"));
-            assertEquals(4L, bed.counter("ipc: socket messages dropped: not a command that carries memory"));
+            assertEquals(8L, bed.counter(NOT_A_SOCKET_COMMAND));
+            assertEquals(0L, bed.counter("ipc: clients") - 1, "no garbage ADD_CLIENT made a client");
             await(() -> bed.conductor.socketConnections() == 0, WAIT, "every garbage connection closed");
             assertEquals(before, RawDescriptors.openDescriptors(), "the NIC closed every descriptor it was sent");
 
@@ -132,7 +204,12 @@ class CommandSocketAttackTest
         }
     }
 
-    /** Five messages no client sends: each with the descriptors it names closed on this side once sent. */
+    static final String WRONG_DESCRIPTORS = "ipc: socket messages dropped: not the descriptors its type carries";
+    static final String NOT_A_SOCKET_COMMAND = "ipc: socket messages dropped: not a socket command of this version";
+    /** Messages {@link #sendGarbage} sends: 5 with the wrong descriptors, 1 too long, 4 of no socket command. */
+    static final int GARBAGE_MESSAGES = 10;
+
+    /** Ten messages no client sends: each with the descriptors it names closed on this side once sent. */
     static void sendGarbage(final Path dir, final NicClient client) throws Throwable
     {
         final byte[] register = registerMessage(client, 4096);
@@ -146,6 +223,15 @@ class CommandSocketAttackTest
             new UnsafeBuffer(keepalive).putInt(0, IpcMessages.KEEPALIVE, IpcMessages.ORDER);
             send(dir, keepalive, memory); // a command that carries no memory
             send(dir, new byte[4], memory); // shorter than a header
+            // version 5's socket commands carry no descriptor: one offered is refused, and never taken for memory
+            send(dir, socketCommand(IpcMessages.HELLO, IpcFileDescriptor.VERSION, client), memory);
+            send(dir, socketCommand(IpcMessages.ADD_CLIENT, IpcFileDescriptor.VERSION, client), memory, memory);
+            send(dir, socketCommand(IpcMessages.OPEN_MEMORY, IpcFileDescriptor.VERSION, client), memory);
+            // another version's messages: a version-4 REGISTER (its word 4 was reserved, 0) and a HELLO of version 6
+            final byte[] v4 = register.clone();
+            new UnsafeBuffer(v4).putInt(CommandSocket.VERSION_OFFSET, 0, IpcMessages.ORDER);
+            send(dir, v4, memory);
+            send(dir, socketCommand(IpcMessages.HELLO, IpcFileDescriptor.VERSION + 1, client));
         }
         finally
         {
@@ -153,11 +239,27 @@ class CommandSocketAttackTest
         }
     }
 
+    /** A socket message of {@code type} and {@code version} whose command is an object command of the client's. */
+    static byte[] socketCommand(final int type, final int version, final NicClient client)
+    {
+        final UnsafeBuffer message = new UnsafeBuffer(new byte[CommandSocket.MESSAGE_HEADER_LENGTH +
+            IpcMessages.ObjectCommand.LENGTH]);
+        message.putInt(0, type, IpcMessages.ORDER);
+        message.putInt(CommandSocket.VERSION_OFFSET, version, IpcMessages.ORDER);
+        final IpcMessages.ObjectCommand command = new IpcMessages.ObjectCommand();
+        command.wrap(new UnsafeBuffer(message.byteArray(), CommandSocket.MESSAGE_HEADER_LENGTH,
+            IpcMessages.ObjectCommand.LENGTH), 0);
+        command.ids(client.clientId(), 1, client.token());
+        command.object(1, 0);
+        return message.byteArray();
+    }
+
     static byte[] registerMessage(final NicClient client, final long bytes)
     {
         final UnsafeBuffer message = new UnsafeBuffer(new byte[CommandSocket.MESSAGE_HEADER_LENGTH +
             IpcMessages.Register.LENGTH]);
         message.putInt(0, IpcMessages.REGISTER, IpcMessages.ORDER);
+        message.putInt(CommandSocket.VERSION_OFFSET, IpcFileDescriptor.VERSION, IpcMessages.ORDER);
         final IpcMessages.Register register = new IpcMessages.Register();
         register.wrap(new UnsafeBuffer(message.byteArray(), CommandSocket.MESSAGE_HEADER_LENGTH,
             IpcMessages.Register.LENGTH), 0);
@@ -182,9 +284,8 @@ class CommandSocketAttackTest
 
     private static long dropped(final IpcTestBed bed)
     {
-        return bed.counter("ipc: socket messages dropped: not exactly one descriptor") +
-            bed.counter("ipc: socket messages dropped: too long") +
-            bed.counter("ipc: socket messages dropped: not a command that carries memory");
+        return bed.counter(WRONG_DESCRIPTORS) + bed.counter("ipc: socket messages dropped: too long") +
+            bed.counter(NOT_A_SOCKET_COMMAND);
     }
 
     private static long unexpected(final IpcTestBed bed)

@@ -22,9 +22,8 @@ class ConnectionRingsTest
     @Test
     void shouldCarryCompletionsFromTheNicsMappingToTheClientsInOrderUntilFull()
     {
-        final Path file = dir.resolve("conn-1-2");
-        try (ConnectionRings nic = ConnectionRings.create(file, 2);
-            ConnectionRings client = ConnectionRings.map(file, 2))
+        try (ConnectionRings nic = ConnectionRings.create(2);
+            ConnectionRings client = ConnectionRings.map(nic.sealedMemory().fd(), 2))
         {
             final WorkCompletion out = new WorkCompletion();
             int offered = 0;
@@ -58,16 +57,28 @@ class ConnectionRingsTest
     }
 
     @Test
-    void shouldRefuseAFileOfAnotherConnection() throws Exception
+    void shouldRefuseMemoryOfAnotherConnectionOrThatIsNotSealedOrShort() throws Throwable
     {
-        final Path file = dir.resolve("conn-1-3");
-        try (ConnectionRings ignored = ConnectionRings.create(file, 3))
+        try (ConnectionRings nic = ConnectionRings.create(3))
         {
-            assertTrue(assertThrows(IllegalStateException.class, () -> ConnectionRings.map(file, 4)).getMessage()
-                .contains("is not connection 4"));
+            assertTrue(assertThrows(IllegalStateException.class, () -> ConnectionRings.map(nic.sealedMemory().fd(), 4))
+                .getMessage().contains("is not connection 4"));
+            assertEquals(-UnixSockets.EPERM, UnixSockets.truncate(nic.sealedMemory().fd(), 16), "sealed: no shrinking");
         }
-        Files.write(dir.resolve("short"), new byte[16]);
-        assertTrue(assertThrows(IllegalStateException.class, () -> ConnectionRings.map(dir.resolve("short"), 1))
-            .getMessage().contains("missing or short"));
+        try (SealedMemory tooShort = SealedMemory.create("short", 4096))
+        {
+            assertTrue(assertThrows(IllegalStateException.class, () -> ConnectionRings.map(tooShort.fd(), 1))
+                .getMessage().contains("less than"));
+        }
+        final int plain = RawDescriptors.plainFile(dir.resolve("plain"), ConnectionRings.fileLength());
+        try
+        {
+            assertTrue(assertThrows(IllegalStateException.class, () -> ConnectionRings.map(plain, 1))
+                .getMessage().contains("not a memfd"));
+        }
+        finally
+        {
+            UnixSockets.close(plain);
+        }
     }
 }

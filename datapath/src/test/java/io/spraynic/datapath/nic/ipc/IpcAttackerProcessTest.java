@@ -76,9 +76,9 @@ class IpcAttackerProcessTest
                 attacker.say("SOCKET-GARBAGE 20");
                 assertEquals("20 " + -UnixSockets.EPERM, attacker.expect("SOCKET-GARBAGED"),
                     "every unsealed memfd refused, the sealed region's truncation refused with EPERM");
-                await(() -> bed.counter("ipc: socket messages dropped: not exactly one descriptor") == 40 &&
+                await(() -> bed.counter(CommandSocketAttackTest.WRONG_DESCRIPTORS) == 100 &&
                     bed.counter("ipc: socket messages dropped: too long") == 20 &&
-                    bed.counter("ipc: socket messages dropped: not a command that carries memory") == 40, WAIT,
+                    bed.counter(CommandSocketAttackTest.NOT_A_SOCKET_COMMAND) == 80, WAIT,
                     "every garbage message dropped");
                 assertEquals(20L, bed.counter("ipc: refused: memory not a sealed memfd of the size"));
                 await(() -> verified.get() > beforeGarbage + 4 || writer.isDone(), WAIT, "writes verified meanwhile");

@@ -108,7 +108,6 @@ class IpcConductorAttackTest
             await(() -> bed.counter("ipc: regions") == 0 && bed.counter("ipc: connections") == 0 &&
                 bed.objectFiles().isEmpty(), WAIT, "what it held released: " + bed.objectFiles());
             assertEquals(1L, bed.counter("ipc: clients"));
-            assertFalse(Files.exists(bad.answerFile()), "its answer file removed");
             final NicRefusedException gone = assertThrows(NicRefusedException.class, () -> bad.register(4096, ALL));
             assertEquals(IpcMessages.ERR_NOT_CONNECTED, gone.code(), gone.getMessage());
 
@@ -276,59 +275,48 @@ class IpcConductorAttackTest
                 types.add(raw.broadcast.typeId());
             }
             assertEquals(List.of(), types, "answers went to the client's own file, none to the broadcast");
-            for (final Path file : new Path[]{bed.dir.resolve(IpcFileDescriptor.CONTROL_FILE), client.answerFile(),
-                qp.rings().path(), bed.dir.resolve(CommandSocket.SOCKET_FILE)})
+            for (final Path file : new Path[]{bed.dir.resolve(IpcFileDescriptor.CONTROL_FILE),
+                bed.dir.resolve(CommandSocket.SOCKET_FILE)})
             {
                 assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)), file.toString());
             }
             assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(bed.dir)));
-            assertTrue(IpcFileDescriptor.isAnswerFileName(client.answerFile().getFileName().toString()));
+            try (java.util.stream.Stream<Path> files = Files.list(bed.dir))
+            {
+                // version 5: answer and connection rings are sealed memfds, no files anyone could truncate
+                assertEquals(List.of(IpcFileDescriptor.CONTROL_FILE, CommandSocket.SOCKET_FILE),
+                    files.map(p -> p.getFileName().toString()).sorted().toList());
+            }
+            assertEquals(IpcFileDescriptor.HEADER_LENGTH, Files.size(bed.dir.resolve(IpcFileDescriptor.CONTROL_FILE)),
+                "nic.ctl is only the announcement; the control memory comes on HELLO");
+            assertTrue(qp.rings().requests().capacity() > 0);
+            assertTrue(region.length() > 0);
         }
     }
 
     @Test
-    void shouldRefuseAnAddClientWhoseAnswerFileIsNotAPrivateFileOfTheRightShape() throws Exception
+    void shouldRefuseTheCommandsOfTheSocketOnTheCommandRing() throws Exception
     {
         try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.ROCEV2, Duration.ofSeconds(5));
-            RawControlFile raw = new RawControlFile(bed.dir))
+            RawControlFile raw = new RawControlFile(bed.dir);
+            NicClient victim = NicClient.connect(bed.dir, WAIT))
         {
-            final String open = IpcFileDescriptor.ANSWER_FILE_PREFIX + "00000000000000000000000000000001";
-            Files.write(bed.dir.resolve(open), new byte[IpcFileDescriptor.answerFileLength()]);
-            Files.setPosixFilePermissions(bed.dir.resolve(open), PosixFilePermissions.fromString("rw-rw-rw-"));
-            final String link = IpcFileDescriptor.ANSWER_FILE_PREFIX + "00000000000000000000000000000002";
-            final Path target = base.resolve("elsewhere");
-            Files.write(target, new byte[IpcFileDescriptor.answerFileLength()]);
-            Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rw-------"));
-            Files.createSymbolicLink(bed.dir.resolve(link), target);
-            final String shortFile = IpcFileDescriptor.ANSWER_FILE_PREFIX + "00000000000000000000000000000003";
-            Files.write(bed.dir.resolve(shortFile), new byte[64]);
-            Files.setPosixFilePermissions(bed.dir.resolve(shortFile), PosixFilePermissions.fromString("rw-------"));
-            for (final String name : new String[]{open, link, shortFile, "../elsewhere", "nic.ctl",
-                IpcFileDescriptor.ANSWER_FILE_PREFIX + "00000000000000000000000000000004"})
-            {
-                assertTrue(raw.addClient(name));
-            }
-            await(() -> bed.counter("ipc: commands refused: malformed") == 6, WAIT, "six bad ADD_CLIENTs refused");
-            assertEquals(0L, bed.counter("ipc: clients"));
-            try (NicClient victim = NicClient.connect(bed.dir, WAIT))
-            {
-                assertTrue(raw.addClient(victim.answerFile().getFileName().toString()));
-                await(() -> bed.counter("ipc: commands refused: malformed") == 7, WAIT, "a live client's file refused");
-                assertEquals(1L, bed.counter("ipc: clients"));
-                victim.register(4096, ALL); // its answers still reach it
-            }
+            assertTrue(raw.addClientOnRing()); // a version-4 client's ADD_CLIENT: no answer memory to hand over there
+            assertTrue(raw.command(IpcMessages.HELLO, 0, 0, IpcMessages.Header.LENGTH));
+            await(() -> bed.counter("ipc: commands refused: malformed") == 2, WAIT, "both refused");
+            assertEquals(1L, bed.counter("ipc: clients"), "only the real client");
             final List<String> refusals = new ArrayList<>();
             final IpcMessages.Error error = new IpcMessages.Error();
             while (raw.broadcast.receiveNext())
             {
                 refusals.add(error.wrap(raw.broadcast.buffer(), raw.broadcast.offset()).message());
             }
-            assertEquals(7, refusals.size(), refusals.toString());
-            assertTrue(refusals.get(6).contains("is another client's"), refusals.get(6));
-            assertTrue(refusals.get(0).contains("rw-rw-rw-"), refusals.get(0));
-            assertTrue(refusals.get(1).contains("not a regular file"), refusals.get(1));
-            assertTrue(refusals.get(2).contains("is 64 B"), refusals.get(2));
-            assertTrue(refusals.get(3).contains("32 hex digits"), refusals.get(3));
+            assertEquals(2, refusals.size(), refusals.toString());
+            assertTrue(refusals.get(0).contains("goes on nic.sock"), refusals.get(0));
+            // OPEN_MEMORY with the victim's token but on the ring: refused in its answer ring, no memory anywhere
+            victim.register(4096, ALL);
+            assertTrue(raw.objectCommand(IpcMessages.OPEN_MEMORY, victim.clientId(), victim.token(), 1));
+            await(() -> bed.counter("ipc: commands refused: malformed") == 3, WAIT, "OPEN_MEMORY on the ring refused");
             assertServing(bed, raw);
         }
     }

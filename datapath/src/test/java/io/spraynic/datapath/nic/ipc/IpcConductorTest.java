@@ -338,6 +338,39 @@ class IpcConductorTest
     }
 
     @Test
+    void shouldAnnounceVersionFiveWhereAVersionFourClientLooksAndMapNoFileOfTheDirectory() throws Exception
+    {
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.SPRAY, Duration.ofSeconds(5)))
+        {
+            // a version-4 client (NicClient and libspraynic of version 4) checks that nic.ctl holds at least the
+            // 256-byte header, then reads magic and version at 0 and 4 and refuses any version but its own at once
+            final byte[] announcement = Files.readAllBytes(bed.dir.resolve(IpcFileDescriptor.CONTROL_FILE));
+            assertEquals(IpcFileDescriptor.HEADER_LENGTH, announcement.length);
+            final org.agrona.concurrent.UnsafeBuffer h = new org.agrona.concurrent.UnsafeBuffer(announcement);
+            assertEquals(IpcFileDescriptor.MAGIC, h.getInt(IpcFileDescriptor.MAGIC_OFFSET, IpcMessages.ORDER));
+            assertEquals(5, h.getInt(IpcFileDescriptor.VERSION_OFFSET, IpcMessages.ORDER));
+            assertEquals(ProcessHandle.current().pid(), h.getLong(IpcFileDescriptor.PID_OFFSET, IpcMessages.ORDER));
+            // the NIC maps none of its directory's files: /proc/self/maps names no file under DIR
+            try (NicClient client = NicClient.connect(bed.dir, Duration.ofSeconds(5)))
+            {
+                client.register(4096, 0);
+                final String maps = Files.readString(Path.of("/proc/self/maps"));
+                assertFalse(maps.contains(bed.dir.toString()), "a mapping of a file of " + bed.dir);
+                assertTrue(maps.contains("memfd:spraynic-ctl"), "the control memory is a memfd");
+                assertTrue(maps.contains("memfd:spraynic-answers"), "so is the answer ring");
+            }
+            // truncating the announcement costs the NIC nothing: it never maps it
+            try (java.nio.channels.FileChannel ctl = java.nio.channels.FileChannel.open(
+                bed.dir.resolve(IpcFileDescriptor.CONTROL_FILE), java.nio.file.StandardOpenOption.WRITE))
+            {
+                ctl.truncate(0);
+            }
+            Thread.sleep(50);
+            assertEquals(0L, bed.unexpectedErrors());
+        }
+    }
+
+    @Test
     void shouldSayClearlyWhenNoNicServesTheDirectoryOrItStopped() throws Exception
     {
         final IllegalStateException none = assertThrows(IllegalStateException.class,
@@ -354,6 +387,7 @@ class IpcConductorTest
             assertTrue(second.getMessage().startsWith("another NIC serves " + dir), second.getMessage());
         }
         assertFalse(Files.exists(dir.resolve(IpcFileDescriptor.CONTROL_FILE)), "the NIC removed its files");
+        assertFalse(Files.exists(dir.resolve(CommandSocket.SOCKET_FILE)), "and its socket");
 
         final org.agrona.concurrent.UnsafeBuffer future = new org.agrona.concurrent.UnsafeBuffer(
             new byte[IpcFileDescriptor.fileLength()]);
@@ -364,16 +398,14 @@ class IpcConductorTest
             () -> NicClient.connect(dir, Duration.ofSeconds(5)));
         assertTrue(version.getMessage().contains("speaks IPC version " + (IpcFileDescriptor.VERSION + 1)), version.getMessage());
 
-        // the same version with rings of other lengths is no variant of it (docs/IPC.md, Versions): refused at once
-        future.putInt(IpcFileDescriptor.VERSION_OFFSET, IpcFileDescriptor.VERSION, IpcMessages.ORDER);
+        // a version-5 client meets a version-4 NIC (whose nic.ctl is its mapped control file): refused at once
+        future.putInt(IpcFileDescriptor.VERSION_OFFSET, 4, IpcMessages.ORDER);
         future.putLong(IpcFileDescriptor.HEARTBEAT_OFFSET, System.currentTimeMillis() + 60_000, IpcMessages.ORDER);
-        future.putInt(IpcFileDescriptor.TO_NIC_LENGTH_OFFSET, IpcFileDescriptor.toNicLength() * 2, IpcMessages.ORDER);
-        future.putInt(IpcFileDescriptor.TO_CLIENTS_LENGTH_OFFSET, IpcFileDescriptor.toClientsLength(), IpcMessages.ORDER);
         Files.write(dir.resolve(IpcFileDescriptor.CONTROL_FILE), future.byteArray());
         final long start = System.nanoTime();
-        final IllegalStateException lengths = assertThrows(IllegalStateException.class,
+        final IllegalStateException older = assertThrows(IllegalStateException.class,
             () -> NicClient.connect(dir, Duration.ofSeconds(5)));
-        assertTrue(lengths.getMessage().contains("has rings of " + IpcFileDescriptor.toNicLength() * 2), lengths.getMessage());
+        assertTrue(older.getMessage().contains("speaks IPC version 4, this client 5"), older.getMessage());
         assertTrue(System.nanoTime() - start < Duration.ofSeconds(4).toNanos(), "refused at once, not after waiting");
     }
 }

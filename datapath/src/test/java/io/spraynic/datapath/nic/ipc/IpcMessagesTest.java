@@ -60,27 +60,6 @@ class IpcMessagesTest
     }
 
     @Test
-    void shouldReadAnAnswerFileNameOnlyWhenItsLengthFitsTheRecord()
-    {
-        final IpcMessages.AddClient add = new IpcMessages.AddClient().wrap(buffer, 0);
-        final String name = IpcFileDescriptor.ANSWER_FILE_PREFIX + "0123456789abcdef0123456789abcdef";
-        final int length = add.answerFile(name);
-        assertEquals(name, add.answerFile(length));
-        assertTrue(IpcFileDescriptor.isAnswerFileName(name));
-        assertEquals(null, add.answerFile(length - 1), "the name runs past a shorter record");
-        assertEquals(null, add.answerFile(IpcMessages.AddClient.ANSWER_FILE_OFFSET + 3), "no room for the length");
-        for (final int bogus : new int[]{-1, Integer.MIN_VALUE, Integer.MAX_VALUE, IpcMessages.MAX_FILE_NAME_BYTES + 1})
-        {
-            buffer.putInt(IpcMessages.AddClient.ANSWER_FILE_OFFSET, bogus, IpcMessages.ORDER);
-            assertEquals(null, add.answerFile(IpcMessages.MAX_COMMAND_LENGTH), "length prefix " + bogus);
-        }
-        assertFalse(IpcFileDescriptor.isAnswerFileName("client-../../etc/passwd0123456789abcdef01"));
-        assertFalse(IpcFileDescriptor.isAnswerFileName("client-0123456789ABCDEF0123456789abcdef"));
-        assertFalse(IpcFileDescriptor.isAnswerFileName("mr-1-2"));
-        assertFalse(IpcFileDescriptor.isAnswerFileName(null));
-    }
-
-    @Test
     void shouldKnowTheFixedLengthOfEveryCommandAndNoOtherType()
     {
         for (int type = IpcMessages.ADD_CLIENT; type <= IpcMessages.CLOSE_CONNECTION; type++)
@@ -98,7 +77,9 @@ class IpcMessagesTest
         {
             assertTrue(IpcMessages.fixedLength(type) <= IpcMessages.MAX_COMMAND_LENGTH, IpcMessages.name(type));
         }
-        assertTrue(IpcMessages.AddClient.MAX_LENGTH <= IpcMessages.MAX_COMMAND_LENGTH);
+        assertEquals(32, IpcMessages.AddClient.LENGTH, "version 5: the pid only, no answer file");
+        assertEquals(IpcMessages.Header.LENGTH, IpcMessages.fixedLength(IpcMessages.HELLO));
+        assertEquals(IpcMessages.ObjectCommand.LENGTH, IpcMessages.fixedLength(IpcMessages.OPEN_MEMORY));
         assertTrue(IpcMessages.ConnectionReady.MAX_LENGTH <= 1024);
         assertFalse(IpcMessages.Error.MAX_LENGTH > 1024);
     }

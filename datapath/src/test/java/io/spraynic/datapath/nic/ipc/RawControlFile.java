@@ -1,21 +1,22 @@
 package io.spraynic.datapath.nic.ipc;
 
-import org.agrona.IoUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.broadcast.BroadcastReceiver;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 
-import java.nio.MappedByteBuffer;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 
 /**
- * A NIC's control file as a hostile process sees it: mapped read-write, commands written in any name, record
- * headers written by hand, claims left uncommitted.
+ * A NIC's control memory as a hostile process sees it: asked for with HELLO on the socket like any client does,
+ * mapped read-write, commands written in any name, record headers written by hand, claims left uncommitted.
  */
 final class RawControlFile implements AutoCloseable
 {
-    final MappedByteBuffer mapped;
+    private final Arena arena = Arena.ofShared();
+    final MemorySegment mapped;
     final UnsafeBuffer header;
     final UnsafeBuffer ring;
     final ManyToOneRingBuffer toNic;
@@ -25,8 +26,24 @@ final class RawControlFile implements AutoCloseable
 
     RawControlFile(final Path directory)
     {
-        mapped = IoUtil.mapExistingFile(directory.resolve(IpcFileDescriptor.CONTROL_FILE).toFile(), "control file");
-        header = new UnsafeBuffer(mapped);
+        final int socket = UnixSockets.connect(directory.resolve(CommandSocket.SOCKET_FILE).toString());
+        if (socket < 0)
+        {
+            throw new IllegalStateException("no NIC socket in " + directory + ": errno " + -socket);
+        }
+        try
+        {
+            final SocketReply hello = SocketReply.exchange(socket, IpcMessages.HELLO,
+                new UnsafeBuffer(new byte[IpcMessages.Header.LENGTH]), IpcMessages.Header.LENGTH,
+                System.nanoTime() + 5_000_000_000L, directory);
+            mapped = SealedMemory.mapChecked(hello.fd, IpcFileDescriptor.fileLength(), arena, "control memory");
+            UnixSockets.close(hello.fd);
+        }
+        finally
+        {
+            UnixSockets.close(socket);
+        }
+        header = new UnsafeBuffer(mapped.address(), IpcFileDescriptor.fileLength());
         ring = new UnsafeBuffer(header, IpcFileDescriptor.HEADER_LENGTH, IpcFileDescriptor.toNicLength());
         toNic = new ManyToOneRingBuffer(ring);
         capacity = toNic.capacity();
@@ -69,13 +86,13 @@ final class RawControlFile implements AutoCloseable
         return toNic.write(type, command, 0, length);
     }
 
-    /** Writes an ADD_CLIENT naming any answer file. */
-    boolean addClient(final String answerFile)
+    /** Writes an ADD_CLIENT on the command ring, as a version-4 client would (version 5 takes it on the socket only). */
+    boolean addClientOnRing()
     {
         final IpcMessages.AddClient add = new IpcMessages.AddClient().wrap(command, 0);
         add.ids(0, toNic.nextCorrelationId(), 0);
         add.pid(ProcessHandle.current().pid());
-        return toNic.write(IpcMessages.ADD_CLIENT, command, 0, add.answerFile(answerFile));
+        return toNic.write(IpcMessages.ADD_CLIENT, command, 0, IpcMessages.AddClient.LENGTH);
     }
 
     /** Writes a record header of {@code length} where the next record goes, as a producer gone mad. */
@@ -94,6 +111,6 @@ final class RawControlFile implements AutoCloseable
 
     public void close()
     {
-        IoUtil.unmap(mapped);
+        arena.close();
     }
 }
