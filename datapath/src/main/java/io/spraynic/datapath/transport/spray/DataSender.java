@@ -278,7 +278,7 @@ final class DataSender
                 if (slots.nextPacket[slot] == 0 && slots.kind[slot] != READ_RESPONSE &&
                     !slots.mayStart(slot, peerWindow, peerReads))
                 {
-                    break; // S10.2: it waits, queued, until a message the peer holds completes
+                    break; // S10.2: it waits, queued in posting order, until a message the peer holds completes
                 }
                 handle = slots.handle(slot, slots.nextPacket[slot]);
             }

@@ -571,6 +571,15 @@ final class SendSlots
         inSendQueue[slot] = true;
     }
 
+    /** Puts a slot at the head of the send queue: a retry already counted against the peer's limits (S10.2). */
+    void enqueueSendFirst(final int slot)
+    {
+        sendQueueHead = (sendQueueHead - 1 + capacity) % capacity;
+        sendQueue[sendQueueHead] = slot;
+        sendQueueSize++;
+        inSendQueue[slot] = true;
+    }
+
     int sendQueueSize()
     {
         return sendQueueSize;

@@ -214,7 +214,8 @@ class SprayResourceLimitsTest
                     completed++;
                 }
             }
-            assertEquals(reads, completed);
+            assertEquals(reads, completed, () -> "A " + bed.a + " started " + bed.a.readsStarted() + " slots " +
+                bed.a.sendSlotsInUse() + "; B " + bed.b);
             assertEquals(2, mostStarted);
             assertEquals(-1L, remote.segment().mismatch(local.segment()));
             assertEquals(0, bed.b.counters().get(SprayCounters.NO_RESOURCES), "a compliant requester is never refused");
