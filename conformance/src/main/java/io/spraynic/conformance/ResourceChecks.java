@@ -46,19 +46,19 @@ final class ResourceChecks extends Checks
 
     // the first packet of `window` two-packet WRITEs holds a record each; the next message's first packet must be
     // refused for want of one
-    private String refusedBeyondWindow(final ScriptedPeer c) throws IOException
+    private String refusedBeyondWindow(final ScriptedPeer c) throws IOException, NotTested
     {
         if (!c.windowAdvertised)
         {
             throw new NotTested("the CONNECT_ACK advertises no window (CONH window 0)");
         }
         final byte[] payload = new byte[c.mtu];
-        for (int i = 0; i <= c.window; i++)
+        for (int i = 0; i <= c.peerWindow; i++)
         {
             final ScriptedPeer.Message m = new ScriptedPeer.Message(SprayWire.WRITE, STREAM, c.takeMsn(STREAM),
                 2 * c.mtu, 0, base, rkey, 0);
             final int psn = c.takePsn(0);
-            final boolean last = i == c.window;
+            final boolean last = i == c.peerWindow;
             final boolean ackReq = last || (i + 1) % BATCH == 0;
             c.send(c.dataPacket(m, 0, psn, 0, payload, 0, ackReq, c.tag(m)));
             if (last)
@@ -88,7 +88,7 @@ final class ResourceChecks extends Checks
             p.wholeHeaders() && p.destQp() == c.localCid() && p.h16(2) == m.stream() && p.h32(4) == m.msn());
         if (null == nack)
         {
-            f.add("no NACK of message " + m.msn() + " (the window is " + c.window + ")");
+            f.add("no NACK of message " + m.msn() + " (the window is " + c.peerWindow + ")");
         }
         else if (!nack.controlTagValid(c.receiveKey))
         {

@@ -27,8 +27,8 @@ final class ScriptedPeer
     int mtu;
     int streams;
     /** S10.2-3: the target's inbound message window and READ limit from its CONNECT_ACK (0 there: the defaults). */
-    int window;
-    int reads;
+    int peerWindow;
+    int peerReads;
     /** Whether the target advertised its window (a nonzero CONH {@code window}). */
     boolean windowAdvertised;
     long[] sendKey;
@@ -178,8 +178,8 @@ final class ScriptedPeer
         final int theirStreams = ack.h16(6) == 0 ? 65_536 : ack.h16(6);
         streams = Math.min(request.streams == 0 ? 65_536 : request.streams, theirStreams);
         windowAdvertised = ack.h16(SprayWire.CONH_WINDOW) != 0;
-        window = windowAdvertised ? ack.h16(SprayWire.CONH_WINDOW) : SprayWire.DEFAULT_WINDOW;
-        reads = ack.h8(SprayWire.CONH_READS) != 0 ? ack.h8(SprayWire.CONH_READS) : SprayWire.DEFAULT_READS;
+        peerWindow = windowAdvertised ? ack.h16(SprayWire.CONH_WINDOW) : SprayWire.DEFAULT_WINDOW;
+        peerReads = ack.h8(SprayWire.CONH_READS) != 0 ? ack.h8(SprayWire.CONH_READS) : SprayWire.DEFAULT_READS;
         final byte[] theirPublic = ack.hBytes(SprayWire.CONH_LENGTH + 16, HandshakeKeys.PUBLIC_KEY_LENGTH);
         final byte[] shared = request.keys.shared(theirPublic);
         if (null == shared)
