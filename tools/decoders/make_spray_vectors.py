@@ -109,16 +109,17 @@ def all_vectors():
     v.append(vector(0xCA, [NAKH(syndrome=1, stream=0xFFFF, msn=ONES32, rnrTimerMicros=ONES32, refusal=ONES32,
                                 tag=0x1122334455667788)]))
     v.append(vector(0xCA, [NAKH(syndrome=4, stream=1, msn=2, refusal=3)]))
+    v.append(vector(0xCA, [NAKH(syndrome=1, reason=1, stream=2, msn=7, rnrTimerMicros=10, refusal=4)]))  # S10.2
     v.append(vector(0xCB, [NAKH(syndrome=0, stream=9, msn=10)]))
     conh_connect = CONH(version=2, flags=1, paths=64, planes=2, mtu=4096, streams=0, senderCid=0xFFFFFF,
-                        initialPsn=0xABCDEF, ingressMbps=ONES32, token=ONES64)
+                        initialPsn=0xABCDEF, ingressMbps=ONES32, token=ONES64, reads=0xFF, window=0xFFFF)
     hsb = HSB(cookie=b'\x11' * 16, publicKey=bytes(range(32)), proof=b'\xee' * 16)
     entries = [PlaneAddressEntry(flags=0, mac=b'\x02\0\0\0\0\x01', address=bytes([10, 0, 0, 1]) + b'\0' * 12),
                PlaneAddressEntry(flags=1, mac=b'\x02\0\0\0\x01\x01', address=bytes.fromhex('fd000000000000010000000000000002'))]
     v.append(vector(0xCC, [conh_connect], bytes(hsb) + b''.join(bytes(e) for e in entries), dest_qp=0,
                     payload_blocks=blocks(hsb, entries)))
     v.append(vector(0xCD, [CONH(version=2, paths=8, planes=2, mtu=256, streams=4, senderCid=1, initialPsn=1,
-                                ingressMbps=100000, token=5)], bytes(HSB(publicKey=b'\x42' * 32)),
+                                ingressMbps=100000, token=5, reads=64, window=896)], bytes(HSB(publicKey=b'\x42' * 32)),
                     payload_blocks=blocks(HSB(publicKey=b'\x42' * 32))))
     v.append(vector(0xC6, [CONH(version=2, planes=2, ingressMbps=100000, token=5)], bytes(HSB(cookie=b'\xc0' * 16)),
                     payload_blocks=blocks(HSB(cookie=b'\xc0' * 16))))
@@ -136,8 +137,8 @@ def all_vectors():
     v.append(vector(0xC0, [SETH(path=1, flags=0xFF, length=4), reth], b'\0' * 4))
     v.append(vector(0xC8, [SACKH(flags=0xFF, reserved4=0xFF, cumulativePsn=1)]))
     v.append(vector(0xC9, [PRBH(flags=0xFF, reserved2=0xFFFF, reserved4=0xFF, nextPsn=2)], psn=2))
-    v.append(vector(0xCA, [NAKH(syndrome=0xFF, reserved1=0xFF)]))
-    v.append(vector(0xCE, [CONH(version=0xFF, flags=0xFF, reserved8=0xFF, reserved12=0xFF, reserved29=b'\xff' * 3,
+    v.append(vector(0xCA, [NAKH(syndrome=0xFF, reason=0xFF)]))
+    v.append(vector(0xCE, [CONH(version=0xFF, flags=0xFF, reserved8=0xFF, reserved12=0xFF, reads=0xFF, window=0xFFFF,
                                 reason=0xFF)]))
     odd_entry = PlaneAddressEntry(flags=0xFF, reserved1=0xFF, mac=b'\xff' * 6, address=b'\xff' * 16)
     v.append(vector(0xCC, [CONH(version=2, flags=1, paths=1, planes=1, mtu=256, streams=1, senderCid=1)],

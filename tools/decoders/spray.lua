@@ -53,12 +53,12 @@ local SACKH = header("sackh", { { "path", "u8", 1 }, { "flags", "u8", 1 }, { "ce
     { "ackSequence", "u32", 4 }, { "refusals", "u32", 4 }, { "tag", "u64", 8 } })
 local PRBH = header("prbh", { { "path", "u8", 1 }, { "flags", "u8", 1 }, { "reserved2", "u16", 2 },
     { "reserved4", "u8", 1 }, { "nextPsn", "u24", 3 }, { "tag", "u64", 8 } })
-local NAKH = header("nakh", { { "syndrome", "u8", 1 }, { "reserved1", "u8", 1 }, { "stream", "u16", 2 },
+local NAKH = header("nakh", { { "syndrome", "u8", 1 }, { "reason", "u8", 1 }, { "stream", "u16", 2 },
     { "msn", "u32", 4 }, { "rnrTimerMicros", "u32", 4 }, { "refusal", "u32", 4 }, { "tag", "u64", 8 } })
 local CONH = header("conh", { { "version", "u8", 1 }, { "flags", "u8", 1 }, { "paths", "u8", 1 }, { "planes", "u8", 1 },
     { "mtu", "u16", 2 }, { "streams", "u16", 2 }, { "reserved8", "u8", 1 }, { "senderCid", "u24", 3 },
     { "reserved12", "u8", 1 }, { "initialPsn", "u24", 3 }, { "ingressMbps", "u32", 4 }, { "token", "u64", 8 },
-    { "reason", "u8", 1 }, { "reserved29", "bytes", 3 }, { "tag", "u64", 8 } })
+    { "reason", "u8", 1 }, { "reads", "u8", 1 }, { "window", "u16", 2 }, { "tag", "u64", 8 } })
 local HSB = header("hsb", { { "cookie", "bytes", 16 }, { "publicKey", "bytes", 32 }, { "proof", "bytes", 16 } })
 local ADDRESS = header("address", { { "flags", "u8", 1 }, { "reserved1", "u8", 1 }, { "mac", "bytes", 6 },
     { "address", "bytes", 16 } })

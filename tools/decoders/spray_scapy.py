@@ -127,7 +127,7 @@ class NAKH(SprayHeader):
     name = 'NAKH'
     fields_desc = [
         ByteField('syndrome', 0),
-        ByteField('reserved1', 0),
+        ByteField('reason', 0),  # with RNR: 0 NO_RECEIVE, 1 NO_RESOURCES (S10.2)
         ShortField('stream', 0),
         IntField('msn', 0),
         IntField('rnrTimerMicros', 0),
@@ -153,7 +153,8 @@ class CONH(SprayHeader):
         IntField('ingressMbps', 0),
         LongField('token', 0),
         ByteField('reason', 0),
-        StrFixedLenField('reserved29', b'\0' * 3, 3),
+        ByteField('reads', 0),  # S10.2: READs the sender serves at once (0: not advertised)
+        ShortField('window', 0),  # S10.2: the sender's inbound message window (0: not advertised)
         LongField('tag', 0),
     ]
 

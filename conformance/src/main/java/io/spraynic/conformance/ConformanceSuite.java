@@ -51,7 +51,7 @@ public final class ConformanceSuite
 
     /** The groups of checks, by the prefix of their ids, in the order they run. */
     public static final List<String> GROUPS = List.of("handshake", "data", "malformed", "sender", "errors", "security",
-        "close", "psk", "limits", "liveness", "ecn", "multipath");
+        "close", "psk", "limits", "liveness", "ecn", "multipath", "resources");
 
     /**
      * Runs the groups of checks {@code groups} names (null: all of {@link #GROUPS}); the handshake's checks run
@@ -131,6 +131,11 @@ public final class ConformanceSuite
             if (wanted.test("multipath"))
             {
                 new TransportChecks(target, link, results, 9 * slice).runMultipath(handshake.request());
+            }
+            if (wanted.test("resources"))
+            {
+                // S10.2: the last 8 KiB of slice 8
+                new ResourceChecks(target, link, results, 9L * slice - 8 * 1024).run(handshake.request());
             }
             if (wanted.test("limits"))
             {

@@ -26,6 +26,11 @@ final class ScriptedPeer
     int paths;
     int mtu;
     int streams;
+    /** S10.2-3: the target's inbound message window and READ limit from its CONNECT_ACK (0 there: the defaults). */
+    int peerWindow;
+    int peerReads;
+    /** Whether the target advertised its window (a nonzero CONH {@code window}). */
+    boolean windowAdvertised;
     long[] sendKey;
     long[] receiveKey;
     private int[] nextPsn;
@@ -172,6 +177,9 @@ final class ScriptedPeer
         mtu = Math.min(request.mtu, ack.h16(4));
         final int theirStreams = ack.h16(6) == 0 ? 65_536 : ack.h16(6);
         streams = Math.min(request.streams == 0 ? 65_536 : request.streams, theirStreams);
+        windowAdvertised = ack.h16(SprayWire.CONH_WINDOW) != 0;
+        peerWindow = windowAdvertised ? ack.h16(SprayWire.CONH_WINDOW) : SprayWire.DEFAULT_WINDOW;
+        peerReads = ack.h8(SprayWire.CONH_READS) != 0 ? ack.h8(SprayWire.CONH_READS) : SprayWire.DEFAULT_READS;
         final byte[] theirPublic = ack.hBytes(SprayWire.CONH_LENGTH + 16, HandshakeKeys.PUBLIC_KEY_LENGTH);
         final byte[] shared = request.keys.shared(theirPublic);
         if (null == shared)

@@ -51,6 +51,14 @@ final class SprayWire
     static final int SYNDROME_RNR = 1;
     static final int SYNDROME_REMOTE_ACCESS_ERROR = 2;
 
+    static final int NAKH_REASON = 1; // S5.3: the RNR reason
+    static final int RNR_REASON_NO_RECEIVE = 0;
+    static final int RNR_REASON_NO_RESOURCES = 1; // S10.2
+    static final int CONH_READS = 29; // S5.4, S10.2: READs the sender serves at once (0: not advertised)
+    static final int CONH_WINDOW = 30; // S5.4, S10.2: the sender's inbound message window (u16; 0: not advertised)
+    static final int DEFAULT_WINDOW = 1024; // S10.2-3, S11: assumed of a peer advertising 0
+    static final int DEFAULT_READS = 64;
+
     static final int REASON_NO_LISTENER = 1;
     static final int REASON_VERSION_UNSUPPORTED = 2;
     static final int REASON_BAD_PARAMETERS = 3;

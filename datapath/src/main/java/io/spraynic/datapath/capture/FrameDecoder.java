@@ -448,8 +448,12 @@ public final class FrameDecoder
             frame.customHeaderLength() >= NegativeAckHeader.LENGTH)
         {
             sb.append(opcode == SprayOpcodes.NACK ? " nack(syndrome=" : " query(syndrome=")
-                .append(NegativeAckHeader.syndromeName(NegativeAckHeader.syndrome(s, header)))
-                .append(" stream=").append(NegativeAckHeader.stream(s, header))
+                .append(NegativeAckHeader.syndromeName(NegativeAckHeader.syndrome(s, header)));
+            if (NegativeAckHeader.syndrome(s, header) == NegativeAckHeader.SYNDROME_RNR)
+            {
+                sb.append(" reason=").append(NegativeAckHeader.reasonName(NegativeAckHeader.reason(s, header)));
+            }
+            sb.append(" stream=").append(NegativeAckHeader.stream(s, header))
                 .append(" msn=").append(Integer.toUnsignedString(NegativeAckHeader.msn(s, header)))
                 .append(" rnrTimerMicros=").append(Integer.toUnsignedString(NegativeAckHeader.rnrTimerMicros(s, header)))
                 .append(" refusal=").append(Integer.toUnsignedString(NegativeAckHeader.refusal(s, header)))
@@ -470,6 +474,12 @@ public final class FrameDecoder
             if (opcode == SprayOpcodes.CONNECT_REJECT)
             {
                 sb.append(" reason=").append(ConnectionHeader.reason(s, header));
+            }
+            if (opcode == SprayOpcodes.CONNECT || opcode == SprayOpcodes.CONNECT_ACK)
+            {
+                // S10.2: the limits advertised; 0 means none (the defaults)
+                sb.append(" window=").append(ConnectionHeader.window(s, header))
+                    .append(" reads=").append(ConnectionHeader.reads(s, header));
             }
             final int planes = ConnectionHeader.planes(s, header);
             // S5.5: in a CONNECT the address list follows the handshake block (S5.6)

@@ -84,7 +84,7 @@ public final class SprayHeaderLayouts
 
     public static final Layout NAKH = new Layout("nakh", NegativeAckHeader.LENGTH, List.of(
         new Field("syndrome", NegativeAckHeader.SYNDROME_OFFSET, 1, Type.U8),
-        new Field("reserved1", NegativeAckHeader.SYNDROME_OFFSET + 1, 1, Type.U8),
+        new Field("reason", NegativeAckHeader.REASON_OFFSET, 1, Type.U8),
         new Field("stream", NegativeAckHeader.STREAM_OFFSET, 2, Type.U16),
         new Field("msn", NegativeAckHeader.MSN_OFFSET, 4, Type.U32),
         new Field("rnrTimerMicros", NegativeAckHeader.RNR_TIMER_OFFSET, 4, Type.U32),
@@ -105,7 +105,8 @@ public final class SprayHeaderLayouts
         new Field("ingressMbps", ConnectionHeader.INGRESS_MBPS_OFFSET, 4, Type.U32),
         new Field("token", ConnectionHeader.TOKEN_OFFSET, 8, Type.U64),
         new Field("reason", ConnectionHeader.REASON_OFFSET, 1, Type.U8),
-        new Field("reserved29", ConnectionHeader.REASON_OFFSET + 1, 3, Type.BYTES),
+        new Field("reads", ConnectionHeader.READS_OFFSET, 1, Type.U8),
+        new Field("window", ConnectionHeader.WINDOW_OFFSET, 2, Type.U16),
         new Field("tag", ConnectionHeader.TAG_OFFSET, 8, Type.U64)));
 
     public static final Layout HSB = new Layout("hsb", HandshakeBlock.LENGTH, List.of(

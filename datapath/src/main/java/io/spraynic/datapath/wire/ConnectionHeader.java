@@ -25,7 +25,7 @@ import java.lang.foreign.MemorySegment;
  * +                         token (64)                            +
  * |                                                               |
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
- * |    reason     |                  reserved                     |
+ * |    reason     |     reads     |            window             |
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * |                                                               |
  * +                          tag (64)                             +
@@ -46,8 +46,12 @@ public final class ConnectionHeader
     public static final int INITIAL_PSN_OFFSET = 12;
     public static final int INGRESS_MBPS_OFFSET = 16;
     public static final int TOKEN_OFFSET = 20;
-    /** S5.4: the reason of a {@code SPRAY_CONNECT_REJECT} (one byte; three reserved bytes follow). */
+    /** S5.4: the reason of a {@code SPRAY_CONNECT_REJECT} (one byte; {@code reads} and {@code window} follow). */
     public static final int REASON_OFFSET = 28;
+    /** S5.4, S10.2: in CONNECT and CONNECT_ACK the READ requests the sender serves at once (u8; 0: not advertised). */
+    public static final int READS_OFFSET = 29;
+    /** S5.4, S10.2: in CONNECT and CONNECT_ACK the sender's inbound message window (u16; 0: not advertised). */
+    public static final int WINDOW_OFFSET = 30;
     /** S12.3: in CLOSE and CLOSE_ACK the SipHash-2-4 tag with the connection's key; zero in the other CONH packets. */
     public static final int TAG_OFFSET = 32;
     public static final int LENGTH = 40;
@@ -91,6 +95,28 @@ public final class ConnectionHeader
         s.set(Wire.LONG_BE, o + TOKEN_OFFSET, token);
         s.set(Wire.INT_BE, o + REASON_OFFSET, 0);
         s.set(Wire.LONG_BE, o + TAG_OFFSET, 0L);
+    }
+
+    /**
+     * Sets the resource limits a CONNECT or CONNECT_ACK advertises (S10.2): {@code window} inbound messages
+     * (1..65535), {@code reads} READ requests served at once (1..255); 0 means not advertised.
+     */
+    public static void limits(final MemorySegment s, final long o, final int window, final int reads)
+    {
+        s.set(Wire.BYTE, o + READS_OFFSET, (byte)reads);
+        s.set(Wire.SHORT_BE, o + WINDOW_OFFSET, (short)window);
+    }
+
+    /** @return the READ requests the sender serves at once (S10.2), 0 if not advertised. */
+    public static int reads(final MemorySegment s, final long o)
+    {
+        return Wire.u8(s, o + READS_OFFSET);
+    }
+
+    /** @return the sender's inbound message window (S10.2), 0 if not advertised. */
+    public static int window(final MemorySegment s, final long o)
+    {
+        return Short.toUnsignedInt(s.get(Wire.SHORT_BE, o + WINDOW_OFFSET));
     }
 
     /** @return the reject reason of a {@code SPRAY_CONNECT_REJECT} (S9.1.1), 0 in other packets. */
@@ -172,6 +198,7 @@ public final class ConnectionHeader
             paths(s, o) + ", planes=" + planes(s, o) + ", mtu=" + mtu(s, o) + ", streams=" + streams(s, o) +
             ", senderCid=" + senderCid(s, o) + ", initialPsn=" + initialPsn(s, o) + ", ingressMbps=" +
             Integer.toUnsignedString(ingressMbps(s, o)) + ", token=0x" + Long.toHexString(token(s, o)) + ", reason=" +
-            reason(s, o) + ", tag=0x" + Long.toHexString(tag(s, o)) + '}';
+            reason(s, o) + ", reads=" + reads(s, o) + ", window=" + window(s, o) + ", tag=0x" +
+            Long.toHexString(tag(s, o)) + '}';
     }
 }

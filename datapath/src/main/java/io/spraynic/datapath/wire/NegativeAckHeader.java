@@ -12,7 +12,7 @@ import java.lang.foreign.MemorySegment;
  *  0                   1                   2                   3
  *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
- * |   syndrome    |   reserved    |            stream             |
+ * |   syndrome    |    reason     |            stream             |
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * |                    message sequence number                    |
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
@@ -29,6 +29,8 @@ import java.lang.foreign.MemorySegment;
 public final class NegativeAckHeader
 {
     public static final int SYNDROME_OFFSET = 0;
+    /** S5.3: with {@link #SYNDROME_RNR}, what the receiver is not ready for (an {@code RNR_REASON_}); 0 otherwise. */
+    public static final int REASON_OFFSET = 1;
     public static final int STREAM_OFFSET = 2;
     public static final int MSN_OFFSET = 4;
     public static final int RNR_TIMER_OFFSET = 8;
@@ -48,6 +50,11 @@ public final class NegativeAckHeader
     /** The responder could not complete the operation (S9.3). */
     public static final int SYNDROME_REMOTE_OPERATION_ERROR = 4;
 
+    /** RNR reason (S9.3): no receive posted on the stream. */
+    public static final int RNR_REASON_NO_RECEIVE = 0;
+    /** RNR reason (S10.2): no inbound message record, placement marks or READ response resources for it now. */
+    public static final int RNR_REASON_NO_RESOURCES = 1;
+
     private NegativeAckHeader()
     {
     }
@@ -61,6 +68,29 @@ public final class NegativeAckHeader
     {
         s.set(Wire.BYTE, o + SYNDROME_OFFSET, (byte)syndrome);
         s.set(Wire.BYTE, o + SYNDROME_OFFSET + 1, (byte)0);
+    }
+
+    /** @return the RNR reason (S5.3, S10.2), 0 with any other syndrome. */
+    public static int reason(final MemorySegment s, final long o)
+    {
+        return Wire.u8(s, o + REASON_OFFSET);
+    }
+
+    /** Sets the RNR reason; write it after {@link #syndrome(MemorySegment, long, int)}, which zeroes it. */
+    public static void reason(final MemorySegment s, final long o, final int reason)
+    {
+        s.set(Wire.BYTE, o + REASON_OFFSET, (byte)reason);
+    }
+
+    /** @return the RNR reason's name as in docs/PROTOCOL.md S5.3. */
+    public static String reasonName(final int reason)
+    {
+        return switch (reason)
+        {
+            case RNR_REASON_NO_RECEIVE -> "NO_RECEIVE";
+            case RNR_REASON_NO_RESOURCES -> "NO_RESOURCES";
+            default -> "REASON_" + reason;
+        };
     }
 
     public static int stream(final MemorySegment s, final long o)
@@ -124,8 +154,9 @@ public final class NegativeAckHeader
 
     public static String toString(final MemorySegment s, final long o)
     {
-        return "NAKH{syndrome=" + syndromeName(syndrome(s, o)) + ", stream=" + stream(s, o) + ", msn=" +
-            Integer.toUnsignedString(msn(s, o)) + ", rnrTimerMicros=" + rnrTimerMicros(s, o) + ", refusal=" + Integer.toUnsignedString(refusal(s, o)) + '}';
+        return "NAKH{syndrome=" + syndromeName(syndrome(s, o)) + ", reason=" + reasonName(reason(s, o)) + ", stream=" +
+            stream(s, o) + ", msn=" + Integer.toUnsignedString(msn(s, o)) + ", rnrTimerMicros=" + rnrTimerMicros(s, o) +
+            ", refusal=" + Integer.toUnsignedString(refusal(s, o)) + '}';
     }
 
     public static long tag(final MemorySegment s, final long o)

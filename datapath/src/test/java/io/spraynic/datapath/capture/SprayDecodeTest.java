@@ -137,7 +137,7 @@ class SprayDecodeTest
             PlaneAddress.writeIpv4(buffer, PlaneAddress.entry(list, 0), 0x0A000001, 0x02_0000_0000_01L);
             PlaneAddress.writeIpv6(buffer, PlaneAddress.entry(list, 1), 0xFD00_0000_0000_0001L, 0x2L, 0x02_0000_0001_01L);
             final String connect = decode(buffer, writer.writeFrame(buffer, 0, HandshakeBlock.LENGTH + 2 * PlaneAddress.LENGTH));
-            assertTrue(connect.contains(" SPRAY_CONNECT ") && connect.contains(" initialPsn=77 token=0x99 addresses=[" +
+            assertTrue(connect.contains(" SPRAY_CONNECT ") && connect.contains(" initialPsn=77 token=0x99 window=0 reads=0 addresses=[" +
                 "10.0.0.1/02:00:00:00:00:01, fd00:0:0:1::2/02:00:00:00:01:01])"), connect);
             assertTrue(connect.endsWith(" ok"), connect);
 

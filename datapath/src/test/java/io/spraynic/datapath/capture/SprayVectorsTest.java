@@ -42,7 +42,7 @@ class SprayVectorsTest
                 "spray headers of vector " + i);
             malformed += line.contains("\"error\":null") ? 0 : 1;
         }
-        assertEquals(50, frames.size(), "every vector");
+        assertEquals(51, frames.size(), "every vector");
         assertEquals(17, malformed, "the malformed ones");
     }
 

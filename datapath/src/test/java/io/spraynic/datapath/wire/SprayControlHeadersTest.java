@@ -7,6 +7,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.HexFormat;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * docs/PROTOCOL.md S5.2 (PRBH) and S5.3 (NAKH): every field round-trips at an odd offset and lands on the
@@ -58,8 +59,12 @@ class SprayControlHeadersTest
         assertEquals(0x8877665544332211L, NegativeAckHeader.tag(s, AT));
         assertEquals("0100ffff89abcdef0000028f01020304" + "8877665544332211", hex(AT, NegativeAckHeader.LENGTH));
         assertEquals(SprayOpcodes.NACK_HEADER_LENGTH, NegativeAckHeader.LENGTH);
-        assertEquals("NAKH{syndrome=RNR, stream=65535, msn=2309737967, rnrTimerMicros=655, refusal=16909060}",
+        assertEquals("NAKH{syndrome=RNR, reason=NO_RECEIVE, stream=65535, msn=2309737967, rnrTimerMicros=655, refusal=16909060}",
             NegativeAckHeader.toString(s, AT));
+        NegativeAckHeader.reason(s, AT, NegativeAckHeader.RNR_REASON_NO_RESOURCES);
+        assertEquals(1, NegativeAckHeader.reason(s, AT));
+        assertEquals("0101ffff", hex(AT, 4));
+        assertEquals("NO_RESOURCES", NegativeAckHeader.reasonName(1));
         assertEquals("ACCEPTED", NegativeAckHeader.syndromeName(0));
         assertEquals("REMOTE_ACCESS_ERROR", NegativeAckHeader.syndromeName(2));
         assertEquals("REMOTE_INVALID_REQUEST", NegativeAckHeader.syndromeName(3));
@@ -90,5 +95,13 @@ class SprayControlHeadersTest
         assertEquals(0xA1A2A3A4A5A6A7A8L, ConnectionHeader.tag(s, AT));
         assertEquals("05000000" + "a1a2a3a4a5a6a7a8", hex(AT + ConnectionHeader.REASON_OFFSET, 12));
         assertEquals(SprayOpcodes.CONNECTION_HEADER_LENGTH, ConnectionHeader.LENGTH);
+        // S5.4, S10.2: the limits a CONNECT or CONNECT_ACK advertises, in what were reserved bytes 29..31
+        ConnectionHeader.limits(s, AT, 65535, 255);
+        assertEquals(65535, ConnectionHeader.window(s, AT));
+        assertEquals(255, ConnectionHeader.reads(s, AT));
+        assertEquals(5, ConnectionHeader.reason(s, AT));
+        ConnectionHeader.limits(s, AT, 896, 16);
+        assertEquals("05100380", hex(AT + ConnectionHeader.REASON_OFFSET, 4));
+        assertTrue(ConnectionHeader.toString(s, AT).contains("reason=5, reads=16, window=896, tag=0xa1a2a3a4a5a6a7a8"));
     }
 }

@@ -54,6 +54,8 @@ final class DataSender
     private final TransportCounters[] pathCounters;
     private final Pacer pacer;
     private final ResponseRefuser refuser;
+    private final int peerWindow;
+    private final int peerReads;
     private int peerRateHintMbps;
     private boolean localError;
 
@@ -69,8 +71,12 @@ final class DataSender
         final int mtu,
         final TransportCounters counters,
         final TransportCounters[] pathCounters,
-        final ResponseRefuser refuser)
+        final ResponseRefuser refuser,
+        final int peerWindow,
+        final int peerReads)
     {
+        this.peerWindow = peerWindow;
+        this.peerReads = peerReads;
         this.slots = slots;
         this.scheduler = scheduler;
         this.sendWindows = scheduler.sendWindows;
@@ -165,6 +171,7 @@ final class DataSender
         slots.packets[slot] = SendSlots.packetsFor(messageLength, mtu);
         slots.readExpected[slot] = 0;
         slots.delivered[slot] = true;
+        slots.responseQueued();
         slots.enqueueSend(slot);
     }
 
@@ -268,6 +275,11 @@ final class DataSender
                     completions.freeIfFinished(slot);
                     continue;
                 }
+                if (slots.nextPacket[slot] == 0 && slots.kind[slot] != READ_RESPONSE &&
+                    !slots.mayStart(slot, peerWindow, peerReads))
+                {
+                    break; // S10.2: it waits, queued in posting order, until a message the peer holds completes
+                }
                 handle = slots.handle(slot, slots.nextPacket[slot]);
             }
             if (!moved && pacer.startBudgetSpent())
@@ -325,6 +337,17 @@ final class DataSender
             }
             else
             {
+                if (slots.kind[slot] == READ_RESPONSE)
+                {
+                    if (slots.nextPacket[slot] + 1 == slots.packets[slot])
+                    {
+                        slots.responseSent();
+                    }
+                }
+                else
+                {
+                    slots.start(slot);
+                }
                 slots.nextPacket[slot]++;
                 slots.outstanding[slot]++;
             }
@@ -371,6 +394,10 @@ final class DataSender
         if (slots.status[slot] != REFUSED)
         {
             slots.status[slot] = REFUSED; // the slot is freed once its packets in flight are accounted for
+            if (slots.nextPacket[slot] < slots.packets[slot])
+            {
+                slots.responseSent();
+            }
             slots.nextPacket[slot] = slots.packets[slot];
         }
         // a new packet of the head slot: nothing is sent now, the next pass takes the slot off the send queue

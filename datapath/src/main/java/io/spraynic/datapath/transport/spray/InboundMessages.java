@@ -71,12 +71,18 @@ final class InboundMessages
     private boolean[] inRnr;
     private int[] inRnrArrived;
     private int[] inRefusal;
+    private boolean[] inReserve; // S10.2: taken from the reserve, to refuse a message there was no room for
+    private boolean[] inNoResources; // S10.2: its last attempt was refused for want of resources
     private long[] inTag; // S12.4: every packet of the message carries it
     private long[] inBase; // S12.4: va - offset of a WRITE's packets
     private int[] inRkey;
     private int[] freeRecords;
     private int freeCount;
     private Long2LongHashMap byMsn;
+    private final int window; // S10.2: records for messages being placed (advertised in CONH)
+    private final int reserve; // S10.2: records kept to refuse, with a retry, messages beyond the window
+    private int windowInUse;
+    private int reserveInUse;
 
     // ---- posted receives, by (stream, RSN)
     private final int receiveCapacity;
@@ -121,6 +127,8 @@ final class InboundMessages
         this.pd = engine.protectionDomain();
 
         capacity = config.maxInboundMessages;
+        reserve = reserveFor(capacity);
+        window = capacity - reserve;
         receiveCapacity = config.receiveQueueDepth;
         freeCount = capacity;
         freeReceiveCount = receiveCapacity;
@@ -159,6 +167,8 @@ final class InboundMessages
         inRnr = storage.inRnr;
         inRnrArrived = storage.inRnrArrived;
         inRefusal = storage.inRefusal;
+        inReserve = storage.inReserve;
+        inNoResources = storage.inNoResources;
         inTag = storage.inTag;
         inBase = storage.inBase;
         inRkey = storage.inRkey;
@@ -204,6 +214,8 @@ final class InboundMessages
         inRnr = null;
         inRnrArrived = null;
         inRefusal = null;
+        inReserve = null;
+        inNoResources = null;
         inTag = null;
         inBase = null;
         inRkey = null;
@@ -237,6 +249,8 @@ final class InboundMessages
         final boolean[] inRnr;
         final int[] inRnrArrived;
         final int[] inRefusal;
+        final boolean[] inReserve;
+        final boolean[] inNoResources;
         final long[] inTag;
         final long[] inBase;
         final int[] inRkey;
@@ -267,6 +281,8 @@ final class InboundMessages
             inRnr = new boolean[capacity];
             inRnrArrived = new int[capacity];
             inRefusal = new int[capacity];
+            inReserve = new boolean[capacity];
+            inNoResources = new boolean[capacity];
             inTag = new long[capacity];
             inBase = new long[capacity];
             inRkey = new int[capacity];
@@ -284,7 +300,7 @@ final class InboundMessages
         /** @return bytes of the arrays and maps (S10.1). */
         long bytes()
         {
-            return (8 + 8 + 8 + 4 + 4) * (long)receiveCapacity + (1 + 4 * 9 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 4) *
+            return (8 + 8 + 8 + 4 + 4) * (long)receiveCapacity + (1 + 4 * 9 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 4 + 2) *
                 (long)capacity + 16L * ((long)receives.capacity() + byMsn.capacity());
         }
 
@@ -305,6 +321,8 @@ final class InboundMessages
             java.util.Arrays.fill(inRnr, false);
             java.util.Arrays.fill(inRnrArrived, 0);
             java.util.Arrays.fill(inRefusal, 0);
+            java.util.Arrays.fill(inReserve, false);
+            java.util.Arrays.fill(inNoResources, false);
             java.util.Arrays.fill(inTag, 0L);
             java.util.Arrays.fill(inBase, 0L);
             java.util.Arrays.fill(inRkey, 0);
@@ -325,6 +343,21 @@ final class InboundMessages
         this.pd = domain;
     }
 
+    /**
+     * @return the records of a table of {@code capacity} kept in reserve (S10.2): an eighth, at least one when there
+     * are two or more. A message beyond the window takes one only to be refused with an RNR NACK and retried.
+     */
+    static int reserveFor(final int capacity)
+    {
+        return capacity < 2 ? 0 : Math.max(1, capacity / 8);
+    }
+
+    /** @return the inbound message window of a table of {@code capacity}: what CONH advertises (S10.2). */
+    static int windowFor(final int capacity)
+    {
+        return capacity - reserveFor(capacity);
+    }
+
     /** @return inbound message records in use. */
     int inUse()
     {
@@ -335,7 +368,7 @@ final class InboundMessages
     long stateBytes()
     {
         final long receive = 8 + 8 + 8 + 4 + 4;
-        final long record = 1 + 4 * 9 + 1 + 1 + 4 + 4 + 4;
+        final long record = 1 + 4 * 9 + 1 + 1 + 4 + 4 + 4 + 2;
         return receive * receiveCapacity + record * capacity +
             16L * ((long)ConnectionStorage.mapCapacity(4 * receiveCapacity) + ConnectionStorage.mapCapacity(4 * capacity));
     }
@@ -409,21 +442,43 @@ final class InboundMessages
         return true;
     }
 
+    /** {@link #roomFor}: the packet can be placed (or is refused or a duplicate for another reason). */
+    static final int ROOM = 0;
+    /** {@link #roomFor}: its attempt is refused for want of resources, with an RNR NACK (S10.2). */
+    static final int REFUSE = 1;
+    /** {@link #roomFor}: not even a reserve record: the packet is dropped unseen (the sender takes it as lost). */
+    static final int NO_ROOM = 2;
+
     /**
-     * @return whether the state a packet of a message needs is there: its record and placement marks, and for a
-     * READ a send slot for the response ({@code sendSlotFree}); without it the packet is dropped unseen.
+     * @return whether the state a packet of a message needs is there: its record (inside the window) and placement
+     * marks, and for a READ the room to respond ({@code responseRoom}): {@link #ROOM}; else {@link #REFUSE} when a
+     * record can hold the refusal, or {@link #NO_ROOM}.
      */
-    boolean roomFor(
+    int roomFor(
         final byte messageKind, final int streamId, final int msn, final long key, final int packet,
-        final boolean sendSlotFree)
+        final boolean responseRoom)
     {
         final int record = (int)byMsn.get(key);
         if (record == MISSING)
         {
-            return msn - nextMsn[streamId] < 0 ||
-                (freeCount > 0 && marks.hasFreeChunk() && (messageKind != READ || sendSlotFree));
+            if (msn - nextMsn[streamId] < 0 ||
+                (windowInUse < window && marks.hasFreeChunk() && (messageKind != READ || responseRoom)))
+            {
+                return ROOM;
+            }
+            return windowInUse < window || reserveInUse < reserve ? REFUSE : NO_ROOM;
         }
-        return marks.roomToMark(record, packet);
+        if (inRnr[record] || inDone[record] || inSyndrome[record] != 0)
+        {
+            return ROOM; // refused or complete: nothing is marked
+        }
+        if (inNoResources[record] && inReceived[record] == 0)
+        {
+            // the retry of an attempt refused for want of resources: placed if there is room now
+            return (!inReserve[record] || windowInUse < window) && marks.hasFreeChunk() &&
+                (messageKind != READ || responseRoom) ? ROOM : REFUSE;
+        }
+        return marks.roomToMark(record, packet) ? ROOM : REFUSE;
     }
 
     /** Places a data packet the path layer accepted (S4.2), counts it towards its message (S4.4). */
@@ -437,6 +492,7 @@ final class InboundMessages
         final int offset,
         final int messageLength,
         final int payloadLength,
+        final int room,
         final long now)
     {
         if (errored[streamId] && msn - erroredMsn[streamId] > 0)
@@ -452,7 +508,7 @@ final class InboundMessages
                 counters.increment(SprayCounters.DUPLICATES); // message already completed and retired
                 return;
             }
-            record = freeRecords[--freeCount];
+            record = takeRecord(room == REFUSE && windowInUse >= window);
             inKind[record] = messageKind;
             inStream[record] = streamId;
             inMsn[record] = msn;
@@ -466,6 +522,7 @@ final class InboundMessages
             inRnr[record] = false;
             inRnrArrived[record] = 0;
             inRefusal[record] = 0;
+            inNoResources[record] = false;
             inTag[record] = SprayExtendedTransportHeader.messageTag(frame.segment(), frame.customHeaderOffset());
             if (messageKind == WRITE || messageKind == WRITE_IMM)
             {
@@ -494,8 +551,23 @@ final class InboundMessages
         }
         if (inRnr[record])
         {
-            refuseRnr(path, record, streamId, msn); // the refused attempt is still arriving: refuse all of it
+            refuseRnr(path, record, streamId, msn, now); // the refused attempt is still arriving: refuse all of it
             return;
+        }
+        if (room == REFUSE)
+        {
+            refuseForResources(path, record, streamId, msn, now);
+            return;
+        }
+        if (inNoResources[record])
+        {
+            inNoResources[record] = false; // a retry with room: a reserve record joins the window
+            if (inReserve[record])
+            {
+                inReserve[record] = false;
+                reserveInUse--;
+                windowInUse++;
+            }
         }
 
         final MemorySegment buffer = frame.segment();
@@ -521,7 +593,7 @@ final class InboundMessages
                     final int receive = (int)receives.get(key(streamId, inRsn[record])); // S4.5: matched by RSN
                     if (receive == MISSING)
                     {
-                        refuseRnr(path, record, streamId, msn);
+                        refuseRnr(path, record, streamId, msn, now);
                         return;
                     }
                     inReceive[record] = receive;
@@ -537,7 +609,7 @@ final class InboundMessages
                 final int receive = (int)receives.get(key(streamId, inRsn[record])); // S4.5: matched by RSN
                 if (receive == MISSING)
                 {
-                    refuseRnr(path, record, streamId, msn);
+                    refuseRnr(path, record, streamId, msn, now);
                     return;
                 }
                 inReceive[record] = receive;
@@ -629,7 +701,7 @@ final class InboundMessages
                 {
                     byMsn.remove(key(streamId, inMsn[other]));
                     marks.release(other, inExpected[other]);
-                    freeRecords[freeCount++] = other;
+                    freeRecord(other);
                     counters.increment(SprayCounters.FLUSHED);
                 }
             }
@@ -637,19 +709,76 @@ final class InboundMessages
         retire(streamId);
     }
 
+    private int takeRecord(final boolean fromReserve)
+    {
+        final int record = freeRecords[--freeCount];
+        inReserve[record] = fromReserve;
+        if (fromReserve)
+        {
+            reserveInUse++;
+        }
+        else
+        {
+            windowInUse++;
+        }
+        return record;
+    }
+
+    private void freeRecord(final int record)
+    {
+        if (inReserve[record])
+        {
+            reserveInUse--;
+        }
+        else
+        {
+            windowInUse--;
+        }
+        freeRecords[freeCount++] = record;
+    }
+
+    // S10.2: no room for this attempt (a record inside the window, placement marks, READ response resources): it
+    // is refused as an RNR attempt is, and the marks of any packet of it placed so far are given back (its retry
+    // places every packet again); what had arrived of it counts towards the refused attempt
+    private void refuseForResources(final int path, final int record, final int streamId, final int msn, final long now)
+    {
+        marks.release(record, inExpected[record]);
+        inRnr[record] = true;
+        inNoResources[record] = true;
+        inRnrArrived[record] = inReceived[record];
+        inReceived[record] = 0;
+        inRefusal[record] = refusals.next();
+        refuseRnr(path, record, streamId, msn, now);
+    }
+
     // RNR: the whole attempt is refused, packet by packet; once all of its packets arrived the next attempt
-    // (the sender's retry, S9.3) starts clean, so no byte of a refused attempt is ever counted
-    private void refuseRnr(final int path, final int record, final int streamId, final int msn)
+    // (the sender's retry, S9.3) starts clean, so no byte of a refused attempt is ever counted. A refusal for want
+    // of resources is NACKed only within the engine's response rate (S10.2, S12.9): the SACKH's refusal count and
+    // the sender's query stand in for a NACK withheld
+    private void refuseRnr(final int path, final int record, final int streamId, final int msn, final long now)
     {
         if (!inRnr[record])
         {
             inRnr[record] = true;
+            inNoResources[record] = false;
             inRnrArrived[record] = 0;
             inReceived[record] = 0;
             inRefusal[record] = refusals.next(); // each refused attempt is a refusal the sender must learn of (S9.3)
         }
-        connection.sendNack(path, NegativeAckHeader.SYNDROME_RNR, streamId, msn, inRefusal[record]);
-        if (++inRnrArrived[record] == inExpected[record])
+        if (!inNoResources[record])
+        {
+            connection.sendNack(path, NegativeAckHeader.SYNDROME_RNR, streamId, msn, inRefusal[record]);
+        }
+        else
+        {
+            counters.increment(SprayCounters.NO_RESOURCES);
+            if (engine.tryRespond(now))
+            {
+                connection.sendNack(path, NegativeAckHeader.SYNDROME_RNR, NegativeAckHeader.RNR_REASON_NO_RESOURCES,
+                    streamId, msn, inRefusal[record]);
+            }
+        }
+        if (++inRnrArrived[record] >= inExpected[record])
         {
             inRnr[record] = false;
             inRnrArrived[record] = 0;
@@ -688,7 +817,7 @@ final class InboundMessages
             counters.increment(SprayCounters.MESSAGES_RECEIVED);
             byMsn.remove(key);
             marks.release(record, inExpected[record]);
-            freeRecords[freeCount++] = record;
+            freeRecord(record);
             nextMsn[streamId]++;
         }
     }
@@ -724,7 +853,9 @@ final class InboundMessages
         else if (inRefusal[record] != 0 && (inRnr[record] || inReceived[record] == 0))
         {
             // the last attempt was refused
-            connection.sendNack(0, NegativeAckHeader.SYNDROME_RNR, streamId, msn, inRefusal[record]);
+            connection.sendNack(0, NegativeAckHeader.SYNDROME_RNR, inNoResources[record] ?
+                NegativeAckHeader.RNR_REASON_NO_RESOURCES : NegativeAckHeader.RNR_REASON_NO_RECEIVE, streamId, msn,
+                inRefusal[record]);
         }
     }
 

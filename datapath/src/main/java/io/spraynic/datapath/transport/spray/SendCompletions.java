@@ -368,7 +368,7 @@ final class SendCompletions
                 slots.acked[slot] = 0;
                 if (!slots.inSendQueue[slot])
                 {
-                    slots.enqueueSend(slot);
+                    slots.enqueueSendFirst(slot); // S10.2: not behind a message waiting for the peer's window
                 }
                 work++;
             }

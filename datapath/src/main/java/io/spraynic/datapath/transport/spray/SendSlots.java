@@ -63,6 +63,7 @@ final class SendSlots
     boolean[] held; // S9.3: all acknowledged, completion held until the refusals are known
     long[] queryAt;
     long[] heldAt;
+    boolean[] started; // S10.2: a packet of it was sent: it counts against the peer's window (and READ limit)
 
     // ---- per stream
     final int[] nextMsn;
@@ -78,6 +79,9 @@ final class SendSlots
     private int sendQueueSize;
     private int heldCount;
     private int rnrWaitingCount;
+    private int messagesStarted;
+    private int readsStarted;
+    private int responsesUnsent;
     private Long2LongHashMap byMsn;
     private Storage storage;
 
@@ -152,6 +156,7 @@ final class SendSlots
         held = storage.held;
         queryAt = storage.queryAt;
         heldAt = storage.heldAt;
+        started = storage.started;
         freeSlots = storage.freeSlots;
         sendQueue = storage.sendQueue;
         byMsn = storage.byMsn;
@@ -209,6 +214,7 @@ final class SendSlots
         held = null;
         queryAt = null;
         heldAt = null;
+        started = null;
         freeSlots = null;
         sendQueue = null;
         byMsn = null;
@@ -251,6 +257,7 @@ final class SendSlots
         final boolean[] held;
         final long[] queryAt;
         final long[] heldAt;
+        final boolean[] started;
         final int[] freeSlots;
         final int[] sendQueue;
         final Long2LongHashMap byMsn;
@@ -290,6 +297,7 @@ final class SendSlots
             held = new boolean[capacity];
             queryAt = new long[capacity];
             heldAt = new long[capacity];
+            started = new boolean[capacity];
             freeSlots = new int[capacity];
             sendQueue = new int[capacity];
             byMsn = new Long2LongHashMap(4 * capacity, 0.5f, MISSING);
@@ -331,6 +339,7 @@ final class SendSlots
             java.util.Arrays.fill(held, false);
             java.util.Arrays.fill(queryAt, 0L);
             java.util.Arrays.fill(heldAt, 0L);
+            java.util.Arrays.fill(started, false);
             ConnectionStorage.freeListInOrder(freeSlots);
             java.util.Arrays.fill(sendQueue, 0);
             byMsn.clear();
@@ -419,6 +428,7 @@ final class SendSlots
         rnrWaiting[slot] = false;
         rnrCount[slot] = 0;
         held[slot] = false;
+        started[slot] = false;
         nextInStream[slot] = MISSING;
         return slot;
     }
@@ -455,7 +465,7 @@ final class SendSlots
     {
         final long slot = 1 + 8 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 4 + 1 + 1 + 4 * 6 + 1 + 1 + 4 + 4 + 4 + 1 + 4 + 8 +
             4 + 4 +
-            1 + 8 + 8 + 4; // held, queryAt, heldAt (S9.3), rsn (S4.5)
+            1 + 8 + 8 + 4 + 1; // held, queryAt, heldAt (S9.3), rsn (S4.5), started (S10.2)
         return slot;
     }
 
@@ -478,6 +488,12 @@ final class SendSlots
     /** Frees a slot: a later ACK of one of its packets names an old generation. */
     void free(final int slot)
     {
+        if (started[slot])
+        {
+            started[slot] = false;
+            messagesStarted--;
+            readsStarted -= kind[slot] == SprayConnection.READ ? 1 : 0;
+        }
         region[slot] = null;
         kind[slot] = FREE;
         generation[slot]++;
@@ -497,11 +513,69 @@ final class SendSlots
         return false;
     }
 
+    // ---- S10.2: what counts against the peer's limits, and this end's READ responses in progress
+
+    /** @return whether a message may start within the peer's {@code window} and READ limit {@code reads}. */
+    boolean mayStart(final int slot, final int window, final int reads)
+    {
+        return started[slot] || (messagesStarted < window && (kind[slot] != SprayConnection.READ || readsStarted < reads));
+    }
+
+    /** Its first packet leaves: the message counts against the peer's limits until its slot is freed. */
+    void start(final int slot)
+    {
+        if (!started[slot])
+        {
+            started[slot] = true;
+            messagesStarted++;
+            readsStarted += kind[slot] == SprayConnection.READ ? 1 : 0;
+        }
+    }
+
+    /** @return messages started and not completed (S10.2). */
+    int messagesStarted()
+    {
+        return messagesStarted;
+    }
+
+    /** @return READs started and not completed (S10.2). */
+    int readsStarted()
+    {
+        return readsStarted;
+    }
+
+    /** A READ response was queued. */
+    void responseQueued()
+    {
+        responsesUnsent++;
+    }
+
+    /** The last packet of a READ response left, or the response was refused (S9.3.2). */
+    void responseSent()
+    {
+        responsesUnsent--;
+    }
+
+    /** @return READ responses with packets still to send: the READs this end serves now (S10.2). */
+    int responsesUnsent()
+    {
+        return responsesUnsent;
+    }
+
     // ---- the send queue: slots with packets not yet made, in posting order
 
     void enqueueSend(final int slot)
     {
         sendQueue[(sendQueueHead + sendQueueSize) % capacity] = slot;
+        sendQueueSize++;
+        inSendQueue[slot] = true;
+    }
+
+    /** Puts a slot at the head of the send queue: a retry already counted against the peer's limits (S10.2). */
+    void enqueueSendFirst(final int slot)
+    {
+        sendQueueHead = (sendQueueHead - 1 + capacity) % capacity;
+        sendQueue[sendQueueHead] = slot;
         sendQueueSize++;
         inSendQueue[slot] = true;
     }
@@ -606,6 +680,7 @@ final class SendSlots
             rnrWaiting[slot] = false;
         }
         rnrWaitingCount = 0;
+        responsesUnsent = 0;
         heldCount = 0;
         java.util.Arrays.fill(held, false);
         sendQueueSize = 0;

@@ -98,6 +98,7 @@ public final class SprayConnection
     private final int paths;
     private final int planes;
     private final int mtu;
+    private final int responderReads; // S10.2: READs this end serves at once, as it advertised
     private final int streams;
     private final CompletionQueue sendCq;
     private final CompletionQueue receiveCq;
@@ -156,6 +157,11 @@ public final class SprayConnection
         {
             throw new IllegalArgumentException("queue depths must be in 1..32768");
         }
+        if (c.responderReads < 1 || c.responderReads > SprayConnectionConfig.MAX_READS || c.peerWindow < 1 ||
+            c.peerReads < 1)
+        {
+            throw new IllegalArgumentException("READ limits must be in 1..255 and the peer's window at least 1");
+        }
         if (null == c.sendCq || null == c.receiveCq)
         {
             throw new IllegalArgumentException("completion queues are required");
@@ -169,6 +175,7 @@ public final class SprayConnection
         this.paths = c.paths;
         this.planes = config.planes;
         this.mtu = c.mtu;
+        this.responderReads = c.responderReads;
         this.streams = c.streams;
         this.sendCq = c.sendCq;
         this.receiveCq = c.receiveCq;
@@ -192,7 +199,7 @@ public final class SprayConnection
             scheduler, counters, engine.counters(), this::writeQuery);
         loss = new LossDetector(scheduler, resend, completions, refusals, config, counters, pathCounters);
         sender = new DataSender(slots, scheduler, resend, completions, loss, frames, auth, config, mtu, counters,
-            pathCounters, this::refuseReadResponse);
+            pathCounters, this::refuseReadResponse, c.peerWindow, c.peerReads);
         acks = new AckScheduler(paths, c.receiveInitialPsn, config, counters, pathCounters);
         tables = new BorrowedTables(engine.storagePool().bucket(ConnectionStorage.Shape.of(c)), config.storageLingerNanos,
             slots, inbound, marks, resend, scheduler);
@@ -353,9 +360,12 @@ public final class SprayConnection
             return; // S12.4, S12.7: counted; nothing changed, the path layer never saw it
         }
 
-        // message state needed before the path layer accepts the packet: without it the packet is dropped
-        // unseen, and the sender recovers it as a loss (tables borrowed only for an authentic packet)
-        if (!tables.borrow() || !roomFor(messageKind, streamId, msn, key, offset / mtu))
+        // message state needed before the path layer accepts the packet: without tables or any record the packet
+        // is dropped unseen, and the sender recovers it as a loss (tables borrowed only for an authentic packet);
+        // with a record but no room the path layer accepts it and its attempt is refused, RNR (S10.2)
+        final int room = tables.borrow() ? roomFor(messageKind, streamId, msn, key, offset / mtu) :
+            InboundMessages.NO_ROOM;
+        if (room == InboundMessages.NO_ROOM)
         {
             counters.increment(SprayCounters.NO_RESOURCES);
             return;
@@ -382,7 +392,7 @@ public final class SprayConnection
         }
         else
         {
-            inbound.accept(frame, path, messageKind, streamId, msn, key, offset, messageLength, payloadLength, now);
+            inbound.accept(frame, path, messageKind, streamId, msn, key, offset, messageLength, payloadLength, room, now);
         }
         if (verdict == AckScheduler.ACCEPT_ACK_NOW)
         {
@@ -413,13 +423,17 @@ public final class SprayConnection
         return inbound.authentic(frame, tag, messageKind, streamId, msn, key, offset);
     }
 
-    private boolean roomFor(final byte messageKind, final int streamId, final int msn, final long key, final int packet)
+    private int roomFor(final byte messageKind, final int streamId, final int msn, final long key, final int packet)
     {
         if (messageKind == READ_RESPONSE)
         {
-            return completions.roomForReadResponse(slots.slotFor(key), packet);
+            // its own READ's slot: a local limit, never refused to the peer
+            return completions.roomForReadResponse(slots.slotFor(key), packet) ? InboundMessages.ROOM :
+                InboundMessages.NO_ROOM;
         }
-        return inbound.roomFor(messageKind, streamId, msn, key, packet, slots.hasFree());
+        // S10.2: a READ needs a send slot for its response and, under the advertised limit, a response in progress
+        return inbound.roomFor(messageKind, streamId, msn, key, packet,
+            slots.hasFree() && slots.responsesUnsent() < responderReads);
     }
 
     void queueReadResponse(
@@ -818,12 +832,19 @@ public final class SprayConnection
 
     void sendNack(final int path, final int syndrome, final int streamId, final int msn, final int refusal)
     {
+        sendNack(path, syndrome, NegativeAckHeader.RNR_REASON_NO_RECEIVE, streamId, msn, refusal);
+    }
+
+    // S9.3, S10.2: an RNR NACK says what the receiver is not ready for and asks for its RNR timer
+    void sendNack(
+        final int path, final int syndrome, final int reason, final int streamId, final int msn, final int refusal)
+    {
         if (!frames.claimControl(scheduler.controlPath(path), SprayOpcodes.NACK))
         {
             return;
         }
-        frames.negativeAck(syndrome, streamId, msn,
-            syndrome == NegativeAckHeader.SYNDROME_RNR ? config.rnrTimerMicros : 0, refusal);
+        final boolean rnr = syndrome == NegativeAckHeader.SYNDROME_RNR;
+        frames.negativeAck(syndrome, rnr ? reason : 0, streamId, msn, rnr ? config.rnrTimerMicros : 0, refusal);
         counters.increment(SprayCounters.NACKS_SENT);
     }
 
@@ -833,7 +854,7 @@ public final class SprayConnection
         {
             return false;
         }
-        frames.negativeAck(NegativeAckHeader.SYNDROME_ACCEPTED, streamId, msn, 0, 0);
+        frames.negativeAck(NegativeAckHeader.SYNDROME_ACCEPTED, 0, streamId, msn, 0, 0);
         counters.increment(SprayCounters.QUERIES_SENT);
         return true;
     }
@@ -1015,6 +1036,18 @@ public final class SprayConnection
             }
         }
         return true;
+    }
+
+    /** @return messages started towards the peer and not completed: held to the peer's window (S10.2). */
+    int messagesStarted()
+    {
+        return slots.messagesStarted();
+    }
+
+    /** @return READs started towards the peer and not completed: held to the peer's READ limit (S10.2). */
+    int readsStarted()
+    {
+        return slots.readsStarted();
     }
 
     /** @return send work requests (and READ responses) not yet finished. */

@@ -14,6 +14,14 @@ public final class SprayConnectionConfig
     private static final long OUT_OF_BAND_K0 = 0x7370_7261_796E_6963L;
     private static final long OUT_OF_BAND_K1 = 0x6F6F_6220_6B65_7973L;
 
+    /** S10.2, S11: the inbound message window assumed of a peer that does not advertise one. */
+    public static final int DEFAULT_WINDOW = 1024;
+    /** S10.2, S11: the READ requests served at once by default, and assumed of a peer that does not advertise. */
+    public static final int DEFAULT_READS = 64;
+    /** The largest window and READ limit CONH can carry (u16, u8). */
+    public static final int MAX_WINDOW = 0xFFFF;
+    public static final int MAX_READS = 0xFF;
+
     int localCid;
     int remoteCid;
     int paths = 8;
@@ -31,6 +39,11 @@ public final class SprayConnectionConfig
     int receiveQueueDepth = 1024;
     int maxInboundMessages = 1024;
     int placementChunks = 1024;
+    /** S10.2: READ requests this end serves at once (its responses being sent), advertised in CONH {@code reads}. */
+    int responderReads = DEFAULT_READS;
+    /** S10.2: the peer's advertised inbound message window and READ limit, as clamped by {@link #peerLimits}. */
+    int peerWindow = DEFAULT_WINDOW;
+    int peerReads = DEFAULT_READS;
     // S12: the SipHash-2-4 keys of the two directions, set by the handshake (or agreed out of band for open())
     long sendKey0;
     long sendKey1;
@@ -60,6 +73,9 @@ public final class SprayConnectionConfig
         c.receiveQueueDepth = receiveQueueDepth;
         c.maxInboundMessages = maxInboundMessages;
         c.placementChunks = placementChunks;
+        c.responderReads = responderReads;
+        c.peerWindow = peerWindow;
+        c.peerReads = peerReads;
         c.sendKey0 = sendKey0;
         c.sendKey1 = sendKey1;
         c.receiveKey0 = receiveKey0;
@@ -212,6 +228,41 @@ public final class SprayConnectionConfig
     {
         this.placementChunks = chunks;
         return this;
+    }
+
+    /**
+     * @param reads READ requests this end serves at once, 1..255 (S10.2: advertised in CONH, as RoCEv2's responder
+     *              resources; a READ beyond it is refused with an RNR NACK and retried).
+     * @return this.
+     */
+    public SprayConnectionConfig responderReads(final int reads)
+    {
+        if (reads < 1 || reads > MAX_READS)
+        {
+            throw new IllegalArgumentException("responder reads must be in 1..255: " + reads);
+        }
+        this.responderReads = reads;
+        return this;
+    }
+
+    /**
+     * Takes the limits the peer advertised (S10.2; CONH {@code window}, {@code reads}), as any input, hostile:
+     * 0 (not advertised) means the defaults, anything else is held to what CONH can carry. The sender never has
+     * more messages started and not completed than the window, nor more READs than the limit (the rest wait).
+     *
+     * @return this.
+     */
+    SprayConnectionConfig peerLimits(final int window, final int reads)
+    {
+        peerWindow = window <= 0 ? DEFAULT_WINDOW : Math.min(window, MAX_WINDOW);
+        peerReads = reads <= 0 ? DEFAULT_READS : Math.min(reads, MAX_READS);
+        return this;
+    }
+
+    /** @return the inbound message window this end advertises (S10.2): its records less the reserve. */
+    int advertisedWindow()
+    {
+        return Math.min(MAX_WINDOW, InboundMessages.windowFor(maxInboundMessages));
     }
 
     /** @param send completions of sends. @param receive completions of receives. @return this. */

@@ -440,6 +440,15 @@ public final class SprayEngine
         return storagePool;
     }
 
+    /**
+     * @return whether an unsolicited answer may go now within the engine's response rate (S12.9), taking a token:
+     * RETRYs, REJECTs and the RNR NACKs of S10.2, so that no packet draws more than a bounded rate of answers.
+     */
+    boolean tryRespond(final long now)
+    {
+        return handshake.tryRespond(now);
+    }
+
     SprayHandshake handshake()
     {
         return handshake;

@@ -325,12 +325,15 @@ final class SprayFrames
     }
 
     /** Fills and sends the NACK (S9.3) or query claimed by {@link #claimControl}. */
-    void negativeAck(final int syndrome, final int streamId, final int msn, final int rnrTimerMicros, final int refusal)
+    void negativeAck(
+        final int syndrome, final int reason, final int streamId, final int msn, final int rnrTimerMicros,
+        final int refusal)
     {
         final MemorySegment buffer = output.buffer();
         final long base = output.offset();
         final long nakh = base + writer.payloadOffset() - NegativeAckHeader.LENGTH;
         NegativeAckHeader.syndrome(buffer, nakh, syndrome);
+        NegativeAckHeader.reason(buffer, nakh, reason);
         NegativeAckHeader.stream(buffer, nakh, streamId);
         NegativeAckHeader.msn(buffer, nakh, msn);
         NegativeAckHeader.rnrTimerMicros(buffer, nakh, rnrTimerMicros);

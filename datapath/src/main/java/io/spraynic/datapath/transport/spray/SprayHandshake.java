@@ -287,7 +287,7 @@ public final class SprayHandshake
         final SprayConnectionConfig c = p.config;
         to(c.remoteIsIpv6[0], c.remoteIpv4[0], c.remoteIpv6High[0], c.remoteIpv6Low[0], c.remoteMac[0]);
         if (writeHandshake(SprayOpcodes.CONNECT, 0, c.sourcePortBase, c.paths, c.mtu, c.streams, c.localCid,
-            c.sendInitialPsn, p.token, 0, p.cookie, p.ephemeral.publicKey, c))
+            c.sendInitialPsn, p.token, 0, p.cookie, p.ephemeral.publicKey, c, c))
         {
             p.tries++;
         }
@@ -382,7 +382,7 @@ public final class SprayHandshake
         final SprayConnectionConfig c = a.config();
         to(ipv6, peerIpv4, peerHigh, peerLow, peerMac);
         writeHandshake(SprayOpcodes.CONNECT_ACK, c.remoteCid, c.sourcePortBase, c.paths, c.mtu, c.streams, c.localCid,
-            c.sendInitialPsn, token, 0, null, a.responderPublic(), null);
+            c.sendInitialPsn, token, 0, null, a.responderPublic(), null, c);
     }
 
     // S9.1 step 4: limits, then the connection; null when refused (the REJECT is sent here)
@@ -417,6 +417,7 @@ public final class SprayHandshake
             .mtu(Math.min(template.mtu, ConnectionHeader.mtu(seg, conh)))
             .streams(Math.min(template.streams, ConnectionHeader.streams(seg, conh)))
             .initialPsns(engine.secrets().nextInt(1 << 24), ConnectionHeader.initialPsn(seg, conh))
+            .peerLimits(ConnectionHeader.window(seg, conh), ConnectionHeader.reads(seg, conh))
             .keys(k[2], k[3], k[0], k[1]);
         peerAddresses(frame, seg, conh, hsb, config);
         if (null != acceptListener)
@@ -489,6 +490,12 @@ public final class SprayHandshake
         }
     }
 
+    /** @return whether a response may go now within the engine's rate (S12.9, S10.2); takes a token if so. */
+    boolean tryRespond(final long now)
+    {
+        return limits.tryRespond(now);
+    }
+
     // a REJECT to the CONNECT's source (addressed by to(...) before), within the response rate limit
     private void refuse(final RoceFrame frame, final int initiatorCid, final long token, final int reason, final long now)
     {
@@ -507,7 +514,7 @@ public final class SprayHandshake
             return;
         }
         if (writeHandshake(SprayOpcodes.CONNECT_REJECT, initiatorCid, frame.udpSourcePort(), 0, 0, 0, 0, 0, token,
-            reason, null, null, null))
+            reason, null, null, null, null))
         {
             engine.counters().increment(SprayCounters.CONNECT_REJECTS_SENT);
         }
@@ -524,7 +531,7 @@ public final class SprayHandshake
         }
         final byte[] cookie = cookies.issue(now, source.high(), source.low(), initiatorCid, token, scratchPublic);
         if (writeHandshake(SprayOpcodes.CONNECT_RETRY, initiatorCid, frame.udpSourcePort(), 0, 0, 0, 0, 0, token, 0,
-            cookie, new byte[HandshakeCrypto.PUBLIC_KEY_LENGTH], null))
+            cookie, new byte[HandshakeCrypto.PUBLIC_KEY_LENGTH], null, null))
         {
             engine.counters().increment(SprayCounters.CONNECT_RETRIES_SENT);
         }
@@ -618,6 +625,7 @@ public final class SprayHandshake
             .mtu(Math.min(c.mtu, ConnectionHeader.mtu(seg, conh)))
             .streams(Math.min(c.streams, ConnectionHeader.streams(seg, conh)))
             .initialPsns(c.sendInitialPsn, ConnectionHeader.initialPsn(seg, conh))
+            .peerLimits(ConnectionHeader.window(seg, conh), ConnectionHeader.reads(seg, conh))
             .keys(k[0], k[1], k[2], k[3]);
         pending.remove(p); // its CID is the connection's from here
         try
@@ -658,7 +666,8 @@ public final class SprayHandshake
 
     /**
      * Writes a CONNECT, CONNECT_RETRY, CONNECT_ACK (CONH + handshake block, S5.4, S5.6; a CONNECT with the
-     * address list of S5.5 after it) or CONNECT_REJECT (CONH with the reason), addressed by to(...) just before.
+     * address list of S5.5 after it) or CONNECT_REJECT (CONH with the reason), addressed by to(...) just before;
+     * a CONNECT or CONNECT_ACK advertises the limits of {@code limitsOf} (S10.2).
      */
     private boolean writeHandshake(
         final int opcode,
@@ -673,7 +682,8 @@ public final class SprayHandshake
         final int reason,
         final byte[] cookie,
         final byte[] publicKey,
-        final SprayConnectionConfig addressesFor)
+        final SprayConnectionConfig addressesFor,
+        final SprayConnectionConfig limitsOf)
     {
         final SprayConfig config = engine.config();
         final RoceFrameWriter writer = engine.writer(0);
@@ -695,6 +705,11 @@ public final class SprayHandshake
             config.planes, mtu, streams, senderCid, initialPsn, (int)Math.min(Integer.MAX_VALUE, config.capacityMbps),
             token);
         ConnectionHeader.reason(seg, conh, reason);
+        if (null != limitsOf)
+        {
+            // S10.2: this end's inbound message window and the READs it serves at once (CONNECT, CONNECT_ACK)
+            ConnectionHeader.limits(seg, conh, limitsOf.advertisedWindow(), limitsOf.responderReads);
+        }
         if (block)
         {
             seg.asSlice(hsb, HandshakeBlock.LENGTH).fill((byte)0);

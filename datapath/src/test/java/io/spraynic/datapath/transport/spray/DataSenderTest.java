@@ -86,7 +86,7 @@ class DataSenderTest
     private final LossDetector loss = new LossDetector(scheduler, resend, completions, new Refusals(), config, counters, pathCounters);
     private final DataSender sender = new DataSender(slots, scheduler, resend, completions, loss,
         new SprayFrames(engine, connection, auth, counters, pathCounters, slots, scheduler), auth, config, MTU,
-        counters, pathCounters, this::refuse);
+        counters, pathCounters, this::refuse, SprayConnectionConfig.DEFAULT_WINDOW, SprayConnectionConfig.DEFAULT_READS);
     private final MemoryRegion source = pd.register(Arena.ofAuto().allocate(16 * MTU), AccessFlags.NONE);
 
     private int refusalsAsked;

@@ -68,6 +68,8 @@ final class SprayTestBed implements AutoCloseable
         boolean resolverMustNotBeAsked;
         /** The responder's limit on paths (the initiator's is {@link #paths}). */
         int responderPaths = 8;
+        /** Further settings of a side's connections (host 1 is A, 2 is B; with a handshake, B's listener's). */
+        java.util.function.BiConsumer<Integer, SprayConnectionConfig> configureConnection = (host, config) -> { };
         /** Further settings of a side's engine (host 1 is A, 2 is B). */
         java.util.function.BiConsumer<Integer, SprayConfig> configure = (host, config) -> { };
         /** With {@link #handshake}: B listens (else its CONNECTs are refused with NO_LISTENER). */
@@ -251,6 +253,7 @@ final class SprayTestBed implements AutoCloseable
             .mtu(options.mtu).streams(options.streams).initialPsns(sendPsn, receivePsn)
             .depths(options.depth, options.depth, options.depth).completionQueues(sendCq, receiveCq)
             .sourcePortBase(0xC000 + remoteHost * 0x100);
+        options.configureConnection.accept(remoteHost == 1 ? 2 : 1, c);
         for (int p = 0; p < options.planes; p++)
         {
             if (options.ipv6)
