@@ -92,7 +92,13 @@ public final class Icrc
         final long icrcOffset)
     {
         final int headersLength = ipHeaderLength + UdpHeader.LENGTH + BaseTransportHeader.LENGTH;
-        MemorySegment.copy(s, ipOffset, scratchSegment, MASKED_LRH_LENGTH, headersLength);
+        final int scratchLength = MASKED_LRH_LENGTH + headersLength;
+        final long restOffset = ipOffset + headersLength;
+        final long restLength = icrcOffset - restOffset;
+        final boolean inline = restLength >= 0 && restLength <= INLINE_REST_LENGTH;
+        // a small packet's rest lies behind its headers in one copy
+        MemorySegment.copy(s, ipOffset, scratchSegment, MASKED_LRH_LENGTH,
+            inline ? headersLength + (int)restLength : headersLength);
         final byte[] b = scratch;
         final int ip = MASKED_LRH_LENGTH;
         if (ipVersion == 4)
@@ -116,15 +122,10 @@ public final class Icrc
         b[udp + UdpHeader.CHECKSUM_OFFSET + 1] = (byte)0xFF;
         b[udp + UdpHeader.LENGTH + BaseTransportHeader.RESV8A_OFFSET] = (byte)0xFF;
 
-        final int scratchLength = MASKED_LRH_LENGTH + headersLength;
-        final long restOffset = ipOffset + headersLength;
-        final long restLength = icrcOffset - restOffset;
-        if (restLength <= INLINE_REST_LENGTH)
+        crc32.reset();
+        if (inline)
         {
-            final int inlineLength = (int)restLength;
-            MemorySegment.copy(s, restOffset, scratchSegment, scratchLength, inlineLength);
-            crc32.reset();
-            crc32.update(b, 0, scratchLength + inlineLength);
+            crc32.update(b, 0, scratchLength + (int)restLength);
             return (int)crc32.getValue();
         }
         final ByteBuffer view = view(s, restOffset, icrcOffset);
@@ -134,7 +135,6 @@ public final class Icrc
             state = update(state, s, restOffset, restLength);
             return ~state;
         }
-        crc32.reset();
         crc32.update(b, 0, scratchLength);
         final long base = cachedBase;
         view.limit((int)(icrcOffset - base)).position((int)(restOffset - base));
