@@ -40,8 +40,15 @@ public final class Icrc
     private static final ValueLayout.OfInt INT_LE = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfLong LONG_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final int MASKED_LRH_LENGTH = 8;
-    private static final int SCRATCH_LENGTH = MASKED_LRH_LENGTH + Ipv4Header.MAX_LENGTH + UdpHeader.LENGTH +
+    private static final int HEADERS_SCRATCH_LENGTH = MASKED_LRH_LENGTH + Ipv4Header.MAX_LENGTH + UdpHeader.LENGTH +
         BaseTransportHeader.LENGTH;
+    /**
+     * Up to this many bytes after the BTH are copied beside the masked headers, so that a small packet takes one
+     * CRC32 call over one heap array: the ByteBuffer path costs a second intrinsic call (each with a fixed
+     * setup cost), a scope acquire and release, and position/limit checks, which dominate a 64 B packet.
+     */
+    static final int INLINE_REST_LENGTH = 512;
+    private static final int SCRATCH_LENGTH = HEADERS_SCRATCH_LENGTH + INLINE_REST_LENGTH;
     private static final int[][] TABLES = slicingTables();
     /** Segments over 2 GiB are viewed through 1 GiB windows starting at multiples of 512 MiB. */
     private static final long WINDOW_ALIGNMENT = 1L << 29;
@@ -85,7 +92,13 @@ public final class Icrc
         final long icrcOffset)
     {
         final int headersLength = ipHeaderLength + UdpHeader.LENGTH + BaseTransportHeader.LENGTH;
-        MemorySegment.copy(s, ipOffset, scratchSegment, MASKED_LRH_LENGTH, headersLength);
+        final int scratchLength = MASKED_LRH_LENGTH + headersLength;
+        final long restOffset = ipOffset + headersLength;
+        final long restLength = icrcOffset - restOffset;
+        final boolean inline = restLength >= 0 && restLength <= INLINE_REST_LENGTH;
+        // a small packet's rest lies behind its headers in one copy
+        MemorySegment.copy(s, ipOffset, scratchSegment, MASKED_LRH_LENGTH,
+            inline ? headersLength + (int)restLength : headersLength);
         final byte[] b = scratch;
         final int ip = MASKED_LRH_LENGTH;
         if (ipVersion == 4)
@@ -109,9 +122,12 @@ public final class Icrc
         b[udp + UdpHeader.CHECKSUM_OFFSET + 1] = (byte)0xFF;
         b[udp + UdpHeader.LENGTH + BaseTransportHeader.RESV8A_OFFSET] = (byte)0xFF;
 
-        final int scratchLength = MASKED_LRH_LENGTH + headersLength;
-        final long restOffset = ipOffset + headersLength;
-        final long restLength = icrcOffset - restOffset;
+        crc32.reset();
+        if (inline)
+        {
+            crc32.update(b, 0, scratchLength + (int)restLength);
+            return (int)crc32.getValue();
+        }
         final ByteBuffer view = view(s, restOffset, icrcOffset);
         if (view == null)
         {
@@ -119,7 +135,6 @@ public final class Icrc
             state = update(state, s, restOffset, restLength);
             return ~state;
         }
-        crc32.reset();
         crc32.update(b, 0, scratchLength);
         final long base = cachedBase;
         view.limit((int)(icrcOffset - base)).position((int)(restOffset - base));

@@ -148,4 +148,92 @@ class IcrcTest
             assertEquals(0x6267B29A, icrc.compute(huge, 114, 4, 20, icrcOffset));
         }
     }
+
+    @Test
+    void shouldAgreeWithAMaskedReferenceOnBothSidesOfTheInlineCopyLimit()
+    {
+        // small packets are copied beside the masked headers and go to CRC32 in one call, larger ones through a
+        // ByteBuffer view: both must give what CRC32 gives over the masked bytes, whatever the payload
+        final Random random = new Random(7);
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment memory = arena.allocate(4096);
+            for (final boolean ipv6 : new boolean[]{false, true})
+            {
+                final RoceFrameWriter writer = new RoceFrameWriter().ethernet(0x020000000001L, 0x020000000002L)
+                    .opcode(Opcode.RC_SEND_ONLY).destQp(9).dscp(26).ecn(1).ttl(17).resv8a(0x5A);
+                if (ipv6)
+                {
+                    writer.ipv6(1L, 2L, 3L, 4L).flowLabel(0xABCDE);
+                }
+                else
+                {
+                    writer.ipv4(0x0A000001, 0x0A000002);
+                }
+                final int ipHeaderLength = ipv6 ? Ipv6Header.LENGTH : Ipv4Header.LENGTH;
+                final int headersLength = ipHeaderLength + UdpHeader.LENGTH + BaseTransportHeader.LENGTH;
+                for (int payload = 0; payload <= Icrc.INLINE_REST_LENGTH + 64; payload++)
+                {
+                    final byte[] noise = new byte[4096];
+                    random.nextBytes(noise);
+                    MemorySegment.copy(MemorySegment.ofArray(noise), 0, memory, 0, noise.length);
+                    final int length = writer.psn(payload).writeFrame(memory, 0, payload);
+                    final long icrcOffset = length - Icrc.LENGTH;
+                    assertEquals(masked(memory, ipv6, ipHeaderLength, headersLength, icrcOffset),
+                        icrc.compute(memory, EthernetHeader.LENGTH, ipv6 ? 6 : 4, ipHeaderLength, icrcOffset),
+                        (ipv6 ? "IPv6" : "IPv4") + " payload " + payload);
+                }
+            }
+        }
+    }
+
+    private static int masked(final MemorySegment memory, final boolean ipv6, final int ipHeaderLength,
+        final int headersLength, final long icrcOffset)
+    {
+        final int ip = EthernetHeader.LENGTH;
+        final byte[] packet = memory.asSlice(ip, icrcOffset - ip).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+        if (ipv6)
+        {
+            packet[0] |= 0x0F;
+            packet[1] = (byte)0xFF;
+            packet[2] = (byte)0xFF;
+            packet[3] = (byte)0xFF;
+            packet[7] = (byte)0xFF;
+        }
+        else
+        {
+            packet[1] = (byte)0xFF;
+            packet[8] = (byte)0xFF;
+            packet[10] = (byte)0xFF;
+            packet[11] = (byte)0xFF;
+        }
+        packet[ipHeaderLength + 6] = (byte)0xFF;
+        packet[ipHeaderLength + 7] = (byte)0xFF;
+        packet[ipHeaderLength + UdpHeader.LENGTH + 4] = (byte)0xFF;
+        assertEquals(headersLength, ipHeaderLength + 20);
+        final CRC32 reference = new CRC32();
+        reference.update(new byte[]{-1, -1, -1, -1, -1, -1, -1, -1});
+        reference.update(packet);
+        return (int)reference.getValue();
+    }
+
+    @Test
+    void shouldViewLargeFramesDeepInsideSegmentsLargerThan2GiB()
+    {
+        // a payload past the inline copy limit takes the ByteBuffer view, windowed in a segment over 2 GiB
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment native4k = arena.allocate(4096);
+            final int length = new RoceFrameWriter().ethernet(1L, 2L).ipv4(0x0A000001, 0x0A000002)
+                .opcode(Opcode.RC_SEND_ONLY).destQp(3).writeFrame(native4k, 100, Icrc.INLINE_REST_LENGTH + 200);
+            final long icrcOffset = 100 + length - Icrc.LENGTH;
+            final int expected = icrc.compute(native4k, 114, 4, 20, icrcOffset);
+            assertEquals(Icrc.read(native4k, icrcOffset), expected, "the writer's ICRC");
+            final long deep = 5L << 29;
+            org.junit.jupiter.api.Assumptions.assumeTrue(native4k.address() > deep, "allocation too low in memory");
+            final MemorySegment huge = MemorySegment.ofAddress(native4k.address() - deep).reinterpret(3L << 30);
+            assertEquals(expected, icrc.compute(huge, deep + 114, 4, 20, deep + icrcOffset));
+            assertEquals(expected, icrc.compute(native4k.reinterpret(3L << 30), 114, 4, 20, icrcOffset));
+        }
+    }
 }
