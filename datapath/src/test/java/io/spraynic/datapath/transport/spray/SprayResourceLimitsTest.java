@@ -368,7 +368,7 @@ class SprayResourceLimitsTest
             assertEquals(2, done.size());
             done.forEach(wc -> assertEquals(WorkCompletionStatus.SUCCESS, wc.status(), wc::toString));
             assertEquals(-1L, dst.segment().asSlice(PACKET, PACKET).mismatch(src.segment().asSlice(PACKET, PACKET)));
-            assertEquals(0, bed.agentA.faults() + bed.agentB.faults(), "nothing threw");
+            assertEquals(0, bed.workerA.faults() + bed.workerB.faults(), "nothing threw");
         }
     }
 }
