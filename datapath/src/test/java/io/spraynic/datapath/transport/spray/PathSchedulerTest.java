@@ -260,4 +260,36 @@ class PathSchedulerTest
         org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
             () -> new SprayConfig().portRotation(-1, 16));
     }
+
+    @Test
+    void shouldLeaveTheLateMarginOutOfTheRtoOfAPathSilentWhileASiblingAnswersLaterPacketsS681()
+    {
+        final PathScheduler scheduler = new PathScheduler(3, new SprayConfig().lateMarginMaxNanos(10_000_000),
+            new SplittableRandom(7), 1000, 50_000);
+        for (int path = 0; path < 3; path++)
+        {
+            scheduler.rtts[path].onSample(20_000);
+        }
+        scheduler.refreshSiblingEstimates();
+        scheduler.sendWindows[0].send(1, 1_000_000);
+        final long plain = scheduler.rtoNanos(0);
+        scheduler.rtts[0].onSpuriousTimeout(5_000_000);
+        final long margin = scheduler.rtts[0].lateMarginNanos();
+        assertTrue(margin > 0);
+        assertEquals(plain + margin, scheduler.rtoNanos(0), "nobody answered: the margin applies");
+
+        final long due = 1_000_000 + scheduler.ackExpectedWithinNanos(0);
+        scheduler.answered(1, due);
+        assertEquals(plain + margin, scheduler.rtoNanos(0), "a packet sent when path 0's ACK was due: not later");
+        scheduler.answered(2, due + 1);
+        assertEquals(plain, scheduler.rtoNanos(0), "path 2 answered a packet sent after it: path 0 is silent alone");
+        scheduler.fail(2, 0);
+        assertEquals(plain + margin, scheduler.rtoNanos(0), "only live siblings count");
+
+        for (int round = 0; round < 40; round++)
+        {
+            scheduler.endLossSample(0);
+        }
+        assertEquals(0, scheduler.rtts[0].lateMarginNanos(), "clean sample rounds narrow it away");
+    }
 }
