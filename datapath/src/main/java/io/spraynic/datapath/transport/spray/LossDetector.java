@@ -199,7 +199,7 @@ final class LossDetector implements PathSendWindow.Listener
     {
         timeoutUndecided[path] = false;
         counters.increment(SprayCounters.SPURIOUS_TIMEOUTS);
-        rtts[path].onSpuriousTimeout(lateRttNanos);
+        scheduler.onSpuriousTimeout(path, lateRttNanos);
     }
 
     public void onLost(final long handle, final int psn)

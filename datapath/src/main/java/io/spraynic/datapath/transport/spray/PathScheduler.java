@@ -60,6 +60,8 @@ final class PathScheduler
     // S6.8: the slowest sampled path's estimates, for paths without samples (refreshed every tick)
     private long siblingSrtt;
     private long siblingRttvar;
+    // S6.8.1: loss samples ended since the late margin last narrowed
+    private int lateMarginRounds;
     // S7.6: since when every path is failed
     private long allFailedSince = NONE;
 
@@ -264,7 +266,15 @@ final class PathScheduler
     {
         previousSent[path] = sampleSent[path];
         previousLost[path] = sampleLost[path];
-        rtts[path].decayLateMargin(); // S6.8.1: a clean round (one found spurious raised it since)
+        if (++lateMarginRounds >= paths)
+        {
+            // S6.8.1: the connection's late margin narrows once per P samples (every 256 x P packets it sends)
+            lateMarginRounds = 0;
+            for (int other = 0; other < paths; other++)
+            {
+                rtts[other].decayLateMargin();
+            }
+        }
         sampleSent[path] = 0;
         sampleLost[path] = 0;
         for (int other = 0; other < paths; other++)
@@ -450,6 +460,22 @@ final class PathScheduler
         final boolean silentAlone = rtts[path].lateMarginNanos() > 0 &&
             othersAnsweredSentAfter(path, sendWindows[path].oldestSentAtNanos() + ackExpectedWithinNanos(path));
         return rtts[path].rtoNanos(siblingSrtt, siblingRttvar, !silentAlone);
+    }
+
+    /**
+     * S6.8.1: a timeout of the path was spurious: its backoff is undone and the connection's late margin, which all
+     * its paths share (a descheduled thread delays them all), widens to cover the packet that was late.
+     *
+     * @param lateRttNanos the round trip of the packet the timeout gave up on.
+     */
+    void onSpuriousTimeout(final int path, final long lateRttNanos)
+    {
+        rtts[path].onSpuriousTimeout(lateRttNanos);
+        final long margin = rtts[path].lateMarginNanos();
+        for (int other = 0; other < paths; other++)
+        {
+            rtts[other].lateMarginNanos(margin);
+        }
     }
 
     /** S6.8.1: whether another live path acknowledged a first transmission sent after {@code sentAfterNanos}. */

@@ -16,6 +16,8 @@ package io.spraynic.datapath.transport.spray;
  * The late margin (S6.8.1) is learnt: a timeout found spurious ({@link #onSpuriousTimeout}: the packet it gave up on
  * arrived after all) widens it to cover how late that packet was, at least doubling it, up to its cap; each clean
  * sample round narrows it by a quarter ({@link #decayLateMargin}), as RACK adapts its reordering window (RFC 8985).
+ * The connection keeps one margin for all its paths ({@link PathScheduler}): descheduling is the hosts', not a
+ * route's.
  * It is added above the clamped RTO and raises the ceiling with it, so that a host whose threads are descheduled
  * for longer than {@code rtoMax} stops timing out packets that are merely waiting for a CPU.
  */
@@ -124,6 +126,12 @@ public final class RttEstimator
             Math.max(Math.max(2 * lateMarginNanos, Math.max(slackNanos, 1_000)), shortBy + shortBy / 4));
     }
 
+    /** S6.8.1: the connection's late margin, learnt on another of its paths (at most the cap). */
+    public void lateMarginNanos(final long nanos)
+    {
+        lateMarginNanos = Math.max(0, Math.min(lateMarginMaxNanos, nanos));
+    }
+
     /** S6.8.1: a sample round without a spurious timeout: the late margin narrows by a quarter. */
     public void decayLateMargin()
     {
@@ -223,7 +231,11 @@ public final class RttEstimator
 
     private long rto(final long srtt, final long rttvar, final long lateMargin)
     {
-        final long base = Math.max(rtoMinNanos, Math.min(rtoMaxNanos, srtt + Math.max(4 * rttvar, slackNanos)));
-        return Math.min(rtoMaxNanos + lateMargin, (base + lateMargin) << backoff);
+        // rtoMax bounds the variation's share, never the RTO below srtt + slack: on a loaded host a path's round
+        // trip can exceed rtoMax (measured on the Linux ECMP lab: srtt up to 1.5 s against rtoMax 200 ms), and an
+        // RTO under it times out every packet of the path
+        final long ceiling = Math.max(rtoMaxNanos, srtt + slackNanos);
+        final long base = Math.max(rtoMinNanos, Math.min(ceiling, srtt + Math.max(4 * rttvar, slackNanos)));
+        return Math.min(ceiling + lateMargin, (base + lateMargin) << backoff);
     }
 }

@@ -273,9 +273,11 @@ class PathSchedulerTest
         scheduler.refreshSiblingEstimates();
         scheduler.sendWindows[0].send(1, 1_000_000);
         final long plain = scheduler.rtoNanos(0);
-        scheduler.rtts[0].onSpuriousTimeout(5_000_000);
+        scheduler.onSpuriousTimeout(0, 5_000_000);
         final long margin = scheduler.rtts[0].lateMarginNanos();
         assertTrue(margin > 0);
+        assertEquals(margin, scheduler.rtts[1].lateMarginNanos(), "one margin for the connection's paths");
+        assertEquals(margin, scheduler.rtts[2].lateMarginNanos());
         assertEquals(plain + margin, scheduler.rtoNanos(0), "nobody answered: the margin applies");
 
         final long due = 1_000_000 + scheduler.ackExpectedWithinNanos(0);
@@ -286,9 +288,14 @@ class PathSchedulerTest
         scheduler.fail(2, 0);
         assertEquals(plain + margin, scheduler.rtoNanos(0), "only live siblings count");
 
-        for (int round = 0; round < 40; round++)
+        scheduler.endLossSample(0);
+        scheduler.endLossSample(1);
+        assertEquals(margin, scheduler.rtts[0].lateMarginNanos(), "two of three paths' samples: not yet");
+        scheduler.endLossSample(0);
+        assertEquals(margin - margin / 4, scheduler.rtts[2].lateMarginNanos(), "P samples: a quarter less");
+        for (int round = 0; round < 300; round++)
         {
-            scheduler.endLossSample(0);
+            scheduler.endLossSample(round % 3);
         }
         assertEquals(0, scheduler.rtts[0].lateMarginNanos(), "clean sample rounds narrow it away");
     }

@@ -100,6 +100,19 @@ class RttEstimatorTest
     }
 
     @Test
+    void shouldNeverTimeOutBelowTheSmoothedRttWhenItExceedsRtoMaxS681()
+    {
+        final RttEstimator rtt = new RttEstimator(5_000_000, 200_000_000, 1_000_000, 5_000_000);
+        rtt.onSample(680_000_000); // a descheduled host's path
+        assertEquals(685_000_000, rtt.rtoNanos(), "srtt + slack, not rtoMax's 200 ms: that would time out all");
+        rtt.onTimeout();
+        assertEquals(685_000_000, rtt.rtoNanos(), "the backoff's ceiling too");
+        final RttEstimator below = new RttEstimator(5_000_000, 200_000_000, 1_000_000, 5_000_000);
+        below.onSample(100_000_000);
+        assertEquals(200_000_000, below.rtoNanos(), "100 + 4 x 50 ms: rtoMax bounds the variation's share");
+    }
+
+    @Test
     void shouldLearnNoLateMarginWithoutACapS681()
     {
         final RttEstimator rtt = new RttEstimator(50_000, 10_000_000, 100_000, 5_000);
