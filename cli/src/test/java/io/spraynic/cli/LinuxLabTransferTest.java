@@ -159,10 +159,11 @@ class LinuxLabTransferTest
             // why A sent more than the routers dropped: what A took for lost, what B received twice, and how long
             // the paths' round trips were against the RTO's ceiling (rtoMax, 10 ms)
             final String why = format("A->B: routers dropped %d data packets, A sent %d twice (lost %d, retransmitted " +
-                "%d, moved %d; RTOs %d, tail probes %d, ACKs taken %d, stale %d); B received %d twice and saw %d gaps; " +
+                "%d, moved %d; RTOs %d of which found spurious %d, tail probes %d, ACKs taken %d, stale %d); B received %d twice and saw %d gaps; " +
                 "A's paths' smoothed RTT %.2f-%.2f ms (smallest and largest seen), B's %.2f-%.2f ms", sprayAb[1],
                 sprayAb[0], spray.connection("lost"), spray.connection("retransmitted"), spray.connection("moved"),
-                spray.connection("timeouts"), spray.connection("probes_sent"), spray.connection("acks_received"),
+                spray.connection("timeouts"), spray.connection("spurious_timeouts"), spray.connection("probes_sent"),
+                spray.connection("acks_received"),
                 spray.connection("acks_stale"), LabPeers.connection(atB, "duplicates"),
                 LabPeers.connection(atB, "sack_gaps"), spray.smallestSrttMillis(), spray.largestSrttMillis(),
                 LabPeers.smallestSrttMillis(smallestAtB), LabPeers.largestSrttMillis(atB));

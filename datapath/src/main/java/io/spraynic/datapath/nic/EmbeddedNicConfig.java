@@ -101,7 +101,9 @@ public final class EmbeddedNicConfig
      * all stopped answering (its peer's threads starved) is given 10 s, not 1 s, before it fails. The timer
      * granularity (S6.8's slack) is a few scheduling quanta, 5 ms: an RTO stays that far above the smoothed RTT,
      * and a timed-out path only moves packets overdue by that much (S7.4.1), so a descheduled thread's late
-     * ACKs are not taken for losses. The pacer's bucket holds up to 1 ms of the rate (S8.4; 64 KiB at most),
+     * ACKs are not taken for losses; a timeout found spurious widens that path's RTO by a learnt late margin, up
+     * to 2 s (S6.8.1: descheduling here lasts up to hundreds of milliseconds), which is left out while a sibling
+     * path shows the path silent alone, so a dead link is still found after three plain RTOs. The pacer's bucket holds up to 1 ms of the rate (S8.4; 64 KiB at most),
      * so a thread that waited for its core may send what it owes in one burst; and a sender counts as active
      * (S8.3), and starts afresh with a probe and its start budget (S8.3.1), on a 10 ms scale, not 20 us, so that
      * a descheduled application thread does not make every message a new start that waits a round trip.
@@ -112,7 +114,7 @@ public final class EmbeddedNicConfig
     {
         return new SprayConfig().rto(5_000_000L, 200_000_000L).initialRttNanos(1_000_000L).probeMinNanos(2_000_000L)
             .connectBackoffNanos(10_000_000L).connectionTimeoutNanos(10_000_000_000L).rtoSlackNanos(5_000_000L)
-            .burstNanos(1_000_000L).activityWindowNanos(10_000_000L);
+            .lateMarginMaxNanos(2_000_000_000L).burstNanos(1_000_000L).activityWindowNanos(10_000_000L);
     }
 
     /** @param mode the transport: SPRAY or ROCEV2. @return this. */

@@ -53,6 +53,11 @@ final class LossDetector implements PathSendWindow.Listener
     private final LongConsumer relocator = this::queueRelocation;
     /** Per path: the wait before its next RESYNC probe while it is failed (S7.5); 0 until its first. */
     private final long[] resyncIntervals;
+    // S6.8.1, per path: whether its last timeout is not yet judged spurious or not, the PSN it sent again, and when
+    // that PSN had been sent before
+    private final boolean[] timeoutUndecided;
+    private final int[] timeoutPsn;
+    private final long[] timeoutSentAt;
     private int relocatingFrom;
 
     // ---- the ACK being applied
@@ -80,6 +85,9 @@ final class LossDetector implements PathSendWindow.Listener
         this.counters = counters;
         this.pathCounters = pathCounters;
         this.resyncIntervals = new long[sendWindows.length];
+        this.timeoutUndecided = new boolean[sendWindows.length];
+        this.timeoutPsn = new int[sendWindows.length];
+        this.timeoutSentAt = new long[sendWindows.length];
     }
 
     // ---- ACKs (S6.5)
@@ -153,12 +161,45 @@ final class LossDetector implements PathSendWindow.Listener
     public void onAcked(final long handle, final int psn, final long rttNanos)
     {
         rtts[ackPath].onSample(rttNanos);
+        if (rttNanos >= 0)
+        {
+            scheduler.answered(ackPath, ackNow - rttNanos);
+        }
         if (handle == PROBE_HANDLE)
         {
             probeAcked = true;
             return;
         }
         completions.onPacketAcked(handle, ackNow);
+    }
+
+    // S6.8.1: a packet relocated at a timeout arrived on its first transmission: the timeout was spurious
+    public void onRelocatedArrived(final int psn, final long rttNanos)
+    {
+        if (timeoutUndecided[ackPath])
+        {
+            onSpuriousTimeout(ackPath, rttNanos);
+        }
+    }
+
+    // S6.8.1: the packet a timeout sent again is acknowledged sooner after it than any round trip of the path
+    // (RFC 8985 S6.2): an earlier transmission arrived, the timeout was spurious; later than that, it may have been
+    // the retransmission (Karn): undecided still, a relocated packet's arrival may yet show it spurious
+    public void onRetransmissionAcked(final int psn, final long sinceResendNanos)
+    {
+        final int path = ackPath;
+        if (timeoutUndecided[path] && psn == timeoutPsn[path] && rtts[path].hasSample() &&
+            sinceResendNanos < rtts[path].minRttNanos())
+        {
+            onSpuriousTimeout(path, ackNow - timeoutSentAt[path]);
+        }
+    }
+
+    private void onSpuriousTimeout(final int path, final long lateRttNanos)
+    {
+        timeoutUndecided[path] = false;
+        counters.increment(SprayCounters.SPURIOUS_TIMEOUTS);
+        scheduler.onSpuriousTimeout(path, lateRttNanos);
     }
 
     public void onLost(final long handle, final int psn)
@@ -246,6 +287,9 @@ final class LossDetector implements PathSendWindow.Listener
         // add copies to that queue and undo the backoff, so the oldest is retransmitted here (S6.8)
         final int psn = window.basePsn();
         final long handle = window.oldestHandle(); // the placeholder when the oldest was relocated
+        timeoutUndecided[path] = true;
+        timeoutPsn[path] = psn;
+        timeoutSentAt[path] = oldestSentAt;
         window.retransmitted(psn, now);
         if (handle != PROBE_HANDLE)
         {
@@ -276,6 +320,7 @@ final class LossDetector implements PathSendWindow.Listener
     private void failPath(final int path, final long now)
     {
         resyncIntervals[path] = 0;
+        timeoutUndecided[path] = false;
         scheduler.fail(path, now);
         counters.increment(SprayCounters.PATH_FAILURES);
         pathCounters[path].increment(SprayCounters.PATH_FAILURES);
@@ -286,6 +331,7 @@ final class LossDetector implements PathSendWindow.Listener
     private void restorePath(final int path, final long now)
     {
         resyncIntervals[path] = 0;
+        timeoutUndecided[path] = false;
         scheduler.restore(path, now);
         counters.increment(SprayCounters.PATH_RESTORES);
         pathCounters[path].increment(SprayCounters.PATH_RESTORES);

@@ -42,6 +42,8 @@ final class PathScheduler
     final long[] lastProbeAt;
     final long[] nextResyncAt;
     final int[] consecutiveTimeouts;
+    /** S6.8.1: when the newest packet acknowledged on each path (first transmissions only) was sent. */
+    final long[] answeredSentAt;
     private final int[] lastAckSequence;
     private final boolean[] ackSequenceSeen;
     private final int[] wrrCurrent;
@@ -58,6 +60,8 @@ final class PathScheduler
     // S6.8: the slowest sampled path's estimates, for paths without samples (refreshed every tick)
     private long siblingSrtt;
     private long siblingRttvar;
+    // S6.8.1: loss samples ended since the late margin last narrowed
+    private int lateMarginRounds;
     // S7.6: since when every path is failed
     private long allFailedSince = NONE;
 
@@ -90,6 +94,7 @@ final class PathScheduler
         lastAckSequence = new int[paths];
         ackSequenceSeen = new boolean[paths];
         consecutiveTimeouts = new int[paths];
+        answeredSentAt = new long[paths];
         wrrCurrent = new int[paths];
         sampleSent = new int[paths];
         sampleLost = new int[paths];
@@ -105,13 +110,14 @@ final class PathScheduler
             sendWindows[path] = new PathSendWindow(initialPsn(initialPsn, path),
                 windowRecords ? new PathSendWindow.Storage() : null);
             rtts[path] = new RttEstimator(config.rtoMinNanos, config.rtoMaxNanos, config.initialRttNanos,
-                config.ackDelayNanos + config.rtoSlackNanos);
+                config.ackDelayNanos + config.rtoSlackNanos, config.lateMarginMaxNanos);
             windows[path] = new PathCongestionControl(config.initialWindow, config.maxWindow, config.gain);
             sourcePorts[path] = (sourcePortBase + path) & 0xFFFF;
             controlPorts[path] = sourcePorts[path];
             portBudget[path] = rotationBudget();
             lastAckAt[path] = NONE;
             lastProbeAt[path] = NONE;
+            answeredSentAt[path] = NONE;
         }
     }
 
@@ -260,6 +266,15 @@ final class PathScheduler
     {
         previousSent[path] = sampleSent[path];
         previousLost[path] = sampleLost[path];
+        if (++lateMarginRounds >= paths)
+        {
+            // S6.8.1: the connection's late margin narrows once per P samples (every 256 x P packets it sends)
+            lateMarginRounds = 0;
+            for (int other = 0; other < paths; other++)
+            {
+                rtts[other].decayLateMargin();
+            }
+        }
         sampleSent[path] = 0;
         sampleLost[path] = 0;
         for (int other = 0; other < paths; other++)
@@ -435,10 +450,55 @@ final class PathScheduler
         return siblingSrtt;
     }
 
-    /** @return the path's retransmission timeout (S6.8). */
+    /**
+     * @return the path's retransmission timeout (S6.8): with the late margin learnt from spurious timeouts (S6.8.1)
+     * unless another live path has already acknowledged a packet sent after this path's oldest was due, which a
+     * descheduled host cannot cause (it delays every path's answers alike) and a dead link does.
+     */
     long rtoNanos(final int path)
     {
-        return rtts[path].rtoNanos(siblingSrtt, siblingRttvar);
+        final boolean silentAlone = rtts[path].lateMarginNanos() > 0 &&
+            othersAnsweredSentAfter(path, sendWindows[path].oldestSentAtNanos() + ackExpectedWithinNanos(path));
+        return rtts[path].rtoNanos(siblingSrtt, siblingRttvar, !silentAlone);
+    }
+
+    /**
+     * S6.8.1: a timeout of the path was spurious: its backoff is undone and the connection's late margin, which all
+     * its paths share (a descheduled thread delays them all), widens to cover the packet that was late.
+     *
+     * @param lateRttNanos the round trip of the packet the timeout gave up on.
+     */
+    void onSpuriousTimeout(final int path, final long lateRttNanos)
+    {
+        rtts[path].onSpuriousTimeout(lateRttNanos);
+        final long margin = rtts[path].lateMarginNanos();
+        for (int other = 0; other < paths; other++)
+        {
+            rtts[other].lateMarginNanos(margin);
+        }
+    }
+
+    /** S6.8.1: whether another live path acknowledged a first transmission sent after {@code sentAfterNanos}. */
+    boolean othersAnsweredSentAfter(final int path, final long sentAfterNanos)
+    {
+        for (int other = 0; other < paths; other++)
+        {
+            if (other != path && pathStates[other] == SprayConnection.ACTIVE && answeredSentAt[other] != NONE &&
+                answeredSentAt[other] > sentAfterNanos)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** S6.8.1: a first transmission of the path sent at {@code sentAtNanos} was acknowledged. */
+    void answered(final int path, final long sentAtNanos)
+    {
+        if (answeredSentAt[path] == NONE || sentAtNanos > answeredSentAt[path])
+        {
+            answeredSentAt[path] = sentAtNanos;
+        }
     }
 
     /** @return the path's smoothed RTT, or its sibling's while it has no sample (S6.8). */

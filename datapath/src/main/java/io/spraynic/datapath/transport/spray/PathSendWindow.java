@@ -38,12 +38,35 @@ public final class PathSendWindow
          * A packet was lost; the engine retransmits it now and calls {@link #retransmitted}.
          */
         void onLost(long handle, int psn);
+
+        /**
+         * S6.8.1: a packet taken off the path by {@link #relocate} before it was ever sent again was acknowledged: its
+         * first transmission arrived after all. Called before {@link #onAcked} for it.
+         *
+         * @param rttNanos its round trip, first transmission to this ACK.
+         */
+        default void onRelocatedArrived(final int psn, final long rttNanos)
+        {
+        }
+
+        /**
+         * S6.8.1: a packet sent again at its PSN was acknowledged. Called before {@link #onAcked} for it.
+         *
+         * @param sinceResendNanos time from its last transmission to this ACK: shorter than any round trip of the
+         *                         path, it answers an earlier transmission (RFC 8985 S6.2).
+         */
+        default void onRetransmissionAcked(final int psn, final long sinceResendNanos)
+        {
+        }
     }
 
     private static final byte FREE = 0;
     private static final byte OUTSTANDING = 1;
     private static final byte RETRANSMITTED = 2;
     private static final byte ACKED = 3;
+    // outstanding, never sent again, its packet relocated to another path (S7.4.1): an ACK of it proves the
+    // relocation spurious (S6.8.1)
+    private static final byte RELOCATED = 4;
     private static final int SLOT_MASK = CAPACITY - 1;
 
     private long[] handles;
@@ -251,7 +274,7 @@ public final class PathSendWindow
             {
                 final int psn = Psn.add(basePsn, d);
                 final int slot = psn & SLOT_MASK;
-                if (states[slot] == OUTSTANDING ||
+                if (states[slot] == OUTSTANDING || states[slot] == RELOCATED ||
                     (states[slot] == RETRANSMITTED && Psn.isAfter(highestAcked, retransmitMarks[slot])))
                 {
                     listener.onLost(handles[slot], psn);
@@ -271,12 +294,21 @@ public final class PathSendWindow
     {
         final int slot = psn & SLOT_MASK;
         final byte state = states[slot];
-        if (state != OUTSTANDING && state != RETRANSMITTED)
+        if (state != OUTSTANDING && state != RETRANSMITTED && state != RELOCATED)
         {
             return 0;
         }
         states[slot] = ACKED;
-        listener.onAcked(handles[slot], psn, state == OUTSTANDING ? nowNanos - sentAtNanos[slot] : -1);
+        final long sinceSent = nowNanos - sentAtNanos[slot];
+        if (state == RELOCATED)
+        {
+            listener.onRelocatedArrived(psn, sinceSent);
+        }
+        else if (state == RETRANSMITTED)
+        {
+            listener.onRetransmissionAcked(psn, sinceSent);
+        }
+        listener.onAcked(handles[slot], psn, state != RETRANSMITTED ? sinceSent : -1);
         return 1;
     }
 
@@ -300,6 +332,10 @@ public final class PathSendWindow
             {
                 sink.accept(handles[slot]);
                 handles[slot] = placeholder;
+                if (states[slot] == OUTSTANDING)
+                {
+                    states[slot] = RELOCATED;
+                }
                 moved++;
             }
         }
@@ -318,7 +354,7 @@ public final class PathSendWindow
         while (basePsn != nextPsn)
         {
             final int slot = basePsn & SLOT_MASK;
-            if (states[slot] == OUTSTANDING || states[slot] == RETRANSMITTED)
+            if (states[slot] == OUTSTANDING || states[slot] == RETRANSMITTED || states[slot] == RELOCATED)
             {
                 sink.accept(handles[slot]);
                 moved++;

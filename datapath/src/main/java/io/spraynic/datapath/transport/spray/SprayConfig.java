@@ -24,6 +24,7 @@ public final class SprayConfig
     long rtoMinNanos = 50_000;
     long rtoSlackNanos = 1_000;
     long rtoMaxNanos = 10_000_000;
+    long lateMarginMaxNanos;
     long initialRttNanos = 10_000;
     int failAfterTimeouts = 3;
     long probeIntervalNanos = 1_000_000;
@@ -207,6 +208,22 @@ public final class SprayConfig
     public SprayConfig rtoSlackNanos(final long nanos)
     {
         this.rtoSlackNanos = nanos;
+        return this;
+    }
+
+    /**
+     * @param nanos the most the late margin, learnt from spurious timeouts and added to a path's RTO while no
+     *              sibling path shows it silent alone, may grow to (S6.8.1; default 0: none is learnt, as on dedicated
+     *              cores; {@code EmbeddedNicConfig.sharedCoreSprayConfig} sets 2 s).
+     * @return this.
+     */
+    public SprayConfig lateMarginMaxNanos(final long nanos)
+    {
+        if (nanos < 0)
+        {
+            throw new IllegalArgumentException("lateMarginMax must be >= 0 (got " + nanos + ")");
+        }
+        this.lateMarginMaxNanos = nanos;
         return this;
     }
 

@@ -133,8 +133,13 @@ public final class SprayCounters
     public static final int NACKS_UNMATCHED = 58;
     /** Well-formed RoCEv2 packets whose opcode is not a spray one (an RC/UC/UD packet): dropped, engine (S9.5). */
     public static final int NOT_SPRAY = 59;
+    /**
+     * Retransmission timeouts found spurious (S6.8.1): a packet a timeout gave up on was acknowledged on its first
+     * transmission after all; each widens the path's late margin.
+     */
+    public static final int SPURIOUS_TIMEOUTS = 60;
     /** Number of slots. */
-    public static final int SLOT_COUNT = 60;
+    public static final int SLOT_COUNT = 61;
 
     private static final String[] LABELS = {
         "tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "retransmitted", "lost", "moved",
@@ -147,7 +152,7 @@ public final class SprayCounters
         "connect_responses_rate_limited", "cookie_failures", "handshake_auth_failures", "source_limited", "idle_closed",
         "keepalives_sent", "refused_no_listener", "refused_version", "refused_bad_parameters", "refused_no_resources",
         "refused_bad_key", "connect_rejects_received", "auth_failures", "address_mismatches", "resyncs_refused",
-        "msn_out_of_window", "nacks_unmatched", "not_spray",
+        "msn_out_of_window", "nacks_unmatched", "not_spray", "spurious_timeouts",
     };
 
     private SprayCounters()
@@ -156,17 +161,18 @@ public final class SprayCounters
 
     /**
      * @return the slots a connection's counters can move (the handshake's slots, 40..53, are the engine's, except
-     * {@link #IDLE_CLOSED} and {@link #KEEPALIVES_SENT}): what is worth mirroring per connection.
+     * {@link #IDLE_CLOSED}, {@link #KEEPALIVES_SENT} and {@link #SPURIOUS_TIMEOUTS}): what is worth mirroring per connection.
      */
     public static int[] connectionSlots()
     {
-        final int[] slots = new int[CONNECT_RETRIES_SENT + 2];
+        final int[] slots = new int[CONNECT_RETRIES_SENT + 3];
         for (int i = 0; i < CONNECT_RETRIES_SENT; i++)
         {
             slots[i] = i;
         }
         slots[CONNECT_RETRIES_SENT] = IDLE_CLOSED;
         slots[CONNECT_RETRIES_SENT + 1] = KEEPALIVES_SENT;
+        slots[CONNECT_RETRIES_SENT + 2] = SPURIOUS_TIMEOUTS;
         return slots;
     }
 

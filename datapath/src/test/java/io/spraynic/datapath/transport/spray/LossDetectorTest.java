@@ -28,7 +28,7 @@ class LossDetectorTest
     private static final int MTU = 1024;
     private static final int NEAR_WRAP = Psn.MASK - 3; // path 0's PSNs wrap after four packets
 
-    private final SprayConfig config = new SprayConfig();
+    private final SprayConfig config = new SprayConfig().lateMarginMaxNanos(10_000_000); // S6.8.1 learns
     private final PathScheduler scheduler = new PathScheduler(2, config, new SplittableRandom(5), NEAR_WRAP, 50_000);
     private final SendSlots slots = new SendSlots(4, 1, MTU);
     private final RetransmitQueues resend = new RetransmitQueues(2 * PathSendWindow.CAPACITY);
@@ -319,5 +319,116 @@ class LossDetectorTest
             interval = Math.min(2 * interval, longest);
         }
         assertEquals(config.connectionTimeoutNanos / 8, interval, "an eighth of connectionTimeout, below rtoMax");
+    }
+
+    // S6.8.1: both paths have an RTT sample of 20 us; the ACKs taken (scheduler.onAckTaken) at `now`
+    private void sampleBothPaths(final long now)
+    {
+        for (int path = 0; path < 2; path++)
+        {
+            final int first = scheduler.sendWindows[path].nextPsn();
+            send(path, 1, now);
+            assertEquals(1, loss.onAck(path, ackOf(first, 0), 0, now + 20_000));
+            scheduler.onAckTaken(path, path, now + 20_000);
+        }
+        scheduler.refreshSiblingEstimates();
+    }
+
+    @Test
+    void shouldFindATimeoutSpuriousWhenItsPacketIsAcknowledgedSoonerThanAnyRoundTripAndStopTimingOutSuchPacketsS681()
+    {
+        // a descheduled sender: on waking its timer fires before it reads the ACK already waiting in its ring
+        sampleBothPaths(0);
+        final PathSendWindow window = scheduler.sendWindows[0];
+        int first = window.nextPsn();
+        send(0, 1, 100_000);
+        final long wake = 100_000 + 5_000_000;
+        assertEquals(LossDetector.RECOVERED, loss.onTimer(0, wake));
+        assertEquals(1, counters.get(SprayCounters.TIMEOUTS));
+        assertEquals(1, resend.retransmissions(), "the oldest again, at its PSN");
+        assertEquals(1, loss.onAck(0, ackOf(first, 0), 0, wake + 1_000));
+        assertEquals(1, counters.get(SprayCounters.SPURIOUS_TIMEOUTS), "acknowledged 1 us after: the first one's");
+        assertEquals(0, scheduler.rtts[0].consecutiveTimeouts(), "the backoff undone");
+        assertTrue(scheduler.rtts[0].lateMarginNanos() >= 5_001_000, "covers the 5 ms the packet took");
+
+        // the next descheduling as long: no timeout
+        first = window.nextPsn();
+        send(0, 1, 10_000_000);
+        scheduler.refreshSiblingEstimates();
+        assertNotEquals(LossDetector.RECOVERED, loss.onTimer(0, 10_000_000 + 5_000_000));
+        assertEquals(1, loss.onAck(0, ackOf(first, 0), 0, 10_000_000 + 5_001_000));
+        assertEquals(1, counters.get(SprayCounters.TIMEOUTS), "without S6.8.1 the path times out again here");
+        assertEquals(1, counters.get(SprayCounters.LOST));
+    }
+
+    @Test
+    void shouldNotTakeTheAckOfARetransmissionForTheFirstTransmissionsKarnS681()
+    {
+        sampleBothPaths(0);
+        final int first = scheduler.sendWindows[0].nextPsn();
+        send(0, 1, 100_000);
+        final long rto = 100_000 + scheduler.rtoNanos(0);
+        assertEquals(LossDetector.RECOVERED, loss.onTimer(0, rto));
+        assertEquals(1, loss.onAck(0, ackOf(first, 0), 0, rto + 20_000), "a round trip after it: maybe the resend's");
+        assertEquals(0, counters.get(SprayCounters.SPURIOUS_TIMEOUTS));
+        assertEquals(0, scheduler.rtts[0].lateMarginNanos());
+    }
+
+    @Test
+    void shouldFindATimeoutSpuriousWhenAPacketItRelocatedArrivesOnItsFirstTransmissionS681()
+    {
+        final PathSendWindow window = scheduler.sendWindows[0];
+        final int first = window.nextPsn();
+        send(0, 2, 0);
+        scheduler.onAckTaken(1, 1, 10); // path 1 answered: S7.4.1 relocates path 0's packets at its RTO
+        scheduler.refreshSiblingEstimates();
+        final long rto = scheduler.rtoNanos(0);
+        assertEquals(LossDetector.RECOVERED, loss.onTimer(0, rto));
+        assertEquals(2, resend.moves());
+        assertEquals(0, counters.get(SprayCounters.SPURIOUS_TIMEOUTS));
+        // no RTT sample on path 0: the oldest's ACK cannot be judged, but the second was never sent again
+        assertEquals(2, loss.onAck(0, ackOf(first, 0, 1), 0, rto + 10_000));
+        assertEquals(1, counters.get(SprayCounters.SPURIOUS_TIMEOUTS));
+        assertTrue(scheduler.rtts[0].lateMarginNanos() > 0);
+        assertTrue(scheduler.rtoNanos(0) > rto + 10_000, "a packet as late no longer times out");
+    }
+
+    @Test
+    void shouldTimeOutAPathSilentAloneWithoutTheLateMarginAndFailItAsFastS681()
+    {
+        sampleBothPaths(0);
+        scheduler.rtts[0].onSpuriousTimeout(20_000_000); // a margin learnt from descheduling
+        final long margin = scheduler.rtts[0].lateMarginNanos();
+        assertEquals(config.lateMarginMaxNanos, margin, "10 ms, the cap");
+        final PathSendWindow window = scheduler.sendWindows[0];
+        send(0, 1, 100_000);
+        final long withMargin = scheduler.rtoNanos(0);
+        assertTrue(withMargin > margin, "nobody answered anything sent later: the margin applies");
+
+        // path 0's link is dead; path 1 keeps answering packets sent after path 0's was due
+        final PathSendWindow other = scheduler.sendWindows[1];
+        long now = 100_000;
+        final long plain = scheduler.rtts[0].rtoNanos(scheduler.siblingSrtt(), 0, false);
+        int timeouts = 0;
+        while (scheduler.pathStates[0] == SprayConnection.ACTIVE && now < 100_000 + withMargin)
+        {
+            now += 10_000;
+            final int otherFirst = other.nextPsn();
+            other.send(PROBE_HANDLE, now);
+            loss.onAck(1, ackOf(otherFirst, 0), 0, now + 20_000);
+            scheduler.onAckTaken(1, (int)(now / 10_000), now + 20_000);
+            scheduler.refreshSiblingEstimates();
+            if (loss.onTimer(0, now + 20_000) == LossDetector.RECOVERED)
+            {
+                timeouts++;
+            }
+        }
+        assertEquals(SprayConnection.FAILED, scheduler.pathStates[0], "failed before one RTO with the margin");
+        assertEquals(config.failAfterTimeouts, counters.get(SprayCounters.PATH_FAILURES) * config.failAfterTimeouts);
+        assertTrue(now - 100_000 <= 8 * plain + 100_000, "within the three plain, backed-off RTOs (1 + 2 + 4) " +
+            "and a sibling's round trip: " + (now - 100_000) + " ns against RTO " + plain);
+        assertEquals(0, counters.get(SprayCounters.SPURIOUS_TIMEOUTS));
+        assertTrue(timeouts >= 2);
+        assertEquals(0, window.outstanding(), "its packets moved (S7.4)");
     }
 }

@@ -260,4 +260,43 @@ class PathSchedulerTest
         org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
             () -> new SprayConfig().portRotation(-1, 16));
     }
+
+    @Test
+    void shouldLeaveTheLateMarginOutOfTheRtoOfAPathSilentWhileASiblingAnswersLaterPacketsS681()
+    {
+        final PathScheduler scheduler = new PathScheduler(3, new SprayConfig().lateMarginMaxNanos(10_000_000),
+            new SplittableRandom(7), 1000, 50_000);
+        for (int path = 0; path < 3; path++)
+        {
+            scheduler.rtts[path].onSample(20_000);
+        }
+        scheduler.refreshSiblingEstimates();
+        scheduler.sendWindows[0].send(1, 1_000_000);
+        final long plain = scheduler.rtoNanos(0);
+        scheduler.onSpuriousTimeout(0, 5_000_000);
+        final long margin = scheduler.rtts[0].lateMarginNanos();
+        assertTrue(margin > 0);
+        assertEquals(margin, scheduler.rtts[1].lateMarginNanos(), "one margin for the connection's paths");
+        assertEquals(margin, scheduler.rtts[2].lateMarginNanos());
+        assertEquals(plain + margin, scheduler.rtoNanos(0), "nobody answered: the margin applies");
+
+        final long due = 1_000_000 + scheduler.ackExpectedWithinNanos(0);
+        scheduler.answered(1, due);
+        assertEquals(plain + margin, scheduler.rtoNanos(0), "a packet sent when path 0's ACK was due: not later");
+        scheduler.answered(2, due + 1);
+        assertEquals(plain, scheduler.rtoNanos(0), "path 2 answered a packet sent after it: path 0 is silent alone");
+        scheduler.fail(2, 0);
+        assertEquals(plain + margin, scheduler.rtoNanos(0), "only live siblings count");
+
+        scheduler.endLossSample(0);
+        scheduler.endLossSample(1);
+        assertEquals(margin, scheduler.rtts[0].lateMarginNanos(), "two of three paths' samples: not yet");
+        scheduler.endLossSample(0);
+        assertEquals(margin - margin / 4, scheduler.rtts[2].lateMarginNanos(), "P samples: a quarter less");
+        for (int round = 0; round < 300; round++)
+        {
+            scheduler.endLossSample(round % 3);
+        }
+        assertEquals(0, scheduler.rtts[0].lateMarginNanos(), "clean sample rounds narrow it away");
+    }
 }

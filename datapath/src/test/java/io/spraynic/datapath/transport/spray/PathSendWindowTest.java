@@ -165,6 +165,58 @@ class PathSendWindowTest
         assertThrows(IllegalStateException.class, () -> sender.send(999, 0));
     }
 
+    /**
+     * S6.8.1: the window says which acknowledged packets had been relocated without being sent again (their first
+     * transmission arrived) and how soon after its last transmission a packet sent again was acknowledged.
+     */
+    @Test
+    void shouldSayWhenARelocatedPacketArrivesAndHowSoonAResentOneIsAcknowledgedS681()
+    {
+        final PathSendWindow sender = new PathSendWindow(0);
+        final PathReceiveWindow receiver = new PathReceiveWindow(0);
+        final List<String> events = new ArrayList<>();
+        final PathSendWindow.Listener judging = new PathSendWindow.Listener()
+        {
+            public void onAcked(final long handle, final int psn, final long rttNanos)
+            {
+                events.add("acked " + psn + " " + handle + " " + rttNanos);
+            }
+
+            public void onLost(final long handle, final int psn)
+            {
+                events.add("lost " + psn);
+            }
+
+            public void onRelocatedArrived(final int psn, final long rttNanos)
+            {
+                events.add("relocated arrived " + psn + " " + rttNanos);
+            }
+
+            public void onRetransmissionAcked(final int psn, final long sinceResendNanos)
+            {
+                events.add("resend acked " + psn + " " + sinceResendNanos);
+            }
+        };
+        sender.send(10, 100);
+        sender.send(11, 200);
+        sender.send(12, 300);
+        assertEquals(3, sender.relocate(-1L, 300, handle -> { }));
+        sender.retransmitted(0, 900); // the oldest goes again at its PSN, a placeholder
+        receiver.onPacket(0);
+        receiver.onPacket(1);
+        receiver.writeTo(ack, 0);
+        assertEquals(2, sender.onAck(ack, 0, 1_000, judging));
+        assertEquals(List.of("resend acked 0 100", "acked 0 -1 -1", "relocated arrived 1 800", "acked 1 -1 800"),
+            events);
+
+        events.clear();
+        sender.send(13, 1_100);
+        receiver.onPacket(3);
+        receiver.writeTo(ack, 0);
+        assertEquals(1, sender.onAck(ack, 0, 1_200, judging));
+        assertEquals(List.of("acked 3 13 100", "lost 2"), events, "a relocated packet missing is a gap (S6.5)");
+    }
+
     @Test
     void shouldSampleRttOnlyFromFirstTransmissions()
     {
