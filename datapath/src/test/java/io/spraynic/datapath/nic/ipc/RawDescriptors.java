@@ -74,6 +74,33 @@ final class RawDescriptors
         }
     }
 
+    /**
+     * @return how many descriptors this process holds open to a file whose name (as /proc/self/fd shows it) starts
+     * with {@code prefix}: e.g. {@code "/memfd:attacker"} for the memfds {@link #memfd} makes. Unlike
+     * {@link #openDescriptors}, nothing else the process opens meanwhile (a jar, a socket) moves it.
+     */
+    static long openTo(final String prefix)
+    {
+        try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd")))
+        {
+            return fds.filter(fd ->
+            {
+                try
+                {
+                    return Files.readSymbolicLink(fd).toString().startsWith(prefix);
+                }
+                catch (final IOException closedMeanwhile)
+                {
+                    return false;
+                }
+            }).count();
+        }
+        catch (final IOException ex)
+        {
+            throw new java.io.UncheckedIOException(ex);
+        }
+    }
+
     /** @return how many descriptors this process holds open. */
     static long openDescriptors() throws IOException
     {
