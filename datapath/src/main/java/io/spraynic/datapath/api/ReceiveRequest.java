@@ -1,30 +1,21 @@
 package io.spraynic.datapath.api;
 
+import io.spraynic.datapath.verbs.ReceiveRequestFields;
+
 /**
  * A receive work request for a {@link Connection}, as {@code ibv_recv_wr} with one scatter/gather element: a
  * reusable holder that posting copies; its buffer is named by lkey and virtual address, as in {@link SendRequest}.
+ * The fields it shares with the verbs request are {@link ReceiveRequestFields}'.
  */
-public final class ReceiveRequest
+public final class ReceiveRequest extends ReceiveRequestFields<ReceiveRequest>
 {
-    private long wrId;
     private int lkey;
-    private long address;
-    private int length;
 
     /** @return this, cleared. */
     public ReceiveRequest reset()
     {
-        wrId = 0;
+        clearFields();
         lkey = 0;
-        address = 0;
-        length = 0;
-        return this;
-    }
-
-    /** @param wrId returned in the completion. @return this. */
-    public ReceiveRequest wrId(final long wrId)
-    {
-        this.wrId = wrId;
         return this;
     }
 
@@ -37,8 +28,7 @@ public final class ReceiveRequest
     public ReceiveRequest buffer(final int lkey, final long address, final int length)
     {
         this.lkey = lkey;
-        this.address = address;
-        this.length = length;
+        localBuffer(address, length);
         return this;
     }
 
@@ -53,29 +43,13 @@ public final class ReceiveRequest
         return buffer(null == region ? 0 : region.lkey(), address, length);
     }
 
-    public long wrId()
-    {
-        return wrId;
-    }
-
     public int lkey()
     {
         return lkey;
     }
 
-    public long address()
+    protected ReceiveRequest self()
     {
-        return address;
-    }
-
-    public int length()
-    {
-        return length;
-    }
-
-    public String toString()
-    {
-        return "ReceiveRequest{wrId=" + wrId + ", lkey=0x" + Integer.toHexString(lkey) + ", buffer=0x" +
-            Long.toHexString(address) + "+" + length + '}';
+        return this;
     }
 }

@@ -10,6 +10,7 @@ import io.spraynic.datapath.telemetry.SprayGauges;
 import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.PostResult;
 import io.spraynic.datapath.verbs.ProtectionDomain;
+import io.spraynic.datapath.verbs.ReceiveRequestFields;
 import io.spraynic.datapath.verbs.ReceiveWorkRequest;
 import io.spraynic.datapath.verbs.SendRequestFields;
 import io.spraynic.datapath.verbs.SendWorkRequest;
@@ -157,12 +158,7 @@ public abstract sealed class NicConnection implements Connection permits SprayNi
      */
     public int postReceive(final int stream, final ReceiveRequest request)
     {
-        final int refusal = checkPost(stream, receiveCq);
-        if (PostResult.OK != refusal)
-        {
-            return refusal;
-        }
-        return ring.offerReceive(stream, request) ? received() : PostResult.QUEUE_FULL;
+        return offerReceive(stream, request);
     }
 
     /**
@@ -173,6 +169,11 @@ public abstract sealed class NicConnection implements Connection permits SprayNi
      * @return a {@link PostResult}.
      */
     public int postReceive(final int stream, final ReceiveWorkRequest request)
+    {
+        return offerReceive(stream, request);
+    }
+
+    private int offerReceive(final int stream, final ReceiveRequestFields<?> request)
     {
         final int refusal = checkPost(stream, receiveCq);
         if (PostResult.OK != refusal)

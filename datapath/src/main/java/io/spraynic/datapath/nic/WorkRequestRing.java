@@ -1,7 +1,6 @@
 package io.spraynic.datapath.nic;
 
-import io.spraynic.datapath.api.ReceiveRequest;
-import io.spraynic.datapath.verbs.ReceiveWorkRequest;
+import io.spraynic.datapath.verbs.ReceiveRequestFields;
 import io.spraynic.datapath.verbs.SendRequestFields;
 import io.spraynic.datapath.verbs.WorkRequestOpcode;
 import org.agrona.BitUtil;
@@ -126,27 +125,11 @@ public final class WorkRequestRing implements WorkRequestSource
     }
 
     /**
-     * Copies a receive request in (producer thread).
+     * Copies a receive request in (producer thread): the verbs one (its region's lkey) or an application's (by lkey).
      *
      * @return false when the ring is full.
      */
-    public boolean offerReceive(final int stream, final ReceiveWorkRequest request)
-    {
-        return offerReceive(stream, request.wrId(), null == request.region() ? 0 : request.region().lkey(), request.address(),
-            request.length());
-    }
-
-    /**
-     * Copies an application's receive request in (producer thread).
-     *
-     * @return false when the ring is full.
-     */
-    public boolean offerReceive(final int stream, final ReceiveRequest request)
-    {
-        return offerReceive(stream, request.wrId(), request.lkey(), request.address(), request.length());
-    }
-
-    private boolean offerReceive(final int stream, final long wrId, final int lkey, final long address, final int length)
+    public boolean offerReceive(final int stream, final ReceiveRequestFields<?> request)
     {
         final long t = (long)TAIL.getOpaque(this);
         if (t - (long)HEAD.getAcquire(this) >= capacity)
@@ -156,10 +139,10 @@ public final class WorkRequestRing implements WorkRequestSource
         final int i = (int)t & mask;
         kinds[i] = RECEIVE;
         streams[i] = stream;
-        wrIds[i] = wrId;
-        lkeys[i] = lkey;
-        localAddresses[i] = address;
-        lengths[i] = length;
+        wrIds[i] = request.wrId();
+        lkeys[i] = request.lkey();
+        localAddresses[i] = request.address();
+        lengths[i] = request.length();
         TAIL.setRelease(this, t + 1);
         return true;
     }

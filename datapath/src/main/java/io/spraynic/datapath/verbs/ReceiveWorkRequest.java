@@ -2,29 +2,18 @@ package io.spraynic.datapath.verbs;
 
 /**
  * A receive queue work request, as {@code ibv_recv_wr} with one scatter/gather element: a reusable holder
- * passed to {@link QueuePair#postReceive}, which copies it.
+ * passed to {@link QueuePair#postReceive}, which copies it. Its buffer lies in a {@link MemoryRegion} of this process;
+ * the fields it shares with the application API's request are {@link ReceiveRequestFields}'.
  */
-public final class ReceiveWorkRequest
+public final class ReceiveWorkRequest extends ReceiveRequestFields<ReceiveWorkRequest>
 {
-    private long wrId;
     private MemoryRegion region;
-    private long address;
-    private int length;
 
     /** @return this, cleared. */
     public ReceiveWorkRequest reset()
     {
-        wrId = 0;
+        clearFields();
         region = null;
-        address = 0;
-        length = 0;
-        return this;
-    }
-
-    /** @param wrId returned in the completion. @return this. */
-    public ReceiveWorkRequest wrId(final long wrId)
-    {
-        this.wrId = wrId;
         return this;
     }
 
@@ -37,14 +26,8 @@ public final class ReceiveWorkRequest
     public ReceiveWorkRequest buffer(final MemoryRegion region, final long address, final int length)
     {
         this.region = region;
-        this.address = address;
-        this.length = length;
+        localBuffer(address, length);
         return this;
-    }
-
-    public long wrId()
-    {
-        return wrId;
     }
 
     public MemoryRegion region()
@@ -52,13 +35,14 @@ public final class ReceiveWorkRequest
         return region;
     }
 
-    public long address()
+    /** @return the region's key; 0 with no region. */
+    public int lkey()
     {
-        return address;
+        return null == region ? 0 : region.lkey();
     }
 
-    public int length()
+    protected ReceiveWorkRequest self()
     {
-        return length;
+        return this;
     }
 }
