@@ -116,7 +116,6 @@ class AbiConstantsTest
         m.put("SN_ANS_CONNECTION_READY", (long)IpcMessages.CONNECTION_READY);
         m.put("SN_ANS_CONNECTION_CLOSED", (long)IpcMessages.CONNECTION_CLOSED);
         m.put("SN_MAX_COMMAND_LENGTH", (long)IpcMessages.MAX_COMMAND_LENGTH);
-        m.put("SN_MAX_FILE_NAME_BYTES", (long)IpcMessages.MAX_FILE_NAME_BYTES);
         m.put("SN_MAX_STRING_BYTES", (long)IpcMessages.MAX_STRING_BYTES);
         m.put("SN_MAX_TIMEOUT_MS", (long)IpcConductor.MAX_TIMEOUT_MS);
 

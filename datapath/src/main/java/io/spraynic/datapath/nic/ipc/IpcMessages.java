@@ -82,8 +82,6 @@ public final class IpcMessages
     public static final int SOCKET_HEADER_LENGTH = 8;
     /** Where a socket message holds its version. */
     public static final int SOCKET_VERSION_OFFSET = 4;
-    /** Longest answer-file name an ADD_CLIENT carries. */
-    public static final int MAX_FILE_NAME_BYTES = 64;
     /** Most planes a CONNECT names. */
     public static final int MAX_PLANES = 8;
     /** Longest string (error text, file name) a response carries, in bytes. */
