@@ -1,9 +1,6 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.api.BulkTransfer;
-import io.spraynic.datapath.port.InMemoryLink;
-import io.spraynic.datapath.port.PacketPort;
-import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
@@ -23,9 +20,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -47,37 +42,24 @@ class EmbeddedNicRevocationTest
     @TempDir
     Path dir;
 
-    private final List<AutoCloseable> closeables = new ArrayList<>();
     private final Arena arena = Arena.ofShared();
+    private InMemoryNicPair nics;
 
     @AfterEach
     void closeAll() throws Exception
     {
-        for (int i = closeables.size() - 1; i >= 0; i--)
+        if (null != nics)
         {
-            closeables.get(i).close();
+            nics.close();
         }
         arena.close();
     }
 
-    private EmbeddedNic[] start() throws Exception
+    private EmbeddedNic[] start()
     {
-        final InMemoryLink link = new InMemoryLink("revoke", 1024, 2048 + InMemoryLink.HEADROOM);
-        closeables.add(link);
-        final PacketPort[][] ports0 = {{link.first()}};
-        final PacketPort[][] ports1 = {{link.second()}};
-        final EmbeddedNic[] nics = new EmbeddedNic[2];
-        for (int h = 0; h < 2; h++)
-        {
-            final EmbeddedNicConfig c = new EmbeddedNicConfig().mode(NicConnection.Kind.ROCEV2).workers(1).planes(1)
-                .connections(4, 4, 1024).bursts(32, 2048).rocevRetry(20_000_000L, 7)
-                .local(0, 0x0A00_0001 + h, 0x02_00_00_00_00_01L + h);
-            final CountersFile counters = CountersFile.create(dir, "nic" + h, 4096);
-            closeables.add(counters);
-            nics[h] = EmbeddedNic.start(c, h == 0 ? ports0 : ports1, counters);
-            closeables.add(nics[h]);
-        }
-        return nics;
+        nics = new InMemoryNicPair(dir, "revoke", (config, host) -> config.mode(NicConnection.Kind.ROCEV2).workers(1)
+            .connections(4, 4, 1024).rocevRetry(20_000_000L, 7));
+        return new EmbeddedNic[]{nics.nic(0), nics.nic(1)};
     }
 
     private static NicConnection[] queuePairs(final EmbeddedNic[] nics)

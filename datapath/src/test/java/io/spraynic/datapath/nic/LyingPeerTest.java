@@ -1,9 +1,6 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.api.BulkTransfer;
-import io.spraynic.datapath.port.InMemoryLink;
-import io.spraynic.datapath.port.PacketPort;
-import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import org.junit.jupiter.api.AfterEach;
@@ -15,8 +12,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -37,38 +32,24 @@ class LyingPeerTest
     @TempDir
     Path dir;
 
-    private final List<AutoCloseable> closeables = new ArrayList<>();
     private final Arena arena = Arena.ofShared();
+    private InMemoryNicPair pair;
 
     @AfterEach
     void closeAll() throws Exception
     {
-        for (int i = closeables.size() - 1; i >= 0; i--)
+        if (null != pair)
         {
-            closeables.get(i).close();
+            pair.close();
         }
         arena.close();
     }
 
-    private EmbeddedNic[] start() throws Exception
+    private EmbeddedNic[] start()
     {
-        final EmbeddedNic[] nics = new EmbeddedNic[2];
-        final PacketPort[][][] ports = new PacketPort[2][1][1];
-        final InMemoryLink link = new InMemoryLink("lying", 1024, 2048 + InMemoryLink.HEADROOM);
-        closeables.add(link);
-        ports[0][0][0] = link.first();
-        ports[1][0][0] = link.second();
-        for (int h = 0; h < 2; h++)
-        {
-            final EmbeddedNicConfig config = new EmbeddedNicConfig().mode(NicConnection.Kind.SPRAY).workers(1).planes(1)
-                .connections(8, 4, 1024).bursts(32, 2048).sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig)
-                .listen(h == 1).local(0, 0x0A00_0001 + h, 0x02_00_00_00_00_01L + h);
-            final CountersFile counters = CountersFile.create(dir, "lying" + h, 4096);
-            closeables.add(counters);
-            nics[h] = EmbeddedNic.start(config, ports[h], counters);
-            closeables.add(nics[h]);
-        }
-        return nics;
+        pair = new InMemoryNicPair(dir, "lying", (config, host) -> config.workers(1).connections(8, 4, 1024)
+            .sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig).listen(host == 1));
+        return new EmbeddedNic[]{pair.nic(0), pair.nic(1)};
     }
 
     @Test
