@@ -43,23 +43,23 @@ class EmbeddedNicRevocationTest
     Path dir;
 
     private final Arena arena = Arena.ofShared();
-    private InMemoryNicPair nics;
+    private InMemoryNicPair nicPair;
 
     @AfterEach
     void closeAll() throws Exception
     {
-        if (null != nics)
+        if (null != nicPair)
         {
-            nics.close();
+            nicPair.close();
         }
         arena.close();
     }
 
     private EmbeddedNic[] start()
     {
-        nics = new InMemoryNicPair(dir, "revoke", (config, host) -> config.mode(NicConnection.Kind.ROCEV2).workers(1)
+        nicPair = new InMemoryNicPair(dir, "revoke", (config, host) -> config.mode(NicConnection.Kind.ROCEV2).workers(1)
             .connections(4, 4, 1024).rocevRetry(20_000_000L, 7));
-        return new EmbeddedNic[]{nics.nic(0), nics.nic(1)};
+        return new EmbeddedNic[]{nicPair.nic(0), nicPair.nic(1)};
     }
 
     private static NicConnection[] queuePairs(final EmbeddedNic[] nics)
