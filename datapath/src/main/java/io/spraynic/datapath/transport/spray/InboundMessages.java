@@ -3,7 +3,6 @@ package io.spraynic.datapath.transport.spray;
 import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.verbs.AccessCheck;
 import io.spraynic.datapath.verbs.AccessFlags;
-import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
 import io.spraynic.datapath.verbs.ProtectionDomain;
@@ -28,15 +27,15 @@ import static io.spraynic.datapath.transport.spray.SprayConnection.WRITE_IMM;
 
 /**
  * The receive side of one spray connection's message layer (docs/PROTOCOL.md S4, S9.3, S9.4, S12.4, S12.7):
- * the records of inbound messages being received, the receives the application posted, and each stream's
- * next MSN to complete and error state. A data packet the path layer accepted is checked against its
+ * the records of inbound messages being received and each stream's next MSN to complete and error state; the
+ * receives the application posted are a {@link PostedReceives} table it matches, places into and completes. A data packet the path layer accepted is checked against its
  * message's record, access-checked and placed where its headers say (S4.2), counted once (S4.4, through the
  * connection's {@link PlacementMarks}), or refused with a NACK (S9.3); messages retire, and their receives
  * complete, in MSN order per stream (S4.8). READ responses belong to the READ's send slot and stay with the
  * connection.
  * <p>
- * Records and receives are fixed tables of parallel primitive arrays with free lists, found by (stream, MSN)
- * and (stream, RSN) maps (S4.5). Allocation-free after construction.
+ * Records are a fixed table of parallel primitive arrays with a free list, found by a (stream, MSN) map.
+ * Allocation-free after construction.
  */
 final class InboundMessages
 {
@@ -49,8 +48,6 @@ final class InboundMessages
     private final PacketAuthenticator auth;
     private final PlacementMarks marks;
     private final Refusals refusals;
-    private final CompletionQueue receiveCq;
-    private final int localCid;
     private final int mtu;
     private final int streams;
     private ProtectionDomain pd;
@@ -84,20 +81,12 @@ final class InboundMessages
     private int windowInUse;
     private int reserveInUse;
 
-    // ---- posted receives, by (stream, RSN)
-    private final int receiveCapacity;
-    private long[] receiveWrId;
-    private MemoryRegion[] receiveRegion;
-    private long[] receiveAddress;
-    private int[] receiveLength;
-    private int[] freeReceives;
-    private int freeReceiveCount;
     private Storage storage;
-    private Long2LongHashMap receives;
+
+    private final PostedReceives receives;
 
     // ---- per stream
     private final int[] nextMsn;
-    private final int[] posted;
     private final boolean[] errored;
     private final int[] erroredMsn;
     private final int[] erroredSyndrome;
@@ -120,8 +109,6 @@ final class InboundMessages
         this.auth = auth;
         this.marks = marks;
         this.refusals = refusals;
-        this.receiveCq = config.receiveCq;
-        this.localCid = config.localCid;
         this.mtu = config.mtu;
         this.streams = config.streams;
         this.pd = engine.protectionDomain();
@@ -129,12 +116,10 @@ final class InboundMessages
         capacity = config.maxInboundMessages;
         reserve = reserveFor(capacity);
         window = capacity - reserve;
-        receiveCapacity = config.receiveQueueDepth;
         freeCount = capacity;
-        freeReceiveCount = receiveCapacity;
+        receives = new PostedReceives(config.receiveQueueDepth, streams, config.receiveCq, config.localCid, pd);
 
         nextMsn = new int[streams];
-        posted = new int[streams];
         errored = new boolean[streams];
         erroredMsn = new int[streams];
         erroredSyndrome = new int[streams];
@@ -147,11 +132,11 @@ final class InboundMessages
      */
     void attach(final Storage storage)
     {
-        if (null != this.storage || freeCount != capacity || freeReceiveCount != receiveCapacity ||
-            storage.capacity != capacity || storage.receiveCapacity != receiveCapacity)
+        if (null != this.storage || freeCount != capacity || storage.capacity != capacity)
         {
             throw new IllegalStateException("attach needs an empty, detached side and storage of its capacities");
         }
+        receives.attach(storage.receives); // throws, before this side takes anything, unless it fits
         this.storage = storage;
         inKind = storage.inKind;
         inStream = storage.inStream;
@@ -174,12 +159,6 @@ final class InboundMessages
         inRkey = storage.inRkey;
         freeRecords = storage.freeRecords;
         byMsn = storage.byMsn;
-        receiveWrId = storage.receiveWrId;
-        receiveRegion = storage.receiveRegion;
-        receiveAddress = storage.receiveAddress;
-        receiveLength = storage.receiveLength;
-        freeReceives = storage.freeReceives;
-        receives = storage.receives;
     }
 
     /** @return whether the records and receives are held (else there are none and nothing reads them). */
@@ -191,8 +170,7 @@ final class InboundMessages
     /** @return whether {@link #detach} may run: no inbound message, no posted receive. */
     boolean isDetachable()
     {
-        return null != storage && freeCount == capacity && freeReceiveCount == receiveCapacity && byMsn.isEmpty() &&
-            receives.isEmpty();
+        return null != storage && freeCount == capacity && byMsn.isEmpty() && receives.isDetachable();
     }
 
     /** Gives the arrays back (this side is {@link #isDetachable detachable}); the caller clears and pools them. */
@@ -221,12 +199,7 @@ final class InboundMessages
         inRkey = null;
         freeRecords = null;
         byMsn = null;
-        receiveWrId = null;
-        receiveRegion = null;
-        receiveAddress = null;
-        receiveLength = null;
-        freeReceives = null;
-        receives = null;
+        receives.detach();
         return detached;
     }
 
@@ -256,12 +229,7 @@ final class InboundMessages
         final int[] inRkey;
         final int[] freeRecords;
         final Long2LongHashMap byMsn;
-        final long[] receiveWrId;
-        final MemoryRegion[] receiveRegion;
-        final long[] receiveAddress;
-        final int[] receiveLength;
-        final int[] freeReceives;
-        final Long2LongHashMap receives;
+        final PostedReceives.Storage receives;
 
         Storage(final int capacity, final int receiveCapacity)
         {
@@ -288,20 +256,15 @@ final class InboundMessages
             inRkey = new int[capacity];
             freeRecords = new int[capacity];
             byMsn = new Long2LongHashMap(4 * capacity, 0.5f, MISSING);
-            receiveWrId = new long[receiveCapacity];
-            receiveRegion = new MemoryRegion[receiveCapacity];
-            receiveAddress = new long[receiveCapacity];
-            receiveLength = new int[receiveCapacity];
-            freeReceives = new int[receiveCapacity];
-            receives = new Long2LongHashMap(4 * receiveCapacity, 0.5f, MISSING);
+            receives = new PostedReceives.Storage(receiveCapacity);
             clear();
         }
 
         /** @return bytes of the arrays and maps (S10.1). */
         long bytes()
         {
-            return (8 + 8 + 8 + 4 + 4) * (long)receiveCapacity + (1 + 4 * 9 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 4 + 2) *
-                (long)capacity + 16L * ((long)receives.capacity() + byMsn.capacity());
+            return (1 + 4 * 9 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 4 + 2) * (long)capacity + 16L * byMsn.capacity() +
+                receives.bytes();
         }
 
         /** Back to the state of a new side: every record and receive free, handed out in a new side's order. */
@@ -328,11 +291,6 @@ final class InboundMessages
             java.util.Arrays.fill(inRkey, 0);
             ConnectionStorage.freeListInOrder(freeRecords);
             byMsn.clear();
-            java.util.Arrays.fill(receiveWrId, 0L);
-            java.util.Arrays.fill(receiveRegion, null);
-            java.util.Arrays.fill(receiveAddress, 0L);
-            java.util.Arrays.fill(receiveLength, 0);
-            ConnectionStorage.freeListInOrder(freeReceives);
             receives.clear();
         }
     }
@@ -341,6 +299,7 @@ final class InboundMessages
     void protectionDomain(final ProtectionDomain domain)
     {
         this.pd = domain;
+        receives.protectionDomain(domain);
     }
 
     /**
@@ -367,41 +326,19 @@ final class InboundMessages
     /** @return bytes of the records, receives and their maps (S10.1). */
     long stateBytes()
     {
-        final long receive = 8 + 8 + 8 + 4 + 4;
         final long record = 1 + 4 * 9 + 1 + 1 + 4 + 4 + 4 + 2;
-        return receive * receiveCapacity + record * capacity +
-            16L * ((long)ConnectionStorage.mapCapacity(4 * receiveCapacity) + ConnectionStorage.mapCapacity(4 * capacity));
+        return record * capacity + 16L * ConnectionStorage.mapCapacity(4 * capacity) +
+            PostedReceives.stateBytes(receives.capacity);
     }
 
     /**
-     * Posts a receive on a stream: the j-th receive posted on a stream is the one its j-th receive-consuming
-     * message consumes (S4.5). The connection checked the stream and its own state.
+     * Posts a receive on a stream (S4.5); the connection checked the stream and its own state.
      *
      * @return a {@link PostResult} code.
      */
     int post(final int streamId, final ReceiveWorkRequest request)
     {
-        if (request.length() > 0)
-        {
-            final MemoryRegion region = request.region();
-            if (null == region || region.protectionDomain() != pd ||
-                pd.checkLocalAccess(region.lkey(), request.address(), request.length(), AccessFlags.LOCAL_WRITE) !=
-                AccessCheck.OK)
-            {
-                return PostResult.INVALID_ARGUMENT;
-            }
-        }
-        if (freeReceiveCount == 0)
-        {
-            return PostResult.QUEUE_FULL;
-        }
-        final int receive = freeReceives[--freeReceiveCount];
-        receiveWrId[receive] = request.wrId();
-        receiveRegion[receive] = request.length() > 0 ? request.region() : null;
-        receiveAddress[receive] = request.address();
-        receiveLength[receive] = request.length();
-        receives.put(key(streamId, posted[streamId]++), receive);
-        return PostResult.OK;
+        return receives.post(streamId, request);
     }
 
     // S12.4: a packet of a message with state here carries the tag its state holds (and, for a WRITE, the same
@@ -590,7 +527,7 @@ final class InboundMessages
                 }
                 if (messageKind == WRITE_IMM)
                 {
-                    final int receive = (int)receives.get(key(streamId, inRsn[record])); // S4.5: matched by RSN
+                    final int receive = receives.find(streamId, inRsn[record]); // S4.5: matched by RSN
                     if (receive == MISSING)
                     {
                         refuseRnr(path, record, streamId, msn, now);
@@ -606,19 +543,19 @@ final class InboundMessages
             }
             case SEND, SEND_IMM ->
             {
-                final int receive = (int)receives.get(key(streamId, inRsn[record])); // S4.5: matched by RSN
+                final int receive = receives.find(streamId, inRsn[record]); // S4.5: matched by RSN
                 if (receive == MISSING)
                 {
                     refuseRnr(path, record, streamId, msn, now);
                     return;
                 }
                 inReceive[record] = receive;
-                if (messageLength > receiveLength[receive])
+                if (messageLength > receives.length(receive))
                 {
                     refuse(path, record, NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST, streamId, msn);
                     return;
                 }
-                if (receiveRegion[receive] != null && !receiveRegion[receive].isRegistered())
+                if (receives.isDeregistered(receive))
                 {
                     // the receive's memory was deregistered: refused, the receive completes with LOC_PROT_ERR
                     refuse(path, record, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, streamId, msn);
@@ -629,9 +566,8 @@ final class InboundMessages
                     inImmediate[record] =
                         ImmediateDataHeader.immediateData(buffer, seth + SprayExtendedTransportHeader.LENGTH);
                 }
-                target = receiveRegion[receive] == null ? null : receiveRegion[receive].segment();
-                targetOffset = receiveRegion[receive] == null ? 0 :
-                    receiveRegion[receive].offsetOf(receiveAddress[receive]) + offset;
+                target = receives.target(receive);
+                targetOffset = receives.targetOffset(receive, offset);
             }
             case READ ->
             {
@@ -803,16 +739,13 @@ final class InboundMessages
                     inSyndrome[record] == NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST ?
                     WorkCompletionStatus.LOC_LEN_ERR : WorkCompletionStatus.LOC_PROT_ERR;
                 final boolean imm = messageKind != SEND;
-                if (!receiveCq.offer(receiveWrId[receive], st,
+                if (!receives.complete(streamId, inRsn[record], receive, st,
                     messageKind == WRITE_IMM ? WorkCompletionOpcode.RECV_RDMA_WITH_IMM : WorkCompletionOpcode.RECV,
-                    inLength[record], imm, imm ? inImmediate[record] : 0, localCid))
+                    inLength[record], imm, imm ? inImmediate[record] : 0))
                 {
                     counters.increment(SprayCounters.CQ_OVERRUNS);
                     connection.localError();
                 }
-                receiveRegion[receive] = null;
-                freeReceives[freeReceiveCount++] = receive;
-                receives.remove(key(streamId, inRsn[record]));
             }
             counters.increment(SprayCounters.MESSAGES_RECEIVED);
             byMsn.remove(key);
@@ -862,30 +795,11 @@ final class InboundMessages
     // posted receives complete with WR_FLUSH_ERR, in posting order per stream
     void flushReceives()
     {
-        if (null == storage)
+        final int overruns = receives.flush();
+        if (overruns > 0)
         {
-            return; // detached: no receive posted
-        }
-        for (int streamId = 0; streamId < streams; streamId++)
-        {
-            // at most receiveCount receives are outstanding: the last receiveCount posted cover them all
-            for (int j = posted[streamId] - Math.min(receiveCapacity, posted[streamId]); j - posted[streamId] < 0; j++)
-            {
-                final long key = key(streamId, j);
-                final int receive = (int)receives.remove(key);
-                if (receive == MISSING)
-                {
-                    continue;
-                }
-                if (!receiveCq.offer(receiveWrId[receive], WorkCompletionStatus.WR_FLUSH_ERR,
-                    WorkCompletionOpcode.RECV, 0, false, 0, localCid))
-                {
-                    counters.increment(SprayCounters.CQ_OVERRUNS);
-                    connection.localError();
-                }
-                receiveRegion[receive] = null;
-                freeReceives[freeReceiveCount++] = receive;
-            }
+            counters.add(SprayCounters.CQ_OVERRUNS, overruns);
+            connection.localError();
         }
     }
 }
