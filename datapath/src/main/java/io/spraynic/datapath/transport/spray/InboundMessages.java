@@ -76,10 +76,7 @@ final class InboundMessages
     private int[] freeRecords;
     private int freeCount;
     private Long2LongHashMap byMsn;
-    private final int window; // S10.2: records for messages being placed (advertised in CONH)
-    private final int reserve; // S10.2: records kept to refuse, with a retry, messages beyond the window
-    private int windowInUse;
-    private int reserveInUse;
+    private final InboundWindow window; // S10.2: records for messages being placed, and the reserve to refuse
 
     private Storage storage;
 
@@ -114,8 +111,7 @@ final class InboundMessages
         this.pd = engine.protectionDomain();
 
         capacity = config.maxInboundMessages;
-        reserve = reserveFor(capacity);
-        window = capacity - reserve;
+        window = new InboundWindow(capacity);
         freeCount = capacity;
         receives = new PostedReceives(config.receiveQueueDepth, streams, config.receiveCq, config.localCid, pd);
 
@@ -302,21 +298,6 @@ final class InboundMessages
         receives.protectionDomain(domain);
     }
 
-    /**
-     * @return the records of a table of {@code capacity} kept in reserve (S10.2): an eighth, at least one when there
-     * are two or more. A message beyond the window takes one only to be refused with an RNR NACK and retried.
-     */
-    static int reserveFor(final int capacity)
-    {
-        return capacity < 2 ? 0 : Math.max(1, capacity / 8);
-    }
-
-    /** @return the inbound message window of a table of {@code capacity}: what CONH advertises (S10.2). */
-    static int windowFor(final int capacity)
-    {
-        return capacity - reserveFor(capacity);
-    }
-
     /** @return inbound message records in use. */
     int inUse()
     {
@@ -399,11 +380,11 @@ final class InboundMessages
         if (record == MISSING)
         {
             if (msn - nextMsn[streamId] < 0 ||
-                (windowInUse < window && marks.hasFreeChunk() && (messageKind != READ || responseRoom)))
+                (window.hasRoom() && marks.hasFreeChunk() && (messageKind != READ || responseRoom)))
             {
                 return ROOM;
             }
-            return windowInUse < window || reserveInUse < reserve ? REFUSE : NO_ROOM;
+            return window.hasRoomToRefuse() ? REFUSE : NO_ROOM;
         }
         if (inRnr[record] || inDone[record] || inSyndrome[record] != 0)
         {
@@ -412,7 +393,7 @@ final class InboundMessages
         if (inNoResources[record] && inReceived[record] == 0)
         {
             // the retry of an attempt refused for want of resources: placed if there is room now
-            return (!inReserve[record] || windowInUse < window) && marks.hasFreeChunk() &&
+            return (!inReserve[record] || window.hasRoom()) && marks.hasFreeChunk() &&
                 (messageKind != READ || responseRoom) ? ROOM : REFUSE;
         }
         return marks.roomToMark(record, packet) ? ROOM : REFUSE;
@@ -445,7 +426,7 @@ final class InboundMessages
                 counters.increment(SprayCounters.DUPLICATES); // message already completed and retired
                 return;
             }
-            record = takeRecord(room == REFUSE && windowInUse >= window);
+            record = takeRecord(room == REFUSE && !window.hasRoom());
             inKind[record] = messageKind;
             inStream[record] = streamId;
             inMsn[record] = msn;
@@ -502,8 +483,7 @@ final class InboundMessages
             if (inReserve[record])
             {
                 inReserve[record] = false;
-                reserveInUse--;
-                windowInUse++;
+                window.joinWindow();
             }
         }
 
@@ -649,27 +629,13 @@ final class InboundMessages
     {
         final int record = freeRecords[--freeCount];
         inReserve[record] = fromReserve;
-        if (fromReserve)
-        {
-            reserveInUse++;
-        }
-        else
-        {
-            windowInUse++;
-        }
+        window.take(fromReserve);
         return record;
     }
 
     private void freeRecord(final int record)
     {
-        if (inReserve[record])
-        {
-            reserveInUse--;
-        }
-        else
-        {
-            windowInUse--;
-        }
+        window.release(inReserve[record]);
         freeRecords[freeCount++] = record;
     }
 

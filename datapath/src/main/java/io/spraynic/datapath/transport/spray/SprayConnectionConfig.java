@@ -262,7 +262,7 @@ public final class SprayConnectionConfig
     /** @return the inbound message window this end advertises (S10.2): its records less the reserve. */
     int advertisedWindow()
     {
-        return Math.min(MAX_WINDOW, InboundMessages.windowFor(maxInboundMessages));
+        return Math.min(MAX_WINDOW, InboundWindow.windowFor(maxInboundMessages));
     }
 
     /** @param send completions of sends. @param receive completions of receives. @return this. */
