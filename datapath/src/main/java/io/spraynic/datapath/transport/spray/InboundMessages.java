@@ -41,7 +41,8 @@ final class InboundMessages
 {
     private static final int MISSING = SendSlots.MISSING;
 
-    private final SprayConnection connection; // NACKs, READ responses, local errors
+    private final SprayConnection connection; // READ responses, local errors, refused packets
+    private final ControlPackets control; // NACKs
     private final SprayEngine engine;
     private final TransportCounters counters;
     private final TransportCounters[] pathCounters;
@@ -91,6 +92,7 @@ final class InboundMessages
 
     InboundMessages(
         final SprayConnection connection,
+        final ControlPackets control,
         final SprayEngine engine,
         final SprayConnectionConfig config,
         final TransportCounters counters,
@@ -100,6 +102,7 @@ final class InboundMessages
         final Refusals refusals)
     {
         this.connection = connection;
+        this.control = control;
         this.engine = engine;
         this.counters = counters;
         this.pathCounters = pathCounters;
@@ -459,7 +462,7 @@ final class InboundMessages
         if (inSyndrome[record] != 0)
         {
             // S9.3: repeated for every further packet
-            connection.sendNack(path, inSyndrome[record], streamId, msn, inRefusal[record]);
+            control.sendNack(path, inSyndrome[record], streamId, msn, inRefusal[record]);
             return;
         }
         if (inDone[record])
@@ -602,7 +605,7 @@ final class InboundMessages
         // the receiver confirms them, learns of it by the number it already has or by asking)
         final int refusal = errored[streamId] ? erroredRefusal[streamId] : refusals.next();
         inRefusal[record] = refusal;
-        connection.sendNack(path, syndrome, streamId, msn, refusal);
+        control.sendNack(path, syndrome, streamId, msn, refusal);
         if (!errored[streamId] || msn - erroredMsn[streamId] < 0)
         {
             errored[streamId] = true;
@@ -669,14 +672,14 @@ final class InboundMessages
         }
         if (!inNoResources[record])
         {
-            connection.sendNack(path, NegativeAckHeader.SYNDROME_RNR, streamId, msn, inRefusal[record]);
+            control.sendNack(path, NegativeAckHeader.SYNDROME_RNR, streamId, msn, inRefusal[record]);
         }
         else
         {
             counters.increment(SprayCounters.NO_RESOURCES);
             if (engine.tryRespond(now))
             {
-                connection.sendNack(path, NegativeAckHeader.SYNDROME_RNR, NegativeAckHeader.RNR_REASON_NO_RESOURCES,
+                control.sendNack(path, NegativeAckHeader.SYNDROME_RNR, NegativeAckHeader.RNR_REASON_NO_RESOURCES,
                     streamId, msn, inRefusal[record]);
             }
         }
@@ -727,7 +730,7 @@ final class InboundMessages
         if (errored[streamId] && msn - erroredMsn[streamId] >= 0)
         {
             // refused, or flushed behind the refused message: the answer names the refused one
-            connection.sendNack(0, erroredSyndrome[streamId], streamId, erroredMsn[streamId], erroredRefusal[streamId]);
+            control.sendNack(0, erroredSyndrome[streamId], streamId, erroredMsn[streamId], erroredRefusal[streamId]);
             return;
         }
         final int record = null == byMsn ? MISSING : (int)byMsn.get(key(streamId, msn)); // detached: no record
@@ -736,23 +739,23 @@ final class InboundMessages
             if (msn - nextMsn[streamId] < 0)
             {
                 final int lateRefusal = refusals.lateRefusal(streamId, msn); // a READ whose response was refused
-                connection.sendNack(0, lateRefusal != 0 ? NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR :
+                control.sendNack(0, lateRefusal != 0 ? NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR :
                     NegativeAckHeader.SYNDROME_ACCEPTED, streamId, msn, lateRefusal); // completed and retired
             }
             return;
         }
         if (inSyndrome[record] != 0)
         {
-            connection.sendNack(0, inSyndrome[record], streamId, msn, inRefusal[record]);
+            control.sendNack(0, inSyndrome[record], streamId, msn, inRefusal[record]);
         }
         else if (inDone[record])
         {
-            connection.sendNack(0, NegativeAckHeader.SYNDROME_ACCEPTED, streamId, msn, 0);
+            control.sendNack(0, NegativeAckHeader.SYNDROME_ACCEPTED, streamId, msn, 0);
         }
         else if (inRefusal[record] != 0 && (inRnr[record] || inReceived[record] == 0))
         {
             // the last attempt was refused
-            connection.sendNack(0, NegativeAckHeader.SYNDROME_RNR, inNoResources[record] ?
+            control.sendNack(0, NegativeAckHeader.SYNDROME_RNR, inNoResources[record] ?
                 NegativeAckHeader.RNR_REASON_NO_RESOURCES : NegativeAckHeader.RNR_REASON_NO_RECEIVE, streamId, msn,
                 inRefusal[record]);
         }

@@ -40,7 +40,8 @@ import java.lang.foreign.MemorySegment;
  * Receive side: {@link AckScheduler} (the inbound paths' windows and when their ACKs are due: S6.3, S6.4),
  * {@link InboundMessages} (inbound records, posted receives, placement and refusals), {@link PlacementMarks}
  * (S4.4). Both: {@link Refusals} (S9.3), {@link CloseHandshake} (S9.1, S9.2), {@link SprayFrames} (every frame
- * it writes, and S12.5 addressing), {@link PacketAuthenticator} (S12) and {@link Liveness} (S12.10).
+ * it writes, and S12.5 addressing), {@link ControlPackets} (its ACKs, NACKs, queries and CLOSEs),
+ * {@link PacketAuthenticator} (S12) and {@link Liveness} (S12.10).
  * <p>
  * Protocol state is allocated when the connection is opened; nothing grows with the number of messages (S10.1,
  * see {@link #stateBytes()}). The tables only traffic needs (send slots, inbound records and receives, placement
@@ -108,6 +109,7 @@ public final class SprayConnection
     private final TransportCounters[] pathCounters; // both directions of each index
     private final PacketAuthenticator auth;
     private final SprayFrames frames;
+    private final ControlPackets control;
 
     // ---- send side
     private final SendSlots slots;
@@ -194,13 +196,15 @@ public final class SprayConnection
         frames = new SprayFrames(engine, c, auth, counters, pathCounters, slots, scheduler);
         resend = new RetransmitQueues(paths * PathSendWindow.CAPACITY, null);
         marks = new PlacementMarks(c.placementChunks, null);
-        inbound = new InboundMessages(this, engine, c, counters, pathCounters, auth, marks, refusals);
+        acks = new AckScheduler(paths, c.receiveInitialPsn, config, counters, pathCounters);
+        control = new ControlPackets(frames, scheduler, acks, engine.rateHint(), refusals, counters, pathCounters,
+            config.rnrTimerMicros, streams, localCid);
+        inbound = new InboundMessages(this, control, engine, c, counters, pathCounters, auth, marks, refusals);
         completions = new SendCompletions(slots, marks, inbound.capacity, refusals, sendCq, localCid, mtu, config,
-            scheduler, counters, engine.counters(), this::writeQuery);
+            scheduler, counters, engine.counters(), control::sendQuery);
         loss = new LossDetector(scheduler, resend, completions, refusals, config, counters, pathCounters);
         sender = new DataSender(slots, scheduler, resend, completions, loss, frames, auth, config, mtu, counters,
             pathCounters, this::refuseReadResponse, c.peerWindow, c.peerReads);
-        acks = new AckScheduler(paths, c.receiveInitialPsn, config, counters, pathCounters);
         tables = new BorrowedTables(engine.storagePool().bucket(ConnectionStorage.Shape.of(c)), config.storageLingerNanos,
             slots, inbound, marks, resend, scheduler);
     }
@@ -381,7 +385,7 @@ public final class SprayConnection
         startAnnounced = false;
         if (verdict == AckScheduler.DUPLICATE)
         {
-            sendAck(path, now);
+            control.sendAck(path);
             return;
         }
 
@@ -396,7 +400,7 @@ public final class SprayConnection
         }
         if (verdict == AckScheduler.ACCEPT_ACK_NOW)
         {
-            sendAck(path, now);
+            control.sendAck(path);
         }
     }
 
@@ -468,7 +472,7 @@ public final class SprayConnection
         engine.rateHint().onData(index, now, frame.ecn() == CE);
         startAnnounced = true;
         acks.onProbe(path, frame.psn(), resync);
-        sendAck(path, now);
+        control.sendAck(path);
     }
 
     // =====================================================================================================
@@ -528,7 +532,7 @@ public final class SprayConnection
         {
             if (refusals.lateStream(entry) != streamId || refusals.lateMsn(entry) != msn)
             {
-                sendNack(0, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, refusals.lateStream(entry),
+                control.sendNack(0, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, refusals.lateStream(entry),
                     refusals.lateMsn(entry), refusals.lateNumber(entry));
             }
         }
@@ -548,10 +552,10 @@ public final class SprayConnection
                 return false;
             }
         }
-        sendNack(0, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, streamId, msn, refusal);
+        control.sendNack(0, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, streamId, msn, refusal);
         // no inbound packet was refused, so no ACK of one carries the count: an ACK of path 0 does, in case the
         // NACK is lost (the requester then holds its waiting READs and asks about them)
-        sendAck(0, now);
+        control.sendAck(0);
         return true;
     }
 
@@ -594,10 +598,10 @@ public final class SprayConnection
         {
             if (acks.isDue(path, now))
             {
-                work += sendAck(path, now) ? 1 : 0;
+                work += control.sendAck(path) ? 1 : 0;
             }
         }
-        work += pushRateHint(now);
+        work += control.pushRateHint(startAnnounced || inboundMessagesInUse() != 0);
         for (int path = 0; path < paths; path++)
         {
             work += pathTimer(path, now);
@@ -688,7 +692,7 @@ public final class SprayConnection
             finish();
             return 1;
         }
-        if (close.state() == State.ESTABLISHED && sendAck(0, now))
+        if (close.state() == State.ESTABLISHED && control.sendAck(0))
         {
             liveness.keepaliveSent(now);
             counters.increment(SprayCounters.KEEPALIVES_SENT);
@@ -731,7 +735,7 @@ public final class SprayConnection
         }
         if ((actions & CloseHandshake.SEND_CLOSE) != 0)
         {
-            if (writeConnectionPacket(SprayOpcodes.CLOSE, close.token()))
+            if (control.sendConnectionPacket(SprayOpcodes.CLOSE, close.token()))
             {
                 counters.increment(SprayCounters.CLOSES_SENT);
             }
@@ -751,7 +755,7 @@ public final class SprayConnection
             return;
         }
         counters.increment(SprayCounters.CLOSES_RECEIVED);
-        writeConnectionPacket(SprayOpcodes.CLOSE_ACK, ConnectionHeader.token(buffer, conh));
+        control.sendConnectionPacket(SprayOpcodes.CLOSE_ACK, ConnectionHeader.token(buffer, conh));
         finish();
     }
 
@@ -777,11 +781,6 @@ public final class SprayConnection
         tables.onClosed();
     }
 
-    private boolean writeConnectionPacket(final int opcode, final long token)
-    {
-        return frames.connectionPacket(opcode, paths, streams, localCid, token);
-    }
-
     /**
      * @return the rate the pacer lets new data out at now, bytes per nanosecond on the wire (S8.4): the sum over
      * live paths of cwnd x MTU / srtt, no more than the peer's share for this end and this end's own line rate.
@@ -789,74 +788,6 @@ public final class SprayConnection
     public double pacingRate()
     {
         return sender.pacingRate();
-    }
-
-    // =====================================================================================================
-    // Control frames
-    // =====================================================================================================
-
-    // S8.3.2: when this receiver's share for a sender that is still sending to it (a message partly delivered,
-    // or a start announced by a probe and no data yet) fell by more than an eighth since the last ACK told it,
-    // tell it now on the uncongested reverse path, rather than when its next packets have crossed the (in an
-    // incast, full) queue towards this end. A rise is not urgent, and a sender with nothing more to send gains
-    // nothing from either: thousands of one-packet senders starting at once would draw an ACK each per step
-    private int pushRateHint(final long now)
-    {
-        if ((!startAnnounced && inboundMessagesInUse() == 0) ||
-            !acks.hintFellBelowAdvertised(engine.rateHint().hintMbps()))
-        {
-            return 0;
-        }
-        if (!sendAck(scheduler.controlPath(0), now))
-        {
-            return 0;
-        }
-        counters.increment(SprayCounters.HINT_UPDATES_SENT);
-        return 1;
-    }
-
-    private boolean sendAck(final int path, final long now)
-    {
-        if (!frames.claimControl(scheduler.controlPath(path), SprayOpcodes.ACK))
-        {
-            return false;
-        }
-        final int hintMbps = engine.rateHint().hintMbps();
-        final int ceCount = acks.ceSinceAck(path);
-        final int sequence = acks.ackSent(path, hintMbps);
-        frames.ack(path, ceCount, acks.window(path), hintMbps, sequence, refusals.made());
-        counters.increment(SprayCounters.ACKS_SENT);
-        pathCounters[path].increment(SprayCounters.ACKS_SENT);
-        return true;
-    }
-
-    void sendNack(final int path, final int syndrome, final int streamId, final int msn, final int refusal)
-    {
-        sendNack(path, syndrome, NegativeAckHeader.RNR_REASON_NO_RECEIVE, streamId, msn, refusal);
-    }
-
-    // S9.3, S10.2: an RNR NACK says what the receiver is not ready for and asks for its RNR timer
-    void sendNack(
-        final int path, final int syndrome, final int reason, final int streamId, final int msn, final int refusal)
-    {
-        if (!frames.claimControl(scheduler.controlPath(path), SprayOpcodes.NACK))
-        {
-            return;
-        }
-        final boolean rnr = syndrome == NegativeAckHeader.SYNDROME_RNR;
-        frames.negativeAck(syndrome, rnr ? reason : 0, streamId, msn, rnr ? config.rnrTimerMicros : 0, refusal);
-        counters.increment(SprayCounters.NACKS_SENT);
-    }
-
-    private boolean writeQuery(final int streamId, final int msn)
-    {
-        if (!frames.claimControl(scheduler.controlPath(0), SprayOpcodes.QUERY))
-        {
-            return false;
-        }
-        frames.negativeAck(NegativeAckHeader.SYNDROME_ACCEPTED, 0, streamId, msn, 0, 0);
-        counters.increment(SprayCounters.QUERIES_SENT);
-        return true;
     }
 
     // =====================================================================================================
