@@ -3,14 +3,11 @@ package io.spraynic.datapath.transport.spray;
 import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.verbs.AccessCheck;
 import io.spraynic.datapath.verbs.AccessFlags;
-import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
 import io.spraynic.datapath.verbs.ProtectionDomain;
 import io.spraynic.datapath.verbs.ReceiveWorkRequest;
 import io.spraynic.datapath.verbs.SendWorkRequest;
-import io.spraynic.datapath.verbs.WorkCompletionStatus;
-import io.spraynic.datapath.wire.ConnectionHeader;
 import io.spraynic.datapath.wire.NegativeAckHeader;
 import io.spraynic.datapath.wire.ProbeHeader;
 import io.spraynic.datapath.wire.RoceFrame;
@@ -41,7 +38,8 @@ import java.lang.foreign.MemorySegment;
  * {@link InboundMessages} (inbound records, posted receives, placement and refusals), {@link PlacementMarks}
  * (S4.4). Both: {@link Refusals} (S9.3), {@link CloseHandshake} (S9.1, S9.2), {@link SprayFrames} (every frame
  * it writes, and S12.5 addressing), {@link ControlPackets} (its ACKs, NACKs, queries and CLOSEs),
- * {@link PacketAuthenticator} (S12) and {@link Liveness} (S12.10).
+ * {@link PacketAuthenticator} (S12), {@link Liveness} (S12.10) and {@link ConnectionTeardown} (how it ends, and
+ * what it flushes).
  * <p>
  * Protocol state is allocated when the connection is opened; nothing grows with the number of messages (S10.1,
  * see {@link #stateBytes()}). The tables only traffic needs (send slots, inbound records and receives, placement
@@ -101,8 +99,6 @@ public final class SprayConnection
     private final int mtu;
     private final int responderReads; // S10.2: READs this end serves at once, as it advertised
     private final int streams;
-    private final CompletionQueue sendCq;
-    private final CompletionQueue receiveCq;
     private ProtectionDomain pd; // the engine's, unless bound to a tenant's (control path, before use)
     private final SprayConfig config;
     private final TransportCounters counters = SprayCounters.create();
@@ -127,15 +123,15 @@ public final class SprayConnection
     private boolean startAnnounced;
 
     // ---- both: S9.3 refusals made here (carried in every SACKH) and those of the peer this end learned of;
-    // S9.1, S9.2 state and close; S12.10 idle timeout and keepalive
+    // S9.1, S9.2 state; how the connection ends (S9.2 close, S7.6, S12.10 idle timeout and keepalive, errors)
     private final Refusals refusals = new Refusals();
     private final CloseHandshake close;
-    private final Liveness liveness;
     /** A region in use was deregistered: the connection fails on the next tick. */
     private boolean localError;
 
     /** The tables borrowed while the connection has traffic. */
     private final BorrowedTables tables;
+    private final ConnectionTeardown teardown;
 
     /** The parameters a handshake opened this connection with (responder side, for repeated CONNECT_ACKs). */
     SprayConnectionConfig handshakeConfig;
@@ -170,7 +166,6 @@ public final class SprayConnection
         }
         this.engine = engine;
         this.config = config;
-        this.liveness = new Liveness(config.idleTimeoutNanos, config.keepaliveNanos());
         this.index = index;
         this.localCid = c.localCid;
         this.remoteCid = c.remoteCid;
@@ -179,8 +174,6 @@ public final class SprayConnection
         this.mtu = c.mtu;
         this.responderReads = c.responderReads;
         this.streams = c.streams;
-        this.sendCq = c.sendCq;
-        this.receiveCq = c.receiveCq;
         this.pd = engine.protectionDomain();
         this.auth = new PacketAuthenticator(c);
 
@@ -200,13 +193,16 @@ public final class SprayConnection
         control = new ControlPackets(frames, scheduler, acks, engine.rateHint(), refusals, counters, pathCounters,
             config.rnrTimerMicros, streams, localCid);
         inbound = new InboundMessages(this, control, engine, c, counters, pathCounters, auth, marks, refusals);
-        completions = new SendCompletions(slots, marks, inbound.capacity, refusals, sendCq, localCid, mtu, config,
+        completions = new SendCompletions(slots, marks, inbound.capacity, refusals, c.sendCq, localCid, mtu, config,
             scheduler, counters, engine.counters(), control::sendQuery);
         loss = new LossDetector(scheduler, resend, completions, refusals, config, counters, pathCounters);
         sender = new DataSender(slots, scheduler, resend, completions, loss, frames, auth, config, mtu, counters,
             pathCounters, this::refuseReadResponse, c.peerWindow, c.peerReads);
         tables = new BorrowedTables(engine.storagePool().bucket(ConnectionStorage.Shape.of(c)), config.storageLingerNanos,
             slots, inbound, marks, resend, scheduler);
+        final Liveness liveness = new Liveness(config.idleTimeoutNanos, config.keepaliveNanos());
+        teardown = new ConnectionTeardown(this, engine, close, liveness, control, slots, scheduler, resend, completions,
+            sender, inbound, tables, c, counters);
     }
 
     // =====================================================================================================
@@ -310,8 +306,8 @@ public final class SprayConnection
             case SprayOpcodes.WRITE, SprayOpcodes.WRITE_WITH_IMMEDIATE, SprayOpcodes.SEND,
                 SprayOpcodes.SEND_WITH_IMMEDIATE, SprayOpcodes.READ_REQUEST, SprayOpcodes.READ_RESPONSE ->
                 onDataPacket(frame, now);
-            case SprayOpcodes.CLOSE -> onClosePacket(frame);
-            case SprayOpcodes.CLOSE_ACK -> onCloseAckPacket(frame);
+            case SprayOpcodes.CLOSE -> teardown.onClosePacket(frame);
+            case SprayOpcodes.CLOSE_ACK -> teardown.onCloseAckPacket(frame);
             default -> engine.counters().increment(SprayCounters.MALFORMED); // a CONNECT_ACK nobody asked for
         }
     }
@@ -569,26 +565,7 @@ public final class SprayConnection
         {
             return 0;
         }
-        if (localError || completions.localError() || sender.localError() || sendCq.hasOverrun() ||
-            receiveCq.hasOverrun())
-        {
-            // as an IB QP: a CQ overrun or a local protection error puts it in error; everything outstanding
-            // completes (WR_FLUSH_ERR) and no region it held is touched again
-            close.closed();
-            flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
-            inbound.flushReceives();
-            return 1;
-        }
-        if (scheduler.allFailedFor(config.connectionTimeoutNanos, now))
-        {
-            // S7.6: every path stayed failed for connectionTimeout: outstanding messages complete with
-            // RETRY_EXC_ERR and the connection closes (its packets are then counted as for an unknown one, S9.5)
-            close.closed();
-            flushSends(WorkCompletionStatus.RETRY_EXC_ERR);
-            return 1;
-        }
-        final int live = liveness.check(counters, now);
-        if (live != Liveness.NOTHING && onLiveness(live, now) > 0 && close.state() == State.CLOSED)
+        if (teardown.endsOnTick(localError, now))
         {
             return 1;
         }
@@ -612,7 +589,7 @@ public final class SprayConnection
         work += sender.sendData(now);
         if (close.state() != State.ESTABLISHED)
         {
-            work += closeTimers(now);
+            work += teardown.closeTimers(now);
         }
         else
         {
@@ -639,13 +616,6 @@ public final class SprayConnection
             frames.newProbe(path, 0, now);
         }
         return action == LossDetector.NOTHING ? 0 : 1;
-    }
-
-    // everything unfinished completes with `completionStatus`; nothing is left to send
-    private void flushSends(final WorkCompletionStatus completionStatus)
-    {
-        resend.clear();
-        completions.flush(completionStatus);
     }
 
     /**
@@ -680,105 +650,10 @@ public final class SprayConnection
         return close.begin(now);
     }
 
-    // S12.10: the peer said nothing for idleTimeout: unacknowledged sends complete with RETRY_EXC_ERR, the rest with
-    // WR_FLUSH_ERR, and the connection is forgotten; or this end sent nothing for keepaliveInterval: an ACK goes out
-    private int onLiveness(final int live, final long now)
-    {
-        if (live == Liveness.IDLE)
-        {
-            counters.increment(SprayCounters.IDLE_CLOSED);
-            engine.counters().increment(SprayCounters.IDLE_CLOSED);
-            flushSends(WorkCompletionStatus.RETRY_EXC_ERR);
-            finish();
-            return 1;
-        }
-        if (close.state() == State.ESTABLISHED && control.sendAck(0))
-        {
-            liveness.keepaliveSent(now);
-            counters.increment(SprayCounters.KEEPALIVES_SENT);
-            return 1;
-        }
-        return 0;
-    }
-
     /** Forceful close: everything unfinished completes with WR_FLUSH_ERR at once; nothing goes on the wire. */
     void abort()
     {
-        if (close.state() != State.CLOSED)
-        {
-            finish();
-        }
-    }
-
-    private boolean drained()
-    {
-        return sendSlotsInUse() == 0 && resend.retransmissions() == 0 && resend.moves() == 0 &&
-            scheduler.nothingOutstanding();
-    }
-
-    private int closeTimers(final long now)
-    {
-        final int actions = close.onTimer(now, drained());
-        if ((actions & CloseHandshake.FLUSH) != 0)
-        {
-            flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
-            for (int path = 0; path < paths; path++)
-            {
-                final PathSendWindow window = scheduler.sendWindows[path];
-                window.reset(window.nextPsn()); // nothing of the flushed messages is resent
-            }
-        }
-        if ((actions & CloseHandshake.GIVE_UP) != 0)
-        {
-            finish();
-            return 1;
-        }
-        if ((actions & CloseHandshake.SEND_CLOSE) != 0)
-        {
-            if (control.sendConnectionPacket(SprayOpcodes.CLOSE, close.token()))
-            {
-                counters.increment(SprayCounters.CLOSES_SENT);
-            }
-            return 1;
-        }
-        return 0;
-    }
-
-    // the peer closes (S9.2): answer, flush what is unfinished here, forget the connection
-    private void onClosePacket(final RoceFrame frame)
-    {
-        final MemorySegment buffer = frame.segment();
-        final long conh = frame.customHeaderOffset();
-        if (ConnectionHeader.senderCid(buffer, conh) != remoteCid)
-        {
-            engine.counters().increment(SprayCounters.MALFORMED); // not our peer's CID: not our peer's CLOSE
-            return;
-        }
-        counters.increment(SprayCounters.CLOSES_RECEIVED);
-        control.sendConnectionPacket(SprayOpcodes.CLOSE_ACK, ConnectionHeader.token(buffer, conh));
-        finish();
-    }
-
-    private void onCloseAckPacket(final RoceFrame frame)
-    {
-        final MemorySegment buffer = frame.segment();
-        final long conh = frame.customHeaderOffset();
-        if (!close.isAnsweredBy(ConnectionHeader.token(buffer, conh)) ||
-            ConnectionHeader.senderCid(buffer, conh) != remoteCid)
-        {
-            engine.counters().increment(SprayCounters.MALFORMED);
-            return;
-        }
-        finish();
-    }
-
-    private void finish()
-    {
-        flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
-        inbound.flushReceives();
-        close.closed();
-        engine.forget(this);
-        tables.onClosed();
+        teardown.abort();
     }
 
     /**
