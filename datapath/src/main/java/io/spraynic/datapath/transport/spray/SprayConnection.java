@@ -35,8 +35,9 @@ import java.lang.foreign.MemorySegment;
  * {@link LossDetector} (ACKs packet by packet, timeouts, relocation, failure: S6.5-S6.8, S7.3-S7.5),
  * {@link PathScheduler} (the outbound paths: S6.8, S7), {@link RetransmitQueues} (S6.6, S7.4).
  * Receive side: {@link AckScheduler} (the inbound paths' windows and when their ACKs are due: S6.3, S6.4),
- * {@link InboundMessages} (inbound records, posted receives, placement and refusals), {@link PlacementMarks}
- * (S4.4). Both: {@link Refusals} (S9.3), {@link CloseHandshake} (S9.1, S9.2), {@link SprayFrames} (every frame
+ * {@link InboundMessages} (inbound records, placement and refusals) with its {@link PostedReceives} and
+ * {@link InboundWindow} (S4.5, S10.2), {@link PlacementMarks} (S4.4). Both: {@link Refusals} (S9.3) and
+ * {@link ReadResponseRefusals} (S9.3.2), {@link CloseHandshake} (S9.1, S9.2), {@link SprayFrames} (every frame
  * it writes, and S12.5 addressing), {@link ControlPackets} (its ACKs, NACKs, queries and CLOSEs),
  * {@link PacketAuthenticator} (S12), {@link Liveness} (S12.10) and {@link ConnectionTeardown} (how it ends, and
  * what it flushes).
@@ -125,6 +126,7 @@ public final class SprayConnection
     // ---- both: S9.3 refusals made here (carried in every SACKH) and those of the peer this end learned of;
     // S9.1, S9.2 state; how the connection ends (S9.2 close, S7.6, S12.10 idle timeout and keepalive, errors)
     private final Refusals refusals = new Refusals();
+    private final ReadResponseRefusals readResponseRefusals;
     private final CloseHandshake close;
     /** A region in use was deregistered: the connection fails on the next tick. */
     private boolean localError;
@@ -139,31 +141,7 @@ public final class SprayConnection
     SprayConnection(final SprayEngine engine, final int index, final SprayConnectionConfig c)
     {
         final SprayConfig config = engine.config();
-        if (c.paths < 1 || c.paths > 64)
-        {
-            throw new IllegalArgumentException("paths must be in 1..64: " + c.paths);
-        }
-        if (c.mtu != 256 && c.mtu != 512 && c.mtu != 1024 && c.mtu != 2048 && c.mtu != 4096)
-        {
-            throw new IllegalArgumentException("MTU must be 256, 512, 1024, 2048 or 4096: " + c.mtu);
-        }
-        if (c.streams < 1 || c.streams > 65536)
-        {
-            throw new IllegalArgumentException("streams must be in 1..65536: " + c.streams);
-        }
-        if (c.sendQueueDepth < 1 || c.sendQueueDepth > 32768 || c.receiveQueueDepth < 1 || c.maxInboundMessages < 1)
-        {
-            throw new IllegalArgumentException("queue depths must be in 1..32768");
-        }
-        if (c.responderReads < 1 || c.responderReads > SprayConnectionConfig.MAX_READS || c.peerWindow < 1 ||
-            c.peerReads < 1)
-        {
-            throw new IllegalArgumentException("READ limits must be in 1..255 and the peer's window at least 1");
-        }
-        if (null == c.sendCq || null == c.receiveCq)
-        {
-            throw new IllegalArgumentException("completion queues are required");
-        }
+        c.validate();
         this.engine = engine;
         this.config = config;
         this.index = index;
@@ -192,12 +170,13 @@ public final class SprayConnection
         acks = new AckScheduler(paths, c.receiveInitialPsn, config, counters, pathCounters);
         control = new ControlPackets(frames, scheduler, acks, engine.rateHint(), refusals, counters, pathCounters,
             config.rnrTimerMicros, streams, localCid);
+        readResponseRefusals = new ReadResponseRefusals(refusals, control, config.connectionTimeoutNanos);
         inbound = new InboundMessages(this, control, engine, c, counters, pathCounters, auth, marks, refusals);
         completions = new SendCompletions(slots, marks, inbound.capacity, refusals, c.sendCq, localCid, mtu, config,
             scheduler, counters, engine.counters(), control::sendQuery);
         loss = new LossDetector(scheduler, resend, completions, refusals, config, counters, pathCounters);
         sender = new DataSender(slots, scheduler, resend, completions, loss, frames, auth, config, mtu, counters,
-            pathCounters, this::refuseReadResponse, c.peerWindow, c.peerReads);
+            pathCounters, readResponseRefusals, c.peerWindow, c.peerReads);
         tables = new BorrowedTables(engine.storagePool().bucket(ConnectionStorage.Shape.of(c)), config.storageLingerNanos,
             slots, inbound, marks, resend, scheduler);
         final Liveness liveness = new Liveness(config.idleTimeoutNanos, config.keepaliveNanos());
@@ -522,37 +501,7 @@ public final class SprayConnection
         }
         counters.increment(SprayCounters.QUERIES_RECEIVED);
         inbound.answerQuery(streamId, msn);
-        // S9.3.2: a query means the peer misses a refusal; those of READ responses may concern READs it completed
-        // (so it never asks about them): they are told again
-        for (int entry = 0; entry < refusals.lateCount(); entry++)
-        {
-            if (refusals.lateStream(entry) != streamId || refusals.lateMsn(entry) != msn)
-            {
-                control.sendNack(0, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, refusals.lateStream(entry),
-                    refusals.lateMsn(entry), refusals.lateNumber(entry));
-            }
-        }
-    }
-
-    // S9.3.2: a READ response whose region was deregistered is refused (numbered once, kept to answer queries for
-    // twice connectionTimeout: the requester gives up on a held message after one), the NACK repeated per packet
-    // not sent
-    private boolean refuseReadResponse(final int streamId, final int msn, final long now)
-    {
-        int refusal = refusals.lateRefusal(streamId, msn);
-        if (refusal == 0)
-        {
-            refusal = refusals.refuseLate(streamId, msn, now, 2 * config.connectionTimeoutNanos);
-            if (refusal == 0)
-            {
-                return false;
-            }
-        }
-        control.sendNack(0, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, streamId, msn, refusal);
-        // no inbound packet was refused, so no ACK of one carries the count: an ACK of path 0 does, in case the
-        // NACK is lost (the requester then holds its waiting READs and asks about them)
-        control.sendAck(0);
-        return true;
+        readResponseRefusals.tellAgain(streamId, msn); // S9.3.2: those of READs it may have completed
     }
 
     // =====================================================================================================
