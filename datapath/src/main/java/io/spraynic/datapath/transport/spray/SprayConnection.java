@@ -12,7 +12,6 @@ import io.spraynic.datapath.wire.NegativeAckHeader;
 import io.spraynic.datapath.wire.ProbeHeader;
 import io.spraynic.datapath.wire.RoceFrame;
 import io.spraynic.datapath.wire.SelectiveAckHeader;
-import io.spraynic.datapath.wire.SprayExtendedTransportHeader;
 import io.spraynic.datapath.wire.SprayOpcodes;
 
 import java.lang.foreign.MemorySegment;
@@ -34,7 +33,8 @@ import java.lang.foreign.MemorySegment;
  * pacing and sending, S4, S8), {@link SendCompletions} (how sent messages finish: S4.8, S9.3, S9.4),
  * {@link LossDetector} (ACKs packet by packet, timeouts, relocation, failure: S6.5-S6.8, S7.3-S7.5),
  * {@link PathScheduler} (the outbound paths: S6.8, S7), {@link RetransmitQueues} (S6.6, S7.4).
- * Receive side: {@link AckScheduler} (the inbound paths' windows and when their ACKs are due: S6.3, S6.4),
+ * Receive side: {@link DataReceiver} (admitting data and probe packets: S4.3, S12.4-S12.7, S10.2, S8.3.1),
+ * {@link AckScheduler} (the inbound paths' windows and when their ACKs are due: S6.3, S6.4),
  * {@link InboundMessages} (inbound records, placement and refusals) with its {@link PostedReceives} and
  * {@link InboundWindow} (S4.5, S10.2), {@link PlacementMarks} (S4.4). Both: {@link Refusals} (S9.3) and
  * {@link ReadResponseRefusals} (S9.3.2), {@link CloseHandshake} (S9.1, S9.2), {@link SprayFrames} (every frame
@@ -72,8 +72,6 @@ public final class SprayConnection
     }
 
     static final long PROBE_HANDLE = -1L;
-    private static final int MISSING = SendSlots.MISSING;
-    private static final int CE = 3;
 
     // message kinds
     static final byte WRITE = 0;
@@ -98,7 +96,6 @@ public final class SprayConnection
     private final int paths;
     private final int planes;
     private final int mtu;
-    private final int responderReads; // S10.2: READs this end serves at once, as it advertised
     private final int streams;
     private ProtectionDomain pd; // the engine's, unless bound to a tenant's (control path, before use)
     private final SprayConfig config;
@@ -120,8 +117,7 @@ public final class SprayConnection
     private final AckScheduler acks;
     private final PlacementMarks marks;
     private final InboundMessages inbound;
-    /** The peer announced a start with a probe (S8.3.1) and no data of it has arrived yet. */
-    private boolean startAnnounced;
+    private final DataReceiver receiver;
 
     // ---- both: S9.3 refusals made here (carried in every SACKH) and those of the peer this end learned of;
     // S9.1, S9.2 state; how the connection ends (S9.2 close, S7.6, S12.10 idle timeout and keepalive, errors)
@@ -150,7 +146,6 @@ public final class SprayConnection
         this.paths = c.paths;
         this.planes = config.planes;
         this.mtu = c.mtu;
-        this.responderReads = c.responderReads;
         this.streams = c.streams;
         this.pd = engine.protectionDomain();
         this.auth = new PacketAuthenticator(c);
@@ -180,6 +175,8 @@ public final class SprayConnection
         tables = new BorrowedTables(engine.storagePool().bucket(ConnectionStorage.Shape.of(c)), config.storageLingerNanos,
             slots, inbound, marks, resend, scheduler);
         final Liveness liveness = new Liveness(config.idleTimeoutNanos, config.keepaliveNanos());
+        receiver = new DataReceiver(this, engine, c, frames, auth, acks, control, inbound, slots, completions, tables,
+            counters);
         teardown = new ConnectionTeardown(this, engine, close, liveness, control, slots, scheduler, resend, completions,
             sender, inbound, tables, c, counters);
     }
@@ -281,10 +278,10 @@ public final class SprayConnection
             case SprayOpcodes.ACK -> onAckPacket(frame, now);
             case SprayOpcodes.NACK -> onNackPacket(frame, now);
             case SprayOpcodes.QUERY -> onQueryPacket(frame, now);
-            case SprayOpcodes.PROBE -> onProbePacket(frame, now);
+            case SprayOpcodes.PROBE -> receiver.onProbePacket(frame, now);
             case SprayOpcodes.WRITE, SprayOpcodes.WRITE_WITH_IMMEDIATE, SprayOpcodes.SEND,
                 SprayOpcodes.SEND_WITH_IMMEDIATE, SprayOpcodes.READ_REQUEST, SprayOpcodes.READ_RESPONSE ->
-                onDataPacket(frame, now);
+                receiver.onDataPacket(frame, now);
             case SprayOpcodes.CLOSE -> teardown.onClosePacket(frame);
             case SprayOpcodes.CLOSE_ACK -> teardown.onCloseAckPacket(frame);
             default -> engine.counters().increment(SprayCounters.MALFORMED); // a CONNECT_ACK nobody asked for
@@ -308,146 +305,10 @@ public final class SprayConnection
         return false;
     }
 
-    private void onDataPacket(final RoceFrame frame, final long now)
-    {
-        final MemorySegment buffer = frame.segment();
-        final long seth = frame.customHeaderOffset();
-        final int path = SprayExtendedTransportHeader.path(buffer, seth);
-        final int streamId = SprayExtendedTransportHeader.stream(buffer, seth);
-        final int msn = SprayExtendedTransportHeader.msn(buffer, seth);
-        final int offset = SprayExtendedTransportHeader.messageOffset(buffer, seth);
-        final int messageLength = SprayExtendedTransportHeader.messageLength(buffer, seth);
-        final int payloadLength = frame.payloadLength();
-        final int opcode = frame.opcode();
-        final byte messageKind = (byte)(opcode - SprayOpcodes.WRITE);
-        if (path >= paths || streamId >= streams || messageLength < 0 || offset < 0 || offset % mtu != 0 ||
-            payloadLength > mtu || (long)offset + payloadLength > messageLength ||
-            (payloadLength < mtu && offset + payloadLength != messageLength && messageKind != READ) ||
-            (messageKind == READ && payloadLength != 0))
-        {
-            engine.counters().increment(SprayCounters.MALFORMED); // S4.3 violated: nothing is placed (S9.5)
-            return;
-        }
-        if (!frames.fromPeer(frame, path % planes))
-        {
-            refused(SprayCounters.ADDRESS_MISMATCHES); // S12.5: a path's packets use its plane
-            return;
-        }
-        final long key = key(streamId, msn);
-        if (!messageAuthentic(frame, messageKind, streamId, msn, key, offset))
-        {
-            return; // S12.4, S12.7: counted; nothing changed, the path layer never saw it
-        }
-
-        // message state needed before the path layer accepts the packet: without tables or any record the packet
-        // is dropped unseen, and the sender recovers it as a loss (tables borrowed only for an authentic packet);
-        // with a record but no room the path layer accepts it and its attempt is refused, RNR (S10.2)
-        final int room = tables.borrow() ? roomFor(messageKind, streamId, msn, key, offset / mtu) :
-            InboundMessages.NO_ROOM;
-        if (room == InboundMessages.NO_ROOM)
-        {
-            counters.increment(SprayCounters.NO_RESOURCES);
-            return;
-        }
-
-        final boolean ce = frame.ecn() == CE;
-        final int verdict = acks.onData(path, frame.psn(), ce, frame.ackReq(), now);
-        if (verdict == AckScheduler.DROP)
-        {
-            return;
-        }
-        engine.rateHint().onData(index, now, ce);
-        startAnnounced = false;
-        if (verdict == AckScheduler.DUPLICATE)
-        {
-            control.sendAck(path);
-            return;
-        }
-
-        // message layer, before the ACK, so that a NACK precedes the ACK of its packet on the reverse path
-        if (messageKind == READ_RESPONSE)
-        {
-            completions.placeReadResponse(frame, slots.slotFor(key), offset, messageLength, payloadLength);
-        }
-        else
-        {
-            inbound.accept(frame, path, messageKind, streamId, msn, key, offset, messageLength, payloadLength, room, now);
-        }
-        if (verdict == AckScheduler.ACCEPT_ACK_NOW)
-        {
-            control.sendAck(path);
-        }
-    }
-
-    // S12.4: a packet of a message with state here carries the tag its state holds (and, for a WRITE, the same
-    // base address and rkey); one without, the tag of its own headers; S12.7: a new message only inside the window
-    private boolean messageAuthentic(
-        final RoceFrame frame, final byte messageKind, final int streamId, final int msn, final long key,
-        final int offset)
-    {
-        final MemorySegment buffer = frame.segment();
-        final long seth = frame.customHeaderOffset();
-        final long tag = SprayExtendedTransportHeader.messageTag(buffer, seth);
-        if (messageKind == READ_RESPONSE)
-        {
-            final int slot = slots.slotFor(key);
-            final boolean valid = slot != MISSING && slots.kind[slot] == READ ? tag == slots.responseTag[slot] :
-                tag == auth.expectedTag(frame);
-            if (!valid)
-            {
-                refused(SprayCounters.AUTH_FAILURES);
-            }
-            return valid;
-        }
-        return inbound.authentic(frame, tag, messageKind, streamId, msn, key, offset);
-    }
-
-    private int roomFor(final byte messageKind, final int streamId, final int msn, final long key, final int packet)
-    {
-        if (messageKind == READ_RESPONSE)
-        {
-            // its own READ's slot: a local limit, never refused to the peer
-            return completions.roomForReadResponse(slots.slotFor(key), packet) ? InboundMessages.ROOM :
-                InboundMessages.NO_ROOM;
-        }
-        // S10.2: a READ needs a send slot for its response and, under the advertised limit, a response in progress
-        return inbound.roomFor(messageKind, streamId, msn, key, packet,
-            slots.hasFree() && slots.responsesUnsent() < responderReads);
-    }
-
     void queueReadResponse(
         final int streamId, final int msn, final MemoryRegion source, final long address, final int messageLength)
     {
         sender.queueReadResponse(streamId, msn, source, address, messageLength); // room checked before the path layer
-    }
-
-    private void onProbePacket(final RoceFrame frame, final long now)
-    {
-        final MemorySegment buffer = frame.segment();
-        final long prbh = frame.customHeaderOffset();
-        final int path = ProbeHeader.path(buffer, prbh);
-        if (path >= paths)
-        {
-            engine.counters().increment(SprayCounters.MALFORMED);
-            return;
-        }
-        if (!frames.fromPeer(frame, path % planes))
-        {
-            refused(SprayCounters.ADDRESS_MISMATCHES);
-            return;
-        }
-        final boolean resync = (ProbeHeader.flags(buffer, prbh) & ProbeHeader.FLAG_RESYNC) != 0;
-        if (resync && !acks.isResyncValid(path, ProbeHeader.nextPsn(buffer, prbh), frame.psn()))
-        {
-            refused(SprayCounters.RESYNCS_REFUSED); // S12.6
-            return;
-        }
-        counters.increment(SprayCounters.PROBES_RECEIVED);
-        // S8.3.1: a probe counts its sender active, so the ACK below has its share, and announces its data
-        engine.rateHint().onData(index, now, frame.ecn() == CE);
-        startAnnounced = true;
-        acks.onProbe(path, frame.psn(), resync);
-        control.sendAck(path);
     }
 
     // =====================================================================================================
@@ -527,7 +388,7 @@ public final class SprayConnection
                 work += control.sendAck(path) ? 1 : 0;
             }
         }
-        work += control.pushRateHint(startAnnounced || inboundMessagesInUse() != 0);
+        work += control.pushRateHint(receiver.peerSending());
         for (int path = 0; path < paths; path++)
         {
             work += pathTimer(path, now);
