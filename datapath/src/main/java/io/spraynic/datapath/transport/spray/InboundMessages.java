@@ -3,7 +3,6 @@ package io.spraynic.datapath.transport.spray;
 import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.verbs.AccessCheck;
 import io.spraynic.datapath.verbs.AccessFlags;
-import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
 import io.spraynic.datapath.verbs.ProtectionDomain;
@@ -28,29 +27,28 @@ import static io.spraynic.datapath.transport.spray.SprayConnection.WRITE_IMM;
 
 /**
  * The receive side of one spray connection's message layer (docs/PROTOCOL.md S4, S9.3, S9.4, S12.4, S12.7):
- * the records of inbound messages being received, the receives the application posted, and each stream's
- * next MSN to complete and error state. A data packet the path layer accepted is checked against its
+ * the records of inbound messages being received and each stream's next MSN to complete and error state; the
+ * receives the application posted are a {@link PostedReceives} table it matches, places into and completes. A data packet the path layer accepted is checked against its
  * message's record, access-checked and placed where its headers say (S4.2), counted once (S4.4, through the
  * connection's {@link PlacementMarks}), or refused with a NACK (S9.3); messages retire, and their receives
  * complete, in MSN order per stream (S4.8). READ responses belong to the READ's send slot and stay with the
  * connection.
  * <p>
- * Records and receives are fixed tables of parallel primitive arrays with free lists, found by (stream, MSN)
- * and (stream, RSN) maps (S4.5). Allocation-free after construction.
+ * Records are a fixed table of parallel primitive arrays with a free list, found by a (stream, MSN) map.
+ * Allocation-free after construction.
  */
 final class InboundMessages
 {
     private static final int MISSING = SendSlots.MISSING;
 
-    private final SprayConnection connection; // NACKs, READ responses, local errors
+    private final SprayConnection connection; // READ responses, local errors, refused packets
+    private final ControlPackets control; // NACKs
     private final SprayEngine engine;
     private final TransportCounters counters;
     private final TransportCounters[] pathCounters;
     private final PacketAuthenticator auth;
     private final PlacementMarks marks;
     private final Refusals refusals;
-    private final CompletionQueue receiveCq;
-    private final int localCid;
     private final int mtu;
     private final int streams;
     private ProtectionDomain pd;
@@ -79,25 +77,14 @@ final class InboundMessages
     private int[] freeRecords;
     private int freeCount;
     private Long2LongHashMap byMsn;
-    private final int window; // S10.2: records for messages being placed (advertised in CONH)
-    private final int reserve; // S10.2: records kept to refuse, with a retry, messages beyond the window
-    private int windowInUse;
-    private int reserveInUse;
+    private final InboundWindow window; // S10.2: records for messages being placed, and the reserve to refuse
 
-    // ---- posted receives, by (stream, RSN)
-    private final int receiveCapacity;
-    private long[] receiveWrId;
-    private MemoryRegion[] receiveRegion;
-    private long[] receiveAddress;
-    private int[] receiveLength;
-    private int[] freeReceives;
-    private int freeReceiveCount;
     private Storage storage;
-    private Long2LongHashMap receives;
+
+    private final PostedReceives receives;
 
     // ---- per stream
     private final int[] nextMsn;
-    private final int[] posted;
     private final boolean[] errored;
     private final int[] erroredMsn;
     private final int[] erroredSyndrome;
@@ -105,6 +92,7 @@ final class InboundMessages
 
     InboundMessages(
         final SprayConnection connection,
+        final ControlPackets control,
         final SprayEngine engine,
         final SprayConnectionConfig config,
         final TransportCounters counters,
@@ -114,27 +102,23 @@ final class InboundMessages
         final Refusals refusals)
     {
         this.connection = connection;
+        this.control = control;
         this.engine = engine;
         this.counters = counters;
         this.pathCounters = pathCounters;
         this.auth = auth;
         this.marks = marks;
         this.refusals = refusals;
-        this.receiveCq = config.receiveCq;
-        this.localCid = config.localCid;
         this.mtu = config.mtu;
         this.streams = config.streams;
         this.pd = engine.protectionDomain();
 
         capacity = config.maxInboundMessages;
-        reserve = reserveFor(capacity);
-        window = capacity - reserve;
-        receiveCapacity = config.receiveQueueDepth;
+        window = new InboundWindow(capacity);
         freeCount = capacity;
-        freeReceiveCount = receiveCapacity;
+        receives = new PostedReceives(config.receiveQueueDepth, streams, config.receiveCq, config.localCid, pd);
 
         nextMsn = new int[streams];
-        posted = new int[streams];
         errored = new boolean[streams];
         erroredMsn = new int[streams];
         erroredSyndrome = new int[streams];
@@ -147,11 +131,11 @@ final class InboundMessages
      */
     void attach(final Storage storage)
     {
-        if (null != this.storage || freeCount != capacity || freeReceiveCount != receiveCapacity ||
-            storage.capacity != capacity || storage.receiveCapacity != receiveCapacity)
+        if (null != this.storage || freeCount != capacity || storage.capacity != capacity)
         {
             throw new IllegalStateException("attach needs an empty, detached side and storage of its capacities");
         }
+        receives.attach(storage.receives); // throws, before this side takes anything, unless it fits
         this.storage = storage;
         inKind = storage.inKind;
         inStream = storage.inStream;
@@ -174,12 +158,6 @@ final class InboundMessages
         inRkey = storage.inRkey;
         freeRecords = storage.freeRecords;
         byMsn = storage.byMsn;
-        receiveWrId = storage.receiveWrId;
-        receiveRegion = storage.receiveRegion;
-        receiveAddress = storage.receiveAddress;
-        receiveLength = storage.receiveLength;
-        freeReceives = storage.freeReceives;
-        receives = storage.receives;
     }
 
     /** @return whether the records and receives are held (else there are none and nothing reads them). */
@@ -191,8 +169,7 @@ final class InboundMessages
     /** @return whether {@link #detach} may run: no inbound message, no posted receive. */
     boolean isDetachable()
     {
-        return null != storage && freeCount == capacity && freeReceiveCount == receiveCapacity && byMsn.isEmpty() &&
-            receives.isEmpty();
+        return null != storage && freeCount == capacity && byMsn.isEmpty() && receives.isDetachable();
     }
 
     /** Gives the arrays back (this side is {@link #isDetachable detachable}); the caller clears and pools them. */
@@ -221,12 +198,7 @@ final class InboundMessages
         inRkey = null;
         freeRecords = null;
         byMsn = null;
-        receiveWrId = null;
-        receiveRegion = null;
-        receiveAddress = null;
-        receiveLength = null;
-        freeReceives = null;
-        receives = null;
+        receives.detach();
         return detached;
     }
 
@@ -256,12 +228,7 @@ final class InboundMessages
         final int[] inRkey;
         final int[] freeRecords;
         final Long2LongHashMap byMsn;
-        final long[] receiveWrId;
-        final MemoryRegion[] receiveRegion;
-        final long[] receiveAddress;
-        final int[] receiveLength;
-        final int[] freeReceives;
-        final Long2LongHashMap receives;
+        final PostedReceives.Storage receives;
 
         Storage(final int capacity, final int receiveCapacity)
         {
@@ -288,20 +255,15 @@ final class InboundMessages
             inRkey = new int[capacity];
             freeRecords = new int[capacity];
             byMsn = new Long2LongHashMap(4 * capacity, 0.5f, MISSING);
-            receiveWrId = new long[receiveCapacity];
-            receiveRegion = new MemoryRegion[receiveCapacity];
-            receiveAddress = new long[receiveCapacity];
-            receiveLength = new int[receiveCapacity];
-            freeReceives = new int[receiveCapacity];
-            receives = new Long2LongHashMap(4 * receiveCapacity, 0.5f, MISSING);
+            receives = new PostedReceives.Storage(receiveCapacity);
             clear();
         }
 
         /** @return bytes of the arrays and maps (S10.1). */
         long bytes()
         {
-            return (8 + 8 + 8 + 4 + 4) * (long)receiveCapacity + (1 + 4 * 9 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 4 + 2) *
-                (long)capacity + 16L * ((long)receives.capacity() + byMsn.capacity());
+            return (1 + 4 * 9 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 4 + 2) * (long)capacity + 16L * byMsn.capacity() +
+                receives.bytes();
         }
 
         /** Back to the state of a new side: every record and receive free, handed out in a new side's order. */
@@ -328,11 +290,6 @@ final class InboundMessages
             java.util.Arrays.fill(inRkey, 0);
             ConnectionStorage.freeListInOrder(freeRecords);
             byMsn.clear();
-            java.util.Arrays.fill(receiveWrId, 0L);
-            java.util.Arrays.fill(receiveRegion, null);
-            java.util.Arrays.fill(receiveAddress, 0L);
-            java.util.Arrays.fill(receiveLength, 0);
-            ConnectionStorage.freeListInOrder(freeReceives);
             receives.clear();
         }
     }
@@ -341,21 +298,7 @@ final class InboundMessages
     void protectionDomain(final ProtectionDomain domain)
     {
         this.pd = domain;
-    }
-
-    /**
-     * @return the records of a table of {@code capacity} kept in reserve (S10.2): an eighth, at least one when there
-     * are two or more. A message beyond the window takes one only to be refused with an RNR NACK and retried.
-     */
-    static int reserveFor(final int capacity)
-    {
-        return capacity < 2 ? 0 : Math.max(1, capacity / 8);
-    }
-
-    /** @return the inbound message window of a table of {@code capacity}: what CONH advertises (S10.2). */
-    static int windowFor(final int capacity)
-    {
-        return capacity - reserveFor(capacity);
+        receives.protectionDomain(domain);
     }
 
     /** @return inbound message records in use. */
@@ -367,41 +310,19 @@ final class InboundMessages
     /** @return bytes of the records, receives and their maps (S10.1). */
     long stateBytes()
     {
-        final long receive = 8 + 8 + 8 + 4 + 4;
         final long record = 1 + 4 * 9 + 1 + 1 + 4 + 4 + 4 + 2;
-        return receive * receiveCapacity + record * capacity +
-            16L * ((long)ConnectionStorage.mapCapacity(4 * receiveCapacity) + ConnectionStorage.mapCapacity(4 * capacity));
+        return record * capacity + 16L * ConnectionStorage.mapCapacity(4 * capacity) +
+            PostedReceives.stateBytes(receives.capacity);
     }
 
     /**
-     * Posts a receive on a stream: the j-th receive posted on a stream is the one its j-th receive-consuming
-     * message consumes (S4.5). The connection checked the stream and its own state.
+     * Posts a receive on a stream (S4.5); the connection checked the stream and its own state.
      *
      * @return a {@link PostResult} code.
      */
     int post(final int streamId, final ReceiveWorkRequest request)
     {
-        if (request.length() > 0)
-        {
-            final MemoryRegion region = request.region();
-            if (null == region || region.protectionDomain() != pd ||
-                pd.checkLocalAccess(region.lkey(), request.address(), request.length(), AccessFlags.LOCAL_WRITE) !=
-                AccessCheck.OK)
-            {
-                return PostResult.INVALID_ARGUMENT;
-            }
-        }
-        if (freeReceiveCount == 0)
-        {
-            return PostResult.QUEUE_FULL;
-        }
-        final int receive = freeReceives[--freeReceiveCount];
-        receiveWrId[receive] = request.wrId();
-        receiveRegion[receive] = request.length() > 0 ? request.region() : null;
-        receiveAddress[receive] = request.address();
-        receiveLength[receive] = request.length();
-        receives.put(key(streamId, posted[streamId]++), receive);
-        return PostResult.OK;
+        return receives.post(streamId, request);
     }
 
     // S12.4: a packet of a message with state here carries the tag its state holds (and, for a WRITE, the same
@@ -462,11 +383,11 @@ final class InboundMessages
         if (record == MISSING)
         {
             if (msn - nextMsn[streamId] < 0 ||
-                (windowInUse < window && marks.hasFreeChunk() && (messageKind != READ || responseRoom)))
+                (window.hasRoom() && marks.hasFreeChunk() && (messageKind != READ || responseRoom)))
             {
                 return ROOM;
             }
-            return windowInUse < window || reserveInUse < reserve ? REFUSE : NO_ROOM;
+            return window.hasRoomToRefuse() ? REFUSE : NO_ROOM;
         }
         if (inRnr[record] || inDone[record] || inSyndrome[record] != 0)
         {
@@ -475,7 +396,7 @@ final class InboundMessages
         if (inNoResources[record] && inReceived[record] == 0)
         {
             // the retry of an attempt refused for want of resources: placed if there is room now
-            return (!inReserve[record] || windowInUse < window) && marks.hasFreeChunk() &&
+            return (!inReserve[record] || window.hasRoom()) && marks.hasFreeChunk() &&
                 (messageKind != READ || responseRoom) ? ROOM : REFUSE;
         }
         return marks.roomToMark(record, packet) ? ROOM : REFUSE;
@@ -508,7 +429,7 @@ final class InboundMessages
                 counters.increment(SprayCounters.DUPLICATES); // message already completed and retired
                 return;
             }
-            record = takeRecord(room == REFUSE && windowInUse >= window);
+            record = takeRecord(room == REFUSE && !window.hasRoom());
             inKind[record] = messageKind;
             inStream[record] = streamId;
             inMsn[record] = msn;
@@ -541,7 +462,7 @@ final class InboundMessages
         if (inSyndrome[record] != 0)
         {
             // S9.3: repeated for every further packet
-            connection.sendNack(path, inSyndrome[record], streamId, msn, inRefusal[record]);
+            control.sendNack(path, inSyndrome[record], streamId, msn, inRefusal[record]);
             return;
         }
         if (inDone[record])
@@ -565,8 +486,7 @@ final class InboundMessages
             if (inReserve[record])
             {
                 inReserve[record] = false;
-                reserveInUse--;
-                windowInUse++;
+                window.joinWindow();
             }
         }
 
@@ -590,7 +510,7 @@ final class InboundMessages
                 }
                 if (messageKind == WRITE_IMM)
                 {
-                    final int receive = (int)receives.get(key(streamId, inRsn[record])); // S4.5: matched by RSN
+                    final int receive = receives.find(streamId, inRsn[record]); // S4.5: matched by RSN
                     if (receive == MISSING)
                     {
                         refuseRnr(path, record, streamId, msn, now);
@@ -606,19 +526,19 @@ final class InboundMessages
             }
             case SEND, SEND_IMM ->
             {
-                final int receive = (int)receives.get(key(streamId, inRsn[record])); // S4.5: matched by RSN
+                final int receive = receives.find(streamId, inRsn[record]); // S4.5: matched by RSN
                 if (receive == MISSING)
                 {
                     refuseRnr(path, record, streamId, msn, now);
                     return;
                 }
                 inReceive[record] = receive;
-                if (messageLength > receiveLength[receive])
+                if (messageLength > receives.length(receive))
                 {
                     refuse(path, record, NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST, streamId, msn);
                     return;
                 }
-                if (receiveRegion[receive] != null && !receiveRegion[receive].isRegistered())
+                if (receives.isDeregistered(receive))
                 {
                     // the receive's memory was deregistered: refused, the receive completes with LOC_PROT_ERR
                     refuse(path, record, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, streamId, msn);
@@ -629,9 +549,8 @@ final class InboundMessages
                     inImmediate[record] =
                         ImmediateDataHeader.immediateData(buffer, seth + SprayExtendedTransportHeader.LENGTH);
                 }
-                target = receiveRegion[receive] == null ? null : receiveRegion[receive].segment();
-                targetOffset = receiveRegion[receive] == null ? 0 :
-                    receiveRegion[receive].offsetOf(receiveAddress[receive]) + offset;
+                target = receives.target(receive);
+                targetOffset = receives.targetOffset(receive, offset);
             }
             case READ ->
             {
@@ -686,7 +605,7 @@ final class InboundMessages
         // the receiver confirms them, learns of it by the number it already has or by asking)
         final int refusal = errored[streamId] ? erroredRefusal[streamId] : refusals.next();
         inRefusal[record] = refusal;
-        connection.sendNack(path, syndrome, streamId, msn, refusal);
+        control.sendNack(path, syndrome, streamId, msn, refusal);
         if (!errored[streamId] || msn - erroredMsn[streamId] < 0)
         {
             errored[streamId] = true;
@@ -713,27 +632,13 @@ final class InboundMessages
     {
         final int record = freeRecords[--freeCount];
         inReserve[record] = fromReserve;
-        if (fromReserve)
-        {
-            reserveInUse++;
-        }
-        else
-        {
-            windowInUse++;
-        }
+        window.take(fromReserve);
         return record;
     }
 
     private void freeRecord(final int record)
     {
-        if (inReserve[record])
-        {
-            reserveInUse--;
-        }
-        else
-        {
-            windowInUse--;
-        }
+        window.release(inReserve[record]);
         freeRecords[freeCount++] = record;
     }
 
@@ -767,14 +672,14 @@ final class InboundMessages
         }
         if (!inNoResources[record])
         {
-            connection.sendNack(path, NegativeAckHeader.SYNDROME_RNR, streamId, msn, inRefusal[record]);
+            control.sendNack(path, NegativeAckHeader.SYNDROME_RNR, streamId, msn, inRefusal[record]);
         }
         else
         {
             counters.increment(SprayCounters.NO_RESOURCES);
             if (engine.tryRespond(now))
             {
-                connection.sendNack(path, NegativeAckHeader.SYNDROME_RNR, NegativeAckHeader.RNR_REASON_NO_RESOURCES,
+                control.sendNack(path, NegativeAckHeader.SYNDROME_RNR, NegativeAckHeader.RNR_REASON_NO_RESOURCES,
                     streamId, msn, inRefusal[record]);
             }
         }
@@ -803,16 +708,13 @@ final class InboundMessages
                     inSyndrome[record] == NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST ?
                     WorkCompletionStatus.LOC_LEN_ERR : WorkCompletionStatus.LOC_PROT_ERR;
                 final boolean imm = messageKind != SEND;
-                if (!receiveCq.offer(receiveWrId[receive], st,
+                if (!receives.complete(streamId, inRsn[record], receive, st,
                     messageKind == WRITE_IMM ? WorkCompletionOpcode.RECV_RDMA_WITH_IMM : WorkCompletionOpcode.RECV,
-                    inLength[record], imm, imm ? inImmediate[record] : 0, localCid))
+                    inLength[record], imm, imm ? inImmediate[record] : 0))
                 {
                     counters.increment(SprayCounters.CQ_OVERRUNS);
                     connection.localError();
                 }
-                receiveRegion[receive] = null;
-                freeReceives[freeReceiveCount++] = receive;
-                receives.remove(key(streamId, inRsn[record]));
             }
             counters.increment(SprayCounters.MESSAGES_RECEIVED);
             byMsn.remove(key);
@@ -828,7 +730,7 @@ final class InboundMessages
         if (errored[streamId] && msn - erroredMsn[streamId] >= 0)
         {
             // refused, or flushed behind the refused message: the answer names the refused one
-            connection.sendNack(0, erroredSyndrome[streamId], streamId, erroredMsn[streamId], erroredRefusal[streamId]);
+            control.sendNack(0, erroredSyndrome[streamId], streamId, erroredMsn[streamId], erroredRefusal[streamId]);
             return;
         }
         final int record = null == byMsn ? MISSING : (int)byMsn.get(key(streamId, msn)); // detached: no record
@@ -837,23 +739,23 @@ final class InboundMessages
             if (msn - nextMsn[streamId] < 0)
             {
                 final int lateRefusal = refusals.lateRefusal(streamId, msn); // a READ whose response was refused
-                connection.sendNack(0, lateRefusal != 0 ? NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR :
+                control.sendNack(0, lateRefusal != 0 ? NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR :
                     NegativeAckHeader.SYNDROME_ACCEPTED, streamId, msn, lateRefusal); // completed and retired
             }
             return;
         }
         if (inSyndrome[record] != 0)
         {
-            connection.sendNack(0, inSyndrome[record], streamId, msn, inRefusal[record]);
+            control.sendNack(0, inSyndrome[record], streamId, msn, inRefusal[record]);
         }
         else if (inDone[record])
         {
-            connection.sendNack(0, NegativeAckHeader.SYNDROME_ACCEPTED, streamId, msn, 0);
+            control.sendNack(0, NegativeAckHeader.SYNDROME_ACCEPTED, streamId, msn, 0);
         }
         else if (inRefusal[record] != 0 && (inRnr[record] || inReceived[record] == 0))
         {
             // the last attempt was refused
-            connection.sendNack(0, NegativeAckHeader.SYNDROME_RNR, inNoResources[record] ?
+            control.sendNack(0, NegativeAckHeader.SYNDROME_RNR, inNoResources[record] ?
                 NegativeAckHeader.RNR_REASON_NO_RESOURCES : NegativeAckHeader.RNR_REASON_NO_RECEIVE, streamId, msn,
                 inRefusal[record]);
         }
@@ -862,30 +764,11 @@ final class InboundMessages
     // posted receives complete with WR_FLUSH_ERR, in posting order per stream
     void flushReceives()
     {
-        if (null == storage)
+        final int overruns = receives.flush();
+        if (overruns > 0)
         {
-            return; // detached: no receive posted
-        }
-        for (int streamId = 0; streamId < streams; streamId++)
-        {
-            // at most receiveCount receives are outstanding: the last receiveCount posted cover them all
-            for (int j = posted[streamId] - Math.min(receiveCapacity, posted[streamId]); j - posted[streamId] < 0; j++)
-            {
-                final long key = key(streamId, j);
-                final int receive = (int)receives.remove(key);
-                if (receive == MISSING)
-                {
-                    continue;
-                }
-                if (!receiveCq.offer(receiveWrId[receive], WorkCompletionStatus.WR_FLUSH_ERR,
-                    WorkCompletionOpcode.RECV, 0, false, 0, localCid))
-                {
-                    counters.increment(SprayCounters.CQ_OVERRUNS);
-                    connection.localError();
-                }
-                receiveRegion[receive] = null;
-                freeReceives[freeReceiveCount++] = receive;
-            }
+            counters.add(SprayCounters.CQ_OVERRUNS, overruns);
+            connection.localError();
         }
     }
 }

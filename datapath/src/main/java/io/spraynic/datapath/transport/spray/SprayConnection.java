@@ -3,19 +3,15 @@ package io.spraynic.datapath.transport.spray;
 import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.verbs.AccessCheck;
 import io.spraynic.datapath.verbs.AccessFlags;
-import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
 import io.spraynic.datapath.verbs.ProtectionDomain;
 import io.spraynic.datapath.verbs.ReceiveWorkRequest;
 import io.spraynic.datapath.verbs.SendWorkRequest;
-import io.spraynic.datapath.verbs.WorkCompletionStatus;
-import io.spraynic.datapath.wire.ConnectionHeader;
 import io.spraynic.datapath.wire.NegativeAckHeader;
 import io.spraynic.datapath.wire.ProbeHeader;
 import io.spraynic.datapath.wire.RoceFrame;
 import io.spraynic.datapath.wire.SelectiveAckHeader;
-import io.spraynic.datapath.wire.SprayExtendedTransportHeader;
 import io.spraynic.datapath.wire.SprayOpcodes;
 
 import java.lang.foreign.MemorySegment;
@@ -37,10 +33,14 @@ import java.lang.foreign.MemorySegment;
  * pacing and sending, S4, S8), {@link SendCompletions} (how sent messages finish: S4.8, S9.3, S9.4),
  * {@link LossDetector} (ACKs packet by packet, timeouts, relocation, failure: S6.5-S6.8, S7.3-S7.5),
  * {@link PathScheduler} (the outbound paths: S6.8, S7), {@link RetransmitQueues} (S6.6, S7.4).
- * Receive side: {@link AckScheduler} (the inbound paths' windows and when their ACKs are due: S6.3, S6.4),
- * {@link InboundMessages} (inbound records, posted receives, placement and refusals), {@link PlacementMarks}
- * (S4.4). Both: {@link Refusals} (S9.3), {@link CloseHandshake} (S9.1, S9.2), {@link SprayFrames} (every frame
- * it writes, and S12.5 addressing), {@link PacketAuthenticator} (S12) and {@link Liveness} (S12.10).
+ * Receive side: {@link DataReceiver} (admitting data and probe packets: S4.3, S12.4-S12.7, S10.2, S8.3.1),
+ * {@link AckScheduler} (the inbound paths' windows and when their ACKs are due: S6.3, S6.4),
+ * {@link InboundMessages} (inbound records, placement and refusals) with its {@link PostedReceives} and
+ * {@link InboundWindow} (S4.5, S10.2), {@link PlacementMarks} (S4.4). Both: {@link Refusals} (S9.3) and
+ * {@link ReadResponseRefusals} (S9.3.2), {@link CloseHandshake} (S9.1, S9.2), {@link SprayFrames} (every frame
+ * it writes, and S12.5 addressing), {@link ControlPackets} (its ACKs, NACKs, queries and CLOSEs),
+ * {@link PacketAuthenticator} (S12), {@link Liveness} (S12.10) and {@link ConnectionTeardown} (how it ends, and
+ * what it flushes).
  * <p>
  * Protocol state is allocated when the connection is opened; nothing grows with the number of messages (S10.1,
  * see {@link #stateBytes()}). The tables only traffic needs (send slots, inbound records and receives, placement
@@ -72,8 +72,6 @@ public final class SprayConnection
     }
 
     static final long PROBE_HANDLE = -1L;
-    private static final int MISSING = SendSlots.MISSING;
-    private static final int CE = 3;
 
     // message kinds
     static final byte WRITE = 0;
@@ -98,16 +96,14 @@ public final class SprayConnection
     private final int paths;
     private final int planes;
     private final int mtu;
-    private final int responderReads; // S10.2: READs this end serves at once, as it advertised
     private final int streams;
-    private final CompletionQueue sendCq;
-    private final CompletionQueue receiveCq;
     private ProtectionDomain pd; // the engine's, unless bound to a tenant's (control path, before use)
     private final SprayConfig config;
     private final TransportCounters counters = SprayCounters.create();
     private final TransportCounters[] pathCounters; // both directions of each index
     private final PacketAuthenticator auth;
     private final SprayFrames frames;
+    private final ControlPackets control;
 
     // ---- send side
     private final SendSlots slots;
@@ -121,19 +117,19 @@ public final class SprayConnection
     private final AckScheduler acks;
     private final PlacementMarks marks;
     private final InboundMessages inbound;
-    /** The peer announced a start with a probe (S8.3.1) and no data of it has arrived yet. */
-    private boolean startAnnounced;
+    private final DataReceiver receiver;
 
     // ---- both: S9.3 refusals made here (carried in every SACKH) and those of the peer this end learned of;
-    // S9.1, S9.2 state and close; S12.10 idle timeout and keepalive
+    // S9.1, S9.2 state; how the connection ends (S9.2 close, S7.6, S12.10 idle timeout and keepalive, errors)
     private final Refusals refusals = new Refusals();
+    private final ReadResponseRefusals readResponseRefusals;
     private final CloseHandshake close;
-    private final Liveness liveness;
     /** A region in use was deregistered: the connection fails on the next tick. */
     private boolean localError;
 
     /** The tables borrowed while the connection has traffic. */
     private final BorrowedTables tables;
+    private final ConnectionTeardown teardown;
 
     /** The parameters a handshake opened this connection with (responder side, for repeated CONNECT_ACKs). */
     SprayConnectionConfig handshakeConfig;
@@ -141,44 +137,16 @@ public final class SprayConnection
     SprayConnection(final SprayEngine engine, final int index, final SprayConnectionConfig c)
     {
         final SprayConfig config = engine.config();
-        if (c.paths < 1 || c.paths > 64)
-        {
-            throw new IllegalArgumentException("paths must be in 1..64: " + c.paths);
-        }
-        if (c.mtu != 256 && c.mtu != 512 && c.mtu != 1024 && c.mtu != 2048 && c.mtu != 4096)
-        {
-            throw new IllegalArgumentException("MTU must be 256, 512, 1024, 2048 or 4096: " + c.mtu);
-        }
-        if (c.streams < 1 || c.streams > 65536)
-        {
-            throw new IllegalArgumentException("streams must be in 1..65536: " + c.streams);
-        }
-        if (c.sendQueueDepth < 1 || c.sendQueueDepth > 32768 || c.receiveQueueDepth < 1 || c.maxInboundMessages < 1)
-        {
-            throw new IllegalArgumentException("queue depths must be in 1..32768");
-        }
-        if (c.responderReads < 1 || c.responderReads > SprayConnectionConfig.MAX_READS || c.peerWindow < 1 ||
-            c.peerReads < 1)
-        {
-            throw new IllegalArgumentException("READ limits must be in 1..255 and the peer's window at least 1");
-        }
-        if (null == c.sendCq || null == c.receiveCq)
-        {
-            throw new IllegalArgumentException("completion queues are required");
-        }
+        c.validate();
         this.engine = engine;
         this.config = config;
-        this.liveness = new Liveness(config.idleTimeoutNanos, config.keepaliveNanos());
         this.index = index;
         this.localCid = c.localCid;
         this.remoteCid = c.remoteCid;
         this.paths = c.paths;
         this.planes = config.planes;
         this.mtu = c.mtu;
-        this.responderReads = c.responderReads;
         this.streams = c.streams;
-        this.sendCq = c.sendCq;
-        this.receiveCq = c.receiveCq;
         this.pd = engine.protectionDomain();
         this.auth = new PacketAuthenticator(c);
 
@@ -194,15 +162,23 @@ public final class SprayConnection
         frames = new SprayFrames(engine, c, auth, counters, pathCounters, slots, scheduler);
         resend = new RetransmitQueues(paths * PathSendWindow.CAPACITY, null);
         marks = new PlacementMarks(c.placementChunks, null);
-        inbound = new InboundMessages(this, engine, c, counters, pathCounters, auth, marks, refusals);
-        completions = new SendCompletions(slots, marks, inbound.capacity, refusals, sendCq, localCid, mtu, config,
-            scheduler, counters, engine.counters(), this::writeQuery);
+        acks = new AckScheduler(paths, c.receiveInitialPsn, config, counters, pathCounters);
+        control = new ControlPackets(frames, scheduler, acks, engine.rateHint(), refusals, counters, pathCounters,
+            config.rnrTimerMicros, streams, localCid);
+        readResponseRefusals = new ReadResponseRefusals(refusals, control, config.connectionTimeoutNanos);
+        inbound = new InboundMessages(this, control, engine, c, counters, pathCounters, auth, marks, refusals);
+        completions = new SendCompletions(slots, marks, inbound.capacity, refusals, c.sendCq, localCid, mtu, config,
+            scheduler, counters, engine.counters(), control::sendQuery);
         loss = new LossDetector(scheduler, resend, completions, refusals, config, counters, pathCounters);
         sender = new DataSender(slots, scheduler, resend, completions, loss, frames, auth, config, mtu, counters,
-            pathCounters, this::refuseReadResponse, c.peerWindow, c.peerReads);
-        acks = new AckScheduler(paths, c.receiveInitialPsn, config, counters, pathCounters);
+            pathCounters, readResponseRefusals, c.peerWindow, c.peerReads);
         tables = new BorrowedTables(engine.storagePool().bucket(ConnectionStorage.Shape.of(c)), config.storageLingerNanos,
             slots, inbound, marks, resend, scheduler);
+        final Liveness liveness = new Liveness(config.idleTimeoutNanos, config.keepaliveNanos());
+        receiver = new DataReceiver(this, engine, c, frames, auth, acks, control, inbound, slots, completions, tables,
+            counters);
+        teardown = new ConnectionTeardown(this, engine, close, liveness, control, slots, scheduler, resend, completions,
+            sender, inbound, tables, c, counters);
     }
 
     // =====================================================================================================
@@ -302,12 +278,12 @@ public final class SprayConnection
             case SprayOpcodes.ACK -> onAckPacket(frame, now);
             case SprayOpcodes.NACK -> onNackPacket(frame, now);
             case SprayOpcodes.QUERY -> onQueryPacket(frame, now);
-            case SprayOpcodes.PROBE -> onProbePacket(frame, now);
+            case SprayOpcodes.PROBE -> receiver.onProbePacket(frame, now);
             case SprayOpcodes.WRITE, SprayOpcodes.WRITE_WITH_IMMEDIATE, SprayOpcodes.SEND,
                 SprayOpcodes.SEND_WITH_IMMEDIATE, SprayOpcodes.READ_REQUEST, SprayOpcodes.READ_RESPONSE ->
-                onDataPacket(frame, now);
-            case SprayOpcodes.CLOSE -> onClosePacket(frame);
-            case SprayOpcodes.CLOSE_ACK -> onCloseAckPacket(frame);
+                receiver.onDataPacket(frame, now);
+            case SprayOpcodes.CLOSE -> teardown.onClosePacket(frame);
+            case SprayOpcodes.CLOSE_ACK -> teardown.onCloseAckPacket(frame);
             default -> engine.counters().increment(SprayCounters.MALFORMED); // a CONNECT_ACK nobody asked for
         }
     }
@@ -329,146 +305,10 @@ public final class SprayConnection
         return false;
     }
 
-    private void onDataPacket(final RoceFrame frame, final long now)
-    {
-        final MemorySegment buffer = frame.segment();
-        final long seth = frame.customHeaderOffset();
-        final int path = SprayExtendedTransportHeader.path(buffer, seth);
-        final int streamId = SprayExtendedTransportHeader.stream(buffer, seth);
-        final int msn = SprayExtendedTransportHeader.msn(buffer, seth);
-        final int offset = SprayExtendedTransportHeader.messageOffset(buffer, seth);
-        final int messageLength = SprayExtendedTransportHeader.messageLength(buffer, seth);
-        final int payloadLength = frame.payloadLength();
-        final int opcode = frame.opcode();
-        final byte messageKind = (byte)(opcode - SprayOpcodes.WRITE);
-        if (path >= paths || streamId >= streams || messageLength < 0 || offset < 0 || offset % mtu != 0 ||
-            payloadLength > mtu || (long)offset + payloadLength > messageLength ||
-            (payloadLength < mtu && offset + payloadLength != messageLength && messageKind != READ) ||
-            (messageKind == READ && payloadLength != 0))
-        {
-            engine.counters().increment(SprayCounters.MALFORMED); // S4.3 violated: nothing is placed (S9.5)
-            return;
-        }
-        if (!frames.fromPeer(frame, path % planes))
-        {
-            refused(SprayCounters.ADDRESS_MISMATCHES); // S12.5: a path's packets use its plane
-            return;
-        }
-        final long key = key(streamId, msn);
-        if (!messageAuthentic(frame, messageKind, streamId, msn, key, offset))
-        {
-            return; // S12.4, S12.7: counted; nothing changed, the path layer never saw it
-        }
-
-        // message state needed before the path layer accepts the packet: without tables or any record the packet
-        // is dropped unseen, and the sender recovers it as a loss (tables borrowed only for an authentic packet);
-        // with a record but no room the path layer accepts it and its attempt is refused, RNR (S10.2)
-        final int room = tables.borrow() ? roomFor(messageKind, streamId, msn, key, offset / mtu) :
-            InboundMessages.NO_ROOM;
-        if (room == InboundMessages.NO_ROOM)
-        {
-            counters.increment(SprayCounters.NO_RESOURCES);
-            return;
-        }
-
-        final boolean ce = frame.ecn() == CE;
-        final int verdict = acks.onData(path, frame.psn(), ce, frame.ackReq(), now);
-        if (verdict == AckScheduler.DROP)
-        {
-            return;
-        }
-        engine.rateHint().onData(index, now, ce);
-        startAnnounced = false;
-        if (verdict == AckScheduler.DUPLICATE)
-        {
-            sendAck(path, now);
-            return;
-        }
-
-        // message layer, before the ACK, so that a NACK precedes the ACK of its packet on the reverse path
-        if (messageKind == READ_RESPONSE)
-        {
-            completions.placeReadResponse(frame, slots.slotFor(key), offset, messageLength, payloadLength);
-        }
-        else
-        {
-            inbound.accept(frame, path, messageKind, streamId, msn, key, offset, messageLength, payloadLength, room, now);
-        }
-        if (verdict == AckScheduler.ACCEPT_ACK_NOW)
-        {
-            sendAck(path, now);
-        }
-    }
-
-    // S12.4: a packet of a message with state here carries the tag its state holds (and, for a WRITE, the same
-    // base address and rkey); one without, the tag of its own headers; S12.7: a new message only inside the window
-    private boolean messageAuthentic(
-        final RoceFrame frame, final byte messageKind, final int streamId, final int msn, final long key,
-        final int offset)
-    {
-        final MemorySegment buffer = frame.segment();
-        final long seth = frame.customHeaderOffset();
-        final long tag = SprayExtendedTransportHeader.messageTag(buffer, seth);
-        if (messageKind == READ_RESPONSE)
-        {
-            final int slot = slots.slotFor(key);
-            final boolean valid = slot != MISSING && slots.kind[slot] == READ ? tag == slots.responseTag[slot] :
-                tag == auth.expectedTag(frame);
-            if (!valid)
-            {
-                refused(SprayCounters.AUTH_FAILURES);
-            }
-            return valid;
-        }
-        return inbound.authentic(frame, tag, messageKind, streamId, msn, key, offset);
-    }
-
-    private int roomFor(final byte messageKind, final int streamId, final int msn, final long key, final int packet)
-    {
-        if (messageKind == READ_RESPONSE)
-        {
-            // its own READ's slot: a local limit, never refused to the peer
-            return completions.roomForReadResponse(slots.slotFor(key), packet) ? InboundMessages.ROOM :
-                InboundMessages.NO_ROOM;
-        }
-        // S10.2: a READ needs a send slot for its response and, under the advertised limit, a response in progress
-        return inbound.roomFor(messageKind, streamId, msn, key, packet,
-            slots.hasFree() && slots.responsesUnsent() < responderReads);
-    }
-
     void queueReadResponse(
         final int streamId, final int msn, final MemoryRegion source, final long address, final int messageLength)
     {
         sender.queueReadResponse(streamId, msn, source, address, messageLength); // room checked before the path layer
-    }
-
-    private void onProbePacket(final RoceFrame frame, final long now)
-    {
-        final MemorySegment buffer = frame.segment();
-        final long prbh = frame.customHeaderOffset();
-        final int path = ProbeHeader.path(buffer, prbh);
-        if (path >= paths)
-        {
-            engine.counters().increment(SprayCounters.MALFORMED);
-            return;
-        }
-        if (!frames.fromPeer(frame, path % planes))
-        {
-            refused(SprayCounters.ADDRESS_MISMATCHES);
-            return;
-        }
-        final boolean resync = (ProbeHeader.flags(buffer, prbh) & ProbeHeader.FLAG_RESYNC) != 0;
-        if (resync && !acks.isResyncValid(path, ProbeHeader.nextPsn(buffer, prbh), frame.psn()))
-        {
-            refused(SprayCounters.RESYNCS_REFUSED); // S12.6
-            return;
-        }
-        counters.increment(SprayCounters.PROBES_RECEIVED);
-        // S8.3.1: a probe counts its sender active, so the ACK below has its share, and announces its data
-        engine.rateHint().onData(index, now, frame.ecn() == CE);
-        startAnnounced = true;
-        acks.onProbe(path, frame.psn(), resync);
-        sendAck(path, now);
     }
 
     // =====================================================================================================
@@ -522,37 +362,7 @@ public final class SprayConnection
         }
         counters.increment(SprayCounters.QUERIES_RECEIVED);
         inbound.answerQuery(streamId, msn);
-        // S9.3.2: a query means the peer misses a refusal; those of READ responses may concern READs it completed
-        // (so it never asks about them): they are told again
-        for (int entry = 0; entry < refusals.lateCount(); entry++)
-        {
-            if (refusals.lateStream(entry) != streamId || refusals.lateMsn(entry) != msn)
-            {
-                sendNack(0, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, refusals.lateStream(entry),
-                    refusals.lateMsn(entry), refusals.lateNumber(entry));
-            }
-        }
-    }
-
-    // S9.3.2: a READ response whose region was deregistered is refused (numbered once, kept to answer queries for
-    // twice connectionTimeout: the requester gives up on a held message after one), the NACK repeated per packet
-    // not sent
-    private boolean refuseReadResponse(final int streamId, final int msn, final long now)
-    {
-        int refusal = refusals.lateRefusal(streamId, msn);
-        if (refusal == 0)
-        {
-            refusal = refusals.refuseLate(streamId, msn, now, 2 * config.connectionTimeoutNanos);
-            if (refusal == 0)
-            {
-                return false;
-            }
-        }
-        sendNack(0, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, streamId, msn, refusal);
-        // no inbound packet was refused, so no ACK of one carries the count: an ACK of path 0 does, in case the
-        // NACK is lost (the requester then holds its waiting READs and asks about them)
-        sendAck(0, now);
-        return true;
+        readResponseRefusals.tellAgain(streamId, msn); // S9.3.2: those of READs it may have completed
     }
 
     // =====================================================================================================
@@ -565,26 +375,7 @@ public final class SprayConnection
         {
             return 0;
         }
-        if (localError || completions.localError() || sender.localError() || sendCq.hasOverrun() ||
-            receiveCq.hasOverrun())
-        {
-            // as an IB QP: a CQ overrun or a local protection error puts it in error; everything outstanding
-            // completes (WR_FLUSH_ERR) and no region it held is touched again
-            close.closed();
-            flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
-            inbound.flushReceives();
-            return 1;
-        }
-        if (scheduler.allFailedFor(config.connectionTimeoutNanos, now))
-        {
-            // S7.6: every path stayed failed for connectionTimeout: outstanding messages complete with
-            // RETRY_EXC_ERR and the connection closes (its packets are then counted as for an unknown one, S9.5)
-            close.closed();
-            flushSends(WorkCompletionStatus.RETRY_EXC_ERR);
-            return 1;
-        }
-        final int live = liveness.check(counters, now);
-        if (live != Liveness.NOTHING && onLiveness(live, now) > 0 && close.state() == State.CLOSED)
+        if (teardown.endsOnTick(localError, now))
         {
             return 1;
         }
@@ -594,10 +385,10 @@ public final class SprayConnection
         {
             if (acks.isDue(path, now))
             {
-                work += sendAck(path, now) ? 1 : 0;
+                work += control.sendAck(path) ? 1 : 0;
             }
         }
-        work += pushRateHint(now);
+        work += control.pushRateHint(receiver.peerSending());
         for (int path = 0; path < paths; path++)
         {
             work += pathTimer(path, now);
@@ -608,7 +399,7 @@ public final class SprayConnection
         work += sender.sendData(now);
         if (close.state() != State.ESTABLISHED)
         {
-            work += closeTimers(now);
+            work += teardown.closeTimers(now);
         }
         else
         {
@@ -635,13 +426,6 @@ public final class SprayConnection
             frames.newProbe(path, 0, now);
         }
         return action == LossDetector.NOTHING ? 0 : 1;
-    }
-
-    // everything unfinished completes with `completionStatus`; nothing is left to send
-    private void flushSends(final WorkCompletionStatus completionStatus)
-    {
-        resend.clear();
-        completions.flush(completionStatus);
     }
 
     /**
@@ -676,110 +460,10 @@ public final class SprayConnection
         return close.begin(now);
     }
 
-    // S12.10: the peer said nothing for idleTimeout: unacknowledged sends complete with RETRY_EXC_ERR, the rest with
-    // WR_FLUSH_ERR, and the connection is forgotten; or this end sent nothing for keepaliveInterval: an ACK goes out
-    private int onLiveness(final int live, final long now)
-    {
-        if (live == Liveness.IDLE)
-        {
-            counters.increment(SprayCounters.IDLE_CLOSED);
-            engine.counters().increment(SprayCounters.IDLE_CLOSED);
-            flushSends(WorkCompletionStatus.RETRY_EXC_ERR);
-            finish();
-            return 1;
-        }
-        if (close.state() == State.ESTABLISHED && sendAck(0, now))
-        {
-            liveness.keepaliveSent(now);
-            counters.increment(SprayCounters.KEEPALIVES_SENT);
-            return 1;
-        }
-        return 0;
-    }
-
     /** Forceful close: everything unfinished completes with WR_FLUSH_ERR at once; nothing goes on the wire. */
     void abort()
     {
-        if (close.state() != State.CLOSED)
-        {
-            finish();
-        }
-    }
-
-    private boolean drained()
-    {
-        return sendSlotsInUse() == 0 && resend.retransmissions() == 0 && resend.moves() == 0 &&
-            scheduler.nothingOutstanding();
-    }
-
-    private int closeTimers(final long now)
-    {
-        final int actions = close.onTimer(now, drained());
-        if ((actions & CloseHandshake.FLUSH) != 0)
-        {
-            flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
-            for (int path = 0; path < paths; path++)
-            {
-                final PathSendWindow window = scheduler.sendWindows[path];
-                window.reset(window.nextPsn()); // nothing of the flushed messages is resent
-            }
-        }
-        if ((actions & CloseHandshake.GIVE_UP) != 0)
-        {
-            finish();
-            return 1;
-        }
-        if ((actions & CloseHandshake.SEND_CLOSE) != 0)
-        {
-            if (writeConnectionPacket(SprayOpcodes.CLOSE, close.token()))
-            {
-                counters.increment(SprayCounters.CLOSES_SENT);
-            }
-            return 1;
-        }
-        return 0;
-    }
-
-    // the peer closes (S9.2): answer, flush what is unfinished here, forget the connection
-    private void onClosePacket(final RoceFrame frame)
-    {
-        final MemorySegment buffer = frame.segment();
-        final long conh = frame.customHeaderOffset();
-        if (ConnectionHeader.senderCid(buffer, conh) != remoteCid)
-        {
-            engine.counters().increment(SprayCounters.MALFORMED); // not our peer's CID: not our peer's CLOSE
-            return;
-        }
-        counters.increment(SprayCounters.CLOSES_RECEIVED);
-        writeConnectionPacket(SprayOpcodes.CLOSE_ACK, ConnectionHeader.token(buffer, conh));
-        finish();
-    }
-
-    private void onCloseAckPacket(final RoceFrame frame)
-    {
-        final MemorySegment buffer = frame.segment();
-        final long conh = frame.customHeaderOffset();
-        if (!close.isAnsweredBy(ConnectionHeader.token(buffer, conh)) ||
-            ConnectionHeader.senderCid(buffer, conh) != remoteCid)
-        {
-            engine.counters().increment(SprayCounters.MALFORMED);
-            return;
-        }
-        finish();
-    }
-
-    private void finish()
-    {
-        flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
-        inbound.flushReceives();
-        close.closed();
-        engine.forget(this);
-        tables.onClosed();
-    }
-
-    private boolean writeConnectionPacket(final int opcode, final long token)
-    {
-        return frames.connectionPacket(opcode, paths, streams, localCid, token);
+        teardown.abort();
     }
 
     /**
@@ -789,74 +473,6 @@ public final class SprayConnection
     public double pacingRate()
     {
         return sender.pacingRate();
-    }
-
-    // =====================================================================================================
-    // Control frames
-    // =====================================================================================================
-
-    // S8.3.2: when this receiver's share for a sender that is still sending to it (a message partly delivered,
-    // or a start announced by a probe and no data yet) fell by more than an eighth since the last ACK told it,
-    // tell it now on the uncongested reverse path, rather than when its next packets have crossed the (in an
-    // incast, full) queue towards this end. A rise is not urgent, and a sender with nothing more to send gains
-    // nothing from either: thousands of one-packet senders starting at once would draw an ACK each per step
-    private int pushRateHint(final long now)
-    {
-        if ((!startAnnounced && inboundMessagesInUse() == 0) ||
-            !acks.hintFellBelowAdvertised(engine.rateHint().hintMbps()))
-        {
-            return 0;
-        }
-        if (!sendAck(scheduler.controlPath(0), now))
-        {
-            return 0;
-        }
-        counters.increment(SprayCounters.HINT_UPDATES_SENT);
-        return 1;
-    }
-
-    private boolean sendAck(final int path, final long now)
-    {
-        if (!frames.claimControl(scheduler.controlPath(path), SprayOpcodes.ACK))
-        {
-            return false;
-        }
-        final int hintMbps = engine.rateHint().hintMbps();
-        final int ceCount = acks.ceSinceAck(path);
-        final int sequence = acks.ackSent(path, hintMbps);
-        frames.ack(path, ceCount, acks.window(path), hintMbps, sequence, refusals.made());
-        counters.increment(SprayCounters.ACKS_SENT);
-        pathCounters[path].increment(SprayCounters.ACKS_SENT);
-        return true;
-    }
-
-    void sendNack(final int path, final int syndrome, final int streamId, final int msn, final int refusal)
-    {
-        sendNack(path, syndrome, NegativeAckHeader.RNR_REASON_NO_RECEIVE, streamId, msn, refusal);
-    }
-
-    // S9.3, S10.2: an RNR NACK says what the receiver is not ready for and asks for its RNR timer
-    void sendNack(
-        final int path, final int syndrome, final int reason, final int streamId, final int msn, final int refusal)
-    {
-        if (!frames.claimControl(scheduler.controlPath(path), SprayOpcodes.NACK))
-        {
-            return;
-        }
-        final boolean rnr = syndrome == NegativeAckHeader.SYNDROME_RNR;
-        frames.negativeAck(syndrome, rnr ? reason : 0, streamId, msn, rnr ? config.rnrTimerMicros : 0, refusal);
-        counters.increment(SprayCounters.NACKS_SENT);
-    }
-
-    private boolean writeQuery(final int streamId, final int msn)
-    {
-        if (!frames.claimControl(scheduler.controlPath(0), SprayOpcodes.QUERY))
-        {
-            return false;
-        }
-        frames.negativeAck(NegativeAckHeader.SYNDROME_ACCEPTED, 0, streamId, msn, 0, 0);
-        counters.increment(SprayCounters.QUERIES_SENT);
-        return true;
     }
 
     // =====================================================================================================

@@ -259,10 +259,44 @@ public final class SprayConnectionConfig
         return this;
     }
 
+    /**
+     * Checks the parameters a connection is opened with (control path, when {@link SprayEngine} opens it).
+     *
+     * @throws IllegalArgumentException naming the first one out of range.
+     */
+    void validate()
+    {
+        if (paths < 1 || paths > 64)
+        {
+            throw new IllegalArgumentException("paths must be in 1..64: " + paths);
+        }
+        if (mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096)
+        {
+            throw new IllegalArgumentException("MTU must be 256, 512, 1024, 2048 or 4096: " + mtu);
+        }
+        if (streams < 1 || streams > 65536)
+        {
+            throw new IllegalArgumentException("streams must be in 1..65536: " + streams);
+        }
+        if (sendQueueDepth < 1 || sendQueueDepth > 32768 || receiveQueueDepth < 1 || maxInboundMessages < 1)
+        {
+            throw new IllegalArgumentException("queue depths must be in 1..32768");
+        }
+        if (responderReads < 1 || responderReads > MAX_READS || peerWindow < 1 ||
+            peerReads < 1)
+        {
+            throw new IllegalArgumentException("READ limits must be in 1..255 and the peer's window at least 1");
+        }
+        if (null == sendCq || null == receiveCq)
+        {
+            throw new IllegalArgumentException("completion queues are required");
+        }
+    }
+
     /** @return the inbound message window this end advertises (S10.2): its records less the reserve. */
     int advertisedWindow()
     {
-        return Math.min(MAX_WINDOW, InboundMessages.windowFor(maxInboundMessages));
+        return Math.min(MAX_WINDOW, InboundWindow.windowFor(maxInboundMessages));
     }
 
     /** @param send completions of sends. @param receive completions of receives. @return this. */

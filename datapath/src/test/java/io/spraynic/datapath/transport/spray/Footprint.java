@@ -24,7 +24,7 @@ final class Footprint
     };
     private static final Class<?>[] SHARED = {
         SprayEngine.class, SprayConfig.class, SprayConnectionConfig.class, io.spraynic.datapath.transport.FrameSink.class,
-        ConnectionStoragePool.Bucket.class,
+        ConnectionStoragePool.Bucket.class, FairShareRateHint.class, // the engine's, reached through ControlPackets
     };
 
     private final Map<Object, Boolean> seen = new IdentityHashMap<>();

@@ -143,7 +143,7 @@ class SprayResourceLimitsTest
         try (SprayTestBed bed = new SprayTestBed(options))
         {
             assertEquals(3, bed.a.handshakeConfig.peerWindow);
-            assertEquals(InboundMessages.windowFor(1024), bed.b.handshakeConfig.peerWindow); // A's 1024 records
+            assertEquals(InboundWindow.windowFor(1024), bed.b.handshakeConfig.peerWindow); // A's 1024 records
             final MemoryRegion src = bed.region(bed.pdA, (long)messages * PACKET, AccessFlags.NONE, 6);
             final MemoryRegion dst = bed.region(bed.pdB, (long)messages * PACKET, AccessFlags.LOCAL_WRITE, 0);
             final SendWorkRequest wr = new SendWorkRequest();
@@ -283,10 +283,10 @@ class SprayResourceLimitsTest
         assertThrows(IllegalArgumentException.class, () -> c.responderReads(0));
         assertThrows(IllegalArgumentException.class, () -> c.responderReads(256));
         // what a table advertises: its records less the reserve, never 0
-        assertEquals(1, InboundMessages.windowFor(1));
-        assertEquals(1, InboundMessages.windowFor(2));
-        assertEquals(3, InboundMessages.windowFor(4));
-        assertEquals(896, InboundMessages.windowFor(1024));
+        assertEquals(1, InboundWindow.windowFor(1));
+        assertEquals(1, InboundWindow.windowFor(2));
+        assertEquals(3, InboundWindow.windowFor(4));
+        assertEquals(896, InboundWindow.windowFor(1024));
         assertEquals(896, new SprayConnectionConfig().advertisedWindow());
     }
 

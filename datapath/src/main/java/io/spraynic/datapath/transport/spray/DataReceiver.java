@@ -1,0 +1,223 @@
+package io.spraynic.datapath.transport.spray;
+
+import io.spraynic.datapath.transport.TransportCounters;
+import io.spraynic.datapath.wire.ProbeHeader;
+import io.spraynic.datapath.wire.RoceFrame;
+import io.spraynic.datapath.wire.SprayExtendedTransportHeader;
+import io.spraynic.datapath.wire.SprayOpcodes;
+
+import java.lang.foreign.MemorySegment;
+
+import static io.spraynic.datapath.transport.spray.SprayConnection.READ;
+import static io.spraynic.datapath.transport.spray.SprayConnection.READ_RESPONSE;
+
+/**
+ * The receive side of one spray connection's data and probe packets (docs/PROTOCOL.md), as {@link DataSender} is
+ * its send side: a data packet is admitted only well formed (S4.3), from the peer's address on its path's plane
+ * (S12.5), authentic (S12.4, S12.7) and with the state it needs here (S10.2); then its inbound path takes it
+ * ({@link AckScheduler}), then the message layer places it ({@link InboundMessages}, or the READ's send slot for
+ * a READ response), before its ACK leaves. A probe of an inbound path is answered with an ACK and announces data
+ * (S8.3.1). The connection dispatches here by opcode. Allocation-free.
+ */
+final class DataReceiver
+{
+    private static final int MISSING = SendSlots.MISSING;
+    private static final int CE = 3;
+
+    private final SprayConnection connection; // packets refused by S12 checks
+    private final SprayEngine engine;
+    private final SprayFrames frames;
+    private final PacketAuthenticator auth;
+    private final AckScheduler acks;
+    private final ControlPackets control;
+    private final InboundMessages inbound;
+    private final SendSlots slots;
+    private final SendCompletions completions;
+    private final BorrowedTables tables;
+    private final TransportCounters counters;
+    private final int index;
+    private final int paths;
+    private final int planes;
+    private final int streams;
+    private final int mtu;
+    private final int responderReads; // S10.2: READs this end serves at once, as it advertised
+    /** The peer announced a start with a probe (S8.3.1) and no data of it has arrived yet. */
+    private boolean startAnnounced;
+
+    DataReceiver(
+        final SprayConnection connection,
+        final SprayEngine engine,
+        final SprayConnectionConfig config,
+        final SprayFrames frames,
+        final PacketAuthenticator auth,
+        final AckScheduler acks,
+        final ControlPackets control,
+        final InboundMessages inbound,
+        final SendSlots slots,
+        final SendCompletions completions,
+        final BorrowedTables tables,
+        final TransportCounters counters)
+    {
+        this.connection = connection;
+        this.engine = engine;
+        this.frames = frames;
+        this.auth = auth;
+        this.acks = acks;
+        this.control = control;
+        this.inbound = inbound;
+        this.slots = slots;
+        this.completions = completions;
+        this.tables = tables;
+        this.counters = counters;
+        this.index = connection.index();
+        this.paths = config.paths;
+        this.planes = engine.config().planes;
+        this.streams = config.streams;
+        this.mtu = config.mtu;
+        this.responderReads = config.responderReads;
+    }
+
+    /** @return whether the peer is sending to this end: a message partly received, or a start announced (S8.3.2). */
+    boolean peerSending()
+    {
+        return startAnnounced || inbound.inUse() != 0;
+    }
+
+    /** Admits a data packet (S4.3, S12.5, S12.4, S12.7, S10.2), then the path and message layers take it. */
+    void onDataPacket(final RoceFrame frame, final long now)
+    {
+        final MemorySegment buffer = frame.segment();
+        final long seth = frame.customHeaderOffset();
+        final int path = SprayExtendedTransportHeader.path(buffer, seth);
+        final int streamId = SprayExtendedTransportHeader.stream(buffer, seth);
+        final int msn = SprayExtendedTransportHeader.msn(buffer, seth);
+        final int offset = SprayExtendedTransportHeader.messageOffset(buffer, seth);
+        final int messageLength = SprayExtendedTransportHeader.messageLength(buffer, seth);
+        final int payloadLength = frame.payloadLength();
+        final int opcode = frame.opcode();
+        final byte messageKind = (byte)(opcode - SprayOpcodes.WRITE);
+        if (path >= paths || streamId >= streams || messageLength < 0 || offset < 0 || offset % mtu != 0 ||
+            payloadLength > mtu || (long)offset + payloadLength > messageLength ||
+            (payloadLength < mtu && offset + payloadLength != messageLength && messageKind != READ) ||
+            (messageKind == READ && payloadLength != 0))
+        {
+            engine.counters().increment(SprayCounters.MALFORMED); // S4.3 violated: nothing is placed (S9.5)
+            return;
+        }
+        if (!frames.fromPeer(frame, path % planes))
+        {
+            connection.refused(SprayCounters.ADDRESS_MISMATCHES); // S12.5: a path's packets use its plane
+            return;
+        }
+        final long key = SendSlots.key(streamId, msn);
+        if (!messageAuthentic(frame, messageKind, streamId, msn, key, offset))
+        {
+            return; // S12.4, S12.7: counted; nothing changed, the path layer never saw it
+        }
+
+        // message state needed before the path layer accepts the packet: without tables or any record the packet
+        // is dropped unseen, and the sender recovers it as a loss (tables borrowed only for an authentic packet);
+        // with a record but no room the path layer accepts it and its attempt is refused, RNR (S10.2)
+        final int room = tables.borrow() ? roomFor(messageKind, streamId, msn, key, offset / mtu) :
+            InboundMessages.NO_ROOM;
+        if (room == InboundMessages.NO_ROOM)
+        {
+            counters.increment(SprayCounters.NO_RESOURCES);
+            return;
+        }
+
+        final boolean ce = frame.ecn() == CE;
+        final int verdict = acks.onData(path, frame.psn(), ce, frame.ackReq(), now);
+        if (verdict == AckScheduler.DROP)
+        {
+            return;
+        }
+        engine.rateHint().onData(index, now, ce);
+        startAnnounced = false;
+        if (verdict == AckScheduler.DUPLICATE)
+        {
+            control.sendAck(path);
+            return;
+        }
+
+        // message layer, before the ACK, so that a NACK precedes the ACK of its packet on the reverse path
+        if (messageKind == READ_RESPONSE)
+        {
+            completions.placeReadResponse(frame, slots.slotFor(key), offset, messageLength, payloadLength);
+        }
+        else
+        {
+            inbound.accept(frame, path, messageKind, streamId, msn, key, offset, messageLength, payloadLength, room, now);
+        }
+        if (verdict == AckScheduler.ACCEPT_ACK_NOW)
+        {
+            control.sendAck(path);
+        }
+    }
+
+    // S12.4: a packet of a message with state here carries the tag its state holds (and, for a WRITE, the same
+    // base address and rkey); one without, the tag of its own headers; S12.7: a new message only inside the window
+    private boolean messageAuthentic(
+        final RoceFrame frame, final byte messageKind, final int streamId, final int msn, final long key,
+        final int offset)
+    {
+        final MemorySegment buffer = frame.segment();
+        final long seth = frame.customHeaderOffset();
+        final long tag = SprayExtendedTransportHeader.messageTag(buffer, seth);
+        if (messageKind == READ_RESPONSE)
+        {
+            final int slot = slots.slotFor(key);
+            final boolean valid = slot != MISSING && slots.kind[slot] == READ ? tag == slots.responseTag[slot] :
+                tag == auth.expectedTag(frame);
+            if (!valid)
+            {
+                connection.refused(SprayCounters.AUTH_FAILURES);
+            }
+            return valid;
+        }
+        return inbound.authentic(frame, tag, messageKind, streamId, msn, key, offset);
+    }
+
+    private int roomFor(final byte messageKind, final int streamId, final int msn, final long key, final int packet)
+    {
+        if (messageKind == READ_RESPONSE)
+        {
+            // its own READ's slot: a local limit, never refused to the peer
+            return completions.roomForReadResponse(slots.slotFor(key), packet) ? InboundMessages.ROOM :
+                InboundMessages.NO_ROOM;
+        }
+        // S10.2: a READ needs a send slot for its response and, under the advertised limit, a response in progress
+        return inbound.roomFor(messageKind, streamId, msn, key, packet,
+            slots.hasFree() && slots.responsesUnsent() < responderReads);
+    }
+
+    // S8.3.1, S7.5, S12.6: a probe of an inbound path, answered with an ACK
+    void onProbePacket(final RoceFrame frame, final long now)
+    {
+        final MemorySegment buffer = frame.segment();
+        final long prbh = frame.customHeaderOffset();
+        final int path = ProbeHeader.path(buffer, prbh);
+        if (path >= paths)
+        {
+            engine.counters().increment(SprayCounters.MALFORMED);
+            return;
+        }
+        if (!frames.fromPeer(frame, path % planes))
+        {
+            connection.refused(SprayCounters.ADDRESS_MISMATCHES);
+            return;
+        }
+        final boolean resync = (ProbeHeader.flags(buffer, prbh) & ProbeHeader.FLAG_RESYNC) != 0;
+        if (resync && !acks.isResyncValid(path, ProbeHeader.nextPsn(buffer, prbh), frame.psn()))
+        {
+            connection.refused(SprayCounters.RESYNCS_REFUSED); // S12.6
+            return;
+        }
+        counters.increment(SprayCounters.PROBES_RECEIVED);
+        // S8.3.1: a probe counts its sender active, so the ACK below has its share, and announces its data
+        engine.rateHint().onData(index, now, frame.ecn() == CE);
+        startAnnounced = true;
+        acks.onProbe(path, frame.psn(), resync);
+        control.sendAck(path);
+    }
+}
