@@ -363,12 +363,8 @@ final class NeighbourDiscovery
         EthernetHeader.sourceMac(b, f, localMac);
         EthernetHeader.etherType(b, f, EthernetHeader.ETHER_TYPE_IPV6);
         final long ip = f + EthernetHeader.LENGTH;
-        Ipv6Header.versionClassFlow(b, ip, 0, 0);
-        Ipv6Header.payloadLength(b, ip, payloadLength);
-        Ipv6Header.nextHeader(b, ip, Ipv6Header.NEXT_HEADER_ICMPV6);
-        Ipv6Header.hopLimit(b, ip, hopLimit);
-        Ipv6Header.sourceAddress(b, ip, localHigh, localLow);
-        Ipv6Header.destinationAddress(b, ip, destinationHigh, destinationLow);
+        Ipv6Header.write(b, ip, 0, 0, payloadLength, Ipv6Header.NEXT_HEADER_ICMPV6, hopLimit, localHigh, localLow,
+            destinationHigh, destinationLow);
         return ip;
     }
 

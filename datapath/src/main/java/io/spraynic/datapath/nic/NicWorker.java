@@ -161,23 +161,6 @@ public final class NicWorker implements Agent
         final int burstCapacity,
         final int inboxBytes,
         final Arena arena,
-        final WorkerCounters counters)
-    {
-        this(index, workers, ports, transport, parseCounters, protectionDomain, clock, burstCapacity, inboxBytes, arena,
-            counters, "spraynic-worker-" + index);
-    }
-
-    NicWorker(
-        final int index,
-        final int workers,
-        final PacketPort[] ports,
-        final WorkerTransport transport,
-        final ParseCounters parseCounters,
-        final ProtectionDomain protectionDomain,
-        final NanoClock clock,
-        final int burstCapacity,
-        final int inboxBytes,
-        final Arena arena,
         final WorkerCounters counters,
         final String roleName)
     {

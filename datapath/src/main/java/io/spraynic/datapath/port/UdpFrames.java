@@ -141,12 +141,8 @@ public final class UdpFrames
         EthernetHeader.etherType(s, frame, EthernetHeader.ETHER_TYPE_IPV6);
         final long ip = frame + IP;
         final int udpLength = UdpHeader.LENGTH + payloadLength;
-        Ipv6Header.versionClassFlow(s, ip, trafficClass, 0);
-        Ipv6Header.payloadLength(s, ip, udpLength);
-        Ipv6Header.nextHeader(s, ip, Ipv6Header.NEXT_HEADER_UDP);
-        Ipv6Header.hopLimit(s, ip, TTL);
-        Ipv6Header.sourceAddress(s, ip, sourceHigh, sourceLow);
-        Ipv6Header.destinationAddress(s, ip, destinationHigh, destinationLow);
+        Ipv6Header.write(s, ip, trafficClass, 0, udpLength, Ipv6Header.NEXT_HEADER_UDP, TTL, sourceHigh, sourceLow,
+            destinationHigh, destinationLow);
         final long udp = frame + UDP6;
         UdpHeader.sourcePort(s, udp, sourcePort);
         UdpHeader.destinationPort(s, udp, UdpHeader.ROCE_V2_PORT);

@@ -122,6 +122,33 @@ public final class Ipv6Header
         return Wire.u8(s, o + NEXT_HEADER_OFFSET);
     }
 
+    /**
+     * Writes a whole header as this NIC sends every IPv6 packet: 40 bytes, no extension header.
+     *
+     * @param s                frame memory.
+     * @param o                offset of the header.
+     * @param trafficClass     the DS byte (DSCP and ECN).
+     * @param flowLabel        the low 20 bits are used.
+     * @param payloadLength    bytes after this header.
+     * @param nextHeader       e.g. {@link #NEXT_HEADER_UDP}.
+     * @param hopLimit         hop limit.
+     * @param sourceHigh       first 8 bytes of the source address.
+     * @param sourceLow        last 8 bytes of the source address.
+     * @param destinationHigh  first 8 bytes of the destination address.
+     * @param destinationLow   last 8 bytes of the destination address.
+     */
+    public static void write(final MemorySegment s, final long o, final int trafficClass, final int flowLabel,
+        final int payloadLength, final int nextHeader, final int hopLimit, final long sourceHigh, final long sourceLow,
+        final long destinationHigh, final long destinationLow)
+    {
+        versionClassFlow(s, o, trafficClass, flowLabel);
+        payloadLength(s, o, payloadLength);
+        nextHeader(s, o, nextHeader);
+        hopLimit(s, o, hopLimit);
+        sourceAddress(s, o, sourceHigh, sourceLow);
+        destinationAddress(s, o, destinationHigh, destinationLow);
+    }
+
     /** @param s frame memory. @param o offset of the header. @param nextHeader next header. */
     public static void nextHeader(final MemorySegment s, final long o, final int nextHeader)
     {

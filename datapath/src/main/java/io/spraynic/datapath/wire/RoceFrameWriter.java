@@ -462,12 +462,8 @@ public final class RoceFrameWriter
         else
         {
             ipHeaderLength = Ipv6Header.LENGTH;
-            Ipv6Header.versionClassFlow(buffer, ip, (dscp << 2) | ecn, flowLabel);
-            Ipv6Header.payloadLength(buffer, ip, udpLength);
-            Ipv6Header.nextHeader(buffer, ip, Ipv6Header.NEXT_HEADER_UDP);
-            Ipv6Header.hopLimit(buffer, ip, ttl);
-            Ipv6Header.sourceAddress(buffer, ip, ipv6SourceHigh, ipv6SourceLow);
-            Ipv6Header.destinationAddress(buffer, ip, ipv6DestinationHigh, ipv6DestinationLow);
+            Ipv6Header.write(buffer, ip, (dscp << 2) | ecn, flowLabel, udpLength, Ipv6Header.NEXT_HEADER_UDP, ttl,
+                ipv6SourceHigh, ipv6SourceLow, ipv6DestinationHigh, ipv6DestinationLow);
         }
 
         // UDP

@@ -147,6 +147,22 @@ class HeaderFlyweightsTest
     }
 
     @Test
+    void shouldWriteAWholeIpv6HeaderAsTheFieldsDo()
+    {
+        Ipv6Header.versionClassFlow(s, AT, (26 << 2) | 2, 0xFEDCB);
+        Ipv6Header.payloadLength(s, AT, 1500);
+        Ipv6Header.nextHeader(s, AT, Ipv6Header.NEXT_HEADER_UDP);
+        Ipv6Header.hopLimit(s, AT, 64);
+        Ipv6Header.sourceAddress(s, AT, 0xFE80_0000_0000_0000L, 1L);
+        Ipv6Header.destinationAddress(s, AT, 0x2001_0DB8_0000_0000L, 0x1_0000L);
+        final String byFields = hex(AT, Ipv6Header.LENGTH);
+        s.asSlice(AT, Ipv6Header.LENGTH).fill((byte)0x5A); // whatever was there before
+        Ipv6Header.write(s, AT, (26 << 2) | 2, 0xFEDCB, 1500, Ipv6Header.NEXT_HEADER_UDP, 64, 0xFE80_0000_0000_0000L, 1L,
+            0x2001_0DB8_0000_0000L, 0x1_0000L);
+        assertEquals(byFields, hex(AT, Ipv6Header.LENGTH));
+    }
+
+    @Test
     void shouldFormatAddresses()
     {
         assertEquals("::", Wire.ipv6ToString(0, 0));
