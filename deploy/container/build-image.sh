@@ -102,7 +102,12 @@ echo "build-image: OCI layout $layout, tag $version" >&2
 
 if [ "$load" = yes ] && command -v podman >/dev/null 2>&1; then
   old=$(podman image inspect --format '{{.Id}}' "$image" 2>/dev/null || true)
-  loaded=$(podman load --quiet --input "$layout" | sed -n 's/^Loaded image: //p' | tail -1)
+  # podman names an image loaded from a layout directory after the directory's path, and refuses a path with
+  # upper-case letters (a checkout under mktemp's /tmp/tmp.AbC...): it loads through a link whose path has none
+  link=$(mktemp -u /tmp/spraynic-oci-XXXXXXXX | tr '[:upper:]' '[:lower:]')
+  ln -s "$layout" "$link"
+  loaded=$(podman load --quiet --input "$link" | sed -n 's/^Loaded image: //p' | tail -1) || true
+  rm -f "$link"
   [ -n "$loaded" ] || fail "podman load --input $layout named no image"
   id=$(podman image inspect --format '{{.Id}}' "$loaded")
   podman tag "$id" "$image"
