@@ -40,15 +40,21 @@ class IcrcViewCacheTest
                 final int p = i % planes;
                 crc ^= icrc.compute(memories[p], EthernetHeader.LENGTH, 4, Ipv4Header.LENGTH, lengths[p] - Icrc.LENGTH);
             }
+            // Best of five rounds: a round can also count what the JIT or a safepoint allocates on this
+            // thread (a few KB at most), while a view per frame would be ~1 MB in every round.
             final long thread = Thread.currentThread().threadId();
-            final long before = threads.getThreadAllocatedBytes(thread);
-            for (int i = 0; i < 10_000; i++)
+            long allocated = Long.MAX_VALUE;
+            for (int round = 0; round < 5; round++)
             {
-                final int p = i % planes;
-                crc ^= icrc.compute(memories[p], EthernetHeader.LENGTH, 4, Ipv4Header.LENGTH, lengths[p] - Icrc.LENGTH);
+                final long before = threads.getThreadAllocatedBytes(thread);
+                for (int i = 0; i < 10_000; i++)
+                {
+                    final int p = i % planes;
+                    crc ^= icrc.compute(memories[p], EthernetHeader.LENGTH, 4, Ipv4Header.LENGTH, lengths[p] - Icrc.LENGTH);
+                }
+                allocated = Math.min(allocated, threads.getThreadAllocatedBytes(thread) - before);
             }
-            final long allocated = threads.getThreadAllocatedBytes(thread) - before;
-            assertTrue(allocated < 1024, "10,000 frames over 4 segments allocated " + allocated + " B (a view per frame: ~1 MB)");
+            assertTrue(allocated < 1024, "10,000 frames over 4 segments allocated at best " + allocated + " B (a view per frame: ~1 MB)");
             assertEquals(expected, icrc.compute(memories[0], EthernetHeader.LENGTH, 4, Ipv4Header.LENGTH,
                 lengths[0] - Icrc.LENGTH), "same value from the cached view");
             assertEquals(0, crc & 0, "keeps the loop alive: " + crc);
