@@ -109,16 +109,18 @@ class SprayAllocationTest
             final long measuringBefore = allocated();
             final long measuring = allocated() - measuringBefore; // what asking the MXBean itself costs
             // A round is 64 messages and about 8,000 packets. Any allocation per message or per packet would cost
-            // at least 1 KiB in every round; a JIT recompilation or GC bookkeeping may cost a few bytes in one
-            // round now and then (96 B seen once in CI). So: the last ten rounds each stay under 1 KiB, and at
-            // least one of them allocates nothing at all.
+            // at least 1 KiB in every round; a JIT recompilation, a safepoint or GC bookkeeping may cost a few KB in
+            // one round now and then (96 B and, in another test, 2.5 KB seen in CI). So: of the last ten rounds at
+            // most two reach 1 KiB, and at least one allocates nothing at all.
             long least = Long.MAX_VALUE;
+            int over = 0;
             for (int round = bytesPerRound.length - 10; round < bytesPerRound.length; round++)
             {
                 final long bytes = bytesPerRound[round] - measuring;
-                assertTrue(bytes < 1024, "round " + round + " allocated " + bytes + " B: " + java.util.Arrays.toString(bytesPerRound));
+                over += bytes >= 1024 ? 1 : 0;
                 least = Math.min(least, bytes);
             }
+            assertTrue(over <= 2, over + " of the last ten rounds allocated 1 KiB or more: " + java.util.Arrays.toString(bytesPerRound));
             assertEquals(0, least, "no steady-state round without allocation: " + java.util.Arrays.toString(bytesPerRound));
         }
     }
