@@ -53,6 +53,11 @@ final class NicCommand implements Callable<Integer>
     @Option(names = {"-p", "--param"}, paramLabel = "NAME=VALUE", description = "Fill a preset parameter.")
     Map<String, String> params = new LinkedHashMap<>();
 
+    @Option(names = "--param-from-env", paramLabel = "NAME=VAR", description = {
+        "Fill a preset parameter from environment variable VAR, e.g. plane0_pci=PCIDEVICE_INTEL_COM_SPRAYNIC_PLANE0:",
+        "the PCI address of the VF the SR-IOV device plugin gave the container."})
+    Map<String, String> paramsFromEnv = new LinkedHashMap<>();
+
     @Option(names = "--seconds", description = "Stop after this many seconds (default: run until interrupted).")
     double seconds;
 
@@ -81,10 +86,21 @@ final class NicCommand implements Callable<Integer>
         "spray and rocev2 modes: this NIC's IPv4 or IPv6 address on each plane (port), comma-separated, with its",
         "prefix length (10.0.1.10/24 or fd00:1::10/64; without one every peer is on-link); iface:NAME takes the IPv4",
         "address of kernel interface NAME (e.g. the one Kubernetes' Multus attached for the plane), iface6:NAME its one",
-        "IPv6 address that is not link-local (::1 for lo); a udp port's plane must have the port's address. Else the ip key of",
+        "IPv6 address that is not link-local (::1 for lo), netstatus:NAME the IPv4 address Multus recorded for the pod's",
+        "interface NAME (see --network-status); a udp port's plane must have the port's address. Else the ip key of",
         "each [[port]] in the config. IPv6 planes resolve neighbours by neighbour discovery and answer ping -6; IPC",
         "clients connect to IPv4 peers only."})
     java.util.List<String> ips;
+
+    @Option(names = "--network-status", paramLabel = "FILE", description = {
+        "For --ip netstatus:NAME: the file a downwardAPI volume writes the pod's k8s.v1.cni.cncf.io/network-status",
+        "annotation to (e.g. of a VF bound to vfio-pci, which has no kernel interface)."})
+    Path networkStatus;
+
+    @Option(names = "--network-status-timeout", defaultValue = "120", paramLabel = "SECONDS", description = {
+        "How long to wait for --network-status to name the interfaces (the kubelet refreshes it about once a minute)",
+        "(default ${DEFAULT-VALUE})."})
+    double networkStatusTimeout;
 
     @Option(names = "--gateway", split = ",", paramLabel = "A.B.C.D",
         description = "The router on each plane for peers off-link, comma-separated (none for a plane without); of the " +
@@ -177,6 +193,8 @@ final class NicCommand implements Callable<Integer>
         BadOption.range("--ipc-max-clients", ipcMaxClients, 1, IPC_LIMIT_MAX);
         BadOption.range("--ipc-max-regions", ipcMaxRegions, 1, IPC_LIMIT_MAX);
         BadOption.range("--ipc-max-connections", ipcMaxConnections, 1, IPC_LIMIT_MAX);
+        BadOption.range("--network-status-timeout", networkStatusTimeout, 0, 3600, 120);
+        params = EnvParams.resolve(paramsFromEnv, params, System::getenv);
         if (null != metrics)
         {
             MetricsServer.parse("--metrics", metrics);
@@ -186,7 +204,9 @@ final class NicCommand implements Callable<Integer>
             final java.util.List<String> resolved = new java.util.ArrayList<>(ips.size());
             for (final String ip : ips)
             {
-                resolved.add(interfaceAddress(ip)); // iface:NAME: the kernel interface's address
+                // iface:NAME: the kernel interface's address; netstatus:NAME: the one Multus recorded for the pod
+                resolved.add(PodNetworkStatus.isReference(ip) ?
+                    PodNetworkStatus.address(ip, networkStatus, networkStatusTimeout) : interfaceAddress(ip));
             }
             ips = resolved;
         }

@@ -152,6 +152,13 @@ class BadArgumentsTest
         table.add(bad("transfer --exchange /nonexistent --ip fd00:1::10/64 --gateway fd00:2::1", "neither inside"));
         table.add(bad("nic --config udp --mode spray --ip iface6:nope" + ProcessHandle.current().pid(),
             "there is no interface"));
+        // a Kubernetes pod's VFs on vfio-pci: PCI addresses from the device plugin, plane addresses from Multus
+        table.add(bad("nic --config udp --mode spray --network-status /nonexistent/network-status " +
+            "--network-status-timeout 0 --ip netstatus:net1", "there is no /nonexistent/network-status"));
+        table.add(bad("nic --config udp --mode spray --ip netstatus:net1", "needs --network-status"));
+        table.add(bad("nic --config udp --mode spray --network-status-timeout -1", "0..3600"));
+        table.add(bad("nic --config udp --mode spray --ip 10.0.0.1 --param-from-env ip=SPRAYNIC_UNSET_" +
+            ProcessHandle.current().pid(), "is not set"));
         // spraynic client
         table.add(bad("client --size 0", "at least 1"));
         table.add(bad("client --message 0", "1..1g"));

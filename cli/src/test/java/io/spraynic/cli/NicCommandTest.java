@@ -78,6 +78,49 @@ class NicCommandTest
     }
 
     @Test
+    void shouldTakeAParameterFromTheEnvironmentAndItsAddressFromThePodsNetworkStatus(@TempDir final Path runDir)
+        throws Exception
+    {
+        // as the vfio-pci DaemonSet runs it: a parameter from a variable only the container's runtime sets (there the
+        // device plugin's PCIDEVICE_..., here the EAL file prefix) and the plane's address from Multus' record of it
+        final Path status = runDir.resolve("network-status");
+        Files.writeString(status, PodNetworkStatusTest.STATUS);
+        final String prefix = "spraynic-nic-env-" + ProcessHandle.current().pid();
+        final ProcessBuilder builder = new ProcessBuilder(CliTestSupport.javaCommand(java.util.List.of("nic", "--config",
+            "net_null", "--param-from-env", "file_prefix=SPRAYNIC_TEST_FILE_PREFIX", "--mode", "spray", "--ip",
+            "netstatus:net2", "--network-status", status.toString(), "--seconds", "1", "--idle", "sleep")))
+            .redirectErrorStream(true);
+        builder.environment().put("SPRAYNIC_RUN_DIR", runDir.resolve("run").toString());
+        builder.environment().put("SPRAYNIC_TEST_FILE_PREFIX", prefix);
+        final String out = output(builder.start());
+        assertTrue(out.contains("spray on net_null, [10.101.0.7] at "), out); // net2's IPv4 address, not its IPv6 one
+        assertTrue(out.contains("spraynic nic: stopped"), out);
+
+        // the variable's value is what the config gets: one it refuses is named in the refusal
+        builder.environment().put("SPRAYNIC_TEST_FILE_PREFIX", "not/a/prefix");
+        final Process refused = builder.start();
+        final String refusal = new String(refused.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(refused.waitFor(60, TimeUnit.SECONDS));
+        assertTrue(refused.exitValue() != 0 && refusal.contains("eal.file_prefix") && refusal.contains("not/a/prefix"),
+            refusal);
+    }
+
+    private static String output(final Process process) throws Exception
+    {
+        try
+        {
+            final String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(process.waitFor(60, TimeUnit.SECONDS));
+            assertEquals(0, process.exitValue(), out);
+            return out;
+        }
+        finally
+        {
+            process.destroyForcibly();
+        }
+    }
+
+    @Test
     void shouldServeLiveCountersToAnotherProcessAndStopCleanly(@TempDir final Path runDir) throws Exception
     {
         final Process nic = CliTestSupport.start(runDir, "nic", "--config", "net_null", "-p",

@@ -22,6 +22,7 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.spraynic.cli.SprayNic;
 import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PmdConfigs;
+import io.spraynic.pmd.PortKind;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -62,6 +63,9 @@ class KubernetesManifestsTest
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks";
     private static final String RESOURCE_ANNOTATION = "k8s.v1.cni.cncf.io/resourceName";
+    private static final String NETWORK_STATUS_ANNOTATION = "k8s.v1.cni.cncf.io/network-status";
+    /** VFs bound to vfio-pci: DPDK pins the DMA memory (RLIMIT_MEMLOCK); no socket, so no NET_RAW or NET_ADMIN. */
+    private static final Set<String> VFIO_CAPABILITIES = Set.of("IPC_LOCK");
 
     @TempDir
     Path temp;
@@ -130,6 +134,35 @@ class KubernetesManifestsTest
             Map.entry("k8s.v1.cni.cncf.io/resourceName: intel.com/spraynic_plane1", "k8s.v1.cni.cncf.io/resourceName: intel.com/other"),
             Map.entry("    k8s.v1.cni.cncf.io/resourceName: intel.com/spraynic_plane0\n", ""));
         for (final Map.Entry<String, String> breakage : breakages.entrySet())
+        {
+            assertTrue(rendered.contains(breakage.getKey()), "the rendered manifests hold: " + breakage.getKey());
+            assertFalse(problems(rendered.replace(breakage.getKey(), breakage.getValue())).isEmpty(),
+                "not noticed: " + breakage.getValue());
+        }
+    }
+
+    @Test
+    void shouldNoticeAVfioNicWithoutWhatItNeedsOrWithMore() throws Exception
+    {
+        final String rendered = render(kubectls().getFirst(), DeployFiles.KUBERNETES.resolve("overlays/sriov-vfio"));
+        assertEquals(List.of(), problems(rendered));
+        assertTrue(rendered.contains("kind = \"pci\""), "the sriov-vfio overlay's ports are PCI ports");
+        final List<Map.Entry<String, String>> breakages = List.of( // a key may break twice: not a Map
+            // a capability more than vfio needs, or none for the pinned memory
+            Map.entry("            - IPC_LOCK\n", "            - IPC_LOCK\n            - NET_ADMIN\n"),
+            Map.entry("            - IPC_LOCK\n", "            - SYS_ADMIN\n"),
+            // both planes on one VF's variable, or a variable the device plugin does not set
+            Map.entry("plane1_pci=PCIDEVICE_INTEL_COM_SPRAYNIC_PLANE1", "plane1_pci=PCIDEVICE_INTEL_COM_SPRAYNIC_PLANE0"),
+            Map.entry("plane0_pci=PCIDEVICE_INTEL_COM_SPRAYNIC_PLANE0", "plane0_pci=PCIDEVICE_SPRAYNIC_PLANE0"),
+            // the planes' addresses swapped, or from a kernel interface a vfio VF does not have
+            Map.entry("netstatus:net1,netstatus:net2", "netstatus:net2,netstatus:net1"),
+            Map.entry("netstatus:net1,netstatus:net2", "iface:net1,iface:net2"),
+            Map.entry("metadata.annotations['k8s.v1.cni.cncf.io/network-status']", "metadata.annotations['k8s.v1.cni.cncf.io/networks']"),
+            Map.entry("- /etc/podinfo/network-status", "- /etc/other/network-status"),
+            // physical addresses need CAP_SYS_ADMIN (pagemap); /dev/vfio from the node instead of the device plugin
+            Map.entry("iova_mode = \"va\"", "iova_mode = \"pa\""),
+            Map.entry("      - downwardAPI:", "      - hostPath:\n          path: /dev/vfio\n        name: vfio\n      - downwardAPI:"));
+        for (final Map.Entry<String, String> breakage : breakages)
         {
             assertTrue(rendered.contains(breakage.getKey()), "the rendered manifests hold: " + breakage.getKey());
             assertFalse(problems(rendered.replace(breakage.getKey(), breakage.getValue())).isEmpty(),
@@ -221,11 +254,42 @@ class KubernetesManifestsTest
                 container.getName() + ": overrides the image's entrypoint");
         }
 
-        // security: the NIC's two capabilities and nothing else; nobody privileged, escalating or writing its root
-        final Set<String> nicCapabilities = DeployFiles.NIC_CAPABILITIES;
-        check(problems, DeployFiles.runScriptCapabilities().equals(nicCapabilities) &&
-            DeployFiles.systemdCapabilities().equals(nicCapabilities),
-            "deploy/container/run.sh and the systemd unit grant " + nicCapabilities);
+        // the config, its PCI addresses (a vfio profile's) filled as the device plugin's variables would fill them
+        final Path configPath = Path.of(option(nicArgs, "--config"));
+        final ConfigMap configMap = configMaps.getFirst();
+        final String toml = configMap.getData().get(configPath.getFileName().toString());
+        check(problems, null != toml, "the ConfigMap holds " + configPath.getFileName());
+        final Map<String, String> fromEnv = new java.util.TreeMap<>();
+        final Map<String, String> params = new java.util.TreeMap<>();
+        final CommandLine.Model.OptionSpec paramFromEnv = nicArgs.subcommand().matchedOption("--param-from-env");
+        if (null != paramFromEnv)
+        {
+            ((Map<?, ?>)paramFromEnv.getValue()).forEach((name, variable) ->
+            {
+                fromEnv.put(String.valueOf(variable), String.format("0000:%02x:00.0", fromEnv.size() + 1));
+                params.put(String.valueOf(name), fromEnv.get(String.valueOf(variable)));
+            });
+        }
+        final Path tomlFile = temp.resolve("nic-" + System.nanoTime() + ".toml");
+        Files.writeString(tomlFile, null == toml ? "" : toml);
+        final NicConfig config;
+        try
+        {
+            config = PmdConfigs.file(tomlFile, params);
+        }
+        catch (final RuntimeException ex)
+        {
+            problems.add("the ConfigMap's " + configPath.getFileName() + " with --param-from-env " + params + ": " + ex.getMessage());
+            return problems;
+        }
+        final boolean vfio = config.ports().stream().anyMatch(port -> port.kind() == PortKind.PCI);
+
+        // security: the NIC's two capabilities (IPC_LOCK alone for VFs on vfio-pci) and nothing else; nobody
+        // privileged, escalating or writing its root
+        final Set<String> nicCapabilities = vfio ? VFIO_CAPABILITIES : DeployFiles.NIC_CAPABILITIES;
+        check(problems, DeployFiles.runScriptCapabilities().equals(DeployFiles.NIC_CAPABILITIES) &&
+            DeployFiles.systemdCapabilities().equals(DeployFiles.NIC_CAPABILITIES),
+            "deploy/container/run.sh and the systemd unit grant " + DeployFiles.NIC_CAPABILITIES);
         checkSecurity(problems, "nic", nic.getSecurityContext(), spec.getSecurityContext(), nicCapabilities, true);
         for (final Container init : spec.getInitContainers())
         {
@@ -252,17 +316,10 @@ class KubernetesManifestsTest
         final Volume hugepages = mounted(problems, spec, nic, "/dev/hugepages");
         check(problems, null != hugepages && null != hugepages.getEmptyDir() &&
             "HugePages".equals(hugepages.getEmptyDir().getMedium()), "/dev/hugepages is an emptyDir of medium HugePages");
-        final Path configPath = Path.of(option(nicArgs, "--config"));
         final Volume configVolume = mounted(problems, spec, nic, configPath.getParent().toString());
-        final ConfigMap configMap = configMaps.getFirst();
         check(problems, null != configVolume && null != configVolume.getConfigMap() &&
             configMap.getMetadata().getName().equals(configVolume.getConfigMap().getName()),
             "the config volume is the ConfigMap " + configMap.getMetadata().getName());
-        final String toml = configMap.getData().get(configPath.getFileName().toString());
-        check(problems, null != toml, "the ConfigMap holds " + configPath.getFileName());
-        final Path tomlFile = temp.resolve("nic-" + System.nanoTime() + ".toml");
-        Files.writeString(tomlFile, null == toml ? "" : toml);
-        final NicConfig config = PmdConfigs.file(tomlFile, Map.of());
         check(problems, !config.eal().noHuge() && "/dev/hugepages".equals(config.eal().hugeDir()),
             "the config runs from the hugepages mounted at /dev/hugepages");
         check(problems, spec.getVolumes().stream().filter(v -> null != v.getHostPath()).count() == 1,
@@ -341,6 +398,10 @@ class KubernetesManifestsTest
         check(problems, attached.size() == config.ports().size() && addresses.size() == config.ports().size() &&
             new TreeSet<>(attached).equals(defined), "one network per plane: " + attached + " attached, " + defined +
             " defined, " + config.ports().size() + " ports, --ip " + addresses);
+        if (vfio)
+        {
+            checkVfio(problems, spec, nic, nicArgs, config, annotation, deviceResources, fromEnv);
+        }
 
         // metrics where Prometheus is told to scrape
         final Map<String, String> annotations = daemonSet.getSpec().getTemplate().getMetadata().getAnnotations();
@@ -374,6 +435,44 @@ class KubernetesManifestsTest
                 pod.getMetadata().getName() + ": the NIC's IPC directory, as the NIC's user");
         }
         return problems;
+    }
+
+    /**
+     * VFs bound to vfio-pci: every port a PCI port on the VF of one plane's device resource, its address from that
+     * resource's variable of the device plugin; the planes' addresses from Multus' network-status annotation, in
+     * the annotation's order, through a downwardAPI file; IOVA as virtual addresses (no pagemap, no CAP_SYS_ADMIN).
+     */
+    private static void checkVfio(final List<String> problems, final PodSpec spec, final Container nic,
+        final CommandLine.ParseResult nicArgs, final NicConfig config, final String annotation,
+        final Set<String> deviceResources, final Map<String, String> addressOfVariable)
+    {
+        final List<String> devices = config.ports().stream().map(port -> port.kind() == PortKind.PCI ? port.device() : "")
+            .sorted().toList();
+        final List<String> expected = deviceResources.stream()
+            .map(resource -> addressOfVariable.getOrDefault(devicePluginVariable(resource), "(none)")).sorted().toList();
+        check(problems, devices.equals(expected), "each port is the VF of one plane's resource " + deviceResources +
+            " (--param-from-env NAME=PCIDEVICE_...): ports on " + devices + ", variables " + addressOfVariable.keySet());
+        check(problems, "va".equals(config.eal().iovaMode()), "vfio with IOVA as virtual addresses (iova_mode = \"va\")");
+        final List<String> interfaces = new ArrayList<>();
+        for (final String network : annotation.split(","))
+        {
+            interfaces.add("netstatus:" + network.strip().replaceFirst(".*@", ""));
+        }
+        check(problems, interfaces.equals(List.of(option(nicArgs, "--ip").split(","))),
+            "--ip takes each plane's address from the network-status of " + interfaces + ": " + option(nicArgs, "--ip"));
+        final Path statusFile = Path.of(option(nicArgs, "--network-status"));
+        final Volume podinfo = null == statusFile.getParent() ? null :
+            mounted(problems, spec, nic, statusFile.getParent().toString());
+        check(problems, null != podinfo && null != podinfo.getDownwardAPI() && podinfo.getDownwardAPI().getItems().stream()
+            .anyMatch(item -> item.getPath().equals(statusFile.getFileName().toString()) && null != item.getFieldRef() &&
+                ("metadata.annotations['" + NETWORK_STATUS_ANNOTATION + "']").equals(item.getFieldRef().getFieldPath())),
+            "--network-status " + statusFile + " is a downwardAPI file of the annotation " + NETWORK_STATUS_ANNOTATION);
+    }
+
+    /** @return the variable the SR-IOV network device plugin names a resource's PCI addresses in. */
+    private static String devicePluginVariable(final String resource)
+    {
+        return "PCIDEVICE_" + resource.toUpperCase(java.util.Locale.ROOT).replace('.', '_').replace('/', '_');
     }
 
     private static void checkSecurity(final List<String> problems, final String name, final SecurityContext container,
