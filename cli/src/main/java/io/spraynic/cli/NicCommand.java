@@ -1,5 +1,6 @@
 package io.spraynic.cli;
 
+import io.spraynic.apps.exchange.PeerExchange;
 import io.spraynic.apps.runtime.NicRuntime;
 import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.telemetry.CountersFileDescriptor;
@@ -7,7 +8,6 @@ import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.EmbeddedNicConfig;
 import io.spraynic.datapath.nic.NicConnection;
-import io.spraynic.datapath.nic.PeerExchange;
 import io.spraynic.datapath.nic.PreSharedKeyFile;
 import io.spraynic.datapath.nic.ipc.IpcConductor;
 import io.spraynic.datapath.nic.ipc.IpcFileDescriptor;
