@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* The IPC ABI version this library speaks (docs/IPC.md): a NIC of any other version is refused. */
-#define SN_IPC_VERSION 5
+#define SN_IPC_VERSION 6
 
 enum sn_error
 {
@@ -164,8 +164,9 @@ struct sn_endpoint
 {
     uint32_t qpn;
     uint32_t psn;
-    uint32_t ipv4;          /* host order: 10.0.0.1 is 0x0A000001 */
+    uint32_t ipv4;          /* host order: 10.0.0.1 is 0x0A000001; 0 for an IPv6 queue pair */
     uint32_t mtu;           /* bytes */
+    uint8_t ipv6[16];       /* its IPv6 address (GID), network order as written; all 0 for an IPv4 queue pair */
 };
 
 /* What the NIC found when it closed a connection. */

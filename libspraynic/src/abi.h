@@ -10,7 +10,7 @@
 #endif
 
 /* The IPC version this library speaks: equal on both sides or no connection (docs/IPC.md, Versions). */
-#define SN_ABI_VERSION 5
+#define SN_ABI_VERSION 6
 
 /* Agrona ring buffer (one-to-one and many-to-one share it): a power-of-two data area, then a trailer. */
 #define SN_RING_TAIL_OFFSET 128
@@ -110,7 +110,8 @@
 #define SN_CONNECT_QP_IPV4 40
 #define SN_CONNECT_QP_MTU 44
 #define SN_CONNECT_QP_TIMEOUT_MS 48
-#define SN_CONNECT_QP_SIZE 52
+#define SN_CONNECT_QP_IPV6 52 /* since version 6: 16 bytes, network order, all 0 for IPv4 */
+#define SN_CONNECT_QP_SIZE 68
 
 #define SN_OK_VALUE 24
 #define SN_OK_SIZE 32
@@ -132,7 +133,8 @@
 #define SN_READY_PSN 48
 #define SN_READY_IPV4 52
 #define SN_READY_MTU 56
-#define SN_READY_FILE 60
+#define SN_READY_IPV6 60 /* since version 6: 16 bytes, network order, all 0 for IPv4 and spray */
+#define SN_READY_FILE 76
 #define SN_CLOSED_ID 24
 #define SN_CLOSED_SENDS 32
 #define SN_CLOSED_RECEIVES 40

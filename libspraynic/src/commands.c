@@ -146,26 +146,9 @@ static int send_message(const sn_nic *nic, int socket_fd, int32_t type, const ui
     sn_put_i32(message, type);
     sn_put_i32(message + SN_SOCKET_VERSION_OFFSET, SN_ABI_VERSION);
     memcpy(message + SN_SOCKET_HEADER_LENGTH, body, (size_t)length);
-    struct iovec iov = {.iov_base = message, .iov_len = SN_SOCKET_HEADER_LENGTH + (size_t)length};
-    union
-    {
-        char bytes[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } control;
-    memset(&control, 0, sizeof control);
-    struct msghdr header = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (memory_fd >= 0)
-    {
-        header.msg_control = control.bytes;
-        header.msg_controllen = sizeof control.bytes;
-        struct cmsghdr *cmsg = CMSG_FIRSTHDR(&header);
-        cmsg->cmsg_level = SOL_SOCKET;
-        cmsg->cmsg_type = SCM_RIGHTS;
-        cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cmsg), &memory_fd, sizeof(int));
-    }
-    const ssize_t sent = sendmsg(socket_fd, &header, MSG_NOSIGNAL);
-    if (sent != (ssize_t)iov.iov_len)
+    const size_t bytes = SN_SOCKET_HEADER_LENGTH + (size_t)length;
+    const ssize_t sent = sn_send_with_fd(socket_fd, message, bytes, memory_fd);
+    if (sent != (ssize_t)bytes)
     {
         return sn_fail(SN_ERR_NIC_STOPPED, "cannot send %s on %s: %s", command_name(type), nic->socket_path,
             sent < 0 ? strerror(errno) : "cut short");
@@ -188,24 +171,6 @@ static int send_with_memory(sn_nic *nic, int32_t type, const uint8_t *body, int3
     const int result = send_message(nic, socket_fd, type, body, length, memory_fd);
     close(socket_fd);
     return result;
-}
-
-/* Closes every descriptor an ancillary buffer holds (what a refused answer brought). */
-static void close_received(struct msghdr *header)
-{
-    for (struct cmsghdr *cmsg = CMSG_FIRSTHDR(header); NULL != cmsg; cmsg = CMSG_NXTHDR(header, cmsg))
-    {
-        if (SOL_SOCKET == cmsg->cmsg_level && SCM_RIGHTS == cmsg->cmsg_type)
-        {
-            const size_t count = (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-            for (size_t k = 0; k < count; k++)
-            {
-                int fd;
-                memcpy(&fd, CMSG_DATA(cmsg) + k * sizeof(int), sizeof fd);
-                close(fd);
-            }
-        }
-    }
 }
 
 int sn_socket_exchange(sn_nic *nic, int socket_fd, int32_t type, uint8_t *body, int32_t length, int64_t deadline,
@@ -231,53 +196,27 @@ int sn_socket_exchange(sn_nic *nic, int socket_fd, int32_t type, uint8_t *body, 
         return sn_fail(SN_ERR_TIMEOUT, "the NIC did not answer %s on %s in time", command_name(type), nic->socket_path);
     }
     uint8_t message[SN_SOCKET_HEADER_LENGTH + SN_MAX_ANSWER_LENGTH];
-    union
-    {
-        char bytes[CMSG_SPACE(4 * sizeof(int))];
-        struct cmsghdr align;
-    } control;
-    memset(&control, 0, sizeof control);
-    struct iovec iov = {.iov_base = message, .iov_len = sizeof message};
-    struct msghdr header = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.bytes,
-        .msg_controllen = sizeof control.bytes};
-    const ssize_t got = recvmsg(socket_fd, &header, MSG_CMSG_CLOEXEC);
+    struct sn_received received;
+    const ssize_t got = sn_receive_with_fds(socket_fd, message, sizeof message, &received);
     if (got <= 0)
     {
+        sn_received_close(&received);
         return sn_fail(SN_ERR_NO_NIC, "the NIC closed %s without answering %s (%s)", nic->socket_path,
             command_name(type), got < 0 ? strerror(errno) : "a NIC of another IPC version drops what it does not know");
-    }
-    int fds = 0;
-    int fd = -1;
-    bool other = false;
-    for (struct cmsghdr *cmsg = CMSG_FIRSTHDR(&header); NULL != cmsg; cmsg = CMSG_NXTHDR(&header, cmsg))
-    {
-        if (SOL_SOCKET == cmsg->cmsg_level && SCM_RIGHTS == cmsg->cmsg_type)
-        {
-            const int count = (int)((cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-            if (count >= 1 && fds == 0)
-            {
-                memcpy(&fd, CMSG_DATA(cmsg), sizeof fd);
-            }
-            fds += count;
-        }
-        else
-        {
-            other = true;
-        }
     }
     const int32_t answer = got >= SN_SOCKET_HEADER_LENGTH ? sn_get_i32(message) : 0;
     const int32_t body_length = (int32_t)got - SN_SOCKET_HEADER_LENGTH;
     const int expected_fds = SN_ANS_OK == answer ? 1 : 0;
-    if (0 != (header.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || other || fds != expected_fds ||
+    if (received.truncated || received.other || received.fds != expected_fds ||
         (SN_ANS_OK != answer && SN_ANS_ERROR != answer) ||
         body_length < (SN_ANS_OK == answer ? SN_OK_SIZE : SN_ERROR_TEXT) ||
         SN_ABI_VERSION != sn_get_i32(message + SN_SOCKET_VERSION_OFFSET) ||
         sn_get_i64(message + SN_SOCKET_HEADER_LENGTH + SN_MSG_CORRELATION_ID) != correlation)
     {
-        close_received(&header);
+        sn_received_close(&received);
         return sn_fail(SN_ERR_CORRUPT, "the NIC answered %s on its socket with a type %d message of %zd B, version %d "
             "and %d descriptor(s)", command_name(type), answer, got,
-            got >= SN_SOCKET_HEADER_LENGTH ? sn_get_i32(message + SN_SOCKET_VERSION_OFFSET) : 0, fds);
+            got >= SN_SOCKET_HEADER_LENGTH ? sn_get_i32(message + SN_SOCKET_VERSION_OFFSET) : 0, received.fds);
     }
     memcpy(nic->reply, message + SN_SOCKET_HEADER_LENGTH, (size_t)body_length);
     memset(nic->reply + body_length, 0, sizeof nic->reply - (size_t)body_length);
@@ -287,7 +226,7 @@ int sn_socket_exchange(sn_nic *nic, int socket_fd, int32_t type, uint8_t *body, 
     {
         return refusal(nic, type);
     }
-    *memory_fd = fd;
+    *memory_fd = received.fd;
     return SN_ANS_OK;
 }
 

@@ -92,6 +92,7 @@ static int make_connection(sn_nic *nic, int answer, sn_conn **out)
         .plane = sn_get_i32(reply + SN_READY_PLANE)};
     c->endpoint = (struct sn_endpoint){.qpn = c->local_id, .psn = (uint32_t)sn_get_i32(reply + SN_READY_PSN),
         .ipv4 = (uint32_t)sn_get_i32(reply + SN_READY_IPV4), .mtu = (uint32_t)sn_get_i32(reply + SN_READY_MTU)};
+    memcpy(c->endpoint.ipv6, reply + SN_READY_IPV6, sizeof c->endpoint.ipv6);
     int result = open_rings(nic, c);
     if (SN_OK == result)
     {
@@ -192,6 +193,7 @@ int sn_connect_qp(sn_conn *conn, const struct sn_endpoint *remote, int timeout_m
     sn_put_i32(command + SN_CONNECT_QP_IPV4, (int32_t)remote->ipv4);
     sn_put_i32(command + SN_CONNECT_QP_MTU, (int32_t)remote->mtu);
     sn_put_i32(command + SN_CONNECT_QP_TIMEOUT_MS, timeout_ms);
+    memcpy(command + SN_CONNECT_QP_IPV6, remote->ipv6, sizeof remote->ipv6);
     pthread_mutex_lock(&nic->lock);
     const int answer = sn_command(nic, SN_CMD_CONNECT_QUEUE_PAIR, command, sizeof command, 10000 + (int64_t)timeout_ms);
     pthread_mutex_unlock(&nic->lock);

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
 
 /* ---- fields in shared memory: plain little-endian reads and writes, and the atomic ones */
 
@@ -143,6 +144,22 @@ int sn_socket_exchange(sn_nic *nic, int socket_fd, int32_t type, uint8_t *body, 
 /* Maps length bytes of memory the NIC sent, after checking it is a memfd sealed against shrinking (and further seals),
  * not against writes, of at least length bytes; SN_ERR_CORRUPT otherwise. */
 int sn_map_received(int fd, uint64_t length, uint8_t **memory, const char *what);
+
+/* socket_message.c: an I12 message on nic.sock and its SCM_RIGHTS descriptors, both ways. */
+#define SN_RECEIVED_MAX_FDS 4
+struct sn_received
+{
+    int fd;          /* the first descriptor that came, -1 if none: the caller's to close (sn_received_close) */
+    int fds;         /* how many came; all but the first are closed already */
+    bool other;      /* ancillary data of another kind came */
+    bool truncated;  /* the message or its ancillary data was cut (MSG_TRUNC, MSG_CTRUNC) */
+};
+/* Sends length bytes as one message, with fd (when >= 0) as its one descriptor; sendmsg's result. */
+ssize_t sn_send_with_fd(int socket_fd, const uint8_t *bytes, size_t length, int fd);
+/* Receives one message into bytes (MSG_CMSG_CLOEXEC) and what came with it; recvmsg's result. */
+ssize_t sn_receive_with_fds(int socket_fd, uint8_t *bytes, size_t capacity, struct sn_received *received);
+/* Closes the descriptor a refused message brought. */
+void sn_received_close(struct sn_received *received);
 
 /* region.c, connection.c: unmaps and frees what the client still holds (sn_close). */
 void sn_regions_release_all(sn_nic *nic);

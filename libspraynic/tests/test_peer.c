@@ -232,7 +232,7 @@ int main(int argc, char **argv)
     {
         error = sn_create_qp(nic, 0, &c);
         struct sn_endpoint local;
-        struct sn_endpoint remote;
+        struct sn_endpoint remote = {0}; /* an IPv4 peer: ipv6 all 0 */
         if (SN_OK == error && SN_OK == sn_conn_endpoint(c, &local))
         {
             say("EP %u %u %u %u", local.qpn, local.psn, local.ipv4, local.mtu);

@@ -321,25 +321,7 @@ static void reply(int connection, int32_t type, uint8_t *body, int32_t length, i
     sn_put_i32(message, type);
     sn_put_i32(message + SN_SOCKET_VERSION_OFFSET, SN_ABI_VERSION);
     memcpy(message + SN_SOCKET_HEADER_LENGTH, body, (size_t)length);
-    struct iovec iov = {.iov_base = message, .iov_len = SN_SOCKET_HEADER_LENGTH + (size_t)length};
-    union
-    {
-        char bytes[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } control;
-    memset(&control, 0, sizeof control);
-    struct msghdr header = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (fd >= 0)
-    {
-        header.msg_control = control.bytes;
-        header.msg_controllen = sizeof control.bytes;
-        struct cmsghdr *cmsg = CMSG_FIRSTHDR(&header);
-        cmsg->cmsg_level = SOL_SOCKET;
-        cmsg->cmsg_type = SCM_RIGHTS;
-        cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-    }
-    sendmsg(connection, &header, MSG_NOSIGNAL);
+    sn_send_with_fd(connection, message, SN_SOCKET_HEADER_LENGTH + (size_t)length, fd);
 }
 
 /* HELLO and ADD_CLIENT, answered on the socket with the control memory and a new answer ring. */
@@ -377,31 +359,18 @@ static void serve_fake_socket(struct fake_nic *nic)
     while (true)
     {
         uint8_t message[SN_SOCKET_HEADER_LENGTH + SN_MAX_COMMAND_LENGTH];
-        union
-        {
-            char bytes[CMSG_SPACE(4 * sizeof(int))];
-            struct cmsghdr align;
-        } control;
-        struct iovec iov = {.iov_base = message, .iov_len = sizeof message};
-        struct msghdr header = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.bytes,
-            .msg_controllen = sizeof control.bytes};
-        const ssize_t got = recvmsg(connection, &header, MSG_CMSG_CLOEXEC);
+        struct sn_received received;
+        const ssize_t got = sn_receive_with_fds(connection, message, sizeof message, &received);
         if (got < SN_SOCKET_HEADER_LENGTH + SN_MSG_HEADER_LENGTH)
         {
+            sn_received_close(&received);
             break;
         }
-        int fd = -1;
-        for (struct cmsghdr *cmsg = CMSG_FIRSTHDR(&header); NULL != cmsg; cmsg = CMSG_NXTHDR(&header, cmsg))
-        {
-            if (SOL_SOCKET == cmsg->cmsg_level && SCM_RIGHTS == cmsg->cmsg_type &&
-                cmsg->cmsg_len == CMSG_LEN(sizeof(int)))
-            {
-                memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
-            }
-        }
+        const int fd = received.fd;
         const int32_t type = sn_get_i32(message);
         if (SN_CMD_HELLO == type || SN_CMD_ADD_CLIENT == type)
         {
+            sn_received_close(&received); /* these carry none */
             on_fake_socket_command(nic, connection, type, message + SN_SOCKET_HEADER_LENGTH);
             continue;
         }

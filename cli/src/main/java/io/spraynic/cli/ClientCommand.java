@@ -1,10 +1,10 @@
 package io.spraynic.cli;
 
+import io.spraynic.apps.exchange.PeerExchange;
 import io.spraynic.datapath.api.BulkTransfer;
 import io.spraynic.datapath.api.Connection;
 import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.nic.NicConnection;
-import io.spraynic.datapath.nic.PeerExchange;
 import io.spraynic.datapath.nic.ipc.ClientRegion;
 import io.spraynic.datapath.nic.ipc.IpcFileDescriptor;
 import io.spraynic.datapath.nic.ipc.NicClient;

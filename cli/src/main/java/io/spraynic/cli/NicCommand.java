@@ -1,5 +1,6 @@
 package io.spraynic.cli;
 
+import io.spraynic.apps.exchange.PeerExchange;
 import io.spraynic.apps.runtime.NicRuntime;
 import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.telemetry.CountersFileDescriptor;
@@ -7,8 +8,8 @@ import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.EmbeddedNicConfig;
 import io.spraynic.datapath.nic.NicConnection;
-import io.spraynic.datapath.nic.PeerExchange;
 import io.spraynic.datapath.nic.PreSharedKeyFile;
+import io.spraynic.datapath.nic.ipc.IpcAccess;
 import io.spraynic.datapath.nic.ipc.IpcConductor;
 import io.spraynic.datapath.nic.ipc.IpcFileDescriptor;
 import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
@@ -130,6 +131,12 @@ final class NicCommand implements Callable<Integer>
             "serve spraynic capture only."})
     Path ipcDir;
 
+    @Option(names = "--ipc-group", paramLabel = "GROUP", description = {
+        "with --ipc-dir: share the IPC directory with the members of GROUP (directory 0750, nic.sock 0660, of GROUP),",
+        "so that applications of other users in it can use the NIC; the NIC refuses a socket peer that is neither",
+        "its user, root nor of GROUP. Default: its user alone (0700)."})
+    String ipcGroup;
+
     @Option(names = "--psk-file", paramLabel = "PATH", description = {
         "spray mode: authenticate every connection with the pre-shared key in PATH (mode 0600, 32+ random bytes,",
         "raw or hex): hosts without it cannot connect, and it is mixed into every connection's keys."})
@@ -222,6 +229,7 @@ final class NicCommand implements Callable<Integer>
         final Path ipc = null == ipcDir ? null : ipcDir.toString().isEmpty() ? IpcFileDescriptor.defaultDirectory() : ipcDir;
         final IpcConductor.Limits ipcLimits = new IpcConductor.Limits(ipcMaxClients, ipcMaxRegions, ipcMaxConnections,
             ipcCapture);
+        final IpcAccess ipcAccess = ipcAccess(ipc);
         final Supplier<IdleStrategy> idleStrategies = IdleStrategies.parse(idle);
         final NicConfig nicConfig = hugepagesOption.apply(PmdConfigLoader.load(config, params, verbose));
 
@@ -255,7 +263,7 @@ final class NicCommand implements Callable<Integer>
                 {
                     // classify mode serves no connections: the IPC directory is there for spraynic capture only
                     conductor = IpcConductor.startCaptureOnly(runtime, ipc, counters,
-                        Duration.ofMillis((long)(ipcClientTimeout * 1000)), ipcLimits, IpcConductor.newIdleStrategy());
+                        Duration.ofMillis((long)(ipcClientTimeout * 1000)), ipcLimits, ipcAccess, IpcConductor.newIdleStrategy());
                     System.out.printf(Locale.ROOT, "spraynic nic: serving live capture in %s (spraynic capture --ipc-dir %s)%n",
                         ipc, ipc);
                 }
@@ -354,6 +362,7 @@ final class NicCommand implements Callable<Integer>
         final Path ipc = null == ipcDir ? null : ipcDir.toString().isEmpty() ? IpcFileDescriptor.defaultDirectory() : ipcDir;
         final IpcConductor.Limits ipcLimits = new IpcConductor.Limits(ipcMaxClients, ipcMaxRegions, ipcMaxConnections,
             ipcCapture);
+        final IpcAccess ipcAccess = ipcAccess(ipc);
         final java.util.Map<String, String> filled = new java.util.LinkedHashMap<>(params);
         if (workers != 1)
         {
@@ -412,9 +421,9 @@ final class NicCommand implements Callable<Integer>
                 {
                     // the workers read the clients' rings themselves: the conductor serves commands only, so it backs off
                     conductor = IpcConductor.start(nic, ipc, counters, Duration.ofMillis((long)(ipcClientTimeout * 1000)),
-                        ipcLimits, IpcConductor.newIdleStrategy());
-                    System.out.printf(Locale.ROOT, "spraynic nic: serving applications in %s (spraynic client --ipc-dir %s)%n",
-                        ipc, ipc);
+                        ipcLimits, ipcAccess, IpcConductor.newIdleStrategy());
+                    System.out.printf(Locale.ROOT, "spraynic nic: serving applications in %s, for %s (spraynic client " +
+                        "--ipc-dir %s)%n", ipc, ipcAccess.describe(), ipc);
                 }
                 if (expose > 0)
                 {
@@ -503,5 +512,28 @@ final class NicCommand implements Callable<Integer>
         System.out.printf(Locale.ROOT, "spraynic nic: metrics at %s%n", server.url());
         System.out.flush();
         return server;
+    }
+
+    /** @return who may use the IPC directory: --ipc-group's members too, else the NIC's user alone. */
+    private IpcAccess ipcAccess(final Path ipc)
+    {
+        if (null == ipcGroup)
+        {
+            return IpcAccess.OWNER_ONLY;
+        }
+        if (null == ipc)
+        {
+            throw new BadOption("--ipc-group", ipcGroup, "shares the IPC directory: give --ipc-dir too",
+                "try --ipc-group " + ipcGroup + " with --ipc-dir DIR");
+        }
+        try
+        {
+            return IpcAccess.group(ipcGroup);
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            throw new BadOption("--ipc-group", ipcGroup, "not a group name (a letter or _, then letters, digits, _ . -)",
+                "try --ipc-group users");
+        }
     }
 }

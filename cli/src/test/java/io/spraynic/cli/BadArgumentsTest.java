@@ -108,6 +108,8 @@ class BadArgumentsTest
         table.add(bad("nic --config net_null --ipc-max-regions 0", "1..65536"));
         table.add(bad("nic --config net_null --ipc-max-connections -1", "1..65536"));
         table.add(bad("nic --config net_null --ipc-max-connections 99999999999", "too large"));
+        table.add(bad("nic --config net_null --ipc-group users", "give --ipc-dir too"));
+        table.add(bad("nic --config net_null --ipc-dir /nonexistent/ipc --ipc-group 100", "not a group name"));
         table.add(bad("nic --config net_null --metrics 9464", "HOST:PORT"));
         table.add(bad("nic --config net_null --metrics 127.0.0.1:65536", "0..65535"));
         table.add(bad("metrics --listen localhost", "HOST:PORT"));

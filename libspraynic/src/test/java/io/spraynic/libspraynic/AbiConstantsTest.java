@@ -141,6 +141,7 @@ class AbiConstantsTest
         m.put("SN_CONNECT_QP_IPV4", (long)IpcMessages.ConnectQueuePair.IPV4_OFFSET);
         m.put("SN_CONNECT_QP_MTU", (long)IpcMessages.ConnectQueuePair.MTU_OFFSET);
         m.put("SN_CONNECT_QP_TIMEOUT_MS", (long)IpcMessages.ConnectQueuePair.TIMEOUT_MS_OFFSET);
+        m.put("SN_CONNECT_QP_IPV6", (long)IpcMessages.ConnectQueuePair.IPV6_OFFSET);
         m.put("SN_CONNECT_QP_SIZE", (long)IpcMessages.ConnectQueuePair.LENGTH);
         m.put("SN_OK_VALUE", (long)IpcMessages.Ok.VALUE_OFFSET);
         m.put("SN_OK_SIZE", (long)IpcMessages.Ok.LENGTH);
@@ -162,6 +163,7 @@ class AbiConstantsTest
         m.put("SN_READY_PSN", (long)IpcMessages.ConnectionReady.PSN_OFFSET);
         m.put("SN_READY_IPV4", (long)IpcMessages.ConnectionReady.IPV4_OFFSET);
         m.put("SN_READY_MTU", (long)IpcMessages.ConnectionReady.MTU_OFFSET);
+        m.put("SN_READY_IPV6", (long)IpcMessages.ConnectionReady.IPV6_OFFSET);
         m.put("SN_READY_FILE", (long)IpcMessages.ConnectionReady.FILE_OFFSET);
         m.put("SN_CLOSED_ID", (long)IpcMessages.ConnectionClosed.CONNECTION_ID_OFFSET);
         m.put("SN_CLOSED_SENDS", (long)IpcMessages.ConnectionClosed.POSTED_SENDS_OFFSET);

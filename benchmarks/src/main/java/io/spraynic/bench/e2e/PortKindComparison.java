@@ -1,11 +1,11 @@
 package io.spraynic.bench.e2e;
 
+import io.spraynic.apps.exchange.PeerExchange;
 import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.nic.DpdkNic;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.EmbeddedNicConfig;
 import io.spraynic.datapath.nic.NicConnection;
-import io.spraynic.datapath.nic.PeerExchange;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.pmd.EalConfig;
 import io.spraynic.pmd.MempoolConfig;

@@ -1,12 +1,12 @@
 package io.spraynic.bench.nic;
 
+import io.spraynic.apps.exchange.PeerExchange;
 import io.spraynic.datapath.api.SendRequest;
 import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.nic.DpdkNic;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.EmbeddedNicConfig;
 import io.spraynic.datapath.nic.NicConnection;
-import io.spraynic.datapath.nic.PeerExchange;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;

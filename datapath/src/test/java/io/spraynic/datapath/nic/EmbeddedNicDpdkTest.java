@@ -21,7 +21,6 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -103,13 +102,12 @@ class EmbeddedNicDpdkTest
                 counters[h] = CountersFile.create(dir, "dpdk-" + mode + h, 4096);
                 nics[h] = EmbeddedNic.start(config, ports, counters[h]);
             }
-            final Path exchange = Files.createDirectory(dir.resolve("exchange"));
-            final PeerExchange.Pair both = PeerExchange.runBoth(nics[0], nics[1], exchange, 8L << 20, 64 * 1024,
+            final VerifiedExchange.Pair both = VerifiedExchange.runBoth(nics[0], nics[1], 8L << 20, 64 * 1024,
                 Duration.ofSeconds(60));
-            final PeerExchange.Result client = both.client();
-            final PeerExchange.Result served = both.server();
-            assertTrue(client.verified(), client.toJson());
-            assertTrue(served.verified(), served.toJson());
+            final VerifiedExchange.Result client = both.client();
+            final VerifiedExchange.Result served = both.server();
+            assertTrue(client.verified(), client.describe());
+            assertTrue(served.verified(), served.describe());
             assertEquals(8L << 20, served.bytesEachWay());
             assertTrue(client.drain().drained() && served.drain().drained(), client.drain().describe());
         }
@@ -180,7 +178,7 @@ class EmbeddedNicDpdkTest
             final NicConnection server = nics[1].accept(wait);
             assertNotNull(server);
             final long bytes = 8L << 20;
-            final MemorySegment source = PeerExchange.pattern(arena, bytes, 17);
+            final MemorySegment source = VerifiedExchange.pattern(arena, bytes, 17);
             final MemorySegment target = arena.allocate(bytes, 64);
             final MemoryRegion src = nics[0].register(source, AccessFlags.NONE);
             final MemoryRegion dst = nics[1].register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);

@@ -192,7 +192,7 @@ class EmbeddedNicHandshakeTest
     private void transferAndVerify(final EmbeddedNic a, final EmbeddedNic b, final NicConnection from,
         final NicConnection to, final long bytes)
     {
-        final MemorySegment source = PeerExchange.pattern(arena, bytes, 17);
+        final MemorySegment source = VerifiedExchange.pattern(arena, bytes, 17);
         final MemorySegment target = arena.allocate(bytes, 64);
         final MemoryRegion src = a.register(source, AccessFlags.NONE);
         final MemoryRegion dst = b.register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);

@@ -24,7 +24,6 @@ import org.junit.jupiter.api.io.TempDir;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -122,7 +121,7 @@ class EmbeddedNicTest
 
     private MemorySegment randomBytes(final long bytes, final long seed)
     {
-        return PeerExchange.pattern(arena, bytes, seed);
+        return VerifiedExchange.pattern(arena, bytes, seed);
     }
 
     private NicConnection[] sprayPair(final EmbeddedNic a, final EmbeddedNic b)
@@ -158,23 +157,6 @@ class EmbeddedNicTest
         BulkTransfer.write(from, source, target.address(), target.rkey(), messageBytes, true, WAIT);
         final WorkCompletion completion = BulkTransfer.awaitImmediate(to, WAIT);
         assertEquals(77, completion.wrId());
-    }
-
-    @Test
-    void shouldExchangeThroughADirectoryAsTwoProcessesWouldInBothModes() throws Exception
-    {
-        for (final NicConnection.Kind mode : NicConnection.Kind.values())
-        {
-            final EmbeddedNic[] nics = start(mode, 2, 1);
-            final Path exchange = Files.createDirectory(dir.resolve("exchange-" + mode));
-            final PeerExchange.Pair both = PeerExchange.runBoth(nics[0], nics[1], exchange, 3L << 20, 64 * 1024, WAIT);
-            final PeerExchange.Result client = both.client();
-            final PeerExchange.Result served = both.server();
-            assertTrue(client.verified(), client.toJson());
-            assertTrue(served.verified(), served.toJson());
-            assertEquals(3L << 20, client.bytesEachWay());
-            assertTrue(client.drain().drained() && served.drain().drained(), client.drain().describe());
-        }
     }
 
     @Test

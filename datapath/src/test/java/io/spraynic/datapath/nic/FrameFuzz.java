@@ -211,7 +211,7 @@ final class FrameFuzz
     {
         try (Arena arena = Arena.ofShared())
         {
-            final MemorySegment source = PeerExchange.pattern(arena, 128 * 1024, 42);
+            final MemorySegment source = VerifiedExchange.pattern(arena, 128 * 1024, 42);
             final MemorySegment into = arena.allocate(128 * 1024, 64);
             final MemoryRegion exposed = remote.register(source, AccessFlags.REMOTE_READ);
             final MemoryRegion target = local.register(into, AccessFlags.LOCAL_WRITE);

@@ -337,7 +337,7 @@ final class HostileWire implements AutoCloseable
     {
         try (Arena arena = Arena.ofShared())
         {
-            final MemorySegment source = PeerExchange.pattern(arena, bytes, seed);
+            final MemorySegment source = VerifiedExchange.pattern(arena, bytes, seed);
             final MemorySegment target = arena.allocate(bytes, 64);
             final MemoryRegion local = a.register(source, AccessFlags.NONE);
             final MemoryRegion inbound = b.register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);

@@ -11,10 +11,11 @@ import java.util.function.ObjIntConsumer;
 
 /**
  * Two spray NICs, 10.0.0.1 and 10.0.0.2, on one in-memory link (one plane, 2048 B frames), each with its own
- * counters file: the fixture of tests that drive one embedded NIC from another. Closing it closes the NICs, their
+ * counters file: the fixture of tests that drive one embedded NIC from another (also other modules' tests, through
+ * datapath's tests jar). Closing it closes the NICs, their
  * counters and the link, last made first, also after a failed start.
  */
-final class InMemoryNicPair implements AutoCloseable
+public final class InMemoryNicPair implements AutoCloseable
 {
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private final EmbeddedNic[] nics = new EmbeddedNic[2];
@@ -24,7 +25,7 @@ final class InMemoryNicPair implements AutoCloseable
      * @param name   of the link and (with the host's index) of the counters files.
      * @param tailor sets what a test needs beyond the shared defaults, given each config and its host's index.
      */
-    InMemoryNicPair(final Path dir, final String name, final ObjIntConsumer<EmbeddedNicConfig> tailor)
+    public InMemoryNicPair(final Path dir, final String name, final ObjIntConsumer<EmbeddedNicConfig> tailor)
     {
         try
         {
@@ -57,7 +58,7 @@ final class InMemoryNicPair implements AutoCloseable
     }
 
     /** @param host 0 or 1. @return its NIC. */
-    EmbeddedNic nic(final int host)
+    public EmbeddedNic nic(final int host)
     {
         return nics[host];
     }

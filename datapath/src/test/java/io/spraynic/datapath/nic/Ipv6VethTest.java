@@ -183,17 +183,16 @@ class Ipv6VethTest
                     counters[h] = CountersFile.create(dir, "ipv6" + mode + h + "-" + ID, 4096);
                     nics[h] = start(h, mode, counters[h]);
                 }
-                final Path exchange = Files.createDirectory(dir.resolve("exchange-" + mode));
                 final long bytes = 2L << 20;
-                final PeerExchange.Pair both = PeerExchange.runBoth(nics[0], nics[1], exchange, bytes, 64 * 1024, WAIT);
-                final PeerExchange.Result client = both.client();
-                final PeerExchange.Result served = both.server();
-                assertTrue(client.verified() && served.verified(), mode + ": " + client.toJson() + " / " + served.toJson());
+                final VerifiedExchange.Pair both = VerifiedExchange.runBoth(nics[0], nics[1], bytes, 64 * 1024, WAIT);
+                final VerifiedExchange.Result client = both.client();
+                final VerifiedExchange.Result served = both.server();
+                assertTrue(both.verified(), both.describe());
                 assertEquals(bytes, client.bytesEachWay());
-                final String published = Files.readString(exchange.resolve("client.addr"));
                 // no MAC anywhere, no static neighbour, only IPv6 addresses: each NIC found the other's MAC by
                 // neighbour discovery, or it could not have connected (the exchange closes the NICs, and their counters)
-                assertTrue(published.contains("ip.0=" + NIC[0]) && !published.contains("mac"), published);
+                assertEquals(NIC[0], served.peerAddress(), both.describe());
+                assertEquals(NIC[1], client.peerAddress(), both.describe());
             }
             finally
             {

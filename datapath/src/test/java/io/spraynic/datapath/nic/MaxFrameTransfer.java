@@ -8,14 +8,13 @@ import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.telemetry.CountersFile;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 
 /**
  * Two embedded NICs, one worker and one plane each, on two DPDK ports of one {@link DpdkNic} that reach each
  * other (a ring pair, or af_packet ports on a bridged veth): a verified transfer each way with
- * {@link PeerExchange}, every frame either NIC transmits recorded on its way out by the NIC's own capture
+ * {@link VerifiedExchange}, every frame either NIC transmits recorded on its way out by the NIC's own capture
  * ({@link CapturingPacketPort}, a pcapng per NIC whose interface 1 is transmit) and measured afterwards.
  */
 final class MaxFrameTransfer
@@ -56,11 +55,10 @@ final class MaxFrameTransfer
                 counters[h] = CountersFile.create(dir, "maxframe" + h + "-" + ProcessHandle.current().pid(), 4096);
                 nics[h] = EmbeddedNic.start(configs[h], new PacketPort[][]{{port}}, counters[h]);
             }
-            final Path exchange = Files.createDirectory(dir.resolve("exchange-" + System.nanoTime()));
-            final PeerExchange.Pair both = PeerExchange.runBoth(nics[0], nics[1], exchange, bytes, 64 * 1024,
+            final VerifiedExchange.Pair both = VerifiedExchange.runBoth(nics[0], nics[1], bytes, 64 * 1024,
                 Duration.ofSeconds(60));
-            final PeerExchange.Result client = both.client();
-            final PeerExchange.Result served = both.server();
+            final VerifiedExchange.Result client = both.client();
+            final VerifiedExchange.Result served = both.server();
             for (int h = 0; h < 2; h++)
             {
                 nics[h].close();
@@ -70,7 +68,7 @@ final class MaxFrameTransfer
             }
             return new Outcome(client.verified() && served.verified() && served.bytesEachWay() == bytes,
                 longestTransmitted(captureFiles[0]), longestTransmitted(captureFiles[1]), configs[0].mtu, configs[1].mtu,
-                client.toJson() + " / " + served.toJson());
+                both.describe());
         }
         finally
         {

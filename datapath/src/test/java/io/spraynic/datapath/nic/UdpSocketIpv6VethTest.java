@@ -10,7 +10,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.SplittableRandom;
@@ -104,16 +103,13 @@ class UdpSocketIpv6VethTest
                     assertEquals(ADDRESS[h], nics[h].localAddressText(0));
                     assertEquals(0, nics[h].localIpv4(0), "an IPv6 plane");
                 }
-                final Path exchange = Files.createDirectory(dir.resolve("exchange-" + mode));
                 final long bytes = 4L << 20;
-                final PeerExchange.Pair both = PeerExchange.runBoth(nics[0], nics[1], exchange, bytes, 64 * 1024, WAIT);
+                final VerifiedExchange.Pair both = VerifiedExchange.runBoth(nics[0], nics[1], bytes, 64 * 1024, WAIT);
                 nics[0] = null; // the exchange closed them
                 nics[1] = null;
-                assertTrue(both.client().verified() && both.server().verified(),
-                    mode + ": " + both.client().toJson() + " / " + both.server().toJson());
+                assertTrue(both.verified(), mode + ": " + both.describe());
                 assertEquals(bytes, both.server().bytesEachWay());
-                final String published = Files.readString(exchange.resolve("client.addr"));
-                assertTrue(published.contains("ip.0=" + ADDRESS[0]), published);
+                assertEquals(ADDRESS[0], both.server().peerAddress(), both.describe());
                 final long crossed = vethPackets(0, "tx") - sentBefore;
                 assertTrue(crossed > bytes / 4096, mode + ": " + crossed + " packets left namespace 0 on its veth end: " +
                     "the datagrams crossed the veth");

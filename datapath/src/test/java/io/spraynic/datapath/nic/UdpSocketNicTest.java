@@ -131,15 +131,14 @@ class UdpSocketNicTest
             {
                 attack(counters[1]);
             }
-            final Path exchange = Files.createDirectory(dir.resolve("exchange-" + mode));
-            final PeerExchange.Pair both = PeerExchange.runBoth(nics[0], nics[1], exchange, 8L << 20, 64 * 1024,
+            final VerifiedExchange.Pair both = VerifiedExchange.runBoth(nics[0], nics[1], 8L << 20, 64 * 1024,
                 Duration.ofSeconds(90));
-            final PeerExchange.Result client = both.client();
-            final PeerExchange.Result serverResult = both.server();
+            final VerifiedExchange.Result client = both.client();
+            final VerifiedExchange.Result serverResult = both.server();
             nics[0] = null;
             nics[1] = null;
-            assertTrue(client.verified(), client.toJson());
-            assertTrue(serverResult.verified(), serverResult.toJson());
+            assertTrue(client.verified(), client.describe());
+            assertTrue(serverResult.verified(), serverResult.describe());
             assertEquals(8L << 20, serverResult.bytesEachWay());
             if (lossRate > 0)
             {
@@ -329,7 +328,7 @@ class UdpSocketNicTest
             final NicConnection server = nics[1].accept(wait);
             assertNotNull(server);
             final long bytes = 4L << 20;
-            final MemorySegment source = PeerExchange.pattern(arena, bytes, 5);
+            final MemorySegment source = VerifiedExchange.pattern(arena, bytes, 5);
             final MemorySegment target = arena.allocate(bytes, 64);
             final MemoryRegion src = nics[0].register(source, AccessFlags.NONE);
             final MemoryRegion dst = nics[1].register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);

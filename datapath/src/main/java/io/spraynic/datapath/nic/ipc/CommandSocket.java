@@ -6,6 +6,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 
 /**
@@ -38,6 +39,8 @@ final class CommandSocket implements AutoCloseable
     /** A connection that sends nothing for this long is closed. */
     static final long IDLE_TIMEOUT_MS = 2_000;
     private static final int ACCEPTS_PER_POLL = 8;
+    private static final int NO_UID = -1;
+    private static final int NO_GROUP = -1;
     /**
      * Idle accepts made when the socket opens, so that the JIT compiles the downcall before the conductor polls: an
      * interpreted downcall allocates (~60 B), a compiled one nothing, and an idle conductor runs too few duty cycles
@@ -63,18 +66,33 @@ final class CommandSocket implements AutoCloseable
     private final UnsafeBuffer body = new UnsafeBuffer(message, MESSAGE_HEADER_LENGTH, IpcMessages.MAX_COMMAND_LENGTH);
     private final UnsafeBuffer header = new UnsafeBuffer(message, 0, MESSAGE_HEADER_LENGTH);
     private final UnixSockets.Received received = new UnixSockets.Received(message.length);
+    private final int ownerUid;
+    private final int groupGid;
     private int count;
     private int replyTo = -1;
 
-    private CommandSocket(final Path path, final int listenFd, final IpcCounters counters)
+    private CommandSocket(final Path path, final int listenFd, final IpcCounters counters, final int ownerUid,
+        final int groupGid)
     {
         this.path = path;
         this.listenFd = listenFd;
         this.counters = counters;
+        this.ownerUid = ownerUid;
+        this.groupGid = groupGid;
     }
 
     /** Binds {@code DIR/nic.sock} (mode 0600; any old socket of that name is removed first) and listens. */
     static CommandSocket open(final Path directory, final IpcCounters counters)
+    {
+        return open(directory, counters, IpcAccess.OWNER_ONLY);
+    }
+
+    /**
+     * Binds {@code DIR/nic.sock} (any old socket of that name is removed first), gives it the mode and group of
+     * {@code access} (0600, or 0660 of its group) and listens; each connection's peer must then be this user, root, or
+     * (with a group) of that group (I10.10).
+     */
+    static CommandSocket open(final Path directory, final IpcCounters counters, final IpcAccess access)
     {
         if (!UnixSockets.isSupported())
         {
@@ -85,18 +103,27 @@ final class CommandSocket implements AutoCloseable
         final int fd = UnixSockets.listen(path.toString(), MAX_CONNECTIONS);
         try
         {
-            if (path.getFileSystem().supportedFileAttributeViews().contains("posix"))
-            {
-                Files.setPosixFilePermissions(path, IpcFiles.OWNER_ONLY_FILE);
-            }
+            access.apply(path, access.socketMode());
         }
-        catch (final IOException ex)
+        catch (final IOException | RuntimeException ex)
         {
             UnixSockets.close(fd);
             IpcFiles.delete(path);
             throw new IllegalStateException("cannot set the mode of " + path + ": " + ex.getMessage(), ex);
         }
-        final CommandSocket socket = new CommandSocket(path, fd, counters);
+        final Object uid = IpcFiles.currentUid();
+        final int groupGid;
+        try
+        {
+            groupGid = null == access.group() ? NO_GROUP : (Integer)Files.getAttribute(path, "unix:gid", LinkOption.NOFOLLOW_LINKS);
+        }
+        catch (final IOException | UnsupportedOperationException ex)
+        {
+            UnixSockets.close(fd);
+            IpcFiles.delete(path);
+            throw new IllegalStateException("cannot read the group of " + path + ": " + ex.getMessage(), ex);
+        }
+        final CommandSocket socket = new CommandSocket(path, fd, counters, uid instanceof Integer u ? u : NO_UID, groupGid);
         socket.warmUp();
         return socket;
     }
@@ -108,7 +135,7 @@ final class CommandSocket implements AutoCloseable
             final int fd = UnixSockets.accept(listenFd, received);
             if (fd >= 0)
             {
-                addConnection(fd, System.currentTimeMillis()); // a client that came early is served as usual
+                admit(fd, System.currentTimeMillis()); // a client that came early is served as usual
             }
         }
     }
@@ -167,9 +194,44 @@ final class CommandSocket implements AutoCloseable
                 break; // EAGAIN: nobody waits (or the connection went before it was accepted)
             }
             accepted++;
-            addConnection(fd, nowMs);
+            admit(fd, nowMs);
         }
         return accepted;
+    }
+
+    /**
+     * I10.10: the peer's credentials, as the kernel recorded them when it connected, are this NIC's user, root, or
+     * (with a group) of the group, as its primary or a supplementary group. File modes already keep others from
+     * connecting; this keeps out a peer that got hold of a connection some other way (a descriptor passed on, a
+     * socket reached through a mount that maps ownership). A peer the kernel cannot describe is refused.
+     */
+    private boolean permitted(final int fd)
+    {
+        if (NO_UID == ownerUid)
+        {
+            return true; // no uid to compare with (not Linux): file modes alone
+        }
+        if (UnixSockets.peerCredentials(fd, received) != 0)
+        {
+            return false;
+        }
+        final int uid = received.peerUid;
+        if (uid == ownerUid || uid == 0)
+        {
+            return true;
+        }
+        return NO_GROUP != groupGid && (received.peerGid == groupGid || UnixSockets.peerHasGroup(fd, groupGid, received));
+    }
+
+    private void admit(final int fd, final long nowMs)
+    {
+        if (!permitted(fd))
+        {
+            counters.socketRefusedCredentials.incrementRelease();
+            UnixSockets.close(fd);
+            return;
+        }
+        addConnection(fd, nowMs);
     }
 
     private void addConnection(final int fd, final long nowMs)

@@ -118,12 +118,12 @@ final class ConnectionCommands
             {
                 final RocevEndpoint e = c.rocevEndpoint();
                 length = connectionReady.wrap(conductor.response, 0).set(made.id, c.kind().ordinal(), c.localId(), c.streams(),
-                    c.plane(), e.psn(), e.ipv4(), e.mtu(), "");
+                    c.plane(), e.psn(), e.ipv4(), e.mtu(), e.ipv6High(), e.ipv6Low(), "");
             }
             else
             {
                 length = connectionReady.wrap(conductor.response, 0).set(made.id, c.kind().ordinal(), c.localId(), c.streams(),
-                    c.plane(), 0, 0, 0, "");
+                    c.plane(), 0, 0, 0, 0, 0, "");
             }
             connectionReady.ids(client.id, correlationId);
             conductor.answer(client, IpcMessages.CONNECTION_READY, length);
@@ -149,7 +149,8 @@ final class ConnectionCommands
         final RocevEndpoint remote;
         try
         {
-            remote = new RocevEndpoint(command.qpn(), command.psn(), command.ipv4(), command.mtu());
+            remote = new RocevEndpoint(command.qpn(), command.psn(), command.ipv4(), command.mtu(), command.ipv6High(),
+                command.ipv6Low()); // checks the address too: exactly one of the two, unicast, not IPv4-mapped
         }
         catch (final IllegalArgumentException ex)
         {

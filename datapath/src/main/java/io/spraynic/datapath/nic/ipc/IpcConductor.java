@@ -139,7 +139,7 @@ public final class IpcConductor implements Agent, AutoCloseable
     private volatile boolean closed;
 
     private IpcConductor(final EmbeddedNic nic, final CaptureSource source, final Path directory,
-        final CountersFile countersFile, final Duration clientTimeout, final Limits limits)
+        final CountersFile countersFile, final Duration clientTimeout, final Limits limits, final IpcAccess access)
     {
         this.nic = nic;
         this.directory = directory;
@@ -173,14 +173,23 @@ public final class IpcConductor implements Agent, AutoCloseable
         this.regionCommands = new RegionCommands(this, nic, counters, limits);
         this.connectionCommands = new ConnectionCommands(this, nic, counters, limits);
         this.socketCommands = new SocketCommands(this, counters, controlMemory, clientTimeoutMs);
-        this.socket = CommandSocket.open(directory, counters);
+        this.socket = CommandSocket.open(directory, counters, access);
         header.putIntRelease(IpcFileDescriptor.VERSION_OFFSET, IpcFileDescriptor.VERSION);
         // the announcement: this header as a plain file, written once and never mapped, so that a client of any version
         // reads this NIC's version (and refuses at once when it is not its own) before it asks for anything
         final byte[] announcement = new byte[IpcFileDescriptor.HEADER_LENGTH];
         header.getBytes(0, announcement);
         new UnsafeBuffer(announcement).putLong(IpcFileDescriptor.HEARTBEAT_OFFSET, 0, IpcMessages.ORDER);
-        IpcFiles.createWritten(directory.resolve(IpcFileDescriptor.CONTROL_FILE), announcement);
+        final Path announced = directory.resolve(IpcFileDescriptor.CONTROL_FILE);
+        IpcFiles.createWritten(announced, announcement);
+        try
+        {
+            access.apply(announced, access.announcementMode()); // 0600 as created; 0640 of the group with one
+        }
+        catch (final java.io.IOException ex)
+        {
+            throw new IllegalStateException("cannot set the mode of " + announced + ": " + ex.getMessage(), ex);
+        }
     }
 
     /**
@@ -198,7 +207,18 @@ public final class IpcConductor implements Agent, AutoCloseable
     public static IpcConductor start(final EmbeddedNic nic, final Path directory, final CountersFile counters,
         final Duration clientTimeout, final Limits limits, final IdleStrategy idleStrategy)
     {
-        return start(nic, nic, directory, counters, clientTimeout, limits, idleStrategy);
+        return start(nic, nic, directory, counters, clientTimeout, limits, IpcAccess.OWNER_ONLY, idleStrategy);
+    }
+
+    /**
+     * {@link #start(EmbeddedNic, Path, CountersFile, Duration, Limits, IdleStrategy)} for the users {@code access}
+     * names: with a group, the directory is 0750, the announcement 0640 and the socket 0660, all of that group, and a
+     * connection from a peer that is neither this user, root nor of the group is refused (I10.10).
+     */
+    public static IpcConductor start(final EmbeddedNic nic, final Path directory, final CountersFile counters,
+        final Duration clientTimeout, final Limits limits, final IpcAccess access, final IdleStrategy idleStrategy)
+    {
+        return start(nic, nic, directory, counters, clientTimeout, limits, access, idleStrategy);
     }
 
     /**
@@ -208,16 +228,18 @@ public final class IpcConductor implements Agent, AutoCloseable
      * Limits, IdleStrategy)}.
      */
     public static IpcConductor startCaptureOnly(final CaptureSource source, final Path directory,
-        final CountersFile counters, final Duration clientTimeout, final Limits limits, final IdleStrategy idleStrategy)
+        final CountersFile counters, final Duration clientTimeout, final Limits limits, final IpcAccess access,
+        final IdleStrategy idleStrategy)
     {
-        return start(null, source, directory, counters, clientTimeout, limits, idleStrategy);
+        return start(null, source, directory, counters, clientTimeout, limits, access, idleStrategy);
     }
 
     private static IpcConductor start(final EmbeddedNic nic, final CaptureSource source, final Path directory,
-        final CountersFile counters, final Duration clientTimeout, final Limits limits, final IdleStrategy idleStrategy)
+        final CountersFile counters, final Duration clientTimeout, final Limits limits, final IpcAccess access,
+        final IdleStrategy idleStrategy)
     {
-        prepare(directory);
-        final IpcConductor conductor = new IpcConductor(nic, source, directory, counters, clientTimeout, limits);
+        prepare(directory, access);
+        final IpcConductor conductor = new IpcConductor(nic, source, directory, counters, clientTimeout, limits, access);
         conductor.runner = new AgentRunner(idleStrategy, throwable ->
         {
             // the duty cycle catches per client and per record: this is the last resort, rate-limited like the rest
@@ -251,9 +273,9 @@ public final class IpcConductor implements Agent, AutoCloseable
         return new BackoffIdleStrategy(100, 10, 1_000, 1_000_000);
     }
 
-    private static void prepare(final Path directory)
+    private static void prepare(final Path directory, final IpcAccess access)
     {
-        IpcFiles.prepareDirectory(directory);
+        IpcFiles.prepareDirectory(directory, access);
         final Path control = directory.resolve(IpcFileDescriptor.CONTROL_FILE);
         if (Files.exists(control, LinkOption.NOFOLLOW_LINKS))
         {

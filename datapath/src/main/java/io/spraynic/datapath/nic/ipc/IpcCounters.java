@@ -54,6 +54,7 @@ final class IpcCounters
     final AtomicCounter refusedMemory;
     final AtomicCounter socketConnections;
     final AtomicCounter socketRefusedConnections;
+    final AtomicCounter socketRefusedCredentials;
     final AtomicCounter socketIdleClosed;
     final AtomicCounter socketDroppedTooLong;
     final AtomicCounter socketDroppedDescriptors;
@@ -107,6 +108,7 @@ final class IpcCounters
         refusedMemory = add(file, "ipc: refused: memory not a sealed memfd of the size");
         socketConnections = add(file, "ipc: socket connections");
         socketRefusedConnections = add(file, "ipc: socket connections refused: limit");
+        socketRefusedCredentials = add(file, "ipc: socket connections refused: credentials");
         socketIdleClosed = add(file, "ipc: socket connections closed: idle");
         socketDroppedTooLong = add(file, "ipc: socket messages dropped: too long");
         socketDroppedDescriptors = add(file, "ipc: socket messages dropped: not the descriptors its type carries");

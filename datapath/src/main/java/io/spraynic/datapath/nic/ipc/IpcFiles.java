@@ -87,6 +87,17 @@ final class IpcFiles
      */
     static void prepareDirectory(final Path directory)
     {
+        prepareDirectory(directory, IpcAccess.OWNER_ONLY);
+    }
+
+    /**
+     * Creates the directory if missing, 0700 then (with a group) of that group and 0750; refuses one that another user
+     * owns, or whose mode or group lets anyone reach it that {@code access} does not name.
+     *
+     * @throws IllegalStateException with one sentence that names the fix.
+     */
+    static void prepareDirectory(final Path directory, final IpcAccess access)
+    {
         try
         {
             if (!Files.exists(directory, LinkOption.NOFOLLOW_LINKS))
@@ -94,7 +105,7 @@ final class IpcFiles
                 if (isPosix(existingAncestor(directory)))
                 {
                     Files.createDirectories(directory, PosixFilePermissions.asFileAttribute(OWNER_ONLY_DIRECTORY));
-                    Files.setPosixFilePermissions(directory, OWNER_ONLY_DIRECTORY);
+                    access.apply(directory, access.directoryMode());
                 }
                 else
                 {
@@ -107,15 +118,35 @@ final class IpcFiles
         {
             throw new IllegalStateException("cannot create the IPC directory " + directory + ": " + ex.getMessage(), ex);
         }
-        final String problem = directoryProblem(directory);
+        final String problem = directoryProblem(directory, access);
         if (null != problem)
         {
             throw new IllegalStateException(problem);
+        }
+        if (null != access.group())
+        {
+            try
+            {
+                access.apply(directory, access.directoryMode()); // ours and of the group: let its members enter
+            }
+            catch (final IOException ex)
+            {
+                throw new IllegalStateException("cannot set the mode of the IPC directory " + directory + ": " + ex.getMessage(), ex);
+            }
         }
     }
 
     /** @return null when {@code directory} is a directory of this user that nobody else may enter, else why not and the fix. */
     static String directoryProblem(final Path directory)
+    {
+        return directoryProblem(directory, IpcAccess.OWNER_ONLY);
+    }
+
+    /**
+     * @return null when {@code directory} is a directory of this user that nobody but {@code access} names may enter
+     * (with a group: of that group, which may enter and read but not write), else why not and the fix.
+     */
+    static String directoryProblem(final Path directory, final IpcAccess access)
     {
         if (Files.isSymbolicLink(directory))
         {
@@ -143,11 +174,17 @@ final class IpcFiles
                     "), not to the user running this NIC: remove it or give another --ipc-dir";
             }
             final Set<PosixFilePermission> mode = attributes.permissions();
-            if (!OWNER_ONLY_DIRECTORY.containsAll(mode))
+            if (!access.directoryMode().containsAll(mode))
             {
                 return "the IPC directory " + directory + " has mode " + PosixFilePermissions.toString(mode) +
-                    ", so other users may reach the NIC's memory: run chmod 700 " + directory +
-                    " or give another --ipc-dir";
+                    (null == access.group() ? ", so other users may reach the NIC's memory: run chmod 700 " :
+                    ", so others than " + access.describe() + " may reach the NIC's memory or replace its socket: " +
+                    "run chmod 750 ") + directory + " or give another --ipc-dir";
+            }
+            if (null != access.group() && !attributes.group().getName().equals(access.principal(directory).getName()))
+            {
+                return "the IPC directory " + directory + " belongs to group " + attributes.group().getName() + ", not " +
+                    access.group() + ": run chgrp " + access.group() + " " + directory + " or give another --ipc-dir";
             }
             return null;
         }
@@ -228,7 +265,7 @@ final class IpcFiles
     }
 
     /** @return this process's uid where the file system tells it (Linux: the owner of /proc/self), else null. */
-    private static Object currentUid()
+    static Object currentUid()
     {
         try
         {

@@ -208,6 +208,25 @@ public final class IpcMessages
             buffer.putInt(offset + field, value, ORDER);
         }
 
+        /** @return the first (high) 8 bytes of the IPv6 address at {@code field}, 16 bytes in network order (I1.2a). */
+        long getIpv6High(final int field)
+        {
+            return buffer.getLong(offset + field, java.nio.ByteOrder.BIG_ENDIAN);
+        }
+
+        /** @return the last (low) 8 bytes of the IPv6 address at {@code field}. */
+        long getIpv6Low(final int field)
+        {
+            return buffer.getLong(offset + field + 8, java.nio.ByteOrder.BIG_ENDIAN);
+        }
+
+        /** Writes an IPv6 address as its 16 bytes in network order, as it is written and as a GID is (I1.2a). */
+        void putIpv6(final int field, final long high, final long low)
+        {
+            buffer.putLong(offset + field, high, java.nio.ByteOrder.BIG_ENDIAN);
+            buffer.putLong(offset + field + 8, low, java.nio.ByteOrder.BIG_ENDIAN);
+        }
+
         String getString(final int field)
         {
             return buffer.getStringUtf8(offset + field, ORDER);
@@ -387,7 +406,9 @@ public final class IpcMessages
         public static final int IPV4_OFFSET = PSN_OFFSET + 4;
         public static final int MTU_OFFSET = IPV4_OFFSET + 4;
         public static final int TIMEOUT_MS_OFFSET = MTU_OFFSET + 4;
-        public static final int LENGTH = TIMEOUT_MS_OFFSET + 4;
+        /** Since version 6: the peer's IPv6 address (its GID), 16 bytes in network order; all 0 for an IPv4 peer. */
+        public static final int IPV6_OFFSET = TIMEOUT_MS_OFFSET + 4;
+        public static final int LENGTH = IPV6_OFFSET + 16;
 
         public ConnectQueuePair wrap(final MutableDirectBuffer buffer, final int offset)
         {
@@ -425,9 +446,21 @@ public final class IpcMessages
             return getInt(TIMEOUT_MS_OFFSET);
         }
 
-        public ConnectQueuePair set(final long connectionId, final int qpn, final int psn, final int ipv4,
-            final int mtu, final int timeoutMs)
+        public long ipv6High()
         {
+            return getIpv6High(IPV6_OFFSET);
+        }
+
+        public long ipv6Low()
+        {
+            return getIpv6Low(IPV6_OFFSET);
+        }
+
+        /** The peer's endpoint: {@code ipv4} 0 with an IPv6 address, {@code ipv6High} and {@code ipv6Low} 0 with an IPv4 one. */
+        public ConnectQueuePair set(final long connectionId, final int qpn, final int psn, final int ipv4,
+            final int mtu, final int timeoutMs, final long ipv6High, final long ipv6Low)
+        {
+            putIpv6(IPV6_OFFSET, ipv6High, ipv6Low);
             putLong(CONNECTION_ID_OFFSET, connectionId);
             putInt(QPN_OFFSET, qpn);
             putInt(PSN_OFFSET, psn);
@@ -581,7 +614,9 @@ public final class IpcMessages
         public static final int PSN_OFFSET = PLANE_OFFSET + 4;
         public static final int IPV4_OFFSET = PSN_OFFSET + 4;
         public static final int MTU_OFFSET = IPV4_OFFSET + 4;
-        public static final int FILE_OFFSET = MTU_OFFSET + 4;
+        /** Since version 6: a queue pair's IPv6 address (its GID), network order; all 0 for IPv4 and for spray. */
+        public static final int IPV6_OFFSET = MTU_OFFSET + 4;
+        public static final int FILE_OFFSET = IPV6_OFFSET + 16;
         public static final int MAX_LENGTH = FILE_OFFSET + 4 + MAX_STRING_BYTES;
 
         public ConnectionReady wrap(final MutableDirectBuffer buffer, final int offset)
@@ -636,10 +671,21 @@ public final class IpcMessages
             return getString(FILE_OFFSET);
         }
 
+        public long ipv6High()
+        {
+            return getIpv6High(IPV6_OFFSET);
+        }
+
+        public long ipv6Low()
+        {
+            return getIpv6Low(IPV6_OFFSET);
+        }
+
         /** @return the message's length in bytes. */
         public int set(final long connectionId, final int kind, final int localId, final int streams, final int plane,
-            final int psn, final int ipv4, final int mtu, final String file)
+            final int psn, final int ipv4, final int mtu, final long ipv6High, final long ipv6Low, final String file)
         {
+            putIpv6(IPV6_OFFSET, ipv6High, ipv6Low);
             putLong(CONNECTION_ID_OFFSET, connectionId);
             putInt(KIND_OFFSET, kind);
             putInt(LOCAL_ID_OFFSET, localId);

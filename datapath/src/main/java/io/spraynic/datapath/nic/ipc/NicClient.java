@@ -354,7 +354,7 @@ public final class NicClient implements Nic
         final IpcMessages.ConnectionReady ready = connectionReady.wrap(reply, 0);
         final NicConnection.Kind kind = kind(ready.kind());
         final RocevEndpoint endpoint = kind == NicConnection.Kind.ROCEV2 ?
-            new RocevEndpoint(ready.localId(), ready.psn(), ready.ipv4(), ready.mtu()) : null;
+            new RocevEndpoint(ready.localId(), ready.psn(), ready.ipv4(), ready.mtu(), ready.ipv6High(), ready.ipv6Low()) : null;
         final long connectionId = ready.connectionId();
         final ConnectionRings rings;
         final SocketReply opened = openMemory(connectionId);
@@ -375,7 +375,8 @@ public final class NicClient implements Nic
     synchronized void connectQueuePair(final ClientConnection c, final RocevEndpoint remote, final Duration timeout)
     {
         connectQueuePair.wrap(command, 0);
-        connectQueuePair.set(c.id(), remote.qpNumber(), remote.psn(), remote.ipv4(), remote.mtu(), millis(timeout));
+        connectQueuePair.set(c.id(), remote.qpNumber(), remote.psn(), remote.ipv4(), remote.mtu(), millis(timeout),
+            remote.ipv6High(), remote.ipv6Low());
         request(IpcMessages.CONNECT_QUEUE_PAIR, IpcMessages.ConnectQueuePair.LENGTH, timeout.plus(CONTROL_TIMEOUT));
     }
 

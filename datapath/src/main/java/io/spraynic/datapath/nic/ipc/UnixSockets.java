@@ -42,6 +42,12 @@ final class UnixSockets
     private static final int MSG_NOSIGNAL = 0x4000;
     private static final int MSG_CMSG_CLOEXEC = 0x40000000;
     private static final int F_GET_SEALS = 1034;
+    private static final int SO_PEERCRED = 17;
+    private static final int SO_PEERGROUPS = 59;
+    /** {@code struct ucred}: pid, uid, gid, each 4 bytes. */
+    private static final int UCRED_BYTES = 12;
+    /** The supplementary groups of a peer looked at: one with more is judged by its uid and primary gid only. */
+    static final int MAX_PEER_GROUPS = 256;
     private static final int SEEK_END = 2;
     private static final int SUN_PATH_BYTES = 108;
     private static final int SOCKADDR_UN_BYTES = 2 + SUN_PATH_BYTES;
@@ -69,6 +75,7 @@ final class UnixSockets
     private static final MethodHandle LSEEK;
     private static final MethodHandle CLOSE;
     private static final MethodHandle FTRUNCATE;
+    private static final MethodHandle GETSOCKOPT;
 
     static
     {
@@ -88,6 +95,7 @@ final class UnixSockets
         LSEEK = find(linker, "lseek", FunctionDescriptor.of(l, i, l, i));
         CLOSE = find(linker, "close", FunctionDescriptor.of(i, i));
         FTRUNCATE = find(linker, "ftruncate", FunctionDescriptor.of(i, i, l));
+        GETSOCKOPT = find(linker, "getsockopt", FunctionDescriptor.of(i, i, i, i, a, a));
     }
 
     private UnixSockets()
@@ -104,7 +112,7 @@ final class UnixSockets
     static boolean isSupported()
     {
         return null != SOCKET && null != BIND && null != LISTEN && null != ACCEPT4 && null != CONNECT &&
-            null != SENDMSG && null != RECVMSG && null != FCNTL && null != LSEEK && null != CLOSE;
+            null != SENDMSG && null != RECVMSG && null != FCNTL && null != LSEEK && null != CLOSE && null != GETSOCKOPT;
     }
 
     /**
@@ -118,6 +126,9 @@ final class UnixSockets
         private final MemorySegment data;
         private final MemorySegment control = arena.allocate(CONTROL_BYTES, 8);
         private final MemorySegment header = arena.allocate(MSGHDR_BYTES, 8);
+        private final MemorySegment credentials = arena.allocate(UCRED_BYTES, 8);
+        private final MemorySegment groups = arena.allocate(4L * MAX_PEER_GROUPS, 8);
+        private final MemorySegment optionLength = arena.allocate(4, 8);
         private final int capacity;
 
         /** Bytes of the message, 0 at end of stream, or {@code -errno}. */
@@ -129,6 +140,10 @@ final class UnixSockets
         int fdCount;
         /** Ancillary messages of another kind (they carry no descriptor here). */
         int otherControlMessages;
+        /** What {@link #peerCredentials} found: the peer's process, user and group ids as the kernel saw them at connect. */
+        int peerPid;
+        int peerUid;
+        int peerGid;
 
         /** @param capacity the longest message taken whole; a longer one is cut and flagged {@link #MSG_TRUNC}. */
         Received(final int capacity)
@@ -200,6 +215,66 @@ final class UnixSockets
         catch (final Throwable ex)
         {
             throw new IllegalStateException("accept4 failed: " + ex, ex);
+        }
+    }
+
+    /**
+     * Reads the credentials the kernel recorded for the peer of a connected socket when it connected
+     * ({@code SO_PEERCRED}) into {@code scratch}'s {@code peerPid}, {@code peerUid} and {@code peerGid}.
+     *
+     * @return 0, or {@code -errno}.
+     */
+    static int peerCredentials(final int fd, final Received scratch)
+    {
+        try
+        {
+            scratch.optionLength.set(ValueLayout.JAVA_INT, 0, UCRED_BYTES);
+            final int result = (int)GETSOCKOPT.invokeExact(scratch.state, fd, SOL_SOCKET, SO_PEERCRED, scratch.credentials,
+                scratch.optionLength);
+            if (result != 0)
+            {
+                return -errno(scratch.state);
+            }
+            scratch.peerPid = scratch.credentials.get(ValueLayout.JAVA_INT, 0);
+            scratch.peerUid = scratch.credentials.get(ValueLayout.JAVA_INT, 4);
+            scratch.peerGid = scratch.credentials.get(ValueLayout.JAVA_INT, 8);
+            return 0;
+        }
+        catch (final Throwable ex)
+        {
+            throw new IllegalStateException("getsockopt(SO_PEERCRED) failed: " + ex, ex);
+        }
+    }
+
+    /**
+     * @return whether {@code gid} is one of the supplementary groups the peer of a connected socket had when it
+     * connected ({@code SO_PEERGROUPS}, Linux 4.13); false when the kernel cannot say or the peer has more than
+     * {@link #MAX_PEER_GROUPS}.
+     */
+    static boolean peerHasGroup(final int fd, final int gid, final Received scratch)
+    {
+        try
+        {
+            scratch.optionLength.set(ValueLayout.JAVA_INT, 0, (int)scratch.groups.byteSize());
+            final int result = (int)GETSOCKOPT.invokeExact(scratch.state, fd, SOL_SOCKET, SO_PEERGROUPS, scratch.groups,
+                scratch.optionLength);
+            if (result != 0)
+            {
+                return false;
+            }
+            final int count = Math.min(MAX_PEER_GROUPS, scratch.optionLength.get(ValueLayout.JAVA_INT, 0) / 4);
+            for (int k = 0; k < count; k++)
+            {
+                if (scratch.groups.getAtIndex(ValueLayout.JAVA_INT, k) == gid)
+                {
+                    return true;
+                }
+            }
+            return false;
+        }
+        catch (final Throwable ex)
+        {
+            throw new IllegalStateException("getsockopt(SO_PEERGROUPS) failed: " + ex, ex);
         }
     }
 

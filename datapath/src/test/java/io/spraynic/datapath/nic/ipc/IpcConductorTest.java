@@ -1,6 +1,7 @@
 package io.spraynic.datapath.nic.ipc;
 
 import io.spraynic.datapath.api.ReceiveRequest;
+import io.spraynic.datapath.api.RocevEndpoint;
 import io.spraynic.datapath.api.SendRequest;
 import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.nic.NicConnection;
@@ -264,6 +265,37 @@ class IpcConductorTest
     }
 
     @Test
+    void shouldConnectARocev2QueuePairOverIpv6ThroughTheNicAndWrite() throws Exception
+    {
+        // NICs with IPv6 addresses only: the endpoints cross the IPC with their IPv6 address (version 6), and the
+        // NICs find each other's MAC by neighbour discovery
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.ROCEV2, Duration.ofSeconds(5),
+                IpcConductor.Limits.DEFAULT, true);
+            Arena arena = Arena.ofShared();
+            NicClient client = NicClient.connect(bed.dir, WAIT))
+        {
+            final MemoryRegion peerRegion = bed.peer.register(arena.allocate(1 << 20, 4096), ALL);
+            final ClientRegion region = client.register(1 << 20, ALL);
+            final ClientConnection qp = client.createQueuePair(0);
+            final NicConnection peerQp = bed.peer.createQueuePair(0);
+            final RocevEndpoint mine = qp.rocevEndpoint();
+            assertTrue(mine.isIpv6(), mine.format());
+            assertEquals("ip=" + IpcTestBed.IPV6[0], mine.format().split(" ")[2]);
+            // handed over as text, as an application would send it to its peer
+            qp.connect(RocevEndpoint.parse(peerQp.rocevEndpoint().format()), WAIT);
+            peerQp.connect(RocevEndpoint.parse(mine.format()), WAIT);
+
+            fill(region.segment(), 0, 256 * 1024, 31);
+            final SendRequest send = new SendRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
+                .local(region, region.address(), 256 * 1024).remote(peerRegion.address(), peerRegion.rkey());
+            assertEquals(PostResult.OK, qp.postSend(0, send));
+            assertEquals(WorkCompletionStatus.SUCCESS, poll(qp.sendCompletionQueue(), "write").status());
+            assertEquals(-1, mismatch(peerRegion.segment(), 0, 256 * 1024, 31));
+            assertTrue(qp.close(Duration.ofSeconds(5)).idle());
+        }
+    }
+
+    @Test
     void shouldAnswerBadCommandsWithTheirReasonAndKeepServing() throws Exception
     {
         try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.SPRAY, Duration.ofSeconds(5));
@@ -338,7 +370,7 @@ class IpcConductorTest
     }
 
     @Test
-    void shouldAnnounceVersionFiveWhereAVersionFourClientLooksAndMapNoFileOfTheDirectory() throws Exception
+    void shouldAnnounceItsVersionWhereAVersionFourClientLooksAndMapNoFileOfTheDirectory() throws Exception
     {
         try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.SPRAY, Duration.ofSeconds(5)))
         {
@@ -348,7 +380,7 @@ class IpcConductorTest
             assertEquals(IpcFileDescriptor.HEADER_LENGTH, announcement.length);
             final org.agrona.concurrent.UnsafeBuffer h = new org.agrona.concurrent.UnsafeBuffer(announcement);
             assertEquals(IpcFileDescriptor.MAGIC, h.getInt(IpcFileDescriptor.MAGIC_OFFSET, IpcMessages.ORDER));
-            assertEquals(5, h.getInt(IpcFileDescriptor.VERSION_OFFSET, IpcMessages.ORDER));
+            assertEquals(6, h.getInt(IpcFileDescriptor.VERSION_OFFSET, IpcMessages.ORDER));
             assertEquals(ProcessHandle.current().pid(), h.getLong(IpcFileDescriptor.PID_OFFSET, IpcMessages.ORDER));
             // the NIC maps none of its directory's files: /proc/self/maps names no file under DIR
             try (NicClient client = NicClient.connect(bed.dir, Duration.ofSeconds(5)))
@@ -398,14 +430,20 @@ class IpcConductorTest
             () -> NicClient.connect(dir, Duration.ofSeconds(5)));
         assertTrue(version.getMessage().contains("speaks IPC version " + (IpcFileDescriptor.VERSION + 1)), version.getMessage());
 
-        // a version-5 client meets a version-4 NIC (whose nic.ctl is its mapped control file): refused at once
+        // a version-6 client meets a version-4 NIC (whose nic.ctl is its mapped control file): refused at once
         future.putInt(IpcFileDescriptor.VERSION_OFFSET, 4, IpcMessages.ORDER);
         future.putLong(IpcFileDescriptor.HEARTBEAT_OFFSET, System.currentTimeMillis() + 60_000, IpcMessages.ORDER);
         Files.write(dir.resolve(IpcFileDescriptor.CONTROL_FILE), future.byteArray());
         final long start = System.nanoTime();
         final IllegalStateException older = assertThrows(IllegalStateException.class,
             () -> NicClient.connect(dir, Duration.ofSeconds(5)));
-        assertTrue(older.getMessage().contains("speaks IPC version 4, this client 5"), older.getMessage());
+        assertTrue(older.getMessage().contains("speaks IPC version 4, this client 6"), older.getMessage());
+        // and a version-5 NIC (I9.9: a NIC without the IPv6 fields of CONNECT_QUEUE_PAIR and CONNECTION_READY)
+        future.putInt(IpcFileDescriptor.VERSION_OFFSET, 5, IpcMessages.ORDER);
+        Files.write(dir.resolve(IpcFileDescriptor.CONTROL_FILE), future.byteArray());
+        final IllegalStateException previous = assertThrows(IllegalStateException.class,
+            () -> NicClient.connect(dir, Duration.ofSeconds(5)));
+        assertTrue(previous.getMessage().contains("speaks IPC version 5, this client 6"), previous.getMessage());
         assertTrue(System.nanoTime() - start < Duration.ofSeconds(4).toNanos(), "refused at once, not after waiting");
     }
 }

@@ -60,6 +60,34 @@ class IpcMessagesTest
     }
 
     @Test
+    void shouldCarryAQueuePairsIpv6AddressAsItsSixteenBytesInNetworkOrder()
+    {
+        // fd00:1::20 (version 6, I1.2a): the bytes as the address is written, whatever the order of the other fields
+        final long high = 0xFD00_0001_0000_0000L;
+        final long low = 0x20L;
+        final IpcMessages.ConnectQueuePair command = new IpcMessages.ConnectQueuePair().wrap(buffer, 0);
+        command.set(9, 0x11, 0x22, 0, 1024, 500, high, low);
+        final int at = IpcMessages.ConnectQueuePair.IPV6_OFFSET;
+        assertEquals((byte)0xFD, buffer.getByte(at));
+        assertEquals((byte)0x01, buffer.getByte(at + 3));
+        assertEquals((byte)0x20, buffer.getByte(at + 15));
+        assertEquals(high, command.ipv6High());
+        assertEquals(low, command.ipv6Low());
+        assertEquals(500, command.timeoutMs());
+        assertEquals(IpcMessages.ConnectQueuePair.LENGTH, at + 16);
+
+        buffer.setMemory(0, 1024, (byte)0);
+        final IpcMessages.ConnectionReady ready = new IpcMessages.ConnectionReady().wrap(buffer, 0);
+        final int length = ready.set(4, 1, 0x11, 1, 0, 0x22, 0, 1024, high, low, "");
+        assertEquals(IpcMessages.ConnectionReady.FILE_OFFSET + 4, length);
+        assertEquals((byte)0xFD, buffer.getByte(IpcMessages.ConnectionReady.IPV6_OFFSET));
+        assertEquals(high, ready.ipv6High());
+        assertEquals(low, ready.ipv6Low());
+        assertEquals(1024, ready.mtu());
+        assertEquals("", ready.file());
+    }
+
+    @Test
     void shouldKnowTheFixedLengthOfEveryCommandAndNoOtherType()
     {
         for (int type = IpcMessages.ADD_CLIENT; type <= IpcMessages.CLOSE_CONNECTION; type++)
@@ -77,7 +105,7 @@ class IpcMessagesTest
         {
             assertTrue(IpcMessages.fixedLength(type) <= IpcMessages.MAX_COMMAND_LENGTH, IpcMessages.name(type));
         }
-        assertEquals(32, IpcMessages.AddClient.LENGTH, "version 5: the pid only, no answer file");
+        assertEquals(32, IpcMessages.AddClient.LENGTH, "since version 5: the pid only, no answer file");
         assertEquals(IpcMessages.Header.LENGTH, IpcMessages.fixedLength(IpcMessages.HELLO));
         assertEquals(IpcMessages.ObjectCommand.LENGTH, IpcMessages.fixedLength(IpcMessages.OPEN_MEMORY));
         assertTrue(IpcMessages.ConnectionReady.MAX_LENGTH <= 1024);

@@ -8,6 +8,7 @@ import io.spraynic.datapath.port.InMemoryLink;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.WorkCompletion;
+import io.spraynic.pmd.InterfaceAddress;
 import org.agrona.concurrent.BackoffIdleStrategy;
 
 import java.io.IOException;
@@ -29,6 +30,8 @@ import java.util.stream.Stream;
 final class IpcTestBed implements AutoCloseable
 {
     static final Duration WAIT = Duration.ofSeconds(20);
+    /** The served NIC's and the peer's address in a bed of IPv6 NICs. */
+    static final String[] IPV6 = {"fd00:1::10", "fd00:1::20"};
 
     final Path dir;
     final EmbeddedNic served;
@@ -44,28 +47,42 @@ final class IpcTestBed implements AutoCloseable
 
     IpcTestBed(final Path base, final NicConnection.Kind mode, final Duration clientTimeout, final IpcConductor.Limits limits)
     {
+        this(base, mode, clientTimeout, limits, false);
+    }
+
+    IpcTestBed(final Path base, final NicConnection.Kind mode, final Duration clientTimeout, final IpcConductor.Limits limits,
+        final boolean ipv6)
+    {
+        this(base, mode, clientTimeout, limits, ipv6, IpcAccess.OWNER_ONLY);
+    }
+
+    /** @param ipv6 the NICs speak IPv6 only, {@link #IPV6} (served) and the next address (peer), neighbour discovery. */
+    IpcTestBed(final Path base, final NicConnection.Kind mode, final Duration clientTimeout, final IpcConductor.Limits limits,
+        final boolean ipv6, final IpcAccess access)
+    {
         this.dir = base.resolve("ipc");
         final InMemoryLink link = new InMemoryLink("ipc", 1024, 2048 + InMemoryLink.HEADROOM);
         closeables.add(link);
         servedCounters = CountersFile.create(base, "served", 4096);
         closeables.add(servedCounters);
-        served = EmbeddedNic.start(config(mode, 0), new PacketPort[][]{{link.first()}}, servedCounters);
+        served = EmbeddedNic.start(config(mode, 0, ipv6), new PacketPort[][]{{link.first()}}, servedCounters);
         closeables.add(served);
         final CountersFile peerCounters = CountersFile.create(base, "peer", 4096);
         closeables.add(peerCounters);
-        peer = EmbeddedNic.start(config(mode, 1), new PacketPort[][]{{link.second()}}, peerCounters);
+        peer = EmbeddedNic.start(config(mode, 1, ipv6), new PacketPort[][]{{link.second()}}, peerCounters);
         closeables.add(peer);
-        conductor = IpcConductor.start(served, dir, servedCounters, clientTimeout, limits,
+        conductor = IpcConductor.start(served, dir, servedCounters, clientTimeout, limits, access,
             new BackoffIdleStrategy(10, 10, 1_000, 500_000));
         closeables.add(conductor);
     }
 
-    private static EmbeddedNicConfig config(final NicConnection.Kind mode, final int host)
+    private static EmbeddedNicConfig config(final NicConnection.Kind mode, final int host, final boolean ipv6)
     {
-        return new EmbeddedNicConfig().mode(mode).workers(1).planes(1).connections(4, 4, 1024).bursts(32, 2048)
+        final EmbeddedNicConfig config = new EmbeddedNicConfig().mode(mode).workers(1).planes(1).connections(4, 4, 1024).bursts(32, 2048)
             // a RoCEv2 retry budget of 0.7 s: a test host under load (a child JVM starting) must not exhaust it
             .sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig).rocevRetry(100_000_000L, 7)
             .local(0, ip(host), mac(host));
+        return ipv6 ? config.local(0, InterfaceAddress.parse(IPV6[host] + "/64", ""), mac(host)) : config;
     }
 
     static int ip(final int host)

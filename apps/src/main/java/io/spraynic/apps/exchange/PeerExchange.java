@@ -1,20 +1,22 @@
-package io.spraynic.datapath.nic;
+package io.spraynic.apps.exchange;
 
 import io.spraynic.datapath.api.BulkTransfer;
 import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.api.ReceiveRequest;
 import io.spraynic.datapath.api.RocevEndpoint;
+import io.spraynic.datapath.nic.EmbeddedNic;
+import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
 import io.spraynic.datapath.wire.Wire;
-import io.spraynic.pmd.InterfaceAddress;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -156,9 +158,7 @@ public final class PeerExchange
         final NicConnection connection;
         if (nic.mode() == NicConnection.Kind.SPRAY)
         {
-            final long[][] ips = role == Role.CLIENT ? ips(peer, nic.planes()) : null;
-            connection = role == Role.CLIENT ? nic.connect(ips[0], ips[1], timeout) :
-                nic.accept(timeout);
+            connection = role == Role.CLIENT ? nic.connect(ips(peer, nic.planes()), timeout) : nic.accept(timeout);
             if (null == connection)
             {
                 throw new IllegalStateException("no spray connection from the client within " + timeout.toMillis() + " ms");
@@ -377,17 +377,13 @@ public final class PeerExchange
             .append(" length=").append(region.length()).toString();
     }
 
-    // per plane, the peer's address as 128 bits, {high[], low[]}: IPv6 text as it is, IPv4 mapped
-    private static long[][] ips(final Map<String, String> peer, final int planes)
+    // per plane, the peer's address as it said it: IPv6 text or IPv4 dotted, a literal (never a name to look up)
+    private static InetAddress[] ips(final Map<String, String> peer, final int planes)
     {
-        final long[][] ips = new long[2][planes];
+        final InetAddress[] ips = new InetAddress[planes];
         for (int p = 0; p < planes; p++)
         {
-            final String text = require(peer, "ip." + p);
-            final long[] ip = text.indexOf(':') >= 0 ? InterfaceAddress.parseIpv6(text) :
-                new long[]{0, InterfaceAddress.mappedLow(Wire.parseIpv4(text))};
-            ips[0][p] = ip[0];
-            ips[1][p] = ip[1];
+            ips[p] = InetAddress.ofLiteral(require(peer, "ip." + p));
         }
         return ips;
     }

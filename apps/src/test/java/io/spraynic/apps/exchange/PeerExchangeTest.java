@@ -1,0 +1,134 @@
+package io.spraynic.apps.exchange;
+
+import io.spraynic.datapath.nic.EmbeddedNic;
+import io.spraynic.datapath.nic.EmbeddedNicConfig;
+import io.spraynic.datapath.nic.InMemoryNicPair;
+import io.spraynic.datapath.nic.NicConnection;
+import io.spraynic.datapath.verbs.AccessFlags;
+import io.spraynic.datapath.verbs.MemoryRegion;
+import io.spraynic.datapath.wire.Wire;
+import org.agrona.concurrent.status.CountersReader;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.lang.foreign.Arena;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The tools' exchange through a directory, as two processes would run it ({@code spraynic transfer}), and the
+ * visit of a serving NIC ({@code spraynic nic --expose}), between two embedded NICs on an in-memory link.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class PeerExchangeTest
+{
+    private static final Duration WAIT = Duration.ofSeconds(20);
+
+    @TempDir
+    Path dir;
+
+    private final Arena arena = Arena.ofShared();
+    private InMemoryNicPair pair;
+
+    @AfterEach
+    void closeAll() throws Exception
+    {
+        if (null != pair)
+        {
+            pair.close();
+        }
+        arena.close();
+    }
+
+    private EmbeddedNic[] start(final NicConnection.Kind mode, final String name)
+    {
+        pair = new InMemoryNicPair(dir, name, (config, host) -> config.mode(mode).workers(1).connections(8, 4, 1024)
+            .sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig).rocevRetry(20_000_000L, 7)
+            .listen(mode == NicConnection.Kind.SPRAY && host == 1));
+        return new EmbeddedNic[]{pair.nic(0), pair.nic(1)};
+    }
+
+    @Test
+    void shouldExchangeThroughADirectoryAsTwoProcessesWouldInBothModes() throws Exception
+    {
+        for (final NicConnection.Kind mode : NicConnection.Kind.values())
+        {
+            final EmbeddedNic[] nics = start(mode, "exchange-" + mode);
+            final Path exchange = Files.createDirectory(dir.resolve("exchange-" + mode));
+            final PeerExchange.Pair both = PeerExchange.runBoth(nics[0], nics[1], exchange, 3L << 20, 64 * 1024, WAIT);
+            final PeerExchange.Result client = both.client();
+            final PeerExchange.Result served = both.server();
+            assertTrue(client.verified(), client.toJson());
+            assertTrue(served.verified(), served.toJson());
+            assertEquals(mode, client.mode());
+            assertEquals(3L << 20, client.bytesEachWay());
+            assertTrue(client.drain().drained() && served.drain().drained(), client.drain().describe());
+            // what each side published for the other, as an ibverbs application would send it over TCP
+            assertTrue(Files.readString(exchange.resolve("client.addr")).startsWith("planes=1 ip.0=10.0.0.1 addr="));
+            assertTrue(Files.readString(exchange.resolve("server.addr")).startsWith("planes=1 ip.0=10.0.0.2 addr="));
+            assertEquals(mode == NicConnection.Kind.ROCEV2, Files.exists(exchange.resolve("client.qp")),
+                "queue pair attributes go through the directory for RoCEv2 only");
+            pair.close();
+            pair = null;
+        }
+    }
+
+    @Test
+    void shouldFailAVisitToANicThatClaimsMoreThanItRegistered() throws Exception
+    {
+        final EmbeddedNic[] nics = start(NicConnection.Kind.SPRAY, "lying");
+        final EmbeddedNic visitor = nics[0];
+        final EmbeddedNic server = nics[1];
+        final long registered = 256 * 1024 + 1000;
+        final MemoryRegion exposed = server.register(arena.allocate(registered, 4096),
+            AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
+        // what spraynic nic --expose publishes, with the length a lying server would claim
+        Files.writeString(dir.resolve("nic.addr"), "planes=1 ip.0=" + Wire.ipv4ToString(server.localIpv4(0)) +
+            " addr=" + exposed.address() + " rkey=" + exposed.rkey() + " length=" + (16L << 20));
+        final long start = System.nanoTime();
+        final IllegalStateException failure = assertThrows(IllegalStateException.class,
+            () -> PeerExchange.visit(visitor, dir, 4L << 20, 64 * 1024, WAIT));
+        final long millis = (System.nanoTime() - start) / 1_000_000;
+        assertTrue(failure.getMessage().contains("REM_ACCESS_ERR"), failure.getMessage());
+        assertTrue(millis < 5_000, "failed after " + millis + " ms: " + failure.getMessage());
+        // the writes still in flight referenced memory visit() frees on its way out: its NIC must have stopped first
+        Thread.sleep(200);
+        assertEquals(0, faults(visitor), "exceptions in the visitor's workers");
+    }
+
+    @Test
+    void shouldVisitAServingNicAndReadBackEveryByteItWrote() throws Exception
+    {
+        final EmbeddedNic[] nics = start(NicConnection.Kind.SPRAY, "visit");
+        final MemoryRegion exposed = nics[1].register(arena.allocate(1L << 20, 4096),
+            AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
+        PeerExchange.publishServer(nics[1], exposed, dir);
+        final PeerExchange.Result visited = PeerExchange.visit(nics[0], dir, 1L << 20, 64 * 1024, WAIT);
+        assertTrue(visited.verified(), visited.toJson());
+        assertEquals(-1, PeerExchange.pattern(arena, 1L << 20, 0x5EED_0001L).mismatch(exposed.segment()),
+            "the serving NIC's memory holds the visitor's pattern, placed with no application on its side");
+    }
+
+    private static long faults(final EmbeddedNic nic)
+    {
+        final CountersReader reader = nic.counters().counters();
+        final long[] faults = {0};
+        reader.forEach((value, id, label) ->
+        {
+            if (label.endsWith("frame faults (exception handling a frame, dropped)") ||
+                label.endsWith("loop faults (exception in a command, poller, post or tick)"))
+            {
+                faults[0] += value;
+            }
+        });
+        return faults[0];
+    }
+}
