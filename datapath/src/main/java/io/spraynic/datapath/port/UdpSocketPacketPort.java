@@ -349,6 +349,23 @@ public final class UdpSocketPacketPort implements PacketPort
         return null;
     }
 
+    /**
+     * Writes the UDP checksums of received IPv6 frames, which {@link UdpFrames#synthesizeIpv6} leaves out (the kernel
+     * verified the datagrams), for a capture; an IPv4 frame's 0 means "no checksum" there, which is legal.
+     */
+    public void completeReceived(final PacketBurst burst, final int from, final int to)
+    {
+        if (ipv6)
+        {
+            final UdpPacketBurst b = (UdpPacketBurst)burst;
+            for (int i = from; i < to; i++)
+            {
+                final int slot = b.slotUnchecked(i);
+                UdpFrames.completeIpv6Checksum(buffers, slotOffset(slot), lengths[slot]);
+            }
+        }
+    }
+
     private static boolean isIpv4Mapped(final long high, final long low)
     {
         return high == 0 && (low >>> 32) == 0xFFFFL;
