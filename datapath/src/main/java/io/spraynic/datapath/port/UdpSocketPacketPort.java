@@ -42,7 +42,9 @@ import java.util.Arrays;
  * neither the engine's incrementing IPv4 identification nor its source port: the port rewrites each outgoing
  * frame to the canonical headers a receiving port synthesizes and recomputes its ICRC
  * ({@link UdpFrames#canonicalizeForSend}), so the receiving engine checks the ICRC as usual; in flight the
- * payload is covered by the kernels' UDP checksum.
+ * payload is covered by the kernels' UDP checksum. A received IPv6 frame's UDP checksum, which the kernel verified
+ * and nothing downstream reads, is written only for a capture ({@link #completeReceived}): not a pass over every
+ * payload.
  * <p>
  * Hostile datagrams (too short for a BTH and ICRC, longer than a buffer, not a BTH) are dropped here and
  * counted by reason ({@link UdpPortCounters}); the rest is the engine's parser's to judge.
