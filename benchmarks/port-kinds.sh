@@ -2,7 +2,7 @@
 # One run, one JVM: the same verified spray and RoCEv2 transfers over net_ring, net_af_packet on a veth pair,
 # net_af_xdp on another veth pair and kernel UDP sockets on loopback, IPv4 and IPv6 (PortKindComparison), with each kind's
 # median goodput and its ratio to net_ring. Usage: benchmarks/port-kinds.sh [bytes [rounds [kinds]]] (defaults 16 MiB,
-# 3, all; kinds a comma-separated subset, e.g. net_af_packet,udp,udp6 where AF_XDP cannot lock its memory).
+# 3, all; kinds a comma-separated subset, e.g. net_af_packet,udp,udp6).
 # Needs root: it creates the two veth pairs (names with this shell's pid) and removes them on exit.
 set -euo pipefail
 HOME_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

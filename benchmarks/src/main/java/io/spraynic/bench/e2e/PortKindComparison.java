@@ -38,12 +38,18 @@ import java.util.function.UnaryOperator;
  * </ul>
  * Arguments: {@code AFP_A AFP_B AFX_A AFX_B [bytes] [rounds] [kinds]}: the veth ends, created beforehand (see
  * {@code benchmarks/port-kinds.sh}, which creates and removes them); {@code kinds}, comma-separated, a subset
- * to run ({@code net_ring} always runs: the reference), e.g. where AF_XDP cannot lock its memory. Needs root for the veth PMDs. Prints one
+ * to run ({@code net_ring} always runs: the reference). Needs root for the veth PMDs. Prints one
  * line per transfer and a summary with each kind's median goodput and its ratio to {@code net_ring}.
  */
 public final class PortKindComparison
 {
     private static final String[] KINDS = {"net_ring", "net_af_packet", "net_af_xdp", "udp", "udp6"};
+    /**
+     * The {@code net_af_xdp} preset's data room: the PMD registers the mbuf pool as its UMEM, and the kernel refuses
+     * (XDP_UMEM_REG: EINVAL, "Failed to create umem") a chunk, one mbuf, over a 4 KiB page, which the default 4 KiB
+     * MTU mbufs (4,672 B each) are. One pool for every kind, so all carry the same 2 KiB frames (the path MTU is 1024).
+     */
+    private static final int AF_XDP_DATA_ROOM = 2176;
 
     private PortKindComparison()
     {
@@ -65,8 +71,9 @@ public final class PortKindComparison
             kinds.removeIf(kind -> !kind.equals("net_ring") && !chosen.contains(kind));
         }
         final List<PortConfig> ports = new ArrayList<>(List.of(
-            PortConfig.ringPair("ring_a", "ring_b").withDescriptors(1024, 1024),
-            PortConfig.ringPair("ring_b", "ring_a").withDescriptors(1024, 1024)));
+            // the veths' MTU, not the ring pairs' 4 KiB default: 2 KiB mbufs (AF_XDP_DATA_ROOM) for every kind
+            PortConfig.ringPair("ring_a", "ring_b").withDescriptors(1024, 1024).withMtu(PortConfig.DEFAULT_MTU),
+            PortConfig.ringPair("ring_b", "ring_a").withDescriptors(1024, 1024).withMtu(PortConfig.DEFAULT_MTU)));
         if (kinds.contains("net_af_packet"))
         {
             ports.add(PortConfig.vdev("afp_a", "net_af_packet0", "iface=" + args[0] + ",qpairs=1").withPromiscuous(true));
@@ -80,7 +87,8 @@ public final class PortKindComparison
                 .withPromiscuous(true));
         }
         final NicConfig config = NicConfig.of(EalConfig.DEFAULT.withFilePrefix("spraynic-kinds-" + ProcessHandle.current().pid())
-            .withLogLevels(List.of("lib.eal:warning")), MempoolConfig.DEFAULT.withMbufs(32767), ports);
+            .withLogLevels(List.of("lib.eal:warning")), MempoolConfig.DEFAULT.withMbufs(32767).withDataRoom(AF_XDP_DATA_ROOM),
+            ports);
         final Map<String, List<Double>> gbps = new LinkedHashMap<>();
         final Path dir = Files.createTempDirectory("spraynic-kinds");
         try (DpdkNic dpdk = DpdkNic.start(config))

@@ -10,7 +10,8 @@ import io.spraynic.datapath.port.PacketPort;
  * <p>
  * TX frames are tapped before they are handed to the driver, which owns (and may recycle) them afterwards. Frames the
  * driver did not take stay at the front of the burst; they were tapped already and are not tapped again when the same
- * burst is retried. When {@link #tapping} answers false the cost is that one branch per burst.
+ * burst is retried. Received frames are completed ({@link PacketPort#completeReceived}) before the tap sees them. When
+ * {@link #tapping} answers false the cost is that one branch per burst.
  */
 public abstract class TappingPacketPort implements PacketPort
 {
@@ -51,9 +52,15 @@ public abstract class TappingPacketPort implements PacketPort
         final int received = delegate.receive(burst);
         if (received > 0 && tapping(RX))
         {
+            delegate.completeReceived(burst, before, before + received); // what the port left out, a capture shows
             tap(RX, burst, before, before + received);
         }
         return received;
+    }
+
+    public void completeReceived(final PacketBurst burst, final int from, final int to)
+    {
+        delegate.completeReceived(burst, from, to);
     }
 
     public boolean allocate(final PacketBurst burst, final int count)

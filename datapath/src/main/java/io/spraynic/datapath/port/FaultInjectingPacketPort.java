@@ -157,6 +157,11 @@ public final class FaultInjectingPacketPort implements PacketPort
         return inner.receive(burst);
     }
 
+    public void completeReceived(final PacketBurst burst, final int from, final int to)
+    {
+        inner.completeReceived(burst, from, to);
+    }
+
     public boolean allocate(final PacketBurst burst, final int count)
     {
         return inner.allocate(burst, count);

@@ -28,6 +28,16 @@ public interface PacketPort extends AutoCloseable
     int receive(PacketBurst burst);
 
     /**
+     * Writes into received frames {@code from} (inclusive) to {@code to} (exclusive) of {@code burst} what this port
+     * left out because nothing on the data path reads it, before someone outside the data path looks at them (a
+     * capture tap, which calls it only while it takes frames): the {@link UdpSocketPacketPort}'s IPv6 UDP checksums,
+     * which the kernel verified. Frames already complete stay as they are. Most ports leave nothing out: nothing to do.
+     */
+    default void completeReceived(final PacketBurst burst, final int from, final int to)
+    {
+    }
+
+    /**
      * Appends {@code count} empty buffers to {@code burst} for the caller to fill, all or none.
      *
      * @return true when appended, false when no buffers are free right now.

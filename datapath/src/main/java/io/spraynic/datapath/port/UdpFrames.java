@@ -31,9 +31,16 @@ import java.lang.foreign.MemorySegment;
  * <b>IPv6</b> ({@link #synthesizeIpv6}, {@link #canonicalizeIpv6ForSend}): 62 bytes of headers (Ethernet 14,
  * IPv6 40 with no extension headers, UDP 8), as a DPDK port would hand the engine. The ICRC masks the traffic
  * class, flow label and hop limit, and IPv6 has no identification, so the UDP source port is all a sending port
- * rewrites; a synthesized header has flow label 0, hop limit 64, the traffic class as received, and a UDP
- * checksum computed over the pseudo-header (RFC 8200 section 8.1), as a real wire carries it and as the engine
- * writes it. The Ethernet source is {@code 02:00:} and the last 32 bits of the sender's address.
+ * rewrites; a synthesized header has flow label 0, hop limit 64 and the traffic class as received. The Ethernet
+ * source is {@code 02:00:} and the last 32 bits of the sender's address.
+ * <p>
+ * <b>The IPv6 UDP checksum</b> is mandatory on a wire (RFC 8200 section 8.1: Wireshark flags a zero as illegal), but
+ * nothing on the receive path reads it: the kernel verified the datagram's own checksum before the socket got it, and
+ * the engine checks the ICRC. Summing every payload again would cost each received frame a pass over its bytes, so
+ * {@link #synthesizeIpv6} leaves the field 0, the value a computed checksum never has (0 is sent as 0xFFFF), meaning
+ * "verified, not written", as a NIC with checksum offload leaves it to the driver's flags.
+ * {@link #completeIpv6Checksum} writes the real one where a frame is observed: the port does it for the frames a
+ * capture tap takes ({@link PacketPort#completeReceived}), so a capture holds valid frames.
  */
 public final class UdpFrames
 {
@@ -56,6 +63,8 @@ public final class UdpFrames
     private static final int UDP = IP + Ipv4Header.LENGTH;
     private static final int UDP6 = IP + Ipv6Header.LENGTH;
     private static final long LOCALLY_ADMINISTERED = 0x0200_0000_0000L;
+    /** A synthesized IPv6 frame's UDP checksum until {@link #completeIpv6Checksum}: never a computed value. */
+    private static final int NO_CHECKSUM = 0;
 
     private UdpFrames()
     {
@@ -147,9 +156,33 @@ public final class UdpFrames
         UdpHeader.sourcePort(s, udp, sourcePort);
         UdpHeader.destinationPort(s, udp, UdpHeader.ROCE_V2_PORT);
         UdpHeader.length(s, udp, udpLength);
-        UdpHeader.checksum(s, udp, 0);
-        UdpHeader.checksum(s, udp, UdpHeader.computeIpv6Checksum(s, ip, udp, udpLength)); // mandatory over IPv6
+        UdpHeader.checksum(s, udp, NO_CHECKSUM); // verified by the kernel, written only when observed
         return IPV6_HEADERS_LENGTH + payloadLength;
+    }
+
+    /**
+     * Writes the UDP checksum of a frame {@link #synthesizeIpv6} wrote, over the pseudo-header, the UDP header and the
+     * payload, unless it has one already: what a capture of it must show (RFC 8200 section 8.1). The
+     * {@code length} bytes at {@code frame} are checked first, so a frame something else rewrote is left alone.
+     *
+     * @return true when it computed one; false when the frame had one (a second tap of the same frame) or is not
+     * IPv6/UDP within its length.
+     */
+    public static boolean completeIpv6Checksum(final MemorySegment s, final long frame, final int length)
+    {
+        final long udp = frame + UDP6;
+        if (length < IPV6_HEADERS_LENGTH || EthernetHeader.etherType(s, frame) != EthernetHeader.ETHER_TYPE_IPV6 ||
+            Ipv6Header.nextHeader(s, frame + IP) != Ipv6Header.NEXT_HEADER_UDP || UdpHeader.checksum(s, udp) != NO_CHECKSUM)
+        {
+            return false;
+        }
+        final int udpLength = UdpHeader.length(s, udp);
+        if (udpLength < UdpHeader.LENGTH || UDP6 + udpLength > length)
+        {
+            return false;
+        }
+        UdpHeader.checksum(s, udp, UdpHeader.computeIpv6Checksum(s, frame + IP, udp, udpLength));
+        return true;
     }
 
     /**

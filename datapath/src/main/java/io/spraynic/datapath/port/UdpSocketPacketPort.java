@@ -42,7 +42,9 @@ import java.util.Arrays;
  * neither the engine's incrementing IPv4 identification nor its source port: the port rewrites each outgoing
  * frame to the canonical headers a receiving port synthesizes and recomputes its ICRC
  * ({@link UdpFrames#canonicalizeForSend}), so the receiving engine checks the ICRC as usual; in flight the
- * payload is covered by the kernels' UDP checksum.
+ * payload is covered by the kernels' UDP checksum. A received IPv6 frame's UDP checksum, which the kernel verified
+ * and nothing downstream reads, is written only for a capture ({@link #completeReceived}): not a pass over every
+ * payload.
  * <p>
  * Hostile datagrams (too short for a BTH and ICRC, longer than a buffer, not a BTH) are dropped here and
  * counted by reason ({@link UdpPortCounters}); the rest is the engine's parser's to judge.
@@ -347,6 +349,23 @@ public final class UdpSocketPacketPort implements PacketPort
         }
         slotSockets[slot] = NO_SOCKET;
         return null;
+    }
+
+    /**
+     * Writes the UDP checksums of received IPv6 frames, which {@link UdpFrames#synthesizeIpv6} leaves out (the kernel
+     * verified the datagrams), for a capture; an IPv4 frame's 0 means "no checksum" there, which is legal.
+     */
+    public void completeReceived(final PacketBurst burst, final int from, final int to)
+    {
+        if (ipv6)
+        {
+            final UdpPacketBurst b = (UdpPacketBurst)burst;
+            for (int i = from; i < to; i++)
+            {
+                final int slot = b.slotUnchecked(i);
+                UdpFrames.completeIpv6Checksum(buffers, slotOffset(slot), lengths[slot]);
+            }
+        }
     }
 
     private static boolean isIpv4Mapped(final long high, final long low)

@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
  * (RPC-over-RDMA, iSER, SMB Direct...) are turned off, or they would try to read our test payloads as
  * their protocols and report those as malformed.
  */
-final class Tshark
+public final class Tshark
 {
     static final List<String> FIELDS = List.of(
         "frame.number", "vlan.id", "ip.src", "ip.dst", "ipv6.src", "ipv6.dst", "ip.dsfield.ecn", "ipv6.tclass.ecn",
@@ -36,7 +36,7 @@ final class Tshark
     {
     }
 
-    static boolean available()
+    public static boolean available()
     {
         try
         {
@@ -58,7 +58,7 @@ final class Tshark
     /**
      * @return one map per frame, field name to tshark's text ("" when absent).
      */
-    static List<Map<String, String>> fields(final Path capture, final Path configDir) throws IOException, InterruptedException
+    public static List<Map<String, String>> fields(final Path capture, final Path configDir) throws IOException, InterruptedException
     {
         final StringBuilder heuristics = new StringBuilder();
         for (final String name : HEURISTICS_OFF)
