@@ -58,7 +58,10 @@ import java.util.function.Consumer;
  * <p>
  * Outside an {@link EmbeddedNic}, {@link #builder()} makes a lone worker around any ports and one engine (spray or
  * RoCEv2), with the clock it is given: test beds and benchmarks step it with {@link #doWork()} (in virtual time
- * where they inject a clock), or run it on an {@code AgentRunner}, so they exercise this loop, the shipped one.
+ * where they inject a clock), or run it on an {@code AgentRunner}, so they exercise this loop, the shipped one. The
+ * virtual-time fabric's endpoints step it at each frame arrival and at host timers, with a tick interval
+ * ({@link NicWorkerBuilder#tickInterval}): the engine is then ticked when {@link #nextTickNanos()} says, not on every
+ * loop.
  */
 public final class NicWorker implements Agent
 {
