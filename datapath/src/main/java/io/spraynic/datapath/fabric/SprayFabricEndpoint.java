@@ -1,22 +1,21 @@
 package io.spraynic.datapath.fabric;
 
+import io.spraynic.datapath.nic.NicWorker;
 import io.spraynic.datapath.transport.spray.SprayConfig;
 import io.spraynic.datapath.transport.spray.SprayConnectionConfig;
 import io.spraynic.datapath.transport.spray.SprayEngine;
-import io.spraynic.datapath.wire.FrameClass;
 import io.spraynic.datapath.wire.ParseCounters;
-import io.spraynic.datapath.wire.RoceFrame;
-import io.spraynic.datapath.wire.RoceParser;
-import io.spraynic.datapath.wire.SprayOpcodes;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Runs a {@link SprayEngine} on a host of the emulated fabric, in virtual or real time (the fabric's adapter of
- * the spray transport: the protocol classes know no fabric): the host's ports are the planes, frames arrive
- * through {@link #onFrame}, and the engine is ticked every {@code tickNanos} by fabric timers while it has work ({@link SprayEngine#isIdle()}),
- * so a simulation that runs until idle ends. Call {@link #kick()} after posting work requests.
+ * Runs a {@link SprayEngine} on a host of the emulated fabric, in virtual or real time, through a {@link NicWorker},
+ * the loop a NIC runs: this is only the fabric's adapter (the protocol classes know no fabric). The host's ports are
+ * the planes; a frame the fabric delivers is offered to the worker's port of its plane and the worker runs one loop
+ * at its arrival time (receive, parse, the engine); the worker ticks the engine every {@code tickNanos} while it has
+ * work, woken by fabric timers ({@link NicWorker#nextTickNanos()}), and not while it is idle, so a simulation that
+ * runs until idle ends. Call {@link #kick()} after posting work requests to the engine.
  * <p>
  * The engine writes into the host's ports through a {@link FabricFrameSink}, whose claims are refused while a
  * port's transmit queue could not take the frame, as a NIC's full TX ring pushes back: the engine keeps the
@@ -33,11 +32,10 @@ public final class SprayFabricEndpoint implements Endpoint
     private final Host host;
     private final FabricPort[] ports;
     private final FabricFrameSink output;
-    private final RoceParser parser;
-    private final RoceFrame frame = new RoceFrame();
+    private final ParseCounters parseCounters;
     private final long tickNanos;
+    private final FabricWorkerStepper stepper;
     private SprayEngine engine;
-    private long timerAt = Long.MAX_VALUE;
 
     /**
      * @param host          the fabric host this endpoint runs on (attached by {@link #bind}).
@@ -48,13 +46,14 @@ public final class SprayFabricEndpoint implements Endpoint
     {
         this.host = host;
         this.tickNanos = tickNanos;
+        this.parseCounters = parseCounters;
         this.ports = new FabricPort[host.portCount()];
         for (int i = 0; i < ports.length; i++)
         {
             ports[i] = host.port(i);
         }
         this.output = new FabricFrameSink(ports, Arena.ofAuto());
-        this.parser = new RoceParser(SprayOpcodes.TABLE, parseCounters, true);
+        this.stepper = new FabricWorkerStepper(host.name(), ports[0], ports.length);
     }
 
     /**
@@ -86,50 +85,33 @@ public final class SprayFabricEndpoint implements Endpoint
         return connection;
     }
 
-    /** Attaches this endpoint to its host, driving {@code engine}, whose output must be {@link #output()}. */
+    /**
+     * Builds the worker that drives {@code engine}, whose output must be {@link #output()}, and attaches this
+     * endpoint to its host.
+     */
     public void bind(final SprayEngine engine)
     {
         this.engine = engine;
+        stepper.drive(NicWorker.builder().ports(stepper.ports()).spray(engine, output).parseCounters(parseCounters)
+            .clock(stepper).tickInterval(tickNanos, false).roleName("fabric-" + host.name()).build());
         host.attach(this);
     }
 
     /** Asks for a tick now (after posting work requests). */
     public void kick()
     {
-        schedule(ports[0].now());
+        stepper.kick();
     }
 
     public void onFrame(final long nowNs, final int portIndex, final MemorySegment segment, final long offset,
         final int length)
     {
-        if (parser.parse(segment, offset, length, frame) == FrameClass.ROCE)
-        {
-            engine.onFrame(frame, nowNs);
-        }
-        schedule(nowNs + tickNanos);
+        stepper.onFrame(nowNs, portIndex, segment, offset, length);
     }
 
     public void onTimer(final long nowNs)
     {
-        if (nowNs < timerAt)
-        {
-            return; // a timer superseded by an earlier one that already ran
-        }
-        timerAt = Long.MAX_VALUE;
-        engine.onTick(nowNs);
-        if (!engine.isIdle())
-        {
-            schedule(nowNs + tickNanos);
-        }
-    }
-
-    private void schedule(final long atNs)
-    {
-        if (atNs < timerAt)
-        {
-            timerAt = atNs;
-            ports[0].scheduleTimer(atNs);
-        }
+        stepper.onTimer(nowNs);
     }
 
     /** @return where the engine writes its frames: this host's ports, one per plane. */
@@ -154,5 +136,11 @@ public final class SprayFabricEndpoint implements Endpoint
     public SprayEngine engine()
     {
         return engine;
+    }
+
+    /** @return the worker that drives the engine (null before {@link #bind}): its counters, its faults. */
+    public NicWorker worker()
+    {
+        return stepper.worker();
     }
 }

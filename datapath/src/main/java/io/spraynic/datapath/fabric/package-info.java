@@ -21,6 +21,11 @@
  *     <li>{@link io.spraynic.datapath.fabric.Endpoint} and {@link io.spraynic.datapath.fabric.FabricPort}:
  *     what transports implement and use; time is always a parameter. A NIC's transmit queue pushes back
  *     (send returns false) instead of dropping.</li>
+ *     <li>{@link io.spraynic.datapath.fabric.SprayFabricEndpoint} and
+ *     {@link io.spraynic.datapath.fabric.RcFabricEndpoint}: the transports on a host, each a thin adapter over a
+ *     {@link io.spraynic.datapath.nic.NicWorker}, the loop a NIC runs, stepped in fabric time: a delivered frame is
+ *     the worker's next receive (read in place) and one loop runs at its arrival; host timers wake the worker when
+ *     its tick schedule asks; the engine writes straight onto the host's links.</li>
  *     <li>{@link io.spraynic.datapath.fabric.LinkTap}: sees frames sent and dropped per link;
  *     {@link io.spraynic.datapath.fabric.PcapLinkTap} writes them to a pcapng file in fabric time.</li>
  * </ul>

@@ -58,7 +58,10 @@ import java.util.function.Consumer;
  * <p>
  * Outside an {@link EmbeddedNic}, {@link #builder()} makes a lone worker around any ports and one engine (spray or
  * RoCEv2), with the clock it is given: test beds and benchmarks step it with {@link #doWork()} (in virtual time
- * where they inject a clock), or run it on an {@code AgentRunner}, so they exercise this loop, the shipped one.
+ * where they inject a clock), or run it on an {@code AgentRunner}, so they exercise this loop, the shipped one. The
+ * virtual-time fabric's endpoints step it at each frame arrival and at host timers, with a tick interval
+ * ({@link NicWorkerBuilder#tickInterval}): the engine is then ticked when {@link #nextTickNanos()} says, not on every
+ * loop.
  */
 public final class NicWorker implements Agent
 {
@@ -107,6 +110,7 @@ public final class NicWorker implements Agent
     private final WorkRequestIntake intake;
     private final WorkerCounters counters;
     private final FaultLog faultLog;
+    private final TickSchedule tickSchedule; // null: the engine is ticked on every loop, as a poll thread does
     private NicWorker[] peers;
     private PacketBurst[] rxBursts;
     private NicConnection[] connections = new NicConnection[0];
@@ -162,7 +166,8 @@ public final class NicWorker implements Agent
         final int inboxBytes,
         final Arena arena,
         final WorkerCounters counters,
-        final String roleName)
+        final String roleName,
+        final TickSchedule tickSchedule)
     {
         this.index = index;
         this.roleName = roleName;
@@ -177,6 +182,7 @@ public final class NicWorker implements Agent
         this.counters = counters;
         this.intake = new WorkRequestIntake(protectionDomain, counters.badLkeys());
         this.faultLog = new FaultLog(roleName);
+        this.tickSchedule = tickSchedule;
         final int length = inboxBytes + RingBufferDescriptor.TRAILER_LENGTH;
         this.inboxMemory = arena.allocate(length, 64);
         this.inbox = new ManyToOneRingBuffer(new UnsafeBuffer(inboxMemory.address(), length));
@@ -311,30 +317,31 @@ public final class NicWorker implements Agent
                 removePoller(poller); // it would throw again on every loop
             }
         }
-        work += inbox.read(steeredHandler, STEERED_PER_LOOP);
+        int arrived = inbox.read(steeredHandler, STEERED_PER_LOOP);
         for (int plane = 0; plane < ports.length; plane++)
         {
-            work += receive(plane, now);
+            arrived += receive(plane, now);
         }
         final NicConnection[] cs = connections;
         for (final NicConnection c : cs)
         {
             try
             {
-                work += intake.take(c);
+                arrived += intake.take(c);
             }
             catch (final RuntimeException | AssertionError ex)
             {
                 onPostFault(c, ex);
             }
         }
-        try
+        work += arrived;
+        if (null == tickSchedule)
         {
-            work += transport.onTick(now);
+            work += tick(now);
         }
-        catch (final RuntimeException | AssertionError ex)
+        else
         {
-            onLoopFault("tick", ex);
+            work += scheduledTick(now, arrived);
         }
         try
         {
@@ -365,6 +372,57 @@ public final class NicWorker implements Agent
             publish();
         }
         return work;
+    }
+
+    private int tick(final long now)
+    {
+        try
+        {
+            return transport.onTick(now);
+        }
+        catch (final RuntimeException | AssertionError ex)
+        {
+            onLoopFault("tick", ex);
+            return 0;
+        }
+    }
+
+    // a worker stepped by a virtual-time fabric: the engine is ticked when its schedule says, not on every loop
+    private int scheduledTick(final long now, final int arrived)
+    {
+        if (arrived > 0)
+        {
+            tickSchedule.onArrival(now);
+        }
+        if (!tickSchedule.isDue(now))
+        {
+            return 0;
+        }
+        final int work = tick(now);
+        tickSchedule.onTicked(now, computeIdle());
+        return work;
+    }
+
+    /**
+     * Makes the engine's next tick due at once, for a worker with a tick interval (worker thread, e.g. after work
+     * requests were posted to the engine directly); a worker without one ticks on every loop anyway.
+     */
+    public void kick()
+    {
+        if (null != tickSchedule)
+        {
+            tickSchedule.kick();
+        }
+    }
+
+    /**
+     * @return when this worker next needs a loop to tick its engine, for whoever steps it in virtual time:
+     * {@link Long#MIN_VALUE} at once, {@link Long#MAX_VALUE} not before a frame arrives or a {@link #kick}. Without a
+     * tick interval, {@link Long#MIN_VALUE}: every loop ticks.
+     */
+    public long nextTickNanos()
+    {
+        return null == tickSchedule ? Long.MIN_VALUE : tickSchedule.dueNanos();
     }
 
     private int receive(final int plane, final long now)

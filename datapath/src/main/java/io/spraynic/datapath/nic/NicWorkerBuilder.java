@@ -2,6 +2,7 @@ package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.port.PortFrameSink;
+import io.spraynic.datapath.transport.FrameSink;
 import io.spraynic.datapath.transport.rocev2.RcEngine;
 import io.spraynic.datapath.transport.spray.SprayEngine;
 import io.spraynic.datapath.verbs.ProtectionDomain;
@@ -33,9 +34,9 @@ public final class NicWorkerBuilder
 
     private PacketPort[] ports;
     private SprayEngine sprayEngine;
-    private PortFrameSink sprayOutput;
+    private FrameSink sprayOutput;
     private RcEngine[] rcEngines;
-    private PortFrameSink[] rcSinks;
+    private FrameSink[] rcSinks;
     private ParseCounters parseCounters;
     private ProtectionDomain protectionDomain;
     private NanoClock clock;
@@ -44,6 +45,8 @@ public final class NicWorkerBuilder
     private NicWorker.WorkerCounters counters;
     private IdleStrategy idleStrategy;
     private String roleName = "spraynic-worker-0";
+    private long tickIntervalNanos; // 0: tick on every loop
+    private boolean tickWhileIdle;
 
     NicWorkerBuilder()
     {
@@ -56,8 +59,13 @@ public final class NicWorkerBuilder
         return this;
     }
 
-    /** @param engine a spray engine over every port. @param output its output, over the same ports. @return this. */
-    public NicWorkerBuilder spray(final SprayEngine engine, final PortFrameSink output)
+    /**
+     * @param engine a spray engine over every port.
+     * @param output its output: a {@link PortFrameSink} over the same ports, which the worker starts, flushes every
+     *               loop and closes; or a sink that hands each frame on at its commit (a fabric's link).
+     * @return this.
+     */
+    public NicWorkerBuilder spray(final SprayEngine engine, final FrameSink output)
     {
         this.sprayEngine = Objects.requireNonNull(engine, "engine");
         this.sprayOutput = Objects.requireNonNull(output, "output");
@@ -65,14 +73,14 @@ public final class NicWorkerBuilder
         return this;
     }
 
-    /** @param engine the RoCEv2 engine of the one port. @param sink its sink, over the port. @return this. */
-    public NicWorkerBuilder rocev2(final RcEngine engine, final PortFrameSink sink)
+    /** @param engine the RoCEv2 engine of the one port. @param sink its sink, over the port (see {@link #spray}). @return this. */
+    public NicWorkerBuilder rocev2(final RcEngine engine, final FrameSink sink)
     {
-        return rocev2(new RcEngine[] {engine}, new PortFrameSink[] {sink});
+        return rocev2(new RcEngine[] {engine}, new FrameSink[] {sink});
     }
 
     /** @param engines one RoCEv2 engine per port. @param sinks each engine's sink, over its port. @return this. */
-    public NicWorkerBuilder rocev2(final RcEngine[] engines, final PortFrameSink[] sinks)
+    public NicWorkerBuilder rocev2(final RcEngine[] engines, final FrameSink[] sinks)
     {
         if (engines.length != sinks.length)
         {
@@ -102,6 +110,26 @@ public final class NicWorkerBuilder
     public NicWorkerBuilder clock(final NanoClock clock)
     {
         this.clock = clock;
+        return this;
+    }
+
+    /**
+     * Ticks the engine at most every {@code intervalNanos} instead of on every loop, for a worker stepped by a
+     * virtual-time fabric at each frame arrival and at the times {@link NicWorker#nextTickNanos()} asks for.
+     *
+     * @param intervalNanos the engine's tick interval, positive.
+     * @param whileIdle     true: every interval from the first {@link NicWorker#kick()}, busy or not (an engine
+     *                      posted to directly); false: within an interval of an arrival or a kick, then while busy.
+     * @return this.
+     */
+    public NicWorkerBuilder tickInterval(final long intervalNanos, final boolean whileIdle)
+    {
+        if (intervalNanos <= 0)
+        {
+            throw new IllegalArgumentException("tick interval must be positive: " + intervalNanos);
+        }
+        this.tickIntervalNanos = intervalNanos;
+        this.tickWhileIdle = whileIdle;
         return this;
     }
 
@@ -177,9 +205,18 @@ public final class NicWorkerBuilder
             null == protectionDomain ? new ProtectionDomain() : protectionDomain,
             null == clock ? new SystemNanoClock() : clock, burst, LONE_INBOX_BYTES,
             null == arena ? Arena.ofAuto() : arena, null == counters ? NicWorker.WorkerCounters.unpublished() : counters,
-            roleName);
+            roleName, tickSchedule());
         worker.peers(new NicWorker[] {worker});
         return worker;
+    }
+
+    private TickSchedule tickSchedule()
+    {
+        if (0 == tickIntervalNanos)
+        {
+            return null;
+        }
+        return tickWhileIdle ? TickSchedule.periodic(tickIntervalNanos) : TickSchedule.whileBusy(tickIntervalNanos);
     }
 
     /** @return a runner (not started) of a worker this builder {@link #build builds}, with its idle strategy. */

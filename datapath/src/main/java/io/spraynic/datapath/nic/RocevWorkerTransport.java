@@ -1,6 +1,7 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.port.PortFrameSink;
+import io.spraynic.datapath.transport.FrameSink;
 import io.spraynic.datapath.transport.rocev2.RcEngine;
 import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.datapath.wire.RoceFrame;
@@ -9,18 +10,23 @@ import io.spraynic.datapath.wire.RoceParser;
 /**
  * A worker's RoCEv2 RC engines, one per plane (a queue pair belongs to one port, as on a RoCE NIC), each
  * writing to its plane's queue. Packets are steered by DestQP, whose residue names the worker
- * ({@link RcEngine#qpNumberPartition}).
+ * ({@link RcEngine#qpNumberPartition}). A sink that is not a {@link PortFrameSink} sends at each commit (a fabric's
+ * link): nothing to start, flush or close.
  */
 final class RocevWorkerTransport implements WorkerTransport
 {
     private final RcEngine[] engines;
-    private final PortFrameSink[] sinks;
+    private final PortFrameSink[] sinks; // per plane, null where the engine's sink sends at each commit
     private final RoceParser parser;
 
-    RocevWorkerTransport(final RcEngine[] engines, final PortFrameSink[] sinks, final ParseCounters parseCounters)
+    RocevWorkerTransport(final RcEngine[] engines, final FrameSink[] sinks, final ParseCounters parseCounters)
     {
         this.engines = engines.clone();
-        this.sinks = sinks.clone();
+        this.sinks = new PortFrameSink[sinks.length];
+        for (int p = 0; p < sinks.length; p++)
+        {
+            this.sinks[p] = sinks[p] instanceof PortFrameSink ports ? ports : null;
+        }
         this.parser = new RoceParser(parseCounters);
     }
 
@@ -63,7 +69,10 @@ final class RocevWorkerTransport implements WorkerTransport
     {
         for (final PortFrameSink sink : sinks)
         {
-            sink.onStart();
+            if (null != sink)
+            {
+                sink.onStart();
+            }
         }
     }
 
@@ -71,7 +80,10 @@ final class RocevWorkerTransport implements WorkerTransport
     {
         for (final PortFrameSink sink : sinks)
         {
-            sink.flush();
+            if (null != sink)
+            {
+                sink.flush();
+            }
         }
     }
 
@@ -79,7 +91,10 @@ final class RocevWorkerTransport implements WorkerTransport
     {
         for (final PortFrameSink sink : sinks)
         {
-            sink.close();
+            if (null != sink)
+            {
+                sink.close();
+            }
         }
     }
 

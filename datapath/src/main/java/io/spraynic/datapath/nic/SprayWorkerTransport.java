@@ -1,6 +1,7 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.port.PortFrameSink;
+import io.spraynic.datapath.transport.FrameSink;
 import io.spraynic.datapath.transport.spray.SprayEngine;
 import io.spraynic.datapath.wire.ConnectionHeader;
 import io.spraynic.datapath.wire.ParseCounters;
@@ -14,17 +15,20 @@ import io.spraynic.datapath.wire.SprayOpcodes;
  * no connection yet, by its token, so its retransmissions, and its resend with the cookie, reach the worker whose
  * cookie secret made the cookie wherever they arrive (S9.1). CONNECT_RETRY, CONNECT_REJECT and CONNECT_ACK name
  * the initiator's CID in DestQP, which its engine drew from its own share: they go by DestQP like the rest.
+ * <p>
+ * The engine's output is a {@link PortFrameSink} over the worker's ports, which this starts, flushes and closes,
+ * or a sink that hands each frame on at its commit (a fabric's link), which needs none of that.
  */
 final class SprayWorkerTransport implements WorkerTransport
 {
     private final SprayEngine engine;
-    private final PortFrameSink output;
+    private final PortFrameSink output; // null: the engine's sink sends at each commit
     private final RoceParser parser;
 
-    SprayWorkerTransport(final SprayEngine engine, final PortFrameSink output, final ParseCounters parseCounters)
+    SprayWorkerTransport(final SprayEngine engine, final FrameSink output, final ParseCounters parseCounters)
     {
         this.engine = engine;
-        this.output = output;
+        this.output = output instanceof PortFrameSink ports ? ports : null;
         this.parser = new RoceParser(SprayOpcodes.TABLE, parseCounters, true);
     }
 
@@ -60,17 +64,26 @@ final class SprayWorkerTransport implements WorkerTransport
 
     public void onStart()
     {
-        output.onStart();
+        if (null != output)
+        {
+            output.onStart();
+        }
     }
 
     public void flush()
     {
-        output.flush();
+        if (null != output)
+        {
+            output.flush();
+        }
     }
 
     public void onClose()
     {
-        output.close();
+        if (null != output)
+        {
+            output.close();
+        }
     }
 
     public void revoke(final io.spraynic.datapath.verbs.MemoryRegion region)

@@ -174,7 +174,7 @@ final class WorkerFactory
         ownMirrors.addAll(engineMirrors);
         ownMirrors.add(workerCounters.parse());
         final NicWorker worker = new NicWorker(index, config.workers, ports, transport, parseCounters, domain, config.clock,
-            config.burst, config.inboxBytes, arena, workerCounters, "spraynic-worker-" + index);
+            config.burst, config.inboxBytes, arena, workerCounters, "spraynic-worker-" + index, null);
         if (index == 0)
         {
             neighbours.attach(worker);
