@@ -160,23 +160,8 @@ public final class RoceParser
         {
             return malformed(frame, MalformedReason.TRUNCATED_IP);
         }
-        frame.ipOffset = l3;
-        frame.ipVersion = 4;
-        frame.ipHeaderLength = headerLength;
-        final int tos = Wire.u8Of(first, Ipv4Header.TOS_OFFSET);
-        frame.dscp = tos >>> 2;
-        frame.ecn = tos & 0x3;
-        frame.ttl = Wire.u8Of(second, Ipv4Header.TTL_OFFSET - IPV4_SECOND_WORD);
-        frame.flowLabel = 0;
-        frame.ipv4Source = Wire.i32Of(second, Ipv4Header.SOURCE_ADDRESS_OFFSET - IPV4_SECOND_WORD);
-        frame.ipv4Destination = destination;
-        long sum = (first >>> 32) + (first & 0xFFFF_FFFFL) + (second >>> 32) + (second & 0xFFFF_FFFFL) +
-            Integer.toUnsignedLong(destination);
-        for (int option = Ipv4Header.LENGTH; option < headerLength; option += 4)
-        {
-            sum += Integer.toUnsignedLong(Wire.i32(s, l3 + option));
-        }
-        if (Ipv4Header.fold(sum) != 0)
+        decodeIpv4(frame, l3, headerLength, first, second, destination);
+        if (Ipv4Header.fold(ipv4HeaderSum(s, l3, headerLength, first, second, destination)) != 0)
         {
             return malformed(frame, MalformedReason.BAD_IPV4_CHECKSUM);
         }
@@ -199,6 +184,34 @@ public final class RoceParser
             return notOurs(frame, NotOursReason.NON_UDP);
         }
         return parseUdp(s, l3 + headerLength, totalLength - headerLength, frame);
+    }
+
+    private static void decodeIpv4(final RoceFrame frame, final long l3, final int headerLength, final long first,
+        final long second, final int destination)
+    {
+        frame.ipOffset = l3;
+        frame.ipVersion = 4;
+        frame.ipHeaderLength = headerLength;
+        final int tos = Wire.u8Of(first, Ipv4Header.TOS_OFFSET);
+        frame.dscp = tos >>> 2;
+        frame.ecn = tos & 0x3;
+        frame.ttl = Wire.u8Of(second, Ipv4Header.TTL_OFFSET - IPV4_SECOND_WORD);
+        frame.flowLabel = 0;
+        frame.ipv4Source = Wire.i32Of(second, Ipv4Header.SOURCE_ADDRESS_OFFSET - IPV4_SECOND_WORD);
+        frame.ipv4Destination = destination;
+    }
+
+    /** The header's 32-bit words summed, as {@link Ipv4Header#isChecksumValid} sums them, from the reads made. */
+    private static long ipv4HeaderSum(final MemorySegment s, final long l3, final int headerLength, final long first,
+        final long second, final int destination)
+    {
+        long sum = (first >>> 32) + (first & 0xFFFF_FFFFL) + (second >>> 32) + (second & 0xFFFF_FFFFL) +
+            Integer.toUnsignedLong(destination);
+        for (int option = Ipv4Header.LENGTH; option < headerLength; option += 4)
+        {
+            sum += Integer.toUnsignedLong(Wire.i32(s, l3 + option));
+        }
+        return sum;
     }
 
     private FrameClass parseIpv6(final MemorySegment s, final long l3, final long available, final RoceFrame frame)
@@ -246,42 +259,32 @@ public final class RoceParser
         }
         // the whole UDP header: ports, length, checksum
         final long udp = Wire.i64(s, l4);
+        final int destinationPort = Wire.u16Of(udp, UdpHeader.DESTINATION_PORT_OFFSET);
+        final int udpLength = Wire.u16Of(udp, UdpHeader.LENGTH_OFFSET);
         frame.udpOffset = l4;
         frame.udpSourcePort = Wire.u16Of(udp, UdpHeader.SOURCE_PORT_OFFSET);
-        frame.udpDestinationPort = Wire.u16Of(udp, UdpHeader.DESTINATION_PORT_OFFSET);
-        frame.udpLength = Wire.u16Of(udp, UdpHeader.LENGTH_OFFSET);
+        frame.udpDestinationPort = destinationPort;
+        frame.udpLength = udpLength;
         frame.udpChecksum = Wire.u16Of(udp, UdpHeader.CHECKSUM_OFFSET);
-        if (frame.udpDestinationPort != UdpHeader.ROCE_V2_PORT)
+        if (destinationPort != UdpHeader.ROCE_V2_PORT)
         {
             return notOurs(frame, NotOursReason.OTHER_UDP_PORT);
         }
-        if (frame.udpLength != l4Length)
+        if (udpLength != l4Length)
         {
             return malformed(frame, MalformedReason.BAD_UDP_LENGTH);
         }
-        final int udpPayloadLength = frame.udpLength - UdpHeader.LENGTH;
-        if (udpPayloadLength < BaseTransportHeader.LENGTH + Icrc.LENGTH)
+        if (udpLength - UdpHeader.LENGTH < BaseTransportHeader.LENGTH + Icrc.LENGTH)
         {
             return malformed(frame, MalformedReason.TRUNCATED_BTH);
         }
-        final long bth = l4 + UdpHeader.LENGTH;
-        frame.bthOffset = bth;
-        // opcode, flags, P_Key, resv8a, destination QP; then the last four bytes: AckReq/resv7, PSN
-        final long bthFirst = Wire.i64(s, bth);
-        final int bthLast = Wire.i32(s, bth + BaseTransportHeader.ACK_REQ_OFFSET);
-        frame.opcode = Wire.u8Of(bthFirst, BaseTransportHeader.OPCODE_OFFSET);
-        final int flags = Wire.u8Of(bthFirst, BaseTransportHeader.FLAGS_OFFSET);
-        frame.solicited = (flags & BaseTransportHeader.SOLICITED_FLAG) != 0;
-        frame.migReq = (flags & BaseTransportHeader.MIG_REQ_FLAG) != 0;
-        frame.padCount = (flags >>> 4) & 0x3;
-        frame.tver = flags & 0xF;
-        frame.pkey = Wire.u16Of(bthFirst, BaseTransportHeader.PKEY_OFFSET);
-        frame.resv8a = Wire.u8Of(bthFirst, BaseTransportHeader.RESV8A_OFFSET);
-        frame.destQp = Wire.u24Of(bthFirst, BaseTransportHeader.DEST_QP_OFFSET);
-        frame.ackReq = (Wire.u8Of(bthLast, 0) & BaseTransportHeader.ACK_REQ_FLAG) != 0;
-        frame.psn = Wire.u24Of(bthLast, BaseTransportHeader.PSN_OFFSET - BaseTransportHeader.ACK_REQ_OFFSET);
+        return parseBth(s, l4 + UdpHeader.LENGTH, l4 + udpLength - Icrc.LENGTH, frame);
+    }
 
-        final long icrcOffset = l4 + frame.udpLength - Icrc.LENGTH;
+    private FrameClass parseBth(final MemorySegment s, final long bth, final long icrcOffset, final RoceFrame frame)
+    {
+        // opcode, flags, P_Key, resv8a, destination QP; then the last four bytes: AckReq/resv7, PSN
+        decodeBth(frame, bth, Wire.i64(s, bth), Wire.i32(s, bth + BaseTransportHeader.ACK_REQ_OFFSET));
         frame.icrcOffset = icrcOffset;
         frame.icrcReceived = Icrc.read(s, icrcOffset);
         if (verifyIcrc)
@@ -303,6 +306,22 @@ public final class RoceParser
         return FrameClass.ROCE;
     }
 
+    private static void decodeBth(final RoceFrame frame, final long bth, final long bthFirst, final int bthLast)
+    {
+        frame.bthOffset = bth;
+        frame.opcode = Wire.u8Of(bthFirst, BaseTransportHeader.OPCODE_OFFSET);
+        final int flags = Wire.u8Of(bthFirst, BaseTransportHeader.FLAGS_OFFSET);
+        frame.solicited = (flags & BaseTransportHeader.SOLICITED_FLAG) != 0;
+        frame.migReq = (flags & BaseTransportHeader.MIG_REQ_FLAG) != 0;
+        frame.padCount = (flags >>> 4) & 0x3;
+        frame.tver = flags & 0xF;
+        frame.pkey = Wire.u16Of(bthFirst, BaseTransportHeader.PKEY_OFFSET);
+        frame.resv8a = Wire.u8Of(bthFirst, BaseTransportHeader.RESV8A_OFFSET);
+        frame.destQp = Wire.u24Of(bthFirst, BaseTransportHeader.DEST_QP_OFFSET);
+        frame.ackReq = (Wire.u8Of(bthLast, 0) & BaseTransportHeader.ACK_REQ_FLAG) != 0;
+        frame.psn = Wire.u24Of(bthLast, BaseTransportHeader.PSN_OFFSET - BaseTransportHeader.ACK_REQ_OFFSET);
+    }
+
     private MalformedReason parseTransport(final MemorySegment s, final long bth, final long icrcOffset,
         final RoceFrame frame)
     {
@@ -322,7 +341,14 @@ public final class RoceParser
         {
             return MalformedReason.TRUNCATED_EXTENSION_HEADER;
         }
-        // from here every header read lies in [extensions, payload), inside the packet: checked just above
+        walkExtensionHeaders(s, entry, extensions, frame);
+        return judgePayload(entry, payload, icrcOffset, frame);
+    }
+
+    /** Every header read lies in [extensions, payload), inside the packet: the caller checked that. */
+    private static void walkExtensionHeaders(final MemorySegment s, final int entry, final long extensions,
+        final RoceFrame frame)
+    {
         long at = extensions;
         final int customLength = (entry >>> OpcodeTable.CUSTOM_LENGTH_SHIFT) & OpcodeTable.CUSTOM_LENGTH_MASK;
         if (customLength != 0)
@@ -380,6 +406,11 @@ public final class RoceParser
         {
             frame.cnpOffset = at;
         }
+    }
+
+    private static MalformedReason judgePayload(final int entry, final long payload, final long icrcOffset,
+        final RoceFrame frame)
+    {
         final int paddedLength = (int)(icrcOffset - payload);
         if ((entry & OpcodeTable.HAS_PAYLOAD) == 0)
         {
