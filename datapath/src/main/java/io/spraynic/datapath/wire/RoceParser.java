@@ -15,6 +15,11 @@ import java.lang.foreign.MemorySegment;
  * not as the unknown opcode the corruption produced). The parser never reads outside
  * {@code [offset, offset + length)}. The UDP checksum is not verified: RoCEv2 receivers rely on the ICRC.
  * <p>
+ * Each header is read in as few wide big-endian reads as cover it (IPv4 in three, which also feed its checksum; UDP
+ * in one; BTH in two), each inside a header whose length was checked before it, and its fields are taken out with
+ * {@link Wire#u8Of(long, int)} and its siblings: every bounds-checked read costs, the shifts do not
+ * (benchmarks/RESULTS.md, section 4c).
+ * <p>
  * One instance per thread: it holds an {@link Icrc} with scratch state and the counters it adds to.
  */
 public final class RoceParser
