@@ -65,6 +65,90 @@ public final class Wire
     }
 
     /**
+     * @param segment memory to read.
+     * @param offset  byte offset.
+     * @return the big-endian 64-bit value at {@code offset}: eight header bytes in one bounds-checked read, their
+     * fields taken out with {@link #u8Of(long, int)} and its siblings.
+     */
+    public static long i64(final MemorySegment segment, final long offset)
+    {
+        return segment.get(LONG_BE, offset);
+    }
+
+    /**
+     * A field of eight bytes read at once with {@link #i64}: the field's offset is the one its header names,
+     * minus where the read began, so a constant offset folds to a constant shift.
+     *
+     * @param word       eight bytes read big-endian.
+     * @param byteOffset the field's first byte within the eight, 0-7.
+     * @return the unsigned byte there.
+     */
+    public static int u8Of(final long word, final int byteOffset)
+    {
+        return (int)(word >>> (56 - (byteOffset << 3))) & 0xFF;
+    }
+
+    /**
+     * @param word       eight bytes read big-endian with {@link #i64}.
+     * @param byteOffset the field's first byte within the eight, 0-6.
+     * @return the unsigned big-endian 16-bit value there.
+     */
+    public static int u16Of(final long word, final int byteOffset)
+    {
+        return (int)(word >>> (48 - (byteOffset << 3))) & 0xFFFF;
+    }
+
+    /**
+     * @param word       eight bytes read big-endian with {@link #i64}.
+     * @param byteOffset the field's first byte within the eight, 0-5.
+     * @return the unsigned big-endian 24-bit value there.
+     */
+    public static int u24Of(final long word, final int byteOffset)
+    {
+        return (int)(word >>> (40 - (byteOffset << 3))) & 0xFF_FFFF;
+    }
+
+    /**
+     * @param word       eight bytes read big-endian with {@link #i64}.
+     * @param byteOffset the field's first byte within the eight, 0-4.
+     * @return the big-endian 32-bit value there (as a signed int: same bits).
+     */
+    public static int i32Of(final long word, final int byteOffset)
+    {
+        return (int)(word >>> (32 - (byteOffset << 3)));
+    }
+
+    /**
+     * @param word       four bytes read big-endian with {@link #i32}.
+     * @param byteOffset the field's first byte within the four, 0-3.
+     * @return the unsigned byte there.
+     */
+    public static int u8Of(final int word, final int byteOffset)
+    {
+        return (word >>> (24 - (byteOffset << 3))) & 0xFF;
+    }
+
+    /**
+     * @param word       four bytes read big-endian with {@link #i32}.
+     * @param byteOffset the field's first byte within the four, 0-2.
+     * @return the unsigned big-endian 16-bit value there.
+     */
+    public static int u16Of(final int word, final int byteOffset)
+    {
+        return (word >>> (16 - (byteOffset << 3))) & 0xFFFF;
+    }
+
+    /**
+     * @param word       four bytes read big-endian with {@link #i32}.
+     * @param byteOffset the field's first byte within the four, 0-1.
+     * @return the unsigned big-endian 24-bit value there.
+     */
+    public static int u24Of(final int word, final int byteOffset)
+    {
+        return (word >>> (8 - (byteOffset << 3))) & 0xFF_FFFF;
+    }
+
+    /**
      * @param segment memory to write.
      * @param offset  byte offset.
      * @param value   the low 8 bits are written.

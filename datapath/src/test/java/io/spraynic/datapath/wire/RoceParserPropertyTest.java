@@ -24,6 +24,14 @@ class RoceParserPropertyTest
 {
     private static final int MUTATED_PER_SEED = 6_000;
     private static final int RANDOM_PER_SEED = 2_000;
+    private static final int SEEN_VLAN = 1;
+    private static final int SEEN_IPV4 = 1 << 1;
+    private static final int SEEN_IPV4_OPTIONS = 1 << 2;
+    private static final int SEEN_IPV6 = 1 << 3;
+    private static final int SEEN_RETH = 1 << 4;
+    private static final int SEEN_AETH = 1 << 5;
+    private static final int SEEN_IMMEDIATE = 1 << 6;
+    private static final int SEEN_ALL = (1 << 7) - 1;
 
     private static List<byte[]> validFrames()
     {
@@ -38,6 +46,25 @@ class RoceParserPropertyTest
             frames.add(buffer.asSlice(0, length).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
         }
         return frames;
+    }
+
+    /** The same untagged IPv4 frame with 8 bytes of NOP options between the IPv4 and UDP headers, still valid. */
+    private static byte[] withIpv4Options(final byte[] frame)
+    {
+        final int ip = EthernetHeader.LENGTH;
+        final int udp = ip + Ipv4Header.LENGTH;
+        final int options = 8;
+        final byte[] longer = new byte[frame.length + options];
+        System.arraycopy(frame, 0, longer, 0, udp);
+        Arrays.fill(longer, udp, udp + options, (byte)1);
+        System.arraycopy(frame, udp, longer, udp + options, frame.length - udp);
+        final MemorySegment s = MemorySegment.ofArray(longer);
+        Ipv4Header.versionAndHeaderLength(s, ip, Ipv4Header.LENGTH + options);
+        Ipv4Header.totalLength(s, ip, Ipv4Header.totalLength(s, ip) + options);
+        Ipv4Header.updateChecksum(s, ip, Ipv4Header.LENGTH + options);
+        final long icrcOffset = udp + options + UdpHeader.length(s, udp + options) - Icrc.LENGTH;
+        Icrc.write(s, icrcOffset, new Icrc().compute(s, ip, 4, Ipv4Header.LENGTH + options, icrcOffset));
+        return longer;
     }
 
     private static byte[] mutate(final byte[] original, final Random random)
@@ -197,6 +224,166 @@ class RoceParserPropertyTest
         assertTrue(counters.get(ParseCounters.NOT_OURS) > 0, counters.toString());
         assertTrue(counters.get(MalformedReason.BAD_ICRC) > 0, counters.toString());
         assertTrue(counters.get(MalformedReason.TRUNCATED_IP) > 0, counters.toString());
+    }
+
+    /**
+     * Every field the parser decoded from its wide reads equals what the header flyweights read field by field at the
+     * offsets the parser reported, for valid, mutated and random frames, at whatever layer the parse stopped; and the
+     * IPv4 header checksum is refused exactly when {@link Ipv4Header#isChecksumValid} says it is wrong.
+     *
+     * @return which kinds of headers were compared (bits of {@code SEEN_*}).
+     */
+    private static int assertFieldsAsTheFlyweightsReadThem(final MemorySegment s, final RoceFrame result,
+        final String where)
+    {
+        int seen = 0;
+        final long frameOffset = result.frameOffset();
+        if (result.frameLength() >= EthernetHeader.LENGTH)
+        {
+            final int l2 = EthernetHeader.headerLength(s, frameOffset, result.frameLength());
+            if (l2 != 0)
+            {
+                assertEquals(EthernetHeader.payloadEtherType(s, frameOffset, l2), result.etherType(), where);
+            }
+            if (l2 == EthernetHeader.VLAN_LENGTH)
+            {
+                assertEquals(EthernetHeader.vlanTci(s, frameOffset), result.vlanTci(), where);
+                seen |= SEEN_VLAN;
+            }
+        }
+        final long ip = result.ipOffset();
+        if (result.ipVersion() == 4)
+        {
+            assertEquals(Ipv4Header.headerLength(s, ip), result.ipHeaderLength(), where);
+            assertEquals(Ipv4Header.tos(s, ip) >>> 2, result.dscp(), where);
+            assertEquals(Ipv4Header.tos(s, ip) & 3, result.ecn(), where);
+            assertEquals(Ipv4Header.ttl(s, ip), result.ttl(), where);
+            assertEquals(Ipv4Header.sourceAddress(s, ip), result.ipv4Source(), where);
+            assertEquals(Ipv4Header.destinationAddress(s, ip), result.ipv4Destination(), where);
+            assertEquals(!Ipv4Header.isChecksumValid(s, ip, result.ipHeaderLength()),
+                result.malformedReason() == MalformedReason.BAD_IPV4_CHECKSUM, where);
+            seen |= result.ipHeaderLength() > Ipv4Header.LENGTH ? SEEN_IPV4_OPTIONS : SEEN_IPV4;
+        }
+        else if (result.ipVersion() == 6)
+        {
+            assertEquals(Ipv6Header.dscp(s, ip), result.dscp(), where);
+            assertEquals(Ipv6Header.ecn(s, ip), result.ecn(), where);
+            assertEquals(Ipv6Header.flowLabel(s, ip), result.flowLabel(), where);
+            assertEquals(Ipv6Header.hopLimit(s, ip), result.ttl(), where);
+            assertEquals(Ipv6Header.sourceAddressHigh(s, ip), result.ipv6SourceHigh(), where);
+            assertEquals(Ipv6Header.sourceAddressLow(s, ip), result.ipv6SourceLow(), where);
+            assertEquals(Ipv6Header.destinationAddressHigh(s, ip), result.ipv6DestinationHigh(), where);
+            assertEquals(Ipv6Header.destinationAddressLow(s, ip), result.ipv6DestinationLow(), where);
+            seen |= SEEN_IPV6;
+        }
+        final long udp = result.udpOffset();
+        if (udp >= 0)
+        {
+            assertEquals(UdpHeader.sourcePort(s, udp), result.udpSourcePort(), where);
+            assertEquals(UdpHeader.destinationPort(s, udp), result.udpDestinationPort(), where);
+            assertEquals(UdpHeader.length(s, udp), result.udpLength(), where);
+            assertEquals(UdpHeader.checksum(s, udp), result.udpChecksum(), where);
+        }
+        final long bth = result.bthOffset();
+        if (bth >= 0)
+        {
+            assertEquals(BaseTransportHeader.opcode(s, bth), result.opcode(), where);
+            assertEquals(BaseTransportHeader.solicited(s, bth), result.solicited(), where);
+            assertEquals(BaseTransportHeader.migReq(s, bth), result.migReq(), where);
+            assertEquals(BaseTransportHeader.padCount(s, bth), result.padCount(), where);
+            assertEquals(BaseTransportHeader.tver(s, bth), result.tver(), where);
+            assertEquals(BaseTransportHeader.pkey(s, bth), result.pkey(), where);
+            assertEquals(BaseTransportHeader.resv8a(s, bth), result.resv8a(), where);
+            assertEquals(BaseTransportHeader.destQp(s, bth), result.destQp(), where);
+            assertEquals(BaseTransportHeader.ackReq(s, bth), result.ackReq(), where);
+            assertEquals(BaseTransportHeader.psn(s, bth), result.psn(), where);
+        }
+        if (result.rethOffset() >= 0)
+        {
+            assertEquals(RdmaExtendedTransportHeader.virtualAddress(s, result.rethOffset()),
+                result.rethVirtualAddress(), where);
+            assertEquals(RdmaExtendedTransportHeader.rkey(s, result.rethOffset()), result.rethRkey(), where);
+            assertEquals(RdmaExtendedTransportHeader.dmaLength(s, result.rethOffset()), result.rethDmaLength(), where);
+            seen |= SEEN_RETH;
+        }
+        if (result.aethOffset() >= 0)
+        {
+            assertEquals(AckExtendedTransportHeader.syndrome(s, result.aethOffset()), result.aethSyndrome(), where);
+            assertEquals(AckExtendedTransportHeader.msn(s, result.aethOffset()), result.aethMsn(), where);
+            seen |= SEEN_AETH;
+        }
+        if (result.immDtOffset() >= 0)
+        {
+            assertEquals(ImmediateDataHeader.immediateData(s, result.immDtOffset()), result.immediateData(), where);
+            seen |= SEEN_IMMEDIATE;
+        }
+        return seen;
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {21, 22})
+    void shouldDecodeEveryFieldAsTheHeaderFlyweightsReadIt(final long seed)
+    {
+        final Random random = new Random(seed);
+        final List<byte[]> valid = validFrames();
+        for (final byte[] frame : validFrames())
+        {
+            if (EthernetHeader.etherType(MemorySegment.ofArray(frame), 0) == EthernetHeader.ETHER_TYPE_IPV4)
+            {
+                valid.add(withIpv4Options(frame));
+            }
+        }
+        final RoceParser parser = new RoceParser(new ParseCounters());
+        final RoceFrame result = new RoceFrame();
+        int seen = 0;
+        int seenInRoce = 0;
+        for (int i = 0; i < valid.size() + MUTATED_PER_SEED + RANDOM_PER_SEED; i++)
+        {
+            final byte[] frame = i < valid.size() ? valid.get(i) : i < valid.size() + MUTATED_PER_SEED ?
+                mutate(valid.get(random.nextInt(valid.size())), random) : randomFrame(random, valid);
+            final MemorySegment s = MemorySegment.ofArray(frame);
+            final FrameClass outcome = parser.parse(s, 0, frame.length, result);
+            final int kinds = assertFieldsAsTheFlyweightsReadThem(s, result, "seed " + seed + " #" + i + " " +
+                java.util.HexFormat.of().formatHex(frame));
+            seen |= kinds;
+            seenInRoce |= outcome == FrameClass.ROCE ? kinds : 0;
+        }
+        // not vacuous: every kind of header was compared, also in frames that parsed whole
+        assertEquals(SEEN_ALL, seen, Integer.toBinaryString(seen));
+        assertEquals(SEEN_ALL, seenInRoce, Integer.toBinaryString(seenInRoce));
+    }
+
+    @org.junit.jupiter.api.Test
+    void shouldRefuseEveryValidFrameCutShortAtEveryLengthAsTruncatedAtTheLayerItEndsIn()
+    {
+        final RoceParser parser = new RoceParser(new ParseCounters());
+        final RoceFrame result = new RoceFrame();
+        long cuts = 0;
+        long cutsShortOfTheIpEnd = 0;
+        for (final byte[] frame : validFrames())
+        {
+            assertEquals(FrameClass.ROCE, parser.parse(MemorySegment.ofArray(frame), 0, frame.length, result));
+            final long ipEnd = result.icrcOffset() + Icrc.LENGTH;
+            cutsShortOfTheIpEnd += ipEnd;
+            final int l2 = (int)result.ipOffset();
+            for (int cut = 0; cut <= frame.length; cut++)
+            {
+                // a segment exactly as long as the cut: a read past it throws
+                final MemorySegment exact = MemorySegment.ofArray(Arrays.copyOf(frame, cut));
+                final FrameClass outcome = parser.parse(exact, 0, cut, result);
+                final String where = "cut " + cut + " of " + java.util.HexFormat.of().formatHex(frame);
+                if (cut >= ipEnd)
+                {
+                    assertEquals(FrameClass.ROCE, outcome, where); // only Ethernet padding was cut
+                    continue;
+                }
+                assertEquals(FrameClass.MALFORMED, outcome, where);
+                assertEquals(cut < l2 ? MalformedReason.TRUNCATED_ETHERNET : MalformedReason.TRUNCATED_IP,
+                    result.malformedReason(), where);
+                cuts++;
+            }
+        }
+        assertEquals(cutsShortOfTheIpEnd, cuts);
     }
 
     @ParameterizedTest
