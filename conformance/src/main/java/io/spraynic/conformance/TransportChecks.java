@@ -19,6 +19,15 @@ final class TransportChecks extends Checks
     private static final long QUIET_NANOS = 4 * ScriptedPeer.MILLI;
     private static final int CLEAN_ROUNDS = 2;
     private static final int MARKED_ROUNDS = 7;
+    /**
+     * The share the rate check gives the target, and the READ it then asks for (256 packets at MTU 256: 393 ms):
+     * low, so that a target that ignores it is caught even where its window alone holds it to a few Mb/s (9
+     * packets a round trip of 7 ms on a loaded host).
+     */
+    static final int RATE_HINT_MBPS = 2;
+    private static final int RATE_READ_BYTES = 64 * 1024;
+    /** Bytes a packet costs against the rate besides its payload (S8.4). */
+    private static final int PACKET_OVERHEAD = 128;
     /** Measurements of the window tried before the check gives up on a target that restarts it each time. */
     private static final int WINDOW_ATTEMPTS = 3;
     /** 512 packets at MTU 256: more than 9 rounds of a window that starts at 16, and than the SACK window. */
@@ -71,6 +80,12 @@ final class TransportChecks extends Checks
             }
             final String failed = judgeWindows(rounds);
             return null == failed || earlier.isEmpty() ? failed : failed + "; not comparable before: " + earlier;
+        });
+        must("cc.rate-hint", "S8.4-1", "with the suite's ACKs carrying a rateHint of " + RATE_HINT_MBPS + " Mb/s, " +
+            "a READ's responses arrive at most twice as fast (payload plus 128 B a packet)", () ->
+        {
+            DataChecks.requireConnection(why);
+            return paced(c);
         });
         must("ecn.data-ect0", "S2.3-1", "every data packet the target sent arrived ECN-capable, ECT(0)", () ->
         {
@@ -267,6 +282,67 @@ final class TransportChecks extends Checks
             c.collect(SILENCE_NANOS);
         }
         return new Rounds(windows, disturbed);
+    }
+
+    /**
+     * S8.4-1: gives the target a share of {@link #RATE_HINT_MBPS} in an ACK, READs {@link #RATE_READ_BYTES} (every
+     * packet acknowledged at once, with the same share) and times the new READ_RESPONSEs as they arrive. The first
+     * packet's bytes are left out (one packet of burst); the rest must not arrive faster than twice the share (the
+     * slack a loaded host needs: a suite descheduled at the start sees the first packets late, in a bunch).
+     *
+     * @return null when it passed, else what failed.
+     */
+    private String paced(final ScriptedPeer c) throws IOException, NotTested
+    {
+        c.rateHintMbps = RATE_HINT_MBPS;
+        try
+        {
+            c.sendAck(0);
+            final int msn = c.takeMsn(0);
+            c.send(c.readRequest(0, 0, msn, base, rkey, RATE_READ_BYTES));
+            final ScriptedPeer.InboundRead read = c.inboundRead(0, msn);
+            final Set<Integer> seen = new HashSet<>();
+            final long[] first = {0};
+            final long[] last = {0};
+            final long[] bytes = {0};
+            c.awaitPacket(8 * ANSWER_NANOS, p ->
+            {
+                if (p.icrcValid && p.opcode() == SprayWire.READ_RESPONSE && p.wholeHeaders() &&
+                    p.destQp() == c.localCid() && p.h32(4) == msn && seen.add(p.psn()))
+                {
+                    last[0] = System.nanoTime();
+                    if (seen.size() == 1)
+                    {
+                        first[0] = last[0];
+                    }
+                    else
+                    {
+                        bytes[0] += p.payload().length + PACKET_OVERHEAD;
+                    }
+                }
+                return read.complete();
+            });
+            if (!read.complete())
+            {
+                return "the READ of " + RATE_READ_BYTES + " B did not complete in " + 8 * ANSWER_NANOS /
+                    1_000_000_000L + " s at " + RATE_HINT_MBPS + " Mb/s: " + read.bytesPlaced + " B placed";
+            }
+            if (seen.size() < 16)
+            {
+                throw new NotTested("the READ came in " + seen.size() + " packets: too few to time");
+            }
+            final long nanos = Math.max(1, last[0] - first[0]);
+            final double mbps = bytes[0] * 8_000.0 / nanos;
+            return mbps <= 2 * RATE_HINT_MBPS ? null : String.format("%d packets after the first (%d B with their " +
+                "headers) arrived in %.2f ms: %.0f Mb/s against a rateHint of %d Mb/s", seen.size() - 1, bytes[0],
+                nanos / 1e6, mbps, RATE_HINT_MBPS);
+        }
+        finally
+        {
+            c.rateHintMbps = 0;
+            c.sendAck(0);
+            c.collect(SILENCE_NANOS / 4);
+        }
     }
 
     /** @return null when every data packet (or every ACK, NACK, PROBE) arrived with {@code ecn}, else which did not. */

@@ -12,7 +12,7 @@ import java.util.Map;
  * document: the handshake with a fixed cookie (and a PSK proof when given a key), RETRYs and REJECTs within a
  * small response bucket, WRITEs placed into a heap region (a wrong R_Key refused with a NACK that puts its stream in
  * error), READs answered (one path, within a window that grows by one packet a round and shrinks on CE echoes as
- * S8.2 says; what an ACK shows missing sent again, stale ACKs ignored, the oldest packet again after a timeout), probes and data acknowledged at once with their CE marks echoed, CLOSE answered, a
+ * S8.2 says, paced at the rateHint of the last ACK as S8.4 says; what an ACK shows missing sent again, stale ACKs ignored, the oldest packet again after a timeout), probes and data acknowledged at once with their CE marks echoed, CLOSE answered, a
  * per-source connection limit, keepalives and an idle timeout. Each {@link Fault} makes
  * it non-compliant in one way, so the self-test can show the suite catches exactly that. It runs on its own thread
  * until closed.
@@ -59,7 +59,9 @@ final class ToyResponder implements AutoCloseable
         /** S8.2-1 (and S6.3): no window: a READ's responses all go at once. */
         NO_WINDOW,
         /** S8.2-1: CE echoes do not shrink the window, which grows by one packet every round. */
-        IGNORE_CE
+        IGNORE_CE,
+        /** S8.4-1: READ responses go as fast as the window lets them, whatever rateHint the ACKs carry. */
+        IGNORE_RATE_HINT
     }
 
     /** The toy's connections per source (S12.9) and idle timeout (S12.10), small so that the checks run fast. */
@@ -124,6 +126,9 @@ final class ToyResponder implements AutoCloseable
         double alpha;
         int roundAcknowledged;
         int roundMarked;
+        /** S8.4: the share the last ACK gave (Mb/s, 0: none), and when the pacer lets the next packet go. */
+        int rateHintMbps;
+        long nextSendAt;
     }
 
     ToyResponder(final InetSocketAddress self, final InetSocketAddress suite, final byte[] psk,
@@ -145,7 +150,7 @@ final class ToyResponder implements AutoCloseable
         {
             while (running)
             {
-                final Packet p = link.receive(20 * ScriptedPeer.MILLI);
+                final Packet p = link.receive(ScriptedPeer.MILLI); // the pacer's tick
                 if (null != p && (p.icrcValid || acceptBadIcrc) && p.tver() == 0 && p.wholeHeaders())
                 {
                     handle(p);
@@ -440,6 +445,7 @@ final class ToyResponder implements AutoCloseable
             return;
         }
         c.ackTaken = Math.max(c.ackTaken, sequence);
+        c.rateHintMbps = p.h32(40);
         c.lastAckHeard = System.nanoTime();
         final int cumulative = p.h24(5);
         final int outstanding = c.unacknowledged.size();
@@ -488,13 +494,23 @@ final class ToyResponder implements AutoCloseable
         c.roundMarked = 0;
     }
 
-    /** Sends the held READ_RESPONSEs the window has room for (all of them with {@link Fault#NO_WINDOW}). */
+    /**
+     * Sends the held READ_RESPONSEs the window has room for (all of them with {@link Fault#NO_WINDOW}) and the
+     * pacer lets go: with a rateHint, a packet's payload plus 128 B at that rate after the one before, no burst.
+     */
     private void sendWithinWindow(final Connection c) throws IOException
     {
         final int window = faults.contains(Fault.NO_WINDOW) ? Integer.MAX_VALUE : (int)c.window;
-        while (!c.held.isEmpty() && c.unacknowledged.size() < window)
+        final boolean paced = c.rateHintMbps > 0 && !faults.contains(Fault.IGNORE_RATE_HINT);
+        final long now = System.nanoTime();
+        while (!c.held.isEmpty() && c.unacknowledged.size() < window && (!paced || now >= c.nextSendAt))
         {
             final Map.Entry<Integer, byte[]> next = c.held.pollFirstEntry();
+            if (paced)
+            {
+                c.nextSendAt = Math.max(c.nextSendAt, now) +
+                    (next.getValue().length - SprayWire.BTH_LENGTH - SprayWire.SETH_LENGTH + 128) * 8_000L / c.rateHintMbps;
+            }
             c.unacknowledged.put(next.getKey(), next.getValue());
             sendData(next.getValue());
             c.lastSent = System.nanoTime();
@@ -534,6 +550,7 @@ final class ToyResponder implements AutoCloseable
             {
                 continue;
             }
+            sendWithinWindow(c);
             if (now - c.lastHeard > IDLE_TIMEOUT_NANOS && !faults.contains(Fault.NO_IDLE_CLOSE))
             {
                 c.closed = true;
