@@ -61,7 +61,9 @@ final class ToyResponder implements AutoCloseable
         /** S8.2-1: CE echoes do not shrink the window, which grows by one packet every round. */
         IGNORE_CE,
         /** S8.4-1: READ responses go as fast as the window lets them, whatever rateHint the ACKs carry. */
-        IGNORE_RATE_HINT
+        IGNORE_RATE_HINT,
+        /** Not a fault: READ responses go {@link #SLOW_NANOS} after the READ_REQUEST or ACK, as a loaded host's. */
+        SLOW
     }
 
     /** The toy's connections per source (S12.9) and idle timeout (S12.10), small so that the checks run fast. */
@@ -74,6 +76,8 @@ final class ToyResponder implements AutoCloseable
     /** The toy's response bucket (S12.9), small so that the suite's flood overruns it quickly. */
     static final double RESPONSE_RATE = 2_000;
     static final int RESPONSE_BURST = 32;
+    /** How late {@link Fault#SLOW} answers: above the window check's quiet of 4 ms. */
+    static final long SLOW_NANOS = 10 * ScriptedPeer.MILLI;
     /** S8.2: the window a path starts with, and the gain of its CE estimate. */
     static final int INITIAL_WINDOW = 16;
     private static final double GAIN = 1.0 / 16;
@@ -129,6 +133,8 @@ final class ToyResponder implements AutoCloseable
         /** S8.4: the share the last ACK gave (Mb/s, 0: none), and when the pacer lets the next packet go. */
         int rateHintMbps;
         long nextSendAt;
+        /** With {@link Fault#SLOW}: when the held READ_RESPONSEs may go. */
+        long answerAt;
     }
 
     ToyResponder(final InetSocketAddress self, final InetSocketAddress suite, final byte[] psk,
@@ -366,6 +372,7 @@ final class ToyResponder implements AutoCloseable
                     break;
                 }
             }
+            c.answerAt = System.nanoTime() + SLOW_NANOS;
             sendWithinWindow(c);
         }
     }
@@ -446,6 +453,7 @@ final class ToyResponder implements AutoCloseable
         }
         c.ackTaken = Math.max(c.ackTaken, sequence);
         c.rateHintMbps = p.h32(40);
+        c.answerAt = System.nanoTime() + SLOW_NANOS;
         c.lastAckHeard = System.nanoTime();
         final int cumulative = p.h24(5);
         final int outstanding = c.unacknowledged.size();
@@ -503,6 +511,10 @@ final class ToyResponder implements AutoCloseable
         final int window = faults.contains(Fault.NO_WINDOW) ? Integer.MAX_VALUE : (int)c.window;
         final boolean paced = c.rateHintMbps > 0 && !faults.contains(Fault.IGNORE_RATE_HINT);
         final long now = System.nanoTime();
+        if (faults.contains(Fault.SLOW) && now < c.answerAt)
+        {
+            return;
+        }
         while (!c.held.isEmpty() && c.unacknowledged.size() < window && (!paced || now >= c.nextSendAt))
         {
             final Map.Entry<Integer, byte[]> next = c.held.pollFirstEntry();
