@@ -1,6 +1,5 @@
 package io.spraynic.cli;
 
-import io.spraynic.datapath.port.DpdkTestSupport;
 import io.spraynic.datapath.port.TestNetwork;
 
 import java.io.IOException;
@@ -15,36 +14,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * For tests that run NICs in network namespaces: starting and awaiting them. The namespaces themselves, their links
- * and the commands that build them: {@link TestNetwork}; the few forwards to it here serve tests not moved yet.
+ * and the commands that build them: {@link TestNetwork}.
  */
 final class NetnsTestSupport
 {
     private NetnsTestSupport()
     {
-    }
-
-    /** {@link DpdkTestSupport#run(String...)}, for tests not yet on {@link TestNetwork} (ConformanceVethTest on main). */
-    static String run(final String... command) throws IOException, InterruptedException
-    {
-        return DpdkTestSupport.run(command);
-    }
-
-    /** Joins two namespaces with a veth pair, both ends up: {@link TestNetwork#veth}, for tests not yet on it. */
-    static void vethPair(final String nsA, final String vethA, final String nsB, final String vethB)
-        throws IOException, InterruptedException
-    {
-        DpdkTestSupport.run("ip", "link", "add", vethA, "netns", nsA, "type", "veth", "peer", "name", vethB, "netns", nsB);
-        DpdkTestSupport.runIn(nsA, "ip", "link", "set", vethA, "up");
-        DpdkTestSupport.runIn(nsB, "ip", "link", "set", vethB, "up");
-    }
-
-    /** Deletes the namespaces that are there (best effort): {@link TestNetwork#close}, for tests not yet on it. */
-    static void deleteNamespaces(final List<String> namespaces)
-    {
-        for (final String ns : namespaces)
-        {
-            DpdkTestSupport.run(false, "ip", "netns", "del", ns);
-        }
     }
 
     /**

@@ -62,9 +62,9 @@ final class ReceiveWindows
 
     /**
      * @return an ACK (S5.1) of {@code path} to {@code destQp}: its window, {@code ceCount} CE marks echoed (ECE set
-     * when above 0), the next ackSequence, tagged with {@code key}.
+     * when above 0), the share {@code rateHintMbps} (S8.3; 0: no hint), the next ackSequence, tagged with {@code key}.
      */
-    byte[] ack(final int destQp, final int path, final int ceCount, final long[] key)
+    byte[] ack(final int destQp, final int path, final int ceCount, final int rateHintMbps, final long[] key)
     {
         final byte[] sack = new byte[32];
         for (int i = above[path].nextSetBit(1); i >= 0 && i < SprayWire.SACK_BITS; i = above[path].nextSetBit(i + 1))
@@ -72,7 +72,8 @@ final class ReceiveWindows
             sack[i >> 3] |= (byte)(0x80 >>> (i & 7));
         }
         return FrameBuilder.bth(SprayWire.ACK, destQp, 0, false).u8(path).u8(ceCount > 0 ? SprayWire.SACKH_ECE : 0)
-            .u16(Math.min(ceCount, 0xFFFF)).u8(0).u24(cumulative[path]).bytes(sack).u32(0).u32(++ackSequence[path])
+            .u16(Math.min(ceCount, 0xFFFF)).u8(0).u24(cumulative[path]).bytes(sack).u32(rateHintMbps)
+            .u32(++ackSequence[path])
             .u32(0).controlTag(key).bytes();
     }
 

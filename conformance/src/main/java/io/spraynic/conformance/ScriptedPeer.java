@@ -48,6 +48,8 @@ final class ScriptedPeer
     boolean silent;
     /** With {@link #silent}: PROBEs are still acknowledged (the target's start probe of S8.3.1 is answered). */
     boolean answerProbes;
+    /** The share (S8.3, Mb/s) the suite's ACKs give the target; 0: no hint. */
+    int rateHintMbps;
     /** The target's paths whose packets the suite drops and never acknowledges (a dead route, S7.4). */
     final BitSet deadPaths = new BitSet();
 
@@ -501,7 +503,7 @@ final class ScriptedPeer
     /** Sends an ACK of {@code path} that echoes {@code ceCount} CE marks (ECE set when above 0, S8.1). */
     void sendAck(final int path, final int ceCount) throws RuntimeException
     {
-        final byte[] ack = inbound.ack(remoteCid, path, ceCount, sendKey);
+        final byte[] ack = inbound.ack(remoteCid, path, ceCount, rateHintMbps, sendKey);
         try
         {
             send(ack);

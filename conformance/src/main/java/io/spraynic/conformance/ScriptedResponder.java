@@ -479,7 +479,7 @@ final class ScriptedResponder
 
     private void sendAck(final int path) throws IOException
     {
-        send(inbound.ack(peerCid, path, 0, sendKey));
+        send(inbound.ack(peerCid, path, 0, 0, sendKey));
     }
 
     /** Sends a control packet Not-ECT (S2.3-2), or drops it as the loss rate says. */

@@ -11,8 +11,8 @@ import java.util.Map;
  * A deliberately small spray responder for the suite's self-test, written in the test module from the same
  * document: the handshake with a fixed cookie (and a PSK proof when given a key), RETRYs and REJECTs within a
  * small response bucket, WRITEs placed into a heap region (a wrong R_Key refused with a NACK that puts its stream in
- * error), READs answered (one path, no window; what an ACK shows missing sent again, stale ACKs ignored, the oldest
- * packet again after a timeout), probes and data acknowledged at once with their CE marks echoed, CLOSE answered, a
+ * error), READs answered (one path, within a window that grows by one packet a round and shrinks on CE echoes as
+ * S8.2 says, paced at the rateHint of the last ACK as S8.4 says; what an ACK shows missing sent again, stale ACKs ignored, the oldest packet again after a timeout), probes and data acknowledged at once with their CE marks echoed, CLOSE answered, a
  * per-source connection limit, keepalives and an idle timeout. Each {@link Fault} makes
  * it non-compliant in one way, so the self-test can show the suite catches exactly that. It runs on its own thread
  * until closed.
@@ -55,7 +55,15 @@ final class ToyResponder implements AutoCloseable
         /** S12.9-2: every CONNECT is answered, without a response bucket. */
         NO_RESPONSE_RATE_LIMIT,
         /** S5.1-2: an ACK whose ackSequence is not above the last one taken is taken too. */
-        ACCEPT_STALE_ACK
+        ACCEPT_STALE_ACK,
+        /** S8.2-1 (and S6.3): no window: a READ's responses all go at once. */
+        NO_WINDOW,
+        /** S8.2-1: CE echoes do not shrink the window, which grows by one packet every round. */
+        IGNORE_CE,
+        /** S8.4-1: READ responses go as fast as the window lets them, whatever rateHint the ACKs carry. */
+        IGNORE_RATE_HINT,
+        /** Not a fault: READ responses go {@link #SLOW_NANOS} after the READ_REQUEST or ACK, as a loaded host's. */
+        SLOW
     }
 
     /** The toy's connections per source (S12.9) and idle timeout (S12.10), small so that the checks run fast. */
@@ -68,6 +76,11 @@ final class ToyResponder implements AutoCloseable
     /** The toy's response bucket (S12.9), small so that the suite's flood overruns it quickly. */
     static final double RESPONSE_RATE = 2_000;
     static final int RESPONSE_BURST = 32;
+    /** How late {@link Fault#SLOW} answers: above the window check's quiet of 4 ms. */
+    static final long SLOW_NANOS = 10 * ScriptedPeer.MILLI;
+    /** S8.2: the window a path starts with, and the gain of its CE estimate. */
+    static final int INITIAL_WINDOW = 16;
+    private static final double GAIN = 1.0 / 16;
     private static final byte[] COOKIE = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 
     final java.util.Set<Fault> faults;
@@ -110,6 +123,18 @@ final class ToyResponder implements AutoCloseable
         long lastAckHeard = System.nanoTime();
         /** READ_RESPONSEs sent and not yet acknowledged, by PSN (the toy's PSNs start at 1000 and never wrap). */
         final java.util.TreeMap<Integer, byte[]> unacknowledged = new java.util.TreeMap<>();
+        /** READ_RESPONSEs the window holds back, by PSN (assigned in order: one path, so sending order is PSN order). */
+        final java.util.TreeMap<Integer, byte[]> held = new java.util.TreeMap<>();
+        /** S8.2: the window of path 0 in packets, its CE estimate, and the packets and CE echoes of this round. */
+        double window = INITIAL_WINDOW;
+        double alpha;
+        int roundAcknowledged;
+        int roundMarked;
+        /** S8.4: the share the last ACK gave (Mb/s, 0: none), and when the pacer lets the next packet go. */
+        int rateHintMbps;
+        long nextSendAt;
+        /** With {@link Fault#SLOW}: when the held READ_RESPONSEs may go. */
+        long answerAt;
     }
 
     ToyResponder(final InetSocketAddress self, final InetSocketAddress suite, final byte[] psk,
@@ -131,7 +156,7 @@ final class ToyResponder implements AutoCloseable
         {
             while (running)
             {
-                final Packet p = link.receive(20 * ScriptedPeer.MILLI);
+                final Packet p = link.receive(ScriptedPeer.MILLI); // the pacer's tick
                 if (null != p && (p.icrcValid || acceptBadIcrc) && p.tver() == 0 && p.wholeHeaders())
                 {
                     handle(p);
@@ -341,14 +366,14 @@ final class ToyResponder implements AutoCloseable
                 final byte[] response = FrameBuilder.bth(SprayWire.READ_RESPONSE, c.peerCid, c.nextPsn, false).u8(0)
                     .u8(offset + n >= length ? SprayWire.SETH_LAST : 0).u16(p.h16(2)).u32(p.h32(4)).u32(offset)
                     .u32(length).u32(0).u64(tag).bytes(payload).bytes();
-                c.unacknowledged.put(c.nextPsn++, response);
-                sendData(response);
-                c.lastSent = System.nanoTime();
+                c.held.put(c.nextPsn++, response);
                 if (n <= 0)
                 {
                     break;
                 }
             }
+            c.answerAt = System.nanoTime() + SLOW_NANOS;
+            sendWithinWindow(c);
         }
     }
 
@@ -427,8 +452,11 @@ final class ToyResponder implements AutoCloseable
             return;
         }
         c.ackTaken = Math.max(c.ackTaken, sequence);
+        c.rateHintMbps = p.h32(40);
+        c.answerAt = System.nanoTime() + SLOW_NANOS;
         c.lastAckHeard = System.nanoTime();
         final int cumulative = p.h24(5);
+        final int outstanding = c.unacknowledged.size();
         c.unacknowledged.headMap(cumulative).clear();
         int highest = cumulative - 1;
         for (int i = 1; i < SprayWire.SACK_BITS; i++)
@@ -439,11 +467,65 @@ final class ToyResponder implements AutoCloseable
                 highest = cumulative + i;
             }
         }
+        endOfRound(c, outstanding - c.unacknowledged.size(), p.h16(2));
         for (final byte[] lost : c.unacknowledged.headMap(highest).values())
         {
             final byte[] again = lost.clone();
             again[SprayWire.BTH_LENGTH + 1] |= SprayWire.SETH_RETRANSMIT;
             sendData(again);
+        }
+        sendWithinWindow(c);
+    }
+
+    /**
+     * S8.2: a round ends when its ACKs acknowledged a window of packets; with CE echoed in it the window shrinks by
+     * alpha / 2 (alpha the smoothed fraction of marked packets), else it grows by one, up to 256.
+     */
+    private void endOfRound(final Connection c, final int acknowledged, final int marked)
+    {
+        c.roundAcknowledged += acknowledged;
+        c.roundMarked += marked;
+        if (c.roundAcknowledged < (int)c.window)
+        {
+            return;
+        }
+        if (c.roundMarked > 0 && !faults.contains(Fault.IGNORE_CE))
+        {
+            c.alpha = (1 - GAIN) * c.alpha + GAIN * Math.min(1.0, (double)c.roundMarked / c.roundAcknowledged);
+            c.window = Math.max(1, c.window * (1 - c.alpha / 2));
+        }
+        else
+        {
+            c.window = Math.min(SprayWire.SACK_BITS, c.window + 1);
+        }
+        c.roundAcknowledged = 0;
+        c.roundMarked = 0;
+    }
+
+    /**
+     * Sends the held READ_RESPONSEs the window has room for (all of them with {@link Fault#NO_WINDOW}) and the
+     * pacer lets go: with a rateHint, a packet's payload plus 128 B at that rate after the one before, no burst.
+     */
+    private void sendWithinWindow(final Connection c) throws IOException
+    {
+        final int window = faults.contains(Fault.NO_WINDOW) ? Integer.MAX_VALUE : (int)c.window;
+        final boolean paced = c.rateHintMbps > 0 && !faults.contains(Fault.IGNORE_RATE_HINT);
+        final long now = System.nanoTime();
+        if (faults.contains(Fault.SLOW) && now < c.answerAt)
+        {
+            return;
+        }
+        while (!c.held.isEmpty() && c.unacknowledged.size() < window && (!paced || now >= c.nextSendAt))
+        {
+            final Map.Entry<Integer, byte[]> next = c.held.pollFirstEntry();
+            if (paced)
+            {
+                c.nextSendAt = Math.max(c.nextSendAt, now) +
+                    (next.getValue().length - SprayWire.BTH_LENGTH - SprayWire.SETH_LENGTH + 128) * 8_000L / c.rateHintMbps;
+            }
+            c.unacknowledged.put(next.getKey(), next.getValue());
+            sendData(next.getValue());
+            c.lastSent = System.nanoTime();
         }
     }
 
@@ -480,6 +562,7 @@ final class ToyResponder implements AutoCloseable
             {
                 continue;
             }
+            sendWithinWindow(c);
             if (now - c.lastHeard > IDLE_TIMEOUT_NANOS && !faults.contains(Fault.NO_IDLE_CLOSE))
             {
                 c.closed = true;
@@ -517,3 +600,4 @@ final class ToyResponder implements AutoCloseable
         link.close();
     }
 }
+
