@@ -267,6 +267,12 @@ public final class SprayConnection
         return receiver;
     }
 
+    /** @return how it ends (its unit test hands it CLOSEs directly). */
+    ConnectionTeardown teardown()
+    {
+        return teardown;
+    }
+
     // S12.5, S12.3: a packet from elsewhere than the peer, or a control packet whose tag fails, is dropped before
     // anything is read from it; data packets are checked by their message tag once their SETH is validated
     void onFrame(final RoceFrame frame, final long now)
