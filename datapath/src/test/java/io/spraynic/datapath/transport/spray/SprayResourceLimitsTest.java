@@ -35,6 +35,8 @@ class SprayResourceLimitsTest
     private static final class NackWatch
     {
         long noResources;
+        /** Of those, the ones of refusal 0: a packet dropped unseen, no record to number a refusal in. */
+        long unnumbered;
 
         SprayTestBed.Options watch(final SprayTestBed.Options options)
         {
@@ -52,6 +54,10 @@ class SprayResourceLimitsTest
                             NegativeAckHeader.reason(memory, nakh) == NegativeAckHeader.RNR_REASON_NO_RESOURCES)
                         {
                             noResources++;
+                            if (NegativeAckHeader.refusal(memory, nakh) == 0)
+                            {
+                                unnumbered++;
+                            }
                         }
                     }
                     return false;
@@ -433,6 +439,55 @@ class SprayResourceLimitsTest
                     .mismatch(src.segment().asSlice(PACKET, 3 * PACKET)));
                 assertEquals(0, bed.workerA.faults() + bed.workerB.faults(), "nothing threw");
             }
+        }
+    }
+
+    /**
+     * S10.2-1: with the window and the reserve record both used up, the first packet of a further message is dropped
+     * unseen; its sender is told with an RNR NACK of reason NO_RESOURCES and refusal 0, and every message still
+     * completes once receives are posted.
+     */
+    @Test
+    void shouldNackAPacketDroppedUnseenWhenNoRecordIsLeftS102()
+    {
+        final int messages = 16;
+        final NackWatch nacks = new NackWatch();
+        final SprayTestBed.Options options = nacks.watch(new SprayTestBed.Options());
+        options.streams = messages;
+        options.rnrRetries = 1000;
+        options.configureConnection = (host, c) ->
+        {
+            if (host == 2)
+            {
+                c.depths(1024, 1024, 8); // a window of 7 records and 1 in reserve
+            }
+        };
+        try (SprayTestBed bed = new SprayTestBed(options))
+        {
+            final MemoryRegion src = bed.region(bed.pdA, (long)messages * PACKET, AccessFlags.NONE, 9);
+            final MemoryRegion dst = bed.region(bed.pdB, (long)messages * PACKET, AccessFlags.LOCAL_WRITE, 0);
+            final SendWorkRequest wr = new SendWorkRequest();
+            for (int i = 0; i < messages; i++)
+            {
+                assertEquals(PostResult.OK, bed.a.postSend(i, wr.reset().wrId(i).opcode(WorkRequestOpcode.SEND)
+                    .local(src, src.address() + (long)i * PACKET, PACKET)));
+            }
+            bed.runUntil(() -> nacks.unnumbered > 0, 20_000);
+            assertTrue(bed.b.counters().get(SprayCounters.NO_RESOURCES) >= nacks.unnumbered,
+                "no packet draws more than one NACK");
+            assertTrue(bed.a.counters().get(SprayCounters.RNR_RETRIES) > 0);
+
+            final ReceiveWorkRequest rr = new ReceiveWorkRequest();
+            for (int i = 0; i < messages; i++)
+            {
+                bed.b.postReceive(i, rr.wrId(100 + i).buffer(dst, dst.address() + (long)i * PACKET, PACKET));
+            }
+            final List<WorkCompletion> done = bed.sendCompletionsA(messages);
+            assertEquals(messages, done.size());
+            done.forEach(wc -> assertEquals(WorkCompletionStatus.SUCCESS, wc.status(), wc::toString));
+            assertEquals(messages, SprayTestBed.drain(bed.receiveCqB).size());
+            assertEquals(-1L, src.segment().mismatch(dst.segment()));
+            assertEquals(0, bed.workerA.faults() + bed.workerB.faults(), "nothing threw");
         }
     }
 }
