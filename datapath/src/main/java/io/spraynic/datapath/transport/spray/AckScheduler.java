@@ -24,6 +24,11 @@ final class AckScheduler
     static final int ACCEPT_ACK_NOW = 3;
 
     private static final long NONE = Long.MIN_VALUE;
+    private static final int SINCE_ACK = 0;
+    private static final int CE_SINCE_ACK = 1;
+    private static final int ACK_SEQUENCE = 2;
+    private static final int HAD_GAP = 3;
+    private static final int STRIDE = 4;
 
     private final int paths;
     private final int ackEvery;
@@ -31,11 +36,12 @@ final class AckScheduler
     private final TransportCounters counters;
     private final TransportCounters[] pathCounters;
     private final PathReceiveWindow[] receiveWindows;
-    private final int[] sinceAck;
-    private final int[] ceSinceAck;
+    /**
+     * Per path, path-major in one array (issue 13: one array header, not one per field): packets and CE marks since
+     * its last ACK, the sequence of its last ACK (S6.5), whether it had a gap at the last packet (1) or not (0).
+     */
+    private final int[] pathInts;
     private final long[] firstUnackedAt;
-    private final boolean[] hadGap;
-    private final int[] ackSequence;
     private int advertisedHintMbps;
 
     /** @param initialPsn the connection's initial receive PSN (S6.1): each path's starts from it. */
@@ -49,14 +55,13 @@ final class AckScheduler
         this.counters = counters;
         this.pathCounters = pathCounters;
         receiveWindows = new PathReceiveWindow[paths];
-        sinceAck = new int[paths];
-        ceSinceAck = new int[paths];
+        pathInts = new int[paths * STRIDE];
         firstUnackedAt = new long[paths];
-        hadGap = new boolean[paths];
-        ackSequence = new int[paths];
+        final long[] bits = new long[paths * PathReceiveWindow.WORDS]; // the windows' bitmaps, one array
         for (int path = 0; path < paths; path++)
         {
-            receiveWindows[path] = new PathReceiveWindow(PathScheduler.initialPsn(initialPsn, path));
+            receiveWindows[path] = new PathReceiveWindow(bits, path * PathReceiveWindow.WORDS,
+                PathScheduler.initialPsn(initialPsn, path));
             firstUnackedAt[path] = NONE;
         }
     }
@@ -90,11 +95,11 @@ final class AckScheduler
         {
             counters.increment(SprayCounters.ECN_MARKS_RECEIVED);
             pathCounter.increment(SprayCounters.ECN_MARKS_RECEIVED);
-            ceSinceAck[path]++;
+            pathInts[path * STRIDE + CE_SINCE_ACK]++;
             ackAtOnce |= firstUnackedAt[path] == NONE;
         }
         final boolean gap = window.hasGap();
-        if (gap != hadGap[path])
+        if (gap != (pathInts[path * STRIDE + HAD_GAP] != 0))
         {
             ackAtOnce = true;
             if (gap)
@@ -102,13 +107,13 @@ final class AckScheduler
                 counters.increment(SprayCounters.SACK_GAPS);
                 pathCounter.increment(SprayCounters.SACK_GAPS);
             }
-            hadGap[path] = gap;
+            pathInts[path * STRIDE + HAD_GAP] = gap ? 1 : 0;
         }
         if (firstUnackedAt[path] == NONE)
         {
             firstUnackedAt[path] = now;
         }
-        if (++sinceAck[path] >= ackEvery)
+        if (++pathInts[path * STRIDE + SINCE_ACK] >= ackEvery)
         {
             ackAtOnce = true;
         }
@@ -140,7 +145,7 @@ final class AckScheduler
             window.reset(psn);
         }
         window.onPacket(psn);
-        hadGap[path] = window.hasGap();
+        pathInts[path * STRIDE + HAD_GAP] = window.hasGap() ? 1 : 0;
     }
 
     /** @return whether the delayed ACK of {@code path} is due at {@code now}. */
@@ -171,7 +176,7 @@ final class AckScheduler
     /** @return CE-marked packets of {@code path} since its last ACK. */
     int ceSinceAck(final int path)
     {
-        return ceSinceAck[path];
+        return pathInts[path * STRIDE + CE_SINCE_ACK];
     }
 
     /**
@@ -183,10 +188,10 @@ final class AckScheduler
     int ackSent(final int path, final int hintMbps)
     {
         advertisedHintMbps = hintMbps;
-        sinceAck[path] = 0;
-        ceSinceAck[path] = 0;
+        pathInts[path * STRIDE + SINCE_ACK] = 0;
+        pathInts[path * STRIDE + CE_SINCE_ACK] = 0;
         firstUnackedAt[path] = NONE;
-        return ++ackSequence[path];
+        return ++pathInts[path * STRIDE + ACK_SEQUENCE];
     }
 
     /**

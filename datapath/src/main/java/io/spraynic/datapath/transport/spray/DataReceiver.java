@@ -1,6 +1,7 @@
 package io.spraynic.datapath.transport.spray;
 
 import io.spraynic.datapath.transport.TransportCounters;
+import io.spraynic.datapath.wire.NegativeAckHeader;
 import io.spraynic.datapath.wire.ProbeHeader;
 import io.spraynic.datapath.wire.RoceFrame;
 import io.spraynic.datapath.wire.SprayExtendedTransportHeader;
@@ -123,6 +124,7 @@ final class DataReceiver
         if (room == InboundMessages.NO_ROOM)
         {
             counters.increment(SprayCounters.NO_RESOURCES);
+            refuseUnseen(path, messageKind, streamId, msn, now);
             return;
         }
 
@@ -152,6 +154,21 @@ final class DataReceiver
         if (verdict == AckScheduler.ACCEPT_ACK_NOW)
         {
             control.sendAck(path);
+        }
+    }
+
+    // S10.2-1, S10.2-2: a packet dropped unseen for want of storage (the engine's pool at its limit, or no record
+    // left to hold a refusal in) is told to its sender with an RNR NACK of reason NO_RESOURCES, within the engine's
+    // response rate, as the other resource limits are. It carries refusal 0: no record here holds a refusal, so
+    // none is numbered (a numbered refusal the sender could not learn by a query would hold its completions). The
+    // sender waits its RNR timer before the message goes again, rather than only retransmitting into the limit. A
+    // READ response is this end's own READ (a local limit): nothing is told
+    private void refuseUnseen(final int path, final byte messageKind, final int streamId, final int msn, final long now)
+    {
+        if (messageKind != READ_RESPONSE && engine.tryRespond(now))
+        {
+            control.sendNack(path, NegativeAckHeader.SYNDROME_RNR, NegativeAckHeader.RNR_REASON_NO_RESOURCES,
+                streamId, msn, 0); // counted nacks_sent; the drop itself no_resources
         }
     }
 

@@ -17,10 +17,37 @@ package io.spraynic.datapath.transport.spray;
  */
 public final class PathCongestionControl
 {
-    private final double gain;
-    private final double lossFactor;
-    private final int maxWindow;
-    private final int initialWindow;
+    /** What every path of a connection is configured with: held once, not per path (issue 13). */
+    static final class Parameters
+    {
+        final int initialWindow;
+        final int maxWindow;
+        final double gain;
+        final double lossFactor;
+
+        /**
+         * @param initialWindow packets allowed outstanding at the start (S8.2: 16).
+         * @param maxWindow     most packets outstanding (S8.2: 256, the SACK window).
+         * @param gain          {@code g} (S8.2: 1/16).
+         * @param lossFactor    the window is multiplied by this on a loss, at most once per round; 1 ignores loss.
+         */
+        Parameters(final int initialWindow, final int maxWindow, final double gain, final double lossFactor)
+        {
+            if (initialWindow < 1 || maxWindow < initialWindow || maxWindow > PathSendWindow.CAPACITY || gain <= 0 ||
+                gain > 1 || lossFactor <= 0 || lossFactor > 1)
+            {
+                throw new IllegalArgumentException("need 1 <= initialWindow <= maxWindow <= " + PathSendWindow.CAPACITY +
+                    ", 0 < gain <= 1 and 0 < lossFactor <= 1 (got " + initialWindow + ", " + maxWindow + ", " + gain +
+                    ", " + lossFactor + ")");
+            }
+            this.initialWindow = initialWindow;
+            this.maxWindow = maxWindow;
+            this.gain = gain;
+            this.lossFactor = lossFactor;
+        }
+    }
+
+    private final Parameters parameters;
     private double window;
     private double alpha;
     private long roundStartNanos;
@@ -43,17 +70,13 @@ public final class PathCongestionControl
      */
     public PathCongestionControl(final int initialWindow, final int maxWindow, final double gain, final double lossFactor)
     {
-        if (initialWindow < 1 || maxWindow < initialWindow || maxWindow > PathSendWindow.CAPACITY || gain <= 0 || gain > 1 ||
-            lossFactor <= 0 || lossFactor > 1)
-        {
-            throw new IllegalArgumentException("need 1 <= initialWindow <= maxWindow <= " + PathSendWindow.CAPACITY +
-                ", 0 < gain <= 1 and 0 < lossFactor <= 1 (got " + initialWindow + ", " + maxWindow + ", " + gain + ", " +
-                lossFactor + ")");
-        }
-        this.initialWindow = initialWindow;
-        this.maxWindow = maxWindow;
-        this.gain = gain;
-        this.lossFactor = lossFactor;
+        this(new Parameters(initialWindow, maxWindow, gain, lossFactor));
+    }
+
+    /** A window configured by {@code parameters}, shared with the other paths of its connection. */
+    PathCongestionControl(final Parameters parameters)
+    {
+        this.parameters = parameters;
         reset(0);
     }
 
@@ -62,7 +85,7 @@ public final class PathCongestionControl
      */
     public void reset(final long nowNanos)
     {
-        window = initialWindow;
+        window = parameters.initialWindow;
         alpha = 0;
         startRound(nowNanos);
     }
@@ -83,13 +106,13 @@ public final class PathCongestionControl
     }
 
     /**
-     * A loss on this path (S6.5): multiply by {@code lossFactor}, once per round (nothing by default).
+     * A loss on this path (S6.5): multiply by {@code parameters.lossFactor}, once per round (nothing by default).
      */
     public void onLoss(final long nowNanos)
     {
-        if (lossFactor < 1 && !decreasedThisRound)
+        if (parameters.lossFactor < 1 && !decreasedThisRound)
         {
-            window = Math.max(1, window * lossFactor);
+            window = Math.max(1, window * parameters.lossFactor);
             decreasedThisRound = true;
         }
     }
@@ -99,7 +122,7 @@ public final class PathCongestionControl
         if (roundAcked > 0)
         {
             final double fraction = Math.min(1.0, (double)roundMarked / roundAcked);
-            alpha = (1 - gain) * alpha + gain * fraction;
+            alpha = (1 - parameters.gain) * alpha + parameters.gain * fraction;
             if (roundMarked > 0)
             {
                 if (!decreasedThisRound)
@@ -109,7 +132,7 @@ public final class PathCongestionControl
             }
             else if (!decreasedThisRound)
             {
-                window = Math.min(maxWindow, window + 1);
+                window = Math.min(parameters.maxWindow, window + 1);
             }
         }
         startRound(nowNanos);

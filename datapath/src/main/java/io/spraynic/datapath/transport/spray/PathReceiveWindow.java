@@ -27,7 +27,10 @@ public final class PathReceiveWindow
 
     static final int WORDS = SelectiveAckHeader.SACK_BITS / Long.SIZE;
 
-    private final long[] bits = new long[WORDS];
+    // WORDS words from `base`: the window's own array, or its part of one its connection's paths share (issue 13:
+    // one array header for all of them)
+    private final long[] bits;
+    private final int base;
     private int cumulativePsn;
 
     /**
@@ -35,6 +38,21 @@ public final class PathReceiveWindow
      */
     public PathReceiveWindow(final int firstPsn)
     {
+        this(new long[WORDS], 0, firstPsn);
+    }
+
+    /**
+     * @param bits     holds this window's bitmap at {@code [base, base + WORDS)}, and other windows' elsewhere.
+     * @param firstPsn the first PSN the sender will use on this path.
+     */
+    PathReceiveWindow(final long[] bits, final int base, final int firstPsn)
+    {
+        if (base < 0 || base + WORDS > bits.length)
+        {
+            throw new IllegalArgumentException("no room for " + WORDS + " words at " + base + " of " + bits.length);
+        }
+        this.bits = bits;
+        this.base = base;
         reset(firstPsn);
     }
 
@@ -46,7 +64,7 @@ public final class PathReceiveWindow
         cumulativePsn = nextPsn & Psn.MASK;
         for (int i = 0; i < WORDS; i++)
         {
-            bits[i] = 0;
+            bits[base + i] = 0;
         }
     }
 
@@ -68,11 +86,11 @@ public final class PathReceiveWindow
         }
         final int word = distance >>> 6;
         final long mask = Long.MIN_VALUE >>> (distance & 63);
-        if ((bits[word] & mask) != 0)
+        if ((bits[base + word] & mask) != 0)
         {
             return DUPLICATE;
         }
-        bits[word] |= mask;
+        bits[base + word] |= mask;
         if (distance != 0)
         {
             return ABOVE_GAP;
@@ -88,7 +106,7 @@ public final class PathReceiveWindow
     {
         for (int i = 0; i < WORDS; i++)
         {
-            if (bits[i] != 0)
+            if (bits[base + i] != 0)
             {
                 return true;
             }
@@ -109,9 +127,9 @@ public final class PathReceiveWindow
     {
         for (int i = WORDS - 1; i >= 0; i--)
         {
-            if (bits[i] != 0)
+            if (bits[base + i] != 0)
             {
-                return Psn.add(cumulativePsn, i * Long.SIZE + Long.SIZE - Long.numberOfTrailingZeros(bits[i]));
+                return Psn.add(cumulativePsn, i * Long.SIZE + Long.SIZE - Long.numberOfTrailingZeros(bits[base + i]));
             }
         }
         return cumulativePsn;
@@ -122,7 +140,8 @@ public final class PathReceiveWindow
      */
     public boolean isReceived(final int index)
     {
-        return (bits[index >>> 6] & (Long.MIN_VALUE >>> (index & 63))) != 0;
+        java.util.Objects.checkIndex(index, SelectiveAckHeader.SACK_BITS); // never a word of another path's window
+        return (bits[base + (index >>> 6)] & (Long.MIN_VALUE >>> (index & 63))) != 0;
     }
 
     /**
@@ -133,7 +152,7 @@ public final class PathReceiveWindow
         SelectiveAckHeader.cumulativePsn(segment, offset, cumulativePsn);
         for (int i = 0; i < WORDS; i++)
         {
-            SelectiveAckHeader.sackWord(segment, offset, i, bits[i]);
+            SelectiveAckHeader.sackWord(segment, offset, i, bits[base + i]);
         }
     }
 
@@ -143,7 +162,7 @@ public final class PathReceiveWindow
         int run = 0;
         for (int i = 0; i < WORDS; i++)
         {
-            final int ones = Long.numberOfLeadingZeros(~bits[i]);
+            final int ones = Long.numberOfLeadingZeros(~bits[base + i]);
             run += ones;
             if (ones < Long.SIZE)
             {
@@ -161,15 +180,15 @@ public final class PathReceiveWindow
         for (int i = 0; i < WORDS; i++)
         {
             final int source = i + wordShift;
-            final long high = source < WORDS ? bits[source] : 0;
-            final long low = source + 1 < WORDS ? bits[source + 1] : 0;
-            bits[i] = bitShift == 0 ? high : (high << bitShift) | (low >>> (Long.SIZE - bitShift));
+            final long high = source < WORDS ? bits[base + source] : 0;
+            final long low = source + 1 < WORDS ? bits[base + source + 1] : 0;
+            bits[base + i] = bitShift == 0 ? high : (high << bitShift) | (low >>> (Long.SIZE - bitShift));
         }
     }
 
     public String toString()
     {
         return String.format("PathReceiveWindow{cumulativePsn=%d, bits=%016x%016x%016x%016x}",
-            cumulativePsn, bits[0], bits[1], bits[2], bits[3]);
+            cumulativePsn, bits[base], bits[base + 1], bits[base + 2], bits[base + 3]);
     }
 }

@@ -23,6 +23,18 @@ final class PathScheduler
     // one before it. It is judged on every loss once the two hold at least MIN_LOSS_SAMPLE packets, because a
     // lossy path's window collapses and it may take very long to send 256 more. RTT is judged every 256 packets.
     private static final int MIN_LOSS_SAMPLE = 32;
+    private static final int LAST_ACK_SEQUENCE = 0;
+    private static final int ACK_SEQUENCE_SEEN = 1;
+    private static final int WRR_CURRENT = 2;
+    private static final int SAMPLE_SENT = 3;
+    private static final int SAMPLE_LOST = 4;
+    private static final int PREVIOUS_SENT = 5;
+    private static final int PREVIOUS_LOST = 6;
+    private static final int PORT_PACKETS = 7;
+    private static final int PORT_BUDGET = 8;
+    private static final int STRIDE = 9;
+    /** The most paths a connection has (S1.3). */
+    static final int MAX_PATHS = 64;
 
     private final int paths;
     private final SprayConfig config;
@@ -44,18 +56,16 @@ final class PathScheduler
     final int[] consecutiveTimeouts;
     /** S6.8.1: when the newest packet acknowledged on each path (first transmissions only) was sent. */
     final long[] answeredSentAt;
-    private final int[] lastAckSequence;
-    private final boolean[] ackSequenceSeen;
-    private final int[] wrrCurrent;
-    private final int[] sampleSent;
-    private final int[] sampleLost;
-    private final int[] previousSent;
-    private final int[] previousLost;
-    private final double[] lossRate;
-    private final double[] medianScratch;
+    /**
+     * The scheduler's own per-path integers, path-major in one array (issue 13: one array header for all of them,
+     * not one per field): the last ACK sequence taken and whether one was (S6.5), the weighted round robin's credit
+     * (S7.2), the packets sent and lost in the loss sample being filled and the one before (S7.3), packets placed on
+     * the path's source port and how many it takes before rotating (S7.7).
+     */
+    private final int[] pathInts;
+    // S7.3: loss rates and RTTs of all paths, sorted for their median: the engine's, lent for one call
+    private final double[] scratch;
     // S7.7: packets placed on the path's current source port, and how many it takes before rotating
-    private final int[] portPackets;
-    private final int[] portBudget;
 
     // S6.8: the slowest sampled path's estimates, for paths without samples (refreshed every tick)
     private long siblingSrtt;
@@ -65,21 +75,47 @@ final class PathScheduler
     // S7.6: since when every path is failed
     private long allFailedSince = NONE;
 
+    /**
+     * What the path schedulers of one engine's connections share (issue 13: an idle connection holds only its own
+     * state): the RTT estimators' limits and the windows' parameters, which come from the engine's configuration,
+     * and the scratch the median of S7.3 is sorted in (engine thread only).
+     */
+    static final class Shared
+    {
+        final RttEstimator.Limits rttLimits;
+        final PathCongestionControl.Parameters windowParameters;
+        final double[] scratch;
+
+        Shared(final SprayConfig config, final int paths)
+        {
+            rttLimits = new RttEstimator.Limits(config.rtoMinNanos, config.rtoMaxNanos,
+                config.ackDelayNanos + config.rtoSlackNanos, config.lateMarginMaxNanos);
+            windowParameters = new PathCongestionControl.Parameters(config.initialWindow, config.maxWindow,
+                config.gain, 1.0);
+            scratch = new double[paths];
+        }
+    }
+
     PathScheduler(
         final int paths, final SprayConfig config, final SplittableRandom random, final int initialPsn,
         final int sourcePortBase)
     {
-        this(paths, config, random, initialPsn, sourcePortBase, true);
+        this(paths, config, random, initialPsn, sourcePortBase, true, new Shared(config, paths));
     }
 
     /**
      * @param windowRecords whether the send windows get records of their own; if not they start detached and their
      *                      connection attaches pooled ones when it has traffic ({@link PathSendWindow#attach}).
+     * @param shared        made from {@code config}, for at least {@code paths} paths.
      */
     PathScheduler(
         final int paths, final SprayConfig config, final SplittableRandom random, final int initialPsn,
-        final int sourcePortBase, final boolean windowRecords)
+        final int sourcePortBase, final boolean windowRecords, final Shared shared)
     {
+        if (shared.scratch.length < paths)
+        {
+            throw new IllegalArgumentException("scratch for " + shared.scratch.length + " paths, need " + paths);
+        }
         this.paths = paths;
         this.config = config;
         this.random = random;
@@ -91,30 +127,20 @@ final class PathScheduler
         lastAckAt = new long[paths];
         lastProbeAt = new long[paths];
         nextResyncAt = new long[paths];
-        lastAckSequence = new int[paths];
-        ackSequenceSeen = new boolean[paths];
         consecutiveTimeouts = new int[paths];
         answeredSentAt = new long[paths];
-        wrrCurrent = new int[paths];
-        sampleSent = new int[paths];
-        sampleLost = new int[paths];
-        previousSent = new int[paths];
-        previousLost = new int[paths];
-        lossRate = new double[paths];
-        medianScratch = new double[paths];
+        scratch = shared.scratch;
+        pathInts = new int[paths * STRIDE];
         controlPorts = new int[paths];
-        portPackets = new int[paths];
-        portBudget = new int[paths];
         for (int path = 0; path < paths; path++)
         {
             sendWindows[path] = new PathSendWindow(initialPsn(initialPsn, path),
                 windowRecords ? new PathSendWindow.Storage() : null);
-            rtts[path] = new RttEstimator(config.rtoMinNanos, config.rtoMaxNanos, config.initialRttNanos,
-                config.ackDelayNanos + config.rtoSlackNanos, config.lateMarginMaxNanos);
-            windows[path] = new PathCongestionControl(config.initialWindow, config.maxWindow, config.gain);
+            rtts[path] = new RttEstimator(shared.rttLimits, config.initialRttNanos);
+            windows[path] = new PathCongestionControl(shared.windowParameters);
             sourcePorts[path] = (sourcePortBase + path) & 0xFFFF;
             controlPorts[path] = sourcePorts[path];
-            portBudget[path] = rotationBudget();
+            pathInts[path * STRIDE + PORT_BUDGET] = rotationBudget();
             lastAckAt[path] = NONE;
             lastProbeAt[path] = NONE;
             answeredSentAt[path] = NONE;
@@ -132,14 +158,15 @@ final class PathScheduler
     /** @return whether an ACK of the path with this sequence number is older than one already taken (S6.5). */
     boolean isStaleAck(final int path, final int ackSequence)
     {
-        return ackSequenceSeen[path] && ackSequence - lastAckSequence[path] <= 0;
+        final int at = path * STRIDE;
+        return pathInts[at + ACK_SEQUENCE_SEEN] != 0 && ackSequence - pathInts[at + LAST_ACK_SEQUENCE] <= 0;
     }
 
     /** An ACK of the path was taken: it answers, its timeouts end. */
     void onAckTaken(final int path, final int ackSequence, final long now)
     {
-        ackSequenceSeen[path] = true;
-        lastAckSequence[path] = ackSequence;
+        pathInts[path * STRIDE + ACK_SEQUENCE_SEEN] = 1;
+        pathInts[path * STRIDE + LAST_ACK_SEQUENCE] = ackSequence;
         lastAckAt[path] = now;
         consecutiveTimeouts[path] = 0;
     }
@@ -180,7 +207,7 @@ final class PathScheduler
         for (int path = 0; path < paths; path++)
         {
             if (pathStates[path] != SprayConnection.ACTIVE || (anyAnswering && consecutiveTimeouts[path] > 0) ||
-                (skipDraining && portPackets[path] >= portBudget[path] && sendWindows[path].outstanding() > 0))
+                (skipDraining && portSpent(path) && sendWindows[path].outstanding() > 0))
             {
                 continue;
             }
@@ -190,16 +217,16 @@ final class PathScheduler
             {
                 continue;
             }
-            wrrCurrent[path] += free;
+            pathInts[path * STRIDE + WRR_CURRENT] += free;
             total += free;
-            if (best < 0 || wrrCurrent[path] > wrrCurrent[best])
+            if (best < 0 || pathInts[path * STRIDE + WRR_CURRENT] > pathInts[best * STRIDE + WRR_CURRENT])
             {
                 best = path;
             }
         }
         if (best >= 0)
         {
-            wrrCurrent[best] -= total;
+            pathInts[best * STRIDE + WRR_CURRENT] -= total;
         }
         return best;
     }
@@ -213,22 +240,29 @@ final class PathScheduler
      */
     private void placedOnPort(final int path)
     {
-        if (config.rotateMinPackets > 0 && portPackets[path] >= portBudget[path] &&
-            sendWindows[path].outstanding() == 0)
+        if (config.rotateMinPackets > 0 && portSpent(path) && sendWindows[path].outstanding() == 0)
         {
             sourcePorts[path] = unusedSourcePort();
-            portPackets[path] = 0;
-            portBudget[path] = rotationBudget();
+            pathInts[path * STRIDE + PORT_PACKETS] = 0;
+            pathInts[path * STRIDE + PORT_BUDGET] = rotationBudget();
             // the RTT estimate goes on: restarting it every run cost goodput under loss (SprayReorderTest at 10 %:
             // 0.749 and 0.482 of lossless against 0.753 and 0.505), and routes 25-50 us apart time nothing out
         }
-        portPackets[path]++;
+        pathInts[path * STRIDE + PORT_PACKETS]++;
     }
 
     /** @return whether the packet just placed on the path is the last of its port's budget: it asks for an ACK. */
     boolean endsPortRun(final int path)
     {
-        return config.rotateMinPackets > 0 && portPackets[path] == portBudget[path];
+        final int at = path * STRIDE;
+        return config.rotateMinPackets > 0 && pathInts[at + PORT_PACKETS] == pathInts[at + PORT_BUDGET];
+    }
+
+    // S7.7: the path's port carried its budget
+    private boolean portSpent(final int path)
+    {
+        final int at = path * STRIDE;
+        return pathInts[at + PORT_PACKETS] >= pathInts[at + PORT_BUDGET];
     }
 
     /**
@@ -253,19 +287,20 @@ final class PathScheduler
     /** @return true when the path's sample is full: the caller ends it ({@link #endLossSample}). */
     boolean countSent(final int path)
     {
-        return ++sampleSent[path] >= PathSendWindow.CAPACITY;
+        return ++pathInts[path * STRIDE + SAMPLE_SENT] >= PathSendWindow.CAPACITY;
     }
 
     void countLost(final int path)
     {
-        sampleLost[path]++;
+        pathInts[path * STRIDE + SAMPLE_LOST]++;
     }
 
     /** Starts the path's next sample. @return whether the path should change route (lossy, or slow). */
     boolean endLossSample(final int path)
     {
-        previousSent[path] = sampleSent[path];
-        previousLost[path] = sampleLost[path];
+        final int at = path * STRIDE;
+        pathInts[at + PREVIOUS_SENT] = pathInts[at + SAMPLE_SENT];
+        pathInts[at + PREVIOUS_LOST] = pathInts[at + SAMPLE_LOST];
         if (++lateMarginRounds >= paths)
         {
             // S6.8.1: the connection's late margin narrows once per P samples (every 256 x P packets it sends)
@@ -275,13 +310,13 @@ final class PathScheduler
                 rtts[other].decayLateMargin();
             }
         }
-        sampleSent[path] = 0;
-        sampleLost[path] = 0;
+        pathInts[at + SAMPLE_SENT] = 0;
+        pathInts[at + SAMPLE_LOST] = 0;
         for (int other = 0; other < paths; other++)
         {
-            medianScratch[other] = rtts[other].srttNanos();
+            scratch[other] = rtts[other].srttNanos();
         }
-        final double medianRtt = median(medianScratch);
+        final double medianRtt = sortedMedian();
         return isLossy(path) || (rtts[path].hasSample() && rtts[path].srttNanos() > config.repathRttFactor * medianRtt);
     }
 
@@ -290,19 +325,18 @@ final class PathScheduler
     {
         for (int other = 0; other < paths; other++)
         {
-            final int sent = previousSent[other] + sampleSent[other];
-            lossRate[other] = sent < MIN_LOSS_SAMPLE ? 0 : (double)(previousLost[other] + sampleLost[other]) / sent;
+            final int at = other * STRIDE;
+            final int sent = pathInts[at + PREVIOUS_SENT] + pathInts[at + SAMPLE_SENT];
+            final int lost = pathInts[at + PREVIOUS_LOST] + pathInts[at + SAMPLE_LOST];
+            scratch[other] = sent < MIN_LOSS_SAMPLE ? 0 : (double)lost / sent;
         }
-        return lossRate[path] > config.repathLoss && median(lossRate) < config.repathLoss / 2;
+        return scratch[path] > config.repathLoss && sortedMedian() < config.repathLoss / 2;
     }
 
-    private double median(final double[] values)
+    // the median of the first P values of the scratch, which it sorts
+    private double sortedMedian()
     {
-        final double[] sorted = medianScratch == values ? values : medianScratch;
-        if (sorted != values)
-        {
-            System.arraycopy(values, 0, sorted, 0, paths);
-        }
+        final double[] sorted = scratch;
         for (int i = 1; i < paths; i++) // insertion sort: P <= 64, allocation-free
         {
             final double x = sorted[i];
@@ -322,12 +356,13 @@ final class PathScheduler
     {
         sourcePorts[path] = unusedSourcePort();
         controlPorts[path] = sourcePorts[path];
-        portPackets[path] = 0;
+        final int at = path * STRIDE;
+        pathInts[at + PORT_PACKETS] = 0;
         rtts[path].reset(config.initialRttNanos);
-        sampleSent[path] = 0;
-        sampleLost[path] = 0;
-        previousSent[path] = 0;
-        previousLost[path] = 0;
+        pathInts[at + SAMPLE_SENT] = 0;
+        pathInts[at + SAMPLE_LOST] = 0;
+        pathInts[at + PREVIOUS_SENT] = 0;
+        pathInts[at + PREVIOUS_LOST] = 0;
     }
 
     // an unused port chosen at random in 49152-65535 (S7.3, S7.5)
@@ -371,7 +406,7 @@ final class PathScheduler
     {
         pathStates[path] = SprayConnection.ACTIVE;
         controlPorts[path] = sourcePorts[path]; // S7.5: probed back on a new route, which its ACKs take too
-        portPackets[path] = 0;
+        pathInts[path * STRIDE + PORT_PACKETS] = 0;
         allFailedSince = NONE;
         windows[path].reset(now);
         rtts[path].reset(config.initialRttNanos);

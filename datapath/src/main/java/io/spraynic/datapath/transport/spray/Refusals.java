@@ -5,7 +5,7 @@ package io.spraynic.datapath.transport.spray;
  * and carries the count in every SACKH; from the peer it learns the count (from its SACKHs and NACKs) and the
  * individual refusals (each NACK names one). While a refusal the peer made is still unknown here, a message
  * whose packets were all acknowledged may be that refusal, so its completion is held ({@link #anyUnlearned}).
- * Counts use serial arithmetic: they wrap. Allocation-free.
+ * Counts use serial arithmetic: they wrap. Allocation-free, but for the first late refusal ({@link #refuseLate}).
  */
 final class Refusals
 {
@@ -16,10 +16,12 @@ final class Refusals
     private int peerMade;
     private int learned;
     private long learnedAbove; // bit i: refusal learned + 1 + i is known
-    private final int[] lateStream = new int[LATE_CAPACITY];
-    private final int[] lateMsn = new int[LATE_CAPACITY];
-    private final int[] lateRefusal = new int[LATE_CAPACITY];
-    private final long[] lateAt = new long[LATE_CAPACITY];
+    // made at the first late refusal (a READ's region deregistered while its response was sent: an error, rare):
+    // a connection that never refuses a response holds none of them (issue 13: an idle connection's bytes)
+    private int[] lateStream;
+    private int[] lateMsn;
+    private int[] lateRefusal;
+    private long[] lateAt;
     private int lateCount;
 
     /** @return the number of a new refusal made here. */
@@ -95,6 +97,13 @@ final class Refusals
      */
     int refuseLate(final int streamId, final int msn, final long now, final long keepNanos)
     {
+        if (null == lateAt)
+        {
+            lateStream = new int[LATE_CAPACITY];
+            lateMsn = new int[LATE_CAPACITY];
+            lateRefusal = new int[LATE_CAPACITY];
+            lateAt = new long[LATE_CAPACITY];
+        }
         int entry = lateCount;
         if (lateCount == LATE_CAPACITY)
         {

@@ -23,10 +23,38 @@ package io.spraynic.datapath.transport.spray;
  */
 public final class RttEstimator
 {
-    private final long rtoMinNanos;
-    private final long rtoMaxNanos;
-    private final long slackNanos;
-    private final long lateMarginMaxNanos;
+    /**
+     * The bounds an estimator works within, the same for every path of a connection: held once, not per path
+     * (issue 13: an idle connection's bytes).
+     */
+    static final class Limits
+    {
+        final long rtoMinNanos;
+        final long rtoMaxNanos;
+        final long slackNanos;
+        final long lateMarginMaxNanos;
+
+        /**
+         * @param slackNanos         least margin of the RTO above {@code srtt} (S6.8: the peer's {@code ackDelay}
+         *                           plus the timer granularity).
+         * @param lateMarginMaxNanos the most the late margin learnt from spurious timeouts may grow to (S6.8.1; 0:
+         *                           none is learnt).
+         */
+        Limits(final long rtoMinNanos, final long rtoMaxNanos, final long slackNanos, final long lateMarginMaxNanos)
+        {
+            if (rtoMinNanos <= 0 || rtoMaxNanos < rtoMinNanos || slackNanos < 0 || lateMarginMaxNanos < 0)
+            {
+                throw new IllegalArgumentException("need 0 < rtoMin <= rtoMax, slack >= 0 and lateMarginMax >= 0 (got " +
+                    rtoMinNanos + ", " + rtoMaxNanos + ", " + slackNanos + ", " + lateMarginMaxNanos + ")");
+            }
+            this.rtoMinNanos = rtoMinNanos;
+            this.rtoMaxNanos = rtoMaxNanos;
+            this.slackNanos = slackNanos;
+            this.lateMarginMaxNanos = lateMarginMaxNanos;
+        }
+    }
+
+    private final Limits limits;
     private long srttNanos;
     private long minRttNanos;
     private long lateMarginNanos;
@@ -61,16 +89,17 @@ public final class RttEstimator
         final long slackNanos,
         final long lateMarginMaxNanos)
     {
-        if (rtoMinNanos <= 0 || rtoMaxNanos < rtoMinNanos || initialRttNanos <= 0 || slackNanos < 0 ||
-            lateMarginMaxNanos < 0)
+        this(new Limits(rtoMinNanos, rtoMaxNanos, slackNanos, lateMarginMaxNanos), initialRttNanos);
+    }
+
+    /** An estimator within {@code limits}, shared with the other paths of its connection. */
+    RttEstimator(final Limits limits, final long initialRttNanos)
+    {
+        if (initialRttNanos <= 0)
         {
-            throw new IllegalArgumentException("need 0 < rtoMin <= rtoMax and initialRtt > 0 (got " + rtoMinNanos + ", " +
-                rtoMaxNanos + ", " + initialRttNanos + ")");
+            throw new IllegalArgumentException("need initialRtt > 0 (got " + initialRttNanos + ")");
         }
-        this.rtoMinNanos = rtoMinNanos;
-        this.rtoMaxNanos = rtoMaxNanos;
-        this.slackNanos = slackNanos;
-        this.lateMarginMaxNanos = lateMarginMaxNanos;
+        this.limits = limits;
         reset(initialRttNanos);
     }
 
@@ -117,19 +146,19 @@ public final class RttEstimator
     public void onSpuriousTimeout(final long lateRttNanos)
     {
         backoff = 0;
-        if (lateMarginMaxNanos == 0)
+        if (limits.lateMarginMaxNanos == 0)
         {
             return;
         }
         final long shortBy = Math.max(0, lateRttNanos - rto(srttNanos, rttvarNanos, 0));
-        lateMarginNanos = Math.min(lateMarginMaxNanos,
-            Math.max(Math.max(2 * lateMarginNanos, Math.max(slackNanos, 1_000)), shortBy + shortBy / 4));
+        lateMarginNanos = Math.min(limits.lateMarginMaxNanos,
+            Math.max(Math.max(2 * lateMarginNanos, Math.max(limits.slackNanos, 1_000)), shortBy + shortBy / 4));
     }
 
     /** S6.8.1: the connection's late margin, learnt on another of its paths (at most the cap). */
     public void lateMarginNanos(final long nanos)
     {
-        lateMarginNanos = Math.max(0, Math.min(lateMarginMaxNanos, nanos));
+        lateMarginNanos = Math.max(0, Math.min(limits.lateMarginMaxNanos, nanos));
     }
 
     /** S6.8.1: a sample round without a spurious timeout: the late margin narrows by a quarter. */
@@ -234,8 +263,8 @@ public final class RttEstimator
         // rtoMax bounds the variation's share, never the RTO below srtt + slack: on a loaded host a path's round
         // trip can exceed rtoMax (measured on the Linux ECMP lab: srtt up to 1.5 s against rtoMax 200 ms), and an
         // RTO under it times out every packet of the path
-        final long ceiling = Math.max(rtoMaxNanos, srtt + slackNanos);
-        final long base = Math.max(rtoMinNanos, Math.min(ceiling, srtt + Math.max(4 * rttvar, slackNanos)));
+        final long ceiling = Math.max(limits.rtoMaxNanos, srtt + limits.slackNanos);
+        final long base = Math.max(limits.rtoMinNanos, Math.min(ceiling, srtt + Math.max(4 * rttvar, limits.slackNanos)));
         return Math.min(ceiling + lateMargin, (base + lateMargin) << backoff);
     }
 }

@@ -157,7 +157,8 @@ public final class SprayConnection
         }
         close = new CloseHandshake(config.connectionTimeoutNanos, engine.secrets(), counters);
 
-        scheduler = new PathScheduler(paths, config, engine.random(), c.sendInitialPsn, c.sourcePortBase, false);
+        scheduler = new PathScheduler(paths, config, engine.random(), c.sendInitialPsn, c.sourcePortBase, false,
+            engine.pathSchedulers());
         slots = new SendSlots(c.sendQueueDepth, streams, mtu, null);
         frames = new SprayFrames(engine, c, auth, counters, pathCounters, slots, scheduler);
         resend = new RetransmitQueues(paths * PathSendWindow.CAPACITY, null);
@@ -259,6 +260,18 @@ public final class SprayConnection
     // =====================================================================================================
     // Receiving
     // =====================================================================================================
+
+    /** @return the receive side of its data and probe packets (its unit test hands it packets directly). */
+    DataReceiver receiver()
+    {
+        return receiver;
+    }
+
+    /** @return how it ends (its unit test hands it CLOSEs directly). */
+    ConnectionTeardown teardown()
+    {
+        return teardown;
+    }
 
     // S12.5, S12.3: a packet from elsewhere than the peer, or a control packet whose tag fails, is dropped before
     // anything is read from it; data packets are checked by their message tag once their SETH is validated

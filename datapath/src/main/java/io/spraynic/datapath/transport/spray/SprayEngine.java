@@ -38,6 +38,7 @@ public final class SprayEngine
     private final TransportCounters counters = SprayCounters.create();
     private final FairShareRateHint rateHint;
     private final SplittableRandom random;
+    private final PathScheduler.Shared pathSchedulers;
     private final SecureRandom secrets;
     private final Int2ObjectHashMap<SprayConnection> byCid = new Int2ObjectHashMap<>();
     private final SprayConnection[] slots;
@@ -63,6 +64,7 @@ public final class SprayEngine
         this.output = output;
         this.rateHint = new FairShareRateHint(config.capacityMbps, config.activityWindowNanos, config.maxConnections);
         this.random = new SplittableRandom(config.seed);
+        this.pathSchedulers = new PathScheduler.Shared(config, PathScheduler.MAX_PATHS);
         this.secrets = secrets(config);
         this.slots = new SprayConnection[config.maxConnections];
         this.closedCids = new ClosedCidQuarantine(2 * config.connectionTimeoutNanos);
@@ -472,6 +474,12 @@ public final class SprayEngine
     SplittableRandom random()
     {
         return random;
+    }
+
+    /** @return what the path schedulers of this engine's connections share (engine thread only). */
+    PathScheduler.Shared pathSchedulers()
+    {
+        return pathSchedulers;
     }
 
     /** @return where secrets come from (S12.2): tokens, CIDs, initial PSNs, keys. */

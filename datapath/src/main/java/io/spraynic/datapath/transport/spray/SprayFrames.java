@@ -29,7 +29,6 @@ final class SprayFrames
 
     private final SprayEngine engine;
     private final SprayConfig config;
-    private final RoceFrameWriter[] writers;
     private final FrameSink output;
     private final PacketAuthenticator auth;
     private final TransportCounters counters;
@@ -39,16 +38,11 @@ final class SprayFrames
     private final int planes;
     private final int mtu;
     private final int remoteCid;
-    private final int[] localIpv4;
-    private final long[] localMac;
     private final int[] remoteIpv4;
     private final long[] remoteMac;
-    private final long[] localIpv6High;
-    private final long[] localIpv6Low;
     private final long[] remoteIpv6High;
     private final long[] remoteIpv6Low;
     private final boolean[] remoteIsIpv6;
-    private final int[] vlanTci;
     private RoceFrameWriter writer;
 
     SprayFrames(
@@ -66,27 +60,17 @@ final class SprayFrames
         this.planes = config.planes;
         this.mtu = connection.mtu;
         this.remoteCid = connection.remoteCid;
-        this.writers = new RoceFrameWriter[planes];
-        for (int plane = 0; plane < planes; plane++)
-        {
-            writers[plane] = engine.writer(plane);
-        }
         this.output = engine.output();
         this.auth = auth;
         this.counters = counters;
         this.pathCounters = pathCounters;
         this.slots = slots;
         this.scheduler = scheduler;
-        this.localIpv4 = config.localIpv4.clone();
-        this.localMac = config.localMac.clone();
         this.remoteIpv4 = java.util.Arrays.copyOf(connection.remoteIpv4, planes);
         this.remoteMac = java.util.Arrays.copyOf(connection.remoteMac, planes);
-        this.localIpv6High = config.localIpv6High.clone();
-        this.localIpv6Low = config.localIpv6Low.clone();
         this.remoteIpv6High = java.util.Arrays.copyOf(connection.remoteIpv6High, planes);
         this.remoteIpv6Low = java.util.Arrays.copyOf(connection.remoteIpv6Low, planes);
         this.remoteIsIpv6 = java.util.Arrays.copyOf(connection.remoteIsIpv6, planes);
-        this.vlanTci = config.vlanTci.clone();
     }
 
     /** @return the peer's IPv4 address on {@code plane} (0 when that plane speaks IPv6). */
@@ -131,17 +115,19 @@ final class SprayFrames
 
     private void addressFrom(final int plane, final int sourcePort)
     {
-        writer = writers[plane];
-        writer.ethernet(localMac[plane], remoteMac[plane]).vlan(vlanTci[plane]);
+        writer = engine.writer(plane); // the engine's writer of the plane: one per plane, not per connection
+        // this end's addresses are the engine's (its configuration's), not copied into every connection (issue 13)
+        writer.ethernet(config.localMac[plane], remoteMac[plane]).vlan(config.vlanTci[plane]);
         if (remoteIsIpv6[plane])
         {
             // S2.4: the UDP checksum RFC 8200 requires: hosts and middleboxes drop UDP over IPv6 without one
-            writer.ipv6(localIpv6High[plane], localIpv6Low[plane], remoteIpv6High[plane], remoteIpv6Low[plane])
+            writer.ipv6(config.localIpv6High[plane], config.localIpv6Low[plane], remoteIpv6High[plane],
+                remoteIpv6Low[plane])
                 .ipv6UdpChecksum(true);
         }
         else
         {
-            writer.ipv4(localIpv4[plane], remoteIpv4[plane]).ipv4Identification(0); // S2.4: identification 0
+            writer.ipv4(config.localIpv4[plane], remoteIpv4[plane]).ipv4Identification(0); // S2.4: identification 0
         }
         writer.dscp(config.dscp)
             .udpSourcePort(sourcePort)

@@ -25,6 +25,7 @@ final class Footprint
     private static final Class<?>[] SHARED = {
         SprayEngine.class, SprayConfig.class, SprayConnectionConfig.class, io.spraynic.datapath.transport.FrameSink.class,
         ConnectionStoragePool.Bucket.class, FairShareRateHint.class, // the engine's, reached through ControlPackets
+        PathScheduler.Shared.class, RttEstimator.Limits.class, PathCongestionControl.Parameters.class, // the engine's
     };
 
     private final Map<Object, Boolean> seen = new IdentityHashMap<>();
@@ -97,9 +98,9 @@ final class Footprint
                 continue;
             }
             if (field.getName().equals("labels") || field.getName().equals("engineCounters") ||
-                field.getName().equals("positions"))
+                field.getName().equals("positions") || field.getName().equals("scratch"))
             {
-                continue; // shared: a counter set's labels and positions, the engine's counters, the pool's tables
+                continue; // shared: a counter set's labels and positions, the engine's counters and path scratch
             }
             try
             {

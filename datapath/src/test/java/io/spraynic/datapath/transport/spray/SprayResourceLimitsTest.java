@@ -35,6 +35,8 @@ class SprayResourceLimitsTest
     private static final class NackWatch
     {
         long noResources;
+        /** Of those, the ones of refusal 0: a packet dropped unseen, no record to number a refusal in. */
+        long unnumbered;
 
         SprayTestBed.Options watch(final SprayTestBed.Options options)
         {
@@ -52,6 +54,10 @@ class SprayResourceLimitsTest
                             NegativeAckHeader.reason(memory, nakh) == NegativeAckHeader.RNR_REASON_NO_RESOURCES)
                         {
                             noResources++;
+                            if (NegativeAckHeader.refusal(memory, nakh) == 0)
+                            {
+                                unnumbered++;
+                            }
                         }
                     }
                     return false;
@@ -368,6 +374,119 @@ class SprayResourceLimitsTest
             assertEquals(2, done.size());
             done.forEach(wc -> assertEquals(WorkCompletionStatus.SUCCESS, wc.status(), wc::toString));
             assertEquals(-1L, dst.segment().asSlice(PACKET, PACKET).mismatch(src.segment().asSlice(PACKET, PACKET)));
+            assertEquals(0, bed.workerA.faults() + bed.workerB.faults(), "nothing threw");
+        }
+    }
+    /**
+     * S10.2-1, S10.2-2: a data packet dropped unseen because the engine's storage pool is at its limit is told to
+     * its sender with an RNR NACK of reason NO_RESOURCES (refusal 0: no record holds a refusal), within the engine's
+     * response rate, at most one NACK per dropped packet; the sender takes it as an RNR (waits, retries) and the
+     * WRITE is placed once the pool lends a set again.
+     */
+    @Test
+    void shouldNackADataPacketDroppedAtTheStoragePoolLimitWithinTheResponseRateS102()
+    {
+        for (final int burst : new int[] {256, 1})
+        {
+            final NackWatch nacks = new NackWatch();
+            final SprayTestBed.Options options = nacks.watch(new SprayTestBed.Options());
+            options.rnrRetries = 1000;
+            options.configure = (host, config) ->
+            {
+                if (host == 2)
+                {
+                    config.connectionStorage(0, 1).storageLingerNanos(0).connectResponseRate(1, burst);
+                }
+            };
+            try (SprayTestBed bed = new SprayTestBed(options))
+            {
+                final SprayConnection a2 = bed.engineA.open(bed.initiatorConfig().cids(0x000A03, 0x000B04)
+                    .initialPsns(0x3000, 0x4000).keysFromCids());
+                final SprayConnection b2 = bed.engineB.open(bed.responderConfig().cids(0x000B04, 0x000A03)
+                    .initialPsns(0x4000, 0x3000).keysFromCids());
+                final MemoryRegion src = bed.region(bed.pdA, 4 * PACKET, AccessFlags.NONE, 11);
+                final MemoryRegion dst =
+                    bed.region(bed.pdB, 4 * PACKET, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE, 0);
+                final SendWorkRequest wr = new SendWorkRequest();
+                assertEquals(PostResult.OK, bed.a.postSend(0, wr.reset().wrId(1).opcode(WorkRequestOpcode.SEND)
+                    .local(src, src.address(), 64)));
+                bed.runUntil(() -> bed.a.counters().get(SprayCounters.RNR_RETRIES) > 0, 10_000); // B's set held
+                final long nacksBefore = nacks.noResources;
+                assertEquals(PostResult.OK, a2.postSend(0, wr.reset().wrId(2).opcode(WorkRequestOpcode.RDMA_WRITE)
+                    .local(src, src.address() + PACKET, 3 * PACKET).remote(dst.address() + PACKET, dst.rkey())));
+                bed.runUntil(() -> b2.counters().get(SprayCounters.NO_RESOURCES) >= 6, 20_000);
+                final long dropped = b2.counters().get(SprayCounters.NO_RESOURCES);
+                final long told = nacks.noResources - nacksBefore;
+                assertTrue(bed.engineB.storagePool().exhausted() > 0);
+                assertEquals(0, b2.counters().get(SprayCounters.RX_PACKETS), "dropped before the path layer");
+                assertTrue(told > 0, "the sender is told (burst " + burst + ")");
+                assertEquals(told, b2.counters().get(SprayCounters.NACKS_SENT), "every NACK B's b2 sent is one");
+                assertTrue(told <= dropped, "at most one NACK per dropped packet: " + told + " of " + dropped);
+                if (burst == 1)
+                {
+                    // the response rate (1 a second, burst 1) holds: the run lasts far less than a second of the
+                    // bed's clock, so one NACK, and the sender learns of the rest from the losses it recovers
+                    assertTrue(bed.now < 1_000_000_000L, "virtual time " + bed.now);
+                    assertEquals(1, told, "NACKs at a rate of one a second, burst one");
+                }
+                assertTrue(a2.counters().get(SprayCounters.RNR_RETRIES) > 0, "the sender waits as for an RNR");
+
+                bed.b.postReceive(0, new ReceiveWorkRequest().wrId(10).buffer(dst, dst.address(), 64));
+                final List<WorkCompletion> done = bed.sendCompletionsA(2);
+                assertEquals(2, done.size());
+                done.forEach(wc -> assertEquals(WorkCompletionStatus.SUCCESS, wc.status(), wc::toString));
+                assertEquals(-1L, dst.segment().asSlice(PACKET, 3 * PACKET)
+                    .mismatch(src.segment().asSlice(PACKET, 3 * PACKET)));
+                assertEquals(0, bed.workerA.faults() + bed.workerB.faults(), "nothing threw");
+            }
+        }
+    }
+
+    /**
+     * S10.2-1: with the window and the reserve record both used up, the first packet of a further message is dropped
+     * unseen; its sender is told with an RNR NACK of reason NO_RESOURCES and refusal 0, and every message still
+     * completes once receives are posted.
+     */
+    @Test
+    void shouldNackAPacketDroppedUnseenWhenNoRecordIsLeftS102()
+    {
+        final int messages = 16;
+        final NackWatch nacks = new NackWatch();
+        final SprayTestBed.Options options = nacks.watch(new SprayTestBed.Options());
+        options.streams = messages;
+        options.rnrRetries = 1000;
+        options.configureConnection = (host, c) ->
+        {
+            if (host == 2)
+            {
+                c.depths(1024, 1024, 8); // a window of 7 records and 1 in reserve
+            }
+        };
+        try (SprayTestBed bed = new SprayTestBed(options))
+        {
+            final MemoryRegion src = bed.region(bed.pdA, (long)messages * PACKET, AccessFlags.NONE, 9);
+            final MemoryRegion dst = bed.region(bed.pdB, (long)messages * PACKET, AccessFlags.LOCAL_WRITE, 0);
+            final SendWorkRequest wr = new SendWorkRequest();
+            for (int i = 0; i < messages; i++)
+            {
+                assertEquals(PostResult.OK, bed.a.postSend(i, wr.reset().wrId(i).opcode(WorkRequestOpcode.SEND)
+                    .local(src, src.address() + (long)i * PACKET, PACKET)));
+            }
+            bed.runUntil(() -> nacks.unnumbered > 0, 20_000);
+            assertTrue(bed.b.counters().get(SprayCounters.NO_RESOURCES) >= nacks.unnumbered,
+                "no packet draws more than one NACK");
+            assertTrue(bed.a.counters().get(SprayCounters.RNR_RETRIES) > 0);
+
+            final ReceiveWorkRequest rr = new ReceiveWorkRequest();
+            for (int i = 0; i < messages; i++)
+            {
+                bed.b.postReceive(i, rr.wrId(100 + i).buffer(dst, dst.address() + (long)i * PACKET, PACKET));
+            }
+            final List<WorkCompletion> done = bed.sendCompletionsA(messages);
+            assertEquals(messages, done.size());
+            done.forEach(wc -> assertEquals(WorkCompletionStatus.SUCCESS, wc.status(), wc::toString));
+            assertEquals(messages, SprayTestBed.drain(bed.receiveCqB).size());
+            assertEquals(-1L, src.segment().mismatch(dst.segment()));
             assertEquals(0, bed.workerA.faults() + bed.workerB.faults(), "nothing threw");
         }
     }
