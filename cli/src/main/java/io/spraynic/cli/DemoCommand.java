@@ -98,6 +98,11 @@ final class DemoCommand implements Callable<Integer>
     @Option(names = {"-p", "--param"}, paramLabel = "NAME=VALUE", description = "Fill a preset parameter.")
     Map<String, String> params = new LinkedHashMap<>();
 
+    @Option(names = "--rocev2-ack-timeout", defaultValue = "12", paramLabel = "EXP", description = {
+        "--fabric linux: the RoCEv2 run's IB local ACK timeout exponent, 4.096 us x 2^EXP, 1-31 (default",
+        "${DEFAULT-VALUE}: 16 ms; a queue pair fails after 8 of them without an ACK). Raise it on a loaded machine."})
+    int rocev2AckTimeout;
+
     @Option(names = "--timeout", defaultValue = "60", description = "Give up after this many seconds (default ${DEFAULT-VALUE}).")
     int timeoutSeconds;
 
@@ -144,10 +149,11 @@ final class DemoCommand implements Callable<Integer>
         final long bytes = given("--size") ? size : LAB_DEFAULT_BYTES;
         BadOption.range("--planes", labPlanes, 1, 2);
         BadOption.range("--paths", labPaths, labPlanes, 64);
+        BadOption.range("--rocev2-ack-timeout", rocev2AckTimeout, 1, 31);
         BadOption.below("--loss", lossPct, 0, 100, 1);
         BadOption.size("--size", bytes, 1 << 20, 1L << 30);
         return LinuxFabricDemo.run(new LinuxFabricDemo.Settings(labPlanes, labPaths, lossPct, bytes,
-            Math.min(bytes, LAB_BASELINE_MAX_BYTES), timeoutSeconds, json, noBaseline), System.out);
+            Math.min(bytes, LAB_BASELINE_MAX_BYTES), timeoutSeconds, rocev2AckTimeout, json, noBaseline), System.out);
     }
 
     private boolean given(final String option)

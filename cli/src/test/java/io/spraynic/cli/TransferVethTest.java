@@ -101,13 +101,13 @@ class TransferVethTest
         final List<String> serve = new ArrayList<>(List.of("ip", "netns", "exec", NS_B));
         serve.addAll(javaCommand(List.of("nic", "--config", "net_af_packet", "-p", "iface=" + VETH_B, "-p",
             "file_prefix=spraynic-veth-nic-" + ID, "--mode", mode, "--ip", "10.99.0.2", "--expose", "4m", "--exchange",
-            exchange.toString(), "--seconds", "120")));
+            exchange.toString(), "--seconds", "120", "--rocev2-ack-timeout", "18")));
         final Process nic = new ProcessBuilder(serve).redirectErrorStream(true).redirectOutput(dir.resolve("nic.out").toFile())
             .start();
         final List<String> visit = new ArrayList<>(List.of("ip", "netns", "exec", NS_A));
         visit.addAll(javaCommand(List.of("transfer", "--config", "net_af_packet", "-p", "iface=" + VETH_A, "-p",
             "file_prefix=spraynic-veth-visit-" + ID, "--mode", mode, "--peer-kind", "nic", "--ip", "10.99.0.1",
-            "--exchange", exchange.toString(), "--size", "4m", "--timeout", "60", "--json")));
+            "--exchange", exchange.toString(), "--size", "4m", "--timeout", "60", "--json", "--rocev2-ack-timeout", "18")));
         final Process client = new ProcessBuilder(visit).redirectErrorStream(true)
             .redirectOutput(dir.resolve("client.out").toFile()).start();
         try
@@ -143,7 +143,7 @@ class TransferVethTest
         final List<String> serve = new ArrayList<>(List.of("ip", "netns", "exec", NS_B));
         serve.addAll(javaCommand(List.of("nic", "--config", "net_af_packet", "-p", "iface=" + VETH_B, "-p",
             "file_prefix=spraynic-veth-lie-" + ID, "--mode", "spray", "--ip", "10.99.0.2", "--expose", "1m", "--exchange",
-            exchange.toString(), "--seconds", "120")));
+            exchange.toString(), "--seconds", "120", "--rocev2-ack-timeout", "18")));
         final Process nic = new ProcessBuilder(serve).redirectErrorStream(true).redirectOutput(dir.resolve("nic.out").toFile())
             .start();
         Process client = null;
@@ -194,7 +194,10 @@ class TransferVethTest
         command.addAll(javaCommand(List.of("transfer",
             "--config", pmd, "-p", "iface=" + iface, "-p", "file_prefix=spraynic-veth-" + role + "-" + ID,
             "--mode", mode, "--role", role, "--ip", ip, "--exchange", exchange.toString(), "--size", "4m",
-            "--timeout", "60", "--idle", "backoff", "--json")));
+            "--timeout", "60", "--idle", "backoff", "--json",
+            // RC gives up after 8 ACK time-outs, 67 ms each by default: less than a starved JVM on a loaded CI host
+            // may take to answer (RETRY_EXC_ERR seen once over af_xdp); 1 s each here
+            "--rocev2-ack-timeout", "18")));
         return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
     }
 }
