@@ -106,6 +106,9 @@ final class ConfigRules
     /** Ethernet header and CRC, the L2 bytes an MTU does not count. */
     static final int FRAME_OVERHEAD = 18;
 
+    /** {@code PAGE_SIZE}: the largest UMEM chunk the kernel's {@code XDP_UMEM_REG} accepts. */
+    static final int AF_XDP_MAX_CHUNK = 4096;
+
     /** Memory EAL reserves with {@code --no-huge} and no {@code -m}. */
     static final int NO_HUGE_DEFAULT_MEMORY_MB = 64;
 
@@ -796,6 +799,26 @@ final class ConfigRules
                     MempoolConfig.HEADROOM + " (= " + mempool.maxFrameLength() + ")",
                     "use framesz=" + (frameSize & ~15) + " or less (4352 with blocksz=69632 holds a 4 KiB-MTU frame), " +
                     "or raise mempool.data_room");
+            }
+        }
+
+        for (int i = 0; i < ports.size(); i++)
+        {
+            final PortConfig port = ports.get(i);
+            if (port.isAfXdp() && mempool.objectSize() > AF_XDP_MAX_CHUNK)
+            {
+                // the UMEM is the mbuf pool, one chunk per pool object: XDP_UMEM_REG refuses a chunk over a page
+                // (EINVAL), which DPDK reports at start-up only as "Failed to create umem"
+                final long largest = AF_XDP_MAX_CHUNK - MempoolConfig.MBUF_HEADER_SIZE - mempool.privSize() -
+                    MempoolConfig.OBJECT_OVERHEAD;
+                throw new ConfigException("mempool.data_room", Integer.toString(mempool.dataRoom()),
+                    "must be at most " + largest + " when port[" + i + "] (" + Toml.quote(port.name()) +
+                    ") is net_af_xdp: its UMEM chunk is one mbuf (" + MempoolConfig.MBUF_HEADER_SIZE +
+                    " B header + mempool.priv_size + data_room + " + MempoolConfig.OBJECT_OVERHEAD +
+                    " B object header = " + mempool.objectSize() + " B), and the kernel takes at most one " +
+                    AF_XDP_MAX_CHUNK + " B page",
+                    "set mempool.data_room = 2176 (2 KiB frames, as the net_af_xdp preset does), at most " + largest +
+                    ", and the ports' mtu to fit it");
             }
         }
 

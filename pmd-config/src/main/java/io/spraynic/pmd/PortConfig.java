@@ -141,6 +141,14 @@ public record PortConfig(
     }
 
     /**
+     * @return whether this port is DPDK's {@code net_af_xdp}, whose UMEM is the mbuf pool, one page-sized chunk per mbuf.
+     */
+    public boolean isAfXdp()
+    {
+        return kind == PortKind.VDEV && device.startsWith("net_af_xdp");
+    }
+
+    /**
      * @param key a driver argument, e.g. {@code iface}.
      * @return its first value in {@link #args()}, or null.
      */

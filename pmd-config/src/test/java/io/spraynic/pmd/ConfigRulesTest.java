@@ -1,5 +1,6 @@
 package io.spraynic.pmd;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -26,6 +27,13 @@ class ConfigRulesTest
         name = "p0"
         kind = "vdev"
         device = "net_af_packet0"
+        """;
+    private static final String AF_XDP_PORT = """
+        [[port]]
+        name = "x0"
+        kind = "vdev"
+        device = "net_af_xdp0"
+        args = { iface = "veth0" }
         """;
     private static final String HUGEPAGES = """
         [eal]
@@ -160,6 +168,22 @@ class ConfigRulesTest
                 "net_af_packet lays its ring frames back to back (fix: use blocksz=69632)"),
             broken(AF_PACKET_PORT + "args = { iface = \"veth0\", framesz = \"big\" }\n",
                 "port[0].args.framesz = \"big\": must be an integer between 1 and 1048576"),
+            // net_af_xdp: one mbuf per UMEM chunk, a chunk at most a page (the default 4480 B data room is too big)
+            broken(AF_XDP_PORT,
+                "mempool.data_room = 4480: must be at most 3904 when port[0] (\"x0\") is net_af_xdp: its UMEM chunk " +
+                "is one mbuf (128 B header + mempool.priv_size + data_room + 64 B object header = 4672 B), and the " +
+                "kernel takes at most one 4096 B page (fix: set mempool.data_room = 2176 (2 KiB frames, as the " +
+                "net_af_xdp preset does), at most 3904, and the ports' mtu to fit it)"),
+            broken("[mempool]\ndata_room = 3905\n" + AF_XDP_PORT,
+                "mempool.data_room = 3905: must be at most 3904 when port[0] (\"x0\") is net_af_xdp: its UMEM chunk " +
+                "is one mbuf (128 B header + mempool.priv_size + data_room + 64 B object header = 4097 B), and the " +
+                "kernel takes at most one 4096 B page (fix: set mempool.data_room = 2176 (2 KiB frames, as the " +
+                "net_af_xdp preset does), at most 3904, and the ports' mtu to fit it)"),
+            broken("[mempool]\ndata_room = 3904\npriv_size = 8\n" + AF_XDP_PORT,
+                "mempool.data_room = 3904: must be at most 3896 when port[0] (\"x0\") is net_af_xdp: its UMEM chunk " +
+                "is one mbuf (128 B header + mempool.priv_size + data_room + 64 B object header = 4104 B), and the " +
+                "kernel takes at most one 4096 B page (fix: set mempool.data_room = 2176 (2 KiB frames, as the " +
+                "net_af_xdp preset does), at most 3896, and the ports' mtu to fit it)"),
             broken(NULL_PORT + "mac = \"01:00:5e:00:00:01\"\n",
                 "port[0].mac = \"01:00:5e:00:00:01\": must be a unicast address that is not all zeros (the first " +
                 "octet even) (fix: use a locally administered address such as \"02:00:00:00:00:01\")"),
@@ -281,6 +305,14 @@ class ConfigRulesTest
         assertEquals("t.toml: " + expected, ex.getMessage());
         assertEquals(expected, ex.key() + " = " + ex.value() + ": " + ex.allowed() +
             (ex.fix().isEmpty() ? "" : " (fix: " + ex.fix() + ")"));
+    }
+
+    @Test
+    void shouldTakeAnAfXdpPortWhoseMbufFillsExactlyOnePage()
+    {
+        final NicConfig config = NicConfig.parse("[mempool]\ndata_room = 3904\n" + AF_XDP_PORT, "t.toml");
+
+        assertEquals(4096, config.mempool().objectSize());
     }
 
     private static Arguments broken(final String toml, final String message)
