@@ -2,6 +2,7 @@ package io.spraynic.datapath.capture;
 
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
+import io.spraynic.datapath.port.UdpFrames;
 
 /**
  * A {@link PacketPort} that shows every frame it receives, and every frame handed to it for transmission, to a tap
@@ -10,7 +11,8 @@ import io.spraynic.datapath.port.PacketPort;
  * <p>
  * TX frames are tapped before they are handed to the driver, which owns (and may recycle) them afterwards. Frames the
  * driver did not take stay at the front of the burst; they were tapped already and are not tapped again when the same
- * burst is retried. Received frames are completed ({@link PacketPort#completeReceived}) before the tap sees them. When
+ * burst is retried. Received frames are completed ({@link PacketPort#completeReceived}) before the tap sees them, and so
+ * are frames sent through a port that leaves their IPv6 UDP checksum to the kernel ({@link PacketPort#writesUdpChecksum}). When
  * {@link #tapping} answers false the cost is that one branch per burst.
  */
 public abstract class TappingPacketPort implements PacketPort
@@ -63,6 +65,20 @@ public abstract class TappingPacketPort implements PacketPort
         delegate.completeReceived(burst, from, to);
     }
 
+    /** The delegate's: a frame the tap shows is completed first (its IPv6 UDP checksum written). */
+    public boolean writesUdpChecksum()
+    {
+        return delegate.writesUdpChecksum();
+    }
+
+    private static void completeUdpChecksums(final PacketBurst burst, final int from, final int to)
+    {
+        for (int i = from; i < to; i++)
+        {
+            UdpFrames.completeIpv6Checksum(burst.memory(), burst.offset(i), burst.length(i));
+        }
+    }
+
     public boolean allocate(final PacketBurst burst, final int count)
     {
         return delegate.allocate(burst, count);
@@ -76,6 +92,10 @@ public abstract class TappingPacketPort implements PacketPort
             final int skip = burst == lastTransmitted ? Math.min(tappedAtFront, size) : 0;
             if (skip < size)
             {
+                if (delegate.writesUdpChecksum())
+                {
+                    completeUdpChecksums(burst, skip, size); // left to the kernel on the wire; a capture shows it
+                }
                 tap(TX, burst, skip, size);
             }
         }

@@ -135,6 +135,7 @@ final class WorkerFactory
             for (int p = 0; p < config.planes(); p++)
             {
                 spray.local(p, config.localIpv4[p], config.localMac[p]);
+                spray.ipv6UdpChecksum(p, !ports[p].writesUdpChecksum()); // the kernel's UDP port writes its own
                 final InterfaceAddress address = config.addresses[p];
                 if (null != address && address.isIpv6())
                 {

@@ -22,6 +22,12 @@ import java.util.SplittableRandom;
  */
 public final class FaultInjectingPacketPort implements PacketPort
 {
+    /** {@inheritDoc} */
+    public boolean writesUdpChecksum()
+    {
+        return inner.writesUdpChecksum();
+    }
+
     /**
      * Chooses the packets faults may hit.
      */

@@ -38,6 +38,18 @@ public interface PacketPort extends AutoCloseable
     }
 
     /**
+     * Whether the UDP checksum of a frame this port transmits is written by something below it (the kernel, for
+     * the {@link UdpSocketPacketPort}, which sends only the UDP payload), so that a writer need not compute one
+     * over IPv6, where it covers the whole payload. A port that puts the frame on a wire as written says no.
+     *
+     * @return true when a transmitted frame's UDP checksum is never read from the frame.
+     */
+    default boolean writesUdpChecksum()
+    {
+        return false;
+    }
+
+    /**
      * Appends {@code count} empty buffers to {@code burst} for the caller to fill, all or none.
      *
      * @return true when appended, false when no buffers are free right now.

@@ -402,6 +402,12 @@ public final class UdpSocketPacketPort implements PacketPort
      *
      * @return frames taken: sent or dropped.
      */
+    public boolean writesUdpChecksum()
+    {
+        return true; // the kernel computes the checksum of the datagram it sends; the frame's headers are not sent
+    }
+
+    /** {@inheritDoc} */
     public int transmit(final PacketBurst burst)
     {
         final UdpPacketBurst b = (UdpPacketBurst)burst;

@@ -422,6 +422,44 @@ class UdpSocketPacketPortTest
     }
 
     /**
+     * The UDP port writes its own UDP checksums ({@link PacketPort#writesUdpChecksum}: the kernel's), so an engine
+     * sending through it leaves them out over IPv6; a capture of what it sends still shows each frame with the
+     * checksum RFC 8200 requires, and the datagrams arrive.
+     */
+    @Test
+    void shouldCaptureSentIpv6FramesWithTheUdpChecksumTheWriterLeftToTheKernel(@TempDir final Path dir) throws Exception
+    {
+        final UdpSocketPacketPort[] pair = ports(Family.IPV6);
+        assertTrue(pair[0].writesUdpChecksum());
+        final Path capture = dir.resolve("tx.pcapng");
+        try (PcapWriter writer = PcapWriter.pcapng(capture))
+        {
+            final PacketPort captured = new CapturingPacketPort(pair[0], writer);
+            assertTrue(captured.writesUdpChecksum(), "the tap says what its port does");
+            final PacketBurst tx = captured.newBurst(32);
+            assertTrue(captured.allocate(tx, 32));
+            final RoceFrameWriter frames = Family.IPV6.fromSender().ipv6UdpChecksum(false);
+            for (int i = 0; i < 32; i++)
+            {
+                tx.length(i, frames.psn(i).writeFrame(tx.memory(), tx.offset(i), 100 + i));
+                assertEquals(0, UdpHeader.checksum(tx.memory(), tx.offset(i) + Family.IPV6.udp()), "left out");
+            }
+            assertEquals(32, captured.transmit(tx));
+        }
+        final PacketBurst rx = pair[1].newBurst(32);
+        assertEquals(32, receive(pair[1], rx, 32));
+        pair[1].release(rx);
+        final List<CapturedFrame> sent = PcapReader.readAll(capture);
+        assertEquals(32, sent.size());
+        for (final CapturedFrame frame : sent)
+        {
+            final MemorySegment data = MemorySegment.ofArray(frame.data());
+            assertEquals(UdpHeader.computeIpv6Checksum(data, EthernetHeader.LENGTH, Family.IPV6.udp(),
+                frame.data().length - Family.IPV6.headers + UdpHeader.LENGTH), UdpHeader.checksum(data, Family.IPV6.udp()));
+        }
+    }
+
+    /**
      * An attacker's socket throws what it would at the receiving port: empty, truncated, over-long and non-BTH
      * datagrams, random bytes past the port's checks, and a socket of the other family tries the same port number on
      * its loopback (an IPv6 port is V6ONLY: nothing arrives). Each is counted by reason, no buffer is lost, and a

@@ -12,6 +12,7 @@ public final class SprayConfig
     long[] localIpv6High = new long[1];
     long[] localIpv6Low = new long[1];
     int[] vlanTci = {-1};
+    boolean[] ipv6UdpChecksum = {true};
     long capacityMbps = 100_000;
     long activityWindowNanos = 20_000;
     int maxConnections = 64;
@@ -74,6 +75,9 @@ public final class SprayConfig
         final int tagged = vlanTci.length;
         this.vlanTci = java.util.Arrays.copyOf(vlanTci, planes);
         java.util.Arrays.fill(vlanTci, Math.min(tagged, planes), planes, -1);
+        final int checksummed = ipv6UdpChecksum.length;
+        this.ipv6UdpChecksum = java.util.Arrays.copyOf(ipv6UdpChecksum, planes);
+        java.util.Arrays.fill(ipv6UdpChecksum, Math.min(checksummed, planes), planes, true);
         return this;
     }
 
@@ -98,6 +102,19 @@ public final class SprayConfig
     public SprayConfig vlan(final int plane, final int tci)
     {
         vlanTci[plane] = tci < 0 ? -1 : tci & 0xFFFF;
+        return this;
+    }
+
+    /**
+     * Whether frames sent over IPv6 on a plane carry the UDP checksum S2.4 requires (default yes). Off only where the
+     * port's kernel or hardware writes it ({@link io.spraynic.datapath.port.PacketPort#writesUdpChecksum}): over IPv6
+     * it is a pass over the whole payload, which such a port throws away.
+     *
+     * @param plane a plane. @param write false to leave the checksum to the port. @return this.
+     */
+    public SprayConfig ipv6UdpChecksum(final int plane, final boolean write)
+    {
+        ipv6UdpChecksum[plane] = write;
         return this;
     }
 

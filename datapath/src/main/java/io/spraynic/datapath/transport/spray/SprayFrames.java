@@ -121,9 +121,10 @@ final class SprayFrames
         if (remoteIsIpv6[plane])
         {
             // S2.4: the UDP checksum RFC 8200 requires: hosts and middleboxes drop UDP over IPv6 without one
+            // (unless the port's kernel writes it: SprayConfig.ipv6UdpChecksum)
             writer.ipv6(config.localIpv6High[plane], config.localIpv6Low[plane], remoteIpv6High[plane],
                 remoteIpv6Low[plane])
-                .ipv6UdpChecksum(true);
+                .ipv6UdpChecksum(config.ipv6UdpChecksum[plane]);
         }
         else
         {

@@ -783,7 +783,7 @@ public final class SprayHandshake
         writer.ethernet(config.localMac[0], remoteMac).vlan(config.vlanTci[0]);
         if (ipv6)
         {
-            writer.ipv6(config.localIpv6High[0], config.localIpv6Low[0], remoteIpv6High, remoteIpv6Low).ipv6UdpChecksum(true);
+            writer.ipv6(config.localIpv6High[0], config.localIpv6Low[0], remoteIpv6High, remoteIpv6Low).ipv6UdpChecksum(config.ipv6UdpChecksum[0]);
         }
         else
         {

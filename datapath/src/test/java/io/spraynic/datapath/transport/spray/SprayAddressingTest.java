@@ -37,12 +37,12 @@ class SprayAddressingTest
             io.spraynic.datapath.wire.BaseTransportHeader.opcode(memory, offset + bth));
     }
 
-    @ParameterizedTest(name = "S2.1: ipv6={0}, 802.1Q tag {1}")
-    @CsvSource({"false, 0x2064", "true, -1", "true, 0xA0C8"})
-    void shouldCarryTrafficOverIpv6AndVlans(final boolean ipv6, final String tciText)
+    @ParameterizedTest(name = "S2.1: ipv6={0}, 802.1Q tag {1}, A writes the IPv6 UDP checksum {2}")
+    @CsvSource({"false, 0x2064, true", "true, -1, true", "true, 0xA0C8, true", "true, -1, false"})
+    void shouldCarryTrafficOverIpv6AndVlans(final boolean ipv6, final String tciText, final boolean udpChecksum)
     {
         final int tci = Integer.decode(tciText);
-        final long[] seen = new long[3]; // frames, tagged, IPv6
+        final long[] seen = new long[4]; // frames, tagged, IPv6, IPv6 with a UDP checksum
         final SprayTestBed.Options options = new SprayTestBed.Options()
             .wrapA((plane, port) -> new FaultInjectingPacketPort(port, 3 + plane, 0.01, 0, 0, (memory, offset, length) ->
             {
@@ -60,11 +60,20 @@ class SprayAddressingTest
                 if (etherType == 0x86DD)
                 {
                     seen[2]++;
+                    seen[3] += memory.get(ValueLayout.JAVA_SHORT_UNALIGNED, offset + 14 + tag + 40 + 6) != 0 ? 1 : 0;
                 }
                 return isDataAfter(memory, offset, length, etherType == 0x86DD ? 40 : 20, tag);
             }));
         options.ipv6 = ipv6;
         options.vlanTci = tci;
+        // a port whose kernel writes the checksum (the UDP socket port) has the engine leave it out (S2.4)
+        options.configure = (host, config) ->
+        {
+            for (int plane = 0; plane < config.planes; plane++)
+            {
+                config.ipv6UdpChecksum(plane, host != 1 || udpChecksum);
+            }
+        };
         try (SprayTestBed bed = new SprayTestBed(options))
         {
             final MemoryRegion src = bed.region(bed.pdA, 2L * SIZE, AccessFlags.NONE, 3);
@@ -86,6 +95,7 @@ class SprayAddressingTest
             assertTrue(seen[0] > 500);
             assertEquals(tci >= 0 ? seen[0] : 0, seen[1], "every frame tagged, or none");
             assertEquals(ipv6 ? seen[0] : 0, seen[2], "every frame IPv6, or none");
+            assertEquals(ipv6 && udpChecksum ? seen[2] : 0, seen[3], "a UDP checksum on every IPv6 frame A sent, or none");
             assertTrue(bed.a.counters().get(SprayCounters.RETRANSMITTED) + bed.b.counters().get(SprayCounters.RETRANSMITTED) > 0);
             for (final ParseCounters parse : new ParseCounters[] {bed.parseA, bed.parseB})
             {
