@@ -21,11 +21,9 @@ import java.util.zip.CRC32;
  * {@code ~crc} on a little-endian CPU, and scapy's {@code BTH.pack_icrc} does); Wireshark shows them as a
  * big-endian number, i.e. the wire bytes in order.
  * <p>
- * An instance holds reusable scratch state: use one per thread. A frame with a 20 B IPv4 header or an IPv6 header
- * goes to the JDK's intrinsic {@link CRC32} in place, unmasked, in one call through a cached ByteBuffer view of the
- * frame's segment (for a segment over 2 GiB, of a 1 GiB window of it), the masking folded into the CRC's start
- * register ({@link #computeInPlace}); otherwise (IPv4 options) the masked headers are copied to a heap scratch
- * array, with the rest of a small packet, and the rest of a larger one goes through the view. {@link #compute} allocates
+ * An instance holds reusable scratch state: use one per thread. The masked headers are copied to a heap
+ * scratch array; the rest goes to the JDK's intrinsic {@link CRC32} through a cached ByteBuffer view of
+ * the frame's segment (for a segment over 2 GiB, of a 1 GiB window of it). {@link #compute} allocates
  * nothing while the segment object (and window) is the same as on the previous call: give the parser one
  * long-lived segment over the whole mbuf pool, not a new slice per packet (each new segment object costs
  * one ByteBuffer view). A table-driven slicing-by-8 CRC ({@link #update}) covers the corner case of a
@@ -41,7 +39,6 @@ public final class Icrc
 
     private static final ValueLayout.OfInt INT_LE = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfLong LONG_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfShort SHORT_LE = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final int MASKED_LRH_LENGTH = 8;
     private static final int HEADERS_SCRATCH_LENGTH = MASKED_LRH_LENGTH + Ipv4Header.MAX_LENGTH + UdpHeader.LENGTH +
         BaseTransportHeader.LENGTH;
@@ -53,15 +50,6 @@ public final class Icrc
     static final int INLINE_REST_LENGTH = 512;
     private static final int SCRATCH_LENGTH = HEADERS_SCRATCH_LENGTH + INLINE_REST_LENGTH;
     private static final int[][] TABLES = slicingTables();
-    /** The CRC register after the masked LRH (8 bytes of 0xFF) from the initial all-ones register. */
-    private static final int LRH_REGISTER = update(0xFFFF_FFFF, MemorySegment.ofArray(new byte[] {-1, -1, -1, -1, -1, -1, -1, -1}), 0,
-        MASKED_LRH_LENGTH);
-    /**
-     * By byte position {@code j} from the IP header (only the masked ones: IPv4 with a 20 B header, IPv6), by value
-     * {@code delta} of the change masking makes there: the change it makes, moved back to the register the range
-     * starts from, {@code A^-(j+1) t0[delta]}.
-     */
-    private static final int[][] MASK_TABLES = maskTables();
     /** Segments over 2 GiB are viewed through 1 GiB windows starting at multiples of 512 MiB. */
     private static final long WINDOW_ALIGNMENT = 1L << 29;
     private static final long WINDOW_LENGTH = 1L << 30;
@@ -101,78 +89,6 @@ public final class Icrc
      * @return the CRC value; its little-endian bytes are what goes on the wire.
      */
     public int compute(final MemorySegment s, final long ipOffset, final int ipVersion, final int ipHeaderLength,
-        final long icrcOffset)
-    {
-        final boolean plainHeaders = ipVersion == 4 ? ipHeaderLength == Ipv4Header.LENGTH : ipHeaderLength == Ipv6Header.LENGTH;
-        if (plainHeaders && icrcOffset - ipOffset >= ipHeaderLength + UdpHeader.LENGTH + BaseTransportHeader.LENGTH)
-        {
-            final ByteBuffer view = view(s, ipOffset, icrcOffset);
-            if (view != null)
-            {
-                return computeInPlace(s, ipOffset, ipVersion, icrcOffset, view);
-            }
-        }
-        return computeFromCopy(s, ipOffset, ipVersion, ipHeaderLength, icrcOffset);
-    }
-
-    /**
-     * The ICRC with one CRC32 call over the frame's own memory, unmasked, started from a register that accounts
-     * for the LRH stand-in and the masked bytes (CRC-32 is linear in its start register and its data: a changed
-     * byte {@code j} bytes into the range changes the result as a change of {@code A^-(j+1) t0[delta]} in the start
-     * register would, A being the register's step over a zero byte, see {@link #MASK_TABLES}). Nothing is copied:
-     * a CRC over bytes just stored (the scratch copy) waits for those stores to reach the cache, which cost more
-     * than the CRC itself on a small packet (RESULTS.md 4d). The start register is set by feeding the range's first
-     * four bytes XORed with it through {@link CRC32#update(int)}, which works in registers.
-     */
-    private int computeInPlace(final MemorySegment s, final long ipOffset, final int ipVersion, final long icrcOffset,
-        final ByteBuffer view)
-    {
-        final int[][] masks = MASK_TABLES;
-        int start = LRH_REGISTER;
-        final int first;
-        final int udp;
-        if (ipVersion == 4)
-        {
-            final long head = s.get(LONG_LE, ipOffset);
-            final int ttlToChecksum = s.get(INT_LE, ipOffset + Ipv4Header.TTL_OFFSET);
-            first = (int)head;
-            start ^= masks[Ipv4Header.TOS_OFFSET][~(int)(head >>> 8) & 0xFF] ^
-                masks[Ipv4Header.TTL_OFFSET][~ttlToChecksum & 0xFF] ^
-                masks[Ipv4Header.CHECKSUM_OFFSET][~(ttlToChecksum >>> 16) & 0xFF] ^
-                masks[Ipv4Header.CHECKSUM_OFFSET + 1][~(ttlToChecksum >>> 24) & 0xFF];
-            udp = Ipv4Header.LENGTH;
-        }
-        else
-        {
-            final long head = s.get(LONG_LE, ipOffset);
-            first = (int)head;
-            // version nibble kept; traffic class and flow label all ones
-            start ^= masks[0][~first & 0x0F] ^ masks[1][~(first >>> 8) & 0xFF] ^ masks[2][~(first >>> 16) & 0xFF] ^
-                masks[3][~(first >>> 24) & 0xFF] ^ masks[Ipv6Header.HOP_LIMIT_OFFSET][~(int)(head >>> 56) & 0xFF];
-            udp = Ipv6Header.LENGTH;
-        }
-        final int checksumAt = udp + UdpHeader.CHECKSUM_OFFSET;
-        final int resv8aAt = udp + UdpHeader.LENGTH + BaseTransportHeader.RESV8A_OFFSET;
-        final int checksum = s.get(SHORT_LE, ipOffset + checksumAt);
-        final int resv8a = s.get(ValueLayout.JAVA_BYTE, ipOffset + resv8aAt);
-        start ^= masks[checksumAt][~checksum & 0xFF] ^ masks[checksumAt + 1][~(checksum >>> 8) & 0xFF] ^
-            masks[resv8aAt][~resv8a & 0xFF];
-        // processing 4 bytes from register r is processing them XORed with r from register 0, or XORed with ~r
-        // from reset's register ~0
-        final int fed = ~(first ^ start);
-        final CRC32 crc = crc32;
-        crc.reset();
-        crc.update(fed);
-        crc.update(fed >>> 8);
-        crc.update(fed >>> 16);
-        crc.update(fed >>> 24);
-        final long base = cachedBase;
-        view.limit((int)(icrcOffset - base)).position((int)(ipOffset + 4 - base));
-        crc.update(view);
-        return (int)crc.getValue();
-    }
-
-    private int computeFromCopy(final MemorySegment s, final long ipOffset, final int ipVersion, final int ipHeaderLength,
         final long icrcOffset)
     {
         final int headersLength = ipHeaderLength + UdpHeader.LENGTH + BaseTransportHeader.LENGTH;
@@ -326,47 +242,6 @@ public final class Icrc
             crc = (crc >>> 8) ^ t0[(crc ^ s.get(ValueLayout.JAVA_BYTE, i)) & 0xFF];
         }
         return crc;
-    }
-
-    private static int[][] maskTables()
-    {
-        final int v4Udp = Ipv4Header.LENGTH;
-        final int v6Udp = Ipv6Header.LENGTH;
-        final int[] positions = {
-            Ipv4Header.TOS_OFFSET, Ipv4Header.TTL_OFFSET, Ipv4Header.CHECKSUM_OFFSET, Ipv4Header.CHECKSUM_OFFSET + 1,
-            v4Udp + UdpHeader.CHECKSUM_OFFSET, v4Udp + UdpHeader.CHECKSUM_OFFSET + 1,
-            v4Udp + UdpHeader.LENGTH + BaseTransportHeader.RESV8A_OFFSET,
-            0, 1, 2, 3, Ipv6Header.HOP_LIMIT_OFFSET,
-            v6Udp + UdpHeader.CHECKSUM_OFFSET, v6Udp + UdpHeader.CHECKSUM_OFFSET + 1,
-            v6Udp + UdpHeader.LENGTH + BaseTransportHeader.RESV8A_OFFSET};
-        final int[] t0 = TABLES[0];
-        // the step over a zero byte, r -> (r >>> 8) ^ t0[r & 0xFF], is invertible: t0's top bytes are all different
-        final int[] indexOfTopByte = new int[256];
-        for (int i = 0; i < 256; i++)
-        {
-            indexOfTopByte[t0[i] >>> 24] = i;
-        }
-        final int[][] tables = new int[v6Udp + UdpHeader.LENGTH + BaseTransportHeader.RESV8A_OFFSET + 1][];
-        for (final int position : positions)
-        {
-            if (tables[position] != null)
-            {
-                continue;
-            }
-            final int[] table = new int[256];
-            for (int delta = 0; delta < 256; delta++)
-            {
-                int register = t0[delta];
-                for (int step = 0; step <= position; step++)
-                {
-                    final int index = indexOfTopByte[register >>> 24];
-                    register = ((register ^ t0[index]) << 8) | index;
-                }
-                table[delta] = register;
-            }
-            tables[position] = table;
-        }
-        return tables;
     }
 
     private static int[][] slicingTables()

@@ -190,8 +190,8 @@ class IcrcTest
     @Test
     void shouldAgreeWithAMaskedReferenceForEveryValueOfEveryMaskedByte()
     {
-        // the in-place path turns each masked byte's value into a change of the CRC's start register, one table per
-        // masked position: every value at every position must give what CRC32 over the masked copy gives
+        // every value of every masked byte (the masking is value-independent) must give what CRC32 over the
+        // masked copy gives, whichever way compute applies the masks
         try (Arena arena = Arena.ofConfined())
         {
             final MemorySegment memory = arena.allocate(2048);
