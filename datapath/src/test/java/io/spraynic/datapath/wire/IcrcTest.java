@@ -187,6 +187,50 @@ class IcrcTest
         }
     }
 
+    @Test
+    void shouldAgreeWithAMaskedReferenceForEveryValueOfEveryMaskedByte()
+    {
+        // every value of every masked byte (the masking is value-independent) must give what CRC32 over the
+        // masked copy gives, whichever way compute applies the masks
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment memory = arena.allocate(2048);
+            for (final boolean ipv6 : new boolean[]{false, true})
+            {
+                final RoceFrameWriter writer = new RoceFrameWriter().ethernet(0x020000000001L, 0x020000000002L)
+                    .opcode(Opcode.RC_RDMA_WRITE_ONLY).destQp(0x42).reth(0x1000L, 0x1234, 64);
+                if (ipv6)
+                {
+                    writer.ipv6(1L, 2L, 3L, 4L);
+                }
+                else
+                {
+                    writer.ipv4(0x0A000001, 0x0A000002);
+                }
+                final int ipHeaderLength = ipv6 ? Ipv6Header.LENGTH : Ipv4Header.LENGTH;
+                final int headersLength = ipHeaderLength + UdpHeader.LENGTH + BaseTransportHeader.LENGTH;
+                final int length = writer.writeFrame(memory, 0, 64);
+                final long icrcOffset = length - Icrc.LENGTH;
+                final int udp = EthernetHeader.LENGTH + ipHeaderLength;
+                final int[] maskedBytes = ipv6 ?
+                    new int[] {14, 15, 16, 17, 14 + 7, udp + 6, udp + 7, udp + 8 + 4} :
+                    new int[] {15, 14 + 8, 14 + 10, 14 + 11, udp + 6, udp + 7, udp + 8 + 4};
+                for (final int at : maskedBytes)
+                {
+                    final byte original = memory.get(java.lang.foreign.ValueLayout.JAVA_BYTE, at);
+                    for (int value = 0; value < 256; value++)
+                    {
+                        memory.set(java.lang.foreign.ValueLayout.JAVA_BYTE, at, (byte)value);
+                        assertEquals(masked(memory, ipv6, ipHeaderLength, headersLength, icrcOffset),
+                            icrc.compute(memory, EthernetHeader.LENGTH, ipv6 ? 6 : 4, ipHeaderLength, icrcOffset),
+                            (ipv6 ? "IPv6" : "IPv4") + " byte " + at + " = " + value);
+                    }
+                    memory.set(java.lang.foreign.ValueLayout.JAVA_BYTE, at, original);
+                }
+            }
+        }
+    }
+
     private static int masked(final MemorySegment memory, final boolean ipv6, final int ipHeaderLength,
         final int headersLength, final long icrcOffset)
     {
