@@ -4,6 +4,7 @@ import io.spraynic.apps.exchange.PeerExchange;
 import io.spraynic.datapath.api.BulkTransfer;
 import io.spraynic.datapath.api.Connection;
 import io.spraynic.datapath.api.DrainReport;
+import io.spraynic.datapath.api.SeededPattern;
 import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.nic.ipc.ClientRegion;
 import io.spraynic.datapath.nic.ipc.IpcFileDescriptor;
@@ -87,11 +88,7 @@ final class ClientCommand implements Callable<Integer>
             final long half = size / 2;
             final MemorySegment source = bytes.asSlice(0, half);
             final MemorySegment readBack = bytes.asSlice(half, half);
-            final java.util.SplittableRandom random = new java.util.SplittableRandom(size);
-            for (long i = 0; i < half; i++)
-            {
-                source.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte)random.nextInt());
-            }
+            SeededPattern.fill(source, size);
             final Connection c = nic.connect(peer.ipv4(), timeout);
             System.out.printf(Locale.ROOT, "spraynic client: connected 0x%x, %d stream(s)%n", c.localId(), c.streams());
             final long start = System.nanoTime();

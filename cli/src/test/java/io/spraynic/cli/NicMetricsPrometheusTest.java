@@ -1,9 +1,9 @@
 package io.spraynic.cli;
 
-import io.spraynic.apps.exchange.PeerExchange;
 import io.spraynic.datapath.api.BulkTransfer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.spraynic.datapath.api.SeededPattern;
 import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.telemetry.CountersFileReader;
 import io.spraynic.datapath.nic.EmbeddedNic;
@@ -265,7 +265,7 @@ class NicMetricsPrometheusTest
         final NicConnection client = nics[0].connect(new int[]{nics[1].localIpv4(0), nics[1].localIpv4(1)}, WAIT);
         assertNotNull(nics[1].accept(WAIT), "the peer accepted the connection");
         final long bytes = 2L << 20;
-        final MemoryRegion source = nics[0].register(PeerExchange.pattern(arena, bytes, 7), AccessFlags.NONE);
+        final MemoryRegion source = nics[0].register(SeededPattern.allocate(arena, bytes, 7), AccessFlags.NONE);
         final MemoryRegion target = nics[1].register(arena.allocate(bytes, 4096), AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
         BulkTransfer.write(client, source, target.address(), target.rkey(), 64 * 1024, false, WAIT);
         Thread.sleep(100); // the workers publish their mirrors every few milliseconds: let the last writes land

@@ -4,6 +4,7 @@ import io.spraynic.datapath.api.BulkTransfer;
 import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.api.ReceiveRequest;
 import io.spraynic.datapath.api.RocevEndpoint;
+import io.spraynic.datapath.api.SeededPattern;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.verbs.AccessFlags;
@@ -15,7 +16,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,7 +23,6 @@ import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -147,7 +146,7 @@ public final class PeerExchange
     private static Result exchange(final EmbeddedNic nic, final Role role, final Path directory, final long bytes,
         final int messageBytes, final Duration timeout, final Arena arena) throws IOException
     {
-        final MemorySegment source = pattern(arena, bytes, role.seed());
+        final MemorySegment source = SeededPattern.allocate(arena, bytes, role.seed());
         final MemorySegment target = arena.allocate(bytes, 64);
         final MemoryRegion local = nic.register(source, AccessFlags.NONE);
         final MemoryRegion inbound = nic.register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
@@ -183,7 +182,7 @@ public final class PeerExchange
             messageBytes, true, timeout);
         BulkTransfer.awaitImmediate(connection, timeout);
         final long nanos = System.nanoTime() - start;
-        final long mismatch = pattern(arena, bytes, role.peer().seed()).mismatch(target);
+        final long mismatch = SeededPattern.allocate(arena, bytes, role.peer().seed()).mismatch(target);
         publish(directory, role.file("done"), "done");
         await(directory, role.peer().file("done"), timeout); // keep answering until the peer has all it needs
         final DrainReport drain = nic.close(timeout);
@@ -320,7 +319,7 @@ public final class PeerExchange
             throw new IllegalArgumentException("the serving NIC exposes " + exposedLength + " bytes, fewer than the " + bytes +
                 " to write: lower --size or expose more");
         }
-        final MemorySegment source = pattern(arena, bytes, Role.CLIENT.seed());
+        final MemorySegment source = SeededPattern.allocate(arena, bytes, Role.CLIENT.seed());
         final MemorySegment readBack = arena.allocate(bytes, 64);
         final MemoryRegion local = nic.register(source, AccessFlags.NONE);
         final MemoryRegion into = nic.register(readBack, AccessFlags.LOCAL_WRITE);
@@ -347,23 +346,6 @@ public final class PeerExchange
         connection.close(timeout);
         final DrainReport drain = nic.close(timeout);
         return new Result(Role.CLIENT, nic.mode(), mismatch == -1, bytes, nanos, mismatch, drain);
-    }
-
-    /** @return {@code bytes} of the pseudo-random pattern of {@code seed}. */
-    public static MemorySegment pattern(final Arena arena, final long bytes, final long seed)
-    {
-        final MemorySegment s = arena.allocate(Math.max(1, bytes), 64).asSlice(0, bytes);
-        final SplittableRandom random = new SplittableRandom(seed);
-        long i = 0;
-        for (; i + 8 <= bytes; i += 8)
-        {
-            s.set(ValueLayout.JAVA_LONG_UNALIGNED, i, random.nextLong());
-        }
-        for (; i < bytes; i++)
-        {
-            s.set(ValueLayout.JAVA_BYTE, i, (byte)random.nextInt());
-        }
-        return s;
     }
 
     private static String addressLine(final EmbeddedNic nic, final MemoryRegion region)

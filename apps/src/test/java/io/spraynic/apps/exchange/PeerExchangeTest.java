@@ -1,5 +1,6 @@
 package io.spraynic.apps.exchange;
 
+import io.spraynic.datapath.api.SeededPattern;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.EmbeddedNicConfig;
 import io.spraynic.datapath.nic.InMemoryNicPair;
@@ -113,7 +114,7 @@ class PeerExchangeTest
         PeerExchange.publishServer(nics[1], exposed, dir);
         final PeerExchange.Result visited = PeerExchange.visit(nics[0], dir, 1L << 20, 64 * 1024, WAIT);
         assertTrue(visited.verified(), visited.toJson());
-        assertEquals(-1, PeerExchange.pattern(arena, 1L << 20, 0x5EED_0001L).mismatch(exposed.segment()),
+        assertEquals(-1, SeededPattern.allocate(arena, 1L << 20, 0x5EED_0001L).mismatch(exposed.segment()),
             "the serving NIC's memory holds the visitor's pattern, placed with no application on its side");
     }
 

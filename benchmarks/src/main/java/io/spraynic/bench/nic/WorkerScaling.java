@@ -1,6 +1,6 @@
 package io.spraynic.bench.nic;
 
-import io.spraynic.apps.exchange.PeerExchange;
+import io.spraynic.datapath.api.SeededPattern;
 import io.spraynic.datapath.api.SendRequest;
 import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.nic.DpdkNic;
@@ -186,7 +186,7 @@ public final class WorkerScaling
             {
                 final NicConnection[] senders = connect(nics, mode, workers);
                 final long regionBytes = (long)MESSAGE * IN_FLIGHT;
-                final MemoryRegion source = nics[0].register(PeerExchange.pattern(arena, regionBytes, 1), AccessFlags.NONE);
+                final MemoryRegion source = nics[0].register(SeededPattern.allocate(arena, regionBytes, 1), AccessFlags.NONE);
                 final MemoryRegion target = nics[1].register(arena.allocate(regionBytes, 64),
                     AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
                 pump(senders, source, target, 1.0); // warm-up: JIT, windows, rates

@@ -1,6 +1,7 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.api.BulkTransfer;
+import io.spraynic.datapath.api.SeededPattern;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.verbs.AccessFlags;
@@ -178,7 +179,7 @@ class EmbeddedNicDpdkTest
             final NicConnection server = nics[1].accept(wait);
             assertNotNull(server);
             final long bytes = 8L << 20;
-            final MemorySegment source = VerifiedExchange.pattern(arena, bytes, 17);
+            final MemorySegment source = SeededPattern.allocate(arena, bytes, 17);
             final MemorySegment target = arena.allocate(bytes, 64);
             final MemoryRegion src = nics[0].register(source, AccessFlags.NONE);
             final MemoryRegion dst = nics[1].register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);

@@ -1,6 +1,7 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.api.BulkTransfer;
+import io.spraynic.datapath.api.SeededPattern;
 import io.spraynic.datapath.port.InMemoryLink;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
@@ -192,7 +193,7 @@ class EmbeddedNicHandshakeTest
     private void transferAndVerify(final EmbeddedNic a, final EmbeddedNic b, final NicConnection from,
         final NicConnection to, final long bytes)
     {
-        final MemorySegment source = VerifiedExchange.pattern(arena, bytes, 17);
+        final MemorySegment source = SeededPattern.allocate(arena, bytes, 17);
         final MemorySegment target = arena.allocate(bytes, 64);
         final MemoryRegion src = a.register(source, AccessFlags.NONE);
         final MemoryRegion dst = b.register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);

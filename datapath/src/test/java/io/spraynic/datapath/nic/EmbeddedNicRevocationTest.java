@@ -1,6 +1,7 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.api.BulkTransfer;
+import io.spraynic.datapath.api.SeededPattern;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
@@ -101,7 +102,7 @@ class EmbeddedNicRevocationTest
     {
         final NicConnection[] pair = queuePairs(nics);
         final long bytes = 1 << 20;
-        final MemorySegment source = VerifiedExchange.pattern(arena, bytes, 77);
+        final MemorySegment source = SeededPattern.allocate(arena, bytes, 77);
         final MemorySegment target = arena.allocate(bytes, 64);
         final MemoryRegion to = nics[1].register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
         assertEquals(PostResult.OK, pair[1].postReceive(0, new ReceiveWorkRequest().wrId(77).buffer(null, 0, 0)));
@@ -124,7 +125,7 @@ class EmbeddedNicRevocationTest
     {
         final EmbeddedNic[] nics = start();
         final NicConnection[] pair = queuePairs(nics);
-        final MemoryRegion source = nics[0].register(VerifiedExchange.pattern(arena, LENGTH, 5), AccessFlags.NONE);
+        final MemoryRegion source = nics[0].register(SeededPattern.allocate(arena, LENGTH, 5), AccessFlags.NONE);
         final MemorySegment targetMemory = arena.allocate(LENGTH, 64);
         final MemoryRegion target = nics[1].register(targetMemory, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
         startWrite(pair[0], source, target);
@@ -149,7 +150,7 @@ class EmbeddedNicRevocationTest
     {
         final EmbeddedNic[] nics = start();
         final NicConnection[] pair = queuePairs(nics);
-        final MemoryRegion source = nics[0].register(VerifiedExchange.pattern(arena, LENGTH, 6), AccessFlags.NONE);
+        final MemoryRegion source = nics[0].register(SeededPattern.allocate(arena, LENGTH, 6), AccessFlags.NONE);
         final Arena clientArena = Arena.ofShared();
         final MemoryRegion target = nics[1].register(clientArena.allocate(LENGTH, 64),
             AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);

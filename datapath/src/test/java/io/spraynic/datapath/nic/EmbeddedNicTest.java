@@ -3,6 +3,7 @@ package io.spraynic.datapath.nic;
 import io.spraynic.datapath.api.BulkTransfer;
 import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.api.RocevEndpoint;
+import io.spraynic.datapath.api.SeededPattern;
 import io.spraynic.datapath.port.InMemoryLink;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.telemetry.CountersFile;
@@ -121,7 +122,7 @@ class EmbeddedNicTest
 
     private MemorySegment randomBytes(final long bytes, final long seed)
     {
-        return VerifiedExchange.pattern(arena, bytes, seed);
+        return SeededPattern.allocate(arena, bytes, seed);
     }
 
     private NicConnection[] sprayPair(final EmbeddedNic a, final EmbeddedNic b)

@@ -1,6 +1,7 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.api.BulkTransfer;
+import io.spraynic.datapath.api.SeededPattern;
 import io.spraynic.datapath.fuzz.FrameMutator;
 import io.spraynic.datapath.fuzz.SeedFrames;
 import io.spraynic.datapath.verbs.AccessFlags;
@@ -211,7 +212,7 @@ final class FrameFuzz
     {
         try (Arena arena = Arena.ofShared())
         {
-            final MemorySegment source = VerifiedExchange.pattern(arena, 128 * 1024, 42);
+            final MemorySegment source = SeededPattern.allocate(arena, 128 * 1024, 42);
             final MemorySegment into = arena.allocate(128 * 1024, 64);
             final MemoryRegion exposed = remote.register(source, AccessFlags.REMOTE_READ);
             final MemoryRegion target = local.register(into, AccessFlags.LOCAL_WRITE);

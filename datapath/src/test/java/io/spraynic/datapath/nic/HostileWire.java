@@ -1,6 +1,7 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.api.BulkTransfer;
+import io.spraynic.datapath.api.SeededPattern;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.telemetry.CountersFile;
@@ -337,7 +338,7 @@ final class HostileWire implements AutoCloseable
     {
         try (Arena arena = Arena.ofShared())
         {
-            final MemorySegment source = VerifiedExchange.pattern(arena, bytes, seed);
+            final MemorySegment source = SeededPattern.allocate(arena, bytes, seed);
             final MemorySegment target = arena.allocate(bytes, 64);
             final MemoryRegion local = a.register(source, AccessFlags.NONE);
             final MemoryRegion inbound = b.register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);

@@ -1,6 +1,7 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.api.BulkTransfer;
+import io.spraynic.datapath.api.SeededPattern;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import org.junit.jupiter.api.AfterEach;
@@ -104,7 +105,7 @@ class LyingPeerTest
         final long claimed = 4 * registered; // what the lying nic.addr says
         final MemoryRegion exposed = server.register(arena.allocate(registered, 4096),
             AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
-        final MemorySegment source = VerifiedExchange.pattern(arena, claimed, 5);
+        final MemorySegment source = SeededPattern.allocate(arena, claimed, 5);
         final MemoryRegion local = visitor.register(source, AccessFlags.NONE);
         final NicConnection connection = visitor.connect(new int[]{server.localIpv4(0)}, WAIT);
 

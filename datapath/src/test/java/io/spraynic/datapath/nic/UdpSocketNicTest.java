@@ -1,6 +1,7 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.api.BulkTransfer;
+import io.spraynic.datapath.api.SeededPattern;
 import io.spraynic.datapath.port.FaultInjectingPacketPort;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.telemetry.CountersFile;
@@ -328,7 +329,7 @@ class UdpSocketNicTest
             final NicConnection server = nics[1].accept(wait);
             assertNotNull(server);
             final long bytes = 4L << 20;
-            final MemorySegment source = VerifiedExchange.pattern(arena, bytes, 5);
+            final MemorySegment source = SeededPattern.allocate(arena, bytes, 5);
             final MemorySegment target = arena.allocate(bytes, 64);
             final MemoryRegion src = nics[0].register(source, AccessFlags.NONE);
             final MemoryRegion dst = nics[1].register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);

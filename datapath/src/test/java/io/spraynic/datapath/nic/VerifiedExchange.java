@@ -4,16 +4,15 @@ import io.spraynic.datapath.api.BulkTransfer;
 import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.api.ReceiveRequest;
 import io.spraynic.datapath.api.RocevEndpoint;
+import io.spraynic.datapath.api.SeededPattern;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.time.Duration;
-import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -101,8 +100,10 @@ public final class VerifiedExchange
     private static Pair exchange(final EmbeddedNic client, final EmbeddedNic server, final long bytes,
         final int messageBytes, final Duration timeout, final Arena arena) throws Exception
     {
-        final Side clientSide = new Side(client, pattern(arena, bytes, CLIENT_SEED), arena.allocate(bytes, 64));
-        final Side serverSide = new Side(server, pattern(arena, bytes, SERVER_SEED), arena.allocate(bytes, 64));
+        final Side clientSide = new Side(client, SeededPattern.allocate(arena, bytes, CLIENT_SEED),
+            arena.allocate(bytes, 64));
+        final Side serverSide = new Side(server, SeededPattern.allocate(arena, bytes, SERVER_SEED),
+            arena.allocate(bytes, 64));
         final String serverAddress = server.localAddressText(0);
         final String clientAddress = client.localAddressText(0);
         if (client.mode() == NicConnection.Kind.SPRAY)
@@ -140,23 +141,6 @@ public final class VerifiedExchange
         return new Pair(
             new Result("client", client.mode(), clientMismatch == -1, bytes, clientMismatch, serverAddress, clientDrain),
             new Result("server", server.mode(), serverMismatch == -1, bytes, serverMismatch, clientAddress, serverDrain));
-    }
-
-    /** @return {@code bytes} of the pseudo-random pattern of {@code seed}. */
-    public static MemorySegment pattern(final Arena arena, final long bytes, final long seed)
-    {
-        final MemorySegment pattern = arena.allocate(Math.max(1, bytes), 64).asSlice(0, bytes);
-        final SplittableRandom random = new SplittableRandom(seed);
-        long i = 0;
-        for (; i + 8 <= bytes; i += 8)
-        {
-            pattern.set(ValueLayout.JAVA_LONG_UNALIGNED, i, random.nextLong());
-        }
-        for (; i < bytes; i++)
-        {
-            pattern.set(ValueLayout.JAVA_BYTE, i, (byte)random.nextInt());
-        }
-        return pattern;
     }
 
     /** One NIC's memory and its end of the connection. */
