@@ -90,7 +90,7 @@ public record EalConfig(
     {
         final List<String> args = new ArrayList<>();
         args.add(program);
-        if (ConfigRules.isCoreList(lcores))
+        if (EalRules.isCoreList(lcores))
         {
             args.add("-l");
             args.add(lcores);
