@@ -1,30 +1,21 @@
 package io.spraynic.datapath.fabric;
 
-import io.spraynic.datapath.transport.rocev2.PathMtu;
-import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
-import io.spraynic.datapath.transport.rocev2.RcEngineConfig;
+import io.spraynic.datapath.api.SeededPattern;
 import io.spraynic.datapath.transport.rocev2.RcQueuePair;
-import io.spraynic.datapath.transport.spray.SprayConfig;
 import io.spraynic.datapath.transport.spray.SprayConnection;
-import io.spraynic.datapath.transport.spray.SprayConnectionConfig;
-import io.spraynic.datapath.transport.spray.SprayEngine;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
-import io.spraynic.datapath.verbs.ProtectionDomain;
 import io.spraynic.datapath.verbs.SendWorkRequest;
 import io.spraynic.datapath.verbs.WorkCompletion;
 import io.spraynic.datapath.verbs.WorkCompletionStatus;
 import io.spraynic.datapath.verbs.WorkRequestOpcode;
-import io.spraynic.datapath.wire.ParseCounters;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -46,28 +37,16 @@ class FabricEndpointWorkerTest
     {
         try (Fabric fabric = Topology.backToBack(FabricConfig.DEFAULT.withSeed(3), 2, 1); Arena arena = Arena.ofShared())
         {
-            final long capacityMbps = fabric.config().hostLink().rateBitsPerSecond() / 1_000_000 * fabric.planes();
-            final SprayFabricEndpoint endpointA = new SprayFabricEndpoint(fabric.host(0), 1_000, new ParseCounters());
-            final SprayFabricEndpoint endpointB = new SprayFabricEndpoint(fabric.host(1), 1_000, new ParseCounters());
-            final ProtectionDomain pdA = new ProtectionDomain(new SplittableRandom(1));
-            final ProtectionDomain pdB = new ProtectionDomain(new SplittableRandom(2));
-            final SprayEngine engineA = new SprayEngine(endpointA.configure(new SprayConfig().capacityMbps(capacityMbps)),
-                pdA, endpointA.output());
-            final SprayEngine engineB = new SprayEngine(endpointB.configure(new SprayConfig().capacityMbps(capacityMbps)),
-                pdB, endpointB.output());
-            endpointA.bind(engineA);
-            endpointB.bind(engineB);
-            final CompletionQueue cqA = new CompletionQueue(64);
-            final CompletionQueue cqB = new CompletionQueue(64);
-            final SprayConnection a = engineA.open(endpointA.remote(new SprayConnectionConfig().cids(1, 2).keysFromCids()
-                .paths(4).streams(1).mtu(4096).initialPsns(0xFFFF00, 0x100).completionQueues(cqA, cqA), 1));
-            engineB.open(endpointB.remote(new SprayConnectionConfig().cids(2, 1).keysFromCids()
-                .paths(4).streams(1).mtu(4096).initialPsns(0x100, 0xFFFF00).completionQueues(cqB, cqB), 0));
+            final FabricEndpointPairs.Spray pair = FabricEndpointPairs.spray(fabric, 4);
+            final SprayFabricEndpoint endpointA = pair.endpointA();
+            final SprayFabricEndpoint endpointB = pair.endpointB();
+            final CompletionQueue cqA = pair.cqA();
+            final SprayConnection a = pair.a();
 
-            final MemorySegment source = random(arena, 11);
+            final MemorySegment source = SeededPattern.allocate(arena, LENGTH, 11);
             final MemorySegment target = arena.allocate(LENGTH, 64);
-            final MemoryRegion local = pdA.register(source, AccessFlags.NONE);
-            final MemoryRegion remote = pdB.register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+            final MemoryRegion local = pair.pdA().register(source, AccessFlags.NONE);
+            final MemoryRegion remote = pair.pdB().register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
             assertEquals(PostResult.OK, a.postSend(0, new SendWorkRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
                 .local(local, local.address(), LENGTH).remote(remote.address(), remote.rkey()).signaled(true)));
             endpointA.kick();
@@ -96,32 +75,17 @@ class FabricEndpointWorkerTest
     {
         try (Fabric fabric = Topology.backToBack(FabricConfig.DEFAULT.withSeed(5), 1, 1); Arena arena = Arena.ofShared())
         {
-            final ProtectionDomain pdA = new ProtectionDomain(new SplittableRandom(1));
-            final ProtectionDomain pdB = new ProtectionDomain(new SplittableRandom(2));
+            final FabricEndpointPairs.Rc pair = FabricEndpointPairs.rc(fabric, arena);
             final HostPort portA = fabric.host(0).port(0);
             final HostPort portB = fabric.host(1).port(0);
-            final RcFabricEndpoint a = new RcFabricEndpoint(portA, pdA, RcEngineConfig::defaults, new ParseCounters(),
-                1_000, arena);
-            final RcFabricEndpoint b = new RcFabricEndpoint(portB, pdB, RcEngineConfig::defaults, new ParseCounters(),
-                1_000, arena);
-            fabric.host(0).attach(a);
-            fabric.host(1).attach(b);
-            final CompletionQueue cqA = new CompletionQueue(64);
-            final CompletionQueue cqB = new CompletionQueue(64);
-            final RcQueuePair qpA = a.engine().createQueuePair(cqA, cqA, 64, 64);
-            final RcQueuePair qpB = b.engine().createQueuePair(cqB, cqB, 64, 64);
-            qpA.toInit(AccessFlags.REMOTE_WRITE);
-            qpB.toInit(AccessFlags.REMOTE_WRITE);
-            qpA.toRtr(RcConnectionAttributes.of(qpB.qpNumber(), portB.localMac(), portB.localAddress(), 0xC001,
-                PathMtu.MTU_4096, 0xFFFF00, 7));
-            qpB.toRtr(RcConnectionAttributes.of(qpA.qpNumber(), portA.localMac(), portA.localAddress(), 0xC002,
-                PathMtu.MTU_4096, 7, 0xFFFF00));
-            qpA.toRts();
-            qpB.toRts();
-            final MemorySegment source = random(arena, 12);
+            final RcFabricEndpoint a = pair.a();
+            final RcFabricEndpoint b = pair.b();
+            final CompletionQueue cqA = pair.cqA();
+            final RcQueuePair qpA = pair.qpA();
+            final MemorySegment source = SeededPattern.allocate(arena, LENGTH, 12);
             final MemorySegment target = arena.allocate(LENGTH, 64);
-            final MemoryRegion local = pdA.register(source, AccessFlags.LOCAL_WRITE);
-            final MemoryRegion remote = pdB.register(target, AccessFlags.REMOTE_WRITE | AccessFlags.LOCAL_WRITE);
+            final MemoryRegion local = pair.pdA().register(source, AccessFlags.LOCAL_WRITE);
+            final MemoryRegion remote = pair.pdB().register(target, AccessFlags.REMOTE_WRITE | AccessFlags.LOCAL_WRITE);
 
             a.start();
             b.start();
@@ -148,16 +112,5 @@ class FabricEndpointWorkerTest
             assertTrue(portB.framesReceived() >= LENGTH / 4096);
             assertEquals(0, a.worker().faults() + b.worker().faults());
         }
-    }
-
-    private static MemorySegment random(final Arena arena, final long seed)
-    {
-        final MemorySegment segment = arena.allocate(LENGTH, 64);
-        final SplittableRandom random = new SplittableRandom(seed);
-        for (long i = 0; i < LENGTH; i += 8)
-        {
-            segment.set(ValueLayout.JAVA_LONG_UNALIGNED, i, random.nextLong());
-        }
-        return segment;
     }
 }

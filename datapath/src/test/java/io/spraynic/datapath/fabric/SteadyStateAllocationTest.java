@@ -1,25 +1,18 @@
 package io.spraynic.datapath.fabric;
 
-import io.spraynic.datapath.transport.spray.SprayConfig;
 import io.spraynic.datapath.transport.spray.SprayConnection;
-import io.spraynic.datapath.transport.spray.SprayConnectionConfig;
-import io.spraynic.datapath.transport.spray.SprayEngine;
 import io.spraynic.datapath.verbs.AccessFlags;
-import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
-import io.spraynic.datapath.verbs.ProtectionDomain;
 import io.spraynic.datapath.verbs.SendWorkRequest;
 import io.spraynic.datapath.verbs.WorkRequestOpcode;
 import io.spraynic.datapath.wire.Opcode;
-import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.datapath.wire.RoceFrameWriter;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
-import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -130,25 +123,12 @@ class SteadyStateAllocationTest
         final long bytes = 64L << 20; // about 2.7 ms at 200 Gb/s: busy through every window measured
         try (Fabric fabric = Topology.backToBack(FabricConfig.DEFAULT.withSeed(9), 2, 1); Arena arena = Arena.ofShared())
         {
-            final long capacityMbps = fabric.config().hostLink().rateBitsPerSecond() / 1_000_000 * fabric.planes();
-            final SprayFabricEndpoint endpointA = new SprayFabricEndpoint(fabric.host(0), 1_000, new ParseCounters());
-            final SprayFabricEndpoint endpointB = new SprayFabricEndpoint(fabric.host(1), 1_000, new ParseCounters());
-            final ProtectionDomain pdA = new ProtectionDomain(new SplittableRandom(1));
-            final ProtectionDomain pdB = new ProtectionDomain(new SplittableRandom(2));
-            final SprayEngine engineA = new SprayEngine(endpointA.configure(new SprayConfig().capacityMbps(capacityMbps)),
-                pdA, endpointA.output());
-            final SprayEngine engineB = new SprayEngine(endpointB.configure(new SprayConfig().capacityMbps(capacityMbps)),
-                pdB, endpointB.output());
-            endpointA.bind(engineA);
-            endpointB.bind(engineB);
-            final CompletionQueue cqA = new CompletionQueue(64);
-            final CompletionQueue cqB = new CompletionQueue(64);
-            final SprayConnection a = engineA.open(endpointA.remote(new SprayConnectionConfig().cids(1, 2).keysFromCids()
-                .paths(8).streams(1).mtu(4096).initialPsns(0xFFFF00, 0x100).completionQueues(cqA, cqA), 1));
-            engineB.open(endpointB.remote(new SprayConnectionConfig().cids(2, 1).keysFromCids()
-                .paths(8).streams(1).mtu(4096).initialPsns(0x100, 0xFFFF00).completionQueues(cqB, cqB), 0));
-            final MemoryRegion local = pdA.register(arena.allocate(bytes, 64), AccessFlags.NONE);
-            final MemoryRegion remote = pdB.register(arena.allocate(bytes, 64), AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+            final FabricEndpointPairs.Spray pair = FabricEndpointPairs.spray(fabric, 8);
+            final SprayFabricEndpoint endpointA = pair.endpointA();
+            final SprayFabricEndpoint endpointB = pair.endpointB();
+            final SprayConnection a = pair.a();
+            final MemoryRegion local = pair.pdA().register(arena.allocate(bytes, 64), AccessFlags.NONE);
+            final MemoryRegion remote = pair.pdB().register(arena.allocate(bytes, 64), AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
             assertEquals(PostResult.OK, a.postSend(0, new SendWorkRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
                 .local(local, local.address(), (int)bytes).remote(remote.address(), remote.rkey()).signaled(true)));
             endpointA.kick();

@@ -1,30 +1,27 @@
 package io.spraynic.datapath.transport.rocev2;
 
+import io.spraynic.datapath.api.SeededPattern;
 import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.fabric.Fabric;
 import io.spraynic.datapath.fabric.FabricConfig;
-import io.spraynic.datapath.fabric.FabricPort;
+import io.spraynic.datapath.fabric.FabricEndpointPairs;
 import io.spraynic.datapath.fabric.Link;
-import io.spraynic.datapath.fabric.LinkConfig;
 import io.spraynic.datapath.fabric.RcFabricEndpoint;
 import io.spraynic.datapath.fabric.Topology;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
-import io.spraynic.datapath.verbs.ProtectionDomain;
 import io.spraynic.datapath.verbs.SendWorkRequest;
 import io.spraynic.datapath.verbs.WorkCompletion;
 import io.spraynic.datapath.verbs.WorkCompletionStatus;
 import io.spraynic.datapath.verbs.WorkRequestOpcode;
-import io.spraynic.datapath.wire.ParseCounters;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -36,8 +33,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class RcFabricTransferTest
 {
-    private static final long TICK_NANOS = 1_000;
-
     record Outcome(long bytes, long nanos, long drops, long retransmitted, TransportCounters senderCounters)
     {
     }
@@ -78,39 +73,16 @@ class RcFabricTransferTest
         try (Fabric fabric = Topology.backToBack(config, 1, 4); Arena arena = Arena.ofShared())
         {
             fabric.fabricLinkLoss(loss);
-            final ProtectionDomain pdA = new ProtectionDomain(new SplittableRandom(1));
-            final ProtectionDomain pdB = new ProtectionDomain(new SplittableRandom(2));
-            final FabricPort portA = fabric.host(0).port(0);
-            final FabricPort portB = fabric.host(1).port(0);
-            final RcFabricEndpoint a = new RcFabricEndpoint(portA, pdA, RcEngineConfig::defaults, new ParseCounters(),
-                TICK_NANOS, arena);
-            final RcFabricEndpoint b = new RcFabricEndpoint(portB, pdB, RcEngineConfig::defaults, new ParseCounters(),
-                TICK_NANOS, arena);
-            fabric.host(0).attach(a);
-            fabric.host(1).attach(b);
+            final FabricEndpointPairs.Rc pair = FabricEndpointPairs.rc(fabric, arena);
+            final RcFabricEndpoint a = pair.a();
+            final RcFabricEndpoint b = pair.b();
+            final CompletionQueue cqA = pair.cqA();
+            final RcQueuePair qpA = pair.qpA();
 
-            final CompletionQueue cqA = new CompletionQueue(64);
-            final CompletionQueue cqB = new CompletionQueue(64);
-            final RcQueuePair qpA = a.engine().createQueuePair(cqA, cqA, 64, 64);
-            final RcQueuePair qpB = b.engine().createQueuePair(cqB, cqB, 64, 64);
-            qpA.toInit(AccessFlags.REMOTE_WRITE);
-            qpB.toInit(AccessFlags.REMOTE_WRITE);
-            qpA.toRtr(RcConnectionAttributes.of(qpB.qpNumber(), portB.localMac(), portB.localAddress(), 0xC001,
-                PathMtu.MTU_4096, 0xFFFF00, 7));
-            qpB.toRtr(RcConnectionAttributes.of(qpA.qpNumber(), portA.localMac(), portA.localAddress(), 0xC002,
-                PathMtu.MTU_4096, 7, 0xFFFF00));
-            qpA.toRts();
-            qpB.toRts();
-
-            final MemorySegment source = arena.allocate(size, 64);
+            final MemorySegment source = SeededPattern.allocate(arena, size, seed);
             final MemorySegment target = arena.allocate(size, 64);
-            final SplittableRandom random = new SplittableRandom(seed);
-            for (long i = 0; i < size; i += 8)
-            {
-                source.set(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, i, random.nextLong());
-            }
-            final MemoryRegion local = pdA.register(source, AccessFlags.LOCAL_WRITE);
-            final MemoryRegion remote = pdB.register(target, AccessFlags.REMOTE_WRITE | AccessFlags.LOCAL_WRITE);
+            final MemoryRegion local = pair.pdA().register(source, AccessFlags.LOCAL_WRITE);
+            final MemoryRegion remote = pair.pdB().register(target, AccessFlags.REMOTE_WRITE | AccessFlags.LOCAL_WRITE);
 
             a.start();
             b.start();
