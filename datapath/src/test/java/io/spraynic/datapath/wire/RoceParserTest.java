@@ -190,18 +190,7 @@ class RoceParserTest
     @Test
     void shouldParseIpv4Options()
     {
-        // rebuild the frame with 8 bytes of options (two NOP words) between IPv4 and UDP
-        final byte[] withOptions = new byte[length + 8];
-        System.arraycopy(bytes, 0, withOptions, 0, UDP4);
-        System.arraycopy(bytes, UDP4, withOptions, UDP4 + 8, length - UDP4);
-        java.util.Arrays.fill(withOptions, UDP4, UDP4 + 8, (byte)1);
-        bytes = java.util.Arrays.copyOf(withOptions, 2048);
-        s = MemorySegment.ofArray(bytes);
-        length += 8;
-        bytes[ETH] = 0x47;
-        Ipv4Header.totalLength(s, ETH, length - ETH);
-        fixIpv4Checksum();
-        fixIcrc(4, 28);
+        insertIpv4Options();
         assertEquals(FrameClass.ROCE, parse(), () -> frame.toString());
         assertEquals(28, frame.ipHeaderLength());
         assertEquals(UDP4 + 8, frame.udpOffset());
@@ -210,6 +199,22 @@ class RoceParserTest
 
     @Test
     void shouldCountIpv4OptionsInTheHeaderChecksum()
+    {
+        insertIpv4Options();
+        assertEquals(FrameClass.ROCE, parse(), () -> frame.toString());
+
+        // a changed option byte in the last option word, the checksum left alone
+        bytes[UDP4 + 7] = 0;
+        assertMalformed(MalformedReason.BAD_IPV4_CHECKSUM);
+        // an IHL pointing past the packet's end
+        bytes[UDP4 + 7] = 1;
+        bytes[ETH] = 0x4F;
+        assertEquals(FrameClass.MALFORMED, parse(ETH + 59));
+        assertEquals(MalformedReason.TRUNCATED_IP, frame.malformedReason());
+    }
+
+    /** Rebuilds the frame with 8 bytes of options (two NOP words) between IPv4 and UDP, checksum and ICRC fixed. */
+    private void insertIpv4Options()
     {
         final byte[] withOptions = new byte[length + 8];
         System.arraycopy(bytes, 0, withOptions, 0, UDP4);
@@ -222,16 +227,6 @@ class RoceParserTest
         Ipv4Header.totalLength(s, ETH, length - ETH);
         fixIpv4Checksum();
         fixIcrc(4, 28);
-        assertEquals(FrameClass.ROCE, parse(), () -> frame.toString());
-
-        // a changed option byte in the last option word, the checksum left alone
-        bytes[UDP4 + 7] = 0;
-        assertMalformed(MalformedReason.BAD_IPV4_CHECKSUM);
-        // an IHL pointing past the packet's end
-        bytes[UDP4 + 7] = 1;
-        bytes[ETH] = 0x4F;
-        assertEquals(FrameClass.MALFORMED, parse(ETH + 59));
-        assertEquals(MalformedReason.TRUNCATED_IP, frame.malformedReason());
     }
 
     @Test
