@@ -103,7 +103,8 @@
 #define SN_CONNECT_TIMEOUT_MS 24
 #define SN_CONNECT_PLANES 28
 #define SN_CONNECT_IPV4 32
-#define SN_CONNECT_SIZE (32 + 4 * SN_MAX_PLANES)
+#define SN_CONNECT_IPV6 (32 + 4 * SN_MAX_PLANES) /* since version 6: 16 bytes a plane, network order, all 0 for IPv4 */
+#define SN_CONNECT_SIZE (SN_CONNECT_IPV6 + 16 * SN_MAX_PLANES)
 #define SN_CONNECT_QP_ID 24
 #define SN_CONNECT_QP_QPN 32
 #define SN_CONNECT_QP_PSN 36

@@ -134,6 +134,7 @@ class AbiConstantsTest
         m.put("SN_CONNECT_TIMEOUT_MS", (long)IpcMessages.Connect.TIMEOUT_MS_OFFSET);
         m.put("SN_CONNECT_PLANES", (long)IpcMessages.Connect.PLANES_OFFSET);
         m.put("SN_CONNECT_IPV4", (long)IpcMessages.Connect.IPV4_OFFSET);
+        m.put("SN_CONNECT_IPV6", (long)IpcMessages.Connect.IPV6_OFFSET);
         m.put("SN_CONNECT_SIZE", (long)IpcMessages.Connect.LENGTH);
         m.put("SN_CONNECT_QP_ID", (long)IpcMessages.ConnectQueuePair.CONNECTION_ID_OFFSET);
         m.put("SN_CONNECT_QP_QPN", (long)IpcMessages.ConnectQueuePair.QPN_OFFSET);
