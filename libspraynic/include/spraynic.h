@@ -187,6 +187,8 @@ int sn_close(sn_nic *nic);
 int sn_nic_transport(const sn_nic *nic);           /* enum sn_transport */
 int sn_nic_planes(const sn_nic *nic);
 uint32_t sn_nic_ipv4(const sn_nic *nic, int plane); /* the NIC's address on a plane, host order; 0 if none */
+/* The NIC's IPv6 address on a plane into ipv6 (network order; ABI version 6): 1 when it has one, else 0 (ipv6 all 0). */
+int sn_nic_ipv6(const sn_nic *nic, int plane, uint8_t ipv6[16]);
 int64_t sn_nic_pid(const sn_nic *nic);
 uint64_t sn_nic_client_id(const sn_nic *nic);
 /* 1 while the NIC's heartbeat is fresh. */

@@ -47,6 +47,7 @@
 #define SN_CTL_PLANES_OFFSET 52
 #define SN_CTL_EPOCH_OFFSET 56
 #define SN_CTL_IPV4_OFFSET 64
+#define SN_CTL_IPV6_OFFSET 96 /* since version 6: 16 bytes a plane, network order, all 0 on an IPv4 plane */
 #define SN_CTL_HEADER_LENGTH 256
 #define SN_CTL_TO_NIC_CAPACITY (64 * 1024)
 #define SN_CTL_TO_CLIENTS_CAPACITY (64 * 1024)

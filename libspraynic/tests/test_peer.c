@@ -196,6 +196,13 @@ int main(int argc, char **argv)
         die("open: %s", sn_strerror(error));
     }
     say("NIC %d 0x%08x", sn_nic_transport(nic), sn_nic_ipv4(nic, 0));
+    uint8_t own6[16];
+    char own6_text[INET6_ADDRSTRLEN] = "none";
+    if (sn_nic_ipv6(nic, 0, own6) && NULL == inet_ntop(AF_INET6, own6, own6_text, sizeof own6_text))
+    {
+        die("inet_ntop");
+    }
+    say("NIC6 %s", own6_text);
 
     sn_mr *mr;
     error = sn_reg_mr(nic, REGION, SN_ACCESS_LOCAL_WRITE | SN_ACCESS_REMOTE_WRITE | SN_ACCESS_REMOTE_READ, &mr);

@@ -88,6 +88,7 @@ class AbiConstantsTest
         m.put("SN_CTL_PLANES_OFFSET", (long)IpcFileDescriptor.PLANES_OFFSET);
         m.put("SN_CTL_EPOCH_OFFSET", (long)IpcFileDescriptor.COMMAND_RING_EPOCH_OFFSET);
         m.put("SN_CTL_IPV4_OFFSET", (long)IpcFileDescriptor.LOCAL_IPV4_OFFSET);
+        m.put("SN_CTL_IPV6_OFFSET", (long)IpcFileDescriptor.LOCAL_IPV6_OFFSET);
         m.put("SN_CTL_HEADER_LENGTH", (long)IpcFileDescriptor.HEADER_LENGTH);
         m.put("SN_CTL_TO_NIC_LENGTH", (long)IpcFileDescriptor.toNicLength());
         m.put("SN_CTL_TO_CLIENTS_LENGTH", (long)IpcFileDescriptor.toClientsLength());

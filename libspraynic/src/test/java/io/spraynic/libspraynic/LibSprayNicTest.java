@@ -119,6 +119,7 @@ class LibSprayNicTest
         {
             assertTrue(line(fromC, "NIC ", transcript).startsWith("NIC " + (transport.equals("spray") ? 0 : 1) +
                 (ipv6 ? " 0x00000000" : " 0x7f000001")), transcript.toString()); // an IPv6 plane has no IPv4 address
+            assertEquals(ipv6 ? "NIC6 ::1" : "NIC6 none", line(fromC, "NIC6 ", transcript), transcript.toString());
             final ClientRegion mr = nic.register(1024 * KB, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE |
                 AccessFlags.REMOTE_READ);
             final MemorySegment b = mr.segment();

@@ -17,9 +17,11 @@ import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 
@@ -186,6 +188,27 @@ public final class NicClient implements Nic
     public int localIpv4(final int plane)
     {
         return header.getInt(IpcFileDescriptor.LOCAL_IPV4_OFFSET + 4 * checkPlane(plane), IpcMessages.ORDER);
+    }
+
+    /**
+     * @return the NIC's address on {@code plane}, of the family peers name it by there (since version 6: IPv6 on a
+     * plane with an IPv6 address), or null when the plane has none.
+     */
+    public InetAddress localAddress(final int plane)
+    {
+        final byte[] ipv6 = new byte[16];
+        header.getBytes(IpcFileDescriptor.LOCAL_IPV6_OFFSET + 16 * checkPlane(plane), ipv6);
+        final int ipv4 = localIpv4(plane);
+        final byte[] address = !Arrays.equals(ipv6, new byte[16]) ? ipv6 : 0 == ipv4 ? null :
+            new byte[]{(byte)(ipv4 >>> 24), (byte)(ipv4 >>> 16), (byte)(ipv4 >>> 8), (byte)ipv4};
+        try
+        {
+            return null == address ? null : InetAddress.getByAddress(address);
+        }
+        catch (final UnknownHostException ex)
+        {
+            throw new IllegalStateException(ex); // 4 or 16 bytes: never
+        }
     }
 
     private int checkPlane(final int plane)

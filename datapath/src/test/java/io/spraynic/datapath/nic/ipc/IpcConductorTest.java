@@ -61,6 +61,7 @@ class IpcConductorTest
             assertEquals(NicConnection.Kind.SPRAY, client.mode());
             assertEquals(ProcessHandle.current().pid(), client.nicPid());
             assertEquals(IpcTestBed.ip(0), client.localIpv4(0));
+            assertEquals(InetAddress.getByAddress(new byte[]{10, 0, 0, 1}), client.localAddress(0));
             final ClientRegion region = client.register(1 << 20, ALL);
             assertEquals(1L, bed.counter("ipc: regions"));
 
@@ -306,6 +307,9 @@ class IpcConductorTest
             Arena arena = Arena.ofShared();
             NicClient client = NicClient.connect(bed.dir, WAIT))
         {
+            // what a peer connects to: the control memory names the NIC's IPv6 address (version 6), no IPv4 one
+            assertEquals(InetAddress.getByName(IpcTestBed.IPV6[0]), client.localAddress(0));
+            assertEquals(0, client.localIpv4(0));
             assertRefused("CONNECT plane 0: 10.0.0.2 is not of the family of this NIC's address fd00:1::10",
                 () -> client.connect(new InetAddress[]{InetAddress.getByName("10.0.0.2")}, WAIT));
             assertRefused("CONNECT plane 0: IPv6 address ff02::1 is multicast",
