@@ -260,6 +260,29 @@ class IpcConductorAttackTest
     }
 
     @Test
+    void shouldRefuseACreatedPeerAddressThePlaneCannotSpeakAndCountIt() throws Exception
+    {
+        // an IPv4 NIC: each CONNECT below is refused where it enters, before any neighbour lookup or handshake
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.SPRAY, Duration.ofSeconds(5));
+            NicClient client = NicClient.connect(bed.dir, WAIT);
+            RawControlFile raw = new RawControlFile(bed.dir))
+        {
+            final long mappedLow = 0xFFFF_0000_0000L | (IpcTestBed.ip(1) & 0xFFFF_FFFFL);
+            assertTrue(raw.connect(client.clientId(), client.token(), IpcTestBed.ip(1), 0xFD00_0001_0000_0000L, 0x20));
+            assertTrue(raw.connect(client.clientId(), client.token(), 0, 0, mappedLow));
+            assertTrue(raw.connect(client.clientId(), client.token(), 0xE000_0001, 0, 0));
+            assertTrue(raw.connect(client.clientId(), client.token(), 0, 0, 0));
+            assertTrue(raw.connect(client.clientId(), client.token(), 0, 0xFD00_0001_0000_0000L, 0x20));
+            await(() -> bed.counter("ipc: refused: peer address not unicast or not of the plane's family") == 5, WAIT,
+                "five peer addresses refused: both, IPv4-mapped, multicast, none, IPv6 on an IPv4 plane");
+            assertEquals(5L, bed.counter("ipc: commands refused"));
+            assertEquals(0L, bed.counter("ipc: connections"));
+            client.register(4096, ALL); // the client is still served
+            assertServing(bed, raw);
+        }
+    }
+
+    @Test
     void shouldKeepKeysAndTokensOffTheBroadcastAndEveryFileOwnerOnly() throws Exception
     {
         try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.ROCEV2, Duration.ofSeconds(5));
