@@ -187,6 +187,8 @@ int sn_close(sn_nic *nic);
 int sn_nic_transport(const sn_nic *nic);           /* enum sn_transport */
 int sn_nic_planes(const sn_nic *nic);
 uint32_t sn_nic_ipv4(const sn_nic *nic, int plane); /* the NIC's address on a plane, host order; 0 if none */
+/* The NIC's IPv6 address on a plane into ipv6 (network order; ABI version 6): 1 when it has one, else 0 (ipv6 all 0). */
+int sn_nic_ipv6(const sn_nic *nic, int plane, uint8_t ipv6[16]);
 int64_t sn_nic_pid(const sn_nic *nic);
 uint64_t sn_nic_client_id(const sn_nic *nic);
 /* 1 while the NIC's heartbeat is fresh. */
@@ -200,6 +202,17 @@ void *sn_mr_ptr(const sn_mr *mr, uint64_t addr);
 
 /* Opens a spray connection to a peer NIC (its address on each of the NIC's planes, host order). */
 int sn_connect(sn_nic *nic, const uint32_t *peer_ipv4, int planes, int timeout_ms, sn_conn **conn);
+
+/* A peer's address on one plane: exactly one of the two, the other all 0. */
+struct sn_peer_address
+{
+    uint32_t ipv4;          /* host order: 10.0.0.1 is 0x0A000001; 0 for an IPv6 peer */
+    uint8_t ipv6[16];       /* network order as written: fd00:1::20 is fd 00 00 01 .. 20; all 0 for an IPv4 peer */
+};
+/* sn_connect with the peer's address of either family on each plane (ABI version 6): IPv6 on a plane where the NIC
+ * has an IPv6 address, IPv4 on the others; the NIC refuses another mix, a multicast or an IPv4-mapped IPv6 address
+ * (SN_ERR_INVALID, with the plane and why in sn_last_error). */
+int sn_connect_addr(sn_nic *nic, const struct sn_peer_address *peer, int planes, int timeout_ms, sn_conn **conn);
 /* Takes the next spray connection a peer opened: SN_ERR_TIMEOUT when none came within timeout_ms. */
 int sn_accept(sn_nic *nic, int timeout_ms, sn_conn **conn);
 /* Creates a RoCEv2 RC queue pair on a plane; hand sn_conn_endpoint to the peer, then sn_connect_qp. */

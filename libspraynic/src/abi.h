@@ -47,6 +47,7 @@
 #define SN_CTL_PLANES_OFFSET 52
 #define SN_CTL_EPOCH_OFFSET 56
 #define SN_CTL_IPV4_OFFSET 64
+#define SN_CTL_IPV6_OFFSET 96 /* since version 6: 16 bytes a plane, network order, all 0 on an IPv4 plane */
 #define SN_CTL_HEADER_LENGTH 256
 #define SN_CTL_TO_NIC_CAPACITY (64 * 1024)
 #define SN_CTL_TO_CLIENTS_CAPACITY (64 * 1024)
@@ -103,7 +104,8 @@
 #define SN_CONNECT_TIMEOUT_MS 24
 #define SN_CONNECT_PLANES 28
 #define SN_CONNECT_IPV4 32
-#define SN_CONNECT_SIZE (32 + 4 * SN_MAX_PLANES)
+#define SN_CONNECT_IPV6 (32 + 4 * SN_MAX_PLANES) /* since version 6: 16 bytes a plane, network order, all 0 for IPv4 */
+#define SN_CONNECT_SIZE (SN_CONNECT_IPV6 + 16 * SN_MAX_PLANES)
 #define SN_CONNECT_QP_ID 24
 #define SN_CONNECT_QP_QPN 32
 #define SN_CONNECT_QP_PSN 36

@@ -129,8 +129,8 @@ static int make_connection(sn_nic *nic, int answer, sn_conn **out)
 }
 
 /* CONNECT, ACCEPT, CREATE_QUEUE_PAIR: one message, one answer. */
-static int open_connection(sn_nic *nic, int32_t type, int timeout_ms, int32_t planes, const uint32_t *ipv4,
-    sn_conn **out)
+static int open_connection(sn_nic *nic, int32_t type, int timeout_ms, int32_t planes,
+    const struct sn_peer_address *peer, sn_conn **out)
 {
     if (NULL == nic || NULL == out || timeout_ms < 0 || timeout_ms > SN_MAX_TIMEOUT_MS)
     {
@@ -139,9 +139,10 @@ static int open_connection(sn_nic *nic, int32_t type, int timeout_ms, int32_t pl
     uint8_t command[SN_CONNECT_SIZE] = {0};
     sn_put_i32(command + SN_CONNECT_TIMEOUT_MS, timeout_ms);
     sn_put_i32(command + SN_CONNECT_PLANES, planes);
-    for (int p = 0; NULL != ipv4 && p < planes; p++)
+    for (int p = 0; NULL != peer && p < planes; p++)
     {
-        sn_put_i32(command + SN_CONNECT_IPV4 + 4 * p, (int32_t)ipv4[p]);
+        sn_put_i32(command + SN_CONNECT_IPV4 + 4 * p, (int32_t)peer[p].ipv4);
+        memcpy(command + SN_CONNECT_IPV6 + 16 * p, peer[p].ipv6, sizeof peer[p].ipv6);
     }
     pthread_mutex_lock(&nic->lock);
     int result = nic->closing ? sn_fail(SN_ERR_INVALID_STATE, "the NIC handle is closing") :
@@ -164,7 +165,21 @@ int sn_connect(sn_nic *nic, const uint32_t *peer_ipv4, int planes, int timeout_m
     {
         return sn_fail(SN_ERR_INVALID, "sn_connect needs the peer's address on each plane (1..%d)", SN_MAX_PLANES);
     }
-    return open_connection(nic, SN_CMD_CONNECT, timeout_ms, planes, peer_ipv4, conn);
+    struct sn_peer_address peer[SN_MAX_PLANES] = {0};
+    for (int p = 0; p < planes; p++)
+    {
+        peer[p].ipv4 = peer_ipv4[p];
+    }
+    return open_connection(nic, SN_CMD_CONNECT, timeout_ms, planes, peer, conn);
+}
+
+int sn_connect_addr(sn_nic *nic, const struct sn_peer_address *peer, int planes, int timeout_ms, sn_conn **conn)
+{
+    if (NULL == peer || planes < 1 || planes > SN_MAX_PLANES)
+    {
+        return sn_fail(SN_ERR_INVALID, "sn_connect_addr needs the peer's address on each plane (1..%d)", SN_MAX_PLANES);
+    }
+    return open_connection(nic, SN_CMD_CONNECT, timeout_ms, planes, peer, conn);
 }
 
 int sn_accept(sn_nic *nic, int timeout_ms, sn_conn **conn)

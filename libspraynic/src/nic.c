@@ -368,6 +368,22 @@ uint32_t sn_nic_ipv4(const sn_nic *nic, int plane)
     return (uint32_t)sn_get_i32(nic->ctl + SN_CTL_IPV4_OFFSET + 4 * plane);
 }
 
+int sn_nic_ipv6(const sn_nic *nic, int plane, uint8_t ipv6[16])
+{
+    memset(ipv6, 0, 16);
+    if (plane < 0 || plane >= nic->planes || plane >= SN_MAX_PLANES)
+    {
+        return 0;
+    }
+    memcpy(ipv6, nic->ctl + SN_CTL_IPV6_OFFSET + 16 * plane, 16);
+    int any = 0;
+    for (int i = 0; i < 16; i++)
+    {
+        any |= ipv6[i];
+    }
+    return 0 != any;
+}
+
 int64_t sn_nic_pid(const sn_nic *nic)
 {
     return nic->pid;

@@ -183,7 +183,7 @@ int main(int argc, char **argv)
 {
     if (argc < 3)
     {
-        fprintf(stderr, "usage: test_peer IPC_DIR spray-connect PEER_IP | spray-accept | rocev2\n");
+        fprintf(stderr, "usage: test_peer IPC_DIR spray-connect PEER_IP | spray-connect6 PEER_IP6 | spray-accept | rocev2\n");
         return 2;
     }
     ipc_dir = argv[1];
@@ -196,6 +196,13 @@ int main(int argc, char **argv)
         die("open: %s", sn_strerror(error));
     }
     say("NIC %d 0x%08x", sn_nic_transport(nic), sn_nic_ipv4(nic, 0));
+    uint8_t own6[16];
+    char own6_text[INET6_ADDRSTRLEN] = "none";
+    if (sn_nic_ipv6(nic, 0, own6) && NULL == inet_ntop(AF_INET6, own6, own6_text, sizeof own6_text))
+    {
+        die("inet_ntop");
+    }
+    say("NIC6 %s", own6_text);
 
     sn_mr *mr;
     error = sn_reg_mr(nic, REGION, SN_ACCESS_LOCAL_WRITE | SN_ACCESS_REMOTE_WRITE | SN_ACCESS_REMOTE_READ, &mr);
@@ -222,6 +229,27 @@ int main(int argc, char **argv)
         }
         const uint32_t ip = ntohl(peer.s_addr);
         error = sn_connect(nic, &ip, 1, 30000, &c);
+    }
+    else if (0 == strcmp(mode, "spray-connect6"))
+    {
+        struct sn_peer_address peer = {0};
+        if (argc < 4 || 1 != inet_pton(AF_INET6, argv[3], peer.ipv6))
+        {
+            die("spray-connect6 needs the peer's IPv6 address");
+        }
+        /* the NIC refuses at once what its IPv6 plane cannot speak: an IPv4 peer, an IPv4-mapped one, both */
+        const struct sn_peer_address refused[3] = {{.ipv4 = 0x7f000001},
+            {.ipv6 = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 0, 0, 1}}, {.ipv4 = 0x7f000001, .ipv6 = {[15] = 1}}};
+        for (int i = 0; i < 3; i++)
+        {
+            error = sn_connect_addr(nic, &refused[i], 1, 30000, &c);
+            if (SN_ERR_BAD_VALUE != error || NULL == strstr(sn_last_error(), "CONNECT plane 0: "))
+            {
+                die("refused address %d: %s (%s)", i, sn_strerror(error), sn_last_error());
+            }
+            say("REFUSED %s", sn_last_error());
+        }
+        error = sn_connect_addr(nic, &peer, 1, 30000, &c);
     }
     else if (0 == strcmp(mode, "spray-accept"))
     {

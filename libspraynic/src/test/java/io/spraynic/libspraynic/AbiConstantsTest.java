@@ -88,6 +88,7 @@ class AbiConstantsTest
         m.put("SN_CTL_PLANES_OFFSET", (long)IpcFileDescriptor.PLANES_OFFSET);
         m.put("SN_CTL_EPOCH_OFFSET", (long)IpcFileDescriptor.COMMAND_RING_EPOCH_OFFSET);
         m.put("SN_CTL_IPV4_OFFSET", (long)IpcFileDescriptor.LOCAL_IPV4_OFFSET);
+        m.put("SN_CTL_IPV6_OFFSET", (long)IpcFileDescriptor.LOCAL_IPV6_OFFSET);
         m.put("SN_CTL_HEADER_LENGTH", (long)IpcFileDescriptor.HEADER_LENGTH);
         m.put("SN_CTL_TO_NIC_LENGTH", (long)IpcFileDescriptor.toNicLength());
         m.put("SN_CTL_TO_CLIENTS_LENGTH", (long)IpcFileDescriptor.toClientsLength());
@@ -134,6 +135,7 @@ class AbiConstantsTest
         m.put("SN_CONNECT_TIMEOUT_MS", (long)IpcMessages.Connect.TIMEOUT_MS_OFFSET);
         m.put("SN_CONNECT_PLANES", (long)IpcMessages.Connect.PLANES_OFFSET);
         m.put("SN_CONNECT_IPV4", (long)IpcMessages.Connect.IPV4_OFFSET);
+        m.put("SN_CONNECT_IPV6", (long)IpcMessages.Connect.IPV6_OFFSET);
         m.put("SN_CONNECT_SIZE", (long)IpcMessages.Connect.LENGTH);
         m.put("SN_CONNECT_QP_ID", (long)IpcMessages.ConnectQueuePair.CONNECTION_ID_OFFSET);
         m.put("SN_CONNECT_QP_QPN", (long)IpcMessages.ConnectQueuePair.QPN_OFFSET);

@@ -82,19 +82,33 @@ class LibSprayNicTest
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"spray-connect", "spray-accept", "rocev2"})
+    @ValueSource(strings = {"spray-connect", "spray-connect6", "spray-accept", "rocev2"})
     void shouldMoveEveryByteBothWaysBetweenACClientAndAJavaPeer(final String mode, @TempDir final Path dir) throws Exception
     {
         final String transport = mode.startsWith("spray") ? "spray" : "rocev2";
         final int port = 20_000 + new SplittableRandom().nextInt(40_000);
         final Path ipcC = dir.resolve("ipc-c");
         final Path ipcJava = dir.resolve("ipc-java");
-        startNic(dir, transport, "127.0.0.1", port, ipcC);
-        startNic(dir, transport, "127.0.0.2", port, ipcJava);
+        final boolean ipv6 = mode.equals("spray-connect6");
+        if (ipv6)
+        {
+            // both on ::1 (loopback's one IPv6 address) on two UDP ports, each sending to the other's
+            startNic(dir, transport, "::1", port, port + 1, ipcC);
+            startNic(dir, transport, "::1", port + 1, port, ipcJava);
+        }
+        else
+        {
+            startNic(dir, transport, "127.0.0.1", port, port, ipcC);
+            startNic(dir, transport, "127.0.0.2", port, port, ipcJava);
+        }
         final List<String> command = new ArrayList<>(List.of(NATIVE.resolve("test_peer").toString(), ipcC.toString(), mode));
         if (mode.equals("spray-connect"))
         {
             command.add("127.0.0.2");
+        }
+        if (ipv6)
+        {
+            command.add("::1");
         }
         final Process c = new ProcessBuilder(command).redirectErrorStream(true).start();
         processes.add(c);
@@ -104,7 +118,8 @@ class LibSprayNicTest
         try (NicClient nic = NicClient.connect(ipcJava, Duration.ofSeconds(30)))
         {
             assertTrue(line(fromC, "NIC ", transcript).startsWith("NIC " + (transport.equals("spray") ? 0 : 1) +
-                " 0x7f000001"), transcript.toString());
+                (ipv6 ? " 0x00000000" : " 0x7f000001")), transcript.toString()); // an IPv6 plane has no IPv4 address
+            assertEquals(ipv6 ? "NIC6 ::1" : "NIC6 none", line(fromC, "NIC6 ", transcript), transcript.toString());
             final ClientRegion mr = nic.register(1024 * KB, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE |
                 AccessFlags.REMOTE_READ);
             final MemorySegment b = mr.segment();
@@ -115,6 +130,14 @@ class LibSprayNicTest
             final ClientConnection conn = switch (mode)
             {
                 case "spray-connect" -> accept(nic, transcript);
+                case "spray-connect6" ->
+                {
+                    for (int i = 0; i < 3; i++)
+                    {
+                        assertTrue(line(fromC, "REFUSED ", transcript).contains("BAD_VALUE"), transcript.toString());
+                    }
+                    yield accept(nic, transcript);
+                }
                 case "spray-accept" ->
                 {
                     line(fromC, "ACCEPTING", transcript);
@@ -197,8 +220,8 @@ class LibSprayNicTest
         final int port = 20_000 + new SplittableRandom().nextInt(40_000);
         final Path ipcA = dir.resolve("ipc-a");
         final Path ipcB = dir.resolve("ipc-b");
-        startNic(dir, "spray", "127.0.0.1", port, ipcA);
-        startNic(dir, "spray", "127.0.0.2", port, ipcB);
+        startNic(dir, "spray", "127.0.0.1", port, port, ipcA);
+        startNic(dir, "spray", "127.0.0.2", port, port, ipcB);
         try (NicClient nic = NicClient.connect(ipcB, Duration.ofSeconds(30)))
         {
             final ClientRegion mr = nic.register(4 * KB, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE |
@@ -247,7 +270,8 @@ class LibSprayNicTest
     }
 
     /** Starts {@code spraynic nic} on the udp preset and waits until it serves its IPC directory. */
-    private void startNic(final Path dir, final String transport, final String ip, final int port, final Path ipc)
+    private void startNic(final Path dir, final String transport, final String ip, final int port, final int peerPort,
+        final Path ipc)
         throws IOException, InterruptedException, TimeoutException
     {
         final List<String> command = new ArrayList<>();
@@ -255,11 +279,11 @@ class LibSprayNicTest
         command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
             .filter(argument -> argument.startsWith("--")).toList());
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), SprayNic.class.getName(),
-            "nic", "--config", "udp", "-p", "ip=" + ip, "-p", "port=" + port, "-p", "peer_port=" + port,
+            "nic", "--config", "udp", "-p", "ip=" + ip, "-p", "port=" + port, "-p", "peer_port=" + peerPort,
             "--mode", transport, "--ip", ip, "--ipc-dir", ipc.toString(), "--idle", "backoff",
             // a starved JVM on a loaded host may take longer than RC's default 67 ms to ACK: 1 s
             "--rocev2-ack-timeout", "18"));
-        final Path log = dir.resolve("nic-" + ip + ".log");
+        final Path log = dir.resolve("nic-" + port + "-" + ip.replace(':', '_') + ".log");
         final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
         builder.environment().put("SPRAYNIC_RUN_DIR", dir.resolve("run").toString());
         final Process nic = builder.start();

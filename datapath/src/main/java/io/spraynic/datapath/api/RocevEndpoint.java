@@ -52,7 +52,13 @@ public record RocevEndpoint(int qpNumber, int psn, int ipv4, int mtu, long ipv6H
         }
     }
 
-    private static String addressProblem(final int ipv4, final long ipv6High, final long ipv6Low)
+    /**
+     * Checks a peer's address as another process hands it over (a queue pair's endpoint, a spray CONNECT's plane):
+     * exactly one of {@code ipv4} and the IPv6 address, unicast, not IPv4-mapped.
+     *
+     * @return what is wrong with it, or null when it is a peer's address.
+     */
+    public static String addressProblem(final int ipv4, final long ipv6High, final long ipv6Low)
     {
         if (ipv6High != 0 || ipv6Low != 0)
         {
@@ -62,7 +68,7 @@ public record RocevEndpoint(int qpNumber, int psn, int ipv4, int mtu, long ipv6H
             }
             if ((ipv6High >>> 56) == 0xFF)
             {
-                return "IPv6 address " + Wire.ipv6ToString(ipv6High, ipv6Low) + " is multicast, not a queue pair's";
+                return "IPv6 address " + Wire.ipv6ToString(ipv6High, ipv6Low) + " is multicast, not a peer's";
             }
             if (ipv6High == 0 && (ipv6Low >>> 32) == 0xFFFF)
             {
@@ -76,7 +82,7 @@ public record RocevEndpoint(int qpNumber, int psn, int ipv4, int mtu, long ipv6H
         }
         if ((ipv4 >>> 28) >= 0xE)
         {
-            return "IPv4 address " + Wire.ipv4ToString(ipv4) + " is multicast, reserved or broadcast, not a queue pair's";
+            return "IPv4 address " + Wire.ipv4ToString(ipv4) + " is multicast, reserved or broadcast, not a peer's";
         }
         return null;
     }

@@ -196,6 +196,25 @@ public final class EmbeddedNic implements Nic, CaptureSource
             Wire.ipv4ToString(config.localIpv4[plane]);
     }
 
+    /** @return whether {@code plane} has an IPv6 address: its peers are then named by theirs (a connection's family is its plane's). */
+    public boolean speaksIpv6(final int plane)
+    {
+        final InterfaceAddress address = config.addresses[plane];
+        return null != address && address.isIpv6();
+    }
+
+    /** @return the first (high) 8 bytes of this NIC's IPv6 address on {@code plane}, 0 on an IPv4 plane. */
+    public long localIpv6High(final int plane)
+    {
+        return speaksIpv6(plane) ? config.addresses[plane].ipv6High() : 0;
+    }
+
+    /** @return the last (low) 8 bytes of this NIC's IPv6 address on {@code plane}, 0 on an IPv4 plane. */
+    public long localIpv6Low(final int plane)
+    {
+        return speaksIpv6(plane) ? config.addresses[plane].ipv6Low() : 0;
+    }
+
     /** @return this NIC's IPv4 address on {@code plane} (0 on an IPv6 plane). */
     public int localIpv4(final int plane)
     {

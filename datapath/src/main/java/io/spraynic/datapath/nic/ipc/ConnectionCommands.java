@@ -4,7 +4,10 @@ import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.api.RocevEndpoint;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.NicConnection;
+import io.spraynic.datapath.wire.Wire;
 
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.time.Duration;
 
 /**
@@ -70,10 +73,10 @@ final class ConnectionCommands
                 "the NIC with a higher --ipc-max-connections");
             return;
         }
-        final int[] ips = new int[type == IpcMessages.CONNECT ? Math.min(planes, IpcMessages.MAX_PLANES) : 0];
-        for (int p = 0; p < ips.length; p++)
+        final InetAddress[] peers = type == IpcMessages.CONNECT ? peerAddresses(client, command) : null;
+        if (type == IpcMessages.CONNECT && null == peers)
         {
-            ips[p] = command.ipv4(p);
+            return; // refused, with the plane and its reason
         }
         final long connectionId = conductor.nextObjectId();
         client.pendingConnections++;
@@ -81,7 +84,7 @@ final class ConnectionCommands
         {
             final NicConnection c = switch (type)
             {
-                case IpcMessages.CONNECT -> nic.connect(ips, Duration.ofMillis(timeoutMs));
+                case IpcMessages.CONNECT -> nic.connect(peers, Duration.ofMillis(timeoutMs));
                 case IpcMessages.ACCEPT -> nic.accept(Duration.ofMillis(timeoutMs));
                 default -> nic.createQueuePair(planes);
             };
@@ -130,6 +133,70 @@ final class ConnectionCommands
         }, () -> client.pendingConnections--);
     }
 
+    /**
+     * CONNECT's peer address on each of the NIC's planes (I5.5), checked where it enters: exactly one of {@code ipv4}
+     * and {@code ipv6}, unicast, not IPv4-mapped, and of the family of the NIC's address on that plane (a spray path
+     * speaks its plane's family). Control path: allocates.
+     *
+     * @return the addresses, or null when one was refused (answered BAD_VALUE and counted).
+     */
+    private InetAddress[] peerAddresses(final IpcClient client, final IpcMessages.Connect command)
+    {
+        final InetAddress[] peers = new InetAddress[nic.planes()];
+        for (int plane = 0; plane < peers.length; plane++)
+        {
+            final int ipv4 = command.ipv4(plane);
+            final long high = command.ipv6High(plane);
+            final long low = command.ipv6Low(plane);
+            String problem = RocevEndpoint.addressProblem(ipv4, high, low);
+            final boolean ipv6 = high != 0 || low != 0;
+            final boolean planeHasAddress = nic.speaksIpv6(plane) || nic.localIpv4(plane) != 0; // else the NIC decides
+            if (null == problem && planeHasAddress && ipv6 != nic.speaksIpv6(plane))
+            {
+                problem = (ipv6 ? Wire.ipv6ToString(high, low) : Wire.ipv4ToString(ipv4)) + " is not of the family " +
+                    "of this NIC's address " + nic.localAddressText(plane) + ": give the peer's " +
+                    (ipv6 ? "IPv4" : "IPv6") + " address on that plane";
+            }
+            if (null != problem)
+            {
+                counters.refusedPeerAddresses.incrementRelease();
+                conductor.respondError(client, command.correlationId(), IpcMessages.CONNECT, IpcMessages.ERR_BAD_VALUE,
+                    "CONNECT plane " + plane + ": " + problem);
+                return null;
+            }
+            peers[plane] = ipv6 ? ipv6Address(high, low) : ipv4Address(ipv4);
+        }
+        return peers;
+    }
+
+    private static InetAddress ipv4Address(final int ipv4)
+    {
+        return address(new byte[]{(byte)(ipv4 >>> 24), (byte)(ipv4 >>> 16), (byte)(ipv4 >>> 8), (byte)ipv4});
+    }
+
+    private static InetAddress ipv6Address(final long high, final long low)
+    {
+        final byte[] bytes = new byte[16];
+        for (int i = 0; i < 8; i++)
+        {
+            bytes[i] = (byte)(high >>> (56 - 8 * i));
+            bytes[8 + i] = (byte)(low >>> (56 - 8 * i));
+        }
+        return address(bytes);
+    }
+
+    private static InetAddress address(final byte[] bytes)
+    {
+        try
+        {
+            return InetAddress.getByAddress(bytes);
+        }
+        catch (final UnknownHostException ex)
+        {
+            throw new IllegalStateException(ex); // 4 or 16 bytes: never
+        }
+    }
+
     void onConnectQueuePair(final IpcClient client, final IpcMessages.ConnectQueuePair command)
     {
         final long correlationId = command.correlationId();
@@ -154,6 +221,10 @@ final class ConnectionCommands
         }
         catch (final IllegalArgumentException ex)
         {
+            if (null != RocevEndpoint.addressProblem(command.ipv4(), command.ipv6High(), command.ipv6Low()))
+            {
+                counters.refusedPeerAddresses.incrementRelease();
+            }
             conductor.respondError(client, correlationId, IpcMessages.CONNECT_QUEUE_PAIR, IpcMessages.ERR_BAD_VALUE, ex.getMessage());
             return;
         }

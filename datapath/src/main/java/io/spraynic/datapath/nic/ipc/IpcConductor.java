@@ -15,6 +15,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.broadcast.BroadcastTransmitter;
 import org.agrona.concurrent.status.AtomicCounter;
 
+import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -163,6 +164,8 @@ public final class IpcConductor implements Agent, AutoCloseable
         for (int p = 0; null != nic && p < Math.min(nic.planes(), IpcMessages.MAX_PLANES); p++)
         {
             header.putInt(IpcFileDescriptor.LOCAL_IPV4_OFFSET + 4 * p, nic.localIpv4(p), IpcMessages.ORDER);
+            header.putLong(IpcFileDescriptor.LOCAL_IPV6_OFFSET + 16 * p, nic.localIpv6High(p), ByteOrder.BIG_ENDIAN);
+            header.putLong(IpcFileDescriptor.LOCAL_IPV6_OFFSET + 16 * p + 8, nic.localIpv6Low(p), ByteOrder.BIG_ENDIAN);
         }
         this.toClients = new BroadcastTransmitter(new UnsafeBuffer(header,
             IpcFileDescriptor.HEADER_LENGTH + IpcFileDescriptor.toNicLength(), IpcFileDescriptor.toClientsLength()));

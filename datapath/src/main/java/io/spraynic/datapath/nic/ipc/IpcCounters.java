@@ -52,6 +52,7 @@ final class IpcCounters
     final AtomicCounter capturesEnded;
     final AtomicCounter refusedCaptures;
     final AtomicCounter refusedMemory;
+    final AtomicCounter refusedPeerAddresses;
     final AtomicCounter socketConnections;
     final AtomicCounter socketRefusedConnections;
     final AtomicCounter socketRefusedCredentials;
@@ -106,6 +107,7 @@ final class IpcCounters
         capturesEnded = add(file, "ipc: captures ended");
         refusedCaptures = add(file, "ipc: captures refused");
         refusedMemory = add(file, "ipc: refused: memory not a sealed memfd of the size");
+        refusedPeerAddresses = add(file, "ipc: refused: peer address not unicast or not of the plane's family");
         socketConnections = add(file, "ipc: socket connections");
         socketRefusedConnections = add(file, "ipc: socket connections refused: limit");
         socketRefusedCredentials = add(file, "ipc: socket connections refused: credentials");

@@ -60,6 +60,11 @@ public final class IpcFileDescriptor
     public static final int COMMAND_RING_EPOCH_OFFSET = 56;
     /** The NIC's IPv4 address on plane p at {@code LOCAL_IPV4_OFFSET + 4 * p}, for peers to connect to. */
     public static final int LOCAL_IPV4_OFFSET = 64;
+    /**
+     * Since version 6: the NIC's IPv6 address on plane p at {@code LOCAL_IPV6_OFFSET + 16 * p}, 16 bytes in network
+     * order; all 0 on a plane without one (then {@code LOCAL_IPV4_OFFSET}'s is the address).
+     */
+    public static final int LOCAL_IPV6_OFFSET = LOCAL_IPV4_OFFSET + 4 * IpcMessages.MAX_PLANES;
     public static final int HEADER_LENGTH = 256;
 
     /**

@@ -354,7 +354,13 @@ public final class IpcMessages
         public static final int TIMEOUT_MS_OFFSET = Header.LENGTH;
         public static final int PLANES_OFFSET = TIMEOUT_MS_OFFSET + 4;
         public static final int IPV4_OFFSET = PLANES_OFFSET + 4;
-        public static final int LENGTH = IPV4_OFFSET + 4 * MAX_PLANES;
+        /**
+         * Since version 6: CONNECT's peer IPv6 address on plane {@code p} at {@code IPV6_OFFSET + 16p}, 16 bytes in
+         * network order (I1.2a); all 0 on a plane whose peer {@code ipv4} names.
+         */
+        public static final int IPV6_OFFSET = IPV4_OFFSET + 4 * MAX_PLANES;
+        /** Bytes of CONNECT, ACCEPT and CREATE_QUEUE_PAIR (one layout; 64 before version 6). */
+        public static final int LENGTH = IPV6_OFFSET + 16 * MAX_PLANES;
 
         public Connect wrap(final MutableDirectBuffer buffer, final int offset)
         {
@@ -390,10 +396,28 @@ public final class IpcMessages
             return this;
         }
 
+        /** The peer's IPv4 address on {@code plane}, its IPv6 address there all 0. */
         public Connect peer(final int plane, final int ipv4)
         {
+            return peer(plane, ipv4, 0, 0);
+        }
+
+        /** The peer's address on {@code plane}: {@code ipv4} 0 with an IPv6 address, the IPv6 one 0 with an IPv4 one. */
+        public Connect peer(final int plane, final int ipv4, final long ipv6High, final long ipv6Low)
+        {
             putInt(IPV4_OFFSET + 4 * plane, ipv4);
+            putIpv6(IPV6_OFFSET + 16 * plane, ipv6High, ipv6Low);
             return this;
+        }
+
+        public long ipv6High(final int plane)
+        {
+            return getIpv6High(IPV6_OFFSET + 16 * plane);
+        }
+
+        public long ipv6Low(final int plane)
+        {
+            return getIpv6Low(IPV6_OFFSET + 16 * plane);
         }
     }
 

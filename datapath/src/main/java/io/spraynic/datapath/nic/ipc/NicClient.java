@@ -16,9 +16,12 @@ import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 
@@ -187,6 +190,27 @@ public final class NicClient implements Nic
         return header.getInt(IpcFileDescriptor.LOCAL_IPV4_OFFSET + 4 * checkPlane(plane), IpcMessages.ORDER);
     }
 
+    /**
+     * @return the NIC's address on {@code plane}, of the family peers name it by there (since version 6: IPv6 on a
+     * plane with an IPv6 address), or null when the plane has none.
+     */
+    public InetAddress localAddress(final int plane)
+    {
+        final byte[] ipv6 = new byte[16];
+        header.getBytes(IpcFileDescriptor.LOCAL_IPV6_OFFSET + 16 * checkPlane(plane), ipv6);
+        final int ipv4 = localIpv4(plane);
+        final byte[] address = !Arrays.equals(ipv6, new byte[16]) ? ipv6 : 0 == ipv4 ? null :
+            new byte[]{(byte)(ipv4 >>> 24), (byte)(ipv4 >>> 16), (byte)(ipv4 >>> 8), (byte)ipv4};
+        try
+        {
+            return null == address ? null : InetAddress.getByAddress(address);
+        }
+        catch (final UnknownHostException ex)
+        {
+            throw new IllegalStateException(ex); // 4 or 16 bytes: never
+        }
+    }
+
     private int checkPlane(final int plane)
     {
         if (plane < 0 || plane >= Math.min(planes, IpcMessages.MAX_PLANES))
@@ -304,7 +328,7 @@ public final class NicClient implements Nic
         {
             throw new IllegalArgumentException("give one address per plane (at most " + IpcMessages.MAX_PLANES + ")");
         }
-        final IpcMessages.Connect c = connect.wrap(command, 0);
+        final IpcMessages.Connect c = connectCommand();
         c.timeoutMs(millis(timeout)).planes(peerIpv4.length);
         for (int p = 0; p < peerIpv4.length; p++)
         {
@@ -315,14 +339,59 @@ public final class NicClient implements Nic
     }
 
     /**
+     * {@link #connect(int[], Duration)} with the peer's addresses of either family (since version 6), as
+     * {@code EmbeddedNic.connect(InetAddress[], Duration)} takes them: IPv6 on a plane where the NIC has an IPv6
+     * address, IPv4 on the others (the NIC refuses another mix, BAD_VALUE).
+     *
+     * @param peers   the peer's address on each plane.
+     * @param timeout how long neighbour resolution and the handshake may take.
+     */
+    public synchronized ClientConnection connect(final InetAddress[] peers, final Duration timeout)
+    {
+        if (peers.length > IpcMessages.MAX_PLANES)
+        {
+            throw new IllegalArgumentException("give one address per plane (at most " + IpcMessages.MAX_PLANES + ")");
+        }
+        final IpcMessages.Connect c = connectCommand();
+        c.timeoutMs(millis(timeout)).planes(peers.length);
+        for (int p = 0; p < peers.length; p++)
+        {
+            final byte[] bytes = peers[p].getAddress();
+            if (bytes.length == 4)
+            {
+                c.peer(p, (bytes[0] & 0xFF) << 24 | (bytes[1] & 0xFF) << 16 | (bytes[2] & 0xFF) << 8 | (bytes[3] & 0xFF));
+            }
+            else
+            {
+                long high = 0;
+                long low = 0;
+                for (int i = 0; i < 8; i++)
+                {
+                    high = high << 8 | (bytes[i] & 0xFF);
+                    low = low << 8 | (bytes[8 + i] & 0xFF);
+                }
+                c.peer(p, 0, high, low);
+            }
+        }
+        request(IpcMessages.CONNECT, IpcMessages.Connect.LENGTH, timeout.plus(CONTROL_TIMEOUT));
+        return newConnection();
+    }
+
+    /** @return CONNECT, ACCEPT or CREATE_QUEUE_PAIR over a zeroed command: no address of an earlier command stays. */
+    private IpcMessages.Connect connectCommand()
+    {
+        command.setMemory(0, IpcMessages.Connect.LENGTH, (byte)0);
+        return connect.wrap(command, 0);
+    }
+
+    /**
      * Takes the next spray connection a peer opened to the NIC (shared by every client of the NIC that accepts).
      *
      * @return the connection, or null when none came within {@code timeout}.
      */
     public synchronized ClientConnection accept(final Duration timeout)
     {
-        connect.wrap(command, 0);
-        connect.timeoutMs(millis(timeout)).planes(0);
+        connectCommand().timeoutMs(millis(timeout)).planes(0);
         try
         {
             request(IpcMessages.ACCEPT, IpcMessages.Connect.LENGTH, timeout.plus(CONTROL_TIMEOUT));
@@ -343,8 +412,7 @@ public final class NicClient implements Nic
      */
     public synchronized ClientConnection createQueuePair(final int plane)
     {
-        connect.wrap(command, 0);
-        connect.timeoutMs(0).planes(plane);
+        connectCommand().timeoutMs(0).planes(plane);
         request(IpcMessages.CREATE_QUEUE_PAIR, IpcMessages.Connect.LENGTH, CONTROL_TIMEOUT);
         return newConnection();
     }

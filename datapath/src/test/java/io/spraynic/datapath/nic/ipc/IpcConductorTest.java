@@ -19,6 +19,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.foreign.Arena;
+import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -60,6 +61,7 @@ class IpcConductorTest
             assertEquals(NicConnection.Kind.SPRAY, client.mode());
             assertEquals(ProcessHandle.current().pid(), client.nicPid());
             assertEquals(IpcTestBed.ip(0), client.localIpv4(0));
+            assertEquals(InetAddress.getByAddress(new byte[]{10, 0, 0, 1}), client.localAddress(0));
             final ClientRegion region = client.register(1 << 20, ALL);
             assertEquals(1L, bed.counter("ipc: regions"));
 
@@ -293,6 +295,52 @@ class IpcConductorTest
             assertEquals(-1, mismatch(peerRegion.segment(), 0, 256 * 1024, 31));
             assertTrue(qp.close(Duration.ofSeconds(5)).idle());
         }
+    }
+
+    @Test
+    void shouldConnectASprayConnectionOverIpv6ThroughTheNicAndWrite() throws Exception
+    {
+        // NICs with IPv6 addresses only: CONNECT carries the peer's IPv6 address (version 6), the NIC finds its MAC by
+        // neighbour discovery; addresses the plane cannot speak are refused where they enter, with the plane and why
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.SPRAY, Duration.ofSeconds(5),
+                IpcConductor.Limits.DEFAULT, true);
+            Arena arena = Arena.ofShared();
+            NicClient client = NicClient.connect(bed.dir, WAIT))
+        {
+            // what a peer connects to: the control memory names the NIC's IPv6 address (version 6), no IPv4 one
+            assertEquals(InetAddress.getByName(IpcTestBed.IPV6[0]), client.localAddress(0));
+            assertEquals(0, client.localIpv4(0));
+            assertRefused("CONNECT plane 0: 10.0.0.2 is not of the family of this NIC's address fd00:1::10",
+                () -> client.connect(new InetAddress[]{InetAddress.getByName("10.0.0.2")}, WAIT));
+            assertRefused("CONNECT plane 0: IPv6 address ff02::1 is multicast",
+                () -> client.connect(new InetAddress[]{InetAddress.getByName("ff02::1")}, WAIT));
+            assertRefused("give the peer's IPv6 address on that plane", () -> client.connect(new int[]{IpcTestBed.ip(1)}, WAIT));
+            assertEquals(3L, bed.counter("ipc: refused: peer address not unicast or not of the plane's family"));
+            assertEquals(0L, bed.counter("ipc: connections"));
+
+            final MemoryRegion peerRegion = bed.peer.register(arena.allocate(1 << 20, 4096), ALL);
+            final ClientRegion region = client.register(1 << 20, ALL);
+            final CompletableFuture<NicConnection> accepted = CompletableFuture.supplyAsync(() -> bed.peer.accept(WAIT));
+            final ClientConnection c = client.connect(new InetAddress[]{InetAddress.getByName(IpcTestBed.IPV6[1])}, WAIT);
+            final NicConnection p = accepted.get(30, TimeUnit.SECONDS);
+            assertNotNull(p, "the peer accepted");
+            assertEquals(1L, bed.counter("ipc: connections"));
+
+            fill(region.segment(), 0, 256 * 1024, 41);
+            final SendRequest send = new SendRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
+                .local(region, region.address(), 256 * 1024).remote(peerRegion.address(), peerRegion.rkey());
+            assertEquals(PostResult.OK, c.postSend(0, send));
+            assertEquals(WorkCompletionStatus.SUCCESS, poll(c.sendCompletionQueue(), "write").status());
+            assertEquals(-1, mismatch(peerRegion.segment(), 0, 256 * 1024, 41));
+            assertTrue(c.close(Duration.ofSeconds(5)).idle());
+            assertEquals(3L, bed.counter("ipc: refused: peer address not unicast or not of the plane's family"));
+        }
+    }
+
+    private static void assertRefused(final String reason, final org.junit.jupiter.api.function.Executable call)
+    {
+        final String message = assertThrows(IllegalStateException.class, call).getMessage();
+        assertTrue(message.contains(reason) && message.contains("BAD_VALUE"), message);
     }
 
     @Test

@@ -46,6 +46,16 @@ class IpcMessagesTest
         }
         assertEquals(500, connect.timeoutMs());
         assertEquals(IpcMessages.MAX_PLANES, connect.planes());
+        // since version 6: an IPv6 peer per plane, 16 bytes in network order after the eight IPv4 addresses
+        assertEquals(64, IpcMessages.Connect.IPV6_OFFSET);
+        assertEquals(192, IpcMessages.Connect.LENGTH);
+        connect.peer(7, 0, 0xFD00_0001_0000_0000L, 0x20L);
+        assertEquals(0, connect.ipv4(7));
+        assertEquals(0xFD00_0001_0000_0000L, connect.ipv6High(7));
+        assertEquals(0x20L, connect.ipv6Low(7));
+        assertEquals((byte)0xFD, buffer.getByte(IpcMessages.Connect.IPV6_OFFSET + 16 * 7));
+        assertEquals((byte)0x20, buffer.getByte(IpcMessages.Connect.IPV6_OFFSET + 16 * 7 + 15));
+        assertEquals(0L, connect.ipv6High(6) | connect.ipv6Low(6), "an IPv4 plane's IPv6 address is all 0");
     }
 
     @Test

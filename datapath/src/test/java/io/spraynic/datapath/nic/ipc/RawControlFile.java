@@ -75,6 +75,16 @@ final class RawControlFile implements AutoCloseable
         return toNic.write(type, command, 0, IpcMessages.ObjectCommand.LENGTH);
     }
 
+    /** Writes a CONNECT that names the peer on plane 0 of 1 by any IPv4 and IPv6 address, in any client's name. */
+    boolean connect(final long clientId, final long token, final int ipv4, final long ipv6High, final long ipv6Low)
+    {
+        command.setMemory(0, command.capacity(), (byte)0);
+        final IpcMessages.Connect c = new IpcMessages.Connect().wrap(command, 0);
+        c.ids(clientId, toNic.nextCorrelationId(), token);
+        c.timeoutMs(1000).planes(1).peer(0, ipv4, ipv6High, ipv6Low);
+        return toNic.write(IpcMessages.CONNECT, command, 0, IpcMessages.Connect.LENGTH);
+    }
+
     /** Writes a command of any type and length (the body zero) in any client's name with any token. */
     boolean command(final int type, final long clientId, final long token, final int length)
     {
