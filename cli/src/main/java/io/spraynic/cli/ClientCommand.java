@@ -10,7 +10,6 @@ import io.spraynic.datapath.nic.ipc.ClientRegion;
 import io.spraynic.datapath.nic.ipc.IpcFileDescriptor;
 import io.spraynic.datapath.nic.ipc.NicClient;
 import io.spraynic.datapath.verbs.AccessFlags;
-import io.spraynic.datapath.wire.Wire;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -64,8 +63,10 @@ final class ClientCommand implements Callable<Integer>
                 throw new IllegalArgumentException("the NIC in " + dir + " runs in classify mode: it serves spraynic capture " +
                     "only; run it with --mode spray or --mode rocev2 for clients");
             }
+            final java.net.InetAddress local = nic.localAddress(0); // IPv4 or IPv6, as the NIC's plane 0 speaks
             System.out.printf(Locale.ROOT, "spraynic client: NIC pid %d in %s: %s, %d plane(s), %s; client id %d%n",
-                nic.nicPid(), dir, nic.mode().name().toLowerCase(Locale.ROOT), nic.planes(), Wire.ipv4ToString(nic.localIpv4(0)),
+                nic.nicPid(), dir, nic.mode().name().toLowerCase(Locale.ROOT), nic.planes(),
+                null == local ? "no address" : local.getHostAddress(),
                 nic.clientId());
             final ClientRegion region = nic.register(size, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE |
                 AccessFlags.REMOTE_READ);
@@ -89,7 +90,7 @@ final class ClientCommand implements Callable<Integer>
             final MemorySegment source = bytes.asSlice(0, half);
             final MemorySegment readBack = bytes.asSlice(half, half);
             SeededPattern.fill(source, size);
-            final Connection c = nic.connect(peer.ipv4(), timeout);
+            final Connection c = nic.connect(peer.ips(), timeout);
             System.out.printf(Locale.ROOT, "spraynic client: connected 0x%x, %d stream(s)%n", c.localId(), c.streams());
             final long start = System.nanoTime();
             BulkTransfer.write(c, region, 0, half, peer.address(), peer.rkey(), (int)message, false, timeout);

@@ -3,6 +3,8 @@ package io.spraynic.cli;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -83,27 +85,30 @@ class ClientCommandTest
     /**
      * Three processes: a spray NIC exposing memory, a second NIC serving applications, joined by net_memif, and the
      * application ({@code spraynic client}, here in the test's JVM) that writes into the first NIC's memory through
-     * the second and reads it back.
+     * the second and reads it back; over IPv4 and over IPv6 (the client names the peer by the address it published).
      */
-    @Test
-    void shouldWriteAndReadBackAPeersMemoryThroughANicInAnotherProcess(@TempDir final Path runDir) throws Exception
+    @ParameterizedTest(name = "server {0}, client {1}")
+    @CsvSource({"10.7.0.2, 10.7.0.1, 10.7.0.1", "fd00:7::2, fd00:7::1, fd00:7:0:0:0:0:0:1"})
+    void shouldWriteAndReadBackAPeersMemoryThroughANicInAnotherProcess(final String serverIp, final String clientIp,
+        final String clientSays, @TempDir final Path runDir) throws Exception
     {
         final Path socket = runDir.resolve("memif.sock");
         final Path exchange = runDir.resolve("exchange");
         final Path ipc = runDir.resolve("ipc");
         final StringBuilder seen = new StringBuilder();
         final Process server = startNic(runDir, seen, "--config", "net_memif", "-p", "role=server", "-p", "socket=" + socket,
-            "--mode", "spray", "--ip", "10.7.0.2", "--expose", "4m", "--exchange", exchange.toString(), "--idle", "sleep");
+            "--mode", "spray", "--ip", serverIp, "--expose", "4m", "--exchange", exchange.toString(), "--idle", "sleep");
         Process served = null;
         try
         {
             served = startNic(runDir, seen, "--config", "net_memif", "-p", "role=client", "-p", "socket=" + socket,
-                "--mode", "spray", "--ip", "10.7.0.1", "--ipc-dir", ipc.toString(), "--idle", "sleep");
+                "--mode", "spray", "--ip", clientIp, "--ipc-dir", ipc.toString(), "--idle", "sleep");
             final CliTestSupport.Run client = CliTestSupport.run("client", "--ipc-dir", ipc.toString(), "--peer-exchange",
                 exchange.toString(), "--size", "512k", "--message", "16k");
             assertEquals(0, client.exitCode(), seen + client.out() + client.err());
             assertTrue(client.out().contains("wrote and read back 262,144 bytes in"), client.out());
             assertTrue(client.out().contains("every byte verified; closed idle"), client.out());
+            assertTrue(client.out().contains("1 plane(s), " + clientSays + ";"), client.out());
         }
         finally
         {

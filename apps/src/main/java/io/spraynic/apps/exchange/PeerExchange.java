@@ -10,7 +10,6 @@ import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
-import io.spraynic.datapath.wire.Wire;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -233,12 +232,12 @@ public final class PeerExchange
      * What a serving NIC ({@link #publishServer}) published: its address per plane and the region it exposes (no
      * MAC: the visitor resolves it).
      *
-     * @param ipv4    its address on each plane.
+     * @param ips     its address on each plane, IPv4 or IPv6.
      * @param address the exposed region's virtual address.
      * @param rkey    the exposed region's remote key.
      * @param length  the exposed region's bytes.
      */
-    public record Served(int[] ipv4, long address, int rkey, long length)
+    public record Served(InetAddress[] ips, long address, int rkey, long length)
     {
     }
 
@@ -250,18 +249,7 @@ public final class PeerExchange
     public static Served awaitServed(final Path directory, final int planes, final Duration timeout) throws IOException
     {
         final Map<String, String> server = fields(await(directory, "nic.addr", timeout));
-        final int[] ipv4 = new int[planes];
-        for (int p = 0; p < planes; p++)
-        {
-            final String text = require(server, "ip." + p);
-            if (text.indexOf(':') >= 0)
-            {
-                throw new IllegalStateException("the serving NIC's plane " + p + " is IPv6 (" + text + "), and a client " +
-                    "connects through its NIC's IPC, which carries IPv4 addresses only: give the planes IPv4 addresses");
-            }
-            ipv4[p] = Wire.parseIpv4(text);
-        }
-        return new Served(ipv4, Long.parseLong(require(server, "addr")),
+        return new Served(ips(server, planes), Long.parseLong(require(server, "addr")),
             Integer.parseInt(require(server, "rkey")), Long.parseLong(require(server, "length")));
     }
 
@@ -326,7 +314,7 @@ public final class PeerExchange
         final NicConnection connection;
         if (nic.mode() == NicConnection.Kind.SPRAY)
         {
-            connection = nic.connect(server.ipv4(), timeout);
+            connection = nic.connect(server.ips(), timeout);
         }
         else
         {
