@@ -304,7 +304,11 @@ final class ConnectionControl
         mirrors[0] = new CounterMirror(counters, prefix, connection.counters(), SprayCounters.connectionSlots());
         for (int p = 0; p < connection.paths(); p++)
         {
-            mirrors[1 + p] = new CounterMirror(counters, prefix + "path " + p + " ", connection.pathCounters(p), PATH_SLOTS);
+            // read through the connection at each publish (this thread): a path's set is lent for a traffic period,
+            // and once given back it is another connection's (an idle path publishes zeros)
+            final int path = p;
+            mirrors[1 + p] = new CounterMirror(counters, prefix + "path " + p + " ",
+                slot -> connection.pathCounters(path).get(slot), SprayCounters::label, PATH_SLOTS);
         }
         handle.mirrors = mirrors;
         handle.gauges = new SprayGauges(counters, prefix, connection);
