@@ -29,6 +29,7 @@ final class BorrowedTables
     private final PathSendWindow[] sendWindows;
     private final int[] pathStates;
     private final TransportCounters[] pathCounters;
+    private PathCountersFold fold; // told each period's path counters before they go back, or null
     private ConnectionStorage storage;
     /** Since when every table was empty (-1: in use at the last tick). */
     private long idleSince = -1;
@@ -93,6 +94,11 @@ final class BorrowedTables
     TransportCounters pathCounters(final int path)
     {
         return null != storage ? pathCounters[path] : bucket.idlePathView;
+    }
+
+    void foldPathCountersInto(final PathCountersFold fold)
+    {
+        this.fold = fold;
     }
 
     /** @return where idle connections of this shape count per-path events (never read; memory walks skip it). */
@@ -161,6 +167,13 @@ final class BorrowedTables
 
     private void giveBack()
     {
+        if (null != fold)
+        {
+            for (int path = 0; path < pathCounters.length; path++)
+            {
+                fold.fold(path, pathCounters[path]);
+            }
+        }
         slots.detach();
         inbound.detach();
         marks.detach();

@@ -595,6 +595,15 @@ public final class SprayConnection
         return tables.pathCounters(path);
     }
 
+    /**
+     * @param fold told each path's counters at the end of every traffic period, before they are zeroed and given
+     *             back (control path, before traffic; one at a time, null for none).
+     */
+    public void foldPathCountersInto(final PathCountersFold fold)
+    {
+        tables.foldPathCountersInto(fold);
+    }
+
     /** @return where this connection counts per-path events while idle: never read (a memory walk skips it). */
     TransportCounters idlePathSink()
     {

@@ -9,6 +9,7 @@ import io.spraynic.datapath.verbs.WorkRequestOpcode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.util.Arrays;
 import java.util.function.BooleanSupplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -128,6 +129,8 @@ class SprayPathCountersTest
             final Periods sender = new Periods(bed.a, SENDER_SLOTS);
             final Periods receiver = new Periods(bed.b, RECEIVER_SLOTS);
             final Periods[] both = {sender, receiver};
+            final long[] foldedTxBytes = new long[bed.a.paths()];
+            bed.a.foldPathCountersInto((path, period) -> foldedTxBytes[path] += period.get(SprayCounters.TX_BYTES));
             TransportCounters lent = null;
             for (int period = 0; period < 3; period++)
             {
@@ -145,6 +148,8 @@ class SprayPathCountersTest
             assertEquals(3, sender.periods);
             assertEquals(3, receiver.periods);
             sender.assertPeriodsAddUpToTotals();
+            assertEquals(3L * SIZE, Arrays.stream(foldedTxBytes).sum(), "each period told to the fold before it went back");
+            assertEquals(bed.a.counters().get(SprayCounters.TX_BYTES), Arrays.stream(foldedTxBytes).sum());
             receiver.assertPeriodsAddUpToTotals();
 
             // the set A gave back is lent to the next connection with traffic: A still reads zeros, never its counts
