@@ -34,8 +34,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class SprayConnectionMemoryTest
 {
     /**
-     * Bytes one idle connection of the default shape (8 paths, queues of 1,024) may hold: 6,072 by the walk, 6,097
-     * on the heap over 199 and 6,099 over 100,000 (706,524 before the tables were pooled; 8,941 before the
+     * Bytes one idle connection of the default shape (8 paths, queues of 1,024) may hold: 6,080 by the walk, 6,105
+     * on the heap over 199 and 6,110 over 100,000 (706,524 before the tables were pooled; 8,941 before the
      * estimators' limits, the windows' parameters, the median's scratch and this end's addresses were the engine's;
      * 7,744 walked before the per-path counters were lent with the tables), a little more allowed for the
      * collector's noise. The largest parts: the connection's counter totals (536 B), the estimators, congestion
