@@ -302,9 +302,15 @@ final class ConnectionControl
         final String prefix = "conn 0x" + Integer.toHexString(connection.localCid()) + ": ";
         final CounterMirror[] mirrors = new CounterMirror[1 + connection.paths()];
         mirrors[0] = new CounterMirror(counters, prefix, connection.counters(), SprayCounters.connectionSlots());
+        // a path's counters are lent for a traffic period and zeroed when given back: the file shows the periods
+        // folded here plus the current one, read through the connection at each publish (this thread)
+        final SprayPathTotals pathTotals = new SprayPathTotals(connection, PATH_SLOTS, SprayCounters.SLOT_COUNT);
+        connection.foldPathCountersInto(pathTotals);
         for (int p = 0; p < connection.paths(); p++)
         {
-            mirrors[1 + p] = new CounterMirror(counters, prefix + "path " + p + " ", connection.pathCounters(p), PATH_SLOTS);
+            final int path = p;
+            mirrors[1 + p] = new CounterMirror(counters, prefix + "path " + p + " ",
+                slot -> pathTotals.get(path, slot), SprayCounters::label, PATH_SLOTS);
         }
         handle.mirrors = mirrors;
         handle.gauges = new SprayGauges(counters, prefix, connection);

@@ -40,7 +40,15 @@ public final class CounterMirror implements AutoCloseable
         this(file, prefix, source::get, ParseCounters::label, all(ParseCounters.SLOT_COUNT));
     }
 
-    private CounterMirror(
+    /**
+     * @param file   where the counters go.
+     * @param prefix label prefix.
+     * @param source read at each {@link #publish()}, on the thread that writes the values: for counters that are not
+     *               one fixed object (a spray path's are lent for a traffic period).
+     * @param labels the label of each slot.
+     * @param slots  the slots to mirror.
+     */
+    public CounterMirror(
         final CountersFile file, final String prefix, final IntToLongFunction source, final IntFunction<String> labels,
         final int[] slots)
     {

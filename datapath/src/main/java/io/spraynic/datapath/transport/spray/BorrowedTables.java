@@ -1,5 +1,9 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.transport.TransportCounters;
+
+import java.util.Arrays;
+
 import static io.spraynic.datapath.transport.spray.SprayConnection.FAILED;
 
 /**
@@ -8,6 +12,11 @@ import static io.spraynic.datapath.transport.spray.SprayConnection.FAILED;
  * back, detached and cleared, at a tick once every table is empty and has stayed so for the linger time. While it
  * holds none, the connection's timers and the ACKs it receives read no table (its send windows are empty), and a
  * lookup of a message finds none. Engine thread only.
+ * <p>
+ * The per-path counters come and go with the tables: the connection's parts count into the sets of
+ * {@code pathCounters} (one array they all share), which hold the borrowed sets while there is traffic and the
+ * bucket's write-only sink while idle. Readers ask {@link #pathCounters(int)} each time, never keep a set: a set
+ * given back is zeroed and lent to another connection.
  */
 final class BorrowedTables
 {
@@ -19,6 +28,8 @@ final class BorrowedTables
     private final RetransmitQueues resend;
     private final PathSendWindow[] sendWindows;
     private final int[] pathStates;
+    private final TransportCounters[] pathCounters;
+    private PathCountersFold fold; // told each period's path counters before they go back, or null
     private ConnectionStorage storage;
     /** Since when every table was empty (-1: in use at the last tick). */
     private long idleSince = -1;
@@ -30,7 +41,8 @@ final class BorrowedTables
         final InboundMessages inbound,
         final PlacementMarks marks,
         final RetransmitQueues resend,
-        final PathScheduler scheduler)
+        final PathScheduler scheduler,
+        final TransportCounters[] pathCounters)
     {
         this.bucket = bucket;
         this.lingerNanos = lingerNanos;
@@ -40,6 +52,8 @@ final class BorrowedTables
         this.resend = resend;
         this.sendWindows = scheduler.sendWindows;
         this.pathStates = scheduler.pathStates;
+        this.pathCounters = pathCounters;
+        Arrays.fill(pathCounters, bucket.idlePathSink);
     }
 
     /** @return true when the tables are held (borrowed now if need be); false at the pool's limit (counted there). */
@@ -62,6 +76,7 @@ final class BorrowedTables
         {
             sendWindows[path].attach(borrowed.windows[path]);
         }
+        System.arraycopy(borrowed.pathCounters, 0, pathCounters, 0, pathCounters.length);
         storage = borrowed;
         idleSince = -1;
         return true;
@@ -70,6 +85,26 @@ final class BorrowedTables
     boolean holds()
     {
         return null != storage;
+    }
+
+    /**
+     * @return path {@code path}'s counters for the current traffic period (since the tables were borrowed), or
+     * zeros while none are held; every event is in the connection's totals as well.
+     */
+    TransportCounters pathCounters(final int path)
+    {
+        return null != storage ? pathCounters[path] : bucket.idlePathView;
+    }
+
+    void foldPathCountersInto(final PathCountersFold fold)
+    {
+        this.fold = fold;
+    }
+
+    /** @return where idle connections of this shape count per-path events (never read; memory walks skip it). */
+    TransportCounters idlePathSink()
+    {
+        return bucket.idlePathSink;
     }
 
     // nothing to send, resend, acknowledge, complete or place, no receive posted; no failed path (its resync probes
@@ -132,6 +167,13 @@ final class BorrowedTables
 
     private void giveBack()
     {
+        if (null != fold)
+        {
+            for (int path = 0; path < pathCounters.length; path++)
+            {
+                fold.fold(path, pathCounters[path]);
+            }
+        }
         slots.detach();
         inbound.detach();
         marks.detach();
@@ -140,6 +182,7 @@ final class BorrowedTables
         {
             window.detach();
         }
+        Arrays.fill(pathCounters, bucket.idlePathSink);
         final ConnectionStorage returned = storage;
         storage = null;
         bucket.give(returned); // cleared there, off the per-packet path

@@ -1,13 +1,15 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.transport.TransportCounters;
+
 import org.agrona.BitUtil;
 
 /**
  * The tables a spray connection needs only while it has traffic (issue 13: connections that cost kilobytes): its
- * send slots, inbound records and posted receives, placement marks, retransmit and move queues and the records of
- * its paths' send windows. An idle connection holds none of them; its {@link ConnectionStoragePool} lends one set
- * when it gets traffic and takes it back, cleared, once everything is acknowledged and completed. What stays with
- * the connection is its protocol state: PSNs, MSNs, estimators, windows, counters (benchmarks/RESULTS.md
+ * send slots, inbound records and posted receives, placement marks, retransmit and move queues, the records of its
+ * paths' send windows and its per-path counters. An idle connection holds none of them; its
+ * {@link ConnectionStoragePool} lends one set when it gets traffic and takes it back, cleared, once everything is acknowledged and completed. What stays with
+ * the connection is its protocol state: PSNs, MSNs, estimators, windows, counter totals (benchmarks/RESULTS.md
  * gives the bytes of both).
  */
 final class ConnectionStorage
@@ -18,6 +20,12 @@ final class ConnectionStorage
     final PlacementMarks.Storage marks;
     final RetransmitQueues.Storage resend;
     final PathSendWindow.Storage[] windows;
+    /**
+     * Each path's counters for the traffic period ({@link SprayCounters#PATH_SLOTS}): an idle connection holds none
+     * (issue 13: 8 paths' sets were 1.7 KB of its 7.7 KB). The connection's totals count every event as well, so
+     * nothing is lost when a set returns: it is zeroed, and its period's values stay in the totals.
+     */
+    final TransportCounters[] pathCounters;
 
     /** What sizes a set of tables: connections of one shape share a pool. */
     record Shape(int paths, int sendQueueDepth, int receiveQueueDepth, int maxInboundMessages, int placementChunks)
@@ -45,6 +53,11 @@ final class ConnectionStorage
         {
             windows[path] = new PathSendWindow.Storage();
         }
+        pathCounters = new TransportCounters[shape.paths];
+        for (int path = 0; path < pathCounters.length; path++)
+        {
+            pathCounters[path] = SprayCounters.createForPath();
+        }
     }
 
     /**
@@ -57,6 +70,10 @@ final class ConnectionStorage
         slots.clear();
         inbound.clear();
         marks.clear();
+        for (final TransportCounters path : pathCounters)
+        {
+            path.reset();
+        }
     }
 
     /** Fills a free list as a new table's: entry 0 is handed out first, from the top of the stack. */
@@ -78,6 +95,6 @@ final class ConnectionStorage
     long bytes()
     {
         return slots.bytes() + inbound.bytes() + marks.bytes() + resend.bytes() +
-            (long)windows.length * PathSendWindow.Storage.BYTES;
+            (long)windows.length * PathSendWindow.Storage.BYTES + (long)pathCounters.length * SprayCounters.pathStateBytes();
     }
 }

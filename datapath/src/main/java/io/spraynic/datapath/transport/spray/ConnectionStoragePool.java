@@ -1,5 +1,7 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.transport.TransportCounters;
+
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
@@ -79,6 +81,14 @@ final class ConnectionStoragePool
         private int created;
         private long exhausted;
         private long setBytes; // of one set: every set of a shape has the same tables
+        /**
+         * Where this shape's idle connections count per-path events (a keepalive's ACK, the peer's answer): written,
+         * never read; those events stay in each connection's totals. An idle connection's per-path counters are
+         * {@link #idlePathView}.
+         */
+        final TransportCounters idlePathSink = SprayCounters.createForPath();
+        /** What an idle connection reports as a path's counters: zeros, nothing writes to it. */
+        final TransportCounters idlePathView = SprayCounters.createForPath();
 
         Bucket(final ConnectionStorage.Shape shape, final int prewarm, final int limit)
         {

@@ -100,7 +100,6 @@ public final class SprayConnection
     private ProtectionDomain pd; // the engine's, unless bound to a tenant's (control path, before use)
     private final SprayConfig config;
     private final TransportCounters counters = SprayCounters.create();
-    private final TransportCounters[] pathCounters; // both directions of each index
     private final PacketAuthenticator auth;
     private final SprayFrames frames;
     private final ControlPackets control;
@@ -150,11 +149,10 @@ public final class SprayConnection
         this.pd = engine.protectionDomain();
         this.auth = new PacketAuthenticator(c);
 
-        pathCounters = new TransportCounters[paths];
-        for (int path = 0; path < paths; path++)
-        {
-            pathCounters[path] = SprayCounters.createForPath();
-        }
+        final ConnectionStoragePool.Bucket bucket = engine.storagePool().bucket(ConnectionStorage.Shape.of(c));
+        // each path's counters, both directions of its index, shared by the parts that count: the borrowed sets
+        // while there is traffic, the bucket's sink while idle (filled by BorrowedTables, made below, before any use)
+        final TransportCounters[] pathCounters = new TransportCounters[paths];
         close = new CloseHandshake(config.connectionTimeoutNanos, engine.secrets(), counters);
 
         scheduler = new PathScheduler(paths, config, engine.random(), c.sendInitialPsn, c.sourcePortBase, false,
@@ -173,8 +171,8 @@ public final class SprayConnection
         loss = new LossDetector(scheduler, resend, completions, refusals, config, counters, pathCounters);
         sender = new DataSender(slots, scheduler, resend, completions, loss, frames, auth, config, mtu, counters,
             pathCounters, readResponseRefusals, c.peerWindow, c.peerReads);
-        tables = new BorrowedTables(engine.storagePool().bucket(ConnectionStorage.Shape.of(c)), config.storageLingerNanos,
-            slots, inbound, marks, resend, scheduler);
+        tables = new BorrowedTables(bucket, config.storageLingerNanos, slots, inbound, marks, resend, scheduler,
+            pathCounters);
         final Liveness liveness = new Liveness(config.idleTimeoutNanos, config.keepaliveNanos());
         receiver = new DataReceiver(this, engine, c, frames, auth, acks, control, inbound, slots, completions, tables,
             counters);
@@ -586,10 +584,30 @@ public final class SprayConnection
         return counters;
     }
 
-    /** @return the counters of path {@code p} (both directions of that index). */
+    /**
+     * @return the counters of path {@code path} (both directions of that index) for the current traffic period: lent
+     * with the tables (issue 13), so zeros while the connection is idle ({@link #holdsStorage()} false); every event
+     * is in {@link #counters()} as well, which keep everything. Read it again each time: do not keep the set, it is
+     * lent to another connection once this one goes idle.
+     */
     public TransportCounters pathCounters(final int path)
     {
-        return pathCounters[path];
+        return tables.pathCounters(path);
+    }
+
+    /**
+     * @param fold told each path's counters at the end of every traffic period, before they are zeroed and given
+     *             back (control path, before traffic; one at a time, null for none).
+     */
+    public void foldPathCountersInto(final PathCountersFold fold)
+    {
+        tables.foldPathCountersInto(fold);
+    }
+
+    /** @return where this connection counts per-path events while idle: never read (a memory walk skips it). */
+    TransportCounters idlePathSink()
+    {
+        return tables.idlePathSink();
     }
 
     /** @return {@link #ACTIVE} or {@link #FAILED}. */

@@ -41,6 +41,10 @@ final class Footprint
     static Footprint of(final Object root)
     {
         final Footprint footprint = new Footprint();
+        if (root instanceof SprayConnection connection)
+        {
+            footprint.seen.put(connection.idlePathSink(), Boolean.TRUE); // the pool bucket's, shared by idle connections
+        }
         footprint.walk(root, "");
         return footprint;
     }
