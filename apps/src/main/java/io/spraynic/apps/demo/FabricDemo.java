@@ -398,9 +398,11 @@ public final class FabricDemo
             if (connections[0].kind() == NicConnection.Kind.SPRAY)
             {
                 final long[] packets = new long[spray().paths()];
+                final SprayNicConnection connection = (SprayNicConnection)connections[0];
                 for (int p = 0; p < packets.length; p++)
                 {
-                    packets[p] = spray().pathCounters(p).get(SprayCounters.TX_PACKETS);
+                    // over the whole transfer: the connection's own per-path counters are its current traffic period
+                    packets[p] = connection.pathTotal(p, SprayCounters.TX_PACKETS);
                 }
                 return packets;
             }

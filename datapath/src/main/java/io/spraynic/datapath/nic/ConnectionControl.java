@@ -306,6 +306,7 @@ final class ConnectionControl
         // folded here plus the current one, read through the connection at each publish (this thread)
         final SprayPathTotals pathTotals = new SprayPathTotals(connection, PATH_SLOTS, SprayCounters.SLOT_COUNT);
         connection.foldPathCountersInto(pathTotals);
+        handle.pathTotals(pathTotals);
         for (int p = 0; p < connection.paths(); p++)
         {
             final int path = p;

@@ -12,6 +12,7 @@ import io.spraynic.datapath.verbs.SendWorkRequest;
 public final class SprayNicConnection extends NicConnection
 {
     private SprayConnection spray; // set on the worker before it attaches this connection, never null after
+    private SprayPathTotals pathTotals; // set with it, by the worker that attaches it
 
     SprayNicConnection(final EmbeddedNic nic, final int worker, final int ringCapacity, final int cqCapacity)
     {
@@ -24,6 +25,26 @@ public final class SprayNicConnection extends NicConnection
         this.spray = connection;
         this.localId = connection.localCid();
         this.streams = connection.streams();
+    }
+
+    /** Keeps the per-path totals the worker folds the connection's traffic periods into (worker thread). */
+    void pathTotals(final SprayPathTotals totals)
+    {
+        this.pathTotals = totals;
+    }
+
+    /**
+     * A per-path counter since the connection opened: the connection's own per-path counters cover only its current
+     * traffic period (they are lent with its tables), so the periods given back are added here.
+     *
+     * @param path a path. @param slot a {@link io.spraynic.datapath.transport.spray.SprayCounters} path slot.
+     * @return its value; 0 before the connection was established or for a slot the totals do not keep. Worker
+     * thread, or another thread once the connection is quiet (then exact).
+     */
+    public long pathTotal(final int path, final int slot)
+    {
+        final SprayPathTotals totals = pathTotals;
+        return null == totals ? 0 : totals.get(path, slot);
     }
 
     /** @return the transport's connection (worker thread, or tests after a command's completion published it). */
