@@ -32,8 +32,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <li>Every core link of plane 1 down in the middle of a transfer, and up again: plane 1's paths fail (S7.4) and plane 2
  * carries the transfer alone, then the failed paths are probed back (S7.5) and both planes carry it again; verified,
  * the per-plane data packets of both NICs' paths reported for each phase.</li>
- * <li>Incast: A and C write into B at once through B's access links limited to 100 Mbit/s (TBF): both complete,
- * verified, and the Jain index of their shares of plane 1's link while both send is reported and at least 0.8.</li>
+ * <li>Incast: A and C write into B at once through B's access links limited to 10 Mbit/s (TBF): both complete,
+ * verified, and the Jain index of their shares of plane 1's link while both send is reported and at least 0.8. The
+ * limit is below what the poll threads of three NIC processes on a 2-core CI host move together (12-17 Mbit/s
+ * measured), so the link, not the CPU scheduler, is what the two senders share (at 100 Mbit/s a CI run measured a
+ * CPU-bound 10.8 against 1.3 Mbit/s).</li>
  * </ul>
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
@@ -281,7 +284,7 @@ class LinuxLabFaultsTest
     @Test
     void shouldShareARateLimitedLinkFairlyBetweenTwoSenders(@TempDir final Path dir) throws Exception
     {
-        lab.set(PLANES == 2 ? "p2b" : "p1b", "p1b", "--rate", "100mbit");
+        lab.set(PLANES == 2 ? "p2b" : "p1b", "p1b", "--rate", "10mbit");
         try (LabPeers peers = new LabPeers(lab, dir, PLANES);
             InterfaceSampler sampler = new InterfaceSampler(lab.netns("r1a")))
         {
@@ -301,7 +304,7 @@ class LinuxLabFaultsTest
             final String text = format("A %.2f s, C %.2f s for %d MiB each way; while both wrote (%.2f s): A %.2f and " +
                 "C %.2f Mbit/s into router a; Jain index %.3f", a.seconds(), c.seconds(), SIZE >> 20, shares[2],
                 shares[0] * 8 / 1e6, shares[1] * 8 / 1e6, jain);
-            System.out.println("linux lab incast through a 100 Mbit/s link: " + text);
+            System.out.println("linux lab incast through a 10 Mbit/s link: " + text);
             assertTrue(shares[2] > 0.5, "A and C sent together for a while: " + text);
             assertTrue(jain >= 0.8, text);
         }
