@@ -22,8 +22,8 @@ final class ConnectionCommands
     private final EmbeddedNic nic;
     private final IpcCounters counters;
     private final IpcConductor.Limits limits;
-    private final IpcMessages.ConnectionReady connectionReady = new IpcMessages.ConnectionReady();
-    private final IpcMessages.ConnectionClosed connectionClosed = new IpcMessages.ConnectionClosed();
+    private final IpcAnswers.ConnectionReady connectionReady = new IpcAnswers.ConnectionReady();
+    private final IpcAnswers.ConnectionClosed connectionClosed = new IpcAnswers.ConnectionClosed();
 
     ConnectionCommands(final IpcConductor conductor, final EmbeddedNic nic, final IpcCounters counters,
         final IpcConductor.Limits limits)
@@ -259,7 +259,7 @@ final class ConnectionCommands
                 connectionClosed.wrap(conductor.response, 0).set(connection.id, drain.postedSends(), drain.postedReceives(),
                     drain.waiting(), drain.idle());
                 connectionClosed.ids(client.id, correlationId);
-                conductor.answer(client, IpcMessages.CONNECTION_CLOSED, IpcMessages.ConnectionClosed.LENGTH);
+                conductor.answer(client, IpcMessages.CONNECTION_CLOSED, IpcAnswers.ConnectionClosed.LENGTH);
             }, null);
     }
 

@@ -94,7 +94,7 @@ final class IpcCaptures
             captureId = id;
             deadlineMs = System.currentTimeMillis() + durationMs;
             conductor.counters.captures.incrementRelease();
-            final IpcMessages.CaptureReady ready = new IpcMessages.CaptureReady();
+            final IpcAnswers.CaptureReady ready = new IpcAnswers.CaptureReady();
             final int length = ready.wrap(conductor.response, 0).set(id, ""); // the memory comes on OPEN_MEMORY
             ready.ids(client.id, correlationId);
             conductor.answer(client, IpcMessages.CAPTURE_READY, length);

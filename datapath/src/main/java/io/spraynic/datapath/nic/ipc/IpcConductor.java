@@ -122,8 +122,8 @@ public final class IpcConductor implements Agent, AutoCloseable
     private final IpcMessages.Connect connect = new IpcMessages.Connect();
     private final IpcMessages.ConnectQueuePair connectQueuePair = new IpcMessages.ConnectQueuePair();
     private final IpcMessages.StartCapture startCapture = new IpcMessages.StartCapture();
-    private final IpcMessages.Ok ok = new IpcMessages.Ok();
-    private final IpcMessages.Error error = new IpcMessages.Error();
+    private final IpcAnswers.Ok ok = new IpcAnswers.Ok();
+    private final IpcAnswers.Error error = new IpcAnswers.Error();
     private final UntrustedRingReader.Handler commandHandler = this::onCommand;
     private final CommandSocket.Handler socketHandler = this::onSocketCommand;
     private final CommandSocket socket;
@@ -710,7 +710,7 @@ public final class IpcConductor implements Agent, AutoCloseable
     {
         ok.wrap(response, 0).value(value);
         ok.ids(client.id, correlationId);
-        answer(client, IpcMessages.OK, IpcMessages.Ok.LENGTH);
+        answer(client, IpcMessages.OK, IpcAnswers.Ok.LENGTH);
     }
 
     void respondError(final IpcClient client, final long correlationId, final int type, final int code,

@@ -74,12 +74,12 @@ public final class NicClient implements Nic
     private final IpcMessages.Connect connect = new IpcMessages.Connect();
     private final IpcMessages.ConnectQueuePair connectQueuePair = new IpcMessages.ConnectQueuePair();
     private final IpcMessages.StartCapture startCapture = new IpcMessages.StartCapture();
-    private final IpcMessages.CaptureReady captureReady = new IpcMessages.CaptureReady();
-    private final IpcMessages.Ok ok = new IpcMessages.Ok();
-    private final IpcMessages.Error error = new IpcMessages.Error();
-    private final IpcMessages.RegionReady regionReady = new IpcMessages.RegionReady();
-    private final IpcMessages.ConnectionReady connectionReady = new IpcMessages.ConnectionReady();
-    private final IpcMessages.ConnectionClosed connectionClosed = new IpcMessages.ConnectionClosed();
+    private final IpcAnswers.CaptureReady captureReady = new IpcAnswers.CaptureReady();
+    private final IpcAnswers.Ok ok = new IpcAnswers.Ok();
+    private final IpcAnswers.Error error = new IpcAnswers.Error();
+    private final IpcAnswers.RegionReady regionReady = new IpcAnswers.RegionReady();
+    private final IpcAnswers.ConnectionReady connectionReady = new IpcAnswers.ConnectionReady();
+    private final IpcAnswers.ConnectionClosed connectionClosed = new IpcAnswers.ConnectionClosed();
     private final MessageHandler replyHandler = this::onReply;
     private final MessageHandler refusalHandler = this::onRefusal;
     private final List<ClientRegion> regions = new ArrayList<>();
@@ -91,7 +91,7 @@ public final class NicClient implements Nic
     private volatile boolean closed;
 
     NicClient(final Path directory, final MemorySegment controlMemory, final Arena answerArena,
-        final MemorySegment answerMemory, final IpcMessages.Ok added)
+        final MemorySegment answerMemory, final IpcAnswers.Ok added)
     {
         this.directory = directory;
         this.controlMemory = controlMemory;
@@ -265,7 +265,7 @@ public final class NicClient implements Nic
         final SealedMemory memory = SealedMemory.create("spraynic-mr", bytes);
         try
         {
-            final IpcMessages.RegionReady ready = registerMemory(memory.fd(), bytes, access);
+            final IpcAnswers.RegionReady ready = registerMemory(memory.fd(), bytes, access);
             final ClientRegion region = new ClientRegion(ready.regionId(), ready.address(), bytes, ready.lkey(),
                 ready.rkey(), ready.access(), memory);
             regions.add(region);
@@ -282,12 +282,12 @@ public final class NicClient implements Nic
      * Sends REGISTER with {@code memoryFd} as the region's memory and waits for REGION_READY (in {@link #reply}); the
      * descriptor stays this caller's. Package-private so that tests can offer the NIC memory no honest client offers.
      */
-    synchronized IpcMessages.RegionReady registerMemory(final int memoryFd, final long bytes, final int access)
+    synchronized IpcAnswers.RegionReady registerMemory(final int memoryFd, final long bytes, final int access)
     {
         register.wrap(command, 0);
         register.region(bytes, access);
         request(IpcMessages.REGISTER, IpcMessages.Register.LENGTH, CONTROL_TIMEOUT, memoryFd);
-        final IpcMessages.RegionReady ready = regionReady.wrap(reply, 0);
+        final IpcAnswers.RegionReady ready = regionReady.wrap(reply, 0);
         if (ready.regionLength() != bytes)
         {
             throw new IllegalStateException("the NIC answered REGISTER of " + bytes + " B with a region of " +
@@ -419,7 +419,7 @@ public final class NicClient implements Nic
 
     private ClientConnection newConnection()
     {
-        final IpcMessages.ConnectionReady ready = connectionReady.wrap(reply, 0);
+        final IpcAnswers.ConnectionReady ready = connectionReady.wrap(reply, 0);
         final NicConnection.Kind kind = kind(ready.kind());
         final RocevEndpoint endpoint = kind == NicConnection.Kind.ROCEV2 ?
             new RocevEndpoint(ready.localId(), ready.psn(), ready.ipv4(), ready.mtu(), ready.ipv6High(), ready.ipv6Low()) : null;
@@ -454,7 +454,7 @@ public final class NicClient implements Nic
         objectCommand.wrap(command, 0);
         objectCommand.object(c.id(), millis(timeout));
         request(IpcMessages.CLOSE_CONNECTION, IpcMessages.ObjectCommand.LENGTH, timeout.plus(CONTROL_TIMEOUT));
-        final IpcMessages.ConnectionClosed closed = connectionClosed.wrap(reply, 0);
+        final IpcAnswers.ConnectionClosed closed = connectionClosed.wrap(reply, 0);
         return new DrainReport.ConnectionDrain(c.kind().name().toLowerCase() + " 0x" + Integer.toHexString(c.localId()) +
             " via NIC pid " + nicPid, closed.postedSends(), closed.postedReceives(), closed.waiting(), closed.idle());
     }
@@ -586,7 +586,7 @@ public final class NicClient implements Nic
         }
         if (replyType == IpcMessages.ERROR)
         {
-            final IpcMessages.Error refusal = error.wrap(reply, 0);
+            final IpcAnswers.Error refusal = error.wrap(reply, 0);
             throw new NicRefusedException(type, refusal.code(), "the NIC refused " + IpcMessages.name(type) + " (" +
                 IpcMessages.errorName(refusal.code()) + "): " + refusal.message());
         }

@@ -80,7 +80,7 @@ final class NicDiscovery
         {
             final MemorySegment answers = SealedMemory.mapChecked(added.fd, IpcFileDescriptor.answerFileLength(),
                 answerArena, "an answer ring");
-            final IpcMessages.Ok ok = new IpcMessages.Ok().wrap(added.answer, 0);
+            final IpcAnswers.Ok ok = new IpcAnswers.Ok().wrap(added.answer, 0);
             if (ok.value() <= 0 || 0 == ok.clientId())
             {
                 throw new IllegalStateException("the NIC answered ADD_CLIENT with client " + ok.clientId() +

@@ -20,7 +20,7 @@ final class RegionCommands
     private final EmbeddedNic nic;
     private final IpcCounters counters;
     private final IpcConductor.Limits limits;
-    private final IpcMessages.RegionReady regionReady = new IpcMessages.RegionReady();
+    private final IpcAnswers.RegionReady regionReady = new IpcAnswers.RegionReady();
 
     RegionCommands(final IpcConductor conductor, final EmbeddedNic nic, final IpcCounters counters,
         final IpcConductor.Limits limits)

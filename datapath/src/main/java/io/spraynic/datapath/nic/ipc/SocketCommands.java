@@ -18,7 +18,7 @@ final class SocketCommands
     private final SealedMemory control;
     private final long clientTimeoutMs;
     private final SecureRandom random = new SecureRandom();
-    private final IpcMessages.Ok ok = new IpcMessages.Ok();
+    private final IpcAnswers.Ok ok = new IpcAnswers.Ok();
     private long nextClientId = 1;
 
     SocketCommands(final IpcConductor conductor, final IpcCounters counters, final SealedMemory control,
@@ -35,7 +35,7 @@ final class SocketCommands
     {
         ok.wrap(conductor.response, 0).value(control.memory().byteSize());
         ok.ids(0, correlationId);
-        conductor.answerWithMemory(IpcMessages.OK, IpcMessages.Ok.LENGTH, control.fd());
+        conductor.answerWithMemory(IpcMessages.OK, IpcAnswers.Ok.LENGTH, control.fd());
     }
 
     /** ADD_CLIENT: a new client with an answer ring of sealed memory, handed over with its id and token. */
@@ -82,7 +82,7 @@ final class SocketCommands
         conductor.addClient(client);
         ok.wrap(conductor.response, 0).value(clientTimeoutMs);
         ok.ids(client.id, correlationId, token);
-        if (conductor.answerWithMemory(IpcMessages.OK, IpcMessages.Ok.LENGTH, answers.fd()))
+        if (conductor.answerWithMemory(IpcMessages.OK, IpcAnswers.Ok.LENGTH, answers.fd()))
         {
             answers.closeDescriptor(); // the client has it; the NIC keeps its mapping only
         }
@@ -114,7 +114,7 @@ final class SocketCommands
         }
         ok.wrap(conductor.response, 0).value(memory.memory().byteSize());
         ok.ids(client.id, correlationId);
-        if (conductor.answerWithMemory(IpcMessages.OK, IpcMessages.Ok.LENGTH, memory.fd()))
+        if (conductor.answerWithMemory(IpcMessages.OK, IpcAnswers.Ok.LENGTH, memory.fd()))
         {
             memory.closeDescriptor();
         }

@@ -48,7 +48,7 @@ final class SocketReply
             throw new IllegalStateException("cannot send " + IpcMessages.name(type) + " on " +
                 directory.resolve(CommandSocket.SOCKET_FILE) + " (" + (sent < 0 ? "errno " + -sent : sent + " B") + ")");
         }
-        final byte[] in = new byte[CommandSocket.MESSAGE_HEADER_LENGTH + IpcMessages.Error.MAX_LENGTH];
+        final byte[] in = new byte[CommandSocket.MESSAGE_HEADER_LENGTH + IpcAnswers.Error.MAX_LENGTH];
         try (UnixSockets.Received received = new UnixSockets.Received(in.length))
         {
             while (true)
@@ -85,7 +85,7 @@ final class SocketReply
         else if (0 != (received.flags & (UnixSockets.MSG_TRUNC | UnixSockets.MSG_CTRUNC)) ||
             0 != received.otherControlMessages || received.fdCount != fds ||
             (answerType != IpcMessages.OK && answerType != IpcMessages.ERROR) ||
-            length < CommandSocket.MESSAGE_HEADER_LENGTH + (fds == 1 ? IpcMessages.Ok.LENGTH : IpcMessages.Error.MESSAGE_OFFSET))
+            length < CommandSocket.MESSAGE_HEADER_LENGTH + (fds == 1 ? IpcAnswers.Ok.LENGTH : IpcAnswers.Error.MESSAGE_OFFSET))
         {
             problem = "answered " + IpcMessages.name(type) + " with a type " + answerType + " message of " + length +
                 " B and " + received.fdCount + " descriptor(s)";
@@ -109,8 +109,8 @@ final class SocketReply
         answer.putBytes(0, message, CommandSocket.MESSAGE_HEADER_LENGTH, answer.capacity());
         if (answerType == IpcMessages.ERROR)
         {
-            final IpcMessages.Error refusal = new IpcMessages.Error().wrap(answer, 0);
-            final String reason = refusal.getBoundedString(IpcMessages.Error.MESSAGE_OFFSET, answer.capacity(),
+            final IpcAnswers.Error refusal = new IpcAnswers.Error().wrap(answer, 0);
+            final String reason = refusal.getBoundedString(IpcAnswers.Error.MESSAGE_OFFSET, answer.capacity(),
                 IpcMessages.MAX_STRING_BYTES);
             throw new NicRefusedException(type, refusal.code(), "the NIC refused " + IpcMessages.name(type) + " (" +
                 IpcMessages.errorName(refusal.code()) + "): " + (null == reason ? "(no reason it could read)" : reason));

@@ -329,7 +329,7 @@ class IpcConductorAttackTest
             await(() -> bed.counter("ipc: commands refused: malformed") == 2, WAIT, "both refused");
             assertEquals(1L, bed.counter("ipc: clients"), "only the real client");
             final List<String> refusals = new ArrayList<>();
-            final IpcMessages.Error error = new IpcMessages.Error();
+            final IpcAnswers.Error error = new IpcAnswers.Error();
             while (raw.broadcast.receiveNext())
             {
                 refusals.add(error.wrap(raw.broadcast.buffer(), raw.broadcast.offset()).message());

@@ -19,11 +19,11 @@ class IpcMessagesTest
     @Test
     void shouldReadBackEveryFieldAtAnOffset()
     {
-        final IpcMessages.RegionReady ready = new IpcMessages.RegionReady().wrap(buffer, 8);
+        final IpcAnswers.RegionReady ready = new IpcAnswers.RegionReady().wrap(buffer, 8);
         final int length = ready.set(7, 0x7F00_0000_1000L, 1 << 20, 0x1234, 0x5678, AccessFlags.ALL, "mr-1-7");
         ready.ids(3, 99);
-        assertEquals(IpcMessages.RegionReady.FILE_OFFSET + 4 + 6, length);
-        final IpcMessages.RegionReady read = new IpcMessages.RegionReady().wrap(buffer, 8);
+        assertEquals(IpcAnswers.RegionReady.FILE_OFFSET + 4 + 6, length);
+        final IpcAnswers.RegionReady read = new IpcAnswers.RegionReady().wrap(buffer, 8);
         assertEquals(3, read.clientId());
         assertEquals(99, read.correlationId());
         assertEquals(7, read.regionId());
@@ -61,9 +61,9 @@ class IpcMessagesTest
     @Test
     void shouldCutAnErrorMessageToWhatAResponseHolds()
     {
-        final IpcMessages.Error error = new IpcMessages.Error().wrap(buffer, 0);
+        final IpcAnswers.Error error = new IpcAnswers.Error().wrap(buffer, 0);
         final int length = error.set(IpcMessages.REGISTER, IpcMessages.ERR_LIMIT, "x".repeat(2000));
-        assertEquals(IpcMessages.Error.MAX_LENGTH, length);
+        assertEquals(IpcAnswers.Error.MAX_LENGTH, length);
         assertEquals(IpcMessages.MAX_STRING_BYTES, error.message().length());
         assertEquals(IpcMessages.REGISTER, error.commandType());
         assertEquals(IpcMessages.ERR_LIMIT, error.code());
@@ -87,10 +87,10 @@ class IpcMessagesTest
         assertEquals(IpcMessages.ConnectQueuePair.LENGTH, at + 16);
 
         buffer.setMemory(0, 1024, (byte)0);
-        final IpcMessages.ConnectionReady ready = new IpcMessages.ConnectionReady().wrap(buffer, 0);
+        final IpcAnswers.ConnectionReady ready = new IpcAnswers.ConnectionReady().wrap(buffer, 0);
         final int length = ready.set(4, 1, 0x11, 1, 0, 0x22, 0, 1024, high, low, "");
-        assertEquals(IpcMessages.ConnectionReady.FILE_OFFSET + 4, length);
-        assertEquals((byte)0xFD, buffer.getByte(IpcMessages.ConnectionReady.IPV6_OFFSET));
+        assertEquals(IpcAnswers.ConnectionReady.FILE_OFFSET + 4, length);
+        assertEquals((byte)0xFD, buffer.getByte(IpcAnswers.ConnectionReady.IPV6_OFFSET));
         assertEquals(high, ready.ipv6High());
         assertEquals(low, ready.ipv6Low());
         assertEquals(1024, ready.mtu());
@@ -118,7 +118,7 @@ class IpcMessagesTest
         assertEquals(32, IpcMessages.AddClient.LENGTH, "since version 5: the pid only, no answer file");
         assertEquals(IpcMessages.Header.LENGTH, IpcMessages.fixedLength(IpcMessages.HELLO));
         assertEquals(IpcMessages.ObjectCommand.LENGTH, IpcMessages.fixedLength(IpcMessages.OPEN_MEMORY));
-        assertTrue(IpcMessages.ConnectionReady.MAX_LENGTH <= 1024);
-        assertFalse(IpcMessages.Error.MAX_LENGTH > 1024);
+        assertTrue(IpcAnswers.ConnectionReady.MAX_LENGTH <= 1024);
+        assertFalse(IpcAnswers.Error.MAX_LENGTH > 1024);
     }
 }
