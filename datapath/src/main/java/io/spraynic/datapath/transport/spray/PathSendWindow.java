@@ -35,7 +35,8 @@ public final class PathSendWindow
         void onAcked(long handle, int psn, long rttNanos);
 
         /**
-         * A packet was lost; the engine retransmits it now and calls {@link #retransmitted}.
+         * A packet was lost; the engine retransmits it now and calls {@link #retransmitted} (before the next ACK:
+         * {@link #onAck} reports a loss once per transmission and walks again only PSNs not yet judged).
          */
         void onLost(long handle, int psn);
 
@@ -76,6 +77,12 @@ public final class PathSendWindow
     private Storage storage;
     private int basePsn;
     private int nextPsn;
+    /** S6.5: every PSN from the base up to this one is acknowledged or was found lost (the highest acknowledged). */
+    private int lossJudgedTo;
+    /** Outstanding packets in state {@code RETRANSMITTED}: while there are none, judged PSNs need no new walk. */
+    private int retransmittedCount;
+    /** The highest SACK bit set in the ACK being applied (0: none). */
+    private int highestSacked;
 
     public PathSendWindow(final int firstPsn)
     {
@@ -155,6 +162,8 @@ public final class PathSendWindow
     {
         this.basePsn = nextPsn & Psn.MASK;
         this.nextPsn = this.basePsn;
+        lossJudgedTo = this.basePsn;
+        retransmittedCount = 0;
         if (null != states)
         {
             java.util.Arrays.fill(states, FREE); // a detached window's records are all free when it takes them
@@ -230,6 +239,10 @@ public final class PathSendWindow
     public void retransmitted(final int psn, final long nowNanos)
     {
         final int slot = psn & SLOT_MASK;
+        if (states[slot] != RETRANSMITTED && Psn.inRange(psn, basePsn, outstanding()))
+        {
+            retransmittedCount++;
+        }
         states[slot] = RETRANSMITTED;
         sentAtNanos[slot] = nowNanos;
         retransmitMarks[slot] = Psn.add(nextPsn, -1);
@@ -237,6 +250,12 @@ public final class PathSendWindow
 
     /**
      * Applies a SACK header: acknowledges, detects losses, slides the window.
+     * <p>
+     * Issue 13 (15 % of the poll thread when it walked the bitmap bit by bit): the bitmap is read a 64-bit word
+     * at a time and only its set bits are visited; the loss walk covers only PSNs not already judged. Every PSN
+     * below the highest one an earlier ACK acknowledged is acknowledged or {@code RETRANSMITTED} (that ACK found
+     * it lost and the engine called {@link #retransmitted} since, as {@link Listener#onLost} asks), so it is
+     * walked again only while some retransmission is outstanding, whose S6.6 mark a later ACK may overtake.
      *
      * @return packets newly acknowledged, or -1 when the ACK does not fit this window (stale or
      * forged: its cumulative PSN lies outside {@code [basePsn, nextPsn]}); nothing changes then.
@@ -252,25 +271,21 @@ public final class PathSendWindow
         }
 
         int acked = 0;
-        int highestAckedDistance = cumulativeDistance - 1;
         for (int d = 0; d < cumulativeDistance; d++)
         {
             acked += acknowledge(Psn.add(basePsn, d), nowNanos, listener);
         }
-        final int above = outstanding - cumulativeDistance;
-        for (int i = 1; i < above; i++)
-        {
-            if (SelectiveAckHeader.sackBit(segment, sackOffset, i))
-            {
-                acked += acknowledge(Psn.add(cumulative, i), nowNanos, listener);
-                highestAckedDistance = cumulativeDistance + i;
-            }
-        }
+        acked += acknowledgeSacked(segment, sackOffset, cumulative, outstanding - cumulativeDistance, nowNanos,
+            listener);
+        final int highestSacked = this.highestSacked;
 
-        if (highestAckedDistance > cumulativeDistance)
+        if (highestSacked > 0)
         {
-            final int highestAcked = Psn.add(basePsn, highestAckedDistance);
-            for (int d = cumulativeDistance; d < highestAckedDistance; d++)
+            final int highestAckedDistance = cumulativeDistance + highestSacked;
+            final int highestAcked = Psn.add(cumulative, highestSacked);
+            final int from = retransmittedCount > 0 ? cumulativeDistance :
+                Math.max(cumulativeDistance, Psn.diff(lossJudgedTo, basePsn));
+            for (int d = from; d < highestAckedDistance; d++)
             {
                 final int psn = Psn.add(basePsn, d);
                 final int slot = psn & SLOT_MASK;
@@ -280,6 +295,10 @@ public final class PathSendWindow
                     listener.onLost(handles[slot], psn);
                 }
             }
+            if (Psn.isAfter(highestAcked, lossJudgedTo))
+            {
+                lossJudgedTo = highestAcked;
+            }
         }
 
         while (basePsn != nextPsn && states[basePsn & SLOT_MASK] == ACKED)
@@ -287,6 +306,46 @@ public final class PathSendWindow
             states[basePsn & SLOT_MASK] = FREE;
             basePsn = Psn.next(basePsn);
         }
+        if (Psn.isBefore(lossJudgedTo, basePsn))
+        {
+            lossJudgedTo = basePsn; // kept within [basePsn, nextPsn], so that serial comparison never wraps
+        }
+        return acked;
+    }
+
+    // the SACK bits 1 to above - 1 (bit 0 is the cumulative PSN itself, missing by definition), most significant
+    // bit first within each big-endian word, set bits only, in PSN order
+    // @return packets newly acknowledged; highestSacked is the highest set bit's index then (0: none)
+    private int acknowledgeSacked(
+        final MemorySegment segment, final long sackOffset, final int cumulative, final int above, final long nowNanos,
+        final Listener listener)
+    {
+        int acked = 0;
+        int highestSacked = 0;
+        if (above > 1)
+        {
+            final int lastWord = (above - 1) >>> 6;
+            for (int word = 0; word <= lastWord; word++)
+            {
+                long bits = SelectiveAckHeader.sackWord(segment, sackOffset, word);
+                if (word == 0)
+                {
+                    bits &= Long.MAX_VALUE;
+                }
+                if (word == lastWord)
+                {
+                    bits &= -1L << (64 - (above - (word << 6))); // 1 to 64 bits lie below nextPsn
+                }
+                while (bits != 0)
+                {
+                    final int bit = Long.numberOfLeadingZeros(bits);
+                    highestSacked = (word << 6) + bit;
+                    acked += acknowledge(Psn.add(cumulative, highestSacked), nowNanos, listener);
+                    bits &= ~(Long.MIN_VALUE >>> bit);
+                }
+            }
+        }
+        this.highestSacked = highestSacked;
         return acked;
     }
 
@@ -299,6 +358,10 @@ public final class PathSendWindow
             return 0;
         }
         states[slot] = ACKED;
+        if (state == RETRANSMITTED)
+        {
+            retransmittedCount--;
+        }
         final long sinceSent = nowNanos - sentAtNanos[slot];
         if (state == RELOCATED)
         {
@@ -362,6 +425,8 @@ public final class PathSendWindow
             states[slot] = FREE;
             basePsn = Psn.next(basePsn);
         }
+        lossJudgedTo = basePsn;
+        retransmittedCount = 0;
         return moved;
     }
 
