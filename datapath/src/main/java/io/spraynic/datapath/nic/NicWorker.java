@@ -317,11 +317,13 @@ public final class NicWorker implements Agent
                 removePoller(poller); // it would throw again on every loop
             }
         }
+        transport.onReceiveStart();
         int arrived = inbox.read(steeredHandler, STEERED_PER_LOOP);
         for (int plane = 0; plane < ports.length; plane++)
         {
             arrived += receive(plane, now);
         }
+        work += receiveEnd();
         final NicConnection[] cs = connections;
         for (final NicConnection c : cs)
         {
@@ -372,6 +374,20 @@ public final class NicWorker implements Agent
             publish();
         }
         return work;
+    }
+
+    // spray: the ACKs the packets received called for, one per path (S6.4-3), before the timers fill the TX burst
+    private int receiveEnd()
+    {
+        try
+        {
+            return transport.onReceiveEnd();
+        }
+        catch (final RuntimeException | AssertionError ex)
+        {
+            onLoopFault("receive end", ex);
+            return 0;
+        }
     }
 
     private int tick(final long now)

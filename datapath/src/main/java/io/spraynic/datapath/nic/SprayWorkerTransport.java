@@ -57,6 +57,16 @@ final class SprayWorkerTransport implements WorkerTransport
         engine.onFrame(frame, nowNanos);
     }
 
+    public void onReceiveStart()
+    {
+        engine.beginReceiveBurst();
+    }
+
+    public int onReceiveEnd()
+    {
+        return engine.endReceiveBurst();
+    }
+
     public int onTick(final long nowNanos)
     {
         return engine.onTick(nowNanos);

@@ -23,6 +23,22 @@ interface WorkerTransport
     /** Takes a packet this worker owns, received on {@code plane}. */
     void onFrame(int plane, RoceFrame frame, long nowNanos);
 
+    /** The loop's receive bursts (steered packets and every plane's) begin: {@link #onFrame} calls follow. */
+    default void onReceiveStart()
+    {
+    }
+
+    /**
+     * The loop's receive bursts ended (before the engine's timers): what their packets called for goes out once
+     * (spray: one ACK per path for all its packets of the burst, docs/PROTOCOL.md S6.4-3).
+     *
+     * @return work done.
+     */
+    default int onReceiveEnd()
+    {
+        return 0;
+    }
+
     /** @return work done by the engine's timers and transmissions. */
     int onTick(long nowNanos);
 

@@ -28,7 +28,8 @@ final class AckScheduler
     private static final int CE_SINCE_ACK = 1;
     private static final int ACK_SEQUENCE = 2;
     private static final int HAD_GAP = 3;
-    private static final int STRIDE = 4;
+    private static final int ACK_OWED = 4;
+    private static final int STRIDE = 5;
 
     private final int paths;
     private final int ackEvery;
@@ -38,11 +39,14 @@ final class AckScheduler
     private final PathReceiveWindow[] receiveWindows;
     /**
      * Per path, path-major in one array (issue 13: one array header, not one per field): packets and CE marks since
-     * its last ACK, the sequence of its last ACK (S6.5), whether it had a gap at the last packet (1) or not (0).
+     * its last ACK, the sequence of its last ACK (S6.5), whether it had a gap at the last packet (1) or not (0),
+     * whether an ACK of it is owed at the end of the receive burst (1) or not (0, S6.4-3).
      */
     private final int[] pathInts;
     private final long[] firstUnackedAt;
     private int advertisedHintMbps;
+    /** The engine lists this connection among those owing ACKs at the end of the receive burst (S6.4-3). */
+    private boolean listedOwing;
 
     /** @param initialPsn the connection's initial receive PSN (S6.1): each path's starts from it. */
     AckScheduler(
@@ -148,6 +152,35 @@ final class AckScheduler
         pathInts[path * STRIDE + HAD_GAP] = window.hasGap() ? 1 : 0;
     }
 
+    /**
+     * S6.4-3: an ACK of {@code path} is due at once, and goes out at the end of the receive burst, one for every
+     * packet of the path in it ({@link #isListedOwing listed} first).
+     */
+    void oweAck(final int path)
+    {
+        pathInts[path * STRIDE + ACK_OWED] = 1;
+    }
+
+    /** @return whether an ACK of {@code path} is owed at the end of the receive burst; it is not any more. */
+    boolean takeOwedAck(final int path)
+    {
+        final int index = path * STRIDE + ACK_OWED;
+        final boolean owed = pathInts[index] != 0;
+        pathInts[index] = 0;
+        return owed;
+    }
+
+    /** @return whether the engine lists the connection among those owing ACKs at the end of the receive burst. */
+    boolean isListedOwing()
+    {
+        return listedOwing;
+    }
+
+    void listedOwing(final boolean listed)
+    {
+        listedOwing = listed;
+    }
+
     /** @return whether the delayed ACK of {@code path} is due at {@code now}. */
     boolean isDue(final int path, final long now)
     {
@@ -190,6 +223,7 @@ final class AckScheduler
         advertisedHintMbps = hintMbps;
         pathInts[path * STRIDE + SINCE_ACK] = 0;
         pathInts[path * STRIDE + CE_SINCE_ACK] = 0;
+        pathInts[path * STRIDE + ACK_OWED] = 0; // this ACK is the one owed
         firstUnackedAt[path] = NONE;
         return ++pathInts[path * STRIDE + ACK_SEQUENCE];
     }

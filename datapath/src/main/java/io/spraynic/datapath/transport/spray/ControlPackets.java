@@ -66,6 +66,37 @@ final class ControlPackets
         return true;
     }
 
+    /**
+     * S6.4-3: the ACKs the receive burst that just ended called for, one per path (a path acknowledged since, by a
+     * probe's ACK or its delayed ACK, owes none). One that finds no room in the TX burst stays with the path's
+     * delayed ACK ({@code ackDelay}), as an immediate one would.
+     *
+     * @return how many went out.
+     */
+    int sendOwedAcks()
+    {
+        acks.listedOwing(false);
+        int sent = 0;
+        for (int path = 0; path < paths; path++)
+        {
+            if (acks.takeOwedAck(path) && sendAck(path))
+            {
+                sent++;
+            }
+        }
+        return sent;
+    }
+
+    /** The connection closed within the receive burst: it sends nothing more, the ACKs it owed included. */
+    void forgetOwedAcks()
+    {
+        for (int path = 0; path < paths; path++)
+        {
+            acks.takeOwedAck(path);
+        }
+        acks.listedOwing(false);
+    }
+
     // S8.3.2: when this receiver's share for a sender that is still sending to it (a message partly delivered,
     // or a start announced by a probe and no data yet) fell by more than an eighth since the last ACK told it,
     // tell it now on the uncongested reverse path, rather than when its next packets have crossed the (in an

@@ -17,8 +17,8 @@ import static io.spraynic.datapath.transport.spray.SprayConnection.READ_RESPONSE
  * its send side: a data packet is admitted only well formed (S4.3), from the peer's address on its path's plane
  * (S12.5), authentic (S12.4, S12.7) and with the state it needs here (S10.2); then its inbound path takes it
  * ({@link AckScheduler}), then the message layer places it ({@link InboundMessages}, or the READ's send slot for
- * a READ response), before its ACK leaves. A probe of an inbound path is answered with an ACK and announces data
- * (S8.3.1). The connection dispatches here by opcode. Allocation-free.
+ * a READ response), before its ACK leaves (at the end of the receive burst, S6.4-3). A probe of an inbound path
+ * is answered with an ACK and announces data (S8.3.1). The connection dispatches here by opcode. Allocation-free.
  */
 final class DataReceiver
 {
@@ -138,7 +138,7 @@ final class DataReceiver
         startAnnounced = false;
         if (verdict == AckScheduler.DUPLICATE)
         {
-            control.sendAck(path);
+            acknowledge(path);
             return;
         }
 
@@ -152,6 +152,23 @@ final class DataReceiver
             inbound.accept(frame, path, messageKind, streamId, msn, key, offset, messageLength, payloadLength, room, now);
         }
         if (verdict == AckScheduler.ACCEPT_ACK_NOW)
+        {
+            acknowledge(path);
+        }
+    }
+
+    // S6.4-3: within a receive burst the ACK a packet calls for waits for the end of the burst, and one ACK of the
+    // path acknowledges every packet of it the burst held (issue 13: at 64 B, an ACK per packet was most of the
+    // cost of a message); outside one (a caller handing packets over directly), and when the engine can list no
+    // more connections, it goes out now
+    private void acknowledge(final int path)
+    {
+        if (engine.isReceivingBurst() && (acks.isListedOwing() || engine.listOwingAcks(connection)))
+        {
+            acks.listedOwing(true);
+            acks.oweAck(path);
+        }
+        else
         {
             control.sendAck(path);
         }
@@ -235,6 +252,6 @@ final class DataReceiver
         engine.rateHint().onData(index, now, frame.ecn() == CE);
         startAnnounced = true;
         acks.onProbe(path, frame.psn(), resync);
-        control.sendAck(path);
+        acknowledge(path);
     }
 }

@@ -293,10 +293,33 @@ public final class SprayConnection
             case SprayOpcodes.WRITE, SprayOpcodes.WRITE_WITH_IMMEDIATE, SprayOpcodes.SEND,
                 SprayOpcodes.SEND_WITH_IMMEDIATE, SprayOpcodes.READ_REQUEST, SprayOpcodes.READ_RESPONSE ->
                 receiver.onDataPacket(frame, now);
-            case SprayOpcodes.CLOSE -> teardown.onClosePacket(frame);
-            case SprayOpcodes.CLOSE_ACK -> teardown.onCloseAckPacket(frame);
+            case SprayOpcodes.CLOSE ->
+            {
+                control.sendOwedAcks(); // S6.4-3: what arrived before the CLOSE is acknowledged before it is answered
+                teardown.onClosePacket(frame);
+            }
+            case SprayOpcodes.CLOSE_ACK ->
+            {
+                control.sendOwedAcks();
+                teardown.onCloseAckPacket(frame);
+            }
             default -> engine.counters().increment(SprayCounters.MALFORMED); // a CONNECT_ACK nobody asked for
         }
+    }
+
+    /**
+     * S6.4-3: the receive burst ended: the ACKs its packets called for go out, one per path (none once closed).
+     *
+     * @return how many went out.
+     */
+    int sendOwedAcks()
+    {
+        if (isClosed())
+        {
+            control.forgetOwedAcks();
+            return 0;
+        }
+        return control.sendOwedAcks();
     }
 
     // S12: a packet refused by a check of S12 counts at the connection and in the engine's totals

@@ -51,6 +51,11 @@ public final class SprayEngine
     private final ClosedCidQuarantine closedCids;
     private long lastTickNanos;
     private int roundRobin;
+    /** S6.4-3: between {@link #beginReceiveBurst} and {@link #endReceiveBurst}; the ACKs owed then wait for its end. */
+    private boolean receivingBurst;
+    /** Connections owing ACKs at the end of the receive burst, each once. */
+    private final SprayConnection[] owingAcks;
+    private int owingAcksCount;
 
     /**
      * @param config           this endpoint's addresses and protocol settings.
@@ -67,6 +72,7 @@ public final class SprayEngine
         this.pathSchedulers = new PathScheduler.Shared(config, PathScheduler.MAX_PATHS);
         this.secrets = secrets(config);
         this.slots = new SprayConnection[config.maxConnections];
+        this.owingAcks = new SprayConnection[config.maxConnections];
         this.closedCids = new ClosedCidQuarantine(2 * config.connectionTimeoutNanos);
         // one writer per plane: each keeps its ICRC view of one plane's buffer memory
         this.writers = new RoceFrameWriter[config.planes];
@@ -353,6 +359,58 @@ public final class SprayEngine
             return;
         }
         c.onFrame(frame, nowNanos);
+    }
+
+    /**
+     * S6.4-3: a receive burst begins: until {@link #endReceiveBurst}, an ACK that packets call for waits for its
+     * end, one per path for all of them. Without it (a caller handing packets over one at a time) ACKs go at once.
+     */
+    public void beginReceiveBurst()
+    {
+        receivingBurst = true;
+    }
+
+    /**
+     * S6.4-3: the receive burst ended (before the engine's timers run and the TX burst goes): each connection
+     * sends the ACKs its packets called for, one per path.
+     *
+     * @return ACKs sent.
+     */
+    public int endReceiveBurst()
+    {
+        receivingBurst = false;
+        final int count = owingAcksCount;
+        owingAcksCount = 0;
+        int sent = 0;
+        for (int k = 0; k < count; k++)
+        {
+            final SprayConnection c = owingAcks[k];
+            owingAcks[k] = null;
+            sent += c.sendOwedAcks();
+        }
+        return sent;
+    }
+
+    /** @return whether a receive burst is being handled (ACKs wait for its end, S6.4-3). */
+    boolean isReceivingBurst()
+    {
+        return receivingBurst;
+    }
+
+    /**
+     * Lists {@code connection} among those owing ACKs at the end of the receive burst (once: it tracks whether it
+     * is listed).
+     *
+     * @return false when no more fit (connections forgotten and opened within the burst): it acknowledges at once.
+     */
+    boolean listOwingAcks(final SprayConnection connection)
+    {
+        if (owingAcksCount == owingAcks.length)
+        {
+            return false;
+        }
+        owingAcks[owingAcksCount++] = connection;
+        return true;
     }
 
     // S9.2: our CLOSE_ACK was lost and the CLOSE is answered again, but only (S12.3) for a connection closed

@@ -142,6 +142,27 @@ class DataReceiverTest
         assertTrue(nothingPlaced());
     }
 
+    /** S6.4-3: within a receive burst, replays of packets of one path draw one ACK, at the end of the burst. */
+    @Test
+    void shouldAcknowledgeDuplicatesOfOneBurstOnceAtItsEndS643()
+    {
+        final long duplicates = b(SprayCounters.DUPLICATES);
+        final long acks = b(SprayCounters.ACKS_SENT);
+        bed.engineB.beginReceiveBurst();
+        for (int i = 0; i < 3; i++)
+        {
+            bed.b.receiver().onDataPacket(replay(f ->
+            {
+            }), bed.now);
+        }
+        assertEquals(duplicates + 3, b(SprayCounters.DUPLICATES));
+        assertEquals(acks, b(SprayCounters.ACKS_SENT), "held until the burst ends");
+        assertEquals(1, bed.engineB.endReceiveBurst());
+        assertEquals(acks + 1, b(SprayCounters.ACKS_SENT), "one ACK of the path for the three");
+        assertEquals(0, bed.engineB.endReceiveBurst(), "owed once");
+        assertTrue(nothingPlaced());
+    }
+
     @Test
     void shouldDropAPacketBeyondThePathsReceiveWindowS63()
     {
