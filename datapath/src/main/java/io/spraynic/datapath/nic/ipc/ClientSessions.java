@@ -73,9 +73,13 @@ final class ClientSessions
         return false;
     }
 
-    /** A connection made for a client: its worker reads its rings from now on, and a client that breaks them goes. */
+    /**
+     * A connection made for a client: its worker reads its rings from now on, a client that breaks them goes, and one
+     * that does not collect them within the client timeout loses the connection ({@link #closeUncollected}).
+     */
     void serve(final ServedConnection connection)
     {
+        connection.collectByMs = conductor.nowMs() + clientTimeoutMs;
         connection.client.connections.put(connection.id, connection);
         served.add(connection);
     }
@@ -90,6 +94,51 @@ final class ClientSessions
     int servedCount()
     {
         return served.size();
+    }
+
+    /**
+     * @return the connections of {@code client} whose rings it has not collected (each holds a descriptor open here),
+     * and those being made for it (each will).
+     */
+    int uncollectedConnections(final IpcClient client)
+    {
+        int uncollected = client.pendingConnections;
+        for (final ServedConnection connection : client.connections.values())
+        {
+            if (connection.rings.sealedMemory().fd() >= 0)
+            {
+                uncollected++;
+            }
+        }
+        return uncollected;
+    }
+
+    /**
+     * Closes the connections whose rings their client did not collect by their deadline: the descriptor goes here and
+     * now, the connection on a control thread; the client keeps its other connections. @return connections closed.
+     */
+    int closeUncollected(final long now)
+    {
+        int closed = 0;
+        final ArrayList<ServedConnection> served = this.served;
+        for (int i = served.size() - 1; i >= 0; i--)
+        {
+            final ServedConnection connection = served.get(i);
+            final SealedMemory rings = connection.rings.sealedMemory();
+            if (rings.fd() >= 0 && now - connection.collectByMs >= 0)
+            {
+                served.remove(i);
+                connection.client.connections.remove(connection.id);
+                rings.closeDescriptor(); // the worker keeps the mapping until the connection is closed
+                counters.connectionsUncollected.incrementRelease();
+                counters.log("closed connection " + connection.id + " of client " + connection.client.id + " (pid " +
+                    connection.client.pid + "), whose rings it did not collect (OPEN_MEMORY) within " + clientTimeoutMs +
+                    " ms", null, now, LOG_INTERVAL_MS);
+                conductor.releaseLater(() -> releaseAll(List.of(connection), List.of(), Duration.ZERO));
+                closed++;
+            }
+        }
+        return closed;
     }
 
     /** Drops the clients whose connection rings a worker found broken. @return the connections found broken. */

@@ -77,6 +77,15 @@ final class ConnectionCommands
                 "the NIC with a higher --ipc-max-connections");
             return;
         }
+        final int uncollected = sessions.uncollectedConnections(client);
+        if (uncollected >= IpcConductor.MAX_UNCOLLECTED_CONNECTIONS)
+        {
+            counters.refusedUncollected.incrementRelease();
+            answers.respondError(client, correlationId, type, IpcMessages.ERR_LIMIT, "client " + client.id + " has " +
+                uncollected + " connections being made or whose rings it has not collected with OPEN_MEMORY, its " +
+                "limit: collect them first");
+            return;
+        }
         final InetAddress[] peers = type == IpcMessages.CONNECT ? peerAddresses(client, command) : null;
         if (type == IpcMessages.CONNECT && null == peers)
         {

@@ -62,6 +62,13 @@ public final class IpcConductor implements Agent, AutoCloseable
     public static final int MAX_TIMEOUT_MS = 120_000;
     /** Control actions (register, connect, accept, close) in progress at once, over every client. */
     public static final int MAX_CONTROL_ACTIONS = 32;
+    /**
+     * Connections one client may hold without having collected their rings with OPEN_MEMORY, those being made for it
+     * included: each holds a descriptor open in the NIC until it is collected, so that a client that never collects
+     * holds at most this many (more are refused with {@link IpcMessages#ERR_LIMIT}, counted); one not collected within
+     * the client timeout is closed (counted). An honest client collects each connection's rings at once.
+     */
+    public static final int MAX_UNCOLLECTED_CONNECTIONS = 8;
     /** Longest a claim on the command ring may stay uncommitted before the conductor unblocks it (a dead producer). */
     public static final long MAX_UNBLOCK_TIMEOUT_MS = 1_000;
     private static final int CHECK_INTERVAL_MS = 50;
@@ -326,6 +333,7 @@ public final class IpcConductor implements Agent, AutoCloseable
             try
             {
                 work += sessions.timeOutClients(now);
+                work += sessions.closeUncollected(now);
                 work += captures.endExpired(now);
             }
             catch (final RuntimeException ex)
