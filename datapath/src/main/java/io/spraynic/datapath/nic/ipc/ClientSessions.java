@@ -219,14 +219,11 @@ final class ClientSessions
         }
     }
 
-    /** A client that closed (CLOSE_CLIENT), after its last answer. */
+    /**
+     * A client that closed (CLOSE_CLIENT, after its last answer), or whose ADD_CLIENT answer could not be sent (it goes
+     * again, counted as closed).
+     */
     void releaseClosed(final IpcClient client)
-    {
-        release(client, counters.clientsClosed, null);
-    }
-
-    /** A client whose ADD_CLIENT answer could not be sent: it goes again, counted as closed. */
-    void releaseUnanswered(final IpcClient client)
     {
         release(client, counters.clientsClosed, null);
     }

@@ -92,7 +92,7 @@ final class SocketCommands
         }
         else
         {
-            sessions.releaseUnanswered(client); // its maker went before it learnt its id: nobody can use it
+            sessions.releaseClosed(client); // its maker went before it learnt its id: nobody can use it
         }
     }
 
