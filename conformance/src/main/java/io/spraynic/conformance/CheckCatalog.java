@@ -48,6 +48,7 @@ final class CheckCatalog
         should("multipath.spread", "S7.2-1");
         must("multipath.dead-path", "S7.4-1");
         should("multipath.probe-back", "S7.5-1");
+        must("multipath.port-rotation", "S7.7-1");
         must("ecn.ce-echo", "S8.1-1");
         must("cc.ce-window", "S8.2-1");
         must("cc.rate-hint", "S8.4-1");

@@ -46,6 +46,8 @@ class ConformanceSelfTest
         {
             assertEquals(Verdict.PASS, report.result(id).verdict(), () -> id + ": " + report.toText());
         }
+        // a toy that never changes its source port gives S7.7-1 nothing to judge
+        assertEquals(Verdict.NOT_TESTED, report.result("multipath.port-rotation").verdict(), report::toText);
         // the toy sends on one path: the sender's checks of S7.2 and S7.4 catch it
         for (final String id : new String[]{"multipath.spread", "multipath.dead-path"})
         {
@@ -91,6 +93,25 @@ class ConformanceSelfTest
         // measured at the first try, no round empty (16, 17, ... 24 packets, unless a loaded host split one)
         assertTrue(window.reason().contains("still had") && !window.reason().contains("not comparable") &&
             !window.reason().matches(".*packets per round: \\[([0-9]+, )*0[],].*"), window.reason());
+    }
+
+    /**
+     * S7.7-1 passes against a toy that rotates its one path's source port once the path drained, and fails against
+     * one that alternates ports every 8 packets with its window of 16 in flight.
+     */
+    @Test
+    void shouldFailTheRotationClauseAgainstAToyThatRotatesInFlight() throws Exception
+    {
+        final ConformanceReport drained = runAgainst(17, null, EnumSet.of(Fault.ROTATE_DRAINED), Set.of("multipath"));
+        assertEquals(Verdict.PASS, drained.result("multipath.port-rotation").verdict(), drained::toText);
+        final ConformanceReport inFlight = runAgainst(18, null, EnumSet.of(Fault.ROTATE_IN_FLIGHT),
+            Set.of("multipath"));
+        final CheckResult rotation = inFlight.result("multipath.port-rotation");
+        assertEquals(Verdict.FAIL, rotation.verdict(), inFlight::toText);
+        assertEquals("S7.7-1", rotation.clause());
+        assertTrue(rotation.reason().startsWith("path 0 moved from port ") &&
+            rotation.reason().contains("data packet(s) of the old port not yet acknowledged"), rotation.reason());
+        assertTrue(inFlight.mustFailed());
     }
 
     /**

@@ -63,7 +63,14 @@ final class ToyResponder implements AutoCloseable
         /** S8.4-1: READ responses go as fast as the window lets them, whatever rateHint the ACKs carry. */
         IGNORE_RATE_HINT,
         /** Not a fault: READ responses go {@link #SLOW_NANOS} after the READ_REQUEST or ACK, as a loaded host's. */
-        SLOW
+        SLOW,
+        /**
+         * Not a fault: S7.7 rotation. After {@link #ROTATE_PACKETS} data packets on one source port the path takes
+         * new data only once none is unacknowledged, and then on the other of its two ports.
+         */
+        ROTATE_DRAINED,
+        /** S7.7-1: the data port alternates every {@link #ROTATE_PACKETS} packets, whatever is in flight. */
+        ROTATE_IN_FLIGHT
     }
 
     /** The toy's connections per source (S12.9) and idle timeout (S12.10), small so that the checks run fast. */
@@ -81,6 +88,10 @@ final class ToyResponder implements AutoCloseable
     /** S8.2: the window a path starts with, and the gain of its CE estimate. */
     static final int INITIAL_WINDOW = 16;
     private static final double GAIN = 1.0 / 16;
+    /** The run of data packets on one source port before the toy rotates (with a ROTATE_ fault). */
+    static final int ROTATE_PACKETS = 8;
+    /** The second source port of a rotating toy: its own port plus this. */
+    static final int ROTATED_PORT_OFFSET = 10_000;
     private static final byte[] COOKIE = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 
     final java.util.Set<Fault> faults;
@@ -89,6 +100,10 @@ final class ToyResponder implements AutoCloseable
     private final byte[] psk;
     final byte[] region = new byte[(int)ConformanceSuite.REGION_BYTES];
     private final UdpLink link;
+    /** With a ROTATE_ fault: a second socket, the other source port data alternates to; else null. */
+    private final UdpLink rotatedLink;
+    private UdpLink dataLink;
+    private int portPackets;
     private final Thread thread;
     private volatile boolean running = true;
     private final Map<Integer, Connection> connections = new HashMap<>(); // by this end's CID
@@ -145,6 +160,9 @@ final class ToyResponder implements AutoCloseable
         this.omitSack = faults.contains(Fault.OMIT_SACK);
         this.psk = psk;
         this.link = new UdpLink(self, suite);
+        this.rotatedLink = faults.contains(Fault.ROTATE_DRAINED) || faults.contains(Fault.ROTATE_IN_FLIGHT) ?
+            new UdpLink(new InetSocketAddress(self.getAddress(), self.getPort() + ROTATED_PORT_OFFSET), suite) : null;
+        this.dataLink = link;
         thread = new Thread(this::loop, "toy-responder");
         thread.setDaemon(true);
         thread.start();
@@ -517,6 +535,16 @@ final class ToyResponder implements AutoCloseable
         }
         while (!c.held.isEmpty() && c.unacknowledged.size() < window && (!paced || now >= c.nextSendAt))
         {
+            if (null != rotatedLink && portPackets >= ROTATE_PACKETS)
+            {
+                if (faults.contains(Fault.ROTATE_DRAINED) && !c.unacknowledged.isEmpty())
+                {
+                    break; // due to rotate: wait for the path to drain
+                }
+                dataLink = dataLink == link ? rotatedLink : link;
+                portPackets = 0;
+            }
+            portPackets++;
             final Map.Entry<Integer, byte[]> next = c.held.pollFirstEntry();
             if (paced)
             {
@@ -531,7 +559,7 @@ final class ToyResponder implements AutoCloseable
 
     private void sendData(final byte[] body) throws IOException
     {
-        link.send(body, false, faults.contains(Fault.NOT_ECT_DATA) ? UdpLink.NOT_ECT : UdpLink.ECT_0);
+        dataLink.send(body, false, faults.contains(Fault.NOT_ECT_DATA) ? UdpLink.NOT_ECT : UdpLink.ECT_0);
     }
 
     /** @return whether the response bucket (S12.9) lets one more RETRY or REJECT go. */
@@ -598,6 +626,10 @@ final class ToyResponder implements AutoCloseable
         running = false;
         thread.join(2_000);
         link.close();
+        if (null != rotatedLink)
+        {
+            rotatedLink.close();
+        }
     }
 }
 
