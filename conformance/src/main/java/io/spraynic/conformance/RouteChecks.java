@@ -6,10 +6,13 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * The routes of the target's paths as the wire shows them: the UDP source port of each path's data (S2.2). Source-port
- * rotation (S7.7-1) may move a path to a new port only once the path has drained. The suite plays the receiver of a
- * READ's responses and holds its ACKs until the target pauses, so that a data packet on a new port that arrives while
- * a packet of the old port has had no ACK was sent before the target could know the old one acknowledged.
+ * The routes of the target's paths as the wire shows them: the UDP source port of each path's data and of its control
+ * packets (S2.2). Source-port rotation (S7.7-1) may move a path to a new port only once the path has drained: the
+ * suite plays the receiver of a READ's responses and holds its ACKs until the target pauses, so that a data packet on
+ * a new port that arrives while a packet of the old port has had no ACK was sent before the target could know the old
+ * one acknowledged. Re-pathing (S7.3-1) moves a lossy path for cause, control packets included, which rotation
+ * never moves (S7.7): the suite drops a share of one path's READ responses and watches the source port of the ACKs
+ * the target sends on that path index.
  */
 final class RouteChecks extends Checks
 {
@@ -23,6 +26,15 @@ final class RouteChecks extends Checks
     private static final int ROTATION_READ_BYTES = 64 * 1024;
     private static final int ROTATION_MTU = 256;
     private static final int ROTATION_PATHS = 4;
+    /** One in 4 of the lossy path's first transmissions dropped: 25 %, five times repathLoss (S11). */
+    private static final int REPATH_LOSS_EVERY = 4;
+    /**
+     * Lossy READs before the check fails: a target whose ports fold onto a few sockets (SprayNIC's udp preset: 8)
+     * may re-path to a port that folds onto the old socket; three in a row, 1 in 512.
+     */
+    private static final int REPATH_ATTEMPTS = 3;
+    /** S7.3: the fewest packets a path's loss rate is judged from. */
+    static final int REPATH_MIN_SAMPLE = 32;
 
     private final long base;
     private final int rkey;
@@ -60,6 +72,83 @@ final class RouteChecks extends Checks
             return null;
         });
         closeQuietly(c);
+    }
+
+    void runRepath(final ConnectRequest request) throws IOException
+    {
+        request.paths = ROTATION_PATHS;
+        request.mtu = ROTATION_MTU;
+        final Connection connection = open(request);
+        final ScriptedPeer c = connection.peer();
+        final String why = connection.why();
+        should("multipath.repath", "S7.3-1", "a path that loses 25 % of its data while the others lose none is moved " +
+            "to a new source port: the target's ACKs on that path index leave its old control port", () ->
+        {
+            DataChecks.requireConnection(why);
+            if (c.paths < 2)
+            {
+                throw new NotTested("the connection has one path");
+            }
+            // the lossy path: one the target uses (1 when it sprays, 0 when it sends everything on path 0)
+            final java.util.BitSet used = new java.util.BitSet();
+            for (final Packet p : c.read(0, base, rkey, ROTATION_READ_BYTES, 4 * ANSWER_NANOS).packets)
+            {
+                used.set(p.h8(0));
+            }
+            final int lossy = used.nextSetBit(1) > 0 ? used.nextSetBit(1) : 0;
+            final int before = controlPort(c, lossy);
+            if (before < 0)
+            {
+                throw new NotTested("no ACK of a PROBE on path " + lossy + " to learn its control port from");
+            }
+            c.lossyPath = lossy;
+            c.lossyEvery = REPATH_LOSS_EVERY;
+            int after = before;
+            int judged = 0;
+            try
+            {
+                for (int attempt = 0; attempt < REPATH_ATTEMPTS && after == before; attempt++)
+                {
+                    final int seen = c.lossySeen;
+                    c.read(0, base, rkey, ROTATION_READ_BYTES, 5 * ANSWER_NANOS);
+                    if (c.lossySeen - seen >= REPATH_MIN_SAMPLE)
+                    {
+                        judged++;
+                    }
+                    after = controlPort(c, lossy);
+                }
+            }
+            finally
+            {
+                c.lossyPath = -1;
+            }
+            if (after != before && after >= 0)
+            {
+                return null;
+            }
+            final String counts = c.lossyDropped + " of path " + lossy + "'s " + c.lossySeen + " first transmissions " +
+                "dropped, none of the other paths'";
+            if (judged == 0)
+            {
+                throw new NotTested("path " + lossy + " never carried " + REPATH_MIN_SAMPLE + " data packets in one " +
+                    "READ (" + counts + ")");
+            }
+            return after < 0 ? "no ACK of a PROBE on path " + lossy + " after the lossy READs (" + counts + ")" :
+                "the ACKs of path " + lossy + " kept source port " + before + " through " + REPATH_ATTEMPTS +
+                " lossy READs (" + counts + ")";
+        });
+        closeQuietly(c);
+    }
+
+    /** @return the source port of the target's ACK of a PROBE the suite sends on {@code path}, -1 when none came. */
+    private static int controlPort(final ScriptedPeer c, final int path) throws IOException
+    {
+        final int psn = c.takePsn(path);
+        c.send(c.probe(path, psn, 0, c.sendKey));
+        final int expect = (psn + 1) & SprayWire.PSN_MASK;
+        final Packet ack = c.awaitPacket(ANSWER_NANOS, p -> c.isAckOf(p, path) &&
+            SprayWire.psnDistance(expect, p.h24(5)) >= 0);
+        return null == ack ? -1 : ack.sourcePort;
     }
 
     /**

@@ -46,10 +46,11 @@ class ConformanceSelfTest
         {
             assertEquals(Verdict.PASS, report.result(id).verdict(), () -> id + ": " + report.toText());
         }
+        assertTrue(report.result("multipath.repath").reason().contains("kept source port"), report::toText);
         // a toy that never changes its source port gives S7.7-1 nothing to judge
         assertEquals(Verdict.NOT_TESTED, report.result("multipath.port-rotation").verdict(), report::toText);
-        // the toy sends on one path: the sender's checks of S7.2 and S7.4 catch it
-        for (final String id : new String[]{"multipath.spread", "multipath.dead-path"})
+        // the toy sends on one path: the sender's checks of S7.2 and S7.4 catch it, and it never re-paths (S7.3)
+        for (final String id : new String[]{"multipath.spread", "multipath.dead-path", "multipath.repath"})
         {
             assertEquals(Verdict.FAIL, report.result(id).verdict(), () -> id + ": " + report.toText());
         }
@@ -112,6 +113,17 @@ class ConformanceSelfTest
         assertTrue(rotation.reason().startsWith("path 0 moved from port ") &&
             rotation.reason().contains("data packet(s) of the old port not yet acknowledged"), rotation.reason());
         assertTrue(inFlight.mustFailed());
+    }
+
+    /**
+     * S7.3-1 passes against a toy that moves its data and ACKs to a new port once a path loses over 5 % (the first
+     * test shows the plain toy, which keeps its port, failing it).
+     */
+    @Test
+    void shouldPassTheRepathClauseAgainstAToyThatRepaths() throws Exception
+    {
+        final ConformanceReport report = runAgainst(19, null, EnumSet.of(Fault.REPATH), Set.of("multipath"));
+        assertEquals(Verdict.PASS, report.result("multipath.repath").verdict(), report::toText);
     }
 
     /**

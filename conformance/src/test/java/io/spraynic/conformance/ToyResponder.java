@@ -70,7 +70,13 @@ final class ToyResponder implements AutoCloseable
          */
         ROTATE_DRAINED,
         /** S7.7-1: the data port alternates every {@link #ROTATE_PACKETS} packets, whatever is in flight. */
-        ROTATE_IN_FLIGHT
+        ROTATE_IN_FLIGHT,
+        /**
+         * Not a fault: S7.3 re-pathing. Once the data packets it sent since its last move lose more than 5 % (32 at
+         * least), its data and ACKs move to the other of its two ports. Without it the toy keeps its port: a sender
+         * that does not re-path.
+         */
+        REPATH
     }
 
     /** The toy's connections per source (S12.9) and idle timeout (S12.10), small so that the checks run fast. */
@@ -103,7 +109,12 @@ final class ToyResponder implements AutoCloseable
     /** With a ROTATE_ fault: a second socket, the other source port data alternates to; else null. */
     private final UdpLink rotatedLink;
     private UdpLink dataLink;
+    /** The socket of the toy's ACKs: moved by a re-path (S7.3), never by rotation (S7.7). */
+    private UdpLink controlLink;
     private int portPackets;
+    /** {@link Fault#REPATH}: data packets sent since the last move, and the PSNs of those found lost. */
+    private int sampleSent;
+    private final java.util.Set<Integer> sampleLost = new java.util.HashSet<>();
     private final Thread thread;
     private volatile boolean running = true;
     private final Map<Integer, Connection> connections = new HashMap<>(); // by this end's CID
@@ -140,6 +151,11 @@ final class ToyResponder implements AutoCloseable
         final java.util.TreeMap<Integer, byte[]> unacknowledged = new java.util.TreeMap<>();
         /** READ_RESPONSEs the window holds back, by PSN (assigned in order: one path, so sending order is PSN order). */
         final java.util.TreeMap<Integer, byte[]> held = new java.util.TreeMap<>();
+        /**
+         * READ_RESPONSEs an ACK showed missing and that went again: once each (the timer covers a lost resend), so
+         * that a run of ACKs behind a lossy path does not resend every gap at each ACK and flood the socket.
+         */
+        final java.util.Set<Integer> resent = new java.util.HashSet<>();
         /** S8.2: the window of path 0 in packets, its CE estimate, and the packets and CE echoes of this round. */
         double window = INITIAL_WINDOW;
         double alpha;
@@ -160,9 +176,11 @@ final class ToyResponder implements AutoCloseable
         this.omitSack = faults.contains(Fault.OMIT_SACK);
         this.psk = psk;
         this.link = new UdpLink(self, suite);
-        this.rotatedLink = faults.contains(Fault.ROTATE_DRAINED) || faults.contains(Fault.ROTATE_IN_FLIGHT) ?
+        this.rotatedLink = faults.contains(Fault.ROTATE_DRAINED) || faults.contains(Fault.ROTATE_IN_FLIGHT) ||
+            faults.contains(Fault.REPATH) ?
             new UdpLink(new InetSocketAddress(self.getAddress(), self.getPort() + ROTATED_PORT_OFFSET), suite) : null;
         this.dataLink = link;
+        this.controlLink = link;
         thread = new Thread(this::loop, "toy-responder");
         thread.setDaemon(true);
         thread.start();
@@ -426,7 +444,7 @@ final class ToyResponder implements AutoCloseable
         }
         final int ce = c.ceSinceAck[path];
         c.ceSinceAck[path] = 0;
-        link.send(FrameBuilder.bth(SprayWire.ACK, c.peerCid, 0, false).u8(path).u8(ce > 0 ? SprayWire.SACKH_ECE : 0)
+        controlLink.send(FrameBuilder.bth(SprayWire.ACK, c.peerCid, 0, false).u8(path).u8(ce > 0 ? SprayWire.SACKH_ECE : 0)
             .u16(ce).u8(0).u24(c.cumulative[path]).bytes(sack).u32(0).u32(++c.ackSequence[path]).u32(c.refusals)
             .controlTag(c.sendKey).bytes(), false, UdpLink.NOT_ECT);
         c.lastSent = System.nanoTime();
@@ -486,9 +504,21 @@ final class ToyResponder implements AutoCloseable
             }
         }
         endOfRound(c, outstanding - c.unacknowledged.size(), p.h16(2));
-        for (final byte[] lost : c.unacknowledged.headMap(highest).values())
+        for (final Map.Entry<Integer, byte[]> lost : c.unacknowledged.headMap(highest).entrySet())
         {
-            final byte[] again = lost.clone();
+            if (!c.resent.add(lost.getKey()))
+            {
+                continue;
+            }
+            if (faults.contains(Fault.REPATH) && sampleLost.add(lost.getKey()) && sampleSent >= 32 &&
+                sampleLost.size() * 20 > sampleSent)
+            {
+                // S7.3: a new route for data and ACKs alike
+                dataLink = controlLink = dataLink == link ? rotatedLink : link;
+                sampleSent = 0;
+                sampleLost.clear();
+            }
+            final byte[] again = lost.getValue().clone();
             again[SprayWire.BTH_LENGTH + 1] |= SprayWire.SETH_RETRANSMIT;
             sendData(again);
         }
@@ -535,7 +565,8 @@ final class ToyResponder implements AutoCloseable
         }
         while (!c.held.isEmpty() && c.unacknowledged.size() < window && (!paced || now >= c.nextSendAt))
         {
-            if (null != rotatedLink && portPackets >= ROTATE_PACKETS)
+            if ((faults.contains(Fault.ROTATE_DRAINED) || faults.contains(Fault.ROTATE_IN_FLIGHT)) &&
+                portPackets >= ROTATE_PACKETS)
             {
                 if (faults.contains(Fault.ROTATE_DRAINED) && !c.unacknowledged.isEmpty())
                 {
@@ -545,6 +576,7 @@ final class ToyResponder implements AutoCloseable
                 portPackets = 0;
             }
             portPackets++;
+            sampleSent++;
             final Map.Entry<Integer, byte[]> next = c.held.pollFirstEntry();
             if (paced)
             {
