@@ -24,6 +24,7 @@ final class CheckCatalog
         must("ecn.data-ect0", "S2.3-1");
         should("ecn.control-not-ect", "S2.3-2");
         must("data.reserved-bits", "S2.5-1");
+        must("wire.reserved-zero", "S2.5-2");
         must("handshake.bad-icrc", "S2.6-1");
         must("malformed.bad-icrc", "S2.6-1");
         must("wire.icrc", "S2.6-2");

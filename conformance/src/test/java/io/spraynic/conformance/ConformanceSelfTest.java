@@ -37,7 +37,7 @@ class ConformanceSelfTest
         final ConformanceReport report = runAgainst(0, PSK, EnumSet.noneOf(Fault.class), null);
         for (final String id : new String[]{"handshake.retry", "handshake.accept", "handshake.repeat",
             "handshake.version-3", "handshake.bad-icrc", "data.in-order-ack", "data.read-back", "data.gap-sack",
-            "data.out-of-order-placement", "data.probe", "malformed.bad-icrc", "malformed.message-tag", "close.ack",
+            "data.out-of-order-placement", "data.probe", "malformed.bad-icrc", "wire.reserved-zero", "malformed.message-tag", "close.ack",
             "psk.bad-proof", "psk.no-proof", "psk.accept", "security.tampered-header", "security.nack-unmatched",
             "ecn.ce-echo", "ecn.data-ect0", "ecn.control-not-ect", "limits.source", "limits.released",
             "liveness.keepalive", "liveness.idle-close", "multipath.psn-spaces", "errors.flush-stream",
@@ -272,6 +272,18 @@ class ConformanceSelfTest
         assertTrue(report.mustFailed());
         assertTrue(report.toJson().contains("\"id\":\"malformed.bad-icrc\",\"clause\":\"S2.6-1\",\"level\":\"MUST\""),
             report.toJson());
+    }
+
+    /** S2.5-2 fails against a toy whose READ responses set a reserved SETH flag bit; the receiver's checks pass. */
+    @Test
+    void shouldFailTheReservedClauseAgainstATargetThatSetsAReservedBit() throws Exception
+    {
+        final ConformanceReport report = runAgainst(20, null, EnumSet.of(Fault.RESERVED_FLAG_SET), DATA_GROUPS);
+        final CheckResult reserved = report.result("wire.reserved-zero");
+        assertEquals(Verdict.FAIL, reserved.verdict(), report::toText);
+        assertEquals("S2.5-2", reserved.clause());
+        assertTrue(reserved.reason().matches("SETH flags 0x8[02] \\(bits 2-7 reserved\\) on .*"), reserved.reason());
+        assertEquals(Verdict.PASS, report.result("data.reserved-bits").verdict(), report::toText);
     }
 
     @Test

@@ -76,7 +76,9 @@ final class ToyResponder implements AutoCloseable
          * least), its data and ACKs move to the other of its two ports. Without it the toy keeps its port: a sender
          * that does not re-path.
          */
-        REPATH
+        REPATH,
+        /** S2.5-2: READ responses go with SETH flag bit 7, which is reserved, set. */
+        RESERVED_FLAG_SET
     }
 
     /** The toy's connections per source (S12.9) and idle timeout (S12.10), small so that the checks run fast. */
@@ -400,7 +402,8 @@ final class ToyResponder implements AutoCloseable
                 final byte[] payload = va >= 0 && va + length <= region.length ?
                     Arrays.copyOfRange(region, (int)va + offset, (int)va + offset + n) : new byte[n];
                 final byte[] response = FrameBuilder.bth(SprayWire.READ_RESPONSE, c.peerCid, c.nextPsn, false).u8(0)
-                    .u8(offset + n >= length ? SprayWire.SETH_LAST : 0).u16(p.h16(2)).u32(p.h32(4)).u32(offset)
+                    .u8((offset + n >= length ? SprayWire.SETH_LAST : 0) |
+                        (faults.contains(Fault.RESERVED_FLAG_SET) ? 0x80 : 0)).u16(p.h16(2)).u32(p.h32(4)).u32(offset)
                     .u32(length).u32(0).u64(tag).bytes(payload).bytes();
                 c.held.put(c.nextPsn++, response);
                 if (n <= 0)
