@@ -16,7 +16,8 @@ import java.util.Arrays;
  * path's UDP source port, one of four, BTH fields), in two loops:
  * <ul>
  *     <li>data: a spray WRITE (BTH, SETH, RETH) with a 64 B payload already in place, ICRC included;</li>
- *     <li>ACK: a spray ACK (BTH, SACKH) tagged with SipHash-2-4 over its 64 covered bytes, ICRC included.</li>
+ *     <li>ACK: a spray ACK (BTH, SACKH) tagged with SipHash-2-4 over its 64 covered bytes, ICRC included;</li>
+ *     <li>probe: a spray PROBE (BTH, PRBH) tagged over 20 bytes (two words and a 4-byte tail), ICRC included.</li>
  * </ul>
  * Only public writer API, so the same class times any build of {@code datapath} put on the class path.
  * <pre>
@@ -50,6 +51,7 @@ public final class FrameWriteCpuTime
             final RoceFrameWriter writer = new RoceFrameWriter(SprayOpcodes.TABLE);
             final double[] dataNs = new double[rounds];
             final double[] ackNs = new double[rounds];
+            final double[] probeNs = new double[rounds];
             long sink = 0;
             for (int round = -3; round < rounds; round++) // three rounds of warm-up
             {
@@ -57,19 +59,24 @@ public final class FrameWriteCpuTime
                 sink += dataBursts(writer, frames, payload);
                 final long data = threads.getCurrentThreadCpuTime() - start;
                 start = threads.getCurrentThreadCpuTime();
-                sink += ackBursts(writer, frames);
+                sink += taggedBursts(writer, frames, SprayOpcodes.ACK);
                 final long acks = threads.getCurrentThreadCpuTime() - start;
+                start = threads.getCurrentThreadCpuTime();
+                sink += taggedBursts(writer, frames, SprayOpcodes.PROBE);
+                final long probes = threads.getCurrentThreadCpuTime() - start;
                 if (round >= 0)
                 {
                     dataNs[round] = (double)data / BURSTS_PER_ROUND / WireBenchmark.BURST;
                     ackNs[round] = (double)acks / BURSTS_PER_ROUND / WireBenchmark.BURST;
+                    probeNs[round] = (double)probes / BURSTS_PER_ROUND / WireBenchmark.BURST;
                 }
             }
             Arrays.sort(dataNs);
             Arrays.sort(ackNs);
+            Arrays.sort(probeNs);
             System.out.printf("writeFrame, CPU ns per frame: data (%d B payload) %.1f best, %.1f median; tagged ACK " +
-                "%.1f best, %.1f median (%d rounds; sink %d)%n", payload, dataNs[0], dataNs[rounds / 2], ackNs[0],
-                ackNs[rounds / 2], rounds, sink & 1);
+                "%.1f best, %.1f median; tagged probe %.1f best, %.1f median (%d rounds; sink %d)%n", payload, dataNs[0],
+                dataNs[rounds / 2], ackNs[0], ackNs[rounds / 2], probeNs[0], probeNs[rounds / 2], rounds, sink & 1);
         }
     }
 
@@ -96,7 +103,7 @@ public final class FrameWriteCpuTime
         return sink;
     }
 
-    private static long ackBursts(final RoceFrameWriter writer, final MemorySegment frames)
+    private static long taggedBursts(final RoceFrameWriter writer, final MemorySegment frames, final int opcode)
     {
         long sink = 0;
         for (int burst = 0; burst < BURSTS_PER_ROUND; burst++)
@@ -104,7 +111,7 @@ public final class FrameWriteCpuTime
             for (int i = 0; i < WireBenchmark.BURST; i++)
             {
                 address(writer, i);
-                writer.opcode(SprayOpcodes.ACK).psn(0).tagNext(0x0706050403020100L, 0x0f0e0d0c0b0a0908L);
+                writer.opcode(opcode).psn(0).tagNext(0x0706050403020100L, 0x0f0e0d0c0b0a0908L);
                 sink += writer.writeFrame(frames, (long)i * WireBenchmark.SLOT, 0);
             }
         }
