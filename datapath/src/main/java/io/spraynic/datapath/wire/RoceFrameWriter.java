@@ -8,7 +8,9 @@ import java.lang.foreign.MemorySegment;
  * <p>
  * Set the path once ({@link #ethernet}, {@link #ipv4}/{@link #ipv6}, {@link #udpSourcePort}...), then per
  * packet the BTH and extension-header fields ({@link #opcode}, {@link #psn}, {@link #reth}...) and call
- * {@link #writeFrame}. Setters return {@code this}; nothing allocates. Writes:
+ * {@link #writeFrame}. Setters return {@code this}; nothing allocates. The path's Ethernet and IP bytes are kept
+ * as a template and copied in whole words; setting a path field to the value it has costs nothing, changing one
+ * rebuilds the template at the next frame. Writes:
  * <ul>
  *     <li>IPv4: DF set, an incrementing identification, the header checksum;</li>
  *     <li>UDP: destination port 4791, length; checksum 0 over IPv4 (RoCEv2 annex A17.4.3 and RFC 768);
