@@ -7,7 +7,7 @@ import io.spraynic.datapath.nic.InMemoryNicPair;
 import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.wire.Wire;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,16 +33,8 @@ class PeerExchangeTest
     @TempDir
     Path dir;
 
+    @AutoClose
     private InMemoryNicPair pair;
-
-    @AfterEach
-    void closeAll() throws Exception
-    {
-        if (null != pair)
-        {
-            pair.close();
-        }
-    }
 
     private EmbeddedNic[] start(final NicConnection.Kind mode, final String name)
     {
@@ -72,8 +64,7 @@ class PeerExchangeTest
             assertTrue(Files.readString(exchange.resolve("server.addr")).startsWith("planes=1 ip.0=10.0.0.2 addr="));
             assertEquals(mode == NicConnection.Kind.ROCEV2, Files.exists(exchange.resolve("client.qp")),
                 "queue pair attributes go through the directory for RoCEv2 only");
-            pair.close();
-            pair = null;
+            pair.close(); // a second close, by @AutoClose after the last mode, does nothing
         }
     }
 

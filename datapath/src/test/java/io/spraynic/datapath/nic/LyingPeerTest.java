@@ -4,7 +4,7 @@ import io.spraynic.datapath.api.BulkTransfer;
 import io.spraynic.datapath.api.SeededPattern;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -49,16 +49,8 @@ class LyingPeerTest
     @TempDir
     Path dir;
 
+    @AutoClose
     private InMemoryNicPair pair;
-
-    @AfterEach
-    void closeAll() throws Exception
-    {
-        if (null != pair)
-        {
-            pair.close();
-        }
-    }
 
     private EmbeddedNic[] start()
     {
