@@ -14,9 +14,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /**
  * {@link Ipv6Header#pseudoHeaderSum} (eight bytes a step) against a byte-by-byte reference sum of RFC 8200 section
  * 8.1's pseudo-header and the upper-layer bytes, over random contents, lengths (odd ones and every remainder mod 8)
- * and offsets (so reads are unaligned), seeded and reproducible. The sum is also the same unfolded total of 32-bit
- * words as the four-byte steps before gave, which callers rely on when they subtract a checksum field before
- * folding.
+ * and offsets (so reads are unaligned), seeded and reproducible; also with a checksum field taken back out of the
+ * unfolded sum before the fold, as its callers do.
  */
 class Ipv6HeaderTest
 {
@@ -47,7 +46,15 @@ class Ipv6HeaderTest
                 final String where = "seed " + seed + " case " + i + " ip " + ip + " l4 " + l4 + " length " + length;
                 assertEquals(Ipv4Header.fold(byteByByteSum(contents, (int)ip, (int)l4, length, nextHeader)),
                     Ipv4Header.fold(sum), where);
-                assertEquals(fourByteSum(segment, ip, l4, length, nextHeader), sum, where);
+                if (length >= UdpHeader.LENGTH)
+                {
+                    // what the checksum's callers do: take the checksum field back out of the sum, then fold
+                    final int field = UdpHeader.checksum(segment, l4);
+                    contents[(int)l4 + 6] = 0;
+                    contents[(int)l4 + 7] = 0;
+                    assertEquals(Ipv4Header.fold(byteByByteSum(contents, (int)ip, (int)l4, length, nextHeader)),
+                        Ipv4Header.fold(sum - field), where);
+                }
             }
         }
     }
@@ -93,32 +100,6 @@ class Ipv6HeaderTest
         {
             final int value = bytes[l4 + i] & 0xFF;
             sum += (i & 1) == 0 ? value << 8 : value;
-        }
-        return sum;
-    }
-
-    // the four-byte steps pseudoHeaderSum took before it read eight at a time
-    private static long fourByteSum(final MemorySegment s, final long ip, final long l4, final int length,
-        final int nextHeader)
-    {
-        long sum = 0;
-        for (int i = 0; i < 32; i += 4)
-        {
-            sum += Integer.toUnsignedLong(Wire.i32(s, ip + Ipv6Header.SOURCE_ADDRESS_OFFSET + i));
-        }
-        sum += length + nextHeader;
-        int i = 0;
-        for (; i + 4 <= length; i += 4)
-        {
-            sum += Integer.toUnsignedLong(Wire.i32(s, l4 + i));
-        }
-        for (; i + 2 <= length; i += 2)
-        {
-            sum += Wire.u16(s, l4 + i);
-        }
-        if (i < length)
-        {
-            sum += Wire.u8(s, l4 + i) << 8;
         }
         return sum;
     }

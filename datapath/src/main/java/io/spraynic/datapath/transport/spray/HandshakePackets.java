@@ -89,13 +89,11 @@ final class HandshakePackets
     {
         final SprayConfig config = engine.config();
         final RoceFrameWriter writer = engine.writer(0);
-        writer.dscp(config.dscp).udpSourcePort(sourcePort)
-            .destQp(destCid).psn(0).opcode(opcode).ecn(0).solicited(false).ackReq(false);
         final boolean block = opcode != SprayOpcodes.CONNECT_REJECT;
         final int payload = (block ? HandshakeBlock.LENGTH : 0) +
             (null == addressesFor ? 0 : config.planes * PlaneAddress.LENGTH);
         final FrameSink output = engine.output();
-        if (!output.claim(0, writer.frameLength(payload)))
+        if (!claim(opcode, destCid, sourcePort, payload))
         {
             return false;
         }
@@ -164,10 +162,8 @@ final class HandshakePackets
     {
         final SprayConfig config = engine.config();
         final RoceFrameWriter writer = engine.writer(0);
-        writer.dscp(config.dscp).udpSourcePort(sourcePort)
-            .destQp(destCid).psn(0).opcode(opcode).ecn(0).solicited(false).ackReq(false);
         final FrameSink output = engine.output();
-        if (!output.claim(0, writer.frameLength(0)))
+        if (!claim(opcode, destCid, sourcePort, 0))
         {
             return false;
         }
@@ -177,5 +173,14 @@ final class HandshakePackets
             streams, senderCid, initialPsn, (int)Math.min(Integer.MAX_VALUE, config.capacityMbps), token);
         output.commit(writer.writeFrame(seg, base, 0));
         return true;
+    }
+
+    // the BTH of every CONH packet (PSN 0, no flags) on plane 0's writer, then room for it: false when the output is full
+    private boolean claim(final int opcode, final int destCid, final int sourcePort, final int payload)
+    {
+        final RoceFrameWriter writer = engine.writer(0);
+        writer.dscp(engine.config().dscp).udpSourcePort(sourcePort)
+            .destQp(destCid).psn(0).opcode(opcode).ecn(0).solicited(false).ackReq(false);
+        return engine.output().claim(0, writer.frameLength(payload));
     }
 }
