@@ -493,4 +493,39 @@ public final class SprayEngine
     {
         return byCid.size();
     }
+
+    /**
+     * The connection-table pool's figures (issue 13), for the NIC's counters and benchmarks; read on the engine's
+     * thread, or once it stopped.
+     *
+     * @param figure {@link #STORAGE_SETS_LENT}, {@link #STORAGE_SETS_LENT_PEAK}, {@link #STORAGE_SETS_MADE},
+     *               {@link #STORAGE_TAKES_REFUSED} or {@link #STORAGE_BYTES}.
+     * @return its value.
+     */
+    public long storageFigure(final int figure)
+    {
+        return switch (figure)
+        {
+            case STORAGE_SETS_LENT -> storagePool.lent();
+            case STORAGE_SETS_LENT_PEAK -> storagePool.lentPeak();
+            case STORAGE_SETS_MADE -> storagePool.created();
+            case STORAGE_TAKES_REFUSED -> storagePool.exhausted();
+            case STORAGE_BYTES -> storagePool.bytes();
+            default -> throw new IllegalArgumentException("no storage figure " + figure);
+        };
+    }
+
+    /** {@link #storageFigure}: sets of connection tables lent now. */
+    public static final int STORAGE_SETS_LENT = 0;
+    /** {@link #storageFigure}: the most sets lent at once. */
+    public static final int STORAGE_SETS_LENT_PEAK = 1;
+    /** {@link #storageFigure}: sets made so far (lent or in the pool). */
+    public static final int STORAGE_SETS_MADE = 2;
+    /** {@link #storageFigure}: borrows refused at the storage limit (the connection waited). */
+    public static final int STORAGE_TAKES_REFUSED = 3;
+    /** {@link #storageFigure}: bytes of every set made. */
+    public static final int STORAGE_BYTES = 4;
+    /** Labels of the storage figures, by number. */
+    public static final java.util.List<String> STORAGE_FIGURE_LABELS = java.util.List.of("storage sets lent",
+        "storage sets lent at peak", "storage sets made", "storage borrows refused at the limit", "storage bytes");
 }
