@@ -500,10 +500,10 @@ final class BenchCommand implements Runnable
         @Option(names = "--workers", defaultValue = "1", description = "Workers per NIC (default ${DEFAULT-VALUE}).")
         int workers;
 
-        @Option(names = "--storage-limit", defaultValue = "-1", description = {
-            "Sets of connection tables each spray worker lends at once; a connection with traffic beyond it waits",
-            "(its posts answered QUEUE_FULL, its peer's packets refused with RNR NO_RESOURCES) (default: one per",
-            "connection)."})
+        @Option(names = "--storage-limit", defaultValue = "256", description = {
+            "Sets of connection tables each spray worker lends at once, -1 for one per connection; a connection with",
+            "traffic beyond it waits (its posts stay queued, its peer's packets are refused with RNR NO_RESOURCES)",
+            "(default ${DEFAULT-VALUE})."})
         int storageLimit;
 
         @Option(names = "--timeout", defaultValue = "120", description = "Seconds the transfer may take (default ${DEFAULT-VALUE}).")

@@ -89,6 +89,8 @@ public final class NicWorker implements Agent
      * packets), well below the milliseconds a tick of thousands takes.
      */
     static final long TICK_SPACING_THRESHOLD_NANOS = 250_000L;
+    /** Full receive bursts one loop takes from a port before it goes on. */
+    static final int RX_BURSTS_PER_LOOP = 4;
     /** Connections whose counters one publish copies (the rest in the following ones, in turn). */
     static final int PUBLISH_CONNECTIONS = 32;
     /** Inbox message types from here up carry a neighbour frame (ARP, ICMP) of plane {@code type - base}. */
@@ -330,7 +332,16 @@ public final class NicWorker implements Agent
         int arrived = inbox.read(steeredHandler, STEERED_PER_LOOP);
         for (int plane = 0; plane < ports.length; plane++)
         {
-            arrived += receive(plane, now);
+            // while bursts come full, a few more before the loop's walks over every connection (posts, completions),
+            // which with thousands of connections cost more than a burst
+            int received;
+            int bursts = 0;
+            do
+            {
+                received = receive(plane, now);
+                arrived += received;
+            }
+            while (received == burstCapacity && ++bursts < RX_BURSTS_PER_LOOP);
         }
         final NicConnection[] cs = connections;
         for (final NicConnection c : cs)
