@@ -44,6 +44,7 @@ public final class SprayEngine
     private final SprayConnection[] slots;
     /** When each slot's connection was last ticked while idle without tables ({@link SprayConfig#idleTickNanos}). */
     private final long[] idleTickedAt;
+    private long idleTicksSkipped;
     private SprayConnection[] active = new SprayConnection[0];
     private int activeCount;
     /** No free connection slot below this index. */
@@ -427,6 +428,7 @@ public final class SprayEngine
         final int slot = c.index();
         if (nowNanos - idleTickedAt[slot] < config.idleTickNanos)
         {
+            idleTicksSkipped++;
             return false;
         }
         idleTickedAt[slot] = nowNanos;
@@ -514,6 +516,12 @@ public final class SprayEngine
     SecureRandom secrets()
     {
         return secrets;
+    }
+
+    /** @return ticks of idle connections without tables left out ({@link SprayConfig#idleTickNanos}; tests). */
+    long idleTicksSkipped()
+    {
+        return idleTicksSkipped;
     }
 
     /** @return connections open now. */
