@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the SprayNIC image with podman, with what a DPDK NIC needs and nothing more (./spraynic container):
 #   deploy/container/run.sh [OPTIONS] [--] SPRAYNIC_ARGS...      e.g. -- nic --config net_af_packet -p iface=eth1 ...
-# Always: user spraynic (10001), every capability dropped but CAP_NET_RAW (packet sockets: af_packet,
+# Always (but the user, see --user): user spraynic (10001), every capability dropped but CAP_NET_RAW (packet sockets: af_packet,
 # pcap, mlx5 raw queues) and CAP_NET_ADMIN (promiscuous mode, tap, flow rules, XDP programs), no new
 # privileges, a read-only root file system (tmpfs /tmp; /dev/shm holds the counters and IPC files).
 # Options:
@@ -11,7 +11,11 @@
 #   --vfio GROUP       a vfio-pci NIC: its group device /dev/vfio/GROUP and /dev/vfio/vfio, and no limit
 #                      on locked memory (vfio pins DMA memory); repeat per NIC
 #   --ipc-dir DIR      share the NIC's IPC directory with applications of the host (mounted at
-#                      /dev/shm/spraynic-spraynic; DIR must be owned by 10001 and mode 0700)
+#                      /dev/shm/spraynic-spraynic; DIR must be owned by the container's user, mode 0700, or
+#                      0750 of the group the NIC's --ipc-group names)
+#   --user UID:GID     default 10001:10001. 0:10001 runs the NIC as the Kubernetes DaemonSet does: root, so that
+#                      runtimes that keep a non-root user's added capabilities out of its effective set still
+#                      give it these two, serving the applications of group spraynic (nic --ipc-group spraynic)
 #   --detach           run in the background (podman run -d) and print the container's id
 #   --keep             keep the container when it exits (no --rm), for its logs and exit code; podman rm it after
 #   --image IMAGE      default: localhost/spraynic:<project version> (deploy/container/build-image.sh)
@@ -24,6 +28,7 @@ repo=$(cd "$here/../.." && pwd)
 version=$(sed -n 's:^  <version>\(.*\)</version>$:\1:p' "$repo/pom.xml" | head -1)
 image="localhost/spraynic:$version"
 name="spraynic-$$"
+user=10001:10001
 network=host
 detach=()
 remove=(--rm)
@@ -40,6 +45,9 @@ while [ $# -gt 0 ]; do
       [[ " ${extra[*]} " == *" /dev/vfio/vfio "* ]] || extra+=(--device /dev/vfio/vfio --ulimit memlock=-1:-1)
       shift 2 ;;
     --ipc-dir) extra+=(--mount "type=bind,source=$2,destination=/dev/shm/spraynic-spraynic"); shift 2 ;;
+    --user)
+      [[ "$2" =~ ^[0-9]+:[0-9]+$ ]] || { echo "run.sh: --user $2: give UID:GID in numbers" >&2; exit 2; }
+      user=$2; shift 2 ;;
     --detach) detach=(--detach); shift ;;
     --keep) remove=(); shift ;;
     --image) image=$2; shift 2 ;;
@@ -62,7 +70,7 @@ if (( (0x$(sed -n 's/^CapEff:\s*//p' /proc/self/status) >> 24 & 1) == 0 )); then
 fi
 
 command=(podman "${runtime[@]}" run "${remove[@]}" "${detach[@]}" --name "$name" --network "$network"
-  --user 10001:10001 --cap-drop all --cap-add CAP_NET_RAW --cap-add CAP_NET_ADMIN
+  --user "$user" --cap-drop all --cap-add CAP_NET_RAW --cap-add CAP_NET_ADMIN
   --security-opt no-new-privileges --read-only --shm-size 256m
   "${extra[@]}" "$image" "$@")
 if [ "$dry_run" = yes ]; then

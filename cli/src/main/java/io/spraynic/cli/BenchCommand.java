@@ -25,7 +25,8 @@ import java.util.concurrent.Callable;
 @Command(name = "bench", mixinStandardHelpOptions = true,
     description = "Datapath benchmarks.",
     subcommands = {BenchCommand.Raw.class, BenchCommand.Nic.class, BenchCommand.Workers.class, BenchCommand.Latency.class,
-        BenchCommand.Throughput.class, BenchCommand.Capture.class, BenchCommand.Ipc.class})
+        BenchCommand.Throughput.class, BenchCommand.Capture.class, BenchCommand.Ipc.class,
+        BenchCommand.Connections.class})
 final class BenchCommand implements Runnable
 {
     public void run()
@@ -470,6 +471,87 @@ final class BenchCommand implements Runnable
             printPoints(String.format(Locale.ROOT, "\"idle\":\"%s\",\"depth\":%d,\"medianRateRatio\":%.4f," +
                 "\"medianExtraP50Us\":%.3f", idle, depth, ratio, extraP50), points);
             return 0;
+        }
+    }
+
+    @Command(name = "connections", mixinStandardHelpOptions = true,
+        description = {
+            "Many connections at once over DPDK in real time: two embedded NICs (the shipped worker loop) on a crossed",
+            "net_ring pair open --connections connections through the real handshake (RoCEv2: queue pairs), then every",
+            "connection writes --messages RDMA WRITEs of --bytes, --depth in flight on each, all at once; every byte is",
+            "compared at the receiver. Prints the set-up time, goodput, messages per second, completion p50 / p99,",
+            "heap and off-heap memory before and after opening, while active and after idle, the connection-table",
+            "pools' sets lent at peak and refusals, and the transport counters that matter. Exit 1 unless every",
+            "connection opened, every message was verified and every connection closed."})
+    static final class Connections extends Common
+    {
+        @Option(names = "--connections", defaultValue = "4000", description = "Connections (default ${DEFAULT-VALUE}).")
+        int connections;
+
+        @Option(names = "--bytes", defaultValue = "16384", description = "Bytes per write (default ${DEFAULT-VALUE}).")
+        int bytes;
+
+        @Option(names = "--messages", defaultValue = "2", description = "Writes per connection (default ${DEFAULT-VALUE}).")
+        int messages;
+
+        @Option(names = "--depth", defaultValue = "2", description = "Writes in flight per connection (default ${DEFAULT-VALUE}).")
+        int depth;
+
+        @Option(names = "--workers", defaultValue = "1", description = "Workers per NIC (default ${DEFAULT-VALUE}).")
+        int workers;
+
+        @Option(names = "--storage-limit", defaultValue = "256", description = {
+            "Sets of connection tables each spray worker lends at once, -1 for one per connection; a connection with",
+            "traffic beyond it waits (its posts stay queued, its peer's packets are refused with RNR NO_RESOURCES)",
+            "(default ${DEFAULT-VALUE})."})
+        int storageLimit;
+
+        @Option(names = "--timeout", defaultValue = "120", description = "Seconds the transfer may take (default ${DEFAULT-VALUE}).")
+        double timeout;
+
+        @Option(names = "--transport", defaultValue = "spray", description = "spray or rocev2 (default ${DEFAULT-VALUE}).")
+        String transport;
+
+        @picocli.CommandLine.Mixin
+        HugepagesOption hugepagesOption = new HugepagesOption();
+
+        public Integer call() throws Exception
+        {
+            BadOption.range("--connections", connections, 1, 100_000);
+            BadOption.range("--bytes", bytes, 1, 1 << 24);
+            BadOption.range("--messages", messages, 1, 1 << 16);
+            BadOption.range("--depth", depth, 1, 1024);
+            BadOption.range("--workers", workers, 1, 16);
+            BadOption.positive("--timeout", timeout, 120);
+            if (storageLimit != -1 && storageLimit < 1)
+            {
+                throw new BadOption("--storage-limit", Integer.toString(storageLimit), "must be -1 or at least 1",
+                    "try --storage-limit 256");
+            }
+            if ((long)connections * messages * bytes > 1L << 31)
+            {
+                throw new BadOption("--messages", Integer.toString(messages), "connections x messages x bytes must be " +
+                    "at most 2 GiB (the receiver's region)", "try fewer --messages or --bytes");
+            }
+            final io.spraynic.datapath.nic.NicConnection.Kind kind = switch (transport.toLowerCase(Locale.ROOT))
+            {
+                case "spray" -> io.spraynic.datapath.nic.NicConnection.Kind.SPRAY;
+                case "rocev2" -> io.spraynic.datapath.nic.NicConnection.Kind.ROCEV2;
+                default -> throw new BadOption("--transport", transport, "must be spray or rocev2", "try --transport spray");
+            };
+            final io.spraynic.bench.nic.ConnectionScale.Result result = io.spraynic.bench.nic.ConnectionScale.run(
+                new io.spraynic.bench.nic.ConnectionScale.Options(kind, connections, bytes, messages, depth, workers,
+                    hugepagesOption.mode(), storageLimit, timeout), this::log);
+            if (json)
+            {
+                System.out.println("{\"cores\":" + Runtime.getRuntime().availableProcessors() + ",\"points\":[" +
+                    result.toJson() + "]}");
+            }
+            else
+            {
+                System.out.print(result.toText());
+            }
+            return result.ok() ? 0 : 1;
         }
     }
 }

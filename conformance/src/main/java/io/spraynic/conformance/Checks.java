@@ -46,6 +46,7 @@ abstract class Checks
 
     final void check(final String id, final String clause, final String level, final String title, final Body body)
     {
+        CheckCatalog.require(id, clause, level);
         Verdict verdict;
         String reason;
         try
@@ -79,6 +80,7 @@ abstract class Checks
     /** Records a check as not tested, with the reason (a group whose connection could not be set up). */
     final void notTested(final String id, final String clause, final String level, final String title, final String why)
     {
+        CheckCatalog.require(id, clause, level);
         results.add(new CheckResult(id, clause, level, title, Verdict.NOT_TESTED, why));
     }
 

@@ -130,6 +130,8 @@ public final class ConformanceSuite
             }
             if (wanted.test("multipath"))
             {
+                new RouteChecks(target, link, results, 9 * slice).runRotation(handshake.request());
+                new RouteChecks(target, link, results, 9 * slice).runRepath(handshake.request());
                 new TransportChecks(target, link, results, 9 * slice).runMultipath(handshake.request());
             }
             if (wanted.test("resources"))

@@ -232,7 +232,54 @@ final class DataChecks extends Checks
             }
             return null;
         });
+        must("wire.reserved-zero", "S2.5-2", "every packet the target sent on the connection has BTH resv8a and " +
+            "resv7 zero, and every data packet SETH flag bits 2-7 zero", () ->
+        {
+            requireConnection(why);
+            return reservedFailures(c.received, c.localCid());
+        });
         closeQuietly(c);
+    }
+
+    /**
+     * S2.5-2 over what the target sent to {@code cid}: the BTH's reserved fields (byte 4, and byte 8 below AckReq)
+     * and the data packets' reserved SETH flag bits (2-7); the reserved fields of the other headers are not read.
+     *
+     * @return null when every one was zero, else the first few that were not.
+     */
+    static String reservedFailures(final List<Packet> received, final int cid) throws NotTested
+    {
+        final List<String> f = newFailures();
+        int judged = 0;
+        int data = 0;
+        for (final Packet p : received)
+        {
+            if (!p.icrcValid || p.length() < SprayWire.BTH_LENGTH || p.destQp() != cid)
+            {
+                continue;
+            }
+            judged++;
+            final int resv8a = p.bytes[4] & 0xFF;
+            final int resv7 = p.bytes[8] & 0x7F;
+            if ((resv8a | resv7) != 0 && f.size() < 3)
+            {
+                f.add("BTH resv8a 0x" + Integer.toHexString(resv8a) + " resv7 0x" + Integer.toHexString(resv7) +
+                    " on " + p);
+            }
+            if (SprayWire.isData(p.opcode()) && p.wholeHeaders())
+            {
+                data++;
+                if ((p.h8(1) & 0xFC) != 0 && f.size() < 3)
+                {
+                    f.add("SETH flags 0x" + Integer.toHexString(p.h8(1)) + " (bits 2-7 reserved) on " + p);
+                }
+            }
+        }
+        if (judged == 0)
+        {
+            throw new NotTested("the target sent nothing on the connection");
+        }
+        return f.isEmpty() ? null : failures(f) + " (of " + judged + " packets, " + data + " of them data)";
     }
 
     /** One packet as a malformed check sends it: its bytes (before the ICRC) and whether to corrupt its ICRC. */

@@ -16,6 +16,8 @@ final class Packet
     final int tos;
     /** When the ICRC is wrong: what else the link could tell about it (e.g. the IPv4 header it matches), or "". */
     String icrcNote = "";
+    /** The UDP source port it came from (a path's route, S2.2, S7.7), -1 when not received from a socket. */
+    int sourcePort = -1;
 
     Packet(final byte[] bytes, final boolean icrcValid, final int tos)
     {

@@ -52,6 +52,12 @@ final class ScriptedPeer
     int rateHintMbps;
     /** The target's paths whose packets the suite drops and never acknowledges (a dead route, S7.4). */
     final BitSet deadPaths = new BitSet();
+    /** The target's path whose first transmissions the suite drops, one in {@link #lossyEvery} (a lossy route, S7.3); -1: none. */
+    int lossyPath = -1;
+    int lossyEvery;
+    /** Of {@link #lossyPath}: the first transmissions of data seen, and those dropped. */
+    int lossySeen;
+    int lossyDropped;
 
     /** A READ this peer asked for: its buffer and the offsets received. */
     static final class InboundRead
@@ -441,6 +447,12 @@ final class ScriptedPeer
             }
             if (dropOnce.remove((long)path << 24 | p.psn()))
             {
+                return;
+            }
+            if (path == lossyPath && SprayWire.isData(opcode) && (p.h8(1) & SprayWire.SETH_RETRANSMIT) == 0 &&
+                ++lossySeen % lossyEvery == 0)
+            {
+                lossyDropped++;
                 return;
             }
             if (opcode == SprayWire.READ_RESPONSE)

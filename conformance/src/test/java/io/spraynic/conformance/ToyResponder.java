@@ -63,7 +63,22 @@ final class ToyResponder implements AutoCloseable
         /** S8.4-1: READ responses go as fast as the window lets them, whatever rateHint the ACKs carry. */
         IGNORE_RATE_HINT,
         /** Not a fault: READ responses go {@link #SLOW_NANOS} after the READ_REQUEST or ACK, as a loaded host's. */
-        SLOW
+        SLOW,
+        /**
+         * Not a fault: S7.7 rotation. After {@link #ROTATE_PACKETS} data packets on one source port the path takes
+         * new data only once none is unacknowledged, and then on the other of its two ports.
+         */
+        ROTATE_DRAINED,
+        /** S7.7-1: the data port alternates every {@link #ROTATE_PACKETS} packets, whatever is in flight. */
+        ROTATE_IN_FLIGHT,
+        /**
+         * Not a fault: S7.3 re-pathing. Once the data packets it sent since its last move lose more than 5 % (32 at
+         * least), its data and ACKs move to the other of its two ports. Without it the toy keeps its port: a sender
+         * that does not re-path.
+         */
+        REPATH,
+        /** S2.5-2: READ responses go with SETH flag bit 7, which is reserved, set. */
+        RESERVED_FLAG_SET
     }
 
     /** The toy's connections per source (S12.9) and idle timeout (S12.10), small so that the checks run fast. */
@@ -81,6 +96,10 @@ final class ToyResponder implements AutoCloseable
     /** S8.2: the window a path starts with, and the gain of its CE estimate. */
     static final int INITIAL_WINDOW = 16;
     private static final double GAIN = 1.0 / 16;
+    /** The run of data packets on one source port before the toy rotates (with a ROTATE_ fault). */
+    static final int ROTATE_PACKETS = 8;
+    /** The second source port of a rotating toy: its own port plus this. */
+    static final int ROTATED_PORT_OFFSET = 10_000;
     private static final byte[] COOKIE = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 
     final java.util.Set<Fault> faults;
@@ -89,6 +108,15 @@ final class ToyResponder implements AutoCloseable
     private final byte[] psk;
     final byte[] region = new byte[(int)ConformanceSuite.REGION_BYTES];
     private final UdpLink link;
+    /** With a ROTATE_ fault: a second socket, the other source port data alternates to; else null. */
+    private final UdpLink rotatedLink;
+    private UdpLink dataLink;
+    /** The socket of the toy's ACKs: moved by a re-path (S7.3), never by rotation (S7.7). */
+    private UdpLink controlLink;
+    private int portPackets;
+    /** {@link Fault#REPATH}: data packets sent since the last move, and the PSNs of those found lost. */
+    private int sampleSent;
+    private final java.util.Set<Integer> sampleLost = new java.util.HashSet<>();
     private final Thread thread;
     private volatile boolean running = true;
     private final Map<Integer, Connection> connections = new HashMap<>(); // by this end's CID
@@ -125,6 +153,11 @@ final class ToyResponder implements AutoCloseable
         final java.util.TreeMap<Integer, byte[]> unacknowledged = new java.util.TreeMap<>();
         /** READ_RESPONSEs the window holds back, by PSN (assigned in order: one path, so sending order is PSN order). */
         final java.util.TreeMap<Integer, byte[]> held = new java.util.TreeMap<>();
+        /**
+         * READ_RESPONSEs an ACK showed missing and that went again: once each (the timer covers a lost resend), so
+         * that a run of ACKs behind a lossy path does not resend every gap at each ACK and flood the socket.
+         */
+        final java.util.Set<Integer> resent = new java.util.HashSet<>();
         /** S8.2: the window of path 0 in packets, its CE estimate, and the packets and CE echoes of this round. */
         double window = INITIAL_WINDOW;
         double alpha;
@@ -145,6 +178,11 @@ final class ToyResponder implements AutoCloseable
         this.omitSack = faults.contains(Fault.OMIT_SACK);
         this.psk = psk;
         this.link = new UdpLink(self, suite);
+        this.rotatedLink = faults.contains(Fault.ROTATE_DRAINED) || faults.contains(Fault.ROTATE_IN_FLIGHT) ||
+            faults.contains(Fault.REPATH) ?
+            new UdpLink(new InetSocketAddress(self.getAddress(), self.getPort() + ROTATED_PORT_OFFSET), suite) : null;
+        this.dataLink = link;
+        this.controlLink = link;
         thread = new Thread(this::loop, "toy-responder");
         thread.setDaemon(true);
         thread.start();
@@ -364,7 +402,8 @@ final class ToyResponder implements AutoCloseable
                 final byte[] payload = va >= 0 && va + length <= region.length ?
                     Arrays.copyOfRange(region, (int)va + offset, (int)va + offset + n) : new byte[n];
                 final byte[] response = FrameBuilder.bth(SprayWire.READ_RESPONSE, c.peerCid, c.nextPsn, false).u8(0)
-                    .u8(offset + n >= length ? SprayWire.SETH_LAST : 0).u16(p.h16(2)).u32(p.h32(4)).u32(offset)
+                    .u8((offset + n >= length ? SprayWire.SETH_LAST : 0) |
+                        (faults.contains(Fault.RESERVED_FLAG_SET) ? 0x80 : 0)).u16(p.h16(2)).u32(p.h32(4)).u32(offset)
                     .u32(length).u32(0).u64(tag).bytes(payload).bytes();
                 c.held.put(c.nextPsn++, response);
                 if (n <= 0)
@@ -408,7 +447,7 @@ final class ToyResponder implements AutoCloseable
         }
         final int ce = c.ceSinceAck[path];
         c.ceSinceAck[path] = 0;
-        link.send(FrameBuilder.bth(SprayWire.ACK, c.peerCid, 0, false).u8(path).u8(ce > 0 ? SprayWire.SACKH_ECE : 0)
+        controlLink.send(FrameBuilder.bth(SprayWire.ACK, c.peerCid, 0, false).u8(path).u8(ce > 0 ? SprayWire.SACKH_ECE : 0)
             .u16(ce).u8(0).u24(c.cumulative[path]).bytes(sack).u32(0).u32(++c.ackSequence[path]).u32(c.refusals)
             .controlTag(c.sendKey).bytes(), false, UdpLink.NOT_ECT);
         c.lastSent = System.nanoTime();
@@ -468,9 +507,21 @@ final class ToyResponder implements AutoCloseable
             }
         }
         endOfRound(c, outstanding - c.unacknowledged.size(), p.h16(2));
-        for (final byte[] lost : c.unacknowledged.headMap(highest).values())
+        for (final Map.Entry<Integer, byte[]> lost : c.unacknowledged.headMap(highest).entrySet())
         {
-            final byte[] again = lost.clone();
+            if (!c.resent.add(lost.getKey()))
+            {
+                continue;
+            }
+            if (faults.contains(Fault.REPATH) && sampleLost.add(lost.getKey()) && sampleSent >= 32 &&
+                sampleLost.size() * 20 > sampleSent)
+            {
+                // S7.3: a new route for data and ACKs alike
+                dataLink = controlLink = dataLink == link ? rotatedLink : link;
+                sampleSent = 0;
+                sampleLost.clear();
+            }
+            final byte[] again = lost.getValue().clone();
             again[SprayWire.BTH_LENGTH + 1] |= SprayWire.SETH_RETRANSMIT;
             sendData(again);
         }
@@ -517,6 +568,18 @@ final class ToyResponder implements AutoCloseable
         }
         while (!c.held.isEmpty() && c.unacknowledged.size() < window && (!paced || now >= c.nextSendAt))
         {
+            if ((faults.contains(Fault.ROTATE_DRAINED) || faults.contains(Fault.ROTATE_IN_FLIGHT)) &&
+                portPackets >= ROTATE_PACKETS)
+            {
+                if (faults.contains(Fault.ROTATE_DRAINED) && !c.unacknowledged.isEmpty())
+                {
+                    break; // due to rotate: wait for the path to drain
+                }
+                dataLink = dataLink == link ? rotatedLink : link;
+                portPackets = 0;
+            }
+            portPackets++;
+            sampleSent++;
             final Map.Entry<Integer, byte[]> next = c.held.pollFirstEntry();
             if (paced)
             {
@@ -531,7 +594,7 @@ final class ToyResponder implements AutoCloseable
 
     private void sendData(final byte[] body) throws IOException
     {
-        link.send(body, false, faults.contains(Fault.NOT_ECT_DATA) ? UdpLink.NOT_ECT : UdpLink.ECT_0);
+        dataLink.send(body, false, faults.contains(Fault.NOT_ECT_DATA) ? UdpLink.NOT_ECT : UdpLink.ECT_0);
     }
 
     /** @return whether the response bucket (S12.9) lets one more RETRY or REJECT go. */
@@ -598,6 +661,10 @@ final class ToyResponder implements AutoCloseable
         running = false;
         thread.join(2_000);
         link.close();
+        if (null != rotatedLink)
+        {
+            rotatedLink.close();
+        }
     }
 }
 

@@ -2,6 +2,7 @@ package io.spraynic.deploy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -22,8 +23,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * runs it), then run by podman as {@code ./spraynic container} runs it (run.sh): {@code spraynic demo} verifies its
  * transfer with no capability and no network; {@code spraynic nic} serves a spray NIC on an af_packet port over a veth
  * in a network namespace of this test's, counts the frames sent into it, answers its health probes, is stopped by
- * SIGTERM and says so. What podman gave the NIC's container is read back ({@code podman inspect}) and must be exactly:
- * user 10001, CAP_NET_RAW and CAP_NET_ADMIN, no new privileges, a read-only root, no device, no host path, so it cannot
+ * SIGTERM and says so; and the Kubernetes DaemonSet's model (a root NIC serving its IPC group) holds across
+ * containers. What podman gave the NIC's container is read back ({@code podman inspect}) and must be exactly: user 10001, CAP_NET_RAW and CAP_NET_ADMIN, no new privileges, a read-only root, no device, no host path, so it cannot
  * grow unnoticed. Needs root, podman, mmdebstrap and umoci (deploy/setup-env.sh installs them for CI) and the CLI
  * packaged (the reactor's package phase of cli, or ./spraynic build): {@code ./mvnw verify} or
  * {@code ./mvnw -pl deploy -am package -Dtest=ContainerImageTest -Dsurefire.failIfNoSpecifiedTests=false}.
@@ -33,25 +34,20 @@ class ContainerImageTest
 {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final long PID = ProcessHandle.current().pid();
+    /** Whether the image was there before this class built it; null until built. */
+    private static Boolean imageExistedBefore;
 
     @Test
     void shouldRunTheDemoAndANicInTheImageWithOnlyWhatANicNeeds() throws Exception
     {
         requireTools();
         final String image = DeployFiles.image();
-        final boolean imageExisted = 0 == DeployFiles.run(60, "podman", "image", "exists", image).exitCode();
         final String netns = "spraynic-ctr-" + PID;
         final String nicName = "spraynic-test-nic-" + PID;
         final String demoName = "spraynic-test-demo-" + PID;
         try
         {
-            // build (the base layer comes from target/container when this run or an earlier one made it)
-            final List<String> build = List.of("env", "JAVA_HOME=" + System.getProperty("java.home"),
-                DeployFiles.CONTAINER.resolve("build-image.sh").toString());
-            final DeployFiles.Result built = DeployFiles.run(20 * 60, build);
-            assertEquals(0, built.exitCode(), built.err());
-            final List<String> lines = built.out().lines().toList();
-            assertEquals(image, lines.getLast(), "build-image.sh names the image it loaded: " + built.out());
+            buildImage(image);
             final JsonNode config = JSON.readTree(podman(60, "image", "inspect", image)).get(0).get("Config");
             assertEquals("10001:10001", config.get("User").asText(), "a non-root user by default");
             assertEquals(DeployFiles.entrypoint(), config.get("Entrypoint").get(0).asText());
@@ -119,10 +115,71 @@ class ContainerImageTest
             DeployFiles.run(60, "podman", "rm", "--force", "--ignore", nicName);
             DeployFiles.run(60, "podman", "rm", "--force", "--ignore", demoName);
             DeployFiles.run(60, "ip", "netns", "delete", netns);
-            if (!imageExisted)
-            {
-                DeployFiles.run(120, "podman", "rmi", "--force", image);
-            }
+        }
+    }
+
+    /**
+     * The Kubernetes DaemonSet's security model (deploy/kubernetes/base/daemonset.yaml), in podman: the NIC as root
+     * with the group spraynic (0:10001), its two capabilities, {@code --ipc-group spraynic}, the IPC directory a host
+     * directory made root:spraynic 0750 as the manifest's init container makes it; an application container as the
+     * image's user (10001:10001) uses it across the container boundary (memfds over the socket); a container of
+     * another user cannot.
+     */
+    @Test
+    void shouldServeTheIpcGroupFromARootNicAsTheDaemonSetRunsIt() throws Exception
+    {
+        requireTools();
+        final String image = DeployFiles.image();
+        final String nicName = "spraynic-test-rootnic-" + PID;
+        final java.nio.file.Path ipcDir = Files.createTempDirectory("spraynic-ipc-group-");
+        final String inContainer = "/dev/shm/spraynic-spraynic";
+        try
+        {
+            buildImage(image);
+            // what the DaemonSet's init container does to the hostPath
+            assertEquals(0, DeployFiles.run(30, "chown", "0:10001", ipcDir.toString()).exitCode());
+            assertEquals(0, DeployFiles.run(30, "chmod", "0750", ipcDir.toString()).exitCode());
+
+            final DeployFiles.Result started = DeployFiles.run(120, runScript(nicName,
+                "none --detach --keep --user 0:10001 --ipc-dir " + ipcDir, "nic", "--config", "net_null", "--mode", "spray",
+                "--ip", "10.77.0.1", "--ipc-dir", inContainer, "--ipc-group", "spraynic", "--idle", "sleep"));
+            assertEquals(0, started.exitCode(), started.out() + started.err());
+            awaitLog(nicName, "spraynic nic: running");
+            final JsonNode inspected = JSON.readTree(podman(60, "container", "inspect", nicName)).get(0);
+            final Set<String> effective = new TreeSet<>();
+            inspected.path("EffectiveCaps").forEach(cap -> effective.add(cap.asText().replaceFirst("^CAP_", "")));
+            assertEquals(DeployFiles.NIC_CAPABILITIES, effective, "root's effective capabilities: the NIC's two only");
+            assertEquals("0:10001", inspected.path("Config").path("User").asText());
+
+            // the NIC's files: root's, of group spraynic, the socket 0660 and the announcement 0640 (IPC.md I10.1)
+            assertEquals("0:10001:750", stat(ipcDir), "the directory");
+            assertEquals("0:10001:660", stat(ipcDir.resolve("nic.sock")), "the socket");
+            assertEquals("0:10001:640", stat(ipcDir.resolve("nic.ctl")), "the announcement");
+
+            // an application as the image's user, as the example application pod runs
+            final DeployFiles.Result member = DeployFiles.run(180, runScript("spraynic-test-app-" + PID,
+                "none --user 10001:10001 --ipc-dir " + ipcDir, "client", "--ipc-dir", inContainer, "--size", "1m",
+                "--timeout", "60"));
+            assertEquals(0, member.exitCode(), "a member of spraynic: " + member.out() + member.err());
+            assertTrue((member.out() + member.err()).contains("registered"), member.out() + member.err());
+
+            // another user, not of the group: refused (it cannot even enter the directory)
+            final DeployFiles.Result outsider = DeployFiles.run(180, runScript("spraynic-test-outsider-" + PID,
+                "none --user 20002:20002 --ipc-dir " + ipcDir, "client", "--ipc-dir", inContainer, "--size", "1m",
+                "--timeout", "10"));
+            assertTrue(0 != outsider.exitCode(), "an outsider was served: " + outsider.out() + outsider.err());
+
+            final DeployFiles.Result stopped = DeployFiles.run(90, "podman", "stop", "--time", "60", nicName);
+            assertEquals(0, stopped.exitCode(), stopped.err());
+            final DeployFiles.Result logs = DeployFiles.run(60, "podman", "logs", nicName);
+            assertTrue((logs.out() + logs.err()).contains("spraynic nic: stopped"), logs.out() + logs.err());
+        }
+        finally
+        {
+            DeployFiles.run(60, "podman", "rm", "--force", "--ignore", nicName);
+            DeployFiles.run(60, "podman", "rm", "--force", "--ignore", "spraynic-test-app-" + PID);
+            DeployFiles.run(60, "podman", "rm", "--force", "--ignore", "spraynic-test-outsider-" + PID);
+            DeployFiles.run(60, "rm", "-rf", ipcDir.toString());
         }
     }
 
@@ -205,6 +262,42 @@ class ContainerImageTest
             }
         }
         return problems;
+    }
+
+    /**
+     * Builds the image once for this class (the base layer comes from target/container when this run or an earlier
+     * one made it); {@link #removeImage} removes it after the last test unless it was there before.
+     */
+    private static synchronized void buildImage(final String image) throws Exception
+    {
+        if (null != imageExistedBefore)
+        {
+            return;
+        }
+        imageExistedBefore = 0 == DeployFiles.run(60, "podman", "image", "exists", image).exitCode();
+        final List<String> build = List.of("env", "JAVA_HOME=" + System.getProperty("java.home"),
+            DeployFiles.CONTAINER.resolve("build-image.sh").toString());
+        final DeployFiles.Result built = DeployFiles.run(20 * 60, build);
+        assertEquals(0, built.exitCode(), built.err());
+        final List<String> lines = built.out().lines().toList();
+        assertEquals(image, lines.getLast(), "build-image.sh names the image it loaded: " + built.out());
+    }
+
+    @AfterAll
+    static void removeImage() throws Exception
+    {
+        if (Boolean.FALSE.equals(imageExistedBefore))
+        {
+            DeployFiles.run(120, "podman", "rmi", "--force", DeployFiles.image());
+        }
+    }
+
+    /** @return uid:gid:mode (octal) of {@code path}, not following a link. */
+    private static String stat(final java.nio.file.Path path) throws Exception
+    {
+        final DeployFiles.Result stat = DeployFiles.run(30, "stat", "-c", "%u:%g:%a", path.toString());
+        assertEquals(0, stat.exitCode(), stat.err());
+        return stat.out().strip();
     }
 
     /** @return run.sh's command line; {@code options} are run.sh's own, blank-separated. */

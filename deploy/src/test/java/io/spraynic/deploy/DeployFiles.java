@@ -62,6 +62,14 @@ final class DeployFiles
         return Long.parseLong(scriptValue(CONTAINER.resolve("build-image.sh"), "--config\\.user (\\d+):\\d+"));
     }
 
+    /** @return the group id of {@code name} in the image's /etc/group (a build-image.sh customize hook), or -1. */
+    static long imageGroupId(final String name) throws IOException
+    {
+        final Matcher matcher = Pattern.compile("echo \"" + Pattern.quote(name) + ":x:(\\d+):[^\"]*\" >> \"\\$1/etc/group\"")
+            .matcher(Files.readString(CONTAINER.resolve("build-image.sh")));
+        return matcher.find() ? Long.parseLong(matcher.group(1)) : -1;
+    }
+
     /** @return the capabilities run.sh adds, without CAP_. */
     static Set<String> runScriptCapabilities() throws IOException
     {

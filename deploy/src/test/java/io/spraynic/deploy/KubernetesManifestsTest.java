@@ -98,10 +98,19 @@ class KubernetesManifestsTest
         final String rendered = render(kubectls().getFirst(), DeployFiles.KUBERNETES.resolve("overlays/example"));
         assertEquals(List.of(), problems(rendered));
         // each change a careless edit could make is caught, or the checks above prove nothing
-        final Map<String, String> breakages = Map.ofEntries(
+        final List<Map.Entry<String, String>> breakages = List.of( // a key may break twice: not a Map
             Map.entry("            - NET_RAW\n            - NET_ADMIN\n",
                 "            - NET_RAW\n            - NET_ADMIN\n            - SYS_ADMIN\n"),
-            Map.entry("readOnlyRootFilesystem: true\n          runAsNonRoot", "readOnlyRootFilesystem: false\n          runAsNonRoot"),
+            Map.entry("privileged: false\n          readOnlyRootFilesystem: true\n        startupProbe",
+                "privileged: false\n          readOnlyRootFilesystem: false\n        startupProbe"),
+            // the NIC as a user whose added capabilities containerd and CRI-O leave in the bounding set, or serving
+            // no group, or a group the application does not run in
+            Map.entry("        runAsGroup: 10001\n        runAsNonRoot: false\n        runAsUser: 0\n",
+                "        runAsGroup: 10001\n        runAsNonRoot: true\n        runAsUser: 10001\n"),
+            Map.entry("        - --ipc-group\n        - spraynic\n", ""),
+            Map.entry("        - --ipc-group\n        - spraynic\n", "        - --ipc-group\n        - root\n"),
+            Map.entry("    runAsGroup: 10001\n    runAsNonRoot: true\n    runAsUser: 10001\n",
+                "    runAsGroup: 20002\n    runAsNonRoot: true\n    runAsUser: 10001\n"),
             Map.entry("allowPrivilegeEscalation: false\n          capabilities:\n            add:\n            - NET_RAW",
                 "allowPrivilegeEscalation: true\n          capabilities:\n            add:\n            - NET_RAW"),
             Map.entry("image: localhost/spraynic:" + DeployFiles.version(), "image: docker.io/other:latest"),
@@ -113,7 +122,7 @@ class KubernetesManifestsTest
                 "  maxUnavailable: 1\n  selector:\n    matchLabels:\n      app.kubernetes.io/component: other"),
             Map.entry("mountPath: /dev/hugepages", "mountPath: /mnt/huge"),
             Map.entry("path: /run/spraynic/ipc\n          type: DirectoryOrCreate", "path: /run/other\n          type: DirectoryOrCreate"));
-        for (final Map.Entry<String, String> breakage : breakages.entrySet())
+        for (final Map.Entry<String, String> breakage : breakages)
         {
             assertTrue(rendered.contains(breakage.getKey()), "the rendered manifests hold: " + breakage.getKey());
             assertFalse(problems(rendered.replace(breakage.getKey(), breakage.getValue())).isEmpty(),
@@ -290,7 +299,7 @@ class KubernetesManifestsTest
         check(problems, DeployFiles.runScriptCapabilities().equals(DeployFiles.NIC_CAPABILITIES) &&
             DeployFiles.systemdCapabilities().equals(DeployFiles.NIC_CAPABILITIES),
             "deploy/container/run.sh and the systemd unit grant " + DeployFiles.NIC_CAPABILITIES);
-        checkSecurity(problems, "nic", nic.getSecurityContext(), spec.getSecurityContext(), nicCapabilities, true);
+        checkSecurity(problems, "nic", nic.getSecurityContext(), spec.getSecurityContext(), nicCapabilities, false);
         for (final Container init : spec.getInitContainers())
         {
             checkSecurity(problems, init.getName(), init.getSecurityContext(), spec.getSecurityContext(), Set.of("CHOWN"), false);
@@ -305,8 +314,13 @@ class KubernetesManifestsTest
         }
         check(problems, !Boolean.TRUE.equals(spec.getHostNetwork()) && !Boolean.TRUE.equals(spec.getHostPID()) &&
             !Boolean.TRUE.equals(spec.getHostIPC()), "the NIC's pod shares no host namespace");
-        check(problems, Objects.equals(spec.getSecurityContext().getRunAsUser(), DeployFiles.imageUser()),
-            "the NIC runs as the image's user " + DeployFiles.imageUser());
+        // root, so that its two capabilities are effective on containerd and CRI-O (for another user they stay in the
+        // bounding set); it then serves the members of one group of the image, and applications run as that group
+        check(problems, null == nic.getSecurityContext().getRunAsUser() &&
+            Objects.equals(spec.getSecurityContext().getRunAsUser(), 0L), "the NIC runs as root (runAsUser 0 in the pod)");
+        final String ipcGroup = option(nicArgs, "--ipc-group");
+        final long ipcGroupId = null == ipcGroup ? -1 : DeployFiles.imageGroupId(ipcGroup);
+        check(problems, ipcGroupId > 0, "the NIC serves --ipc-group, a group of the image (not root's): " + ipcGroup);
 
         // volumes where the arguments look for them
         final String ipcDir = option(nicArgs, "--ipc-dir");
@@ -430,9 +444,14 @@ class KubernetesManifestsTest
             final String appIpc = null == appArgs ? null : option(appArgs, "--ipc-dir");
             final Volume appVolume = null == appIpc ? null : mounted(problems, pod.getSpec(), app, appIpc);
             check(problems, null != appVolume && null != appVolume.getHostPath() &&
-                appVolume.getHostPath().getPath().equals(ipcVolume.getHostPath().getPath()) &&
-                Objects.equals(pod.getSpec().getSecurityContext().getRunAsUser(), spec.getSecurityContext().getRunAsUser()),
-                pod.getMetadata().getName() + ": the NIC's IPC directory, as the NIC's user");
+                appVolume.getHostPath().getPath().equals(ipcVolume.getHostPath().getPath()),
+                pod.getMetadata().getName() + ": the NIC's IPC directory");
+            final PodSecurityContext appSecurity = pod.getSpec().getSecurityContext();
+            check(problems, null != appSecurity && ipcGroupId > 0 && (Objects.equals(appSecurity.getRunAsGroup(), ipcGroupId) ||
+                null != appSecurity.getSupplementalGroups() && appSecurity.getSupplementalGroups().contains(ipcGroupId)),
+                pod.getMetadata().getName() + ": runs in the NIC's --ipc-group " + ipcGroup + " (" + ipcGroupId + ")");
+            check(problems, null != appSecurity && Objects.equals(appSecurity.getRunAsUser(), DeployFiles.imageUser()),
+                pod.getMetadata().getName() + ": runs as the image's user " + DeployFiles.imageUser());
         }
         return problems;
     }

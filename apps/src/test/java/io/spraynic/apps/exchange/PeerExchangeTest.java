@@ -5,16 +5,13 @@ import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.EmbeddedNicConfig;
 import io.spraynic.datapath.nic.InMemoryNicPair;
 import io.spraynic.datapath.nic.NicConnection;
-import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.wire.Wire;
-import org.agrona.concurrent.status.CountersReader;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.lang.foreign.Arena;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -36,18 +33,8 @@ class PeerExchangeTest
     @TempDir
     Path dir;
 
-    private final Arena arena = Arena.ofShared();
+    @AutoClose
     private InMemoryNicPair pair;
-
-    @AfterEach
-    void closeAll() throws Exception
-    {
-        if (null != pair)
-        {
-            pair.close();
-        }
-        arena.close();
-    }
 
     private EmbeddedNic[] start(final NicConnection.Kind mode, final String name)
     {
@@ -77,8 +64,7 @@ class PeerExchangeTest
             assertTrue(Files.readString(exchange.resolve("server.addr")).startsWith("planes=1 ip.0=10.0.0.2 addr="));
             assertEquals(mode == NicConnection.Kind.ROCEV2, Files.exists(exchange.resolve("client.qp")),
                 "queue pair attributes go through the directory for RoCEv2 only");
-            pair.close();
-            pair = null;
+            pair.close(); // a second close, by @AutoClose after the last mode, does nothing
         }
     }
 
@@ -89,8 +75,7 @@ class PeerExchangeTest
         final EmbeddedNic visitor = nics[0];
         final EmbeddedNic server = nics[1];
         final long registered = 256 * 1024 + 1000;
-        final MemoryRegion exposed = server.register(arena.allocate(registered, 4096),
-            AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
+        final MemoryRegion exposed = pair.expose(1, registered);
         // what spraynic nic --expose publishes, with the length a lying server would claim
         Files.writeString(dir.resolve("nic.addr"), "planes=1 ip.0=" + Wire.ipv4ToString(server.localIpv4(0)) +
             " addr=" + exposed.address() + " rkey=" + exposed.rkey() + " length=" + (16L << 20));
@@ -102,34 +87,18 @@ class PeerExchangeTest
         assertTrue(millis < 5_000, "failed after " + millis + " ms: " + failure.getMessage());
         // the writes still in flight referenced memory visit() frees on its way out: its NIC must have stopped first
         Thread.sleep(200);
-        assertEquals(0, faults(visitor), "exceptions in the visitor's workers");
+        assertEquals(0, InMemoryNicPair.faults(visitor), "exceptions in the visitor's workers");
     }
 
     @Test
     void shouldVisitAServingNicAndReadBackEveryByteItWrote() throws Exception
     {
         final EmbeddedNic[] nics = start(NicConnection.Kind.SPRAY, "visit");
-        final MemoryRegion exposed = nics[1].register(arena.allocate(1L << 20, 4096),
-            AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
+        final MemoryRegion exposed = pair.expose(1, 1L << 20);
         PeerExchange.publishServer(nics[1], exposed, dir);
         final PeerExchange.Result visited = PeerExchange.visit(nics[0], dir, 1L << 20, 64 * 1024, WAIT);
         assertTrue(visited.verified(), visited.toJson());
-        assertEquals(-1, SeededPattern.allocate(arena, 1L << 20, 0x5EED_0001L).mismatch(exposed.segment()),
+        assertEquals(-1, SeededPattern.allocate(pair.arena(), 1L << 20, 0x5EED_0001L).mismatch(exposed.segment()),
             "the serving NIC's memory holds the visitor's pattern, placed with no application on its side");
-    }
-
-    private static long faults(final EmbeddedNic nic)
-    {
-        final CountersReader reader = nic.counters().counters();
-        final long[] faults = {0};
-        reader.forEach((value, id, label) ->
-        {
-            if (label.endsWith("frame faults (exception handling a frame, dropped)") ||
-                label.endsWith("loop faults (exception in a command, poller, post or tick)"))
-            {
-                faults[0] += value;
-            }
-        });
-        return faults[0];
     }
 }

@@ -106,7 +106,9 @@ public final class EmbeddedNicConfig
      * path shows the path silent alone, so a dead link is still found after three plain RTOs. The pacer's bucket holds up to 1 ms of the rate (S8.4; 64 KiB at most),
      * so a thread that waited for its core may send what it owes in one burst; and a sender counts as active
      * (S8.3), and starts afresh with a probe and its start budget (S8.3.1), on a 10 ms scale, not 20 us, so that
-     * a descheduled application thread does not make every message a new start that waits a round trip.
+     * a descheduled application thread does not make every message a new start that waits a round trip. An idle
+     * connection without tables is ticked once a millisecond, not on every loop, so that thousands of them leave the
+     * worker to those with traffic (issue 13).
      *
      * @return a fresh configuration with those timers.
      */
@@ -114,7 +116,8 @@ public final class EmbeddedNicConfig
     {
         return new SprayConfig().rto(5_000_000L, 200_000_000L).initialRttNanos(1_000_000L).probeMinNanos(2_000_000L)
             .connectBackoffNanos(10_000_000L).connectionTimeoutNanos(10_000_000_000L).rtoSlackNanos(5_000_000L)
-            .lateMarginMaxNanos(2_000_000_000L).burstNanos(1_000_000L).activityWindowNanos(10_000_000L);
+            .lateMarginMaxNanos(2_000_000_000L).burstNanos(1_000_000L).activityWindowNanos(10_000_000L)
+            .idleTickNanos(1_000_000L);
     }
 
     /** @param mode the transport: SPRAY or ROCEV2. @return this. */

@@ -83,6 +83,16 @@ public final class NicWorker implements Agent
     /** Steered packets taken per loop. */
     static final int STEERED_PER_LOOP = 256;
     static final long PUBLISH_INTERVAL_NANOS = 1_000_000L;
+    /**
+     * A loop whose tick ended later than this after the loop began is followed by loops without one ({@link
+     * #spacedTick}): far above a loop of a few connections (a burst received and a tick that sent up to its 512
+     * packets), well below the milliseconds a tick of thousands takes.
+     */
+    static final long TICK_SPACING_THRESHOLD_NANOS = 250_000L;
+    /** Full receive bursts one loop takes from a port before it goes on. */
+    static final int RX_BURSTS_PER_LOOP = 4;
+    /** Connections whose counters one publish copies (the rest in the following ones, in turn). */
+    static final int PUBLISH_CONNECTIONS = 32;
     /** Inbox message types from here up carry a neighbour frame (ARP, ICMP) of plane {@code type - base}. */
     static final int NEIGHBOUR_MESSAGE_BASE = 1 << 16;
 
@@ -118,6 +128,8 @@ public final class NicWorker implements Agent
     private ClosedConnections closedConnections; // null: kept until the application closes them
     private long nowNanos;
     private long nextPublishNanos;
+    private long nextTickNotBeforeNanos; // see spacedTick
+    private int publishCursor; // the first connection the next publish covers
     // the neighbour agents of every plane, on the worker that runs them (null elsewhere) with their own TX bursts
     private NeighbourAgent[] neighbours;
     private PortFrameSink[] neighbourSinks;
@@ -321,7 +333,16 @@ public final class NicWorker implements Agent
         int arrived = inbox.read(steeredHandler, STEERED_PER_LOOP);
         for (int plane = 0; plane < ports.length; plane++)
         {
-            arrived += receive(plane, now);
+            // while bursts come full, a few more before the loop's walks over every connection (posts, completions),
+            // which with thousands of connections cost more than a burst
+            int received;
+            int bursts = 0;
+            do
+            {
+                received = receive(plane, now);
+                arrived += received;
+            }
+            while (received == burstCapacity && ++bursts < RX_BURSTS_PER_LOOP);
         }
         work += receiveEnd();
         final NicConnection[] cs = connections;
@@ -339,7 +360,7 @@ public final class NicWorker implements Agent
         work += arrived;
         if (null == tickSchedule)
         {
-            work += tick(now);
+            work += spacedTick(now);
         }
         else
         {
@@ -371,7 +392,7 @@ public final class NicWorker implements Agent
         if (now >= nextPublishNanos)
         {
             nextPublishNanos = now + PUBLISH_INTERVAL_NANOS;
-            publish();
+            publish(PUBLISH_CONNECTIONS);
         }
         return work;
     }
@@ -388,6 +409,26 @@ public final class NicWorker implements Agent
             onLoopFault("receive end", ex);
             return 0;
         }
+    }
+
+    /**
+     * A poll thread's tick: on every loop while ticks are cheap; a loop whose tick ended more than {@link
+     * #TICK_SPACING_THRESHOLD_NANOS} after it began (a tick walks every connection: a few thousand take milliseconds)
+     * is followed by as long a time without a tick, so that receiving, posts and completions keep about half the
+     * thread. Ticked on every loop, 4,000 connections left the receive ring
+     * unread for milliseconds at a time: it filled, ACKs queued behind data past the RTO, and paths were declared
+     * failed. Timers fire late by at most the tick's own duration.
+     */
+    private int spacedTick(final long now)
+    {
+        if (now < nextTickNotBeforeNanos)
+        {
+            return 0;
+        }
+        final int work = tick(now);
+        final long spent = clock.nanoTime() - now;
+        nextTickNotBeforeNanos = spent > TICK_SPACING_THRESHOLD_NANOS ? now + 2 * spent : now;
+        return work;
     }
 
     private int tick(final long now)
@@ -737,7 +778,7 @@ public final class NicWorker implements Agent
         return c.isTransportIdle();
     }
 
-    private void publish()
+    private void publish(final int maxConnections)
     {
         if (null != counters.parse())
         {
@@ -747,8 +788,13 @@ public final class NicWorker implements Agent
         {
             engine.publish();
         }
-        for (final NicConnection c : connections)
+        // a slice of the connections per publish: with thousands, all of them every millisecond took most of the
+        // thread; each is still published every (connections / PUBLISH_CONNECTIONS) milliseconds
+        final NicConnection[] cs = connections;
+        final int slice = Math.min(cs.length, maxConnections);
+        for (int k = 0; k < slice; k++)
         {
+            final NicConnection c = cs[(publishCursor + k) % cs.length];
             for (final CounterMirror mirror : c.mirrors)
             {
                 mirror.publish();
@@ -769,11 +815,12 @@ public final class NicWorker implements Agent
                 }
             }
         }
+        publishCursor = cs.length == 0 ? 0 : (publishCursor + slice) % cs.length;
     }
 
     public void onClose()
     {
-        publish();
+        publish(Integer.MAX_VALUE);
         if (null != rxBursts)
         {
             for (int i = 0; i < ports.length; i++)

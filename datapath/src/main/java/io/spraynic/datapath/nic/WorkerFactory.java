@@ -147,6 +147,11 @@ final class WorkerFactory
             final SprayEngine engine = new SprayEngine(spray, domain, output);
             transport = new SprayWorkerTransport(engine, output, parseCounters);
             engineMirrors.add(new CounterMirror(counters, prefix + "spray ", engine.counters(), SPRAY_ENGINE_SLOTS));
+            // the connection-table pool (issue 13): how many connections hold tables now and at most, refusals
+            engineMirrors.add(new CounterMirror(counters, prefix + "spray ", engine::storageFigure,
+                SprayEngine.STORAGE_FIGURE_LABELS::get, new int[]{SprayEngine.STORAGE_SETS_LENT,
+                SprayEngine.STORAGE_SETS_LENT_PEAK, SprayEngine.STORAGE_SETS_MADE, SprayEngine.STORAGE_TAKES_REFUSED,
+                SprayEngine.STORAGE_BYTES}));
         }
         else
         {

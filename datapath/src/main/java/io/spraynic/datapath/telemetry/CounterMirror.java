@@ -53,12 +53,22 @@ public final class CounterMirror implements AutoCloseable
         final int[] slots)
     {
         this.source = source;
-        this.slots = slots;
-        this.targets = new AtomicCounter[slots.length];
-        for (int i = 0; i < slots.length; i++)
+        final int[] kept = new int[slots.length];
+        final AtomicCounter[] got = new AtomicCounter[slots.length];
+        int count = 0;
+        for (final int slot : slots)
         {
-            targets[i] = tryNewCounter(file, prefix + labels.apply(slots[i]));
+            final AtomicCounter target = tryNewCounter(file, prefix + labels.apply(slot));
+            if (null != target)
+            {
+                kept[count] = slot;
+                got[count++] = target;
+            }
         }
+        // only the counters the file had room for: a NIC with thousands of connections finds it full for most of
+        // theirs, and each publish would otherwise walk every one of their slots for nothing
+        this.slots = java.util.Arrays.copyOf(kept, count);
+        this.targets = java.util.Arrays.copyOf(got, count);
     }
 
     private static int[] all(final int count)
@@ -73,6 +83,12 @@ public final class CounterMirror implements AutoCloseable
 
     public static AtomicCounter tryNewCounter(final CountersFile file, final String label)
     {
+        // a full file is asked first: a NIC with thousands of connections finds it full for each of their hundreds of
+        // counters, and the exception Agrona throws then cost the worker milliseconds per connection opened
+        if (file.counters().available() <= 0)
+        {
+            return null;
+        }
         try
         {
             return file.newCounter(label);

@@ -8,8 +8,12 @@ import org.agrona.concurrent.status.CountersReader;
 
 import java.io.IOException;
 import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 
 /**
  * The writing side of a counters file (layout in {@link CountersFileDescriptor}): allocates
@@ -19,6 +23,9 @@ import java.nio.file.Path;
  */
 public final class CountersFile implements AutoCloseable
 {
+    private static final int GROUP_OR_OTHERS_WRITE = 0022;
+    private static final int STICKY = 01000;
+
     private final Path path;
     private final MappedByteBuffer mapped;
     private final ConcurrentCountersManager counters;
@@ -49,7 +56,13 @@ public final class CountersFile implements AutoCloseable
             throw new IllegalStateException("cannot create counters directory " + directory + ": " + ex.getMessage() +
                 " (set " + CountersFileDescriptor.DIRECTORY_ENV + " to a writable directory)", ex);
         }
-        final MappedByteBuffer mapped = IoUtil.mapNewFile(path.toFile(), CountersFileDescriptor.fileLength(maxCounters));
+        final String problem = directoryProblem(directory);
+        if (null != problem)
+        {
+            throw new IllegalStateException(problem + " (set " + CountersFileDescriptor.DIRECTORY_ENV +
+                " to a directory of this user's)");
+        }
+        final MappedByteBuffer mapped = mapNew(path, CountersFileDescriptor.fileLength(maxCounters));
         final UnsafeBuffer file = new UnsafeBuffer(mapped);
         final int metadataLength = maxCounters * CountersReader.METADATA_LENGTH;
         final int valuesLength = maxCounters * CountersReader.COUNTER_LENGTH;
@@ -63,6 +76,82 @@ public final class CountersFile implements AutoCloseable
             new UnsafeBuffer(file, CountersFileDescriptor.HEADER_LENGTH + metadataLength, valuesLength));
         file.putIntRelease(CountersFileDescriptor.VERSION_OFFSET, CountersFileDescriptor.VERSION);
         return new CountersFile(path, mapped, counters);
+    }
+
+    /**
+     * @return null when {@code directory} is safe to create a file in by name: a real directory (not a link), of this
+     * user or root, that nobody else may write into unless it is sticky (as /tmp: others can then neither remove nor
+     * rename this user's files); else why not. The default directory lies in world-writable /dev/shm, where another
+     * user could make it first and plant a link at a file name a NIC is about to create.
+     */
+    static String directoryProblem(final Path directory)
+    {
+        if (!Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS))
+        {
+            return "the counters directory " + directory + " is not a directory (a symbolic link, which another user " +
+                "may have planted, or a file)";
+        }
+        if (!directory.getFileSystem().supportedFileAttributeViews().contains("unix"))
+        {
+            return null;
+        }
+        try
+        {
+            final int owner = (Integer)Files.getAttribute(directory, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+            final int mode = (Integer)Files.getAttribute(directory, "unix:mode", LinkOption.NOFOLLOW_LINKS);
+            final Object self = Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+            if (owner != 0 && !Integer.valueOf(owner).equals(self))
+            {
+                return "the counters directory " + directory + " belongs to another user (uid " + owner + ")";
+            }
+            if ((mode & (GROUP_OR_OTHERS_WRITE)) != 0 && (mode & STICKY) == 0)
+            {
+                return "the counters directory " + directory + " has mode " + Integer.toOctalString(mode & 07777) +
+                    ": others may replace the files in it (chmod go-w, or +t as /tmp)";
+            }
+            return null;
+        }
+        catch (final IOException | UnsupportedOperationException | IllegalArgumentException | ClassCastException ex)
+        {
+            return "cannot check the owner and mode of the counters directory " + directory + ": " + ex.getMessage();
+        }
+    }
+
+    /**
+     * Creates {@code path} afresh (never through an existing name: O_CREAT|O_EXCL, and a link is never followed) and
+     * maps {@code length} zeroed bytes of it. A file left at the name by an earlier process of this pid is removed
+     * first (removing a name never touches what a link there points to).
+     */
+    private static MappedByteBuffer mapNew(final Path path, final int length)
+    {
+        for (int attempt = 0; ; attempt++)
+        {
+            try (FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+                StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS))
+            {
+                return channel.map(FileChannel.MapMode.READ_WRITE, 0, length); // grows the new file to length, zeroed
+            }
+            catch (final FileAlreadyExistsException ex)
+            {
+                if (attempt > 0)
+                {
+                    throw new IllegalStateException("cannot create counters file " + path + ": it keeps existing", ex);
+                }
+                try
+                {
+                    Files.delete(path);
+                }
+                catch (final IOException deleteFailed)
+                {
+                    throw new IllegalStateException("cannot create counters file " + path + ": a file of that name " +
+                        "exists and cannot be removed: " + deleteFailed.getMessage(), deleteFailed);
+                }
+            }
+            catch (final IOException ex)
+            {
+                throw new IllegalStateException("cannot create counters file " + path + ": " + ex.getMessage(), ex);
+            }
+        }
     }
 
     public Path path()

@@ -209,6 +209,10 @@ public final class Ipv6Header
      * The one's-complement sum, not yet folded, of the upper-layer pseudo-header (RFC 8200 section 8.1: both
      * addresses, the upper-layer length, the next header) and the {@code length} bytes of the upper-layer packet
      * at {@code l4} as they stand (checksum field included).
+     * <p>
+     * Reads eight bytes a step and adds each read's two 32-bit halves, as {@code RoceParser} sums the IPv4
+     * header: the sum is the same plain (carry-free) total of 32-bit words as four-byte reads give, so a caller
+     * may subtract a 16-bit field from it before {@link Ipv4Header#fold} (at most 65,535 bytes: below 2^46).
      *
      * @param s          frame memory.
      * @param ip         offset of the IPv6 header.
@@ -220,27 +224,35 @@ public final class Ipv6Header
     static long pseudoHeaderSum(final MemorySegment s, final long ip, final long l4, final int length,
         final int nextHeader)
     {
-        long sum = 0;
-        for (int i = 0; i < 32; i += 4)
-        {
-            sum += Integer.toUnsignedLong(Wire.i32(s, ip + SOURCE_ADDRESS_OFFSET + i));
-        }
-        sum += length;
-        sum += nextHeader;
+        final long source = ip + SOURCE_ADDRESS_OFFSET;
+        long sum = halves(Wire.i64(s, source)) + halves(Wire.i64(s, source + 8)) +
+            halves(Wire.i64(s, source + 16)) + halves(Wire.i64(s, source + 24)) + length + nextHeader;
         int i = 0;
-        for (; i + 4 <= length; i += 4)
+        for (; i + 8 <= length; i += 8)
+        {
+            sum += halves(Wire.i64(s, l4 + i));
+        }
+        if (i + 4 <= length)
         {
             sum += Integer.toUnsignedLong(Wire.i32(s, l4 + i));
+            i += 4;
         }
-        for (; i + 2 <= length; i += 2)
+        if (i + 2 <= length)
         {
             sum += Wire.u16(s, l4 + i);
+            i += 2;
         }
         if (i < length)
         {
             sum += Wire.u8(s, l4 + i) << 8; // an odd last byte is padded with a zero byte
         }
         return sum;
+    }
+
+    // the two 32-bit halves of a big-endian 64-bit read, added: what two four-byte reads would add
+    private static long halves(final long word)
+    {
+        return (word >>> 32) + (word & 0xFFFF_FFFFL);
     }
 
     /**

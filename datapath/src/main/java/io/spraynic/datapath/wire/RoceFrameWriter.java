@@ -8,7 +8,9 @@ import java.lang.foreign.MemorySegment;
  * <p>
  * Set the path once ({@link #ethernet}, {@link #ipv4}/{@link #ipv6}, {@link #udpSourcePort}...), then per
  * packet the BTH and extension-header fields ({@link #opcode}, {@link #psn}, {@link #reth}...) and call
- * {@link #writeFrame}. Setters return {@code this}; nothing allocates. Writes:
+ * {@link #writeFrame}. Setters return {@code this}; nothing allocates. The path's Ethernet and IP bytes are kept
+ * as a template and copied in whole words; setting a path field to the value it has costs nothing, changing one
+ * rebuilds the template at the next frame. Writes:
  * <ul>
  *     <li>IPv4: DF set, an incrementing identification, the header checksum;</li>
  *     <li>UDP: destination port 4791, length; checksum 0 over IPv4 (RoCEv2 annex A17.4.3 and RFC 768);
@@ -22,8 +24,26 @@ import java.lang.foreign.MemorySegment;
  */
 public final class RoceFrameWriter
 {
+    // the longest Ethernet + IP part of a header template: tagged Ethernet and IPv6
+    private static final int TEMPLATE_CAPACITY = EthernetHeader.VLAN_LENGTH + Ipv6Header.LENGTH;
+    private static final int IPV4_VERSION_IHL = 0x45;
+    private static final int IPV6_VERSION = 6;
+
     private final OpcodeTable opcodes;
     private final Icrc icrc = new Icrc();
+
+    // The Ethernet and IP bytes that stay the same from frame to frame of a path (MACs, VLAN tag, EtherType; IPv4
+    // flags, TTL, protocol and addresses; IPv6 next header, hop limit and addresses), stored in whole big-endian
+    // words and copied in a few wide stores per frame; the fields that change (IP version word with the traffic
+    // class and length, identification, IPv4 checksum) are patched after the copy (issue 13: the writer cost more
+    // than the protocol work per 64 B packet). Rebuilt only when a setter changes a byte it holds.
+    private final MemorySegment templateBytes = MemorySegment.ofArray(new byte[TEMPLATE_CAPACITY + Long.BYTES]);
+    private final long[] templateWords = new long[(TEMPLATE_CAPACITY + Long.BYTES - 1) / Long.BYTES];
+    private int templateLength;
+    private boolean templateStale = true;
+    // one's complement sum of the template's IPv4 header with TOS, total length, identification and checksum 0:
+    // the checksum of a frame is this plus its own three fields, folded (RFC 1071, updated as RFC 1624 allows)
+    private long ipv4TemplateSum;
 
     private long sourceMac;
     private long destinationMac;
@@ -94,6 +114,7 @@ public final class RoceFrameWriter
      */
     public RoceFrameWriter ethernet(final long source, final long destination)
     {
+        templateStale |= source != sourceMac || destination != destinationMac;
         sourceMac = source;
         destinationMac = destination;
         return this;
@@ -105,7 +126,9 @@ public final class RoceFrameWriter
      */
     public RoceFrameWriter vlan(final int tci)
     {
-        vlanTci = tci < 0 ? -1 : tci & 0xFFFF;
+        final int newTci = tci < 0 ? -1 : tci & 0xFFFF;
+        templateStale |= newTci != vlanTci;
+        vlanTci = newTci;
         return this;
     }
 
@@ -116,6 +139,7 @@ public final class RoceFrameWriter
      */
     public RoceFrameWriter ipv4(final int source, final int destination)
     {
+        templateStale |= ipVersion != 4 || source != ipv4Source || destination != ipv4Destination;
         ipVersion = 4;
         ipv4Source = source;
         ipv4Destination = destination;
@@ -132,6 +156,8 @@ public final class RoceFrameWriter
     public RoceFrameWriter ipv6(final long sourceHigh, final long sourceLow, final long destinationHigh,
         final long destinationLow)
     {
+        templateStale |= ipVersion != 6 || sourceHigh != ipv6SourceHigh || sourceLow != ipv6SourceLow ||
+            destinationHigh != ipv6DestinationHigh || destinationLow != ipv6DestinationLow;
         ipVersion = 6;
         ipv6SourceHigh = sourceHigh;
         ipv6SourceLow = sourceLow;
@@ -157,6 +183,7 @@ public final class RoceFrameWriter
     /** @param ttl IPv4 TTL or IPv6 hop limit. @return this. */
     public RoceFrameWriter ttl(final int ttl)
     {
+        templateStale |= (ttl & 0xFF) != this.ttl;
         this.ttl = ttl & 0xFF;
         return this;
     }
@@ -432,51 +459,42 @@ public final class RoceFrameWriter
             throw new IllegalArgumentException("payload too large for one IP packet: " + payloadLength);
         }
 
-        // Ethernet
-        EthernetHeader.destinationMac(buffer, offset, destinationMac);
-        EthernetHeader.sourceMac(buffer, offset, sourceMac);
-        final int etherType = ipVersion == 4 ? EthernetHeader.ETHER_TYPE_IPV4 : EthernetHeader.ETHER_TYPE_IPV6;
-        final long ip;
-        if (vlanTci >= 0)
+        // Ethernet and IP from the path's template, then the fields of this frame
+        if (templateStale)
         {
-            EthernetHeader.etherType(buffer, offset, EthernetHeader.ETHER_TYPE_VLAN);
-            EthernetHeader.vlanTci(buffer, offset, vlanTci);
-            EthernetHeader.vlanEtherType(buffer, offset, etherType);
-            ip = offset + EthernetHeader.VLAN_LENGTH;
+            rebuildTemplate();
         }
-        else
-        {
-            EthernetHeader.etherType(buffer, offset, etherType);
-            ip = offset + EthernetHeader.LENGTH;
-        }
-
-        // IP
+        copyTemplate(buffer, offset);
+        final int trafficClass = (dscp << 2) | ecn;
+        final long ip = offset + templateLength - (ipVersion == 4 ? Ipv4Header.LENGTH : Ipv6Header.LENGTH);
         final int ipHeaderLength;
         if (ipVersion == 4)
         {
             ipHeaderLength = Ipv4Header.LENGTH;
-            Ipv4Header.write(buffer, ip, (dscp << 2) | ecn, Ipv4Header.LENGTH + udpLength, ipv4Identification, ttl,
-                Ipv4Header.PROTOCOL_UDP, ipv4Source, ipv4Destination);
+            final int totalLength = Ipv4Header.LENGTH + udpLength;
+            Wire.put32(buffer, ip + Ipv4Header.VERSION_IHL_OFFSET,
+                IPV4_VERSION_IHL << 24 | trafficClass << 16 | totalLength);
+            Wire.put16(buffer, ip + Ipv4Header.IDENTIFICATION_OFFSET, ipv4Identification);
+            Wire.put16(buffer, ip + Ipv4Header.CHECKSUM_OFFSET,
+                Ipv4Header.fold(ipv4TemplateSum + trafficClass + totalLength + ipv4Identification));
             ipv4Identification = (ipv4Identification + 1) & 0xFFFF;
         }
         else
         {
             ipHeaderLength = Ipv6Header.LENGTH;
-            Ipv6Header.write(buffer, ip, (dscp << 2) | ecn, flowLabel, udpLength, Ipv6Header.NEXT_HEADER_UDP, ttl,
-                ipv6SourceHigh, ipv6SourceLow, ipv6DestinationHigh, ipv6DestinationLow);
+            Wire.put32(buffer, ip + Ipv6Header.VERSION_CLASS_FLOW_OFFSET,
+                IPV6_VERSION << 28 | trafficClass << 20 | flowLabel);
+            Wire.put16(buffer, ip + Ipv6Header.PAYLOAD_LENGTH_OFFSET, udpLength);
         }
 
-        // UDP
+        // UDP: ports, length, checksum 0 (over IPv6 computed last) in one store
         final long udp = ip + ipHeaderLength;
-        UdpHeader.sourcePort(buffer, udp, udpSourcePort);
-        UdpHeader.destinationPort(buffer, udp, UdpHeader.ROCE_V2_PORT);
-        UdpHeader.length(buffer, udp, udpLength);
-        UdpHeader.checksum(buffer, udp, 0);
+        buffer.set(Wire.LONG_BE, udp + UdpHeader.SOURCE_PORT_OFFSET, (long)udpSourcePort << 48 |
+            (long)UdpHeader.ROCE_V2_PORT << 32 | (long)udpLength << 16);
 
-        // BTH and extension headers
+        // BTH in three stores, then the extension headers
         final long bth = udp + UdpHeader.LENGTH;
-        BaseTransportHeader.write(buffer, bth, opcode, solicited, migReq, padCount, pkey, destQp, ackReq, psn);
-        BaseTransportHeader.resv8a(buffer, bth, resv8a);
+        writeBth(buffer, bth, padCount);
         long at = bth + BaseTransportHeader.LENGTH + customLength;
         if (tagged)
         {
@@ -553,5 +571,79 @@ public final class RoceFrameWriter
             return minimumFrameLength;
         }
         return length;
+    }
+
+    // BTH: opcode, flags (SE, M, pad count, TVer 0), P_Key; resv8a, destination QP; AckReq, resv7 0, PSN
+    private void writeBth(final MemorySegment buffer, final long bth, final int padCount)
+    {
+        final int flags = (solicited ? BaseTransportHeader.SOLICITED_FLAG : 0) |
+            (migReq ? BaseTransportHeader.MIG_REQ_FLAG : 0) | (padCount << 4);
+        Wire.put32(buffer, bth + BaseTransportHeader.OPCODE_OFFSET, opcode << 24 | flags << 16 | pkey);
+        Wire.put32(buffer, bth + BaseTransportHeader.RESV8A_OFFSET, resv8a << 24 | destQp);
+        Wire.put32(buffer, bth + BaseTransportHeader.ACK_REQ_OFFSET,
+            (ackReq ? BaseTransportHeader.ACK_REQ_FLAG << 24 : 0) | psn);
+    }
+
+    // Writes the path's Ethernet and IP headers the field-by-field way, once, into the template; the per-frame
+    // fields are left 0 there and patched by writeFrame.
+    private void rebuildTemplate()
+    {
+        final MemorySegment template = templateBytes;
+        template.fill((byte)0);
+        final int etherType = ipVersion == 4 ? EthernetHeader.ETHER_TYPE_IPV4 : EthernetHeader.ETHER_TYPE_IPV6;
+        EthernetHeader.destinationMac(template, 0, destinationMac);
+        EthernetHeader.sourceMac(template, 0, sourceMac);
+        final int ip;
+        if (vlanTci >= 0)
+        {
+            EthernetHeader.etherType(template, 0, EthernetHeader.ETHER_TYPE_VLAN);
+            EthernetHeader.vlanTci(template, 0, vlanTci);
+            EthernetHeader.vlanEtherType(template, 0, etherType);
+            ip = EthernetHeader.VLAN_LENGTH;
+        }
+        else
+        {
+            EthernetHeader.etherType(template, 0, etherType);
+            ip = EthernetHeader.LENGTH;
+        }
+        if (ipVersion == 4)
+        {
+            Ipv4Header.write(template, ip, 0, 0, 0, ttl, Ipv4Header.PROTOCOL_UDP, ipv4Source, ipv4Destination);
+            Wire.put16(template, ip + Ipv4Header.CHECKSUM_OFFSET, 0);
+            ipv4TemplateSum = ~Ipv4Header.computeChecksum(template, ip, Ipv4Header.LENGTH) & 0xFFFF;
+            templateLength = ip + Ipv4Header.LENGTH;
+        }
+        else
+        {
+            Ipv6Header.write(template, ip, 0, 0, 0, Ipv6Header.NEXT_HEADER_UDP, ttl, ipv6SourceHigh, ipv6SourceLow,
+                ipv6DestinationHigh, ipv6DestinationLow);
+            templateLength = ip + Ipv6Header.LENGTH;
+        }
+        for (int word = 0; word < templateWords.length; word++)
+        {
+            templateWords[word] = template.get(Wire.LONG_BE, (long)word * Long.BYTES);
+        }
+        templateStale = false;
+    }
+
+    // whole words, then the 2-6 bytes left (every template length is 2 mod 4) from the next word's high bytes
+    private void copyTemplate(final MemorySegment buffer, final long offset)
+    {
+        final long[] words = templateWords;
+        final int whole = templateLength >>> 3;
+        for (int word = 0; word < whole; word++)
+        {
+            buffer.set(Wire.LONG_BE, offset + ((long)word << 3), words[word]);
+        }
+        final long rest = words[whole];
+        long at = offset + ((long)whole << 3);
+        int shift = 48;
+        if ((templateLength & 4) != 0)
+        {
+            Wire.put32(buffer, at, (int)(rest >>> 32));
+            at += 4;
+            shift = 16;
+        }
+        Wire.put16(buffer, at, (int)(rest >>> shift));
     }
 }

@@ -55,9 +55,22 @@ public final class SipHash
             v0 ^= m;
         }
         long last = (long)(length & 0xFF) << 56;
-        for (int i = length - whole - 1; i >= 0; i--)
+        final int tail = length - whole;
+        if (tail > 0)
         {
-            last |= (s.get(ValueLayout.JAVA_BYTE, offset + whole + i) & 0xFFL) << (8 * i);
+            final long at = offset + whole;
+            if (at + Long.BYTES <= s.byteSize())
+            {
+                // one read and a mask: a tag is checked or written in place, so its own 8 bytes follow the input
+                last |= s.get(LONG_LE, at) & (-1L >>> (64 - 8 * tail));
+            }
+            else
+            {
+                for (int i = tail - 1; i >= 0; i--)
+                {
+                    last |= (s.get(ValueLayout.JAVA_BYTE, at + i) & 0xFFL) << (8 * i);
+                }
+            }
         }
         return finish(v0, v1, v2, v3, last);
     }

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.neighbour;
 
+import io.spraynic.datapath.transport.RecordingFrameSink;
 import io.spraynic.datapath.wire.ArpHeader;
 import io.spraynic.datapath.wire.EthernetHeader;
 import io.spraynic.datapath.wire.IcmpHeader;
@@ -29,7 +30,7 @@ final class NeighbourAgentTest
     private static final long PEER_MAC = 0x02_00_00_00_01_14L;
     private static final int GATEWAY = Wire.parseIpv4("10.0.1.1");
 
-    private final CapturingSink sink = new CapturingSink();
+    private final RecordingFrameSink sink = new RecordingFrameSink(1500);
     private final List<long[]> told = new ArrayList<>();
     private final NeighbourAgent agent = new NeighbourAgent(2, InterfaceAddress.parse("10.0.1.10/24", "10.0.1.1"),
         OUR_MAC, sink, NeighbourConfig.defaults().withCapacity(8),

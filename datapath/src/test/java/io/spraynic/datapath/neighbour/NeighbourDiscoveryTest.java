@@ -1,5 +1,6 @@
 package io.spraynic.datapath.neighbour;
 
+import io.spraynic.datapath.transport.RecordingFrameSink;
 import io.spraynic.datapath.wire.EthernetHeader;
 import io.spraynic.datapath.wire.IcmpHeader;
 import io.spraynic.datapath.wire.Icmpv6Header;
@@ -52,7 +53,7 @@ final class NeighbourDiscoveryTest
     private static final long OUR_SOLICITED_MAC = 0x33_33_FF_00_00_10L;
     private static final long[] ALL_NODES = InterfaceAddress.parseIpv6("ff02::1");
 
-    private final CapturingSink sink = new CapturingSink();
+    private final RecordingFrameSink sink = new RecordingFrameSink(1500);
     private final List<long[]> told = new ArrayList<>();
     private final NeighbourAgent agent = new NeighbourAgent(1, InterfaceAddress.parse("fd00:1::10/64", "fe80::1"),
         OUR_MAC, sink, NeighbourConfig.defaults().withCapacity(8), (plane, high, low, mac) ->
@@ -335,8 +336,7 @@ final class NeighbourDiscoveryTest
     @Timeout(60)
     void shouldAnswerSolicitationsAndEchoAndDropFloodsWithoutAllocatingOnceWarm()
     {
-        final CapturingSink counting = new CapturingSink();
-        counting.keep = false;
+        final RecordingFrameSink counting = RecordingFrameSink.counting(1500);
         final NeighbourAgent quiet = new NeighbourAgent(1, InterfaceAddress.parse("fd00:1::10/64", ""), OUR_MAC, counting,
             NeighbourConfig.defaults(), (plane, high, low, mac) -> { });
         final MemorySegment ns = segment(solicitation(PEER, OUR_SOLICITED, OURS,

@@ -2,7 +2,7 @@ package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.verbs.PostResult;
 import io.spraynic.datapath.verbs.ReceiveWorkRequest;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,16 +33,8 @@ class EmbeddedNicConnectionChurnTest
     @TempDir
     Path dir;
 
+    @AutoClose
     private InMemoryNicPair pair;
-
-    @AfterEach
-    void closeAll() throws Exception
-    {
-        if (null != pair)
-        {
-            pair.close();
-        }
-    }
 
     @Test
     void shouldForgetEveryConnectionAPeerOpensAndClosesWhetherTheApplicationTookItOrNot()

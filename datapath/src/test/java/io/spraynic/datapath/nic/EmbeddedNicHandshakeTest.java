@@ -2,6 +2,7 @@ package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.api.BulkTransfer;
 import io.spraynic.datapath.api.SeededPattern;
+import io.spraynic.datapath.port.ForwardingPort;
 import io.spraynic.datapath.port.InMemoryLink;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
@@ -71,26 +72,15 @@ class EmbeddedNicHandshakeTest
      * A port of NIC A that also transmits frames an attacker queued, from A's own worker thread (the port is
      * single-threaded), each time the worker polls it.
      */
-    static final class InjectingPort implements PacketPort
+    static final class InjectingPort extends ForwardingPort
     {
         final ConcurrentLinkedQueue<byte[]> frames = new ConcurrentLinkedQueue<>();
-        private final PacketPort inner;
         private PacketBurst tx;
         volatile long injected;
 
         InjectingPort(final PacketPort inner)
         {
-            this.inner = inner;
-        }
-
-        public String name()
-        {
-            return inner.name() + "+attacker";
-        }
-
-        public PacketBurst newBurst(final int capacity)
-        {
-            return inner.newBurst(capacity);
+            super(inner, "+attacker");
         }
 
         public int receive(final PacketBurst burst)
@@ -121,21 +111,6 @@ class EmbeddedNicHandshakeTest
             }
             injected += inner.transmit(tx);
             inner.release(tx); // what the link could not take is lost, as on a congested wire
-        }
-
-        public boolean allocate(final PacketBurst burst, final int count)
-        {
-            return inner.allocate(burst, count);
-        }
-
-        public int transmit(final PacketBurst burst)
-        {
-            return inner.transmit(burst);
-        }
-
-        public void release(final PacketBurst burst)
-        {
-            inner.release(burst);
         }
 
         public void close()

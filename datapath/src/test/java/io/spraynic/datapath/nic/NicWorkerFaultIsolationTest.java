@@ -1,6 +1,6 @@
 package io.spraynic.datapath.nic;
 
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -27,16 +27,8 @@ class NicWorkerFaultIsolationTest
     @TempDir
     Path dir;
 
+    @AutoClose
     private InMemoryNicPair pair;
-
-    @AfterEach
-    void closeAll() throws Exception
-    {
-        if (null != pair)
-        {
-            pair.close();
-        }
-    }
 
     @Test
     void shouldSurviveACommandAndAPollerThatThrow() throws Exception

@@ -37,7 +37,7 @@ public final class DpdkTestSupport
      * Starts EAL without hugepages or PCI, as everywhere in CI. Each test class runs in its own
      * JVM (surefire reuseForks=false), so each calls this once.
      */
-    static Eal initEal(final String testName)
+    public static Eal initEal(final String testName)
     {
         return Eal.init(List.of(
             "spraynic-" + testName, "--no-huge", "-m", "512", "--no-pci", "-l", "0",
@@ -53,7 +53,7 @@ public final class DpdkTestSupport
     /**
      * Configures one RX and one TX queue, starts the port and returns its packet port.
      */
-    static DpdkPacketPort startSingleQueue(final EthPort port, final Mempool pool)
+    public static DpdkPacketPort startSingleQueue(final EthPort port, final Mempool pool)
     {
         port.configure(1, 1);
         port.setupRxQueue(0, 1024, pool);

@@ -49,6 +49,62 @@ class CountersFileTest
     }
 
     @Test
+    void shouldNeverWriteThroughALinkPlantedAtItsName(@TempDir final Path dir) throws Exception
+    {
+        // another user's link at the name this process is about to create: the NIC would have truncated the target
+        final Path victim = dir.resolve("victim");
+        Files.writeString(victim, "precious");
+        final Path planted = dir.resolve("nic-" + ProcessHandle.current().pid() + CountersFileDescriptor.SUFFIX);
+        Files.createSymbolicLink(planted, victim);
+        try (CountersFile file = CountersFile.create(dir, "nic", 8))
+        {
+            assertEquals(planted, file.path());
+            assertFalse(Files.isSymbolicLink(planted), "the link was replaced by a file of the NIC's own");
+            assertTrue(Files.isRegularFile(planted, java.nio.file.LinkOption.NOFOLLOW_LINKS));
+            file.newCounter("port ring0: rx packets").incrementRelease();
+        }
+        assertEquals("precious", Files.readString(victim), "the link's target untouched");
+    }
+
+    @Test
+    void shouldRefuseADirectoryOthersMayWriteIntoOrALink(@TempDir final Path dir) throws Exception
+    {
+        final Path open = Files.createDirectory(dir.resolve("open"));
+        Files.setPosixFilePermissions(open, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+        final IllegalStateException wide = assertThrows(IllegalStateException.class, () -> CountersFile.create(open, "nic", 8));
+        assertTrue(wide.getMessage().contains("others may replace the files in it"), wide.getMessage());
+        assertEquals(List.of(), listing(open), "nothing created there");
+
+        // sticky, as /tmp and /dev/shm: others can neither remove nor rename this user's files
+        final Path sticky = Files.createDirectory(dir.resolve("sticky"));
+        assertEquals(0, new ProcessBuilder("chmod", "1777", sticky.toString()).start().waitFor());
+        CountersFile.create(sticky, "nic", 8).close();
+
+        final Path link = Files.createSymbolicLink(dir.resolve("link"), Files.createDirectory(dir.resolve("real")));
+        final IllegalStateException linked = assertThrows(IllegalStateException.class, () -> CountersFile.create(link, "nic", 8));
+        assertTrue(linked.getMessage().contains("symbolic link"), linked.getMessage());
+    }
+
+    @Test
+    void shouldRefuseADirectoryOfAnotherUser(@TempDir final Path dir) throws Exception
+    {
+        org.junit.jupiter.api.Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
+            "only root can give a directory to another user");
+        final Path theirs = Files.createDirectory(dir.resolve("theirs"));
+        assertEquals(0, new ProcessBuilder("chown", "65534", theirs.toString()).start().waitFor());
+        final IllegalStateException error = assertThrows(IllegalStateException.class, () -> CountersFile.create(theirs, "nic", 8));
+        assertTrue(error.getMessage().contains("belongs to another user (uid 65534)"), error.getMessage());
+    }
+
+    private static List<Path> listing(final Path dir) throws Exception
+    {
+        try (var files = Files.list(dir))
+        {
+            return files.toList();
+        }
+    }
+
+    @Test
     void shouldRefuseFilesThatAreNotCountersFiles(@TempDir final Path dir) throws Exception
     {
         final Path bogus = dir.resolve("bogus-2147483646.counters");

@@ -98,4 +98,77 @@ class SipHashTest
             assertFalse(SipHash.tagsEqual(tag, tag ^ Long.MIN_VALUE));
         }
     }
+
+    @Test
+    void theTailReadInOneWordGivesTheTagOfTheByteByByteReference()
+    {
+        final java.util.SplittableRandom random = new java.util.SplittableRandom(12);
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment input = arena.allocate(160);
+            for (int round = 0; round < 20_000; round++)
+            {
+                for (long at = 0; at < input.byteSize(); at += 8)
+                {
+                    input.set(ValueLayout.JAVA_LONG_UNALIGNED, at, random.nextLong());
+                }
+                final int length = random.nextInt(0, 96);
+                // inputs that end anywhere, up to the segment's last byte (where no whole word follows the tail)
+                final long offset = round % 4 == 0 ? input.byteSize() - length : random.nextLong(0, 160 - length + 1);
+                final long k0 = random.nextLong();
+                final long k1 = random.nextLong();
+                final long expected = referenceHash(k0, k1, input, offset, length);
+                assertEquals(expected, SipHash.hash(k0, k1, input, offset, length), "length " + length + " at " + offset);
+                // the bytes after the input do not count
+                if (offset + length < input.byteSize())
+                {
+                    input.set(ValueLayout.JAVA_BYTE, offset + length, (byte)~input.get(ValueLayout.JAVA_BYTE, offset + length));
+                    assertEquals(expected, SipHash.hash(k0, k1, input, offset, length));
+                }
+            }
+        }
+    }
+
+    // SipHash-2-4 exactly as the paper writes it: one compression per 8 bytes, the tail one byte at a time
+    private static long referenceHash(final long k0, final long k1, final MemorySegment s, final long offset, final int length)
+    {
+        final long[] v = {k0 ^ 0x736f6d6570736575L, k1 ^ 0x646f72616e646f6dL, k0 ^ 0x6c7967656e657261L,
+            k1 ^ 0x7465646279746573L};
+        final int whole = length & ~7;
+        for (int i = 0; i < whole; i += 8)
+        {
+            long m = 0;
+            for (int b = 7; b >= 0; b--)
+            {
+                m = m << 8 | (s.get(ValueLayout.JAVA_BYTE, offset + i + b) & 0xFFL);
+            }
+            v[3] ^= m;
+            sipRound(v);
+            sipRound(v);
+            v[0] ^= m;
+        }
+        long last = (long)(length & 0xFF) << 56;
+        for (int i = length - whole - 1; i >= 0; i--)
+        {
+            last |= (s.get(ValueLayout.JAVA_BYTE, offset + whole + i) & 0xFFL) << (8 * i);
+        }
+        v[3] ^= last;
+        sipRound(v);
+        sipRound(v);
+        v[0] ^= last;
+        v[2] ^= 0xff;
+        for (int r = 0; r < 4; r++)
+        {
+            sipRound(v);
+        }
+        return v[0] ^ v[1] ^ v[2] ^ v[3];
+    }
+
+    private static void sipRound(final long[] v)
+    {
+        v[0] += v[1]; v[1] = Long.rotateLeft(v[1], 13); v[1] ^= v[0]; v[0] = Long.rotateLeft(v[0], 32);
+        v[2] += v[3]; v[3] = Long.rotateLeft(v[3], 16); v[3] ^= v[2];
+        v[0] += v[3]; v[3] = Long.rotateLeft(v[3], 21); v[3] ^= v[0];
+        v[2] += v[1]; v[1] = Long.rotateLeft(v[1], 17); v[1] ^= v[2]; v[2] = Long.rotateLeft(v[2], 32);
+    }
 }

@@ -104,4 +104,35 @@ class SprayControlHeadersTest
         assertEquals("05100380", hex(AT + ConnectionHeader.REASON_OFFSET, 4));
         assertTrue(ConnectionHeader.toString(s, AT).contains("reason=5, reads=16, window=896, tag=0xa1a2a3a4a5a6a7a8"));
     }
+
+    @Test
+    void theWholeSethInWideStoresIsTheBytesOfItsFieldSetters()
+    {
+        final java.util.SplittableRandom random = new java.util.SplittableRandom(28);
+        final MemorySegment expected = MemorySegment.ofArray(new byte[64]);
+        for (int round = 0; round < 10_000; round++)
+        {
+            final int path = random.nextInt();
+            final int flags = random.nextInt();
+            final int stream = random.nextInt();
+            final int msn = random.nextInt();
+            final int offset = random.nextInt();
+            final int length = random.nextInt();
+            final int rsn = random.nextInt();
+            final long tag = random.nextLong();
+            s.fill((byte)round);
+            expected.fill((byte)round);
+            SprayExtendedTransportHeader.path(expected, AT, path);
+            SprayExtendedTransportHeader.flags(expected, AT, flags);
+            SprayExtendedTransportHeader.stream(expected, AT, stream);
+            SprayExtendedTransportHeader.msn(expected, AT, msn);
+            SprayExtendedTransportHeader.messageOffset(expected, AT, offset);
+            SprayExtendedTransportHeader.messageLength(expected, AT, length);
+            SprayExtendedTransportHeader.rsn(expected, AT, rsn);
+            SprayExtendedTransportHeader.messageTag(expected, AT, tag);
+            SprayExtendedTransportHeader.write(s, AT, path, flags, stream, msn, offset, length, rsn, tag);
+            org.junit.jupiter.api.Assertions.assertArrayEquals(expected.toArray(ValueLayout.JAVA_BYTE),
+                s.toArray(ValueLayout.JAVA_BYTE), "round " + round);
+        }
+    }
 }

@@ -19,16 +19,20 @@ import java.time.Duration;
 final class ConnectionCommands
 {
     private final IpcConductor conductor;
+    private final AnswerSender answers;
+    private final ClientSessions sessions;
     private final EmbeddedNic nic;
     private final IpcCounters counters;
     private final IpcConductor.Limits limits;
     private final IpcAnswers.ConnectionReady connectionReady = new IpcAnswers.ConnectionReady();
     private final IpcAnswers.ConnectionClosed connectionClosed = new IpcAnswers.ConnectionClosed();
 
-    ConnectionCommands(final IpcConductor conductor, final EmbeddedNic nic, final IpcCounters counters,
-        final IpcConductor.Limits limits)
+    ConnectionCommands(final IpcConductor conductor, final AnswerSender answers, final ClientSessions sessions,
+        final EmbeddedNic nic, final IpcCounters counters, final IpcConductor.Limits limits)
     {
         this.conductor = conductor;
+        this.answers = answers;
+        this.sessions = sessions;
         this.nic = nic;
         this.counters = counters;
         this.limits = limits;
@@ -41,7 +45,7 @@ final class ConnectionCommands
         final int planes = command.planes();
         if (type != IpcMessages.CREATE_QUEUE_PAIR && (timeoutMs <= 0 || timeoutMs > IpcConductor.MAX_TIMEOUT_MS))
         {
-            conductor.respondError(client, correlationId, type, IpcMessages.ERR_BAD_VALUE, "a timeout of " + timeoutMs +
+            answers.respondError(client, correlationId, type, IpcMessages.ERR_BAD_VALUE, "a timeout of " + timeoutMs +
                 " ms is not in 1.." + IpcConductor.MAX_TIMEOUT_MS);
             return;
         }
@@ -49,28 +53,37 @@ final class ConnectionCommands
             NicConnection.Kind.ROCEV2 : NicConnection.Kind.SPRAY;
         if (nic.mode() != required)
         {
-            conductor.respondError(client, correlationId, type, IpcMessages.ERR_BAD_VALUE, "this NIC runs " + nic.mode() + ": " +
+            answers.respondError(client, correlationId, type, IpcMessages.ERR_BAD_VALUE, "this NIC runs " + nic.mode() + ": " +
                 IpcMessages.name(type) + " needs a " + required + " NIC");
             return;
         }
         if (type == IpcMessages.CONNECT && planes != nic.planes())
         {
-            conductor.respondError(client, correlationId, type, IpcMessages.ERR_BAD_VALUE, "this NIC has " + nic.planes() +
+            answers.respondError(client, correlationId, type, IpcMessages.ERR_BAD_VALUE, "this NIC has " + nic.planes() +
                 " plane(s), the CONNECT names " + planes + ": give the peer's address on each plane");
             return;
         }
         if (type == IpcMessages.CREATE_QUEUE_PAIR && (planes < 0 || planes >= nic.planes()))
         {
-            conductor.respondError(client, correlationId, type, IpcMessages.ERR_BAD_VALUE, "plane " + planes +
+            answers.respondError(client, correlationId, type, IpcMessages.ERR_BAD_VALUE, "plane " + planes +
                 " is not one of this NIC's 0.." + (nic.planes() - 1));
             return;
         }
         if (client.connections.size() + client.pendingConnections >= limits.maxConnectionsPerClient())
         {
             counters.refusedConnections.incrementRelease();
-            conductor.respondError(client, correlationId, type, IpcMessages.ERR_LIMIT, "client " + client.id +
+            answers.respondError(client, correlationId, type, IpcMessages.ERR_LIMIT, "client " + client.id +
                 " holds its limit of " + limits.maxConnectionsPerClient() + " connections: close one first, or start " +
                 "the NIC with a higher --ipc-max-connections");
+            return;
+        }
+        final int uncollected = sessions.uncollectedConnections(client);
+        if (uncollected >= IpcConductor.MAX_UNCOLLECTED_CONNECTIONS)
+        {
+            counters.refusedUncollected.incrementRelease();
+            answers.respondError(client, correlationId, type, IpcMessages.ERR_LIMIT, "client " + client.id + " has " +
+                uncollected + " connections being made or whose rings it has not collected with OPEN_MEMORY, its " +
+                "limit: collect them first");
             return;
         }
         final InetAddress[] peers = type == IpcMessages.CONNECT ? peerAddresses(client, command) : null;
@@ -113,23 +126,22 @@ final class ConnectionCommands
                 conductor.releaseLater(() -> releaseConnection(made, Duration.ZERO));
                 return;
             }
-            client.connections.put(made.id, made);
-            conductor.served.add(made);
+            sessions.serve(made);
             final NicConnection c = made.connection;
             final int length;
             if (c.kind() == NicConnection.Kind.ROCEV2)
             {
                 final RocevEndpoint e = c.rocevEndpoint();
-                length = connectionReady.wrap(conductor.response, 0).set(made.id, c.kind().ordinal(), c.localId(), c.streams(),
+                length = connectionReady.wrap(answers.response, 0).set(made.id, c.kind().ordinal(), c.localId(), c.streams(),
                     c.plane(), e.psn(), e.ipv4(), e.mtu(), e.ipv6High(), e.ipv6Low(), "");
             }
             else
             {
-                length = connectionReady.wrap(conductor.response, 0).set(made.id, c.kind().ordinal(), c.localId(), c.streams(),
+                length = connectionReady.wrap(answers.response, 0).set(made.id, c.kind().ordinal(), c.localId(), c.streams(),
                     c.plane(), 0, 0, 0, 0, 0, "");
             }
             connectionReady.ids(client.id, correlationId);
-            conductor.answer(client, IpcMessages.CONNECTION_READY, length);
+            answers.answer(client, IpcMessages.CONNECTION_READY, length);
         }, () -> client.pendingConnections--);
     }
 
@@ -160,7 +172,7 @@ final class ConnectionCommands
             if (null != problem)
             {
                 counters.refusedPeerAddresses.incrementRelease();
-                conductor.respondError(client, command.correlationId(), IpcMessages.CONNECT, IpcMessages.ERR_BAD_VALUE,
+                answers.respondError(client, command.correlationId(), IpcMessages.CONNECT, IpcMessages.ERR_BAD_VALUE,
                     "CONNECT plane " + plane + ": " + problem);
                 return null;
             }
@@ -204,12 +216,12 @@ final class ConnectionCommands
         final int timeoutMs = command.timeoutMs();
         if (null == connection || connection.connection.kind() != NicConnection.Kind.ROCEV2)
         {
-            conductor.refuseUnknownObject(client, correlationId, IpcMessages.CONNECT_QUEUE_PAIR, "queue pair", command.connectionId());
+            answers.refuseUnknownObject(client, correlationId, IpcMessages.CONNECT_QUEUE_PAIR, "queue pair", command.connectionId());
             return;
         }
         if (timeoutMs <= 0 || timeoutMs > IpcConductor.MAX_TIMEOUT_MS)
         {
-            conductor.respondError(client, correlationId, IpcMessages.CONNECT_QUEUE_PAIR, IpcMessages.ERR_BAD_VALUE, "a timeout of " +
+            answers.respondError(client, correlationId, IpcMessages.CONNECT_QUEUE_PAIR, IpcMessages.ERR_BAD_VALUE, "a timeout of " +
                 timeoutMs + " ms is not in 1.." + IpcConductor.MAX_TIMEOUT_MS);
             return;
         }
@@ -225,14 +237,14 @@ final class ConnectionCommands
             {
                 counters.refusedPeerAddresses.incrementRelease();
             }
-            conductor.respondError(client, correlationId, IpcMessages.CONNECT_QUEUE_PAIR, IpcMessages.ERR_BAD_VALUE, ex.getMessage());
+            answers.respondError(client, correlationId, IpcMessages.CONNECT_QUEUE_PAIR, IpcMessages.ERR_BAD_VALUE, ex.getMessage());
             return;
         }
         conductor.submit(client, correlationId, IpcMessages.CONNECT_QUEUE_PAIR, () ->
         {
             connection.connection.connect(remote, Duration.ofMillis(timeoutMs));
             return connection;
-        }, (ServedConnection done) -> conductor.respondOk(client, correlationId, done.id), null);
+        }, (ServedConnection done) -> answers.respondOk(client, correlationId, done.id), null);
     }
 
     void onCloseConnection(final IpcClient client, final IpcMessages.ObjectCommand command)
@@ -241,25 +253,25 @@ final class ConnectionCommands
         final int timeoutMs = command.timeoutMs();
         if (timeoutMs < 0 || timeoutMs > IpcConductor.MAX_TIMEOUT_MS)
         {
-            conductor.respondError(client, correlationId, IpcMessages.CLOSE_CONNECTION, IpcMessages.ERR_BAD_VALUE, "a timeout of " +
+            answers.respondError(client, correlationId, IpcMessages.CLOSE_CONNECTION, IpcMessages.ERR_BAD_VALUE, "a timeout of " +
                 timeoutMs + " ms is not in 0.." + IpcConductor.MAX_TIMEOUT_MS);
             return;
         }
         final ServedConnection connection = client.connections.remove(command.objectId());
         if (null == connection)
         {
-            conductor.refuseUnknownObject(client, correlationId, IpcMessages.CLOSE_CONNECTION, "connection", command.objectId());
+            answers.refuseUnknownObject(client, correlationId, IpcMessages.CLOSE_CONNECTION, "connection", command.objectId());
             return;
         }
-        conductor.served.remove(connection); // its worker takes what the client posted before closing until the connection closes
+        sessions.stopServing(connection); // its worker takes what the client posted before closing until the connection closes
         conductor.submit(client, correlationId, IpcMessages.CLOSE_CONNECTION,
             () -> releaseConnection(connection, Duration.ofMillis(timeoutMs)),
             (DrainReport.ConnectionDrain drain) ->
             {
-                connectionClosed.wrap(conductor.response, 0).set(connection.id, drain.postedSends(), drain.postedReceives(),
+                connectionClosed.wrap(answers.response, 0).set(connection.id, drain.postedSends(), drain.postedReceives(),
                     drain.waiting(), drain.idle());
                 connectionClosed.ids(client.id, correlationId);
-                conductor.answer(client, IpcMessages.CONNECTION_CLOSED, IpcAnswers.ConnectionClosed.LENGTH);
+                answers.answer(client, IpcMessages.CONNECTION_CLOSED, IpcAnswers.ConnectionClosed.LENGTH);
             }, null);
     }
 

@@ -102,7 +102,7 @@ final class ControlActions
                 next = () ->
                 {
                     settled(settle);
-                    conductor.respondError(client, correlationId, type, IpcMessages.ERR_FAILED, reason);
+                    conductor.answers.respondError(client, correlationId, type, IpcMessages.ERR_FAILED, reason);
                 };
             }
             while (!results.offer(next) && !closed)
@@ -117,7 +117,7 @@ final class ControlActions
         catch (final RejectedExecutionException busy)
         {
             settled(settle);
-            conductor.respondError(client, correlationId, type, IpcMessages.ERR_LIMIT, "the NIC has " +
+            conductor.answers.respondError(client, correlationId, type, IpcMessages.ERR_LIMIT, "the NIC has " +
                 IpcConductor.MAX_CONTROL_ACTIONS + " control actions in progress: retry once some finished");
         }
     }

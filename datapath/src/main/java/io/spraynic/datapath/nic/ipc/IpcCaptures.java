@@ -18,6 +18,7 @@ final class IpcCaptures
     static final int MAX_DURATION_MS = 3_600_000;
 
     private final IpcConductor conductor;
+    private final AnswerSender answers;
     private final CaptureSource nic;
     private final boolean allowed;
     private IpcClient owner;
@@ -26,9 +27,10 @@ final class IpcCaptures
     private long deadlineMs;
     private boolean starting;
 
-    IpcCaptures(final IpcConductor conductor, final CaptureSource nic, final boolean allowed)
+    IpcCaptures(final IpcConductor conductor, final AnswerSender answers, final CaptureSource nic, final boolean allowed)
     {
         this.conductor = conductor;
+        this.answers = answers;
         this.nic = nic;
         this.allowed = allowed;
     }
@@ -51,7 +53,7 @@ final class IpcCaptures
         if (null != owner || starting)
         {
             conductor.counters.refusedCaptures.incrementRelease();
-            conductor.respondError(client, correlationId, IpcMessages.START_CAPTURE, IpcMessages.ERR_LIMIT,
+            answers.respondError(client, correlationId, IpcMessages.START_CAPTURE, IpcMessages.ERR_LIMIT,
                 "a capture " + (starting ? "is starting" : "of client " + owner.id + " runs") +
                 ": the NIC serves one at a time, retry once it ended");
             return;
@@ -95,16 +97,16 @@ final class IpcCaptures
             deadlineMs = System.currentTimeMillis() + durationMs;
             conductor.counters.captures.incrementRelease();
             final IpcAnswers.CaptureReady ready = new IpcAnswers.CaptureReady();
-            final int length = ready.wrap(conductor.response, 0).set(id, ""); // the memory comes on OPEN_MEMORY
+            final int length = ready.wrap(answers.response, 0).set(id, ""); // the memory comes on OPEN_MEMORY
             ready.ids(client.id, correlationId);
-            conductor.answer(client, IpcMessages.CAPTURE_READY, length);
+            answers.answer(client, IpcMessages.CAPTURE_READY, length);
         }, () -> starting = false);
     }
 
     private void refuse(final IpcClient client, final long correlationId, final int code, final String why)
     {
         conductor.counters.refusedCaptures.incrementRelease();
-        conductor.respondError(client, correlationId, IpcMessages.START_CAPTURE, code, why);
+        answers.respondError(client, correlationId, IpcMessages.START_CAPTURE, code, why);
     }
 
     /** @return null when every field of the command is allowed on this NIC, else the first that is not and why. */
@@ -155,7 +157,7 @@ final class IpcCaptures
         final long correlationId = command.correlationId();
         if (owner != client || captureId != command.objectId())
         {
-            conductor.refuseUnknownObject(client, correlationId, IpcMessages.STOP_CAPTURE, "capture", command.objectId());
+            answers.refuseUnknownObject(client, correlationId, IpcMessages.STOP_CAPTURE, "capture", command.objectId());
             return;
         }
         final SealedMemory stopping = end();
@@ -163,7 +165,7 @@ final class IpcCaptures
         {
             stop(stopping);
             return stopping;
-        }, (SealedMemory done) -> conductor.respondOk(client, correlationId, command.objectId()), null);
+        }, (SealedMemory done) -> answers.respondOk(client, correlationId, command.objectId()), null);
     }
 
     /** The client is gone: its capture ends. */

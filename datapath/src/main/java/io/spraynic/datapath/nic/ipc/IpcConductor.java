@@ -3,8 +3,6 @@ package io.spraynic.datapath.nic.ipc;
 import io.spraynic.datapath.nic.CaptureSource;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.telemetry.CountersFile;
-import org.agrona.MutableDirectBuffer;
-import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.BackoffIdleStrategy;
@@ -13,15 +11,12 @@ import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.SystemEpochClock;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.broadcast.BroadcastTransmitter;
-import org.agrona.concurrent.status.AtomicCounter;
 
 import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.function.Consumer;
 
@@ -38,11 +33,16 @@ import java.util.function.Consumer;
  * request ring in place and writes its completion rings ({@link ClientRequestRing}).
  * <p>
  * The conductor is one Agrona {@link Agent} on its own thread, never on a worker: each duty cycle it beats the
- * heartbeat, takes commands (from the command ring and, with their memory, from the socket; regions and connections
- * are handled by {@link RegionCommands} and {@link ConnectionCommands}), drops clients whose connection rings the workers found broken, and times out clients
- * that stopped sending keepalives (a client process that died): their connections are closed, their regions deregistered and their memory unmapped. Control
- * actions that wait on the NIC (register, connect, accept, close) run on a separate control thread pool and
- * hand their result back to the conductor, so one slow handshake never stalls another client's traffic.
+ * heartbeat, takes commands (from the command ring and, with their memory, from the socket), drops clients whose
+ * connection rings the workers found broken, and times out clients that stopped sending keepalives (a client process
+ * that died): their connections are closed, their regions deregistered and their memory unmapped. Control actions
+ * that wait on the NIC (register, connect, accept, close) run on a separate control thread pool ({@link ControlActions})
+ * and hand their result back to the conductor, so one slow handshake never stalls another client's traffic.
+ * <p>
+ * By concern: {@link CommandDispatcher} checks every command at the boundary and hands it to its handler
+ * ({@link SocketCommands}: HELLO, ADD_CLIENT, OPEN_MEMORY; {@link RegionCommands}; {@link ConnectionCommands};
+ * {@link IpcCaptures}); {@link AnswerSender} answers; {@link ClientSessions} holds the clients, their liveness and
+ * the release of what they held. This class makes them, runs the duty cycle and closes them.
  * <p>
  * Every process that maps the NIC's memory is untrusted. Ring records are read by an
  * {@link UntrustedRingReader} (each header checked, each record copied before use); every command field is checked
@@ -62,6 +62,13 @@ public final class IpcConductor implements Agent, AutoCloseable
     public static final int MAX_TIMEOUT_MS = 120_000;
     /** Control actions (register, connect, accept, close) in progress at once, over every client. */
     public static final int MAX_CONTROL_ACTIONS = 32;
+    /**
+     * Connections one client may hold without having collected their rings with OPEN_MEMORY, those being made for it
+     * included: each holds a descriptor open in the NIC until it is collected, so that a client that never collects
+     * holds at most this many (more are refused with {@link IpcMessages#ERR_LIMIT}, counted); one not collected within
+     * the client timeout is closed (counted). An honest client collects each connection's rings at once.
+     */
+    public static final int MAX_UNCOLLECTED_CONNECTIONS = 8;
     /** Longest a claim on the command ring may stay uncommitted before the conductor unblocks it (a dead producer). */
     public static final long MAX_UNBLOCK_TIMEOUT_MS = 1_000;
     private static final int CHECK_INTERVAL_MS = 50;
@@ -109,31 +116,15 @@ public final class IpcConductor implements Agent, AutoCloseable
     private final CommandRing commandRing;
     private final ControlActions control;
     private final BroadcastTransmitter toClients;
-    final UnsafeBuffer response = new UnsafeBuffer(new byte[1024]);
-    private final Long2ObjectHashMap<IpcClient> clients = new Long2ObjectHashMap<>();
-    /** Connections whose rings the workers read; a client that broke one is dropped (conductor thread). */
-    final ArrayList<ServedConnection> served = new ArrayList<>();
-    private final ArrayList<IpcClient> drops = new ArrayList<>();
-    private final IpcMessages.Header commandHeader = new IpcMessages.Header();
-    private final IpcMessages.AddClient addClient = new IpcMessages.AddClient();
-    private final SocketCommands socketCommands;
-    private final IpcMessages.Register register = new IpcMessages.Register();
-    private final IpcMessages.ObjectCommand objectCommand = new IpcMessages.ObjectCommand();
-    private final IpcMessages.Connect connect = new IpcMessages.Connect();
-    private final IpcMessages.ConnectQueuePair connectQueuePair = new IpcMessages.ConnectQueuePair();
-    private final IpcMessages.StartCapture startCapture = new IpcMessages.StartCapture();
-    private final IpcAnswers.Ok ok = new IpcAnswers.Ok();
-    private final IpcAnswers.Error error = new IpcAnswers.Error();
-    private final UntrustedRingReader.Handler commandHandler = this::onCommand;
-    private final CommandSocket.Handler socketHandler = this::onSocketCommand;
     private final CommandSocket socket;
-    private final RegionCommands regionCommands;
-    private final ConnectionCommands connectionCommands;
-    private final IpcCaptures captures;
     final IpcCounters counters;
+    final ClientSessions sessions;
+    final AnswerSender answers;
+    final IpcCaptures captures;
+    final RegionCommands regionCommands;
+    final ConnectionCommands connectionCommands;
+    private final CommandDispatcher commands;
     private long nextObjectId = 1;
-    /** True while a HELLO, ADD_CLIENT or OPEN_MEMORY of the socket is handled: its answers go back on the socket. */
-    private boolean socketExchange;
     private long nextCheckMs;
     private long nowMs;
     private AgentRunner runner;
@@ -170,13 +161,18 @@ public final class IpcConductor implements Agent, AutoCloseable
         this.toClients = new BroadcastTransmitter(new UnsafeBuffer(header,
             IpcFileDescriptor.HEADER_LENGTH + IpcFileDescriptor.toNicLength(), IpcFileDescriptor.toClientsLength()));
         this.counters = new IpcCounters(countersFile);
-        this.commandRing = new CommandRing(header, counters, unblockTimeoutMs, commandHandler);
         this.control = new ControlActions(this, counters);
-        this.captures = new IpcCaptures(this, source, limits.capture());
-        this.regionCommands = new RegionCommands(this, nic, counters, limits);
-        this.connectionCommands = new ConnectionCommands(this, nic, counters, limits);
-        this.socketCommands = new SocketCommands(this, counters, controlMemory, clientTimeoutMs);
         this.socket = CommandSocket.open(directory, counters, access);
+        this.sessions = new ClientSessions(this, nic, counters, clientTimeoutMs);
+        this.answers = new AnswerSender(counters, socket, toClients, sessions);
+        this.captures = new IpcCaptures(this, answers, source, limits.capture());
+        this.regionCommands = new RegionCommands(this, answers, nic, counters, limits);
+        this.connectionCommands = new ConnectionCommands(this, answers, sessions, nic, counters, limits);
+        final SocketCommands socketCommands = new SocketCommands(this, answers, sessions, counters, controlMemory,
+            clientTimeoutMs);
+        this.commands = new CommandDispatcher(this, null == nic, counters, sessions, answers, socketCommands,
+            regionCommands, connectionCommands, captures);
+        this.commandRing = new CommandRing(header, counters, unblockTimeoutMs, commands.ringHandler);
         header.putIntRelease(IpcFileDescriptor.VERSION_OFFSET, IpcFileDescriptor.VERSION);
         // the announcement: this header as a plain file, written once and never mapped, so that a client of any version
         // reads this NIC's version (and refuses at once when it is not its own) before it asks for anything
@@ -328,28 +324,16 @@ public final class IpcConductor implements Agent, AutoCloseable
         nowMs = now;
         header.putLongRelease(IpcFileDescriptor.HEARTBEAT_OFFSET, now);
         int work = commandRing.poll(now);
-        work += socket.poll(now, socketHandler);
+        work += socket.poll(now, commands.socketHandler);
         work += control.runResults(now);
-        // the workers read the connections' rings; a client that broke one is dropped here
-        final ArrayList<ServedConnection> served = this.served;
-        for (int i = 0, n = served.size(); i < n; i++)
-        {
-            final ServedConnection connection = served.get(i);
-            final int broken = connection.requests.broken();
-            if (0 != broken)
-            {
-                dropLater(connection.client, broken == ClientRequestRing.CORRUPT_REQUESTS ? counters.droppedCorruptRing :
-                    counters.droppedBadAnswerRing, connection.requests.brokenReason() + " (connection " + connection.id + ")");
-                work++;
-            }
-        }
-        work += dropPending();
+        work += sessions.dropBrokenRings(); // the workers read the connections' rings; a client that broke one goes
         if (now >= nextCheckMs)
         {
             nextCheckMs = now + CHECK_INTERVAL_MS;
             try
             {
-                work += timeOutClients(now);
+                work += sessions.timeOutClients(now);
+                work += sessions.closeUncollected(now);
                 work += captures.endExpired(now);
             }
             catch (final RuntimeException ex)
@@ -358,170 +342,6 @@ public final class IpcConductor implements Agent, AutoCloseable
             }
         }
         return work;
-    }
-
-    // ---------------------------------------------------------------- commands (control path)
-
-    /** One command record, copied out of the command ring; never throws (a client that makes it throw is dropped). */
-    private boolean onCommand(final int type, final MutableDirectBuffer buffer, final int length)
-    {
-        onCommand(type, buffer, length, -1);
-        return true;
-    }
-
-    /** One command of the socket: REGISTER with its memfd, or a HELLO, ADD_CLIENT or OPEN_MEMORY answered there. */
-    private void onSocketCommand(final int type, final MutableDirectBuffer buffer, final int length, final int memoryFd)
-    {
-        socketExchange = type != IpcMessages.REGISTER;
-        try
-        {
-            onCommand(type, buffer, length, memoryFd);
-        }
-        finally
-        {
-            socketExchange = false;
-        }
-    }
-
-    /**
-     * One command, copied out of the command ring ({@code memoryFd} -1) or received on the socket with the memfd it
-     * carries (closed by the socket after this returns: what is kept is mapped); never throws.
-     */
-    private void onCommand(final int type, final MutableDirectBuffer buffer, final int length, final int memoryFd)
-    {
-        counters.commands.incrementRelease();
-        if (length < IpcMessages.Header.LENGTH)
-        {
-            counters.commandsMalformed.incrementRelease(); // no ids to answer to
-            counters.commandErrors.incrementRelease();
-            return;
-        }
-        commandHeader.wrap(buffer, 0);
-        final long clientId = commandHeader.clientId();
-        final long correlationId = commandHeader.correlationId();
-        IpcClient client = null;
-        try
-        {
-            if (type == IpcMessages.ADD_CLIENT || type == IpcMessages.HELLO)
-            {
-                if (!socketExchange)
-                {
-                    counters.commandsMalformed.incrementRelease();
-                    broadcastError(0, correlationId, type, IpcMessages.ERR_MALFORMED, IpcMessages.name(type) +
-                        " goes on " + CommandSocket.SOCKET_FILE + " since IPC version 5, not on the command ring");
-                }
-                else if (type == IpcMessages.HELLO)
-                {
-                    socketCommands.onHello(correlationId);
-                }
-                else
-                {
-                    socketCommands.onAddClient(addClient.wrap(buffer, 0), correlationId, length);
-                }
-                return;
-            }
-            client = clients.get(clientId);
-            if (null == client)
-            {
-                counters.commandsUnknownClient.incrementRelease();
-                if (type != IpcMessages.KEEPALIVE)
-                {
-                    broadcastError(clientId, correlationId, type, IpcMessages.ERR_NOT_CONNECTED, "client " + clientId +
-                        " is not connected to this NIC (it timed out, closed or was dropped): connect again");
-                }
-                return;
-            }
-            if (commandHeader.token() != client.token)
-            {
-                // someone writes in another client's name: no answer (that would let it flood the victim's answer ring)
-                counters.commandsBadToken.incrementRelease();
-                counters.log("dropped commands that name client " + clientId + " without its token", null, nowMs,
-                    LOG_INTERVAL_MS);
-                return;
-            }
-            client.lastSeenMs = nowMs;
-            final int fixed = IpcMessages.fixedLength(type);
-            if (fixed < 0 || length < fixed)
-            {
-                counters.commandsMalformed.incrementRelease();
-                respondError(client, correlationId, type, IpcMessages.ERR_MALFORMED, fixed < 0 ?
-                    "unknown command type " + type : IpcMessages.name(type) + " of " + length +
-                    " B is shorter than its " + fixed + " B: is the client of another version?");
-                return;
-            }
-            if (null == nic && type != IpcMessages.KEEPALIVE && type != IpcMessages.CLOSE_CLIENT &&
-                type != IpcMessages.START_CAPTURE && type != IpcMessages.STOP_CAPTURE && type != IpcMessages.OPEN_MEMORY)
-            {
-                respondError(client, correlationId, type, IpcMessages.ERR_NOT_PERMITTED, "this NIC runs in classify mode: " +
-                    "it serves live capture (spraynic capture) only, no memory or connections");
-                return;
-            }
-            switch (type)
-            {
-                case IpcMessages.KEEPALIVE ->
-                {
-                }
-                case IpcMessages.CLOSE_CLIENT ->
-                {
-                    respondOk(client, correlationId, 0); // before its answer ring goes
-                    release(client, counters.clientsClosed, null);
-                }
-                case IpcMessages.REGISTER -> regionCommands.onRegister(client, register.wrap(buffer, 0), memoryFd);
-                case IpcMessages.DEREGISTER -> regionCommands.onDeregister(client, objectCommand.wrap(buffer, 0));
-                case IpcMessages.CONNECT, IpcMessages.ACCEPT, IpcMessages.CREATE_QUEUE_PAIR ->
-                    connectionCommands.onConnect(client, type, connect.wrap(buffer, 0));
-                case IpcMessages.CONNECT_QUEUE_PAIR -> connectionCommands.onConnectQueuePair(client, connectQueuePair.wrap(buffer, 0));
-                case IpcMessages.CLOSE_CONNECTION -> connectionCommands.onCloseConnection(client, objectCommand.wrap(buffer, 0));
-                case IpcMessages.START_CAPTURE -> captures.onStart(client, startCapture.wrap(buffer, 0));
-                case IpcMessages.STOP_CAPTURE -> captures.onStop(client, objectCommand.wrap(buffer, 0));
-                case IpcMessages.OPEN_MEMORY ->
-                {
-                    if (socketExchange)
-                    {
-                        socketCommands.onOpenMemory(client, objectCommand.wrap(buffer, 0));
-                    }
-                    else
-                    {
-                        counters.commandsMalformed.incrementRelease();
-                        respondError(client, correlationId, type, IpcMessages.ERR_MALFORMED, "OPEN_MEMORY goes on " +
-                            CommandSocket.SOCKET_FILE + ", which answers it with the memory");
-                    }
-                }
-                default -> respondError(client, correlationId, type, IpcMessages.ERR_MALFORMED, "unknown command type " + type);
-            }
-        }
-        catch (final RuntimeException ex)
-        {
-            counters.unexpected(counters.unexpectedCommands, "command " + IpcMessages.name(type), ex, nowMs,
-                LOG_INTERVAL_MS);
-            if (null != client && !client.released)
-            {
-                drop(client, counters.droppedUnexpected, "an unexpected error in its " + IpcMessages.name(type));
-            }
-        }
-    }
-
-    /** @return clients served now. */
-    int clientCount()
-    {
-        return clients.size();
-    }
-
-    boolean hasClient(final long clientId)
-    {
-        return clients.containsKey(clientId);
-    }
-
-    void addClient(final IpcClient client)
-    {
-        clients.put(client.id, client);
-        counters.clients.incrementRelease();
-    }
-
-    /** A client whose ADD_CLIENT answer could not be sent: it goes again, counted as closed. */
-    void releaseUnanswered(final IpcClient client)
-    {
-        release(client, counters.clientsClosed, null);
     }
 
     /** @return now, as this duty cycle read the clock. */
@@ -536,161 +356,6 @@ public final class IpcConductor implements Agent, AutoCloseable
         return captures.memoryOf(client, captureId);
     }
 
-    void refuseUnknownObject(final IpcClient client, final long correlationId, final int type, final String what,
-        final long objectId)
-    {
-        for (final IpcClient other : clients.values())
-        {
-            if (other != client && (other.regions.containsKey(objectId) || other.connections.containsKey(objectId)))
-            {
-                counters.commandsForeignObject.incrementRelease();
-                break;
-            }
-        }
-        respondError(client, correlationId, type, IpcMessages.ERR_UNKNOWN_OBJECT, "client " + client.id + " has no " +
-            what + " " + objectId);
-    }
-
-    // ---------------------------------------------------------------- releasing clients
-
-    private int timeOutClients(final long now)
-    {
-        int released = 0;
-        List<IpcClient> dead = null;
-        for (final IpcClient client : clients.values())
-        {
-            if (now - client.lastSeenMs > clientTimeoutMs)
-            {
-                if (null == dead)
-                {
-                    dead = new ArrayList<>();
-                }
-                dead.add(client);
-            }
-        }
-        if (null != dead)
-        {
-            for (final IpcClient client : dead)
-            {
-                release(client, counters.clientsTimedOut, "sent no keepalive for " + clientTimeoutMs + " ms");
-                released++;
-            }
-        }
-        return released;
-    }
-
-    /** Drops a client once the loop over served connections is done with the list it would change. */
-    private void dropLater(final IpcClient client, final AtomicCounter reason, final String why)
-    {
-        if (null == client.dropReason)
-        {
-            client.dropReason = reason;
-            client.dropWhy = why;
-            drops.add(client);
-        }
-    }
-
-    private int dropPending()
-    {
-        final int n = drops.size();
-        for (int i = 0; i < n; i++)
-        {
-            final IpcClient client = drops.get(i);
-            drop(client, client.dropReason, client.dropWhy);
-        }
-        drops.clear();
-        return n;
-    }
-
-    /** Drops a client that broke the protocol: everything it held is released; the others carry on. */
-    private void drop(final IpcClient client, final AtomicCounter reason, final String why)
-    {
-        if (!client.released)
-        {
-            release(client, reason, why);
-        }
-    }
-
-    /**
-     * Forgets a client: stops watching its connections, unmaps its answer ring, then closes its connections, frees
-     * its regions and removes its files on a control thread.
-     *
-     * @param reason counted once.
-     * @param why    logged (rate-limited) when not null.
-     */
-    private void release(final IpcClient client, final AtomicCounter reason, final String why)
-    {
-        if (client.released)
-        {
-            return;
-        }
-        client.released = true;
-        captures.onReleased(client);
-        clients.remove(client.id);
-        counters.clients.decrementRelease();
-        reason.incrementRelease();
-        if (null != why)
-        {
-            counters.log("released client " + client.id + " (pid " + client.pid + "), which " + why + ", with its " +
-                client.connections.size() + " connection(s) and " + client.regions.size() + " region(s)", null, nowMs,
-                LOG_INTERVAL_MS);
-        }
-        final List<ServedConnection> connections = new ArrayList<>(client.connections.values());
-        final List<IpcClient.Region> regions = new ArrayList<>(client.regions.values());
-        for (final ServedConnection connection : connections)
-        {
-            served.remove(connection);
-        }
-        client.connections.clear();
-        client.regions.clear();
-        client.answerMemory.close();
-        // a dead or dropped client's peers get CLOSE at once; a closing client already waited for its own completions
-        final Duration drain = Duration.ofMillis(reason == counters.clientsClosed ? 100 : 0);
-        releaseLater(() ->
-        {
-            releaseAll(connections, regions, drain);
-            try
-            {
-                if (null != nic)
-                {
-                    nic.releaseProtectionDomain(client.domain()); // regions still being made keep it until the next client
-                }
-            }
-            catch (final RuntimeException ex)
-            {
-                System.err.println("spraynic ipc: releasing client " + client.id + "'s domain failed: " + ex.getMessage());
-            }
-        });
-    }
-
-    /** Control thread: closes connections, then frees regions; a failure of one is told and the rest go on. */
-    private void releaseAll(final Iterable<ServedConnection> connections, final Iterable<IpcClient.Region> regions,
-        final Duration drain)
-    {
-        for (final ServedConnection connection : connections)
-        {
-            try
-            {
-                connectionCommands.releaseConnection(connection, drain);
-            }
-            catch (final RuntimeException ex)
-            {
-                System.err.println("spraynic ipc: closing connection " + connection.id + " failed: " + ex.getMessage());
-            }
-        }
-        for (final IpcClient.Region region : regions)
-        {
-            try
-            {
-                regionCommands.releaseRegion(region);
-            }
-            catch (final RuntimeException ex)
-            {
-                System.err.println("spraynic ipc: freeing region " + region.id() + " failed: " + ex.getMessage());
-            }
-        }
-    }
-
     /** Frees what a client no longer holds: on a control thread, or here once the conductor is closing. */
     void releaseLater(final Runnable release)
     {
@@ -702,76 +367,6 @@ public final class IpcConductor implements Agent, AutoCloseable
         final Consumer<T> onDone, final Runnable settle)
     {
         control.submit(client, correlationId, type, action, onDone, settle);
-    }
-
-    // ---------------------------------------------------------------- answers
-
-    void respondOk(final IpcClient client, final long correlationId, final long value)
-    {
-        ok.wrap(response, 0).value(value);
-        ok.ids(client.id, correlationId);
-        answer(client, IpcMessages.OK, IpcAnswers.Ok.LENGTH);
-    }
-
-    void respondError(final IpcClient client, final long correlationId, final int type, final int code,
-        final String message)
-    {
-        counters.commandErrors.incrementRelease();
-        final int length = error.wrap(response, 0).set(type, code, message);
-        error.ids(client.id, correlationId);
-        answer(client, IpcMessages.ERROR, length);
-    }
-
-    /**
-     * An ERROR for a client without an answer ring (unknown, or refused at ADD_CLIENT): on the socket it came on, else
-     * on the broadcast; no key, address or token.
-     */
-    void broadcastError(final long clientId, final long correlationId, final int type, final int code,
-        final String message)
-    {
-        counters.commandErrors.incrementRelease();
-        final int length = error.wrap(response, 0).set(type, code, message);
-        error.ids(clientId, correlationId);
-        if (socketExchange)
-        {
-            socket.reply(IpcMessages.ERROR, response, length, -1);
-            return;
-        }
-        toClients.transmit(IpcMessages.ERROR, response, 0, length);
-    }
-
-    /** Writes the answer in {@link #response} into the client's own ring; a client whose ring is broken is dropped. */
-    void answer(final IpcClient client, final int type, final int length)
-    {
-        if (socketExchange)
-        {
-            socket.reply(type, response, length, -1); // a refused OPEN_MEMORY waits on the socket
-            return;
-        }
-        if (client.released)
-        {
-            return;
-        }
-        final boolean written;
-        try
-        {
-            written = client.answers.write(type, response, 0, length);
-        }
-        catch (final RuntimeException ex)
-        {
-            drop(client, counters.droppedBadAnswerRing, "broke its answer ring (" + ex.getMessage() + ")");
-            return;
-        }
-        if (!written)
-        {
-            counters.answersLost.incrementRelease(); // the client stopped reading its answers: only it waits in vain
-        }
-    }
-
-    /** Sends the answer in {@link #response} on the socket the command came on, with {@code fd} as its descriptor. */
-    boolean answerWithMemory(final int type, final int length, final int fd)
-    {
-        return socket.reply(type, response, length, fd);
     }
 
     /**
@@ -791,19 +386,7 @@ public final class IpcConductor implements Agent, AutoCloseable
         }
         header.putLongRelease(IpcFileDescriptor.HEARTBEAT_OFFSET, 0); // clients know at once that nobody serves
         captures.close();
-        final List<ServedConnection> connections = new ArrayList<>();
-        final List<IpcClient.Region> regions = new ArrayList<>();
-        for (final IpcClient client : clients.values())
-        {
-            client.released = true;
-            connections.addAll(client.connections.values());
-            regions.addAll(client.regions.values());
-            client.answerMemory.close();
-        }
-        clients.clear();
-        served.clear();
-        control.close();
-        releaseAll(connections, regions, Duration.ZERO);
+        sessions.releaseEveryone(control);
         socket.close();
         counters.close();
         controlMemory.close();

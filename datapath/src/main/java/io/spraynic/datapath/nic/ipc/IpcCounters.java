@@ -53,6 +53,10 @@ final class IpcCounters
     final AtomicCounter refusedCaptures;
     final AtomicCounter refusedMemory;
     final AtomicCounter refusedPeerAddresses;
+    /** Connections refused while the client had {@link IpcConductor#MAX_UNCOLLECTED_CONNECTIONS} uncollected. */
+    final AtomicCounter refusedUncollected;
+    /** Connections closed because their client did not collect their rings within the client timeout. */
+    final AtomicCounter connectionsUncollected;
     final AtomicCounter socketConnections;
     final AtomicCounter socketRefusedConnections;
     final AtomicCounter socketRefusedCredentials;
@@ -117,6 +121,8 @@ final class IpcCounters
         socketDroppedMalformed = add(file, "ipc: socket messages dropped: not a socket command of this version");
         socketRepliesLost = add(file, "ipc: socket replies lost");
         unexpectedSocket = add(file, "ipc: unexpected errors: socket");
+        refusedUncollected = add(file, "ipc: refused: connections with rings not collected limit");
+        connectionsUncollected = add(file, "ipc: connections closed: rings not collected");
     }
 
     private AtomicCounter add(final CountersFile file, final String label)

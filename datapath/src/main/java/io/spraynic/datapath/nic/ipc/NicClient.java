@@ -6,13 +6,7 @@ import io.spraynic.datapath.capture.CaptureFilter;
 import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.api.RocevEndpoint;
-import org.agrona.MutableDirectBuffer;
-import org.agrona.concurrent.MessageHandler;
 import org.agrona.concurrent.UnsafeBuffer;
-import org.agrona.concurrent.broadcast.BroadcastReceiver;
-import org.agrona.concurrent.broadcast.CopyBroadcastReceiver;
-import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
-import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -23,7 +17,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * An application's handle on a NIC running in another process ({@code spraynic nic --ipc-dir DIR}, or any
@@ -56,19 +49,13 @@ public final class NicClient implements Nic
     private final Path directory;
     private final MemorySegment controlMemory; // kept reachable: connections read the heartbeat until collected
     private final UnsafeBuffer header;
-    private final ManyToOneRingBuffer toNic;
-    private final CopyBroadcastReceiver fromNic;
     private final Arena answerArena;
-    private final OneToOneRingBuffer answers;
-    private final long clientId;
-    private final long token;
+    private final ClientCommandChannel channel;
     private final long nicPid;
     private final NicConnection.Kind mode;
     private final int planes;
-    private final long clientTimeoutMs;
-    private final UnsafeBuffer command = new UnsafeBuffer(new byte[1024]);
-    private final UnsafeBuffer reply = new UnsafeBuffer(new byte[1024]);
-    private final IpcMessages.Header commandHeader = new IpcMessages.Header();
+    private final UnsafeBuffer command;
+    private final UnsafeBuffer reply;
     private final IpcMessages.Register register = new IpcMessages.Register();
     private final IpcMessages.ObjectCommand objectCommand = new IpcMessages.ObjectCommand();
     private final IpcMessages.Connect connect = new IpcMessages.Connect();
@@ -76,18 +63,11 @@ public final class NicClient implements Nic
     private final IpcMessages.StartCapture startCapture = new IpcMessages.StartCapture();
     private final IpcAnswers.CaptureReady captureReady = new IpcAnswers.CaptureReady();
     private final IpcAnswers.Ok ok = new IpcAnswers.Ok();
-    private final IpcAnswers.Error error = new IpcAnswers.Error();
     private final IpcAnswers.RegionReady regionReady = new IpcAnswers.RegionReady();
     private final IpcAnswers.ConnectionReady connectionReady = new IpcAnswers.ConnectionReady();
     private final IpcAnswers.ConnectionClosed connectionClosed = new IpcAnswers.ConnectionClosed();
-    private final MessageHandler replyHandler = this::onReply;
-    private final MessageHandler refusalHandler = this::onRefusal;
     private final List<ClientRegion> regions = new ArrayList<>();
     private final List<ClientConnection> connections = new ArrayList<>();
-    private final Thread keepalive;
-    private long awaitedCorrelationId;
-    private long awaitedClientId;
-    private int replyType;
     private volatile boolean closed;
 
     NicClient(final Path directory, final MemorySegment controlMemory, final Arena answerArena,
@@ -96,22 +76,13 @@ public final class NicClient implements Nic
         this.directory = directory;
         this.controlMemory = controlMemory;
         this.answerArena = answerArena;
-        this.answers = new OneToOneRingBuffer(new UnsafeBuffer(answerMemory.address(), (int)answerMemory.byteSize()));
         this.header = new UnsafeBuffer(controlMemory.address(), (int)controlMemory.byteSize());
         this.nicPid = header.getLong(IpcFileDescriptor.PID_OFFSET, IpcMessages.ORDER);
         this.mode = kind(header.getInt(IpcFileDescriptor.MODE_OFFSET, IpcMessages.ORDER));
         this.planes = header.getInt(IpcFileDescriptor.PLANES_OFFSET, IpcMessages.ORDER);
-        final int toNicLength = header.getInt(IpcFileDescriptor.TO_NIC_LENGTH_OFFSET, IpcMessages.ORDER);
-        final int toClientsLength = header.getInt(IpcFileDescriptor.TO_CLIENTS_LENGTH_OFFSET, IpcMessages.ORDER);
-        this.toNic = new ManyToOneRingBuffer(new UnsafeBuffer(header, IpcFileDescriptor.HEADER_LENGTH, toNicLength));
-        this.fromNic = new CopyBroadcastReceiver(new BroadcastReceiver(
-            new UnsafeBuffer(header, IpcFileDescriptor.HEADER_LENGTH + toNicLength, toClientsLength)));
-        this.clientTimeoutMs = added.value();
-        this.clientId = added.clientId();
-        this.token = added.token();
-        this.keepalive = new Thread(this::sendKeepalives, "spraynic-client-keepalive");
-        keepalive.setDaemon(true);
-        keepalive.start();
+        this.channel = new ClientCommandChannel(directory, controlMemory, answerMemory, added); // keepalives start
+        this.command = channel.command;
+        this.reply = channel.reply;
     }
 
     /**
@@ -156,13 +127,13 @@ public final class NicClient implements Nic
     /** @return this client's id at the NIC. */
     public long clientId()
     {
-        return clientId;
+        return channel.clientId();
     }
 
     /** @return the token the NIC gave this client, which every command carries (tests play a forger). */
     long token()
     {
-        return token;
+        return channel.token();
     }
 
 
@@ -223,7 +194,7 @@ public final class NicClient implements Nic
     /** @return how long the NIC waits without a keepalive before it releases a client. */
     public long clientTimeoutMs()
     {
-        return clientTimeoutMs;
+        return channel.clientTimeoutMs();
     }
 
     /** @return the IPC directory. */
@@ -235,14 +206,13 @@ public final class NicClient implements Nic
     /** @return true once the NIC closed (one volatile read: the posting path checks it). */
     boolean isNicClosed()
     {
-        return header.getLongVolatile(IpcFileDescriptor.HEARTBEAT_OFFSET) == 0;
+        return channel.isNicClosed();
     }
 
     /** @return true once the NIC closed or its heartbeat is older than {@link IpcFileDescriptor#NIC_LIVENESS_TIMEOUT_MS}. */
     public boolean isNicStopped()
     {
-        final long heartbeat = header.getLongVolatile(IpcFileDescriptor.HEARTBEAT_OFFSET);
-        return heartbeat == 0 || System.currentTimeMillis() - heartbeat > IpcFileDescriptor.NIC_LIVENESS_TIMEOUT_MS;
+        return channel.isNicStopped();
     }
 
     /**
@@ -522,109 +492,7 @@ public final class NicClient implements Nic
         {
             throw new IllegalStateException("this NIC client is closed");
         }
-        return send(type, length, timeout, clientId, token, memoryFd);
-    }
-
-    private long send(final int type, final int length, final Duration timeout, final long clientId, final long token)
-    {
-        return send(type, length, timeout, clientId, token, -1);
-    }
-
-    /** Sends a command on the command ring or, with the memory it carries ({@code memoryFd} >= 0), on the NIC's socket. */
-    private long send(final int type, final int length, final Duration timeout, final long clientId, final long token,
-        final int memoryFd)
-    {
-        final int epoch = commandRingEpoch();
-        final long correlationId = toNic.nextCorrelationId();
-        commandHeader.wrap(command, 0);
-        commandHeader.ids(clientId, correlationId, token);
-        final long deadline = System.nanoTime() + timeout.toNanos();
-        if (memoryFd >= 0)
-        {
-            sendWithMemory(type, length, memoryFd);
-        }
-        else
-        {
-            while (!toNic.write(type, command, 0, length))
-            {
-                failIfStopped(type, deadline, epoch);
-                Thread.onSpinWait();
-            }
-        }
-        awaitedCorrelationId = correlationId;
-        awaitedClientId = clientId;
-        replyType = 0;
-        int idle = 0;
-        while (0 == replyType)
-        {
-            int work = answers.read(replyHandler);
-            if (0 == replyType)
-            {
-                try
-                {
-                    work += fromNic.receive(refusalHandler);
-                }
-                catch (final IllegalStateException lapped)
-                {
-                    // the broadcast lapped this client while it copied: a refusal may be gone, the deadline tells
-                    work++;
-                }
-            }
-            if (0 == work && 0 == replyType)
-            {
-                failIfStopped(type, deadline, epoch);
-                // spin for a quick answer, then park: a handshake may take seconds
-                if (++idle < 1000)
-                {
-                    Thread.onSpinWait();
-                }
-                else
-                {
-                    LockSupport.parkNanos(100_000);
-                }
-            }
-        }
-        if (replyType == IpcMessages.ERROR)
-        {
-            final IpcAnswers.Error refusal = error.wrap(reply, 0);
-            throw new NicRefusedException(type, refusal.code(), "the NIC refused " + IpcMessages.name(type) + " (" +
-                IpcMessages.errorName(refusal.code()) + "): " + refusal.message());
-        }
-        return replyType == IpcMessages.OK ? ok.wrap(reply, 0).value() : 0;
-    }
-
-    /** One message on {@code DIR/nic.sock}: type, version, the command; the memfd as its one descriptor. */
-    private void sendWithMemory(final int type, final int length, final int memoryFd)
-    {
-        if (isNicStopped())
-        {
-            throw new IllegalStateException("the NIC (pid " + nicPid + ") serving " + directory + " has stopped");
-        }
-        final Path path = directory.resolve(CommandSocket.SOCKET_FILE);
-        final int socket = UnixSockets.connect(path.toString());
-        if (socket < 0)
-        {
-            throw new IllegalStateException("cannot connect to the NIC's socket " + path + " (errno " + -socket +
-                "): is the NIC of IPC version " + IpcFileDescriptor.VERSION + " still running?");
-        }
-        try
-        {
-            final byte[] message = new byte[CommandSocket.MESSAGE_HEADER_LENGTH + length];
-            final UnsafeBuffer buffer = new UnsafeBuffer(message);
-            buffer.putInt(0, type, IpcMessages.ORDER);
-            buffer.putInt(CommandSocket.VERSION_OFFSET, IpcFileDescriptor.VERSION, IpcMessages.ORDER);
-            buffer.putBytes(CommandSocket.MESSAGE_HEADER_LENGTH, command, 0, length);
-            final long sent = UnixSockets.send(socket, message, memoryFd);
-            if (sent != message.length)
-            {
-                throw new IllegalStateException("cannot send " + IpcMessages.name(type) + " on " + path + " (" +
-                    (sent < 0 ? "errno " + -sent : sent + " B of " + message.length) + ")");
-            }
-        }
-        finally
-        {
-            UnixSockets.close(socket);
-        }
+        return channel.send(type, length, timeout, memoryFd);
     }
 
     /**
@@ -639,98 +507,13 @@ public final class NicClient implements Nic
         {
             throw new IllegalStateException("this NIC client is closed");
         }
-        final UnsafeBuffer open = new UnsafeBuffer(new byte[IpcMessages.ObjectCommand.LENGTH]);
-        final IpcMessages.ObjectCommand c = new IpcMessages.ObjectCommand().wrap(open, 0);
-        c.object(objectId, 0);
-        c.ids(clientId, toNic.nextCorrelationId(), token);
-        final Path path = directory.resolve(CommandSocket.SOCKET_FILE);
-        final int socket = UnixSockets.connect(path.toString());
-        if (socket < 0)
-        {
-            throw new IllegalStateException("cannot connect to the NIC's socket " + path + " (errno " + -socket + ")");
-        }
-        try
-        {
-            return SocketReply.exchange(socket, IpcMessages.OPEN_MEMORY, open, IpcMessages.ObjectCommand.LENGTH,
-                System.nanoTime() + CONTROL_TIMEOUT.toNanos(), directory);
-        }
-        finally
-        {
-            UnixSockets.close(socket);
-        }
-    }
-
-    private int commandRingEpoch()
-    {
-        return header.getIntVolatile(IpcFileDescriptor.COMMAND_RING_EPOCH_OFFSET);
-    }
-
-    private void failIfStopped(final int type, final long deadline, final int epoch)
-    {
-        if (isNicStopped())
-        {
-            throw new IllegalStateException("the NIC (pid " + nicPid + ") serving " + directory + " has stopped");
-        }
-        if (commandRingEpoch() != epoch)
-        {
-            throw new IllegalStateException("the NIC (pid " + nicPid + ") reset its command ring, which some process " +
-                "corrupted, and " + IpcMessages.name(type) + " may have been lost with it: retry the call");
-        }
-        if (System.nanoTime() >= deadline)
-        {
-            throw new IllegalStateException("the NIC (pid " + nicPid + ") did not answer " + IpcMessages.name(type) +
-                " in time: is it overloaded, or did it time this client out?");
-        }
-    }
-
-    /** An answer from this client's own ring: older answers (of calls that failed) are skipped. */
-    private void onReply(final int type, final MutableDirectBuffer buffer, final int index, final int length)
-    {
-        if (length < IpcMessages.Header.LENGTH ||
-            buffer.getLong(index + IpcMessages.Header.CORRELATION_ID_OFFSET, IpcMessages.ORDER) != awaitedCorrelationId)
-        {
-            return;
-        }
-        reply.putBytes(0, buffer, index, Math.min(length, reply.capacity()));
-        replyType = type;
-    }
-
-    /** A refusal on the broadcast: for a client the NIC does not know (any more), or an ADD_CLIENT it refused. */
-    private void onRefusal(final int type, final MutableDirectBuffer buffer, final int index, final int length)
-    {
-        if (type != IpcMessages.ERROR || length < IpcMessages.Header.LENGTH ||
-            buffer.getLong(index + IpcMessages.Header.CLIENT_ID_OFFSET, IpcMessages.ORDER) != awaitedClientId ||
-            buffer.getLong(index + IpcMessages.Header.CORRELATION_ID_OFFSET, IpcMessages.ORDER) != awaitedCorrelationId)
-        {
-            return;
-        }
-        reply.putBytes(0, buffer, index, Math.min(length, reply.capacity()));
-        replyType = type;
+        return channel.openMemory(objectId);
     }
 
     /** Stops the keepalives, as a process that hangs would (tests). */
     void stopKeepalives()
     {
-        keepalive.interrupt();
-    }
-
-    private void sendKeepalives()
-    {
-        final UnsafeBuffer keepaliveCommand = new UnsafeBuffer(new byte[IpcMessages.Header.LENGTH]);
-        new IpcMessages.Header().wrap(keepaliveCommand, 0).ids(clientId, 0, token);
-        final long intervalMs = Math.max(10, clientTimeoutMs / 5);
-        while (!closed)
-        {
-            toNic.write(IpcMessages.KEEPALIVE, keepaliveCommand, 0, IpcMessages.Header.LENGTH);
-            try
-            {
-                Thread.sleep(intervalMs);
-            }
-            catch (final InterruptedException ex)
-            {
-                return;
-            }
-        }
+        channel.stopKeepalives();
     }
 
     /**
@@ -761,7 +544,7 @@ public final class NicClient implements Nic
                 closed = true;
             }
         }
-        keepalive.interrupt();
+        channel.close();
         for (final ClientConnection c : connections)
         {
             c.unmap();

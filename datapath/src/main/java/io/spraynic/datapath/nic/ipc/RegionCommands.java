@@ -17,15 +17,17 @@ import java.lang.foreign.MemorySegment;
 final class RegionCommands
 {
     private final IpcConductor conductor;
+    private final AnswerSender answers;
     private final EmbeddedNic nic;
     private final IpcCounters counters;
     private final IpcConductor.Limits limits;
     private final IpcAnswers.RegionReady regionReady = new IpcAnswers.RegionReady();
 
-    RegionCommands(final IpcConductor conductor, final EmbeddedNic nic, final IpcCounters counters,
-        final IpcConductor.Limits limits)
+    RegionCommands(final IpcConductor conductor, final AnswerSender answers, final EmbeddedNic nic,
+        final IpcCounters counters, final IpcConductor.Limits limits)
     {
         this.conductor = conductor;
+        this.answers = answers;
         this.nic = nic;
         this.counters = counters;
         this.limits = limits;
@@ -39,7 +41,7 @@ final class RegionCommands
         final int access = command.access();
         if (bytes <= 0 || bytes > IpcConductor.MAX_REGION_BYTES)
         {
-            conductor.respondError(client, correlationId, IpcMessages.REGISTER, IpcMessages.ERR_BAD_VALUE, "a region of " + bytes +
+            answers.respondError(client, correlationId, IpcMessages.REGISTER, IpcMessages.ERR_BAD_VALUE, "a region of " + bytes +
                 " B is not in 1.." + IpcConductor.MAX_REGION_BYTES);
             return;
         }
@@ -49,13 +51,13 @@ final class RegionCommands
         }
         catch (final IllegalArgumentException ex)
         {
-            conductor.respondError(client, correlationId, IpcMessages.REGISTER, IpcMessages.ERR_BAD_VALUE, ex.getMessage());
+            answers.respondError(client, correlationId, IpcMessages.REGISTER, IpcMessages.ERR_BAD_VALUE, ex.getMessage());
             return;
         }
         if (client.regions.size() + client.pendingRegions >= limits.maxRegionsPerClient())
         {
             counters.refusedRegions.incrementRelease();
-            conductor.respondError(client, correlationId, IpcMessages.REGISTER, IpcMessages.ERR_LIMIT, "client " + client.id +
+            answers.respondError(client, correlationId, IpcMessages.REGISTER, IpcMessages.ERR_LIMIT, "client " + client.id +
                 " holds its limit of " + limits.maxRegionsPerClient() + " regions: deregister one first, or start the " +
                 "NIC with a higher --ipc-max-regions");
             return;
@@ -63,7 +65,7 @@ final class RegionCommands
         if (memoryFd < 0)
         {
             counters.commandsMalformed.incrementRelease();
-            conductor.respondError(client, correlationId, IpcMessages.REGISTER, IpcMessages.ERR_MALFORMED, "REGISTER carries the " +
+            answers.respondError(client, correlationId, IpcMessages.REGISTER, IpcMessages.ERR_MALFORMED, "REGISTER carries the " +
                 "region's memory: send it on " + CommandSocket.SOCKET_FILE + " with a sealed memfd (IPC version " +
                 IpcFileDescriptor.VERSION + "), not on the command ring");
             return;
@@ -72,7 +74,7 @@ final class RegionCommands
         if (null != problem)
         {
             counters.refusedMemory.incrementRelease();
-            conductor.respondError(client, correlationId, IpcMessages.REGISTER, IpcMessages.ERR_BAD_VALUE, "the region's memory " +
+            answers.respondError(client, correlationId, IpcMessages.REGISTER, IpcMessages.ERR_BAD_VALUE, "the region's memory " +
                 "is refused: " + problem + "; pass a memfd_create(MFD_ALLOW_SEALING) of the length, sealed with " +
                 "F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL");
             return;
@@ -86,7 +88,7 @@ final class RegionCommands
         catch (final IOException | RuntimeException ex)
         {
             arena.close();
-            conductor.respondError(client, correlationId, IpcMessages.REGISTER, IpcMessages.ERR_FAILED, "the NIC cannot map the " +
+            answers.respondError(client, correlationId, IpcMessages.REGISTER, IpcMessages.ERR_FAILED, "the NIC cannot map the " +
                 "region's memfd of " + bytes + " B: " + ex.getMessage());
             return;
         }
@@ -113,10 +115,10 @@ final class RegionCommands
                 return;
             }
             client.regions.put(made.id(), made);
-            final int length = regionReady.wrap(conductor.response, 0).set(made.id(), made.region().address(), bytes,
+            final int length = regionReady.wrap(answers.response, 0).set(made.id(), made.region().address(), bytes,
                 made.region().lkey(), made.region().rkey(), access, "");
             regionReady.ids(client.id, correlationId);
-            conductor.answer(client, IpcMessages.REGION_READY, length);
+            answers.answer(client, IpcMessages.REGION_READY, length);
         }, () -> client.pendingRegions--);
     }
 
@@ -126,17 +128,16 @@ final class RegionCommands
         final IpcClient.Region region = client.regions.remove(command.objectId());
         if (null == region)
         {
-            conductor.refuseUnknownObject(client, correlationId, IpcMessages.DEREGISTER, "region", command.objectId());
+            answers.refuseUnknownObject(client, correlationId, IpcMessages.DEREGISTER, "region", command.objectId());
             return;
         }
         conductor.submit(client, correlationId, IpcMessages.DEREGISTER, () ->
         {
             releaseRegion(region);
             return region;
-        }, (IpcClient.Region done) -> conductor.respondOk(client, correlationId, done.id()), null);
+        }, (IpcClient.Region done) -> answers.respondOk(client, correlationId, done.id()), null);
     }
 
-    /** Refuses a command naming an object the client does not hold; counts it apart when another client holds it. */
     /** Control thread: deregisters a region and unmaps it (the client's memfd goes once the client unmaps it too). */
     void releaseRegion(final IpcClient.Region region)
     {

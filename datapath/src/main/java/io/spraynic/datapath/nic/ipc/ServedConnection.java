@@ -14,6 +14,8 @@ final class ServedConnection
     final NicConnection connection;
     final ConnectionRings rings;
     final ClientRequestRing requests;
+    /** When the client must have collected the rings (OPEN_MEMORY) by, else the connection is closed. */
+    long collectByMs;
 
     ServedConnection(final long id, final IpcClient client, final NicConnection connection, final ConnectionRings rings,
         final IpcCounters counters)

@@ -14,6 +14,8 @@ import java.security.SecureRandom;
 final class SocketCommands
 {
     private final IpcConductor conductor;
+    private final AnswerSender answers;
+    private final ClientSessions sessions;
     private final IpcCounters counters;
     private final SealedMemory control;
     private final long clientTimeoutMs;
@@ -21,10 +23,12 @@ final class SocketCommands
     private final IpcAnswers.Ok ok = new IpcAnswers.Ok();
     private long nextClientId = 1;
 
-    SocketCommands(final IpcConductor conductor, final IpcCounters counters, final SealedMemory control,
-        final long clientTimeoutMs)
+    SocketCommands(final IpcConductor conductor, final AnswerSender answers, final ClientSessions sessions,
+        final IpcCounters counters, final SealedMemory control, final long clientTimeoutMs)
     {
         this.conductor = conductor;
+        this.answers = answers;
+        this.sessions = sessions;
         this.counters = counters;
         this.control = control;
         this.clientTimeoutMs = clientTimeoutMs;
@@ -33,9 +37,9 @@ final class SocketCommands
     /** HELLO: the control memory; the OK's value is its length. Asked by every client, and by liveness probes. */
     void onHello(final long correlationId)
     {
-        ok.wrap(conductor.response, 0).value(control.memory().byteSize());
+        ok.wrap(answers.response, 0).value(control.memory().byteSize());
         ok.ids(0, correlationId);
-        conductor.answerWithMemory(IpcMessages.OK, IpcAnswers.Ok.LENGTH, control.fd());
+        answers.answerWithMemory(IpcMessages.OK, IpcAnswers.Ok.LENGTH, control.fd());
     }
 
     /** ADD_CLIENT: a new client with an answer ring of sealed memory, handed over with its id and token. */
@@ -44,27 +48,27 @@ final class SocketCommands
         if (length < IpcMessages.AddClient.LENGTH)
         {
             counters.commandsMalformed.incrementRelease();
-            conductor.broadcastError(0, correlationId, IpcMessages.ADD_CLIENT, IpcMessages.ERR_MALFORMED, "ADD_CLIENT of " +
+            answers.broadcastError(0, correlationId, IpcMessages.ADD_CLIENT, IpcMessages.ERR_MALFORMED, "ADD_CLIENT of " +
                 length + " B is shorter than its " + IpcMessages.AddClient.LENGTH + " B: is the client of another version?");
             return;
         }
         final IpcConductor.Limits limits = conductor.limits();
-        if (conductor.clientCount() >= limits.maxClients())
+        if (sessions.clientCount() >= limits.maxClients())
         {
             counters.refusedClients.incrementRelease();
-            conductor.broadcastError(0, correlationId, IpcMessages.ADD_CLIENT, IpcMessages.ERR_LIMIT, "the NIC serves " +
+            answers.broadcastError(0, correlationId, IpcMessages.ADD_CLIENT, IpcMessages.ERR_LIMIT, "the NIC serves " +
                 "its limit of " + limits.maxClients() + " clients: close one, or start the NIC with a higher " +
                 "--ipc-max-clients");
             return;
         }
-        final SealedMemory answers;
+        final SealedMemory answerMemory;
         try
         {
-            answers = SealedMemory.create("spraynic-answers", IpcFileDescriptor.answerFileLength());
+            answerMemory = SealedMemory.create("spraynic-answers", IpcFileDescriptor.answerFileLength());
         }
         catch (final IllegalStateException ex)
         {
-            conductor.broadcastError(0, correlationId, IpcMessages.ADD_CLIENT, IpcMessages.ERR_FAILED,
+            answers.broadcastError(0, correlationId, IpcMessages.ADD_CLIENT, IpcMessages.ERR_FAILED,
                 "the NIC cannot make an answer ring: " + ex.getMessage());
             return;
         }
@@ -74,21 +78,21 @@ final class SocketCommands
             token = random.nextLong();
         }
         while (0 == token);
-        while (nextClientId > Integer.MAX_VALUE || conductor.hasClient(nextClientId))
+        while (nextClientId > Integer.MAX_VALUE || sessions.hasClient(nextClientId))
         {
             nextClientId = nextClientId > Integer.MAX_VALUE ? 1 : nextClientId + 1; // an id is also a protection domain
         }
-        final IpcClient client = new IpcClient(nextClientId++, command.pid(), token, answers, conductor.nowMs());
-        conductor.addClient(client);
-        ok.wrap(conductor.response, 0).value(clientTimeoutMs);
+        final IpcClient client = new IpcClient(nextClientId++, command.pid(), token, answerMemory, conductor.nowMs());
+        sessions.addClient(client);
+        ok.wrap(answers.response, 0).value(clientTimeoutMs);
         ok.ids(client.id, correlationId, token);
-        if (conductor.answerWithMemory(IpcMessages.OK, IpcAnswers.Ok.LENGTH, answers.fd()))
+        if (answers.answerWithMemory(IpcMessages.OK, IpcAnswers.Ok.LENGTH, answerMemory.fd()))
         {
-            answers.closeDescriptor(); // the client has it; the NIC keeps its mapping only
+            answerMemory.closeDescriptor(); // the client has it; the NIC keeps its mapping only
         }
         else
         {
-            conductor.releaseUnanswered(client); // its maker went before it learnt its id: nobody can use it
+            sessions.releaseClosed(client); // its maker went before it learnt its id: nobody can use it
         }
     }
 
@@ -102,19 +106,19 @@ final class SocketCommands
             conductor.captureMemory(client, objectId);
         if (null == memory)
         {
-            conductor.refuseUnknownObject(client, correlationId, IpcMessages.OPEN_MEMORY, "connection or capture",
+            answers.refuseUnknownObject(client, correlationId, IpcMessages.OPEN_MEMORY, "connection or capture",
                 objectId);
             return;
         }
         if (memory.fd() < 0)
         {
-            conductor.respondError(client, correlationId, IpcMessages.OPEN_MEMORY, IpcMessages.ERR_BAD_VALUE, "the memory " +
+            answers.respondError(client, correlationId, IpcMessages.OPEN_MEMORY, IpcMessages.ERR_BAD_VALUE, "the memory " +
                 "of " + objectId + " was handed over already: a client maps it once");
             return;
         }
-        ok.wrap(conductor.response, 0).value(memory.memory().byteSize());
+        ok.wrap(answers.response, 0).value(memory.memory().byteSize());
         ok.ids(client.id, correlationId);
-        if (conductor.answerWithMemory(IpcMessages.OK, IpcAnswers.Ok.LENGTH, memory.fd()))
+        if (answers.answerWithMemory(IpcMessages.OK, IpcAnswers.Ok.LENGTH, memory.fd()))
         {
             memory.closeDescriptor();
         }

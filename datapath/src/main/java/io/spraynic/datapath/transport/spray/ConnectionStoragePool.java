@@ -23,6 +23,8 @@ final class ConnectionStoragePool
     private final int prewarm;
     private final int limit;
     private final Map<ConnectionStorage.Shape, Bucket> buckets = new HashMap<>();
+    /** The buckets in the order made: walked without an iterator when the worker publishes the figures. */
+    private Bucket[] bucketList = new Bucket[0];
 
     ConnectionStoragePool(final int prewarm, final int limit)
     {
@@ -33,7 +35,15 @@ final class ConnectionStoragePool
     /** @return the bucket of a shape, made (and pre-filled) on first use. Control path. */
     Bucket bucket(final ConnectionStorage.Shape shape)
     {
-        return buckets.computeIfAbsent(shape, s -> new Bucket(s, prewarm, limit));
+        Bucket bucket = buckets.get(shape);
+        if (null == bucket)
+        {
+            bucket = new Bucket(shape, prewarm, limit);
+            buckets.put(shape, bucket);
+            bucketList = Arrays.copyOf(bucketList, bucketList.length + 1);
+            bucketList[bucketList.length - 1] = bucket;
+        }
+        return bucket;
     }
 
     /** @return sets of every shape made so far. */
@@ -46,6 +56,18 @@ final class ConnectionStoragePool
     int available()
     {
         return (int)sum(bucket -> bucket.freeCount);
+    }
+
+    /** @return sets of every shape lent now. */
+    int lent()
+    {
+        return (int)sum(bucket -> bucket.created - bucket.freeCount);
+    }
+
+    /** @return the most sets of each shape lent at once, added over the shapes. */
+    int lentPeak()
+    {
+        return (int)sum(bucket -> bucket.lentPeak);
     }
 
     /** @return takes refused at the limit. */
@@ -64,7 +86,7 @@ final class ConnectionStoragePool
     private long sum(final ToLongFunction<Bucket> figure)
     {
         long total = 0;
-        for (final Bucket bucket : buckets.values())
+        for (final Bucket bucket : bucketList)
         {
             total += figure.applyAsLong(bucket);
         }
@@ -80,6 +102,7 @@ final class ConnectionStoragePool
         private int freeCount;
         private int created;
         private long exhausted;
+        private int lentPeak;
         private long setBytes; // of one set: every set of a shape has the same tables
         /**
          * Where this shape's idle connections count per-path events (a keepalive's ACK, the peer's answer): written,
@@ -121,6 +144,7 @@ final class ConnectionStoragePool
             {
                 final ConnectionStorage storage = free[--freeCount];
                 free[freeCount] = null;
+                lentPeak = Math.max(lentPeak, created - freeCount);
                 return storage;
             }
             if (created >= limit)
@@ -134,7 +158,9 @@ final class ConnectionStoragePool
             {
                 free = Arrays.copyOf(free, Math.min(limit, Math.max(created + 1, 2 * free.length)));
             }
-            return make();
+            final ConnectionStorage made = make();
+            lentPeak = Math.max(lentPeak, created - freeCount);
+            return made;
         }
 
         /** Takes back a set its connection no longer needs, and clears it. */

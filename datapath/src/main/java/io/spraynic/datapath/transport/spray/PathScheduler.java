@@ -183,9 +183,9 @@ final class PathScheduler
         // S7.4.1: a path that timed out and has not been acknowledged since gets no data while another
         // live path has not timed out: its packets would wait for another RTO
         boolean anyAnswering = false;
-        for (int path = 0; path < paths; path++)
+        for (int path = 0; path < paths && !anyAnswering; path++) // usually the first path answers
         {
-            anyAnswering |= pathStates[path] == SprayConnection.ACTIVE && consecutiveTimeouts[path] == 0;
+            anyAnswering = pathStates[path] == SprayConnection.ACTIVE && consecutiveTimeouts[path] == 0;
         }
         // S7.7: a path due to rotate with packets still in flight waits for them while another path has room
         int best = pick(anyAnswering, config.rotateMinPackets > 0);

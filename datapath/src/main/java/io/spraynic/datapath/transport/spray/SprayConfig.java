@@ -19,6 +19,7 @@ public final class SprayConfig
     int storagePrewarm = 4;
     int storageLimit = -1;
     long storageLingerNanos = 1_000_000;
+    long idleTickNanos;
     int ackEvery = 8;
     long ackDelayNanos = 4_000;
     long probeMinNanos = 10_000;
@@ -180,6 +181,23 @@ public final class SprayConfig
             throw new IllegalArgumentException("storage linger must be >= 0: " + nanos);
         }
         this.storageLingerNanos = nanos;
+        return this;
+    }
+
+    /**
+     * @param nanos how often a connection that holds no tables and is idle (nothing outstanding, no ACK owed, not
+     *              closing) is ticked: its timers are the slow ones (keepalive, probes, idle timeout), and an engine of
+     *              thousands of connections would otherwise spend each tick walking them (issue 13). 0 (default): on
+     *              every tick, as every other connection.
+     * @return this.
+     */
+    public SprayConfig idleTickNanos(final long nanos)
+    {
+        if (nanos < 0)
+        {
+            throw new IllegalArgumentException("idle tick must be >= 0: " + nanos);
+        }
+        this.idleTickNanos = nanos;
         return this;
     }
 

@@ -180,16 +180,10 @@ final class SprayFrames
         final long base = output.offset();
         final long payloadAt = base + writer.payloadOffset();
         final long seth = payloadAt - SprayOpcodes.TABLE.extensionHeadersLength(opcode);
-        SprayExtendedTransportHeader.path(buffer, seth, path);
-        SprayExtendedTransportHeader.flags(buffer, seth,
+        SprayExtendedTransportHeader.write(buffer, seth, path,
             (retransmit ? SprayExtendedTransportHeader.FLAG_RETRANSMIT : 0) |
-            (last ? SprayExtendedTransportHeader.FLAG_LAST : 0));
-        SprayExtendedTransportHeader.stream(buffer, seth, slots.stream[slot]);
-        SprayExtendedTransportHeader.msn(buffer, seth, slots.msn[slot]);
-        SprayExtendedTransportHeader.messageOffset(buffer, seth, offset);
-        SprayExtendedTransportHeader.messageLength(buffer, seth, slots.length[slot]);
-        SprayExtendedTransportHeader.rsn(buffer, seth, slots.rsn[slot]);
-        SprayExtendedTransportHeader.messageTag(buffer, seth, slots.messageTag[slot]);
+            (last ? SprayExtendedTransportHeader.FLAG_LAST : 0),
+            slots.stream[slot], slots.msn[slot], offset, slots.length[slot], slots.rsn[slot], slots.messageTag[slot]);
         long at = seth + SprayExtendedTransportHeader.LENGTH;
         if (messageKind == SprayConnection.WRITE || messageKind == SprayConnection.WRITE_IMM ||
             messageKind == SprayConnection.READ)

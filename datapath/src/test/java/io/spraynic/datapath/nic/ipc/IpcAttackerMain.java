@@ -23,6 +23,8 @@ import java.time.Duration;
  *                                      requests naming another client's lkey, memory outside its region, opcodes
  *                                      and record types no client writes, never reading a completion; says
  *                                      FLOODING, then FLOODED and the records it wrote
+ *   HOARD n                            n CREATE_QUEUE_PAIRs on the command ring, in its own name, whose rings it
+ *                                      never collects (no OPEN_MEMORY), not waiting for their answers; says HOARDED
  * </pre>
  * Usage: {@code IpcAttackerMain <ipc dir>}.
  */
@@ -124,6 +126,19 @@ public final class IpcAttackerMain
                         }
                     }
                     say("FLOODED " + written);
+                }
+                case "HOARD" ->
+                {
+                    final int count = Integer.parseInt(words[1]);
+                    for (int i = 0; i < count; i++)
+                    {
+                        while (!raw.command(IpcMessages.CREATE_QUEUE_PAIR, client.clientId(), client.token(),
+                            IpcMessages.Connect.LENGTH)) // timeout 0, plane 0: a queue pair on plane 0
+                        {
+                            Thread.onSpinWait();
+                        }
+                    }
+                    say("HOARDED " + count);
                 }
                 default -> say("UNKNOWN " + line);
             }

@@ -124,6 +124,67 @@ class IpcAttackerProcessTest
         }
     }
 
+    /**
+     * A client process that asks for queue pairs and never collects their rings (OPEN_MEMORY) would keep one
+     * descriptor open in the NIC for each until it closed them: the NIC holds at most
+     * {@link IpcConductor#MAX_UNCOLLECTED_CONNECTIONS} of them, refuses the rest (counted), and closes each one not
+     * collected within the client timeout (counted), round after round, while an honest client's queue pair stays.
+     */
+    @Test
+    void shouldBoundTheDescriptorsOfAClientProcessThatNeverCollectsItsRings() throws Exception
+    {
+        final int hoard = 100;
+        final int bound = IpcConductor.MAX_UNCOLLECTED_CONNECTIONS;
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.ROCEV2, Duration.ofSeconds(2));
+            NicClient good = NicClient.connect(bed.dir, WAIT);
+            ChildJvm attacker = new ChildJvm(IpcAttackerMain.class, List.of(bed.dir.toString())))
+        {
+            final ClientConnection kept = good.createQueuePair(0); // collected at once, as an honest client does
+            attacker.expect("CLIENT");
+            final long baseline = openDescriptors();
+            for (int round = 1; round <= 3; round++)
+            {
+                final int r = round;
+                attacker.say("HOARD " + hoard);
+                attacker.expect("HOARDED");
+                await(() -> bed.counter(REFUSED_UNCOLLECTED) == (long)r * (hoard - bound) &&
+                    bed.counter("ipc: connections") == 1 + bound, WAIT, "round " + r + ": " + bound + " made, the rest refused");
+                final long held = openDescriptors() - baseline;
+                assertTrue(held >= bound / 2 && held <= bound + SLACK, "round " + r + ": the NIC holds " + held +
+                    " descriptors more than before, not about " + bound);
+                await(() -> bed.counter(CLOSED_UNCOLLECTED) == (long)r * bound && bed.counter("ipc: connections") == 1,
+                    WAIT, "round " + r + ": the uncollected connections closed at their deadline");
+                await(() -> openDescriptors() - baseline <= SLACK, WAIT, "round " + r + ": their descriptors closed");
+            }
+            assertEquals(2L, bed.counter("ipc: clients"), "the hoarding client is refused, not dropped");
+            assertEquals(0L, bed.counter("ipc: clients timed out"));
+            assertEquals(0L, bed.unexpectedErrors());
+            final ClientConnection another = good.createQueuePair(0);
+            assertEquals(2L, bed.counter("ipc: connections"));
+            another.close(Duration.ZERO);
+            kept.close(Duration.ZERO); // still the client's: an UNKNOWN_OBJECT refusal would throw
+            assertEquals(0L, bed.counter("ipc: connections"));
+        }
+    }
+
+    static final String REFUSED_UNCOLLECTED = "ipc: refused: connections with rings not collected limit";
+    static final String CLOSED_UNCOLLECTED = "ipc: connections closed: rings not collected";
+    /** Descriptors this JVM may open meanwhile for other reasons (a jar, a class file). */
+    private static final int SLACK = 6;
+
+    /** @return descriptors open in this process, the NIC's. */
+    static long openDescriptors()
+    {
+        try (java.util.stream.Stream<Path> fds = java.nio.file.Files.list(Path.of("/proc/self/fd")))
+        {
+            return fds.count();
+        }
+        catch (final java.io.IOException ex)
+        {
+            throw new java.io.UncheckedIOException(ex);
+        }
+    }
+
     /** Writes a fresh pattern into the peer's memory, chunk by chunk, and checks every byte of each before the next. */
     static void writeAndVerify(final ClientConnection qp, final ClientRegion region, final MemoryRegion peerRegion,
         final AtomicBoolean stop, final AtomicLong verified)

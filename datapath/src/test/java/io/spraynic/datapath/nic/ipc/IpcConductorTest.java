@@ -234,26 +234,18 @@ class IpcConductorTest
     @Test
     void shouldConnectARocev2QueuePairThroughTheNicAndWrite() throws Exception
     {
-        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.ROCEV2, Duration.ofSeconds(5));
-            Arena arena = Arena.ofShared();
-            NicClient client = NicClient.connect(bed.dir, WAIT))
+        try (Served nic = new Served(base, NicConnection.Kind.ROCEV2, false))
         {
-            final MemoryRegion peerRegion = bed.peer.register(arena.allocate(1 << 20, 4096), ALL);
-            final ClientRegion region = client.register(1 << 20, ALL);
-            final ClientConnection qp = client.createQueuePair(0);
-            final NicConnection peerQp = bed.peer.createQueuePair(0);
+            final ClientConnection qp = nic.client.createQueuePair(0);
+            final NicConnection peerQp = nic.bed.peer.createQueuePair(0);
             assertEquals(NicConnection.Kind.ROCEV2, qp.kind());
-            assertEquals(bed.served.localIpv4(0), qp.rocevEndpoint().ipv4());
+            assertEquals(nic.bed.served.localIpv4(0), qp.rocevEndpoint().ipv4());
             qp.connect(peerQp.rocevEndpoint(), WAIT);
             peerQp.connect(qp.rocevEndpoint(), WAIT);
 
-            fill(region.segment(), 0, 128 * 1024, 21);
-            final SendRequest send = new SendRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
-                .local(region, region.address(), 128 * 1024).remote(peerRegion.address(), peerRegion.rkey());
-            assertEquals(PostResult.OK, qp.postSend(0, send));
-            assertEquals(WorkCompletionStatus.SUCCESS, poll(qp.sendCompletionQueue(), "write").status());
-            assertEquals(-1, mismatch(peerRegion.segment(), 0, 128 * 1024, 21));
-
+            final SendRequest send = nic.writeAndVerify(qp, 128 * 1024, 21);
+            final ClientRegion region = nic.region;
+            final MemoryRegion peerRegion = nic.peerRegion;
             assertEquals(PostResult.OK, peerQp.postReceive(0, new ReceiveWorkRequest().wrId(3)
                 .buffer(peerRegion, peerRegion.address() + 512 * 1024, 4096)));
             fill(region.segment(), 200 * 1024, 2048, 22);
@@ -271,15 +263,10 @@ class IpcConductorTest
     {
         // NICs with IPv6 addresses only: the endpoints cross the IPC with their IPv6 address (version 6), and the
         // NICs find each other's MAC by neighbour discovery
-        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.ROCEV2, Duration.ofSeconds(5),
-                IpcConductor.Limits.DEFAULT, true);
-            Arena arena = Arena.ofShared();
-            NicClient client = NicClient.connect(bed.dir, WAIT))
+        try (Served nic = new Served(base, NicConnection.Kind.ROCEV2, true))
         {
-            final MemoryRegion peerRegion = bed.peer.register(arena.allocate(1 << 20, 4096), ALL);
-            final ClientRegion region = client.register(1 << 20, ALL);
-            final ClientConnection qp = client.createQueuePair(0);
-            final NicConnection peerQp = bed.peer.createQueuePair(0);
+            final ClientConnection qp = nic.client.createQueuePair(0);
+            final NicConnection peerQp = nic.bed.peer.createQueuePair(0);
             final RocevEndpoint mine = qp.rocevEndpoint();
             assertTrue(mine.isIpv6(), mine.format());
             assertEquals("ip=" + IpcTestBed.IPV6[0], mine.format().split(" ")[2]);
@@ -287,12 +274,7 @@ class IpcConductorTest
             qp.connect(RocevEndpoint.parse(peerQp.rocevEndpoint().format()), WAIT);
             peerQp.connect(RocevEndpoint.parse(mine.format()), WAIT);
 
-            fill(region.segment(), 0, 256 * 1024, 31);
-            final SendRequest send = new SendRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
-                .local(region, region.address(), 256 * 1024).remote(peerRegion.address(), peerRegion.rkey());
-            assertEquals(PostResult.OK, qp.postSend(0, send));
-            assertEquals(WorkCompletionStatus.SUCCESS, poll(qp.sendCompletionQueue(), "write").status());
-            assertEquals(-1, mismatch(peerRegion.segment(), 0, 256 * 1024, 31));
+            nic.writeAndVerify(qp, 256 * 1024, 31);
             assertTrue(qp.close(Duration.ofSeconds(5)).idle());
         }
     }
@@ -302,11 +284,10 @@ class IpcConductorTest
     {
         // NICs with IPv6 addresses only: CONNECT carries the peer's IPv6 address (version 6), the NIC finds its MAC by
         // neighbour discovery; addresses the plane cannot speak are refused where they enter, with the plane and why
-        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.SPRAY, Duration.ofSeconds(5),
-                IpcConductor.Limits.DEFAULT, true);
-            Arena arena = Arena.ofShared();
-            NicClient client = NicClient.connect(bed.dir, WAIT))
+        try (Served nic = new Served(base, NicConnection.Kind.SPRAY, true))
         {
+            final NicClient client = nic.client;
+            final IpcTestBed bed = nic.bed;
             // what a peer connects to: the control memory names the NIC's IPv6 address (version 6), no IPv4 one
             assertEquals(InetAddress.getByName(IpcTestBed.IPV6[0]), client.localAddress(0));
             assertEquals(0, client.localIpv4(0));
@@ -318,22 +299,76 @@ class IpcConductorTest
             assertEquals(3L, bed.counter("ipc: refused: peer address not unicast or not of the plane's family"));
             assertEquals(0L, bed.counter("ipc: connections"));
 
-            final MemoryRegion peerRegion = bed.peer.register(arena.allocate(1 << 20, 4096), ALL);
-            final ClientRegion region = client.register(1 << 20, ALL);
             final CompletableFuture<NicConnection> accepted = CompletableFuture.supplyAsync(() -> bed.peer.accept(WAIT));
             final ClientConnection c = client.connect(new InetAddress[]{InetAddress.getByName(IpcTestBed.IPV6[1])}, WAIT);
             final NicConnection p = accepted.get(30, TimeUnit.SECONDS);
             assertNotNull(p, "the peer accepted");
             assertEquals(1L, bed.counter("ipc: connections"));
 
-            fill(region.segment(), 0, 256 * 1024, 41);
-            final SendRequest send = new SendRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
-                .local(region, region.address(), 256 * 1024).remote(peerRegion.address(), peerRegion.rkey());
-            assertEquals(PostResult.OK, c.postSend(0, send));
-            assertEquals(WorkCompletionStatus.SUCCESS, poll(c.sendCompletionQueue(), "write").status());
-            assertEquals(-1, mismatch(peerRegion.segment(), 0, 256 * 1024, 41));
+            nic.writeAndVerify(c, 256 * 1024, 41);
             assertTrue(c.close(Duration.ofSeconds(5)).idle());
             assertEquals(3L, bed.counter("ipc: refused: peer address not unicast or not of the plane's family"));
+        }
+    }
+
+    /**
+     * The set-up the connection tests share: a served NIC and its in-process peer of one transport and address
+     * family, a client of the served NIC, and a region of 1 MiB on each side.
+     */
+    private static final class Served implements AutoCloseable
+    {
+        final IpcTestBed bed;
+        final Arena arena = Arena.ofShared();
+        final NicClient client;
+        final MemoryRegion peerRegion;
+        final ClientRegion region;
+
+        Served(final Path base, final NicConnection.Kind mode, final boolean ipv6) throws Exception
+        {
+            bed = new IpcTestBed(base, mode, Duration.ofSeconds(5), IpcConductor.Limits.DEFAULT, ipv6);
+            NicClient connected = null;
+            try
+            {
+                connected = NicClient.connect(bed.dir, WAIT);
+                client = connected;
+                peerRegion = bed.peer.register(arena.allocate(1 << 20, 4096), ALL);
+                region = client.register(1 << 20, ALL);
+            }
+            catch (final RuntimeException | Error ex)
+            {
+                if (null != connected)
+                {
+                    connected.close();
+                }
+                arena.close();
+                bed.close();
+                throw ex;
+            }
+        }
+
+        /**
+         * RDMA WRITEs {@code bytes} of the pattern of {@code seed} from the client's region into the peer's, both at
+         * offset 0, and checks its completion and every byte at the peer.
+         *
+         * @return the request, for more posts.
+         */
+        SendRequest writeAndVerify(final ClientConnection connection, final int bytes, final long seed)
+        {
+            fill(region.segment(), 0, bytes, seed);
+            final SendRequest send = new SendRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
+                .local(region, region.address(), bytes).remote(peerRegion.address(), peerRegion.rkey());
+            assertEquals(PostResult.OK, connection.postSend(0, send));
+            assertEquals(WorkCompletionStatus.SUCCESS, poll(connection.sendCompletionQueue(), "write").status());
+            assertEquals(-1, mismatch(peerRegion.segment(), 0, bytes, seed));
+            return send;
+        }
+
+        public void close() throws Exception
+        {
+            // as try-with-resources closed them: the client, the peer's memory, then the NICs
+            client.close();
+            arena.close();
+            bed.close();
         }
     }
 

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.rocev2;
 
+import io.spraynic.datapath.port.DpdkTestSupport;
 import io.spraynic.datapath.transport.Psn;
 
 import io.spraynic.datapath.port.DpdkPacketPort;
@@ -18,7 +19,6 @@ import io.spraynic.datapath.wire.Opcode;
 import io.spraynic.datapath.wire.RoceFrameWriter;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.dpdk.Eal;
-import io.spraynic.dpdk.EthPort;
 import io.spraynic.dpdk.Mempool;
 import io.spraynic.dpdk.RingPortPair;
 import org.junit.jupiter.api.AfterAll;
@@ -29,7 +29,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.foreign.MemorySegment;
-import java.util.List;
 import java.util.function.UnaryOperator;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -60,24 +59,12 @@ class RcDpdkRingTest
     @BeforeAll
     static void start()
     {
-        // the EAL start-up of DpdkTestSupport (package-private there): no hugepages, no PCI, one lcore
-        eal = Eal.init(List.of(
-            "spraynic-rc", "--no-huge", "-m", "512", "--no-pci", "-l", "0",
-            "--file-prefix", "spraynic-rc-" + ProcessHandle.current().pid(), "--log-level", "lib.eal:notice"));
+        eal = DpdkTestSupport.initEal("rc");
         eal.registerCurrentThread();
         pool = Mempool.createPacketPool("rc", 8191, 256, 2048 + 128, -1);
         pair = RingPortPair.create("rc", 1, 1024);
-        a = startSingleQueue(pair.first());
-        b = startSingleQueue(pair.second());
-    }
-
-    private static DpdkPacketPort startSingleQueue(final EthPort port)
-    {
-        port.configure(1, 1);
-        port.setupRxQueue(0, 1024, pool);
-        port.setupTxQueue(0, 1024);
-        port.start();
-        return new DpdkPacketPort(port, 0, pool);
+        a = DpdkTestSupport.startSingleQueue(pair.first(), pool);
+        b = DpdkTestSupport.startSingleQueue(pair.second(), pool);
     }
 
     @AfterAll

@@ -1,6 +1,6 @@
 package io.spraynic.datapath.transport.rocev2;
 
-import io.spraynic.datapath.transport.FrameSink;
+import io.spraynic.datapath.transport.RecordingFrameSink;
 import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.MemoryRegion;
@@ -43,7 +43,7 @@ final class RcParts implements AutoCloseable
     final Arena arena = Arena.ofConfined();
     final RcEngineConfig config;
     final TransportCounters counters = RcCounters.create();
-    final CapturingSink sink = new CapturingSink();
+    final RecordingFrameSink sink = new RecordingFrameSink(PathMtu.maxFrameLength(PathMtu.MTU_4096));
     final DcqcnRateLimiter rateLimiter;
     final RcFrameOutput output;
     final RcStateMachine states = new RcStateMachine();
@@ -171,43 +171,5 @@ final class RcParts implements AutoCloseable
     public void close()
     {
         arena.close();
-    }
-
-    /** A {@link FrameSink} that keeps every committed frame; {@link #full} refuses claims. */
-    static final class CapturingSink implements FrameSink
-    {
-        final List<byte[]> frames = new ArrayList<>();
-        boolean full;
-        private final MemorySegment buffer = MemorySegment.ofArray(new byte[PathMtu.maxFrameLength(PathMtu.MTU_4096)]);
-
-        public int maxFrameLength()
-        {
-            return (int)buffer.byteSize();
-        }
-
-        public boolean claim(final int plane, final int maxLength)
-        {
-            if (full)
-            {
-                return false;
-            }
-            buffer.fill((byte)0x5A); // stale bytes a writer forgot would show
-            return true;
-        }
-
-        public MemorySegment buffer()
-        {
-            return buffer;
-        }
-
-        public long offset()
-        {
-            return 0;
-        }
-
-        public void commit(final int length)
-        {
-            frames.add(buffer.asSlice(0, length).toArray(ValueLayout.JAVA_BYTE));
-        }
     }
 }

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.rocev2;
 
+import io.spraynic.datapath.transport.RecordingFrameSink;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.MemoryRegion;
@@ -35,7 +36,7 @@ class RcQueuePairTest
     private static final long NOW = 1_000_000;
 
     private final RcParts frames = new RcParts();
-    private final RcParts.CapturingSink sink = frames.sink;
+    private final RecordingFrameSink sink = frames.sink;
     private final RcEngine engine = new RcEngine(frames.config, frames.pd, sink, new SplittableRandom(9));
     private final CompletionQueue cq = new CompletionQueue(64);
     private final WorkCompletion wc = new WorkCompletion();

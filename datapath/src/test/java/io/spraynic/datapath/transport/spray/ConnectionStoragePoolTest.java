@@ -44,6 +44,33 @@ class ConnectionStoragePoolTest
     }
 
     @Test
+    void shouldCountSetsLentNowAndAtPeakOverShapes()
+    {
+        final ConnectionStoragePool pool = new ConnectionStoragePool(1, 8);
+        final ConnectionStoragePool.Bucket bucket = pool.bucket(SHAPE);
+        final ConnectionStoragePool.Bucket other = pool.bucket(new ConnectionStorage.Shape(1, 8, 4, 8, 4));
+        final ConnectionStorage first = bucket.take(); // pre-made
+        final ConnectionStorage second = bucket.take(); // made on demand
+        final ConnectionStorage third = bucket.take();
+        assertEquals(3, pool.lent());
+        assertEquals(3, pool.lentPeak());
+        bucket.give(second);
+        bucket.give(third);
+        assertEquals(1, pool.lent());
+        assertEquals(3, pool.lentPeak(), "the peak stays");
+        final ConnectionStorage again = bucket.take(); // from the free list: lent 2, below the peak
+        assertEquals(3, pool.lentPeak());
+        final ConnectionStorage elsewhere = other.take();
+        assertEquals(3, pool.lent());
+        assertEquals(4, pool.lentPeak(), "peaks of each shape, added");
+        bucket.give(first);
+        bucket.give(again);
+        other.give(elsewhere);
+        assertEquals(0, pool.lent());
+        assertEquals(4, pool.created());
+    }
+
+    @Test
     void shouldGiveBackAClearedSet()
     {
         final ConnectionStoragePool.Bucket bucket = new ConnectionStoragePool(1, 1).bucket(SHAPE);

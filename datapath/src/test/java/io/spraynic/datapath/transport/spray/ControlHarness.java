@@ -1,16 +1,10 @@
 package io.spraynic.datapath.transport.spray;
 
-import io.spraynic.datapath.transport.FrameSink;
+import io.spraynic.datapath.transport.RecordingFrameSink;
 import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.ProtectionDomain;
 import io.spraynic.datapath.wire.BaseTransportHeader;
-
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * A connection's control-packet parts wired to a real engine whose output keeps a copy of every frame, for the
@@ -27,50 +21,7 @@ final class ControlHarness
     /** Where the header after the BTH starts in a frame of this harness (Ethernet, IPv4, UDP, BTH). */
     static final long HEADER = SprayTestBed.DATA_OFFSET_BTH + BaseTransportHeader.LENGTH;
 
-    /** An output that keeps a copy of each frame and can be made full. */
-    static final class CapturedFrames implements FrameSink
-    {
-        final MemorySegment buffer = Arena.ofAuto().allocate(16384);
-        final List<MemorySegment> frames = new ArrayList<>();
-        boolean full;
-
-        public int maxFrameLength()
-        {
-            return (int)buffer.byteSize();
-        }
-
-        public boolean claim(final int plane, final int maxLength)
-        {
-            return !full;
-        }
-
-        public MemorySegment buffer()
-        {
-            return buffer;
-        }
-
-        public long offset()
-        {
-            return 0;
-        }
-
-        public void commit(final int length)
-        {
-            frames.add(MemorySegment.ofArray(buffer.asSlice(0, length).toArray(ValueLayout.JAVA_BYTE)));
-        }
-
-        MemorySegment frame(final int index)
-        {
-            return frames.get(index);
-        }
-
-        int opcode(final int index)
-        {
-            return BaseTransportHeader.opcode(frames.get(index), SprayTestBed.DATA_OFFSET_BTH);
-        }
-    }
-
-    final CapturedFrames output = new CapturedFrames();
+    final RecordingFrameSink output = new RecordingFrameSink(16384);
     final SprayConfig config = new SprayConfig().planes(1).local(0, 0x0A000001, 0x020000000001L)
         .capacityMbps(100_000).seed(1);
     final SprayEngine engine = new SprayEngine(config, new ProtectionDomain(), output);
@@ -88,4 +39,10 @@ final class ControlHarness
     final Refusals refusals = new Refusals();
     final ControlPackets control = new ControlPackets(frames, scheduler, acks, engine.rateHint(), refusals, counters,
         pathCounters, RNR_TIMER_MICROS, STREAMS, LOCAL_CID);
+
+    /** @return the opcode of the {@code index}-th frame written. */
+    int opcode(final int index)
+    {
+        return BaseTransportHeader.opcode(output.frame(index), SprayTestBed.DATA_OFFSET_BTH);
+    }
 }

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.transport.RecordingFrameSink;
 import io.spraynic.datapath.wire.NegativeAckHeader;
 import io.spraynic.datapath.wire.SelectiveAckHeader;
 import io.spraynic.datapath.wire.SprayOpcodes;
@@ -22,7 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ControlPacketsTest
 {
     private final ControlHarness harness = new ControlHarness();
-    private final ControlHarness.CapturedFrames output = harness.output;
+    private final RecordingFrameSink output = harness.output;
     private final ControlPackets control = harness.control;
 
     @Test
@@ -36,7 +37,7 @@ class ControlPacketsTest
         assertTrue(control.sendAck(1));
 
         assertEquals(1, output.frames.size());
-        assertEquals(SprayOpcodes.ACK, output.opcode(0));
+        assertEquals(SprayOpcodes.ACK, harness.opcode(0));
         final MemorySegment frame = output.frame(0);
         assertEquals(1, SelectiveAckHeader.path(frame, HEADER));
         assertEquals(harness.acks.window(1).cumulativePsn(), SelectiveAckHeader.cumulativePsn(frame, HEADER));
@@ -61,7 +62,7 @@ class ControlPacketsTest
 
         assertEquals(3, output.frames.size());
         final MemorySegment rnr = output.frame(0);
-        assertEquals(SprayOpcodes.NACK, output.opcode(0));
+        assertEquals(SprayOpcodes.NACK, harness.opcode(0));
         assertEquals(NegativeAckHeader.SYNDROME_RNR, NegativeAckHeader.syndrome(rnr, HEADER));
         assertEquals(NegativeAckHeader.RNR_REASON_NO_RESOURCES, NegativeAckHeader.reason(rnr, HEADER));
         assertEquals(RNR_TIMER_MICROS, NegativeAckHeader.rnrTimerMicros(rnr, HEADER));
@@ -84,7 +85,7 @@ class ControlPacketsTest
     void shouldAskAQueryThatNamesNoRefusalS93()
     {
         assertTrue(control.sendQuery(1, 42));
-        assertEquals(SprayOpcodes.QUERY, output.opcode(0));
+        assertEquals(SprayOpcodes.QUERY, harness.opcode(0));
         final MemorySegment query = output.frame(0);
         assertEquals(NegativeAckHeader.SYNDROME_ACCEPTED, NegativeAckHeader.syndrome(query, HEADER));
         assertEquals(0, NegativeAckHeader.refusal(query, HEADER));
@@ -128,6 +129,6 @@ class ControlPacketsTest
     {
         assertTrue(control.sendConnectionPacket(SprayOpcodes.CLOSE, 0x1234));
         assertEquals(1, output.frames.size());
-        assertEquals(SprayOpcodes.CLOSE, output.opcode(0));
+        assertEquals(SprayOpcodes.CLOSE, harness.opcode(0));
     }
 }

@@ -1,6 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
-import io.spraynic.datapath.transport.FrameSink;
+import io.spraynic.datapath.transport.RecordingFrameSink;
 import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.CompletionQueue;
@@ -33,40 +33,7 @@ class DataSenderTest
     private static final int MTU = 1024;
     private static final int PATHS = 2;
 
-    /** An output that keeps the frames' count and can be made full. */
-    static final class CountingOutput implements FrameSink
-    {
-        final MemorySegment buffer = Arena.ofAuto().allocate(8192);
-        boolean full;
-        int frames;
-
-        public int maxFrameLength()
-        {
-            return (int)buffer.byteSize();
-        }
-
-        public boolean claim(final int plane, final int maxLength)
-        {
-            return !full;
-        }
-
-        public MemorySegment buffer()
-        {
-            return buffer;
-        }
-
-        public long offset()
-        {
-            return 0;
-        }
-
-        public void commit(final int length)
-        {
-            frames++;
-        }
-    }
-
-    private final CountingOutput output = new CountingOutput();
+    private final RecordingFrameSink output = RecordingFrameSink.counting(8192);
     private final ProtectionDomain pd = new ProtectionDomain();
     private final SprayConfig config = new SprayConfig().planes(1).local(0, 0x0A000001, 0x020000000001L)
         .capacityMbps(100_000).startBudgetBytes(-1).seed(1);
@@ -114,7 +81,7 @@ class DataSenderTest
     {
         postWrite(0, 5 * MTU - 100);
         assertEquals(5, sender.sendData(1_000));
-        assertEquals(5, output.frames);
+        assertEquals(5, output.commits);
         assertEquals(5, outstanding());
         assertEquals(5, counters.get(SprayCounters.TX_PACKETS));
         assertEquals(5L * MTU - 100, counters.get(SprayCounters.TX_BYTES));
@@ -136,9 +103,9 @@ class DataSenderTest
         resend.queueRetransmission(0, psn, handle);
         resend.queueRetransmission(0, window.nextPsn(), handle); // not outstanding: never sent there
         resend.queueRetransmission(1, scheduler.sendWindows[1].basePsn(), PROBE_HANDLE);
-        final int framesBefore = output.frames;
+        final long framesBefore = output.commits;
         assertEquals(2, sender.drainRetransmissions(2_000));
-        assertEquals(framesBefore + 2, output.frames);
+        assertEquals(framesBefore + 2, output.commits);
         assertEquals(1, counters.get(SprayCounters.RETRANSMITTED), "the probe is no retransmitted data");
         assertEquals(1, pathCounters[0].get(SprayCounters.RETRANSMITTED));
         assertEquals(0, resend.retransmissions());
@@ -171,7 +138,7 @@ class DataSenderTest
         pd.deregister(source);
         assertEquals(0, sender.sendData(1_000));
         assertTrue(sender.localError());
-        assertEquals(0, output.frames);
+        assertEquals(0, output.commits);
     }
 
     @Test
@@ -182,10 +149,10 @@ class DataSenderTest
         pd.deregister(source); // every packet sent, none acknowledged yet
         final long[] handles = {scheduler.sendWindows[0].oldestHandle(), scheduler.sendWindows[1].oldestHandle()};
 
-        final int framesBefore = output.frames;
+        final long framesBefore = output.commits;
         resend.queueRetransmission(0, scheduler.sendWindows[0].basePsn(), handles[0]);
         assertEquals(1, sender.drainRetransmissions(2_000), "a placeholder at the packet's PSN");
-        assertEquals(framesBefore + 1, output.frames);
+        assertEquals(framesBefore + 1, output.commits);
         assertEquals(1, refusalsAsked, "the READ is refused");
         assertFalse(sender.localError(), "the connection carries on");
         resend.queueRetransmission(1, scheduler.sendWindows[1].basePsn(), handles[1]);
@@ -210,7 +177,7 @@ class DataSenderTest
         assertEquals(1, refusalsAsked);
         assertFalse(sender.localError());
         assertEquals(0, sender.sendData(2_000));
-        assertEquals(0, output.frames, "not a byte read, not a packet sent");
+        assertEquals(0, output.commits, "not a byte read, not a packet sent");
         assertEquals(0, slots.inUse());
         assertEquals(0, outstanding());
     }
@@ -223,7 +190,7 @@ class DataSenderTest
         pd.deregister(source);
         assertEquals(0, sender.sendData(1_000));
         assertTrue(sender.localError());
-        assertEquals(0, output.frames);
+        assertEquals(0, output.commits);
     }
 
     @Test
@@ -235,7 +202,7 @@ class DataSenderTest
         assertTrue(sendCq.poll(wc));
         assertEquals(WorkCompletionStatus.WR_FLUSH_ERR, wc.status());
         assertEquals(0, sender.sendData(1_000));
-        assertEquals(0, output.frames);
+        assertEquals(0, output.commits);
         assertEquals(0, slots.inUse());
     }
 

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.transport.RecordingFrameSink;
 import io.spraynic.datapath.wire.NegativeAckHeader;
 import io.spraynic.datapath.wire.SelectiveAckHeader;
 import io.spraynic.datapath.wire.SprayOpcodes;
@@ -24,7 +25,7 @@ class ReadResponseRefusalsTest
     private static final long TIMEOUT = 1_000_000;
 
     private final ControlHarness harness = new ControlHarness();
-    private final ControlHarness.CapturedFrames output = harness.output;
+    private final RecordingFrameSink output = harness.output;
     private final ReadResponseRefusals refusals =
         new ReadResponseRefusals(harness.refusals, harness.control, TIMEOUT);
 
@@ -38,13 +39,13 @@ class ReadResponseRefusalsTest
     {
         assertTrue(refusals.refuse(1, 10, 1_000));
         assertEquals(2, output.frames.size(), "a NACK and an ACK of path 0");
-        assertEquals(SprayOpcodes.NACK, output.opcode(0));
+        assertEquals(SprayOpcodes.NACK, harness.opcode(0));
         assertEquals(NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, NegativeAckHeader.syndrome(frame(0), HEADER));
         assertEquals(1, NegativeAckHeader.stream(frame(0), HEADER));
         assertEquals(10, NegativeAckHeader.msn(frame(0), HEADER));
         final int number = NegativeAckHeader.refusal(frame(0), HEADER);
         assertEquals(1, number);
-        assertEquals(SprayOpcodes.ACK, output.opcode(1));
+        assertEquals(SprayOpcodes.ACK, harness.opcode(1));
         assertEquals(0, SelectiveAckHeader.path(frame(1), HEADER));
         assertEquals(1, SelectiveAckHeader.refusals(frame(1), HEADER), "the ACK carries the count in case the NACK is lost");
 
@@ -91,7 +92,7 @@ class ReadResponseRefusalsTest
         assertEquals(2, output.frames.size());
         for (int i = 0; i < 2; i++)
         {
-            assertEquals(SprayOpcodes.NACK, output.opcode(i));
+            assertEquals(SprayOpcodes.NACK, harness.opcode(i));
             assertEquals(NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, NegativeAckHeader.syndrome(frame(i), HEADER));
             final int stream = NegativeAckHeader.stream(frame(i), HEADER);
             final int msn = NegativeAckHeader.msn(frame(i), HEADER);

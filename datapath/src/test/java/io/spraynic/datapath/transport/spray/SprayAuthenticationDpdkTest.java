@@ -1,10 +1,10 @@
 package io.spraynic.datapath.transport.spray;
 
 import io.spraynic.datapath.port.DpdkPacketPort;
+import io.spraynic.datapath.port.DpdkTestSupport;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.dpdk.Eal;
-import io.spraynic.dpdk.EthPort;
 import io.spraynic.dpdk.Mempool;
 import io.spraynic.dpdk.RingPortPair;
 import org.junit.jupiter.api.AfterAll;
@@ -13,7 +13,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -35,23 +34,12 @@ class SprayAuthenticationDpdkTest
     @BeforeAll
     static void start()
     {
-        eal = Eal.init(List.of(
-            "spraynic-spray-auth", "--no-huge", "-m", "512", "--no-pci", "-l", "0",
-            "--file-prefix", "spraynic-spray-auth-" + ProcessHandle.current().pid(), "--log-level", "lib.eal:notice"));
+        eal = DpdkTestSupport.initEal("spray-auth");
         eal.registerCurrentThread();
         pool = Mempool.createPacketPool("sprayauth", 16383, 256, 2048 + 128, -1);
         pair = RingPortPair.create("sprayauth", 1, 1024);
-        a = startSingleQueue(pair.first());
-        b = startSingleQueue(pair.second());
-    }
-
-    private static DpdkPacketPort startSingleQueue(final EthPort port)
-    {
-        port.configure(1, 1);
-        port.setupRxQueue(0, 1024, pool);
-        port.setupTxQueue(0, 1024);
-        port.start();
-        return new DpdkPacketPort(port, 0, pool);
+        a = DpdkTestSupport.startSingleQueue(pair.first(), pool);
+        b = DpdkTestSupport.startSingleQueue(pair.second(), pool);
     }
 
     @AfterAll

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.port.ForwardingPort;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.verbs.AccessFlags;
@@ -48,36 +49,15 @@ class SprayAuthenticationTest
     private static final int SEND_SIZE = 256 << 10;
 
     /** Keeps a copy of every frame a side transmits whose opcode the filter takes. */
-    static final class Tap implements PacketPort
+    static final class Tap extends ForwardingPort
     {
-        private final PacketPort inner;
         final IntPredicate opcodes;
         final List<byte[]> frames = new ArrayList<>();
 
         Tap(final PacketPort inner, final IntPredicate opcodes)
         {
-            this.inner = inner;
+            super(inner, "+tap");
             this.opcodes = opcodes;
-        }
-
-        public String name()
-        {
-            return inner.name() + "+tap";
-        }
-
-        public PacketBurst newBurst(final int capacity)
-        {
-            return inner.newBurst(capacity);
-        }
-
-        public int receive(final PacketBurst burst)
-        {
-            return inner.receive(burst);
-        }
-
-        public boolean allocate(final PacketBurst burst, final int count)
-        {
-            return inner.allocate(burst, count);
         }
 
         public int transmit(final PacketBurst burst)
@@ -94,11 +74,6 @@ class SprayAuthenticationTest
             return inner.transmit(burst);
         }
 
-        public void release(final PacketBurst burst)
-        {
-            inner.release(burst);
-        }
-
         public void onPollerStart()
         {
             inner.onPollerStart();
@@ -107,11 +82,6 @@ class SprayAuthenticationTest
         public void onPollerClose()
         {
             inner.onPollerClose();
-        }
-
-        public void close()
-        {
-            inner.close();
         }
     }
 

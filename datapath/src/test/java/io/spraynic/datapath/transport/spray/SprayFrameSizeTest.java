@@ -1,13 +1,10 @@
 package io.spraynic.datapath.transport.spray;
 
-import io.spraynic.datapath.transport.FrameSink;
+import io.spraynic.datapath.transport.RecordingFrameSink;
 import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.ProtectionDomain;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -20,49 +17,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(10)
 class SprayFrameSizeTest
 {
-    /** A 1500 B Ethernet port: 1514 B frames; counts what is claimed and how long it may be. */
-    static final class SmallPortSink implements FrameSink
-    {
-        final MemorySegment buffer = Arena.ofAuto().allocate(8192);
-        final int maxFrameLength;
-        int claims;
-        int longestClaim;
-
-        SmallPortSink(final int maxFrameLength)
-        {
-            this.maxFrameLength = maxFrameLength;
-        }
-
-        public int maxFrameLength()
-        {
-            return maxFrameLength;
-        }
-
-        public boolean claim(final int plane, final int maxLength)
-        {
-            claims++;
-            longestClaim = Math.max(longestClaim, maxLength);
-            return true;
-        }
-
-        public MemorySegment buffer()
-        {
-            return buffer;
-        }
-
-        public long offset()
-        {
-            return 0;
-        }
-
-        public void commit(final int length)
-        {
-        }
-    }
-
     private final CompletionQueue cq = new CompletionQueue(16);
 
-    private SprayEngine engine(final SmallPortSink sink)
+    private SprayEngine engine(final RecordingFrameSink sink)
     {
         final SprayConfig config = new SprayConfig().planes(1).local(0, 0x0A000001, 0x020000000001L)
             .localIpv6(0, 0xFD00_0001_0000_0000L, 0x10).seed(1);
@@ -91,7 +48,7 @@ class SprayFrameSizeTest
     @Test
     void shouldRefuseToOpenAConnectionWhoseFramesThePortCannotCarry()
     {
-        final SmallPortSink sink = new SmallPortSink(1514);
+        final RecordingFrameSink sink = new RecordingFrameSink(1514);
         final SprayEngine engine = engine(sink);
         final IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
             () -> engine.open(connection(4096)));
@@ -107,7 +64,7 @@ class SprayFrameSizeTest
     void shouldJudgeTheFrameByThePeersAddressFamily()
     {
         final int ipv4Exact = SprayFrameSize.largestDataFrame(1024, false, false);
-        final SprayEngine engine = engine(new SmallPortSink(ipv4Exact));
+        final SprayEngine engine = engine(new RecordingFrameSink(ipv4Exact));
         engine.open(connection(1024)); // an IPv4 peer: fits to the byte
         final SprayConnectionConfig overIpv6 = connection(1024).cids(7, 8).keysFromCids()
             .remoteIpv6(0, 0xFD00_0001_0000_0000L, 0x20, 0x020000000002L);
@@ -118,18 +75,18 @@ class SprayFrameSizeTest
     @Test
     void shouldRefuseToOfferOrAcceptAnMtuThePortCannotCarry()
     {
-        final SmallPortSink sink = new SmallPortSink(1514);
+        final RecordingFrameSink sink = new RecordingFrameSink(1514);
         final SprayEngine engine = engine(sink);
         assertThrows(IllegalArgumentException.class, () -> engine.connect(connection(2048).cids(0, 0), 0));
-        assertEquals(0, sink.claims, "no CONNECT offered an MTU this end cannot send");
+        assertEquals(0, sink.commits, "no CONNECT offered an MTU this end cannot send");
 
         // a listener's peers are unknown: where this end has an IPv6 address, they may come over IPv6
-        final SmallPortSink exactForIpv4 = new SmallPortSink(SprayFrameSize.largestDataFrame(1024, false, false));
+        final RecordingFrameSink exactForIpv4 = new RecordingFrameSink(SprayFrameSize.largestDataFrame(1024, false, false));
         final SprayEngine listener = engine(exactForIpv4);
         assertThrows(IllegalArgumentException.class, () -> listener.listen(connection(1024), null));
         listener.listen(connection(512), null);
 
         engine.connect(connection(1024).cids(0, 0), 0);
-        assertEquals(1, sink.claims, "the CONNECT of an MTU that fits");
+        assertEquals(1, sink.commits, "the CONNECT of an MTU that fits");
     }
 }

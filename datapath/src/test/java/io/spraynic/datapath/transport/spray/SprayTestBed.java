@@ -1,6 +1,7 @@
 package io.spraynic.datapath.transport.spray;
 
 import io.spraynic.datapath.nic.NicWorker;
+import io.spraynic.datapath.port.ForwardingPort;
 import io.spraynic.datapath.port.PortFrameSink;
 import io.spraynic.datapath.port.FaultInjectingPacketPort;
 import io.spraynic.datapath.port.InMemoryLink;
@@ -430,9 +431,8 @@ final class SprayTestBed implements AutoCloseable
     /**
      * A port that drops everything it is asked to transmit while {@link #down} is set: a failed plane.
      */
-    static final class SwitchablePort implements PacketPort
+    static final class SwitchablePort extends ForwardingPort
     {
-        private final PacketPort inner;
         boolean down;
         long dropped;
         /** While set, frames it picks are corrupted (their ICRC fails at the receiver, which drops them). */
@@ -441,27 +441,7 @@ final class SprayTestBed implements AutoCloseable
 
         SwitchablePort(final PacketPort inner)
         {
-            this.inner = inner;
-        }
-
-        public String name()
-        {
-            return inner.name() + "+switch";
-        }
-
-        public PacketBurst newBurst(final int capacity)
-        {
-            return inner.newBurst(capacity);
-        }
-
-        public int receive(final PacketBurst burst)
-        {
-            return inner.receive(burst);
-        }
-
-        public boolean allocate(final PacketBurst burst, final int count)
-        {
-            return inner.allocate(burst, count);
+            super(inner, "+switch");
         }
 
         public int transmit(final PacketBurst burst)
@@ -489,16 +469,6 @@ final class SprayTestBed implements AutoCloseable
                 }
             }
             return inner.transmit(burst);
-        }
-
-        public void release(final PacketBurst burst)
-        {
-            inner.release(burst);
-        }
-
-        public void close()
-        {
-            inner.close();
         }
     }
 }

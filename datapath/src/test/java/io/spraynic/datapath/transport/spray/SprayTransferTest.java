@@ -189,28 +189,17 @@ class SprayTransferTest
     }
 
     /** Holds back plane 0's frames every other flush (they wait in the sender's TX burst), and records arrivals. */
-    static final class ReorderingPort implements io.spraynic.datapath.port.PacketPort
+    static final class ReorderingPort extends io.spraynic.datapath.port.ForwardingPort
     {
-        final io.spraynic.datapath.port.PacketPort inner;
         final boolean delay;
         final List<Integer> arrivals; // message offsets of data packets, in arrival order, shared by the planes
         int calls;
 
         ReorderingPort(final io.spraynic.datapath.port.PacketPort inner, final boolean delay, final List<Integer> arrivals)
         {
-            this.inner = inner;
+            super(inner, "");
             this.delay = delay;
             this.arrivals = arrivals;
-        }
-
-        public String name()
-        {
-            return inner.name();
-        }
-
-        public io.spraynic.datapath.port.PacketBurst newBurst(final int capacity)
-        {
-            return inner.newBurst(capacity);
         }
 
         public int receive(final io.spraynic.datapath.port.PacketBurst burst)
@@ -228,24 +217,9 @@ class SprayTransferTest
             return n;
         }
 
-        public boolean allocate(final io.spraynic.datapath.port.PacketBurst burst, final int count)
-        {
-            return inner.allocate(burst, count);
-        }
-
         public int transmit(final io.spraynic.datapath.port.PacketBurst burst)
         {
             return delay && (calls++ & 1) == 0 ? 0 : inner.transmit(burst);
-        }
-
-        public void release(final io.spraynic.datapath.port.PacketBurst burst)
-        {
-            inner.release(burst);
-        }
-
-        public void close()
-        {
-            inner.close();
         }
     }
 

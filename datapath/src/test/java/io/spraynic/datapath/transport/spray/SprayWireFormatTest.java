@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.port.ForwardingPort;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.transport.Psn;
@@ -38,34 +39,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class SprayWireFormatTest
 {
     /** Copies every frame a side transmits, then lets it through. */
-    static final class CapturingPort implements PacketPort
+    static final class CapturingPort extends ForwardingPort
     {
-        final PacketPort inner;
         final List<byte[]> frames = new ArrayList<>();
 
         CapturingPort(final PacketPort inner)
         {
-            this.inner = inner;
-        }
-
-        public String name()
-        {
-            return inner.name();
-        }
-
-        public PacketBurst newBurst(final int capacity)
-        {
-            return inner.newBurst(capacity);
-        }
-
-        public int receive(final PacketBurst burst)
-        {
-            return inner.receive(burst);
-        }
-
-        public boolean allocate(final PacketBurst burst, final int count)
-        {
-            return inner.allocate(burst, count);
+            super(inner, "");
         }
 
         public int transmit(final PacketBurst burst)
@@ -75,16 +55,6 @@ class SprayWireFormatTest
                 frames.add(burst.memory().asSlice(burst.offset(i), burst.length(i)).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
             }
             return inner.transmit(burst);
-        }
-
-        public void release(final PacketBurst burst)
-        {
-            inner.release(burst);
-        }
-
-        public void close()
-        {
-            inner.close();
         }
     }
 

@@ -1,0 +1,120 @@
+package io.spraynic.bench.jmh;
+
+import io.spraynic.datapath.wire.RoceFrameWriter;
+import io.spraynic.datapath.wire.SprayOpcodes;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.Arrays;
+
+/**
+ * What {@link RoceFrameWriter#writeFrame} costs a spray sender per frame, timed by the thread's CPU time as
+ * {@link WireCpuTime} does (robust to a loaded machine, where the wall clock is not): bursts of 32 frames into one
+ * buffer, each preceded by the setter calls the spray frame builder makes per packet (the plane's addresses, the
+ * path's UDP source port, one of four, BTH fields), in two loops:
+ * <ul>
+ *     <li>data: a spray WRITE (BTH, SETH, RETH) with a 64 B payload already in place, ICRC included;</li>
+ *     <li>ACK: a spray ACK (BTH, SACKH) tagged with SipHash-2-4 over its 64 covered bytes, ICRC included;</li>
+ *     <li>probe: a spray PROBE (BTH, PRBH) tagged over 20 bytes (two words and a 4-byte tail), ICRC included.</li>
+ * </ul>
+ * Only public writer API, so the same class times any build of {@code datapath} put on the class path.
+ * <pre>
+ *   java -cp ... io.spraynic.bench.jmh.FrameWriteCpuTime [payload [rounds]]
+ * </pre>
+ */
+public final class FrameWriteCpuTime
+{
+    private static final int BURSTS_PER_ROUND = 50_000;
+    private static final int PATH_PORTS = 4;
+    private static final long LOCAL_MAC = 0x02_00_00_00_00_01L;
+    private static final long REMOTE_MAC = 0x02_00_00_00_00_02L;
+    private static final int LOCAL_IPV4 = 0x0A00_0001;
+    private static final int REMOTE_IPV4 = 0x0A00_0002;
+
+    private FrameWriteCpuTime()
+    {
+    }
+
+    /**
+     * @param args payload bytes (64), rounds (9).
+     */
+    public static void main(final String[] args)
+    {
+        final int payload = args.length > 0 ? Integer.parseInt(args[0]) : 64;
+        final int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 9;
+        final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment frames = arena.allocate((long)WireBenchmark.BURST * WireBenchmark.SLOT, 64);
+            final RoceFrameWriter writer = new RoceFrameWriter(SprayOpcodes.TABLE);
+            final double[] dataNs = new double[rounds];
+            final double[] ackNs = new double[rounds];
+            final double[] probeNs = new double[rounds];
+            long sink = 0;
+            for (int round = -3; round < rounds; round++) // three rounds of warm-up
+            {
+                long start = threads.getCurrentThreadCpuTime();
+                sink += dataBursts(writer, frames, payload);
+                final long data = threads.getCurrentThreadCpuTime() - start;
+                start = threads.getCurrentThreadCpuTime();
+                sink += taggedBursts(writer, frames, SprayOpcodes.ACK);
+                final long acks = threads.getCurrentThreadCpuTime() - start;
+                start = threads.getCurrentThreadCpuTime();
+                sink += taggedBursts(writer, frames, SprayOpcodes.PROBE);
+                final long probes = threads.getCurrentThreadCpuTime() - start;
+                if (round >= 0)
+                {
+                    dataNs[round] = (double)data / BURSTS_PER_ROUND / WireBenchmark.BURST;
+                    ackNs[round] = (double)acks / BURSTS_PER_ROUND / WireBenchmark.BURST;
+                    probeNs[round] = (double)probes / BURSTS_PER_ROUND / WireBenchmark.BURST;
+                }
+            }
+            Arrays.sort(dataNs);
+            Arrays.sort(ackNs);
+            Arrays.sort(probeNs);
+            System.out.printf("writeFrame, CPU ns per frame: data (%d B payload) %.1f best, %.1f median; tagged ACK " +
+                "%.1f best, %.1f median; tagged probe %.1f best, %.1f median (%d rounds; sink %d)%n", payload, dataNs[0],
+                dataNs[rounds / 2], ackNs[0], ackNs[rounds / 2], probeNs[0], probeNs[rounds / 2], rounds, sink & 1);
+        }
+    }
+
+    // the setters SprayFrames.address makes before every frame: the plane's addresses and the path's port
+    private static void address(final RoceFrameWriter writer, final int path)
+    {
+        writer.ethernet(LOCAL_MAC, REMOTE_MAC).vlan(-1).ipv4(LOCAL_IPV4, REMOTE_IPV4).ipv4Identification(0)
+            .dscp(26).udpSourcePort(0xC000 + path % PATH_PORTS).destQp(0x42).solicited(false).ackReq(false).ecn(0);
+    }
+
+    private static long dataBursts(final RoceFrameWriter writer, final MemorySegment frames, final int payload)
+    {
+        long sink = 0;
+        for (int burst = 0; burst < BURSTS_PER_ROUND; burst++)
+        {
+            for (int i = 0; i < WireBenchmark.BURST; i++)
+            {
+                address(writer, i);
+                writer.opcode(SprayOpcodes.WRITE).ecn(2).ackReq((i & 7) == 7).psn(burst * WireBenchmark.BURST + i)
+                    .reth(0x1000_0000L, 0x1234, payload);
+                sink += writer.writeFrame(frames, (long)i * WireBenchmark.SLOT, payload);
+            }
+        }
+        return sink;
+    }
+
+    private static long taggedBursts(final RoceFrameWriter writer, final MemorySegment frames, final int opcode)
+    {
+        long sink = 0;
+        for (int burst = 0; burst < BURSTS_PER_ROUND; burst++)
+        {
+            for (int i = 0; i < WireBenchmark.BURST; i++)
+            {
+                address(writer, i);
+                writer.opcode(opcode).psn(0).tagNext(0x0706050403020100L, 0x0f0e0d0c0b0a0908L);
+                sink += writer.writeFrame(frames, (long)i * WireBenchmark.SLOT, 0);
+            }
+        }
+        return sink;
+    }
+}

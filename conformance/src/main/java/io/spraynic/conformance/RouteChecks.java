@@ -1,0 +1,300 @@
+package io.spraynic.conformance;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The routes of the target's paths as the wire shows them: the UDP source port of each path's data and of its control
+ * packets (S2.2). Source-port rotation (S7.7-1) may move a path to a new port only once the path has drained: the
+ * suite plays the receiver of a READ's responses and holds its ACKs until the target pauses, so that a data packet on
+ * a new port that arrives while a packet of the old port has had no ACK was sent before the target could know the old
+ * one acknowledged. Re-pathing (S7.3-1) moves a lossy path for cause, control packets included, which rotation
+ * never moves (S7.7): the suite drops a share of one path's READ responses and watches the source port of the ACKs
+ * the target sends on that path index.
+ */
+final class RouteChecks extends Checks
+{
+    /**
+     * The pause after which the suite acknowledges what it holds: far below the shortest RTO a target on shared cores
+     * uses (S6.8: 5 ms), so that holding ACKs does not look like loss; an ACK sent early (a target descheduled
+     * in the middle of a burst) only makes the check less strict, never wrong.
+     */
+    static final long HOLD_NANOS = ScriptedPeer.MILLI;
+    /** 256 packets at MTU 256 over 4 paths: 64 a path, 2-4 runs of 16-32 (S11), below the 256 of a loss sample (S7.3). */
+    private static final int ROTATION_READ_BYTES = 64 * 1024;
+    private static final int ROTATION_MTU = 256;
+    private static final int ROTATION_PATHS = 4;
+    /** One in 4 of the lossy path's first transmissions dropped: 25 %, five times repathLoss (S11). */
+    private static final int REPATH_LOSS_EVERY = 4;
+    /**
+     * Lossy READs before the check fails: a target whose ports fold onto a few sockets (SprayNIC's udp preset: 8)
+     * may re-path to a port that folds onto the old socket; three in a row, 1 in 512.
+     */
+    private static final int REPATH_ATTEMPTS = 3;
+    /** S7.3: the fewest packets a path's loss rate is judged from. */
+    static final int REPATH_MIN_SAMPLE = 32;
+
+    private final long base;
+    private final int rkey;
+
+    RouteChecks(final Target target, final UdpLink link, final List<CheckResult> results, final long regionOffset)
+    {
+        super(target, link, results);
+        this.base = target.regionAddress() + regionOffset;
+        this.rkey = target.rkey();
+    }
+
+    void runRotation(final ConnectRequest request) throws IOException
+    {
+        request.paths = ROTATION_PATHS;
+        request.mtu = ROTATION_MTU;
+        final Connection connection = open(request);
+        final ScriptedPeer c = connection.peer();
+        final String why = connection.why();
+        must("multipath.port-rotation", "S7.7-1", "a path's data moves to a new UDP source port only once every data " +
+            "packet of its old port was acknowledged (the suite holds its ACKs until the target pauses)", () ->
+        {
+            DataChecks.requireConnection(why);
+            final Rotations rotations = new Rotations(c.paths);
+            final boolean complete = readHoldingAcks(c, rotations);
+            if (!rotations.violations.isEmpty())
+            {
+                return rotations.judge();
+            }
+            if (rotations.changes == 0)
+            {
+                throw new NotTested("the target moved no path to a new source port in " + rotations.dataPackets +
+                    " data packets" + (complete ? "" : " (the READ did not complete)") + ": rotation off (S7.7 " +
+                    "allows rotateMin 0) or its ports folded onto one socket");
+            }
+            return null;
+        });
+        closeQuietly(c);
+    }
+
+    void runRepath(final ConnectRequest request) throws IOException
+    {
+        request.paths = ROTATION_PATHS;
+        request.mtu = ROTATION_MTU;
+        final Connection connection = open(request);
+        final ScriptedPeer c = connection.peer();
+        final String why = connection.why();
+        should("multipath.repath", "S7.3-1", "a path that loses 25 % of its data while the others lose none is moved " +
+            "to a new source port: the target's ACKs on that path index leave its old control port", () ->
+        {
+            DataChecks.requireConnection(why);
+            if (c.paths < 2)
+            {
+                throw new NotTested("the connection has one path");
+            }
+            // the lossy path: one the target uses (1 when it sprays, 0 when it sends everything on path 0)
+            final java.util.BitSet used = new java.util.BitSet();
+            for (final Packet p : c.read(0, base, rkey, ROTATION_READ_BYTES, 4 * ANSWER_NANOS).packets)
+            {
+                used.set(p.h8(0));
+            }
+            final int lossy = used.nextSetBit(1) > 0 ? used.nextSetBit(1) : 0;
+            final int before = controlPort(c, lossy);
+            if (before < 0)
+            {
+                throw new NotTested("no ACK of a PROBE on path " + lossy + " to learn its control port from");
+            }
+            c.lossyPath = lossy;
+            c.lossyEvery = REPATH_LOSS_EVERY;
+            int after = before;
+            int judged = 0;
+            try
+            {
+                for (int attempt = 0; attempt < REPATH_ATTEMPTS && after == before; attempt++)
+                {
+                    final int seen = c.lossySeen;
+                    c.read(0, base, rkey, ROTATION_READ_BYTES, 5 * ANSWER_NANOS);
+                    if (c.lossySeen - seen >= REPATH_MIN_SAMPLE)
+                    {
+                        judged++;
+                    }
+                    after = controlPort(c, lossy);
+                }
+            }
+            finally
+            {
+                c.lossyPath = -1;
+            }
+            if (after != before && after >= 0)
+            {
+                return null;
+            }
+            final String counts = c.lossyDropped + " of path " + lossy + "'s " + c.lossySeen + " first transmissions " +
+                "dropped, none of the other paths'";
+            if (judged == 0)
+            {
+                throw new NotTested("path " + lossy + " never carried " + REPATH_MIN_SAMPLE + " data packets in one " +
+                    "READ (" + counts + ")");
+            }
+            return after < 0 ? "no ACK of a PROBE on path " + lossy + " after the lossy READs (" + counts + ")" :
+                "the ACKs of path " + lossy + " kept source port " + before + " through " + REPATH_ATTEMPTS +
+                " lossy READs (" + counts + ")";
+        });
+        closeQuietly(c);
+    }
+
+    /** @return the source port of the target's ACK of a PROBE the suite sends on {@code path}, -1 when none came. */
+    private static int controlPort(final ScriptedPeer c, final int path) throws IOException
+    {
+        final int psn = c.takePsn(path);
+        c.send(c.probe(path, psn, 0, c.sendKey));
+        final int expect = (psn + 1) & SprayWire.PSN_MASK;
+        final Packet ack = c.awaitPacket(ANSWER_NANOS, p -> c.isAckOf(p, path) &&
+            SprayWire.psnDistance(expect, p.h24(5)) >= 0);
+        return null == ack ? -1 : ack.sourcePort;
+    }
+
+    /**
+     * READs {@link #ROTATION_READ_BYTES} on path 0, answering nothing at once: whenever the target has sent nothing
+     * for {@link #HOLD_NANOS}, one ACK of each path that received data since its last ACK. Feeds {@code rotations}.
+     *
+     * @return whether the READ completed within 10 s.
+     */
+    private boolean readHoldingAcks(final ScriptedPeer c, final Rotations rotations) throws IOException
+    {
+        final int msn = c.takeMsn(0);
+        c.silent = true;
+        try
+        {
+            c.send(c.readRequest(0, 0, msn, base, rkey, ROTATION_READ_BYTES));
+            final ScriptedPeer.InboundRead read = c.inboundRead(0, msn);
+            final long deadline = System.nanoTime() + 10 * ANSWER_NANOS;
+            while (!read.complete() && System.nanoTime() < deadline)
+            {
+                final Packet p = c.awaitPacket(HOLD_NANOS, a -> true);
+                if (null == p)
+                {
+                    for (int path = 0; path < c.paths; path++)
+                    {
+                        if (rotations.owed(path))
+                        {
+                            c.sendAck(path);
+                            rotations.acknowledged(path);
+                        }
+                    }
+                    continue;
+                }
+                if (!p.icrcValid || !p.wholeHeaders() || p.destQp() != c.localCid() || p.h8(0) >= c.paths)
+                {
+                    continue;
+                }
+                if (p.opcode() == SprayWire.PROBE && (p.h8(1) & SprayWire.PRBH_RESYNC) != 0)
+                {
+                    rotations.resync(p.h8(0), p.sourcePort);
+                }
+                else if (p.opcode() == SprayWire.PROBE)
+                {
+                    rotations.probe(p.h8(0));
+                }
+                else if (p.opcode() == SprayWire.READ_RESPONSE)
+                {
+                    rotations.data(p.h8(0), p.sourcePort, p.psn());
+                }
+            }
+            return read.complete();
+        }
+        finally
+        {
+            c.silent = false;
+            for (int path = 0; path < c.paths; path++)
+            {
+                c.sendAck(path);
+            }
+            c.collect(SILENCE_NANOS);
+        }
+    }
+
+    /**
+     * S7.7-1 judged from arrivals and the suite's ACKs: per path, the source port of its data and the data packets of
+     * that port that arrived since the suite last acknowledged the path. A data packet on another port while any
+     * are held is a violation. A RESYNC probe (S7.5: a failed path probed back on a new port, for cause) starts the
+     * path afresh on the probe's port.
+     */
+    static final class Rotations
+    {
+        private final int[] ports;
+        private final int[][] heldPsns;
+        private final int[] held;
+        /** Paths with a data packet or probe since the suite's last ACK of them (a probe may wait for one, S8.3.1). */
+        private final boolean[] owed;
+        final List<String> violations = new ArrayList<>();
+        int changes;
+        int dataPackets;
+
+        Rotations(final int paths)
+        {
+            ports = new int[paths];
+            Arrays.fill(ports, -1);
+            heldPsns = new int[paths][SprayWire.SACK_BITS];
+            held = new int[paths];
+            owed = new boolean[paths];
+        }
+
+        void data(final int path, final int port, final int psn)
+        {
+            dataPackets++;
+            if (ports[path] >= 0 && port != ports[path])
+            {
+                changes++;
+                if (held[path] > 0)
+                {
+                    violations.add("path " + path + " moved from port " + ports[path] + " to " + port + " with " +
+                        held[path] + " data packet(s) of the old port not yet acknowledged (PSNs " +
+                        Arrays.toString(Arrays.copyOf(heldPsns[path], Math.min(held[path], 4))) +
+                        (held[path] > 4 ? "..." : "") + ")");
+                }
+                held[path] = 0;
+            }
+            ports[path] = port;
+            owed[path] = true;
+            if (held[path] < SprayWire.SACK_BITS)
+            {
+                heldPsns[path][held[path]] = psn;
+            }
+            held[path]++;
+        }
+
+        void resync(final int path, final int port)
+        {
+            ports[path] = port;
+            held[path] = 0;
+            owed[path] = true;
+        }
+
+        void probe(final int path)
+        {
+            owed[path] = true;
+        }
+
+        /** @return whether the path received anything since the suite's last ACK of it. */
+        boolean owed(final int path)
+        {
+            return owed[path];
+        }
+
+        void acknowledged(final int path)
+        {
+            held[path] = 0;
+            owed[path] = false;
+        }
+
+        /** @return null when no path moved early, else the first moves (and how many in all). */
+        String judge()
+        {
+            if (violations.isEmpty())
+            {
+                return null;
+            }
+            return String.join("; ", violations.subList(0, Math.min(3, violations.size()))) +
+                (violations.size() > 3 ? "; " + violations.size() + " such moves in all" : "") + " (" + changes +
+                " port changes in " + dataPackets + " data packets)";
+        }
+    }
+}
