@@ -29,7 +29,8 @@ public final class MbufReferenceRing implements AutoCloseable
     private static final VarHandle LONG_ATOMIC = ValueLayout.JAVA_LONG.varHandle();
     private static final long TAIL_OFFSET = 0;
     private static final long HEAD_OFFSET = 128; // the consumer's line apart from the producer's (and its prefetch pair)
-    private static final long DROPS_OFFSET = 256;
+    private static final long DROPPED_TOTAL_OFFSET = 8; // beside the tail: one line for what the copier reads
+    private static final long INDICES_LENGTH = 256;
     private static final int DROP_SLOTS = 2 * CaptureRingLayout.MAX_PLANES;
 
     private final Arena arena;
@@ -45,6 +46,7 @@ public final class MbufReferenceRing implements AutoCloseable
     private long tail;
     private long headSeen;
     private final long[] drops = new long[DROP_SLOTS];
+    private long droppedTotal;
 
     // consumer (copier) side
     private long head;
@@ -63,7 +65,7 @@ public final class MbufReferenceRing implements AutoCloseable
         this.addresses = arena.allocate(8L * capacity, 64);
         this.addressesBase = addresses.address();
         this.metadata = arena.allocate(8L * capacity, 64);
-        this.indices = arena.allocate(DROPS_OFFSET + 8L * DROP_SLOTS, 64);
+        this.indices = arena.allocate(INDICES_LENGTH, 64);
     }
 
     /** @return the capacity that suits a pool of {@code poolSize} mbufs shared by {@code rings} rings: a quarter of it. */
@@ -137,12 +139,16 @@ public final class MbufReferenceRing implements AutoCloseable
         LONG_ATOMIC.setRelease(indices, TAIL_OFFSET, tail);
     }
 
-    /** Counts {@code frames} of {@code plane} in {@code direction} dropped because the ring was full (producer). */
+    /**
+     * Counts {@code frames} of {@code plane} in {@code direction} dropped because the ring was full (producer): the
+     * total goes on the tail's line, which the copier reads anyway; the split by port and direction stays here until
+     * the capture ends ({@link #droppedSoFar(int, int)}).
+     */
     public void dropped(final int plane, final int direction, final int frames)
     {
-        final int slot = (plane & (CaptureRingLayout.MAX_PLANES - 1)) * 2 + (direction & 1);
-        drops[slot] += frames;
-        LONG_ATOMIC.setOpaque(indices, DROPS_OFFSET + 8L * slot, drops[slot]);
+        drops[(plane & (CaptureRingLayout.MAX_PLANES - 1)) * 2 + (direction & 1)] += frames;
+        droppedTotal += frames;
+        LONG_ATOMIC.setOpaque(indices, DROPPED_TOTAL_OFFSET, droppedTotal);
     }
 
     // ---- consumer: the copier ----
@@ -165,11 +171,19 @@ public final class MbufReferenceRing implements AutoCloseable
         return metadata.get(ValueLayout.JAVA_LONG, ((head + index) & mask) << 3);
     }
 
-    /** @return frames the producer dropped so far because the ring was full, of {@code plane} in {@code direction}. */
+    /** @return frames the producer dropped so far because the ring was full (any thread). */
+    public long droppedSoFar()
+    {
+        return (long)LONG_ATOMIC.getOpaque(indices, DROPPED_TOTAL_OFFSET);
+    }
+
+    /**
+     * @return frames of {@code plane} in {@code direction} the producer dropped because the ring was full; exact only
+     *         once the producer stopped (and that was made visible to the caller, as a worker command does).
+     */
     public long droppedSoFar(final int plane, final int direction)
     {
-        return (long)LONG_ATOMIC.getOpaque(indices, DROPS_OFFSET + 8L * ((plane & (CaptureRingLayout.MAX_PLANES - 1)) * 2 +
-            (direction & 1)));
+        return drops[(plane & (CaptureRingLayout.MAX_PLANES - 1)) * 2 + (direction & 1)];
     }
 
     /** Frees the first {@code count} references (at most two {@code rte_pktmbuf_free_bulk}) and gives their room back. */

@@ -38,10 +38,12 @@ final class CaptureCopier
     private final MemorySegment packets;
     private final long packetsBase;
     private final long epochNanosAtStart;
-    private final long[][] foldedDrops;
+    private final long[] foldedDrops;
     private final long[] faults;
     private final boolean[] faulted;
-    private final IdleStrategy idle = new BackoffIdleStrategy(20, 10, 1_000, 20_000);
+    // spins and yields through the gaps between bursts (the reference ring holds tens of microseconds of frames, a
+    // park sleeps at least the timer slack, 50 us); parks only when the capture sees no traffic
+    private final IdleStrategy idle = new BackoffIdleStrategy(100, 1_000, 1_000, 20_000);
     private final Thread thread;
     private volatile boolean running = true;
     private volatile boolean finished;
@@ -67,7 +69,7 @@ final class CaptureCopier
         {
             writers[r] = new CaptureRingWriter(memory, layout, r);
         }
-        this.foldedDrops = new long[rings.length][2 * CaptureRingLayout.MAX_PLANES];
+        this.foldedDrops = new long[rings.length];
         this.faults = new long[rings.length];
         this.faulted = new boolean[rings.length];
         this.thread = new Thread(this::run, "spraynic-capture-copier");
@@ -120,6 +122,7 @@ final class CaptureCopier
                 try
                 {
                     foldWorkerDrops(r, rings[r], writers[r]);
+                    foldInterfaceDrops(rings[r], writers[r]);
                     writers[r].publishFinal(faults[r]);
                 }
                 catch (final RuntimeException | InternalError ex)
@@ -157,33 +160,30 @@ final class CaptureCopier
         {
             return 0;
         }
+        if (faulted[r])
+        {
+            ring.release(count); // the client broke its ring: frames are only freed now, counted as dropped
+            count(r, DROPPED, count);
+            return count;
+        }
         final CaptureRingWriter writer = writers[r];
         final long capturedBefore = writer.captured();
         final long droppedBefore = writer.dropped();
         final long filteredBefore = writer.filtered();
-        int lost = 0;
         try
         {
-            if (faulted[r])
+            for (int i = 0; i < count; i++)
             {
-                lost = count; // the client broke its ring: frames are only freed now, counted as dropped
+                copyOne(writer, ring.address(i), ring.metadata(i));
             }
-            else
+            count(r, DROPPED, writer.dropped() - droppedBefore);
+            foldWorkerDrops(r, ring, writer);
+            writer.publish();
+            count(r, CAPTURED, writer.captured() - capturedBefore);
+            count(r, FILTERED, writer.filtered() - filteredBefore);
+            if (writer.headCorrupt())
             {
-                for (int i = 0; i < count; i++)
-                {
-                    copyOne(writer, ring.address(i), ring.metadata(i));
-                }
-                final long droppedHere = writer.dropped() - droppedBefore;
-                foldWorkerDrops(r, ring, writer);
-                writer.publish();
-                count(r, DROPPED, droppedHere);
-                count(r, CAPTURED, writer.captured() - capturedBefore);
-                count(r, FILTERED, writer.filtered() - filteredBefore);
-                if (writer.headCorrupt())
-                {
-                    fault(r);
-                }
+                fault(r);
             }
         }
         catch (final RuntimeException | InternalError ex)
@@ -194,7 +194,6 @@ final class CaptureCopier
         {
             ring.release(count);
         }
-        count(r, DROPPED, lost);
         return count;
     }
 
@@ -213,21 +212,29 @@ final class CaptureCopier
             epochNanosAtStart + MbufReferenceRing.nanos(metadata));
     }
 
-    /** The frames the worker dropped at its full reference ring go into the client's statistics too. */
+    /**
+     * The frames the worker dropped at its full reference ring go into the client's statistics and the tap's counter
+     * too (the copier counts them, so the worker pays one store per burst it drops from).
+     */
     private void foldWorkerDrops(final int r, final MbufReferenceRing ring, final CaptureRingWriter writer)
     {
-        final long[] folded = foldedDrops[r];
+        final long now = ring.droppedSoFar();
+        if (now != foldedDrops[r])
+        {
+            writer.countDropped(now - foldedDrops[r]);
+            count(r, DROPPED, now - foldedDrops[r]);
+            foldedDrops[r] = now;
+        }
+    }
+
+    /** When the workers stopped: the worker's drops by port and direction, for the final statistics. */
+    private static void foldInterfaceDrops(final MbufReferenceRing ring, final CaptureRingWriter writer)
+    {
         for (int plane = 0; plane < CaptureRingLayout.MAX_PLANES; plane++)
         {
             for (int direction = 0; direction < 2; direction++)
             {
-                final int slot = plane * 2 + direction;
-                final long now = ring.droppedSoFar(plane, direction);
-                if (now != folded[slot])
-                {
-                    writer.countDropped(plane, direction, now - folded[slot]);
-                    folded[slot] = now;
-                }
+                writer.countInterfaceDrops(plane, direction, ring.droppedSoFar(plane, direction));
             }
         }
     }
@@ -246,7 +253,7 @@ final class CaptureCopier
     {
         if (delta != 0)
         {
-            counters[r][which].getAndAdd(delta); // atomic: the worker adds its drops to the same counter
+            counters[r][which].getAndAddRelease(delta); // the copier is the one writer while it runs
         }
     }
 }

@@ -253,8 +253,7 @@ public final class CaptureTap
         final int lost = wanted - room + shared;
         if (lost > 0)
         {
-            refs.dropped(plane, direction, lost);
-            dropped.getAndAdd(lost); // atomic: the copier counts its own drops here too
+            refs.dropped(plane, direction, lost); // the copier adds them to the counter and the client's statistics
         }
     }
 
