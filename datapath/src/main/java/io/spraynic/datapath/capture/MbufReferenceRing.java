@@ -32,6 +32,8 @@ public final class MbufReferenceRing implements AutoCloseable
     private static final long DROPPED_TOTAL_OFFSET = 8; // beside the tail: one line for what the copier reads
     private static final long INDICES_LENGTH = 256;
     private static final int DROP_SLOTS = 2 * CaptureRingLayout.MAX_PLANES;
+    /** Bursts a producer that found the ring full drops before it reads the copier's head again. */
+    private static final int FULL_SKIPS = 8;
 
     private final Arena arena;
     private final MemorySegment addresses;
@@ -47,6 +49,7 @@ public final class MbufReferenceRing implements AutoCloseable
     private long headSeen;
     private final long[] drops = new long[DROP_SLOTS];
     private long droppedTotal;
+    private int skipHeadReads;
 
     // consumer (copier) side
     private long head;
@@ -118,10 +121,18 @@ public final class MbufReferenceRing implements AutoCloseable
         long free = capacity - (tail - headSeen);
         if (free < wanted)
         {
-            headSeen = (long)LONG_ATOMIC.getAcquire(indices, HEAD_OFFSET);
-            free = capacity - (tail - headSeen);
+            if (skipHeadReads > 0)
+            {
+                skipHeadReads--; // found full lately: drop without touching the copier's line, it needs time anyway
+            }
+            else
+            {
+                headSeen = (long)LONG_ATOMIC.getAcquire(indices, HEAD_OFFSET);
+                free = capacity - (tail - headSeen);
+                skipHeadReads = free < wanted ? FULL_SKIPS : 0;
+            }
         }
-        return (int)Math.min(free, wanted);
+        return (int)Math.max(0, Math.min(free, wanted));
     }
 
     /** Appends one reference; the caller made {@link #room} for it. Visible to the copier after {@link #publish}. */
@@ -133,22 +144,23 @@ public final class MbufReferenceRing implements AutoCloseable
         tail++;
     }
 
-    /** Makes the references put so far visible to the copier (once a burst). */
+    /** Makes the references put so far, and the drops counted, visible to the copier (once a burst, and at the end). */
     public void publish()
     {
+        LONG_ATOMIC.setOpaque(indices, DROPPED_TOTAL_OFFSET, droppedTotal);
         LONG_ATOMIC.setRelease(indices, TAIL_OFFSET, tail);
     }
 
     /**
-     * Counts {@code frames} of {@code plane} in {@code direction} dropped because the ring was full (producer): the
-     * total goes on the tail's line, which the copier reads anyway; the split by port and direction stays here until
-     * the capture ends ({@link #droppedSoFar(int, int)}).
+     * Counts {@code frames} of {@code plane} in {@code direction} dropped because the ring was full (producer); the
+     * copier sees the total at the next {@link #publish} (beside the tail, on the line it reads anyway), and the split
+     * by port and direction once the capture ends ({@link #droppedSoFar(int, int)}): a producer that only drops
+     * writes nothing the copier reads.
      */
     public void dropped(final int plane, final int direction, final int frames)
     {
         drops[(plane & (CaptureRingLayout.MAX_PLANES - 1)) * 2 + (direction & 1)] += frames;
         droppedTotal += frames;
-        LONG_ATOMIC.setOpaque(indices, DROPPED_TOTAL_OFFSET, droppedTotal);
     }
 
     // ---- consumer: the copier ----

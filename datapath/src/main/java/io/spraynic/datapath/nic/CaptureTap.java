@@ -158,7 +158,11 @@ public final class CaptureTap
     public void stop()
     {
         enabled = 0;
-        references = null; // the copier finishes the capture by reference: it frees what is left and ends the ring
+        if (null != references)
+        {
+            references.publish(); // the last drops counted; the copier frees what is left and ends the ring
+            references = null;
+        }
         if (null != writer)
         {
             try

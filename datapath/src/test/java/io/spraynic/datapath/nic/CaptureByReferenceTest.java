@@ -204,9 +204,9 @@ class CaptureByReferenceTest
                     (dpdk.pool().inUseCount() - inUse));
             }
             assertEquals(capacity, dpdk.pool().inUseCount() - inUse, "the references in flight: the ring, full");
+            rig.tap.stop();
             assertEquals(frames - capacity, ring.droppedSoFar(), "the worker dropped what did not fit, and counted it");
             copier.start();
-            rig.tap.stop();
             copier.stop(5_000);
             assertEquals(inUse, dpdk.pool().inUseCount(), "every reference freed once the capture stops");
             final CaptureRingReader reader = new CaptureRingReader(memory);
