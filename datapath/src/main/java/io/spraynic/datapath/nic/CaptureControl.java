@@ -8,15 +8,16 @@ import org.agrona.concurrent.status.AtomicCounter;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Starts and stops an {@link EmbeddedNic}'s live capture, one at a time. When every worker's ports are DPDK ports the
- * capture is by reference: each worker's {@link CaptureTap} takes a reference on the mbufs of the frames the filter
- * takes and a {@link CaptureCopier} thread copies them into the worker's ring of the capture memory, so the workers
- * copy nothing; otherwise each tap copies them itself. {@value #BY_REFERENCE_PROPERTY}{@code =false} makes every
- * capture one by copy (to compare the two).
+ * Starts and stops an {@link EmbeddedNic}'s live capture, one at a time. By default each worker's {@link CaptureTap}
+ * copies the frames the filter takes into the worker's ring of the capture memory. With
+ * {@value #BY_REFERENCE_PROPERTY}{@code =true}, and every worker's ports DPDK ports, the capture is by reference
+ * instead: each tap takes a reference on the mbufs and a {@link CaptureCopier} thread copies them, so the workers copy
+ * nothing. Not the default: on the 2-core VM it was measured on (benchmarks/RESULTS.md 13b) the copier, without a core
+ * of its own, took a fraction of the frames, and the workers paid no less per frame it took.
  */
 final class CaptureControl
 {
-    /** System property: {@code false} keeps the copy on the workers even where a capture by reference is possible. */
+    /** System property: {@code true} takes frames by reference where every worker's ports are DPDK ports. */
     static final String BY_REFERENCE_PROPERTY = "spraynic.capture.byReference";
     private static final long COPIER_STOP_MILLIS = 5_000;
 
@@ -62,10 +63,10 @@ final class CaptureControl
         }
     }
 
-    /** @return whether this capture goes by reference: every tap's ports are DPDK ports, and the property allows it. */
+    /** @return whether this capture goes by reference: the property asks for it and every tap's ports are DPDK ports. */
     private boolean byReference()
     {
-        if (!Boolean.parseBoolean(System.getProperty(BY_REFERENCE_PROPERTY, "true")) || taps.length == 0)
+        if (!Boolean.parseBoolean(System.getProperty(BY_REFERENCE_PROPERTY, "false")) || taps.length == 0)
         {
             return false;
         }

@@ -51,6 +51,7 @@ class CaptureByReferenceTest
     @BeforeAll
     static void start()
     {
+        System.setProperty(CaptureControl.BY_REFERENCE_PROPERTY, "true"); // the NIC close test's capture (own JVM)
         dpdk = DpdkNic.start(NicConfig.of(EalConfig.DEFAULT.withFilePrefix("spraynic-capture-ref-" +
             ProcessHandle.current().pid()).withLogLevels(List.of("lib.eal:warning")), MempoolConfig.DEFAULT.withMbufs(POOL),
             List.of(PortConfig.ringPair("a0", "b0").withDescriptors(1024, 1024),
@@ -60,6 +61,7 @@ class CaptureByReferenceTest
     @AfterAll
     static void stop()
     {
+        System.clearProperty(CaptureControl.BY_REFERENCE_PROPERTY);
         dpdk.close();
     }
 
@@ -281,7 +283,9 @@ class CaptureByReferenceTest
                         sender.release(out); // what the ring did not take
                     }
                 }
-                assertTrue(captured(counters) >= 2000, "the worker captured by reference: " + captured(counters));
+                assertTrue(captured(counters) >= 2000, "the worker captured: " + captured(counters));
+                assertTrue(Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.getName().equals(
+                    "spraynic-capture-copier")), "by reference: the copier runs");
                 nic.close(Duration.ofSeconds(1));
                 closed = true;
             }
