@@ -160,7 +160,7 @@ public final class CaptureTap
         enabled = 0;
         if (null != references)
         {
-            references.publish(); // the last drops counted; the copier frees what is left and ends the ring
+            publishOrStop(references); // the last drops counted; the copier frees what is left and ends the ring
             references = null;
         }
         if (null != writer)
@@ -183,7 +183,14 @@ public final class CaptureTap
     {
         if (null != references)
         {
-            onFramesByReference(plane, queue, direction, burst, from, to);
+            try
+            {
+                onFramesByReference(plane, queue, direction, burst, from, to);
+            }
+            catch (final RuntimeException | InternalError ex)
+            {
+                onFault(); // its ring is gone (the copier died): this tap stops, the worker goes on
+            }
             return;
         }
         final CaptureRingWriter w = writer;
@@ -231,9 +238,11 @@ public final class CaptureTap
             for (int i = from, end = from + room; i < end; i++)
             {
                 final long mbuf = mbufs.mbufAddress(i);
-                if (Mbuf.referenceSoleOwned(memory, mbuf - base))
+                if (Mbuf.refcnt(memory, mbuf - base) == 1)
                 {
+                    // the entry first: should the ring be gone (its copier died), this throws before the count moves
                     refs.put(mbuf, metadata);
+                    Mbuf.referenceSoleOwned(memory, mbuf - base);
                     taken++;
                 }
                 else
@@ -251,13 +260,25 @@ public final class CaptureTap
         {
             if (taken > 0)
             {
-                refs.publish(); // every reference taken reaches the copier, which frees it
+                publishOrStop(refs); // every reference taken reaches the copier, which frees it
             }
         }
         final int lost = wanted - room + shared;
         if (lost > 0)
         {
             refs.dropped(plane, direction, lost); // the copier adds them to the counter and the client's statistics
+        }
+    }
+
+    private void publishOrStop(final MbufReferenceRing refs)
+    {
+        try
+        {
+            refs.publish();
+        }
+        catch (final RuntimeException ex)
+        {
+            onFault(); // the ring is gone (its copier died): nothing more goes to it; the worker goes on
         }
     }
 
