@@ -24,6 +24,8 @@ public final class Mbuf
     public static final int LENGTH = 128;
     public static final int BUF_ADDR_OFFSET = 0;
     public static final int DATA_OFF_OFFSET = 16;
+    /** {@code refcnt}: 1 while one owner holds the mbuf; a free returns it to its pool only when it reaches 0. */
+    public static final int REFCNT_OFFSET = 18;
     public static final int NB_SEGS_OFFSET = 20;
     public static final int PORT_OFFSET = 22;
     public static final int OL_FLAGS_OFFSET = 24;
@@ -146,6 +148,29 @@ public final class Mbuf
     {
         memory.set(U16, mbufOffset + DATA_LEN_OFFSET, (short)length);
         memory.set(U32, mbufOffset + PKT_LEN_OFFSET, length);
+    }
+
+    /** @return the reference count of the mbuf at {@code mbufOffset} (a plain read). */
+    public static int refcnt(final MemorySegment memory, final long mbufOffset)
+    {
+        return Short.toUnsignedInt(memory.get(U16, mbufOffset + REFCNT_OFFSET));
+    }
+
+    /**
+     * Takes a second reference on an mbuf whose only owner is the calling thread (its count is 1), with the plain store
+     * that {@code rte_mbuf_refcnt_update} itself uses when the count is 1: nobody else can be updating it then. The
+     * mbuf then survives its owner's free (which decrements it atomically) until the second reference is freed too.
+     *
+     * @return false, and nothing changed, when the count is not 1 (the mbuf is shared already).
+     */
+    public static boolean referenceSoleOwned(final MemorySegment memory, final long mbufOffset)
+    {
+        if (memory.get(U16, mbufOffset + REFCNT_OFFSET) != 1)
+        {
+            return false;
+        }
+        memory.set(U16, mbufOffset + REFCNT_OFFSET, (short)2);
+        return true;
     }
 
     public static int dataRoom(final MemorySegment memory, final long mbufOffset)

@@ -76,6 +76,7 @@ final class ShimLayoutCheck
         check(probe, mismatches, "sizeof(rte_ether_addr)", Dpdk.SPRAYNIC_PROBE_ETHER_ADDR_SIZEOF(), rte_ether_addr.sizeof());
         check(probe, mismatches, "RTE_MAX_ETHPORTS", Dpdk.SPRAYNIC_PROBE_MAX_ETHPORTS(), Dpdk.RTE_MAX_ETHPORTS());
         check(probe, mismatches, "Mbuf.DATA_OFF_OFFSET", Dpdk.SPRAYNIC_PROBE_MBUF_DATA_OFF(), Mbuf.DATA_OFF_OFFSET);
+        check(probe, mismatches, "Mbuf.REFCNT_OFFSET", Dpdk.SPRAYNIC_PROBE_MBUF_REFCNT(), Mbuf.REFCNT_OFFSET);
         check(probe, mismatches, "Mbuf.DATA_LEN_OFFSET", Dpdk.SPRAYNIC_PROBE_MBUF_DATA_LEN(), Mbuf.DATA_LEN_OFFSET);
         check(probe, mismatches, "Mbuf.PKT_LEN_OFFSET", Dpdk.SPRAYNIC_PROBE_MBUF_PKT_LEN(), Mbuf.PKT_LEN_OFFSET);
         check(probe, mismatches, "Mbuf.BUF_ADDR_OFFSET", Dpdk.SPRAYNIC_PROBE_MBUF_BUF_ADDR(), Mbuf.BUF_ADDR_OFFSET);

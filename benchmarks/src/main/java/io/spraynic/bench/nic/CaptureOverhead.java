@@ -33,7 +33,7 @@ public final class CaptureOverhead
      * One round: frames per second without and with the capture, by the clock and per second of the workers' own CPU
      * time (what the workers can do, whatever else shares their cores), and what the capture took and dropped.
      */
-    public record Round(Rate off, Rate on, long captured, long dropped)
+    public record Round(Rate off, Rate on, long captured, long dropped, double copierCpuShare)
     {
         /** @return frames per worker CPU second while capturing ÷ without: the workers' throughput ratio. */
         public double ratio()
@@ -44,8 +44,8 @@ public final class CaptureOverhead
         public String toString()
         {
             return String.format(Locale.ROOT, "off %.2f Mpps (%.2f per worker CPU s), capturing %.2f Mpps (%.2f per worker " +
-                "CPU s): ratio %.3f; captured %,d, dropped %,d (ring full)", off.mpps(), off.cpuMpps(), on.mpps(),
-                on.cpuMpps(), ratio(), captured, dropped);
+                "CPU s): ratio %.3f; captured %,d, dropped %,d (ring full); capture copier thread %.0f %% of a CPU",
+                off.mpps(), off.cpuMpps(), on.mpps(), on.cpuMpps(), ratio(), captured, dropped, 100 * copierCpuShare);
         }
     }
 
@@ -96,7 +96,12 @@ public final class CaptureOverhead
                     {
                         drainer.start();
                     }
+                    final long copierBefore = cpuNanos("spraynic-capture-copier");
+                    final long onStart = System.nanoTime();
                     final Rate on = mpps(counters, seconds);
+                    // a capture by reference copies on a thread of its own (0 when the workers copy)
+                    final double copierShare = (cpuNanos("spraynic-capture-copier") - copierBefore) /
+                        (double)(System.nanoTime() - onStart);
                     nic.stopCapture();
                     stop.set(true);
                     if (drain)
@@ -104,7 +109,7 @@ public final class CaptureOverhead
                         drainer.join();
                     }
                     results.add(new Round(off, on, sum(counters, ": capture frames") - capturedBefore,
-                        sum(counters, ": capture drops (ring full)") - droppedBefore));
+                        sum(counters, ": capture drops (ring full)") - droppedBefore, copierShare));
                 }
                 return results;
             }
@@ -138,22 +143,22 @@ public final class CaptureOverhead
     private static Rate mpps(final CountersFile counters, final double seconds) throws InterruptedException
     {
         final long before = sum(counters, ": rx frames");
-        final long cpuBefore = workerCpuNanos();
+        final long cpuBefore = cpuNanos("spraynic-worker-");
         final long start = System.nanoTime();
         Thread.sleep((long)(seconds * 1000));
         final long frames = sum(counters, ": rx frames") - before;
-        final long cpu = workerCpuNanos() - cpuBefore;
+        final long cpu = cpuNanos("spraynic-worker-") - cpuBefore;
         return new Rate(frames / ((System.nanoTime() - start) / 1e9) / 1e6, frames / (cpu / 1e9) / 1e6);
     }
 
-    /** @return CPU time the worker threads used so far. */
-    private static long workerCpuNanos()
+    /** @return CPU time the threads whose names start with {@code prefix} used so far (the live ones). */
+    private static long cpuNanos(final String prefix)
     {
         final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
         long nanos = 0;
         for (final Thread t : Thread.getAllStackTraces().keySet())
         {
-            if (t.getName().startsWith("spraynic-worker-"))
+            if (t.getName().startsWith(prefix))
             {
                 nanos += Math.max(0, threads.getThreadCpuTime(t.threadId()));
             }

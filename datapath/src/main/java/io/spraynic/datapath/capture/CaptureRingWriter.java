@@ -122,6 +122,24 @@ public final class CaptureRingWriter
         return true;
     }
 
+    /** Counts {@code frames} dropped before they reached this writer (their ports and directions: {@link #countInterfaceDrops}). */
+    public void countDropped(final long frames)
+    {
+        dropped += frames;
+    }
+
+    /** Adds {@code frames} of {@code plane} in {@code direction}, counted by {@link #countDropped}, to the per-port drops. */
+    public void countInterfaceDrops(final int plane, final int direction, final long frames)
+    {
+        interfaceDrops[(plane & (CaptureRingLayout.MAX_PLANES - 1)) * 2 + (direction & 1)] += frames;
+    }
+
+    /** Counts {@code frames} that the filter's frame checks turned away before they reached this writer. */
+    public void countFiltered(final long frames)
+    {
+        filtered += frames;
+    }
+
     private void drop(final int plane, final int direction, final int frames)
     {
         dropped += frames;

@@ -2,20 +2,31 @@ package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.capture.CaptureFilter;
 import io.spraynic.datapath.capture.CaptureRingLayout;
+import io.spraynic.datapath.capture.MbufReferenceRing;
+import org.agrona.concurrent.status.AtomicCounter;
 
 import java.lang.foreign.MemorySegment;
 
 /**
- * Starts and stops an {@link EmbeddedNic}'s live capture: every worker's {@link CaptureTap} copies the frames a
- * filter takes into the worker's ring of the capture memory. One capture at a time.
+ * Starts and stops an {@link EmbeddedNic}'s live capture, one at a time. By default each worker's {@link CaptureTap}
+ * copies the frames the filter takes into the worker's ring of the capture memory. With
+ * {@value #BY_REFERENCE_PROPERTY}{@code =true}, and every worker's ports DPDK ports, the capture is by reference
+ * instead: each tap takes a reference on the mbufs and a {@link CaptureCopier} thread copies them, so the workers copy
+ * nothing. Not the default: on the 2-core VM it was measured on (benchmarks/RESULTS.md 13b) the copier, without a core
+ * of its own, took a fraction of the frames, and the workers paid no less per frame it took.
  */
 final class CaptureControl
 {
+    /** System property: {@code true} takes frames by reference where every worker's ports are DPDK ports. */
+    static final String BY_REFERENCE_PROPERTY = "spraynic.capture.byReference";
+    private static final long COPIER_STOP_MILLIS = 5_000;
+
     private final CaptureSource source;
     private final WorkerCalls calls;
     private final CaptureTap[] taps;
     private final int planes;
     private MemorySegment memory; // of the running capture; null for none
+    private CaptureCopier copier; // of the running capture by reference; null for none
 
     CaptureControl(final CaptureSource source, final WorkerCalls calls, final CaptureTap[] taps, final int planes)
     {
@@ -32,17 +43,67 @@ final class CaptureControl
         this.memory = memory;
         try
         {
-            calls.onEveryWorker((w, now) ->
+            if (byReference())
             {
-                taps[w.index()].start(memory, layout, filter, planes);
-                return null;
-            }, "start a capture");
+                startByReference(memory, layout, filter);
+            }
+            else
+            {
+                calls.onEveryWorker((w, now) ->
+                {
+                    taps[w.index()].start(memory, layout, filter, planes);
+                    return null;
+                }, "start a capture");
+            }
         }
         catch (final RuntimeException ex)
         {
             stop();
             throw ex;
         }
+    }
+
+    /** @return whether this capture goes by reference: the property asks for it and every tap's ports are DPDK ports. */
+    private boolean byReference()
+    {
+        if (!Boolean.parseBoolean(System.getProperty(BY_REFERENCE_PROPERTY, "false")) || taps.length == 0)
+        {
+            return false;
+        }
+        for (final CaptureTap tap : taps)
+        {
+            if (!tap.capturesByReference())
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void startByReference(final MemorySegment memory, final CaptureRingLayout layout, final CaptureFilter filter)
+    {
+        long pool = Long.MAX_VALUE;
+        for (final CaptureTap tap : taps)
+        {
+            pool = Math.min(pool, tap.smallestPool());
+        }
+        // a quarter of the pool at most is held by the capture, shared by the workers: a slow copier drops, never starves
+        final int capacity = MbufReferenceRing.capacityFor(pool, taps.length);
+        final MbufReferenceRing[] rings = new MbufReferenceRing[taps.length];
+        final AtomicCounter[][] counters = new AtomicCounter[taps.length][];
+        for (int r = 0; r < taps.length; r++)
+        {
+            rings[r] = new MbufReferenceRing(capacity);
+            counters[r] = taps[r].counters();
+        }
+        final long startNanos = System.nanoTime();
+        copier = new CaptureCopier(rings, memory, layout, filter, counters, startNanos);
+        copier.start();
+        calls.onEveryWorker((w, now) ->
+        {
+            taps[w.index()].startByReference(rings[w.index()], startNanos, filter, planes);
+            return null;
+        }, "start a capture by reference");
     }
 
     /** See {@link EmbeddedNic#stopCapture}. */
@@ -58,17 +119,33 @@ final class CaptureControl
             taps[w.index()].stop();
             return null;
         }, "stop a capture");
+        stopCopier();
         memory = null;
         CaptureRingLayout.end(running);
     }
 
-    /** Marks a running capture ended once the workers stopped: nothing writes into its memory any more. */
+    /**
+     * Marks a running capture ended once the workers stopped: nothing writes into its memory any more, and every mbuf
+     * a capture by reference held is back in its pool (before the NIC frees the pool).
+     */
     synchronized void endAfterWorkersStopped()
     {
         if (null != memory)
         {
+            stopCopier();
             CaptureRingLayout.end(memory);
             memory = null;
+        }
+    }
+
+    /** The workers put no more references: the copier copies what is left, frees every reference and ends. */
+    private void stopCopier()
+    {
+        final CaptureCopier running = copier;
+        if (null != running)
+        {
+            copier = null;
+            running.stop(COPIER_STOP_MILLIS);
         }
     }
 }

@@ -3,9 +3,14 @@ package io.spraynic.datapath.nic;
 import io.spraynic.datapath.capture.CaptureFilter;
 import io.spraynic.datapath.capture.CaptureRingLayout;
 import io.spraynic.datapath.capture.CaptureRingWriter;
+import io.spraynic.datapath.capture.MbufReferenceRing;
 import io.spraynic.datapath.capture.TappingPacketPort;
+import io.spraynic.datapath.port.DpdkPacketBurst;
+import io.spraynic.datapath.port.DpdkPacketPort;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
+import io.spraynic.dpdk.Mbuf;
+import io.spraynic.dpdk.MbufBurst;
 import org.agrona.concurrent.status.AtomicCounter;
 
 import java.lang.foreign.MemorySegment;
@@ -15,6 +20,11 @@ import java.lang.foreign.MemorySegment;
  * its ports ({@link Port}) hand every received and transmitted burst here, and the frames the filter takes are copied
  * into the worker's ring. With no capture the ports pay one branch per burst on {@link #enabled}. Started, stopped
  * and used on the worker's thread only (commands), so nothing here is shared.
+ * <p>
+ * By reference ({@link #startByReference}, when every port of the tap is a DPDK port): the worker copies nothing; it
+ * takes a second reference on each frame's mbuf and puts its address into a {@link MbufReferenceRing}, from which the
+ * {@link CaptureCopier} (a thread of the NIC, not the worker) copies the frame into the client's ring and frees the
+ * reference. A full reference ring, or an mbuf shared already, drops the frame (counted).
  * <p>
  * Nothing the capture client does reaches the worker: a full ring counts drops; a ring the client corrupted stops
  * this tap (counted as a fault); an exception while copying, which no client should be able to cause, stops the tap
@@ -36,6 +46,13 @@ public final class CaptureTap
     /** Plane and queue of each port that reports here (control path: set before the worker starts). */
     private int[] portPlanes = new int[0];
     private int[] portQueues = new int[0];
+    /** Whether every port reporting here is a DPDK port (its bursts mbufs): a capture by reference is possible. */
+    private boolean mbufPorts = true;
+    /** Smallest mbuf pool of those ports (the references in flight are bounded by a fraction of it). */
+    private long smallestPool = Long.MAX_VALUE;
+    /** The capture by reference running; null when none (or one by copy). */
+    private MbufReferenceRing references;
+    private long startNanos;
 
     /** @param ring the capture ring this tap writes (one per worker thread). */
     public CaptureTap(final int ring, final AtomicCounter captured, final AtomicCounter dropped, final AtomicCounter filtered,
@@ -61,16 +78,67 @@ public final class CaptureTap
         portQueues = java.util.Arrays.copyOf(portQueues, portQueues.length + 1);
         portPlanes[portPlanes.length - 1] = plane;
         portQueues[portQueues.length - 1] = queue;
+        if (port instanceof DpdkPacketPort dpdk)
+        {
+            smallestPool = Math.min(smallestPool, dpdk.pool().size());
+        }
+        else
+        {
+            mbufPorts = false;
+        }
         return new Port(port, this, plane, queue);
+    }
+
+    /** @return whether every port of this tap is a DPDK port, so that a capture can take its frames by reference. */
+    boolean capturesByReference()
+    {
+        return mbufPorts && portPlanes.length > 0;
+    }
+
+    /** @return the smallest mbuf pool of this tap's DPDK ports (Long.MAX_VALUE for none). */
+    long smallestPool()
+    {
+        return smallestPool;
+    }
+
+    /** @return this tap's counters: captured, dropped, filtered, faults (for the copier, which counts for it). */
+    AtomicCounter[] counters()
+    {
+        return new AtomicCounter[]{captured, dropped, filtered, faults};
     }
 
     /** Starts taking the frames {@code filter} takes of this tap's ports of the first {@code planes} (worker thread). */
     public void start(final MemorySegment memory, final CaptureRingLayout layout, final CaptureFilter filter, final int planes)
     {
         this.writer = new CaptureRingWriter(memory, layout, ring);
+        this.references = null;
         this.filter = filter;
         this.epochOffsetNanos = System.currentTimeMillis() * 1_000_000L - System.nanoTime();
         this.sessionFaults = 0;
+        enable(filter, planes);
+    }
+
+    /**
+     * Starts taking the frames {@code filter} takes by reference into {@code references}, which a {@link CaptureCopier}
+     * empties; {@code startNanos} is the {@code System.nanoTime()} the metadata counts from (worker thread).
+     */
+    void startByReference(final MbufReferenceRing references, final long startNanos, final CaptureFilter filter,
+        final int planes)
+    {
+        if (!capturesByReference())
+        {
+            throw new IllegalStateException("tap " + ring + " has ports without mbufs: it captures by copy only");
+        }
+        this.writer = null;
+        this.references = references;
+        this.startNanos = startNanos;
+        this.filter = filter;
+        this.sessionFaults = 0;
+        enable(filter, planes);
+    }
+
+    private void enable(final CaptureFilter filter, final int planes)
+    {
         long bits = 0;
         for (int p = 0; p < portPlanes.length; p++)
         {
@@ -90,6 +158,11 @@ public final class CaptureTap
     public void stop()
     {
         enabled = 0;
+        if (null != references)
+        {
+            publishOrStop(references); // the last drops counted; the copier frees what is left and ends the ring
+            references = null;
+        }
         if (null != writer)
         {
             try
@@ -108,6 +181,18 @@ public final class CaptureTap
     private void onFrames(final int plane, final int queue, final int direction, final PacketBurst burst, final int from,
         final int to)
     {
+        if (null != references)
+        {
+            try
+            {
+                onFramesByReference(plane, queue, direction, burst, from, to);
+            }
+            catch (final RuntimeException | InternalError ex)
+            {
+                onFault(); // its ring is gone (the copier died): this tap stops, the worker goes on
+            }
+            return;
+        }
         final CaptureRingWriter w = writer;
         final long capturedBefore = w.captured();
         final long droppedBefore = w.dropped();
@@ -127,6 +212,73 @@ public final class CaptureTap
         if (w.headCorrupt())
         {
             onFault();
+        }
+    }
+
+    /** Per frame: a second reference on its mbuf and two stores into the reference ring; nothing copied here. */
+    private void onFramesByReference(final int plane, final int queue, final int direction, final PacketBurst burst,
+        final int from, final int to)
+    {
+        final MbufReferenceRing refs = references;
+        if (!(burst instanceof DpdkPacketBurst dpdk))
+        {
+            onFault(); // a port without mbufs in a capture by reference: cannot happen (start checks); stop, never copy
+            return;
+        }
+        final MbufBurst mbufs = dpdk.mbufs();
+        final MemorySegment memory = mbufs.memory();
+        final long base = memory.address();
+        final long metadata = MbufReferenceRing.metadata(System.nanoTime() - startNanos, plane, queue, direction);
+        final int wanted = to - from;
+        final int room = refs.room(wanted);
+        int taken = 0;
+        int shared = 0;
+        try
+        {
+            for (int i = from, end = from + room; i < end; i++)
+            {
+                final long mbuf = mbufs.mbufAddress(i);
+                if (Mbuf.refcnt(memory, mbuf - base) == 1)
+                {
+                    // the entry first: should the ring be gone (its copier died), this throws before the count moves
+                    refs.put(mbuf, metadata);
+                    Mbuf.referenceSoleOwned(memory, mbuf - base);
+                    taken++;
+                }
+                else
+                {
+                    shared++; // another owner holds it (a ring port's peer): its count is not ours to update plainly
+                }
+            }
+        }
+        catch (final RuntimeException | InternalError ex)
+        {
+            onFault(); // no mbuf of the worker's own burst should fail: stop the tap, not the worker
+            shared += room - taken - shared;
+        }
+        finally
+        {
+            if (taken > 0)
+            {
+                publishOrStop(refs); // every reference taken reaches the copier, which frees it
+            }
+        }
+        final int lost = wanted - room + shared;
+        if (lost > 0)
+        {
+            refs.dropped(plane, direction, lost); // the copier adds them to the counter and the client's statistics
+        }
+    }
+
+    private void publishOrStop(final MbufReferenceRing refs)
+    {
+        try
+        {
+            refs.publish();
+        }
+        catch (final RuntimeException ex)
+        {
+            onFault(); // the ring is gone (its copier died): nothing more goes to it; the worker goes on
         }
     }
 

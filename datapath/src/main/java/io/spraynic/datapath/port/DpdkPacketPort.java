@@ -46,6 +46,14 @@ public final class DpdkPacketPort implements PacketPort
         return port;
     }
 
+    /**
+     * @return the pool transmit buffers come from (the RX queues' too, as {@code DpdkNic} sets them up).
+     */
+    public Mempool pool()
+    {
+        return pool;
+    }
+
     public int queueId()
     {
         return queueId;
