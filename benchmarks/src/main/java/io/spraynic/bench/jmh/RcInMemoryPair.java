@@ -48,7 +48,7 @@ final class RcInMemoryPair extends InMemoryTransportPair
         agentA = NicWorker.builder().roleName("a").ports(portA).rocev2(engineA, sinkA).protectionDomain(pdA)
             .clock(this::now).burst(256).build();
         agentB = NicWorker.builder().roleName("b").ports(portB).rocev2(engineB, sinkB).protectionDomain(pdB)
-            .clock(this::now).burst(32).build();
+            .clock(this::now).burst(32).rxBurstsPerLoop(1).build(); // one timed burst per loop
         agentA.onStart();
         agentB.onStart();
     }

@@ -43,7 +43,7 @@ final class SprayInMemoryPair extends InMemoryTransportPair
         agentA = NicWorker.builder().roleName("a").ports(portA).spray(engineA, outputA).protectionDomain(pdA)
             .clock(this::now).burst(256).build();
         agentB = NicWorker.builder().roleName("b").ports(portB).spray(engineB, outputB).protectionDomain(pdB)
-            .clock(this::now).burst(32).build();
+            .clock(this::now).burst(32).rxBurstsPerLoop(1).build(); // one timed burst per loop
         agentA.onStart();
         agentB.onStart();
     }

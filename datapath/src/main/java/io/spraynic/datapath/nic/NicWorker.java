@@ -108,6 +108,7 @@ public final class NicWorker implements Agent
         new Int2ObjectHashMap<>();
     private final NanoClock clock;
     private final int burstCapacity;
+    private int rxBurstsPerLoop = RX_BURSTS_PER_LOOP; // 1 for a benchmark that times one burst per loop
     private final RoceParser parser;
     private final ParseCounters parseCounters;
     private final ManyToOneConcurrentArrayQueue<Command> commands = new ManyToOneConcurrentArrayQueue<>(1024);
@@ -204,6 +205,16 @@ public final class NicWorker implements Agent
     void closedConnections(final ClosedConnections closed)
     {
         this.closedConnections = closed;
+    }
+
+    /** @param bursts full receive bursts one loop takes from a port, at least 1 (default {@link #RX_BURSTS_PER_LOOP}). */
+    void rxBurstsPerLoop(final int bursts)
+    {
+        if (bursts < 1)
+        {
+            throw new IllegalArgumentException("receive bursts per loop must be at least 1: " + bursts);
+        }
+        this.rxBurstsPerLoop = bursts;
     }
 
     void peers(final NicWorker[] peers)
@@ -342,7 +353,7 @@ public final class NicWorker implements Agent
                 received = receive(plane, now);
                 arrived += received;
             }
-            while (received == burstCapacity && ++bursts < RX_BURSTS_PER_LOOP);
+            while (received == burstCapacity && ++bursts < rxBurstsPerLoop);
         }
         work += receiveEnd();
         final NicConnection[] cs = connections;

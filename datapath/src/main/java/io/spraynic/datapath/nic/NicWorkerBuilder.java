@@ -46,6 +46,7 @@ public final class NicWorkerBuilder
     private IdleStrategy idleStrategy;
     private String roleName = "spraynic-worker-0";
     private long tickIntervalNanos; // 0: tick on every loop
+    private int rxBurstsPerLoop = NicWorker.RX_BURSTS_PER_LOOP;
     private boolean tickWhileIdle;
 
     NicWorkerBuilder()
@@ -133,6 +134,20 @@ public final class NicWorkerBuilder
         return this;
     }
 
+    /**
+     * @param bursts full receive bursts one loop takes from each port before it goes on (default 4, as a NIC's
+     *               worker); 1 for a benchmark that times one burst per loop. @return this.
+     */
+    public NicWorkerBuilder rxBurstsPerLoop(final int bursts)
+    {
+        if (bursts < 1)
+        {
+            throw new IllegalArgumentException("receive bursts per loop must be at least 1: " + bursts);
+        }
+        this.rxBurstsPerLoop = bursts;
+        return this;
+    }
+
     /** @param burst frames per RX burst (1..512, default 32). @return this. */
     public NicWorkerBuilder burst(final int burst)
     {
@@ -207,6 +222,7 @@ public final class NicWorkerBuilder
             null == arena ? Arena.ofAuto() : arena, null == counters ? NicWorker.WorkerCounters.unpublished() : counters,
             roleName, tickSchedule());
         worker.peers(new NicWorker[] {worker});
+        worker.rxBurstsPerLoop(rxBurstsPerLoop);
         return worker;
     }
 
