@@ -408,7 +408,7 @@ public final class NicWorker implements Agent
         return work;
     }
 
-    // spray: the ACKs the packets received called for, one per path (S6.4-3), before the timers fill the TX burst
+    // spray: the ACKs the packets received called for, one per path (S6.4-2), before the timers fill the TX burst
     private int receiveEnd()
     {
         try

@@ -30,7 +30,7 @@ interface WorkerTransport
 
     /**
      * The loop's receive bursts ended (before the engine's timers): what their packets called for goes out once
-     * (spray: one ACK per path for all its packets of the burst, docs/PROTOCOL.md S6.4-3).
+     * (spray: one ACK per path for all its packets of the burst, docs/PROTOCOL.md S6.4-2).
      *
      * @return work done.
      */

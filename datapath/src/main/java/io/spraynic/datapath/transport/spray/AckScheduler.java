@@ -40,12 +40,12 @@ final class AckScheduler
     /**
      * Per path, path-major in one array (issue 13: one array header, not one per field): packets and CE marks since
      * its last ACK, the sequence of its last ACK (S6.5), whether it had a gap at the last packet (1) or not (0),
-     * whether an ACK of it is owed at the end of the receive burst (1) or not (0, S6.4-3).
+     * whether an ACK of it is owed at the end of the receive burst (1) or not (0, S6.4-2).
      */
     private final int[] pathInts;
     private final long[] firstUnackedAt;
     private int advertisedHintMbps;
-    /** The engine lists this connection among those owing ACKs at the end of the receive burst (S6.4-3). */
+    /** The engine lists this connection among those owing ACKs at the end of the receive burst (S6.4-2). */
     private boolean listedOwing;
 
     /** @param initialPsn the connection's initial receive PSN (S6.1): each path's starts from it. */
@@ -153,7 +153,7 @@ final class AckScheduler
     }
 
     /**
-     * S6.4-3: an ACK of {@code path} is due at once, and goes out at the end of the receive burst, one for every
+     * S6.4-2: an ACK of {@code path} is due at once, and goes out at the end of the receive burst, one for every
      * packet of the path in it ({@link #isListedOwing listed} first).
      */
     void oweAck(final int path)

@@ -67,7 +67,7 @@ final class ControlPackets
     }
 
     /**
-     * S6.4-3: the ACKs the receive burst that just ended called for, one per path (a path acknowledged since, by a
+     * S6.4-2: the ACKs the receive burst that just ended called for, one per path (a path acknowledged since, by a
      * probe's ACK or its delayed ACK, owes none). One that finds no room in the TX burst stays with the path's
      * delayed ACK ({@code ackDelay}), as an immediate one would.
      *

@@ -17,7 +17,7 @@ import static io.spraynic.datapath.transport.spray.SprayConnection.READ_RESPONSE
  * its send side: a data packet is admitted only well formed (S4.3), from the peer's address on its path's plane
  * (S12.5), authentic (S12.4, S12.7) and with the state it needs here (S10.2); then its inbound path takes it
  * ({@link AckScheduler}), then the message layer places it ({@link InboundMessages}, or the READ's send slot for
- * a READ response), before its ACK leaves (at the end of the receive burst, S6.4-3). A probe of an inbound path
+ * a READ response), before its ACK leaves (at the end of the receive burst, S6.4-2). A probe of an inbound path
  * is answered with an ACK and announces data (S8.3.1). The connection dispatches here by opcode. Allocation-free.
  */
 final class DataReceiver
@@ -157,7 +157,7 @@ final class DataReceiver
         }
     }
 
-    // S6.4-3: within a receive burst the ACK a packet calls for waits for the end of the burst, and one ACK of the
+    // S6.4-2: within a receive burst the ACK a packet calls for waits for the end of the burst, and one ACK of the
     // path acknowledges every packet of it the burst held (issue 13: at 64 B, an ACK per packet was most of the
     // cost of a message); outside one (a caller handing packets over directly), and when the engine can list no
     // more connections, it goes out now

@@ -295,7 +295,7 @@ public final class SprayConnection
                 receiver.onDataPacket(frame, now);
             case SprayOpcodes.CLOSE ->
             {
-                control.sendOwedAcks(); // S6.4-3: what arrived before the CLOSE is acknowledged before it is answered
+                control.sendOwedAcks(); // S6.4-2: what arrived before the CLOSE is acknowledged before it is answered
                 teardown.onClosePacket(frame);
             }
             case SprayOpcodes.CLOSE_ACK ->
@@ -308,7 +308,7 @@ public final class SprayConnection
     }
 
     /**
-     * S6.4-3: the receive burst ended: the ACKs its packets called for go out, one per path (none once closed).
+     * S6.4-2: the receive burst ended: the ACKs its packets called for go out, one per path (none once closed).
      *
      * @return how many went out.
      */

@@ -54,7 +54,7 @@ public final class SprayEngine
     private final ClosedCidQuarantine closedCids;
     private long lastTickNanos;
     private int roundRobin;
-    /** S6.4-3: between {@link #beginReceiveBurst} and {@link #endReceiveBurst}; the ACKs owed then wait for its end. */
+    /** S6.4-2: between {@link #beginReceiveBurst} and {@link #endReceiveBurst}; the ACKs owed then wait for its end. */
     private boolean receivingBurst;
     /** Connections owing ACKs at the end of the receive burst, each once. */
     private final SprayConnection[] owingAcks;
@@ -366,7 +366,7 @@ public final class SprayEngine
     }
 
     /**
-     * S6.4-3: a receive burst begins: until {@link #endReceiveBurst}, an ACK that packets call for waits for its
+     * S6.4-2: a receive burst begins: until {@link #endReceiveBurst}, an ACK that packets call for waits for its
      * end, one per path for all of them. Without it (a caller handing packets over one at a time) ACKs go at once.
      */
     public void beginReceiveBurst()
@@ -375,7 +375,7 @@ public final class SprayEngine
     }
 
     /**
-     * S6.4-3: the receive burst ended (before the engine's timers run and the TX burst goes): each connection
+     * S6.4-2: the receive burst ended (before the engine's timers run and the TX burst goes): each connection
      * sends the ACKs its packets called for, one per path.
      *
      * @return ACKs sent.
@@ -395,7 +395,7 @@ public final class SprayEngine
         return sent;
     }
 
-    /** @return whether a receive burst is being handled (ACKs wait for its end, S6.4-3). */
+    /** @return whether a receive burst is being handled (ACKs wait for its end, S6.4-2). */
     boolean isReceivingBurst()
     {
         return receivingBurst;

@@ -17,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * docs/PROTOCOL.md S6.4-3 (issue 13): the packets of one receive burst that each call for an ACK (one-packet
+ * docs/PROTOCOL.md S6.4-2 (issue 13): the packets of one receive burst that each call for an ACK (one-packet
  * messages: AckReq on every one) draw one ACK per path, sent when the worker has handled the burst, and that ACK
  * acknowledges every one of them; packets of later bursts draw ACKs of their own.
  */

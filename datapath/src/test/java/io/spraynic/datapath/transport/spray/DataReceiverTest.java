@@ -142,7 +142,7 @@ class DataReceiverTest
         assertTrue(nothingPlaced());
     }
 
-    /** S6.4-3: within a receive burst, replays of packets of one path draw one ACK, at the end of the burst. */
+    /** S6.4-2: within a receive burst, replays of packets of one path draw one ACK, at the end of the burst. */
     @Test
     void shouldAcknowledgeDuplicatesOfOneBurstOnceAtItsEndS643()
     {
