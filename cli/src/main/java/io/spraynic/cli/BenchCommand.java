@@ -530,8 +530,10 @@ final class BenchCommand implements Runnable
             }
             if ((long)connections * messages * bytes > 1L << 31)
             {
+                final long fitting = (1L << 31) / ((long)connections * bytes); // messages that fit; 0: none at these bytes
                 throw new BadOption("--messages", Integer.toString(messages), "connections x messages x bytes must be " +
-                    "at most 2 GiB (the receiver's region)", "try fewer --messages or --bytes");
+                    "at most 2 GiB (the receiver's region)", fitting > 0 ? "try --messages " + fitting :
+                    "try --messages 1 with --bytes " + (1L << 31) / connections);
             }
             final io.spraynic.datapath.nic.NicConnection.Kind kind = switch (transport.toLowerCase(Locale.ROOT))
             {

@@ -67,6 +67,12 @@ class BadArgumentsTest
         table.add(bad("bench raw --seconds 0", "above 0"));
         table.add(bad("bench ipc --depth 0", "1..1024"));
         table.add(bad("bench ipc --seconds 0", "above 0"));
+        table.add(bad("bench connections --bytes 16777216 --messages 65536", "at most 2 GiB"));
+        table.add(bad("bench connections --connections 0", "1..100000"));
+        table.add(bad("bench connections --depth 0", "1..1024"));
+        table.add(bad("bench connections --workers 17", "1..16"));
+        table.add(bad("bench connections --transport tcp", "must be spray or rocev2"));
+        table.add(bad("bench connections --storage-limit 0", "must be -1 or at least 1"));
         table.add(bad("bench raw --seconds NaN", "not a finite"));
         table.add(bad("bench raw --burst 0", "1..512"));
         table.add(bad("bench raw --length 59", "60..2048"));

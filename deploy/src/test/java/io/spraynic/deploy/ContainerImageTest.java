@@ -209,6 +209,17 @@ class ContainerImageTest
             assertTrue(granted.contains(breakage[0]), breakage[0]);
             assertEquals(1, grantProblems(JSON.readTree(granted.replace(breakage[0], breakage[1]))).size(), breakage[1]);
         }
+        // run.sh --user takes numbers only (a name would resolve inside the image, not as the operator meant)
+        final String runScript = DeployFiles.CONTAINER.resolve("run.sh").toString();
+        final DeployFiles.Result asRoot = DeployFiles.run(30, runScript, "--dry-run", "--user", "0:10001", "--", "nic");
+        assertEquals(0, asRoot.exitCode(), asRoot.err());
+        assertTrue(asRoot.out().contains("--user 0:10001 --cap-drop all"), asRoot.out());
+        for (final String user : new String[] {"root", "0", "0:", ":10001", "0:10001;id", ""})
+        {
+            final DeployFiles.Result refused = DeployFiles.run(30, runScript, "--dry-run", "--user", user, "--", "nic");
+            assertEquals(2, refused.exitCode(), "--user '" + user + "': " + refused.out());
+            assertTrue(refused.err().contains("give UID:GID in numbers"), refused.err());
+        }
     }
 
     /** @return what podman granted the container beyond a NIC's needs, or misses of them, one sentence each. */

@@ -67,6 +67,7 @@ class NicWorkerBuilderTest
         assertThrows(IllegalArgumentException.class,
             () -> NicWorker.builder().ports(link.first(), link.second()).rocev2(engine, sink).build());
         assertThrows(IllegalArgumentException.class, () -> NicWorker.builder().burst(0));
+        assertThrows(IllegalArgumentException.class, () -> NicWorker.builder().rxBurstsPerLoop(0));
     }
 
     @Test
