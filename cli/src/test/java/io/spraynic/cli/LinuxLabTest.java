@@ -136,7 +136,10 @@ class LinuxLabTest
             System.out.printf(Locale.ROOT, "linux lab: 1 %% drop on each of plane 1's links: %d of %d lost = %.3f %%; " +
                 "the routers dropped %d%n", lost, sent(sent, 1), 100 * loss, dropped);
             assertEquals("0", sent.get("socket_drops"), "the receiver kept up: " + sent);
-            assertEquals(dropped, lost, "every loss is a router's counted drop");
+            // the drop rule takes any packet on the link, router A's own IPv6 neighbour discovery too (a few in a
+            // run, so at 1 % seldom one of them): every lost datagram is a counted drop, and the drops besides are few
+            assertTrue(dropped >= lost && dropped <= lost + 2,
+                "every loss is a router's counted drop: " + lost + " lost, " + dropped + " dropped");
             // 25,600 datagrams at p = 1 %: sigma = 0.062 %; the bounds sit at about 4.8 sigma
             assertTrue(loss >= 0.007 && loss <= 0.013, "loss " + loss);
         }
