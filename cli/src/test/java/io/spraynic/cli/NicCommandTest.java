@@ -43,6 +43,10 @@ class NicCommandTest
             "10.0.0.1", "--max-accepted-connections", "0");
         assertTrue(accepted.exitCode() != 0);
         assertTrue(accepted.err().contains("--max-accepted-connections 0"), accepted.err());
+        final CliTestSupport.Run busy = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip",
+            "10.0.0.1", "--busy-connections", "0");
+        assertTrue(busy.exitCode() != 0);
+        assertTrue(busy.err().contains("--busy-connections 0"), busy.err());
         final CliTestSupport.Run idle = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip",
             "10.0.0.1", "--idle-timeout", "-1");
         assertTrue(idle.exitCode() != 0);
