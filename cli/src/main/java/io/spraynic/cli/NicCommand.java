@@ -530,13 +530,18 @@ final class NicCommand implements Callable<Integer>
         final long refused = nic.acceptedOverLimit();
         if (refused > reported)
         {
-            System.out.printf(Locale.ROOT, "spraynic nic: refused %,d connection(s) from peers (%,d in all): this NIC " +
-                "holds its limit of --max-accepted-connections %d; raise it (e.g. --max-accepted-connections %d) or " +
-                "close some%n", refused - reported, refused, maxAcceptedConnections,
-                Math.min(1 << 20, 2L * maxAcceptedConnections));
+            System.out.println(refusedNotice(refused - reported, refused, maxAcceptedConnections));
             System.out.flush();
         }
         return refused;
+    }
+
+    /** @return the line that tells of connections closed over --max-accepted-connections {@code limit}. */
+    static String refusedNotice(final long refusedNow, final long refusedInAll, final int limit)
+    {
+        return String.format(Locale.ROOT, "spraynic nic: refused %,d connection(s) from peers (%,d in all): this NIC " +
+            "holds its limit of --max-accepted-connections %d; raise it (e.g. --max-accepted-connections %d) or close " +
+            "some", refusedNow, refusedInAll, limit, Math.min(1 << 20, 2L * limit));
     }
 
     /**

@@ -58,6 +58,16 @@ class NicCommandTest
     }
 
     @Test
+    void shouldNameTheAcceptedLimitAndHowToRaiseItWhenPeersConnectionsAreRefused()
+    {
+        assertEquals("spraynic nic: refused 3 connection(s) from peers (1,027 in all): this NIC holds its limit of " +
+            "--max-accepted-connections 1024; raise it (e.g. --max-accepted-connections 2048) or close some",
+            NicCommand.refusedNotice(3, 1027, 1024));
+        assertTrue(NicCommand.refusedNotice(1, 1, 1 << 20).contains("(e.g. --max-accepted-connections 1048576)"),
+            "never a value the option refuses");
+    }
+
+    @Test
     void shouldTakeTheAddressOfANamedInterfaceAndRefuseOneThatIsMissing() throws Exception
     {
         assertEquals("127.0.0.1", NicCommand.interfaceAddress("iface:lo")); // as Multus' net1 on a Kubernetes node
