@@ -1,5 +1,7 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.port.PacketPort;
+import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.transport.spray.SprayCounters;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
@@ -8,11 +10,18 @@ import io.spraynic.datapath.verbs.SendWorkRequest;
 import io.spraynic.datapath.verbs.WorkCompletion;
 import io.spraynic.datapath.verbs.WorkCompletionStatus;
 import io.spraynic.datapath.verbs.WorkRequestOpcode;
-import org.junit.jupiter.api.AutoClose;
+import io.spraynic.pmd.EalConfig;
+import io.spraynic.pmd.MempoolConfig;
+import io.spraynic.pmd.NicConfig;
+import io.spraynic.pmd.PortConfig;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
@@ -30,7 +39,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * A one-worker NIC holds as many connections as its stated limits say, not as many as a spray engine's table held
  * before the NIC sized it (64): each of 100 connections it opens carries a verified WRITE, and the one over a limit is
  * refused by that limit, named and counted, not by the engine's table (REJECT {@code NO_RESOURCES}, which told the
- * operator nothing of the limit to raise).
+ * operator nothing of the limit to raise). Two embedded NICs in one process on a crossed DPDK {@code net_ring} pair,
+ * one worker each (one EAL per JVM: one DPDK for the class).
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 class EmbeddedNicConnectionLimitsTest
@@ -43,21 +53,56 @@ class EmbeddedNicConnectionLimitsTest
     private static final String OPENED_OVER_LIMIT = "connections: opened over the limit, refused";
     private static final String REJECTS_SENT = SprayCounters.label(SprayCounters.CONNECT_REJECTS_SENT);
 
+    private static DpdkNic dpdk;
+
     @TempDir
     Path dir;
 
-    @AutoClose
-    private InMemoryNicPair pair;
+    private final Arena arena = Arena.ofShared();
+    private final EmbeddedNic[] nics = new EmbeddedNic[2];
+    private final CountersFile[] counters = new CountersFile[2];
+
+    @BeforeAll
+    static void startDpdk()
+    {
+        dpdk = DpdkNic.start(NicConfig.of(EalConfig.DEFAULT.withFilePrefix("spraynic-limits-" + ProcessHandle.current().pid())
+            .withLogLevels(List.of("lib.eal:warning")), MempoolConfig.DEFAULT.withMbufs(16383),
+            List.of(PortConfig.ringPair("a", "b"), PortConfig.ringPair("b", "a"))));
+    }
+
+    @AfterAll
+    static void stopDpdk()
+    {
+        dpdk.close();
+    }
+
+    @AfterEach
+    void close()
+    {
+        for (int h = 0; h < 2; h++)
+        {
+            if (null != nics[h])
+            {
+                nics[h].close();
+            }
+            if (null != counters[h])
+            {
+                counters[h].close();
+            }
+        }
+        arena.close(); // after the NICs stopped: their registrations point into it
+    }
 
     @Test
     void shouldCarryAVerifiedWriteOnEachOfAHundredConnectionsAndRefuseTheNextNamingTheOpenedLimit()
     {
         start(EmbeddedNicConfig.DEFAULT_MAX_ACCEPTED_CONNECTIONS, OPENED_LIMIT);
-        final EmbeddedNic server = pair.nic(0);
-        final EmbeddedNic client = pair.nic(1);
+        final EmbeddedNic server = nics[0];
+        final EmbeddedNic client = nics[1];
         assertEquals(1, client.workers());
-        final MemoryRegion target = pair.expose(0, (long)OPENED_LIMIT * MESSAGE_BYTES);
-        final MemorySegment source = pair.arena().allocate((long)OPENED_LIMIT * MESSAGE_BYTES, 4096);
+        final MemoryRegion target = server.register(arena.allocate((long)OPENED_LIMIT * MESSAGE_BYTES, 4096),
+            InMemoryNicPair.EXPOSED_ACCESS);
+        final MemorySegment source = arena.allocate((long)OPENED_LIMIT * MESSAGE_BYTES, 4096);
         for (long i = 0; i < source.byteSize(); i += 8)
         {
             source.set(ValueLayout.JAVA_LONG_UNALIGNED, i, i * 0x9E37_79B9_7F4A_7C15L + 1);
@@ -92,8 +137,8 @@ class EmbeddedNicConnectionLimitsTest
     void shouldCloseCountAndNameTheAcceptedLimitBeyondSixtyFourConnectionsOfOneWorker()
     {
         start(ACCEPTED_LIMIT, EmbeddedNicConfig.DEFAULT_MAX_OPENED_CONNECTIONS);
-        final EmbeddedNic server = pair.nic(0);
-        final EmbeddedNic client = pair.nic(1);
+        final EmbeddedNic server = nics[0];
+        final EmbeddedNic client = nics[1];
         assertEquals(1, server.workers());
         for (int i = 0; i < ACCEPTED_LIMIT; i++)
         {
@@ -120,10 +165,16 @@ class EmbeddedNicConnectionLimitsTest
 
     private void start(final int maxAccepted, final int maxOpened)
     {
-        // every connection comes from one address: the per-source bound (S12.9) is raised above both limits
-        pair = new InMemoryNicPair(dir, "limits", (config, host) -> config.connections(2, 1, 1024)
-            .maxAcceptedConnections(maxAccepted).maxOpenedConnections(maxOpened)
-            .sprayConfig(() -> EmbeddedNicConfig.sharedCoreSprayConfig().maxConnectionsPerSource(2 * OPENED_LIMIT)));
+        for (int h = 0; h < 2; h++)
+        {
+            // every connection comes from one address: the per-source bound (S12.9) is raised above both limits
+            final EmbeddedNicConfig config = new EmbeddedNicConfig().mode(NicConnection.Kind.SPRAY).planes(1)
+                .local(0, 0x0A00_0001 + h, 0x02_00_00_00_00_01L + h).connections(2, 1, 1024)
+                .maxAcceptedConnections(maxAccepted).maxOpenedConnections(maxOpened)
+                .sprayConfig(() -> EmbeddedNicConfig.sharedCoreSprayConfig().maxConnectionsPerSource(2 * OPENED_LIMIT));
+            counters[h] = CountersFile.create(dir, "limits" + h, 4096);
+            nics[h] = EmbeddedNic.start(config, new PacketPort[][]{{dpdk.packetPort(h == 0 ? "a" : "b", 0)}}, counters[h]);
+        }
     }
 
     private static void write(final NicConnection c, final MemoryRegion local, final MemoryRegion target, final int index)
