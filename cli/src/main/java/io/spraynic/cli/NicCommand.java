@@ -148,8 +148,16 @@ final class NicCommand implements Callable<Integer>
 
     @Option(names = "--max-accepted-connections", defaultValue = "" + EmbeddedNicConfig.DEFAULT_MAX_ACCEPTED_CONNECTIONS,
         paramLabel = "N", description = {"spray mode: most connections peers opened that the NIC holds at once, over every",
-        "worker; each one over is closed at once and counted (default ${DEFAULT-VALUE})."})
+        "worker; each one over is closed at once, counted and reported (default ${DEFAULT-VALUE}). Each worker's engine",
+        "is sized for this many plus those IPC clients may open (--ipc-max-clients x --ipc-max-connections), about 25",
+        "bytes a connection; what an idle connection holds is a few KB (--busy-connections bounds the rest)."})
     int maxAcceptedConnections;
+
+    @Option(names = "--busy-connections", defaultValue = "" + EmbeddedNicConfig.DEFAULT_BUSY_CONNECTIONS, paramLabel = "N",
+        description = {"spray mode: connections per worker that may have traffic at once (1-1048576): each borrows a set",
+        "of tables (about 0.7 MB at this NIC's queue depths) while it has traffic; one more waits for a set (its",
+        "packets are dropped and resent, counted as 'storage borrows refused at the limit') (default ${DEFAULT-VALUE})."})
+    int busyConnections;
 
     @Option(names = "--idle-timeout", defaultValue = "30", paramLabel = "SECONDS",
         description = "spray mode: close a connection after this long without a packet from its peer; 0: never (default ${DEFAULT-VALUE}).")
@@ -194,6 +202,7 @@ final class NicCommand implements Callable<Integer>
         BadOption.range("--workers", workers, 1, 64);
         BadOption.range("--paths", paths, 1, 64);
         BadOption.range("--max-accepted-connections", maxAcceptedConnections, 1, 1 << 20);
+        BadOption.range("--busy-connections", busyConnections, 1, 1 << 20);
         BadOption.range("--rocev2-ack-timeout", rocev2AckTimeout, 1, 31);
         BadOption.size("--expose", expose, 0, 1L << 40);
         BadOption.positive("--ipc-client-timeout", ipcClientTimeout, 5);
@@ -387,6 +396,7 @@ final class NicCommand implements Callable<Integer>
         final PortRotation rotation = portRotation;
         final EmbeddedNicConfig embedded = new EmbeddedNicConfig().mode(kind).workers(workers)
             .connections(paths, 4).maxAcceptedConnections(maxAcceptedConnections)
+            .maxOpenedConnections(maxOpenedConnections(ipc)).busyConnections(busyConnections)
             .planes(addresses.length).idleStrategy(IdleStrategies.parse(idle)).sprayConfig(() ->
                 EmbeddedNicConfig.sharedCoreSprayConfig().psk(psk).maxConnectionsPerSource(perSource)
                     .idleTimeoutNanos(idleTimeoutNanos).portRotation(rotation.min(), rotation.max()))
@@ -440,6 +450,7 @@ final class NicCommand implements Callable<Integer>
                 final NicConnection offered = kind == NicConnection.Kind.ROCEV2 && null != exchange ?
                     PeerExchange.offerQueuePair(nic, exchange) : null;
                 boolean visitorConnected = false;
+                long refusedReported = 0;
                 System.out.printf(Locale.ROOT, "spraynic nic: %s on %s, %s at %s, %d worker(s); counters in %s%n",
                     kind.name().toLowerCase(Locale.ROOT), config, PlaneAddresses.describe(addresses), Wire.macToString(nic.localMac(0)),
                     workers, counters.path());
@@ -460,6 +471,7 @@ final class NicCommand implements Callable<Integer>
                         Thread.sleep(200);
                         continue;
                     }
+                    refusedReported = reportRefused(nic, refusedReported);
                     if (null != conductor)
                     {
                         Thread.sleep(200); // incoming connections are the IPC clients' to accept
@@ -497,6 +509,39 @@ final class NicCommand implements Callable<Integer>
                 Runtime.getRuntime().removeShutdownHook(hook);
             }
         }
+    }
+
+    /**
+     * @return the connections this NIC opens that it may hold at once: only IPC clients open any, each up to its limit.
+     */
+    private int maxOpenedConnections(final Path ipc)
+    {
+        return null == ipc ? 1 : (int)Math.min(1 << 20, (long)ipcMaxClients * ipcMaxConnections);
+    }
+
+    /**
+     * Tells the operator of connections closed over --max-accepted-connections since the last report, naming the
+     * limit and how to raise it, as every refusal of this command does (the counter alone is easy to miss).
+     *
+     * @return the count reported so far.
+     */
+    private long reportRefused(final EmbeddedNic nic, final long reported)
+    {
+        final long refused = nic.acceptedOverLimit();
+        if (refused > reported)
+        {
+            System.out.println(refusedNotice(refused - reported, refused, maxAcceptedConnections));
+            System.out.flush();
+        }
+        return refused;
+    }
+
+    /** @return the line that tells of connections closed over --max-accepted-connections {@code limit}. */
+    static String refusedNotice(final long refusedNow, final long refusedInAll, final int limit)
+    {
+        return String.format(Locale.ROOT, "spraynic nic: refused %,d connection(s) from peers (%,d in all): this NIC " +
+            "holds its limit of --max-accepted-connections %d; raise it (e.g. --max-accepted-connections %d) or close " +
+            "some", refusedNow, refusedInAll, limit, Math.min(1 << 20, 2L * limit));
     }
 
     /**

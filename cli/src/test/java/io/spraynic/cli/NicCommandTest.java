@@ -43,6 +43,10 @@ class NicCommandTest
             "10.0.0.1", "--max-accepted-connections", "0");
         assertTrue(accepted.exitCode() != 0);
         assertTrue(accepted.err().contains("--max-accepted-connections 0"), accepted.err());
+        final CliTestSupport.Run busy = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip",
+            "10.0.0.1", "--busy-connections", "0");
+        assertTrue(busy.exitCode() != 0);
+        assertTrue(busy.err().contains("--busy-connections 0"), busy.err());
         final CliTestSupport.Run idle = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip",
             "10.0.0.1", "--idle-timeout", "-1");
         assertTrue(idle.exitCode() != 0);
@@ -51,6 +55,16 @@ class NicCommandTest
             "10.0.0.1", "--paths", "65");
         assertTrue(paths.exitCode() != 0);
         assertTrue(paths.err().contains("--paths 65"), paths.err());
+    }
+
+    @Test
+    void shouldNameTheAcceptedLimitAndHowToRaiseItWhenPeersConnectionsAreRefused()
+    {
+        assertEquals("spraynic nic: refused 3 connection(s) from peers (1,027 in all): this NIC holds its limit of " +
+            "--max-accepted-connections 1024; raise it (e.g. --max-accepted-connections 2048) or close some",
+            NicCommand.refusedNotice(3, 1027, 1024));
+        assertTrue(NicCommand.refusedNotice(1, 1, 1 << 20).contains("(e.g. --max-accepted-connections 1048576)"),
+            "never a value the option refuses");
     }
 
     @Test

@@ -5,13 +5,10 @@ import io.spraynic.datapath.wire.SprayOpcodes;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
-import java.util.Arrays;
 
 /**
  * What {@link RoceFrameWriter#writeFrame} costs a spray sender per frame, timed by the thread's CPU time as
- * {@link WireCpuTime} does (robust to a loaded machine, where the wall clock is not): bursts of 32 frames into one
+ * {@link WireCpuTime} does ({@link CpuTimeRounds}: robust to a loaded machine, where the wall clock is not): bursts of 32 frames into one
  * buffer, each preceded by the setter calls the spray frame builder makes per packet (the plane's addresses, the
  * path's UDP source port, one of four, BTH fields), in two loops:
  * <ul>
@@ -44,39 +41,19 @@ public final class FrameWriteCpuTime
     {
         final int payload = args.length > 0 ? Integer.parseInt(args[0]) : 64;
         final int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 9;
-        final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         try (Arena arena = Arena.ofConfined())
         {
             final MemorySegment frames = arena.allocate((long)WireBenchmark.BURST * WireBenchmark.SLOT, 64);
             final RoceFrameWriter writer = new RoceFrameWriter(SprayOpcodes.TABLE);
-            final double[] dataNs = new double[rounds];
-            final double[] ackNs = new double[rounds];
-            final double[] probeNs = new double[rounds];
-            long sink = 0;
-            for (int round = -3; round < rounds; round++) // three rounds of warm-up
-            {
-                long start = threads.getCurrentThreadCpuTime();
-                sink += dataBursts(writer, frames, payload);
-                final long data = threads.getCurrentThreadCpuTime() - start;
-                start = threads.getCurrentThreadCpuTime();
-                sink += taggedBursts(writer, frames, SprayOpcodes.ACK);
-                final long acks = threads.getCurrentThreadCpuTime() - start;
-                start = threads.getCurrentThreadCpuTime();
-                sink += taggedBursts(writer, frames, SprayOpcodes.PROBE);
-                final long probes = threads.getCurrentThreadCpuTime() - start;
-                if (round >= 0)
-                {
-                    dataNs[round] = (double)data / BURSTS_PER_ROUND / WireBenchmark.BURST;
-                    ackNs[round] = (double)acks / BURSTS_PER_ROUND / WireBenchmark.BURST;
-                    probeNs[round] = (double)probes / BURSTS_PER_ROUND / WireBenchmark.BURST;
-                }
-            }
-            Arrays.sort(dataNs);
-            Arrays.sort(ackNs);
-            Arrays.sort(probeNs);
+            final CpuTimeRounds timed = new CpuTimeRounds(rounds, (long)BURSTS_PER_ROUND * WireBenchmark.BURST)
+                .add(() -> dataBursts(writer, frames, payload))
+                .add(() -> taggedBursts(writer, frames, SprayOpcodes.ACK))
+                .add(() -> taggedBursts(writer, frames, SprayOpcodes.PROBE))
+                .run();
             System.out.printf("writeFrame, CPU ns per frame: data (%d B payload) %.1f best, %.1f median; tagged ACK " +
-                "%.1f best, %.1f median; tagged probe %.1f best, %.1f median (%d rounds; sink %d)%n", payload, dataNs[0],
-                dataNs[rounds / 2], ackNs[0], ackNs[rounds / 2], probeNs[0], probeNs[rounds / 2], rounds, sink & 1);
+                "%.1f best, %.1f median; tagged probe %.1f best, %.1f median (%d rounds; sink %d)%n", payload,
+                timed.best(0), timed.median(0), timed.best(1), timed.median(1), timed.best(2), timed.median(2), rounds,
+                timed.sink() & 1);
         }
     }
 

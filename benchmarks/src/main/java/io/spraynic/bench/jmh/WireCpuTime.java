@@ -10,15 +10,12 @@ import io.spraynic.datapath.wire.RoceParser;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
-import java.util.Arrays;
 
 /**
  * {@link WireBenchmark}'s parse + ICRC and ICRC-alone loops, and parse without the ICRC, timed by the thread's CPU time, not the wall clock:
  * on a machine loaded by other work, where a thread waits for a core much of the time and this VM exposes no
  * hardware counters for {@code -prof perfnorm}, the CPU time a packet costs is what stays comparable between
- * runs. Prints the best and median of {@code rounds} rounds of 100,000 bursts of 32 frames.
+ * runs ({@link CpuTimeRounds}). Prints the best and median of {@code rounds} rounds of 100,000 bursts of 32 frames.
  * <pre>
  *   java -cp ... io.spraynic.bench.jmh.WireCpuTime [payload [rounds]]
  * </pre>
@@ -38,7 +35,6 @@ public final class WireCpuTime
     {
         final int payload = args.length > 0 ? Integer.parseInt(args[0]) : 64;
         final int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 15;
-        final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         try (Arena arena = Arena.ofConfined())
         {
             final MemorySegment frames = arena.allocate((long)WireBenchmark.BURST * WireBenchmark.SLOT, 64);
@@ -54,36 +50,15 @@ public final class WireCpuTime
             final RoceParser parserWithoutIcrc = new RoceParser(OpcodeTable.ROCE_V2, new ParseCounters(), false);
             final RoceFrame frame = new RoceFrame();
             final Icrc icrc = new Icrc();
-            final double[] parseNs = new double[rounds];
-            final double[] icrcNs = new double[rounds];
-            final double[] headersNs = new double[rounds];
-            long sink = 0;
-            for (int round = -3; round < rounds; round++) // three rounds of warm-up
-            {
-                // each loop in its own method, compiled as a whole rather than on-stack-replaced inside main
-                long start = threads.getCurrentThreadCpuTime();
-                sink += parseBursts(parser, frames, lengths, frame);
-                final long parsed = threads.getCurrentThreadCpuTime() - start;
-                start = threads.getCurrentThreadCpuTime();
-                sink += icrcBursts(icrc, frames, lengths);
-                final long checked = threads.getCurrentThreadCpuTime() - start;
-                start = threads.getCurrentThreadCpuTime();
-                sink += parseBursts(parserWithoutIcrc, frames, lengths, frame);
-                final long headers = threads.getCurrentThreadCpuTime() - start;
-                if (round >= 0)
-                {
-                    parseNs[round] = (double)parsed / BURSTS_PER_ROUND / WireBenchmark.BURST;
-                    icrcNs[round] = (double)checked / BURSTS_PER_ROUND / WireBenchmark.BURST;
-                    headersNs[round] = (double)headers / BURSTS_PER_ROUND / WireBenchmark.BURST;
-                }
-            }
-            Arrays.sort(parseNs);
-            Arrays.sort(icrcNs);
-            Arrays.sort(headersNs);
+            final CpuTimeRounds timed = new CpuTimeRounds(rounds, (long)BURSTS_PER_ROUND * WireBenchmark.BURST)
+                .add(() -> parseBursts(parser, frames, lengths, frame))
+                .add(() -> icrcBursts(icrc, frames, lengths))
+                .add(() -> parseBursts(parserWithoutIcrc, frames, lengths, frame))
+                .run();
             System.out.printf("payload %d B: parse + ICRC %.1f ns CPU/packet best, %.1f median; ICRC alone %.1f best, " +
-                "%.1f median; parse without ICRC %.1f best, %.1f median (%d rounds; sink %d)%n", payload, parseNs[0],
-                parseNs[rounds / 2], icrcNs[0], icrcNs[rounds / 2], headersNs[0], headersNs[rounds / 2], rounds,
-                sink & 1);
+                "%.1f median; parse without ICRC %.1f best, %.1f median (%d rounds; sink %d)%n", payload, timed.best(0),
+                timed.median(0), timed.best(1), timed.median(1), timed.best(2), timed.median(2), rounds,
+                timed.sink() & 1);
         }
     }
 

@@ -303,13 +303,13 @@ public final class ConnectionScale
         final int perWorker = options.perWorker();
         final int storageLimit = options.storageLimit();
         // the limits a NIC holding this many connections to one peer needs: every connection comes from one source
-        // address (S12.9), and each engine holds a worker's share
+        // address (S12.9); the NIC sizes each engine from its accepted and opened limits
         final EmbeddedNicConfig config = new EmbeddedNicConfig().mode(options.kind()).workers(options.workers()).planes(1)
             .local(0, ipv4, 0x02_00_00_00_00_00L | ipv4).connections(8, 1, 4096)
             .queues(2 * options.depth() + 2, 4 * options.depth() + 4, Math.max(4, options.depth()), 16)
-            .maxAcceptedConnections(options.connections())
-            .sprayConfig(() -> EmbeddedNicConfig.sharedCoreSprayConfig().maxConnections(perWorker)
-                .maxConnectionsPerSource(perWorker).connectionStorage(4, storageLimit))
+            .maxAcceptedConnections(options.connections()).maxOpenedConnections(options.connections())
+            .busyConnections(storageLimit == -1 ? options.connections() : storageLimit)
+            .sprayConfig(() -> EmbeddedNicConfig.sharedCoreSprayConfig().maxConnectionsPerSource(perWorker))
             .idleStrategy(BackoffIdleStrategy::new);
         return EmbeddedNic.start(config, ports, counters);
     }

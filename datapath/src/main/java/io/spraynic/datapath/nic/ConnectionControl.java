@@ -147,6 +147,21 @@ final class ConnectionControl
         final SprayNicConnection handle = new SprayNicConnection(nic, worker.index(), config.ringCapacity,
             config.completionQueueCapacity);
         handle.nextHop = hops;
+        registry.admitOpened(handle); // the NIC's stated limit refuses the one over, not an engine's table
+        try
+        {
+            return connect(worker, handle, peerHigh, peerLow, peerMac, peerText, timeout);
+        }
+        catch (final RuntimeException e)
+        {
+            registry.abandonOpened(handle);
+            throw e;
+        }
+    }
+
+    private NicConnection connect(final NicWorker worker, final SprayNicConnection handle, final long[] peerHigh,
+        final long[] peerLow, final long[] peerMac, final String peerText, final Duration timeout)
+    {
         final int sourcePortBase = sourcePortBase(config.paths);
         final CompletableFuture<NicConnection> established = new CompletableFuture<>();
         final boolean offered = worker.offer((w, now) ->

@@ -19,10 +19,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class ConnectionRegistry implements NicWorker.ClosedConnections
 {
     private final int maxAccepted;
+    private final int maxOpened;
     private final ManyToOneConcurrentArrayQueue<NicConnection> accepted;
     private final List<NicConnection> connections = new CopyOnWriteArrayList<>();
     private final AtomicInteger liveAccepted = new AtomicInteger();
+    private final AtomicInteger liveOpened = new AtomicInteger();
     private final AtomicCounter refusedOverLimit;
+    private final AtomicCounter openedOverLimit;
     private final AtomicCounter forgottenClosed;
 
     /**
@@ -32,10 +35,53 @@ final class ConnectionRegistry implements NicWorker.ClosedConnections
      */
     ConnectionRegistry(final int maxAccepted, final AtomicCounter refusedOverLimit, final AtomicCounter forgottenClosed)
     {
+        this(maxAccepted, refusedOverLimit, forgottenClosed, EmbeddedNicConfig.DEFAULT_MAX_OPENED_CONNECTIONS, null);
+    }
+
+    /**
+     * @param maxOpened       connections this NIC opened, held at once.
+     * @param openedOverLimit counts connects refused for being over {@code maxOpened} (null: not counted).
+     */
+    ConnectionRegistry(final int maxAccepted, final AtomicCounter refusedOverLimit, final AtomicCounter forgottenClosed,
+        final int maxOpened, final AtomicCounter openedOverLimit)
+    {
         this.maxAccepted = maxAccepted;
+        this.maxOpened = maxOpened;
         this.accepted = new ManyToOneConcurrentArrayQueue<>(maxAccepted);
         this.refusedOverLimit = refusedOverLimit;
+        this.openedOverLimit = openedOverLimit;
         this.forgottenClosed = forgottenClosed;
+    }
+
+    /**
+     * Takes a connection this NIC is about to open into the bound (control thread, before its CONNECT).
+     *
+     * @throws IllegalStateException naming the limit, counted, when the NIC holds its limit already.
+     */
+    void admitOpened(final NicConnection c)
+    {
+        if (liveOpened.incrementAndGet() > maxOpened)
+        {
+            liveOpened.decrementAndGet();
+            if (null != openedOverLimit)
+            {
+                openedOverLimit.incrementRelease();
+            }
+            throw new IllegalStateException("this NIC holds its limit of " + maxOpened + " connections it opened " +
+                "(maxOpenedConnections; spraynic nic: --ipc-max-clients x --ipc-max-connections): close one first, or " +
+                "raise it");
+        }
+        c.opened = true;
+    }
+
+    /** Gives back the place of a connection {@link #admitOpened} took that was never established (control thread). */
+    void abandonOpened(final NicConnection c)
+    {
+        if (c.opened && !c.isReleased())
+        {
+            c.opened = false;
+            liveOpened.decrementAndGet();
+        }
     }
 
     /**
@@ -78,6 +124,10 @@ final class ConnectionRegistry implements NicWorker.ClosedConnections
         if (c.accepted)
         {
             liveAccepted.decrementAndGet();
+        }
+        if (c.opened)
+        {
+            liveOpened.decrementAndGet();
         }
         return true;
     }
@@ -125,6 +175,18 @@ final class ConnectionRegistry implements NicWorker.ClosedConnections
     List<NicConnection> open()
     {
         return List.copyOf(connections);
+    }
+
+    /** @return connections peers opened that were closed for being over the limit, since start. */
+    long acceptedOverLimit()
+    {
+        return refusedOverLimit.get();
+    }
+
+    /** @return connections this NIC opened that it holds (admitted, not yet forgotten or abandoned). */
+    int liveOpened()
+    {
+        return liveOpened.get();
     }
 
     /** @return connections peers opened that the NIC holds (accepted, not yet forgotten). */

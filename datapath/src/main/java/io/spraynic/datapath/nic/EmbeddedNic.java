@@ -77,7 +77,8 @@ public final class EmbeddedNic implements Nic, CaptureSource
         this.workers = factory.build(ports);
         this.registry = new ConnectionRegistry(config.maxAcceptedConnections,
             factory.counter("connections: accepted over the limit, closed"),
-            factory.counter("connections: forgotten after their transport closed them"));
+            factory.counter("connections: forgotten after their transport closed them"), config.maxOpenedConnections,
+            factory.counter("connections: opened over the limit, refused"));
         for (final NicWorker worker : workers)
         {
             worker.closedConnections(registry);
@@ -257,6 +258,16 @@ public final class EmbeddedNic implements Nic, CaptureSource
     public List<NicConnection> connections()
     {
         return registry.open();
+    }
+
+    /**
+     * @return connections peers opened that this NIC closed at once for being over
+     *         {@link EmbeddedNicConfig#maxAcceptedConnections}, since start (also the counter "connections: accepted
+     *         over the limit, closed").
+     */
+    public long acceptedOverLimit()
+    {
+        return registry.acceptedOverLimit();
     }
 
     /** @return the RoCEv2 engine of a worker's plane; read its counters only once the NIC is closed. */

@@ -39,6 +39,8 @@ public final class EmbeddedNicConfig
     Supplier<SprayConfig> sprayConfig = SprayConfig::new;
     boolean listen = true;
     int maxAcceptedConnections = DEFAULT_MAX_ACCEPTED_CONNECTIONS;
+    int maxOpenedConnections = DEFAULT_MAX_OPENED_CONNECTIONS;
+    int busyConnections = DEFAULT_BUSY_CONNECTIONS;
     int paths = 8;
     int streams = 4;
     int mtu = DEFAULT_MTU;
@@ -62,6 +64,19 @@ public final class EmbeddedNicConfig
      * {@link #maxAcceptedConnections} sets it: beyond it a new one is closed at once and counted.
      */
     public static final int DEFAULT_MAX_ACCEPTED_CONNECTIONS = 1024;
+
+    /**
+     * Connections this NIC opened ({@link EmbeddedNic#connect}) that it holds at once, over every worker, unless
+     * {@link #maxOpenedConnections} sets it: beyond it {@code connect} is refused, naming the limit, and counted.
+     */
+    public static final int DEFAULT_MAX_OPENED_CONNECTIONS = 1024;
+
+    /**
+     * Connections of one worker that may have traffic at once unless {@link #busyConnections} sets it: each borrows a
+     * set of tables from its engine's pool (hundreds of KB at the default queue depths), so this, not the connection
+     * count, bounds that memory; 64 as many as one engine held before it was sized from the limits above.
+     */
+    public static final int DEFAULT_BUSY_CONNECTIONS = 64;
 
     /**
      * The path MTU of connections unless {@link #connections} chooses one: 4096 (PROTOCOL.md S11), lowered at
@@ -197,7 +212,11 @@ public final class EmbeddedNicConfig
         return this;
     }
 
-    /** @param supplier a fresh spray protocol configuration per worker (timers, windows, capacity). @return this. */
+    /**
+     * @param supplier a fresh spray protocol configuration per worker (timers, windows, capacity); its connection table
+     *                 and table pool are sized by this NIC ({@link #engineConnections}, {@link #busyConnections}).
+     * @return this.
+     */
     public EmbeddedNicConfig sprayConfig(final Supplier<SprayConfig> supplier)
     {
         this.sprayConfig = supplier;
@@ -222,6 +241,49 @@ public final class EmbeddedNicConfig
         require(max >= 1 && max <= 1 << 20, "max accepted connections", max, "1..2^20");
         this.maxAcceptedConnections = max;
         return this;
+    }
+
+    /**
+     * @param max connections this NIC opens ({@link EmbeddedNic#connect}) that it holds at once, opened and not yet
+     *            closed, over every worker (1..2^20); one more is refused with an exception that names this limit, and
+     *            counted ("connections: opened over the limit, refused").
+     * @return this.
+     */
+    public EmbeddedNicConfig maxOpenedConnections(final int max)
+    {
+        require(max >= 1 && max <= 1 << 20, "max opened connections", max, "1..2^20");
+        this.maxOpenedConnections = max;
+        return this;
+    }
+
+    /**
+     * @param max connections of one worker that may have traffic at once (1..2^20): each borrows a set of tables from
+     *            its engine's pool while it has traffic (benchmarks/RESULTS.md section 19); one more waits (its posts
+     *            are answered QUEUE_FULL, its packets dropped and recovered by the sender as losses) and is counted
+     *            ("worker N: spray storage borrows refused at the limit"). It bounds the pool's memory, which the connection count does not.
+     * @return this.
+     */
+    public EmbeddedNicConfig busyConnections(final int max)
+    {
+        require(max >= 1 && max <= 1 << 20, "busy connections", max, "1..2^20");
+        this.busyConnections = max;
+        return this;
+    }
+
+    /**
+     * @return how many connections each spray engine holds: every connection peers open may land on one worker (their
+     *         CONNECT's queue decides), and so may every one the NIC opens, so each engine is sized for both limits;
+     *         the NIC's limits, not an engine's table, refuse the one over.
+     */
+    public int engineConnections()
+    {
+        return (int)Math.min(SprayConfig.MAX_CONNECTIONS_LIMIT, (long)maxAcceptedConnections + maxOpenedConnections);
+    }
+
+    /** @return one worker's spray configuration: the supplier's, its connection table and table pool sized from the limits. */
+    SprayConfig workerSprayConfig()
+    {
+        return sprayConfig.get().maxConnections(engineConnections()).connectionStorageLimit(busyConnections);
     }
 
     /**

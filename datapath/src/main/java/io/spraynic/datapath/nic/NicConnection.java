@@ -47,6 +47,11 @@ public abstract sealed class NicConnection implements Connection permits SprayNi
     private final AtomicBoolean released = new AtomicBoolean();
     /** A peer opened it: it counts against {@link EmbeddedNicConfig#maxAcceptedConnections} until released. */
     boolean accepted;
+    /**
+     * This NIC opened it: it counts against {@link EmbeddedNicConfig#maxOpenedConnections} until released, or until its
+     * connect gave up (cleared then by the control thread; a handshake that completes later reads it on the worker).
+     */
+    volatile boolean opened;
     // written by the posting thread, read by whoever reports a drain
     private volatile long postedSends;
     private volatile long postedReceives;

@@ -17,7 +17,6 @@ import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.datapath.wire.RoceFrame;
 import io.spraynic.datapath.wire.RoceParser;
 import org.agrona.BufferUtil;
-import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.MessageHandler;
@@ -31,7 +30,6 @@ import org.agrona.concurrent.status.CountersReader;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -55,6 +53,10 @@ import java.util.function.Consumer;
  * file), logged at most once per reason per {@link FaultLog#DEFAULT_INTERVAL_NANOS}, and the loop goes on with
  * the next input; a receive burst is always released. The {@code catch} blocks call out-of-line methods, so
  * the normal path stays as it was.
+ * <p>
+ * The loop is here; its parts with a concern of their own are apart, each with its own test: {@link TickSpacing} (when
+ * a poll thread ticks), {@link WorkerCountersPublisher} (the counters file, a slice of the connections at a time),
+ * {@link WorkerFaults} (what a caught exception becomes) and {@link TenantDomains} (protection domains per tenant).
  * <p>
  * Outside an {@link EmbeddedNic}, {@link #builder()} makes a lone worker around any ports and one engine (spray or
  * RoCEv2), with the clock it is given: test beds and benchmarks step it with {@link #doWork()} (in virtual time
@@ -82,17 +84,8 @@ public final class NicWorker implements Agent
 
     /** Steered packets taken per loop. */
     static final int STEERED_PER_LOOP = 256;
-    static final long PUBLISH_INTERVAL_NANOS = 1_000_000L;
-    /**
-     * A loop whose tick ended later than this after the loop began is followed by loops without one ({@link
-     * #spacedTick}): far above a loop of a few connections (a burst received and a tick that sent up to its 512
-     * packets), well below the milliseconds a tick of thousands takes.
-     */
-    static final long TICK_SPACING_THRESHOLD_NANOS = 250_000L;
     /** Full receive bursts one loop takes from a port before it goes on. */
     static final int RX_BURSTS_PER_LOOP = 4;
-    /** Connections whose counters one publish copies (the rest in the following ones, in turn). */
-    static final int PUBLISH_CONNECTIONS = 32;
     /** Inbox message types from here up carry a neighbour frame (ARP, ICMP) of plane {@code type - base}. */
     static final int NEIGHBOUR_MESSAGE_BASE = 1 << 16;
 
@@ -101,11 +94,8 @@ public final class NicWorker implements Agent
     private final int workers;
     private final PacketPort[] ports;
     private final WorkerTransport transport;
-    private static final SecureRandom TENANT_KEYS = new SecureRandom();
-
     private final ProtectionDomain protectionDomain;
-    private final Int2ObjectHashMap<ProtectionDomain> tenantDomains =
-        new Int2ObjectHashMap<>();
+    private final TenantDomains tenantDomains;
     private final NanoClock clock;
     private final int burstCapacity;
     private int rxBurstsPerLoop = RX_BURSTS_PER_LOOP; // 1 for a benchmark that times one burst per loop
@@ -120,17 +110,15 @@ public final class NicWorker implements Agent
     private final RoceFrame frame = new RoceFrame();
     private final WorkRequestIntake intake;
     private final WorkerCounters counters;
-    private final FaultLog faultLog;
+    private final WorkerFaults faults;
+    private final WorkerCountersPublisher publisher;
     private final TickSchedule tickSchedule; // null: the engine is ticked on every loop, as a poll thread does
+    private final TickSpacing tickSpacing = new TickSpacing(); // a poll thread's, with no tick schedule
     private NicWorker[] peers;
     private PacketBurst[] rxBursts;
     private NicConnection[] connections = new NicConnection[0];
     private Runnable[] pollers = new Runnable[0];
-    private ClosedConnections closedConnections; // null: kept until the application closes them
     private long nowNanos;
-    private long nextPublishNanos;
-    private long nextTickNotBeforeNanos; // see spacedTick
-    private int publishCursor; // the first connection the next publish covers
     // the neighbour agents of every plane, on the worker that runs them (null elsewhere) with their own TX bursts
     private NeighbourAgent[] neighbours;
     private PortFrameSink[] neighbourSinks;
@@ -190,11 +178,13 @@ public final class NicWorker implements Agent
         this.parseCounters = parseCounters;
         this.parser = transport.parser();
         this.protectionDomain = protectionDomain;
+        this.tenantDomains = new TenantDomains(protectionDomain);
         this.clock = clock;
         this.burstCapacity = burstCapacity;
         this.counters = counters;
         this.intake = new WorkRequestIntake(protectionDomain, counters.badLkeys());
-        this.faultLog = new FaultLog(roleName);
+        this.faults = new WorkerFaults(counters.frameFaults(), counters.loopFaults(), roleName);
+        this.publisher = new WorkerCountersPublisher(counters, faults);
         this.tickSchedule = tickSchedule;
         final int length = inboxBytes + RingBufferDescriptor.TRAILER_LENGTH;
         this.inboxMemory = arena.allocate(length, 64);
@@ -204,7 +194,7 @@ public final class NicWorker implements Agent
     /** @param closed told of every connection the transport closed on its own (before the worker starts). */
     void closedConnections(final ClosedConnections closed)
     {
-        this.closedConnections = closed;
+        publisher.closedConnections(closed);
     }
 
     /** @param bursts full receive bursts one loop takes from a port, at least 1 (default {@link #RX_BURSTS_PER_LOOP}). */
@@ -259,27 +249,13 @@ public final class NicWorker implements Agent
     /** @return the domain of tenant {@code domain} on this worker, made on first use (worker thread); 0 is the default. */
     ProtectionDomain protectionDomain(final int domain)
     {
-        if (0 == domain)
-        {
-            return protectionDomain;
-        }
-        ProtectionDomain d = tenantDomains.get(domain);
-        if (null == d)
-        {
-            d = new ProtectionDomain(domain, TENANT_KEYS); // registerWithKeys: the keys come from the NIC's control domain
-            tenantDomains.put(domain, d);
-        }
-        return d;
+        return tenantDomains.get(domain);
     }
 
     /** Forgets tenant {@code domain}'s domain on this worker once it holds no region (worker thread). */
     void releaseProtectionDomain(final int domain)
     {
-        final ProtectionDomain d = tenantDomains.get(domain);
-        if (null != d && d.isEmpty())
-        {
-            tenantDomains.remove(domain);
-        }
+        tenantDomains.release(domain);
     }
 
     ParseCounters parseCounters()
@@ -400,11 +376,7 @@ public final class NicWorker implements Agent
         {
             work += neighbourWork(now);
         }
-        if (now >= nextPublishNanos)
-        {
-            nextPublishNanos = now + PUBLISH_INTERVAL_NANOS;
-            publish(PUBLISH_CONNECTIONS);
-        }
+        publisher.publishIfDue(this, cs, now);
         return work;
     }
 
@@ -422,23 +394,15 @@ public final class NicWorker implements Agent
         }
     }
 
-    /**
-     * A poll thread's tick: on every loop while ticks are cheap; a loop whose tick ended more than {@link
-     * #TICK_SPACING_THRESHOLD_NANOS} after it began (a tick walks every connection: a few thousand take milliseconds)
-     * is followed by as long a time without a tick, so that receiving, posts and completions keep about half the
-     * thread. Ticked on every loop, 4,000 connections left the receive ring
-     * unread for milliseconds at a time: it filled, ACKs queued behind data past the RTO, and paths were declared
-     * failed. Timers fire late by at most the tick's own duration.
-     */
+    // a poll thread's tick: spaced after a long one (TickSpacing), so that receiving keeps about half the thread
     private int spacedTick(final long now)
     {
-        if (now < nextTickNotBeforeNanos)
+        if (!tickSpacing.isDue(now))
         {
             return 0;
         }
         final int work = tick(now);
-        final long spent = clock.nanoTime() - now;
-        nextTickNotBeforeNanos = spent > TICK_SPACING_THRESHOLD_NANOS ? now + 2 * spent : now;
+        tickSpacing.onTicked(now, clock.nanoTime());
         return work;
     }
 
@@ -665,14 +629,12 @@ public final class NicWorker implements Agent
     // out of line: the loops above stay small for the JIT; the exceptional path may allocate
     private void onFrameFault(final Throwable fault)
     {
-        counters.frameFaults().incrementRelease();
-        faultLog.record("frame", fault);
+        faults.onFrameFault(fault);
     }
 
     private void onLoopFault(final String where, final Throwable fault)
     {
-        counters.loopFaults().incrementRelease();
-        faultLog.record(where, fault);
+        faults.onLoopFault(where, fault);
     }
 
     private void onPostFault(final NicConnection c, final Throwable fault)
@@ -691,19 +653,19 @@ public final class NicWorker implements Agent
     /** @return the faults this worker caught and survived, by reason (for tests and reports). */
     FaultLog faultLog()
     {
-        return faultLog;
+        return faults.log();
     }
 
     /** @return frames, commands, pollers, posts and ticks that threw (caught, dropped); any thread. */
     public long faults()
     {
-        return counters.frameFaults().get() + counters.loopFaults().get();
+        return faults.count();
     }
 
     /** @return faults per reason ("where class"), a copy: what a test or a report reads. */
     public Map<String, Long> faultCounts()
     {
-        return faultLog.counts();
+        return faults.counts();
     }
 
     /** @return the worker's own counters. */
@@ -789,49 +751,9 @@ public final class NicWorker implements Agent
         return c.isTransportIdle();
     }
 
-    private void publish(final int maxConnections)
-    {
-        if (null != counters.parse())
-        {
-            counters.parse().publish();
-        }
-        for (final CounterMirror engine : counters.engines())
-        {
-            engine.publish();
-        }
-        // a slice of the connections per publish: with thousands, all of them every millisecond took most of the
-        // thread; each is still published every (connections / PUBLISH_CONNECTIONS) milliseconds
-        final NicConnection[] cs = connections;
-        final int slice = Math.min(cs.length, maxConnections);
-        for (int k = 0; k < slice; k++)
-        {
-            final NicConnection c = cs[(publishCursor + k) % cs.length];
-            for (final CounterMirror mirror : c.mirrors)
-            {
-                mirror.publish();
-            }
-            if (null != c.gauges)
-            {
-                c.gauges.publish();
-            }
-            if (null != closedConnections && !c.isClosing() && c.isTransportClosed())
-            {
-                try
-                {
-                    closedConnections.onTransportClosed(this, c);
-                }
-                catch (final RuntimeException | AssertionError ex)
-                {
-                    onLoopFault("closed connection", ex);
-                }
-            }
-        }
-        publishCursor = cs.length == 0 ? 0 : (publishCursor + slice) % cs.length;
-    }
-
     public void onClose()
     {
-        publish(Integer.MAX_VALUE);
+        publisher.publishAll(this, connections);
         if (null != rxBursts)
         {
             for (int i = 0; i < ports.length; i++)

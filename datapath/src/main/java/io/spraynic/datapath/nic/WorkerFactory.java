@@ -130,7 +130,7 @@ final class WorkerFactory
             // each worker draws its own seed: source ports must differ between workers and between NICs, which a
             // configured (deterministic) seed would repeat; secrets (tokens, CIDs, initial PSNs, keys) come from
             // SecureRandom in the engine (S12.2)
-            final SprayConfig spray = config.sprayConfig.get().planes(config.planes()).cidPartition(index, config.workers)
+            final SprayConfig spray = config.workerSprayConfig().planes(config.planes()).cidPartition(index, config.workers)
                 .seed(SEEDS.nextLong());
             for (int p = 0; p < config.planes(); p++)
             {

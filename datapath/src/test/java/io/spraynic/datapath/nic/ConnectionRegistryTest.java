@@ -72,6 +72,34 @@ class ConnectionRegistryTest
     }
 
     @Test
+    void shouldRefuseNamingTheLimitAndCountConnectionsOpenedOverItAndFreeThePlaceOfOneReleasedOrAbandoned()
+    {
+        final AtomicCounter openedOverLimit = file.newCounter("opened over limit");
+        final ConnectionRegistry registry = new ConnectionRegistry(2, overLimit, forgotten, 2, openedOverLimit);
+        final NicConnection a = connection();
+        final NicConnection b = connection();
+        registry.admitOpened(a);
+        registry.admitOpened(b);
+        registry.add(a);
+        final IllegalStateException refused = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+            () -> registry.admitOpened(connection()));
+        assertTrue(refused.getMessage().contains("limit of 2 connections it opened") &&
+            refused.getMessage().contains("--ipc-max-connections"), refused.getMessage());
+        assertEquals(1, openedOverLimit.get());
+        assertEquals(2, registry.liveOpened(), "a refusal takes no room");
+        assertTrue(registry.admitAccepted(connection()), "accepted ones have their own bound");
+
+        registry.abandonOpened(b); // its connect failed: never established
+        registry.abandonOpened(b);
+        assertEquals(1, registry.liveOpened(), "abandoned once only");
+        assertTrue(registry.release(a));
+        assertEquals(0, registry.liveOpened());
+        registry.admitOpened(connection());
+        registry.admitOpened(connection());
+        assertEquals(2, registry.liveOpened());
+    }
+
+    @Test
     void shouldNotCountConnectionsThisEndOpenedAgainstTheBound()
     {
         final ConnectionRegistry registry = new ConnectionRegistry(1, overLimit, forgotten);

@@ -245,7 +245,7 @@ final class LossDetector implements PathSendWindow.Listener
             onTimeout(path, window, now);
             return RECOVERED;
         }
-        if (scheduler.consecutiveTimeouts[path] > 0 &&
+        if (scheduler.timedOutSinceAck(path) &&
             scheduler.othersAcknowledgedSince(path, now - scheduler.ackExpectedWithinNanos(path)))
         {
             // S7.4.1: still no ACK since the timeout: a packet sent shortly before it is lost too once its ACK
@@ -267,7 +267,7 @@ final class LossDetector implements PathSendWindow.Listener
         counters.increment(SprayCounters.TIMEOUTS);
         pathCounters[path].increment(SprayCounters.TIMEOUTS);
         rtts[path].onTimeout();
-        if (++scheduler.consecutiveTimeouts[path] >= config.failAfterTimeouts)
+        if (scheduler.onTimeout(path) >= config.failAfterTimeouts)
         {
             failPath(path, now);
             return;

@@ -162,6 +162,22 @@ final class PathScheduler
         return pathInts[at + ACK_SEQUENCE_SEEN] != 0 && ackSequence - pathInts[at + LAST_ACK_SEQUENCE] <= 0;
     }
 
+    /**
+     * A retransmission timeout fired on the path (S6.8), the loss detector's to report.
+     *
+     * @return the path's timeouts in a row now, none answered by an ACK: at {@code failAfterTimeouts} it fails (S7.4).
+     */
+    int onTimeout(final int path)
+    {
+        return ++consecutiveTimeouts[path];
+    }
+
+    /** @return whether the path timed out since its last ACK (S7.4.1: its overdue packets may go elsewhere). */
+    boolean timedOutSinceAck(final int path)
+    {
+        return consecutiveTimeouts[path] > 0;
+    }
+
     /** An ACK of the path was taken: it answers, its timeouts end. */
     void onAckTaken(final int path, final int ackSequence, final long now)
     {

@@ -15,6 +15,9 @@ public final class SprayConfig
     boolean[] ipv6UdpChecksum = {true};
     long capacityMbps = 100_000;
     long activityWindowNanos = 20_000;
+    /** The largest {@link #maxConnections}: 4 Mi slots, about 100 MB of connection table per engine. */
+    public static final int MAX_CONNECTIONS_LIMIT = 1 << 22;
+
     int maxConnections = 64;
     int storagePrewarm = 4;
     int storageLimit = -1;
@@ -141,11 +144,32 @@ public final class SprayConfig
         return this;
     }
 
-    /** @param n most connections. @return this. */
+    /**
+     * @param n most connections the engine holds at once, 1..2^22 (default 64): its connection table is this long, at
+     *          about 25 bytes a slot; the tables a connection borrows while it has traffic are bounded apart
+     *          ({@link #connectionStorage}, {@link #connectionStorageLimit}).
+     * @return this.
+     */
     public SprayConfig maxConnections(final int n)
     {
+        if (n < 1 || n > MAX_CONNECTIONS_LIMIT)
+        {
+            throw new IllegalArgumentException("maxConnections must be 1.." + MAX_CONNECTIONS_LIMIT + ": " + n);
+        }
         this.maxConnections = n;
         return this;
+    }
+
+    /**
+     * @param limit most sets of connection tables of one shape, lent or not, as {@link #connectionStorage}'s limit,
+     *              the prewarm left as it is: how many connections may have traffic at once, each set a connection
+     *              borrows being hundreds of KB at deep queues (benchmarks/RESULTS.md section 19). -1: one set per
+     *              connection ({@link #maxConnections}).
+     * @return this.
+     */
+    public SprayConfig connectionStorageLimit(final int limit)
+    {
+        return connectionStorage(storagePrewarm, limit);
     }
 
     /**

@@ -45,6 +45,23 @@ class PathSchedulerTest
     }
 
     @Test
+    void shouldCountTimeoutsInARowUntilAnAckOrARestoreEndsThem()
+    {
+        final PathScheduler scheduler = scheduler(2);
+        assertFalse(scheduler.timedOutSinceAck(0));
+        assertEquals(1, scheduler.onTimeout(0));
+        assertEquals(2, scheduler.onTimeout(0));
+        assertTrue(scheduler.timedOutSinceAck(0));
+        assertFalse(scheduler.timedOutSinceAck(1), "per path");
+        scheduler.onAckTaken(0, 1, 500);
+        assertFalse(scheduler.timedOutSinceAck(0), "an ACK ends them");
+        assertEquals(1, scheduler.onTimeout(0));
+        scheduler.fail(0, 600);
+        scheduler.restore(0, 700);
+        assertFalse(scheduler.timedOutSinceAck(0), "so does a restore");
+    }
+
+    @Test
     void shouldSkipFailedPathsAndPathsThatTimedOutWhileAnotherAnswersS74()
     {
         final PathScheduler scheduler = scheduler(3);
