@@ -1,7 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
 import io.spraynic.datapath.verbs.MemoryRegion;
-import org.agrona.collections.Long2LongHashMap;
 
 /**
  * The outbound message table of one spray connection (docs/PROTOCOL.md S4, S9.3, S10.1): a fixed number of
@@ -82,7 +81,7 @@ final class SendSlots
     private int messagesStarted;
     private int readsStarted;
     private int responsesUnsent;
-    private Long2LongHashMap byMsn;
+    private MessageIndex byMsn;
     private Storage storage;
 
     /** A table with storage of its own, attached for good. */
@@ -260,7 +259,7 @@ final class SendSlots
         final boolean[] started;
         final int[] freeSlots;
         final int[] sendQueue;
-        final Long2LongHashMap byMsn;
+        final MessageIndex byMsn;
 
         Storage(final int capacity)
         {
@@ -300,7 +299,7 @@ final class SendSlots
             started = new boolean[capacity];
             freeSlots = new int[capacity];
             sendQueue = new int[capacity];
-            byMsn = new Long2LongHashMap(4 * capacity, 0.5f, MISSING);
+            byMsn = new MessageIndex(capacity, MISSING);
             clear();
         }
 
@@ -348,7 +347,7 @@ final class SendSlots
         /** @return bytes of the arrays and the map (S10.1). */
         long bytes()
         {
-            return SendSlots.slotBytes() * capacity + 16L * byMsn.capacity();
+            return SendSlots.slotBytes() * capacity + MessageIndex.bytesFor(capacity);
         }
     }
 
@@ -452,13 +451,13 @@ final class SendSlots
     /** @return the slot of a message this end sent and has not completed, or {@link #MISSING}. */
     int slotFor(final long key)
     {
-        return null == byMsn ? MISSING : (int)byMsn.get(key); // detached: no message outstanding
+        return null == byMsn ? MISSING : byMsn.get(key); // detached: no message outstanding
     }
 
     /** @return bytes of the table and its (stream, MSN) map (S10.1). */
     long stateBytes()
     {
-        return slotBytes() * capacity + 16L * ConnectionStorage.mapCapacity(4 * capacity); // borrowed or not
+        return slotBytes() * capacity + MessageIndex.bytesFor(capacity); // borrowed or not
     }
 
     private static long slotBytes()
