@@ -1,5 +1,7 @@
 package io.spraynic.bench.jmh;
 
+import io.spraynic.datapath.transport.spray.SprayCounters;
+
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.Arrays;
@@ -74,8 +76,9 @@ public final class SpraySendCpuTime
             Arrays.sort(senderNs);
             Arrays.sort(receiverNs);
             System.out.printf("spray sender, CPU ns per %d B message: %.1f best, %.1f median; receiver %.1f best, " +
-                "%.1f median (%d rounds of %d messages; B received %d)%n", payload, senderNs[0], senderNs[rounds / 2],
-                receiverNs[0], receiverNs[rounds / 2], rounds, messagesPerRound, pair.receivedPackets());
+                "%.1f median (%d rounds of %d messages; B received %d, A took %d ACKs)%n", payload, senderNs[0],
+                senderNs[rounds / 2], receiverNs[0], receiverNs[rounds / 2], rounds, messagesPerRound,
+                pair.receivedPackets(), pair.a.counters().get(SprayCounters.ACKS_RECEIVED));
         }
     }
 }

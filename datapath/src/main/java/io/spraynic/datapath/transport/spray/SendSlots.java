@@ -360,7 +360,16 @@ final class SendSlots
     /** @return packets of a message of {@code length} bytes (a message of 0 bytes takes one). */
     static int packetsFor(final int length, final int mtu)
     {
-        return length == 0 ? 1 : (int)((length + (long)mtu - 1) / mtu);
+        if (length == 0)
+        {
+            return 1;
+        }
+        if (length > 0 && mtu > 0 && (mtu & (mtu - 1)) == 0)
+        {
+            // issue 13: the MTUs of S11 are powers of two: a shift, not a 64-bit division per message
+            return (int)((length + (long)mtu - 1) >>> Integer.numberOfTrailingZeros(mtu));
+        }
+        return (int)((length + (long)mtu - 1) / mtu);
     }
 
     /** @return the handle of a packet of the message in {@code slot}, in the slot's current generation. */
@@ -565,7 +574,7 @@ final class SendSlots
 
     void enqueueSend(final int slot)
     {
-        sendQueue[(sendQueueHead + sendQueueSize) % capacity] = slot;
+        sendQueue[wrap(sendQueueHead + sendQueueSize)] = slot;
         sendQueueSize++;
         inSendQueue[slot] = true;
     }
@@ -573,7 +582,7 @@ final class SendSlots
     /** Puts a slot at the head of the send queue: a retry already counted against the peer's limits (S10.2). */
     void enqueueSendFirst(final int slot)
     {
-        sendQueueHead = (sendQueueHead - 1 + capacity) % capacity;
+        sendQueueHead = wrap(sendQueueHead - 1 + capacity);
         sendQueue[sendQueueHead] = slot;
         sendQueueSize++;
         inSendQueue[slot] = true;
@@ -594,8 +603,15 @@ final class SendSlots
     void dequeueSend()
     {
         inSendQueue[sendQueue[sendQueueHead]] = false;
-        sendQueueHead = (sendQueueHead + 1) % capacity;
+        sendQueueHead = wrap(sendQueueHead + 1);
         sendQueueSize--;
+    }
+
+    // a position in the send queue's ring from one below twice its length: a subtraction where % was a division per
+    // message and packet (issue 13)
+    private int wrap(final int position)
+    {
+        return position >= capacity ? position - capacity : position;
     }
 
     // S8.3.1: whether more new data is queued than the start budget covers (whole packets, counted until the
@@ -605,7 +621,7 @@ final class SendSlots
         int queued = 0;
         for (int i = 0; i < sendQueueSize; i++)
         {
-            final int slot = sendQueue[(sendQueueHead + i) % capacity];
+            final int slot = sendQueue[wrap(sendQueueHead + i)];
             queued += packets[slot] - nextPacket[slot];
             if (queued > budgetPackets)
             {
