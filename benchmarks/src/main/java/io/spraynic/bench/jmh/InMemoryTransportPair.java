@@ -119,6 +119,26 @@ abstract class InMemoryTransportPair implements AutoCloseable
         now += STEP_NANOS;
     }
 
+    /**
+     * One step of A as a sender: posts WRITEs up to the outstanding limit, advances the clock, runs one duty cycle
+     * of A's agent (B's ACKs in, data out) and polls A's completions. B is not stepped.
+     *
+     * @return WRITEs completed in this step.
+     */
+    final int senderStep()
+    {
+        postWrites();
+        now += STEP_NANOS;
+        stepA();
+        int done = 0;
+        while (cqA.poll(completion))
+        {
+            done++;
+        }
+        completed += done;
+        return done;
+    }
+
     private void postWrites()
     {
         while (posted - completed < OUTSTANDING)

@@ -76,4 +76,28 @@ class InMemoryTransportPairTest
             assertTrue(pair.placed(200L * BURST), "payload placed byte for byte");
         }
     }
+
+    // what SpraySendCpuTime times: A's steps complete WRITEs that B placed, with B stepped apart
+    @ParameterizedTest
+    @ValueSource(ints = {64, 4096})
+    void shouldCompleteWritesThatArrivedWhenTheSenderIsSteppedAlone(final int payload)
+    {
+        try (SprayInMemoryPair pair = new SprayInMemoryPair(payload))
+        {
+            long completed = 0;
+            for (int step = 0; step < 2_000 && completed < 20_000; step++)
+            {
+                completed += pair.senderStep();
+                while (pair.portB.pendingReceive() > 0)
+                {
+                    pair.receiveBurst();
+                }
+                pair.receiveBurst();
+            }
+            assertTrue(completed >= 20_000, "completed " + completed);
+            assertTrue(pair.receivedPackets() >= completed, "every completed WRITE arrived first");
+            assertEquals(0, pair.receiveAnomalies());
+            assertTrue(pair.placed(Math.min(completed, InMemoryTransportPair.REGION_BYTES / payload)));
+        }
+    }
 }

@@ -1,7 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
 import io.spraynic.datapath.verbs.MemoryRegion;
-import org.agrona.collections.Long2LongHashMap;
 
 /**
  * The outbound message table of one spray connection (docs/PROTOCOL.md S4, S9.3, S10.1): a fixed number of
@@ -82,7 +81,7 @@ final class SendSlots
     private int messagesStarted;
     private int readsStarted;
     private int responsesUnsent;
-    private Long2LongHashMap byMsn;
+    private MessageIndex byMsn;
     private Storage storage;
 
     /** A table with storage of its own, attached for good. */
@@ -260,7 +259,7 @@ final class SendSlots
         final boolean[] started;
         final int[] freeSlots;
         final int[] sendQueue;
-        final Long2LongHashMap byMsn;
+        final MessageIndex byMsn;
 
         Storage(final int capacity)
         {
@@ -300,7 +299,7 @@ final class SendSlots
             started = new boolean[capacity];
             freeSlots = new int[capacity];
             sendQueue = new int[capacity];
-            byMsn = new Long2LongHashMap(4 * capacity, 0.5f, MISSING);
+            byMsn = new MessageIndex(capacity, MISSING);
             clear();
         }
 
@@ -348,7 +347,7 @@ final class SendSlots
         /** @return bytes of the arrays and the map (S10.1). */
         long bytes()
         {
-            return SendSlots.slotBytes() * capacity + 16L * byMsn.capacity();
+            return SendSlots.slotBytes() * capacity + MessageIndex.bytesFor(capacity);
         }
     }
 
@@ -361,7 +360,16 @@ final class SendSlots
     /** @return packets of a message of {@code length} bytes (a message of 0 bytes takes one). */
     static int packetsFor(final int length, final int mtu)
     {
-        return length == 0 ? 1 : (int)((length + (long)mtu - 1) / mtu);
+        if (length == 0)
+        {
+            return 1;
+        }
+        if (length > 0 && mtu > 0 && (mtu & (mtu - 1)) == 0)
+        {
+            // issue 13: the MTUs of S11 are powers of two: a shift, not a 64-bit division per message
+            return (int)((length + (long)mtu - 1) >>> Integer.numberOfTrailingZeros(mtu));
+        }
+        return (int)((length + (long)mtu - 1) / mtu);
     }
 
     /** @return the handle of a packet of the message in {@code slot}, in the slot's current generation. */
@@ -452,13 +460,13 @@ final class SendSlots
     /** @return the slot of a message this end sent and has not completed, or {@link #MISSING}. */
     int slotFor(final long key)
     {
-        return null == byMsn ? MISSING : (int)byMsn.get(key); // detached: no message outstanding
+        return null == byMsn ? MISSING : byMsn.get(key); // detached: no message outstanding
     }
 
     /** @return bytes of the table and its (stream, MSN) map (S10.1). */
     long stateBytes()
     {
-        return slotBytes() * capacity + 16L * ConnectionStorage.mapCapacity(4 * capacity); // borrowed or not
+        return slotBytes() * capacity + MessageIndex.bytesFor(capacity); // borrowed or not
     }
 
     private static long slotBytes()
@@ -566,7 +574,7 @@ final class SendSlots
 
     void enqueueSend(final int slot)
     {
-        sendQueue[(sendQueueHead + sendQueueSize) % capacity] = slot;
+        sendQueue[wrap(sendQueueHead + sendQueueSize)] = slot;
         sendQueueSize++;
         inSendQueue[slot] = true;
     }
@@ -574,7 +582,7 @@ final class SendSlots
     /** Puts a slot at the head of the send queue: a retry already counted against the peer's limits (S10.2). */
     void enqueueSendFirst(final int slot)
     {
-        sendQueueHead = (sendQueueHead - 1 + capacity) % capacity;
+        sendQueueHead = wrap(sendQueueHead - 1 + capacity);
         sendQueue[sendQueueHead] = slot;
         sendQueueSize++;
         inSendQueue[slot] = true;
@@ -595,8 +603,15 @@ final class SendSlots
     void dequeueSend()
     {
         inSendQueue[sendQueue[sendQueueHead]] = false;
-        sendQueueHead = (sendQueueHead + 1) % capacity;
+        sendQueueHead = wrap(sendQueueHead + 1);
         sendQueueSize--;
+    }
+
+    // a position in the send queue's ring from one below twice its length: a subtraction where % was a division per
+    // message and packet (issue 13)
+    private int wrap(final int position)
+    {
+        return position >= capacity ? position - capacity : position;
     }
 
     // S8.3.1: whether more new data is queued than the start budget covers (whole packets, counted until the
@@ -606,7 +621,7 @@ final class SendSlots
         int queued = 0;
         for (int i = 0; i < sendQueueSize; i++)
         {
-            final int slot = sendQueue[(sendQueueHead + i) % capacity];
+            final int slot = sendQueue[wrap(sendQueueHead + i)];
             queued += packets[slot] - nextPacket[slot];
             if (queued > budgetPackets)
             {

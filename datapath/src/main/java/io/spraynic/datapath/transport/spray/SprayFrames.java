@@ -108,6 +108,12 @@ final class SprayFrames
         return false;
     }
 
+    // S7.1: path p runs on plane p mod planes; a mask for the power-of-two plane counts, not a division per packet
+    private int planeOf(final int path)
+    {
+        return (planes & (planes - 1)) == 0 ? path & (planes - 1) : path % planes;
+    }
+
     private void address(final int path, final int plane)
     {
         addressFrom(plane, scheduler.sourcePorts[path]);
@@ -164,7 +170,7 @@ final class SprayFrames
         final int offset = messageKind == SprayConnection.READ ? 0 : packet * mtu;
         final boolean last = messageKind == SprayConnection.READ || packet == slots.packets[slot] - 1;
         final int opcode = SprayConnection.opcodeOf(messageKind);
-        final int plane = path % planes;
+        final int plane = planeOf(path);
         address(path, plane);
         final PathSendWindow window = scheduler.sendWindows[path];
         writer.opcode(opcode).ecn(ECT0).solicited(last && slots.solicited[slot])
@@ -215,7 +221,7 @@ final class SprayFrames
         {
             return false;
         }
-        final int plane = path % planes;
+        final int plane = planeOf(path);
         address(path, plane);
         writer.opcode(SprayOpcodes.PROBE);
         if (!claim(plane, 0))
@@ -234,7 +240,7 @@ final class SprayFrames
      */
     boolean placeholder(final int path, final long handle, final int psnOrNew, final long now)
     {
-        final int plane = path % planes;
+        final int plane = planeOf(path);
         address(path, plane);
         writer.opcode(SprayOpcodes.PROBE);
         if (!claim(plane, 0))
@@ -248,7 +254,7 @@ final class SprayFrames
     /** Writes a probe again at its PSN (a retransmitted placeholder, S7.4.1). */
     boolean probe(final int path, final int psn, final int flags)
     {
-        final int plane = path % planes;
+        final int plane = planeOf(path);
         address(path, plane);
         writer.opcode(SprayOpcodes.PROBE);
         if (!claim(plane, 0))
@@ -280,7 +286,7 @@ final class SprayFrames
      */
     boolean claimControl(final int controlPath, final int opcode)
     {
-        final int plane = controlPath % planes;
+        final int plane = planeOf(controlPath);
         addressFrom(plane, scheduler.controlPort(controlPath)); // S7.7: control packets do not rotate
         writer.opcode(opcode).psn(0);
         return claim(plane, 0);

@@ -189,4 +189,68 @@ class SendSlotsTest
         assertEquals(0, slots.outstanding[a]);
         assertFalse(slots.inSendQueue[a]);
     }
+
+    // the code before issue 13's shift, kept verbatim
+    private static int packetsForByDivision(final int length, final int mtu)
+    {
+        return length == 0 ? 1 : (int)((length + (long)mtu - 1) / mtu);
+    }
+
+    @Test
+    void shouldCountPacketsAsTheDivisionDidForEveryLengthAndMtu()
+    {
+        final java.util.SplittableRandom random = new java.util.SplittableRandom(13);
+        final int[] mtus = {256, 512, 1024, 1500, 2048, 4096, 9000, 1, 3, 1 << 30, Integer.MAX_VALUE};
+        for (int i = 0; i < 2_000_000; i++)
+        {
+            final int mtu = i % 3 == 0 ? 1 + random.nextInt(Integer.MAX_VALUE) : mtus[random.nextInt(mtus.length)];
+            final int length = switch (i % 4)
+            {
+                case 0 -> random.nextInt(); // negative too: a hostile length is counted as before
+                case 1 -> random.nextInt(4 * mtu > 0 ? 4 * mtu : Integer.MAX_VALUE);
+                case 2 -> Integer.MAX_VALUE - random.nextInt(mtu);
+                default -> mtu * (1 + random.nextInt(8)) + random.nextInt(3) - 1;
+            };
+            assertEquals(packetsForByDivision(length, mtu), SendSlots.packetsFor(length, mtu),
+                "length " + length + ", mtu " + mtu);
+        }
+    }
+
+    @Test
+    void shouldServeTheSendQueueAsADequeOverRandomOperations()
+    {
+        final java.util.SplittableRandom random = new java.util.SplittableRandom(31);
+        for (final int capacity : new int[] {1, 2, 3, 7, 64, 100})
+        {
+            final SendSlots slots = new SendSlots(capacity, 1, MTU);
+            final java.util.ArrayDeque<Integer> reference = new java.util.ArrayDeque<>();
+            for (int step = 0; step < 20_000; step++)
+            {
+                final int action = random.nextInt(3);
+                if (action == 0 && reference.size() < capacity)
+                {
+                    final int slot = random.nextInt(capacity);
+                    slots.enqueueSend(slot);
+                    reference.addLast(slot);
+                }
+                else if (action == 1 && reference.size() < capacity)
+                {
+                    final int slot = random.nextInt(capacity);
+                    slots.enqueueSendFirst(slot);
+                    reference.addFirst(slot);
+                }
+                else if (!reference.isEmpty())
+                {
+                    assertEquals(reference.peekFirst(), slots.sendQueueHead(), "capacity " + capacity + " step " + step);
+                    slots.dequeueSend();
+                    reference.removeFirst();
+                }
+                assertEquals(reference.size(), slots.sendQueueSize());
+                if (!reference.isEmpty())
+                {
+                    assertEquals(reference.peekFirst(), slots.sendQueueHead());
+                }
+            }
+        }
+    }
 }
