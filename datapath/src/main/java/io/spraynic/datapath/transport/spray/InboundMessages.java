@@ -42,6 +42,7 @@ import static io.spraynic.datapath.transport.spray.SprayConnection.WRITE_IMM;
 final class InboundMessages
 {
     private static final int MISSING = SendSlots.MISSING;
+    private static final long NO_KEY = Long.MIN_VALUE; // no (stream, MSN) key: streams are below 2^16
 
     private final SprayConnection connection; // READ responses, local errors, refused packets
     private final ControlPackets control; // NACKs
@@ -79,6 +80,10 @@ final class InboundMessages
     private int[] freeRecords;
     private int freeCount;
     private Long2LongHashMap byMsn;
+    // the last lookup in byMsn, until the map changes: a packet is looked up three times (authentic, roomFor,
+    // accept), and the packets of a message mostly follow one another
+    private long lookedUpKey = NO_KEY;
+    private int lookedUpRecord;
     private final InboundWindow window; // S10.2: records for messages being placed, and the reserve to refuse
 
     private Storage storage;
@@ -160,6 +165,7 @@ final class InboundMessages
         inRkey = storage.inRkey;
         freeRecords = storage.freeRecords;
         byMsn = storage.byMsn;
+        lookedUpKey = NO_KEY;
     }
 
     /** @return whether the records and receives are held (else there are none and nothing reads them). */
@@ -460,6 +466,7 @@ final class InboundMessages
                 inRkey[record] = RdmaExtendedTransportHeader.rkey(frame.segment(), reth);
             }
             byMsn.put(key, record);
+            lookedUpKey = NO_KEY;
         }
         if (inKind[record] != messageKind || inLength[record] != messageLength ||
             inRsn[record] != SprayExtendedTransportHeader.rsn(frame.segment(), frame.customHeaderOffset()))
@@ -703,10 +710,20 @@ final class InboundMessages
         retire(streamId);
     }
 
-    // no record in use (between messages, the common case, and on a detached side): there is none to look up
+    // no record in use (between messages, the common case, and on a detached side): there is none to look up;
+    // else the last lookup answers again while the map has not changed
     private int recordOf(final long key)
     {
-        return freeCount == capacity ? MISSING : (int)byMsn.get(key);
+        if (freeCount == capacity)
+        {
+            return MISSING;
+        }
+        if (key != lookedUpKey)
+        {
+            lookedUpRecord = (int)byMsn.get(key);
+            lookedUpKey = key;
+        }
+        return lookedUpRecord;
     }
 
     private void refuse(final int path, final int record, final int syndrome, final int streamId, final int msn)
@@ -733,6 +750,7 @@ final class InboundMessages
                     inMsn[other] - msn > 0)
                 {
                     byMsn.remove(key(streamId, inMsn[other]));
+                    lookedUpKey = NO_KEY;
                     marks.release(other, inExpected[other]);
                     freeRecord(other);
                     counters.increment(SprayCounters.FLUSHED);
@@ -817,6 +835,7 @@ final class InboundMessages
             completeReceive(streamId, inKind[record], inRsn[record], inReceive[record], inSyndrome[record],
                 inLength[record], inImmediate[record]);
             byMsn.remove(key);
+            lookedUpKey = NO_KEY;
             marks.release(record, inExpected[record]);
             freeRecord(record);
             nextMsn[streamId]++;
