@@ -34,12 +34,15 @@ import static io.spraynic.datapath.transport.spray.SprayConnection.WRITE_IMM;
  * complete, in MSN order per stream (S4.8). READ responses belong to the READ's send slot and stay with the
  * connection.
  * <p>
- * Records are a fixed table of parallel primitive arrays with a free list, found by a (stream, MSN) map.
- * Allocation-free after construction.
+ * Records are a fixed table of parallel primitive arrays with a free list, found by a (stream, MSN) map. A message
+ * complete on its first packet and next in its stream's MSN order (most one-packet messages) needs none: it is
+ * placed and completed at once, and the stream's next MSN is all that remembers it. With no record in use, no
+ * lookup is made. Allocation-free after construction.
  */
 final class InboundMessages
 {
     private static final int MISSING = SendSlots.MISSING;
+    private static final long NO_KEY = Long.MIN_VALUE; // no (stream, MSN) key: streams are below 2^16
 
     private final SprayConnection connection; // READ responses, local errors, refused packets
     private final ControlPackets control; // NACKs
@@ -77,6 +80,10 @@ final class InboundMessages
     private int[] freeRecords;
     private int freeCount;
     private Long2LongHashMap byMsn;
+    // the last lookup in byMsn, until the map changes: a packet is looked up three times (authentic, roomFor,
+    // accept), and the packets of a message mostly follow one another
+    private long lookedUpKey = NO_KEY;
+    private int lookedUpRecord;
     private final InboundWindow window; // S10.2: records for messages being placed, and the reserve to refuse
 
     private Storage storage;
@@ -158,6 +165,7 @@ final class InboundMessages
         inRkey = storage.inRkey;
         freeRecords = storage.freeRecords;
         byMsn = storage.byMsn;
+        lookedUpKey = NO_KEY;
     }
 
     /** @return whether the records and receives are held (else there are none and nothing reads them). */
@@ -334,7 +342,7 @@ final class InboundMessages
     {
         final MemorySegment buffer = frame.segment();
         final long seth = frame.customHeaderOffset();
-        final int record = null == byMsn ? MISSING : (int)byMsn.get(key); // detached: no record
+        final int record = recordOf(key); // detached: no record
         if (record != MISSING)
         {
             boolean valid = tag == inTag[record];
@@ -379,7 +387,7 @@ final class InboundMessages
         final byte messageKind, final int streamId, final int msn, final long key, final int packet,
         final boolean responseRoom)
     {
-        final int record = (int)byMsn.get(key);
+        final int record = recordOf(key);
         if (record == MISSING)
         {
             if (msn - nextMsn[streamId] < 0 ||
@@ -421,13 +429,19 @@ final class InboundMessages
             counters.increment(SprayCounters.FLUSHED); // S9.4: the stream is in error, later messages are not placed
             return;
         }
-        int record = (int)byMsn.get(key);
+        int record = recordOf(key);
         if (record == MISSING)
         {
             if (msn - nextMsn[streamId] < 0)
             {
                 counters.increment(SprayCounters.DUPLICATES); // message already completed and retired
                 return;
+            }
+            if (msn == nextMsn[streamId] && offset == 0 && room == ROOM &&
+                (messageKind == READ || messageLength <= mtu) &&
+                placeWhole(frame, path, messageKind, streamId, msn, messageLength, payloadLength))
+            {
+                return; // the common case: complete on its first packet and next in MSN order, never recorded
             }
             record = takeRecord(room == REFUSE && !window.hasRoom());
             inKind[record] = messageKind;
@@ -452,6 +466,7 @@ final class InboundMessages
                 inRkey[record] = RdmaExtendedTransportHeader.rkey(frame.segment(), reth);
             }
             byMsn.put(key, record);
+            lookedUpKey = NO_KEY;
         }
         if (inKind[record] != messageKind || inLength[record] != messageLength ||
             inRsn[record] != SprayExtendedTransportHeader.rsn(frame.segment(), frame.customHeaderOffset()))
@@ -595,6 +610,122 @@ final class InboundMessages
         }
     }
 
+    // issue 13: a message complete on its first packet and next in its stream's MSN order is placed and completed
+    // here, without a record or placement marks (no hash lookup, insert or remove): nothing of it outlives this
+    // call, and a duplicate of it is known by the stream's next MSN having passed it, as a retired message's is.
+    // What would need state (a refusal: access, length, RNR) returns false before any effect, and the record path
+    // takes the packet from the start and decides as it always did
+    private boolean placeWhole(
+        final RoceFrame frame,
+        final int path,
+        final byte messageKind,
+        final int streamId,
+        final int msn,
+        final int messageLength,
+        final int payloadLength)
+    {
+        final MemorySegment buffer = frame.segment();
+        final long seth = frame.customHeaderOffset();
+        final int rsn = SprayExtendedTransportHeader.rsn(buffer, seth);
+        int receive = MISSING;
+        int immediate = 0;
+        final MemorySegment target;
+        final long targetOffset;
+        switch (messageKind)
+        {
+            case WRITE, WRITE_IMM ->
+            {
+                final long reth = seth + SprayExtendedTransportHeader.LENGTH;
+                final long va = RdmaExtendedTransportHeader.virtualAddress(buffer, reth);
+                final int key32 = RdmaExtendedTransportHeader.rkey(buffer, reth);
+                if (RdmaExtendedTransportHeader.dmaLength(buffer, reth) != messageLength ||
+                    pd.checkRemoteAccess(key32, va, messageLength, AccessFlags.REMOTE_WRITE) != AccessCheck.OK)
+                {
+                    return false;
+                }
+                if (messageKind == WRITE_IMM)
+                {
+                    receive = receives.find(streamId, rsn); // S4.5: matched by RSN
+                    if (receive == MISSING)
+                    {
+                        return false;
+                    }
+                    immediate = ImmediateDataHeader.immediateData(buffer, reth + RdmaExtendedTransportHeader.LENGTH);
+                }
+                final MemoryRegion region = pd.regionByRkey(key32);
+                target = region.segment();
+                targetOffset = region.offsetOf(va);
+            }
+            case SEND, SEND_IMM ->
+            {
+                receive = receives.find(streamId, rsn); // S4.5: matched by RSN
+                if (receive == MISSING || messageLength > receives.length(receive) || receives.isDeregistered(receive))
+                {
+                    return false;
+                }
+                if (messageKind == SEND_IMM)
+                {
+                    immediate = ImmediateDataHeader.immediateData(buffer, seth + SprayExtendedTransportHeader.LENGTH);
+                }
+                target = receives.target(receive);
+                targetOffset = receives.targetOffset(receive, 0);
+            }
+            case READ ->
+            {
+                final long reth = seth + SprayExtendedTransportHeader.LENGTH;
+                final long va = RdmaExtendedTransportHeader.virtualAddress(buffer, reth);
+                final int key32 = RdmaExtendedTransportHeader.rkey(buffer, reth);
+                final int dma = RdmaExtendedTransportHeader.dmaLength(buffer, reth);
+                if (dma != messageLength || dma < 0 ||
+                    pd.checkRemoteAccess(key32, va, dma, AccessFlags.REMOTE_READ) != AccessCheck.OK)
+                {
+                    return false;
+                }
+                connection.queueReadResponse(streamId, msn, pd.regionByRkey(key32), va, dma);
+                completeInOrder(streamId, messageKind, rsn, MISSING, 0, messageLength, 0);
+                return true;
+            }
+            default ->
+            {
+                return false;
+            }
+        }
+        if (payloadLength > 0)
+        {
+            MemorySegment.copy(buffer, frame.payloadOffset(), target, targetOffset, payloadLength);
+            counters.add(SprayCounters.RX_BYTES, payloadLength);
+            pathCounters[path].add(SprayCounters.RX_BYTES, payloadLength);
+        }
+        completeInOrder(streamId, messageKind, rsn, receive, 0, messageLength, immediate);
+        return true;
+    }
+
+    // the message next in its stream's order completed without a record: it retires, then any recorded ones after it
+    private void completeInOrder(
+        final int streamId, final byte messageKind, final int rsn, final int receive, final int syndrome,
+        final int length, final int immediate)
+    {
+        completeReceive(streamId, messageKind, rsn, receive, syndrome, length, immediate);
+        nextMsn[streamId]++;
+        retire(streamId);
+    }
+
+    // no record in use (between messages, the common case, and on a detached side): there is none to look up;
+    // else the last lookup answers again while the map has not changed
+    private int recordOf(final long key)
+    {
+        if (freeCount == capacity)
+        {
+            return MISSING;
+        }
+        if (key != lookedUpKey)
+        {
+            lookedUpRecord = (int)byMsn.get(key);
+            lookedUpKey = key;
+        }
+        return lookedUpRecord;
+    }
+
     private void refuse(final int path, final int record, final int syndrome, final int streamId, final int msn)
     {
         inSyndrome[record] = syndrome;
@@ -619,6 +750,7 @@ final class InboundMessages
                     inMsn[other] - msn > 0)
                 {
                     byMsn.remove(key(streamId, inMsn[other]));
+                    lookedUpKey = NO_KEY;
                     marks.release(other, inExpected[other]);
                     freeRecord(other);
                     counters.increment(SprayCounters.FLUSHED);
@@ -692,7 +824,7 @@ final class InboundMessages
 
     private void retire(final int streamId)
     {
-        while (true)
+        while (freeCount != capacity) // no record: none waits to retire
         {
             final long key = key(streamId, nextMsn[streamId]);
             final int record = (int)byMsn.get(key);
@@ -700,28 +832,37 @@ final class InboundMessages
             {
                 return;
             }
-            final int receive = inReceive[record];
-            final byte messageKind = inKind[record];
-            if (receive != MISSING && (messageKind == SEND || messageKind == SEND_IMM || messageKind == WRITE_IMM))
-            {
-                final WorkCompletionStatus st = inSyndrome[record] == 0 ? WorkCompletionStatus.SUCCESS :
-                    inSyndrome[record] == NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST ?
-                    WorkCompletionStatus.LOC_LEN_ERR : WorkCompletionStatus.LOC_PROT_ERR;
-                final boolean imm = messageKind != SEND;
-                if (!receives.complete(streamId, inRsn[record], receive, st,
-                    messageKind == WRITE_IMM ? WorkCompletionOpcode.RECV_RDMA_WITH_IMM : WorkCompletionOpcode.RECV,
-                    inLength[record], imm, imm ? inImmediate[record] : 0))
-                {
-                    counters.increment(SprayCounters.CQ_OVERRUNS);
-                    connection.localError();
-                }
-            }
-            counters.increment(SprayCounters.MESSAGES_RECEIVED);
+            completeReceive(streamId, inKind[record], inRsn[record], inReceive[record], inSyndrome[record],
+                inLength[record], inImmediate[record]);
             byMsn.remove(key);
+            lookedUpKey = NO_KEY;
             marks.release(record, inExpected[record]);
             freeRecord(record);
             nextMsn[streamId]++;
         }
+    }
+
+    // S4.8: a message retiring in MSN order completes its receive (a SEND's, or a WRITE with immediate's), with
+    // the status its refusal, if any, calls for
+    private void completeReceive(
+        final int streamId, final byte messageKind, final int rsn, final int receive, final int syndrome,
+        final int length, final int immediate)
+    {
+        if (receive != MISSING && (messageKind == SEND || messageKind == SEND_IMM || messageKind == WRITE_IMM))
+        {
+            final WorkCompletionStatus status = syndrome == 0 ? WorkCompletionStatus.SUCCESS :
+                syndrome == NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST ?
+                WorkCompletionStatus.LOC_LEN_ERR : WorkCompletionStatus.LOC_PROT_ERR;
+            final boolean imm = messageKind != SEND;
+            if (!receives.complete(streamId, rsn, receive, status,
+                messageKind == WRITE_IMM ? WorkCompletionOpcode.RECV_RDMA_WITH_IMM : WorkCompletionOpcode.RECV,
+                length, imm, imm ? immediate : 0))
+            {
+                counters.increment(SprayCounters.CQ_OVERRUNS);
+                connection.localError();
+            }
+        }
+        counters.increment(SprayCounters.MESSAGES_RECEIVED);
     }
 
     // S9.3: the receiver of a message tells its fate: placed, or refused (again, with the refusal's number)
@@ -733,7 +874,7 @@ final class InboundMessages
             control.sendNack(0, erroredSyndrome[streamId], streamId, erroredMsn[streamId], erroredRefusal[streamId]);
             return;
         }
-        final int record = null == byMsn ? MISSING : (int)byMsn.get(key(streamId, msn)); // detached: no record
+        final int record = recordOf(key(streamId, msn)); // detached: no record
         if (record == MISSING)
         {
             if (msn - nextMsn[streamId] < 0)

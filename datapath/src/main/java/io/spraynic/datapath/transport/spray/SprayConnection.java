@@ -265,6 +265,12 @@ public final class SprayConnection
         return receiver;
     }
 
+    /** @return its ACKs and NACKs (a message layer built beside the connection's, in a test, sends through it). */
+    ControlPackets control()
+    {
+        return control;
+    }
+
     /** @return how it ends (its unit test hands it CLOSEs directly). */
     ConnectionTeardown teardown()
     {
