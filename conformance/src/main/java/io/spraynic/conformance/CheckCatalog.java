@@ -80,6 +80,8 @@ final class CheckCatalog
         must("errors.refused-acknowledged", "S9.3.1-1");
         must("errors.query", "S9.3.1-2");
         must("errors.rnr", "S9.3-2");
+        must("errors.rnr-attempt", "S9.3-3");
+        must("interop.rnr-retry", "S9.3-4");
         must("errors.flush-stream", "S9.4-1");
         must("errors.isolation-connection", "S9.4-2");
         must("errors.isolation-stream", "S9.4-2");

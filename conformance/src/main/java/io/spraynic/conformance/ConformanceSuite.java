@@ -109,6 +109,7 @@ public final class ConformanceSuite
             {
                 new PeerChecks(target, link, results, 3 * slice).runErrors(handshake.request());
                 new IsolationChecks(target, link, results, 3 * slice + slice / 2).run(handshake);
+                new RnrChecks(target, link, results).run(handshake.request());
             }
             final AuthChecks auth = new AuthChecks(target, link, results, 6 * slice);
             if (wanted.test("security"))

@@ -152,14 +152,15 @@ final class DataChecks extends Checks
             }
             return failures(f);
         });
-        must("data.reserved-bits", "S2.5-1", "a packet with reserved bits set (BTH resv7, SETH flag bits 2-7) is " +
+        must("data.reserved-bits", "S2.5-1", "a packet with reserved bits set (BTH resv7, SETH flag bits 5-7) is " +
             "processed as if they were zero", () ->
         {
             requireConnection(why);
             final byte[] data = pattern(512, 3);
             final ScriptedPeer.Message m = write(c, data.length, 8 * 1024);
             final int psn = c.takePsn(0);
-            final byte[] p = c.dataPacket(m, 0, psn, 0, data, SprayWire.SETH_LAST | 0xFC, true, c.tag(m));
+            final byte[] p = c.dataPacket(m, 0, psn, 0, data, SprayWire.SETH_LAST | SprayWire.SETH_RESERVED, true,
+                c.tag(m));
             p[8] |= 0x7F; // BTH resv7
             c.send(p);
             final int expect = (psn + 1) & SprayWire.PSN_MASK;
@@ -233,7 +234,7 @@ final class DataChecks extends Checks
             return null;
         });
         must("wire.reserved-zero", "S2.5-2", "every packet the target sent on the connection has BTH resv8a and " +
-            "resv7 zero, and every data packet SETH flag bits 2-7 zero", () ->
+            "resv7 zero, and the reserved fields and flag bits of its SETH, SACKH, PRBH and CONH zero", () ->
         {
             requireConnection(why);
             return reservedFailures(c.received, c.localCid());
@@ -242,8 +243,10 @@ final class DataChecks extends Checks
     }
 
     /**
-     * S2.5-2 over what the target sent to {@code cid}: the BTH's reserved fields (byte 4, and byte 8 below AckReq)
-     * and the data packets' reserved SETH flag bits (2-7); the reserved fields of the other headers are not read.
+     * S2.5-2 over what the target sent to {@code cid}: the BTH's reserved fields (byte 4, and byte 8 below AckReq),
+     * the data packets' reserved SETH flag bits (5-7; 2-4 are the attempt, S9.3-3), and the reserved rows and flag
+     * bits of the SACKH (flags 1-7, {@code reserved4}), PRBH (flags 1-7, {@code reserved2}, {@code reserved4}) and
+     * CONH (flags 1-7, {@code reserved8}, {@code reserved12}); the NAKH has none.
      *
      * @return null when every one was zero, else the first few that were not.
      */
@@ -269,9 +272,17 @@ final class DataChecks extends Checks
             if (SprayWire.isData(p.opcode()) && p.wholeHeaders())
             {
                 data++;
-                if ((p.h8(1) & 0xFC) != 0 && f.size() < 3)
+                if ((p.h8(1) & SprayWire.SETH_RESERVED) != 0 && f.size() < 3)
                 {
-                    f.add("SETH flags 0x" + Integer.toHexString(p.h8(1)) + " (bits 2-7 reserved) on " + p);
+                    f.add("SETH flags 0x" + Integer.toHexString(p.h8(1)) + " (bits 5-7 reserved) on " + p);
+                }
+            }
+            else if (p.wholeHeaders() && f.size() < 3)
+            {
+                final String control = controlReserved(p);
+                if (null != control)
+                {
+                    f.add(control + " on " + p);
                 }
             }
         }
@@ -280,6 +291,26 @@ final class DataChecks extends Checks
             throw new NotTested("the target sent nothing on the connection");
         }
         return f.isEmpty() ? null : failures(f) + " (of " + judged + " packets, " + data + " of them data)";
+    }
+
+    /** @return which reserved field or flag bit of a control header (S5.1, S5.2, S5.4) is not zero, or null. */
+    static String controlReserved(final Packet p)
+    {
+        final int flags = p.h8(1) & 0xFE; // SACKH, PRBH and CONH: bits 1-7 of their flags are reserved
+        return switch (p.opcode())
+        {
+            case SprayWire.ACK -> flags != 0 ? "SACKH flags 0x" + Integer.toHexString(p.h8(1)) + " (bits 1-7 reserved)" :
+                p.h8(4) != 0 ? "SACKH reserved4 0x" + Integer.toHexString(p.h8(4)) : null;
+            case SprayWire.PROBE -> flags != 0 ? "PRBH flags 0x" + Integer.toHexString(p.h8(1)) + " (bits 1-7 reserved)" :
+                p.h16(2) != 0 ? "PRBH reserved2 0x" + Integer.toHexString(p.h16(2)) :
+                p.h8(4) != 0 ? "PRBH reserved4 0x" + Integer.toHexString(p.h8(4)) : null;
+            case SprayWire.CONNECT, SprayWire.CONNECT_RETRY, SprayWire.CONNECT_ACK, SprayWire.CONNECT_REJECT,
+                SprayWire.CLOSE, SprayWire.CLOSE_ACK ->
+                flags != 0 ? "CONH flags 0x" + Integer.toHexString(p.h8(1)) + " (bits 1-7 reserved)" :
+                p.h8(8) != 0 ? "CONH reserved8 0x" + Integer.toHexString(p.h8(8)) :
+                p.h8(12) != 0 ? "CONH reserved12 0x" + Integer.toHexString(p.h8(12)) : null;
+            default -> null;
+        };
     }
 
     /** One packet as a malformed check sends it: its bytes (before the ICRC) and whether to corrupt its ICRC. */

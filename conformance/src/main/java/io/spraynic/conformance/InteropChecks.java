@@ -10,13 +10,16 @@ import java.util.List;
  * does), waits for the target to connect (e.g. {@code spraynic transfer --role client --peer-kind nic}, which WRITEs
  * into the published region, READs it back and verifies), drops a share of what it receives and sends, and judges
  * the target's handshake (S9.1 step 6), its recovery of every packet the suite dropped (S6.5), its retransmissions
- * (S6.6) and its tags (S12.3, S12.4).
+ * (S6.6), its tags (S12.3, S12.4), and its RNR retry (S9.3-4) of its first WRITE, whose first attempt the suite
+ * refuses for want of resources (S10.2-1, S10.2-5).
  */
 final class InteropChecks extends Checks
 {
     /** How long the suite serves the target's transfer. */
     static final long SERVE_NANOS = 120_000 * ScriptedPeer.MILLI;
     static final int REGION_BYTES = 4 << 20;
+    /** The rnrTimerMicros of the suite's refusal: long enough that a retry sent early shows on a loaded host. */
+    static final int RNR_TIMER_MICROS = 20_000;
 
     /**
      * @param peer     where the initiating target sends from.
@@ -39,7 +42,7 @@ final class InteropChecks extends Checks
     void run() throws IOException
     {
         final ScriptedResponder r = new ScriptedResponder(link, REGION_BYTES, interop.loss(), interop.loss(),
-            interop.seed());
+            interop.seed()).refuseFirstWrite(RNR_TIMER_MICROS);
         InitiatorChecks.publish(interop.exchange(), link.local(), r.regionBase, r.rkey, REGION_BYTES);
         r.serve(SERVE_NANOS);
         final String loss = String.format(java.util.Locale.ROOT, "%.1f %%", 100 * interop.loss());
@@ -83,6 +86,18 @@ final class InteropChecks extends Checks
                 throw new NotTested("no connection");
             }
             return only(r, "S6.6-1", "came again");
+        });
+        must("interop.rnr-retry", "S9.3-4", "the target's first WRITE, refused RNR NO_RESOURCES in its first attempt, " +
+            "came again only after every packet of that attempt was acknowledged and the NACK's rnrTimerMicros (" +
+            RNR_TIMER_MICROS + ") had passed, as attempt 1 with its stream, MSN, RSN and length, and no packet of " +
+            "attempt 0 after it", () ->
+        {
+            if (!r.established() || !r.refusedWrite())
+            {
+                throw new NotTested(r.established() ? "the target sent no WRITE" : "no connection");
+            }
+            final String broken = only(r, "S9.3-4", "(S9.3-4)");
+            return null != broken ? broken : r.retried ? null : "the refused WRITE never came again";
         });
         must("interop.tags", "S12.4-2", "every data packet of the target carried its message's tag", () ->
         {

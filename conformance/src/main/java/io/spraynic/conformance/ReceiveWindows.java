@@ -66,6 +66,13 @@ final class ReceiveWindows
      */
     byte[] ack(final int destQp, final int path, final int ceCount, final int rateHintMbps, final long[] key)
     {
+        return ack(destQp, path, ceCount, rateHintMbps, 0, key);
+    }
+
+    /** As {@link #ack(int, int, int, int, long[])}, counting {@code refusals} (S9.3.1). */
+    byte[] ack(final int destQp, final int path, final int ceCount, final int rateHintMbps, final int refusals,
+        final long[] key)
+    {
         final byte[] sack = new byte[32];
         for (int i = above[path].nextSetBit(1); i >= 0 && i < SprayWire.SACK_BITS; i = above[path].nextSetBit(i + 1))
         {
@@ -74,7 +81,7 @@ final class ReceiveWindows
         return FrameBuilder.bth(SprayWire.ACK, destQp, 0, false).u8(path).u8(ceCount > 0 ? SprayWire.SACKH_ECE : 0)
             .u16(Math.min(ceCount, 0xFFFF)).u8(0).u24(cumulative[path]).bytes(sack).u32(rateHintMbps)
             .u32(++ackSequence[path])
-            .u32(0).controlTag(key).bytes();
+            .u32(refusals).controlTag(key).bytes();
     }
 
     /**

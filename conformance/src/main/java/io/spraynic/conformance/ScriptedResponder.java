@@ -79,6 +79,21 @@ final class ScriptedResponder
     long bytesRead;
     final List<String> violations = new ArrayList<>();
 
+    // S9.3-4: the first WRITE's first attempt refused RNR (NO_RESOURCES, S10.2-5), to judge the sender's retry
+    /** The refused attempt's rnrTimerMicros; 0: nothing is refused. */
+    private int rnrTimerMicros;
+    /** Refusals this end made on the connection (S9.3.1): every ACK carries the count. */
+    private int refusals;
+    /** (stream, MSN) of the refused WRITE, or -1. */
+    private long refusedKey = -1;
+    private int refusedRsn;
+    private int refusedLength;
+    private long nackSentAt;
+    /** Offsets of the refused attempt received (and acknowledged at once, S6.4). */
+    private final Set<Integer> refusedOffsets = new HashSet<>();
+    /** The refused WRITE came again as its next attempt. */
+    boolean retried;
+
     /** One READ_RESPONSE packet this end owes: its bytes (before the ICRC) and where it went. */
     private static final class Outbound
     {
@@ -105,6 +120,22 @@ final class ScriptedResponder
     boolean established()
     {
         return null != sendKey;
+    }
+
+    /**
+     * Refuses the first attempt of the first WRITE the peer sends, RNR {@code NO_RESOURCES} with {@code timerMicros}
+     * (S10.2-1), acknowledging its packets without placing them; its retry is judged (S9.3-4) and placed.
+     */
+    ScriptedResponder refuseFirstWrite(final int timerMicros)
+    {
+        this.rnrTimerMicros = timerMicros;
+        return this;
+    }
+
+    /** @return whether a WRITE was refused RNR. */
+    boolean refusedWrite()
+    {
+        return refusedKey >= 0;
     }
 
     /** Serves until the peer closes the connection or {@code timeoutNanos} pass. */
@@ -152,6 +183,7 @@ final class ScriptedResponder
             case SprayWire.PROBE -> onProbe(p);
             case SprayWire.ACK -> onAck(p);
             case SprayWire.CLOSE -> onClose(p);
+            case SprayWire.QUERY -> onQuery(p);
             case SprayWire.NACK -> violations.add("the peer sent a NACK: " + p);
             default ->
             {
@@ -247,7 +279,8 @@ final class ScriptedResponder
         final long at = (long)path << 24 | p.psn();
         final long content = content(p);
         droppedUnrecovered.remove(content);
-        final boolean newContent = received.add(content);
+        final boolean refused = refusedAttempt(p, opcode, offset, length);
+        final boolean newContent = !refused && received.add(content);
         final Long before = firstSeen.putIfAbsent(at, content);
         if (null != before)
         {
@@ -266,7 +299,15 @@ final class ScriptedResponder
             dataMovedBack++;
         }
         final boolean fresh = inbound.record(path, p.psn());
-        if (fresh && newContent && (opcode == SprayWire.WRITE || opcode == SprayWire.WRITE_IMM))
+        if (refused)
+        {
+            if (fresh)
+            {
+                refusedOffsets.add(offset);
+            }
+            sendRnrNack(p.h16(2), p.h32(4)); // S9.3: ahead of the ACK that covers the packet
+        }
+        else if (fresh && newContent && (opcode == SprayWire.WRITE || opcode == SprayWire.WRITE_IMM))
         {
             final byte[] payload = p.payload();
             final long into = va - regionBase;
@@ -285,6 +326,91 @@ final class ScriptedResponder
         {
             respond(p.h16(2), p.h32(4), va, theirRkey, length);
         }
+    }
+
+    /**
+     * S9.3-4: whether {@code p} belongs to the refused attempt of the refused WRITE (the first WRITE's first attempt
+     * is refused, when {@link #refuseFirstWrite} asked); judges the first packet of its retry.
+     */
+    private boolean refusedAttempt(final Packet p, final int opcode, final int offset, final int length)
+    {
+        final long key = (long)p.h16(2) << 32 | (p.h32(4) & 0xFFFF_FFFFL);
+        final int attempt = (p.h8(1) >>> SprayWire.SETH_ATTEMPT_SHIFT) & SprayWire.SETH_ATTEMPT_MASK;
+        if (rnrTimerMicros > 0 && refusedKey < 0 && opcode == SprayWire.WRITE && attempt == 0)
+        {
+            refusedKey = key;
+            refusedRsn = p.h32(16);
+            refusedLength = length;
+            refusals++;
+        }
+        if (key != refusedKey)
+        {
+            return false;
+        }
+        if (attempt == 0)
+        {
+            if (retried)
+            {
+                violations.add("a packet of the refused attempt 0 (offset " + offset + ") came after its retry had " +
+                    "begun (S9.3-4)");
+            }
+            return !retried;
+        }
+        if (!retried)
+        {
+            retried = true;
+            final long waited = System.nanoTime() - nackSentAt;
+            final int packets = Math.max(1, (refusedLength + mtu - 1) / mtu);
+            if (attempt != 1)
+            {
+                violations.add("the retry carries attempt " + attempt + ", not 1 (S9.3-4)");
+            }
+            if (waited < rnrTimerMicros * 1_000L)
+            {
+                violations.add("the retry's first packet came " + waited / 1_000 + " us after the NACK, before its " +
+                    "rnrTimerMicros " + rnrTimerMicros + " (S9.3-4)");
+            }
+            if (refusedOffsets.size() < packets)
+            {
+                violations.add("the retry began when " + refusedOffsets.size() + " of the refused attempt's " + packets +
+                    " packets had been acknowledged (S9.3-4)");
+            }
+            if (p.h32(16) != refusedRsn || length != refusedLength)
+            {
+                violations.add("the retry changed the RSN or length: " + p.h32(16) + ", " + length + " against " +
+                    refusedRsn + ", " + refusedLength + " (S9.3-4)");
+            }
+        }
+        return false;
+    }
+
+    /** S9.3, S10.2-1: the refused WRITE's NACK, RNR NO_RESOURCES, sent whatever the loss rate (a QUERY repeats it). */
+    private void sendRnrNack(final int stream, final int msn) throws IOException
+    {
+        link.send(FrameBuilder.bth(SprayWire.NACK, peerCid, 0, false).u8(SprayWire.SYNDROME_RNR)
+            .u8(SprayWire.RNR_REASON_NO_RESOURCES).u16(stream).u32(msn).u32(rnrTimerMicros).u32(refusals)
+            .controlTag(sendKey).bytes(), false, UdpLink.NOT_ECT);
+        if (nackSentAt == 0)
+        {
+            nackSentAt = System.nanoTime();
+        }
+    }
+
+    /** S9.3.1-2: a QUERY of the refused attempt draws its NACK again; of any other message, ACCEPTED (all placed). */
+    private void onQuery(final Packet p) throws IOException
+    {
+        if (!p.controlTagValid(receiveKey))
+        {
+            return;
+        }
+        final long key = (long)p.h16(2) << 32 | (p.h32(4) & 0xFFFF_FFFFL);
+        if (key == refusedKey && !retried)
+        {
+            sendRnrNack(p.h16(2), p.h32(4));
+            return;
+        }
+        send(FrameBuilder.bth(SprayWire.NACK, peerCid, 0, false).u8(SprayWire.SYNDROME_ACCEPTED).u8(0)
+            .u16(p.h16(2)).u32(p.h32(4)).u32(0).u32(0).controlTag(sendKey).bytes());
     }
 
     /** @return (stream, MSN, offset) of a data packet, as one key. */
@@ -479,7 +605,7 @@ final class ScriptedResponder
 
     private void sendAck(final int path) throws IOException
     {
-        send(inbound.ack(peerCid, path, 0, 0, sendKey));
+        send(inbound.ack(peerCid, path, 0, 0, refusals, sendKey));
     }
 
     /** Sends a control packet Not-ECT (S2.3-2), or drops it as the loss rate says. */

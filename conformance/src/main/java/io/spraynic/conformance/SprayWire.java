@@ -44,6 +44,11 @@ final class SprayWire
 
     static final int SETH_RETRANSMIT = 0x01;
     static final int SETH_LAST = 0x02;
+    /** S4.1, S9.3-3: flag bits 2-4 carry the message's attempt number, modulo 8. */
+    static final int SETH_ATTEMPT_SHIFT = 2;
+    static final int SETH_ATTEMPT_MASK = 0x07;
+    /** S4.1: flag bits 5-7 are reserved. */
+    static final int SETH_RESERVED = 0xE0;
     static final int PRBH_RESYNC = 0x01;
     static final int SACKH_ECE = 0x01;
 

@@ -232,6 +232,24 @@ class ConformanceSelfTest
     }
 
     /**
+     * RNR attempts (S9.3-2, S9.3-3): against the toy that refuses every SEND an attempt at a time (it posts no
+     * receive) both checks pass; against one that ends a refusal after as many packets as the message has, copies
+     * counted (draft 0.6's SprayNIC), the attempt check fails on the copy of the refused attempt's first packet.
+     */
+    @Test
+    void shouldFailTheRnrAttemptCheckAgainstAToyThatCountsPackets() throws Exception
+    {
+        final ConformanceReport good = runAgainst(21, null, EnumSet.noneOf(Fault.class), Set.of("errors", "security"));
+        assertEquals(Verdict.PASS, good.result("errors.rnr").verdict(), good::toText);
+        assertEquals(Verdict.PASS, good.result("errors.rnr-attempt").verdict(), good::toText);
+        final ConformanceReport counting = runAgainst(22, null, EnumSet.of(Fault.RNR_BY_COUNT), Set.of("errors"));
+        final CheckResult r = counting.result("errors.rnr-attempt");
+        assertEquals(Verdict.FAIL, r.verdict(), counting::toText);
+        assertTrue(r.reason().matches("(?s).*a copy of the refused attempt's first packet on path [01] drew a NACK " +
+            "of syndrome 1, refusal 2, not the NACK RNR of refusal 1.*"), r.reason());
+    }
+
+    /**
      * The interoperability checks (S13.4) against {@link ToyInitiator}: with 10 % of each direction dropped they pass
      * when it recovers as S6.5 and S6.6 say and tags as S12.4 says, and each fails against the fault that breaks it.
      */
@@ -240,7 +258,7 @@ class ConformanceSelfTest
     {
         final ConformanceReport good = runInterop(8, EnumSet.noneOf(ToyInitiator.Fault.class), dir.resolve("good"));
         for (final String id : new String[]{"interop.accept", "interop.loss-recovered", "interop.retransmit-flag",
-            "interop.tags", "interop.control-tags"})
+            "interop.tags", "interop.control-tags", "interop.rnr-retry"})
         {
             assertEquals(Verdict.PASS, good.result(id).verdict(), () -> id + ": " + good.toText());
         }
@@ -257,6 +275,13 @@ class ConformanceSelfTest
         assertEquals(Verdict.FAIL, tag.result("interop.tags").verdict(), tag::toText);
         assertTrue(tag.result("interop.tags").reason().contains("message tag that does not verify"), tag::toText);
         assertTrue(tag.mustFailed());
+        final ConformanceReport early = runInterop(23, EnumSet.of(ToyInitiator.Fault.RNR_RETRY_AT_ONCE),
+            dir.resolve("early"));
+        final CheckResult rnr = early.result("interop.rnr-retry");
+        assertEquals(Verdict.FAIL, rnr.verdict(), early::toText);
+        // at once: before the timer, and (10 % of attempt 0 dropped and never sent again) before its ACKs
+        assertTrue(rnr.reason().contains("before its rnrTimerMicros") ||
+            rnr.reason().contains("packets had been acknowledged"), rnr.reason());
     }
 
     @Test
@@ -282,8 +307,13 @@ class ConformanceSelfTest
         final CheckResult reserved = report.result("wire.reserved-zero");
         assertEquals(Verdict.FAIL, reserved.verdict(), report::toText);
         assertEquals("S2.5-2", reserved.clause());
-        assertTrue(reserved.reason().matches("SETH flags 0x8[02] \\(bits 2-7 reserved\\) on .*"), reserved.reason());
+        assertTrue(reserved.reason().matches("SETH flags 0x8[02] \\(bits 5-7 reserved\\) on .*"), reserved.reason());
         assertEquals(Verdict.PASS, report.result("data.reserved-bits").verdict(), report::toText);
+        // the control headers' reserved rows too: an ACK's reserved4
+        final ConformanceReport ack = runAgainst(24, null, EnumSet.of(Fault.RESERVED_ACK_FIELD), DATA_GROUPS);
+        final CheckResult field = ack.result("wire.reserved-zero");
+        assertEquals(Verdict.FAIL, field.verdict(), ack::toText);
+        assertTrue(field.reason().startsWith("SACKH reserved4 0x5a on SPRAY_ACK"), field.reason());
     }
 
     @Test

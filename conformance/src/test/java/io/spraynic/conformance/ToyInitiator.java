@@ -10,7 +10,8 @@ import java.util.TreeMap;
  * A deliberately small spray initiator for the self-test of the interoperability checks (S13.4), written in the
  * test module: it reads the suite's {@code nic.addr}, connects (the suite's own {@link ScriptedPeer} does the
  * handshake), WRITEs {@link #BYTES} on path 0 recovering what the suite drops (S6.5: what an ACK shows missing
- * goes again with its PSN and {@code RETRANSMIT}; a timer for a lost tail, S6.7), READs them back (the READ_REQUEST
+ * goes again with its PSN and {@code RETRANSMIT}; a timer for a lost tail, S6.7; refused RNR, the WRITE goes again as
+ * its next attempt once the attempt is acknowledged and the NACK's timer has passed, S9.3-4), READs them back (the READ_REQUEST
  * sent again until answered), and CLOSEs. Each {@link Fault} makes it non-compliant in one way. It runs on its own
  * thread until done or closed.
  */
@@ -24,12 +25,16 @@ final class ToyInitiator implements AutoCloseable
         /** S6.5-1: nothing is sent again (the toy gives up after {@link #GIVE_UP_NANOS} and closes). */
         NO_RECOVERY,
         /** S12.4-2: every data packet's message tag is wrong. */
-        WRONG_MESSAGE_TAG
+        WRONG_MESSAGE_TAG,
+        /** S9.3-4: refused RNR, the WRITE goes again at once, before the NACK's timer and the attempt's ACKs. */
+        RNR_RETRY_AT_ONCE
     }
 
     static final int BYTES = 128 * 1024;
     private static final long TAIL_NANOS = 30 * ScriptedPeer.MILLI;
     private static final long GIVE_UP_NANOS = 3_000 * ScriptedPeer.MILLI;
+    /** The first attempt and retries of the WRITE (S9.3). */
+    private static final int MAX_ATTEMPTS = 4;
 
     private final InetSocketAddress self;
     private final InetSocketAddress suite;
@@ -89,12 +94,36 @@ final class ToyInitiator implements AutoCloseable
         }
     }
 
-    /** @return whether every packet of the WRITE was acknowledged. */
+    /** @return whether every packet of the WRITE was acknowledged in an attempt not refused. */
     private boolean write(final ScriptedPeer c, final byte[] data, final long address, final int rkey)
         throws IOException
     {
         final ScriptedPeer.Message m = new ScriptedPeer.Message(SprayWire.WRITE, 0, c.takeMsn(0), data.length, 0,
             address, rkey, 0);
+        for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++)
+        {
+            final long[] retryAt = {-1}; // S9.3-4: set by an RNR NACK of this attempt
+            if (!attempt(c, m, data, attempt, retryAt))
+            {
+                return false;
+            }
+            if (retryAt[0] < 0)
+            {
+                return true;
+            }
+            final long wait = retryAt[0] - System.nanoTime();
+            if (wait > 0)
+            {
+                c.collect(wait);
+            }
+        }
+        return false;
+    }
+
+    /** Sends attempt {@code attempt} of {@code m} and recovers it until acknowledged (or refused, at once, by fault). */
+    private boolean attempt(final ScriptedPeer c, final ScriptedPeer.Message m, final byte[] data, final int attempt,
+        final long[] retryAt) throws IOException
+    {
         final int[] psns = new int[(data.length + c.mtu - 1) / c.mtu];
         final List<byte[]> packets = c.writePackets(m, data, null, psns);
         final TreeMap<Integer, byte[]> outstanding = new TreeMap<>(); // by distance from the first PSN
@@ -105,6 +134,7 @@ final class ToyInitiator implements AutoCloseable
             {
                 body[SprayWire.BTH_LENGTH + 20] ^= 1;
             }
+            body[SprayWire.BTH_LENGTH + 1] |= (byte)(attempt << SprayWire.SETH_ATTEMPT_SHIFT);
             outstanding.put(i, body);
             c.send(body);
         }
@@ -112,7 +142,20 @@ final class ToyInitiator implements AutoCloseable
         final long giveUp = System.nanoTime() + GIVE_UP_NANOS;
         while (!outstanding.isEmpty() && System.nanoTime() < giveUp)
         {
-            final Packet ack = c.awaitPacket(TAIL_NANOS, p -> c.isAckOf(p, 0));
+            final Packet ack = c.awaitPacket(TAIL_NANOS, p -> c.isAckOf(p, 0) || isRnrNack(c, p, m));
+            if (null != ack && ack.opcode() == SprayWire.NACK)
+            {
+                if (retryAt[0] < 0)
+                {
+                    retryAt[0] = System.nanoTime() + ack.h32(8) * 1_000L; // S9.3-4: the NACK's rnrTimerMicros
+                    if (faults.contains(Fault.RNR_RETRY_AT_ONCE))
+                    {
+                        retryAt[0] = 0;
+                        return true;
+                    }
+                }
+                continue;
+            }
             if (faults.contains(Fault.NO_RECOVERY))
             {
                 continue;
@@ -139,6 +182,13 @@ final class ToyInitiator implements AutoCloseable
             }
         }
         return outstanding.isEmpty();
+    }
+
+    private static boolean isRnrNack(final ScriptedPeer c, final Packet p, final ScriptedPeer.Message m)
+    {
+        return p.icrcValid && p.opcode() == SprayWire.NACK && p.destQp() == c.localCid() && p.wholeHeaders() &&
+            p.h8(0) == SprayWire.SYNDROME_RNR && p.h16(2) == m.stream() && p.h32(4) == m.msn() &&
+            p.controlTagValid(c.receiveKey);
     }
 
     private void read(final ScriptedPeer c, final long address, final int rkey) throws IOException

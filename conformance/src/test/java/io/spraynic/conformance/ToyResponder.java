@@ -78,7 +78,14 @@ final class ToyResponder implements AutoCloseable
          */
         REPATH,
         /** S2.5-2: READ responses go with SETH flag bit 7, which is reserved, set. */
-        RESERVED_FLAG_SET
+        RESERVED_FLAG_SET,
+        /**
+         * S9.3-3: an RNR refusal ends once as many packets of the message arrived as it has, copies counted, and the
+         * next packet starts a new attempt whatever its SETH attempt (draft 0.6's SprayNIC).
+         */
+        RNR_BY_COUNT,
+        /** S2.5-2: ACKs go with SACKH {@code reserved4} 0x5A. */
+        RESERVED_ACK_FIELD
     }
 
     /** The toy's connections per source (S12.9) and idle timeout (S12.10), small so that the checks run fast. */
@@ -86,6 +93,8 @@ final class ToyResponder implements AutoCloseable
     static final long IDLE_TIMEOUT_NANOS = 1_500 * ScriptedPeer.MILLI;
     static final long REGION_ADDRESS = 0x7F00_0000_0000L;
     static final int RKEY = 0x1234;
+    /** S9.3-2: the retry time its RNR NACKs ask for. */
+    static final int RNR_TIMER_MICROS = 10;
     /** The toy's one retransmission timer (S6.7-1): long, so that the suite's short silences do not trip it. */
     static final long RETRANSMIT_TIMEOUT_NANOS = 100 * ScriptedPeer.MILLI;
     /** The toy's response bucket (S12.9), small so that the suite's flood overruns it quickly. */
@@ -144,6 +153,8 @@ final class ToyResponder implements AutoCloseable
         long lastHeard = System.nanoTime();
         long lastSent = System.nanoTime();
         int refusals;
+        /** S9.3-3: per SEND (stream << 32 | msn) refused: {attempt, refusal, packets of it that arrived}. */
+        final Map<Long, int[]> rnr = new HashMap<>();
         final boolean[] streamErrored = new boolean[2];
         final int[] erroredMsn = new int[2];
         /** The highest ackSequence taken of path 0 (S5.1-2). */
@@ -225,7 +236,7 @@ final class ToyResponder implements AutoCloseable
         }
         switch (p.opcode())
         {
-            case SprayWire.WRITE, SprayWire.READ_REQUEST -> onData(c, p);
+            case SprayWire.WRITE, SprayWire.READ_REQUEST, SprayWire.SEND -> onData(c, p);
             case SprayWire.ACK ->
             {
                 if (p.controlTagValid(c.receiveKey) && p.h8(0) == 0)
@@ -361,11 +372,12 @@ final class ToyResponder implements AutoCloseable
         {
             return;
         }
-        final long base = p.h64(SprayWire.SETH_LENGTH) - Integer.toUnsignedLong(p.h32(8));
+        final boolean reth = p.opcode() == SprayWire.WRITE || p.opcode() == SprayWire.READ_REQUEST; // S12.4's w2, w3
+        final long base = reth ? p.h64(SprayWire.SETH_LENGTH) - Integer.toUnsignedLong(p.h32(8)) : 0;
         final long expected = SipHash24.words(c.receiveKey,
             (long)p.opcode() << 56 | (long)p.h16(2) << 32 | (p.h32(4) & 0xFFFF_FFFFL),
             (long)p.h32(12) << 32 | (p.h32(16) & 0xFFFF_FFFFL), base,
-            (long)p.h32(SprayWire.SETH_LENGTH + 8) << 32 | c.cid, 0);
+            (reth ? (long)p.h32(SprayWire.SETH_LENGTH + 8) << 32 : 0) | c.cid, 0);
         if (expected != p.h64(20) && !faults.contains(Fault.IGNORE_MESSAGE_TAG))
         {
             return;
@@ -381,6 +393,10 @@ final class ToyResponder implements AutoCloseable
         {
             ack(c, path); // S9.3.1-1: a refused packet is acknowledged all the same, after its NACK
             return;
+        }
+        if (p.opcode() == SprayWire.SEND && fresh)
+        {
+            refuseSend(c, p);
         }
         if (p.opcode() == SprayWire.WRITE && fresh)
         {
@@ -448,9 +464,38 @@ final class ToyResponder implements AutoCloseable
         final int ce = c.ceSinceAck[path];
         c.ceSinceAck[path] = 0;
         controlLink.send(FrameBuilder.bth(SprayWire.ACK, c.peerCid, 0, false).u8(path).u8(ce > 0 ? SprayWire.SACKH_ECE : 0)
-            .u16(ce).u8(0).u24(c.cumulative[path]).bytes(sack).u32(0).u32(++c.ackSequence[path]).u32(c.refusals)
+            .u16(ce).u8(faults.contains(Fault.RESERVED_ACK_FIELD) ? 0x5A : 0).u24(c.cumulative[path]).bytes(sack).u32(0).u32(++c.ackSequence[path]).u32(c.refusals)
             .controlTag(c.sendKey).bytes(), false, UdpLink.NOT_ECT);
         c.lastSent = System.nanoTime();
+    }
+
+    /**
+     * S9.3-2, S9.3-3: the toy posts no receive, so every SEND is refused RNR, an attempt at a time: the copies of a
+     * refused attempt keep its refusal, a packet of a later attempt is refused as a new attempt with a new number,
+     * one of an earlier attempt draws nothing.
+     */
+    private void refuseSend(final Connection c, final Packet p) throws IOException
+    {
+        final int stream = p.h16(2);
+        final int msn = p.h32(4);
+        final int attempt = (p.h8(1) >>> SprayWire.SETH_ATTEMPT_SHIFT) & SprayWire.SETH_ATTEMPT_MASK;
+        final int packets = Math.max(1, (p.h32(12) + c.mtu - 1) / c.mtu);
+        final int[] state = c.rnr.computeIfAbsent((long)stream << 32 | (msn & 0xFFFF_FFFFL), k -> new int[]{attempt, 0, 0});
+        final int ahead = (attempt - state[0]) & SprayWire.SETH_ATTEMPT_MASK;
+        if (faults.contains(Fault.RNR_BY_COUNT) ? state[1] == 0 || state[2] >= packets : state[1] == 0 || (ahead > 0 && ahead < 4))
+        {
+            state[0] = attempt;
+            state[1] = ++c.refusals;
+            state[2] = 0;
+        }
+        else if (ahead >= 4 && !faults.contains(Fault.RNR_BY_COUNT))
+        {
+            return; // a late copy of an attempt the sender has finished
+        }
+        state[2]++;
+        link.send(FrameBuilder.bth(SprayWire.NACK, c.peerCid, 0, false).u8(SprayWire.SYNDROME_RNR).u8(0)
+            .u16(stream).u32(msn).u32(RNR_TIMER_MICROS).u32(state[1]).controlTag(c.sendKey).bytes(), false,
+            UdpLink.NOT_ECT);
     }
 
     /**

@@ -44,6 +44,11 @@ public final class SprayExtendedTransportHeader
     public static final int FLAG_RETRANSMIT = 1;
     /** Flag: the packet that ends the message (by offset). */
     public static final int FLAG_LAST = 1 << 1;
+    /** Flags bits 2-4: the message's attempt number, modulo 8 (S9.3-3): 0 first, +1 for each RNR retry. */
+    public static final int ATTEMPT_SHIFT = 2;
+    public static final int ATTEMPT_MASK = 0x7;
+    /** Half the attempt space: an attempt 1..3 ahead of another is newer, 4..7 ahead is older (S9.3-3). */
+    public static final int ATTEMPT_HALF = 4;
 
     private SprayExtendedTransportHeader()
     {
@@ -67,6 +72,28 @@ public final class SprayExtendedTransportHeader
     public static void flags(final MemorySegment s, final long o, final int flags)
     {
         s.set(Wire.BYTE, o + FLAGS_OFFSET, (byte)flags);
+    }
+
+    /** @return the packet's attempt number, 0..7 (S9.3-3). */
+    public static int attempt(final MemorySegment s, final long o)
+    {
+        return (Wire.u8(s, o + FLAGS_OFFSET) >>> ATTEMPT_SHIFT) & ATTEMPT_MASK;
+    }
+
+    /** @return the flag bits that carry attempt number {@code attempt} (taken modulo 8). */
+    public static int attemptFlags(final int attempt)
+    {
+        return (attempt & ATTEMPT_MASK) << ATTEMPT_SHIFT;
+    }
+
+    /**
+     * @return whether attempt {@code attempt} is later than {@code than} in serial arithmetic modulo 8 (1..3 ahead),
+     * as a retry's packets are later than those of the attempt it retries (S9.3-3).
+     */
+    public static boolean isLaterAttempt(final int attempt, final int than)
+    {
+        final int ahead = (attempt - than) & ATTEMPT_MASK;
+        return ahead != 0 && ahead < ATTEMPT_HALF;
     }
 
     public static int stream(final MemorySegment s, final long o)
@@ -125,7 +152,8 @@ public final class SprayExtendedTransportHeader
 
     public static String toString(final MemorySegment s, final long o)
     {
-        return "SETH{path=" + path(s, o) + ", flags=0x" + Integer.toHexString(flags(s, o)) + ", stream=" + stream(s, o) +
+        return "SETH{path=" + path(s, o) + ", flags=0x" + Integer.toHexString(flags(s, o)) + ", attempt=" + attempt(s, o) +
+            ", stream=" + stream(s, o) +
             ", msn=" + Integer.toUnsignedString(msn(s, o)) + ", offset=" + Integer.toUnsignedString(messageOffset(s, o)) +
             ", length=" + Integer.toUnsignedString(messageLength(s, o)) + ", rsn=" + Integer.toUnsignedString(rsn(s, o)) +
             '}';
@@ -147,7 +175,7 @@ public final class SprayExtendedTransportHeader
      * @param s             frame memory.
      * @param o             offset of the header.
      * @param path          path (8 bits).
-     * @param flags         {@link #FLAG_RETRANSMIT}, {@link #FLAG_LAST}.
+     * @param flags         {@link #FLAG_RETRANSMIT}, {@link #FLAG_LAST}, {@link #attemptFlags}.
      * @param stream        stream (16 bits).
      * @param msn           message sequence number.
      * @param messageOffset byte offset of this packet's payload in the message.

@@ -135,4 +135,26 @@ class SprayControlHeadersTest
                 s.toArray(ValueLayout.JAVA_BYTE), "round " + round);
         }
     }
+
+    @Test
+    void shouldCarryTheAttemptInSethFlagBits2To4AndOrderAttemptsModulo8S933()
+    {
+        SprayExtendedTransportHeader.flags(s, AT, SprayExtendedTransportHeader.FLAG_LAST |
+            SprayExtendedTransportHeader.attemptFlags(5));
+        assertEquals(0x16, Byte.toUnsignedInt(s.get(ValueLayout.JAVA_BYTE, AT + 1)), "bits 2-4 = 5, bit 1 LAST");
+        assertEquals(5, SprayExtendedTransportHeader.attempt(s, AT));
+        SprayExtendedTransportHeader.flags(s, AT, 0xE3); // reserved bits 5-7, RETRANSMIT and LAST: attempt 0
+        assertEquals(0, SprayExtendedTransportHeader.attempt(s, AT));
+        assertEquals(0, SprayExtendedTransportHeader.attemptFlags(8), "attempt 8 travels as 0");
+        assertEquals(SprayExtendedTransportHeader.attemptFlags(1), SprayExtendedTransportHeader.attemptFlags(9));
+        for (int than = 0; than < 8; than++)
+        {
+            for (int ahead = 0; ahead < 8; ahead++)
+            {
+                final int attempt = (than + ahead) & 7;
+                assertEquals(ahead >= 1 && ahead <= 3, SprayExtendedTransportHeader.isLaterAttempt(attempt, than),
+                    attempt + " against " + than);
+            }
+        }
+    }
 }

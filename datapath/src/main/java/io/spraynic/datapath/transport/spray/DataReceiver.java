@@ -119,7 +119,8 @@ final class DataReceiver
         // message state needed before the path layer accepts the packet: without tables or any record the packet
         // is dropped unseen, and the sender recovers it as a loss (tables borrowed only for an authentic packet);
         // with a record but no room the path layer accepts it and its attempt is refused, RNR (S10.2)
-        final int room = tables.borrow() ? roomFor(messageKind, streamId, msn, key, offset / mtu) :
+        final int room = tables.borrow() ?
+            roomFor(messageKind, streamId, msn, key, offset / mtu, SprayExtendedTransportHeader.attempt(buffer, seth)) :
             InboundMessages.NO_ROOM;
         if (room == InboundMessages.NO_ROOM)
         {
@@ -212,7 +213,8 @@ final class DataReceiver
         return inbound.authentic(frame, tag, messageKind, streamId, msn, key, offset);
     }
 
-    private int roomFor(final byte messageKind, final int streamId, final int msn, final long key, final int packet)
+    private int roomFor(
+        final byte messageKind, final int streamId, final int msn, final long key, final int packet, final int attempt)
     {
         if (messageKind == READ_RESPONSE)
         {
@@ -221,7 +223,7 @@ final class DataReceiver
                 InboundMessages.NO_ROOM;
         }
         // S10.2: a READ needs a send slot for its response and, under the advertised limit, a response in progress
-        return inbound.roomFor(messageKind, streamId, msn, key, packet,
+        return inbound.roomFor(messageKind, streamId, msn, key, packet, attempt,
             slots.hasFree() && slots.responsesUnsent() < responderReads);
     }
 

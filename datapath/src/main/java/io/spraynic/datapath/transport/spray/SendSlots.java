@@ -683,6 +683,16 @@ final class SendSlots
     }
 
     /**
+     * @return the attempt of the message in {@code slot} that its packets belong to (S9.3-3): the RNR retries
+     * started so far. An RNR NACK counts a retry at once ({@link #rnrCount}), but the packets of the refused
+     * attempt still to go (its tail, its retransmissions) keep its number until the retry starts.
+     */
+    int attempt(final int slot)
+    {
+        return rnrWaiting[slot] ? rnrCount[slot] - 1 : rnrCount[slot];
+    }
+
+    /**
      * Everything in flight is forgotten (the connection flushes): no packet outstanding or queued, no wait, no
      * hold. The slots stay in use until their completions are delivered.
      */

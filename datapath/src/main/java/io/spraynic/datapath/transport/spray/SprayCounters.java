@@ -29,7 +29,10 @@ public final class SprayCounters
     public static final int ECN_MARKS_ECHOED = 8;
     /** Gaps that appeared in a path's receive window (S6.4). */
     public static final int SACK_GAPS = 9;
-    /** Data packets received twice on a path (S6.3), or a message already complete. */
+    /**
+     * Data packets received twice on a path (S6.3), of a message already complete, or of an attempt earlier than the
+     * one its message's packets are taken from (S9.3-3).
+     */
     public static final int DUPLICATES = 10;
     /** Data packets beyond a path's 256-packet window, dropped (S6.3 sackWindowOverflow). */
     public static final int OUT_OF_WINDOW = 11;

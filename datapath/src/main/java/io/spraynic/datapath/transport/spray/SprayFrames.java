@@ -188,7 +188,8 @@ final class SprayFrames
         final long seth = payloadAt - SprayOpcodes.TABLE.extensionHeadersLength(opcode);
         SprayExtendedTransportHeader.write(buffer, seth, path,
             (retransmit ? SprayExtendedTransportHeader.FLAG_RETRANSMIT : 0) |
-            (last ? SprayExtendedTransportHeader.FLAG_LAST : 0),
+            (last ? SprayExtendedTransportHeader.FLAG_LAST : 0) |
+            SprayExtendedTransportHeader.attemptFlags(slots.attempt(slot)),
             slots.stream[slot], slots.msn[slot], offset, slots.length[slot], slots.rsn[slot], slots.messageTag[slot]);
         long at = seth + SprayExtendedTransportHeader.LENGTH;
         if (messageKind == SprayConnection.WRITE || messageKind == SprayConnection.WRITE_IMM ||
