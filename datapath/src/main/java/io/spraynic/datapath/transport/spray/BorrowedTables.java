@@ -26,6 +26,7 @@ final class BorrowedTables
     private final InboundMessages inbound;
     private final PlacementMarks marks;
     private final RetransmitQueues resend;
+    private final PathScheduler scheduler;
     private final PathSendWindow[] sendWindows;
     private final int[] pathStates;
     private final TransportCounters[] pathCounters;
@@ -50,6 +51,7 @@ final class BorrowedTables
         this.inbound = inbound;
         this.marks = marks;
         this.resend = resend;
+        this.scheduler = scheduler;
         this.sendWindows = scheduler.sendWindows;
         this.pathStates = scheduler.pathStates;
         this.pathCounters = pathCounters;
@@ -72,10 +74,7 @@ final class BorrowedTables
         inbound.attach(borrowed.inbound);
         marks.attach(borrowed.marks);
         resend.attach(borrowed.resend);
-        for (int path = 0; path < sendWindows.length; path++)
-        {
-            sendWindows[path].attach(borrowed.windows[path]);
-        }
+        scheduler.unparkWindows(borrowed.windows);
         System.arraycopy(borrowed.pathCounters, 0, pathCounters, 0, pathCounters.length);
         storage = borrowed;
         idleSince = -1;
@@ -178,10 +177,7 @@ final class BorrowedTables
         inbound.detach();
         marks.detach();
         resend.detach();
-        for (final PathSendWindow window : sendWindows)
-        {
-            window.detach();
-        }
+        scheduler.parkWindows(bucket.idleWindow);
         Arrays.fill(pathCounters, bucket.idlePathSink);
         final ConnectionStorage returned = storage;
         storage = null;

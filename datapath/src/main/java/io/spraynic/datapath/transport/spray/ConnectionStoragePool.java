@@ -112,6 +112,11 @@ final class ConnectionStoragePool
         final TransportCounters idlePathSink = SprayCounters.createForPath();
         /** What an idle connection reports as a path's counters: zeros, nothing writes to it. */
         final TransportCounters idlePathView = SprayCounters.createForPath();
+        /**
+         * What the paths of this shape's idle connections name as their send window (issue 13): empty and without
+         * records; only {@link PathScheduler#parkWindows} and the ACK check of a parked path read it, nothing sends.
+         */
+        final PathSendWindow idleWindow = new PathSendWindow(0, null);
 
         Bucket(final ConnectionStorage.Shape shape, final int prewarm, final int limit)
         {

@@ -149,6 +149,11 @@ final class LossDetector implements PathSendWindow.Listener
         ackPath = path;
         ackNow = now;
         probeAcked = false;
+        if (scheduler.isParked(path))
+        {
+            // an idle connection (a keepalive's ACK): its windows are empty and went back with its tables
+            return scheduler.onAckOfParked(path, SelectiveAckHeader.cumulativePsn(buffer, sack));
+        }
         return sendWindows[path].onAck(buffer, sack, now, this);
     }
 

@@ -155,8 +155,8 @@ public final class SprayConnection
         final TransportCounters[] pathCounters = new TransportCounters[paths];
         close = new CloseHandshake(config.connectionTimeoutNanos, engine.secrets(), counters);
 
-        scheduler = new PathScheduler(paths, config, engine.random(), c.sendInitialPsn, c.sourcePortBase, false,
-            engine.pathSchedulers());
+        scheduler = new PathScheduler(paths, config, engine.random(), c.sendInitialPsn, c.sourcePortBase,
+            bucket.idleWindow, engine.pathSchedulers());
         slots = new SendSlots(c.sendQueueDepth, streams, mtu, null);
         frames = new SprayFrames(engine, c, auth, counters, pathCounters, slots, scheduler);
         resend = new RetransmitQueues(paths * PathSendWindow.CAPACITY, null);
@@ -645,10 +645,19 @@ public final class SprayConnection
         return scheduler.sourcePorts[path];
     }
 
-    /** @return the send window of path {@code p} (for tests and tools). */
+    /**
+     * @return the send window of path {@code p} (for tests and tools): while the connection holds no tables, the
+     * empty one all idle connections' paths name ({@link #nextPsn} tells the path's next PSN either way).
+     */
     public PathSendWindow sendWindow(final int path)
     {
         return scheduler.sendWindows[path];
+    }
+
+    /** @return the PSN of path {@code p}'s next new packet (S6.1), whether or not the connection has traffic. */
+    public int nextPsn(final int path)
+    {
+        return scheduler.nextPsn(path);
     }
 
     /** @return the receive window of inbound path {@code p}. */

@@ -44,6 +44,10 @@ final class Footprint
         if (root instanceof SprayConnection connection)
         {
             footprint.seen.put(connection.idlePathSink(), Boolean.TRUE); // the pool bucket's, shared by idle connections
+            if (!connection.holdsStorage())
+            {
+                footprint.seen.put(connection.sendWindow(0), Boolean.TRUE); // the same: the pool bucket's empty window
+            }
         }
         footprint.walk(root, "");
         return footprint;
