@@ -27,6 +27,7 @@ final class BorrowedTables
     private final PlacementMarks marks;
     private final RetransmitQueues resend;
     private final PathScheduler scheduler;
+    private final LossDetector loss;
     private final PathSendWindow[] sendWindows;
     private final int[] pathStates;
     private final TransportCounters[] pathCounters;
@@ -43,6 +44,7 @@ final class BorrowedTables
         final PlacementMarks marks,
         final RetransmitQueues resend,
         final PathScheduler scheduler,
+        final LossDetector loss,
         final TransportCounters[] pathCounters)
     {
         this.bucket = bucket;
@@ -52,6 +54,7 @@ final class BorrowedTables
         this.marks = marks;
         this.resend = resend;
         this.scheduler = scheduler;
+        this.loss = loss;
         this.sendWindows = scheduler.sendWindows;
         this.pathStates = scheduler.pathStates;
         this.pathCounters = pathCounters;
@@ -75,6 +78,7 @@ final class BorrowedTables
         marks.attach(borrowed.marks);
         resend.attach(borrowed.resend);
         scheduler.unparkWindows(borrowed.windows);
+        loss.attach(borrowed.timeouts);
         System.arraycopy(borrowed.pathCounters, 0, pathCounters, 0, pathCounters.length);
         storage = borrowed;
         idleSince = -1;
@@ -100,10 +104,10 @@ final class BorrowedTables
         this.fold = fold;
     }
 
-    /** @return where idle connections of this shape count per-path events (never read; memory walks skip it). */
-    TransportCounters idlePathSink()
+    /** @return the pool bucket the tables come from (its idle objects are shared by its idle connections). */
+    ConnectionStoragePool.Bucket bucket()
     {
-        return bucket.idlePathSink;
+        return bucket;
     }
 
     // nothing to send, resend, acknowledge, complete or place, no receive posted; no failed path (its resync probes
@@ -178,6 +182,7 @@ final class BorrowedTables
         marks.detach();
         resend.detach();
         scheduler.parkWindows(bucket.idleWindow);
+        loss.attach(bucket.idleTimeouts);
         Arrays.fill(pathCounters, bucket.idlePathSink);
         final ConnectionStorage returned = storage;
         storage = null;

@@ -21,6 +21,8 @@ final class ConnectionStorage
     final RetransmitQueues.Storage resend;
     /** The paths' send windows with their records (all empty when lent and when given back). */
     final PathSendWindow[] windows;
+    /** What the paths' timeouts left to judge (S6.8.1, S7.5), zeros when lent. */
+    final LossDetector.Timeouts timeouts;
     /**
      * Each path's counters for the traffic period ({@link SprayCounters#PATH_SLOTS}): an idle connection holds none
      * (issue 13: 8 paths' sets were 1.7 KB of its 7.7 KB). The connection's totals count every event as well, so
@@ -54,6 +56,7 @@ final class ConnectionStorage
         {
             windows[path] = new PathSendWindow(0); // restarted at the borrower's next PSN (PathScheduler.unparkWindows)
         }
+        timeouts = new LossDetector.Timeouts(shape.paths);
         pathCounters = new TransportCounters[shape.paths];
         for (int path = 0; path < pathCounters.length; path++)
         {
@@ -71,6 +74,7 @@ final class ConnectionStorage
         slots.clear();
         inbound.clear();
         marks.clear();
+        timeouts.clear();
         for (final TransportCounters path : pathCounters)
         {
             path.reset();
@@ -96,6 +100,7 @@ final class ConnectionStorage
     long bytes()
     {
         return slots.bytes() + inbound.bytes() + marks.bytes() + resend.bytes() +
-            (long)windows.length * (PathSendWindow.BYTES + PathSendWindow.Storage.BYTES) + (long)pathCounters.length * SprayCounters.pathStateBytes();
+            (long)windows.length * (PathSendWindow.BYTES + PathSendWindow.Storage.BYTES) +
+            LossDetector.Timeouts.bytes(shape.paths) + (long)pathCounters.length * SprayCounters.pathStateBytes();
     }
 }

@@ -117,11 +117,14 @@ final class ConnectionStoragePool
          * records; only {@link PathScheduler#parkWindows} and the ACK check of a parked path read it, nothing sends.
          */
         final PathSendWindow idleWindow = new PathSendWindow(0, null);
+        /** The timeouts set idle connections of this shape name: zeros, read by nothing while they are idle. */
+        final LossDetector.Timeouts idleTimeouts;
 
         Bucket(final ConnectionStorage.Shape shape, final int prewarm, final int limit)
         {
             this.shape = shape;
             this.limit = limit;
+            idleTimeouts = new LossDetector.Timeouts(shape.paths());
             final int initial = Math.min(prewarm, limit);
             free = new ConnectionStorage[Math.max(1, initial)];
             for (int i = 0; i < initial; i++)

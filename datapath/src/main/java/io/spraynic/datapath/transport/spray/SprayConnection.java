@@ -168,10 +168,11 @@ public final class SprayConnection
         inbound = new InboundMessages(this, control, engine, c, counters, pathCounters, auth, marks, refusals);
         completions = new SendCompletions(slots, marks, inbound.capacity, refusals, c.sendCq, localCid, mtu, config,
             scheduler, counters, engine.counters(), control::sendQuery);
-        loss = new LossDetector(scheduler, resend, completions, refusals, config, counters, pathCounters);
+        loss = new LossDetector(scheduler, resend, completions, refusals, config, counters, pathCounters,
+            bucket.idleTimeouts);
         sender = new DataSender(slots, scheduler, resend, completions, loss, frames, auth, config, mtu, counters,
             pathCounters, readResponseRefusals, c.peerWindow, c.peerReads);
-        tables = new BorrowedTables(bucket, config.storageLingerNanos, slots, inbound, marks, resend, scheduler,
+        tables = new BorrowedTables(bucket, config.storageLingerNanos, slots, inbound, marks, resend, scheduler, loss,
             pathCounters);
         final Liveness liveness = new Liveness(config.idleTimeoutNanos, config.keepaliveNanos());
         receiver = new DataReceiver(this, engine, c, frames, auth, acks, control, inbound, slots, completions, tables,
@@ -627,10 +628,13 @@ public final class SprayConnection
         tables.foldPathCountersInto(fold);
     }
 
-    /** @return where this connection counts per-path events while idle: never read (a memory walk skips it). */
-    TransportCounters idlePathSink()
+    /**
+     * @return the pool bucket this connection borrows from, whose idle objects (path counters' sink, empty send
+     * window, timeouts) all its idle connections share: a memory walk skips them.
+     */
+    ConnectionStoragePool.Bucket storageBucket()
     {
-        return tables.idlePathSink();
+        return tables.bucket();
     }
 
     /** @return {@link #ACTIVE} or {@link #FAILED}. */

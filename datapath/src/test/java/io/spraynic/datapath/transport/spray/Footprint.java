@@ -43,11 +43,11 @@ final class Footprint
         final Footprint footprint = new Footprint();
         if (root instanceof SprayConnection connection)
         {
-            footprint.seen.put(connection.idlePathSink(), Boolean.TRUE); // the pool bucket's, shared by idle connections
-            if (!connection.holdsStorage())
-            {
-                footprint.seen.put(connection.sendWindow(0), Boolean.TRUE); // the same: the pool bucket's empty window
-            }
+            // the pool bucket's, shared by its idle connections
+            final ConnectionStoragePool.Bucket bucket = connection.storageBucket();
+            footprint.seen.put(bucket.idlePathSink, Boolean.TRUE);
+            footprint.seen.put(bucket.idleWindow, Boolean.TRUE);
+            footprint.seen.put(bucket.idleTimeouts, Boolean.TRUE);
         }
         footprint.walk(root, "");
         return footprint;
