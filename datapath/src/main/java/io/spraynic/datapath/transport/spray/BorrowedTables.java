@@ -77,7 +77,7 @@ final class BorrowedTables
         inbound.attach(borrowed.inbound);
         marks.attach(borrowed.marks);
         resend.attach(borrowed.resend);
-        scheduler.unparkWindows(borrowed.windows);
+        scheduler.unparkWindows(borrowed.windows, borrowed.times);
         loss.attach(borrowed.timeouts);
         System.arraycopy(borrowed.pathCounters, 0, pathCounters, 0, pathCounters.length);
         storage = borrowed;
@@ -181,7 +181,7 @@ final class BorrowedTables
         inbound.detach();
         marks.detach();
         resend.detach();
-        scheduler.parkWindows(bucket.idleWindow);
+        scheduler.parkWindows(bucket.idleWindow, bucket.idleTimes);
         loss.attach(bucket.idleTimeouts);
         Arrays.fill(pathCounters, bucket.idlePathSink);
         final ConnectionStorage returned = storage;

@@ -119,12 +119,15 @@ final class ConnectionStoragePool
         final PathSendWindow idleWindow = new PathSendWindow(0, null);
         /** The timeouts set idle connections of this shape name: zeros, read by nothing while they are idle. */
         final LossDetector.Timeouts idleTimeouts;
+        /** The probe, RESYNC and answered times idle connections of this shape name: read by nothing while idle. */
+        final PathScheduler.LentTimes idleTimes;
 
         Bucket(final ConnectionStorage.Shape shape, final int prewarm, final int limit)
         {
             this.shape = shape;
             this.limit = limit;
             idleTimeouts = new LossDetector.Timeouts(shape.paths());
+            idleTimes = new PathScheduler.LentTimes(shape.paths());
             final int initial = Math.min(prewarm, limit);
             free = new ConnectionStorage[Math.max(1, initial)];
             for (int i = 0; i < initial; i++)

@@ -52,11 +52,12 @@ final class PathScheduler
     final int[] controlPorts;
     final int[] pathStates;
     final long[] lastAckAt;
-    final long[] lastProbeAt;
-    final long[] nextResyncAt;
+    // the three of LentTimes: while the send windows are parked, the idle connections' shared set (never written)
+    long[] lastProbeAt;
+    long[] nextResyncAt;
     final int[] consecutiveTimeouts;
     /** S6.8.1: when the newest packet acknowledged on each path (first transmissions only) was sent. */
-    final long[] answeredSentAt;
+    long[] answeredSentAt;
     /**
      * The scheduler's own per-path integers, path-major in one array (issue 13: one array header for all of them,
      * not one per field): the last ACK sequence taken and whether one was (S6.5), the weighted round robin's credit
@@ -76,6 +77,42 @@ final class PathScheduler
     private int lateMarginRounds;
     // S7.6: since when every path is failed
     private long allFailedSince = NONE;
+
+    /**
+     * The per-path times that matter only while a path has packets outstanding or is failed (issue 13: an idle
+     * connection holds none; they come and go with its send windows, {@link #unparkWindows}): when the path was last
+     * probed (read against its oldest outstanding packet's send time, which is later than any probe before the
+     * connection went idle), when a failed path's next RESYNC is due (S7.5), and when the newest packet acknowledged
+     * on it was sent (S6.8.1, compared with packets sent since, so older than all of them, as NONE is).
+     */
+    static final class LentTimes
+    {
+        final long[] lastProbeAt;
+        final long[] nextResyncAt;
+        final long[] answeredSentAt;
+
+        LentTimes(final int paths)
+        {
+            lastProbeAt = new long[paths];
+            nextResyncAt = new long[paths];
+            answeredSentAt = new long[paths];
+            clear();
+        }
+
+        /** Back to a new connection's: nothing probed or answered yet. */
+        void clear()
+        {
+            java.util.Arrays.fill(lastProbeAt, NONE);
+            java.util.Arrays.fill(nextResyncAt, 0);
+            java.util.Arrays.fill(answeredSentAt, NONE);
+        }
+
+        /** @return bytes of a set for {@code paths} paths (S10.1): three arrays and the object. */
+        static long bytes(final int paths)
+        {
+            return 16 + 3 * (16 + 8L * paths);
+        }
+    }
 
     /**
      * What the path schedulers of one engine's connections share (issue 13: an idle connection holds only its own
@@ -102,7 +139,7 @@ final class PathScheduler
         final int paths, final SprayConfig config, final SplittableRandom random, final int initialPsn,
         final int sourcePortBase)
     {
-        this(paths, config, random, initialPsn, sourcePortBase, null, new Shared(config, paths));
+        this(paths, config, random, initialPsn, sourcePortBase, null, null, new Shared(config, paths));
     }
 
     /**
@@ -110,11 +147,12 @@ final class PathScheduler
      *                   without records, shared by idle connections, which every path's entry of
      *                   {@link #sendWindows} names until the connection lends it windows ({@link #unparkWindows};
      *                   issue 13: an idle connection holds no window, only each path's next PSN).
+     * @param idleTimes  with {@code idleWindow}: the times idle connections name ({@link LentTimes}), else null.
      * @param shared     made from {@code config}, for at least {@code paths} paths.
      */
     PathScheduler(
         final int paths, final SprayConfig config, final SplittableRandom random, final int initialPsn,
-        final int sourcePortBase, final PathSendWindow idleWindow, final Shared shared)
+        final int sourcePortBase, final PathSendWindow idleWindow, final LentTimes idleTimes, final Shared shared)
     {
         if (shared.scratch.length < paths)
         {
@@ -129,10 +167,8 @@ final class PathScheduler
         sourcePorts = new int[paths];
         pathStates = new int[paths];
         lastAckAt = new long[paths];
-        lastProbeAt = new long[paths];
-        nextResyncAt = new long[paths];
+        attachTimes(null == idleTimes ? new LentTimes(paths) : idleTimes);
         consecutiveTimeouts = new int[paths];
-        answeredSentAt = new long[paths];
         scratch = shared.scratch;
         pathInts = new int[paths * STRIDE];
         controlPorts = new int[paths];
@@ -147,8 +183,6 @@ final class PathScheduler
             controlPorts[path] = sourcePorts[path];
             pathInts[path * STRIDE + PORT_BUDGET] = rotationBudget();
             lastAckAt[path] = NONE;
-            lastProbeAt[path] = NONE;
-            answeredSentAt[path] = NONE;
         }
     }
 
@@ -162,10 +196,11 @@ final class PathScheduler
 
     /**
      * The connection has traffic: its paths' send windows are {@code lent} (empty, from its engine's pool), each
-     * restarted at the path's parked next PSN. Allocation-free.
+     * restarted at the path's parked next PSN, with a set of {@link LentTimes}. Allocation-free.
      */
-    void unparkWindows(final PathSendWindow[] lent)
+    void unparkWindows(final PathSendWindow[] lent, final LentTimes times)
     {
+        attachTimes(times);
         for (int path = 0; path < paths; path++)
         {
             final PathSendWindow window = lent[path];
@@ -176,10 +211,12 @@ final class PathScheduler
 
     /**
      * The connection went idle: each path's send window, empty, goes back with its tables; only its next PSN stays
-     * here, and every path's entry names {@code idleWindow} (empty, without records) until {@link #unparkWindows}.
+     * here, and every path's entry names {@code idleWindow} (empty, without records) until {@link #unparkWindows};
+     * the times go back too, the idle connections' shared set named instead.
      */
-    void parkWindows(final PathSendWindow idleWindow)
+    void parkWindows(final PathSendWindow idleWindow, final LentTimes idleTimes)
     {
+        attachTimes(idleTimes);
         for (int path = 0; path < paths; path++)
         {
             final PathSendWindow window = sendWindows[path];
@@ -190,6 +227,13 @@ final class PathScheduler
             pathInts[path * STRIDE + PARKED_NEXT_PSN] = window.nextPsn();
             sendWindows[path] = idleWindow;
         }
+    }
+
+    private void attachTimes(final LentTimes times)
+    {
+        lastProbeAt = times.lastProbeAt;
+        nextResyncAt = times.nextResyncAt;
+        answeredSentAt = times.answeredSentAt;
     }
 
     /** @return whether the path's send window is parked: the connection holds none ({@link #parkWindows}). */

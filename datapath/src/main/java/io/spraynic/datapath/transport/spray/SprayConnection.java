@@ -156,7 +156,7 @@ public final class SprayConnection
         close = new CloseHandshake(config.connectionTimeoutNanos, engine.secrets(), counters);
 
         scheduler = new PathScheduler(paths, config, engine.random(), c.sendInitialPsn, c.sourcePortBase,
-            bucket.idleWindow, engine.pathSchedulers());
+            bucket.idleWindow, bucket.idleTimes, engine.pathSchedulers());
         slots = new SendSlots(c.sendQueueDepth, streams, mtu, null);
         frames = new SprayFrames(engine, c, auth, counters, pathCounters, slots, scheduler);
         resend = new RetransmitQueues(paths * PathSendWindow.CAPACITY, null);

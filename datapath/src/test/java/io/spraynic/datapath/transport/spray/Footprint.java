@@ -48,6 +48,9 @@ final class Footprint
             footprint.seen.put(bucket.idlePathSink, Boolean.TRUE);
             footprint.seen.put(bucket.idleWindow, Boolean.TRUE);
             footprint.seen.put(bucket.idleTimeouts, Boolean.TRUE);
+            footprint.seen.put(bucket.idleTimes.lastProbeAt, Boolean.TRUE);
+            footprint.seen.put(bucket.idleTimes.nextResyncAt, Boolean.TRUE);
+            footprint.seen.put(bucket.idleTimes.answeredSentAt, Boolean.TRUE);
         }
         footprint.walk(root, "");
         return footprint;
