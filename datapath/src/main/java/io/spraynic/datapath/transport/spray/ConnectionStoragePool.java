@@ -71,6 +71,12 @@ final class ConnectionStoragePool
     }
 
     /** @return takes refused at the limit. */
+    /** @return sets lent so far (each an idle connection's first traffic, an idle -> busy edge). */
+    long lends()
+    {
+        return sum(bucket -> bucket.lends);
+    }
+
     long exhausted()
     {
         return sum(bucket -> bucket.exhausted);
@@ -102,6 +108,7 @@ final class ConnectionStoragePool
         private int freeCount;
         private int created;
         private long exhausted;
+        private long lends;
         private int lentPeak;
         private long setBytes; // of one set: every set of a shape has the same tables
         /**
@@ -155,6 +162,7 @@ final class ConnectionStoragePool
             {
                 final ConnectionStorage storage = free[--freeCount];
                 free[freeCount] = null;
+                lends++;
                 lentPeak = Math.max(lentPeak, created - freeCount);
                 return storage;
             }
@@ -170,6 +178,7 @@ final class ConnectionStoragePool
                 free = Arrays.copyOf(free, Math.min(limit, Math.max(created + 1, 2 * free.length)));
             }
             final ConnectionStorage made = make();
+            lends++;
             lentPeak = Math.max(lentPeak, created - freeCount);
             return made;
         }
