@@ -10,7 +10,8 @@ import static io.spraynic.datapath.transport.spray.SprayConnection.FAILED;
  * The {@link ConnectionStorage} one spray connection borrows from its engine's pool while it has traffic (issue 13):
  * taken by the first post or authentic data packet after being idle and attached to the connection's parts; given
  * back, detached and cleared, at a tick once every table is empty and has stayed so for the linger time. While it
- * holds none, the connection's timers and the ACKs it receives read no table (its send windows are empty), and a
+ * holds none, the connection's timers and the ACKs it receives read no table: its paths' send windows, empty, are
+ * parked ({@link PathScheduler#parkWindows}: each path keeps its next PSN, an ACK is checked against it), and a
  * lookup of a message finds none. Engine thread only.
  * <p>
  * The per-path counters come and go with the tables: the connection's parts count into the sets of

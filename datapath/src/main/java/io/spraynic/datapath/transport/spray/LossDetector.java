@@ -21,7 +21,7 @@ import static io.spraynic.datapath.transport.spray.SprayConnection.PROBE_HANDLE;
  * What it decides to send again goes into the connection's {@link RetransmitQueues}; the probes a timer asks for
  * are the caller's to write ({@link #onTimer} says which). Allocation-free.
  */
-final class LossDetector implements PathSendWindow.Listener
+final class LossDetector implements PathSendWindow.Listener, LongConsumer
 {
     /** {@link #onAckPacket}: the ACK was taken: the path's window, estimates and state are updated. */
     static final int ACK_TAKEN = 0;
@@ -49,10 +49,9 @@ final class LossDetector implements PathSendWindow.Listener
     private final SprayConfig config;
     private final TransportCounters counters;
     private final TransportCounters[] pathCounters;
-    private final LongConsumer mover = this::queueMove;
-    private final LongConsumer relocator = this::queueRelocation;
     /** What the paths' timeouts left to judge: lent with the connection's tables ({@link #attach}). */
     private Timeouts timeouts;
+    // the path whose packets accept() is handed: relocated off it (S7.4.1), or -1 while a failed path drains (S7.4)
     private int relocatingFrom;
 
     // ---- the ACK being applied
@@ -310,7 +309,7 @@ final class LossDetector implements PathSendWindow.Listener
             // S7.4.1: still no ACK since the timeout: a packet sent shortly before it is lost too once its ACK
             // is overdue, and goes again elsewhere without waiting for the next, backed-off, RTO
             relocatingFrom = path;
-            if (window.relocate(PROBE_HANDLE, now - scheduler.ackExpectedWithinNanos(path), relocator) > 0)
+            if (window.relocate(PROBE_HANDLE, now - scheduler.ackExpectedWithinNanos(path), this) > 0)
             {
                 return RECOVERED;
             }
@@ -340,7 +339,7 @@ final class LossDetector implements PathSendWindow.Listener
             // whether it is alive (an ACK) or dead (more timeouts, then S7.4)
             relocatingFrom = path;
             window.relocate(PROBE_HANDLE, Math.max(now - scheduler.ackExpectedWithinNanos(path), oldestSentAt),
-                relocator);
+                this);
         }
         // else every path is as silent (a queue in front of them all, or the peer): moving packets would only
         // add copies to that queue and undo the backoff, so the oldest is retransmitted here (S6.8)
@@ -384,7 +383,8 @@ final class LossDetector implements PathSendWindow.Listener
         scheduler.fail(path, now);
         counters.increment(SprayCounters.PATH_FAILURES);
         pathCounters[path].increment(SprayCounters.PATH_FAILURES);
-        sendWindows[path].drain(mover);
+        relocatingFrom = -1;
+        sendWindows[path].drain(this);
     }
 
     // S7.5: a failed path's probe was acknowledged: it carries data again
@@ -411,19 +411,23 @@ final class LossDetector implements PathSendWindow.Listener
         pathCounters[path].increment(SprayCounters.LOST);
     }
 
-    private void queueMove(final long handle)
+    /**
+     * A packet a path's window handed over: from a failed path ({@code relocatingFrom} -1, S7.4) it moves to a live
+     * one, not lost; from a path that timed out (S7.4.1) it is lost there and goes again on another live path. One
+     * consumer for both, this detector itself (issue 13: no objects per connection for it).
+     */
+    public void accept(final long handle)
     {
-        if (handle == PROBE_HANDLE)
+        if (relocatingFrom < 0)
         {
+            if (handle == PROBE_HANDLE)
+            {
+                return;
+            }
+            resend.queueMove(handle, RetransmitQueues.NOT_LOST);
+            counters.increment(SprayCounters.MOVED);
             return;
         }
-        resend.queueMove(handle, RetransmitQueues.NOT_LOST);
-        counters.increment(SprayCounters.MOVED);
-    }
-
-    // S7.4.1: a packet of a path that timed out is lost there and goes again on another live path
-    private void queueRelocation(final long handle)
-    {
         resend.queueMove(handle, relocatingFrom);
         countLost(relocatingFrom);
     }

@@ -44,7 +44,7 @@ import java.lang.foreign.MemorySegment;
  * <p>
  * Protocol state is allocated when the connection is opened; nothing grows with the number of messages (S10.1,
  * see {@link #stateBytes()}). The tables only traffic needs (send slots, inbound records and receives, placement
- * marks, retransmit queues, send window records) are a {@link ConnectionStorage} borrowed from the engine's
+ * marks, retransmit queues, the paths' send windows) are a {@link ConnectionStorage} borrowed from the engine's
  * {@link ConnectionStoragePool} when the connection gets traffic and given back once it is idle
  * ({@link BorrowedTables}), so an idle connection holds only its protocol state.
  */
