@@ -195,6 +195,7 @@ public final class SprayConnection
      */
     public int postSend(final int streamId, final SendWorkRequest request)
     {
+        engine.markHot(this);
         if (close.state() != State.ESTABLISHED)
         {
             return PostResult.INVALID_STATE; // S9.2: a closing connection takes no new work
@@ -241,6 +242,7 @@ public final class SprayConnection
      */
     public int postReceive(final int streamId, final ReceiveWorkRequest request)
     {
+        engine.markHot(this);
         if (close.state() != State.ESTABLISHED)
         {
             return PostResult.INVALID_STATE;
@@ -492,6 +494,7 @@ public final class SprayConnection
      */
     boolean beginClose(final long now)
     {
+        engine.markHot(this);
         return close.begin(now);
     }
 
@@ -522,6 +525,7 @@ public final class SprayConnection
     // a completion queue overran or a region in use was deregistered: the connection fails on the next tick
     void localError()
     {
+        engine.markHot(this);
         localError = true;
     }
 

@@ -167,10 +167,27 @@ class SprayConnectionMemoryTest
     @Timeout(600)
     void shouldHoldManyIdleConnectionsInKilobytesAndLendTablesOnlyWhileThereIsTraffic()
     {
+        holdManyIdleConnections(0);
+    }
+
+    /**
+     * The same with idle connections ticked once per millisecond ({@link SprayConfig#idleTickNanos}, as the NIC
+     * does): they are parked, a tick walks only the busy ones and a share of the parked, and the 16 transfers
+     * still complete (a post and every frame make a parked connection hot again).
+     */
+    @Test
+    @Timeout(600)
+    void shouldParkIdleConnectionsOffTheTickAndStillCarryTheirTraffic()
+    {
+        holdManyIdleConnections(1_000_000);
+    }
+
+    private static void holdManyIdleConnections(final long idleTickNanos)
+    {
         final SprayTestBed.Options options = new SprayTestBed.Options();
         options.streams = 1;
         options.configure = (host, config) -> config.maxConnections(IDLE_CONNECTIONS + 1)
-            .connectionStorage(ACTIVE_CONNECTIONS, -1).storageLingerNanos(0);
+            .connectionStorage(ACTIVE_CONNECTIONS, -1).storageLingerNanos(0).idleTickNanos(idleTickNanos);
         try (SprayTestBed bed = new SprayTestBed(options))
         {
             final ConnectionStoragePool pool = bed.engineA.storagePool();
@@ -201,8 +218,12 @@ class SprayConnectionMemoryTest
                 bed.step();
                 bestStep = Math.min(bestStep, System.nanoTime() - start);
             }
-            System.out.printf("one step (both engines tick, A with %,d connections): %.1f ms, best of 3%n",
-                IDLE_CONNECTIONS, bestStep / 1e6);
+            System.out.printf("one step (both engines tick, A with %,d connections, idle tick %d ns): %.3f ms, best " +
+                "of 3%n", IDLE_CONNECTIONS, idleTickNanos, bestStep / 1e6);
+            if (idleTickNanos > 0)
+            {
+                assertTrue(bed.engineA.idleTicksSkipped() > IDLE_CONNECTIONS, "parked: " + bed.engineA.idleTicksSkipped());
+            }
             assertEquals(ACTIVE_CONNECTIONS, pool.available());
 
             // a subset gets traffic: verified WRITEs of 64 KiB each, to peers on B
