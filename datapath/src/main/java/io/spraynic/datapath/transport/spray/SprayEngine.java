@@ -568,6 +568,12 @@ public final class SprayEngine
         return work;
     }
 
+    /** @return whether the connection is ticked on every tick now (with {@link SprayConfig#idleTickNanos}; tests). */
+    boolean isHot(final SprayConnection c)
+    {
+        return hotBySlot[c.index()] == c;
+    }
+
     /** The connection is ticked on every tick from now on, until it is idle without tables again (engine thread). */
     void markHot(final SprayConnection c)
     {
