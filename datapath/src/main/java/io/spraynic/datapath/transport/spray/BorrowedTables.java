@@ -10,7 +10,8 @@ import static io.spraynic.datapath.transport.spray.SprayConnection.FAILED;
  * The {@link ConnectionStorage} one spray connection borrows from its engine's pool while it has traffic (issue 13):
  * taken by the first post or authentic data packet after being idle and attached to the connection's parts; given
  * back, detached and cleared, at a tick once every table is empty and has stayed so for the linger time. While it
- * holds none, the connection's timers and the ACKs it receives read no table (its send windows are empty), and a
+ * holds none, the connection's timers and the ACKs it receives read no table: its paths' send windows, empty, are
+ * parked ({@link PathScheduler#parkWindows}: each path keeps its next PSN, an ACK is checked against it), and a
  * lookup of a message finds none. Engine thread only.
  * <p>
  * The per-path counters come and go with the tables: the connection's parts count into the sets of
@@ -26,6 +27,8 @@ final class BorrowedTables
     private final InboundMessages inbound;
     private final PlacementMarks marks;
     private final RetransmitQueues resend;
+    private final PathScheduler scheduler;
+    private final LossDetector loss;
     private final PathSendWindow[] sendWindows;
     private final int[] pathStates;
     private final TransportCounters[] pathCounters;
@@ -42,6 +45,7 @@ final class BorrowedTables
         final PlacementMarks marks,
         final RetransmitQueues resend,
         final PathScheduler scheduler,
+        final LossDetector loss,
         final TransportCounters[] pathCounters)
     {
         this.bucket = bucket;
@@ -50,6 +54,8 @@ final class BorrowedTables
         this.inbound = inbound;
         this.marks = marks;
         this.resend = resend;
+        this.scheduler = scheduler;
+        this.loss = loss;
         this.sendWindows = scheduler.sendWindows;
         this.pathStates = scheduler.pathStates;
         this.pathCounters = pathCounters;
@@ -72,10 +78,8 @@ final class BorrowedTables
         inbound.attach(borrowed.inbound);
         marks.attach(borrowed.marks);
         resend.attach(borrowed.resend);
-        for (int path = 0; path < sendWindows.length; path++)
-        {
-            sendWindows[path].attach(borrowed.windows[path]);
-        }
+        scheduler.unparkWindows(borrowed.windows, borrowed.times);
+        loss.attach(borrowed.timeouts);
         System.arraycopy(borrowed.pathCounters, 0, pathCounters, 0, pathCounters.length);
         storage = borrowed;
         idleSince = -1;
@@ -101,10 +105,10 @@ final class BorrowedTables
         this.fold = fold;
     }
 
-    /** @return where idle connections of this shape count per-path events (never read; memory walks skip it). */
-    TransportCounters idlePathSink()
+    /** @return the pool bucket the tables come from (its idle objects are shared by its idle connections). */
+    ConnectionStoragePool.Bucket bucket()
     {
-        return bucket.idlePathSink;
+        return bucket;
     }
 
     // nothing to send, resend, acknowledge, complete or place, no receive posted; no failed path (its resync probes
@@ -178,10 +182,8 @@ final class BorrowedTables
         inbound.detach();
         marks.detach();
         resend.detach();
-        for (final PathSendWindow window : sendWindows)
-        {
-            window.detach();
-        }
+        scheduler.parkWindows(bucket.idleWindow, bucket.idleTimes);
+        loss.attach(bucket.idleTimeouts);
         Arrays.fill(pathCounters, bucket.idlePathSink);
         final ConnectionStorage returned = storage;
         storage = null;

@@ -6,10 +6,10 @@ import org.agrona.BitUtil;
 
 /**
  * The tables a spray connection needs only while it has traffic (issue 13: connections that cost kilobytes): its
- * send slots, inbound records and posted receives, placement marks, retransmit and move queues, the records of its
- * paths' send windows and its per-path counters. An idle connection holds none of them; its
+ * send slots, inbound records and posted receives, placement marks, retransmit and move queues, its paths' send
+ * windows and its per-path counters. An idle connection holds none of them; its
  * {@link ConnectionStoragePool} lends one set when it gets traffic and takes it back, cleared, once everything is acknowledged and completed. What stays with
- * the connection is its protocol state: PSNs, MSNs, estimators, windows, counter totals (benchmarks/RESULTS.md
+ * the connection is its protocol state: PSNs, MSNs, estimators, congestion windows, counter totals (benchmarks/RESULTS.md
  * gives the bytes of both).
  */
 final class ConnectionStorage
@@ -19,7 +19,12 @@ final class ConnectionStorage
     final InboundMessages.Storage inbound;
     final PlacementMarks.Storage marks;
     final RetransmitQueues.Storage resend;
-    final PathSendWindow.Storage[] windows;
+    /** The paths' send windows with their records (all empty when lent and when given back). */
+    final PathSendWindow[] windows;
+    /** What the paths' timeouts left to judge (S6.8.1, S7.5), zeros when lent. */
+    final LossDetector.Timeouts timeouts;
+    /** The paths' probe, RESYNC and answered times (S6.8.1, S7.5), as new when lent. */
+    final PathScheduler.LentTimes times;
     /**
      * Each path's counters for the traffic period ({@link SprayCounters#PATH_SLOTS}): an idle connection holds none
      * (issue 13: 8 paths' sets were 1.7 KB of its 7.7 KB). The connection's totals count every event as well, so
@@ -48,11 +53,13 @@ final class ConnectionStorage
         inbound = new InboundMessages.Storage(shape.maxInboundMessages, shape.receiveQueueDepth);
         marks = new PlacementMarks.Storage(shape.placementChunks);
         resend = new RetransmitQueues.Storage(shape.retransmitCapacity());
-        windows = new PathSendWindow.Storage[shape.paths];
+        windows = new PathSendWindow[shape.paths];
         for (int path = 0; path < windows.length; path++)
         {
-            windows[path] = new PathSendWindow.Storage();
+            windows[path] = new PathSendWindow(0); // restarted at the borrower's next PSN (PathScheduler.unparkWindows)
         }
+        timeouts = new LossDetector.Timeouts(shape.paths);
+        times = new PathScheduler.LentTimes(shape.paths);
         pathCounters = new TransportCounters[shape.paths];
         for (int path = 0; path < pathCounters.length; path++)
         {
@@ -70,6 +77,8 @@ final class ConnectionStorage
         slots.clear();
         inbound.clear();
         marks.clear();
+        timeouts.clear();
+        times.clear();
         for (final TransportCounters path : pathCounters)
         {
             path.reset();
@@ -95,6 +104,7 @@ final class ConnectionStorage
     long bytes()
     {
         return slots.bytes() + inbound.bytes() + marks.bytes() + resend.bytes() +
-            (long)windows.length * PathSendWindow.Storage.BYTES + (long)pathCounters.length * SprayCounters.pathStateBytes();
+            (long)windows.length * (PathSendWindow.BYTES + PathSendWindow.Storage.BYTES) +
+            LossDetector.Timeouts.bytes(shape.paths) + PathScheduler.LentTimes.bytes(shape.paths) + (long)pathCounters.length * SprayCounters.pathStateBytes();
     }
 }

@@ -71,6 +71,12 @@ final class ConnectionStoragePool
     }
 
     /** @return takes refused at the limit. */
+    /** @return sets lent so far (each an idle connection's first traffic, an idle -> busy edge). */
+    long lends()
+    {
+        return sum(bucket -> bucket.lends);
+    }
+
     long exhausted()
     {
         return sum(bucket -> bucket.exhausted);
@@ -102,6 +108,7 @@ final class ConnectionStoragePool
         private int freeCount;
         private int created;
         private long exhausted;
+        private long lends;
         private int lentPeak;
         private long setBytes; // of one set: every set of a shape has the same tables
         /**
@@ -112,11 +119,22 @@ final class ConnectionStoragePool
         final TransportCounters idlePathSink = SprayCounters.createForPath();
         /** What an idle connection reports as a path's counters: zeros, nothing writes to it. */
         final TransportCounters idlePathView = SprayCounters.createForPath();
+        /**
+         * What the paths of this shape's idle connections name as their send window (issue 13): empty and without
+         * records; only {@link PathScheduler#parkWindows} and the ACK check of a parked path read it, nothing sends.
+         */
+        final PathSendWindow idleWindow = new PathSendWindow(0, null);
+        /** The timeouts set idle connections of this shape name: zeros, read by nothing while they are idle. */
+        final LossDetector.Timeouts idleTimeouts;
+        /** The probe, RESYNC and answered times idle connections of this shape name: read by nothing while idle. */
+        final PathScheduler.LentTimes idleTimes;
 
         Bucket(final ConnectionStorage.Shape shape, final int prewarm, final int limit)
         {
             this.shape = shape;
             this.limit = limit;
+            idleTimeouts = new LossDetector.Timeouts(shape.paths());
+            idleTimes = new PathScheduler.LentTimes(shape.paths());
             final int initial = Math.min(prewarm, limit);
             free = new ConnectionStorage[Math.max(1, initial)];
             for (int i = 0; i < initial; i++)
@@ -144,6 +162,7 @@ final class ConnectionStoragePool
             {
                 final ConnectionStorage storage = free[--freeCount];
                 free[freeCount] = null;
+                lends++;
                 lentPeak = Math.max(lentPeak, created - freeCount);
                 return storage;
             }
@@ -159,6 +178,7 @@ final class ConnectionStoragePool
                 free = Arrays.copyOf(free, Math.min(limit, Math.max(created + 1, 2 * free.length)));
             }
             final ConnectionStorage made = make();
+            lends++;
             lentPeak = Math.max(lentPeak, created - freeCount);
             return made;
         }

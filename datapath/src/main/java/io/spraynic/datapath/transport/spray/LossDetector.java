@@ -21,7 +21,7 @@ import static io.spraynic.datapath.transport.spray.SprayConnection.PROBE_HANDLE;
  * What it decides to send again goes into the connection's {@link RetransmitQueues}; the probes a timer asks for
  * are the caller's to write ({@link #onTimer} says which). Allocation-free.
  */
-final class LossDetector implements PathSendWindow.Listener
+final class LossDetector implements PathSendWindow.Listener, LongConsumer
 {
     /** {@link #onAckPacket}: the ACK was taken: the path's window, estimates and state are updated. */
     static final int ACK_TAKEN = 0;
@@ -49,15 +49,9 @@ final class LossDetector implements PathSendWindow.Listener
     private final SprayConfig config;
     private final TransportCounters counters;
     private final TransportCounters[] pathCounters;
-    private final LongConsumer mover = this::queueMove;
-    private final LongConsumer relocator = this::queueRelocation;
-    /** Per path: the wait before its next RESYNC probe while it is failed (S7.5); 0 until its first. */
-    private final long[] resyncIntervals;
-    // S6.8.1, per path: whether its last timeout is not yet judged spurious or not, the PSN it sent again, and when
-    // that PSN had been sent before
-    private final boolean[] timeoutUndecided;
-    private final int[] timeoutPsn;
-    private final long[] timeoutSentAt;
+    /** What the paths' timeouts left to judge: lent with the connection's tables ({@link #attach}). */
+    private Timeouts timeouts;
+    // the path whose packets accept() is handed: relocated off it (S7.4.1), or -1 while a failed path drains (S7.4)
     private int relocatingFrom;
 
     // ---- the ACK being applied
@@ -74,6 +68,21 @@ final class LossDetector implements PathSendWindow.Listener
         final TransportCounters counters,
         final TransportCounters[] pathCounters)
     {
+        this(scheduler, resend, completions, refusals, config, counters, pathCounters,
+            new Timeouts(scheduler.sendWindows.length));
+    }
+
+    /** @param timeouts the set to work on until {@link #attach} names another (a connection's lent one). */
+    LossDetector(
+        final PathScheduler scheduler,
+        final RetransmitQueues resend,
+        final SendCompletions completions,
+        final Refusals refusals,
+        final SprayConfig config,
+        final TransportCounters counters,
+        final TransportCounters[] pathCounters,
+        final Timeouts timeouts)
+    {
         this.scheduler = scheduler;
         this.sendWindows = scheduler.sendWindows;
         this.rtts = scheduler.rtts;
@@ -84,10 +93,54 @@ final class LossDetector implements PathSendWindow.Listener
         this.config = config;
         this.counters = counters;
         this.pathCounters = pathCounters;
-        this.resyncIntervals = new long[sendWindows.length];
-        this.timeoutUndecided = new boolean[sendWindows.length];
-        this.timeoutPsn = new int[sendWindows.length];
-        this.timeoutSentAt = new long[sendWindows.length];
+        this.timeouts = timeouts;
+    }
+
+    /**
+     * Per path, what a timeout leaves to judge later: the wait before a failed path's next RESYNC probe (S7.5; 0
+     * until its first) and, S6.8.1, whether its last timeout is not yet judged spurious or not, the PSN it sent again
+     * and when that PSN had been sent before. It matters only while the path has packets outstanding or is failed,
+     * so an idle connection holds none (issue 13): a set comes and goes with the connection's tables, all zeros
+     * (judgements left undecided when every packet was acknowledged can no longer be made: the packets are gone).
+     */
+    static final class Timeouts
+    {
+        final long[] resyncIntervals;
+        final boolean[] undecided;
+        final int[] psn;
+        final long[] sentAt;
+
+        Timeouts(final int paths)
+        {
+            resyncIntervals = new long[paths];
+            undecided = new boolean[paths];
+            psn = new int[paths];
+            sentAt = new long[paths];
+        }
+
+        /** Back to zeros (a set returned to the pool). */
+        void clear()
+        {
+            java.util.Arrays.fill(resyncIntervals, 0);
+            java.util.Arrays.fill(undecided, false);
+            java.util.Arrays.fill(psn, 0);
+            java.util.Arrays.fill(sentAt, 0);
+        }
+
+        /** @return bytes of a set for {@code paths} paths (S10.1): four arrays and the object. */
+        static long bytes(final int paths)
+        {
+            return 16 + 3 * 16L + 2 * 8L * paths + 4L * paths + paths + 16;
+        }
+    }
+
+    /**
+     * Takes the timeouts set it works on: the connection's lent one while it has traffic, the pool bucket's shared
+     * zeros while it is idle (read then by nothing: no path of an idle connection has packets out or is failed).
+     */
+    void attach(final Timeouts timeouts)
+    {
+        this.timeouts = timeouts;
     }
 
     // ---- ACKs (S6.5)
@@ -149,6 +202,11 @@ final class LossDetector implements PathSendWindow.Listener
         ackPath = path;
         ackNow = now;
         probeAcked = false;
+        if (scheduler.isParked(path))
+        {
+            // an idle connection (a keepalive's ACK): its windows are empty and went back with its tables
+            return scheduler.onAckOfParked(path, SelectiveAckHeader.cumulativePsn(buffer, sack));
+        }
         return sendWindows[path].onAck(buffer, sack, now, this);
     }
 
@@ -176,7 +234,7 @@ final class LossDetector implements PathSendWindow.Listener
     // S6.8.1: a packet relocated at a timeout arrived on its first transmission: the timeout was spurious
     public void onRelocatedArrived(final int psn, final long rttNanos)
     {
-        if (timeoutUndecided[ackPath])
+        if (timeouts.undecided[ackPath])
         {
             onSpuriousTimeout(ackPath, rttNanos);
         }
@@ -188,16 +246,16 @@ final class LossDetector implements PathSendWindow.Listener
     public void onRetransmissionAcked(final int psn, final long sinceResendNanos)
     {
         final int path = ackPath;
-        if (timeoutUndecided[path] && psn == timeoutPsn[path] && rtts[path].hasSample() &&
+        if (timeouts.undecided[path] && psn == timeouts.psn[path] && rtts[path].hasSample() &&
             sinceResendNanos < rtts[path].minRttNanos())
         {
-            onSpuriousTimeout(path, ackNow - timeoutSentAt[path]);
+            onSpuriousTimeout(path, ackNow - timeouts.sentAt[path]);
         }
     }
 
     private void onSpuriousTimeout(final int path, final long lateRttNanos)
     {
-        timeoutUndecided[path] = false;
+        timeouts.undecided[path] = false;
         counters.increment(SprayCounters.SPURIOUS_TIMEOUTS);
         scheduler.onSpuriousTimeout(path, lateRttNanos);
     }
@@ -251,7 +309,7 @@ final class LossDetector implements PathSendWindow.Listener
             // S7.4.1: still no ACK since the timeout: a packet sent shortly before it is lost too once its ACK
             // is overdue, and goes again elsewhere without waiting for the next, backed-off, RTO
             relocatingFrom = path;
-            if (window.relocate(PROBE_HANDLE, now - scheduler.ackExpectedWithinNanos(path), relocator) > 0)
+            if (window.relocate(PROBE_HANDLE, now - scheduler.ackExpectedWithinNanos(path), this) > 0)
             {
                 return RECOVERED;
             }
@@ -281,15 +339,15 @@ final class LossDetector implements PathSendWindow.Listener
             // whether it is alive (an ACK) or dead (more timeouts, then S7.4)
             relocatingFrom = path;
             window.relocate(PROBE_HANDLE, Math.max(now - scheduler.ackExpectedWithinNanos(path), oldestSentAt),
-                relocator);
+                this);
         }
         // else every path is as silent (a queue in front of them all, or the peer): moving packets would only
         // add copies to that queue and undo the backoff, so the oldest is retransmitted here (S6.8)
         final int psn = window.basePsn();
         final long handle = window.oldestHandle(); // the placeholder when the oldest was relocated
-        timeoutUndecided[path] = true;
-        timeoutPsn[path] = psn;
-        timeoutSentAt[path] = oldestSentAt;
+        timeouts.undecided[path] = true;
+        timeouts.psn[path] = psn;
+        timeouts.sentAt[path] = oldestSentAt;
         window.retransmitted(psn, now);
         if (handle != PROBE_HANDLE)
         {
@@ -311,27 +369,29 @@ final class LossDetector implements PathSendWindow.Listener
     {
         final long first = Math.max(config.probeIntervalNanos, 2 * scheduler.siblingSrtt());
         final long longest = Math.max(first, Math.min(config.rtoMaxNanos, config.connectionTimeoutNanos / 8));
-        final long interval = resyncIntervals[path] == 0 ? first : Math.min(longest, 2 * resyncIntervals[path]);
-        resyncIntervals[path] = interval;
+        final long previous = timeouts.resyncIntervals[path];
+        final long interval = previous == 0 ? first : Math.min(longest, 2 * previous);
+        timeouts.resyncIntervals[path] = interval;
         return interval;
     }
 
     // S7.4: the path fails; its outstanding packets move to the live paths
     private void failPath(final int path, final long now)
     {
-        resyncIntervals[path] = 0;
-        timeoutUndecided[path] = false;
+        timeouts.resyncIntervals[path] = 0;
+        timeouts.undecided[path] = false;
         scheduler.fail(path, now);
         counters.increment(SprayCounters.PATH_FAILURES);
         pathCounters[path].increment(SprayCounters.PATH_FAILURES);
-        sendWindows[path].drain(mover);
+        relocatingFrom = -1;
+        sendWindows[path].drain(this);
     }
 
     // S7.5: a failed path's probe was acknowledged: it carries data again
     private void restorePath(final int path, final long now)
     {
-        resyncIntervals[path] = 0;
-        timeoutUndecided[path] = false;
+        timeouts.resyncIntervals[path] = 0;
+        timeouts.undecided[path] = false;
         scheduler.restore(path, now);
         counters.increment(SprayCounters.PATH_RESTORES);
         pathCounters[path].increment(SprayCounters.PATH_RESTORES);
@@ -351,19 +411,23 @@ final class LossDetector implements PathSendWindow.Listener
         pathCounters[path].increment(SprayCounters.LOST);
     }
 
-    private void queueMove(final long handle)
+    /**
+     * A packet a path's window handed over: from a failed path ({@code relocatingFrom} -1, S7.4) it moves to a live
+     * one, not lost; from a path that timed out (S7.4.1) it is lost there and goes again on another live path. One
+     * consumer for both, this detector itself (issue 13: no objects per connection for it).
+     */
+    public void accept(final long handle)
     {
-        if (handle == PROBE_HANDLE)
+        if (relocatingFrom < 0)
         {
+            if (handle == PROBE_HANDLE)
+            {
+                return;
+            }
+            resend.queueMove(handle, RetransmitQueues.NOT_LOST);
+            counters.increment(SprayCounters.MOVED);
             return;
         }
-        resend.queueMove(handle, RetransmitQueues.NOT_LOST);
-        counters.increment(SprayCounters.MOVED);
-    }
-
-    // S7.4.1: a packet of a path that timed out is lost there and goes again on another live path
-    private void queueRelocation(final long handle)
-    {
         resend.queueMove(handle, relocatingFrom);
         countLost(relocatingFrom);
     }

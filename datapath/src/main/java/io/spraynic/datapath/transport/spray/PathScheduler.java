@@ -32,7 +32,8 @@ final class PathScheduler
     private static final int PREVIOUS_LOST = 6;
     private static final int PORT_PACKETS = 7;
     private static final int PORT_BUDGET = 8;
-    private static final int STRIDE = 9;
+    private static final int PARKED_NEXT_PSN = 9;
+    private static final int STRIDE = 10;
     /** The most paths a connection has (S1.3). */
     static final int MAX_PATHS = 64;
 
@@ -51,16 +52,18 @@ final class PathScheduler
     final int[] controlPorts;
     final int[] pathStates;
     final long[] lastAckAt;
-    final long[] lastProbeAt;
-    final long[] nextResyncAt;
+    // the three of LentTimes: while the send windows are parked, the idle connections' shared set (never written)
+    long[] lastProbeAt;
+    long[] nextResyncAt;
     final int[] consecutiveTimeouts;
     /** S6.8.1: when the newest packet acknowledged on each path (first transmissions only) was sent. */
-    final long[] answeredSentAt;
+    long[] answeredSentAt;
     /**
      * The scheduler's own per-path integers, path-major in one array (issue 13: one array header for all of them,
      * not one per field): the last ACK sequence taken and whether one was (S6.5), the weighted round robin's credit
      * (S7.2), the packets sent and lost in the loss sample being filled and the one before (S7.3), packets placed on
-     * the path's source port and how many it takes before rotating (S7.7).
+     * the path's source port and how many it takes before rotating (S7.7), and the next PSN of a path whose send
+     * window is parked (S6.1; all of a window's state while it is empty).
      */
     private final int[] pathInts;
     // S7.3: loss rates and RTTs of all paths, sorted for their median: the engine's, lent for one call
@@ -74,6 +77,42 @@ final class PathScheduler
     private int lateMarginRounds;
     // S7.6: since when every path is failed
     private long allFailedSince = NONE;
+
+    /**
+     * The per-path times that matter only while a path has packets outstanding or is failed (issue 13: an idle
+     * connection holds none; they come and go with its send windows, {@link #unparkWindows}): when the path was last
+     * probed (read against its oldest outstanding packet's send time, which is later than any probe before the
+     * connection went idle), when a failed path's next RESYNC is due (S7.5), and when the newest packet acknowledged
+     * on it was sent (S6.8.1, compared with packets sent since, so older than all of them, as NONE is).
+     */
+    static final class LentTimes
+    {
+        final long[] lastProbeAt;
+        final long[] nextResyncAt;
+        final long[] answeredSentAt;
+
+        LentTimes(final int paths)
+        {
+            lastProbeAt = new long[paths];
+            nextResyncAt = new long[paths];
+            answeredSentAt = new long[paths];
+            clear();
+        }
+
+        /** Back to a new connection's: nothing probed or answered yet. */
+        void clear()
+        {
+            java.util.Arrays.fill(lastProbeAt, NONE);
+            java.util.Arrays.fill(nextResyncAt, 0);
+            java.util.Arrays.fill(answeredSentAt, NONE);
+        }
+
+        /** @return bytes of a set for {@code paths} paths (S10.1): three arrays and the object. */
+        static long bytes(final int paths)
+        {
+            return 16 + 3 * (16 + 8L * paths);
+        }
+    }
 
     /**
      * What the path schedulers of one engine's connections share (issue 13: an idle connection holds only its own
@@ -100,17 +139,20 @@ final class PathScheduler
         final int paths, final SprayConfig config, final SplittableRandom random, final int initialPsn,
         final int sourcePortBase)
     {
-        this(paths, config, random, initialPsn, sourcePortBase, true, new Shared(config, paths));
+        this(paths, config, random, initialPsn, sourcePortBase, null, null, new Shared(config, paths));
     }
 
     /**
-     * @param windowRecords whether the send windows get records of their own; if not they start detached and their
-     *                      connection attaches pooled ones when it has traffic ({@link PathSendWindow#attach}).
-     * @param shared        made from {@code config}, for at least {@code paths} paths.
+     * @param idleWindow null: the paths' send windows are the scheduler's own, for good; otherwise an empty window
+     *                   without records, shared by idle connections, which every path's entry of
+     *                   {@link #sendWindows} names until the connection lends it windows ({@link #unparkWindows};
+     *                   issue 13: an idle connection holds no window, only each path's next PSN).
+     * @param idleTimes  with {@code idleWindow}: the times idle connections name ({@link LentTimes}), else null.
+     * @param shared     made from {@code config}, for at least {@code paths} paths.
      */
     PathScheduler(
         final int paths, final SprayConfig config, final SplittableRandom random, final int initialPsn,
-        final int sourcePortBase, final boolean windowRecords, final Shared shared)
+        final int sourcePortBase, final PathSendWindow idleWindow, final LentTimes idleTimes, final Shared shared)
     {
         if (shared.scratch.length < paths)
         {
@@ -125,25 +167,22 @@ final class PathScheduler
         sourcePorts = new int[paths];
         pathStates = new int[paths];
         lastAckAt = new long[paths];
-        lastProbeAt = new long[paths];
-        nextResyncAt = new long[paths];
+        attachTimes(null == idleTimes ? new LentTimes(paths) : idleTimes);
         consecutiveTimeouts = new int[paths];
-        answeredSentAt = new long[paths];
         scratch = shared.scratch;
         pathInts = new int[paths * STRIDE];
         controlPorts = new int[paths];
         for (int path = 0; path < paths; path++)
         {
-            sendWindows[path] = new PathSendWindow(initialPsn(initialPsn, path),
-                windowRecords ? new PathSendWindow.Storage() : null);
+            final int firstPsn = initialPsn(initialPsn, path);
+            sendWindows[path] = null == idleWindow ? new PathSendWindow(firstPsn) : idleWindow;
+            pathInts[path * STRIDE + PARKED_NEXT_PSN] = firstPsn;
             rtts[path] = new RttEstimator(shared.rttLimits, config.initialRttNanos);
             windows[path] = new PathCongestionControl(shared.windowParameters);
             sourcePorts[path] = (sourcePortBase + path) & 0xFFFF;
             controlPorts[path] = sourcePorts[path];
             pathInts[path * STRIDE + PORT_BUDGET] = rotationBudget();
             lastAckAt[path] = NONE;
-            lastProbeAt[path] = NONE;
-            answeredSentAt[path] = NONE;
         }
     }
 
@@ -151,6 +190,73 @@ final class PathScheduler
     static int initialPsn(final int initialPsn, final int path)
     {
         return Psn.add(initialPsn, path * PATH_SPACING);
+    }
+
+    // ---- send windows lent while the connection has traffic (issue 13)
+
+    /**
+     * The connection has traffic: its paths' send windows are {@code lent} (empty, from its engine's pool), each
+     * restarted at the path's parked next PSN, with a set of {@link LentTimes}. Allocation-free.
+     */
+    void unparkWindows(final PathSendWindow[] lent, final LentTimes times)
+    {
+        attachTimes(times);
+        for (int path = 0; path < paths; path++)
+        {
+            final PathSendWindow window = lent[path];
+            window.reset(pathInts[path * STRIDE + PARKED_NEXT_PSN]);
+            sendWindows[path] = window;
+        }
+    }
+
+    /**
+     * The connection went idle: each path's send window, empty, goes back with its tables; only its next PSN stays
+     * here, and every path's entry names {@code idleWindow} (empty, without records) until {@link #unparkWindows};
+     * the times go back too, the idle connections' shared set named instead.
+     */
+    void parkWindows(final PathSendWindow idleWindow, final LentTimes idleTimes)
+    {
+        attachTimes(idleTimes);
+        for (int path = 0; path < paths; path++)
+        {
+            final PathSendWindow window = sendWindows[path];
+            if (window.outstanding() != 0)
+            {
+                throw new IllegalStateException("path " + path + " has packets outstanding: " + window);
+            }
+            pathInts[path * STRIDE + PARKED_NEXT_PSN] = window.nextPsn();
+            sendWindows[path] = idleWindow;
+        }
+    }
+
+    private void attachTimes(final LentTimes times)
+    {
+        lastProbeAt = times.lastProbeAt;
+        nextResyncAt = times.nextResyncAt;
+        answeredSentAt = times.answeredSentAt;
+    }
+
+    /** @return whether the path's send window is parked: the connection holds none ({@link #parkWindows}). */
+    boolean isParked(final int path)
+    {
+        return !sendWindows[path].isAttached();
+    }
+
+    /** @return the PSN the path's next new packet takes (S6.1), its window lent or parked. */
+    int nextPsn(final int path)
+    {
+        return isParked(path) ? pathInts[path * STRIDE + PARKED_NEXT_PSN] : sendWindows[path].nextPsn();
+    }
+
+    /**
+     * What {@link PathSendWindow#onAck} answers for a parked (so empty) window: an ACK fits it only with the
+     * cumulative PSN at the path's next PSN, and acknowledges nothing.
+     *
+     * @return 0, or -1 when the ACK does not fit (stale or forged).
+     */
+    int onAckOfParked(final int path, final int cumulativePsn)
+    {
+        return cumulativePsn == pathInts[path * STRIDE + PARKED_NEXT_PSN] ? 0 : -1;
     }
 
     // ---- ACKs

@@ -91,59 +91,38 @@ public final class PathSendWindow
 
     /**
      * @param firstPsn the PSN of the first packet.
-     * @param storage  the records, or null: detached until {@link #attach}; an empty window reads none of them.
+     * @param storage  the records, or null: a window without any, which stays empty (the one an idle connection's
+     *                 paths name while their windows are parked, {@link PathScheduler#parkWindows}).
      */
     PathSendWindow(final int firstPsn, final Storage storage)
     {
+        this.storage = storage;
         if (null != storage)
         {
-            attach(storage);
+            handles = storage.handles;
+            sentAtNanos = storage.sentAtNanos;
+            retransmitMarks = storage.retransmitMarks;
+            states = storage.states;
         }
         reset(firstPsn);
     }
 
-    /** Takes the records of a pooled {@link Storage} (every record free); the window must be empty and detached. */
-    void attach(final Storage storage)
-    {
-        if (null != this.storage || outstanding() != 0)
-        {
-            throw new IllegalStateException("attach needs an empty, detached window");
-        }
-        this.storage = storage;
-        handles = storage.handles;
-        sentAtNanos = storage.sentAtNanos;
-        retransmitMarks = storage.retransmitMarks;
-        states = storage.states;
-    }
-
-    /** @return whether the records are held. */
+    /** @return whether the window has records: false for the empty one of idle connections. */
     boolean isAttached()
     {
         return null != storage;
     }
 
-    /** @return whether {@link #detach} may run: nothing outstanding. */
+    /** @return whether nothing is outstanding, so that the window may go back to its pool. */
     boolean isDetachable()
     {
         return null != storage && outstanding() == 0;
     }
 
-    /**
-     * Gives the records back (the window is {@link #isDetachable detachable}): every one is free then, since only
-     * those between the base and the next PSN are ever anything else.
-     */
-    Storage detach()
-    {
-        final Storage detached = storage;
-        storage = null;
-        handles = null;
-        sentAtNanos = null;
-        retransmitMarks = null;
-        states = null;
-        return detached;
-    }
+    /** Bytes of a window object without its records (S10.1): 12-byte header, 5 references, 5 ints, padded. */
+    static final int BYTES = 56;
 
-    /** The {@link #CAPACITY} records of one window, drawn from and returned to a connection storage pool. */
+    /** The {@link #CAPACITY} records of one window. */
     static final class Storage
     {
         /** Bytes of one window's records (S10.1). */

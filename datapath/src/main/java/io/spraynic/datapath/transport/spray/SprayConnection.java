@@ -44,7 +44,7 @@ import java.lang.foreign.MemorySegment;
  * <p>
  * Protocol state is allocated when the connection is opened; nothing grows with the number of messages (S10.1,
  * see {@link #stateBytes()}). The tables only traffic needs (send slots, inbound records and receives, placement
- * marks, retransmit queues, send window records) are a {@link ConnectionStorage} borrowed from the engine's
+ * marks, retransmit queues, the paths' send windows) are a {@link ConnectionStorage} borrowed from the engine's
  * {@link ConnectionStoragePool} when the connection gets traffic and given back once it is idle
  * ({@link BorrowedTables}), so an idle connection holds only its protocol state.
  */
@@ -155,8 +155,8 @@ public final class SprayConnection
         final TransportCounters[] pathCounters = new TransportCounters[paths];
         close = new CloseHandshake(config.connectionTimeoutNanos, engine.secrets(), counters);
 
-        scheduler = new PathScheduler(paths, config, engine.random(), c.sendInitialPsn, c.sourcePortBase, false,
-            engine.pathSchedulers());
+        scheduler = new PathScheduler(paths, config, engine.random(), c.sendInitialPsn, c.sourcePortBase,
+            bucket.idleWindow, bucket.idleTimes, engine.pathSchedulers());
         slots = new SendSlots(c.sendQueueDepth, streams, mtu, null);
         frames = new SprayFrames(engine, c, auth, counters, pathCounters, slots, scheduler);
         resend = new RetransmitQueues(paths * PathSendWindow.CAPACITY, null);
@@ -168,10 +168,11 @@ public final class SprayConnection
         inbound = new InboundMessages(this, control, engine, c, counters, pathCounters, auth, marks, refusals);
         completions = new SendCompletions(slots, marks, inbound.capacity, refusals, c.sendCq, localCid, mtu, config,
             scheduler, counters, engine.counters(), control::sendQuery);
-        loss = new LossDetector(scheduler, resend, completions, refusals, config, counters, pathCounters);
+        loss = new LossDetector(scheduler, resend, completions, refusals, config, counters, pathCounters,
+            bucket.idleTimeouts);
         sender = new DataSender(slots, scheduler, resend, completions, loss, frames, auth, config, mtu, counters,
             pathCounters, readResponseRefusals, c.peerWindow, c.peerReads);
-        tables = new BorrowedTables(bucket, config.storageLingerNanos, slots, inbound, marks, resend, scheduler,
+        tables = new BorrowedTables(bucket, config.storageLingerNanos, slots, inbound, marks, resend, scheduler, loss,
             pathCounters);
         final Liveness liveness = new Liveness(config.idleTimeoutNanos, config.keepaliveNanos());
         receiver = new DataReceiver(this, engine, c, frames, auth, acks, control, inbound, slots, completions, tables,
@@ -194,6 +195,7 @@ public final class SprayConnection
      */
     public int postSend(final int streamId, final SendWorkRequest request)
     {
+        engine.markHot(this);
         if (close.state() != State.ESTABLISHED)
         {
             return PostResult.INVALID_STATE; // S9.2: a closing connection takes no new work
@@ -240,6 +242,7 @@ public final class SprayConnection
      */
     public int postReceive(final int streamId, final ReceiveWorkRequest request)
     {
+        engine.markHot(this);
         if (close.state() != State.ESTABLISHED)
         {
             return PostResult.INVALID_STATE;
@@ -497,6 +500,7 @@ public final class SprayConnection
      */
     boolean beginClose(final long now)
     {
+        engine.markHot(this);
         return close.begin(now);
     }
 
@@ -527,6 +531,7 @@ public final class SprayConnection
     // a completion queue overran or a region in use was deregistered: the connection fails on the next tick
     void localError()
     {
+        engine.markHot(this);
         localError = true;
     }
 
@@ -633,10 +638,13 @@ public final class SprayConnection
         tables.foldPathCountersInto(fold);
     }
 
-    /** @return where this connection counts per-path events while idle: never read (a memory walk skips it). */
-    TransportCounters idlePathSink()
+    /**
+     * @return the pool bucket this connection borrows from, whose idle objects (path counters' sink, empty send
+     * window, timeouts) all its idle connections share: a memory walk skips them.
+     */
+    ConnectionStoragePool.Bucket storageBucket()
     {
-        return tables.idlePathSink();
+        return tables.bucket();
     }
 
     /** @return {@link #ACTIVE} or {@link #FAILED}. */
@@ -651,10 +659,19 @@ public final class SprayConnection
         return scheduler.sourcePorts[path];
     }
 
-    /** @return the send window of path {@code p} (for tests and tools). */
+    /**
+     * @return the send window of path {@code p} (for tests and tools): while the connection holds no tables, the
+     * empty one all idle connections' paths name ({@link #nextPsn} tells the path's next PSN either way).
+     */
     public PathSendWindow sendWindow(final int path)
     {
         return scheduler.sendWindows[path];
+    }
+
+    /** @return the PSN of path {@code p}'s next new packet (S6.1), whether or not the connection has traffic. */
+    public int nextPsn(final int path)
+    {
+        return scheduler.nextPsn(path);
     }
 
     /** @return the receive window of inbound path {@code p}. */

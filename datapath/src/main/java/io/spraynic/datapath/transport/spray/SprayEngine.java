@@ -42,8 +42,20 @@ public final class SprayEngine
     private final SecureRandom secrets;
     private final Int2ObjectHashMap<SprayConnection> byCid = new Int2ObjectHashMap<>();
     private final SprayConnection[] slots;
-    /** When each slot's connection was last ticked while idle without tables ({@link SprayConfig#idleTickNanos}). */
-    private final long[] idleTickedAt;
+    /**
+     * With {@link SprayConfig#idleTickNanos}: the connections ticked on every tick (those with tables, or with work:
+     * not {@link SprayConnection#isIdle idle}), each also named by its slot in {@code hotBySlot}. The others are
+     * parked: an idle connection without tables, ticked only by the sweep, which visits each once per
+     * {@code idleTickNanos} in turn, so that a tick costs in proportion to the busy connections, not to all of them
+     * (issue 13). A parked connection becomes hot again when a frame for it arrives, the application posts to it,
+     * it begins to close or fails locally ({@link #markHot}).
+     */
+    private SprayConnection[] hot = new SprayConnection[16];
+    private int hotCount;
+    private final SprayConnection[] hotBySlot;
+    private int sweepCursor;
+    private long sweepCredit; // connection-nanoseconds of sweeping owed: a visit per idleTickNanos of it
+    private long lastSweepAt = Long.MIN_VALUE;
     private long idleTicksSkipped;
     private SprayConnection[] active = new SprayConnection[0];
     private int activeCount;
@@ -76,7 +88,7 @@ public final class SprayEngine
         this.secrets = secrets(config);
         this.slots = new SprayConnection[config.maxConnections];
         this.owingAcks = new SprayConnection[config.maxConnections];
-        this.idleTickedAt = new long[config.maxConnections];
+        this.hotBySlot = new SprayConnection[config.maxConnections];
         this.closedCids = new ClosedCidQuarantine(2 * config.connectionTimeoutNanos);
         // one writer per plane: each keeps its ICRC view of one plane's buffer memory
         this.writers = new RoceFrameWriter[config.planes];
@@ -142,6 +154,7 @@ public final class SprayEngine
             active = Arrays.copyOf(active, Math.max(16, 2 * activeCount)); // 100,000 opens: not quadratic
         }
         active[activeCount++] = c;
+        markHot(c);
         return c;
     }
 
@@ -362,6 +375,7 @@ public final class SprayEngine
             counters.increment(SprayCounters.UNKNOWN_CONNECTION);
             return;
         }
+        markHot(c);
         c.onFrame(frame, nowNanos);
     }
 
@@ -437,7 +451,10 @@ public final class SprayEngine
     }
 
     /**
-     * Runs timers and sends what is due, each connection in turn, starting one further along each call.
+     * Runs timers and sends what is due, each connection in turn, starting one further along each call. With
+     * {@link SprayConfig#idleTickNanos} only the hot connections are ticked every time, and a connection idle without
+     * tables once per that interval (4,000 connections ticked on every tick cost milliseconds per tick, and the few
+     * with traffic waited for them; 100,000 idle ones cost hundreds of milliseconds, benchmarks/RESULTS.md section 29).
      *
      * @param nowNanos the time.
      * @return work done (frames written and timer events).
@@ -446,51 +463,131 @@ public final class SprayEngine
     {
         lastTickNanos = nowNanos;
         final int connects = handshake.onTick(nowNanos);
-        final SprayConnection[] cs = active;
-        final int n = activeCount;
-        if (n == 0)
+        if (activeCount == 0)
         {
             return connects;
         }
+        return connects + (0 == config.idleTickNanos ? tickAll(nowNanos) : tickHot(nowNanos) + sweepParked(nowNanos));
+    }
+
+    // every connection on every tick, in turn
+    private int tickAll(final long nowNanos)
+    {
+        final SprayConnection[] cs = active;
+        final int n = activeCount;
         for (int k = 0; k < n; k++)
         {
             final SprayConnection c = cs[k];
             rateHint.busy(c.index(), c.inboundMessagesInUse() > 0);
         }
         rateHint.refresh(nowNanos);
-        int work = connects;
+        int work = 0;
         final int start = roundRobin++ % n;
         for (int k = 0; k < n; k++)
         {
-            final SprayConnection c = cs[(start + k) % n];
-            if (!tickedNow(c, nowNanos))
-            {
-                continue;
-            }
-            work += c.onTick(nowNanos);
+            work += cs[(start + k) % n].onTick(nowNanos);
         }
         return work;
     }
 
-    /**
-     * Whether a connection is ticked now: always, unless it holds no tables and is idle, which is ticked once per
-     * {@link SprayConfig#idleTickNanos} (its timers are the slow ones): 4,000 connections ticked on every tick cost
-     * milliseconds per tick, and the few with traffic waited for them.
-     */
-    private boolean tickedNow(final SprayConnection c, final long nowNanos)
+    // the hot connections, in turn; then those that went idle without tables are parked
+    private int tickHot(final long nowNanos)
     {
-        if (0 == config.idleTickNanos || c.holdsStorage() || !c.isIdle())
+        final SprayConnection[] cs = hot;
+        final int n = hotCount;
+        for (int k = 0; k < n; k++)
         {
-            return true;
+            final SprayConnection c = cs[k];
+            rateHint.busy(c.index(), c.inboundMessagesInUse() > 0);
         }
+        rateHint.refresh(nowNanos);
+        int work = 0;
+        if (n > 0)
+        {
+            final int start = roundRobin++ % n;
+            for (int k = 0; k < n; k++)
+            {
+                final SprayConnection c = cs[(start + k) % n];
+                if (!c.isClosed()) // forgotten during this walk: not ticked again
+                {
+                    work += c.onTick(nowNanos);
+                }
+            }
+        }
+        for (int k = hotCount - 1; k >= 0; k--)
+        {
+            final SprayConnection c = hot[k];
+            if (c.isClosed() || (!c.holdsStorage() && c.isIdle()))
+            {
+                rateHint.busy(c.index(), false);
+                if (hotBySlot[c.index()] == c)
+                {
+                    hotBySlot[c.index()] = null;
+                }
+                hot[k] = hot[--hotCount];
+                hot[hotCount] = null;
+            }
+        }
+        return work;
+    }
+
+    // the parked connections' slow timers (keepalive, idle timeout): each visited once per idleTickNanos
+    private int sweepParked(final long nowNanos)
+    {
+        final SprayConnection[] cs = active;
+        final int n = activeCount;
+        if (lastSweepAt == Long.MIN_VALUE || nowNanos < lastSweepAt)
+        {
+            lastSweepAt = nowNanos;
+        }
+        sweepCredit += Math.min(nowNanos - lastSweepAt, config.idleTickNanos) * n;
+        lastSweepAt = nowNanos;
+        final long visits = sweepCredit / config.idleTickNanos;
+        sweepCredit -= visits * config.idleTickNanos;
+        int work = 0;
+        int ticked = 0;
+        for (long v = 0; v < visits; v++)
+        {
+            if (sweepCursor >= n)
+            {
+                sweepCursor = 0;
+            }
+            final SprayConnection c = cs[sweepCursor++];
+            if (hotBySlot[c.index()] == c || c.isClosed())
+            {
+                continue;
+            }
+            work += c.onTick(nowNanos);
+            ticked++;
+            if (!c.isClosed() && (c.holdsStorage() || !c.isIdle()))
+            {
+                markHot(c);
+            }
+        }
+        idleTicksSkipped += Math.max(0, n - hotCount - ticked);
+        return work;
+    }
+
+    /** @return whether the connection is ticked on every tick now (with {@link SprayConfig#idleTickNanos}; tests). */
+    boolean isHot(final SprayConnection c)
+    {
+        return hotBySlot[c.index()] == c;
+    }
+
+    /** The connection is ticked on every tick from now on, until it is idle without tables again (engine thread). */
+    void markHot(final SprayConnection c)
+    {
         final int slot = c.index();
-        if (nowNanos - idleTickedAt[slot] < config.idleTickNanos)
+        if (hotBySlot[slot] == c)
         {
-            idleTicksSkipped++;
-            return false;
+            return;
         }
-        idleTickedAt[slot] = nowNanos;
-        return true;
+        hotBySlot[slot] = c;
+        if (hotCount == hot.length)
+        {
+            hot = Arrays.copyOf(hot, 2 * hotCount); // grows to the busy set once, then never
+        }
+        hot[hotCount++] = c;
     }
 
     /** @return true when every connection {@link SprayConnection#isIdle() is idle}: ticks can stop. */

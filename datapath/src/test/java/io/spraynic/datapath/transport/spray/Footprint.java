@@ -43,7 +43,14 @@ final class Footprint
         final Footprint footprint = new Footprint();
         if (root instanceof SprayConnection connection)
         {
-            footprint.seen.put(connection.idlePathSink(), Boolean.TRUE); // the pool bucket's, shared by idle connections
+            // the pool bucket's, shared by its idle connections
+            final ConnectionStoragePool.Bucket bucket = connection.storageBucket();
+            footprint.seen.put(bucket.idlePathSink, Boolean.TRUE);
+            footprint.seen.put(bucket.idleWindow, Boolean.TRUE);
+            footprint.seen.put(bucket.idleTimeouts, Boolean.TRUE);
+            footprint.seen.put(bucket.idleTimes.lastProbeAt, Boolean.TRUE);
+            footprint.seen.put(bucket.idleTimes.nextResyncAt, Boolean.TRUE);
+            footprint.seen.put(bucket.idleTimes.answeredSentAt, Boolean.TRUE);
         }
         footprint.walk(root, "");
         return footprint;

@@ -8,6 +8,7 @@ import java.util.SplittableRandom;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -315,5 +316,50 @@ class PathSchedulerTest
             scheduler.endLossSample(round % 3);
         }
         assertEquals(0, scheduler.rtts[0].lateMarginNanos(), "clean sample rounds narrow it away");
+    }
+
+    /**
+     * Issue 13: an idle connection's send windows are parked: each path keeps only its next PSN, every path names
+     * the shared empty window, an ACK fits a parked path only at that PSN; lent windows restart there.
+     */
+    @Test
+    void shouldParkEachPathAtItsNextPsnAndRestartLentWindowsThere()
+    {
+        final SprayConfig config = new SprayConfig();
+        final PathSendWindow idle = new PathSendWindow(0, null);
+        final PathScheduler.LentTimes idleTimes = new PathScheduler.LentTimes(2);
+        final PathScheduler scheduler = new PathScheduler(2, config, new SplittableRandom(7), 1000, 50_000, idle,
+            idleTimes, new PathScheduler.Shared(config, 2));
+        assertTrue(scheduler.isParked(0));
+        assertEquals(1000, scheduler.nextPsn(0));
+        assertEquals(PathScheduler.initialPsn(1000, 1), scheduler.nextPsn(1));
+
+        final PathSendWindow[] lent = {new PathSendWindow(77), new PathSendWindow(88)};
+        final PathScheduler.LentTimes times = new PathScheduler.LentTimes(2);
+        scheduler.unparkWindows(lent, times);
+        assertFalse(scheduler.isParked(0));
+        assertEquals(1000, lent[0].nextPsn(), "a lent window restarts at the path's parked PSN");
+        assertEquals(PathScheduler.initialPsn(1000, 1), lent[1].nextPsn());
+        assertEquals(times.lastProbeAt, scheduler.lastProbeAt);
+        lent[0].send(5, 10);
+        lent[0].send(6, 11);
+        final IllegalStateException busy =
+            assertThrows(IllegalStateException.class, () -> scheduler.parkWindows(idle, idleTimes));
+        assertTrue(busy.getMessage().contains("outstanding"), busy.getMessage());
+
+        lent[0].reset(lent[0].nextPsn()); // (as if acknowledged) empty again
+        scheduler.parkWindows(idle, idleTimes);
+        assertTrue(scheduler.isParked(0));
+        assertEquals(idle, scheduler.sendWindows[0]);
+        assertEquals(idleTimes.answeredSentAt, scheduler.answeredSentAt);
+        assertEquals(1002, scheduler.nextPsn(0), "the PSN after the two sent");
+        assertEquals(0, scheduler.onAckOfParked(0, 1002));
+        assertEquals(-1, scheduler.onAckOfParked(0, 1001), "below the next PSN: stale");
+        assertEquals(-1, scheduler.onAckOfParked(0, 1003), "above it: acknowledges what was never sent");
+        assertEquals(0, idle.nextPsn(), "the shared window is never written");
+
+        final PathSendWindow[] again = {new PathSendWindow(0), new PathSendWindow(0)};
+        scheduler.unparkWindows(again, times);
+        assertEquals(1002, again[0].send(7, 12), "the next packet takes the PSN after the idle period");
     }
 }

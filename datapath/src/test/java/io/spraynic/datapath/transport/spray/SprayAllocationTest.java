@@ -40,6 +40,24 @@ class SprayAllocationTest
     }
 
     /**
+     * Issue 13: with no linger, a connection gives its tables (send windows included) back whenever it is idle and
+     * borrows them again with its next post: those edges allocate nothing either.
+     */
+    @Test
+    void shouldAllocateNothingWhenTablesComeAndGo()
+    {
+        final SprayTestBed.Options options = new SprayTestBed.Options();
+        options.configure = (host, config) -> config.storageLingerNanos(0);
+        try (SprayTestBed bed = new SprayTestBed(options))
+        {
+            assertSteadyStateAllocatesNothing(bed);
+            final long lends = bed.engineA.storagePool().lends();
+            assertTrue(lends >= 10, "A's tables lent " + lends + " times in 30 rounds");
+            System.out.println("tables lent to A: " + lends + " times in 30 rounds");
+        }
+    }
+
+    /**
      * S6.8, S7.4.1: with 30 % of every frame lost (ACKs and probes too) paths time out every round, and their
      * packets go again on other paths; that allocates nothing either.
      */

@@ -346,7 +346,7 @@ class SprayAuthenticationTest
             // (e) B's ACK made to acknowledge 200 PSNs A never sent, every SACK bit set, far ahead in sequence
             final MemorySegment ack = copy(bed, tapsB[0].frames.get(tapsB[0].frames.size() - 1));
             final int path = SelectiveAckHeader.path(ack, CUSTOM);
-            SelectiveAckHeader.cumulativePsn(ack, CUSTOM, bed.a.sendWindow(path).nextPsn() + 200);
+            SelectiveAckHeader.cumulativePsn(ack, CUSTOM, bed.a.nextPsn(path) + 200);
             for (int w = 0; w < 4; w++)
             {
                 SelectiveAckHeader.sackWord(ack, CUSTOM, w, -1L);

@@ -34,15 +34,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class SprayConnectionMemoryTest
 {
     /**
-     * Bytes one idle connection of the default shape (8 paths, queues of 1,024) may hold: 6,080 by the walk, 6,105
-     * on the heap over 199 and 6,110 over 100,000 (706,524 before the tables were pooled; 8,941 before the
-     * estimators' limits, the windows' parameters, the median's scratch and this end's addresses were the engine's;
-     * 7,744 walked before the per-path counters were lent with the tables), a little more allowed for the
-     * collector's noise. The largest parts: the connection's counter totals (536 B), the estimators, congestion
-     * controls, receive and send windows (8 objects each), the scheduler's per-path arrays; issue 13's goal is 4 KiB:
-     * benchmarks/RESULTS.md section 19b says where the rest goes.
+     * Bytes one idle connection of the default shape (8 paths, queues of 1,024) may hold: 5,312 by the walk and
+     * about 5,340 on the heap over 100,000 (706,524 before the tables were pooled; 8,941 before the estimators'
+     * limits, the windows' parameters, the median's scratch and this end's addresses were the engine's; 7,744 walked
+     * before the per-path counters were lent with the tables; 6,240 before the paths' send windows, the loss
+     * detector's timeout judgements and the paths' probe and answered times were lent too, and a parked path kept
+     * only its next PSN), a little more allowed for the collector's noise. The largest parts: the connection's
+     * counter totals (536 B), the estimators and congestion controls (8 objects each), the scheduler's and the
+     * receive windows' per-path arrays; issue 13's goal is 4 KiB: benchmarks/RESULTS.md section 29 says where the
+     * rest goes.
      */
-    static final long IDLE_BOUND = 6 * 1024 + 512;
+    static final long IDLE_BOUND = 5 * 1024 + 512;
     static final int IDLE_CONNECTIONS = 100_000;
     static final int ACTIVE_CONNECTIONS = 16;
 
@@ -138,6 +140,21 @@ class SprayConnectionMemoryTest
             }
             System.out.printf("tables lent to a connection with traffic: %d B; clearing them on return: %d ns (best of " +
                 "200)%n", storage.bytes(), best);
+            // the paths' part of the idle -> busy -> idle edges: windows and times lent, then parked again
+            final SprayConfig config = new SprayConfig();
+            final PathScheduler scheduler = new PathScheduler(8, config, new java.util.SplittableRandom(3), 0, 50_000,
+                new PathSendWindow(0, null), new PathScheduler.LentTimes(8), new PathScheduler.Shared(config, 8));
+            final PathSendWindow idleWindow = scheduler.sendWindows[0];
+            final PathScheduler.LentTimes idleTimes = new PathScheduler.LentTimes(8);
+            long bestEdges = Long.MAX_VALUE;
+            for (int i = 0; i < 20_000; i++) // warmed up: compiled, as on a running engine
+            {
+                final long start = System.nanoTime();
+                scheduler.unparkWindows(storage.windows, storage.times);
+                scheduler.parkWindows(idleWindow, idleTimes);
+                bestEdges = Math.min(bestEdges, System.nanoTime() - start);
+            }
+            System.out.printf("8 paths' send windows lent and parked again: %d ns (best of 20,000)%n", bestEdges);
         }
     }
 
@@ -150,10 +167,27 @@ class SprayConnectionMemoryTest
     @Timeout(600)
     void shouldHoldManyIdleConnectionsInKilobytesAndLendTablesOnlyWhileThereIsTraffic()
     {
+        holdManyIdleConnections(0);
+    }
+
+    /**
+     * The same with idle connections ticked once per millisecond ({@link SprayConfig#idleTickNanos}, as the NIC
+     * does): they are parked, a tick walks only the busy ones and a share of the parked, and the 16 transfers
+     * still complete (a post and every frame make a parked connection hot again).
+     */
+    @Test
+    @Timeout(600)
+    void shouldParkIdleConnectionsOffTheTickAndStillCarryTheirTraffic()
+    {
+        holdManyIdleConnections(1_000_000);
+    }
+
+    private static void holdManyIdleConnections(final long idleTickNanos)
+    {
         final SprayTestBed.Options options = new SprayTestBed.Options();
         options.streams = 1;
         options.configure = (host, config) -> config.maxConnections(IDLE_CONNECTIONS + 1)
-            .connectionStorage(ACTIVE_CONNECTIONS, -1).storageLingerNanos(0);
+            .connectionStorage(ACTIVE_CONNECTIONS, -1).storageLingerNanos(0).idleTickNanos(idleTickNanos);
         try (SprayTestBed bed = new SprayTestBed(options))
         {
             final ConnectionStoragePool pool = bed.engineA.storagePool();
@@ -184,8 +218,12 @@ class SprayConnectionMemoryTest
                 bed.step();
                 bestStep = Math.min(bestStep, System.nanoTime() - start);
             }
-            System.out.printf("one step (both engines tick, A with %,d connections): %.1f ms, best of 3%n",
-                IDLE_CONNECTIONS, bestStep / 1e6);
+            System.out.printf("one step (both engines tick, A with %,d connections, idle tick %d ns): %.3f ms, best " +
+                "of 3%n", IDLE_CONNECTIONS, idleTickNanos, bestStep / 1e6);
+            if (idleTickNanos > 0)
+            {
+                assertTrue(bed.engineA.idleTicksSkipped() > IDLE_CONNECTIONS, "parked: " + bed.engineA.idleTicksSkipped());
+            }
             assertEquals(ACTIVE_CONNECTIONS, pool.available());
 
             // a subset gets traffic: verified WRITEs of 64 KiB each, to peers on B

@@ -54,12 +54,21 @@ class SprayIdleTickTest
             assertTrue(bed.b.counters().get(SprayCounters.KEEPALIVES_SENT) >= 4, bed.b.toString());
             final long[] skipped = {bed.engineA.idleTicksSkipped(), bed.engineB.idleTicksSkipped()};
 
+            bed.runToQuiet(300);
             final MemoryRegion src = bed.region(bed.pdA, SIZE, AccessFlags.NONE, 7);
             final MemoryRegion dst = bed.region(bed.pdB, SIZE, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE, 0);
             final SendWorkRequest wr = new SendWorkRequest().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
                 .local(src, src.address(), SIZE).remote(dst.address(), dst.rkey());
             assertEquals(PostResult.OK, bed.a.postSend(0, wr));
             final long before = bed.engineA.idleTicksSkipped();
+            if (idleTickNanos > 0)
+            {
+                // (the post lands 0.3 ms after a sweep of the parked connections: B's next visit is 0.7 ms away)
+                assertFalse(bed.engineB.isHot(bed.b), "B, idle without tables, is parked");
+                assertTrue(bed.engineA.isHot(bed.a), "a post makes A hot");
+                bed.runUntil(() -> bed.b.counters().get(SprayCounters.RX_PACKETS) > 0, 10_000);
+                assertTrue(bed.engineB.isHot(bed.b), "A's first packet makes B hot: ticked on every tick from then on");
+            }
             bed.runUntil(() -> bed.a.counters().get(SprayCounters.MESSAGES_SENT) == 1, 100_000);
             assertEquals(-1L, src.segment().mismatch(dst.segment()), "every byte arrived");
             assertTrue(bed.engineA.idleTicksSkipped() - before < 5, "a connection with traffic is ticked on every tick");

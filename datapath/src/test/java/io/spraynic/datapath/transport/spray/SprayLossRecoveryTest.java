@@ -180,8 +180,8 @@ class SprayLossRecoveryTest
             final Workload w = new Workload(bed, 4 * MIB);
             w.post();
             w.runAndVerify(400_000);
-            assertTrue(bed.a.sendWindow(0).nextPsn() < nearWrap, "path 0 of A wrapped: " + bed.a.sendWindow(0));
-            assertTrue(bed.b.sendWindow(0).nextPsn() < nearWrap, "path 0 of B wrapped: " + bed.b.sendWindow(0));
+            assertTrue(bed.a.nextPsn(0) < nearWrap, "path 0 of A wrapped: " + bed.a.nextPsn(0));
+            assertTrue(bed.b.nextPsn(0) < nearWrap, "path 0 of B wrapped: " + bed.b.nextPsn(0));
             final long dropped = bed.totalDropped(bed.portsA) + bed.totalDropped(bed.portsB);
             assertEquals(dropped, bed.a.counters().get(SprayCounters.RETRANSMITTED) + bed.b.counters().get(SprayCounters.RETRANSMITTED));
         }
