@@ -124,35 +124,36 @@ static uint32_t crc_by_table(uint32_t crc, const uint8_t *bytes, size_t length)
     return crc;
 }
 
-/*
- * Continues the CRC register over `length` bytes, length >= 64 and a multiple of 16, by carry-less multiplication:
- * four 128-bit lanes folded 64 bytes a step, folded into one, then 16 bytes a step, then Barrett-reduced (Intel's
- * "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ", with the bit-reflected constants of the
- * Ethernet polynomial as in Linux's crc32-pclmul and Chromium's zlib).
- */
-__attribute__((target("pclmul,sse4.1"))) static uint32_t crc_by_pclmul(uint32_t crc, const uint8_t *bytes,
-                                                                        size_t length)
+/* The bit-reflected folding constants of the Ethernet polynomial: (x^(d+32) mod P)' << 1 in the low quadword,
+ * (x^(d-32) mod P)' << 1 in the high, to fold a 128-bit lane d bits ahead (as in Intel's "Fast CRC Computation for
+ * Generic Polynomials Using PCLMULQDQ", Linux's crc32-pclmul and Chromium's zlib); K5 and the Barrett pair reduce
+ * the last 64 bits to 32. The d = 2048 pair was derived the same way and is checked by ReceiveTwinTest. */
+#define K_512_LO 0x0154442bd4LL
+#define K_512_HI 0x01c6e41596LL
+#define K_128_LO 0x01751997d0LL
+#define K_128_HI 0x00ccaa009eLL
+#define K_2048_LO 0x011542778aLL
+#define K_2048_HI 0x01322d1430LL
+#define K5 0x0163cd6124LL
+#define BARRETT_P 0x01db710641LL
+#define BARRETT_U 0x01f7011641LL
+
+/* Four consecutive 128-bit lanes x1..x4 (the register already folded in) and `length` more bytes, a multiple of 16:
+ * folds 64 bytes a step, then into one lane, then 16 bytes a step, then reduces to the 32-bit register. */
+__attribute__((target("pclmul,sse4.1"))) static uint32_t fold_lanes(__m128i x1, __m128i x2, __m128i x3, __m128i x4,
+                                                                     const uint8_t *bytes, size_t length)
 {
-    const __m128i k1k2 = _mm_set_epi64x(0x01c6e41596LL, 0x0154442bd4LL);
-    const __m128i k3k4 = _mm_set_epi64x(0x00ccaa009eLL, 0x01751997d0LL);
-    const __m128i k5k0 = _mm_set_epi64x(0, 0x0163cd6124LL);
-    const __m128i poly = _mm_set_epi64x(0x01f7011641LL, 0x01db710641LL);
-    __m128i x1 = _mm_loadu_si128((const __m128i *)(bytes + 0x00));
-    __m128i x2 = _mm_loadu_si128((const __m128i *)(bytes + 0x10));
-    __m128i x3 = _mm_loadu_si128((const __m128i *)(bytes + 0x20));
-    __m128i x4 = _mm_loadu_si128((const __m128i *)(bytes + 0x30));
-    x1 = _mm_xor_si128(x1, _mm_cvtsi32_si128((int)crc));
-    bytes += 64;
-    length -= 64;
+    const __m128i k512 = _mm_set_epi64x(K_512_HI, K_512_LO);
+    const __m128i k128 = _mm_set_epi64x(K_128_HI, K_128_LO);
     while (length >= 64) {
-        __m128i x5 = _mm_clmulepi64_si128(x1, k1k2, 0x00);
-        __m128i x6 = _mm_clmulepi64_si128(x2, k1k2, 0x00);
-        __m128i x7 = _mm_clmulepi64_si128(x3, k1k2, 0x00);
-        __m128i x8 = _mm_clmulepi64_si128(x4, k1k2, 0x00);
-        x1 = _mm_clmulepi64_si128(x1, k1k2, 0x11);
-        x2 = _mm_clmulepi64_si128(x2, k1k2, 0x11);
-        x3 = _mm_clmulepi64_si128(x3, k1k2, 0x11);
-        x4 = _mm_clmulepi64_si128(x4, k1k2, 0x11);
+        __m128i x5 = _mm_clmulepi64_si128(x1, k512, 0x00);
+        __m128i x6 = _mm_clmulepi64_si128(x2, k512, 0x00);
+        __m128i x7 = _mm_clmulepi64_si128(x3, k512, 0x00);
+        __m128i x8 = _mm_clmulepi64_si128(x4, k512, 0x00);
+        x1 = _mm_clmulepi64_si128(x1, k512, 0x11);
+        x2 = _mm_clmulepi64_si128(x2, k512, 0x11);
+        x3 = _mm_clmulepi64_si128(x3, k512, 0x11);
+        x4 = _mm_clmulepi64_si128(x4, k512, 0x11);
         x1 = _mm_xor_si128(_mm_xor_si128(x1, x5), _mm_loadu_si128((const __m128i *)(bytes + 0x00)));
         x2 = _mm_xor_si128(_mm_xor_si128(x2, x6), _mm_loadu_si128((const __m128i *)(bytes + 0x10)));
         x3 = _mm_xor_si128(_mm_xor_si128(x3, x7), _mm_loadu_si128((const __m128i *)(bytes + 0x20)));
@@ -160,44 +161,94 @@ __attribute__((target("pclmul,sse4.1"))) static uint32_t crc_by_pclmul(uint32_t 
         bytes += 64;
         length -= 64;
     }
-    __m128i x5 = _mm_clmulepi64_si128(x1, k3k4, 0x00);
-    x1 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x1, k3k4, 0x11), x2), x5);
-    x5 = _mm_clmulepi64_si128(x1, k3k4, 0x00);
-    x1 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x1, k3k4, 0x11), x3), x5);
-    x5 = _mm_clmulepi64_si128(x1, k3k4, 0x00);
-    x1 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x1, k3k4, 0x11), x4), x5);
+    __m128i x5 = _mm_clmulepi64_si128(x1, k128, 0x00);
+    x1 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x1, k128, 0x11), x2), x5);
+    x5 = _mm_clmulepi64_si128(x1, k128, 0x00);
+    x1 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x1, k128, 0x11), x3), x5);
+    x5 = _mm_clmulepi64_si128(x1, k128, 0x00);
+    x1 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x1, k128, 0x11), x4), x5);
     while (length >= 16) {
-        x5 = _mm_clmulepi64_si128(x1, k3k4, 0x00);
-        x1 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x1, k3k4, 0x11),
+        x5 = _mm_clmulepi64_si128(x1, k128, 0x00);
+        x1 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x1, k128, 0x11),
                                          _mm_loadu_si128((const __m128i *)bytes)), x5);
         bytes += 16;
         length -= 16;
     }
     /* 128 bits to 64, then to 32 by Barrett reduction */
     const __m128i mask32 = _mm_setr_epi32(~0, 0, ~0, 0);
-    x2 = _mm_clmulepi64_si128(x1, k3k4, 0x10);
+    const __m128i k5 = _mm_set_epi64x(0, K5);
+    const __m128i barrett = _mm_set_epi64x(BARRETT_U, BARRETT_P);
+    x2 = _mm_clmulepi64_si128(x1, k128, 0x10);
     x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), x2);
     x2 = _mm_srli_si128(x1, 4);
-    x1 = _mm_xor_si128(_mm_clmulepi64_si128(_mm_and_si128(x1, mask32), k5k0, 0x00), x2);
-    x2 = _mm_clmulepi64_si128(_mm_and_si128(x1, mask32), poly, 0x10);
-    x2 = _mm_clmulepi64_si128(_mm_and_si128(x2, mask32), poly, 0x00);
+    x1 = _mm_xor_si128(_mm_clmulepi64_si128(_mm_and_si128(x1, mask32), k5, 0x00), x2);
+    x2 = _mm_clmulepi64_si128(_mm_and_si128(x1, mask32), barrett, 0x10);
+    x2 = _mm_clmulepi64_si128(_mm_and_si128(x2, mask32), barrett, 0x00);
     x1 = _mm_xor_si128(x1, x2);
     return (uint32_t)_mm_extract_epi32(x1, 1);
 }
 
-static inline uint32_t crc_update(int32_t pclmul, uint32_t crc, const uint8_t *bytes, size_t length)
+/* Continues the CRC register over `length` bytes, length >= 64 and a multiple of 16, with 128-bit PCLMULQDQ. */
+__attribute__((target("pclmul,sse4.1"))) static uint32_t crc_by_pclmul(uint32_t crc, const uint8_t *bytes,
+                                                                        size_t length)
 {
-    if (pclmul && length >= 64) {
-        size_t folded = length & ~(size_t)15;
-        crc = crc_by_pclmul(crc, bytes, folded);
-        bytes += folded;
-        length -= folded;
+    __m128i x1 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)bytes), _mm_cvtsi32_si128((int)crc));
+    return fold_lanes(x1, _mm_loadu_si128((const __m128i *)(bytes + 0x10)),
+                      _mm_loadu_si128((const __m128i *)(bytes + 0x20)),
+                      _mm_loadu_si128((const __m128i *)(bytes + 0x30)), bytes + 64, length - 64);
+}
+
+static inline __attribute__((target("avx512f,vpclmulqdq"))) __m512i fold_zmm(__m512i lanes, __m512i k, __m512i next)
+{
+    /* 0x96: a ^ b ^ c */
+    return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(lanes, k, 0x00), _mm512_clmulepi64_epi128(lanes, k, 0x11),
+                                     next, 0x96);
+}
+
+/* As crc_by_pclmul for length >= 256: sixteen 128-bit lanes in four 512-bit registers, 256 bytes a step (VPCLMULQDQ,
+ * AVX-512, as the JDK's CRC32 intrinsic folds on this CPU), then four lanes onwards as above. */
+__attribute__((target("avx512f,vpclmulqdq,pclmul,sse4.1"))) static uint32_t crc_by_vpclmul(uint32_t crc,
+                                                                                            const uint8_t *bytes,
+                                                                                            size_t length)
+{
+    const __m512i k2048 = _mm512_broadcast_i32x4(_mm_set_epi64x(K_2048_HI, K_2048_LO));
+    const __m512i k512 = _mm512_broadcast_i32x4(_mm_set_epi64x(K_512_HI, K_512_LO));
+    __m512i z1 = _mm512_xor_si512(_mm512_loadu_si512(bytes), _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)crc)));
+    __m512i z2 = _mm512_loadu_si512(bytes + 64);
+    __m512i z3 = _mm512_loadu_si512(bytes + 128);
+    __m512i z4 = _mm512_loadu_si512(bytes + 192);
+    bytes += 256;
+    length -= 256;
+    while (length >= 256) {
+        z1 = fold_zmm(z1, k2048, _mm512_loadu_si512(bytes));
+        z2 = fold_zmm(z2, k2048, _mm512_loadu_si512(bytes + 64));
+        z3 = fold_zmm(z3, k2048, _mm512_loadu_si512(bytes + 128));
+        z4 = fold_zmm(z4, k2048, _mm512_loadu_si512(bytes + 192));
+        bytes += 256;
+        length -= 256;
     }
-    return crc_by_table(crc, bytes, length);
+    z2 = fold_zmm(z1, k512, z2);
+    z3 = fold_zmm(z2, k512, z3);
+    z4 = fold_zmm(z3, k512, z4);
+    return fold_lanes(_mm512_extracti32x4_epi32(z4, 0), _mm512_extracti32x4_epi32(z4, 1),
+                      _mm512_extracti32x4_epi32(z4, 2), _mm512_extracti32x4_epi32(z4, 3), bytes, length);
+}
+
+static inline uint32_t crc_update(int32_t folding, uint32_t crc, const uint8_t *bytes, size_t length)
+{
+    size_t folded = length & ~(size_t)15;
+    if (folding >= RXTWIN_CRC_VPCLMUL && length >= 256) {
+        crc = crc_by_vpclmul(crc, bytes, folded);
+    } else if (folding >= RXTWIN_CRC_PCLMUL && length >= 64) {
+        crc = crc_by_pclmul(crc, bytes, folded);
+    } else {
+        folded = 0;
+    }
+    return crc_by_table(crc, bytes + folded, length - folded);
 }
 
 /* Icrc.compute: the masked LRH, IP, UDP and BTH from a copy, the rest in place. */
-static uint32_t icrc(int32_t pclmul, const uint8_t *ip, int ip_version, int ip_header_length, const uint8_t *icrc_at)
+static uint32_t icrc(int32_t folding, const uint8_t *ip, int ip_version, int ip_header_length, const uint8_t *icrc_at)
 {
     uint8_t scratch[MASKED_LRH_LENGTH + 60 + UDP_LENGTH + BTH_LENGTH];
     size_t headers = (size_t)ip_header_length + UDP_LENGTH + BTH_LENGTH;
@@ -218,13 +269,13 @@ static uint32_t icrc(int32_t pclmul, const uint8_t *ip, int ip_version, int ip_h
     udp[UDP_LENGTH + 4] = 0xFF;        /* BTH resv8a */
     uint32_t crc = crc_by_table(0xFFFFFFFFu, scratch, MASKED_LRH_LENGTH + headers);
     const uint8_t *rest = ip + headers;
-    return ~crc_update(pclmul, crc, rest, (size_t)(icrc_at - rest));
+    return ~crc_update(folding, crc, rest, (size_t)(icrc_at - rest));
 }
 
 uint32_t spraynic_rxtwin_icrc(const struct spraynic_rxtwin *twin, const uint8_t *ip, const uint8_t *icrc_at)
 {
     int version = ip[0] >> 4;
-    return icrc(twin->pclmul, ip, version, version == 4 ? (ip[0] & 0xF) << 2 : IPV6_LENGTH, icrc_at);
+    return icrc(twin->crc, ip, version, version == 4 ? (ip[0] & 0xF) << 2 : IPV6_LENGTH, icrc_at);
 }
 
 static inline int32_t count(struct spraynic_rxtwin *twin, int32_t outcome)
@@ -239,7 +290,7 @@ static int32_t transport(struct spraynic_rxtwin *twin, const uint8_t *ip, int ip
 {
     uint32_t received;
     memcpy(&received, icrc_at, sizeof received); /* little-endian on the wire, as on this CPU */
-    uint32_t computed = icrc(twin->pclmul, ip, ip_version, ip_header_length, icrc_at);
+    uint32_t computed = icrc(twin->crc, ip, ip_version, ip_header_length, icrc_at);
     int opcode = bth[0];
     int pad = (bth[1] >> 4) & 0x3;
     int tver = bth[1] & 0xF;
@@ -356,7 +407,7 @@ int32_t spraynic_rxtwin_frame(struct spraynic_rxtwin *twin, const uint8_t *frame
 
 struct spraynic_rxtwin *spraynic_rxtwin_create(uint16_t port, uint32_t burst_size, uint8_t *region,
                                                uint64_t region_base, uint64_t region_length, uint32_t rkey,
-                                               int32_t use_pclmul)
+                                               int32_t crc_folding)
 {
     if (burst_size < 1 || burst_size > SPRAYNIC_RXTWIN_MAX_BURST || (region == NULL && region_length != 0) ||
         region_base + region_length < region_base) {
@@ -375,7 +426,10 @@ struct spraynic_rxtwin *spraynic_rxtwin_create(uint16_t port, uint32_t burst_siz
     twin->region_length = region_length;
     twin->rkey = rkey;
     __builtin_cpu_init();
-    twin->pclmul = use_pclmul != 0 && __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+    int32_t best = !__builtin_cpu_supports("pclmul") || !__builtin_cpu_supports("sse4.1") ? RXTWIN_CRC_TABLES :
+                   __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("vpclmulqdq") ? RXTWIN_CRC_VPCLMUL :
+                   RXTWIN_CRC_PCLMUL;
+    twin->crc = crc_folding < best ? (crc_folding < RXTWIN_CRC_TABLES ? RXTWIN_CRC_TABLES : crc_folding) : best;
     return twin;
 }
 
@@ -414,9 +468,9 @@ const uint64_t *spraynic_rxtwin_counters(const struct spraynic_rxtwin *twin)
     return twin->counters;
 }
 
-int32_t spraynic_rxtwin_uses_pclmul(const struct spraynic_rxtwin *twin)
+int32_t spraynic_rxtwin_crc_folding(const struct spraynic_rxtwin *twin)
 {
-    return twin->pclmul;
+    return twin->crc;
 }
 
 void spraynic_rxtwin_free(struct spraynic_rxtwin *twin)

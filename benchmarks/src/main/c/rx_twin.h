@@ -24,6 +24,14 @@ enum spraynic_rxtwin_outcome {
     RXTWIN_OUTCOMES = 6
 };
 
+/* How the twin computes the CRC after the masked headers (always the Ethernet polynomial of java.util.zip.CRC32;
+ * SSE4.2's crc32 instruction is the Castagnoli one and cannot serve). */
+enum spraynic_rxtwin_crc {
+    RXTWIN_CRC_TABLES = 0,  /* slicing-by-8 tables */
+    RXTWIN_CRC_PCLMUL = 1,  /* 128-bit PCLMULQDQ folding, 64 bytes a step */
+    RXTWIN_CRC_VPCLMUL = 2  /* AVX-512 VPCLMULQDQ folding, 256 bytes a step, from 256 bytes up */
+};
+
 struct spraynic_rxtwin {
     uint16_t port;
     uint32_t burst_size;
@@ -32,17 +40,17 @@ struct spraynic_rxtwin {
     uint64_t region_base;       /* the virtual address of region[0], as RETHs name it */
     uint64_t region_length;
     uint32_t rkey;
-    int32_t pclmul;             /* 1: the ICRC folds with PCLMULQDQ, 0: slicing-by-8 tables only */
+    int32_t crc;                /* enum spraynic_rxtwin_crc: how the ICRC's CRC runs */
     uint64_t counters[RXTWIN_OUTCOMES];
     struct rte_mbuf *burst[SPRAYNIC_RXTWIN_MAX_BURST];
 };
 
 /* A twin on queue 0 of a started port, placing into [region, region + region_length) which RETHs address as
  * [region_base, region_base + region_length) with R_Key rkey; NULL (rte_errno EINVAL or ENOMEM) on bad arguments.
- * use_pclmul 0 forces the table CRC even where the CPU has PCLMULQDQ. */
+ * crc_folding: the fastest enum spraynic_rxtwin_crc to use, if the CPU has it. */
 struct spraynic_rxtwin *spraynic_rxtwin_create(uint16_t port, uint32_t burst_size, uint8_t *region,
                                                uint64_t region_base, uint64_t region_length, uint32_t rkey,
-                                               int32_t use_pclmul);
+                                               int32_t crc_folding);
 
 /* Runs `bursts` times: one spraynic_tx_rx_burst sends back what the last burst held and receives the next, then
  * every frame is parsed, its ICRC checked and its payload placed. Returns the frames received. */
@@ -61,8 +69,8 @@ void spraynic_rxtwin_flush(struct spraynic_rxtwin *twin);
 /* The counters (RXTWIN_OUTCOMES of them), to read from Java. */
 const uint64_t *spraynic_rxtwin_counters(const struct spraynic_rxtwin *twin);
 
-/* 1 if this twin folds the ICRC with PCLMULQDQ. */
-int32_t spraynic_rxtwin_uses_pclmul(const struct spraynic_rxtwin *twin);
+/* The enum spraynic_rxtwin_crc this twin uses. */
+int32_t spraynic_rxtwin_crc_folding(const struct spraynic_rxtwin *twin);
 
 /* spraynic_rxtwin_flush, then frees the twin. */
 void spraynic_rxtwin_free(struct spraynic_rxtwin *twin);

@@ -29,6 +29,17 @@ final class CReceiveTwin implements AutoCloseable
 {
     private static final Linker LINKER = Linker.nativeLinker();
 
+    /** How the C twin runs the CRC after the masked headers: {@code enum spraynic_rxtwin_crc}, in its order. */
+    enum CrcFolding
+    {
+        /** Slicing-by-8 tables. */
+        TABLES,
+        /** 128-bit PCLMULQDQ folding, 64 bytes a step. */
+        PCLMUL,
+        /** AVX-512 VPCLMULQDQ folding, 256 bytes a step (from 256 bytes up), as the JDK's CRC32 intrinsic on such a CPU. */
+        VPCLMUL
+    }
+
     private final MemorySegment twin;
     private final MethodHandle bursts;
     private final MethodHandle frame;
@@ -36,7 +47,7 @@ final class CReceiveTwin implements AutoCloseable
     private final MethodHandle flush;
     private final MethodHandle free;
     private final MemorySegment counters;
-    private final boolean pclmul;
+    private final CrcFolding crcFolding;
     private boolean closed;
 
     private CReceiveTwin(final SymbolLookup lookup, final MemorySegment twin)
@@ -51,8 +62,8 @@ final class CReceiveTwin implements AutoCloseable
         {
             counters = ((MemorySegment)handle(lookup, "spraynic_rxtwin_counters", FunctionDescriptor.of(ADDRESS, ADDRESS))
                 .invokeExact(twin)).reinterpret((long)ReceiveTwin.OUTCOMES * Long.BYTES);
-            pclmul = (int)handle(lookup, "spraynic_rxtwin_uses_pclmul", FunctionDescriptor.of(JAVA_INT, ADDRESS))
-                .invokeExact(twin) != 0;
+            crcFolding = CrcFolding.values()[(int)handle(lookup, "spraynic_rxtwin_crc_folding",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS)).invokeExact(twin)];
         }
         catch (final Throwable ex)
         {
@@ -64,11 +75,11 @@ final class CReceiveTwin implements AutoCloseable
      * Loads the library (once per process) and creates a twin on queue 0 of port {@code portId} (any number where
      * only {@link #onFrame} and {@link #icrc} will be called), placing into {@code region}.
      *
-     * @param usePclmul false to fold the ICRC with tables even where the CPU has PCLMULQDQ.
+     * @param crcFolding the fastest CRC method to use where the CPU has it.
      */
     static CReceiveTwin create(
         final Path library, final int portId, final int burst, final MemorySegment region, final long regionBase,
-        final int rkey, final boolean usePclmul)
+        final int rkey, final CrcFolding crcFolding)
     {
         if (!Files.isReadable(library))
         {
@@ -82,7 +93,7 @@ final class CReceiveTwin implements AutoCloseable
         try
         {
             twin = (MemorySegment)create.invokeExact(
-                (short)portId, burst, region, regionBase, region.byteSize(), rkey, usePclmul ? 1 : 0);
+                (short)portId, burst, region, regionBase, region.byteSize(), rkey, crcFolding.ordinal());
         }
         catch (final Throwable ex)
         {
@@ -169,11 +180,11 @@ final class CReceiveTwin implements AutoCloseable
     }
 
     /**
-     * @return whether the ICRC folds with PCLMULQDQ (else slicing-by-8 tables).
+     * @return how this twin runs the CRC: the one asked for, or less where the CPU lacks it.
      */
-    boolean usesPclmul()
+    CrcFolding crcFolding()
     {
-        return pclmul;
+        return crcFolding;
     }
 
     /**

@@ -23,7 +23,7 @@ import java.util.Locale;
  * loaded machine) and by wall clock.
  * <pre>
  *   java ... io.spraynic.bench.raw.ReceiveTwinComparison --library target/native/libspraynic_rxtwin.so \
- *       --payload 64 --seconds 1 --rounds 6 [--table-crc]
+ *       --payload 64 --seconds 1 --rounds 6 [--crc tables|pclmul|vpclmul]
  * </pre>
  */
 public final class ReceiveTwinComparison
@@ -47,7 +47,7 @@ public final class ReceiveTwinComparison
      * @param javaCounters and cCounters: the outcomes each twin counted, in {@link ReceiveTwin}'s order.
      */
     public record Summary(
-        int payload, boolean pclmul, double[] javaMpps, double[] cMpps, double[] javaCpuMpps, double[] cCpuMpps,
+        int payload, CReceiveTwin.CrcFolding crcFolding, double[] javaMpps, double[] cMpps, double[] javaCpuMpps, double[] cCpuMpps,
         long[] javaCounters, long[] cCounters)
     {
         /** @return Java ÷ C packets per CPU second, per round. */
@@ -69,7 +69,7 @@ public final class ReceiveTwinComparison
             return String.format(Locale.ROOT,
                 "payload %d B, ICRC in C by %s: Java %s Mpps/CPU-s, C %s; Java/C per round %s (median %.3f); " +
                 "wall Java %s, C %s; Java outcomes %s, C outcomes %s",
-                payload, pclmul ? "PCLMULQDQ folding" : "slicing-by-8 tables", format(javaCpuMpps), format(cCpuMpps),
+                payload, crcFolding, format(javaCpuMpps), format(cCpuMpps),
                 format(ratios), sorted[sorted.length / 2], format(javaMpps), format(cMpps),
                 Arrays.toString(javaCounters), Arrays.toString(cCounters));
         }
@@ -135,7 +135,7 @@ public final class ReceiveTwinComparison
      * Alternates the two twins for {@code rounds} rounds (after one of warm-up) of {@code seconds} each.
      */
     public static Summary run(
-        final Path library, final int payload, final double seconds, final int rounds, final boolean usePclmul)
+        final Path library, final int payload, final double seconds, final int rounds, final CReceiveTwin.CrcFolding crcFolding)
     {
         final int frameLength = 14 + 20 + 8 + 12 + 16 + payload + 4;
         try (DpdkNic nic = DpdkNic.start(RawLoop.config(RawLoop.Pmd.NET_RING, frameLength));
@@ -147,7 +147,7 @@ public final class ReceiveTwinComparison
             final PacketBurst packets = port.newBurst(BURST);
             final ReceiveTwin java = new ReceiveTwin(region, REGION_BASE, RKEY);
             try (CReceiveTwin c = CReceiveTwin.create(
-                library, port.ethPort().portId(), BURST, region, REGION_BASE, RKEY, usePclmul))
+                library, port.ethPort().portId(), BURST, region, REGION_BASE, RKEY, crcFolding))
             {
                 prime(port, packets, FRAMES, writeOnlyFrames(payload));
                 final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
@@ -178,7 +178,7 @@ public final class ReceiveTwinComparison
                         }
                     }
                 }
-                return new Summary(payload, c.usesPclmul(), measured[0], measured[1], measured[2], measured[3],
+                return new Summary(payload, c.crcFolding(), measured[0], measured[1], measured[2], measured[3],
                     java.counters(), c.counters());
             }
             finally
@@ -218,7 +218,7 @@ public final class ReceiveTwinComparison
     }
 
     /**
-     * {@code --library PATH --payload B --seconds S --rounds R [--table-crc]}: prints the summary.
+     * {@code --library PATH --payload B --seconds S --rounds R [--crc tables|pclmul|vpclmul]} (default: the fastest the CPU has): prints the summary.
      */
     public static void main(final String[] args)
     {
@@ -226,7 +226,7 @@ public final class ReceiveTwinComparison
         int payload = 64;
         double seconds = 1;
         int rounds = 6;
-        boolean pclmul = true;
+        CReceiveTwin.CrcFolding crcFolding = CReceiveTwin.CrcFolding.VPCLMUL;
         for (int i = 0; i < args.length; i++)
         {
             switch (args[i])
@@ -235,10 +235,10 @@ public final class ReceiveTwinComparison
                 case "--payload" -> payload = Integer.parseInt(args[++i]);
                 case "--seconds" -> seconds = Double.parseDouble(args[++i]);
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
-                case "--table-crc" -> pclmul = false;
+                case "--crc" -> crcFolding = CReceiveTwin.CrcFolding.valueOf(args[++i].toUpperCase(Locale.ROOT));
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
-        System.out.println(run(library, payload, seconds, rounds, pclmul).toText());
+        System.out.println(run(library, payload, seconds, rounds, crcFolding).toText());
     }
 }
