@@ -247,13 +247,21 @@ static inline uint32_t crc_update(int32_t folding, uint32_t crc, const uint8_t *
     return crc_by_table(crc, bytes + folded, length - folded);
 }
 
-/* Icrc.compute: the masked LRH, IP, UDP and BTH from a copy, the rest in place. */
+/* Up to this many bytes after the BTH are copied beside the masked headers, so that a small packet's CRC is one
+ * fold over one buffer (the fold wants 64 bytes and more; the headers alone are 56 or 76) rather than a table CRC of
+ * the headers and a fold of the rest. */
+#define INLINE_REST_LENGTH 512
+
+/* Icrc.compute: the masked LRH, IP, UDP and BTH from a copy (with the rest too, if short), the rest in place. */
 static uint32_t icrc(int32_t folding, const uint8_t *ip, int ip_version, int ip_header_length, const uint8_t *icrc_at)
 {
-    uint8_t scratch[MASKED_LRH_LENGTH + 60 + UDP_LENGTH + BTH_LENGTH];
+    uint8_t scratch[MASKED_LRH_LENGTH + 60 + UDP_LENGTH + BTH_LENGTH + INLINE_REST_LENGTH];
     size_t headers = (size_t)ip_header_length + UDP_LENGTH + BTH_LENGTH;
+    const uint8_t *rest = ip + headers;
+    size_t rest_length = (size_t)(icrc_at - rest);
+    size_t copied = rest_length <= INLINE_REST_LENGTH ? headers + rest_length : headers;
     memset(scratch, 0xFF, MASKED_LRH_LENGTH);
-    memcpy(scratch + MASKED_LRH_LENGTH, ip, headers);
+    memcpy(scratch + MASKED_LRH_LENGTH, ip, copied);
     uint8_t *masked = scratch + MASKED_LRH_LENGTH;
     if (ip_version == 4) {
         masked[1] = 0xFF;              /* DSCP, ECN */
@@ -267,9 +275,8 @@ static uint32_t icrc(int32_t folding, const uint8_t *ip, int ip_version, int ip_
     uint8_t *udp = masked + ip_header_length;
     udp[6] = udp[7] = 0xFF;            /* UDP checksum */
     udp[UDP_LENGTH + 4] = 0xFF;        /* BTH resv8a */
-    uint32_t crc = crc_by_table(0xFFFFFFFFu, scratch, MASKED_LRH_LENGTH + headers);
-    const uint8_t *rest = ip + headers;
-    return ~crc_update(folding, crc, rest, (size_t)(icrc_at - rest));
+    uint32_t crc = crc_update(folding, 0xFFFFFFFFu, scratch, MASKED_LRH_LENGTH + copied);
+    return copied == headers ? ~crc_update(folding, crc, rest, rest_length) : ~crc;
 }
 
 uint32_t spraynic_rxtwin_icrc(const struct spraynic_rxtwin *twin, const uint8_t *ip, const uint8_t *icrc_at)
