@@ -15,7 +15,8 @@ import java.lang.management.ThreadMXBean;
 import java.util.Arrays;
 
 /**
- * {@link WireBenchmark}'s parse + ICRC and ICRC-alone loops, and parse without the ICRC, timed by the thread's CPU time, not the wall clock:
+ * {@link WireBenchmark}'s parse + ICRC, ICRC-alone and header-building loops, and parse without the ICRC, timed by the thread's
+ * CPU time, not the wall clock:
  * on a machine loaded by other work, where a thread waits for a core much of the time and this VM exposes no
  * hardware counters for {@code -prof perfnorm}, the CPU time a packet costs is what stays comparable between
  * runs. Prints the best and median of {@code rounds} rounds of 100,000 bursts of 32 frames.
@@ -57,6 +58,7 @@ public final class WireCpuTime
             final double[] parseNs = new double[rounds];
             final double[] icrcNs = new double[rounds];
             final double[] headersNs = new double[rounds];
+            final double[] buildNs = new double[rounds];
             long sink = 0;
             for (int round = -3; round < rounds; round++) // three rounds of warm-up
             {
@@ -70,20 +72,25 @@ public final class WireCpuTime
                 start = threads.getCurrentThreadCpuTime();
                 sink += parseBursts(parserWithoutIcrc, frames, lengths, frame);
                 final long headers = threads.getCurrentThreadCpuTime() - start;
+                start = threads.getCurrentThreadCpuTime();
+                sink += buildBursts(writer, frames, payload);
+                final long built = threads.getCurrentThreadCpuTime() - start;
                 if (round >= 0)
                 {
                     parseNs[round] = (double)parsed / BURSTS_PER_ROUND / WireBenchmark.BURST;
                     icrcNs[round] = (double)checked / BURSTS_PER_ROUND / WireBenchmark.BURST;
                     headersNs[round] = (double)headers / BURSTS_PER_ROUND / WireBenchmark.BURST;
+                    buildNs[round] = (double)built / BURSTS_PER_ROUND / WireBenchmark.BURST;
                 }
             }
             Arrays.sort(parseNs);
             Arrays.sort(icrcNs);
             Arrays.sort(headersNs);
+            Arrays.sort(buildNs);
             System.out.printf("payload %d B: parse + ICRC %.1f ns CPU/packet best, %.1f median; ICRC alone %.1f best, " +
-                "%.1f median; parse without ICRC %.1f best, %.1f median (%d rounds; sink %d)%n", payload, parseNs[0],
-                parseNs[rounds / 2], icrcNs[0], icrcNs[rounds / 2], headersNs[0], headersNs[rounds / 2], rounds,
-                sink & 1);
+                "%.1f median; parse without ICRC %.1f best, %.1f median; build headers + ICRC %.1f best, %.1f median " +
+                "(%d rounds; sink %d)%n", payload, parseNs[0], parseNs[rounds / 2], icrcNs[0], icrcNs[rounds / 2],
+                headersNs[0], headersNs[rounds / 2], buildNs[0], buildNs[rounds / 2], rounds, sink & 1);
         }
     }
 
@@ -108,6 +115,20 @@ public final class WireCpuTime
             valid += frame.isRoce() ? 1 : 0;
         }
         return valid;
+    }
+
+    // the frames are rewritten in place with the same PSNs, so the other loops keep parsing valid frames
+    private static long buildBursts(final RoceFrameWriter writer, final MemorySegment frames, final int payload)
+    {
+        long total = 0;
+        for (int burst = 0; burst < BURSTS_PER_ROUND; burst++)
+        {
+            for (int i = 0; i < WireBenchmark.BURST; i++)
+            {
+                total += writer.psn(i).writeFrame(frames, (long)i * WireBenchmark.SLOT, payload);
+            }
+        }
+        return total;
     }
 
     private static long icrcBursts(final Icrc icrc, final MemorySegment frames, final int[] lengths)
