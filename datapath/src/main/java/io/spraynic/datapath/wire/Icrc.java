@@ -21,13 +21,16 @@ import java.util.zip.CRC32;
  * {@code ~crc} on a little-endian CPU, and scapy's {@code BTH.pack_icrc} does); Wireshark shows them as a
  * big-endian number, i.e. the wire bytes in order.
  * <p>
- * An instance holds reusable scratch state: use one per thread. The masked headers are copied to a heap
- * scratch array; the rest goes to the JDK's intrinsic {@link CRC32} through a cached ByteBuffer view of
- * the frame's segment (for a segment over 2 GiB, of a 1 GiB window of it). {@link #compute} allocates
- * nothing while the segment object (and window) is the same as on the previous call: give the parser one
- * long-lived segment over the whole mbuf pool, not a new slice per packet (each new segment object costs
- * one ByteBuffer view). A table-driven slicing-by-8 CRC ({@link #update}) covers the corner case of a
- * range no window can hold.
+ * An instance holds reusable scratch state: use one per thread. For IPv4 without options and IPv6, the JDK's
+ * intrinsic {@link CRC32} runs over the packet as it lies, unmasked, through a cached ByteBuffer view of the frame's
+ * segment (for a segment over 2 GiB, of a 1 GiB window of it), and the result is corrected into the ICRC by
+ * linearity: a constant for the LRH stand-in, one table lookup per masked byte, and {@code CrcShift}'s per-length
+ * tables to carry that difference to the packet's end (benchmarks/RESULTS.md, section 28a). Otherwise (IPv4
+ * options, a length whose tables are not cached yet) the masked headers, and up to 512
+ * bytes after them, are copied to a heap scratch array and masked there. {@link #compute} allocates nothing while
+ * the segment object (and window) is the same as on the previous call: give the parser one long-lived segment over
+ * the whole mbuf pool, not a new slice per packet (each new segment object costs one ByteBuffer view). A
+ * table-driven slicing-by-8 CRC ({@link #update}) covers the corner case of a range no window can hold.
  *
  * @see <a href="https://www.infinibandta.org/ibta-specification/">InfiniBand Architecture Specification
  * Volume 1, Annex A17 (RoCEv2), A17.8 (ICRC)</a>
