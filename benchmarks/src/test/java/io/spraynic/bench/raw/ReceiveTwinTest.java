@@ -167,6 +167,47 @@ class ReceiveTwinTest
         }
     }
 
+    @Test
+    void shouldJudgeTruncatedAndCorruptedFramesAsTheJavaTwinDoes()
+    {
+        // hostile input to both twins, frame by frame: every truncation of a good frame, then random bytes changed
+        // in it; each twin must give the same outcome (the C one reading nothing outside the frame it was given)
+        final Random random = new Random(21);
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment region = arena.allocate(4L * PAYLOAD, 64);
+            final MemorySegment frame = arena.allocate(256, 64);
+            final ReceiveTwin java = new ReceiveTwin(region, ReceiveTwinComparison.REGION_BASE, ReceiveTwinComparison.RKEY);
+            try (CReceiveTwin c = CReceiveTwin.create(LIBRARY, 0, 32, region, ReceiveTwinComparison.REGION_BASE,
+                ReceiveTwinComparison.RKEY, CrcFolding.VPCLMUL))
+            {
+                final int length = ReceiveTwinComparison.writeOnlyFrames(PAYLOAD).fill(frame, 0, 1);
+                assertEquals(ReceiveTwin.PLACED, c.onFrame(frame, 0, length));
+                assertEquals(ReceiveTwin.PLACED, java.onFrame(frame, 0, length));
+                for (int truncated = 0; truncated < length; truncated++)
+                {
+                    // a copy exactly as long as the truncated frame: the C side must stay inside it
+                    final MemorySegment alone = arena.allocate(Math.max(1, truncated));
+                    MemorySegment.copy(frame, 0, alone, 0, truncated);
+                    final int outcome = java.onFrame(alone, 0, truncated);
+                    assertTrue(outcome == ReceiveTwin.MALFORMED || outcome == ReceiveTwin.NOT_OURS, "length " + truncated);
+                    assertEquals(outcome, c.onFrame(alone, 0, truncated), "length " + truncated);
+                }
+                final MemorySegment corrupted = arena.allocate(length);
+                for (int i = 0; i < 5_000; i++)
+                {
+                    MemorySegment.copy(frame, 0, corrupted, 0, length);
+                    for (int changes = 1 + random.nextInt(3); changes > 0; changes--)
+                    {
+                        corrupted.set(ValueLayout.JAVA_BYTE, random.nextInt(length), (byte)random.nextInt());
+                    }
+                    assertEquals(java.onFrame(corrupted, 0, length), c.onFrame(corrupted, 0, length), "case " + i);
+                }
+                assertArrayEquals(java.counters(), c.counters());
+            }
+        }
+    }
+
     private static void assertPlaced(final MemorySegment region)
     {
         for (int slot = 0; slot < FRAMES; slot++)
