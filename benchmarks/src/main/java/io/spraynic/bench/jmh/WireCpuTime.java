@@ -12,7 +12,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
- * {@link WireBenchmark}'s parse + ICRC and ICRC-alone loops, and parse without the ICRC, timed by the thread's CPU time, not the wall clock:
+ * {@link WireBenchmark}'s parse + ICRC, ICRC-alone and header-building loops, and parse without the ICRC, timed by the thread's
+ * CPU time, not the wall clock:
  * on a machine loaded by other work, where a thread waits for a core much of the time and this VM exposes no
  * hardware counters for {@code -prof perfnorm}, the CPU time a packet costs is what stays comparable between
  * runs ({@link CpuTimeRounds}). Prints the best and median of {@code rounds} rounds of 100,000 bursts of 32 frames.
@@ -54,11 +55,12 @@ public final class WireCpuTime
                 .add(() -> parseBursts(parser, frames, lengths, frame))
                 .add(() -> icrcBursts(icrc, frames, lengths))
                 .add(() -> parseBursts(parserWithoutIcrc, frames, lengths, frame))
+                .add(() -> buildBursts(writer, frames, payload))
                 .run();
             System.out.printf("payload %d B: parse + ICRC %.1f ns CPU/packet best, %.1f median; ICRC alone %.1f best, " +
-                "%.1f median; parse without ICRC %.1f best, %.1f median (%d rounds; sink %d)%n", payload, timed.best(0),
-                timed.median(0), timed.best(1), timed.median(1), timed.best(2), timed.median(2), rounds,
-                timed.sink() & 1);
+                "%.1f median; parse without ICRC %.1f best, %.1f median; build headers + ICRC %.1f best, %.1f median " +
+                "(%d rounds; sink %d)%n", payload, timed.best(0), timed.median(0), timed.best(1), timed.median(1),
+                timed.best(2), timed.median(2), timed.best(3), timed.median(3), rounds, timed.sink() & 1);
         }
     }
 
@@ -83,6 +85,20 @@ public final class WireCpuTime
             valid += frame.isRoce() ? 1 : 0;
         }
         return valid;
+    }
+
+    // the frames are rewritten in place with the same PSNs, so the other loops keep parsing valid frames
+    private static long buildBursts(final RoceFrameWriter writer, final MemorySegment frames, final int payload)
+    {
+        long total = 0;
+        for (int burst = 0; burst < BURSTS_PER_ROUND; burst++)
+        {
+            for (int i = 0; i < WireBenchmark.BURST; i++)
+            {
+                total += writer.psn(i).writeFrame(frames, (long)i * WireBenchmark.SLOT, payload);
+            }
+        }
+        return total;
     }
 
     private static long icrcBursts(final Icrc icrc, final MemorySegment frames, final int[] lengths)

@@ -21,13 +21,16 @@ import java.util.zip.CRC32;
  * {@code ~crc} on a little-endian CPU, and scapy's {@code BTH.pack_icrc} does); Wireshark shows them as a
  * big-endian number, i.e. the wire bytes in order.
  * <p>
- * An instance holds reusable scratch state: use one per thread. The masked headers are copied to a heap
- * scratch array; the rest goes to the JDK's intrinsic {@link CRC32} through a cached ByteBuffer view of
- * the frame's segment (for a segment over 2 GiB, of a 1 GiB window of it). {@link #compute} allocates
- * nothing while the segment object (and window) is the same as on the previous call: give the parser one
- * long-lived segment over the whole mbuf pool, not a new slice per packet (each new segment object costs
- * one ByteBuffer view). A table-driven slicing-by-8 CRC ({@link #update}) covers the corner case of a
- * range no window can hold.
+ * An instance holds reusable scratch state: use one per thread. For IPv4 without options and IPv6, the JDK's
+ * intrinsic {@link CRC32} runs over the packet as it lies, unmasked, through a cached ByteBuffer view of the frame's
+ * segment (for a segment over 2 GiB, of a 1 GiB window of it), and the result is corrected into the ICRC by
+ * linearity: a constant for the LRH stand-in, one table lookup per masked byte, and {@code CrcShift}'s per-length
+ * tables to carry that difference to the packet's end (benchmarks/RESULTS.md, section 28a). Otherwise (IPv4
+ * options, a length whose tables are not cached yet) the masked headers, and up to 512
+ * bytes after them, are copied to a heap scratch array and masked there. {@link #compute} allocates nothing while
+ * the segment object (and window) is the same as on the previous call: give the parser one long-lived segment over
+ * the whole mbuf pool, not a new slice per packet (each new segment object costs one ByteBuffer view). A
+ * table-driven slicing-by-8 CRC ({@link #update}) covers the corner case of a range no window can hold.
  *
  * @see <a href="https://www.infinibandta.org/ibta-specification/">InfiniBand Architecture Specification
  * Volume 1, Annex A17 (RoCEv2), A17.8 (ICRC)</a>
@@ -54,6 +57,27 @@ public final class Icrc
     private static final long WINDOW_ALIGNMENT = 1L << 29;
     private static final long WINDOW_LENGTH = 1L << 30;
 
+    /*
+     * The in-place path's constants. Offsets of the masked bytes from the IP header's start (IPv4 without options,
+     * IPv6): IPv4 TOS 1, TTL 8, checksum 10-11, UDP checksum 26-27, BTH resv8a 32; IPv6 byte 0's low nibble, bytes
+     * 1-3, hop limit 7, UDP checksum 46-47, resv8a 52. Each table maps a byte's difference to its register
+     * difference at the headers' end; each constant is the LRH stand-in's.
+     */
+    private static final int IPV4_HEADERS = Ipv4Header.LENGTH + UdpHeader.LENGTH + BaseTransportHeader.LENGTH;
+    private static final int IPV6_HEADERS = Ipv6Header.LENGTH + UdpHeader.LENGTH + BaseTransportHeader.LENGTH;
+    private static final int IPV4_UDP_CHECKSUM_WORD = Ipv4Header.LENGTH + UdpHeader.CHECKSUM_OFFSET - 2;
+    private static final int IPV4_RESV8A_WORD = Ipv4Header.LENGTH + UdpHeader.LENGTH + BaseTransportHeader.RESV8A_OFFSET;
+    private static final int IPV6_UDP_CHECKSUM_WORD = Ipv6Header.LENGTH + UdpHeader.CHECKSUM_OFFSET - 6;
+    private static final int IPV6_RESV8A_WORD = Ipv6Header.LENGTH + UdpHeader.LENGTH + BaseTransportHeader.RESV8A_OFFSET - 4;
+    private static final int[][] IPV4_MASKS = maskTables(IPV4_HEADERS, 1, Ipv4Header.TTL_OFFSET,
+        Ipv4Header.CHECKSUM_OFFSET, Ipv4Header.CHECKSUM_OFFSET + 1, IPV4_UDP_CHECKSUM_WORD + 2,
+        IPV4_UDP_CHECKSUM_WORD + 3, IPV4_RESV8A_WORD);
+    private static final int[][] IPV6_MASKS = maskTables(IPV6_HEADERS, 0, 1, 2, 3, Ipv6Header.HOP_LIMIT_OFFSET,
+        IPV6_UDP_CHECKSUM_WORD + 6, IPV6_UDP_CHECKSUM_WORD + 7, IPV6_RESV8A_WORD + 4);
+    private static final int IPV4_CONSTANT = lrhDifference(IPV4_HEADERS);
+    private static final int IPV6_CONSTANT = lrhDifference(IPV6_HEADERS);
+
+    private final CrcShift shifts;
     private final CRC32 crc32 = new CRC32();
     private final byte[] scratch = new byte[SCRATCH_LENGTH];
     private final MemorySegment scratchSegment = MemorySegment.ofArray(scratch);
@@ -71,6 +95,16 @@ public final class Icrc
      */
     public Icrc()
     {
+        this(CrcShift.CALLS_PER_BUILD);
+    }
+
+    /**
+     * @param callsPerBuild the fewest calls between two builds of a length's shift tables (tests: 0, every length
+     *                      takes the in-place path at once).
+     */
+    Icrc(final int callsPerBuild)
+    {
+        shifts = new CrcShift(callsPerBuild);
         for (int i = 0; i < MASKED_LRH_LENGTH; i++)
         {
             scratch[i] = (byte)0xFF;
@@ -89,6 +123,66 @@ public final class Icrc
      * @return the CRC value; its little-endian bytes are what goes on the wire.
      */
     public int compute(final MemorySegment s, final long ipOffset, final int ipVersion, final int ipHeaderLength,
+        final long icrcOffset)
+    {
+        if (ipHeaderLength == (ipVersion == 4 ? Ipv4Header.LENGTH : Ipv6Header.LENGTH))
+        {
+            final int[] shift = shifts.table((int)Math.min(Integer.MAX_VALUE,
+                icrcOffset - ipOffset - ipHeaderLength - UdpHeader.LENGTH - BaseTransportHeader.LENGTH));
+            final ByteBuffer view = shift == null ? null : view(s, ipOffset, icrcOffset);
+            if (view != null)
+            {
+                return inPlace(s, ipOffset, ipVersion, icrcOffset, shift, view);
+            }
+        }
+        return copied(s, ipOffset, ipVersion, ipHeaderLength, icrcOffset);
+    }
+
+    /**
+     * The CRC of the packet as it lies, unmasked, from memory nobody just wrote (no copy for the intrinsic to wait
+     * on), corrected by linearity: {@code ICRC = CRC32(packet) ^ Z_n(K)}, where {@code K} is the register
+     * difference the 8-byte LRH stand-in and the masked bytes make at the end of the headers (a constant and one
+     * table lookup per masked byte: its value's difference from all ones, at its fixed offset) and {@code Z_n}
+     * carries it over the {@code n} bytes behind the headers.
+     */
+    private int inPlace(final MemorySegment s, final long ipOffset, final int ipVersion, final long icrcOffset,
+        final int[] shift, final ByteBuffer view)
+    {
+        crc32.reset();
+        final long base = cachedBase;
+        view.limit((int)(icrcOffset - base)).position((int)(ipOffset - base));
+        crc32.update(view);
+        final int difference = ipVersion == 4 ? ipv4Difference(s, ipOffset) : ipv6Difference(s, ipOffset);
+        return (int)crc32.getValue() ^ CrcShift.apply(shift, difference);
+    }
+
+    private static int ipv4Difference(final MemorySegment s, final long ip)
+    {
+        final int[][] t = IPV4_MASKS;
+        final long first = s.get(LONG_LE, ip);
+        final long second = s.get(LONG_LE, ip + Ipv4Header.TTL_OFFSET);
+        final long udp = s.get(LONG_LE, ip + IPV4_UDP_CHECKSUM_WORD);
+        final long bth = s.get(LONG_LE, ip + IPV4_RESV8A_WORD);
+        // a masked byte b differs from its all-ones stand-in by ~b
+        return IPV4_CONSTANT ^ t[0][~(int)(first >>> 8) & 0xFF] ^ t[1][~(int)second & 0xFF] ^
+            t[2][~(int)(second >>> 16) & 0xFF] ^ t[3][~(int)(second >>> 24) & 0xFF] ^
+            t[4][~(int)(udp >>> 16) & 0xFF] ^ t[5][~(int)(udp >>> 24) & 0xFF] ^ t[6][~(int)bth & 0xFF];
+    }
+
+    private static int ipv6Difference(final MemorySegment s, final long ip)
+    {
+        final int[][] t = IPV6_MASKS;
+        final long first = s.get(LONG_LE, ip);
+        final long udp = s.get(LONG_LE, ip + IPV6_UDP_CHECKSUM_WORD);
+        final long bth = s.get(LONG_LE, ip + IPV6_RESV8A_WORD);
+        // the version nibble stays; the low nibble of byte 0 is masked to ones
+        return IPV6_CONSTANT ^ t[0][~(int)first & 0x0F] ^ t[1][~(int)(first >>> 8) & 0xFF] ^
+            t[2][~(int)(first >>> 16) & 0xFF] ^ t[3][~(int)(first >>> 24) & 0xFF] ^
+            t[4][~(int)(first >>> 56) & 0xFF] ^ t[5][~(int)(udp >>> 48) & 0xFF] ^ t[6][~(int)(udp >>> 56) & 0xFF] ^
+            t[7][~(int)(bth >>> 32) & 0xFF];
+    }
+
+    private int copied(final MemorySegment s, final long ipOffset, final int ipVersion, final int ipHeaderLength,
         final long icrcOffset)
     {
         final int headersLength = ipHeaderLength + UdpHeader.LENGTH + BaseTransportHeader.LENGTH;
@@ -242,6 +336,34 @@ public final class Icrc
             crc = (crc >>> 8) ^ t0[(crc ^ s.get(ValueLayout.JAVA_BYTE, i)) & 0xFF];
         }
         return crc;
+    }
+
+    /** For each masked offset j, value v: the register difference v at j makes at the end of the headers. */
+    private static int[][] maskTables(final int headersLength, final int... offsets)
+    {
+        final int[][] tables = new int[offsets.length][256];
+        for (int m = 0; m < offsets.length; m++)
+        {
+            for (int v = 0; v < 256; v++)
+            {
+                tables[m][v] = CrcShift.advance(TABLES[0][v], headersLength - 1 - offsets[m]);
+            }
+        }
+        return tables;
+    }
+
+    /**
+     * The register difference at the end of the headers between starting from the register after the 8-byte LRH
+     * stand-in (as the ICRC does) and from CRC32's initial all ones (as the CRC of the packet in place does).
+     */
+    private static int lrhDifference(final int headersLength)
+    {
+        int afterLrh = 0xFFFF_FFFF;
+        for (int i = 0; i < MASKED_LRH_LENGTH; i++)
+        {
+            afterLrh = (afterLrh >>> 8) ^ TABLES[0][(afterLrh ^ 0xFF) & 0xFF];
+        }
+        return CrcShift.advance(afterLrh ^ 0xFFFF_FFFF, headersLength);
     }
 
     private static int[][] slicingTables()

@@ -280,4 +280,56 @@ class IcrcTest
             assertEquals(expected, icrc.compute(native4k.reinterpret(3L << 30), 114, 4, 20, icrcOffset));
         }
     }
+
+    @Test
+    void shouldComputeInPlaceWhatTheCopyingPathComputesOverRandomFrames()
+    {
+        // the in-place path (CRC of the unmasked packet, corrected by linearity) against the copying one, on random
+        // frames of every kind the parser meets: IPv4 and IPv6, payloads 0-9,000 B, unaligned, heap and native
+        final Random random = new Random(1313);
+        final Icrc inPlace = new Icrc(0);                  // builds every length's shift tables at once
+        final Icrc copying = new Icrc(Integer.MAX_VALUE);  // never builds one: always copies
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment nativeMemory = arena.allocate(9_300);
+            final MemorySegment heapMemory = MemorySegment.ofArray(new byte[9_300]);
+            for (int i = 0; i < 3_000; i++)
+            {
+                final MemorySegment memory = random.nextBoolean() ? nativeMemory : heapMemory;
+                final boolean ipv6 = random.nextBoolean();
+                final RoceFrameWriter writer = new RoceFrameWriter().ethernet(random.nextLong() >>> 16, 2L)
+                    .opcode(random.nextBoolean() ? Opcode.RC_SEND_ONLY : Opcode.RC_RDMA_WRITE_ONLY)
+                    .reth(random.nextLong(), random.nextInt(), random.nextInt()).destQp(random.nextInt(1 << 24))
+                    .psn(random.nextInt(1 << 24)).dscp(random.nextInt(64)).ecn(random.nextInt(4))
+                    .ttl(random.nextInt(256)).resv8a(random.nextInt(256)).udpSourcePort(random.nextInt(65_536));
+                if (ipv6)
+                {
+                    writer.ipv6(random.nextLong(), random.nextLong(), random.nextLong(), random.nextLong())
+                        .flowLabel(random.nextInt(1 << 20)).ipv6UdpChecksum(random.nextBoolean());
+                }
+                else
+                {
+                    writer.ipv4(random.nextInt(), random.nextInt()).ipv4Identification(random.nextInt(65_536));
+                }
+                final int payload = i < 1_200 ? i : random.nextInt(9_001);
+                final long offset = random.nextInt(64);
+                final byte[] noise = new byte[payload];
+                random.nextBytes(noise);
+                MemorySegment.copy(MemorySegment.ofArray(noise), 0, memory, offset + writer.payloadOffset(), payload);
+                final int length = writer.writeFrame(memory, offset, payload);
+                final long ip = offset + EthernetHeader.LENGTH;
+                final long icrcOffset = offset + length - Icrc.LENGTH;
+                final int ipHeaderLength = ipv6 ? Ipv6Header.LENGTH : Ipv4Header.LENGTH;
+                final int expected = copying.compute(memory, ip, ipv6 ? 6 : 4, ipHeaderLength, icrcOffset);
+                assertEquals(Icrc.read(memory, icrcOffset), expected, "the writer's ICRC");
+                assertEquals(expected, inPlace.compute(memory, ip, ipv6 ? 6 : 4, ipHeaderLength, icrcOffset),
+                    (ipv6 ? "IPv6" : "IPv4") + " payload " + payload + " at " + offset);
+                // a masked byte scrambled changes neither; any other byte changes both alike
+                final long at = ip + random.nextInt((int)(icrcOffset - ip));
+                memory.set(java.lang.foreign.ValueLayout.JAVA_BYTE, at, (byte)random.nextInt());
+                assertEquals(copying.compute(memory, ip, ipv6 ? 6 : 4, ipHeaderLength, icrcOffset),
+                    inPlace.compute(memory, ip, ipv6 ? 6 : 4, ipHeaderLength, icrcOffset), "scrambled byte " + (at - ip));
+            }
+        }
+    }
 }
