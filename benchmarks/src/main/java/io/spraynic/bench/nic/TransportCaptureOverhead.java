@@ -110,7 +110,7 @@ public final class TransportCaptureOverhead
             final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
             // untimed: compiles the transport's paths, and its capture branch taken, before the first measured run (a
             // first capture deoptimises a loop compiled without it: RESULTS.md 13)
-            final double untimed = Math.max(1, warmup);
+            final double untimed = Math.max(3, warmup); // on a loaded machine the JIT needs seconds of a share of a core
             run(nic, kind, messageBytes, 0, untimed, new Taps(nic, memory, layout, filter, false, drain, 0));
             run(nic, kind, messageBytes, 0, untimed, new Taps(nic, memory, layout, filter, true, drain, 0));
             final List<Round> results = new ArrayList<>();
@@ -251,15 +251,12 @@ public final class TransportCaptureOverhead
             };
             while (!stop.get())
             {
-                if (reader.poll(handler, 4096) == 0)
+                if (reader.pollAll(handler, CaptureOverhead.READ_LIMIT) < CaptureOverhead.READ_LIMIT)
                 {
-                    java.util.concurrent.locks.LockSupport.parkNanos(20_000); // as spraynic capture idles
+                    java.util.concurrent.locks.LockSupport.parkNanos(CaptureRingReader.READ_INTERVAL_NANOS); // as spraynic capture
                 }
             }
-            while (reader.poll(handler, 4096) > 0)
-            {
-                // the taps have stopped: what is left in the rings
-            }
+            reader.pollAll(handler, Long.MAX_VALUE); // the taps have stopped: what is left in the rings
             if (touched[0] == 42)
             {
                 System.out.print(""); // keeps the reads
