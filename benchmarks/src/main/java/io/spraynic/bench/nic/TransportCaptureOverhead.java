@@ -108,11 +108,13 @@ public final class TransportCaptureOverhead
         try (Arena arena = Arena.ofShared())
         {
             final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
-            // untimed: compiles the transport's paths, and its capture branch taken, before the first measured run (a
-            // first capture deoptimises a loop compiled without it: RESULTS.md 13)
-            final double untimed = Math.max(3, warmup); // on a loaded machine the JIT needs seconds of a share of a core
+            // untimed: compiles the transport's paths with the capture's branch taken and not, before the first measured
+            // run (a first capture deoptimises a loop compiled without it, RESULTS.md 13, and the first run without one
+            // after it was still at a fifth of its later rate: section 31); on a loaded machine the JIT needs seconds
+            final double untimed = Math.max(3, warmup);
             run(nic, kind, messageBytes, 0, untimed, new Taps(nic, memory, layout, filter, false, drain, 0));
             run(nic, kind, messageBytes, 0, untimed, new Taps(nic, memory, layout, filter, true, drain, 0));
+            run(nic, kind, messageBytes, 0, untimed, new Taps(nic, memory, layout, filter, false, drain, 0));
             final List<Round> results = new ArrayList<>();
             for (int r = 0; r < rounds; r++)
             {
