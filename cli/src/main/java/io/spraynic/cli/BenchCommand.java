@@ -351,7 +351,8 @@ final class BenchCommand implements Runnable
                     r.on().verified()));
             }
             final double median = median(ratios);
-            log(verdict(median));
+            log(ok ? verdict(median) : "workload " + workload + ": a transfer did not verify or the capture missed a " +
+                "frame (NOT ALL CAPTURED above): no ratio to judge");
             printPoints(String.format(Locale.ROOT, "\"workload\":\"%s\",\"size\":%d,\"drain\":%b,\"medianRatio\":%.4f",
                 workload, size, !noDrain, median), points);
             return ok ? 0 : 1;
