@@ -202,6 +202,7 @@ public final class TransportCaptureOverhead
             if (drain)
             {
                 drainer = new Thread(this::drain, "capture-drainer");
+                drainer.setDaemon(true); // a run that fails between start and stop must not keep the process alive
                 drainer.start();
             }
         }
