@@ -51,6 +51,8 @@ import java.util.regex.Pattern;
         ""})
 final class CaptureCommand implements Callable<Integer>
 {
+    /** Frames read in one go before the client waits again (a client that reads this many reads again at once). */
+    private static final long READ_LIMIT = 1 << 20;
     private static final Pattern DURATION = Pattern.compile("([0-9]{1,9}(?:\\.[0-9]{1,9})?)(ms|s|m|h|)");
 
     @Parameters(paramLabel = "FILE", description = "The pcapng file to write.")
@@ -156,19 +158,19 @@ final class CaptureCommand implements Callable<Integer>
                 capture.stop();
             }
             final boolean ended = reader.ended(); // read before the rings: what a worker wrote before it ended is there
-            final int n = reader.poll(handler, 1024);
+            final long n = reader.pollAll(handler, READ_LIMIT);
             if (ended && n == 0)
             {
                 break;
             }
-            if (n == 0)
+            if (n == 0 && (nic.isNicStopped() || System.nanoTime() > giveUp))
             {
-                if (nic.isNicStopped() || System.nanoTime() > giveUp)
-                {
-                    System.err.println("spraynic capture: the NIC stopped before it ended the capture; the file has what came");
-                    break;
-                }
-                LockSupport.parkNanos(200_000);
+                System.err.println("spraynic capture: the NIC stopped before it ended the capture; the file has what came");
+                break;
+            }
+            if (n < READ_LIMIT)
+            {
+                LockSupport.parkNanos(CaptureRingReader.READ_INTERVAL_NANOS); // in batches: cheaper for the workers
             }
         }
         interfaces.writeStatistics(reader);

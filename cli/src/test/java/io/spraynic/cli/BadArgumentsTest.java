@@ -87,6 +87,16 @@ class BadArgumentsTest
         table.add(bad("bench latency --iterations 0", "at least 1"));
         table.add(bad("bench latency --warmup -1", "at least 0"));
         table.add(bad("bench latency --rounds 0", "at least 1"));
+        table.add(bad("bench capture --workload tcp", "must be receive, spray or rocev2"));
+        table.add(bad("bench capture --workload spray --workers 2", "must be 1 with --workload spray"));
+        table.add(bad("bench capture --workers 17", "1..16"));
+        table.add(bad("bench capture --size 59", "60..9000"));
+        table.add(bad("bench capture --workload rocev2 --size 0", "1..1048576"));
+        table.add(bad("bench capture --workload spray --size 1048577", "1..1048576"));
+        table.add(bad("bench capture --snaplen 63", "64..9216"));
+        table.add(bad("bench capture --rounds 0", "1..100"));
+        table.add(bad("bench capture --seconds 0", "above 0"));
+        table.add(bad("bench capture --filter bogus", "unknown filter term"));
         table.add(bad("bench throughput --seconds 0", "above 0"));
         table.add(bad("bench throughput --warmup -1", "0..3600"));
         table.add(bad("bench throughput --threads 3", "1..2"));

@@ -1,6 +1,7 @@
 package io.spraynic.bench.e2e;
 
 import io.spraynic.datapath.nic.DpdkNic;
+import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
@@ -29,6 +30,33 @@ import java.util.SplittableRandom;
 public final class Throughput
 {
     private static final long IN_FLIGHT_BYTES = 4L << 20;
+
+    /**
+     * What a run puts around the two endpoints' ports and their poll threads ({@code bench capture --workload}: a
+     * capture tap on each port, started while the threads run); {@link #NONE} puts nothing.
+     */
+    public interface PortHook
+    {
+        PortHook NONE = new PortHook()
+        {
+        };
+
+        /** @return the port endpoint {@code name} ({@link RingNic#PORT_A} or B) uses: {@code port} or a wrapper of it. */
+        default PacketPort port(final String name, final PacketPort port)
+        {
+            return port;
+        }
+
+        /** Called on the calling thread before the poll threads start (which see what it did). */
+        default void beforeStart()
+        {
+        }
+
+        /** Called once the poll threads have ended, before what is left in the rings is freed. */
+        default void afterStop()
+        {
+        }
+    }
 
     private Throughput()
     {
@@ -59,6 +87,14 @@ public final class Throughput
         final DpdkNic nic, final TransportPair.Kind kind, final int mtu, final int messageBytes, final double warmupSeconds,
         final double seconds, final int threads, final Idle idle)
     {
+        return run(nic, kind, mtu, messageBytes, warmupSeconds, seconds, threads, idle, PortHook.NONE);
+    }
+
+    /** @param hook what is put around the ports and the poll threads. */
+    public static ThroughputResult run(
+        final DpdkNic nic, final TransportPair.Kind kind, final int mtu, final int messageBytes, final double warmupSeconds,
+        final double seconds, final int threads, final Idle idle, final PortHook hook)
+    {
         if (threads != 1 && threads != 2)
         {
             throw new IllegalArgumentException("threads must be 1 or 2: " + threads);
@@ -68,8 +104,8 @@ public final class Throughput
             throw new IllegalArgumentException("message size must be 1 B..64 MiB: " + messageBytes);
         }
         final int outstanding = outstanding(messageBytes);
-        final TransportPair pair = TransportPair.create(kind, nic.packetPort(RingNic.PORT_A, 0), nic.packetPort(RingNic.PORT_B, 0),
-            mtu);
+        final TransportPair pair = TransportPair.create(kind, hook.port(RingNic.PORT_A, nic.packetPort(RingNic.PORT_A, 0)),
+            hook.port(RingNic.PORT_B, nic.packetPort(RingNic.PORT_B, 0)), mtu);
         try (Arena arena = Arena.ofShared())
         {
             final long span = (long)messageBytes * outstanding;
@@ -88,6 +124,7 @@ public final class Throughput
                 new CompositeAgent(pair.a().agent(), writer, pair.b().agent()));
             final AgentRunner runnerB = threads == 2 ?
                 new AgentRunner(idle.newStrategy(), Throwable::printStackTrace, null, pair.b().agent()) : null;
+            hook.beforeStart();
             final Thread threadB = null == runnerB ? null : AgentRunner.startOnThread(runnerB);
             final Thread threadA = AgentRunner.startOnThread(runnerA);
 
@@ -111,6 +148,7 @@ public final class Throughput
             {
                 runnerB.close();
             }
+            hook.afterStop();
             nic.eal().registerCurrentThread();
             RingNic.drain(nic);
             if (!writer.drained)

@@ -54,6 +54,9 @@ public final class CaptureOverhead
     {
     }
 
+    /** Frames the drainer reads in one go before it waits, as spraynic capture does. */
+    static final long READ_LIMIT = 1 << 20;
+
     private CaptureOverhead()
     {
     }
@@ -128,9 +131,9 @@ public final class CaptureOverhead
             bytes[0] += m.get(java.lang.foreign.ValueLayout.JAVA_BYTE, offset + captured - 1); // touch it, as a writer would
         while (!stop.get())
         {
-            if (reader.poll(handler, 4096) == 0)
+            if (reader.pollAll(handler, READ_LIMIT) < READ_LIMIT)
             {
-                java.util.concurrent.locks.LockSupport.parkNanos(20_000); // as spraynic capture idles
+                java.util.concurrent.locks.LockSupport.parkNanos(CaptureRingReader.READ_INTERVAL_NANOS); // as spraynic capture
             }
         }
         if (bytes[0] == 42)

@@ -14,6 +14,17 @@ import java.lang.invoke.VarHandle;
 public final class CaptureRingReader
 {
     private static final VarHandle LONG_ATOMIC = ValueLayout.JAVA_LONG.varHandle();
+    /**
+     * How long a client waits after {@link #pollAll} before it reads again. A client right behind a worker reads the
+     * lines the worker is still filling (one record's end and the next one's start share a line, and the tail's line
+     * moves every burst), so those lines cross between the two cores again and again; read in batches a millisecond
+     * apart, each copied 64 B frame cost the worker about half as much (benchmarks/RESULTS.md 31). A ring of the
+     * default size ({@link CaptureRingLayout#DEFAULT_SLOTS} slots of the default snap length, 8 MiB) holds a
+     * millisecond of frames up to about 60 Gb/s.
+     */
+    public static final long READ_INTERVAL_NANOS = 1_000_000L;
+    /** Frames {@link #pollAll} takes of each ring per pass. */
+    private static final int PASS_FRAMES = 4096;
 
     /** Takes one captured frame: {@code capturedLength} bytes at {@code offset} in {@code memory}, valid during the call. */
     @FunctionalInterface
@@ -135,6 +146,24 @@ public final class CaptureRingReader
                 heads[w] = head;
                 LONG_ATOMIC.setRelease(memory, layout.ringOffset(w) + CaptureRingLayout.HEAD_OFFSET, head);
             }
+        }
+        return read;
+    }
+
+    /**
+     * Polls until the rings are empty, or about {@code limit} frames were handed over (each ring's last pass takes what
+     * is left of the limit), so that a worker writing faster than the handler takes cannot keep a client here forever;
+     * a client then waits {@link #READ_INTERVAL_NANOS}.
+     *
+     * @return frames handed over.
+     */
+    public long pollAll(final FrameHandler handler, final long limit)
+    {
+        long read = 0;
+        int n;
+        while (read < limit && (n = poll(handler, (int)Math.min(PASS_FRAMES, limit - read))) > 0)
+        {
+            read += n;
         }
         return read;
     }

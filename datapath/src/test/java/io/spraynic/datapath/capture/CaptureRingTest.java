@@ -105,6 +105,42 @@ class CaptureRingTest
     }
 
     @Test
+    void shouldTakeEverythingTheRingsHoldInOnePollAllUpToItsLimit()
+    {
+        final CaptureRingLayout layout = CaptureRingLayout.of(2, 16_384, 64);
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
+            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            final CaptureRingWriter w0 = new CaptureRingWriter(memory, layout, 0);
+            final CaptureRingWriter w1 = new CaptureRingWriter(memory, layout, 1);
+            final CaptureRingReader reader = new CaptureRingReader(memory);
+            final int frames = 9_000; // more than one pass (4,096 a ring) takes: pollAll passes again
+            for (int i = 0; i < frames; i++)
+            {
+                assertTrue(w0.write(0, 0, TappingPacketPort.RX, frame(60, i), 0, 60, i));
+                assertTrue(w1.write(0, 1, TappingPacketPort.TX, frame(60, i), 0, 60, i));
+            }
+            w0.publish();
+            w1.publish();
+            final long[] seen = new long[2];
+            final long[] lastTimestamp = {-1, -1};
+            final CaptureRingReader.FrameHandler count = (plane, queue, direction, timestamp, m, offset, captured, original) ->
+            {
+                assertEquals(lastTimestamp[queue] + 1, timestamp, "in order, none skipped");
+                lastTimestamp[queue] = timestamp;
+                seen[queue]++;
+            };
+            final long first = reader.pollAll(count, 10_000);
+            assertTrue(first >= 10_000 && first < 2L * frames, "stops near its limit, before the rest: " + first);
+            assertEquals(2L * frames - first, reader.pollAll(count, Long.MAX_VALUE), "then the rest");
+            assertEquals(frames, seen[0]);
+            assertEquals(frames, seen[1]);
+            assertEquals(0, reader.pollAll(count, Long.MAX_VALUE));
+        }
+    }
+
+    @Test
     void shouldStopWritingWhenTheClientWritesAHeadNoReaderWrites()
     {
         final CaptureRingLayout layout = CaptureRingLayout.of(1, 16, 64);
