@@ -78,6 +78,11 @@ final class DemoCommand implements Callable<Integer>
         description = "Bytes to write in spray mode, k/m/g suffixes (default ${DEFAULT-VALUE}).")
     long size;
 
+    @Option(names = "--link-gbps", defaultValue = "100", description = {
+        "Emulator: the rate of every fabric link, host links included, in Gb/s per plane; each NIC's line rate, for",
+        "both transports (default ${DEFAULT-VALUE})."})
+    double linkGbps;
+
     @Option(names = "--streams", defaultValue = "4", description = "Streams the writes are spread over (default ${DEFAULT-VALUE}).")
     int streams;
 
@@ -172,6 +177,7 @@ final class DemoCommand implements Callable<Integer>
         BadOption.below("--loss", lossPct, 0, 100, 1); // 100 % would deliver nothing
         BadOption.size("--size", size, 1 << 20, Long.MAX_VALUE);
         BadOption.range("--streams", streams, 1, 256);
+        BadOption.range("--link-gbps", linkGbps, 0.001, 100_000, 100);
         final PrintStream out = System.out;
         final ProgressBar bar = new ProgressBar(System.err, !json && null != System.console());
         final NicConfig loaded = FabricDemo.config(planes, "spraynic-demo-" + ProcessHandle.current().pid());
@@ -215,7 +221,7 @@ final class DemoCommand implements Callable<Integer>
         }
         final PortCapture portCapture = PortCapture.open(which == FabricDemo.Mode.SPRAY || mode.equals("rocev2") ? capture : null);
         final FabricDemo.Result result = FabricDemo.run(nic, new FabricDemo.Settings(which, planes, pathCount, lossPct, bytes,
-            1 << 20, streams, Duration.ofSeconds(timeoutSeconds)), portCapture::wrap,
+            1 << 20, streams, Duration.ofSeconds(timeoutSeconds)).withLinkRate(linkBitsPerSecond()), portCapture::wrap,
             progress -> { if (null != bar) bar.show(progress.bytesDone(), progress.bytesTotal()); });
         if (null != bar)
         {
@@ -245,6 +251,11 @@ final class DemoCommand implements Callable<Integer>
             out.printf(Locale.ROOT, "  captured %,d frames to %s%n", captured, capture);
         }
         return result;
+    }
+
+    private long linkBitsPerSecond()
+    {
+        return Math.round(linkGbps * 1e9);
     }
 
     private Json summary(final FabricDemo.Mode which, final FabricDemo.Result result)
