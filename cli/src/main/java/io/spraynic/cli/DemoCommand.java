@@ -215,9 +215,11 @@ final class DemoCommand implements Callable<Integer>
         if (null != bar)
         {
             out.printf(Locale.ROOT, "%s: %s over %d planes and %d path%s, %.2f %% random loss on every fabric link, " +
-                "DPDK net_ring ports through the fabric emulator in real time%n",
+                "DPDK net_ring ports through the fabric emulator in real time; links %s Gb/s per plane (each NIC's " +
+                "line rate), %d cores%n",
                 which == FabricDemo.Mode.SPRAY ? "spray" : "RoCEv2 RC (one QP per plane)", bytesText(bytes), planes,
-                pathCount, pathCount == 1 ? "" : "s", lossPct);
+                pathCount, pathCount == 1 ? "" : "s", lossPct, BadOption.number(linkGbps),
+                Runtime.getRuntime().availableProcessors());
         }
         final PortCapture portCapture = PortCapture.open(which == FabricDemo.Mode.SPRAY || mode.equals("rocev2") ? capture : null);
         final FabricDemo.Result result = FabricDemo.run(nic, new FabricDemo.Settings(which, planes, pathCount, lossPct, bytes,
@@ -279,6 +281,8 @@ final class DemoCommand implements Callable<Integer>
             .field("ecnMarks", result.ecnMarks())
             .field("planes", planes)
             .field("lossPct", lossPct)
+            .field("linkGbps", linkGbps)
+            .field("cores", Runtime.getRuntime().availableProcessors())
             .raw("paths", pathsJson.append(']').toString());
     }
 
