@@ -78,6 +78,11 @@ final class DemoCommand implements Callable<Integer>
         description = "Bytes to write in spray mode, k/m/g suffixes (default ${DEFAULT-VALUE}).")
     long size;
 
+    @Option(names = "--link-gbps", defaultValue = "100", description = {
+        "Emulator: the rate of every fabric link, host links included, in Gb/s per plane; each NIC's line rate, for",
+        "both transports (default ${DEFAULT-VALUE})."})
+    double linkGbps;
+
     @Option(names = "--streams", defaultValue = "4", description = "Streams the writes are spread over (default ${DEFAULT-VALUE}).")
     int streams;
 
@@ -172,6 +177,7 @@ final class DemoCommand implements Callable<Integer>
         BadOption.below("--loss", lossPct, 0, 100, 1); // 100 % would deliver nothing
         BadOption.size("--size", size, 1 << 20, Long.MAX_VALUE);
         BadOption.range("--streams", streams, 1, 256);
+        BadOption.range("--link-gbps", linkGbps, 0.001, 100_000, 100);
         final PrintStream out = System.out;
         final ProgressBar bar = new ProgressBar(System.err, !json && null != System.console());
         final NicConfig loaded = FabricDemo.config(planes, "spraynic-demo-" + ProcessHandle.current().pid());
@@ -209,13 +215,15 @@ final class DemoCommand implements Callable<Integer>
         if (null != bar)
         {
             out.printf(Locale.ROOT, "%s: %s over %d planes and %d path%s, %.2f %% random loss on every fabric link, " +
-                "DPDK net_ring ports through the fabric emulator in real time%n",
+                "DPDK net_ring ports through the fabric emulator in real time; links %s Gb/s per plane (each NIC's " +
+                "line rate), %d cores%n",
                 which == FabricDemo.Mode.SPRAY ? "spray" : "RoCEv2 RC (one QP per plane)", bytesText(bytes), planes,
-                pathCount, pathCount == 1 ? "" : "s", lossPct);
+                pathCount, pathCount == 1 ? "" : "s", lossPct, BadOption.number(linkGbps),
+                Runtime.getRuntime().availableProcessors());
         }
         final PortCapture portCapture = PortCapture.open(which == FabricDemo.Mode.SPRAY || mode.equals("rocev2") ? capture : null);
         final FabricDemo.Result result = FabricDemo.run(nic, new FabricDemo.Settings(which, planes, pathCount, lossPct, bytes,
-            1 << 20, streams, Duration.ofSeconds(timeoutSeconds)), portCapture::wrap,
+            1 << 20, streams, Duration.ofSeconds(timeoutSeconds)).withLinkRate(linkBitsPerSecond()), portCapture::wrap,
             progress -> { if (null != bar) bar.show(progress.bytesDone(), progress.bytesTotal()); });
         if (null != bar)
         {
@@ -247,6 +255,11 @@ final class DemoCommand implements Callable<Integer>
         return result;
     }
 
+    private long linkBitsPerSecond()
+    {
+        return Math.round(linkGbps * 1e9);
+    }
+
     private Json summary(final FabricDemo.Mode which, final FabricDemo.Result result)
     {
         final StringBuilder pathsJson = new StringBuilder("[");
@@ -268,6 +281,8 @@ final class DemoCommand implements Callable<Integer>
             .field("ecnMarks", result.ecnMarks())
             .field("planes", planes)
             .field("lossPct", lossPct)
+            .field("linkGbps", linkGbps)
+            .field("cores", Runtime.getRuntime().availableProcessors())
             .raw("paths", pathsJson.append(']').toString());
     }
 

@@ -28,6 +28,9 @@ class DemoSprayCommandTest
         assertTrue(json.startsWith("{\"mode\":\"spray\",\"bytes\":33554432,"), json);
         assertTrue(json.contains("\"verified\":true"), json);
         assertTrue(json.contains("\"goodputGbps\":"), json);
+        // the summary says what bounded it: the links' rate (data-centre links by default) and the host's cores
+        assertTrue(json.contains("\"linkGbps\":100.000,\"cores\":" + Runtime.getRuntime().availableProcessors() + ","),
+            json);
         final Matcher paths = Pattern.compile("\"paths\":\\[([0-9,]+)]").matcher(json);
         assertTrue(paths.find(), json);
         final long[] perPath = Arrays.stream(paths.group(1).split(",")).mapToLong(Long::parseLong).toArray();

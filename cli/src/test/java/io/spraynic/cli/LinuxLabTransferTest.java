@@ -50,6 +50,10 @@ class LinuxLabTransferTest
     private static final long FIXED_PORTS_SIZE = 8L << 20;
     private static final long LOSS_SIZE = 8L << 20;
     private static final long ROCE_SIZE = 2L << 20;
+    /** A TBF rate on every core link, each direction (e.g. 5mbit), or null: none. */
+    static final String CORE_RATE = System.getProperty("spraynic.lab.coreRate");
+    /** CE marking above this rate on every core link (e.g. 4mbit), or null: none. */
+    static final String CE_ABOVE = System.getProperty("spraynic.lab.ceAbove");
     private static LinuxLab lab;
 
     @BeforeAll
@@ -127,6 +131,14 @@ class LinuxLabTransferTest
         throws Exception
     {
         lab.set("core", "--drop", "1%");
+        if (null != CORE_RATE)
+        {
+            lab.set("core", "--rate", CORE_RATE);
+        }
+        if (null != CE_ABOVE)
+        {
+            lab.set("core", "--ce-above", CE_ABOVE);
+        }
         try (LabPeers peers = new LabPeers(lab, dir, PLANES))
         {
             final LabPeers.Served served = peers.serve("b", "spray", LOSS_SIZE, PATHS);
@@ -140,12 +152,14 @@ class LinuxLabTransferTest
             assertTrue(spray.verified(), spray.output());
             final long[] sprayAb = sentTwiceAndLost(before, after, "ab", LOSS_SIZE);
             final long[] sprayBa = sentTwiceAndLost(before, after, "ba", LOSS_SIZE);
+            final String sprayShaping = shaping(before, after);
 
             final LabPeers.Served roce = peers.serve("b", "rocev2", ROCE_SIZE, 1);
             before = lab.counters();
             final LabPeers.Result rc = peers.visit("a", roce, ROCE_SIZE, 1, 150).await(200);
             after = lab.counters();
             final long[] rcAb = sentTwiceAndLost(before, after, "ab", ROCE_SIZE);
+            final String rcShaping = shaping(before, after);
             final double sprayGbps = 2 * LOSS_SIZE * 8 / spray.seconds() / 1e9;
             final double rcGbps = 2 * ROCE_SIZE * 8 / rc.seconds() / 1e9;
             final String text = format("spray %d MiB each way in %.2f s (%.1f Mb/s): A->B data packets the routers " +
@@ -167,7 +181,10 @@ class LinuxLabTransferTest
                 spray.connection("acks_stale"), LabPeers.connection(atB, "duplicates"),
                 LabPeers.connection(atB, "sack_gaps"), spray.smallestSrttMillis(), spray.largestSrttMillis(),
                 LabPeers.smallestSrttMillis(smallestAtB), LabPeers.largestSrttMillis(atB));
-            System.out.println("linux lab at 1 % loss on every core link: " + text + "; " + why);
+            System.out.println("linux lab at 1 % loss on every core link" + (null == CORE_RATE ? "" : ", core links " +
+                "limited to " + CORE_RATE + " each way (TBF)") + (null == CE_ABOVE ? "" : ", CE above " + CE_ABOVE) +
+                ": " + text + "; " + why + (null == CORE_RATE && null == CE_ABOVE ? "" : "; spray: " + sprayShaping +
+                "; RoCEv2: " + rcShaping));
             assertTrue(sprayAb[1] > 0 && sprayBa[1] > 0, "the routers dropped data both ways: " + text);
             assertTrue(sprayAb[0] >= sprayAb[1] && sprayBa[0] >= sprayBa[1], "every loss was sent again: " + text);
             assertEquals(0, rc.exitCode(), text);
@@ -176,6 +193,14 @@ class LinuxLabTransferTest
             // one per core, 2 to 20 above (RESULTS.md section 18: a NIC's timers resend packets that were only late,
             // with and without port rotation alike). It is reported above, not asserted, until it is met.
         }
+    }
+
+    /** @return what the core links' TBF queues dropped (all sizes) and the routers marked CE, per direction. */
+    static String shaping(final Map<String, Long> before, final Map<String, Long> after)
+    {
+        return format("TBF dropped A->B %d, B->A %d; CE marked A->B %d, B->A %d",
+            sum(before, after, "ab", "rate_limit_dropped_packets"), sum(before, after, "ba", "rate_limit_dropped_packets"),
+            sum(before, after, "ab", "ce_marked_packets"), sum(before, after, "ba", "ce_marked_packets"));
     }
 
     /**

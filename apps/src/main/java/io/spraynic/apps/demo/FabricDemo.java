@@ -65,16 +65,42 @@ public final class FabricDemo
      * @param bytes     bytes to write.
      * @param streams   streams the messages are spread over.
      * @param blackhole a plane to blackhole during the transfer, or null.
+     * @param linkBitsPerSecond the rate of every link of the fabric, host links included: each NIC's line rate per
+     *                  plane, for both transports (spray's capacity, RoCEv2's DCQCN line rate).
      */
     public record Settings(
         Mode mode, int planes, int paths, double lossPct, long bytes, int messageBytes, int streams, Duration timeout,
-        Blackhole blackhole)
+        Blackhole blackhole, long linkBitsPerSecond)
     {
         public Settings(
             final Mode mode, final int planes, final int paths, final double lossPct, final long bytes, final int messageBytes,
             final int streams, final Duration timeout)
         {
             this(mode, planes, paths, lossPct, bytes, messageBytes, streams, timeout, null);
+        }
+
+        /** Data-centre links (100 Gb/s, {@link FabricConfig#DEFAULT}). */
+        public Settings(
+            final Mode mode, final int planes, final int paths, final double lossPct, final long bytes, final int messageBytes,
+            final int streams, final Duration timeout, final Blackhole blackhole)
+        {
+            this(mode, planes, paths, lossPct, bytes, messageBytes, streams, timeout, blackhole,
+                FabricConfig.DEFAULT.hostLink().rateBitsPerSecond());
+        }
+
+        /** @return these settings with every link at {@code bitsPerSecond}. */
+        public Settings withLinkRate(final long bitsPerSecond)
+        {
+            return new Settings(mode, planes, paths, lossPct, bytes, messageBytes, streams, timeout, blackhole,
+                bitsPerSecond);
+        }
+
+        /** @return the fabric: {@link FabricConfig#DEFAULT} with every link at {@link #linkBitsPerSecond}. */
+        FabricConfig fabricConfig()
+        {
+            final FabricConfig base = FabricConfig.DEFAULT;
+            return new FabricConfig(base.hostLink().withRate(linkBitsPerSecond),
+                base.fabricLink().withRate(linkBitsPerSecond), base.frameSlots(), base.slotBytes(), base.seed());
         }
     }
 
@@ -204,7 +230,7 @@ public final class FabricDemo
         final int messages = (int)((bytes + settings.messageBytes() - 1) / settings.messageBytes());
         final NicConnection.Kind kind = settings.mode() == Mode.SPRAY ? NicConnection.Kind.SPRAY : NicConnection.Kind.ROCEV2;
         final String mode = kind.name().toLowerCase(java.util.Locale.ROOT);
-        try (Fabric fabric = Topology.backToBack(FabricConfig.DEFAULT, planes, Math.max(1, settings.paths() / planes));
+        try (Fabric fabric = Topology.backToBack(settings.fabricConfig(), planes, Math.max(1, settings.paths() / planes));
             Arena arena = Arena.ofShared();
             CountersFile counters0 = CountersFile.create(CountersFileDescriptor.defaultDirectory(), "demo-" + mode + "-host0", 4096);
             CountersFile counters1 = CountersFile.create(CountersFileDescriptor.defaultDirectory(), "demo-" + mode + "-host1", 4096))
@@ -327,12 +353,14 @@ public final class FabricDemo
         final int host)
     {
         final int planes = settings.planes();
-        final long capacityMbps = FabricConfig.DEFAULT.hostLink().rateBitsPerSecond() / 1_000_000 * planes;
+        // both transports are told their link's rate, as a NIC's line rate matches its link
+        final long capacityMbps = settings.linkBitsPerSecond() / 1_000_000 * planes;
         final EmbeddedNicConfig config = new EmbeddedNicConfig().mode(kind).workers(1).planes(planes)
             .connections(kind == NicConnection.Kind.SPRAY ? settings.paths() : 1, settings.streams(), MTU)
             .sprayConfig(() -> EmbeddedNicConfig.sharedCoreSprayConfig().capacityMbps(capacityMbps))
             .bursts(BURST, PathMtu.maxFrameLength(MTU) + 64)
             .rocevRetry(ROCEV2_ACK_TIMEOUT_NANOS, 7)
+            .rocevLineRate(settings.linkBitsPerSecond())
             .peerResolver(new SprayHandshake.PeerResolver()
             {
                 public int ipv4(final int plane, final int plane0Ipv4)

@@ -86,6 +86,23 @@ class FabricDemoTest
     }
 
     @Test
+    void shouldNeverCarryMoreThanTheLinksWhenTheFabricRunsBelowWhatTheHostsCanDo()
+    {
+        // 4 planes of 50 Mb/s links: 0.2 Gb/s in all, a fraction of what two NICs on this project's smallest host
+        // move over 100 Gb/s links (0.9-2.9 Gb/s, RESULTS.md section 30): the links, not the CPUs, bound the transfer
+        final long perPlane = 50_000_000L;
+        final FabricDemo.Settings settings = new FabricDemo.Settings(FabricDemo.Mode.SPRAY, 4, 8, 1.0, 8L << 20, 1 << 20, 4,
+            Duration.ofSeconds(120)).withLinkRate(perPlane);
+        assertEquals(perPlane, settings.fabricConfig().hostLink().rateBitsPerSecond());
+        assertEquals(perPlane, settings.fabricConfig().fabricLink().rateBitsPerSecond());
+        final FabricDemo.Result result = FabricDemo.run(nic, settings, port -> port, progress -> { });
+        assertTrue(result.verified(), "every byte placed: " + result);
+        assertTrue(result.goodputGbps() <= 4 * perPlane / 1e9, "the links bound the goodput: " + result.goodputGbps() +
+            " Gb/s over 4 x " + perPlane / 1e9 + " Gb/s");
+        assertTrue(result.lost() > 0 && result.retransmitted() + result.moved() >= result.lost(), result.toString());
+    }
+
+    @Test
     void shouldRefuseToBlackholeAPlaneThatDoesNotExist()
     {
         final IllegalArgumentException ex = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,

@@ -1,6 +1,7 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.neighbour.NeighbourConfig;
+import io.spraynic.datapath.transport.rocev2.DcqcnConfig;
 import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
 import io.spraynic.datapath.transport.spray.SprayConfig;
 import io.spraynic.datapath.transport.spray.SprayHandshake;
@@ -58,6 +59,7 @@ public final class EmbeddedNicConfig
     NanoClock clock = new SystemNanoClock();
     long rocevAckTimeoutNanos = DEFAULT_ROCEV2_ACK_TIMEOUT_NANOS;
     int rocevRetries = 7;
+    long rocevLineRateBitsPerSecond = DcqcnConfig.DEFAULT_LINE_RATE;
 
     /**
      * Connections peers opened that the NIC holds at once (accepted, not yet closed), over every worker, unless
@@ -394,6 +396,19 @@ public final class EmbeddedNicConfig
         require(retries >= 0 && retries <= 7, "retries", retries, "0..7");
         this.rocevAckTimeoutNanos = ackTimeoutNanos;
         this.rocevRetries = retries;
+        return this;
+    }
+
+    /**
+     * @param bitsPerSecond the line rate of each plane's port, at which a RoCEv2 queue pair starts and which DCQCN
+     *                      recovers to (default {@link DcqcnConfig#DEFAULT_LINE_RATE}); a fabric whose links are
+     *                      slower gives its NICs their link's rate, as spray's {@code capacityMbps}.
+     * @return this.
+     */
+    public EmbeddedNicConfig rocevLineRate(final long bitsPerSecond)
+    {
+        require(bitsPerSecond >= 1_000_000L, "RoCEv2 line rate", bitsPerSecond, ">= 1 Mb/s");
+        this.rocevLineRateBitsPerSecond = bitsPerSecond;
         return this;
     }
 

@@ -239,6 +239,23 @@ class EmbeddedNicTest
         }
     }
 
+    @Test
+    void shouldStartEveryRocev2QueuePairAtTheLineRateItWasGiven() throws Exception
+    {
+        // a fabric whose links are slower than 100 Gb/s gives its NICs their link's rate (the demo's --link-gbps)
+        final PacketPort[][][] ports = links(1, 2);
+        final CountersFile counters = CountersFile.create(dir, "line-rate-" + closeables.size(), 4096);
+        closeables.add(counters);
+        final EmbeddedNic nic = EmbeddedNic.start(config(NicConnection.Kind.ROCEV2, 0, 1, 2).rocevLineRate(250_000_000L),
+            ports[0], counters);
+        closeables.add(nic);
+        for (int plane = 0; plane < 2; plane++)
+        {
+            assertEquals(250_000_000L, nic.rocevEngine(0, plane).config().dcqcn().lineRateBitsPerSecond());
+        }
+        assertThrows(IllegalArgumentException.class, () -> new EmbeddedNicConfig().rocevLineRate(999_999L));
+    }
+
     private void exchangeBothWays(final EmbeddedNic[] nics, final long bytes)
     {
         final NicConnection[] pair = sprayPair(nics[0], nics[1]);
