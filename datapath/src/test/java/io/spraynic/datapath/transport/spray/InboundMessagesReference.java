@@ -67,7 +67,7 @@ final class InboundMessagesReference
     private int[] inRsn;
     private boolean[] inDone;
     private boolean[] inRnr;
-    private int[] inRnrArrived;
+    private int[] inAttempt; // S9.3-3: the attempt (SETH) its packets are taken from; earlier ones are discarded
     private int[] inRefusal;
     private boolean[] inReserve; // S10.2: taken from the reserve, to refuse a message there was no room for
     private boolean[] inNoResources; // S10.2: its last attempt was refused for want of resources
@@ -149,7 +149,7 @@ final class InboundMessagesReference
         inRsn = storage.inRsn;
         inDone = storage.inDone;
         inRnr = storage.inRnr;
-        inRnrArrived = storage.inRnrArrived;
+        inAttempt = storage.inAttempt;
         inRefusal = storage.inRefusal;
         inReserve = storage.inReserve;
         inNoResources = storage.inNoResources;
@@ -189,7 +189,7 @@ final class InboundMessagesReference
         inRsn = null;
         inDone = null;
         inRnr = null;
-        inRnrArrived = null;
+        inAttempt = null;
         inRefusal = null;
         inReserve = null;
         inNoResources = null;
@@ -219,7 +219,7 @@ final class InboundMessagesReference
         final int[] inRsn;
         final boolean[] inDone;
         final boolean[] inRnr;
-        final int[] inRnrArrived;
+        final int[] inAttempt;
         final int[] inRefusal;
         final boolean[] inReserve;
         final boolean[] inNoResources;
@@ -246,7 +246,7 @@ final class InboundMessagesReference
             inRsn = new int[capacity];
             inDone = new boolean[capacity];
             inRnr = new boolean[capacity];
-            inRnrArrived = new int[capacity];
+            inAttempt = new int[capacity];
             inRefusal = new int[capacity];
             inReserve = new boolean[capacity];
             inNoResources = new boolean[capacity];
@@ -281,7 +281,7 @@ final class InboundMessagesReference
             java.util.Arrays.fill(inRsn, 0);
             java.util.Arrays.fill(inDone, false);
             java.util.Arrays.fill(inRnr, false);
-            java.util.Arrays.fill(inRnrArrived, 0);
+            java.util.Arrays.fill(inAttempt, 0);
             java.util.Arrays.fill(inRefusal, 0);
             java.util.Arrays.fill(inReserve, false);
             java.util.Arrays.fill(inNoResources, false);
@@ -376,7 +376,7 @@ final class InboundMessagesReference
      * record can hold the refusal, or {@link #NO_ROOM}.
      */
     int roomFor(
-        final byte messageKind, final int streamId, final int msn, final long key, final int packet,
+        final byte messageKind, final int streamId, final int msn, final long key, final int packet, final int attempt,
         final boolean responseRoom)
     {
         final int record = (int)byMsn.get(key);
@@ -389,9 +389,10 @@ final class InboundMessagesReference
             }
             return window.hasRoomToRefuse() ? REFUSE : NO_ROOM;
         }
-        if (inRnr[record] || inDone[record] || inSyndrome[record] != 0)
+        if ((inRnr[record] && !SprayExtendedTransportHeader.isLaterAttempt(attempt, inAttempt[record])) ||
+            inDone[record] || inSyndrome[record] != 0)
         {
-            return ROOM; // refused or complete: nothing is marked
+            return ROOM; // refused or complete: nothing is marked (a retry of a refused attempt is judged below)
         }
         if (inNoResources[record] && inReceived[record] == 0)
         {
@@ -441,7 +442,7 @@ final class InboundMessagesReference
             inRsn[record] = SprayExtendedTransportHeader.rsn(frame.segment(), frame.customHeaderOffset());
             inDone[record] = false;
             inRnr[record] = false;
-            inRnrArrived[record] = 0;
+            inAttempt[record] = SprayExtendedTransportHeader.attempt(frame.segment(), frame.customHeaderOffset());
             inRefusal[record] = 0;
             inNoResources[record] = false;
             inTag[record] = SprayExtendedTransportHeader.messageTag(frame.segment(), frame.customHeaderOffset());
@@ -469,6 +470,19 @@ final class InboundMessagesReference
         {
             counters.increment(SprayCounters.DUPLICATES);
             return;
+        }
+        // S9.3-3: a packet of a later attempt (the sender's retry) ends the refusal of the earlier one; a packet of
+        // an earlier attempt is a late copy of one the sender has given up on: neither placed nor counted
+        final int attempt = SprayExtendedTransportHeader.attempt(frame.segment(), frame.customHeaderOffset());
+        if (attempt != inAttempt[record])
+        {
+            if (!SprayExtendedTransportHeader.isLaterAttempt(attempt, inAttempt[record]))
+            {
+                counters.increment(SprayCounters.DUPLICATES);
+                return;
+            }
+            inAttempt[record] = attempt;
+            inRnr[record] = false;
         }
         if (inRnr[record])
         {
@@ -644,20 +658,20 @@ final class InboundMessagesReference
 
     // S10.2: no room for this attempt (a record inside the window, placement marks, READ response resources): it
     // is refused as an RNR attempt is, and the marks of any packet of it placed so far are given back (its retry
-    // places every packet again); what had arrived of it counts towards the refused attempt
+    // places every packet again)
     private void refuseForResources(final int path, final int record, final int streamId, final int msn, final long now)
     {
         marks.release(record, inExpected[record]);
         inRnr[record] = true;
         inNoResources[record] = true;
-        inRnrArrived[record] = inReceived[record];
         inReceived[record] = 0;
         inRefusal[record] = refusals.next();
         refuseRnr(path, record, streamId, msn, now);
     }
 
-    // RNR: the whole attempt is refused, packet by packet; once all of its packets arrived the next attempt
-    // (the sender's retry, S9.3) starts clean, so no byte of a refused attempt is ever counted. A refusal for want
+    // RNR: the whole attempt is refused, packet by packet, until a packet of a later attempt (the sender's retry,
+    // S9.3-3) starts clean, so no byte of a refused attempt is ever counted, however many copies of its packets
+    // arrive (a packet moved to another path whose original arrived too, S7.4.1). A refusal for want
     // of resources is NACKed only within the engine's response rate (S10.2, S12.9): the SACKH's refusal count and
     // the sender's query stand in for a NACK withheld
     private void refuseRnr(final int path, final int record, final int streamId, final int msn, final long now)
@@ -666,7 +680,6 @@ final class InboundMessagesReference
         {
             inRnr[record] = true;
             inNoResources[record] = false;
-            inRnrArrived[record] = 0;
             inReceived[record] = 0;
             inRefusal[record] = refusals.next(); // each refused attempt is a refusal the sender must learn of (S9.3)
         }
@@ -682,11 +695,6 @@ final class InboundMessagesReference
                 control.sendNack(path, NegativeAckHeader.SYNDROME_RNR, NegativeAckHeader.RNR_REASON_NO_RESOURCES,
                     streamId, msn, inRefusal[record]);
             }
-        }
-        if (++inRnrArrived[record] >= inExpected[record])
-        {
-            inRnr[record] = false;
-            inRnrArrived[record] = 0;
         }
     }
 

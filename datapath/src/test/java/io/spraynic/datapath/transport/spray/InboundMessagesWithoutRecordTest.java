@@ -240,7 +240,7 @@ class InboundMessagesWithoutRecordTest
     {
         boolean authentic(RoceFrame frame, long tag, byte kind, int stream, int msn, long key, int offset);
 
-        int roomFor(byte kind, int stream, int msn, long key, int packet, boolean responseRoom);
+        int roomFor(byte kind, int stream, int msn, long key, int packet, int attempt, boolean responseRoom);
 
         void accept(RoceFrame frame, int path, byte kind, int stream, int msn, long key, int offset, int length,
             int payloadLength, int room, long now);
@@ -350,9 +350,9 @@ class InboundMessagesWithoutRecordTest
                     }
 
                     public int roomFor(final byte kind, final int stream, final int msn, final long key,
-                        final int packet, final boolean responseRoom)
+                        final int packet, final int attempt, final boolean responseRoom)
                     {
-                        return layer.roomFor(kind, stream, msn, key, packet, responseRoom);
+                        return layer.roomFor(kind, stream, msn, key, packet, attempt, responseRoom);
                     }
 
                     public void accept(final RoceFrame frame, final int path, final byte kind, final int stream,
@@ -393,9 +393,9 @@ class InboundMessagesWithoutRecordTest
                     }
 
                     public int roomFor(final byte kind, final int stream, final int msn, final long key,
-                        final int packet, final boolean responseRoom)
+                        final int packet, final int attempt, final boolean responseRoom)
                     {
-                        return layer.roomFor(kind, stream, msn, key, packet, responseRoom);
+                        return layer.roomFor(kind, stream, msn, key, packet, attempt, responseRoom);
                     }
 
                     public void accept(final RoceFrame frame, final int path, final byte kind, final int stream,
@@ -527,7 +527,8 @@ class InboundMessagesWithoutRecordTest
             {
                 return "not authentic";
             }
-            final int room = records.roomFor(kind, stream, msn, key, offset / MTU, responseRoom);
+            final int room = records.roomFor(kind, stream, msn, key, offset / MTU,
+                SprayExtendedTransportHeader.attempt(copy, SETH), responseRoom);
             if (room != InboundMessages.NO_ROOM)
             {
                 records.accept(frame, path, kind, stream, msn, key, offset, length, frame.payloadLength(), room,
