@@ -23,6 +23,12 @@ import static io.spraynic.cli.CliTestSupport.javaCommand;
  */
 final class LabPeers implements AutoCloseable
 {
+    /**
+     * RoCEv2's local ACK timeout exponent on both ends (12: 16.8 ms, a queue pair failing after 8 in a row without
+     * progress); {@code -Dspraynic.lab.rocev2AckTimeout=14} (67 ms) for a host so loaded that a NIC process waits
+     * longer than that for a core (RETRY_EXC_ERR at 10-13 runnable threads per core, RESULTS.md section 38).
+     */
+    static final String ROCEV2_ACK_TIMEOUT = System.getProperty("spraynic.lab.rocev2AckTimeout", "12");
     private final LinuxLab lab;
     private final Path dir;
     private final int planes;
@@ -316,7 +322,7 @@ final class LabPeers implements AutoCloseable
         command.addAll(javaCommand(List.of("nic", "--config", config(host, name).toString(), "--mode", mode,
             "--ip", perPlane(host, "ipv4"), "--gateway", perPlane(host, "gateway"), "--expose", Long.toString(expose),
             "--paths", Integer.toString(paths), "--exchange", exchange.toString(), "--seconds", "600",
-            "--rocev2-ack-timeout", "12", "--port-rotation", portRotation)));
+            "--rocev2-ack-timeout", ROCEV2_ACK_TIMEOUT, "--port-rotation", portRotation)));
         final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
         builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
         final Process process = start(builder);
@@ -363,7 +369,7 @@ final class LabPeers implements AutoCloseable
         command.addAll(javaCommand(List.of("transfer", "--config", config(host, name).toString(), "--mode",
             served.mode(), "--peer-kind", "nic", "--ip", perPlane(host, "ipv4"), "--gateway", perPlane(host, "gateway"),
             "--paths", Integer.toString(paths), "--exchange", visitDir.toString(), "--size", Long.toString(size),
-            "--timeout", Integer.toString(timeoutSeconds), "--rocev2-ack-timeout", "12", "--json",
+            "--timeout", Integer.toString(timeoutSeconds), "--rocev2-ack-timeout", ROCEV2_ACK_TIMEOUT, "--json",
             "--port-rotation", portRotation, "--warmup", Long.toString(warmup))));
         if (warmup > 0)
         {

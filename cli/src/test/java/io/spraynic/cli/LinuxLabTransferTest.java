@@ -164,6 +164,14 @@ class LinuxLabTransferTest
             final long[] sprayAb = sentTwiceAndLost(before, after, "ab", LOSS_SIZE);
             final long[] sprayBa = sentTwiceAndLost(before, after, "ba", LOSS_SIZE);
             final String sprayShaping = shaping(before, after);
+            // spray's figures first, so that a RoCEv2 failure below does not lose them
+            System.out.println(format("linux lab at 1 %% loss, spray%s, load per core %.2f: %d MiB each way in %.2f " +
+                "s; A->B routers dropped %d, sent twice %d (%.3f); B->A %d, %d (%.3f); A's counts: %s",
+                WARMUP ? format(" after a verified warm-up of %.2f s", LabPeers.json(spray.result().output(),
+                "warmupSeconds")) : " cold", loadPerCore(), LOSS_SIZE >> 20, spray.result().seconds(), sprayAb[1],
+                sprayAb[0], ratio(sprayAb[0], sprayAb[1]), sprayBa[1], sprayBa[0], ratio(sprayBa[0], sprayBa[1]),
+                WARMUP ? spray.result().output().replaceAll("(?s).*\"timed\":(\\{[^}]*}).*", "$1").strip() :
+                "lost " + spray.result().connection("lost") + ", timeouts " + spray.result().connection("timeouts")));
 
             final LabPeers.Served roce = peers.serve("b", "rocev2", ROCE_SIZE, 1);
             final Timed rcTimed = timed(peers, roce, ROCE_SIZE, 1, 150, 200);
