@@ -29,7 +29,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <li>1 % random loss on every core link, each direction: verified, and retransmitted ÷ lost at most 1.1 per direction
  * (A's WRITEs, B's READ responses), both counted by the routers: data packets are IP packets of 512 bytes or more, and
  * those sent twice are the ones the core links saw beyond the transfer's own; then RoCEv2 over the same links and
- * loss, measured the same way, its goodput reported beside spray's.</li>
+ * loss, measured the same way, its goodput reported beside spray's. Each visit is measured after a verified warm-up
+ * over the same connection, the routers' counters read while the visitor holds between the two ({@link #timed}).</li>
  * </ul>
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
@@ -214,11 +215,17 @@ class LinuxLabTransferTest
                 "; RoCEv2: " + rcShaping));
             assertTrue(sprayAb[1] > 0 && sprayBa[1] > 0, "the routers dropped data both ways: " + text);
             assertTrue(sprayAb[0] >= sprayAb[1] && sprayBa[0] >= sprayBa[1], "every loss was sent again: " + text);
+            // The goal, retransmitted / lost <= 1.1 each way, judged on the warm measurement: every warm run
+            // met it at 5 to 13 runnable threads per core (1.000-1.053, RESULTS.md section 38), while cold runs in the
+            // same hour measured 1.0-2.5 A->B and 1.6-3.5 B->A (a fresh JVM's JIT and descheduled poll threads: late
+            // ACKs taken for losses, section 30). Cold (-Dspraynic.lab.warmup=false) it is reported, not asserted.
+            if (WARMUP)
+            {
+                assertTrue(ratio(sprayAb[0], sprayAb[1]) <= 1.1 && ratio(sprayBa[0], sprayBa[1]) <= 1.1,
+                    "spray retransmitted / lost at most 1.1 each way over the timed part: " + text + "; " + why);
+            }
             assertEquals(0, rc.exitCode(), text);
             assertTrue(rc.verified(), text);
-            // The goal, retransmitted / lost <= 1.1, is not met on this project's hosts: 1.4-2.0 at a load under
-            // one per core, 2 to 20 above (RESULTS.md section 18: a NIC's timers resend packets that were only late,
-            // with and without port rotation alike). It is reported above, not asserted, until it is met.
         }
     }
 
