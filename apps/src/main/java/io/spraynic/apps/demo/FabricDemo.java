@@ -34,6 +34,7 @@ import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PortConfig;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.DynamicCompositeAgent;
 import org.agrona.concurrent.IdleStrategy;
 
 import java.lang.foreign.Arena;
@@ -43,6 +44,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.SplittableRandom;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
@@ -51,9 +53,10 @@ import java.util.function.UnaryOperator;
  * Two embedded NICs in one process running the spray transport (or RoCEv2) over DPDK {@code net_ring}
  * ports, joined through the fabric emulator in real time: host h's NIC port on plane p is one side of a
  * crossed ring pair whose other side the {@link RealTimeFabricAgent} drives. Host 0 RDMA-WRITEs a buffer
- * into host 1's registered memory on several streams; every byte is checked at the end. Threads: each
- * NIC's poll-mode worker, the fabric's, and the calling thread as the application, which posts through the
- * NIC's work request rings and polls completion queues.
+ * into host 1's registered memory on several streams; every byte is checked at the end. Threads ({@link Threads}):
+ * each NIC's poll-mode worker and the fabric's on a thread each, or all three on one shared poll thread where the
+ * host has fewer cores than that; and the calling thread as the application, which posts through the NIC's work
+ * request rings and polls completion queues.
  */
 public final class FabricDemo
 {
@@ -67,11 +70,17 @@ public final class FabricDemo
      * @param blackhole a plane to blackhole during the transfer, or null.
      * @param linkBitsPerSecond the rate of every link of the fabric, host links included: each NIC's line rate per
      *                  plane, for both transports (spray's capacity, RoCEv2's DCQCN line rate).
+     * @param threads   how the NICs and the fabric are polled (default {@link Threads#forCores} of this host's).
      */
     public record Settings(
         Mode mode, int planes, int paths, double lossPct, long bytes, int messageBytes, int streams, Duration timeout,
-        Blackhole blackhole, long linkBitsPerSecond)
+        Blackhole blackhole, long linkBitsPerSecond, Threads threads)
     {
+        public Settings
+        {
+            Objects.requireNonNull(threads, "threads");
+        }
+
         public Settings(
             final Mode mode, final int planes, final int paths, final double lossPct, final long bytes, final int messageBytes,
             final int streams, final Duration timeout)
@@ -85,14 +94,21 @@ public final class FabricDemo
             final int streams, final Duration timeout, final Blackhole blackhole)
         {
             this(mode, planes, paths, lossPct, bytes, messageBytes, streams, timeout, blackhole,
-                FabricConfig.DEFAULT.hostLink().rateBitsPerSecond());
+                FabricConfig.DEFAULT.hostLink().rateBitsPerSecond(), Threads.forCores(Runtime.getRuntime().availableProcessors()));
         }
 
         /** @return these settings with every link at {@code bitsPerSecond}. */
         public Settings withLinkRate(final long bitsPerSecond)
         {
             return new Settings(mode, planes, paths, lossPct, bytes, messageBytes, streams, timeout, blackhole,
-                bitsPerSecond);
+                bitsPerSecond, threads);
+        }
+
+        /** @return these settings with the NICs and the fabric polled as {@code threads} says. */
+        public Settings withThreads(final Threads threads)
+        {
+            return new Settings(mode, planes, paths, lossPct, bytes, messageBytes, streams, timeout, blackhole,
+                linkBitsPerSecond, threads);
         }
 
         /** @return the fabric: {@link FabricConfig#DEFAULT} with every link at {@link #linkBitsPerSecond}. */
@@ -111,6 +127,37 @@ public final class FabricDemo
      */
     public record Blackhole(int plane, long afterNanos)
     {
+    }
+
+    /**
+     * How the two NICs' workers and the fabric emulator are polled; the same for both transports. The application
+     * (this thread) posts and polls completions on its own thread either way, parking when it has nothing to do.
+     */
+    public enum Threads
+    {
+        /**
+         * One poll thread runs both NICs' workers and the fabric as one duty cycle (each one's {@code doWork} in turn,
+         * one idle strategy that backs off only when none of them did work): on a host with fewer cores than busy
+         * threads, a NIC whose thread waits for a core looks to its peer like a lossy or dead path.
+         */
+        SHARED,
+        /** A poll thread each for the two NICs' workers and the fabric. */
+        DEDICATED;
+
+        /** Busy threads of {@link #DEDICATED}: two NIC workers, the fabric and the application. */
+        public static final int DEDICATED_BUSY_THREADS = 4;
+
+        /** @return {@link #SHARED} when {@code cores} are fewer than {@link #DEDICATED}'s busy threads. */
+        public static Threads forCores(final int cores)
+        {
+            return cores < DEDICATED_BUSY_THREADS ? SHARED : DEDICATED;
+        }
+
+        /** @return the name on the command line and in summaries. */
+        public String label()
+        {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
     }
 
     /** Which transport carries the transfer. */
@@ -249,8 +296,11 @@ public final class FabricDemo
             }
             final RealTimeFabricAgent fabricAgent = new RealTimeFabricAgent("fabric", fabric, fabricPorts, BURST,
                 FabricClock.SYSTEM);
+            // shared: the fabric first, then each NIC's worker as the NIC starts (EmbeddedNicConfig.pollThread)
+            final DynamicCompositeAgent pollThread = settings.threads() == Threads.SHARED ?
+                new DynamicCompositeAgent("spraynic-demo-poll", fabricAgent) : null;
             final AgentRunner fabricRunner = new AgentRunner(new BackoffIdleStrategy(), Throwable::printStackTrace, null,
-                fabricAgent);
+                null == pollThread ? fabricAgent : pollThread);
             AgentRunner.startOnThread(fabricRunner);
             final EmbeddedNic[] nics = new EmbeddedNic[2];
             final CountersFile[] counters = {counters0, counters1};
@@ -258,7 +308,8 @@ public final class FabricDemo
             {
                 for (int h = 0; h < 2; h++)
                 {
-                    nics[h] = EmbeddedNic.start(nicConfig(fabric, settings, kind, h), nicPorts[h], counters[h]);
+                    nics[h] = EmbeddedNic.start(nicConfig(fabric, settings, kind, h).pollThread(pollThread), nicPorts[h],
+                        counters[h]);
                 }
                 final Lanes lanes = kind == NicConnection.Kind.SPRAY ? sprayLanes(fabric, nics, planes) : rocevLanes(nics, planes);
 
@@ -280,7 +331,7 @@ public final class FabricDemo
                 long blackholedAt = -1;
                 long[] completedByBin = new long[64]; // bytes completed by the end of each bin
                 int lastBin = 0;
-                // the application shares the cores with three poll threads: when it has nothing to do it parks
+                // the application shares the cores with the poll threads: when it has nothing to do it parks
                 // (50 us to 1 ms) rather than spin, leaving the cores to the NICs and the fabric
                 final IdleStrategy idle = new BackoffIdleStrategy(1, 1, 50_000, 1_000_000);
                 while (!workload.finished() && System.nanoTime() < deadline)
@@ -341,7 +392,7 @@ public final class FabricDemo
                 {
                     if (null != n)
                     {
-                        n.close(Duration.ZERO);
+                        n.close(Duration.ZERO); // shared: takes its worker off the poll thread, which runs on
                     }
                 }
                 fabricRunner.close();
