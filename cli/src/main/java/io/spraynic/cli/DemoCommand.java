@@ -266,7 +266,8 @@ final class DemoCommand implements Callable<Integer>
         {
             out.printf(Locale.ROOT, "  first failed write: %s%n", result.firstFailure());
         }
-        out.printf(Locale.ROOT, "  %.3f s: %.2f Gb/s of goodput%n", result.seconds(), result.goodputGbps());
+        out.printf(Locale.ROOT, "  %.3f s: %.2f Gb/s of goodput, %.2f cores busy (the process's CPU time ÷ the transfer's)%n",
+            result.seconds(), result.goodputGbps(), result.coresBusy());
         out.printf(Locale.ROOT, "  data packets lost in the fabric %,d, retransmitted %,d (%s per loss)%s%n",
             result.lost(), result.retransmitted(),
             result.lost() == 0 ? "n/a" : String.format(Locale.ROOT, "%.2f", (double)result.retransmitted() / result.lost()),
@@ -309,6 +310,7 @@ final class DemoCommand implements Callable<Integer>
             .field("linkGbps", linkGbps)
             .field("cores", Runtime.getRuntime().availableProcessors())
             .field("threads", pollThreads.label())
+            .field("coresBusy", result.coresBusy())
             .raw("paths", pathsJson.append(']').toString());
     }
 

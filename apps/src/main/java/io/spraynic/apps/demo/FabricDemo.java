@@ -40,6 +40,7 @@ import org.agrona.concurrent.IdleStrategy;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -181,11 +182,19 @@ public final class FabricDemo
      * @param completedPerBin bytes of the WRITEs that completed in each {@link #TIMELINE_BIN_NANOS} after the first
      *                        post, to the end of the run.
      * @param blackholedAtNanos when the blackhole was asked for, from the first post; -1 when none was.
+     * @param cpuNanos  CPU time of the whole process over {@code nanos} (poll threads, application, JIT, GC; -1 where
+     *                  the JVM does not tell): with {@code nanos}, how many cores the transfer kept busy.
      */
     public record Result(long bytes, long bytesCompleted, long nanos, boolean verified, long messages, long lost,
         long retransmitted, long ecnMarks, long[] paths, long moved, long droppedAtBridge, String firstFailure,
-        long[] completedPerBin, long blackholedAtNanos)
+        long[] completedPerBin, long blackholedAtNanos, long cpuNanos)
     {
+        /** @return cores busy on average over the transfer (CPU time ÷ wall time), -1 when unknown. */
+        public double coresBusy()
+        {
+            return cpuNanos < 0 || nanos == 0 ? -1 : (double)cpuNanos / nanos;
+        }
+
         public double seconds()
         {
             return nanos / 1e9;
@@ -324,6 +333,7 @@ public final class FabricDemo
                 final MemoryRegion remote = nics[1].register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
                 final WriteWorkload workload = new WriteWorkload(lanes, local, remote, bytes, settings.messageBytes(), messages);
 
+                final long cpuAtStart = processCpuNanos();
                 final long start = System.nanoTime();
                 final long deadline = start + settings.timeout().toNanos();
                 long nextProgress = start;
@@ -363,6 +373,7 @@ public final class FabricDemo
                     }
                 }
                 final long nanos = (workload.completed() == messages ? workload.finishedAtNanos() : System.nanoTime()) - start;
+                final long cpuAtEnd = processCpuNanos();
                 completedByBin[lastBin] = workload.bytesCompleted();
                 final long[] completedPerBin = new long[lastBin + 1];
                 for (int b = 0; b <= lastBin; b++)
@@ -384,7 +395,8 @@ public final class FabricDemo
                 final boolean verified = workload.failures() == 0 && workload.finished() && source.mismatch(target) == -1;
                 return new Result(bytes, workload.bytesCompleted(), nanos, verified, workload.completed(), lost,
                     lanes.retransmitted(nics[0]), ecnMarks, lanes.packetsPerPath(nics[0], settings.paths()),
-                    lanes.moved(), fabricAgent.framesDroppedAtPorts(), workload.firstFailure(), completedPerBin, blackholedAt);
+                    lanes.moved(), fabricAgent.framesDroppedAtPorts(), workload.firstFailure(), completedPerBin, blackholedAt,
+                    cpuAtStart < 0 || cpuAtEnd < 0 ? -1 : cpuAtEnd - cpuAtStart);
             }
             finally
             {
@@ -398,6 +410,13 @@ public final class FabricDemo
                 fabricRunner.close();
             }
         }
+    }
+
+    /** @return the process's CPU time so far, -1 where the JVM does not say. */
+    private static long processCpuNanos()
+    {
+        return ManagementFactory.getOperatingSystemMXBean() instanceof final com.sun.management.OperatingSystemMXBean os ?
+            os.getProcessCpuTime() : -1;
     }
 
     private static EmbeddedNicConfig nicConfig(final Fabric fabric, final Settings settings, final NicConnection.Kind kind,

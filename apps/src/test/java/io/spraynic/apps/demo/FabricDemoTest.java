@@ -123,6 +123,7 @@ class FabricDemoTest
                 });
             assertTrue(result.verified(), threads + " " + mode + ": every byte placed: " + result);
             assertTrue(result.lost() > 0 && result.retransmitted() + result.moved() >= result.lost(), result.toString());
+            assertTrue(result.coresBusy() > 0, "the process's CPU over the transfer: " + result.coresBusy());
             final long workerThreads = running.stream().filter(name -> name.startsWith("spraynic-worker")).count();
             if (threads == FabricDemo.Threads.SHARED)
             {
