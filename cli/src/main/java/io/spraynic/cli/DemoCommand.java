@@ -311,6 +311,7 @@ final class DemoCommand implements Callable<Integer>
             .field("cores", Runtime.getRuntime().availableProcessors())
             .field("threads", pollThreads.label())
             .field("coresBusy", result.coresBusy())
+            .field("firstFailure", result.firstFailure())
             .raw("paths", pathsJson.append(']').toString());
     }
 
