@@ -27,9 +27,10 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
- * {@code spraynic demo}: the main job on the embedded default, no NIC and no root. For now it is
- * the port layer end to end: a raw, verified transfer between two DPDK {@code net_ring} ports
- * crossed inside this process, with a sender and a receiver poll thread.
+ * {@code spraynic demo}: the main job on the embedded default, no NIC and no root: two embedded NICs joined by the
+ * fabric emulator ({@link FabricDemo}), spray then the RoCEv2 baseline, their poll threads shared or dedicated as
+ * {@code --threads} says for this host's cores; or ({@code --mode raw}) a raw, verified transfer between two DPDK
+ * {@code net_ring} ports crossed inside this process; or ({@code --fabric linux}) the Linux ECMP lab.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
     description = {
