@@ -55,6 +55,8 @@ class BadArgumentsTest
         table.add(bad("demo --size -5m", "negative"));
         table.add(bad("demo --link-gbps 0", "--link-gbps"));
         table.add(bad("demo --link-gbps 100001", "--link-gbps"));
+        table.add(bad("demo --threads 2", "auto, shared or dedicated"));
+        table.add(bad("demo --threads Shared", "auto, shared or dedicated"));
         table.add(bad("demo --streams 0", "1..256"));
         table.add(bad("demo --streams 257", "1..256"));
         table.add(bad("demo --timeout 0", "1..86400"));

@@ -8,6 +8,7 @@ import io.spraynic.datapath.transport.spray.SprayHandshake;
 import io.spraynic.pmd.InterfaceAddress;
 import io.spraynic.pmd.MempoolConfig;
 import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.DynamicCompositeAgent;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemNanoClock;
@@ -56,6 +57,7 @@ public final class EmbeddedNicConfig
     int inboxBytes = 1 << 20;
     Supplier<IdleStrategy> idleStrategy = BackoffIdleStrategy::new;
     int[] cpus = new int[0];
+    DynamicCompositeAgent pollThread; // null: a thread of its own per worker
     NanoClock clock = new SystemNanoClock();
     long rocevAckTimeoutNanos = DEFAULT_ROCEV2_ACK_TIMEOUT_NANOS;
     int rocevRetries = 7;
@@ -374,6 +376,22 @@ public final class EmbeddedNicConfig
             require(cpu >= 0 && cpu < 1024, "cpu", cpu, "0..1023");
         }
         this.cpus = cpus.clone();
+        return this;
+    }
+
+    /**
+     * Runs the workers as agents of {@code pollThread}, a duty cycle the caller runs on one thread with other agents
+     * (another NIC's workers, a fabric emulator), instead of on a thread each: for a host with fewer cores than busy
+     * threads, where a poll thread waiting for a core looks to its peer like loss. Its runner's idle strategy and CPU
+     * apply, not {@link #idleStrategy} and {@link #cpus}. {@link EmbeddedNic#start} adds the workers (the poll thread
+     * must be running), {@link EmbeddedNic#close} takes them out: close the NIC before the poll thread's runner.
+     *
+     * @param pollThread the shared duty cycle, or null for a thread per worker (the default).
+     * @return this.
+     */
+    public EmbeddedNicConfig pollThread(final DynamicCompositeAgent pollThread)
+    {
+        this.pollThread = pollThread;
         return this;
     }
 
