@@ -256,6 +256,37 @@ final class WorkRequestRingTest
     }
 
     @Test
+    void aGrowingRingAllocatesNothingOnceItHoldsItsHighWaterMark()
+    {
+        final WorkRequestRing ring = WorkRequestRing.growing(1024);
+        final SendRequest send = new SendRequest().opcode(WorkRequestOpcode.RDMA_WRITE);
+        final com.sun.management.ThreadMXBean threads =
+            (com.sun.management.ThreadMXBean)java.lang.management.ManagementFactory.getThreadMXBean();
+        long allocated = Long.MAX_VALUE;
+        long sum = 0;
+        for (int window = 0; window < 5; window++) // the first windows grow it to 64 and compile the loop
+        {
+            final long start = threads.getCurrentThreadAllocatedBytes();
+            for (int round = 0; round < 20_000; round++)
+            {
+                for (int i = 0; i < 40; i++)
+                {
+                    ring.offerSend(i & 3, send.wrId(i));
+                }
+                while (ring.peek() != 0)
+                {
+                    sum += ring.wrId();
+                    ring.advance();
+                }
+            }
+            allocated = Math.min(allocated, threads.getCurrentThreadAllocatedBytes() - start);
+        }
+        assertEquals(5L * 20_000 * (39 * 40 / 2), sum, "every request taken once");
+        assertEquals(64, ring.slotsHeld(), "40 waiting at most: grown to 8, 16, 32, then 64");
+        assertEquals(0, allocated, "800,000 requests through a ring at its high-water mark");
+    }
+
+    @Test
     void refusesACapacityOutOfRangeNamingIt()
     {
         for (final int capacity : new int[]{0, -1, Integer.MIN_VALUE, Integer.MAX_VALUE, (1 << 20) + 1})

@@ -248,6 +248,35 @@ class CompletionQueueTest
     }
 
     @Test
+    void aGrowingQueueAllocatesNothingOnceItHoldsItsHighWaterMark()
+    {
+        final CompletionQueue cq = CompletionQueue.growing(4096);
+        final WorkCompletion[] batch = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion(),
+            new WorkCompletion()};
+        final com.sun.management.ThreadMXBean threads =
+            (com.sun.management.ThreadMXBean)java.lang.management.ManagementFactory.getThreadMXBean();
+        long allocated = Long.MAX_VALUE;
+        for (int window = 0; window < 5; window++) // the first windows grow it to 64 and compile the loop
+        {
+            final long start = threads.getCurrentThreadAllocatedBytes();
+            for (int round = 0; round < 20_000; round++)
+            {
+                for (int i = 0; i < 40; i++)
+                {
+                    offer(cq, i);
+                }
+                while (cq.poll(batch) > 0)
+                {
+                    assertTrue(batch[0].wrId() >= 0);
+                }
+            }
+            allocated = Math.min(allocated, threads.getCurrentThreadAllocatedBytes() - start);
+        }
+        assertEquals(64, cq.slotsHeld(), "40 waiting at most: grown to 8, 16, 32, then 64");
+        assertEquals(0, allocated, "800,000 completions in and out of a queue at its high-water mark");
+    }
+
+    @Test
     void refusesACapacityOutOfRangeNamingIt()
     {
         for (final int capacity : new int[]{0, -1, Integer.MIN_VALUE, Integer.MAX_VALUE, (1 << 24) + 1})
