@@ -19,7 +19,7 @@ import java.lang.invoke.VarHandle;
  * <p>
  * A ring made {@link #growing growing} holds no slots until its first request, then {@value #FIRST_SLOTS}, and
  * doubles up to its {@link #capacity()} only when a post finds every slot it holds taken: an idle connection's ring
- * costs a few hundred bytes, not {@code capacity} x 47 B (issue 13). The poster grows it, as JCTools'
+ * holds none, not {@code capacity} x 47 B (issue 13). The poster grows it, as JCTools'
  * {@code SpscGrowableArrayQueue} does: it writes the request into the new slots, marks its place in the old ones
  * {@code JUMP} with a link, and the worker follows the link when it reaches the mark; nothing is copied and neither
  * side waits for the other. Slots are made only on a post that is the first to need that many waiting (at most
@@ -59,9 +59,6 @@ public final class WorkRequestRing implements WorkRequestSource
     /** One generation of the ring's storage: parallel arrays of a power-of-two length. */
     private static final class Slots
     {
-        /** Bytes a slot takes over its eleven arrays. */
-        static final int SLOT_BYTES = 3 * Byte.BYTES + 5 * Integer.BYTES + 3 * Long.BYTES;
-
         final int mask;
         final byte[] kinds;
         final byte[] opcodes;
@@ -153,12 +150,6 @@ public final class WorkRequestRing implements WorkRequestSource
     {
         final Slots slots = producerSlots;
         return null == slots ? 0 : slots.mask + 1;
-    }
-
-    /** @return bytes of slot arrays a ring holding {@code slots} slots has (headers left out). */
-    public static long slotBytes(final int slots)
-    {
-        return (long)Slots.SLOT_BYTES * slots;
     }
 
     /** @return requests waiting (either thread; a snapshot). */

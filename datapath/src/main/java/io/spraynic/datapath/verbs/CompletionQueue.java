@@ -60,9 +60,6 @@ public final class CompletionQueue implements io.spraynic.datapath.api.Completio
     /** One generation of the queue's storage: parallel arrays of a power-of-two length. */
     private static final class Slots
     {
-        /** Bytes a slot takes over its seven arrays. */
-        static final int SLOT_BYTES = Long.BYTES + 3 * Byte.BYTES + 3 * Integer.BYTES;
-
         final int mask;
         final long[] wrIds;
         final byte[] statuses;
@@ -142,12 +139,6 @@ public final class CompletionQueue implements io.spraynic.datapath.api.Completio
     {
         final Slots slots = producerSlots;
         return null == slots ? 0 : slots.mask + 1;
-    }
-
-    /** @return bytes of slot arrays a queue holding {@code slots} slots has (headers left out). */
-    public static long slotBytes(final int slots)
-    {
-        return (long)Slots.SLOT_BYTES * slots;
     }
 
     /** @return most completions held. */
