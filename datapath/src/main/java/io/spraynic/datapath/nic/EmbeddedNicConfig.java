@@ -5,6 +5,7 @@ import io.spraynic.datapath.transport.rocev2.DcqcnConfig;
 import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
 import io.spraynic.datapath.transport.spray.SprayConfig;
 import io.spraynic.datapath.transport.spray.SprayHandshake;
+import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.pmd.InterfaceAddress;
 import io.spraynic.pmd.MempoolConfig;
 import org.agrona.concurrent.BackoffIdleStrategy;
@@ -332,16 +333,19 @@ public final class EmbeddedNicConfig
     }
 
     /**
-     * @param ring    work requests waiting per connection between the application and its worker.
-     * @param cq      completions per completion queue.
-     * @param send    the transport's send queue depth per connection.
-     * @param receive the transport's receive queue depth per connection.
+     * The most a connection may have waiting; its ring and completion queues are made as they fill, up to these
+     * (none while it is idle: {@link WorkRequestRing#growing}, {@link CompletionQueue#growing}).
+     *
+     * @param ring    work requests waiting per connection between the application and its worker (default 1,024).
+     * @param cq      completions per completion queue (default 4,096).
+     * @param send    the transport's send queue depth per connection (default 1,024).
+     * @param receive the transport's receive queue depth per connection (default 1,024).
      * @return this.
      */
     public EmbeddedNicConfig queues(final int ring, final int cq, final int send, final int receive)
     {
-        require(ring >= 1 && ring <= 1 << 20, "ring", ring, "1..2^20");
-        require(cq >= 1 && cq <= 1 << 24, "cq", cq, "1..2^24");
+        require(ring >= 1 && ring <= WorkRequestRing.MAX_CAPACITY, "ring", ring, "1..2^20");
+        require(cq >= 1 && cq <= CompletionQueue.MAX_CAPACITY, "cq", cq, "1..2^24");
         require(send >= 1 && send <= 1 << 16, "send queue depth", send, "1..65536");
         require(receive >= 1 && receive <= 1 << 16, "receive queue depth", receive, "1..65536");
         this.ringCapacity = ring;
