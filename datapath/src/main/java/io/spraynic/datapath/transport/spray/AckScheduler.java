@@ -36,7 +36,7 @@ final class AckScheduler
     private final long ackDelayNanos;
     private final TransportCounters counters;
     private final TransportCounters[] pathCounters;
-    private final PathReceiveWindow[] receiveWindows;
+    private final PathReceiveWindow receiveWindows;
     /**
      * Per path, path-major in one array (issue 13: one array header, not one per field): packets and CE marks since
      * its last ACK, the sequence of its last ACK (S6.5), whether it had a gap at the last packet (1) or not (0),
@@ -58,16 +58,10 @@ final class AckScheduler
         this.ackDelayNanos = config.ackDelayNanos;
         this.counters = counters;
         this.pathCounters = pathCounters;
-        receiveWindows = new PathReceiveWindow[paths];
+        receiveWindows = new PathReceiveWindow(paths, initialPsn);
         pathInts = new int[paths * STRIDE];
         firstUnackedAt = new long[paths];
-        final long[] bits = new long[paths * PathReceiveWindow.WORDS]; // the windows' bitmaps, one array
-        for (int path = 0; path < paths; path++)
-        {
-            receiveWindows[path] = new PathReceiveWindow(bits, path * PathReceiveWindow.WORDS,
-                PathScheduler.initialPsn(initialPsn, path));
-            firstUnackedAt[path] = NONE;
-        }
+        java.util.Arrays.fill(firstUnackedAt, NONE);
     }
 
     /**
@@ -77,8 +71,8 @@ final class AckScheduler
      */
     int onData(final int path, final int psn, final boolean ce, final boolean ackRequested, final long now)
     {
-        final PathReceiveWindow window = receiveWindows[path];
-        final int result = window.onPacket(psn);
+        final PathReceiveWindow window = receiveWindows;
+        final int result = window.onPacket(path, psn);
         final TransportCounters pathCounter = pathCounters[path];
         counters.increment(SprayCounters.RX_PACKETS);
         pathCounter.increment(SprayCounters.RX_PACKETS);
@@ -102,7 +96,7 @@ final class AckScheduler
             pathInts[path * STRIDE + CE_SINCE_ACK]++;
             ackAtOnce |= firstUnackedAt[path] == NONE;
         }
-        final boolean gap = window.hasGap();
+        final boolean gap = window.hasGap(path);
         if (gap != (pathInts[path * STRIDE + HAD_GAP] != 0))
         {
             ackAtOnce = true;
@@ -131,8 +125,8 @@ final class AckScheduler
      */
     boolean isResyncValid(final int path, final int nextPsn, final int probePsn)
     {
-        final PathReceiveWindow window = receiveWindows[path];
-        return Psn.diff(nextPsn, window.frontier()) >= 0 && Psn.diff(nextPsn, window.cumulativePsn()) >= 0 &&
+        final PathReceiveWindow window = receiveWindows;
+        return Psn.diff(nextPsn, window.frontier(path)) >= 0 && Psn.diff(nextPsn, window.cumulativePsn(path)) >= 0 &&
             nextPsn == probePsn;
     }
 
@@ -143,13 +137,13 @@ final class AckScheduler
      */
     void onProbe(final int path, final int psn, final boolean resync)
     {
-        final PathReceiveWindow window = receiveWindows[path];
+        final PathReceiveWindow window = receiveWindows;
         if (resync)
         {
-            window.reset(psn);
+            window.reset(path, psn);
         }
-        window.onPacket(psn);
-        pathInts[path * STRIDE + HAD_GAP] = window.hasGap() ? 1 : 0;
+        window.onPacket(path, psn);
+        pathInts[path * STRIDE + HAD_GAP] = window.hasGap(path) ? 1 : 0;
     }
 
     /**
@@ -200,10 +194,10 @@ final class AckScheduler
         return false;
     }
 
-    /** @return the receive window of {@code path}: what its ACK carries. */
-    PathReceiveWindow window(final int path)
+    /** @return the receive windows of the paths: what their ACKs carry, read by path. */
+    PathReceiveWindow windows()
     {
-        return receiveWindows[path];
+        return receiveWindows;
     }
 
     /** @return CE-marked packets of {@code path} since its last ACK. */

@@ -42,8 +42,10 @@ final class PathScheduler
     private final SplittableRandom random;
 
     final PathSendWindow[] sendWindows;
-    final RttEstimator[] rtts;
-    final PathCongestionControl[] windows;
+    /** Every path's RTT estimate (S6.8), indexed by path. */
+    final RttEstimator rtt;
+    /** Every path's congestion window (S8.2), indexed by path. */
+    final PathCongestionControl congestionWindows;
     final int[] sourcePorts;
     /**
      * S7.7: the source port of the control packets (ACK, NACK, query) sent on each path: the path's port, except that
@@ -162,8 +164,8 @@ final class PathScheduler
         this.config = config;
         this.random = random;
         sendWindows = new PathSendWindow[paths];
-        rtts = new RttEstimator[paths];
-        windows = new PathCongestionControl[paths];
+        rtt = new RttEstimator(paths, shared.rttLimits, config.initialRttNanos);
+        congestionWindows = new PathCongestionControl(paths, shared.windowParameters);
         sourcePorts = new int[paths];
         pathStates = new int[paths];
         lastAckAt = new long[paths];
@@ -177,8 +179,6 @@ final class PathScheduler
             final int firstPsn = initialPsn(initialPsn, path);
             sendWindows[path] = null == idleWindow ? new PathSendWindow(firstPsn) : idleWindow;
             pathInts[path * STRIDE + PARKED_NEXT_PSN] = firstPsn;
-            rtts[path] = new RttEstimator(shared.rttLimits, config.initialRttNanos);
-            windows[path] = new PathCongestionControl(shared.windowParameters);
             sourcePorts[path] = (sourcePortBase + path) & 0xFFFF;
             controlPorts[path] = sourcePorts[path];
             pathInts[path * STRIDE + PORT_BUDGET] = rotationBudget();
@@ -334,7 +334,7 @@ final class PathScheduler
                 continue;
             }
             final int free =
-                Math.min(windows[path].window(), PathSendWindow.CAPACITY) - sendWindows[path].outstanding();
+                Math.min(congestionWindows.window(path), PathSendWindow.CAPACITY) - sendWindows[path].outstanding();
             if (free <= 0)
             {
                 continue;
@@ -427,19 +427,16 @@ final class PathScheduler
         {
             // S6.8.1: the connection's late margin narrows once per P samples (every 256 x P packets it sends)
             lateMarginRounds = 0;
-            for (int other = 0; other < paths; other++)
-            {
-                rtts[other].decayLateMargin();
-            }
+            rtt.decayLateMargin();
         }
         pathInts[at + SAMPLE_SENT] = 0;
         pathInts[at + SAMPLE_LOST] = 0;
         for (int other = 0; other < paths; other++)
         {
-            scratch[other] = rtts[other].srttNanos();
+            scratch[other] = rtt.srttNanos(other);
         }
         final double medianRtt = sortedMedian();
-        return isLossy(path) || (rtts[path].hasSample() && rtts[path].srttNanos() > config.repathRttFactor * medianRtt);
+        return isLossy(path) || (rtt.hasSample(path) && rtt.srttNanos(path) > config.repathRttFactor * medianRtt);
     }
 
     /** @return whether the path loses more than repathLoss while most paths lose under half of it. */
@@ -480,7 +477,7 @@ final class PathScheduler
         controlPorts[path] = sourcePorts[path];
         final int at = path * STRIDE;
         pathInts[at + PORT_PACKETS] = 0;
-        rtts[path].reset(config.initialRttNanos);
+        rtt.reset(path, config.initialRttNanos);
         pathInts[at + SAMPLE_SENT] = 0;
         pathInts[at + SAMPLE_LOST] = 0;
         pathInts[at + PREVIOUS_SENT] = 0;
@@ -530,8 +527,8 @@ final class PathScheduler
         controlPorts[path] = sourcePorts[path]; // S7.5: probed back on a new route, which its ACKs take too
         pathInts[path * STRIDE + PORT_PACKETS] = 0;
         allFailedSince = NONE;
-        windows[path].reset(now);
-        rtts[path].reset(config.initialRttNanos);
+        congestionWindows.reset(path, now);
+        rtt.reset(path, config.initialRttNanos);
         consecutiveTimeouts[path] = 0;
     }
 
@@ -578,9 +575,8 @@ final class PathScheduler
     // before the rtoMin clamp and the backoff, so that the packets still in flight are left where they are
     long ackExpectedWithinNanos(final int path)
     {
-        final RttEstimator rtt = rtts[path];
-        return rtt.srttNanos(siblingSrtt) +
-            Math.max(4 * Math.max(rtt.rttvarNanos(), siblingRttvar), config.ackDelayNanos + config.rtoSlackNanos);
+        return rtt.srttNanos(path, siblingSrtt) +
+            Math.max(4 * Math.max(rtt.rttvarNanos(path), siblingRttvar), config.ackDelayNanos + config.rtoSlackNanos);
     }
 
     // S6.8: a path without RTT samples of its own is timed by the slowest sampled path of the connection
@@ -590,11 +586,10 @@ final class PathScheduler
         long rttvar = 0;
         for (int path = 0; path < paths; path++)
         {
-            final RttEstimator rtt = rtts[path];
-            if (rtt.hasSample() && pathStates[path] == SprayConnection.ACTIVE)
+            if (rtt.hasSample(path) && pathStates[path] == SprayConnection.ACTIVE)
             {
-                srtt = Math.max(srtt, rtt.srttNanos());
-                rttvar = Math.max(rttvar, rtt.rttvarNanos());
+                srtt = Math.max(srtt, rtt.srttNanos(path));
+                rttvar = Math.max(rttvar, rtt.rttvarNanos(path));
             }
         }
         siblingSrtt = srtt;
@@ -614,9 +609,9 @@ final class PathScheduler
      */
     long rtoNanos(final int path)
     {
-        final boolean silentAlone = rtts[path].lateMarginNanos() > 0 &&
+        final boolean silentAlone = rtt.lateMarginNanos() > 0 &&
             othersAnsweredSentAfter(path, sendWindows[path].oldestSentAtNanos() + ackExpectedWithinNanos(path));
-        return rtts[path].rtoNanos(siblingSrtt, siblingRttvar, !silentAlone);
+        return rtt.rtoNanos(path, siblingSrtt, siblingRttvar, !silentAlone);
     }
 
     /**
@@ -627,12 +622,7 @@ final class PathScheduler
      */
     void onSpuriousTimeout(final int path, final long lateRttNanos)
     {
-        rtts[path].onSpuriousTimeout(lateRttNanos);
-        final long margin = rtts[path].lateMarginNanos();
-        for (int other = 0; other < paths; other++)
-        {
-            rtts[other].lateMarginNanos(margin);
-        }
+        rtt.onSpuriousTimeout(path, lateRttNanos);
     }
 
     /** S6.8.1: whether another live path acknowledged a first transmission sent after {@code sentAfterNanos}. */
@@ -661,7 +651,7 @@ final class PathScheduler
     /** @return the path's smoothed RTT, or its sibling's while it has no sample (S6.8). */
     long srttNanos(final int path)
     {
-        return rtts[path].srttNanos(siblingSrtt);
+        return rtt.srttNanos(path, siblingSrtt);
     }
 
     /** @return S8.4: the sum over live paths of cwnd x MTU / srtt, bytes per nanosecond. */
@@ -672,7 +662,7 @@ final class PathScheduler
         {
             if (pathStates[path] == SprayConnection.ACTIVE)
             {
-                rate += (double)windows[path].window() * mtu / Math.max(1, rtts[path].srttNanos(siblingSrtt));
+                rate += (double)congestionWindows.window(path) * mtu / Math.max(1, rtt.srttNanos(path, siblingSrtt));
             }
         }
         return rate;

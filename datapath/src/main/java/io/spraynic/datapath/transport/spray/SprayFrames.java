@@ -174,7 +174,7 @@ final class SprayFrames
         address(path, plane);
         final PathSendWindow window = scheduler.sendWindows[path];
         writer.opcode(opcode).ecn(ECT0).solicited(last && slots.solicited[slot])
-            .ackReq(last || window.outstanding() + 1 >= scheduler.windows[path].window() ||
+            .ackReq(last || window.outstanding() + 1 >= scheduler.congestionWindows.window(path) ||
                 scheduler.endsPortRun(path)); // S7.7: the port's last packet, so that the path drains soon
         if (!claim(plane, payload))
         {
@@ -304,7 +304,7 @@ final class SprayFrames
         SelectiveAckHeader.path(buffer, sack, path);
         SelectiveAckHeader.flags(buffer, sack, ceCount > 0 ? SelectiveAckHeader.FLAG_ECE : 0);
         SelectiveAckHeader.ceCount(buffer, sack, ceCount);
-        window.writeTo(buffer, sack);
+        window.writeTo(path, buffer, sack);
         SelectiveAckHeader.rateHintMbps(buffer, sack, rateHintMbps);
         SelectiveAckHeader.ackSequence(buffer, sack, ackSequence);
         SelectiveAckHeader.refusals(buffer, sack, refusals);

@@ -131,7 +131,7 @@ class PathSchedulerTest
         final PathScheduler scheduler = scheduler(3);
         for (int path = 0; path < 3; path++)
         {
-            scheduler.rtts[path].onSample(path == 2 ? 400_000 : 10_000);
+            scheduler.rtt.onSample(path, path == 2 ? 400_000 : 10_000);
         }
         int full = 0;
         for (int i = 0; i < PathSendWindow.CAPACITY; i++)
@@ -147,8 +147,8 @@ class PathSchedulerTest
     void shouldTimeAPathWithoutSamplesByItsSlowestLiveSiblingS68()
     {
         final PathScheduler scheduler = scheduler(3);
-        scheduler.rtts[0].onSample(20_000);
-        scheduler.rtts[1].onSample(90_000);
+        scheduler.rtt.onSample(0, 20_000);
+        scheduler.rtt.onSample(1, 90_000);
         scheduler.fail(1, 0);
         scheduler.refreshSiblingEstimates();
         assertEquals(20_000, scheduler.siblingSrtt(), "a failed path's estimate is not used");
@@ -286,16 +286,15 @@ class PathSchedulerTest
             new SplittableRandom(7), 1000, 50_000);
         for (int path = 0; path < 3; path++)
         {
-            scheduler.rtts[path].onSample(20_000);
+            scheduler.rtt.onSample(path, 20_000);
         }
         scheduler.refreshSiblingEstimates();
         scheduler.sendWindows[0].send(1, 1_000_000);
         final long plain = scheduler.rtoNanos(0);
         scheduler.onSpuriousTimeout(0, 5_000_000);
-        final long margin = scheduler.rtts[0].lateMarginNanos();
+        final long margin = scheduler.rtt.lateMarginNanos();
         assertTrue(margin > 0);
-        assertEquals(margin, scheduler.rtts[1].lateMarginNanos(), "one margin for the connection's paths");
-        assertEquals(margin, scheduler.rtts[2].lateMarginNanos());
+        assertEquals(plain + margin, scheduler.rtoNanos(1), "one margin for the connection's paths");
         assertEquals(plain + margin, scheduler.rtoNanos(0), "nobody answered: the margin applies");
 
         final long due = 1_000_000 + scheduler.ackExpectedWithinNanos(0);
@@ -308,14 +307,14 @@ class PathSchedulerTest
 
         scheduler.endLossSample(0);
         scheduler.endLossSample(1);
-        assertEquals(margin, scheduler.rtts[0].lateMarginNanos(), "two of three paths' samples: not yet");
+        assertEquals(margin, scheduler.rtt.lateMarginNanos(), "two of three paths' samples: not yet");
         scheduler.endLossSample(0);
-        assertEquals(margin - margin / 4, scheduler.rtts[2].lateMarginNanos(), "P samples: a quarter less");
+        assertEquals(margin - margin / 4, scheduler.rtt.lateMarginNanos(), "P samples: a quarter less");
         for (int round = 0; round < 300; round++)
         {
             scheduler.endLossSample(round % 3);
         }
-        assertEquals(0, scheduler.rtts[0].lateMarginNanos(), "clean sample rounds narrow it away");
+        assertEquals(0, scheduler.rtt.lateMarginNanos(), "clean sample rounds narrow it away");
     }
 
     /**
