@@ -27,9 +27,7 @@ final class AckScheduler
     private static final int SINCE_ACK = 0;
     private static final int CE_SINCE_ACK = 1;
     private static final int ACK_SEQUENCE = 2;
-    private static final int HAD_GAP = 3;
-    private static final int ACK_OWED = 4;
-    private static final int STRIDE = 5;
+    private static final int STRIDE = 3;
 
     private final int paths;
     private final int ackEvery;
@@ -39,10 +37,13 @@ final class AckScheduler
     private final PathReceiveWindow receiveWindows;
     /**
      * Per path, path-major in one array (issue 13: one array header, not one per field): packets and CE marks since
-     * its last ACK, the sequence of its last ACK (S6.5), whether it had a gap at the last packet (1) or not (0),
-     * whether an ACK of it is owed at the end of the receive burst (1) or not (0, S6.4-2).
+     * its last ACK, the sequence of its last ACK (S6.5).
      */
     private final int[] pathInts;
+    /** Bit {@code path}: whether the path had a gap at its last packet (issue 13: a bit, not an int, a path). */
+    private long hadGap;
+    /** Bit {@code path}: whether an ACK of the path is owed at the end of the receive burst (S6.4-2). */
+    private long ackOwed;
     private final long[] firstUnackedAt;
     private int advertisedHintMbps;
     /** The engine lists this connection among those owing ACKs at the end of the receive burst (S6.4-2). */
@@ -97,7 +98,8 @@ final class AckScheduler
             ackAtOnce |= firstUnackedAt[path] == NONE;
         }
         final boolean gap = window.hasGap(path);
-        if (gap != (pathInts[path * STRIDE + HAD_GAP] != 0))
+        final long bit = 1L << path;
+        if (gap != ((hadGap & bit) != 0))
         {
             ackAtOnce = true;
             if (gap)
@@ -105,7 +107,7 @@ final class AckScheduler
                 counters.increment(SprayCounters.SACK_GAPS);
                 pathCounter.increment(SprayCounters.SACK_GAPS);
             }
-            pathInts[path * STRIDE + HAD_GAP] = gap ? 1 : 0;
+            hadGap ^= bit;
         }
         if (firstUnackedAt[path] == NONE)
         {
@@ -143,7 +145,7 @@ final class AckScheduler
             window.reset(path, psn);
         }
         window.onPacket(path, psn);
-        pathInts[path * STRIDE + HAD_GAP] = window.hasGap(path) ? 1 : 0;
+        hadGap = window.hasGap(path) ? hadGap | (1L << path) : hadGap & ~(1L << path);
     }
 
     /**
@@ -152,15 +154,15 @@ final class AckScheduler
      */
     void oweAck(final int path)
     {
-        pathInts[path * STRIDE + ACK_OWED] = 1;
+        ackOwed |= 1L << path;
     }
 
     /** @return whether an ACK of {@code path} is owed at the end of the receive burst; it is not any more. */
     boolean takeOwedAck(final int path)
     {
-        final int index = path * STRIDE + ACK_OWED;
-        final boolean owed = pathInts[index] != 0;
-        pathInts[index] = 0;
+        final long bit = 1L << path;
+        final boolean owed = (ackOwed & bit) != 0;
+        ackOwed &= ~bit;
         return owed;
     }
 
@@ -217,7 +219,7 @@ final class AckScheduler
         advertisedHintMbps = hintMbps;
         pathInts[path * STRIDE + SINCE_ACK] = 0;
         pathInts[path * STRIDE + CE_SINCE_ACK] = 0;
-        pathInts[path * STRIDE + ACK_OWED] = 0; // this ACK is the one owed
+        ackOwed &= ~(1L << path); // this ACK is the one owed
         firstUnackedAt[path] = NONE;
         return ++pathInts[path * STRIDE + ACK_SEQUENCE];
     }

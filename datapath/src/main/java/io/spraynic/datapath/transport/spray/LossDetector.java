@@ -289,7 +289,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
             {
                 scheduler.nextResyncAt[path] = now + nextResyncInterval(path);
                 window.reset(window.nextPsn());
-                scheduler.sourcePorts[path] = scheduler.unusedSourcePort(); // a new route (S7.5)
+                scheduler.sourcePort(path, scheduler.unusedSourcePort()); // a new route (S7.5)
                 return RESYNC;
             }
             return NOTHING;

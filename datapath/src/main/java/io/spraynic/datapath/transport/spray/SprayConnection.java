@@ -99,7 +99,7 @@ public final class SprayConnection
     private final int streams;
     private ProtectionDomain pd; // the engine's, unless bound to a tenant's (control path, before use)
     private final SprayConfig config;
-    private final TransportCounters counters = SprayCounters.create();
+    private final TransportCounters counters = SprayCounters.createForConnection();
     private final PacketAuthenticator auth;
     private final SprayFrames frames;
     private final ControlPackets control;
@@ -656,7 +656,7 @@ public final class SprayConnection
     /** @return the UDP source port path {@code p} uses now. */
     public int sourcePort(final int path)
     {
-        return scheduler.sourcePorts[path];
+        return scheduler.sourcePort(path);
     }
 
     /**

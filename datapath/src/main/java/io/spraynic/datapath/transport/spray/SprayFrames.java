@@ -116,7 +116,7 @@ final class SprayFrames
 
     private void address(final int path, final int plane)
     {
-        addressFrom(plane, scheduler.sourcePorts[path]);
+        addressFrom(plane, scheduler.sourcePort(path));
     }
 
     private void addressFrom(final int plane, final int sourcePort)
@@ -338,7 +338,7 @@ final class SprayFrames
         handshake.to(remoteIsIpv6[0], remoteIpv4[0], remoteIpv6High[0], remoteIpv6Low[0], remoteMac[0]);
         final RoceFrameWriter conh = engine.writer(0);
         auth.tagNext(conh); // S12.3: CLOSE and CLOSE_ACK carry the tag in CONH
-        final boolean written = handshake.writeConnectionHeader(opcode, remoteCid, scheduler.sourcePorts[0], paths,
+        final boolean written = handshake.writeConnectionHeader(opcode, remoteCid, scheduler.sourcePort(0), paths,
             mtu, streams, localCid, 0, token);
         conh.clearTag();
         return written;

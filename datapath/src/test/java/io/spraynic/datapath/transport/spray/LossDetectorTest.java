@@ -180,11 +180,11 @@ class LossDetectorTest
         assertEquals(2, counters.get(SprayCounters.MOVED));
         assertEquals(0, window.outstanding());
 
-        final int oldPort = scheduler.sourcePorts[0];
+        final int oldPort = scheduler.sourcePort(0);
         final int nextPsn = window.nextPsn();
         assertEquals(LossDetector.NOTHING, loss.onTimer(0, now + config.probeIntervalNanos - 1));
         assertEquals(LossDetector.RESYNC, loss.onTimer(0, now + config.probeIntervalNanos));
-        assertNotEquals(oldPort, scheduler.sourcePorts[0], "a new route (S7.5)");
+        assertNotEquals(oldPort, scheduler.sourcePort(0), "a new route (S7.5)");
         assertEquals(nextPsn, window.basePsn());
         assertEquals(LossDetector.NOTHING, loss.onTimer(0, now + config.probeIntervalNanos + 1), "one per interval");
     }

@@ -309,4 +309,54 @@ class SprayConnectionMemoryTest
         assertEquals(SprayCounters.SLOT_COUNT, path.slotCount());
         assertNotEquals(-1, path.toString().indexOf("tx_packets=1"), path::toString);
     }
+    /**
+     * A connection's totals keep {@link SprayCounters#CONNECTION_SLOTS}: every slot but the engine's. Every place the
+     * sources count on a connection (its {@code counters}, or {@code refused}) names a slot it keeps; the engine's own
+     * counters are counted through {@code engine.counters()} or {@code engineCounters} and in {@code SprayEngine}.
+     */
+    @Test
+    void shouldCountOnAConnectionOnlySlotsAConnectionKeeps() throws IOException, ReflectiveOperationException
+    {
+        final Path sources = Path.of("src/main/java/io/spraynic/datapath/transport/spray");
+        assertTrue(Files.isDirectory(sources), sources.toAbsolutePath()::toString);
+        final Pattern counted = Pattern.compile("((?<![\\w.])counters\\.(?:increment|add)|\\brefused)\\(([^)]*)");
+        int places = 0;
+        try (Stream<Path> files = Files.list(sources))
+        {
+            for (final Path file : files.toList())
+            {
+                if (file.getFileName().toString().equals("SprayEngine.java")) // its `counters` are the engine's
+                {
+                    continue;
+                }
+                final Matcher m = counted.matcher(Files.readString(file));
+                while (m.find())
+                {
+                    final String argument = m.group(2);
+                    if (argument.startsWith("final int ") || argument.equals("counter"))
+                    {
+                        continue; // SprayConnection.refused itself, whose callers are checked here
+                    }
+                    assertTrue(argument.startsWith("SprayCounters."), file + ": a connection counts a slot it names: " +
+                        m.group());
+                    final String name = argument.substring("SprayCounters.".length()).split("[,\\s]")[0];
+                    final int slot = SprayCounters.class.getField(name).getInt(null);
+                    assertTrue(Arrays.stream(SprayCounters.CONNECTION_SLOTS).anyMatch(kept -> kept == slot),
+                        file + ": " + name + " is counted on a connection but not kept there");
+                    places++;
+                }
+            }
+        }
+        assertTrue(places >= 40, "found " + places);
+        assertEquals(SprayCounters.SLOT_COUNT, SprayCounters.CONNECTION_SLOTS.length +
+            SprayCounters.ENGINE_ONLY_SLOTS.length);
+        final io.spraynic.datapath.transport.TransportCounters connection = SprayCounters.createForConnection();
+        connection.add(SprayCounters.SPURIOUS_TIMEOUTS, 3);
+        connection.increment(SprayCounters.NOT_SPRAY); // the engine's: dropped, reads 0
+        connection.increment(SprayCounters.AUTH_FAILURES);
+        assertEquals(3, connection.get(SprayCounters.SPURIOUS_TIMEOUTS));
+        assertEquals(1, connection.get(SprayCounters.AUTH_FAILURES));
+        assertEquals(0, connection.get(SprayCounters.NOT_SPRAY));
+        assertEquals(SprayCounters.SLOT_COUNT, connection.slotCount());
+    }
 }
