@@ -95,4 +95,28 @@ class PathCongestionControlTest
         assertThrows(IllegalArgumentException.class, () -> new PathCongestionControl(16, 300, 0.5));
         assertThrows(IllegalArgumentException.class, () -> new PathCongestionControl(16, 64, 0.5, 0));
     }
+    @Test
+    void shouldKeepEachPathsWindowApart()
+    {
+        final PathCongestionControl cc =
+            new PathCongestionControl(3, new PathCongestionControl.Parameters(64, 256, 1.0 / 16, 0.5));
+        cc.onLoss(1, 1);
+        assertEquals(64, cc.window(0));
+        assertEquals(32, cc.window(1));
+        assertEquals(64, cc.window(2));
+        cc.onAck(2, 64, 64, RTT, RTT); // a fully marked round on path 2 only
+        assertEquals(1.0 / 16, cc.alpha(2), 1e-12);
+        assertEquals(0, cc.alpha(0), 1e-12);
+        cc.onAck(0, 64, 0, RTT, RTT);
+        assertEquals(65, cc.window(0), "path 0's round grows it: path 1's loss was path 1's");
+        cc.onLoss(1, 2);
+        assertEquals(32, cc.window(1), "once per round, per path");
+        cc.onLoss(0, RTT + 1);
+        assertEquals(32, cc.window(0), "path 0's own round's first loss");
+        cc.reset(1, 3 * RTT);
+        assertEquals(64, cc.window(1));
+        assertEquals(32, cc.window(0));
+        assertThrows(IllegalArgumentException.class,
+            () -> new PathCongestionControl(65, new PathCongestionControl.Parameters(16, 64, 0.5, 1)));
+    }
 }

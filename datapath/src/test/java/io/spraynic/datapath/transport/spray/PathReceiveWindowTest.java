@@ -15,6 +15,7 @@ import static io.spraynic.datapath.transport.spray.PathReceiveWindow.IN_ORDER;
 import static io.spraynic.datapath.transport.spray.PathReceiveWindow.OUT_OF_WINDOW;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -125,5 +126,25 @@ class PathReceiveWindowTest
                 assertEquals(window.isReceived(0, i), SelectiveAckHeader.sackBit(header, 0, i), "bit " + i);
             }
         }
+    }
+    @Test
+    void shouldKeepEachPathsWindowApart()
+    {
+        final PathReceiveWindow windows = new PathReceiveWindow(3, 100);
+        final int first1 = PathScheduler.initialPsn(100, 1);
+        assertEquals(100, windows.cumulativePsn(0));
+        assertEquals(first1, windows.cumulativePsn(1));
+        assertEquals(ABOVE_GAP, windows.onPacket(1, Psn.add(first1, 2)));
+        assertTrue(windows.hasGap(1));
+        assertFalse(windows.hasGap(0) || windows.hasGap(2), "a gap is its path's only");
+        assertEquals(IN_ORDER, windows.onPacket(0, 100));
+        assertEquals(101, windows.cumulativePsn(0));
+        assertTrue(windows.isReceived(1, 2));
+        assertFalse(windows.isReceived(0, 2) || windows.isReceived(2, 2));
+        windows.reset(1, 5_000);
+        assertFalse(windows.hasGap(1));
+        assertEquals(5_000, windows.cumulativePsn(1));
+        assertEquals(101, windows.cumulativePsn(0), "a path's RESYNC moves no other");
+        assertThrows(IllegalArgumentException.class, () -> new PathReceiveWindow(65, 0));
     }
 }

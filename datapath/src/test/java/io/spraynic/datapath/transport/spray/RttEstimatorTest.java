@@ -122,4 +122,31 @@ class RttEstimatorTest
         assertEquals(0, rtt.lateMarginNanos());
         assertEquals(0, rtt.consecutiveTimeouts(0), "the backoff is undone all the same");
     }
+    @Test
+    void shouldKeepEachPathsEstimateApartButOneLateMarginForAllS681()
+    {
+        final RttEstimator rtt = new RttEstimator(3, new RttEstimator.Limits(50_000, 10_000_000, 5_000, 100_000_000),
+            100_000);
+        rtt.onSample(1, 20_000);
+        rtt.onTimeout(2);
+        assertTrue(rtt.hasSample(1));
+        assertTrue(!rtt.hasSample(0) && !rtt.hasSample(2), "a sample is its path's only");
+        assertEquals(100_000, rtt.srttNanos(0));
+        assertEquals(20_000, rtt.srttNanos(1));
+        assertEquals(20_000, rtt.minRttNanos(1));
+        assertEquals(Long.MAX_VALUE, rtt.minRttNanos(0));
+        assertEquals(1, rtt.consecutiveTimeouts(2));
+        assertEquals(0, rtt.consecutiveTimeouts(1));
+
+        rtt.onSpuriousTimeout(2, 40_000_000);
+        assertEquals(0, rtt.consecutiveTimeouts(2));
+        final long margin = rtt.lateMarginNanos();
+        assertTrue(margin > 0);
+        assertEquals(rtt.rtoNanos(0, 0, 0, false) + margin, rtt.rtoNanos(0), "learnt on path 2, applied on path 0");
+
+        rtt.reset(1, 100_000);
+        assertTrue(!rtt.hasSample(1), "reset forgets the path's samples");
+        assertEquals(Long.MAX_VALUE, rtt.minRttNanos(1));
+        assertEquals(margin, rtt.lateMarginNanos(), "but not the hosts' late margin");
+    }
 }
