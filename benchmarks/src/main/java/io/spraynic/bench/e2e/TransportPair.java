@@ -189,7 +189,7 @@ public final class TransportPair
                 for (int p = 0; p < connection.paths(); p++)
                 {
                     text.append(" path").append(p).append(connection.pathState(p) == SprayConnection.ACTIVE ? "" : "(FAILED)")
-                        .append(" cwnd=").append(connection.congestionControl(p)).append(' ').append(connection.pathCounters(p));
+                        .append(" cwnd=").append(connection.congestionControl().toString(p)).append(' ').append(connection.pathCounters(p));
                 }
                 return text.toString();
             }

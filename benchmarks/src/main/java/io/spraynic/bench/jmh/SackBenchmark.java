@@ -73,7 +73,7 @@ public class SackBenchmark
     @Setup(Level.Iteration)
     public void reset()
     {
-        receiver.reset(nextPsn);
+        receiver.reset(0, nextPsn);
         sender.reset(nextPsn);
     }
 
@@ -86,13 +86,13 @@ public class SackBenchmark
         {
             if (i != LOST)
             {
-                receiver.onPacket(Psn.add(first, i));
+                receiver.onPacket(0, Psn.add(first, i));
             }
         }
-        receiver.writeTo(ack, 0);
-        receiver.onPacket(Psn.add(first, LOST)); // the retransmission closes the gap for the next round
+        receiver.writeTo(0, ack, 0);
+        receiver.onPacket(0, Psn.add(first, LOST)); // the retransmission closes the gap for the next round
         nextPsn = Psn.add(first, BURST);
-        return receiver.cumulativePsn();
+        return receiver.cumulativePsn(0);
     }
 
     @Benchmark
@@ -108,14 +108,14 @@ public class SackBenchmark
         {
             if (i != LOST)
             {
-                receiver.onPacket(Psn.add(first, i));
+                receiver.onPacket(0, Psn.add(first, i));
             }
         }
-        receiver.writeTo(ack, 0);
+        receiver.writeTo(0, ack, 0);
         sender.onAck(ack, 0, 1_000, listener);
         sender.retransmitted(listener.lostPsn, 1_000);
-        receiver.onPacket(listener.lostPsn);
-        receiver.writeTo(ack, 0);
+        receiver.onPacket(0, listener.lostPsn);
+        receiver.writeTo(0, ack, 0);
         sender.onAck(ack, 0, 2_000, listener);
         return listener.acked + listener.lost;
     }

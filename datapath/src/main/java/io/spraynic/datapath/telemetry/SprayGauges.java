@@ -38,11 +38,11 @@ public final class SprayGauges implements AutoCloseable
         {
             if (null != windows[p])
             {
-                windows[p].setRelease(connection.congestionControl(p).window());
+                windows[p].setRelease(connection.congestionControl().window(p));
             }
             if (null != srtts[p])
             {
-                srtts[p].setRelease(connection.rtt(p).srttNanos());
+                srtts[p].setRelease(connection.rtt().srttNanos(p));
             }
         }
     }

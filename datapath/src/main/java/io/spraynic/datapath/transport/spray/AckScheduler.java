@@ -27,22 +27,23 @@ final class AckScheduler
     private static final int SINCE_ACK = 0;
     private static final int CE_SINCE_ACK = 1;
     private static final int ACK_SEQUENCE = 2;
-    private static final int HAD_GAP = 3;
-    private static final int ACK_OWED = 4;
-    private static final int STRIDE = 5;
+    private static final int STRIDE = 3;
 
     private final int paths;
     private final int ackEvery;
     private final long ackDelayNanos;
     private final TransportCounters counters;
     private final TransportCounters[] pathCounters;
-    private final PathReceiveWindow[] receiveWindows;
+    private final PathReceiveWindow receiveWindows;
     /**
      * Per path, path-major in one array (issue 13: one array header, not one per field): packets and CE marks since
-     * its last ACK, the sequence of its last ACK (S6.5), whether it had a gap at the last packet (1) or not (0),
-     * whether an ACK of it is owed at the end of the receive burst (1) or not (0, S6.4-2).
+     * its last ACK, the sequence of its last ACK (S6.5).
      */
     private final int[] pathInts;
+    /** Bit {@code path}: whether the path had a gap at its last packet (issue 13: a bit, not an int, a path). */
+    private long hadGap;
+    /** Bit {@code path}: whether an ACK of the path is owed at the end of the receive burst (S6.4-2). */
+    private long ackOwed;
     private final long[] firstUnackedAt;
     private int advertisedHintMbps;
     /** The engine lists this connection among those owing ACKs at the end of the receive burst (S6.4-2). */
@@ -58,16 +59,10 @@ final class AckScheduler
         this.ackDelayNanos = config.ackDelayNanos;
         this.counters = counters;
         this.pathCounters = pathCounters;
-        receiveWindows = new PathReceiveWindow[paths];
+        receiveWindows = new PathReceiveWindow(paths, initialPsn);
         pathInts = new int[paths * STRIDE];
         firstUnackedAt = new long[paths];
-        final long[] bits = new long[paths * PathReceiveWindow.WORDS]; // the windows' bitmaps, one array
-        for (int path = 0; path < paths; path++)
-        {
-            receiveWindows[path] = new PathReceiveWindow(bits, path * PathReceiveWindow.WORDS,
-                PathScheduler.initialPsn(initialPsn, path));
-            firstUnackedAt[path] = NONE;
-        }
+        java.util.Arrays.fill(firstUnackedAt, NONE);
     }
 
     /**
@@ -77,8 +72,8 @@ final class AckScheduler
      */
     int onData(final int path, final int psn, final boolean ce, final boolean ackRequested, final long now)
     {
-        final PathReceiveWindow window = receiveWindows[path];
-        final int result = window.onPacket(psn);
+        final PathReceiveWindow window = receiveWindows;
+        final int result = window.onPacket(path, psn);
         final TransportCounters pathCounter = pathCounters[path];
         counters.increment(SprayCounters.RX_PACKETS);
         pathCounter.increment(SprayCounters.RX_PACKETS);
@@ -102,8 +97,9 @@ final class AckScheduler
             pathInts[path * STRIDE + CE_SINCE_ACK]++;
             ackAtOnce |= firstUnackedAt[path] == NONE;
         }
-        final boolean gap = window.hasGap();
-        if (gap != (pathInts[path * STRIDE + HAD_GAP] != 0))
+        final boolean gap = window.hasGap(path);
+        final long bit = 1L << path;
+        if (gap != ((hadGap & bit) != 0))
         {
             ackAtOnce = true;
             if (gap)
@@ -111,7 +107,7 @@ final class AckScheduler
                 counters.increment(SprayCounters.SACK_GAPS);
                 pathCounter.increment(SprayCounters.SACK_GAPS);
             }
-            pathInts[path * STRIDE + HAD_GAP] = gap ? 1 : 0;
+            hadGap ^= bit;
         }
         if (firstUnackedAt[path] == NONE)
         {
@@ -131,8 +127,8 @@ final class AckScheduler
      */
     boolean isResyncValid(final int path, final int nextPsn, final int probePsn)
     {
-        final PathReceiveWindow window = receiveWindows[path];
-        return Psn.diff(nextPsn, window.frontier()) >= 0 && Psn.diff(nextPsn, window.cumulativePsn()) >= 0 &&
+        final PathReceiveWindow window = receiveWindows;
+        return Psn.diff(nextPsn, window.frontier(path)) >= 0 && Psn.diff(nextPsn, window.cumulativePsn(path)) >= 0 &&
             nextPsn == probePsn;
     }
 
@@ -143,13 +139,13 @@ final class AckScheduler
      */
     void onProbe(final int path, final int psn, final boolean resync)
     {
-        final PathReceiveWindow window = receiveWindows[path];
+        final PathReceiveWindow window = receiveWindows;
         if (resync)
         {
-            window.reset(psn);
+            window.reset(path, psn);
         }
-        window.onPacket(psn);
-        pathInts[path * STRIDE + HAD_GAP] = window.hasGap() ? 1 : 0;
+        window.onPacket(path, psn);
+        hadGap = window.hasGap(path) ? hadGap | (1L << path) : hadGap & ~(1L << path);
     }
 
     /**
@@ -158,15 +154,15 @@ final class AckScheduler
      */
     void oweAck(final int path)
     {
-        pathInts[path * STRIDE + ACK_OWED] = 1;
+        ackOwed |= 1L << path;
     }
 
     /** @return whether an ACK of {@code path} is owed at the end of the receive burst; it is not any more. */
     boolean takeOwedAck(final int path)
     {
-        final int index = path * STRIDE + ACK_OWED;
-        final boolean owed = pathInts[index] != 0;
-        pathInts[index] = 0;
+        final long bit = 1L << path;
+        final boolean owed = (ackOwed & bit) != 0;
+        ackOwed &= ~bit;
         return owed;
     }
 
@@ -200,10 +196,10 @@ final class AckScheduler
         return false;
     }
 
-    /** @return the receive window of {@code path}: what its ACK carries. */
-    PathReceiveWindow window(final int path)
+    /** @return the receive windows of the paths: what their ACKs carry, read by path. */
+    PathReceiveWindow windows()
     {
-        return receiveWindows[path];
+        return receiveWindows;
     }
 
     /** @return CE-marked packets of {@code path} since its last ACK. */
@@ -223,7 +219,7 @@ final class AckScheduler
         advertisedHintMbps = hintMbps;
         pathInts[path * STRIDE + SINCE_ACK] = 0;
         pathInts[path * STRIDE + CE_SINCE_ACK] = 0;
-        pathInts[path * STRIDE + ACK_OWED] = 0; // this ACK is the one owed
+        ackOwed &= ~(1L << path); // this ACK is the one owed
         firstUnackedAt[path] = NONE;
         return ++pathInts[path * STRIDE + ACK_SEQUENCE];
     }

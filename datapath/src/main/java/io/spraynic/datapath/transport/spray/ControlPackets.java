@@ -60,7 +60,7 @@ final class ControlPackets
         final int hintMbps = rateHint.hintMbps();
         final int ceCount = acks.ceSinceAck(path);
         final int sequence = acks.ackSent(path, hintMbps);
-        frames.ack(path, ceCount, acks.window(path), hintMbps, sequence, refusals.made());
+        frames.ack(path, ceCount, acks.windows(), hintMbps, sequence, refusals.made());
         counters.increment(SprayCounters.ACKS_SENT);
         pathCounters[path].increment(SprayCounters.ACKS_SENT);
         return true;

@@ -41,8 +41,8 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
 
     private final PathScheduler scheduler;
     private final PathSendWindow[] sendWindows;
-    private final RttEstimator[] rtts;
-    private final PathCongestionControl[] windows;
+    private final RttEstimator rtt;
+    private final PathCongestionControl congestionWindows;
     private final RetransmitQueues resend;
     private final SendCompletions completions;
     private final Refusals refusals;
@@ -85,8 +85,8 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
     {
         this.scheduler = scheduler;
         this.sendWindows = scheduler.sendWindows;
-        this.rtts = scheduler.rtts;
-        this.windows = scheduler.windows;
+        this.rtt = scheduler.rtt;
+        this.congestionWindows = scheduler.congestionWindows;
         this.resend = resend;
         this.completions = completions;
         this.refusals = refusals;
@@ -188,7 +188,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
             }
             restorePath(path, now);
         }
-        windows[path].onAck(newlyAcked, ce, now, rtts[path].srttNanos());
+        congestionWindows.onAck(path, newlyAcked, ce, now, rtt.srttNanos(path));
         return ACK_TAKEN;
     }
 
@@ -218,7 +218,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
 
     public void onAcked(final long handle, final int psn, final long rttNanos)
     {
-        rtts[ackPath].onSample(rttNanos);
+        rtt.onSample(ackPath, rttNanos);
         if (rttNanos >= 0)
         {
             scheduler.answered(ackPath, ackNow - rttNanos);
@@ -246,8 +246,8 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
     public void onRetransmissionAcked(final int psn, final long sinceResendNanos)
     {
         final int path = ackPath;
-        if (timeouts.undecided[path] && psn == timeouts.psn[path] && rtts[path].hasSample() &&
-            sinceResendNanos < rtts[path].minRttNanos())
+        if (timeouts.undecided[path] && psn == timeouts.psn[path] && rtt.hasSample(path) &&
+            sinceResendNanos < rtt.minRttNanos(path))
         {
             onSpuriousTimeout(path, ackNow - timeouts.sentAt[path]);
         }
@@ -267,7 +267,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
         if (handle != PROBE_HANDLE)
         {
             countLost(path);
-            windows[path].onLoss(ackNow);
+            congestionWindows.onLoss(path, ackNow);
             scheduler.countLost(path);
             if (scheduler.isLossy(path))
             {
@@ -289,7 +289,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
             {
                 scheduler.nextResyncAt[path] = now + nextResyncInterval(path);
                 window.reset(window.nextPsn());
-                scheduler.sourcePorts[path] = scheduler.unusedSourcePort(); // a new route (S7.5)
+                scheduler.sourcePort(path, scheduler.unusedSourcePort()); // a new route (S7.5)
                 return RESYNC;
             }
             return NOTHING;
@@ -324,7 +324,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
     {
         counters.increment(SprayCounters.TIMEOUTS);
         pathCounters[path].increment(SprayCounters.TIMEOUTS);
-        rtts[path].onTimeout();
+        rtt.onTimeout(path);
         if (scheduler.onTimeout(path) >= config.failAfterTimeouts)
         {
             failPath(path, now);

@@ -33,7 +33,10 @@ final class PathScheduler
     private static final int PORT_PACKETS = 7;
     private static final int PORT_BUDGET = 8;
     private static final int PARKED_NEXT_PSN = 9;
-    private static final int STRIDE = 10;
+    private static final int SOURCE_PORT = 10;
+    private static final int CONTROL_PORT = 11;
+    private static final int TIMEOUTS = 12;
+    private static final int STRIDE = 13;
     /** The most paths a connection has (S1.3). */
     static final int MAX_PATHS = 64;
 
@@ -42,30 +45,34 @@ final class PathScheduler
     private final SplittableRandom random;
 
     final PathSendWindow[] sendWindows;
-    final RttEstimator[] rtts;
-    final PathCongestionControl[] windows;
-    final int[] sourcePorts;
-    /**
-     * S7.7: the source port of the control packets (ACK, NACK, query) sent on each path: the path's port, except that
-     * it does not rotate; it moves when the path changes route for cause (S7.3, S7.5).
-     */
-    final int[] controlPorts;
+    /** Every path's RTT estimate (S6.8), indexed by path. */
+    final RttEstimator rtt;
+    /** Every path's congestion window (S8.2), indexed by path. */
+    final PathCongestionControl congestionWindows;
     final int[] pathStates;
     final long[] lastAckAt;
     // the three of LentTimes: while the send windows are parked, the idle connections' shared set (never written)
     long[] lastProbeAt;
     long[] nextResyncAt;
-    final int[] consecutiveTimeouts;
     /** S6.8.1: when the newest packet acknowledged on each path (first transmissions only) was sent. */
     long[] answeredSentAt;
     /**
      * The scheduler's own per-path integers, path-major in one array (issue 13: one array header for all of them,
      * not one per field): the last ACK sequence taken and whether one was (S6.5), the weighted round robin's credit
      * (S7.2), the packets sent and lost in the loss sample being filled and the one before (S7.3), packets placed on
-     * the path's source port and how many it takes before rotating (S7.7), and the next PSN of a path whose send
-     * window is parked (S6.1; all of a window's state while it is empty).
+     * the path's source port and how many it takes before rotating (S7.7), the next PSN of a path whose send
+     * window is parked (S6.1; all of a window's state while it is empty), the path's UDP source port, the source
+     * port of the control packets sent on it (S7.7: the path's port, except that it does not rotate; it moves when
+     * the path changes route for cause, S7.3, S7.5) and its timeouts in a row none answered by an ACK (S7.4).
      */
     private final int[] pathInts;
+    /**
+     * S7.2, S7.4.1: bit {@code path} set while the path is ACTIVE, and while it is ACTIVE and has not timed out since
+     * its last ACK: kept where states and timeouts change, so that {@link #pick} visits only the paths that may
+     * take data (issue 13: it read every path's state and timeouts per packet).
+     */
+    private long activePaths;
+    private long answeringPaths;
     // S7.3: loss rates and RTTs of all paths, sorted for their median: the engine's, lent for one call
     private final double[] scratch;
     // S7.7: packets placed on the path's current source port, and how many it takes before rotating
@@ -162,28 +169,25 @@ final class PathScheduler
         this.config = config;
         this.random = random;
         sendWindows = new PathSendWindow[paths];
-        rtts = new RttEstimator[paths];
-        windows = new PathCongestionControl[paths];
-        sourcePorts = new int[paths];
+        rtt = new RttEstimator(paths, shared.rttLimits, config.initialRttNanos);
+        congestionWindows = new PathCongestionControl(paths, shared.windowParameters);
         pathStates = new int[paths];
         lastAckAt = new long[paths];
         attachTimes(null == idleTimes ? new LentTimes(paths) : idleTimes);
-        consecutiveTimeouts = new int[paths];
         scratch = shared.scratch;
         pathInts = new int[paths * STRIDE];
-        controlPorts = new int[paths];
         for (int path = 0; path < paths; path++)
         {
             final int firstPsn = initialPsn(initialPsn, path);
             sendWindows[path] = null == idleWindow ? new PathSendWindow(firstPsn) : idleWindow;
             pathInts[path * STRIDE + PARKED_NEXT_PSN] = firstPsn;
-            rtts[path] = new RttEstimator(shared.rttLimits, config.initialRttNanos);
-            windows[path] = new PathCongestionControl(shared.windowParameters);
-            sourcePorts[path] = (sourcePortBase + path) & 0xFFFF;
-            controlPorts[path] = sourcePorts[path];
+            pathInts[path * STRIDE + SOURCE_PORT] = (sourcePortBase + path) & 0xFFFF;
+            pathInts[path * STRIDE + CONTROL_PORT] = (sourcePortBase + path) & 0xFFFF;
             pathInts[path * STRIDE + PORT_BUDGET] = rotationBudget();
             lastAckAt[path] = NONE;
         }
+        activePaths = paths == Long.SIZE ? -1L : (1L << paths) - 1; // every path starts ACTIVE, answering
+        answeringPaths = activePaths;
     }
 
     /** @return the first PSN of a path's sequence space, given the connection's initial PSN (S6.1). */
@@ -275,13 +279,20 @@ final class PathScheduler
      */
     int onTimeout(final int path)
     {
-        return ++consecutiveTimeouts[path];
+        answeringPaths &= ~(1L << path);
+        return ++pathInts[path * STRIDE + TIMEOUTS];
+    }
+
+    /** @return the path's timeouts in a row, none answered by an ACK (S7.4). */
+    int consecutiveTimeouts(final int path)
+    {
+        return pathInts[path * STRIDE + TIMEOUTS];
     }
 
     /** @return whether the path timed out since its last ACK (S7.4.1: its overdue packets may go elsewhere). */
     boolean timedOutSinceAck(final int path)
     {
-        return consecutiveTimeouts[path] > 0;
+        return pathInts[path * STRIDE + TIMEOUTS] > 0;
     }
 
     /** An ACK of the path was taken: it answers, its timeouts end. */
@@ -290,7 +301,8 @@ final class PathScheduler
         pathInts[path * STRIDE + ACK_SEQUENCE_SEEN] = 1;
         pathInts[path * STRIDE + LAST_ACK_SEQUENCE] = ackSequence;
         lastAckAt[path] = now;
-        consecutiveTimeouts[path] = 0;
+        pathInts[path * STRIDE + TIMEOUTS] = 0;
+        answeringPaths |= activePaths & (1L << path);
     }
 
     // ---- S7.2: which path the next packet takes
@@ -304,16 +316,12 @@ final class PathScheduler
     {
         // S7.4.1: a path that timed out and has not been acknowledged since gets no data while another
         // live path has not timed out: its packets would wait for another RTO
-        boolean anyAnswering = false;
-        for (int path = 0; path < paths && !anyAnswering; path++) // usually the first path answers
-        {
-            anyAnswering = pathStates[path] == SprayConnection.ACTIVE && consecutiveTimeouts[path] == 0;
-        }
+        final long candidates = answeringPaths != 0 ? answeringPaths : activePaths;
         // S7.7: a path due to rotate with packets still in flight waits for them while another path has room
-        int best = pick(anyAnswering, config.rotateMinPackets > 0);
+        int best = pick(candidates, config.rotateMinPackets > 0);
         if (best < 0 && config.rotateMinPackets > 0)
         {
-            best = pick(anyAnswering, false);
+            best = pick(candidates, false);
         }
         if (best >= 0)
         {
@@ -322,28 +330,32 @@ final class PathScheduler
         return best;
     }
 
-    private int pick(final boolean anyAnswering, final boolean skipDraining)
+    private int pick(final long candidates, final boolean skipDraining)
     {
         int total = 0;
         int best = -1;
-        for (int path = 0; path < paths; path++)
+        int bestCredit = 0;
+        for (long left = candidates; left != 0; left &= left - 1) // in path order: ties go to the lower path
         {
-            if (pathStates[path] != SprayConnection.ACTIVE || (anyAnswering && consecutiveTimeouts[path] > 0) ||
-                (skipDraining && portSpent(path) && sendWindows[path].outstanding() > 0))
+            final int path = Long.numberOfTrailingZeros(left);
+            final int at = path * STRIDE;
+            final int outstanding = sendWindows[path].outstanding();
+            if (skipDraining && outstanding > 0 && pathInts[at + PORT_PACKETS] >= pathInts[at + PORT_BUDGET])
             {
                 continue;
             }
-            final int free =
-                Math.min(windows[path].window(), PathSendWindow.CAPACITY) - sendWindows[path].outstanding();
+            final int free = Math.min(congestionWindows.window(path), PathSendWindow.CAPACITY) - outstanding;
             if (free <= 0)
             {
                 continue;
             }
-            pathInts[path * STRIDE + WRR_CURRENT] += free;
+            final int credit = pathInts[at + WRR_CURRENT] + free;
+            pathInts[at + WRR_CURRENT] = credit;
             total += free;
-            if (best < 0 || pathInts[path * STRIDE + WRR_CURRENT] > pathInts[best * STRIDE + WRR_CURRENT])
+            if (best < 0 || credit > bestCredit)
             {
                 best = path;
+                bestCredit = credit;
             }
         }
         if (best >= 0)
@@ -353,6 +365,12 @@ final class PathScheduler
         return best;
     }
 
+    /** @return the path's smooth weighted round robin credit (S7.2), for tests. */
+    int roundRobinCredit(final int path)
+    {
+        return pathInts[path * STRIDE + WRR_CURRENT];
+    }
+
     // ---- S7.7: source-port rotation
 
     /**
@@ -360,11 +378,11 @@ final class PathScheduler
      * the path moves to a new port first. Only then: a path is FIFO (S6.2) because its packets share one route, so a
      * packet on a new route must not overtake one still on the old route, where S6.5 would take the gap for loss.
      */
-    private void placedOnPort(final int path)
+    void placedOnPort(final int path)
     {
         if (config.rotateMinPackets > 0 && portSpent(path) && sendWindows[path].outstanding() == 0)
         {
-            sourcePorts[path] = unusedSourcePort();
+            pathInts[path * STRIDE + SOURCE_PORT] = unusedSourcePort();
             pathInts[path * STRIDE + PORT_PACKETS] = 0;
             pathInts[path * STRIDE + PORT_BUDGET] = rotationBudget();
             // the RTT estimate goes on: restarting it every run cost goodput under loss (SprayReorderTest at 10 %:
@@ -381,7 +399,7 @@ final class PathScheduler
     }
 
     // S7.7: the path's port carried its budget
-    private boolean portSpent(final int path)
+    boolean portSpent(final int path)
     {
         final int at = path * STRIDE;
         return pathInts[at + PORT_PACKETS] >= pathInts[at + PORT_BUDGET];
@@ -395,7 +413,19 @@ final class PathScheduler
      */
     int controlPort(final int path)
     {
-        return controlPorts[path];
+        return pathInts[path * STRIDE + CONTROL_PORT];
+    }
+
+    /** @return the UDP source port of the path's data packets now (S7.3, S7.7): its route through the fabric. */
+    int sourcePort(final int path)
+    {
+        return pathInts[path * STRIDE + SOURCE_PORT];
+    }
+
+    /** The path's data packets take another source port, another route (S7.5: a failed path probes on a new one). */
+    void sourcePort(final int path, final int port)
+    {
+        pathInts[path * STRIDE + SOURCE_PORT] = port;
     }
 
     private int rotationBudget()
@@ -427,19 +457,16 @@ final class PathScheduler
         {
             // S6.8.1: the connection's late margin narrows once per P samples (every 256 x P packets it sends)
             lateMarginRounds = 0;
-            for (int other = 0; other < paths; other++)
-            {
-                rtts[other].decayLateMargin();
-            }
+            rtt.decayLateMargin();
         }
         pathInts[at + SAMPLE_SENT] = 0;
         pathInts[at + SAMPLE_LOST] = 0;
         for (int other = 0; other < paths; other++)
         {
-            scratch[other] = rtts[other].srttNanos();
+            scratch[other] = rtt.srttNanos(other);
         }
         final double medianRtt = sortedMedian();
-        return isLossy(path) || (rtts[path].hasSample() && rtts[path].srttNanos() > config.repathRttFactor * medianRtt);
+        return isLossy(path) || (rtt.hasSample(path) && rtt.srttNanos(path) > config.repathRttFactor * medianRtt);
     }
 
     /** @return whether the path loses more than repathLoss while most paths lose under half of it. */
@@ -476,11 +503,11 @@ final class PathScheduler
     /** A new route for the path: a new source port, its RTT estimate and loss samples start over. */
     void repath(final int path)
     {
-        sourcePorts[path] = unusedSourcePort();
-        controlPorts[path] = sourcePorts[path];
         final int at = path * STRIDE;
+        pathInts[at + SOURCE_PORT] = unusedSourcePort();
+        pathInts[at + CONTROL_PORT] = pathInts[at + SOURCE_PORT];
         pathInts[at + PORT_PACKETS] = 0;
-        rtts[path].reset(config.initialRttNanos);
+        rtt.reset(path, config.initialRttNanos);
         pathInts[at + SAMPLE_SENT] = 0;
         pathInts[at + SAMPLE_LOST] = 0;
         pathInts[at + PREVIOUS_SENT] = 0;
@@ -496,7 +523,7 @@ final class PathScheduler
             boolean used = false;
             for (int path = 0; path < paths; path++)
             {
-                used |= sourcePorts[path] == port;
+                used |= pathInts[path * STRIDE + SOURCE_PORT] == port;
             }
             if (!used)
             {
@@ -511,6 +538,8 @@ final class PathScheduler
     void fail(final int path, final long now)
     {
         pathStates[path] = SprayConnection.FAILED;
+        activePaths &= ~(1L << path);
+        answeringPaths &= ~(1L << path);
         boolean anyActive = false;
         for (int other = 0; other < paths; other++)
         {
@@ -527,12 +556,15 @@ final class PathScheduler
     void restore(final int path, final long now)
     {
         pathStates[path] = SprayConnection.ACTIVE;
-        controlPorts[path] = sourcePorts[path]; // S7.5: probed back on a new route, which its ACKs take too
-        pathInts[path * STRIDE + PORT_PACKETS] = 0;
+        final int at = path * STRIDE;
+        pathInts[at + CONTROL_PORT] = pathInts[at + SOURCE_PORT]; // S7.5: probed back on a new route, ACKs too
+        pathInts[at + PORT_PACKETS] = 0;
         allFailedSince = NONE;
-        windows[path].reset(now);
-        rtts[path].reset(config.initialRttNanos);
-        consecutiveTimeouts[path] = 0;
+        congestionWindows.reset(path, now);
+        rtt.reset(path, config.initialRttNanos);
+        pathInts[at + TIMEOUTS] = 0;
+        activePaths |= 1L << path;
+        answeringPaths |= 1L << path;
     }
 
     /** @return whether every path stayed failed for {@code connectionTimeout} at {@code now} (S7.6). */
@@ -578,9 +610,8 @@ final class PathScheduler
     // before the rtoMin clamp and the backoff, so that the packets still in flight are left where they are
     long ackExpectedWithinNanos(final int path)
     {
-        final RttEstimator rtt = rtts[path];
-        return rtt.srttNanos(siblingSrtt) +
-            Math.max(4 * Math.max(rtt.rttvarNanos(), siblingRttvar), config.ackDelayNanos + config.rtoSlackNanos);
+        return rtt.srttNanos(path, siblingSrtt) +
+            Math.max(4 * Math.max(rtt.rttvarNanos(path), siblingRttvar), config.ackDelayNanos + config.rtoSlackNanos);
     }
 
     // S6.8: a path without RTT samples of its own is timed by the slowest sampled path of the connection
@@ -590,11 +621,10 @@ final class PathScheduler
         long rttvar = 0;
         for (int path = 0; path < paths; path++)
         {
-            final RttEstimator rtt = rtts[path];
-            if (rtt.hasSample() && pathStates[path] == SprayConnection.ACTIVE)
+            if (rtt.hasSample(path) && pathStates[path] == SprayConnection.ACTIVE)
             {
-                srtt = Math.max(srtt, rtt.srttNanos());
-                rttvar = Math.max(rttvar, rtt.rttvarNanos());
+                srtt = Math.max(srtt, rtt.srttNanos(path));
+                rttvar = Math.max(rttvar, rtt.rttvarNanos(path));
             }
         }
         siblingSrtt = srtt;
@@ -614,9 +644,9 @@ final class PathScheduler
      */
     long rtoNanos(final int path)
     {
-        final boolean silentAlone = rtts[path].lateMarginNanos() > 0 &&
+        final boolean silentAlone = rtt.lateMarginNanos() > 0 &&
             othersAnsweredSentAfter(path, sendWindows[path].oldestSentAtNanos() + ackExpectedWithinNanos(path));
-        return rtts[path].rtoNanos(siblingSrtt, siblingRttvar, !silentAlone);
+        return rtt.rtoNanos(path, siblingSrtt, siblingRttvar, !silentAlone);
     }
 
     /**
@@ -627,12 +657,7 @@ final class PathScheduler
      */
     void onSpuriousTimeout(final int path, final long lateRttNanos)
     {
-        rtts[path].onSpuriousTimeout(lateRttNanos);
-        final long margin = rtts[path].lateMarginNanos();
-        for (int other = 0; other < paths; other++)
-        {
-            rtts[other].lateMarginNanos(margin);
-        }
+        rtt.onSpuriousTimeout(path, lateRttNanos);
     }
 
     /** S6.8.1: whether another live path acknowledged a first transmission sent after {@code sentAfterNanos}. */
@@ -661,7 +686,7 @@ final class PathScheduler
     /** @return the path's smoothed RTT, or its sibling's while it has no sample (S6.8). */
     long srttNanos(final int path)
     {
-        return rtts[path].srttNanos(siblingSrtt);
+        return rtt.srttNanos(path, siblingSrtt);
     }
 
     /** @return S8.4: the sum over live paths of cwnd x MTU / srtt, bytes per nanosecond. */
@@ -672,7 +697,7 @@ final class PathScheduler
         {
             if (pathStates[path] == SprayConnection.ACTIVE)
             {
-                rate += (double)windows[path].window() * mtu / Math.max(1, rtts[path].srttNanos(siblingSrtt));
+                rate += (double)congestionWindows.window(path) * mtu / Math.max(1, rtt.srttNanos(path, siblingSrtt));
             }
         }
         return rate;

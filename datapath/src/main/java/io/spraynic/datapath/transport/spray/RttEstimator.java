@@ -1,7 +1,7 @@
 package io.spraynic.datapath.transport.spray;
 
 /**
- * Smoothed RTT and retransmission timeout of one path (docs/PROTOCOL.md S6.8), RFC 6298 style:
+ * Smoothed RTT and retransmission timeout of each path of a connection (docs/PROTOCOL.md S6.8), RFC 6298 style:
  * {@code srtt} and {@code rttvar} with gains 1/8 and 1/4, {@code rto = srtt + max(4 rttvar, slack)} clamped
  * to {@code [rtoMin, rtoMax]}, doubled on each consecutive timeout. Samples come only from packets
  * acknowledged without retransmission (Karn). Times in nanoseconds.
@@ -16,10 +16,12 @@ package io.spraynic.datapath.transport.spray;
  * The late margin (S6.8.1) is learnt: a timeout found spurious ({@link #onSpuriousTimeout}: the packet it gave up on
  * arrived after all) widens it to cover how late that packet was, at least doubling it, up to its cap; each clean
  * sample round narrows it by a quarter ({@link #decayLateMargin}), as RACK adapts its reordering window (RFC 8985).
- * The connection keeps one margin for all its paths ({@link PathScheduler}): descheduling is the hosts', not a
- * route's.
+ * One margin serves all the paths: descheduling is the hosts', not a route's.
  * It is added above the clamped RTO and raises the ceiling with it, so that a host whose threads are descheduled
  * for longer than {@code rtoMax} stops timing out packets that are merely waiting for a CPU.
+ * <p>
+ * One instance holds every path of a connection, path-major in one {@code long[]}, methods taking the path (issue
+ * 13: an idle connection's bytes; 8 estimator objects and their array cost 496 B, this 312 B).
  */
 public final class RttEstimator
 {
@@ -54,20 +56,31 @@ public final class RttEstimator
         }
     }
 
-    private final Limits limits;
-    private long srttNanos;
-    private long minRttNanos;
-    private long lateMarginNanos;
-    private long rttvarNanos;
-    private int backoff;
-    private boolean sampled;
+    // path-major, STRIDE longs a path (issue 13: one array for all paths' estimates, not an object each)
+    private static final int SRTT = 0;
+    private static final int RTTVAR = 1;
+    private static final int MIN_RTT = 2;
+    private static final int BACKOFF = 3;
+    private static final int STRIDE = 4;
+    /** The most paths one estimator holds: a bit of {@link #sampled} each. */
+    static final int MAX_PATHS = Long.SIZE;
 
+    private final Limits limits;
+    private final long[] state;
+    /** Bit {@code path}: whether the path has an RTT sample since its last reset. */
+    private long sampled;
+    /** S6.8.1: one margin for all the paths (descheduling is the hosts', not a route's). */
+    private long lateMarginNanos;
+
+    /** One path's estimator. */
     public RttEstimator(final long rtoMinNanos, final long rtoMaxNanos, final long initialRttNanos)
     {
         this(rtoMinNanos, rtoMaxNanos, initialRttNanos, 0);
     }
 
     /**
+     * One path's estimator.
+     *
      * @param slackNanos least margin of the RTO above {@code srtt} (S6.8: the peer's {@code ackDelay} plus
      *                   the timer granularity).
      */
@@ -77,6 +90,8 @@ public final class RttEstimator
     }
 
     /**
+     * One path's estimator.
+     *
      * @param slackNanos         least margin of the RTO above {@code srtt} (S6.8: the peer's {@code ackDelay} plus
      *                           the timer granularity).
      * @param lateMarginMaxNanos the most the late margin learnt from spurious timeouts may grow to (S6.8.1; 0: none
@@ -89,76 +104,79 @@ public final class RttEstimator
         final long slackNanos,
         final long lateMarginMaxNanos)
     {
-        this(new Limits(rtoMinNanos, rtoMaxNanos, slackNanos, lateMarginMaxNanos), initialRttNanos);
+        this(1, new Limits(rtoMinNanos, rtoMaxNanos, slackNanos, lateMarginMaxNanos), initialRttNanos);
     }
 
-    /** An estimator within {@code limits}, shared with the other paths of its connection. */
-    RttEstimator(final Limits limits, final long initialRttNanos)
+    /** The estimators of {@code paths} paths within {@code limits}, shared with the engine's other connections. */
+    RttEstimator(final int paths, final Limits limits, final long initialRttNanos)
     {
-        if (initialRttNanos <= 0)
+        if (initialRttNanos <= 0 || paths < 1 || paths > MAX_PATHS)
         {
-            throw new IllegalArgumentException("need initialRtt > 0 (got " + initialRttNanos + ")");
+            throw new IllegalArgumentException("need initialRtt > 0 and 1 <= paths <= " + MAX_PATHS + " (got " +
+                initialRttNanos + ", " + paths + ")");
         }
         this.limits = limits;
-        reset(initialRttNanos);
+        state = new long[paths * STRIDE];
+        for (int path = 0; path < paths; path++)
+        {
+            reset(path, initialRttNanos);
+        }
     }
 
     /**
-     * Forgets the history (re-pathing, S7.3): the path's route changed. The late margin stays: it measures the
+     * Forgets the path's history (re-pathing, S7.3): its route changed. The late margin stays: it measures the
      * hosts' scheduling, not the route.
      */
-    public void reset(final long initialRttNanos)
+    public void reset(final int path, final long initialRttNanos)
     {
-        srttNanos = initialRttNanos;
-        rttvarNanos = initialRttNanos / 2;
-        minRttNanos = Long.MAX_VALUE;
-        backoff = 0;
-        sampled = false;
+        final int at = path * STRIDE;
+        state[at + SRTT] = initialRttNanos;
+        state[at + RTTVAR] = initialRttNanos / 2;
+        state[at + MIN_RTT] = Long.MAX_VALUE;
+        state[at + BACKOFF] = 0;
+        sampled &= ~(1L << path);
     }
 
-    public void onSample(final long rttNanos)
+    public void onSample(final int path, final long rttNanos)
     {
         if (rttNanos < 0)
         {
             return;
         }
-        if (!sampled)
+        final int at = path * STRIDE;
+        if (!hasSample(path))
         {
-            srttNanos = rttNanos;
-            rttvarNanos = rttNanos / 2;
-            sampled = true;
+            state[at + SRTT] = rttNanos;
+            state[at + RTTVAR] = rttNanos / 2;
+            sampled |= 1L << path;
         }
         else
         {
-            rttvarNanos += (Math.abs(srttNanos - rttNanos) - rttvarNanos) / 4;
-            srttNanos += (rttNanos - srttNanos) / 8;
+            final long srtt = state[at + SRTT];
+            state[at + RTTVAR] += (Math.abs(srtt - rttNanos) - state[at + RTTVAR]) / 4;
+            state[at + SRTT] = srtt + (rttNanos - srtt) / 8;
         }
-        minRttNanos = Math.min(minRttNanos, rttNanos);
-        backoff = 0;
+        state[at + MIN_RTT] = Math.min(state[at + MIN_RTT], rttNanos);
+        state[at + BACKOFF] = 0;
     }
 
     /**
-     * S6.8.1: the timeout of a packet that arrived after all was spurious: its backoff is undone and the late margin
-     * grows to cover the packet's round trip, at least doubling, up to its cap.
+     * S6.8.1: the path's timeout of a packet that arrived after all was spurious: its backoff is undone and the
+     * late margin of all the paths grows to cover the packet's round trip, at least doubling, up to its cap.
      *
      * @param lateRttNanos the round trip of the packet the timeout gave up on (sent to acknowledged).
      */
-    public void onSpuriousTimeout(final long lateRttNanos)
+    public void onSpuriousTimeout(final int path, final long lateRttNanos)
     {
-        backoff = 0;
+        final int at = path * STRIDE;
+        state[at + BACKOFF] = 0;
         if (limits.lateMarginMaxNanos == 0)
         {
             return;
         }
-        final long shortBy = Math.max(0, lateRttNanos - rto(srttNanos, rttvarNanos, 0));
+        final long shortBy = Math.max(0, lateRttNanos - rto(path, state[at + SRTT], state[at + RTTVAR], 0));
         lateMarginNanos = Math.min(limits.lateMarginMaxNanos,
             Math.max(Math.max(2 * lateMarginNanos, Math.max(limits.slackNanos, 1_000)), shortBy + shortBy / 4));
-    }
-
-    /** S6.8.1: the connection's late margin, learnt on another of its paths (at most the cap). */
-    public void lateMarginNanos(final long nanos)
-    {
-        lateMarginNanos = Math.max(0, Math.min(limits.lateMarginMaxNanos, nanos));
     }
 
     /** S6.8.1: a sample round without a spurious timeout: the late margin narrows by a quarter. */
@@ -171,59 +189,60 @@ public final class RttEstimator
         }
     }
 
-    /** @return the margin learnt from spurious timeouts (S6.8.1), added to the RTO while no sibling path shows this one dead. */
+    /** @return the margin learnt from spurious timeouts (S6.8.1), added to the RTO while no sibling path shows a path dead. */
     public long lateMarginNanos()
     {
         return lateMarginNanos;
     }
 
     /**
-     * @return the least RTT sampled since the last reset ({@code Long.MAX_VALUE} without one): an ACK of a
-     * retransmission that comes sooner after it than this answers the original (RFC 8985 S6.2, S6.8.1).
+     * @return the least RTT sampled on the path since its last reset ({@code Long.MAX_VALUE} without one): an ACK of
+     * a retransmission that comes sooner after it than this answers the original (RFC 8985 S6.2, S6.8.1).
      */
-    public long minRttNanos()
+    public long minRttNanos(final int path)
     {
-        return minRttNanos;
+        return state[path * STRIDE + MIN_RTT];
     }
 
     /**
-     * A retransmission timeout fired: back off.
+     * A retransmission timeout fired on the path: back off.
      */
-    public void onTimeout()
+    public void onTimeout(final int path)
     {
-        if (backoff < 16)
+        final int at = path * STRIDE + BACKOFF;
+        if (state[at] < 16)
         {
-            backoff++;
+            state[at]++;
         }
     }
 
-    public long srttNanos()
+    public long srttNanos(final int path)
     {
-        return srttNanos;
+        return state[path * STRIDE + SRTT];
     }
 
-    public long rttvarNanos()
+    public long rttvarNanos(final int path)
     {
-        return rttvarNanos;
+        return state[path * STRIDE + RTTVAR];
     }
 
-    public boolean hasSample()
+    public boolean hasSample(final int path)
     {
-        return sampled;
+        return (sampled & (1L << path)) != 0;
     }
 
-    public int consecutiveTimeouts()
+    public int consecutiveTimeouts(final int path)
     {
-        return backoff;
+        return (int)state[path * STRIDE + BACKOFF];
     }
 
-    public long rtoNanos()
+    public long rtoNanos(final int path)
     {
-        return rto(srttNanos, rttvarNanos, lateMarginNanos);
+        return rto(path, srttNanos(path), rttvarNanos(path), lateMarginNanos);
     }
 
     /**
-     * The RTO of this path, which when it has no sample of its own (S6.8) is computed from the larger of its
+     * The RTO of the path, which when it has no sample of its own (S6.8) is computed from the larger of its
      * initial estimate and a sibling path's, taken as a first sample would be ({@code rttvar = srtt / 2}): a
      * path's first packets must not time out merely because its route is slower than the configured initial
      * RTT, or than the paths measured so far.
@@ -231,40 +250,44 @@ public final class RttEstimator
      * @param siblingSrttNanos   the largest smoothed RTT of the connection's sampled paths (0: none).
      * @param siblingRttvarNanos the largest RTT variation of those paths.
      */
-    public long rtoNanos(final long siblingSrttNanos, final long siblingRttvarNanos)
+    public long rtoNanos(final int path, final long siblingSrttNanos, final long siblingRttvarNanos)
     {
-        return rtoNanos(siblingSrttNanos, siblingRttvarNanos, true);
+        return rtoNanos(path, siblingSrttNanos, siblingRttvarNanos, true);
     }
 
     /**
      * @param withLateMargin whether the learnt late margin (S6.8.1) is added: not while a sibling path shows this
      *                       one silent alone, so that a dead link is found as fast as without it.
-     * @return as {@link #rtoNanos(long, long)}.
+     * @return as {@link #rtoNanos(int, long, long)}.
      */
-    public long rtoNanos(final long siblingSrttNanos, final long siblingRttvarNanos, final boolean withLateMargin)
+    public long rtoNanos(
+        final int path, final long siblingSrttNanos, final long siblingRttvarNanos, final boolean withLateMargin)
     {
         final long margin = withLateMargin ? lateMarginNanos : 0;
+        final long srtt = srttNanos(path);
+        final long rttvar = rttvarNanos(path);
         // as if the sibling's RTT were this path's first sample (RFC 6298: rttvar = R / 2, so RTO = 3 R): its
         // route may well be slower than every path measured so far
-        return sampled ? rto(srttNanos, rttvarNanos, margin) : rto(Math.max(srttNanos, siblingSrttNanos),
-            Math.max(rttvarNanos, Math.max(siblingRttvarNanos, siblingSrttNanos / 2)), margin);
+        return hasSample(path) ? rto(path, srtt, rttvar, margin) : rto(path, Math.max(srtt, siblingSrttNanos),
+            Math.max(rttvar, Math.max(siblingRttvarNanos, siblingSrttNanos / 2)), margin);
     }
 
     /**
-     * @return the smoothed RTT, or for a path without samples the larger of it and {@code siblingSrttNanos}.
+     * @return the path's smoothed RTT, or for a path without samples the larger of it and {@code siblingSrttNanos}.
      */
-    public long srttNanos(final long siblingSrttNanos)
+    public long srttNanos(final int path, final long siblingSrttNanos)
     {
-        return sampled ? srttNanos : Math.max(srttNanos, siblingSrttNanos);
+        final long srtt = srttNanos(path);
+        return hasSample(path) ? srtt : Math.max(srtt, siblingSrttNanos);
     }
 
-    private long rto(final long srtt, final long rttvar, final long lateMargin)
+    private long rto(final int path, final long srtt, final long rttvar, final long lateMargin)
     {
         // rtoMax bounds the variation's share, never the RTO below srtt + slack: on a loaded host a path's round
         // trip can exceed rtoMax (measured on the Linux ECMP lab: srtt up to 1.5 s against rtoMax 200 ms), and an
         // RTO under it times out every packet of the path
         final long ceiling = Math.max(limits.rtoMaxNanos, srtt + limits.slackNanos);
         final long base = Math.max(limits.rtoMinNanos, Math.min(ceiling, srtt + Math.max(4 * rttvar, limits.slackNanos)));
-        return Math.min(ceiling + lateMargin, (base + lateMargin) << backoff);
+        return Math.min(ceiling + lateMargin, (base + lateMargin) << consecutiveTimeouts(path));
     }
 }

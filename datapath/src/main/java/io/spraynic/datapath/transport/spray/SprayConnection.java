@@ -99,7 +99,7 @@ public final class SprayConnection
     private final int streams;
     private ProtectionDomain pd; // the engine's, unless bound to a tenant's (control path, before use)
     private final SprayConfig config;
-    private final TransportCounters counters = SprayCounters.create();
+    private final TransportCounters counters = SprayCounters.createForConnection();
     private final PacketAuthenticator auth;
     private final SprayFrames frames;
     private final ControlPackets control;
@@ -656,7 +656,7 @@ public final class SprayConnection
     /** @return the UDP source port path {@code p} uses now. */
     public int sourcePort(final int path)
     {
-        return scheduler.sourcePorts[path];
+        return scheduler.sourcePort(path);
     }
 
     /**
@@ -674,22 +674,22 @@ public final class SprayConnection
         return scheduler.nextPsn(path);
     }
 
-    /** @return the receive window of inbound path {@code p}. */
-    public PathReceiveWindow receiveWindow(final int path)
+    /** @return the receive windows of the inbound paths, read by path ({@code receiveWindows().cumulativePsn(path)}). */
+    public PathReceiveWindow receiveWindows()
     {
-        return acks.window(path);
+        return acks.windows();
     }
 
-    /** @return the congestion control of path {@code p}. */
-    public PathCongestionControl congestionControl(final int path)
+    /** @return the congestion windows of the paths, read by path ({@code congestionControl().window(path)}). */
+    public PathCongestionControl congestionControl()
     {
-        return scheduler.windows[path];
+        return scheduler.congestionWindows;
     }
 
-    /** @return the RTT estimator of path {@code p}. */
-    public RttEstimator rtt(final int path)
+    /** @return the RTT estimates of the paths, read by path ({@code rtt().srttNanos(path)}). */
+    public RttEstimator rtt()
     {
-        return scheduler.rtts[path];
+        return scheduler.rtt;
     }
 
     /** @return the last rate hint the peer sent, Mb/s (0: none). */
@@ -762,9 +762,9 @@ public final class SprayConnection
     public static int pathStateBytes()
     {
         final int sendWindow = PathSendWindow.CAPACITY * (Long.BYTES + Long.BYTES + Integer.BYTES + 1) + 32;
-        final int receiveWindow = PathReceiveWindow.WORDS * Long.BYTES + 24;
-        final int rtt = 48;
-        final int cc = 64;
+        final int receiveWindow = PathReceiveWindow.WORDS * Long.BYTES + Integer.BYTES;
+        final int rtt = 4 * Long.BYTES; // path-major in the connection's estimator
+        final int cc = 4 * Long.BYTES;
         final int scalars = 4 * Integer.BYTES + 3 * Long.BYTES + 2 + 4 * Integer.BYTES + // sender side
             3 * Integer.BYTES + Long.BYTES + 1 + // receiver side
             Long.BYTES * 3; // array references

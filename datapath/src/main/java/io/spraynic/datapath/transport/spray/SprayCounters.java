@@ -209,6 +209,48 @@ public final class SprayCounters
     }
 
     /**
+     * The events only an engine counts (a packet for no connection, malformed ones, the handshake's, and packets of
+     * another transport): a connection's totals keep every other slot, {@link #CONNECTION_SLOTS} (issue 13: 47 longs
+     * instead of {@value #SLOT_COUNT} in every idle connection). {@code SprayConnectionMemoryTest} checks that the
+     * sources count none of these on a connection.
+     */
+    static final int[] ENGINE_ONLY_SLOTS = {
+        UNKNOWN_CONNECTION, MALFORMED, CONNECT_RETRIES_SENT, CONNECT_REJECTS_SENT, CONNECT_RESPONSES_RATE_LIMITED,
+        COOKIE_FAILURES, HANDSHAKE_AUTH_FAILURES, SOURCE_LIMITED, REFUSED_NO_LISTENER, REFUSED_VERSION,
+        REFUSED_BAD_PARAMETERS, REFUSED_NO_RESOURCES, REFUSED_BAD_KEY, CONNECT_REJECTS_RECEIVED, NOT_SPRAY,
+    };
+    /** The slots a connection's totals keep: all but {@link #ENGINE_ONLY_SLOTS}, in slot order. */
+    static final int[] CONNECTION_SLOTS = allBut(ENGINE_ONLY_SLOTS);
+    private static final int[] CONNECTION_POSITIONS = TransportCounters.positions(SLOT_COUNT, CONNECTION_SLOTS);
+
+    private static int[] allBut(final int[] left)
+    {
+        final int[] kept = new int[SLOT_COUNT - left.length];
+        int count = 0;
+        for (int slot = 0; slot < SLOT_COUNT; slot++)
+        {
+            boolean isLeft = false;
+            for (final int other : left)
+            {
+                isLeft |= other == slot;
+            }
+            if (!isLeft)
+            {
+                kept[count++] = slot;
+            }
+        }
+        return kept;
+    }
+
+    /**
+     * @return a fresh set of a connection's totals: {@link #CONNECTION_SLOTS} kept, the engine's slots reading 0.
+     */
+    public static TransportCounters createForConnection()
+    {
+        return new TransportCounters("SprayCounters", LABELS, CONNECTION_POSITIONS);
+    }
+
+    /**
      * @param slot a slot.
      * @return its label.
      */
@@ -217,10 +259,10 @@ public final class SprayCounters
         return LABELS[slot];
     }
 
-    /** @return bytes one set of these counters holds (S10.1 reporting). */
+    /** @return bytes one connection's totals hold (S10.1 reporting). */
     static int stateBytes()
     {
-        return TransportCounters.stateBytes(SLOT_COUNT);
+        return TransportCounters.stateBytes(CONNECTION_SLOTS.length + 1);
     }
 
     /** @return bytes one path's set holds (S10.1 reporting). */

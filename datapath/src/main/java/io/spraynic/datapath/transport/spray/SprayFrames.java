@@ -116,7 +116,7 @@ final class SprayFrames
 
     private void address(final int path, final int plane)
     {
-        addressFrom(plane, scheduler.sourcePorts[path]);
+        addressFrom(plane, scheduler.sourcePort(path));
     }
 
     private void addressFrom(final int plane, final int sourcePort)
@@ -174,7 +174,7 @@ final class SprayFrames
         address(path, plane);
         final PathSendWindow window = scheduler.sendWindows[path];
         writer.opcode(opcode).ecn(ECT0).solicited(last && slots.solicited[slot])
-            .ackReq(last || window.outstanding() + 1 >= scheduler.windows[path].window() ||
+            .ackReq(last || window.outstanding() + 1 >= scheduler.congestionWindows.window(path) ||
                 scheduler.endsPortRun(path)); // S7.7: the port's last packet, so that the path drains soon
         if (!claim(plane, payload))
         {
@@ -304,7 +304,7 @@ final class SprayFrames
         SelectiveAckHeader.path(buffer, sack, path);
         SelectiveAckHeader.flags(buffer, sack, ceCount > 0 ? SelectiveAckHeader.FLAG_ECE : 0);
         SelectiveAckHeader.ceCount(buffer, sack, ceCount);
-        window.writeTo(buffer, sack);
+        window.writeTo(path, buffer, sack);
         SelectiveAckHeader.rateHintMbps(buffer, sack, rateHintMbps);
         SelectiveAckHeader.ackSequence(buffer, sack, ackSequence);
         SelectiveAckHeader.refusals(buffer, sack, refusals);
@@ -338,7 +338,7 @@ final class SprayFrames
         handshake.to(remoteIsIpv6[0], remoteIpv4[0], remoteIpv6High[0], remoteIpv6Low[0], remoteMac[0]);
         final RoceFrameWriter conh = engine.writer(0);
         auth.tagNext(conh); // S12.3: CLOSE and CLOSE_ACK carry the tag in CONH
-        final boolean written = handshake.writeConnectionHeader(opcode, remoteCid, scheduler.sourcePorts[0], paths,
+        final boolean written = handshake.writeConnectionHeader(opcode, remoteCid, scheduler.sourcePort(0), paths,
             mtu, streams, localCid, 0, token);
         conh.clearTag();
         return written;

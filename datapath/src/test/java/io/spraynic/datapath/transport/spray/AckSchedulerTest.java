@@ -49,8 +49,8 @@ class AckSchedulerTest
             acks.ackSent(0, 0);
         }
         assertTrue(distance > 6, "crossed the PSN wrap");
-        assertEquals(psn(distance), acks.window(0).cumulativePsn());
-        assertFalse(acks.window(0).hasGap());
+        assertEquals(psn(distance), acks.windows().cumulativePsn(0));
+        assertFalse(acks.windows().hasGap(0));
 
         assertEquals(ACCEPT, acks.onData(0, psn(distance), false, false, 5_000));
         assertFalse(acks.isDue(0, 5_000 + config.ackDelayNanos - 1));
@@ -75,7 +75,7 @@ class AckSchedulerTest
         assertEquals(ACCEPT, acks.onData(0, psn(3), false, false, 0), "the gap stays open: no news");
         assertEquals(ACCEPT_ACK_NOW, acks.onData(0, psn(1), false, false, 0), "the gap closes");
         assertEquals(1, counters.get(SprayCounters.SACK_GAPS));
-        assertEquals(psn(4), acks.window(0).cumulativePsn());
+        assertEquals(psn(4), acks.windows().cumulativePsn(0));
         acks.ackSent(0, 0);
         assertEquals(ACCEPT_ACK_NOW, acks.onData(0, psn(4), false, true, 0), "the sender asked for an ACK");
     }
@@ -105,7 +105,7 @@ class AckSchedulerTest
         assertEquals(0, acks.ceSinceAck(0), "a duplicate's mark is not counted again");
         assertEquals(ACCEPT, acks.onData(0, psn(1 + 255), false, false, 0), "the bitmap's last bit");
         assertEquals(DROP, acks.onData(0, psn(1 + 256), false, false, 0), "one beyond it (S6.3)");
-        assertTrue(acks.window(0).isReceived(255));
+        assertTrue(acks.windows().isReceived(0, 255));
         assertEquals(2, counters.get(SprayCounters.DUPLICATES));
         assertEquals(1, counters.get(SprayCounters.OUT_OF_WINDOW));
         assertEquals(6, counters.get(SprayCounters.RX_PACKETS), "every packet that reached the path layer");
@@ -124,8 +124,8 @@ class AckSchedulerTest
         assertTrue(acks.isResyncValid(0, psn(5000), psn(5000)));
 
         acks.onProbe(0, psn(5000), true);
-        assertEquals(psn(5001), acks.window(0).cumulativePsn(), "restarted at the probe, which occupies its PSN");
-        assertFalse(acks.window(0).hasGap());
+        assertEquals(psn(5001), acks.windows().cumulativePsn(0), "restarted at the probe, which occupies its PSN");
+        assertFalse(acks.windows().hasGap(0));
         assertEquals(ACCEPT, acks.onData(0, psn(5001), false, false, 0), "no gap left over from before");
     }
 
@@ -134,11 +134,11 @@ class AckSchedulerTest
     {
         acks.onData(0, psn(0), false, false, 0);
         acks.onProbe(0, psn(3), false); // psn(1) and psn(2) were lost
-        assertEquals(psn(1), acks.window(0).cumulativePsn());
-        assertTrue(acks.window(0).isReceived(2));
+        assertEquals(psn(1), acks.windows().cumulativePsn(0));
+        assertTrue(acks.windows().isReceived(0, 2));
         assertEquals(ACCEPT, acks.onData(0, psn(1), false, false, 0), "the gap the probe showed is still open");
         assertEquals(ACCEPT_ACK_NOW, acks.onData(0, psn(2), false, false, 0), "and closes now");
-        assertEquals(psn(4), acks.window(0).cumulativePsn());
+        assertEquals(psn(4), acks.windows().cumulativePsn(0));
     }
 
     @Test

@@ -40,7 +40,7 @@ class ControlPacketsTest
         assertEquals(SprayOpcodes.ACK, harness.opcode(0));
         final MemorySegment frame = output.frame(0);
         assertEquals(1, SelectiveAckHeader.path(frame, HEADER));
-        assertEquals(harness.acks.window(1).cumulativePsn(), SelectiveAckHeader.cumulativePsn(frame, HEADER));
+        assertEquals(harness.acks.windows().cumulativePsn(1), SelectiveAckHeader.cumulativePsn(frame, HEADER));
         assertEquals(2, SelectiveAckHeader.refusals(frame, HEADER), "the SACKH carries the refusals made here");
         assertEquals(1, harness.counters.get(SprayCounters.ACKS_SENT));
         assertEquals(1, harness.pathCounters[1].get(SprayCounters.ACKS_SENT));

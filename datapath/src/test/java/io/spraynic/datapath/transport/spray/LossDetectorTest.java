@@ -68,9 +68,9 @@ class LossDetectorTest
         final PathReceiveWindow receiver = new PathReceiveWindow(firstPsn);
         for (final int distance : received)
         {
-            receiver.onPacket(Psn.add(firstPsn, distance));
+            receiver.onPacket(0, Psn.add(firstPsn, distance));
         }
-        receiver.writeTo(ack, 0);
+        receiver.writeTo(0, ack, 0);
         return ack;
     }
 
@@ -180,11 +180,11 @@ class LossDetectorTest
         assertEquals(2, counters.get(SprayCounters.MOVED));
         assertEquals(0, window.outstanding());
 
-        final int oldPort = scheduler.sourcePorts[0];
+        final int oldPort = scheduler.sourcePort(0);
         final int nextPsn = window.nextPsn();
         assertEquals(LossDetector.NOTHING, loss.onTimer(0, now + config.probeIntervalNanos - 1));
         assertEquals(LossDetector.RESYNC, loss.onTimer(0, now + config.probeIntervalNanos));
-        assertNotEquals(oldPort, scheduler.sourcePorts[0], "a new route (S7.5)");
+        assertNotEquals(oldPort, scheduler.sourcePort(0), "a new route (S7.5)");
         assertEquals(nextPsn, window.basePsn());
         assertEquals(LossDetector.NOTHING, loss.onTimer(0, now + config.probeIntervalNanos + 1), "one per interval");
     }
@@ -288,7 +288,7 @@ class LossDetectorTest
         // path 0 answers in 5 ms (the Linux ECMP lab on a loaded host), 5x the probe interval; the shared-core rtoMax
         config.rto(config.rtoMinNanos, 200_000_000L);
         final long rtt = 5 * config.probeIntervalNanos;
-        scheduler.rtts[0].onSample(rtt);
+        scheduler.rtt.onSample(0, rtt);
         scheduler.refreshSiblingEstimates();
         final PathSendWindow window = scheduler.sendWindows[1];
         final long failedAt = 1_000_000_000L;
@@ -348,8 +348,8 @@ class LossDetectorTest
         assertEquals(1, resend.retransmissions(), "the oldest again, at its PSN");
         assertEquals(1, loss.onAck(0, ackOf(first, 0), 0, wake + 1_000));
         assertEquals(1, counters.get(SprayCounters.SPURIOUS_TIMEOUTS), "acknowledged 1 us after: the first one's");
-        assertEquals(0, scheduler.rtts[0].consecutiveTimeouts(), "the backoff undone");
-        assertTrue(scheduler.rtts[0].lateMarginNanos() >= 5_001_000, "covers the 5 ms the packet took");
+        assertEquals(0, scheduler.rtt.consecutiveTimeouts(0), "the backoff undone");
+        assertTrue(scheduler.rtt.lateMarginNanos() >= 5_001_000, "covers the 5 ms the packet took");
 
         // the next descheduling as long: no timeout
         first = window.nextPsn();
@@ -371,7 +371,7 @@ class LossDetectorTest
         assertEquals(LossDetector.RECOVERED, loss.onTimer(0, rto));
         assertEquals(1, loss.onAck(0, ackOf(first, 0), 0, rto + 20_000), "a round trip after it: maybe the resend's");
         assertEquals(0, counters.get(SprayCounters.SPURIOUS_TIMEOUTS));
-        assertEquals(0, scheduler.rtts[0].lateMarginNanos());
+        assertEquals(0, scheduler.rtt.lateMarginNanos());
     }
 
     @Test
@@ -389,7 +389,7 @@ class LossDetectorTest
         // no RTT sample on path 0: the oldest's ACK cannot be judged, but the second was never sent again
         assertEquals(2, loss.onAck(0, ackOf(first, 0, 1), 0, rto + 10_000));
         assertEquals(1, counters.get(SprayCounters.SPURIOUS_TIMEOUTS));
-        assertTrue(scheduler.rtts[0].lateMarginNanos() > 0);
+        assertTrue(scheduler.rtt.lateMarginNanos() > 0);
         assertTrue(scheduler.rtoNanos(0) > rto + 10_000, "a packet as late no longer times out");
     }
 
@@ -397,8 +397,8 @@ class LossDetectorTest
     void shouldTimeOutAPathSilentAloneWithoutTheLateMarginAndFailItAsFastS681()
     {
         sampleBothPaths(0);
-        scheduler.rtts[0].onSpuriousTimeout(20_000_000); // a margin learnt from descheduling
-        final long margin = scheduler.rtts[0].lateMarginNanos();
+        scheduler.onSpuriousTimeout(0, 20_000_000); // a margin learnt from descheduling
+        final long margin = scheduler.rtt.lateMarginNanos();
         assertEquals(config.lateMarginMaxNanos, margin, "10 ms, the cap");
         final PathSendWindow window = scheduler.sendWindows[0];
         send(0, 1, 100_000);
@@ -408,7 +408,7 @@ class LossDetectorTest
         // path 0's link is dead; path 1 keeps answering packets sent after path 0's was due
         final PathSendWindow other = scheduler.sendWindows[1];
         long now = 100_000;
-        final long plain = scheduler.rtts[0].rtoNanos(scheduler.siblingSrtt(), 0, false);
+        final long plain = scheduler.rtt.rtoNanos(0, scheduler.siblingSrtt(), 0, false);
         int timeouts = 0;
         while (scheduler.pathStates[0] == SprayConnection.ACTIVE && now < 100_000 + withMargin)
         {

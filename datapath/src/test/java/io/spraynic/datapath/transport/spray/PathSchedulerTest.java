@@ -67,12 +67,12 @@ class PathSchedulerTest
     {
         final PathScheduler scheduler = scheduler(3);
         scheduler.fail(0, 100);
-        scheduler.consecutiveTimeouts[1] = 1;
+        scheduler.onTimeout(1);
         for (int i = 0; i < 10; i++)
         {
             assertEquals(2, scheduler.pick());
         }
-        scheduler.consecutiveTimeouts[2] = 1;
+        scheduler.onTimeout(2);
         assertNotEquals(0, scheduler.pick(), "all live paths timed out: any live one, never a failed one");
         assertNotEquals(-1, scheduler.pick());
     }
@@ -118,10 +118,10 @@ class PathSchedulerTest
             scheduler.countLost(path); // 5 % each: the median is no longer under half the bar
         }
         assertFalse(scheduler.isLossy(3), "a fabric losing everywhere is not one bad path");
-        final int before = scheduler.sourcePorts[3];
+        final int before = scheduler.sourcePort(3);
         scheduler.repath(3);
-        assertNotEquals(before, scheduler.sourcePorts[3]);
-        assertTrue(scheduler.sourcePorts[3] >= 49152 && scheduler.sourcePorts[3] <= 65535);
+        assertNotEquals(before, scheduler.sourcePort(3));
+        assertTrue(scheduler.sourcePort(3) >= 49152 && scheduler.sourcePort(3) <= 65535);
         assertFalse(scheduler.isLossy(3), "its samples start over");
     }
 
@@ -131,7 +131,7 @@ class PathSchedulerTest
         final PathScheduler scheduler = scheduler(3);
         for (int path = 0; path < 3; path++)
         {
-            scheduler.rtts[path].onSample(path == 2 ? 400_000 : 10_000);
+            scheduler.rtt.onSample(path, path == 2 ? 400_000 : 10_000);
         }
         int full = 0;
         for (int i = 0; i < PathSendWindow.CAPACITY; i++)
@@ -147,8 +147,8 @@ class PathSchedulerTest
     void shouldTimeAPathWithoutSamplesByItsSlowestLiveSiblingS68()
     {
         final PathScheduler scheduler = scheduler(3);
-        scheduler.rtts[0].onSample(20_000);
-        scheduler.rtts[1].onSample(90_000);
+        scheduler.rtt.onSample(0, 20_000);
+        scheduler.rtt.onSample(1, 90_000);
         scheduler.fail(1, 0);
         scheduler.refreshSiblingEstimates();
         assertEquals(20_000, scheduler.siblingSrtt(), "a failed path's estimate is not used");
@@ -162,9 +162,10 @@ class PathSchedulerTest
     {
         final PathScheduler scheduler = scheduler(2);
         assertFalse(scheduler.isStaleAck(0, 5));
-        scheduler.consecutiveTimeouts[0] = 2;
+        scheduler.onTimeout(0);
+        scheduler.onTimeout(0);
         scheduler.onAckTaken(0, 5, 1_000);
-        assertEquals(0, scheduler.consecutiveTimeouts[0]);
+        assertEquals(0, scheduler.consecutiveTimeouts(0));
         assertTrue(scheduler.isStaleAck(0, 5));
         assertTrue(scheduler.isStaleAck(0, 4));
         assertFalse(scheduler.isStaleAck(0, 6));
@@ -182,20 +183,20 @@ class PathSchedulerTest
     {
         final PathScheduler scheduler =
             new PathScheduler(1, new SprayConfig().portRotation(16, 16).window(64, 256), new SplittableRandom(7), 1000, 50_000);
-        final int first = scheduler.sourcePorts[0];
+        final int first = scheduler.sourcePort(0);
         for (int i = 0; i < 16; i++)
         {
             assertEquals(0, scheduler.pick());
             assertEquals(i == 15, scheduler.endsPortRun(0), "the budget's last packet asks for an ACK: " + i);
             scheduler.sendWindows[0].send(i, 0);
         }
-        assertEquals(first, scheduler.sourcePorts[0]);
+        assertEquals(first, scheduler.sourcePort(0));
         assertEquals(0, scheduler.pick(), "the only path takes data while draining, on its old port");
         scheduler.sendWindows[0].send(16, 0);
-        assertEquals(first, scheduler.sourcePorts[0], "S6.2: not while its packets are in flight on the old route");
+        assertEquals(first, scheduler.sourcePort(0), "S6.2: not while its packets are in flight on the old route");
         scheduler.sendWindows[0].drain(handle -> { }); // everything acknowledged
         assertEquals(0, scheduler.pick());
-        final int second = scheduler.sourcePorts[0];
+        final int second = scheduler.sourcePort(0);
         assertNotEquals(first, second);
         assertTrue(second >= 49152 && second <= 65535);
         assertFalse(scheduler.endsPortRun(0));
@@ -217,7 +218,7 @@ class PathSchedulerTest
                 scheduler.sendWindows[1].drain(handle -> { }); // path 1 is acknowledged at once
             }
         }
-        final int port = scheduler.sourcePorts[0];
+        final int port = scheduler.sourcePort(0);
         for (int i = 0; i < 40; i++)
         {
             assertEquals(1, scheduler.pick(), "path 0 is due with packets in flight: " + i);
@@ -230,7 +231,7 @@ class PathSchedulerTest
         {
             picked = scheduler.pick();
         }
-        assertNotEquals(port, scheduler.sourcePorts[0], "drained: path 0 takes data again, on a new port");
+        assertNotEquals(port, scheduler.sourcePort(0), "drained: path 0 takes data again, on a new port");
     }
 
     @Test
@@ -239,18 +240,18 @@ class PathSchedulerTest
         final PathScheduler scheduler =
             new PathScheduler(1, new SprayConfig().portRotation(16, 16).window(64, 256), new SplittableRandom(7), 1000,
                 50_000);
-        final int first = scheduler.sourcePorts[0];
+        final int first = scheduler.sourcePort(0);
         for (int i = 0; i < 100; i++)
         {
             scheduler.pick();
             scheduler.sendWindows[0].drain(handle -> { }); // drained each time: rotates every 16
         }
-        assertNotEquals(first, scheduler.sourcePorts[0]);
+        assertNotEquals(first, scheduler.sourcePort(0));
         assertEquals(first, scheduler.controlPort(0), "ACKs stay on their route: it is part of the peer's RTT");
         scheduler.repath(0);
-        assertEquals(scheduler.sourcePorts[0], scheduler.controlPort(0), "S7.3: a bad route is left by both");
+        assertEquals(scheduler.sourcePort(0), scheduler.controlPort(0), "S7.3: a bad route is left by both");
         scheduler.fail(0, 0);
-        scheduler.sourcePorts[0] = 60_000; // S7.5: the connection probes on a new port
+        scheduler.sourcePort(0, 60_000); // S7.5: the connection probes on a new port
         scheduler.restore(0, 1);
         assertEquals(60_000, scheduler.controlPort(0));
     }
@@ -260,14 +261,14 @@ class PathSchedulerTest
     {
         final PathScheduler scheduler =
             new PathScheduler(1, new SprayConfig().portRotation(0, 0), new SplittableRandom(7), 1000, 50_000);
-        final int port = scheduler.sourcePorts[0];
+        final int port = scheduler.sourcePort(0);
         for (int i = 0; i < 1_000; i++)
         {
             assertEquals(0, scheduler.pick());
             assertFalse(scheduler.endsPortRun(0));
             assertEquals(port, scheduler.controlPort(0));
         }
-        assertEquals(port, scheduler.sourcePorts[0]);
+        assertEquals(port, scheduler.sourcePort(0));
     }
 
     @Test
@@ -286,16 +287,15 @@ class PathSchedulerTest
             new SplittableRandom(7), 1000, 50_000);
         for (int path = 0; path < 3; path++)
         {
-            scheduler.rtts[path].onSample(20_000);
+            scheduler.rtt.onSample(path, 20_000);
         }
         scheduler.refreshSiblingEstimates();
         scheduler.sendWindows[0].send(1, 1_000_000);
         final long plain = scheduler.rtoNanos(0);
         scheduler.onSpuriousTimeout(0, 5_000_000);
-        final long margin = scheduler.rtts[0].lateMarginNanos();
+        final long margin = scheduler.rtt.lateMarginNanos();
         assertTrue(margin > 0);
-        assertEquals(margin, scheduler.rtts[1].lateMarginNanos(), "one margin for the connection's paths");
-        assertEquals(margin, scheduler.rtts[2].lateMarginNanos());
+        assertEquals(plain + margin, scheduler.rtoNanos(1), "one margin for the connection's paths");
         assertEquals(plain + margin, scheduler.rtoNanos(0), "nobody answered: the margin applies");
 
         final long due = 1_000_000 + scheduler.ackExpectedWithinNanos(0);
@@ -308,14 +308,14 @@ class PathSchedulerTest
 
         scheduler.endLossSample(0);
         scheduler.endLossSample(1);
-        assertEquals(margin, scheduler.rtts[0].lateMarginNanos(), "two of three paths' samples: not yet");
+        assertEquals(margin, scheduler.rtt.lateMarginNanos(), "two of three paths' samples: not yet");
         scheduler.endLossSample(0);
-        assertEquals(margin - margin / 4, scheduler.rtts[2].lateMarginNanos(), "P samples: a quarter less");
+        assertEquals(margin - margin / 4, scheduler.rtt.lateMarginNanos(), "P samples: a quarter less");
         for (int round = 0; round < 300; round++)
         {
             scheduler.endLossSample(round % 3);
         }
-        assertEquals(0, scheduler.rtts[0].lateMarginNanos(), "clean sample rounds narrow it away");
+        assertEquals(0, scheduler.rtt.lateMarginNanos(), "clean sample rounds narrow it away");
     }
 
     /**

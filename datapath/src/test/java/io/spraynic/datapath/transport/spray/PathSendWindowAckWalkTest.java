@@ -77,7 +77,7 @@ class PathSendWindowAckWalkTest
                     handle++;
                     if (random.nextDouble() >= lossRate)
                     {
-                        receiver.onPacket(psn);
+                        receiver.onPacket(0, psn);
                     }
                 }
             }
@@ -89,7 +89,7 @@ class PathSendWindowAckWalkTest
                 }
                 else
                 {
-                    receiver.writeTo(ack, 0);
+                    receiver.writeTo(0, ack, 0);
                 }
                 final int got = window.onAck(ack, 0, now, actual.at(now));
                 final int want = reference.onAck(ack, 0, now, expected.at(now));
@@ -105,7 +105,7 @@ class PathSendWindowAckWalkTest
                 {
                     if (random.nextDouble() >= lossRate)
                     {
-                        receiver.onPacket(psn);
+                        receiver.onPacket(0, psn);
                     }
                 }
                 actual.clear();
@@ -128,7 +128,7 @@ class PathSendWindowAckWalkTest
                 reference.retransmitted(psn, now);
                 if (random.nextDouble() >= lossRate)
                 {
-                    receiver.onPacket(psn);
+                    receiver.onPacket(0, psn);
                 }
             }
             else if (action < 94)
@@ -137,7 +137,7 @@ class PathSendWindowAckWalkTest
                 final int next = window.nextPsn();
                 window.reset(next);
                 reference.reset(next);
-                receiver.reset(next);
+                receiver.reset(0, next);
             }
             else if (action < 95)
             {
@@ -145,7 +145,7 @@ class PathSendWindowAckWalkTest
                 final List<Long> movedToo = new ArrayList<>();
                 assertEquals(reference.drain(movedToo::add), window.drain(moved::add), where);
                 assertEquals(movedToo, moved, where);
-                receiver.reset(window.nextPsn());
+                receiver.reset(0, window.nextPsn());
             }
             assertEquals(reference.basePsn, window.basePsn(), where);
             assertEquals(reference.nextPsn, window.nextPsn(), where);

@@ -57,10 +57,10 @@ class PathSendWindowTest
             final int psn = sender.send(1000 + i, 0);
             if (i != 2 && i != 5)
             {
-                receiver.onPacket(psn);
+                receiver.onPacket(0, psn);
             }
         }
-        receiver.writeTo(ack, 0);
+        receiver.writeTo(0, ack, 0);
         assertEquals(8, sender.onAck(ack, 0, 10, listener));
         assertEquals(List.of(Psn.add(0xFFFFFC, 2), Psn.add(0xFFFFFC, 5)), lost);
         assertEquals(List.of(1000L, 1001L, 1003L, 1004L, 1006L, 1007L, 1008L, 1009L), acked);
@@ -96,10 +96,10 @@ class PathSendWindowTest
         {
             if (i != 1)
             {
-                receiver.onPacket(Psn.add(0xFFFFFE, i));
+                receiver.onPacket(0, Psn.add(0xFFFFFE, i));
             }
         }
-        receiver.writeTo(ack, 0);
+        receiver.writeTo(0, ack, 0);
         assertEquals(5, sender.onAck(ack, 0, 100, listener));
         assertEquals(List.of(-1L, -1L, -1L, -1L, -1L), acked, "only placeholders are acknowledged on this path");
         assertEquals(List.of(Psn.add(0xFFFFFE, 1)), lost, "a lost placeholder is a gap like any packet (S6.5)");
@@ -115,26 +115,26 @@ class PathSendWindowTest
             final int psn = sender.send(i, 0);
             if (i != 1)
             {
-                receiver.onPacket(psn);
+                receiver.onPacket(0, psn);
             }
         }
-        receiver.writeTo(ack, 0);
+        receiver.writeTo(0, ack, 0);
         sender.onAck(ack, 0, 1, listener);
         assertEquals(List.of(1), lost);
         sender.retransmitted(1, 2); // ...and the retransmission is lost too
 
-        receiver.writeTo(ack, 0);
+        receiver.writeTo(0, ack, 0);
         sender.onAck(ack, 0, 3, listener);
         assertEquals(List.of(1), lost, "the same ACK again is no news about the retransmission");
 
-        receiver.onPacket(sender.send(4, 4)); // sent after the retransmission and arrived: it was lost
-        receiver.writeTo(ack, 0);
+        receiver.onPacket(0, sender.send(4, 4)); // sent after the retransmission and arrived: it was lost
+        receiver.writeTo(0, ack, 0);
         sender.onAck(ack, 0, 5, listener);
         assertEquals(List.of(1, 1), lost);
 
         sender.retransmitted(1, 6);
-        receiver.onPacket(1);
-        receiver.writeTo(ack, 0);
+        receiver.onPacket(0, 1);
+        receiver.writeTo(0, ack, 0);
         sender.onAck(ack, 0, 7, listener);
         assertEquals(0, sender.outstanding());
         assertEquals(5, acked.size());
@@ -202,17 +202,17 @@ class PathSendWindowTest
         sender.send(12, 300);
         assertEquals(3, sender.relocate(-1L, 300, handle -> { }));
         sender.retransmitted(0, 900); // the oldest goes again at its PSN, a placeholder
-        receiver.onPacket(0);
-        receiver.onPacket(1);
-        receiver.writeTo(ack, 0);
+        receiver.onPacket(0, 0);
+        receiver.onPacket(0, 1);
+        receiver.writeTo(0, ack, 0);
         assertEquals(2, sender.onAck(ack, 0, 1_000, judging));
         assertEquals(List.of("resend acked 0 100", "acked 0 -1 -1", "relocated arrived 1 800", "acked 1 -1 800"),
             events);
 
         events.clear();
         sender.send(13, 1_100);
-        receiver.onPacket(3);
-        receiver.writeTo(ack, 0);
+        receiver.onPacket(0, 3);
+        receiver.writeTo(0, ack, 0);
         assertEquals(1, sender.onAck(ack, 0, 1_200, judging));
         assertEquals(List.of("acked 3 13 100", "lost 2"), events, "a relocated packet missing is a gap (S6.5)");
     }
@@ -237,9 +237,9 @@ class PathSendWindowTest
         sender.send(0, 100);
         sender.send(1, 200);
         sender.retransmitted(0, 300);
-        receiver.onPacket(0);
-        receiver.onPacket(1);
-        receiver.writeTo(ack, 0);
+        receiver.onPacket(0, 0);
+        receiver.onPacket(0, 1);
+        receiver.writeTo(0, ack, 0);
         sender.onAck(ack, 0, 1_000, sampling);
         assertEquals(List.of(-1L, 800L), samples);
     }
@@ -289,7 +289,7 @@ class PathSendWindowTest
                 retransmissions[0]++;
                 if (random.nextDouble() >= lossRate)
                 {
-                    receiver.onPacket(psn);
+                    receiver.onPacket(0, psn);
                     delivered[handle] = true;
                 }
                 else
@@ -302,7 +302,7 @@ class PathSendWindowTest
                 final int psn = sender.send(next, now);
                 if (random.nextDouble() >= lossRate)
                 {
-                    receiver.onPacket(psn);
+                    receiver.onPacket(0, psn);
                     delivered[next] = true;
                 }
                 else
@@ -311,7 +311,7 @@ class PathSendWindowTest
                 }
             }
             now += 10_000;
-            receiver.writeTo(ack, 0);
+            receiver.writeTo(0, ack, 0);
             final int newlyAcked = sender.onAck(ack, 0, now, engine);
             if (retransmitQueue.isEmpty() && newlyAcked == 0 && sender.outstanding() > 0)
             {

@@ -14,40 +14,40 @@ class RttEstimatorTest
     void shouldFollowRfc6298AndClamp()
     {
         final RttEstimator rtt = new RttEstimator(50_000, 10_000_000, 100_000);
-        rtt.onSample(8_000);
-        assertEquals(8_000, rtt.srttNanos());
-        assertEquals(4_000, rtt.rttvarNanos());
-        assertEquals(50_000, rtt.rtoNanos(), "8 + 4 * 4 us clamps to the 50 us floor");
-        rtt.onSample(16_000);
-        assertEquals(9_000, rtt.srttNanos());
-        assertEquals(5_000, rtt.rttvarNanos());
+        rtt.onSample(0, 8_000);
+        assertEquals(8_000, rtt.srttNanos(0));
+        assertEquals(4_000, rtt.rttvarNanos(0));
+        assertEquals(50_000, rtt.rtoNanos(0), "8 + 4 * 4 us clamps to the 50 us floor");
+        rtt.onSample(0, 16_000);
+        assertEquals(9_000, rtt.srttNanos(0));
+        assertEquals(5_000, rtt.rttvarNanos(0));
         for (int i = 0; i < 3; i++)
         {
-            rtt.onTimeout();
+            rtt.onTimeout(0);
         }
-        assertEquals(400_000, rtt.rtoNanos());
-        assertEquals(3, rtt.consecutiveTimeouts());
+        assertEquals(400_000, rtt.rtoNanos(0));
+        assertEquals(3, rtt.consecutiveTimeouts(0));
         for (int i = 0; i < 20; i++)
         {
-            rtt.onTimeout();
+            rtt.onTimeout(0);
         }
-        assertEquals(10_000_000, rtt.rtoNanos());
-        rtt.onSample(9_000);
-        assertEquals(0, rtt.consecutiveTimeouts());
-        rtt.onSample(-1);
-        assertEquals(9_000, rtt.srttNanos(), "no sample from retransmissions");
+        assertEquals(10_000_000, rtt.rtoNanos(0));
+        rtt.onSample(0, 9_000);
+        assertEquals(0, rtt.consecutiveTimeouts(0));
+        rtt.onSample(0, -1);
+        assertEquals(9_000, rtt.srttNanos(0), "no sample from retransmissions");
     }
 
     @Test
     void shouldTimeAPathWithoutSamplesByItsSlowestSiblingS68()
     {
         final RttEstimator rtt = new RttEstimator(50_000, 10_000_000, 10_000, 5_000);
-        assertEquals(50_000, rtt.rtoNanos(0, 0), "no sibling sampled: the initial RTT, clamped");
-        assertEquals(60_000 + 4 * 30_000, rtt.rtoNanos(60_000, 2_000), "sibling srtt as a first sample: 3 x 60 us");
-        assertEquals(60_000, rtt.srttNanos(60_000));
-        rtt.onSample(20_000);
-        assertEquals(20_000 + 4 * 10_000, rtt.rtoNanos(60_000, 2_000), "own samples win once there are some");
-        assertEquals(20_000, rtt.srttNanos(60_000));
+        assertEquals(50_000, rtt.rtoNanos(0, 0, 0), "no sibling sampled: the initial RTT, clamped");
+        assertEquals(60_000 + 4 * 30_000, rtt.rtoNanos(0, 60_000, 2_000), "sibling srtt as a first sample: 3 x 60 us");
+        assertEquals(60_000, rtt.srttNanos(0, 60_000));
+        rtt.onSample(0, 20_000);
+        assertEquals(20_000 + 4 * 10_000, rtt.rtoNanos(0, 60_000, 2_000), "own samples win once there are some");
+        assertEquals(20_000, rtt.srttNanos(0, 60_000));
     }
 
     @Test
@@ -56,10 +56,10 @@ class RttEstimatorTest
         final RttEstimator rtt = new RttEstimator(50_000, 10_000_000, 10_000, 5_000);
         for (int i = 0; i < 100; i++)
         {
-            rtt.onSample(80_000);
+            rtt.onSample(0, 80_000);
         }
-        assertTrue(rtt.rttvarNanos() < 1_000);
-        assertEquals(85_000, rtt.rtoNanos(), "srtt + the ackDelay + tick margin, not srtt + 4 x ~0");
+        assertTrue(rtt.rttvarNanos(0) < 1_000);
+        assertEquals(85_000, rtt.rtoNanos(0), "srtt + the ackDelay + tick margin, not srtt + 4 x ~0");
     }
 
     @Test
@@ -68,25 +68,25 @@ class RttEstimatorTest
         final RttEstimator rtt = new RttEstimator(50_000, 10_000_000, 100_000, 5_000, 100_000_000);
         for (int i = 0; i < 100; i++)
         {
-            rtt.onSample(1_000_000);
+            rtt.onSample(0, 1_000_000);
         }
-        final long plain = rtt.rtoNanos();
+        final long plain = rtt.rtoNanos(0);
         assertEquals(1_005_000, plain, "srtt + slack: nothing learnt yet");
-        assertEquals(1_000_000, rtt.minRttNanos());
-        rtt.onTimeout();
-        rtt.onTimeout();
+        assertEquals(1_000_000, rtt.minRttNanos(0));
+        rtt.onTimeout(0);
+        rtt.onTimeout(0);
 
-        rtt.onSpuriousTimeout(41_005_000); // the packet given up on arrived 40 ms after the RTO would fire
-        assertEquals(0, rtt.consecutiveTimeouts(), "the backoff is undone");
+        rtt.onSpuriousTimeout(0, 41_005_000); // the packet given up on arrived 40 ms after the RTO would fire
+        assertEquals(0, rtt.consecutiveTimeouts(0), "the backoff is undone");
         assertEquals(50_000_000, rtt.lateMarginNanos(), "the shortfall and a quarter more");
-        assertEquals(plain + 50_000_000, rtt.rtoNanos(), "above the 10 ms rtoMax: the ceiling rises with the margin");
-        assertTrue(rtt.rtoNanos() > 41_005_000, "the same lateness no longer times out");
-        assertEquals(plain, rtt.rtoNanos(0, 0, false), "left out on request (a sibling shows the path dead)");
+        assertEquals(plain + 50_000_000, rtt.rtoNanos(0), "above the 10 ms rtoMax: the ceiling rises with the margin");
+        assertTrue(rtt.rtoNanos(0) > 41_005_000, "the same lateness no longer times out");
+        assertEquals(plain, rtt.rtoNanos(0, 0, 0, false), "left out on request (a sibling shows the path dead)");
 
-        rtt.onSpuriousTimeout(2_000_000);
+        rtt.onSpuriousTimeout(0, 2_000_000);
         assertEquals(100_000_000, rtt.lateMarginNanos(), "at least doubled, up to the cap");
-        rtt.onTimeout();
-        assertEquals(10_000_000 + 100_000_000, rtt.rtoNanos(), "backs off up to rtoMax + the margin");
+        rtt.onTimeout(0);
+        assertEquals(10_000_000 + 100_000_000, rtt.rtoNanos(0), "backs off up to rtoMax + the margin");
 
         rtt.decayLateMargin();
         assertEquals(75_000_000, rtt.lateMarginNanos(), "a clean round narrows it by a quarter");
@@ -95,31 +95,58 @@ class RttEstimatorTest
             rtt.decayLateMargin();
         }
         assertEquals(0, rtt.lateMarginNanos());
-        rtt.onSample(1_000_000);
-        assertEquals(plain, rtt.rtoNanos());
+        rtt.onSample(0, 1_000_000);
+        assertEquals(plain, rtt.rtoNanos(0));
     }
 
     @Test
     void shouldNeverTimeOutBelowTheSmoothedRttWhenItExceedsRtoMaxS681()
     {
         final RttEstimator rtt = new RttEstimator(5_000_000, 200_000_000, 1_000_000, 5_000_000);
-        rtt.onSample(680_000_000); // a descheduled host's path
-        assertEquals(685_000_000, rtt.rtoNanos(), "srtt + slack, not rtoMax's 200 ms: that would time out all");
-        rtt.onTimeout();
-        assertEquals(685_000_000, rtt.rtoNanos(), "the backoff's ceiling too");
+        rtt.onSample(0, 680_000_000); // a descheduled host's path
+        assertEquals(685_000_000, rtt.rtoNanos(0), "srtt + slack, not rtoMax's 200 ms: that would time out all");
+        rtt.onTimeout(0);
+        assertEquals(685_000_000, rtt.rtoNanos(0), "the backoff's ceiling too");
         final RttEstimator below = new RttEstimator(5_000_000, 200_000_000, 1_000_000, 5_000_000);
-        below.onSample(100_000_000);
-        assertEquals(200_000_000, below.rtoNanos(), "100 + 4 x 50 ms: rtoMax bounds the variation's share");
+        below.onSample(0, 100_000_000);
+        assertEquals(200_000_000, below.rtoNanos(0), "100 + 4 x 50 ms: rtoMax bounds the variation's share");
     }
 
     @Test
     void shouldLearnNoLateMarginWithoutACapS681()
     {
         final RttEstimator rtt = new RttEstimator(50_000, 10_000_000, 100_000, 5_000);
-        rtt.onSample(1_000_000);
-        rtt.onTimeout();
-        rtt.onSpuriousTimeout(40_000_000);
+        rtt.onSample(0, 1_000_000);
+        rtt.onTimeout(0);
+        rtt.onSpuriousTimeout(0, 40_000_000);
         assertEquals(0, rtt.lateMarginNanos());
-        assertEquals(0, rtt.consecutiveTimeouts(), "the backoff is undone all the same");
+        assertEquals(0, rtt.consecutiveTimeouts(0), "the backoff is undone all the same");
+    }
+    @Test
+    void shouldKeepEachPathsEstimateApartButOneLateMarginForAllS681()
+    {
+        final RttEstimator rtt = new RttEstimator(3, new RttEstimator.Limits(50_000, 10_000_000, 5_000, 100_000_000),
+            100_000);
+        rtt.onSample(1, 20_000);
+        rtt.onTimeout(2);
+        assertTrue(rtt.hasSample(1));
+        assertTrue(!rtt.hasSample(0) && !rtt.hasSample(2), "a sample is its path's only");
+        assertEquals(100_000, rtt.srttNanos(0));
+        assertEquals(20_000, rtt.srttNanos(1));
+        assertEquals(20_000, rtt.minRttNanos(1));
+        assertEquals(Long.MAX_VALUE, rtt.minRttNanos(0));
+        assertEquals(1, rtt.consecutiveTimeouts(2));
+        assertEquals(0, rtt.consecutiveTimeouts(1));
+
+        rtt.onSpuriousTimeout(2, 40_000_000);
+        assertEquals(0, rtt.consecutiveTimeouts(2));
+        final long margin = rtt.lateMarginNanos();
+        assertTrue(margin > 0);
+        assertEquals(rtt.rtoNanos(0, 0, 0, false) + margin, rtt.rtoNanos(0), "learnt on path 2, applied on path 0");
+
+        rtt.reset(1, 100_000);
+        assertTrue(!rtt.hasSample(1), "reset forgets the path's samples");
+        assertEquals(Long.MAX_VALUE, rtt.minRttNanos(1));
+        assertEquals(margin, rtt.lateMarginNanos(), "but not the hosts' late margin");
     }
 }

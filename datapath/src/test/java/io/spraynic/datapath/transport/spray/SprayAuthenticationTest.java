@@ -305,7 +305,7 @@ class SprayAuthenticationTest
             assertEquals(0, bed.a.counters().get(SprayCounters.AUTH_FAILURES) + bed.a.counters().get(SprayCounters.ADDRESS_MISMATCHES));
             assertEquals(0, bed.engineB.counters().get(SprayCounters.MALFORMED));
             assertEquals(0, bed.parseB.malformed(), "every forged frame passed the parser");
-            assertTrue(bed.b.receiveWindow(probedPath).cumulativePsn() != 0x00BEEF, "(b) no resync");
+            assertTrue(bed.b.receiveWindows().cumulativePsn(probedPath) != 0x00BEEF, "(b) no resync");
         }
     }
 
@@ -414,8 +414,8 @@ class SprayAuthenticationTest
             final int[] frontier = new int[8];
             for (int p = 0; p < 8; p++)
             {
-                cumulative[p] = bed.b.receiveWindow(p).cumulativePsn();
-                frontier[p] = bed.b.receiveWindow(p).frontier();
+                cumulative[p] = bed.b.receiveWindows().cumulativePsn(p);
+                frontier[p] = bed.b.receiveWindows().frontier(p);
             }
             assertEquals(0, bed.b.counters().get(SprayCounters.RESYNCS_REFUSED), "the genuine ones were accepted");
             for (final byte[] f : resyncs)
@@ -427,8 +427,8 @@ class SprayAuthenticationTest
             assertEquals(resyncs.size(), bed.b.counters().get(SprayCounters.RESYNCS_REFUSED), "(f) replays are stale");
             for (int p = 0; p < 8; p++)
             {
-                assertEquals(cumulative[p], bed.b.receiveWindow(p).cumulativePsn(), "path " + p + " not moved back");
-                assertEquals(frontier[p], bed.b.receiveWindow(p).frontier(), "path " + p);
+                assertEquals(cumulative[p], bed.b.receiveWindows().cumulativePsn(p), "path " + p + " not moved back");
+                assertEquals(frontier[p], bed.b.receiveWindows().frontier(p), "path " + p);
             }
 
             // a RESYNC with a valid tag (a peer holding the key) half the PSN space away, or just behind what
@@ -449,7 +449,7 @@ class SprayAuthenticationTest
             }
             bed.step();
             assertEquals(resyncs.size() + 2, bed.b.counters().get(SprayCounters.RESYNCS_REFUSED));
-            assertEquals(cumulative[1], bed.b.receiveWindow(1).cumulativePsn());
+            assertEquals(cumulative[1], bed.b.receiveWindows().cumulativePsn(1));
             assertEquals(0, bed.b.counters().get(SprayCounters.AUTH_FAILURES), "their tags were valid");
 
             // the connection carries on: a second transfer, every byte verified, every path ACTIVE

@@ -34,17 +34,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class SprayConnectionMemoryTest
 {
     /**
-     * Bytes one idle connection of the default shape (8 paths, queues of 1,024) may hold: 5,312 by the walk and
-     * about 5,340 on the heap over 100,000 (706,524 before the tables were pooled; 8,941 before the estimators'
+     * Bytes one idle connection of the default shape (8 paths, queues of 1,024) may hold: 4,576 by the walk and
+     * about 4,608 on the heap over 100,000 (706,524 before the tables were pooled; 8,941 before the estimators'
      * limits, the windows' parameters, the median's scratch and this end's addresses were the engine's; 7,744 walked
      * before the per-path counters were lent with the tables; 6,240 before the paths' send windows, the loss
-     * detector's timeout judgements and the paths' probe and answered times were lent too, and a parked path kept
-     * only its next PSN), a little more allowed for the collector's noise. The largest parts: the connection's
-     * counter totals (536 B), the estimators and congestion controls (8 objects each), the scheduler's and the
-     * receive windows' per-path arrays; issue 13's goal is 4 KiB: benchmarks/RESULTS.md section 29 says where the
-     * rest goes.
+     * detector's timeout judgements and the paths' probe and answered times were lent too; 5,312 before the RTT
+     * estimators, congestion windows and receive windows were one path-major object each instead of 8, and the
+     * connection's totals kept only the slots a connection counts), a little more allowed for the collector's noise.
+     * The largest parts: the scheduler's path-major ints, the connection's counter totals (392 B), the estimators',
+     * windows' and receive bitmaps' path-major longs (272 B each), the send slots and inbound records' objects;
+     * issue 13's goal is 4 KiB: benchmarks/RESULTS.md section 35 says where the rest goes.
      */
-    static final long IDLE_BOUND = 5 * 1024 + 512;
+    static final long IDLE_BOUND = 4 * 1024 + 768;
     static final int IDLE_CONNECTIONS = 100_000;
     static final int ACTIVE_CONNECTIONS = 16;
 
@@ -308,5 +309,56 @@ class SprayConnectionMemoryTest
         assertEquals(0, path.get(SprayCounters.MALFORMED));
         assertEquals(SprayCounters.SLOT_COUNT, path.slotCount());
         assertNotEquals(-1, path.toString().indexOf("tx_packets=1"), path::toString);
+    }
+    /**
+     * A connection's totals keep {@link SprayCounters#CONNECTION_SLOTS}: every slot but the engine's. Every place the
+     * sources count on a connection (its {@code counters}, or {@code refused}) names a slot it keeps; the engine's own
+     * counters are counted through {@code engine.counters()} or {@code engineCounters} and in {@code SprayEngine}.
+     */
+    @Test
+    void shouldCountOnAConnectionOnlySlotsAConnectionKeeps() throws IOException, ReflectiveOperationException
+    {
+        final Path sources = Path.of("src/main/java/io/spraynic/datapath/transport/spray");
+        assertTrue(Files.isDirectory(sources), sources.toAbsolutePath()::toString);
+        final Pattern counted = Pattern.compile("((?<![\\w.])counters\\.(?:increment|add)|\\brefused)\\(([^)]*)");
+        int places = 0;
+        try (Stream<Path> files = Files.list(sources))
+        {
+            for (final Path file : files.toList())
+            {
+                if (file.getFileName().toString().equals("SprayEngine.java")) // its `counters` are the engine's
+                {
+                    continue;
+                }
+                final Matcher m = counted.matcher(Files.readString(file));
+                while (m.find())
+                {
+                    final String argument = m.group(2);
+                    if (argument.equals("counter") || (m.group(1).endsWith("refused") &&
+                        !argument.startsWith("SprayCounters.")))
+                    {
+                        continue; // SprayConnection.refused itself, whose callers are checked here, or another refused
+                    }
+                    assertTrue(argument.startsWith("SprayCounters."), file + ": a connection counts a slot it names: " +
+                        m.group());
+                    final String name = argument.substring("SprayCounters.".length()).split("[,\\s]")[0];
+                    final int slot = SprayCounters.class.getField(name).getInt(null);
+                    assertTrue(Arrays.stream(SprayCounters.CONNECTION_SLOTS).anyMatch(kept -> kept == slot),
+                        file + ": " + name + " is counted on a connection but not kept there");
+                    places++;
+                }
+            }
+        }
+        assertTrue(places >= 40, "found " + places);
+        assertEquals(SprayCounters.SLOT_COUNT, SprayCounters.CONNECTION_SLOTS.length +
+            SprayCounters.ENGINE_ONLY_SLOTS.length);
+        final io.spraynic.datapath.transport.TransportCounters connection = SprayCounters.createForConnection();
+        connection.add(SprayCounters.SPURIOUS_TIMEOUTS, 3);
+        connection.increment(SprayCounters.NOT_SPRAY); // the engine's: dropped, reads 0
+        connection.increment(SprayCounters.AUTH_FAILURES);
+        assertEquals(3, connection.get(SprayCounters.SPURIOUS_TIMEOUTS));
+        assertEquals(1, connection.get(SprayCounters.AUTH_FAILURES));
+        assertEquals(0, connection.get(SprayCounters.NOT_SPRAY));
+        assertEquals(SprayCounters.SLOT_COUNT, connection.slotCount());
     }
 }

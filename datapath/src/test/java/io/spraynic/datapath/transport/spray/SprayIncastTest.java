@@ -173,9 +173,9 @@ class SprayIncastTest
             {
                 for (int p = 0; p < c.paths(); p++)
                 {
-                    if (c.rtt(p).hasSample())
+                    if (c.rtt().hasSample(p))
                     {
-                        baseRtt = Math.min(baseRtt, c.rtt(p).srttNanos());
+                        baseRtt = Math.min(baseRtt, c.rtt().srttNanos(p));
                     }
                 }
             }

@@ -79,7 +79,7 @@ class SprayLossRecoveryTest
                 final StringBuilder sb = new StringBuilder().append(bed.steps).append(bed.a.counters()).append(bed.b.counters());
                 for (int p = 0; p < 8; p++)
                 {
-                    sb.append(bed.a.pathCounters(p)).append(bed.a.congestionControl(p));
+                    sb.append(bed.a.pathCounters(p)).append(bed.a.congestionControl().toString(p));
                 }
                 runs[run] = sb.toString();
             }
@@ -160,7 +160,7 @@ class SprayLossRecoveryTest
             assertEquals(marked, bed.a.counters().get(SprayCounters.ECN_MARKS_ECHOED), "S8.1: every CE mark echoed");
             for (int p = 0; p < 8; p++)
             {
-                assertTrue(bed.a.congestionControl(p).alpha() > 0, "S8.2: alpha grew on path " + p);
+                assertTrue(bed.a.congestionControl().alpha(p) > 0, "S8.2: alpha grew on path " + p);
             }
             // one active sender: the receiver's fair share is its whole capacity (S8.3)
             assertEquals(400_000, bed.a.peerRateHintMbps());
