@@ -114,11 +114,11 @@ public final class FrameWriteCpuTime
         {
             for (int i = 0; i < WireBenchmark.BURST; i++)
             {
-                if (!template.heldBy(frames, REMOTE_MAC))
+                if (!template.heldBy(1, REMOTE_MAC))
                 {
                     address(writer, 0);
                     writer.opcode(SprayOpcodes.WRITE).ecn(2);
-                    template.capture(frames, REMOTE_MAC);
+                    template.capture(1, REMOTE_MAC);
                 }
                 sink += template.write(frames, (long)i * WireBenchmark.SLOT, 0xC000 + i % PATH_PORTS,
                     SprayOpcodes.WRITE, false, (i & 7) == 7, burst * WireBenchmark.BURST + i, extensions, payload);

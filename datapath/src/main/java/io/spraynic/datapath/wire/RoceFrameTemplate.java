@@ -12,8 +12,9 @@ import java.lang.foreign.MemorySegment;
  * checks (issue 13: a spray data packet set twelve fields of its plane's writer to the values they already had).
  * <p>
  * One template per writer ({@link RoceFrameWriter#template()}), shared by the writer's flows the way the writer's
- * own Ethernet/IP template is: {@link #capture} records which flow it holds (an owner object and a key, e.g. the
- * next hop's MAC), and a flow checks {@link #heldBy} before each frame and captures again when it does not hold it.
+ * own Ethernet/IP template is: {@link #capture} records which flow it holds (a number naming the flow and a key, e.g.
+ * the next hop's MAC), and a flow checks {@link #heldBy} before each frame and captures again when it does not hold
+ * it. Numbers, not references: a template keeps no closed connection alive.
  * The template copies the writer's settings at capture, not later changes: capture again after changing any of
  * them. Extension headers and payload are the caller's to write, at {@link #headerLength()} from the frame's start;
  * the caller keeps the frame within one IP packet (no check here: no exception on the per-packet path).
@@ -27,6 +28,7 @@ public final class RoceFrameTemplate
     private static final int SCRATCH_LENGTH = 512;
     // what BTH byte 1 keeps of the capture: MigReq (SE, pad count and TVer are per frame: TVer 0)
     private static final int BTH_FIXED_MASK = BaseTransportHeader.MIG_REQ_FLAG << 16 | 0xFFFF;
+    private static final long NO_FLOW = Long.MIN_VALUE;
 
     private final RoceFrameWriter writer;
     private final Icrc icrc;
@@ -40,7 +42,7 @@ public final class RoceFrameTemplate
     private int bthFixed; // BTH word 0 without opcode, SE, pad count
     private boolean ipv6UdpChecksum;
     private int minimumFrameLength;
-    private Object owner;
+    private long ownerFlow = NO_FLOW;
     private long ownerKey;
 
     RoceFrameTemplate(final RoceFrameWriter writer, final Icrc icrc)
@@ -50,19 +52,19 @@ public final class RoceFrameTemplate
     }
 
     /**
-     * @param flow the owner given to {@link #capture}.
+     * @param flow the flow's number given to {@link #capture}.
      * @param key  the key given to {@link #capture}.
      * @return whether this template holds that flow's headers.
      */
-    public boolean heldBy(final Object flow, final long key)
+    public boolean heldBy(final long flow, final long key)
     {
-        return owner == flow && ownerKey == key;
+        return ownerFlow == flow && ownerKey == key && flow != NO_FLOW;
     }
 
     /** Forgets the flow it holds: the next {@link #heldBy} is false for every flow. */
     public void release()
     {
-        owner = null;
+        ownerFlow = NO_FLOW;
     }
 
     /**
@@ -72,10 +74,10 @@ public final class RoceFrameTemplate
      * writes, the template writes. The writer's opcode must be registered and no tag pending ({@link
      * RoceFrameWriter#tagNext}). Control path: once per flow that takes over the writer.
      *
-     * @param flow the owner {@link #heldBy} compares by identity.
+     * @param flow a number naming the flow, unique among the writer's flows ({@link Long#MIN_VALUE} names none).
      * @param key  a value of the flow's that changes its headers (0 if none).
      */
-    public void capture(final Object flow, final long key)
+    public void capture(final long flow, final long key)
     {
         writer.writeFrame(scratch, 0, 0);
         final boolean tagged = Wire.u16(scratch, EthernetHeader.ETHER_TYPE_OFFSET) == EthernetHeader.ETHER_TYPE_VLAN;
@@ -102,7 +104,7 @@ public final class RoceFrameTemplate
         {
             words[word] = scratch.get(Wire.LONG_BE, (long)word * Long.BYTES);
         }
-        owner = flow;
+        ownerFlow = flow;
         ownerKey = key;
     }
 

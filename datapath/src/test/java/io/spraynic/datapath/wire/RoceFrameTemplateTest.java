@@ -36,7 +36,7 @@ class RoceFrameTemplateTest
         final RoceFrameTemplate template = writer.template();
         final MemorySegment written = MemorySegment.ofArray(new byte[BUFFER]);
         final MemorySegment expected = MemorySegment.ofArray(new byte[BUFFER]);
-        final Object flow = new Object();
+        final long flow = 42;
         int captures = 0;
         int ipv6Frames = 0;
         int taggedFrames = 0;
@@ -56,7 +56,7 @@ class RoceFrameTemplateTest
                 captures++;
                 assertTrue(template.heldBy(flow, seed));
                 assertFalse(template.heldBy(flow, seed + 1));
-                assertFalse(template.heldBy(new Object(), seed));
+                assertFalse(template.heldBy(flow + 1, seed));
             }
             if (random.nextInt(4) == 0)
             {
@@ -111,8 +111,9 @@ class RoceFrameTemplateTest
     {
         final RoceFrameWriter writer = new RoceFrameWriter(SprayOpcodes.TABLE);
         final RoceFrameTemplate template = writer.template();
-        final Object flow = new Object();
+        final long flow = 7;
         assertFalse(template.heldBy(flow, 0), "nothing captured yet");
+        assertFalse(template.heldBy(Long.MIN_VALUE, 0), "the number of no flow");
         writer.opcode(SprayOpcodes.SEND);
         template.capture(flow, 5);
         assertTrue(template.heldBy(flow, 5));

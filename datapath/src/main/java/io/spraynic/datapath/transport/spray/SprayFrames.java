@@ -15,6 +15,7 @@ import io.spraynic.datapath.wire.SprayExtendedTransportHeader;
 import io.spraynic.datapath.wire.SprayOpcodes;
 
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The frames one spray connection sends (docs/PROTOCOL.md S2, S5, S6, S9) and the addresses it accepts frames
@@ -27,6 +28,9 @@ import java.lang.foreign.MemorySegment;
 final class SprayFrames
 {
     private static final int ECT0 = 2;
+    // numbers the instances for the plane writers' frame templates (a number, not a reference: no closed
+    // connection is kept alive by the template it last used)
+    private static final AtomicLong FLOWS = new AtomicLong();
     // the spray headers' length after the BTH, by message kind (SprayConnection's WRITE .. READ_RESPONSE)
     private static final int[] EXTENSIONS_LENGTH = new int[6];
 
@@ -55,6 +59,7 @@ final class SprayFrames
     private final long[] remoteIpv6High;
     private final long[] remoteIpv6Low;
     private final boolean[] remoteIsIpv6;
+    private final long flow = FLOWS.incrementAndGet();
     private RoceFrameWriter writer;
 
     SprayFrames(
@@ -232,11 +237,11 @@ final class SprayFrames
     private RoceFrameTemplate dataTemplate(final int plane, final int opcode)
     {
         final RoceFrameTemplate template = engine.writer(plane).template();
-        if (!template.heldBy(this, remoteMac[plane]))
+        if (!template.heldBy(flow, remoteMac[plane]))
         {
             addressFrom(plane, 0); // the source port is the path's, patched per frame
             writer.opcode(opcode).ecn(ECT0);
-            template.capture(this, remoteMac[plane]);
+            template.capture(flow, remoteMac[plane]);
         }
         return template;
     }
