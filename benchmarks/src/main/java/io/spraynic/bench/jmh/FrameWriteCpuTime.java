@@ -1,5 +1,6 @@
 package io.spraynic.bench.jmh;
 
+import io.spraynic.datapath.wire.RoceFrameTemplate;
 import io.spraynic.datapath.wire.RoceFrameWriter;
 import io.spraynic.datapath.wire.SprayOpcodes;
 
@@ -14,9 +15,13 @@ import java.lang.foreign.MemorySegment;
  * <ul>
  *     <li>data: a spray WRITE (BTH, SETH, RETH) with a 64 B payload already in place, ICRC included;</li>
  *     <li>ACK: a spray ACK (BTH, SACKH) tagged with SipHash-2-4 over its 64 covered bytes, ICRC included;</li>
- *     <li>probe: a spray PROBE (BTH, PRBH) tagged over 20 bytes (two words and a 4-byte tail), ICRC included.</li>
+ *     <li>probe: a spray PROBE (BTH, PRBH) tagged over 20 bytes (two words and a 4-byte tail), ICRC included;</li>
+ *     <li>data from the template: the data frame of the first loop as {@code SprayFrames.data} writes it since issue
+ *     13's section 36, from the writer's {@link RoceFrameTemplate} (the owner check, then only the fields that
+ *     change), with the ACK and probe loops changing the writer's settings in between as the engine's other frames
+ *     do.</li>
  * </ul>
- * Only public writer API, so the same class times any build of {@code datapath} put on the class path.
+ * Public writer API only; the fourth loop needs a build with {@link RoceFrameTemplate} (issue 13).
  * <pre>
  *   java -cp ... io.spraynic.bench.jmh.FrameWriteCpuTime [payload [rounds]]
  * </pre>
@@ -49,10 +54,12 @@ public final class FrameWriteCpuTime
                 .add(() -> dataBursts(writer, frames, payload))
                 .add(() -> taggedBursts(writer, frames, SprayOpcodes.ACK))
                 .add(() -> taggedBursts(writer, frames, SprayOpcodes.PROBE))
+                .add(() -> templateDataBursts(writer, frames, payload))
                 .run();
             System.out.printf("writeFrame, CPU ns per frame: data (%d B payload) %.1f best, %.1f median; tagged ACK " +
-                "%.1f best, %.1f median; tagged probe %.1f best, %.1f median (%d rounds; sink %d)%n", payload,
-                timed.best(0), timed.median(0), timed.best(1), timed.median(1), timed.best(2), timed.median(2), rounds,
+                "%.1f best, %.1f median; tagged probe %.1f best, %.1f median; data from the template %.1f best, " +
+                "%.1f median (%d rounds; sink %d)%n", payload, timed.best(0), timed.median(0), timed.best(1),
+                timed.median(1), timed.best(2), timed.median(2), timed.best(3), timed.median(3), rounds,
                 timed.sink() & 1);
         }
     }
@@ -90,6 +97,31 @@ public final class FrameWriteCpuTime
                 address(writer, i);
                 writer.opcode(opcode).psn(0).tagNext(0x0706050403020100L, 0x0f0e0d0c0b0a0908L);
                 sink += writer.writeFrame(frames, (long)i * WireBenchmark.SLOT, 0);
+            }
+        }
+        return sink;
+    }
+
+    // the data frame of dataBursts as SprayFrames.data writes it from the writer's template: captured when the
+    // flow does not hold it (once here), then per frame only the changing fields; the RETH values of dataBursts are
+    // writer fields a spray opcode does not write, so neither loop writes RETH bytes
+    private static long templateDataBursts(final RoceFrameWriter writer, final MemorySegment frames, final int payload)
+    {
+        final RoceFrameTemplate template = writer.template();
+        final int extensions = SprayOpcodes.TABLE.extensionHeadersLength(SprayOpcodes.WRITE);
+        long sink = 0;
+        for (int burst = 0; burst < BURSTS_PER_ROUND; burst++)
+        {
+            for (int i = 0; i < WireBenchmark.BURST; i++)
+            {
+                if (!template.heldBy(1, REMOTE_MAC))
+                {
+                    address(writer, 0);
+                    writer.opcode(SprayOpcodes.WRITE).ecn(2);
+                    template.capture(1, REMOTE_MAC);
+                }
+                sink += template.write(frames, (long)i * WireBenchmark.SLOT, 0xC000 + i % PATH_PORTS,
+                    SprayOpcodes.WRITE, false, (i & 7) == 7, burst * WireBenchmark.BURST + i, extensions, payload);
             }
         }
         return sink;

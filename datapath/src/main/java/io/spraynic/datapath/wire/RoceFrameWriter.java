@@ -31,6 +31,7 @@ public final class RoceFrameWriter
 
     private final OpcodeTable opcodes;
     private final Icrc icrc = new Icrc();
+    private RoceFrameTemplate template; // made on first use: most writers never use one
 
     // The Ethernet and IP bytes that stay the same from frame to frame of a path (MACs, VLAN tag, EtherType; IPv4
     // flags, TTL, protocol and addresses; IPv6 next header, hop limit and addresses), stored in whole big-endian
@@ -352,6 +353,29 @@ public final class RoceFrameWriter
     {
         atomicAckOriginal = originalData;
         return this;
+    }
+
+    /**
+     * @return this writer's {@link RoceFrameTemplate} (one per writer, made on the first call, sharing the writer's
+     * ICRC engine): the headers of the flow that last captured it, for frames written without the setters.
+     */
+    public RoceFrameTemplate template()
+    {
+        if (null == template)
+        {
+            template = new RoceFrameTemplate(this, icrc);
+        }
+        return template;
+    }
+
+    boolean ipv6UdpChecksumEnabled()
+    {
+        return ipv6UdpChecksum;
+    }
+
+    int minimumFrameLength()
+    {
+        return minimumFrameLength;
     }
 
     /** @return length of Ethernet and IP headers for the current settings. */

@@ -8,12 +8,14 @@ import io.spraynic.datapath.wire.NegativeAckHeader;
 import io.spraynic.datapath.wire.ProbeHeader;
 import io.spraynic.datapath.wire.RdmaExtendedTransportHeader;
 import io.spraynic.datapath.wire.RoceFrame;
+import io.spraynic.datapath.wire.RoceFrameTemplate;
 import io.spraynic.datapath.wire.RoceFrameWriter;
 import io.spraynic.datapath.wire.SelectiveAckHeader;
 import io.spraynic.datapath.wire.SprayExtendedTransportHeader;
 import io.spraynic.datapath.wire.SprayOpcodes;
 
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The frames one spray connection sends (docs/PROTOCOL.md S2, S5, S6, S9) and the addresses it accepts frames
@@ -26,6 +28,20 @@ import java.lang.foreign.MemorySegment;
 final class SprayFrames
 {
     private static final int ECT0 = 2;
+    // numbers the instances for the plane writers' frame templates (a number, not a reference: no closed
+    // connection is kept alive by the template it last used)
+    private static final AtomicLong FLOWS = new AtomicLong();
+    // the spray headers' length after the BTH, by message kind (SprayConnection's WRITE .. READ_RESPONSE)
+    private static final int[] EXTENSIONS_LENGTH = new int[6];
+
+    static
+    {
+        for (byte messageKind = 0; messageKind < EXTENSIONS_LENGTH.length; messageKind++)
+        {
+            EXTENSIONS_LENGTH[messageKind] =
+                SprayOpcodes.TABLE.extensionHeadersLength(SprayConnection.opcodeOf(messageKind));
+        }
+    }
 
     private final SprayEngine engine;
     private final SprayConfig config;
@@ -43,6 +59,7 @@ final class SprayFrames
     private final long[] remoteIpv6High;
     private final long[] remoteIpv6Low;
     private final boolean[] remoteIsIpv6;
+    private final long flow = FLOWS.incrementAndGet();
     private RoceFrameWriter writer;
 
     SprayFrames(
@@ -170,22 +187,21 @@ final class SprayFrames
         final int offset = messageKind == SprayConnection.READ ? 0 : packet * mtu;
         final boolean last = messageKind == SprayConnection.READ || packet == slots.packets[slot] - 1;
         final int opcode = SprayConnection.opcodeOf(messageKind);
+        final int extensions = EXTENSIONS_LENGTH[messageKind];
         final int plane = planeOf(path);
-        address(path, plane);
+        final RoceFrameTemplate template = dataTemplate(plane, opcode);
         final PathSendWindow window = scheduler.sendWindows[path];
-        writer.opcode(opcode).ecn(ECT0).solicited(last && slots.solicited[slot])
-            .ackReq(last || window.outstanding() + 1 >= scheduler.congestionWindows.window(path) ||
-                scheduler.endsPortRun(path)); // S7.7: the port's last packet, so that the path drains soon
-        if (!claim(plane, payload))
+        final boolean ackReq = last || window.outstanding() + 1 >= scheduler.congestionWindows.window(path) ||
+            scheduler.endsPortRun(path); // S7.7: the port's last packet, so that the path drains soon
+        if (!output.claim(plane, template.frameLength(extensions, payload)))
         {
+            counters.increment(SprayCounters.OUTPUT_FULL);
             return false;
         }
         final int psn = psnOrNew < 0 ? window.send(handle, now) : psnOrNew;
-        writer.psn(psn);
         final MemorySegment buffer = output.buffer();
         final long base = output.offset();
-        final long payloadAt = base + writer.payloadOffset();
-        final long seth = payloadAt - SprayOpcodes.TABLE.extensionHeadersLength(opcode);
+        final long seth = base + template.headerLength();
         SprayExtendedTransportHeader.write(buffer, seth, path,
             (retransmit ? SprayExtendedTransportHeader.FLAG_RETRANSMIT : 0) |
             (last ? SprayExtendedTransportHeader.FLAG_LAST : 0) |
@@ -207,11 +223,27 @@ final class SprayFrames
         if (payload > 0)
         {
             final MemoryRegion source = slots.region[slot];
-            MemorySegment.copy(source.segment(), source.offsetOf(slots.localAddress[slot]) + offset, buffer, payloadAt,
-                payload);
+            MemorySegment.copy(source.segment(), source.offsetOf(slots.localAddress[slot]) + offset, buffer,
+                seth + extensions, payload);
         }
-        output.commit(writer.writeFrame(buffer, base, payload));
+        output.commit(template.write(buffer, base, scheduler.sourcePort(path), opcode, last && slots.solicited[slot],
+            ackReq, psn, extensions, payload));
         return true;
+    }
+
+    // The plane writer's frame template with this connection's data-frame headers (its addresses on the plane, the
+    // DSCP with ECT(0), its CID), captured through the writer's setters as every frame was written before (issue
+    // 13): again only when another connection took the template over or the plane's next hop changed
+    private RoceFrameTemplate dataTemplate(final int plane, final int opcode)
+    {
+        final RoceFrameTemplate template = engine.writer(plane).template();
+        if (!template.heldBy(flow, remoteMac[plane]))
+        {
+            addressFrom(plane, 0); // the source port is the path's, patched per frame
+            writer.opcode(opcode).ecn(ECT0);
+            template.capture(flow, remoteMac[plane]);
+        }
+        return template;
     }
 
     /** Writes a probe (S6.5, S7.5) that takes the path's next PSN; false if the window or the output is full. */
