@@ -58,6 +58,17 @@ final class ScriptedPeer
     /** Of {@link #lossyPath}: the first transmissions of data seen, and those dropped. */
     int lossySeen;
     int lossyDropped;
+    /**
+     * The target's path whose ACKs the suite sends {@link #slowNanos} late (a slow route, S7.3); -1: none. Each ACK is
+     * built when its packet arrives, so that it covers only what had arrived then, and goes when it is due.
+     */
+    int slowPath = -1;
+    long slowNanos;
+    /** Of {@link #slowPath}: the first transmissions of data seen. */
+    int slowSeen;
+    /** The slow path's ACKs not yet sent, oldest first, and when each is due (System.nanoTime()). */
+    private final java.util.ArrayDeque<byte[]> lateAcks = new java.util.ArrayDeque<>();
+    private final java.util.ArrayDeque<Long> lateAckDue = new java.util.ArrayDeque<>();
 
     /** A READ this peer asked for: its buffer and the offsets received. */
     static final class InboundRead
@@ -399,14 +410,21 @@ final class ScriptedPeer
         final long deadline = System.nanoTime() + timeoutNanos;
         while (true)
         {
-            final long left = deadline - System.nanoTime();
+            final long now = System.nanoTime();
+            sendDueAcks(now);
+            final long left = deadline - now;
             if (left <= 0)
             {
                 return null;
             }
-            final Packet p = link.receive(left);
+            final long wait = lateAckDue.isEmpty() ? left : Math.min(left, Math.max(0, lateAckDue.peekFirst() - now));
+            final Packet p = link.receive(wait);
             if (null == p)
             {
+                if (wait < left)
+                {
+                    continue; // a late ACK is due, not the deadline
+                }
                 return null;
             }
             received.add(p);
@@ -467,7 +485,16 @@ final class ScriptedPeer
             {
                 inbound.record(path, p.psn());
             }
-            if (!silent || answerProbes && opcode == SprayWire.PROBE)
+            if (path == slowPath)
+            {
+                if (SprayWire.isData(opcode) && (p.h8(1) & SprayWire.SETH_RETRANSMIT) == 0)
+                {
+                    slowSeen++;
+                }
+                lateAcks.addLast(inbound.ack(remoteCid, path, 0, rateHintMbps, sendKey));
+                lateAckDue.addLast(System.nanoTime() + slowNanos);
+            }
+            else if (!silent || answerProbes && opcode == SprayWire.PROBE)
             {
                 sendAck(path);
             }
@@ -504,6 +531,23 @@ final class ScriptedPeer
             read.placed.set(offset);
             read.bytesPlaced += payload.length;
         }
+    }
+
+    /** Sends the slow path's ACKs due by {@code now}, or all of them when no path is slow any more. */
+    private void sendDueAcks(final long now) throws IOException
+    {
+        while (!lateAckDue.isEmpty() && (slowPath < 0 || lateAckDue.peekFirst() - now <= 0))
+        {
+            lateAckDue.removeFirst();
+            send(lateAcks.removeFirst());
+        }
+    }
+
+    /** Ends {@link #slowPath}: its ACKs still held go now. */
+    void endSlowPath() throws IOException
+    {
+        slowPath = -1;
+        sendDueAcks(System.nanoTime());
     }
 
     /** Sends an ACK (S5.1) of the target's path {@code path}, echoing no CE mark. */

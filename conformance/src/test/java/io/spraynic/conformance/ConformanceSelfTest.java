@@ -47,10 +47,13 @@ class ConformanceSelfTest
             assertEquals(Verdict.PASS, report.result(id).verdict(), () -> id + ": " + report.toText());
         }
         assertTrue(report.result("multipath.repath").reason().contains("kept source port"), report::toText);
+        assertTrue(report.result("multipath.repath-rtt").reason().startsWith("the ACKs of path 0 kept source port"),
+            report::toText);
         // a toy that never changes its source port gives S7.7-1 nothing to judge
         assertEquals(Verdict.NOT_TESTED, report.result("multipath.port-rotation").verdict(), report::toText);
         // the toy sends on one path: the sender's checks of S7.2 and S7.4 catch it, and it never re-paths (S7.3)
-        for (final String id : new String[]{"multipath.spread", "multipath.dead-path", "multipath.repath"})
+        for (final String id : new String[]{"multipath.spread", "multipath.dead-path", "multipath.repath",
+            "multipath.repath-rtt"})
         {
             assertEquals(Verdict.FAIL, report.result(id).verdict(), () -> id + ": " + report.toText());
         }
@@ -117,13 +120,31 @@ class ConformanceSelfTest
 
     /**
      * S7.3-1 passes against a toy that moves its data and ACKs to a new port once a path loses over 5 % (the first
-     * test shows the plain toy, which keeps its port, failing it).
+     * test shows the plain toy, which keeps its port, failing it); S7.3-2 fails against it, since late ACKs lose it
+     * nothing.
      */
     @Test
     void shouldPassTheRepathClauseAgainstAToyThatRepaths() throws Exception
     {
         final ConformanceReport report = runAgainst(19, null, EnumSet.of(Fault.REPATH), Set.of("multipath"));
         assertEquals(Verdict.PASS, report.result("multipath.repath").verdict(), report::toText);
+        final CheckResult rtt = report.result("multipath.repath-rtt");
+        assertEquals(Verdict.FAIL, rtt.verdict(), report::toText);
+        assertTrue(rtt.reason().matches("the ACKs of path 0 kept source port \\d+ through \\d+ x 512 packets of " +
+            "late ACKs \\(\\d+ first transmissions on path 0, each acknowledged 3 ms late, 0 retransmission\\(s\\) on " +
+            "it\\)"), rtt.reason());
+    }
+
+    /**
+     * S7.3-2 passes against a toy that moves path 0's data and ACKs to a new port once its smoothed RTT exceeds 3 x
+     * its lowest, and not against one that moves them only on loss (above) or never (the first test).
+     */
+    @Test
+    void shouldPassTheRttRepathClauseAgainstAToyThatRepathsOnRtt() throws Exception
+    {
+        final ConformanceReport report = runAgainst(25, null, EnumSet.of(Fault.REPATH_RTT), Set.of("multipath"));
+        assertEquals(Verdict.PASS, report.result("multipath.repath-rtt").verdict(), report::toText);
+        assertEquals("S7.3-2", report.result("multipath.repath-rtt").clause());
     }
 
     /**

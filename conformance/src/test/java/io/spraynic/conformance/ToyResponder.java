@@ -77,6 +77,13 @@ final class ToyResponder implements AutoCloseable
          * that does not re-path.
          */
         REPATH,
+        /**
+         * Not a fault: S7.3-2 re-pathing. Once its path's smoothed RTT (gain 1/8, 32 samples since its last move at
+         * least) exceeds 3 x the lowest it had since that move (a one-path sender's stand-in for the median of the
+         * connection's paths), the data and ACKs of path 0 move to the other of its two ports; the other paths'
+         * ACKs stay. Without it the toy keeps its port: a sender that does not re-path on RTT.
+         */
+        REPATH_RTT,
         /** S2.5-2: READ responses go with SETH flag bit 7, which is reserved, set. */
         RESERVED_FLAG_SET,
         /**
@@ -120,7 +127,7 @@ final class ToyResponder implements AutoCloseable
     /** With a ROTATE_ fault: a second socket, the other source port data alternates to; else null. */
     private final UdpLink rotatedLink;
     private UdpLink dataLink;
-    /** The socket of the toy's ACKs: moved by a re-path (S7.3), never by rotation (S7.7). */
+    /** The socket of the toy's ACKs of path 0: moved by a re-path (S7.3), never by rotation (S7.7); others use link. */
     private UdpLink controlLink;
     private int portPackets;
     /** {@link Fault#REPATH}: data packets sent since the last move, and the PSNs of those found lost. */
@@ -179,6 +186,12 @@ final class ToyResponder implements AutoCloseable
         long nextSendAt;
         /** With {@link Fault#SLOW}: when the held READ_RESPONSEs may go. */
         long answerAt;
+        /** {@link Fault#REPATH_RTT}: when each unacknowledged READ_RESPONSE first went, by PSN. */
+        final Map<Integer, Long> sentAt = new HashMap<>();
+        /** {@link Fault#REPATH_RTT}: path 0's smoothed RTT, the lowest it had, and its samples since the last move. */
+        long srttNanos;
+        long lowestSrttNanos = Long.MAX_VALUE;
+        int rttSamples;
     }
 
     ToyResponder(final InetSocketAddress self, final InetSocketAddress suite, final byte[] psk,
@@ -190,7 +203,7 @@ final class ToyResponder implements AutoCloseable
         this.psk = psk;
         this.link = new UdpLink(self, suite);
         this.rotatedLink = faults.contains(Fault.ROTATE_DRAINED) || faults.contains(Fault.ROTATE_IN_FLIGHT) ||
-            faults.contains(Fault.REPATH) ?
+            faults.contains(Fault.REPATH) || faults.contains(Fault.REPATH_RTT) ?
             new UdpLink(new InetSocketAddress(self.getAddress(), self.getPort() + ROTATED_PORT_OFFSET), suite) : null;
         this.dataLink = link;
         this.controlLink = link;
@@ -463,7 +476,7 @@ final class ToyResponder implements AutoCloseable
         }
         final int ce = c.ceSinceAck[path];
         c.ceSinceAck[path] = 0;
-        controlLink.send(FrameBuilder.bth(SprayWire.ACK, c.peerCid, 0, false).u8(path).u8(ce > 0 ? SprayWire.SACKH_ECE : 0)
+        (0 == path ? controlLink : link).send(FrameBuilder.bth(SprayWire.ACK, c.peerCid, 0, false).u8(path).u8(ce > 0 ? SprayWire.SACKH_ECE : 0)
             .u16(ce).u8(faults.contains(Fault.RESERVED_ACK_FIELD) ? 0x5A : 0).u24(c.cumulative[path]).bytes(sack).u32(0).u32(++c.ackSequence[path]).u32(c.refusals)
             .controlTag(c.sendKey).bytes(), false, UdpLink.NOT_ECT);
         c.lastSent = System.nanoTime();
@@ -541,13 +554,21 @@ final class ToyResponder implements AutoCloseable
         c.lastAckHeard = System.nanoTime();
         final int cumulative = p.h24(5);
         final int outstanding = c.unacknowledged.size();
+        final long now = System.nanoTime();
+        for (final int psn : c.unacknowledged.headMap(cumulative).keySet())
+        {
+            sampleRtt(c, psn, now);
+        }
         c.unacknowledged.headMap(cumulative).clear();
         int highest = cumulative - 1;
         for (int i = 1; i < SprayWire.SACK_BITS; i++)
         {
             if (ScriptedPeer.sackBit(p, i))
             {
-                c.unacknowledged.remove(cumulative + i);
+                if (null != c.unacknowledged.remove(cumulative + i))
+                {
+                    sampleRtt(c, cumulative + i, now);
+                }
                 highest = cumulative + i;
             }
         }
@@ -571,6 +592,32 @@ final class ToyResponder implements AutoCloseable
             sendData(again);
         }
         sendWithinWindow(c);
+    }
+
+    /**
+     * {@link Fault#REPATH_RTT}: an RTT sample of a packet acknowledged without having gone again (Karn), and the move
+     * of path 0 when its smoothed RTT exceeds 3 x the lowest since its last move.
+     */
+    private void sampleRtt(final Connection c, final int psn, final long now)
+    {
+        final Long sent = c.sentAt.remove(psn);
+        if (!faults.contains(Fault.REPATH_RTT) || null == sent || c.resent.contains(psn))
+        {
+            return;
+        }
+        final long rtt = now - sent;
+        c.srttNanos = 0 == c.rttSamples ? rtt : c.srttNanos + (rtt - c.srttNanos) / 8;
+        c.rttSamples++;
+        if (c.rttSamples >= 8)
+        {
+            c.lowestSrttNanos = Math.min(c.lowestSrttNanos, c.srttNanos);
+        }
+        if (c.rttSamples >= 32 && c.srttNanos > 3 * c.lowestSrttNanos)
+        {
+            dataLink = controlLink = dataLink == link ? rotatedLink : link;
+            c.rttSamples = 0;
+            c.lowestSrttNanos = Long.MAX_VALUE;
+        }
     }
 
     /**
@@ -632,6 +679,10 @@ final class ToyResponder implements AutoCloseable
                     (next.getValue().length - SprayWire.BTH_LENGTH - SprayWire.SETH_LENGTH + 128) * 8_000L / c.rateHintMbps;
             }
             c.unacknowledged.put(next.getKey(), next.getValue());
+            if (faults.contains(Fault.REPATH_RTT))
+            {
+                c.sentAt.put(next.getKey(), System.nanoTime());
+            }
             sendData(next.getValue());
             c.lastSent = System.nanoTime();
         }
