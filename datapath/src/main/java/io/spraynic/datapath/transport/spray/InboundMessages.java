@@ -74,7 +74,7 @@ final class InboundMessages
     private int[] inRefusal;
     private boolean[] inReserve; // S10.2: taken from the reserve, to refuse a message there was no room for
     private boolean[] inNoResources; // S10.2: its last attempt was refused for want of resources
-    private long[] inTag; // S12.4: every packet of the message carries it
+    private long[] inTag; // S12.4: every packet of the message's first attempt carries it (a retry's covers its attempt)
     private long[] inBase; // S12.4: va - offset of a WRITE's packets
     private int[] inRkey;
     private int[] freeRecords;
@@ -333,9 +333,10 @@ final class InboundMessages
         return receives.post(streamId, request);
     }
 
-    // S12.4: a packet of a message with state here carries the tag its state holds (and, for a WRITE, the same
-    // base address and rkey); one without, the tag of its own headers; S12.7: a new message only inside the window
-    // (a READ response is checked against the READ's send slot by the connection)
+    // S12.4: a packet of a message with state here carries the tag its state holds, of attempt 0 (and, for a WRITE,
+    // the same base address and rkey); one of an RNR retry (rare) or without state, the tag of its own headers, its
+    // attempt included, so that a changed attempt fails; S12.7: a new message only inside the window (a READ response
+    // is checked against the READ's send slot by the connection)
     boolean authentic(
         final RoceFrame frame, final long tag, final byte messageKind, final int streamId, final int msn,
         final long key, final int offset)
@@ -345,7 +346,8 @@ final class InboundMessages
         final int record = recordOf(key); // detached: no record
         if (record != MISSING)
         {
-            boolean valid = tag == inTag[record];
+            boolean valid = SprayExtendedTransportHeader.attempt(buffer, seth) == 0 ? tag == inTag[record] :
+                tag == auth.expectedTag(frame);
             if (valid && (messageKind == WRITE || messageKind == WRITE_IMM))
             {
                 final long reth = seth + SprayExtendedTransportHeader.LENGTH;
@@ -459,7 +461,10 @@ final class InboundMessages
             inAttempt[record] = SprayExtendedTransportHeader.attempt(frame.segment(), frame.customHeaderOffset());
             inRefusal[record] = 0;
             inNoResources[record] = false;
-            inTag[record] = SprayExtendedTransportHeader.messageTag(frame.segment(), frame.customHeaderOffset());
+            // the tag of the message's attempt 0, which its packets of every attempt are checked against (S12.4)
+            inTag[record] = inAttempt[record] == 0 ?
+                SprayExtendedTransportHeader.messageTag(frame.segment(), frame.customHeaderOffset()) :
+                auth.expectedTag(frame, 0);
             if (messageKind == WRITE || messageKind == WRITE_IMM)
             {
                 final long reth = frame.customHeaderOffset() + SprayExtendedTransportHeader.LENGTH;
