@@ -95,6 +95,7 @@ final class CheckCatalog
         must("interop.control-tags", "S12.3-2");
         must("wire.control-tags", "S12.3-2");
         must("malformed.message-tag", "S12.4-1");
+        must("malformed.attempt-tag", "S12.4-1");
         must("security.tampered-header", "S12.4-1");
         must("interop.tags", "S12.4-2");
         must("wire.sender-tags", "S12.4-2");

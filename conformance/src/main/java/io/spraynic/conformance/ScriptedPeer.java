@@ -261,15 +261,17 @@ final class ScriptedPeer
     {
     }
 
-    /** @return the S12.4 tag of a message this peer sends. */
+    /** @return the S12.4 tag of the first attempt of a message this peer sends. */
     long tag(final Message m)
     {
-        return SipHash24.words(sendKey,
-            (long)(m.opcode & 0xFF) << 56 | (long)(m.stream & 0xFFFF) << 32 | (m.msn & 0xFFFF_FFFFL),
-            (long)m.length << 32 | (m.rsn & 0xFFFF_FFFFL),
-            m.base,
-            (long)m.rkey << 32 | (remoteCid & 0xFF_FFFFL),
-            m.immediate & 0xFFFF_FFFFL);
+        return tag(m, 0);
+    }
+
+    /** @return the S12.4 tag of attempt {@code attempt} (an RNR retry's, S9.3-4) of a message this peer sends. */
+    long tag(final Message m, final int attempt)
+    {
+        return SprayWire.messageTag(sendKey, m.opcode, attempt, m.stream, m.msn, m.length, m.rsn, m.base, m.rkey,
+            remoteCid, m.immediate);
     }
 
     /**
@@ -294,8 +296,16 @@ final class ScriptedPeer
     /** @return the packets of a WRITE of {@code data} at {@code base}, each on its path, MTU-sized, in offset order. */
     List<byte[]> writePackets(final Message m, final byte[] data, final IntPredicate pathOfPacket, final int[] psnsOut)
     {
+        return writePackets(m, data, pathOfPacket, psnsOut, 0);
+    }
+
+    /** As above, for attempt {@code attempt} of the message (SETH attempt and tag, S9.3-4, S12.4). */
+    List<byte[]> writePackets(final Message m, final byte[] data, final IntPredicate pathOfPacket, final int[] psnsOut,
+        final int attempt)
+    {
         final List<byte[]> out = new ArrayList<>();
-        final long tag = tag(m);
+        final long tag = tag(m, attempt);
+        final int attemptFlags = (attempt & SprayWire.SETH_ATTEMPT_MASK) << SprayWire.SETH_ATTEMPT_SHIFT;
         final int count = Math.max(1, (data.length + mtu - 1) / mtu);
         for (int i = 0; i < count; i++)
         {
@@ -307,7 +317,8 @@ final class ScriptedPeer
                 psnsOut[i] = psn;
             }
             final byte[] payload = java.util.Arrays.copyOfRange(data, offset, Math.min(data.length, offset + mtu));
-            out.add(dataPacket(m, path, psn, offset, payload, i == count - 1 ? SprayWire.SETH_LAST : 0, i == count - 1, tag));
+            out.add(dataPacket(m, path, psn, offset, payload, (i == count - 1 ? SprayWire.SETH_LAST : 0) | attemptFlags,
+                i == count - 1, tag));
         }
         return out;
     }
@@ -510,9 +521,8 @@ final class ScriptedPeer
         {
             return;
         }
-        final long expected = SipHash24.words(receiveKey,
-            (long)SprayWire.READ_RESPONSE << 56 | (long)stream << 32 | (msn & 0xFFFF_FFFFL),
-            (long)p.h32(12) << 32, 0, request.senderCid & 0xFF_FFFFL, 0);
+        final long expected = SprayWire.messageTag(receiveKey, SprayWire.READ_RESPONSE, SprayWire.attempt(p), stream,
+            msn, p.h32(12), 0, 0, 0, request.senderCid, 0);
         if (p.h64(20) != expected)
         {
             tagFailures.add("READ_RESPONSE with a message tag that does not verify: " + p);

@@ -37,7 +37,8 @@ class ConformanceSelfTest
         final ConformanceReport report = runAgainst(0, PSK, EnumSet.noneOf(Fault.class), null);
         for (final String id : new String[]{"handshake.retry", "handshake.accept", "handshake.repeat",
             "handshake.version-3", "handshake.bad-icrc", "data.in-order-ack", "data.read-back", "data.gap-sack",
-            "data.out-of-order-placement", "data.probe", "malformed.bad-icrc", "wire.reserved-zero", "malformed.message-tag", "close.ack",
+            "data.out-of-order-placement", "data.probe", "malformed.bad-icrc", "wire.reserved-zero", "malformed.message-tag",
+            "malformed.attempt-tag", "close.ack",
             "psk.bad-proof", "psk.no-proof", "psk.accept", "security.tampered-header", "security.nack-unmatched",
             "ecn.ce-echo", "ecn.data-ect0", "ecn.control-not-ect", "limits.source", "limits.released",
             "liveness.keepalive", "liveness.idle-close", "multipath.psn-spaces", "errors.flush-stream",
@@ -335,6 +336,22 @@ class ConformanceSelfTest
         final CheckResult field = ack.result("wire.reserved-zero");
         assertEquals(Verdict.FAIL, field.verdict(), ack::toText);
         assertTrue(field.reason().startsWith("SACKH reserved4 0x5a on SPRAY_ACK"), field.reason());
+    }
+
+    /**
+     * S12.4-1 with the attempt in the tag: a toy that checks every data packet's tag as if it were of attempt 0 takes
+     * a packet whose attempt was changed after tagging (and fails the attempt check), while it still drops a packet
+     * whose tag is wrong.
+     */
+    @Test
+    void shouldFailTheAttemptTagCheckAgainstAToyThatLeavesTheAttemptOutOfTheTag() throws Exception
+    {
+        final ConformanceReport report = runAgainst(26, null, EnumSet.of(Fault.ATTEMPT_OUTSIDE_TAG), DATA_GROUPS);
+        final CheckResult attempt = report.result("malformed.attempt-tag");
+        assertEquals(Verdict.FAIL, attempt.verdict(), report::toText);
+        assertEquals("S12.4-1", attempt.clause());
+        assertEquals(Verdict.PASS, report.result("malformed.message-tag").verdict(), report::toText);
+        assertTrue(report.mustFailed());
     }
 
     @Test

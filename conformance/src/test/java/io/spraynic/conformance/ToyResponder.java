@@ -92,7 +92,9 @@ final class ToyResponder implements AutoCloseable
          */
         RNR_BY_COUNT,
         /** S2.5-2: ACKs go with SACKH {@code reserved4} 0x5A. */
-        RESERVED_ACK_FIELD
+        RESERVED_ACK_FIELD,
+        /** S12.4-1: data packets' message tags are checked as if every packet were of attempt 0 (draft 0.7's tag). */
+        ATTEMPT_OUTSIDE_TAG
     }
 
     /** The toy's connections per source (S12.9) and idle timeout (S12.10), small so that the checks run fast. */
@@ -387,10 +389,9 @@ final class ToyResponder implements AutoCloseable
         }
         final boolean reth = p.opcode() == SprayWire.WRITE || p.opcode() == SprayWire.READ_REQUEST; // S12.4's w2, w3
         final long base = reth ? p.h64(SprayWire.SETH_LENGTH) - Integer.toUnsignedLong(p.h32(8)) : 0;
-        final long expected = SipHash24.words(c.receiveKey,
-            (long)p.opcode() << 56 | (long)p.h16(2) << 32 | (p.h32(4) & 0xFFFF_FFFFL),
-            (long)p.h32(12) << 32 | (p.h32(16) & 0xFFFF_FFFFL), base,
-            (reth ? (long)p.h32(SprayWire.SETH_LENGTH + 8) << 32 : 0) | c.cid, 0);
+        final long expected = SprayWire.messageTag(c.receiveKey, p.opcode(),
+            faults.contains(Fault.ATTEMPT_OUTSIDE_TAG) ? 0 : SprayWire.attempt(p), p.h16(2), p.h32(4), p.h32(12),
+            p.h32(16), base, reth ? p.h32(SprayWire.SETH_LENGTH + 8) : 0, c.cid, 0);
         if (expected != p.h64(20) && !faults.contains(Fault.IGNORE_MESSAGE_TAG))
         {
             return;
@@ -423,8 +424,8 @@ final class ToyResponder implements AutoCloseable
         if (p.opcode() == SprayWire.READ_REQUEST && fresh)
         {
             final int length = p.h32(12);
-            final long tag = SipHash24.words(c.sendKey, (long)SprayWire.READ_RESPONSE << 56 | (long)p.h16(2) << 32 |
-                (p.h32(4) & 0xFFFF_FFFFL), (long)length << 32, 0, c.peerCid, 0);
+            final long tag = SprayWire.messageTag(c.sendKey, SprayWire.READ_RESPONSE, 0, p.h16(2), p.h32(4), length, 0, 0,
+                0, c.peerCid, 0);
             for (int offset = 0; offset < length || offset == 0; offset += c.mtu)
             {
                 final int n = Math.min(c.mtu, length - offset);
