@@ -194,9 +194,11 @@ final class RouteChecks extends Checks
                 throw new NotTested("no ACK of a PROBE on path " + slow + " to learn its control port from");
             }
             c.slowPath = slow;
+            final int checkFrom = c.received.size();
             int after = before[slow];
             int judged = 0;
             int retransmitted = 0;
+            int restores = 0;
             try
             {
                 for (int step = 1; step <= SLOW_STEPS && after == before[slow]; step++)
@@ -215,6 +217,13 @@ final class RouteChecks extends Checks
                         judged++;
                     }
                     after = controlPort(c, slow);
+                    if (after >= 0 && after != before[slow] &&
+                        resynced(c, c.received.subList(received, c.received.size())).get(slow))
+                    {
+                        // failed and probed back on a new port (S7.5), for another cause: judged from there on
+                        restores++;
+                        before[slow] = after;
+                    }
                 }
             }
             finally
@@ -226,10 +235,12 @@ final class RouteChecks extends Checks
             if (after != before[slow] && after >= 0)
             {
                 final List<String> moved = new ArrayList<>();
+                final java.util.BitSet restored = resynced(c, c.received.subList(checkFrom, c.received.size()));
                 for (int path = 0; path < c.paths; path++)
                 {
                     final int now = path == slow ? after : controlPort(c, path);
-                    if (path != slow && before[path] >= 0 && now >= 0 && now != before[path])
+                    // a path failed and probed back (RESYNC, S7.5) moves for that cause, not judged here
+                    if (path != slow && before[path] >= 0 && now >= 0 && now != before[path] && !restored.get(path))
                     {
                         moved.add("path " + path + " (" + before[path] + " to " + now + ")");
                     }
@@ -251,12 +262,32 @@ final class RouteChecks extends Checks
                 throw new NotTested("path " + slow + " never carried " + SLOW_SAMPLE + " data packets in " +
                     SLOW_SAMPLE_NANOS / ScriptedPeer.MILLI + " ms (" + counts + ")");
             }
+            if (restores > 0 && after >= 0)
+            {
+                throw new NotTested("path " + slow + " failed and was probed back (RESYNC, S7.5) " + restores +
+                    " time(s) during the check, and kept its port after (" + counts + ")");
+            }
             return after < 0 ? "no ACK of a PROBE on path " + slow + " after the slow READs (" + counts + ")" :
                 "the ACKs of path " + slow + " kept source port " + before[slow] + " through " + judged + " x " +
                 SLOW_SAMPLE + " packets with ACKs " + SLOW_ACK_STEP_NANOS / ScriptedPeer.MILLI + " to " +
                 c.slowNanos / ScriptedPeer.MILLI + " ms late (" + counts + ")";
         });
         closeQuietly(c);
+    }
+
+    /** @return the paths of this connection on which {@code packets} hold a RESYNC probe (S7.5). */
+    private static java.util.BitSet resynced(final ScriptedPeer c, final List<Packet> packets)
+    {
+        final java.util.BitSet paths = new java.util.BitSet();
+        for (final Packet p : packets)
+        {
+            if (p.icrcValid && p.wholeHeaders() && p.opcode() == SprayWire.PROBE && p.destQp() == c.localCid() &&
+                (p.h8(1) & SprayWire.PRBH_RESYNC) != 0)
+            {
+                paths.set(p.h8(0));
+            }
+        }
+        return paths;
     }
 
     /** @return the data packets among {@code packets} sent again (SETH RETRANSMIT) on {@code path}. */
