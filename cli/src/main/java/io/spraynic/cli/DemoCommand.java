@@ -27,9 +27,10 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
- * {@code spraynic demo}: the main job on the embedded default, no NIC and no root. For now it is
- * the port layer end to end: a raw, verified transfer between two DPDK {@code net_ring} ports
- * crossed inside this process, with a sender and a receiver poll thread.
+ * {@code spraynic demo}: the main job on the embedded default, no NIC and no root: two embedded NICs joined by the
+ * fabric emulator ({@link FabricDemo}), spray then the RoCEv2 baseline, their poll threads shared or dedicated as
+ * {@code --threads} says for this host's cores; or ({@code --mode raw}) a raw, verified transfer between two DPDK
+ * {@code net_ring} ports crossed inside this process; or ({@code --fabric linux}) the Linux ECMP lab.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
     description = {
@@ -82,6 +83,13 @@ final class DemoCommand implements Callable<Integer>
         "Emulator: the rate of every fabric link, host links included, in Gb/s per plane; each NIC's line rate, for",
         "both transports (default ${DEFAULT-VALUE})."})
     double linkGbps;
+
+    @Option(names = "--threads", defaultValue = "auto", description = {
+        "Emulator: how the two NICs' workers and the fabric are polled, the same for spray and RoCEv2. shared: one",
+        "poll thread runs all three in turn and backs off only when none had work; dedicated: a thread each; auto",
+        "(default): shared when the host has fewer than 4 cores (three poll threads and the application), where a",
+        "NIC waiting for a core looks to its peer like loss. The summary names the mode and the cores."})
+    String threads;
 
     @Option(names = "--streams", defaultValue = "4", description = "Streams the writes are spread over (default ${DEFAULT-VALUE}).")
     int streams;
@@ -178,24 +186,26 @@ final class DemoCommand implements Callable<Integer>
         BadOption.size("--size", size, 1 << 20, Long.MAX_VALUE);
         BadOption.range("--streams", streams, 1, 256);
         BadOption.range("--link-gbps", linkGbps, 0.001, 100_000, 100);
+        final FabricDemo.Threads pollThreads = pollThreads();
         final PrintStream out = System.out;
         final ProgressBar bar = new ProgressBar(System.err, !json && null != System.console());
         final NicConfig loaded = FabricDemo.config(planes, "spraynic-demo-" + ProcessHandle.current().pid());
         final NicConfig nicConfig = hugepagesOption.apply(verbose ? loaded.withEal(loaded.eal().withLogLevels(List.of())) : loaded);
         try (DpdkNic nic = DpdkNic.start(nicConfig))
         {
-            final FabricDemo.Result result = runOne(nic, first, size, json ? null : bar);
+            final FabricDemo.Result result = runOne(nic, first, size, pollThreads, json ? null : bar);
             FabricDemo.Result baseline = null;
             if (first == FabricDemo.Mode.SPRAY && !noBaseline)
             {
-                baseline = runOne(nic, FabricDemo.Mode.ROCEV2, Math.min(size, BASELINE_MAX_BYTES), json ? null : bar);
+                baseline = runOne(nic, FabricDemo.Mode.ROCEV2, Math.min(size, BASELINE_MAX_BYTES), pollThreads,
+                    json ? null : bar);
             }
             if (json)
             {
-                final Json summary = summary(first, result);
+                final Json summary = summary(first, result, pollThreads);
                 if (null != baseline)
                 {
-                    summary.raw("rocev2", summary(FabricDemo.Mode.ROCEV2, baseline).build());
+                    summary.raw("rocev2", summary(FabricDemo.Mode.ROCEV2, baseline, pollThreads).build());
                 }
                 out.println(summary.build());
             }
@@ -208,7 +218,20 @@ final class DemoCommand implements Callable<Integer>
         }
     }
 
-    private FabricDemo.Result runOne(final DpdkNic nic, final FabricDemo.Mode which, final long bytes, final ProgressBar bar)
+    /** @return {@code --threads}, auto resolved by this host's cores. */
+    private FabricDemo.Threads pollThreads()
+    {
+        return switch (threads)
+        {
+            case "auto" -> FabricDemo.Threads.forCores(Runtime.getRuntime().availableProcessors());
+            case "shared" -> FabricDemo.Threads.SHARED;
+            case "dedicated" -> FabricDemo.Threads.DEDICATED;
+            default -> throw new BadOption("--threads", threads, "must be auto, shared or dedicated", "try --threads shared");
+        };
+    }
+
+    private FabricDemo.Result runOne(final DpdkNic nic, final FabricDemo.Mode which, final long bytes,
+        final FabricDemo.Threads pollThreads, final ProgressBar bar)
     {
         final PrintStream out = System.out;
         final int pathCount = which == FabricDemo.Mode.SPRAY ? paths : planes;
@@ -216,14 +239,17 @@ final class DemoCommand implements Callable<Integer>
         {
             out.printf(Locale.ROOT, "%s: %s over %d planes and %d path%s, %.2f %% random loss on every fabric link, " +
                 "DPDK net_ring ports through the fabric emulator in real time; links %s Gb/s per plane (each NIC's " +
-                "line rate), %d cores%n",
+                "line rate); %d cores, %s%n",
                 which == FabricDemo.Mode.SPRAY ? "spray" : "RoCEv2 RC (one QP per plane)", bytesText(bytes), planes,
                 pathCount, pathCount == 1 ? "" : "s", lossPct, BadOption.number(linkGbps),
-                Runtime.getRuntime().availableProcessors());
+                Runtime.getRuntime().availableProcessors(), pollThreads == FabricDemo.Threads.SHARED ?
+                    "threads shared: one poll thread for both NICs and the fabric" :
+                    "threads dedicated: a poll thread each for both NICs and the fabric");
         }
         final PortCapture portCapture = PortCapture.open(which == FabricDemo.Mode.SPRAY || mode.equals("rocev2") ? capture : null);
         final FabricDemo.Result result = FabricDemo.run(nic, new FabricDemo.Settings(which, planes, pathCount, lossPct, bytes,
-            1 << 20, streams, Duration.ofSeconds(timeoutSeconds)).withLinkRate(linkBitsPerSecond()), portCapture::wrap,
+            1 << 20, streams, Duration.ofSeconds(timeoutSeconds)).withLinkRate(linkBitsPerSecond()).withThreads(pollThreads),
+            portCapture::wrap,
             progress -> { if (null != bar) bar.show(progress.bytesDone(), progress.bytesTotal()); });
         if (null != bar)
         {
@@ -241,7 +267,8 @@ final class DemoCommand implements Callable<Integer>
         {
             out.printf(Locale.ROOT, "  first failed write: %s%n", result.firstFailure());
         }
-        out.printf(Locale.ROOT, "  %.3f s: %.2f Gb/s of goodput%n", result.seconds(), result.goodputGbps());
+        out.printf(Locale.ROOT, "  %.3f s: %.2f Gb/s of goodput, %.2f cores busy (the process's CPU time ÷ the transfer's)%n",
+            result.seconds(), result.goodputGbps(), result.coresBusy());
         out.printf(Locale.ROOT, "  data packets lost in the fabric %,d, retransmitted %,d (%s per loss)%s%n",
             result.lost(), result.retransmitted(),
             result.lost() == 0 ? "n/a" : String.format(Locale.ROOT, "%.2f", (double)result.retransmitted() / result.lost()),
@@ -260,7 +287,7 @@ final class DemoCommand implements Callable<Integer>
         return Math.round(linkGbps * 1e9);
     }
 
-    private Json summary(final FabricDemo.Mode which, final FabricDemo.Result result)
+    private Json summary(final FabricDemo.Mode which, final FabricDemo.Result result, final FabricDemo.Threads pollThreads)
     {
         final StringBuilder pathsJson = new StringBuilder("[");
         for (int p = 0; p < result.paths().length; p++)
@@ -283,6 +310,9 @@ final class DemoCommand implements Callable<Integer>
             .field("lossPct", lossPct)
             .field("linkGbps", linkGbps)
             .field("cores", Runtime.getRuntime().availableProcessors())
+            .field("threads", pollThreads.label())
+            .field("coresBusy", result.coresBusy())
+            .field("firstFailure", result.firstFailure())
             .raw("paths", pathsJson.append(']').toString());
     }
 

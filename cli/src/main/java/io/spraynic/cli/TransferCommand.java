@@ -76,6 +76,17 @@ final class TransferCommand implements Callable<Integer>
         description = "Bytes each side writes, k/m/g suffixes (default ${DEFAULT-VALUE}).")
     long size;
 
+    @Option(names = "--warmup", defaultValue = "0", converter = SizeConverter.class, paramLabel = "BYTES", description = {
+        "--peer-kind nic: first write and read back this many bytes (at most what the NIC exposes) over the same connection,",
+        "verified, and report only the timed part after it: its time and its spray counters (the warm-up's left out). 0: none",
+        "(default). The warm-up lets the JIT compile the datapath before the measurement."})
+    long warmup;
+
+    @Option(names = "--warmup-hold", description = {
+        "With --warmup: after the warm-up, write " + TransferPhases.WARM + " into the exchange directory and wait (up to",
+        "--timeout) for " + TransferPhases.GO + " there before the timed part, so that a fabric's counters can be read in between."})
+    boolean warmupHold;
+
     @Option(names = "--message", defaultValue = "64k", converter = SizeConverter.class,
         description = "Bytes per RDMA WRITE (default ${DEFAULT-VALUE}).")
     long message;
@@ -130,6 +141,15 @@ final class TransferCommand implements Callable<Integer>
         BadOption.range("--paths", paths, 1, 64);
         BadOption.range("--timeout", timeoutSeconds, 1, 86_400);
         BadOption.range("--rocev2-ack-timeout", rocev2AckTimeout, 1, 31);
+        if (warmup > 0 && !peerKind.equalsIgnoreCase("nic"))
+        {
+            throw new BadOption("--warmup", BadOption.size(warmup), "only a visit warms up (--peer-kind nic)",
+                "try --warmup 0");
+        }
+        if (warmupHold && warmup == 0)
+        {
+            throw new BadOption("--warmup-hold", "", "holds after a warm-up, and there is none", "try --warmup 1m");
+        }
         final io.spraynic.pmd.InterfaceAddress[] given = PlaneAddresses.parse(ips, gateways);
         Files.createDirectories(exchange);
         final Map<String, String> filled = new LinkedHashMap<>(params);
@@ -152,6 +172,7 @@ final class TransferCommand implements Callable<Integer>
             final PortCapture portCapture = PortCapture.open(PmdConfigLoader.capture(capture, nicConfig));
             final EmbeddedNic running = EmbeddedNic.startOnDpdk(nicConfig, nic, counters, portCapture::wrap);
             final PeerExchange.Result result;
+            final TransferPhases phases = new TransferPhases(counters.path(), exchange, warmupHold, timeout);
             try
             {
                 if (!json)
@@ -167,7 +188,7 @@ final class TransferCommand implements Callable<Integer>
                     {
                         throw new IllegalArgumentException("--peer-kind nic visits a serving NIC: use --role client");
                     }
-                    result = PeerExchange.visit(running, exchange, size, (int)message, timeout);
+                    result = PeerExchange.visit(running, exchange, size, (int)message, timeout, warmup, phases);
                 }
                 else if (peerKind.equalsIgnoreCase("transfer"))
                 {
@@ -183,9 +204,13 @@ final class TransferCommand implements Callable<Integer>
                 running.close(timeout);
                 portCapture.finish();
             }
+            final boolean warmed = warmup > 0;
             if (json)
             {
-                System.out.println(result.toJson());
+                final String line = result.toJson();
+                System.out.println(!warmed ? line : line.substring(0, line.length() - 1) + ",\"warmupBytes\":" + warmup +
+                    ",\"warmupSeconds\":" + phases.warmupNanos() / 1e9 +
+                    (kind == NicConnection.Kind.SPRAY ? ",\"timed\":" + phases.timedJson() : "") + "}");
             }
             else
             {
@@ -193,6 +218,12 @@ final class TransferCommand implements Callable<Integer>
                     result.verified() ? "VERIFIED" : "MISMATCH at byte " + result.firstMismatch(), result.bytesEachWay(),
                     result.nanos() / 1e9, result.bytesEachWay() * 8.0 / Math.max(1, result.nanos()),
                     result.drain().describe());
+                if (warmed)
+                {
+                    System.out.println("spraynic transfer: the time above is after a verified warm-up of " +
+                        BadOption.size(warmup) + " over the same connection; " + (kind == NicConnection.Kind.SPRAY ?
+                        phases.describe() : String.format(Locale.ROOT, "warm-up %.3f s", phases.warmupNanos() / 1e9)));
+                }
             }
             return result.verified() ? 0 : 1;
         }

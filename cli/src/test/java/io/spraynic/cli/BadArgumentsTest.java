@@ -55,6 +55,8 @@ class BadArgumentsTest
         table.add(bad("demo --size -5m", "negative"));
         table.add(bad("demo --link-gbps 0", "--link-gbps"));
         table.add(bad("demo --link-gbps 100001", "--link-gbps"));
+        table.add(bad("demo --threads 2", "auto, shared or dedicated"));
+        table.add(bad("demo --threads Shared", "auto, shared or dedicated"));
         table.add(bad("demo --streams 0", "1..256"));
         table.add(bad("demo --streams 257", "1..256"));
         table.add(bad("demo --timeout 0", "1..86400"));
@@ -148,6 +150,10 @@ class BadArgumentsTest
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --rocev2-ack-timeout 0", "1..31"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --rocev2-ack-timeout 67ms", "not a whole number"));
         table.add(bad("demo --fabric linux --rocev2-ack-timeout 32", "1..31"));
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --peer-kind nic --warmup 2x", "not a size"));
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --peer-kind nic --warmup -1m", "negative"));
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --peer-kind transfer --warmup 1m",
+            "only a visit warms up (--peer-kind nic)"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --workers 0", "1..64"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --paths 65", "1..64"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --timeout 0", "1..86400"));
@@ -268,6 +274,17 @@ class BadArgumentsTest
             assertTrue(err.contains("--port-rotation : must be MIN-MAX packets") && err.contains("; try --port-rotation 16-32"),
                 err);
         }
+    }
+
+    @Test
+    void shouldRefuseAWarmupHoldWithoutAWarmupAndProposeOne()
+    {
+        final CliTestSupport.Run run = CliTestSupport.run("transfer", "--ip", "10.0.0.1", "--exchange", "/nonexistent",
+            "--peer-kind", "nic", "--warmup-hold");
+        final String err = run.err().strip();
+        assertEquals(2, run.exitCode(), err + run.out());
+        assertEquals(1, err.lines().count(), err);
+        assertTrue(err.contains("--warmup-hold : holds after a warm-up, and there is none; try --warmup 1m"), err);
     }
 
     @Test

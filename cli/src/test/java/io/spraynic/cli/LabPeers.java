@@ -23,12 +23,19 @@ import static io.spraynic.cli.CliTestSupport.javaCommand;
  */
 final class LabPeers implements AutoCloseable
 {
+    /**
+     * RoCEv2's local ACK timeout exponent on both ends (12: 16.8 ms, a queue pair failing after 8 in a row without
+     * progress); {@code -Dspraynic.lab.rocev2AckTimeout=14} (67 ms) for a host so loaded that a NIC process waits
+     * longer than that for a core (RETRY_EXC_ERR at 10-13 runnable threads per core, RESULTS.md section 38).
+     */
+    static final String ROCEV2_ACK_TIMEOUT = System.getProperty("spraynic.lab.rocev2AckTimeout", "12");
     private final LinuxLab lab;
     private final Path dir;
     private final int planes;
     private final List<Process> processes = new ArrayList<>();
     private int sequence;
     private String portRotation = System.getProperty("spraynic.lab.rotation", "16-32");
+    private int samplerMillis = 5;
 
     LabPeers(final LinuxLab lab, final Path dir, final int planes)
     {
@@ -44,14 +51,50 @@ final class LabPeers implements AutoCloseable
         return this;
     }
 
+    /**
+     * How often the counters samplers of the processes started from now on read their counters files: 5 ms (the
+     * default) catches a congestion window's smallest value; a slower one leaves the NICs' threads more of the cores.
+     */
+    LabPeers samplerMillis(final int millis)
+    {
+        this.samplerMillis = millis;
+        return this;
+    }
+
     /** A serving NIC in {@code host}: its exchange directory (nic.addr) and its counters as sampled. */
     record Served(String host, String mode, Process process, Path exchange, CountersSampler counters, Path output)
     {
     }
 
-    /** A visit under way, or ended. */
-    record Visit(String host, Process process, Path output, CountersSampler counters, long startNanos)
+    /** A visit under way, or ended; {@code exchange} is its exchange directory. */
+    record Visit(String host, Process process, Path output, CountersSampler counters, long startNanos, Path exchange)
     {
+        /**
+         * Waits for a visit started with a warm-up to have verified it and to hold ({@code --warmup-hold}); throws with
+         * its output if it ends or does not get there in time.
+         */
+        void awaitWarm(final long seconds) throws IOException, InterruptedException
+        {
+            final Path warm = exchange.resolve(TransferPhases.WARM);
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+            while (!Files.exists(warm))
+            {
+                if (!process.isAlive() || System.nanoTime() >= deadline)
+                {
+                    process.destroyForcibly();
+                    throw new IllegalStateException("the visit from " + host + " did not hold after its warm-up: " +
+                        Files.readString(output));
+                }
+                Thread.sleep(5);
+            }
+        }
+
+        /** Lets a holding visit go on to its timed part. */
+        void go() throws IOException
+        {
+            io.spraynic.apps.exchange.PeerExchange.publish(exchange, TransferPhases.GO, "go");
+        }
+
         /** Waits for the visit to end; throws with its output if it does not in time. */
         Result await(final long seconds) throws IOException, InterruptedException
         {
@@ -83,9 +126,24 @@ final class LabPeers implements AutoCloseable
             return LabPeers.connection(smallest, "path \\d+ window_packets");
         }
 
-        /** The sum over the visitor's connections of their counter {@code name} (spray: lost, retransmitted, ...). */
+        /**
+         * The sum over the visitor's connections of their counter {@code name} (spray: lost, retransmitted, ...): over
+         * the timed part alone as the visitor counted it ({@code "timed"} in its JSON) when it warmed up first, else
+         * the largest value the sampler saw.
+         */
         long connection(final String name)
         {
+            final java.util.regex.Matcher timed = java.util.regex.Pattern.compile("\"timed\":\\{([^}]*)}").matcher(output);
+            if (timed.find())
+            {
+                final double value = json(timed.group(1), name);
+                if (Double.isNaN(value))
+                {
+                    throw new IllegalArgumentException("the visitor did not count " + name + " over its timed part: " +
+                        timed.group(1));
+                }
+                return (long)value;
+            }
             return LabPeers.connection(counters, name);
         }
 
@@ -111,10 +169,12 @@ final class LabPeers implements AutoCloseable
         private final Map<String, Long> max = new HashMap<>();
         private final Map<String, Long> min = new HashMap<>();
         private final Thread thread;
+        private final Path runDir;
         private volatile boolean running = true;
 
-        CountersSampler(final Path runDir)
+        CountersSampler(final Path runDir, final int periodMillis)
         {
+            this.runDir = runDir;
             thread = new Thread(() ->
             {
                 while (running)
@@ -122,7 +182,7 @@ final class LabPeers implements AutoCloseable
                     sample(runDir);
                     try
                     {
-                        Thread.sleep(5);
+                        Thread.sleep(periodMillis);
                     }
                     catch (final InterruptedException e)
                     {
@@ -163,6 +223,34 @@ final class LabPeers implements AutoCloseable
             catch (final RuntimeException e)
             {
                 // the file went away between finding and reading it: the next sample
+            }
+        }
+
+        /** @return every counter's value now, read at once (not the largest seen). */
+        Map<String, Long> current()
+        {
+            final Map<String, Long> now = new HashMap<>();
+            final java.util.Optional<Path> live = CountersFileReader.findLive(runDir);
+            if (live.isPresent())
+            {
+                try (CountersFileReader reader = CountersFileReader.open(live.get()))
+                {
+                    for (final CountersFileReader.Counter counter : reader.read())
+                    {
+                        now.put(counter.label(), counter.value());
+                    }
+                }
+            }
+            return now;
+        }
+
+        /** Forgets the values seen so far: {@link #snapshot()} and {@link #smallest()} cover what comes after. */
+        void restart()
+        {
+            synchronized (max)
+            {
+                max.clear();
+                min.clear();
             }
         }
 
@@ -234,7 +322,7 @@ final class LabPeers implements AutoCloseable
         command.addAll(javaCommand(List.of("nic", "--config", config(host, name).toString(), "--mode", mode,
             "--ip", perPlane(host, "ipv4"), "--gateway", perPlane(host, "gateway"), "--expose", Long.toString(expose),
             "--paths", Integer.toString(paths), "--exchange", exchange.toString(), "--seconds", "600",
-            "--rocev2-ack-timeout", "12", "--port-rotation", portRotation)));
+            "--rocev2-ack-timeout", ROCEV2_ACK_TIMEOUT, "--port-rotation", portRotation)));
         final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
         builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
         final Process process = start(builder);
@@ -250,12 +338,23 @@ final class LabPeers implements AutoCloseable
             throw new IllegalStateException("the serving NIC in " + host + " published no address: " +
                 Files.readString(output));
         }
-        return new Served(host, mode, process, exchange, new CountersSampler(runDir), output);
+        return new Served(host, mode, process, exchange, new CountersSampler(runDir, samplerMillis), output);
     }
 
     /** Starts a visit from {@code host} to a served NIC: WRITEs of {@code size} bytes, then READs of them back. */
     Visit visit(final String host, final Served served, final long size, final int paths, final int timeoutSeconds)
         throws IOException
+    {
+        return visit(host, served, size, paths, timeoutSeconds, 0);
+    }
+
+    /**
+     * {@link #visit(String, Served, long, int, int)} after a verified warm-up of {@code warmup} bytes over the same
+     * connection ({@code --warmup}, 0: none); with one, the visit holds after it ({@code --warmup-hold}) until
+     * {@link Visit#go()}, and its JSON counts the timed part alone.
+     */
+    Visit visit(final String host, final Served served, final long size, final int paths, final int timeoutSeconds,
+        final long warmup) throws IOException
     {
         final String name = "visit-" + host + "-" + served.mode() + "-" + sequence++;
         // spray: a directory of its own with B's addresses only; RoCEv2 exchanges queue pairs out of band, through B's
@@ -270,14 +369,18 @@ final class LabPeers implements AutoCloseable
         command.addAll(javaCommand(List.of("transfer", "--config", config(host, name).toString(), "--mode",
             served.mode(), "--peer-kind", "nic", "--ip", perPlane(host, "ipv4"), "--gateway", perPlane(host, "gateway"),
             "--paths", Integer.toString(paths), "--exchange", visitDir.toString(), "--size", Long.toString(size),
-            "--timeout", Integer.toString(timeoutSeconds), "--rocev2-ack-timeout", "12", "--json",
-            "--port-rotation", portRotation)));
+            "--timeout", Integer.toString(timeoutSeconds), "--rocev2-ack-timeout", ROCEV2_ACK_TIMEOUT, "--json",
+            "--port-rotation", portRotation, "--warmup", Long.toString(warmup))));
+        if (warmup > 0)
+        {
+            command.add("--warmup-hold");
+        }
         final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
         final Path runDir = Files.createDirectories(dir.resolve(name + "-run"));
         builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
         final long start = System.nanoTime();
         final Process process = start(builder);
-        return new Visit(host, process, output, new CountersSampler(runDir), start);
+        return new Visit(host, process, output, new CountersSampler(runDir, samplerMillis), start, visitDir);
     }
 
     /** Stops a serving NIC (and waits for it to go, so that another can take its interfaces). */

@@ -29,7 +29,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <li>1 % random loss on every core link, each direction: verified, and retransmitted ÷ lost at most 1.1 per direction
  * (A's WRITEs, B's READ responses), both counted by the routers: data packets are IP packets of 512 bytes or more, and
  * those sent twice are the ones the core links saw beyond the transfer's own; then RoCEv2 over the same links and
- * loss, measured the same way, its goodput reported beside spray's.</li>
+ * loss, measured the same way, its goodput reported beside spray's. Each visit is measured after a verified warm-up
+ * over the same connection, the routers' counters read while the visitor holds between the two ({@link #timed}).</li>
  * </ul>
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
@@ -50,6 +51,16 @@ class LinuxLabTransferTest
     private static final long FIXED_PORTS_SIZE = 8L << 20;
     private static final long LOSS_SIZE = 8L << 20;
     private static final long ROCE_SIZE = 2L << 20;
+    /**
+     * Each transport's visit at 1 % loss first writes and reads back as much as it then measures, over the same
+     * connection or queue pair, verified, and only the part after it is measured (RESULTS.md section 38): every visit
+     * is a fresh JVM, and without it the JIT compiled the datapath during the measurement (section 30). The same rule
+     * for both: 8 MiB for spray, 2 MiB for RoCEv2 (whose go-back-N took 8 MiB at 1 % loss past its retry limit at a
+     * load of 7 per core). {@code -Dspraynic.lab.warmup=false} measures cold, as before.
+     */
+    static final boolean WARMUP = !"false".equals(System.getProperty("spraynic.lab.warmup"));
+    /** The loss test's counters samplers: its counts come from the visitor and the routers, not from them. */
+    private static final int LOSS_SAMPLER_MILLIS = 50;
     /** A TBF rate on every core link, each direction (e.g. 5mbit), or null: none. */
     static final String CORE_RATE = System.getProperty("spraynic.lab.coreRate");
     /** CE marking above this rate on every core link (e.g. 4mbit), or null: none. */
@@ -139,60 +150,124 @@ class LinuxLabTransferTest
         {
             lab.set("core", "--ce-above", CE_ABOVE);
         }
-        try (LabPeers peers = new LabPeers(lab, dir, PLANES))
+        try (LabPeers peers = new LabPeers(lab, dir, PLANES).samplerMillis(LOSS_SAMPLER_MILLIS))
         {
+            final double loadBefore = loadPerCore();
             final LabPeers.Served served = peers.serve("b", "spray", LOSS_SIZE, PATHS);
-            Map<String, Long> before = lab.counters();
-            final LabPeers.Result spray = peers.visit("a", served, LOSS_SIZE, PATHS, 120).await(180);
-            Map<String, Long> after = lab.counters();
-            final Map<String, Long> atB = served.counters().snapshot();
+            final Timed spray = timed(peers, served, LOSS_SIZE, PATHS, 120, 180);
+            final Map<String, Long> before = spray.before();
+            final Map<String, Long> after = spray.after();
+            final Map<String, Long> atB = spray.atB();
             final Map<String, Long> smallestAtB = served.counters().smallest();
             LabPeers.stop(served);
-            assertEquals(0, spray.exitCode(), spray.output());
-            assertTrue(spray.verified(), spray.output());
+            assertEquals(0, spray.result().exitCode(), spray.result().output());
+            assertTrue(spray.result().verified(), spray.result().output());
             final long[] sprayAb = sentTwiceAndLost(before, after, "ab", LOSS_SIZE);
             final long[] sprayBa = sentTwiceAndLost(before, after, "ba", LOSS_SIZE);
             final String sprayShaping = shaping(before, after);
+            // spray's figures first, so that a RoCEv2 failure below does not lose them
+            System.out.println(format("linux lab at 1 %% loss, spray%s, load per core %.2f: %d MiB each way in %.2f " +
+                "s; A->B routers dropped %d, sent twice %d (%.3f); B->A %d, %d (%.3f); A's counts: %s",
+                WARMUP ? format(" after a verified warm-up of %.2f s", LabPeers.json(spray.result().output(),
+                "warmupSeconds")) : " cold", loadPerCore(), LOSS_SIZE >> 20, spray.result().seconds(), sprayAb[1],
+                sprayAb[0], ratio(sprayAb[0], sprayAb[1]), sprayBa[1], sprayBa[0], ratio(sprayBa[0], sprayBa[1]),
+                WARMUP ? spray.result().output().replaceAll("(?s).*\"timed\":(\\{[^}]*}).*", "$1").strip() :
+                "lost " + spray.result().connection("lost") + ", timeouts " + spray.result().connection("timeouts")));
 
             final LabPeers.Served roce = peers.serve("b", "rocev2", ROCE_SIZE, 1);
-            before = lab.counters();
-            final LabPeers.Result rc = peers.visit("a", roce, ROCE_SIZE, 1, 150).await(200);
-            after = lab.counters();
-            final long[] rcAb = sentTwiceAndLost(before, after, "ab", ROCE_SIZE);
-            final String rcShaping = shaping(before, after);
-            final double sprayGbps = 2 * LOSS_SIZE * 8 / spray.seconds() / 1e9;
+            final Timed rcTimed = timed(peers, roce, ROCE_SIZE, 1, 150, 200);
+            final LabPeers.Result rc = rcTimed.result();
+            final long[] rcAb = sentTwiceAndLost(rcTimed.before(), rcTimed.after(), "ab", ROCE_SIZE);
+            final String rcShaping = shaping(rcTimed.before(), rcTimed.after());
+            final double loadAfter = loadPerCore();
+            final LabPeers.Result sprayResult = spray.result();
+            final double sprayGbps = 2 * LOSS_SIZE * 8 / sprayResult.seconds() / 1e9;
             final double rcGbps = 2 * ROCE_SIZE * 8 / rc.seconds() / 1e9;
             final String text = format("spray %d MiB each way in %.2f s (%.1f Mb/s): A->B data packets the routers " +
                 "dropped %d, sent twice %d (%.3f; A's own count: lost %d, retransmitted %d); B->A dropped %d, sent " +
                 "twice %d (%.3f); RoCEv2 RC %d MiB each way in %.2f s (%.1f Mb/s, %s): A->B dropped %d, sent twice %d " +
-                "(%.2f); spray / RoCEv2 goodput %.1f", LOSS_SIZE >> 20, spray.seconds(), 1e3 * sprayGbps, sprayAb[1],
-                sprayAb[0], ratio(sprayAb[0], sprayAb[1]), spray.connection("lost"), spray.connection("retransmitted"),
-                sprayBa[1], sprayBa[0], ratio(sprayBa[0], sprayBa[1]), ROCE_SIZE >> 20, rc.seconds(), 1e3 * rcGbps,
+                "(%.2f); spray / RoCEv2 goodput %.1f", LOSS_SIZE >> 20, sprayResult.seconds(), 1e3 * sprayGbps, sprayAb[1],
+                sprayAb[0], ratio(sprayAb[0], sprayAb[1]), sprayResult.connection("lost"),
+                sprayResult.connection("retransmitted"), sprayBa[1], sprayBa[0], ratio(sprayBa[0], sprayBa[1]),
+                ROCE_SIZE >> 20, rc.seconds(), 1e3 * rcGbps,
                 rc.verified() ? "verified" : "NOT verified: " + rc.output().strip(), rcAb[1], rcAb[0],
                 ratio(rcAb[0], rcAb[1]), sprayGbps / rcGbps);
             // why A sent more than the routers dropped: what A took for lost, what B received twice, and how long
             // the paths' round trips were against the RTO's ceiling (rtoMax, 10 ms)
-            final String why = format("A->B: routers dropped %d data packets, A sent %d twice (lost %d, retransmitted " +
-                "%d, moved %d; RTOs %d of which found spurious %d, tail probes %d, ACKs taken %d, stale %d); B received %d twice and saw %d gaps; " +
-                "A's paths' smoothed RTT %.2f-%.2f ms (smallest and largest seen), B's %.2f-%.2f ms", sprayAb[1],
-                sprayAb[0], spray.connection("lost"), spray.connection("retransmitted"), spray.connection("moved"),
-                spray.connection("timeouts"), spray.connection("spurious_timeouts"), spray.connection("probes_sent"),
-                spray.connection("acks_received"),
-                spray.connection("acks_stale"), LabPeers.connection(atB, "duplicates"),
-                LabPeers.connection(atB, "sack_gaps"), spray.smallestSrttMillis(), spray.largestSrttMillis(),
-                LabPeers.smallestSrttMillis(smallestAtB), LabPeers.largestSrttMillis(atB));
-            System.out.println("linux lab at 1 % loss on every core link" + (null == CORE_RATE ? "" : ", core links " +
-                "limited to " + CORE_RATE + " each way (TBF)") + (null == CE_ABOVE ? "" : ", CE above " + CE_ABOVE) +
+            final String why = format("A->B: routers dropped %d data packets, A sent %d twice (lost %d, " +
+                "retransmitted %d, moved %d; RTOs %d of which found spurious %d, tail probes %d, ACKs taken %d, stale " +
+                "%d); B received %d twice and saw %d gaps; A's paths' smoothed RTT %.2f-%.2f ms (smallest and largest " +
+                "seen), B's %.2f-%.2f ms", sprayAb[1], sprayAb[0], sprayResult.connection("lost"),
+                sprayResult.connection("retransmitted"), sprayResult.connection("moved"),
+                sprayResult.connection("timeouts"), sprayResult.connection("spurious_timeouts"),
+                sprayResult.connection("probes_sent"), sprayResult.connection("acks_received"),
+                sprayResult.connection("acks_stale"), grown(spray.atBWarm(), atB, "duplicates"),
+                grown(spray.atBWarm(), atB, "sack_gaps"), sprayResult.smallestSrttMillis(),
+                sprayResult.largestSrttMillis(), LabPeers.smallestSrttMillis(smallestAtB),
+                LabPeers.largestSrttMillis(atB));
+            System.out.println("linux lab at 1 % loss on every core link" + (WARMUP ? format(", each visit " +
+                "after a verified warm-up as large as its timed part (spray's took %.2f s, RoCEv2's %.2f s)",
+                LabPeers.json(sprayResult.output(), "warmupSeconds"), LabPeers.json(rc.output(), "warmupSeconds")) :
+                ", cold (no warm-up)") + format(", load per core %.2f before, %.2f after", loadBefore, loadAfter) +
+                (null == CORE_RATE ? "" : ", core links limited to " + CORE_RATE + " each way (TBF)") +
+                (null == CE_ABOVE ? "" : ", CE above " + CE_ABOVE) +
                 ": " + text + "; " + why + (null == CORE_RATE && null == CE_ABOVE ? "" : "; spray: " + sprayShaping +
                 "; RoCEv2: " + rcShaping));
             assertTrue(sprayAb[1] > 0 && sprayBa[1] > 0, "the routers dropped data both ways: " + text);
             assertTrue(sprayAb[0] >= sprayAb[1] && sprayBa[0] >= sprayBa[1], "every loss was sent again: " + text);
+            // The goal, retransmitted / lost <= 1.1 each way, judged on the warm measurement: every warm run
+            // met it at 5 to 13 runnable threads per core (1.000-1.053, RESULTS.md section 38), while cold runs in the
+            // same hour measured 1.0-2.5 A->B and 1.6-3.5 B->A (a fresh JVM's JIT, descheduled poll threads and a
+            // connection that has not yet learnt its paths' RTTs: late ACKs taken for losses, section 30). Cold
+            // (-Dspraynic.lab.warmup=false) it is reported, not asserted.
+            if (WARMUP)
+            {
+                assertTrue(ratio(sprayAb[0], sprayAb[1]) <= 1.1 && ratio(sprayBa[0], sprayBa[1]) <= 1.1,
+                    "spray retransmitted / lost at most 1.1 each way over the timed part: " + text + "; " + why);
+            }
             assertEquals(0, rc.exitCode(), text);
             assertTrue(rc.verified(), text);
-            // The goal, retransmitted / lost <= 1.1, is not met on this project's hosts: 1.4-2.0 at a load under
-            // one per core, 2 to 20 above (RESULTS.md section 18: a NIC's timers resend packets that were only late,
-            // with and without port rotation alike). It is reported above, not asserted, until it is met.
         }
+    }
+
+    /**
+     * A visit's measured part: the routers' counters and B's when the visitor held after its warm-up ({@code before},
+     * {@code atBWarm}) and when it ended ({@code after}; {@code atB} the largest values B's sampler saw since).
+     */
+    record Timed(LabPeers.Result result, Map<String, Long> before, Map<String, Long> after, Map<String, Long> atBWarm,
+        Map<String, Long> atB)
+    {
+    }
+
+    /**
+     * Visits {@code served} from A after a warm-up of {@code size} bytes ({@link #WARMUP}), reading the routers'
+     * counters (and B's) while the visitor holds between its warm-up and its timed part: what the routers dropped
+     * and forwarded in the timed part is all counted, and the warm-up's not. Without a warm-up, the counters are read around the visit.
+     */
+    static Timed timed(final LabPeers peers, final LabPeers.Served served, final long size, final int paths,
+        final int timeoutSeconds, final int awaitSeconds) throws Exception
+    {
+        final LabPeers.Visit visit = peers.visit("a", served, size, paths, timeoutSeconds, WARMUP ? size : 0);
+        final Map<String, Long> atBWarm;
+        if (WARMUP)
+        {
+            visit.awaitWarm(awaitSeconds);
+            atBWarm = served.counters().current();
+            served.counters().restart();
+            visit.counters().restart();
+        }
+        else
+        {
+            atBWarm = Map.of();
+        }
+        final Map<String, Long> before = lab.counters();
+        if (WARMUP)
+        {
+            visit.go();
+        }
+        final LabPeers.Result result = visit.await(awaitSeconds);
+        final Map<String, Long> after = lab.counters();
+        return new Timed(result, before, after, atBWarm, served.counters().snapshot());
     }
 
     /** @return what the core links' TBF queues dropped (all sizes) and the routers marked CE, per direction. */
@@ -250,6 +325,12 @@ class LinuxLabTransferTest
             worst = Math.max(worst, Math.abs(count - mean) / Math.max(1, mean));
         }
         return worst;
+    }
+
+    /** @return how much a connection counter of B's grew from {@code atWarm} (0 without a warm-up) to {@code atEnd}. */
+    static long grown(final Map<String, Long> atWarm, final Map<String, Long> atEnd, final String name)
+    {
+        return LabPeers.connection(atEnd, name) - LabPeers.connection(atWarm, name);
     }
 
     /** @return the one-minute load average divided by the cores. */

@@ -34,15 +34,18 @@ import io.spraynic.pmd.NicConfig;
 import io.spraynic.pmd.PortConfig;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.DynamicCompositeAgent;
 import org.agrona.concurrent.IdleStrategy;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.SplittableRandom;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
@@ -51,9 +54,10 @@ import java.util.function.UnaryOperator;
  * Two embedded NICs in one process running the spray transport (or RoCEv2) over DPDK {@code net_ring}
  * ports, joined through the fabric emulator in real time: host h's NIC port on plane p is one side of a
  * crossed ring pair whose other side the {@link RealTimeFabricAgent} drives. Host 0 RDMA-WRITEs a buffer
- * into host 1's registered memory on several streams; every byte is checked at the end. Threads: each
- * NIC's poll-mode worker, the fabric's, and the calling thread as the application, which posts through the
- * NIC's work request rings and polls completion queues.
+ * into host 1's registered memory on several streams; every byte is checked at the end. Threads ({@link Threads}):
+ * each NIC's poll-mode worker and the fabric's on a thread each, or all three on one shared poll thread where the
+ * host has fewer cores than that; and the calling thread as the application, which posts through the NIC's work
+ * request rings and polls completion queues.
  */
 public final class FabricDemo
 {
@@ -67,11 +71,17 @@ public final class FabricDemo
      * @param blackhole a plane to blackhole during the transfer, or null.
      * @param linkBitsPerSecond the rate of every link of the fabric, host links included: each NIC's line rate per
      *                  plane, for both transports (spray's capacity, RoCEv2's DCQCN line rate).
+     * @param threads   how the NICs and the fabric are polled (default {@link Threads#forCores} of this host's).
      */
     public record Settings(
         Mode mode, int planes, int paths, double lossPct, long bytes, int messageBytes, int streams, Duration timeout,
-        Blackhole blackhole, long linkBitsPerSecond)
+        Blackhole blackhole, long linkBitsPerSecond, Threads threads)
     {
+        public Settings
+        {
+            Objects.requireNonNull(threads, "threads");
+        }
+
         public Settings(
             final Mode mode, final int planes, final int paths, final double lossPct, final long bytes, final int messageBytes,
             final int streams, final Duration timeout)
@@ -85,14 +95,21 @@ public final class FabricDemo
             final int streams, final Duration timeout, final Blackhole blackhole)
         {
             this(mode, planes, paths, lossPct, bytes, messageBytes, streams, timeout, blackhole,
-                FabricConfig.DEFAULT.hostLink().rateBitsPerSecond());
+                FabricConfig.DEFAULT.hostLink().rateBitsPerSecond(), Threads.forCores(Runtime.getRuntime().availableProcessors()));
         }
 
         /** @return these settings with every link at {@code bitsPerSecond}. */
         public Settings withLinkRate(final long bitsPerSecond)
         {
             return new Settings(mode, planes, paths, lossPct, bytes, messageBytes, streams, timeout, blackhole,
-                bitsPerSecond);
+                bitsPerSecond, threads);
+        }
+
+        /** @return these settings with the NICs and the fabric polled as {@code threads} says. */
+        public Settings withThreads(final Threads threads)
+        {
+            return new Settings(mode, planes, paths, lossPct, bytes, messageBytes, streams, timeout, blackhole,
+                linkBitsPerSecond, threads);
         }
 
         /** @return the fabric: {@link FabricConfig#DEFAULT} with every link at {@link #linkBitsPerSecond}. */
@@ -111,6 +128,37 @@ public final class FabricDemo
      */
     public record Blackhole(int plane, long afterNanos)
     {
+    }
+
+    /**
+     * How the two NICs' workers and the fabric emulator are polled; the same for both transports. The application
+     * (this thread) posts and polls completions on its own thread either way, parking when it has nothing to do.
+     */
+    public enum Threads
+    {
+        /**
+         * One poll thread runs both NICs' workers and the fabric as one duty cycle (each one's {@code doWork} in turn,
+         * one idle strategy that backs off only when none of them did work): on a host with fewer cores than busy
+         * threads, a NIC whose thread waits for a core looks to its peer like a lossy or dead path.
+         */
+        SHARED,
+        /** A poll thread each for the two NICs' workers and the fabric. */
+        DEDICATED;
+
+        /** Busy threads of {@link #DEDICATED}: two NIC workers, the fabric and the application. */
+        public static final int DEDICATED_BUSY_THREADS = 4;
+
+        /** @return {@link #SHARED} when {@code cores} are fewer than {@link #DEDICATED}'s busy threads. */
+        public static Threads forCores(final int cores)
+        {
+            return cores < DEDICATED_BUSY_THREADS ? SHARED : DEDICATED;
+        }
+
+        /** @return the name on the command line and in summaries. */
+        public String label()
+        {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
     }
 
     /** Which transport carries the transfer. */
@@ -134,11 +182,19 @@ public final class FabricDemo
      * @param completedPerBin bytes of the WRITEs that completed in each {@link #TIMELINE_BIN_NANOS} after the first
      *                        post, to the end of the run.
      * @param blackholedAtNanos when the blackhole was asked for, from the first post; -1 when none was.
+     * @param cpuNanos  CPU time of the whole process over {@code nanos} (poll threads, application, JIT, GC; -1 where
+     *                  the JVM does not tell): with {@code nanos}, how many cores the transfer kept busy.
      */
     public record Result(long bytes, long bytesCompleted, long nanos, boolean verified, long messages, long lost,
         long retransmitted, long ecnMarks, long[] paths, long moved, long droppedAtBridge, String firstFailure,
-        long[] completedPerBin, long blackholedAtNanos)
+        long[] completedPerBin, long blackholedAtNanos, long cpuNanos)
     {
+        /** @return cores busy on average over the transfer (CPU time ÷ wall time), -1 when unknown. */
+        public double coresBusy()
+        {
+            return cpuNanos < 0 || nanos == 0 ? -1 : (double)cpuNanos / nanos;
+        }
+
         public double seconds()
         {
             return nanos / 1e9;
@@ -249,8 +305,11 @@ public final class FabricDemo
             }
             final RealTimeFabricAgent fabricAgent = new RealTimeFabricAgent("fabric", fabric, fabricPorts, BURST,
                 FabricClock.SYSTEM);
+            // shared: the fabric first, then each NIC's worker as the NIC starts (EmbeddedNicConfig.pollThread)
+            final DynamicCompositeAgent pollThread = settings.threads() == Threads.SHARED ?
+                new DynamicCompositeAgent("spraynic-demo-poll", fabricAgent) : null;
             final AgentRunner fabricRunner = new AgentRunner(new BackoffIdleStrategy(), Throwable::printStackTrace, null,
-                fabricAgent);
+                null == pollThread ? fabricAgent : pollThread);
             AgentRunner.startOnThread(fabricRunner);
             final EmbeddedNic[] nics = new EmbeddedNic[2];
             final CountersFile[] counters = {counters0, counters1};
@@ -258,7 +317,8 @@ public final class FabricDemo
             {
                 for (int h = 0; h < 2; h++)
                 {
-                    nics[h] = EmbeddedNic.start(nicConfig(fabric, settings, kind, h), nicPorts[h], counters[h]);
+                    nics[h] = EmbeddedNic.start(nicConfig(fabric, settings, kind, h).pollThread(pollThread), nicPorts[h],
+                        counters[h]);
                 }
                 final Lanes lanes = kind == NicConnection.Kind.SPRAY ? sprayLanes(fabric, nics, planes) : rocevLanes(nics, planes);
 
@@ -273,6 +333,7 @@ public final class FabricDemo
                 final MemoryRegion remote = nics[1].register(target, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
                 final WriteWorkload workload = new WriteWorkload(lanes, local, remote, bytes, settings.messageBytes(), messages);
 
+                final long cpuAtStart = processCpuNanos();
                 final long start = System.nanoTime();
                 final long deadline = start + settings.timeout().toNanos();
                 long nextProgress = start;
@@ -280,7 +341,7 @@ public final class FabricDemo
                 long blackholedAt = -1;
                 long[] completedByBin = new long[64]; // bytes completed by the end of each bin
                 int lastBin = 0;
-                // the application shares the cores with three poll threads: when it has nothing to do it parks
+                // the application shares the cores with the poll threads: when it has nothing to do it parks
                 // (50 us to 1 ms) rather than spin, leaving the cores to the NICs and the fabric
                 final IdleStrategy idle = new BackoffIdleStrategy(1, 1, 50_000, 1_000_000);
                 while (!workload.finished() && System.nanoTime() < deadline)
@@ -312,6 +373,7 @@ public final class FabricDemo
                     }
                 }
                 final long nanos = (workload.completed() == messages ? workload.finishedAtNanos() : System.nanoTime()) - start;
+                final long cpuAtEnd = processCpuNanos();
                 completedByBin[lastBin] = workload.bytesCompleted();
                 final long[] completedPerBin = new long[lastBin + 1];
                 for (int b = 0; b <= lastBin; b++)
@@ -333,7 +395,8 @@ public final class FabricDemo
                 final boolean verified = workload.failures() == 0 && workload.finished() && source.mismatch(target) == -1;
                 return new Result(bytes, workload.bytesCompleted(), nanos, verified, workload.completed(), lost,
                     lanes.retransmitted(nics[0]), ecnMarks, lanes.packetsPerPath(nics[0], settings.paths()),
-                    lanes.moved(), fabricAgent.framesDroppedAtPorts(), workload.firstFailure(), completedPerBin, blackholedAt);
+                    lanes.moved(), fabricAgent.framesDroppedAtPorts(), workload.firstFailure(), completedPerBin, blackholedAt,
+                    cpuAtStart < 0 || cpuAtEnd < 0 ? -1 : cpuAtEnd - cpuAtStart);
             }
             finally
             {
@@ -341,12 +404,19 @@ public final class FabricDemo
                 {
                     if (null != n)
                     {
-                        n.close(Duration.ZERO);
+                        n.close(Duration.ZERO); // shared: takes its worker off the poll thread, which runs on
                     }
                 }
                 fabricRunner.close();
             }
         }
+    }
+
+    /** @return the process's CPU time so far, -1 where the JVM does not say. */
+    private static long processCpuNanos()
+    {
+        return ManagementFactory.getOperatingSystemMXBean() instanceof final com.sun.management.OperatingSystemMXBean os ?
+            os.getProcessCpuTime() : -1;
     }
 
     private static EmbeddedNicConfig nicConfig(final Fabric fabric, final Settings settings, final NicConnection.Kind kind,

@@ -77,6 +77,9 @@ public final class PeerExchange
         }
     }
 
+    /** The warm-up's pattern: neither side's, so the timed part's read-back tells its bytes from the warm-up's. */
+    static final long WARMUP_SEED = 0x5EED_0003L;
+
     private PeerExchange()
     {
     }
@@ -262,11 +265,57 @@ public final class PeerExchange
     public static Result visit(final EmbeddedNic nic, final Path directory, final long bytes, final int messageBytes,
         final Duration timeout) throws IOException
     {
+        return visit(nic, directory, bytes, messageBytes, timeout, 0, VisitPhases.NONE);
+    }
+
+    /**
+     * What a visit tells its caller between its parts ({@code spraynic transfer --warmup}), on the caller's thread,
+     * while the connection is open and idle: it may read counters, or wait for someone else to.
+     */
+    public interface VisitPhases
+    {
+        /** Nothing between the parts. */
+        VisitPhases NONE = new VisitPhases()
+        {
+        };
+
+        /**
+         * The warm-up was written, read back and verified; the timed part starts when this returns.
+         *
+         * @param nanos the warm-up's time, from its first WRITE to its last READ's completion.
+         */
+        default void warmedUp(final long nanos) throws IOException
+        {
+        }
+
+        /** The timed part ended (its bytes not yet verified); the connection closes when this returns. */
+        default void timed() throws IOException
+        {
+        }
+    }
+
+    /**
+     * {@link #visit(EmbeddedNic, Path, long, int, Duration)} after a warm-up over the same connection: the first
+     * {@code warmupBytes} of the exposed region are written with a pattern of their own, read back and verified
+     * (a mismatch fails the visit), so that the timed part runs on compiled code and warm paths. The timed part then
+     * overwrites them with the visit's pattern, so its read-back proves its own WRITEs, not the warm-up's. The
+     * result's time is the timed part's alone.
+     *
+     * @param warmupBytes 0 for none, else at most what the serving NIC exposes (more or fewer than {@code bytes}).
+     * @param phases      told when the warm-up was verified and when the timed part ended.
+     */
+    public static Result visit(final EmbeddedNic nic, final Path directory, final long bytes, final int messageBytes,
+        final Duration timeout, final long warmupBytes, final VisitPhases phases) throws IOException
+    {
+        if (warmupBytes < 0)
+        {
+            throw new IllegalArgumentException("a warm-up of " + warmupBytes + " bytes: must be 0 or more");
+        }
         try (Arena arena = Arena.ofShared())
         {
             try
             {
-                return visit(nic, directory, bytes, messageBytes, timeout, arena);
+                return visit(nic, directory, bytes, messageBytes, timeout, warmupBytes, phases, arena);
             }
             catch (final RuntimeException ex)
             {
@@ -298,7 +347,7 @@ public final class PeerExchange
     }
 
     private static Result visit(final EmbeddedNic nic, final Path directory, final long bytes, final int messageBytes,
-        final Duration timeout, final Arena arena) throws IOException
+        final Duration timeout, final long warmupBytes, final VisitPhases phases, final Arena arena) throws IOException
     {
         final Served server = awaitServed(directory, nic.planes(), timeout);
         final long exposedLength = server.length();
@@ -306,6 +355,11 @@ public final class PeerExchange
         {
             throw new IllegalArgumentException("the serving NIC exposes " + exposedLength + " bytes, fewer than the " + bytes +
                 " to write: lower --size or expose more");
+        }
+        if (warmupBytes > exposedLength)
+        {
+            throw new IllegalArgumentException("the serving NIC exposes " + exposedLength + " bytes, fewer than the " +
+                warmupBytes + " to warm up with: lower --warmup or expose more");
         }
         final MemorySegment source = SeededPattern.allocate(arena, bytes, Role.CLIENT.seed());
         final MemorySegment readBack = arena.allocate(bytes, 64);
@@ -326,14 +380,40 @@ public final class PeerExchange
         }
         final long remote = server.address();
         final int rkey = server.rkey();
+        if (warmupBytes > 0)
+        {
+            warmUp(nic, connection, remote, rkey, warmupBytes, messageBytes, timeout, phases, arena);
+        }
         final long start = System.nanoTime();
         BulkTransfer.write(connection, local, remote, rkey, messageBytes, false, timeout);
         BulkTransfer.read(connection, into, remote, rkey, messageBytes, timeout);
         final long nanos = System.nanoTime() - start;
+        phases.timed();
         final long mismatch = source.mismatch(readBack);
         connection.close(timeout);
         final DrainReport drain = nic.close(timeout);
         return new Result(Role.CLIENT, nic.mode(), mismatch == -1, bytes, nanos, mismatch, drain);
+    }
+
+    private static void warmUp(final EmbeddedNic nic, final NicConnection connection, final long remote, final int rkey,
+        final long warmupBytes, final int messageBytes, final Duration timeout, final VisitPhases phases,
+        final Arena arena) throws IOException
+    {
+        final MemorySegment pattern = SeededPattern.allocate(arena, warmupBytes, WARMUP_SEED);
+        final MemorySegment readBack = arena.allocate(warmupBytes, 64);
+        final MemoryRegion source = nic.register(pattern, AccessFlags.NONE);
+        final MemoryRegion into = nic.register(readBack, AccessFlags.LOCAL_WRITE);
+        final long start = System.nanoTime();
+        BulkTransfer.write(connection, source, remote, rkey, messageBytes, false, timeout);
+        BulkTransfer.read(connection, into, remote, rkey, messageBytes, timeout);
+        final long nanos = System.nanoTime() - start;
+        final long mismatch = pattern.mismatch(readBack);
+        if (mismatch != -1)
+        {
+            throw new IllegalStateException("the warm-up's bytes did not read back: the first mismatch is at byte " +
+                mismatch + " of " + warmupBytes);
+        }
+        phases.warmedUp(nanos);
     }
 
     private static String addressLine(final EmbeddedNic nic, final MemoryRegion region)
@@ -383,14 +463,15 @@ public final class PeerExchange
     }
 
     /** Writes a file whole (write then rename), so the peer never reads half of it. */
-    private static void publish(final Path directory, final String name, final String content) throws IOException
+    public static void publish(final Path directory, final String name, final String content) throws IOException
     {
         final Path tmp = directory.resolve(name + ".tmp");
         Files.writeString(tmp, content);
         Files.move(tmp, directory.resolve(name), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 
-    private static String await(final Path directory, final String name, final Duration timeout) throws IOException
+    /** Waits for a file a peer {@link #publish published} and reads it; throws if it does not come in time. */
+    public static String await(final Path directory, final String name, final Duration timeout) throws IOException
     {
         final Path file = directory.resolve(name);
         final long deadline = System.nanoTime() + timeout.toNanos();

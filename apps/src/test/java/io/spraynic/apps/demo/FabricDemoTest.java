@@ -5,9 +5,13 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -100,6 +104,49 @@ class FabricDemoTest
         assertTrue(result.goodputGbps() <= 4 * perPlane / 1e9, "the links bound the goodput: " + result.goodputGbps() +
             " Gb/s over 4 x " + perPlane / 1e9 + " Gb/s");
         assertTrue(result.lost() > 0 && result.retransmitted() + result.moved() >= result.lost(), result.toString());
+    }
+
+    @ParameterizedTest
+    @EnumSource(FabricDemo.Threads.class)
+    void shouldVerifyBothTransportsOnTheThreadsEachModeNames(final FabricDemo.Threads threads)
+    {
+        for (final FabricDemo.Mode mode : FabricDemo.Mode.values())
+        {
+            final Set<String> running = new TreeSet<>();
+            final FabricDemo.Result result = FabricDemo.run(nic, new FabricDemo.Settings(mode, 4, mode == FabricDemo.Mode.SPRAY ?
+                8 : 4, 1.0, 8L << 20, 1 << 20, 4, Duration.ofSeconds(120)).withThreads(threads), port -> port, progress ->
+                {
+                    if (running.isEmpty()) // the first report comes once both NICs run, before the first post
+                    {
+                        Thread.getAllStackTraces().keySet().forEach(thread -> running.add(thread.getName()));
+                    }
+                });
+            assertTrue(result.verified(), threads + " " + mode + ": every byte placed: " + result);
+            assertTrue(result.lost() > 0 && result.retransmitted() + result.moved() >= result.lost(), result.toString());
+            assertTrue(result.coresBusy() > 0, "the process's CPU over the transfer: " + result.coresBusy());
+            final long workerThreads = running.stream().filter(name -> name.startsWith("spraynic-worker")).count();
+            if (threads == FabricDemo.Threads.SHARED)
+            {
+                assertTrue(running.contains("spraynic-demo-poll"), running.toString());
+                assertTrue(!running.contains("fabric") && workerThreads == 0, "no thread of their own: " + running);
+            }
+            else
+            {
+                assertTrue(running.contains("fabric") && !running.contains("spraynic-demo-poll"), running.toString());
+                assertEquals(1, workerThreads, "two NICs' workers, both named for worker 0: " + running);
+            }
+        }
+    }
+
+    @Test
+    void shouldShareThePollThreadOnlyWhereCoresAreFewerThanTheBusyThreads()
+    {
+        assertEquals(FabricDemo.Threads.SHARED, FabricDemo.Threads.forCores(1));
+        assertEquals(FabricDemo.Threads.SHARED, FabricDemo.Threads.forCores(2));
+        assertEquals(FabricDemo.Threads.SHARED, FabricDemo.Threads.forCores(3));
+        assertEquals(FabricDemo.Threads.DEDICATED, FabricDemo.Threads.forCores(4));
+        assertEquals(FabricDemo.Threads.forCores(Runtime.getRuntime().availableProcessors()),
+            new FabricDemo.Settings(FabricDemo.Mode.SPRAY, 4, 8, 0, 1L << 20, 1 << 20, 4, Duration.ofSeconds(1)).threads());
     }
 
     @Test

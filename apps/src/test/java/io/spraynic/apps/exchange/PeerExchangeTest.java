@@ -101,4 +101,48 @@ class PeerExchangeTest
         assertEquals(-1, SeededPattern.allocate(pair.arena(), 1L << 20, 0x5EED_0001L).mismatch(exposed.segment()),
             "the serving NIC's memory holds the visitor's pattern, placed with no application on its side");
     }
+
+    @Test
+    void shouldWarmUpOverTheSameConnectionBeforeTheTimedPartAndProveTheTimedWritesApart() throws Exception
+    {
+        final EmbeddedNic[] nics = start(NicConnection.Kind.SPRAY, "warm");
+        final MemoryRegion exposed = pair.expose(1, 1L << 20);
+        PeerExchange.publishServer(nics[1], exposed, dir);
+        final long warmup = 512 * 1024;
+        final java.util.List<String> events = new java.util.ArrayList<>();
+        final PeerExchange.Result visited = PeerExchange.visit(nics[0], dir, 1L << 20, 64 * 1024, WAIT, warmup,
+            new PeerExchange.VisitPhases()
+            {
+                @Override
+                public void warmedUp(final long nanos)
+                {
+                    // the warm-up's own pattern is in the served memory before the timed part begins
+                    final long mismatch = SeededPattern.allocate(pair.arena(), warmup, PeerExchange.WARMUP_SEED)
+                        .mismatch(exposed.segment().asSlice(0, warmup));
+                    events.add("warm " + (nanos > 0) + " " + mismatch);
+                }
+
+                @Override
+                public void timed()
+                {
+                    events.add("timed");
+                }
+            });
+        assertEquals(java.util.List.of("warm true -1", "timed"), events);
+        assertTrue(visited.verified(), visited.toJson());
+        assertEquals(-1, SeededPattern.allocate(pair.arena(), 1L << 20, 0x5EED_0001L).mismatch(exposed.segment()),
+            "the timed part overwrote the warm-up's bytes with its own");
+    }
+
+    @Test
+    void shouldRefuseAWarmupLargerThanTheServingNicExposes() throws Exception
+    {
+        final EmbeddedNic[] nics = start(NicConnection.Kind.SPRAY, "warm-too-large");
+        final MemoryRegion exposed = pair.expose(1, 256 * 1024);
+        PeerExchange.publishServer(nics[1], exposed, dir);
+        final IllegalArgumentException refused = assertThrows(IllegalArgumentException.class, () ->
+            PeerExchange.visit(nics[0], dir, 256 * 1024, 64 * 1024, WAIT, 1L << 20, PeerExchange.VisitPhases.NONE));
+        assertTrue(refused.getMessage().contains("fewer than the 1048576 to warm up with: lower --warmup"),
+            refused.getMessage());
+    }
 }

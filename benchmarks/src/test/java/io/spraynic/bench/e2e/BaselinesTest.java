@@ -27,7 +27,9 @@ class BaselinesTest
     @Test
     void shouldCarryTheSameMessagesOverKernelUdp()
     {
-        final ThroughputResult result = UdpBaseline.run(4000, 0.1, 0.3);
+        // a second measured: a CI host loaded by other builds left both threads without a core for all of a 0.3 s
+        // window once (0 datagrams, 0 CPU), which says nothing about the baseline
+        final ThroughputResult result = UdpBaseline.run(4000, 0.2, 1.0);
         assertTrue(result.verified(), result::toText);
         assertTrue(result.packets() > 0 && result.cpuNanos() > 0, result::toText);
         // datagrams of at most the MTU: 4000 B is one datagram at the 4096 B default, four (3 x 1024 + 928) at 1024

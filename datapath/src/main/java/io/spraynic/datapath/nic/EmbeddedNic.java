@@ -33,7 +33,8 @@ import java.util.function.UnaryOperator;
  * <p>
  * Underneath run {@code workers} run-to-completion poll-mode {@link NicWorker}s, each on its own queue of
  * every port (plane) and its own thread ({@link AgentRunner}, configurable idle strategy, optional CPU
- * pinning), each with its own engine and connections. This class is the control path: every action it takes
+ * pinning) or on a poll thread the caller shares with other agents ({@link EmbeddedNicConfig#pollThread}), each
+ * with its own engine and connections. This class is the control path: every action it takes
  * reaches a worker as a command through the worker's queue and is waited for ({@link WorkerCalls}); it shares no
  * mutable state with the workers. A packet that arrives on another worker's queue (whatever the NIC's RSS did) is
  * steered to the owner by its DestQP.
@@ -474,6 +475,10 @@ public final class EmbeddedNic implements Nic, CaptureSource
             {
                 runner.close();
             }
+        }
+        if (null != config.pollThread)
+        {
+            SharedPollThread.leave(config.pollThread, workers, CONTROL_TIMEOUT);
         }
         capture.endAfterWorkersStopped();
         final List<DrainReport.ConnectionDrain> drains = drain.releaseAll();

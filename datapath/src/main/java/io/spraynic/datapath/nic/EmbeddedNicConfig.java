@@ -5,9 +5,11 @@ import io.spraynic.datapath.transport.rocev2.DcqcnConfig;
 import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
 import io.spraynic.datapath.transport.spray.SprayConfig;
 import io.spraynic.datapath.transport.spray.SprayHandshake;
+import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.pmd.InterfaceAddress;
 import io.spraynic.pmd.MempoolConfig;
 import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.DynamicCompositeAgent;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemNanoClock;
@@ -56,6 +58,7 @@ public final class EmbeddedNicConfig
     int inboxBytes = 1 << 20;
     Supplier<IdleStrategy> idleStrategy = BackoffIdleStrategy::new;
     int[] cpus = new int[0];
+    DynamicCompositeAgent pollThread; // null: a thread of its own per worker
     NanoClock clock = new SystemNanoClock();
     long rocevAckTimeoutNanos = DEFAULT_ROCEV2_ACK_TIMEOUT_NANOS;
     int rocevRetries = 7;
@@ -330,16 +333,19 @@ public final class EmbeddedNicConfig
     }
 
     /**
-     * @param ring    work requests waiting per connection between the application and its worker.
-     * @param cq      completions per completion queue.
-     * @param send    the transport's send queue depth per connection.
-     * @param receive the transport's receive queue depth per connection.
+     * The most a connection may have waiting; its ring and completion queues are made as they fill, up to these
+     * (none while it is idle: {@link WorkRequestRing#growing}, {@link CompletionQueue#growing}).
+     *
+     * @param ring    work requests waiting per connection between the application and its worker (default 1,024).
+     * @param cq      completions per completion queue (default 4,096).
+     * @param send    the transport's send queue depth per connection (default 1,024).
+     * @param receive the transport's receive queue depth per connection (default 1,024).
      * @return this.
      */
     public EmbeddedNicConfig queues(final int ring, final int cq, final int send, final int receive)
     {
-        require(ring >= 1 && ring <= 1 << 20, "ring", ring, "1..2^20");
-        require(cq >= 1 && cq <= 1 << 24, "cq", cq, "1..2^24");
+        require(ring >= 1 && ring <= WorkRequestRing.MAX_CAPACITY, "ring", ring, "1..2^20");
+        require(cq >= 1 && cq <= CompletionQueue.MAX_CAPACITY, "cq", cq, "1..2^24");
         require(send >= 1 && send <= 1 << 16, "send queue depth", send, "1..65536");
         require(receive >= 1 && receive <= 1 << 16, "receive queue depth", receive, "1..65536");
         this.ringCapacity = ring;
@@ -374,6 +380,22 @@ public final class EmbeddedNicConfig
             require(cpu >= 0 && cpu < 1024, "cpu", cpu, "0..1023");
         }
         this.cpus = cpus.clone();
+        return this;
+    }
+
+    /**
+     * Runs the workers as agents of {@code pollThread}, a duty cycle the caller runs on one thread with other agents
+     * (another NIC's workers, a fabric emulator), instead of on a thread each: for a host with fewer cores than busy
+     * threads, where a poll thread waiting for a core looks to its peer like loss. Its runner's idle strategy and CPU
+     * apply, not {@link #idleStrategy} and {@link #cpus}. {@link EmbeddedNic#start} adds the workers (the poll thread
+     * must be running), {@link EmbeddedNic#close} takes them out: close the NIC before the poll thread's runner.
+     *
+     * @param pollThread the shared duty cycle, or null for a thread per worker (the default).
+     * @return this.
+     */
+    public EmbeddedNicConfig pollThread(final DynamicCompositeAgent pollThread)
+    {
+        this.pollThread = pollThread;
         return this;
     }
 

@@ -30,6 +30,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * not have, {@link PostResult#INVALID_STATE} once the connection or the NIC is closing, or the peer closed it. A request the
  * transport refuses later (an unknown lkey, a request that is too long) completes with an error status. One
  * thread at a time may post to a connection, and one may poll each of its completion queues.
+ * <p>
+ * The ring and the two queues hold no slots until they are first used, then grow by doubling, only when full, up to
+ * {@link EmbeddedNicConfig#queues the capacities the NIC was given} ({@link WorkRequestRing#growing},
+ * {@link CompletionQueue#growing}): what the connection holds follows what it has had outstanding at once, not the
+ * most it may have, and the limits, back-pressure and overruns are those of the capacities as before.
  */
 public abstract sealed class NicConnection implements Connection permits SprayNicConnection, RocevNicConnection
 {
@@ -70,10 +75,11 @@ public abstract sealed class NicConnection implements Connection permits SprayNi
         this.nic = nic;
         this.kind = kind;
         this.worker = worker;
-        this.ring = new WorkRequestRing(ringCapacity);
+        // made as they fill, up to the configured capacities: an idle connection's handle holds no slots (issue 13)
+        this.ring = WorkRequestRing.growing(ringCapacity);
         this.requests = ring;
-        this.sendCq = new CompletionQueue(cqCapacity);
-        this.receiveCq = new CompletionQueue(cqCapacity);
+        this.sendCq = CompletionQueue.growing(cqCapacity);
+        this.receiveCq = CompletionQueue.growing(cqCapacity);
     }
 
     /** @return the transport. */

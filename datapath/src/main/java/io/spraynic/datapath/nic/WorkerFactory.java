@@ -24,7 +24,7 @@ import java.util.List;
 
 /**
  * Builds an {@link EmbeddedNic}'s workers: each worker's transport (a spray engine, or one RoCEv2 engine per plane),
- * its capture taps, its counters in the counters file, and the thread it runs on. Owns the counters it creates and
+ * its capture taps, its counters in the counters file, and the thread it runs on (its own, or a poll thread shared with other agents). Owns the counters it creates and
  * frees them on {@link #closeCounters}, once the workers stopped.
  */
 final class WorkerFactory
@@ -197,6 +197,11 @@ final class WorkerFactory
      */
     AgentRunner[] startRunners(final NicWorker[] workers)
     {
+        if (null != config.pollThread)
+        {
+            SharedPollThread.join(config.pollThread, workers, EmbeddedNic.CONTROL_TIMEOUT);
+            return new AgentRunner[0]; // the poll thread's runner is its owner's
+        }
         final AgentRunner[] runners = new AgentRunner[workers.length];
         for (int i = 0; i < workers.length; i++)
         {

@@ -16,6 +16,15 @@ import java.lang.invoke.VarHandle;
  * The queue itself stays usable: what it holds can still be polled. The overrun is sticky and visible from any
  * thread ({@link #hasOverrun()}, {@link #overruns()}), as {@code IBV_EVENT_CQ_ERR} is. Size the queue for the
  * send and receive queue depths of every QP that shares it.
+ * <p>
+ * A queue made {@link #growing growing} holds no slots until its first completion, then {@value #FIRST_SLOTS}, and
+ * doubles up to its {@link #capacity()} only when a completion finds every slot it holds taken, so that a
+ * connection's queues cost bytes while they are quiet, not {@code capacity} x 23 B (issue 13). The producer grows it
+ * as JCTools' {@code SpscGrowableArrayQueue} does: the completion goes into the new slots, its place in the old ones
+ * is marked {@code JUMP} with a link, and the consumer follows the link when it reaches the mark. Slots are made only
+ * by the completion that is the first to need that many waiting (at most log2(capacity / {@value #FIRST_SLOTS}) + 1
+ * times per queue) and kept until the queue is dropped. Below its capacity a queue keeps one slot free for the mark;
+ * at its capacity it holds {@code capacity} and overruns on the next, as before.
  */
 public final class CompletionQueue implements io.spraynic.datapath.api.CompletionQueue
 {
@@ -40,16 +49,48 @@ public final class CompletionQueue implements io.spraynic.datapath.api.Completio
 
     private static final WorkCompletionStatus[] STATUSES = WorkCompletionStatus.values();
     private static final WorkCompletionOpcode[] OPCODES = WorkCompletionOpcode.values();
+    /** In a slot's status: the completions from here on are in {@link Slots#next} (never a status's ordinal). */
+    private static final byte JUMP = -1;
+
+    /** Slots a {@link #growing} queue makes at its first completion. */
+    public static final int FIRST_SLOTS = 8;
+    /** Most completions a queue may hold. */
+    public static final int MAX_CAPACITY = 1 << 24;
+
+    /** One generation of the queue's storage: parallel arrays of a power-of-two length. */
+    private static final class Slots
+    {
+        final int mask;
+        final long[] wrIds;
+        final byte[] statuses;
+        final byte[] opcodes;
+        final int[] byteLengths;
+        final int[] immediates;
+        final boolean[] hasImmediates;
+        final int[] qpNumbers;
+        /** Set by the producer, with a {@link #JUMP} in {@link #statuses}, before the position it marks is published. */
+        Slots next;
+
+        Slots(final int length)
+        {
+            mask = length - 1;
+            wrIds = new long[length];
+            statuses = new byte[length];
+            opcodes = new byte[length];
+            byteLengths = new int[length];
+            immediates = new int[length];
+            hasImmediates = new boolean[length];
+            qpNumbers = new int[length];
+        }
+    }
 
     private final int capacity;
-    private final int mask;
-    private final long[] wrIds;
-    private final byte[] statuses;
-    private final byte[] opcodes;
-    private final int[] byteLengths;
-    private final int[] immediates;
-    private final boolean[] hasImmediates;
-    private final int[] qpNumbers;
+    /** Producer thread only: where the next completion goes. */
+    private Slots producerSlots;
+    /** The first slots made: written by the producer before its first completion is published, then read by the consumer. */
+    private Slots firstSlots;
+    /** Consumer thread only: where the oldest completion is. */
+    private Slots consumerSlots;
 
     @SuppressWarnings("unused") // accessed through HEAD
     private volatile long head;
@@ -59,23 +100,45 @@ public final class CompletionQueue implements io.spraynic.datapath.api.Completio
     private volatile long overruns;
 
     /**
+     * A queue whose slots are all made now (a queue shared by many queue pairs, tests, the simulator).
+     *
      * @param capacity most completions held, rounded up to a power of two.
      */
     public CompletionQueue(final int capacity)
     {
-        if (capacity < 1 || capacity > 1 << 24)
+        this(capacity, true);
+    }
+
+    private CompletionQueue(final int capacity, final boolean makeAll)
+    {
+        if (capacity < 1 || capacity > MAX_CAPACITY)
         {
             throw new IllegalArgumentException("completion queue capacity " + capacity + " must be in 1..2^24");
         }
         this.capacity = BitUtil.findNextPositivePowerOfTwo(capacity);
-        this.mask = this.capacity - 1;
-        this.wrIds = new long[this.capacity];
-        this.statuses = new byte[this.capacity];
-        this.opcodes = new byte[this.capacity];
-        this.byteLengths = new int[this.capacity];
-        this.immediates = new int[this.capacity];
-        this.hasImmediates = new boolean[this.capacity];
-        this.qpNumbers = new int[this.capacity];
+        if (makeAll)
+        {
+            producerSlots = new Slots(this.capacity);
+            firstSlots = producerSlots;
+            consumerSlots = producerSlots;
+        }
+    }
+
+    /**
+     * @param capacity most completions held, rounded up to a power of two (1..2^24).
+     * @return a queue that makes its slots as completions wait: none until the first, then doubling up to
+     * {@code capacity}.
+     */
+    public static CompletionQueue growing(final int capacity)
+    {
+        return new CompletionQueue(capacity, false);
+    }
+
+    /** @return slots made so far (producer thread, or any thread once the producer is quiet): 0 before the first. */
+    public int slotsHeld()
+    {
+        final Slots slots = producerSlots;
+        return null == slots ? 0 : slots.mask + 1;
     }
 
     /** @return most completions held. */
@@ -132,21 +195,61 @@ public final class CompletionQueue implements io.spraynic.datapath.api.Completio
         final int qpNumber)
     {
         final long t = (long)TAIL.getOpaque(this);
-        if (t - (long)HEAD.getAcquire(this) >= capacity)
+        final Slots slots = slotsFor(t);
+        if (null == slots)
         {
             OVERRUNS.setRelease(this, (long)OVERRUNS.getOpaque(this) + 1); // single producer: no lost update
             return false;
         }
-        final int i = (int)t & mask;
-        wrIds[i] = wrId;
-        statuses[i] = (byte)status.ordinal();
-        opcodes[i] = (byte)opcode.ordinal();
-        byteLengths[i] = byteLength;
-        hasImmediates[i] = hasImmediate;
-        immediates[i] = immediateData;
-        qpNumbers[i] = qpNumber;
+        final int i = (int)t & slots.mask;
+        slots.wrIds[i] = wrId;
+        slots.statuses[i] = (byte)status.ordinal();
+        slots.opcodes[i] = (byte)opcode.ordinal();
+        slots.byteLengths[i] = byteLength;
+        slots.hasImmediates[i] = hasImmediate;
+        slots.immediates[i] = immediateData;
+        slots.qpNumbers[i] = qpNumber;
         TAIL.setRelease(this, t + 1);
         return true;
+    }
+
+    /** @return the slots position {@code t} goes in, made or grown if it needs them; null when the queue is full. */
+    private Slots slotsFor(final long t)
+    {
+        final Slots slots = producerSlots;
+        if (null == slots)
+        {
+            return first(); // nothing was ever offered: t is 0, and so is head
+        }
+        final int held = slots.mask + 1;
+        final long waiting = t - (long)HEAD.getAcquire(this);
+        if (waiting < held - 1)
+        {
+            return slots;
+        }
+        if (held == capacity)
+        {
+            return waiting < held ? slots : null; // at its most it uses every slot, and overruns after, as before
+        }
+        return grow(slots, t);
+    }
+
+    private Slots first()
+    {
+        final Slots slots = new Slots(Math.min(FIRST_SLOTS, capacity));
+        producerSlots = slots;
+        firstSlots = slots; // published to the consumer by the release of the first completion's tail
+        return slots;
+    }
+
+    /** Position {@code t} goes in new slots twice as many; the one free old slot, at {@code t}, points the consumer there. */
+    private Slots grow(final Slots old, final long t)
+    {
+        final Slots grown = new Slots(Math.min(capacity, 2 * (old.mask + 1)));
+        old.next = grown;
+        old.statuses[(int)t & old.mask] = JUMP;
+        producerSlots = grown;
+        return grown;
     }
 
     /**
@@ -190,14 +293,26 @@ public final class CompletionQueue implements io.spraynic.datapath.api.Completio
 
     private void read(final long position, final WorkCompletion into)
     {
-        final int i = (int)position & mask;
-        into.wrId = wrIds[i];
-        into.status = STATUSES[statuses[i]];
-        into.opcode = OPCODES[opcodes[i]];
-        into.byteLength = byteLengths[i];
-        into.hasImmediate = hasImmediates[i];
-        into.immediateData = immediates[i];
-        into.qpNumber = qpNumbers[i];
+        Slots slots = consumerSlots;
+        if (null == slots)
+        {
+            slots = firstSlots;
+            consumerSlots = slots;
+        }
+        int i = (int)position & slots.mask;
+        if (JUMP == slots.statuses[i])
+        {
+            slots = slots.next;
+            consumerSlots = slots;
+            i = (int)position & slots.mask;
+        }
+        into.wrId = slots.wrIds[i];
+        into.status = STATUSES[slots.statuses[i]];
+        into.opcode = OPCODES[slots.opcodes[i]];
+        into.byteLength = slots.byteLengths[i];
+        into.hasImmediate = slots.hasImmediates[i];
+        into.immediateData = slots.immediates[i];
+        into.qpNumber = slots.qpNumbers[i];
     }
 
     public String toString()

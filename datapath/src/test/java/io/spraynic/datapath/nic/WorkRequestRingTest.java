@@ -12,6 +12,8 @@ import io.spraynic.datapath.verbs.WorkRequestOpcode;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
+import java.util.ArrayDeque;
+import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -105,6 +107,199 @@ final class WorkRequestRingTest
         assertEquals(0, request.lkey());
         assertEquals(0, request.address());
         assertEquals(0, request.length());
+    }
+
+    @Test
+    void aGrowingRingHoldsNoSlotsUntilItsFirstPostThenDoublesOnlyWhenFull()
+    {
+        final WorkRequestRing ring = WorkRequestRing.growing(1024);
+        assertEquals(1024, ring.capacity());
+        assertEquals(0, ring.slotsHeld(), "nothing made before the first post");
+        assertEquals(0, ring.peek());
+        assertEquals(0, ring.slotsHeld(), "peeking an empty ring makes nothing");
+        final SendRequest send = new SendRequest().opcode(WorkRequestOpcode.RDMA_WRITE).remote(0xAB00, 5);
+        for (int i = 0; i < WorkRequestRing.FIRST_SLOTS - 1; i++)
+        {
+            assertTrue(ring.offerSend(1, send.wrId(i).local(0, 0, i)));
+        }
+        assertEquals(WorkRequestRing.FIRST_SLOTS, ring.slotsHeld(), "one slot kept free for the link");
+        assertTrue(ring.offerReceive(2, new ReceiveRequest().wrId(WorkRequestRing.FIRST_SLOTS - 1).buffer(0, 0, 9)));
+        assertEquals(2 * WorkRequestRing.FIRST_SLOTS, ring.slotsHeld(), "grown by the first post that needed it");
+        for (int i = 0; i < WorkRequestRing.FIRST_SLOTS - 1; i++)
+        {
+            assertEquals(WorkRequestSource.SEND, ring.peek());
+            assertEquals(WorkRequestSource.SEND, ring.peek(), "peeking again reads the same request");
+            assertEquals(i, ring.wrId());
+            assertEquals(i, ring.length());
+            assertEquals(1, ring.stream());
+            assertEquals(0xAB00, ring.remoteAddress());
+            ring.advance();
+        }
+        assertEquals(WorkRequestSource.RECEIVE, ring.peek(), "across the link");
+        assertEquals(WorkRequestRing.FIRST_SLOTS - 1, ring.wrId());
+        assertEquals(2, ring.stream());
+        assertEquals(9, ring.length());
+        ring.advance();
+        assertEquals(0, ring.peek());
+        for (int round = 0; round < 1000; round++) // one at a time never needs more
+        {
+            assertTrue(ring.offerSend(0, send.wrId(round)));
+            assertEquals(WorkRequestSource.SEND, ring.peek());
+            assertEquals(round, ring.wrId());
+            ring.advance();
+        }
+        assertEquals(2 * WorkRequestRing.FIRST_SLOTS, ring.slotsHeld());
+    }
+
+    @Test
+    void aGrowingRingTakesItsWholeCapacityAndRefusesTheNextAsARingMadeWhole()
+    {
+        for (final WorkRequestRing ring : new WorkRequestRing[]{WorkRequestRing.growing(100), new WorkRequestRing(100)})
+        {
+            assertEquals(128, ring.capacity());
+            final SendRequest send = new SendRequest().opcode(WorkRequestOpcode.SEND);
+            for (int i = 0; i < 128; i++)
+            {
+                assertTrue(ring.offerSend(0, send.wrId(i)), "request " + i);
+            }
+            assertEquals(128, ring.slotsHeld());
+            assertFalse(ring.offerSend(0, send.wrId(128)), "the 129th backs up to the application");
+            assertFalse(ring.offerReceive(0, new ReceiveRequest().wrId(128)));
+            for (int i = 0; i < 128; i++)
+            {
+                assertEquals(WorkRequestSource.SEND, ring.peek());
+                assertEquals(i, ring.wrId(), "across the links, in order");
+                ring.advance();
+            }
+            assertEquals(0, ring.peek());
+        }
+    }
+
+    @Test
+    void aGrowingRingKeepsOrderAndItsLimitAgainstAModel()
+    {
+        final SplittableRandom random = new SplittableRandom(13);
+        final WorkRequestRing ring = WorkRequestRing.growing(256);
+        final ArrayDeque<Long> model = new ArrayDeque<>();
+        final SendRequest send = new SendRequest().opcode(WorkRequestOpcode.RDMA_WRITE);
+        final ReceiveRequest receive = new ReceiveRequest();
+        long next = 0;
+        for (int step = 0; step < 100_000; step++)
+        {
+            final int offers = random.nextInt(random.nextBoolean() ? 3 : 40);
+            for (int i = 0; i < offers; i++, next++)
+            {
+                final boolean room = model.size() < 256;
+                final boolean offered = (next & 1) == 0 ? ring.offerSend((int)(next & 3), send.wrId(next)) :
+                    ring.offerReceive((int)(next & 3), receive.wrId(next));
+                assertEquals(room, offered, "refused exactly when the model is full");
+                if (room)
+                {
+                    model.add(next);
+                }
+            }
+            final int takes = random.nextInt(random.nextBoolean() ? 3 : 40);
+            for (int i = 0; i < takes && !model.isEmpty(); i++)
+            {
+                final long expected = model.poll();
+                assertEquals((expected & 1) == 0 ? WorkRequestSource.SEND : WorkRequestSource.RECEIVE, ring.peek());
+                assertEquals(expected, ring.wrId());
+                assertEquals((int)(expected & 3), ring.stream());
+                ring.advance();
+            }
+            assertEquals(model.size(), ring.size());
+        }
+        assertEquals(256, ring.slotsHeld());
+    }
+
+    @Test
+    void aGrowingRingHandsOverBetweenThreadsWhileItGrows() throws InterruptedException
+    {
+        final WorkRequestRing ring = WorkRequestRing.growing(1 << 12);
+        final int count = 500_000;
+        final Thread poster = new Thread(() ->
+        {
+            final SendRequest send = new SendRequest().opcode(WorkRequestOpcode.RDMA_WRITE);
+            for (int i = 0; i < count; i++)
+            {
+                while (!ring.offerSend(i & 3, send.wrId(i).remote(i, i)))
+                {
+                    Thread.onSpinWait();
+                }
+                if ((i & 0xFFFF) == 0)
+                {
+                    Thread.yield(); // let the worker fall behind and the ring grow
+                }
+            }
+        });
+        poster.start();
+        for (int expected = 0; expected < count; )
+        {
+            if (ring.peek() == 0)
+            {
+                Thread.onSpinWait();
+                continue;
+            }
+            assertEquals(expected, ring.wrId());
+            assertEquals(expected, ring.remoteAddress());
+            assertEquals(expected, ring.rkey());
+            assertEquals(expected & 3, ring.stream());
+            ring.advance();
+            expected++;
+            if ((expected & 0x3FFF) == 0)
+            {
+                Thread.yield();
+            }
+        }
+        poster.join();
+        assertEquals(0, ring.size());
+    }
+
+    @Test
+    void aGrowingRingAllocatesNothingOnceItHoldsItsHighWaterMark()
+    {
+        final WorkRequestRing ring = WorkRequestRing.growing(1024);
+        final SendRequest send = new SendRequest().opcode(WorkRequestOpcode.RDMA_WRITE);
+        final com.sun.management.ThreadMXBean threads =
+            (com.sun.management.ThreadMXBean)java.lang.management.ManagementFactory.getThreadMXBean();
+        long allocated = Long.MAX_VALUE;
+        long sum = 0;
+        for (int window = 0; window < 5; window++) // the first windows grow it to 64 and compile the loop
+        {
+            final long start = threads.getCurrentThreadAllocatedBytes();
+            for (int round = 0; round < 20_000; round++)
+            {
+                for (int i = 0; i < 40; i++)
+                {
+                    ring.offerSend(i & 3, send.wrId(i));
+                }
+                while (ring.peek() != 0)
+                {
+                    sum += ring.wrId();
+                    ring.advance();
+                }
+            }
+            allocated = Math.min(allocated, threads.getCurrentThreadAllocatedBytes() - start);
+        }
+        assertEquals(5L * 20_000 * (39 * 40 / 2), sum, "every request taken once");
+        assertEquals(64, ring.slotsHeld(), "40 waiting at most: grown to 8, 16, 32, then 64");
+        assertEquals(0, allocated, "800,000 requests through a ring at its high-water mark");
+    }
+
+    @Test
+    void refusesACapacityOutOfRangeNamingIt()
+    {
+        for (final int capacity : new int[]{0, -1, Integer.MIN_VALUE, Integer.MAX_VALUE, (1 << 20) + 1})
+        {
+            final IllegalArgumentException growing =
+                assertThrows(IllegalArgumentException.class, () -> WorkRequestRing.growing(capacity));
+            assertEquals("work request ring capacity " + capacity + " must be in 1..2^20", growing.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> new WorkRequestRing(capacity));
+        }
+        final WorkRequestRing one = WorkRequestRing.growing(1);
+        assertTrue(one.offerReceive(0, new ReceiveRequest().wrId(1)));
+        assertFalse(one.offerReceive(0, new ReceiveRequest().wrId(2)), "a ring of one holds one");
+        assertEquals(1, one.slotsHeld());
     }
 
     private static <T extends SendRequestFields<T>> T fill(final T request)

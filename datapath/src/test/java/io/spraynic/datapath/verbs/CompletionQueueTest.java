@@ -2,8 +2,12 @@ package io.spraynic.datapath.verbs;
 
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayDeque;
+import java.util.SplittableRandom;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class CompletionQueueTest
@@ -93,5 +97,201 @@ class CompletionQueueTest
             assertEquals(i, wc.byteLength());
         }
         producer.join();
+    }
+
+    @Test
+    void aGrowingQueueHoldsNoSlotsUntilItsFirstCompletionThenDoublesOnlyWhenFull()
+    {
+        final CompletionQueue cq = CompletionQueue.growing(4096);
+        assertEquals(4096, cq.capacity(), "the limit is the capacity asked for");
+        assertEquals(0, cq.slotsHeld(), "nothing made before the first completion");
+        final WorkCompletion wc = new WorkCompletion();
+        assertFalse(cq.poll(wc));
+        assertEquals(0, cq.poll(new WorkCompletion[]{wc}));
+        assertEquals(0, cq.slotsHeld(), "polling an empty queue makes nothing");
+        assertTrue(offer(cq, 0));
+        assertEquals(CompletionQueue.FIRST_SLOTS, cq.slotsHeld());
+        for (int i = 1; i < CompletionQueue.FIRST_SLOTS - 1; i++)
+        {
+            assertTrue(offer(cq, i));
+        }
+        assertEquals(CompletionQueue.FIRST_SLOTS, cq.slotsHeld(), "one slot kept free for the link");
+        assertTrue(offer(cq, CompletionQueue.FIRST_SLOTS - 1));
+        assertEquals(2 * CompletionQueue.FIRST_SLOTS, cq.slotsHeld(), "grown by the first completion that needed it");
+        for (int i = 0; i < CompletionQueue.FIRST_SLOTS; i++)
+        {
+            assertTrue(cq.poll(wc));
+            assertEquals(i, wc.wrId());
+            assertEquals(i, wc.byteLength());
+            assertEquals(WorkCompletionStatus.SUCCESS, wc.status());
+        }
+        assertFalse(cq.poll(wc));
+        for (int round = 0; round < 1000; round++) // one at a time never needs more
+        {
+            assertTrue(offer(cq, round));
+            assertTrue(cq.poll(wc));
+            assertEquals(round, wc.wrId());
+        }
+        assertEquals(2 * CompletionQueue.FIRST_SLOTS, cq.slotsHeld());
+        assertFalse(cq.hasOverrun());
+    }
+
+    @Test
+    void aGrowingQueueHoldsItsWholeCapacityAndOverrunsOnTheNextAsAQueueMadeWhole()
+    {
+        for (final CompletionQueue cq : new CompletionQueue[]{CompletionQueue.growing(100), new CompletionQueue(100)})
+        {
+            assertEquals(128, cq.capacity());
+            for (int i = 0; i < 128; i++)
+            {
+                assertTrue(offer(cq, i), "completion " + i);
+            }
+            assertEquals(128, cq.slotsHeld());
+            assertFalse(cq.hasOverrun());
+            assertFalse(offer(cq, 128), "the 129th is refused");
+            assertEquals(1, cq.overruns());
+            final WorkCompletion[] batch = new WorkCompletion[50];
+            for (int i = 0; i < batch.length; i++)
+            {
+                batch[i] = new WorkCompletion();
+            }
+            int expected = 0;
+            int taken;
+            while ((taken = cq.poll(batch)) > 0)
+            {
+                for (int i = 0; i < taken; i++, expected++)
+                {
+                    assertEquals(expected, batch[i].wrId(), "across the links, in order");
+                    assertEquals(expected, batch[i].byteLength());
+                }
+            }
+            assertEquals(128, expected, "every completion held is delivered, none twice");
+            assertTrue(cq.hasOverrun(), "sticky");
+        }
+    }
+
+    @Test
+    void aGrowingQueueKeepsOrderAndItsLimitAgainstAModel()
+    {
+        final SplittableRandom random = new SplittableRandom(13);
+        final CompletionQueue cq = CompletionQueue.growing(256);
+        final ArrayDeque<Long> model = new ArrayDeque<>();
+        final WorkCompletion[] batch = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion()};
+        long next = 0;
+        for (int step = 0; step < 200_000; step++)
+        {
+            final int offers = random.nextInt(random.nextBoolean() ? 3 : 40);
+            for (int i = 0; i < offers; i++)
+            {
+                final boolean room = model.size() < 256;
+                assertEquals(room, offer(cq, next), "refused exactly when the model is full");
+                if (room)
+                {
+                    model.add(next);
+                }
+                next++;
+            }
+            final int polls = random.nextInt(random.nextBoolean() ? 3 : 40);
+            for (int i = 0; i < polls; i++)
+            {
+                final int taken = cq.poll(batch);
+                assertEquals(Math.min(batch.length, model.size()), taken);
+                for (int n = 0; n < taken; n++)
+                {
+                    assertEquals(model.poll().longValue(), batch[n].wrId());
+                    assertEquals((int)batch[n].wrId(), batch[n].byteLength());
+                }
+            }
+            assertEquals(model.size(), cq.size());
+        }
+        assertEquals(256, cq.slotsHeld());
+    }
+
+    @Test
+    void aGrowingQueueHandsOverBetweenThreadsWhileItGrows() throws InterruptedException
+    {
+        final CompletionQueue cq = CompletionQueue.growing(1 << 12);
+        final int count = 500_000;
+        final Thread producer = new Thread(() ->
+        {
+            for (int i = 0; i < count; i++)
+            {
+                while (!offer(cq, i))
+                {
+                    Thread.onSpinWait();
+                }
+                if ((i & 0xFFFF) == 0)
+                {
+                    Thread.yield(); // let the consumer fall behind and the queue grow
+                }
+            }
+        });
+        producer.start();
+        final WorkCompletion[] batch = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion(),
+            new WorkCompletion(), new WorkCompletion()};
+        int expected = 0;
+        while (expected < count)
+        {
+            final int taken = cq.poll(batch);
+            for (int n = 0; n < taken; n++, expected++)
+            {
+                assertEquals(expected, batch[n].wrId());
+                assertEquals(expected, batch[n].byteLength());
+            }
+            if ((expected & 0x3FFF) == 0)
+            {
+                Thread.yield();
+            }
+        }
+        producer.join();
+        assertTrue(cq.isEmpty());
+    }
+
+    @Test
+    void aGrowingQueueAllocatesNothingOnceItHoldsItsHighWaterMark()
+    {
+        final CompletionQueue cq = CompletionQueue.growing(4096);
+        final WorkCompletion[] batch = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion(),
+            new WorkCompletion()};
+        final com.sun.management.ThreadMXBean threads =
+            (com.sun.management.ThreadMXBean)java.lang.management.ManagementFactory.getThreadMXBean();
+        long allocated = Long.MAX_VALUE;
+        for (int window = 0; window < 5; window++) // the first windows grow it to 64 and compile the loop
+        {
+            final long start = threads.getCurrentThreadAllocatedBytes();
+            for (int round = 0; round < 20_000; round++)
+            {
+                for (int i = 0; i < 40; i++)
+                {
+                    offer(cq, i);
+                }
+                while (cq.poll(batch) > 0)
+                {
+                    assertTrue(batch[0].wrId() >= 0);
+                }
+            }
+            allocated = Math.min(allocated, threads.getCurrentThreadAllocatedBytes() - start);
+        }
+        assertEquals(64, cq.slotsHeld(), "40 waiting at most: grown to 8, 16, 32, then 64");
+        assertEquals(0, allocated, "800,000 completions in and out of a queue at its high-water mark");
+    }
+
+    @Test
+    void refusesACapacityOutOfRangeNamingIt()
+    {
+        for (final int capacity : new int[]{0, -1, Integer.MIN_VALUE, Integer.MAX_VALUE, (1 << 24) + 1})
+        {
+            final IllegalArgumentException growing =
+                assertThrows(IllegalArgumentException.class, () -> CompletionQueue.growing(capacity));
+            assertEquals("completion queue capacity " + capacity + " must be in 1..2^24", growing.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> new CompletionQueue(capacity));
+        }
+        assertEquals(1, CompletionQueue.growing(1).capacity());
+        assertEquals(1 << 24, CompletionQueue.growing(1 << 24).capacity());
+    }
+
+    private static boolean offer(final CompletionQueue cq, final long wrId)
+    {
+        return cq.offer(wrId, WorkCompletionStatus.SUCCESS, WorkCompletionOpcode.RDMA_WRITE, (int)wrId, false, 0, 3);
     }
 }

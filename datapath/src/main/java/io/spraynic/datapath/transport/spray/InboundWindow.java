@@ -5,7 +5,7 @@ package io.spraynic.datapath.transport.spray;
  * S10.2). A message being placed takes a record inside the window, which CONH advertises; a message beyond it
  * takes a reserve record only to be refused with an RNR NACK (no resources) and retried, and its record joins
  * the window when a retry finds room. This counts records only: whether a record came from the reserve is the
- * record's own ({@link InboundMessages}).
+ * record's own ({@link InboundMessageRecords}).
  */
 final class InboundWindow
 {

@@ -20,12 +20,17 @@ final class PlacementMarks
 
     private static final int CHUNK_WORDS = CHUNK_PACKETS / Long.SIZE;
     private static final int MISSING = -1;
+    private static final long NO_KEY = Long.MIN_VALUE; // no chunk key: owners are never negative
 
     private final int chunkCount;
     private long[] chunkBits;
     private int[] freeChunks;
     private int freeChunkCount;
     private Long2LongHashMap chunks;
+    // the last chunk looked up, until the chunks change: the packets of a message mostly follow one another, and
+    // each is looked up by roomToMark (when no chunk is free) and mark
+    private long lookedUpKey = NO_KEY;
+    private int lookedUpChunk;
     private Storage storage;
 
     /** Marks with a pool of chunks of their own, attached for good. */
@@ -56,6 +61,7 @@ final class PlacementMarks
         chunkBits = storage.chunkBits;
         freeChunks = storage.freeChunks;
         chunks = storage.chunks;
+        lookedUpKey = NO_KEY;
     }
 
     /** @return whether the chunks are held. */
@@ -78,6 +84,7 @@ final class PlacementMarks
         chunkBits = null;
         freeChunks = null;
         chunks = null;
+        lookedUpKey = NO_KEY;
         return detached;
     }
 
@@ -126,7 +133,18 @@ final class PlacementMarks
     /** @return whether {@link #mark} of this packet would find its chunk or a free one. */
     boolean roomToMark(final int owner, final int packet)
     {
-        return freeChunkCount > 0 || chunks.containsKey(chunkKey(owner, packet));
+        return freeChunkCount > 0 || chunkOf(chunkKey(owner, packet)) != MISSING;
+    }
+
+    // the chunk of a key, or MISSING: the last lookup answers again while the chunks have not changed
+    private int chunkOf(final long key)
+    {
+        if (key != lookedUpKey)
+        {
+            lookedUpChunk = (int)chunks.get(key);
+            lookedUpKey = key;
+        }
+        return lookedUpChunk;
     }
 
     /**
@@ -137,12 +155,13 @@ final class PlacementMarks
     int mark(final int owner, final int packet)
     {
         final long key = chunkKey(owner, packet);
-        int chunk = (int)chunks.get(key);
+        int chunk = chunkOf(key);
         if (chunk == MISSING)
         {
             chunk = freeChunks[--freeChunkCount];
             java.util.Arrays.fill(chunkBits, chunk * CHUNK_WORDS, (chunk + 1) * CHUNK_WORDS, 0L);
             chunks.put(key, chunk);
+            lookedUpChunk = chunk; // the key's lookup now
         }
         final int bit = packet % CHUNK_PACKETS;
         final int word = chunk * CHUNK_WORDS + (bit >>> 6);
@@ -158,6 +177,7 @@ final class PlacementMarks
     /** Returns the chunks of an owner's message of {@code expected} packets to the pool. */
     void release(final int owner, final int expected)
     {
+        lookedUpKey = NO_KEY;
         for (int index = 0, n = (expected - 1) / CHUNK_PACKETS + 1; index < n; index++)
         {
             final int chunk = (int)chunks.remove(((long)owner << 32) | index);

@@ -18,7 +18,8 @@ import static io.spraynic.datapath.transport.spray.SendSlots.key;
 /**
  * The receives the application posted on one spray connection, found by (stream, RSN) (docs/PROTOCOL.md S4.5):
  * the j-th receive posted on a stream is the one its j-th receive-consuming message consumes. The message layer
- * ({@link InboundMessages}) matches, places into and completes them; the connection's close flushes them.
+ * ({@link InboundMessages}) matches and places into them, its {@link InboundRetirement} completes them in MSN
+ * order; the connection's close flushes them.
  * <p>
  * A fixed table of parallel primitive arrays with a free list, lent by a pooled {@link Storage} while the
  * connection has traffic (the count posted per stream stays with the connection). Allocation-free after

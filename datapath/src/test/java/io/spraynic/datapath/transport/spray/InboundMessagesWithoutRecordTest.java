@@ -449,9 +449,17 @@ class InboundMessagesWithoutRecordTest
         {
             try
             {
-                final Field field = target.getClass().getDeclaredField("nextMsn");
+                // the reference holds them itself; InboundMessages in its retirement (S4.8)
+                Object holder = target;
+                if (target instanceof InboundMessages)
+                {
+                    final Field retirement = InboundMessages.class.getDeclaredField("retirement");
+                    retirement.setAccessible(true);
+                    holder = retirement.get(target);
+                }
+                final Field field = holder.getClass().getDeclaredField("nextMsn");
                 field.setAccessible(true);
-                return (int[])field.get(target);
+                return (int[])field.get(holder);
             }
             catch (final ReflectiveOperationException ex)
             {

@@ -1,0 +1,145 @@
+package io.spraynic.datapath.nic;
+
+import io.spraynic.datapath.verbs.AccessFlags;
+import io.spraynic.datapath.verbs.CompletionQueue;
+import io.spraynic.datapath.verbs.MemoryRegion;
+import io.spraynic.datapath.verbs.PostResult;
+import io.spraynic.datapath.verbs.SendWorkRequest;
+import io.spraynic.datapath.verbs.WorkCompletion;
+import io.spraynic.datapath.verbs.WorkCompletionStatus;
+import io.spraynic.datapath.verbs.WorkRequestOpcode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * What a connection of an embedded NIC costs at both ends, handle included (issue 13): the NIC's handle holds its
+ * work-request ring and completion queues only as they fill, so an idle connection at {@code spraynic nic}'s shape
+ * (8 paths, 4 streams, ring 1,024, queues 4,096, depths 1,024) holds kilobytes, where the ring and queues made whole
+ * held about 236 KB of its 308 KB per end (benchmarks/RESULTS.md sections 32 and 37). Heap is measured as in
+ * {@code SprayConnectionMemoryTest}: used heap after full collections, here the growth from opening
+ * {@link #MEASURED} more connections once the engines' tables and the classes are made, so fixed costs drop out.
+ * Two NICs of one worker on the in-memory link of {@link InMemoryNicPair}, one JVM.
+ */
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
+class NicConnectionMemoryTest
+{
+    /**
+     * Heap one idle connection may hold, both ends together (its spray connections, handles, counters' mirrors,
+     * the registry's and worker's slots): about 20.8 KB measured (2026-12-03), of which the handles' objects are about
+     * 600 B and their slots none, a little allowed for the collector's noise; 617 KB when the handle's ring and queues
+     * were made whole at their capacities.
+     */
+    static final long IDLE_BOTH_ENDS_BOUND = 24 * 1024;
+    private static final int WARM = 20;
+    /** Connections measured; {@code -Dspraynic.test.idleConnections=1024} for section 37's larger run. */
+    private static final int MEASURED = Integer.getInteger("spraynic.test.idleConnections", 200);
+    private static final Duration WAIT = Duration.ofSeconds(20);
+    private static final int MESSAGE_BYTES = 4096;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void anIdleConnectionHoldsKilobytesAtBothEndsAndItsHandleOnlyWhatItHadOutstanding() throws Exception
+    {
+        try (InMemoryNicPair pair = new InMemoryNicPair(dir, "handles", (config, host) -> config
+            .connections(8, 4, 1024).queues(1024, 4096, 1024, 1024)
+            .maxAcceptedConnections(2 * (WARM + MEASURED)).maxOpenedConnections(2 * (WARM + MEASURED))
+            .sprayConfig(() -> EmbeddedNicConfig.sharedCoreSprayConfig().maxConnectionsPerSource(2 * (WARM + MEASURED)))))
+        {
+            final EmbeddedNic client = pair.nic(0);
+            final EmbeddedNic server = pair.nic(1);
+            final MemoryRegion target = pair.expose(1, MESSAGE_BYTES);
+            final MemoryRegion source = client.register(pair.arena().allocate(MESSAGE_BYTES, 4096), AccessFlags.NONE);
+            final List<NicConnection> opened = new ArrayList<>();
+            for (int i = 0; i < WARM; i++) // the engines' tables, neighbour entries, classes: made once, not measured
+            {
+                opened.add(client.connect(new int[]{server.localIpv4(0)}, WAIT));
+                write(opened.getLast(), source, target, i);
+            }
+            final long before = heapUsed();
+            for (int i = 0; i < MEASURED; i++)
+            {
+                opened.add(client.connect(new int[]{server.localIpv4(0)}, WAIT));
+            }
+            await(() -> server.connections().size() == WARM + MEASURED);
+            final long after = heapUsed();
+            final long perConnection = (after - before) / MEASURED;
+            System.out.printf("NicConnectionMemoryTest: %d idle connections: heap %,d -> %,d B, %,d B per connection " +
+                "(both ends)%n", MEASURED, before, after, perConnection);
+            assertTrue(perConnection > 0 && perConnection <= IDLE_BOTH_ENDS_BOUND, "an idle connection holds " +
+                perConnection + " B at both ends, over the bound of " + IDLE_BOTH_ENDS_BOUND);
+
+            for (final NicConnection c : opened.subList(WARM, opened.size()))
+            {
+                assertHolds(c, 0, 0, 0, "an idle connection's handle holds no slots");
+            }
+            for (final NicConnection c : server.connections())
+            {
+                assertHolds(c, 0, 0, 0, "neither does an accepted one's");
+            }
+            final NicConnection used = opened.getLast();
+            write(used, source, target, 0);
+            assertHolds(used, WorkRequestRing.FIRST_SLOTS, CompletionQueue.FIRST_SLOTS, 0,
+                "one WRITE makes the ring's and the send queue's first slots, not their capacities");
+            assertEquals(0L, InMemoryNicPair.faults(client) + InMemoryNicPair.faults(server));
+        }
+    }
+
+    private static void assertHolds(final NicConnection c, final int ring, final int sendCq, final int receiveCq,
+        final String what)
+    {
+        assertEquals(1024, c.ring().capacity(), "the limit stays the configured capacity");
+        assertEquals(4096, c.sendCompletionQueue().capacity());
+        assertEquals(ring, c.ring().slotsHeld(), what + ": ring of " + c);
+        assertEquals(sendCq, c.sendCompletionQueue().slotsHeld(), what + ": send queue of " + c);
+        assertEquals(receiveCq, c.receiveCompletionQueue().slotsHeld(), what + ": receive queue of " + c);
+    }
+
+    static long heapUsed()
+    {
+        for (int i = 0; i < 4; i++)
+        {
+            System.gc();
+        }
+        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+    }
+
+    private static void write(final NicConnection c, final MemoryRegion local, final MemoryRegion target, final long wrId)
+    {
+        final SendWorkRequest request = new SendWorkRequest().wrId(wrId).opcode(WorkRequestOpcode.RDMA_WRITE)
+            .local(local, local.address(), MESSAGE_BYTES).remote(target.address(), target.rkey()).signaled(true);
+        assertEquals(PostResult.OK, c.postSend(0, request));
+        final WorkCompletion completion = new WorkCompletion();
+        final long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!c.sendCompletionQueue().poll(completion))
+        {
+            assertTrue(System.nanoTime() < deadline, "the WRITE completes on " + c);
+            Thread.onSpinWait();
+        }
+        assertEquals(WorkCompletionStatus.SUCCESS, completion.status(), completion.toString());
+        assertEquals(wrId, completion.wrId());
+    }
+
+    private static void await(final BooleanSupplier condition)
+    {
+        final long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!condition.getAsBoolean())
+        {
+            assertTrue(System.nanoTime() < deadline, "every connection accepted");
+            WorkerCalls.sleepBriefly();
+        }
+    }
+}
