@@ -117,7 +117,7 @@ def main():
     header_columns = sorted(types)
     columns = (['frame.number', 'spray.error', 'spray.name', 'spray.payload_length', 'spray.icrc', 'spray.icrc_valid',
                 '_ws.malformed'] + ['spray.bth.' + LUA_BTH[k] for k in BTH_KEYS] +
-               ['spray.' + c for c in header_columns])
+               ['spray.' + c for c in header_columns] + ['spray.seth.attempt'])
     rows = run_tshark(args.capture, lua, columns)
     if not (len(java) == len(scapy) == len(rows)):
         sys.exit('frame counts differ: java %d, scapy %d, tshark %d' % (len(java), len(scapy), len(rows)))
@@ -154,6 +154,10 @@ def main():
         if bool(t['_ws.malformed']) != bool(j['error']):
             mismatches.append({'frame': i, 'field': '_ws.malformed', 'java': j['error'], 'lua': t['_ws.malformed']})
         malformed += 1 if j['error'] else 0
+        # the Lua dissector's SETH attempt (S4.1: flags bits 2-4) is that of the flags byte the others decoded
+        if 'seth.flags' in sv and t['spray.seth.attempt'] != str((sv['seth.flags'] >> 2) & 7):
+            mismatches.append({'frame': i, 'field': 'seth.attempt', 'scapy': sv['seth.flags'],
+                               'lua': t['spray.seth.attempt']})
         # Java's own RETH and immediate keys agree with its spray headers
         if 'reth.va' in jv and j['rethVa'] != jv['reth.va']:
             mismatches.append({'frame': i, 'field': 'rethVa', 'java': j['rethVa'], 'spray': jv['reth.va']})

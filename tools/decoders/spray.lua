@@ -7,7 +7,8 @@
 --
 -- Fields: spray.name, spray.error (the reason of S3.1 when the packet is malformed), spray.bth.<field>,
 -- spray.<header>.<field> with the names of PROTOCOL.md's tables (seth, reth, immdt, sackh, prbh, nakh, conh,
--- hsb, address), spray.payload_length, spray.icrc, spray.icrc_valid. A field is added only when it lies wholly
+-- hsb, address), spray.payload_length, spray.icrc, spray.icrc_valid, and the SETH flags' bits (S4.1) as
+-- spray.seth.retransmit, spray.seth.last and spray.seth.attempt (the RNR attempt, S9.3-3). A field is added only when it lies wholly
 -- before the ICRC; the handshake block and the address list only when pad and payload length are valid. A
 -- malformed packet gets one expert info (PI_MALFORMED) naming the reason, and only then.
 
@@ -104,11 +105,18 @@ local bth = {
     resv7 = ProtoField.uint8("spray.bth.resv7", "resv7", base.HEX, nil, 0x7F),
     psn = ProtoField.uint24("spray.bth.psn", "PSN", base.DEC),
 }
+-- S4.1: the SETH flags byte's bits, shown under it (bits 5-7 are reserved)
+local seth_bits = {
+    retransmit = ProtoField.bool("spray.seth.retransmit", "RETRANSMIT", 8, nil, 0x01),
+    last = ProtoField.bool("spray.seth.last", "LAST", 8, nil, 0x02),
+    attempt = ProtoField.uint8("spray.seth.attempt", "attempt", base.DEC, nil, 0x1C),
+}
 local ef_malformed = ProtoExpert.new("spray.malformed", "Malformed spray packet", expert.group.MALFORMED,
     expert.severity.ERROR)
 
 local all_fields = { pf_bth, pf_name, pf_error, pf_payload_length, pf_icrc, pf_icrc_valid }
 for _, pf in pairs(bth) do table.insert(all_fields, pf) end
+for _, pf in pairs(seth_bits) do table.insert(all_fields, pf) end
 for _, h in ipairs({ SETH, RETH, IMMDT, SACKH, PRBH, NAKH, CONH, HSB, ADDRESS }) do
     table.insert(all_fields, h.pf)
     for _, f in ipairs(h.fields) do table.insert(all_fields, f.pf) end
@@ -191,7 +199,12 @@ local function add_header(tree, tvb, h, at, limit)
     for _, f in ipairs(h.fields) do
         if at + f.offset + f.size > limit then break end
         local range = tvb:range(at + f.offset, f.size)
-        subtree:add(f.pf, range)
+        local item = subtree:add(f.pf, range)
+        if h == SETH and f.name == "flags" then
+            item:add(seth_bits.retransmit, range)
+            item:add(seth_bits.last, range)
+            item:add(seth_bits.attempt, range)
+        end
         if f.type == "u8" then values[f.name] = range:uint() end
     end
     return values

@@ -70,7 +70,7 @@ class SETH(SprayHeader):
     name = 'SETH'
     fields_desc = [
         ByteField('path', 0),
-        ByteField('flags', 0),  # bit 0 RETRANSMIT, bit 1 LAST
+        ByteField('flags', 0),  # bit 0 RETRANSMIT, bit 1 LAST, bits 2-4 the RNR attempt (S9.3-3), 5-7 reserved
         ShortField('stream', 0),
         IntField('msn', 0),
         IntField('offset', 0),

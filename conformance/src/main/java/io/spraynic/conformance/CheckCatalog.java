@@ -48,6 +48,7 @@ final class CheckCatalog
         must("sender.tail-loss", "S6.7-1");
         should("multipath.spread", "S7.2-1");
         should("multipath.repath", "S7.3-1");
+        should("multipath.repath-rtt", "S7.3-2");
         must("multipath.dead-path", "S7.4-1");
         should("multipath.probe-back", "S7.5-1");
         must("multipath.port-rotation", "S7.7-1");
@@ -94,6 +95,7 @@ final class CheckCatalog
         must("interop.control-tags", "S12.3-2");
         must("wire.control-tags", "S12.3-2");
         must("malformed.message-tag", "S12.4-1");
+        must("malformed.attempt-tag", "S12.4-1");
         must("security.tampered-header", "S12.4-1");
         must("interop.tags", "S12.4-2");
         must("wire.sender-tags", "S12.4-2");

@@ -214,6 +214,10 @@ final class DataChecks extends Checks
         malformed(c, why, "malformed.message-tag", "S12.4-1", "a data packet whose message tag does not verify", 5,
             (psn, m, data) -> new Sent(c.dataPacket(m, 0, psn, 0, data, SprayWire.SETH_LAST, true, c.tag(m) ^ 1),
                 false));
+        malformed(c, why, "malformed.attempt-tag", "S12.4-1", "a data packet whose SETH attempt was changed after it " +
+            "was tagged (attempt 1, the tag of attempt 0: an on-path writer's RNR retry or late copy, S9.3-3)", 6,
+            (psn, m, data) -> new Sent(c.dataPacket(m, 0, psn, 0, data, SprayWire.SETH_LAST |
+                1 << SprayWire.SETH_ATTEMPT_SHIFT, true, c.tag(m)), false));
         must("malformed.control-tag", "S12.3-1", "a PROBE whose tag does not verify draws no ACK and its PSN is " +
             "not recorded", () ->
         {

@@ -104,7 +104,7 @@ final class RnrChecks extends Checks
     {
         final boolean last = offset + c.mtu >= m.length();
         c.send(c.dataPacket(m, path, c.takePsn(path), offset, new byte[Math.min(c.mtu, m.length() - offset)],
-            (last ? SprayWire.SETH_LAST : 0) | attempt(attempt), true, c.tag(m)));
+            (last ? SprayWire.SETH_LAST : 0) | attempt(attempt), true, c.tag(m, attempt)));
         return c.awaitPacket(ANSWER_NANOS, p -> isNackOf(c, p, m));
     }
 

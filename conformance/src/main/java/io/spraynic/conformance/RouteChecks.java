@@ -35,6 +35,23 @@ final class RouteChecks extends Checks
     private static final int REPATH_ATTEMPTS = 3;
     /** S7.3: the fewest packets a path's loss rate is judged from. */
     static final int REPATH_MIN_SAMPLE = 32;
+    /**
+     * How much later the suite sends its ACKs of the slow path (S7.3-2) at each look: 4 ms, then 8, 12 and 16 ms, so
+     * that the slow path's RTT exceeds 3 x the others' even where theirs is milliseconds (a loaded host), while each
+     * step stays below the 5 ms by which a target on shared cores keeps its RTO above its RTT (S6.8: rtoMin and
+     * rtoSlack), so that no packet of the slow path times out (a loss could move it for another cause, and a
+     * timed-out packet gives no RTT sample, S6.8).
+     */
+    static final long SLOW_ACK_STEP_NANOS = 4 * ScriptedPeer.MILLI;
+    /** Looks at the slow path's control port, each after {@link #SLOW_SAMPLE} packets with ACKs one step later. */
+    private static final int SLOW_STEPS = 4;
+    /**
+     * First transmissions on the slow path between two looks at its control port: two of the 256-packet samples at
+     * whose end a sender may judge the path (S7.3), so that at least one ends with the path's RTT estimate late.
+     */
+    private static final int SLOW_SAMPLE = 2 * SprayWire.SACK_BITS;
+    /** How long the slow path may take to carry {@link #SLOW_SAMPLE} packets, each look. */
+    private static final long SLOW_SAMPLE_NANOS = 10 * ANSWER_NANOS;
 
     private final long base;
     private final int rkey;
@@ -138,6 +155,154 @@ final class RouteChecks extends Checks
                 " lossy READs (" + counts + ")";
         });
         closeQuietly(c);
+    }
+
+    void runRepathRtt(final ConnectRequest request) throws IOException
+    {
+        request.paths = ROTATION_PATHS;
+        request.mtu = ROTATION_MTU;
+        final Connection connection = open(request);
+        final ScriptedPeer c = connection.peer();
+        final String why = connection.why();
+        should("multipath.repath-rtt", "S7.3-2", "a path whose ACKs come " + SLOW_ACK_STEP_NANOS / ScriptedPeer.MILLI +
+            " to " + SLOW_STEPS * SLOW_ACK_STEP_NANOS / ScriptedPeer.MILLI + " ms late while the others' come at once is moved to a new source port (its ACKs leave their old control " +
+            "port) and the other paths keep theirs", () ->
+        {
+            DataChecks.requireConnection(why);
+            if (c.paths < 2)
+            {
+                throw new NotTested("the connection has one path");
+            }
+            // the slow path: one the target uses (1 when it sprays, 0 when it sends everything on path 0); the READ
+            // also gives every path the RTT samples the median is taken over
+            final java.util.BitSet used = new java.util.BitSet();
+            for (final Packet p : c.read(0, base, rkey, ROTATION_READ_BYTES, 4 * ANSWER_NANOS).packets)
+            {
+                used.set(p.h8(0));
+            }
+            final int slow = used.nextSetBit(1) > 0 ? used.nextSetBit(1) : 0;
+            final int[] before = new int[c.paths];
+            long probeRtt = 0; // the longest the target took to answer a probe: its RTT as the suite sees it
+            for (int path = 0; path < c.paths; path++)
+            {
+                final long sent = System.nanoTime();
+                before[path] = controlPort(c, path);
+                probeRtt = Math.max(probeRtt, System.nanoTime() - sent);
+            }
+            if (before[slow] < 0)
+            {
+                throw new NotTested("no ACK of a PROBE on path " + slow + " to learn its control port from");
+            }
+            c.slowPath = slow;
+            final int checkFrom = c.received.size();
+            int after = before[slow];
+            int judged = 0;
+            int retransmitted = 0;
+            int restores = 0;
+            try
+            {
+                for (int step = 1; step <= SLOW_STEPS && after == before[slow]; step++)
+                {
+                    c.slowNanos = step * SLOW_ACK_STEP_NANOS;
+                    final int seen = c.slowSeen;
+                    final int received = c.received.size();
+                    final long deadline = System.nanoTime() + SLOW_SAMPLE_NANOS;
+                    while (c.slowSeen - seen < SLOW_SAMPLE && System.nanoTime() < deadline)
+                    {
+                        c.read(0, base, rkey, ROTATION_READ_BYTES, 5 * ANSWER_NANOS);
+                    }
+                    retransmitted += retransmissions(c.received.subList(received, c.received.size()), slow);
+                    if (c.slowSeen - seen >= SLOW_SAMPLE)
+                    {
+                        judged++;
+                    }
+                    after = controlPort(c, slow);
+                    if (after >= 0 && after != before[slow] &&
+                        resynced(c, c.received.subList(received, c.received.size())).get(slow))
+                    {
+                        // failed and probed back on a new port (S7.5), for another cause: judged from there on
+                        restores++;
+                        before[slow] = after;
+                    }
+                }
+            }
+            finally
+            {
+                c.endSlowPath();
+            }
+            final String counts = c.slowSeen + " first transmissions on path " + slow + ", " + retransmitted +
+                " retransmission(s) on it; the target answered a probe in " + probeRtt / 1_000 + " us at most";
+            if (after != before[slow] && after >= 0)
+            {
+                final List<String> moved = new ArrayList<>();
+                final java.util.BitSet restored = resynced(c, c.received.subList(checkFrom, c.received.size()));
+                for (int path = 0; path < c.paths; path++)
+                {
+                    final int now = path == slow ? after : controlPort(c, path);
+                    // a path failed and probed back (RESYNC, S7.5) moves for that cause, not judged here
+                    if (path != slow && before[path] >= 0 && now >= 0 && now != before[path] && !restored.get(path))
+                    {
+                        moved.add("path " + path + " (" + before[path] + " to " + now + ")");
+                    }
+                }
+                if (!moved.isEmpty())
+                {
+                    return "path " + slow + " moved from control port " + before[slow] + " to " + after + ", but so " +
+                        "did the paths whose ACKs came at once: " + String.join(", ", moved) + " (" + counts + ")";
+                }
+                if (retransmitted * 20 > c.slowSeen)
+                {
+                    throw new NotTested("path " + slow + " moved, but it lost over 5 % too, so loss may have moved it " +
+                        "(S7.3-1): " + counts);
+                }
+                return null;
+            }
+            if (judged == 0)
+            {
+                throw new NotTested("path " + slow + " never carried " + SLOW_SAMPLE + " data packets in " +
+                    SLOW_SAMPLE_NANOS / ScriptedPeer.MILLI + " ms (" + counts + ")");
+            }
+            if (restores > 0 && after >= 0)
+            {
+                throw new NotTested("path " + slow + " failed and was probed back (RESYNC, S7.5) " + restores +
+                    " time(s) during the check, and kept its port after (" + counts + ")");
+            }
+            return after < 0 ? "no ACK of a PROBE on path " + slow + " after the slow READs (" + counts + ")" :
+                "the ACKs of path " + slow + " kept source port " + before[slow] + " through " + judged + " x " +
+                SLOW_SAMPLE + " packets with ACKs " + SLOW_ACK_STEP_NANOS / ScriptedPeer.MILLI + " to " +
+                c.slowNanos / ScriptedPeer.MILLI + " ms late (" + counts + ")";
+        });
+        closeQuietly(c);
+    }
+
+    /** @return the paths of this connection on which {@code packets} hold a RESYNC probe (S7.5). */
+    private static java.util.BitSet resynced(final ScriptedPeer c, final List<Packet> packets)
+    {
+        final java.util.BitSet paths = new java.util.BitSet();
+        for (final Packet p : packets)
+        {
+            if (p.icrcValid && p.wholeHeaders() && p.opcode() == SprayWire.PROBE && p.destQp() == c.localCid() &&
+                (p.h8(1) & SprayWire.PRBH_RESYNC) != 0)
+            {
+                paths.set(p.h8(0));
+            }
+        }
+        return paths;
+    }
+
+    /** @return the data packets among {@code packets} sent again (SETH RETRANSMIT) on {@code path}. */
+    private static int retransmissions(final List<Packet> packets, final int path)
+    {
+        int count = 0;
+        for (final Packet p : packets)
+        {
+            if (p.icrcValid && p.wholeHeaders() && SprayWire.isData(p.opcode()) && p.h8(0) == path &&
+                (p.h8(1) & SprayWire.SETH_RETRANSMIT) != 0)
+            {
+                count++;
+            }
+        }
+        return count;
     }
 
     /** @return the source port of the target's ACK of a PROBE the suite sends on {@code path}, -1 when none came. */

@@ -58,6 +58,17 @@ final class ScriptedPeer
     /** Of {@link #lossyPath}: the first transmissions of data seen, and those dropped. */
     int lossySeen;
     int lossyDropped;
+    /**
+     * The target's path whose ACKs the suite sends {@link #slowNanos} late (a slow route, S7.3); -1: none. Each ACK is
+     * built when its packet arrives, so that it covers only what had arrived then, and goes when it is due.
+     */
+    int slowPath = -1;
+    long slowNanos;
+    /** Of {@link #slowPath}: the first transmissions of data seen. */
+    int slowSeen;
+    /** The slow path's ACKs not yet sent, oldest first, and when each is due (System.nanoTime()). */
+    private final java.util.ArrayDeque<byte[]> lateAcks = new java.util.ArrayDeque<>();
+    private final java.util.ArrayDeque<Long> lateAckDue = new java.util.ArrayDeque<>();
 
     /** A READ this peer asked for: its buffer and the offsets received. */
     static final class InboundRead
@@ -250,15 +261,17 @@ final class ScriptedPeer
     {
     }
 
-    /** @return the S12.4 tag of a message this peer sends. */
+    /** @return the S12.4 tag of the first attempt of a message this peer sends. */
     long tag(final Message m)
     {
-        return SipHash24.words(sendKey,
-            (long)(m.opcode & 0xFF) << 56 | (long)(m.stream & 0xFFFF) << 32 | (m.msn & 0xFFFF_FFFFL),
-            (long)m.length << 32 | (m.rsn & 0xFFFF_FFFFL),
-            m.base,
-            (long)m.rkey << 32 | (remoteCid & 0xFF_FFFFL),
-            m.immediate & 0xFFFF_FFFFL);
+        return tag(m, 0);
+    }
+
+    /** @return the S12.4 tag of attempt {@code attempt} (an RNR retry's, S9.3-4) of a message this peer sends. */
+    long tag(final Message m, final int attempt)
+    {
+        return SprayWire.messageTag(sendKey, m.opcode, attempt, m.stream, m.msn, m.length, m.rsn, m.base, m.rkey,
+            remoteCid, m.immediate);
     }
 
     /**
@@ -283,8 +296,16 @@ final class ScriptedPeer
     /** @return the packets of a WRITE of {@code data} at {@code base}, each on its path, MTU-sized, in offset order. */
     List<byte[]> writePackets(final Message m, final byte[] data, final IntPredicate pathOfPacket, final int[] psnsOut)
     {
+        return writePackets(m, data, pathOfPacket, psnsOut, 0);
+    }
+
+    /** As above, for attempt {@code attempt} of the message (SETH attempt and tag, S9.3-4, S12.4). */
+    List<byte[]> writePackets(final Message m, final byte[] data, final IntPredicate pathOfPacket, final int[] psnsOut,
+        final int attempt)
+    {
         final List<byte[]> out = new ArrayList<>();
-        final long tag = tag(m);
+        final long tag = tag(m, attempt);
+        final int attemptFlags = (attempt & SprayWire.SETH_ATTEMPT_MASK) << SprayWire.SETH_ATTEMPT_SHIFT;
         final int count = Math.max(1, (data.length + mtu - 1) / mtu);
         for (int i = 0; i < count; i++)
         {
@@ -296,7 +317,8 @@ final class ScriptedPeer
                 psnsOut[i] = psn;
             }
             final byte[] payload = java.util.Arrays.copyOfRange(data, offset, Math.min(data.length, offset + mtu));
-            out.add(dataPacket(m, path, psn, offset, payload, i == count - 1 ? SprayWire.SETH_LAST : 0, i == count - 1, tag));
+            out.add(dataPacket(m, path, psn, offset, payload, (i == count - 1 ? SprayWire.SETH_LAST : 0) | attemptFlags,
+                i == count - 1, tag));
         }
         return out;
     }
@@ -399,14 +421,21 @@ final class ScriptedPeer
         final long deadline = System.nanoTime() + timeoutNanos;
         while (true)
         {
-            final long left = deadline - System.nanoTime();
+            final long now = System.nanoTime();
+            sendDueAcks(now);
+            final long left = deadline - now;
             if (left <= 0)
             {
                 return null;
             }
-            final Packet p = link.receive(left);
+            final long wait = lateAckDue.isEmpty() ? left : Math.min(left, Math.max(0, lateAckDue.peekFirst() - now));
+            final Packet p = link.receive(wait);
             if (null == p)
             {
+                if (wait < left)
+                {
+                    continue; // a late ACK is due, not the deadline
+                }
                 return null;
             }
             received.add(p);
@@ -467,7 +496,16 @@ final class ScriptedPeer
             {
                 inbound.record(path, p.psn());
             }
-            if (!silent || answerProbes && opcode == SprayWire.PROBE)
+            if (path == slowPath)
+            {
+                if (SprayWire.isData(opcode) && (p.h8(1) & SprayWire.SETH_RETRANSMIT) == 0)
+                {
+                    slowSeen++;
+                }
+                lateAcks.addLast(inbound.ack(remoteCid, path, 0, rateHintMbps, sendKey));
+                lateAckDue.addLast(System.nanoTime() + slowNanos);
+            }
+            else if (!silent || answerProbes && opcode == SprayWire.PROBE)
             {
                 sendAck(path);
             }
@@ -483,9 +521,8 @@ final class ScriptedPeer
         {
             return;
         }
-        final long expected = SipHash24.words(receiveKey,
-            (long)SprayWire.READ_RESPONSE << 56 | (long)stream << 32 | (msn & 0xFFFF_FFFFL),
-            (long)p.h32(12) << 32, 0, request.senderCid & 0xFF_FFFFL, 0);
+        final long expected = SprayWire.messageTag(receiveKey, SprayWire.READ_RESPONSE, SprayWire.attempt(p), stream,
+            msn, p.h32(12), 0, 0, 0, request.senderCid, 0);
         if (p.h64(20) != expected)
         {
             tagFailures.add("READ_RESPONSE with a message tag that does not verify: " + p);
@@ -504,6 +541,23 @@ final class ScriptedPeer
             read.placed.set(offset);
             read.bytesPlaced += payload.length;
         }
+    }
+
+    /** Sends the slow path's ACKs due by {@code now}, or all of them when no path is slow any more. */
+    private void sendDueAcks(final long now) throws IOException
+    {
+        while (!lateAckDue.isEmpty() && (slowPath < 0 || lateAckDue.peekFirst() - now <= 0))
+        {
+            lateAckDue.removeFirst();
+            send(lateAcks.removeFirst());
+        }
+    }
+
+    /** Ends {@link #slowPath}: its ACKs still held go now. */
+    void endSlowPath() throws IOException
+    {
+        slowPath = -1;
+        sendDueAcks(System.nanoTime());
     }
 
     /** Sends an ACK (S5.1) of the target's path {@code path}, echoing no CE mark. */

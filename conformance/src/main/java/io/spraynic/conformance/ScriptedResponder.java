@@ -266,11 +266,8 @@ final class ScriptedResponder
         final int immediateAt = SprayWire.SETH_LENGTH + (reth ? SprayWire.RETH_LENGTH : 0);
         final long immediate = opcode == SprayWire.WRITE_IMM || opcode == SprayWire.SEND_IMM ?
             p.h32(immediateAt) & 0xFFFF_FFFFL : 0;
-        final long tag = SipHash24.words(receiveKey,
-            (long)opcode << 56 | (long)p.h16(2) << 32 | (p.h32(4) & 0xFFFF_FFFFL),
-            (long)length << 32 | (p.h32(16) & 0xFFFF_FFFFL),
-            reth ? va - Integer.toUnsignedLong(offset) : 0,
-            (long)theirRkey << 32 | cid, immediate);
+        final long tag = SprayWire.messageTag(receiveKey, opcode, SprayWire.attempt(p), p.h16(2), p.h32(4), length,
+            p.h32(16), reth ? va - Integer.toUnsignedLong(offset) : 0, theirRkey, cid, (int)immediate);
         if (tag != p.h64(20))
         {
             violations.add("a message tag that does not verify (S12.4-2): " + p);
@@ -427,8 +424,8 @@ final class ScriptedResponder
             violations.add("a READ outside the published region (stream " + stream + ", msn " + msn + ")");
             return;
         }
-        final long tag = SipHash24.words(sendKey, (long)SprayWire.READ_RESPONSE << 56 | (long)stream << 32 |
-            (msn & 0xFFFF_FFFFL), (long)length << 32, 0, peerCid & 0xFF_FFFFL, 0);
+        final long tag = SprayWire.messageTag(sendKey, SprayWire.READ_RESPONSE, 0, stream, msn, length, 0, 0, 0, peerCid,
+            0);
         for (int offset = 0; offset < length || offset == 0; offset += mtu)
         {
             final int n = Math.min(mtu, length - offset);

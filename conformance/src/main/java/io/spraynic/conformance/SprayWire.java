@@ -125,6 +125,29 @@ final class SprayWire
     }
 
     /** @return {@code b - a} in 24-bit serial arithmetic, as a signed distance (S1.6). */
+    /**
+     * The S12.4 message tag of one attempt of a message: SipHash-2-4 with {@code key} of
+     * {@code opcode << 56 | attempt << 48 | stream << 32 | msn}, {@code length << 32 | rsn}, {@code base},
+     * {@code rkey << 32 | destCid} and {@code immediate}, each word 8 little-endian bytes.
+     */
+    static long messageTag(final long[] key, final int opcode, final int attempt, final int stream, final int msn,
+        final int length, final int rsn, final long base, final int rkey, final int destCid, final int immediate)
+    {
+        return SipHash24.words(key,
+            (long)(opcode & 0xFF) << 56 | (long)(attempt & SETH_ATTEMPT_MASK) << 48 | (long)(stream & 0xFFFF) << 32 |
+                (msn & 0xFFFF_FFFFL),
+            (long)length << 32 | (rsn & 0xFFFF_FFFFL),
+            base,
+            (long)rkey << 32 | (destCid & 0xFF_FFFFL),
+            immediate & 0xFFFF_FFFFL);
+    }
+
+    /** @return the attempt (SETH flag bits 2-4, S9.3-3) of the data packet {@code p}. */
+    static int attempt(final Packet p)
+    {
+        return (p.h8(1) >>> SETH_ATTEMPT_SHIFT) & SETH_ATTEMPT_MASK;
+    }
+
     static int psnDistance(final int a, final int b)
     {
         return ((b - a) << 8) >> 8;

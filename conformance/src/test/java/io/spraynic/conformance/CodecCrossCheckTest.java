@@ -8,6 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
 /**
  * The suite's own ICRC and SipHash (written from PROTOCOL.md and the papers) against published vectors and against
@@ -27,6 +28,29 @@ class CodecCrossCheckTest
         assertEquals(0xa129ca6149be45e5L, SipHash24.hash(0x0706050403020100L, 0x0f0e0d0c0b0a0908L, message, 0, 15));
         assertEquals(SipHash.hash(0x0706050403020100L, 0x0f0e0d0c0b0a0908L, MemorySegment.ofArray(message), 0, 15),
             SipHash24.hash(0x0706050403020100L, 0x0f0e0d0c0b0a0908L, message, 0, 15));
+    }
+
+    /**
+     * The suite's message tag (S12.4) is SipHash-2-4 of the five words, byte for byte as the implementation's hash of
+     * five words reads them, with the attempt in bits 48-50 of w0: a changed attempt changes the tag, and attempt 0
+     * gives the tag of a word without it.
+     */
+    @Test
+    void shouldPutTheAttemptInTheMessageTag()
+    {
+        final long[] key = {0x0706050403020100L, 0x0f0e0d0c0b0a0908L};
+        final long w0 = (long)SprayWire.SEND << 56 | (long)7 << 32 | 0x8000_0001L;
+        final long w1 = (long)4096 << 32 | 3;
+        final long w3 = 0xABCDEFL;
+        for (int attempt = 0; attempt < 8; attempt++)
+        {
+            assertEquals(SipHash.hash5(key[0], key[1], w0 | (long)attempt << 48, w1, 0, w3, 0),
+                SprayWire.messageTag(key, SprayWire.SEND, attempt, 7, 0x8000_0001, 4096, 3, 0, 0, 0xABCDEF, 0));
+        }
+        assertEquals(SipHash.hash5(key[0], key[1], w0, w1, 0, w3, 0),
+            SprayWire.messageTag(key, SprayWire.SEND, 8, 7, 0x8000_0001, 4096, 3, 0, 0, 0xABCDEF, 0), "modulo 8");
+        assertNotEquals(SprayWire.messageTag(key, SprayWire.SEND, 0, 7, 1, 4096, 3, 0, 0, 0xABCDEF, 0),
+            SprayWire.messageTag(key, SprayWire.SEND, 1, 7, 1, 4096, 3, 0, 0, 0xABCDEF, 0));
     }
 
     @Test

@@ -37,7 +37,8 @@ class ConformanceSelfTest
         final ConformanceReport report = runAgainst(0, PSK, EnumSet.noneOf(Fault.class), null);
         for (final String id : new String[]{"handshake.retry", "handshake.accept", "handshake.repeat",
             "handshake.version-3", "handshake.bad-icrc", "data.in-order-ack", "data.read-back", "data.gap-sack",
-            "data.out-of-order-placement", "data.probe", "malformed.bad-icrc", "wire.reserved-zero", "malformed.message-tag", "close.ack",
+            "data.out-of-order-placement", "data.probe", "malformed.bad-icrc", "wire.reserved-zero", "malformed.message-tag",
+            "malformed.attempt-tag", "close.ack",
             "psk.bad-proof", "psk.no-proof", "psk.accept", "security.tampered-header", "security.nack-unmatched",
             "ecn.ce-echo", "ecn.data-ect0", "ecn.control-not-ect", "limits.source", "limits.released",
             "liveness.keepalive", "liveness.idle-close", "multipath.psn-spaces", "errors.flush-stream",
@@ -47,10 +48,13 @@ class ConformanceSelfTest
             assertEquals(Verdict.PASS, report.result(id).verdict(), () -> id + ": " + report.toText());
         }
         assertTrue(report.result("multipath.repath").reason().contains("kept source port"), report::toText);
+        assertTrue(report.result("multipath.repath-rtt").reason().startsWith("the ACKs of path 0 kept source port"),
+            report::toText);
         // a toy that never changes its source port gives S7.7-1 nothing to judge
         assertEquals(Verdict.NOT_TESTED, report.result("multipath.port-rotation").verdict(), report::toText);
         // the toy sends on one path: the sender's checks of S7.2 and S7.4 catch it, and it never re-paths (S7.3)
-        for (final String id : new String[]{"multipath.spread", "multipath.dead-path", "multipath.repath"})
+        for (final String id : new String[]{"multipath.spread", "multipath.dead-path", "multipath.repath",
+            "multipath.repath-rtt"})
         {
             assertEquals(Verdict.FAIL, report.result(id).verdict(), () -> id + ": " + report.toText());
         }
@@ -117,13 +121,31 @@ class ConformanceSelfTest
 
     /**
      * S7.3-1 passes against a toy that moves its data and ACKs to a new port once a path loses over 5 % (the first
-     * test shows the plain toy, which keeps its port, failing it).
+     * test shows the plain toy, which keeps its port, failing it); S7.3-2 fails against it, since late ACKs lose it
+     * nothing.
      */
     @Test
     void shouldPassTheRepathClauseAgainstAToyThatRepaths() throws Exception
     {
         final ConformanceReport report = runAgainst(19, null, EnumSet.of(Fault.REPATH), Set.of("multipath"));
         assertEquals(Verdict.PASS, report.result("multipath.repath").verdict(), report::toText);
+        final CheckResult rtt = report.result("multipath.repath-rtt");
+        assertEquals(Verdict.FAIL, rtt.verdict(), report::toText);
+        assertTrue(rtt.reason().matches("the ACKs of path 0 kept source port \\d+ through 4 x 512 packets with " +
+            "ACKs 4 to 16 ms late \\(\\d+ first transmissions on path 0, \\d+ retransmission\\(s\\) on it; the target " +
+            "answered a probe in \\d+ us at most\\)"), rtt.reason());
+    }
+
+    /**
+     * S7.3-2 passes against a toy that moves path 0's data and ACKs to a new port once its smoothed RTT exceeds 3 x
+     * its lowest, and not against one that moves them only on loss (above) or never (the first test).
+     */
+    @Test
+    void shouldPassTheRttRepathClauseAgainstAToyThatRepathsOnRtt() throws Exception
+    {
+        final ConformanceReport report = runAgainst(25, null, EnumSet.of(Fault.REPATH_RTT), Set.of("multipath"));
+        assertEquals(Verdict.PASS, report.result("multipath.repath-rtt").verdict(), report::toText);
+        assertEquals("S7.3-2", report.result("multipath.repath-rtt").clause());
     }
 
     /**
@@ -314,6 +336,22 @@ class ConformanceSelfTest
         final CheckResult field = ack.result("wire.reserved-zero");
         assertEquals(Verdict.FAIL, field.verdict(), ack::toText);
         assertTrue(field.reason().startsWith("SACKH reserved4 0x5a on SPRAY_ACK"), field.reason());
+    }
+
+    /**
+     * S12.4-1 with the attempt in the tag: a toy that checks every data packet's tag as if it were of attempt 0 takes
+     * a packet whose attempt was changed after tagging (and fails the attempt check), while it still drops a packet
+     * whose tag is wrong.
+     */
+    @Test
+    void shouldFailTheAttemptTagCheckAgainstAToyThatLeavesTheAttemptOutOfTheTag() throws Exception
+    {
+        final ConformanceReport report = runAgainst(26, null, EnumSet.of(Fault.ATTEMPT_OUTSIDE_TAG), DATA_GROUPS);
+        final CheckResult attempt = report.result("malformed.attempt-tag");
+        assertEquals(Verdict.FAIL, attempt.verdict(), report::toText);
+        assertEquals("S12.4-1", attempt.clause());
+        assertEquals(Verdict.PASS, report.result("malformed.message-tag").verdict(), report::toText);
+        assertTrue(report.mustFailed());
     }
 
     @Test

@@ -125,7 +125,7 @@ final class ToyInitiator implements AutoCloseable
         final long[] retryAt) throws IOException
     {
         final int[] psns = new int[(data.length + c.mtu - 1) / c.mtu];
-        final List<byte[]> packets = c.writePackets(m, data, null, psns);
+        final List<byte[]> packets = c.writePackets(m, data, null, psns, attempt);
         final TreeMap<Integer, byte[]> outstanding = new TreeMap<>(); // by distance from the first PSN
         for (int i = 0; i < packets.size(); i++)
         {
@@ -134,7 +134,6 @@ final class ToyInitiator implements AutoCloseable
             {
                 body[SprayWire.BTH_LENGTH + 20] ^= 1;
             }
-            body[SprayWire.BTH_LENGTH + 1] |= (byte)(attempt << SprayWire.SETH_ATTEMPT_SHIFT);
             outstanding.put(i, body);
             c.send(body);
         }

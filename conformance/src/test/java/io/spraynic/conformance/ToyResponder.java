@@ -77,6 +77,13 @@ final class ToyResponder implements AutoCloseable
          * that does not re-path.
          */
         REPATH,
+        /**
+         * Not a fault: S7.3-2 re-pathing. Once its path's smoothed RTT (gain 1/8, 32 samples since its last move at
+         * least) exceeds 3 x the lowest it had since that move (a one-path sender's stand-in for the median of the
+         * connection's paths), the data and ACKs of path 0 move to the other of its two ports; the other paths'
+         * ACKs stay. Without it the toy keeps its port: a sender that does not re-path on RTT.
+         */
+        REPATH_RTT,
         /** S2.5-2: READ responses go with SETH flag bit 7, which is reserved, set. */
         RESERVED_FLAG_SET,
         /**
@@ -85,7 +92,9 @@ final class ToyResponder implements AutoCloseable
          */
         RNR_BY_COUNT,
         /** S2.5-2: ACKs go with SACKH {@code reserved4} 0x5A. */
-        RESERVED_ACK_FIELD
+        RESERVED_ACK_FIELD,
+        /** S12.4-1: data packets' message tags are checked as if every packet were of attempt 0 (draft 0.7's tag). */
+        ATTEMPT_OUTSIDE_TAG
     }
 
     /** The toy's connections per source (S12.9) and idle timeout (S12.10), small so that the checks run fast. */
@@ -120,7 +129,7 @@ final class ToyResponder implements AutoCloseable
     /** With a ROTATE_ fault: a second socket, the other source port data alternates to; else null. */
     private final UdpLink rotatedLink;
     private UdpLink dataLink;
-    /** The socket of the toy's ACKs: moved by a re-path (S7.3), never by rotation (S7.7). */
+    /** The socket of the toy's ACKs of path 0: moved by a re-path (S7.3), never by rotation (S7.7); others use link. */
     private UdpLink controlLink;
     private int portPackets;
     /** {@link Fault#REPATH}: data packets sent since the last move, and the PSNs of those found lost. */
@@ -179,6 +188,12 @@ final class ToyResponder implements AutoCloseable
         long nextSendAt;
         /** With {@link Fault#SLOW}: when the held READ_RESPONSEs may go. */
         long answerAt;
+        /** {@link Fault#REPATH_RTT}: when each unacknowledged READ_RESPONSE first went, by PSN. */
+        final Map<Integer, Long> sentAt = new HashMap<>();
+        /** {@link Fault#REPATH_RTT}: path 0's smoothed RTT, the lowest it had, and its samples since the last move. */
+        long srttNanos;
+        long lowestSrttNanos = Long.MAX_VALUE;
+        int rttSamples;
     }
 
     ToyResponder(final InetSocketAddress self, final InetSocketAddress suite, final byte[] psk,
@@ -190,7 +205,7 @@ final class ToyResponder implements AutoCloseable
         this.psk = psk;
         this.link = new UdpLink(self, suite);
         this.rotatedLink = faults.contains(Fault.ROTATE_DRAINED) || faults.contains(Fault.ROTATE_IN_FLIGHT) ||
-            faults.contains(Fault.REPATH) ?
+            faults.contains(Fault.REPATH) || faults.contains(Fault.REPATH_RTT) ?
             new UdpLink(new InetSocketAddress(self.getAddress(), self.getPort() + ROTATED_PORT_OFFSET), suite) : null;
         this.dataLink = link;
         this.controlLink = link;
@@ -374,10 +389,9 @@ final class ToyResponder implements AutoCloseable
         }
         final boolean reth = p.opcode() == SprayWire.WRITE || p.opcode() == SprayWire.READ_REQUEST; // S12.4's w2, w3
         final long base = reth ? p.h64(SprayWire.SETH_LENGTH) - Integer.toUnsignedLong(p.h32(8)) : 0;
-        final long expected = SipHash24.words(c.receiveKey,
-            (long)p.opcode() << 56 | (long)p.h16(2) << 32 | (p.h32(4) & 0xFFFF_FFFFL),
-            (long)p.h32(12) << 32 | (p.h32(16) & 0xFFFF_FFFFL), base,
-            (reth ? (long)p.h32(SprayWire.SETH_LENGTH + 8) << 32 : 0) | c.cid, 0);
+        final long expected = SprayWire.messageTag(c.receiveKey, p.opcode(),
+            faults.contains(Fault.ATTEMPT_OUTSIDE_TAG) ? 0 : SprayWire.attempt(p), p.h16(2), p.h32(4), p.h32(12),
+            p.h32(16), base, reth ? p.h32(SprayWire.SETH_LENGTH + 8) : 0, c.cid, 0);
         if (expected != p.h64(20) && !faults.contains(Fault.IGNORE_MESSAGE_TAG))
         {
             return;
@@ -410,8 +424,8 @@ final class ToyResponder implements AutoCloseable
         if (p.opcode() == SprayWire.READ_REQUEST && fresh)
         {
             final int length = p.h32(12);
-            final long tag = SipHash24.words(c.sendKey, (long)SprayWire.READ_RESPONSE << 56 | (long)p.h16(2) << 32 |
-                (p.h32(4) & 0xFFFF_FFFFL), (long)length << 32, 0, c.peerCid, 0);
+            final long tag = SprayWire.messageTag(c.sendKey, SprayWire.READ_RESPONSE, 0, p.h16(2), p.h32(4), length, 0, 0,
+                0, c.peerCid, 0);
             for (int offset = 0; offset < length || offset == 0; offset += c.mtu)
             {
                 final int n = Math.min(c.mtu, length - offset);
@@ -463,7 +477,7 @@ final class ToyResponder implements AutoCloseable
         }
         final int ce = c.ceSinceAck[path];
         c.ceSinceAck[path] = 0;
-        controlLink.send(FrameBuilder.bth(SprayWire.ACK, c.peerCid, 0, false).u8(path).u8(ce > 0 ? SprayWire.SACKH_ECE : 0)
+        (0 == path ? controlLink : link).send(FrameBuilder.bth(SprayWire.ACK, c.peerCid, 0, false).u8(path).u8(ce > 0 ? SprayWire.SACKH_ECE : 0)
             .u16(ce).u8(faults.contains(Fault.RESERVED_ACK_FIELD) ? 0x5A : 0).u24(c.cumulative[path]).bytes(sack).u32(0).u32(++c.ackSequence[path]).u32(c.refusals)
             .controlTag(c.sendKey).bytes(), false, UdpLink.NOT_ECT);
         c.lastSent = System.nanoTime();
@@ -541,13 +555,21 @@ final class ToyResponder implements AutoCloseable
         c.lastAckHeard = System.nanoTime();
         final int cumulative = p.h24(5);
         final int outstanding = c.unacknowledged.size();
+        final long now = System.nanoTime();
+        for (final int psn : c.unacknowledged.headMap(cumulative).keySet())
+        {
+            sampleRtt(c, psn, now);
+        }
         c.unacknowledged.headMap(cumulative).clear();
         int highest = cumulative - 1;
         for (int i = 1; i < SprayWire.SACK_BITS; i++)
         {
             if (ScriptedPeer.sackBit(p, i))
             {
-                c.unacknowledged.remove(cumulative + i);
+                if (null != c.unacknowledged.remove(cumulative + i))
+                {
+                    sampleRtt(c, cumulative + i, now);
+                }
                 highest = cumulative + i;
             }
         }
@@ -571,6 +593,32 @@ final class ToyResponder implements AutoCloseable
             sendData(again);
         }
         sendWithinWindow(c);
+    }
+
+    /**
+     * {@link Fault#REPATH_RTT}: an RTT sample of a packet acknowledged without having gone again (Karn), and the move
+     * of path 0 when its smoothed RTT exceeds 3 x the lowest since its last move.
+     */
+    private void sampleRtt(final Connection c, final int psn, final long now)
+    {
+        final Long sent = c.sentAt.remove(psn);
+        if (!faults.contains(Fault.REPATH_RTT) || null == sent || c.resent.contains(psn))
+        {
+            return;
+        }
+        final long rtt = now - sent;
+        c.srttNanos = 0 == c.rttSamples ? rtt : c.srttNanos + (rtt - c.srttNanos) / 8;
+        c.rttSamples++;
+        if (c.rttSamples >= 8)
+        {
+            c.lowestSrttNanos = Math.min(c.lowestSrttNanos, c.srttNanos);
+        }
+        if (c.rttSamples >= 32 && c.srttNanos > 3 * c.lowestSrttNanos)
+        {
+            dataLink = controlLink = dataLink == link ? rotatedLink : link;
+            c.rttSamples = 0;
+            c.lowestSrttNanos = Long.MAX_VALUE;
+        }
     }
 
     /**
@@ -632,6 +680,10 @@ final class ToyResponder implements AutoCloseable
                     (next.getValue().length - SprayWire.BTH_LENGTH - SprayWire.SETH_LENGTH + 128) * 8_000L / c.rateHintMbps;
             }
             c.unacknowledged.put(next.getKey(), next.getValue());
+            if (faults.contains(Fault.REPATH_RTT))
+            {
+                c.sentAt.put(next.getKey(), System.nanoTime());
+            }
             sendData(next.getValue());
             c.lastSent = System.nanoTime();
         }

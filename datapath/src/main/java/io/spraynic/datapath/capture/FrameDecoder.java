@@ -397,6 +397,7 @@ public final class FrameDecoder
         if (SprayOpcodes.isData(opcode) && frame.customHeaderLength() >= SprayExtendedTransportHeader.LENGTH)
         {
             final int flags = SprayExtendedTransportHeader.flags(s, header);
+            final int attempt = SprayExtendedTransportHeader.attempt(s, header);
             sb.append(" seth(path=").append(SprayExtendedTransportHeader.path(s, header))
                 .append(" stream=").append(SprayExtendedTransportHeader.stream(s, header))
                 .append(" msn=").append(Integer.toUnsignedString(SprayExtendedTransportHeader.msn(s, header)))
@@ -407,6 +408,7 @@ public final class FrameDecoder
                     " rsn=" + Integer.toUnsignedString(SprayExtendedTransportHeader.rsn(s, header)) : "")
                 .append((flags & SprayExtendedTransportHeader.FLAG_RETRANSMIT) != 0 ? " retransmit" : "")
                 .append((flags & SprayExtendedTransportHeader.FLAG_LAST) != 0 ? " last" : "")
+                .append(attempt != 0 ? " attempt=" + attempt : "") // S9.3-3: an RNR retry's packets
                 .append(')');
             if (frame.customHeaderLength() >= SprayExtendedTransportHeader.LENGTH + RdmaExtendedTransportHeader.LENGTH &&
                 (opcode == SprayOpcodes.WRITE || opcode == SprayOpcodes.WRITE_WITH_IMMEDIATE || opcode == SprayOpcodes.READ_REQUEST))

@@ -202,7 +202,9 @@ final class DataReceiver
         if (messageKind == READ_RESPONSE)
         {
             final int slot = slots.slotFor(key);
-            final boolean valid = slot != MISSING && slots.kind[slot] == READ ? tag == slots.responseTag[slot] :
+            // a READ response is never retried: its tag is of attempt 0 (S12.4)
+            final boolean valid = slot != MISSING && slots.kind[slot] == READ ?
+                tag == slots.responseTag[slot] && SprayExtendedTransportHeader.attempt(buffer, seth) == 0 :
                 tag == auth.expectedTag(frame);
             if (!valid)
             {

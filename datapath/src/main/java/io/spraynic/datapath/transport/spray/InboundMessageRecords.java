@@ -35,7 +35,7 @@ final class InboundMessageRecords
     private int[] refusal;
     private boolean[] reserve; // S10.2: taken from the reserve, to refuse a message there was no room for
     private boolean[] noResources; // S10.2: its last attempt was refused for want of resources
-    private long[] tag; // S12.4: every packet of the message carries it
+    private long[] tag; // S12.4: every packet of the message's attempt 0 carries it (a retry's covers its attempt)
     private long[] base; // S12.4: va - offset of a WRITE's packets
     private int[] rkey;
     private int[] freeRecords;

@@ -183,9 +183,10 @@ final class InboundMessages
         return receives.post(streamId, request);
     }
 
-    // S12.4: a packet of a message with state here carries the tag its state holds (and, for a WRITE, the same
-    // base address and rkey); one without, the tag of its own headers; S12.7: a new message only inside the window
-    // (a READ response is checked against the READ's send slot by the connection)
+    // S12.4: a packet of a message with state here carries the tag its state holds, of attempt 0 (and, for a WRITE,
+    // the same base address and rkey); one of an RNR retry (rare) or without state, the tag of its own headers, its
+    // attempt included, so that a changed attempt fails; S12.7: a new message only inside the window (a READ response
+    // is checked against the READ's send slot by the connection)
     boolean authentic(
         final RoceFrame frame, final long tag, final byte messageKind, final int streamId, final int msn,
         final long key, final int offset)
@@ -195,7 +196,8 @@ final class InboundMessages
         final int record = records.recordOf(key); // detached: no record
         if (record != MISSING)
         {
-            boolean valid = tag == records.tag(record);
+            boolean valid = SprayExtendedTransportHeader.attempt(buffer, seth) == 0 ? tag == records.tag(record) :
+                tag == auth.expectedTag(frame);
             if (valid && (messageKind == WRITE || messageKind == WRITE_IMM))
             {
                 final long reth = seth + SprayExtendedTransportHeader.LENGTH;
@@ -300,7 +302,9 @@ final class InboundMessages
             record = records.open(key, room == REFUSE && !records.hasRoom(), messageKind, streamId, msn,
                 messageLength, messageKind == READ ? 1 : SendSlots.packetsFor(messageLength, mtu),
                 SprayExtendedTransportHeader.rsn(buffer, seth), SprayExtendedTransportHeader.attempt(buffer, seth),
-                SprayExtendedTransportHeader.messageTag(buffer, seth));
+                // the tag of the message's attempt 0, which its packets of every attempt are checked against (S12.4)
+                SprayExtendedTransportHeader.attempt(buffer, seth) == 0 ? SprayExtendedTransportHeader.messageTag(buffer,
+                    seth) : auth.expectedTag(frame, 0));
             if (messageKind == WRITE || messageKind == WRITE_IMM)
             {
                 final long reth = seth + SprayExtendedTransportHeader.LENGTH;

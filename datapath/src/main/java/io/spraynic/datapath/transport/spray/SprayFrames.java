@@ -202,11 +202,13 @@ final class SprayFrames
         final MemorySegment buffer = output.buffer();
         final long base = output.offset();
         final long seth = base + template.headerLength();
+        final int attempt = slots.attempt(slot);
         SprayExtendedTransportHeader.write(buffer, seth, path,
             (retransmit ? SprayExtendedTransportHeader.FLAG_RETRANSMIT : 0) |
             (last ? SprayExtendedTransportHeader.FLAG_LAST : 0) |
-            SprayExtendedTransportHeader.attemptFlags(slots.attempt(slot)),
-            slots.stream[slot], slots.msn[slot], offset, slots.length[slot], slots.rsn[slot], slots.messageTag[slot]);
+            SprayExtendedTransportHeader.attemptFlags(attempt),
+            slots.stream[slot], slots.msn[slot], offset, slots.length[slot], slots.rsn[slot],
+            attempt == 0 ? slots.messageTag[slot] : auth.sendTag(slots, slot, attempt)); // S12.4: covers the attempt
         long at = seth + SprayExtendedTransportHeader.LENGTH;
         if (messageKind == SprayConnection.WRITE || messageKind == SprayConnection.WRITE_IMM ||
             messageKind == SprayConnection.READ)

@@ -153,7 +153,7 @@ class SprayAuthenticationTest
     }
 
     /** Recomputes what the parser checks after a change: the IPv4 header checksum and the ICRC. */
-    private static void reseal(final MemorySegment f)
+    static void reseal(final MemorySegment f)
     {
         final long ip = EthernetHeader.LENGTH;
         Ipv4Header.updateChecksum(f, ip, Ipv4Header.LENGTH);
@@ -283,7 +283,7 @@ class SprayAuthenticationTest
             SprayExtendedTransportHeader.rsn(ahead, CUSTOM, 1);
             SprayExtendedTransportHeader.messageOffset(ahead, CUSTOM, 0);
             SprayExtendedTransportHeader.messageTag(ahead, CUSTOM, PacketAuthenticator.messageTag(keysA.sendKey0,
-                keysA.sendKey1, SprayOpcodes.SEND, 1, far, SEND_SIZE, 1, 0, 0, SprayTestBed.CID_B, 0));
+                keysA.sendKey1, SprayOpcodes.SEND, 0, 1, far, SEND_SIZE, 1, 0, 0, SprayTestBed.CID_B, 0));
             reseal(ahead);
             inject(bed, SprayExtendedTransportHeader.path(ahead, CUSTOM) % planes, true, ahead);
 

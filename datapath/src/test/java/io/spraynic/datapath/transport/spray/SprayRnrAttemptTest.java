@@ -16,6 +16,7 @@ import io.spraynic.datapath.wire.SprayOpcodes;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -72,23 +73,64 @@ class SprayRnrAttemptTest
         /** Puts every held frame on the wire towards B, in the order A sent them (a path is FIFO, S6.2). */
         void release(final SprayTestBed bed)
         {
+            release(bed, -1);
+        }
+
+        /**
+         * As {@link #release(SprayTestBed)}, with the SETH attempt of every held data packet rewritten to
+         * {@code attempt} (none when negative) and the IPv4 checksum and ICRC, which no key protects, made good again:
+         * what an on-path writer can do. @return the data packets rewritten.
+         */
+        int release(final SprayTestBed bed, final int attempt)
+        {
             holding = false;
+            int rewritten = 0;
             final PacketPort port = bed.injector(0, true);
             for (final byte[] frame : held)
             {
+                final MemorySegment f = MemorySegment.ofArray(frame.clone());
+                final int opcode = BaseTransportHeader.opcode(f, SprayTestBed.DATA_OFFSET_BTH);
+                if (attempt >= 0 && opcode != SprayOpcodes.PROBE)
+                {
+                    final long flags = HEADER + 1;
+                    final int others = f.get(ValueLayout.JAVA_BYTE, flags) &
+                        ~SprayExtendedTransportHeader.attemptFlags(SprayExtendedTransportHeader.ATTEMPT_MASK);
+                    f.set(ValueLayout.JAVA_BYTE, flags, (byte)(others | SprayExtendedTransportHeader.attemptFlags(attempt)));
+                    SprayAuthenticationTest.reseal(f);
+                    rewritten++;
+                }
                 try (PacketBurst burst = port.newBurst(1))
                 {
                     assertTrue(port.allocate(burst, 1));
-                    MemorySegment.copy(MemorySegment.ofArray(frame), 0, burst.memory(), burst.offset(0), frame.length);
+                    MemorySegment.copy(f, 0, burst.memory(), burst.offset(0), frame.length);
                     burst.length(0, frame.length);
                     assertEquals(1, port.transmit(burst));
                 }
             }
+            return rewritten;
         }
     }
 
     @Test
     void lateCopiesOfTheRefusedAttemptAreNotTakenForItsRetryS933()
+    {
+        runLateCopies(false);
+    }
+
+    /**
+     * S12.4 covers the attempt: an on-path writer that gives the late copies the retry's attempt (1), to have them
+     * taken for its start, makes them fail the message tag instead, each dropped and counted, and nothing else
+     * changes. Were the attempt outside the tag, they would start attempt 1 before A sent it, refused under a number
+     * A learns while it waits, and A's retry would then be refused under that number, which A takes for stale: A
+     * completes the SEND with SUCCESS and B never completes its receive (the defect of draft 0.6, by an attacker).
+     */
+    @Test
+    void lateCopiesRewrittenToTheRetrysAttemptFailTheMessageTagS124S933()
+    {
+        runLateCopies(true);
+    }
+
+    private static void runLateCopies(final boolean rewrite)
     {
         final PathHolder holder = new PathHolder();
         final SprayTestBed.Options options = new SprayTestBed.Options().planes(1).paths(2).mtu(MTU)
@@ -111,9 +153,20 @@ class SprayRnrAttemptTest
 
             // the held originals arrive late, then the receive is posted before the retry
             final long nacksBefore = bed.b.counters().get(SprayCounters.NACKS_SENT);
-            holder.release(bed);
+            final long authFailuresBefore = bed.b.counters().get(SprayCounters.AUTH_FAILURES);
+            final int rewritten = holder.release(bed, rewrite ? 1 : -1);
             bed.runToQuiet(100);
-            assertTrue(bed.b.counters().get(SprayCounters.NACKS_SENT) > nacksBefore, "the late packets are refused");
+            if (rewrite)
+            {
+                assertTrue(rewritten > 0, "a data packet was held");
+                assertEquals(rewritten, bed.b.counters().get(SprayCounters.AUTH_FAILURES) - authFailuresBefore,
+                    "every rewritten copy fails its message tag");
+                assertEquals(nacksBefore, bed.b.counters().get(SprayCounters.NACKS_SENT), "and draws nothing");
+            }
+            else
+            {
+                assertTrue(bed.b.counters().get(SprayCounters.NACKS_SENT) > nacksBefore, "the late packets are refused");
+            }
             bed.b.postReceive(0, new ReceiveWorkRequest().wrId(10).buffer(dst, dst.address(), SIZE));
 
             final List<WorkCompletion> done = bed.sendCompletionsA(1);
