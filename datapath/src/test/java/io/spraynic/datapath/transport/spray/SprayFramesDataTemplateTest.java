@@ -71,9 +71,9 @@ class SprayFramesDataTemplateTest
             {
                 pathCounters[path] = SprayCounters.create();
             }
-            frames = new SprayFrames(engine, config, new PacketAuthenticator(config), counters, pathCounters, slots,
-                scheduler);
-            reference = new SprayFramesReference(engine, config, counters, slots, scheduler);
+            final PacketAuthenticator auth = new PacketAuthenticator(config);
+            frames = new SprayFrames(engine, config, auth, counters, pathCounters, slots, scheduler);
+            reference = new SprayFramesReference(engine, config, counters, slots, scheduler, auth);
             for (int i = 0; i < SLOTS; i++)
             {
                 message(slots.take(), mtu, source);

@@ -37,14 +37,17 @@ final class SprayFramesReference
     private final long[] remoteIpv6Low;
     private final boolean[] remoteIsIpv6;
     private RoceFrameWriter writer;
+    private final PacketAuthenticator auth;
 
     SprayFramesReference(
         final SprayEngine engine,
         final SprayConnectionConfig connection,
         final TransportCounters counters,
         final SendSlots slots,
-        final PathScheduler scheduler)
+        final PathScheduler scheduler,
+        final PacketAuthenticator auth)
     {
+        this.auth = auth;
         final SprayConfig config = engine.config();
         this.engine = engine;
         this.config = config;
@@ -145,7 +148,9 @@ final class SprayFramesReference
             (retransmit ? SprayExtendedTransportHeader.FLAG_RETRANSMIT : 0) |
             (last ? SprayExtendedTransportHeader.FLAG_LAST : 0) |
             SprayExtendedTransportHeader.attemptFlags(slots.attempt(slot)),
-            slots.stream[slot], slots.msn[slot], offset, slots.length[slot], slots.rsn[slot], slots.messageTag[slot]);
+            slots.stream[slot], slots.msn[slot], offset, slots.length[slot], slots.rsn[slot],
+            // the one change since: S12.4's tag covers the attempt (a later merge, applied to both sides alike)
+            slots.attempt(slot) == 0 ? slots.messageTag[slot] : auth.sendTag(slots, slot, slots.attempt(slot)));
         long at = seth + SprayExtendedTransportHeader.LENGTH;
         if (messageKind == SprayConnection.WRITE || messageKind == SprayConnection.WRITE_IMM ||
             messageKind == SprayConnection.READ)
