@@ -478,7 +478,7 @@ public final class EmbeddedNic implements Nic, CaptureSource
         }
         if (null != config.pollThread)
         {
-            SharedPollThread.leave(config.pollThread, workers, CONTROL_TIMEOUT);
+            SharedPollThread.leave(config.pollThread, factory.pollThreadMembers(), CONTROL_TIMEOUT);
         }
         capture.endAfterWorkersStopped();
         final List<DrainReport.ConnectionDrain> drains = drain.releaseAll();

@@ -21,58 +21,112 @@ final class SharedPollThread
     }
 
     /**
-     * Adds {@code agents} to {@code pollThread}, waiting until its thread has started each.
+     * Adds {@code agents} to {@code pollThread}, waiting until its thread has started each (its {@code onStart}
+     * returned, not only taken the add: Agrona's composite clears its add slot before it calls {@code onStart}).
      *
-     * @throws IllegalStateException when the poll thread is closed, or does not run a duty cycle within {@code timeout}.
+     * @return the members the poll thread runs, one per agent, to give to {@link #leave} (and nothing else).
+     * @throws IllegalStateException when the poll thread is closed, does not run a duty cycle within {@code timeout},
+     *                               or an agent's {@code onStart} threw (the composite then closed it).
      */
-    static void join(final DynamicCompositeAgent pollThread, final Agent[] agents, final Duration timeout)
+    static Agent[] join(final DynamicCompositeAgent pollThread, final Agent[] agents, final Duration timeout)
     {
         final long deadline = System.nanoTime() + timeout.toNanos();
-        for (final Agent agent : agents)
+        final Member[] members = new Member[agents.length];
+        for (int i = 0; i < agents.length; i++)
         {
-            final String action = "add " + agent.roleName();
+            final Member member = new Member(agents[i]);
+            final String action = "add " + member.roleName();
             // the composite refuses adds until its runner's thread started it; then another NIC's add may be under way
-            while (!isRunning(pollThread, action) || !pollThread.tryAdd(agent))
+            while (!isRunning(pollThread, action) || !pollThread.tryAdd(member))
             {
                 pause(pollThread, deadline, action);
             }
-            while (!pollThread.hasAddAgentCompleted())
+            while (!member.started)
             {
+                if (member.closed)
+                {
+                    throw new IllegalStateException("cannot " + action + ": its onStart failed on the shared poll " +
+                        "thread " + pollThread.roleName() + " (see its error handler)");
+                }
                 isRunning(pollThread, action);
                 pause(pollThread, deadline, action);
+            }
+            members[i] = member;
+        }
+        return members;
+    }
+
+    /**
+     * Removes {@code members} (what {@link #join} returned) from {@code pollThread}, waiting until its thread has
+     * closed each (its {@code onClose} returned: the composite clears its remove slot before it calls
+     * {@code onClose}, so that slot says nothing about whether the agent still runs); returns at once for a poll
+     * thread that never started, and waits for its own close of them when it is closed.
+     *
+     * @throws IllegalStateException when the poll thread does not close them within {@code timeout}: the agents may
+     *                               still run, so whatever they use must stay.
+     */
+    static void leave(final DynamicCompositeAgent pollThread, final Agent[] members, final Duration timeout)
+    {
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        for (final Agent agent : members)
+        {
+            final Member member = (Member)agent;
+            final String action = "remove " + member.roleName();
+            boolean asked = false;
+            while (!member.closed)
+            {
+                final DynamicCompositeAgent.Status status = pollThread.status();
+                if (status == DynamicCompositeAgent.Status.INIT)
+                {
+                    return; // never started: nothing ever ran or will run them
+                }
+                if (!asked && status == DynamicCompositeAgent.Status.ACTIVE)
+                {
+                    asked = tryRemove(pollThread, member);
+                }
+                pause(pollThread, deadline, action); // a closed composite closes its agents on its own thread
             }
         }
     }
 
-    /**
-     * Removes {@code agents} from {@code pollThread}, waiting until its thread has closed each; returns at once when
-     * no thread runs it (never started, or closed: it closed its agents itself).
-     *
-     * @throws IllegalStateException when the poll thread runs no duty cycle within {@code timeout}: the agents may
-     *                               still run, so whatever they use must stay.
-     */
-    static void leave(final DynamicCompositeAgent pollThread, final Agent[] agents, final Duration timeout)
+    /** An agent on the poll thread, telling the control thread when its start and close have returned. */
+    private static final class Member implements Agent
     {
-        final long deadline = System.nanoTime() + timeout.toNanos();
-        for (final Agent agent : agents)
+        private final Agent agent;
+        private volatile boolean started;
+        private volatile boolean closed;
+
+        Member(final Agent agent)
         {
-            final String action = "remove " + agent.roleName();
-            while (!tryRemove(pollThread, agent))
+            this.agent = agent;
+        }
+
+        public void onStart()
+        {
+            agent.onStart();
+            started = true;
+        }
+
+        public int doWork() throws Exception
+        {
+            return agent.doWork();
+        }
+
+        public void onClose()
+        {
+            try
             {
-                if (pollThread.status() != DynamicCompositeAgent.Status.ACTIVE)
-                {
-                    return;
-                }
-                pause(pollThread, deadline, action);
+                agent.onClose();
             }
-            while (!pollThread.hasRemoveAgentCompleted())
+            finally
             {
-                if (pollThread.status() != DynamicCompositeAgent.Status.ACTIVE)
-                {
-                    return;
-                }
-                pause(pollThread, deadline, action);
+                closed = true;
             }
+        }
+
+        public String roleName()
+        {
+            return agent.roleName();
         }
     }
 

@@ -14,6 +14,7 @@ import io.spraynic.datapath.verbs.ProtectionDomain;
 import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.dpdk.CpuAffinity;
 import io.spraynic.pmd.InterfaceAddress;
+import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.status.AtomicCounter;
 
@@ -47,6 +48,7 @@ final class WorkerFactory
     private final String[] portNames;
     private final List<AtomicCounter> ownCounters = new ArrayList<>();
     private final List<CounterMirror> ownMirrors = new ArrayList<>();
+    private Agent[] pollThreadMembers = new Agent[0];
 
     WorkerFactory(final EmbeddedNicConfig config, final CountersFile counters, final Arena arena,
         final NicNeighbours neighbours)
@@ -190,6 +192,12 @@ final class WorkerFactory
         return worker;
     }
 
+    /** @return the workers as members of {@link EmbeddedNicConfig#pollThread}, for {@link SharedPollThread#leave}. */
+    Agent[] pollThreadMembers()
+    {
+        return pollThreadMembers;
+    }
+
     /**
      * Starts each worker on a thread of its own, pinned to its CPU of {@code cpus} where one is given.
      *
@@ -199,7 +207,7 @@ final class WorkerFactory
     {
         if (null != config.pollThread)
         {
-            SharedPollThread.join(config.pollThread, workers, EmbeddedNic.CONTROL_TIMEOUT);
+            pollThreadMembers = SharedPollThread.join(config.pollThread, workers, EmbeddedNic.CONTROL_TIMEOUT);
             return new AgentRunner[0]; // the poll thread's runner is its owner's
         }
         final AgentRunner[] runners = new AgentRunner[workers.length];
