@@ -160,27 +160,8 @@ public final class RoceFrameTemplate
         Wire.put32(buffer, bth + BaseTransportHeader.ACK_REQ_OFFSET,
             (ackReq ? BaseTransportHeader.ACK_REQ_FLAG << 24 : 0) | psn & BaseTransportHeader.PSN_MASK);
 
-        final long padOffset = bth + BaseTransportHeader.LENGTH + extensionsLength + payloadLength;
-        for (int i = 0; i < padCount; i++)
-        {
-            Wire.put8(buffer, padOffset + i, 0);
-        }
-        final long icrcOffset = padOffset + padCount;
-        Icrc.write(buffer, icrcOffset, icrc.compute(buffer, ip, ipVersion, ipHeaderLength, icrcOffset));
-        if (ipVersion == 6 && ipv6UdpChecksum)
-        {
-            UdpHeader.checksum(buffer, udp, UdpHeader.computeIpv6Checksum(buffer, ip, udp, udpLength));
-        }
-        final int length = (int)(icrcOffset + Icrc.LENGTH - offset);
-        if (length < minimumFrameLength)
-        {
-            for (long i = offset + length, end = offset + minimumFrameLength; i < end; i++)
-            {
-                Wire.put8(buffer, i, 0);
-            }
-            return minimumFrameLength;
-        }
-        return length;
+        return RoceFrameWriter.finish(buffer, offset, bth + BaseTransportHeader.LENGTH + extensionsLength + payloadLength,
+            padCount, icrc, ip, ipVersion, ipHeaderLength, udp, udpLength, ipv6UdpChecksum, minimumFrameLength);
     }
 
     // whole words, then the 2 or 6 bytes left (every header length is 2 mod 4) from the next word's high bytes:

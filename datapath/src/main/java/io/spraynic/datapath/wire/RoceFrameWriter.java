@@ -573,8 +573,21 @@ public final class RoceFrameWriter
             at += CongestionNotificationPacket.LENGTH;
         }
 
-        // pad, ICRC, UDP checksum (IPv6), Ethernet minimum
-        final long padOffset = at + payloadLength;
+        return finish(buffer, offset, at + payloadLength, padCount, icrc, ip, ipVersion, ipHeaderLength, udp, udpLength,
+            ipv6UdpChecksum, minimumFrameLength);
+    }
+
+    /**
+     * A frame's tail, after its payload at {@code padOffset}: the pad, the ICRC, the UDP checksum over IPv6 (when
+     * kept) and zeros up to the Ethernet minimum ({@link RoceFrameTemplate} ends its frames here too).
+     *
+     * @return the frame's length from {@code offset}.
+     */
+    static int finish(
+        final MemorySegment buffer, final long offset, final long padOffset, final int padCount, final Icrc icrc,
+        final long ip, final int ipVersion, final int ipHeaderLength, final long udp, final int udpLength,
+        final boolean ipv6UdpChecksum, final int minimumFrameLength)
+    {
         for (int i = 0; i < padCount; i++)
         {
             Wire.put8(buffer, padOffset + i, 0);
