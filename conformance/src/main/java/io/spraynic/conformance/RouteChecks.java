@@ -106,13 +106,7 @@ final class RouteChecks extends Checks
             {
                 throw new NotTested("the connection has one path");
             }
-            // the lossy path: one the target uses (1 when it sprays, 0 when it sends everything on path 0)
-            final java.util.BitSet used = new java.util.BitSet();
-            for (final Packet p : c.read(0, base, rkey, ROTATION_READ_BYTES, 4 * ANSWER_NANOS).packets)
-            {
-                used.set(p.h8(0));
-            }
-            final int lossy = used.nextSetBit(1) > 0 ? used.nextSetBit(1) : 0;
+            final int lossy = pathTheTargetUses(c); // the lossy path
             final int before = controlPort(c, lossy);
             if (before < 0)
             {
@@ -173,14 +167,8 @@ final class RouteChecks extends Checks
             {
                 throw new NotTested("the connection has one path");
             }
-            // the slow path: one the target uses (1 when it sprays, 0 when it sends everything on path 0); the READ
-            // also gives every path the RTT samples the median is taken over
-            final java.util.BitSet used = new java.util.BitSet();
-            for (final Packet p : c.read(0, base, rkey, ROTATION_READ_BYTES, 4 * ANSWER_NANOS).packets)
-            {
-                used.set(p.h8(0));
-            }
-            final int slow = used.nextSetBit(1) > 0 ? used.nextSetBit(1) : 0;
+            // the slow path; the READ also gives every path the RTT samples the median is taken over
+            final int slow = pathTheTargetUses(c);
             final int[] before = new int[c.paths];
             long probeRtt = 0; // the longest the target took to answer a probe: its RTT as the suite sees it
             for (int path = 0; path < c.paths; path++)
@@ -461,5 +449,16 @@ final class RouteChecks extends Checks
                 (violations.size() > 3 ? "; " + violations.size() + " such moves in all" : "") + " (" + changes +
                 " port changes in " + dataPackets + " data packets)";
         }
+    }
+
+    /** @return a path the target sends a READ's data on: 1 when it sprays, 0 when it sends everything on path 0. */
+    private int pathTheTargetUses(final ScriptedPeer c) throws IOException
+    {
+        final java.util.BitSet used = new java.util.BitSet();
+        for (final Packet p : c.read(0, base, rkey, ROTATION_READ_BYTES, 4 * ANSWER_NANOS).packets)
+        {
+            used.set(p.h8(0));
+        }
+        return used.nextSetBit(1) > 0 ? used.nextSetBit(1) : 0;
     }
 }
