@@ -40,7 +40,6 @@ import org.agrona.concurrent.IdleStrategy;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -412,11 +411,13 @@ public final class FabricDemo
         }
     }
 
-    /** @return the process's CPU time so far, -1 where the JVM does not say. */
+    /**
+     * @return the process's CPU time so far, -1 where the platform does not say; from java.base alone (the container
+     * image's runtime has no jdk.management, where com.sun.management's bean lives).
+     */
     private static long processCpuNanos()
     {
-        return ManagementFactory.getOperatingSystemMXBean() instanceof final com.sun.management.OperatingSystemMXBean os ?
-            os.getProcessCpuTime() : -1;
+        return ProcessHandle.current().info().totalCpuDuration().map(java.time.Duration::toNanos).orElse(-1L);
     }
 
     private static EmbeddedNicConfig nicConfig(final Fabric fabric, final Settings settings, final NicConnection.Kind kind,
