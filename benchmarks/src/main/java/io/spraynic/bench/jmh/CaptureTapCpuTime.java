@@ -36,12 +36,11 @@ import java.util.concurrent.locks.LockSupport;
  * less than one copied, and a harness that drops would flatter a faster tap.
  * <pre>
  *   java -cp ... io.spraynic.bench.jmh.CaptureTapCpuTime [frames per burst (4) [frame bytes (138) [rounds (9)
- *       [loops per round (1,000,000) [snap length (4096) [work per loop (256 steps)]]]]]]
+ *       [loops per round (1,000,000) [snap length (4096) [work per loop (256 steps) [ring slots (4096)]]]]]]]
  * </pre>
  */
 public final class CaptureTapCpuTime
 {
-    private static final int SLOTS = 4096;
     private static final int BUFFER_STRIDE = 2048;
     /** The loops' own work (kept, so that it is done). */
     private static long random;
@@ -61,8 +60,9 @@ public final class CaptureTapCpuTime
         final int loops = args.length > 3 ? Integer.parseInt(args[3]) : 1_000_000;
         final int snapLength = args.length > 4 ? Integer.parseInt(args[4]) : CaptureRingLayout.DEFAULT_SNAP_LENGTH;
         final int work = args.length > 5 ? Integer.parseInt(args[5]) : 256;
+        final int slots = args.length > 6 ? Integer.parseInt(args[6]) : 4096; // as bench capture --workload
         final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-        final CaptureRingLayout layout = CaptureRingLayout.of(1, SLOTS, snapLength);
+        final CaptureRingLayout layout = CaptureRingLayout.of(1, slots, snapLength);
         final double[] costs = new double[rounds];
         final double[] offNs = new double[rounds];
         try (Arena arena = Arena.ofShared())
@@ -118,8 +118,8 @@ public final class CaptureTapCpuTime
         final double[] sorted = costs.clone();
         Arrays.sort(sorted);
         System.out.printf(Locale.ROOT, "capture tap, CPU ns per %d B frame in bursts of %d: median %.1f, best %.1f, " +
-            "worst %.1f (%d rounds of %,d loops of %d steps of work; snap length %d)%n", length, frames, sorted[rounds / 2], sorted[0],
-            sorted[rounds - 1], rounds, loops, work, snapLength);
+            "worst %.1f (%d rounds of %,d loops of %d steps of work; %s)%n", length, frames, sorted[rounds / 2], sorted[0],
+            sorted[rounds - 1], rounds, loops, work, layout);
         if (random == 42)
         {
             System.out.print(""); // keeps the loops' work
