@@ -17,8 +17,8 @@ import java.nio.charset.StandardCharsets;
  *          plane and direction (plane * 2 + direction)
  *   R      per worker (R and each ring 4 KiB aligned): tail (the worker's, one cache line), head (the client's,
  *          one cache line), then {@link #ringCapacity} bytes of records, back to back
- *   record timestamp (ns since the epoch, a long: a worker reads its clock once a loop, at the loop's first tapped
- *          burst, and the frames of that loop share it), then one long of captured length (16 bits), original length
+ *   record timestamp (ns since the epoch, a long: read when a worker loop taps its received burst, and shared by
+ *          the first burst that loop transmits), then one long of captured length (16 bits), original length
  *          (16 bits), plane, queue and direction (a byte each), then the frame's first {@code capturedLength}
  *          bytes at {@link #RECORD_DATA_OFFSET}, padded to {@link #RECORD_ALIGNMENT}
  * </pre>

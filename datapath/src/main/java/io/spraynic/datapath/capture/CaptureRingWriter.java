@@ -65,38 +65,25 @@ public final class CaptureRingWriter
         final MemorySegment source = burst.memory();
         final boolean check = filter.checksFrames();
         headReadThisBurst = false;
-        if (claim(to - from))
+        // room for the whole burst at the longest record each: then no frame checks the client's head again
+        final boolean claimed = claim(to - from);
+        for (int i = from; i < to; i++)
         {
-            // room for the whole burst at the longest record each: no frame checks the client's head again
-            for (int i = from; i < to; i++)
+            final long offset = burst.offset(i);
+            final int length = burst.length(i);
+            if (check && !filter.matches(source, offset, length))
             {
-                final long offset = burst.offset(i);
-                final int length = burst.length(i);
-                if (check && !filter.matches(source, offset, length))
-                {
-                    filtered++;
-                    continue;
-                }
+                filtered++;
+            }
+            else if (claimed)
+            {
                 append(plane, queue, direction, source, offset, length, timestampNanos);
             }
-        }
-        else
-        {
-            for (int i = from; i < to; i++)
+            else if (!write(plane, queue, direction, source, offset, length, timestampNanos) && headReadThisBurst)
             {
-                final long offset = burst.offset(i);
-                final int length = burst.length(i);
-                if (check && !filter.matches(source, offset, length))
-                {
-                    filtered++;
-                    continue;
-                }
-                if (!write(plane, queue, direction, source, offset, length, timestampNanos) && headReadThisBurst)
-                {
-                    // no room though the head was read this burst: the rest of the burst is dropped in one step
-                    drop(plane, direction, to - i - 1);
-                    break;
-                }
+                // no room though the head was read this burst: the rest of the burst is dropped in one step
+                drop(plane, direction, to - i - 1);
+                break;
             }
         }
         publish();

@@ -48,7 +48,11 @@ public final class CaptureTap
      * frame (28 ns on the VM of benchmarks/RESULTS.md 44), and a loop taps up to one burst per port and direction.
      */
     private long loopNanos;
-    /** Set by every receive (a worker loop starts with one per port), cleared when a tapped burst reads the clock. */
+    /**
+     * Set by every receive (a worker loop starts with one per port) and after every tapped TX burst, cleared when a
+     * tapped burst reads the clock: the TX bursts of a loop reuse the time its RX burst read, and no time outlives the
+     * loop that read it (a port that only transmits reads it every burst, as before).
+     */
     private boolean clockDue = true;
     private long sessionFaults;
     /** Plane and queue of each port that reports here (control path: set before the worker starts). */
@@ -214,6 +218,7 @@ public final class CaptureTap
         try
         {
             w.write(plane, queue, direction, burst, from, to, loopNanos, filter);
+            clockDue |= direction == TappingPacketPort.TX;
         }
         catch (final RuntimeException | InternalError ex)
         {
