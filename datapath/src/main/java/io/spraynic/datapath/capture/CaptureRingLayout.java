@@ -17,7 +17,8 @@ import java.nio.charset.StandardCharsets;
  *          plane and direction (plane * 2 + direction)
  *   R      per worker (R and each ring 4 KiB aligned): tail (the worker's, one cache line), head (the client's,
  *          one cache line), then {@link #ringCapacity} bytes of records, back to back
- *   record timestamp (ns since the epoch, a long), then one long of captured length (16 bits), original length
+ *   record timestamp (ns since the epoch, a long: read when a worker loop taps its received burst, and shared by
+ *          the first burst that loop transmits), then one long of captured length (16 bits), original length
  *          (16 bits), plane, queue and direction (a byte each), then the frame's first {@code capturedLength}
  *          bytes at {@link #RECORD_DATA_OFFSET}, padded to {@link #RECORD_ALIGNMENT}
  * </pre>
@@ -25,6 +26,8 @@ import java.nio.charset.StandardCharsets;
  * of the snap length each cost a page, and a TLB miss, per frame). A record never wraps: one that would is preceded by
  * a padding record (direction {@link #PADDING}) to the end of the ring. Tail and head count bytes since the start.
  * "Slots" size a ring: it holds at least that many frames of the full snap length ({@link #slotLength} bytes each).
+ * A worker claims room for a whole burst at once (records of the snap length each, and a padding record), reading the
+ * client's head at most once a burst, and publishes the tail once a burst (one release store).
  * Little-endian: both ends are on one host. The worker owns the tail, every record and every statistic; the client
  * owns the head. Each side reads what the other writes as hostile: the worker reads only the head, and a head behind
  * what it may overwrite or ahead of its tail stops it writing (counted as drops); the client checks every record, and

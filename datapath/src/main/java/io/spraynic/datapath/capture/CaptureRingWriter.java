@@ -25,6 +25,8 @@ public final class CaptureRingWriter
     private final long statsOffset;
     private final long capacity;
     private final int snapLength;
+    /** Bytes of a record of the snap length, the longest a frame takes. */
+    private final long slotLength;
     /** Bytes written since the start (published as the ring's tail). */
     private long tail;
     /** Where the next record goes: {@code tail} modulo the capacity, kept rather than divided for. */
@@ -50,6 +52,7 @@ public final class CaptureRingWriter
         this.statsOffset = layout.statsOffset(ring);
         this.capacity = layout.ringCapacity();
         this.snapLength = layout.snapLength();
+        this.slotLength = layout.slotLength();
     }
 
     /**
@@ -62,6 +65,8 @@ public final class CaptureRingWriter
         final MemorySegment source = burst.memory();
         final boolean check = filter.checksFrames();
         headReadThisBurst = false;
+        // room for the whole burst at the longest record each: then no frame checks the client's head again
+        final boolean claimed = claim(to - from);
         for (int i = from; i < to; i++)
         {
             final long offset = burst.offset(i);
@@ -69,9 +74,12 @@ public final class CaptureRingWriter
             if (check && !filter.matches(source, offset, length))
             {
                 filtered++;
-                continue;
             }
-            if (!write(plane, queue, direction, source, offset, length, timestampNanos) && headReadThisBurst)
+            else if (claimed)
+            {
+                append(plane, queue, direction, source, offset, length, timestampNanos);
+            }
+            else if (!write(plane, queue, direction, source, offset, length, timestampNanos) && headReadThisBurst)
             {
                 // no room though the head was read this burst: the rest of the burst is dropped in one step
                 drop(plane, direction, to - i - 1);
@@ -89,8 +97,7 @@ public final class CaptureRingWriter
     public boolean write(final int plane, final int queue, final int direction, final MemorySegment source,
         final long offset, final int length, final long timestampNanos)
     {
-        final int copied = Math.min(length, snapLength);
-        final int recordLength = CaptureRingLayout.recordLength(copied);
+        final int recordLength = CaptureRingLayout.recordLength(Math.min(length, snapLength));
         final long toEnd = capacity - tailIndex;
         final long needed = recordLength <= toEnd ? recordLength : toEnd + recordLength; // padding to the end first
         if (tail + needed - head > capacity && !refreshHead(needed))
@@ -98,6 +105,27 @@ public final class CaptureRingWriter
             drop(plane, direction, 1);
             return false;
         }
+        append(plane, queue, direction, source, offset, length, timestampNanos);
+        return true;
+    }
+
+    /**
+     * @return true when the ring has room for {@code frames} records of the snap length and a padding record (which
+     * is shorter than one), so that none of them needs to check for room; the head is read at most once for it.
+     */
+    private boolean claim(final int frames)
+    {
+        final long worst = (long)(frames + 1) * slotLength;
+        return tail + worst - head <= capacity || refreshHead(worst);
+    }
+
+    /** Writes one frame's record behind the last one (with a padding record first where it would pass the end). */
+    private void append(final int plane, final int queue, final int direction, final MemorySegment source,
+        final long offset, final int length, final long timestampNanos)
+    {
+        final int copied = Math.min(length, snapLength);
+        final int recordLength = CaptureRingLayout.recordLength(copied);
+        final long toEnd = capacity - tailIndex;
         if (recordLength > toEnd)
         {
             // the record does not fit before the end: a padding record fills it (toEnd is a multiple of the alignment)
@@ -119,7 +147,6 @@ public final class CaptureRingWriter
             tailIndex = 0;
         }
         captured++;
-        return true;
     }
 
     /** Counts {@code frames} dropped before they reached this writer (their ports and directions: {@link #countInterfaceDrops}). */

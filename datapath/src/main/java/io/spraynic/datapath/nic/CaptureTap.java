@@ -42,6 +42,18 @@ public final class CaptureTap
     private CaptureRingWriter writer;
     private CaptureFilter filter;
     private long epochOffsetNanos;
+    /**
+     * The time the frames tapped in this worker loop carry (ns since the epoch), read at the loop's first tapped burst;
+     * {@link #clockDue} says the next tapped burst reads it again. A clock read costs about as much as copying a small
+     * frame (28 ns on the VM of benchmarks/RESULTS.md 44), and a loop taps up to one burst per port and direction.
+     */
+    private long loopNanos;
+    /**
+     * Set by every receive (a worker loop starts with one per port) and after every tapped TX burst, cleared when a
+     * tapped burst reads the clock: the TX bursts of a loop reuse the time its RX burst read, and no time outlives the
+     * loop that read it (a port that only transmits reads it every burst, as before).
+     */
+    private boolean clockDue = true;
     private long sessionFaults;
     /** Plane and queue of each port that reports here (control path: set before the worker starts). */
     private int[] portPlanes = new int[0];
@@ -114,6 +126,7 @@ public final class CaptureTap
         this.references = null;
         this.filter = filter;
         this.epochOffsetNanos = System.currentTimeMillis() * 1_000_000L - System.nanoTime();
+        this.clockDue = true;
         this.sessionFaults = 0;
         enable(filter, planes);
     }
@@ -194,12 +207,18 @@ public final class CaptureTap
             return;
         }
         final CaptureRingWriter w = writer;
+        if (clockDue)
+        {
+            clockDue = false;
+            loopNanos = epochOffsetNanos + System.nanoTime(); // as pdump stamps a burst: frames of one loop share it
+        }
         final long capturedBefore = w.captured();
         final long droppedBefore = w.dropped();
         final long filteredBefore = w.filtered();
         try
         {
-            w.write(plane, queue, direction, burst, from, to, epochOffsetNanos + System.nanoTime(), filter);
+            w.write(plane, queue, direction, burst, from, to, loopNanos, filter);
+            clockDue |= direction == TappingPacketPort.TX;
         }
         catch (final RuntimeException | InternalError ex)
         {
@@ -315,6 +334,12 @@ public final class CaptureTap
             this.queue = queue;
             this.rxBit = 1L << (plane * 2 + RX);
             this.txBit = 1L << (plane * 2 + TX);
+        }
+
+        public int receive(final PacketBurst burst)
+        {
+            tap.clockDue = true; // a receive starts a worker loop (one per port): the next tapped burst reads the clock
+            return super.receive(burst);
         }
 
         protected boolean tapping(final int direction)

@@ -261,4 +261,27 @@ class CaptureRingTest
             assertEquals(0, reader.malformed());
         }
     }
+
+    @Test
+    void shouldRefuseAPaddingRecordThatDoesNotEndTheRing()
+    {
+        final CaptureRingLayout layout = CaptureRingLayout.of(1, 16, 64);
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
+            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            final CaptureRingWriter writer = new CaptureRingWriter(memory, layout, 0);
+            final CaptureRingReader reader = new CaptureRingReader(memory);
+            for (int i = 0; i < 3; i++)
+            {
+                writer.write(0, 0, TappingPacketPort.RX, frame(64, i), 0, 64, i);
+            }
+            writer.publish();
+            // the first record made a padding record that stops short of the ring's end (and of the tail)
+            memory.set(CaptureRingLayout.LONG, layout.recordsOffset(0) + CaptureRingLayout.RECORD_FIELDS_OFFSET,
+                64L | (long)CaptureRingLayout.PADDING << 48);
+            assertTrue(drain(reader).isEmpty(), "nothing after a length it cannot trust");
+            assertEquals(1, reader.malformed());
+        }
+    }
 }
