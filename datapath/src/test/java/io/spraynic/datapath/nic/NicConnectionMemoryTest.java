@@ -132,7 +132,7 @@ class NicConnectionMemoryTest
                 }
                 for (final NicConnection c : opened)
                 {
-                    await(() -> c.sendCompletionQueue().size() == burst);
+                    await(() -> c.sendCompletionQueue().size() == burst, "the burst completes on " + c);
                 }
                 final long highWater = heapUsed(); // every completion waiting: the send queues at their high-water mark
                 int ringSlots = 0;
@@ -147,7 +147,7 @@ class NicConnectionMemoryTest
                 for (final NicConnection c : opened)
                 {
                     await(() -> c.ring().slotsHeld() == 0 && c.sendCompletionQueue().slotsHeld() == 0 &&
-                        c.receiveCompletionQueue().slotsHeld() == 0);
+                        c.receiveCompletionQueue().slotsHeld() == 0, "the slots of " + c + " given back once idle");
                 }
                 final long idle = heapUsed();
                 System.out.printf("NicConnectionMemoryTest: round %d, %d connections after a burst of %d WRITEs: " +
@@ -227,10 +227,15 @@ class NicConnectionMemoryTest
 
     private static void await(final BooleanSupplier condition)
     {
+        await(condition, "every connection accepted");
+    }
+
+    private static void await(final BooleanSupplier condition, final String what)
+    {
         final long deadline = System.nanoTime() + WAIT.toNanos();
         while (!condition.getAsBoolean())
         {
-            assertTrue(System.nanoTime() < deadline, "every connection accepted");
+            assertTrue(System.nanoTime() < deadline, what);
             WorkerCalls.sleepBriefly();
         }
     }
