@@ -108,9 +108,15 @@ public final class WorkRequestRing implements WorkRequestSource
     }
 
     private final int capacity;
-    /** Producer thread only: where the next request goes. */
+    /**
+     * Producer thread: where the next request goes; but {@link #trimIfIdle} (the consumer, holding the claim) forgets
+     * it, and a post that raced the claim fails its compare-and-set and forgets it itself before it reads it again.
+     */
     private Slots producerSlots;
-    /** The first slots made: written by the producer before its first request is published, then read by the consumer. */
+    /**
+     * The first slots made since the ring was made or given back: written by the producer before its first request
+     * is published, then read by the consumer; forgotten by {@link #trimIfIdle} under its claim.
+     */
     private Slots firstSlots;
     /** Consumer thread only: where the oldest request is. */
     private Slots consumerSlots;
