@@ -377,7 +377,14 @@ public final class NicWorker implements Agent
         {
             // one connection a loop: the ring and queues it has not used for a while give their slots back (issue 13)
             trimCursor = trimCursor < cs.length ? trimCursor : 0;
-            cs[trimCursor++].trimQueues(now);
+            try
+            {
+                cs[trimCursor++].trimQueues(now);
+            }
+            catch (final RuntimeException | AssertionError ex)
+            {
+                onLoopFault("trim", ex);
+            }
         }
         if (null != neighbours)
         {

@@ -170,7 +170,10 @@ public final class WorkRequestRing implements WorkRequestSource
         return capacity;
     }
 
-    /** @return slots made so far (producer thread, or any thread once the producer is quiet): 0 before the first post. */
+    /**
+     * @return slots held now (producer thread, or any thread once both are quiet): 0 before the first post and once
+     * given back.
+     */
     public int slotsHeld()
     {
         final Slots slots = producerSlots;

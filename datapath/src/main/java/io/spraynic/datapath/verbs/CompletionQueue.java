@@ -148,7 +148,10 @@ public final class CompletionQueue implements io.spraynic.datapath.api.Completio
         return new CompletionQueue(capacity, false);
     }
 
-    /** @return slots made so far (producer thread, or any thread once the producer is quiet): 0 before the first. */
+    /**
+     * @return slots held now (producer thread, or any thread once the producer is quiet): 0 before the first
+     * completion and once given back.
+     */
     public int slotsHeld()
     {
         final Slots slots = producerSlots;
