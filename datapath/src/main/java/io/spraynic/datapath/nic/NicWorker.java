@@ -98,6 +98,7 @@ public final class NicWorker implements Agent
     private final TenantDomains tenantDomains;
     private final NanoClock clock;
     private final int burstCapacity;
+    private int trimCursor; // the connection whose queues the next loop may trim
     private int rxBurstsPerLoop = RX_BURSTS_PER_LOOP; // 1 for a benchmark that times one burst per loop
     private final RoceParser parser;
     private final ParseCounters parseCounters;
@@ -370,6 +371,19 @@ public final class NicWorker implements Agent
             catch (final RuntimeException | AssertionError ex)
             {
                 onLoopFault("completions", ex);
+            }
+        }
+        if (cs.length > 0)
+        {
+            // one connection a loop: the ring and queues it has not used for a while give their slots back (issue 13)
+            trimCursor = trimCursor < cs.length ? trimCursor : 0;
+            try
+            {
+                cs[trimCursor++].trimQueues(now);
+            }
+            catch (final RuntimeException | AssertionError ex)
+            {
+                onLoopFault("trim", ex);
             }
         }
         if (null != neighbours)

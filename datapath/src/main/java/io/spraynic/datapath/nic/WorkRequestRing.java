@@ -23,9 +23,20 @@ import java.lang.invoke.VarHandle;
  * {@code SpscGrowableArrayQueue} does: it writes the request into the new slots, marks its place in the old ones
  * {@code JUMP} with a link, and the worker follows the link when it reaches the mark; nothing is copied and neither
  * side waits for the other. Slots are made only on a post that is the first to need that many waiting (at most
- * log2(capacity / {@value #FIRST_SLOTS}) + 1 times, on the application's thread, never the worker's), and kept until
- * the ring is dropped. Below its capacity a ring keeps one slot free for the mark; at its capacity it refuses the post
- * that finds it full, as before.
+ * log2(capacity / {@value #FIRST_SLOTS}) + 1 times from empty, on the application's thread, never the worker's). Below
+ * its capacity a ring keeps one slot free for the mark; at its capacity it refuses the post that finds it full, as
+ * before.
+ * <p>
+ * A ring gives its slots back once it has been empty for a while ({@link #trimIfIdle}, the worker's, as the
+ * consumer): a connection that once had many requests waiting does not keep its high-water mark while idle (issue
+ * 13). The worker, seeing the ring empty at position {@code t}, claims it by setting {@link #TRIMMING} in the tail
+ * with a compare-and-set from {@code t}, forgets every slot, then moves head and tail together past {@code t} (as if
+ * a request had been posted and taken there), which releases the ring. The poster publishes each request with a
+ * compare-and-set of the tail from the position it wrote (not a plain store), so a request written while the worker
+ * claimed the ring is never published into forgotten slots: its compare-and-set fails, and it starts again in new
+ * slots; a poster that finds the ring claimed waits the few stores the release takes. The next post makes slots from
+ * {@value #FIRST_SLOTS} up as after the first, so a ring given back and used again allocates at most
+ * log2(capacity / {@value #FIRST_SLOTS}) + 1 times per idle period of the worker's {@code idleNanos}.
  */
 public final class WorkRequestRing implements WorkRequestSource
 {
@@ -50,6 +61,11 @@ public final class WorkRequestRing implements WorkRequestSource
             throw new ExceptionInInitializerError(ex);
         }
     }
+
+    /** In the tail: the worker is giving the slots back at the position in the other bits (never a position). */
+    static final long TRIMMING = Long.MIN_VALUE;
+    /** A poster that finds the ring being given back waits this many spins at most, then answers full. */
+    private static final int TRIM_SPINS = 1 << 16;
 
     private static final byte SIGNALED = 1;
     private static final byte SOLICITED = 2;
@@ -92,14 +108,23 @@ public final class WorkRequestRing implements WorkRequestSource
     }
 
     private final int capacity;
-    /** Producer thread only: where the next request goes. */
+    /**
+     * Producer thread: where the next request goes; but {@link #trimIfIdle} (the consumer, holding the claim) forgets
+     * it, and a post that raced the claim fails its compare-and-set and forgets it itself before it reads it again.
+     */
     private Slots producerSlots;
-    /** The first slots made: written by the producer before its first request is published, then read by the consumer. */
+    /**
+     * The first slots made since the ring was made or given back: written by the producer before its first request
+     * is published, then read by the consumer; forgotten by {@link #trimIfIdle} under its claim.
+     */
     private Slots firstSlots;
     /** Consumer thread only: where the oldest request is. */
     private Slots consumerSlots;
     /** The slot {@link #peek()} made current in {@link #consumerSlots}: consumer thread only. */
     private int current;
+    /** Consumer thread only ({@link #trimIfIdle}): the head at the last check, and since when it has not moved. */
+    private long idleHead = -1;
+    private long idleSince;
     @SuppressWarnings("unused") // accessed through HEAD
     private volatile long head;
     @SuppressWarnings("unused") // accessed through TAIL
@@ -145,7 +170,10 @@ public final class WorkRequestRing implements WorkRequestSource
         return capacity;
     }
 
-    /** @return slots made so far (producer thread, or any thread once the producer is quiet): 0 before the first post. */
+    /**
+     * @return slots held now (producer thread, or any thread once both are quiet): 0 before the first post and once
+     * given back.
+     */
     public int slotsHeld()
     {
         final Slots slots = producerSlots;
@@ -155,7 +183,8 @@ public final class WorkRequestRing implements WorkRequestSource
     /** @return requests waiting (either thread; a snapshot). */
     public int size()
     {
-        return (int)((long)TAIL.getAcquire(this) - (long)HEAD.getAcquire(this));
+        final long tail = (long)TAIL.getAcquire(this) & ~TRIMMING;
+        return (int)Math.max(0, tail - (long)HEAD.getAcquire(this)); // 0 while head and tail move past a trim
     }
 
     /**
@@ -165,26 +194,32 @@ public final class WorkRequestRing implements WorkRequestSource
      */
     public boolean offerSend(final int stream, final SendRequestFields<?> request)
     {
-        final long t = (long)TAIL.getOpaque(this);
-        final Slots slots = slotsFor(t);
-        if (null == slots)
+        long t;
+        while ((t = tail()) >= 0)
         {
-            return false;
+            final Slots slots = slotsFor(t);
+            if (null == slots)
+            {
+                return false;
+            }
+            final int i = (int)t & slots.mask;
+            slots.kinds[i] = SEND;
+            slots.opcodes[i] = (byte)request.opcode().code();
+            slots.flags[i] = (byte)((request.signaled() ? SIGNALED : 0) | (request.solicited() ? SOLICITED : 0));
+            slots.streams[i] = stream;
+            slots.wrIds[i] = request.wrId();
+            slots.lkeys[i] = request.lkey();
+            slots.localAddresses[i] = request.localAddress();
+            slots.lengths[i] = request.length();
+            slots.remoteAddresses[i] = request.remoteAddress();
+            slots.rkeys[i] = request.rkey();
+            slots.immediates[i] = request.immediateData();
+            if (published(t))
+            {
+                return true;
+            }
         }
-        final int i = (int)t & slots.mask;
-        slots.kinds[i] = SEND;
-        slots.opcodes[i] = (byte)request.opcode().code();
-        slots.flags[i] = (byte)((request.signaled() ? SIGNALED : 0) | (request.solicited() ? SOLICITED : 0));
-        slots.streams[i] = stream;
-        slots.wrIds[i] = request.wrId();
-        slots.lkeys[i] = request.lkey();
-        slots.localAddresses[i] = request.localAddress();
-        slots.lengths[i] = request.length();
-        slots.remoteAddresses[i] = request.remoteAddress();
-        slots.rkeys[i] = request.rkey();
-        slots.immediates[i] = request.immediateData();
-        TAIL.setRelease(this, t + 1);
-        return true;
+        return false;
     }
 
     /**
@@ -194,20 +229,87 @@ public final class WorkRequestRing implements WorkRequestSource
      */
     public boolean offerReceive(final int stream, final ReceiveRequestFields<?> request)
     {
-        final long t = (long)TAIL.getOpaque(this);
-        final Slots slots = slotsFor(t);
-        if (null == slots)
+        long t;
+        while ((t = tail()) >= 0)
         {
+            final Slots slots = slotsFor(t);
+            if (null == slots)
+            {
+                return false;
+            }
+            final int i = (int)t & slots.mask;
+            slots.kinds[i] = RECEIVE;
+            slots.streams[i] = stream;
+            slots.wrIds[i] = request.wrId();
+            slots.lkeys[i] = request.lkey();
+            slots.localAddresses[i] = request.address();
+            slots.lengths[i] = request.length();
+            if (published(t))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * @return the position the next request goes in (producer thread), once the worker is not giving the slots
+     * back; {@link #TRIMMING} (negative) when it still is after {@link #TRIM_SPINS} spins: the post answers full.
+     */
+    private long tail()
+    {
+        long t = (long)TAIL.getAcquire(this);
+        for (int spins = 0; t < 0 && spins < TRIM_SPINS; spins++)
+        {
+            Thread.onSpinWait(); // the worker is between its claim and its release: a few stores
+            t = (long)TAIL.getAcquire(this);
+        }
+        return t;
+    }
+
+    /**
+     * Publishes the request written at {@code t} (producer thread).
+     *
+     * @return false when the worker gave the slots back meanwhile: the request went into forgotten slots, and the
+     * poster writes it again into new ones at the position after the worker's.
+     */
+    private boolean published(final long t)
+    {
+        if (TAIL.compareAndSet(this, t, t + 1))
+        {
+            return true;
+        }
+        producerSlots = null; // read again after the worker's release: the next slotsFor makes new ones
+        return false;
+    }
+
+    /**
+     * Gives the ring's slots back when it has been empty, with no request taken, for {@code idleNanos} (consumer
+     * thread, between {@link #advance} and the next {@link #peek}; the worker calls it now and then): the next post
+     * makes {@value #FIRST_SLOTS} slots again.
+     *
+     * @return whether the slots were given back now.
+     */
+    public boolean trimIfIdle(final long now, final long idleNanos)
+    {
+        final long h = (long)HEAD.getOpaque(this);
+        if (h != idleHead)
+        {
+            idleHead = h;
+            idleSince = now;
             return false;
         }
-        final int i = (int)t & slots.mask;
-        slots.kinds[i] = RECEIVE;
-        slots.streams[i] = stream;
-        slots.wrIds[i] = request.wrId();
-        slots.lkeys[i] = request.lkey();
-        slots.localAddresses[i] = request.address();
-        slots.lengths[i] = request.length();
-        TAIL.setRelease(this, t + 1);
+        if (null == consumerSlots || now - idleSince < idleNanos || !TAIL.compareAndSet(this, h, h | TRIMMING))
+        {
+            return false; // nothing taken since the last trim, not idle long enough, or a request is waiting
+        }
+        // claimed: no post completes until the release below; one under way fails its compare-and-set
+        producerSlots = null;
+        firstSlots = null;
+        consumerSlots = null;
+        idleHead = h + 1;
+        HEAD.setRelease(this, h + 1);
+        TAIL.setRelease(this, h + 1); // released: head and tail past h, as if a request had been posted and taken
         return true;
     }
 
@@ -217,7 +319,7 @@ public final class WorkRequestRing implements WorkRequestSource
         final Slots slots = producerSlots;
         if (null == slots)
         {
-            return first(); // nothing was ever posted: t is 0, and so is head
+            return first(); // nothing was posted since the ring was made or given back: the ring is empty at t
         }
         final int held = slots.mask + 1;
         final long waiting = t - (long)HEAD.getAcquire(this);
@@ -236,7 +338,7 @@ public final class WorkRequestRing implements WorkRequestSource
     {
         final Slots slots = new Slots(Math.min(FIRST_SLOTS, capacity));
         producerSlots = slots;
-        firstSlots = slots; // published to the consumer by the release of the first request's tail
+        firstSlots = slots; // published to the consumer by the compare-and-set of the first request's tail
         return slots;
     }
 

@@ -23,8 +23,16 @@ import java.lang.invoke.VarHandle;
  * as JCTools' {@code SpscGrowableArrayQueue} does: the completion goes into the new slots, its place in the old ones
  * is marked {@code JUMP} with a link, and the consumer follows the link when it reaches the mark. Slots are made only
  * by the completion that is the first to need that many waiting (at most log2(capacity / {@value #FIRST_SLOTS}) + 1
- * times per queue) and kept until the queue is dropped. Below its capacity a queue keeps one slot free for the mark;
- * at its capacity it holds {@code capacity} and overruns on the next, as before.
+ * times per queue from empty). Below its capacity a queue keeps one slot free for the mark; at its capacity it holds
+ * {@code capacity} and overruns on the next, as before.
+ * <p>
+ * A queue gives its slots back once it has been empty, with no completion added, for a while ({@link #trimIfIdle},
+ * the producer's: the worker calls it now and then), so that a connection that once had many completions waiting does
+ * not keep its high-water mark while idle (issue 13). Only the producer forgets the slots, and only when the consumer
+ * has taken everything it added (head = tail, read with acquire): the consumer's last use of them came before it
+ * released that head, and its next comes after the producer's next completion is released, which follows the
+ * trim; the consumer never waits and is not told. The next completion makes {@value #FIRST_SLOTS} slots again, so a
+ * queue given back and used again allocates at most log2(capacity / {@value #FIRST_SLOTS}) + 1 times per idle period.
  */
 public final class CompletionQueue implements io.spraynic.datapath.api.CompletionQueue
 {
@@ -89,8 +97,14 @@ public final class CompletionQueue implements io.spraynic.datapath.api.Completio
     private Slots producerSlots;
     /** The first slots made: written by the producer before its first completion is published, then read by the consumer. */
     private Slots firstSlots;
-    /** Consumer thread only: where the oldest completion is. */
+    /**
+     * Consumer thread only: where the oldest completion is; but {@link #trimIfIdle} (the producer) forgets it while
+     * the queue is empty, ordered with the consumer through head and tail.
+     */
     private Slots consumerSlots;
+    /** Producer thread only ({@link #trimIfIdle}): the tail at the last check, and since when it has not moved. */
+    private long idleTail = -1;
+    private long idleSince;
 
     @SuppressWarnings("unused") // accessed through HEAD
     private volatile long head;
@@ -134,7 +148,10 @@ public final class CompletionQueue implements io.spraynic.datapath.api.Completio
         return new CompletionQueue(capacity, false);
     }
 
-    /** @return slots made so far (producer thread, or any thread once the producer is quiet): 0 before the first. */
+    /**
+     * @return slots held now (producer thread, or any thread once the producer is quiet): 0 before the first
+     * completion and once given back.
+     */
     public int slotsHeld()
     {
         final Slots slots = producerSlots;
@@ -219,7 +236,7 @@ public final class CompletionQueue implements io.spraynic.datapath.api.Completio
         final Slots slots = producerSlots;
         if (null == slots)
         {
-            return first(); // nothing was ever offered: t is 0, and so is head
+            return first(); // nothing was offered since the queue was made or gave its slots back: it is empty at t
         }
         final int held = slots.mask + 1;
         final long waiting = t - (long)HEAD.getAcquire(this);
@@ -232,6 +249,31 @@ public final class CompletionQueue implements io.spraynic.datapath.api.Completio
             return waiting < held ? slots : null; // at its most it uses every slot, and overruns after, as before
         }
         return grow(slots, t);
+    }
+
+    /**
+     * Gives the queue's slots back when it has been empty, with no completion added, for {@code idleNanos} (producer
+     * thread; the worker calls it now and then): the next completion makes {@value #FIRST_SLOTS} slots again.
+     *
+     * @return whether the slots were given back now.
+     */
+    public boolean trimIfIdle(final long now, final long idleNanos)
+    {
+        final long t = (long)TAIL.getOpaque(this);
+        if (t != idleTail)
+        {
+            idleTail = t;
+            idleSince = now;
+            return false;
+        }
+        if (null == producerSlots || now - idleSince < idleNanos || (long)HEAD.getAcquire(this) != t)
+        {
+            return false;
+        }
+        producerSlots = null;
+        firstSlots = null;
+        consumerSlots = null; // the consumer reads it again only after the next completion's tail
+        return true;
     }
 
     private Slots first()

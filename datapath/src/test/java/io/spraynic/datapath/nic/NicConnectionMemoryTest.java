@@ -98,6 +98,98 @@ class NicConnectionMemoryTest
         }
     }
 
+    /**
+     * After a burst a connection's handle gives its ring's and queues' slots back once they have been idle for
+     * {@link NicConnection#QUEUES_IDLE_NANOS}: the heap its slots held at the burst's high-water mark (what a handle
+     * kept until it closed before) is measured against the heap once they have gone idle; the same connections then
+     * carry a verified burst again (their slots made again by doubling).
+     */
+    @Test
+    void aConnectionGivesItsSlotsBackWhenIdleAfterABurst() throws Exception
+    {
+        final int connections = 20;
+        final int burst = 600;
+        try (InMemoryNicPair pair = new InMemoryNicPair(dir, "bursts", (config, host) -> config
+            .connections(8, 4, 1024).queues(1024, 4096, 1024, 1024)
+            .maxAcceptedConnections(2 * connections).maxOpenedConnections(2 * connections)
+            .sprayConfig(() -> EmbeddedNicConfig.sharedCoreSprayConfig().maxConnectionsPerSource(2 * connections))))
+        {
+            final EmbeddedNic client = pair.nic(0);
+            final EmbeddedNic server = pair.nic(1);
+            final MemoryRegion target = pair.expose(1, MESSAGE_BYTES);
+            final MemoryRegion source = client.register(pair.arena().allocate(MESSAGE_BYTES, 4096), AccessFlags.NONE);
+            final List<NicConnection> opened = new ArrayList<>();
+            for (int i = 0; i < connections; i++)
+            {
+                opened.add(client.connect(new int[]{server.localIpv4(0)}, WAIT));
+                write(opened.getLast(), source, target, i); // the engines' tables and classes made
+            }
+            for (int round = 0; round < 2; round++)
+            {
+                for (final NicConnection c : opened)
+                {
+                    postBurst(c, source, target, burst);
+                }
+                for (final NicConnection c : opened)
+                {
+                    await(() -> c.sendCompletionQueue().size() == burst, "the burst completes on " + c);
+                }
+                final long highWater = heapUsed(); // every completion waiting: the send queues at their high-water mark
+                int ringSlots = 0;
+                int queueSlots = 0;
+                for (final NicConnection c : opened)
+                {
+                    ringSlots += c.ring().slotsHeld();
+                    queueSlots += c.sendCompletionQueue().slotsHeld();
+                    assertEquals(1024, c.sendCompletionQueue().slotsHeld(), "600 waiting: grown to 1,024 on " + c);
+                    pollBurst(c, burst);
+                }
+                for (final NicConnection c : opened)
+                {
+                    await(() -> c.ring().slotsHeld() == 0 && c.sendCompletionQueue().slotsHeld() == 0 &&
+                        c.receiveCompletionQueue().slotsHeld() == 0, "the slots of " + c + " given back once idle");
+                }
+                final long idle = heapUsed();
+                System.out.printf("NicConnectionMemoryTest: round %d, %d connections after a burst of %d WRITEs: " +
+                    "ring slots %d, send queue slots %d at the high-water mark; heap %,d -> %,d B idle: %,d B per " +
+                    "connection given back%n", round, connections, burst, ringSlots / connections,
+                    queueSlots / connections, highWater, idle, (highWater - idle) / connections);
+                assertTrue((highWater - idle) / connections > 1024 * 20, "1,024 send queue slots of 23 B given back");
+            }
+            assertEquals(0L, InMemoryNicPair.faults(client) + InMemoryNicPair.faults(server));
+        }
+    }
+
+    private static void postBurst(final NicConnection c, final MemoryRegion local, final MemoryRegion target,
+        final int count)
+    {
+        final SendWorkRequest request = new SendWorkRequest().opcode(WorkRequestOpcode.RDMA_WRITE)
+            .local(local, local.address(), MESSAGE_BYTES).remote(target.address(), target.rkey()).signaled(true);
+        for (int i = 0; i < count; i++)
+        {
+            request.wrId(i);
+            final long deadline = System.nanoTime() + WAIT.toNanos();
+            int result;
+            while ((result = c.postSend(0, request)) == PostResult.QUEUE_FULL)
+            {
+                assertTrue(System.nanoTime() < deadline, "the ring of " + c + " drains");
+                Thread.onSpinWait();
+            }
+            assertEquals(PostResult.OK, result);
+        }
+    }
+
+    private static void pollBurst(final NicConnection c, final int count)
+    {
+        final WorkCompletion completion = new WorkCompletion();
+        for (int i = 0; i < count; i++)
+        {
+            assertTrue(c.sendCompletionQueue().poll(completion), "completion " + i + " of " + c);
+            assertEquals(WorkCompletionStatus.SUCCESS, completion.status(), completion.toString());
+            assertEquals(i, completion.wrId());
+        }
+    }
+
     private static void assertHolds(final NicConnection c, final int ring, final int sendCq, final int receiveCq,
         final String what)
     {
@@ -135,10 +227,15 @@ class NicConnectionMemoryTest
 
     private static void await(final BooleanSupplier condition)
     {
+        await(condition, "every connection accepted");
+    }
+
+    private static void await(final BooleanSupplier condition, final String what)
+    {
         final long deadline = System.nanoTime() + WAIT.toNanos();
         while (!condition.getAsBoolean())
         {
-            assertTrue(System.nanoTime() < deadline, "every connection accepted");
+            assertTrue(System.nanoTime() < deadline, what);
             WorkerCalls.sleepBriefly();
         }
     }

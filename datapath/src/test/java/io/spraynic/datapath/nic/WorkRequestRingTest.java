@@ -286,6 +286,162 @@ final class WorkRequestRingTest
         assertEquals(0, allocated, "800,000 requests through a ring at its high-water mark");
     }
 
+    /**
+     * Random posts, takes and trims on a virtual clock against a plain queue: order and limit as before, slots given
+     * back only when the ring is empty and nothing was taken for the idle time, and made again by the next post.
+     */
+    @Test
+    void aRingGivesItsSlotsBackWhenIdleAndKeepsOrderAndItsLimitAgainstAModel()
+    {
+        final SplittableRandom random = new SplittableRandom(17);
+        final WorkRequestRing ring = WorkRequestRing.growing(256);
+        final ArrayDeque<Long> model = new ArrayDeque<>();
+        final SendRequest send = new SendRequest().opcode(WorkRequestOpcode.RDMA_WRITE);
+        final ReceiveRequest receive = new ReceiveRequest();
+        final long idleNanos = 1_000;
+        long now = 0;
+        long next = 0;
+        int trims = 0;
+        int grownAfterATrim = 0;
+        for (int step = 0; step < 200_000; step++)
+        {
+            final int offers = random.nextInt(4) == 0 ? random.nextInt(random.nextBoolean() ? 3 : 300) : 0;
+            for (int i = 0; i < offers; i++, next++)
+            {
+                final boolean room = model.size() < 256;
+                final boolean offered = (next & 1) == 0 ? ring.offerSend((int)(next & 3), send.wrId(next)) :
+                    ring.offerReceive((int)(next & 3), receive.wrId(next));
+                assertEquals(room, offered, "refused exactly when the model is full");
+                if (room)
+                {
+                    model.add(next);
+                }
+            }
+            final int takes = random.nextInt(random.nextBoolean() ? 3 : 40);
+            for (int i = 0; i < takes && !model.isEmpty(); i++)
+            {
+                final long expected = model.poll();
+                assertEquals((expected & 1) == 0 ? WorkRequestSource.SEND : WorkRequestSource.RECEIVE, ring.peek());
+                assertEquals(expected, ring.wrId());
+                assertEquals((int)(expected & 3), ring.stream());
+                ring.advance();
+            }
+            now += random.nextInt(600);
+            final int held = ring.slotsHeld();
+            if (ring.trimIfIdle(now, idleNanos))
+            {
+                assertTrue(model.isEmpty(), "given back only when empty");
+                assertEquals(0, ring.slotsHeld());
+                trims++;
+                grownAfterATrim += held > WorkRequestRing.FIRST_SLOTS ? 1 : 0;
+            }
+            assertEquals(model.size(), ring.size());
+            if (model.isEmpty())
+            {
+                assertEquals(0, ring.peek());
+            }
+        }
+        assertTrue(trims > 1_000 && grownAfterATrim > 100, trims + " trims, " + grownAfterATrim + " after growing");
+    }
+
+    /** The worker takes and gives the slots back as often as it can while a poster posts: nothing lost or repeated. */
+    @Test
+    void aRingHandsOverBetweenThreadsWhileTheWorkerGivesItsSlotsBack() throws InterruptedException
+    {
+        final WorkRequestRing ring = WorkRequestRing.growing(1 << 10);
+        final int count = 400_000;
+        final Thread poster = new Thread(() ->
+        {
+            final SendRequest send = new SendRequest().opcode(WorkRequestOpcode.RDMA_WRITE);
+            final SplittableRandom random = new SplittableRandom(5);
+            for (int i = 0; i < count; i++)
+            {
+                while (!ring.offerSend(i & 3, send.wrId(i).remote(i, i)))
+                {
+                    Thread.onSpinWait();
+                }
+                if (random.nextInt(64) == 0)
+                {
+                    for (int spin = random.nextInt(2_000); spin > 0; spin--)
+                    {
+                        Thread.onSpinWait(); // let the ring empty, and the worker give it back
+                    }
+                }
+            }
+        });
+        poster.start();
+        int trims = 0;
+        long tick = 0;
+        for (int expected = 0; expected < count; )
+        {
+            if (ring.peek() == 0)
+            {
+                trims += ring.trimIfIdle(++tick, 0) ? 1 : 0; // idle time 0: whenever two checks see the same head
+                Thread.onSpinWait();
+                continue;
+            }
+            assertEquals(expected, ring.wrId());
+            assertEquals(expected, ring.remoteAddress());
+            assertEquals(expected, ring.rkey());
+            assertEquals(expected & 3, ring.stream());
+            ring.advance();
+            expected++;
+        }
+        poster.join();
+        assertEquals(0, ring.size());
+        assertEquals(0, ring.peek());
+        System.out.printf("WorkRequestRingTest: %,d requests handed over, the slots given back %,d times%n", count, trims);
+        assertTrue(trims > 100, "given back " + trims + " times");
+    }
+
+    /** Checking whether a ring in use may give its slots back allocates nothing; a ring given back allocates on regrowth. */
+    @Test
+    void aRingCheckedForIdlenessAllocatesNothingAndOneGivenBackOnlyWhenItGrowsAgain()
+    {
+        final WorkRequestRing ring = WorkRequestRing.growing(1024);
+        final SendRequest send = new SendRequest().opcode(WorkRequestOpcode.RDMA_WRITE);
+        final com.sun.management.ThreadMXBean threads =
+            (com.sun.management.ThreadMXBean)java.lang.management.ManagementFactory.getThreadMXBean();
+        long allocated = Long.MAX_VALUE;
+        long now = 0;
+        for (int window = 0; window < 5; window++)
+        {
+            final long start = threads.getCurrentThreadAllocatedBytes();
+            for (int round = 0; round < 20_000; round++)
+            {
+                for (int i = 0; i < 40; i++)
+                {
+                    ring.offerSend(i & 3, send.wrId(i));
+                }
+                while (ring.peek() != 0)
+                {
+                    ring.advance();
+                }
+                assertFalse(ring.trimIfIdle(now += 10, 1_000_000), "in use every round: never idle long enough");
+            }
+            allocated = Math.min(allocated, threads.getCurrentThreadAllocatedBytes() - start);
+        }
+        assertEquals(64, ring.slotsHeld());
+        assertEquals(0, allocated, "800,000 requests through a ring checked for idleness every 40");
+        assertFalse(ring.trimIfIdle(now + 999_999, 1_000_000));
+        assertTrue(ring.trimIfIdle(now + 1_000_000, 1_000_000), "idle for the idle time: given back");
+        assertEquals(0, ring.slotsHeld());
+        final long start = threads.getCurrentThreadAllocatedBytes();
+        for (int i = 0; i < 40; i++)
+        {
+            assertTrue(ring.offerSend(i & 3, send.wrId(i)));
+        }
+        final long regrowth = threads.getCurrentThreadAllocatedBytes() - start;
+        assertEquals(64, ring.slotsHeld(), "8, 16, 32, 64 again");
+        assertTrue(regrowth > 0 && regrowth < 64 * 2 * 64, "regrowth made slots again: " + regrowth + " B");
+        for (int i = 0; i < 40; i++)
+        {
+            assertEquals(WorkRequestSource.SEND, ring.peek());
+            assertEquals(i, ring.wrId());
+            ring.advance();
+        }
+    }
+
     @Test
     void refusesACapacityOutOfRangeNamingIt()
     {

@@ -276,6 +276,160 @@ class CompletionQueueTest
         assertEquals(0, allocated, "800,000 completions in and out of a queue at its high-water mark");
     }
 
+    /**
+     * Random completions, polls and trims on a virtual clock against a plain queue: order and limit as before, slots
+     * given back only when the queue is empty and nothing was added for the idle time, and made again by the next.
+     */
+    @Test
+    void aQueueGivesItsSlotsBackWhenIdleAndKeepsOrderAndItsLimitAgainstAModel()
+    {
+        final SplittableRandom random = new SplittableRandom(17);
+        final CompletionQueue cq = CompletionQueue.growing(256);
+        final ArrayDeque<Long> model = new ArrayDeque<>();
+        final WorkCompletion[] batch = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion()};
+        final long idleNanos = 1_000;
+        long now = 0;
+        long next = 0;
+        int trims = 0;
+        int grownAfterATrim = 0;
+        for (int step = 0; step < 200_000; step++)
+        {
+            final int offers = random.nextInt(4) == 0 ? random.nextInt(random.nextBoolean() ? 3 : 300) : 0;
+            for (int i = 0; i < offers; i++)
+            {
+                final boolean room = model.size() < 256;
+                assertEquals(room, offer(cq, next), "refused exactly when the model is full");
+                if (room)
+                {
+                    model.add(next);
+                }
+                next++;
+            }
+            final int polls = random.nextInt(random.nextBoolean() ? 3 : 40);
+            for (int i = 0; i < polls; i++)
+            {
+                final int taken = cq.poll(batch);
+                assertEquals(Math.min(batch.length, model.size()), taken);
+                for (int n = 0; n < taken; n++)
+                {
+                    assertEquals(model.poll().longValue(), batch[n].wrId());
+                    assertEquals((int)batch[n].wrId(), batch[n].byteLength());
+                }
+            }
+            now += random.nextInt(600);
+            final int held = cq.slotsHeld();
+            if (cq.trimIfIdle(now, idleNanos))
+            {
+                assertTrue(model.isEmpty(), "given back only when empty");
+                assertEquals(0, cq.slotsHeld());
+                trims++;
+                grownAfterATrim += held > CompletionQueue.FIRST_SLOTS ? 1 : 0;
+            }
+            assertEquals(model.size(), cq.size());
+        }
+        assertTrue(cq.overruns() > 0, "the limit was reached");
+        assertTrue(trims > 1_000 && grownAfterATrim > 100, trims + " trims, " + grownAfterATrim + " after growing");
+    }
+
+    /** The producer gives the slots back as often as it can while a consumer polls: nothing lost or repeated. */
+    @Test
+    void aQueueHandsOverBetweenThreadsWhileTheProducerGivesItsSlotsBack() throws InterruptedException
+    {
+        final CompletionQueue cq = CompletionQueue.growing(1 << 10);
+        final int count = 400_000;
+        final int[] trims = {0};
+        final Thread producer = new Thread(() ->
+        {
+            final SplittableRandom random = new SplittableRandom(5);
+            long tick = 0;
+            for (int i = 0; i < count; i++)
+            {
+                while (!offer(cq, i))
+                {
+                    Thread.onSpinWait();
+                }
+                if (random.nextInt(64) == 0)
+                {
+                    for (int spin = random.nextInt(2_000); spin > 0; spin--)
+                    {
+                        trims[0] += cq.trimIfIdle(++tick, 0) ? 1 : 0; // idle time 0: whenever empty at two checks
+                        Thread.onSpinWait();
+                    }
+                }
+            }
+        });
+        producer.start();
+        final WorkCompletion[] batch = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion(),
+            new WorkCompletion(), new WorkCompletion()};
+        final WorkCompletion one = new WorkCompletion();
+        int expected = 0;
+        while (expected < count)
+        {
+            if ((expected & 1) == 0)
+            {
+                final int taken = cq.poll(batch);
+                for (int n = 0; n < taken; n++, expected++)
+                {
+                    assertEquals(expected, batch[n].wrId());
+                    assertEquals(expected, batch[n].byteLength());
+                }
+            }
+            else if (cq.poll(one))
+            {
+                assertEquals(expected, one.wrId());
+                assertEquals(expected, one.byteLength());
+                expected++;
+            }
+        }
+        producer.join();
+        assertTrue(cq.isEmpty());
+        assertFalse(cq.poll(one));
+        System.out.printf("CompletionQueueTest: %,d completions handed over, the slots given back %,d times%n", count,
+            trims[0]);
+        assertTrue(trims[0] > 100, "given back " + trims[0] + " times");
+    }
+
+    /** Checking whether a queue in use may give its slots back allocates nothing. */
+    @Test
+    void aQueueCheckedForIdlenessAllocatesNothingAndGivesItsSlotsBackOnlyWhenIdle()
+    {
+        final CompletionQueue cq = CompletionQueue.growing(4096);
+        final WorkCompletion[] batch = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion()};
+        final com.sun.management.ThreadMXBean threads =
+            (com.sun.management.ThreadMXBean)java.lang.management.ManagementFactory.getThreadMXBean();
+        long allocated = Long.MAX_VALUE;
+        long now = 0;
+        for (int window = 0; window < 5; window++)
+        {
+            final long start = threads.getCurrentThreadAllocatedBytes();
+            for (int round = 0; round < 20_000; round++)
+            {
+                for (int i = 0; i < 40; i++)
+                {
+                    offer(cq, i);
+                }
+                while (cq.poll(batch) > 0)
+                {
+                    assertTrue(batch[0].wrId() >= 0);
+                }
+                assertFalse(cq.trimIfIdle(now += 10, 1_000_000), "in use every round: never idle long enough");
+            }
+            allocated = Math.min(allocated, threads.getCurrentThreadAllocatedBytes() - start);
+        }
+        assertEquals(64, cq.slotsHeld());
+        assertEquals(0, allocated, "800,000 completions through a queue checked for idleness every 40");
+        offer(cq, 7);
+        assertFalse(cq.trimIfIdle(now + 5_000_000, 1_000_000), "a completion added since: the idle time starts again");
+        assertFalse(cq.trimIfIdle(now + 10_000_000, 1_000_000), "one waiting: never given back");
+        assertEquals(1, cq.poll(batch));
+        assertTrue(cq.trimIfIdle(now + 10_000_001, 1_000_000), "empty, nothing added for the idle time");
+        assertEquals(0, cq.slotsHeld());
+        assertTrue(offer(cq, 8));
+        assertEquals(CompletionQueue.FIRST_SLOTS, cq.slotsHeld());
+        assertEquals(1, cq.poll(batch));
+        assertEquals(8, batch[0].wrId());
+    }
+
     @Test
     void refusesACapacityOutOfRangeNamingIt()
     {

@@ -22,42 +22,23 @@ import static io.spraynic.datapath.transport.spray.SprayConnection.FAILED;
 final class BorrowedTables
 {
     private final ConnectionStoragePool.Bucket bucket;
-    private final long lingerNanos;
-    private final SendSlots slots;
-    private final InboundMessages inbound;
-    private final PlacementMarks marks;
-    private final RetransmitQueues resend;
-    private final PathScheduler scheduler;
-    private final LossDetector loss;
-    private final PathSendWindow[] sendWindows;
-    private final int[] pathStates;
+    // the parts the tables attach to, and the linger time, are read through the connection (issue 13: one reference
+    // here, not eight; borrowing and giving back are the idle edges, off the per-packet path)
+    private final SprayConnection connection;
     private final TransportCounters[] pathCounters;
     private PathCountersFold fold; // told each period's path counters before they go back, or null
     private ConnectionStorage storage;
     /** Since when every table was empty (-1: in use at the last tick). */
     private long idleSince = -1;
 
+    /** @param connection its send slots, inbound messages, marks, retransmit queues, scheduler and loss detector made. */
     BorrowedTables(
         final ConnectionStoragePool.Bucket bucket,
-        final long lingerNanos,
-        final SendSlots slots,
-        final InboundMessages inbound,
-        final PlacementMarks marks,
-        final RetransmitQueues resend,
-        final PathScheduler scheduler,
-        final LossDetector loss,
+        final SprayConnection connection,
         final TransportCounters[] pathCounters)
     {
         this.bucket = bucket;
-        this.lingerNanos = lingerNanos;
-        this.slots = slots;
-        this.inbound = inbound;
-        this.marks = marks;
-        this.resend = resend;
-        this.scheduler = scheduler;
-        this.loss = loss;
-        this.sendWindows = scheduler.sendWindows;
-        this.pathStates = scheduler.pathStates;
+        this.connection = connection;
         this.pathCounters = pathCounters;
         Arrays.fill(pathCounters, bucket.idlePathSink);
     }
@@ -74,12 +55,12 @@ final class BorrowedTables
         {
             return false;
         }
-        slots.attach(borrowed.slots);
-        inbound.attach(borrowed.inbound);
-        marks.attach(borrowed.marks);
-        resend.attach(borrowed.resend);
-        scheduler.unparkWindows(borrowed.windows, borrowed.times);
-        loss.attach(borrowed.timeouts);
+        connection.slots.attach(borrowed.slots);
+        connection.inbound.attach(borrowed.inbound);
+        connection.marks.attach(borrowed.marks);
+        connection.resend.attach(borrowed.resend);
+        connection.scheduler.unparkWindows(borrowed.windows, borrowed.times);
+        connection.loss.attach(borrowed.timeouts);
         System.arraycopy(borrowed.pathCounters, 0, pathCounters, 0, pathCounters.length);
         storage = borrowed;
         idleSince = -1;
@@ -115,13 +96,15 @@ final class BorrowedTables
     // go through its send window)
     private boolean empty()
     {
-        if (!slots.isDetachable() || !inbound.isDetachable() || !marks.isDetachable() || !resend.isDetachable())
+        if (!connection.slots.isDetachable() || !connection.inbound.isDetachable() ||
+            !connection.marks.isDetachable() || !connection.resend.isDetachable())
         {
             return false;
         }
-        for (int path = 0; path < sendWindows.length; path++)
+        final PathScheduler scheduler = connection.scheduler;
+        for (int path = 0; path < scheduler.sendWindows.length; path++)
         {
-            if (!sendWindows[path].isDetachable() || pathStates[path] == FAILED)
+            if (!scheduler.sendWindows[path].isDetachable() || scheduler.pathStates[path] == FAILED)
             {
                 return false;
             }
@@ -145,7 +128,7 @@ final class BorrowedTables
         {
             idleSince = now;
         }
-        if (now - idleSince >= lingerNanos)
+        if (now - idleSince >= connection.config.storageLingerNanos)
         {
             giveBack();
         }
@@ -178,12 +161,12 @@ final class BorrowedTables
                 fold.fold(path, pathCounters[path]);
             }
         }
-        slots.detach();
-        inbound.detach();
-        marks.detach();
-        resend.detach();
-        scheduler.parkWindows(bucket.idleWindow, bucket.idleTimes);
-        loss.attach(bucket.idleTimeouts);
+        connection.slots.detach();
+        connection.inbound.detach();
+        connection.marks.detach();
+        connection.resend.detach();
+        connection.scheduler.parkWindows(bucket.idleWindow, bucket.idleTimes);
+        connection.loss.attach(bucket.idleTimeouts);
         Arrays.fill(pathCounters, bucket.idlePathSink);
         final ConnectionStorage returned = storage;
         storage = null;

@@ -1,6 +1,5 @@
 package io.spraynic.datapath.transport.spray;
 
-import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.WorkCompletionStatus;
 import io.spraynic.datapath.wire.ConnectionHeader;
@@ -21,57 +20,23 @@ import static io.spraynic.datapath.transport.spray.SprayConnection.State;
  */
 final class ConnectionTeardown
 {
+    // the connection's parts are read through it (issue 13: an idle connection holds one reference here, not 15);
+    // none of this is on the per-packet path
     private final SprayConnection connection;
-    private final SprayEngine engine;
-    private final CloseHandshake close;
     private final Liveness liveness;
-    private final ControlPackets control;
-    private final SendSlots slots;
-    private final PathScheduler scheduler;
-    private final RetransmitQueues resend;
-    private final SendCompletions completions;
-    private final DataSender sender;
-    private final InboundMessages inbound;
-    private final BorrowedTables tables;
     private final CompletionQueue sendCq;
     private final CompletionQueue receiveCq;
-    private final TransportCounters counters;
-    private final long connectionTimeoutNanos;
-    private final int remoteCid;
 
+    /** Made last of {@code connection}'s parts: it reads the others through {@code connection}. */
     ConnectionTeardown(
         final SprayConnection connection,
-        final SprayEngine engine,
-        final CloseHandshake close,
         final Liveness liveness,
-        final ControlPackets control,
-        final SendSlots slots,
-        final PathScheduler scheduler,
-        final RetransmitQueues resend,
-        final SendCompletions completions,
-        final DataSender sender,
-        final InboundMessages inbound,
-        final BorrowedTables tables,
-        final SprayConnectionConfig config,
-        final TransportCounters counters)
+        final SprayConnectionConfig config)
     {
         this.connection = connection;
-        this.engine = engine;
-        this.close = close;
         this.liveness = liveness;
-        this.control = control;
-        this.slots = slots;
-        this.scheduler = scheduler;
-        this.resend = resend;
-        this.completions = completions;
-        this.sender = sender;
-        this.inbound = inbound;
-        this.tables = tables;
         this.sendCq = config.sendCq;
         this.receiveCq = config.receiveCq;
-        this.counters = counters;
-        this.connectionTimeoutNanos = engine.config().connectionTimeoutNanos;
-        this.remoteCid = config.remoteCid;
     }
 
     /**
@@ -82,26 +47,26 @@ final class ConnectionTeardown
      */
     boolean endsOnTick(final boolean localError, final long now)
     {
-        if (localError || completions.localError() || sender.localError() || sendCq.hasOverrun() ||
-            receiveCq.hasOverrun())
+        if (localError || connection.completions.localError() || connection.sender.localError() ||
+            sendCq.hasOverrun() || receiveCq.hasOverrun())
         {
             // as an IB QP: a CQ overrun or a local protection error puts it in error; everything outstanding
             // completes (WR_FLUSH_ERR) and no region it held is touched again
-            close.closed();
+            connection.close.closed();
             flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
-            inbound.flushReceives();
+            connection.inbound.flushReceives();
             return true;
         }
-        if (scheduler.allFailedFor(connectionTimeoutNanos, now))
+        if (connection.scheduler.allFailedFor(connection.config.connectionTimeoutNanos, now))
         {
             // S7.6: every path stayed failed for connectionTimeout: outstanding messages complete with
             // RETRY_EXC_ERR and the connection closes (its packets are then counted as for an unknown one, S9.5)
-            close.closed();
+            connection.close.closed();
             flushSends(WorkCompletionStatus.RETRY_EXC_ERR);
             return true;
         }
-        final int live = liveness.check(counters, now);
-        return live != Liveness.NOTHING && onLiveness(live, now) > 0 && close.state() == State.CLOSED;
+        final int live = liveness.check(connection.counters, now);
+        return live != Liveness.NOTHING && onLiveness(live, now) > 0 && connection.close.state() == State.CLOSED;
     }
 
     // S12.10: the peer said nothing for idleTimeout: unacknowledged sends complete with RETRY_EXC_ERR, the rest with
@@ -110,16 +75,16 @@ final class ConnectionTeardown
     {
         if (live == Liveness.IDLE)
         {
-            counters.increment(SprayCounters.IDLE_CLOSED);
-            engine.counters().increment(SprayCounters.IDLE_CLOSED);
+            connection.counters.increment(SprayCounters.IDLE_CLOSED);
+            connection.engine.counters().increment(SprayCounters.IDLE_CLOSED);
             flushSends(WorkCompletionStatus.RETRY_EXC_ERR);
             finish();
             return 1;
         }
-        if (close.state() == State.ESTABLISHED && control.sendAck(0))
+        if (connection.close.state() == State.ESTABLISHED && connection.control.sendAck(0))
         {
             liveness.keepaliveSent(now);
-            counters.increment(SprayCounters.KEEPALIVES_SENT);
+            connection.counters.increment(SprayCounters.KEEPALIVES_SENT);
             return 1;
         }
         return 0;
@@ -128,7 +93,7 @@ final class ConnectionTeardown
     /** Forceful close: everything unfinished completes with WR_FLUSH_ERR at once; nothing goes on the wire. */
     void abort()
     {
-        if (close.state() != State.CLOSED)
+        if (connection.close.state() != State.CLOSED)
         {
             finish();
         }
@@ -137,13 +102,13 @@ final class ConnectionTeardown
     /** The timers of a graceful close (S9.2), once it began. @return work done. */
     int closeTimers(final long now)
     {
-        final int actions = close.onTimer(now, drained());
+        final int actions = connection.close.onTimer(now, drained());
         if ((actions & CloseHandshake.FLUSH) != 0)
         {
             flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
-            for (int path = 0; path < scheduler.sendWindows.length; path++)
+            for (int path = 0; path < connection.scheduler.sendWindows.length; path++)
             {
-                final PathSendWindow window = scheduler.sendWindows[path];
+                final PathSendWindow window = connection.scheduler.sendWindows[path];
                 window.reset(window.nextPsn()); // nothing of the flushed messages is resent
             }
         }
@@ -154,9 +119,9 @@ final class ConnectionTeardown
         }
         if ((actions & CloseHandshake.SEND_CLOSE) != 0)
         {
-            if (control.sendConnectionPacket(SprayOpcodes.CLOSE, close.token()))
+            if (connection.control.sendConnectionPacket(SprayOpcodes.CLOSE, connection.close.token()))
             {
-                counters.increment(SprayCounters.CLOSES_SENT);
+                connection.counters.increment(SprayCounters.CLOSES_SENT);
             }
             return 1;
         }
@@ -165,8 +130,9 @@ final class ConnectionTeardown
 
     private boolean drained()
     {
-        return slots.inUse() == 0 && resend.retransmissions() == 0 && resend.moves() == 0 &&
-            scheduler.nothingOutstanding();
+        final RetransmitQueues resend = connection.resend;
+        return connection.slots.inUse() == 0 && resend.retransmissions() == 0 && resend.moves() == 0 &&
+            connection.scheduler.nothingOutstanding();
     }
 
     // the peer closes (S9.2): answer, flush what is unfinished here, forget the connection
@@ -174,13 +140,13 @@ final class ConnectionTeardown
     {
         final MemorySegment buffer = frame.segment();
         final long conh = frame.customHeaderOffset();
-        if (ConnectionHeader.senderCid(buffer, conh) != remoteCid)
+        if (ConnectionHeader.senderCid(buffer, conh) != connection.remoteCid)
         {
-            engine.counters().increment(SprayCounters.MALFORMED); // not our peer's CID: not our peer's CLOSE
+            connection.engine.counters().increment(SprayCounters.MALFORMED); // not our peer's CID: not our peer's CLOSE
             return;
         }
-        counters.increment(SprayCounters.CLOSES_RECEIVED);
-        control.sendConnectionPacket(SprayOpcodes.CLOSE_ACK, ConnectionHeader.token(buffer, conh));
+        connection.counters.increment(SprayCounters.CLOSES_RECEIVED);
+        connection.control.sendConnectionPacket(SprayOpcodes.CLOSE_ACK, ConnectionHeader.token(buffer, conh));
         finish();
     }
 
@@ -188,10 +154,10 @@ final class ConnectionTeardown
     {
         final MemorySegment buffer = frame.segment();
         final long conh = frame.customHeaderOffset();
-        if (!close.isAnsweredBy(ConnectionHeader.token(buffer, conh)) ||
-            ConnectionHeader.senderCid(buffer, conh) != remoteCid)
+        if (!connection.close.isAnsweredBy(ConnectionHeader.token(buffer, conh)) ||
+            ConnectionHeader.senderCid(buffer, conh) != connection.remoteCid)
         {
-            engine.counters().increment(SprayCounters.MALFORMED);
+            connection.engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
         finish();
@@ -200,16 +166,16 @@ final class ConnectionTeardown
     private void finish()
     {
         flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
-        inbound.flushReceives();
-        close.closed();
-        engine.forget(connection);
-        tables.onClosed();
+        connection.inbound.flushReceives();
+        connection.close.closed();
+        connection.engine.forget(connection);
+        connection.tables.onClosed();
     }
 
     // everything unfinished completes with `completionStatus`; nothing is left to send
     private void flushSends(final WorkCompletionStatus completionStatus)
     {
-        resend.clear();
-        completions.flush(completionStatus);
+        connection.resend.clear();
+        connection.completions.flush(completionStatus);
     }
 }

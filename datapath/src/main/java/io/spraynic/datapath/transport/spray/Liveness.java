@@ -27,9 +27,9 @@ final class Liveness
         SprayCounters.CLOSES_SENT};
     private static final long NONE = Long.MIN_VALUE;
 
-    private final long idleTimeoutNanos;
-    private final long keepaliveNanos;
-    private final long checkEveryNanos;
+    // the engine's configuration, whose idle timeout and keepalive interval every connection shares (issue 13: not
+    // copied into each connection)
+    private final SprayConfig config;
     private long nextCheckAt = NONE;
     private long received;
     private long sent;
@@ -37,15 +37,12 @@ final class Liveness
     private long sentAt;
 
     /**
-     * @param idleTimeoutNanos  0: never closed for idleness.
-     * @param keepaliveNanos    0: no keepalives.
+     * @param config its {@code idleTimeoutNanos} (0: never closed for idleness) and {@link SprayConfig#keepaliveNanos}
+     *               (0: no keepalives).
      */
-    Liveness(final long idleTimeoutNanos, final long keepaliveNanos)
+    Liveness(final SprayConfig config)
     {
-        this.idleTimeoutNanos = Math.max(0, idleTimeoutNanos);
-        this.keepaliveNanos = Math.max(0, keepaliveNanos);
-        final long shortest = this.keepaliveNanos > 0 ? this.keepaliveNanos : this.idleTimeoutNanos;
-        this.checkEveryNanos = Math.max(1_000, shortest / 4);
+        this.config = config;
     }
 
     /**
@@ -54,6 +51,9 @@ final class Liveness
      */
     int check(final TransportCounters counters, final long now)
     {
+        final long idleTimeoutNanos = Math.max(0, config.idleTimeoutNanos);
+        final long keepaliveNanos = Math.max(0, config.keepaliveNanos());
+        final long checkEveryNanos = Math.max(1_000, (keepaliveNanos > 0 ? keepaliveNanos : idleTimeoutNanos) / 4);
         if (nextCheckAt == NONE)
         {
             received = sum(counters, RECEIVED);

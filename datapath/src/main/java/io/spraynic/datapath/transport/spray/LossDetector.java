@@ -39,10 +39,9 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
     /** {@link #onTimer}: the failed path's window restarted on a new route: send a RESYNC probe on it (S7.5). */
     static final int RESYNC = 3;
 
+    // the paths' send windows, RTT estimates and congestion windows are read through the scheduler (issue 13: not
+    // cached in every connection's detector)
     private final PathScheduler scheduler;
-    private final PathSendWindow[] sendWindows;
-    private final RttEstimator rtt;
-    private final PathCongestionControl congestionWindows;
     private final RetransmitQueues resend;
     private final SendCompletions completions;
     private final Refusals refusals;
@@ -84,9 +83,6 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
         final Timeouts timeouts)
     {
         this.scheduler = scheduler;
-        this.sendWindows = scheduler.sendWindows;
-        this.rtt = scheduler.rtt;
-        this.congestionWindows = scheduler.congestionWindows;
         this.resend = resend;
         this.completions = completions;
         this.refusals = refusals;
@@ -188,7 +184,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
             }
             restorePath(path, now);
         }
-        congestionWindows.onAck(path, newlyAcked, ce, now, rtt.srttNanos(path));
+        scheduler.congestionWindows.onAck(path, newlyAcked, ce, now, scheduler.rtt.srttNanos(path));
         return ACK_TAKEN;
     }
 
@@ -207,7 +203,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
             // an idle connection (a keepalive's ACK): its windows are empty and went back with its tables
             return scheduler.onAckOfParked(path, SelectiveAckHeader.cumulativePsn(buffer, sack));
         }
-        return sendWindows[path].onAck(buffer, sack, now, this);
+        return scheduler.sendWindows[path].onAck(buffer, sack, now, this);
     }
 
     /** @return whether the ACK last applied acknowledged a probe (what restores a failed path, S7.5). */
@@ -218,7 +214,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
 
     public void onAcked(final long handle, final int psn, final long rttNanos)
     {
-        rtt.onSample(ackPath, rttNanos);
+        scheduler.rtt.onSample(ackPath, rttNanos);
         if (rttNanos >= 0)
         {
             scheduler.answered(ackPath, ackNow - rttNanos);
@@ -246,8 +242,8 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
     public void onRetransmissionAcked(final int psn, final long sinceResendNanos)
     {
         final int path = ackPath;
-        if (timeouts.undecided[path] && psn == timeouts.psn[path] && rtt.hasSample(path) &&
-            sinceResendNanos < rtt.minRttNanos(path))
+        if (timeouts.undecided[path] && psn == timeouts.psn[path] && scheduler.rtt.hasSample(path) &&
+            sinceResendNanos < scheduler.rtt.minRttNanos(path))
         {
             onSpuriousTimeout(path, ackNow - timeouts.sentAt[path]);
         }
@@ -263,11 +259,11 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
     public void onLost(final long handle, final int psn)
     {
         final int path = ackPath;
-        sendWindows[path].retransmitted(psn, ackNow);
+        scheduler.sendWindows[path].retransmitted(psn, ackNow);
         if (handle != PROBE_HANDLE)
         {
             countLost(path);
-            congestionWindows.onLoss(path, ackNow);
+            scheduler.congestionWindows.onLoss(path, ackNow);
             scheduler.countLost(path);
             if (scheduler.isLossy(path))
             {
@@ -282,7 +278,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
     /** @return {@link #NOTHING}, {@link #RECOVERED}, {@link #PROBE} or {@link #RESYNC}. */
     int onTimer(final int path, final long now)
     {
-        final PathSendWindow window = sendWindows[path];
+        final PathSendWindow window = scheduler.sendWindows[path];
         if (scheduler.pathStates[path] == FAILED)
         {
             if (now >= scheduler.nextResyncAt[path])
@@ -324,7 +320,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
     {
         counters.increment(SprayCounters.TIMEOUTS);
         pathCounters[path].increment(SprayCounters.TIMEOUTS);
-        rtt.onTimeout(path);
+        scheduler.rtt.onTimeout(path);
         if (scheduler.onTimeout(path) >= config.failAfterTimeouts)
         {
             failPath(path, now);
@@ -384,7 +380,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
         counters.increment(SprayCounters.PATH_FAILURES);
         pathCounters[path].increment(SprayCounters.PATH_FAILURES);
         relocatingFrom = -1;
-        sendWindows[path].drain(this);
+        scheduler.sendWindows[path].drain(this);
     }
 
     // S7.5: a failed path's probe was acknowledged: it carries data again

@@ -24,19 +24,18 @@ final class PathScheduler
     // lossy path's window collapses and it may take very long to send 256 more. RTT is judged every 256 packets.
     private static final int MIN_LOSS_SAMPLE = 32;
     private static final int LAST_ACK_SEQUENCE = 0;
-    private static final int ACK_SEQUENCE_SEEN = 1;
-    private static final int WRR_CURRENT = 2;
-    private static final int SAMPLE_SENT = 3;
-    private static final int SAMPLE_LOST = 4;
-    private static final int PREVIOUS_SENT = 5;
-    private static final int PREVIOUS_LOST = 6;
-    private static final int PORT_PACKETS = 7;
-    private static final int PORT_BUDGET = 8;
-    private static final int PARKED_NEXT_PSN = 9;
-    private static final int SOURCE_PORT = 10;
-    private static final int CONTROL_PORT = 11;
-    private static final int TIMEOUTS = 12;
-    private static final int STRIDE = 13;
+    private static final int WRR_CURRENT = 1;
+    private static final int SAMPLE_SENT = 2;
+    private static final int SAMPLE_LOST = 3;
+    private static final int PREVIOUS_SENT = 4;
+    private static final int PREVIOUS_LOST = 5;
+    private static final int PORT_PACKETS = 6;
+    private static final int PORT_BUDGET = 7;
+    private static final int PARKED_NEXT_PSN = 8;
+    /** The data packets' UDP source port in the low 16 bits, the control packets' in the high 16 (issue 13). */
+    private static final int PORTS = 9;
+    private static final int TIMEOUTS = 10;
+    private static final int STRIDE = 11;
     /** The most paths a connection has (S1.3). */
     static final int MAX_PATHS = 64;
 
@@ -58,12 +57,13 @@ final class PathScheduler
     long[] answeredSentAt;
     /**
      * The scheduler's own per-path integers, path-major in one array (issue 13: one array header for all of them,
-     * not one per field): the last ACK sequence taken and whether one was (S6.5), the weighted round robin's credit
+     * not one per field): the last ACK sequence taken (S6.5; whether one was is a bit of {@link #ackSequenceSeen}),
+     * the weighted round robin's credit
      * (S7.2), the packets sent and lost in the loss sample being filled and the one before (S7.3), packets placed on
      * the path's source port and how many it takes before rotating (S7.7), the next PSN of a path whose send
-     * window is parked (S6.1; all of a window's state while it is empty), the path's UDP source port, the source
-     * port of the control packets sent on it (S7.7: the path's port, except that it does not rotate; it moves when
-     * the path changes route for cause, S7.3, S7.5) and its timeouts in a row none answered by an ACK (S7.4).
+     * window is parked (S6.1; all of a window's state while it is empty), the path's UDP source port and the source
+     * port of the control packets sent on it in one int (S7.7: the path's port, except that it does not rotate; it
+     * moves when the path changes route for cause, S7.3, S7.5) and its timeouts in a row none answered by an ACK (S7.4).
      */
     private final int[] pathInts;
     /**
@@ -73,6 +73,8 @@ final class PathScheduler
      */
     private long activePaths;
     private long answeringPaths;
+    /** Bit {@code path}: an ACK of the path was taken, so its last ACK sequence is one (S6.5). */
+    private long ackSequenceSeen;
     // S7.3: loss rates and RTTs of all paths, sorted for their median: the engine's, lent for one call
     private final double[] scratch;
     // S7.7: packets placed on the path's current source port, and how many it takes before rotating
@@ -181,8 +183,8 @@ final class PathScheduler
             final int firstPsn = initialPsn(initialPsn, path);
             sendWindows[path] = null == idleWindow ? new PathSendWindow(firstPsn) : idleWindow;
             pathInts[path * STRIDE + PARKED_NEXT_PSN] = firstPsn;
-            pathInts[path * STRIDE + SOURCE_PORT] = (sourcePortBase + path) & 0xFFFF;
-            pathInts[path * STRIDE + CONTROL_PORT] = (sourcePortBase + path) & 0xFFFF;
+            final int port = (sourcePortBase + path) & 0xFFFF;
+            ports(path * STRIDE, port, port);
             pathInts[path * STRIDE + PORT_BUDGET] = rotationBudget();
             lastAckAt[path] = NONE;
         }
@@ -269,7 +271,7 @@ final class PathScheduler
     boolean isStaleAck(final int path, final int ackSequence)
     {
         final int at = path * STRIDE;
-        return pathInts[at + ACK_SEQUENCE_SEEN] != 0 && ackSequence - pathInts[at + LAST_ACK_SEQUENCE] <= 0;
+        return (ackSequenceSeen & (1L << path)) != 0 && ackSequence - pathInts[at + LAST_ACK_SEQUENCE] <= 0;
     }
 
     /**
@@ -298,7 +300,7 @@ final class PathScheduler
     /** An ACK of the path was taken: it answers, its timeouts end. */
     void onAckTaken(final int path, final int ackSequence, final long now)
     {
-        pathInts[path * STRIDE + ACK_SEQUENCE_SEEN] = 1;
+        ackSequenceSeen |= 1L << path;
         pathInts[path * STRIDE + LAST_ACK_SEQUENCE] = ackSequence;
         lastAckAt[path] = now;
         pathInts[path * STRIDE + TIMEOUTS] = 0;
@@ -382,7 +384,7 @@ final class PathScheduler
     {
         if (config.rotateMinPackets > 0 && portSpent(path) && sendWindows[path].outstanding() == 0)
         {
-            pathInts[path * STRIDE + SOURCE_PORT] = unusedSourcePort();
+            sourcePort(path, unusedSourcePort());
             pathInts[path * STRIDE + PORT_PACKETS] = 0;
             pathInts[path * STRIDE + PORT_BUDGET] = rotationBudget();
             // the RTT estimate goes on: restarting it every run cost goodput under loss (SprayReorderTest at 10 %:
@@ -413,19 +415,25 @@ final class PathScheduler
      */
     int controlPort(final int path)
     {
-        return pathInts[path * STRIDE + CONTROL_PORT];
+        return pathInts[path * STRIDE + PORTS] >>> 16;
     }
 
     /** @return the UDP source port of the path's data packets now (S7.3, S7.7): its route through the fabric. */
     int sourcePort(final int path)
     {
-        return pathInts[path * STRIDE + SOURCE_PORT];
+        return pathInts[path * STRIDE + PORTS] & 0xFFFF;
     }
 
     /** The path's data packets take another source port, another route (S7.5: a failed path probes on a new one). */
     void sourcePort(final int path, final int port)
     {
-        pathInts[path * STRIDE + SOURCE_PORT] = port;
+        final int at = path * STRIDE;
+        ports(at, port, pathInts[at + PORTS] >>> 16);
+    }
+
+    private void ports(final int at, final int sourcePort, final int controlPort)
+    {
+        pathInts[at + PORTS] = (sourcePort & 0xFFFF) | controlPort << 16;
     }
 
     private int rotationBudget()
@@ -504,8 +512,8 @@ final class PathScheduler
     void repath(final int path)
     {
         final int at = path * STRIDE;
-        pathInts[at + SOURCE_PORT] = unusedSourcePort();
-        pathInts[at + CONTROL_PORT] = pathInts[at + SOURCE_PORT];
+        final int port = unusedSourcePort();
+        ports(at, port, port);
         pathInts[at + PORT_PACKETS] = 0;
         rtt.reset(path, config.initialRttNanos);
         pathInts[at + SAMPLE_SENT] = 0;
@@ -523,7 +531,7 @@ final class PathScheduler
             boolean used = false;
             for (int path = 0; path < paths; path++)
             {
-                used |= pathInts[path * STRIDE + SOURCE_PORT] == port;
+                used |= sourcePort(path) == port;
             }
             if (!used)
             {
@@ -557,7 +565,7 @@ final class PathScheduler
     {
         pathStates[path] = SprayConnection.ACTIVE;
         final int at = path * STRIDE;
-        pathInts[at + CONTROL_PORT] = pathInts[at + SOURCE_PORT]; // S7.5: probed back on a new route, ACKs too
+        ports(at, sourcePort(path), sourcePort(path)); // S7.5: probed back on a new route, ACKs too
         pathInts[at + PORT_PACKETS] = 0;
         allFailedSince = NONE;
         congestionWindows.reset(path, now);

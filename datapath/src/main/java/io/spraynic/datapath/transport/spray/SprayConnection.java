@@ -89,45 +89,45 @@ public final class SprayConnection
         return OPCODES[messageKind];
     }
 
-    private final SprayEngine engine;
+    final SprayEngine engine;
     private final int index;
     private final int localCid;
-    private final int remoteCid;
+    final int remoteCid;
     private final int paths;
     private final int planes;
     private final int mtu;
     private final int streams;
     private ProtectionDomain pd; // the engine's, unless bound to a tenant's (control path, before use)
-    private final SprayConfig config;
-    private final TransportCounters counters = SprayCounters.createForConnection();
+    final SprayConfig config;
+    final TransportCounters counters = SprayCounters.createForConnection();
     private final PacketAuthenticator auth;
     private final SprayFrames frames;
-    private final ControlPackets control;
+    final ControlPackets control;
 
     // ---- send side
-    private final SendSlots slots;
-    private final PathScheduler scheduler;
-    private final RetransmitQueues resend;
-    private final SendCompletions completions;
-    private final LossDetector loss;
-    private final DataSender sender;
+    final SendSlots slots;
+    final PathScheduler scheduler;
+    final RetransmitQueues resend;
+    final SendCompletions completions;
+    final LossDetector loss;
+    final DataSender sender;
 
     // ---- receive side
     private final AckScheduler acks;
-    private final PlacementMarks marks;
-    private final InboundMessages inbound;
+    final PlacementMarks marks;
+    final InboundMessages inbound;
     private final DataReceiver receiver;
 
     // ---- both: S9.3 refusals made here (carried in every SACKH) and those of the peer this end learned of;
     // S9.1, S9.2 state; how the connection ends (S9.2 close, S7.6, S12.10 idle timeout and keepalive, errors)
     private final Refusals refusals = new Refusals();
     private final ReadResponseRefusals readResponseRefusals;
-    private final CloseHandshake close;
+    final CloseHandshake close;
     /** A region in use was deregistered: the connection fails on the next tick. */
     private boolean localError;
 
     /** The tables borrowed while the connection has traffic. */
-    private final BorrowedTables tables;
+    final BorrowedTables tables;
     private final ConnectionTeardown teardown;
 
     /** The parameters a handshake opened this connection with (responder side, for repeated CONNECT_ACKs). */
@@ -172,13 +172,11 @@ public final class SprayConnection
             bucket.idleTimeouts);
         sender = new DataSender(slots, scheduler, resend, completions, loss, frames, auth, config, mtu, counters,
             pathCounters, readResponseRefusals, c.peerWindow, c.peerReads);
-        tables = new BorrowedTables(bucket, config.storageLingerNanos, slots, inbound, marks, resend, scheduler, loss,
-            pathCounters);
-        final Liveness liveness = new Liveness(config.idleTimeoutNanos, config.keepaliveNanos());
+        tables = new BorrowedTables(bucket, this, pathCounters);
+        final Liveness liveness = new Liveness(config);
         receiver = new DataReceiver(this, engine, c, frames, auth, acks, control, inbound, slots, completions, tables,
             counters);
-        teardown = new ConnectionTeardown(this, engine, close, liveness, control, slots, scheduler, resend, completions,
-            sender, inbound, tables, c, counters);
+        teardown = new ConnectionTeardown(this, liveness, c);
     }
 
     // =====================================================================================================

@@ -43,6 +43,13 @@ final class SprayFrames
         }
     }
 
+    private static final int PEER_MAC = 0;
+    private static final int PEER_IPV6_HIGH = 1;
+    private static final int PEER_IPV6_LOW = 2;
+    private static final int PEER_IPV4 = 3;
+    private static final int PEER_STRIDE = 4;
+    private static final long PEER_IS_IPV6 = 1L << 32;
+
     private final SprayEngine engine;
     private final SprayConfig config;
     private final FrameSink output;
@@ -54,11 +61,12 @@ final class SprayFrames
     private final int planes;
     private final int mtu;
     private final int remoteCid;
-    private final int[] remoteIpv4;
-    private final long[] remoteMac;
-    private final long[] remoteIpv6High;
-    private final long[] remoteIpv6Low;
-    private final boolean[] remoteIsIpv6;
+    /**
+     * The peer's addresses, plane-major in one array (issue 13: one array header, not five per connection): per plane
+     * the next hop's MAC, the IPv6 address's high and low halves, and the IPv4 address in the low 32 bits of the
+     * last with {@link #PEER_IS_IPV6} set when the plane speaks IPv6.
+     */
+    private final long[] peer;
     private final long flow = FLOWS.incrementAndGet();
     private RoceFrameWriter writer;
 
@@ -83,29 +91,55 @@ final class SprayFrames
         this.pathCounters = pathCounters;
         this.slots = slots;
         this.scheduler = scheduler;
-        this.remoteIpv4 = java.util.Arrays.copyOf(connection.remoteIpv4, planes);
-        this.remoteMac = java.util.Arrays.copyOf(connection.remoteMac, planes);
-        this.remoteIpv6High = java.util.Arrays.copyOf(connection.remoteIpv6High, planes);
-        this.remoteIpv6Low = java.util.Arrays.copyOf(connection.remoteIpv6Low, planes);
-        this.remoteIsIpv6 = java.util.Arrays.copyOf(connection.remoteIsIpv6, planes);
+        this.peer = new long[planes * PEER_STRIDE];
+        for (int plane = 0; plane < planes; plane++)
+        {
+            final int at = plane * PEER_STRIDE;
+            final boolean ipv6 = plane < connection.remoteIsIpv6.length && connection.remoteIsIpv6[plane];
+            peer[at + PEER_MAC] = plane < connection.remoteMac.length ? connection.remoteMac[plane] : 0;
+            peer[at + PEER_IPV6_HIGH] = plane < connection.remoteIpv6High.length ? connection.remoteIpv6High[plane] : 0;
+            peer[at + PEER_IPV6_LOW] = plane < connection.remoteIpv6Low.length ? connection.remoteIpv6Low[plane] : 0;
+            final long ipv4 = plane < connection.remoteIpv4.length ? connection.remoteIpv4[plane] & 0xFFFF_FFFFL : 0;
+            peer[at + PEER_IPV4] = ipv4 | (ipv6 ? PEER_IS_IPV6 : 0);
+        }
+    }
+
+    private boolean remoteIsIpv6(final int plane)
+    {
+        return (peer[plane * PEER_STRIDE + PEER_IPV4] & PEER_IS_IPV6) != 0;
+    }
+
+    private int remoteIpv4Of(final int plane)
+    {
+        return (int)peer[plane * PEER_STRIDE + PEER_IPV4];
+    }
+
+    private long remoteIpv6High(final int plane)
+    {
+        return peer[plane * PEER_STRIDE + PEER_IPV6_HIGH];
+    }
+
+    private long remoteIpv6Low(final int plane)
+    {
+        return peer[plane * PEER_STRIDE + PEER_IPV6_LOW];
     }
 
     /** @return the peer's IPv4 address on {@code plane} (0 when that plane speaks IPv6). */
     int remoteIpv4(final int plane)
     {
-        return remoteIsIpv6[plane] ? 0 : remoteIpv4[plane];
+        return remoteIsIpv6(plane) ? 0 : remoteIpv4Of(plane);
     }
 
     /** @return the MAC frames of {@code plane} go to. */
     long nextHopMac(final int plane)
     {
-        return remoteMac[plane];
+        return peer[plane * PEER_STRIDE + PEER_MAC];
     }
 
     /** Frames of {@code plane} go to {@code mac} from now on (the next hop as the neighbour table resolved it). */
     void nextHopMac(final int plane, final long mac)
     {
-        remoteMac[plane] = mac;
+        peer[plane * PEER_STRIDE + PEER_MAC] = mac;
     }
 
     // S12.5: the source is the peer's address on the plane (-1: on any of its planes)
@@ -114,10 +148,10 @@ final class SprayFrames
         final boolean ipv6 = frame.ipVersion() == 6;
         for (int candidate = plane < 0 ? 0 : plane, end = plane < 0 ? planes : plane + 1; candidate < end; candidate++)
         {
-            if (remoteIsIpv6[candidate] == ipv6 && (ipv6 ?
-                frame.ipv6SourceHigh() == remoteIpv6High[candidate] &&
-                    frame.ipv6SourceLow() == remoteIpv6Low[candidate] :
-                frame.ipv4Source() == remoteIpv4[candidate]))
+            if (remoteIsIpv6(candidate) == ipv6 && (ipv6 ?
+                frame.ipv6SourceHigh() == remoteIpv6High(candidate) &&
+                    frame.ipv6SourceLow() == remoteIpv6Low(candidate) :
+                frame.ipv4Source() == remoteIpv4Of(candidate)))
             {
                 return true;
             }
@@ -140,18 +174,18 @@ final class SprayFrames
     {
         writer = engine.writer(plane); // the engine's writer of the plane: one per plane, not per connection
         // this end's addresses are the engine's (its configuration's), not copied into every connection (issue 13)
-        writer.ethernet(config.localMac[plane], remoteMac[plane]).vlan(config.vlanTci[plane]);
-        if (remoteIsIpv6[plane])
+        writer.ethernet(config.localMac[plane], nextHopMac(plane)).vlan(config.vlanTci[plane]);
+        if (remoteIsIpv6(plane))
         {
             // S2.4: the UDP checksum RFC 8200 requires: hosts and middleboxes drop UDP over IPv6 without one
             // (unless the port's kernel writes it: SprayConfig.ipv6UdpChecksum)
-            writer.ipv6(config.localIpv6High[plane], config.localIpv6Low[plane], remoteIpv6High[plane],
-                remoteIpv6Low[plane])
+            writer.ipv6(config.localIpv6High[plane], config.localIpv6Low[plane], remoteIpv6High(plane),
+                remoteIpv6Low(plane))
                 .ipv6UdpChecksum(config.ipv6UdpChecksum[plane]);
         }
         else
         {
-            writer.ipv4(config.localIpv4[plane], remoteIpv4[plane]).ipv4Identification(0); // S2.4: identification 0
+            writer.ipv4(config.localIpv4[plane], remoteIpv4Of(plane)).ipv4Identification(0); // S2.4: identification 0
         }
         writer.dscp(config.dscp)
             .udpSourcePort(sourcePort)
@@ -239,11 +273,12 @@ final class SprayFrames
     private RoceFrameTemplate dataTemplate(final int plane, final int opcode)
     {
         final RoceFrameTemplate template = engine.writer(plane).template();
-        if (!template.heldBy(flow, remoteMac[plane]))
+        final long nextHop = nextHopMac(plane);
+        if (!template.heldBy(flow, nextHop))
         {
             addressFrom(plane, 0); // the source port is the path's, patched per frame
             writer.opcode(opcode).ecn(ECT0);
-            template.capture(flow, remoteMac[plane]);
+            template.capture(flow, nextHop);
         }
         return template;
     }
@@ -369,7 +404,7 @@ final class SprayFrames
         final int opcode, final int paths, final int streams, final int localCid, final long token)
     {
         final SprayHandshake handshake = engine.handshake();
-        handshake.to(remoteIsIpv6[0], remoteIpv4[0], remoteIpv6High[0], remoteIpv6Low[0], remoteMac[0]);
+        handshake.to(remoteIsIpv6(0), remoteIpv4Of(0), remoteIpv6High(0), remoteIpv6Low(0), nextHopMac(0));
         final RoceFrameWriter conh = engine.writer(0);
         auth.tagNext(conh); // S12.3: CLOSE and CLOSE_ACK carry the tag in CONH
         final boolean written = handshake.writeConnectionHeader(opcode, remoteCid, scheduler.sourcePort(0), paths,
