@@ -37,6 +37,7 @@ final class LabPeers implements AutoCloseable
     private int sequence;
     private String portRotation = System.getProperty("spraynic.lab.rotation", "16-32");
     private String warmupConnection = "same";
+    private String rocev2AckTimeout = ROCEV2_ACK_TIMEOUT;
     private int samplerMillis = 5;
 
     LabPeers(final LinuxLab lab, final Path dir, final int planes)
@@ -50,6 +51,13 @@ final class LabPeers implements AutoCloseable
     LabPeers portRotation(final String rotation)
     {
         this.portRotation = rotation;
+        return this;
+    }
+
+    /** RoCEv2's local ACK timeout for the NICs started from now on: {@code auto} or an exponent (1-31). */
+    LabPeers rocev2AckTimeout(final String exponentOrAuto)
+    {
+        this.rocev2AckTimeout = exponentOrAuto;
         return this;
     }
 
@@ -336,7 +344,7 @@ final class LabPeers implements AutoCloseable
             "--ip", perPlane(host, "ipv4"), "--gateway", perPlane(host, "gateway"), "--expose", Long.toString(expose),
             "--paths", Integer.toString(paths), "--exchange", exchange.toString(), "--seconds", "600",
             // a responder's timer never runs (only a requester times out): with auto, the nic command's default
-            "--rocev2-ack-timeout", ROCEV2_ACK_TIMEOUT.equals("auto") ? "14" : ROCEV2_ACK_TIMEOUT,
+            "--rocev2-ack-timeout", rocev2AckTimeout.equals("auto") ? "14" : rocev2AckTimeout,
             "--port-rotation", portRotation)));
         final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
         builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
@@ -381,8 +389,8 @@ final class LabPeers implements AutoCloseable
         }
         final Path output = dir.resolve(name + ".out");
         final RoceAckTimeout.Choice ackTimeout = !served.mode().equals("rocev2") ? null :
-            ROCEV2_ACK_TIMEOUT.equals("auto") ? RoceAckTimeout.fromRtt(lab.rtt(served.host(), RoceAckTimeout.ECHOES)) :
-            RoceAckTimeout.given(Integer.parseInt(ROCEV2_ACK_TIMEOUT));
+            rocev2AckTimeout.equals("auto") ? RoceAckTimeout.fromRtt(lab.rtt(served.host(), RoceAckTimeout.ECHOES)) :
+            RoceAckTimeout.given(Integer.parseInt(rocev2AckTimeout));
         final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", lab.netns(host)));
         command.addAll(javaCommand(List.of("transfer", "--config", config(host, name).toString(), "--mode",
             served.mode(), "--peer-kind", "nic", "--ip", perPlane(host, "ipv4"), "--gateway", perPlane(host, "gateway"),

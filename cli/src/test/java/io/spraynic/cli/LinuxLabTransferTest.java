@@ -70,6 +70,12 @@ class LinuxLabTransferTest
      * whose paths' round trips and margins start again). RoCEv2 always times the warm-up's queue pair.
      */
     static final String WARMUP_CONNECTION = System.getProperty("spraynic.lab.warmupConnection", "same");
+    /**
+     * {@code -Dspraynic.lab.compareAckTimeout=12}: after the loss test's RoCEv2 visit, a second one on a new queue pair
+     * with this exponent, reported beside it (not asserted: at 12, 16.8 ms, it failed with RETRY_EXC_ERR on loaded
+     * hosts, which is what the comparison shows), for what the derived timeout costs or saves.
+     */
+    static final String COMPARE_ACK_TIMEOUT = System.getProperty("spraynic.lab.compareAckTimeout");
     /** The loss test's counters samplers: its counts come from the visitor and the routers, not from them. */
     private static final int LOSS_SAMPLER_MILLIS = 50;
     /** A TBF rate on every core link, each direction (e.g. 5mbit), or null: none. */
@@ -200,6 +206,10 @@ class LinuxLabTransferTest
                 rc.seconds(), rc.verified() ? "verified" : "NOT verified: " + rc.output().strip()));
             final long[] rcAb = sentTwiceAndLost(rcTimed.before(), rcTimed.after(), "ab", ROCE_SIZE);
             final String rcShaping = shaping(rcTimed.before(), rcTimed.after());
+            if (null != COMPARE_ACK_TIMEOUT)
+            {
+                compareAckTimeout(peers, roce, rcTimed);
+            }
             final double loadAfter = loadPerCore();
             final LabPeers.Result sprayResult = spray.result();
             final double sprayGbps = 2 * LOSS_SIZE * 8 / sprayResult.seconds() / 1e9;
@@ -243,13 +253,47 @@ class LinuxLabTransferTest
             // same hour measured 1.0-2.5 A->B and 1.6-3.5 B->A (a fresh JVM's JIT, descheduled poll threads and a
             // connection that has not yet learnt its paths' RTTs: late ACKs taken for losses, section 30). Cold
             // (-Dspraynic.lab.warmup=false) it is reported, not asserted.
-            if (WARMUP)
+            // A fresh connection after the warm-up (-Dspraynic.lab.warmupConnection=fresh) is a cold connection in a
+            // warm process: reported beside the warm one (RESULTS.md section 45), the goal being the warm one's.
+            if (WARMUP && !WARMUP_CONNECTION.equals("fresh"))
             {
                 assertTrue(ratio(sprayAb[0], sprayAb[1]) <= 1.1 && ratio(sprayBa[0], sprayBa[1]) <= 1.1,
                     "spray retransmitted / lost at most 1.1 each way over the timed part: " + text + "; " + why);
             }
             assertEquals(0, rc.exitCode(), text);
             assertTrue(rc.verified(), text);
+        }
+    }
+
+    /** A second RoCEv2 visit at {@link #COMPARE_ACK_TIMEOUT} after {@code first}'s, on a queue pair of its own. */
+    private static void compareAckTimeout(final LabPeers peers, final LabPeers.Served first, final Timed firstTimed)
+        throws Exception
+    {
+        LabPeers.stop(first); // one RoCEv2 NIC on B's interfaces at a time
+        peers.rocev2AckTimeout(COMPARE_ACK_TIMEOUT);
+        try
+        {
+            final LabPeers.Served roce = peers.serve("b", "rocev2", ROCE_SIZE, 1);
+            final Timed compared = timed(peers, roce, ROCE_SIZE, 1, 150, 200);
+            final long[] ab = sentTwiceAndLost(compared.before(), compared.after(), "ab", ROCE_SIZE);
+            final long[] firstAb = sentTwiceAndLost(firstTimed.before(), firstTimed.after(), "ab", ROCE_SIZE);
+            System.out.println(format("linux lab at 1 %% loss, RoCEv2 at two local ACK timeouts, load per core %.2f: " +
+                "exponent %s: %.2f s, %.1f Mb/s, A->B dropped %d, sent twice %d (%.2f), %s; exponent %s: %.2f s, %.1f " +
+                "Mb/s, A->B dropped %d, sent twice %d (%.2f), %s", loadPerCore(), firstTimed.ackTimeout().describe(),
+                firstTimed.result().seconds(), 2 * ROCE_SIZE * 8 / firstTimed.result().seconds() / 1e6, firstAb[1],
+                firstAb[0], ratio(firstAb[0], firstAb[1]), firstTimed.result().verified() ? "verified" : "NOT verified",
+                compared.ackTimeout().describe(), compared.result().seconds(),
+                2 * ROCE_SIZE * 8 / compared.result().seconds() / 1e6, ab[1], ab[0], ratio(ab[0], ab[1]),
+                compared.result().verified() ? "verified" : "NOT verified: " + compared.result().output().strip()));
+        }
+        catch (final IllegalStateException failed)
+        {
+            System.out.println("linux lab at 1 % loss, RoCEv2 at exponent " + COMPARE_ACK_TIMEOUT + " failed: " +
+                failed.getMessage());
+        }
+        finally
+        {
+            peers.rocev2AckTimeout(LabPeers.ROCEV2_ACK_TIMEOUT);
         }
     }
 
