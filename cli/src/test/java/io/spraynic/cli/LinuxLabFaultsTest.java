@@ -36,7 +36,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * verified, and the Jain index of their shares of plane 1's link while both send is reported and at least 0.8. The
  * limit is below what the poll threads of three NIC processes on a 2-core CI host move together (12-17 Mbit/s
  * measured), so the link, not the CPU scheduler, is what the two senders share (at 100 Mbit/s a CI run measured a
- * CPU-bound 10.8 against 1.3 Mbit/s).</li>
+ * CPU-bound 10.8 against 1.3 Mbit/s). Both senders warm up first and start their timed parts together.</li>
  * </ul>
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)

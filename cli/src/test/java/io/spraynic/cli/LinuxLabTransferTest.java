@@ -24,13 +24,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * their prefixes and its gateways; the visitor only B's addresses. The transfer writes and reads back every byte.
  * <ul>
  * <li>Clean: every ECMP link of every plane carries within a quarter of an even share of each direction's packets
- * (issue 14's goal), counted by the routers. Spray's paths rotate their source ports every 16 to 32 packets
+ * (issue 14's goal), counted by the routers over the part timed after a verified warm-up. Spray's paths rotate their source ports every 16 to 32 packets
  * (PROTOCOL.md S7.7): 64 fixed ports hashed over 4 links land within that only about half the time.</li>
  * <li>1 % random loss on every core link, each direction: verified, and retransmitted ÷ lost at most 1.1 per direction
  * (A's WRITEs, B's READ responses), both counted by the routers: data packets are IP packets of 512 bytes or more, and
  * those sent twice are the ones the core links saw beyond the transfer's own; then RoCEv2 over the same links and
  * loss, measured the same way, its goodput reported beside spray's. Each visit is measured after a verified warm-up
- * over the same connection, the routers' counters read while the visitor holds between the two ({@link #timed}).</li>
+ * over the same connection, the routers' counters read while the visitor holds between the two ({@link #timed});
+ * RoCEv2's local ACK timeout is derived from round trips measured to B's NIC ({@link RoceAckTimeout}).</li>
  * </ul>
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
