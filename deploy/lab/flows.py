@@ -7,11 +7,15 @@
   flows.py send FAMILY PORT FLOWS PER_FLOW SIZE TOS PPS SPORT_BASE PLANE=ADDRESS...
       sends PER_FLOW datagrams on each of FLOWS sockets (source ports SPORT_BASE...) per plane, round-robin, at
       PPS per plane (0: as fast as it goes), then prints one JSON object
+  flows.py echo FAMILY ADDRESS COUNT INTERVAL WAIT
+      sends COUNT ICMP (ICMPv6) echo requests to ADDRESS, one every INTERVAL seconds, waits up to WAIT seconds
+      after the last, then prints one JSON object: sent, received and each reply's round trip in milliseconds
 
 Standard library only.
 """
 
 import json
+import os
 import resource
 import select
 import socket
@@ -134,11 +138,68 @@ def send(family, port, flows, per_flow, size, tos, pps, sport_base, destinations
     print(json.dumps({"planes": result}))
 
 
+def echo(family, address, count, interval, wait):
+    """Round trips of ICMP echo to ADDRESS from a raw socket: what `lab rtt` measures a NIC's answer time with."""
+    count, interval, wait = int(count), float(interval), float(wait)
+    if family == "4":
+        s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+        request, reply = 8, 0
+    else:
+        s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6)  # the kernel sums ICMPv6
+        request, reply = 128, 129
+    ident = os.getpid() & 0xFFFF
+    sent_at = {}
+    rtts = []
+    next_send = time.monotonic()
+    end = None
+    seq = 0
+    while True:
+        now = time.monotonic()
+        if seq < count and now >= next_send:
+            payload = struct.pack(">d", now) + bytes(24)
+            header = struct.pack(">BBHHH", request, 0, 0, ident, seq)
+            if family == "4":
+                checksum = icmp_checksum(header + payload)
+                header = struct.pack(">BBHHH", request, 0, checksum, ident, seq)
+            s.sendto(header + payload, (address, 0))
+            sent_at[seq] = now
+            seq += 1
+            next_send += interval
+            if seq == count:
+                end = now + wait
+        if end is not None and (now >= end or len(rtts) == count):
+            break
+        timeout = (next_send if seq < count else end) - now
+        readable, _, _ = select.select([s], [], [], max(0.0, timeout))
+        if not readable:
+            continue
+        data = s.recv(2048)
+        received = time.monotonic()
+        icmp = data[(data[0] & 0x0F) * 4:] if family == "4" else data  # IPv4 raw sockets see the IP header
+        if len(icmp) < 8:
+            continue
+        kind, _, _, rid, rseq = struct.unpack(">BBHHH", icmp[:8])
+        if kind == reply and rid == ident and rseq in sent_at:
+            rtts.append((received - sent_at.pop(rseq)) * 1e3)
+    s.close()
+    print(json.dumps({"sent": count, "received": len(rtts), "rtt_ms": [round(r, 4) for r in rtts]}))
+
+
+def icmp_checksum(data):
+    if len(data) % 2:
+        data += b"\0"
+    total = sum(struct.unpack(">%dH" % (len(data) // 2), data))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["receive"]:
         receive(*sys.argv[2:4])
     elif sys.argv[1:2] == ["send"]:
         send(*sys.argv[2:10], sys.argv[10:])
+    elif sys.argv[1:2] == ["echo"]:
+        echo(*sys.argv[2:7])
     else:
         sys.exit(__doc__)

@@ -30,14 +30,34 @@ final class LinuxFabricDemo
     static final int PATH_MTU = 1024;
     private static final Pattern NUMBER = Pattern.compile("\"%s\":(-?[0-9.eE+-]+)");
 
+    /** {@link Settings#rocev2AckTimeout()}: derived from round trips measured to B's NIC ({@link RoceAckTimeout}). */
+    static final int ACK_TIMEOUT_FROM_RTT = 0;
+    /** {@link Settings#warmupBytes()}: each run warms up with as many bytes as it then measures. */
+    static final long WARMUP_AS_TIMED = -1;
+
+    /**
+     * @param rocev2AckTimeout the RoCEv2 visitor's exponent, or {@link #ACK_TIMEOUT_FROM_RTT}.
+     * @param warmupBytes      each run's verified warm-up before its measured part, 0 for none, or
+     *                         {@link #WARMUP_AS_TIMED}.
+     */
     record Settings(int planes, int paths, double lossPct, long sprayBytes, long rocev2Bytes, int timeoutSeconds,
-        int rocev2AckTimeout, boolean json, boolean noBaseline)
+        int rocev2AckTimeout, boolean json, boolean noBaseline, long warmupBytes)
     {
+        long warmupFor(final long bytes)
+        {
+            return warmupBytes == WARMUP_AS_TIMED ? bytes : Math.min(warmupBytes, bytes);
+        }
     }
 
-    /** What one transfer across the lab did. */
+    /**
+     * What one transfer across the lab did (its measured part: after the warm-up, if any).
+     *
+     * @param warmupBytes  the verified warm-up before it (0: cold); @param warmupSeconds its time.
+     * @param ackTimeout   RoCEv2's local ACK timeout and where it came from; null for spray.
+     */
     record Run(String mode, boolean verified, long bytes, double seconds, long dataDropped, long retransmitted,
-        Map<String, long[]> perLink, String output)
+        Map<String, long[]> perLink, String output, long warmupBytes, double warmupSeconds,
+        RoceAckTimeout.Choice ackTimeout)
     {
         double goodputGbps()
         {
@@ -97,8 +117,11 @@ final class LinuxFabricDemo
         if (!settings.json())
         {
             out.printf(Locale.ROOT, "Linux ECMP lab %s: %d plane(s) of two kernel routers joined by 4 equal-cost links, " +
-                "%.2f %% random loss on every core link each way; two NIC processes on net_af_packet%n", id,
-                settings.planes(), settings.lossPct());
+                "%.2f %% random loss on every core link each way; two NIC processes on net_af_packet; %s%n", id,
+                settings.planes(), settings.lossPct(), settings.warmupBytes() == 0 ? "measured cold (no warm-up)" :
+                "each transfer measured warm, after a verified warm-up over the same connection" +
+                (settings.warmupBytes() == WARMUP_AS_TIMED ? " as large as its measured part" : " of " +
+                BadOption.size(settings.warmupBytes())));
         }
         status = flat(lab("up", "--flat", "--host-stack", "none", "--static-neighbours", "--no-ipv6", "--planes",
             Integer.toString(settings.planes())));
@@ -134,7 +157,9 @@ final class LinuxFabricDemo
         final Process nic = start("b", served.resolveSibling(mode + "-nic.out"), List.of("nic", "--config",
             config("b", mode + "-b").toString(), "--mode", mode, "--ip", perPlane("b", "ipv4"), "--gateway",
             perPlane("b", "gateway"), "--expose", Long.toString(bytes), "--paths", Integer.toString(paths), "--exchange",
-            served.toString(), "--seconds", Integer.toString(4 * settings.timeoutSeconds()), "--rocev2-ack-timeout", Integer.toString(settings.rocev2AckTimeout())));
+            served.toString(), "--seconds", Integer.toString(4 * settings.timeoutSeconds()), "--rocev2-ack-timeout",
+            // B only responds, and a responder's timer never runs: with the derived one, the nic command's default
+            Integer.toString(settings.rocev2AckTimeout() == ACK_TIMEOUT_FROM_RTT ? 14 : settings.rocev2AckTimeout())));
         try
         {
             final Path addr = served.resolve("nic.addr");
@@ -155,12 +180,37 @@ final class LinuxFabricDemo
                 Files.copy(addr, visit.resolve("nic.addr.tmp"));
                 Files.move(visit.resolve("nic.addr.tmp"), visit.resolve("nic.addr"), StandardCopyOption.ATOMIC_MOVE);
             }
-            final Map<String, Long> before = counters();
+            // RoCEv2: the requester's ACK timeout, from round trips to B's NIC now, as an operator would set it
+            final RoceAckTimeout.Choice ackTimeout = !mode.equals("rocev2") ? null :
+                settings.rocev2AckTimeout() == ACK_TIMEOUT_FROM_RTT ? RoceAckTimeout.fromRtt(flat(lab("rtt", "b",
+                "--count", Integer.toString(RoceAckTimeout.ECHOES), "--flat"))) :
+                RoceAckTimeout.given(settings.rocev2AckTimeout());
+            final long warmup = settings.warmupFor(bytes);
             final Path output = work.resolve(mode + "-transfer.out");
-            final Process transfer = start("a", output, List.of("transfer", "--config", config("a", mode + "-a").toString(),
-                "--mode", mode, "--peer-kind", "nic", "--ip", perPlane("a", "ipv4"), "--gateway", perPlane("a", "gateway"),
-                "--paths", Integer.toString(paths), "--exchange", visit.toString(), "--size", Long.toString(bytes),
-                "--timeout", Integer.toString(settings.timeoutSeconds()), "--rocev2-ack-timeout", Integer.toString(settings.rocev2AckTimeout()), "--json"));
+            final List<String> arguments = new ArrayList<>(List.of("transfer", "--config",
+                config("a", mode + "-a").toString(), "--mode", mode, "--peer-kind", "nic", "--ip", perPlane("a", "ipv4"),
+                "--gateway", perPlane("a", "gateway"), "--paths", Integer.toString(paths), "--exchange", visit.toString(),
+                "--size", Long.toString(bytes), "--timeout", Integer.toString(settings.timeoutSeconds()),
+                "--rocev2-ack-timeout", Integer.toString(null == ackTimeout ? 14 : ackTimeout.exponent()), "--json",
+                "--warmup", Long.toString(warmup)));
+            if (warmup > 0)
+            {
+                arguments.add("--warmup-hold");
+            }
+            final Map<String, Long> before;
+            final Process transfer = start("a", output, arguments);
+            if (warmup > 0)
+            {
+                // the routers' counters are read while the visitor holds after its verified warm-up: the run's
+                // figures are its measured part's alone
+                awaitWarm(transfer, visit.resolve(TransferPhases.WARM), output);
+                before = counters();
+                io.spraynic.apps.exchange.PeerExchange.publish(visit, TransferPhases.GO, "go");
+            }
+            else
+            {
+                before = counters();
+            }
             if (!transfer.waitFor(3L * settings.timeoutSeconds(), TimeUnit.SECONDS))
             {
                 transfer.destroyForcibly();
@@ -171,7 +221,7 @@ final class LinuxFabricDemo
             final long dropped = delta(before, after, "ab", "dropped_large_packets");
             final long sent = delta(before, after, "ab", "forwarded_large_packets") + dropped;
             final Run run = new Run(mode, text.contains("\"verified\":true"), bytes, number(text, "seconds"), dropped,
-                sent - bytes / PATH_MTU, perLink(before, after), text);
+                sent - bytes / PATH_MTU, perLink(before, after), text, warmup, number(text, "warmupSeconds"), ackTimeout);
             report(run, out);
             return run;
         }
@@ -182,6 +232,23 @@ final class LinuxFabricDemo
             {
                 nic.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
             }
+        }
+    }
+
+    /** Waits for a visitor to hold after its verified warm-up; throws with its output if it ends or takes too long. */
+    private void awaitWarm(final Process transfer, final Path warm, final Path output)
+        throws IOException, InterruptedException
+    {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(3L * settings.timeoutSeconds());
+        while (!Files.exists(warm))
+        {
+            if (!transfer.isAlive() || System.nanoTime() >= deadline)
+            {
+                transfer.destroyForcibly();
+                throw new IllegalStateException("the transfer from host A did not hold after its warm-up: " +
+                    Files.readString(output).strip());
+            }
+            Thread.sleep(5);
         }
     }
 
@@ -196,8 +263,14 @@ final class LinuxFabricDemo
             out.printf(Locale.ROOT, "  NOT VERIFIED: %s%n", run.output().strip());
             return;
         }
-        out.printf(Locale.ROOT, "  VERIFIED: %d MiB each way in %.3f s: %.3f Gb/s of goodput (both ways)%n",
-            run.bytes() >> 20, run.seconds(), run.goodputGbps());
+        out.printf(Locale.ROOT, "  VERIFIED: %d MiB each way in %.3f s: %.3f Gb/s of goodput (both ways), %s%n",
+            run.bytes() >> 20, run.seconds(), run.goodputGbps(), run.warmupBytes() == 0 ? "cold (no warm-up)" :
+            String.format(Locale.ROOT, "warm: after a verified warm-up of %s over the same connection (%.3f s), " +
+            "which these figures leave out", BadOption.size(run.warmupBytes()), run.warmupSeconds()));
+        if (null != run.ackTimeout())
+        {
+            out.printf(Locale.ROOT, "  local ACK timeout exponent %s%n", run.ackTimeout().describe());
+        }
         out.printf(Locale.ROOT, "  A->B data packets the routers dropped %,d, A sent again %,d (%s per loss)%n",
             run.dataDropped(), run.retransmitted(), run.dataDropped() == 0 ? "n/a" :
                 String.format(Locale.ROOT, "%.2f", (double)run.retransmitted() / run.dataDropped()));
@@ -218,14 +291,21 @@ final class LinuxFabricDemo
             links.append(links.length() > 1 ? "," : "").append('"').append(e.getKey()).append("\":[")
                 .append(e.getValue()[0]).append(',').append(e.getValue()[1]).append(']');
         }
-        return new Json().field("mode", run.mode()).field("fabric", "linux").field("bytes", run.bytes())
+        final Json json = new Json().field("mode", run.mode()).field("fabric", "linux").field("bytes", run.bytes())
             .field("seconds", run.seconds()).field("goodputGbps", run.goodputGbps()).field("verified", run.verified())
             .field("dataDroppedAB", run.dataDropped())
             // a transfer that failed part-way sent fewer packets than the whole needs: no resend count to give
             .raw("retransmittedAB", run.verified() ? Long.toString(run.retransmitted()) : "null")
             .field("planes", settings.planes()).field("lossPct", settings.lossPct())
             .field("error", run.verified() ? "" : tail(run.output()))
+            .field("warm", run.warmupBytes() > 0).field("warmupBytes", run.warmupBytes())
+            .raw("warmupSeconds", Double.isNaN(run.warmupSeconds()) ? "null" : Double.toString(run.warmupSeconds()))
             .raw("packetsPerLink", links.append('}').toString());
+        if (null != run.ackTimeout())
+        {
+            json.raw("ackTimeout", "{" + run.ackTimeout().jsonFields() + "}");
+        }
+        return json;
     }
 
     // ---- the lab script and the NIC processes

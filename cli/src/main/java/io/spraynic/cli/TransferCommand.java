@@ -87,6 +87,11 @@ final class TransferCommand implements Callable<Integer>
         "--timeout) for " + TransferPhases.GO + " there before the timed part, so that a fabric's counters can be read in between."})
     boolean warmupHold;
 
+    @Option(names = "--warmup-connection", defaultValue = "same", paramLabel = "same|fresh", description = {
+        "With --warmup: same times the warm-up's connection (default: JVM and connection both warm); fresh closes it and",
+        "times a new one (spray only): a cold connection in a warm process, its round-trip estimates learnt anew."})
+    String warmupConnection;
+
     @Option(names = "--message", defaultValue = "64k", converter = SizeConverter.class,
         description = "Bytes per RDMA WRITE (default ${DEFAULT-VALUE}).")
     long message;
@@ -146,6 +151,19 @@ final class TransferCommand implements Callable<Integer>
             throw new BadOption("--warmup", BadOption.size(warmup), "only a visit warms up (--peer-kind nic)",
                 "try --warmup 0");
         }
+        final boolean freshConnection = switch (warmupConnection.toLowerCase(Locale.ROOT))
+        {
+            case "same" -> false;
+            case "fresh" -> true;
+            default -> throw new BadOption("--warmup-connection", warmupConnection, "is not one of same, fresh",
+                "try --warmup-connection fresh");
+        };
+        if (freshConnection && (warmup == 0 || kind != NicConnection.Kind.SPRAY))
+        {
+            throw new BadOption("--warmup-connection", warmupConnection, warmup == 0 ? "follows a warm-up (--warmup " +
+                "BYTES), and there is none" : "is spray's: a serving NIC connects one RoCEv2 queue pair",
+                "try --warmup-connection same");
+        }
         if (warmupHold && warmup == 0)
         {
             throw new BadOption("--warmup-hold", "", "holds after a warm-up, and there is none", "try --warmup 1m");
@@ -188,7 +206,8 @@ final class TransferCommand implements Callable<Integer>
                     {
                         throw new IllegalArgumentException("--peer-kind nic visits a serving NIC: use --role client");
                     }
-                    result = PeerExchange.visit(running, exchange, size, (int)message, timeout, warmup, phases);
+                    result = PeerExchange.visit(running, exchange, size, (int)message, timeout, warmup, freshConnection,
+                        phases);
                 }
                 else if (peerKind.equalsIgnoreCase("transfer"))
                 {
@@ -210,6 +229,7 @@ final class TransferCommand implements Callable<Integer>
                 final String line = result.toJson();
                 System.out.println(!warmed ? line : line.substring(0, line.length() - 1) + ",\"warmupBytes\":" + warmup +
                     ",\"warmupSeconds\":" + phases.warmupNanos() / 1e9 +
+                    ",\"warmupConnection\":\"" + (freshConnection ? "fresh" : "same") + "\"" +
                     (kind == NicConnection.Kind.SPRAY ? ",\"timed\":" + phases.timedJson() : "") + "}");
             }
             else
@@ -221,7 +241,8 @@ final class TransferCommand implements Callable<Integer>
                 if (warmed)
                 {
                     System.out.println("spraynic transfer: the time above is after a verified warm-up of " +
-                        BadOption.size(warmup) + " over the same connection; " + (kind == NicConnection.Kind.SPRAY ?
+                        BadOption.size(warmup) + (freshConnection ? " on a connection closed before the timed one " +
+                        "opened; " : " over the same connection; ") + (kind == NicConnection.Kind.SPRAY ?
                         phases.describe() : String.format(Locale.ROOT, "warm-up %.3f s", phases.warmupNanos() / 1e9)));
                 }
             }

@@ -150,10 +150,18 @@ class BadArgumentsTest
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --rocev2-ack-timeout 0", "1..31"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --rocev2-ack-timeout 67ms", "not a whole number"));
         table.add(bad("demo --fabric linux --rocev2-ack-timeout 32", "1..31"));
+        table.add(bad("demo --fabric linux --size 4m --warmup 8m", "0..4m"));
+        table.add(bad("demo --fabric linux --warmup 1x", "not a size"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --peer-kind nic --warmup 2x", "not a size"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --peer-kind nic --warmup -1m", "negative"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --peer-kind transfer --warmup 1m",
             "only a visit warms up (--peer-kind nic)"));
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --peer-kind nic --warmup 1m --warmup-connection new",
+            "is not one of same, fresh"));
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --peer-kind nic --warmup-connection fresh",
+            "follows a warm-up (--warmup BYTES)"));
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --peer-kind nic --mode rocev2 --warmup 1m " +
+            "--warmup-connection fresh", "is spray's"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --workers 0", "1..64"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --paths 65", "1..64"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --timeout 0", "1..86400"));

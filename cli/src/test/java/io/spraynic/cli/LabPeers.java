@@ -24,17 +24,20 @@ import static io.spraynic.cli.CliTestSupport.javaCommand;
 final class LabPeers implements AutoCloseable
 {
     /**
-     * RoCEv2's local ACK timeout exponent on both ends (12: 16.8 ms, a queue pair failing after 8 in a row without
-     * progress); {@code -Dspraynic.lab.rocev2AckTimeout=14} (67 ms) for a host so loaded that a NIC process waits
-     * longer than that for a core (RETRY_EXC_ERR at 10-13 runnable threads per core, RESULTS.md section 38).
+     * RoCEv2's local ACK timeout exponent: {@code auto} (default) derives the visitor's from round trips measured to
+     * the serving NIC just before it connects ({@link RoceAckTimeout}); a number (e.g. 12: 16.8 ms, the lab's fixed
+     * value up to RESULTS.md section 38, which failed with RETRY_EXC_ERR at 10-13 runnable threads per core) sets it on
+     * both ends.
      */
-    static final String ROCEV2_ACK_TIMEOUT = System.getProperty("spraynic.lab.rocev2AckTimeout", "12");
+    static final String ROCEV2_ACK_TIMEOUT = System.getProperty("spraynic.lab.rocev2AckTimeout", "auto");
     private final LinuxLab lab;
     private final Path dir;
     private final int planes;
     private final List<Process> processes = new ArrayList<>();
     private int sequence;
     private String portRotation = System.getProperty("spraynic.lab.rotation", "16-32");
+    private String warmupConnection = "same";
+    private String rocev2AckTimeout = ROCEV2_ACK_TIMEOUT;
     private int samplerMillis = 5;
 
     LabPeers(final LinuxLab lab, final Path dir, final int planes)
@@ -48,6 +51,23 @@ final class LabPeers implements AutoCloseable
     LabPeers portRotation(final String rotation)
     {
         this.portRotation = rotation;
+        return this;
+    }
+
+    /** RoCEv2's local ACK timeout for the NICs started from now on: {@code auto} or an exponent (1-31). */
+    LabPeers rocev2AckTimeout(final String exponentOrAuto)
+    {
+        this.rocev2AckTimeout = exponentOrAuto;
+        return this;
+    }
+
+    /**
+     * After a warm-up, time the warm-up's connection ({@code same}, the default) or a new one ({@code fresh}: a cold
+     * connection in a warm process), for the visits started from now on ({@code --warmup-connection}).
+     */
+    LabPeers warmupConnection(final String which)
+    {
+        this.warmupConnection = which;
         return this;
     }
 
@@ -67,7 +87,8 @@ final class LabPeers implements AutoCloseable
     }
 
     /** A visit under way, or ended; {@code exchange} is its exchange directory. */
-    record Visit(String host, Process process, Path output, CountersSampler counters, long startNanos, Path exchange)
+    record Visit(String host, Process process, Path output, CountersSampler counters, long startNanos, Path exchange,
+        RoceAckTimeout.Choice ackTimeout)
     {
         /**
          * Waits for a visit started with a warm-up to have verified it and to hold ({@code --warmup-hold}); throws with
@@ -322,7 +343,9 @@ final class LabPeers implements AutoCloseable
         command.addAll(javaCommand(List.of("nic", "--config", config(host, name).toString(), "--mode", mode,
             "--ip", perPlane(host, "ipv4"), "--gateway", perPlane(host, "gateway"), "--expose", Long.toString(expose),
             "--paths", Integer.toString(paths), "--exchange", exchange.toString(), "--seconds", "600",
-            "--rocev2-ack-timeout", ROCEV2_ACK_TIMEOUT, "--port-rotation", portRotation)));
+            // a responder's timer never runs (only a requester times out): with auto, the nic command's default
+            "--rocev2-ack-timeout", rocev2AckTimeout.equals("auto") ? "14" : rocev2AckTimeout,
+            "--port-rotation", portRotation)));
         final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
         builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
         final Process process = start(builder);
@@ -343,7 +366,7 @@ final class LabPeers implements AutoCloseable
 
     /** Starts a visit from {@code host} to a served NIC: WRITEs of {@code size} bytes, then READs of them back. */
     Visit visit(final String host, final Served served, final long size, final int paths, final int timeoutSeconds)
-        throws IOException
+        throws IOException, InterruptedException
     {
         return visit(host, served, size, paths, timeoutSeconds, 0);
     }
@@ -354,7 +377,7 @@ final class LabPeers implements AutoCloseable
      * {@link Visit#go()}, and its JSON counts the timed part alone.
      */
     Visit visit(final String host, final Served served, final long size, final int paths, final int timeoutSeconds,
-        final long warmup) throws IOException
+        final long warmup) throws IOException, InterruptedException
     {
         final String name = "visit-" + host + "-" + served.mode() + "-" + sequence++;
         // spray: a directory of its own with B's addresses only; RoCEv2 exchanges queue pairs out of band, through B's
@@ -365,22 +388,29 @@ final class LabPeers implements AutoCloseable
             Files.move(visitDir.resolve("nic.addr.tmp"), visitDir.resolve("nic.addr"), StandardCopyOption.ATOMIC_MOVE);
         }
         final Path output = dir.resolve(name + ".out");
+        final RoceAckTimeout.Choice ackTimeout = !served.mode().equals("rocev2") ? null :
+            rocev2AckTimeout.equals("auto") ? RoceAckTimeout.fromRtt(lab.rtt(served.host(), RoceAckTimeout.ECHOES)) :
+            RoceAckTimeout.given(Integer.parseInt(rocev2AckTimeout));
         final List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", lab.netns(host)));
         command.addAll(javaCommand(List.of("transfer", "--config", config(host, name).toString(), "--mode",
             served.mode(), "--peer-kind", "nic", "--ip", perPlane(host, "ipv4"), "--gateway", perPlane(host, "gateway"),
             "--paths", Integer.toString(paths), "--exchange", visitDir.toString(), "--size", Long.toString(size),
-            "--timeout", Integer.toString(timeoutSeconds), "--rocev2-ack-timeout", ROCEV2_ACK_TIMEOUT, "--json",
+            "--timeout", Integer.toString(timeoutSeconds), "--rocev2-ack-timeout",
+            Integer.toString(null == ackTimeout ? 14 : ackTimeout.exponent()), "--json",
             "--port-rotation", portRotation, "--warmup", Long.toString(warmup))));
         if (warmup > 0)
         {
-            command.add("--warmup-hold");
+            // RoCEv2 warms up over its one queue pair (a serving NIC connects one)
+            command.addAll(List.of("--warmup-hold", "--warmup-connection",
+                served.mode().equals("spray") ? warmupConnection : "same"));
         }
         final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
         final Path runDir = Files.createDirectories(dir.resolve(name + "-run"));
         builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
         final long start = System.nanoTime();
         final Process process = start(builder);
-        return new Visit(host, process, output, new CountersSampler(runDir, samplerMillis), start, visitDir);
+        return new Visit(host, process, output, new CountersSampler(runDir, samplerMillis), start, visitDir,
+            ackTimeout);
     }
 
     /** Stops a serving NIC (and waits for it to go, so that another can take its interfaces). */

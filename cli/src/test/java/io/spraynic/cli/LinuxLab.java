@@ -127,6 +127,12 @@ final class LinuxLab implements AutoCloseable
         return flat(run(command.toArray(String[]::new)));
     }
 
+    /** ICMP echo round trips from {@code host}'s plane-1 router to it ({@code lab rtt}): sent, received, max_ms, ... */
+    Map<String, String> rtt(final String host, final int count) throws IOException, InterruptedException
+    {
+        return flat(run("rtt", host, "--count", Integer.toString(count), "--flat"));
+    }
+
     /** Runs the script with this instance's id; throws with its output unless it exits 0. */
     String run(final String... arguments) throws IOException, InterruptedException
     {

@@ -98,6 +98,28 @@ class LinuxLabTest
     }
 
     @Test
+    @Order(1)
+    void shouldMeasureRoundTripsToAHostFromItsRouterOverIpv4AndIpv6() throws Exception
+    {
+        // here the host's kernel answers; on a --host-stack none lab the NIC process does (LinuxLabTransferTest)
+        final Map<String, String> v4 = lab.rtt("b", 20);
+        assertEquals("20", v4.get("received"), v4.toString());
+        assertEquals("10.1.2.10", v4.get("address"), v4.toString());
+        assertEquals("r1b", v4.get("from"), v4.toString());
+        final double min = Double.parseDouble(v4.get("min_ms"));
+        final double median = Double.parseDouble(v4.get("median_ms"));
+        final double max = Double.parseDouble(v4.get("max_ms"));
+        assertTrue(min > 0 && min <= median && median <= max && max < 10_000, v4.toString());
+        final Map<String, String> v6 = LinuxLab.flat(lab.run("rtt", "a", "--plane", "2", "--family", "6", "--count",
+            "5", "--flat"));
+        assertEquals("5", v6.get("received"), v6.toString());
+        assertEquals("fd00:2:1::10", v6.get("address"), v6.toString());
+        final IllegalStateException refused = org.junit.jupiter.api.Assertions.assertThrows(
+            IllegalStateException.class, () -> lab.run("rtt", "z"));
+        assertTrue(refused.getMessage().contains("no host 'z'"), refused.getMessage());
+    }
+
+    @Test
     @Order(2)
     void shouldSpreadIpv6FlowsToo() throws Exception
     {

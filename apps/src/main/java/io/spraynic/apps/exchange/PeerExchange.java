@@ -307,15 +307,34 @@ public final class PeerExchange
     public static Result visit(final EmbeddedNic nic, final Path directory, final long bytes, final int messageBytes,
         final Duration timeout, final long warmupBytes, final VisitPhases phases) throws IOException
     {
+        return visit(nic, directory, bytes, messageBytes, timeout, warmupBytes, false, phases);
+    }
+
+    /**
+     * {@link #visit(EmbeddedNic, Path, long, int, Duration, long, VisitPhases)}, with the timed part on the warm-up's
+     * connection or, {@code freshConnection}, on a new one opened after the warm-up's was closed (spray only): the
+     * process is warm (compiled code) but the connection is not (its paths' round-trip estimates and its learnt
+     * margins start again), so the two tell a warm JVM apart from a warm connection. {@link VisitPhases#warmedUp}
+     * is told after the warm-up's connection closed and before the new one opens.
+     */
+    public static Result visit(final EmbeddedNic nic, final Path directory, final long bytes, final int messageBytes,
+        final Duration timeout, final long warmupBytes, final boolean freshConnection, final VisitPhases phases)
+        throws IOException
+    {
         if (warmupBytes < 0)
         {
             throw new IllegalArgumentException("a warm-up of " + warmupBytes + " bytes: must be 0 or more");
+        }
+        if (freshConnection && (warmupBytes == 0 || nic.mode() != NicConnection.Kind.SPRAY))
+        {
+            throw new IllegalArgumentException("a fresh connection after the warm-up needs a warm-up and spray (a " +
+                "serving NIC connects one RoCEv2 queue pair): warm up over the same connection");
         }
         try (Arena arena = Arena.ofShared())
         {
             try
             {
-                return visit(nic, directory, bytes, messageBytes, timeout, warmupBytes, phases, arena);
+                return visit(nic, directory, bytes, messageBytes, timeout, warmupBytes, freshConnection, phases, arena);
             }
             catch (final RuntimeException ex)
             {
@@ -347,7 +366,8 @@ public final class PeerExchange
     }
 
     private static Result visit(final EmbeddedNic nic, final Path directory, final long bytes, final int messageBytes,
-        final Duration timeout, final long warmupBytes, final VisitPhases phases, final Arena arena) throws IOException
+        final Duration timeout, final long warmupBytes, final boolean freshConnection, final VisitPhases phases,
+        final Arena arena) throws IOException
     {
         final Served server = awaitServed(directory, nic.planes(), timeout);
         final long exposedLength = server.length();
@@ -365,7 +385,7 @@ public final class PeerExchange
         final MemorySegment readBack = arena.allocate(bytes, 64);
         final MemoryRegion local = nic.register(source, AccessFlags.NONE);
         final MemoryRegion into = nic.register(readBack, AccessFlags.LOCAL_WRITE);
-        final NicConnection connection;
+        NicConnection connection;
         if (nic.mode() == NicConnection.Kind.SPRAY)
         {
             connection = nic.connect(server.ips(), timeout);
@@ -382,7 +402,17 @@ public final class PeerExchange
         final int rkey = server.rkey();
         if (warmupBytes > 0)
         {
-            warmUp(nic, connection, remote, rkey, warmupBytes, messageBytes, timeout, phases, arena);
+            final long warmupNanos = warmUp(nic, connection, remote, rkey, warmupBytes, messageBytes, timeout, arena);
+            if (freshConnection)
+            {
+                connection.close(timeout);
+                phases.warmedUp(warmupNanos);
+                connection = nic.connect(server.ips(), timeout);
+            }
+            else
+            {
+                phases.warmedUp(warmupNanos);
+            }
         }
         final long start = System.nanoTime();
         BulkTransfer.write(connection, local, remote, rkey, messageBytes, false, timeout);
@@ -395,9 +425,9 @@ public final class PeerExchange
         return new Result(Role.CLIENT, nic.mode(), mismatch == -1, bytes, nanos, mismatch, drain);
     }
 
-    private static void warmUp(final EmbeddedNic nic, final NicConnection connection, final long remote, final int rkey,
-        final long warmupBytes, final int messageBytes, final Duration timeout, final VisitPhases phases,
-        final Arena arena) throws IOException
+    /** @return the warm-up's time in nanoseconds, once its bytes were read back and verified. */
+    private static long warmUp(final EmbeddedNic nic, final NicConnection connection, final long remote, final int rkey,
+        final long warmupBytes, final int messageBytes, final Duration timeout, final Arena arena) throws IOException
     {
         final MemorySegment pattern = SeededPattern.allocate(arena, warmupBytes, WARMUP_SEED);
         final MemorySegment readBack = arena.allocate(warmupBytes, 64);
@@ -413,7 +443,7 @@ public final class PeerExchange
             throw new IllegalStateException("the warm-up's bytes did not read back: the first mismatch is at byte " +
                 mismatch + " of " + warmupBytes);
         }
-        phases.warmedUp(nanos);
+        return nanos;
     }
 
     private static String addressLine(final EmbeddedNic nic, final MemoryRegion region)

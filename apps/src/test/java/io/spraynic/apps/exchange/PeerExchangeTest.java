@@ -135,6 +135,48 @@ class PeerExchangeTest
     }
 
     @Test
+    void shouldTimeAFreshConnectionAfterWarmingUpOnAnotherThatItClosedFirst() throws Exception
+    {
+        final EmbeddedNic[] nics = start(NicConnection.Kind.SPRAY, "fresh");
+        final MemoryRegion exposed = pair.expose(1, 1L << 20);
+        PeerExchange.publishServer(nics[1], exposed, dir);
+        final java.util.List<String> events = new java.util.ArrayList<>();
+        final int[] timedConnection = {-1};
+        final PeerExchange.Result visited = PeerExchange.visit(nics[0], dir, 1L << 20, 64 * 1024, WAIT, 256 * 1024,
+            true, new PeerExchange.VisitPhases()
+            {
+                @Override
+                public void warmedUp(final long nanos)
+                {
+                    // the warm-up's connection is closed before the hold: nothing of it carries into the timed part
+                    events.add("warm, open " + nics[0].connections().size());
+                }
+
+                @Override
+                public void timed()
+                {
+                    final java.util.List<NicConnection> open = nics[0].connections();
+                    events.add("timed, open " + open.size());
+                    timedConnection[0] = open.isEmpty() ? -1 : open.get(0).localId();
+                }
+            });
+        assertEquals(java.util.List.of("warm, open 0", "timed, open 1"), events);
+        assertTrue(timedConnection[0] >= 0);
+        assertTrue(visited.verified(), visited.toJson());
+        assertEquals(-1, SeededPattern.allocate(pair.arena(), 1L << 20, 0x5EED_0001L).mismatch(exposed.segment()),
+            "the fresh connection's WRITEs are in the served memory");
+    }
+
+    @Test
+    void shouldRefuseAFreshConnectionForRoceV2() throws Exception
+    {
+        final EmbeddedNic[] nics = start(NicConnection.Kind.ROCEV2, "fresh-rocev2");
+        final IllegalArgumentException refused = assertThrows(IllegalArgumentException.class, () ->
+            PeerExchange.visit(nics[0], dir, 1L << 20, 64 * 1024, WAIT, 1L << 20, true, PeerExchange.VisitPhases.NONE));
+        assertTrue(refused.getMessage().contains("warm up over the same connection"), refused.getMessage());
+    }
+
+    @Test
     void shouldRefuseAWarmupLargerThanTheServingNicExposes() throws Exception
     {
         final EmbeddedNic[] nics = start(NicConnection.Kind.SPRAY, "warm-too-large");
