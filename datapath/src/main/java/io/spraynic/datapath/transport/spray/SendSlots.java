@@ -2,21 +2,18 @@ package io.spraynic.datapath.transport.spray;
 
 import io.spraynic.datapath.verbs.MemoryRegion;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
-
 /**
  * The outbound message table of one spray connection (docs/PROTOCOL.md S4, S9.3, S10.1): a fixed number of
  * slots, one per send work request (or READ response) not yet finished; the free list; the send queue of slots
  * with packets still to make; each stream's list of slots in MSN order (completions leave in that order, S4.8);
  * and the map from (stream, MSN) to slot.
  * <p>
- * Issue 13: a slot is one record of {@link #RECORD_BYTES} bytes in one {@code byte[]}, its fields at named offsets
- * (the flyweight layout of Agrona's buffers), read and written through the accessors below. What a message's
+ * Issue 13: a slot is one record of {@link #RECORD_INTS} ints (96 B) in one {@code int[]}, its fields at named
+ * offsets (the flyweight layout of Agrona's buffers, on plain array elements so that each access is one bounds-checked
+ * load or store the compiler inlines), read and written through the accessors below. What a message's
  * post, data frames, ACKs and completion use lies in that record, two cache lines at most, where the parallel
  * arrays this replaced spread one message over about 35 lines; what only READs, RNR waits and held completions use
- * lies in a second, smaller record ({@link #RARE_BYTES}), and the message's memory region, an object, in an array
+ * lies in a second, smaller record ({@link #RARE_INTS} ints), and the message's memory region, an object, in an array
  * of its own.
  * <p>
  * A packet in flight is named by a handle, (slot, generation, packet index) packed in a {@code long}: the
@@ -35,58 +32,55 @@ final class SendSlots
     /** {@link #kind} of a free slot. */
     static final byte FREE = -1;
 
-    // ---- the record of a slot: what the post writes, the data frame reads (first line), the ACK and completion
-    // (second line). Offsets in bytes from the record's start; longs first, each field at its natural alignment.
+    // ---- the record of a slot: what the post writes, the data frame reads (first 64 B), the ACK and completion
+    // (the rest). Offsets in ints from the record's start; a long takes two ints, its low half first.
     static final int LOCAL_ADDRESS_OFFSET = 0;
-    static final int REMOTE_ADDRESS_OFFSET = 8;
-    static final int MESSAGE_TAG_OFFSET = 16; // S12.4: in every packet of the message
-    static final int STREAM_OFFSET = 24;
-    static final int MSN_OFFSET = 28;
-    static final int RSN_OFFSET = 32;
-    static final int LENGTH_OFFSET = 36;
-    static final int RKEY_OFFSET = 40;
-    static final int IMMEDIATE_OFFSET = 44;
-    static final int PACKETS_OFFSET = 48;
-    static final int NEXT_PACKET_OFFSET = 52;
-    static final int RNR_COUNT_OFFSET = 56;
-    static final int KIND_OFFSET = 60;
-    static final int FLAGS_OFFSET = 61;
-    static final int WR_ID_OFFSET = 64;
-    static final int ACKED_OFFSET = 72;
-    static final int OUTSTANDING_OFFSET = 76;
-    static final int STATUS_OFFSET = 80;
-    static final int NEXT_IN_STREAM_OFFSET = 84;
-    static final int GENERATION_OFFSET = 88;
-    /** Bytes of a slot's record (92 used, padded to a multiple of 8 so every long stays aligned). */
-    static final int RECORD_BYTES = 96;
+    static final int REMOTE_ADDRESS_OFFSET = 2;
+    static final int MESSAGE_TAG_OFFSET = 4; // S12.4: in every packet of the message
+    static final int STREAM_OFFSET = 6;
+    static final int MSN_OFFSET = 7;
+    static final int RSN_OFFSET = 8;
+    static final int LENGTH_OFFSET = 9;
+    static final int RKEY_OFFSET = 10;
+    static final int IMMEDIATE_OFFSET = 11;
+    static final int PACKETS_OFFSET = 12;
+    static final int NEXT_PACKET_OFFSET = 13;
+    static final int RNR_COUNT_OFFSET = 14;
+    static final int KIND_FLAGS_OFFSET = 15; // the kind in the low byte, the flags above it
+    static final int WR_ID_OFFSET = 16;
+    static final int ACKED_OFFSET = 18;
+    static final int OUTSTANDING_OFFSET = 19;
+    static final int STATUS_OFFSET = 20;
+    static final int NEXT_IN_STREAM_OFFSET = 21;
+    static final int GENERATION_OFFSET = 22;
+    /** Ints of a slot's record (23 used; 96 B). */
+    static final int RECORD_INTS = 24;
 
-    // ---- the bits of the record's flags byte
-    private static final int SIGNALED = 1;
-    private static final int SOLICITED = 1 << 1;
-    private static final int DELIVERED = 1 << 2;
-    private static final int IN_SEND_QUEUE = 1 << 3;
-    private static final int RNR_WAITING = 1 << 4;
-    private static final int HELD = 1 << 5; // S9.3: all acknowledged, completion held until the refusals are known
-    private static final int STARTED = 1 << 6; // S10.2: a packet of it was sent: it counts against the peer's window
+    // ---- the bits of the record's flags, above the kind's byte
+    private static final int SIGNALED = 1 << 8;
+    private static final int SOLICITED = 1 << 9;
+    private static final int DELIVERED = 1 << 10;
+    private static final int IN_SEND_QUEUE = 1 << 11;
+    private static final int RNR_WAITING = 1 << 12;
+    private static final int HELD = 1 << 13; // S9.3: all acknowledged, completion held until the refusals are known
+    private static final int STARTED = 1 << 14; // S10.2: a packet of it was sent: it counts against the peer's window
+    private static final int KIND_MASK = 0xFF;
 
-    // ---- the rare record of a slot: READs (S4.6), RNR waits (S9.3-3), held completions (S9.3)
+    // ---- the rare record of a slot: READs (S4.6), RNR waits (S9.3-3), held completions (S9.3); offsets in ints
     static final int RESPONSE_TAG_OFFSET = 0; // S12.4: what the peer's READ response to a READ carries
-    static final int RNR_RETRY_AT_OFFSET = 8;
-    static final int QUERY_AT_OFFSET = 16;
-    static final int HELD_AT_OFFSET = 24;
-    static final int READ_EXPECTED_OFFSET = 32;
-    static final int READ_RECEIVED_OFFSET = 36;
-    /** Bytes of a slot's rare record. */
-    static final int RARE_BYTES = 40;
-
-    private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.nativeOrder());
-    private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.nativeOrder());
+    static final int RNR_RETRY_AT_OFFSET = 2;
+    static final int QUERY_AT_OFFSET = 4;
+    static final int HELD_AT_OFFSET = 6;
+    static final int READ_EXPECTED_OFFSET = 8;
+    static final int READ_RECEIVED_OFFSET = 9;
+    /** Ints of a slot's rare record (40 B). */
+    static final int RARE_INTS = 10;
 
     final int capacity;
     private final int mtu;
 
-    private byte[] records;
-    private byte[] rareRecords;
+    private int[] records;
+    private int[] rareRecords;
     private MemoryRegion[] regions;
 
     // ---- per stream
@@ -189,8 +183,8 @@ final class SendSlots
     static final class Storage
     {
         final int capacity;
-        final byte[] records;
-        final byte[] rareRecords;
+        final int[] records;
+        final int[] rareRecords;
         final MemoryRegion[] regions;
         final int[] freeSlots;
         final int[] sendQueue;
@@ -199,8 +193,8 @@ final class SendSlots
         Storage(final int capacity)
         {
             this.capacity = capacity;
-            records = new byte[capacity * RECORD_BYTES];
-            rareRecords = new byte[capacity * RARE_BYTES];
+            records = new int[capacity * RECORD_INTS];
+            rareRecords = new int[capacity * RARE_INTS];
             regions = new MemoryRegion[capacity];
             freeSlots = new int[capacity];
             sendQueue = new int[capacity];
@@ -211,8 +205,8 @@ final class SendSlots
         /** Back to the state of a new table: every slot free, in the order a new table hands them out. */
         void clear()
         {
-            java.util.Arrays.fill(records, (byte)0);
-            java.util.Arrays.fill(rareRecords, (byte)0);
+            java.util.Arrays.fill(records, 0);
+            java.util.Arrays.fill(rareRecords, 0);
             java.util.Arrays.fill(regions, null);
             ConnectionStorage.freeListInOrder(freeSlots);
             java.util.Arrays.fill(sendQueue, 0);
@@ -230,54 +224,66 @@ final class SendSlots
 
     private static int at(final int slot)
     {
-        return slot * RECORD_BYTES;
+        return slot * RECORD_INTS;
     }
 
     private static int rareAt(final int slot)
     {
-        return slot * RARE_BYTES;
+        return slot * RARE_INTS;
     }
 
     private int intField(final int slot, final int offset)
     {
-        return (int)INT.get(records, at(slot) + offset);
+        return records[at(slot) + offset];
     }
 
     private void intField(final int slot, final int offset, final int value)
     {
-        INT.set(records, at(slot) + offset, value);
+        records[at(slot) + offset] = value;
     }
 
     private long longField(final int slot, final int offset)
     {
-        return (long)LONG.get(records, at(slot) + offset);
+        return longAt(records, at(slot) + offset);
     }
 
     private void longField(final int slot, final int offset, final long value)
     {
-        LONG.set(records, at(slot) + offset, value);
+        longAt(records, at(slot) + offset, value);
+    }
+
+    private static long longAt(final int[] ints, final int index)
+    {
+        return ((long)ints[index + 1] << 32) | (ints[index] & 0xFFFF_FFFFL);
+    }
+
+    private static void longAt(final int[] ints, final int index, final long value)
+    {
+        ints[index] = (int)value;
+        ints[index + 1] = (int)(value >>> 32);
     }
 
     private boolean flag(final int slot, final int bit)
     {
-        return (records[at(slot) + FLAGS_OFFSET] & bit) != 0;
+        return (records[at(slot) + KIND_FLAGS_OFFSET] & bit) != 0;
     }
 
     private void flag(final int slot, final int bit, final boolean value)
     {
-        final int index = at(slot) + FLAGS_OFFSET;
-        records[index] = (byte)(value ? records[index] | bit : records[index] & ~bit);
+        final int index = at(slot) + KIND_FLAGS_OFFSET;
+        records[index] = value ? records[index] | bit : records[index] & ~bit;
     }
 
     /** @return the message's kind ({@link SprayConnection#SEND} ...), or {@link #FREE}. */
     byte kind(final int slot)
     {
-        return records[at(slot) + KIND_OFFSET];
+        return (byte)records[at(slot) + KIND_FLAGS_OFFSET];
     }
 
     void kind(final int slot, final byte value)
     {
-        records[at(slot) + KIND_OFFSET] = value;
+        final int index = at(slot) + KIND_FLAGS_OFFSET;
+        records[index] = (records[index] & ~KIND_MASK) | (value & KIND_MASK);
     }
 
     long wrId(final int slot)
@@ -396,12 +402,12 @@ final class SendSlots
     /** @return the S12.4 tag the peer's READ response to this READ carries. */
     long responseTag(final int slot)
     {
-        return (long)LONG.get(rareRecords, rareAt(slot) + RESPONSE_TAG_OFFSET);
+        return longAt(rareRecords, rareAt(slot) + RESPONSE_TAG_OFFSET);
     }
 
     void responseTag(final int slot, final long value)
     {
-        LONG.set(rareRecords, rareAt(slot) + RESPONSE_TAG_OFFSET, value);
+        longAt(rareRecords, rareAt(slot) + RESPONSE_TAG_OFFSET, value);
     }
 
     boolean signaled(final int slot)
@@ -515,23 +521,23 @@ final class SendSlots
     /** @return packets of the READ response this READ expects. */
     int readExpected(final int slot)
     {
-        return (int)INT.get(rareRecords, rareAt(slot) + READ_EXPECTED_OFFSET);
+        return rareRecords[rareAt(slot) + READ_EXPECTED_OFFSET];
     }
 
     void readExpected(final int slot, final int value)
     {
-        INT.set(rareRecords, rareAt(slot) + READ_EXPECTED_OFFSET, value);
+        rareRecords[rareAt(slot) + READ_EXPECTED_OFFSET] = value;
     }
 
     /** @return packets of the READ response placed. */
     int readReceived(final int slot)
     {
-        return (int)INT.get(rareRecords, rareAt(slot) + READ_RECEIVED_OFFSET);
+        return rareRecords[rareAt(slot) + READ_RECEIVED_OFFSET];
     }
 
     void readReceived(final int slot, final int value)
     {
-        INT.set(rareRecords, rareAt(slot) + READ_RECEIVED_OFFSET, value);
+        rareRecords[rareAt(slot) + READ_RECEIVED_OFFSET] = value;
     }
 
     /** @return whether the message waits for its RNR retry (S9.3-3). */
@@ -554,7 +560,7 @@ final class SendSlots
     /** @return when the RNR retry may start (nanoseconds). */
     long rnrRetryAt(final int slot)
     {
-        return (long)LONG.get(rareRecords, rareAt(slot) + RNR_RETRY_AT_OFFSET);
+        return longAt(rareRecords, rareAt(slot) + RNR_RETRY_AT_OFFSET);
     }
 
     /** @return whether the completion is held (S9.3). */
@@ -566,18 +572,18 @@ final class SendSlots
     /** @return when a held completion's next query goes (nanoseconds). */
     long queryAt(final int slot)
     {
-        return (long)LONG.get(rareRecords, rareAt(slot) + QUERY_AT_OFFSET);
+        return longAt(rareRecords, rareAt(slot) + QUERY_AT_OFFSET);
     }
 
     void queryAt(final int slot, final long value)
     {
-        LONG.set(rareRecords, rareAt(slot) + QUERY_AT_OFFSET, value);
+        longAt(rareRecords, rareAt(slot) + QUERY_AT_OFFSET, value);
     }
 
     /** @return when the completion was held (nanoseconds). */
     long heldAt(final int slot)
     {
-        return (long)LONG.get(rareRecords, rareAt(slot) + HELD_AT_OFFSET);
+        return longAt(rareRecords, rareAt(slot) + HELD_AT_OFFSET);
     }
 
     private void inSendQueue(final int slot, final boolean value)
@@ -597,7 +603,7 @@ final class SendSlots
 
     private void rnrRetryAt(final int slot, final long value)
     {
-        LONG.set(rareRecords, rareAt(slot) + RNR_RETRY_AT_OFFSET, value);
+        longAt(rareRecords, rareAt(slot) + RNR_RETRY_AT_OFFSET, value);
     }
 
     private void held(final int slot, final boolean value)
@@ -607,7 +613,7 @@ final class SendSlots
 
     private void heldAt(final int slot, final long value)
     {
-        LONG.set(rareRecords, rareAt(slot) + HELD_AT_OFFSET, value);
+        longAt(rareRecords, rareAt(slot) + HELD_AT_OFFSET, value);
     }
 
     private void started(final int slot, final boolean value)
@@ -702,8 +708,8 @@ final class SendSlots
         acked(slot, 0);
         outstanding(slot, 0);
         status(slot, PENDING);
-        final int flags = at(slot) + FLAGS_OFFSET;
-        records[flags] = (byte)(records[flags] & ~(DELIVERED | RNR_WAITING | HELD | STARTED));
+        final int kindFlags = at(slot) + KIND_FLAGS_OFFSET;
+        records[kindFlags] &= ~(DELIVERED | RNR_WAITING | HELD | STARTED);
         rnrCount(slot, 0);
         nextInStream(slot, MISSING);
         return slot;
@@ -740,7 +746,7 @@ final class SendSlots
     private static long slotBytes()
     {
         // the record, the rare record, the region's reference, the free list's and the send queue's entries
-        return RECORD_BYTES + RARE_BYTES + 4 + 4 + 4;
+        return 4L * (RECORD_INTS + RARE_INTS) + 4 + 4 + 4;
     }
 
     /** Forgets a completed message's (stream, MSN) entry. */
