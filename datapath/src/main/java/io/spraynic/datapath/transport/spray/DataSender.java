@@ -109,10 +109,10 @@ final class DataSender
     {
         final int slot = slots.take();
         final int messageLength = request.length();
-        final int msn = slots.nextMsn[streamId]++;
+        final int msn = slots.takeMsn(streamId);
         final boolean consumesReceive = messageKind == SEND || messageKind == SEND_IMM || messageKind == WRITE_IMM;
         final boolean rdma = messageKind == WRITE || messageKind == WRITE_IMM || messageKind == READ;
-        final int rsn = consumesReceive ? slots.nextRsn[streamId]++ : 0; // S4.5
+        final int rsn = consumesReceive ? slots.takeRsn(streamId) : 0; // S4.5
         slots.kind(slot, messageKind);
         slots.wrId(slot, request.wrId());
         slots.stream(slot, streamId);
@@ -134,7 +134,7 @@ final class DataSender
         slots.packets(slot, messageKind == READ ? 1 : dataPackets);
         slots.readExpected(slot, messageKind == READ ? dataPackets : 0);
         slots.appendToStream(slot);
-        if (slots.errored[streamId])
+        if (slots.errored(streamId))
         {
             slots.status(slot, WorkCompletionStatus.WR_FLUSH_ERR.ordinal());
             slots.nextPacket(slot, slots.packets(slot));

@@ -184,7 +184,7 @@ final class SendCompletions
         final int streamId, final int msn, final int syndrome, final int refusal, final int rnrTimerMicros,
         final long now)
     {
-        if (msn - slots.nextMsn[streamId] >= 0)
+        if (msn - slots.nextMsn(streamId) >= 0)
         {
             return false;
         }
@@ -242,7 +242,7 @@ final class SendCompletions
     // be refused after a later one, under the later one's refusal number)
     private boolean mustHold(final int slot)
     {
-        return refusals.anyUnlearned() || slots.errored[slots.stream(slot)];
+        return refusals.anyUnlearned() || slots.errored(slots.stream(slot));
     }
 
     private void hold(final int slot, final long now)
@@ -385,7 +385,7 @@ final class SendCompletions
         slots.nextPacket(slot, slots.packets(slot));
         slots.stopRnrWait(slot);
         final int streamId = slots.stream(slot);
-        slots.errored[streamId] = true;
+        slots.errored(streamId, true);
         for (int i = slots.nextInStream(slot); i != MISSING; i = slots.nextInStream(i))
         {
             if (slots.status(i) == PENDING)
@@ -403,7 +403,7 @@ final class SendCompletions
     /** Delivers the finished messages at the head of a stream, in MSN order, up to its first unfinished one. */
     void deliver(final int streamId)
     {
-        int head = slots.head[streamId];
+        int head = slots.streamHead(streamId);
         while (head != MISSING && slots.status(head) != PENDING)
         {
             final WorkCompletionStatus completionStatus = STATUSES[slots.status(head)];
@@ -429,10 +429,10 @@ final class SendCompletions
             head = slots.nextInStream(head);
             freeIfFinished(done);
         }
-        slots.head[streamId] = head;
+        slots.streamHead(streamId, head);
         if (head == MISSING)
         {
-            slots.tail[streamId] = MISSING;
+            slots.streamTail(streamId, MISSING);
         }
     }
 
@@ -455,22 +455,25 @@ final class SendCompletions
      */
     void flush(final WorkCompletionStatus completionStatus)
     {
-        final int streams = slots.head.length;
+        final int streams = slots.streams();
         if (!slots.isAttached())
         {
-            java.util.Arrays.fill(slots.errored, true); // an idle connection's table is empty: nothing to complete
+            for (int streamId = 0; streamId < streams; streamId++)
+            {
+                slots.errored(streamId, true); // an idle connection's table is empty: nothing to complete
+            }
             return;
         }
         for (int streamId = 0; streamId < streams; streamId++)
         {
-            for (int slot = slots.head[streamId]; slot != MISSING; slot = slots.nextInStream(slot))
+            for (int slot = slots.streamHead(streamId); slot != MISSING; slot = slots.nextInStream(slot))
             {
                 if (slots.status(slot) == PENDING)
                 {
                     slots.status(slot, completionStatus.ordinal());
                 }
             }
-            slots.errored[streamId] = true;
+            slots.errored(streamId, true);
         }
         for (int slot = 0; slot < slots.capacity; slot++)
         {

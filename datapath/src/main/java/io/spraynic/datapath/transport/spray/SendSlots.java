@@ -83,12 +83,14 @@ final class SendSlots
     private int[] rareRecords;
     private MemoryRegion[] regions;
 
-    // ---- per stream
-    final int[] nextMsn;
-    final int[] nextRsn;
-    final int[] head;
-    final int[] tail;
-    final boolean[] errored;
+    // ---- per stream: one record of STREAM_INTS ints (an idle connection holds one small array, not five)
+    private static final int NEXT_MSN_OFFSET = 0;
+    private static final int NEXT_RSN_OFFSET = 1;
+    private static final int HEAD_OFFSET = 2; // the stream's completion list: its first slot, or MISSING
+    private static final int TAIL_OFFSET = 3;
+    private static final int ERRORED_OFFSET = 4; // S9.4: 1 once a message of the stream failed
+    private static final int STREAM_INTS = 5;
+    private final int[] streamRecords;
 
     private int[] freeSlots;
     private int freeCount;
@@ -122,13 +124,12 @@ final class SendSlots
         {
             attach(storage);
         }
-        nextMsn = new int[streams];
-        nextRsn = new int[streams];
-        head = new int[streams];
-        tail = new int[streams];
-        errored = new boolean[streams];
-        java.util.Arrays.fill(head, MISSING);
-        java.util.Arrays.fill(tail, MISSING);
+        streamRecords = new int[streams * STREAM_INTS];
+        for (int streamId = 0; streamId < streams; streamId++)
+        {
+            streamRecords[streamId * STREAM_INTS + HEAD_OFFSET] = MISSING;
+            streamRecords[streamId * STREAM_INTS + TAIL_OFFSET] = MISSING;
+        }
     }
 
     /**
@@ -627,6 +628,76 @@ final class SendSlots
         return flag(slot, STARTED);
     }
 
+    // ---- a stream's fields
+
+    /** @return streams of the connection. */
+    int streams()
+    {
+        return streamRecords.length / STREAM_INTS;
+    }
+
+    /** @return the MSN the stream's next message takes. */
+    int nextMsn(final int streamId)
+    {
+        return streamRecords[streamId * STREAM_INTS + NEXT_MSN_OFFSET];
+    }
+
+    void nextMsn(final int streamId, final int msn)
+    {
+        streamRecords[streamId * STREAM_INTS + NEXT_MSN_OFFSET] = msn;
+    }
+
+    /** @return the MSN for a new message of the stream, which the next one follows. */
+    int takeMsn(final int streamId)
+    {
+        return streamRecords[streamId * STREAM_INTS + NEXT_MSN_OFFSET]++;
+    }
+
+    /** @return the stream's RSN for a new message that consumes a receive (S4.5). */
+    int takeRsn(final int streamId)
+    {
+        return streamRecords[streamId * STREAM_INTS + NEXT_RSN_OFFSET]++;
+    }
+
+    /** @return the RSN the stream's next message that consumes a receive takes. */
+    int nextRsn(final int streamId)
+    {
+        return streamRecords[streamId * STREAM_INTS + NEXT_RSN_OFFSET];
+    }
+
+    /** @return the first slot of the stream's completion list, or {@link #MISSING}. */
+    int streamHead(final int streamId)
+    {
+        return streamRecords[streamId * STREAM_INTS + HEAD_OFFSET];
+    }
+
+    void streamHead(final int streamId, final int slot)
+    {
+        streamRecords[streamId * STREAM_INTS + HEAD_OFFSET] = slot;
+    }
+
+    /** @return the last slot of the stream's completion list, or {@link #MISSING}. */
+    int streamTail(final int streamId)
+    {
+        return streamRecords[streamId * STREAM_INTS + TAIL_OFFSET];
+    }
+
+    void streamTail(final int streamId, final int slot)
+    {
+        streamRecords[streamId * STREAM_INTS + TAIL_OFFSET] = slot;
+    }
+
+    /** @return whether a message of the stream failed: later ones complete with WR_FLUSH_ERR (S9.4). */
+    boolean errored(final int streamId)
+    {
+        return streamRecords[streamId * STREAM_INTS + ERRORED_OFFSET] != 0;
+    }
+
+    void errored(final int streamId, final boolean value)
+    {
+        streamRecords[streamId * STREAM_INTS + ERRORED_OFFSET] = value ? 1 : 0;
+    }
+
     /** @return the key of a message in the connection's (stream, MSN) maps. */
     static long key(final int streamId, final int msn)
     {
@@ -719,15 +790,16 @@ final class SendSlots
     void appendToStream(final int slot)
     {
         final int streamId = stream(slot);
-        if (tail[streamId] == MISSING)
+        final int last = streamTail(streamId);
+        if (last == MISSING)
         {
-            head[streamId] = slot;
+            streamHead(streamId, slot);
         }
         else
         {
-            nextInStream(tail[streamId], slot);
+            nextInStream(last, slot);
         }
-        tail[streamId] = slot;
+        streamTail(streamId, slot);
         byMsn.put(key(streamId, msn(slot)), slot);
     }
 
@@ -798,7 +870,8 @@ final class SendSlots
     /** @return whether a message may start within the peer's {@code window} and READ limit {@code reads}. */
     boolean mayStart(final int slot, final int window, final int reads)
     {
-        return started(slot) || (messagesStarted < window && (kind(slot) != SprayConnection.READ || readsStarted < reads));
+        return started(slot) ||
+            (messagesStarted < window && (kind(slot) != SprayConnection.READ || readsStarted < reads));
     }
 
     /** Its first packet leaves: the message counts against the peer's limits until its slot is freed. */

@@ -48,7 +48,7 @@ class LossDetectorTest
         final int slot = slots.take();
         slots.kind(slot, WRITE);
         slots.stream(slot, 0);
-        slots.msn(slot, slots.nextMsn[0]++);
+        slots.msn(slot, slots.takeMsn(0));
         slots.length(slot, packets * MTU);
         slots.packets(slot, packets);
         slots.signaled(slot, true);

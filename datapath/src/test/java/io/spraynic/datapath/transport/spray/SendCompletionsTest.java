@@ -51,7 +51,7 @@ class SendCompletionsTest
         slots.kind(slot, WRITE);
         slots.wrId(slot, wrId);
         slots.stream(slot, streamId);
-        slots.msn(slot, slots.nextMsn[streamId]++);
+        slots.msn(slot, slots.takeMsn(streamId));
         slots.length(slot, packets * MTU);
         slots.packets(slot, packets);
         slots.signaled(slot, true);
@@ -183,8 +183,8 @@ class SendCompletionsTest
         assertEquals(2, second.wrId());
         assertEquals(WorkCompletionStatus.WR_FLUSH_ERR, second.status());
         assertEquals(WorkCompletionStatus.WR_FLUSH_ERR, poll().status());
-        assertTrue(slots.errored[0]);
-        assertFalse(slots.errored[1]);
+        assertTrue(slots.errored(0));
+        assertFalse(slots.errored(1));
         assertEquals(3, slots.inUse(), "their packets are still in flight: the slots wait for the ACKs");
         for (int slot = 0; slot < 3; slot++)
         {
@@ -225,7 +225,7 @@ class SendCompletionsTest
     @Test
     void shouldMatchNacksToSentMessagesAcrossTheMsnWrapS128()
     {
-        slots.nextMsn[0] = Integer.MAX_VALUE;
+        slots.nextMsn(0, Integer.MAX_VALUE);
         final int last = sent(0, 1, 1);
         final int wrapped = sent(0, 2, 1);
         assertEquals(Integer.MAX_VALUE, slots.msn(last));

@@ -8,10 +8,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.lang.foreign.Arena;
-import java.util.Arrays;
 import java.util.SplittableRandom;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
@@ -21,7 +19,8 @@ import static org.junit.jupiter.api.Assertions.assertSame;
  * responses (to an errored stream too), packets made in send-queue order under the peer's window and READ limit,
  * ACKs of current and stale handles, completions held and released, RNR waits and retries, failures that flush a
  * stream, in-order delivery and freeing, flushes, and the storage detached and attached again. After every step,
- * every field of every slot, every count, the queue's head and the answers of every query must be the same.
+ * every field of every slot and stream, every count, the queue's head and the answers of every query must be the
+ * same.
  */
 @Timeout(60)
 class SendSlotsDifferentialTest
@@ -165,10 +164,10 @@ class SendSlotsDifferentialTest
         assertEquals(reference.take(), slot, where);
         final byte kind = KINDS[random.nextInt(KINDS.length - 1)];
         final int streamId = random.nextInt(STREAMS);
-        final int msn = slots.nextMsn[streamId]++;
+        final int msn = slots.takeMsn(streamId);
         assertEquals(reference.nextMsn[streamId]++, msn, where);
         final boolean consumesReceive = kind == SprayConnection.SEND || kind == SprayConnection.SEND_IMM;
-        final int rsn = consumesReceive ? slots.nextRsn[streamId]++ : 0;
+        final int rsn = consumesReceive ? slots.takeRsn(streamId) : 0;
         assertEquals(consumesReceive ? reference.nextRsn[streamId]++ : 0, rsn, where);
         final int length = random.nextInt(4) == 0 ? 0 : random.nextInt(5 * MTU);
         final int dataPackets = SendSlots.packetsFor(length, MTU);
@@ -223,7 +222,7 @@ class SendSlotsDifferentialTest
         reference.readExpected[slot] = readExpected;
         reference.appendToStream(slot);
 
-        if (slots.errored[streamId])
+        if (slots.errored(streamId))
         {
             slots.status(slot, WorkCompletionStatus.WR_FLUSH_ERR.ordinal());
             slots.nextPacket(slot, slots.packets(slot));
@@ -420,7 +419,7 @@ class SendSlotsDifferentialTest
         slots.status(slot, failed);
         slots.nextPacket(slot, slots.packets(slot));
         slots.stopRnrWait(slot);
-        slots.errored[slots.stream(slot)] = true;
+        slots.errored(slots.stream(slot), true);
         for (int i = slots.nextInStream(slot); i != SendSlots.MISSING; i = slots.nextInStream(i))
         {
             if (slots.status(i) == SendSlots.PENDING)
@@ -449,7 +448,7 @@ class SendSlotsDifferentialTest
     private static void deliverAndFree(
         final int streamId, final SendSlots slots, final SendSlotsReference reference, final String where)
     {
-        int head = slots.head[streamId];
+        int head = slots.streamHead(streamId);
         while (head != SendSlots.MISSING && slots.status(head) != SendSlots.PENDING)
         {
             slots.unhold(head);
@@ -457,10 +456,10 @@ class SendSlotsDifferentialTest
             slots.delivered(head, true);
             head = slots.nextInStream(head);
         }
-        slots.head[streamId] = head;
+        slots.streamHead(streamId, head);
         if (head == SendSlots.MISSING)
         {
-            slots.tail[streamId] = SendSlots.MISSING;
+            slots.streamTail(streamId, SendSlots.MISSING);
         }
         int referenceHead = reference.head[streamId];
         while (referenceHead != SendSlots.MISSING && reference.status[referenceHead] != SendSlots.PENDING)
@@ -525,11 +524,16 @@ class SendSlotsDifferentialTest
         assertEquals(reference.responsesUnsent(), slots.responsesUnsent(), where);
         assertEquals(reference.isDetachable(), slots.isDetachable(), where);
         assertEquals(reference.stateBytes() > 0, slots.stateBytes() > 0, where);
-        assertArrayEquals(reference.nextMsn, slots.nextMsn, where);
-        assertArrayEquals(reference.nextRsn, slots.nextRsn, where);
-        assertArrayEquals(reference.head, slots.head, where);
-        assertArrayEquals(reference.tail, slots.tail, where);
-        assertEquals(Arrays.toString(reference.errored), Arrays.toString(slots.errored), where);
+        assertEquals(reference.head.length, slots.streams(), where);
+        for (int streamId = 0; streamId < STREAMS; streamId++)
+        {
+            final String at = where + " stream " + streamId;
+            assertEquals(reference.nextMsn[streamId], slots.nextMsn(streamId), at);
+            assertEquals(reference.nextRsn[streamId], slots.nextRsn(streamId), at);
+            assertEquals(reference.head[streamId], slots.streamHead(streamId), at);
+            assertEquals(reference.tail[streamId], slots.streamTail(streamId), at);
+            assertEquals(reference.errored[streamId], slots.errored(streamId), at);
+        }
         for (int slot = 0; slot < slots.capacity; slot++)
         {
             final String at = where + " slot " + slot;

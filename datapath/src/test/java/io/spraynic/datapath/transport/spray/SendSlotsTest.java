@@ -21,7 +21,7 @@ class SendSlotsTest
         final int slot = slots.take();
         slots.kind(slot, kind);
         slots.stream(slot, streamId);
-        slots.msn(slot, slots.nextMsn[streamId]++);
+        slots.msn(slot, slots.takeMsn(streamId));
         slots.length(slot, length);
         slots.packets(slot, SendSlots.packetsFor(length, MTU));
         slots.appendToStream(slot);
@@ -119,11 +119,11 @@ class SendSlotsTest
         final int first = post(slots, 2, SprayConnection.WRITE, 1);
         final int other = post(slots, 1, SprayConnection.WRITE, 1);
         final int second = post(slots, 2, SprayConnection.SEND, 1);
-        assertEquals(first, slots.head[2]);
+        assertEquals(first, slots.streamHead(2));
         assertEquals(second, slots.nextInStream(first));
         assertEquals(SendSlots.MISSING, slots.nextInStream(second));
-        assertEquals(second, slots.tail[2]);
-        assertEquals(other, slots.head[1]);
+        assertEquals(second, slots.streamTail(2));
+        assertEquals(other, slots.streamHead(1));
         assertEquals(second, slots.slotFor(SendSlots.key(2, 1)));
         assertEquals(other, slots.slotFor(SendSlots.key(1, 0)));
         assertEquals(SendSlots.MISSING, slots.slotFor(SendSlots.key(0, 0)));
