@@ -203,8 +203,8 @@ final class DataReceiver
         {
             final int slot = slots.slotFor(key);
             // a READ response is never retried: its tag is of attempt 0 (S12.4)
-            final boolean valid = slot != MISSING && slots.kind[slot] == READ ?
-                tag == slots.responseTag[slot] && SprayExtendedTransportHeader.attempt(buffer, seth) == 0 :
+            final boolean valid = slot != MISSING && slots.kind(slot) == READ ?
+                tag == slots.responseTag(slot) && SprayExtendedTransportHeader.attempt(buffer, seth) == 0 :
                 tag == auth.expectedTag(frame);
             if (!valid)
             {

@@ -109,35 +109,35 @@ final class DataSender
     {
         final int slot = slots.take();
         final int messageLength = request.length();
-        final int msn = slots.nextMsn[streamId]++;
+        final int msn = slots.takeMsn(streamId);
         final boolean consumesReceive = messageKind == SEND || messageKind == SEND_IMM || messageKind == WRITE_IMM;
         final boolean rdma = messageKind == WRITE || messageKind == WRITE_IMM || messageKind == READ;
-        final int rsn = consumesReceive ? slots.nextRsn[streamId]++ : 0; // S4.5
-        slots.kind[slot] = messageKind;
-        slots.wrId[slot] = request.wrId();
-        slots.stream[slot] = streamId;
-        slots.msn[slot] = msn;
-        slots.rsn[slot] = rsn;
-        slots.region[slot] = messageLength > 0 ? request.localRegion() : null;
-        slots.localAddress[slot] = request.localAddress();
-        slots.length[slot] = messageLength;
-        slots.remoteAddress[slot] = request.remoteAddress();
-        slots.rkey[slot] = request.rkey();
-        slots.immediate[slot] = request.immediateData();
-        slots.signaled[slot] = request.signaled();
-        slots.solicited[slot] = request.solicited();
-        slots.messageTag[slot] = auth.sendTag(SprayConnection.opcodeOf(messageKind), streamId, msn, messageLength, rsn,
+        final int rsn = consumesReceive ? slots.takeRsn(streamId) : 0; // S4.5
+        slots.kind(slot, messageKind);
+        slots.wrId(slot, request.wrId());
+        slots.stream(slot, streamId);
+        slots.msn(slot, msn);
+        slots.rsn(slot, rsn);
+        slots.region(slot, messageLength > 0 ? request.localRegion() : null);
+        slots.localAddress(slot, request.localAddress());
+        slots.length(slot, messageLength);
+        slots.remoteAddress(slot, request.remoteAddress());
+        slots.rkey(slot, request.rkey());
+        slots.immediate(slot, request.immediateData());
+        slots.signaled(slot, request.signaled());
+        slots.solicited(slot, request.solicited());
+        slots.messageTag(slot, auth.sendTag(SprayConnection.opcodeOf(messageKind), streamId, msn, messageLength, rsn,
             rdma ? request.remoteAddress() : 0, rdma ? request.rkey() : 0,
-            messageKind == WRITE_IMM || messageKind == SEND_IMM ? request.immediateData() : 0);
-        slots.responseTag[slot] = messageKind == READ ? auth.readResponseTag(streamId, msn, messageLength) : 0;
+            messageKind == WRITE_IMM || messageKind == SEND_IMM ? request.immediateData() : 0));
+        slots.responseTag(slot, messageKind == READ ? auth.readResponseTag(streamId, msn, messageLength) : 0);
         final int dataPackets = SendSlots.packetsFor(messageLength, mtu);
-        slots.packets[slot] = messageKind == READ ? 1 : dataPackets;
-        slots.readExpected[slot] = messageKind == READ ? dataPackets : 0;
+        slots.packets(slot, messageKind == READ ? 1 : dataPackets);
+        slots.readExpected(slot, messageKind == READ ? dataPackets : 0);
         slots.appendToStream(slot);
-        if (slots.errored[streamId])
+        if (slots.errored(streamId))
         {
-            slots.status[slot] = WorkCompletionStatus.WR_FLUSH_ERR.ordinal();
-            slots.nextPacket[slot] = slots.packets[slot];
+            slots.status(slot, WorkCompletionStatus.WR_FLUSH_ERR.ordinal());
+            slots.nextPacket(slot, slots.packets(slot));
             completions.deliver(streamId);
         }
         else
@@ -154,23 +154,23 @@ final class DataSender
         final int streamId, final int msn, final MemoryRegion source, final long address, final int messageLength)
     {
         final int slot = slots.take();
-        slots.kind[slot] = READ_RESPONSE;
-        slots.wrId[slot] = 0;
-        slots.stream[slot] = streamId;
-        slots.msn[slot] = msn;
-        slots.rsn[slot] = 0;
-        slots.region[slot] = messageLength > 0 ? source : null;
-        slots.localAddress[slot] = address;
-        slots.length[slot] = messageLength;
-        slots.remoteAddress[slot] = 0;
-        slots.rkey[slot] = 0;
-        slots.messageTag[slot] = auth.sendTag(SprayOpcodes.READ_RESPONSE, streamId, msn, messageLength, 0, 0, 0, 0);
-        slots.responseTag[slot] = 0;
-        slots.signaled[slot] = false;
-        slots.solicited[slot] = false;
-        slots.packets[slot] = SendSlots.packetsFor(messageLength, mtu);
-        slots.readExpected[slot] = 0;
-        slots.delivered[slot] = true;
+        slots.kind(slot, READ_RESPONSE);
+        slots.wrId(slot, 0);
+        slots.stream(slot, streamId);
+        slots.msn(slot, msn);
+        slots.rsn(slot, 0);
+        slots.region(slot, messageLength > 0 ? source : null);
+        slots.localAddress(slot, address);
+        slots.length(slot, messageLength);
+        slots.remoteAddress(slot, 0);
+        slots.rkey(slot, 0);
+        slots.messageTag(slot, auth.sendTag(SprayOpcodes.READ_RESPONSE, streamId, msn, messageLength, 0, 0, 0, 0));
+        slots.responseTag(slot, 0);
+        slots.signaled(slot, false);
+        slots.solicited(slot, false);
+        slots.packets(slot, SendSlots.packetsFor(messageLength, mtu));
+        slots.readExpected(slot, 0);
+        slots.delivered(slot, true);
         slots.responseQueued();
         slots.enqueueSend(slot);
     }
@@ -269,18 +269,18 @@ final class DataSender
                     break;
                 }
                 final int slot = slots.sendQueueHead();
-                if (slots.nextPacket[slot] >= slots.packets[slot])
+                if (slots.nextPacket(slot) >= slots.packets(slot))
                 {
                     slots.dequeueSend();
                     completions.freeIfFinished(slot);
                     continue;
                 }
-                if (slots.nextPacket[slot] == 0 && slots.kind[slot] != READ_RESPONSE &&
+                if (slots.nextPacket(slot) == 0 && slots.kind(slot) != READ_RESPONSE &&
                     !slots.mayStart(slot, peerWindow, peerReads))
                 {
                     break; // S10.2: it waits, queued in posting order, until a message the peer holds completes
                 }
-                handle = slots.handle(slot, slots.nextPacket[slot]);
+                handle = slots.handle(slot, slots.nextPacket(slot));
             }
             if (!moved && pacer.startBudgetSpent())
             {
@@ -337,9 +337,9 @@ final class DataSender
             }
             else
             {
-                if (slots.kind[slot] == READ_RESPONSE)
+                if (slots.kind(slot) == READ_RESPONSE)
                 {
-                    if (slots.nextPacket[slot] + 1 == slots.packets[slot])
+                    if (slots.nextPacket(slot) + 1 == slots.packets(slot))
                     {
                         slots.responseSent();
                     }
@@ -348,8 +348,8 @@ final class DataSender
                 {
                     slots.start(slot);
                 }
-                slots.nextPacket[slot]++;
-                slots.outstanding[slot]++;
+                slots.nextPacket(slot, slots.nextPacket(slot) + 1);
+                slots.outstanding(slot, slots.outstanding(slot) + 1);
             }
             sent++;
         }
@@ -365,12 +365,12 @@ final class DataSender
     {
         final int slot = SendSlots.slotOf(handle);
         final int payload = slots.payloadOf(slot, SendSlots.packetOf(handle));
-        if (payload > 0 && slots.kind[slot] == READ_RESPONSE &&
-            (slots.status[slot] == REFUSED || !slots.region[slot].isRegistered()))
+        if (payload > 0 && slots.kind(slot) == READ_RESPONSE &&
+            (slots.status(slot) == REFUSED || !slots.region(slot).isRegistered()))
         {
             return refusedResponse(path, handle, psnOrNew, now);
         }
-        if (payload > 0 && !slots.region[slot].isRegistered())
+        if (payload > 0 && !slots.region(slot).isRegistered())
         {
             localError = true; // its memory was deregistered: not a byte is read, the connection fails
             return false;
@@ -385,20 +385,20 @@ final class DataSender
     private boolean refusedResponse(final int path, final long handle, final int psnOrNew, final long now)
     {
         final int slot = SendSlots.slotOf(handle);
-        final boolean neverSent = psnOrNew < 0 && SendSlots.packetOf(handle) == slots.nextPacket[slot];
-        if (!refuser.refuse(slots.stream[slot], slots.msn[slot], now))
+        final boolean neverSent = psnOrNew < 0 && SendSlots.packetOf(handle) == slots.nextPacket(slot);
+        if (!refuser.refuse(slots.stream(slot), slots.msn(slot), now))
         {
             localError = true; // too many refusals to answer queries about: the connection fails (S9.3.2)
             return false;
         }
-        if (slots.status[slot] != REFUSED)
+        if (slots.status(slot) != REFUSED)
         {
-            slots.status[slot] = REFUSED; // the slot is freed once its packets in flight are accounted for
-            if (slots.nextPacket[slot] < slots.packets[slot])
+            slots.status(slot, REFUSED); // the slot is freed once its packets in flight are accounted for
+            if (slots.nextPacket(slot) < slots.packets(slot))
             {
                 slots.responseSent();
             }
-            slots.nextPacket[slot] = slots.packets[slot];
+            slots.nextPacket(slot, slots.packets(slot));
         }
         // a new packet of the head slot: nothing is sent now, the next pass takes the slot off the send queue
         return !neverSent && frames.placeholder(path, handle, psnOrNew, now);

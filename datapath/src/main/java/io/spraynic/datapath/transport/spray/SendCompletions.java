@@ -102,22 +102,22 @@ final class SendCompletions
             return;
         }
         final int slot = SendSlots.slotOf(handle);
-        slots.outstanding[slot]--;
-        slots.acked[slot]++;
-        if (slots.status[slot] == PENDING && !slots.rnrWaiting[slot] && slots.acked[slot] == slots.packets[slot])
+        slots.outstanding(slot, slots.outstanding(slot) - 1);
+        slots.acked(slot, slots.acked(slot) + 1);
+        if (slots.status(slot) == PENDING && !slots.rnrWaiting(slot) && slots.acked(slot) == slots.packets(slot))
         {
-            if (slots.kind[slot] == READ_RESPONSE)
+            if (slots.kind(slot) == READ_RESPONSE)
             {
-                slots.status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
+                slots.status(slot, WorkCompletionStatus.SUCCESS.ordinal());
             }
             else if (mustHold(slot))
             {
                 hold(slot, now);
             }
-            else if (slots.kind[slot] != READ)
+            else if (slots.kind(slot) != READ)
             {
-                slots.status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
-                deliver(slots.stream[slot]);
+                slots.status(slot, WorkCompletionStatus.SUCCESS.ordinal());
+                deliver(slots.stream(slot));
                 return;
             }
         }
@@ -131,18 +131,18 @@ final class SendCompletions
     void placeReadResponse(
         final RoceFrame frame, final int slot, final int offset, final int messageLength, final int payloadLength)
     {
-        if (slot == MISSING || slots.kind[slot] != READ || slots.status[slot] != PENDING ||
-            slots.readReceived[slot] >= slots.readExpected[slot])
+        if (slot == MISSING || slots.kind(slot) != READ || slots.status(slot) != PENDING ||
+            slots.readReceived(slot) >= slots.readExpected(slot))
         {
             counters.increment(SprayCounters.DUPLICATES); // a response to a READ already finished
             return;
         }
-        if (messageLength != slots.length[slot])
+        if (messageLength != slots.length(slot))
         {
             engineCounters.increment(SprayCounters.MALFORMED);
             return;
         }
-        if (payloadLength > 0 && !slots.region[slot].isRegistered())
+        if (payloadLength > 0 && !slots.region(slot).isRegistered())
         {
             localError = true; // the READ's target was deregistered: nothing is placed, the connection fails
             return;
@@ -154,22 +154,23 @@ final class SendCompletions
         }
         if (payloadLength > 0)
         {
-            final MemoryRegion region = slots.region[slot];
+            final MemoryRegion region = slots.region(slot);
             MemorySegment.copy(frame.segment(), frame.payloadOffset(), region.segment(),
-                region.offsetOf(slots.localAddress[slot]) + offset, payloadLength);
+                region.offsetOf(slots.localAddress(slot)) + offset, payloadLength);
             counters.add(SprayCounters.RX_BYTES, payloadLength);
         }
-        if (++slots.readReceived[slot] == slots.readExpected[slot])
+        slots.readReceived(slot, slots.readReceived(slot) + 1);
+        if (slots.readReceived(slot) == slots.readExpected(slot))
         {
-            slots.status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
-            deliver(slots.stream[slot]);
+            slots.status(slot, WorkCompletionStatus.SUCCESS.ordinal());
+            deliver(slots.stream(slot));
         }
     }
 
     /** @return whether a READ response packet can be marked (a response to no READ here is let through). */
     boolean roomForReadResponse(final int slot, final int packet)
     {
-        return slot == MISSING || slots.kind[slot] != READ || marks.roomToMark(readMarksBase + slot, packet);
+        return slot == MISSING || slots.kind(slot) != READ || marks.roomToMark(readMarksBase + slot, packet);
     }
 
     // ---- S9.3, S9.4: NACKs, holds and queries, RNR waits
@@ -183,7 +184,7 @@ final class SendCompletions
         final int streamId, final int msn, final int syndrome, final int refusal, final int rnrTimerMicros,
         final long now)
     {
-        if (msn - slots.nextMsn[streamId] >= 0)
+        if (msn - slots.nextMsn(streamId) >= 0)
         {
             return false;
         }
@@ -192,7 +193,7 @@ final class SendCompletions
             syndrome != NegativeAckHeader.SYNDROME_ACCEPTED && refusal != 0 && refusals.learn(refusal);
         refusals.onPeerCount(refusal);
         final int slot = slots.slotFor(SendSlots.key(streamId, msn));
-        if (slot != MISSING && slots.status[slot] == PENDING && slots.kind[slot] != READ_RESPONSE)
+        if (slot != MISSING && slots.status(slot) == PENDING && slots.kind(slot) != READ_RESPONSE)
         {
             onRefusal(slot, syndrome, refusal, fresh, rnrTimerMicros, now);
         }
@@ -209,19 +210,20 @@ final class SendCompletions
             case NegativeAckHeader.SYNDROME_ACCEPTED ->
             {
                 // the answer to a query: every byte was placed (S9.3)
-                if (slots.held[slot])
+                if (slots.held(slot))
                 {
                     completeUnheld(slot);
                 }
             }
             case NegativeAckHeader.SYNDROME_RNR ->
             {
-                if (slots.rnrWaiting[slot] || (refusal != 0 && !fresh))
+                if (slots.rnrWaiting(slot) || (refusal != 0 && !fresh))
                 {
                     return; // the rest of the refused attempt, or an earlier attempt's
                 }
                 slots.unhold(slot);
-                if (++slots.rnrCount[slot] > config.rnrRetries)
+                slots.rnrCount(slot, slots.rnrCount(slot) + 1);
+                if (slots.rnrCount(slot) > config.rnrRetries)
                 {
                     fail(slot, WorkCompletionStatus.RNR_RETRY_EXC_ERR);
                     return;
@@ -240,7 +242,7 @@ final class SendCompletions
     // be refused after a later one, under the later one's refusal number)
     private boolean mustHold(final int slot)
     {
-        return refusals.anyUnlearned() || slots.errored[slots.stream[slot]];
+        return refusals.anyUnlearned() || slots.errored(slots.stream(slot));
     }
 
     private void hold(final int slot, final long now)
@@ -262,10 +264,10 @@ final class SendCompletions
     private void completeUnheld(final int slot)
     {
         slots.unhold(slot);
-        if (slots.kind[slot] != READ && !slots.rnrWaiting[slot] && slots.acked[slot] == slots.packets[slot])
+        if (slots.kind(slot) != READ && !slots.rnrWaiting(slot) && slots.acked(slot) == slots.packets(slot))
         {
-            slots.status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
-            deliver(slots.stream[slot]);
+            slots.status(slot, WorkCompletionStatus.SUCCESS.ordinal());
+            deliver(slots.stream(slot));
         }
     }
 
@@ -278,7 +280,7 @@ final class SendCompletions
         }
         for (int slot = 0; slot < slots.capacity; slot++)
         {
-            if (slots.held[slot] && slots.status[slot] == PENDING && !mustHold(slot))
+            if (slots.held(slot) && slots.status(slot) == PENDING && !mustHold(slot))
             {
                 completeUnheld(slot);
             }
@@ -305,19 +307,19 @@ final class SendCompletions
         int work = 0;
         for (int slot = 0; slot < slots.capacity; slot++)
         {
-            if (slots.held[slot] && slots.status[slot] == PENDING && now >= slots.queryAt[slot])
+            if (slots.held(slot) && slots.status(slot) == PENDING && now >= slots.queryAt(slot))
             {
-                if (now - slots.heldAt[slot] >= config.connectionTimeoutNanos)
+                if (now - slots.heldAt(slot) >= config.connectionTimeoutNanos)
                 {
                     fail(slot, WorkCompletionStatus.RETRY_EXC_ERR);
                     work++;
                     continue;
                 }
-                if (queries.query(slots.stream[slot], slots.msn[slot]))
+                if (queries.query(slots.stream(slot), slots.msn(slot)))
                 {
                     work++;
                 }
-                slots.queryAt[slot] = now + queryInterval();
+                slots.queryAt(slot, now + queryInterval());
             }
         }
         return work;
@@ -334,8 +336,8 @@ final class SendCompletions
         }
         for (int slot = 0; slot < slots.capacity; slot++)
         {
-            if (slots.kind[slot] == READ && slots.status[slot] == PENDING && !slots.held[slot] &&
-                slots.acked[slot] == slots.packets[slot])
+            if (slots.kind(slot) == READ && slots.status(slot) == PENDING && !slots.held(slot) &&
+                slots.acked(slot) == slots.packets(slot))
             {
                 hold(slot, now);
             }
@@ -357,16 +359,16 @@ final class SendCompletions
         int work = 0;
         for (int slot = 0; slot < slots.capacity; slot++)
         {
-            if (slots.rnrWaiting[slot] && slots.outstanding[slot] == 0 &&
-                slots.nextPacket[slot] == slots.packets[slot] &&
-                now >= slots.rnrRetryAt[slot])
+            if (slots.rnrWaiting(slot) && slots.outstanding(slot) == 0 &&
+                slots.nextPacket(slot) == slots.packets(slot) &&
+                now >= slots.rnrRetryAt(slot))
             {
                 slots.stopRnrWait(slot);
                 slots.unhold(slot);
-                slots.generation[slot]++;
-                slots.nextPacket[slot] = 0;
-                slots.acked[slot] = 0;
-                if (!slots.inSendQueue[slot])
+                slots.generation(slot, slots.generation(slot) + 1);
+                slots.nextPacket(slot, 0);
+                slots.acked(slot, 0);
+                if (!slots.inSendQueue(slot))
                 {
                     slots.enqueueSendFirst(slot); // S10.2: not behind a message waiting for the peer's window
                 }
@@ -379,17 +381,17 @@ final class SendCompletions
     // S9.4: the message completes with the error, later messages of its stream are flushed
     private void fail(final int slot, final WorkCompletionStatus completionStatus)
     {
-        slots.status[slot] = completionStatus.ordinal();
-        slots.nextPacket[slot] = slots.packets[slot];
+        slots.status(slot, completionStatus.ordinal());
+        slots.nextPacket(slot, slots.packets(slot));
         slots.stopRnrWait(slot);
-        final int streamId = slots.stream[slot];
-        slots.errored[streamId] = true;
-        for (int i = slots.nextInStream[slot]; i != MISSING; i = slots.nextInStream[i])
+        final int streamId = slots.stream(slot);
+        slots.errored(streamId, true);
+        for (int i = slots.nextInStream(slot); i != MISSING; i = slots.nextInStream(i))
         {
-            if (slots.status[i] == PENDING)
+            if (slots.status(i) == PENDING)
             {
-                slots.status[i] = WorkCompletionStatus.WR_FLUSH_ERR.ordinal();
-                slots.nextPacket[i] = slots.packets[i];
+                slots.status(i, WorkCompletionStatus.WR_FLUSH_ERR.ordinal());
+                slots.nextPacket(i, slots.packets(i));
                 slots.stopRnrWait(i);
             }
         }
@@ -401,19 +403,19 @@ final class SendCompletions
     /** Delivers the finished messages at the head of a stream, in MSN order, up to its first unfinished one. */
     void deliver(final int streamId)
     {
-        int head = slots.head[streamId];
-        while (head != MISSING && slots.status[head] != PENDING)
+        int head = slots.streamHead(streamId);
+        while (head != MISSING && slots.status(head) != PENDING)
         {
-            final WorkCompletionStatus completionStatus = STATUSES[slots.status[head]];
-            if (slots.signaled[head] || completionStatus != WorkCompletionStatus.SUCCESS)
+            final WorkCompletionStatus completionStatus = STATUSES[slots.status(head)];
+            if (slots.signaled(head) || completionStatus != WorkCompletionStatus.SUCCESS)
             {
-                final WorkCompletionOpcode op = switch (slots.kind[head])
+                final WorkCompletionOpcode op = switch (slots.kind(head))
                 {
                     case WRITE, WRITE_IMM -> WorkCompletionOpcode.RDMA_WRITE;
                     case READ -> WorkCompletionOpcode.RDMA_READ;
                     default -> WorkCompletionOpcode.SEND;
                 };
-                if (!sendCq.offer(slots.wrId[head], completionStatus, op, slots.length[head], false, 0, localCid))
+                if (!sendCq.offer(slots.wrId(head), completionStatus, op, slots.length(head), false, 0, localCid))
                 {
                     counters.increment(SprayCounters.CQ_OVERRUNS);
                     localError = true;
@@ -422,15 +424,15 @@ final class SendCompletions
             counters.increment(SprayCounters.MESSAGES_SENT);
             slots.unhold(head);
             slots.forget(head);
-            slots.delivered[head] = true;
+            slots.delivered(head, true);
             final int done = head;
-            head = slots.nextInStream[head];
+            head = slots.nextInStream(head);
             freeIfFinished(done);
         }
-        slots.head[streamId] = head;
+        slots.streamHead(streamId, head);
         if (head == MISSING)
         {
-            slots.tail[streamId] = MISSING;
+            slots.streamTail(streamId, MISSING);
         }
     }
 
@@ -439,9 +441,9 @@ final class SendCompletions
     {
         if (slots.isFinished(slot))
         {
-            if (slots.kind[slot] == READ)
+            if (slots.kind(slot) == READ)
             {
-                marks.release(readMarksBase + slot, slots.readExpected[slot]);
+                marks.release(readMarksBase + slot, slots.readExpected(slot));
             }
             slots.free(slot);
         }
@@ -453,28 +455,31 @@ final class SendCompletions
      */
     void flush(final WorkCompletionStatus completionStatus)
     {
-        final int streams = slots.head.length;
+        final int streams = slots.streams();
         if (!slots.isAttached())
         {
-            java.util.Arrays.fill(slots.errored, true); // an idle connection's table is empty: nothing to complete
+            for (int streamId = 0; streamId < streams; streamId++)
+            {
+                slots.errored(streamId, true); // an idle connection's table is empty: nothing to complete
+            }
             return;
         }
         for (int streamId = 0; streamId < streams; streamId++)
         {
-            for (int slot = slots.head[streamId]; slot != MISSING; slot = slots.nextInStream[slot])
+            for (int slot = slots.streamHead(streamId); slot != MISSING; slot = slots.nextInStream(slot))
             {
-                if (slots.status[slot] == PENDING)
+                if (slots.status(slot) == PENDING)
                 {
-                    slots.status[slot] = completionStatus.ordinal();
+                    slots.status(slot, completionStatus.ordinal());
                 }
             }
-            slots.errored[streamId] = true;
+            slots.errored(streamId, true);
         }
         for (int slot = 0; slot < slots.capacity; slot++)
         {
-            if (slots.kind[slot] == READ_RESPONSE && slots.status[slot] == PENDING && !slots.isFree(slot))
+            if (slots.kind(slot) == READ_RESPONSE && slots.status(slot) == PENDING && !slots.isFree(slot))
             {
-                slots.status[slot] = completionStatus.ordinal();
+                slots.status(slot, completionStatus.ordinal());
             }
         }
         slots.clearInFlight();

@@ -4,16 +4,24 @@ import io.spraynic.datapath.verbs.MemoryRegion;
 
 /**
  * The outbound message table of one spray connection (docs/PROTOCOL.md S4, S9.3, S10.1): a fixed number of
- * slots, one per send work request (or READ response) not yet finished, as parallel primitive arrays indexed by
- * slot; the free list; the send queue of slots with packets still to make; each stream's list of slots in MSN
- * order (completions leave in that order, S4.8); and the map from (stream, MSN) to slot.
+ * slots, one per send work request (or READ response) not yet finished; the free list; the send queue of slots
+ * with packets still to make; each stream's list of slots in MSN order (completions leave in that order, S4.8);
+ * and the map from (stream, MSN) to slot.
+ * <p>
+ * Issue 13: a slot is one record of {@link #RECORD_INTS} ints (96 B) in one {@code int[]}, its fields at named
+ * offsets (the flyweight layout of Agrona's buffers, on plain array elements so that each access is one bounds-checked
+ * load or store the compiler inlines), read and written through the accessors below. What a message's
+ * post, data frames, ACKs and completion use lies in that record, two cache lines at most, where the parallel
+ * arrays this replaced spread one message over about 35 lines; what only READs, RNR waits and held completions use
+ * lies in a second, smaller record ({@link #RARE_INTS} ints), and the message's memory region, an object, in an array
+ * of its own.
  * <p>
  * A packet in flight is named by a handle, (slot, generation, packet index) packed in a {@code long}: the
  * generation changes whenever a slot is freed or its message restarts (an RNR retry), so that the ACK of a
  * packet of an earlier use of the slot is recognised and ignored.
  * <p>
- * The arrays are package-private for the connection's hot path to read and write without calls; the free
- * list, queues and counts are changed only through methods. Allocation-free after construction.
+ * The accessors write a field and nothing else; the free list, queues and counts are changed only through the
+ * methods that name them. Allocation-free after construction.
  */
 final class SendSlots
 {
@@ -24,52 +32,65 @@ final class SendSlots
     /** {@link #kind} of a free slot. */
     static final byte FREE = -1;
 
+    // ---- the record of a slot: what the post writes, the data frame reads (first 64 B), the ACK and completion
+    // (the rest). Offsets in ints from the record's start; a long takes two ints, its low half first.
+    static final int LOCAL_ADDRESS_OFFSET = 0;
+    static final int REMOTE_ADDRESS_OFFSET = 2;
+    static final int MESSAGE_TAG_OFFSET = 4; // S12.4: in every packet of the message
+    static final int STREAM_OFFSET = 6;
+    static final int MSN_OFFSET = 7;
+    static final int RSN_OFFSET = 8;
+    static final int LENGTH_OFFSET = 9;
+    static final int RKEY_OFFSET = 10;
+    static final int IMMEDIATE_OFFSET = 11;
+    static final int PACKETS_OFFSET = 12;
+    static final int NEXT_PACKET_OFFSET = 13;
+    static final int RNR_COUNT_OFFSET = 14;
+    static final int KIND_FLAGS_OFFSET = 15; // the kind in the low byte, the flags above it
+    static final int WR_ID_OFFSET = 16;
+    static final int ACKED_OFFSET = 18;
+    static final int OUTSTANDING_OFFSET = 19;
+    static final int STATUS_OFFSET = 20;
+    static final int NEXT_IN_STREAM_OFFSET = 21;
+    static final int GENERATION_OFFSET = 22;
+    /** Ints of a slot's record (23 used; 96 B). */
+    static final int RECORD_INTS = 24;
+
+    // ---- the bits of the record's flags, above the kind's byte
+    private static final int SIGNALED = 1 << 8;
+    private static final int SOLICITED = 1 << 9;
+    private static final int DELIVERED = 1 << 10;
+    private static final int IN_SEND_QUEUE = 1 << 11;
+    private static final int RNR_WAITING = 1 << 12;
+    private static final int HELD = 1 << 13; // S9.3: all acknowledged, completion held until the refusals are known
+    private static final int STARTED = 1 << 14; // S10.2: a packet of it was sent: it counts against the peer's window
+    private static final int KIND_MASK = 0xFF;
+
+    // ---- the rare record of a slot: READs (S4.6), RNR waits (S9.3-3), held completions (S9.3); offsets in ints
+    static final int RESPONSE_TAG_OFFSET = 0; // S12.4: what the peer's READ response to a READ carries
+    static final int RNR_RETRY_AT_OFFSET = 2;
+    static final int QUERY_AT_OFFSET = 4;
+    static final int HELD_AT_OFFSET = 6;
+    static final int READ_EXPECTED_OFFSET = 8;
+    static final int READ_RECEIVED_OFFSET = 9;
+    /** Ints of a slot's rare record (40 B). */
+    static final int RARE_INTS = 10;
+
     final int capacity;
     private final int mtu;
 
-    // ---- per slot: the message
-    byte[] kind;
-    long[] wrId;
-    int[] stream;
-    int[] msn;
-    int[] rsn;
-    MemoryRegion[] region;
-    long[] localAddress;
-    int[] length;
-    long[] remoteAddress;
-    int[] rkey;
-    int[] immediate;
-    long[] messageTag; // S12.4: in every packet of the message
-    long[] responseTag; // S12.4: what the peer's READ response to a READ carries
-    boolean[] signaled;
-    boolean[] solicited;
+    private int[] records;
+    private int[] rareRecords;
+    private MemoryRegion[] regions;
 
-    // ---- per slot: its progress
-    int[] packets;
-    int[] nextPacket;
-    int[] acked;
-    int[] outstanding;
-    int[] generation;
-    int[] status;
-    boolean[] delivered;
-    boolean[] inSendQueue;
-    int[] nextInStream;
-    int[] readExpected;
-    int[] readReceived;
-    boolean[] rnrWaiting;
-    int[] rnrCount;
-    long[] rnrRetryAt;
-    boolean[] held; // S9.3: all acknowledged, completion held until the refusals are known
-    long[] queryAt;
-    long[] heldAt;
-    boolean[] started; // S10.2: a packet of it was sent: it counts against the peer's window (and READ limit)
-
-    // ---- per stream
-    final int[] nextMsn;
-    final int[] nextRsn;
-    final int[] head;
-    final int[] tail;
-    final boolean[] errored;
+    // ---- per stream: one record of STREAM_INTS ints (an idle connection holds one small array, not five)
+    private static final int NEXT_MSN_OFFSET = 0;
+    private static final int NEXT_RSN_OFFSET = 1;
+    private static final int HEAD_OFFSET = 2; // the stream's completion list: its first slot, or MISSING
+    private static final int TAIL_OFFSET = 3;
+    private static final int ERRORED_OFFSET = 4; // S9.4: 1 once a message of the stream failed
+    private static final int STREAM_INTS = 5;
+    private final int[] streamRecords;
 
     private int[] freeSlots;
     private int freeCount;
@@ -91,7 +112,7 @@ final class SendSlots
     }
 
     /**
-     * @param storage the per-slot arrays, or null: the table starts detached, empty, and takes its storage from a
+     * @param storage the slots' records, or null: the table starts detached, empty, and takes its storage from a
      *                pool when its connection gets traffic ({@link #attach}).
      */
     SendSlots(final int capacity, final int streams, final int mtu, final Storage storage)
@@ -103,17 +124,16 @@ final class SendSlots
         {
             attach(storage);
         }
-        nextMsn = new int[streams];
-        nextRsn = new int[streams];
-        head = new int[streams];
-        tail = new int[streams];
-        errored = new boolean[streams];
-        java.util.Arrays.fill(head, MISSING);
-        java.util.Arrays.fill(tail, MISSING);
+        streamRecords = new int[streams * STREAM_INTS];
+        for (int streamId = 0; streamId < streams; streamId++)
+        {
+            streamRecords[streamId * STREAM_INTS + HEAD_OFFSET] = MISSING;
+            streamRecords[streamId * STREAM_INTS + TAIL_OFFSET] = MISSING;
+        }
     }
 
     /**
-     * Takes the per-slot arrays of a pooled {@link Storage} (cleared: every slot free); the table must be empty and
+     * Takes the records of a pooled {@link Storage} (cleared: every slot free); the table must be empty and
      * detached. Control path of the connection (its first traffic after being idle).
      */
     void attach(final Storage storage)
@@ -123,39 +143,9 @@ final class SendSlots
             throw new IllegalStateException("attach needs an empty, detached table and storage of its capacity");
         }
         this.storage = storage;
-        kind = storage.kind;
-        wrId = storage.wrId;
-        stream = storage.stream;
-        msn = storage.msn;
-        rsn = storage.rsn;
-        region = storage.region;
-        localAddress = storage.localAddress;
-        length = storage.length;
-        remoteAddress = storage.remoteAddress;
-        rkey = storage.rkey;
-        immediate = storage.immediate;
-        messageTag = storage.messageTag;
-        responseTag = storage.responseTag;
-        signaled = storage.signaled;
-        solicited = storage.solicited;
-        packets = storage.packets;
-        nextPacket = storage.nextPacket;
-        acked = storage.acked;
-        outstanding = storage.outstanding;
-        generation = storage.generation;
-        status = storage.status;
-        delivered = storage.delivered;
-        inSendQueue = storage.inSendQueue;
-        nextInStream = storage.nextInStream;
-        readExpected = storage.readExpected;
-        readReceived = storage.readReceived;
-        rnrWaiting = storage.rnrWaiting;
-        rnrCount = storage.rnrCount;
-        rnrRetryAt = storage.rnrRetryAt;
-        held = storage.held;
-        queryAt = storage.queryAt;
-        heldAt = storage.heldAt;
-        started = storage.started;
+        records = storage.records;
+        rareRecords = storage.rareRecords;
+        regions = storage.regions;
         freeSlots = storage.freeSlots;
         sendQueue = storage.sendQueue;
         byMsn = storage.byMsn;
@@ -163,7 +153,7 @@ final class SendSlots
         sendQueueSize = 0;
     }
 
-    /** @return whether the table holds its arrays (else it is empty and may be read only through its counts). */
+    /** @return whether the table holds its records (else it is empty and may be read only through its counts). */
     boolean isAttached()
     {
         return null != storage;
@@ -176,87 +166,27 @@ final class SendSlots
             rnrWaitingCount == 0 && byMsn.isEmpty();
     }
 
-    /** Gives the arrays back (the table is {@link #isDetachable detachable}); the caller clears and pools them. */
+    /** Gives the records back (the table is {@link #isDetachable detachable}); the caller clears and pools them. */
     Storage detach()
     {
         final Storage detached = storage;
         storage = null;
-        kind = null;
-        wrId = null;
-        stream = null;
-        msn = null;
-        rsn = null;
-        region = null;
-        localAddress = null;
-        length = null;
-        remoteAddress = null;
-        rkey = null;
-        immediate = null;
-        messageTag = null;
-        responseTag = null;
-        signaled = null;
-        solicited = null;
-        packets = null;
-        nextPacket = null;
-        acked = null;
-        outstanding = null;
-        generation = null;
-        status = null;
-        delivered = null;
-        inSendQueue = null;
-        nextInStream = null;
-        readExpected = null;
-        readReceived = null;
-        rnrWaiting = null;
-        rnrCount = null;
-        rnrRetryAt = null;
-        held = null;
-        queryAt = null;
-        heldAt = null;
-        started = null;
+        records = null;
+        rareRecords = null;
+        regions = null;
         freeSlots = null;
         sendQueue = null;
         byMsn = null;
         return detached;
     }
 
-    /** The per-slot arrays of a table of one capacity, drawn from and returned to a pool; see {@link #attach}. */
+    /** The records of a table of one capacity, drawn from and returned to a pool; see {@link #attach}. */
     static final class Storage
     {
         final int capacity;
-        final byte[] kind;
-        final long[] wrId;
-        final int[] stream;
-        final int[] msn;
-        final int[] rsn;
-        final MemoryRegion[] region;
-        final long[] localAddress;
-        final int[] length;
-        final long[] remoteAddress;
-        final int[] rkey;
-        final int[] immediate;
-        final long[] messageTag;
-        final long[] responseTag;
-        final boolean[] signaled;
-        final boolean[] solicited;
-        final int[] packets;
-        final int[] nextPacket;
-        final int[] acked;
-        final int[] outstanding;
-        final int[] generation;
-        final int[] status;
-        final boolean[] delivered;
-        final boolean[] inSendQueue;
-        final int[] nextInStream;
-        final int[] readExpected;
-        final int[] readReceived;
-        final boolean[] rnrWaiting;
-        final int[] rnrCount;
-        final long[] rnrRetryAt;
-        final boolean[] held;
-        final long[] queryAt;
-        final long[] heldAt;
-        final boolean[] started;
+        final int[] records;
+        final int[] rareRecords;
+        final MemoryRegion[] regions;
         final int[] freeSlots;
         final int[] sendQueue;
         final MessageIndex byMsn;
@@ -264,39 +194,9 @@ final class SendSlots
         Storage(final int capacity)
         {
             this.capacity = capacity;
-            kind = new byte[capacity];
-            wrId = new long[capacity];
-            stream = new int[capacity];
-            msn = new int[capacity];
-            rsn = new int[capacity];
-            region = new MemoryRegion[capacity];
-            localAddress = new long[capacity];
-            length = new int[capacity];
-            remoteAddress = new long[capacity];
-            rkey = new int[capacity];
-            immediate = new int[capacity];
-            messageTag = new long[capacity];
-            responseTag = new long[capacity];
-            signaled = new boolean[capacity];
-            solicited = new boolean[capacity];
-            packets = new int[capacity];
-            nextPacket = new int[capacity];
-            acked = new int[capacity];
-            outstanding = new int[capacity];
-            generation = new int[capacity];
-            status = new int[capacity];
-            delivered = new boolean[capacity];
-            inSendQueue = new boolean[capacity];
-            nextInStream = new int[capacity];
-            readExpected = new int[capacity];
-            readReceived = new int[capacity];
-            rnrWaiting = new boolean[capacity];
-            rnrCount = new int[capacity];
-            rnrRetryAt = new long[capacity];
-            held = new boolean[capacity];
-            queryAt = new long[capacity];
-            heldAt = new long[capacity];
-            started = new boolean[capacity];
+            records = new int[capacity * RECORD_INTS];
+            rareRecords = new int[capacity * RARE_INTS];
+            regions = new MemoryRegion[capacity];
             freeSlots = new int[capacity];
             sendQueue = new int[capacity];
             byMsn = new MessageIndex(capacity, MISSING);
@@ -306,49 +206,496 @@ final class SendSlots
         /** Back to the state of a new table: every slot free, in the order a new table hands them out. */
         void clear()
         {
-            java.util.Arrays.fill(kind, (byte)0);
-            java.util.Arrays.fill(wrId, 0L);
-            java.util.Arrays.fill(stream, 0);
-            java.util.Arrays.fill(msn, 0);
-            java.util.Arrays.fill(rsn, 0);
-            java.util.Arrays.fill(region, null);
-            java.util.Arrays.fill(localAddress, 0L);
-            java.util.Arrays.fill(length, 0);
-            java.util.Arrays.fill(remoteAddress, 0L);
-            java.util.Arrays.fill(rkey, 0);
-            java.util.Arrays.fill(immediate, 0);
-            java.util.Arrays.fill(messageTag, 0L);
-            java.util.Arrays.fill(responseTag, 0L);
-            java.util.Arrays.fill(signaled, false);
-            java.util.Arrays.fill(solicited, false);
-            java.util.Arrays.fill(packets, 0);
-            java.util.Arrays.fill(nextPacket, 0);
-            java.util.Arrays.fill(acked, 0);
-            java.util.Arrays.fill(outstanding, 0);
-            java.util.Arrays.fill(generation, 0);
-            java.util.Arrays.fill(status, 0);
-            java.util.Arrays.fill(delivered, false);
-            java.util.Arrays.fill(inSendQueue, false);
-            java.util.Arrays.fill(nextInStream, 0);
-            java.util.Arrays.fill(readExpected, 0);
-            java.util.Arrays.fill(readReceived, 0);
-            java.util.Arrays.fill(rnrWaiting, false);
-            java.util.Arrays.fill(rnrCount, 0);
-            java.util.Arrays.fill(rnrRetryAt, 0L);
-            java.util.Arrays.fill(held, false);
-            java.util.Arrays.fill(queryAt, 0L);
-            java.util.Arrays.fill(heldAt, 0L);
-            java.util.Arrays.fill(started, false);
+            java.util.Arrays.fill(records, 0);
+            java.util.Arrays.fill(rareRecords, 0);
+            java.util.Arrays.fill(regions, null);
             ConnectionStorage.freeListInOrder(freeSlots);
             java.util.Arrays.fill(sendQueue, 0);
             byMsn.clear();
         }
 
-        /** @return bytes of the arrays and the map (S10.1). */
+        /** @return bytes of the records and the map (S10.1). */
         long bytes()
         {
             return SendSlots.slotBytes() * capacity + MessageIndex.bytesFor(capacity);
         }
+    }
+
+    // ---- a slot's fields. Hot path: each is one load or store at a constant offset from the record's start.
+
+    private static int at(final int slot)
+    {
+        return slot * RECORD_INTS;
+    }
+
+    private static int rareAt(final int slot)
+    {
+        return slot * RARE_INTS;
+    }
+
+    private int intField(final int slot, final int offset)
+    {
+        return records[at(slot) + offset];
+    }
+
+    private void intField(final int slot, final int offset, final int value)
+    {
+        records[at(slot) + offset] = value;
+    }
+
+    private long longField(final int slot, final int offset)
+    {
+        return longAt(records, at(slot) + offset);
+    }
+
+    private void longField(final int slot, final int offset, final long value)
+    {
+        longAt(records, at(slot) + offset, value);
+    }
+
+    private static long longAt(final int[] ints, final int index)
+    {
+        return ((long)ints[index + 1] << 32) | (ints[index] & 0xFFFF_FFFFL);
+    }
+
+    private static void longAt(final int[] ints, final int index, final long value)
+    {
+        ints[index] = (int)value;
+        ints[index + 1] = (int)(value >>> 32);
+    }
+
+    private boolean flag(final int slot, final int bit)
+    {
+        return (records[at(slot) + KIND_FLAGS_OFFSET] & bit) != 0;
+    }
+
+    private void flag(final int slot, final int bit, final boolean value)
+    {
+        final int index = at(slot) + KIND_FLAGS_OFFSET;
+        records[index] = value ? records[index] | bit : records[index] & ~bit;
+    }
+
+    /** @return the message's kind ({@link SprayConnection#SEND} ...), or {@link #FREE}. */
+    byte kind(final int slot)
+    {
+        return (byte)records[at(slot) + KIND_FLAGS_OFFSET];
+    }
+
+    void kind(final int slot, final byte value)
+    {
+        final int index = at(slot) + KIND_FLAGS_OFFSET;
+        records[index] = (records[index] & ~KIND_MASK) | (value & KIND_MASK);
+    }
+
+    long wrId(final int slot)
+    {
+        return longField(slot, WR_ID_OFFSET);
+    }
+
+    void wrId(final int slot, final long value)
+    {
+        longField(slot, WR_ID_OFFSET, value);
+    }
+
+    int stream(final int slot)
+    {
+        return intField(slot, STREAM_OFFSET);
+    }
+
+    void stream(final int slot, final int value)
+    {
+        intField(slot, STREAM_OFFSET, value);
+    }
+
+    int msn(final int slot)
+    {
+        return intField(slot, MSN_OFFSET);
+    }
+
+    void msn(final int slot, final int value)
+    {
+        intField(slot, MSN_OFFSET, value);
+    }
+
+    int rsn(final int slot)
+    {
+        return intField(slot, RSN_OFFSET);
+    }
+
+    void rsn(final int slot, final int value)
+    {
+        intField(slot, RSN_OFFSET, value);
+    }
+
+    /** @return the memory the message's payload comes from (or, for a READ, goes to); null for none. */
+    MemoryRegion region(final int slot)
+    {
+        return regions[slot];
+    }
+
+    void region(final int slot, final MemoryRegion value)
+    {
+        regions[slot] = value;
+    }
+
+    long localAddress(final int slot)
+    {
+        return longField(slot, LOCAL_ADDRESS_OFFSET);
+    }
+
+    void localAddress(final int slot, final long value)
+    {
+        longField(slot, LOCAL_ADDRESS_OFFSET, value);
+    }
+
+    /** @return the message's length in bytes. */
+    int length(final int slot)
+    {
+        return intField(slot, LENGTH_OFFSET);
+    }
+
+    void length(final int slot, final int value)
+    {
+        intField(slot, LENGTH_OFFSET, value);
+    }
+
+    long remoteAddress(final int slot)
+    {
+        return longField(slot, REMOTE_ADDRESS_OFFSET);
+    }
+
+    void remoteAddress(final int slot, final long value)
+    {
+        longField(slot, REMOTE_ADDRESS_OFFSET, value);
+    }
+
+    int rkey(final int slot)
+    {
+        return intField(slot, RKEY_OFFSET);
+    }
+
+    void rkey(final int slot, final int value)
+    {
+        intField(slot, RKEY_OFFSET, value);
+    }
+
+    int immediate(final int slot)
+    {
+        return intField(slot, IMMEDIATE_OFFSET);
+    }
+
+    void immediate(final int slot, final int value)
+    {
+        intField(slot, IMMEDIATE_OFFSET, value);
+    }
+
+    /** @return the S12.4 tag every packet of the message's first attempt carries. */
+    long messageTag(final int slot)
+    {
+        return longField(slot, MESSAGE_TAG_OFFSET);
+    }
+
+    void messageTag(final int slot, final long value)
+    {
+        longField(slot, MESSAGE_TAG_OFFSET, value);
+    }
+
+    /** @return the S12.4 tag the peer's READ response to this READ carries. */
+    long responseTag(final int slot)
+    {
+        return longAt(rareRecords, rareAt(slot) + RESPONSE_TAG_OFFSET);
+    }
+
+    void responseTag(final int slot, final long value)
+    {
+        longAt(rareRecords, rareAt(slot) + RESPONSE_TAG_OFFSET, value);
+    }
+
+    boolean signaled(final int slot)
+    {
+        return flag(slot, SIGNALED);
+    }
+
+    void signaled(final int slot, final boolean value)
+    {
+        flag(slot, SIGNALED, value);
+    }
+
+    boolean solicited(final int slot)
+    {
+        return flag(slot, SOLICITED);
+    }
+
+    void solicited(final int slot, final boolean value)
+    {
+        flag(slot, SOLICITED, value);
+    }
+
+    /** @return packets of the message (a READ request: one). */
+    int packets(final int slot)
+    {
+        return intField(slot, PACKETS_OFFSET);
+    }
+
+    void packets(final int slot, final int value)
+    {
+        intField(slot, PACKETS_OFFSET, value);
+    }
+
+    /** @return the index of the next packet to make for the first time. */
+    int nextPacket(final int slot)
+    {
+        return intField(slot, NEXT_PACKET_OFFSET);
+    }
+
+    void nextPacket(final int slot, final int value)
+    {
+        intField(slot, NEXT_PACKET_OFFSET, value);
+    }
+
+    /** @return packets of the current attempt acknowledged. */
+    int acked(final int slot)
+    {
+        return intField(slot, ACKED_OFFSET);
+    }
+
+    void acked(final int slot, final int value)
+    {
+        intField(slot, ACKED_OFFSET, value);
+    }
+
+    /** @return packets sent and not yet acknowledged or given up. */
+    int outstanding(final int slot)
+    {
+        return intField(slot, OUTSTANDING_OFFSET);
+    }
+
+    void outstanding(final int slot, final int value)
+    {
+        intField(slot, OUTSTANDING_OFFSET, value);
+    }
+
+    /** @return the slot's generation: see {@link #handle}. */
+    int generation(final int slot)
+    {
+        return intField(slot, GENERATION_OFFSET);
+    }
+
+    void generation(final int slot, final int value)
+    {
+        intField(slot, GENERATION_OFFSET, value);
+    }
+
+    /** @return the completion status's ordinal, or {@link #PENDING}. */
+    int status(final int slot)
+    {
+        return intField(slot, STATUS_OFFSET);
+    }
+
+    void status(final int slot, final int value)
+    {
+        intField(slot, STATUS_OFFSET, value);
+    }
+
+    /** @return whether the message's completion left (or it needs none: a READ response). */
+    boolean delivered(final int slot)
+    {
+        return flag(slot, DELIVERED);
+    }
+
+    void delivered(final int slot, final boolean value)
+    {
+        flag(slot, DELIVERED, value);
+    }
+
+    boolean inSendQueue(final int slot)
+    {
+        return flag(slot, IN_SEND_QUEUE);
+    }
+
+    /** @return the next slot of the stream's completion list, or {@link #MISSING}. */
+    int nextInStream(final int slot)
+    {
+        return intField(slot, NEXT_IN_STREAM_OFFSET);
+    }
+
+    /** @return packets of the READ response this READ expects. */
+    int readExpected(final int slot)
+    {
+        return rareRecords[rareAt(slot) + READ_EXPECTED_OFFSET];
+    }
+
+    void readExpected(final int slot, final int value)
+    {
+        rareRecords[rareAt(slot) + READ_EXPECTED_OFFSET] = value;
+    }
+
+    /** @return packets of the READ response placed. */
+    int readReceived(final int slot)
+    {
+        return rareRecords[rareAt(slot) + READ_RECEIVED_OFFSET];
+    }
+
+    void readReceived(final int slot, final int value)
+    {
+        rareRecords[rareAt(slot) + READ_RECEIVED_OFFSET] = value;
+    }
+
+    /** @return whether the message waits for its RNR retry (S9.3-3). */
+    boolean rnrWaiting(final int slot)
+    {
+        return flag(slot, RNR_WAITING);
+    }
+
+    /** @return RNR retries counted. */
+    int rnrCount(final int slot)
+    {
+        return intField(slot, RNR_COUNT_OFFSET);
+    }
+
+    void rnrCount(final int slot, final int value)
+    {
+        intField(slot, RNR_COUNT_OFFSET, value);
+    }
+
+    /** @return when the RNR retry may start (nanoseconds). */
+    long rnrRetryAt(final int slot)
+    {
+        return longAt(rareRecords, rareAt(slot) + RNR_RETRY_AT_OFFSET);
+    }
+
+    /** @return whether the completion is held (S9.3). */
+    boolean held(final int slot)
+    {
+        return flag(slot, HELD);
+    }
+
+    /** @return when a held completion's next query goes (nanoseconds). */
+    long queryAt(final int slot)
+    {
+        return longAt(rareRecords, rareAt(slot) + QUERY_AT_OFFSET);
+    }
+
+    void queryAt(final int slot, final long value)
+    {
+        longAt(rareRecords, rareAt(slot) + QUERY_AT_OFFSET, value);
+    }
+
+    /** @return when the completion was held (nanoseconds). */
+    long heldAt(final int slot)
+    {
+        return longAt(rareRecords, rareAt(slot) + HELD_AT_OFFSET);
+    }
+
+    private void inSendQueue(final int slot, final boolean value)
+    {
+        flag(slot, IN_SEND_QUEUE, value);
+    }
+
+    private void nextInStream(final int slot, final int value)
+    {
+        intField(slot, NEXT_IN_STREAM_OFFSET, value);
+    }
+
+    private void rnrWaiting(final int slot, final boolean value)
+    {
+        flag(slot, RNR_WAITING, value);
+    }
+
+    private void rnrRetryAt(final int slot, final long value)
+    {
+        longAt(rareRecords, rareAt(slot) + RNR_RETRY_AT_OFFSET, value);
+    }
+
+    private void held(final int slot, final boolean value)
+    {
+        flag(slot, HELD, value);
+    }
+
+    private void heldAt(final int slot, final long value)
+    {
+        longAt(rareRecords, rareAt(slot) + HELD_AT_OFFSET, value);
+    }
+
+    private void started(final int slot, final boolean value)
+    {
+        flag(slot, STARTED, value);
+    }
+
+    /** @return whether a packet of the message was sent (S10.2). */
+    boolean started(final int slot)
+    {
+        return flag(slot, STARTED);
+    }
+
+    // ---- a stream's fields
+
+    /** @return streams of the connection. */
+    int streams()
+    {
+        return streamRecords.length / STREAM_INTS;
+    }
+
+    /** @return the MSN the stream's next message takes. */
+    int nextMsn(final int streamId)
+    {
+        return streamRecords[streamId * STREAM_INTS + NEXT_MSN_OFFSET];
+    }
+
+    void nextMsn(final int streamId, final int msn)
+    {
+        streamRecords[streamId * STREAM_INTS + NEXT_MSN_OFFSET] = msn;
+    }
+
+    /** @return the MSN for a new message of the stream, which the next one follows. */
+    int takeMsn(final int streamId)
+    {
+        return streamRecords[streamId * STREAM_INTS + NEXT_MSN_OFFSET]++;
+    }
+
+    /** @return the stream's RSN for a new message that consumes a receive (S4.5). */
+    int takeRsn(final int streamId)
+    {
+        return streamRecords[streamId * STREAM_INTS + NEXT_RSN_OFFSET]++;
+    }
+
+    /** @return the RSN the stream's next message that consumes a receive takes. */
+    int nextRsn(final int streamId)
+    {
+        return streamRecords[streamId * STREAM_INTS + NEXT_RSN_OFFSET];
+    }
+
+    /** @return the first slot of the stream's completion list, or {@link #MISSING}. */
+    int streamHead(final int streamId)
+    {
+        return streamRecords[streamId * STREAM_INTS + HEAD_OFFSET];
+    }
+
+    void streamHead(final int streamId, final int slot)
+    {
+        streamRecords[streamId * STREAM_INTS + HEAD_OFFSET] = slot;
+    }
+
+    /** @return the last slot of the stream's completion list, or {@link #MISSING}. */
+    int streamTail(final int streamId)
+    {
+        return streamRecords[streamId * STREAM_INTS + TAIL_OFFSET];
+    }
+
+    void streamTail(final int streamId, final int slot)
+    {
+        streamRecords[streamId * STREAM_INTS + TAIL_OFFSET] = slot;
+    }
+
+    /** @return whether a message of the stream failed: later ones complete with WR_FLUSH_ERR (S9.4). */
+    boolean errored(final int streamId)
+    {
+        return streamRecords[streamId * STREAM_INTS + ERRORED_OFFSET] != 0;
+    }
+
+    void errored(final int streamId, final boolean value)
+    {
+        streamRecords[streamId * STREAM_INTS + ERRORED_OFFSET] = value ? 1 : 0;
     }
 
     /** @return the key of a message in the connection's (stream, MSN) maps. */
@@ -375,7 +722,7 @@ final class SendSlots
     /** @return the handle of a packet of the message in {@code slot}, in the slot's current generation. */
     long handle(final int slot, final int packet)
     {
-        return ((long)slot << 48) | ((long)(generation[slot] & 0xFFFF) << 32) | (packet & 0xFFFF_FFFFL);
+        return ((long)slot << 48) | ((long)(generation(slot) & 0xFFFF) << 32) | (packet & 0xFFFF_FFFFL);
     }
 
     static int slotOf(final long handle)
@@ -396,17 +743,17 @@ final class SendSlots
     /** @return whether {@code handle} names a packet of the slot's current use. */
     boolean isCurrent(final long handle)
     {
-        return generationOf(handle) == (generation[slotOf(handle)] & 0xFFFF);
+        return generationOf(handle) == (generation(slotOf(handle)) & 0xFFFF);
     }
 
     /** @return payload bytes of a packet of the message in {@code slot} (a READ request carries none). */
     int payloadOf(final int slot, final int packet)
     {
-        if (kind[slot] == SprayConnection.READ)
+        if (kind(slot) == SprayConnection.READ)
         {
             return 0;
         }
-        return Math.min(mtu, length[slot] - packet * mtu);
+        return Math.min(mtu, length(slot) - packet * mtu);
     }
 
     boolean hasFree()
@@ -427,34 +774,33 @@ final class SendSlots
     int take()
     {
         final int slot = freeSlots[--freeCount];
-        readReceived[slot] = 0;
-        nextPacket[slot] = 0;
-        acked[slot] = 0;
-        outstanding[slot] = 0;
-        status[slot] = PENDING;
-        delivered[slot] = false;
-        rnrWaiting[slot] = false;
-        rnrCount[slot] = 0;
-        held[slot] = false;
-        started[slot] = false;
-        nextInStream[slot] = MISSING;
+        readReceived(slot, 0);
+        nextPacket(slot, 0);
+        acked(slot, 0);
+        outstanding(slot, 0);
+        status(slot, PENDING);
+        final int kindFlags = at(slot) + KIND_FLAGS_OFFSET;
+        records[kindFlags] &= ~(DELIVERED | RNR_WAITING | HELD | STARTED);
+        rnrCount(slot, 0);
+        nextInStream(slot, MISSING);
         return slot;
     }
 
     /** Appends a slot to its stream's completion list and to the (stream, MSN) map. */
     void appendToStream(final int slot)
     {
-        final int streamId = stream[slot];
-        if (tail[streamId] == MISSING)
+        final int streamId = stream(slot);
+        final int last = streamTail(streamId);
+        if (last == MISSING)
         {
-            head[streamId] = slot;
+            streamHead(streamId, slot);
         }
         else
         {
-            nextInStream[tail[streamId]] = slot;
+            nextInStream(last, slot);
         }
-        tail[streamId] = slot;
-        byMsn.put(key(streamId, msn[slot]), slot);
+        streamTail(streamId, slot);
+        byMsn.put(key(streamId, msn(slot)), slot);
     }
 
     /** @return the slot of a message this end sent and has not completed, or {@link #MISSING}. */
@@ -471,16 +817,14 @@ final class SendSlots
 
     private static long slotBytes()
     {
-        final long slot = 1 + 8 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 4 + 1 + 1 + 4 * 6 + 1 + 1 + 4 + 4 + 4 + 1 + 4 + 8 +
-            4 + 4 +
-            1 + 8 + 8 + 4 + 1; // held, queryAt, heldAt (S9.3), rsn (S4.5), started (S10.2)
-        return slot;
+        // the record, the rare record, the region's reference, the free list's and the send queue's entries
+        return 4L * (RECORD_INTS + RARE_INTS) + 4 + 4 + 4;
     }
 
     /** Forgets a completed message's (stream, MSN) entry. */
     void forget(final int slot)
     {
-        byMsn.remove(key(stream[slot], msn[slot]));
+        byMsn.remove(key(stream(slot), msn(slot)));
     }
 
     /**
@@ -489,22 +833,22 @@ final class SendSlots
      */
     boolean isFinished(final int slot)
     {
-        return delivered[slot] && status[slot] != PENDING && outstanding[slot] == 0 && !inSendQueue[slot] &&
-            kind[slot] != FREE;
+        return delivered(slot) && status(slot) != PENDING && outstanding(slot) == 0 && !inSendQueue(slot) &&
+            kind(slot) != FREE;
     }
 
     /** Frees a slot: a later ACK of one of its packets names an old generation. */
     void free(final int slot)
     {
-        if (started[slot])
+        if (started(slot))
         {
-            started[slot] = false;
+            started(slot, false);
             messagesStarted--;
-            readsStarted -= kind[slot] == SprayConnection.READ ? 1 : 0;
+            readsStarted -= kind(slot) == SprayConnection.READ ? 1 : 0;
         }
-        region[slot] = null;
-        kind[slot] = FREE;
-        generation[slot]++;
+        region(slot, null);
+        kind(slot, FREE);
+        generation(slot, generation(slot) + 1);
         freeSlots[freeCount++] = slot;
     }
 
@@ -526,17 +870,18 @@ final class SendSlots
     /** @return whether a message may start within the peer's {@code window} and READ limit {@code reads}. */
     boolean mayStart(final int slot, final int window, final int reads)
     {
-        return started[slot] || (messagesStarted < window && (kind[slot] != SprayConnection.READ || readsStarted < reads));
+        return started(slot) ||
+            (messagesStarted < window && (kind(slot) != SprayConnection.READ || readsStarted < reads));
     }
 
     /** Its first packet leaves: the message counts against the peer's limits until its slot is freed. */
     void start(final int slot)
     {
-        if (!started[slot])
+        if (!started(slot))
         {
-            started[slot] = true;
+            started(slot, true);
             messagesStarted++;
-            readsStarted += kind[slot] == SprayConnection.READ ? 1 : 0;
+            readsStarted += kind(slot) == SprayConnection.READ ? 1 : 0;
         }
     }
 
@@ -576,7 +921,7 @@ final class SendSlots
     {
         sendQueue[wrap(sendQueueHead + sendQueueSize)] = slot;
         sendQueueSize++;
-        inSendQueue[slot] = true;
+        inSendQueue(slot, true);
     }
 
     /** Puts a slot at the head of the send queue: a retry already counted against the peer's limits (S10.2). */
@@ -585,7 +930,7 @@ final class SendSlots
         sendQueueHead = wrap(sendQueueHead - 1 + capacity);
         sendQueue[sendQueueHead] = slot;
         sendQueueSize++;
-        inSendQueue[slot] = true;
+        inSendQueue(slot, true);
     }
 
     int sendQueueSize()
@@ -602,7 +947,7 @@ final class SendSlots
     /** Removes the head of the send queue. */
     void dequeueSend()
     {
-        inSendQueue[sendQueue[sendQueueHead]] = false;
+        inSendQueue(sendQueue[sendQueueHead], false);
         sendQueueHead = wrap(sendQueueHead + 1);
         sendQueueSize--;
     }
@@ -622,7 +967,7 @@ final class SendSlots
         for (int i = 0; i < sendQueueSize; i++)
         {
             final int slot = sendQueue[wrap(sendQueueHead + i)];
-            queued += packets[slot] - nextPacket[slot];
+            queued += packets(slot) - nextPacket(slot);
             if (queued > budgetPackets)
             {
                 return true;
@@ -636,22 +981,22 @@ final class SendSlots
     /** @return true if the slot was not held and now is. */
     boolean hold(final int slot, final long now, final long queryInterval)
     {
-        if (held[slot])
+        if (held(slot))
         {
             return false;
         }
-        held[slot] = true;
+        held(slot, true);
         heldCount++;
-        heldAt[slot] = now;
-        queryAt[slot] = now + queryInterval;
+        heldAt(slot, now);
+        queryAt(slot, now + queryInterval);
         return true;
     }
 
     void unhold(final int slot)
     {
-        if (held[slot])
+        if (held(slot))
         {
-            held[slot] = false;
+            held(slot, false);
             heldCount--;
         }
     }
@@ -663,16 +1008,16 @@ final class SendSlots
 
     void startRnrWait(final int slot, final long retryAt)
     {
-        rnrWaiting[slot] = true;
+        rnrWaiting(slot, true);
         rnrWaitingCount++;
-        rnrRetryAt[slot] = retryAt;
+        rnrRetryAt(slot, retryAt);
     }
 
     void stopRnrWait(final int slot)
     {
-        if (rnrWaiting[slot])
+        if (rnrWaiting(slot))
         {
-            rnrWaiting[slot] = false;
+            rnrWaiting(slot, false);
             rnrWaitingCount--;
         }
     }
@@ -689,7 +1034,7 @@ final class SendSlots
      */
     int attempt(final int slot)
     {
-        return rnrWaiting[slot] ? rnrCount[slot] - 1 : rnrCount[slot];
+        return rnrWaiting(slot) ? rnrCount(slot) - 1 : rnrCount(slot);
     }
 
     /**
@@ -700,14 +1045,17 @@ final class SendSlots
     {
         for (int slot = 0; slot < capacity; slot++)
         {
-            outstanding[slot] = 0;
-            inSendQueue[slot] = false;
-            rnrWaiting[slot] = false;
+            outstanding(slot, 0);
+            inSendQueue(slot, false);
+            rnrWaiting(slot, false);
         }
         rnrWaitingCount = 0;
         responsesUnsent = 0;
         heldCount = 0;
-        java.util.Arrays.fill(held, false);
+        for (int slot = 0; slot < capacity; slot++)
+        {
+            held(slot, false);
+        }
         sendQueueSize = 0;
     }
 }

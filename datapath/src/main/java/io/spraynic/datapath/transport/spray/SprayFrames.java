@@ -217,9 +217,9 @@ final class SprayFrames
     {
         final int slot = SendSlots.slotOf(handle);
         final int packet = SendSlots.packetOf(handle);
-        final byte messageKind = slots.kind[slot];
+        final byte messageKind = slots.kind(slot);
         final int offset = messageKind == SprayConnection.READ ? 0 : packet * mtu;
-        final boolean last = messageKind == SprayConnection.READ || packet == slots.packets[slot] - 1;
+        final boolean last = messageKind == SprayConnection.READ || packet == slots.packets(slot) - 1;
         final int opcode = SprayConnection.opcodeOf(messageKind);
         final int extensions = EXTENSIONS_LENGTH[messageKind];
         final int plane = planeOf(path);
@@ -241,28 +241,28 @@ final class SprayFrames
             (retransmit ? SprayExtendedTransportHeader.FLAG_RETRANSMIT : 0) |
             (last ? SprayExtendedTransportHeader.FLAG_LAST : 0) |
             SprayExtendedTransportHeader.attemptFlags(attempt),
-            slots.stream[slot], slots.msn[slot], offset, slots.length[slot], slots.rsn[slot],
-            attempt == 0 ? slots.messageTag[slot] : auth.sendTag(slots, slot, attempt)); // S12.4: covers the attempt
+            slots.stream(slot), slots.msn(slot), offset, slots.length(slot), slots.rsn(slot),
+            attempt == 0 ? slots.messageTag(slot) : auth.sendTag(slots, slot, attempt)); // S12.4: covers the attempt
         long at = seth + SprayExtendedTransportHeader.LENGTH;
         if (messageKind == SprayConnection.WRITE || messageKind == SprayConnection.WRITE_IMM ||
             messageKind == SprayConnection.READ)
         {
-            RdmaExtendedTransportHeader.virtualAddress(buffer, at, slots.remoteAddress[slot] + offset);
-            RdmaExtendedTransportHeader.rkey(buffer, at, slots.rkey[slot]);
-            RdmaExtendedTransportHeader.dmaLength(buffer, at, slots.length[slot]);
+            RdmaExtendedTransportHeader.virtualAddress(buffer, at, slots.remoteAddress(slot) + offset);
+            RdmaExtendedTransportHeader.rkey(buffer, at, slots.rkey(slot));
+            RdmaExtendedTransportHeader.dmaLength(buffer, at, slots.length(slot));
             at += RdmaExtendedTransportHeader.LENGTH;
         }
         if (messageKind == SprayConnection.WRITE_IMM || messageKind == SprayConnection.SEND_IMM)
         {
-            ImmediateDataHeader.immediateData(buffer, at, slots.immediate[slot]);
+            ImmediateDataHeader.immediateData(buffer, at, slots.immediate(slot));
         }
         if (payload > 0)
         {
-            final MemoryRegion source = slots.region[slot];
-            MemorySegment.copy(source.segment(), source.offsetOf(slots.localAddress[slot]) + offset, buffer,
+            final MemoryRegion source = slots.region(slot);
+            MemorySegment.copy(source.segment(), source.offsetOf(slots.localAddress(slot)) + offset, buffer,
                 seth + extensions, payload);
         }
-        output.commit(template.write(buffer, base, scheduler.sourcePort(path), opcode, last && slots.solicited[slot],
+        output.commit(template.write(buffer, base, scheduler.sourcePort(path), opcode, last && slots.solicited(slot),
             ackReq, psn, extensions, payload));
         return true;
     }

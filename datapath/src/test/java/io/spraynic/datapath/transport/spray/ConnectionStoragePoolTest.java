@@ -77,16 +77,18 @@ class ConnectionStoragePoolTest
         final ConnectionStorage storage = bucket.take();
         final SendSlots slots = new SendSlots(SHAPE.sendQueueDepth(), 1, 1024, storage.slots);
         final int slot = slots.take();
-        slots.kind[slot] = SprayConnection.WRITE;
-        slots.msn[slot] = 7;
+        slots.kind(slot, SprayConnection.WRITE);
+        slots.msn(slot, 7);
         slots.appendToStream(slot);
         slots.forget(slot);
         slots.free(slot);
-        assertEquals(1, storage.slots.generation[slot]);
+        assertEquals(1, slots.generation(slot));
         slots.detach();
         bucket.give(storage);
-        assertEquals(0, storage.slots.generation[slot], "cleared as new: generations, kinds, free-list order");
-        assertEquals(0, storage.slots.kind[slot]);
+        final SendSlots view = new SendSlots(SHAPE.sendQueueDepth(), 1, 1024, storage.slots); // reads the records
+        assertEquals(0, view.generation(slot), "cleared as new: generations, kinds, free-list order");
+        assertEquals(0, view.kind(slot));
+        view.detach();
         final SendSlots again = new SendSlots(SHAPE.sendQueueDepth(), 1, 1024, bucket.take().slots);
         assertEquals(slot, again.take(), "slots handed out in a new table's order");
     }

@@ -196,7 +196,7 @@ class DataSenderTest
     @Test
     void shouldCompleteAPostOnAStreamInErrorAtOnceWithoutSendingS94()
     {
-        slots.errored[1] = true;
+        slots.errored(1, true);
         postWrite(1, MTU);
         final WorkCompletion wc = new WorkCompletion();
         assertTrue(sendCq.poll(wc));

@@ -46,19 +46,19 @@ class LossDetectorTest
     private int send(final int path, final int packets, final long now)
     {
         final int slot = slots.take();
-        slots.kind[slot] = WRITE;
-        slots.stream[slot] = 0;
-        slots.msn[slot] = slots.nextMsn[0]++;
-        slots.length[slot] = packets * MTU;
-        slots.packets[slot] = packets;
-        slots.signaled[slot] = true;
+        slots.kind(slot, WRITE);
+        slots.stream(slot, 0);
+        slots.msn(slot, slots.takeMsn(0));
+        slots.length(slot, packets * MTU);
+        slots.packets(slot, packets);
+        slots.signaled(slot, true);
         slots.appendToStream(slot);
         for (int packet = 0; packet < packets; packet++)
         {
             scheduler.sendWindows[path].send(slots.handle(slot, packet), now);
         }
-        slots.nextPacket[slot] = packets;
-        slots.outstanding[slot] = packets;
+        slots.nextPacket(slot, packets);
+        slots.outstanding(slot, packets);
         return slot;
     }
 
@@ -108,7 +108,7 @@ class LossDetectorTest
         assertEquals(1, counters.get(SprayCounters.LOST));
         assertEquals(1, pathCounters[0].get(SprayCounters.LOST));
         assertEquals(Psn.add(first, 2), window.basePsn(), "the window slides up to the hole");
-        assertEquals(7, slots.acked[slot]);
+        assertEquals(7, slots.acked(slot));
         assertTrue(sendCq.isEmpty());
 
         assertEquals(0, loss.onAck(0, ackOf(first, 0, 1, 3, 4, 5, 6, 7), 0, 1_100), "the same ACK again");
@@ -141,7 +141,7 @@ class LossDetectorTest
         assertTrue(window.isFull());
         // PSN first itself lost (the cumulative PSN), then received at bits 1, 63, 64 and 255
         assertEquals(4, loss.onAck(1, ackOf(first, 1, 63, 64, 255), 0, 1_000));
-        assertEquals(4, slots.acked[slot]);
+        assertEquals(4, slots.acked(slot));
         assertEquals(PathSendWindow.CAPACITY - 4, resend.retransmissions(), "every hole below bit 255 is lost");
         assertEquals(first, resend.retransmissionPsn(), "the first: the cumulative PSN itself");
         assertEquals(1, resend.retransmissionPath());
@@ -261,7 +261,7 @@ class LossDetectorTest
         ackOf(first, 0);
         assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(header(0, 1, 1, 0), 0, 100));
         assertTrue(sendCq.isEmpty(), "the peer refused something: this message may be it");
-        assertTrue(slots.held[slot]);
+        assertTrue(slots.held(slot));
     }
 
     @Test

@@ -48,22 +48,22 @@ class SendCompletionsTest
     private int sent(final int streamId, final long wrId, final int packets)
     {
         final int slot = slots.take();
-        slots.kind[slot] = WRITE;
-        slots.wrId[slot] = wrId;
-        slots.stream[slot] = streamId;
-        slots.msn[slot] = slots.nextMsn[streamId]++;
-        slots.length[slot] = packets * MTU;
-        slots.packets[slot] = packets;
-        slots.signaled[slot] = true;
+        slots.kind(slot, WRITE);
+        slots.wrId(slot, wrId);
+        slots.stream(slot, streamId);
+        slots.msn(slot, slots.takeMsn(streamId));
+        slots.length(slot, packets * MTU);
+        slots.packets(slot, packets);
+        slots.signaled(slot, true);
         slots.appendToStream(slot);
-        slots.nextPacket[slot] = packets;
-        slots.outstanding[slot] = packets;
+        slots.nextPacket(slot, packets);
+        slots.outstanding(slot, packets);
         return slot;
     }
 
     private void ackAll(final int slot, final long now)
     {
-        for (int packet = 0; packet < slots.packets[slot]; packet++)
+        for (int packet = 0; packet < slots.packets(slot); packet++)
         {
             completions.onPacketAcked(slots.handle(slot, packet), now);
         }
@@ -110,8 +110,8 @@ class SendCompletionsTest
         final int again = sent(0, 2, 1);
         assertEquals(slot, again, "the freed slot is taken again");
         completions.onPacketAcked(oldHandle, 0); // e.g. a duplicate ACK of the first use
-        assertEquals(0, slots.acked[again]);
-        assertEquals(1, slots.outstanding[again]);
+        assertEquals(0, slots.acked(again));
+        assertEquals(1, slots.outstanding(again));
         assertTrue(sendCq.isEmpty());
     }
 
@@ -122,19 +122,19 @@ class SendCompletionsTest
         final int slot = sent(0, 1, 1);
         ackAll(slot, 1_000);
         assertTrue(sendCq.isEmpty(), "all acknowledged, but it may be the refused one");
-        assertTrue(slots.held[slot]);
+        assertTrue(slots.held(slot));
         assertEquals(1, counters.get(SprayCounters.COMPLETIONS_HELD));
 
-        final long queryAt = slots.queryAt[slot];
+        final long queryAt = slots.queryAt(slot);
         assertTrue(queryAt >= 1_000 + config.rtoMinNanos);
         assertEquals(0, completions.sendQueries(queryAt - 1));
         assertEquals(1, completions.sendQueries(queryAt));
         assertEquals(1, queries.size());
         assertEquals(0, queries.get(0)[0]);
-        assertEquals(slots.msn[slot], queries.get(0)[1]);
-        assertTrue(slots.queryAt[slot] > queryAt, "asked again later if the answer is lost");
+        assertEquals(slots.msn(slot), queries.get(0)[1]);
+        assertTrue(slots.queryAt(slot) > queryAt, "asked again later if the answer is lost");
 
-        assertTrue(completions.onNack(0, slots.msn[slot], NegativeAckHeader.SYNDROME_ACCEPTED, 0, 0, queryAt));
+        assertTrue(completions.onNack(0, slots.msn(slot), NegativeAckHeader.SYNDROME_ACCEPTED, 0, 0, queryAt));
         assertEquals(WorkCompletionStatus.SUCCESS, poll().status(), "placed: it was not the refused one");
         assertEquals(0, slots.heldCount());
     }
@@ -148,7 +148,7 @@ class SendCompletionsTest
         ackAll(placed, 0);
         ackAll(refused, 0);
         assertEquals(2, slots.heldCount());
-        assertTrue(completions.onNack(1, slots.msn[refused], NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, 1, 0, 5));
+        assertTrue(completions.onNack(1, slots.msn(refused), NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, 1, 0, 5));
         final WorkCompletion first = poll();
         final WorkCompletion second = poll();
         final WorkCompletion refusedCompletion = first.wrId() == 2 ? first : second;
@@ -166,7 +166,7 @@ class SendCompletionsTest
         ackAll(slot, 0);
         assertEquals(1, completions.sendQueries(config.connectionTimeoutNanos - 1), "a query, not yet the end");
         assertTrue(sendCq.isEmpty());
-        final long nextQueryAt = slots.queryAt[slot];
+        final long nextQueryAt = slots.queryAt(slot);
         assertEquals(1, completions.sendQueries(nextQueryAt));
         assertEquals(WorkCompletionStatus.RETRY_EXC_ERR, poll().status());
     }
@@ -183,8 +183,8 @@ class SendCompletionsTest
         assertEquals(2, second.wrId());
         assertEquals(WorkCompletionStatus.WR_FLUSH_ERR, second.status());
         assertEquals(WorkCompletionStatus.WR_FLUSH_ERR, poll().status());
-        assertTrue(slots.errored[0]);
-        assertFalse(slots.errored[1]);
+        assertTrue(slots.errored(0));
+        assertFalse(slots.errored(1));
         assertEquals(3, slots.inUse(), "their packets are still in flight: the slots wait for the ACKs");
         for (int slot = 0; slot < 3; slot++)
         {
@@ -198,23 +198,23 @@ class SendCompletionsTest
     {
         final int slot = sent(0, 1, 2);
         assertTrue(completions.onNack(0, 0, NegativeAckHeader.SYNDROME_RNR, 1, 100, 1_000));
-        assertTrue(slots.rnrWaiting[slot]);
+        assertTrue(slots.rnrWaiting(slot));
         assertTrue(completions.onNack(0, 0, NegativeAckHeader.SYNDROME_RNR, 1, 100, 1_000),
             "the NACK of the refused attempt's next packet");
-        assertEquals(1, slots.rnrCount[slot], "one refusal, one wait");
+        assertEquals(1, slots.rnrCount(slot), "one refusal, one wait");
         ackAll(slot, 1_000); // the path layer acknowledged the packets: the receiver had no buffer for them
         assertTrue(sendCq.isEmpty());
-        final int generation = slots.generation[slot];
+        final int generation = slots.generation(slot);
         assertEquals(0, completions.retryRnrWaits(1_000 + 100_000 - 1));
         assertEquals(1, completions.retryRnrWaits(1_000 + 100_000));
-        assertEquals(generation + 1, slots.generation[slot], "ACKs of the refused attempt are ignored");
-        assertEquals(0, slots.nextPacket[slot]);
-        assertEquals(0, slots.acked[slot]);
+        assertEquals(generation + 1, slots.generation(slot), "ACKs of the refused attempt are ignored");
+        assertEquals(0, slots.nextPacket(slot));
+        assertEquals(0, slots.acked(slot));
         assertEquals(1, slots.sendQueueSize());
 
         for (int refusal = 2; refusal <= config.rnrRetries + 1; refusal++)
         {
-            slots.nextPacket[slot] = 2;
+            slots.nextPacket(slot, 2);
             assertTrue(completions.onNack(0, 0, NegativeAckHeader.SYNDROME_RNR, refusal, 100, 2_000));
             completions.retryRnrWaits(Long.MAX_VALUE);
         }
@@ -225,11 +225,11 @@ class SendCompletionsTest
     @Test
     void shouldMatchNacksToSentMessagesAcrossTheMsnWrapS128()
     {
-        slots.nextMsn[0] = Integer.MAX_VALUE;
+        slots.nextMsn(0, Integer.MAX_VALUE);
         final int last = sent(0, 1, 1);
         final int wrapped = sent(0, 2, 1);
-        assertEquals(Integer.MAX_VALUE, slots.msn[last]);
-        assertEquals(Integer.MIN_VALUE, slots.msn[wrapped]);
+        assertEquals(Integer.MAX_VALUE, slots.msn(last));
+        assertEquals(Integer.MIN_VALUE, slots.msn(wrapped));
         assertFalse(completions.onNack(0, Integer.MIN_VALUE + 1, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, 1,
             0, 0), "not sent yet: forged");
         assertEquals(0, counters.get(SprayCounters.NACKS_RECEIVED));

@@ -19,11 +19,11 @@ class SendSlotsTest
     private static int post(final SendSlots slots, final int streamId, final byte kind, final int length)
     {
         final int slot = slots.take();
-        slots.kind[slot] = kind;
-        slots.stream[slot] = streamId;
-        slots.msn[slot] = slots.nextMsn[streamId]++;
-        slots.length[slot] = length;
-        slots.packets[slot] = SendSlots.packetsFor(length, MTU);
+        slots.kind(slot, kind);
+        slots.stream(slot, streamId);
+        slots.msn(slot, slots.takeMsn(streamId));
+        slots.length(slot, length);
+        slots.packets(slot, SendSlots.packetsFor(length, MTU));
         slots.appendToStream(slot);
         slots.enqueueSend(slot);
         return slot;
@@ -56,8 +56,8 @@ class SendSlotsTest
         assertEquals(2, SendSlots.packetOf(handle));
         assertTrue(slots.isCurrent(handle));
 
-        slots.status[slot] = 0;
-        slots.delivered[slot] = true;
+        slots.status(slot, 0);
+        slots.delivered(slot, true);
         slots.dequeueSend();
         assertTrue(slots.isFinished(slot));
         slots.free(slot);
@@ -73,17 +73,17 @@ class SendSlotsTest
     {
         final SendSlots slots = new SendSlots(2, 1, MTU);
         final int slot = post(slots, 0, SprayConnection.WRITE, MTU);
-        slots.status[slot] = 0;
-        slots.delivered[slot] = true;
+        slots.status(slot, 0);
+        slots.delivered(slot, true);
         assertFalse(slots.isFinished(slot), "still in the send queue");
         slots.dequeueSend();
-        slots.outstanding[slot] = 1;
+        slots.outstanding(slot, 1);
         assertFalse(slots.isFinished(slot), "a packet in flight");
-        slots.outstanding[slot] = 0;
-        slots.delivered[slot] = false;
+        slots.outstanding(slot, 0);
+        slots.delivered(slot, false);
         assertFalse(slots.isFinished(slot), "completion not delivered");
-        slots.delivered[slot] = true;
-        slots.status[slot] = SendSlots.PENDING;
+        slots.delivered(slot, true);
+        slots.status(slot, SendSlots.PENDING);
         assertFalse(slots.isFinished(slot), "not finished");
     }
 
@@ -119,11 +119,11 @@ class SendSlotsTest
         final int first = post(slots, 2, SprayConnection.WRITE, 1);
         final int other = post(slots, 1, SprayConnection.WRITE, 1);
         final int second = post(slots, 2, SprayConnection.SEND, 1);
-        assertEquals(first, slots.head[2]);
-        assertEquals(second, slots.nextInStream[first]);
-        assertEquals(SendSlots.MISSING, slots.nextInStream[second]);
-        assertEquals(second, slots.tail[2]);
-        assertEquals(other, slots.head[1]);
+        assertEquals(first, slots.streamHead(2));
+        assertEquals(second, slots.nextInStream(first));
+        assertEquals(SendSlots.MISSING, slots.nextInStream(second));
+        assertEquals(second, slots.streamTail(2));
+        assertEquals(other, slots.streamHead(1));
         assertEquals(second, slots.slotFor(SendSlots.key(2, 1)));
         assertEquals(other, slots.slotFor(SendSlots.key(1, 0)));
         assertEquals(SendSlots.MISSING, slots.slotFor(SendSlots.key(0, 0)));
@@ -138,11 +138,11 @@ class SendSlotsTest
         final int b = post(slots, 0, SprayConnection.WRITE, 2 * MTU);
         assertTrue(slots.queuedPacketsAbove(6));
         assertFalse(slots.queuedPacketsAbove(7));
-        slots.nextPacket[a] = 4;
+        slots.nextPacket(a, 4);
         assertFalse(slots.queuedPacketsAbove(3), "1 + 2 packets still to make");
         assertEquals(a, slots.sendQueueHead());
         slots.dequeueSend();
-        assertFalse(slots.inSendQueue[a]);
+        assertFalse(slots.inSendQueue(a));
         final int c = post(slots, 0, SprayConnection.WRITE, 1);
         slots.enqueueSend(a); // wraps round the ring
         assertEquals(3, slots.sendQueueSize());
@@ -163,8 +163,8 @@ class SendSlotsTest
         final int b = post(slots, 0, SprayConnection.SEND, 1);
         assertTrue(slots.hold(a, 100, 50));
         assertFalse(slots.hold(a, 200, 50), "held once");
-        assertEquals(150, slots.queryAt[a]);
-        assertEquals(100, slots.heldAt[a]);
+        assertEquals(150, slots.queryAt(a));
+        assertEquals(100, slots.heldAt(a));
         assertEquals(1, slots.heldCount());
         slots.unhold(a);
         slots.unhold(a);
@@ -172,22 +172,22 @@ class SendSlotsTest
 
         slots.startRnrWait(b, 1_000);
         assertEquals(1, slots.rnrWaitingCount());
-        assertEquals(1_000, slots.rnrRetryAt[b]);
+        assertEquals(1_000, slots.rnrRetryAt(b));
         slots.stopRnrWait(b);
         slots.stopRnrWait(b);
         assertEquals(0, slots.rnrWaitingCount());
 
         slots.hold(a, 0, 1);
         slots.startRnrWait(b, 1);
-        slots.outstanding[a] = 3;
+        slots.outstanding(a, 3);
         slots.clearInFlight();
         assertEquals(0, slots.heldCount());
         assertEquals(0, slots.rnrWaitingCount());
         assertEquals(0, slots.sendQueueSize());
-        assertFalse(slots.held[a]);
-        assertFalse(slots.rnrWaiting[b]);
-        assertEquals(0, slots.outstanding[a]);
-        assertFalse(slots.inSendQueue[a]);
+        assertFalse(slots.held(a));
+        assertFalse(slots.rnrWaiting(b));
+        assertEquals(0, slots.outstanding(a));
+        assertFalse(slots.inSendQueue(a));
     }
 
     // the code before issue 13's shift, kept verbatim

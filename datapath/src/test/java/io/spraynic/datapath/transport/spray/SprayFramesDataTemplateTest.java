@@ -84,20 +84,20 @@ class SprayFramesDataTemplateTest
         {
             final byte kind = (byte)random.nextInt(SprayConnection.READ_RESPONSE + 1);
             final int length = random.nextInt(4) == 0 ? random.nextInt(0, 8) : random.nextInt(0, 4 * mtu + 1);
-            slots.kind[slot] = kind;
-            slots.stream[slot] = random.nextInt(2);
-            slots.msn[slot] = random.nextInt();
-            slots.rsn[slot] = random.nextInt();
-            slots.length[slot] = length;
-            slots.region[slot] = source;
-            slots.localAddress[slot] = source.address() + random.nextInt(0, 1024);
-            slots.remoteAddress[slot] = random.nextLong();
-            slots.rkey[slot] = random.nextInt();
-            slots.immediate[slot] = random.nextInt();
-            slots.messageTag[slot] = random.nextLong();
-            slots.solicited[slot] = random.nextBoolean();
-            slots.rnrCount[slot] = random.nextInt(4);
-            slots.packets[slot] = kind == SprayConnection.READ ? 1 : SendSlots.packetsFor(length, mtu);
+            slots.kind(slot, kind);
+            slots.stream(slot, random.nextInt(2));
+            slots.msn(slot, random.nextInt());
+            slots.rsn(slot, random.nextInt());
+            slots.length(slot, length);
+            slots.region(slot, source);
+            slots.localAddress(slot, source.address() + random.nextInt(0, 1024));
+            slots.remoteAddress(slot, random.nextLong());
+            slots.rkey(slot, random.nextInt());
+            slots.immediate(slot, random.nextInt());
+            slots.messageTag(slot, random.nextLong());
+            slots.solicited(slot, random.nextBoolean());
+            slots.rnrCount(slot, random.nextInt(4));
+            slots.packets(slot, kind == SprayConnection.READ ? 1 : SendSlots.packetsFor(length, mtu));
         }
     }
 
@@ -153,7 +153,7 @@ class SprayFramesDataTemplateTest
                     default ->
                     {
                         final int slot = random.nextInt(SLOTS);
-                        final int packet = random.nextInt(connection.slots.packets[slot]);
+                        final int packet = random.nextInt(connection.slots.packets(slot));
                         final long handle = connection.slots.handle(slot, packet);
                         final int payload = connection.slots.payloadOf(slot, packet);
                         final int psn = random.nextInt(0x100_0000);
@@ -181,8 +181,8 @@ class SprayFramesDataTemplateTest
                         if (differs >= 0)
                         {
                             fail("trial " + trial + " step " + step + ": kind " +
-                                connection.slots.kind[slot] + ", packet " + packet + " of " +
-                                connection.slots.packets[slot] + ", payload " + payload + ", path " + path +
+                                connection.slots.kind(slot) + ", packet " + packet + " of " +
+                                connection.slots.packets(slot) + ", payload " + payload + ", path " + path +
                                 ": frame of " + frame.length + " B differs from the old code's (" + expected.length +
                                 " B) at byte " + differs);
                         }

@@ -124,14 +124,14 @@ final class SprayFramesReference
     {
         final int slot = SendSlots.slotOf(handle);
         final int packet = SendSlots.packetOf(handle);
-        final byte messageKind = slots.kind[slot];
+        final byte messageKind = slots.kind(slot);
         final int offset = messageKind == SprayConnection.READ ? 0 : packet * mtu;
-        final boolean last = messageKind == SprayConnection.READ || packet == slots.packets[slot] - 1;
+        final boolean last = messageKind == SprayConnection.READ || packet == slots.packets(slot) - 1;
         final int opcode = SprayConnection.opcodeOf(messageKind);
         final int plane = planeOf(path);
         address(path, plane);
         final PathSendWindow window = scheduler.sendWindows[path];
-        writer.opcode(opcode).ecn(ECT0).solicited(last && slots.solicited[slot])
+        writer.opcode(opcode).ecn(ECT0).solicited(last && slots.solicited(slot))
             .ackReq(last || window.outstanding() + 1 >= scheduler.congestionWindows.window(path) ||
                 scheduler.endsPortRun(path)); // S7.7: the port's last packet, so that the path drains soon
         if (!claim(plane, payload))
@@ -148,26 +148,26 @@ final class SprayFramesReference
             (retransmit ? SprayExtendedTransportHeader.FLAG_RETRANSMIT : 0) |
             (last ? SprayExtendedTransportHeader.FLAG_LAST : 0) |
             SprayExtendedTransportHeader.attemptFlags(slots.attempt(slot)),
-            slots.stream[slot], slots.msn[slot], offset, slots.length[slot], slots.rsn[slot],
+            slots.stream(slot), slots.msn(slot), offset, slots.length(slot), slots.rsn(slot),
             // the one change since: S12.4's tag covers the attempt (a later merge, applied to both sides alike)
-            slots.attempt(slot) == 0 ? slots.messageTag[slot] : auth.sendTag(slots, slot, slots.attempt(slot)));
+            slots.attempt(slot) == 0 ? slots.messageTag(slot) : auth.sendTag(slots, slot, slots.attempt(slot)));
         long at = seth + SprayExtendedTransportHeader.LENGTH;
         if (messageKind == SprayConnection.WRITE || messageKind == SprayConnection.WRITE_IMM ||
             messageKind == SprayConnection.READ)
         {
-            RdmaExtendedTransportHeader.virtualAddress(buffer, at, slots.remoteAddress[slot] + offset);
-            RdmaExtendedTransportHeader.rkey(buffer, at, slots.rkey[slot]);
-            RdmaExtendedTransportHeader.dmaLength(buffer, at, slots.length[slot]);
+            RdmaExtendedTransportHeader.virtualAddress(buffer, at, slots.remoteAddress(slot) + offset);
+            RdmaExtendedTransportHeader.rkey(buffer, at, slots.rkey(slot));
+            RdmaExtendedTransportHeader.dmaLength(buffer, at, slots.length(slot));
             at += RdmaExtendedTransportHeader.LENGTH;
         }
         if (messageKind == SprayConnection.WRITE_IMM || messageKind == SprayConnection.SEND_IMM)
         {
-            ImmediateDataHeader.immediateData(buffer, at, slots.immediate[slot]);
+            ImmediateDataHeader.immediateData(buffer, at, slots.immediate(slot));
         }
         if (payload > 0)
         {
-            final MemoryRegion source = slots.region[slot];
-            MemorySegment.copy(source.segment(), source.offsetOf(slots.localAddress[slot]) + offset, buffer, payloadAt,
+            final MemoryRegion source = slots.region(slot);
+            MemorySegment.copy(source.segment(), source.offsetOf(slots.localAddress(slot)) + offset, buffer, payloadAt,
                 payload);
         }
         output.commit(writer.writeFrame(buffer, base, payload));
