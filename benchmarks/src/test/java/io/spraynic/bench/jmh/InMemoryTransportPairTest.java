@@ -77,6 +77,15 @@ class InMemoryTransportPairTest
         }
     }
 
+    // what SprayReceiveCpuTime times: it throws unless B accepted every packet of both loops, none an anomaly, and
+    // placed the WRITEs byte for byte
+    @ParameterizedTest
+    @ValueSource(strings = {"64", "4096"})
+    void shouldAcceptAndPlaceEveryPacketSprayReceiveCpuTimeTimes(final String payload)
+    {
+        SprayReceiveCpuTime.main(new String[] {payload, "1", "50"});
+    }
+
     // what SpraySendCpuTime times: A's steps complete WRITEs that B placed, with B stepped apart
     @ParameterizedTest
     @ValueSource(ints = {64, 4096})

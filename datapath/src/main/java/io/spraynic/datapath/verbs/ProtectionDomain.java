@@ -175,7 +175,7 @@ public final class ProtectionDomain
      */
     public int checkRemoteAccess(final int rkey, final long virtualAddress, final long length, final int required)
     {
-        return check(byRkey.get(rkey), virtualAddress, length, required);
+        return checkAccess(byRkey.get(rkey), virtualAddress, length, required);
     }
 
     /**
@@ -189,10 +189,21 @@ public final class ProtectionDomain
      */
     public int checkLocalAccess(final int lkey, final long virtualAddress, final long length, final int required)
     {
-        return check(byLkey.get(lkey), virtualAddress, length, required);
+        return checkAccess(byLkey.get(lkey), virtualAddress, length, required);
     }
 
-    private static int check(final MemoryRegion region, final long virtualAddress, final long length, final int required)
+    /**
+     * The check of {@link #checkRemoteAccess} and {@link #checkLocalAccess} on a region already looked up (by a
+     * caller that keeps the region its last key named, while {@link MemoryRegion#isRegistered registered}).
+     *
+     * @param region         the region the key names, or null.
+     * @param virtualAddress first byte.
+     * @param length         bytes.
+     * @param required       {@link AccessFlags} the access needs.
+     * @return an {@link AccessCheck} code.
+     */
+    public static int checkAccess(
+        final MemoryRegion region, final long virtualAddress, final long length, final int required)
     {
         if (null == region)
         {

@@ -41,6 +41,8 @@ final class DataReceiver
     private final int planes;
     private final int streams;
     private final int mtu;
+    private final int mtuShift; // issue 13: the MTU is a power of two (S4.3), so no division per packet
+    private final int planeMask; // planes - 1 for a power-of-two plane count, else -1: path % planes
     private final int responderReads; // S10.2: READs this end serves at once, as it advertised
     /** The peer announced a start with a probe (S8.3.1) and no data of it has arrived yet. */
     private boolean startAnnounced;
@@ -75,6 +77,12 @@ final class DataReceiver
         this.planes = engine.config().planes;
         this.streams = config.streams;
         this.mtu = config.mtu;
+        if (Integer.bitCount(mtu) != 1)
+        {
+            throw new IllegalArgumentException("MTU must be a power of two: " + mtu);
+        }
+        this.mtuShift = Integer.numberOfTrailingZeros(mtu);
+        this.planeMask = Integer.bitCount(planes) == 1 ? planes - 1 : -1;
         this.responderReads = config.responderReads;
     }
 
@@ -97,7 +105,7 @@ final class DataReceiver
         final int payloadLength = frame.payloadLength();
         final int opcode = frame.opcode();
         final byte messageKind = (byte)(opcode - SprayOpcodes.WRITE);
-        if (path >= paths || streamId >= streams || messageLength < 0 || offset < 0 || offset % mtu != 0 ||
+        if (path >= paths || streamId >= streams || messageLength < 0 || offset < 0 || (offset & (mtu - 1)) != 0 ||
             payloadLength > mtu || (long)offset + payloadLength > messageLength ||
             (payloadLength < mtu && offset + payloadLength != messageLength && messageKind != READ) ||
             (messageKind == READ && payloadLength != 0))
@@ -105,7 +113,7 @@ final class DataReceiver
             engine.counters().increment(SprayCounters.MALFORMED); // S4.3 violated: nothing is placed (S9.5)
             return;
         }
-        if (!frames.fromPeer(frame, path % planes))
+        if (!frames.fromPeer(frame, planeOf(path)))
         {
             connection.refused(SprayCounters.ADDRESS_MISMATCHES); // S12.5: a path's packets use its plane
             return;
@@ -119,9 +127,8 @@ final class DataReceiver
         // message state needed before the path layer accepts the packet: without tables or any record the packet
         // is dropped unseen, and the sender recovers it as a loss (tables borrowed only for an authentic packet);
         // with a record but no room the path layer accepts it and its attempt is refused, RNR (S10.2)
-        final int room = tables.borrow() ?
-            roomFor(messageKind, streamId, msn, key, offset / mtu, SprayExtendedTransportHeader.attempt(buffer, seth)) :
-            InboundMessages.NO_ROOM;
+        final int room = tables.borrow() ? roomFor(messageKind, streamId, msn, key, offset >> mtuShift,
+            SprayExtendedTransportHeader.attempt(buffer, seth)) : InboundMessages.NO_ROOM;
         if (room == InboundMessages.NO_ROOM)
         {
             counters.increment(SprayCounters.NO_RESOURCES);
@@ -225,8 +232,15 @@ final class DataReceiver
                 InboundMessages.NO_ROOM;
         }
         // S10.2: a READ needs a send slot for its response and, under the advertised limit, a response in progress
+        // (asked of a READ only: no other kind's room depends on it)
         return inbound.roomFor(messageKind, streamId, msn, key, packet, attempt,
-            slots.hasFree() && slots.responsesUnsent() < responderReads);
+            messageKind == READ && slots.hasFree() && slots.responsesUnsent() < responderReads);
+    }
+
+    // S7.1: path p runs on plane p mod planes
+    private int planeOf(final int path)
+    {
+        return planeMask >= 0 ? path & planeMask : path % planes;
     }
 
     // S8.3.1, S7.5, S12.6: a probe of an inbound path, answered with an ACK
@@ -240,7 +254,7 @@ final class DataReceiver
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
-        if (!frames.fromPeer(frame, path % planes))
+        if (!frames.fromPeer(frame, planeOf(path)))
         {
             connection.refused(SprayCounters.ADDRESS_MISMATCHES);
             return;

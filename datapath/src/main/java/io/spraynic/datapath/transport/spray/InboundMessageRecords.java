@@ -299,6 +299,7 @@ final class InboundMessageRecords
         received[record] = 0;
         syndrome[record] = 0;
         receive[record] = MISSING;
+        immediate[record] = 0; // a message refused before its immediate is read completes with none, not another's
         rsn[record] = messageRsn;
         done[record] = false;
         rnr[record] = false;

@@ -58,6 +58,7 @@ final class InboundMessages
     private final InboundRefusals refusals;
     private final TransportCounters engineCounters; // malformed packets
     private Storage storage; // the pooled arrays of the records and receives, while attached
+    private MemoryRegion lastRegion; // the region the last rkey named in pd, kept while registered (issue 13)
 
     InboundMessages(
         final SprayConnection connection,
@@ -158,6 +159,7 @@ final class InboundMessages
     void protectionDomain(final ProtectionDomain domain)
     {
         this.pd = domain;
+        lastRegion = null; // a region of the old domain
         receives.protectionDomain(domain);
     }
 
@@ -368,8 +370,9 @@ final class InboundMessages
                 final long va = RdmaExtendedTransportHeader.virtualAddress(buffer, reth);
                 final int key32 = RdmaExtendedTransportHeader.rkey(buffer, reth);
                 final int dma = RdmaExtendedTransportHeader.dmaLength(buffer, reth);
-                if (dma != messageLength ||
-                    pd.checkRemoteAccess(key32, va - offset, messageLength, AccessFlags.REMOTE_WRITE) != AccessCheck.OK)
+                final MemoryRegion region = regionByRkey(key32);
+                if (dma != messageLength || ProtectionDomain.checkAccess(region, va - offset, messageLength,
+                    AccessFlags.REMOTE_WRITE) != AccessCheck.OK)
                 {
                     refusals.refuse(path, record, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, streamId, msn);
                     return;
@@ -386,7 +389,6 @@ final class InboundMessages
                     records.immediate(record,
                         ImmediateDataHeader.immediateData(buffer, reth + RdmaExtendedTransportHeader.LENGTH));
                 }
-                final MemoryRegion region = pd.regionByRkey(key32);
                 target = region.segment();
                 targetOffset = region.offsetOf(va);
             }
@@ -424,8 +426,9 @@ final class InboundMessages
                 final long va = RdmaExtendedTransportHeader.virtualAddress(buffer, reth);
                 final int key32 = RdmaExtendedTransportHeader.rkey(buffer, reth);
                 final int dma = RdmaExtendedTransportHeader.dmaLength(buffer, reth);
+                final MemoryRegion region = regionByRkey(key32);
                 if (dma != messageLength || dma < 0 ||
-                    pd.checkRemoteAccess(key32, va, dma, AccessFlags.REMOTE_READ) != AccessCheck.OK)
+                    ProtectionDomain.checkAccess(region, va, dma, AccessFlags.REMOTE_READ) != AccessCheck.OK)
                 {
                     refusals.refuse(path, record, NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, streamId, msn);
                     return;
@@ -435,7 +438,7 @@ final class InboundMessages
                     counters.increment(SprayCounters.DUPLICATES);
                     return;
                 }
-                connection.queueReadResponse(streamId, msn, pd.regionByRkey(key32), va, dma);
+                connection.queueReadResponse(streamId, msn, region, va, dma);
                 records.readTaken(record);
                 retirement.retire(streamId);
                 return;
@@ -486,9 +489,9 @@ final class InboundMessages
             {
                 final long reth = seth + SprayExtendedTransportHeader.LENGTH;
                 final long va = RdmaExtendedTransportHeader.virtualAddress(buffer, reth);
-                final int key32 = RdmaExtendedTransportHeader.rkey(buffer, reth);
+                final MemoryRegion region = regionByRkey(RdmaExtendedTransportHeader.rkey(buffer, reth));
                 if (RdmaExtendedTransportHeader.dmaLength(buffer, reth) != messageLength ||
-                    pd.checkRemoteAccess(key32, va, messageLength, AccessFlags.REMOTE_WRITE) != AccessCheck.OK)
+                    ProtectionDomain.checkAccess(region, va, messageLength, AccessFlags.REMOTE_WRITE) != AccessCheck.OK)
                 {
                     return false;
                 }
@@ -501,7 +504,6 @@ final class InboundMessages
                     }
                     immediate = ImmediateDataHeader.immediateData(buffer, reth + RdmaExtendedTransportHeader.LENGTH);
                 }
-                final MemoryRegion region = pd.regionByRkey(key32);
                 target = region.segment();
                 targetOffset = region.offsetOf(va);
             }
@@ -525,12 +527,13 @@ final class InboundMessages
                 final long va = RdmaExtendedTransportHeader.virtualAddress(buffer, reth);
                 final int key32 = RdmaExtendedTransportHeader.rkey(buffer, reth);
                 final int dma = RdmaExtendedTransportHeader.dmaLength(buffer, reth);
+                final MemoryRegion region = regionByRkey(key32);
                 if (dma != messageLength || dma < 0 ||
-                    pd.checkRemoteAccess(key32, va, dma, AccessFlags.REMOTE_READ) != AccessCheck.OK)
+                    ProtectionDomain.checkAccess(region, va, dma, AccessFlags.REMOTE_READ) != AccessCheck.OK)
                 {
                     return false;
                 }
-                connection.queueReadResponse(streamId, msn, pd.regionByRkey(key32), va, dma);
+                connection.queueReadResponse(streamId, msn, region, va, dma);
                 retirement.completeInOrder(streamId, messageKind, rsn, MISSING, 0, messageLength, 0);
                 return true;
             }
@@ -547,6 +550,26 @@ final class InboundMessages
         }
         retirement.completeInOrder(streamId, messageKind, rsn, receive, 0, messageLength, immediate);
         return true;
+    }
+
+    // the region a peer's rkey names in this end's domain, as pd.regionByRkey answers (issue 13: one table lookup
+    // per WRITE packet, where there were two, and none while the packets name the region the last one did). The
+    // region last found answers again while it is registered: a registered region stays in the domain's table under
+    // its rkey, which no other region of the domain can hold, and deregistration takes it out and marks it; a
+    // new domain drops it (protectionDomain)
+    private MemoryRegion regionByRkey(final int rkey)
+    {
+        final MemoryRegion last = lastRegion;
+        if (null != last && last.rkey() == rkey && last.isRegistered())
+        {
+            return last;
+        }
+        final MemoryRegion found = pd.regionByRkey(rkey);
+        if (null != found)
+        {
+            lastRegion = found;
+        }
+        return found;
     }
 
     // S9.3: the receiver of a message tells its fate: placed, or refused (again, with the refusal's number)

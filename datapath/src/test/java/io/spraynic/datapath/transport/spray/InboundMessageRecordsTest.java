@@ -39,6 +39,23 @@ class InboundMessageRecordsTest
     }
 
     /**
+     * A record taken again starts with no immediate: a SEND with immediate refused before its immediate is read
+     * (too long for its receive, S9.3) completes its receive with none, not with the immediate of the message that
+     * held the record before.
+     */
+    @Test
+    void shouldOpenARecordWithoutTheImmediateOfItsLastMessage()
+    {
+        final InboundMessageRecords records = attached(1);
+        final int first = open(records, 0, 5, false);
+        records.immediate(first, 1016);
+        records.close(SendSlots.key(0, 5), first);
+        final int second = open(records, 0, 6, false);
+        assertEquals(first, second, "the one record, taken again");
+        assertEquals(0, records.immediate(second));
+    }
+
+    /**
      * Property: over random opens, closes and lookups, with hostile keys (any stream of 16 bits, any MSN, keys of
      * closed records, the same key twice in a row across a change), the cached lookup answers exactly what the map
      * and a model of it answer.

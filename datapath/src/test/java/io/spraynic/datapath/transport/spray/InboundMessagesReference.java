@@ -439,6 +439,9 @@ final class InboundMessagesReference
             inReceived[record] = 0;
             inSyndrome[record] = 0;
             inReceive[record] = MISSING;
+            // not verbatim (issue 13): the stale immediate fixed here as in InboundMessageRecords.open, so that a
+            // refused SEND with immediate's error completion carries no other message's immediate in either layer
+            inImmediate[record] = 0;
             inRsn[record] = SprayExtendedTransportHeader.rsn(frame.segment(), frame.customHeaderOffset());
             inDone[record] = false;
             inRnr[record] = false;

@@ -155,6 +155,16 @@ class InboundMessagesWithoutRecordTest
                         deliver(actual, expected, packet, Mutation.MSN, shift, true, where + " flood " + shift);
                     }
                 }
+                else if (action < 95 && trial % 2 == 1) // half the trials: a refused WRITE puts its stream in error
+                {
+                    // the WRITE and READ target deregistered, or registered again under its keys with or without
+                    // the right to write it: the rkey's region as the domain answers now, never as it was
+                    final int access = random.nextInt(3) == 0 ? AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_READ :
+                        AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ;
+                    actual.toggleTarget(access);
+                    expected.toggleTarget(access);
+                    compare(actual, expected, where + " target " + actual.writeTarget.isRegistered());
+                }
                 else if (action < 97)
                 {
                     final int stream = random.nextInt(STREAMS);
@@ -174,6 +184,17 @@ class InboundMessagesWithoutRecordTest
                 }
             }
             // then every packet again, in order (the sender's retries after losses and refusals)
+            if (actual.writeTarget.isRegistered() &&
+                !AccessFlags.allows(actual.writeTarget.access(), AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ))
+            {
+                actual.toggleTarget(-1); // deregistered, then registered with every right below
+                expected.toggleTarget(-1);
+            }
+            if (!actual.writeTarget.isRegistered())
+            {
+                actual.toggleTarget(-1);
+                expected.toggleTarget(-1);
+            }
             for (int round = 0; round < 3; round++)
             {
                 for (int packet = 0; packet < packets; packet++)
@@ -260,6 +281,7 @@ class InboundMessagesWithoutRecordTest
         final int[] consumers = new int[STREAMS]; // receive-consuming messages per stream
         final MemoryRegion written;
         final MemoryRegion received;
+        MemoryRegion writeTarget; // what written's rkey names now (deregistered, or registered again under its keys)
         final TransportCounters counters = SprayCounters.create();
         final TransportCounters[] pathCounters;
         final Refusals refusals = new Refusals();
@@ -296,6 +318,7 @@ class InboundMessagesWithoutRecordTest
             written = bed.region(bed.pdB, size,
                 AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ, 5);
             received = bed.region(bed.pdB, 4 * size, AccessFlags.LOCAL_WRITE, 0);
+            writeTarget = written;
 
             // A sends a random mix (the same on both beds); B's own connection takes it as it comes
             final SplittableRandom random = new SplittableRandom(seed);
@@ -423,6 +446,24 @@ class InboundMessagesWithoutRecordTest
             }
             connectionStart = values(bed.b.counters());
             engineStart = values(bed.engineB.counters());
+        }
+
+        /**
+         * Deregisters the WRITE and READ target if it is registered; else registers its memory again under its
+         * keys with {@code access} (or every right, for -1).
+         */
+        void toggleTarget(final int access)
+        {
+            if (writeTarget.isRegistered())
+            {
+                bed.pdB.deregister(writeTarget);
+            }
+            else
+            {
+                writeTarget = bed.pdB.registerWithKeys(written.segment(), access >= 0 ? access :
+                    AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ,
+                    written.lkey(), written.rkey());
+            }
         }
 
         long[] connectionCounters()
