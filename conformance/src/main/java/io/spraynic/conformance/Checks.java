@@ -20,6 +20,8 @@ abstract class Checks
     final Target target;
     final UdpLink link;
     final List<CheckResult> results;
+    /** What the running check measured, reported with a PASS (null: nothing to say); see {@link #measured}. */
+    private String measured;
 
     /** A check that could not run, with the reason. */
     static final class NotTested extends Exception
@@ -49,10 +51,15 @@ abstract class Checks
         CheckCatalog.require(id, clause, level);
         Verdict verdict;
         String reason;
+        measured = null;
         try
         {
             reason = body.run();
             verdict = null == reason ? Verdict.PASS : Verdict.FAIL;
+            if (null == reason)
+            {
+                reason = measured;
+            }
         }
         catch (final NotTested e)
         {
@@ -65,6 +72,15 @@ abstract class Checks
             reason = e.getClass().getSimpleName() + ": " + e.getMessage();
         }
         results.add(new CheckResult(id, clause, level, title, verdict, reason));
+    }
+
+    /**
+     * Says what the running check measured (a threshold it found, say), which its report carries as the reason of a
+     * PASS; a failure or a check not run says its own.
+     */
+    final void measured(final String what)
+    {
+        measured = what;
     }
 
     final void must(final String id, final String clause, final String title, final Body body)

@@ -43,10 +43,12 @@ class ConformanceSelfTest
             "ecn.ce-echo", "ecn.data-ect0", "ecn.control-not-ect", "limits.source", "limits.released",
             "liveness.keepalive", "liveness.idle-close", "multipath.psn-spaces", "errors.flush-stream",
             "errors.isolation-stream", "errors.isolation-connection", "limits.response-rate", "sender.stale-ack",
-            "cc.ce-window", "cc.rate-hint"})
+            "cc.ce-window", "cc.rate-hint", "errors.bad-rkey", "errors.query"})
         {
             assertEquals(Verdict.PASS, report.result(id).verdict(), () -> id + ": " + report.toText());
         }
+        assertTrue(report.result("errors.query").reason().matches("the first QUERY was answered, in \\d+ us"),
+            report::toText);
         assertTrue(report.result("multipath.repath").reason().contains("kept source port"), report::toText);
         assertTrue(report.result("multipath.repath-rtt").reason().startsWith("the ACKs of path 0 kept source port"),
             report::toText);
@@ -144,8 +146,17 @@ class ConformanceSelfTest
     void shouldPassTheRttRepathClauseAgainstAToyThatRepathsOnRtt() throws Exception
     {
         final ConformanceReport report = runAgainst(25, null, EnumSet.of(Fault.REPATH_RTT), Set.of("multipath"));
-        assertEquals(Verdict.PASS, report.result("multipath.repath-rtt").verdict(), report::toText);
-        assertEquals("S7.3-2", report.result("multipath.repath-rtt").clause());
+        final CheckResult rtt = report.result("multipath.repath-rtt");
+        assertEquals(Verdict.PASS, rtt.verdict(), report::toText);
+        assertEquals("S7.3-2", rtt.clause());
+        // the pass says the delay at which the path moved, in the table, the JSON and the JUnit XML alike
+        assertTrue(rtt.reason().matches("path 0 moved from control port \\d+ to \\d+ with its ACKs (4|8|12|16) ms " +
+            "late \\(step [1-4] of 4\\); the other paths kept theirs \\(\\d+ first transmissions on path 0, .*"),
+            rtt.reason());
+        assertTrue(report.toText().contains(rtt.reason()), report::toText);
+        assertTrue(report.toJson().contains("\"verdict\":\"PASS\",\"reason\":" + ConformanceReport.quote(rtt.reason())),
+            report::toJson);
+        assertTrue(report.toJunitXml().contains("<system-out>path 0 moved from control port "), report::toJunitXml);
     }
 
     /**
@@ -251,6 +262,27 @@ class ConformanceSelfTest
             assertEquals(Verdict.FAIL, spread.result(id).verdict(), () -> id + ": " + spread.toText());
         }
         assertEquals(Verdict.PASS, spread.result("errors.flush-stream").verdict(), spread::toText);
+    }
+
+    /**
+     * S9.3.1-2: a toy that never answers a QUERY fails, whichever of the suite's QUERYs; one whose first answer is
+     * lost (a lossy link) passes on the suite's second QUERY, and the report says so.
+     */
+    @Test
+    void shouldFailTheQueryClauseAgainstAToyThatDoesNotAnswerAndAskAgainAfterALoss() throws Exception
+    {
+        final ConformanceReport silent = runAgainst(28, null, EnumSet.of(Fault.NO_QUERY_ANSWER), Set.of("errors"));
+        final CheckResult unanswered = silent.result("errors.query");
+        assertEquals(Verdict.FAIL, unanswered.verdict(), silent::toText);
+        assertEquals("no NACK answered any of " + PeerChecks.QUERY_TRIES + " QUERYs sent 1000 ms apart",
+            unanswered.reason());
+        assertEquals(Verdict.PASS, silent.result("errors.bad-rkey").verdict(), silent::toText);
+        final ConformanceReport lossy = runAgainst(29, null, EnumSet.of(Fault.LOSE_FIRST_QUERY_ANSWER),
+            Set.of("errors"));
+        final CheckResult asked = lossy.result("errors.query");
+        assertEquals(Verdict.PASS, asked.verdict(), lossy::toText);
+        assertTrue(asked.reason().matches("the second QUERY was answered, in \\d+ us \\(no answer to the earlier " +
+            "within 1000 ms each: lost or late\\)"), asked.reason());
     }
 
     /**

@@ -94,7 +94,11 @@ final class ToyResponder implements AutoCloseable
         /** S2.5-2: ACKs go with SACKH {@code reserved4} 0x5A. */
         RESERVED_ACK_FIELD,
         /** S12.4-1: data packets' message tags are checked as if every packet were of attempt 0 (draft 0.7's tag). */
-        ATTEMPT_OUTSIDE_TAG
+        ATTEMPT_OUTSIDE_TAG,
+        /** S9.3.1-2: a QUERY is never answered. */
+        NO_QUERY_ANSWER,
+        /** Not a fault: the answer to a connection's first QUERY is lost, as on a lossy link. */
+        LOSE_FIRST_QUERY_ANSWER
     }
 
     /** The toy's connections per source (S12.9) and idle timeout (S12.10), small so that the checks run fast. */
@@ -166,6 +170,8 @@ final class ToyResponder implements AutoCloseable
         final Map<Long, int[]> rnr = new HashMap<>();
         final boolean[] streamErrored = new boolean[2];
         final int[] erroredMsn = new int[2];
+        final int[] erroredRefusal = new int[2];
+        boolean queryAnswered;
         /** The highest ackSequence taken of path 0 (S5.1-2). */
         int ackTaken;
         long lastAckHeard = System.nanoTime();
@@ -274,6 +280,14 @@ final class ToyResponder implements AutoCloseable
                 if (p.controlTagValid(c.receiveKey) && faults.contains(Fault.OBEY_ANY_NACK))
                 {
                     c.closed = true; // the toy sends no message of its own: any NACK is unmatched
+                }
+            }
+            case SprayWire.QUERY ->
+            {
+                if (p.controlTagValid(c.receiveKey) && p.wholeHeaders())
+                {
+                    c.lastHeard = System.nanoTime();
+                    answerQuery(c, p.h16(2), p.h32(4));
                 }
             }
             case SprayWire.CLOSE ->
@@ -528,14 +542,36 @@ final class ToyResponder implements AutoCloseable
                 c.streamErrored[stream] && msn - c.erroredMsn[stream] > 0);
         }
         refusedAny = true;
-        link.send(FrameBuilder.bth(SprayWire.NACK, c.peerCid, 0, false).u8(SprayWire.SYNDROME_REMOTE_ACCESS_ERROR).u8(0)
-            .u16(stream).u32(msn).u32(0).u32(++c.refusals).controlTag(c.sendKey).bytes(), false, UdpLink.NOT_ECT);
+        refuseAccess(c, stream, msn, ++c.refusals);
         if (stream < c.streamErrored.length && !faults.contains(Fault.NO_STREAM_ERROR))
         {
             c.streamErrored[stream] = true;
             c.erroredMsn[stream] = msn;
+            c.erroredRefusal[stream] = c.refusals;
         }
         return false;
+    }
+
+    private void refuseAccess(final Connection c, final int stream, final int msn, final int refusal) throws IOException
+    {
+        link.send(FrameBuilder.bth(SprayWire.NACK, c.peerCid, 0, false).u8(SprayWire.SYNDROME_REMOTE_ACCESS_ERROR).u8(0)
+            .u16(stream).u32(msn).u32(0).u32(refusal).controlTag(c.sendKey).bytes(), false, UdpLink.NOT_ECT);
+    }
+
+    /** S9.3.1-2: a QUERY of a message of an errored stream is answered with the refusal's NACK again. */
+    private void answerQuery(final Connection c, final int stream, final int msn) throws IOException
+    {
+        if (faults.contains(Fault.NO_QUERY_ANSWER) || stream >= c.streamErrored.length || !c.streamErrored[stream] ||
+            msn - c.erroredMsn[stream] < 0)
+        {
+            return; // the toy keeps no other fate of a message to tell
+        }
+        final boolean first = !c.queryAnswered;
+        c.queryAnswered = true;
+        if (!(first && faults.contains(Fault.LOSE_FIRST_QUERY_ANSWER)))
+        {
+            refuseAccess(c, stream, c.erroredMsn[stream], c.erroredRefusal[stream]);
+        }
     }
 
     /**
