@@ -24,12 +24,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ConformanceCommandTest
 {
     /**
-     * The NIC's response bucket (S12.9: RETRYs and REJECTs a second, and at once), below its default of 50,000 a
-     * second: a NIC on a shared host answers the suite's 4,000 CONNECTs at a few thousand a second, no faster than
-     * the default refills, so that only a smaller bucket is outrun and {@code limits.response-rate} judges (S13.3).
+     * The NIC's response bucket (S12.9: RETRYs and REJECTs a second, and at once), far below its default of 50,000
+     * a second: on a shared host the suite sends its 4,000 CONNECTs, and the NIC answers them, at 2,000 to 7,000 a
+     * second (one veth run took 2.2 s to send them), no faster than the default refills, so that only a small
+     * bucket is outrun and {@code limits.response-rate} judges (S13.3) rather than says not tested.
      */
-    static final String RESPONSE_RATE = "2000";
-    static final String RESPONSE_BURST = "64";
+    static final String RESPONSE_RATE = "500";
+    static final String RESPONSE_BURST = "32";
 
     @Test
     void shouldFindSprayNicCompliantInEveryClauseTheSuiteChecks(@TempDir final Path dir) throws Exception
