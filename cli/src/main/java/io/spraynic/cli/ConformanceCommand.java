@@ -105,7 +105,7 @@ final class ConformanceCommand implements Callable<Integer>
     @Option(names = "--groups", split = ",", paramLabel = "GROUP[,GROUP...]", description = {
         "Run only these groups of checks (the handshake's always run): handshake, data, malformed, sender, errors,",
         "security, close, psk, limits, liveness, ecn, multipath, resources (default: all)."})
-    java.util.Set<String> groups;
+    java.util.List<String> groups;
 
     @Option(names = "--json", description = "Print the report as one JSON object instead of a table.")
     boolean json;
@@ -191,7 +191,8 @@ final class ConformanceCommand implements Callable<Integer>
         final ConformanceReport report = ConformanceSuite.run(new Target(address, localAddress, (int)exposed[0],
             exposed[1], (int)exposed[2], exposed[3], psk, targetIdleTimeout, targetConnectionLimit)
             .withResponseRate(targetResponseRate, targetResponseBurst),
-            null == initiator ? null : Target.parseUdp(initiator), initiatorExchange, groups,
+            null == initiator ? null : Target.parseUdp(initiator), initiatorExchange,
+            null == groups ? null : java.util.Set.copyOf(groups),
             null == interop ? null : Target.parseUdp(interop), interopExchange, interopLoss / 100, interopSeed);
         System.out.print(json ? report.toJson() + System.lineSeparator() : report.toText());
         if (null != output)

@@ -212,6 +212,8 @@ final class NicCommand implements Callable<Integer>
         BadOption.range("--paths", paths, 1, 64);
         BadOption.range("--max-accepted-connections", maxAcceptedConnections, 1, 1 << 20);
         BadOption.range("--busy-connections", busyConnections, 1, 1 << 20);
+        BadOption.range("--connect-response-rate", connectResponseRate, 1, 100_000_000);
+        BadOption.range("--connect-response-burst", connectResponseBurst, 1, 1_000_000);
         BadOption.range("--rocev2-ack-timeout", rocev2AckTimeout, 1, 31);
         BadOption.size("--expose", expose, 0, 1L << 40);
         BadOption.positive("--ipc-client-timeout", ipcClientTimeout, 5);
@@ -399,8 +401,6 @@ final class NicCommand implements Callable<Integer>
         {
             throw new IllegalArgumentException("--idle-timeout " + idleTimeout + " is not allowed: give 0 (never) to 86400 seconds");
         }
-        BadOption.range("--connect-response-rate", connectResponseRate, 1, 100_000_000);
-        BadOption.range("--connect-response-burst", connectResponseBurst, 1, 1_000_000);
         final int responseRate = connectResponseRate;
         final int responseBurst = connectResponseBurst;
         final byte[] psk = null == pskFile ? null : PreSharedKeyFile.read(pskFile);

@@ -135,5 +135,10 @@ class ConformanceCommandTest
         final CliTestSupport.Run noRegion = CliTestSupport.run("conformance", "--target", "udp:127.0.0.1");
         assertEquals(2, noRegion.exitCode(), noRegion.out() + noRegion.err());
         assertTrue(noRegion.err().contains("--exchange DIR or --region"), noRegion.err());
+        final CliTestSupport.Run noGroup = CliTestSupport.run("conformance", "--target", "udp:127.0.0.1", "--region",
+            "1:2:1048576", "--groups", "errors,nothing");
+        assertEquals(2, noGroup.exitCode(), noGroup.out() + noGroup.err());
+        assertTrue(noGroup.err().contains("--groups errors,nothing: names a group the suite does not have; try --groups " +
+            "errors (groups: handshake, data,"), noGroup.err());
     }
 }
