@@ -267,4 +267,25 @@ abstract class Checks
         c.awaitPacket(ANSWER_NANOS, a -> c.isAckOf(a, 0) && a.h24(5) == all);
         return failures(f);
     }
+
+    /**
+     * S10.2-3: the limits a CONNECT or CONNECT_ACK advertises: a failure when either is 0 (not advertised; the
+     * fields' widths bound them above, 255 and 65,535), else null, the values recorded as measured.
+     */
+    final String advertisedLimits(final Packet conh)
+    {
+        final int window = conh.h16(SprayWire.CONH_WINDOW);
+        final int reads = conh.h8(SprayWire.CONH_READS);
+        measured("window " + window + ", reads " + reads);
+        final List<String> f = newFailures();
+        if (window == 0)
+        {
+            f.add("window 0 (not advertised)");
+        }
+        if (reads == 0)
+        {
+            f.add("reads 0 (not advertised)");
+        }
+        return failures(f);
+    }
 }

@@ -98,7 +98,9 @@ final class ToyResponder implements AutoCloseable
         /** S9.3.1-2: a QUERY is never answered. */
         NO_QUERY_ANSWER,
         /** Not a fault: the answer to a connection's first QUERY is lost, as on a lossy link. */
-        LOSE_FIRST_QUERY_ANSWER
+        LOSE_FIRST_QUERY_ANSWER,
+        /** S10.2-3: the CONNECT_ACK advertises no window and no READ limit (CONH window and reads 0). */
+        NO_ADVERTISED_LIMITS
     }
 
     /** The toy's connections per source (S12.9) and idle timeout (S12.10), small so that the checks run fast. */
@@ -106,6 +108,9 @@ final class ToyResponder implements AutoCloseable
     static final long IDLE_TIMEOUT_NANOS = 1_500 * ScriptedPeer.MILLI;
     static final long REGION_ADDRESS = 0x7F00_0000_0000L;
     static final int RKEY = 0x1234;
+    /** S10.2-3: the window and READ limit its CONNECT_ACK advertises. */
+    static final int ADVERTISED_WINDOW = 64;
+    static final int ADVERTISED_READS = 16;
     /** S9.3-2: the retry time its RNR NACKs ask for. */
     static final int RNR_TIMER_MICROS = 10;
     /** The toy's one retransmission timer (S6.7-1): long, so that the suite's short silences do not trip it. */
@@ -372,6 +377,13 @@ final class ToyResponder implements AutoCloseable
             c.connectAck[SprayWire.BTH_LENGTH + 13] = 0; // initial PSN 1000 (below)
             c.connectAck[SprayWire.BTH_LENGTH + 14] = (byte)(1000 >> 8);
             c.connectAck[SprayWire.BTH_LENGTH + 15] = (byte)1000;
+            if (!faults.contains(Fault.NO_ADVERTISED_LIMITS))
+            {
+                // S10.2-3 (the toy does not refuse beyond them: resources.no-resources-nack fails against it)
+                c.connectAck[SprayWire.BTH_LENGTH + SprayWire.CONH_READS] = (byte)ADVERTISED_READS;
+                c.connectAck[SprayWire.BTH_LENGTH + SprayWire.CONH_WINDOW] = (byte)(ADVERTISED_WINDOW >> 8);
+                c.connectAck[SprayWire.BTH_LENGTH + SprayWire.CONH_WINDOW + 1] = (byte)ADVERTISED_WINDOW;
+            }
             if (null != psk && !faults.contains(Fault.NO_ACK_PROOF))
             {
                 System.arraycopy(ConnectRequest.proof(psk, c.connectAck, c.connectAck.length), 0, c.connectAck,
