@@ -92,6 +92,21 @@ final class ConformanceCommand implements Callable<Integer>
         "${DEFAULT-VALUE}; it counts per worker: give it times the workers): the limit check (S12.9) opens one more."})
     int targetConnectionLimit;
 
+    @Option(names = "--target-response-rate", defaultValue = "50000", paramLabel = "PER_SECOND", description = {
+        "The target's response bucket (S12.9: RETRYs and REJECTs a second; spraynic nic --connect-response-rate,",
+        "default ${DEFAULT-VALUE}; it counts per worker: give it times the workers), which limits.response-rate",
+        "judges against."})
+    int targetResponseRate;
+
+    @Option(names = "--target-response-burst", defaultValue = "256", paramLabel = "N", description = {
+        "The target's response burst (S12.9; spraynic nic --connect-response-burst, default ${DEFAULT-VALUE})."})
+    int targetResponseBurst;
+
+    @Option(names = "--groups", split = ",", paramLabel = "GROUP[,GROUP...]", description = {
+        "Run only these groups of checks (the handshake's always run): handshake, data, malformed, sender, errors,",
+        "security, close, psk, limits, liveness, ecn, multipath, resources (default: all)."})
+    java.util.List<String> groups;
+
     @Option(names = "--json", description = "Print the report as one JSON object instead of a table.")
     boolean json;
 
@@ -129,6 +144,13 @@ final class ConformanceCommand implements Callable<Integer>
         paired("--initiator", null == initiator ? null : initiator, "--initiator-exchange",
             null == initiatorExchange ? null : initiatorExchange.toString(), "udp:127.0.0.1");
         BadOption.range("--interop-loss", interopLoss, 0, 50, 5);
+        BadOption.range("--target-response-rate", targetResponseRate, 1, 100_000_000);
+        BadOption.range("--target-response-burst", targetResponseBurst, 1, 1_000_000);
+        if (null != groups && !ConformanceSuite.GROUPS.containsAll(groups))
+        {
+            throw new BadOption("--groups", String.join(",", groups), "names a group the suite does not have",
+                "try --groups errors (groups: " + String.join(", ", ConformanceSuite.GROUPS) + ")");
+        }
         final byte[] psk;
         try
         {
@@ -167,8 +189,10 @@ final class ConformanceCommand implements Callable<Integer>
                 "give --exchange DIR or --region ADDR:RKEY:LENGTH");
         }
         final ConformanceReport report = ConformanceSuite.run(new Target(address, localAddress, (int)exposed[0],
-            exposed[1], (int)exposed[2], exposed[3], psk, targetIdleTimeout, targetConnectionLimit),
-            null == initiator ? null : Target.parseUdp(initiator), initiatorExchange, null,
+            exposed[1], (int)exposed[2], exposed[3], psk, targetIdleTimeout, targetConnectionLimit)
+            .withResponseRate(targetResponseRate, targetResponseBurst),
+            null == initiator ? null : Target.parseUdp(initiator), initiatorExchange,
+            null == groups ? null : java.util.Set.copyOf(groups),
             null == interop ? null : Target.parseUdp(interop), interopExchange, interopLoss / 100, interopSeed);
         System.out.print(json ? report.toJson() + System.lineSeparator() : report.toText());
         if (null != output)

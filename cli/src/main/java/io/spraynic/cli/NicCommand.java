@@ -146,6 +146,15 @@ final class NicCommand implements Callable<Integer>
         description = "spray mode: most connections accepted from one source address per worker (default ${DEFAULT-VALUE}).")
     int maxConnectionsPerSource;
 
+    @Option(names = "--connect-response-rate", defaultValue = "50000", paramLabel = "PER_SECOND", description = {
+        "spray mode: CONNECT_RETRYs and CONNECT_REJECTs each worker sends a second at most, on average (S12.9's token",
+        "bucket, shared with NO_RESOURCES NACKs, S10.2; default ${DEFAULT-VALUE})."})
+    int connectResponseRate;
+
+    @Option(names = "--connect-response-burst", defaultValue = "256", paramLabel = "N",
+        description = "spray mode: most of those each worker sends at once (S12.9; default ${DEFAULT-VALUE}).")
+    int connectResponseBurst;
+
     @Option(names = "--max-accepted-connections", defaultValue = "" + EmbeddedNicConfig.DEFAULT_MAX_ACCEPTED_CONNECTIONS,
         paramLabel = "N", description = {"spray mode: most connections peers opened that the NIC holds at once, over every",
         "worker; each one over is closed at once, counted and reported (default ${DEFAULT-VALUE}). Each worker's engine",
@@ -203,6 +212,8 @@ final class NicCommand implements Callable<Integer>
         BadOption.range("--paths", paths, 1, 64);
         BadOption.range("--max-accepted-connections", maxAcceptedConnections, 1, 1 << 20);
         BadOption.range("--busy-connections", busyConnections, 1, 1 << 20);
+        BadOption.range("--connect-response-rate", connectResponseRate, 1, 100_000_000);
+        BadOption.range("--connect-response-burst", connectResponseBurst, 1, 1_000_000);
         BadOption.range("--rocev2-ack-timeout", rocev2AckTimeout, 1, 31);
         BadOption.size("--expose", expose, 0, 1L << 40);
         BadOption.positive("--ipc-client-timeout", ipcClientTimeout, 5);
@@ -390,6 +401,8 @@ final class NicCommand implements Callable<Integer>
         {
             throw new IllegalArgumentException("--idle-timeout " + idleTimeout + " is not allowed: give 0 (never) to 86400 seconds");
         }
+        final int responseRate = connectResponseRate;
+        final int responseBurst = connectResponseBurst;
         final byte[] psk = null == pskFile ? null : PreSharedKeyFile.read(pskFile);
         final long idleTimeoutNanos = (long)(idleTimeout * 1e9);
         final int perSource = maxConnectionsPerSource;
@@ -399,7 +412,8 @@ final class NicCommand implements Callable<Integer>
             .maxOpenedConnections(maxOpenedConnections(ipc)).busyConnections(busyConnections)
             .planes(addresses.length).idleStrategy(IdleStrategies.parse(idle)).sprayConfig(() ->
                 EmbeddedNicConfig.sharedCoreSprayConfig().psk(psk).maxConnectionsPerSource(perSource)
-                    .idleTimeoutNanos(idleTimeoutNanos).portRotation(rotation.min(), rotation.max()))
+                    .idleTimeoutNanos(idleTimeoutNanos).portRotation(rotation.min(), rotation.max())
+                    .connectResponseRate(responseRate, responseBurst))
             .rocevRetry(RcConnectionAttributes.ackTimeoutNanos(rocev2AckTimeout), 7);
         PlaneAddresses.apply(embedded, addresses);
         final CountDownLatch stop = new CountDownLatch(1);

@@ -47,6 +47,10 @@ class NicCommandTest
             "10.0.0.1", "--busy-connections", "0");
         assertTrue(busy.exitCode() != 0);
         assertTrue(busy.err().contains("--busy-connections 0"), busy.err());
+        final CliTestSupport.Run bucket = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip",
+            "10.0.0.1", "--connect-response-rate", "0");
+        assertTrue(bucket.exitCode() != 0);
+        assertTrue(bucket.err().contains("--connect-response-rate 0: must be 1..100000000"), bucket.err());
         final CliTestSupport.Run idle = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip",
             "10.0.0.1", "--idle-timeout", "-1");
         assertTrue(idle.exitCode() != 0);

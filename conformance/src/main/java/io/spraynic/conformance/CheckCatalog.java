@@ -88,6 +88,10 @@ final class CheckCatalog
         must("errors.isolation-stream", "S9.4-2");
         must("close.forgotten", "S9.5-1");
         must("resources.no-resources-nack", "S10.2-1");
+        must("handshake.advertised-limits", "S10.2-3");
+        must("interop.advertised-limits", "S10.2-3");
+        must("interop.message-window", "S10.2-4");
+        must("interop.no-resources-retry", "S10.2-5");
         must("psk.bad-proof", "S12.2-1");
         must("psk.no-proof", "S12.2-1");
         must("psk.accept", "S12.2-2");

@@ -8,7 +8,8 @@ package io.spraynic.conformance;
  * @param level   {@code MUST} or {@code SHOULD}: a MUST failure fails the suite.
  * @param title   what it checks, in one line.
  * @param verdict pass, fail or not tested.
- * @param reason  what was seen (for a failure or a check not run: why).
+ * @param reason  what was seen: for a failure or a check not run, why; for a pass, what the check measured where
+ *                it measures something (e.g. the ACK delay at which a path moved), else null.
  */
 public record CheckResult(String id, String clause, String level, String title, Verdict verdict, String reason)
 {

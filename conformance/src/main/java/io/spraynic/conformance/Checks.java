@@ -20,6 +20,8 @@ abstract class Checks
     final Target target;
     final UdpLink link;
     final List<CheckResult> results;
+    /** What the running check measured, reported with a PASS (null: nothing to say); see {@link #measured}. */
+    private String measured;
 
     /** A check that could not run, with the reason. */
     static final class NotTested extends Exception
@@ -49,10 +51,15 @@ abstract class Checks
         CheckCatalog.require(id, clause, level);
         Verdict verdict;
         String reason;
+        measured = null;
         try
         {
             reason = body.run();
             verdict = null == reason ? Verdict.PASS : Verdict.FAIL;
+            if (null == reason)
+            {
+                reason = measured;
+            }
         }
         catch (final NotTested e)
         {
@@ -65,6 +72,15 @@ abstract class Checks
             reason = e.getClass().getSimpleName() + ": " + e.getMessage();
         }
         results.add(new CheckResult(id, clause, level, title, verdict, reason));
+    }
+
+    /**
+     * Says what the running check measured (a threshold it found, say), which its report carries as the reason of a
+     * PASS; a failure or a check not run says its own.
+     */
+    final void measured(final String what)
+    {
+        measured = what;
     }
 
     final void must(final String id, final String clause, final String title, final Body body)
@@ -249,6 +265,27 @@ abstract class Checks
         c.send(c.probe(0, p, 0, c.sendKey)); // fills p: the path is whole again
         final int all = (above + 1) & SprayWire.PSN_MASK;
         c.awaitPacket(ANSWER_NANOS, a -> c.isAckOf(a, 0) && a.h24(5) == all);
+        return failures(f);
+    }
+
+    /**
+     * S10.2-3: the limits a CONNECT or CONNECT_ACK advertises: a failure when either is 0 (not advertised; the
+     * fields' widths bound them above, 255 and 65,535), else null, the values recorded as measured.
+     */
+    final String advertisedLimits(final Packet conh)
+    {
+        final int window = conh.h16(SprayWire.CONH_WINDOW);
+        final int reads = conh.h8(SprayWire.CONH_READS);
+        measured("window " + window + ", reads " + reads);
+        final List<String> f = newFailures();
+        if (window == 0)
+        {
+            f.add("window 0 (not advertised)");
+        }
+        if (reads == 0)
+        {
+            f.add("reads 0 (not advertised)");
+        }
         return failures(f);
     }
 }

@@ -37,7 +37,7 @@ public record ConformanceReport(String target, List<CheckResult> results)
         {
             out.append(String.format(Locale.ROOT, "%-10s %-10s %-6s %-28s %s%n", r.verdict(), r.clause(), r.level(),
                 r.id(), r.title()));
-            if (r.verdict() != Verdict.PASS && null != r.reason())
+            if (null != r.reason()) // a pass's: what it measured
             {
                 out.append("           ").append(r.reason()).append('\n');
             }
@@ -85,6 +85,10 @@ public record ConformanceReport(String target, List<CheckResult> results)
             else if (r.verdict() == Verdict.NOT_TESTED)
             {
                 out.append("<skipped message=\"").append(xml(null == r.reason() ? "" : r.reason())).append("\"/>");
+            }
+            else if (null != r.reason())
+            {
+                out.append("<system-out>").append(xml(r.reason())).append("</system-out>"); // what a pass measured
             }
             out.append("</testcase>\n");
         }

@@ -49,6 +49,12 @@ public final class ConformanceSuite
         return run(target, initiator, initiatorExchange, null);
     }
 
+    /** @return the id of every check the suite has, in clause order (whichever a run reaches). */
+    public static List<String> checkIds()
+    {
+        return List.copyOf(CheckCatalog.entries().keySet());
+    }
+
     /** The groups of checks, by the prefix of their ids, in the order they run. */
     public static final List<String> GROUPS = List.of("handshake", "data", "malformed", "sender", "errors", "security",
         "close", "psk", "limits", "liveness", "ecn", "multipath", "resources");

@@ -20,6 +20,9 @@ final class ConnectRequest
     int senderCid = 1 + RANDOM.nextInt(SprayWire.PSN_MASK - 1);
     int initialPsn = RANDOM.nextInt(SprayWire.PSN_MASK + 1);
     int ingressMbps = 10_000;
+    /** S10.2-3: the READs this end serves at once and its inbound message window; 0: not advertised (the suite's). */
+    int reads;
+    int window;
     long token = RANDOM.nextLong();
     byte[] cookie = new byte[16];
     HandshakeKeys keys = HandshakeKeys.generate();
@@ -35,7 +38,7 @@ final class ConnectRequest
     {
         final FrameBuilder b = FrameBuilder.bth(SprayWire.CONNECT, destQp, 0, false)
             .u8(version).u8(flags).u8(paths).u8(planes).u16(mtu).u16(streams & 0xFFFF)
-            .u8(0).u24(senderCid).u8(0).u24(initialPsn).u32(ingressMbps).u64(token).u8(0).zeros(3).u64(0);
+            .u8(0).u24(senderCid).u8(0).u24(initialPsn).u32(ingressMbps).u64(token).u8(0).u8(reads).u16(window).u64(0);
         final byte[] hsb = new byte[SprayWire.HSB_LENGTH];
         System.arraycopy(cookie, 0, hsb, 0, 16);
         System.arraycopy(keys.publicKey, 0, hsb, 16, HandshakeKeys.PUBLIC_KEY_LENGTH);

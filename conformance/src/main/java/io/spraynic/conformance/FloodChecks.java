@@ -72,6 +72,7 @@ final class FloodChecks extends Checks
                 throw new NotTested("the flood did not outrun the bucket (the CONNECTs went out, or were answered, " +
                     "no faster than it refills), so even a target without one would pass: " + seen);
             }
+            measured(seen);
             return null;
         });
         // the checks after this one connect again: give the target's bucket time to refill

@@ -92,6 +92,15 @@ final class HandshakeChecks extends Checks
             }
             return failures(f);
         });
+        must("handshake.advertised-limits", "S10.2-3", "the CONNECT_ACK advertises the target's inbound message " +
+            "window and the READs it serves at once (CONH window and reads not 0)", () ->
+        {
+            if (null == ack[0] || ack[0].opcode() != SprayWire.CONNECT_ACK)
+            {
+                throw new NotTested("no CONNECT_ACK to read");
+            }
+            return advertisedLimits(ack[0]);
+        });
         must("handshake.repeat", "S9.1-5", "a repeated CONNECT draws the same CONNECT_ACK (no second connection)", () ->
         {
             if (null == ack[0] || ack[0].opcode() != SprayWire.CONNECT_ACK)

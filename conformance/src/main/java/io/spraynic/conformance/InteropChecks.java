@@ -20,6 +20,13 @@ final class InteropChecks extends Checks
     static final int REGION_BYTES = 4 << 20;
     /** The rnrTimerMicros of the suite's refusal: long enough that a retry sent early shows on a loaded host. */
     static final int RNR_TIMER_MICROS = 20_000;
+    /**
+     * S10.2-4: the inbound message window and READ limit the suite's CONNECT_ACK advertises: small, so that a target
+     * that posts more WRITEs at once has to hold some back (CI's transfer of 16 WRITEs of 64 KiB has 3 open at once
+     * under a window of 64, and so would pass a window of 4 without keeping it).
+     */
+    static final int WINDOW = 2;
+    static final int READS = 4;
 
     /**
      * @param peer     where the initiating target sends from.
@@ -42,7 +49,7 @@ final class InteropChecks extends Checks
     void run() throws IOException
     {
         final ScriptedResponder r = new ScriptedResponder(link, REGION_BYTES, interop.loss(), interop.loss(),
-            interop.seed()).refuseFirstWrite(RNR_TIMER_MICROS);
+            interop.seed()).refuseFirstWrite(RNR_TIMER_MICROS).advertise(WINDOW, READS);
         InitiatorChecks.publish(interop.exchange(), link.local(), r.regionBase, r.rkey, REGION_BYTES);
         r.serve(SERVE_NANOS);
         final String loss = String.format(java.util.Locale.ROOT, "%.1f %%", 100 * interop.loss());
@@ -98,6 +105,46 @@ final class InteropChecks extends Checks
             }
             final String broken = only(r, "S9.3-4", "(S9.3-4)");
             return null != broken ? broken : r.retried ? null : "the refused WRITE never came again";
+        });
+        must("interop.no-resources-retry", "S10.2-5", "the target took the suite's NACK RNR of reason NO_RESOURCES " +
+            "as an RNR NACK: it sent the refused WRITE again as its next attempt after the NACK's rnrTimerMicros, and " +
+            "that attempt placed all of the WRITE", () ->
+        {
+            if (!r.established() || !r.refusedWrite())
+            {
+                throw new NotTested(r.established() ? "the target sent no WRITE" : "no connection");
+            }
+            final String broken = only(r, "S9.3-4", "(S9.3-4)");
+            if (null != broken)
+            {
+                return broken;
+            }
+            if (!r.retried)
+            {
+                return "the refused WRITE never came again (taken as placed, or as a loss)";
+            }
+            return r.retryBytesPlaced >= r.refusedLength() ? null : "its retry placed " + r.retryBytesPlaced +
+                " of the WRITE's " + r.refusedLength() + " B";
+        });
+        must("interop.message-window", "S10.2-4", "the target never had more WRITEs open at once (a packet received " +
+            "by the suite, not yet every byte) than the window of " + WINDOW + " the suite's CONNECT_ACK advertised", () ->
+        {
+            if (!r.established() || r.writesStarted == 0)
+            {
+                throw new NotTested(r.established() ? "the target sent no WRITE" : "no connection");
+            }
+            measured("at most " + r.mostOpenWrites + " of the target's " + r.writesStarted + " WRITEs open at once, " +
+                "against the window of " + WINDOW);
+            return only(r, "S10.2-4", "(S10.2-4)");
+        });
+        must("interop.advertised-limits", "S10.2-3", "the target's CONNECT advertises its inbound message window " +
+            "and the READs it serves at once (CONH window and reads not 0)", () ->
+        {
+            if (null == r.acceptedConnect)
+            {
+                throw new NotTested("no CONNECT from the target");
+            }
+            return advertisedLimits(r.acceptedConnect);
         });
         must("interop.tags", "S12.4-2", "every data packet of the target carried its message's tag", () ->
         {

@@ -238,11 +238,15 @@ final class RouteChecks extends Checks
                     return "path " + slow + " moved from control port " + before[slow] + " to " + after + ", but so " +
                         "did the paths whose ACKs came at once: " + String.join(", ", moved) + " (" + counts + ")";
                 }
+                final String movedAt = "path " + slow + " moved from control port " + before[slow] + " to " + after +
+                    " with its ACKs " + c.slowNanos / ScriptedPeer.MILLI + " ms late (step " +
+                    c.slowNanos / SLOW_ACK_STEP_NANOS + " of " + SLOW_STEPS + ")";
                 if (retransmitted * 20 > c.slowSeen)
                 {
-                    throw new NotTested("path " + slow + " moved, but it lost over 5 % too, so loss may have moved it " +
-                        "(S7.3-1): " + counts);
+                    throw new NotTested(movedAt + ", but it lost over 5 % too, so loss may have moved it (S7.3-1): " +
+                        counts);
                 }
+                measured(movedAt + "; the other paths kept theirs (" + counts + ")");
                 return null;
             }
             if (judged == 0)

@@ -93,6 +93,24 @@ final class ScriptedResponder
     private final Set<Integer> refusedOffsets = new HashSet<>();
     /** The refused WRITE came again as its next attempt. */
     boolean retried;
+    /** Bytes of the refused WRITE placed from its later attempts (S10.2-5: the retry completes it). */
+    long retryBytesPlaced;
+    /** The CONNECT the connection was set up from (S10.2-3: the limits the peer advertised), or null. */
+    Packet acceptedConnect;
+
+    // S10.2-4: the window this end advertises, and the peer's WRITEs received in part (a sender cannot have
+    // completed a message before every byte of it reached this end and was acknowledged, which follows at once)
+    /** The inbound message window and READ limit the CONNECT_ACK advertises (0: not advertised). */
+    private int advertisedWindow;
+    private int advertisedReads;
+    /** (stream, MSN) of each WRITE with a packet received and not every byte: bytes received so far. */
+    private final Map<Long, Long> openWrites = new HashMap<>();
+    /** The most WRITEs open at once, and how many WRITEs the peer sent. */
+    int mostOpenWrites;
+    int writesStarted;
+    private final Set<Long> completedWrites = new HashSet<>();
+    /** The most open WRITEs already reported as a violation. */
+    private int reportedOpen;
 
     /** One READ_RESPONSE packet this end owes: its bytes (before the ICRC) and where it went. */
     private static final class Outbound
@@ -130,6 +148,28 @@ final class ScriptedResponder
     {
         this.rnrTimerMicros = timerMicros;
         return this;
+    }
+
+    /**
+     * Advertises {@code window} and {@code reads} in the CONNECT_ACK (S10.2-3), and judges that the peer never has
+     * more WRITEs open than {@code window} (S10.2-4).
+     */
+    ScriptedResponder advertise(final int window, final int reads)
+    {
+        this.advertisedWindow = window;
+        this.advertisedReads = reads;
+        return this;
+    }
+
+    int advertisedWindow()
+    {
+        return advertisedWindow;
+    }
+
+    /** @return the length of the refused WRITE (0: none refused). */
+    int refusedLength()
+    {
+        return refusedLength;
     }
 
     /** @return whether a WRITE was refused RNR. */
@@ -211,6 +251,7 @@ final class ScriptedResponder
             }
             return;
         }
+        acceptedConnect = p;
         peerCid = p.h24(9);
         token = p.h64(20);
         paths = Math.min(MAX_PATHS, p.h8(2));
@@ -238,6 +279,9 @@ final class ScriptedResponder
         }
         connectAck = conh(SprayWire.CONNECT_ACK, peerCid, paths, mtu, streams, initialPsn, token).zeros(16)
             .bytes(keys.publicKey).zeros(16).bytes();
+        connectAck[SprayWire.BTH_LENGTH + SprayWire.CONH_READS] = (byte)advertisedReads;
+        connectAck[SprayWire.BTH_LENGTH + SprayWire.CONH_WINDOW] = (byte)(advertisedWindow >> 8);
+        connectAck[SprayWire.BTH_LENGTH + SprayWire.CONH_WINDOW + 1] = (byte)advertisedWindow;
         send(connectAck);
     }
 
@@ -278,6 +322,10 @@ final class ScriptedResponder
         droppedUnrecovered.remove(content);
         final boolean refused = refusedAttempt(p, opcode, offset, length);
         final boolean newContent = !refused && received.add(content);
+        if (opcode == SprayWire.WRITE || opcode == SprayWire.WRITE_IMM)
+        {
+            countOpen((long)p.h16(2) << 32 | (p.h32(4) & 0xFFFF_FFFFL), newContent ? p.payload().length : 0, length);
+        }
         final Long before = firstSeen.putIfAbsent(at, content);
         if (null != before)
         {
@@ -316,6 +364,10 @@ final class ScriptedResponder
             {
                 System.arraycopy(payload, 0, region, (int)into, payload.length);
                 bytesWritten += payload.length;
+                if (refusedKey == ((long)p.h16(2) << 32 | (p.h32(4) & 0xFFFF_FFFFL)))
+                {
+                    retryBytesPlaced += payload.length;
+                }
             }
         }
         sendAck(path);
@@ -379,6 +431,38 @@ final class ScriptedResponder
             }
         }
         return false;
+    }
+
+    /**
+     * S10.2-4: a packet of the WRITE {@code key} of {@code length} bytes brought {@code bytes} new ones: the WRITE
+     * opens with its first packet (any attempt) and closes once every byte came (and was acknowledged).
+     */
+    private void countOpen(final long key, final int bytes, final int length)
+    {
+        final Long before = openWrites.get(key);
+        if (null == before && completedWrites.contains(key))
+        {
+            return; // a copy of a WRITE already whole
+        }
+        if (null == before)
+        {
+            writesStarted++;
+        }
+        final long received = (null == before ? 0 : before) + bytes;
+        openWrites.put(key, received);
+        final int open = openWrites.size(); // the WRITE whose last byte this is counts: its ACK is not sent yet
+        if (received >= length)
+        {
+            openWrites.remove(key);
+            completedWrites.add(key);
+        }
+        mostOpenWrites = Math.max(mostOpenWrites, open);
+        if (advertisedWindow > 0 && open > advertisedWindow && open > reportedOpen)
+        {
+            reportedOpen = open;
+            violations.add(open + " WRITEs open at once (a packet received, not every byte), above the window of " +
+                advertisedWindow + " advertised (S10.2-4)");
+        }
     }
 
     /** S9.3, S10.2-1: the refused WRITE's NACK, RNR NO_RESOURCES, sent whatever the loss rate (a QUERY repeats it). */

@@ -43,10 +43,12 @@ class ConformanceSelfTest
             "ecn.ce-echo", "ecn.data-ect0", "ecn.control-not-ect", "limits.source", "limits.released",
             "liveness.keepalive", "liveness.idle-close", "multipath.psn-spaces", "errors.flush-stream",
             "errors.isolation-stream", "errors.isolation-connection", "limits.response-rate", "sender.stale-ack",
-            "cc.ce-window", "cc.rate-hint"})
+            "cc.ce-window", "cc.rate-hint", "errors.bad-rkey", "errors.query", "handshake.advertised-limits"})
         {
             assertEquals(Verdict.PASS, report.result(id).verdict(), () -> id + ": " + report.toText());
         }
+        assertTrue(report.result("errors.query").reason().matches("the first QUERY was answered, in \\d+ us"),
+            report::toText);
         assertTrue(report.result("multipath.repath").reason().contains("kept source port"), report::toText);
         assertTrue(report.result("multipath.repath-rtt").reason().startsWith("the ACKs of path 0 kept source port"),
             report::toText);
@@ -144,8 +146,17 @@ class ConformanceSelfTest
     void shouldPassTheRttRepathClauseAgainstAToyThatRepathsOnRtt() throws Exception
     {
         final ConformanceReport report = runAgainst(25, null, EnumSet.of(Fault.REPATH_RTT), Set.of("multipath"));
-        assertEquals(Verdict.PASS, report.result("multipath.repath-rtt").verdict(), report::toText);
-        assertEquals("S7.3-2", report.result("multipath.repath-rtt").clause());
+        final CheckResult rtt = report.result("multipath.repath-rtt");
+        assertEquals(Verdict.PASS, rtt.verdict(), report::toText);
+        assertEquals("S7.3-2", rtt.clause());
+        // the pass says the delay at which the path moved, in the table, the JSON and the JUnit XML alike
+        assertTrue(rtt.reason().matches("path 0 moved from control port \\d+ to \\d+ with its ACKs (4|8|12|16) ms " +
+            "late \\(step [1-4] of 4\\); the other paths kept theirs \\(\\d+ first transmissions on path 0, .*"),
+            rtt.reason());
+        assertTrue(report.toText().contains(rtt.reason()), report::toText);
+        assertTrue(report.toJson().contains("\"verdict\":\"PASS\",\"reason\":" + ConformanceReport.quote(rtt.reason())),
+            report::toJson);
+        assertTrue(report.toJunitXml().contains("<system-out>path 0 moved from control port "), report::toJunitXml);
     }
 
     /**
@@ -254,6 +265,27 @@ class ConformanceSelfTest
     }
 
     /**
+     * S9.3.1-2: a toy that never answers a QUERY fails, whichever of the suite's QUERYs; one whose first answer is
+     * lost (a lossy link) passes on the suite's second QUERY, and the report says so.
+     */
+    @Test
+    void shouldFailTheQueryClauseAgainstAToyThatDoesNotAnswerAndAskAgainAfterALoss() throws Exception
+    {
+        final ConformanceReport silent = runAgainst(28, null, EnumSet.of(Fault.NO_QUERY_ANSWER), Set.of("errors"));
+        final CheckResult unanswered = silent.result("errors.query");
+        assertEquals(Verdict.FAIL, unanswered.verdict(), silent::toText);
+        assertEquals("no NACK answered any of " + PeerChecks.QUERY_TRIES + " QUERYs sent 1000 ms apart",
+            unanswered.reason());
+        assertEquals(Verdict.PASS, silent.result("errors.bad-rkey").verdict(), silent::toText);
+        final ConformanceReport lossy = runAgainst(29, null, EnumSet.of(Fault.LOSE_FIRST_QUERY_ANSWER),
+            Set.of("errors"));
+        final CheckResult asked = lossy.result("errors.query");
+        assertEquals(Verdict.PASS, asked.verdict(), lossy::toText);
+        assertTrue(asked.reason().matches("the second QUERY was answered, in \\d+ us \\(no answer to the earlier " +
+            "within 1000 ms each: lost or late\\)"), asked.reason());
+    }
+
+    /**
      * RNR attempts (S9.3-2, S9.3-3): against the toy that refuses every SEND an attempt at a time (it posts no
      * receive) both checks pass; against one that ends a refusal after as many packets as the message has, copies
      * counted (draft 0.6's SprayNIC), the attempt check fails on the copy of the refused attempt's first packet.
@@ -280,10 +312,14 @@ class ConformanceSelfTest
     {
         final ConformanceReport good = runInterop(8, EnumSet.noneOf(ToyInitiator.Fault.class), dir.resolve("good"));
         for (final String id : new String[]{"interop.accept", "interop.loss-recovered", "interop.retransmit-flag",
-            "interop.tags", "interop.control-tags", "interop.rnr-retry"})
+            "interop.tags", "interop.control-tags", "interop.rnr-retry", "interop.no-resources-retry",
+            "interop.advertised-limits", "interop.message-window"})
         {
             assertEquals(Verdict.PASS, good.result(id).verdict(), () -> id + ": " + good.toText());
         }
+        // the toy's WRITE and its burst of as many WRITEs as the suite's window, all open at once
+        assertEquals("at most " + InteropChecks.WINDOW + " of the target's " + (1 + InteropChecks.WINDOW) + " WRITEs " +
+            "open at once, against the window of " + InteropChecks.WINDOW, good.result("interop.message-window").reason());
         final ConformanceReport flag = runInterop(9, EnumSet.of(ToyInitiator.Fault.NO_RETRANSMIT_FLAG),
             dir.resolve("flag"));
         assertEquals(Verdict.FAIL, flag.result("interop.retransmit-flag").verdict(), flag::toText);
@@ -304,6 +340,36 @@ class ConformanceSelfTest
         // at once: before the timer, and (10 % of attempt 0 dropped and never sent again) before its ACKs
         assertTrue(rnr.reason().contains("before its rnrTimerMicros") ||
             rnr.reason().contains("packets had been acknowledged"), rnr.reason());
+    }
+
+    /**
+     * S10.2-3 fails against a toy responder whose CONNECT_ACK, and a toy initiator whose CONNECT, advertises no
+     * window and no READ limit; S10.2-4 against a toy initiator that opens one WRITE more than the suite's window;
+     * S10.2-5 fails against a toy initiator that ignores a NACK RNR of reason NO_RESOURCES
+     * (its WRITE is never sent again). Both pass against the compliant toys (above).
+     */
+    @Test
+    void shouldFailTheResourceClausesAgainstToysThatBreakThem(@TempDir final Path dir) throws Exception
+    {
+        final ConformanceReport silent = runAgainst(30, null, EnumSet.of(Fault.NO_ADVERTISED_LIMITS), Set.of("close"));
+        final CheckResult limits = silent.result("handshake.advertised-limits");
+        assertEquals(Verdict.FAIL, limits.verdict(), silent::toText);
+        assertEquals("window 0 (not advertised); reads 0 (not advertised)", limits.reason());
+        assertEquals(Verdict.PASS, silent.result("handshake.accept").verdict(), silent::toText);
+        final ConformanceReport ignoring = runInterop(31, EnumSet.of(ToyInitiator.Fault.IGNORE_NO_RESOURCES,
+            ToyInitiator.Fault.NO_ADVERTISED_LIMITS, ToyInitiator.Fault.BEYOND_WINDOW), dir.resolve("ignoring"));
+        final CheckResult window = ignoring.result("interop.message-window");
+        assertEquals(Verdict.FAIL, window.verdict(), ignoring::toText);
+        // 5 once the burst's fifth WRITE came; 6 with the refused WRITE, never sent again, still open
+        assertTrue(window.reason().startsWith((InteropChecks.WINDOW + 1) + " WRITEs open at once (a packet received, " +
+            "not every byte), above the window of " + InteropChecks.WINDOW + " advertised (S10.2-4)"), window.reason());
+        assertEquals(Verdict.PASS, ignoring.result("interop.accept").verdict(), ignoring::toText);
+        final CheckResult retry = ignoring.result("interop.no-resources-retry");
+        assertEquals(Verdict.FAIL, retry.verdict(), ignoring::toText);
+        assertEquals("the refused WRITE never came again (taken as placed, or as a loss)", retry.reason());
+        final CheckResult advertised = ignoring.result("interop.advertised-limits");
+        assertEquals(Verdict.FAIL, advertised.verdict(), ignoring::toText);
+        assertEquals("S10.2-3", advertised.clause());
     }
 
     @Test

@@ -11,7 +11,8 @@ import java.util.TreeMap;
  * test module: it reads the suite's {@code nic.addr}, connects (the suite's own {@link ScriptedPeer} does the
  * handshake), WRITEs {@link #BYTES} on path 0 recovering what the suite drops (S6.5: what an ACK shows missing
  * goes again with its PSN and {@code RETRANSMIT}; a timer for a lost tail, S6.7; refused RNR, the WRITE goes again as
- * its next attempt once the attempt is acknowledged and the NACK's timer has passed, S9.3-4), READs them back (the READ_REQUEST
+ * its next attempt once the attempt is acknowledged and the NACK's timer has passed, S9.3-4), then opens as many
+ * two-packet WRITEs at once as the suite's window (S10.2-4), READs all back (the READ_REQUEST
  * sent again until answered), and CLOSEs. Each {@link Fault} makes it non-compliant in one way. It runs on its own
  * thread until done or closed.
  */
@@ -27,8 +28,17 @@ final class ToyInitiator implements AutoCloseable
         /** S12.4-2: every data packet's message tag is wrong. */
         WRONG_MESSAGE_TAG,
         /** S9.3-4: refused RNR, the WRITE goes again at once, before the NACK's timer and the attempt's ACKs. */
-        RNR_RETRY_AT_ONCE
+        RNR_RETRY_AT_ONCE,
+        /** S10.2-5: a NACK RNR of reason NO_RESOURCES is ignored: the attempt is done once acknowledged. */
+        IGNORE_NO_RESOURCES,
+        /** S10.2-3: the CONNECT advertises no window and no READ limit (CONH window and reads 0). */
+        NO_ADVERTISED_LIMITS,
+        /** S10.2-4: one WRITE more than the suite's window open at once. */
+        BEYOND_WINDOW
     }
+
+    /** The most WRITEs the toy opens at once (S10.2-4), whatever window the suite advertises. */
+    private static final int MAX_BURST = 16;
 
     static final int BYTES = 128 * 1024;
     private static final long TAIL_NANOS = 30 * ScriptedPeer.MILLI;
@@ -65,6 +75,11 @@ final class ToyInitiator implements AutoCloseable
             {
                 final ConnectRequest request = new ConnectRequest();
                 request.paths = 1;
+                if (!faults.contains(Fault.NO_ADVERTISED_LIMITS))
+                {
+                    request.window = 16; // S10.2-3
+                    request.reads = 4;
+                }
                 final ScriptedPeer c = new ScriptedPeer(link, request);
                 final String refused = c.establish(8 * Checks.ANSWER_NANOS);
                 if (null != refused)
@@ -74,9 +89,11 @@ final class ToyInitiator implements AutoCloseable
                 }
                 final byte[] data = Checks.pattern(BYTES, 77);
                 final boolean written = write(c, data, exposed[1], (int)exposed[2]);
-                if (written)
+                // S10.2-4: as many WRITEs open at once as the suite's window, one more by fault
+                final int burst = Math.min(MAX_BURST, c.peerWindow) + (faults.contains(Fault.BEYOND_WINDOW) ? 1 : 0);
+                if (written && burst(c, exposed[1], (int)exposed[2], burst))
                 {
-                    read(c, exposed[1], (int)exposed[2]);
+                    read(c, exposed[1], (int)exposed[2], BYTES + 2 * c.mtu * burst);
                 }
                 for (int attempt = 0; attempt < 8; attempt++)
                 {
@@ -137,16 +154,63 @@ final class ToyInitiator implements AutoCloseable
             outstanding.put(i, body);
             c.send(body);
         }
-        final int first = psns[0];
+        return recover(c, outstanding, psns[0], m, retryAt);
+    }
+
+    /**
+     * S10.2-4: the first packets of {@code count} two-packet WRITEs after the {@link #BYTES} written, then, once
+     * all are acknowledged, their second packets: all are open at once at the suite, whatever it drops.
+     */
+    private boolean burst(final ScriptedPeer c, final long address, final int rkey, final int count) throws IOException
+    {
+        final ScriptedPeer.Message[] messages = new ScriptedPeer.Message[count];
+        for (int i = 0; i < count; i++)
+        {
+            messages[i] = new ScriptedPeer.Message(SprayWire.WRITE, 0, c.takeMsn(0), 2 * c.mtu, 0,
+                address + BYTES + 2L * c.mtu * i, rkey, 0);
+        }
+        final byte[] payload = Checks.pattern(c.mtu, 78);
+        for (int half = 0; half < 2; half++)
+        {
+            // every first packet acknowledged (recovered from the suite's drops) before any second one goes
+            final TreeMap<Integer, byte[]> outstanding = new TreeMap<>();
+            int first = -1;
+            for (final ScriptedPeer.Message m : messages)
+            {
+                final int psn = c.takePsn(0);
+                first = first < 0 ? psn : first;
+                final byte[] body = c.dataPacket(m, 0, psn, half * c.mtu, payload, 0, true, c.tag(m));
+                outstanding.put(outstanding.size(), body);
+                c.send(body);
+            }
+            if (!recover(c, outstanding, first, null, new long[]{-1}))
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Recovers {@code outstanding} (by distance from PSN {@code first} of path 0) until acknowledged; an RNR NACK of
+     * {@code m} (null: none expected) sets {@code retryAt}.
+     */
+    private boolean recover(final ScriptedPeer c, final TreeMap<Integer, byte[]> outstanding, final int first,
+        final ScriptedPeer.Message m, final long[] retryAt) throws IOException
+    {
         // when each packet last went again: a gap is resent once per TAIL_NANOS, not on every ACK that shows it (under
         // 10 % loss every ACK showed the same gaps, and the toy's resends flooded its socket until it gave up)
         final java.util.Map<Integer, Long> resentAt = new java.util.HashMap<>();
         final long giveUp = System.nanoTime() + GIVE_UP_NANOS;
         while (!outstanding.isEmpty() && System.nanoTime() < giveUp)
         {
-            final Packet ack = c.awaitPacket(TAIL_NANOS, p -> c.isAckOf(p, 0) || isRnrNack(c, p, m));
+            final Packet ack = c.awaitPacket(TAIL_NANOS, p -> c.isAckOf(p, 0) || null != m && isRnrNack(c, p, m));
             if (null != ack && ack.opcode() == SprayWire.NACK)
             {
+                if (faults.contains(Fault.IGNORE_NO_RESOURCES) && ack.h8(1) == SprayWire.RNR_REASON_NO_RESOURCES)
+                {
+                    continue;
+                }
                 if (retryAt[0] < 0)
                 {
                     retryAt[0] = System.nanoTime() + ack.h32(8) * 1_000L; // S9.3-4: the NACK's rnrTimerMicros
@@ -200,10 +264,10 @@ final class ToyInitiator implements AutoCloseable
             p.controlTagValid(c.receiveKey);
     }
 
-    private void read(final ScriptedPeer c, final long address, final int rkey) throws IOException
+    private void read(final ScriptedPeer c, final long address, final int rkey, final int bytes) throws IOException
     {
         final int msn = c.takeMsn(0);
-        final byte[] request = c.readRequest(0, 0, msn, address, rkey, BYTES);
+        final byte[] request = c.readRequest(0, 0, msn, address, rkey, bytes);
         final ScriptedPeer.InboundRead read = c.inboundRead(0, msn);
         c.send(request);
         final long giveUp = System.nanoTime() + GIVE_UP_NANOS;

@@ -94,7 +94,13 @@ final class ToyResponder implements AutoCloseable
         /** S2.5-2: ACKs go with SACKH {@code reserved4} 0x5A. */
         RESERVED_ACK_FIELD,
         /** S12.4-1: data packets' message tags are checked as if every packet were of attempt 0 (draft 0.7's tag). */
-        ATTEMPT_OUTSIDE_TAG
+        ATTEMPT_OUTSIDE_TAG,
+        /** S9.3.1-2: a QUERY is never answered. */
+        NO_QUERY_ANSWER,
+        /** Not a fault: the answer to a connection's first QUERY is lost, as on a lossy link. */
+        LOSE_FIRST_QUERY_ANSWER,
+        /** S10.2-3: the CONNECT_ACK advertises no window and no READ limit (CONH window and reads 0). */
+        NO_ADVERTISED_LIMITS
     }
 
     /** The toy's connections per source (S12.9) and idle timeout (S12.10), small so that the checks run fast. */
@@ -102,6 +108,9 @@ final class ToyResponder implements AutoCloseable
     static final long IDLE_TIMEOUT_NANOS = 1_500 * ScriptedPeer.MILLI;
     static final long REGION_ADDRESS = 0x7F00_0000_0000L;
     static final int RKEY = 0x1234;
+    /** S10.2-3: the window and READ limit its CONNECT_ACK advertises. */
+    static final int ADVERTISED_WINDOW = 64;
+    static final int ADVERTISED_READS = 16;
     /** S9.3-2: the retry time its RNR NACKs ask for. */
     static final int RNR_TIMER_MICROS = 10;
     /** The toy's one retransmission timer (S6.7-1): long, so that the suite's short silences do not trip it. */
@@ -166,6 +175,8 @@ final class ToyResponder implements AutoCloseable
         final Map<Long, int[]> rnr = new HashMap<>();
         final boolean[] streamErrored = new boolean[2];
         final int[] erroredMsn = new int[2];
+        final int[] erroredRefusal = new int[2];
+        boolean queryAnswered;
         /** The highest ackSequence taken of path 0 (S5.1-2). */
         int ackTaken;
         long lastAckHeard = System.nanoTime();
@@ -276,6 +287,14 @@ final class ToyResponder implements AutoCloseable
                     c.closed = true; // the toy sends no message of its own: any NACK is unmatched
                 }
             }
+            case SprayWire.QUERY ->
+            {
+                if (p.controlTagValid(c.receiveKey) && p.wholeHeaders())
+                {
+                    c.lastHeard = System.nanoTime();
+                    answerQuery(c, p.h16(2), p.h32(4));
+                }
+            }
             case SprayWire.CLOSE ->
             {
                 if (p.controlTagValid(c.receiveKey))
@@ -358,6 +377,13 @@ final class ToyResponder implements AutoCloseable
             c.connectAck[SprayWire.BTH_LENGTH + 13] = 0; // initial PSN 1000 (below)
             c.connectAck[SprayWire.BTH_LENGTH + 14] = (byte)(1000 >> 8);
             c.connectAck[SprayWire.BTH_LENGTH + 15] = (byte)1000;
+            if (!faults.contains(Fault.NO_ADVERTISED_LIMITS))
+            {
+                // S10.2-3 (the toy does not refuse beyond them: resources.no-resources-nack fails against it)
+                c.connectAck[SprayWire.BTH_LENGTH + SprayWire.CONH_READS] = (byte)ADVERTISED_READS;
+                c.connectAck[SprayWire.BTH_LENGTH + SprayWire.CONH_WINDOW] = (byte)(ADVERTISED_WINDOW >> 8);
+                c.connectAck[SprayWire.BTH_LENGTH + SprayWire.CONH_WINDOW + 1] = (byte)ADVERTISED_WINDOW;
+            }
             if (null != psk && !faults.contains(Fault.NO_ACK_PROOF))
             {
                 System.arraycopy(ConnectRequest.proof(psk, c.connectAck, c.connectAck.length), 0, c.connectAck,
@@ -528,14 +554,36 @@ final class ToyResponder implements AutoCloseable
                 c.streamErrored[stream] && msn - c.erroredMsn[stream] > 0);
         }
         refusedAny = true;
-        link.send(FrameBuilder.bth(SprayWire.NACK, c.peerCid, 0, false).u8(SprayWire.SYNDROME_REMOTE_ACCESS_ERROR).u8(0)
-            .u16(stream).u32(msn).u32(0).u32(++c.refusals).controlTag(c.sendKey).bytes(), false, UdpLink.NOT_ECT);
+        refuseAccess(c, stream, msn, ++c.refusals);
         if (stream < c.streamErrored.length && !faults.contains(Fault.NO_STREAM_ERROR))
         {
             c.streamErrored[stream] = true;
             c.erroredMsn[stream] = msn;
+            c.erroredRefusal[stream] = c.refusals;
         }
         return false;
+    }
+
+    private void refuseAccess(final Connection c, final int stream, final int msn, final int refusal) throws IOException
+    {
+        link.send(FrameBuilder.bth(SprayWire.NACK, c.peerCid, 0, false).u8(SprayWire.SYNDROME_REMOTE_ACCESS_ERROR).u8(0)
+            .u16(stream).u32(msn).u32(0).u32(refusal).controlTag(c.sendKey).bytes(), false, UdpLink.NOT_ECT);
+    }
+
+    /** S9.3.1-2: a QUERY of a message of an errored stream is answered with the refusal's NACK again. */
+    private void answerQuery(final Connection c, final int stream, final int msn) throws IOException
+    {
+        if (faults.contains(Fault.NO_QUERY_ANSWER) || stream >= c.streamErrored.length || !c.streamErrored[stream] ||
+            msn - c.erroredMsn[stream] < 0)
+        {
+            return; // the toy keeps no other fate of a message to tell
+        }
+        final boolean first = !c.queryAnswered;
+        c.queryAnswered = true;
+        if (!(first && faults.contains(Fault.LOSE_FIRST_QUERY_ANSWER)))
+        {
+            refuseAccess(c, stream, c.erroredMsn[stream], c.erroredRefusal[stream]);
+        }
     }
 
     /**
