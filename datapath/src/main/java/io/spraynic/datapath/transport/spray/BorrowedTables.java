@@ -4,7 +4,6 @@ import io.spraynic.datapath.transport.TransportCounters;
 
 import java.util.Arrays;
 
-import static io.spraynic.datapath.transport.spray.SprayConnection.FAILED;
 
 /**
  * The {@link ConnectionStorage} one spray connection borrows from its engine's pool while it has traffic (issue 13):
@@ -104,7 +103,7 @@ final class BorrowedTables
         final PathScheduler scheduler = connection.scheduler;
         for (int path = 0; path < scheduler.sendWindows.length; path++)
         {
-            if (!scheduler.sendWindows[path].isDetachable() || scheduler.pathStates[path] == FAILED)
+            if (!scheduler.sendWindows[path].isDetachable() || !scheduler.isActive(path))
             {
                 return false;
             }
@@ -165,7 +164,7 @@ final class BorrowedTables
         connection.inbound.detach();
         connection.marks.detach();
         connection.resend.detach();
-        connection.scheduler.parkWindows(bucket.idleWindow, bucket.idleTimes);
+        connection.scheduler.parkWindows(bucket.idleWindows, bucket.idleTimes);
         connection.loss.attach(bucket.idleTimeouts);
         Arrays.fill(pathCounters, bucket.idlePathSink);
         final ConnectionStorage returned = storage;

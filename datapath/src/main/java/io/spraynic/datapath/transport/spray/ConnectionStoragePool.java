@@ -124,6 +124,8 @@ final class ConnectionStoragePool
          * records; only {@link PathScheduler#parkWindows} and the ACK check of a parked path read it, nothing sends.
          */
         final PathSendWindow idleWindow = new PathSendWindow(0, null);
+        /** What idle connections of this shape name as their paths' send windows: every entry {@link #idleWindow}. */
+        final PathSendWindow[] idleWindows;
         /** The timeouts set idle connections of this shape name: zeros, read by nothing while they are idle. */
         final LossDetector.Timeouts idleTimeouts;
         /** The probe, RESYNC and answered times idle connections of this shape name: read by nothing while idle. */
@@ -135,6 +137,7 @@ final class ConnectionStoragePool
             this.limit = limit;
             idleTimeouts = new LossDetector.Timeouts(shape.paths());
             idleTimes = new PathScheduler.LentTimes(shape.paths());
+            idleWindows = PathScheduler.idleWindows(idleWindow, shape.paths());
             final int initial = Math.min(prewarm, limit);
             free = new ConnectionStorage[Math.max(1, initial)];
             for (int i = 0; i < initial; i++)

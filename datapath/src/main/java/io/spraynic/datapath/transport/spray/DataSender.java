@@ -7,7 +7,6 @@ import io.spraynic.datapath.verbs.SendWorkRequest;
 import io.spraynic.datapath.verbs.WorkCompletionStatus;
 import io.spraynic.datapath.wire.SprayOpcodes;
 
-import static io.spraynic.datapath.transport.spray.SprayConnection.ACTIVE;
 import static io.spraynic.datapath.transport.spray.SprayConnection.PROBE_HANDLE;
 import static io.spraynic.datapath.transport.spray.SprayConnection.READ;
 import static io.spraynic.datapath.transport.spray.SprayConnection.READ_RESPONSE;
@@ -42,7 +41,6 @@ final class DataSender
 
     private final SendSlots slots;
     private final PathScheduler scheduler;
-    private final PathSendWindow[] sendWindows;
     private final RetransmitQueues resend;
     private final SendCompletions completions;
     private final LossDetector loss;
@@ -79,7 +77,6 @@ final class DataSender
         this.peerReads = peerReads;
         this.slots = slots;
         this.scheduler = scheduler;
-        this.sendWindows = scheduler.sendWindows;
         this.resend = resend;
         this.completions = completions;
         this.loss = loss;
@@ -216,8 +213,8 @@ final class DataSender
             final int path = resend.retransmissionPath();
             final int psn = resend.retransmissionPsn();
             final long handle = resend.retransmissionHandle();
-            final PathSendWindow window = sendWindows[path];
-            if (scheduler.pathStates[path] == ACTIVE && Psn.inRange(psn, window.basePsn(), window.outstanding()))
+            final PathSendWindow window = scheduler.sendWindows[path];
+            if (scheduler.isActive(path) && Psn.inRange(psn, window.basePsn(), window.outstanding()))
             {
                 final boolean ok = handle == PROBE_HANDLE ? frames.probe(path, psn, 0) :
                     writeData(path, handle, psn, true, now);

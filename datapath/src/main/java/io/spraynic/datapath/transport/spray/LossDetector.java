@@ -6,7 +6,6 @@ import io.spraynic.datapath.wire.SelectiveAckHeader;
 import java.lang.foreign.MemorySegment;
 import java.util.function.LongConsumer;
 
-import static io.spraynic.datapath.transport.spray.SprayConnection.FAILED;
 import static io.spraynic.datapath.transport.spray.SprayConnection.PROBE_HANDLE;
 
 /**
@@ -176,7 +175,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
             pathCounters[path].add(SprayCounters.ECN_MARKS_ECHOED, ce);
         }
         scheduler.onAckTaken(path, sequence, now);
-        if (scheduler.pathStates[path] == FAILED)
+        if (!scheduler.isActive(path))
         {
             if (!probeAcked)
             {
@@ -279,11 +278,11 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
     int onTimer(final int path, final long now)
     {
         final PathSendWindow window = scheduler.sendWindows[path];
-        if (scheduler.pathStates[path] == FAILED)
+        if (!scheduler.isActive(path))
         {
-            if (now >= scheduler.nextResyncAt[path])
+            if (now >= scheduler.times.nextResyncAt[path])
             {
-                scheduler.nextResyncAt[path] = now + nextResyncInterval(path);
+                scheduler.times.nextResyncAt[path] = now + nextResyncInterval(path);
                 window.reset(window.nextPsn());
                 scheduler.sourcePort(path, scheduler.unusedSourcePort()); // a new route (S7.5)
                 return RESYNC;
@@ -311,7 +310,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
             }
         }
         final long quiet = Math.max(2 * scheduler.srttNanos(path), config.probeMinNanos);
-        final long since = Math.max(Math.max(scheduler.lastAckAt[path], scheduler.lastProbeAt[path]),
+        final long since = Math.max(Math.max(scheduler.times.lastAckAt[path], scheduler.times.lastProbeAt[path]),
             window.oldestSentAtNanos());
         return now - since >= quiet && !window.isFull() ? PROBE : NOTHING;
     }

@@ -43,18 +43,22 @@ final class PathScheduler
     private final SprayConfig config;
     private final SplittableRandom random;
 
-    final PathSendWindow[] sendWindows;
+    /**
+     * The paths' send windows, indexed by path: while the connection has traffic the array lent with its tables
+     * ({@link ConnectionStorage#windows}), while it is idle its engine's array of the shared empty window for its
+     * shape (issue 13: an idle connection holds neither windows nor the array). Read it through this field, never
+     * cached: it changes at {@link #unparkWindows} and {@link #parkWindows}.
+     */
+    PathSendWindow[] sendWindows;
     /** Every path's RTT estimate (S6.8), indexed by path. */
     final RttEstimator rtt;
     /** Every path's congestion window (S8.2), indexed by path. */
     final PathCongestionControl congestionWindows;
-    final int[] pathStates;
-    final long[] lastAckAt;
-    // the three of LentTimes: while the send windows are parked, the idle connections' shared set (never written)
-    long[] lastProbeAt;
-    long[] nextResyncAt;
-    /** S6.8.1: when the newest packet acknowledged on each path (first transmissions only) was sent. */
-    long[] answeredSentAt;
+    /**
+     * The paths' times lent with the send windows ({@link LentTimes}); while the windows are parked, the idle
+     * connections' shared set, which nothing writes or reads.
+     */
+    LentTimes times;
     /**
      * The scheduler's own per-path integers, path-major in one array (issue 13: one array header for all of them,
      * not one per field): the last ACK sequence taken (S6.5; whether one was is a bit of {@link #ackSequenceSeen}),
@@ -67,9 +71,9 @@ final class PathScheduler
      */
     private final int[] pathInts;
     /**
-     * S7.2, S7.4.1: bit {@code path} set while the path is ACTIVE, and while it is ACTIVE and has not timed out since
-     * its last ACK: kept where states and timeouts change, so that {@link #pick} visits only the paths that may
-     * take data (issue 13: it read every path's state and timeouts per packet).
+     * S7.2, S7.4.1: bit {@code path} set while the path is ACTIVE (clear while FAILED: the paths' states, issue 13:
+     * no array of them), and while it is ACTIVE and has not timed out since its last ACK: kept where states and
+     * timeouts change, so that {@link #pick} visits only the paths that may take data.
      */
     private long activePaths;
     private long answeringPaths;
@@ -90,36 +94,43 @@ final class PathScheduler
     /**
      * The per-path times that matter only while a path has packets outstanding or is failed (issue 13: an idle
      * connection holds none; they come and go with its send windows, {@link #unparkWindows}): when the path was last
-     * probed (read against its oldest outstanding packet's send time, which is later than any probe before the
-     * connection went idle), when a failed path's next RESYNC is due (S7.5), and when the newest packet acknowledged
-     * on it was sent (S6.8.1, compared with packets sent since, so older than all of them, as NONE is).
+     * probed and last acknowledged (both read only against its oldest outstanding packet's send time, which is later
+     * than any probe or ACK before the windows were lent: S6.8's probe and S7.4.1's "another path answered since",
+     * whose other reading, "since an ACK was due", only moves packets sent before that ACK, so none of a window lent
+     * after it), when a failed path's next RESYNC is due (S7.5; a connection with a failed path keeps its tables),
+     * and when the newest packet acknowledged on it was sent (S6.8.1, compared with packets sent since, so older than
+     * all of them, as NONE is). An ACK taken while the windows are parked (a keepalive's) is not recorded.
      */
     static final class LentTimes
     {
         final long[] lastProbeAt;
+        final long[] lastAckAt;
         final long[] nextResyncAt;
+        /** S6.8.1: when the newest packet acknowledged on each path (first transmissions only) was sent. */
         final long[] answeredSentAt;
 
         LentTimes(final int paths)
         {
             lastProbeAt = new long[paths];
+            lastAckAt = new long[paths];
             nextResyncAt = new long[paths];
             answeredSentAt = new long[paths];
             clear();
         }
 
-        /** Back to a new connection's: nothing probed or answered yet. */
+        /** Back to a new connection's: nothing probed, acknowledged or answered yet. */
         void clear()
         {
             java.util.Arrays.fill(lastProbeAt, NONE);
+            java.util.Arrays.fill(lastAckAt, NONE);
             java.util.Arrays.fill(nextResyncAt, 0);
             java.util.Arrays.fill(answeredSentAt, NONE);
         }
 
-        /** @return bytes of a set for {@code paths} paths (S10.1): three arrays and the object. */
+        /** @return bytes of a set for {@code paths} paths (S10.1): four arrays and the object. */
         static long bytes(final int paths)
         {
-            return 16 + 3 * (16 + 8L * paths);
+            return 32 + 4 * (16 + 8L * paths);
         }
     }
 
@@ -152,41 +163,46 @@ final class PathScheduler
     }
 
     /**
-     * @param idleWindow null: the paths' send windows are the scheduler's own, for good; otherwise an empty window
-     *                   without records, shared by idle connections, which every path's entry of
-     *                   {@link #sendWindows} names until the connection lends it windows ({@link #unparkWindows};
-     *                   issue 13: an idle connection holds no window, only each path's next PSN).
-     * @param idleTimes  with {@code idleWindow}: the times idle connections name ({@link LentTimes}), else null.
+     * @param idleWindows null: the paths' send windows (and their array) are the scheduler's own, for good; otherwise
+     *                    {@code paths} entries naming one empty window without records ({@link #idleWindows}), shared
+     *                    by idle connections, which {@link #sendWindows} is until the connection lends it windows
+     *                    ({@link #unparkWindows}; issue 13: an idle connection holds no window, only each path's
+     *                    next PSN).
+     * @param idleTimes   with {@code idleWindows}: the times idle connections name ({@link LentTimes}), else null.
      * @param shared     made from {@code config}, for at least {@code paths} paths.
      */
     PathScheduler(
         final int paths, final SprayConfig config, final SplittableRandom random, final int initialPsn,
-        final int sourcePortBase, final PathSendWindow idleWindow, final LentTimes idleTimes, final Shared shared)
+        final int sourcePortBase, final PathSendWindow[] idleWindows, final LentTimes idleTimes, final Shared shared)
     {
         if (shared.scratch.length < paths)
         {
             throw new IllegalArgumentException("scratch for " + shared.scratch.length + " paths, need " + paths);
         }
+        if (null != idleWindows && idleWindows.length != paths)
+        {
+            throw new IllegalArgumentException(idleWindows.length + " idle windows for " + paths + " paths");
+        }
         this.paths = paths;
         this.config = config;
         this.random = random;
-        sendWindows = new PathSendWindow[paths];
+        sendWindows = null == idleWindows ? new PathSendWindow[paths] : idleWindows;
         rtt = new RttEstimator(paths, shared.rttLimits, config.initialRttNanos);
         congestionWindows = new PathCongestionControl(paths, shared.windowParameters);
-        pathStates = new int[paths];
-        lastAckAt = new long[paths];
         attachTimes(null == idleTimes ? new LentTimes(paths) : idleTimes);
         scratch = shared.scratch;
         pathInts = new int[paths * STRIDE];
         for (int path = 0; path < paths; path++)
         {
             final int firstPsn = initialPsn(initialPsn, path);
-            sendWindows[path] = null == idleWindow ? new PathSendWindow(firstPsn) : idleWindow;
+            if (null == idleWindows)
+            {
+                sendWindows[path] = new PathSendWindow(firstPsn);
+            }
             pathInts[path * STRIDE + PARKED_NEXT_PSN] = firstPsn;
             final int port = (sourcePortBase + path) & 0xFFFF;
             ports(path * STRIDE, port, port);
             pathInts[path * STRIDE + PORT_BUDGET] = rotationBudget();
-            lastAckAt[path] = NONE;
         }
         activePaths = paths == Long.SIZE ? -1L : (1L << paths) - 1; // every path starts ACTIVE, answering
         answeringPaths = activePaths;
@@ -200,52 +216,81 @@ final class PathScheduler
 
     // ---- send windows lent while the connection has traffic (issue 13)
 
-    /**
-     * The connection has traffic: its paths' send windows are {@code lent} (empty, from its engine's pool), each
-     * restarted at the path's parked next PSN, with a set of {@link LentTimes}. Allocation-free.
-     */
-    void unparkWindows(final PathSendWindow[] lent, final LentTimes times)
+    /** @return what idle connections of {@code paths} paths name as their send windows: every entry {@code idle}. */
+    static PathSendWindow[] idleWindows(final PathSendWindow idle, final int paths)
     {
-        attachTimes(times);
-        for (int path = 0; path < paths; path++)
-        {
-            final PathSendWindow window = lent[path];
-            window.reset(pathInts[path * STRIDE + PARKED_NEXT_PSN]);
-            sendWindows[path] = window;
-        }
+        final PathSendWindow[] windows = new PathSendWindow[paths];
+        java.util.Arrays.fill(windows, idle);
+        return windows;
     }
 
     /**
-     * The connection went idle: each path's send window, empty, goes back with its tables; only its next PSN stays
-     * here, and every path's entry names {@code idleWindow} (empty, without records) until {@link #unparkWindows};
-     * the times go back too, the idle connections' shared set named instead.
+     * The connection has traffic: its paths' send windows are {@code lent} (empty, from its engine's pool, the
+     * array too: {@link #sendWindows} is it from now), each restarted at the path's parked next PSN, with a set of
+     * {@link LentTimes}. Allocation-free.
      */
-    void parkWindows(final PathSendWindow idleWindow, final LentTimes idleTimes)
+    void unparkWindows(final PathSendWindow[] lent, final LentTimes times)
     {
+        if (lent.length != paths)
+        {
+            throw new IllegalArgumentException(lent.length + " windows lent for " + paths + " paths");
+        }
+        attachTimes(times);
+        for (int path = 0; path < paths; path++)
+        {
+            lent[path].reset(pathInts[path * STRIDE + PARKED_NEXT_PSN]);
+        }
+        sendWindows = lent;
+    }
+
+    /**
+     * The connection went idle: each path's send window, empty, goes back with its tables (the array too); only its
+     * next PSN stays here, and {@link #sendWindows} is {@code idleWindows} (every entry the shape's empty window
+     * without records, {@link #idleWindows}) until {@link #unparkWindows}; the times go back too, the idle
+     * connections' shared set named instead.
+     */
+    void parkWindows(final PathSendWindow[] idleWindows, final LentTimes idleTimes)
+    {
+        if (idleWindows.length != paths)
+        {
+            throw new IllegalArgumentException(idleWindows.length + " idle windows for " + paths + " paths");
+        }
+        for (int path = 0; path < paths; path++)
+        {
+            if (sendWindows[path].outstanding() != 0)
+            {
+                throw new IllegalStateException("path " + path + " has packets outstanding: " + sendWindows[path]);
+            }
+        }
         attachTimes(idleTimes);
         for (int path = 0; path < paths; path++)
         {
-            final PathSendWindow window = sendWindows[path];
-            if (window.outstanding() != 0)
-            {
-                throw new IllegalStateException("path " + path + " has packets outstanding: " + window);
-            }
-            pathInts[path * STRIDE + PARKED_NEXT_PSN] = window.nextPsn();
-            sendWindows[path] = idleWindow;
+            pathInts[path * STRIDE + PARKED_NEXT_PSN] = sendWindows[path].nextPsn();
         }
+        sendWindows = idleWindows;
     }
 
     private void attachTimes(final LentTimes times)
     {
-        lastProbeAt = times.lastProbeAt;
-        nextResyncAt = times.nextResyncAt;
-        answeredSentAt = times.answeredSentAt;
+        this.times = times;
     }
 
     /** @return whether the path's send window is parked: the connection holds none ({@link #parkWindows}). */
     boolean isParked(final int path)
     {
         return !sendWindows[path].isAttached();
+    }
+
+    /** @return whether the path is ACTIVE (S7.4: else FAILED). */
+    boolean isActive(final int path)
+    {
+        return (activePaths & (1L << path)) != 0;
+    }
+
+    /** @return {@link SprayConnection#ACTIVE} or {@link SprayConnection#FAILED} (S7.4). */
+    int state(final int path)
+    {
+        return isActive(path) ? SprayConnection.ACTIVE : SprayConnection.FAILED;
     }
 
     /** @return the PSN the path's next new packet takes (S6.1), its window lent or parked. */
@@ -302,7 +347,10 @@ final class PathScheduler
     {
         ackSequenceSeen |= 1L << path;
         pathInts[path * STRIDE + LAST_ACK_SEQUENCE] = ackSequence;
-        lastAckAt[path] = now;
+        if (!isParked(path)) // the idle connections' shared set is never written
+        {
+            times.lastAckAt[path] = now;
+        }
         pathInts[path * STRIDE + TIMEOUTS] = 0;
         answeringPaths |= activePaths & (1L << path);
     }
@@ -545,25 +593,18 @@ final class PathScheduler
     /** Marks the path FAILED, its first RESYNC probe due a probe interval from now. */
     void fail(final int path, final long now)
     {
-        pathStates[path] = SprayConnection.FAILED;
         activePaths &= ~(1L << path);
         answeringPaths &= ~(1L << path);
-        boolean anyActive = false;
-        for (int other = 0; other < paths; other++)
-        {
-            anyActive |= pathStates[other] == SprayConnection.ACTIVE;
-        }
-        if (!anyActive)
+        if (activePaths == 0)
         {
             allFailedSince = now;
         }
-        nextResyncAt[path] = now + config.probeIntervalNanos;
+        times.nextResyncAt[path] = now + config.probeIntervalNanos;
     }
 
     /** A failed path's probe was acknowledged: it carries data again, from a fresh window and estimate. */
     void restore(final int path, final long now)
     {
-        pathStates[path] = SprayConnection.ACTIVE;
         final int at = path * STRIDE;
         ports(at, sourcePort(path), sourcePort(path)); // S7.5: probed back on a new route, ACKs too
         pathInts[at + PORT_PACKETS] = 0;
@@ -584,13 +625,13 @@ final class PathScheduler
     // the reverse direction's path of the same index, or any live one if it failed (S6.4)
     int controlPath(final int path)
     {
-        if (pathStates[path] == SprayConnection.ACTIVE)
+        if (isActive(path))
         {
             return path;
         }
         for (int other = 0; other < paths; other++)
         {
-            if (pathStates[other] == SprayConnection.ACTIVE)
+            if (isActive(other))
             {
                 return other;
             }
@@ -605,8 +646,8 @@ final class PathScheduler
     {
         for (int other = 0; other < paths; other++)
         {
-            if (other != path && pathStates[other] == SprayConnection.ACTIVE && lastAckAt[other] != NONE &&
-                lastAckAt[other] >= sinceNanos)
+            if (other != path && isActive(other) && times.lastAckAt[other] != NONE &&
+                times.lastAckAt[other] >= sinceNanos)
             {
                 return true;
             }
@@ -629,7 +670,7 @@ final class PathScheduler
         long rttvar = 0;
         for (int path = 0; path < paths; path++)
         {
-            if (rtt.hasSample(path) && pathStates[path] == SprayConnection.ACTIVE)
+            if (rtt.hasSample(path) && isActive(path))
             {
                 srtt = Math.max(srtt, rtt.srttNanos(path));
                 rttvar = Math.max(rttvar, rtt.rttvarNanos(path));
@@ -673,8 +714,8 @@ final class PathScheduler
     {
         for (int other = 0; other < paths; other++)
         {
-            if (other != path && pathStates[other] == SprayConnection.ACTIVE && answeredSentAt[other] != NONE &&
-                answeredSentAt[other] > sentAfterNanos)
+            if (other != path && isActive(other) && times.answeredSentAt[other] != NONE &&
+                times.answeredSentAt[other] > sentAfterNanos)
             {
                 return true;
             }
@@ -685,6 +726,7 @@ final class PathScheduler
     /** S6.8.1: a first transmission of the path sent at {@code sentAtNanos} was acknowledged. */
     void answered(final int path, final long sentAtNanos)
     {
+        final long[] answeredSentAt = times.answeredSentAt;
         if (answeredSentAt[path] == NONE || sentAtNanos > answeredSentAt[path])
         {
             answeredSentAt[path] = sentAtNanos;
@@ -703,7 +745,7 @@ final class PathScheduler
         double rate = 0;
         for (int path = 0; path < paths; path++)
         {
-            if (pathStates[path] == SprayConnection.ACTIVE)
+            if (isActive(path))
             {
                 rate += (double)congestionWindows.window(path) * mtu / Math.max(1, rtt.srttNanos(path, siblingSrtt));
             }

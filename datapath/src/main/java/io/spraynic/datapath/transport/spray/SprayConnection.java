@@ -156,7 +156,7 @@ public final class SprayConnection
         close = new CloseHandshake(config.connectionTimeoutNanos, engine.secrets(), counters);
 
         scheduler = new PathScheduler(paths, config, engine.random(), c.sendInitialPsn, c.sourcePortBase,
-            bucket.idleWindow, bucket.idleTimes, engine.pathSchedulers());
+            bucket.idleWindows, bucket.idleTimes, engine.pathSchedulers());
         slots = new SendSlots(c.sendQueueDepth, streams, mtu, null);
         frames = new SprayFrames(engine, c, auth, counters, pathCounters, slots, scheduler);
         resend = new RetransmitQueues(paths * PathSendWindow.CAPACITY, null);
@@ -648,7 +648,7 @@ public final class SprayConnection
     /** @return {@link #ACTIVE} or {@link #FAILED}. */
     public int pathState(final int path)
     {
-        return scheduler.pathStates[path];
+        return scheduler.state(path);
     }
 
     /** @return the UDP source port path {@code p} uses now. */
@@ -721,7 +721,7 @@ public final class SprayConnection
         }
         for (int path = 0; path < paths; path++)
         {
-            if (scheduler.pathStates[path] == FAILED)
+            if (!scheduler.isActive(path))
             {
                 return false;
             }

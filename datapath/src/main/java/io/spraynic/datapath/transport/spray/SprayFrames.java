@@ -299,7 +299,7 @@ final class SprayFrames
             return false;
         }
         final int psn = window.send(SprayConnection.PROBE_HANDLE, now);
-        scheduler.lastProbeAt[path] = now;
+        scheduler.times.lastProbeAt[path] = now;
         probeClaimed(path, psn, flags);
         return true;
     }

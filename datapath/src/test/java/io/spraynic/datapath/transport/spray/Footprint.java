@@ -47,8 +47,11 @@ final class Footprint
             final ConnectionStoragePool.Bucket bucket = connection.storageBucket();
             footprint.seen.put(bucket.idlePathSink, Boolean.TRUE);
             footprint.seen.put(bucket.idleWindow, Boolean.TRUE);
+            footprint.seen.put(bucket.idleWindows, Boolean.TRUE);
             footprint.seen.put(bucket.idleTimeouts, Boolean.TRUE);
+            footprint.seen.put(bucket.idleTimes, Boolean.TRUE);
             footprint.seen.put(bucket.idleTimes.lastProbeAt, Boolean.TRUE);
+            footprint.seen.put(bucket.idleTimes.lastAckAt, Boolean.TRUE);
             footprint.seen.put(bucket.idleTimes.nextResyncAt, Boolean.TRUE);
             footprint.seen.put(bucket.idleTimes.answeredSentAt, Boolean.TRUE);
         }

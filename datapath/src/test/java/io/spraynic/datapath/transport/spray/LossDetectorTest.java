@@ -174,7 +174,7 @@ class LossDetectorTest
             now += backedOff;
             assertEquals(LossDetector.RECOVERED, loss.onTimer(0, now));
         }
-        assertEquals(SprayConnection.FAILED, scheduler.pathStates[0]);
+        assertEquals(SprayConnection.FAILED, scheduler.state(0));
         assertEquals(1, counters.get(SprayCounters.PATH_FAILURES));
         assertEquals(2, resend.moves(), "both packets go to the live paths");
         assertEquals(2, counters.get(SprayCounters.MOVED));
@@ -274,11 +274,11 @@ class LossDetectorTest
         send(1, 1, 10); // e.g. sent before the failure was known
         ackOf(first, 0);
         assertEquals(LossDetector.ACK_OF_FAILED_PATH, loss.onAckPacket(header(1, 1, 0, 0), 0, 100));
-        assertEquals(SprayConnection.FAILED, scheduler.pathStates[1]);
+        assertEquals(SprayConnection.FAILED, scheduler.state(1));
         window.send(PROBE_HANDLE, 200);
         ackOf(first, 0, 1);
         assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(header(1, 2, 0, 0), 0, 300));
-        assertEquals(SprayConnection.ACTIVE, scheduler.pathStates[1]);
+        assertEquals(SprayConnection.ACTIVE, scheduler.state(1));
         assertEquals(1, counters.get(SprayCounters.PATH_RESTORES));
     }
 
@@ -302,7 +302,7 @@ class LossDetectorTest
         assertEquals(LossDetector.NOTHING, loss.onTimer(1, now + 2 * rtt - 1));
         ackOf(probePsn, 0);
         assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(header(1, 1, 0, 0), 0, now + rtt));
-        assertEquals(SprayConnection.ACTIVE, scheduler.pathStates[1], "restored by the answer an RTT later");
+        assertEquals(SprayConnection.ACTIVE, scheduler.state(1), "restored by the answer an RTT later");
 
         // unanswered RESYNCs: the wait doubles, up to rtoMax or an eighth of connectionTimeout
         final long longest = Math.max(2 * rtt, Math.min(config.rtoMaxNanos, config.connectionTimeoutNanos / 8));
@@ -410,7 +410,7 @@ class LossDetectorTest
         long now = 100_000;
         final long plain = scheduler.rtt.rtoNanos(0, scheduler.siblingSrtt(), 0, false);
         int timeouts = 0;
-        while (scheduler.pathStates[0] == SprayConnection.ACTIVE && now < 100_000 + withMargin)
+        while (scheduler.state(0) == SprayConnection.ACTIVE && now < 100_000 + withMargin)
         {
             now += 10_000;
             final int otherFirst = other.nextPsn();
@@ -423,7 +423,7 @@ class LossDetectorTest
                 timeouts++;
             }
         }
-        assertEquals(SprayConnection.FAILED, scheduler.pathStates[0], "failed before one RTO with the margin");
+        assertEquals(SprayConnection.FAILED, scheduler.state(0), "failed before one RTO with the margin");
         assertEquals(config.failAfterTimeouts, counters.get(SprayCounters.PATH_FAILURES) * config.failAfterTimeouts);
         assertTrue(now - 100_000 <= 8 * plain + 100_000, "within the three plain, backed-off RTOs (1 + 2 + 4) " +
             "and a sibling's round trip: " + (now - 100_000) + " ns against RTO " + plain);

@@ -39,7 +39,7 @@ class PathSchedulerPickTest
         boolean anyAnswering = false;
         for (int path = 0; path < paths && !anyAnswering; path++)
         {
-            anyAnswering = scheduler.pathStates[path] == SprayConnection.ACTIVE && scheduler.consecutiveTimeouts(path) == 0;
+            anyAnswering = scheduler.state(path) == SprayConnection.ACTIVE && scheduler.consecutiveTimeouts(path) == 0;
         }
         int best = referencePick(scheduler, paths, credits, anyAnswering, config.rotateMinPackets > 0);
         if (best < 0 && config.rotateMinPackets > 0)
@@ -60,7 +60,7 @@ class PathSchedulerPickTest
         int best = -1;
         for (int path = 0; path < paths; path++)
         {
-            if (scheduler.pathStates[path] != SprayConnection.ACTIVE ||
+            if (scheduler.state(path) != SprayConnection.ACTIVE ||
                 (anyAnswering && scheduler.consecutiveTimeouts(path) > 0) ||
                 (skipDraining && scheduler.portSpent(path) && scheduler.sendWindows[path].outstanding() > 0))
             {

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -83,14 +84,14 @@ class PathSchedulerTest
         final PathScheduler scheduler = scheduler(2);
         scheduler.fail(0, 100);
         assertFalse(scheduler.allFailedFor(10, 1_000));
-        assertEquals(100 + new SprayConfig().probeIntervalNanos, scheduler.nextResyncAt[0]);
+        assertEquals(100 + new SprayConfig().probeIntervalNanos, scheduler.times.nextResyncAt[0]);
         scheduler.fail(1, 200);
         assertFalse(scheduler.allFailedFor(1_000, 1_199));
         assertTrue(scheduler.allFailedFor(1_000, 1_200));
         assertEquals(1, scheduler.controlPath(1), "no live path: its own");
         scheduler.restore(0, 300);
         assertFalse(scheduler.allFailedFor(1_000, 10_000));
-        assertEquals(SprayConnection.ACTIVE, scheduler.pathStates[0]);
+        assertEquals(SprayConnection.ACTIVE, scheduler.state(0));
         assertEquals(0, scheduler.controlPath(1), "control packets go back on a live path (S6.4)");
         assertEquals(0, scheduler.controlPath(0));
     }
@@ -328,8 +329,9 @@ class PathSchedulerTest
         final SprayConfig config = new SprayConfig();
         final PathSendWindow idle = new PathSendWindow(0, null);
         final PathScheduler.LentTimes idleTimes = new PathScheduler.LentTimes(2);
-        final PathScheduler scheduler = new PathScheduler(2, config, new SplittableRandom(7), 1000, 50_000, idle,
-            idleTimes, new PathScheduler.Shared(config, 2));
+        final PathSendWindow[] idleWindows = PathScheduler.idleWindows(idle, 2);
+        final PathScheduler scheduler = new PathScheduler(2, config, new SplittableRandom(7), 1000, 50_000,
+            idleWindows, idleTimes, new PathScheduler.Shared(config, 2));
         assertTrue(scheduler.isParked(0));
         assertEquals(1000, scheduler.nextPsn(0));
         assertEquals(PathScheduler.initialPsn(1000, 1), scheduler.nextPsn(1));
@@ -340,18 +342,20 @@ class PathSchedulerTest
         assertFalse(scheduler.isParked(0));
         assertEquals(1000, lent[0].nextPsn(), "a lent window restarts at the path's parked PSN");
         assertEquals(PathScheduler.initialPsn(1000, 1), lent[1].nextPsn());
-        assertEquals(times.lastProbeAt, scheduler.lastProbeAt);
+        assertSame(times, scheduler.times);
+        assertSame(lent, scheduler.sendWindows, "the windows lent in their array");
         lent[0].send(5, 10);
         lent[0].send(6, 11);
         final IllegalStateException busy =
-            assertThrows(IllegalStateException.class, () -> scheduler.parkWindows(idle, idleTimes));
+            assertThrows(IllegalStateException.class, () -> scheduler.parkWindows(idleWindows, idleTimes));
         assertTrue(busy.getMessage().contains("outstanding"), busy.getMessage());
 
         lent[0].reset(lent[0].nextPsn()); // (as if acknowledged) empty again
-        scheduler.parkWindows(idle, idleTimes);
+        scheduler.parkWindows(idleWindows, idleTimes);
         assertTrue(scheduler.isParked(0));
         assertEquals(idle, scheduler.sendWindows[0]);
-        assertEquals(idleTimes.answeredSentAt, scheduler.answeredSentAt);
+        assertSame(idleWindows, scheduler.sendWindows, "the lent array went back with the windows");
+        assertSame(idleTimes, scheduler.times);
         assertEquals(1002, scheduler.nextPsn(0), "the PSN after the two sent");
         assertEquals(0, scheduler.onAckOfParked(0, 1002));
         assertEquals(-1, scheduler.onAckOfParked(0, 1001), "below the next PSN: stale");
