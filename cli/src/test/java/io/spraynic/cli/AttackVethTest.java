@@ -137,9 +137,14 @@ class AttackVethTest
         network.bridge(NS_SWITCH, BRIDGE, switchEnds);
         // the legitimate hosts send at most 100 Mbit/s each (a qdisc: net_af_packet leaves qdisc_bypass off), so the
         // transfer lasts seconds on any machine and the attack lands while it runs; the attacker is not shaped
+        shapeLegitimateHosts("add", "100mbit");
+    }
+
+    private static void shapeLegitimateHosts(final String verb, final String rate) throws Exception
+    {
         for (final String[] host : new String[][]{{NS_A, VETH_A}, {NS_B, VETH_B}})
         {
-            run("ip", "netns", "exec", host[0], "tc", "qdisc", "add", "dev", host[1], "root", "tbf", "rate", "100mbit",
+            run("ip", "netns", "exec", host[0], "tc", "qdisc", verb, "dev", host[1], "root", "tbf", "rate", rate,
                 "burst", "64kb", "latency", "50ms");
         }
     }
@@ -185,6 +190,10 @@ class AttackVethTest
             final String accepted = await(nicOut, s -> s.contains("accepted connection"), 90, "B accepted the visitor");
             final Matcher acceptedCid = Pattern.compile("accepted connection 0x([0-9a-f]+)").matcher(accepted);
             assertTrue(acceptedCid.find(), accepted);
+            // while the attack lands the visit crawls at 10 Mbit/s, so it is still open when B's counters are read
+            // however slowly the attacker's python starts on a loaded machine (at 100 Mbit/s a visit of 8 s could
+            // finish, and B forget its connection, before the check); full speed again once the forgeries are judged
+            shapeLegitimateHosts("change", "10mbit");
 
             // the attacker's capture of the legitimate traffic towards B: the CID it names, B's MAC
             final List<byte[]> captured = sniff(NS_B, VETH_B, "10.99.0.1", 8);
@@ -254,6 +263,7 @@ class AttackVethTest
             assertTrue(client.isAlive(), "the attack ended while the transfer still ran: " + Files.readString(clientOut));
             final String closes = String.format("conn 0x%x: closes_received", cid);
             assertEquals(0L, during.get(closes), closes + ": " + during);
+            shapeLegitimateHosts("change", "100mbit");
 
             final boolean clientDone = client.waitFor(150, TimeUnit.SECONDS);
             final String visitOut = Files.readString(clientOut);

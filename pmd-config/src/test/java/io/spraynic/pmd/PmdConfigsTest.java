@@ -32,7 +32,7 @@ class PmdConfigsTest
             Arguments.of("net_tap", Map.of(),
                 plus(NO_HUGE, "--no-pci", "--file-prefix=spraynic", "--vdev=net_tap0,iface=sn-tap0")),
             Arguments.of("net_af_packet", Map.of(),
-                plus(NO_HUGE, "--no-pci", "--file-prefix=spraynic", "--vdev=net_af_packet0,iface=veth0,qpairs=1,framesz=4352,blocksz=69632")),
+                plus(NO_HUGE, "--no-pci", "--file-prefix=spraynic", "--vdev=net_af_packet0,iface=veth0,qpairs=1,framesz=4352,blocksz=69632,qdisc_bypass=0")),
             Arguments.of("net_af_xdp", Map.of(),
                 plus(NO_HUGE, "--no-pci", "--file-prefix=spraynic",
                     "--vdev=net_af_xdp0,iface=veth0,start_queue=0,queue_count=1,busy_budget=0")),
@@ -89,7 +89,7 @@ class PmdConfigsTest
         final NicConfig config = PmdConfigs.preset("net_af_packet", Map.of("iface", "veth1", "queues", "2"));
         final PortConfig port = config.ports().getFirst();
 
-        assertEquals("net_af_packet0,iface=veth1,qpairs=2,framesz=4352,blocksz=69632", port.devargs());
+        assertEquals("net_af_packet0,iface=veth1,qpairs=2,framesz=4352,blocksz=69632,qdisc_bypass=0", port.devargs());
         assertEquals(2, port.rxQueues());
         assertEquals(2, port.txQueues());
         assertTrue(port.promiscuous());

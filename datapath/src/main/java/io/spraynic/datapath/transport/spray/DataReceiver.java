@@ -42,7 +42,6 @@ final class DataReceiver
     private final int streams;
     private final int mtu;
     private final int mtuShift; // issue 13: the MTU is a power of two (S4.3), so no division per packet
-    private final int planeMask; // planes - 1 for a power-of-two plane count, else -1: path % planes
     private final int responderReads; // S10.2: READs this end serves at once, as it advertised
     /** The peer announced a start with a probe (S8.3.1) and no data of it has arrived yet. */
     private boolean startAnnounced;
@@ -82,7 +81,6 @@ final class DataReceiver
             throw new IllegalArgumentException("MTU must be a power of two: " + mtu);
         }
         this.mtuShift = Integer.numberOfTrailingZeros(mtu);
-        this.planeMask = Integer.bitCount(planes) == 1 ? planes - 1 : -1;
         this.responderReads = config.responderReads;
     }
 
@@ -113,7 +111,7 @@ final class DataReceiver
             engine.counters().increment(SprayCounters.MALFORMED); // S4.3 violated: nothing is placed (S9.5)
             return;
         }
-        if (!frames.fromPeer(frame, planeOf(path)))
+        if (!frames.fromPeer(frame, SprayFrames.planeOf(path, planes)))
         {
             connection.refused(SprayCounters.ADDRESS_MISMATCHES); // S12.5: a path's packets use its plane
             return;
@@ -237,12 +235,6 @@ final class DataReceiver
             messageKind == READ && slots.hasFree() && slots.responsesUnsent() < responderReads);
     }
 
-    // S7.1: path p runs on plane p mod planes
-    private int planeOf(final int path)
-    {
-        return planeMask >= 0 ? path & planeMask : path % planes;
-    }
-
     // S8.3.1, S7.5, S12.6: a probe of an inbound path, answered with an ACK
     void onProbePacket(final RoceFrame frame, final long now)
     {
@@ -254,7 +246,7 @@ final class DataReceiver
             engine.counters().increment(SprayCounters.MALFORMED);
             return;
         }
-        if (!frames.fromPeer(frame, planeOf(path)))
+        if (!frames.fromPeer(frame, SprayFrames.planeOf(path, planes)))
         {
             connection.refused(SprayCounters.ADDRESS_MISMATCHES);
             return;

@@ -159,8 +159,13 @@ final class SprayFrames
         return false;
     }
 
-    // S7.1: path p runs on plane p mod planes; a mask for the power-of-two plane counts, not a division per packet
     private int planeOf(final int path)
+    {
+        return planeOf(path, planes);
+    }
+
+    /** S7.1: path p runs on plane p mod planes; a mask for the power-of-two plane counts, not a division per packet. */
+    static int planeOf(final int path, final int planes)
     {
         return (planes & (planes - 1)) == 0 ? path & (planes - 1) : path % planes;
     }
