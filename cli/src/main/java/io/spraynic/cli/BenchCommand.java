@@ -3,6 +3,7 @@ package io.spraynic.cli;
 import io.spraynic.bench.e2e.Idle;
 import io.spraynic.bench.e2e.LatencyComparison;
 import io.spraynic.bench.e2e.RingNic;
+import io.spraynic.datapath.transport.rocev2.PathMtu;
 import io.spraynic.pmd.HugepageMode;
 import io.spraynic.bench.e2e.ThroughputResult;
 import io.spraynic.bench.e2e.TransportPair;
@@ -456,7 +457,7 @@ final class BenchCommand implements Runnable
             }
             for (final int mtu : mtus)
             {
-                if (!io.spraynic.datapath.transport.rocev2.PathMtu.isValid(mtu))
+                if (!PathMtu.isValid(mtu))
                 {
                     throw new BadOption("--mtu", Integer.toString(mtu), "must be 256, 512, 1024, 2048 or 4096 (a path MTU " +
                         "whose frames fit the default mbufs)", "try --mtu 4096");

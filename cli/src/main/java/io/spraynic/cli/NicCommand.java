@@ -168,6 +168,12 @@ final class NicCommand implements Callable<Integer>
         "packets are dropped and resent, counted as 'storage borrows refused at the limit') (default ${DEFAULT-VALUE})."})
     int busyConnections;
 
+    @Option(names = "--queues-idle", defaultValue = "" + EmbeddedNicConfig.DEFAULT_QUEUES_IDLE_NANOS / 1_000_000L,
+        paramLabel = "MS", description = {"how long a connection's work request ring and completion queues stay empty",
+        "before they give their slots back (1-86400000 ms): shorter returns memory sooner after a burst, longer spares",
+        "an application whose bursts come further apart making them again (default ${DEFAULT-VALUE})."})
+    long queuesIdleMillis;
+
     @Option(names = "--idle-timeout", defaultValue = "30", paramLabel = "SECONDS",
         description = "spray mode: close a connection after this long without a packet from its peer; 0: never (default ${DEFAULT-VALUE}).")
     double idleTimeout;
@@ -212,6 +218,7 @@ final class NicCommand implements Callable<Integer>
         BadOption.range("--paths", paths, 1, 64);
         BadOption.range("--max-accepted-connections", maxAcceptedConnections, 1, 1 << 20);
         BadOption.range("--busy-connections", busyConnections, 1, 1 << 20);
+        BadOption.range("--queues-idle", queuesIdleMillis, 1, 86_400_000L);
         BadOption.range("--connect-response-rate", connectResponseRate, 1, 100_000_000);
         BadOption.range("--connect-response-burst", connectResponseBurst, 1, 1_000_000);
         BadOption.range("--rocev2-ack-timeout", rocev2AckTimeout, 1, 31);
@@ -410,6 +417,7 @@ final class NicCommand implements Callable<Integer>
         final EmbeddedNicConfig embedded = new EmbeddedNicConfig().mode(kind).workers(workers)
             .connections(paths, 4).maxAcceptedConnections(maxAcceptedConnections)
             .maxOpenedConnections(maxOpenedConnections(ipc)).busyConnections(busyConnections)
+            .queuesIdle(queuesIdleMillis * 1_000_000L)
             .planes(addresses.length).idleStrategy(IdleStrategies.parse(idle)).sprayConfig(() ->
                 EmbeddedNicConfig.sharedCoreSprayConfig().psk(psk).maxConnectionsPerSource(perSource)
                     .idleTimeoutNanos(idleTimeoutNanos).portRotation(rotation.min(), rotation.max())

@@ -47,6 +47,13 @@ class NicCommandTest
             "10.0.0.1", "--busy-connections", "0");
         assertTrue(busy.exitCode() != 0);
         assertTrue(busy.err().contains("--busy-connections 0"), busy.err());
+        for (final String hostile : new String[]{"0", "-5", "86400001"})
+        {
+            final CliTestSupport.Run queuesIdle = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray",
+                "--ip", "10.0.0.1", "--queues-idle", hostile);
+            assertTrue(queuesIdle.exitCode() != 0);
+            assertTrue(queuesIdle.err().contains("--queues-idle " + hostile + ": must be 1..86400000"), queuesIdle.err());
+        }
         final CliTestSupport.Run bucket = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip",
             "10.0.0.1", "--connect-response-rate", "0");
         assertTrue(bucket.exitCode() != 0);

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.api;
 
+import io.spraynic.datapath.transport.rocev2.PathMtu;
 import io.spraynic.datapath.wire.Wire;
 
 /**
@@ -40,7 +41,7 @@ public record RocevEndpoint(int qpNumber, int psn, int ipv4, int mtu, long ipv6H
             throw new IllegalArgumentException("RoCEv2 endpoint: PSN 0x" + Integer.toHexString(psn) +
                 " is not in 0..0xffffff (24 bits)");
         }
-        if (mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096)
+        if (!PathMtu.isValid(mtu))
         {
             throw new IllegalArgumentException("RoCEv2 endpoint: MTU " + mtu + " is not an IB path MTU (256, 512, 1024, " +
                 "2048 or 4096)");

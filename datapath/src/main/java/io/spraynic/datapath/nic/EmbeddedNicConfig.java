@@ -2,6 +2,7 @@ package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.neighbour.NeighbourConfig;
 import io.spraynic.datapath.transport.rocev2.DcqcnConfig;
+import io.spraynic.datapath.transport.rocev2.PathMtu;
 import io.spraynic.datapath.transport.rocev2.RcConnectionAttributes;
 import io.spraynic.datapath.transport.spray.SprayConfig;
 import io.spraynic.datapath.transport.spray.SprayHandshake;
@@ -63,6 +64,7 @@ public final class EmbeddedNicConfig
     long rocevAckTimeoutNanos = DEFAULT_ROCEV2_ACK_TIMEOUT_NANOS;
     int rocevRetries = 7;
     long rocevLineRateBitsPerSecond = DcqcnConfig.DEFAULT_LINE_RATE;
+    long queuesIdleNanos = DEFAULT_QUEUES_IDLE_NANOS;
 
     /**
      * Connections peers opened that the NIC holds at once (accepted, not yet closed), over every worker, unless
@@ -99,6 +101,13 @@ public final class EmbeddedNicConfig
     /** {@link #DEFAULT_ROCEV2_ACK_TIMEOUT_EXPONENT} in nanoseconds. */
     public static final long DEFAULT_ROCEV2_ACK_TIMEOUT_NANOS =
         RcConnectionAttributes.ackTimeoutNanos(DEFAULT_ROCEV2_ACK_TIMEOUT_EXPONENT);
+
+    /**
+     * How long a connection's request ring and completion queues stay empty, with nothing posted or completed, before
+     * they give their slots back unless {@link #queuesIdle} sets it: 100 ms, also the hysteresis, as one that fills
+     * again grows again by doubling, so it allocates at most log2(capacity / 8) + 1 times per such period.
+     */
+    public static final long DEFAULT_QUEUES_IDLE_NANOS = 100_000_000L;
 
     /** For one plane, or peers that use one address on every plane. */
     public static final SprayHandshake.PeerResolver SAME_ADDRESS_ON_EVERY_PLANE = new SprayHandshake.PeerResolver()
@@ -301,7 +310,7 @@ public final class EmbeddedNicConfig
     {
         require(paths >= 1 && paths <= 64, "paths", paths, "1..64");
         require(streams >= 1 && streams <= 65536, "streams", streams, "1..65536");
-        require(mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096, "mtu", mtu,
+        require(PathMtu.isValid(mtu), "mtu", mtu,
             "256, 512, 1024, 2048 or 4096");
         this.paths = paths;
         this.streams = streams;
@@ -352,6 +361,22 @@ public final class EmbeddedNicConfig
         this.completionQueueCapacity = cq;
         this.sendQueueDepth = send;
         this.receiveQueueDepth = receive;
+        return this;
+    }
+
+    /**
+     * How long a connection's ring and completion queues stay empty before they give their slots back (default
+     * {@link #DEFAULT_QUEUES_IDLE_NANOS}): shorter gives memory back sooner after a burst; longer, or
+     * {@link Long#MAX_VALUE} (never), spares an application whose bursts come further apart the slots' making again
+     * (a few allocations per queue on the worker and the posting thread, each time).
+     *
+     * @param nanos 1 ms or more.
+     * @return this.
+     */
+    public EmbeddedNicConfig queuesIdle(final long nanos)
+    {
+        require(nanos >= 1_000_000L, "queues idle ns", nanos, "1 ms or more");
+        this.queuesIdleNanos = nanos;
         return this;
     }
 

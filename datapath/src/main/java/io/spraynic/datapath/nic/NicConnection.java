@@ -35,18 +35,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@link EmbeddedNicConfig#queues the capacities the NIC was given} ({@link WorkRequestRing#growing},
  * {@link CompletionQueue#growing}): what the connection holds follows what it has had outstanding at once, not the
  * most it may have, and the limits, back-pressure and overruns are those of the capacities as before. They give their
- * slots back once they have been idle for {@link #QUEUES_IDLE_NANOS} ({@link #trimQueues}, which the worker calls for
+ * slots back once they have been idle for {@link EmbeddedNicConfig#queuesIdle} ({@link #trimQueues}, which the worker calls for
  * one connection a loop), so an idle connection holds none again after a burst.
  */
 public abstract sealed class NicConnection implements Connection permits SprayNicConnection, RocevNicConnection
 {
-    /**
-     * How long the ring or a queue stays empty, with nothing posted or completed, before it gives its slots back
-     * ({@link #trimQueues}): also the hysteresis, as one that fills again grows again by doubling, so it allocates at
-     * most log2(capacity / 8) + 1 times per such period.
-     */
-    static final long QUEUES_IDLE_NANOS = 100_000_000L;
-
     final EmbeddedNic nic;
     private final Kind kind;
     private final int worker;
@@ -340,14 +333,14 @@ public abstract sealed class NicConnection implements Connection permits SprayNi
 
     /**
      * Worker thread (the ring's consumer, the queues' producer): gives back the slots of the ring and the queues that
-     * have been empty, with nothing posted or completed, for {@link #QUEUES_IDLE_NANOS}.
+     * have been empty, with nothing posted or completed, for {@code idleNanos} ({@link EmbeddedNicConfig#queuesIdle}).
      *
      * @return how many of the three gave their slots back now.
      */
-    int trimQueues(final long now)
+    int trimQueues(final long now, final long idleNanos)
     {
-        return (ring.trimIfIdle(now, QUEUES_IDLE_NANOS) ? 1 : 0) + (sendCq.trimIfIdle(now, QUEUES_IDLE_NANOS) ? 1 : 0) +
-            (receiveCq.trimIfIdle(now, QUEUES_IDLE_NANOS) ? 1 : 0);
+        return (ring.trimIfIdle(now, idleNanos) ? 1 : 0) + (sendCq.trimIfIdle(now, idleNanos) ? 1 : 0) +
+            (receiveCq.trimIfIdle(now, idleNanos) ? 1 : 0);
     }
 
     /**

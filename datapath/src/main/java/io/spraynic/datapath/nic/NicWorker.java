@@ -99,6 +99,7 @@ public final class NicWorker implements Agent
     private final NanoClock clock;
     private final int burstCapacity;
     private int trimCursor; // the connection whose queues the next loop may trim
+    private long queuesIdleNanos = EmbeddedNicConfig.DEFAULT_QUEUES_IDLE_NANOS;
     private int rxBurstsPerLoop = RX_BURSTS_PER_LOOP; // 1 for a benchmark that times one burst per loop
     private final RoceParser parser;
     private final ParseCounters parseCounters;
@@ -206,6 +207,12 @@ public final class NicWorker implements Agent
             throw new IllegalArgumentException("receive bursts per loop must be at least 1: " + bursts);
         }
         this.rxBurstsPerLoop = bursts;
+    }
+
+    /** @param nanos how long a connection's ring and queues stay empty before they give their slots back. */
+    void queuesIdle(final long nanos)
+    {
+        this.queuesIdleNanos = nanos;
     }
 
     void peers(final NicWorker[] peers)
@@ -379,7 +386,7 @@ public final class NicWorker implements Agent
             trimCursor = trimCursor < cs.length ? trimCursor : 0;
             try
             {
-                cs[trimCursor++].trimQueues(now);
+                cs[trimCursor++].trimQueues(now, queuesIdleNanos);
             }
             catch (final RuntimeException | AssertionError ex)
             {

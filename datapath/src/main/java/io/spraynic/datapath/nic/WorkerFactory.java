@@ -185,6 +185,7 @@ final class WorkerFactory
         ownMirrors.add(workerCounters.parse());
         final NicWorker worker = new NicWorker(index, config.workers, ports, transport, parseCounters, domain, config.clock,
             config.burst, config.inboxBytes, arena, workerCounters, "spraynic-worker-" + index, null);
+        worker.queuesIdle(config.queuesIdleNanos);
         if (index == 0)
         {
             neighbours.attach(worker);

@@ -33,6 +33,21 @@ class EmbeddedNicQueuesConfigTest
     }
 
     @Test
+    void refusesAnIdlePeriodUnderAMillisecond()
+    {
+        for (final long value : new long[]{0, -1, 999_999, Long.MIN_VALUE})
+        {
+            final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new EmbeddedNicConfig().queuesIdle(value));
+            assertEquals("embedded NIC setting 'queues idle ns' = " + value + " is out of range: use 1 ms or more",
+                e.getMessage());
+        }
+        assertEquals(EmbeddedNicConfig.DEFAULT_QUEUES_IDLE_NANOS, new EmbeddedNicConfig().queuesIdleNanos);
+        assertEquals(Long.MAX_VALUE, new EmbeddedNicConfig().queuesIdle(Long.MAX_VALUE).queuesIdleNanos);
+        assertEquals(1_000_000L, new EmbeddedNicConfig().queuesIdle(1_000_000L).queuesIdleNanos);
+    }
+
+    @Test
     void takesTheLimitsOfTheRingAndQueueThemselves()
     {
         final EmbeddedNicConfig config = new EmbeddedNicConfig().queues(1 << 20, 1 << 24, 1 << 16, 1 << 16);

@@ -100,7 +100,7 @@ class NicConnectionMemoryTest
 
     /**
      * After a burst a connection's handle gives its ring's and queues' slots back once they have been idle for
-     * {@link NicConnection#QUEUES_IDLE_NANOS}: the heap its slots held at the burst's high-water mark (what a handle
+     * {@link EmbeddedNicConfig#DEFAULT_QUEUES_IDLE_NANOS}: the heap its slots held at the burst's high-water mark (what a handle
      * kept until it closed before) is measured against the heap once they have gone idle; the same connections then
      * carry a verified burst again (their slots made again by doubling).
      */
@@ -156,6 +156,39 @@ class NicConnectionMemoryTest
                     queueSlots / connections, highWater, idle, (highWater - idle) / connections);
                 assertTrue((highWater - idle) / connections > 1024 * 20, "1,024 send queue slots of 23 B given back");
             }
+            assertEquals(0L, InMemoryNicPair.faults(client) + InMemoryNicPair.faults(server));
+        }
+    }
+
+    /**
+     * A NIC told a longer idle period ({@link EmbeddedNicConfig#queuesIdle}) keeps a handle's slots past the default
+     * 100 ms, so an application whose bursts come further apart does not make them again each time; its peer, told
+     * 1 ms, gives them back at once.
+     */
+    @Test
+    void aHandleKeepsItsSlotsForTheIdlePeriodItsNicWasGiven() throws Exception
+    {
+        try (InMemoryNicPair pair = new InMemoryNicPair(dir, "keep", (config, host) -> config
+            .connections(8, 4, 1024).queues(1024, 4096, 1024, 1024)
+            .sprayConfig(EmbeddedNicConfig::sharedCoreSprayConfig)
+            .queuesIdle(0 == host ? Long.MAX_VALUE : 1_000_000L)))
+        {
+            final EmbeddedNic client = pair.nic(0);
+            final EmbeddedNic server = pair.nic(1);
+            final MemoryRegion target = pair.expose(1, MESSAGE_BYTES);
+            final MemoryRegion source = client.register(pair.arena().allocate(MESSAGE_BYTES, 4096), AccessFlags.NONE);
+            final MemoryRegion back = server.register(pair.arena().allocate(MESSAGE_BYTES, 4096), AccessFlags.NONE);
+            final MemoryRegion clientTarget = pair.expose(0, MESSAGE_BYTES);
+            final NicConnection kept = client.connect(new int[]{server.localIpv4(0)}, WAIT);
+            write(kept, source, target, 1);
+            await(() -> server.connections().size() == 1);
+            final NicConnection accepted = server.connections().getFirst();
+            write(accepted, back, clientTarget, 2); // the server's handle makes its first slots too
+            await(() -> accepted.ring().slotsHeld() == 0 && accepted.sendCompletionQueue().slotsHeld() == 0,
+                "the server's handle, told 1 ms, gives its slots back");
+            Thread.sleep(3 * EmbeddedNicConfig.DEFAULT_QUEUES_IDLE_NANOS / 1_000_000L);
+            assertHolds(kept, WorkRequestRing.FIRST_SLOTS, CompletionQueue.FIRST_SLOTS, 0,
+                "told never, the client's handle keeps its slots three default idle periods on");
             assertEquals(0L, InMemoryNicPair.faults(client) + InMemoryNicPair.faults(server));
         }
     }

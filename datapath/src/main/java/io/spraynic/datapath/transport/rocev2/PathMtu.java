@@ -2,7 +2,8 @@ package io.spraynic.datapath.transport.rocev2;
 
 /**
  * InfiniBand path MTUs (the payload bytes per packet, headers excluded): 256, 512, 1024, 2048 or 4096,
- * as {@code enum ibv_mtu}. A packet of the largest payload needs its headers on top: over IPv4
+ * as {@code enum ibv_mtu}; the spray transport takes the same five (its S4.3), and every check of an MTU in the
+ * product asks {@link #isValid}. A packet of the largest payload needs its headers on top: over IPv4
  * 14 + 20 + 8 + 12 + 16 (RETH) + 4 (ImmDt) + 4 (ICRC) = 78 bytes, so a 4096 MTU needs ~4.2 KB buffers
  * and a DPDK default mbuf (2048 B of data room) holds MTU 1024 at most.
  */

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.transport.rocev2.PathMtu;
 import io.spraynic.datapath.wire.ConnectionHeader;
 import io.spraynic.datapath.wire.HandshakeBlock;
 import io.spraynic.datapath.wire.PlaneAddress;
@@ -14,7 +15,6 @@ import java.lang.foreign.MemorySegment;
  */
 final class ConnectChecks
 {
-    private static final int[] MTUS = {256, 512, 1024, 2048, 4096};
 
     private ConnectChecks()
     {
@@ -35,7 +35,7 @@ final class ConnectChecks
         final int paths = ConnectionHeader.paths(seg, conh);
         final int planes = ConnectionHeader.planes(seg, conh);
         if (frame.destQp() != 0 || initiatorCid == 0 || planes != config.planes || paths < 1 || paths > 64 ||
-            !validMtu(ConnectionHeader.mtu(seg, conh)) || (flags & ~ConnectionHeader.FLAG_ADDRESSES) != 0)
+            !PathMtu.isValid(ConnectionHeader.mtu(seg, conh)) || (flags & ~ConnectionHeader.FLAG_ADDRESSES) != 0)
         {
             return false;
         }
@@ -72,25 +72,13 @@ final class ConnectChecks
         return true;
     }
 
-    static boolean validMtu(final int mtu)
-    {
-        for (final int m : MTUS)
-        {
-            if (m == mtu)
-            {
-                return true;
-            }
-        }
-        return false;
-    }
-
     /** S9.1 step 6: a CONNECT_ACK's version, block, planes, paths, MTU and CID. */
     static boolean acceptValid(final RoceFrame frame, final MemorySegment seg, final long conh, final SprayConfig config)
     {
         final int paths = ConnectionHeader.paths(seg, conh);
         return ConnectionHeader.version(seg, conh) == ConnectionHeader.VERSION &&
             frame.payloadLength() >= HandshakeBlock.LENGTH && ConnectionHeader.planes(seg, conh) == config.planes &&
-            paths >= 1 && paths <= 64 && validMtu(ConnectionHeader.mtu(seg, conh)) &&
+            paths >= 1 && paths <= 64 && PathMtu.isValid(ConnectionHeader.mtu(seg, conh)) &&
             ConnectionHeader.senderCid(seg, conh) != 0;
     }
 }

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.transport.rocev2.PathMtu;
 import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.wire.SipHash;
 
@@ -270,7 +271,7 @@ public final class SprayConnectionConfig
         {
             throw new IllegalArgumentException("paths must be in 1..64: " + paths);
         }
-        if (mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096)
+        if (!PathMtu.isValid(mtu))
         {
             throw new IllegalArgumentException("MTU must be 256, 512, 1024, 2048 or 4096: " + mtu);
         }
