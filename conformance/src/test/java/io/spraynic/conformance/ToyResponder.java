@@ -100,7 +100,11 @@ final class ToyResponder implements AutoCloseable
         /** Not a fault: the answer to a connection's first QUERY is lost, as on a lossy link. */
         LOSE_FIRST_QUERY_ANSWER,
         /** S10.2-3: the CONNECT_ACK advertises no window and no READ limit (CONH window and reads 0). */
-        NO_ADVERTISED_LIMITS
+        NO_ADVERTISED_LIMITS,
+        /** S10.2-1: WRITEs beyond the advertised window are placed, never refused (it advertises a window it lacks). */
+        IGNORE_WINDOW,
+        /** S10.2-2: every packet of a WRITE refused for want of records draws its NACK, without a response bucket. */
+        NO_RESOURCES_RATE_LIMIT
     }
 
     /** The toy's connections per source (S12.9) and idle timeout (S12.10), small so that the checks run fast. */
@@ -115,8 +119,11 @@ final class ToyResponder implements AutoCloseable
     static final int RNR_TIMER_MICROS = 10;
     /** The toy's one retransmission timer (S6.7-1): long, so that the suite's short silences do not trip it. */
     static final long RETRANSMIT_TIMEOUT_NANOS = 100 * ScriptedPeer.MILLI;
-    /** The toy's response bucket (S12.9), small so that the suite's flood overruns it quickly. */
-    static final double RESPONSE_RATE = 2_000;
+    /**
+     * The toy's response bucket (S12.9), as CI gives SprayNIC's: small, so that the suite's floods (S12.9-2, S10.2-2)
+     * outrun it even on a loaded host.
+     */
+    static final double RESPONSE_RATE = 500;
     static final int RESPONSE_BURST = 32;
     /** How late {@link Fault#SLOW} answers: above the window check's quiet of 4 ms. */
     static final long SLOW_NANOS = 10 * ScriptedPeer.MILLI;
@@ -173,6 +180,10 @@ final class ToyResponder implements AutoCloseable
         int refusals;
         /** S9.3-3: per SEND (stream << 32 | msn) refused: {attempt, refusal, packets of it that arrived}. */
         final Map<Long, int[]> rnr = new HashMap<>();
+        /** S10.2: the WRITEs holding a record (begun, not every packet arrived), by stream << 32 | msn. */
+        final Map<Long, BitSet> openWrites = new HashMap<>();
+        /** S10.2-1: the WRITEs refused for want of a record, and their refusal numbers, by stream << 32 | msn. */
+        final Map<Long, Integer> refusedForResources = new HashMap<>();
         final boolean[] streamErrored = new boolean[2];
         final int[] erroredMsn = new int[2];
         final int[] erroredRefusal = new int[2];
@@ -379,7 +390,7 @@ final class ToyResponder implements AutoCloseable
             c.connectAck[SprayWire.BTH_LENGTH + 15] = (byte)1000;
             if (!faults.contains(Fault.NO_ADVERTISED_LIMITS))
             {
-                // S10.2-3 (the toy does not refuse beyond them: resources.no-resources-nack fails against it)
+                // S10.2-3: the window is kept (S10.2-1, withinWindow); the READ limit is not (no check judges it)
                 c.connectAck[SprayWire.BTH_LENGTH + SprayWire.CONH_READS] = (byte)ADVERTISED_READS;
                 c.connectAck[SprayWire.BTH_LENGTH + SprayWire.CONH_WINDOW] = (byte)(ADVERTISED_WINDOW >> 8);
                 c.connectAck[SprayWire.BTH_LENGTH + SprayWire.CONH_WINDOW + 1] = (byte)ADVERTISED_WINDOW;
@@ -432,6 +443,11 @@ final class ToyResponder implements AutoCloseable
         if (p.opcode() == SprayWire.WRITE && fresh && !admit(c, p))
         {
             ack(c, path); // S9.3.1-1: a refused packet is acknowledged all the same, after its NACK
+            return;
+        }
+        if (p.opcode() == SprayWire.WRITE && fresh && !withinWindow(c, p))
+        {
+            ack(c, path); // S10.2-1: refused for want of a record, but it arrived
             return;
         }
         if (p.opcode() == SprayWire.SEND && fresh)
@@ -560,6 +576,49 @@ final class ToyResponder implements AutoCloseable
             c.streamErrored[stream] = true;
             c.erroredMsn[stream] = msn;
             c.erroredRefusal[stream] = c.refusals;
+        }
+        return false;
+    }
+
+    /**
+     * S10.2-1, S10.2-2: a WRITE begun while {@link #ADVERTISED_WINDOW} others hold a record is refused, RNR
+     * NO_RESOURCES, and so is every later packet of it (its retries too, with the same number: the toy gives no
+     * record back), each NACK within the response bucket that RETRYs and REJECTs share.
+     *
+     * @return whether the packet's WRITE holds a record (it may be placed).
+     */
+    private boolean withinWindow(final Connection c, final Packet p) throws IOException
+    {
+        final int stream = p.h16(2);
+        final int msn = p.h32(4);
+        final long key = (long)stream << 32 | (msn & 0xFFFF_FFFFL);
+        Integer refusal = c.refusedForResources.get(key);
+        if (null == refusal)
+        {
+            BitSet arrived = c.openWrites.get(key);
+            if (null == arrived && (c.openWrites.size() < ADVERTISED_WINDOW || faults.contains(Fault.IGNORE_WINDOW) ||
+                faults.contains(Fault.NO_ADVERTISED_LIMITS)))
+            {
+                arrived = new BitSet();
+                c.openWrites.put(key, arrived);
+            }
+            if (null != arrived)
+            {
+                arrived.set(p.h32(8) / c.mtu);
+                if (arrived.cardinality() >= Math.max(1, (p.h32(12) + c.mtu - 1) / c.mtu))
+                {
+                    c.openWrites.remove(key);
+                }
+                return true;
+            }
+            refusal = ++c.refusals;
+            c.refusedForResources.put(key, refusal);
+        }
+        if (faults.contains(Fault.NO_RESOURCES_RATE_LIMIT) || mayRespond())
+        {
+            link.send(FrameBuilder.bth(SprayWire.NACK, c.peerCid, 0, false).u8(SprayWire.SYNDROME_RNR)
+                .u8(SprayWire.RNR_REASON_NO_RESOURCES).u16(stream).u32(msn).u32(RNR_TIMER_MICROS).u32(refusal)
+                .controlTag(c.sendKey).bytes(), false, UdpLink.NOT_ECT);
         }
         return false;
     }
