@@ -10,12 +10,14 @@ import java.util.Map;
 /**
  * A deliberately small spray responder for the suite's self-test, written in the test module from the same
  * document: the handshake with a fixed cookie (and a PSK proof when given a key), RETRYs and REJECTs within a
- * small response bucket, WRITEs placed into a heap region (a wrong R_Key refused with a NACK that puts its stream in
- * error), READs answered (one path, within a window that grows by one packet a round and shrinks on CE echoes as
- * S8.2 says, paced at the rateHint of the last ACK as S8.4 says; what an ACK shows missing sent again, stale ACKs ignored, the oldest packet again after a timeout), probes and data acknowledged at once with their CE marks echoed, CLOSE answered, a
- * per-source connection limit, keepalives and an idle timeout. Each {@link Fault} makes
- * it non-compliant in one way, so the self-test can show the suite catches exactly that. It runs on its own thread
- * until closed.
+ * small response bucket, WRITEs placed into a heap region within the window it advertises (a wrong R_Key refused
+ * with a NACK that puts its stream in error, a WRITE beyond the window refused RNR NO_RESOURCES within the same
+ * bucket: {@link ToyRefusals}), READs answered (one path, within a window that grows by one packet a round and
+ * shrinks on CE echoes as S8.2 says, paced at the rateHint of the last ACK as S8.4 says; what an ACK shows missing
+ * sent again, stale ACKs ignored, the oldest packet again after a timeout: {@link ToyReadSender}), probes and data
+ * acknowledged at once with their CE marks echoed, CLOSE answered, a per-source connection limit, keepalives and an
+ * idle timeout. Each {@link Fault} makes it non-compliant in one way, so the self-test can show the suite catches
+ * exactly that. It runs on its own thread until closed.
  */
 final class ToyResponder implements AutoCloseable
 {
