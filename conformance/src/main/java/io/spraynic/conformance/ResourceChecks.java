@@ -108,16 +108,17 @@ final class ResourceChecks extends Checks
         final byte[] payload = new byte[FLOOD_MESSAGE_BYTES];
         final int[] nacks = new int[1];
         final long[] lastNack = new long[1];
-        final java.util.function.Predicate<Packet> counted = p ->
+        // counts the message's NACKs RNR NO_RESOURCES among whatever a wait receives
+        final java.util.function.Consumer<Packet> count = p ->
         {
-            if (p.icrcValid && p.opcode() == SprayWire.NACK && p.wholeHeaders() && p.destQp() == c.localCid() &&
-                p.h16(2) == m.stream() && p.h32(4) == m.msn() && p.h8(0) == SprayWire.SYNDROME_RNR &&
+            if (null != p && p.icrcValid && p.opcode() == SprayWire.NACK && p.wholeHeaders() &&
+                p.destQp() == c.localCid() && p.h16(2) == m.stream() && p.h32(4) == m.msn() &&
+                p.h8(0) == SprayWire.SYNDROME_RNR &&
                 p.h8(SprayWire.NAKH_REASON) == SprayWire.RNR_REASON_NO_RESOURCES && p.controlTagValid(c.receiveKey))
             {
                 nacks[0]++;
                 lastNack[0] = System.nanoTime();
             }
-            return false;
         };
         final long start = System.nanoTime();
         for (int i = 0; i < FLOOD_PACKETS; i++)
@@ -129,8 +130,11 @@ final class ResourceChecks extends Checks
             {
                 // a batch at a time, so that neither socket drops the flood: every packet reaches the target
                 final int next = (psn + 1) & SprayWire.PSN_MASK;
-                if (null == c.awaitPacket(ANSWER_NANOS, p -> counted.test(p) || c.isAckOf(p, 0) &&
-                    SprayWire.psnDistance(next, p.h24(5)) >= 0))
+                if (null == c.awaitPacket(ANSWER_NANOS, p ->
+                {
+                    count.accept(p);
+                    return c.isAckOf(p, 0) && SprayWire.psnDistance(next, p.h24(5)) >= 0;
+                }))
                 {
                     return "no ACK covering the first " + (i + 1) + " packets of the refused message; last: " +
                         DataChecks.describeAck(c.lastAck(c.received, 0));
@@ -138,7 +142,11 @@ final class ResourceChecks extends Checks
             }
         }
         final long sent = System.nanoTime();
-        c.awaitPacket(SILENCE_NANOS, counted); // NACKs still on their way
+        c.awaitPacket(SILENCE_NANOS, p ->
+        {
+            count.accept(p); // NACKs still on their way
+            return false;
+        });
         if (nacks[0] == 0)
         {
             throw new NotTested("no NACK RNR NO_RESOURCES of message " + m.msn() + " (beyond the window of " +
