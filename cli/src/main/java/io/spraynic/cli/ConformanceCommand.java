@@ -95,7 +95,7 @@ final class ConformanceCommand implements Callable<Integer>
     @Option(names = "--target-response-rate", defaultValue = "50000", paramLabel = "PER_SECOND", description = {
         "The target's response bucket (S12.9: RETRYs and REJECTs a second; spraynic nic --connect-response-rate,",
         "default ${DEFAULT-VALUE}; it counts per worker: give it times the workers), which limits.response-rate",
-        "judges against."})
+        "and resources.no-resources-rate (its NO_RESOURCES NACKs, S10.2-2) judge against."})
     int targetResponseRate;
 
     @Option(names = "--target-response-burst", defaultValue = "256", paramLabel = "N", description = {

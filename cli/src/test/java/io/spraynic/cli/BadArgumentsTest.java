@@ -135,6 +135,14 @@ class BadArgumentsTest
         table.add(bad("metrics --listen localhost", "HOST:PORT"));
         table.add(bad("metrics --listen [::1]:http", "HOST:PORT"));
         table.add(bad("metrics --listen 127.0.0.1:0 --seconds -1", "0..31536000"));
+        // the response bucket (S12.9, S10.2-2)
+        table.add(bad("nic --config net_null --connect-response-rate 0", "1..100000000"));
+        table.add(bad("nic --config net_null --connect-response-rate -1", "1..100000000"));
+        table.add(bad("nic --config net_null --connect-response-rate fast", "not a whole number"));
+        table.add(bad("nic --config net_null --connect-response-burst 0", "1..1000000"));
+        table.add(bad("nic --config net_null --connect-response-burst -5", "1..1000000"));
+        table.add(bad("nic --config net_null --connect-response-burst 1000001", "1..1000000"));
+        table.add(bad("nic --config net_null --connect-response-burst many", "not a whole number"));
         table.add(bad("nic --config net_null --rocev2-ack-timeout 0", "1..31"));
         table.add(bad("nic --config net_null --rocev2-ack-timeout 32", "1..31"));
         for (final String rotation : new String[]{"abc", "5-1", "0-10", "1-70000", "-5", "1-", "-", "16-32-64",
@@ -235,6 +243,12 @@ class BadArgumentsTest
         table.add(bad(conformance + "--target-connection-limit 0", "1..256"));
         table.add(bad(conformance + "--target-connection-limit many", "not a whole number"));
         table.add(bad(conformance + "--target-idle-timeout -1", "0..86400"));
+        table.add(bad(conformance + "--target-response-rate 0", "1..100000000"));
+        table.add(bad(conformance + "--target-response-rate -1", "1..100000000"));
+        table.add(bad(conformance + "--target-response-rate 2.5", "not a whole number"));
+        table.add(bad(conformance + "--target-response-burst 0", "1..1000000"));
+        table.add(bad(conformance + "--target-response-burst -1", "1..1000000"));
+        table.add(bad(conformance + "--target-response-burst many", "not a whole number"));
         table.add(bad(conformance + "--target-idle-timeout NaN", "not a finite"));
         table.add(bad(conformance + "--interop tcp:127.0.0.1", "udp:HOST[:PORT]"));
         table.add(bad(conformance + "--interop udp:127.0.0.1", "needs --interop-exchange DIR"));

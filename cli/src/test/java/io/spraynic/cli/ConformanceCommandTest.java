@@ -27,7 +27,8 @@ class ConformanceCommandTest
      * The NIC's response bucket (S12.9: RETRYs and REJECTs a second, and at once), far below its default of 50,000
      * a second: on a shared host the suite sends its 4,000 CONNECTs, and the NIC answers them, at 2,000 to 7,000 a
      * second (one veth run took 2.2 s to send them), no faster than the default refills, so that only a small
-     * bucket is outrun and {@code limits.response-rate} judges (S13.3) rather than says not tested.
+     * bucket is outrun and {@code limits.response-rate} judges (S13.3) rather than says not tested; so does
+     * {@code resources.no-resources-rate} (S10.2-2: the same bucket, for NACKs RNR NO_RESOURCES).
      */
     static final String RESPONSE_RATE = "500";
     static final String RESPONSE_BURST = "32";

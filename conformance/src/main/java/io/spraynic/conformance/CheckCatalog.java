@@ -88,6 +88,7 @@ final class CheckCatalog
         must("errors.isolation-stream", "S9.4-2");
         must("close.forgotten", "S9.5-1");
         must("resources.no-resources-nack", "S10.2-1");
+        must("resources.no-resources-rate", "S10.2-2");
         must("handshake.advertised-limits", "S10.2-3");
         must("interop.advertised-limits", "S10.2-3");
         must("interop.message-window", "S10.2-4");

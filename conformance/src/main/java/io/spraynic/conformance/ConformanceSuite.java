@@ -145,7 +145,7 @@ public final class ConformanceSuite
             if (wanted.test("resources"))
             {
                 // S10.2: the last 8 KiB of slice 8
-                new ResourceChecks(target, link, results, 9L * slice - 8 * 1024).run(handshake.request());
+                new ResourceChecks(target, link, results, 9L * slice - 8 * 1024).run(handshake);
             }
             if (wanted.test("limits"))
             {

@@ -75,7 +75,15 @@ final class FloodChecks extends Checks
             measured(seen);
             return null;
         });
-        // the checks after this one connect again: give the target's bucket time to refill
+        awaitRefill(link, rate, burst); // the checks after this one connect again
+    }
+
+    /**
+     * Gives a target's response bucket ({@code rate} a second, {@code burst}) time to refill after a check emptied
+     * it (twice the burst's refill, at least 50 ms, at most a second), reading and dropping what comes meanwhile.
+     */
+    static void awaitRefill(final UdpLink link, final double rate, final int burst) throws IOException
+    {
         final long refill = (long)(Math.min(1.0, 2.0 * burst / Math.max(1.0, rate)) * 1e9);
         final long until = System.nanoTime() + Math.max(refill, 50 * ScriptedPeer.MILLI);
         for (long left = until - System.nanoTime(); left > 0; left = until - System.nanoTime())

@@ -43,13 +43,18 @@ class ConformanceSelfTest
             "ecn.ce-echo", "ecn.data-ect0", "ecn.control-not-ect", "limits.source", "limits.released",
             "liveness.keepalive", "liveness.idle-close", "multipath.psn-spaces", "errors.flush-stream",
             "errors.isolation-stream", "errors.isolation-connection", "limits.response-rate", "sender.stale-ack",
-            "cc.ce-window", "cc.rate-hint", "errors.bad-rkey", "errors.query", "handshake.advertised-limits"})
+            "cc.ce-window", "cc.rate-hint", "errors.bad-rkey", "errors.query", "handshake.advertised-limits",
+            "resources.no-resources-nack", "resources.no-resources-rate"})
         {
             assertEquals(Verdict.PASS, report.result(id).verdict(), () -> id + ": " + report.toText());
         }
         assertTrue(report.result("errors.query").reason().matches("the first QUERY was answered, in \\d+ us"),
             report::toText);
         assertTrue(report.result("multipath.repath").reason().contains("kept source port"), report::toText);
+        // S10.2-2 judged, not merely passed: the flood outran the toy's bucket of 500 a second
+        assertTrue(report.result("resources.no-resources-rate").reason().matches("\\d+ NACKs RNR NO_RESOURCES to " +
+            ResourceChecks.FLOOD_PACKETS + " packets of the refused message .*, where the bucket allows \\d+"),
+            report::toText);
         assertTrue(report.result("multipath.repath-rtt").reason().startsWith("the ACKs of path 0 kept source port"),
             report::toText);
         // a toy that never changes its source port gives S7.7-1 nothing to judge
@@ -370,6 +375,32 @@ class ConformanceSelfTest
         final CheckResult advertised = ignoring.result("interop.advertised-limits");
         assertEquals(Verdict.FAIL, advertised.verdict(), ignoring::toText);
         assertEquals("S10.2-3", advertised.clause());
+    }
+
+    /**
+     * S10.2-1 fails against a toy that places WRITEs beyond the window it advertised (the toy did so before issue
+     * 15, and the all-groups run showed the check failing unasserted), and S10.2-2 then has no refusal to count;
+     * S10.2-2 fails against a toy that NACKs every packet of a refused WRITE without a bucket, while S10.2-1 passes
+     * against it. Both pass against the toy that keeps them (the first test).
+     */
+    @Test
+    void shouldFailTheNoResourcesClausesAgainstToysThatBreakThem() throws Exception
+    {
+        final ConformanceReport ignoring = runAgainst(32, null, EnumSet.of(Fault.IGNORE_WINDOW), Set.of("resources"));
+        final CheckResult nack = ignoring.result("resources.no-resources-nack");
+        assertEquals(Verdict.FAIL, nack.verdict(), ignoring::toText);
+        assertEquals("no NACK of message " + ToyResponder.ADVERTISED_WINDOW + " (the window is " +
+            ToyResponder.ADVERTISED_WINDOW + ")", nack.reason());
+        assertEquals(Verdict.NOT_TESTED, ignoring.result("resources.no-resources-rate").verdict(), ignoring::toText);
+        final ConformanceReport flooding = runAgainst(33, null, EnumSet.of(Fault.NO_RESOURCES_RATE_LIMIT),
+            Set.of("resources"));
+        final CheckResult rate = flooding.result("resources.no-resources-rate");
+        assertEquals(Verdict.FAIL, rate.verdict(), flooding::toText);
+        assertEquals("S10.2-2", rate.clause());
+        assertTrue(rate.reason().startsWith(ResourceChecks.FLOOD_PACKETS + " NACKs RNR NO_RESOURCES to " +
+            ResourceChecks.FLOOD_PACKETS + " packets of the refused message"), rate.reason());
+        assertEquals(Verdict.PASS, flooding.result("resources.no-resources-nack").verdict(), flooding::toText);
+        assertTrue(flooding.mustFailed());
     }
 
     @Test

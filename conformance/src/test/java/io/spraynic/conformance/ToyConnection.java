@@ -1,0 +1,65 @@
+package io.spraynic.conformance;
+
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.Map;
+
+import static io.spraynic.conformance.ToyResponder.INITIAL_WINDOW;
+
+/** One connection of {@link ToyResponder}: its keys, its one path's PSN state, its refusals and READ responses. */
+final class ToyConnection
+{
+    int cid;
+    int peerCid;
+    long[] sendKey;
+    long[] receiveKey;
+    byte[] connectAck;
+    int[] cumulative;
+    BitSet[] above;
+    int[] ackSequence;
+    int[] ceSinceAck;
+    int nextPsn;
+    int mtu;
+    boolean closed;
+    long lastHeard = System.nanoTime();
+    long lastSent = System.nanoTime();
+    int refusals;
+    /** S9.3-3: per SEND (stream << 32 | msn) refused: {attempt, refusal, packets of it that arrived}. */
+    final Map<Long, int[]> rnr = new HashMap<>();
+    /** S10.2: the WRITEs holding a record (begun, not every packet arrived), by stream << 32 | msn. */
+    final Map<Long, BitSet> openWrites = new HashMap<>();
+    /** S10.2-1: the WRITEs refused for want of a record, and their refusal numbers, by stream << 32 | msn. */
+    final Map<Long, Integer> refusedForResources = new HashMap<>();
+    final boolean[] streamErrored = new boolean[2];
+    final int[] erroredMsn = new int[2];
+    final int[] erroredRefusal = new int[2];
+    boolean queryAnswered;
+    /** The highest ackSequence taken of path 0 (S5.1-2). */
+    int ackTaken;
+    long lastAckHeard = System.nanoTime();
+    /** READ_RESPONSEs sent and not yet acknowledged, by PSN (the toy's PSNs start at 1000 and never wrap). */
+    final java.util.TreeMap<Integer, byte[]> unacknowledged = new java.util.TreeMap<>();
+    /** READ_RESPONSEs the window holds back, by PSN (assigned in order: one path, so sending order is PSN order). */
+    final java.util.TreeMap<Integer, byte[]> held = new java.util.TreeMap<>();
+    /**
+     * READ_RESPONSEs an ACK showed missing and that went again: once each (the timer covers a lost resend), so
+     * that a run of ACKs behind a lossy path does not resend every gap at each ACK and flood the socket.
+     */
+    final java.util.Set<Integer> resent = new java.util.HashSet<>();
+    /** S8.2: the window of path 0 in packets, its CE estimate, and the packets and CE echoes of this round. */
+    double window = INITIAL_WINDOW;
+    double alpha;
+    int roundAcknowledged;
+    int roundMarked;
+    /** S8.4: the share the last ACK gave (Mb/s, 0: none), and when the pacer lets the next packet go. */
+    int rateHintMbps;
+    long nextSendAt;
+    /** With {@link Fault#SLOW}: when the held READ_RESPONSEs may go. */
+    long answerAt;
+    /** {@link Fault#REPATH_RTT}: when each unacknowledged READ_RESPONSE first went, by PSN. */
+    final Map<Integer, Long> sentAt = new HashMap<>();
+    /** {@link Fault#REPATH_RTT}: path 0's smoothed RTT, the lowest it had, and its samples since the last move. */
+    long srttNanos;
+    long lowestSrttNanos = Long.MAX_VALUE;
+    int rttSamples;
+}

@@ -1,0 +1,203 @@
+package io.spraynic.conformance;
+
+import io.spraynic.conformance.ToyResponder.Fault;
+
+import java.io.IOException;
+import java.util.Map;
+
+import static io.spraynic.conformance.ToyResponder.ROTATE_PACKETS;
+import static io.spraynic.conformance.ToyResponder.SLOW_NANOS;
+
+/**
+ * {@link ToyResponder}'s READ responses on the way out: its one path's window (S8.2) and pacing (S8.4), what an ACK
+ * shows missing sent again (S6.5, S6.6), stale ACKs ignored (S5.1-2), and the source ports it rotates (S7.7) and
+ * re-paths (S7.3) with its faults.
+ */
+final class ToyReadSender
+{
+    /** S8.2: the gain of a path's CE estimate. */
+    private static final double GAIN = 1.0 / 16;
+
+    private final java.util.Set<Fault> faults;
+    private final UdpLink link;
+    /** With a ROTATE_ or REPATH fault: a second socket, the other source port data alternates to; else null. */
+    private final UdpLink rotatedLink;
+    private UdpLink dataLink;
+    /** The socket of the toy's ACKs of path 0: moved by a re-path (S7.3), never by rotation (S7.7); others use link. */
+    private UdpLink controlLink;
+    private int portPackets;
+    /** {@link Fault#REPATH}: data packets sent since the last move, and the PSNs of those found lost. */
+    private int sampleSent;
+    private final java.util.Set<Integer> sampleLost = new java.util.HashSet<>();
+
+    ToyReadSender(final java.util.Set<Fault> faults, final UdpLink link, final UdpLink rotatedLink)
+    {
+        this.faults = faults;
+        this.link = link;
+        this.rotatedLink = rotatedLink;
+        this.dataLink = link;
+        this.controlLink = link;
+    }
+
+    /** @return the socket the ACKs of path 0 go from (S7.3: a re-path moves it). */
+    UdpLink controlLink()
+    {
+        return controlLink;
+    }
+
+    /**
+     * An ACK of the toy's path 0: a stale one (S5.1-2) is ignored; what it acknowledges is forgotten, and what it
+     * shows missing below the highest PSN acknowledged is sent again with RETRANSMIT (S6.5, S6.6).
+     */
+    void onAck(final ToyConnection c, final Packet p) throws IOException
+    {
+        final int sequence = p.h32(44);
+        if (sequence - c.ackTaken <= 0 && !faults.contains(Fault.ACCEPT_STALE_ACK))
+        {
+            return;
+        }
+        c.ackTaken = Math.max(c.ackTaken, sequence);
+        c.rateHintMbps = p.h32(40);
+        c.answerAt = System.nanoTime() + SLOW_NANOS;
+        c.lastAckHeard = System.nanoTime();
+        final int cumulative = p.h24(5);
+        final int outstanding = c.unacknowledged.size();
+        final long now = System.nanoTime();
+        for (final int psn : c.unacknowledged.headMap(cumulative).keySet())
+        {
+            sampleRtt(c, psn, now);
+        }
+        c.unacknowledged.headMap(cumulative).clear();
+        int highest = cumulative - 1;
+        for (int i = 1; i < SprayWire.SACK_BITS; i++)
+        {
+            if (ScriptedPeer.sackBit(p, i))
+            {
+                if (null != c.unacknowledged.remove(cumulative + i))
+                {
+                    sampleRtt(c, cumulative + i, now);
+                }
+                highest = cumulative + i;
+            }
+        }
+        endOfRound(c, outstanding - c.unacknowledged.size(), p.h16(2));
+        for (final Map.Entry<Integer, byte[]> lost : c.unacknowledged.headMap(highest).entrySet())
+        {
+            if (!c.resent.add(lost.getKey()))
+            {
+                continue;
+            }
+            if (faults.contains(Fault.REPATH) && sampleLost.add(lost.getKey()) && sampleSent >= 32 &&
+                sampleLost.size() * 20 > sampleSent)
+            {
+                // S7.3: a new route for data and ACKs alike
+                dataLink = controlLink = dataLink == link ? rotatedLink : link;
+                sampleSent = 0;
+                sampleLost.clear();
+            }
+            final byte[] again = lost.getValue().clone();
+            again[SprayWire.BTH_LENGTH + 1] |= SprayWire.SETH_RETRANSMIT;
+            sendData(again);
+        }
+        sendWithinWindow(c);
+    }
+
+    /**
+     * {@link Fault#REPATH_RTT}: an RTT sample of a packet acknowledged without having gone again (Karn), and the move
+     * of path 0 when its smoothed RTT exceeds 3 x the lowest since its last move.
+     */
+    private void sampleRtt(final ToyConnection c, final int psn, final long now)
+    {
+        final Long sent = c.sentAt.remove(psn);
+        if (!faults.contains(Fault.REPATH_RTT) || null == sent || c.resent.contains(psn))
+        {
+            return;
+        }
+        final long rtt = now - sent;
+        c.srttNanos = 0 == c.rttSamples ? rtt : c.srttNanos + (rtt - c.srttNanos) / 8;
+        c.rttSamples++;
+        if (c.rttSamples >= 8)
+        {
+            c.lowestSrttNanos = Math.min(c.lowestSrttNanos, c.srttNanos);
+        }
+        if (c.rttSamples >= 32 && c.srttNanos > 3 * c.lowestSrttNanos)
+        {
+            dataLink = controlLink = dataLink == link ? rotatedLink : link;
+            c.rttSamples = 0;
+            c.lowestSrttNanos = Long.MAX_VALUE;
+        }
+    }
+
+    /**
+     * S8.2: a round ends when its ACKs acknowledged a window of packets; with CE echoed in it the window shrinks by
+     * alpha / 2 (alpha the smoothed fraction of marked packets), else it grows by one, up to 256.
+     */
+    private void endOfRound(final ToyConnection c, final int acknowledged, final int marked)
+    {
+        c.roundAcknowledged += acknowledged;
+        c.roundMarked += marked;
+        if (c.roundAcknowledged < (int)c.window)
+        {
+            return;
+        }
+        if (c.roundMarked > 0 && !faults.contains(Fault.IGNORE_CE))
+        {
+            c.alpha = (1 - GAIN) * c.alpha + GAIN * Math.min(1.0, (double)c.roundMarked / c.roundAcknowledged);
+            c.window = Math.max(1, c.window * (1 - c.alpha / 2));
+        }
+        else
+        {
+            c.window = Math.min(SprayWire.SACK_BITS, c.window + 1);
+        }
+        c.roundAcknowledged = 0;
+        c.roundMarked = 0;
+    }
+
+    /**
+     * Sends the held READ_RESPONSEs the window has room for (all of them with {@link Fault#NO_WINDOW}) and the
+     * pacer lets go: with a rateHint, a packet's payload plus 128 B at that rate after the one before, no burst.
+     */
+    void sendWithinWindow(final ToyConnection c) throws IOException
+    {
+        final int window = faults.contains(Fault.NO_WINDOW) ? Integer.MAX_VALUE : (int)c.window;
+        final boolean paced = c.rateHintMbps > 0 && !faults.contains(Fault.IGNORE_RATE_HINT);
+        final long now = System.nanoTime();
+        if (faults.contains(Fault.SLOW) && now < c.answerAt)
+        {
+            return;
+        }
+        while (!c.held.isEmpty() && c.unacknowledged.size() < window && (!paced || now >= c.nextSendAt))
+        {
+            if ((faults.contains(Fault.ROTATE_DRAINED) || faults.contains(Fault.ROTATE_IN_FLIGHT)) &&
+                portPackets >= ROTATE_PACKETS)
+            {
+                if (faults.contains(Fault.ROTATE_DRAINED) && !c.unacknowledged.isEmpty())
+                {
+                    break; // due to rotate: wait for the path to drain
+                }
+                dataLink = dataLink == link ? rotatedLink : link;
+                portPackets = 0;
+            }
+            portPackets++;
+            sampleSent++;
+            final Map.Entry<Integer, byte[]> next = c.held.pollFirstEntry();
+            if (paced)
+            {
+                c.nextSendAt = Math.max(c.nextSendAt, now) +
+                    (next.getValue().length - SprayWire.BTH_LENGTH - SprayWire.SETH_LENGTH + 128) * 8_000L / c.rateHintMbps;
+            }
+            c.unacknowledged.put(next.getKey(), next.getValue());
+            if (faults.contains(Fault.REPATH_RTT))
+            {
+                c.sentAt.put(next.getKey(), System.nanoTime());
+            }
+            sendData(next.getValue());
+            c.lastSent = System.nanoTime();
+        }
+    }
+
+    void sendData(final byte[] body) throws IOException
+    {
+        dataLink.send(body, false, faults.contains(Fault.NOT_ECT_DATA) ? UdpLink.NOT_ECT : UdpLink.ECT_0);
+    }
+}
