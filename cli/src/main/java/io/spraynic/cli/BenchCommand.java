@@ -309,19 +309,26 @@ final class BenchCommand implements Runnable
         {
             final List<String> points = new ArrayList<>();
             final List<Double> ratios = new ArrayList<>();
+            final List<Double> perFrame = new ArrayList<>();
             for (final io.spraynic.bench.nic.CaptureOverhead.Round r :
                 io.spraynic.bench.nic.CaptureOverhead.run(workers, size, snapLength, seconds, rounds, !noDrain, parsedFilter))
             {
                 log("capture on net_null, " + workers + " worker(s), " + size + " B frames: " + r);
                 ratios.add(r.ratio());
+                perFrame.add(r.nanosPerCapturedFrame());
                 points.add(String.format(Locale.ROOT, "{\"offMpps\":%.4f,\"offCpuMpps\":%.4f,\"onMpps\":%.4f," +
-                    "\"onCpuMpps\":%.4f,\"ratio\":%.4f,\"captured\":%d,\"dropped\":%d}", r.off().mpps(), r.off().cpuMpps(),
-                    r.on().mpps(), r.on().cpuMpps(), r.ratio(), r.captured(), r.dropped()));
+                    "\"onCpuMpps\":%.4f,\"ratio\":%.4f,\"captured\":%d,\"dropped\":%d,\"offFrames\":%d,\"offCpuNanos\":%d," +
+                    "\"onFrames\":%d,\"onCpuNanos\":%d,\"capturedInWindow\":%d,\"emptyLoopsOff\":%d,\"emptyLoopsOn\":%d," +
+                    "\"nsPerFrameOff\":%s,\"nsPerCapturedFrame\":%s}", r.off().mpps(), r.off().cpuMpps(), r.on().mpps(),
+                    r.on().cpuMpps(), r.ratio(), r.captured(), r.dropped(), r.off().frames(), r.off().cpuNanos(),
+                    r.on().frames(), r.on().cpuNanos(), r.on().captured(), r.off().emptyLoops(), r.on().emptyLoops(),
+                    json(r.nanosPerFrameOff()), json(r.nanosPerCapturedFrame())));
             }
             final double median = median(ratios);
-            log(verdict(median));
+            log(verdict(median) + perFrameVerdict(median(perFrame)));
             printPoints(String.format(Locale.ROOT, "\"workload\":\"receive\",\"workers\":%d,\"size\":%d,\"drain\":%b," +
-                "\"medianRatio\":%.4f", workers, size, !noDrain, median), points);
+                "\"medianRatio\":%.4f,\"medianNsPerCapturedFrame\":%s", workers, size, !noDrain, median,
+                json(median(perFrame))), points);
             return 0;
         }
 
@@ -337,25 +344,50 @@ final class BenchCommand implements Runnable
             }
             final List<String> points = new ArrayList<>();
             final List<Double> ratios = new ArrayList<>();
+            final List<Double> busyRatios = new ArrayList<>();
+            final List<Double> perFrame = new ArrayList<>();
             boolean ok = true;
             for (final io.spraynic.bench.nic.TransportCaptureOverhead.Round r : results)
             {
                 ratios.add(r.ratio());
+                busyRatios.add(r.busyRatio());
+                perFrame.add(r.nanosPerCapturedFrame());
                 ok &= r.off().verified() && r.on().verified() && (!r.everyFrame() || r.complete());
                 points.add(String.format(Locale.ROOT, "{\"offMessagesPerCpuSecond\":%.1f,\"offMpps\":%.4f," +
                     "\"onMessagesPerCpuSecond\":%.1f,\"onMpps\":%.4f,\"ratio\":%.4f,\"captured\":%d,\"dropped\":%d," +
-                    "\"drained\":%d,\"portFrames\":%d,\"complete\":%b,\"verified\":%b}",
+                    "\"drained\":%d,\"portFrames\":%d,\"complete\":%b,\"verified\":%b,\"offMessages\":%d," +
+                    "\"offCpuNanos\":%d,\"offEmptyLoops\":%d,\"offEmptyLoopNanos\":%s,\"offBusyCpuNanos\":%d," +
+                    "\"onMessages\":%d,\"onCpuNanos\":%d,\"onEmptyLoops\":%d,\"onEmptyLoopNanos\":%s,\"onBusyCpuNanos\":%d," +
+                    "\"capturedInWindow\":%d,\"busyRatio\":%s,\"nsPerMessageOff\":%s,\"nsPerCapturedFrame\":%s}",
                     io.spraynic.bench.nic.TransportCaptureOverhead.messagesPerCpuSecond(r.off()), r.off().mpps(),
                     io.spraynic.bench.nic.TransportCaptureOverhead.messagesPerCpuSecond(r.on()), r.on().mpps(), r.ratio(),
                     r.captured(), r.dropped(), r.drained(), r.portFrames(), r.complete(), r.off().verified() &&
-                    r.on().verified()));
+                    r.on().verified(), r.off().messages(), r.off().cpuNanos(), r.offWindow().emptyLoops(),
+                    json(r.offWindow().emptyLoopNanos()), r.busyOffNanos(), r.on().messages(), r.on().cpuNanos(),
+                    r.onWindow().emptyLoops(), json(r.onWindow().emptyLoopNanos()), r.busyOnNanos(),
+                    r.onWindow().captured(), json(r.busyRatio()), json(r.nanosPerMessageOff()),
+                    json(r.nanosPerCapturedFrame())));
             }
             final double median = median(ratios);
-            log(ok ? verdict(median) : "workload " + workload + ": a transfer did not verify or the capture missed a " +
-                "frame (NOT ALL CAPTURED above): no ratio to judge");
-            printPoints(String.format(Locale.ROOT, "\"workload\":\"%s\",\"size\":%d,\"drain\":%b,\"medianRatio\":%.4f",
-                workload, size, !noDrain, median), points);
+            log(ok ? verdict(median) + String.format(Locale.ROOT, "; without the poll thread's empty loops %.3f",
+                median(busyRatios)) + perFrameVerdict(median(perFrame)) : "workload " + workload + ": a transfer did " +
+                "not verify or the capture missed a frame (NOT ALL CAPTURED above): no ratio to judge");
+            printPoints(String.format(Locale.ROOT, "\"workload\":\"%s\",\"size\":%d,\"drain\":%b,\"medianRatio\":%.4f," +
+                "\"medianBusyRatio\":%s,\"medianNsPerCapturedFrame\":%s", workload, size, !noDrain, median,
+                json(median(busyRatios)), json(median(perFrame))), points);
             return ok ? 0 : 1;
+        }
+
+        private static String perFrameVerdict(final double nanos)
+        {
+            return String.format(Locale.ROOT, "; the capture's median cost: %.1f ns of the poll thread's busy CPU per frame " +
+                "captured", nanos);
+        }
+
+        /** @return {@code value} as a JSON number, null when it is not one (NaN: nothing to divide by). */
+        private static String json(final double value)
+        {
+            return Double.isFinite(value) ? String.format(Locale.ROOT, "%.4f", value) : "null";
         }
 
         private String verdict(final double median)
