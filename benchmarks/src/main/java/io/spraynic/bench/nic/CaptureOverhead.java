@@ -23,9 +23,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * What a live capture of every frame costs the workers: one embedded NIC alone on {@code net_null} (its workers
  * receive, parse and count zero-filled frames of a chosen size, as {@code bench workers --mode receive}), measured in
  * alternating rounds with no capture and with a capture of every frame ({@link EmbeddedNic#startCapture}, the shipped
- * tap and ring) that a drainer thread empties as a capture client would; the workers' frames per second are read
- * from their own counters. Also the share of frames the capture took (the rest it dropped: its ring was full because
- * the drainer, one thread, did not keep up). One process, one EAL.
+ * tap and ring) that a drainer thread empties as a capture client would, after one such round untimed; the workers'
+ * frames per second are read from their own counters, and the capture's cost per frame captured
+ * ({@link CaptureCost}) from the same windows. Also the share of frames the capture took (the rest it dropped: its
+ * ring was full because the drainer, one thread, did not keep up). One process, one EAL.
  */
 public final class CaptureOverhead
 {
@@ -118,11 +119,13 @@ public final class CaptureOverhead
             {
                 final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
                 Thread.sleep((long)(seconds * 500)); // warm-up
-                for (int r = 0; r < rounds; r++)
+                // round -1 is untimed: a first capture deoptimises the worker's loop compiled without the capture's
+                // branch (RESULTS.md 13), so a first timed round would time the JIT (0.09-0.34 in sections 31 and 51)
+                for (int r = -1; r < rounds; r++)
                 {
                     final Rate off = mpps(counters, idles, seconds);
                     memory.fill((byte)0);
-                    layout.writeHeader(memory, ProcessHandle.current().pid(), r, new String[]{nic.portName(0)}, "", 0, 0);
+                    layout.writeHeader(memory, ProcessHandle.current().pid(), r + 1, new String[]{nic.portName(0)}, "", 0, 0);
                     final long capturedBefore = sum(counters, ": capture frames");
                     final long droppedBefore = sum(counters, ": capture drops (ring full)");
                     nic.startCapture(memory, layout, filter);
@@ -144,8 +147,11 @@ public final class CaptureOverhead
                     {
                         drainer.join();
                     }
-                    results.add(new Round(off, on, sum(counters, ": capture frames") - capturedBefore,
-                        sum(counters, ": capture drops (ring full)") - droppedBefore, copierShare));
+                    if (r >= 0)
+                    {
+                        results.add(new Round(off, on, sum(counters, ": capture frames") - capturedBefore,
+                            sum(counters, ": capture drops (ring full)") - droppedBefore, copierShare));
+                    }
                 }
                 return results;
             }
