@@ -356,15 +356,15 @@ final class BenchCommand implements Runnable
                 points.add(String.format(Locale.ROOT, "{\"offMessagesPerCpuSecond\":%.1f,\"offMpps\":%.4f," +
                     "\"onMessagesPerCpuSecond\":%.1f,\"onMpps\":%.4f,\"ratio\":%.4f,\"captured\":%d,\"dropped\":%d," +
                     "\"drained\":%d,\"portFrames\":%d,\"complete\":%b,\"verified\":%b,\"offMessages\":%d," +
-                    "\"offCpuNanos\":%d,\"offEmptyLoops\":%d,\"offEmptyLoopNanos\":%s,\"offBusyCpuNanos\":%d," +
-                    "\"onMessages\":%d,\"onCpuNanos\":%d,\"onEmptyLoops\":%d,\"onEmptyLoopNanos\":%s,\"onBusyCpuNanos\":%d," +
+                    "\"offCpuNanos\":%d,\"offEmptyLoops\":%d,\"offEmptyLoopNanos\":%s,\"offBusyCpuNanos\":%s," +
+                    "\"onMessages\":%d,\"onCpuNanos\":%d,\"onEmptyLoops\":%d,\"onEmptyLoopNanos\":%s,\"onBusyCpuNanos\":%s," +
                     "\"capturedInWindow\":%d,\"busyRatio\":%s,\"nsPerMessageOff\":%s,\"nsPerCapturedFrame\":%s}",
                     io.spraynic.bench.nic.TransportCaptureOverhead.messagesPerCpuSecond(r.off()), r.off().mpps(),
                     io.spraynic.bench.nic.TransportCaptureOverhead.messagesPerCpuSecond(r.on()), r.on().mpps(), r.ratio(),
                     r.captured(), r.dropped(), r.drained(), r.portFrames(), r.complete(), r.off().verified() &&
                     r.on().verified(), r.off().messages(), r.off().cpuNanos(), r.offWindow().emptyLoops(),
-                    json(r.offWindow().emptyLoopNanos()), r.busyOffNanos(), r.on().messages(), r.on().cpuNanos(),
-                    r.onWindow().emptyLoops(), json(r.onWindow().emptyLoopNanos()), r.busyOnNanos(),
+                    json(r.offWindow().emptyLoopNanos()), json(r.busyOffNanos()), r.on().messages(), r.on().cpuNanos(),
+                    r.onWindow().emptyLoops(), json(r.onWindow().emptyLoopNanos()), json(r.busyOnNanos()),
                     r.onWindow().captured(), json(r.busyRatio()), json(r.nanosPerMessageOff()),
                     json(r.nanosPerCapturedFrame())));
             }
@@ -380,8 +380,14 @@ final class BenchCommand implements Runnable
 
         private static String perFrameVerdict(final double nanos)
         {
-            return String.format(Locale.ROOT, "; the capture's median cost: %.1f ns of the poll thread's busy CPU per frame " +
-                "captured", nanos);
+            return Double.isNaN(nanos) ? "; the capture's cost per frame: not measurable in any round" : String.format(
+                Locale.ROOT, "; the capture's median cost: %.1f ns of the poll thread's busy CPU per frame captured", nanos);
+        }
+
+        /** @return a busy CPU time as a JSON number, null when it is unknown (negative). */
+        private static String json(final long busyNanos)
+        {
+            return busyNanos < 0 ? "null" : Long.toString(busyNanos);
         }
 
         /** @return {@code value} as a JSON number, null when it is not one (NaN: nothing to divide by). */
@@ -397,11 +403,19 @@ final class BenchCommand implements Runnable
                 "rocev2)", workload, median, median >= 0.8 ? "met" : "NOT met");
         }
 
+        /** @return the median of the values that are numbers (a cost not measurable in a round is NaN); NaN for none. */
         private static double median(final List<Double> values)
         {
-            final List<Double> sorted = new ArrayList<>(values);
+            final List<Double> sorted = new ArrayList<>();
+            for (final Double value : values)
+            {
+                if (!value.isNaN())
+                {
+                    sorted.add(value);
+                }
+            }
             sorted.sort(null);
-            return sorted.get(sorted.size() / 2);
+            return sorted.isEmpty() ? Double.NaN : sorted.get(sorted.size() / 2);
         }
     }
 

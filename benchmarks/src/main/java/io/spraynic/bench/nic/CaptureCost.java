@@ -17,31 +17,35 @@ public final class CaptureCost
      * @param cpuNanos       the poll thread's CPU time in the window.
      * @param emptyLoops     its loops in the window that found no work ({@link CountingIdleStrategy}).
      * @param emptyLoopNanos CPU one empty loop costs, measured on the same thread with nothing to do.
-     * @return the CPU time of the loops that did work: {@code cpuNanos} less the empty loops' (never below 0).
+     * @return the CPU time of the loops that did work: {@code cpuNanos} less the empty loops'; -1 when the empty loops
+     * at that cost come to more than the window's whole CPU time (the measured cost does not hold in this window), or
+     * when the cost is unknown (NaN).
      */
     public static long busyCpuNanos(final long cpuNanos, final long emptyLoops, final double emptyLoopNanos)
     {
-        return Math.max(0, cpuNanos - Math.round(emptyLoops * emptyLoopNanos));
+        final double spin = emptyLoops * emptyLoopNanos;
+        return Double.isNaN(spin) || spin > cpuNanos ? -1 : cpuNanos - Math.round(spin);
     }
 
     /**
      * @return ns of CPU per frame captured: ({@code busyOn} - {@code workOn} × {@code busyOff} / {@code workOff}) /
-     * {@code capturedOn}; NaN when either run did no work or nothing was captured (nothing to divide by).
+     * {@code capturedOn}; NaN when either run did no work, nothing was captured (nothing to divide by) or a busy time
+     * is unknown (negative: {@link #busyCpuNanos}).
      */
     public static double nanosPerCapturedFrame(final long workOff, final long busyOff, final long workOn, final long busyOn,
         final long capturedOn)
     {
-        if (workOff <= 0 || workOn <= 0 || capturedOn <= 0)
+        if (workOff <= 0 || workOn <= 0 || capturedOn <= 0 || busyOff < 0 || busyOn < 0)
         {
             return Double.NaN;
         }
         return (busyOn - workOn * ((double)busyOff / workOff)) / capturedOn;
     }
 
-    /** @return ns of CPU per unit of work; NaN for none. */
+    /** @return ns of CPU per unit of work; NaN for none, or for an unknown busy time. */
     public static double nanosPerWork(final long work, final long busyNanos)
     {
-        return work <= 0 ? Double.NaN : (double)busyNanos / work;
+        return work <= 0 || busyNanos < 0 ? Double.NaN : (double)busyNanos / work;
     }
 
     /** @return work per busy CPU second, capturing ÷ off: the throughput ratio without the spin; NaN if undefined. */

@@ -111,8 +111,8 @@ public final class TransportCaptureOverhead
                 "%.0f %% at %.1f ns) %.3f, the capture %.1f ns of busy CPU per frame captured (a message %.1f ns off); " +
                 "captured %,d (A rx %,d tx %,d, B rx %,d tx %,d), dropped %,d (ring full), drained %,d, frames on the " +
                 "ports %,d%s; transfers %s", messagesPerCpuSecond(off) / 1e6, off.mpps(), messagesPerCpuSecond(on) / 1e6,
-                on.mpps(), ratio(), 100.0 * (off.cpuNanos() - busyOffNanos()) / Math.max(1, off.cpuNanos()),
-                offWindow.emptyLoopNanos(), 100.0 * (on.cpuNanos() - busyOnNanos()) / Math.max(1, on.cpuNanos()),
+                on.mpps(), ratio(), spinPercent(off.cpuNanos(), busyOffNanos()), offWindow.emptyLoopNanos(),
+                spinPercent(on.cpuNanos(), busyOnNanos()),
                 onWindow.emptyLoopNanos(), busyRatio(), nanosPerCapturedFrame(), nanosPerMessageOff(), captured,
                 capturedRxTx[0], capturedRxTx[1], capturedRxTx[2], capturedRxTx[3], dropped, drained, portFrames,
                 !everyFrame || complete() ? "" : " (NOT ALL CAPTURED)", off.verified() && on.verified() ? "verified" :
@@ -128,11 +128,14 @@ public final class TransportCaptureOverhead
      */
     public record PollWindow(long loops, long emptyLoops, double emptyLoopNanos, long captured)
     {
-        /** @return the run's CPU time in the window less its empty loops' (all of it when the empty loop's cost is unknown). */
+        /**
+         * @return the run's CPU time in the window less its empty loops'; -1 when that is unknown: the empty loop's cost
+         * was not measured, or the window's empty loops at that cost exceed its CPU time (an empty loop of the drained
+         * thread cost more than one in the window: a test run saw 270 ns drained against at most 192 in its window).
+         */
         public long busyCpuNanos(final ThroughputResult result)
         {
-            return Double.isNaN(emptyLoopNanos) ? result.cpuNanos() :
-                CaptureCost.busyCpuNanos(result.cpuNanos(), emptyLoops, emptyLoopNanos);
+            return CaptureCost.busyCpuNanos(result.cpuNanos(), emptyLoops, emptyLoopNanos);
         }
     }
 
@@ -141,6 +144,12 @@ public final class TransportCaptureOverhead
 
     private TransportCaptureOverhead()
     {
+    }
+
+    /** @return the share of {@code cpuNanos} spent on empty loops, in %; NaN when the busy time is unknown. */
+    static double spinPercent(final long cpuNanos, final long busyNanos)
+    {
+        return busyNanos < 0 ? Double.NaN : 100.0 * (cpuNanos - busyNanos) / Math.max(1, cpuNanos);
     }
 
     /** @return messages completed per second of the poll thread's CPU time. */

@@ -43,9 +43,16 @@ class CaptureCostTest
     }
 
     @Test
-    void shouldNeverMakeBusyTimeNegative()
+    void shouldRefuseAnEmptyLoopCostTheWindowContradicts()
     {
-        assertEquals(0, CaptureCost.busyCpuNanos(1_000, 100, 25.0)); // an empty loop measured dearer than it was here
+        // 100 empty loops at 25 ns would be 2,500 ns: more than the window's 1,000 ns of CPU
+        assertEquals(-1, CaptureCost.busyCpuNanos(1_000, 100, 25.0));
+        assertEquals(-1, CaptureCost.busyCpuNanos(1_000, 1, Double.NaN));
+        assertEquals(0, CaptureCost.busyCpuNanos(1_000, 40, 25.0));
         assertEquals(1_000, CaptureCost.busyCpuNanos(1_000, 0, 25.0));
+        assertTrue(Double.isNaN(CaptureCost.nanosPerCapturedFrame(1_000, -1, 800, 40_000, 800)));
+        assertTrue(Double.isNaN(CaptureCost.nanosPerCapturedFrame(1_000, 20_000, 800, -1, 800)));
+        assertTrue(Double.isNaN(CaptureCost.busyRatio(1_000, 20_000, 800, -1)));
+        assertTrue(Double.isNaN(CaptureCost.nanosPerWork(1_000, -1)));
     }
 }
