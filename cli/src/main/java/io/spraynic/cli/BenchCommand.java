@@ -234,8 +234,10 @@ final class BenchCommand implements Runnable
             "--workload receive (the worst case: the cheapest loop, one embedded NIC alone on net_null receiving,",
             "parsing and counting frames of --size bytes); spray or rocev2 (the workload that ships: bench throughput",
             "--threads 1's transfer over a crossed net_ring pair, RDMA WRITEs of --size bytes, every frame of both",
-            "endpoints and directions captured; messages per worker CPU second). Exit 1 if a transfer did not verify",
-            "or a capture of every frame missed one."})
+            "endpoints and directions captured; messages per worker CPU second). Also the capture's cost: ns of the",
+            "poll thread's CPU per frame captured (capturing - off), and for spray and rocev2 both without the poll",
+            "thread's empty loops (its idle spin, at what an empty loop costs it once the transfer drained). Exit 1 if",
+            "a transfer did not verify or a capture of every frame missed one."})
     static final class Capture extends Common
     {
         @Option(names = "--workload", defaultValue = "receive", description = {
