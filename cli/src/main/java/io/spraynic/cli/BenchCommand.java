@@ -235,8 +235,10 @@ final class BenchCommand implements Runnable
             "--workload receive (the worst case: the cheapest loop, one embedded NIC alone on net_null receiving,",
             "parsing and counting frames of --size bytes); spray or rocev2 (the workload that ships: bench throughput",
             "--threads 1's transfer over a crossed net_ring pair, RDMA WRITEs of --size bytes, every frame of both",
-            "endpoints and directions captured; messages per worker CPU second). Exit 1 if a transfer did not verify",
-            "or a capture of every frame missed one."})
+            "endpoints and directions captured; messages per worker CPU second). Also the capture's cost: ns of the",
+            "poll thread's CPU per frame captured (capturing - off), and for spray and rocev2 both without the poll",
+            "thread's empty loops (its idle spin, at what an empty loop costs it once the transfer drained). Exit 1 if",
+            "a transfer did not verify or a capture of every frame missed one."})
     static final class Capture extends Common
     {
         @Option(names = "--workload", defaultValue = "receive", description = {
@@ -310,19 +312,26 @@ final class BenchCommand implements Runnable
         {
             final List<String> points = new ArrayList<>();
             final List<Double> ratios = new ArrayList<>();
+            final List<Double> perFrame = new ArrayList<>();
             for (final io.spraynic.bench.nic.CaptureOverhead.Round r :
                 io.spraynic.bench.nic.CaptureOverhead.run(workers, size, snapLength, seconds, rounds, !noDrain, parsedFilter))
             {
                 log("capture on net_null, " + workers + " worker(s), " + size + " B frames: " + r);
                 ratios.add(r.ratio());
+                perFrame.add(r.nanosPerCapturedFrame());
                 points.add(String.format(Locale.ROOT, "{\"offMpps\":%.4f,\"offCpuMpps\":%.4f,\"onMpps\":%.4f," +
-                    "\"onCpuMpps\":%.4f,\"ratio\":%.4f,\"captured\":%d,\"dropped\":%d}", r.off().mpps(), r.off().cpuMpps(),
-                    r.on().mpps(), r.on().cpuMpps(), r.ratio(), r.captured(), r.dropped()));
+                    "\"onCpuMpps\":%.4f,\"ratio\":%.4f,\"captured\":%d,\"dropped\":%d,\"offFrames\":%d,\"offCpuNanos\":%d," +
+                    "\"onFrames\":%d,\"onCpuNanos\":%d,\"capturedInWindow\":%d,\"emptyLoopsOff\":%d,\"emptyLoopsOn\":%d," +
+                    "\"nsPerFrameOff\":%s,\"nsPerCapturedFrame\":%s}", r.off().mpps(), r.off().cpuMpps(), r.on().mpps(),
+                    r.on().cpuMpps(), r.ratio(), r.captured(), r.dropped(), r.off().frames(), r.off().cpuNanos(),
+                    r.on().frames(), r.on().cpuNanos(), r.on().captured(), r.off().emptyLoops(), r.on().emptyLoops(),
+                    json(r.nanosPerFrameOff()), json(r.nanosPerCapturedFrame())));
             }
             final double median = median(ratios);
-            log(verdict(median));
+            log(verdict(median) + perFrameVerdict(median(perFrame)));
             printPoints(String.format(Locale.ROOT, "\"workload\":\"receive\",\"workers\":%d,\"size\":%d,\"drain\":%b," +
-                "\"medianRatio\":%.4f", workers, size, !noDrain, median), points);
+                "\"medianRatio\":%.4f,\"medianNsPerCapturedFrame\":%s", workers, size, !noDrain, median,
+                json(median(perFrame))), points);
             return 0;
         }
 
@@ -338,25 +347,56 @@ final class BenchCommand implements Runnable
             }
             final List<String> points = new ArrayList<>();
             final List<Double> ratios = new ArrayList<>();
+            final List<Double> busyRatios = new ArrayList<>();
+            final List<Double> perFrame = new ArrayList<>();
             boolean ok = true;
             for (final io.spraynic.bench.nic.TransportCaptureOverhead.Round r : results)
             {
                 ratios.add(r.ratio());
+                busyRatios.add(r.busyRatio());
+                perFrame.add(r.nanosPerCapturedFrame());
                 ok &= r.off().verified() && r.on().verified() && (!r.everyFrame() || r.complete());
                 points.add(String.format(Locale.ROOT, "{\"offMessagesPerCpuSecond\":%.1f,\"offMpps\":%.4f," +
                     "\"onMessagesPerCpuSecond\":%.1f,\"onMpps\":%.4f,\"ratio\":%.4f,\"captured\":%d,\"dropped\":%d," +
-                    "\"drained\":%d,\"portFrames\":%d,\"complete\":%b,\"verified\":%b}",
+                    "\"drained\":%d,\"portFrames\":%d,\"complete\":%b,\"verified\":%b,\"offMessages\":%d," +
+                    "\"offCpuNanos\":%d,\"offEmptyLoops\":%d,\"offEmptyLoopNanos\":%s,\"offBusyCpuNanos\":%s," +
+                    "\"onMessages\":%d,\"onCpuNanos\":%d,\"onEmptyLoops\":%d,\"onEmptyLoopNanos\":%s,\"onBusyCpuNanos\":%s," +
+                    "\"capturedInWindow\":%d,\"busyRatio\":%s,\"nsPerMessageOff\":%s,\"nsPerCapturedFrame\":%s}",
                     io.spraynic.bench.nic.TransportCaptureOverhead.messagesPerCpuSecond(r.off()), r.off().mpps(),
                     io.spraynic.bench.nic.TransportCaptureOverhead.messagesPerCpuSecond(r.on()), r.on().mpps(), r.ratio(),
                     r.captured(), r.dropped(), r.drained(), r.portFrames(), r.complete(), r.off().verified() &&
-                    r.on().verified()));
+                    r.on().verified(), r.off().messages(), r.off().cpuNanos(), r.offWindow().emptyLoops(),
+                    json(r.offWindow().emptyLoopNanos()), json(r.busyOffNanos()), r.on().messages(), r.on().cpuNanos(),
+                    r.onWindow().emptyLoops(), json(r.onWindow().emptyLoopNanos()), json(r.busyOnNanos()),
+                    r.onWindow().captured(), json(r.busyRatio()), json(r.nanosPerMessageOff()),
+                    json(r.nanosPerCapturedFrame())));
             }
             final double median = median(ratios);
-            log(ok ? verdict(median) : "workload " + workload + ": a transfer did not verify or the capture missed a " +
-                "frame (NOT ALL CAPTURED above): no ratio to judge");
-            printPoints(String.format(Locale.ROOT, "\"workload\":\"%s\",\"size\":%d,\"drain\":%b,\"medianRatio\":%.4f",
-                workload, size, !noDrain, median), points);
+            log(ok ? verdict(median) + String.format(Locale.ROOT, "; without the poll thread's empty loops %.3f",
+                median(busyRatios)) + perFrameVerdict(median(perFrame)) : "workload " + workload + ": a transfer did " +
+                "not verify or the capture missed a frame (NOT ALL CAPTURED above): no ratio to judge");
+            printPoints(String.format(Locale.ROOT, "\"workload\":\"%s\",\"size\":%d,\"drain\":%b,\"medianRatio\":%.4f," +
+                "\"medianBusyRatio\":%s,\"medianNsPerCapturedFrame\":%s", workload, size, !noDrain, median,
+                json(median(busyRatios)), json(median(perFrame))), points);
             return ok ? 0 : 1;
+        }
+
+        private static String perFrameVerdict(final double nanos)
+        {
+            return Double.isNaN(nanos) ? "; the capture's cost per frame: not measurable in any round" : String.format(
+                Locale.ROOT, "; the capture's median cost: %.1f ns of the poll thread's busy CPU per frame captured", nanos);
+        }
+
+        /** @return a busy CPU time as a JSON number, null when it is unknown (negative). */
+        private static String json(final long busyNanos)
+        {
+            return busyNanos < 0 ? "null" : Long.toString(busyNanos);
+        }
+
+        /** @return {@code value} as a JSON number, null when it is not one (NaN: nothing to divide by). */
+        private static String json(final double value)
+        {
+            return Double.isFinite(value) ? String.format(Locale.ROOT, "%.4f", value) : "null";
         }
 
         private String verdict(final double median)
@@ -366,11 +406,19 @@ final class BenchCommand implements Runnable
                 "rocev2)", workload, median, median >= 0.8 ? "met" : "NOT met");
         }
 
+        /** @return the median of the values that are numbers (a cost not measurable in a round is NaN); NaN for none. */
         private static double median(final List<Double> values)
         {
-            final List<Double> sorted = new ArrayList<>(values);
+            final List<Double> sorted = new ArrayList<>();
+            for (final Double value : values)
+            {
+                if (!value.isNaN())
+                {
+                    sorted.add(value);
+                }
+            }
             sorted.sort(null);
-            return sorted.get(sorted.size() / 2);
+            return sorted.isEmpty() ? Double.NaN : sorted.get(sorted.size() / 2);
         }
     }
 

@@ -12,6 +12,7 @@ import io.spraynic.datapath.verbs.WorkRequestOpcode;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.CompositeAgent;
+import org.agrona.concurrent.IdleStrategy;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -19,6 +20,7 @@ import java.lang.foreign.ValueLayout;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.SplittableRandom;
+import java.util.function.LongSupplier;
 
 /**
  * RDMA WRITE throughput through a transport over {@code net_ring}, one busy-spinning poll thread per
@@ -54,6 +56,25 @@ public final class Throughput
 
         /** Called once the poll threads have ended, before what is left in the rings is freed. */
         default void afterStop()
+        {
+        }
+
+        /** @return the idle strategy a poll thread uses: {@code strategy} or a wrapper of it (one that counts empty loops). */
+        default IdleStrategy idleStrategy(final IdleStrategy strategy)
+        {
+            return strategy;
+        }
+
+        /** Called at the start ({@code start}) and the end of the measured window, with the poll threads' CPU time so far. */
+        default void window(final boolean start, final long pollCpuNanos)
+        {
+        }
+
+        /**
+         * Called once every WRITE has completed, the poll threads still running with nothing to do, before they are
+         * closed; {@code pollCpuNanos} reads their CPU time so far (what an empty loop costs can be measured here).
+         */
+        default void drained(final LongSupplier pollCpuNanos)
         {
         }
     }
@@ -119,11 +140,11 @@ public final class Throughput
             final MemoryRegion target = pair.b().pd().register(arena.allocate(span, 64),
                 AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
             final Writer writer = new Writer(pair.a(), source, target, messageBytes, outstanding);
-            final AgentRunner runnerA = new AgentRunner(idle.newStrategy(), Throwable::printStackTrace, null,
+            final AgentRunner runnerA = new AgentRunner(hook.idleStrategy(idle.newStrategy()), Throwable::printStackTrace, null,
                 threads == 2 ? new CompositeAgent(pair.a().agent(), writer) :
                 new CompositeAgent(pair.a().agent(), writer, pair.b().agent()));
             final AgentRunner runnerB = threads == 2 ?
-                new AgentRunner(idle.newStrategy(), Throwable::printStackTrace, null, pair.b().agent()) : null;
+                new AgentRunner(hook.idleStrategy(idle.newStrategy()), Throwable::printStackTrace, null, pair.b().agent()) : null;
             hook.beforeStart();
             final Thread threadB = null == runnerB ? null : AgentRunner.startOnThread(runnerB);
             final Thread threadA = AgentRunner.startOnThread(runnerA);
@@ -132,16 +153,22 @@ public final class Throughput
             final long startNanos = System.nanoTime();
             final long startMessages = writer.completed;
             final long startCpu = cpuNanos(threadA) + cpuNanos(threadB);
+            hook.window(true, startCpu);
             PingPong.sleep((long)(seconds * 1000));
             final long endMessages = writer.completed;
             final long endNanos = System.nanoTime();
             final long endCpu = cpuNanos(threadA) + cpuNanos(threadB);
+            hook.window(false, endCpu);
 
             writer.stopping = true;
             final long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
             while (!writer.drained && System.nanoTime() < deadline)
             {
                 PingPong.sleep(5);
+            }
+            if (writer.drained)
+            {
+                hook.drained(() -> cpuNanos(threadA) + cpuNanos(threadB));
             }
             runnerA.close();
             if (null != runnerB)

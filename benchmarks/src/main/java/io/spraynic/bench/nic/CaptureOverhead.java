@@ -23,9 +23,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * What a live capture of every frame costs the workers: one embedded NIC alone on {@code net_null} (its workers
  * receive, parse and count zero-filled frames of a chosen size, as {@code bench workers --mode receive}), measured in
  * alternating rounds with no capture and with a capture of every frame ({@link EmbeddedNic#startCapture}, the shipped
- * tap and ring) that a drainer thread empties as a capture client would; the workers' frames per second are read
- * from their own counters. Also the share of frames the capture took (the rest it dropped: its ring was full because
- * the drainer, one thread, did not keep up). One process, one EAL.
+ * tap and ring) that a drainer thread empties as a capture client would, after one such round untimed; the workers'
+ * frames per second are read from their own counters, and the capture's cost per frame captured
+ * ({@link CaptureCost}) from the same windows. Also the share of frames the capture took (the rest it dropped: its
+ * ring was full because the drainer, one thread, did not keep up). One process, one EAL.
  */
 public final class CaptureOverhead
 {
@@ -41,16 +42,43 @@ public final class CaptureOverhead
             return on.cpuMpps() / off.cpuMpps();
         }
 
+        /**
+         * @return ns of the workers' CPU per frame captured in the window, beyond their own cost for the frames they
+         * received (NaN when nothing was captured). The workers on net_null never idle ({@link Rate#emptyLoops} says
+         * so): all their CPU time is busy time.
+         */
+        public double nanosPerCapturedFrame()
+        {
+            return CaptureCost.nanosPerCapturedFrame(off.frames(), off.cpuNanos(), on.frames(), on.cpuNanos(), on.captured());
+        }
+
+        /** @return ns of the workers' CPU per frame received without capture: their own cost of a frame. */
+        public double nanosPerFrameOff()
+        {
+            return CaptureCost.nanosPerWork(off.frames(), off.cpuNanos());
+        }
+
         public String toString()
         {
             return String.format(Locale.ROOT, "off %.2f Mpps (%.2f per worker CPU s), capturing %.2f Mpps (%.2f per worker " +
-                "CPU s): ratio %.3f; captured %,d, dropped %,d (ring full); capture copier thread %.0f %% of a CPU",
-                off.mpps(), off.cpuMpps(), on.mpps(), on.cpuMpps(), ratio(), captured, dropped, 100 * copierCpuShare);
+                "CPU s): ratio %.3f; the capture %.1f ns of worker CPU per frame captured, the worker's own %.1f ns a " +
+                "frame (empty loops: off %,d, capturing %,d); captured %,d, dropped %,d (ring full); capture copier " +
+                "thread %.0f %% of a CPU", off.mpps(), off.cpuMpps(), on.mpps(), on.cpuMpps(), ratio(),
+                nanosPerCapturedFrame(), nanosPerFrameOff(), off.emptyLoops(), on.emptyLoops(), captured, dropped,
+                100 * copierCpuShare);
         }
     }
 
-    /** Frames received per second, in millions: by the clock, and per second of the workers' CPU time. */
-    public record Rate(double mpps, double cpuMpps)
+    /**
+     * Frames received per second, in millions: by the clock, and per second of the workers' CPU time; and the counts
+     * of the window they come from.
+     *
+     * @param frames     frames the workers received in the window.
+     * @param cpuNanos   the workers' CPU time in the window.
+     * @param emptyLoops the workers' loops in the window that found no frame (their spin; 0 on net_null).
+     * @param captured   frames the capture took in the window (0 without one).
+     */
+    public record Rate(double mpps, double cpuMpps, long frames, long cpuNanos, long emptyLoops, long captured)
     {
     }
 
@@ -75,21 +103,29 @@ public final class CaptureOverhead
             ProcessHandle.current().pid()));
         final Path directory = Files.createTempDirectory("spraynic-capture-bench");
         final CaptureRingLayout layout = CaptureRingLayout.of(workers, 4096, snapLength);
+        final List<CountingIdleStrategy> idles = new java.util.concurrent.CopyOnWriteArrayList<>();
         try (CountersFile counters = CountersFile.create(directory, "capture", 8192); Arena arena = Arena.ofShared())
         {
             final EmbeddedNic nic = EmbeddedNic.startOnDpdk(config.withEal(config.eal().withLogLevels(List.of("lib.eal:warning"))),
-                new EmbeddedNicConfig().workers(workers).planes(1).local(0, 0x0A00_0001, 0).idleStrategy(BusySpinIdleStrategy::new),
+                new EmbeddedNicConfig().workers(workers).planes(1).local(0, 0x0A00_0001, 0).idleStrategy(() ->
+                {
+                    final CountingIdleStrategy idle = new CountingIdleStrategy(new BusySpinIdleStrategy());
+                    idles.add(idle);
+                    return idle;
+                }),
                 counters, port -> port);
             final List<Round> results = new ArrayList<>();
             try
             {
                 final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
                 Thread.sleep((long)(seconds * 500)); // warm-up
-                for (int r = 0; r < rounds; r++)
+                // round -1 is untimed: a first capture deoptimises the worker's loop compiled without the capture's
+                // branch (RESULTS.md 13), so a first timed round would time the JIT (0.09-0.34 in sections 31 and 51)
+                for (int r = -1; r < rounds; r++)
                 {
-                    final Rate off = mpps(counters, seconds);
+                    final Rate off = mpps(counters, idles, seconds);
                     memory.fill((byte)0);
-                    layout.writeHeader(memory, ProcessHandle.current().pid(), r, new String[]{nic.portName(0)}, "", 0, 0);
+                    layout.writeHeader(memory, ProcessHandle.current().pid(), r + 1, new String[]{nic.portName(0)}, "", 0, 0);
                     final long capturedBefore = sum(counters, ": capture frames");
                     final long droppedBefore = sum(counters, ": capture drops (ring full)");
                     nic.startCapture(memory, layout, filter);
@@ -101,7 +137,7 @@ public final class CaptureOverhead
                     }
                     final long copierBefore = cpuNanos("spraynic-capture-copier");
                     final long onStart = System.nanoTime();
-                    final Rate on = mpps(counters, seconds);
+                    final Rate on = mpps(counters, idles, seconds);
                     // a capture by reference copies on a thread of its own (0 when the workers copy)
                     final double copierShare = (cpuNanos("spraynic-capture-copier") - copierBefore) /
                         (double)(System.nanoTime() - onStart);
@@ -111,8 +147,11 @@ public final class CaptureOverhead
                     {
                         drainer.join();
                     }
-                    results.add(new Round(off, on, sum(counters, ": capture frames") - capturedBefore,
-                        sum(counters, ": capture drops (ring full)") - droppedBefore, copierShare));
+                    if (r >= 0)
+                    {
+                        results.add(new Round(off, on, sum(counters, ": capture frames") - capturedBefore,
+                            sum(counters, ": capture drops (ring full)") - droppedBefore, copierShare));
+                    }
                 }
                 return results;
             }
@@ -142,16 +181,31 @@ public final class CaptureOverhead
         }
     }
 
-    /** @return the workers' received frames per second over {@code seconds}, in millions. */
-    private static Rate mpps(final CountersFile counters, final double seconds) throws InterruptedException
+    /** @return the workers' received frames per second over {@code seconds}, in millions, and the window's counts. */
+    private static Rate mpps(final CountersFile counters, final List<CountingIdleStrategy> idles, final double seconds)
+        throws InterruptedException
     {
         final long before = sum(counters, ": rx frames");
+        final long capturedBefore = sum(counters, ": capture frames");
+        final long emptyBefore = emptyLoops(idles);
         final long cpuBefore = cpuNanos("spraynic-worker-");
         final long start = System.nanoTime();
         Thread.sleep((long)(seconds * 1000));
         final long frames = sum(counters, ": rx frames") - before;
         final long cpu = cpuNanos("spraynic-worker-") - cpuBefore;
-        return new Rate(frames / ((System.nanoTime() - start) / 1e9) / 1e6, frames / (cpu / 1e9) / 1e6);
+        final long nanos = System.nanoTime() - start;
+        return new Rate(frames / (nanos / 1e9) / 1e6, frames / (cpu / 1e9) / 1e6, frames, cpu,
+            emptyLoops(idles) - emptyBefore, sum(counters, ": capture frames") - capturedBefore);
+    }
+
+    private static long emptyLoops(final List<CountingIdleStrategy> idles)
+    {
+        long loops = 0;
+        for (final CountingIdleStrategy idle : idles)
+        {
+            loops += idle.emptyLoops();
+        }
+        return loops;
     }
 
     /** @return CPU time the threads whose names start with {@code prefix} used so far (the live ones). */

@@ -13,6 +13,7 @@ import io.spraynic.datapath.nic.DpdkNic;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.dpdk.PortStats;
 import org.agrona.BufferUtil;
+import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 import org.agrona.concurrent.status.CountersManager;
@@ -26,6 +27,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 
 /**
  * What a live capture of every frame costs the NIC's workers while they carry a transfer: the set-up of
@@ -57,12 +59,43 @@ public final class TransportCaptureOverhead
      * @param everyFrame   the capture took every frame (no filter) and was drained: {@link #complete} applies.
      */
     public record Round(ThroughputResult off, ThroughputResult on, long captured, long dropped, long drained,
-        long portFrames, long[] capturedRxTx, boolean everyFrame)
+        long portFrames, long[] capturedRxTx, boolean everyFrame, PollWindow offWindow, PollWindow onWindow)
     {
         /** @return messages per second of worker CPU time while capturing ÷ without: the workers' throughput ratio. */
         public double ratio()
         {
             return messagesPerCpuSecond(on) / messagesPerCpuSecond(off);
+        }
+
+        /** @return the poll thread's CPU time in the window without capture, less its empty loops'. */
+        public long busyOffNanos()
+        {
+            return offWindow.busyCpuNanos(off);
+        }
+
+        /** @return the poll thread's CPU time in the capturing window, less its empty loops'. */
+        public long busyOnNanos()
+        {
+            return onWindow.busyCpuNanos(on);
+        }
+
+        /** @return messages per busy second of the poll thread, capturing ÷ without: the ratio without the idle spin. */
+        public double busyRatio()
+        {
+            return CaptureCost.busyRatio(off.messages(), busyOffNanos(), on.messages(), busyOnNanos());
+        }
+
+        /** @return ns of the poll thread's busy CPU per frame captured in the window, beyond the transfer's own cost. */
+        public double nanosPerCapturedFrame()
+        {
+            return CaptureCost.nanosPerCapturedFrame(off.messages(), busyOffNanos(), on.messages(), busyOnNanos(),
+                onWindow.captured());
+        }
+
+        /** @return ns of the poll thread's busy CPU per message without capture (both endpoints' work for it). */
+        public double nanosPerMessageOff()
+        {
+            return CaptureCost.nanosPerWork(off.messages(), busyOffNanos());
         }
 
         /** @return every frame the ports received or sent was captured or counted dropped, and the drainer read each one captured. */
@@ -74,16 +107,49 @@ public final class TransportCaptureOverhead
         public String toString()
         {
             return String.format(Locale.ROOT, "off %.3f M messages per worker CPU s (%.3f Mpps by the clock), capturing " +
-                "%.3f (%.3f Mpps): ratio %.3f; captured %,d (A rx %,d tx %,d, B rx %,d tx %,d), dropped %,d (ring full), " +
-                "drained %,d, frames on the ports %,d%s; transfers %s", messagesPerCpuSecond(off) / 1e6, off.mpps(),
-                messagesPerCpuSecond(on) / 1e6, on.mpps(), ratio(), captured, capturedRxTx[0], capturedRxTx[1],
-                capturedRxTx[2], capturedRxTx[3], dropped, drained, portFrames, !everyFrame || complete() ? "" : " (NOT ALL CAPTURED)",
-                off.verified() && on.verified() ? "verified" : "NOT VERIFIED");
+                "%.3f (%.3f Mpps): ratio %.3f; without the empty loops (off %.0f %% of the CPU at %.1f ns each, capturing " +
+                "%.0f %% at %.1f ns) %.3f, the capture %.1f ns of busy CPU per frame captured (a message %.1f ns off); " +
+                "captured %,d (A rx %,d tx %,d, B rx %,d tx %,d), dropped %,d (ring full), drained %,d, frames on the " +
+                "ports %,d%s; transfers %s", messagesPerCpuSecond(off) / 1e6, off.mpps(), messagesPerCpuSecond(on) / 1e6,
+                on.mpps(), ratio(), spinPercent(off.cpuNanos(), busyOffNanos()), offWindow.emptyLoopNanos(),
+                spinPercent(on.cpuNanos(), busyOnNanos()),
+                onWindow.emptyLoopNanos(), busyRatio(), nanosPerCapturedFrame(), nanosPerMessageOff(), captured,
+                capturedRxTx[0], capturedRxTx[1], capturedRxTx[2], capturedRxTx[3], dropped, drained, portFrames,
+                !everyFrame || complete() ? "" : " (NOT ALL CAPTURED)", off.verified() && on.verified() ? "verified" :
+                "NOT VERIFIED");
         }
     }
 
+    /**
+     * What the poll thread did in one run's measured window besides its messages: its loops and empty loops
+     * ({@link CountingIdleStrategy}), what one empty loop cost it (measured once the transfer had drained, the thread
+     * still spinning with nothing to do: {@link #IDLE_MEASURE_NANOS} of its CPU time over its loops), and the frames
+     * its taps captured in the window (0 without capture).
+     */
+    public record PollWindow(long loops, long emptyLoops, double emptyLoopNanos, long captured)
+    {
+        /**
+         * @return the run's CPU time in the window less its empty loops'; -1 when that is unknown: the empty loop's cost
+         * was not measured, or the window's empty loops at that cost exceed its CPU time (an empty loop of the drained
+         * thread cost more than one in the window: a test run saw 270 ns drained against at most 192 in its window).
+         */
+        public long busyCpuNanos(final ThroughputResult result)
+        {
+            return CaptureCost.busyCpuNanos(result.cpuNanos(), emptyLoops, emptyLoopNanos);
+        }
+    }
+
+    /** How long the drained poll thread spins to measure what an empty loop costs it. */
+    static final long IDLE_MEASURE_NANOS = 100_000_000L;
+
     private TransportCaptureOverhead()
     {
+    }
+
+    /** @return the share of {@code cpuNanos} spent on empty loops, in %; NaN when the busy time is unknown. */
+    static double spinPercent(final long cpuNanos, final long busyNanos)
+    {
+        return busyNanos < 0 ? Double.NaN : 100.0 * (cpuNanos - busyNanos) / Math.max(1, cpuNanos);
     }
 
     /** @return messages completed per second of the poll thread's CPU time. */
@@ -125,7 +191,7 @@ public final class TransportCaptureOverhead
                 final ThroughputResult second = run(nic, kind, messageBytes, warmup, seconds, r % 2 == 0 ? capture : idle);
                 final Round round = new Round(r % 2 == 0 ? first : second, r % 2 == 0 ? second : first, capture.captured(),
                     capture.dropped(), capture.drained(), capture.portFrames(), capture.drainedByDirection(),
-                    drain && filter.equals(CaptureFilter.ALL));
+                    drain && filter.equals(CaptureFilter.ALL), idle.pollWindow(), capture.pollWindow());
                 log.accept(round.toString());
                 results.add(round);
             }
@@ -160,6 +226,12 @@ public final class TransportCaptureOverhead
         private Thread drainer;
         private long portFramesBefore;
         private long portFrames;
+        private CountingIdleStrategy pollIdle;
+        private long loopsAtStart;
+        private long emptyLoopsAtStart;
+        private long capturedAtStart;
+        private PollWindow window = new PollWindow(0, 0, Double.NaN, 0);
+        private double emptyLoopNanos = Double.NaN;
 
         Taps(final DpdkNic nic, final MemorySegment memory, final CaptureRingLayout layout, final CaptureFilter filter,
             final boolean capturing, final boolean drain, final long captureId)
@@ -184,6 +256,46 @@ public final class TransportCaptureOverhead
             taps[ring] = new CaptureTap(ring, counters[ring][0], counters[ring][1], counters[ring][2], counters[ring][3]);
             // the endpoint as the frames' queue, so that the drainer tells A's frames from B's
             return taps[ring].tap(port, 0, ring);
+        }
+
+        public IdleStrategy idleStrategy(final IdleStrategy strategy)
+        {
+            if (null != pollIdle)
+            {
+                throw new IllegalStateException("one poll thread carries both endpoints here (threads 1)");
+            }
+            pollIdle = new CountingIdleStrategy(strategy);
+            return pollIdle;
+        }
+
+        public void window(final boolean start, final long pollCpuNanos)
+        {
+            if (start)
+            {
+                loopsAtStart = pollIdle.loops();
+                emptyLoopsAtStart = pollIdle.emptyLoops();
+                capturedAtStart = captured();
+            }
+            else
+            {
+                window = new PollWindow(pollIdle.loops() - loopsAtStart, pollIdle.emptyLoops() - emptyLoopsAtStart,
+                    Double.NaN, captured() - capturedAtStart);
+            }
+        }
+
+        public void drained(final LongSupplier pollCpuNanos)
+        {
+            final long loops = pollIdle.loops();
+            final long cpu = pollCpuNanos.getAsLong();
+            java.util.concurrent.locks.LockSupport.parkNanos(IDLE_MEASURE_NANOS);
+            final long idleLoops = pollIdle.loops() - loops;
+            // every loop counted, the few that found a late ACK or timer too: an empty loop's cost, if anything, high
+            emptyLoopNanos = idleLoops > 0 ? (pollCpuNanos.getAsLong() - cpu) / (double)idleLoops : Double.NaN;
+        }
+
+        PollWindow pollWindow()
+        {
+            return new PollWindow(window.loops(), window.emptyLoops(), emptyLoopNanos, window.captured());
         }
 
         public void beforeStart()
