@@ -96,12 +96,17 @@ class ClientCommandTest
         final Path exchange = runDir.resolve("exchange");
         final Path ipc = runDir.resolve("ipc");
         final StringBuilder seen = new StringBuilder();
-        final Process server = startNic(runDir, seen, "--config", "net_memif", "-p", "role=server", "-p", "socket=" + socket,
+        // EAL's runtime directory named by this case alone: a NIC of an earlier case, or of another run on the host,
+        // that is still stopping holds its lock, and a shared prefix would refuse this case's EAL
+        final String instance = "instance=-client-" + ProcessHandle.current().pid() + "-" + runDir.getFileName();
+        final Process server = startNic(runDir, seen, "--config", "net_memif", "-p", "role=server", "-p", instance, "-p",
+            "socket=" + socket,
             "--mode", "spray", "--ip", serverIp, "--expose", "4m", "--exchange", exchange.toString(), "--idle", "sleep");
         Process served = null;
         try
         {
-            served = startNic(runDir, seen, "--config", "net_memif", "-p", "role=client", "-p", "socket=" + socket,
+            served = startNic(runDir, seen, "--config", "net_memif", "-p", "role=client", "-p", instance, "-p",
+                "socket=" + socket,
                 "--mode", "spray", "--ip", clientIp, "--ipc-dir", ipc.toString(), "--idle", "sleep");
             final CliTestSupport.Run client = CliTestSupport.run("client", "--ipc-dir", ipc.toString(), "--peer-exchange",
                 exchange.toString(), "--size", "512k", "--message", "16k");
@@ -119,7 +124,7 @@ class ClientCommandTest
                     p.toHandle().destroy();
                     if (!p.waitFor(30, TimeUnit.SECONDS))
                     {
-                        p.destroyForcibly();
+                        p.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
                     }
                 }
             }
