@@ -117,14 +117,19 @@ def send(family, port, flows, per_flow, size, tos, pps, sport_base, destinations
         payload = bytearray(max(size, 17))
         sent = 0
         start = time.monotonic()
+        paced_from, paced_sent = start, 0
         for seq in range(per_flow):
             for flow, s in enumerate(sockets):
                 struct.pack_into(HEADER, payload, 0, MAGIC, int(plane), flow, seq)
                 if pps > 0:
-                    due = start + sent / pps
+                    due = paced_from + (sent - paced_sent) / pps
                     delay = due - time.monotonic()
                     if delay > 0.0005:
                         time.sleep(delay)
+                    elif delay < -1.0 / pps:
+                        # behind (this process waited for a core): go on at the rate from now, never in a burst
+                        # that catches up, which a router's rate rule (--ce-above) would take for a rate above it
+                        paced_from, paced_sent = time.monotonic(), sent
                 while True:
                     try:
                         s.send(payload)
