@@ -86,20 +86,14 @@ public final class SprayReceiveCpuTime
                     }
                     final long now = pair.now();
                     final long engineStart = threads.getCurrentThreadCpuTime();
-                    pair.engineB.beginReceiveBurst(); // as the worker brackets a burst: its ACKs wait for the end
-                    for (int i = 0; i < BURST; i++)
-                    {
-                        pair.engineB.onFrame(frames[i], now);
-                    }
-                    sink += pair.engineB.endReceiveBurst();
-                    sink += pair.outputB.flush();
+                    sink += engineBurst(pair, frames, now);
                     final long engineEnd = threads.getCurrentThreadCpuTime();
                     pair.portB.release(held);
 
                     // the whole receive burst through B's worker
                     pair.fillReceiveRing(BURST);
                     final long burstStart = threads.getCurrentThreadCpuTime();
-                    sink += pair.receiveBurst();
+                    sink += rxBurst(pair);
                     final long burstEnd = threads.getCurrentThreadCpuTime();
 
                     // the bracket alone
@@ -135,5 +129,26 @@ public final class SprayReceiveCpuTime
             "%.1f median (%d rounds of %d bursts of %d; clock bracket %.0f ns, taken off; sink %d)%n", payload,
             engineNs[0], engineNs[rounds / 2], burstNs[0], burstNs[rounds / 2], rounds, bursts, BURST,
             clockNs[rounds / 2], sink & 1);
+    }
+
+    /*
+     * Each timed part is its own small method, compiled by C2 as a whole after a few thousand calls, and not code
+     * inside main: main's loop runs interpreted, then in C1's on-stack replacement, and gets C2's only after seconds
+     * (under load, often during the kept rounds), and whether its 32 calls of onFrame per burst come from the
+     * interpreter or compiled code moved the engine column by ~35 ns per packet (benchmarks/RESULTS.md, section 50).
+     */
+    private static long engineBurst(final SprayInMemoryPair pair, final RoceFrame[] frames, final long now)
+    {
+        pair.engineB.beginReceiveBurst(); // as the worker brackets a burst: its ACKs wait for the end
+        for (int i = 0; i < BURST; i++)
+        {
+            pair.engineB.onFrame(frames[i], now);
+        }
+        return pair.engineB.endReceiveBurst() + pair.outputB.flush();
+    }
+
+    private static long rxBurst(final SprayInMemoryPair pair)
+    {
+        return pair.receiveBurst();
     }
 }

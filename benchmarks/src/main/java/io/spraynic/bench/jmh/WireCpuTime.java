@@ -17,8 +17,14 @@ import java.lang.foreign.MemorySegment;
  * on a machine loaded by other work, where a thread waits for a core much of the time and this VM exposes no
  * hardware counters for {@code -prof perfnorm}, the CPU time a packet costs is what stays comparable between
  * runs ({@link CpuTimeRounds}). Prints the best and median of {@code rounds} rounds of 100,000 bursts of 32 frames.
+ * <p>
+ * The frames lie in memory of the scope given: {@code confined} (the default, as in every run recorded before section
+ * 50), {@code global} (as DPDK's packet memory: a segment made from an address, the NIC's receive path over a real
+ * port) or {@code shared} (as {@code InMemoryLink}'s, the simulator's and the in-memory harnesses'). Each segment
+ * access checks its scope, and {@code CRC32.update(ByteBuffer)} acquires and releases it, so the scope is part of
+ * what a packet costs (benchmarks/RESULTS.md, section 50a).
  * <pre>
- *   java -cp ... io.spraynic.bench.jmh.WireCpuTime [payload [rounds]]
+ *   java -cp ... io.spraynic.bench.jmh.WireCpuTime [payload [rounds [confined|global|shared]]]
  * </pre>
  */
 public final class WireCpuTime
@@ -30,15 +36,23 @@ public final class WireCpuTime
     }
 
     /**
-     * @param args payload bytes (64), rounds (15).
+     * @param args payload bytes (64), rounds (15), the frames' memory scope (confined).
      */
     public static void main(final String[] args)
     {
         final int payload = args.length > 0 ? Integer.parseInt(args[0]) : 64;
         final int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 15;
-        try (Arena arena = Arena.ofConfined())
+        final String scope = args.length > 2 ? args[2] : "confined";
+        try (Arena arena = "shared".equals(scope) ? Arena.ofShared() : Arena.ofConfined())
         {
-            final MemorySegment frames = arena.allocate((long)WireBenchmark.BURST * WireBenchmark.SLOT, 64);
+            final MemorySegment allocated = arena.allocate((long)WireBenchmark.BURST * WireBenchmark.SLOT, 64);
+            final MemorySegment frames = switch (scope)
+            {
+                case "confined", "shared" -> allocated;
+                // the arena still owns the memory; this view of it is unscoped, as PacketMemory's of DPDK's pool
+                case "global" -> MemorySegment.ofAddress(allocated.address()).reinterpret(allocated.byteSize());
+                default -> throw new IllegalArgumentException("scope: confined, global or shared, not " + scope);
+            };
             final int[] lengths = new int[WireBenchmark.BURST];
             final RoceFrameWriter writer = new RoceFrameWriter().ethernet(0x020000000001L, 0x020000000002L)
                 .ipv4(0x0A000001, 0x0A000002).udpSourcePort(49152).opcode(Opcode.RC_RDMA_WRITE_ONLY).destQp(0x42)
@@ -57,7 +71,7 @@ public final class WireCpuTime
                 .add(() -> parseBursts(parserWithoutIcrc, frames, lengths, frame))
                 .add(() -> buildBursts(writer, frames, payload))
                 .run();
-            System.out.printf("payload %d B: parse + ICRC %.1f ns CPU/packet best, %.1f median; ICRC alone %.1f best, " +
+            System.out.printf("payload %d B, " + scope + " memory: parse + ICRC %.1f ns CPU/packet best, %.1f median; ICRC alone %.1f best, " +
                 "%.1f median; parse without ICRC %.1f best, %.1f median; build headers + ICRC %.1f best, %.1f median " +
                 "(%d rounds; sink %d)%n", payload, timed.best(0), timed.median(0), timed.best(1), timed.median(1),
                 timed.best(2), timed.median(2), timed.best(3), timed.median(3), rounds, timed.sink() & 1);

@@ -69,10 +69,15 @@ public final class Icrc
     private static final int IPV4_RESV8A_WORD = Ipv4Header.LENGTH + UdpHeader.LENGTH + BaseTransportHeader.RESV8A_OFFSET;
     private static final int IPV6_UDP_CHECKSUM_WORD = Ipv6Header.LENGTH + UdpHeader.CHECKSUM_OFFSET - 6;
     private static final int IPV6_RESV8A_WORD = Ipv6Header.LENGTH + UdpHeader.LENGTH + BaseTransportHeader.RESV8A_OFFSET - 4;
-    private static final int[][] IPV4_MASKS = maskTables(IPV4_HEADERS, 1, Ipv4Header.TTL_OFFSET,
+    /*
+     * One flat array per IP version, the masked byte k's table at entries 256 k on: the JIT folds a static final
+     * array's length, so a constant offset plus a byte needs no range check and no load of an inner array (an
+     * int[][] cost both, per masked byte).
+     */
+    private static final int[] IPV4_MASKS = maskTables(IPV4_HEADERS, 1, Ipv4Header.TTL_OFFSET,
         Ipv4Header.CHECKSUM_OFFSET, Ipv4Header.CHECKSUM_OFFSET + 1, IPV4_UDP_CHECKSUM_WORD + 2,
         IPV4_UDP_CHECKSUM_WORD + 3, IPV4_RESV8A_WORD);
-    private static final int[][] IPV6_MASKS = maskTables(IPV6_HEADERS, 0, 1, 2, 3, Ipv6Header.HOP_LIMIT_OFFSET,
+    private static final int[] IPV6_MASKS = maskTables(IPV6_HEADERS, 0, 1, 2, 3, Ipv6Header.HOP_LIMIT_OFFSET,
         IPV6_UDP_CHECKSUM_WORD + 6, IPV6_UDP_CHECKSUM_WORD + 7, IPV6_RESV8A_WORD + 4);
     private static final int IPV4_CONSTANT = lrhDifference(IPV4_HEADERS);
     private static final int IPV6_CONSTANT = lrhDifference(IPV6_HEADERS);
@@ -89,6 +94,10 @@ public final class Icrc
     private final ByteBuffer[] cachedBuffers = new ByteBuffer[VIEW_CACHE_SIZE];
     private int nextCacheSlot;
     private long cachedBase;
+    // the last segment of at most 2 GiB viewed, and its view (base 0): one compare per packet while a single pool
+    // memory feeds the parser, before the cache's walk
+    private MemorySegment lastWholeSegment;
+    private ByteBuffer lastWholeView;
 
     /**
      * Creates an ICRC calculator with its own scratch state.
@@ -158,28 +167,29 @@ public final class Icrc
 
     private static int ipv4Difference(final MemorySegment s, final long ip)
     {
-        final int[][] t = IPV4_MASKS;
+        final int[] t = IPV4_MASKS;
         final long first = s.get(LONG_LE, ip);
         final long second = s.get(LONG_LE, ip + Ipv4Header.TTL_OFFSET);
         final long udp = s.get(LONG_LE, ip + IPV4_UDP_CHECKSUM_WORD);
         final long bth = s.get(LONG_LE, ip + IPV4_RESV8A_WORD);
         // a masked byte b differs from its all-ones stand-in by ~b
-        return IPV4_CONSTANT ^ t[0][~(int)(first >>> 8) & 0xFF] ^ t[1][~(int)second & 0xFF] ^
-            t[2][~(int)(second >>> 16) & 0xFF] ^ t[3][~(int)(second >>> 24) & 0xFF] ^
-            t[4][~(int)(udp >>> 16) & 0xFF] ^ t[5][~(int)(udp >>> 24) & 0xFF] ^ t[6][~(int)bth & 0xFF];
+        return IPV4_CONSTANT ^ t[~(int)(first >>> 8) & 0xFF] ^ t[256 + (~(int)second & 0xFF)] ^
+            t[512 + (~(int)(second >>> 16) & 0xFF)] ^ t[768 + (~(int)(second >>> 24) & 0xFF)] ^
+            t[1024 + (~(int)(udp >>> 16) & 0xFF)] ^ t[1280 + (~(int)(udp >>> 24) & 0xFF)] ^
+            t[1536 + (~(int)bth & 0xFF)];
     }
 
     private static int ipv6Difference(final MemorySegment s, final long ip)
     {
-        final int[][] t = IPV6_MASKS;
+        final int[] t = IPV6_MASKS;
         final long first = s.get(LONG_LE, ip);
         final long udp = s.get(LONG_LE, ip + IPV6_UDP_CHECKSUM_WORD);
         final long bth = s.get(LONG_LE, ip + IPV6_RESV8A_WORD);
         // the version nibble stays; the low nibble of byte 0 is masked to ones
-        return IPV6_CONSTANT ^ t[0][~(int)first & 0x0F] ^ t[1][~(int)(first >>> 8) & 0xFF] ^
-            t[2][~(int)(first >>> 16) & 0xFF] ^ t[3][~(int)(first >>> 24) & 0xFF] ^
-            t[4][~(int)(first >>> 56) & 0xFF] ^ t[5][~(int)(udp >>> 48) & 0xFF] ^ t[6][~(int)(udp >>> 56) & 0xFF] ^
-            t[7][~(int)(bth >>> 32) & 0xFF];
+        return IPV6_CONSTANT ^ t[~(int)first & 0x0F] ^ t[256 + (~(int)(first >>> 8) & 0xFF)] ^
+            t[512 + (~(int)(first >>> 16) & 0xFF)] ^ t[768 + (~(int)(first >>> 24) & 0xFF)] ^
+            t[1024 + (~(int)(first >>> 56) & 0xFF)] ^ t[1280 + (~(int)(udp >>> 48) & 0xFF)] ^
+            t[1536 + (~(int)(udp >>> 56) & 0xFF)] ^ t[1792 + (~(int)(bth >>> 32) & 0xFF)];
     }
 
     private int copied(final MemorySegment s, final long ipOffset, final int ipVersion, final int ipHeaderLength,
@@ -276,14 +286,18 @@ public final class Icrc
      */
     private ByteBuffer view(final MemorySegment s, final long from, final long to)
     {
+        if (s == lastWholeSegment)
+        {
+            cachedBase = 0;
+            return lastWholeView;
+        }
         final long size = s.byteSize();
         final long base = size <= Integer.MAX_VALUE ? 0 : (from / WINDOW_ALIGNMENT) * WINDOW_ALIGNMENT;
         for (int i = 0; i < VIEW_CACHE_SIZE; i++)
         {
             if (cachedSegments[i] == s && cachedBases[i] == base)
             {
-                cachedBase = base;
-                return cachedBuffers[i];
+                return viewed(s, size, base, cachedBuffers[i]);
             }
         }
         if (to - base > WINDOW_LENGTH && size > Integer.MAX_VALUE)
@@ -294,10 +308,20 @@ public final class Icrc
         nextCacheSlot = (slot + 1) % VIEW_CACHE_SIZE;
         cachedSegments[slot] = s;
         cachedBases[slot] = base;
-        cachedBase = base;
         cachedBuffers[slot] = size <= Integer.MAX_VALUE ? s.asByteBuffer() :
             s.asSlice(base, Math.min(WINDOW_LENGTH, size - base)).asByteBuffer();
-        return cachedBuffers[slot];
+        return viewed(s, size, base, cachedBuffers[slot]);
+    }
+
+    private ByteBuffer viewed(final MemorySegment s, final long size, final long base, final ByteBuffer view)
+    {
+        cachedBase = base;
+        if (size <= Integer.MAX_VALUE)
+        {
+            lastWholeSegment = s;
+            lastWholeView = view;
+        }
+        return view;
     }
 
     /**
@@ -338,15 +362,18 @@ public final class Icrc
         return crc;
     }
 
-    /** For each masked offset j, value v: the register difference v at j makes at the end of the headers. */
-    private static int[][] maskTables(final int headersLength, final int... offsets)
+    /**
+     * For the j-th masked offset given and value v, at entry 256 j + v: the register difference v at that offset
+     * makes at the end of the headers.
+     */
+    private static int[] maskTables(final int headersLength, final int... offsets)
     {
-        final int[][] tables = new int[offsets.length][256];
+        final int[] tables = new int[offsets.length * 256];
         for (int m = 0; m < offsets.length; m++)
         {
             for (int v = 0; v < 256; v++)
             {
-                tables[m][v] = CrcShift.advance(TABLES[0][v], headersLength - 1 - offsets[m]);
+                tables[256 * m + v] = CrcShift.advance(TABLES[0][v], headersLength - 1 - offsets[m]);
             }
         }
         return tables;

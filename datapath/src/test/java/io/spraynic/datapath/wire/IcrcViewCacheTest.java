@@ -60,4 +60,35 @@ class IcrcViewCacheTest
             assertEquals(0, crc & 0, "keeps the loop alive: " + crc);
         }
     }
+
+    @Test
+    void shouldComputeEachSegmentsOwnIcrcWhenSegmentsAlternate()
+    {
+        try (Arena arena = Arena.ofConfined())
+        {
+            final int planes = 10; // more than the cache holds: a view is also made again
+            final MemorySegment[] memories = new MemorySegment[planes];
+            final int[] lengths = new int[planes];
+            final int[] expected = new int[planes];
+            final RoceFrameWriter writer = new RoceFrameWriter()
+                .ethernet(0x020000000001L, 0x020000000002L).ipv4(0x0A000001, 0x0A000002)
+                .opcode(Opcode.RC_SEND_ONLY).destQp(5);
+            for (int p = 0; p < planes; p++)
+            {
+                memories[p] = arena.allocate(2048);
+                lengths[p] = writer.psn(p).writeFrame(memories[p], 0, 64 + 4 * p);
+                expected[p] = new Icrc(0).compute(memories[p], EthernetHeader.LENGTH, 4, Ipv4Header.LENGTH,
+                    lengths[p] - Icrc.LENGTH);
+            }
+            final Icrc icrc = new Icrc(0);
+            final java.util.Random random = new java.util.Random(13);
+            for (int i = 0; i < 5_000; i++)
+            {
+                // runs of one segment (the last segment's view) and jumps between them (the cache, or a new view)
+                final int p = random.nextInt(4) == 0 ? random.nextInt(planes) : i / 7 % planes;
+                assertEquals(expected[p], icrc.compute(memories[p], EthernetHeader.LENGTH, 4, Ipv4Header.LENGTH,
+                    lengths[p] - Icrc.LENGTH), "frame " + i + " in segment " + p);
+            }
+        }
+    }
 }
