@@ -77,6 +77,14 @@ class LinuxLabTransferTest
      * hosts, which is what the comparison shows), for what the derived timeout costs or saves.
      */
     static final String COMPARE_ACK_TIMEOUT = System.getProperty("spraynic.lab.compareAckTimeout");
+    /**
+     * {@code -Dspraynic.lab.cpushare=true}: where the host's CPUs go over each warm visit's timed part
+     * ({@code deploy/lab/cpushare}: per-CPU user, system, softirq and idle, NET_RX/NET_TX softirqs, the busiest
+     * processes and threads), printed after it; {@code -Dspraynic.lab.perf=true} adds {@code perf record -a -g}'s
+     * report by command and object. Both transports are measured the same way (RESULTS.md section 48).
+     */
+    static final boolean CPUSHARE = Boolean.getBoolean("spraynic.lab.cpushare") || Boolean.getBoolean("spraynic.lab.perf");
+    static final boolean PERF = Boolean.getBoolean("spraynic.lab.perf");
     /** The loss test's counters samplers: its counts come from the visitor and the routers, not from them. */
     private static final int LOSS_SAMPLER_MILLIS = 50;
     /** A TBF rate on every core link, each direction (e.g. 5mbit), or null: none. */
@@ -202,9 +210,11 @@ class LinuxLabTransferTest
             final LabPeers.Served roce = peers.serve("b", "rocev2", ROCE_SIZE, 1);
             final Timed rcTimed = timed(peers, roce, ROCE_SIZE, 1, 150, 200);
             final LabPeers.Result rc = rcTimed.result();
+            System.out.println("linux lab at 1 % loss, spray's NIC ports over the timed part: " + spray.portDrops());
             System.out.println("linux lab at 1 % loss, RoCEv2: local ACK timeout exponent " +
                 rcTimed.ackTimeout().describe() + format(", %d MiB each way in %.2f s, %s", ROCE_SIZE >> 20,
-                rc.seconds(), rc.verified() ? "verified" : "NOT verified: " + rc.output().strip()));
+                rc.seconds(), rc.verified() ? "verified" : "NOT verified: " + rc.output().strip()) + "; its NIC ports " +
+                "over the timed part: " + rcTimed.portDrops());
             final long[] rcAb = sentTwiceAndLost(rcTimed.before(), rcTimed.after(), "ab", ROCE_SIZE);
             final String rcShaping = shaping(rcTimed.before(), rcTimed.after());
             if (null != COMPARE_ACK_TIMEOUT)
@@ -303,8 +313,39 @@ class LinuxLabTransferTest
      * {@code atBWarm}) and when it ended ({@code after}; {@code atB} the largest values B's sampler saw since).
      */
     record Timed(LabPeers.Result result, Map<String, Long> before, Map<String, Long> after, Map<String, Long> atBWarm,
-        Map<String, Long> atB, RoceAckTimeout.Choice ackTimeout)
+        Map<String, Long> atB, RoceAckTimeout.Choice ackTimeout, Map<String, Long> atAWarm)
     {
+        /**
+         * @return what each NIC's af_packet ports could not take or send over the timed part (DPDK's rx missed: the
+         * socket ring was full when the kernel had a frame for it; rx no mbuf; tx errors), A's and B's, summed over
+         * their ports; "n/a" without a warm-up (no reading at its start).
+         */
+        String portDrops()
+        {
+            if (atAWarm.isEmpty())
+            {
+                return "n/a (cold)";
+            }
+            return format("A rx missed %d, rx no mbuf %d, tx errors %d, rx packets %d; B rx missed %d, rx no mbuf " +
+                "%d, tx errors %d, rx packets %d", port(atAWarm, result.counters(), "rx missed"),
+                port(atAWarm, result.counters(), "rx no mbuf"), port(atAWarm, result.counters(), "tx errors"),
+                port(atAWarm, result.counters(), "rx packets"), port(atBWarm, atB, "rx missed"),
+                port(atBWarm, atB, "rx no mbuf"), port(atBWarm, atB, "tx errors"), port(atBWarm, atB, "rx packets"));
+        }
+
+        /** @return how much a DPDK port statistic grew from {@code from} to {@code to}, summed over the ports. */
+        static long port(final Map<String, Long> from, final Map<String, Long> to, final String statistic)
+        {
+            long sum = 0;
+            for (final Map.Entry<String, Long> e : to.entrySet())
+            {
+                if (e.getKey().startsWith("port ") && e.getKey().endsWith(": dpdk " + statistic))
+                {
+                    sum += e.getValue() - from.getOrDefault(e.getKey(), 0L);
+                }
+            }
+            return sum;
+        }
     }
 
     /**
@@ -324,25 +365,68 @@ class LinuxLabTransferTest
     {
         final LabPeers.Visit visit = peers.visit("a", served, size, paths, timeoutSeconds, warmup);
         final Map<String, Long> atBWarm;
+        final Map<String, Long> atAWarm;
         if (warmup > 0)
         {
             visit.awaitWarm(awaitSeconds);
             atBWarm = served.counters().current();
+            atAWarm = visit.counters().current();
             served.counters().restart();
             visit.counters().restart();
         }
         else
         {
             atBWarm = Map.of();
+            atAWarm = Map.of();
         }
         final Map<String, Long> before = lab.counters();
+        final Process cpushare = warmup > 0 && CPUSHARE ? cpushare(visit, served) : null;
         if (warmup > 0)
         {
             visit.go();
         }
         final LabPeers.Result result = visit.await(awaitSeconds);
         final Map<String, Long> after = lab.counters();
-        return new Timed(result, before, after, atBWarm, served.counters().snapshot(), visit.ackTimeout());
+        if (null != cpushare)
+        {
+            cpushare.waitFor(120, TimeUnit.SECONDS);
+            cpushare.destroyForcibly();
+            System.out.println("linux lab, where the CPUs went in " + served.mode() + "'s timed part: " +
+                java.nio.file.Files.readString(cpushareOutput(visit)).strip());
+        }
+        return new Timed(result, before, after, atBWarm, served.counters().snapshot(), visit.ackTimeout(), atAWarm);
+    }
+
+    private static Path cpushareOutput(final LabPeers.Visit visit)
+    {
+        return visit.output().resolveSibling(visit.output().getFileName() + ".cpushare");
+    }
+
+    /**
+     * Starts {@code deploy/lab/cpushare} over {@code visit} (until it ends) and {@code served}, and waits for its
+     * first reading, so that the visit's timed part starts after it.
+     */
+    private static Process cpushare(final LabPeers.Visit visit, final LabPeers.Served served) throws Exception
+    {
+        final Path ready = visit.output().resolveSibling(visit.output().getFileName() + ".cpushare-ready");
+        final List<String> command = new java.util.ArrayList<>(List.of("python3",
+            LinuxLab.SCRIPT.resolveSibling("cpushare").toString(), "--until", Long.toString(visit.process().pid()),
+            "--watch", Long.toString(served.process().pid()), "--ready", ready.toString(), "--max-seconds", "180",
+            "--label", visit.process().pid() + "=A's " + served.mode() + " visitor",
+            "--label", served.process().pid() + "=B's " + served.mode() + " NIC"));
+        if (PERF)
+        {
+            command.addAll(List.of("--perf", visit.output().resolveSibling(visit.output().getFileName() +
+                ".perf.data").toString()));
+        }
+        final Process process = new ProcessBuilder(command).redirectErrorStream(true)
+            .redirectOutput(cpushareOutput(visit).toFile()).start();
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!java.nio.file.Files.exists(ready) && process.isAlive() && System.nanoTime() < deadline)
+        {
+            Thread.sleep(10);
+        }
+        return process;
     }
 
     /** @return what the core links' TBF queues dropped (all sizes) and the routers marked CE, per direction. */
