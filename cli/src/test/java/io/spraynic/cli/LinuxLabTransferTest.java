@@ -333,6 +333,22 @@ class LinuxLabTransferTest
                 port(atBWarm, atB, "rx no mbuf"), port(atBWarm, atB, "tx errors"), port(atBWarm, atB, "rx packets"));
         }
 
+        /**
+         * @return how much the visitor's connection counter {@code name} grew over the timed part: the largest value
+         * its sampler saw after the hold less the value read at the hold (a connection's counters are cumulative);
+         * without a warm-up, the largest value seen.
+         */
+        long visitorGrown(final String name)
+        {
+            return LabPeers.connection(result.counters(), name) - LabPeers.connection(atAWarm, name);
+        }
+
+        /** @return how much B's connection counter {@code name} grew over the timed part (as {@link #visitorGrown}). */
+        long servedGrown(final String name)
+        {
+            return LabPeers.connection(atB, name) - LabPeers.connection(atBWarm, name);
+        }
+
         /** @return how much a DPDK port statistic grew from {@code from} to {@code to}, summed over the ports. */
         static long port(final Map<String, Long> from, final Map<String, Long> to, final String statistic)
         {
@@ -363,6 +379,27 @@ class LinuxLabTransferTest
     static Timed timed(final LabPeers peers, final LabPeers.Served served, final long size, final long warmup,
         final int paths, final int timeoutSeconds, final int awaitSeconds) throws Exception
     {
+        return timed(peers, served, size, warmup, paths, timeoutSeconds, awaitSeconds, () -> { });
+    }
+
+    /** What a test changes in the lab while a visit holds after its warm-up, before the routers' counters are read. */
+    @FunctionalInterface
+    interface AtHold
+    {
+        void run() throws Exception;
+    }
+
+    /**
+     * {@link #timed(LabPeers, LabPeers.Served, long, long, int, int, int)}, running {@code atHold} while the visit
+     * holds after its warm-up (with none, before it starts): the timed part alone meets what it sets.
+     */
+    static Timed timed(final LabPeers peers, final LabPeers.Served served, final long size, final long warmup,
+        final int paths, final int timeoutSeconds, final int awaitSeconds, final AtHold atHold) throws Exception
+    {
+        if (warmup == 0)
+        {
+            atHold.run();
+        }
         final LabPeers.Visit visit = peers.visit("a", served, size, paths, timeoutSeconds, warmup);
         final Map<String, Long> atBWarm;
         final Map<String, Long> atAWarm;
@@ -373,20 +410,21 @@ class LinuxLabTransferTest
             atAWarm = visit.counters().current();
             served.counters().restart();
             visit.counters().restart();
+            atHold.run();
         }
         else
         {
             atBWarm = Map.of();
             atAWarm = Map.of();
         }
-        final Map<String, Long> before = lab.counters();
+        final Map<String, Long> before = peers.lab().counters();
         final Process cpushare = warmup > 0 && CPUSHARE ? cpushare(visit, served) : null;
         if (warmup > 0)
         {
             visit.go();
         }
         final LabPeers.Result result = visit.await(awaitSeconds);
-        final Map<String, Long> after = lab.counters();
+        final Map<String, Long> after = peers.lab().counters();
         if (null != cpushare)
         {
             cpushare.waitFor(120, TimeUnit.SECONDS);
