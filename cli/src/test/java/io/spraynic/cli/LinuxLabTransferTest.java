@@ -85,6 +85,14 @@ class LinuxLabTransferTest
      */
     static final boolean CPUSHARE = Boolean.getBoolean("spraynic.lab.cpushare") || Boolean.getBoolean("spraynic.lab.perf");
     static final boolean PERF = Boolean.getBoolean("spraynic.lab.perf");
+    /**
+     * {@code -Dspraynic.lab.settleJit=SECONDS} (at most 25, under the serving NIC's 30 s idle timeout; default 0: not
+     * at all): while a warm visit holds, wait until the JIT compiler threads of the visitor and of B's NIC are quiet.
+     * A diagnostic: on a loaded host the C2 compiler took more of both processes' CPU in the timed part than their poll
+     * threads did, and it did so also after they had been quiet at the hold (RESULTS.md section 48): the timed part
+     * makes compiles of its own, so waiting does not remove them.
+     */
+    static final int SETTLE_JIT_SECONDS = Math.min(25, Integer.getInteger("spraynic.lab.settleJit", 0));
     /** The loss test's counters samplers: its counts come from the visitor and the routers, not from them. */
     private static final int LOSS_SAMPLER_MILLIS = 50;
     /** A TBF rate on every core link, each direction (e.g. 5mbit), or null: none. */
@@ -408,6 +416,11 @@ class LinuxLabTransferTest
             visit.awaitWarm(awaitSeconds);
             atBWarm = served.counters().current();
             atAWarm = visit.counters().current();
+            if (SETTLE_JIT_SECONDS > 0)
+            {
+                System.out.println("linux lab, " + served.mode() + "'s visit holding after its warm-up: " +
+                    awaitCompilersQuiet(SETTLE_JIT_SECONDS, visit.process().pid(), served.process().pid()));
+            }
             served.counters().restart();
             visit.counters().restart();
             atHold.run();
@@ -433,6 +446,59 @@ class LinuxLabTransferTest
                 java.nio.file.Files.readString(cpushareOutput(visit)).strip());
         }
         return new Timed(result, before, after, atBWarm, served.counters().snapshot(), visit.ackTimeout(), atAWarm);
+    }
+
+    /**
+     * Waits until the JIT compiler threads of {@code pids} used at most one clock tick (10 ms) together over half a
+     * second, or {@code maxSeconds} passed. @return what it waited and what the compilers used meanwhile, in words.
+     */
+    static String awaitCompilersQuiet(final int maxSeconds, final long... pids)
+        throws java.io.IOException, InterruptedException
+    {
+        final long start = System.nanoTime();
+        final long deadline = start + TimeUnit.SECONDS.toNanos(maxSeconds);
+        final long first = compilerTicks(pids);
+        long last = first;
+        boolean quiet = false;
+        while (!quiet && System.nanoTime() < deadline)
+        {
+            Thread.sleep(500);
+            final long now = compilerTicks(pids);
+            quiet = now - last <= 1;
+            last = now;
+        }
+        return format("the JIT compilers of the visitor and B's NIC %s after %.1f s of the hold, in which they used " +
+            "%d clock ticks", quiet ? "quiet" : "NOT quiet", (System.nanoTime() - start) / 1e9, last - first);
+    }
+
+    /** @return the CPU time (clock ticks) of the JIT compiler threads of {@code pids}, from /proc. */
+    private static long compilerTicks(final long... pids) throws java.io.IOException
+    {
+        long ticks = 0;
+        for (final long pid : pids)
+        {
+            try (java.util.stream.Stream<Path> tasks = java.nio.file.Files.list(Path.of("/proc", Long.toString(pid),
+                "task")))
+            {
+                for (final Path task : tasks.toList())
+                {
+                    try
+                    {
+                        final String stat = java.nio.file.Files.readString(task.resolve("stat"));
+                        if (stat.contains("(C2 CompilerThre") || stat.contains("(C1 CompilerThre"))
+                        {
+                            final String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                            ticks += Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
+                        }
+                    }
+                    catch (final java.io.IOException gone)
+                    {
+                        // a thread that ended between listing and reading: nothing to count
+                    }
+                }
+            }
+        }
+        return ticks;
     }
 
     private static Path cpushareOutput(final LabPeers.Visit visit)
