@@ -38,6 +38,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * measured), so the link, not the CPU scheduler, is what the two senders share (at 100 Mbit/s a CI run measured a
  * CPU-bound 10.8 against 1.3 Mbit/s). Both senders warm up first and start their timed parts together.</li>
  * </ul>
+ * Every visit is measured warm ({@link #WARM_FAULTS}): after a verified warm-up over the same connection, with what
+ * each test judges counted over the part after it.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class LinuxLabFaultsTest
