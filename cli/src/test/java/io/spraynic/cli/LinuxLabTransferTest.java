@@ -419,7 +419,9 @@ class LinuxLabTransferTest
             if (SETTLE_JIT_SECONDS > 0)
             {
                 System.out.println("linux lab, " + served.mode() + "'s visit holding after its warm-up: " +
-                    awaitCompilersQuiet(SETTLE_JIT_SECONDS, visit.process().pid(), served.process().pid()));
+                    awaitCompilersQuiet(SETTLE_JIT_SECONDS, visit.process().pid(), served.process().pid()) +
+                    format("; compiled methods (jcmd Compiler.codelist): A %d, B %d",
+                    compiledMethods(visit.process().pid()), compiledMethods(served.process().pid())));
             }
             served.counters().restart();
             visit.counters().restart();
@@ -438,6 +440,11 @@ class LinuxLabTransferTest
         }
         final LabPeers.Result result = visit.await(awaitSeconds);
         final Map<String, Long> after = peers.lab().counters();
+        if (warmup > 0 && SETTLE_JIT_SECONDS > 0)
+        {
+            System.out.println("linux lab, " + served.mode() + "'s timed part over: B's NIC's compiled methods " +
+                compiledMethods(served.process().pid()));
+        }
         if (null != cpushare)
         {
             cpushare.waitFor(120, TimeUnit.SECONDS);
@@ -469,6 +476,23 @@ class LinuxLabTransferTest
         }
         return format("the JIT compilers of the visitor and B's NIC %s after %.1f s of the hold, in which they used " +
             "%d clock ticks", quiet ? "quiet" : "NOT quiet", (System.nanoTime() - start) / 1e9, last - first);
+    }
+
+    /** @return how many compiled methods a JVM's code cache holds ({@code jcmd PID Compiler.codelist}), -1: unknown. */
+    private static long compiledMethods(final long pid)
+    {
+        try
+        {
+            final Path jcmd = Path.of(ProcessHandle.current().info().command().orElseThrow()).resolveSibling("jcmd");
+            final Process process = new ProcessBuilder(jcmd.toString(), Long.toString(pid), "Compiler.codelist")
+                .redirectErrorStream(true).start();
+            final long lines = new String(process.getInputStream().readAllBytes()).lines().count();
+            return process.waitFor(30, TimeUnit.SECONDS) && process.exitValue() == 0 ? lines : -1;
+        }
+        catch (final java.io.IOException | InterruptedException | RuntimeException e)
+        {
+            return -1;
+        }
     }
 
     /** @return the CPU time (clock ticks) of the JIT compiler threads of {@code pids}, from /proc. */
