@@ -116,12 +116,7 @@ final class LinuxFabricDemo
     {
         if (!settings.json())
         {
-            out.printf(Locale.ROOT, "Linux ECMP lab %s: %d plane(s) of two kernel routers joined by 4 equal-cost links, " +
-                "%.2f %% random loss on every core link each way; two NIC processes on net_af_packet; %s%n", id,
-                settings.planes(), settings.lossPct(), settings.warmupBytes() == 0 ? "measured cold (no warm-up)" :
-                "each transfer measured warm, after a verified warm-up over the same connection" +
-                (settings.warmupBytes() == WARMUP_AS_TIMED ? " as large as its measured part" : " of " +
-                BadOption.size(settings.warmupBytes())));
+            out.print(header(settings, id));
         }
         status = flat(lab("up", "--flat", "--host-stack", "none", "--static-neighbours", "--no-ipv6", "--planes",
             Integer.toString(settings.planes())));
@@ -130,19 +125,42 @@ final class LinuxFabricDemo
         final Run rocev2 = settings.noBaseline() ? null : transfer("rocev2", settings.rocev2Bytes(), 1, out);
         if (settings.json())
         {
-            final Json summary = json(spray);
-            if (null != rocev2)
-            {
-                summary.raw("rocev2", json(rocev2).build());
-            }
-            out.println(summary.build());
+            out.println(json(settings, spray, rocev2));
         }
         else if (null != rocev2)
         {
-            out.printf(Locale.ROOT, "spray ÷ RoCEv2 goodput across the same routers and loss: %.1fx%n",
-                spray.goodputGbps() / Math.max(1e-9, rocev2.goodputGbps()));
+            out.print(ratio(spray, rocev2));
         }
         return spray.verified() && (null == rocev2 || rocev2.verified()) ? 0 : 1;
+    }
+
+    /** @return the text summary's first line: the lab, its loss and how the transfers are measured. */
+    static String header(final Settings settings, final String id)
+    {
+        return String.format(Locale.ROOT, "Linux ECMP lab %s: %d plane(s) of two kernel routers joined by 4 " +
+            "equal-cost links, %.2f %% random loss on every core link each way; two NIC processes on net_af_packet; " +
+            "%s%n", id, settings.planes(), settings.lossPct(), settings.warmupBytes() == 0 ? "measured cold (no " +
+            "warm-up)" : "each transfer measured warm, after a verified warm-up over the same connection" +
+            (settings.warmupBytes() == WARMUP_AS_TIMED ? " as large as its measured part" : " of " +
+            BadOption.size(settings.warmupBytes())));
+    }
+
+    /** @return the text summary's last line: spray's goodput over RoCEv2's, both measured the same way. */
+    static String ratio(final Run spray, final Run rocev2)
+    {
+        return String.format(Locale.ROOT, "spray ÷ RoCEv2 goodput across the same routers and loss: %.1fx%n",
+            spray.goodputGbps() / Math.max(1e-9, rocev2.goodputGbps()));
+    }
+
+    /** @return the {@code --json} summary: spray's run, RoCEv2's (if any) inside it as {@code "rocev2"}. */
+    static String json(final Settings settings, final Run spray, final Run rocev2)
+    {
+        final Json summary = json(settings, spray);
+        if (null != rocev2)
+        {
+            summary.raw("rocev2", json(settings, rocev2).build());
+        }
+        return summary.build();
     }
 
     private Run transfer(final String mode, final long bytes, final int paths, final PrintStream out)
@@ -150,8 +168,7 @@ final class LinuxFabricDemo
     {
         if (!settings.json())
         {
-            out.printf(Locale.ROOT, "%s: %d MiB written from host A into host B's NIC and read back, %d path%s%n",
-                mode.equals("spray") ? "spray" : "RoCEv2 RC", bytes >> 20, paths, paths == 1 ? "" : "s");
+            out.print(started(mode, bytes, paths));
         }
         final Path served = Files.createDirectories(work.resolve(mode + "-served"));
         final Process nic = start("b", served.resolveSibling(mode + "-nic.out"), List.of("nic", "--config",
@@ -222,7 +239,10 @@ final class LinuxFabricDemo
             final long sent = delta(before, after, "ab", "forwarded_large_packets") + dropped;
             final Run run = new Run(mode, text.contains("\"verified\":true"), bytes, number(text, "seconds"), dropped,
                 sent - bytes / PATH_MTU, perLink(before, after), text, warmup, number(text, "warmupSeconds"), ackTimeout);
-            report(run, out);
+            if (!settings.json())
+            {
+                out.print(text(run));
+            }
             return run;
         }
         finally
@@ -252,38 +272,48 @@ final class LinuxFabricDemo
         }
     }
 
-    private void report(final Run run, final PrintStream out)
+    /** @return the text summary's line as a transfer starts. */
+    static String started(final String mode, final long bytes, final int paths)
     {
-        if (settings.json())
-        {
-            return;
-        }
+        return String.format(Locale.ROOT, "%s: %d MiB written from host A into host B's NIC and read back, %d path%s%n",
+            mode.equals("spray") ? "spray" : "RoCEv2 RC", bytes >> 20, paths, paths == 1 ? "" : "s");
+    }
+
+    /**
+     * @return the text summary of one transfer: the same figures as its {@code --json} object ({@link #json(Settings,
+     * Run)}), in words.
+     */
+    static String text(final Run run)
+    {
         if (!run.verified())
         {
-            out.printf(Locale.ROOT, "  NOT VERIFIED: %s%n", run.output().strip());
-            return;
+            return String.format(Locale.ROOT, "  NOT VERIFIED: %s%n", run.output().strip());
         }
-        out.printf(Locale.ROOT, "  VERIFIED: %d MiB each way in %.3f s: %.3f Gb/s of goodput (both ways), %s%n",
-            run.bytes() >> 20, run.seconds(), run.goodputGbps(), run.warmupBytes() == 0 ? "cold (no warm-up)" :
-            String.format(Locale.ROOT, "warm: after a verified warm-up of %s over the same connection (%.3f s), " +
-            "which these figures leave out", BadOption.size(run.warmupBytes()), run.warmupSeconds()));
+        final StringBuilder text = new StringBuilder();
+        text.append(String.format(Locale.ROOT, "  VERIFIED: %d MiB each way in %.3f s: %.3f Gb/s of goodput (both " +
+            "ways), %s%n", run.bytes() >> 20, run.seconds(), run.goodputGbps(), run.warmupBytes() == 0 ?
+            "cold (no warm-up)" : String.format(Locale.ROOT, "warm: after a verified warm-up of %s over the same " +
+            "connection (%.3f s), which these figures leave out", BadOption.size(run.warmupBytes()),
+            run.warmupSeconds())));
         if (null != run.ackTimeout())
         {
-            out.printf(Locale.ROOT, "  local ACK timeout exponent %s%n", run.ackTimeout().describe());
+            text.append(String.format(Locale.ROOT, "  local ACK timeout exponent %s%n", run.ackTimeout().describe()));
         }
-        out.printf(Locale.ROOT, "  A->B data packets the routers dropped %,d, A sent again %,d (%s per loss)%n",
-            run.dataDropped(), run.retransmitted(), run.dataDropped() == 0 ? "n/a" :
-                String.format(Locale.ROOT, "%.2f", (double)run.retransmitted() / run.dataDropped()));
+        text.append(String.format(Locale.ROOT, "  A->B data packets the routers dropped %,d, A sent again %,d (%s " +
+            "per loss)%n", run.dataDropped(), run.retransmitted(), run.dataDropped() == 0 ? "n/a" :
+            String.format(Locale.ROOT, "%.2f", (double)run.retransmitted() / run.dataDropped())));
         final StringBuilder links = new StringBuilder();
         for (final Map.Entry<String, long[]> e : run.perLink().entrySet())
         {
             links.append(links.isEmpty() ? "" : ", ").append(e.getKey()).append(' ').append(e.getValue()[0])
                 .append('/').append(e.getValue()[1]);
         }
-        out.printf(Locale.ROOT, "  packets per core link, A->B/B->A, counted by the routers: %s%n", links);
+        text.append(String.format(Locale.ROOT, "  packets per core link, A->B/B->A, counted by the routers: %s%n",
+            links));
+        return text.toString();
     }
 
-    private Json json(final Run run)
+    private static Json json(final Settings settings, final Run run)
     {
         final StringBuilder links = new StringBuilder("{");
         for (final Map.Entry<String, long[]> e : run.perLink().entrySet())

@@ -47,6 +47,11 @@ final class LabPeers implements AutoCloseable
         this.planes = planes;
     }
 
+    LinuxLab lab()
+    {
+        return lab;
+    }
+
     /** Spray's source-port rotation for the processes started from now on ({@code --port-rotation}). */
     LabPeers portRotation(final String rotation)
     {

@@ -38,6 +38,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * measured), so the link, not the CPU scheduler, is what the two senders share (at 100 Mbit/s a CI run measured a
  * CPU-bound 10.8 against 1.3 Mbit/s). Both senders warm up first and start their timed parts together.</li>
  * </ul>
+ * Every visit is measured warm ({@link #WARM_FAULTS}): after a verified warm-up over the same connection, with what
+ * each test judges counted over the part after it.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class LinuxLabFaultsTest
@@ -51,6 +53,22 @@ class LinuxLabFaultsTest
     /** Long enough for both planes, then plane 2 alone for {@link #PLANE_DOWN_WINDOW} packets, then both again. */
     private static final long PLANE_DOWN_SIZE = 32L << 20;
     private static final long PLANE_DOWN_WINDOW = 4_000;
+    /**
+     * The CE, link-down and plane-down tests measure warm, like the transfer tests (RESULTS.md sections 38, 45, 48):
+     * each visit first writes and reads back a verified warm-up over the same connection and holds, and what the tests
+     * judge and report (the routers' marks and drops, the NICs' counters, the samplers' smallest windows, stalls and
+     * plane counts) is the part after it. {@code -Dspraynic.lab.warmup=false} measures cold, as before.
+     */
+    private static final boolean WARM_FAULTS = LinuxLabTransferTest.WARMUP;
+    /** The link-down and plane-down tests' warm-up: 8 MiB (as the loss test's), to keep the tests' time bounded. */
+    private static final long FAULT_WARMUP = 8L << 20;
+    /**
+     * Warm, a transfer is over before a link or a plane has gone down and come back: 8 MiB took 1.8 s at 9 runnable
+     * threads per core, about what {@code lab link down} itself takes there (its link went down at the end), and 32
+     * MiB ended before plane 1 was carrying data again. Warm, the link-down test moves 32 MiB, the plane-down test 64.
+     */
+    private static final long LINK_DOWN_SIZE = WARM_FAULTS ? 32L << 20 : SIZE;
+    private static final long PLANE_DOWN_SIZE_MEASURED = WARM_FAULTS ? 2 * PLANE_DOWN_SIZE : PLANE_DOWN_SIZE;
     private static LinuxLab lab;
 
     @BeforeAll
@@ -81,30 +99,34 @@ class LinuxLabFaultsTest
         try (LabPeers peers = new LabPeers(lab, dir, PLANES))
         {
             final LabPeers.Served served = peers.serve("b", "spray", SIZE, PATHS);
-            final LabPeers.Result clean = peers.visit("a", served, SIZE, PATHS, 120).await(180);
+            // both visits measured warm: each after a verified warm-up, unmarked, over the same connection; the
+            // routers mark only the second's timed part (set while it holds), so what both judge is their timed parts
+            final long warmup = WARM_FAULTS ? SIZE : 0;
+            final LinuxLabTransferTest.Timed cleanTimed = LinuxLabTransferTest.timed(peers, served, SIZE, warmup, PATHS,
+                120, 180);
+            final LabPeers.Result clean = cleanTimed.result();
             assertTrue(clean.verified(), clean.output());
-            lab.set("core", "--ce-above", "100pps");
-            final Map<String, Long> before = lab.counters();
-            final long receivedBefore = LabPeers.connection(served.counters().snapshot(), "ecn_marks_received");
-            final LabPeers.Result marked = peers.visit("a", served, SIZE, PATHS, 120).await(180);
-            final Map<String, Long> after = lab.counters();
+            final LinuxLabTransferTest.Timed markedTimed = LinuxLabTransferTest.timed(peers, served, SIZE, warmup,
+                PATHS, 120, 180, () -> lab.set("core", "--ce-above", "100pps"));
+            final LabPeers.Result marked = markedTimed.result();
+            final Map<String, Long> before = markedTimed.before();
+            final Map<String, Long> after = markedTimed.after();
             LabPeers.stop(served);
             assertTrue(marked.verified(), marked.output());
             final long ce = LinuxLabTransferTest.sum(before, after, "ab", "ce_marked_packets") +
                 LinuxLabTransferTest.sum(before, after, "ba", "ce_marked_packets");
             final long dropped = LinuxLabTransferTest.sum(before, after, "ab", "dropped_packets") +
                 LinuxLabTransferTest.sum(before, after, "ba", "dropped_packets");
-            final long echoedToA = marked.connection("ecn_marks_echoed");
-            final long receivedByB = LabPeers.connection(served.counters().snapshot(), "ecn_marks_received") -
-                receivedBefore;
+            final long echoedToA = markedTimed.visitorGrown("ecn_marks_echoed");
+            final long receivedByB = markedTimed.servedGrown("ecn_marks_received");
             final long sentTwice = LinuxLabTransferTest.sentTwiceAndLost(before, after, "ab", SIZE)[0];
             final double cleanGbps = 2 * SIZE * 8 / clean.seconds() / 1e9;
             final double markedGbps = 2 * SIZE * 8 / marked.seconds() / 1e9;
-            final String text = format("unmarked %.2f s (%.3f Gb/s); CE above 100 packets/s on every core link: %.2f s " +
-                "(%.3f Gb/s), routers marked %d and dropped %d, B received %d marks, A heard %d echoed; A->B data " +
-                "packets sent twice %d (A's count: lost %d, timeouts %d)", clean.seconds(), cleanGbps, marked.seconds(),
-                markedGbps, ce, dropped, receivedByB, echoedToA, sentTwice, marked.connection("lost"),
-                marked.connection("timeouts"));
+            final String text = format("%s; unmarked %.2f s (%.3f Gb/s); CE above 100 packets/s on every core link: " +
+                "%.2f s (%.3f Gb/s), routers marked %d and dropped %d, B received %d marks, A heard %d echoed; A->B " +
+                "data packets sent twice %d (A's count: lost %d, timeouts %d)", warmth(marked, warmup), clean.seconds(),
+                cleanGbps, marked.seconds(), markedGbps, ce, dropped, receivedByB, echoedToA, sentTwice,
+                marked.connection("lost"), marked.connection("timeouts"));
             System.out.println("linux lab CE marking: " + text + format("; smallest windows over the paths: %d packets " +
                 "unmarked, %d marked", clean.smallestWindows(), marked.smallestWindows()));
             assertTrue(ce > 0 && receivedByB > 0 && echoedToA > 0, text);
@@ -124,28 +146,34 @@ class LinuxLabFaultsTest
         try (LabPeers peers = new LabPeers(lab, dir, PLANES);
             InterfaceSampler sampler = new InterfaceSampler(lab.netns("b")))
         {
-            final LabPeers.Served served = peers.serve("b", "spray", SIZE, PATHS);
+            final LabPeers.Served served = peers.serve("b", "spray", LINK_DOWN_SIZE, PATHS);
             final String[] bDevs = new String[PLANES];
             for (int plane = 1; plane <= PLANES; plane++)
             {
                 bDevs[plane - 1] = lab.status().get("hosts.b.planes." + plane + ".dev");
             }
-            final LabPeers.Visit visit = peers.visit("a", served, SIZE, PATHS, 120);
+            final long warmup = WARM_FAULTS ? FAULT_WARMUP : 0;
+            final LabPeers.Visit visit = peers.visit("a", served, LINK_DOWN_SIZE, PATHS, 120, warmup);
+            final Map<String, Long> atWarm = warm(visit, served, warmup).get(0);
             final long start = awaitPackets(sampler, bDevs, 3_000, visit);
             lab.link("down", "p1l2");
             final long downAt = System.nanoTime();
+            final boolean midTransfer = visit.process().isAlive();
             final LabPeers.Result result = visit.await(180);
             assertEquals(0, result.exitCode(), result.output());
             assertTrue(result.verified(), result.output());
             final double stall = sampler.longestStallAfter(downAt, InterfaceSampler.RX_PACKETS, bDevs);
             final double before = sampler.longestStallAfter(start, InterfaceSampler.RX_PACKETS, bDevs);
-            final String text = format("%d MiB each way in %.2f s; p1l2 down %.2f s after B saw the first 3000 " +
-                "packets; longest time B received nothing after that %.0f ms (sampled every %.0f ms; longest before, " +
-                "from the start %.0f ms); A: timeouts %d, path failures %d, lost %d, retransmitted %d, moved %d",
-                SIZE >> 20, result.seconds(), (downAt - start) / 1e9, 1e3 * stall, 1e3 * sampler.meanInterval(),
-                1e3 * before, result.connection("timeouts"), result.connection("path_failures"),
+            final String text = format("%s; %d MiB each way in %.2f s; p1l2 down %.2f s after B saw the first 3000 " +
+                "packets of it%s; longest time B received nothing after that %.0f ms (sampled every %.0f ms; longest " +
+                "before, from then %.0f ms); A: timeouts %d, path failures %d, lost %d, retransmitted %d, moved %d",
+                warmth(result, warmup), LINK_DOWN_SIZE >> 20, result.seconds(), (downAt - start) / 1e9,
+                midTransfer ? "" : " (AFTER the transfer had ended)", 1e3 * stall,
+                1e3 * sampler.meanInterval(), 1e3 * before, result.connection("timeouts"),
+                LabPeers.connection(result.counters(), "path_failures") - LabPeers.connection(atWarm, "path_failures"),
                 result.connection("lost"), result.connection("retransmitted"), result.connection("moved"));
             System.out.println("linux lab link down mid-transfer: " + text);
+            assertTrue(midTransfer, "the link went down while the transfer ran: " + text);
         }
     }
 
@@ -156,11 +184,14 @@ class LinuxLabFaultsTest
         Assumptions.assumeTrue(PLANES == 2, "SKIPPED: a plane down needs two planes (-Dspraynic.lab.planes=2)");
         try (LabPeers peers = new LabPeers(lab, dir, PLANES))
         {
-            final LabPeers.Served served = peers.serve("b", "spray", PLANE_DOWN_SIZE, PATHS);
-            final LabPeers.Visit visit = peers.visit("a", served, PLANE_DOWN_SIZE, PATHS, 150);
+            final LabPeers.Served served = peers.serve("b", "spray", PLANE_DOWN_SIZE_MEASURED, PATHS);
+            final long warmup = WARM_FAULTS ? FAULT_WARMUP : 0;
+            final LabPeers.Visit visit = peers.visit("a", served, PLANE_DOWN_SIZE_MEASURED, PATHS, 150, warmup);
+            final List<Map<String, Long>> atWarm = warm(visit, served, warmup);
+            final PlaneSample atStart = PlaneSample.of(atWarm.get(0), atWarm.get(1));
             // both planes carry data; then plane 1's core links go down
-            PlaneSample.await(visit, served, s -> s.dataPackets(0) >= 1_000 &&
-                s.dataPackets(1) >= 1_000, "both planes carrying data");
+            PlaneSample.await(visit, served, s -> s.dataPackets(0) >= atStart.dataPackets(0) + 1_000 &&
+                s.dataPackets(1) >= atStart.dataPackets(1) + 1_000, "both planes carrying data");
             final PlaneSample beforeDown = PlaneSample.of(visit.counters().snapshot(), served.counters().snapshot());
             lab.link("down", "p1");
             final long downAt = System.nanoTime();
@@ -177,16 +208,17 @@ class LinuxLabFaultsTest
             final LabPeers.Result result = visit.await(180);
             final PlaneSample end = PlaneSample.of(result.counters(), served.counters().snapshot());
             LabPeers.stop(served);
-            final String text = format("%d MiB each way in %.2f s; data packets sent by A and B on plane 1 / plane 2: " +
+            final String text = format("%s; %d MiB each way in %.2f s; data packets sent by A and B on plane 1 / plane 2: " +
                 "before the plane went down %d / %d, while it was down (from %.0f ms after, when %d paths more had failed) " +
                 "%d / %d, after it came back %d / %d (plane 1's first 1000 within %.0f ms of the links going up); " +
                 "path failures %d, restores %d; A: timeouts %d, lost %d, retransmitted %d, moved %d, ACKs taken %d, stale %d, " +
-                "largest smoothed RTT of a path %.1f ms", PLANE_DOWN_SIZE >> 20,
+                "largest smoothed RTT of a path %.1f ms", warmth(result, warmup), PLANE_DOWN_SIZE_MEASURED >> 20,
                 result.seconds(), beforeDown.dataPackets(0), beforeDown.dataPackets(1),
                 (fromSettled.nanos() - downAt) / 1e6, fromSettled.pathFailures() - beforeDown.pathFailures(),
                 down.dataPackets(0) - fromSettled.dataPackets(0), down.dataPackets(1) - fromSettled.dataPackets(1),
                 end.dataPackets(0) - down.dataPackets(0), end.dataPackets(1) - down.dataPackets(1),
-                (back.nanos() - upAt) / 1e6, end.pathFailures(), end.pathRestores(), result.connection("timeouts"),
+                (back.nanos() - upAt) / 1e6, end.pathFailures() - atStart.pathFailures(),
+                end.pathRestores() - atStart.pathRestores(), result.connection("timeouts"),
                 result.connection("lost"), result.connection("retransmitted"), result.connection("moved"),
                 result.connection("acks_received"), result.connection("acks_stale"),
                 result.largestSrttMillis());
@@ -197,9 +229,49 @@ class LinuxLabFaultsTest
             assertTrue(down.dataPackets(0) - fromSettled.dataPackets(0) <= PLANE_DOWN_WINDOW / 100,
                 "plane 1 carried no data while down: " + text);
             // and came back: restored paths, and both planes carrying data again
-            assertTrue(end.pathRestores() >= PATHS / 2, "plane 1's paths restored: " + text);
+            assertTrue(end.pathRestores() - atStart.pathRestores() >= PATHS / 2, "plane 1's paths restored: " + text);
             assertTrue(end.dataPackets(0) - down.dataPackets(0) >= 1_000 &&
                 end.dataPackets(1) - down.dataPackets(1) >= 1_000, "both planes carried data after: " + text);
+        }
+    }
+
+    /**
+     * For a visit started with a warm-up ({@code warmup > 0}): waits for it to hold after its verified warm-up, reads
+     * its counters and the served NIC's, forgets what its sampler saw so far (so that its smallest and largest values
+     * are the timed part's) and lets it go on; @return {the visitor's counters, B's} at the hold, empty without a
+     * warm-up.
+     */
+    private static List<Map<String, Long>> warm(final LabPeers.Visit visit, final LabPeers.Served served,
+        final long warmup) throws Exception
+    {
+        if (warmup == 0)
+        {
+            return List.of(Map.of(), Map.of());
+        }
+        visit.awaitWarm(200);
+        final List<Map<String, Long>> atWarm = List.of(visit.counters().current(), served.counters().current());
+        visit.counters().restart();
+        visit.go();
+        return atWarm;
+    }
+
+    /** @return how a visit was measured, for the printed line. */
+    private static String warmth(final LabPeers.Result result, final long warmup)
+    {
+        return warmup == 0 ? "cold (no warm-up)" : format("warm (after a verified warm-up of %d MiB over the same " +
+            "connection, %.2f s), load per core %s", warmup >> 20, LabPeers.json(result.output(), "warmupSeconds"),
+            loadPerCore());
+    }
+
+    private static String loadPerCore()
+    {
+        try
+        {
+            return format("%.2f", LinuxLabTransferTest.loadPerCore());
+        }
+        catch (final java.io.IOException e)
+        {
+            return "unknown";
         }
     }
 

@@ -66,6 +66,12 @@ class LinuxLabTransferTest
      */
     static final boolean WARMUP = !"false".equals(System.getProperty("spraynic.lab.warmup"));
     /**
+     * {@code -Dspraynic.lab.warmupFactor=N}: the loss test's visits warm up with N times what they then measure (B
+     * exposes as much), both transports alike (default 1). After a warm-up as large as the timed part the per-packet
+     * methods of B's NIC were still being compiled by C2 in the timed part (RESULTS.md section 48).
+     */
+    static final int WARMUP_FACTOR = Math.max(1, Math.min(16, Integer.getInteger("spraynic.lab.warmupFactor", 1)));
+    /**
      * The loss test's spray visit after its warm-up times the warm-up's connection ({@code same}, default: the JVM and
      * the connection both warm) or a new one ({@code -Dspraynic.lab.warmupConnection=fresh}: a warm JVM, a connection
      * whose paths' round trips and margins start again). RoCEv2 always times the warm-up's queue pair.
@@ -77,6 +83,22 @@ class LinuxLabTransferTest
      * hosts, which is what the comparison shows), for what the derived timeout costs or saves.
      */
     static final String COMPARE_ACK_TIMEOUT = System.getProperty("spraynic.lab.compareAckTimeout");
+    /**
+     * {@code -Dspraynic.lab.cpushare=true}: where the host's CPUs go over each warm visit's timed part
+     * ({@code deploy/lab/cpushare}: per-CPU user, system, softirq and idle, NET_RX/NET_TX softirqs, the busiest
+     * processes and threads), printed after it; {@code -Dspraynic.lab.perf=true} adds {@code perf record -a -g}'s
+     * report by command and object. Both transports are measured the same way (RESULTS.md section 48).
+     */
+    static final boolean CPUSHARE = Boolean.getBoolean("spraynic.lab.cpushare") || Boolean.getBoolean("spraynic.lab.perf");
+    static final boolean PERF = Boolean.getBoolean("spraynic.lab.perf");
+    /**
+     * {@code -Dspraynic.lab.settleJit=SECONDS} (at most 25, under the serving NIC's 30 s idle timeout; default 0: not
+     * at all): while a warm visit holds, wait until the JIT compiler threads of the visitor and of B's NIC are quiet.
+     * A diagnostic: on a loaded host the C2 compiler took more of both processes' CPU in the timed part than their poll
+     * threads did, and it did so also after they had been quiet at the hold (RESULTS.md section 48): the timed part
+     * makes compiles of its own, so waiting does not remove them.
+     */
+    static final int SETTLE_JIT_SECONDS = Math.min(25, Integer.getInteger("spraynic.lab.settleJit", 0));
     /** The loss test's counters samplers: its counts come from the visitor and the routers, not from them. */
     private static final int LOSS_SAMPLER_MILLIS = 50;
     /** A TBF rate on every core link, each direction (e.g. 5mbit), or null: none. */
@@ -177,7 +199,7 @@ class LinuxLabTransferTest
             .warmupConnection(WARMUP_CONNECTION))
         {
             final double loadBefore = loadPerCore();
-            final LabPeers.Served served = peers.serve("b", "spray", LOSS_SIZE, PATHS);
+            final LabPeers.Served served = peers.serve("b", "spray", LOSS_SIZE * WARMUP_FACTOR, PATHS);
             final Timed spray = timed(peers, served, LOSS_SIZE, PATHS, 120, 180);
             final Map<String, Long> before = spray.before();
             final Map<String, Long> after = spray.after();
@@ -199,12 +221,14 @@ class LinuxLabTransferTest
                 WARMUP ? spray.result().output().replaceAll("(?s).*\"timed\":(\\{[^}]*}).*", "$1").strip() :
                 "lost " + spray.result().connection("lost") + ", timeouts " + spray.result().connection("timeouts")));
 
-            final LabPeers.Served roce = peers.serve("b", "rocev2", ROCE_SIZE, 1);
+            final LabPeers.Served roce = peers.serve("b", "rocev2", ROCE_SIZE * WARMUP_FACTOR, 1);
             final Timed rcTimed = timed(peers, roce, ROCE_SIZE, 1, 150, 200);
             final LabPeers.Result rc = rcTimed.result();
+            System.out.println("linux lab at 1 % loss, spray's NIC ports over the timed part: " + spray.portDrops());
             System.out.println("linux lab at 1 % loss, RoCEv2: local ACK timeout exponent " +
                 rcTimed.ackTimeout().describe() + format(", %d MiB each way in %.2f s, %s", ROCE_SIZE >> 20,
-                rc.seconds(), rc.verified() ? "verified" : "NOT verified: " + rc.output().strip()));
+                rc.seconds(), rc.verified() ? "verified" : "NOT verified: " + rc.output().strip()) + "; its NIC ports " +
+                "over the timed part: " + rcTimed.portDrops());
             final long[] rcAb = sentTwiceAndLost(rcTimed.before(), rcTimed.after(), "ab", ROCE_SIZE);
             final String rcShaping = shaping(rcTimed.before(), rcTimed.after());
             if (null != COMPARE_ACK_TIMEOUT)
@@ -238,7 +262,8 @@ class LinuxLabTransferTest
                 sprayResult.largestSrttMillis(), LabPeers.smallestSrttMillis(smallestAtB),
                 LabPeers.largestSrttMillis(atB));
             System.out.println("linux lab at 1 % loss on every core link" + (WARMUP ? format(", each visit " +
-                "after a verified warm-up as large as its timed part (spray's took %.2f s, timed on %s; RoCEv2's %.2f " +
+                "after a verified warm-up " + (WARMUP_FACTOR == 1 ? "as large as" : WARMUP_FACTOR + " times") +
+                " its timed part (spray's took %.2f s, timed on %s; RoCEv2's %.2f " +
                 "s)", LabPeers.json(sprayResult.output(), "warmupSeconds"), WARMUP_CONNECTION.equals("fresh") ?
                 "a fresh connection" : "the same connection", LabPeers.json(rc.output(), "warmupSeconds")) :
                 ", cold (no warm-up)") + format(", load per core %.2f before, %.2f after", loadBefore, loadAfter) +
@@ -274,7 +299,7 @@ class LinuxLabTransferTest
         peers.rocev2AckTimeout(COMPARE_ACK_TIMEOUT);
         try
         {
-            final LabPeers.Served roce = peers.serve("b", "rocev2", ROCE_SIZE, 1);
+            final LabPeers.Served roce = peers.serve("b", "rocev2", ROCE_SIZE * WARMUP_FACTOR, 1);
             final Timed compared = timed(peers, roce, ROCE_SIZE, 1, 150, 200);
             final long[] ab = sentTwiceAndLost(compared.before(), compared.after(), "ab", ROCE_SIZE);
             final long[] firstAb = sentTwiceAndLost(firstTimed.before(), firstTimed.after(), "ab", ROCE_SIZE);
@@ -303,8 +328,55 @@ class LinuxLabTransferTest
      * {@code atBWarm}) and when it ended ({@code after}; {@code atB} the largest values B's sampler saw since).
      */
     record Timed(LabPeers.Result result, Map<String, Long> before, Map<String, Long> after, Map<String, Long> atBWarm,
-        Map<String, Long> atB, RoceAckTimeout.Choice ackTimeout)
+        Map<String, Long> atB, RoceAckTimeout.Choice ackTimeout, Map<String, Long> atAWarm)
     {
+        /**
+         * @return what each NIC's af_packet ports could not take or send over the timed part (DPDK's rx missed: the
+         * socket ring was full when the kernel had a frame for it; rx no mbuf; tx errors), A's and B's, summed over
+         * their ports; "n/a" without a warm-up (no reading at its start).
+         */
+        String portDrops()
+        {
+            if (atAWarm.isEmpty())
+            {
+                return "n/a (cold)";
+            }
+            return format("A rx missed %d, rx no mbuf %d, tx errors %d, rx packets %d; B rx missed %d, rx no mbuf " +
+                "%d, tx errors %d, rx packets %d", port(atAWarm, result.counters(), "rx missed"),
+                port(atAWarm, result.counters(), "rx no mbuf"), port(atAWarm, result.counters(), "tx errors"),
+                port(atAWarm, result.counters(), "rx packets"), port(atBWarm, atB, "rx missed"),
+                port(atBWarm, atB, "rx no mbuf"), port(atBWarm, atB, "tx errors"), port(atBWarm, atB, "rx packets"));
+        }
+
+        /**
+         * @return how much the visitor's connection counter {@code name} grew over the timed part: the largest value
+         * its sampler saw after the hold less the value read at the hold (a connection's counters are cumulative);
+         * without a warm-up, the largest value seen.
+         */
+        long visitorGrown(final String name)
+        {
+            return LabPeers.connection(result.counters(), name) - LabPeers.connection(atAWarm, name);
+        }
+
+        /** @return how much B's connection counter {@code name} grew over the timed part (as {@link #visitorGrown}). */
+        long servedGrown(final String name)
+        {
+            return LabPeers.connection(atB, name) - LabPeers.connection(atBWarm, name);
+        }
+
+        /** @return how much a DPDK port statistic grew from {@code from} to {@code to}, summed over the ports. */
+        static long port(final Map<String, Long> from, final Map<String, Long> to, final String statistic)
+        {
+            long sum = 0;
+            for (final Map.Entry<String, Long> e : to.entrySet())
+            {
+                if (e.getKey().startsWith("port ") && e.getKey().endsWith(": dpdk " + statistic))
+                {
+                    sum += e.getValue() - from.getOrDefault(e.getKey(), 0L);
+                }
+            }
+            return sum;
+        }
     }
 
     /**
@@ -315,34 +387,181 @@ class LinuxLabTransferTest
     static Timed timed(final LabPeers peers, final LabPeers.Served served, final long size, final int paths,
         final int timeoutSeconds, final int awaitSeconds) throws Exception
     {
-        return timed(peers, served, size, WARMUP ? size : 0, paths, timeoutSeconds, awaitSeconds);
+        return timed(peers, served, size, WARMUP ? size * WARMUP_FACTOR : 0, paths, timeoutSeconds, awaitSeconds);
     }
 
     /** {@link #timed(LabPeers, LabPeers.Served, long, int, int, int)} after a warm-up of {@code warmup} bytes (0: none). */
     static Timed timed(final LabPeers peers, final LabPeers.Served served, final long size, final long warmup,
         final int paths, final int timeoutSeconds, final int awaitSeconds) throws Exception
     {
+        return timed(peers, served, size, warmup, paths, timeoutSeconds, awaitSeconds, () -> { });
+    }
+
+    /** What a test changes in the lab while a visit holds after its warm-up, before the routers' counters are read. */
+    @FunctionalInterface
+    interface AtHold
+    {
+        void run() throws Exception;
+    }
+
+    /**
+     * {@link #timed(LabPeers, LabPeers.Served, long, long, int, int, int)}, running {@code atHold} while the visit
+     * holds after its warm-up (with none, before it starts): the timed part alone meets what it sets.
+     */
+    static Timed timed(final LabPeers peers, final LabPeers.Served served, final long size, final long warmup,
+        final int paths, final int timeoutSeconds, final int awaitSeconds, final AtHold atHold) throws Exception
+    {
+        if (warmup == 0)
+        {
+            atHold.run();
+        }
         final LabPeers.Visit visit = peers.visit("a", served, size, paths, timeoutSeconds, warmup);
         final Map<String, Long> atBWarm;
+        final Map<String, Long> atAWarm;
         if (warmup > 0)
         {
             visit.awaitWarm(awaitSeconds);
             atBWarm = served.counters().current();
+            atAWarm = visit.counters().current();
+            if (SETTLE_JIT_SECONDS > 0)
+            {
+                System.out.println("linux lab, " + served.mode() + "'s visit holding after its warm-up: " +
+                    awaitCompilersQuiet(SETTLE_JIT_SECONDS, visit.process().pid(), served.process().pid()) +
+                    format("; compiled methods (jcmd Compiler.codelist): A %d, B %d",
+                    compiledMethods(visit.process().pid()), compiledMethods(served.process().pid())));
+            }
             served.counters().restart();
             visit.counters().restart();
+            atHold.run();
         }
         else
         {
             atBWarm = Map.of();
+            atAWarm = Map.of();
         }
-        final Map<String, Long> before = lab.counters();
+        final Map<String, Long> before = peers.lab().counters();
+        final Process cpushare = warmup > 0 && CPUSHARE ? cpushare(visit, served) : null;
         if (warmup > 0)
         {
             visit.go();
         }
         final LabPeers.Result result = visit.await(awaitSeconds);
-        final Map<String, Long> after = lab.counters();
-        return new Timed(result, before, after, atBWarm, served.counters().snapshot(), visit.ackTimeout());
+        final Map<String, Long> after = peers.lab().counters();
+        if (warmup > 0 && SETTLE_JIT_SECONDS > 0)
+        {
+            System.out.println("linux lab, " + served.mode() + "'s timed part over: B's NIC's compiled methods " +
+                compiledMethods(served.process().pid()));
+        }
+        if (null != cpushare)
+        {
+            cpushare.waitFor(120, TimeUnit.SECONDS);
+            cpushare.destroyForcibly();
+            System.out.println("linux lab, where the CPUs went in " + served.mode() + "'s timed part: " +
+                java.nio.file.Files.readString(cpushareOutput(visit)).strip());
+        }
+        return new Timed(result, before, after, atBWarm, served.counters().snapshot(), visit.ackTimeout(), atAWarm);
+    }
+
+    /**
+     * Waits until the JIT compiler threads of {@code pids} used at most one clock tick (10 ms) together over half a
+     * second, or {@code maxSeconds} passed. @return what it waited and what the compilers used meanwhile, in words.
+     */
+    static String awaitCompilersQuiet(final int maxSeconds, final long... pids)
+        throws java.io.IOException, InterruptedException
+    {
+        final long start = System.nanoTime();
+        final long deadline = start + TimeUnit.SECONDS.toNanos(maxSeconds);
+        final long first = compilerTicks(pids);
+        long last = first;
+        boolean quiet = false;
+        while (!quiet && System.nanoTime() < deadline)
+        {
+            Thread.sleep(500);
+            final long now = compilerTicks(pids);
+            quiet = now - last <= 1;
+            last = now;
+        }
+        return format("the JIT compilers of the visitor and B's NIC %s after %.1f s of the hold, in which they used " +
+            "%d clock ticks", quiet ? "quiet" : "NOT quiet", (System.nanoTime() - start) / 1e9, last - first);
+    }
+
+    /** @return how many compiled methods a JVM's code cache holds ({@code jcmd PID Compiler.codelist}), -1: unknown. */
+    private static long compiledMethods(final long pid)
+    {
+        try
+        {
+            final Path jcmd = Path.of(ProcessHandle.current().info().command().orElseThrow()).resolveSibling("jcmd");
+            final Process process = new ProcessBuilder(jcmd.toString(), Long.toString(pid), "Compiler.codelist")
+                .redirectErrorStream(true).start();
+            final long lines = new String(process.getInputStream().readAllBytes()).lines().count();
+            return process.waitFor(30, TimeUnit.SECONDS) && process.exitValue() == 0 ? lines : -1;
+        }
+        catch (final java.io.IOException | InterruptedException | RuntimeException e)
+        {
+            return -1;
+        }
+    }
+
+    /** @return the CPU time (clock ticks) of the JIT compiler threads of {@code pids}, from /proc. */
+    private static long compilerTicks(final long... pids) throws java.io.IOException
+    {
+        long ticks = 0;
+        for (final long pid : pids)
+        {
+            try (java.util.stream.Stream<Path> tasks = java.nio.file.Files.list(Path.of("/proc", Long.toString(pid),
+                "task")))
+            {
+                for (final Path task : tasks.toList())
+                {
+                    try
+                    {
+                        final String stat = java.nio.file.Files.readString(task.resolve("stat"));
+                        if (stat.contains("(C2 CompilerThre") || stat.contains("(C1 CompilerThre"))
+                        {
+                            final String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                            ticks += Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
+                        }
+                    }
+                    catch (final java.io.IOException gone)
+                    {
+                        // a thread that ended between listing and reading: nothing to count
+                    }
+                }
+            }
+        }
+        return ticks;
+    }
+
+    private static Path cpushareOutput(final LabPeers.Visit visit)
+    {
+        return visit.output().resolveSibling(visit.output().getFileName() + ".cpushare");
+    }
+
+    /**
+     * Starts {@code deploy/lab/cpushare} over {@code visit} (until it ends) and {@code served}, and waits for its
+     * first reading, so that the visit's timed part starts after it.
+     */
+    private static Process cpushare(final LabPeers.Visit visit, final LabPeers.Served served) throws Exception
+    {
+        final Path ready = visit.output().resolveSibling(visit.output().getFileName() + ".cpushare-ready");
+        final List<String> command = new java.util.ArrayList<>(List.of("python3",
+            LinuxLab.SCRIPT.resolveSibling("cpushare").toString(), "--until", Long.toString(visit.process().pid()),
+            "--watch", Long.toString(served.process().pid()), "--ready", ready.toString(), "--max-seconds", "180",
+            "--label", visit.process().pid() + "=A's " + served.mode() + " visitor",
+            "--label", served.process().pid() + "=B's " + served.mode() + " NIC"));
+        if (PERF)
+        {
+            command.addAll(List.of("--perf", visit.output().resolveSibling(visit.output().getFileName() +
+                ".perf.data").toString()));
+        }
+        final Process process = new ProcessBuilder(command).redirectErrorStream(true)
+            .redirectOutput(cpushareOutput(visit).toFile()).start();
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!java.nio.file.Files.exists(ready) && process.isAlive() && System.nanoTime() < deadline)
+        {
+            Thread.sleep(10);
+        }
+        return process;
     }
 
     /** @return what the core links' TBF queues dropped (all sizes) and the routers marked CE, per direction. */
