@@ -250,6 +250,9 @@ final class DataSender
             pacer.refill(elapsed, pacingRate());
         }
         int sent = 0;
+        // the connection's counts of new data packets, added once per call (issue 13): the paths' are per packet
+        int newPackets = 0;
+        long newBytes = 0;
         while (sent < config.maxPacketsPerTick && pacer.hasTokens())
         {
             final long handle;
@@ -319,8 +322,8 @@ final class DataSender
             }
             else
             {
-                counters.increment(SprayCounters.TX_PACKETS);
-                counters.add(SprayCounters.TX_BYTES, payload);
+                newPackets++;
+                newBytes += payload;
                 pathCounters[path].increment(SprayCounters.TX_PACKETS);
                 pathCounters[path].add(SprayCounters.TX_BYTES, payload);
                 if (scheduler.countSent(path) && scheduler.endLossSample(path))
@@ -350,6 +353,8 @@ final class DataSender
             }
             sent++;
         }
+        counters.add(SprayCounters.TX_PACKETS, newPackets);
+        counters.add(SprayCounters.TX_BYTES, newBytes);
         return sent;
     }
 
