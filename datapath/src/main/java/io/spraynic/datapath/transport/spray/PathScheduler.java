@@ -367,42 +367,40 @@ final class PathScheduler
         // S7.4.1: a path that timed out and has not been acknowledged since gets no data while another
         // live path has not timed out: its packets would wait for another RTO
         final long candidates = answeringPaths != 0 ? answeringPaths : activePaths;
-        // S7.7: a path due to rotate with packets still in flight waits for them while another path has room. One
-        // pass over the candidates weighs both rounds at once (issue 13): the round without the draining paths and,
-        // should none of them have room, the round with them; it took two passes while every path was draining
-        final boolean skipDraining = config.rotateMinPackets > 0;
+        // S7.7: a path due to rotate with packets still in flight waits for them while another path has room
+        int best = pick(candidates, config.rotateMinPackets > 0);
+        if (best < 0 && config.rotateMinPackets > 0)
+        {
+            best = pick(candidates, false);
+        }
+        if (best >= 0)
+        {
+            placedOnPort(best);
+        }
+        return best;
+    }
+
+    private int pick(final long candidates, final boolean skipDraining)
+    {
         int total = 0;
         int best = -1;
         int bestCredit = 0;
-        int totalWithDraining = 0;
-        int bestWithDraining = -1;
-        int bestWithDrainingCredit = 0;
-        long draining = 0;
         for (long left = candidates; left != 0; left &= left - 1) // in path order: ties go to the lower path
         {
             final int path = Long.numberOfTrailingZeros(left);
             final int at = path * STRIDE;
             final int outstanding = sendWindows[path].outstanding();
+            if (skipDraining && outstanding > 0 && pathInts[at + PORT_PACKETS] >= pathInts[at + PORT_BUDGET])
+            {
+                continue;
+            }
             final int free = Math.min(congestionWindows.window(path), PathSendWindow.CAPACITY) - outstanding;
             if (free <= 0)
             {
                 continue;
             }
-            // the credit is the same in either round: a round that picks nothing changes no credit
             final int credit = pathInts[at + WRR_CURRENT] + free;
             pathInts[at + WRR_CURRENT] = credit;
-            totalWithDraining += free;
-            if (bestWithDraining < 0 || credit > bestWithDrainingCredit)
-            {
-                bestWithDraining = path;
-                bestWithDrainingCredit = credit;
-            }
-            if (skipDraining && outstanding > 0 &&
-                pathInts[at + PORT_PACKETS] >= pathInts[at + PORT_BUDGET])
-            {
-                draining |= 1L << path;
-                continue;
-            }
             total += free;
             if (best < 0 || credit > bestCredit)
             {
@@ -412,30 +410,9 @@ final class PathScheduler
         }
         if (best >= 0)
         {
-            // the round without the draining paths picked: their credits stay as they were
-            for (long left = draining; left != 0; left &= left - 1)
-            {
-                final int path = Long.numberOfTrailingZeros(left);
-                pathInts[path * STRIDE + WRR_CURRENT] -= freeWindow(path);
-            }
-        }
-        else
-        {
-            best = bestWithDraining;
-            total = totalWithDraining;
-        }
-        if (best >= 0)
-        {
             pathInts[best * STRIDE + WRR_CURRENT] -= total;
-            placedOnPort(best);
         }
         return best;
-    }
-
-    // packets the path may still send: its congestion window, at most the SACK window, less what is outstanding
-    private int freeWindow(final int path)
-    {
-        return Math.min(congestionWindows.window(path), PathSendWindow.CAPACITY) - sendWindows[path].outstanding();
     }
 
     /** @return the path's smooth weighted round robin credit (S7.2), for tests. */

@@ -17,11 +17,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * for reading the scheduler through its accessors and keeping the round robin's credits itself; both run on twin
  * schedulers (same seed) through the same random sends, ACKs, congestion-window changes, timeouts, failures and
  * restores, and must agree on every pick, every credit and every source port.
- * <p>
- * The pick then took a second pass over the paths whenever the round without the draining paths (S7.7) found no
- * room, which is every pick while all paths are draining; it now weighs both rounds in one pass (issue 13). The
- * two-pass pick of main 0c37d7e is kept here too ({@link #twoPassPick}), verbatim but for the same accessors, and
- * must agree with both; the history must include picks of either round with draining paths that had room.
  */
 class PathSchedulerPickTest
 {
@@ -91,94 +86,6 @@ class PathSchedulerPickTest
         return best;
     }
 
-    // ---- the two-pass pick of main 0c37d7e, as the second reference
-
-    // what the histories held: picks by the round without draining paths while a draining path had room, picks by
-    // the round with them
-    private static final int SKIPPED_DRAINING_WITH_ROOM = 0;
-    private static final int PICKED_WITH_DRAINING = 1;
-
-    private static int twoPassPick(final PathScheduler scheduler, final long candidates, final SprayConfig config,
-        final int[] credits, final int[] rounds)
-    {
-        int best = twoPassPick(scheduler, candidates, credits, config.rotateMinPackets > 0);
-        if (best < 0 && config.rotateMinPackets > 0)
-        {
-            best = twoPassPick(scheduler, candidates, credits, false);
-            rounds[PICKED_WITH_DRAINING] += best >= 0 ? 1 : 0;
-        }
-        else if (best >= 0 && config.rotateMinPackets > 0)
-        {
-            for (long left = candidates; left != 0; left &= left - 1)
-            {
-                final int path = Long.numberOfTrailingZeros(left);
-                final int outstanding = scheduler.sendWindows[path].outstanding();
-                if (outstanding > 0 && scheduler.portSpent(path) &&
-                    Math.min(scheduler.congestionWindows.window(path), PathSendWindow.CAPACITY) > outstanding)
-                {
-                    rounds[SKIPPED_DRAINING_WITH_ROOM]++;
-                    break;
-                }
-            }
-        }
-        if (best >= 0)
-        {
-            scheduler.placedOnPort(best);
-        }
-        return best;
-    }
-
-    private static int twoPassPick(final PathScheduler scheduler, final long candidates, final int[] credits,
-        final boolean skipDraining)
-    {
-        int total = 0;
-        int best = -1;
-        int bestCredit = 0;
-        for (long left = candidates; left != 0; left &= left - 1) // in path order: ties go to the lower path
-        {
-            final int path = Long.numberOfTrailingZeros(left);
-            final int outstanding = scheduler.sendWindows[path].outstanding();
-            if (skipDraining && outstanding > 0 && scheduler.portSpent(path))
-            {
-                continue;
-            }
-            final int free = Math.min(scheduler.congestionWindows.window(path), PathSendWindow.CAPACITY) - outstanding;
-            if (free <= 0)
-            {
-                continue;
-            }
-            final int credit = credits[path] + free;
-            credits[path] = credit;
-            total += free;
-            if (best < 0 || credit > bestCredit)
-            {
-                best = path;
-                bestCredit = credit;
-            }
-        }
-        if (best >= 0)
-        {
-            credits[best] -= total;
-        }
-        return best;
-    }
-
-    // the candidates the pick weighs, from the scheduler's state: the paths that answer, or else the live ones
-    private static long candidates(final PathScheduler scheduler, final int paths)
-    {
-        long active = 0;
-        long answering = 0;
-        for (int path = 0; path < paths; path++)
-        {
-            if (scheduler.state(path) == SprayConnection.ACTIVE)
-            {
-                active |= 1L << path;
-                answering |= scheduler.consecutiveTimeouts(path) == 0 ? 1L << path : 0;
-            }
-        }
-        return answering != 0 ? answering : active;
-    }
-
     // ---- the same random history on both
 
     @Test
@@ -202,10 +109,7 @@ class PathSchedulerPickTest
         }
         final PathScheduler masked = new PathScheduler(paths, config, new SplittableRandom(seed), 1000, 50_000);
         final PathScheduler reference = new PathScheduler(paths, config, new SplittableRandom(seed), 1000, 50_000);
-        final PathScheduler twoPass = new PathScheduler(paths, config, new SplittableRandom(seed), 1000, 50_000);
         final int[] credits = new int[paths];
-        final int[] twoPassCredits = new int[paths];
-        final int[] rounds = new int[2];
         final SplittableRandom random = new SplittableRandom(seed * 31);
         int picked = 0;
         int none = 0;
@@ -221,17 +125,13 @@ class PathSchedulerPickTest
                 if (action < 50)
                 {
                     final int expected = referencePick(reference, paths, config, credits);
-                    final int expectedTwoPass = twoPassPick(twoPass, candidates(twoPass, paths), config,
-                        twoPassCredits, rounds);
                     final int actual = masked.pick();
                     assertEquals(expected, actual, "step " + step + ", " + paths + " paths");
-                    assertEquals(expectedTwoPass, actual, "two-pass pick, step " + step + ", " + paths + " paths");
                     if (actual >= 0)
                     {
                         picked++;
                         masked.sendWindows[actual].send(step, now);
                         reference.sendWindows[actual].send(step, now);
-                        twoPass.sendWindows[actual].send(step, now);
                     }
                     else
                     {
@@ -243,7 +143,6 @@ class PathSchedulerPickTest
                     final int count = random.nextInt(1 + masked.sendWindows[path].outstanding());
                     acknowledge(masked.sendWindows[path], count, ack, now);
                     acknowledge(reference.sendWindows[path], count, ack, now);
-                    acknowledge(twoPass.sendWindows[path], count, ack, now);
                 }
                 else if (action < 82)
                 {
@@ -252,49 +151,36 @@ class PathSchedulerPickTest
                     final long srtt = 1_000 + random.nextInt(20_000);
                     masked.congestionWindows.onAck(path, acked, marked, now, srtt);
                     reference.congestionWindows.onAck(path, acked, marked, now, srtt);
-                    twoPass.congestionWindows.onAck(path, acked, marked, now, srtt);
                 }
                 else if (action < 88)
                 {
                     masked.onTimeout(path);
                     reference.onTimeout(path);
-                    twoPass.onTimeout(path);
                 }
                 else if (action < 94)
                 {
                     masked.onAckTaken(path, step, now);
                     reference.onAckTaken(path, step, now);
-                    twoPass.onAckTaken(path, step, now);
                 }
                 else if (action < 97)
                 {
                     masked.fail(path, now);
                     reference.fail(path, now);
-                    twoPass.fail(path, now);
                 }
                 else
                 {
                     masked.restore(path, now);
                     reference.restore(path, now);
-                    twoPass.restore(path, now);
                 }
                 for (int p = 0; p < paths; p++)
                 {
                     assertEquals(credits[p], masked.roundRobinCredit(p), "credit of path " + p + " at step " + step);
-                    assertEquals(twoPassCredits[p], masked.roundRobinCredit(p), "credit of path " + p + ", two-pass");
-                    assertEquals(twoPass.sourcePort(p), masked.sourcePort(p), "port of path " + p + ", two-pass");
                     assertEquals(reference.sourcePort(p), masked.sourcePort(p), "port of path " + p);
                     assertEquals(reference.sendWindows[p].outstanding(), masked.sendWindows[p].outstanding());
                 }
             }
         }
         assertTrue(picked > 1_000 && none > 100, paths + " paths: " + picked + " picked, " + none + " none");
-        if (rotating && paths > 1)
-        {
-            assertTrue(rounds[SKIPPED_DRAINING_WITH_ROOM] > 100 && rounds[PICKED_WITH_DRAINING] > 100,
-                paths + " paths: " + rounds[SKIPPED_DRAINING_WITH_ROOM] + " picks passed over a draining path with " +
-                "room, " + rounds[PICKED_WITH_DRAINING] + " picked a draining one");
-        }
     }
 
     // the oldest `count` packets of the window acknowledged by a cumulative ACK
