@@ -216,8 +216,10 @@ final class DataSender
             final PathSendWindow window = scheduler.sendWindows[path];
             if (scheduler.isActive(path) && Psn.inRange(psn, window.basePsn(), window.outstanding()))
             {
+                final int payload = handle == PROBE_HANDLE ? 0 :
+                    slots.payloadOf(SendSlots.slotOf(handle), SendSlots.packetOf(handle));
                 final boolean ok = handle == PROBE_HANDLE ? frames.probe(path, psn, 0) :
-                    writeData(path, handle, psn, true, now);
+                    writeData(path, handle, payload, psn, true, now);
                 if (!ok)
                 {
                     break;
@@ -227,7 +229,7 @@ final class DataSender
                     counters.increment(SprayCounters.RETRANSMITTED);
                     pathCounters[path].increment(SprayCounters.RETRANSMITTED);
                     // sent at once, but paced all the same: new data waits for the tokens it took (S8.4)
-                    pacer.take(slots.payloadOf(SendSlots.slotOf(handle), SendSlots.packetOf(handle)));
+                    pacer.take(payload);
                 }
                 sent++;
             }
@@ -250,6 +252,9 @@ final class DataSender
             pacer.refill(elapsed, pacingRate());
         }
         int sent = 0;
+        // the connection's counts of new data packets, added once per call (issue 13): the paths' are per packet
+        int newPackets = 0;
+        long newBytes = 0;
         while (sent < config.maxPacketsPerTick && pacer.hasTokens())
         {
             final long handle;
@@ -300,12 +305,12 @@ final class DataSender
                     pacer.startAnnounced();
                 }
             }
-            if (!writeData(path, handle, -1, false, now))
+            final int slot = SendSlots.slotOf(handle);
+            final int payload = slots.payloadOf(slot, SendSlots.packetOf(handle));
+            if (!writeData(path, handle, payload, -1, false, now))
             {
                 break;
             }
-            final int slot = SendSlots.slotOf(handle);
-            final int payload = slots.payloadOf(slot, SendSlots.packetOf(handle));
             if (!moved)
             {
                 pacer.newDataSent(now, payload);
@@ -319,8 +324,8 @@ final class DataSender
             }
             else
             {
-                counters.increment(SprayCounters.TX_PACKETS);
-                counters.add(SprayCounters.TX_BYTES, payload);
+                newPackets++;
+                newBytes += payload;
                 pathCounters[path].increment(SprayCounters.TX_PACKETS);
                 pathCounters[path].add(SprayCounters.TX_BYTES, payload);
                 if (scheduler.countSent(path) && scheduler.endLossSample(path))
@@ -350,18 +355,22 @@ final class DataSender
             }
             sent++;
         }
+        counters.add(SprayCounters.TX_PACKETS, newPackets);
+        counters.add(SprayCounters.TX_BYTES, newBytes);
         return sent;
     }
 
     /**
      * Writes a data packet on path {@code path}: a new one ({@code psnOrNew < 0}: takes the path's next PSN) or a
      * retransmission with its PSN (S6.6).
+     *
+     * @param payload the packet's payload bytes ({@link SendSlots#payloadOf}): its caller paces by them too.
      */
     private boolean writeData(
-        final int path, final long handle, final int psnOrNew, final boolean retransmit, final long now)
+        final int path, final long handle, final int payload, final int psnOrNew, final boolean retransmit,
+        final long now)
     {
         final int slot = SendSlots.slotOf(handle);
-        final int payload = slots.payloadOf(slot, SendSlots.packetOf(handle));
         if (payload > 0 && slots.kind(slot) == READ_RESPONSE &&
             (slots.status(slot) == REFUSED || !slots.region(slot).isRegistered()))
         {
