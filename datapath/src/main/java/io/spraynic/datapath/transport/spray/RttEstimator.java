@@ -35,6 +35,12 @@ public final class RttEstimator
         final long rtoMaxNanos;
         final long slackNanos;
         final long lateMarginMaxNanos;
+        /**
+         * S6.8.1: the late margin the engine's connections learnt last (engine thread only): a new connection starts
+         * from it, since the margin measures the hosts, not the connection (issue 14: a fresh connection in a warm
+         * process started from 0 and timed out every path's packets before it learnt again what its elders knew).
+         */
+        long lateMarginSeedNanos;
 
         /**
          * @param slackNanos         least margin of the RTO above {@code srtt} (S6.8: the peer's {@code ackDelay}
@@ -121,6 +127,7 @@ public final class RttEstimator
         {
             reset(path, initialRttNanos);
         }
+        lateMarginNanos = limits.lateMarginSeedNanos;
     }
 
     /**
@@ -177,16 +184,22 @@ public final class RttEstimator
         final long shortBy = Math.max(0, lateRttNanos - rto(path, state[at + SRTT], state[at + RTTVAR], 0));
         lateMarginNanos = Math.min(limits.lateMarginMaxNanos,
             Math.max(Math.max(2 * lateMarginNanos, Math.max(limits.slackNanos, 1_000)), shortBy + shortBy / 4));
+        limits.lateMarginSeedNanos = lateMarginNanos;
     }
 
     /** S6.8.1: a sample round without a spurious timeout: the late margin narrows by a quarter. */
     public void decayLateMargin()
     {
+        if (lateMarginNanos == 0)
+        {
+            return; // nothing learnt here: leave the engine's seed to the connections that learnt one
+        }
         lateMarginNanos -= lateMarginNanos >> 2;
         if (lateMarginNanos < 1_000)
         {
             lateMarginNanos = 0;
         }
+        limits.lateMarginSeedNanos = lateMarginNanos;
     }
 
     /** @return the margin learnt from spurious timeouts (S6.8.1), added to the RTO while no sibling path shows a path dead. */
