@@ -50,6 +50,34 @@ class RttEstimatorTest
         assertEquals(20_000, rtt.srttNanos(0, 60_000));
     }
 
+    /** Issue 14: the late margin measures the hosts, so an engine's new connection starts from the last one learnt. */
+    @Test
+    void shouldStartANewConnectionFromTheLateMarginItsEngineLearntS681()
+    {
+        final RttEstimator.Limits engine = new RttEstimator.Limits(5_000_000, 200_000_000, 5_000_000, 2_000_000_000);
+        final RttEstimator first = new RttEstimator(2, engine, 1_000_000);
+        final RttEstimator quiet = new RttEstimator(2, engine, 1_000_000);
+        assertEquals(0, first.lateMarginNanos());
+        first.onSample(0, 2_000);
+        first.onSpuriousTimeout(0, 25_000_000);
+        final long learnt = first.lateMarginNanos();
+        assertTrue(learnt > 0);
+        assertEquals(learnt, new RttEstimator(2, engine, 1_000_000).lateMarginNanos(), "a new connection inherits it");
+        quiet.decayLateMargin();
+        assertEquals(0, quiet.lateMarginNanos());
+        assertEquals(learnt, new RttEstimator(2, engine, 1_000_000).lateMarginNanos(),
+            "a connection that learnt nothing leaves the seed alone");
+
+        final RttEstimator idle = new RttEstimator(2, engine, 1_000_000);
+        final RttEstimator unlearnt = new RttEstimator(2,
+            new RttEstimator.Limits(5_000_000, 200_000_000, 5_000_000, 2_000_000_000), 1_000_000);
+        unlearnt.decayLateMargin();
+        assertEquals(0, unlearnt.lateMarginNanos(), "another engine's connections start from 0");
+        idle.decayLateMargin();
+        assertEquals(learnt - learnt / 4, new RttEstimator(2, engine, 1_000_000).lateMarginNanos(),
+            "clean rounds narrow the seed too");
+    }
+
     @Test
     void shouldKeepAMarginAboveSrttWhenTheVariationCollapsesS68()
     {
