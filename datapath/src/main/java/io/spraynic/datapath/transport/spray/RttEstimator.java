@@ -176,6 +176,17 @@ public final class RttEstimator
      */
     public void onSpuriousTimeout(final int path, final long lateRttNanos)
     {
+        onSpuriousTimeout(path, lateRttNanos, lateMarginNanos);
+    }
+
+    /**
+     * S6.8.1: as {@link #onSpuriousTimeout(int, long)} for a timeout that fired while the late margin was
+     * {@code marginAtTimeoutNanos}: the margin at least doubles that one, not the margin as it is now. The paths of a
+     * connection whose peer was descheduled all time out in the same stall and are all found spurious when it ends:
+     * doubling once per path compounded one 20 ms stall into a margin of 600 ms (issue 14, 8 paths).
+     */
+    public void onSpuriousTimeout(final int path, final long lateRttNanos, final long marginAtTimeoutNanos)
+    {
         final int at = path * STRIDE;
         state[at + BACKOFF] = 0;
         if (limits.lateMarginMaxNanos == 0)
@@ -183,8 +194,9 @@ public final class RttEstimator
             return;
         }
         final long shortBy = Math.max(0, lateRttNanos - rto(path, state[at + SRTT], state[at + RTTVAR], 0));
-        lateMarginNanos = Math.min(limits.lateMarginMaxNanos,
-            Math.max(Math.max(2 * lateMarginNanos, Math.max(limits.slackNanos, 1_000)), shortBy + shortBy / 4));
+        final long wanted = Math.max(Math.max(2 * marginAtTimeoutNanos, Math.max(limits.slackNanos, 1_000)),
+            shortBy + shortBy / 4);
+        lateMarginNanos = Math.min(limits.lateMarginMaxNanos, Math.max(lateMarginNanos, wanted));
         limits.lateMarginSeedNanos = lateMarginNanos;
     }
 
