@@ -35,6 +35,7 @@ final class SprayFreshConnectionRtoTest
     void freshConnectionStartsFromTheLateMarginItsEngineLearnt()
     {
         final SprayTestBed.Options options = new SprayTestBed.Options();
+        options.connectionTimeoutNanos = 10_000_000_000L; // the shared-core profile's: the seed ages per 10 s quiet
         options.configure = (host, config) -> config.rto(5_000_000L, 200_000_000L).initialRttNanos(1_000_000L)
             .probeMinNanos(2_000_000L).rtoSlackNanos(5_000_000L).lateMarginMaxNanos(2_000_000_000L);
         try (SprayTestBed bed = new SprayTestBed(options))
