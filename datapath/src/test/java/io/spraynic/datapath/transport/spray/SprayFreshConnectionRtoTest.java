@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.port.FaultInjectingPacketPort;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
@@ -63,6 +64,75 @@ final class SprayFreshConnectionRtoTest
             assertEquals(0, fresh[0], "fresh connection in a warm engine: B resent");
             assertEquals(0, fresh[1], "fresh connection in a warm engine: A's duplicates");
             assertTrue(startingMargin > 0, "the fresh connection started from the engine's margin");
+        }
+    }
+
+    /**
+     * The cost of an inherited margin (issue 14): a fresh connection whose engine learnt the cap, 2 s, loses the only
+     * packet of a WRITE, its tail: nothing after it on its path shows the loss (S6.5), and the RTO waits the margin
+     * too. The tail-loss probe (S6.7, after {@code probeMin}) finds it: the WRITE completes within milliseconds, not
+     * after the margin. Then the engine stays quiet for a minute (ticked each 100 ms) and its seed narrows.
+     */
+    @Test
+    void freshConnectionRecoversATailLossSoonWhateverMarginItInherits()
+    {
+        final SprayTestBed.Options options = new SprayTestBed.Options();
+        options.connectionTimeoutNanos = 10_000_000_000L;
+        options.configure = (host, config) -> config.rto(5_000_000L, 200_000_000L).initialRttNanos(1_000_000L)
+            .probeMinNanos(2_000_000L).rtoSlackNanos(5_000_000L).lateMarginMaxNanos(2_000_000_000L);
+        final FaultInjectingPacketPort[] dropFirstData = new FaultInjectingPacketPort[2];
+        options.wrapA((plane, port) -> dropFirstData[plane] = FaultInjectingPacketPort.exact(port, SprayTestBed::isData)
+            .dropAt(0));
+        try (SprayTestBed bed = new SprayTestBed(options))
+        {
+            final RttEstimator.Limits engineA = bed.engineA.pathSchedulers().rttLimits;
+            final RttEstimator learnt = new RttEstimator(1, engineA, 1_000_000);
+            learnt.onSample(0, 2_000);
+            for (int i = 0; i < 12; i++)
+            {
+                learnt.onSpuriousTimeout(0, 2_000_000_000L, learnt.lateMarginNanos());
+            }
+            assertEquals(2_000_000_000L, engineA.lateMarginSeedNanos(), "the engine learnt the cap");
+            final SprayConnection a2 = bed.engineA.open(bed.initiatorConfig().cids(0x000A03, 0x000B04)
+                .initialPsns(0x3000, 0x4000).keysFromCids());
+            bed.engineB.open(bed.responderConfig().cids(0x000B04, 0x000A03).initialPsns(0x4000, 0x3000)
+                .keysFromCids());
+            assertEquals(2_000_000_000L, a2.rtt().lateMarginNanos(), "inherited");
+
+            final MemoryRegion source = bed.region(bed.pdA, 1024, AccessFlags.LOCAL_WRITE, 5);
+            final MemoryRegion target = bed.region(bed.pdB, 1024, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE, 0);
+            final SendWorkRequest wr = new SendWorkRequest();
+            wr.reset().wrId(9).opcode(WorkRequestOpcode.RDMA_WRITE).local(source, source.address(), 1024)
+                .remote(target.address(), target.rkey());
+            final long start = bed.now;
+            assertEquals(PostResult.OK, a2.postSend(0, wr));
+            final List<WorkCompletion> done = new ArrayList<>();
+            bed.runUntil(() ->
+            {
+                done.addAll(SprayTestBed.drain(bed.sendCqA));
+                return !done.isEmpty();
+            }, 2_000_000);
+            final long tookNanos = bed.now - start;
+            assertEquals(WorkCompletionStatus.SUCCESS, done.get(0).status());
+            assertEquals(1, dropFirstData[0].dropped() + dropFirstData[1].dropped(), "its only packet was lost");
+            assertEquals(1, a2.counters().get(SprayCounters.RETRANSMITTED));
+            assertEquals(0, a2.counters().get(SprayCounters.TIMEOUTS), "found by the probe, not the RTO");
+            System.out.printf("tail loss under a 2 s margin recovered in %.2f ms%n", tookNanos / 1e6);
+            assertTrue(tookNanos < 10_000_000, "recovered in " + tookNanos + " ns: probeMin 2 ms and round trips");
+
+            for (int i = 0; i < 600; i++)
+            {
+                bed.now += 100_000_000;
+                bed.engineA.onTick(bed.now);
+            }
+            long aged = 2_000_000_000L;
+            for (int quietSpells = 0; quietSpells < 6; quietSpells++)
+            {
+                aged = RttEstimator.narrowed(aged);
+            }
+            assertEquals(aged, engineA.lateMarginSeedNanos(), "a minute of quiet: six spells of 10 s, each a quarter");
+            assertEquals(aged, bed.engineA.open(bed.initiatorConfig().cids(0x000A05, 0x000B06)
+                .initialPsns(0x5000, 0x6000).keysFromCids()).rtt().lateMarginNanos(), "what the next one inherits");
         }
     }
 
