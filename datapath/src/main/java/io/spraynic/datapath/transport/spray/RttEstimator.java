@@ -14,10 +14,11 @@ package io.spraynic.datapath.transport.spray;
  * ({@link #rtoNanos(long, long)}), not the configured initial RTT.
  * <p>
  * The late margin (S6.8.1) is learnt: a timeout found spurious ({@link #onSpuriousTimeout}: the packet it gave up on
- * arrived after all) widens it to cover how late that packet was, at least doubling it, up to its cap; each clean
- * sample round narrows it by a quarter ({@link #decayLateMargin}), as RACK adapts its reordering window (RFC 8985).
- * One margin serves all the paths: descheduling is the hosts', not a route's; for the same reason a new connection
- * starts from the margin its engine's connections learnt last ({@link Limits#lateMarginSeedNanos()}, issue 14).
+ * arrived after all) widens it to cover how late that packet was, at least doubling the margin the timeout fired
+ * with, up to its cap; each clean sample round narrows it by a quarter ({@link #decayLateMargin}), as RACK adapts
+ * its reordering window (RFC 8985). One margin serves all the paths: descheduling is the hosts', not a route's; for
+ * the same reason a new connection starts from the margin its engine's connections learnt last, which ages while
+ * none changes it ({@link Limits#lateMarginSeedNanos()}, issue 14).
  * It is added above the clamped RTO and raises the ceiling with it, so that a host whose threads are descheduled
  * for longer than {@code rtoMax} stops timing out packets that are merely waiting for a CPU.
  * <p>
