@@ -93,9 +93,8 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
 
     /**
      * Per path, what a timeout leaves to judge later: the wait before a failed path's next RESYNC probe (S7.5; 0
-     * until its first) and, S6.8.1, whether its last timeout is not yet judged spurious or not, the PSN it sent again,
-     * when that PSN had been sent before and the late margin the timeout fired with (a spurious one doubles that, not
-     * the margin its siblings' spurious timeouts in the same stall widened since). It matters only while the path has packets outstanding or is failed,
+     * until its first) and, S6.8.1, whether its last timeout is not yet judged spurious or not, the PSN it sent again
+     * and when that PSN had been sent before. It matters only while the path has packets outstanding or is failed,
      * so an idle connection holds none (issue 13): a set comes and goes with the connection's tables, all zeros
      * (judgements left undecided when every packet was acknowledged can no longer be made: the packets are gone).
      */
@@ -105,7 +104,6 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
         final boolean[] undecided;
         final int[] psn;
         final long[] sentAt;
-        final long[] lateMargin;
 
         Timeouts(final int paths)
         {
@@ -113,7 +111,6 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
             undecided = new boolean[paths];
             psn = new int[paths];
             sentAt = new long[paths];
-            lateMargin = new long[paths];
         }
 
         /** Back to zeros (a set returned to the pool). */
@@ -123,13 +120,12 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
             java.util.Arrays.fill(undecided, false);
             java.util.Arrays.fill(psn, 0);
             java.util.Arrays.fill(sentAt, 0);
-            java.util.Arrays.fill(lateMargin, 0);
         }
 
-        /** @return bytes of a set for {@code paths} paths (S10.1): five arrays and the object. */
+        /** @return bytes of a set for {@code paths} paths (S10.1): four arrays and the object. */
         static long bytes(final int paths)
         {
-            return 16 + 4 * 16L + 3 * 8L * paths + 4L * paths + paths + 20;
+            return 16 + 3 * 16L + 2 * 8L * paths + 4L * paths + paths + 16;
         }
     }
 
@@ -256,7 +252,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
     {
         timeouts.undecided[path] = false;
         counters.increment(SprayCounters.SPURIOUS_TIMEOUTS);
-        scheduler.onSpuriousTimeout(path, lateRttNanos, timeouts.lateMargin[path]);
+        scheduler.onSpuriousTimeout(path, lateRttNanos);
     }
 
     public void onLost(final long handle, final int psn)
@@ -347,7 +343,6 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
         timeouts.undecided[path] = true;
         timeouts.psn[path] = psn;
         timeouts.sentAt[path] = oldestSentAt;
-        timeouts.lateMargin[path] = scheduler.rtt.lateMarginNanos();
         window.retransmitted(psn, now);
         if (handle != PROBE_HANDLE)
         {

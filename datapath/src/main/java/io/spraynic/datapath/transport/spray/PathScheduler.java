@@ -709,15 +709,6 @@ final class PathScheduler
         rtt.onSpuriousTimeout(path, lateRttNanos);
     }
 
-    /**
-     * As {@link #onSpuriousTimeout(int, long)} for a timeout that fired while the late margin was
-     * {@code marginAtTimeoutNanos} ({@link RttEstimator#onSpuriousTimeout(int, long, long)}).
-     */
-    void onSpuriousTimeout(final int path, final long lateRttNanos, final long marginAtTimeoutNanos)
-    {
-        rtt.onSpuriousTimeout(path, lateRttNanos, marginAtTimeoutNanos);
-    }
-
     /** S6.8.1: whether another live path acknowledged a first transmission sent after {@code sentAfterNanos}. */
     boolean othersAnsweredSentAfter(final int path, final long sentAfterNanos)
     {

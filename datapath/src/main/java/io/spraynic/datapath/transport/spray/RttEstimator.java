@@ -14,11 +14,11 @@ package io.spraynic.datapath.transport.spray;
  * ({@link #rtoNanos(long, long)}), not the configured initial RTT.
  * <p>
  * The late margin (S6.8.1) is learnt: a timeout found spurious ({@link #onSpuriousTimeout}: the packet it gave up on
- * arrived after all) widens it to cover how late that packet was, at least doubling the margin the timeout fired
- * with, up to its cap; each clean sample round narrows it by a quarter ({@link #decayLateMargin}), as RACK adapts
- * its reordering window (RFC 8985). One margin serves all the paths: descheduling is the hosts', not a route's; for
- * the same reason a new connection starts from the margin its engine's connections learnt last, which ages while
- * none changes it ({@link Limits#lateMarginSeedNanos()}, issue 14).
+ * arrived after all) widens it to cover how late that packet was, at least doubling it, up to its cap; each clean
+ * sample round narrows it by a quarter ({@link #decayLateMargin}), as RACK adapts its reordering window (RFC 8985).
+ * One margin serves all the paths: descheduling is the hosts', not a route's; for the same reason a new connection
+ * starts from the margin its engine's connections learnt last, which ages while none changes it
+ * ({@link Limits#lateMarginSeedNanos()}, issue 14).
  * It is added above the clamped RTO and raises the ceiling with it, so that a host whose threads are descheduled
  * for longer than {@code rtoMax} stops timing out packets that are merely waiting for a CPU.
  * <p>
@@ -217,17 +217,6 @@ public final class RttEstimator
      */
     public void onSpuriousTimeout(final int path, final long lateRttNanos)
     {
-        onSpuriousTimeout(path, lateRttNanos, lateMarginNanos);
-    }
-
-    /**
-     * S6.8.1: as {@link #onSpuriousTimeout(int, long)} for a timeout that fired while the late margin was
-     * {@code marginAtTimeoutNanos}: the margin at least doubles that one, not the margin as it is now. The paths of a
-     * connection whose peer was descheduled all time out in the same stall and are all found spurious when it ends:
-     * doubling once per path compounded one 20 ms stall into a margin of 600 ms (issue 14, 8 paths).
-     */
-    public void onSpuriousTimeout(final int path, final long lateRttNanos, final long marginAtTimeoutNanos)
-    {
         final int at = path * STRIDE;
         state[at + BACKOFF] = 0;
         if (limits.lateMarginMaxNanos == 0)
@@ -235,9 +224,8 @@ public final class RttEstimator
             return;
         }
         final long shortBy = Math.max(0, lateRttNanos - rto(path, state[at + SRTT], state[at + RTTVAR], 0));
-        final long wanted = Math.max(Math.max(2 * marginAtTimeoutNanos, Math.max(limits.slackNanos, 1_000)),
-            shortBy + shortBy / 4);
-        lateMarginNanos = Math.min(limits.lateMarginMaxNanos, Math.max(lateMarginNanos, wanted));
+        lateMarginNanos = Math.min(limits.lateMarginMaxNanos,
+            Math.max(Math.max(2 * lateMarginNanos, Math.max(limits.slackNanos, 1_000)), shortBy + shortBy / 4));
         limits.lateMarginSeedNanos(lateMarginNanos);
     }
 

@@ -50,35 +50,6 @@ class RttEstimatorTest
         assertEquals(20_000, rtt.srttNanos(0, 60_000));
     }
 
-    /**
-     * Issue 14: the peer descheduled 20 ms; all 8 paths timed out in that one stall (with no margin yet) and are all
-     * found spurious when it ends. The margin covers the stall once: doubling it per path made 600 ms of it.
-     */
-    @Test
-    void shouldWidenTheLateMarginOnceForTimeoutsOfOneStallS681()
-    {
-        final RttEstimator rtt = new RttEstimator(8, new RttEstimator.Limits(5_000_000, 200_000_000, 5_000_000,
-            2_000_000_000), 1_000_000);
-        for (int path = 0; path < 8; path++)
-        {
-            rtt.onSample(path, 2_000);
-            rtt.onTimeout(path);
-        }
-        for (int path = 0; path < 8; path++)
-        {
-            rtt.onSpuriousTimeout(path, 20_000_000, 0);
-            assertEquals(0, rtt.consecutiveTimeouts(path), "the backoff is undone");
-        }
-        final long stall = 20_000_000 - 5_002_000; // what the RTO without the margin fell short by
-        assertEquals(stall + stall / 4, rtt.lateMarginNanos(), "the shortfall and a quarter, once");
-
-        rtt.onSpuriousTimeout(3, 20_000_000, rtt.lateMarginNanos());
-        assertEquals(2 * (stall + stall / 4), rtt.lateMarginNanos(),
-            "a timeout that fired with that margin and was spurious all the same doubles it");
-        rtt.onSpuriousTimeout(4, 1_000_000, 0);
-        assertEquals(2 * (stall + stall / 4), rtt.lateMarginNanos(), "an earlier timeout's judgement narrows nothing");
-    }
-
     /** Issue 14: the late margin measures the hosts, so an engine's new connection starts from the last one learnt. */
     @Test
     void shouldStartANewConnectionFromTheLateMarginItsEngineLearntS681()
