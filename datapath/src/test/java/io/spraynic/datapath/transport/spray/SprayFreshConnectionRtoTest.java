@@ -24,7 +24,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * 5 ms RTO of a path sampled at microseconds). Nothing is dropped, so every retransmission is spurious. The first
  * connection's READ times out and learns the late margin (S6.8.1); a second READ on it is clean. A second, fresh
  * connection between the same engines must start from what the first learnt: before the fix it started from 0 and
- * its READ resent 18 packets (all arriving twice at A) after 16 timeouts, and took 3.56 s against 40 ms warm.
+ * its READ resent 10 packets (all arriving twice at A) after 16 timeouts, none found spurious (docs/PROTOCOL.md
+ * S6.8.1 says why), and took 3.04 s against 40 ms warm.
  */
 final class SprayFreshConnectionRtoTest
 {
