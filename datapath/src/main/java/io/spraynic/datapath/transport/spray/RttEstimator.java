@@ -16,7 +16,9 @@ package io.spraynic.datapath.transport.spray;
  * The late margin (S6.8.1) is learnt: a timeout found spurious ({@link #onSpuriousTimeout}: the packet it gave up on
  * arrived after all) widens it to cover how late that packet was, at least doubling it, up to its cap; each clean
  * sample round narrows it by a quarter ({@link #decayLateMargin}), as RACK adapts its reordering window (RFC 8985).
- * One margin serves all the paths: descheduling is the hosts', not a route's.
+ * One margin serves all the paths: descheduling is the hosts', not a route's; for the same reason a new connection
+ * starts from the margin its engine's connections learnt last, which ages while none changes it
+ * ({@link Limits#lateMarginSeedNanos()}, issue 14).
  * It is added above the clamped RTO and raises the ceiling with it, so that a host whose threads are descheduled
  * for longer than {@code rtoMax} stops timing out packets that are merely waiting for a CPU.
  * <p>
@@ -35,6 +37,17 @@ public final class RttEstimator
         final long rtoMaxNanos;
         final long slackNanos;
         final long lateMarginMaxNanos;
+        /**
+         * S6.8.1: the late margin the engine's connections learnt last (engine thread only): a new connection starts
+         * from it, since the margin measures the hosts, not the connection (issue 14: a fresh connection in a warm
+         * process started from 0 and timed out every path's packets before it learnt again what its elders knew).
+         * It ages ({@link #ageLateMarginSeed}): what a quiet engine learnt long ago says little of its hosts now.
+         */
+        private long lateMarginSeedNanos;
+        /** Whether a connection learnt or narrowed its margin since the last {@link #ageLateMarginSeed}. */
+        private boolean seedTouched;
+        /** Since when no connection learnt or narrowed its margin (its last {@link #ageLateMarginSeed} said so). */
+        private long seedQuietSinceNanos;
 
         /**
          * @param slackNanos         least margin of the RTO above {@code srtt} (S6.8: the peer's {@code ackDelay}
@@ -53,6 +66,41 @@ public final class RttEstimator
             this.rtoMaxNanos = rtoMaxNanos;
             this.slackNanos = slackNanos;
             this.lateMarginMaxNanos = lateMarginMaxNanos;
+        }
+
+        /** @return the late margin a new connection starts from (S6.8.1). */
+        long lateMarginSeedNanos()
+        {
+            return lateMarginSeedNanos;
+        }
+
+        /** A connection learnt or narrowed its late margin: the engine's next connections start from it. */
+        void lateMarginSeedNanos(final long marginNanos)
+        {
+            lateMarginSeedNanos = marginNanos;
+            seedTouched = true;
+        }
+
+        /**
+         * S6.8.1: the engine's tick. The seed narrows by a quarter, as a clean round narrows a connection's margin,
+         * for each {@code quietNanos} in which no connection learnt or narrowed its margin (below 1 us it is 0), so
+         * that a connection opened after a quiet spell does not wait on a margin its hosts may no longer need before
+         * it resends a packet lost where no probe finds it (S6.7).
+         *
+         * @param quietNanos the engine's {@code connectionTimeout}: beyond it, silence is not trusted either.
+         */
+        void ageLateMarginSeed(final long nowNanos, final long quietNanos)
+        {
+            if (seedTouched || lateMarginSeedNanos == 0)
+            {
+                seedTouched = false;
+                seedQuietSinceNanos = nowNanos;
+            }
+            else if (nowNanos - seedQuietSinceNanos >= quietNanos)
+            {
+                lateMarginSeedNanos = narrowed(lateMarginSeedNanos);
+                seedQuietSinceNanos = nowNanos;
+            }
         }
     }
 
@@ -121,6 +169,7 @@ public final class RttEstimator
         {
             reset(path, initialRttNanos);
         }
+        lateMarginNanos = limits.lateMarginSeedNanos();
     }
 
     /**
@@ -177,16 +226,25 @@ public final class RttEstimator
         final long shortBy = Math.max(0, lateRttNanos - rto(path, state[at + SRTT], state[at + RTTVAR], 0));
         lateMarginNanos = Math.min(limits.lateMarginMaxNanos,
             Math.max(Math.max(2 * lateMarginNanos, Math.max(limits.slackNanos, 1_000)), shortBy + shortBy / 4));
+        limits.lateMarginSeedNanos(lateMarginNanos);
     }
 
     /** S6.8.1: a sample round without a spurious timeout: the late margin narrows by a quarter. */
     public void decayLateMargin()
     {
-        lateMarginNanos -= lateMarginNanos >> 2;
-        if (lateMarginNanos < 1_000)
+        if (lateMarginNanos == 0)
         {
-            lateMarginNanos = 0;
+            return; // nothing learnt here: leave the engine's seed to the connections that learnt one
         }
+        lateMarginNanos = narrowed(lateMarginNanos);
+        limits.lateMarginSeedNanos(lateMarginNanos);
+    }
+
+    /** @return the late margin a quarter narrower, 0 below 1 us (S6.8.1). */
+    static long narrowed(final long marginNanos)
+    {
+        final long narrower = marginNanos - (marginNanos >> 2);
+        return narrower < 1_000 ? 0 : narrower;
     }
 
     /** @return the margin learnt from spurious timeouts (S6.8.1), added to the RTO while no sibling path shows a path dead. */

@@ -462,6 +462,7 @@ public final class SprayEngine
     public int onTick(final long nowNanos)
     {
         lastTickNanos = nowNanos;
+        pathSchedulers.rttLimits.ageLateMarginSeed(nowNanos, config.connectionTimeoutNanos);
         final int connects = handshake.onTick(nowNanos);
         if (activeCount == 0)
         {

@@ -50,6 +50,70 @@ class RttEstimatorTest
         assertEquals(20_000, rtt.srttNanos(0, 60_000));
     }
 
+    /** Issue 14: the late margin measures the hosts, so an engine's new connection starts from the last one learnt. */
+    @Test
+    void shouldStartANewConnectionFromTheLateMarginItsEngineLearntS681()
+    {
+        final RttEstimator.Limits engine = new RttEstimator.Limits(5_000_000, 200_000_000, 5_000_000, 2_000_000_000);
+        final RttEstimator first = new RttEstimator(2, engine, 1_000_000);
+        final RttEstimator quiet = new RttEstimator(2, engine, 1_000_000);
+        assertEquals(0, first.lateMarginNanos());
+        first.onSample(0, 2_000);
+        first.onSpuriousTimeout(0, 25_000_000);
+        final long learnt = first.lateMarginNanos();
+        assertTrue(learnt > 0);
+        assertEquals(learnt, new RttEstimator(2, engine, 1_000_000).lateMarginNanos(), "a new connection inherits it");
+        quiet.decayLateMargin();
+        assertEquals(0, quiet.lateMarginNanos());
+        assertEquals(learnt, new RttEstimator(2, engine, 1_000_000).lateMarginNanos(),
+            "a connection that learnt nothing leaves the seed alone");
+
+        final RttEstimator idle = new RttEstimator(2, engine, 1_000_000);
+        final RttEstimator unlearnt = new RttEstimator(2,
+            new RttEstimator.Limits(5_000_000, 200_000_000, 5_000_000, 2_000_000_000), 1_000_000);
+        unlearnt.decayLateMargin();
+        assertEquals(0, unlearnt.lateMarginNanos(), "another engine's connections start from 0");
+        idle.decayLateMargin();
+        assertEquals(learnt - learnt / 4, new RttEstimator(2, engine, 1_000_000).lateMarginNanos(),
+            "clean rounds narrow the seed too");
+    }
+
+    /**
+     * Issue 14: the seed of a quiet engine narrows by a quarter per quiet spell ({@code connectionTimeout}, here 1 s)
+     * in which no connection learnt or narrowed its margin.
+     */
+    @Test
+    void shouldAgeTheSeedOfAQuietEngineS681()
+    {
+        final long quiet = 1_000_000_000;
+        final RttEstimator.Limits engine = new RttEstimator.Limits(5_000_000, 200_000_000, 5_000_000, 2_000_000_000);
+        final RttEstimator first = new RttEstimator(2, engine, 1_000_000);
+        first.onSample(0, 2_000);
+        first.onSpuriousTimeout(0, 25_000_000);
+        final long learnt = first.lateMarginNanos();
+        long now = 5_000_000_000L;
+        engine.ageLateMarginSeed(now, quiet);
+        engine.ageLateMarginSeed(now += quiet - 1, quiet);
+        assertEquals(learnt, new RttEstimator(2, engine, 1_000_000).lateMarginNanos(), "not yet quiet for long");
+        engine.ageLateMarginSeed(now += 1, quiet);
+        assertEquals(RttEstimator.narrowed(learnt), new RttEstimator(2, engine, 1_000_000).lateMarginNanos(),
+            "a quiet spell narrows it by a quarter");
+        assertEquals(learnt, first.lateMarginNanos(), "a connection's own margin narrows with its traffic, not here");
+
+        first.decayLateMargin(); // a clean round of the connection: its margin is the seed again, and news
+        assertEquals(RttEstimator.narrowed(learnt), first.lateMarginNanos());
+        engine.ageLateMarginSeed(now += quiet / 2, quiet);
+        engine.ageLateMarginSeed(now += quiet / 2, quiet);
+        assertEquals(RttEstimator.narrowed(learnt), new RttEstimator(2, engine, 1_000_000).lateMarginNanos(),
+            "the quiet spell counts from the connection's last change");
+        for (int i = 0; i < 60; i++)
+        {
+            engine.ageLateMarginSeed(now += quiet, quiet);
+        }
+        assertEquals(0, new RttEstimator(2, engine, 1_000_000).lateMarginNanos(), "a minute quiet: forgotten");
+        assertEquals(RttEstimator.narrowed(learnt), first.lateMarginNanos(), "until the connection says more");
+    }
+
     @Test
     void shouldKeepAMarginAboveSrttWhenTheVariationCollapsesS68()
     {
