@@ -5,8 +5,6 @@ import io.spraynic.datapath.verbs.WorkCompletion;
 import io.spraynic.datapath.verbs.WorkCompletionOpcode;
 import io.spraynic.datapath.verbs.WorkCompletionStatus;
 import io.spraynic.datapath.verbs.WorkRequestOpcode;
-import org.agrona.concurrent.BackoffIdleStrategy;
-import org.agrona.concurrent.IdleStrategy;
 
 import java.time.Duration;
 
@@ -18,27 +16,12 @@ import java.time.Duration;
  * there, so the peer knows the block is complete. Every completion is waited for.
  * <p>
  * Application code: it blocks until done and throws {@link IllegalStateException} when a post is refused, a request
- * completes with an error, or the time runs out. A pass that posted nothing and completed nothing idles
- * ({@link #newIdleStrategy()}, or the caller's): the thread that moves the data is the NIC's poll thread, and where the
- * two share cores (a host with fewer cores than busy threads) a spinning application thread took that core from it
- * (RESULTS.md section 48).
+ * completes with an error, or the time runs out.
  */
 public final class BulkTransfer
 {
-    /** The longest an idle pass parks: a send queue of 64 KiB messages drains for longer than this at 100 Gb/s. */
-    static final long MAX_PARK_NANOS = 100_000;
-
     private BulkTransfer()
     {
-    }
-
-    /**
-     * @return the idle strategy of a loop that gives no strategy of its own: a hundred spins, ten yields, then parks
-     * from 1 us up to {@link #MAX_PARK_NANOS}, back to spinning as soon as a pass moved something.
-     */
-    public static IdleStrategy newIdleStrategy()
-    {
-        return new BackoffIdleStrategy(100, 10, 1_000, MAX_PARK_NANOS);
     }
 
     /**
@@ -60,19 +43,7 @@ public final class BulkTransfer
     public static void write(final Connection connection, final Region source, final long offset, final long bytes,
         final long remoteAddress, final int rkey, final int messageBytes, final boolean immediateLast, final Duration timeout)
     {
-        write(connection, source, offset, bytes, remoteAddress, rkey, messageBytes, immediateLast, timeout,
-            newIdleStrategy());
-    }
-
-    /**
-     * {@link #write(Connection, Region, long, long, long, int, int, boolean, Duration)}, idling with {@code idle} on a
-     * pass that moved nothing.
-     */
-    public static void write(final Connection connection, final Region source, final long offset, final long bytes,
-        final long remoteAddress, final int rkey, final int messageBytes, final boolean immediateLast, final Duration timeout,
-        final IdleStrategy idle)
-    {
-        run(connection, source, offset, bytes, remoteAddress, rkey, messageBytes, false, immediateLast, timeout, idle);
+        run(connection, source, offset, bytes, remoteAddress, rkey, messageBytes, false, immediateLast, timeout);
     }
 
     /**
@@ -92,17 +63,7 @@ public final class BulkTransfer
     public static void read(final Connection connection, final Region into, final long offset, final long bytes,
         final long remoteAddress, final int rkey, final int messageBytes, final Duration timeout)
     {
-        read(connection, into, offset, bytes, remoteAddress, rkey, messageBytes, timeout, newIdleStrategy());
-    }
-
-    /**
-     * {@link #read(Connection, Region, long, long, long, int, int, Duration)}, idling with {@code idle} on a pass that
-     * moved nothing.
-     */
-    public static void read(final Connection connection, final Region into, final long offset, final long bytes,
-        final long remoteAddress, final int rkey, final int messageBytes, final Duration timeout, final IdleStrategy idle)
-    {
-        run(connection, into, offset, bytes, remoteAddress, rkey, messageBytes, true, false, timeout, idle);
+        run(connection, into, offset, bytes, remoteAddress, rkey, messageBytes, true, false, timeout);
     }
 
     /**
@@ -114,7 +75,6 @@ public final class BulkTransfer
     public static WorkCompletion awaitImmediate(final Connection connection, final Duration timeout)
     {
         final WorkCompletion completion = new WorkCompletion();
-        final IdleStrategy idle = newIdleStrategy();
         final long deadline = System.nanoTime() + timeout.toNanos();
         while (!connection.receiveCompletionQueue().poll(completion))
         {
@@ -122,7 +82,7 @@ public final class BulkTransfer
             {
                 throw new IllegalStateException("the peer's last write did not arrive within " + timeout.toMillis() + " ms");
             }
-            idle.idle();
+            Thread.onSpinWait();
         }
         if (completion.status() != WorkCompletionStatus.SUCCESS ||
             completion.opcode() != WorkCompletionOpcode.RECV_RDMA_WITH_IMM)
@@ -134,7 +94,7 @@ public final class BulkTransfer
 
     private static void run(final Connection connection, final Region local, final long offset, final long bytes,
         final long remoteAddress, final int rkey, final int messageBytes, final boolean read, final boolean immediateLast,
-        final Duration timeout, final IdleStrategy idle)
+        final Duration timeout)
     {
         if (messageBytes < 1 || bytes < 0 || offset < 0 || offset > local.length() - bytes)
         {
@@ -155,10 +115,8 @@ public final class BulkTransfer
         int posted = 0;
         int completed = 0;
         final long deadline = System.nanoTime() + timeout.toNanos();
-        idle.reset();
         while (completed < messages)
         {
-            int moved = 0;
             if (System.nanoTime() >= deadline)
             {
                 throw new IllegalStateException("only " + completed + " of " + messages + " " + what + "s completed within " +
@@ -178,7 +136,6 @@ public final class BulkTransfer
                 if (result == PostResult.OK)
                 {
                     posted++;
-                    moved++;
                 }
                 else if (result != PostResult.QUEUE_FULL)
                 {
@@ -197,9 +154,7 @@ public final class BulkTransfer
                         " (the peer refused access: outside the region it registered, or not its rkey)" : ""));
                 }
                 completed++;
-                moved++;
             }
-            idle.idle(moved);
         }
     }
 }
