@@ -86,9 +86,9 @@ final class BenchCommand implements Runnable
     @Command(name = "raw", mixinStandardHelpOptions = true,
         description = {
             "The raw RX/TX loop on one core through the C shim, 64 B frames in bursts of 32 by default.",
-            "With --with-c, the same loop in C runs in the same invocation, alternating with the Java one, and the",
-            "Java / C ratio is printed: by default each run in a process of its own (spraynic-rawloop); with",
-            "--same-process both in one process (the C loop loaded from libspraynic_rawloop.so) on one port, pool",
+            "With --with-c, the same loop in C runs in the same invocation, alternating with the Java one, and the " +
+            "Java / C ratio is printed: by default each run in a process of its own (spraynic-rawloop); with " +
+            "--same-process both in one process (the C loop loaded from libspraynic_rawloop.so) on one port, pool " +
             "and set of mbufs, in slices of --seconds."})
     static final class Raw extends Common
     {
@@ -160,7 +160,7 @@ final class BenchCommand implements Runnable
 
     @Command(name = "nic", mixinStandardHelpOptions = true,
         description = {
-            "The NIC runtime's receive side on net_null: one poll thread per RX queue, each parsing, classifying",
+            "The NIC runtime's receive side on net_null: one poll thread per RX queue, each parsing, classifying " +
             "and counting every frame; prints Mpps for 1..N queues, measured in one invocation from the counters."})
     static final class Nic extends Common
     {
@@ -189,7 +189,7 @@ final class BenchCommand implements Runnable
 
     @Command(name = "workers", mixinStandardHelpOptions = true,
         description = {
-            "The embedded NIC's goodput by worker count: two NICs on a net_ring pair with one queue per worker,",
+            "The embedded NIC's goodput by worker count: two NICs on a net_ring pair with one queue per worker, " +
             "one connection per worker, 8 writes of 64 KiB in flight on each; each point in a process of its own."})
     static final class Workers extends Common
     {
@@ -229,20 +229,20 @@ final class BenchCommand implements Runnable
 
     @Command(name = "capture", mixinStandardHelpOptions = true,
         description = {
-            "What a live capture of every frame costs the workers, in alternating rounds in one process: their",
-            "throughput per second of their own CPU time without a capture and while one takes every frame (the shipped",
+            "What a live capture of every frame costs the workers, in alternating rounds in one process: their " +
+            "throughput per second of their own CPU time without a capture and while one takes every frame (the shipped " +
             "tap and ring, emptied by a drainer thread as spraynic capture would), and the ratio, capturing / off.",
-            "--workload receive (the worst case: the cheapest loop, one embedded NIC alone on net_null receiving,",
-            "parsing and counting frames of --size bytes); spray or rocev2 (the workload that ships: bench throughput",
-            "--threads 1's transfer over a crossed net_ring pair, RDMA WRITEs of --size bytes, every frame of both",
-            "endpoints and directions captured; messages per worker CPU second). Also the capture's cost: ns of the",
-            "poll thread's CPU per frame captured (capturing - off), and for spray and rocev2 both without the poll",
-            "thread's empty loops (its idle spin, at what an empty loop costs it once the transfer drained). Exit 1 if",
+            "--workload receive (the worst case: the cheapest loop, one embedded NIC alone on net_null receiving, " +
+            "parsing and counting frames of --size bytes); spray or rocev2 (the workload that ships: bench throughput " +
+            "--threads 1's transfer over a crossed net_ring pair, RDMA WRITEs of --size bytes, every frame of both " +
+            "endpoints and directions captured; messages per worker CPU second). Also the capture's cost: ns of the " +
+            "poll thread's CPU per frame captured (capturing - off), and for spray and rocev2 both without the poll " +
+            "thread's empty loops (its idle spin, at what an empty loop costs it once the transfer drained). Exit 1 if " +
             "a transfer did not verify or a capture of every frame missed one."})
     static final class Capture extends Common
     {
         @Option(names = "--workload", defaultValue = "receive", description = {
-            "receive, spray or rocev2 (default ${DEFAULT-VALUE}); each is measured by its own run: the goal holds only",
+            "receive, spray or rocev2 (default ${DEFAULT-VALUE}); each is measured by its own run: the goal holds only " +
             "if it holds on each."})
         String workload;
 
@@ -267,7 +267,7 @@ final class BenchCommand implements Runnable
         boolean noDrain;
 
         @Option(names = "--filter", defaultValue = "", paramLabel = "EXPR", description = {
-            "Which frames the capture takes, as spraynic capture --filter (default: every frame); 'tx' takes none of",
+            "Which frames the capture takes, as spraynic capture --filter (default: every frame); 'tx' takes none of " +
             "the received frames: the client polls as ever, the workers copy nothing."})
         String filter;
 
@@ -424,9 +424,9 @@ final class BenchCommand implements Runnable
 
     @Command(name = "latency", mixinStandardHelpOptions = true,
         description = {
-            "64 B RDMA WRITE-with-immediate ping-pong over a crossed net_ring pair, one busy-spinning poll thread per",
-            "endpoint, through the spray and RoCEv2 transports; beside them, in the same invocation, the raw-frame",
-            "ping-pong in Java and in C (spraynic-pingpong) through the same shim. Prints p50 / p99 / p99.9 round",
+            "64 B RDMA WRITE-with-immediate ping-pong over a crossed net_ring pair, one busy-spinning poll thread per " +
+            "endpoint, through the spray and RoCEv2 transports; beside them, in the same invocation, the raw-frame " +
+            "ping-pong in Java and in C (spraynic-pingpong) through the same shim. Prints p50 / p99 / p99.9 round " +
             "trips (HdrHistogram) as medians over alternating rounds, and raw Java / C (raw ping-pongs always spin)."})
     static final class Latency extends TransportCommon
     {
@@ -463,9 +463,9 @@ final class BenchCommand implements Runnable
 
     @Command(name = "throughput", mixinStandardHelpOptions = true,
         description = {
-            "RDMA WRITE throughput over a crossed net_ring pair, one busy-spinning poll thread per endpoint, spray and",
-            "RoCEv2, for each message size: Mpps (data packets), Gb/s (payload), and packets per second per core of",
-            "CPU time the two poll threads used, for each --mtu. With --with-udp, Java DatagramChannels over loopback",
+            "RDMA WRITE throughput over a crossed net_ring pair, one busy-spinning poll thread per endpoint, spray and " +
+            "RoCEv2, for each message size: Mpps (data packets), Gb/s (payload), and packets per second per core of " +
+            "CPU time the two poll threads used, for each --mtu. With --with-udp, Java DatagramChannels over loopback " +
             "carry the same messages (cut into datagrams of the default 4096 B MTU) in the same invocation."})
     static final class Throughput extends TransportCommon
     {
@@ -551,11 +551,11 @@ final class BenchCommand implements Runnable
 
     @Command(name = "ipc", mixinStandardHelpOptions = true,
         description = {
-            "What posting from another process costs: two embedded spray NICs on an in-JVM link (the shipped worker loop,",
-            "no DPDK), one served to other processes in an IPC directory. In alternating rounds the same loop posts 64 B",
-            "RDMA WRITEs and polls their completions in this process and in a client JVM of its own: one at a time",
-            "(post-to-completion latency p10 / p50 / p99), then --depth in flight in 0.1 s slices taken in turn (writes",
-            "per second). Prints each round and",
+            "What posting from another process costs: two embedded spray NICs on an in-JVM link (the shipped worker loop, " +
+            "no DPDK), one served to other processes in an IPC directory. In alternating rounds the same loop posts 64 B " +
+            "RDMA WRITEs and polls their completions in this process and in a client JVM of its own: one at a time " +
+            "(post-to-completion latency p10 / p50 / p99), then --depth in flight in 0.1 s slices taken in turn (writes " +
+            "per second). Prints each round and " +
             "the medians of the rate ratio (across ÷ in process) and of the extra p50 latency across processes."})
     static final class Ipc extends Common
     {
@@ -615,12 +615,12 @@ final class BenchCommand implements Runnable
 
     @Command(name = "connections", mixinStandardHelpOptions = true,
         description = {
-            "Many connections at once over DPDK in real time: two embedded NICs (the shipped worker loop) on a crossed",
-            "net_ring pair open --connections connections through the real handshake (RoCEv2: queue pairs), then every",
-            "connection writes --messages RDMA WRITEs of --bytes, --depth in flight on each, all at once; every byte is",
-            "compared at the receiver. Prints the set-up time, goodput, messages per second, completion p50 / p99,",
-            "heap and off-heap memory before and after opening, while active and after idle, the connection-table",
-            "pools' sets lent at peak and refusals, and the transport counters that matter. Exit 1 unless every",
+            "Many connections at once over DPDK in real time: two embedded NICs (the shipped worker loop) on a crossed " +
+            "net_ring pair open --connections connections through the real handshake (RoCEv2: queue pairs), then every " +
+            "connection writes --messages RDMA WRITEs of --bytes, --depth in flight on each, all at once; every byte is " +
+            "compared at the receiver. Prints the set-up time, goodput, messages per second, completion p50 / p99, " +
+            "heap and off-heap memory before and after opening, while active and after idle, the connection-table " +
+            "pools' sets lent at peak and refusals, and the transport counters that matter. Exit 1 unless every " +
             "connection opened, every message was verified and every connection closed."})
     static final class Connections extends Common
     {
@@ -640,7 +640,7 @@ final class BenchCommand implements Runnable
         int workers;
 
         @Option(names = "--storage-limit", defaultValue = "256", description = {
-            "Sets of connection tables each spray worker lends at once, -1 for one per connection; a connection with",
+            "Sets of connection tables each spray worker lends at once, -1 for one per connection; a connection with " +
             "traffic beyond it waits (its posts stay queued, its peer's packets are refused with RNR NO_RESOURCES)",
             "(default ${DEFAULT-VALUE})."})
         int storageLimit;

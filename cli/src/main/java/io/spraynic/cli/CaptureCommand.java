@@ -36,8 +36,8 @@ import java.util.regex.Pattern;
  */
 @Command(name = "capture", mixinStandardHelpOptions = true,
     description = {
-        "Capture the frames of a running NIC (spraynic nic --ipc-dir) into a pcapng file for tshark, Wireshark or",
-        "spraynic decode: the NIC's workers copy what the filter takes into shared rings, never waiting for this",
+        "Capture the frames of a running NIC (spraynic nic --ipc-dir) into a pcapng file for tshark, Wireshark or " +
+        "spraynic decode: the NIC's workers copy what the filter takes into shared rings, never waiting for this " +
         "process (a full ring drops the frame and counts it; the counts end the file and are in spraynic stat).",
         "",
         "Filter: terms joined by 'and', each at most once (default: every frame):",

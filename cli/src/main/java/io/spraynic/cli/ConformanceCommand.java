@@ -18,9 +18,9 @@ import java.util.concurrent.Callable;
  * a MUST clause failed.
  */
 @Command(name = "conformance", mixinStandardHelpOptions = true,
-    description = {"Judge a spray implementation by its frames alone: the suite plays its peer over UDP (handshake,",
-        "versions, malformed packets, ACK/SACK, retransmission, NACKs, CLOSE, PSK, ECN and congestion window,",
-        "multipath, limits, liveness; with --interop a transfer under loss) and reports PASS/FAIL/NOT-TESTED per",
+    description = {"Judge a spray implementation by its frames alone: the suite plays its peer over UDP (handshake, " +
+        "versions, malformed packets, ACK/SACK, retransmission, NACKs, CLOSE, PSK, ECN and congestion window, " +
+        "multipath, limits, liveness; with --interop a transfer under loss) and reports PASS/FAIL/NOT-TESTED per " +
         "PROTOCOL.md clause. The target accepts spray connections and exposes memory, e.g.",
         "spraynic nic --config udp -p ip=127.0.0.1 --ip 127.0.0.1 --mode spray --expose 1m --exchange DIR.",
         "Exit status 1 when a MUST clause failed."})
@@ -32,7 +32,7 @@ final class ConformanceCommand implements Callable<Integer>
     String target;
 
     @Option(names = "--local", defaultValue = "127.0.0.2:4791", paramLabel = "HOST[:PORT]", description = {
-        "Where the suite listens: the address the target sends its answers to, on the target's peer port",
+        "Where the suite listens: the address the target sends its answers to, on the target's peer port " +
         "(default ${DEFAULT-VALUE}; another loopback address than the target's works without root)."})
     String local;
 
@@ -49,8 +49,8 @@ final class ConformanceCommand implements Callable<Integer>
     int planes;
 
     @Option(names = "--initiator", paramLabel = "udp:HOST[:PORT]", description = {
-        "Also check the target as an initiator, from this address: the suite publishes itself as a serving NIC in",
-        "--initiator-exchange and waits (60 s) for a CONNECT, e.g. from spraynic transfer --peer-kind nic --role",
+        "Also check the target as an initiator, from this address: the suite publishes itself as a serving NIC in " +
+        "--initiator-exchange and waits (60 s) for a CONNECT, e.g. from spraynic transfer --peer-kind nic --role " +
         "client --exchange DIR, which it answers with a RETRY and then a REJECT."})
     String initiator;
 
@@ -59,9 +59,9 @@ final class ConformanceCommand implements Callable<Integer>
     Path initiatorExchange;
 
     @Option(names = "--interop", paramLabel = "udp:HOST[:PORT]", description = {
-        "Last, a transfer with the target as initiator under loss, from this address: the suite publishes itself as a",
-        "serving NIC (a 4 MiB region) in --interop-exchange and waits (120 s) for the target to connect, write and",
-        "read back (spraynic transfer --peer-kind nic --role client --exchange DIR), dropping --interop-loss of each",
+        "Last, a transfer with the target as initiator under loss, from this address: the suite publishes itself as a " +
+        "serving NIC (a 4 MiB region) in --interop-exchange and waits (120 s) for the target to connect, write and " +
+        "read back (spraynic transfer --peer-kind nic --role client --exchange DIR), dropping --interop-loss of each " +
         "direction."})
     String interop;
 
@@ -78,23 +78,23 @@ final class ConformanceCommand implements Callable<Integer>
     long interopSeed;
 
     @Option(names = "--psk-file", paramLabel = "PATH", description = {
-        "The target's pre-shared key (spraynic nic --psk-file): every CONNECT carries its proof, the keys are salted",
+        "The target's pre-shared key (spraynic nic --psk-file): every CONNECT carries its proof, the keys are salted " +
         "with it, and the PSK checks (S12.2) run; without it they are not tested."})
     Path pskFile;
 
     @Option(names = "--target-idle-timeout", defaultValue = "30", paramLabel = "SECONDS", description = {
-        "The target's idle timeout (spraynic nic --idle-timeout, default ${DEFAULT-VALUE}); the liveness checks",
+        "The target's idle timeout (spraynic nic --idle-timeout, default ${DEFAULT-VALUE}); the liveness checks " +
         "(S12.10) run when it is at most 12 s."})
     double targetIdleTimeout;
 
     @Option(names = "--target-connection-limit", defaultValue = "16", paramLabel = "N", description = {
-        "Connections the target accepts from one source (spraynic nic --max-connections-per-source, default",
+        "Connections the target accepts from one source (spraynic nic --max-connections-per-source, default " +
         "${DEFAULT-VALUE}; it counts per worker: give it times the workers): the limit check (S12.9) opens one more."})
     int targetConnectionLimit;
 
     @Option(names = "--target-response-rate", defaultValue = "50000", paramLabel = "PER_SECOND", description = {
-        "The target's response bucket (S12.9: RETRYs and REJECTs a second; spraynic nic --connect-response-rate,",
-        "default ${DEFAULT-VALUE}; it counts per worker: give it times the workers), which limits.response-rate",
+        "The target's response bucket (S12.9: RETRYs and REJECTs a second; spraynic nic --connect-response-rate, " +
+        "default ${DEFAULT-VALUE}; it counts per worker: give it times the workers), which limits.response-rate " +
         "and resources.no-resources-rate (its NO_RESOURCES NACKs, S10.2-2) judge against."})
     int targetResponseRate;
 
@@ -103,7 +103,7 @@ final class ConformanceCommand implements Callable<Integer>
     int targetResponseBurst;
 
     @Option(names = "--groups", split = ",", paramLabel = "GROUP[,GROUP...]", description = {
-        "Run only these groups of checks (the handshake's always run): handshake, data, malformed, sender, errors,",
+        "Run only these groups of checks (the handshake's always run): handshake, data, malformed, sender, errors, " +
         "security, close, psk, limits, liveness, ecn, multipath, resources (default: all)."})
     java.util.List<String> groups;
 

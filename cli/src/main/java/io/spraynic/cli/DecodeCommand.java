@@ -20,10 +20,10 @@ import java.util.concurrent.Callable;
 @Command(name = "decode", mixinStandardHelpOptions = true,
     description = {
         "Decode every frame of a pcap or pcapng file with SprayNIC's RoCEv2 parser, one line per frame.",
-        "With --json, one JSON object per line (frame, valid, error, ipVersion, srcIp, dstIp, ecn, udpSrcPort,",
-        "udpDstPort, opcode, solicited, migReq, padCount, tver, pkey, destQp, ackReq, psn, rethVa, rethRkey,",
-        "rethLength, aethSyndrome, aethMsn, immediate, payloadLength, icrc, icrcValid, spray); spray is null or",
-        "every field of the spray headers, named as in docs/PROTOCOL.md's tables (seth, reth, immdt, sackh,",
+        "With --json, one JSON object per line (frame, valid, error, ipVersion, srcIp, dstIp, ecn, udpSrcPort, " +
+        "udpDstPort, opcode, solicited, migReq, padCount, tver, pkey, destQp, ackReq, psn, rethVa, rethRkey, " +
+        "rethLength, aethSyndrome, aethMsn, immediate, payloadLength, icrc, icrcValid, spray); spray is null or " +
+        "every field of the spray headers, named as in docs/PROTOCOL.md's tables (seth, reth, immdt, sackh, " +
         "prbh, nakh, conh, hsb, addresses). A malformed frame shows every field that could be read."})
 final class DecodeCommand implements Callable<Integer>
 {

@@ -34,8 +34,8 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
     description = {
-        "The main job, no NIC and no root: two NIC endpoints in this process, each with one DPDK net_ring port",
-        "per plane, joined through the fabric emulator in real time (default 4 planes, 8 paths, 1 %% loss), an",
+        "The main job, no NIC and no root: two NIC endpoints in this process, each with one DPDK net_ring port " +
+        "per plane, joined through the fabric emulator in real time (default 4 planes, 8 paths, 1 %% loss), an " +
         "RDMA WRITE transfer on several streams with the spray transport, every byte verified.",
         "--mode raw instead sends raw verified frames over a crossed pair of net_ring ports."})
 final class DemoCommand implements Callable<Integer>
@@ -51,8 +51,8 @@ final class DemoCommand implements Callable<Integer>
     boolean noBaseline;
 
     @Option(names = "--fabric", defaultValue = "emulator", description = {
-        "emulator: the fabric emulator in this process (default); linux: the Linux ECMP lab (deploy/lab/lab, needs",
-        "root): kernel routers in network namespaces, two NIC processes on net_af_packet that know each other's IP",
+        "emulator: the fabric emulator in this process (default); linux: the Linux ECMP lab (deploy/lab/lab, needs " +
+        "root): kernel routers in network namespaces, two NIC processes on net_af_packet that know each other's IP " +
         "addresses only, spray then RoCEv2 (default size there 16m), packets per link from the routers' counters."})
     String fabric;
 
@@ -80,14 +80,14 @@ final class DemoCommand implements Callable<Integer>
     long size;
 
     @Option(names = "--link-gbps", defaultValue = "100", description = {
-        "Emulator: the rate of every fabric link, host links included, in Gb/s per plane; each NIC's line rate, for",
+        "Emulator: the rate of every fabric link, host links included, in Gb/s per plane; each NIC's line rate, for " +
         "both transports (default ${DEFAULT-VALUE})."})
     double linkGbps;
 
     @Option(names = "--threads", defaultValue = "auto", description = {
-        "Emulator: how the two NICs' workers and the fabric are polled, the same for spray and RoCEv2. shared: one",
-        "poll thread runs all three in turn and backs off only when none had work; dedicated: a thread each; auto",
-        "(default): shared when the host has fewer than 4 cores (three poll threads and the application), where a",
+        "Emulator: how the two NICs' workers and the fabric are polled, the same for spray and RoCEv2. shared: one " +
+        "poll thread runs all three in turn and backs off only when none had work; dedicated: a thread each; auto " +
+        "(default): shared when the host has fewer than 4 cores (three poll threads and the application), where a " +
         "NIC waiting for a core looks to its peer like loss. The summary names the mode and the cores."})
     String threads;
 
@@ -112,14 +112,14 @@ final class DemoCommand implements Callable<Integer>
     Map<String, String> params = new LinkedHashMap<>();
 
     @Option(names = "--rocev2-ack-timeout", defaultValue = "12", paramLabel = "EXP", description = {
-        "--fabric linux: the RoCEv2 run's IB local ACK timeout exponent, 4.096 us x 2^EXP, 1-31 (a queue pair fails",
-        "after 8 of them without an ACK). Default: derived from round trips measured to host B's NIC before it",
+        "--fabric linux: the RoCEv2 run's IB local ACK timeout exponent, 4.096 us x 2^EXP, 1-31 (a queue pair fails " +
+        "after 8 of them without an ACK). Default: derived from round trips measured to host B's NIC before it " +
         "connects, at least 4 times the slowest and at least 12 (16.8 ms), as an operator would set it."})
     int rocev2AckTimeout;
 
     @Option(names = "--warmup", defaultValue = "0", converter = SizeConverter.class, paramLabel = "BYTES", description = {
-        "--fabric linux: each transfer first writes and reads back this many bytes over the same connection, verified,",
-        "and only the part after it is measured, the routers' counters included (default: as much as it then",
+        "--fabric linux: each transfer first writes and reads back this many bytes over the same connection, verified, " +
+        "and only the part after it is measured, the routers' counters included (default: as much as it then " +
         "measures; 0: cold, a fresh process's JIT compiling during the measurement)."})
     long warmup;
 

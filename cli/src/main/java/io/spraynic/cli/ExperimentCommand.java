@@ -37,7 +37,7 @@ final class ExperimentCommand implements Runnable
         description = {
             "Goodput / lossless goodput at 0, 0.01, 0.1, 1, 2, 5, 10 and 20 %% random loss on every fabric link.",
             "Spray (one connection, 8 paths over the planes) against the RoCEv2 RC baseline (one QP per plane).",
-            "--realtime runs it on DPDK instead: two embedded NICs on net_ring ports through the fabric emulator in",
+            "--realtime runs it on DPDK instead: two embedded NICs on net_ring ports through the fabric emulator in " +
             "real time (the demo's set-up), at 0, 0.1, 1, 2, 5 and 10 %%, into loss-sweep-realtime.*."})
     static final class LossSweepCommand extends Common
     {
@@ -88,7 +88,7 @@ final class ExperimentCommand implements Runnable
 
     @Command(name = "reorder", mixinStandardHelpOptions = true,
         description = {
-            "Spray over paths whose delays differ by up to 0, 2.5, 12.5 and 25 us (extra link delays in steps of 0,",
+            "Spray over paths whose delays differ by up to 0, 2.5, 12.5 and 25 us (extra link delays in steps of 0, " +
             "1, 5 and 10 us), no loss: counts spurious retransmissions (goal 0)."})
     static final class ReorderCommand extends Common
     {
@@ -151,7 +151,7 @@ final class ExperimentCommand implements Runnable
 
     @Command(name = "incast", mixinStandardHelpOptions = true,
         description = {
-            "N senders -> 1 receiver through one 100 Gb/s switch port: RTTs until the senders' rates settle within",
+            "N senders -> 1 receiver through one 100 Gb/s switch port: RTTs until the senders' rates settle within " +
             "the band around the fair share, peak queue, drops and Jain fairness; spray against RoCEv2 (DCQCN)."})
     static final class IncastCommand extends Common
     {
@@ -183,7 +183,7 @@ final class ExperimentCommand implements Runnable
 
     @Command(name = "planes", mixinStandardHelpOptions = true,
         description = {
-            "1, 2, 4, 8 planes and 10 to 4,000 connections between two hosts: throughput against capacity and",
+            "1, 2, 4, 8 planes and 10 to 4,000 connections between two hosts: throughput against capacity and " +
             "bytes of spray state per connection; RoCEv2 (one QP per connection, hashed to a plane) beside it."})
     static final class PlanesCommand extends Common
     {
@@ -215,7 +215,7 @@ final class ExperimentCommand implements Runnable
         description = {
             "A bulk write over N planes with one plane blackholed mid-transfer and no application action:",
             "goodput timeline and time to recover (N-1)/N; RoCEv2 with one QP per plane beside it.",
-            "--realtime runs it on DPDK instead: two embedded NICs on net_ring ports through the fabric emulator in",
+            "--realtime runs it on DPDK instead: two embedded NICs on net_ring ports through the fabric emulator in " +
             "real time (the demo's set-up), 10 ms bins, into plane-failure-realtime.*."})
     static final class PlaneFailureCommand extends Common
     {

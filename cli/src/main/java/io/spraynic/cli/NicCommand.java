@@ -69,7 +69,7 @@ final class NicCommand implements Callable<Integer>
     Path capture;
 
     @Option(names = "--metrics", paramLabel = "HOST:PORT", description = {
-        "Serve every counter at http://HOST:PORT/metrics for Prometheus (read from the counters file: the workers",
+        "Serve every counter at http://HOST:PORT/metrics for Prometheus (read from the counters file: the workers " +
         "pay nothing), e.g. 127.0.0.1:9464; port 0 picks a free one."})
     String metrics;
 
@@ -77,24 +77,24 @@ final class NicCommand implements Callable<Integer>
     boolean verbose;
 
     @Option(names = "--mode", defaultValue = "spray", description = {
-        "spray: an embedded NIC that accepts spray connections and serves RDMA WRITEs and READs into --expose'd memory",
+        "spray: an embedded NIC that accepts spray connections and serves RDMA WRITEs and READs into --expose'd memory " +
         "(default);",
         "rocev2: the same with one RC queue pair, connected to a visitor through --exchange (out of band);",
         "classify: no NIC, a port probe: poll threads parse, classify and count every frame."})
     String mode;
 
     @Option(names = "--ip", split = ",", paramLabel = "A.B.C.D[/N]", description = {
-        "spray and rocev2 modes: this NIC's IPv4 or IPv6 address on each plane (port), comma-separated, with its",
-        "prefix length (10.0.1.10/24 or fd00:1::10/64; without one every peer is on-link); iface:NAME takes the IPv4",
-        "address of kernel interface NAME (e.g. the one Kubernetes' Multus attached for the plane), iface6:NAME its one",
-        "IPv6 address that is not link-local (::1 for lo), netstatus:NAME the IPv4 address Multus recorded for the pod's",
-        "interface NAME (see --network-status); a udp port's plane must have the port's address. Else the ip key of",
-        "each [[port]] in the config. IPv6 planes resolve neighbours by neighbour discovery and answer ping -6; IPC",
+        "spray and rocev2 modes: this NIC's IPv4 or IPv6 address on each plane (port), comma-separated, with its " +
+        "prefix length (10.0.1.10/24 or fd00:1::10/64; without one every peer is on-link); iface:NAME takes the IPv4 " +
+        "address of kernel interface NAME (e.g. the one Kubernetes' Multus attached for the plane), iface6:NAME its one " +
+        "IPv6 address that is not link-local (::1 for lo), netstatus:NAME the IPv4 address Multus recorded for the pod's " +
+        "interface NAME (see --network-status); a udp port's plane must have the port's address. Else the ip key of " +
+        "each [[port]] in the config. IPv6 planes resolve neighbours by neighbour discovery and answer ping -6; IPC " +
         "clients connect to IPv4 peers only."})
     java.util.List<String> ips;
 
     @Option(names = "--network-status", paramLabel = "FILE", description = {
-        "For --ip netstatus:NAME: the file a downwardAPI volume writes the pod's k8s.v1.cni.cncf.io/network-status",
+        "For --ip netstatus:NAME: the file a downwardAPI volume writes the pod's k8s.v1.cni.cncf.io/network-status " +
         "annotation to (e.g. of a VF bound to vfio-pci, which has no kernel interface)."})
     Path networkStatus;
 
@@ -112,7 +112,7 @@ final class NicCommand implements Callable<Integer>
     int workers;
 
     @Option(names = "--paths", defaultValue = "8", paramLabel = "N", description = {
-        "spray mode: most spray paths (UDP source ports) per connection, 1-64 (default ${DEFAULT-VALUE}). A connection",
+        "spray mode: most spray paths (UDP source ports) per connection, 1-64 (default ${DEFAULT-VALUE}). A connection " +
         "has the smaller of its two ends' limits (PROTOCOL.md S9.1), so a visitor's --paths 64 gets no more than this."})
     int paths;
 
@@ -125,20 +125,20 @@ final class NicCommand implements Callable<Integer>
     Path exchange;
 
     @Option(names = "--ipc-dir", arity = "0..1", paramLabel = "DIR", fallbackValue = "",
-        description = {"spray and rocev2 modes: serve applications in other processes through shared memory in DIR",
-            "(default with no DIR: $SPRAYNIC_IPC_DIR, else /dev/shm/spraynic-$USER); they use it with NicClient or",
+        description = {"spray and rocev2 modes: serve applications in other processes through shared memory in DIR " +
+            "(default with no DIR: $SPRAYNIC_IPC_DIR, else /dev/shm/spraynic-$USER); they use it with NicClient or " +
             "spraynic client. Incoming spray connections then go to the clients that accept them. classify mode:",
             "serve spraynic capture only."})
     Path ipcDir;
 
     @Option(names = "--ipc-group", paramLabel = "GROUP", description = {
-        "with --ipc-dir: share the IPC directory with the members of GROUP (directory 0750, nic.sock 0660, of GROUP),",
-        "so that applications of other users in it can use the NIC; the NIC refuses a socket peer that is neither",
+        "with --ipc-dir: share the IPC directory with the members of GROUP (directory 0750, nic.sock 0660, of GROUP), " +
+        "so that applications of other users in it can use the NIC; the NIC refuses a socket peer that is neither " +
         "its user, root nor of GROUP. Default: its user alone (0700)."})
     String ipcGroup;
 
     @Option(names = "--psk-file", paramLabel = "PATH", description = {
-        "spray mode: authenticate every connection with the pre-shared key in PATH (mode 0600, 32+ random bytes,",
+        "spray mode: authenticate every connection with the pre-shared key in PATH (mode 0600, 32+ random bytes, " +
         "raw or hex): hosts without it cannot connect, and it is mixed into every connection's keys."})
     Path pskFile;
 
@@ -147,7 +147,7 @@ final class NicCommand implements Callable<Integer>
     int maxConnectionsPerSource;
 
     @Option(names = "--connect-response-rate", defaultValue = "50000", paramLabel = "PER_SECOND", description = {
-        "spray mode: CONNECT_RETRYs and CONNECT_REJECTs each worker sends a second at most, on average (S12.9's token",
+        "spray mode: CONNECT_RETRYs and CONNECT_REJECTs each worker sends a second at most, on average (S12.9's token " +
         "bucket, shared with NO_RESOURCES NACKs, S10.2; default ${DEFAULT-VALUE})."})
     int connectResponseRate;
 
@@ -156,21 +156,21 @@ final class NicCommand implements Callable<Integer>
     int connectResponseBurst;
 
     @Option(names = "--max-accepted-connections", defaultValue = "" + EmbeddedNicConfig.DEFAULT_MAX_ACCEPTED_CONNECTIONS,
-        paramLabel = "N", description = {"spray mode: most connections peers opened that the NIC holds at once, over every",
-        "worker; each one over is closed at once, counted and reported (default ${DEFAULT-VALUE}). Each worker's engine",
-        "is sized for this many plus those IPC clients may open (--ipc-max-clients x --ipc-max-connections), about 25",
+        paramLabel = "N", description = {"spray mode: most connections peers opened that the NIC holds at once, over every " +
+        "worker; each one over is closed at once, counted and reported (default ${DEFAULT-VALUE}). Each worker's engine " +
+        "is sized for this many plus those IPC clients may open (--ipc-max-clients x --ipc-max-connections), about 25 " +
         "bytes a connection; what an idle connection holds is a few KB (--busy-connections bounds the rest)."})
     int maxAcceptedConnections;
 
     @Option(names = "--busy-connections", defaultValue = "" + EmbeddedNicConfig.DEFAULT_BUSY_CONNECTIONS, paramLabel = "N",
-        description = {"spray mode: connections per worker that may have traffic at once (1-1048576): each borrows a set",
-        "of tables (about 0.7 MB at this NIC's queue depths) while it has traffic; one more waits for a set (its",
+        description = {"spray mode: connections per worker that may have traffic at once (1-1048576): each borrows a set " +
+        "of tables (about 0.7 MB at this NIC's queue depths) while it has traffic; one more waits for a set (its " +
         "packets are dropped and resent, counted as 'storage borrows refused at the limit') (default ${DEFAULT-VALUE})."})
     int busyConnections;
 
     @Option(names = "--queues-idle", defaultValue = "" + EmbeddedNicConfig.DEFAULT_QUEUES_IDLE_NANOS / 1_000_000L,
-        paramLabel = "MS", description = {"how long a connection's work request ring and completion queues stay empty",
-        "before they give their slots back (1-86400000 ms): shorter returns memory sooner after a burst, longer spares",
+        paramLabel = "MS", description = {"how long a connection's work request ring and completion queues stay empty " +
+        "before they give their slots back (1-86400000 ms): shorter returns memory sooner after a burst, longer spares " +
         "an application whose bursts come further apart making them again (default ${DEFAULT-VALUE})."})
     long queuesIdleMillis;
 
@@ -184,8 +184,8 @@ final class NicCommand implements Callable<Integer>
 
     @Option(names = "--port-rotation", defaultValue = "16-32", paramLabel = "MIN-MAX|off",
         converter = PortRotation.Converter.class, description = {
-        "spray mode: a path moves to a new UDP source port after MIN to MAX packets, once nothing of it is in flight",
-        "(PROTOCOL.md S7.7), so that ECMP routers spread a connection evenly; off keeps each path on its port",
+        "spray mode: a path moves to a new UDP source port after MIN to MAX packets, once nothing of it is in flight " +
+        "(PROTOCOL.md S7.7), so that ECMP routers spread a connection evenly; off keeps each path on its port " +
         "(default ${DEFAULT-VALUE})."})
     PortRotation portRotation;
 

@@ -55,7 +55,7 @@ final class TransferCommand implements Callable<Integer>
     String peerKind;
 
     @Option(names = "--ip", split = ",", paramLabel = "A.B.C.D[/N]", description = {
-        "This NIC's IPv4 or IPv6 address on each plane, comma-separated, with its prefix length (10.0.1.10/24 or",
+        "This NIC's IPv4 or IPv6 address on each plane, comma-separated, with its prefix length (10.0.1.10/24 or " +
         "fd00:1::10/64; without one every peer is on-link); else the ip key of each [[port]] in the config."})
     List<String> ips;
 
@@ -77,18 +77,18 @@ final class TransferCommand implements Callable<Integer>
     long size;
 
     @Option(names = "--warmup", defaultValue = "0", converter = SizeConverter.class, paramLabel = "BYTES", description = {
-        "--peer-kind nic: first write and read back this many bytes (at most what the NIC exposes) over the same connection,",
-        "verified, and report only the timed part after it: its time and its spray counters (the warm-up's left out). 0: none",
+        "--peer-kind nic: first write and read back this many bytes (at most what the NIC exposes) over the same connection, " +
+        "verified, and report only the timed part after it: its time and its spray counters (the warm-up's left out). 0: none " +
         "(default). The warm-up lets the JIT compile the datapath before the measurement."})
     long warmup;
 
     @Option(names = "--warmup-hold", description = {
-        "With --warmup: after the warm-up, write " + TransferPhases.WARM + " into the exchange directory and wait (up to",
+        "With --warmup: after the warm-up, write " + TransferPhases.WARM + " into the exchange directory and wait (up to " +
         "--timeout) for " + TransferPhases.GO + " there before the timed part, so that a fabric's counters can be read in between."})
     boolean warmupHold;
 
     @Option(names = "--warmup-connection", defaultValue = "same", paramLabel = "same|fresh", description = {
-        "With --warmup: same times the warm-up's connection (default: JVM and connection both warm); fresh closes it and",
+        "With --warmup: same times the warm-up's connection (default: JVM and connection both warm); fresh closes it and " +
         "times a new one (spray only): a cold connection in a warm process, its round-trip estimates learnt anew."})
     String warmupConnection;
 
