@@ -34,6 +34,9 @@ final class ToyConnection
     final int[] erroredMsn = new int[2];
     final int[] erroredRefusal = new int[2];
     boolean queryAnswered;
+    /** S12.7: per stream, the next MSN to complete and which MSNs above it completed (bit 0: that next one). */
+    private final Map<Integer, int[]> nextToComplete = new HashMap<>();
+    private final Map<Integer, BitSet> completed = new HashMap<>();
     /** The highest ackSequence taken of path 0 (S5.1-2). */
     int ackTaken;
     long lastAckHeard = System.nanoTime();
@@ -62,4 +65,34 @@ final class ToyConnection
     long srttNanos;
     long lowestSrttNanos = Long.MAX_VALUE;
     int rttSamples;
+
+    /**
+     * S12.7: whether a packet of (stream, msn) may create message state: its MSN is below the stream's next to
+     * complete plus {@link ToyResponder#MSN_WINDOW} (one below the next to complete is of a message already done,
+     * and creates none). MSNs start at 0 (S1.5).
+     */
+    boolean inMsnWindow(final int stream, final int msn)
+    {
+        final int[] next = nextToComplete.get(stream);
+        return msn - (null == next ? 0 : next[0]) < ToyResponder.MSN_WINDOW;
+    }
+
+    /** S12.7: (stream, msn) completed; the stream's next MSN to complete moves past every completed one. */
+    void complete(final int stream, final int msn)
+    {
+        final int[] next = nextToComplete.computeIfAbsent(stream, k -> new int[1]);
+        final int d = msn - next[0];
+        if (d < 0 || d >= ToyResponder.MSN_WINDOW)
+        {
+            return;
+        }
+        final BitSet done = completed.computeIfAbsent(stream, k -> new BitSet());
+        done.set(d);
+        final int advance = done.nextClearBit(0);
+        if (advance > 0)
+        {
+            completed.put(stream, done.get(advance, ToyResponder.MSN_WINDOW + advance));
+            next[0] += advance;
+        }
+    }
 }
