@@ -18,7 +18,19 @@ final class ToyConnection
     BitSet[] above;
     int[] ackSequence;
     int[] ceSinceAck;
+    /** The next PSN of the path the toy sends on ({@link #activePath}); the others' wait in {@link #nextPsnOf}. */
     int nextPsn;
+    /**
+     * S7.4, S7.5: the one path the toy sends data on (0 until it fails), the next PSN of each path while another is
+     * active, the failed path (-1: none) with the PSN of its last RESYNC probe and when it went, and the consecutive
+     * timeouts of the active path.
+     */
+    int activePath;
+    int[] nextPsnOf;
+    int failedPath = -1;
+    int probePsn;
+    long lastProbeAt;
+    int timeouts;
     int mtu;
     boolean closed;
     long lastHeard = System.nanoTime();
@@ -37,8 +49,8 @@ final class ToyConnection
     /** S12.7: per stream, the next MSN to complete and which MSNs above it completed (bit 0: that next one). */
     private final Map<Integer, int[]> nextToComplete = new HashMap<>();
     private final Map<Integer, BitSet> completed = new HashMap<>();
-    /** The highest ackSequence taken of path 0 (S5.1-2). */
-    int ackTaken;
+    /** The highest ackSequence taken of each path (S5.1-2). */
+    int[] ackTaken;
     long lastAckHeard = System.nanoTime();
     /** READ_RESPONSEs sent and not yet acknowledged, by PSN (the toy's PSNs start at 1000 and never wrap). */
     final java.util.TreeMap<Integer, byte[]> unacknowledged = new java.util.TreeMap<>();

@@ -13,7 +13,7 @@ import java.util.Map;
  * before the cookie, S9.1 step 2), RETRYs and REJECTs within a small response bucket, malformed pads dropped (S3.1-3),
  * RESYNC probes within S12.6's bound taken (S5.2-2), data beyond the MSN window dropped (S12.7), WRITEs placed into a heap region within the window it advertises (a wrong R_Key refused
  * with a NACK that puts its stream in error, a WRITE beyond the window refused RNR NO_RESOURCES within the same
- * bucket: {@link ToyRefusals}), READs answered (one path, within a window that grows by one packet a round and
+ * bucket: {@link ToyRefusals}), READs answered (on one path at a time, another once it fails, within a window that grows by one packet a round and
  * shrinks on CE echoes as S8.2 says, paced at the rateHint of the last ACK as S8.4 says; what an ACK shows missing
  * sent again, stale ACKs ignored, the oldest packet again after a timeout: {@link ToyReadSender}), probes and data
  * acknowledged at once with their CE marks echoed, CLOSE answered, a per-source connection limit, keepalives and an
@@ -117,7 +117,11 @@ final class ToyResponder implements AutoCloseable
         /** S12.6-1: every RESYNC probe is taken, outside the bound too: the path then expects the probe's BTH PSN. */
         UNBOUNDED_RESYNC,
         /** S12.7-1: a data packet creates message state whatever its MSN. */
-        IGNORE_MSN_WINDOW
+        IGNORE_MSN_WINDOW,
+        /** S7.4-1: a path that times out keeps its packets, however often (the toy before session 16). */
+        NO_FAILOVER,
+        /** S7.5-1: a failed path is never probed, so never used again. */
+        NO_PROBE_BACK
     }
 
     /** The toy's connections per source (S12.9) and idle timeout (S12.10), small so that the checks run fast. */
@@ -142,6 +146,10 @@ final class ToyResponder implements AutoCloseable
     private static final int ADDRESS_ENTRY_LENGTH = 24;
     /** The toy's one retransmission timer (S6.7-1): long, so that the suite's short silences do not trip it. */
     static final long RETRANSMIT_TIMEOUT_NANOS = 100 * ScriptedPeer.MILLI;
+    /** S7.4: consecutive timeouts with no ACK after which the path fails (failAfterTimeouts). */
+    static final int FAIL_AFTER_TIMEOUTS = 3;
+    /** S7.5: how often a failed path is probed with RESYNC (probeInterval; long beside S11's 1 ms: a toy's). */
+    static final long PROBE_INTERVAL_NANOS = 50 * ScriptedPeer.MILLI;
     /**
      * The toy's response bucket (S12.9), as CI gives SprayNIC's: small, so that the suite's floods (S12.9-2, S10.2-2)
      * outrun it even on a loaded host.
@@ -239,7 +247,7 @@ final class ToyResponder implements AutoCloseable
             case SprayWire.WRITE, SprayWire.READ_REQUEST, SprayWire.SEND -> onData(c, p);
             case SprayWire.ACK ->
             {
-                if (p.controlTagValid(c.receiveKey) && p.h8(0) == 0)
+                if (p.controlTagValid(c.receiveKey))
                 {
                     c.lastHeard = System.nanoTime();
                     sender.onAck(c, p);
@@ -358,6 +366,12 @@ final class ToyResponder implements AutoCloseable
                 c.above[i] = new BitSet();
             }
             c.nextPsn = 1000;
+            c.nextPsnOf = new int[paths];
+            c.ackTaken = new int[paths];
+            for (int i = 0; i < paths; i++)
+            {
+                c.nextPsnOf[i] = 1000 + i * SprayWire.PATH_PSN_STRIDE; // S5.4-1: path i's PSN space
+            }
             c.connectAck = conh(SprayWire.CONNECT_ACK, initiatorCid, paths, c.cid, token, 0).bytes(new byte[16])
                 .bytes(keys.publicKey).zeros(16).bytes();
             c.connectAck[SprayWire.BTH_LENGTH + 13] = 0; // initial PSN 1000 (below)
@@ -533,7 +547,8 @@ final class ToyResponder implements AutoCloseable
                 final int n = Math.min(c.mtu, length - offset);
                 final byte[] payload = va >= 0 && va + length <= region.length ?
                     Arrays.copyOfRange(region, (int)va + offset, (int)va + offset + n) : new byte[n];
-                final byte[] response = FrameBuilder.bth(SprayWire.READ_RESPONSE, c.peerCid, c.nextPsn, false).u8(0)
+                final byte[] response = FrameBuilder.bth(SprayWire.READ_RESPONSE, c.peerCid, c.nextPsn, false)
+                    .u8(c.activePath)
                     .u8((offset + n >= length ? SprayWire.SETH_LAST : 0) |
                         (faults.contains(Fault.RESERVED_FLAG_SET) ? 0x80 : 0)).u16(p.h16(2)).u32(p.h32(4)).u32(offset)
                     .u32(length).u32(0).u64(tag).bytes(payload).bytes();
@@ -615,14 +630,20 @@ final class ToyResponder implements AutoCloseable
                 continue;
             }
             sender.sendWithinWindow(c);
+            sender.probeFailedPath(c, now);
             if (now - c.lastHeard > IDLE_TIMEOUT_NANOS && !faults.contains(Fault.NO_IDLE_CLOSE))
             {
                 c.closed = true;
             }
             else if (!c.unacknowledged.isEmpty() && now - c.lastAckHeard > RETRANSMIT_TIMEOUT_NANOS)
             {
-                // S6.7-1 by a timeout: the oldest packet not acknowledged goes again
+                // S6.7-1 by a timeout: the oldest packet not acknowledged goes again, unless the path now fails
+                // (S7.4) and its packets move to another
                 c.lastAckHeard = now;
+                if (++c.timeouts >= FAIL_AFTER_TIMEOUTS && sender.failOver(c))
+                {
+                    continue;
+                }
                 final byte[] again = c.unacknowledged.firstEntry().getValue().clone();
                 again[SprayWire.BTH_LENGTH + 1] |= SprayWire.SETH_RETRANSMIT;
                 sender.sendData(again);
