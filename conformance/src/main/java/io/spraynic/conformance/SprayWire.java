@@ -124,7 +124,6 @@ final class SprayWire
         };
     }
 
-    /** @return {@code b - a} in 24-bit serial arithmetic, as a signed distance (S1.6). */
     /**
      * The S12.4 message tag of one attempt of a message: SipHash-2-4 with {@code key} of
      * {@code opcode << 56 | attempt << 48 | stream << 32 | msn}, {@code length << 32 | rsn}, {@code base},
@@ -148,6 +147,7 @@ final class SprayWire
         return (p.h8(1) >>> SETH_ATTEMPT_SHIFT) & SETH_ATTEMPT_MASK;
     }
 
+    /** @return {@code b - a} in 24-bit serial arithmetic, as a signed distance (S1.6). */
     static int psnDistance(final int a, final int b)
     {
         return ((b - a) << 8) >> 8;

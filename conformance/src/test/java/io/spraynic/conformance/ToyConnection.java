@@ -18,7 +18,19 @@ final class ToyConnection
     BitSet[] above;
     int[] ackSequence;
     int[] ceSinceAck;
+    /** The next PSN of the path the toy sends on ({@link #activePath}); the others' wait in {@link #nextPsnOf}. */
     int nextPsn;
+    /**
+     * S7.4, S7.5: the one path the toy sends data on (0 until it fails), the next PSN of each path while another is
+     * active, the failed path (-1: none) with the PSN of its last RESYNC probe and when it went, and the consecutive
+     * timeouts of the active path.
+     */
+    int activePath;
+    int[] nextPsnOf;
+    int failedPath = -1;
+    int probePsn;
+    long lastProbeAt;
+    int timeouts;
     int mtu;
     boolean closed;
     long lastHeard = System.nanoTime();
@@ -34,8 +46,11 @@ final class ToyConnection
     final int[] erroredMsn = new int[2];
     final int[] erroredRefusal = new int[2];
     boolean queryAnswered;
-    /** The highest ackSequence taken of path 0 (S5.1-2). */
-    int ackTaken;
+    /** S12.7: per stream, the next MSN to complete and which MSNs above it completed (bit 0: that next one). */
+    private final Map<Integer, int[]> nextToComplete = new HashMap<>();
+    private final Map<Integer, BitSet> completed = new HashMap<>();
+    /** The highest ackSequence taken of each path (S5.1-2). */
+    int[] ackTaken;
     long lastAckHeard = System.nanoTime();
     /** READ_RESPONSEs sent and not yet acknowledged, by PSN (the toy's PSNs start at 1000 and never wrap). */
     final java.util.TreeMap<Integer, byte[]> unacknowledged = new java.util.TreeMap<>();
@@ -62,4 +77,34 @@ final class ToyConnection
     long srttNanos;
     long lowestSrttNanos = Long.MAX_VALUE;
     int rttSamples;
+
+    /**
+     * S12.7: whether a packet of (stream, msn) may create message state: its MSN is below the stream's next to
+     * complete plus {@link ToyResponder#MSN_WINDOW} (one below the next to complete is of a message already done,
+     * and creates none). MSNs start at 0 (S1.5).
+     */
+    boolean inMsnWindow(final int stream, final int msn)
+    {
+        final int[] next = nextToComplete.get(stream);
+        return msn - (null == next ? 0 : next[0]) < ToyResponder.MSN_WINDOW;
+    }
+
+    /** S12.7: (stream, msn) completed; the stream's next MSN to complete moves past every completed one. */
+    void complete(final int stream, final int msn)
+    {
+        final int[] next = nextToComplete.computeIfAbsent(stream, k -> new int[1]);
+        final int d = msn - next[0];
+        if (d < 0 || d >= ToyResponder.MSN_WINDOW)
+        {
+            return;
+        }
+        final BitSet done = completed.computeIfAbsent(stream, k -> new BitSet());
+        done.set(d);
+        final int advance = done.nextClearBit(0);
+        if (advance > 0)
+        {
+            completed.put(stream, done.get(advance, ToyResponder.MSN_WINDOW + advance));
+            next[0] += advance;
+        }
+    }
 }

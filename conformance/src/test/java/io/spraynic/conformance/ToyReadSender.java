@@ -9,9 +9,10 @@ import static io.spraynic.conformance.ToyResponder.ROTATE_PACKETS;
 import static io.spraynic.conformance.ToyResponder.SLOW_NANOS;
 
 /**
- * {@link ToyResponder}'s READ responses on the way out: its one path's window (S8.2) and pacing (S8.4), what an ACK
- * shows missing sent again (S6.5, S6.6), stale ACKs ignored (S5.1-2), and the source ports it rotates (S7.7) and
- * re-paths (S7.3) with its faults.
+ * {@link ToyResponder}'s READ responses on the way out: the window (S8.2) and pacing (S8.4) of the one path it sends
+ * on, what an ACK shows missing sent again (S6.5, S6.6), stale ACKs ignored (S5.1-2), a path that fails after
+ * {@link ToyResponder#FAIL_AFTER_TIMEOUTS} timeouts left for another (S7.4) and probed back with RESYNC (S7.5), and
+ * the source ports it rotates (S7.7) and re-paths (S7.3) with its faults. It does not spray (S7.2-1, a SHOULD).
  */
 final class ToyReadSender
 {
@@ -51,12 +52,25 @@ final class ToyReadSender
      */
     void onAck(final ToyConnection c, final Packet p) throws IOException
     {
+        final int path = p.h8(0);
         final int sequence = p.h32(44);
-        if (sequence - c.ackTaken <= 0 && !faults.contains(Fault.ACCEPT_STALE_ACK))
+        if (path >= c.ackTaken.length ||
+            sequence - c.ackTaken[path] <= 0 && !faults.contains(Fault.ACCEPT_STALE_ACK))
         {
             return;
         }
-        c.ackTaken = Math.max(c.ackTaken, sequence);
+        c.ackTaken[path] = sequence - c.ackTaken[path] > 0 ? sequence : c.ackTaken[path];
+        if (path != c.activePath)
+        {
+            // S7.5: the ACK of a failed path's RESYNC probe makes it active again, with a fresh window
+            if (path == c.failedPath && p.h24(5) == ((c.probePsn + 1) & SprayWire.PSN_MASK))
+            {
+                c.failedPath = -1;
+                moveTo(c, path);
+            }
+            return; // it sends on one path: no other has packets to acknowledge
+        }
+        c.timeouts = 0;
         c.rateHintMbps = p.h32(40);
         c.answerAt = System.nanoTime() + SLOW_NANOS;
         c.lastAckHeard = System.nanoTime();
@@ -194,6 +208,83 @@ final class ToyReadSender
             sendData(next.getValue());
             c.lastSent = System.nanoTime();
         }
+    }
+
+    /**
+     * S7.4: the active path failed. When another path has not, its packets move there: sent again as new packets,
+     * at that path's PSNs, with what was held; the failed path is then probed (S7.5).
+     *
+     * @return whether they moved (else the caller retransmits on the path, S6.8: every path as silent).
+     */
+    boolean failOver(final ToyConnection c) throws IOException
+    {
+        if (faults.contains(Fault.NO_FAILOVER))
+        {
+            return false;
+        }
+        for (int path = 0; path < c.nextPsnOf.length; path++)
+        {
+            if (path != c.activePath && path != c.failedPath)
+            {
+                c.failedPath = c.activePath;
+                c.lastProbeAt = System.nanoTime() - ToyResponder.PROBE_INTERVAL_NANOS;
+                moveTo(c, path);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** S7.5: a RESYNC probe of the failed path every {@link ToyResponder#PROBE_INTERVAL_NANOS}, at its next PSN. */
+    void probeFailedPath(final ToyConnection c, final long now) throws IOException
+    {
+        if (c.failedPath < 0 || now - c.lastProbeAt < ToyResponder.PROBE_INTERVAL_NANOS ||
+            faults.contains(Fault.NO_PROBE_BACK))
+        {
+            return;
+        }
+        c.lastProbeAt = now;
+        c.probePsn = c.nextPsnOf[c.failedPath];
+        c.nextPsnOf[c.failedPath] = (c.probePsn + 1) & SprayWire.PSN_MASK; // the probe occupies its PSN (S5.2)
+        link.send(FrameBuilder.bth(SprayWire.PROBE, c.peerCid, c.probePsn, false).u8(c.failedPath)
+            .u8(SprayWire.PRBH_RESYNC).u16(0).u8(0).u24(c.probePsn).controlTag(c.sendKey).bytes(), false,
+            UdpLink.NOT_ECT);
+    }
+
+    /**
+     * Makes {@code path} the one the toy sends on: what was outstanding or held there goes again, in order, as new
+     * packets of that path (its PSNs, its index in the SETH; the placement is the packet's own, S4.2), with a fresh
+     * window (S7.5, S8.2).
+     */
+    private void moveTo(final ToyConnection c, final int path) throws IOException
+    {
+        final java.util.List<byte[]> pending = new java.util.ArrayList<>(c.unacknowledged.values());
+        pending.addAll(c.held.values());
+        c.nextPsnOf[c.activePath] = c.nextPsn;
+        c.activePath = path;
+        c.nextPsn = c.nextPsnOf[path];
+        c.unacknowledged.clear();
+        c.held.clear();
+        c.resent.clear();
+        c.sentAt.clear();
+        for (final byte[] packet : pending)
+        {
+            final byte[] moved = packet.clone();
+            moved[9] = (byte)(c.nextPsn >> 16); // the BTH's PSN
+            moved[10] = (byte)(c.nextPsn >> 8);
+            moved[11] = (byte)c.nextPsn;
+            moved[SprayWire.BTH_LENGTH] = (byte)path; // SETH path
+            moved[SprayWire.BTH_LENGTH + 1] &= (byte)~SprayWire.SETH_RETRANSMIT; // new packets, not retransmissions
+            c.held.put(c.nextPsn, moved);
+            c.nextPsn = (c.nextPsn + 1) & SprayWire.PSN_MASK;
+        }
+        c.window = ToyResponder.INITIAL_WINDOW;
+        c.alpha = 0;
+        c.roundAcknowledged = 0;
+        c.roundMarked = 0;
+        c.timeouts = 0;
+        c.lastAckHeard = System.nanoTime();
+        sendWithinWindow(c);
     }
 
     void sendData(final byte[] body) throws IOException

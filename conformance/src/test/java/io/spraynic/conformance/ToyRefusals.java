@@ -114,6 +114,7 @@ final class ToyRefusals
                 if (arrived.cardinality() >= Math.max(1, (p.h32(12) + c.mtu - 1) / c.mtu))
                 {
                     c.openWrites.remove(key);
+                    c.complete(stream, msn); // every byte placed (S12.7: its record is free)
                 }
                 return true;
             }

@@ -9,10 +9,11 @@ import java.util.Map;
 
 /**
  * A deliberately small spray responder for the suite's self-test, written in the test module from the same
- * document: the handshake with a fixed cookie (and a PSK proof when given a key), RETRYs and REJECTs within a
- * small response bucket, WRITEs placed into a heap region within the window it advertises (a wrong R_Key refused
+ * document: the handshake with a fixed cookie (and a PSK proof when given a key; the CONNECT's parameters checked
+ * before the cookie, S9.1 step 2), RETRYs and REJECTs within a small response bucket, malformed pads dropped (S3.1-3),
+ * RESYNC probes within S12.6's bound taken (S5.2-2), data beyond the MSN window dropped (S12.7), WRITEs placed into a heap region within the window it advertises (a wrong R_Key refused
  * with a NACK that puts its stream in error, a WRITE beyond the window refused RNR NO_RESOURCES within the same
- * bucket: {@link ToyRefusals}), READs answered (one path, within a window that grows by one packet a round and
+ * bucket: {@link ToyRefusals}), READs answered (on one path at a time, another once it fails, within a window that grows by one packet a round and
  * shrinks on CE echoes as S8.2 says, paced at the rateHint of the last ACK as S8.4 says; what an ACK shows missing
  * sent again, stale ACKs ignored, the oldest packet again after a timeout: {@link ToyReadSender}), probes and data
  * acknowledged at once with their CE marks echoed, CLOSE answered, a per-source connection limit, keepalives and an
@@ -106,7 +107,21 @@ final class ToyResponder implements AutoCloseable
         /** S10.2-1: WRITEs beyond the advertised window are placed, never refused (it advertises a window it lacks). */
         IGNORE_WINDOW,
         /** S10.2-2: every packet of a WRITE refused for want of records draws its NACK, without a response bucket. */
-        NO_RESOURCES_RATE_LIMIT
+        NO_RESOURCES_RATE_LIMIT,
+        /** S9.1-2: the cookie is checked before the CONNECT's parameters, so a bad one draws a RETRY (the toy before session 16). */
+        COOKIE_FIRST,
+        /** S3.1-3: a packet whose payload plus pad is not a multiple of 4 bytes is taken. */
+        IGNORE_PAD,
+        /** S5.2-2: a RESYNC probe is taken as a plain probe (the toy before session 16). */
+        NO_RESYNC,
+        /** S12.6-1: every RESYNC probe is taken, outside the bound too: the path then expects the probe's BTH PSN. */
+        UNBOUNDED_RESYNC,
+        /** S12.7-1: a data packet creates message state whatever its MSN. */
+        IGNORE_MSN_WINDOW,
+        /** S7.4-1: a path that times out keeps its packets, however often (the toy before session 16). */
+        NO_FAILOVER,
+        /** S7.5-1: a failed path is never probed, so never used again. */
+        NO_PROBE_BACK
     }
 
     /** The toy's connections per source (S12.9) and idle timeout (S12.10), small so that the checks run fast. */
@@ -119,8 +134,22 @@ final class ToyResponder implements AutoCloseable
     static final int ADVERTISED_READS = 16;
     /** S9.3-2: the retry time its RNR NACKs ask for. */
     static final int RNR_TIMER_MICROS = 10;
+    /**
+     * S12.7: its MSN window, the pool of inbound message records: the {@link #ADVERTISED_WINDOW} it places, the rest
+     * holding refusals (S10.2-1). As SprayNIC's default, so that the suite's dropped messages, which never complete,
+     * do not fill it in a run.
+     */
+    static final int MSN_WINDOW = 1024;
+    /** S9.1-2: the toy's planes (every CONNECT must name as many), and the address list's entries (S5.5). */
+    static final int PLANES = 1;
+    private static final int FLAG_ADDRESSES = 1;
+    private static final int ADDRESS_ENTRY_LENGTH = 24;
     /** The toy's one retransmission timer (S6.7-1): long, so that the suite's short silences do not trip it. */
     static final long RETRANSMIT_TIMEOUT_NANOS = 100 * ScriptedPeer.MILLI;
+    /** S7.4: consecutive timeouts with no ACK after which the path fails (failAfterTimeouts). */
+    static final int FAIL_AFTER_TIMEOUTS = 3;
+    /** S7.5: how often a failed path is probed with RESYNC (probeInterval; long beside S11's 1 ms: a toy's). */
+    static final long PROBE_INTERVAL_NANOS = 50 * ScriptedPeer.MILLI;
     /**
      * The toy's response bucket (S12.9), as CI gives SprayNIC's: small, so that the suite's floods (S12.9-2, S10.2-2)
      * outrun it even on a loaded host.
@@ -143,6 +172,8 @@ final class ToyResponder implements AutoCloseable
     private final byte[] psk;
     final byte[] region = new byte[(int)ConformanceSuite.REGION_BYTES];
     private final UdpLink link;
+    /** S5.5: the IP version of the toy's address, the only one an address list may name. */
+    private final boolean ipv6;
     /** With a ROTATE_ or REPATH fault: a second socket, the other source port data alternates to; else null. */
     private final UdpLink rotatedLink;
     private final ToyReadSender sender;
@@ -164,6 +195,7 @@ final class ToyResponder implements AutoCloseable
         this.omitSack = faults.contains(Fault.OMIT_SACK);
         this.psk = psk;
         this.link = new UdpLink(self, suite);
+        this.ipv6 = self.getAddress() instanceof java.net.Inet6Address;
         this.rotatedLink = faults.contains(Fault.ROTATE_DRAINED) || faults.contains(Fault.ROTATE_IN_FLIGHT) ||
             faults.contains(Fault.REPATH) || faults.contains(Fault.REPATH_RTT) ?
             new UdpLink(new InetSocketAddress(self.getAddress(), self.getPort() + ROTATED_PORT_OFFSET), suite) : null;
@@ -181,7 +213,8 @@ final class ToyResponder implements AutoCloseable
             while (running)
             {
                 final Packet p = link.receive(ScriptedPeer.MILLI); // the pacer's tick
-                if (null != p && (p.icrcValid || acceptBadIcrc) && p.tver() == 0 && p.wholeHeaders())
+                if (null != p && (p.icrcValid || acceptBadIcrc) && p.tver() == 0 && p.wholeHeaders() &&
+                    (wellPadded(p) || faults.contains(Fault.IGNORE_PAD)))
                 {
                     handle(p);
                 }
@@ -214,7 +247,7 @@ final class ToyResponder implements AutoCloseable
             case SprayWire.WRITE, SprayWire.READ_REQUEST, SprayWire.SEND -> onData(c, p);
             case SprayWire.ACK ->
             {
-                if (p.controlTagValid(c.receiveKey) && p.h8(0) == 0)
+                if (p.controlTagValid(c.receiveKey))
                 {
                     c.lastHeard = System.nanoTime();
                     sender.onAck(c, p);
@@ -222,11 +255,14 @@ final class ToyResponder implements AutoCloseable
             }
             case SprayWire.PROBE ->
             {
-                if (p.controlTagValid(c.receiveKey))
+                final int path = p.h8(0);
+                if (p.controlTagValid(c.receiveKey) && path < c.cumulative.length &&
+                    ((p.h8(1) & SprayWire.PRBH_RESYNC) == 0 || faults.contains(Fault.NO_RESYNC) ||
+                    resync(c, path, p.psn(), p.h24(5), faults.contains(Fault.UNBOUNDED_RESYNC))))
                 {
                     c.lastHeard = System.nanoTime();
-                    record(c, p.h8(0), p.psn());
-                    ack(c, p.h8(0));
+                    record(c, path, p.psn());
+                    ack(c, path);
                 }
             }
             case SprayWire.NACK ->
@@ -279,6 +315,15 @@ final class ToyResponder implements AutoCloseable
         {
             return; // S12.2: dropped silently
         }
+        if (!faults.contains(Fault.COOKIE_FIRST) && !validParameters(p, end))
+        {
+            if (mayRespond())
+            {
+                link.send(conh(SprayWire.CONNECT_REJECT, initiatorCid, 0, 0, token, SprayWire.REASON_BAD_PARAMETERS)
+                    .bytes(), false);
+            }
+            return; // S9.1-2: step 2 comes before the cookie (step 3), and keeps no state
+        }
         if (!Arrays.equals(p.hBytes(SprayWire.CONH_LENGTH, 16), COOKIE))
         {
             if (mayRespond())
@@ -321,6 +366,12 @@ final class ToyResponder implements AutoCloseable
                 c.above[i] = new BitSet();
             }
             c.nextPsn = 1000;
+            c.nextPsnOf = new int[paths];
+            c.ackTaken = new int[paths];
+            for (int i = 0; i < paths; i++)
+            {
+                c.nextPsnOf[i] = 1000 + i * SprayWire.PATH_PSN_STRIDE; // S5.4-1: path i's PSN space
+            }
             c.connectAck = conh(SprayWire.CONNECT_ACK, initiatorCid, paths, c.cid, token, 0).bytes(new byte[16])
                 .bytes(keys.publicKey).zeros(16).bytes();
             c.connectAck[SprayWire.BTH_LENGTH + 13] = 0; // initial PSN 1000 (below)
@@ -348,6 +399,85 @@ final class ToyResponder implements AutoCloseable
         link.send(c.connectAck, false, UdpLink.NOT_ECT, faults.contains(Fault.NONZERO_IDENTIFICATION) ? 1 : 0);
     }
 
+    /**
+     * S9.1 step 2 after the version, the block and the proof: DestQP 0, senderCid not 0, planes the toy's own
+     * ({@link #PLANES}), paths 1..64, an mtu of S4.3, no flag but ADDRESSES, and with ADDRESSES (S5.5) an entry per
+     * plane, no reserved entry flag, the toy's IP version, a non-zero address. Written here, not taken from the
+     * suite's checks, so that the two do not share a mistake.
+     */
+    private boolean validParameters(final Packet p, final int end)
+    {
+        final int flags = p.h8(1);
+        final int paths = p.h8(2);
+        final int mtu = p.h16(4);
+        if (p.destQp() != 0 || p.h24(9) == 0 || p.h8(3) != PLANES || paths < 1 || paths > 64 ||
+            (flags & ~FLAG_ADDRESSES) != 0 || mtu < 256 || mtu > 4096 || Integer.bitCount(mtu) != 1)
+        {
+            return false;
+        }
+        if ((flags & FLAG_ADDRESSES) == 0)
+        {
+            return true;
+        }
+        final int list = SprayWire.BTH_LENGTH + SprayWire.CONH_LENGTH + SprayWire.HSB_LENGTH;
+        if (end - list < PLANES * ADDRESS_ENTRY_LENGTH)
+        {
+            return false;
+        }
+        for (int plane = 0; plane < PLANES; plane++)
+        {
+            final int at = list + plane * ADDRESS_ENTRY_LENGTH;
+            final int entryFlags = Packet.u8(p.bytes, at);
+            boolean zero = true;
+            for (int i = at + 8; i < at + ADDRESS_ENTRY_LENGTH; i++)
+            {
+                zero &= p.bytes[i] == 0;
+            }
+            if ((entryFlags & ~1) != 0 || ((entryFlags & 1) != 0) != ipv6 || zero)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * S3.1-3: the payload plus pad is a multiple of 4 bytes, and an opcode without payload carries neither payload
+     * nor a pad count.
+     */
+    private static boolean wellPadded(final Packet p)
+    {
+        final int rest = p.length() - SprayWire.BTH_LENGTH - SprayWire.headerBytes(p.opcode()) - SprayWire.ICRC_LENGTH;
+        return switch (p.opcode())
+        {
+            case SprayWire.READ_REQUEST, SprayWire.CONNECT_REJECT, SprayWire.ACK, SprayWire.PROBE, SprayWire.NACK,
+                SprayWire.QUERY, SprayWire.CLOSE, SprayWire.CLOSE_ACK -> rest == 0 && p.padCount() == 0;
+            default -> rest % 4 == 0 && rest >= p.padCount();
+        };
+    }
+
+    /**
+     * S5.2-2, S12.6: a RESYNC probe whose nextPsn is its BTH PSN and that lies neither behind the path's receive
+     * frontier (above its highest PSN received) nor behind its cumulative PSN forgets the path's receive state, to
+     * expect that PSN (the caller records it); any other is dropped without an answer ({@code unbounded}, the
+     * fault: every one is taken).
+     *
+     * @return whether the probe was taken.
+     */
+    private static boolean resync(final ToyConnection c, final int path, final int psn, final int nextPsn,
+        final boolean unbounded)
+    {
+        final int frontier = (c.cumulative[path] + c.above[path].length()) & SprayWire.PSN_MASK;
+        if (!unbounded && (nextPsn != psn || SprayWire.psnDistance(frontier, psn) < 0 ||
+            SprayWire.psnDistance(c.cumulative[path], psn) < 0))
+        {
+            return false;
+        }
+        c.cumulative[path] = psn;
+        c.above[path].clear();
+        return true;
+    }
+
     private static FrameBuilder conh(final int opcode, final int destQp, final int paths, final int cid,
         final long token, final int reason)
     {
@@ -371,6 +501,10 @@ final class ToyResponder implements AutoCloseable
         {
             return;
         }
+        if (!c.inMsnWindow(p.h16(2), p.h32(4)) && !faults.contains(Fault.IGNORE_MSN_WINDOW))
+        {
+            return; // S12.7-1: it would create message state beyond the window; dropped before the path layer
+        }
         c.lastHeard = System.nanoTime();
         final boolean fresh = record(c, path, p.psn());
         if (fresh && p.ecn() == UdpLink.CE && !faults.contains(Fault.NO_CE_ECHO))
@@ -380,6 +514,7 @@ final class ToyResponder implements AutoCloseable
         final long va = p.h64(SprayWire.SETH_LENGTH) - REGION_ADDRESS;
         if (p.opcode() == SprayWire.WRITE && fresh && !refusals.admit(c, p))
         {
+            c.complete(p.h16(2), p.h32(4)); // refused or flushed (S9.3, S9.4): it ends, and is never placed
             ack(c, path); // S9.3.1-1: a refused packet is acknowledged all the same, after its NACK
             return;
         }
@@ -403,6 +538,7 @@ final class ToyResponder implements AutoCloseable
         ack(c, path);
         if (p.opcode() == SprayWire.READ_REQUEST && fresh)
         {
+            c.complete(p.h16(2), p.h32(4)); // the request is whole in its one packet
             final int length = p.h32(12);
             final long tag = SprayWire.messageTag(c.sendKey, SprayWire.READ_RESPONSE, 0, p.h16(2), p.h32(4), length, 0, 0,
                 0, c.peerCid, 0);
@@ -411,7 +547,8 @@ final class ToyResponder implements AutoCloseable
                 final int n = Math.min(c.mtu, length - offset);
                 final byte[] payload = va >= 0 && va + length <= region.length ?
                     Arrays.copyOfRange(region, (int)va + offset, (int)va + offset + n) : new byte[n];
-                final byte[] response = FrameBuilder.bth(SprayWire.READ_RESPONSE, c.peerCid, c.nextPsn, false).u8(0)
+                final byte[] response = FrameBuilder.bth(SprayWire.READ_RESPONSE, c.peerCid, c.nextPsn, false)
+                    .u8(c.activePath)
                     .u8((offset + n >= length ? SprayWire.SETH_LAST : 0) |
                         (faults.contains(Fault.RESERVED_FLAG_SET) ? 0x80 : 0)).u16(p.h16(2)).u32(p.h32(4)).u32(offset)
                     .u32(length).u32(0).u64(tag).bytes(payload).bytes();
@@ -493,14 +630,20 @@ final class ToyResponder implements AutoCloseable
                 continue;
             }
             sender.sendWithinWindow(c);
+            sender.probeFailedPath(c, now);
             if (now - c.lastHeard > IDLE_TIMEOUT_NANOS && !faults.contains(Fault.NO_IDLE_CLOSE))
             {
                 c.closed = true;
             }
             else if (!c.unacknowledged.isEmpty() && now - c.lastAckHeard > RETRANSMIT_TIMEOUT_NANOS)
             {
-                // S6.7-1 by a timeout: the oldest packet not acknowledged goes again
+                // S6.7-1 by a timeout: the oldest packet not acknowledged goes again, unless the path now fails
+                // (S7.4) and its packets move to another
                 c.lastAckHeard = now;
+                if (++c.timeouts >= FAIL_AFTER_TIMEOUTS && sender.failOver(c))
+                {
+                    continue;
+                }
                 final byte[] again = c.unacknowledged.firstEntry().getValue().clone();
                 again[SprayWire.BTH_LENGTH + 1] |= SprayWire.SETH_RETRANSMIT;
                 sender.sendData(again);
