@@ -293,12 +293,14 @@ final class DataSender
             {
                 break;
             }
-            if (!moved && pacer.isStart(now) && scheduler.nothingOutstanding() &&
+            if (!moved && SendSlots.packetOf(handle) == 0 && pacer.isStart(now) && scheduler.nothingOutstanding() &&
                 slots.queuedPacketsAbove(config.startBudgetBytes / mtu))
             {
                 // S8.3.1: starting after a pause, announce it with a header-only probe ahead of the data: the
                 // receiver counts this sender (and tells the others still sending their smaller share, S8.3.2) as
-                // soon as the probe arrives, before the data of an incast's first round trip has queued up ahead
+                // soon as the probe arrives, before the data of an incast's first round trip has queued up ahead.
+                // Only a message's first packet starts: one partly sent is one the receiver counts active (S8.3),
+                // and a sender that waited for its ACKs (a descheduled receiver) has not paused
                 if (frames.newProbe(path, 0, now))
                 {
                     counters.increment(SprayCounters.START_PROBES_SENT);

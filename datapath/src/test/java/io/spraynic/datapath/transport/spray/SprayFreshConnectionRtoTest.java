@@ -25,7 +25,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * connection's READ times out and learns the late margin (S6.8.1); a second READ on it is clean. A second, fresh
  * connection between the same engines must start from what the first learnt: before the fix it started from 0 and
  * its READ resent 10 packets (all arriving twice at A) after 16 timeouts, none found spurious (docs/PROTOCOL.md
- * S6.8.1 says why), and took 3.04 s against 40 ms warm.
+ * S6.8.1 says why), and took 3.04 s against 40 ms warm. After that fix it still took 2.5 s: each stall looked like a
+ * pause to B (nothing outstanding, no new data for {@code activityWindow}), so each restarted the response with a
+ * probe and 8 KiB (S8.3.1), until only a message's first packet could be a start.
  */
 final class SprayFreshConnectionRtoTest
 {
@@ -61,6 +63,10 @@ final class SprayFreshConnectionRtoTest
             assertEquals(0, fresh[0], "fresh connection in a warm engine: B resent");
             assertEquals(0, fresh[1], "fresh connection in a warm engine: A's duplicates");
             assertTrue(startingMargin > 0, "the fresh connection started from the engine's margin");
+            // S8.3.1: the response starts once; B waiting on A's late ACKs mid-response is no pause. Counted as one,
+            // every 20 ms stall cost a probe, 8 KiB and a round trip: the READ took 2.5 s
+            assertEquals(1, fresh[3], "fresh connection: start probes of B's one response");
+            assertTrue(fresh[2] < 400_000_000L, "fresh connection's READ took " + fresh[2] / 1e6 + " ms");
         }
     }
 
@@ -144,6 +150,7 @@ final class SprayFreshConnectionRtoTest
         final long resentBefore = b.counters().get(SprayCounters.RETRANSMITTED);
         final long timeoutsBefore = b.counters().get(SprayCounters.TIMEOUTS);
         final long dupBefore = a.counters().get(SprayCounters.DUPLICATES);
+        final long startsBefore = b.counters().get(SprayCounters.START_PROBES_SENT);
         final SendWorkRequest wr = new SendWorkRequest();
         wr.reset().wrId(1).opcode(WorkRequestOpcode.RDMA_READ).local(target, target.address(), SIZE)
             .remote(source.address(), source.rkey());
@@ -167,9 +174,10 @@ final class SprayFreshConnectionRtoTest
         assertEquals(WorkCompletionStatus.SUCCESS, done.get(0).status());
         final long resent = b.counters().get(SprayCounters.RETRANSMITTED) - resentBefore;
         final long duplicates = a.counters().get(SprayCounters.DUPLICATES) - dupBefore;
-        System.out.printf("READ %.1f ms: B resent %d timeouts %d, A duplicates %d, B late margin %d us%n",
+        final long starts = b.counters().get(SprayCounters.START_PROBES_SENT) - startsBefore;
+        System.out.printf("READ %.1f ms: B resent %d timeouts %d, A duplicates %d, B late margin %d us, B starts %d%n",
             (bed.now - start) / 1e6, resent, b.counters().get(SprayCounters.TIMEOUTS) - timeoutsBefore, duplicates,
-            b.rtt().lateMarginNanos() / 1000);
-        return new long[] {resent, duplicates};
+            b.rtt().lateMarginNanos() / 1000, starts);
+        return new long[] {resent, duplicates, bed.now - start, starts};
     }
 }
