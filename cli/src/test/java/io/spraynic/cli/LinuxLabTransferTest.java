@@ -26,10 +26,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <li>Clean: every ECMP link of every plane carries within a quarter of an even share of each direction's packets
  * (issue 14's goal), counted by the routers over the part timed after a verified warm-up. Spray's paths rotate their source ports every 16 to 32 packets
  * (PROTOCOL.md S7.7): 64 fixed ports hashed over 4 links land within that only about half the time.</li>
- * <li>1 % random loss on every core link, each direction: verified, and retransmitted ÷ lost at most 1.1 per direction
- * (A's WRITEs, B's READ responses), both counted by the routers: data packets are IP packets of 512 bytes or more, and
- * those sent twice are the ones the core links saw beyond the transfer's own; then RoCEv2 over the same links and
- * loss, measured the same way, its goodput reported beside spray's. Each visit is measured after a verified warm-up
+ * <li>1 % random loss on every core link, each direction, the core links limited to 10 Mbit/s ({@link #CORE_RATE}):
+ * verified, and retransmitted ÷ lost at most 1.1 per direction (A's WRITEs, B's READ responses), both counted by the
+ * routers: data packets are IP packets of 512 bytes or more, those sent twice are the ones the core links saw beyond
+ * the transfer's own, and those lost the random drops and the ones that left a router onto a link and never reached
+ * the far one (the TBF's queue drops); then RoCEv2 over the same links and loss, measured the same way, spray's
+ * goodput at least 3 times its at that rate (issue 14's goal). Each visit is measured after a verified warm-up
  * over the same connection, the routers' counters read while the visitor holds between the two ({@link #timed});
  * RoCEv2's local ACK timeout is derived from round trips measured to B's NIC ({@link RoceAckTimeout}).</li>
  * </ul>
@@ -110,10 +112,13 @@ class LinuxLabTransferTest
      * 25 Mbit/s links, and the ratio then fell to 4 (RESULTS.md section 53); 80 Mbit/s in all keeps the links the bound.
      */
     static final String CORE_RATE = coreRate(System.getProperty("spraynic.lab.coreRate", "10mbit"));
+    /** The loss test's default core rate, where spray ÷ RoCEv2 is judged ({@link #RATE_LIMITED_GOODPUT_RATIO}). */
+    static final String JUDGED_CORE_RATE = "10mbit";
     /**
-     * Spray ÷ RoCEv2 goodput asserted on rate-limited core links: the issue's goal (3). Measured 10-15 on a quiet host
-     * at 25 Mbit/s per link (RESULTS.md section 52) and 4-7 at 5-8 runnable threads per core (section 53); on
-     * unlimited links it is reported, not judged.
+     * Spray ÷ RoCEv2 goodput asserted on the default core rate's links: the issue's goal (3). Measured 10-15 on a quiet
+     * host at 25 Mbit/s per link (RESULTS.md section 52), and at 6-9 runnable threads per core 7.2-7.7 at 10 Mbit/s,
+     * 4.0-4.1 at 25 Mbit/s and 2.8 at 200 Mbit/s, where the links no longer bound either transport (section 53).
+     * At another rate, or on unlimited links, it is reported, not judged.
      */
     static final double RATE_LIMITED_GOODPUT_RATIO = 3.0;
     /** CE marking above this rate on every core link (e.g. 4mbit), or null: none. */
@@ -304,7 +309,7 @@ class LinuxLabTransferTest
             assertTrue(rc.verified(), text);
             // Where the links bound the goodput, RoCEv2's one path per plane gets one of its four links and go-back-N
             // resends a window per loss; spray spreads over all of them and resends only what was lost
-            if (null != CORE_RATE)
+            if (JUDGED_CORE_RATE.equals(CORE_RATE))
             {
                 assertTrue(sprayGbps / rcGbps >= RATE_LIMITED_GOODPUT_RATIO, "spray / RoCEv2 goodput at least " +
                     RATE_LIMITED_GOODPUT_RATIO + " on core links limited to " + CORE_RATE + ": " + text);
