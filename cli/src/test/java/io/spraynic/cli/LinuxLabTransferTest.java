@@ -272,14 +272,19 @@ class LinuxLabTransferTest
             final String why = format("A->B: %d data packets lost on the core links, A sent %d twice (lost %d, " +
                 "retransmitted %d, moved %d; RTOs %d of which found spurious %d, tail probes %d, ACKs taken %d, stale " +
                 "%d); B received %d twice and saw %d gaps; A's paths' smoothed RTT %.2f-%.2f ms (smallest and largest " +
-                "seen), B's %.2f-%.2f ms", sprayAb[1], sprayAb[0], sprayResult.connection("lost"),
+                "seen), B's %.2f-%.2f ms; B->A: %d lost, B sent %d twice (lost %d, retransmitted %d; RTOs %d of " +
+                "which found spurious %d, tail probes %d); A received %d twice", sprayAb[1], sprayAb[0],
+                sprayResult.connection("lost"),
                 sprayResult.connection("retransmitted"), sprayResult.connection("moved"),
                 sprayResult.connection("timeouts"), sprayResult.connection("spurious_timeouts"),
                 sprayResult.connection("probes_sent"), sprayResult.connection("acks_received"),
                 sprayResult.connection("acks_stale"), grown(spray.atBWarm(), atB, "duplicates"),
                 grown(spray.atBWarm(), atB, "sack_gaps"), sprayResult.smallestSrttMillis(),
                 sprayResult.largestSrttMillis(), LabPeers.smallestSrttMillis(smallestAtB),
-                LabPeers.largestSrttMillis(atB));
+                LabPeers.largestSrttMillis(atB), sprayBa[1], sprayBa[0], grown(spray.atBWarm(), atB, "lost"),
+                grown(spray.atBWarm(), atB, "retransmitted"), grown(spray.atBWarm(), atB, "timeouts"),
+                grown(spray.atBWarm(), atB, "spurious_timeouts"), grown(spray.atBWarm(), atB, "probes_sent"),
+                spray.visitorGrown("duplicates"));
             System.out.println("linux lab at 1 % loss on every core link" + (WARMUP ? format(", each visit " +
                 "after a verified warm-up " + (WARMUP_FACTOR == 1 ? "as large as" : WARMUP_FACTOR + " times") +
                 " its timed part (spray's took %.2f s, timed on %s; RoCEv2's %.2f " +
