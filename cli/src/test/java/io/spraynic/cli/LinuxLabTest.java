@@ -26,8 +26,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The Linux ECMP lab ({@code deploy/lab}) does what its knobs say, measured with kernel UDP flows from host A to host B
  * (the script's flow generator) against the routers' own counters: flows spread over all four equal-cost links of each
  * plane; a drop fraction loses that fraction, every loss counted by the router that dropped it; CE marks appear above
- * the threshold rate and only on ECT packets; TBF holds a link to its rate; a link taken down carries nothing until it
- * comes back; {@code down} leaves no namespace or interface behind, also after an {@code up} killed half-way, and never
+ * the threshold rate and only on ECT packets; TBF holds a link to its rate, and the large packets it dropped on a core
+ * link are counted apart from the small ones (left one router, never reached the other); a link taken down carries
+ * nothing until it comes back; {@code down} leaves no namespace or interface behind, also after an {@code up} killed half-way, and never
  * touches a namespace it did not make. Needs root, nftables, tc and python3 (CI runs as root; the launcher installs
  * them).
  */
@@ -241,6 +242,64 @@ class LinuxLabTest
         finally
         {
             lab.set("p1b", "--rate", "off");
+        }
+    }
+
+    @Test
+    @Order(5)
+    void shouldCountTheLargePacketsATbfDroppedOnACoreLinkAndNotTheSmallOnes() throws Exception
+    {
+        // 2 Mbit/s on each of plane 1's core links; about 6 Mbit/s of 1028-byte IP packets offered to each
+        lab.set("p1", "--rate", "2mbit");
+        try
+        {
+            Map<String, Long> before = lab.counters();
+            final Map<String, String> large = lab.traffic("--planes", "1", "--flows", "64", "--packets", "45",
+                "--size", "1000", "--pps", "3000");
+            Map<String, Long> after = lab.counters();
+            assertEquals("0", large.get("socket_drops"), "the receiver kept up: " + large);
+            final long lost = sent(large, 1) - received(large, 1);
+            long linkDropped = 0;
+            long tbfDropped = 0;
+            long arrived = 0;
+            for (int k = 1; k <= LINKS; k++)
+            {
+                final String link = "p1l" + k;
+                final long dropped = delta(before, after, link, "ab", "link_dropped_large_packets");
+                assertEquals(delta(before, after, link, "ab", "forwarded_large_packets") -
+                    delta(before, after, link, "ab", "received_large_packets"), dropped, link + ": left less arrived");
+                linkDropped += dropped;
+                tbfDropped += delta(before, after, link, "ab", "rate_limit_dropped_packets");
+                arrived += delta(before, after, link, "ab", "received_large_packets");
+            }
+            System.out.printf(Locale.ROOT, "linux lab: TBF 2 Mbit/s on plane 1's core links, 1028-byte packets: %d " +
+                "of %d lost; large packets that left router A and never reached router B %d; the qdiscs dropped %d%n",
+                lost, sent(large, 1), linkDropped, tbfDropped);
+            assertTrue(lost > sent(large, 1) / 4, "the links were over their rate: " + large);
+            // read after the flow generator's 0.3 s wait (a TBF queues at most 50 ms), nothing is in flight: every
+            // datagram lost is one the far router did not see arrive, and every one it saw reached host B
+            assertEquals(lost, linkDropped, "every loss counted on its link: " + large);
+            assertEquals(received(large, 1), arrived, "what reached router B reached host B: " + large);
+            // the qdiscs' own count takes any packet, router A's few IPv6 neighbour discovery ones too
+            assertTrue(linkDropped <= tbfDropped && tbfDropped <= linkDropped + 2, linkDropped + " vs " + tbfDropped);
+
+            // small packets the TBF drops (ACK-sized) are the qdisc's drops but not large ones
+            before = lab.counters();
+            final Map<String, String> small = lab.traffic("--planes", "1", "--flows", "64", "--packets", "100",
+                "--size", "200", "--pps", "0");
+            after = lab.counters();
+            long smallTbf = 0;
+            for (int k = 1; k <= LINKS; k++)
+            {
+                assertEquals(0L, delta(before, after, "p1l" + k, "ab", "link_dropped_large_packets"), "p1l" + k);
+                smallTbf += delta(before, after, "p1l" + k, "ab", "rate_limit_dropped_packets");
+            }
+            assertTrue(smallTbf > 0 && smallTbf >= sent(small, 1) - received(small, 1),
+                "the qdiscs dropped small packets, uncounted as large: " + smallTbf + ", " + small);
+        }
+        finally
+        {
+            lab.set("p1", "--rate", "off");
         }
     }
 
