@@ -11,8 +11,8 @@ import java.lang.foreign.ValueLayout;
  * <p>
  * A writer that fills frames one at a time takes them with {@link #allocateOne}: the burst keeps a reserve of spare
  * mbufs beside its entries, refilled by one bulk allocation, so that a frame does not cost a downcall and a pool
- * access of its own. The reserve and the entries together never hold more than {@link #capacity()} mbufs; release
- * and close give the reserve back too.
+ * access of its own. Filled only through it, the reserve and the entries together never hold more than
+ * {@link #capacity()} mbufs, the most a full burst holds; release and close give the reserve back too.
  * <p>
  * Not thread-safe: a burst belongs to one poll thread.
  */
