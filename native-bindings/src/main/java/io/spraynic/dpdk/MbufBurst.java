@@ -9,6 +9,11 @@ import java.lang.foreign.ValueLayout;
  * the number of entries in use. RX appends to it, TX drains it from the front, alloc appends
  * fresh mbufs and release frees them all. None of these allocate on the Java heap.
  * <p>
+ * A writer that fills frames one at a time takes them with {@link #allocateOne}: the burst keeps a reserve of spare
+ * mbufs beside its entries, refilled by one bulk allocation, so that a frame does not cost a downcall and a pool
+ * access of its own. Filled only through it, the reserve and the entries together never hold more than
+ * {@link #capacity()} mbufs, the most a full burst holds; release and close give the reserve back too.
+ * <p>
  * Not thread-safe: a burst belongs to one poll thread.
  */
 public final class MbufBurst implements AutoCloseable
@@ -25,6 +30,10 @@ public final class MbufBurst implements AutoCloseable
     private final Arena arena;
     private final MemorySegment pointers;
     private final long pointersAddress;
+    private final MemorySegment spares; // the reserve of allocateOne, same scheme as pointers
+    private final long sparesAddress;
+    private int spareCount;
+    private long sparesPool; // the pool the reserve came from
     private final int capacity;
     private final MemorySegment memory;
     private final long memoryBase;
@@ -46,6 +55,9 @@ public final class MbufBurst implements AutoCloseable
         final MemorySegment owned = arena.allocate(ValueLayout.JAVA_LONG, capacity);
         this.pointersAddress = owned.address();
         this.pointers = MemorySegment.ofAddress(pointersAddress).reinterpret(owned.byteSize());
+        final MemorySegment ownedSpares = arena.allocate(ValueLayout.JAVA_LONG, capacity);
+        this.sparesAddress = ownedSpares.address();
+        this.spares = MemorySegment.ofAddress(sparesAddress).reinterpret(ownedSpares.byteSize());
         this.memory = memory.segment();
         this.memoryBase = this.memory.address();
     }
@@ -139,6 +151,48 @@ public final class MbufBurst implements AutoCloseable
     }
 
     /**
+     * Appends one fresh mbuf from {@code pool}, taken from the burst's reserve; an empty reserve is first refilled
+     * with as many as the burst has room for, in one bulk allocation (one mbuf alone when the pool cannot supply
+     * that many).
+     *
+     * @return true when appended, false when the burst is full or the pool has no mbuf now.
+     */
+    public boolean allocateOne(final Mempool pool)
+    {
+        requireOpen();
+        final int room = capacity - size;
+        if (room <= 0)
+        {
+            return false;
+        }
+        final long poolAddress = pool.address();
+        if (0 == spareCount || poolAddress != sparesPool)
+        {
+            releaseSpares();
+            if (room > 1 && 0 == Shim.mbufAllocBulk(poolAddress, sparesAddress, room))
+            {
+                spareCount = room;
+                sparesPool = poolAddress;
+            }
+            else
+            {
+                return allocate(pool, 1);
+            }
+        }
+        pointers.setAtIndex(ValueLayout.JAVA_LONG, size, spares.getAtIndex(ValueLayout.JAVA_LONG, --spareCount));
+        size++;
+        return true;
+    }
+
+    /**
+     * @return spare mbufs in the reserve of {@link #allocateOne}.
+     */
+    public int spareCount()
+    {
+        return spareCount;
+    }
+
+    /**
      * Sets the length of every mbuf in the burst (for fixed-size traffic).
      */
     public void dataLengthAll(final int length)
@@ -193,7 +247,7 @@ public final class MbufBurst implements AutoCloseable
     }
 
     /**
-     * Returns every mbuf in the burst to its pool.
+     * Returns every mbuf in the burst, and those in its reserve, to their pool.
      */
     public void release()
     {
@@ -201,6 +255,16 @@ public final class MbufBurst implements AutoCloseable
         {
             Shim.mbufFreeBulk(pointersAddress, size);
             size = 0;
+        }
+        releaseSpares();
+    }
+
+    private void releaseSpares()
+    {
+        if (spareCount > 0)
+        {
+            Shim.mbufFreeBulk(sparesAddress, spareCount);
+            spareCount = 0;
         }
     }
 
@@ -225,7 +289,7 @@ public final class MbufBurst implements AutoCloseable
     }
 
     /**
-     * Frees any mbufs still held, then the pointer array.
+     * Frees any mbufs still held (the reserve's too), then the pointer arrays.
      */
     public void close()
     {

@@ -188,6 +188,76 @@ class MbufBurstTest
     }
 
     @Test
+    void shouldTakeOneAtATimeFromAReserveFilledInBulkAndGiveTheReserveBack()
+    {
+        try (MbufBurst burst = new MbufBurst(8, PacketMemory.current()))
+        {
+            assertTrue(burst.allocateOne(pool));
+            assertEquals(1, burst.size());
+            assertEquals(7, burst.spareCount());
+            assertEquals(503, pool.availableCount(), "one bulk allocation: the burst's whole room");
+            final java.util.Set<Long> addresses = new java.util.HashSet<>();
+            addresses.add(burst.mbufAddress(0));
+            for (int i = 1; i < 8; i++)
+            {
+                assertTrue(burst.allocateOne(pool));
+                addresses.add(burst.mbufAddress(i));
+                assertEquals(503, pool.availableCount(), "taken from the reserve, not the pool");
+            }
+            assertEquals(8, addresses.size(), "eight distinct mbufs");
+            assertEquals(0, burst.spareCount());
+            assertFalse(burst.allocateOne(pool), "a full burst takes no more");
+            burst.release();
+            assertEquals(511, pool.availableCount());
+
+            assertTrue(burst.allocateOne(pool));
+            assertEquals(7, burst.spareCount());
+            burst.release();
+            assertEquals(0, burst.spareCount());
+            assertEquals(511, pool.availableCount(), "release gives the reserve back");
+
+            assertTrue(burst.allocate(pool, 7));
+            assertTrue(burst.allocateOne(pool));
+            assertEquals(0, burst.spareCount(), "room for one: no reserve");
+            assertEquals(503, pool.availableCount());
+            burst.release();
+
+            try (MbufBurst hog = new MbufBurst(511, PacketMemory.current()))
+            {
+                assertTrue(hog.allocate(pool, 505));
+                assertTrue(burst.allocateOne(pool), "6 left, room for 8: one alone");
+                assertEquals(0, burst.spareCount());
+                assertEquals(5, pool.availableCount());
+                assertTrue(hog.allocate(pool, 5));
+                assertFalse(burst.allocateOne(pool), "the pool is empty");
+                assertEquals(1, burst.size());
+                hog.release();
+            }
+            burst.release();
+            assertEquals(511, pool.availableCount());
+
+            final Mempool other = Mempool.createPacketPool("burst_test_other", 63, 0, 2048 + 128, -1);
+            try
+            {
+                assertTrue(burst.allocateOne(pool));
+                assertTrue(burst.allocateOne(other));
+                assertEquals(510, pool.availableCount(), "the first pool's reserve went back to it");
+                assertEquals(63 - 7, other.availableCount());
+                assertEquals(6, burst.spareCount());
+                burst.release();
+                assertEquals(63, other.availableCount());
+            }
+            finally
+            {
+                other.close();
+            }
+            assertEquals(511, pool.availableCount());
+            assertTrue(burst.allocateOne(pool));
+        }
+        assertEquals(511, pool.availableCount(), "close() gives the reserve back");
+    }
+
+    @Test
     void shouldStillBoundsCheckHeaderReadsAgainstPacketMemory()
     {
         // The unaligned header layouts drop only the alignment test: an mbuf address outside the

@@ -84,6 +84,11 @@ public abstract class TappingPacketPort implements PacketPort
         return delegate.allocate(burst, count);
     }
 
+    public boolean allocateOne(final PacketBurst burst)
+    {
+        return delegate.allocateOne(burst);
+    }
+
     public int transmit(final PacketBurst burst)
     {
         final int size = burst.size();

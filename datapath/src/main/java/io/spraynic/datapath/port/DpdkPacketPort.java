@@ -74,6 +74,11 @@ public final class DpdkPacketPort implements PacketPort
         return ((DpdkPacketBurst)burst).mbufs().allocate(pool, count);
     }
 
+    public boolean allocateOne(final PacketBurst burst)
+    {
+        return ((DpdkPacketBurst)burst).mbufs().allocateOne(pool);
+    }
+
     public int transmit(final PacketBurst burst)
     {
         return ((DpdkPacketBurst)burst).mbufs().transmit(portId, queueId);

@@ -173,6 +173,11 @@ public final class FaultInjectingPacketPort implements PacketPort
         return inner.allocate(burst, count);
     }
 
+    public boolean allocateOne(final PacketBurst burst)
+    {
+        return inner.allocateOne(burst);
+    }
+
     public int transmit(final PacketBurst burst)
     {
         ensureStaging(burst.capacity());

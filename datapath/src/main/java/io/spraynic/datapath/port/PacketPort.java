@@ -57,6 +57,19 @@ public interface PacketPort extends AutoCloseable
     boolean allocate(PacketBurst burst, int count);
 
     /**
+     * Appends one empty buffer to {@code burst}, for a writer that fills frames one at a time ({@link PortFrameSink}).
+     * A port whose allocation costs a call of its own per request (DPDK: a downcall into the mempool) takes it from
+     * a reserve the burst keeps, refilled in bulk; {@link #release} gives the reserve back with the burst's packets.
+     * The default allocates one.
+     *
+     * @return true when appended, false when no buffer is free right now or the burst is full.
+     */
+    default boolean allocateOne(final PacketBurst burst)
+    {
+        return burst.size() < burst.capacity() && allocate(burst, 1);
+    }
+
+    /**
      * Transmits the packets of {@code burst}; those the port could not take yet move to its front
      * and stay the caller's, to retry or {@link #release}.
      *
@@ -78,7 +91,7 @@ public interface PacketPort extends AutoCloseable
     }
 
     /**
-     * Gives every packet in {@code burst} back to its pool.
+     * Gives every packet in {@code burst} back to its pool, and the spare buffers {@link #allocateOne} keeps with it.
      */
     void release(PacketBurst burst);
 

@@ -6,9 +6,10 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * A {@link FrameSink} over one {@link PacketPort} per plane (index = plane): each claim takes one buffer from its
- * plane's port into that port's TX burst, and a full burst, or {@link #flush()}, transmits. Packets a port cannot
- * take yet stay in its burst for the next flush, so nothing is lost to a full TX ring; claims fail until there is
- * room again. Used on the poll thread only; allocation-free after {@link #onStart()}.
+ * plane's port into that port's TX burst ({@link PacketPort#allocateOne}: on DPDK from a reserve the burst refills
+ * in bulk, freed with the burst at {@link #close()}), and a full burst, or {@link #flush()}, transmits. Packets a
+ * port cannot take yet stay in its burst for the next flush, so nothing is lost to a full TX ring; claims fail until
+ * there is room again. Used on the poll thread only; allocation-free after {@link #onStart()}.
  */
 public final class PortFrameSink implements FrameSink
 {
@@ -115,10 +116,10 @@ public final class PortFrameSink implements FrameSink
                 return false;
             }
         }
-        if (!port.allocate(burst, 1))
+        if (!port.allocateOne(burst))
         {
             flush(plane);
-            if (!port.allocate(burst, 1))
+            if (!port.allocateOne(burst))
             {
                 return false;
             }

@@ -99,6 +99,38 @@ class DpdkRingPairTest
     }
 
     @Test
+    void shouldClaimASinksBuffersInBulkAndGiveEveryOneBackAtClose()
+    {
+        final int before = pool.availableCount();
+        final PortFrameSink sink = new PortFrameSink(a, 8, 2048);
+        sink.onStart();
+        long sequence = 0;
+        for (int round = 0; round < 60; round++)
+        {
+            final long first = sequence;
+            final int frames = 1 + round % 11; // over 8: the sink transmits a full burst within the claims
+            for (int i = 0; i < frames; i++)
+            {
+                assertTrue(sink.claim(0, 64));
+                RawFrames.write(sink.buffer(), sink.offset(), 64, sequence++);
+                sink.commit(64);
+                if (0 == round && 0 == i)
+                {
+                    assertEquals(8, before - pool.availableCount(), "the first claim took the burst's room at once");
+                }
+                assertTrue(before - pool.availableCount() <= 8 + i, "the sink holds at most a burst, beyond what " +
+                    "the ring holds: " + (before - pool.availableCount()));
+            }
+            sink.flush();
+            assertEquals(sequenceList(first, frames), toList(receive(b, frames, 5000)), "round " + round);
+            assertTrue(before - pool.availableCount() <= 8, "spare buffers only: " + (before - pool.availableCount()));
+        }
+        assertEquals(sequence, sink.transmitted());
+        sink.close();
+        assertEquals(before, pool.availableCount(), "close gives the spare buffers back");
+    }
+
+    @Test
     void shouldCountInPortStats()
     {
         pair.first().resetStats();
