@@ -40,7 +40,7 @@ class DemoLinuxFabricSummaryTest
             "connection (%.3f s)", BadOption.size((long)number(json, "warmupBytes")), number(json, "warmupSeconds"))),
             text);
         assertTrue(json.contains("\"warm\":true"), json);
-        assertTrue(text.contains(String.format(Locale.ROOT, "routers dropped %d, A sent again %d (%.2f per loss)",
+        assertTrue(text.contains(String.format(Locale.ROOT, "lost on the core links %d, A sent again %d (%.2f per loss)",
             (long)number(json, "dataDroppedAB"), (long)number(json, "retransmittedAB"),
             number(json, "retransmittedAB") / number(json, "dataDroppedAB"))), text);
         assertEquals(perLinkOfJson(json), perLinkOfText(text), "every core link, both directions: " + text);
@@ -65,7 +65,7 @@ class DemoLinuxFabricSummaryTest
         assertTrue(text.contains(String.format(Locale.ROOT, "median %.2f, p99 %.2f, max %.2f ms",
             number(rocev2Json, "echoMedianMillis"), number(rocev2Json, "echoP99Millis"),
             number(rocev2Json, "echoMaxMillis"))), text);
-        assertTrue(text.contains("routers dropped 80, A sent again 5,904 (73.80 per loss)"), text);
+        assertTrue(text.contains("lost on the core links 80, A sent again 5,904 (73.80 per loss)"), text);
         assertEquals(perLinkOfJson(rocev2Json), perLinkOfText(text), text);
         final String ratio = LinuxFabricDemo.ratio(spray, rocev2);
         assertEquals(String.format(Locale.ROOT, "spray ÷ RoCEv2 goodput across the same routers and loss: %.1fx%n",
@@ -81,7 +81,7 @@ class DemoLinuxFabricSummaryTest
         final LinuxFabricDemo.Run coldRun = new LinuxFabricDemo.Run("spray", true, 4L << 20, 2.0, 0, 0, links(3),
             "{\"verified\":true}", 0, Double.NaN, null);
         assertTrue(LinuxFabricDemo.text(coldRun).contains("cold (no warm-up)"), LinuxFabricDemo.text(coldRun));
-        assertTrue(LinuxFabricDemo.text(coldRun).contains("dropped 0, A sent again 0 (n/a per loss)"));
+        assertTrue(LinuxFabricDemo.text(coldRun).contains("lost on the core links 0, A sent again 0 (n/a per loss)"));
         final String coldJson = LinuxFabricDemo.json(cold, coldRun, null);
         assertTrue(coldJson.contains("\"warm\":false,\"warmupBytes\":0,\"warmupSeconds\":null"), coldJson);
         final String header = LinuxFabricDemo.header(cold, "d42");
