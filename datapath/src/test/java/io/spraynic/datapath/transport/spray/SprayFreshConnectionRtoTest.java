@@ -47,6 +47,10 @@ final class SprayFreshConnectionRtoTest
 
             final long[] first = read(bed, bed.a, bed.b, source, target);
             assertTrue(first[0] > 0, "the first connection's READ timed out spuriously and learnt a margin");
+            // S6.8-1 (c): the timeouts neither (a) nor (b) could judge, A's report of duplicates showed (6 of 16
+            // found spurious without it, 8 with it: the last of each path's two, section 54)
+            assertTrue(first[3] > 0, "found by A's report of duplicates (S5.1-3)");
+            assertTrue(first[2] >= 8, "every path's last timeout found spurious: " + first[2]);
             assertTrue(bed.b.rtt().lateMarginNanos() > 0);
             final long[] warm = read(bed, bed.a, bed.b, source, target);
             assertEquals(0, warm[0], "warm connection: nothing resent");
@@ -133,7 +137,10 @@ final class SprayFreshConnectionRtoTest
         }
     }
 
-    /** @return B's retransmissions and A's duplicates during one READ of {@link #SIZE} bytes from B to A. */
+    /**
+     * @return B's retransmissions, A's duplicates, B's spurious timeouts and those of them A's report of duplicates
+     * showed (S6.8-1 (c)) during one READ of {@link #SIZE} bytes from B to A.
+     */
     private static long[] read(
         final SprayTestBed bed,
         final SprayConnection a,
@@ -144,6 +151,8 @@ final class SprayFreshConnectionRtoTest
         final long resentBefore = b.counters().get(SprayCounters.RETRANSMITTED);
         final long timeoutsBefore = b.counters().get(SprayCounters.TIMEOUTS);
         final long dupBefore = a.counters().get(SprayCounters.DUPLICATES);
+        final long spuriousBefore = b.counters().get(SprayCounters.SPURIOUS_TIMEOUTS);
+        final long reportedBefore = b.counters().get(SprayCounters.SPURIOUS_TIMEOUTS_REPORTED);
         final SendWorkRequest wr = new SendWorkRequest();
         wr.reset().wrId(1).opcode(WorkRequestOpcode.RDMA_READ).local(target, target.address(), SIZE)
             .remote(source.address(), source.rkey());
@@ -167,9 +176,14 @@ final class SprayFreshConnectionRtoTest
         assertEquals(WorkCompletionStatus.SUCCESS, done.get(0).status());
         final long resent = b.counters().get(SprayCounters.RETRANSMITTED) - resentBefore;
         final long duplicates = a.counters().get(SprayCounters.DUPLICATES) - dupBefore;
-        System.out.printf("READ %.1f ms: B resent %d timeouts %d, A duplicates %d, B late margin %d us%n",
-            (bed.now - start) / 1e6, resent, b.counters().get(SprayCounters.TIMEOUTS) - timeoutsBefore, duplicates,
+        System.out.printf("READ %.1f ms: B resent %d timeouts %d (spurious %d, by A's report of duplicates %d), " +
+            "A duplicates %d, B late margin %d us%n", (bed.now - start) / 1e6, resent,
+            b.counters().get(SprayCounters.TIMEOUTS) - timeoutsBefore,
+            b.counters().get(SprayCounters.SPURIOUS_TIMEOUTS) - spuriousBefore,
+            b.counters().get(SprayCounters.SPURIOUS_TIMEOUTS_REPORTED) - reportedBefore, duplicates,
             b.rtt().lateMarginNanos() / 1000);
-        return new long[] {resent, duplicates};
+        return new long[] {resent, duplicates,
+            b.counters().get(SprayCounters.SPURIOUS_TIMEOUTS) - spuriousBefore,
+            b.counters().get(SprayCounters.SPURIOUS_TIMEOUTS_REPORTED) - reportedBefore};
     }
 }
