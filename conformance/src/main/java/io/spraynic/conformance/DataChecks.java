@@ -284,7 +284,8 @@ final class DataChecks extends Checks
     /**
      * S2.5-2 over what the target sent to {@code cid}: the BTH's reserved fields (byte 4, and byte 8 below AckReq),
      * the data packets' reserved SETH flag bits (5-7; 2-4 are the attempt, S9.3-3), and the reserved rows and flag
-     * bits of the SACKH (flags 1-7; its byte 4 is {@code duplicates}, S5.1-3), PRBH (flags 1-7, {@code reserved2}, {@code reserved4}) and
+     * bits of the SACKH (flags 1-7; its byte 4 is {@code duplicates}, S5.1-3), PRBH (flags 1-7, {@code reserved2},
+     * {@code reserved4}) and
      * CONH (flags 1-7, {@code reserved8}, {@code reserved12}); the NAKH has none.
      *
      * @return null when every one was zero, else the first few that were not.

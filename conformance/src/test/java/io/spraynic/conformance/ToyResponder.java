@@ -468,7 +468,8 @@ final class ToyResponder implements AutoCloseable
         c.duplicatesSinceAck[path] = 0;
         (0 == path ? sender.controlLink() : link).send(FrameBuilder.bth(SprayWire.ACK, c.peerCid, 0, false).u8(path)
             .u8((ce > 0 ? SprayWire.SACKH_ECE : 0) | (faults.contains(Fault.RESERVED_ACK_FIELD) ? 0x40 : 0))
-            .u16(ce).u8(duplicates).u24(c.cumulative[path]).bytes(sack).u32(0).u32(++c.ackSequence[path]).u32(c.refusals)
+            .u16(ce).u8(duplicates).u24(c.cumulative[path]).bytes(sack).u32(0).u32(++c.ackSequence[path])
+            .u32(c.refusals)
             .controlTag(c.sendKey).bytes(), false, UdpLink.NOT_ECT);
         c.lastSent = System.nanoTime();
     }

@@ -107,7 +107,7 @@ public final class SelectiveAckHeader
         return Wire.u8(s, o + DUPLICATES_OFFSET);
     }
 
-    /** Writes {@code count} saturated at {@link #DUPLICATES_MAX}; after {@link #cumulativePsn(MemorySegment, long, int)}. */
+    /** Writes {@code count}, at most {@link #DUPLICATES_MAX}; after {@link #cumulativePsn(MemorySegment, long, int)}. */
     public static void duplicates(final MemorySegment s, final long o, final int count)
     {
         s.set(Wire.BYTE, o + DUPLICATES_OFFSET, (byte)Math.min(count, DUPLICATES_MAX));
@@ -172,7 +172,8 @@ public final class SelectiveAckHeader
     public static String toString(final MemorySegment s, final long o)
     {
         return "SACKH{path=" + path(s, o) + ", flags=0x" + Integer.toHexString(flags(s, o)) + ", ce=" + ceCount(s, o) +
-            ", duplicates=" + duplicates(s, o) + ", cumulativePsn=" + cumulativePsn(s, o) + ", sack=" + String.format("%016x%016x%016x%016x",
+            ", duplicates=" + duplicates(s, o) + ", cumulativePsn=" + cumulativePsn(s, o) + ", sack=" +
+            String.format("%016x%016x%016x%016x",
             sackWord(s, o, 0), sackWord(s, o, 1), sackWord(s, o, 2), sackWord(s, o, 3)) +
             ", rateHintMbps=" + Integer.toUnsignedString(rateHintMbps(s, o)) + ", ackSequence=" + ackSequence(s, o) +
             ", refusals=" + Integer.toUnsignedString(refusals(s, o)) + '}';

@@ -10,7 +10,8 @@ import io.spraynic.datapath.wire.SelectiveAckHeader;
  * or closes a gap, is the first CE-marked one since the last ACK, is a duplicate or a probe, or is the
  * {@code ackEvery}-th since the last ACK; otherwise {@code ackDelay} after the first packet it has not
  * acknowledged. It keeps what the next ACK of each path carries (its CE count, its count of duplicates, S5.1-3, and
- * its ACK sequence number, which wraps) and the fair-share hint the last ACK told the peer (S8.3.2). Writing the ACK is the caller's.
+ * its ACK sequence number, which wraps) and the fair-share hint the last ACK told the peer (S8.3.2). Writing the ACK
+ * is the caller's.
  * Allocation-free.
  */
 final class AckScheduler
@@ -26,7 +27,7 @@ final class AckScheduler
 
     private static final long NONE = Long.MIN_VALUE;
     private static final int SINCE_ACK = 0;
-    /** CE marks (low 24 bits, saturating) and duplicates (high 8 bits, saturating, S5.1-3) since the path's last ACK. */
+    /** CE marks (low 24 bits) and duplicates (high 8 bits, S5.1-3) since the path's last ACK, each saturating. */
     private static final int MARKS_SINCE_ACK = 1;
     private static final int CE_MASK = 0xFF_FFFF;
     private static final int DUPLICATES_SHIFT = 24;

@@ -169,8 +169,8 @@ public final class SprayCounters
 
     /**
      * @return the slots a connection's counters can move (the handshake's slots, 40..53, are the engine's, except
-     * {@link #IDLE_CLOSED}, {@link #KEEPALIVES_SENT}, {@link #SPURIOUS_TIMEOUTS} and {@link #SPURIOUS_TIMEOUTS_REPORTED}):
-     * what is worth mirroring per connection.
+     * {@link #IDLE_CLOSED}, {@link #KEEPALIVES_SENT}, {@link #SPURIOUS_TIMEOUTS} and
+     * {@link #SPURIOUS_TIMEOUTS_REPORTED}): what is worth mirroring per connection.
      */
     public static int[] connectionSlots()
     {

@@ -31,7 +31,7 @@ final class SprayFreshConnectionRtoTest
 {
     static final long RUN_NANOS = 20_000;
     static final long STALL_NANOS = 20_000_000;
-    /** {@link #shouldSeeTheSpuriousTimeoutsOfGrowingStallsByTheReceiversReportOfDuplicates}: A's stalls, READ by READ. */
+    /** A's stalls, READ by READ, in {@link #shouldSeeTheSpuriousTimeoutsOfGrowingStallsByTheReceiversReportOfDuplicates}. */
     static final long[] GROWING_STALLS_NANOS = {5_000_000, 10_000_000, 20_000_000, 40_000_000, 7_000_000, 40_000_000};
     static final int SIZE = 4 << 20;
 
