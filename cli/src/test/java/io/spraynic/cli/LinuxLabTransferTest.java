@@ -251,12 +251,13 @@ class LinuxLabTransferTest
             // why A sent more than the routers dropped: what A took for lost, what B received twice, and how long
             // the paths' round trips were against the RTO's ceiling (rtoMax, 10 ms)
             final String why = format("A->B: routers dropped %d data packets, A sent %d twice (lost %d, " +
-                "retransmitted %d, moved %d; RTOs %d of which found spurious %d, tail probes %d, ACKs taken %d, stale " +
+                "retransmitted %d, moved %d; RTOs %d of which found spurious %d (by B's report of duplicates %d), tail " +
+                "probes %d, ACKs taken %d, stale " +
                 "%d); B received %d twice and saw %d gaps; A's paths' smoothed RTT %.2f-%.2f ms (smallest and largest " +
                 "seen), B's %.2f-%.2f ms", sprayAb[1], sprayAb[0], sprayResult.connection("lost"),
                 sprayResult.connection("retransmitted"), sprayResult.connection("moved"),
                 sprayResult.connection("timeouts"), sprayResult.connection("spurious_timeouts"),
-                sprayResult.connection("probes_sent"), sprayResult.connection("acks_received"),
+                sprayResult.connection("spurious_timeouts_reported"), sprayResult.connection("probes_sent"), sprayResult.connection("acks_received"),
                 sprayResult.connection("acks_stale"), grown(spray.atBWarm(), atB, "duplicates"),
                 grown(spray.atBWarm(), atB, "sack_gaps"), sprayResult.smallestSrttMillis(),
                 sprayResult.largestSrttMillis(), LabPeers.smallestSrttMillis(smallestAtB),
