@@ -133,9 +133,9 @@ def all_vectors():
     v.append(vector(0xC8, [SACKH(path=1, cumulativePsn=5, ackSequence=1)], vlan=True))
     v.append(vector(0xCC, [CONH(version=2, flags=1, paths=1, planes=1, mtu=1024, streams=1, senderCid=3, token=1)],
                     bytes(hsb) + bytes(entries[1]), ipv6=True, vlan=True, dest_qp=0, payload_blocks=blocks(hsb, entries[1:])))
-    # reserved fields and bits set: still well formed (S2.5)
+    # reserved fields and bits set: still well formed (S2.5); the SACKH's duplicates at their maximum (S5.1-3)
     v.append(vector(0xC0, [SETH(path=1, flags=0xFF, length=4), reth], b'\0' * 4))
-    v.append(vector(0xC8, [SACKH(flags=0xFF, reserved4=0xFF, cumulativePsn=1)]))
+    v.append(vector(0xC8, [SACKH(flags=0xFF, duplicates=0xFF, cumulativePsn=1)]))
     v.append(vector(0xC9, [PRBH(flags=0xFF, reserved2=0xFFFF, reserved4=0xFF, nextPsn=2)], psn=2))
     v.append(vector(0xCA, [NAKH(syndrome=0xFF, reason=0xFF)]))
     v.append(vector(0xCE, [CONH(version=0xFF, flags=0xFF, reserved8=0xFF, reserved12=0xFF, reads=0xFF, window=0xFFFF,

@@ -50,7 +50,7 @@ local SETH = header("seth", { { "path", "u8", 1 }, { "flags", "u8", 1 }, { "stre
 local RETH = header("reth", { { "va", "u64", 8 }, { "rkey", "u32", 4 }, { "length", "u32", 4 } })
 local IMMDT = header("immdt", { { "immediate", "u32", 4 } })
 local SACKH = header("sackh", { { "path", "u8", 1 }, { "flags", "u8", 1 }, { "ceCount", "u16", 2 },
-    { "reserved4", "u8", 1 }, { "cumulativePsn", "u24", 3 }, { "sack", "bytes", 32 }, { "rateHint", "u32", 4 },
+    { "duplicates", "u8", 1 }, { "cumulativePsn", "u24", 3 }, { "sack", "bytes", 32 }, { "rateHint", "u32", 4 },
     { "ackSequence", "u32", 4 }, { "refusals", "u32", 4 }, { "tag", "u64", 8 } })
 local PRBH = header("prbh", { { "path", "u8", 1 }, { "flags", "u8", 1 }, { "reserved2", "u16", 2 },
     { "reserved4", "u8", 1 }, { "nextPsn", "u24", 3 }, { "tag", "u64", 8 } })

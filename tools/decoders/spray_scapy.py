@@ -99,7 +99,7 @@ class SACKH(SprayHeader):
         ByteField('path', 0),
         ByteField('flags', 0),  # bit 0 ECE
         ShortField('ceCount', 0),
-        ByteField('reserved4', 0),
+        ByteField('duplicates', 0),  # S5.1-3
         ThreeBytesField('cumulativePsn', 0),
         StrFixedLenField('sack', b'\0' * 32, 32),
         IntField('rateHint', 0),

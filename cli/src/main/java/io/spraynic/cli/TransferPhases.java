@@ -28,8 +28,8 @@ final class TransferPhases implements PeerExchange.VisitPhases
     static final String GO = "visitor.go";
     /** A spray connection's counters that count the timed part's work: reported as deltas over it. */
     static final List<String> COUNTED = List.of("tx_packets", "rx_packets", "retransmitted", "lost", "moved",
-        "timeouts", "spurious_timeouts", "probes_sent", "acks_received", "acks_stale", "sack_gaps", "duplicates",
-        "ecn_marks_received");
+        "timeouts", "spurious_timeouts", "spurious_timeouts_reported", "probes_sent", "acks_received", "acks_stale",
+        "sack_gaps", "duplicates", "ecn_marks_received");
     /** The worker copies a connection's counters into the file once a millisecond: a read waits for two copies. */
     private static final long PUBLISHED_WITHIN_MILLIS = 3;
     private static final Pattern CONNECTION_COUNTER = Pattern.compile("conn 0x[0-9a-f]+: ([a-z_]+)");

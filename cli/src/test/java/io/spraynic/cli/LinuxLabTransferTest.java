@@ -271,14 +271,15 @@ class LinuxLabTransferTest
             // why A sent more than the routers dropped: what A took for lost, what B received twice, and how long
             // the paths' round trips were against the RTO's ceiling (rtoMax, 10 ms)
             final String why = format("A->B: %d data packets lost on the core links, A sent %d twice (lost %d, " +
-                "retransmitted %d, moved %d; RTOs %d of which found spurious %d, tail probes %d, ACKs taken %d, stale " +
+                "retransmitted %d, moved %d; RTOs %d of which found spurious %d (by B's report of duplicates %d), tail " +
+                "probes %d, ACKs taken %d, stale " +
                 "%d); B received %d twice and saw %d gaps; A's paths' smoothed RTT %.2f-%.2f ms (smallest and largest " +
                 "seen), B's %.2f-%.2f ms; B->A: %d lost, B sent %d twice (lost %d, retransmitted %d; RTOs %d of " +
                 "which found spurious %d, tail probes %d); A received %d twice", sprayAb[1], sprayAb[0],
                 sprayResult.connection("lost"),
                 sprayResult.connection("retransmitted"), sprayResult.connection("moved"),
                 sprayResult.connection("timeouts"), sprayResult.connection("spurious_timeouts"),
-                sprayResult.connection("probes_sent"), sprayResult.connection("acks_received"),
+                sprayResult.connection("spurious_timeouts_reported"), sprayResult.connection("probes_sent"), sprayResult.connection("acks_received"),
                 sprayResult.connection("acks_stale"), grown(spray.atBWarm(), atB, "duplicates"),
                 grown(spray.atBWarm(), atB, "sack_gaps"), sprayResult.smallestSrttMillis(),
                 sprayResult.largestSrttMillis(), LabPeers.smallestSrttMillis(smallestAtB),

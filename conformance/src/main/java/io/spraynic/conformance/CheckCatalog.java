@@ -35,6 +35,7 @@ final class CheckCatalog
         must("data.out-of-order-placement", "S4.2-1");
         must("data.read-back", "S4.6-1");
         must("data.ack-sequence", "S5.1-2");
+        must("data.duplicate-report", "S5.1-3");
         must("sender.stale-ack", "S5.1-2");
         must("data.probe", "S5.2-1");
         must("security.resync-ahead", "S5.2-2");

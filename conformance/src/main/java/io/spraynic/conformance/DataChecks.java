@@ -152,6 +152,41 @@ final class DataChecks extends Checks
             }
             return failures(f);
         });
+        must("data.duplicate-report", "S5.1-3", "a data packet received twice is reported, once, in the SACKH " +
+            "duplicates of its path's ACKs", () ->
+        {
+            requireConnection(why);
+            final byte[] data = pattern(512, 5);
+            final ScriptedPeer.Message m = write(c, data.length, 12 * 1024);
+            final int psn = c.takePsn(0);
+            final byte[] p = c.dataPacket(m, 0, psn, 0, data, SprayWire.SETH_LAST, true, c.tag(m));
+            final int before = c.received.size();
+            c.send(p);
+            c.send(p); // the same packet again: its PSN had arrived
+            final int expect = (psn + 1) & SprayWire.PSN_MASK;
+            final Packet report = c.awaitPacket(ANSWER_NANOS, a -> c.isAckOf(a, 0) && a.h8(4) > 0);
+            c.collect(SILENCE_NANOS); // the ACKs that follow must not report it again
+            int reported = 0;
+            Packet covering = null;
+            for (final Packet a : c.received.subList(before, c.received.size()))
+            {
+                if (c.isAckOf(a, 0))
+                {
+                    reported += a.h8(4);
+                    covering = a.h24(5) == expect ? a : covering;
+                }
+            }
+            if (null == report)
+            {
+                return "no ACK of path 0 reports the duplicate (SACKH duplicates 0 in each); last: " +
+                    describeAck(c.lastAck(c.received.subList(before, c.received.size()), 0));
+            }
+            if (null == covering)
+            {
+                return "no ACK of path 0 with cumulativePsn " + expect + "; last: " + describeAck(report);
+            }
+            return reported == 1 ? null : "the ACKs of path 0 reported " + reported + " duplicates for the one sent";
+        });
         must("data.reserved-bits", "S2.5-1", "a packet with reserved bits set (BTH resv7, SETH flag bits 5-7) is " +
             "processed as if they were zero", () ->
         {
@@ -249,7 +284,8 @@ final class DataChecks extends Checks
     /**
      * S2.5-2 over what the target sent to {@code cid}: the BTH's reserved fields (byte 4, and byte 8 below AckReq),
      * the data packets' reserved SETH flag bits (5-7; 2-4 are the attempt, S9.3-3), and the reserved rows and flag
-     * bits of the SACKH (flags 1-7, {@code reserved4}), PRBH (flags 1-7, {@code reserved2}, {@code reserved4}) and
+     * bits of the SACKH (flags 1-7; its byte 4 is {@code duplicates}, S5.1-3), PRBH (flags 1-7, {@code reserved2},
+     * {@code reserved4}) and
      * CONH (flags 1-7, {@code reserved8}, {@code reserved12}); the NAKH has none.
      *
      * @return null when every one was zero, else the first few that were not.
@@ -304,7 +340,7 @@ final class DataChecks extends Checks
         return switch (p.opcode())
         {
             case SprayWire.ACK -> flags != 0 ? "SACKH flags 0x" + Integer.toHexString(p.h8(1)) + " (bits 1-7 reserved)" :
-                p.h8(4) != 0 ? "SACKH reserved4 0x" + Integer.toHexString(p.h8(4)) : null;
+                null; // byte 4 was reserved4 until S5.1-3 made it the duplicates count
             case SprayWire.PROBE -> flags != 0 ? "PRBH flags 0x" + Integer.toHexString(p.h8(1)) + " (bits 1-7 reserved)" :
                 p.h16(2) != 0 ? "PRBH reserved2 0x" + Integer.toHexString(p.h16(2)) :
                 p.h8(4) != 0 ? "PRBH reserved4 0x" + Integer.toHexString(p.h8(4)) : null;

@@ -532,11 +532,26 @@ class ConformanceSelfTest
         assertEquals("S2.5-2", reserved.clause());
         assertTrue(reserved.reason().matches("SETH flags 0x8[02] \\(bits 5-7 reserved\\) on .*"), reserved.reason());
         assertEquals(Verdict.PASS, report.result("data.reserved-bits").verdict(), report::toText);
-        // the control headers' reserved rows too: an ACK's reserved4
+        // the control headers' reserved bits too: an ACK's flag bit 6
         final ConformanceReport ack = runAgainst(24, null, EnumSet.of(Fault.RESERVED_ACK_FIELD), DATA_GROUPS);
         final CheckResult field = ack.result("wire.reserved-zero");
         assertEquals(Verdict.FAIL, field.verdict(), ack::toText);
-        assertTrue(field.reason().startsWith("SACKH reserved4 0x5a on SPRAY_ACK"), field.reason());
+        assertTrue(field.reason().startsWith("SACKH flags 0x4"), field.reason());
+        assertEquals(Verdict.PASS, ack.result("data.duplicate-report").verdict(), "the duplicates byte is not " +
+            "reserved any more (S5.1-3): a report in it is no fault");
+    }
+
+    /** S5.1-3 fails against a toy whose ACKs report no duplicates (a receiver of wire version 2 before it). */
+    @Test
+    void shouldFailTheDuplicateReportAgainstATargetThatReportsNone() throws Exception
+    {
+        final ConformanceReport report = runAgainst(41, null, EnumSet.of(Fault.NO_DUPLICATE_REPORT), DATA_GROUPS);
+        final CheckResult check = report.result("data.duplicate-report");
+        assertEquals(Verdict.FAIL, check.verdict(), report::toText);
+        assertEquals("S5.1-3", check.clause());
+        assertTrue(check.reason().startsWith("no ACK of path 0 reports the duplicate"), check.reason());
+        assertEquals(Verdict.PASS, report.result("data.duplicate").verdict(), "it is still dropped as S6.3-2 says");
+        assertEquals(Verdict.PASS, report.result("wire.reserved-zero").verdict(), report::toText);
     }
 
     /**

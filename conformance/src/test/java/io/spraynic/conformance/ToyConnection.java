@@ -18,6 +18,8 @@ final class ToyConnection
     BitSet[] above;
     int[] ackSequence;
     int[] ceSinceAck;
+    /** S5.1-3: data packets of each path received again since its last ACK. */
+    int[] duplicatesSinceAck;
     /** The next PSN of the path the toy sends on ({@link #activePath}); the others' wait in {@link #nextPsnOf}. */
     int nextPsn;
     /**

@@ -94,8 +94,10 @@ final class ToyResponder implements AutoCloseable
          * next packet starts a new attempt whatever its SETH attempt (draft 0.6's SprayNIC).
          */
         RNR_BY_COUNT,
-        /** S2.5-2: ACKs go with SACKH {@code reserved4} 0x5A. */
+        /** S2.5-2: ACKs go with SACKH flag bit 6, which is reserved, set. */
         RESERVED_ACK_FIELD,
+        /** S5.1-3: ACKs report no duplicates (SACKH {@code duplicates} 0: a receiver of wire version 2 before it). */
+        NO_DUPLICATE_REPORT,
         /** S12.4-1: data packets' message tags are checked as if every packet were of attempt 0 (draft 0.7's tag). */
         ATTEMPT_OUTSIDE_TAG,
         /** S9.3.1-2: a QUERY is never answered. */
@@ -359,6 +361,7 @@ final class ToyResponder implements AutoCloseable
             c.above = new BitSet[paths];
             c.ackSequence = new int[paths];
             c.ceSinceAck = new int[paths];
+            c.duplicatesSinceAck = new int[paths];
             c.mtu = Math.min(1024, p.h16(4));
             for (int i = 0; i < paths; i++)
             {
@@ -507,6 +510,10 @@ final class ToyResponder implements AutoCloseable
         }
         c.lastHeard = System.nanoTime();
         final boolean fresh = record(c, path, p.psn());
+        if (!fresh && !faults.contains(Fault.NO_DUPLICATE_REPORT))
+        {
+            c.duplicatesSinceAck[path] = Math.min(255, c.duplicatesSinceAck[path] + 1);
+        }
         if (fresh && p.ecn() == UdpLink.CE && !faults.contains(Fault.NO_CE_ECHO))
         {
             c.ceSinceAck[path]++;
@@ -594,8 +601,12 @@ final class ToyResponder implements AutoCloseable
         }
         final int ce = c.ceSinceAck[path];
         c.ceSinceAck[path] = 0;
-        (0 == path ? sender.controlLink() : link).send(FrameBuilder.bth(SprayWire.ACK, c.peerCid, 0, false).u8(path).u8(ce > 0 ? SprayWire.SACKH_ECE : 0)
-            .u16(ce).u8(faults.contains(Fault.RESERVED_ACK_FIELD) ? 0x5A : 0).u24(c.cumulative[path]).bytes(sack).u32(0).u32(++c.ackSequence[path]).u32(c.refusals)
+        final int duplicates = c.duplicatesSinceAck[path];
+        c.duplicatesSinceAck[path] = 0;
+        (0 == path ? sender.controlLink() : link).send(FrameBuilder.bth(SprayWire.ACK, c.peerCid, 0, false).u8(path)
+            .u8((ce > 0 ? SprayWire.SACKH_ECE : 0) | (faults.contains(Fault.RESERVED_ACK_FIELD) ? 0x40 : 0))
+            .u16(ce).u8(duplicates).u24(c.cumulative[path]).bytes(sack).u32(0).u32(++c.ackSequence[path])
+            .u32(c.refusals)
             .controlTag(c.sendKey).bytes(), false, UdpLink.NOT_ECT);
         c.lastSent = System.nanoTime();
     }

@@ -66,7 +66,7 @@ public final class SprayHeaderLayouts
         new Field("path", SelectiveAckHeader.PATH_OFFSET, 1, Type.U8),
         new Field("flags", SelectiveAckHeader.FLAGS_OFFSET, 1, Type.U8),
         new Field("ceCount", SelectiveAckHeader.CE_COUNT_OFFSET, 2, Type.U16),
-        new Field("reserved4", SelectiveAckHeader.CUMULATIVE_PSN_OFFSET, 1, Type.U8),
+        new Field("duplicates", SelectiveAckHeader.DUPLICATES_OFFSET, 1, Type.U8),
         new Field("cumulativePsn", SelectiveAckHeader.CUMULATIVE_PSN_OFFSET + 1, 3, Type.U24),
         new Field("sack", SelectiveAckHeader.SACK_OFFSET, SelectiveAckHeader.SACK_LENGTH, Type.BYTES),
         new Field("rateHint", SelectiveAckHeader.RATE_HINT_OFFSET, 4, Type.U32),

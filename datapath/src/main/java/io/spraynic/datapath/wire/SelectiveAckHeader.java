@@ -5,15 +5,16 @@ import java.lang.foreign.MemorySegment;
 /**
  * Flyweight over the selective acknowledgement header (SACKH), 60 bytes after the BTH of a
  * {@code SPRAY_ACK}: one path's cumulative PSN, a 256-bit bitmap of what arrived above it, the
- * CE marks seen, the receiver's fair-share rate hint, and how many messages the receiver has refused so
- * far, which makes a lost NACK visible to the sender (docs/PROTOCOL.md S5.1, S9.3).
+ * CE marks seen, the packets that arrived twice (S5.1-3: what shows a sender its spurious timeouts, S6.8-1 (c)), the
+ * receiver's fair-share rate hint, and how many messages the receiver has refused so far, which makes a lost NACK
+ * visible to the sender (docs/PROTOCOL.md S5.1, S9.3).
  * <pre>
  *  0                   1                   2                   3
  *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * |     path      |     flags     |           CE count            |
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
- * |   reserved    |              cumulative PSN (24)              |
+ * |  duplicates   |              cumulative PSN (24)              |
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * |                                                               |
  * +             SACK bitmap, 256 bits: bit i = PSN cum + i        +
@@ -36,6 +37,10 @@ public final class SelectiveAckHeader
     public static final int PATH_OFFSET = 0;
     public static final int FLAGS_OFFSET = 1;
     public static final int CE_COUNT_OFFSET = 2;
+    /** S5.1-3: packets of the path received since its last ACK whose PSN had been received already (u8, saturating). */
+    public static final int DUPLICATES_OFFSET = 4;
+    /** The most {@link #duplicates} can say. */
+    public static final int DUPLICATES_MAX = 0xFF;
     public static final int CUMULATIVE_PSN_OFFSET = 4;
     public static final int SACK_OFFSET = 8;
     /** Bits in the SACK bitmap: the most packets a path may have outstanding (S6.3). */
@@ -90,9 +95,22 @@ public final class SelectiveAckHeader
         return s.get(Wire.INT_BE, o + CUMULATIVE_PSN_OFFSET) & 0xFF_FFFF;
     }
 
+    /** Writes the cumulative PSN and zero in the byte before it, {@link #duplicates}: write that after this. */
     public static void cumulativePsn(final MemorySegment s, final long o, final int psn)
     {
         s.set(Wire.INT_BE, o + CUMULATIVE_PSN_OFFSET, psn & 0xFF_FFFF);
+    }
+
+    /** @return the duplicates the receiver reports (S5.1-3): 0 from a receiver that reports none. */
+    public static int duplicates(final MemorySegment s, final long o)
+    {
+        return Wire.u8(s, o + DUPLICATES_OFFSET);
+    }
+
+    /** Writes {@code count}, at most {@link #DUPLICATES_MAX}; after {@link #cumulativePsn(MemorySegment, long, int)}. */
+    public static void duplicates(final MemorySegment s, final long o, final int count)
+    {
+        s.set(Wire.BYTE, o + DUPLICATES_OFFSET, (byte)Math.min(count, DUPLICATES_MAX));
     }
 
     /**
@@ -154,7 +172,8 @@ public final class SelectiveAckHeader
     public static String toString(final MemorySegment s, final long o)
     {
         return "SACKH{path=" + path(s, o) + ", flags=0x" + Integer.toHexString(flags(s, o)) + ", ce=" + ceCount(s, o) +
-            ", cumulativePsn=" + cumulativePsn(s, o) + ", sack=" + String.format("%016x%016x%016x%016x",
+            ", duplicates=" + duplicates(s, o) + ", cumulativePsn=" + cumulativePsn(s, o) + ", sack=" +
+            String.format("%016x%016x%016x%016x",
             sackWord(s, o, 0), sackWord(s, o, 1), sackWord(s, o, 2), sackWord(s, o, 3)) +
             ", rateHintMbps=" + Integer.toUnsignedString(rateHintMbps(s, o)) + ", ackSequence=" + ackSequence(s, o) +
             ", refusals=" + Integer.toUnsignedString(refusals(s, o)) + '}';

@@ -2,14 +2,16 @@ package io.spraynic.datapath.transport.spray;
 
 import io.spraynic.datapath.transport.Psn;
 import io.spraynic.datapath.transport.TransportCounters;
+import io.spraynic.datapath.wire.SelectiveAckHeader;
 
 /**
  * The receiver's side of the inbound paths of one spray connection (docs/PROTOCOL.md S6.3, S6.4, S7.5, S12.6):
  * each path's {@link PathReceiveWindow}, and when its ACK is due: at once for a packet that asks for one, opens
  * or closes a gap, is the first CE-marked one since the last ACK, is a duplicate or a probe, or is the
  * {@code ackEvery}-th since the last ACK; otherwise {@code ackDelay} after the first packet it has not
- * acknowledged. It keeps what the next ACK of each path carries (its CE count and its ACK sequence number, which
- * wraps) and the fair-share hint the last ACK told the peer (S8.3.2). Writing the ACK is the caller's.
+ * acknowledged. It keeps what the next ACK of each path carries (its CE count, its count of duplicates, S5.1-3, and
+ * its ACK sequence number, which wraps) and the fair-share hint the last ACK told the peer (S8.3.2). Writing the ACK
+ * is the caller's.
  * Allocation-free.
  */
 final class AckScheduler
@@ -25,7 +27,10 @@ final class AckScheduler
 
     private static final long NONE = Long.MIN_VALUE;
     private static final int SINCE_ACK = 0;
-    private static final int CE_SINCE_ACK = 1;
+    /** CE marks (low 24 bits) and duplicates (high 8 bits, S5.1-3) since the path's last ACK, each saturating. */
+    private static final int MARKS_SINCE_ACK = 1;
+    private static final int CE_MASK = 0xFF_FFFF;
+    private static final int DUPLICATES_SHIFT = 24;
     private static final int ACK_SEQUENCE = 2;
     private static final int STRIDE = 3;
 
@@ -36,8 +41,9 @@ final class AckScheduler
     private final TransportCounters[] pathCounters;
     private final PathReceiveWindow receiveWindows;
     /**
-     * Per path, path-major in one array (issue 13: one array header, not one per field): packets and CE marks since
-     * its last ACK, the sequence of its last ACK (S6.5).
+     * Per path, path-major in one array (issue 13: one array header, not one per field): packets, CE marks and
+     * duplicates since its last ACK (the last two packed in one int: an idle connection's bytes), the sequence of its
+     * last ACK (S6.5).
      */
     private final int[] pathInts;
     /** Bit {@code path}: whether the path had a gap at its last packet (issue 13: a bit, not an int, a path). */
@@ -87,6 +93,7 @@ final class AckScheduler
         {
             counters.increment(SprayCounters.DUPLICATES);
             pathCounter.increment(SprayCounters.DUPLICATES);
+            countDuplicate(path);
             return DUPLICATE;
         }
         boolean ackAtOnce = ackRequested;
@@ -94,7 +101,11 @@ final class AckScheduler
         {
             counters.increment(SprayCounters.ECN_MARKS_RECEIVED);
             pathCounter.increment(SprayCounters.ECN_MARKS_RECEIVED);
-            pathInts[path * STRIDE + CE_SINCE_ACK]++;
+            final int at = path * STRIDE + MARKS_SINCE_ACK;
+            if ((pathInts[at] & CE_MASK) != CE_MASK)
+            {
+                pathInts[at]++;
+            }
             ackAtOnce |= firstUnackedAt[path] == NONE;
         }
         final boolean gap = window.hasGap(path);
@@ -144,7 +155,10 @@ final class AckScheduler
         {
             window.reset(path, psn);
         }
-        window.onPacket(path, psn);
+        if (window.onPacket(path, psn) == PathReceiveWindow.DUPLICATE && !resync)
+        {
+            countDuplicate(path); // S5.1-3: a timeout sent the probe again at a PSN that had arrived (S7.4.1)
+        }
         hadGap = window.hasGap(path) ? hadGap | (1L << path) : hadGap & ~(1L << path);
     }
 
@@ -205,7 +219,26 @@ final class AckScheduler
     /** @return CE-marked packets of {@code path} since its last ACK. */
     int ceSinceAck(final int path)
     {
-        return pathInts[path * STRIDE + CE_SINCE_ACK];
+        return pathInts[path * STRIDE + MARKS_SINCE_ACK] & CE_MASK;
+    }
+
+    /**
+     * @return S5.1-3: packets of {@code path} since its last ACK whose PSN had been received already (at most 255):
+     * what shows the sender that a timeout sent again a packet that had arrived (S6.8-1 (c)).
+     */
+    int duplicatesSinceAck(final int path)
+    {
+        return pathInts[path * STRIDE + MARKS_SINCE_ACK] >>> DUPLICATES_SHIFT;
+    }
+
+    // S5.1-3: saturating at the field's 255
+    private void countDuplicate(final int path)
+    {
+        final int at = path * STRIDE + MARKS_SINCE_ACK;
+        if (pathInts[at] >>> DUPLICATES_SHIFT != SelectiveAckHeader.DUPLICATES_MAX)
+        {
+            pathInts[at] += 1 << DUPLICATES_SHIFT;
+        }
     }
 
     /**
@@ -218,7 +251,7 @@ final class AckScheduler
     {
         advertisedHintMbps = hintMbps;
         pathInts[path * STRIDE + SINCE_ACK] = 0;
-        pathInts[path * STRIDE + CE_SINCE_ACK] = 0;
+        pathInts[path * STRIDE + MARKS_SINCE_ACK] = 0;
         ackOwed &= ~(1L << path); // this ACK is the one owed
         firstUnackedAt[path] = NONE;
         return ++pathInts[path * STRIDE + ACK_SEQUENCE];

@@ -59,8 +59,9 @@ final class ControlPackets
         }
         final int hintMbps = rateHint.hintMbps();
         final int ceCount = acks.ceSinceAck(path);
+        final int duplicates = acks.duplicatesSinceAck(path);
         final int sequence = acks.ackSent(path, hintMbps);
-        frames.ack(path, ceCount, acks.windows(), hintMbps, sequence, refusals.made());
+        frames.ack(path, ceCount, duplicates, acks.windows(), hintMbps, sequence, refusals.made());
         counters.increment(SprayCounters.ACKS_SENT);
         pathCounters[path].increment(SprayCounters.ACKS_SENT);
         return true;

@@ -1,5 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.transport.Psn;
 import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.wire.SelectiveAckHeader;
 
@@ -94,7 +95,9 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
     /**
      * Per path, what a timeout leaves to judge later: the wait before a failed path's next RESYNC probe (S7.5; 0
      * until its first) and, S6.8.1, whether its last timeout is not yet judged spurious or not, the PSN it sent again
-     * and when that PSN had been sent before. It matters only while the path has packets outstanding or is failed,
+     * and when that PSN had been sent before, the highest PSN sent before that copy; and, for S6.8-1 (c), how many
+     * duplicates the path's other copies (packets sent again at their PSN) may yet make the receiver report, and the
+     * highest PSN sent before the last of them. It matters only while the path has packets outstanding or is failed,
      * so an idle connection holds none (issue 13): a set comes and goes with the connection's tables, all zeros
      * (judgements left undecided when every packet was acknowledged can no longer be made: the packets are gone).
      */
@@ -104,6 +107,9 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
         final boolean[] undecided;
         final int[] psn;
         final long[] sentAt;
+        final int[] copyMark;
+        final int[] otherCopies;
+        final int[] otherCopiesMark;
 
         Timeouts(final int paths)
         {
@@ -111,6 +117,9 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
             undecided = new boolean[paths];
             psn = new int[paths];
             sentAt = new long[paths];
+            copyMark = new int[paths];
+            otherCopies = new int[paths];
+            otherCopiesMark = new int[paths];
         }
 
         /** Back to zeros (a set returned to the pool). */
@@ -120,12 +129,15 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
             java.util.Arrays.fill(undecided, false);
             java.util.Arrays.fill(psn, 0);
             java.util.Arrays.fill(sentAt, 0);
+            java.util.Arrays.fill(copyMark, 0);
+            java.util.Arrays.fill(otherCopies, 0);
+            java.util.Arrays.fill(otherCopiesMark, 0);
         }
 
-        /** @return bytes of a set for {@code paths} paths (S10.1): four arrays and the object. */
+        /** @return bytes of a set for {@code paths} paths (S10.1): seven arrays and the object. */
         static long bytes(final int paths)
         {
-            return 16 + 3 * 16L + 2 * 8L * paths + 4L * paths + paths + 16;
+            return 16 + 6 * 16L + 2 * 8L * paths + 4 * 4L * paths + paths + 16;
         }
     }
 
@@ -160,11 +172,18 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
         }
         // S9.3: before the packets it covers complete, so that a refused one waits for its NACK
         refusals.onPeerCount(SelectiveAckHeader.refusals(buffer, sack));
+        final Timeouts timeouts = this.timeouts;
+        final int copiesBefore = timeouts.otherCopies[path];
+        final int copiesMarkBefore = timeouts.otherCopiesMark[path];
         final int newlyAcked = onAck(path, buffer, sack, now);
         if (newlyAcked < 0)
         {
             counters.increment(SprayCounters.ACKS_STALE);
             return ACK_STALE;
+        }
+        if (!scheduler.isParked(path)) // a parked path's timeouts are the idle connections' shared zeros
+        {
+            onDuplicatesReported(path, buffer, sack, copiesBefore, copiesMarkBefore);
         }
         counters.increment(SprayCounters.ACKS_RECEIVED);
         pathCounters[path].increment(SprayCounters.ACKS_RECEIVED);
@@ -250,15 +269,90 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
 
     private void onSpuriousTimeout(final int path, final long lateRttNanos)
     {
-        timeouts.undecided[path] = false;
+        endJudgement(path); // its copy may still arrive, and be reported, after this ACK
         counters.increment(SprayCounters.SPURIOUS_TIMEOUTS);
         scheduler.onSpuriousTimeout(path, lateRttNanos);
+    }
+
+    /**
+     * S6.8-1 (c): the duplicates an ACK of the path reports. Each is the arrival of a copy (a packet sent again at its
+     * PSN) after an earlier transmission of its PSN had arrived, and one copy makes at most one. Before this ACK the
+     * path's copies other than the undecided timeout's own could make at most {@code copiesBefore} more (the ACK's
+     * own losses, sent again after it was written, cannot be in it): more than that, and the timeout's copy was one
+     * of them, so its PSN had arrived before it: the timeout was spurious. Otherwise the report uses up that many of
+     * theirs; and an ACK that acknowledges a PSN first sent after the last of them was written after they all arrived
+     * or were lost (the path is FIFO, S6.2): whatever they made is in it or in an earlier ACK, none is left to come.
+     */
+    private void onDuplicatesReported(
+        final int path, final MemorySegment buffer, final long sack, final int copiesBefore, final int copiesMarkBefore)
+    {
+        final Timeouts timeouts = this.timeouts;
+        final int copiesSince = timeouts.otherCopies[path] - copiesBefore; // this ACK's losses, found just now
+        final int duplicates = SelectiveAckHeader.duplicates(buffer, sack);
+        int left;
+        if (duplicates > copiesBefore && timeouts.undecided[path])
+        {
+            timeouts.undecided[path] = false; // its copy is spent: it arrived as this duplicate
+            counters.increment(SprayCounters.SPURIOUS_TIMEOUTS);
+            counters.increment(SprayCounters.SPURIOUS_TIMEOUTS_REPORTED);
+            scheduler.onSpuriousTimeout(path, ackNow - timeouts.sentAt[path]);
+            left = 0;
+        }
+        else
+        {
+            left = Math.max(0, copiesBefore - duplicates);
+            if (left > 0 && Psn.isAfter(highestAcknowledged(buffer, sack), copiesMarkBefore))
+            {
+                left = 0;
+            }
+        }
+        timeouts.otherCopies[path] = left + copiesSince;
+    }
+
+    /** @return the highest PSN the SACK header at {@code sack} acknowledges, by its bitmap or cumulatively. */
+    static int highestAcknowledged(final MemorySegment buffer, final long sack)
+    {
+        final int cumulative = SelectiveAckHeader.cumulativePsn(buffer, sack);
+        for (int word = SelectiveAckHeader.SACK_BITS / Long.SIZE - 1; word >= 0; word--)
+        {
+            final long bits = SelectiveAckHeader.sackWord(buffer, sack, word);
+            if (bits != 0)
+            {
+                return Psn.add(cumulative, word * Long.SIZE + Long.SIZE - 1 - Long.numberOfTrailingZeros(bits));
+            }
+        }
+        return Psn.add(cumulative, -1);
+    }
+
+    // a packet of the path was sent again at its PSN (not by a timeout): it may arrive after its PSN did (S6.8-1 (c))
+    private void countCopy(final int path, final int mark)
+    {
+        timeouts.otherCopies[path]++;
+        timeouts.otherCopiesMark[path] = mark;
+    }
+
+    // S6.8.1: the path's last timeout is judged, or no longer can be: its copy counts among the others (S6.8-1 (c))
+    private void endJudgement(final int path)
+    {
+        if (timeouts.undecided[path])
+        {
+            timeouts.undecided[path] = false;
+            final int mark = timeouts.copyMark[path];
+            final int others = timeouts.otherCopies[path];
+            timeouts.otherCopies[path] = others + 1;
+            if (others == 0 || Psn.isAfter(mark, timeouts.otherCopiesMark[path]))
+            {
+                timeouts.otherCopiesMark[path] = mark;
+            }
+        }
     }
 
     public void onLost(final long handle, final int psn)
     {
         final int path = ackPath;
-        scheduler.sendWindows[path].retransmitted(psn, ackNow);
+        final PathSendWindow window = scheduler.sendWindows[path];
+        window.retransmitted(psn, ackNow);
+        countCopy(path, Psn.add(window.nextPsn(), -1));
         if (handle != PROBE_HANDLE)
         {
             countLost(path);
@@ -340,9 +434,11 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
         // add copies to that queue and undo the backoff, so the oldest is retransmitted here (S6.8)
         final int psn = window.basePsn();
         final long handle = window.oldestHandle(); // the placeholder when the oldest was relocated
+        endJudgement(path); // the previous timeout's copy, if it was never judged
         timeouts.undecided[path] = true;
         timeouts.psn[path] = psn;
         timeouts.sentAt[path] = oldestSentAt;
+        timeouts.copyMark[path] = Psn.add(window.nextPsn(), -1);
         window.retransmitted(psn, now);
         if (handle != PROBE_HANDLE)
         {
@@ -374,7 +470,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
     private void failPath(final int path, final long now)
     {
         timeouts.resyncIntervals[path] = 0;
-        timeouts.undecided[path] = false;
+        endJudgement(path);
         scheduler.fail(path, now);
         counters.increment(SprayCounters.PATH_FAILURES);
         pathCounters[path].increment(SprayCounters.PATH_FAILURES);
@@ -386,7 +482,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
     private void restorePath(final int path, final long now)
     {
         timeouts.resyncIntervals[path] = 0;
-        timeouts.undecided[path] = false;
+        endJudgement(path);
         scheduler.restore(path, now);
         counters.increment(SprayCounters.PATH_RESTORES);
         pathCounters[path].increment(SprayCounters.PATH_RESTORES);
@@ -427,3 +523,4 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
         countLost(relocatingFrom);
     }
 }
+

@@ -141,8 +141,13 @@ public final class SprayCounters
      * transmission after all; each widens the path's late margin.
      */
     public static final int SPURIOUS_TIMEOUTS = 60;
+    /**
+     * Of {@link #SPURIOUS_TIMEOUTS}, those the receiver's report of duplicates showed (S6.8-1 (c)): the packet a timeout
+     * sent again arrived after its earlier transmission, where neither (a) nor (b) could tell.
+     */
+    public static final int SPURIOUS_TIMEOUTS_REPORTED = 61;
     /** Number of slots. */
-    public static final int SLOT_COUNT = 61;
+    public static final int SLOT_COUNT = 62;
 
     private static final String[] LABELS = {
         "tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "retransmitted", "lost", "moved",
@@ -155,7 +160,7 @@ public final class SprayCounters
         "connect_responses_rate_limited", "cookie_failures", "handshake_auth_failures", "source_limited", "idle_closed",
         "keepalives_sent", "refused_no_listener", "refused_version", "refused_bad_parameters", "refused_no_resources",
         "refused_bad_key", "connect_rejects_received", "auth_failures", "address_mismatches", "resyncs_refused",
-        "msn_out_of_window", "nacks_unmatched", "not_spray", "spurious_timeouts",
+        "msn_out_of_window", "nacks_unmatched", "not_spray", "spurious_timeouts", "spurious_timeouts_reported",
     };
 
     private SprayCounters()
@@ -164,11 +169,12 @@ public final class SprayCounters
 
     /**
      * @return the slots a connection's counters can move (the handshake's slots, 40..53, are the engine's, except
-     * {@link #IDLE_CLOSED}, {@link #KEEPALIVES_SENT} and {@link #SPURIOUS_TIMEOUTS}): what is worth mirroring per connection.
+     * {@link #IDLE_CLOSED}, {@link #KEEPALIVES_SENT}, {@link #SPURIOUS_TIMEOUTS} and
+     * {@link #SPURIOUS_TIMEOUTS_REPORTED}): what is worth mirroring per connection.
      */
     public static int[] connectionSlots()
     {
-        final int[] slots = new int[CONNECT_RETRIES_SENT + 3];
+        final int[] slots = new int[CONNECT_RETRIES_SENT + 4];
         for (int i = 0; i < CONNECT_RETRIES_SENT; i++)
         {
             slots[i] = i;
@@ -176,6 +182,7 @@ public final class SprayCounters
         slots[CONNECT_RETRIES_SENT] = IDLE_CLOSED;
         slots[CONNECT_RETRIES_SENT + 1] = KEEPALIVES_SENT;
         slots[CONNECT_RETRIES_SENT + 2] = SPURIOUS_TIMEOUTS;
+        slots[CONNECT_RETRIES_SENT + 3] = SPURIOUS_TIMEOUTS_REPORTED;
         return slots;
     }
 

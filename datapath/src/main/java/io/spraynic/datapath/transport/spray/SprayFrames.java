@@ -369,8 +369,8 @@ final class SprayFrames
 
     /** Fills and sends the ACK claimed by {@link #claimControl}: inbound path {@code path}'s SACKH (S6.3). */
     void ack(
-        final int path, final int ceCount, final PathReceiveWindow window, final int rateHintMbps,
-        final int ackSequence, final int refusals)
+        final int path, final int ceCount, final int duplicates, final PathReceiveWindow window,
+        final int rateHintMbps, final int ackSequence, final int refusals)
     {
         final MemorySegment buffer = output.buffer();
         final long base = output.offset();
@@ -379,6 +379,7 @@ final class SprayFrames
         SelectiveAckHeader.flags(buffer, sack, ceCount > 0 ? SelectiveAckHeader.FLAG_ECE : 0);
         SelectiveAckHeader.ceCount(buffer, sack, ceCount);
         window.writeTo(path, buffer, sack);
+        SelectiveAckHeader.duplicates(buffer, sack, duplicates); // after the cumulative PSN's word
         SelectiveAckHeader.rateHintMbps(buffer, sack, rateHintMbps);
         SelectiveAckHeader.ackSequence(buffer, sack, ackSequence);
         SelectiveAckHeader.refusals(buffer, sack, refusals);

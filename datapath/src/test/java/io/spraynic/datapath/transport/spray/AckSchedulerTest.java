@@ -96,6 +96,41 @@ class AckSchedulerTest
     }
 
     @Test
+    void shouldCountDuplicatesPerPathForTheNextAckAndStartAgainAfterItS513()
+    {
+        final int path1 = PathScheduler.initialPsn(NEAR_WRAP, 1);
+        for (int distance = 0; distance < 4; distance++)
+        {
+            acks.onData(0, psn(distance), false, false, 0);
+        }
+        assertEquals(0, acks.duplicatesSinceAck(0));
+        assertEquals(DUPLICATE, acks.onData(0, psn(1), true, false, 0), "a timeout's copy of a packet that arrived");
+        assertEquals(DUPLICATE, acks.onData(0, psn(3), false, false, 0));
+        acks.onProbe(0, psn(2), false); // a timeout sends a relocated packet's placeholder again as a probe (S7.4.1)
+        assertEquals(3, acks.duplicatesSinceAck(0));
+        assertEquals(0, acks.ceSinceAck(0), "the CE count beside it is the new packets' only");
+        assertEquals(0, acks.duplicatesSinceAck(1), "per path");
+        acks.onData(1, path1, false, false, 0);
+        acks.onData(1, path1, false, false, 0);
+        assertEquals(1, acks.duplicatesSinceAck(1));
+
+        acks.ackSent(0, 0);
+        assertEquals(0, acks.duplicatesSinceAck(0), "since the path's last ACK");
+        assertEquals(1, acks.duplicatesSinceAck(1), "another path's ACK resets nothing here");
+        acks.onProbe(0, psn(9), true); // a RESYNC restarts the window there: not a duplicate
+        acks.onProbe(0, psn(9), false);
+        assertEquals(1, acks.duplicatesSinceAck(0), "the probe after it is one");
+
+        for (int i = 0; i < 300; i++)
+        {
+            acks.onData(1, path1, true, false, 0);
+        }
+        assertEquals(255, acks.duplicatesSinceAck(1), "saturating at the field's 255");
+        assertEquals(0, acks.ceSinceAck(1), "duplicates' marks are not counted");
+        assertEquals(1, acks.duplicatesSinceAck(0), "nor do they spill into another path");
+    }
+
+    @Test
     void shouldReportDuplicatesAndDropPacketsBeyondTheWindow()
     {
         assertEquals(ACCEPT, acks.onData(0, psn(0), false, false, 0));

@@ -374,6 +374,84 @@ class LossDetectorTest
         assertEquals(0, scheduler.rtt.lateMarginNanos());
     }
 
+    // the SACK header of the ACK ackOf wrote last, of `path`, with its sequence and the duplicates it reports (S5.1-3)
+    private MemorySegment reporting(final int path, final int sequence, final int duplicates)
+    {
+        header(path, sequence, 0, 0);
+        SelectiveAckHeader.duplicates(ack, 0, duplicates);
+        return ack;
+    }
+
+    private MemorySegment reporting(final int sequence, final int duplicates)
+    {
+        return reporting(0, sequence, duplicates);
+    }
+
+    @Test
+    void shouldFindATimeoutSpuriousWhenTheReceiverReportsItsCopyAsADuplicateS681c()
+    {
+        // a descheduled receiver: the packet and the timeout's copy of it wait in its ring, and one ACK answers both
+        // 5 ms after the copy, as long after it as after the first: neither (a) nor (b) can judge
+        sampleBothPaths(0);
+        for (int path = 1; path >= 0; path--)
+        {
+            final int first = scheduler.sendWindows[path].nextPsn();
+            send(path, 1, 100_000);
+            final long rto = 100_000 + scheduler.rtoNanos(path);
+            assertEquals(LossDetector.RECOVERED, loss.onTimer(path, rto));
+            assertEquals(1, scheduler.rtt.consecutiveTimeouts(path));
+            ackOf(first, 0);
+            // path 1's receiver is an older peer's, which reports none; path 0's reports the copy
+            assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(reporting(path, 10, 1 - path), 0, rto + 5_000_000));
+        }
+        assertEquals(1, counters.get(SprayCounters.SPURIOUS_TIMEOUTS), "path 0's: the receiver saw it arrive twice");
+        assertEquals(1, counters.get(SprayCounters.SPURIOUS_TIMEOUTS_REPORTED));
+        assertEquals(0, scheduler.rtt.consecutiveTimeouts(0), "the backoff undone");
+        assertEquals(1, scheduler.rtt.consecutiveTimeouts(1), "path 1's stays: a report of 0 says nothing");
+        assertTrue(scheduler.rtt.lateMarginNanos() >= 5_000_000, "the margin covers how late the packet was");
+        ackOf(scheduler.sendWindows[0].nextPsn());
+        assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(reporting(11, 1), 0, 5_300_000));
+        assertEquals(1, counters.get(SprayCounters.SPURIOUS_TIMEOUTS), "a timeout is judged once");
+    }
+
+    @Test
+    void shouldNotTakeAnotherCopysDuplicateForTheTimeoutsUntilAnAckShowsThatCopyArrivedS681c()
+    {
+        sampleBothPaths(0);
+        final PathSendWindow window = scheduler.sendWindows[0];
+        final int first = window.nextPsn();
+        send(0, 2, 100_000);
+        ackOf(first, 1);
+        assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(reporting(10, 0), 0, 120_000));
+        assertEquals(1, resend.retransmissions(), "the first was lost (S6.5): a copy at its PSN, which may arrive " +
+            "after an earlier transmission did, for all the sender knows");
+        send(0, 1, 130_000); // the third, after that copy
+        final long rto = 130_000 + scheduler.rtoNanos(0);
+        assertEquals(LossDetector.RECOVERED, loss.onTimer(0, rto), "the first's copy timed out: the timeout's copy");
+
+        // both packets at once, and a duplicate: the earlier copy's or the timeout's, no telling
+        ackOf(first, 0, 1);
+        assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(reporting(11, 1), 0, rto + 5_000_000));
+        assertEquals(0, counters.get(SprayCounters.SPURIOUS_TIMEOUTS), "one duplicate, two copies that could make it");
+        // a second one: only one of them can have made each
+        assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(reporting(12, 1), 0, rto + 5_001_000));
+        assertEquals(1, counters.get(SprayCounters.SPURIOUS_TIMEOUTS_REPORTED));
+
+        // after an ACK of a packet sent after the other copies, no duplicate of theirs is left to come
+        final int next = window.nextPsn();
+        send(0, 1, 20_000_000);
+        ackOf(next, 0);
+        assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(reporting(13, 0), 0, 20_020_000));
+        final int last = window.nextPsn();
+        send(0, 1, 30_000_000);
+        scheduler.refreshSiblingEstimates();
+        final long rto2 = 30_000_000 + scheduler.rtoNanos(0);
+        assertEquals(LossDetector.RECOVERED, loss.onTimer(0, rto2));
+        ackOf(last, 0);
+        assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(reporting(14, 1), 0, rto2 + 5_000_000));
+        assertEquals(2, counters.get(SprayCounters.SPURIOUS_TIMEOUTS_REPORTED), "the only copy that could make it");
+    }
+
     @Test
     void shouldFindATimeoutSpuriousWhenAPacketItRelocatedArrivesOnItsFirstTransmissionS681()
     {
