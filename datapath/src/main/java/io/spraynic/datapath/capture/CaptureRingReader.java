@@ -3,6 +3,7 @@ package io.spraynic.datapath.capture;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The capture client's end of a live capture ({@link CaptureRingLayout}): drains every worker's ring, hands each
@@ -15,14 +16,23 @@ public final class CaptureRingReader
 {
     private static final VarHandle LONG_ATOMIC = ValueLayout.JAVA_LONG.varHandle();
     /**
-     * How long a client waits after {@link #pollAll} before it reads again. A client right behind a worker reads the
-     * lines the worker is still filling (one record's end and the next one's start share a line, and the tail's line
-     * moves every burst), so those lines cross between the two cores again and again; read in batches a millisecond
-     * apart, each copied 64 B frame cost the worker about half as much (benchmarks/RESULTS.md 31). A ring of the
-     * default size ({@link CaptureRingLayout#DEFAULT_SLOTS} slots of the default snap length, 8 MiB) holds a
-     * millisecond of frames up to about 60 Gb/s.
+     * The longest a client waits after {@link #pollAll} before it reads again ({@link #waitNanos}). A client right
+     * behind a worker reads the lines the worker is still filling (one record's end and the next one's start share a
+     * line, and the tail's line moves every burst), so those lines cross between the two cores again and again; read
+     * in batches a millisecond apart, each copied 64 B frame cost the worker about half as much (benchmarks/RESULTS.md
+     * 31). A ring of the default size ({@link CaptureRingLayout#DEFAULT_SLOTS} slots of the default snap length,
+     * 8 MiB) holds a millisecond of frames up to about 60 Gb/s; a small one (4,096 slots of 64 B: 320 KiB, 4,096
+     * frames) holds 0.1-0.2 ms of one worker's 64 B frames, and a client that read it every millisecond dropped three
+     * frames in four (RESULTS.md 51, 55): the wait is shortened to what the ring holds.
      */
     public static final long READ_INTERVAL_NANOS = 1_000_000L;
+    /**
+     * Share of its ring the fullest ring should hold when the client reads again: a quarter, so that a rate that
+     * doubles, or a read that comes late, still finds room.
+     */
+    static final double TARGET_FILL = 0.25;
+    /** Below this a park sleeps longer than asked (the timer slack, 50 us): a client then reads again at once. */
+    static final long MIN_PARK_NANOS = 50_000L;
     /** Frames {@link #pollAll} takes of each ring per pass. */
     private static final int PASS_FRAMES = 4096;
 
@@ -39,6 +49,13 @@ public final class CaptureRingReader
     private final int planes;
     private final long[] heads;
     private long malformed;
+    /** Bytes the fullest ring held when the last {@link #poll} read its tail. */
+    private long lastPassFullest;
+    /** Share of its capacity the fullest ring held at the first pass of the last {@link #pollAll}. */
+    private double lastFill;
+    /** When the last {@link #pollAll} began, and the one before it. */
+    private long lastReadNanos;
+    private long readIntervalNanos;
 
     /** @param memory capture memory whose header is checked ({@link CaptureRingLayout#read}). */
     public CaptureRingReader(final MemorySegment memory)
@@ -82,6 +99,7 @@ public final class CaptureRingReader
         final long capacity = layout.ringCapacity();
         final int snapLength = layout.snapLength();
         final int workers = heads.length;
+        long fullest = 0;
         for (int w = 0; w < workers; w++)
         {
             final long tail = (long)LONG_ATOMIC.getAcquire(memory, layout.ringOffset(w) + CaptureRingLayout.TAIL_OFFSET);
@@ -92,6 +110,7 @@ public final class CaptureRingReader
                 heads[w] = tail;
                 continue;
             }
+            fullest = Math.max(fullest, tail - head);
             final long records = layout.recordsOffset(w);
             long index = head % capacity;
             int n = 0;
@@ -147,6 +166,7 @@ public final class CaptureRingReader
                 LONG_ATOMIC.setRelease(memory, layout.ringOffset(w) + CaptureRingLayout.HEAD_OFFSET, head);
             }
         }
+        lastPassFullest = fullest;
         return read;
     }
 
@@ -159,13 +179,62 @@ public final class CaptureRingReader
      */
     public long pollAll(final FrameHandler handler, final long limit)
     {
+        final long now = System.nanoTime();
+        readIntervalNanos = 0 == lastReadNanos ? READ_INTERVAL_NANOS : now - lastReadNanos;
+        lastReadNanos = now;
         long read = 0;
         int n;
-        while (read < limit && (n = poll(handler, (int)Math.min(PASS_FRAMES, limit - read))) > 0)
+        boolean first = true;
+        while (read < limit)
         {
+            n = poll(handler, (int)Math.min(PASS_FRAMES, limit - read));
+            if (first)
+            {
+                first = false;
+                lastFill = lastPassFullest / (double)layout.ringCapacity(); // what filled since the last read
+            }
+            if (n == 0)
+            {
+                break;
+            }
             read += n;
         }
         return read;
+    }
+
+    /**
+     * @return ns a client waits after {@link #pollAll} before it reads again: {@link #READ_INTERVAL_NANOS}, or less
+     * where the fullest ring filled faster than that: the time it takes, at the rate this read found, to fill
+     * {@link #TARGET_FILL} of the ring; 0 (read again at once) below {@link #MIN_PARK_NANOS}.
+     */
+    public long waitNanos()
+    {
+        return waitNanos(readIntervalNanos, lastFill);
+    }
+
+    /** @return the wait after a read that found the fullest ring {@code fill} full, {@code intervalNanos} after the last. */
+    static long waitNanos(final long intervalNanos, final double fill)
+    {
+        if (!(fill > 0))
+        {
+            return READ_INTERVAL_NANOS;
+        }
+        final double wait = intervalNanos * TARGET_FILL / fill;
+        return wait >= READ_INTERVAL_NANOS ? READ_INTERVAL_NANOS : wait < MIN_PARK_NANOS ? 0 : (long)wait;
+    }
+
+    /** Waits {@link #waitNanos} (a client's loop, after a {@link #pollAll} that did not reach its limit). */
+    public void pause()
+    {
+        final long wait = waitNanos();
+        if (wait > 0)
+        {
+            LockSupport.parkNanos(wait);
+        }
+        else
+        {
+            Thread.onSpinWait();
+        }
     }
 
     /** @return true once the NIC said no worker writes any more (then one more {@link #poll} takes the rest). */
@@ -190,6 +259,12 @@ public final class CaptureRingReader
     public long dropped(final int worker)
     {
         return stat(worker, CaptureRingLayout.DROPPED_OFFSET);
+    }
+
+    /** @return frames the filter took on worker {@code worker} that sampling passed over. */
+    public long sampledOut(final int worker)
+    {
+        return stat(worker, CaptureRingLayout.SAMPLED_OUT_OFFSET);
     }
 
     /** @return frames worker {@code worker}'s frame checks turned away. */

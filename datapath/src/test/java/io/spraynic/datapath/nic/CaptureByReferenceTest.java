@@ -82,8 +82,8 @@ class CaptureByReferenceTest
             counters = CountersFile.create(dir, "capture-ref", 64);
             tapCounters = new AtomicCounter[]{counters.newCounter("captured"),
                 counters.newCounter("dropped"), counters.newCounter("filtered"),
-                counters.newCounter("faults")};
-            tap = new CaptureTap(0, tapCounters[0], tapCounters[1], tapCounters[2], tapCounters[3]);
+                counters.newCounter("faults"), counters.newCounter("sampled out")};
+            tap = new CaptureTap(0, tapCounters[0], tapCounters[1], tapCounters[2], tapCounters[3], tapCounters[4]);
             sender = dpdk.packetPort("a0", 0);
             receiver = tap.tap(dpdk.packetPort("b0", 0), 0, 0);
             out = sender.newBurst(32);

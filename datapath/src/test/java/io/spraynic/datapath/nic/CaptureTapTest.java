@@ -33,10 +33,10 @@ class CaptureTapTest
     {
         final CaptureRingLayout layout = CaptureRingLayout.of(1, 64, 128);
         final CountersManager counters = new CountersManager(
-            new UnsafeBuffer(ByteBuffer.allocateDirect(4 * CountersReader.METADATA_LENGTH)),
-            new UnsafeBuffer(ByteBuffer.allocateDirect(4 * CountersReader.COUNTER_LENGTH)));
+            new UnsafeBuffer(ByteBuffer.allocateDirect(5 * CountersReader.METADATA_LENGTH)),
+            new UnsafeBuffer(ByteBuffer.allocateDirect(5 * CountersReader.COUNTER_LENGTH)));
         final CaptureTap tap = new CaptureTap(0, counters.newCounter("captured"), counters.newCounter("dropped"),
-            counters.newCounter("filtered"), counters.newCounter("faults"));
+            counters.newCounter("filtered"), counters.newCounter("faults"), counters.newCounter("sampled out"));
         try (Arena arena = Arena.ofConfined())
         {
             final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);

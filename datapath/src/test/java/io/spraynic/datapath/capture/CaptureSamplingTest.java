@@ -1,0 +1,286 @@
+package io.spraynic.datapath.capture;
+
+import io.spraynic.datapath.port.PacketBurst;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Sampling one frame in N ({@link CaptureRingLayout#sample}): which frames a writer takes (the 1st, the (N+1)th...,
+ * counted over its bursts, ports and directions, whatever their sizes), what it counts, and that the layout refuses
+ * rates out of range from either side; and the client's read pacing, which follows how full it finds the rings.
+ */
+class CaptureSamplingTest
+{
+    private static final int SLOT = 128;
+
+    /** Frames {@code SLOT} bytes apart, frame i holding its sequence number in its first 4 bytes (and a UDP header). */
+    private static final class Burst implements PacketBurst
+    {
+        private final MemorySegment buffers;
+        private final int[] lengths;
+        private int size;
+
+        Burst(final Arena arena, final int capacity)
+        {
+            this.buffers = arena.allocate((long)capacity * SLOT, 64);
+            this.lengths = new int[capacity];
+        }
+
+        /** Frames {@code first}, {@code first + 1}... as the burst; those with {@code dns} set are UDP to port 53. */
+        Burst fill(final int first, final int count, final boolean[] dns)
+        {
+            size = count;
+            for (int i = 0; i < count; i++)
+            {
+                final long at = (long)i * SLOT;
+                buffers.asSlice(at, SLOT).fill((byte)0);
+                lengths[i] = 60;
+                buffers.set(CaptureRingLayout.INT, at, first + i);
+                buffers.set(java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN),
+                    at + 12, (short)0x0800);
+                buffers.set(java.lang.foreign.ValueLayout.JAVA_BYTE, at + 14, (byte)0x45);
+                buffers.set(java.lang.foreign.ValueLayout.JAVA_BYTE, at + 23, (byte)17);
+                buffers.set(java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN),
+                    at + 36, (short)(null != dns && dns[first + i] ? 53 : 4791));
+            }
+            return this;
+        }
+
+        public int size()
+        {
+            return size;
+        }
+
+        public int capacity()
+        {
+            return lengths.length;
+        }
+
+        public MemorySegment memory()
+        {
+            return buffers;
+        }
+
+        public long offset(final int index)
+        {
+            return (long)index * SLOT;
+        }
+
+        public int length(final int index)
+        {
+            return lengths[index];
+        }
+
+        public void length(final int index, final int length)
+        {
+            throw new UnsupportedOperationException();
+        }
+
+        public int room(final int index)
+        {
+            return SLOT;
+        }
+
+        public void close()
+        {
+        }
+    }
+
+    private static List<Integer> drain(final CaptureRingReader reader)
+    {
+        final List<Integer> sequences = new ArrayList<>();
+        reader.pollAll((plane, queue, direction, timestamp, memory, offset, captured, original) ->
+            sequences.add(memory.get(CaptureRingLayout.INT, offset)), Long.MAX_VALUE);
+        return sequences;
+    }
+
+    @Test
+    void shouldWriteTheFirstAndEveryNthFrameOverBurstsOfAnySizeAndCountTheRestSampledOut()
+    {
+        for (final int sample : new int[]{1, 2, 3, 4, 16, 64, 1000})
+        {
+            final CaptureRingLayout layout = CaptureRingLayout.of(1, 1 << 14, 64, sample);
+            try (Arena arena = Arena.ofConfined())
+            {
+                final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
+                layout.writeHeader(memory, 1, 1, new String[]{"p0", "p1"}, "", 0, 0);
+                final CaptureRingWriter writer = new CaptureRingWriter(memory, layout, 0);
+                final CaptureRingReader reader = new CaptureRingReader(memory);
+                assertEquals(sample, reader.layout().sample(), "the rate travels in the header");
+                final Burst burst = new Burst(arena, 64);
+                final Random random = new Random(sample);
+                final List<Integer> offered = new ArrayList<>();
+                final List<Integer> read = new ArrayList<>();
+                int sent = 0;
+                while (sent < 5_000)
+                {
+                    final int count = 1 + random.nextInt(64); // bursts of every size, some shorter than N, some longer
+                    final int from = random.nextInt(Math.min(count, 4)); // a tap may hand over part of a burst
+                    burst.fill(sent, count, null);
+                    for (int i = from; i < count; i++)
+                    {
+                        offered.add(sent + i);
+                    }
+                    if (random.nextBoolean() || !writer.samplesNone(count - from)) // a tap asks first, or does not
+                    {
+                        writer.write(random.nextInt(2), 0, random.nextInt(2), burst, from, count, sent, CaptureFilter.ALL);
+                    }
+                    sent += count;
+                    if (random.nextInt(8) == 0)
+                    {
+                        writer.publish();
+                        read.addAll(drain(reader));
+                    }
+                }
+                writer.publishFinal(0);
+                read.addAll(drain(reader));
+                final List<Integer> expected = new ArrayList<>();
+                for (int i = 0; i < offered.size(); i += sample)
+                {
+                    expected.add(offered.get(i));
+                }
+                assertEquals(expected, read, "1 in " + sample + ": the 1st, then every " + sample + "th offered");
+                assertEquals(expected.size(), writer.captured());
+                assertEquals(offered.size() - expected.size(), writer.sampledOut());
+                assertEquals(writer.sampledOut(), reader.sampledOut(0), "published with the other statistics");
+                assertEquals(0, writer.dropped());
+            }
+        }
+    }
+
+    @Test
+    void shouldSampleAmongTheFramesAFilterTakesOnly()
+    {
+        final CaptureRingLayout layout = CaptureRingLayout.of(1, 1 << 12, 64, 3);
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
+            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "udp dst port 53", 0, 0);
+            final CaptureRingWriter writer = new CaptureRingWriter(memory, layout, 0);
+            final CaptureRingReader reader = new CaptureRingReader(memory);
+            final boolean[] dns = new boolean[320];
+            final List<Integer> taken = new ArrayList<>();
+            for (int i = 0; i < dns.length; i++)
+            {
+                dns[i] = i % 5 == 1 || i % 7 == 0;
+                if (dns[i])
+                {
+                    taken.add(i);
+                }
+            }
+            final Burst burst = new Burst(arena, 32);
+            final CaptureFilter filter = CaptureFilter.parse("udp dst port 53");
+            for (int first = 0; first < dns.length; first += 32)
+            {
+                writer.write(0, 0, TappingPacketPort.RX, burst.fill(first, 32, dns), 0, 32, first, filter);
+            }
+            final List<Integer> expected = new ArrayList<>();
+            for (int i = 0; i < taken.size(); i += 3)
+            {
+                expected.add(taken.get(i));
+            }
+            assertEquals(expected, drain(reader), "the 1st, 4th, 7th... of the frames the filter took");
+            assertEquals(dns.length - taken.size(), writer.filtered());
+            assertEquals(taken.size() - expected.size(), writer.sampledOut());
+        }
+    }
+
+    @Test
+    void shouldKeepTheOneInNExactWhenTheRingIsFull()
+    {
+        for (final String expression : new String[]{"", "udp dst port 4791"})
+        {
+            // 16 slots of 64 B: a burst of 32 sampled 1 in 2 fills it; a client that never reads
+            final CaptureRingLayout layout = CaptureRingLayout.of(1, 16, 64, 2);
+            try (Arena arena = Arena.ofConfined())
+            {
+                final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
+                layout.writeHeader(memory, 1, 1, new String[]{"p0"}, expression, 0, 0);
+                final CaptureRingWriter writer = new CaptureRingWriter(memory, layout, 0);
+                final Burst burst = new Burst(arena, 32);
+                final CaptureFilter filter = CaptureFilter.parse(expression);
+                for (int first = 0; first < 32 * 5; first += 32)
+                {
+                    writer.write(0, 0, TappingPacketPort.RX, burst.fill(first, 32, null), 0, 32, first, filter);
+                }
+                assertEquals(80, writer.captured() + writer.dropped(), expression + ": half of 160, written or dropped");
+                assertEquals(80, writer.sampledOut());
+                assertTrue(writer.dropped() > 0, "the ring filled");
+            }
+        }
+    }
+
+    @Test
+    void shouldRefuseSamplingRatesOutOfRangeFromTheCommandAndFromAHeaderTheNicWrote()
+    {
+        assertEquals("the sampling rate must be one frame in 1..16777216, not one in 0",
+            CaptureRingLayout.problem(1, 16, 64, 0));
+        assertNotNull(CaptureRingLayout.problem(1, 16, 64, -1));
+        assertNotNull(CaptureRingLayout.problem(1, 16, 64, Integer.MIN_VALUE));
+        assertNotNull(CaptureRingLayout.problem(1, 16, 64, CaptureRingLayout.MAX_SAMPLE + 1));
+        assertEquals(null, CaptureRingLayout.problem(1, 16, 64, CaptureRingLayout.MAX_SAMPLE));
+        assertThrows(IllegalArgumentException.class, () -> CaptureRingLayout.of(1, 16, 64, 0));
+        try (Arena arena = Arena.ofConfined())
+        {
+            final CaptureRingLayout layout = CaptureRingLayout.of(1, 16, 64, 8);
+            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
+            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            assertEquals(8, new CaptureRingReader(memory).layout().sample());
+            memory.set(CaptureRingLayout.INT, CaptureRingLayout.SAMPLE_OFFSET, 0); // a NIC that lies
+            final IllegalArgumentException ex = assertThrows(IllegalArgumentException.class, () -> new CaptureRingReader(memory));
+            assertTrue(ex.getMessage().contains("not one in 0"), ex.getMessage());
+        }
+    }
+
+    @Test
+    void shouldWaitTheLongestIntervalForAnEmptyRingAndLessTheFasterItFills()
+    {
+        final long max = CaptureRingReader.READ_INTERVAL_NANOS;
+        assertEquals(max, CaptureRingReader.waitNanos(max, 0), "nothing came: read again after the longest wait");
+        assertEquals(max, CaptureRingReader.waitNanos(max, 0.1), "a tenth of the ring a millisecond: the longest wait");
+        // a ring found full after 1 ms (the 320 KiB ring of RESULTS 51's --snaplen 64): a quarter of that, at once
+        assertEquals(max / 4, CaptureRingReader.waitNanos(max, 1.0));
+        // found half full after 200 us: it fills a quarter in 100 us
+        assertEquals(100_000, CaptureRingReader.waitNanos(200_000, 0.5));
+        // filling faster than a park can wait for: read again at once
+        assertEquals(0, CaptureRingReader.waitNanos(100_000, 1.0));
+        assertEquals(max, CaptureRingReader.waitNanos(max, Double.NaN));
+    }
+
+    @Test
+    void shouldShortenTheWaitWhenAReadFindsARingFull()
+    {
+        final CaptureRingLayout layout = CaptureRingLayout.of(1, 16, 64);
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
+            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            final CaptureRingWriter writer = new CaptureRingWriter(memory, layout, 0);
+            final CaptureRingReader reader = new CaptureRingReader(memory);
+            final Burst burst = new Burst(arena, 16);
+            final long start = System.nanoTime();
+            reader.pollAll((plane, queue, direction, timestamp, m, offset, captured, original) -> { }, Long.MAX_VALUE);
+            assertEquals(CaptureRingReader.READ_INTERVAL_NANOS, reader.waitNanos(), "an empty ring");
+            writer.write(0, 0, TappingPacketPort.RX, burst.fill(0, 16, null), 0, 16, 0, CaptureFilter.ALL);
+            assertEquals(16, reader.pollAll((plane, queue, direction, timestamp, m, offset, captured, original) -> { },
+                Long.MAX_VALUE), "the ring was full: 16 slots");
+            final long interval = System.nanoTime() - start; // at least the reader's interval between its two reads
+            final long wait = reader.waitNanos();
+            assertTrue(wait <= interval / 4 + 1, "found full: read again after a quarter of the interval at most: " +
+                wait + " ns after " + interval);
+            assertTrue(wait < CaptureRingReader.READ_INTERVAL_NANOS || interval >= 4_000_000, "sooner than 1 ms: " + wait);
+            assertFalse(wait < 0);
+        }
+    }
+}
