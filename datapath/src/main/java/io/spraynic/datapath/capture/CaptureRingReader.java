@@ -48,6 +48,8 @@ public final class CaptureRingReader
     private final CaptureRingLayout layout;
     private final int planes;
     private final long[] heads;
+    /** Bytes a pass reads before it hands them back to the worker (a quarter of a ring), besides at its end. */
+    private final long releaseBytes;
     private long malformed;
     /** Bytes the fullest ring held when the last {@link #poll} read its tail. */
     private long lastPassFullest;
@@ -65,6 +67,7 @@ public final class CaptureRingReader
         this.planes = Math.max(0, Math.min(CaptureRingLayout.MAX_PLANES, memory.get(CaptureRingLayout.INT,
             CaptureRingLayout.PLANES_OFFSET)));
         this.heads = new long[layout.workers()];
+        this.releaseBytes = Math.max(CaptureRingLayout.RECORD_ALIGNMENT, layout.ringCapacity() / 4);
         for (int w = 0; w < heads.length; w++)
         {
             heads[w] = memory.get(CaptureRingLayout.LONG, layout.ringOffset(w) + CaptureRingLayout.HEAD_OFFSET);
@@ -158,6 +161,13 @@ public final class CaptureRingReader
                 if (index == capacity)
                 {
                     index = 0;
+                }
+                if (head - heads[w] >= releaseBytes)
+                {
+                    // a pass may take a whole small ring (4,096 records of 64 B frames are one pass): the worker gets
+                    // room back each quarter of it, not only once the pass ends
+                    heads[w] = head;
+                    LONG_ATOMIC.setRelease(memory, layout.ringOffset(w) + CaptureRingLayout.HEAD_OFFSET, head);
                 }
             }
             if (head != heads[w])

@@ -283,4 +283,28 @@ class CaptureSamplingTest
             assertFalse(wait < 0);
         }
     }
+
+    @Test
+    void shouldHandRoomBackToTheWorkerEachQuarterOfARingWithinOnePass()
+    {
+        final CaptureRingLayout layout = CaptureRingLayout.of(1, 16, 64); // 16 records of 80 B: one pass takes it all
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
+            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            final CaptureRingWriter writer = new CaptureRingWriter(memory, layout, 0);
+            final CaptureRingReader reader = new CaptureRingReader(memory);
+            writer.write(0, 0, TappingPacketPort.RX, new Burst(arena, 16).fill(0, 16, null), 0, 16, 0, CaptureFilter.ALL);
+            final long headOffset = layout.ringOffset(0) + CaptureRingLayout.HEAD_OFFSET;
+            final List<Long> headsSeen = new ArrayList<>();
+            reader.poll((plane, queue, direction, timestamp, m, offset, captured, original) ->
+                headsSeen.add(memory.get(CaptureRingLayout.LONG, headOffset)), 100);
+            assertEquals(16, headsSeen.size());
+            // records 0-3 read: a quarter (320 B) handed back before record 4 is; and so on
+            assertEquals(0, headsSeen.get(3));
+            assertEquals(320, headsSeen.get(4));
+            assertEquals(960, headsSeen.get(15));
+            assertEquals(1280, memory.get(CaptureRingLayout.LONG, headOffset), "all of it once the pass ends");
+        }
+    }
 }
