@@ -53,11 +53,10 @@ public final class CaptureRingReader
     private long malformed;
     /** Bytes the fullest ring held when the last {@link #poll} read its tail. */
     private long lastPassFullest;
-    /** Share of its capacity the fullest ring held at the first pass of the last {@link #pollAll}. */
-    private double lastFill;
-    /** When the last {@link #pollAll} began, and the one before it. */
+    /** When the last {@link #pollAll} began. */
     private long lastReadNanos;
-    private long readIntervalNanos;
+    /** What {@link #waitNanos} answers: set by each {@link #pollAll}. */
+    private long waitNanos = READ_INTERVAL_NANOS;
 
     /** @param memory capture memory whose header is checked ({@link CaptureRingLayout#read}). */
     public CaptureRingReader(final MemorySegment memory)
@@ -190,7 +189,7 @@ public final class CaptureRingReader
     public long pollAll(final FrameHandler handler, final long limit)
     {
         final long now = System.nanoTime();
-        readIntervalNanos = 0 == lastReadNanos ? READ_INTERVAL_NANOS : now - lastReadNanos;
+        final long interval = 0 == lastReadNanos ? READ_INTERVAL_NANOS : now - lastReadNanos;
         lastReadNanos = now;
         long read = 0;
         int n;
@@ -201,7 +200,8 @@ public final class CaptureRingReader
             if (first)
             {
                 first = false;
-                lastFill = lastPassFullest / (double)layout.ringCapacity(); // what filled since the last read
+                // what filled since the last read sets the next wait
+                waitNanos = waitNanos(interval, lastPassFullest / (double)layout.ringCapacity(), waitNanos);
             }
             if (n == 0)
             {
@@ -214,22 +214,31 @@ public final class CaptureRingReader
 
     /**
      * @return ns a client waits after {@link #pollAll} before it reads again: {@link #READ_INTERVAL_NANOS}, or less
-     * where the fullest ring filled faster than that: the time it takes, at the rate this read found, to fill
+     * where the fullest ring filled faster than that: the time it takes, at the rate the last read found, to fill
      * {@link #TARGET_FILL} of the ring; 0 (read again at once) below {@link #MIN_PARK_NANOS}.
      */
     public long waitNanos()
     {
-        return waitNanos(readIntervalNanos, lastFill);
+        return waitNanos;
     }
 
-    /** @return the wait after a read that found the fullest ring {@code fill} full, {@code intervalNanos} after the last. */
-    static long waitNanos(final long intervalNanos, final double fill)
+    /**
+     * @return the wait after a read that found the fullest ring {@code fill} full, {@code intervalNanos} after the
+     * last read, which had asked for {@code lastWaitNanos}. A ring found more than half full filled at a rate this
+     * read cannot tell (a full one stops growing, and a client the scheduler kept away waited longer than it asked):
+     * then the wait also halves, read after read, until the reads find room.
+     */
+    static long waitNanos(final long intervalNanos, final double fill, final long lastWaitNanos)
     {
         if (!(fill > 0))
         {
             return READ_INTERVAL_NANOS;
         }
-        final double wait = intervalNanos * TARGET_FILL / fill;
+        double wait = intervalNanos * TARGET_FILL / fill;
+        if (fill > 2 * TARGET_FILL)
+        {
+            wait = Math.min(wait, lastWaitNanos / 2.0);
+        }
         return wait >= READ_INTERVAL_NANOS ? READ_INTERVAL_NANOS : wait < MIN_PARK_NANOS ? 0 : (long)wait;
     }
 

@@ -247,15 +247,19 @@ class CaptureSamplingTest
     void shouldWaitTheLongestIntervalForAnEmptyRingAndLessTheFasterItFills()
     {
         final long max = CaptureRingReader.READ_INTERVAL_NANOS;
-        assertEquals(max, CaptureRingReader.waitNanos(max, 0), "nothing came: read again after the longest wait");
-        assertEquals(max, CaptureRingReader.waitNanos(max, 0.1), "a tenth of the ring a millisecond: the longest wait");
-        // a ring found full after 1 ms (the 320 KiB ring of RESULTS 51's --snaplen 64): a quarter of that, at once
-        assertEquals(max / 4, CaptureRingReader.waitNanos(max, 1.0));
-        // found half full after 200 us: it fills a quarter in 100 us
-        assertEquals(100_000, CaptureRingReader.waitNanos(200_000, 0.5));
+        assertEquals(max, CaptureRingReader.waitNanos(max, 0, max), "nothing came: read again after the longest wait");
+        assertEquals(max, CaptureRingReader.waitNanos(max, 0.1, max), "a tenth of the ring a millisecond: the longest wait");
+        // found a third full after 400 us: it fills a quarter in 300 us
+        assertEquals(300_000, CaptureRingReader.waitNanos(400_000, 1 / 3.0, max));
+        // a ring found full after 1 ms (the 320 KiB ring of RESULTS 51's --snaplen 64): a quarter of that at most...
+        assertEquals(max / 4, CaptureRingReader.waitNanos(max, 1.0, max));
+        // ...and half the last wait, whatever the interval: a client the scheduler kept away 10 ms learns nothing
+        // from a full ring but that it came too late
+        assertEquals(max / 8, CaptureRingReader.waitNanos(10 * max, 1.0, max / 4));
+        assertEquals(0, CaptureRingReader.waitNanos(10 * max, 0.9, 90_000), "below a park's slack: read at once");
         // filling faster than a park can wait for: read again at once
-        assertEquals(0, CaptureRingReader.waitNanos(100_000, 1.0));
-        assertEquals(max, CaptureRingReader.waitNanos(max, Double.NaN));
+        assertEquals(0, CaptureRingReader.waitNanos(100_000, 1.0, max));
+        assertEquals(max, CaptureRingReader.waitNanos(max, Double.NaN, 0));
     }
 
     @Test
