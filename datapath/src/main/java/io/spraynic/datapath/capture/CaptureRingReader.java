@@ -188,7 +188,12 @@ public final class CaptureRingReader
      */
     public long pollAll(final FrameHandler handler, final long limit)
     {
-        final long now = System.nanoTime();
+        return pollAll(handler, limit, System.nanoTime());
+    }
+
+    /** {@link #pollAll(FrameHandler, long)} at {@code now} ({@code System.nanoTime()}; tests give their own clock). */
+    long pollAll(final FrameHandler handler, final long limit, final long now)
+    {
         final long interval = 0 == lastReadNanos ? READ_INTERVAL_NANOS : now - lastReadNanos;
         lastReadNanos = now;
         long read = 0;

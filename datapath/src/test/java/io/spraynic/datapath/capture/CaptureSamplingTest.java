@@ -311,4 +311,57 @@ class CaptureSamplingTest
             assertEquals(1280, memory.get(CaptureRingLayout.LONG, headOffset), "all of it once the pass ends");
         }
     }
+
+    /**
+     * The small-snaplen drops of RESULTS.md 51, replayed on a clock of the test's own (so that no scheduler decides):
+     * one worker writing 64 B frames at 10 Mpps, in bursts of 32, into a ring of 4,096 slots of 64 B (320 KiB: 4,096
+     * frames, 0.41 ms of them), emptied by a client that reads every millisecond, as every client did, or as
+     * {@link CaptureRingReader#waitNanos} says. The first drops most frames; the second none once it learnt the rate.
+     */
+    @Test
+    void shouldReadASmallRingAsOftenAsItFillsWhereEveryMillisecondDroppedMostFrames()
+    {
+        final long[] fixed = replay(false);
+        final long[] paced = replay(true);
+        System.out.println("read every 1 ms: captured " + fixed[0] + ", dropped " + fixed[1] + "; paced: captured " +
+            paced[0] + ", dropped " + paced[1]);
+        assertTrue(fixed[1] > fixed[0], "read every 1 ms, most frames find the ring full: " + fixed[0] + " captured, " +
+            fixed[1] + " dropped");
+        assertEquals(0, paced[1], "read as often as the ring fills: nothing dropped once the rate is learnt (" +
+            paced[0] + " captured)");
+    }
+
+    /** @return {captured, dropped} from the 2nd to the 20th ms of a 10 Mpps worker and a client reading as told. */
+    private static long[] replay(final boolean paced)
+    {
+        final CaptureRingLayout layout = CaptureRingLayout.of(1, 4096, 64);
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
+            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            final CaptureRingWriter writer = new CaptureRingWriter(memory, layout, 0);
+            final CaptureRingReader reader = new CaptureRingReader(memory);
+            final Burst burst = new Burst(arena, 32).fill(0, 32, null);
+            final long burstNanos = 3_200; // 32 frames at 10 Mpps
+            long nextRead = 0;
+            long capturedAt2ms = 0;
+            long droppedAt2ms = 0;
+            for (long now = 0; now < 20_000_000; now += burstNanos)
+            {
+                if (now >= nextRead)
+                {
+                    reader.pollAll((plane, queue, direction, timestamp, m, offset, captured, original) -> { },
+                        Long.MAX_VALUE, now);
+                    nextRead = now + (paced ? reader.waitNanos() : CaptureRingReader.READ_INTERVAL_NANOS);
+                }
+                writer.write(0, 0, TappingPacketPort.RX, burst, 0, 32, now, CaptureFilter.ALL);
+                if (now < 2_000_000)
+                {
+                    capturedAt2ms = writer.captured();
+                    droppedAt2ms = writer.dropped();
+                }
+            }
+            return new long[]{writer.captured() - capturedAt2ms, writer.dropped() - droppedAt2ms};
+        }
+    }
 }
