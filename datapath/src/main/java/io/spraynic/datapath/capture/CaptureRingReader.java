@@ -31,7 +31,11 @@ public final class CaptureRingReader
      * doubles, or a read that comes late, still finds room.
      */
     static final double TARGET_FILL = 0.25;
-    /** Below this a park sleeps longer than asked (the timer slack, 50 us): a client then reads again at once. */
+    /**
+     * The shortest wait: a park sleeps at least the timer slack (50 us) anyway, and a client that spins instead stays
+     * runnable and, on a shared host, loses its turn to the scheduler for milliseconds (a client that sleeps is woken
+     * ahead of the threads that ran meanwhile).
+     */
     static final long MIN_PARK_NANOS = 50_000L;
     /** Frames {@link #pollAll} takes of each ring per pass. */
     private static final int PASS_FRAMES = 4096;
@@ -220,7 +224,7 @@ public final class CaptureRingReader
     /**
      * @return ns a client waits after {@link #pollAll} before it reads again: {@link #READ_INTERVAL_NANOS}, or less
      * where the fullest ring filled faster than that: the time it takes, at the rate the last read found, to fill
-     * {@link #TARGET_FILL} of the ring; 0 (read again at once) below {@link #MIN_PARK_NANOS}.
+     * {@link #TARGET_FILL} of the ring; never less than {@link #MIN_PARK_NANOS}.
      */
     public long waitNanos()
     {
@@ -244,21 +248,13 @@ public final class CaptureRingReader
         {
             wait = Math.min(wait, lastWaitNanos / 2.0);
         }
-        return wait >= READ_INTERVAL_NANOS ? READ_INTERVAL_NANOS : wait < MIN_PARK_NANOS ? 0 : (long)wait;
+        return wait >= READ_INTERVAL_NANOS ? READ_INTERVAL_NANOS : wait < MIN_PARK_NANOS ? MIN_PARK_NANOS : (long)wait;
     }
 
     /** Waits {@link #waitNanos} (a client's loop, after a {@link #pollAll} that did not reach its limit). */
     public void pause()
     {
-        final long wait = waitNanos();
-        if (wait > 0)
-        {
-            LockSupport.parkNanos(wait);
-        }
-        else
-        {
-            Thread.onSpinWait();
-        }
+        LockSupport.parkNanos(waitNanos);
     }
 
     /** @return true once the NIC said no worker writes any more (then one more {@link #poll} takes the rest). */
