@@ -22,7 +22,7 @@ public final class CaptureRingReader
      * in batches a millisecond apart, each copied 64 B frame cost the worker about half as much (benchmarks/RESULTS.md
      * 31). A ring of the default size ({@link CaptureRingLayout#DEFAULT_SLOTS} slots of the default snap length,
      * 8 MiB) holds a millisecond of frames up to about 60 Gb/s; a small one (4,096 slots of 64 B: 320 KiB, 4,096
-     * frames) holds 0.1-0.2 ms of one worker's 64 B frames, and a client that read it every millisecond dropped three
+     * frames) holds 0.2-0.7 ms of one worker's 64 B frames, and a client that read it every millisecond dropped three
      * frames in four (RESULTS.md 51, 55): the wait is shortened to what the ring holds.
      */
     public static final long READ_INTERVAL_NANOS = 1_000_000L;
