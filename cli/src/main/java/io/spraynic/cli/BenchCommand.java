@@ -263,6 +263,11 @@ final class BenchCommand implements Runnable
         @Option(names = "--snaplen", defaultValue = "4096", description = "Bytes the capture keeps of each frame, 64..9216 (default ${DEFAULT-VALUE}).")
         int snapLength;
 
+        @Option(names = "--sample", defaultValue = "1", paramLabel = "N", description = {
+            "The capture takes one frame in N of those the filter takes, as spraynic capture --sample (default",
+            "${DEFAULT-VALUE}: every frame)."})
+        int sample;
+
         @Option(names = "--no-drain", description = "A capture client that never drains: every frame finds the ring full.")
         boolean noDrain;
 
@@ -295,6 +300,8 @@ final class BenchCommand implements Runnable
             BadOption.range("--rounds", rounds, 1, 100);
             BadOption.range("--snaplen", snapLength, io.spraynic.datapath.capture.CaptureRingLayout.MIN_SNAP_LENGTH,
                 io.spraynic.datapath.capture.CaptureRingLayout.MAX_SNAP_LENGTH);
+            BadOption.range("--sample", sample, io.spraynic.datapath.capture.CaptureRingLayout.MIN_SAMPLE,
+                io.spraynic.datapath.capture.CaptureRingLayout.MAX_SAMPLE);
             BadOption.positive("--seconds", seconds, 2);
             final io.spraynic.datapath.capture.CaptureFilter parsedFilter;
             try
@@ -314,23 +321,25 @@ final class BenchCommand implements Runnable
             final List<Double> ratios = new ArrayList<>();
             final List<Double> perFrame = new ArrayList<>();
             for (final io.spraynic.bench.nic.CaptureOverhead.Round r :
-                io.spraynic.bench.nic.CaptureOverhead.run(workers, size, snapLength, seconds, rounds, !noDrain, parsedFilter))
+                io.spraynic.bench.nic.CaptureOverhead.run(workers, size, snapLength, sample, seconds, rounds, !noDrain,
+                    parsedFilter))
             {
-                log("capture on net_null, " + workers + " worker(s), " + size + " B frames: " + r);
+                log("capture on net_null, " + workers + " worker(s), " + size + " B frames" + sampling() + ": " + r);
                 ratios.add(r.ratio());
                 perFrame.add(r.nanosPerCapturedFrame());
                 points.add(String.format(Locale.ROOT, "{\"offMpps\":%.4f,\"offCpuMpps\":%.4f,\"onMpps\":%.4f," +
-                    "\"onCpuMpps\":%.4f,\"ratio\":%.4f,\"captured\":%d,\"dropped\":%d,\"offFrames\":%d,\"offCpuNanos\":%d," +
+                    "\"onCpuMpps\":%.4f,\"ratio\":%.4f,\"captured\":%d,\"dropped\":%d,\"sampledOut\":%d,\"offFrames\":%d," +
+                    "\"offCpuNanos\":%d," +
                     "\"onFrames\":%d,\"onCpuNanos\":%d,\"capturedInWindow\":%d,\"emptyLoopsOff\":%d,\"emptyLoopsOn\":%d," +
                     "\"nsPerFrameOff\":%s,\"nsPerCapturedFrame\":%s}", r.off().mpps(), r.off().cpuMpps(), r.on().mpps(),
-                    r.on().cpuMpps(), r.ratio(), r.captured(), r.dropped(), r.off().frames(), r.off().cpuNanos(),
+                    r.on().cpuMpps(), r.ratio(), r.captured(), r.dropped(), r.sampledOut(), r.off().frames(), r.off().cpuNanos(),
                     r.on().frames(), r.on().cpuNanos(), r.on().captured(), r.off().emptyLoops(), r.on().emptyLoops(),
                     json(r.nanosPerFrameOff()), json(r.nanosPerCapturedFrame())));
             }
             final double median = median(ratios);
             log(verdict(median) + perFrameVerdict(median(perFrame)));
-            printPoints(String.format(Locale.ROOT, "\"workload\":\"receive\",\"workers\":%d,\"size\":%d,\"drain\":%b," +
-                "\"medianRatio\":%.4f,\"medianNsPerCapturedFrame\":%s", workers, size, !noDrain, median,
+            printPoints(String.format(Locale.ROOT, "\"workload\":\"receive\",\"workers\":%d,\"size\":%d,\"sample\":%d," +
+                "\"drain\":%b,\"medianRatio\":%.4f,\"medianNsPerCapturedFrame\":%s", workers, size, sample, !noDrain, median,
                 json(median(perFrame))), points);
             return 0;
         }
@@ -341,9 +350,9 @@ final class BenchCommand implements Runnable
             final List<io.spraynic.bench.nic.TransportCaptureOverhead.Round> results;
             try (var nic = RingNic.start(HugepageMode.OFF))
             {
-                results = io.spraynic.bench.nic.TransportCaptureOverhead.run(nic, kind, size, snapLength,
+                results = io.spraynic.bench.nic.TransportCaptureOverhead.run(nic, kind, size, snapLength, sample,
                     Math.min(1, seconds / 2), seconds, rounds, !noDrain, parsedFilter,
-                    line -> log("capture on " + workload + " over net_ring, " + size + " B writes: " + line));
+                    line -> log("capture on " + workload + " over net_ring, " + size + " B writes" + sampling() + ": " + line));
             }
             final List<String> points = new ArrayList<>();
             final List<Double> ratios = new ArrayList<>();
@@ -358,13 +367,14 @@ final class BenchCommand implements Runnable
                 ok &= r.off().verified() && r.on().verified() && (!r.everyFrame() || r.complete());
                 points.add(String.format(Locale.ROOT, "{\"offMessagesPerCpuSecond\":%.1f,\"offMpps\":%.4f," +
                     "\"onMessagesPerCpuSecond\":%.1f,\"onMpps\":%.4f,\"ratio\":%.4f,\"captured\":%d,\"dropped\":%d," +
+                    "\"sampledOut\":%d," +
                     "\"drained\":%d,\"portFrames\":%d,\"complete\":%b,\"verified\":%b,\"offMessages\":%d," +
                     "\"offCpuNanos\":%d,\"offEmptyLoops\":%d,\"offEmptyLoopNanos\":%s,\"offBusyCpuNanos\":%s," +
                     "\"onMessages\":%d,\"onCpuNanos\":%d,\"onEmptyLoops\":%d,\"onEmptyLoopNanos\":%s,\"onBusyCpuNanos\":%s," +
                     "\"capturedInWindow\":%d,\"busyRatio\":%s,\"nsPerMessageOff\":%s,\"nsPerCapturedFrame\":%s}",
                     io.spraynic.bench.nic.TransportCaptureOverhead.messagesPerCpuSecond(r.off()), r.off().mpps(),
                     io.spraynic.bench.nic.TransportCaptureOverhead.messagesPerCpuSecond(r.on()), r.on().mpps(), r.ratio(),
-                    r.captured(), r.dropped(), r.drained(), r.portFrames(), r.complete(), r.off().verified() &&
+                    r.captured(), r.dropped(), r.sampledOut(), r.drained(), r.portFrames(), r.complete(), r.off().verified() &&
                     r.on().verified(), r.off().messages(), r.off().cpuNanos(), r.offWindow().emptyLoops(),
                     json(r.offWindow().emptyLoopNanos()), json(r.busyOffNanos()), r.on().messages(), r.on().cpuNanos(),
                     r.onWindow().emptyLoops(), json(r.onWindow().emptyLoopNanos()), json(r.busyOnNanos()),
@@ -375,10 +385,16 @@ final class BenchCommand implements Runnable
             log(ok ? verdict(median) + String.format(Locale.ROOT, "; without the poll thread's empty loops %.3f",
                 median(busyRatios)) + perFrameVerdict(median(perFrame)) : "workload " + workload + ": a transfer did " +
                 "not verify or the capture missed a frame (NOT ALL CAPTURED above): no ratio to judge");
-            printPoints(String.format(Locale.ROOT, "\"workload\":\"%s\",\"size\":%d,\"drain\":%b,\"medianRatio\":%.4f," +
-                "\"medianBusyRatio\":%s,\"medianNsPerCapturedFrame\":%s", workload, size, !noDrain, median,
+            printPoints(String.format(Locale.ROOT, "\"workload\":\"%s\",\"size\":%d,\"sample\":%d,\"drain\":%b," +
+                "\"medianRatio\":%.4f,\"medianBusyRatio\":%s,\"medianNsPerCapturedFrame\":%s", workload, size, sample,
+                !noDrain, median,
                 json(median(busyRatios)), json(median(perFrame))), points);
             return ok ? 0 : 1;
+        }
+
+        private String sampling()
+        {
+            return sample == 1 ? "" : ", sampling 1 frame in " + sample;
         }
 
         private static String perFrameVerdict(final double nanos)

@@ -101,6 +101,8 @@ class BadArgumentsTest
         table.add(bad("bench capture --rounds 0", "1..100"));
         table.add(bad("bench capture --seconds 0", "above 0"));
         table.add(bad("bench capture --filter bogus", "unknown filter term"));
+        table.add(bad("bench capture --sample 0", "1..16777216"));
+        table.add(bad("bench capture --workload spray --sample -4", "1..16777216"));
         table.add(bad("bench throughput --seconds 0", "above 0"));
         table.add(bad("bench throughput --warmup -1", "0..3600"));
         table.add(bad("bench throughput --threads 3", "1..2"));
@@ -116,6 +118,10 @@ class BadArgumentsTest
         table.add(bad("capture out.pcapng --snaplen 9217", "64..9216"));
         table.add(bad("capture out.pcapng --ring-slots 1000", "a power of two, 16..65536"));
         table.add(bad("capture out.pcapng --ring-slots 131072", "a power of two, 16..65536"));
+        table.add(bad("capture out.pcapng --sample 0", "1..16777216"));
+        table.add(bad("capture out.pcapng --sample -1", "1..16777216"));
+        table.add(bad("capture out.pcapng --sample 16777217", "1..16777216"));
+        table.add(bad("capture out.pcapng --sample every", "not a whole number"));
         table.add(bad("nic --config net_null --seconds NaN", "not a finite"));
         table.add(bad("nic --config net_null --workers 0", "1..64"));
         table.add(bad("nic --config net_null --workers 65", "1..64"));

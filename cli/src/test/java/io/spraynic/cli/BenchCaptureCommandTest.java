@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class BenchCaptureCommandTest
 {
     private static final Pattern POINT = Pattern.compile("\"ratio\":([0-9.]+),\"captured\":(\\d+),\"dropped\":(\\d+)," +
-        "\"drained\":(\\d+),\"portFrames\":(\\d+),\"complete\":(true|false),\"verified\":(true|false)");
+        "\"sampledOut\":0,\"drained\":(\\d+),\"portFrames\":(\\d+),\"complete\":(true|false),\"verified\":(true|false)");
 
     @Test
     void shouldCaptureEveryFrameOfSprayTransfersAndVerifyThem()

@@ -125,6 +125,60 @@ class CaptureCommandTest
         }
     }
 
+    /**
+     * A NIC process on net_null (its worker receives 64 B frames as fast as it can) captured with {@code --sample 16}:
+     * of the F frames the worker offered the capture, it wrote or dropped exactly ceil(F / 16) and counted the rest
+     * sampled out, as its counters ({@code spraynic stat}) and the summary say; the file holds every frame written, and
+     * capinfos reads the interface's comment that says 1 in 16.
+     */
+    @Test
+    void shouldWriteOneFrameInNOfARunningNicAndSayItInTheFile() throws Exception
+    {
+        final Path ipc = dir.resolve("ipc");
+        final Path run = Files.createDirectory(dir.resolve("run"));
+        final Path out = dir.resolve("sampled.pcapng");
+        final StringBuilder seen = new StringBuilder();
+        final Process nic = ClientCommandTest.startNic(run, seen, "--config", "net_null", "-p",
+            "file_prefix=spraynic-sample-" + ProcessHandle.current().pid(), "--mode", "spray", "--ip", "10.7.9.1",
+            "--ipc-dir", ipc.toString(), "--idle", "sleep", "--seconds", "120");
+        try
+        {
+            final CliTestSupport.Run capture = CliTestSupport.run("capture", "--ipc-dir", ipc.toString(), "--duration", "1s",
+                "--sample", "16", "--snaplen", "64", out.toString());
+            assertEquals(0, capture.exitCode(), seen + capture.out() + capture.err());
+            assertTrue(capture.out().contains("sampling 1 frame in 16"), capture.out());
+            final Matcher wrote = Pattern.compile(WROTE.pattern() + ", sampled out ([0-9,]+) \\(1 in 16 sampled\\)")
+                .matcher(capture.out());
+            assertTrue(wrote.find(), capture.out());
+            final long frames = number(wrote.group(1));
+            final long captured = number(wrote.group(2));
+            final long dropped = number(wrote.group(3));
+            final long sampledOut = number(wrote.group(5));
+            assertEquals(captured, frames, "every frame the worker captured is in the file");
+            assertTrue(captured > 0 && sampledOut > 0, capture.out());
+            final long offered = captured + dropped + sampledOut;
+            assertEquals((offered + 15) / 16, captured + dropped, "the 1st, 17th, 33rd... of " + offered + " frames");
+            try (CountersFileReader counters = CountersFileReader.open(CountersFileReader.findLive(run).orElseThrow()))
+            {
+                assertEquals(nic.pid(), counters.pid());
+                assertEquals(captured, value(counters, "worker 0: capture frames"));
+                assertEquals(dropped, value(counters, "worker 0: capture drops (ring full)"));
+                assertEquals(sampledOut, value(counters, "worker 0: capture sampled out"));
+            }
+            final String info = run(List.of("capinfos", out.toString()));
+            assertTrue(info.contains("Number of packets = " + frames), info);
+            assertTrue(info.contains("Comment = sampled: 1 in 16 frames the filter took"), info);
+        }
+        finally
+        {
+            nic.toHandle().destroy();
+            if (!nic.waitFor(30, TimeUnit.SECONDS))
+            {
+                nic.destroyForcibly();
+            }
+        }
+    }
+
     @Test
     void shouldRefuseABadFilterOrDurationInOneSentence()
     {

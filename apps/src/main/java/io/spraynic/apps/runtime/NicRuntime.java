@@ -87,7 +87,7 @@ public final class NicRuntime implements AutoCloseable, CaptureSource
                     final String prefix = "port " + name + ": capture ";
                     final CaptureTap tap = new CaptureTap(runtime.agents.size(), counters.newCounter(prefix + "frames"),
                         counters.newCounter(prefix + "drops (ring full)"), counters.newCounter(prefix + "filtered out"),
-                        counters.newCounter(prefix + "faults (tap stopped)"));
+                        counters.newCounter(prefix + "faults (tap stopped)"), counters.newCounter(prefix + "sampled out"));
                     final PacketPort packetPort = tap.tap(wrap.apply(nic.packetPort(port.name(), queue)), plane, queue);
                     final CommandedAgent agent = new CommandedAgent(new PortPollAgent("spraynic-rx-" + name, packetPort, 32,
                         new RxClassifier(counters.counters(), "port " + name), counters.newCounter("port " + name + ": rx packets")),

@@ -74,12 +74,12 @@ public final class CaptureTapCpuTime
                 buffers.set(ValueLayout.JAVA_BYTE, i, (byte)i);
             }
             final CountersManager manager = new CountersManager(
-                new UnsafeBuffer(BufferUtil.allocateDirectAligned(4 * CountersReader.METADATA_LENGTH, 64)),
-                new UnsafeBuffer(BufferUtil.allocateDirectAligned(4 * CountersReader.COUNTER_LENGTH, 64)));
+                new UnsafeBuffer(BufferUtil.allocateDirectAligned(5 * CountersReader.METADATA_LENGTH, 64)),
+                new UnsafeBuffer(BufferUtil.allocateDirectAligned(5 * CountersReader.COUNTER_LENGTH, 64)));
             final AtomicCounter captured = manager.newCounter("captured");
             final AtomicCounter dropped = manager.newCounter("dropped");
             final CaptureTap tap = new CaptureTap(0, captured, dropped, manager.newCounter("filtered"),
-                manager.newCounter("faults"));
+                manager.newCounter("faults"), manager.newCounter("sampled out"));
             final PacketPort port = tap.tap(new LoopbackPort(buffers, frames, length), 0, 0);
             final PacketBurst rx = port.newBurst(frames);
             final PacketBurst tx = port.newBurst(frames);
@@ -167,7 +167,7 @@ public final class CaptureTapCpuTime
             while (!stop.get())
             {
                 read += reader.pollAll(handler, Long.MAX_VALUE);
-                LockSupport.parkNanos(CaptureRingReader.READ_INTERVAL_NANOS);
+                reader.pause();
             }
             read += reader.pollAll(handler, Long.MAX_VALUE);
         }

@@ -34,7 +34,7 @@ public final class CaptureOverhead
      * One round: frames per second without and with the capture, by the clock and per second of the workers' own CPU
      * time (what the workers can do, whatever else shares their cores), and what the capture took and dropped.
      */
-    public record Round(Rate off, Rate on, long captured, long dropped, double copierCpuShare)
+    public record Round(Rate off, Rate on, long captured, long dropped, long sampledOut, double copierCpuShare)
     {
         /** @return frames per worker CPU second while capturing ÷ without: the workers' throughput ratio. */
         public double ratio()
@@ -62,10 +62,10 @@ public final class CaptureOverhead
         {
             return String.format(Locale.ROOT, "off %.2f Mpps (%.2f per worker CPU s), capturing %.2f Mpps (%.2f per worker " +
                 "CPU s): ratio %.3f; the capture %.1f ns of worker CPU per frame captured, the worker's own %.1f ns a " +
-                "frame (empty loops: off %,d, capturing %,d); captured %,d, dropped %,d (ring full); capture copier " +
-                "thread %.0f %% of a CPU", off.mpps(), off.cpuMpps(), on.mpps(), on.cpuMpps(), ratio(),
+                "frame (empty loops: off %,d, capturing %,d); captured %,d, dropped %,d (ring full), sampled out %,d; " +
+                "capture copier thread %.0f %% of a CPU", off.mpps(), off.cpuMpps(), on.mpps(), on.cpuMpps(), ratio(),
                 nanosPerCapturedFrame(), nanosPerFrameOff(), off.emptyLoops(), on.emptyLoops(), captured, dropped,
-                100 * copierCpuShare);
+                sampledOut, 100 * copierCpuShare);
         }
     }
 
@@ -92,17 +92,18 @@ public final class CaptureOverhead
     /**
      * @param frameBytes size of each frame net_null hands out.
      * @param snapLength bytes the capture keeps of each frame.
+     * @param sample     the workers write one frame in this many of those the filter takes.
      * @param drain      whether a drainer empties the rings (false: a client that never drains; every frame is dropped).
      * @param filter     which frames the capture takes.
      */
-    public static List<Round> run(final int workers, final int frameBytes, final int snapLength, final double seconds,
-        final int rounds, final boolean drain, final CaptureFilter filter) throws Exception
+    public static List<Round> run(final int workers, final int frameBytes, final int snapLength, final int sample,
+        final double seconds, final int rounds, final boolean drain, final CaptureFilter filter) throws Exception
     {
         final NicConfig config = io.spraynic.pmd.PmdConfigs.load("net_null", java.util.Map.of("queues",
             Integer.toString(workers), "size", Integer.toString(frameBytes), "file_prefix", "spraynic-capture-bench-" +
             ProcessHandle.current().pid()));
         final Path directory = Files.createTempDirectory("spraynic-capture-bench");
-        final CaptureRingLayout layout = CaptureRingLayout.of(workers, 4096, snapLength);
+        final CaptureRingLayout layout = CaptureRingLayout.of(workers, 4096, snapLength, sample);
         final List<CountingIdleStrategy> idles = new java.util.concurrent.CopyOnWriteArrayList<>();
         try (CountersFile counters = CountersFile.create(directory, "capture", 8192); Arena arena = Arena.ofShared())
         {
@@ -128,6 +129,7 @@ public final class CaptureOverhead
                     layout.writeHeader(memory, ProcessHandle.current().pid(), r + 1, new String[]{nic.portName(0)}, "", 0, 0);
                     final long capturedBefore = sum(counters, ": capture frames");
                     final long droppedBefore = sum(counters, ": capture drops (ring full)");
+                    final long sampledOutBefore = sum(counters, ": capture sampled out");
                     nic.startCapture(memory, layout, filter);
                     final AtomicBoolean stop = new AtomicBoolean();
                     final Thread drainer = new Thread(() -> drain(memory, stop), "capture-drainer");
@@ -150,7 +152,8 @@ public final class CaptureOverhead
                     if (r >= 0)
                     {
                         results.add(new Round(off, on, sum(counters, ": capture frames") - capturedBefore,
-                            sum(counters, ": capture drops (ring full)") - droppedBefore, copierShare));
+                            sum(counters, ": capture drops (ring full)") - droppedBefore,
+                            sum(counters, ": capture sampled out") - sampledOutBefore, copierShare));
                     }
                 }
                 return results;
@@ -172,7 +175,7 @@ public final class CaptureOverhead
         {
             if (reader.pollAll(handler, READ_LIMIT) < READ_LIMIT)
             {
-                java.util.concurrent.locks.LockSupport.parkNanos(CaptureRingReader.READ_INTERVAL_NANOS); // as spraynic capture
+                reader.pause(); // as spraynic capture
             }
         }
         if (bytes[0] == 42)

@@ -46,20 +46,21 @@ public final class TransportCaptureOverhead
     static final int RING_A = 0;
     static final int RING_B = 1;
     private static final int RING_SLOTS = 4096;
-    private static final int COUNTERS_PER_TAP = 4;
+    private static final int COUNTERS_PER_TAP = 5;
 
     /**
      * One round: the transfer without and with the capture, and what the capturing run's capture saw.
      *
      * @param captured     frames the taps wrote into their rings.
      * @param dropped      frames the taps counted dropped (ring full).
+     * @param sampledOut   frames the taps passed over (sampling one in N).
      * @param drained      frames the drainer read out of the rings.
      * @param portFrames   frames the two ports received and transmitted while the capture ran (the driver's count).
      * @param capturedRxTx frames captured: {A rx, A tx, B rx, B tx}, as the drainer read them.
      * @param everyFrame   the capture took every frame (no filter) and was drained: {@link #complete} applies.
      */
-    public record Round(ThroughputResult off, ThroughputResult on, long captured, long dropped, long drained,
-        long portFrames, long[] capturedRxTx, boolean everyFrame, PollWindow offWindow, PollWindow onWindow)
+    public record Round(ThroughputResult off, ThroughputResult on, long captured, long dropped, long sampledOut,
+        long drained, long portFrames, long[] capturedRxTx, boolean everyFrame, PollWindow offWindow, PollWindow onWindow)
     {
         /** @return messages per second of worker CPU time while capturing ÷ without: the workers' throughput ratio. */
         public double ratio()
@@ -98,10 +99,13 @@ public final class TransportCaptureOverhead
             return CaptureCost.nanosPerWork(off.messages(), busyOffNanos());
         }
 
-        /** @return every frame the ports received or sent was captured or counted dropped, and the drainer read each one captured. */
+        /**
+         * @return every frame the ports received or sent was captured, counted dropped or counted sampled out, and the
+         * drainer read each one captured.
+         */
         public boolean complete()
         {
-            return captured + dropped == portFrames && drained == captured;
+            return captured + dropped + sampledOut == portFrames && drained == captured;
         }
 
         public String toString()
@@ -109,12 +113,12 @@ public final class TransportCaptureOverhead
             return String.format(Locale.ROOT, "off %.3f M messages per worker CPU s (%.3f Mpps by the clock), capturing " +
                 "%.3f (%.3f Mpps): ratio %.3f; without the empty loops (off %.0f %% of the CPU at %.1f ns each, capturing " +
                 "%.0f %% at %.1f ns) %.3f, the capture %.1f ns of busy CPU per frame captured (a message %.1f ns off); " +
-                "captured %,d (A rx %,d tx %,d, B rx %,d tx %,d), dropped %,d (ring full), drained %,d, frames on the " +
-                "ports %,d%s; transfers %s", messagesPerCpuSecond(off) / 1e6, off.mpps(), messagesPerCpuSecond(on) / 1e6,
+                "captured %,d (A rx %,d tx %,d, B rx %,d tx %,d), dropped %,d (ring full), sampled out %,d, drained %,d, " +
+                "frames on the ports %,d%s; transfers %s", messagesPerCpuSecond(off) / 1e6, off.mpps(), messagesPerCpuSecond(on) / 1e6,
                 on.mpps(), ratio(), spinPercent(off.cpuNanos(), busyOffNanos()), offWindow.emptyLoopNanos(),
                 spinPercent(on.cpuNanos(), busyOnNanos()),
                 onWindow.emptyLoopNanos(), busyRatio(), nanosPerCapturedFrame(), nanosPerMessageOff(), captured,
-                capturedRxTx[0], capturedRxTx[1], capturedRxTx[2], capturedRxTx[3], dropped, drained, portFrames,
+                capturedRxTx[0], capturedRxTx[1], capturedRxTx[2], capturedRxTx[3], dropped, sampledOut, drained, portFrames,
                 !everyFrame || complete() ? "" : " (NOT ALL CAPTURED)", off.verified() && on.verified() ? "verified" :
                 "NOT VERIFIED");
         }
@@ -161,16 +165,17 @@ public final class TransportCaptureOverhead
     /**
      * @param messageBytes bytes per RDMA WRITE.
      * @param snapLength   bytes the capture keeps of each frame.
+     * @param sample       the taps write one frame in this many of those the filter takes.
      * @param warmup       seconds of each run before its measured window (the capture runs through both).
      * @param drain        whether a drainer empties the rings (false: a client that never drains).
      * @param filter       which frames the capture takes.
      * @param log          each round's line as it ends.
      */
     public static List<Round> run(final DpdkNic nic, final TransportPair.Kind kind, final int messageBytes,
-        final int snapLength, final double warmup, final double seconds, final int rounds, final boolean drain,
-        final CaptureFilter filter, final Consumer<String> log)
+        final int snapLength, final int sample, final double warmup, final double seconds, final int rounds,
+        final boolean drain, final CaptureFilter filter, final Consumer<String> log)
     {
-        final CaptureRingLayout layout = CaptureRingLayout.of(2, RING_SLOTS, snapLength);
+        final CaptureRingLayout layout = CaptureRingLayout.of(2, RING_SLOTS, snapLength, sample);
         try (Arena arena = Arena.ofShared())
         {
             final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
@@ -190,7 +195,7 @@ public final class TransportCaptureOverhead
                 final ThroughputResult first = run(nic, kind, messageBytes, warmup, seconds, r % 2 == 0 ? idle : capture);
                 final ThroughputResult second = run(nic, kind, messageBytes, warmup, seconds, r % 2 == 0 ? capture : idle);
                 final Round round = new Round(r % 2 == 0 ? first : second, r % 2 == 0 ? second : first, capture.captured(),
-                    capture.dropped(), capture.drained(), capture.portFrames(), capture.drainedByDirection(),
+                    capture.dropped(), capture.sampledOut(), capture.drained(), capture.portFrames(), capture.drainedByDirection(),
                     drain && filter.equals(CaptureFilter.ALL), idle.pollWindow(), capture.pollWindow());
                 log.accept(round.toString());
                 results.add(round);
@@ -252,8 +257,9 @@ public final class TransportCaptureOverhead
                 new UnsafeBuffer(BufferUtil.allocateDirectAligned(COUNTERS_PER_TAP * CountersReader.METADATA_LENGTH, 64)),
                 new UnsafeBuffer(BufferUtil.allocateDirectAligned(COUNTERS_PER_TAP * CountersReader.COUNTER_LENGTH, 64)));
             counters[ring] = new AtomicCounter[]{manager.newCounter("captured"), manager.newCounter("dropped"),
-                manager.newCounter("filtered"), manager.newCounter("faults")};
-            taps[ring] = new CaptureTap(ring, counters[ring][0], counters[ring][1], counters[ring][2], counters[ring][3]);
+                manager.newCounter("filtered"), manager.newCounter("faults"), manager.newCounter("sampled out")};
+            taps[ring] = new CaptureTap(ring, counters[ring][0], counters[ring][1], counters[ring][2], counters[ring][3],
+                counters[ring][4]);
             // the endpoint as the frames' queue, so that the drainer tells A's frames from B's
             return taps[ring].tap(port, 0, ring);
         }
@@ -368,7 +374,7 @@ public final class TransportCaptureOverhead
             {
                 if (reader.pollAll(handler, CaptureOverhead.READ_LIMIT) < CaptureOverhead.READ_LIMIT)
                 {
-                    java.util.concurrent.locks.LockSupport.parkNanos(CaptureRingReader.READ_INTERVAL_NANOS); // as spraynic capture
+                    reader.pause(); // as spraynic capture
                 }
             }
             reader.pollAll(handler, Long.MAX_VALUE); // the taps have stopped: what is left in the rings
@@ -403,6 +409,11 @@ public final class TransportCaptureOverhead
         long dropped()
         {
             return counters[RING_A][1].get() + counters[RING_B][1].get();
+        }
+
+        long sampledOut()
+        {
+            return counters[RING_A][4].get() + counters[RING_B][4].get();
         }
 
         long drained()

@@ -12,9 +12,10 @@ import java.nio.charset.StandardCharsets;
  * <pre>
  *   0      header (4 KiB): magic, version (written last), NIC pid, capture id, workers, planes, slots per ring,
  *          slot length, snap length, state (RUNNING, then ENDED once no worker writes any more), start and end
- *          time (ns since the epoch), each plane's port name, the filter as text
- *   4096   per worker, 256 B: frames captured, dropped (ring full), filtered out, tap faults, then drops per
- *          plane and direction (plane * 2 + direction)
+ *          time (ns since the epoch), the sampling rate N (one frame in N of those the filter takes), each
+ *          plane's port name, the filter as text
+ *   4096   per worker, 256 B: frames captured, dropped (ring full), filtered out, tap faults, sampled out, then
+ *          drops per plane and direction (plane * 2 + direction)
  *   R      per worker (R and each ring 4 KiB aligned): tail (the worker's, one cache line), head (the client's,
  *          one cache line), then {@link #ringCapacity} bytes of records, back to back
  *   record timestamp (ns since the epoch, a long: read when a worker loop taps its received burst, and shared by
@@ -41,8 +42,8 @@ public final class CaptureRingLayout
     public static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ORDER);
 
     public static final int MAGIC = 0x50414353; // "SCAP"
-    /** 2: records back to back (1: a fixed slot per frame). */
-    public static final int VERSION = 2;
+    /** 3: the sampling rate in the header, frames sampled out in the statistics (2: records back to back). */
+    public static final int VERSION = 3;
     public static final int STATE_RUNNING = 1;
     public static final int STATE_ENDED = 2;
 
@@ -58,6 +59,7 @@ public final class CaptureRingLayout
     public static final int STATE_OFFSET = 44;
     public static final int START_NANOS_OFFSET = 48;
     public static final int END_NANOS_OFFSET = 56;
+    public static final int SAMPLE_OFFSET = 64;
     public static final int PLANE_NAMES_OFFSET = 128;
     public static final int PLANE_NAME_BYTES = 64;
     public static final int FILTER_OFFSET = PLANE_NAMES_OFFSET + 8 * PLANE_NAME_BYTES;
@@ -69,6 +71,7 @@ public final class CaptureRingLayout
     public static final int DROPPED_OFFSET = 8;
     public static final int FILTERED_OFFSET = 16;
     public static final int FAULTS_OFFSET = 24;
+    public static final int SAMPLED_OUT_OFFSET = 32;
     public static final int INTERFACE_DROPS_OFFSET = 64;
 
     public static final int TAIL_OFFSET = 0;
@@ -96,21 +99,26 @@ public final class CaptureRingLayout
     public static final int MAX_SNAP_LENGTH = 9216;
     /** Full frames as the NIC's buffers hold them (2 KiB mbufs), with room to spare. */
     public static final int DEFAULT_SNAP_LENGTH = 4096;
+    /** Sampling rates a capture may ask for: one frame in 1 (every frame) .. one in 2^24 (sFlow's rates go to 2^20 and beyond). */
+    public static final int MIN_SAMPLE = 1;
+    public static final int MAX_SAMPLE = 1 << 24;
     /** Largest capture memory a client may ask for. */
     public static final long MAX_FILE_LENGTH = 1L << 30;
 
     private final int workers;
     private final int slots;
     private final int snapLength;
+    private final int sample;
     private final int slotLength;
     private final long ringsOffset;
     private final long ringLength;
 
-    private CaptureRingLayout(final int workers, final int slots, final int snapLength)
+    private CaptureRingLayout(final int workers, final int slots, final int snapLength, final int sample)
     {
         this.workers = workers;
         this.slots = slots;
         this.snapLength = snapLength;
+        this.sample = sample;
         this.slotLength = align(RECORD_DATA_OFFSET + snapLength, RECORD_ALIGNMENT);
         this.ringsOffset = align(HEADER_LENGTH + (long)workers * STATS_LENGTH, 4096);
         this.ringLength = align(RING_HEADER_LENGTH + (long)slots * slotLength, 4096);
@@ -121,17 +129,36 @@ public final class CaptureRingLayout
      */
     public static CaptureRingLayout of(final int workers, final int slots, final int snapLength)
     {
-        final String problem = problem(workers, slots, snapLength);
+        return of(workers, slots, snapLength, 1);
+    }
+
+    /**
+     * @param sample the workers write one frame in {@code sample} of those the filter takes (1: every frame).
+     * @return the layout, or throws {@link IllegalArgumentException} naming the value out of range and the range.
+     */
+    public static CaptureRingLayout of(final int workers, final int slots, final int snapLength, final int sample)
+    {
+        final String problem = problem(workers, slots, snapLength, sample);
         if (null != problem)
         {
             throw new IllegalArgumentException(problem);
         }
-        return new CaptureRingLayout(workers, slots, snapLength);
+        return new CaptureRingLayout(workers, slots, snapLength, sample);
     }
 
     /** @return null when a layout of these values is allowed, else why not. */
     public static String problem(final int workers, final int slots, final int snapLength)
     {
+        return problem(workers, slots, snapLength, 1);
+    }
+
+    /** @return null when a layout of these values, sampling one frame in {@code sample}, is allowed, else why not. */
+    public static String problem(final int workers, final int slots, final int snapLength, final int sample)
+    {
+        if (sample < MIN_SAMPLE || sample > MAX_SAMPLE)
+        {
+            return "the sampling rate must be one frame in " + MIN_SAMPLE + ".." + MAX_SAMPLE + ", not one in " + sample;
+        }
         if (workers < 1 || workers > MAX_WORKERS)
         {
             return "a capture covers 1.." + MAX_WORKERS + " workers, not " + workers;
@@ -144,7 +171,7 @@ public final class CaptureRingLayout
         {
             return "the snap length must be in " + MIN_SNAP_LENGTH + ".." + MAX_SNAP_LENGTH + " bytes, not " + snapLength;
         }
-        final long length = new CaptureRingLayout(workers, slots, snapLength).fileLength();
+        final long length = new CaptureRingLayout(workers, slots, snapLength, sample).fileLength();
         if (length > MAX_FILE_LENGTH)
         {
             return "rings of " + slots + " slots of " + snapLength + " B for " + workers + " worker(s) need " + length +
@@ -170,7 +197,7 @@ public final class CaptureRingLayout
                 ": use the same SprayNIC build on both sides");
         }
         final CaptureRingLayout layout = of(memory.get(INT, WORKERS_OFFSET), memory.get(INT, SLOTS_OFFSET),
-            memory.get(INT, SNAP_LENGTH_OFFSET));
+            memory.get(INT, SNAP_LENGTH_OFFSET), memory.get(INT, SAMPLE_OFFSET));
         if (memory.byteSize() < layout.fileLength() || memory.get(INT, SLOT_LENGTH_OFFSET) != layout.slotLength)
         {
             throw new IllegalStateException("the capture ring's " + memory.byteSize() + " B do not hold its layout");
@@ -190,6 +217,7 @@ public final class CaptureRingLayout
         memory.set(INT, SLOTS_OFFSET, slots);
         memory.set(INT, SLOT_LENGTH_OFFSET, slotLength);
         memory.set(INT, SNAP_LENGTH_OFFSET, snapLength);
+        memory.set(INT, SAMPLE_OFFSET, sample);
         memory.set(INT, STATE_OFFSET, STATE_RUNNING);
         memory.set(LONG, START_NANOS_OFFSET, startNanos);
         memory.set(LONG, END_NANOS_OFFSET, endNanos);
@@ -273,6 +301,12 @@ public final class CaptureRingLayout
         return snapLength;
     }
 
+    /** @return N: the workers write one frame in N of those the filter takes (1: every frame). */
+    public int sample()
+    {
+        return sample;
+    }
+
     /** @return bytes of a record of the full snap length. */
     public int slotLength()
     {
@@ -317,6 +351,7 @@ public final class CaptureRingLayout
 
     public String toString()
     {
-        return workers + " ring(s) of " + ringCapacity() + " B (" + slots + " frames of the snap length, " + snapLength + " B)";
+        return workers + " ring(s) of " + ringCapacity() + " B (" + slots + " frames of the snap length, " + snapLength + " B)" +
+            (sample == 1 ? "" : ", sampling 1 frame in " + sample);
     }
 }

@@ -3,6 +3,7 @@ package io.spraynic.datapath.capture;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The capture client's end of a live capture ({@link CaptureRingLayout}): drains every worker's ring, hands each
@@ -15,14 +16,27 @@ public final class CaptureRingReader
 {
     private static final VarHandle LONG_ATOMIC = ValueLayout.JAVA_LONG.varHandle();
     /**
-     * How long a client waits after {@link #pollAll} before it reads again. A client right behind a worker reads the
-     * lines the worker is still filling (one record's end and the next one's start share a line, and the tail's line
-     * moves every burst), so those lines cross between the two cores again and again; read in batches a millisecond
-     * apart, each copied 64 B frame cost the worker about half as much (benchmarks/RESULTS.md 31). A ring of the
-     * default size ({@link CaptureRingLayout#DEFAULT_SLOTS} slots of the default snap length, 8 MiB) holds a
-     * millisecond of frames up to about 60 Gb/s.
+     * The longest a client waits after {@link #pollAll} before it reads again ({@link #waitNanos}). A client right
+     * behind a worker reads the lines the worker is still filling (one record's end and the next one's start share a
+     * line, and the tail's line moves every burst), so those lines cross between the two cores again and again; read
+     * in batches a millisecond apart, each copied 64 B frame cost the worker about half as much (benchmarks/RESULTS.md
+     * 31). A ring of the default size ({@link CaptureRingLayout#DEFAULT_SLOTS} slots of the default snap length,
+     * 8 MiB) holds a millisecond of frames up to about 60 Gb/s; a small one (4,096 slots of 64 B: 320 KiB, 4,096
+     * frames) holds 0.2-0.7 ms of one worker's 64 B frames, and a client that read it every millisecond dropped three
+     * frames in four (RESULTS.md 51, 55): the wait is shortened to what the ring holds.
      */
     public static final long READ_INTERVAL_NANOS = 1_000_000L;
+    /**
+     * Share of its ring the fullest ring should hold when the client reads again: a quarter, so that a rate that
+     * doubles, or a read that comes late, still finds room.
+     */
+    static final double TARGET_FILL = 0.25;
+    /**
+     * The shortest wait: a park sleeps at least the timer slack (50 us) anyway, and a client that spins instead stays
+     * runnable and, on a shared host, loses its turn to the scheduler for milliseconds (a client that sleeps is woken
+     * ahead of the threads that ran meanwhile).
+     */
+    static final long MIN_PARK_NANOS = 50_000L;
     /** Frames {@link #pollAll} takes of each ring per pass. */
     private static final int PASS_FRAMES = 4096;
 
@@ -38,7 +52,15 @@ public final class CaptureRingReader
     private final CaptureRingLayout layout;
     private final int planes;
     private final long[] heads;
+    /** Bytes a pass reads before it hands them back to the worker (a quarter of a ring), besides at its end. */
+    private final long releaseBytes;
     private long malformed;
+    /** Bytes the fullest ring held when the last {@link #poll} read its tail. */
+    private long lastPassFullest;
+    /** When the last {@link #pollAll} began. */
+    private long lastReadNanos;
+    /** What {@link #waitNanos} answers: set by each {@link #pollAll}. */
+    private long waitNanos = READ_INTERVAL_NANOS;
 
     /** @param memory capture memory whose header is checked ({@link CaptureRingLayout#read}). */
     public CaptureRingReader(final MemorySegment memory)
@@ -48,6 +70,7 @@ public final class CaptureRingReader
         this.planes = Math.max(0, Math.min(CaptureRingLayout.MAX_PLANES, memory.get(CaptureRingLayout.INT,
             CaptureRingLayout.PLANES_OFFSET)));
         this.heads = new long[layout.workers()];
+        this.releaseBytes = Math.max(CaptureRingLayout.RECORD_ALIGNMENT, layout.ringCapacity() / 4);
         for (int w = 0; w < heads.length; w++)
         {
             heads[w] = memory.get(CaptureRingLayout.LONG, layout.ringOffset(w) + CaptureRingLayout.HEAD_OFFSET);
@@ -82,6 +105,7 @@ public final class CaptureRingReader
         final long capacity = layout.ringCapacity();
         final int snapLength = layout.snapLength();
         final int workers = heads.length;
+        long fullest = 0;
         for (int w = 0; w < workers; w++)
         {
             final long tail = (long)LONG_ATOMIC.getAcquire(memory, layout.ringOffset(w) + CaptureRingLayout.TAIL_OFFSET);
@@ -92,6 +116,7 @@ public final class CaptureRingReader
                 heads[w] = tail;
                 continue;
             }
+            fullest = Math.max(fullest, tail - head);
             final long records = layout.recordsOffset(w);
             long index = head % capacity;
             int n = 0;
@@ -140,6 +165,13 @@ public final class CaptureRingReader
                 {
                     index = 0;
                 }
+                if (head - heads[w] >= releaseBytes)
+                {
+                    // a pass may take a whole small ring (4,096 records of 64 B frames are one pass): the worker gets
+                    // room back each quarter of it, not only once the pass ends
+                    heads[w] = head;
+                    LONG_ATOMIC.setRelease(memory, layout.ringOffset(w) + CaptureRingLayout.HEAD_OFFSET, head);
+                }
             }
             if (head != heads[w])
             {
@@ -147,6 +179,7 @@ public final class CaptureRingReader
                 LONG_ATOMIC.setRelease(memory, layout.ringOffset(w) + CaptureRingLayout.HEAD_OFFSET, head);
             }
         }
+        lastPassFullest = fullest;
         return read;
     }
 
@@ -159,13 +192,69 @@ public final class CaptureRingReader
      */
     public long pollAll(final FrameHandler handler, final long limit)
     {
+        return pollAll(handler, limit, System.nanoTime());
+    }
+
+    /** {@link #pollAll(FrameHandler, long)} at {@code now} ({@code System.nanoTime()}; tests give their own clock). */
+    long pollAll(final FrameHandler handler, final long limit, final long now)
+    {
+        final long interval = 0 == lastReadNanos ? READ_INTERVAL_NANOS : now - lastReadNanos;
+        lastReadNanos = now;
         long read = 0;
         int n;
-        while (read < limit && (n = poll(handler, (int)Math.min(PASS_FRAMES, limit - read))) > 0)
+        boolean first = true;
+        while (read < limit)
         {
+            n = poll(handler, (int)Math.min(PASS_FRAMES, limit - read));
+            if (first)
+            {
+                first = false;
+                // what filled since the last read sets the next wait
+                waitNanos = waitNanos(interval, lastPassFullest / (double)layout.ringCapacity(), waitNanos);
+            }
+            if (n == 0)
+            {
+                break;
+            }
             read += n;
         }
         return read;
+    }
+
+    /**
+     * @return ns a client waits after {@link #pollAll} before it reads again: {@link #READ_INTERVAL_NANOS}, or less
+     * where the fullest ring filled faster than that: the time it takes, at the rate the last read found, to fill
+     * {@link #TARGET_FILL} of the ring; never less than {@link #MIN_PARK_NANOS}.
+     */
+    public long waitNanos()
+    {
+        return waitNanos;
+    }
+
+    /**
+     * @return the wait after a read that found the fullest ring {@code fill} full, {@code intervalNanos} after the
+     * last read, which had asked for {@code lastWaitNanos}. A ring found more than half full filled at a rate this
+     * read cannot tell (a full one stops growing, and a client the scheduler kept away waited longer than it asked):
+     * then the wait also halves, read after read, until the reads find room.
+     */
+    static long waitNanos(final long intervalNanos, final double fill, final long lastWaitNanos)
+    {
+        if (!(fill > 0))
+        {
+            return READ_INTERVAL_NANOS;
+        }
+        double wait = intervalNanos * TARGET_FILL / fill;
+        if (fill > 2 * TARGET_FILL)
+        {
+            wait = Math.min(wait, lastWaitNanos / 2.0);
+        }
+        return wait >= READ_INTERVAL_NANOS ? READ_INTERVAL_NANOS : wait < MIN_PARK_NANOS ? MIN_PARK_NANOS : (long)wait;
+    }
+
+    /** Waits {@link #waitNanos} (a client's loop, after a {@link #pollAll} that did not reach its limit). */
+    public void pause()
+    {
+        LockSupport.parkNanos(waitNanos);
     }
 
     /** @return true once the NIC said no worker writes any more (then one more {@link #poll} takes the rest). */
@@ -190,6 +279,12 @@ public final class CaptureRingReader
     public long dropped(final int worker)
     {
         return stat(worker, CaptureRingLayout.DROPPED_OFFSET);
+    }
+
+    /** @return frames the filter took on worker {@code worker} that sampling passed over. */
+    public long sampledOut(final int worker)
+    {
+        return stat(worker, CaptureRingLayout.SAMPLED_OUT_OFFSET);
     }
 
     /** @return frames worker {@code worker}'s frame checks turned away. */

@@ -13,6 +13,12 @@ import java.lang.invoke.VarHandle;
  * the shared memory, the client's head, is read at most once per burst and checked before use, and a head that no
  * honest client writes stops this writer (every frame counts as dropped from then on). Allocates nothing, takes no
  * lock, throws nothing for what the client writes. Single-threaded: the worker's.
+ * <p>
+ * Sampling ({@link CaptureRingLayout#sample} N above 1): of the frames the filter takes, the 1st, the (N+1)th, the
+ * (2N+1)th... are written, counted over every port and direction of this writer, so that a writer that saw F frames
+ * the filter takes wrote ceil(F / N) of them (less its drops). Without frame checks in the filter the frames sampled
+ * out are not visited at all: a burst costs one subtraction when none of it is sampled ({@link #samplesNone}), and
+ * the frames sampled in one are found by stride.
  */
 public final class CaptureRingWriter
 {
@@ -25,6 +31,10 @@ public final class CaptureRingWriter
     private final long statsOffset;
     private final long capacity;
     private final int snapLength;
+    private final int sample;
+    /** Frames the filter takes until the next one written, that one included (1: the next is written). */
+    private int untilSample = 1;
+    private long sampledOut;
     /** Bytes of a record of the snap length, the longest a frame takes. */
     private final long slotLength;
     /** Bytes written since the start (published as the ring's tail). */
@@ -52,7 +62,40 @@ public final class CaptureRingWriter
         this.statsOffset = layout.statsOffset(ring);
         this.capacity = layout.ringCapacity();
         this.snapLength = layout.snapLength();
+        this.sample = layout.sample();
         this.slotLength = layout.slotLength();
+    }
+
+    /**
+     * For filters without frame checks, where every frame offered is taken: when none of the next {@code frames} is
+     * the one in N to write, counts them sampled out and returns true (the caller then skips the burst); else false
+     * and nothing changes. Always false without sampling.
+     */
+    public boolean samplesNone(final int frames)
+    {
+        if (frames < untilSample)
+        {
+            untilSample -= frames;
+            sampledOut += frames;
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * One frame the filter took, for a caller that writes frames one at a time ({@link #write(int, int, int,
+     * MemorySegment, long, int, long)}): true when it is the one in N to write, else it is counted sampled out.
+     */
+    public boolean sampled()
+    {
+        if (untilSample > 1)
+        {
+            untilSample--;
+            sampledOut++;
+            return false;
+        }
+        untilSample = sample;
+        return true;
     }
 
     /**
@@ -62,18 +105,71 @@ public final class CaptureRingWriter
     public void write(final int plane, final int queue, final int direction, final PacketBurst burst, final int from,
         final int to, final long timestampNanos, final CaptureFilter filter)
     {
-        final MemorySegment source = burst.memory();
-        final boolean check = filter.checksFrames();
         headReadThisBurst = false;
-        // room for the whole burst at the longest record each: then no frame checks the client's head again
-        final boolean claimed = claim(to - from);
+        if (filter.checksFrames())
+        {
+            writeChecked(plane, queue, direction, burst, from, to, timestampNanos, filter);
+        }
+        else
+        {
+            writeEvery(plane, queue, direction, burst, from, to, timestampNanos);
+        }
+        publish();
+    }
+
+    /** Every frame is taken: those sampled are found by stride, the others are not visited. */
+    private void writeEvery(final int plane, final int queue, final int direction, final PacketBurst burst,
+        final int from, final int to, final long timestampNanos)
+    {
+        final int first = from + untilSample - 1;
+        if (first >= to)
+        {
+            untilSample -= to - from;
+            sampledOut += to - from;
+            return;
+        }
+        final int stride = sample;
+        final int written = (to - 1 - first) / stride + 1;
+        sampledOut += to - from - written;
+        untilSample = first + written * stride - to + 1; // the next frame to write, counted from this burst's end
+        final MemorySegment source = burst.memory();
+        // room for every frame to write at the longest record each: then no frame checks the client's head again
+        final boolean claimed = claim(written);
+        for (int i = first; i < to; i += stride)
+        {
+            final long offset = burst.offset(i);
+            final int length = burst.length(i);
+            if (claimed)
+            {
+                append(plane, queue, direction, source, offset, length, timestampNanos);
+            }
+            else if (!write(plane, queue, direction, source, offset, length, timestampNanos) && headReadThisBurst)
+            {
+                // no room though the head was read this burst: the rest to write is dropped in one step
+                drop(plane, direction, (to - 1 - i) / stride);
+                break;
+            }
+        }
+    }
+
+    /** Each frame is checked, and of those taken one in N is written. */
+    private void writeChecked(final int plane, final int queue, final int direction, final PacketBurst burst,
+        final int from, final int to, final long timestampNanos, final CaptureFilter filter)
+    {
+        final MemorySegment source = burst.memory();
+        // at most this many of the burst are sampled: room for them at the longest record each is claimed at once
+        final boolean claimed = claim((to - from - 1) / sample + 1);
         for (int i = from; i < to; i++)
         {
             final long offset = burst.offset(i);
             final int length = burst.length(i);
-            if (check && !filter.matches(source, offset, length))
+            if (!filter.matches(source, offset, length))
             {
                 filtered++;
+            }
+            else if (!sampled())
+            {
+                continue; // counted sampled out
             }
             else if (claimed)
             {
@@ -81,12 +177,38 @@ public final class CaptureRingWriter
             }
             else if (!write(plane, queue, direction, source, offset, length, timestampNanos) && headReadThisBurst)
             {
-                // no room though the head was read this burst: the rest of the burst is dropped in one step
-                drop(plane, direction, to - i - 1);
+                // no room though the head was read this burst: the rest is dropped in one step (unchecked without
+                // sampling, as ever; with it, checked and sampled, so that the one in N stays exact)
+                if (sample == 1)
+                {
+                    drop(plane, direction, to - i - 1);
+                }
+                else
+                {
+                    dropRest(plane, direction, burst, source, i + 1, to, filter);
+                }
                 break;
             }
         }
-        publish();
+    }
+
+    /** Counts the frames {@code from}..{@code to} of a burst without room: filtered, sampled out or dropped. */
+    private void dropRest(final int plane, final int direction, final PacketBurst burst, final MemorySegment source,
+        final int from, final int to, final CaptureFilter filter)
+    {
+        int dropped = 0;
+        for (int i = from; i < to; i++)
+        {
+            if (!filter.matches(source, burst.offset(i), burst.length(i)))
+            {
+                filtered++;
+            }
+            else if (sampled())
+            {
+                dropped++;
+            }
+        }
+        drop(plane, direction, dropped);
     }
 
     /**
@@ -199,6 +321,7 @@ public final class CaptureRingWriter
         memory.set(CaptureRingLayout.LONG, statsOffset + CaptureRingLayout.CAPTURED_OFFSET, captured);
         memory.set(CaptureRingLayout.LONG, statsOffset + CaptureRingLayout.DROPPED_OFFSET, dropped);
         memory.set(CaptureRingLayout.LONG, statsOffset + CaptureRingLayout.FILTERED_OFFSET, filtered);
+        memory.set(CaptureRingLayout.LONG, statsOffset + CaptureRingLayout.SAMPLED_OUT_OFFSET, sampledOut);
     }
 
     /** Writes the final statistics, drops per port and direction included (control action, when the capture stops). */
@@ -229,6 +352,12 @@ public final class CaptureRingWriter
     public long filtered()
     {
         return filtered;
+    }
+
+    /** @return frames the filter took that sampling passed over (not written, not dropped). */
+    public long sampledOut()
+    {
+        return sampledOut;
     }
 
     /** @return true once the client's head was found corrupt (the writer only drops from then on). */

@@ -64,6 +64,7 @@ public final class PcapReader implements AutoCloseable
     public static final int PCAPNG_BYTE_ORDER_MAGIC = 0x1A2B3C4D;
 
     static final int OPTION_END = 0;
+    static final int OPTION_COMMENT = 1;
     static final int OPTION_IF_NAME = 2;
     static final int OPTION_IF_TSRESOL = 9;
     static final int OPTION_IF_FCSLEN = 13;
@@ -116,7 +117,7 @@ public final class PcapReader implements AutoCloseable
     private MemorySegment frame;
 
     private record Interface(int linkType, int snapLength, int fcsLength, boolean binaryResolution,
-        int resolutionExponent, long offsetSeconds, String name)
+        int resolutionExponent, long offsetSeconds, String name, String comment)
     {
     }
 
@@ -298,6 +299,12 @@ public final class PcapReader implements AutoCloseable
     public String interfaceName()
     {
         return format == Format.PCAP ? null : interfaces.get(interfaceId).name();
+    }
+
+    /** @return the {@code opt_comment} of the current frame's pcapng interface (the last, if several), or null if none. */
+    public String interfaceComment()
+    {
+        return format == Format.PCAP ? null : interfaces.get(interfaceId).comment();
     }
 
     /** @return true if the classic pcap file has nanosecond timestamps (pcapng: per interface). */
@@ -527,6 +534,7 @@ public final class PcapReader implements AutoCloseable
         long offsetSeconds = 0;
         int fcsLength = 0;
         String name = null;
+        String comment = null;
         long option = block + 16;
         final long end = block + length - 4;
         while (option + 4 <= end)
@@ -559,17 +567,27 @@ public final class PcapReader implements AutoCloseable
             }
             else if (code == OPTION_IF_NAME)
             {
-                final byte[] bytes = data.asSlice(value, optionLength).toArray(ValueLayout.JAVA_BYTE);
-                int n = bytes.length;
-                while (n > 0 && bytes[n - 1] == 0)
-                {
-                    n--;
-                }
-                name = new String(bytes, 0, n, java.nio.charset.StandardCharsets.UTF_8);
+                name = string(value, optionLength);
+            }
+            else if (code == OPTION_COMMENT)
+            {
+                comment = string(value, optionLength);
             }
             option = value + ((optionLength + 3) & ~3);
         }
-        interfaces.add(new Interface(linkType, snapLength, fcsLength, binary, exponent, offsetSeconds, name));
+        interfaces.add(new Interface(linkType, snapLength, fcsLength, binary, exponent, offsetSeconds, name, comment));
+    }
+
+    /** @return the UTF-8 option value at {@code value}, without trailing NULs. */
+    private String string(final long value, final int length)
+    {
+        final byte[] bytes = data.asSlice(value, length).toArray(ValueLayout.JAVA_BYTE);
+        int n = bytes.length;
+        while (n > 0 && bytes[n - 1] == 0)
+        {
+            n--;
+        }
+        return new String(bytes, 0, n, java.nio.charset.StandardCharsets.UTF_8);
     }
 
     /**

@@ -172,6 +172,16 @@ public final class PcapWriter implements AutoCloseable
      */
     public int addInterface(final String name, final int linkType, final int snapLength) throws IOException
     {
+        return addInterface(name, linkType, snapLength, null);
+    }
+
+    /**
+     * As {@link #addInterface(String, int, int)}, with an {@code opt_comment} saying what a reader should know of the
+     * interface's frames (e.g. that they are a sample); none when null.
+     */
+    public int addInterface(final String name, final int linkType, final int snapLength, final String comment)
+        throws IOException
+    {
         ensureOpen();
         if (format != Format.PCAPNG)
         {
@@ -190,9 +200,16 @@ public final class PcapWriter implements AutoCloseable
         {
             throw new IllegalArgumentException("interface name too long");
         }
+        final byte[] commentBytes = null == comment ? new byte[0] : comment.getBytes(StandardCharsets.UTF_8);
+        if (commentBytes.length > 0xFFFF)
+        {
+            throw new IllegalArgumentException("interface comment too long");
+        }
         final int namePadded = (nameBytes.length + 3) & ~3;
-        // type, length, linktype+reserved, snaplen, if_name option, if_tsresol option, end option, length
-        final int blockLength = 4 + 4 + 4 + 4 + (4 + namePadded) + (4 + 4) + 4 + 4;
+        final int commentPadded = (commentBytes.length + 3) & ~3;
+        // type, length, linktype+reserved, snaplen, if_name option, [opt_comment,] if_tsresol option, end option, length
+        final int blockLength = 4 + 4 + 4 + 4 + (4 + namePadded) + (null == comment ? 0 : 4 + commentPadded) + (4 + 4) +
+            4 + 4;
         reserve(blockLength);
         long at = used;
         at = putInt(at, PcapReader.PCAPNG_INTERFACE_DESCRIPTION_BLOCK);
@@ -205,6 +222,14 @@ public final class PcapWriter implements AutoCloseable
         MemorySegment.copy(nameBytes, 0, stagingSegment, ValueLayout.JAVA_BYTE, at, nameBytes.length);
         stagingSegment.asSlice(at + nameBytes.length, namePadded - nameBytes.length).fill((byte)0);
         at += namePadded;
+        if (null != comment)
+        {
+            at = putShort(at, PcapReader.OPTION_COMMENT);
+            at = putShort(at, commentBytes.length);
+            MemorySegment.copy(commentBytes, 0, stagingSegment, ValueLayout.JAVA_BYTE, at, commentBytes.length);
+            stagingSegment.asSlice(at + commentBytes.length, commentPadded - commentBytes.length).fill((byte)0);
+            at += commentPadded;
+        }
         at = putShort(at, PcapReader.OPTION_IF_TSRESOL);
         at = putShort(at, 1);
         at = putInt(at, 0);

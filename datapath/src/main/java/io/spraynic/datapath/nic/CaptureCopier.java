@@ -29,6 +29,7 @@ final class CaptureCopier
     private static final int DROPPED = 1;
     private static final int FILTERED = 2;
     private static final int FAULTS = 3;
+    private static final int SAMPLED_OUT = 4;
 
     private final MbufReferenceRing[] rings;
     private final CaptureRingWriter[] writers;
@@ -51,7 +52,7 @@ final class CaptureCopier
     /**
      * @param rings      each worker's references (index = the worker's capture ring), freed by this copier.
      * @param memory     the client's capture memory, laid out by {@code layout}.
-     * @param counters   each worker's tap counters: captured, dropped, filtered, faults.
+     * @param counters   each worker's tap counters: captured, dropped, filtered, faults, sampled out.
      * @param startNanos the {@code System.nanoTime()} the references' metadata count from.
      */
     CaptureCopier(final MbufReferenceRing[] rings, final MemorySegment memory, final CaptureRingLayout layout,
@@ -170,6 +171,7 @@ final class CaptureCopier
         final long capturedBefore = writer.captured();
         final long droppedBefore = writer.dropped();
         final long filteredBefore = writer.filtered();
+        final long sampledOutBefore = writer.sampledOut();
         try
         {
             for (int i = 0; i < count; i++)
@@ -181,6 +183,7 @@ final class CaptureCopier
             writer.publish();
             count(r, CAPTURED, writer.captured() - capturedBefore);
             count(r, FILTERED, writer.filtered() - filteredBefore);
+            count(r, SAMPLED_OUT, writer.sampledOut() - sampledOutBefore);
             if (writer.headCorrupt())
             {
                 fault(r);
@@ -206,6 +209,10 @@ final class CaptureCopier
         {
             writer.countFiltered(1);
             return;
+        }
+        if (!writer.sampled())
+        {
+            return; // counted sampled out (the worker took the reference: by reference, the copier samples)
         }
         writer.write(MbufReferenceRing.plane(metadata), MbufReferenceRing.queue(metadata),
             MbufReferenceRing.direction(metadata), packets, offset, length,

@@ -111,7 +111,7 @@ final class WorkerFactory
     {
         final String prefix = "worker " + index + ": capture ";
         taps[index] = new CaptureTap(index, counter(prefix + "frames"), counter(prefix + "drops (ring full)"),
-            counter(prefix + "filtered out"), counter(prefix + "faults (tap stopped)"));
+            counter(prefix + "filtered out"), counter(prefix + "faults (tap stopped)"), counter(prefix + "sampled out"));
         final PacketPort[] tapped = new PacketPort[ports.length];
         for (int p = 0; p < ports.length; p++)
         {

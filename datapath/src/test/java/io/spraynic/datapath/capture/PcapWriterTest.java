@@ -104,6 +104,31 @@ class PcapWriterTest
     }
 
     @Test
+    void shouldCarryAnInterfaceCommentWhereOneIsGiven() throws IOException
+    {
+        final Path file = dir.resolve("comment.pcapng");
+        try (PcapWriter writer = PcapWriter.pcapng(file))
+        {
+            final int sampled = writer.addInterface("port0-rx", LinkType.ETHERNET, 128, "sampled: 1 in 16 frames");
+            final int plain = writer.addInterface("port0-tx", LinkType.ETHERNET, 128, null);
+            writer.write(sampled, frame(60, 1), 0, 60, 60, 1L);
+            writer.write(plain, frame(61, 2), 0, 61, 61, 2L); // an odd length: the option padding must hold
+        }
+        try (PcapReader reader = PcapReader.open(file))
+        {
+            assertTrue(reader.next());
+            assertEquals("port0-rx", reader.interfaceName());
+            assertEquals("sampled: 1 in 16 frames", reader.interfaceComment());
+            assertEquals(60, reader.capturedLength());
+            assertTrue(reader.next());
+            assertEquals("port0-tx", reader.interfaceName());
+            assertEquals(null, reader.interfaceComment());
+            assertArrayEquals(frame(61, 2).toArray(ValueLayout.JAVA_BYTE), reader.frame().toArray(ValueLayout.JAVA_BYTE));
+            assertFalse(reader.next());
+        }
+    }
+
+    @Test
     void shouldFlushWhenStagingBufferFills() throws IOException
     {
         final Path file = dir.resolve("many.pcap");

@@ -82,8 +82,8 @@ class CaptureByReferenceTest
             counters = CountersFile.create(dir, "capture-ref", 64);
             tapCounters = new AtomicCounter[]{counters.newCounter("captured"),
                 counters.newCounter("dropped"), counters.newCounter("filtered"),
-                counters.newCounter("faults")};
-            tap = new CaptureTap(0, tapCounters[0], tapCounters[1], tapCounters[2], tapCounters[3]);
+                counters.newCounter("faults"), counters.newCounter("sampled out")};
+            tap = new CaptureTap(0, tapCounters[0], tapCounters[1], tapCounters[2], tapCounters[3], tapCounters[4]);
             sender = dpdk.packetPort("a0", 0);
             receiver = tap.tap(dpdk.packetPort("b0", 0), 0, 0);
             out = sender.newBurst(32);
@@ -178,6 +178,49 @@ class CaptureByReferenceTest
             assertEquals(1000, rig.tapCounters[0].get());
             assertEquals(0, rig.tapCounters[1].get());
             assertEquals(1000, reader.captured(0));
+        }
+    }
+
+    @Test
+    void shouldSampleOneFrameInNInTheCopierAndStillFreeEveryReference() throws Exception
+    {
+        final int inUse = dpdk.pool().inUseCount();
+        final CaptureRingLayout layout = CaptureRingLayout.of(1, 1024, 512, 3);
+        try (Rig rig = new Rig(dir); Arena arena = Arena.ofShared())
+        {
+            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
+            layout.writeHeader(memory, 1, 1, new String[]{"b0"}, "", 0, 0);
+            final MbufReferenceRing ring = new MbufReferenceRing(256);
+            final long startNanos = System.nanoTime();
+            final CaptureCopier copier = new CaptureCopier(new MbufReferenceRing[]{ring}, memory, layout,
+                CaptureFilter.ALL, new AtomicCounter[][]{rig.tapCounters}, startNanos);
+            copier.start();
+            rig.tap.startByReference(ring, startNanos, CaptureFilter.ALL, 1);
+            final CaptureRingReader reader = new CaptureRingReader(memory);
+            final List<byte[]> captured = new ArrayList<>();
+            for (int round = 0; round < 40; round++)
+            {
+                rig.sendAndReceive(25);
+                final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (rig.tapCounters[0].get() + rig.tapCounters[4].get() < rig.sent.size() &&
+                    System.nanoTime() < deadline)
+                {
+                    Thread.onSpinWait();
+                }
+                captured.addAll(drain(reader));
+            }
+            rig.tap.stop();
+            copier.stop(5_000);
+            captured.addAll(drain(reader));
+            assertEquals(inUse, dpdk.pool().inUseCount(), "every reference the capture took is freed, sampled or not");
+            assertEquals(334, captured.size(), "frames 0, 3, 6... 999");
+            for (int i = 0; i < captured.size(); i++)
+            {
+                assertArrayEquals(rig.sent.get(3 * i), captured.get(i), "frame " + 3 * i);
+            }
+            assertEquals(334, rig.tapCounters[0].get());
+            assertEquals(666, rig.tapCounters[4].get(), "the copier counts the frames it passed over");
+            assertEquals(666, reader.sampledOut(0));
         }
     }
 

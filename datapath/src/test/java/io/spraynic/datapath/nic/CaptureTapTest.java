@@ -33,10 +33,10 @@ class CaptureTapTest
     {
         final CaptureRingLayout layout = CaptureRingLayout.of(1, 64, 128);
         final CountersManager counters = new CountersManager(
-            new UnsafeBuffer(ByteBuffer.allocateDirect(4 * CountersReader.METADATA_LENGTH)),
-            new UnsafeBuffer(ByteBuffer.allocateDirect(4 * CountersReader.COUNTER_LENGTH)));
+            new UnsafeBuffer(ByteBuffer.allocateDirect(5 * CountersReader.METADATA_LENGTH)),
+            new UnsafeBuffer(ByteBuffer.allocateDirect(5 * CountersReader.COUNTER_LENGTH)));
         final CaptureTap tap = new CaptureTap(0, counters.newCounter("captured"), counters.newCounter("dropped"),
-            counters.newCounter("filtered"), counters.newCounter("faults"));
+            counters.newCounter("filtered"), counters.newCounter("faults"), counters.newCounter("sampled out"));
         try (Arena arena = Arena.ofConfined())
         {
             final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
@@ -68,6 +68,42 @@ class CaptureTapTest
             assertEquals(frames.get(4)[1], frames.get(5)[1]);
             final long now = System.currentTimeMillis() * 1_000_000L;
             assertTrue(Math.abs(now - frames.get(5)[1]) < 10_000_000_000L, "ns since the epoch");
+        }
+    }
+
+    @Test
+    void shouldSampleOneFrameInNOverBothDirectionsAndCountTheRest()
+    {
+        final CaptureRingLayout layout = CaptureRingLayout.of(1, 64, 128, 4);
+        final CountersManager counters = new CountersManager(
+            new UnsafeBuffer(ByteBuffer.allocateDirect(5 * CountersReader.METADATA_LENGTH)),
+            new UnsafeBuffer(ByteBuffer.allocateDirect(5 * CountersReader.COUNTER_LENGTH)));
+        final org.agrona.concurrent.status.AtomicCounter captured = counters.newCounter("captured");
+        final org.agrona.concurrent.status.AtomicCounter sampledOut = counters.newCounter("sampled out");
+        final CaptureTap tap = new CaptureTap(0, captured, counters.newCounter("dropped"), counters.newCounter("filtered"),
+            counters.newCounter("faults"), sampledOut);
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
+            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            final PacketPort port = tap.tap(new OneFramePort(arena.allocate(64)), 0, 0);
+            final PacketBurst rx = port.newBurst(1);
+            final PacketBurst tx = port.newBurst(1);
+            tap.start(memory, layout, CaptureFilter.ALL, 1);
+            for (int loop = 0; loop < 10; loop++)
+            {
+                receive(port, rx); // frames 0, 2, 4...: RX; 1, 3, 5...: TX
+                transmit(port, tx);
+            }
+            assertEquals(5, captured.get(), "frames 0, 4, 8, 12, 16 of 20");
+            assertEquals(15, sampledOut.get(), "counted as each burst passes, not at the end");
+            tap.stop();
+            final List<Integer> directions = new ArrayList<>();
+            final CaptureRingReader reader = new CaptureRingReader(memory);
+            reader.poll((plane, queue, direction, timestamp, ringMemory, offset, length, original) ->
+                directions.add(direction), 100);
+            assertEquals(List.of(0, 0, 0, 0, 0), directions, "every 4th frame, all received ones here");
+            assertEquals(15, reader.sampledOut(0), "and in the ring's statistics for the client");
         }
     }
 

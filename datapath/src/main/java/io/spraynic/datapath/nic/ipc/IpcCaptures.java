@@ -58,7 +58,8 @@ final class IpcCaptures
                 ": the NIC serves one at a time, retry once it ended");
             return;
         }
-        final CaptureRingLayout layout = CaptureRingLayout.of(nic.workers(), command.slots(), command.snapLength());
+        final CaptureRingLayout layout = CaptureRingLayout.of(nic.workers(), command.slots(), command.snapLength(),
+            command.sample());
         final CaptureFilter filter = filter(command);
         final long id = conductor.nextObjectId(); // one id space with connections: OPEN_MEMORY names either
         final int durationMs = command.durationMs();
@@ -117,7 +118,8 @@ final class IpcCaptures
         {
             return "a capture of " + durationMs + " ms is not in 1.." + MAX_DURATION_MS;
         }
-        final String layout = CaptureRingLayout.problem(nic.workers(), command.slots(), command.snapLength());
+        final String layout = CaptureRingLayout.problem(nic.workers(), command.slots(), command.snapLength(),
+            command.sample());
         if (null != layout)
         {
             return layout;

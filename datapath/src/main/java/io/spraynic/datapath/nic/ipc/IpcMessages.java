@@ -511,7 +511,9 @@ public final class IpcMessages
         public static final int UDP_DST_PORT_OFFSET = KIND_OFFSET + 4;
         public static final int HOST_OFFSET = UDP_DST_PORT_OFFSET + 4;
         public static final int HAS_HOST_OFFSET = HOST_OFFSET + 4;
-        public static final int LENGTH = HAS_HOST_OFFSET + 4;
+        /** One frame in this many of those the filter takes is captured (1: every frame). */
+        public static final int SAMPLE_OFFSET = HAS_HOST_OFFSET + 4;
+        public static final int LENGTH = SAMPLE_OFFSET + 4;
 
         public StartCapture wrap(final MutableDirectBuffer buffer, final int offset)
         {
@@ -570,8 +572,14 @@ public final class IpcMessages
             return getInt(HAS_HOST_OFFSET);
         }
 
+        public int sample()
+        {
+            return getInt(SAMPLE_OFFSET);
+        }
+
         public StartCapture set(final int durationMs, final int snapLength, final int slots, final int directions,
-            final long ports, final long queues, final int kind, final int udpDstPort, final int host, final boolean hasHost)
+            final long ports, final long queues, final int kind, final int udpDstPort, final int host, final boolean hasHost,
+            final int sample)
         {
             putInt(DURATION_MS_OFFSET, durationMs);
             putInt(SNAP_LENGTH_OFFSET, snapLength);
@@ -583,6 +591,7 @@ public final class IpcMessages
             putInt(UDP_DST_PORT_OFFSET, udpDstPort);
             putInt(HOST_OFFSET, host);
             putInt(HAS_HOST_OFFSET, hasHost ? 1 : 0);
+            putInt(SAMPLE_OFFSET, sample);
             return this;
         }
     }

@@ -437,13 +437,23 @@ public final class NicClient implements Nic
      *
      * @throws NicRefusedException when the NIC refuses (a value out of range, capture not allowed, one running).
      */
-    public synchronized ClientCapture startCapture(final CaptureFilter filter, final Duration duration, final int snapLength,
+    public ClientCapture startCapture(final CaptureFilter filter, final Duration duration, final int snapLength,
         final int slots)
+    {
+        return startCapture(filter, duration, snapLength, slots, 1);
+    }
+
+    /**
+     * As {@link #startCapture(CaptureFilter, Duration, int, int)}, each worker writing one frame in {@code sample} of
+     * those {@code filter} takes (the 1st, the (N+1)th, ...; 1: every frame).
+     */
+    public synchronized ClientCapture startCapture(final CaptureFilter filter, final Duration duration, final int snapLength,
+        final int slots, final int sample)
     {
         startCapture.wrap(command, 0);
         startCapture.set((int)Math.min(Integer.MAX_VALUE, Math.max(0, duration.toMillis())), snapLength, slots,
             filter.directions(), filter.ports(), filter.queues(), filter.kind().ordinal(), filter.udpDstPort(), filter.host(),
-            filter.hasHost());
+            filter.hasHost(), sample);
         request(IpcMessages.START_CAPTURE, IpcMessages.StartCapture.LENGTH, CONTROL_TIMEOUT);
         final long captureId = captureReady.wrap(reply, 0).captureId();
         final SocketReply opened = openMemory(captureId);

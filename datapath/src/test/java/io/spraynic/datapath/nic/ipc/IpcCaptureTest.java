@@ -166,26 +166,36 @@ class IpcCaptureTest
         try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.SPRAY, Duration.ofSeconds(5));
             NicClient client = NicClient.connect(bed.dir, WAIT))
         {
-            final Consumer<IpcMessages.StartCapture> good = c -> c.set(1000, 128, 64, 3, -1L, -1L, 0, -1, 0, false);
-            refused(client, good.andThen(c -> c.set(0, 128, 64, 3, -1L, -1L, 0, -1, 0, false)), IpcMessages.ERR_BAD_VALUE,
+            final Consumer<IpcMessages.StartCapture> good = c -> c.set(1000, 128, 64, 3, -1L, -1L, 0, -1, 0, false, 1);
+            refused(client, good.andThen(c -> c.set(0, 128, 64, 3, -1L, -1L, 0, -1, 0, false, 1)), IpcMessages.ERR_BAD_VALUE,
                 "a capture of 0 ms is not in 1..3600000");
-            refused(client, good.andThen(c -> c.set(1000, 128, 48, 3, -1L, -1L, 0, -1, 0, false)),
+            refused(client, good.andThen(c -> c.set(1000, 128, 48, 3, -1L, -1L, 0, -1, 0, false, 1)),
                 IpcMessages.ERR_BAD_VALUE, "ring slots must be a power of two");
-            refused(client, good.andThen(c -> c.set(1000, 1 << 20, 64, 3, -1L, -1L, 0, -1, 0, false)),
+            refused(client, good.andThen(c -> c.set(1000, 1 << 20, 64, 3, -1L, -1L, 0, -1, 0, false, 1)),
                 IpcMessages.ERR_BAD_VALUE, "the snap length must be in 64..9216");
-            refused(client, good.andThen(c -> c.set(1000, 128, 64, 0, -1L, -1L, 0, -1, 0, false)),
+            refused(client, good.andThen(c -> c.set(1000, 128, 64, 0, -1L, -1L, 0, -1, 0, false, 1)),
                 IpcMessages.ERR_BAD_VALUE, "directions must be rx, tx or both");
-            refused(client, good.andThen(c -> c.set(1000, 128, 64, 3, 0b10, -1L, 0, -1, 0, false)),
+            refused(client, good.andThen(c -> c.set(1000, 128, 64, 3, 0b10, -1L, 0, -1, 0, false, 1)),
                 IpcMessages.ERR_BAD_VALUE, "port 1 is not one of the NIC's ports 0..0");
-            refused(client, good.andThen(c -> c.set(1000, 128, 64, 3, -1L, 1L << 63, 0, -1, 0, false)),
+            refused(client, good.andThen(c -> c.set(1000, 128, 64, 3, -1L, 1L << 63, 0, -1, 0, false, 1)),
                 IpcMessages.ERR_BAD_VALUE, "queue 63 is not one of the NIC's queues 0..0");
-            refused(client, good.andThen(c -> c.set(1000, 128, 64, 3, -1L, -1L, 7, -1, 0, false)),
+            refused(client, good.andThen(c -> c.set(1000, 128, 64, 3, -1L, -1L, 7, -1, 0, false, 1)),
                 IpcMessages.ERR_BAD_VALUE, "frame kind 7 is not one of 0..2");
-            refused(client, good.andThen(c -> c.set(1000, 128, 64, 3, -1L, -1L, 0, 1 << 17, 0, false)),
+            refused(client, good.andThen(c -> c.set(1000, 128, 64, 3, -1L, -1L, 0, 1 << 17, 0, false, 1)),
                 IpcMessages.ERR_BAD_VALUE, "UDP port 131072 is not in 0..65535");
             refused(client, good.andThen(c -> c.putInt(IpcMessages.StartCapture.HAS_HOST_OFFSET, 5)),
                 IpcMessages.ERR_BAD_VALUE, "has-host 5 is neither 0 nor 1");
-            assertEquals(9L, bed.counter("ipc: captures refused"));
+            // the sampling rate: another process's word, checked as every other (0 would divide by nothing, a
+            // negative one would count the stride backwards)
+            refused(client, good.andThen(c -> c.putInt(IpcMessages.StartCapture.SAMPLE_OFFSET, 0)),
+                IpcMessages.ERR_BAD_VALUE, "the sampling rate must be one frame in 1..16777216, not one in 0");
+            refused(client, good.andThen(c -> c.putInt(IpcMessages.StartCapture.SAMPLE_OFFSET, -64)),
+                IpcMessages.ERR_BAD_VALUE, "not one in -64");
+            refused(client, good.andThen(c -> c.putInt(IpcMessages.StartCapture.SAMPLE_OFFSET, Integer.MIN_VALUE)),
+                IpcMessages.ERR_BAD_VALUE, "not one in -2147483648");
+            refused(client, good.andThen(c -> c.putInt(IpcMessages.StartCapture.SAMPLE_OFFSET, (1 << 24) + 1)),
+                IpcMessages.ERR_BAD_VALUE, "not one in 16777217");
+            assertEquals(13L, bed.counter("ipc: captures refused"));
             assertEquals(0L, bed.counter("ipc: captures started"));
 
             // one at a time, over every client; a client may stop only its own
