@@ -264,7 +264,7 @@ final class BenchCommand implements Runnable
         int snapLength;
 
         @Option(names = "--sample", defaultValue = "1", paramLabel = "N", description = {
-            "The capture takes one frame in N of those the filter takes, as spraynic capture --sample (default",
+            "The capture takes one frame in N of those the filter takes, as spraynic capture --sample (default " +
             "${DEFAULT-VALUE}: every frame)."})
         int sample;
 

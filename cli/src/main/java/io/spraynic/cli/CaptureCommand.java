@@ -48,8 +48,8 @@ import java.util.regex.Pattern;
         "  host A.B.C.D         IPv4 source or destination",
         "e.g. --filter 'rx and port 0 and queue 0,1 and spray and host 10.0.0.2'",
         "",
-        "--sample N: each worker writes the 1st, (N+1)th, (2N+1)th... of the frames the filter takes (counted over its",
-        "ports and directions); the others cost it next to nothing (no copy, no clock read, and without frame terms no",
+        "--sample N: each worker writes the 1st, (N+1)th, (2N+1)th... of the frames the filter takes (counted over its " +
+        "ports and directions); the others cost it next to nothing (no copy, no clock read, and without frame terms no " +
         "read of the frame). The file says so: each interface's comment reads 'sampled: 1 in N frames ...'.",
         ""})
 final class CaptureCommand implements Callable<Integer>
