@@ -18,9 +18,10 @@ import java.lang.foreign.MemorySegment;
  * ({@link CpuTimeRounds}) over {@link WireCpuTime}'s frames: 32 IPv4 RDMA WRITE Only frames. The copy is the
  * yardstick: the ratio new ÷ copy within one JVM is what a change to the parser gained, free of the drift between
  * JVMs that a loaded host puts into before/after pairs (section 50a). Each run also checks that both parsers agree
- * on every frame.
+ * on every frame. Each round runs the copy's loop before the build's unless told {@code build-first}: running both orders
+ * shows what the order itself is worth.
  * <pre>
- *   java -cp ... io.spraynic.bench.jmh.RoceParseCpuTime [payload [rounds [confined|global|shared]]]
+ *   java -cp ... io.spraynic.bench.jmh.RoceParseCpuTime [payload [rounds [confined|global|shared [copy-first|build-first]]]]
  * </pre>
  */
 public final class RoceParseCpuTime
@@ -32,13 +33,15 @@ public final class RoceParseCpuTime
     }
 
     /**
-     * @param args payload bytes (64), rounds (9), the frames' memory scope (global, as DPDK's packet memory).
+     * @param args payload bytes (64), rounds (9), the frames' memory scope (global, as DPDK's packet memory), which
+     *             parser's loops run first in each round (copy-first).
      */
     public static void main(final String[] args)
     {
         final int payload = args.length > 0 ? Integer.parseInt(args[0]) : 64;
         final int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 9;
         final String scope = args.length > 2 ? args[2] : "global";
+        final boolean buildFirst = args.length > 3 && "build-first".equals(args[3]);
         try (Arena arena = "shared".equals(scope) ? Arena.ofShared() : Arena.ofConfined())
         {
             final MemorySegment allocated = arena.allocate((long)WireBenchmark.BURST * WireBenchmark.SLOT, 64);
@@ -65,22 +68,36 @@ public final class RoceParseCpuTime
             final RoceFrameMainCopy copyFrame = new RoceFrameMainCopy();
             checkAgree(parser, copy, frames, lengths, frame, copyFrame);
             final long perRound = (long)BURSTS_PER_ROUND * WireBenchmark.BURST;
-            final CpuTimeRounds timed = new CpuTimeRounds(rounds, perRound)
-                .add(() -> copyBursts(copy, frames, lengths, copyFrame))
-                .add(() -> buildBursts(parser, frames, lengths, frame))
-                .add(() -> copyBursts(copyWithoutIcrc, frames, lengths, copyFrame))
-                .add(() -> buildBursts(parserWithoutIcrc, frames, lengths, frame))
-                .run();
+            final CpuTimeRounds.Loop[] loops = {
+                () -> copyBursts(copy, frames, lengths, copyFrame),
+                () -> buildBursts(parser, frames, lengths, frame),
+                () -> copyBursts(copyWithoutIcrc, frames, lengths, copyFrame),
+                () -> buildBursts(parserWithoutIcrc, frames, lengths, frame)};
+            // loop k of the printout is timed as loop order[k]
+            final int[] order = buildFirst ? new int[]{1, 0, 3, 2} : new int[]{0, 1, 2, 3};
+            final CpuTimeRounds rounded = new CpuTimeRounds(rounds, perRound);
+            for (int k = 0; k < loops.length; k++)
+            {
+                rounded.add(loops[order[k]]);
+            }
+            final CpuTimeRounds timed = rounded.run();
             if (timed.sink() != 0 && timed.sink() % perRound != 0)
             {
                 throw new IllegalStateException("a frame did not parse as RoCE: " + timed.sink());
             }
-            System.out.printf("payload %d B, %s memory, ns CPU/packet best / median: parse + ICRC main copy %.1f / %.1f, " +
+            final double[] best = new double[loops.length];
+            final double[] median = new double[loops.length];
+            for (int k = 0; k < loops.length; k++)
+            {
+                best[order[k]] = timed.best(k);
+                median[order[k]] = timed.median(k);
+            }
+            System.out.printf("payload %d B, %s memory, %s, ns CPU/packet best / median: parse + ICRC main copy %.1f / %.1f, " +
                 "build %.1f / %.1f (build ÷ copy %.2f best, %.2f median); parse without ICRC main copy %.1f / %.1f, " +
                 "build %.1f / %.1f (build ÷ copy %.2f best, %.2f median) (%d rounds)%n", payload, scope,
-                timed.best(0), timed.median(0), timed.best(1), timed.median(1), timed.best(1) / timed.best(0),
-                timed.median(1) / timed.median(0), timed.best(2), timed.median(2), timed.best(3), timed.median(3),
-                timed.best(3) / timed.best(2), timed.median(3) / timed.median(2), rounds);
+                buildFirst ? "build first" : "copy first", best[0], median[0], best[1], median[1], best[1] / best[0],
+                median[1] / median[0], best[2], median[2], best[3], median[3], best[3] / best[2], median[3] / median[2],
+                rounds);
         }
     }
 
