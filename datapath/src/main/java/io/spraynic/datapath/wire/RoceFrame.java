@@ -26,8 +26,7 @@ public final class RoceFrame
     long ipOffset;
     int ipVersion;
     int ipHeaderLength;
-    int dscp;
-    int ecn;
+    int trafficClass; // IPv4 TOS or IPv6 traffic class: DSCP and ECN, split on demand
     int ttl;
     int flowLabel;
     int ipv4Source;
@@ -38,22 +37,11 @@ public final class RoceFrame
     long ipv6DestinationLow;
 
     long udpOffset;
-    int udpSourcePort;
-    int udpDestinationPort;
-    int udpLength;
-    int udpChecksum;
+    long udpHeader; // the whole UDP header as read, its fields taken out on demand
 
     long bthOffset;
-    int opcode;
-    boolean solicited;
-    boolean migReq;
-    int padCount;
-    int tver;
-    int pkey;
-    int resv8a;
-    int destQp;
-    boolean ackReq;
-    int psn;
+    long bthHead; // BTH bytes 0-7 as read: opcode, flags, P_Key, resv8a, destination QP
+    int bthTail; // BTH bytes 8-11 as read: AckReq, resv7, PSN
 
     long dethOffset;
     long rethOffset;
@@ -69,8 +57,7 @@ public final class RoceFrame
     long rethVirtualAddress;
     int rethRkey;
     int rethDmaLength;
-    int aethSyndrome;
-    int aethMsn;
+    int aeth; // the AETH as read: syndrome, MSN
     int immediateData;
 
     long payloadOffset;
@@ -81,21 +68,62 @@ public final class RoceFrame
     int icrcComputed;
     boolean icrcChecked;
 
-    void reset(final MemorySegment segment, final long offset, final int length)
+    /*
+     * How far a parse got: a parse that stops marks every group from its level on absent (clearFrom), and one that
+     * succeeds writes every field itself, so no parse stores a field twice (a full reset before each parse was ~2-3 ns
+     * of the header walk's ~21, benchmarks/RESULTS.md section 50a).
+     */
+    static final int FROM_ETHERNET = 0;
+    static final int FROM_IP = 1;
+    static final int FROM_UDP = 2;
+    static final int FROM_BTH = 3;
+    static final int FROM_EXTENSIONS = 4;
+    static final int FROM_PAYLOAD = 5;
+    static final int NOTHING = 6;
+
+    void begin(final MemorySegment segment, final long offset, final int length)
     {
         this.segment = segment;
         frameOffset = offset;
         frameLength = length;
-        frameClass = null;
-        malformedReason = null;
-        notOursReason = null;
-        vlanTci = -1;
-        etherType = -1;
-        ipOffset = -1;
-        ipVersion = 0;
-        ipHeaderLength = 0;
-        udpOffset = -1;
-        bthOffset = -1;
+    }
+
+    /** @param level the first group the parse did not write: it and every later one read as absent. */
+    void clearFrom(final int level)
+    {
+        switch (level)
+        {
+            case FROM_ETHERNET:
+                vlanTci = -1;
+                etherType = -1;
+                // fall through
+            case FROM_IP:
+                ipOffset = -1;
+                ipVersion = 0;
+                ipHeaderLength = 0;
+                // fall through
+            case FROM_UDP:
+                udpOffset = -1;
+                // fall through
+            case FROM_BTH:
+                bthOffset = -1;
+                icrcOffset = -1;
+                icrcChecked = false;
+                // fall through
+            case FROM_EXTENSIONS:
+                noExtensionHeaders();
+                // fall through
+            case FROM_PAYLOAD:
+                payloadOffset = -1;
+                payloadLength = -1;
+                break;
+            default:
+                break;
+        }
+    }
+
+    void noExtensionHeaders()
+    {
         dethOffset = -1;
         rethOffset = -1;
         atomicEthOffset = -1;
@@ -106,10 +134,6 @@ public final class RoceFrame
         cnpOffset = -1;
         customHeaderOffset = -1;
         customHeaderLength = 0;
-        payloadOffset = -1;
-        payloadLength = -1;
-        icrcOffset = -1;
-        icrcChecked = false;
     }
 
     /** @return the segment last parsed (the frame's memory). */
@@ -193,13 +217,13 @@ public final class RoceFrame
     /** @return the DSCP. */
     public int dscp()
     {
-        return dscp;
+        return trafficClass >>> 2;
     }
 
     /** @return the ECN codepoint (3 = congestion experienced). */
     public int ecn()
     {
-        return ecn;
+        return trafficClass & 0x3;
     }
 
     /** @return IPv4 TTL or IPv6 hop limit. */
@@ -265,25 +289,25 @@ public final class RoceFrame
     /** @return UDP source port (the flow entropy in RoCEv2). */
     public int udpSourcePort()
     {
-        return udpSourcePort;
+        return Wire.u16Of(udpHeader, UdpHeader.SOURCE_PORT_OFFSET);
     }
 
     /** @return UDP destination port. */
     public int udpDestinationPort()
     {
-        return udpDestinationPort;
+        return Wire.u16Of(udpHeader, UdpHeader.DESTINATION_PORT_OFFSET);
     }
 
     /** @return UDP length field. */
     public int udpLength()
     {
-        return udpLength;
+        return Wire.u16Of(udpHeader, UdpHeader.LENGTH_OFFSET);
     }
 
     /** @return UDP checksum field. */
     public int udpChecksum()
     {
-        return udpChecksum;
+        return Wire.u16Of(udpHeader, UdpHeader.CHECKSUM_OFFSET);
     }
 
     /** @return true if the BTH fields are set. */
@@ -298,64 +322,69 @@ public final class RoceFrame
         return bthOffset;
     }
 
+    private int bthFlags()
+    {
+        return Wire.u8Of(bthHead, BaseTransportHeader.FLAGS_OFFSET);
+    }
+
     /** @return the opcode. */
     public int opcode()
     {
-        return opcode;
+        return Wire.u8Of(bthHead, BaseTransportHeader.OPCODE_OFFSET);
     }
 
     /** @return the solicited-event bit. */
     public boolean solicited()
     {
-        return solicited;
+        return (bthFlags() & BaseTransportHeader.SOLICITED_FLAG) != 0;
     }
 
     /** @return the migration-request bit. */
     public boolean migReq()
     {
-        return migReq;
+        return (bthFlags() & BaseTransportHeader.MIG_REQ_FLAG) != 0;
     }
 
     /** @return the pad count. */
     public int padCount()
     {
-        return padCount;
+        return (bthFlags() >>> 4) & 0x3;
     }
 
     /** @return the transport header version. */
     public int tver()
     {
-        return tver;
+        return bthFlags() & 0xF;
     }
 
     /** @return the partition key. */
     public int pkey()
     {
-        return pkey;
+        return Wire.u16Of(bthHead, BaseTransportHeader.PKEY_OFFSET);
     }
 
     /** @return BTH byte 4 (FECN/BECN in InfiniBand). */
     public int resv8a()
     {
-        return resv8a;
+        return Wire.u8Of(bthHead, BaseTransportHeader.RESV8A_OFFSET);
     }
 
     /** @return the 24-bit destination QP. */
     public int destQp()
     {
-        return destQp;
+        return Wire.u24Of(bthHead, BaseTransportHeader.DEST_QP_OFFSET);
     }
 
     /** @return the ack-request bit. */
     public boolean ackReq()
     {
-        return ackReq;
+        return (Wire.u8Of(bthTail, 0) & BaseTransportHeader.ACK_REQ_FLAG) != 0;
     }
 
     /** @return the 24-bit PSN. */
     public int psn()
     {
-        return psn;
+        return Wire.u24Of(bthTail, BaseTransportHeader.PSN_OFFSET - BaseTransportHeader.ACK_REQ_OFFSET);
     }
 
     /** @return offset of the DETH, or -1. */
@@ -451,13 +480,13 @@ public final class RoceFrame
     /** @return AETH syndrome. */
     public int aethSyndrome()
     {
-        return aethSyndrome;
+        return Wire.u8Of(aeth, AckExtendedTransportHeader.SYNDROME_OFFSET);
     }
 
     /** @return AETH message sequence number. */
     public int aethMsn()
     {
-        return aethMsn;
+        return Wire.u24Of(aeth, AckExtendedTransportHeader.MSN_OFFSET);
     }
 
     /** @return true if an ImmDt was decoded. */

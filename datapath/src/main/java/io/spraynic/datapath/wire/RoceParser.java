@@ -77,10 +77,10 @@ public final class RoceParser
      */
     public FrameClass parse(final MemorySegment s, final long offset, final int length, final RoceFrame frame)
     {
-        frame.reset(s, offset, length);
+        frame.begin(s, offset, length);
         if (length < EthernetHeader.LENGTH)
         {
-            return malformed(frame, MalformedReason.TRUNCATED_ETHERNET);
+            return malformed(frame, MalformedReason.TRUNCATED_ETHERNET, RoceFrame.FROM_ETHERNET);
         }
         int etherType = Wire.u16(s, offset + EthernetHeader.ETHER_TYPE_OFFSET);
         long l3 = offset + EthernetHeader.LENGTH;
@@ -88,13 +88,17 @@ public final class RoceParser
         {
             if (length < EthernetHeader.VLAN_LENGTH)
             {
-                return malformed(frame, MalformedReason.TRUNCATED_ETHERNET);
+                return malformed(frame, MalformedReason.TRUNCATED_ETHERNET, RoceFrame.FROM_ETHERNET);
             }
             // the tag and the payload's EtherType behind it: one read
             final int tag = Wire.i32(s, offset + EthernetHeader.VLAN_TCI_OFFSET);
             frame.vlanTci = Wire.u16Of(tag, 0);
             etherType = Wire.u16Of(tag, EthernetHeader.VLAN_ETHER_TYPE_OFFSET - EthernetHeader.VLAN_TCI_OFFSET);
             l3 = offset + EthernetHeader.VLAN_LENGTH;
+        }
+        else
+        {
+            frame.vlanTci = -1;
         }
         frame.etherType = etherType;
         return parseIp(s, l3, offset + length, etherType, frame);
@@ -111,11 +115,12 @@ public final class RoceParser
      */
     public FrameClass parseIpPacket(final MemorySegment s, final long offset, final int length, final RoceFrame frame)
     {
-        frame.reset(s, offset, length);
+        frame.begin(s, offset, length);
         if (length < 1)
         {
-            return malformed(frame, MalformedReason.TRUNCATED_IP);
+            return malformed(frame, MalformedReason.TRUNCATED_IP, RoceFrame.FROM_ETHERNET);
         }
+        frame.vlanTci = -1;
         final int version = Wire.u8(s, offset) >>> 4;
         final int etherType = version == 6 ? EthernetHeader.ETHER_TYPE_IPV6 : EthernetHeader.ETHER_TYPE_IPV4;
         frame.etherType = etherType;
@@ -133,7 +138,7 @@ public final class RoceParser
         {
             return parseIpv6(s, l3, end - l3, frame);
         }
-        return notOurs(frame, NotOursReason.NON_IP);
+        return notOurs(frame, NotOursReason.NON_IP, RoceFrame.FROM_IP);
     }
 
     /**
@@ -144,7 +149,7 @@ public final class RoceParser
     {
         if (available < Ipv4Header.LENGTH)
         {
-            return malformed(frame, MalformedReason.TRUNCATED_IP);
+            return malformed(frame, MalformedReason.TRUNCATED_IP, RoceFrame.FROM_IP);
         }
         // version/IHL, TOS, total length, identification, flags/fragment offset
         final long first = Wire.i64(s, l3);
@@ -154,39 +159,39 @@ public final class RoceParser
         final int versionIhl = Wire.u8Of(first, Ipv4Header.VERSION_IHL_OFFSET);
         if (versionIhl >>> 4 != 4)
         {
-            return malformed(frame, MalformedReason.BAD_IP_VERSION);
+            return malformed(frame, MalformedReason.BAD_IP_VERSION, RoceFrame.FROM_IP);
         }
         final int headerLength = (versionIhl & 0xF) << 2;
         if (headerLength < Ipv4Header.LENGTH)
         {
-            return malformed(frame, MalformedReason.BAD_IPV4_HEADER_LENGTH);
+            return malformed(frame, MalformedReason.BAD_IPV4_HEADER_LENGTH, RoceFrame.FROM_IP);
         }
         if (available < headerLength)
         {
-            return malformed(frame, MalformedReason.TRUNCATED_IP);
+            return malformed(frame, MalformedReason.TRUNCATED_IP, RoceFrame.FROM_IP);
         }
         decodeIpv4(frame, l3, headerLength, first, second, destination);
         if (Ipv4Header.fold(ipv4HeaderSum(s, l3, headerLength, first, second, destination)) != 0)
         {
-            return malformed(frame, MalformedReason.BAD_IPV4_CHECKSUM);
+            return malformed(frame, MalformedReason.BAD_IPV4_CHECKSUM, RoceFrame.FROM_UDP);
         }
         final int totalLength = Wire.u16Of(first, Ipv4Header.TOTAL_LENGTH_OFFSET);
         if (totalLength < headerLength)
         {
-            return malformed(frame, MalformedReason.BAD_IP_LENGTH);
+            return malformed(frame, MalformedReason.BAD_IP_LENGTH, RoceFrame.FROM_UDP);
         }
         if (totalLength > available)
         {
-            return malformed(frame, MalformedReason.TRUNCATED_IP);
+            return malformed(frame, MalformedReason.TRUNCATED_IP, RoceFrame.FROM_UDP);
         }
         if ((Wire.u16Of(first, Ipv4Header.FLAGS_FRAGMENT_OFFSET) &
             (Ipv4Header.FLAG_MORE_FRAGMENTS | Ipv4Header.FRAGMENT_OFFSET_MASK)) != 0)
         {
-            return notOurs(frame, NotOursReason.IP_FRAGMENT);
+            return notOurs(frame, NotOursReason.IP_FRAGMENT, RoceFrame.FROM_UDP);
         }
         if (Wire.u8Of(second, Ipv4Header.PROTOCOL_OFFSET - IPV4_SECOND_WORD) != Ipv4Header.PROTOCOL_UDP)
         {
-            return notOurs(frame, NotOursReason.NON_UDP);
+            return notOurs(frame, NotOursReason.NON_UDP, RoceFrame.FROM_UDP);
         }
         return parseUdp(s, l3 + headerLength, totalLength - headerLength, frame);
     }
@@ -197,9 +202,7 @@ public final class RoceParser
         frame.ipOffset = l3;
         frame.ipVersion = 4;
         frame.ipHeaderLength = headerLength;
-        final int tos = Wire.u8Of(first, Ipv4Header.TOS_OFFSET);
-        frame.dscp = tos >>> 2;
-        frame.ecn = tos & 0x3;
+        frame.trafficClass = Wire.u8Of(first, Ipv4Header.TOS_OFFSET);
         frame.ttl = Wire.u8Of(second, Ipv4Header.TTL_OFFSET - IPV4_SECOND_WORD);
         frame.flowLabel = 0;
         frame.ipv4Source = Wire.i32Of(second, Ipv4Header.SOURCE_ADDRESS_OFFSET - IPV4_SECOND_WORD);
@@ -223,21 +226,19 @@ public final class RoceParser
     {
         if (available < Ipv6Header.LENGTH)
         {
-            return malformed(frame, MalformedReason.TRUNCATED_IP);
+            return malformed(frame, MalformedReason.TRUNCATED_IP, RoceFrame.FROM_IP);
         }
         // version/traffic class/flow label, payload length, next header, hop limit
         final long first = Wire.i64(s, l3);
         final int versionClassFlow = Wire.i32Of(first, Ipv6Header.VERSION_CLASS_FLOW_OFFSET);
         if (versionClassFlow >>> 28 != 6)
         {
-            return malformed(frame, MalformedReason.BAD_IP_VERSION);
+            return malformed(frame, MalformedReason.BAD_IP_VERSION, RoceFrame.FROM_IP);
         }
         frame.ipOffset = l3;
         frame.ipVersion = 6;
         frame.ipHeaderLength = Ipv6Header.LENGTH;
-        final int trafficClass = (versionClassFlow >>> 20) & 0xFF;
-        frame.dscp = trafficClass >>> 2;
-        frame.ecn = trafficClass & 0x3;
+        frame.trafficClass = (versionClassFlow >>> 20) & 0xFF;
         frame.flowLabel = versionClassFlow & 0xFFFFF;
         frame.ttl = Wire.u8Of(first, Ipv6Header.HOP_LIMIT_OFFSET);
         frame.ipv6SourceHigh = Wire.i64(s, l3 + Ipv6Header.SOURCE_ADDRESS_OFFSET);
@@ -247,11 +248,11 @@ public final class RoceParser
         final int payloadLength = Wire.u16Of(first, Ipv6Header.PAYLOAD_LENGTH_OFFSET);
         if (payloadLength > available - Ipv6Header.LENGTH)
         {
-            return malformed(frame, MalformedReason.TRUNCATED_IP);
+            return malformed(frame, MalformedReason.TRUNCATED_IP, RoceFrame.FROM_UDP);
         }
         if (Wire.u8Of(first, Ipv6Header.NEXT_HEADER_OFFSET) != Ipv6Header.NEXT_HEADER_UDP)
         {
-            return notOurs(frame, NotOursReason.NON_UDP);
+            return notOurs(frame, NotOursReason.NON_UDP, RoceFrame.FROM_UDP);
         }
         return parseUdp(s, l3 + Ipv6Header.LENGTH, payloadLength, frame);
     }
@@ -260,83 +261,73 @@ public final class RoceParser
     {
         if (l4Length < UdpHeader.LENGTH)
         {
-            return malformed(frame, MalformedReason.TRUNCATED_UDP);
+            return malformed(frame, MalformedReason.TRUNCATED_UDP, RoceFrame.FROM_UDP);
         }
         // the whole UDP header: ports, length, checksum
         final long udp = Wire.i64(s, l4);
         final int destinationPort = Wire.u16Of(udp, UdpHeader.DESTINATION_PORT_OFFSET);
         final int udpLength = Wire.u16Of(udp, UdpHeader.LENGTH_OFFSET);
         frame.udpOffset = l4;
-        frame.udpSourcePort = Wire.u16Of(udp, UdpHeader.SOURCE_PORT_OFFSET);
-        frame.udpDestinationPort = destinationPort;
-        frame.udpLength = udpLength;
-        frame.udpChecksum = Wire.u16Of(udp, UdpHeader.CHECKSUM_OFFSET);
+        frame.udpHeader = udp;
         if (destinationPort != UdpHeader.ROCE_V2_PORT)
         {
-            return notOurs(frame, NotOursReason.OTHER_UDP_PORT);
+            return notOurs(frame, NotOursReason.OTHER_UDP_PORT, RoceFrame.FROM_BTH);
         }
         if (udpLength != l4Length)
         {
-            return malformed(frame, MalformedReason.BAD_UDP_LENGTH);
+            return malformed(frame, MalformedReason.BAD_UDP_LENGTH, RoceFrame.FROM_BTH);
         }
         if (udpLength - UdpHeader.LENGTH < BaseTransportHeader.LENGTH + Icrc.LENGTH)
         {
-            return malformed(frame, MalformedReason.TRUNCATED_BTH);
+            return malformed(frame, MalformedReason.TRUNCATED_BTH, RoceFrame.FROM_BTH);
         }
         return parseBth(s, l4 + UdpHeader.LENGTH, l4 + udpLength - Icrc.LENGTH, frame);
     }
 
     private FrameClass parseBth(final MemorySegment s, final long bth, final long icrcOffset, final RoceFrame frame)
     {
-        // opcode, flags, P_Key, resv8a, destination QP; then the last four bytes: AckReq/resv7, PSN
-        decodeBth(frame, bth, Wire.i64(s, bth), Wire.i32(s, bth + BaseTransportHeader.ACK_REQ_OFFSET));
+        // opcode, flags, P_Key, resv8a, destination QP; then the last four bytes: AckReq/resv7, PSN; kept as read
+        final long bthHead = Wire.i64(s, bth);
+        frame.bthOffset = bth;
+        frame.bthHead = bthHead;
+        frame.bthTail = Wire.i32(s, bth + BaseTransportHeader.ACK_REQ_OFFSET);
         frame.icrcOffset = icrcOffset;
         frame.icrcReceived = Icrc.read(s, icrcOffset);
         if (verifyIcrc)
         {
             frame.icrcComputed = icrc.compute(s, frame.ipOffset, frame.ipVersion, frame.ipHeaderLength, icrcOffset);
-            frame.icrcChecked = true;
         }
-        final MalformedReason transportError = parseTransport(s, bth, icrcOffset, frame);
+        frame.icrcChecked = verifyIcrc;
+        final MalformedReason transportError = parseTransport(s, bth, bthHead, icrcOffset, frame);
         if (verifyIcrc && frame.icrcComputed != frame.icrcReceived)
         {
-            return malformed(frame, MalformedReason.BAD_ICRC);
+            return malformed(frame, MalformedReason.BAD_ICRC, RoceFrame.NOTHING);
         }
         if (transportError != null)
         {
-            return malformed(frame, transportError);
+            return malformed(frame, transportError, RoceFrame.NOTHING);
         }
         frame.frameClass = FrameClass.ROCE;
+        frame.malformedReason = null;
+        frame.notOursReason = null;
         counters.increment(ParseCounters.ROCE);
         return FrameClass.ROCE;
     }
 
-    private static void decodeBth(final RoceFrame frame, final long bth, final long bthFirst, final int bthLast)
+    /** Marks what it did not reach absent itself, so that its caller can rank the ICRC above its reason. */
+    private MalformedReason parseTransport(final MemorySegment s, final long bth, final long bthHead,
+        final long icrcOffset, final RoceFrame frame)
     {
-        frame.bthOffset = bth;
-        frame.opcode = Wire.u8Of(bthFirst, BaseTransportHeader.OPCODE_OFFSET);
-        final int flags = Wire.u8Of(bthFirst, BaseTransportHeader.FLAGS_OFFSET);
-        frame.solicited = (flags & BaseTransportHeader.SOLICITED_FLAG) != 0;
-        frame.migReq = (flags & BaseTransportHeader.MIG_REQ_FLAG) != 0;
-        frame.padCount = (flags >>> 4) & 0x3;
-        frame.tver = flags & 0xF;
-        frame.pkey = Wire.u16Of(bthFirst, BaseTransportHeader.PKEY_OFFSET);
-        frame.resv8a = Wire.u8Of(bthFirst, BaseTransportHeader.RESV8A_OFFSET);
-        frame.destQp = Wire.u24Of(bthFirst, BaseTransportHeader.DEST_QP_OFFSET);
-        frame.ackReq = (Wire.u8Of(bthLast, 0) & BaseTransportHeader.ACK_REQ_FLAG) != 0;
-        frame.psn = Wire.u24Of(bthLast, BaseTransportHeader.PSN_OFFSET - BaseTransportHeader.ACK_REQ_OFFSET);
-    }
-
-    private MalformedReason parseTransport(final MemorySegment s, final long bth, final long icrcOffset,
-        final RoceFrame frame)
-    {
-        if (frame.tver != 0)
+        final int flags = Wire.u8Of(bthHead, BaseTransportHeader.FLAGS_OFFSET);
+        if ((flags & 0xF) != 0)
         {
+            frame.clearFrom(RoceFrame.FROM_EXTENSIONS);
             return MalformedReason.BAD_TVER;
         }
-        final int entry = opcodes.entry(frame.opcode);
+        final int entry = opcodes.entry(Wire.u8Of(bthHead, BaseTransportHeader.OPCODE_OFFSET));
         if ((entry & OpcodeTable.REGISTERED) == 0)
         {
+            frame.clearFrom(RoceFrame.FROM_EXTENSIONS);
             return MalformedReason.UNKNOWN_OPCODE;
         }
         final long extensions = bth + BaseTransportHeader.LENGTH;
@@ -344,28 +335,33 @@ public final class RoceParser
         final long payload = extensions + extensionsLength;
         if (payload > icrcOffset)
         {
+            frame.clearFrom(RoceFrame.FROM_EXTENSIONS);
             return MalformedReason.TRUNCATED_EXTENSION_HEADER;
         }
         walkExtensionHeaders(s, entry, extensions, frame);
-        return judgePayload(entry, payload, icrcOffset, frame);
+        return judgePayload(entry, (flags >>> 4) & 0x3, payload, icrcOffset, frame);
     }
 
-    /** Every header read lies in [extensions, payload), inside the packet: the caller checked that. */
+    /**
+     * Every header read lies in [extensions, payload), inside the packet: the caller checked that. Writes every
+     * header's offset, -1 where the opcode has none.
+     */
     private static void walkExtensionHeaders(final MemorySegment s, final int entry, final long extensions,
         final RoceFrame frame)
     {
         long at = extensions;
         final int customLength = (entry >>> OpcodeTable.CUSTOM_LENGTH_SHIFT) & OpcodeTable.CUSTOM_LENGTH_MASK;
-        if (customLength != 0)
-        {
-            frame.customHeaderOffset = at;
-            frame.customHeaderLength = customLength;
-            at += customLength;
-        }
+        frame.customHeaderLength = customLength;
+        frame.customHeaderOffset = customLength != 0 ? at : -1;
+        at += customLength;
         if ((entry & OpcodeTable.HAS_DETH) != 0)
         {
             frame.dethOffset = at;
             at += DatagramExtendedTransportHeader.LENGTH;
+        }
+        else
+        {
+            frame.dethOffset = -1;
         }
         if ((entry & OpcodeTable.HAS_RETH) != 0)
         {
@@ -378,23 +374,37 @@ public final class RoceParser
                 RdmaExtendedTransportHeader.DMA_LENGTH_OFFSET - RdmaExtendedTransportHeader.RKEY_OFFSET);
             at += RdmaExtendedTransportHeader.LENGTH;
         }
+        else
+        {
+            frame.rethOffset = -1;
+        }
         if ((entry & OpcodeTable.HAS_ATOMIC_ETH) != 0)
         {
             frame.atomicEthOffset = at;
             at += AtomicExtendedTransportHeader.LENGTH;
         }
+        else
+        {
+            frame.atomicEthOffset = -1;
+        }
         if ((entry & OpcodeTable.HAS_AETH) != 0)
         {
             frame.aethOffset = at;
-            final int aeth = Wire.i32(s, at);
-            frame.aethSyndrome = Wire.u8Of(aeth, AckExtendedTransportHeader.SYNDROME_OFFSET);
-            frame.aethMsn = Wire.u24Of(aeth, AckExtendedTransportHeader.MSN_OFFSET);
+            frame.aeth = Wire.i32(s, at);
             at += AckExtendedTransportHeader.LENGTH;
+        }
+        else
+        {
+            frame.aethOffset = -1;
         }
         if ((entry & OpcodeTable.HAS_ATOMIC_ACK_ETH) != 0)
         {
             frame.atomicAckEthOffset = at;
             at += AtomicAckExtendedTransportHeader.LENGTH;
+        }
+        else
+        {
+            frame.atomicAckEthOffset = -1;
         }
         if ((entry & OpcodeTable.HAS_IMMDT) != 0)
         {
@@ -402,60 +412,73 @@ public final class RoceParser
             frame.immediateData = Wire.i32(s, at + ImmediateDataHeader.IMMEDIATE_DATA_OFFSET);
             at += ImmediateDataHeader.LENGTH;
         }
+        else
+        {
+            frame.immDtOffset = -1;
+        }
         if ((entry & OpcodeTable.HAS_IETH) != 0)
         {
             frame.iethOffset = at;
             at += InvalidateExtendedTransportHeader.LENGTH;
         }
-        if ((entry & OpcodeTable.HAS_CNP_BODY) != 0)
+        else
         {
-            frame.cnpOffset = at;
+            frame.iethOffset = -1;
         }
+        frame.cnpOffset = (entry & OpcodeTable.HAS_CNP_BODY) != 0 ? at : -1;
     }
 
-    private static MalformedReason judgePayload(final int entry, final long payload, final long icrcOffset,
-        final RoceFrame frame)
+    private static MalformedReason judgePayload(final int entry, final int padCount, final long payload,
+        final long icrcOffset, final RoceFrame frame)
     {
         final int paddedLength = (int)(icrcOffset - payload);
         if ((entry & OpcodeTable.HAS_PAYLOAD) == 0)
         {
-            if (frame.padCount != 0)
+            if (padCount != 0)
             {
+                frame.clearFrom(RoceFrame.FROM_PAYLOAD);
                 return MalformedReason.BAD_PAD_COUNT;
             }
             if (paddedLength != 0)
             {
+                frame.clearFrom(RoceFrame.FROM_PAYLOAD);
                 return MalformedReason.BAD_PAYLOAD_LENGTH;
             }
         }
         else
         {
-            if (frame.padCount > paddedLength)
+            if (padCount > paddedLength)
             {
+                frame.clearFrom(RoceFrame.FROM_PAYLOAD);
                 return MalformedReason.BAD_PAD_COUNT;
             }
             if ((paddedLength & 3) != 0)
             {
+                frame.clearFrom(RoceFrame.FROM_PAYLOAD);
                 return MalformedReason.BAD_PAYLOAD_LENGTH;
             }
         }
         frame.payloadOffset = payload;
-        frame.payloadLength = paddedLength - frame.padCount;
+        frame.payloadLength = paddedLength - padCount;
         return null;
     }
 
-    private FrameClass malformed(final RoceFrame frame, final MalformedReason reason)
+    private FrameClass malformed(final RoceFrame frame, final MalformedReason reason, final int unreached)
     {
+        frame.clearFrom(unreached);
         frame.frameClass = FrameClass.MALFORMED;
         frame.malformedReason = reason;
+        frame.notOursReason = null;
         counters.increment(ParseCounters.MALFORMED_BASE + reason.ordinal());
         return FrameClass.MALFORMED;
     }
 
-    private FrameClass notOurs(final RoceFrame frame, final NotOursReason reason)
+    private FrameClass notOurs(final RoceFrame frame, final NotOursReason reason, final int unreached)
     {
+        frame.clearFrom(unreached);
         frame.frameClass = FrameClass.NOT_OURS;
         frame.notOursReason = reason;
+        frame.malformedReason = null;
         counters.increment(ParseCounters.NOT_OURS);
         return FrameClass.NOT_OURS;
     }

@@ -406,4 +406,62 @@ class RoceParserPropertyTest
         }
         assertEquals(counters.total(), counters.get(ParseCounters.ROCE));
     }
+
+    /**
+     * A frame reused across parses reads as one parsed fresh: the parser writes only what each parse reaches and marks
+     * the rest absent (RoceFrame.clearFrom), so a frame that stops at any layer, parsed right after valid frames of
+     * every kind (RETH, AETH, immediate, VLAN, IPv6, manufacturer headers), must show none of their offsets, lengths
+     * or classes.
+     */
+    @ParameterizedTest
+    @ValueSource(longs = {31, 32})
+    void shouldLeaveNothingOfThePreviousFrameInAReusedResult(final long seed)
+    {
+        final Random random = new Random(seed);
+        final List<byte[]> valid = validFrames();
+        final RoceParser parser = new RoceParser(new ParseCounters());
+        final RoceFrame reused = new RoceFrame();
+        final java.util.EnumSet<FrameClass> classes = java.util.EnumSet.noneOf(FrameClass.class);
+        final java.util.EnumSet<MalformedReason> reasons = java.util.EnumSet.noneOf(MalformedReason.class);
+        for (int i = 0; i < MUTATED_PER_SEED + RANDOM_PER_SEED; i++)
+        {
+            final byte[] previous = valid.get(random.nextInt(valid.size()));
+            assertEquals(FrameClass.ROCE, parser.parse(MemorySegment.ofArray(previous), 0, previous.length, reused));
+            final byte[] frame = i < MUTATED_PER_SEED ? mutate(valid.get(random.nextInt(valid.size())), random) :
+                randomFrame(random, valid);
+            final MemorySegment s = MemorySegment.ofArray(frame);
+            final RoceFrame fresh = new RoceFrame();
+            final FrameClass outcome = parser.parse(s, 0, frame.length, fresh);
+            assertEquals(outcome, parser.parse(s, 0, frame.length, reused));
+            final String where = "seed " + seed + " #" + i + " after " +
+                java.util.HexFormat.of().formatHex(previous) + ": " + java.util.HexFormat.of().formatHex(frame);
+            assertEquals(reachedOf(fresh), reachedOf(reused), where);
+            classes.add(outcome);
+            if (outcome == FrameClass.MALFORMED)
+            {
+                reasons.add(fresh.malformedReason());
+            }
+        }
+        // not vacuous: frames stopped at every layer
+        assertEquals(java.util.EnumSet.allOf(FrameClass.class), classes);
+        for (final MalformedReason reason : new MalformedReason[]{MalformedReason.TRUNCATED_ETHERNET,
+            MalformedReason.TRUNCATED_IP, MalformedReason.BAD_IPV4_CHECKSUM, MalformedReason.BAD_UDP_LENGTH,
+            MalformedReason.BAD_ICRC, MalformedReason.UNKNOWN_OPCODE})
+        {
+            assertTrue(reasons.contains(reason), reason + " never seen in " + reasons);
+        }
+    }
+
+    /** What a parse reached: its class, reasons, every offset, length and version, and the groups' decoded text. */
+    private static String reachedOf(final RoceFrame frame)
+    {
+        return frame.frameClass() + " " + frame.malformedReason() + " " + frame.notOursReason() + " vlan " +
+            frame.vlanTci() + " type " + frame.etherType() + " ip " + frame.ipOffset() + "/" + frame.ipVersion() + "/" +
+            frame.ipHeaderLength() + " udp " + frame.udpOffset() + " bth " + frame.bthOffset() + " deth " +
+            frame.dethOffset() + " reth " + frame.rethOffset() + " atomic " + frame.atomicEthOffset() + " aeth " +
+            frame.aethOffset() + " atomicAck " + frame.atomicAckEthOffset() + " imm " + frame.immDtOffset() +
+            " ieth " + frame.iethOffset() + " cnp " + frame.cnpOffset() + " custom " + frame.customHeaderOffset() +
+            "/" + frame.customHeaderLength() + " payload " + frame.payloadOffset() + "/" + frame.payloadLength() +
+            " icrc " + frame.icrcOffset() + "/" + frame.icrcChecked() + " " + frame;
+    }
 }
