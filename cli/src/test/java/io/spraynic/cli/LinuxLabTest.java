@@ -363,6 +363,8 @@ class LinuxLabTest
         assertRefused(LinuxLab.script(ID, "set", "p9l9", "--drop", "1%"), "lab: no link 'p9l9'");
         assertRefused(LinuxLab.script(ID, "set", "p1", "--drop", "2"), "is not a fraction in [0, 1]");
         assertRefused(LinuxLab.script(ID, "set", "p1", "--ce-above", "lots"), "is not a rate");
+        assertRefused(LinuxLab.script(ID, "set", "p1", "--ce-above", "900pps/0"), "the burst is 1 to 100000 packets");
+        assertRefused(LinuxLab.script(ID, "set", "p1", "--ce-above", "8mbit/4"), "is not a rate");
         assertRefused(LinuxLab.script(ID, "set", "p1", "--rate", "5000pps"), "is not a rate");
         assertRefused(LinuxLab.script(ID, "up"), "is up already");
         assertRefused(LinuxLab.script("Bad-Id", "status"), "1 to 5 of a-z and 0-9");
