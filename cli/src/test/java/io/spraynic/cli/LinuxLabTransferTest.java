@@ -29,8 +29,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <li>Clean: every ECMP link of every plane carries within a quarter of an even share of each direction's packets
  * (issue 14's goal), counted by the routers over the part timed after a verified warm-up. Spray's paths rotate their source ports every 16 to 32 packets
  * (PROTOCOL.md S7.7): 64 fixed ports hashed over 4 links land within that only about half the time.</li>
- * <li>1 % random loss on every core link, each direction, the core links limited to 10 Mbit/s ({@link #CORE_RATE}):
- * verified, and retransmitted ÷ lost at most 1.1 per direction (A's WRITEs, B's READ responses), both counted by the
+ * <li>1 % random loss on every core link, each direction, the core links limited to 10 Mbit/s ({@link #CORE_RATE})
+ * (with {@code -Dspraynic.lab.ceAbove=auto} the routers mark CE above 85 % of that in data packets, {@link #CE_ABOVE}:
+ * an ECN fabric, RESULTS.md section 58): verified, and retransmitted ÷ lost at most 1.1 per direction (A's WRITEs, B's READ responses), both counted by the
  * routers: data packets are IP packets of 512 bytes or more, those sent twice are the ones the core links saw beyond
  * the transfer's own, and those lost the random drops and the ones that left a router onto a link and never reached
  * the far one (the TBF's queue drops); then RoCEv2 over the same links and loss, measured the same way, spray's
@@ -147,12 +148,15 @@ class LinuxLabTransferTest
      */
     static final int CE_BURST = Integer.getInteger("spraynic.lab.ceBurst", 4);
     /**
-     * CE marking on every core link, the same for both transports: by default, on rate-limited links, above
-     * {@link #CE_FRACTION} of the TBF's rate in spray's data packets ({@link #ceAbove}), as a switch on an ECN fabric
-     * (PROTOCOL.md S8.2: spray slows down on marks, not on loss); {@code -Dspraynic.lab.ceAbove=off} none,
-     * {@code =R} the lab's {@code --ce-above R} (e.g. 900pps, 900pps/4).
+     * CE marking on every core link, the same for both transports: {@code -Dspraynic.lab.ceAbove=auto}, on
+     * rate-limited links, above {@link #CE_FRACTION} of the TBF's rate in spray's data packets ({@link #ceAbove}), as a
+     * switch on an ECN fabric (PROTOCOL.md S8.2: spray slows down on marks, not on loss); {@code =R} the lab's
+     * {@code --ce-above R} (e.g. 900pps, 900pps/4); {@code off} (the default) none. Not yet the default: on marked
+     * links the RoCEv2 baseline's visit failed with RETRY_EXC_ERR in 3 of 6 runs (in none of 4 unmarked ones), and
+     * spray, which lost no data packet on a marked link, is judged against its random drops alone (~80 a direction),
+     * where a few spurious timeouts' resends cross 1.1 (B->A 108 / 81 in one run; RESULTS.md section 58).
      */
-    static final String CE_ABOVE = ceAbove(System.getProperty("spraynic.lab.ceAbove", "auto"), CORE_RATE);
+    static final String CE_ABOVE = ceAbove(System.getProperty("spraynic.lab.ceAbove", "off"), CORE_RATE);
     private static LinuxLab lab;
 
     @BeforeAll
