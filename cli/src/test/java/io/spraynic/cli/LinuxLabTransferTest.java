@@ -152,9 +152,9 @@ class LinuxLabTransferTest
      * rate-limited links, above {@link #CE_FRACTION} of the TBF's rate in spray's data packets ({@link #ceAbove}), as a
      * switch on an ECN fabric (PROTOCOL.md S8.2: spray slows down on marks, not on loss); {@code =R} the lab's
      * {@code --ce-above R} (e.g. 900pps, 900pps/4); {@code off} (the default) none. Not yet the default: on marked
-     * links the RoCEv2 baseline's visit failed with RETRY_EXC_ERR in 3 of 6 runs (in none of 4 unmarked ones), and
-     * spray, which lost no data packet on a marked link, is judged against its random drops alone (~80 a direction),
-     * where a few spurious timeouts' resends cross 1.1 (B->A 108 / 81 in one run; RESULTS.md section 58).
+     * links the RoCEv2 baseline's visit failed with RETRY_EXC_ERR in 3 of 9 runs (in none of 5 unmarked ones), and
+     * spray, which lost (almost) no data packet on a marked link, is judged against its random drops alone (~80 a
+     * direction), where a few spurious timeouts' resends crossed 1.1 in 2 of 7 runs (RESULTS.md section 58).
      */
     static final String CE_ABOVE = ceAbove(System.getProperty("spraynic.lab.ceAbove", "off"), CORE_RATE);
     private static LinuxLab lab;
