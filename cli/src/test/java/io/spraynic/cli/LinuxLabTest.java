@@ -177,7 +177,8 @@ class LinuxLabTest
     void shouldMarkCeAboveTheThresholdRateOnlyAndOnlyOnEctPackets() throws Exception
     {
         final int threshold = 400; // packets per second, per link
-        lab.set("p1", "--ce-above", threshold + "pps");
+        final int burst = 4; // packets: the marking queue's depth (the lab's default would be max(4, 1/50 s))
+        lab.set("p1", "--ce-above", threshold + "pps/" + burst);
         try
         {
             // below: 256 datagrams in about a second, some 64 a second per link
@@ -203,7 +204,7 @@ class LinuxLabTest
             assertEquals(marked, ce, "every CE the receiver read is a router's counted mark");
             assertTrue(ce > 0, "marks above the threshold: " + fast);
             // what passes unmarked is the threshold's allowance: rate x time + burst, per link (and some slack)
-            final double allowance = LINKS * (threshold * (seconds + 0.5) + Math.max(4, threshold / 50));
+            final double allowance = LINKS * (threshold * (seconds + 0.5) + burst);
             assertTrue(unmarked <= allowance, unmarked + " unmarked > allowance " + allowance);
 
             // not-ECT traffic at the same rate is never marked (the routers would have to drop it instead)
@@ -363,6 +364,8 @@ class LinuxLabTest
         assertRefused(LinuxLab.script(ID, "set", "p9l9", "--drop", "1%"), "lab: no link 'p9l9'");
         assertRefused(LinuxLab.script(ID, "set", "p1", "--drop", "2"), "is not a fraction in [0, 1]");
         assertRefused(LinuxLab.script(ID, "set", "p1", "--ce-above", "lots"), "is not a rate");
+        assertRefused(LinuxLab.script(ID, "set", "p1", "--ce-above", "900pps/0"), "the burst is 1 to 100000 packets");
+        assertRefused(LinuxLab.script(ID, "set", "p1", "--ce-above", "8mbit/4"), "is not a rate");
         assertRefused(LinuxLab.script(ID, "set", "p1", "--rate", "5000pps"), "is not a rate");
         assertRefused(LinuxLab.script(ID, "up"), "is up already");
         assertRefused(LinuxLab.script("Bad-Id", "status"), "1 to 5 of a-z and 0-9");

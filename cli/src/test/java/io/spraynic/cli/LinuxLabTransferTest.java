@@ -10,8 +10,11 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static io.spraynic.cli.LabPeers.format;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -26,8 +29,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <li>Clean: every ECMP link of every plane carries within a quarter of an even share of each direction's packets
  * (issue 14's goal), counted by the routers over the part timed after a verified warm-up. Spray's paths rotate their source ports every 16 to 32 packets
  * (PROTOCOL.md S7.7): 64 fixed ports hashed over 4 links land within that only about half the time.</li>
- * <li>1 % random loss on every core link, each direction, the core links limited to 10 Mbit/s ({@link #CORE_RATE}):
- * verified, and retransmitted ÷ lost at most 1.1 per direction (A's WRITEs, B's READ responses), both counted by the
+ * <li>1 % random loss on every core link, each direction, the core links limited to 10 Mbit/s ({@link #CORE_RATE})
+ * (with {@code -Dspraynic.lab.ceAbove=auto} the routers mark CE above 85 % of that in data packets, {@link #CE_ABOVE}:
+ * an ECN fabric, RESULTS.md section 58): verified, and retransmitted ÷ lost at most 1.1 per direction (A's WRITEs, B's READ responses), both counted by the
  * routers: data packets are IP packets of 512 bytes or more, those sent twice are the ones the core links saw beyond
  * the transfer's own, and those lost the random drops and the ones that left a router onto a link and never reached
  * the far one (the TBF's queue drops); then RoCEv2 over the same links and loss, measured the same way, spray's
@@ -122,8 +126,37 @@ class LinuxLabTransferTest
      * transport (section 53). At another rate, or on unlimited links, it is reported, not judged.
      */
     static final double RATE_LIMITED_GOODPUT_RATIO = 3.0;
-    /** CE marking above this rate on every core link (e.g. 4mbit), or null: none. */
-    static final String CE_ABOVE = System.getProperty("spraynic.lab.ceAbove");
+    /** A TBF rate as {@code --rate} takes it, for {@link #bitsPerSecond}. */
+    private static final Pattern BIT_RATE = Pattern.compile("(\\d+(?:\\.\\d+)?)(bit|kbit|mbit|gbit)");
+    /**
+     * A spray data packet's frame as the TBF counts it (Ethernet 14, IPv4 20, UDP 8, BTH 12, SETH 28, the payload,
+     * ICRC 4; a RETH's 16 more on a message's first): RoCEv2's are smaller (no SETH), so a packet rate derived from
+     * spray's is below the link's rate for both.
+     */
+    static final int DATA_FRAME_BYTES = 14 + 20 + 8 + 12 + 28 + PATH_MTU + 4;
+    /**
+     * The fraction of the TBF's rate in data packets above which the routers mark: the rest of the link is the
+     * reverse direction's ACKs (not-ECT, so not counted by the marking limit: up to one of some 70-100 bytes per data
+     * packet, under 10 % of the bytes) and headroom for the TBF's queue to drain while the senders answer the marks.
+     */
+    static final double CE_FRACTION = 0.85;
+    /**
+     * The marking limit's burst in packets: the depth of the virtual queue (drained at the marking rate) above which
+     * ECT packets get CE, as a switch marks at a queue of a few packets; the TBF holds some 14 of spray's frames in
+     * its bucket and 56 more in its 50 ms queue before it drops, so marks start well before. The lab's own default
+     * (1/50 s of the rate, 19 packets here) is {@code -Dspraynic.lab.ceBurst=0}.
+     */
+    static final int CE_BURST = Integer.getInteger("spraynic.lab.ceBurst", 4);
+    /**
+     * CE marking on every core link, the same for both transports: {@code -Dspraynic.lab.ceAbove=auto}, on
+     * rate-limited links, above {@link #CE_FRACTION} of the TBF's rate in spray's data packets ({@link #ceAbove}), as a
+     * switch on an ECN fabric (PROTOCOL.md S8.2: spray slows down on marks, not on loss); {@code =R} the lab's
+     * {@code --ce-above R} (e.g. 900pps, 900pps/4); {@code off} (the default) none. Not yet the default: on marked
+     * links the RoCEv2 baseline's visit failed with RETRY_EXC_ERR in 3 of 9 runs (in none of 5 unmarked ones), and
+     * spray, which lost (almost) no data packet on a marked link, is judged against its random drops alone (~80 a
+     * direction), where a few spurious timeouts' resends crossed 1.1 in 2 of 7 runs (RESULTS.md section 58).
+     */
+    static final String CE_ABOVE = ceAbove(System.getProperty("spraynic.lab.ceAbove", "off"), CORE_RATE);
     private static LinuxLab lab;
 
     @BeforeAll
@@ -328,6 +361,46 @@ class LinuxLabTransferTest
     private static String coreRate(final String property)
     {
         return property.isBlank() || "off".equals(property) ? null : property;
+    }
+
+    /**
+     * {@code auto}: on a rate-limited link, {@link #CE_FRACTION} of its rate in {@link #DATA_FRAME_BYTES} frames per
+     * second with a burst of {@link #CE_BURST} (none on unlimited links); {@code off} or empty: none; else as given.
+     */
+    static String ceAbove(final String property, final String coreRate)
+    {
+        if (property.isBlank() || "off".equals(property))
+        {
+            return null;
+        }
+        if (!"auto".equals(property))
+        {
+            return property;
+        }
+        if (null == coreRate)
+        {
+            return null;
+        }
+        final long pps = (long)(CE_FRACTION * bitsPerSecond(coreRate) / (8.0 * DATA_FRAME_BYTES));
+        return pps + "pps" + (CE_BURST > 0 ? "/" + CE_BURST : "");
+    }
+
+    /** A TBF rate as the lab takes it (e.g. 10mbit, 2.5gbit) in bits per second. */
+    static double bitsPerSecond(final String rate)
+    {
+        final Matcher m = BIT_RATE.matcher(rate.strip().toLowerCase(Locale.ROOT));
+        if (!m.matches())
+        {
+            throw new IllegalArgumentException("not a rate in bits: " + rate);
+        }
+        final double unit = switch (m.group(2))
+        {
+            case "kbit" -> 1e3;
+            case "mbit" -> 1e6;
+            case "gbit" -> 1e9;
+            default -> 1;
+        };
+        return Double.parseDouble(m.group(1)) * unit;
     }
 
     /** @return a direction's lost data packets and their two parts, from {@link #sentTwiceAndLost}. */
