@@ -3,6 +3,7 @@ package io.spraynic.datapath.nic.ipc;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.broadcast.BroadcastReceiver;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.RecordDescriptor;
 import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 
 import java.lang.foreign.Arena;
@@ -108,8 +109,10 @@ final class RawControlFile implements AutoCloseable
     /** Writes a record header of {@code length} where the next record goes, as a producer gone mad. */
     void corruptNextRecord(final int length)
     {
-        final int index = (int)tail() & (capacity - 1);
-        ring.putInt(index + 4, IpcMessages.REGISTER);
+        // claimed first, so that the record is this process's: written at the tail unclaimed, a client's keepalive
+        // that claimed the same place before the NIC read it overwrote the length (a CI run's reset never came)
+        final int index = toNic.tryClaim(IpcMessages.REGISTER, IpcMessages.Header.LENGTH) -
+            RecordDescriptor.HEADER_LENGTH;
         ring.putIntRelease(index, length);
     }
 
