@@ -1,11 +1,9 @@
 package io.spraynic.bench.jmh;
 
-import io.spraynic.datapath.wire.Opcode;
 import io.spraynic.datapath.wire.OpcodeTable;
 import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.datapath.wire.RoceFrame;
 import io.spraynic.datapath.wire.RoceFrameMainCopy;
-import io.spraynic.datapath.wire.RoceFrameWriter;
 import io.spraynic.datapath.wire.RoceParser;
 import io.spraynic.datapath.wire.RoceParserMainCopy;
 
@@ -44,21 +42,8 @@ public final class RoceParseCpuTime
         final boolean buildFirst = args.length > 3 && "build-first".equals(args[3]);
         try (Arena arena = "shared".equals(scope) ? Arena.ofShared() : Arena.ofConfined())
         {
-            final MemorySegment allocated = arena.allocate((long)WireBenchmark.BURST * WireBenchmark.SLOT, 64);
-            final MemorySegment frames = switch (scope)
-            {
-                case "confined", "shared" -> allocated;
-                case "global" -> MemorySegment.ofAddress(allocated.address()).reinterpret(allocated.byteSize());
-                default -> throw new IllegalArgumentException("scope: confined, global or shared, not " + scope);
-            };
-            final int[] lengths = new int[WireBenchmark.BURST];
-            final RoceFrameWriter writer = new RoceFrameWriter().ethernet(0x020000000001L, 0x020000000002L)
-                .ipv4(0x0A000001, 0x0A000002).udpSourcePort(49152).opcode(Opcode.RC_RDMA_WRITE_ONLY).destQp(0x42)
-                .reth(0x1000_0000L, 0x1234, payload);
-            for (int i = 0; i < WireBenchmark.BURST; i++)
-            {
-                lengths[i] = writer.psn(i).writeFrame(frames, (long)i * WireBenchmark.SLOT, payload);
-            }
+            final MemorySegment frames = WireCpuTime.burstMemory(arena, scope); // the same frames as WireCpuTime's
+            final int[] lengths = WireCpuTime.writeBurst(frames, payload);
             final RoceParser parser = new RoceParser(new ParseCounters());
             final RoceParser parserWithoutIcrc = new RoceParser(OpcodeTable.ROCE_V2, new ParseCounters(), false);
             final RoceParserMainCopy copy = new RoceParserMainCopy(new ParseCounters());

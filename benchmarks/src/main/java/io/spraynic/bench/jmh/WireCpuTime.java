@@ -45,22 +45,9 @@ public final class WireCpuTime
         final String scope = args.length > 2 ? args[2] : "confined";
         try (Arena arena = "shared".equals(scope) ? Arena.ofShared() : Arena.ofConfined())
         {
-            final MemorySegment allocated = arena.allocate((long)WireBenchmark.BURST * WireBenchmark.SLOT, 64);
-            final MemorySegment frames = switch (scope)
-            {
-                case "confined", "shared" -> allocated;
-                // the arena still owns the memory; this view of it is unscoped, as PacketMemory's of DPDK's pool
-                case "global" -> MemorySegment.ofAddress(allocated.address()).reinterpret(allocated.byteSize());
-                default -> throw new IllegalArgumentException("scope: confined, global or shared, not " + scope);
-            };
-            final int[] lengths = new int[WireBenchmark.BURST];
-            final RoceFrameWriter writer = new RoceFrameWriter().ethernet(0x020000000001L, 0x020000000002L)
-                .ipv4(0x0A000001, 0x0A000002).udpSourcePort(49152).opcode(Opcode.RC_RDMA_WRITE_ONLY).destQp(0x42)
-                .reth(0x1000_0000L, 0x1234, payload);
-            for (int i = 0; i < WireBenchmark.BURST; i++)
-            {
-                lengths[i] = writer.psn(i).writeFrame(frames, (long)i * WireBenchmark.SLOT, payload);
-            }
+            final MemorySegment frames = burstMemory(arena, scope);
+            final int[] lengths = writeBurst(frames, payload);
+            final RoceFrameWriter writer = burstWriter(payload);
             final RoceParser parser = new RoceParser(new ParseCounters());
             final RoceParser parserWithoutIcrc = new RoceParser(OpcodeTable.ROCE_V2, new ParseCounters(), false);
             final RoceFrame frame = new RoceFrame();
@@ -134,5 +121,40 @@ public final class WireCpuTime
             crc ^= icrc.compute(frames, offset + 14, 4, 20, offset + lengths[i] - Icrc.LENGTH);
         }
         return crc;
+    }
+
+    /**
+     * @return memory for a burst of {@link WireBenchmark#BURST} frame slots from {@code arena}, seen through a segment
+     * of the given scope: confined or shared (the arena's), or global (unscoped, as PacketMemory's view of DPDK's pool).
+     */
+    static MemorySegment burstMemory(final Arena arena, final String scope)
+    {
+        final MemorySegment allocated = arena.allocate((long)WireBenchmark.BURST * WireBenchmark.SLOT, 64);
+        return switch (scope)
+        {
+            case "confined", "shared" -> allocated;
+            // the arena still owns the memory; this view of it is unscoped, as PacketMemory's of DPDK's pool
+            case "global" -> MemorySegment.ofAddress(allocated.address()).reinterpret(allocated.byteSize());
+            default -> throw new IllegalArgumentException("scope: confined, global or shared, not " + scope);
+        };
+    }
+
+    /** @return the writer of the burst's frames: IPv4 RDMA WRITE Only with {@code payload} bytes. */
+    static RoceFrameWriter burstWriter(final int payload)
+    {
+        return new RoceFrameWriter().ethernet(0x020000000001L, 0x020000000002L).ipv4(0x0A000001, 0x0A000002)
+            .udpSourcePort(49152).opcode(Opcode.RC_RDMA_WRITE_ONLY).destQp(0x42).reth(0x1000_0000L, 0x1234, payload);
+    }
+
+    /** @return the lengths of the IPv4 RDMA WRITE Only frames, PSN 0.., with {@code payload} bytes, written to each slot. */
+    static int[] writeBurst(final MemorySegment frames, final int payload)
+    {
+        final int[] lengths = new int[WireBenchmark.BURST];
+        final RoceFrameWriter writer = burstWriter(payload);
+        for (int i = 0; i < WireBenchmark.BURST; i++)
+        {
+            lengths[i] = writer.psn(i).writeFrame(frames, (long)i * WireBenchmark.SLOT, payload);
+        }
+        return lengths;
     }
 }
