@@ -415,6 +415,33 @@ class LossDetectorTest
     }
 
     @Test
+    void shouldTakeAPeersInflatedReportsOfDuplicatesForNothingMoreThanOneSpuriousTimeoutS681c()
+    {
+        // a peer (or a bug) that reports the most duplicates in every ACK: with no copy on the path they judge nothing,
+        // and after a timeout they judge it once; the margin they can widen stays within lateMarginMax
+        sampleBothPaths(0);
+        final PathSendWindow window = scheduler.sendWindows[0];
+        final int first = window.nextPsn();
+        send(0, 1, 100_000);
+        ackOf(first, 0);
+        assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(reporting(10, 255), 0, 120_000));
+        assertEquals(0, counters.get(SprayCounters.SPURIOUS_TIMEOUTS), "no copy sent: nothing to judge");
+        assertEquals(0, scheduler.rtt.lateMarginNanos());
+
+        final int second = window.nextPsn();
+        send(0, 1, 200_000);
+        final long rto = 200_000 + scheduler.rtoNanos(0);
+        assertEquals(LossDetector.RECOVERED, loss.onTimer(0, rto));
+        for (int sequence = 11; sequence < 16; sequence++)
+        {
+            ackOf(second, 0);
+            assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(reporting(sequence, 255), 0, rto + sequence * 1_000_000L));
+        }
+        assertEquals(1, counters.get(SprayCounters.SPURIOUS_TIMEOUTS_REPORTED), "one timeout, judged once");
+        assertTrue(scheduler.rtt.lateMarginNanos() <= config.lateMarginMaxNanos, "within lateMarginMax");
+    }
+
+    @Test
     void shouldNotTakeAnotherCopysDuplicateForTheTimeoutsUntilAnAckShowsThatCopyArrivedS681c()
     {
         sampleBothPaths(0);
