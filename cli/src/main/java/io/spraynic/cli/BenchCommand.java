@@ -268,10 +268,13 @@ final class BenchCommand implements Runnable
             "${DEFAULT-VALUE}: every frame)."})
         int sample;
 
-        @Option(names = "--ring-size", paramLabel = "BYTES", converter = SizeConverter.class, description = {
-            "Bytes of records of each worker's capture ring, as spraynic capture --ring-size (default: 16,842,752 B, " +
-            "4,096 whole frames of 4,096 B, whatever --snaplen; 4,096 frames of a longer snap length)."})
-        Long ringSize;
+        @Option(names = "--ring-size", paramLabel = "BYTES", converter = SizeConverter.class, defaultValue = "" + io.spraynic.bench.nic.CaptureOverhead.DEFAULT_RING_BYTES,
+            description = {"Bytes of records of each worker's capture ring, as spraynic capture --ring-size (default " +
+            "${DEFAULT-VALUE}: 4,096 whole frames of 4,096 B, whatever --snaplen; 4,096 frames of a longer one)."})
+        long ringSize;
+
+        @picocli.CommandLine.Spec
+        picocli.CommandLine.Model.CommandSpec spec;
 
         @Option(names = "--no-drain", description = "A capture client that never drains: every frame finds the ring full.")
         boolean noDrain;
@@ -308,7 +311,7 @@ final class BenchCommand implements Runnable
             BadOption.range("--sample", sample, io.spraynic.datapath.capture.CaptureRingLayout.MIN_SAMPLE,
                 io.spraynic.datapath.capture.CaptureRingLayout.MAX_SAMPLE);
             BadOption.positive("--seconds", seconds, 2);
-            if (null == ringSize)
+            if (null == spec || !spec.commandLine().getParseResult().hasMatchedOption("--ring-size"))
             {
                 ringSize = io.spraynic.bench.nic.CaptureOverhead.defaultRingBytes(snapLength);
             }
@@ -317,7 +320,7 @@ final class BenchCommand implements Runnable
             if (null != ring)
             {
                 final int rings = receive ? workers : 2;
-                throw new BadOption("--ring-size", ringSize.toString(), ring, "try --ring-size " + (Math.clamp(ringSize,
+                throw new BadOption("--ring-size", Long.toString(ringSize), ring, "try --ring-size " + (Math.clamp(ringSize,
                     io.spraynic.datapath.capture.CaptureRingLayout.minRingBytes(snapLength),
                     io.spraynic.datapath.capture.CaptureRingLayout.maxRingBytes(rings)) & -16L));
             }

@@ -53,7 +53,7 @@ import java.util.regex.Pattern;
         "read of the frame). The file says so: each interface's comment reads 'sampled: 1 in N frames ...'.",
         "",
         "Rings: each worker's ring is sized in bytes, not frames: records are packed by each frame's own length, so " +
-        "--snaplen 64 keeps the default ring's 8,421,376 B (105,000 records of 64 B frames) instead of shrinking it " +
+        "--snaplen 64 keeps the default ring's 8,421,376 B (105,267 records of 64 B frames) instead of shrinking it " +
         "51-fold. --ring-size sets the bytes, --ring-slots instead the records of the full snap length it holds.",
         ""})
 final class CaptureCommand implements Callable<Integer>
@@ -82,15 +82,19 @@ final class CaptureCommand implements Callable<Integer>
     int snapLength;
 
     @Option(names = "--ring-size", paramLabel = "BYTES", converter = SizeConverter.class,
+        defaultValue = "" + CaptureRingLayout.DEFAULT_RING_BYTES,
         description = "Bytes of records each worker's ring has, with an optional k, m or g suffix: at least 16 " +
-            "frames of the snap length, all rings together at most 1g (default: 8,421,376 B, the " +
-            "ring of 2,048 whole 4,096 B frames, or 2,048 frames of a longer snap length).")
-    Long ringSize;
+            "frames of the snap length, all rings together at most 1g (default ${DEFAULT-VALUE}: 2,048 whole frames " +
+            "of 4,096 B, whatever the snap length; 2,048 frames of a longer one).")
+    long ringSize;
 
-    @Option(names = "--ring-slots", paramLabel = "N",
+    @Option(names = "--ring-slots", paramLabel = "N", defaultValue = "" + CaptureRingLayout.DEFAULT_SLOTS,
         description = "Instead of --ring-size: frames of the full snap length each worker's ring holds, a power of two, " +
             CaptureRingLayout.MIN_SLOTS + ".." + CaptureRingLayout.MAX_SLOTS + " (more of shorter frames).")
-    Integer slots;
+    int slots;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
 
     @Option(names = "--sample", defaultValue = "1", paramLabel = "N",
         description = "Capture one frame in N of those the filter takes, " + CaptureRingLayout.MIN_SAMPLE + ".." +
@@ -195,11 +199,11 @@ final class CaptureCommand implements Callable<Integer>
     /** @return each worker's ring in bytes as the options ask (checked against the snap length; the NIC checks it again). */
     private long ringBytes()
     {
-        if (null != slots)
+        if (given("--ring-slots"))
         {
-            if (null != ringSize)
+            if (given("--ring-size"))
             {
-                throw new BadOption("--ring-slots", slots.toString(), "sizes the ring as --ring-size does",
+                throw new BadOption("--ring-slots", Integer.toString(slots), "sizes the ring as --ring-size does",
                     "try --ring-slots " + slots + " without --ring-size");
             }
             if (slots < CaptureRingLayout.MIN_SLOTS || slots > CaptureRingLayout.MAX_SLOTS || Integer.bitCount(slots) != 1)
@@ -211,7 +215,7 @@ final class CaptureCommand implements Callable<Integer>
             }
             return CaptureRingLayout.ringBytes(slots, snapLength);
         }
-        if (null == ringSize)
+        if (!given("--ring-size"))
         {
             return CaptureRingLayout.defaultRingBytes(snapLength);
         }
@@ -219,12 +223,17 @@ final class CaptureCommand implements Callable<Integer>
         final long max = CaptureRingLayout.maxRingBytes(1); // a NIC of more workers refuses what its rings cannot hold
         if (ringSize < min || ringSize > max)
         {
-            throw new BadOption("--ring-size", ringSize.toString(), "must be " + min + ".." + max + " B (at least " +
+            throw new BadOption("--ring-size", Long.toString(ringSize), "must be " + min + ".." + max + " B (at least " +
                 CaptureRingLayout.MIN_SLOTS + " frames of the " + snapLength + " B snap length)", "try --ring-size " +
                 Math.clamp(ringSize, min, max));
         }
         // up to the records' alignment: a ring ends on a whole record (any size asked is a ring that size or a little more)
         return (ringSize + CaptureRingLayout.RECORD_ALIGNMENT - 1) & -CaptureRingLayout.RECORD_ALIGNMENT;
+    }
+
+    private boolean given(final String option)
+    {
+        return null != spec && spec.commandLine().getParseResult().hasMatchedOption(option);
     }
 
     private static String summary(final CaptureRingReader reader, final long written, final Path file)

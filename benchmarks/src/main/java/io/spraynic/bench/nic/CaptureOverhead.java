@@ -85,14 +85,16 @@ public final class CaptureOverhead
     /** Frames the drainer reads in one go before it waits, as spraynic capture does. */
     static final long READ_LIMIT = 1 << 20;
 
+    /** The ring of 4,096 whole frames of the default snap length that earlier sections' rings held: 16,842,752 B. */
+    public static final long DEFAULT_RING_BYTES = 2 * CaptureRingLayout.DEFAULT_RING_BYTES;
+
     /**
-     * Bytes of each ring unless told otherwise: the 4,096 whole frames of the default snap length that earlier
-     * sections' rings held (16,842,752 B), whatever the snap length, or 4,096 records of a longer one.
+     * @return bytes of each ring unless told otherwise: {@link #DEFAULT_RING_BYTES} whatever the snap length, or 4,096
+     * records of a longer one.
      */
     public static long defaultRingBytes(final int snapLength)
     {
-        return Math.max(CaptureRingLayout.ringBytes(4096, CaptureRingLayout.DEFAULT_SNAP_LENGTH),
-            CaptureRingLayout.ringBytes(4096, snapLength));
+        return Math.max(DEFAULT_RING_BYTES, CaptureRingLayout.ringBytes(4096, snapLength));
     }
 
     private CaptureOverhead()

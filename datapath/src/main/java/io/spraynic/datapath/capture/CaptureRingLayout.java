@@ -119,7 +119,8 @@ public final class CaptureRingLayout
      * A ring of {@link #DEFAULT_SLOTS} frames of the default snap length, 8,421,376 B: the floor of
      * {@link #defaultRingBytes}, so that a shorter snap length gets more records in the same memory, not less memory.
      */
-    public static final long DEFAULT_RING_BYTES = (long)DEFAULT_SLOTS * slotLength(DEFAULT_SNAP_LENGTH);
+    public static final long DEFAULT_RING_BYTES = (long)DEFAULT_SLOTS *
+        ((RECORD_DATA_OFFSET + DEFAULT_SNAP_LENGTH + RECORD_ALIGNMENT - 1) & -RECORD_ALIGNMENT); // a constant: options show it
 
     private final int workers;
     private final long ringBytes;
