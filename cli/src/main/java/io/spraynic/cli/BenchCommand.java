@@ -268,6 +268,14 @@ final class BenchCommand implements Runnable
             "${DEFAULT-VALUE}: every frame)."})
         int sample;
 
+        @Option(names = "--ring-size", paramLabel = "BYTES", converter = SizeConverter.class, defaultValue = "" + io.spraynic.bench.nic.CaptureOverhead.DEFAULT_RING_BYTES,
+            description = {"Bytes of records of each worker's capture ring, as spraynic capture --ring-size (default " +
+            "${DEFAULT-VALUE}: 4,096 whole frames of 4,096 B, whatever --snaplen; 4,096 frames of a longer one)."})
+        long ringSize;
+
+        @picocli.CommandLine.Spec
+        picocli.CommandLine.Model.CommandSpec spec;
+
         @Option(names = "--no-drain", description = "A capture client that never drains: every frame finds the ring full.")
         boolean noDrain;
 
@@ -303,6 +311,19 @@ final class BenchCommand implements Runnable
             BadOption.range("--sample", sample, io.spraynic.datapath.capture.CaptureRingLayout.MIN_SAMPLE,
                 io.spraynic.datapath.capture.CaptureRingLayout.MAX_SAMPLE);
             BadOption.positive("--seconds", seconds, 2);
+            if (null == spec || !spec.commandLine().getParseResult().hasMatchedOption("--ring-size"))
+            {
+                ringSize = io.spraynic.bench.nic.CaptureOverhead.defaultRingBytes(snapLength);
+            }
+            final String ring = io.spraynic.datapath.capture.CaptureRingLayout.ringBytesProblem(receive ? workers : 2,
+                ringSize, snapLength, sample);
+            if (null != ring)
+            {
+                final int rings = receive ? workers : 2;
+                throw new BadOption("--ring-size", Long.toString(ringSize), ring, "try --ring-size " + (Math.clamp(ringSize,
+                    io.spraynic.datapath.capture.CaptureRingLayout.minRingBytes(snapLength),
+                    io.spraynic.datapath.capture.CaptureRingLayout.maxRingBytes(rings)) & -16L));
+            }
             final io.spraynic.datapath.capture.CaptureFilter parsedFilter;
             try
             {
@@ -321,7 +342,7 @@ final class BenchCommand implements Runnable
             final List<Double> ratios = new ArrayList<>();
             final List<Double> perFrame = new ArrayList<>();
             for (final io.spraynic.bench.nic.CaptureOverhead.Round r :
-                io.spraynic.bench.nic.CaptureOverhead.run(workers, size, snapLength, sample, seconds, rounds, !noDrain,
+                io.spraynic.bench.nic.CaptureOverhead.run(workers, size, snapLength, sample, ringSize, seconds, rounds, !noDrain,
                     parsedFilter))
             {
                 log("capture on net_null, " + workers + " worker(s), " + size + " B frames" + sampling() + ": " + r);
@@ -339,7 +360,8 @@ final class BenchCommand implements Runnable
             final double median = median(ratios);
             log(verdict(median) + perFrameVerdict(median(perFrame)));
             printPoints(String.format(Locale.ROOT, "\"workload\":\"receive\",\"workers\":%d,\"size\":%d,\"sample\":%d," +
-                "\"drain\":%b,\"medianRatio\":%.4f,\"medianNsPerCapturedFrame\":%s", workers, size, sample, !noDrain, median,
+                "\"snapLength\":%d,\"ringBytes\":%d,\"drain\":%b,\"medianRatio\":%.4f,\"medianNsPerCapturedFrame\":%s", workers,
+                size, sample, snapLength, ringSize, !noDrain, median,
                 json(median(perFrame))), points);
             return 0;
         }
@@ -350,7 +372,7 @@ final class BenchCommand implements Runnable
             final List<io.spraynic.bench.nic.TransportCaptureOverhead.Round> results;
             try (var nic = RingNic.start(HugepageMode.OFF))
             {
-                results = io.spraynic.bench.nic.TransportCaptureOverhead.run(nic, kind, size, snapLength, sample,
+                results = io.spraynic.bench.nic.TransportCaptureOverhead.run(nic, kind, size, snapLength, sample, ringSize,
                     Math.min(1, seconds / 2), seconds, rounds, !noDrain, parsedFilter,
                     line -> log("capture on " + workload + " over net_ring, " + size + " B writes" + sampling() + ": " + line));
             }
@@ -385,16 +407,17 @@ final class BenchCommand implements Runnable
             log(ok ? verdict(median) + String.format(Locale.ROOT, "; without the poll thread's empty loops %.3f",
                 median(busyRatios)) + perFrameVerdict(median(perFrame)) : "workload " + workload + ": a transfer did " +
                 "not verify or the capture missed a frame (NOT ALL CAPTURED above): no ratio to judge");
-            printPoints(String.format(Locale.ROOT, "\"workload\":\"%s\",\"size\":%d,\"sample\":%d,\"drain\":%b," +
-                "\"medianRatio\":%.4f,\"medianBusyRatio\":%s,\"medianNsPerCapturedFrame\":%s", workload, size, sample,
-                !noDrain, median,
+            printPoints(String.format(Locale.ROOT, "\"workload\":\"%s\",\"size\":%d,\"sample\":%d,\"snapLength\":%d," +
+                "\"ringBytes\":%d,\"drain\":%b,\"medianRatio\":%.4f,\"medianBusyRatio\":%s,\"medianNsPerCapturedFrame\":%s",
+                workload, size, sample, snapLength, ringSize, !noDrain, median,
                 json(median(busyRatios)), json(median(perFrame))), points);
             return ok ? 0 : 1;
         }
 
         private String sampling()
         {
-            return sample == 1 ? "" : ", sampling 1 frame in " + sample;
+            return (sample == 1 ? "" : ", sampling 1 frame in " + sample) + ", snap length " + snapLength + " B, rings of " +
+                ringSize + " B";
         }
 
         private static String perFrameVerdict(final double nanos)

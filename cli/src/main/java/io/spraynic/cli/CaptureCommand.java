@@ -51,6 +51,10 @@ import java.util.regex.Pattern;
         "--sample N: each worker writes the 1st, (N+1)th, (2N+1)th... of the frames the filter takes (counted over its " +
         "ports and directions); the others cost it next to nothing (no copy, no clock read, and without frame terms no " +
         "read of the frame). The file says so: each interface's comment reads 'sampled: 1 in N frames ...'.",
+        "",
+        "Rings: each worker's ring is sized in bytes, not frames: records are packed by each frame's own length, so " +
+        "--snaplen 64 keeps the default ring's 8,421,376 B (105,267 records of 64 B frames) instead of shrinking it " +
+        "51-fold. --ring-size sets the bytes, --ring-slots instead the records of the full snap length it holds.",
         ""})
 final class CaptureCommand implements Callable<Integer>
 {
@@ -77,9 +81,20 @@ final class CaptureCommand implements Callable<Integer>
             " (default ${DEFAULT-VALUE}: whole frames).")
     int snapLength;
 
-    @Option(names = "--ring-slots", defaultValue = "" + CaptureRingLayout.DEFAULT_SLOTS, paramLabel = "N",
-        description = "Frames each worker's ring holds, a power of two (default ${DEFAULT-VALUE}).")
+    @Option(names = "--ring-size", paramLabel = "BYTES", converter = SizeConverter.class,
+        defaultValue = "" + CaptureRingLayout.DEFAULT_RING_BYTES,
+        description = "Bytes of records each worker's ring has, with an optional k, m or g suffix: at least 16 " +
+            "frames of the snap length, all rings together at most 1g (default ${DEFAULT-VALUE}: 2,048 whole frames " +
+            "of 4,096 B, whatever the snap length; 2,048 frames of a longer one).")
+    long ringSize;
+
+    @Option(names = "--ring-slots", paramLabel = "N", defaultValue = "" + CaptureRingLayout.DEFAULT_SLOTS,
+        description = "Instead of --ring-size: frames of the full snap length each worker's ring holds, a power of two, " +
+            CaptureRingLayout.MIN_SLOTS + ".." + CaptureRingLayout.MAX_SLOTS + " (more of shorter frames).")
     int slots;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
 
     @Option(names = "--sample", defaultValue = "1", paramLabel = "N",
         description = "Capture one frame in N of those the filter takes, " + CaptureRingLayout.MIN_SAMPLE + ".." +
@@ -95,17 +110,12 @@ final class CaptureCommand implements Callable<Integer>
         final CaptureFilter frames = CaptureFilter.parse(filter);
         BadOption.range("--timeout", timeoutSeconds, 0.001, 3600, 5);
         BadOption.range("--snaplen", snapLength, CaptureRingLayout.MIN_SNAP_LENGTH, CaptureRingLayout.MAX_SNAP_LENGTH);
-        if (slots < CaptureRingLayout.MIN_SLOTS || slots > CaptureRingLayout.MAX_SLOTS || Integer.bitCount(slots) != 1)
-        {
-            throw new BadOption("--ring-slots", Integer.toString(slots), "must be a power of two, " +
-                CaptureRingLayout.MIN_SLOTS + ".." + CaptureRingLayout.MAX_SLOTS, "try --ring-slots " +
-                Math.clamp(Integer.highestOneBit(Math.max(slots, 1)), CaptureRingLayout.MIN_SLOTS, CaptureRingLayout.MAX_SLOTS));
-        }
         BadOption.range("--sample", sample, CaptureRingLayout.MIN_SAMPLE, CaptureRingLayout.MAX_SAMPLE);
-        final String layout = CaptureRingLayout.problem(1, slots, snapLength, sample);
+        final long ringBytes = ringBytes();
+        final String layout = CaptureRingLayout.ringBytesProblem(1, ringBytes, snapLength, sample);
         if (null != layout)
         {
-            throw new IllegalArgumentException("--snaplen " + snapLength + " --ring-slots " + slots + ": " + layout);
+            throw new IllegalArgumentException("--snaplen " + snapLength + ", rings of " + ringBytes + " B: " + layout);
         }
         final Path parent = file.toAbsolutePath().getParent();
         if (null != parent && !Files.isDirectory(parent))
@@ -130,7 +140,7 @@ final class CaptureCommand implements Callable<Integer>
         Runtime.getRuntime().addShutdownHook(hook);
         try (NicClient nic = NicClient.connect(dir, Duration.ofMillis((long)(timeoutSeconds * 1000)));
             PcapWriter writer = PcapWriter.pcapng(file);
-            ClientCapture capture = nic.startCapture(frames, length, snapLength, slots, sample))
+            ClientCapture capture = nic.startCaptureRing(frames, length, snapLength, ringBytes, sample))
         {
             System.out.printf(Locale.ROOT, "spraynic capture: NIC pid %d in %s: capturing %s for %s into %s (%s)%n",
                 nic.nicPid(), dir, frames.toString().isEmpty() ? "every frame" : "'" + frames + "'", duration, file,
@@ -184,6 +194,46 @@ final class CaptureCommand implements Callable<Integer>
         }
         interfaces.writeStatistics(reader);
         return written[0];
+    }
+
+    /** @return each worker's ring in bytes as the options ask (checked against the snap length; the NIC checks it again). */
+    private long ringBytes()
+    {
+        if (given("--ring-slots"))
+        {
+            if (given("--ring-size"))
+            {
+                throw new BadOption("--ring-slots", Integer.toString(slots), "sizes the ring as --ring-size does",
+                    "try --ring-slots " + slots + " without --ring-size");
+            }
+            if (slots < CaptureRingLayout.MIN_SLOTS || slots > CaptureRingLayout.MAX_SLOTS || Integer.bitCount(slots) != 1)
+            {
+                throw new BadOption("--ring-slots", Integer.toString(slots), "must be a power of two, " +
+                    CaptureRingLayout.MIN_SLOTS + ".." + CaptureRingLayout.MAX_SLOTS, "try --ring-slots " +
+                    Math.clamp(Integer.highestOneBit(Math.max(slots, 1)), CaptureRingLayout.MIN_SLOTS,
+                        CaptureRingLayout.MAX_SLOTS));
+            }
+            return CaptureRingLayout.ringBytes(slots, snapLength);
+        }
+        if (!given("--ring-size"))
+        {
+            return CaptureRingLayout.defaultRingBytes(snapLength);
+        }
+        final long min = CaptureRingLayout.minRingBytes(snapLength);
+        final long max = CaptureRingLayout.maxRingBytes(1); // a NIC of more workers refuses what its rings cannot hold
+        if (ringSize < min || ringSize > max)
+        {
+            throw new BadOption("--ring-size", Long.toString(ringSize), "must be " + min + ".." + max + " B (at least " +
+                CaptureRingLayout.MIN_SLOTS + " frames of the " + snapLength + " B snap length)", "try --ring-size " +
+                Math.clamp(ringSize, min, max));
+        }
+        // up to the records' alignment: a ring ends on a whole record (any size asked is a ring that size or a little more)
+        return (ringSize + CaptureRingLayout.RECORD_ALIGNMENT - 1) & -CaptureRingLayout.RECORD_ALIGNMENT;
+    }
+
+    private boolean given(final String option)
+    {
+        return null != spec && spec.commandLine().getParseResult().hasMatchedOption(option);
     }
 
     private static String summary(final CaptureRingReader reader, final long written, final Path file)

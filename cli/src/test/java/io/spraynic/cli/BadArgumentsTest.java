@@ -102,6 +102,8 @@ class BadArgumentsTest
         table.add(bad("bench capture --seconds 0", "above 0"));
         table.add(bad("bench capture --filter bogus", "unknown filter term"));
         table.add(bad("bench capture --sample 0", "1..16777216"));
+        table.add(bad("bench capture --snaplen 64 --ring-size 1024", "a ring of 1024 B is not in 1280..1073741824 B"));
+        table.add(bad("bench capture --workers 16 --ring-size 536870912", "more than the 1073741824 B allowed"));
         table.add(bad("bench capture --workload spray --sample -4", "1..16777216"));
         table.add(bad("bench throughput --seconds 0", "above 0"));
         table.add(bad("bench throughput --warmup -1", "0..3600"));
@@ -118,6 +120,11 @@ class BadArgumentsTest
         table.add(bad("capture out.pcapng --snaplen 9217", "64..9216"));
         table.add(bad("capture out.pcapng --ring-slots 1000", "a power of two, 16..65536"));
         table.add(bad("capture out.pcapng --ring-slots 131072", "a power of two, 16..65536"));
+        table.add(bad("capture out.pcapng --ring-size 0", "must be 65792..1073733504 B"));
+        table.add(bad("capture out.pcapng --snaplen 64 --ring-size 1279", "must be 1280..1073733504 B"));
+        table.add(bad("capture out.pcapng --ring-size -1m", "negative"));
+        table.add(bad("capture out.pcapng --ring-size 9999999999g", "too large"));
+        table.add(bad("capture out.pcapng --ring-size 8m --ring-slots 2048", "sizes the ring as --ring-size does"));
         table.add(bad("capture out.pcapng --sample 0", "1..16777216"));
         table.add(bad("capture out.pcapng --sample -1", "1..16777216"));
         table.add(bad("capture out.pcapng --sample 16777217", "1..16777216"));

@@ -147,6 +147,9 @@ class CaptureCommandTest
                 "--sample", "16", "--snaplen", "64", out.toString());
             assertEquals(0, capture.exitCode(), seen + capture.out() + capture.err());
             assertTrue(capture.out().contains("sampling 1 frame in 16"), capture.out());
+            // --snaplen 64 keeps the default ring's bytes, as 105,267 records of 80 B, not 2,048 of them
+            assertTrue(capture.out().contains("1 ring(s) of 8421376 B (105267 frames of the snap length, 64 B)"),
+                capture.out());
             final Matcher wrote = Pattern.compile(WROTE.pattern() + ", sampled out ([0-9,]+) \\(1 in 16 sampled\\)")
                 .matcher(capture.out());
             assertTrue(wrote.find(), capture.out());
@@ -194,6 +197,16 @@ class CaptureCommandTest
         final CliTestSupport.Run slots = CliTestSupport.run("capture", "--ring-slots", "100", "x.pcapng");
         assertEquals(SprayNic.USAGE_ERROR, slots.exitCode());
         assertTrue(slots.err().contains("--ring-slots 100: must be a power of two, 16..65536; try --ring-slots 64"), slots.err());
+        final CliTestSupport.Run small = CliTestSupport.run("capture", "--ring-size", "1k", "x.pcapng");
+        assertEquals(SprayNic.USAGE_ERROR, small.exitCode());
+        assertTrue(small.err().contains("--ring-size 1024: must be 65792..1073733504 B (at least 16 frames of the 4096 B " +
+            "snap length); try --ring-size 65792"), small.err());
+        final CliTestSupport.Run large = CliTestSupport.run("capture", "--ring-size", "2g", "x.pcapng");
+        assertEquals(SprayNic.USAGE_ERROR, large.exitCode());
+        assertTrue(large.err().contains("try --ring-size 1073733504"), large.err());
+        final CliTestSupport.Run both = CliTestSupport.run("capture", "--ring-size", "16m", "--ring-slots", "64", "x.pcapng");
+        assertEquals(SprayNic.USAGE_ERROR, both.exitCode());
+        assertTrue(both.err().contains("--ring-slots 64: sizes the ring as --ring-size does; try --ring-slots 64 without --ring-size"), both.err());
         final CliTestSupport.Run help = CliTestSupport.run("capture", "--help");
         assertTrue(help.out().contains("udp dst port N") && help.out().contains("queue N[,N...]"), help.out());
     }

@@ -85,6 +85,18 @@ public final class CaptureOverhead
     /** Frames the drainer reads in one go before it waits, as spraynic capture does. */
     static final long READ_LIMIT = 1 << 20;
 
+    /** The ring of 4,096 whole frames of the default snap length that earlier sections' rings held: 16,842,752 B. */
+    public static final long DEFAULT_RING_BYTES = 2 * CaptureRingLayout.DEFAULT_RING_BYTES;
+
+    /**
+     * @return bytes of each ring unless told otherwise: {@link #DEFAULT_RING_BYTES} whatever the snap length, or 4,096
+     * records of a longer one.
+     */
+    public static long defaultRingBytes(final int snapLength)
+    {
+        return Math.max(DEFAULT_RING_BYTES, CaptureRingLayout.ringBytes(4096, snapLength));
+    }
+
     private CaptureOverhead()
     {
     }
@@ -93,17 +105,18 @@ public final class CaptureOverhead
      * @param frameBytes size of each frame net_null hands out.
      * @param snapLength bytes the capture keeps of each frame.
      * @param sample     the workers write one frame in this many of those the filter takes.
+     * @param ringBytes  bytes of records of each worker's ring.
      * @param drain      whether a drainer empties the rings (false: a client that never drains; every frame is dropped).
      * @param filter     which frames the capture takes.
      */
     public static List<Round> run(final int workers, final int frameBytes, final int snapLength, final int sample,
-        final double seconds, final int rounds, final boolean drain, final CaptureFilter filter) throws Exception
+        final long ringBytes, final double seconds, final int rounds, final boolean drain, final CaptureFilter filter) throws Exception
     {
         final NicConfig config = io.spraynic.pmd.PmdConfigs.load("net_null", java.util.Map.of("queues",
             Integer.toString(workers), "size", Integer.toString(frameBytes), "file_prefix", "spraynic-capture-bench-" +
             ProcessHandle.current().pid()));
         final Path directory = Files.createTempDirectory("spraynic-capture-bench");
-        final CaptureRingLayout layout = CaptureRingLayout.of(workers, 4096, snapLength, sample);
+        final CaptureRingLayout layout = CaptureRingLayout.ofRingBytes(workers, ringBytes, snapLength, sample);
         final List<CountingIdleStrategy> idles = new java.util.concurrent.CopyOnWriteArrayList<>();
         try (CountersFile counters = CountersFile.create(directory, "capture", 8192); Arena arena = Arena.ofShared())
         {

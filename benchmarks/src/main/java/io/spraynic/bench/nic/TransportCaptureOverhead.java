@@ -45,7 +45,6 @@ public final class TransportCaptureOverhead
     /** Ring of each endpoint's tap in the capture memory: A's worker 0, B's worker 1. */
     static final int RING_A = 0;
     static final int RING_B = 1;
-    private static final int RING_SLOTS = 4096;
     private static final int COUNTERS_PER_TAP = 5;
 
     /**
@@ -166,16 +165,17 @@ public final class TransportCaptureOverhead
      * @param messageBytes bytes per RDMA WRITE.
      * @param snapLength   bytes the capture keeps of each frame.
      * @param sample       the taps write one frame in this many of those the filter takes.
+     * @param ringBytes    bytes of records of each tap's ring ({@link CaptureOverhead#defaultRingBytes}).
      * @param warmup       seconds of each run before its measured window (the capture runs through both).
      * @param drain        whether a drainer empties the rings (false: a client that never drains).
      * @param filter       which frames the capture takes.
      * @param log          each round's line as it ends.
      */
     public static List<Round> run(final DpdkNic nic, final TransportPair.Kind kind, final int messageBytes,
-        final int snapLength, final int sample, final double warmup, final double seconds, final int rounds,
+        final int snapLength, final int sample, final long ringBytes, final double warmup, final double seconds, final int rounds,
         final boolean drain, final CaptureFilter filter, final Consumer<String> log)
     {
-        final CaptureRingLayout layout = CaptureRingLayout.of(2, RING_SLOTS, snapLength, sample);
+        final CaptureRingLayout layout = CaptureRingLayout.ofRingBytes(2, ringBytes, snapLength, sample);
         try (Arena arena = Arena.ofShared())
         {
             final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);

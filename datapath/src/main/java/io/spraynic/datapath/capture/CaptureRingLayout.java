@@ -10,10 +10,11 @@ import java.nio.charset.StandardCharsets;
  * into it, one lossy single-producer ring per worker, and the client ({@code spraynic capture}) drains them into a
  * pcapng file. As Aeron's CnC file, the layout is drawn here once and every offset computed from it.
  * <pre>
- *   0      header (4 KiB): magic, version (written last), NIC pid, capture id, workers, planes, slots per ring,
- *          slot length, snap length, state (RUNNING, then ENDED once no worker writes any more), start and end
- *          time (ns since the epoch), the sampling rate N (one frame in N of those the filter takes), each
- *          plane's port name, the filter as text
+ *   0      header (4 KiB): magic, version (written last), NIC pid, capture id, workers, planes, slots per ring
+ *          (records of the full snap length a ring holds), slot length, snap length, state (RUNNING, then ENDED
+ *          once no worker writes any more), start and end time (ns since the epoch), the sampling rate N (one
+ *          frame in N of those the filter takes), each ring's bytes of records, each plane's port name, the
+ *          filter as text
  *   4096   per worker, 256 B: frames captured, dropped (ring full), filtered out, tap faults, sampled out, then
  *          drops per plane and direction (plane * 2 + direction)
  *   R      per worker (R and each ring 4 KiB aligned): tail (the worker's, one cache line), head (the client's,
@@ -26,7 +27,10 @@ import java.nio.charset.StandardCharsets;
  * Records lie back to back, so that a small frame costs the worker the cache lines it fills and no more (a fixed slot
  * of the snap length each cost a page, and a TLB miss, per frame). A record never wraps: one that would is preceded by
  * a padding record (direction {@link #PADDING}) to the end of the ring. Tail and head count bytes since the start.
- * "Slots" size a ring: it holds at least that many frames of the full snap length ({@link #slotLength} bytes each).
+ * A ring is sized in bytes ({@link #ringCapacity}, a multiple of {@link #RECORD_ALIGNMENT}), not in frames: records are
+ * packed by each frame's own length, so the bytes are what a ring holds of a traffic, whatever the snap length; its
+ * "slots" are the records of the full snap length ({@link #slotLength} bytes each) that fit, at least
+ * {@link #MIN_SLOTS}. A client that sizes by slots ({@link #of}) asks for {@code slots * slotLength} bytes.
  * A worker claims room for a whole burst at once (records of the snap length each, and a padding record), reading the
  * client's head at most once a burst, and publishes the tail once a burst (one release store).
  * Little-endian: both ends are on one host. The worker owns the tail, every record and every statistic; the client
@@ -42,8 +46,11 @@ public final class CaptureRingLayout
     public static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ORDER);
 
     public static final int MAGIC = 0x50414353; // "SCAP"
-    /** 3: the sampling rate in the header, frames sampled out in the statistics (2: records back to back). */
-    public static final int VERSION = 3;
+    /**
+     * 4: rings sized in bytes (their bytes of records in the header); 3: the sampling rate in the header, frames
+     * sampled out in the statistics; 2: records back to back.
+     */
+    public static final int VERSION = 4;
     public static final int STATE_RUNNING = 1;
     public static final int STATE_ENDED = 2;
 
@@ -60,6 +67,8 @@ public final class CaptureRingLayout
     public static final int START_NANOS_OFFSET = 48;
     public static final int END_NANOS_OFFSET = 56;
     public static final int SAMPLE_OFFSET = 64;
+    /** Each ring's bytes of records, a long (since version 4). */
+    public static final int RING_BYTES_OFFSET = 72;
     public static final int PLANE_NAMES_OFFSET = 128;
     public static final int PLANE_NAME_BYTES = 64;
     public static final int FILTER_OFFSET = PLANE_NAMES_OFFSET + 8 * PLANE_NAME_BYTES;
@@ -104,24 +113,32 @@ public final class CaptureRingLayout
     public static final int MAX_SAMPLE = 1 << 24;
     /** Largest capture memory a client may ask for. */
     public static final long MAX_FILE_LENGTH = 1L << 30;
+    /** Most bytes of records one ring may have (the whole memory is bounded by {@link #MAX_FILE_LENGTH} as well). */
+    public static final long MAX_RING_BYTES = MAX_FILE_LENGTH;
+    /**
+     * A ring of {@link #DEFAULT_SLOTS} frames of the default snap length, 8,421,376 B: the floor of
+     * {@link #defaultRingBytes}, so that a shorter snap length gets more records in the same memory, not less memory.
+     */
+    public static final long DEFAULT_RING_BYTES = (long)DEFAULT_SLOTS *
+        ((RECORD_DATA_OFFSET + DEFAULT_SNAP_LENGTH + RECORD_ALIGNMENT - 1) & -RECORD_ALIGNMENT); // a constant: options show it
 
     private final int workers;
-    private final int slots;
+    private final long ringBytes;
     private final int snapLength;
     private final int sample;
     private final int slotLength;
     private final long ringsOffset;
     private final long ringLength;
 
-    private CaptureRingLayout(final int workers, final int slots, final int snapLength, final int sample)
+    private CaptureRingLayout(final int workers, final long ringBytes, final int snapLength, final int sample)
     {
         this.workers = workers;
-        this.slots = slots;
+        this.ringBytes = ringBytes;
         this.snapLength = snapLength;
         this.sample = sample;
-        this.slotLength = align(RECORD_DATA_OFFSET + snapLength, RECORD_ALIGNMENT);
+        this.slotLength = slotLength(snapLength);
         this.ringsOffset = align(HEADER_LENGTH + (long)workers * STATS_LENGTH, 4096);
-        this.ringLength = align(RING_HEADER_LENGTH + (long)slots * slotLength, 4096);
+        this.ringLength = align(RING_HEADER_LENGTH + ringBytes, 4096);
     }
 
     /**
@@ -133,6 +150,8 @@ public final class CaptureRingLayout
     }
 
     /**
+     * Rings of {@code slots} records of the full snap length each ({@link #ofRingBytes} of {@code slots * slotLength}).
+     *
      * @param sample the workers write one frame in {@code sample} of those the filter takes (1: every frame).
      * @return the layout, or throws {@link IllegalArgumentException} naming the value out of range and the range.
      */
@@ -143,7 +162,61 @@ public final class CaptureRingLayout
         {
             throw new IllegalArgumentException(problem);
         }
-        return new CaptureRingLayout(workers, slots, snapLength, sample);
+        return new CaptureRingLayout(workers, ringBytes(slots, snapLength), snapLength, sample);
+    }
+
+    /**
+     * Rings of {@code ringBytes} bytes of records each, however many records of the snap length that is.
+     *
+     * @return the layout, or throws {@link IllegalArgumentException} naming the value out of range and the range.
+     */
+    public static CaptureRingLayout ofRingBytes(final int workers, final long ringBytes, final int snapLength,
+        final int sample)
+    {
+        final String problem = ringBytesProblem(workers, ringBytes, snapLength, sample);
+        if (null != problem)
+        {
+            throw new IllegalArgumentException(problem);
+        }
+        return new CaptureRingLayout(workers, ringBytes, snapLength, sample);
+    }
+
+    /** @return bytes of a record of a frame of the full {@code snapLength} (no range check: callers check it first). */
+    public static int slotLength(final int snapLength)
+    {
+        return align(RECORD_DATA_OFFSET + snapLength, RECORD_ALIGNMENT);
+    }
+
+    /** @return bytes of a ring of {@code slots} records of the full {@code snapLength}. */
+    public static long ringBytes(final int slots, final int snapLength)
+    {
+        return (long)slots * slotLength(snapLength);
+    }
+
+    /** @return the fewest bytes a ring of this snap length may have: {@link #MIN_SLOTS} records of the full snap length. */
+    public static long minRingBytes(final int snapLength)
+    {
+        return ringBytes(MIN_SLOTS, snapLength);
+    }
+
+    /**
+     * @return the most bytes each of {@code workers} rings (1..{@link #MAX_WORKERS}) may have, the whole memory within
+     * {@link #MAX_FILE_LENGTH}.
+     */
+    public static long maxRingBytes(final int workers)
+    {
+        final long ringsOffset = align(HEADER_LENGTH + (long)workers * STATS_LENGTH, 4096);
+        final long ringLength = (MAX_FILE_LENGTH - ringsOffset) / workers & -4096L;
+        return Math.min(MAX_RING_BYTES, ringLength - RING_HEADER_LENGTH);
+    }
+
+    /**
+     * @return the bytes of a ring a client asks for unless told otherwise: {@link #DEFAULT_RING_BYTES}, or
+     * {@link #DEFAULT_SLOTS} records of a longer snap length than the default.
+     */
+    public static long defaultRingBytes(final int snapLength)
+    {
+        return Math.max(DEFAULT_RING_BYTES, ringBytes(DEFAULT_SLOTS, snapLength));
     }
 
     /** @return null when a layout of these values is allowed, else why not. */
@@ -171,11 +244,52 @@ public final class CaptureRingLayout
         {
             return "the snap length must be in " + MIN_SNAP_LENGTH + ".." + MAX_SNAP_LENGTH + " bytes, not " + snapLength;
         }
-        final long length = new CaptureRingLayout(workers, slots, snapLength, sample).fileLength();
+        final long length = new CaptureRingLayout(workers, ringBytes(slots, snapLength), snapLength, sample).fileLength();
         if (length > MAX_FILE_LENGTH)
         {
             return "rings of " + slots + " slots of " + snapLength + " B for " + workers + " worker(s) need " + length +
                 " B, more than the " + MAX_FILE_LENGTH + " B allowed: ask for fewer slots or a shorter snap length";
+        }
+        return null;
+    }
+
+    /**
+     * The checks of a ring's size in bytes, as another process asked for it: every value is bounded before any
+     * product is taken, so that no value of {@code ringBytes} (negative, zero, or near 2^63, where rounding up or
+     * multiplying by the workers would wrap) reaches the arithmetic.
+     *
+     * @return null when rings of {@code ringBytes} bytes each, sampling one frame in {@code sample}, are allowed, else
+     * why not.
+     */
+    public static String ringBytesProblem(final int workers, final long ringBytes, final int snapLength, final int sample)
+    {
+        if (sample < MIN_SAMPLE || sample > MAX_SAMPLE)
+        {
+            return "the sampling rate must be one frame in " + MIN_SAMPLE + ".." + MAX_SAMPLE + ", not one in " + sample;
+        }
+        if (workers < 1 || workers > MAX_WORKERS)
+        {
+            return "a capture covers 1.." + MAX_WORKERS + " workers, not " + workers;
+        }
+        if (snapLength < MIN_SNAP_LENGTH || snapLength > MAX_SNAP_LENGTH)
+        {
+            return "the snap length must be in " + MIN_SNAP_LENGTH + ".." + MAX_SNAP_LENGTH + " bytes, not " + snapLength;
+        }
+        final long min = minRingBytes(snapLength);
+        if (ringBytes < min || ringBytes > MAX_RING_BYTES)
+        {
+            return "a ring of " + ringBytes + " B is not in " + min + ".." + MAX_RING_BYTES + " B (at least " + MIN_SLOTS +
+                " records of the " + snapLength + " B snap length)";
+        }
+        if (ringBytes % RECORD_ALIGNMENT != 0)
+        {
+            return "a ring of " + ringBytes + " B is not a multiple of " + RECORD_ALIGNMENT + " B (its records' alignment)";
+        }
+        final long length = new CaptureRingLayout(workers, ringBytes, snapLength, sample).fileLength();
+        if (length > MAX_FILE_LENGTH)
+        {
+            return "rings of " + ringBytes + " B for " + workers + " worker(s) need " + length + " B, more than the " +
+                MAX_FILE_LENGTH + " B allowed: ask for at most " + maxRingBytes(workers) + " B a ring";
         }
         return null;
     }
@@ -196,9 +310,10 @@ public final class CaptureRingLayout
             throw new IllegalStateException("the capture ring is of version " + version + ", this reader " + VERSION +
                 ": use the same SprayNIC build on both sides");
         }
-        final CaptureRingLayout layout = of(memory.get(INT, WORKERS_OFFSET), memory.get(INT, SLOTS_OFFSET),
+        final CaptureRingLayout layout = ofRingBytes(memory.get(INT, WORKERS_OFFSET), memory.get(LONG, RING_BYTES_OFFSET),
             memory.get(INT, SNAP_LENGTH_OFFSET), memory.get(INT, SAMPLE_OFFSET));
-        if (memory.byteSize() < layout.fileLength() || memory.get(INT, SLOT_LENGTH_OFFSET) != layout.slotLength)
+        if (memory.byteSize() < layout.fileLength() || memory.get(INT, SLOT_LENGTH_OFFSET) != layout.slotLength ||
+            memory.get(INT, SLOTS_OFFSET) != layout.slots())
         {
             throw new IllegalStateException("the capture ring's " + memory.byteSize() + " B do not hold its layout");
         }
@@ -214,7 +329,8 @@ public final class CaptureRingLayout
         memory.set(LONG, CAPTURE_ID_OFFSET, captureId);
         memory.set(INT, WORKERS_OFFSET, workers);
         memory.set(INT, PLANES_OFFSET, planeNames.length);
-        memory.set(INT, SLOTS_OFFSET, slots);
+        memory.set(INT, SLOTS_OFFSET, slots());
+        memory.set(LONG, RING_BYTES_OFFSET, ringBytes);
         memory.set(INT, SLOT_LENGTH_OFFSET, slotLength);
         memory.set(INT, SNAP_LENGTH_OFFSET, snapLength);
         memory.set(INT, SAMPLE_OFFSET, sample);
@@ -291,9 +407,10 @@ public final class CaptureRingLayout
         return workers;
     }
 
+    /** @return records of the full snap length each ring holds (more of shorter frames). */
     public int slots()
     {
-        return slots;
+        return (int)(ringBytes / slotLength);
     }
 
     public int snapLength()
@@ -331,10 +448,10 @@ public final class CaptureRingLayout
         return ringsOffset + worker * ringLength;
     }
 
-    /** @return bytes of records each ring holds: {@link #slots} records of the full snap length. */
+    /** @return bytes of records each ring holds: at least {@link #slots} records of the full snap length. */
     public long ringCapacity()
     {
-        return (long)slots * slotLength;
+        return ringBytes;
     }
 
     /** @return bytes a record of a frame of {@code capturedLength} bytes takes in a ring. */
@@ -351,7 +468,7 @@ public final class CaptureRingLayout
 
     public String toString()
     {
-        return workers + " ring(s) of " + ringCapacity() + " B (" + slots + " frames of the snap length, " + snapLength + " B)" +
+        return workers + " ring(s) of " + ringBytes + " B (" + slots() + " frames of the snap length, " + snapLength + " B)" +
             (sample == 1 ? "" : ", sampling 1 frame in " + sample);
     }
 }

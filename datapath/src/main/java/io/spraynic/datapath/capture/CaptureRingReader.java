@@ -20,10 +20,11 @@ public final class CaptureRingReader
      * behind a worker reads the lines the worker is still filling (one record's end and the next one's start share a
      * line, and the tail's line moves every burst), so those lines cross between the two cores again and again; read
      * in batches a millisecond apart, each copied 64 B frame cost the worker about half as much (benchmarks/RESULTS.md
-     * 31). A ring of the default size ({@link CaptureRingLayout#DEFAULT_SLOTS} slots of the default snap length,
-     * 8 MiB) holds a millisecond of frames up to about 60 Gb/s; a small one (4,096 slots of 64 B: 320 KiB, 4,096
-     * frames) holds 0.2-0.7 ms of one worker's 64 B frames, and a client that read it every millisecond dropped three
-     * frames in four (RESULTS.md 51, 55): the wait is shortened to what the ring holds.
+     * 31). A ring of the default size ({@link CaptureRingLayout#DEFAULT_RING_BYTES}, 8 MiB, whatever the snap length)
+     * holds a millisecond of frames up to about 60 Gb/s; a small one (4,096 slots of 64 B: 320 KiB, 4,096 frames, the
+     * size a snap length of 64 gave before rings were sized in bytes) holds 0.2-0.7 ms of one worker's 64 B frames, and
+     * a client that read it every millisecond dropped three frames in four (RESULTS.md 51, 55): the wait is shortened
+     * to what the ring holds.
      */
     public static final long READ_INTERVAL_NANOS = 1_000_000L;
     /**

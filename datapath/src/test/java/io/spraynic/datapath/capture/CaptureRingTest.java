@@ -11,6 +11,7 @@ import java.util.List;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -181,8 +182,92 @@ class CaptureRingTest
             layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
             assertThrows(IllegalStateException.class, () -> new CaptureRingReader(memory.asSlice(0, 8192)), "short");
             memory.set(CaptureRingLayout.INT, CaptureRingLayout.SLOTS_OFFSET, 1 << 20);
-            assertThrows(IllegalArgumentException.class, () -> new CaptureRingReader(memory), "a layout out of range");
+            assertThrows(IllegalStateException.class, () -> new CaptureRingReader(memory), "slots its bytes do not hold");
+            memory.set(CaptureRingLayout.INT, CaptureRingLayout.SLOTS_OFFSET, layout.slots());
+            for (final long bytes : new long[]{0, -1280, Long.MAX_VALUE, 1L << 62, 1280 + 8})
+            {
+                memory.set(CaptureRingLayout.LONG, CaptureRingLayout.RING_BYTES_OFFSET, bytes);
+                assertThrows(IllegalArgumentException.class, () -> new CaptureRingReader(memory), "a ring of " + bytes);
+            }
+            memory.set(CaptureRingLayout.LONG, CaptureRingLayout.RING_BYTES_OFFSET, 1280 + 4096);
+            assertThrows(IllegalStateException.class, () -> new CaptureRingReader(memory), "rings longer than the memory");
         }
+    }
+
+    /**
+     * A ring is sized in bytes: at the default size a snap length of 64 B keeps the 8,421,376 B of the default snap
+     * length's ring and so holds 105,267 records of 64 B frames, 25 times the 4,096 that a ring of 4,096 slots of
+     * 64 B (sized in frames of the snap length, 327,680 B) held before; both hold exactly what their bytes hold.
+     */
+    @Test
+    void shouldGiveAShortSnapLengthTheSameBytesOfRingAsMoreRecords()
+    {
+        final CaptureRingLayout whole = CaptureRingLayout.of(1, CaptureRingLayout.DEFAULT_SLOTS,
+            CaptureRingLayout.DEFAULT_SNAP_LENGTH);
+        assertEquals(8_421_376L, CaptureRingLayout.DEFAULT_RING_BYTES);
+        assertEquals(CaptureRingLayout.DEFAULT_RING_BYTES, whole.ringCapacity());
+        assertEquals(CaptureRingLayout.DEFAULT_RING_BYTES, CaptureRingLayout.defaultRingBytes(64));
+        assertEquals(CaptureRingLayout.DEFAULT_RING_BYTES, CaptureRingLayout.defaultRingBytes(4096));
+        assertEquals(2048L * 9232, CaptureRingLayout.defaultRingBytes(9216), "a longer snap length: 2,048 of its frames");
+        final CaptureRingLayout small = CaptureRingLayout.ofRingBytes(1, CaptureRingLayout.defaultRingBytes(64), 64, 1);
+        assertEquals(whole.fileLength(), small.fileLength(), "the same memory");
+        assertEquals(105_267, small.slots());
+        assertEquals(105_267, fillNeverDrained(small), "8,421,376 B / 80 B records");
+        assertEquals(whole.ringCapacity() / 80, fillNeverDrained(whole), "the same bytes hold as many 64 B frames");
+        assertEquals(4096, fillNeverDrained(CaptureRingLayout.of(1, 4096, 64)), "sized in slots of 64 B: 4,096");
+    }
+
+    /** @return 64 B frames a ring of {@code layout} takes, never drained, before it drops. */
+    private static long fillNeverDrained(final CaptureRingLayout layout)
+    {
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
+            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            final CaptureRingWriter writer = new CaptureRingWriter(memory, layout, 0);
+            final MemorySegment frame = frame(64, 1);
+            while (writer.dropped() == 0)
+            {
+                writer.write(0, 0, TappingPacketPort.RX, frame, 0, 64, 1);
+                writer.publish();
+            }
+            final CaptureRingReader reader = new CaptureRingReader(memory);
+            assertEquals(writer.captured(), drain(reader).size(), "the reader reads back every record the ring took");
+            return writer.captured();
+        }
+    }
+
+    /**
+     * A ring's bytes come from another process (START_CAPTURE, the capture memory's header): every bound is checked
+     * before any arithmetic, where a value near 2^63 rounded up to the records' alignment, or 2^62 times 4 workers,
+     * would wrap to a small or negative size that a check after the arithmetic would pass.
+     */
+    @Test
+    void shouldRefuseRingSizesOutOfRangeBeforeAnyArithmeticWraps()
+    {
+        final long min = CaptureRingLayout.minRingBytes(64);
+        assertEquals(16 * 80, min, "16 records of the snap length");
+        assertNull(CaptureRingLayout.ringBytesProblem(1, min, 64, 1));
+        assertNull(CaptureRingLayout.ringBytesProblem(1, CaptureRingLayout.DEFAULT_RING_BYTES, 64, 1));
+        assertEquals(0L, (1L << 62) * 4, "what a product of an unchecked ring size and the workers could be");
+        for (final long bad : new long[]{0, -16, Long.MIN_VALUE, min - 16, Long.MAX_VALUE, Long.MAX_VALUE - 15, 1L << 62,
+            CaptureRingLayout.MAX_RING_BYTES + 16})
+        {
+            final String why = CaptureRingLayout.ringBytesProblem(4, bad, 64, 1);
+            assertNotNull(why, Long.toString(bad));
+            assertTrue(why.startsWith("a ring of " + bad + " B is not in 1280..1073741824 B"), why);
+            assertThrows(IllegalArgumentException.class, () -> CaptureRingLayout.ofRingBytes(4, bad, 64, 1));
+        }
+        assertTrue(CaptureRingLayout.ringBytesProblem(1, min + 8, 64, 1).contains("not a multiple of 16 B"));
+        assertTrue(CaptureRingLayout.ringBytesProblem(1, 4096, 4096, 1).contains("at least 16 records of the 4096 B"),
+            "16 records of the snap length at least, so that a whole frame fits beside a padding record");
+        // the whole memory is bounded too: 1 GiB of records and the header, or 64 rings of 16 MiB
+        assertTrue(CaptureRingLayout.ringBytesProblem(1, CaptureRingLayout.MAX_RING_BYTES, 64, 1).contains("more than the"));
+        assertTrue(CaptureRingLayout.ringBytesProblem(64, 16L << 20, 64, 1).contains("more than the"));
+        assertNull(CaptureRingLayout.ringBytesProblem(64, (16L << 20) - 8192, 64, 1));
+        assertNotNull(CaptureRingLayout.ringBytesProblem(65, min, 64, 1));
+        assertNotNull(CaptureRingLayout.ringBytesProblem(1, min, 63, 1));
+        assertNotNull(CaptureRingLayout.ringBytesProblem(1, min, 64, 0));
     }
 
     @Test

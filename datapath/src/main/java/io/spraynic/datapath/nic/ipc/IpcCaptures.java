@@ -58,8 +58,8 @@ final class IpcCaptures
                 ": the NIC serves one at a time, retry once it ended");
             return;
         }
-        final CaptureRingLayout layout = CaptureRingLayout.of(nic.workers(), command.slots(), command.snapLength(),
-            command.sample());
+        final CaptureRingLayout layout = CaptureRingLayout.ofRingBytes(nic.workers(), command.ringBytes(),
+            command.snapLength(), command.sample());
         final CaptureFilter filter = filter(command);
         final long id = conductor.nextObjectId(); // one id space with connections: OPEN_MEMORY names either
         final int durationMs = command.durationMs();
@@ -118,7 +118,12 @@ final class IpcCaptures
         {
             return "a capture of " + durationMs + " ms is not in 1.." + MAX_DURATION_MS;
         }
-        final String layout = CaptureRingLayout.problem(nic.workers(), command.slots(), command.snapLength(),
+        if (command.reserved() != 0)
+        {
+            return "the reserved word at " + IpcMessages.StartCapture.RESERVED_OFFSET + " is " + command.reserved() +
+                ", not 0 (it held the ring's slots before rings were sized in bytes)";
+        }
+        final String layout = CaptureRingLayout.ringBytesProblem(nic.workers(), command.ringBytes(), command.snapLength(),
             command.sample());
         if (null != layout)
         {

@@ -496,15 +496,16 @@ public final class IpcMessages
     }
 
     /**
-     * START_CAPTURE: how long, the snap length, slots per worker ring, and the filter's fields
-     * ({@code io.spraynic.datapath.capture.CaptureFilter}).
+     * START_CAPTURE: how long, the snap length, the filter's fields ({@code io.spraynic.datapath.capture.CaptureFilter}),
+     * the sampling rate and each worker's ring in bytes.
      */
     public static final class StartCapture extends Header
     {
         public static final int DURATION_MS_OFFSET = Header.LENGTH;
         public static final int SNAP_LENGTH_OFFSET = DURATION_MS_OFFSET + 4;
-        public static final int SLOTS_OFFSET = SNAP_LENGTH_OFFSET + 4;
-        public static final int DIRECTIONS_OFFSET = SLOTS_OFFSET + 4;
+        /** Was the ring's slots until the capture memory's version 4 (rings sized in bytes since): 0. */
+        public static final int RESERVED_OFFSET = SNAP_LENGTH_OFFSET + 4;
+        public static final int DIRECTIONS_OFFSET = RESERVED_OFFSET + 4;
         public static final int PORTS_OFFSET = DIRECTIONS_OFFSET + 4;
         public static final int QUEUES_OFFSET = PORTS_OFFSET + 8;
         public static final int KIND_OFFSET = QUEUES_OFFSET + 8;
@@ -513,7 +514,9 @@ public final class IpcMessages
         public static final int HAS_HOST_OFFSET = HOST_OFFSET + 4;
         /** One frame in this many of those the filter takes is captured (1: every frame). */
         public static final int SAMPLE_OFFSET = HAS_HOST_OFFSET + 4;
-        public static final int LENGTH = SAMPLE_OFFSET + 4;
+        /** Bytes of records each worker's ring has (a long: a client's word, bounded before any arithmetic). */
+        public static final int RING_BYTES_OFFSET = SAMPLE_OFFSET + 4;
+        public static final int LENGTH = RING_BYTES_OFFSET + 8;
 
         public StartCapture wrap(final MutableDirectBuffer buffer, final int offset)
         {
@@ -531,9 +534,9 @@ public final class IpcMessages
             return getInt(SNAP_LENGTH_OFFSET);
         }
 
-        public int slots()
+        public int reserved()
         {
-            return getInt(SLOTS_OFFSET);
+            return getInt(RESERVED_OFFSET);
         }
 
         public int directions()
@@ -577,13 +580,18 @@ public final class IpcMessages
             return getInt(SAMPLE_OFFSET);
         }
 
-        public StartCapture set(final int durationMs, final int snapLength, final int slots, final int directions,
-            final long ports, final long queues, final int kind, final int udpDstPort, final int host, final boolean hasHost,
-            final int sample)
+        public long ringBytes()
+        {
+            return getLong(RING_BYTES_OFFSET);
+        }
+
+        public StartCapture set(final int durationMs, final int snapLength, final int directions, final long ports,
+            final long queues, final int kind, final int udpDstPort, final int host, final boolean hasHost, final int sample,
+            final long ringBytes)
         {
             putInt(DURATION_MS_OFFSET, durationMs);
             putInt(SNAP_LENGTH_OFFSET, snapLength);
-            putInt(SLOTS_OFFSET, slots);
+            putInt(RESERVED_OFFSET, 0);
             putInt(DIRECTIONS_OFFSET, directions);
             putLong(PORTS_OFFSET, ports);
             putLong(QUEUES_OFFSET, queues);
@@ -592,6 +600,7 @@ public final class IpcMessages
             putInt(HOST_OFFSET, host);
             putInt(HAS_HOST_OFFSET, hasHost ? 1 : 0);
             putInt(SAMPLE_OFFSET, sample);
+            putLong(RING_BYTES_OFFSET, ringBytes);
             return this;
         }
     }

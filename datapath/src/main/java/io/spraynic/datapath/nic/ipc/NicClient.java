@@ -3,6 +3,7 @@ package io.spraynic.datapath.nic.ipc;
 import io.spraynic.datapath.api.Nic;
 import io.spraynic.datapath.api.Region;
 import io.spraynic.datapath.capture.CaptureFilter;
+import io.spraynic.datapath.capture.CaptureRingLayout;
 import io.spraynic.datapath.api.DrainReport;
 import io.spraynic.datapath.nic.NicConnection;
 import io.spraynic.datapath.api.RocevEndpoint;
@@ -431,11 +432,12 @@ public final class NicClient implements Nic
 
     /**
      * Starts a live capture of the NIC's frames (one NIC serves one at a time): each worker copies the frames
-     * {@code filter} takes into a ring of {@code slots} slots of up to {@code snapLength} bytes, dropping (and
-     * counting) those that find its ring full, until {@link ClientCapture#stop}, {@code duration}, or this client
-     * goes.
+     * {@code filter} takes into a ring of {@code slots} records of up to {@code snapLength} bytes (more of shorter
+     * frames), dropping (and counting) those that find its ring full, until {@link ClientCapture#stop},
+     * {@code duration}, or this client goes.
      *
      * @throws NicRefusedException when the NIC refuses (a value out of range, capture not allowed, one running).
+     * @throws IllegalArgumentException when {@code slots} is not a power of two in its range.
      */
     public ClientCapture startCapture(final CaptureFilter filter, final Duration duration, final int snapLength,
         final int slots)
@@ -447,13 +449,29 @@ public final class NicClient implements Nic
      * As {@link #startCapture(CaptureFilter, Duration, int, int)}, each worker writing one frame in {@code sample} of
      * those {@code filter} takes (the 1st, the (N+1)th, ...; 1: every frame).
      */
-    public synchronized ClientCapture startCapture(final CaptureFilter filter, final Duration duration, final int snapLength,
+    public ClientCapture startCapture(final CaptureFilter filter, final Duration duration, final int snapLength,
         final int slots, final int sample)
     {
+        if (slots < CaptureRingLayout.MIN_SLOTS || slots > CaptureRingLayout.MAX_SLOTS || Integer.bitCount(slots) != 1)
+        {
+            throw new IllegalArgumentException("ring slots must be a power of two in " + CaptureRingLayout.MIN_SLOTS + ".." +
+                CaptureRingLayout.MAX_SLOTS + ", not " + slots);
+        }
+        return startCaptureRing(filter, duration, snapLength, CaptureRingLayout.ringBytes(slots, snapLength), sample);
+    }
+
+    /**
+     * As {@link #startCapture(CaptureFilter, Duration, int, int, int)}, each worker's ring {@code ringBytes} bytes of
+     * records however long its frames ({@link CaptureRingLayout#defaultRingBytes} unless told otherwise), which the
+     * NIC checks ({@link CaptureRingLayout#ringBytesProblem}).
+     */
+    public synchronized ClientCapture startCaptureRing(final CaptureFilter filter, final Duration duration,
+        final int snapLength, final long ringBytes, final int sample)
+    {
         startCapture.wrap(command, 0);
-        startCapture.set((int)Math.min(Integer.MAX_VALUE, Math.max(0, duration.toMillis())), snapLength, slots,
+        startCapture.set((int)Math.min(Integer.MAX_VALUE, Math.max(0, duration.toMillis())), snapLength,
             filter.directions(), filter.ports(), filter.queues(), filter.kind().ordinal(), filter.udpDstPort(), filter.host(),
-            filter.hasHost(), sample);
+            filter.hasHost(), sample, ringBytes);
         request(IpcMessages.START_CAPTURE, IpcMessages.StartCapture.LENGTH, CONTROL_TIMEOUT);
         final long captureId = captureReady.wrap(reply, 0).captureId();
         final SocketReply opened = openMemory(captureId);
@@ -470,8 +488,14 @@ public final class NicClient implements Nic
     /** Sends the START_CAPTURE in {@code fields} as it is, whatever it holds (tests play a malformed client). */
     synchronized void startCaptureRaw(final java.util.function.Consumer<IpcMessages.StartCapture> fields)
     {
+        startCaptureRaw(fields, IpcMessages.StartCapture.LENGTH);
+    }
+
+    /** As {@link #startCaptureRaw(java.util.function.Consumer)}, the command {@code length} bytes long (an older client's). */
+    synchronized void startCaptureRaw(final java.util.function.Consumer<IpcMessages.StartCapture> fields, final int length)
+    {
         fields.accept(startCapture.wrap(command, 0));
-        request(IpcMessages.START_CAPTURE, IpcMessages.StartCapture.LENGTH, CONTROL_TIMEOUT);
+        request(IpcMessages.START_CAPTURE, length, CONTROL_TIMEOUT);
     }
 
     synchronized void stopCapture(final long captureId)

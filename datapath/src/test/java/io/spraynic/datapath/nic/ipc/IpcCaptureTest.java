@@ -166,22 +166,21 @@ class IpcCaptureTest
         try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.SPRAY, Duration.ofSeconds(5));
             NicClient client = NicClient.connect(bed.dir, WAIT))
         {
-            final Consumer<IpcMessages.StartCapture> good = c -> c.set(1000, 128, 64, 3, -1L, -1L, 0, -1, 0, false, 1);
-            refused(client, good.andThen(c -> c.set(0, 128, 64, 3, -1L, -1L, 0, -1, 0, false, 1)), IpcMessages.ERR_BAD_VALUE,
+            // 64 records of the 128 B snap length (144 B each): 9,216 B a ring
+            final Consumer<IpcMessages.StartCapture> good = c -> c.set(1000, 128, 3, -1L, -1L, 0, -1, 0, false, 1, 9216);
+            refused(client, good.andThen(c -> c.set(0, 128, 3, -1L, -1L, 0, -1, 0, false, 1, 9216)), IpcMessages.ERR_BAD_VALUE,
                 "a capture of 0 ms is not in 1..3600000");
-            refused(client, good.andThen(c -> c.set(1000, 128, 48, 3, -1L, -1L, 0, -1, 0, false, 1)),
-                IpcMessages.ERR_BAD_VALUE, "ring slots must be a power of two");
-            refused(client, good.andThen(c -> c.set(1000, 1 << 20, 64, 3, -1L, -1L, 0, -1, 0, false, 1)),
+            refused(client, good.andThen(c -> c.set(1000, 1 << 20, 3, -1L, -1L, 0, -1, 0, false, 1, 9216)),
                 IpcMessages.ERR_BAD_VALUE, "the snap length must be in 64..9216");
-            refused(client, good.andThen(c -> c.set(1000, 128, 64, 0, -1L, -1L, 0, -1, 0, false, 1)),
+            refused(client, good.andThen(c -> c.set(1000, 128, 0, -1L, -1L, 0, -1, 0, false, 1, 9216)),
                 IpcMessages.ERR_BAD_VALUE, "directions must be rx, tx or both");
-            refused(client, good.andThen(c -> c.set(1000, 128, 64, 3, 0b10, -1L, 0, -1, 0, false, 1)),
+            refused(client, good.andThen(c -> c.set(1000, 128, 3, 0b10, -1L, 0, -1, 0, false, 1, 9216)),
                 IpcMessages.ERR_BAD_VALUE, "port 1 is not one of the NIC's ports 0..0");
-            refused(client, good.andThen(c -> c.set(1000, 128, 64, 3, -1L, 1L << 63, 0, -1, 0, false, 1)),
+            refused(client, good.andThen(c -> c.set(1000, 128, 3, -1L, 1L << 63, 0, -1, 0, false, 1, 9216)),
                 IpcMessages.ERR_BAD_VALUE, "queue 63 is not one of the NIC's queues 0..0");
-            refused(client, good.andThen(c -> c.set(1000, 128, 64, 3, -1L, -1L, 7, -1, 0, false, 1)),
+            refused(client, good.andThen(c -> c.set(1000, 128, 3, -1L, -1L, 7, -1, 0, false, 1, 9216)),
                 IpcMessages.ERR_BAD_VALUE, "frame kind 7 is not one of 0..2");
-            refused(client, good.andThen(c -> c.set(1000, 128, 64, 3, -1L, -1L, 0, 1 << 17, 0, false, 1)),
+            refused(client, good.andThen(c -> c.set(1000, 128, 3, -1L, -1L, 0, 1 << 17, 0, false, 1, 9216)),
                 IpcMessages.ERR_BAD_VALUE, "UDP port 131072 is not in 0..65535");
             refused(client, good.andThen(c -> c.putInt(IpcMessages.StartCapture.HAS_HOST_OFFSET, 5)),
                 IpcMessages.ERR_BAD_VALUE, "has-host 5 is neither 0 nor 1");
@@ -195,11 +194,41 @@ class IpcCaptureTest
                 IpcMessages.ERR_BAD_VALUE, "not one in -2147483648");
             refused(client, good.andThen(c -> c.putInt(IpcMessages.StartCapture.SAMPLE_OFFSET, (1 << 24) + 1)),
                 IpcMessages.ERR_BAD_VALUE, "not one in 16777217");
-            assertEquals(13L, bed.counter("ipc: captures refused"));
+            // the ring's bytes, a long of the client's: none, negative, below 16 records of the snap length, not a
+            // whole number of records' alignment, more than the memory allowed, and values where rounding up or a
+            // product with the workers would wrap (2^63 - 1 rounded up to 16 is negative; 2^62 * 4 workers is 0)
+            for (final long bad : new long[]{0, -16, Long.MIN_VALUE, 2303, 2304 - 16})
+            {
+                refused(client, good.andThen(c -> c.putLong(IpcMessages.StartCapture.RING_BYTES_OFFSET, bad)),
+                    IpcMessages.ERR_BAD_VALUE, "a ring of " + bad + " B is not in 2304..1073741824 B (at least 16 records");
+            }
+            for (final long bad : new long[]{Long.MAX_VALUE, Long.MAX_VALUE - 15, 1L << 62, (1L << 30) + 16})
+            {
+                refused(client, good.andThen(c -> c.putLong(IpcMessages.StartCapture.RING_BYTES_OFFSET, bad)),
+                    IpcMessages.ERR_BAD_VALUE, "a ring of " + bad + " B is not in 2304..1073741824 B");
+            }
+            refused(client, good.andThen(c -> c.putLong(IpcMessages.StartCapture.RING_BYTES_OFFSET, 9217)),
+                IpcMessages.ERR_BAD_VALUE, "a ring of 9217 B is not a multiple of 16 B");
+            refused(client, good.andThen(c -> c.putLong(IpcMessages.StartCapture.RING_BYTES_OFFSET, 1L << 30)),
+                IpcMessages.ERR_BAD_VALUE, "rings of 1073741824 B for 1 worker(s) need 1073754112 B, more than the " +
+                    "1073741824 B allowed");
+            // the word that held the slots until rings were sized in bytes: a client that still sends them is refused
+            refused(client, good.andThen(c -> c.putInt(IpcMessages.StartCapture.RESERVED_OFFSET, 64)),
+                IpcMessages.ERR_BAD_VALUE, "the reserved word at 32 is 64, not 0");
+            assertEquals(24L, bed.counter("ipc: captures refused"));
             assertEquals(0L, bed.counter("ipc: captures started"));
+            // a START_CAPTURE of capture memory version 3 (76 bytes, slots at 32, no ring bytes) is too short to read
+            final NicRefusedException old = assertThrows(NicRefusedException.class,
+                () -> client.startCaptureRaw(good, IpcMessages.StartCapture.RING_BYTES_OFFSET));
+            assertEquals(IpcMessages.ERR_MALFORMED, old.code(), old.getMessage());
+
+            // a short snap length gets the default ring's bytes, as more records, not a ring cut to its records
+            final ClientCapture first = client.startCaptureRing(CaptureFilter.ALL, Duration.ofSeconds(60), 64,
+                CaptureRingLayout.defaultRingBytes(64), 1);
+            assertEquals(CaptureRingLayout.DEFAULT_RING_BYTES, first.reader().layout().ringCapacity());
+            assertEquals(8_421_376L / 80, first.reader().layout().slots(), "records of 64 B frames (80 B each)");
 
             // one at a time, over every client; a client may stop only its own
-            final ClientCapture first = client.startCapture(CaptureFilter.ALL, Duration.ofSeconds(60), 128, 64);
             try (NicClient other = NicClient.connect(bed.dir, WAIT))
             {
                 refused(other, good, IpcMessages.ERR_LIMIT, "the NIC serves one at a time");
