@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* The IPC ABI version this library speaks (docs/IPC.md): a NIC of any other version is refused. */
-#define SN_IPC_VERSION 6
+#define SN_IPC_VERSION 7
 
 enum sn_error
 {

@@ -10,7 +10,7 @@
 #endif
 
 /* The IPC version this library speaks: equal on both sides or no connection (docs/IPC.md, Versions). */
-#define SN_ABI_VERSION 6
+#define SN_ABI_VERSION 7
 
 /* Agrona ring buffer (one-to-one and many-to-one share it): a power-of-two data area, then a trailer. */
 #define SN_RING_TAIL_OFFSET 128

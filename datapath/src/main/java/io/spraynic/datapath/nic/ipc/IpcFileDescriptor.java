@@ -43,7 +43,7 @@ public final class IpcFileDescriptor
     /** "SPNI" in ASCII. */
     public static final int MAGIC = 0x53504E49;
     /** Bumped on any change to this layout, the messages, or the connection files. */
-    public static final int VERSION = 6;
+    public static final int VERSION = 7;
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 4;
     public static final int PID_OFFSET = 8;

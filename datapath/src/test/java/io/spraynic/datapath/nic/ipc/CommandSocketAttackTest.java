@@ -229,7 +229,7 @@ class CommandSocketAttackTest
             send(dir, socketCommand(IpcMessages.HELLO, IpcFileDescriptor.VERSION, client), memory);
             send(dir, socketCommand(IpcMessages.ADD_CLIENT, IpcFileDescriptor.VERSION, client), memory, memory);
             send(dir, socketCommand(IpcMessages.OPEN_MEMORY, IpcFileDescriptor.VERSION, client), memory);
-            // another version's messages: a version-4 REGISTER (its word 4 was reserved, 0) and a HELLO of version 6
+            // another version's messages: a version-4 REGISTER (its word 4 was reserved, 0) and a HELLO of the next version
             final byte[] v4 = register.clone();
             new UnsafeBuffer(v4).putInt(CommandSocket.VERSION_OFFSET, 0, IpcMessages.ORDER);
             send(dir, v4, memory);

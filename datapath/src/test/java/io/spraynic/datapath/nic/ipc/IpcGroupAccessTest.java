@@ -32,7 +32,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class IpcGroupAccessTest
 {
     private static final int OTHER_UID = 65534;
-    /** A HELLO (I5.8) on the socket, version 6; prints ANSWER (the NIC answered), CLOSED, or DENIED (no permission). */
+    /** A HELLO (I5.8) on the socket, of this IPC version; prints ANSWER (the NIC answered), CLOSED, or DENIED (no permission). */
     private static final String CLIENT = String.join("\n",
         "import socket, struct, sys",
         "s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)",
