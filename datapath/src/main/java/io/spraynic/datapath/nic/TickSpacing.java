@@ -7,6 +7,15 @@ package io.spraynic.datapath.nic;
  * half the thread. Ticked on every loop, 4,000 connections left the receive ring unread for milliseconds at a time:
  * it filled, ACKs queued behind data past the RTO, and paths were declared failed (benchmarks/RESULTS.md section 21).
  * Timers fire late by at most the tick's own duration. Single-threaded: the worker's.
+ * <p>
+ * The worker reads the clock once per loop, at its start; a tick's end is read only where it can matter
+ * ({@link #readsTickEnd()}): the next loop's start bounds it, and while whole loops with a tick stay within half the
+ * threshold no tick can have exceeded it, so the end is not read ({@link #onTickedUnread}) and every loop ticks, as
+ * when it was read. A loop that took longer (a long tick, or a thread descheduled anywhere in the loop) makes the
+ * next ticks read their end ({@link #onTicked}) until one ends within half the threshold: a tick is spaced by its own
+ * measured duration only, never by time spent outside it, and the first tick of a sudden jump from under half to
+ * over the threshold goes unspaced once (one more loop of it). On this VM a read costs 25-27 ns
+ * (benchmarks/RESULTS.md section 56).
  */
 final class TickSpacing
 {
@@ -17,8 +26,12 @@ final class TickSpacing
      */
     static final long THRESHOLD_NANOS = 250_000L;
 
+    private static final long NONE = Long.MIN_VALUE;
+
     private final long thresholdNanos;
     private long nextTickNotBeforeNanos;
+    private boolean readsTickEnd;
+    private long unreadTickLoopStartNanos = NONE; // the start of the loop whose tick's end was not read, or NONE
 
     TickSpacing()
     {
@@ -35,10 +48,35 @@ final class TickSpacing
         this.thresholdNanos = thresholdNanos;
     }
 
+    /**
+     * A loop begins: the time since the previous loop began, when that one ticked without reading the end, bounds
+     * that tick's duration.
+     *
+     * @param loopStartNanos when the loop began (the worker's one clock read of the loop).
+     */
+    void onLoopStart(final long loopStartNanos)
+    {
+        final long previous = unreadTickLoopStartNanos;
+        if (previous != NONE)
+        {
+            unreadTickLoopStartNanos = NONE;
+            if (loopStartNanos - previous > thresholdNanos >> 1)
+            {
+                readsTickEnd = true; // that tick may have been long: measure the next ones
+            }
+        }
+    }
+
     /** @param loopStartNanos when the current loop began. @return whether it ticks. */
     boolean isDue(final long loopStartNanos)
     {
         return loopStartNanos >= nextTickNotBeforeNanos;
+    }
+
+    /** @return whether the tick about to end needs its end time ({@link #onTicked}) or not ({@link #onTickedUnread}). */
+    boolean readsTickEnd()
+    {
+        return readsTickEnd;
     }
 
     /**
@@ -49,5 +87,18 @@ final class TickSpacing
     {
         final long spent = tickEndNanos - loopStartNanos;
         nextTickNotBeforeNanos = spent > thresholdNanos ? loopStartNanos + 2 * spent : loopStartNanos;
+        unreadTickLoopStartNanos = NONE;
+        readsTickEnd = spent > thresholdNanos >> 1;
+    }
+
+    /**
+     * A tick ended and its end was not read: the next loop may tick, and {@link #onLoopStart} checks the bound.
+     *
+     * @param loopStartNanos when the loop that ticked began.
+     */
+    void onTickedUnread(final long loopStartNanos)
+    {
+        nextTickNotBeforeNanos = loopStartNanos;
+        unreadTickLoopStartNanos = loopStartNanos;
     }
 }
