@@ -417,7 +417,8 @@ public final class NicWorker implements Agent
     }
 
     // a poll thread's tick: spaced after a long one (TickSpacing), so that receiving keeps about half the thread; the
-    // tick's end is read only where TickSpacing says it can matter (a read costs ~26 ns here, section 56)
+    // tick is timed only where TickSpacing says it can matter (a read costs ~26 ns here, section 56), and then alone:
+    // a thread descheduled during the receive bursts is no long tick (section 63)
     private int spacedTick(final long now)
     {
         final TickSpacing spacing = tickSpacing;
@@ -426,15 +427,15 @@ public final class NicWorker implements Agent
         {
             return 0;
         }
+        if (spacing.measuresTicks())
+        {
+            final long start = clock.nanoTime();
+            final int work = tick(now);
+            spacing.onTicked(start, clock.nanoTime());
+            return work;
+        }
         final int work = tick(now);
-        if (spacing.readsTickEnd())
-        {
-            spacing.onTicked(now, clock.nanoTime());
-        }
-        else
-        {
-            spacing.onTickedUnread(now);
-        }
+        spacing.onTickedUnmeasured(now);
         return work;
     }
 

@@ -83,6 +83,16 @@ class NicWorkerTickSpacingTest
     }
 
     @Test
+    void shouldNotSpaceTicksForTimeSpentBeforeTheTickInItsLoop()
+    {
+        transport.tickNanos = 2_000;
+        transport.receiveEndNanos = 5_000_000; // every loop stalls 5 ms in its receive part: a descheduled thread
+        final NicWorker worker = worker();
+        loops(worker, 100);
+        assertEquals(100, transport.ticks, "every loop ticked");
+    }
+
+    @Test
     void shouldFireATimerInTheFirstLoopAfterALateOne()
     {
         transport.tickNanos = 2_000;
@@ -138,6 +148,7 @@ class NicWorkerTickSpacingTest
         private final RoceParser parser = new RoceParser(new ParseCounters());
         long tickNanos;
         long flushNanos; // what each loop's flush (after the tick) takes
+        long receiveEndNanos; // what each loop's end of receiving (before the tick) takes
         long timerDueNanos = Long.MAX_VALUE;
         long timerFiredNanos = Long.MIN_VALUE;
         int ticks;
@@ -179,6 +190,12 @@ class NicWorkerTickSpacingTest
         public void flush()
         {
             clock.time += flushNanos;
+        }
+
+        public int onReceiveEnd()
+        {
+            clock.time += receiveEndNanos;
+            return 0;
         }
 
         public void onClose()
