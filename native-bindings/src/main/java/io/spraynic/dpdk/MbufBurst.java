@@ -131,6 +131,32 @@ public final class MbufBurst implements AutoCloseable
     }
 
     /**
+     * Looks mbuf {@code index} up once for a frame about to be written into it.
+     *
+     * @param index  an mbuf of the burst.
+     * @param length bytes about to be written from its data offset.
+     * @return the mbuf's offset in {@link #memory()} (for {@link #dataOffsetOf} and {@link #dataLengthOf}), or -1
+     * when its data room is less than {@code length}.
+     */
+    public long writableMbuf(final int index, final int length)
+    {
+        final long mbuf = mbufAddress(index) - memoryBase;
+        return Mbuf.dataRoom(memory, mbuf) >= length ? mbuf : -1;
+    }
+
+    /** @param mbuf an mbuf's offset in {@link #memory()}. @return the offset of its first data byte there. */
+    public long dataOffsetOf(final long mbuf)
+    {
+        return Mbuf.dataOffset(memory, memoryBase, mbuf);
+    }
+
+    /** Sets the length of single-segment mbuf at {@code mbuf}, an offset in {@link #memory()}. */
+    public void dataLengthOf(final long mbuf, final int length)
+    {
+        Mbuf.dataLength(memory, mbuf, length);
+    }
+
+    /**
      * Appends {@code count} fresh mbufs from {@code pool}, all or none.
      *
      * @return true when they were appended, false when the pool cannot supply them now.

@@ -162,6 +162,31 @@ class MbufBurstTest
     }
 
     @Test
+    void shouldLookAWritableMbufUpOnceForItsOffsetAndLength()
+    {
+        try (MbufBurst burst = new MbufBurst(4, PacketMemory.current()))
+        {
+            assertTrue(burst.allocate(pool, 3));
+            for (int i = 0; i < 3; i++)
+            {
+                final long mbuf = burst.writableMbuf(i, 2048);
+                assertEquals(burst.mbufAddress(i) - burst.memory().address(), mbuf, "the mbuf's offset in the memory");
+                assertEquals(burst.dataOffset(i), burst.dataOffsetOf(mbuf));
+                burst.dataLengthOf(mbuf, 100 + i);
+            }
+            for (int i = 0; i < 3; i++)
+            {
+                assertEquals(100 + i, burst.dataLength(i), "each length in its own mbuf");
+                assertEquals(100 + i, new Mbuf(PacketMemory.current()).wrap(burst.mbufAddress(i)).packetLength());
+            }
+            assertEquals(-1, burst.writableMbuf(0, 2049), "more than the data room");
+            assertThrows(IndexOutOfBoundsException.class, () -> burst.writableMbuf(3, 64));
+            burst.release();
+        }
+        assertEquals(511, pool.availableCount());
+    }
+
+    @Test
     void shouldRefuseReadsPastSizeAfterReleaseAndAfterClose()
     {
         // The pointer array is read through a global-scope view: these checks are what keep a read

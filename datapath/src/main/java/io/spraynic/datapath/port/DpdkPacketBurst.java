@@ -61,6 +61,22 @@ public final class DpdkPacketBurst implements PacketBurst
         return mbufs.dataRoom(index);
     }
 
+    // the handle is the mbuf's offset in the packet memory: one pointer look-up per claimed frame, not three
+    public long writable(final int index, final int length)
+    {
+        return mbufs.writableMbuf(index, length);
+    }
+
+    public long offsetOf(final long handle)
+    {
+        return mbufs.dataOffsetOf(handle);
+    }
+
+    public void lengthOf(final long handle, final int length)
+    {
+        mbufs.dataLengthOf(handle, length);
+    }
+
     public void close()
     {
         mbufs.close();

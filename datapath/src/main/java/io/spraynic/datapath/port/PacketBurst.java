@@ -47,6 +47,32 @@ public interface PacketBurst extends AutoCloseable
     int room(int index);
 
     /**
+     * Looks packet {@code index} up once for a frame about to be written into it (a TX claim): the handle gives its
+     * offset ({@link #offsetOf}) and sets its length ({@link #lengthOf}) without a second look-up. A handle stays
+     * valid while the burst does not change (no transmit, release or allocation in between).
+     *
+     * @param index  a packet of the burst.
+     * @param length bytes about to be written from its offset.
+     * @return a handle (>= 0), or -1 when fewer than {@code length} bytes can be written there.
+     */
+    default long writable(final int index, final int length)
+    {
+        return room(index) >= length ? index : -1;
+    }
+
+    /** @param handle from {@link #writable}. @return the offset in {@link #memory()} of the packet's first byte. */
+    default long offsetOf(final long handle)
+    {
+        return offset((int)handle);
+    }
+
+    /** Sets the length of the packet of {@code handle}, from {@link #writable}, after writing it. */
+    default void lengthOf(final long handle, final int length)
+    {
+        length((int)handle, length);
+    }
+
+    /**
      * Frees the burst's memory; packets still held go back to their port.
      */
     void close();

@@ -9,7 +9,9 @@ import java.lang.foreign.MemorySegment;
  * plane's port into that port's TX burst ({@link PacketPort#allocateOne}: on DPDK from a reserve the burst refills
  * in bulk, freed with the burst at {@link #close()}), and a full burst, or {@link #flush()}, transmits. Packets a
  * port cannot take yet stay in its burst for the next flush, so nothing is lost to a full TX ring; claims fail until
- * there is room again. Used on the poll thread only; allocation-free after {@link #onStart()}.
+ * there is room again. A claimed buffer is looked up once ({@link PacketBurst#writable}: on DPDK one read of the
+ * burst's pointer array for the room check, the offset and the commit, which took three). Used on the poll thread
+ * only; allocation-free after {@link #onStart()}.
  */
 public final class PortFrameSink implements FrameSink
 {
@@ -19,6 +21,9 @@ public final class PortFrameSink implements FrameSink
     private final int burstCapacity;
     private final int maxFrameLength;
     private int claimedPlane = -1;
+    // the claimed buffer, looked up once per claim (PacketBurst#writable): its handle for the commit, and its offset
+    private long claimedHandle;
+    private long claimedOffset;
     private long transmitted;
 
     /**
@@ -97,13 +102,14 @@ public final class PortFrameSink implements FrameSink
         if (claimed[plane] >= 0)
         {
             // the last claim was never committed (its writer threw): its buffer is still ours, reuse it
-            if (burst.room(claimed[plane]) < maxLength)
+            final long handle = burst.writable(claimed[plane], maxLength);
+            if (handle < 0)
             {
                 abandonClaim(plane);
             }
             else
             {
-                claimedPlane = plane;
+                claimed(plane, burst, handle);
                 return true;
             }
         }
@@ -125,15 +131,23 @@ public final class PortFrameSink implements FrameSink
             }
         }
         final int index = burst.size() - 1;
-        if (burst.room(index) < maxLength)
+        final long handle = burst.writable(index, maxLength);
+        if (handle < 0)
         {
             // cannot happen when maxFrameLength was declared right: queue pairs check their MTU against it
             throw new IllegalStateException("frame of " + maxLength + " B exceeds the " + burst.room(index) +
                 " B buffers of " + port.name() + " (declared " + maxFrameLength + ")");
         }
         claimed[plane] = index;
-        claimedPlane = plane;
+        claimed(plane, burst, handle);
         return true;
+    }
+
+    private void claimed(final int plane, final PacketBurst burst, final long handle)
+    {
+        claimedPlane = plane;
+        claimedHandle = handle;
+        claimedOffset = burst.offsetOf(handle);
     }
 
     public MemorySegment buffer()
@@ -143,12 +157,12 @@ public final class PortFrameSink implements FrameSink
 
     public long offset()
     {
-        return bursts[claimedPlane].offset(claimed[claimedPlane]);
+        return claimedOffset;
     }
 
     public void commit(final int length)
     {
-        bursts[claimedPlane].length(claimed[claimedPlane], length);
+        bursts[claimedPlane].lengthOf(claimedHandle, length);
         claimed[claimedPlane] = -1;
         claimedPlane = -1;
     }

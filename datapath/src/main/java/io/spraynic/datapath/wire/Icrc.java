@@ -65,22 +65,28 @@ public final class Icrc
      */
     private static final int IPV4_HEADERS = Ipv4Header.LENGTH + UdpHeader.LENGTH + BaseTransportHeader.LENGTH;
     private static final int IPV6_HEADERS = Ipv6Header.LENGTH + UdpHeader.LENGTH + BaseTransportHeader.LENGTH;
-    private static final int IPV4_UDP_CHECKSUM_WORD = Ipv4Header.LENGTH + UdpHeader.CHECKSUM_OFFSET - 2;
-    private static final int IPV4_RESV8A_WORD = Ipv4Header.LENGTH + UdpHeader.LENGTH + BaseTransportHeader.RESV8A_OFFSET;
-    private static final int IPV6_UDP_CHECKSUM_WORD = Ipv6Header.LENGTH + UdpHeader.CHECKSUM_OFFSET - 6;
-    private static final int IPV6_RESV8A_WORD = Ipv6Header.LENGTH + UdpHeader.LENGTH + BaseTransportHeader.RESV8A_OFFSET - 4;
+    // one 8-byte read from the UDP checksum holds it (bits 0-15) and the BTH's resv8a (bits 48-55), 6 bytes on
+    private static final int IPV4_UDP_CHECKSUM_WORD = Ipv4Header.LENGTH + UdpHeader.CHECKSUM_OFFSET;
+    private static final int IPV6_UDP_CHECKSUM_WORD = Ipv6Header.LENGTH + UdpHeader.CHECKSUM_OFFSET;
+    private static final int RESV8A_AFTER_UDP_CHECKSUM = UdpHeader.LENGTH - UdpHeader.CHECKSUM_OFFSET +
+        BaseTransportHeader.RESV8A_OFFSET;
     /*
      * One flat array per IP version, the masked byte k's table at entries 256 k on: the JIT folds a static final
      * array's length, so a constant offset plus a byte needs no range check and no load of an inner array (an
      * int[][] cost both, per masked byte).
      */
     private static final int[] IPV4_MASKS = maskTables(IPV4_HEADERS, 1, Ipv4Header.TTL_OFFSET,
-        Ipv4Header.CHECKSUM_OFFSET, Ipv4Header.CHECKSUM_OFFSET + 1, IPV4_UDP_CHECKSUM_WORD + 2,
-        IPV4_UDP_CHECKSUM_WORD + 3, IPV4_RESV8A_WORD);
+        Ipv4Header.CHECKSUM_OFFSET, Ipv4Header.CHECKSUM_OFFSET + 1, IPV4_UDP_CHECKSUM_WORD,
+        IPV4_UDP_CHECKSUM_WORD + 1, IPV4_UDP_CHECKSUM_WORD + RESV8A_AFTER_UDP_CHECKSUM);
     private static final int[] IPV6_MASKS = maskTables(IPV6_HEADERS, 0, 1, 2, 3, Ipv6Header.HOP_LIMIT_OFFSET,
-        IPV6_UDP_CHECKSUM_WORD + 6, IPV6_UDP_CHECKSUM_WORD + 7, IPV6_RESV8A_WORD + 4);
-    private static final int IPV4_CONSTANT = lrhDifference(IPV4_HEADERS);
-    private static final int IPV6_CONSTANT = lrhDifference(IPV6_HEADERS);
+        IPV6_UDP_CHECKSUM_WORD, IPV6_UDP_CHECKSUM_WORD + 1, IPV6_UDP_CHECKSUM_WORD + RESV8A_AFTER_UDP_CHECKSUM);
+    /*
+     * The LRH stand-in's difference and every masked byte's all-ones part: the tables are linear (a byte b differs
+     * from its all-ones stand-in by ~b = b ^ 0xFF, so its entry is t[b] ^ t[0xFF]), so each t[0xFF] (IPv6's first
+     * byte: t[0x0F]) is folded in here once, and a packet looks its bytes up as they lie.
+     */
+    private static final int IPV4_CONSTANT = lrhDifference(IPV4_HEADERS) ^ allOnes(IPV4_MASKS, 0xFF);
+    private static final int IPV6_CONSTANT = lrhDifference(IPV6_HEADERS) ^ allOnes(IPV6_MASKS, 0x0F);
 
     private final CrcShift shifts;
     private final CRC32 crc32 = new CRC32();
@@ -151,7 +157,7 @@ public final class Icrc
      * The CRC of the packet as it lies, unmasked, from memory nobody just wrote (no copy for the intrinsic to wait
      * on), corrected by linearity: {@code ICRC = CRC32(packet) ^ Z_n(K)}, where {@code K} is the register
      * difference the 8-byte LRH stand-in and the masked bytes make at the end of the headers (a constant and one
-     * table lookup per masked byte: its value's difference from all ones, at its fixed offset) and {@code Z_n}
+     * table lookup per masked byte, from two 8-byte reads for IPv6 and three for IPv4) and {@code Z_n}
      * carries it over the {@code n} bytes behind the headers.
      */
     private int inPlace(final MemorySegment s, final long ipOffset, final int ipVersion, final long icrcOffset,
@@ -170,26 +176,22 @@ public final class Icrc
         final int[] t = IPV4_MASKS;
         final long first = s.get(LONG_LE, ip);
         final long second = s.get(LONG_LE, ip + Ipv4Header.TTL_OFFSET);
-        final long udp = s.get(LONG_LE, ip + IPV4_UDP_CHECKSUM_WORD);
-        final long bth = s.get(LONG_LE, ip + IPV4_RESV8A_WORD);
-        // a masked byte b differs from its all-ones stand-in by ~b
-        return IPV4_CONSTANT ^ t[~(int)(first >>> 8) & 0xFF] ^ t[256 + (~(int)second & 0xFF)] ^
-            t[512 + (~(int)(second >>> 16) & 0xFF)] ^ t[768 + (~(int)(second >>> 24) & 0xFF)] ^
-            t[1024 + (~(int)(udp >>> 16) & 0xFF)] ^ t[1280 + (~(int)(udp >>> 24) & 0xFF)] ^
-            t[1536 + (~(int)bth & 0xFF)];
+        final long udp = s.get(LONG_LE, ip + IPV4_UDP_CHECKSUM_WORD); // the UDP checksum, then resv8a at bits 48-55
+        return IPV4_CONSTANT ^ t[(int)(first >>> 8) & 0xFF] ^ t[256 + ((int)second & 0xFF)] ^
+            t[512 + ((int)(second >>> 16) & 0xFF)] ^ t[768 + ((int)(second >>> 24) & 0xFF)] ^
+            t[1024 + ((int)udp & 0xFF)] ^ t[1280 + ((int)(udp >>> 8) & 0xFF)] ^ t[1536 + ((int)(udp >>> 48) & 0xFF)];
     }
 
     private static int ipv6Difference(final MemorySegment s, final long ip)
     {
         final int[] t = IPV6_MASKS;
         final long first = s.get(LONG_LE, ip);
-        final long udp = s.get(LONG_LE, ip + IPV6_UDP_CHECKSUM_WORD);
-        final long bth = s.get(LONG_LE, ip + IPV6_RESV8A_WORD);
+        final long udp = s.get(LONG_LE, ip + IPV6_UDP_CHECKSUM_WORD); // the UDP checksum, then resv8a at bits 48-55
         // the version nibble stays; the low nibble of byte 0 is masked to ones
-        return IPV6_CONSTANT ^ t[~(int)first & 0x0F] ^ t[256 + (~(int)(first >>> 8) & 0xFF)] ^
-            t[512 + (~(int)(first >>> 16) & 0xFF)] ^ t[768 + (~(int)(first >>> 24) & 0xFF)] ^
-            t[1024 + (~(int)(first >>> 56) & 0xFF)] ^ t[1280 + (~(int)(udp >>> 48) & 0xFF)] ^
-            t[1536 + (~(int)(udp >>> 56) & 0xFF)] ^ t[1792 + (~(int)(bth >>> 32) & 0xFF)];
+        return IPV6_CONSTANT ^ t[(int)first & 0x0F] ^ t[256 + ((int)(first >>> 8) & 0xFF)] ^
+            t[512 + ((int)(first >>> 16) & 0xFF)] ^ t[768 + ((int)(first >>> 24) & 0xFF)] ^
+            t[1024 + ((int)(first >>> 56) & 0xFF)] ^ t[1280 + ((int)udp & 0xFF)] ^
+            t[1536 + ((int)(udp >>> 8) & 0xFF)] ^ t[1792 + ((int)(udp >>> 48) & 0xFF)];
     }
 
     private int copied(final MemorySegment s, final long ipOffset, final int ipVersion, final int ipHeaderLength,
@@ -377,6 +379,17 @@ public final class Icrc
             }
         }
         return tables;
+    }
+
+    /** @return the XOR of every masked byte's entry for all ones ({@code firstMask} for the first byte's table). */
+    private static int allOnes(final int[] tables, final int firstMask)
+    {
+        int folded = tables[firstMask];
+        for (int m = 256; m < tables.length; m += 256)
+        {
+            folded ^= tables[m + 0xFF];
+        }
+        return folded;
     }
 
     /**

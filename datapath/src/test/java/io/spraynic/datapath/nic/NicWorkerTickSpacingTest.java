@@ -60,6 +60,56 @@ class NicWorkerTickSpacingTest
         assertTrue(transport.ticks * transport.tickNanos <= elapsed * 6 / 10, "ticks took at most about half the time");
     }
 
+    @Test
+    void shouldReadTheClockOncePerLoopWhileTicksAreCheap()
+    {
+        transport.tickNanos = 2_000;
+        final NicWorker worker = worker();
+        worker.doWork(); // the first loop starts the worker, which reads the clock on its own
+        final long before = clock.reads;
+        loops(worker, 1_000);
+        assertEquals(1_000, clock.reads - before, "one read per loop");
+        assertEquals(1_001, transport.ticks);
+    }
+
+    @Test
+    void shouldNotSpaceTicksForTimeSpentOutsideTheTick()
+    {
+        transport.tickNanos = 2_000;
+        transport.flushNanos = 5_000_000; // every loop stalls 5 ms after its tick: a descheduled thread, say
+        final NicWorker worker = worker();
+        loops(worker, 100);
+        assertEquals(100, transport.ticks, "every loop ticked");
+    }
+
+    @Test
+    void shouldNotSpaceTicksForTimeSpentBeforeTheTickInItsLoop()
+    {
+        transport.tickNanos = 2_000;
+        transport.receiveEndNanos = 5_000_000; // every loop stalls 5 ms in its receive part: a descheduled thread
+        final NicWorker worker = worker();
+        loops(worker, 100);
+        assertEquals(100, transport.ticks, "every loop ticked");
+    }
+
+    @Test
+    void shouldFireATimerInTheFirstLoopAfterALateOne()
+    {
+        transport.tickNanos = 2_000;
+        final NicWorker worker = worker();
+        loops(worker, 10);
+        transport.timerDueNanos = clock.time + 1_000_000; // due 1 ms from now
+        transport.flushNanos = 3_000_000; // the next loop runs late: it stalls 3 ms after its tick
+        worker.doWork();
+        assertEquals(Long.MIN_VALUE, transport.timerFiredNanos, "not due in that loop");
+        transport.flushNanos = 0;
+        clock.time += LOOP_NANOS;
+        final long lateLoopStart = clock.time;
+        worker.doWork();
+        assertEquals(lateLoopStart, transport.timerFiredNanos, "fired in the first loop after, at its start");
+        assertTrue(lateLoopStart - transport.timerDueNanos <= 3_000_000 + LOOP_NANOS, "late by at most one loop");
+    }
+
     private NicWorker worker()
     {
         final ParseCounters parse = new ParseCounters();
@@ -82,9 +132,11 @@ class NicWorkerTickSpacingTest
     private static final class ManualClock implements NanoClock
     {
         long time = 1_000_000_000L;
+        long reads;
 
         public long nanoTime()
         {
+            reads++;
             return time;
         }
     }
@@ -95,6 +147,10 @@ class NicWorkerTickSpacingTest
         private final ManualClock clock;
         private final RoceParser parser = new RoceParser(new ParseCounters());
         long tickNanos;
+        long flushNanos; // what each loop's flush (after the tick) takes
+        long receiveEndNanos; // what each loop's end of receiving (before the tick) takes
+        long timerDueNanos = Long.MAX_VALUE;
+        long timerFiredNanos = Long.MIN_VALUE;
         int ticks;
 
         TimedTransport(final ManualClock clock)
@@ -119,6 +175,10 @@ class NicWorkerTickSpacingTest
         public int onTick(final long nowNanos)
         {
             ticks++;
+            if (nowNanos >= timerDueNanos && timerFiredNanos == Long.MIN_VALUE)
+            {
+                timerFiredNanos = nowNanos;
+            }
             clock.time += tickNanos;
             return 0;
         }
@@ -129,6 +189,13 @@ class NicWorkerTickSpacingTest
 
         public void flush()
         {
+            clock.time += flushNanos;
+        }
+
+        public int onReceiveEnd()
+        {
+            clock.time += receiveEndNanos;
+            return 0;
         }
 
         public void onClose()

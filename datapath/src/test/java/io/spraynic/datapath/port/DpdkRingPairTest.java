@@ -131,6 +131,39 @@ class DpdkRingPairTest
     }
 
     @Test
+    void shouldCommitEachFramesLengthToItsOwnMbufAcrossPlanesAndAbandonedClaims()
+    {
+        // the sink looks a claimed mbuf up once and keeps it for the frame's offset and commit: a claim abandoned on
+        // plane 0 (its writer threw), a frame on plane 1, then plane 0's claim again (the same mbuf) must each
+        // commit their own length into their own mbuf
+        final int before = pool.availableCount();
+        final PortFrameSink sink = new PortFrameSink(new PacketPort[]{a, b}, 8, 2048);
+        sink.onStart();
+        final java.util.List<Long> toA = new java.util.ArrayList<>();
+        final java.util.List<Long> toB = new java.util.ArrayList<>();
+        long sequence = 1_000;
+        for (int round = 0; round < 40; round++)
+        {
+            assertTrue(sink.claim(0, 64));
+            final int length1 = RawFrames.MIN_LENGTH + (round * 97) % 1_900;
+            assertTrue(sink.claim(1, length1));
+            RawFrames.write(sink.buffer(), sink.offset(), length1, sequence);
+            sink.commit(length1);
+            toA.add(sequence++); // b's TX arrives at a
+            final int length0 = RawFrames.MIN_LENGTH + (round * 131) % 1_900;
+            assertTrue(sink.claim(0, length0));
+            RawFrames.write(sink.buffer(), sink.offset(), length0, sequence);
+            sink.commit(length0);
+            toB.add(sequence++);
+        }
+        sink.flush();
+        assertEquals(toB, toList(receive(b, 40, 5000)), "plane 0's frames, each intact at its own length");
+        assertEquals(toA, toList(receive(a, 40, 5000)), "plane 1's frames");
+        sink.close();
+        assertEquals(before, pool.availableCount());
+    }
+
+    @Test
     void shouldCountInPortStats()
     {
         pair.first().resetStats();
