@@ -168,7 +168,42 @@ class ConformanceSelfTest
         assertEquals(Verdict.PASS, forgotten.result("multipath.dead-path").verdict(), forgotten::toText);
         final CheckResult probe = forgotten.result("multipath.probe-back");
         assertEquals(Verdict.FAIL, probe.verdict(), forgotten::toText);
-        assertTrue(probe.reason().startsWith("no RESYNC PROBE on path 0 within 3 s of its death"), probe.reason());
+        assertTrue(probe.reason().startsWith("no RESYNC PROBE on path 0 within 12 READs of its death"), probe.reason());
+    }
+
+    /**
+     * S6.8: against the toy that keeps S6.8.1 (an RTO from srtt and rttvar within its bounds, backed off at each
+     * timeout, undone when the suite's report of duplicates shows a timeout spurious) the timer checks pass; each
+     * fails against a toy that breaks its clause: no backoff (S6.8-6; then nothing to undo), the report ignored
+     * (S6.8-1), and one fixed timer below the path's srtt (S6.8-4: the toy before session 17).
+     */
+    @Test
+    void shouldFailTheTimerClausesAgainstToysThatBreakThem() throws Exception
+    {
+        final ConformanceReport clean = runAgainst(38, null, EnumSet.noneOf(Fault.class), Set.of("timers"));
+        for (final String id : new String[]{"timers.rto-backoff", "timers.spurious-undo", "timers.rto-floor"})
+        {
+            assertEquals(Verdict.PASS, clean.result(id).verdict(), () -> id + ": " + clean.toText());
+        }
+        assertEquals("S6.8-6", clean.result("timers.rto-backoff").clause());
+        final ConformanceReport flat = runAgainst(39, null, EnumSet.of(Fault.NO_BACKOFF), Set.of("timers"));
+        final CheckResult backoff = flat.result("timers.rto-backoff");
+        assertEquals(Verdict.FAIL, backoff.verdict(), flat::toText);
+        assertTrue(backoff.reason().contains("not backed off"), backoff.reason());
+        assertEquals(Verdict.NOT_TESTED, flat.result("timers.spurious-undo").verdict(), flat::toText);
+        assertEquals(Verdict.PASS, flat.result("timers.rto-floor").verdict(), flat::toText);
+        assertTrue(flat.mustFailed());
+        final ConformanceReport kept = runAgainst(40, null, EnumSet.of(Fault.NO_SPURIOUS_UNDO), Set.of("timers"));
+        assertEquals(Verdict.PASS, kept.result("timers.rto-backoff").verdict(), kept::toText);
+        final CheckResult undo = kept.result("timers.spurious-undo");
+        assertEquals(Verdict.FAIL, undo.verdict(), kept::toText);
+        assertEquals("S6.8-1", undo.clause());
+        assertTrue(undo.reason().endsWith("the spurious timeout's backoff was not undone"), undo.reason());
+        final ConformanceReport capped = runAgainst(42, null, EnumSet.of(Fault.RTO_CAPPED), Set.of("timers"));
+        final CheckResult floor = capped.result("timers.rto-floor");
+        assertEquals(Verdict.FAIL, floor.verdict(), capped::toText);
+        assertEquals("S6.8-4", floor.clause());
+        assertTrue(floor.reason().contains("an RTO below the path's own round trip"), floor.reason());
     }
 
     /**

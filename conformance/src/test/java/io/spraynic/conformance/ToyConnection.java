@@ -73,12 +73,24 @@ final class ToyConnection
     long nextSendAt;
     /** With {@link Fault#SLOW}: when the held READ_RESPONSEs may go. */
     long answerAt;
-    /** {@link Fault#REPATH_RTT}: when each unacknowledged READ_RESPONSE first went, by PSN. */
+    /** When each unacknowledged READ_RESPONSE first went, by PSN (none once it went again: Karn). */
     final Map<Integer, Long> sentAt = new HashMap<>();
     /** {@link Fault#REPATH_RTT}: path 0's smoothed RTT, the lowest it had, and its samples since the last move. */
     long srttNanos;
     long lowestSrttNanos = Long.MAX_VALUE;
     int rttSamples;
+    /**
+     * S6.8: the RTO of the path it sends on: srtt and rttvar (S6.8.1's gains, from packets acknowledged without
+     * having gone again), whether it has a sample, the backoff b; for S6.8-1 (c), whether the last timeout is not yet
+     * judged, and the duplicates the path's other copies may still make; and the timeouts judged spurious.
+     */
+    long rtoSrtt;
+    long rtoRttvar;
+    boolean rtoSampled;
+    int backoff;
+    boolean timeoutUndecided;
+    int otherCopies;
+    int spuriousTimeouts;
 
     /**
      * S12.7: whether a packet of (stream, msn) may create message state: its MSN is below the stream's next to

@@ -95,12 +95,14 @@ final class ToyReadSender
             }
         }
         endOfRound(c, outstanding - c.unacknowledged.size(), p.h16(2));
+        judgeByDuplicates(c, p.h8(4));
         for (final Map.Entry<Integer, byte[]> lost : c.unacknowledged.headMap(highest).entrySet())
         {
             if (!c.resent.add(lost.getKey()))
             {
                 continue;
             }
+            c.otherCopies++; // S6.8-1 (c): a copy that may make a duplicate, sent after this ACK was written
             if (faults.contains(Fault.REPATH) && sampleLost.add(lost.getKey()) && sampleSent >= 32 &&
                 sampleLost.size() * 20 > sampleSent)
             {
@@ -117,17 +119,34 @@ final class ToyReadSender
     }
 
     /**
-     * {@link Fault#REPATH_RTT}: an RTT sample of a packet acknowledged without having gone again (Karn), and the move
-     * of path 0 when its smoothed RTT exceeds 3 x the lowest since its last move.
+     * An RTT sample of a packet acknowledged without having gone again (Karn) for the RTO (S6.8.1); with
+     * {@link Fault#REPATH_RTT}, the move of path 0 when its smoothed RTT exceeds 3 x the lowest since its last move.
      */
     private void sampleRtt(final ToyConnection c, final int psn, final long now)
     {
         final Long sent = c.sentAt.remove(psn);
-        if (!faults.contains(Fault.REPATH_RTT) || null == sent || c.resent.contains(psn))
+        if (null == sent || c.resent.contains(psn))
         {
             return;
         }
         final long rtt = now - sent;
+        // S6.8.1: rttvar first, from the old srtt; a sample ends the backoff
+        if (c.rtoSampled)
+        {
+            c.rtoRttvar += (Math.abs(c.rtoSrtt - rtt) - c.rtoRttvar) / 4;
+            c.rtoSrtt += (rtt - c.rtoSrtt) / 8;
+        }
+        else
+        {
+            c.rtoSrtt = rtt;
+            c.rtoRttvar = rtt / 2;
+            c.rtoSampled = true;
+        }
+        c.backoff = 0;
+        if (!faults.contains(Fault.REPATH_RTT))
+        {
+            return;
+        }
         c.srttNanos = 0 == c.rttSamples ? rtt : c.srttNanos + (rtt - c.srttNanos) / 8;
         c.rttSamples++;
         if (c.rttSamples >= 8)
@@ -200,11 +219,12 @@ final class ToyReadSender
                 c.nextSendAt = Math.max(c.nextSendAt, now) +
                     (next.getValue().length - SprayWire.BTH_LENGTH - SprayWire.SETH_LENGTH + 128) * 8_000L / c.rateHintMbps;
             }
-            c.unacknowledged.put(next.getKey(), next.getValue());
-            if (faults.contains(Fault.REPATH_RTT))
+            if (c.unacknowledged.isEmpty())
             {
-                c.sentAt.put(next.getKey(), System.nanoTime());
+                c.lastAckHeard = System.nanoTime(); // RFC 6298 5.1: the timer starts with the first packet out
             }
+            c.unacknowledged.put(next.getKey(), next.getValue());
+            c.sentAt.put(next.getKey(), System.nanoTime());
             sendData(next.getValue());
             c.lastSent = System.nanoTime();
         }
@@ -283,8 +303,71 @@ final class ToyReadSender
         c.roundAcknowledged = 0;
         c.roundMarked = 0;
         c.timeouts = 0;
+        c.backoff = 0;
+        c.timeoutUndecided = false;
+        c.otherCopies = 0;
         c.lastAckHeard = System.nanoTime();
         sendWithinWindow(c);
+    }
+
+    /**
+     * S6.8.1: {@code min(C, max(rtoMin, min(C, srtt + max(4 * rttvar, rtoSlack))) * 2^b)} with the ceiling
+     * {@code C = max(rtoMax, srtt + rtoSlack)} (S6.8-4: rtoMax never takes it below the path's srtt); rtoMin before
+     * any sample. No late margin (lateMarginMax 0, S6.8).
+     */
+    long rtoNanos(final ToyConnection c)
+    {
+        if (faults.contains(Fault.RTO_CAPPED))
+        {
+            return ToyResponder.RTO_MIN_NANOS;
+        }
+        final long ceiling = Math.max(ToyResponder.RTO_MAX_NANOS, c.rtoSrtt + ToyResponder.RTO_SLACK_NANOS);
+        final long unbacked = !c.rtoSampled ? ToyResponder.RTO_MIN_NANOS : Math.max(ToyResponder.RTO_MIN_NANOS,
+            Math.min(ceiling, c.rtoSrtt + Math.max(4 * c.rtoRttvar, ToyResponder.RTO_SLACK_NANOS)));
+        return Math.min(ceiling, unbacked << (faults.contains(Fault.NO_BACKOFF) ? 0 : c.backoff));
+    }
+
+    /**
+     * S6.8: a timeout of the path: the oldest packet goes again at its PSN with RETRANSMIT, the RTO backs off (S6.8-6),
+     * and this timeout is the one S6.8-1 judges; the one before it, superseded, counts among the other copies.
+     */
+    void onTimeout(final ToyConnection c) throws IOException
+    {
+        c.backoff = Math.min(16, c.backoff + 1);
+        if (c.timeoutUndecided)
+        {
+            c.otherCopies++;
+        }
+        c.timeoutUndecided = true;
+        final Map.Entry<Integer, byte[]> oldest = c.unacknowledged.firstEntry();
+        c.sentAt.remove(oldest.getKey()); // Karn: no sample from a packet sent twice
+        final byte[] again = oldest.getValue().clone();
+        again[SprayWire.BTH_LENGTH + 1] |= SprayWire.SETH_RETRANSMIT;
+        sendData(again);
+    }
+
+    /**
+     * S6.8-1 (c): an ACK reporting more duplicates than the path's other copies could make shows that the last
+     * timeout's copy arrived after its PSN had: the timeout was spurious, its backoff is undone. Otherwise the report
+     * uses up that many of the other copies' (a simplification of S6.8-1's bookkeeping: it only ever sees fewer).
+     */
+    private void judgeByDuplicates(final ToyConnection c, final int duplicates)
+    {
+        if (duplicates == 0 || faults.contains(Fault.NO_SPURIOUS_UNDO))
+        {
+            return;
+        }
+        if (c.timeoutUndecided && duplicates > c.otherCopies)
+        {
+            c.timeoutUndecided = false;
+            c.backoff = 0;
+            c.otherCopies = 0;
+            c.spuriousTimeouts++;
+        }
+        else
+        {
+            c.otherCopies = Math.max(0, c.otherCopies - duplicates);
+        }
     }
 
     void sendData(final byte[] body) throws IOException

@@ -123,7 +123,16 @@ final class ToyResponder implements AutoCloseable
         /** S7.4-1: a path that times out keeps its packets, however often (the toy before session 16). */
         NO_FAILOVER,
         /** S7.5-1: a failed path is never probed, so never used again. */
-        NO_PROBE_BACK
+        NO_PROBE_BACK,
+        /** S6.8-6: the RTO never backs off: every timeout of a packet comes as long after the one before. */
+        NO_BACKOFF,
+        /** S6.8-1: a report of duplicates that shows a timeout spurious is ignored, its backoff kept. */
+        NO_SPURIOUS_UNDO,
+        /**
+         * S6.8-4 (and S6.8-6): the RTO is {@link #RTO_MIN_NANOS} whatever the path's srtt, backed off or not: an rtoMax
+         * of that clamps it below the path's round trip (the toy before session 17: one fixed timer).
+         */
+        RTO_CAPPED
     }
 
     /** The toy's connections per source (S12.9) and idle timeout (S12.10), small so that the checks run fast. */
@@ -146,8 +155,13 @@ final class ToyResponder implements AutoCloseable
     static final int PLANES = 1;
     private static final int FLAG_ADDRESSES = 1;
     private static final int ADDRESS_ENTRY_LENGTH = 24;
-    /** The toy's one retransmission timer (S6.7-1): long, so that the suite's short silences do not trip it. */
-    static final long RETRANSMIT_TIMEOUT_NANOS = 100 * ScriptedPeer.MILLI;
+    /**
+     * S6.8: the RTO's bounds and margin (rtoMin, rtoMax, rtoSlack; RFC 6298 gains, see {@link ToyReadSender#rtoNanos}).
+     * rtoMin is long, so that the suite's short silences elsewhere (4 ms quiet, ACKs 16 ms late) do not trip it.
+     */
+    static final long RTO_MIN_NANOS = 100 * ScriptedPeer.MILLI;
+    static final long RTO_MAX_NANOS = 1_000 * ScriptedPeer.MILLI;
+    static final long RTO_SLACK_NANOS = 5 * ScriptedPeer.MILLI;
     /** S7.4: consecutive timeouts with no ACK after which the path fails (failAfterTimeouts). */
     static final int FAIL_AFTER_TIMEOUTS = 3;
     /** S7.5: how often a failed path is probed with RESYNC (probeInterval; long beside S11's 1 ms: a toy's). */
@@ -646,18 +660,16 @@ final class ToyResponder implements AutoCloseable
             {
                 c.closed = true;
             }
-            else if (!c.unacknowledged.isEmpty() && now - c.lastAckHeard > RETRANSMIT_TIMEOUT_NANOS)
+            else if (!c.unacknowledged.isEmpty() && now - c.lastAckHeard > sender.rtoNanos(c))
             {
-                // S6.7-1 by a timeout: the oldest packet not acknowledged goes again, unless the path now fails
-                // (S7.4) and its packets move to another
+                // S6.7-1 by a timeout: the oldest packet not acknowledged goes again (S6.8), unless the path now
+                // fails (S7.4) and its packets move to another
                 c.lastAckHeard = now;
                 if (++c.timeouts >= FAIL_AFTER_TIMEOUTS && sender.failOver(c))
                 {
                     continue;
                 }
-                final byte[] again = c.unacknowledged.firstEntry().getValue().clone();
-                again[SprayWire.BTH_LENGTH + 1] |= SprayWire.SETH_RETRANSMIT;
-                sender.sendData(again);
+                sender.onTimeout(c);
             }
             else if (now - c.lastSent > IDLE_TIMEOUT_NANOS / 3 && !faults.contains(Fault.NO_KEEPALIVE))
             {
