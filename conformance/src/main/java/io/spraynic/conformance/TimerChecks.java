@@ -48,8 +48,11 @@ final class TimerChecks extends Checks
         this.rkey = target.rkey();
     }
 
-    /** A READ the suite held: when its first packet arrived and when each copy of that packet's PSN did. */
-    private record Held(int psn, long at, long[] copies, long released)
+    /**
+     * A READ the suite held: when its first packet arrived, when each copy of that packet's PSN did, when the ACK
+     * left, and how many of the target's probes (S6.7, first transmissions) that ACK acknowledged.
+     */
+    private record Held(int psn, long at, long[] copies, long released, int probes)
     {
         long first()
         {
@@ -70,6 +73,7 @@ final class TimerChecks extends Checks
         final ScriptedPeer c = connection.peer();
         final String why = connection.why();
         final boolean[] backedOff = new boolean[1];
+        final int[] probesInReport = new int[1];
         if (null != c)
         {
             c.silent = true; // the suite acknowledges only when a check says so
@@ -82,6 +86,7 @@ final class TimerChecks extends Checks
                 DataChecks.requireConnection(why);
                 warm(c, WARM_READS);
                 final Held h = hold(c, HELD_READ_BYTES, 2, true);
+                probesInReport[0] = h.probes();
                 final long r1 = h.first();
                 final long r2 = h.second();
                 measured("first timeout " + ms(r1) + " after the original, the second " + ms(r2) + " after it");
@@ -112,6 +117,14 @@ final class TimerChecks extends Checks
                 warm(c, 1); // a fresh RTT sample: b = 0 whatever the target did with the report (S6.8.1)
                 final long reference = hold(c, HELD_READ_BYTES, 1, false).first();
                 measured("timeout " + ms(undone) + " after the report, " + ms(reference) + " after a fresh sample");
+                if (probesInReport[0] > 0)
+                {
+                    // S6.8.1: a probe is a packet sent once: its sample resets b whatever the report did
+                    throw new NotTested("the ACK that reported the duplicates also acknowledged " + probesInReport[0] +
+                        " probe(s) of the target (S6.7), sent once: their RTT samples reset its backoff by themselves " +
+                        "(S6.8.1), so the undo the report calls for cannot be told apart on the wire (timeout " +
+                        ms(undone) + " after the report, " + ms(reference) + " after a fresh sample)");
+                }
                 return undone <= UNDONE_RATIO * reference ? null : "the timeout after the report of duplicates came " +
                     ms(undone) + " after the original, against " + ms(reference) + " once a fresh RTT sample had " +
                     "reset the backoff: the spurious timeout's backoff was not undone";
@@ -176,7 +189,8 @@ final class TimerChecks extends Checks
     }
 
     /** What a held flight received: the arrival of each PSN's first packet (data or probe), and its copies. */
-    private record Flight(int oldest, long at, long[] copies, Map<Integer, Long> firsts, java.util.Set<Integer> copied)
+    private record Flight(int oldest, long at, long[] copies, Map<Integer, Long> firsts, java.util.Set<Integer> copied,
+        int probes)
     {
     }
 
@@ -188,6 +202,7 @@ final class TimerChecks extends Checks
         final long[] copyAt = new long[copies];
         final int[] oldest = {-1};
         final int[] seen = {0};
+        final java.util.Set<Integer> probes = new java.util.HashSet<>();
         c.send(c.readRequest(0, 0, msn, base, rkey, bytes));
         c.awaitPacket(COPY_WAIT_NANOS, p ->
         {
@@ -196,12 +211,16 @@ final class TimerChecks extends Checks
                 return false;
             }
             final boolean response = isResponse(c, p, msn);
-            final boolean probe = p.opcode() == SprayWire.PROBE && (p.h8(1) & SprayWire.PRBH_RESYNC) == 0;
+            final boolean probe = isProbe(c, p);
             if (!response && !probe)
             {
                 return false;
             }
             final long now = System.nanoTime();
+            if (probe)
+            {
+                probes.add(p.psn());
+            }
             if (null != firsts.putIfAbsent(p.psn(), now))
             {
                 copied.add(p.psn());
@@ -226,18 +245,22 @@ final class TimerChecks extends Checks
                 " time(s) in " + COPY_WAIT_NANOS / 1_000_000_000L + " s without an ACK, not " + copies +
                 " (S6.7-1: a lost tail must be recovered by a probe or the RTO)");
         }
-        return new Flight(oldest[0], firsts.get(oldest[0]), copyAt, firsts, copied);
+        return new Flight(oldest[0], firsts.get(oldest[0]), copyAt, firsts, copied, probes.size());
     }
 
     private Held release(final ScriptedPeer c, final Flight f, final boolean report) throws IOException
     {
-        c.collect((f.copies()[0] - f.at()) / 4);
+        int probes = f.probes();
+        for (final Packet p : c.collect((f.copies()[0] - f.at()) / 4))
+        {
+            probes += isProbe(c, p) ? 1 : 0;
+        }
         c.reportDuplicates(report);
         final long released = System.nanoTime();
         c.sendAck(0);
         c.reportDuplicates(false);
         c.collect(SILENCE_NANOS / 20);
-        return new Held(f.oldest(), f.at(), f.copies(), released);
+        return new Held(f.oldest(), f.at(), f.copies(), released, probes);
     }
 
     /**
@@ -262,6 +285,13 @@ final class TimerChecks extends Checks
             }
         }
         return srtt;
+    }
+
+    /** @return whether {@code p} is a probe of the target's path 0 (S6.7; not a RESYNC, S7.5). */
+    private static boolean isProbe(final ScriptedPeer c, final Packet p)
+    {
+        return p.icrcValid && p.opcode() == SprayWire.PROBE && p.wholeHeaders() && p.destQp() == c.localCid() &&
+            p.h8(0) == 0 && (p.h8(1) & SprayWire.PRBH_RESYNC) == 0;
     }
 
     private static boolean isResponse(final ScriptedPeer c, final Packet p, final int msn)
