@@ -245,7 +245,7 @@ class ConformanceSelfTest
     }
 
     /**
-     * S7.7-1 passes against a toy that rotates its one path's source port once the path drained, and fails against
+     * S7.7-1 passes against a toy that rotates each path's source port once the path drained, and fails against
      * one that alternates ports every 8 packets with its window of 16 in flight.
      */
     @Test

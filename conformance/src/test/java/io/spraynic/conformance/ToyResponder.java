@@ -13,9 +13,10 @@ import java.util.Map;
  * before the cookie, S9.1 step 2), RETRYs and REJECTs within a small response bucket, malformed pads dropped (S3.1-3),
  * RESYNC probes within S12.6's bound taken (S5.2-2), data beyond the MSN window dropped (S12.7), WRITEs placed into a heap region within the window it advertises (a wrong R_Key refused
  * with a NACK that puts its stream in error, a WRITE beyond the window refused RNR NO_RESOURCES within the same
- * bucket: {@link ToyRefusals}), READs answered (on one path at a time, another once it fails, within a window that grows by one packet a round and
- * shrinks on CE echoes as S8.2 says, paced at the rateHint of the last ACK as S8.4 says; what an ACK shows missing
- * sent again, stale ACKs ignored, the oldest packet again after a timeout: {@link ToyReadSender}), probes and data
+ * bucket: {@link ToyRefusals}), READs answered (sprayed over its paths, each within a window that grows by one packet
+ * a round and shrinks on CE echoes as S8.2 says, paced at the rateHint of the last ACK as S8.4 says; what an ACK shows
+ * missing sent again, stale ACKs ignored, the oldest packet again after an RTO that backs off, a failed path's packets
+ * moved to the others, a lossy path moved to another source port: {@link ToyReadSender}), probes and data
  * acknowledged at once with their CE marks echoed, CLOSE answered, a per-source connection limit, keepalives and an
  * idle timeout. Each {@link Fault} makes it non-compliant in one way, so the self-test can show the suite catches
  * exactly that. It runs on its own thread until closed.
