@@ -103,8 +103,8 @@ final class ConformanceCommand implements Callable<Integer>
     int targetResponseBurst;
 
     @Option(names = "--groups", split = ",", paramLabel = "GROUP[,GROUP...]", description = {
-        "Run only these groups of checks (the handshake's always run): handshake, data, malformed, sender, errors, " +
-        "security, close, psk, limits, liveness, ecn, multipath, resources (default: all)."})
+        "Run only these groups of checks (the handshake's always run): handshake, data, malformed, sender, timers, " +
+        "errors, security, close, psk, limits, liveness, ecn, multipath, resources (default: all)."})
     java.util.List<String> groups;
 
     @Option(names = "--json", description = "Print the report as one JSON object instead of a table.")

@@ -47,6 +47,9 @@ final class CheckCatalog
         must("interop.retransmit-flag", "S6.6-1");
         must("sender.retransmit-gap", "S6.6-1");
         must("sender.tail-loss", "S6.7-1");
+        must("timers.spurious-undo", "S6.8-1");
+        must("timers.rto-floor", "S6.8-4");
+        must("timers.rto-backoff", "S6.8-6");
         should("multipath.spread", "S7.2-1");
         should("multipath.repath", "S7.3-1");
         should("multipath.repath-rtt", "S7.3-2");

@@ -56,8 +56,8 @@ public final class ConformanceSuite
     }
 
     /** The groups of checks, by the prefix of their ids, in the order they run. */
-    public static final List<String> GROUPS = List.of("handshake", "data", "malformed", "sender", "errors", "security",
-        "close", "psk", "limits", "liveness", "ecn", "multipath", "resources");
+    public static final List<String> GROUPS = List.of("handshake", "data", "malformed", "sender", "timers", "errors",
+        "security", "close", "psk", "limits", "liveness", "ecn", "multipath", "resources");
 
     /**
      * Runs the groups of checks {@code groups} names (null: all of {@link #GROUPS}); the handshake's checks run
@@ -110,6 +110,11 @@ public final class ConformanceSuite
             if (wanted.test("sender"))
             {
                 new PeerChecks(target, link, results, 2 * slice).runSender(handshake.request());
+            }
+            if (wanted.test("timers"))
+            {
+                // early, while the target's late margin (S6.8.1) is what few timeouts made it: READs only
+                new TimerChecks(target, link, results, 2 * slice).run(handshake.request());
             }
             if (wanted.test("errors"))
             {

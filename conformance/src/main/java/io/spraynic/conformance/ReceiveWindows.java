@@ -12,6 +12,13 @@ final class ReceiveWindows
     private final int[] cumulative;
     private final BitSet[] above;
     private final int[] ackSequence;
+    /** S5.1-3: per path, the packets recorded again since its last ACK (counted always, reported when asked). */
+    private final int[] duplicates;
+    /**
+     * Whether ACKs report {@link #duplicates} (S5.1-3); off, they report 0, as a receiver older than that clause does,
+     * which judges nothing at the sender (S6.8-1 c): the suite turns it on only where a check wants the report.
+     */
+    boolean reportDuplicates;
 
     /** @param initialPsn the peer's announced initial PSN: path i starts at {@code initialPsn + i * 2^18} (S5.4). */
     ReceiveWindows(final int paths, final int initialPsn)
@@ -19,6 +26,7 @@ final class ReceiveWindows
         cumulative = new int[paths];
         above = new BitSet[paths];
         ackSequence = new int[paths];
+        duplicates = new int[paths];
         for (int i = 0; i < paths; i++)
         {
             cumulative[i] = (initialPsn + i * SprayWire.PATH_PSN_STRIDE) & SprayWire.PSN_MASK;
@@ -35,7 +43,12 @@ final class ReceiveWindows
     boolean record(final int path, final int psn)
     {
         final int d = SprayWire.psnDistance(cumulative[path], psn);
-        if (d < 0 || d >= SprayWire.SACK_BITS || above[path].get(d))
+        if (d < 0 || d < SprayWire.SACK_BITS && above[path].get(d))
+        {
+            duplicates[path]++; // S6.3-2: below cumulativePsn or marked already
+            return false;
+        }
+        if (d >= SprayWire.SACK_BITS)
         {
             return false;
         }
@@ -78,8 +91,10 @@ final class ReceiveWindows
         {
             sack[i >> 3] |= (byte)(0x80 >>> (i & 7));
         }
+        final int reported = reportDuplicates ? Math.min(duplicates[path], 0xFF) : 0;
+        duplicates[path] = 0; // S5.1-3: counted again from 0 after each ACK
         return FrameBuilder.bth(SprayWire.ACK, destQp, 0, false).u8(path).u8(ceCount > 0 ? SprayWire.SACKH_ECE : 0)
-            .u16(Math.min(ceCount, 0xFFFF)).u8(0).u24(cumulative[path]).bytes(sack).u32(rateHintMbps)
+            .u16(Math.min(ceCount, 0xFFFF)).u8(reported).u24(cumulative[path]).bytes(sack).u32(rateHintMbps)
             .u32(++ackSequence[path])
             .u32(refusals).controlTag(key).bytes();
     }

@@ -403,6 +403,12 @@ final class ScriptedPeer
         dropOnce.add((long)path << 24 | psn);
     }
 
+    /** Whether the suite's ACKs report the duplicates it received (S5.1-3); off (0) unless a check asks. */
+    void reportDuplicates(final boolean on)
+    {
+        inbound.reportDuplicates = on;
+    }
+
     int inboundCumulative(final int path)
     {
         return inbound.cumulative(path);

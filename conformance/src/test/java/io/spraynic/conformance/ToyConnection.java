@@ -4,9 +4,7 @@ import java.util.BitSet;
 import java.util.HashMap;
 import java.util.Map;
 
-import static io.spraynic.conformance.ToyResponder.INITIAL_WINDOW;
-
-/** One connection of {@link ToyResponder}: its keys, its one path's PSN state, its refusals and READ responses. */
+/** One connection of {@link ToyResponder}: its keys, its paths' PSN state, its refusals and READ responses. */
 final class ToyConnection
 {
     int cid;
@@ -20,19 +18,12 @@ final class ToyConnection
     int[] ceSinceAck;
     /** S5.1-3: data packets of each path received again since its last ACK. */
     int[] duplicatesSinceAck;
-    /** The next PSN of the path the toy sends on ({@link #activePath}); the others' wait in {@link #nextPsnOf}. */
-    int nextPsn;
     /**
-     * S7.4, S7.5: the one path the toy sends data on (0 until it fails), the next PSN of each path while another is
-     * active, the failed path (-1: none) with the PSN of its last RESYNC probe and when it went, and the consecutive
-     * timeouts of the active path.
+     * The paths the toy sends READ responses on (S7.2), set up by {@link ToyReadSender#open}, and the one whose turn
+     * is next.
      */
-    int activePath;
-    int[] nextPsnOf;
-    int failedPath = -1;
-    int probePsn;
-    long lastProbeAt;
-    int timeouts;
+    ToyPath[] sendPaths;
+    int nextPath;
     int mtu;
     boolean closed;
     long lastHeard = System.nanoTime();
@@ -53,32 +44,13 @@ final class ToyConnection
     private final Map<Integer, BitSet> completed = new HashMap<>();
     /** The highest ackSequence taken of each path (S5.1-2). */
     int[] ackTaken;
-    long lastAckHeard = System.nanoTime();
-    /** READ_RESPONSEs sent and not yet acknowledged, by PSN (the toy's PSNs start at 1000 and never wrap). */
-    final java.util.TreeMap<Integer, byte[]> unacknowledged = new java.util.TreeMap<>();
-    /** READ_RESPONSEs the window holds back, by PSN (assigned in order: one path, so sending order is PSN order). */
-    final java.util.TreeMap<Integer, byte[]> held = new java.util.TreeMap<>();
-    /**
-     * READ_RESPONSEs an ACK showed missing and that went again: once each (the timer covers a lost resend), so
-     * that a run of ACKs behind a lossy path does not resend every gap at each ACK and flood the socket.
-     */
-    final java.util.Set<Integer> resent = new java.util.HashSet<>();
-    /** S8.2: the window of path 0 in packets, its CE estimate, and the packets and CE echoes of this round. */
-    double window = INITIAL_WINDOW;
-    double alpha;
-    int roundAcknowledged;
-    int roundMarked;
+    /** READ_RESPONSEs not sent yet, in order: each takes its path and PSN when it goes (S7.2). */
+    final java.util.ArrayDeque<byte[]> held = new java.util.ArrayDeque<>();
     /** S8.4: the share the last ACK gave (Mb/s, 0: none), and when the pacer lets the next packet go. */
     int rateHintMbps;
     long nextSendAt;
-    /** With {@link Fault#SLOW}: when the held READ_RESPONSEs may go. */
+    /** With {@link ToyResponder.Fault#SLOW}: when the held READ_RESPONSEs may go. */
     long answerAt;
-    /** {@link Fault#REPATH_RTT}: when each unacknowledged READ_RESPONSE first went, by PSN. */
-    final Map<Integer, Long> sentAt = new HashMap<>();
-    /** {@link Fault#REPATH_RTT}: path 0's smoothed RTT, the lowest it had, and its samples since the last move. */
-    long srttNanos;
-    long lowestSrttNanos = Long.MAX_VALUE;
-    int rttSamples;
 
     /**
      * S12.7: whether a packet of (stream, msn) may create message state: its MSN is below the stream's next to

@@ -3,142 +3,237 @@ package io.spraynic.conformance;
 import io.spraynic.conformance.ToyResponder.Fault;
 
 import java.io.IOException;
+import java.util.Arrays;
 import java.util.Map;
 
 import static io.spraynic.conformance.ToyResponder.ROTATE_PACKETS;
 import static io.spraynic.conformance.ToyResponder.SLOW_NANOS;
 
 /**
- * {@link ToyResponder}'s READ responses on the way out: the window (S8.2) and pacing (S8.4) of the one path it sends
- * on, what an ACK shows missing sent again (S6.5, S6.6), stale ACKs ignored (S5.1-2), a path that fails after
- * {@link ToyResponder#FAIL_AFTER_TIMEOUTS} timeouts left for another (S7.4) and probed back with RESYNC (S7.5), and
- * the source ports it rotates (S7.7) and re-paths (S7.3) with its faults. It does not spray (S7.2-1, a SHOULD).
+ * {@link ToyResponder}'s READ responses on the way out, over the connection's paths ({@link ToyPath}): each new
+ * packet on the next path in turn that has window room (S7.2; one path at a time with {@link Fault#NO_SPRAY}), the
+ * window (S8.2) of each path and pacing (S8.4), what an ACK shows missing sent again (S6.5, S6.6), stale ACKs ignored
+ * (S5.1-2), each path's RTO (S6.8), a path that fails after {@link ToyResponder#FAIL_AFTER_TIMEOUTS} timeouts left for
+ * the others (S7.4) and probed back with RESYNC (S7.5), a path moved to another of the toy's source ports on
+ * loss (S7.3-1) or, with {@link Fault#REPATH_RTT}, on RTT (S7.3-2), and the ports it rotates (S7.7) with its faults.
  */
 final class ToyReadSender
 {
     /** S8.2: the gain of a path's CE estimate. */
     private static final double GAIN = 1.0 / 16;
+    /** S7.3: repathLoss, and the packets a path sends before its loss rate counts. */
+    private static final double REPATH_LOSS = 0.05;
+    private static final int REPATH_MIN_SAMPLE = 32;
+    /** S7.3-2: repathRttFactor, and the RTT samples of a round, at whose end a path's RTT is judged. */
+    private static final int REPATH_RTT_FACTOR = 3;
+    static final int RTT_ROUND = 32;
 
     private final java.util.Set<Fault> faults;
     private final UdpLink link;
-    /** With a ROTATE_ or REPATH fault: a second socket, the other source port data alternates to; else null. */
-    private final UdpLink rotatedLink;
-    private UdpLink dataLink;
-    /** The socket of the toy's ACKs of path 0: moved by a re-path (S7.3), never by rotation (S7.7); others use link. */
-    private UdpLink controlLink;
-    private int portPackets;
-    /** {@link Fault#REPATH}: data packets sent since the last move, and the PSNs of those found lost. */
-    private int sampleSent;
-    private final java.util.Set<Integer> sampleLost = new java.util.HashSet<>();
+    /** The other sockets: a path re-paths (S7.3) to the next in turn; the first is where rotation (S7.7) goes. */
+    private final UdpLink[] spareLinks;
+    private final UdpLink otherLink;
+    private int nextSpare;
 
-    ToyReadSender(final java.util.Set<Fault> faults, final UdpLink link, final UdpLink rotatedLink)
+    ToyReadSender(final java.util.Set<Fault> faults, final UdpLink link, final UdpLink[] spareLinks)
     {
         this.faults = faults;
         this.link = link;
-        this.rotatedLink = rotatedLink;
-        this.dataLink = link;
-        this.controlLink = link;
+        this.spareLinks = spareLinks;
+        this.otherLink = spareLinks[0];
     }
 
-    /** @return the socket the ACKs of path 0 go from (S7.3: a re-path moves it). */
-    UdpLink controlLink()
+    /** Sets up the paths of a new connection: path i's PSNs from {@code firstPsn + i * 2^18} (S5.4). */
+    void open(final ToyConnection c, final int paths, final int firstPsn)
     {
-        return controlLink;
+        c.sendPaths = new ToyPath[paths];
+        for (int i = 0; i < paths; i++)
+        {
+            c.sendPaths[i] = new ToyPath(i, (firstPsn + i * SprayWire.PATH_PSN_STRIDE) & SprayWire.PSN_MASK, link);
+        }
+    }
+
+    /** @return the socket the control packets of {@code path} go from (S7.3: a re-path moves it, S7.7 never). */
+    UdpLink controlLink(final ToyConnection c, final int path)
+    {
+        return null == c.sendPaths || path >= c.sendPaths.length ? link : c.sendPaths[path].controlLink;
     }
 
     /**
-     * An ACK of the toy's path 0: a stale one (S5.1-2) is ignored; what it acknowledges is forgotten, and what it
-     * shows missing below the highest PSN acknowledged is sent again with RETRANSMIT (S6.5, S6.6).
+     * An ACK of one of the toy's paths: a stale one (S5.1-2) is ignored; on a failed path, the ACK of its RESYNC
+     * probe restores it (S7.5); otherwise what it acknowledges is forgotten, and what it shows missing below the
+     * highest PSN acknowledged is sent again with RETRANSMIT on that path (S6.5, S6.6).
      */
     void onAck(final ToyConnection c, final Packet p) throws IOException
     {
-        final int path = p.h8(0);
+        final int index = p.h8(0);
         final int sequence = p.h32(44);
-        if (path >= c.ackTaken.length ||
-            sequence - c.ackTaken[path] <= 0 && !faults.contains(Fault.ACCEPT_STALE_ACK))
+        if (index >= c.ackTaken.length ||
+            sequence - c.ackTaken[index] <= 0 && !faults.contains(Fault.ACCEPT_STALE_ACK))
         {
             return;
         }
-        c.ackTaken[path] = sequence - c.ackTaken[path] > 0 ? sequence : c.ackTaken[path];
-        if (path != c.activePath)
-        {
-            // S7.5: the ACK of a failed path's RESYNC probe makes it active again, with a fresh window
-            if (path == c.failedPath && p.h24(5) == ((c.probePsn + 1) & SprayWire.PSN_MASK))
-            {
-                c.failedPath = -1;
-                moveTo(c, path);
-            }
-            return; // it sends on one path: no other has packets to acknowledge
-        }
-        c.timeouts = 0;
-        c.rateHintMbps = p.h32(40);
-        c.answerAt = System.nanoTime() + SLOW_NANOS;
-        c.lastAckHeard = System.nanoTime();
-        final int cumulative = p.h24(5);
-        final int outstanding = c.unacknowledged.size();
+        c.ackTaken[index] = sequence - c.ackTaken[index] > 0 ? sequence : c.ackTaken[index];
+        final ToyPath path = c.sendPaths[index];
         final long now = System.nanoTime();
-        for (final int psn : c.unacknowledged.headMap(cumulative).keySet())
+        if (path.failed)
         {
-            sampleRtt(c, psn, now);
+            if (p.h24(5) == ((path.probePsn + 1) & SprayWire.PSN_MASK))
+            {
+                path.failed = false; // S7.5: active again, with a fresh window
+                path.freshWindow();
+                sendWithinWindow(c);
+            }
+            return;
         }
-        c.unacknowledged.headMap(cumulative).clear();
+        path.timeouts = 0;
+        c.rateHintMbps = p.h32(40);
+        c.answerAt = now + SLOW_NANOS;
+        path.lastAckHeard = now;
+        final int cumulative = p.h24(5);
+        final int outstanding = path.unacknowledged.size();
+        for (final int psn : path.unacknowledged.headMap(cumulative).keySet())
+        {
+            sampleRtt(c, path, psn, now);
+        }
+        path.unacknowledged.headMap(cumulative).clear();
         int highest = cumulative - 1;
         for (int i = 1; i < SprayWire.SACK_BITS; i++)
         {
             if (ScriptedPeer.sackBit(p, i))
             {
-                if (null != c.unacknowledged.remove(cumulative + i))
+                if (null != path.unacknowledged.remove(cumulative + i))
                 {
-                    sampleRtt(c, cumulative + i, now);
+                    sampleRtt(c, path, cumulative + i, now);
                 }
                 highest = cumulative + i;
             }
         }
-        endOfRound(c, outstanding - c.unacknowledged.size(), p.h16(2));
-        for (final Map.Entry<Integer, byte[]> lost : c.unacknowledged.headMap(highest).entrySet())
+        endOfRound(path, outstanding - path.unacknowledged.size(), p.h16(2));
+        judgeByDuplicates(path, p.h8(4));
+        for (final Map.Entry<Integer, byte[]> lost : path.unacknowledged.headMap(highest).entrySet())
         {
-            if (!c.resent.add(lost.getKey()))
+            if (!path.resent.add(lost.getKey()))
             {
                 continue;
             }
-            if (faults.contains(Fault.REPATH) && sampleLost.add(lost.getKey()) && sampleSent >= 32 &&
-                sampleLost.size() * 20 > sampleSent)
+            path.otherCopies++; // S6.8-1 (c): a copy that may make a duplicate, sent after this ACK was written
+            if (path.sampleLost.add(lost.getKey()) && !faults.contains(Fault.NO_REPATH) &&
+                path.lossRate() > REPATH_LOSS && medianLoss(c) < REPATH_LOSS / 2 &&
+                (path.moves == 0 || path.sampleSent >= SprayWire.SACK_BITS))
             {
-                // S7.3: a new route for data and ACKs alike
-                dataLink = controlLink = dataLink == link ? rotatedLink : link;
-                sampleSent = 0;
-                sampleLost.clear();
+                repath(path); // S7.3-1: judged at the loss, the resend goes by the new route
             }
             final byte[] again = lost.getValue().clone();
             again[SprayWire.BTH_LENGTH + 1] |= SprayWire.SETH_RETRANSMIT;
-            sendData(again);
+            sendData(path, again);
         }
         sendWithinWindow(c);
     }
 
-    /**
-     * {@link Fault#REPATH_RTT}: an RTT sample of a packet acknowledged without having gone again (Karn), and the move
-     * of path 0 when its smoothed RTT exceeds 3 x the lowest since its last move.
-     */
-    private void sampleRtt(final ToyConnection c, final int psn, final long now)
+    /** S7.3: the path's data and control packets move to the toy's next spare source port (not the one it is on). */
+    private void repath(final ToyPath path)
     {
-        final Long sent = c.sentAt.remove(psn);
-        if (!faults.contains(Fault.REPATH_RTT) || null == sent || c.resent.contains(psn))
+        UdpLink next = spareLinks[nextSpare++ % spareLinks.length];
+        if (next == path.controlLink)
+        {
+            next = spareLinks[nextSpare++ % spareLinks.length];
+        }
+        path.dataLink = path.controlLink = next;
+        path.portPackets = 0;
+        path.moves++;
+        path.restartEstimators();
+    }
+
+    /**
+     * @return the median over the connection's live paths of their loss rates (S7.3-1; a path with fewer than 32
+     * packets counts as losing none).
+     */
+    private static double medianLoss(final ToyConnection c)
+    {
+        final double[] values = new double[c.sendPaths.length];
+        int n = 0;
+        for (final ToyPath q : c.sendPaths)
+        {
+            if (!q.failed)
+            {
+                values[n++] = q.lossRate();
+            }
+        }
+        if (n == 0)
+        {
+            return 0;
+        }
+        Arrays.sort(values, 0, n);
+        return values[(n - 1) / 2];
+    }
+
+    /**
+     * @return the largest of the latest RTT samples of the connection's other live paths (0: none has one): the toy
+     * judges against the slowest of them, not their median, so that a path slowed with the whole host is not moved.
+     */
+    private static double othersLastRtt(final ToyConnection c, final ToyPath path)
+    {
+        final long[] values = new long[c.sendPaths.length];
+        int n = 0;
+        for (final ToyPath q : c.sendPaths)
+        {
+            if (q != path && !q.failed && q.lastRttNanos > 0)
+            {
+                values[n++] = q.lastRttNanos;
+            }
+        }
+        if (n == 0)
+        {
+            return 0;
+        }
+        Arrays.sort(values, 0, n);
+        return values[n - 1];
+    }
+
+    /**
+     * An RTT sample of a packet acknowledged without having gone again (Karn), for the RTO (S6.8.1) and for S7.3-2:
+     * at the end of each {@link #RTT_ROUND} samples of the path, their median is judged against 3 x the largest of
+     * the other live paths' latest samples (what their round trips are now: on a loaded host the whole machine slows
+     * at times, and a sibling's round of long ago said nothing of it), and two such rounds in a row move it to the
+     * other port.
+     */
+    private void sampleRtt(final ToyConnection c, final ToyPath path, final int psn, final long now)
+    {
+        final Long sent = path.sentAt.remove(psn);
+        if (null == sent || path.resent.contains(psn))
         {
             return;
         }
         final long rtt = now - sent;
-        c.srttNanos = 0 == c.rttSamples ? rtt : c.srttNanos + (rtt - c.srttNanos) / 8;
-        c.rttSamples++;
-        if (c.rttSamples >= 8)
+        // S6.8.1: rttvar first, from the old srtt; a sample ends the backoff
+        if (path.rtoSampled)
         {
-            c.lowestSrttNanos = Math.min(c.lowestSrttNanos, c.srttNanos);
+            path.rtoRttvar += (Math.abs(path.rtoSrtt - rtt) - path.rtoRttvar) / 4;
+            path.rtoSrtt += (rtt - path.rtoSrtt) / 8;
         }
-        if (c.rttSamples >= 32 && c.srttNanos > 3 * c.lowestSrttNanos)
+        else
         {
-            dataLink = controlLink = dataLink == link ? rotatedLink : link;
-            c.rttSamples = 0;
-            c.lowestSrttNanos = Long.MAX_VALUE;
+            path.rtoSrtt = rtt;
+            path.rtoRttvar = rtt / 2;
+            path.rtoSampled = true;
+        }
+        path.backoff = 0;
+        path.lastRttNanos = rtt;
+        path.roundSamples[path.roundCount++] = rtt;
+        if (path.roundCount < RTT_ROUND)
+        {
+            return;
+        }
+        final long[] round = path.roundSamples.clone();
+        Arrays.sort(round);
+        path.roundRttNanos = round[RTT_ROUND / 2];
+        path.roundCount = 0;
+        final double others = othersLastRtt(c, path);
+        path.slowRounds = others > 0 && path.roundRttNanos > REPATH_RTT_FACTOR * others ? path.slowRounds + 1 : 0;
+        if (faults.contains(Fault.REPATH_RTT) && path.slowRounds >= 2)
+        {
+            repath(path);
         }
     }
 
@@ -146,149 +241,268 @@ final class ToyReadSender
      * S8.2: a round ends when its ACKs acknowledged a window of packets; with CE echoed in it the window shrinks by
      * alpha / 2 (alpha the smoothed fraction of marked packets), else it grows by one, up to 256.
      */
-    private void endOfRound(final ToyConnection c, final int acknowledged, final int marked)
+    private void endOfRound(final ToyPath path, final int acknowledged, final int marked)
     {
-        c.roundAcknowledged += acknowledged;
-        c.roundMarked += marked;
-        if (c.roundAcknowledged < (int)c.window)
+        path.roundAcknowledged += acknowledged;
+        path.roundMarked += marked;
+        if (path.roundAcknowledged < (int)path.window)
         {
             return;
         }
-        if (c.roundMarked > 0 && !faults.contains(Fault.IGNORE_CE))
+        if (path.roundMarked > 0 && !faults.contains(Fault.IGNORE_CE))
         {
-            c.alpha = (1 - GAIN) * c.alpha + GAIN * Math.min(1.0, (double)c.roundMarked / c.roundAcknowledged);
-            c.window = Math.max(1, c.window * (1 - c.alpha / 2));
+            path.alpha = (1 - GAIN) * path.alpha + GAIN *
+                Math.min(1.0, (double)path.roundMarked / path.roundAcknowledged);
+            path.window = Math.max(1, path.window * (1 - path.alpha / 2));
         }
         else
         {
-            c.window = Math.min(SprayWire.SACK_BITS, c.window + 1);
+            path.window = Math.min(SprayWire.SACK_BITS, path.window + 1);
         }
-        c.roundAcknowledged = 0;
-        c.roundMarked = 0;
+        path.roundAcknowledged = 0;
+        path.roundMarked = 0;
     }
 
     /**
-     * Sends the held READ_RESPONSEs the window has room for (all of them with {@link Fault#NO_WINDOW}) and the
-     * pacer lets go: with a rateHint, a packet's payload plus 128 B at that rate after the one before, no burst.
+     * Sends the held READ_RESPONSEs, each on the next path in turn that has window room (all of them on one path
+     * with {@link Fault#NO_WINDOW}) at that path's next PSN, as the pacer lets them go: with a rateHint, a packet's
+     * payload plus 128 B at that rate after the one before, no burst.
      */
     void sendWithinWindow(final ToyConnection c) throws IOException
     {
-        final int window = faults.contains(Fault.NO_WINDOW) ? Integer.MAX_VALUE : (int)c.window;
         final boolean paced = c.rateHintMbps > 0 && !faults.contains(Fault.IGNORE_RATE_HINT);
         final long now = System.nanoTime();
         if (faults.contains(Fault.SLOW) && now < c.answerAt)
         {
             return;
         }
-        while (!c.held.isEmpty() && c.unacknowledged.size() < window && (!paced || now >= c.nextSendAt))
+        while (!c.held.isEmpty() && (!paced || now >= c.nextSendAt))
         {
-            if ((faults.contains(Fault.ROTATE_DRAINED) || faults.contains(Fault.ROTATE_IN_FLIGHT)) &&
-                portPackets >= ROTATE_PACKETS)
+            final ToyPath path = nextPath(c);
+            if (null == path)
             {
-                if (faults.contains(Fault.ROTATE_DRAINED) && !c.unacknowledged.isEmpty())
-                {
-                    break; // due to rotate: wait for the path to drain
-                }
-                dataLink = dataLink == link ? rotatedLink : link;
-                portPackets = 0;
+                break;
             }
-            portPackets++;
-            sampleSent++;
-            final Map.Entry<Integer, byte[]> next = c.held.pollFirstEntry();
+            if ((faults.contains(Fault.ROTATE_DRAINED) || faults.contains(Fault.ROTATE_IN_FLIGHT)) &&
+                path.portPackets >= ROTATE_PACKETS)
+            {
+                path.dataLink = path.dataLink == link ? otherLink : link; // S7.7: the control port stays
+                path.portPackets = 0;
+            }
+            path.portPackets++;
+            path.sampleSent++;
+            final byte[] packet = c.held.pollFirst();
+            final int psn = path.nextPsn;
+            path.nextPsn = (psn + 1) & SprayWire.PSN_MASK;
+            packet[9] = (byte)(psn >> 16); // the BTH's PSN
+            packet[10] = (byte)(psn >> 8);
+            packet[11] = (byte)psn;
+            packet[SprayWire.BTH_LENGTH] = (byte)path.index; // SETH path
             if (paced)
             {
                 c.nextSendAt = Math.max(c.nextSendAt, now) +
-                    (next.getValue().length - SprayWire.BTH_LENGTH - SprayWire.SETH_LENGTH + 128) * 8_000L / c.rateHintMbps;
+                    (packet.length - SprayWire.BTH_LENGTH - SprayWire.SETH_LENGTH + 128) * 8_000L / c.rateHintMbps;
             }
-            c.unacknowledged.put(next.getKey(), next.getValue());
-            if (faults.contains(Fault.REPATH_RTT))
+            if (path.unacknowledged.isEmpty())
             {
-                c.sentAt.put(next.getKey(), System.nanoTime());
+                path.lastAckHeard = System.nanoTime(); // RFC 6298 5.1: the timer starts with the first packet out
             }
-            sendData(next.getValue());
+            path.unacknowledged.put(psn, packet);
+            path.sentAt.put(psn, System.nanoTime());
+            sendData(path, packet);
             c.lastSent = System.nanoTime();
         }
     }
 
     /**
-     * S7.4: the active path failed. When another path has not, its packets move there: sent again as new packets,
-     * at that path's PSNs, with what was held; the failed path is then probed (S7.5).
-     *
-     * @return whether they moved (else the caller retransmits on the path, S6.8: every path as silent).
+     * @return the path the next new packet goes on: the next live one in turn after the last used (S7.2) whose
+     * window has room and that is not due to rotate with packets outstanding (S7.7: it drains first); with
+     * {@link Fault#NO_SPRAY} only the first live path; null when none may take one now.
      */
-    boolean failOver(final ToyConnection c) throws IOException
+    private ToyPath nextPath(final ToyConnection c)
+    {
+        final int paths = c.sendPaths.length;
+        for (int k = 0; k < paths; k++)
+        {
+            final ToyPath path = c.sendPaths[(c.nextPath + k) % paths];
+            if (path.failed)
+            {
+                continue;
+            }
+            final boolean room = faults.contains(Fault.NO_WINDOW) || path.unacknowledged.size() < (int)path.window;
+            final boolean draining = faults.contains(Fault.ROTATE_DRAINED) && path.portPackets >= ROTATE_PACKETS &&
+                !path.unacknowledged.isEmpty();
+            if (faults.contains(Fault.NO_SPRAY))
+            {
+                return room && !draining && path.index == firstLive(c) ? path : null;
+            }
+            if (room && !draining)
+            {
+                c.nextPath = (path.index + 1) % paths;
+                return path;
+            }
+        }
+        return null;
+    }
+
+    private static int firstLive(final ToyConnection c)
+    {
+        for (final ToyPath path : c.sendPaths)
+        {
+            if (!path.failed)
+            {
+                return path.index;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * S6.8: each path's timer. A path whose oldest packet waited its RTO times out: after
+     * {@link ToyResponder#FAIL_AFTER_TIMEOUTS} in a row it fails when another path lives (S7.4), else its oldest
+     * packet goes again.
+     *
+     * @return whether any path timed out.
+     */
+    boolean checkTimers(final ToyConnection c, final long now) throws IOException
+    {
+        boolean any = false;
+        for (final ToyPath path : c.sendPaths)
+        {
+            if (path.failed || path.unacknowledged.isEmpty() || now - path.lastAckHeard <= rtoNanos(path))
+            {
+                continue;
+            }
+            any = true;
+            path.lastAckHeard = now;
+            if (++path.timeouts >= ToyResponder.FAIL_AFTER_TIMEOUTS && failOver(c, path))
+            {
+                continue;
+            }
+            onTimeout(path);
+        }
+        return any;
+    }
+
+    /**
+     * S7.4: {@code path} failed. When another path lives, its outstanding packets go again as new packets ahead of
+     * what is held, on the live paths at their PSNs (the placement is the packet's own, S4.2), and it is probed
+     * (S7.5).
+     *
+     * @return whether it failed (else the caller retransmits on the path, S6.8: every path as silent).
+     */
+    private boolean failOver(final ToyConnection c, final ToyPath path) throws IOException
     {
         if (faults.contains(Fault.NO_FAILOVER))
         {
             return false;
         }
-        for (int path = 0; path < c.nextPsnOf.length; path++)
+        boolean another = false;
+        for (final ToyPath q : c.sendPaths)
         {
-            if (path != c.activePath && path != c.failedPath)
-            {
-                c.failedPath = c.activePath;
-                c.lastProbeAt = System.nanoTime() - ToyResponder.PROBE_INTERVAL_NANOS;
-                moveTo(c, path);
-                return true;
-            }
+            another |= q != path && !q.failed;
         }
-        return false;
+        if (!another)
+        {
+            return false;
+        }
+        path.failed = true;
+        path.lastProbeAt = System.nanoTime() - ToyResponder.PROBE_INTERVAL_NANOS;
+        final java.util.List<byte[]> pending = new java.util.ArrayList<>(path.unacknowledged.values());
+        java.util.Collections.reverse(pending);
+        for (final byte[] packet : pending)
+        {
+            packet[SprayWire.BTH_LENGTH + 1] &= (byte)~SprayWire.SETH_RETRANSMIT; // new packets, not retransmissions
+            c.held.addFirst(packet);
+        }
+        path.unacknowledged.clear();
+        path.resent.clear();
+        path.sentAt.clear();
+        path.freshWindow();
+        sendWithinWindow(c);
+        return true;
     }
 
-    /** S7.5: a RESYNC probe of the failed path every {@link ToyResponder#PROBE_INTERVAL_NANOS}, at its next PSN. */
-    void probeFailedPath(final ToyConnection c, final long now) throws IOException
+    /** S7.5: a RESYNC probe of each failed path every {@link ToyResponder#PROBE_INTERVAL_NANOS}, at its next PSN. */
+    void probeFailedPaths(final ToyConnection c, final long now) throws IOException
     {
-        if (c.failedPath < 0 || now - c.lastProbeAt < ToyResponder.PROBE_INTERVAL_NANOS ||
-            faults.contains(Fault.NO_PROBE_BACK))
+        for (final ToyPath path : c.sendPaths)
         {
-            return;
+            if (!path.failed || now - path.lastProbeAt < ToyResponder.PROBE_INTERVAL_NANOS ||
+                faults.contains(Fault.NO_PROBE_BACK))
+            {
+                continue;
+            }
+            path.lastProbeAt = now;
+            path.probePsn = path.nextPsn;
+            path.nextPsn = (path.probePsn + 1) & SprayWire.PSN_MASK; // the probe occupies its PSN (S5.2)
+            link.send(FrameBuilder.bth(SprayWire.PROBE, c.peerCid, path.probePsn, false).u8(path.index)
+                .u8(SprayWire.PRBH_RESYNC).u16(0).u8(0).u24(path.probePsn).controlTag(c.sendKey).bytes(), false,
+                UdpLink.NOT_ECT);
         }
-        c.lastProbeAt = now;
-        c.probePsn = c.nextPsnOf[c.failedPath];
-        c.nextPsnOf[c.failedPath] = (c.probePsn + 1) & SprayWire.PSN_MASK; // the probe occupies its PSN (S5.2)
-        link.send(FrameBuilder.bth(SprayWire.PROBE, c.peerCid, c.probePsn, false).u8(c.failedPath)
-            .u8(SprayWire.PRBH_RESYNC).u16(0).u8(0).u24(c.probePsn).controlTag(c.sendKey).bytes(), false,
-            UdpLink.NOT_ECT);
     }
 
     /**
-     * Makes {@code path} the one the toy sends on: what was outstanding or held there goes again, in order, as new
-     * packets of that path (its PSNs, its index in the SETH; the placement is the packet's own, S4.2), with a fresh
-     * window (S7.5, S8.2).
+     * S6.8.1: {@code min(C, max(rtoMin, min(C, srtt + max(4 * rttvar, rtoSlack))) * 2^b)} with the ceiling
+     * {@code C = max(rtoMax, srtt + rtoSlack)} (S6.8-4: rtoMax never takes it below the path's srtt); rtoMin before
+     * any sample. No late margin (lateMarginMax 0, S6.8).
      */
-    private void moveTo(final ToyConnection c, final int path) throws IOException
+    long rtoNanos(final ToyPath path)
     {
-        final java.util.List<byte[]> pending = new java.util.ArrayList<>(c.unacknowledged.values());
-        pending.addAll(c.held.values());
-        c.nextPsnOf[c.activePath] = c.nextPsn;
-        c.activePath = path;
-        c.nextPsn = c.nextPsnOf[path];
-        c.unacknowledged.clear();
-        c.held.clear();
-        c.resent.clear();
-        c.sentAt.clear();
-        for (final byte[] packet : pending)
+        if (faults.contains(Fault.RTO_CAPPED))
         {
-            final byte[] moved = packet.clone();
-            moved[9] = (byte)(c.nextPsn >> 16); // the BTH's PSN
-            moved[10] = (byte)(c.nextPsn >> 8);
-            moved[11] = (byte)c.nextPsn;
-            moved[SprayWire.BTH_LENGTH] = (byte)path; // SETH path
-            moved[SprayWire.BTH_LENGTH + 1] &= (byte)~SprayWire.SETH_RETRANSMIT; // new packets, not retransmissions
-            c.held.put(c.nextPsn, moved);
-            c.nextPsn = (c.nextPsn + 1) & SprayWire.PSN_MASK;
+            return ToyResponder.RTO_MIN_NANOS;
         }
-        c.window = ToyResponder.INITIAL_WINDOW;
-        c.alpha = 0;
-        c.roundAcknowledged = 0;
-        c.roundMarked = 0;
-        c.timeouts = 0;
-        c.lastAckHeard = System.nanoTime();
-        sendWithinWindow(c);
+        final long ceiling = Math.max(ToyResponder.RTO_MAX_NANOS, path.rtoSrtt + ToyResponder.RTO_SLACK_NANOS);
+        final long unbacked = !path.rtoSampled ? ToyResponder.RTO_MIN_NANOS : Math.max(ToyResponder.RTO_MIN_NANOS,
+            Math.min(ceiling, path.rtoSrtt + Math.max(4 * path.rtoRttvar, ToyResponder.RTO_SLACK_NANOS)));
+        return Math.min(ceiling, unbacked << (faults.contains(Fault.NO_BACKOFF) ? 0 : path.backoff));
     }
 
-    void sendData(final byte[] body) throws IOException
+    /**
+     * S6.8: a timeout of the path: the oldest packet goes again at its PSN with RETRANSMIT, the RTO backs off (S6.8-6),
+     * and this timeout is the one S6.8-1 judges; the one before it, superseded, counts among the other copies.
+     */
+    private void onTimeout(final ToyPath path) throws IOException
     {
-        dataLink.send(body, false, faults.contains(Fault.NOT_ECT_DATA) ? UdpLink.NOT_ECT : UdpLink.ECT_0);
+        path.backoff = Math.min(16, path.backoff + 1);
+        if (path.timeoutUndecided)
+        {
+            path.otherCopies++;
+        }
+        path.timeoutUndecided = true;
+        final Map.Entry<Integer, byte[]> oldest = path.unacknowledged.firstEntry();
+        path.sentAt.remove(oldest.getKey()); // Karn: no sample from a packet sent twice
+        final byte[] again = oldest.getValue().clone();
+        again[SprayWire.BTH_LENGTH + 1] |= SprayWire.SETH_RETRANSMIT;
+        sendData(path, again);
+    }
+
+    /**
+     * S6.8-1 (c): an ACK reporting more duplicates than the path's other copies could make shows that the last
+     * timeout's copy arrived after its PSN had: the timeout was spurious, its backoff is undone. Otherwise the report
+     * uses up that many of the other copies' (a simplification of S6.8-1's bookkeeping: it only ever sees fewer).
+     */
+    private void judgeByDuplicates(final ToyPath path, final int duplicates)
+    {
+        if (duplicates == 0 || faults.contains(Fault.NO_SPURIOUS_UNDO))
+        {
+            return;
+        }
+        if (path.timeoutUndecided && duplicates > path.otherCopies)
+        {
+            path.timeoutUndecided = false;
+            path.backoff = 0;
+            path.otherCopies = 0;
+        }
+        else
+        {
+            path.otherCopies = Math.max(0, path.otherCopies - duplicates);
+        }
+    }
+
+    private void sendData(final ToyPath path, final byte[] body) throws IOException
+    {
+        path.dataLink.send(body, false, faults.contains(Fault.NOT_ECT_DATA) ? UdpLink.NOT_ECT : UdpLink.ECT_0);
     }
 }

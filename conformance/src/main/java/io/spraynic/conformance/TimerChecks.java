@@ -1,0 +1,307 @@
+package io.spraynic.conformance;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * A sender's retransmission timer (S6.8) as the wire shows it: the suite withholds its ACKs of the target's READ
+ * responses on a one-path connection and times the copies the target sends at the held packet's PSN (its timeouts:
+ * with every path silent, S7.4.1, the RTO sends the oldest packet again on its own path). Backoff (S6.8-6): the
+ * second timeout comes at least 1.5 x as long after the first as the first after the original. Undo (S6.8-1): a
+ * report of duplicates that only the timeout's copy can explain (S6.8-1 c) puts the next timeout back at the
+ * un-backed-off value, measured after it from a timeout that a fresh RTT sample started from b = 0. Floor (S6.8-4):
+ * after a flight whose ACK the suite held long (every packet but the oldest acknowledged without a copy: Karn's
+ * samples), the next timeout comes no sooner than 3/4 of the smoothed RTT those samples give at the least.
+ * Times are arrivals at the suite's socket; the one-way delays of the original and its copy cancel but for jitter.
+ */
+final class TimerChecks extends Checks
+{
+    /** READs acknowledged at once before the first hold: the path's RTT samples of an unloaded round trip. */
+    private static final int WARM_READS = 8;
+    /** One packet at any MTU: a held READ whose only packet is the one the timer sends again. */
+    private static final int HELD_READ_BYTES = 64;
+    /** The flight of the floor check: its packets after the oldest give the samples (MTU 256: 16 packets). */
+    private static final int FLOOR_READ_BYTES = 16 * 256;
+    /** How long the suite waits for a timeout's copy (backed off, on a loaded host). */
+    private static final long COPY_WAIT_NANOS = 8 * ANSWER_NANOS;
+    /** The second timeout must come this much longer after the first than the first after the original. */
+    static final double BACKOFF_RATIO = 1.5;
+    /** The timeout after a spurious one may be this much longer than the un-backed-off reference, no more. */
+    static final double UNDONE_RATIO = 1.5;
+    /** The share of the sampled RTT's lower bound a timeout must reach (jitter between original and copy). */
+    static final double FLOOR_SHARE = 0.75;
+    /**
+     * A first timeout this long may already sit at the target's ceiling (S6.8.1: rtoMax plus the late margin), which
+     * caps the backoff: a second one not 1.5 x as long then proves nothing.
+     */
+    static final long CEILING_SUSPECT_NANOS = 250 * ScriptedPeer.MILLI;
+
+    private final long base;
+    private final int rkey;
+
+    TimerChecks(final Target target, final UdpLink link, final List<CheckResult> results, final long regionOffset)
+    {
+        super(target, link, results);
+        this.base = target.regionAddress() + regionOffset;
+        this.rkey = target.rkey();
+    }
+
+    /**
+     * A READ the suite held: when its first packet arrived, when each copy of that packet's PSN did, when the ACK
+     * left, and how many of the target's probes (S6.7, first transmissions) that ACK acknowledged.
+     */
+    private record Held(int psn, long at, long[] copies, long released, int probes)
+    {
+        long first()
+        {
+            return copies[0] - at;
+        }
+
+        long second()
+        {
+            return copies[1] - copies[0];
+        }
+    }
+
+    void run(final ConnectRequest request) throws IOException
+    {
+        request.paths = 1; // every timeout on the path under test: "every path as silent" (S7.4.1)
+        request.mtu = 256;
+        final Connection connection = open(request);
+        final ScriptedPeer c = connection.peer();
+        final String why = connection.why();
+        final boolean[] backedOff = new boolean[1];
+        final int[] probesInReport = new int[1];
+        if (null != c)
+        {
+            c.silent = true; // the suite acknowledges only when a check says so
+        }
+        try
+        {
+            must("timers.rto-backoff", "S6.8-6", "with its ACKs withheld, the target's second timeout of a packet " +
+                "comes at least " + BACKOFF_RATIO + " x as long after the first as the first after the original", () ->
+            {
+                DataChecks.requireConnection(why);
+                warm(c, WARM_READS);
+                final Held h = hold(c, HELD_READ_BYTES, 2, true);
+                probesInReport[0] = h.probes();
+                final long r1 = h.first();
+                final long r2 = h.second();
+                measured("first timeout " + ms(r1) + " after the original, the second " + ms(r2) + " after it");
+                if (r2 >= BACKOFF_RATIO * r1)
+                {
+                    backedOff[0] = true;
+                    return null;
+                }
+                if (r1 > CEILING_SUSPECT_NANOS)
+                {
+                    throw new NotTested("the first timeout came " + ms(r1) + " after the original, the second " +
+                        ms(r2) + " after it: a timeout that long may already be at the target's ceiling (rtoMax " +
+                        "plus its late margin, S6.8.1), which caps the backoff");
+                }
+                return "the second timeout came " + ms(r2) + " after the first, which came " + ms(r1) + " after the " +
+                    "original: not backed off (at least " + BACKOFF_RATIO + " x)";
+            });
+            must("timers.spurious-undo", "S6.8-1", "after an ACK reporting more duplicates than the path's other copies " +
+                "could make (the backed-off timeout was spurious, S6.8-1 c), the next timeout is no more than " +
+                UNDONE_RATIO + " x the un-backed-off one", () ->
+            {
+                DataChecks.requireConnection(why);
+                if (!backedOff[0])
+                {
+                    throw new NotTested("no backoff seen to undo (timers.rto-backoff)");
+                }
+                final long undone = hold(c, HELD_READ_BYTES, 1, false).first();
+                warm(c, 1); // a fresh RTT sample: b = 0 whatever the target did with the report (S6.8.1)
+                final long reference = hold(c, HELD_READ_BYTES, 1, false).first();
+                measured("timeout " + ms(undone) + " after the report, " + ms(reference) + " after a fresh sample");
+                if (probesInReport[0] > 0)
+                {
+                    // S6.8.1: a probe is a packet sent once: its sample resets b whatever the report did
+                    throw new NotTested("the ACK that reported the duplicates also acknowledged " + probesInReport[0] +
+                        " probe(s) of the target (S6.7), sent once: their RTT samples reset its backoff by themselves " +
+                        "(S6.8.1), so the undo the report calls for cannot be told apart on the wire (timeout " +
+                        ms(undone) + " after the report, " + ms(reference) + " after a fresh sample)");
+                }
+                return undone <= UNDONE_RATIO * reference ? null : "the timeout after the report of duplicates came " +
+                    ms(undone) + " after the original, against " + ms(reference) + " once a fresh RTT sample had " +
+                    "reset the backoff: the spurious timeout's backoff was not undone";
+            });
+            must("timers.rto-floor", "S6.8-4", "after a flight whose ACK the suite held long, the next timeout comes no " +
+                "sooner than " + FLOOR_SHARE + " x the smoothed RTT the flight's samples give at the least", () ->
+            {
+                DataChecks.requireConnection(why);
+                final long lowest = flightSrttBound(c);
+                if (lowest <= 0)
+                {
+                    throw new NotTested("the held flight gave the target no RTT sample");
+                }
+                final long first = hold(c, HELD_READ_BYTES, 1, false).first();
+                measured("timeout " + ms(first) + " after the original, srtt at least " + ms(lowest));
+                return first >= FLOOR_SHARE * lowest ? null : "the timeout came " + ms(first) + " after the original, " +
+                    "below its srtt of at least " + ms(lowest) + " (from the flight's RTT samples): an RTO below the " +
+                    "path's own round trip";
+            });
+        }
+        finally
+        {
+            if (null != c)
+            {
+                c.silent = false;
+                c.reportDuplicates(false);
+                c.sendAck(0);
+                c.collect(SILENCE_NANOS / 4);
+            }
+        }
+        closeQuietly(c);
+    }
+
+    /** READs {@code reads} single packets, each acknowledged as it arrives: RTT samples of the path (S6.8.1). */
+    private void warm(final ScriptedPeer c, final int reads) throws IOException, NotTested
+    {
+        for (int i = 0; i < reads; i++)
+        {
+            final int msn = c.takeMsn(0);
+            c.send(c.readRequest(0, 0, msn, base, rkey, HELD_READ_BYTES));
+            if (null == c.awaitPacket(ANSWER_NANOS, p -> isResponse(c, p, msn)))
+            {
+                throw new NotTested("no READ_RESPONSE within 1 s");
+            }
+            c.sendAck(0);
+        }
+        c.collect(SILENCE_NANOS / 20); // a probe or ACK still on its way
+        c.sendAck(0);
+    }
+
+    /**
+     * READs {@code bytes} and withholds every ACK until {@code copies} copies of its first packet's PSN arrived (the
+     * target's timeouts), then a quarter of the first timeout more (so that the ACK comes later after the last copy
+     * than any RTT sampled: S6.8-1 b judges nothing), then acknowledges everything, reporting the duplicates received
+     * when {@code report} (S5.1-3: the original and each copy make one each), else 0.
+     */
+    private Held hold(final ScriptedPeer c, final int bytes, final int copies, final boolean report)
+        throws IOException, NotTested
+    {
+        final Flight f = flight(c, bytes, copies);
+        return release(c, f, report);
+    }
+
+    /** What a held flight received: the arrival of each PSN's first packet (data or probe), and its copies. */
+    private record Flight(int oldest, long at, long[] copies, Map<Integer, Long> firsts, java.util.Set<Integer> copied,
+        int probes)
+    {
+    }
+
+    private Flight flight(final ScriptedPeer c, final int bytes, final int copies) throws IOException, NotTested
+    {
+        final int msn = c.takeMsn(0);
+        final Map<Integer, Long> firsts = new TreeMap<>((a, b) -> SprayWire.psnDistance(b, a));
+        final java.util.Set<Integer> copied = new java.util.HashSet<>();
+        final long[] copyAt = new long[copies];
+        final int[] oldest = {-1};
+        final int[] seen = {0};
+        final java.util.Set<Integer> probes = new java.util.HashSet<>();
+        c.send(c.readRequest(0, 0, msn, base, rkey, bytes));
+        c.awaitPacket(COPY_WAIT_NANOS, p ->
+        {
+            if (!p.icrcValid || !p.wholeHeaders() || p.destQp() != c.localCid() || p.h8(0) != 0)
+            {
+                return false;
+            }
+            final boolean response = isResponse(c, p, msn);
+            final boolean probe = isProbe(c, p);
+            if (!response && !probe)
+            {
+                return false;
+            }
+            final long now = System.nanoTime();
+            if (probe)
+            {
+                probes.add(p.psn());
+            }
+            if (null != firsts.putIfAbsent(p.psn(), now))
+            {
+                copied.add(p.psn());
+                if (response && p.psn() == oldest[0] && seen[0] < copies)
+                {
+                    copyAt[seen[0]++] = now;
+                }
+            }
+            else if (response && (oldest[0] < 0 || SprayWire.psnDistance(oldest[0], p.psn()) < 0))
+            {
+                oldest[0] = p.psn();
+            }
+            return seen[0] == copies;
+        });
+        if (oldest[0] < 0)
+        {
+            throw new NotTested("no READ_RESPONSE within " + COPY_WAIT_NANOS / 1_000_000_000L + " s");
+        }
+        if (seen[0] < copies)
+        {
+            throw new NotTested("the target sent the held packet (PSN " + oldest[0] + ") again " + seen[0] +
+                " time(s) in " + COPY_WAIT_NANOS / 1_000_000_000L + " s without an ACK, not " + copies +
+                " (S6.7-1: a lost tail must be recovered by a probe or the RTO)");
+        }
+        return new Flight(oldest[0], firsts.get(oldest[0]), copyAt, firsts, copied, probes.size());
+    }
+
+    private Held release(final ScriptedPeer c, final Flight f, final boolean report) throws IOException
+    {
+        int probes = f.probes();
+        for (final Packet p : c.collect((f.copies()[0] - f.at()) / 4))
+        {
+            probes += isProbe(c, p) ? 1 : 0;
+        }
+        c.reportDuplicates(report);
+        final long released = System.nanoTime();
+        c.sendAck(0);
+        c.reportDuplicates(false);
+        c.collect(SILENCE_NANOS / 20);
+        return new Held(f.oldest(), f.at(), f.copies(), released, probes);
+    }
+
+    /**
+     * Holds a flight of {@link #FLOOR_READ_BYTES} until two timeouts sent its oldest packet again, then acknowledges
+     * it: each other packet (and probe) of it is a sample of the target's RTT no shorter than from its arrival here
+     * to the ACK leaving (it left the target before, and the ACK reaches the target after). Fed in PSN order into
+     * S6.8.1's smoothing from any earlier srtt (0 at the least), they bound the target's srtt from below.
+     *
+     * @return that bound in nanoseconds.
+     */
+    private long flightSrttBound(final ScriptedPeer c) throws IOException, NotTested
+    {
+        final Flight f = flight(c, FLOOR_READ_BYTES, 2);
+        final Held h = release(c, f, false);
+        long srtt = 0;
+        for (final Map.Entry<Integer, Long> e : f.firsts().entrySet())
+        {
+            if (!f.copied().contains(e.getKey()))
+            {
+                final long sample = h.released() - e.getValue();
+                srtt += (sample - srtt) / 8;
+            }
+        }
+        return srtt;
+    }
+
+    /** @return whether {@code p} is a probe of the target's path 0 (S6.7; not a RESYNC, S7.5). */
+    private static boolean isProbe(final ScriptedPeer c, final Packet p)
+    {
+        return p.icrcValid && p.opcode() == SprayWire.PROBE && p.wholeHeaders() && p.destQp() == c.localCid() &&
+            p.h8(0) == 0 && (p.h8(1) & SprayWire.PRBH_RESYNC) == 0;
+    }
+
+    private static boolean isResponse(final ScriptedPeer c, final Packet p, final int msn)
+    {
+        return p.icrcValid && p.opcode() == SprayWire.READ_RESPONSE && p.wholeHeaders() &&
+            p.destQp() == c.localCid() && p.h32(4) == msn;
+    }
+
+    private static String ms(final long nanos)
+    {
+        return String.format("%.1f ms", nanos / 1e6);
+    }
+}
