@@ -693,7 +693,8 @@ final class PathScheduler
      */
     long rtoNanos(final int path)
     {
-        final boolean silentAlone = rtt.lateMarginNanos() > 0 &&
+        // nothing outstanding (a gauge asks): no oldest packet, so none was due and the path is not silent alone
+        final boolean silentAlone = rtt.lateMarginNanos() > 0 && sendWindows[path].outstanding() > 0 &&
             othersAnsweredSentAfter(path, sendWindows[path].oldestSentAtNanos() + ackExpectedWithinNanos(path));
         return rtt.rtoNanos(path, siblingSrtt, siblingRttvar, !silentAlone);
     }
