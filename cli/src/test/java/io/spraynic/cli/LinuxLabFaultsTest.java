@@ -90,6 +90,7 @@ class LinuxLabFaultsTest
     void clean() throws Exception
     {
         lab.link("up", "core");
+        lab.link("restore", "core");
         lab.set("all", "--drop", "0", "--ce-above", "off", "--rate", "off");
     }
 
@@ -174,6 +175,99 @@ class LinuxLabFaultsTest
                 result.connection("lost"), result.connection("retransmitted"), result.connection("moved"));
             System.out.println("linux lab link down mid-transfer: " + text);
             assertTrue(midTransfer, "the link went down while the transfer ran: " + text);
+        }
+    }
+
+    /**
+     * A core link that fails silently ({@code lab link blackhole}: every packet dropped each way, the link up and its
+     * nexthop kept, so the routers go on hashing flows onto it) in the middle of a warm connection's transfer: only the
+     * sender's timers can find it (S7.4.1, S7.4). Verified, and each path that went silent recovered within 3 of its
+     * RTOs ({@link PathRecovery}). The admin-down test above covers the routes' side.
+     */
+    @Test
+    void shouldRecoverWithinThreeRtosWhenACoreLinkFailsSilentlyMidTransfer(@TempDir final Path dir) throws Exception
+    {
+        blackholeMidTransfer(dir, "same");
+    }
+
+    /** As above, on a fresh connection (in a warm process): the link fails during the connection's first transfer. */
+    @Test
+    void shouldRecoverWithinThreeRtosWhenACoreLinkFailsSilentlyOnAFreshConnection(@TempDir final Path dir)
+        throws Exception
+    {
+        blackholeMidTransfer(dir, "fresh");
+    }
+
+    private static void blackholeMidTransfer(final Path dir, final String connection) throws Exception
+    {
+        try (LabPeers peers = new LabPeers(lab, dir, PLANES).warmupConnection(connection))
+        {
+            final LabPeers.Served served = peers.serve("b", "spray", LINK_DOWN_SIZE, PATHS);
+            final long warmup = WARM_FAULTS ? FAULT_WARMUP : 0;
+            final LabPeers.Visit visit = peers.visit("a", served, LINK_DOWN_SIZE, PATHS, 120, warmup);
+            final Map<String, Long> atWarm = warm(visit, served, warmup).get(0);
+            awaitSent(visit, LabPeers.connection(atWarm, "tx_packets") + 3_000);
+            final Map<String, Long> routersBefore = lab.counters();
+            final long failStart;
+            final long failEnd;
+            final boolean midTransfer;
+            final List<PathRecovery.Sample> samplesA;
+            final List<PathRecovery.Sample> samplesB;
+            final String unread;
+            // both senders: A writes, then reads back what B sends
+            try (PathRecovery.Recorder recorderA = new PathRecovery.Recorder(visit.counters(), PATHS, 2);
+                PathRecovery.Recorder recorderB = new PathRecovery.Recorder(served.counters(), PATHS, 2))
+            {
+                Thread.sleep(200); // readings from before the failure: the paths' RTOs at it
+                failStart = System.nanoTime();
+                lab.link("blackhole", "p1l2");
+                failEnd = System.nanoTime();
+                midTransfer = visit.process().isAlive();
+                visit.process().waitFor(10, TimeUnit.SECONDS); // the recovery, and what the paths do after it
+                samplesA = recorderA.samples();
+                samplesB = recorderB.samples();
+                unread = recorderA.unread() + " / " + recorderB.unread();
+            }
+            final LabPeers.Result result = visit.await(180);
+            final Map<String, Long> routersAfter = lab.counters();
+            LabPeers.stop(served);
+            final long dropped = LinuxLab.delta(routersBefore, routersAfter, "links.p1l2.directions.ab.dropped_packets") +
+                LinuxLab.delta(routersBefore, routersAfter, "links.p1l2.directions.ba.dropped_packets");
+            assertTrue(samplesA.size() > 2 && samplesB.size() > 2, "the NICs' counters read: " + samplesA.size() +
+                " and " + samplesB.size() + " readings; " + unread);
+            final PathRecovery.Result fromA = PathRecovery.analyse(samplesA, failStart, failEnd);
+            final PathRecovery.Result fromB = PathRecovery.analyse(samplesB, failStart, failEnd);
+            final String text = format("%s, %s connection; %d MiB each way in %.2f s; p1l2 blackholed by a command of " +
+                "%.0f ms%s, which dropped %d packets; A's paths: %s; B's paths: %s; A: timeouts %d (spurious %d), path " +
+                "failures %d, lost %d, retransmitted %d, moved %d", warmth(result, warmup),
+                connection.equals("fresh") ? "a fresh" : "the warm-up's", LINK_DOWN_SIZE >> 20, result.seconds(),
+                (failEnd - failStart) / 1e6, midTransfer ? "" : " (AFTER the transfer had ended)", dropped, fromA, fromB,
+                result.connection("timeouts"), result.connection("spurious_timeouts"),
+                LabPeers.connection(result.counters(), "path_failures") - LabPeers.connection(atWarm, "path_failures"),
+                result.connection("lost"), result.connection("retransmitted"), result.connection("moved"));
+            System.out.println("linux lab core link blackholed mid-transfer: " + text);
+            assertEquals(0, result.exitCode(), text + "\n" + result.output());
+            assertTrue(result.verified(), text + "\n" + result.output());
+            assertTrue(midTransfer, "the link failed while the transfer ran: " + text);
+            assertTrue(dropped > 0 && fromA.cut().size() + fromB.cut().size() > 0, "the dead link took packets of the " +
+                "transfer and a path went silent: " + text);
+            assertTrue(Math.max(fromA.cut().isEmpty() ? 0 : fromA.worstRtos(), fromB.cut().isEmpty() ? 0 :
+                fromB.worstRtos()) <= 3, "every silent path recovered within 3 RTOs: " + text);
+        }
+    }
+
+    /** Waits until the visitor's connection sent {@code packets} packets in all; throws if the visit ends or 120 s pass. */
+    private static void awaitSent(final LabPeers.Visit visit, final long packets) throws Exception
+    {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (LabPeers.connection(visit.counters().current(), "tx_packets") < packets)
+        {
+            if (!visit.process().isAlive() || System.nanoTime() > deadline)
+            {
+                throw new IllegalStateException("the visit did not send " + packets + " packets: " +
+                    java.nio.file.Files.readString(visit.output()));
+            }
+            Thread.sleep(5);
         }
     }
 
