@@ -22,7 +22,7 @@ import static io.spraynic.cli.LabPeers.format;
  * answered crossed the link before it failed), or, when it sent nothing for a while after it (idle, not silent), with
  * the first packet it sent afterwards, within the reading before the one that shows it (a path moved to a port hashed
  * onto the dead link later, S7.7, goes silent so too). So it is taken as the later of the command's start and that.
- * A recovery is judged in the path's RTO at the failure
+ * A recovery is judged in the path's RTO when it went silent
  * (the counters' {@code rto_ns}: its timer's, the late margin included while its siblings answer too) and, stricter,
  * in that RTO without the connection's late margin (S6.8-3 leaves the margin out once a sibling shows the path
  * silent alone).
@@ -69,7 +69,8 @@ final class PathRecovery
     /**
      * @param cut          each path that lost packets after the failure: its first such loss, in path order.
      * @param meanInterval mean time between samples, nanoseconds.
-     * @param deliveryNanos the slowest path's smoothed RTT at the failure: what a resent copy's delivery is taken to add.
+     * @param deliveryNanos the largest of the slowest path's smoothed RTT when each path went silent: what a resent
+     *                      copy's delivery is taken to add.
      */
     record Result(List<Cut> cut, long meanInterval, long deliveryNanos)
     {
@@ -135,11 +136,7 @@ final class PathRecovery
         final int paths = pre.paths().length;
         final long interval = (samples.get(samples.size() - 1).nanos() - samples.get(0).nanos()) /
             Math.max(1, samples.size() - 1);
-        long slowest = 0;
-        for (int p = 0; p < paths; p++)
-        {
-            slowest = Math.max(slowest, pre.get(p, SRTT));
-        }
+        long slowestOfAll = 0;
         final List<Cut> cut = new ArrayList<>();
         for (int p = 0; p < paths; p++)
         {
@@ -160,8 +157,8 @@ final class PathRecovery
                     lastAck = i;
                 }
             }
-            final long srtt = pre.get(p, SRTT);
             final long lastAckNanos = samples.get(lastAck).nanos();
+            final long srtt = samples.get(lastAck).get(p, SRTT);
             // a busy path went silent with the first packet its last ACK did not answer, about a round trip before
             // it; one that sent nothing for a while after it was idle, not silent, until its next packet (shown by a
             // reading, sent since the one before). Three round trips are taken off that, since a busy path whose
@@ -177,15 +174,34 @@ final class PathRecovery
                 }
             }
             final long failed = Math.max(failStart, silentSince);
+            // its RTO when it went silent (a path that was idle at the failure, as B's are while A writes, may have had
+            // no sample of its own then), and the slowest path's round trip then, for the copies' delivery
+            final Sample then = samples.get(Math.max(before, lastSampleAtOrBefore(samples, failed)));
+            long slowest = 0;
+            for (int other = 0; other < paths; other++)
+            {
+                slowest = Math.max(slowest, then.get(other, SRTT));
+            }
+            slowestOfAll = Math.max(slowestOfAll, slowest);
             final long resent = samples.get(lossAt).nanos();
-            final long[] after = sentAfter(samples, lossAt, p, resent + 3 * pre.get(p, RTO));
+            final long[] after = sentAfter(samples, lossAt, p, resent + 3 * then.get(p, RTO));
             // ACKs already past the link when it failed still arrive, up to a round trip later (two: a loaded host's
             // round trips vary); a path answering longer went silent later (rotated onto the dead link)
             final boolean atFailure = lastAckNanos <= failEnd + 2 * srtt + 2 * interval;
             cut.add(new Cut(p, atFailure, lastAckNanos - failStart, resent - failStart, failed - failStart,
-                resent - failed + slowest, pre.get(p, RTO), pre.lateMarginNanos(), srtt, after[0], after[1]));
+                resent - failed + slowest, then.get(p, RTO), then.lateMarginNanos(), srtt, after[0], after[1]));
         }
-        return new Result(cut, interval, slowest);
+        return new Result(cut, interval, slowestOfAll);
+    }
+
+    private static int lastSampleAtOrBefore(final List<Sample> samples, final long nanos)
+    {
+        int at = 0;
+        for (int i = 0; i < samples.size() && samples.get(i).nanos() <= nanos; i++)
+        {
+            at = i;
+        }
+        return at;
     }
 
     /** @return {packets sent, packets moved off it} path {@code p} sent from sample {@code from} to the last sample not after {@code until}. */
