@@ -657,9 +657,8 @@ final class PathScheduler
 
     // S7.4.1: how long after a packet was sent its ACK is due on a live path: the RTO's own estimate (S6.8)
     // before the rtoMin clamp and the backoff, so that the packets still in flight are left where they are. A path with
-    // samples of its own is due by its own variation, as its RTO is: the most variable sibling's made every path wait
-    // for it before S6.8-3 found a dead one silent alone (issue 14, a link blackholed on the Linux ECMP lab: paths
-    // resent 200-290 ms after they went silent against RTOs of 32-37 ms without the late margin)
+    // samples of its own is due by its own variation, as its RTO is: by the most variable sibling's, a dead path waits
+    // for that sibling's jitter before S6.8-3 finds it silent alone and leaves the late margin out (issue 14)
     long ackExpectedWithinNanos(final int path)
     {
         final long rttvar = rtt.hasSample(path) ? rtt.rttvarNanos(path) : Math.max(rtt.rttvarNanos(path), siblingRttvar);
