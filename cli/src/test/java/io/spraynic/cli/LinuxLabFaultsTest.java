@@ -29,6 +29,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <li>A core link taken down in the middle of a transfer (the routers hash its flows over the other three): the
  * transfer completes, verified; the longest time B's interface saw no packet after it is reported, with the
  * sender's timeouts and retransmissions.</li>
+ * <li>A core link that fails silently in the middle of a transfer ({@code lab link blackhole}: its route kept, every
+ * packet dropped), on the warm-up's connection and on a fresh one: verified, and every path of either NIC that went
+ * silent recovered within 3 of its RTOs ({@link PathRecovery}; benchmarks/RESULTS.md section 62).</li>
  * <li>Every core link of plane 1 down in the middle of a transfer, and up again: plane 1's paths fail (S7.4) and plane 2
  * carries the transfer alone, then the failed paths are probed back (S7.5) and both planes carry it again; verified,
  * the per-plane data packets of both NICs' paths reported for each phase.</li>
