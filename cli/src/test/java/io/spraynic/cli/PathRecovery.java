@@ -84,6 +84,17 @@ final class PathRecovery
             return cut.stream().mapToDouble(Cut::baseRtos).max().orElse(Double.NaN);
         }
 
+        /**
+         * @return the most RTOs any path took from going silent to its resend, the part the counters show (its
+         * delivery, a round trip more, is not), less one reading's interval: the resend happened at most that long
+         * before the reading that shows it.
+         */
+        double worstResendRtos()
+        {
+            return cut.stream().mapToDouble(c -> Math.max(0, c.resentNanos() - c.failedNanos() - meanInterval) /
+                (double)c.rtoNanos()).max().orElse(Double.NaN);
+        }
+
         double worstMillis()
         {
             return cut.stream().mapToLong(Cut::recoveryNanos).max().orElse(0) / 1e6;
@@ -94,9 +105,9 @@ final class PathRecovery
         {
             final StringBuilder text = new StringBuilder(format("%d path(s) went silent (%d at the failure, the others " +
                 "later: rotated onto the dead link), each recovered within %.1f ms = %.2f RTOs (%.2f without the late " +
-                "margin); sampled every %.2f ms; delivery taken as %.1f ms (the slowest path's smoothed RTT)",
-                cut.size(), cut.stream().filter(Cut::atFailure).count(), worstMillis(), worstRtos(), worstBaseRtos(),
-                meanInterval / 1e6, deliveryNanos / 1e6));
+                "margin), resent within %.2f RTOs; sampled every %.2f ms; delivery taken as %.1f ms (the slowest " +
+                "path's smoothed RTT)", cut.size(), cut.stream().filter(Cut::atFailure).count(), worstMillis(),
+                worstRtos(), worstBaseRtos(), worstResendRtos(), meanInterval / 1e6, deliveryNanos / 1e6));
             // the slowest few in detail (a connection has 64 paths)
             for (final Cut c : cut.stream().sorted((a, b) -> Double.compare(b.rtos(), a.rtos())).limit(4).toList())
             {

@@ -47,6 +47,7 @@ class PathRecoveryTest
         assertEquals(3 * MS, result.deliveryNanos(), "the slowest path's smoothed RTT");
         assertEquals(29 * MS, cut.recoveryNanos());
         assertEquals(2.9, result.worstRtos(), 1e-9);
+        assertEquals((26 - 2) / 10.0, result.worstResendRtos(), 1e-9, "resent 26 ms after, less a reading's 2 ms");
         assertEquals(29.0 / 7, result.worstBaseRtos(), 1e-9, "without the late margin of 3 ms");
         assertEquals(0, cut.sentAfter(), "nothing sent on it after");
         assertEquals(2 * MS, result.meanInterval());
