@@ -20,6 +20,7 @@ import java.util.regex.Pattern;
  *   worker 0: plane 1 rocev2 timeouts      spraynic_worker_rocev2_timeouts_total{worker="0",plane="1"}
  *   conn 0x101: retransmitted              spraynic_connection_retransmitted_total{connection="0x101"}
  *   conn 0x101: path 2 srtt_ns             spraynic_path_srtt_seconds{connection="0x101",path="2"} (gauge)
+ *   conn 0x101: path 2 rto_ns              spraynic_path_rto_seconds{connection="0x101",path="2"} (gauge)
  *   port ring0/q1: rx not_ours             spraynic_port_rx_not_ours_total{port="ring0",queue="1"}
  *   port ring0: link up (1 up, 0 down, ...) spraynic_port_link_up{port="ring0"} (gauge)
  *   ipc: clients                           spraynic_ipc_clients (gauge)
@@ -48,7 +49,8 @@ final class CounterMetricNames
     private static final Pattern EXPLANATION = Pattern.compile("\\s*\\([^)]*\\)");
     private static final Set<String> IPC_GAUGES = Set.of("clients", "regions", "connections");
     private static final Set<String> PORT_GAUGES = Set.of("link up", "link speed mbps");
-    private static final Set<String> CONNECTION_GAUGES = Set.of("peer_rate_hint_mbps", "window_packets", "srtt_ns");
+    private static final Set<String> CONNECTION_GAUGES = Set.of("peer_rate_hint_mbps", "window_packets", "srtt_ns",
+        "rto_ns", "late_margin_ns");
 
     private CounterMetricNames()
     {
@@ -112,8 +114,8 @@ final class CounterMetricNames
         {
             return counter(scope + what, labels);
         }
-        return what.equals("srtt_ns") ?
-            new Metric(name(scope + "srtt_seconds"), true, labels, 1e-9) : new Metric(name(scope + what), true, labels, 1);
+        return what.endsWith("_ns") ? new Metric(name(scope + what.substring(0, what.length() - 3) + "_seconds"), true,
+            labels, 1e-9) : new Metric(name(scope + what), true, labels, 1);
     }
 
     private static Metric counter(final String what, final Map<String, String> labels)

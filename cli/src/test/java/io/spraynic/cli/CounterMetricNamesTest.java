@@ -31,6 +31,8 @@ class CounterMetricNamesTest
         "conn 0x101: path 3 tx_bytes                   | spraynic_path_tx_bytes_total{connection=\"0x101\",path=\"3\"}",
         "conn 0x101: path 3 window_packets             | spraynic_path_window_packets{connection=\"0x101\",path=\"3\"}",
         "conn 0x101: path 0 srtt_ns                    | spraynic_path_srtt_seconds{connection=\"0x101\",path=\"0\"}",
+        "conn 0x101: path 2 rto_ns                     | spraynic_path_rto_seconds{connection=\"0x101\",path=\"2\"}",
+        "conn 0x101: late_margin_ns                    | spraynic_connection_late_margin_seconds{connection=\"0x101\"}",
         "conn 0x101: peer_rate_hint_mbps               | spraynic_connection_peer_rate_hint_mbps{connection=\"0x101\"}",
         "port null0: dpdk rx packets                   | spraynic_port_dpdk_rx_packets_total{port=\"null0\"}",
         "port ring0/q1: rx not_ours                    | spraynic_port_rx_not_ours_total{port=\"ring0\",queue=\"1\"}",
@@ -51,6 +53,10 @@ class CounterMetricNamesTest
     void shouldScaleRoundTripTimesToSecondsAndKeepGaugesForValuesThatGoDown()
     {
         assertEquals(1e-9, CounterMetricNames.of("conn 0x1: path 0 srtt_ns").scale());
+        assertEquals(1e-9, CounterMetricNames.of("conn 0x1: path 0 rto_ns").scale());
+        assertTrue(CounterMetricNames.of("conn 0x1: path 0 rto_ns").gauge());
+        assertEquals(1e-9, CounterMetricNames.of("conn 0x1: late_margin_ns").scale());
+        assertTrue(CounterMetricNames.of("conn 0x1: late_margin_ns").gauge());
         assertTrue(CounterMetricNames.of("ipc: connections").gauge());
         assertFalse(CounterMetricNames.of("ipc: connections refused").gauge());
         assertTrue(CounterMetricNames.of("port ring0: link up (1 up, 0 down, -1 unknown)").gauge());

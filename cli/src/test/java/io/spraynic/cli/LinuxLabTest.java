@@ -346,6 +346,55 @@ class LinuxLabTest
         assertTrue(lab.run("exec", "r1a", "--", "ip", "route").contains("nexthop via"), "the multipath route is back");
     }
 
+    /**
+     * A silent failure: {@code link blackhole} drops every packet on the link, each way, and leaves it up and its
+     * nexthop in the routes, so the routers go on hashing flows onto it (unlike {@code link down}, whose nexthop they
+     * stop using at once): what it drops is every datagram lost, each counted; {@code restore} ends it.
+     */
+    @Test
+    @Order(6)
+    void shouldBlackholeALinkSilentlyKeepingItsRouteAndCountEveryDropUntilRestored() throws Exception
+    {
+        lab.link("blackhole", "p1l2");
+        try
+        {
+            assertEquals("true", LinuxLab.flat(lab.run("status", "--flat")).get("knobs.p1l2.blackhole"));
+            final String route = lab.run("exec", "r1a", "--", "ip", "route", "show", "10.1.2.0/24");
+            final String core = lab.status().get("links.p1l2.ends.a.dev");
+            assertTrue(route.contains("dev " + core) && !route.contains("linkdown") && !route.contains("dead"),
+                "the blackholed link's nexthop stays in the route, alive: " + route);
+            Map<String, Long> before = lab.counters();
+            final Map<String, String> whileBlackholed = lab.traffic("--planes", "1", "--flows", "256", "--packets",
+                "4", "--size", "64");
+            Map<String, Long> after = lab.counters();
+            final long lost = sent(whileBlackholed, 1) - received(whileBlackholed, 1);
+            final long dropped = delta(before, after, "p1l2", "ab", "dropped_packets");
+            assertEquals(0L, delta(before, after, "p1l2", "ab", "forwarded_packets"), "nothing passes the blackhole");
+            // about a quarter of 256 flows hash onto it; router a's own IPv6 neighbour discovery on the link may go
+            // too (a packet or two)
+            assertTrue(lost >= 4 * 32 && dropped >= lost && dropped <= lost + 2,
+                "every datagram hashed onto it lost, each a counted drop: " + lost + " lost, " + dropped + " dropped; " +
+                    whileBlackholed);
+            assertEquals("0", whileBlackholed.get("socket_drops"), "the receiver kept up: " + whileBlackholed);
+
+            lab.link("restore", "p1l2");
+            assertEquals("false", LinuxLab.flat(lab.run("status", "--flat")).get("knobs.p1l2.blackhole"));
+            before = lab.counters();
+            final Map<String, String> restored = lab.traffic("--planes", "1", "--flows", "256", "--packets", "4",
+                "--size", "64");
+            after = lab.counters();
+            assertEquals(sent(restored, 1), received(restored, 1), "restored, nothing is lost: " + restored);
+            assertTrue(delta(before, after, "p1l2", "ab", "forwarded_packets") > 0, "the link carries traffic again");
+            assertEquals(0L, delta(before, after, "p1l2", "ab", "dropped_packets"), "and drops nothing");
+            assertRefused(LinuxLab.script(ID, "link", "blackhole", "p9l9"), "lab: no link 'p9l9'");
+            assertRefused(LinuxLab.script(ID, "link", "restore", "p9l9"), "lab: no link 'p9l9'");
+        }
+        finally
+        {
+            lab.link("restore", "p1l2");
+        }
+    }
+
     @Test
     @Order(7)
     void shouldCarryAThirdHostIntoTheSameReceiver() throws Exception

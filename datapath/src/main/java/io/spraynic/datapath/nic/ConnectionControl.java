@@ -28,9 +28,13 @@ import java.util.concurrent.CompletableFuture;
  */
 final class ConnectionControl
 {
+    /**
+     * A path's counters in the file; its ACKs taken show when it went silent, against its timeouts and losses (issue
+     * 14: how long a dead link goes unnoticed).
+     */
     private static final int[] PATH_SLOTS = {SprayCounters.TX_PACKETS, SprayCounters.TX_BYTES,
         SprayCounters.RX_PACKETS, SprayCounters.RETRANSMITTED, SprayCounters.LOST, SprayCounters.ECN_MARKS_RECEIVED,
-        SprayCounters.SACK_GAPS, SprayCounters.TIMEOUTS, SprayCounters.MOVED};
+        SprayCounters.SACK_GAPS, SprayCounters.TIMEOUTS, SprayCounters.MOVED, SprayCounters.ACKS_RECEIVED};
 
     private final EmbeddedNic nic;
     private final EmbeddedNicConfig config;

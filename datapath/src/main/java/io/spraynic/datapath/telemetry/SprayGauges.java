@@ -5,7 +5,9 @@ import org.agrona.concurrent.status.AtomicCounter;
 
 /**
  * A spray connection's current rates in the counters file, beside its event counters: each path's
- * congestion window and smoothed RTT, and the rate the peer's receiver last asked for (S8.3).
+ * congestion window, smoothed RTT and retransmission timeout (the one its timer uses now, S6.8), the connection's
+ * late margin (S6.8.1), and the rate the peer's receiver last asked for (S8.3). The RTO and the margin tell how long
+ * a silent link goes unnoticed, in the units a recovery is judged in (issue 14).
  */
 public final class SprayGauges implements AutoCloseable
 {
@@ -13,6 +15,8 @@ public final class SprayGauges implements AutoCloseable
     private final AtomicCounter peerRateHint;
     private final AtomicCounter[] windows;
     private final AtomicCounter[] srtts;
+    private final AtomicCounter[] rtos;
+    private final AtomicCounter lateMargin;
 
     public SprayGauges(final CountersFile file, final String prefix, final SprayConnection connection)
     {
@@ -20,10 +24,13 @@ public final class SprayGauges implements AutoCloseable
         this.peerRateHint = CounterMirror.tryNewCounter(file, prefix + "peer_rate_hint_mbps");
         this.windows = new AtomicCounter[connection.paths()];
         this.srtts = new AtomicCounter[connection.paths()];
+        this.rtos = new AtomicCounter[connection.paths()];
+        this.lateMargin = CounterMirror.tryNewCounter(file, prefix + "late_margin_ns");
         for (int p = 0; p < windows.length; p++)
         {
             windows[p] = CounterMirror.tryNewCounter(file, prefix + "path " + p + " window_packets");
             srtts[p] = CounterMirror.tryNewCounter(file, prefix + "path " + p + " srtt_ns");
+            rtos[p] = CounterMirror.tryNewCounter(file, prefix + "path " + p + " rto_ns");
         }
     }
 
@@ -33,6 +40,10 @@ public final class SprayGauges implements AutoCloseable
         if (null != peerRateHint)
         {
             peerRateHint.setRelease(connection.peerRateHintMbps());
+        }
+        if (null != lateMargin)
+        {
+            lateMargin.setRelease(connection.rtt().lateMarginNanos());
         }
         for (int p = 0; p < windows.length; p++)
         {
@@ -44,6 +55,10 @@ public final class SprayGauges implements AutoCloseable
             {
                 srtts[p].setRelease(connection.rtt().srttNanos(p));
             }
+            if (null != rtos[p])
+            {
+                rtos[p].setRelease(connection.rtoNanos(p));
+            }
         }
     }
 
@@ -52,6 +67,10 @@ public final class SprayGauges implements AutoCloseable
         if (null != peerRateHint)
         {
             peerRateHint.close();
+        }
+        if (null != lateMargin)
+        {
+            lateMargin.close();
         }
         for (int p = 0; p < windows.length; p++)
         {
@@ -62,6 +81,10 @@ public final class SprayGauges implements AutoCloseable
             if (null != srtts[p])
             {
                 srtts[p].close();
+            }
+            if (null != rtos[p])
+            {
+                rtos[p].close();
             }
         }
     }

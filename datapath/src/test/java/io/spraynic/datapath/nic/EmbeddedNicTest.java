@@ -381,6 +381,10 @@ class EmbeddedNicTest
         assertTrue(values.get("worker 0: parse roce") > 0);
         assertTrue(values.get(prefix + "path 0 window_packets") > 0, "path windows published");
         assertTrue(values.get(prefix + "path 0 srtt_ns") > 0, "path RTTs published");
+        // S6.8: the RTO is never below srtt + ackDelay + rtoSlack, and the late margin is published with it
+        assertTrue(values.get(prefix + "path 0 rto_ns") > values.get(prefix + "path 0 srtt_ns"),
+            "path RTOs published, above their smoothed RTTs: " + values);
+        assertNotNull(values.get(prefix + "late_margin_ns"), "the connection's late margin published");
         assertTrue(values.get(prefix + "peer_rate_hint_mbps") > 0, "the peer's fair-share hint published");
         assertNull(values.get("conn 0x0: tx_packets"));
     }

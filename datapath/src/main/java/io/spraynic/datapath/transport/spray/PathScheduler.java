@@ -656,11 +656,13 @@ final class PathScheduler
     }
 
     // S7.4.1: how long after a packet was sent its ACK is due on a live path: the RTO's own estimate (S6.8)
-    // before the rtoMin clamp and the backoff, so that the packets still in flight are left where they are
+    // before the rtoMin clamp and the backoff, so that the packets still in flight are left where they are. A path with
+    // samples of its own is due by its own variation, as its RTO is: by the most variable sibling's, a dead path waits
+    // for that sibling's jitter before S6.8-3 finds it silent alone and leaves the late margin out (issue 14)
     long ackExpectedWithinNanos(final int path)
     {
-        return rtt.srttNanos(path, siblingSrtt) +
-            Math.max(4 * Math.max(rtt.rttvarNanos(path), siblingRttvar), config.ackDelayNanos + config.rtoSlackNanos);
+        final long rttvar = rtt.hasSample(path) ? rtt.rttvarNanos(path) : Math.max(rtt.rttvarNanos(path), siblingRttvar);
+        return rtt.srttNanos(path, siblingSrtt) + Math.max(4 * rttvar, config.ackDelayNanos + config.rtoSlackNanos);
     }
 
     // S6.8: a path without RTT samples of its own is timed by the slowest sampled path of the connection
@@ -693,7 +695,8 @@ final class PathScheduler
      */
     long rtoNanos(final int path)
     {
-        final boolean silentAlone = rtt.lateMarginNanos() > 0 &&
+        // nothing outstanding (a gauge asks): no oldest packet, so none was due and the path is not silent alone
+        final boolean silentAlone = rtt.lateMarginNanos() > 0 && sendWindows[path].outstanding() > 0 &&
             othersAnsweredSentAfter(path, sendWindows[path].oldestSentAtNanos() + ackExpectedWithinNanos(path));
         return rtt.rtoNanos(path, siblingSrtt, siblingRttvar, !silentAlone);
     }

@@ -690,6 +690,15 @@ public final class SprayConnection
         return scheduler.rtt;
     }
 
+    /**
+     * @return the retransmission timeout path {@code p}'s timer uses now (S6.8): backed off, with the late margin unless
+     * a sibling shows the path silent alone (S6.8-3), from a sibling's estimate while it has no sample of its own.
+     */
+    public long rtoNanos(final int path)
+    {
+        return scheduler.rtoNanos(path);
+    }
+
     /** @return the last rate hint the peer sent, Mb/s (0: none). */
     public int peerRateHintMbps()
     {

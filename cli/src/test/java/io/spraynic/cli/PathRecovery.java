@@ -1,0 +1,339 @@
+package io.spraynic.cli;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static io.spraynic.cli.LabPeers.format;
+
+/**
+ * How fast a spray sender gets off a link that fails silently (issue 14: recovery within 3 RTOs), from its own counters
+ * file read every couple of milliseconds on a thread of its own ({@link Recorder}) around the failure.
+ * <p>
+ * A path crossing the link when it fails (its data or its ACKs) hears no ACK after it; at its RTO the sender counts its
+ * outstanding packets lost and sends them again on the live paths (S7.4.1), and from then on the path takes no new data
+ * until it answers. For each path that counts a loss after the failure, its first such loss is the resend; its
+ * recovery runs from the moment it went silent to that resend, plus one smoothed RTT of the slowest path for the
+ * copies' delivery (taken, not measured: the counters do not show a packet's delivery). The failure lies somewhere
+ * inside the lab command that made it (seconds on a loaded host), whose start bounds it; a path went silent with the
+ * first packet its last ACK did not answer: about a round trip before that ACK while it was busy (the packet that ACK
+ * answered crossed the link before it failed), or, when it sent nothing for a while after it (idle, not silent), with
+ * the first packet it sent afterwards, within the reading before the one that shows it (a path moved to a port hashed
+ * onto the dead link later, S7.7, goes silent so too). So it is taken as the later of the command's start and that.
+ * A recovery is judged in the path's RTO when it went silent
+ * (the counters' {@code rto_ns}: its timer's, the late margin included while its siblings answer too) and, stricter,
+ * in that RTO without the connection's late margin (S6.8-3 leaves the margin out once a sibling shows the path
+ * silent alone).
+ */
+final class PathRecovery
+{
+    /** Per path, in this order: the counters the analysis reads. */
+    static final String[] PATH_FIELDS = {"acks_received", "lost", "timeouts", "tx_packets", "moved", "rto_ns",
+        "srtt_ns"};
+    static final int ACKS = 0;
+    static final int LOST = 1;
+    static final int TIMEOUTS = 2;
+    static final int TX = 3;
+    static final int MOVED = 4;
+    static final int RTO = 5;
+    static final int SRTT = 6;
+    private static final Pattern LABEL = Pattern.compile("(conn 0x[0-9a-f]+): (?:path (\\d+) )?([a-z_]+)");
+
+    /** One reading: when, per path {@link #PATH_FIELDS}, and the connection's late margin. */
+    record Sample(long nanos, long[][] paths, long lateMarginNanos)
+    {
+        long get(final int path, final int field)
+        {
+            return paths[path][field];
+        }
+    }
+
+    /** One cut path: when it went silent, was resent, and its RTO and smoothed RTT at the failure, in nanoseconds. */
+    record Cut(int path, boolean atFailure, long lastAckNanos, long resentNanos, long failedNanos, long recoveryNanos, long rtoNanos,
+        long lateMarginNanos, long srttNanos, long sentAfter, long movedAfter)
+    {
+        double rtos()
+        {
+            return recoveryNanos / (double)rtoNanos;
+        }
+
+        /** In the RTO without the late margin (S6.8-3 leaves it out once a sibling shows the path silent alone). */
+        double baseRtos()
+        {
+            return recoveryNanos / (double)Math.max(1, rtoNanos - lateMarginNanos);
+        }
+    }
+
+    /**
+     * @param cut          each path that lost packets after the failure: its first such loss, in path order.
+     * @param meanInterval mean time between samples, nanoseconds.
+     * @param deliveryNanos the largest of the slowest path's smoothed RTT when each path went silent: what a resent
+     *                      copy's delivery is taken to add.
+     */
+    record Result(List<Cut> cut, long meanInterval, long deliveryNanos)
+    {
+        double worstRtos()
+        {
+            return cut.stream().mapToDouble(Cut::rtos).max().orElse(Double.NaN);
+        }
+
+        double worstBaseRtos()
+        {
+            return cut.stream().mapToDouble(Cut::baseRtos).max().orElse(Double.NaN);
+        }
+
+        /**
+         * @return the most RTOs any path took from going silent to its resend, the part the counters show (its
+         * delivery, a round trip more, is not), less one reading's interval: the resend happened at most that long
+         * before the reading that shows it.
+         */
+        double worstResendRtos()
+        {
+            return cut.stream().mapToDouble(c -> Math.max(0, c.resentNanos() - c.failedNanos() - meanInterval) /
+                (double)c.rtoNanos()).max().orElse(Double.NaN);
+        }
+
+        double worstMillis()
+        {
+            return cut.stream().mapToLong(Cut::recoveryNanos).max().orElse(0) / 1e6;
+        }
+
+        @Override
+        public String toString()
+        {
+            final StringBuilder text = new StringBuilder(format("%d path(s) went silent (%d at the failure, the others " +
+                "later: rotated onto the dead link), each recovered within %.1f ms = %.2f RTOs (%.2f without the late " +
+                "margin), resent within %.2f RTOs; sampled every %.2f ms; delivery taken as %.1f ms (the slowest " +
+                "path's smoothed RTT)", cut.size(), cut.stream().filter(Cut::atFailure).count(), worstMillis(),
+                worstRtos(), worstBaseRtos(), worstResendRtos(), meanInterval / 1e6, deliveryNanos / 1e6));
+            // the slowest few in detail (a connection has 64 paths)
+            for (final Cut c : cut.stream().sorted((a, b) -> Double.compare(b.rtos(), a.rtos())).limit(4).toList())
+            {
+                text.append(format("; path %d%s: last ACK %+.1f ms, resent %+.1f ms after the command began, failure " +
+                    "taken at %+.1f ms, recovery %.1f ms against RTO %.1f ms (late margin %.1f, srtt %.1f): %.2f RTOs, " +
+                    "then %d packets on it (payload-free probes at the resent PSNs among them) and %d moved off it (S7.4) in the next 3 RTOs", c.path(), c.atFailure() ? "" : " (later)",
+                    c.lastAckNanos() / 1e6,
+                    c.resentNanos() / 1e6, c.failedNanos() / 1e6, c.recoveryNanos() / 1e6, c.rtoNanos() / 1e6,
+                    c.lateMarginNanos() / 1e6, c.srttNanos() / 1e6, c.rtos(), c.sentAfter(), c.movedAfter()));
+            }
+            return text.toString();
+        }
+    }
+
+    private PathRecovery()
+    {
+    }
+
+    /**
+     * @param samples      readings in time order, at least one before {@code failStart}.
+     * @param failStart    when the command that failed the link began (System.nanoTime).
+     * @param failEnd      when it returned.
+     * @return the cut paths' recoveries, times relative to {@code failStart}.
+     */
+    static Result analyse(final List<Sample> samples, final long failStart, final long failEnd)
+    {
+        int before = -1;
+        for (int i = 0; i < samples.size() && samples.get(i).nanos() <= failStart; i++)
+        {
+            before = i;
+        }
+        if (before < 0 || before + 1 >= samples.size())
+        {
+            throw new IllegalStateException("no readings on both sides of the failure (" + samples.size() + ")");
+        }
+        final Sample pre = samples.get(before);
+        final int paths = pre.paths().length;
+        final long interval = (samples.get(samples.size() - 1).nanos() - samples.get(0).nanos()) /
+            Math.max(1, samples.size() - 1);
+        long slowestOfAll = 0;
+        final List<Cut> cut = new ArrayList<>();
+        for (int p = 0; p < paths; p++)
+        {
+            int lossAt = -1;
+            for (int i = before + 1; i < samples.size() && lossAt < 0; i++)
+            {
+                lossAt = samples.get(i).get(p, LOST) > pre.get(p, LOST) ? i : -1;
+            }
+            if (lossAt < 0)
+            {
+                continue;
+            }
+            int lastAck = before;
+            for (int i = before + 1; i < lossAt; i++)
+            {
+                if (samples.get(i).get(p, ACKS) > samples.get(i - 1).get(p, ACKS))
+                {
+                    lastAck = i;
+                }
+            }
+            final long lastAckNanos = samples.get(lastAck).nanos();
+            final long srtt = samples.get(lastAck).get(p, SRTT);
+            // a busy path went silent with the first packet its last ACK did not answer, about a round trip before
+            // it; one that sent nothing for a while after it was idle, not silent, until its next packet (shown by a
+            // reading, sent since the one before). Three round trips are taken off that, since a busy path whose
+            // window is not full sends a tail-loss probe (S6.7) 2 round trips after its last ACK: a probe is never
+            // taken for the end of an idle spell
+            long silentSince = lastAckNanos - srtt;
+            for (int i = lastAck + 1; i < lossAt; i++)
+            {
+                if (samples.get(i).get(p, TX) > samples.get(i - 1).get(p, TX))
+                {
+                    silentSince = Math.max(silentSince, samples.get(i - 1).nanos() - 3 * srtt);
+                    break;
+                }
+            }
+            final long failed = Math.max(failStart, silentSince);
+            // its RTO when it went silent (a path that was idle at the failure, as B's are while A writes, may have had
+            // no sample of its own then), and the slowest path's round trip then, for the copies' delivery
+            final Sample then = samples.get(Math.max(before, lastSampleAtOrBefore(samples, failed)));
+            long slowest = 0;
+            for (int other = 0; other < paths; other++)
+            {
+                slowest = Math.max(slowest, then.get(other, SRTT));
+            }
+            slowestOfAll = Math.max(slowestOfAll, slowest);
+            final long resent = samples.get(lossAt).nanos();
+            final long[] after = sentAfter(samples, lossAt, p, resent + 3 * then.get(p, RTO));
+            // ACKs already past the link when it failed still arrive, up to a round trip later (two: a loaded host's
+            // round trips vary); a path answering longer went silent later (rotated onto the dead link)
+            final boolean atFailure = lastAckNanos <= failEnd + 2 * srtt + 2 * interval;
+            cut.add(new Cut(p, atFailure, lastAckNanos - failStart, resent - failStart, failed - failStart,
+                resent - failed + slowest, then.get(p, RTO), then.lateMarginNanos(), srtt, after[0], after[1]));
+        }
+        return new Result(cut, interval, slowestOfAll);
+    }
+
+    private static int lastSampleAtOrBefore(final List<Sample> samples, final long nanos)
+    {
+        int at = 0;
+        for (int i = 0; i < samples.size() && samples.get(i).nanos() <= nanos; i++)
+        {
+            at = i;
+        }
+        return at;
+    }
+
+    /** @return {packets sent, packets moved off it} path {@code p} sent from sample {@code from} to the last sample not after {@code until}. */
+    private static long[] sentAfter(final List<Sample> samples, final int from, final int p, final long until)
+    {
+        int to = from;
+        while (to + 1 < samples.size() && samples.get(to + 1).nanos() <= until)
+        {
+            to++;
+        }
+        return new long[] {samples.get(to).get(p, TX) - samples.get(from).get(p, TX),
+            samples.get(to).get(p, MOVED) - samples.get(from).get(p, MOVED)};
+    }
+
+    /**
+     * @return one reading of a counters file's values ({@link LabPeers.CountersSampler#current()}) for the connection
+     * that sent the most packets, or null when it holds none with {@code paths} paths.
+     */
+    static Sample sample(final long nanos, final Map<String, Long> values, final int paths)
+    {
+        String connection = null;
+        long most = -1;
+        for (final Map.Entry<String, Long> e : values.entrySet())
+        {
+            final Matcher m = LABEL.matcher(e.getKey());
+            if (m.matches() && null == m.group(2) && m.group(3).equals("tx_packets") && e.getValue() > most)
+            {
+                most = e.getValue();
+                connection = m.group(1);
+            }
+        }
+        if (null == connection)
+        {
+            return null;
+        }
+        final long[][] perPath = new long[paths][PATH_FIELDS.length];
+        for (int p = 0; p < paths; p++)
+        {
+            for (int f = 0; f < PATH_FIELDS.length; f++)
+            {
+                final Long value = values.get(connection + ": path " + p + " " + PATH_FIELDS[f]);
+                if (null == value)
+                {
+                    return null;
+                }
+                perPath[p][f] = value;
+            }
+        }
+        return new Sample(nanos, perPath, values.getOrDefault(connection + ": late_margin_ns", 0L));
+    }
+
+    /** Reads a visitor's counters file every {@code periodMillis} on a thread of its own, for at most 60 s. */
+    static final class Recorder implements AutoCloseable
+    {
+        private final List<Sample> samples = new ArrayList<>();
+        private final Thread thread;
+        private volatile boolean running = true;
+        /** What the last reading that gave no sample held, or how it failed: for a failure's message. */
+        private volatile String unread = "";
+
+        Recorder(final LabPeers.CountersSampler counters, final int paths, final int periodMillis)
+        {
+            final long deadline = System.nanoTime() + 60_000_000_000L;
+            thread = new Thread(() ->
+            {
+                while (running && System.nanoTime() < deadline)
+                {
+                    final long now = System.nanoTime();
+                    try
+                    {
+                        final Map<String, Long> values = counters.current();
+                        final Sample sample = sample(now, values, paths);
+                        if (null == sample)
+                        {
+                            unread = new java.util.TreeMap<>(values).keySet().toString();
+                        }
+                        else
+                        {
+                            synchronized (samples)
+                            {
+                                samples.add(sample);
+                            }
+                        }
+                    }
+                    catch (final RuntimeException e)
+                    {
+                        // the file went away between finding and reading it (the transfer ended): the next one
+                        unread = e.toString();
+                    }
+                    try
+                    {
+                        Thread.sleep(periodMillis);
+                    }
+                    catch (final InterruptedException e)
+                    {
+                        return;
+                    }
+                }
+            }, "path-recovery-recorder");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        List<Sample> samples()
+        {
+            synchronized (samples)
+            {
+                return new ArrayList<>(samples);
+            }
+        }
+
+        String unread()
+        {
+            return unread;
+        }
+
+        @Override
+        public void close() throws InterruptedException
+        {
+            running = false;
+            thread.join(5_000);
+        }
+    }
+}

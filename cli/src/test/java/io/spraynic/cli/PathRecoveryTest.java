@@ -1,0 +1,141 @@
+package io.spraynic.cli;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class PathRecoveryTest
+{
+    private static final long MS = 1_000_000L;
+    private static final int PATHS = 3;
+
+    @Test
+    void shouldTimeAPathCutAtTheFailureFromTheCommandToItsResendPlusTheSlowestRoundTrip()
+    {
+        final List<PathRecovery.Sample> samples = new ArrayList<>();
+        // readings every 2 ms from -10 ms; the command runs from 0 to 4 ms; path 0 hears its last ACK at -2 ms and
+        // counts its loss at 26 ms; path 1 answers throughout; path 2 is idle
+        for (long t = -10; t <= 60; t += 2)
+        {
+            final long[][] paths = new long[PATHS][PathRecovery.PATH_FIELDS.length];
+            paths[0][PathRecovery.ACKS] = Math.min(t, -2);
+            paths[0][PathRecovery.LOST] = t >= 26 ? 5 : 0;
+            paths[0][PathRecovery.TX] = t < 0 ? 100 + t : 100;
+            paths[1][PathRecovery.ACKS] = 100 + t;
+            for (int p = 0; p < PATHS; p++)
+            {
+                paths[p][PathRecovery.RTO] = 10 * MS;
+                paths[p][PathRecovery.SRTT] = (p + 1) * MS;
+            }
+            samples.add(new PathRecovery.Sample(t * MS, paths, 3 * MS));
+        }
+        final PathRecovery.Result result = PathRecovery.analyse(samples, 0, 4 * MS);
+        assertEquals(1, result.cut().size(), result.toString());
+        final PathRecovery.Cut cut = result.cut().get(0);
+        assertEquals(0, cut.path());
+        assertTrue(cut.atFailure());
+        assertEquals(0, cut.failedNanos(), "the last ACK less the RTT is before the command: the command's start");
+        assertEquals(26 * MS, cut.resentNanos());
+        assertEquals(3 * MS, result.deliveryNanos(), "the slowest path's smoothed RTT");
+        assertEquals(29 * MS, cut.recoveryNanos());
+        assertEquals(2.9, result.worstRtos(), 1e-9);
+        assertEquals((26 - 2) / 10.0, result.worstResendRtos(), 1e-9, "resent 26 ms after, less a reading's 2 ms");
+        assertEquals(29.0 / 7, result.worstBaseRtos(), 1e-9, "without the late margin of 3 ms");
+        assertEquals(0, cut.sentAfter(), "nothing sent on it after");
+        assertEquals(2 * MS, result.meanInterval());
+    }
+
+    @Test
+    void shouldTimeAPathThatWentSilentLaterFromItsLastAckLessItsRoundTrip()
+    {
+        final List<PathRecovery.Sample> samples = new ArrayList<>();
+        for (long t = -10; t <= 200; t += 2)
+        {
+            final long[][] paths = new long[PATHS][PathRecovery.PATH_FIELDS.length];
+            paths[2][PathRecovery.ACKS] = Math.min(t, 100);
+            paths[2][PathRecovery.LOST] = t >= 140 ? 1 : 0;
+            paths[2][PathRecovery.TX] = t;
+            for (int p = 0; p < PATHS; p++)
+            {
+                paths[p][PathRecovery.RTO] = 20 * MS;
+                paths[p][PathRecovery.SRTT] = 4 * MS;
+            }
+            samples.add(new PathRecovery.Sample(t * MS, paths, 0));
+        }
+        final PathRecovery.Result result = PathRecovery.analyse(samples, 0, 4 * MS);
+        final PathRecovery.Cut cut = result.cut().get(0);
+        assertEquals(2, cut.path());
+        assertFalse(cut.atFailure(), "its ACKs went on long after the failure");
+        assertEquals(96 * MS, cut.failedNanos());
+        assertEquals((140 - 96 + 4) * MS, cut.recoveryNanos());
+        assertEquals(48.0 / 20, result.worstRtos(), 1e-9);
+        assertEquals(60, cut.sentAfter(), "what it sent in the 3 RTOs after its resend");
+    }
+
+    @Test
+    void shouldTimeAnIdlePathFromTheFirstPacketItSentAfterItsLastAckNotFromThatAck()
+    {
+        final List<PathRecovery.Sample> samples = new ArrayList<>();
+        // path 1 answered until 20 ms, sent nothing from then until 82 ms (idle, not silent), lost at 150 ms
+        for (long t = -10; t <= 200; t += 2)
+        {
+            final long[][] paths = new long[PATHS][PathRecovery.PATH_FIELDS.length];
+            paths[1][PathRecovery.ACKS] = Math.min(t, 20);
+            paths[1][PathRecovery.TX] = t <= 20 ? t : t < 82 ? 20 : t;
+            paths[1][PathRecovery.LOST] = t >= 150 ? 3 : 0;
+            for (int p = 0; p < PATHS; p++)
+            {
+                paths[p][PathRecovery.RTO] = 50 * MS;
+                paths[p][PathRecovery.SRTT] = 5 * MS;
+            }
+            samples.add(new PathRecovery.Sample(t * MS, paths, 0));
+        }
+        final PathRecovery.Cut cut = PathRecovery.analyse(samples, 0, 4 * MS).cut().get(0);
+        assertEquals((80 - 3 * 5) * MS, cut.failedNanos(), "the reading before the first packet after the idle " +
+            "spell, less 3 round trips (a tail-loss probe is no end of an idle spell)");
+        assertEquals((150 - 65 + 5) * MS, cut.recoveryNanos());
+        assertEquals(1.8, cut.rtos(), 1e-9);
+    }
+
+    @Test
+    void shouldRefuseReadingsThatDoNotSpanTheFailure()
+    {
+        final long[][] paths = new long[PATHS][PathRecovery.PATH_FIELDS.length];
+        final List<PathRecovery.Sample> after = List.of(new PathRecovery.Sample(5 * MS, paths, 0),
+            new PathRecovery.Sample(7 * MS, paths, 0));
+        assertThrows(IllegalStateException.class, () -> PathRecovery.analyse(after, 0, 4 * MS));
+        final List<PathRecovery.Sample> before = List.of(new PathRecovery.Sample(-5 * MS, paths, 0));
+        assertThrows(IllegalStateException.class, () -> PathRecovery.analyse(before, 0, 4 * MS));
+    }
+
+    @Test
+    void shouldReadTheBusiestConnectionsPathsFromACountersFilesLabels()
+    {
+        final Map<String, Long> values = new java.util.HashMap<>();
+        for (final String conn : new String[] {"conn 0x1", "conn 0x2"})
+        {
+            values.put(conn + ": tx_packets", conn.endsWith("2") ? 50L : 10L);
+            values.put(conn + ": late_margin_ns", conn.endsWith("2") ? 7L : 1L);
+            for (int p = 0; p < 2; p++)
+            {
+                for (final String field : PathRecovery.PATH_FIELDS)
+                {
+                    values.put(conn + ": path " + p + " " + field, conn.endsWith("2") ? 100L + p : 1L);
+                }
+            }
+        }
+        final PathRecovery.Sample sample = PathRecovery.sample(42, values, 2);
+        assertEquals(7, sample.lateMarginNanos());
+        assertEquals(101, sample.get(1, PathRecovery.RTO));
+        assertNull(PathRecovery.sample(42, values, 3), "no path 2 published");
+        assertNull(PathRecovery.sample(42, Map.of(), 2));
+    }
+}
