@@ -688,28 +688,14 @@ final class PathScheduler
 
     /**
      * @return the path's retransmission timeout (S6.8): with the late margin learnt from spurious timeouts (S6.8.1)
-     * unless another live path has already acknowledged a packet sent after this path's oldest was due on the slowest
-     * live path (S6.8-3), which a descheduled host cannot cause (it delays every path's answers alike), nor a link
-     * that merely queues more than this path's own samples showed, and a dead link does.
+     * unless another live path has already acknowledged a packet sent after this path's oldest was due, which a
+     * descheduled host cannot cause (it delays every path's answers alike) and a dead link does.
      */
     long rtoNanos(final int path)
     {
         final boolean silentAlone = rtt.lateMarginNanos() > 0 &&
-            othersAnsweredSentAfter(path, sendWindows[path].oldestSentAtNanos() + dueOnSlowestPathNanos(path));
+            othersAnsweredSentAfter(path, sendWindows[path].oldestSentAtNanos() + ackExpectedWithinNanos(path));
         return rtt.rtoNanos(path, siblingSrtt, siblingRttvar, !silentAlone);
-    }
-
-    /**
-     * S6.8-3: how long after a packet was sent a live path of the connection may still answer it: the estimate of
-     * {@link #ackExpectedWithinNanos} taken from the slowest sampled live path when its smoothed RTT is larger. The
-     * paths cross different links whose queues differ (issue 14, benchmarks/RESULTS.md section 60: on the Linux lab's
-     * rate-limited links one path's samples spanned 1-55 ms and the paths' smoothed RTTs 3-94 ms), so a sibling answers
-     * a later packet sooner than this path answers its oldest without this path being dead.
-     */
-    long dueOnSlowestPathNanos(final int path)
-    {
-        return Math.max(rtt.srttNanos(path), siblingSrtt) +
-            Math.max(4 * Math.max(rtt.rttvarNanos(path), siblingRttvar), config.ackDelayNanos + config.rtoSlackNanos);
     }
 
     /**

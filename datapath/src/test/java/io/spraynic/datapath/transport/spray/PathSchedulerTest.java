@@ -281,40 +281,6 @@ class PathSchedulerTest
             () -> new SprayConfig().portRotation(-1, 16));
     }
 
-    /**
-     * S6.8-3 on paths whose links queue differently (issue 14, benchmarks/RESULTS.md section 60): path 0 is sampled at
-     * 20 us, path 1 at 2 ms (a deeper queue on its link), path 2 at 20 us. A sibling answering a packet sent after path
-     * 0's oldest was due by path 0's own estimate does not show path 0 dead while a live path may take 2 ms to answer:
-     * the margin stays until a sibling answers a packet sent after it was due on the slowest live path.
-     */
-    @Test
-    void shouldKeepTheLateMarginWhileASiblingAnswersSoonerThanTheSlowestLivePathMayS683()
-    {
-        final PathScheduler scheduler = new PathScheduler(3, new SprayConfig().lateMarginMaxNanos(10_000_000),
-            new SplittableRandom(7), 1000, 50_000);
-        scheduler.rtt.onSample(0, 20_000);
-        scheduler.rtt.onSample(1, 2_000_000);
-        scheduler.rtt.onSample(2, 20_000);
-        scheduler.refreshSiblingEstimates();
-        scheduler.sendWindows[0].send(1, 1_000_000);
-        final long plain = scheduler.rtoNanos(0);
-        scheduler.onSpuriousTimeout(0, 5_000_000);
-        final long margin = scheduler.rtt.lateMarginNanos();
-        assertTrue(margin > 0);
-        assertEquals(plain + margin, scheduler.rtoNanos(0), "nobody answered: the margin applies");
-
-        final long ownDue = 1_000_000 + scheduler.ackExpectedWithinNanos(0);
-        final long slowestDue = 1_000_000 + scheduler.dueOnSlowestPathNanos(0);
-        assertTrue(slowestDue > ownDue + 1_000_000, "path 1's 2 ms round trip counts: " + (slowestDue - ownDue));
-        scheduler.answered(2, ownDue + 1);
-        assertEquals(plain + margin, scheduler.rtoNanos(0),
-            "a packet sent after path 0's own estimate was due, while path 1 may still answer: not silent alone");
-        scheduler.answered(2, slowestDue);
-        assertEquals(plain + margin, scheduler.rtoNanos(0), "sent when it was due on the slowest path: not later");
-        scheduler.answered(2, slowestDue + 1);
-        assertEquals(plain, scheduler.rtoNanos(0), "later than the slowest live path answers: path 0 is silent alone");
-    }
-
     @Test
     void shouldLeaveTheLateMarginOutOfTheRtoOfAPathSilentWhileASiblingAnswersLaterPacketsS681()
     {
