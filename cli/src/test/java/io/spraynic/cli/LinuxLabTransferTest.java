@@ -157,6 +157,18 @@ class LinuxLabTransferTest
      * direction), where a few spurious timeouts' resends crossed 1.1 in 2 of 7 runs (RESULTS.md section 58).
      */
     static final String CE_ABOVE = ceAbove(System.getProperty("spraynic.lab.ceAbove", "off"), CORE_RATE);
+    /**
+     * What the RoCEv2 NICs are told of the fabric, as an operator configures a NIC's DCQCN for its links ({@code nic} and
+     * {@code transfer}'s {@code --rocev2-line-rate}): {@code -Dspraynic.lab.rocev2LineRate=auto} (the default), the
+     * core links' TBF rate when they are limited, else nothing; {@code off} nothing, the NIC's default 100 Gb/s line and
+     * the paper's DCQCN steps (40 Mb/s every 55 us, four times a 10 Mb/s link a step: RESULTS.md section 61); else a
+     * rate. DCQCN's steps, floor, byte counter and pacing burst follow it ({@code DcqcnConfig.forLineRate}), and
+     * {@code -Dspraynic.lab.dcqcn=NAME=VALUE,...} sets single parameters after it.
+     */
+    static final String ROCEV2_LINE_RATE = rocev2LineRate(System.getProperty("spraynic.lab.rocev2LineRate", "auto"),
+        CORE_RATE);
+    static final List<String> DCQCN_PARAMETERS = System.getProperty("spraynic.lab.dcqcn", "").isBlank() ? List.of() :
+        List.of(System.getProperty("spraynic.lab.dcqcn").split(","));
     private static LinuxLab lab;
 
     @BeforeAll
@@ -248,7 +260,7 @@ class LinuxLabTransferTest
             lab.set("core", "--ce-above", CE_ABOVE);
         }
         try (LabPeers peers = new LabPeers(lab, dir, PLANES).samplerMillis(LOSS_SAMPLER_MILLIS)
-            .warmupConnection(WARMUP_CONNECTION))
+            .warmupConnection(WARMUP_CONNECTION).rocev2Dcqcn(ROCEV2_LINE_RATE, DCQCN_PARAMETERS))
         {
             final double loadBefore = loadPerCore();
             final LabPeers.Served served = peers.serve("b", "spray", LOSS_SIZE * WARMUP_FACTOR, PATHS);
@@ -329,6 +341,8 @@ class LinuxLabTransferTest
                 "; RoCEv2's local ACK timeout exponent " + rcTimed.ackTimeout().describe() +
                 (null == CORE_RATE ? "" : ", core links limited to " + CORE_RATE + " each way (TBF)") +
                 (null == CE_ABOVE ? "" : ", CE above " + CE_ABOVE) +
+                ", RoCEv2 NICs told a line rate of " + (null == ROCEV2_LINE_RATE ? "none (100 Gb/s)" : ROCEV2_LINE_RATE) +
+                (DCQCN_PARAMETERS.isEmpty() ? "" : " and DCQCN " + DCQCN_PARAMETERS) +
                 ": " + text + "; " + why + (null == CORE_RATE && null == CE_ABOVE ? "" : "; spray: " + sprayShaping +
                 "; RoCEv2: " + rcShaping));
             assertTrue(sprayAb[2] > 0 && sprayBa[2] > 0, "the routers dropped data both ways: " + text);
@@ -355,6 +369,16 @@ class LinuxLabTransferTest
                     RATE_LIMITED_GOODPUT_RATIO + " on core links limited to " + CORE_RATE + ": " + text);
             }
         }
+    }
+
+    /** {@code auto}: the core rate (null on unlimited links); {@code off} or empty: null; else as given. */
+    static String rocev2LineRate(final String property, final String coreRate)
+    {
+        if (property.isBlank() || "off".equals(property))
+        {
+            return null;
+        }
+        return "auto".equals(property) ? coreRate : property;
     }
 
     /** {@code off} (or empty): null, no limit; else the rate, checked by the lab when it is set. */
