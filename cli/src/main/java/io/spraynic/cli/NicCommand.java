@@ -48,6 +48,9 @@ final class NicCommand implements Callable<Integer>
     @Mixin
     HugepagesOption hugepagesOption = new HugepagesOption();
 
+    @Mixin
+    DcqcnOption dcqcnOption = new DcqcnOption();
+
     @Option(names = "--config", required = true, description = "PMD preset (spraynic config lists them) or TOML file.")
     String config;
 
@@ -222,6 +225,7 @@ final class NicCommand implements Callable<Integer>
         BadOption.range("--connect-response-rate", connectResponseRate, 1, 100_000_000);
         BadOption.range("--connect-response-burst", connectResponseBurst, 1, 1_000_000);
         BadOption.range("--rocev2-ack-timeout", rocev2AckTimeout, 1, 31);
+        dcqcnOption.config(java.util.Map.of()); // refuses a bad --rocev2-line-rate or --dcqcn before anything starts
         BadOption.size("--expose", expose, 0, 1L << 40);
         BadOption.positive("--ipc-client-timeout", ipcClientTimeout, 5);
         BadOption.range("--ipc-max-clients", ipcMaxClients, 1, IPC_LIMIT_MAX);
@@ -423,6 +427,7 @@ final class NicCommand implements Callable<Integer>
                     .idleTimeoutNanos(idleTimeoutNanos).portRotation(rotation.min(), rotation.max())
                     .connectResponseRate(responseRate, responseBurst))
             .rocevRetry(RcConnectionAttributes.ackTimeoutNanos(rocev2AckTimeout), 7);
+        dcqcnOption.apply(embedded, loaded);
         PlaneAddresses.apply(embedded, addresses);
         final CountDownLatch stop = new CountDownLatch(1);
         final CountDownLatch stopped = new CountDownLatch(1);

@@ -36,6 +36,9 @@ final class TransferCommand implements Callable<Integer>
     @Mixin
     HugepagesOption hugepagesOption = new HugepagesOption();
 
+    @Mixin
+    DcqcnOption dcqcnOption = new DcqcnOption();
+
     @Option(names = "--config", defaultValue = "net_af_packet",
         description = "PMD preset or TOML file; one port per plane (default ${DEFAULT-VALUE}).")
     String config;
@@ -146,6 +149,7 @@ final class TransferCommand implements Callable<Integer>
         BadOption.range("--paths", paths, 1, 64);
         BadOption.range("--timeout", timeoutSeconds, 1, 86_400);
         BadOption.range("--rocev2-ack-timeout", rocev2AckTimeout, 1, 31);
+        dcqcnOption.config(java.util.Map.of()); // refuses a bad --rocev2-line-rate or --dcqcn before anything starts
         if (warmup > 0 && !peerKind.equalsIgnoreCase("nic"))
         {
             throw new BadOption("--warmup", BadOption.size(warmup), "only a visit warms up (--peer-kind nic)",
@@ -183,6 +187,7 @@ final class TransferCommand implements Callable<Integer>
             .connections(paths, 4).idleStrategy(IdleStrategies.parse(idle))
             .sprayConfig(() -> EmbeddedNicConfig.sharedCoreSprayConfig().psk(psk).portRotation(rotation.min(), rotation.max()))
             .rocevRetry(RcConnectionAttributes.ackTimeoutNanos(rocev2AckTimeout), 7);
+        dcqcnOption.apply(nic, loaded);
         PlaneAddresses.apply(nic, addresses);
         final Duration timeout = Duration.ofSeconds(timeoutSeconds);
         try (CountersFile counters = CountersFile.create(CountersFileDescriptor.defaultDirectory(), "transfer", 8192))

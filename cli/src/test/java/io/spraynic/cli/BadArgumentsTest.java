@@ -130,6 +130,14 @@ class BadArgumentsTest
         table.add(bad("capture out.pcapng --sample 16777217", "1..16777216"));
         table.add(bad("capture out.pcapng --sample every", "not a whole number"));
         table.add(bad("nic --config net_null --seconds NaN", "not a finite"));
+        table.add(bad("nic --config net_null --rocev2-line-rate 0", "a rate must be 1 bit/s..100 Tbit/s"));
+        table.add(bad("nic --config net_null --rocev2-line-rate fast", "not a rate"));
+        table.add(bad("nic --config net_null --dcqcn rate_ai=4000x", "not a rate"));
+        table.add(bad("nic --config net_null --dcqcn time_reset=55", "not a period"));
+        table.add(bad("nic --config net_null --dcqcn threshold=0", "threshold"));
+        table.add(bad("nic --config net_null --dcqcn min_rate=200gbit", "min <= line"));
+        table.add(bad("nic --config net_null --dcqcn rate_max=1mbit", "is not one of"));
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --dcqcn g=1.5", "g must be in (0, 1)"));
         table.add(bad("nic --config net_null --workers 0", "1..64"));
         table.add(bad("nic --config net_null --workers 65", "1..64"));
         table.add(bad("nic --config net_null --expose 2t", "not a size"));

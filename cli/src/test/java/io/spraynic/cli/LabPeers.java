@@ -39,6 +39,7 @@ final class LabPeers implements AutoCloseable
     private String warmupConnection = "same";
     private String rocev2AckTimeout = ROCEV2_ACK_TIMEOUT;
     private int samplerMillis = 5;
+    private List<String> rocev2Options = List.of();
 
     LabPeers(final LinuxLab lab, final Path dir, final int planes)
     {
@@ -56,6 +57,26 @@ final class LabPeers implements AutoCloseable
     LabPeers portRotation(final String rotation)
     {
         this.portRotation = rotation;
+        return this;
+    }
+
+    /**
+     * What the RoCEv2 NICs started from now on are told of the fabric ({@code --rocev2-line-rate RATE}, then each
+     * {@code --dcqcn NAME=VALUE}), both ends alike, as an operator configures a NIC's DCQCN; null or empty: nothing (the
+     * NIC's defaults: a 100 Gb/s line).
+     */
+    LabPeers rocev2Dcqcn(final String lineRate, final List<String> parameters)
+    {
+        final List<String> options = new ArrayList<>();
+        if (null != lineRate)
+        {
+            options.addAll(List.of("--rocev2-line-rate", lineRate));
+        }
+        for (final String parameter : parameters)
+        {
+            options.addAll(List.of("--dcqcn", parameter));
+        }
+        this.rocev2Options = List.copyOf(options);
         return this;
     }
 
@@ -91,6 +112,20 @@ final class LabPeers implements AutoCloseable
     {
     }
 
+    /** @return the non-zero counters whose names contain {@code part}, for a failure's message. */
+    static String nonZero(final Map<String, Long> counters, final String part)
+    {
+        final StringBuilder text = new StringBuilder();
+        counters.forEach((name, value) ->
+        {
+            if (name.contains(part) && value != 0)
+            {
+                text.append(name.substring(name.indexOf(part) + part.length())).append(' ').append(value).append(", ");
+            }
+        });
+        return text.isEmpty() ? "none" : text.substring(0, text.length() - 2);
+    }
+
     /** A visit under way, or ended; {@code exchange} is its exchange directory. */
     record Visit(String host, Process process, Path output, CountersSampler counters, long startNanos, Path exchange,
         RoceAckTimeout.Choice ackTimeout)
@@ -109,7 +144,8 @@ final class LabPeers implements AutoCloseable
                 {
                     process.destroyForcibly();
                     throw new IllegalStateException("the visit from " + host + " did not hold after its warm-up: " +
-                        Files.readString(output));
+                        Files.readString(output) + "; the visitor's RoCEv2 counters as last sampled: " +
+                        nonZero(counters.snapshot(), "rocev2 "));
                 }
                 Thread.sleep(5);
             }
@@ -351,6 +387,10 @@ final class LabPeers implements AutoCloseable
             // a responder's timer never runs (only a requester times out): with auto, the nic command's default
             "--rocev2-ack-timeout", rocev2AckTimeout.equals("auto") ? "14" : rocev2AckTimeout,
             "--port-rotation", portRotation)));
+        if (mode.equals("rocev2"))
+        {
+            command.addAll(rocev2Options);
+        }
         final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
         builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
         final Process process = start(builder);
@@ -403,6 +443,10 @@ final class LabPeers implements AutoCloseable
             "--timeout", Integer.toString(timeoutSeconds), "--rocev2-ack-timeout",
             Integer.toString(null == ackTimeout ? 14 : ackTimeout.exponent()), "--json",
             "--port-rotation", portRotation, "--warmup", Long.toString(warmup))));
+        if (served.mode().equals("rocev2"))
+        {
+            command.addAll(rocev2Options);
+        }
         if (warmup > 0)
         {
             // RoCEv2 warms up over its one queue pair (a serving NIC connects one)

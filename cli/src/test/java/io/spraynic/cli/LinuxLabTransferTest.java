@@ -31,7 +31,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * (PROTOCOL.md S7.7): 64 fixed ports hashed over 4 links land within that only about half the time.</li>
  * <li>1 % random loss on every core link, each direction, the core links limited to 10 Mbit/s ({@link #CORE_RATE})
  * (with {@code -Dspraynic.lab.ceAbove=auto} the routers mark CE above 85 % of that in data packets, {@link #CE_ABOVE}:
- * an ECN fabric, RESULTS.md section 58): verified, and retransmitted ÷ lost at most 1.1 per direction (A's WRITEs, B's READ responses), both counted by the
+ * an ECN fabric, RESULTS.md sections 58 and 61; spray's data packets then within a quarter of an even share on each
+ * plane's links is asserted), the RoCEv2 NICs told the links' rate ({@link #ROCEV2_LINE_RATE}): verified, and retransmitted ÷ lost at most 1.1 per direction (A's WRITEs, B's READ responses), both counted by the
  * routers: data packets are IP packets of 512 bytes or more, those sent twice are the ones the core links saw beyond
  * the transfer's own, and those lost the random drops and the ones that left a router onto a link and never reached
  * the far one (the TBF's queue drops); then RoCEv2 over the same links and loss, measured the same way, spray's
@@ -151,12 +152,33 @@ class LinuxLabTransferTest
      * CE marking on every core link, the same for both transports: {@code -Dspraynic.lab.ceAbove=auto}, on
      * rate-limited links, above {@link #CE_FRACTION} of the TBF's rate in spray's data packets ({@link #ceAbove}), as a
      * switch on an ECN fabric (PROTOCOL.md S8.2: spray slows down on marks, not on loss); {@code =R} the lab's
-     * {@code --ce-above R} (e.g. 900pps, 900pps/4); {@code off} (the default) none. Not yet the default: on marked
-     * links the RoCEv2 baseline's visit failed with RETRY_EXC_ERR in 3 of 9 runs (in none of 5 unmarked ones), and
-     * spray, which lost (almost) no data packet on a marked link, is judged against its random drops alone (~80 a
-     * direction), where a few spurious timeouts' resends crossed 1.1 in 2 of 7 runs (RESULTS.md section 58).
+     * {@code --ce-above R} (e.g. 900pps, 900pps/4); {@code off} (the default) none. The RoCEv2 baseline's RETRY_EXC_ERR on
+     * marked links (3 of 9 runs in section 58) was its DCQCN told a 100 Gb/s line ({@link #ROCEV2_LINE_RATE}), and with
+     * marks spray keeps its links' queues and spreads evenly; but it is not yet the default: on a loaded host 7 of 23
+     * marked runs kept a plane-direction over {@link #MARKED_SPREAD} (section 61), and marked, spray is judged against
+     * its random drops alone (~80 a direction), where its spurious timeouts (section 60) crossed 1.1 in a few runs.
      */
     static final String CE_ABOVE = ceAbove(System.getProperty("spraynic.lab.ceAbove", "off"), CORE_RATE);
+    /**
+     * Issue 14's spread goal, asserted on the loss test's spray visit when the links mark CE: each core link of a plane
+     * carries within this fraction of an even share of each direction's data packets (marks hold a link over its share
+     * back; unmarked, bursts into the TBFs spread them up to 94 %, RESULTS.md section 59: reported, not asserted).
+     * Marked, 16 of 23 runs kept every plane-direction within it and all 23 within 40 % (section 61), so this fails
+     * about one run in three; {@code -Dspraynic.lab.markedSpread=0.4} asserts the bound every run kept.
+     */
+    static final double MARKED_SPREAD = Double.parseDouble(System.getProperty("spraynic.lab.markedSpread", "0.25"));
+    /**
+     * What the RoCEv2 NICs are told of the fabric, as an operator configures a NIC's DCQCN for its links ({@code nic} and
+     * {@code transfer}'s {@code --rocev2-line-rate}): {@code -Dspraynic.lab.rocev2LineRate=auto} (the default), the
+     * core links' TBF rate when they are limited, else nothing; {@code off} nothing, the NIC's default 100 Gb/s line and
+     * the paper's DCQCN steps (40 Mb/s every 55 us, four times a 10 Mb/s link a step: RESULTS.md section 61); else a
+     * rate. DCQCN's steps, floor, byte counter and pacing burst follow it ({@code DcqcnConfig.forLineRate}), and
+     * {@code -Dspraynic.lab.dcqcn=NAME=VALUE,...} sets single parameters after it.
+     */
+    static final String ROCEV2_LINE_RATE = rocev2LineRate(System.getProperty("spraynic.lab.rocev2LineRate", "auto"),
+        CORE_RATE);
+    static final List<String> DCQCN_PARAMETERS = System.getProperty("spraynic.lab.dcqcn", "").isBlank() ? List.of() :
+        List.of(System.getProperty("spraynic.lab.dcqcn").split(","));
     private static LinuxLab lab;
 
     @BeforeAll
@@ -248,7 +270,7 @@ class LinuxLabTransferTest
             lab.set("core", "--ce-above", CE_ABOVE);
         }
         try (LabPeers peers = new LabPeers(lab, dir, PLANES).samplerMillis(LOSS_SAMPLER_MILLIS)
-            .warmupConnection(WARMUP_CONNECTION))
+            .warmupConnection(WARMUP_CONNECTION).rocev2Dcqcn(ROCEV2_LINE_RATE, DCQCN_PARAMETERS))
         {
             final double loadBefore = loadPerCore();
             final LabPeers.Served served = peers.serve("b", "spray", LOSS_SIZE * WARMUP_FACTOR, PATHS);
@@ -329,6 +351,8 @@ class LinuxLabTransferTest
                 "; RoCEv2's local ACK timeout exponent " + rcTimed.ackTimeout().describe() +
                 (null == CORE_RATE ? "" : ", core links limited to " + CORE_RATE + " each way (TBF)") +
                 (null == CE_ABOVE ? "" : ", CE above " + CE_ABOVE) +
+                ", RoCEv2 NICs told a line rate of " + (null == ROCEV2_LINE_RATE ? "none (100 Gb/s)" : ROCEV2_LINE_RATE) +
+                (DCQCN_PARAMETERS.isEmpty() ? "" : " and DCQCN " + DCQCN_PARAMETERS) +
                 ": " + text + "; " + why + (null == CORE_RATE && null == CE_ABOVE ? "" : "; spray: " + sprayShaping +
                 "; RoCEv2: " + rcShaping));
             assertTrue(sprayAb[2] > 0 && sprayBa[2] > 0, "the routers dropped data both ways: " + text);
@@ -354,7 +378,32 @@ class LinuxLabTransferTest
                 assertTrue(sprayGbps / rcGbps >= RATE_LIMITED_GOODPUT_RATIO, "spray / RoCEv2 goodput at least " +
                     RATE_LIMITED_GOODPUT_RATIO + " on core links limited to " + CORE_RATE + ": " + text);
             }
+            if (null != CE_ABOVE)
+            {
+                double worst = 0;
+                for (int plane = 1; plane <= PLANES; plane++)
+                {
+                    for (final String direction : List.of("ab", "ba"))
+                    {
+                        worst = Math.max(worst, deviation(perLink(before, after, plane, direction,
+                            "forwarded_large_packets")));
+                    }
+                }
+                assertTrue(worst <= MARKED_SPREAD, format("on marked links every core link within %.0f %% of an " +
+                    "even share of spray's data packets, each plane and direction: worst %.1f %%; %s", 100 *
+                    MARKED_SPREAD, 100 * worst, sprayShaping));
+            }
         }
+    }
+
+    /** {@code auto}: the core rate (null on unlimited links); {@code off} or empty: null; else as given. */
+    static String rocev2LineRate(final String property, final String coreRate)
+    {
+        if (property.isBlank() || "off".equals(property))
+        {
+            return null;
+        }
+        return "auto".equals(property) ? coreRate : property;
     }
 
     /** {@code off} (or empty): null, no limit; else the rate, checked by the lab when it is set. */

@@ -19,9 +19,18 @@ import java.util.regex.Pattern;
  * @param ports       the {@code [[port]]} tables, in file order, which is also ethdev creation order.
  * @param capture     a pcapng file that every frame received and sent is recorded into (top-level key
  *                    {@code capture}); empty for none. A command's {@code --capture} takes precedence.
+ * @param dcqcn       the {@code [dcqcn]} table: a RoCEv2 NIC's congestion control as the operator sets it, each key
+ *                    one of {@link #DCQCN_KEYS} with its value as written (a rate such as {@code "10mbit"}, a period
+ *                    such as {@code "55us"}, a number); checked by the NIC that uses it, which names the key when one
+ *                    is wrong. A command's {@code --rocev2-line-rate} and {@code --dcqcn} take precedence.
  */
-public record NicConfig(String description, EalConfig eal, MempoolConfig mempool, List<PortConfig> ports, String capture)
+public record NicConfig(String description, EalConfig eal, MempoolConfig mempool, List<PortConfig> ports, String capture,
+    java.util.Map<String, String> dcqcn)
 {
+    /** The keys of {@code [dcqcn]}: DcqcnConfig.PARAMETERS in the datapath (a test holds the two equal). */
+    public static final List<String> DCQCN_KEYS = List.of("enabled", "line_rate", "min_rate", "rate_ai", "rate_hai",
+        "g", "initial_alpha", "alpha_period", "time_reset", "byte_reset", "threshold", "cnp_interval", "pacing_burst");
+
     private static final Pattern SHELL_SAFE = Pattern.compile("[A-Za-z0-9_@%+=:,./-]+");
 
     /**
@@ -35,6 +44,16 @@ public record NicConfig(String description, EalConfig eal, MempoolConfig mempool
         Objects.requireNonNull(eal, "eal");
         Objects.requireNonNull(mempool, "mempool");
         Objects.requireNonNull(capture, "capture");
+        dcqcn = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(Objects.requireNonNull(dcqcn,
+            "dcqcn")));
+        for (final String key : dcqcn.keySet())
+        {
+            if (!DCQCN_KEYS.contains(key))
+            {
+                throw new ConfigException("dcqcn." + key, Toml.quote(dcqcn.get(key)), "is not a key of [dcqcn]; " +
+                    "allowed keys: " + String.join(", ", DCQCN_KEYS), "");
+            }
+        }
         if (!capture.isEmpty() && !capture.endsWith(".pcapng"))
         {
             throw new ConfigException("capture", Toml.quote(capture), "must be a file name ending in .pcapng",
@@ -42,6 +61,15 @@ public record NicConfig(String description, EalConfig eal, MempoolConfig mempool
         }
         ports = List.copyOf(ports);
         ConfigRules.check(eal, mempool, ports);
+    }
+
+    /**
+     * A configuration without a {@code [dcqcn]} table (the NIC derives DCQCN from its line rate).
+     */
+    public NicConfig(final String description, final EalConfig eal, final MempoolConfig mempool,
+        final List<PortConfig> ports, final String capture)
+    {
+        this(description, eal, mempool, ports, capture, java.util.Map.of());
     }
 
     /**
@@ -103,7 +131,7 @@ public record NicConfig(String description, EalConfig eal, MempoolConfig mempool
      */
     public NicConfig withDescription(final String description)
     {
-        return new NicConfig(description, eal, mempool, ports, capture);
+        return new NicConfig(description, eal, mempool, ports, capture, dcqcn);
     }
 
     /**
@@ -112,7 +140,7 @@ public record NicConfig(String description, EalConfig eal, MempoolConfig mempool
      */
     public NicConfig withCapture(final String capture)
     {
-        return new NicConfig(description, eal, mempool, ports, capture);
+        return new NicConfig(description, eal, mempool, ports, capture, dcqcn);
     }
 
     /**
@@ -121,7 +149,7 @@ public record NicConfig(String description, EalConfig eal, MempoolConfig mempool
      */
     public NicConfig withEal(final EalConfig eal)
     {
-        return new NicConfig(description, eal, mempool, ports, capture);
+        return new NicConfig(description, eal, mempool, ports, capture, dcqcn);
     }
 
     /**
@@ -130,7 +158,7 @@ public record NicConfig(String description, EalConfig eal, MempoolConfig mempool
      */
     public NicConfig withMempool(final MempoolConfig mempool)
     {
-        return new NicConfig(description, eal, mempool, ports, capture);
+        return new NicConfig(description, eal, mempool, ports, capture, dcqcn);
     }
 
     /**
@@ -139,7 +167,7 @@ public record NicConfig(String description, EalConfig eal, MempoolConfig mempool
      */
     public NicConfig withPorts(final List<PortConfig> ports)
     {
-        return new NicConfig(description, eal, mempool, ports, capture);
+        return new NicConfig(description, eal, mempool, ports, capture, dcqcn);
     }
 
     /**
@@ -163,7 +191,7 @@ public record NicConfig(String description, EalConfig eal, MempoolConfig mempool
             newPorts.add(port);
         }
 
-        return new NicConfig(description, eal, mempool, newPorts, capture);
+        return new NicConfig(description, eal, mempool, newPorts, capture, dcqcn);
     }
 
     /**
@@ -234,6 +262,11 @@ public record NicConfig(String description, EalConfig eal, MempoolConfig mempool
             optional(sb, "ip", port.ip());
             optional(sb, "gateway", port.gateway());
         }
+        if (!dcqcn.isEmpty())
+        {
+            sb.append("\n[dcqcn]\n");
+            dcqcn.forEach((key, value) -> line(sb, key, Toml.quote(value)));
+        }
 
         return sb.toString();
     }
@@ -255,6 +288,13 @@ public record NicConfig(String description, EalConfig eal, MempoolConfig mempool
         if (!capture.isEmpty())
         {
             sb.append("capture: every frame received and sent to ").append(capture).append('\n');
+        }
+        if (!dcqcn.isEmpty())
+        {
+            sb.append("dcqcn: ");
+            dcqcn.forEach((key, value) -> sb.append(key).append('=').append(value).append(' '));
+            sb.setLength(sb.length() - 1);
+            sb.append('\n');
         }
         sb.append("mempool ").append(mempool.name()).append(": ")
             .append(mempool.mbufs()).append(" mbufs of ").append(mempool.objectSize()).append(" B (~")

@@ -20,7 +20,7 @@ import java.util.Map;
  */
 final class NicConfigParser
 {
-    static final List<String> ROOT_KEYS = List.of("description", "capture", "eal", "mempool", "port");
+    static final List<String> ROOT_KEYS = List.of("description", "capture", "eal", "mempool", "port", "dcqcn");
 
     static final List<String> EAL_KEYS = List.of(
         "program", "lcores", "no_huge", "memory_mb", "socket_mem", "huge_dir", "in_memory", "single_file_segments",
@@ -98,8 +98,26 @@ final class NicConfigParser
         final EalConfig eal = readEal(top.table("eal", "[eal]", EAL_KEYS), anyPciPort(portNodes));
         final MempoolConfig mempool = readMempool(top.table("mempool", "[mempool]", MEMPOOL_KEYS));
         final List<PortConfig> ports = readPorts(portNodes);
+        final Map<String, String> dcqcn = readDcqcn(top.table("dcqcn", "[dcqcn]", NicConfig.DCQCN_KEYS));
 
-        return new NicConfig(description, eal, mempool, ports, capture);
+        return new NicConfig(description, eal, mempool, ports, capture, dcqcn);
+    }
+
+    /** {@code [dcqcn]}: each value a string, number or boolean, kept as written for the NIC to check. */
+    private static Map<String, String> readDcqcn(final Table table)
+    {
+        final Map<String, String> values = new java.util.LinkedHashMap<>();
+        for (final Map.Entry<String, JsonNode> field : table.node.properties())
+        {
+            final JsonNode value = field.getValue();
+            if (!value.isTextual() && !value.isNumber() && !value.isBoolean())
+            {
+                throw new ConfigException(table.keyPath(field.getKey()), Toml.literal(value),
+                    "must be a string, number or boolean, e.g. rate_ai = \"4kbit\" or threshold = 5");
+            }
+            values.put(field.getKey(), value.asText());
+        }
+        return values;
     }
 
     private static boolean anyPciPort(final JsonNode portNodes)

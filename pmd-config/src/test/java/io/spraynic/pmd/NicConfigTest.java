@@ -278,13 +278,13 @@ class NicConfigTest
                 "(fix: did you mean rx_queues?)"),
             Arguments.of(NULL_PORT.replace("[[port]]", "[[ports]]"),
                 "ports = [{ name = \"p0\", kind = \"vdev\", device = \"net_null0\" }]: is not a key of the top level; " +
-                "allowed keys: description, capture, eal, mempool, port (fix: did you mean port?)"),
+                "allowed keys: description, capture, eal, mempool, port, dcqcn (fix: did you mean port?)"),
             Arguments.of("[eal.extra]\nx = 1\n" + NULL_PORT,
                 "eal.extra = { x = 1 }: is not a key of [eal]; allowed keys: program, lcores, no_huge, memory_mb, " +
                 "socket_mem, huge_dir, in_memory, single_file_segments, no_pci, file_prefix, iova_mode, log_level, " +
                 "extra_args (fix: did you mean extra_args?)"),
             Arguments.of("unrelated = 1\n" + NULL_PORT,
-                "unrelated = 1: is not a key of the top level; allowed keys: description, capture, eal, mempool, port"),
+                "unrelated = 1: is not a key of the top level; allowed keys: description, capture, eal, mempool, port, dcqcn"),
             Arguments.of("eal = \"fast\"\n" + NULL_PORT,
                 "eal = \"fast\": must be a table: write [eal] on a line of its own, then its keys"),
             Arguments.of("[port]\nname = \"p0\"\n",

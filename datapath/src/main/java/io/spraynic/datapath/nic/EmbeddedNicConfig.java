@@ -64,6 +64,7 @@ public final class EmbeddedNicConfig
     long rocevAckTimeoutNanos = DEFAULT_ROCEV2_ACK_TIMEOUT_NANOS;
     int rocevRetries = 7;
     long rocevLineRateBitsPerSecond = DcqcnConfig.DEFAULT_LINE_RATE;
+    DcqcnConfig rocevDcqcn; // null: derived from the line rate at start
     long queuesIdleNanos = DEFAULT_QUEUES_IDLE_NANOS;
 
     /**
@@ -449,14 +450,37 @@ public final class EmbeddedNicConfig
     /**
      * @param bitsPerSecond the line rate of each plane's port, at which a RoCEv2 queue pair starts and which DCQCN
      *                      recovers to (default {@link DcqcnConfig#DEFAULT_LINE_RATE}); a fabric whose links are
-     *                      slower gives its NICs their link's rate, as spray's {@code capacityMbps}.
+     *                      slower gives its NICs their link's rate, as spray's {@code capacityMbps}. DCQCN's rates
+     *                      are derived from it ({@link DcqcnConfig#forLineRate}) unless {@link #rocevDcqcn} sets them.
      * @return this.
      */
     public EmbeddedNicConfig rocevLineRate(final long bitsPerSecond)
     {
         require(bitsPerSecond >= 1_000_000L, "RoCEv2 line rate", bitsPerSecond, ">= 1 Mb/s");
         this.rocevLineRateBitsPerSecond = bitsPerSecond;
+        this.rocevDcqcn = null;
         return this;
+    }
+
+    /**
+     * @param dcqcn a RoCEv2 queue pair's congestion control, as the operator sets it (its line rate included); null
+     *              (the default): {@link DcqcnConfig#forLineRate} of {@link #rocevLineRate}.
+     * @return this.
+     */
+    public EmbeddedNicConfig rocevDcqcn(final DcqcnConfig dcqcn)
+    {
+        this.rocevDcqcn = dcqcn;
+        if (null != dcqcn)
+        {
+            this.rocevLineRateBitsPerSecond = dcqcn.lineRateBitsPerSecond();
+        }
+        return this;
+    }
+
+    /** @return the DCQCN parameters a RoCEv2 queue pair of this NIC runs with. */
+    public DcqcnConfig rocevDcqcn()
+    {
+        return null != rocevDcqcn ? rocevDcqcn : DcqcnConfig.forLineRate(rocevLineRateBitsPerSecond);
     }
 
     /** @return planes. */

@@ -4,7 +4,6 @@ import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.telemetry.CounterMirror;
 import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.port.PortFrameSink;
-import io.spraynic.datapath.transport.rocev2.DcqcnConfig;
 import io.spraynic.datapath.transport.rocev2.RcEngine;
 import io.spraynic.datapath.transport.rocev2.RcEngineConfig;
 import io.spraynic.datapath.transport.spray.SprayConfig;
@@ -164,7 +163,7 @@ final class WorkerFactory
             {
                 sinks[p] = new PortFrameSink(ports[p], config.burst, config.maxFrameLength);
                 engines[p] = new RcEngine(RcEngineConfig.defaults(config.localMac[p], config.localIpv4[p])
-                    .withDcqcn(DcqcnConfig.paperDefaults(config.rocevLineRateBitsPerSecond)), domain, sinks[p]);
+                    .withDcqcn(config.rocevDcqcn()), domain, sinks[p]);
                 engines[p].qpNumberPartition(index, config.workers);
                 engineMirrors.add(new CounterMirror(counters, prefix + "plane " + p + " rocev2 ", engines[p].counters(), null));
             }

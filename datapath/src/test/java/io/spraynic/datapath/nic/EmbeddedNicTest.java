@@ -259,6 +259,10 @@ class EmbeddedNicTest
         for (int plane = 0; plane < 2; plane++)
         {
             assertEquals(250_000_000L, nic.rocevEngine(0, plane).config().dcqcn().lineRateBitsPerSecond());
+            // and DCQCN's steps derived from it: 100 kb/s, not the paper's 40 Mb/s of a 100 Gb/s line
+            assertEquals(io.spraynic.datapath.transport.rocev2.DcqcnConfig.forLineRate(250_000_000L),
+                nic.rocevEngine(0, plane).config().dcqcn());
+            assertEquals(100_000L, nic.rocevEngine(0, plane).config().dcqcn().additiveIncreaseBitsPerSecond());
         }
         assertThrows(IllegalArgumentException.class, () -> new EmbeddedNicConfig().rocevLineRate(999_999L));
     }
