@@ -4,15 +4,11 @@ import io.spraynic.datapath.port.DpdkPacketPort;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.port.PortFrameSink;
-import io.spraynic.dpdk.Eal;
-import io.spraynic.dpdk.EthPort;
 import io.spraynic.dpdk.MbufBurst;
 import io.spraynic.dpdk.Mempool;
 import io.spraynic.dpdk.PacketMemory;
-import io.spraynic.pmd.MempoolConfig;
 
 import java.lang.foreign.ValueLayout;
-import java.util.List;
 
 /**
  * What taking a TX buffer costs per frame on DPDK, one at a time ({@code rte_pktmbuf_alloc_bulk} with a count of 1,
@@ -45,60 +41,37 @@ public final class SinkClaimCpuTime
     public static void main(final String[] args)
     {
         final int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 9;
-        final Eal eal = Eal.init(List.of("spraynic-claim", "--no-huge", "-m", "512", "--no-pci", "-l", "0",
-            "--file-prefix", "spraynic-claim-" + ProcessHandle.current().pid(), "--log-level", "lib.eal:warning"));
-        try
+        try (NullPortBed bed = new NullPortBed("spraynic-claim"))
         {
-            eal.registerCurrentThread();
-            final Mempool pool = Mempool.createPacketPool("claim_bench", MempoolConfig.DEFAULT_MBUFS,
-                MempoolConfig.DEFAULT_CACHE, MempoolConfig.DEFAULT_DATA_ROOM, -1);
-            eal.createVdev("net_null0", "size=64");
-            final EthPort ethPort = EthPort.byName("net_null0");
-            try
+            final DpdkPacketPort port = bed.port();
+            final Mempool pool = bed.pool();
+            final int portId = bed.portId();
+            final int inUse = pool.inUseCount();
+            try (MbufBurst oneAtATime = new MbufBurst(BURST, PacketMemory.current());
+                MbufBurst reserve = new MbufBurst(BURST, PacketMemory.current()))
             {
-                ethPort.configure(1, 1);
-                ethPort.setupRxQueue(0, 1024, pool);
-                ethPort.setupTxQueue(0, 1024);
-                ethPort.start();
-                final DpdkPacketPort port = new DpdkPacketPort(ethPort, 0, pool);
-                final int portId = ethPort.portId();
-                final int inUse = pool.inUseCount();
-                try (MbufBurst oneAtATime = new MbufBurst(BURST, PacketMemory.current());
-                    MbufBurst reserve = new MbufBurst(BURST, PacketMemory.current()))
-                {
-                    final PortFrameSink viaReserve = new PortFrameSink(port, BURST, 2048);
-                    final PortFrameSink viaOne = new PortFrameSink(new OneAtATimePort(port), BURST, 2048);
-                    viaReserve.onStart();
-                    viaOne.onStart();
-                    final CpuTimeRounds timed = new CpuTimeRounds(rounds, (long)BURSTS_PER_ROUND * BURST)
-                        .add(() -> allocOneAtATime(oneAtATime, pool, portId))
-                        .add(() -> allocFromReserve(reserve, pool, portId))
-                        .add(() -> sinkBursts(viaOne))
-                        .add(() -> sinkBursts(viaReserve))
-                        .run();
-                    viaReserve.close();
-                    viaOne.close();
-                    System.out.printf("CPU ns per TX buffer: alloc one at a time %.1f best, %.1f median; from the " +
-                        "reserve %.1f best, %.1f median; sink one at a time %.1f best, %.1f median; sink from the " +
-                        "reserve %.1f best, %.1f median; reserve / one at a time: alloc %.3f, sink %.3f (medians; %d " +
-                        "rounds; sink %d)%n", timed.best(0), timed.median(0), timed.best(1), timed.median(1),
-                        timed.best(2), timed.median(2), timed.best(3), timed.median(3),
-                        timed.median(1) / timed.median(0), timed.median(3) / timed.median(2), rounds,
-                        timed.sink() & 1);
-                }
-                System.out.printf("mbufs in use after the sinks and bursts closed, beyond before: %d%n",
-                    pool.inUseCount() - inUse);
+                final PortFrameSink viaReserve = new PortFrameSink(port, BURST, 2048);
+                final PortFrameSink viaOne = new PortFrameSink(new OneAtATimePort(port), BURST, 2048);
+                viaReserve.onStart();
+                viaOne.onStart();
+                final CpuTimeRounds timed = new CpuTimeRounds(rounds, (long)BURSTS_PER_ROUND * BURST)
+                    .add(() -> allocOneAtATime(oneAtATime, pool, portId))
+                    .add(() -> allocFromReserve(reserve, pool, portId))
+                    .add(() -> sinkBursts(viaOne))
+                    .add(() -> sinkBursts(viaReserve))
+                    .run();
+                viaReserve.close();
+                viaOne.close();
+                System.out.printf("CPU ns per TX buffer: alloc one at a time %.1f best, %.1f median; from the " +
+                    "reserve %.1f best, %.1f median; sink one at a time %.1f best, %.1f median; sink from the " +
+                    "reserve %.1f best, %.1f median; reserve / one at a time: alloc %.3f, sink %.3f (medians; %d " +
+                    "rounds; sink %d)%n", timed.best(0), timed.median(0), timed.best(1), timed.median(1),
+                    timed.best(2), timed.median(2), timed.best(3), timed.median(3),
+                    timed.median(1) / timed.median(0), timed.median(3) / timed.median(2), rounds,
+                    timed.sink() & 1);
             }
-            finally
-            {
-                ethPort.close();
-                eal.removeVdev("net_null0");
-                pool.close();
-            }
-        }
-        finally
-        {
-            eal.close();
+            System.out.printf("mbufs in use after the sinks and bursts closed, beyond before: %d%n",
+                pool.inUseCount() - inUse);
         }
     }
 

@@ -3,13 +3,9 @@ package io.spraynic.bench.jmh;
 import io.spraynic.datapath.port.DpdkPacketPort;
 import io.spraynic.datapath.port.PortFrameSink;
 import io.spraynic.datapath.port.PortFrameSinkMainCopy;
-import io.spraynic.dpdk.Eal;
-import io.spraynic.dpdk.EthPort;
 import io.spraynic.dpdk.Mempool;
-import io.spraynic.pmd.MempoolConfig;
 
 import java.lang.foreign.ValueLayout;
-import java.util.List;
 
 /**
  * What a frame costs through the build's {@link PortFrameSink} (the claimed mbuf looked up once for room, offset and
@@ -38,59 +34,36 @@ public final class SinkLookupCpuTime
     {
         final int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 9;
         final boolean buildFirst = args.length > 1 && "build-first".equals(args[1]);
-        final Eal eal = Eal.init(List.of("spraynic-lookup", "--no-huge", "-m", "512", "--no-pci", "-l", "0",
-            "--file-prefix", "spraynic-lookup-" + ProcessHandle.current().pid(), "--log-level", "lib.eal:warning"));
-        try
+        try (NullPortBed bed = new NullPortBed("spraynic-lookup"))
         {
-            eal.registerCurrentThread();
-            final Mempool pool = Mempool.createPacketPool("lookup_bench", MempoolConfig.DEFAULT_MBUFS,
-                MempoolConfig.DEFAULT_CACHE, MempoolConfig.DEFAULT_DATA_ROOM, -1);
-            eal.createVdev("net_null0", "size=64");
-            final EthPort ethPort = EthPort.byName("net_null0");
-            try
+            final DpdkPacketPort port = bed.port();
+            final Mempool pool = bed.pool();
+            final int inUse = pool.inUseCount();
+            final PortFrameSink build = new PortFrameSink(port, BURST, 2048);
+            final PortFrameSinkMainCopy copy = new PortFrameSinkMainCopy(port, BURST, 2048);
+            build.onStart();
+            copy.onStart();
+            final CpuTimeRounds timed = new CpuTimeRounds(rounds, (long)BURSTS_PER_ROUND * BURST);
+            if (buildFirst)
             {
-                ethPort.configure(1, 1);
-                ethPort.setupRxQueue(0, 1024, pool);
-                ethPort.setupTxQueue(0, 1024);
-                ethPort.start();
-                final DpdkPacketPort port = new DpdkPacketPort(ethPort, 0, pool);
-                final int inUse = pool.inUseCount();
-                final PortFrameSink build = new PortFrameSink(port, BURST, 2048);
-                final PortFrameSinkMainCopy copy = new PortFrameSinkMainCopy(port, BURST, 2048);
-                build.onStart();
-                copy.onStart();
-                final CpuTimeRounds timed = new CpuTimeRounds(rounds, (long)BURSTS_PER_ROUND * BURST);
-                if (buildFirst)
-                {
-                    timed.add(() -> buildBursts(build)).add(() -> copyBursts(copy));
-                }
-                else
-                {
-                    timed.add(() -> copyBursts(copy)).add(() -> buildBursts(build));
-                }
-                timed.run();
-                final int c = buildFirst ? 1 : 0;
-                final int b = buildFirst ? 0 : 1;
-                build.close();
-                copy.close();
-                System.out.printf("CPU ns per frame through the sink (%s): main's copy %.1f best, %.1f median; " +
-                    "build %.1f best, %.1f median; build / copy %.3f best, %.3f median (%d rounds; sink %d)%n",
-                    buildFirst ? "build first" : "copy first", timed.best(c), timed.median(c), timed.best(b),
-                    timed.median(b), timed.best(b) / timed.best(c), timed.median(b) / timed.median(c), rounds,
-                    timed.sink() & 1);
-                System.out.printf("frames: copy %d, build %d; mbufs in use after both sinks closed, beyond before: " +
-                    "%d%n", copy.transmitted(), build.transmitted(), pool.inUseCount() - inUse);
+                timed.add(() -> buildBursts(build)).add(() -> copyBursts(copy));
             }
-            finally
+            else
             {
-                ethPort.close();
-                eal.removeVdev("net_null0");
-                pool.close();
+                timed.add(() -> copyBursts(copy)).add(() -> buildBursts(build));
             }
-        }
-        finally
-        {
-            eal.close();
+            timed.run();
+            final int c = buildFirst ? 1 : 0;
+            final int b = buildFirst ? 0 : 1;
+            build.close();
+            copy.close();
+            System.out.printf("CPU ns per frame through the sink (%s): main's copy %.1f best, %.1f median; " +
+                "build %.1f best, %.1f median; build / copy %.3f best, %.3f median (%d rounds; sink %d)%n",
+                buildFirst ? "build first" : "copy first", timed.best(c), timed.median(c), timed.best(b),
+                timed.median(b), timed.best(b) / timed.best(c), timed.median(b) / timed.median(c), rounds,
+                timed.sink() & 1);
+            System.out.printf("frames: copy %d, build %d; mbufs in use after both sinks closed, beyond before: " +
+                "%d%n", copy.transmitted(), build.transmitted(), pool.inUseCount() - inUse);
         }
     }
 
