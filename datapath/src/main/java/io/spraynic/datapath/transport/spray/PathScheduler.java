@@ -656,12 +656,13 @@ final class PathScheduler
     }
 
     // S7.4.1: how long after a packet was sent its ACK is due on a live path: the RTO's own estimate (S6.8)
-    // before the rtoMin clamp and the backoff, so that the packets still in flight are left where they are. A path with
-    // samples of its own is due by its own variation, as its RTO is: by the most variable sibling's, a dead path waits
-    // for that sibling's jitter before S6.8-3 finds it silent alone and leaves the late margin out (issue 14)
+    // before the rtoMin clamp and the backoff, so that the packets still in flight are left where they are. By the most
+    // variable sibling's variation, not the path's own: S6.8-3 leaves the late margin out once a sibling answers past
+    // this, and a path's own, smaller, variation did so for stalls the margin had learnt (more spurious timeouts in
+    // SprayFreshConnectionRtoTest), though it found a blackholed link sooner (benchmarks/RESULTS.md section 62)
     long ackExpectedWithinNanos(final int path)
     {
-        final long rttvar = rtt.hasSample(path) ? rtt.rttvarNanos(path) : Math.max(rtt.rttvarNanos(path), siblingRttvar);
+        final long rttvar = Math.max(rtt.rttvarNanos(path), siblingRttvar);
         return rtt.srttNanos(path, siblingSrtt) + Math.max(4 * rttvar, config.ackDelayNanos + config.rtoSlackNanos);
     }
 

@@ -463,7 +463,7 @@ class IpcConductorTest
             assertEquals(IpcFileDescriptor.HEADER_LENGTH, announcement.length);
             final org.agrona.concurrent.UnsafeBuffer h = new org.agrona.concurrent.UnsafeBuffer(announcement);
             assertEquals(IpcFileDescriptor.MAGIC, h.getInt(IpcFileDescriptor.MAGIC_OFFSET, IpcMessages.ORDER));
-            assertEquals(6, h.getInt(IpcFileDescriptor.VERSION_OFFSET, IpcMessages.ORDER));
+            assertEquals(7, h.getInt(IpcFileDescriptor.VERSION_OFFSET, IpcMessages.ORDER)); // I9.1: 7 in docs/IPC.md
             assertEquals(ProcessHandle.current().pid(), h.getLong(IpcFileDescriptor.PID_OFFSET, IpcMessages.ORDER));
             // the NIC maps none of its directory's files: /proc/self/maps names no file under DIR
             try (NicClient client = NicClient.connect(bed.dir, Duration.ofSeconds(5)))
@@ -513,20 +513,28 @@ class IpcConductorTest
             () -> NicClient.connect(dir, Duration.ofSeconds(5)));
         assertTrue(version.getMessage().contains("speaks IPC version " + (IpcFileDescriptor.VERSION + 1)), version.getMessage());
 
-        // a version-6 client meets a version-4 NIC (whose nic.ctl is its mapped control file): refused at once
+        // this client meets a version-4 NIC (whose nic.ctl is its mapped control file): refused at once
         future.putInt(IpcFileDescriptor.VERSION_OFFSET, 4, IpcMessages.ORDER);
         future.putLong(IpcFileDescriptor.HEARTBEAT_OFFSET, System.currentTimeMillis() + 60_000, IpcMessages.ORDER);
         Files.write(dir.resolve(IpcFileDescriptor.CONTROL_FILE), future.byteArray());
         final long start = System.nanoTime();
         final IllegalStateException older = assertThrows(IllegalStateException.class,
             () -> NicClient.connect(dir, Duration.ofSeconds(5)));
-        assertTrue(older.getMessage().contains("speaks IPC version 4, this client 6"), older.getMessage());
+        assertTrue(older.getMessage().contains("speaks IPC version 4, this client " + IpcFileDescriptor.VERSION), older.getMessage());
         // and a version-5 NIC (I9.9: a NIC without the IPv6 fields of CONNECT_QUEUE_PAIR and CONNECTION_READY)
         future.putInt(IpcFileDescriptor.VERSION_OFFSET, 5, IpcMessages.ORDER);
         Files.write(dir.resolve(IpcFileDescriptor.CONTROL_FILE), future.byteArray());
         final IllegalStateException previous = assertThrows(IllegalStateException.class,
             () -> NicClient.connect(dir, Duration.ofSeconds(5)));
-        assertTrue(previous.getMessage().contains("speaks IPC version 5, this client 6"), previous.getMessage());
+        assertTrue(previous.getMessage().contains("speaks IPC version 5, this client " + IpcFileDescriptor.VERSION),
+            previous.getMessage());
+        // and a version-6 NIC (I9.10: its START_CAPTURE is shorter and its capture memory another layout)
+        future.putInt(IpcFileDescriptor.VERSION_OFFSET, 6, IpcMessages.ORDER);
+        Files.write(dir.resolve(IpcFileDescriptor.CONTROL_FILE), future.byteArray());
+        final IllegalStateException six = assertThrows(IllegalStateException.class,
+            () -> NicClient.connect(dir, Duration.ofSeconds(5)));
+        assertTrue(six.getMessage().contains("speaks IPC version 6, this client " + IpcFileDescriptor.VERSION),
+            six.getMessage());
         assertTrue(System.nanoTime() - start < Duration.ofSeconds(4).toNanos(), "refused at once, not after waiting");
     }
 }

@@ -159,38 +159,6 @@ class PathSchedulerTest
     }
 
     @Test
-    void shouldDueASampledPathsAckByItsOwnVariationNotTheMostVariableSiblingsS741()
-    {
-        final PathScheduler scheduler = scheduler(3);
-        final SprayConfig config = new SprayConfig();
-        scheduler.rtt.onSample(0, 20_000);
-        scheduler.rtt.onSample(1, 20_000);
-        scheduler.rtt.onSample(1, 2_000_000); // a jittery sibling: rttvar 502.5 us
-        scheduler.refreshSiblingEstimates();
-        final long slack = config.ackDelayNanos + config.rtoSlackNanos;
-        assertEquals(20_000 + Math.max(4 * 10_000, slack), scheduler.ackExpectedWithinNanos(0),
-            "its own srtt and rttvar, as its RTO (S6.8): not 4 x the sibling's 502.5 us");
-        assertEquals(scheduler.rtt.srttNanos(1) + 4 * scheduler.rtt.rttvarNanos(1), scheduler.ackExpectedWithinNanos(1));
-        assertEquals(scheduler.siblingSrtt() + 4 * scheduler.rtt.rttvarNanos(1), scheduler.ackExpectedWithinNanos(2),
-            "a path without samples is still due by its slowest, most variable sibling's");
-
-        // S6.8-3: a silent path is timed without the late margin as soon as a sibling answers a packet sent after its
-        // own estimate said the ACK was due, however variable another sibling is
-        final PathScheduler margined = new PathScheduler(3, new SprayConfig().lateMarginMaxNanos(10_000_000),
-            new SplittableRandom(7), 1000, 50_000);
-        margined.rtt.onSample(0, 20_000);
-        margined.rtt.onSample(1, 20_000);
-        margined.rtt.onSample(2, 20_000);
-        margined.rtt.onSample(2, 2_000_000);
-        margined.refreshSiblingEstimates();
-        margined.sendWindows[0].send(1, 1_000_000);
-        margined.onSpuriousTimeout(1, 5_000_000);
-        final long withMargin = margined.rtoNanos(0);
-        margined.answered(1, 1_000_000 + 20_000 + Math.max(4 * 10_000, slack) + 1);
-        assertEquals(withMargin - margined.rtt.lateMarginNanos(), margined.rtoNanos(0), "silent alone");
-    }
-
-    @Test
     void shouldTakeEachAckOnceAndKnowWhoAnsweredS741()
     {
         final PathScheduler scheduler = scheduler(2);
