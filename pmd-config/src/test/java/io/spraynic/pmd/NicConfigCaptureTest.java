@@ -11,16 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class NicConfigCaptureTest
 {
-    private static final String PORTS = """
-        [[port]]
-        name = "ring0"
-        kind = "ring_pair"
-        peer = "ring1"
-        [[port]]
-        name = "ring1"
-        kind = "ring_pair"
-        peer = "ring0"
-        """;
+    private static final String PORTS = TwoRingPairs.PORTS;
 
     @Test
     void shouldReadShowAndWriteBackTheCaptureFile()
