@@ -61,7 +61,7 @@ final class ToyConnection
     /** Records an RTT sample of {@code path}'s packet sent at {@code sentAt} in the ring. */
     void recordRtt(final int path, final long sentAt, final long rtt)
     {
-        final int i = rttCount++ % RTT_HISTORY;
+        final int i = rttCount++ & (RTT_HISTORY - 1); // RTT_HISTORY is a power of two
         rttPath[i] = path;
         rttSentAt[i] = sentAt;
         rttNanos[i] = rtt;

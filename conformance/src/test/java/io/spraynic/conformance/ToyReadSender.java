@@ -179,7 +179,7 @@ final class ToyReadSender
      */
     private static long othersRtt(final ToyConnection c, final ToyPath path, final long from, final long to)
     {
-        final int n = Math.min(c.rttCount, ToyConnection.RTT_HISTORY);
+        final int n = c.rttCount < 0 ? ToyConnection.RTT_HISTORY : Math.min(c.rttCount, ToyConnection.RTT_HISTORY);
         final long[] values = new long[n];
         int m = 0;
         for (int i = 0; i < n; i++)
