@@ -22,7 +22,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * first test, their checks pass; with a {@link Fault} switched on, the check of that clause fails (and the run's
  * verdict is a MUST failure) while checks that do not depend on it still pass. Since session 17 the toy sprays over its
  * paths and re-paths on loss, so the sender's SHOULDs of S7.2-1 and S7.3-1 pass against it too, and fail against its
- * NO_SPRAY and NO_REPATH faults; it re-paths on RTT (S7.3-2) only with REPATH_RTT. The interop checks run against {@link ToyInitiator}. Loopback only,
+ * NO_SPRAY and NO_REPATH faults; since session 18 it re-paths on RTT (S7.3-2) too, and the check fails against its
+ * NO_REPATH_RTT. The interop checks run against {@link ToyInitiator}. Loopback only,
  * addresses unique to this JVM.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
@@ -59,11 +60,8 @@ class ConformanceSelfTest
         final Verdict rotation = report.result("multipath.port-rotation").verdict();
         assertTrue(rotation == Verdict.NOT_TESTED || rotation == Verdict.PASS, report::toText);
         // the toy sprays (S7.2-1), re-paths on loss (S7.3-1), leaves a failed path for the others (S7.4-1) and probes
-        // it back (S7.5-1); it does not re-path on RTT (S7.3-2) without REPATH_RTT
-        assertEquals(Verdict.FAIL, report.result("multipath.repath-rtt").verdict(), report::toText);
-        assertTrue(report.result("multipath.repath-rtt").reason().matches("the ACKs of path \\d kept source port .*"),
-            report::toText);
-        for (final String id : new String[]{"multipath.spread", "multipath.repath",
+        // it back (S7.5-1), and re-paths on RTT (S7.3-2)
+        for (final String id : new String[]{"multipath.spread", "multipath.repath", "multipath.repath-rtt",
             "multipath.dead-path", "multipath.probe-back", "timers.rto-backoff", "timers.spurious-undo",
             "timers.rto-floor"})
         {
@@ -93,10 +91,11 @@ class ConformanceSelfTest
     }
 
     /**
-     * The SHOULD the clean toy does not keep: S7.3-2 (it re-paths on RTT only with {@link Fault#REPATH_RTT}, whose
-     * judgement a loaded host sometimes misleads). It sprays (S7.2-1) and re-paths on loss (S7.3-1) since session 17.
+     * The SHOULDs the clean toy does not keep: none since session 18 (it re-paths on RTT, S7.3-2, judging a path's
+     * round trips against the other paths' of packets sent over the same time). It sprays (S7.2-1) and re-paths on
+     * loss (S7.3-1) since session 17.
      */
-    private static final Set<String> TOY_DOES_NOT_KEEP = Set.of("multipath.repath-rtt");
+    private static final Set<String> TOY_DOES_NOT_KEEP = Set.of();
 
     /** The checks the clean toy leaves untested, each with (a part of) its reason. */
     private static final Map<String, String> TOY_NOT_TESTED = Map.of(
@@ -215,7 +214,7 @@ class ConformanceSelfTest
         final CheckResult window = ignoring.result("cc.ce-window");
         assertEquals(Verdict.FAIL, window.verdict(), ignoring::toText);
         assertEquals("S8.2-1", window.clause());
-        // 24 against 18 (16, 17, 18, ... 24 packets a round), other numbers where a loaded host split a round in two
+        // 26 against 20 (16, 17, 18, ... 26 packets a round), other numbers where a loaded host split a round in two
         assertTrue(window.reason().matches("after 7 round trips with every packet echoed CE the path still had " +
             "\\d+ packets outstanding, against \\d+ before .*"), window.reason());
         assertEquals(Verdict.PASS, ignoring.result("ecn.ce-echo").verdict(), ignoring::toText);
@@ -239,7 +238,7 @@ class ConformanceSelfTest
         final ConformanceReport ignoring = runAgainst(16, null, EnumSet.of(Fault.SLOW, Fault.IGNORE_CE), Set.of("ecn"));
         final CheckResult window = ignoring.result("cc.ce-window");
         assertEquals(Verdict.FAIL, window.verdict(), ignoring::toText);
-        // measured at the first try, no round empty (16, 17, ... 24 packets, unless a loaded host split one)
+        // measured at the first try, no round empty (16, 17, ... 26 packets, unless a loaded host split one)
         assertTrue(window.reason().contains("still had") && !window.reason().contains("not comparable") &&
             !window.reason().matches(".*packets per round: \\[([0-9]+, )*0[],].*"), window.reason());
     }
@@ -289,13 +288,14 @@ class ConformanceSelfTest
     }
 
     /**
-     * S7.3-2 passes against a toy that moves a path's data and ACKs to a new port once its RTT exceeds 3 x its
-     * siblings' (REPATH_RTT), and fails against the clean toy (the first test), which does not.
+     * S7.3-2 passes against the toy, which moves a path's data and ACKs to a new port once its RTT exceeds 3 x its
+     * siblings' over the same time (and none of the paths whose ACKs come at once, which a loaded host's stalls slow
+     * as well: judged against the siblings' latest samples, the toy moved one of those in about one run in three).
      */
     @Test
     void shouldPassTheRttRepathClauseAgainstAToyThatRepathsOnRtt() throws Exception
     {
-        final ConformanceReport report = runAgainst(43, null, EnumSet.of(Fault.REPATH_RTT), Set.of("multipath"));
+        final ConformanceReport report = runAgainst(43, null, EnumSet.noneOf(Fault.class), Set.of("multipath"));
         final CheckResult rtt = report.result("multipath.repath-rtt");
         assertEquals(Verdict.PASS, rtt.verdict(), report::toText);
         assertEquals("S7.3-2", rtt.clause());
@@ -307,6 +307,17 @@ class ConformanceSelfTest
         assertTrue(report.toJson().contains("\"verdict\":\"PASS\",\"reason\":" + ConformanceReport.quote(rtt.reason())),
             report::toJson);
         assertTrue(report.toJunitXml().contains("<system-out>path "), report::toJunitXml);
+    }
+
+    /** S7.3-2 fails against a toy that never re-paths on RTT (NO_REPATH_RTT): the slow path kept its port. */
+    @Test
+    void shouldFailTheRttRepathClauseAgainstAToyThatKeepsASlowPath() throws Exception
+    {
+        final ConformanceReport report = runAgainst(44, null, EnumSet.of(Fault.NO_REPATH_RTT), Set.of("multipath"));
+        final CheckResult rtt = report.result("multipath.repath-rtt");
+        assertEquals(Verdict.FAIL, rtt.verdict(), report::toText);
+        assertTrue(rtt.reason().matches("the ACKs of path \\d kept source port .*"), rtt.reason());
+        assertTrue(!report.mustFailed(), report::toText);
     }
 
     /**
@@ -334,21 +345,25 @@ class ConformanceSelfTest
     @Test
     void shouldJudgeTheWindowRoundsOnlyWhenComparable() throws Exception
     {
-        final int[] restarted = {0, 15, 0, 15, 0, 16, 15, 0, 15};
+        final int[] restarted = {0, 15, 0, 15, 0, 16, 15, 0, 15, 14, 0};
         final Checks.NotTested notTested = org.junit.jupiter.api.Assertions.assertThrows(Checks.NotTested.class,
             () -> TransportChecks.judgeWindows(new TransportChecks.Rounds(restarted, "a RESYNC probe")));
         assertTrue(notTested.getMessage().contains("a RESYNC probe"), notTested.getMessage());
-        assertNull(TransportChecks.judgeWindows(new TransportChecks.Rounds(new int[]{16, 17, 18, 17, 16, 14, 13, 11, 9},
-            null)));
-        // an unmarked round split in two (seen on a loaded veth): the first marked round, sent before any CE echo
+        assertNull(TransportChecks.judgeWindows(new TransportChecks.Rounds(
+            new int[]{16, 17, 18, 19, 20, 19, 18, 16, 14, 12, 10}, null)));
+        // unmarked rounds split in two (seen on a loaded veth): the first marked round, sent before any CE echo
         // arrived, still shows the window before
-        assertNull(TransportChecks.judgeWindows(new TransportChecks.Rounds(new int[]{11, 4, 18, 17, 13, 15, 13, 11, 9},
-            null)));
+        assertNull(TransportChecks.judgeWindows(new TransportChecks.Rounds(
+            new int[]{11, 4, 9, 7, 20, 19, 17, 15, 13, 11, 9}, null)));
+        // three cut rounds in a row, as in the veth run of session 17 that failed with two unmarked rounds (11, 9,
+        // 7: then the whole reference) and the last marked round cut too: the rounds after them still show the window
+        assertNull(TransportChecks.judgeWindows(new TransportChecks.Rounds(
+            new int[]{11, 9, 7, 16, 18, 17, 15, 13, 11, 9, 2}, null)));
         final String split = TransportChecks.judgeWindows(new TransportChecks.Rounds(
-            new int[]{16, 17, 18, 19, 20, 21, 22, 23, 11}, null));
-        assertTrue(null != split && split.contains("still had 23 packets outstanding, against 18"), split);
+            new int[]{16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 11}, null));
+        assertTrue(null != split && split.contains("still had 25 packets outstanding, against 20"), split);
         final String over = TransportChecks.judgeWindows(new TransportChecks.Rounds(
-            new int[]{16, 300, 0, 0, 0, 0, 0, 0, 0}, "a RESYNC probe"));
+            new int[]{16, 300, 0, 0, 0, 0, 0, 0, 0, 0, 0}, "a RESYNC probe"));
         assertTrue(null != over && over.contains("300 packets outstanding in one round"), over);
     }
 

@@ -51,6 +51,21 @@ final class ToyConnection
     long nextSendAt;
     /** With {@link ToyResponder.Fault#SLOW}: when the held READ_RESPONSEs may go. */
     long answerAt;
+    /** S7.3-2: the connection's latest RTT samples, every path's (a ring): path, when the packet went, its RTT. */
+    static final int RTT_HISTORY = 1024;
+    final int[] rttPath = new int[RTT_HISTORY];
+    final long[] rttSentAt = new long[RTT_HISTORY];
+    final long[] rttNanos = new long[RTT_HISTORY];
+    int rttCount;
+
+    /** Records an RTT sample of {@code path}'s packet sent at {@code sentAt} in the ring. */
+    void recordRtt(final int path, final long sentAt, final long rtt)
+    {
+        final int i = rttCount++ & (RTT_HISTORY - 1); // RTT_HISTORY is a power of two
+        rttPath[i] = path;
+        rttSentAt[i] = sentAt;
+        rttNanos[i] = rtt;
+    }
 
     /**
      * S12.7: whether a packet of (stream, msn) may create message state: its MSN is below the stream's next to

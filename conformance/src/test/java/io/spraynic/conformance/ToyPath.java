@@ -68,8 +68,10 @@ final class ToyPath
     final long[] roundSamples = new long[ToyReadSender.RTT_ROUND];
     int roundCount;
     long roundRttNanos = -1;
-    /** The latest RTT sample, and the rounds in a row judged slow. */
-    long lastRttNanos;
+    /** When the packets of the current round's samples were sent: the first and the last (System.nanoTime()). */
+    long roundFirstSent;
+    long roundLastSent;
+    /** The rounds judged slow in a row. */
     int slowRounds;
 
     ToyPath(final int index, final int firstPsn, final UdpLink link)
@@ -93,7 +95,6 @@ final class ToyPath
         sampleLost.clear();
         roundCount = 0;
         roundRttNanos = -1;
-        lastRttNanos = 0;
         slowRounds = 0;
         rtoSampled = false;
         rtoSrtt = 0;

@@ -15,7 +15,7 @@ import static io.spraynic.conformance.ToyResponder.SLOW_NANOS;
  * window (S8.2) of each path and pacing (S8.4), what an ACK shows missing sent again (S6.5, S6.6), stale ACKs ignored
  * (S5.1-2), each path's RTO (S6.8), a path that fails after {@link ToyResponder#FAIL_AFTER_TIMEOUTS} timeouts left for
  * the others (S7.4) and probed back with RESYNC (S7.5), a path moved to another of the toy's source ports on
- * loss (S7.3-1) or, with {@link Fault#REPATH_RTT}, on RTT (S7.3-2), and the ports it rotates (S7.7) with its faults.
+ * loss (S7.3-1) or on RTT (S7.3-2), and the ports it rotates (S7.7) with its faults.
  */
 final class ToyReadSender
 {
@@ -169,34 +169,40 @@ final class ToyReadSender
     }
 
     /**
-     * @return the largest of the latest RTT samples of the connection's other live paths (0: none has one): the toy
-     * judges against the slowest of them, not their median, so that a path slowed with the whole host is not moved.
+     * @return the median RTT of the packets the connection's other live paths sent between {@code from} and {@code
+     * to} (System.nanoTime()), -1 when fewer than a quarter round of them were acknowledged: the round trips the
+     * path's own round is judged against (S7.3-2). Packets sent at the same time cross the same queues of both hosts
+     * (the peer's socket is one FIFO for every path), so a stall or backlog of either host (on a loaded host: 120 ms
+     * round trips on a path the suite did not slow, 32 packets sent within 0.2 ms and acknowledged together, against
+     * a slowed path's latest 28 ms) lengthens their round trips as much as the path's, and only a slower route
+     * stands out.
      */
-    private static double othersLastRtt(final ToyConnection c, final ToyPath path)
+    private static long othersRtt(final ToyConnection c, final ToyPath path, final long from, final long to)
     {
-        final long[] values = new long[c.sendPaths.length];
-        int n = 0;
-        for (final ToyPath q : c.sendPaths)
+        final int n = c.rttCount < 0 ? ToyConnection.RTT_HISTORY : Math.min(c.rttCount, ToyConnection.RTT_HISTORY);
+        final long[] values = new long[n];
+        int m = 0;
+        for (int i = 0; i < n; i++)
         {
-            if (q != path && !q.failed && q.lastRttNanos > 0)
+            final int q = c.rttPath[i];
+            if (q != path.index && !c.sendPaths[q].failed && c.rttSentAt[i] - from >= 0 && to - c.rttSentAt[i] >= 0)
             {
-                values[n++] = q.lastRttNanos;
+                values[m++] = c.rttNanos[i];
             }
         }
-        if (n == 0)
+        if (m < RTT_ROUND / 4)
         {
-            return 0;
+            return -1;
         }
-        Arrays.sort(values, 0, n);
-        return values[n - 1];
+        Arrays.sort(values, 0, m);
+        return values[m / 2];
     }
 
     /**
      * An RTT sample of a packet acknowledged without having gone again (Karn), for the RTO (S6.8.1) and for S7.3-2:
-     * at the end of each {@link #RTT_ROUND} samples of the path, their median is judged against 3 x the largest of
-     * the other live paths' latest samples (what their round trips are now: on a loaded host the whole machine slows
-     * at times, and a sibling's round of long ago said nothing of it), and two such rounds in a row move it to the
-     * other port.
+     * at the end of each {@link #RTT_ROUND} samples of the path, their median is judged against 3 x the median of
+     * the other live paths' round trips of packets sent over the same time ({@link #othersRtt}; a round they sent
+     * too little in is not judged), and two rounds judged slow in a row move it to the next spare port.
      */
     private void sampleRtt(final ToyConnection c, final ToyPath path, final int psn, final long now)
     {
@@ -219,7 +225,9 @@ final class ToyReadSender
             path.rtoSampled = true;
         }
         path.backoff = 0;
-        path.lastRttNanos = rtt;
+        c.recordRtt(path.index, sent, rtt);
+        path.roundFirstSent = path.roundCount == 0 ? sent : Math.min(path.roundFirstSent, sent);
+        path.roundLastSent = path.roundCount == 0 ? sent : Math.max(path.roundLastSent, sent);
         path.roundSamples[path.roundCount++] = rtt;
         if (path.roundCount < RTT_ROUND)
         {
@@ -229,9 +237,12 @@ final class ToyReadSender
         Arrays.sort(round);
         path.roundRttNanos = round[RTT_ROUND / 2];
         path.roundCount = 0;
-        final double others = othersLastRtt(c, path);
-        path.slowRounds = others > 0 && path.roundRttNanos > REPATH_RTT_FACTOR * others ? path.slowRounds + 1 : 0;
-        if (faults.contains(Fault.REPATH_RTT) && path.slowRounds >= 2)
+        final long others = othersRtt(c, path, path.roundFirstSent, path.roundLastSent);
+        if (others >= 0)
+        {
+            path.slowRounds = path.roundRttNanos > REPATH_RTT_FACTOR * others ? path.slowRounds + 1 : 0;
+        }
+        if (!faults.contains(Fault.NO_REPATH_RTT) && path.slowRounds >= 2)
         {
             repath(path);
         }

@@ -82,13 +82,12 @@ final class ToyResponder implements AutoCloseable
          */
         NO_REPATH,
         /**
-         * Not a fault: S7.3-2 re-pathing. At the end of each 32 RTT samples of a path, their median above 3 x the
-         * largest of the other paths' latest samples, two rounds in a row, moves its data and control packets to the
-         * next of the toy's spare ports; the other paths stay. Without it the toy does not re-path on RTT (a SHOULD
-         * it leaves unkept by default: under a load of 10-15 on 2 cores its judgement moved, in about one run of
-         * three, a path the suite did not slow as well).
+         * S7.3-2: no re-pathing on RTT (the toy before session 18). Without this fault, at the end of each 32 RTT
+         * samples of a path, their median above 3 x the median round trip of the packets the other paths sent over
+         * the same time, two rounds in a row, moves its data and control packets to the next of the toy's spare
+         * ports; the other paths stay.
          */
-        REPATH_RTT,
+        NO_REPATH_RTT,
         /** S7.2-1: a READ's responses go on one path at a time (the first that has not failed), never sprayed. */
         NO_SPRAY,
         /** S2.5-2: READ responses go with SETH flag bit 7, which is reserved, set. */
