@@ -108,9 +108,15 @@ final class DataReceiver
             (payloadLength < mtu && offset + payloadLength != messageLength && messageKind != READ) ||
             (messageKind == READ && payloadLength != 0))
         {
+            if (!frames.fromPeer(frame, -1))
+            {
+                connection.refused(SprayCounters.ADDRESS_MISMATCHES); // S12.5 outranks S4.3, as before its split
+                return;
+            }
             engine.counters().increment(SprayCounters.MALFORMED); // S4.3 violated: nothing is placed (S9.5)
             return;
         }
+        // S12.5: a path's packets use its plane (the connection's any-plane check is left to this one)
         if (!frames.fromPeer(frame, SprayFrames.planeOf(path, planes)))
         {
             connection.refused(SprayCounters.ADDRESS_MISMATCHES); // S12.5: a path's packets use its plane

@@ -282,6 +282,13 @@ public final class SprayConnection
     // anything is read from it; data packets are checked by their message tag once their SETH is validated
     void onFrame(final RoceFrame frame, final long now)
     {
+        if (SprayOpcodes.isData(frame.opcode()))
+        {
+            // issue 13: a data packet's source is checked once, against its path's plane, which implies this
+            // any-plane check (S12.5); DataReceiver counts the two refusals as this order did
+            receiver.onDataPacket(frame, now);
+            return;
+        }
         if (!frames.fromPeer(frame, -1))
         {
             refused(SprayCounters.ADDRESS_MISMATCHES);
@@ -297,9 +304,6 @@ public final class SprayConnection
             case SprayOpcodes.NACK -> onNackPacket(frame, now);
             case SprayOpcodes.QUERY -> onQueryPacket(frame, now);
             case SprayOpcodes.PROBE -> receiver.onProbePacket(frame, now);
-            case SprayOpcodes.WRITE, SprayOpcodes.WRITE_WITH_IMMEDIATE, SprayOpcodes.SEND,
-                SprayOpcodes.SEND_WITH_IMMEDIATE, SprayOpcodes.READ_REQUEST, SprayOpcodes.READ_RESPONSE ->
-                receiver.onDataPacket(frame, now);
             case SprayOpcodes.CLOSE ->
             {
                 control.sendOwedAcks(); // S6.4-2: what arrived before the CLOSE is acknowledged before it is answered
