@@ -279,7 +279,8 @@ public final class SprayConnection
     }
 
     // S12.5, S12.3: a packet from elsewhere than the peer, or a control packet whose tag fails, is dropped before
-    // anything is read from it; data packets are checked by their message tag once their SETH is validated
+    // anything of it is used; data packets are checked by their message tag once their SETH is validated (their
+    // source, against their path's plane, in DataReceiver: only the SETH's fields are read before, to change nothing)
     void onFrame(final RoceFrame frame, final long now)
     {
         if (SprayOpcodes.isData(frame.opcode()))
