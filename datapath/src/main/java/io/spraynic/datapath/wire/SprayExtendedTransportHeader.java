@@ -54,6 +54,58 @@ public final class SprayExtendedTransportHeader
     {
     }
 
+    /**
+     * Issue 13: the receiver reads the header's first 16 bytes in two big-endian reads, {@link #firstWord} (path,
+     * flags, stream, MSN) and {@link #secondWord} (message offset and length), and takes the fields out of them with
+     * the {@code ...Of} methods below: two bounds-checked reads where the field accessors made six.
+     */
+    public static long firstWord(final MemorySegment s, final long o)
+    {
+        return Wire.i64(s, o + PATH_OFFSET);
+    }
+
+    /** @return the header's bytes 8-15: message offset and message length (see {@link #firstWord}). */
+    public static long secondWord(final MemorySegment s, final long o)
+    {
+        return Wire.i64(s, o + MESSAGE_OFFSET_OFFSET);
+    }
+
+    /** @return {@link #path} of the header whose {@link #firstWord} is {@code first}. */
+    public static int pathOf(final long first)
+    {
+        return Wire.u8Of(first, PATH_OFFSET);
+    }
+
+    /** @return {@link #attempt} of the header whose {@link #firstWord} is {@code first}. */
+    public static int attemptOf(final long first)
+    {
+        return (Wire.u8Of(first, FLAGS_OFFSET) >>> ATTEMPT_SHIFT) & ATTEMPT_MASK;
+    }
+
+    /** @return {@link #stream} of the header whose {@link #firstWord} is {@code first}. */
+    public static int streamOf(final long first)
+    {
+        return Wire.u16Of(first, STREAM_OFFSET);
+    }
+
+    /** @return {@link #msn} of the header whose {@link #firstWord} is {@code first}. */
+    public static int msnOf(final long first)
+    {
+        return Wire.i32Of(first, MSN_OFFSET);
+    }
+
+    /** @return {@link #messageOffset} of the header whose {@link #secondWord} is {@code second}. */
+    public static int messageOffsetOf(final long second)
+    {
+        return Wire.i32Of(second, MESSAGE_OFFSET_OFFSET - MESSAGE_OFFSET_OFFSET);
+    }
+
+    /** @return {@link #messageLength} of the header whose {@link #secondWord} is {@code second}. */
+    public static int messageLengthOf(final long second)
+    {
+        return Wire.i32Of(second, MESSAGE_LENGTH_OFFSET - MESSAGE_OFFSET_OFFSET);
+    }
+
     public static int path(final MemorySegment s, final long o)
     {
         return Wire.u8(s, o + PATH_OFFSET);

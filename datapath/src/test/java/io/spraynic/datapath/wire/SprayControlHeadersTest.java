@@ -136,6 +136,29 @@ class SprayControlHeadersTest
         }
     }
 
+    /** Issue 13: the receiver's two wide reads of the SETH give each field its accessor gives. */
+    @Test
+    void theSethReadInTwoWordsGivesTheFieldsOfItsAccessors()
+    {
+        final java.util.SplittableRandom random = new java.util.SplittableRandom(13);
+        for (int round = 0; round < 10_000; round++)
+        {
+            s.fill((byte)random.nextInt());
+            SprayExtendedTransportHeader.write(s, AT, random.nextInt(), random.nextInt(), random.nextInt(),
+                random.nextInt(), random.nextInt(), random.nextInt(), random.nextInt(), random.nextLong());
+            final long first = SprayExtendedTransportHeader.firstWord(s, AT);
+            final long second = SprayExtendedTransportHeader.secondWord(s, AT);
+            assertEquals(SprayExtendedTransportHeader.path(s, AT), SprayExtendedTransportHeader.pathOf(first));
+            assertEquals(SprayExtendedTransportHeader.attempt(s, AT), SprayExtendedTransportHeader.attemptOf(first));
+            assertEquals(SprayExtendedTransportHeader.stream(s, AT), SprayExtendedTransportHeader.streamOf(first));
+            assertEquals(SprayExtendedTransportHeader.msn(s, AT), SprayExtendedTransportHeader.msnOf(first));
+            assertEquals(SprayExtendedTransportHeader.messageOffset(s, AT),
+                SprayExtendedTransportHeader.messageOffsetOf(second));
+            assertEquals(SprayExtendedTransportHeader.messageLength(s, AT),
+                SprayExtendedTransportHeader.messageLengthOf(second));
+        }
+    }
+
     @Test
     void shouldCarryTheAttemptInSethFlagBits2To4AndOrderAttemptsModulo8S933()
     {

@@ -95,11 +95,14 @@ final class DataReceiver
     {
         final MemorySegment buffer = frame.segment();
         final long seth = frame.customHeaderOffset();
-        final int path = SprayExtendedTransportHeader.path(buffer, seth);
-        final int streamId = SprayExtendedTransportHeader.stream(buffer, seth);
-        final int msn = SprayExtendedTransportHeader.msn(buffer, seth);
-        final int offset = SprayExtendedTransportHeader.messageOffset(buffer, seth);
-        final int messageLength = SprayExtendedTransportHeader.messageLength(buffer, seth);
+        // the parser checked that the SETH lies in the packet: its fields come from two wide reads
+        final long first = SprayExtendedTransportHeader.firstWord(buffer, seth);
+        final long second = SprayExtendedTransportHeader.secondWord(buffer, seth);
+        final int path = SprayExtendedTransportHeader.pathOf(first);
+        final int streamId = SprayExtendedTransportHeader.streamOf(first);
+        final int msn = SprayExtendedTransportHeader.msnOf(first);
+        final int offset = SprayExtendedTransportHeader.messageOffsetOf(second);
+        final int messageLength = SprayExtendedTransportHeader.messageLengthOf(second);
         final int payloadLength = frame.payloadLength();
         final int opcode = frame.opcode();
         final byte messageKind = (byte)(opcode - SprayOpcodes.WRITE);
@@ -108,9 +111,15 @@ final class DataReceiver
             (payloadLength < mtu && offset + payloadLength != messageLength && messageKind != READ) ||
             (messageKind == READ && payloadLength != 0))
         {
+            if (!frames.fromPeer(frame, -1))
+            {
+                connection.refused(SprayCounters.ADDRESS_MISMATCHES); // S12.5 outranks S4.3, as before its split
+                return;
+            }
             engine.counters().increment(SprayCounters.MALFORMED); // S4.3 violated: nothing is placed (S9.5)
             return;
         }
+        // S12.5: a path's packets use its plane (the connection's any-plane check is left to this one)
         if (!frames.fromPeer(frame, SprayFrames.planeOf(path, planes)))
         {
             connection.refused(SprayCounters.ADDRESS_MISMATCHES); // S12.5: a path's packets use its plane
@@ -126,7 +135,7 @@ final class DataReceiver
         // is dropped unseen, and the sender recovers it as a loss (tables borrowed only for an authentic packet);
         // with a record but no room the path layer accepts it and its attempt is refused, RNR (S10.2)
         final int room = tables.borrow() ? roomFor(messageKind, streamId, msn, key, offset >> mtuShift,
-            SprayExtendedTransportHeader.attempt(buffer, seth)) : InboundMessages.NO_ROOM;
+            SprayExtendedTransportHeader.attemptOf(first)) : InboundMessages.NO_ROOM;
         if (room == InboundMessages.NO_ROOM)
         {
             counters.increment(SprayCounters.NO_RESOURCES);

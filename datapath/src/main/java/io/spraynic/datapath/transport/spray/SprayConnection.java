@@ -279,9 +279,17 @@ public final class SprayConnection
     }
 
     // S12.5, S12.3: a packet from elsewhere than the peer, or a control packet whose tag fails, is dropped before
-    // anything is read from it; data packets are checked by their message tag once their SETH is validated
+    // anything of it is used; data packets are checked by their message tag once their SETH is validated (their
+    // source, against their path's plane, in DataReceiver: only the SETH's fields are read before, to change nothing)
     void onFrame(final RoceFrame frame, final long now)
     {
+        if (SprayOpcodes.isData(frame.opcode()))
+        {
+            // issue 13: a data packet's source is checked once, against its path's plane, which implies this
+            // any-plane check (S12.5); DataReceiver counts the two refusals as this order did
+            receiver.onDataPacket(frame, now);
+            return;
+        }
         if (!frames.fromPeer(frame, -1))
         {
             refused(SprayCounters.ADDRESS_MISMATCHES);
@@ -297,9 +305,6 @@ public final class SprayConnection
             case SprayOpcodes.NACK -> onNackPacket(frame, now);
             case SprayOpcodes.QUERY -> onQueryPacket(frame, now);
             case SprayOpcodes.PROBE -> receiver.onProbePacket(frame, now);
-            case SprayOpcodes.WRITE, SprayOpcodes.WRITE_WITH_IMMEDIATE, SprayOpcodes.SEND,
-                SprayOpcodes.SEND_WITH_IMMEDIATE, SprayOpcodes.READ_REQUEST, SprayOpcodes.READ_RESPONSE ->
-                receiver.onDataPacket(frame, now);
             case SprayOpcodes.CLOSE ->
             {
                 control.sendOwedAcks(); // S6.4-2: what arrived before the CLOSE is acknowledged before it is answered

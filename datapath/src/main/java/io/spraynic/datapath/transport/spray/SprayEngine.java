@@ -41,6 +41,10 @@ public final class SprayEngine
     private final PathScheduler.Shared pathSchedulers;
     private final SecureRandom secrets;
     private final Int2ObjectHashMap<SprayConnection> byCid = new Int2ObjectHashMap<>();
+    // issue 13: the connection the last frame named, and its CID: a burst's frames mostly name one connection, so
+    // they skip the map's hash and probe. Exactly the map's answer: set from it, cleared when the map forgets it
+    private SprayConnection lastFound;
+    private int lastFoundCid;
     private final SprayConnection[] slots;
     /**
      * With {@link SprayConfig#idleTickNanos}: the connections ticked on every tick (those with tables, or with work:
@@ -317,6 +321,10 @@ public final class SprayEngine
         if (byCid.get(connection.localCid()) == connection)
         {
             byCid.remove(connection.localCid());
+            if (lastFound == connection)
+            {
+                lastFound = null;
+            }
             final PacketAuthenticator auth = connection.authenticator();
             closedCids.add(connection.localCid(), lastTickNanos, connection.remoteCid(), auth.sendKey0(), auth.sendKey1(),
                 auth.receiveKey0(), auth.receiveKey1());
@@ -364,7 +372,7 @@ public final class SprayEngine
             handshake.onRetryOrReject(frame, nowNanos); // answers to this engine's CONNECTs only: no connection's
             return;
         }
-        final SprayConnection c = byCid.get(frame.destQp());
+        final SprayConnection c = connectionOf(frame.destQp());
         if (null == c || c.isClosed())
         {
             if (frame.opcode() == SprayOpcodes.CLOSE)
@@ -377,6 +385,23 @@ public final class SprayEngine
         }
         markHot(c);
         c.onFrame(frame, nowNanos);
+    }
+
+    // the map's connection of a frame's destination CID, the last one found answering again without the map
+    private SprayConnection connectionOf(final int cid)
+    {
+        final SprayConnection last = lastFound;
+        if (null != last && cid == lastFoundCid)
+        {
+            return last;
+        }
+        final SprayConnection found = byCid.get(cid);
+        if (null != found)
+        {
+            lastFound = found;
+            lastFoundCid = cid;
+        }
+        return found;
     }
 
     /**

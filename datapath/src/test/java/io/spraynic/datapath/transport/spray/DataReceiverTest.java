@@ -8,11 +8,13 @@ import io.spraynic.datapath.verbs.WorkCompletionStatus;
 import io.spraynic.datapath.verbs.WorkRequestOpcode;
 import io.spraynic.datapath.wire.BaseTransportHeader;
 import io.spraynic.datapath.wire.FrameClass;
+import io.spraynic.datapath.wire.Ipv4Header;
 import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.datapath.wire.RoceFrame;
 import io.spraynic.datapath.wire.RoceParser;
 import io.spraynic.datapath.wire.SprayExtendedTransportHeader;
 import io.spraynic.datapath.wire.SprayOpcodes;
+import io.spraynic.datapath.wire.Wire;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -115,6 +117,46 @@ class DataReceiverTest
         assertEquals(malformed + 4, bed.engineB.counters().get(SprayCounters.MALFORMED));
         assertEquals(rx, b(SprayCounters.RX_PACKETS), "the path layer saw none of them");
         assertTrue(nothingPlaced());
+    }
+
+    /**
+     * S12.5 through the connection's dispatch: a data packet's source is checked once, against its path's plane
+     * (issue 13), and a packet from elsewhere is refused as such even when its SETH is malformed too, as when the
+     * connection checked every packet against the peer's planes first.
+     */
+    @Test
+    void shouldRefuseDataPacketsFromElsewhereThanTheirPathsPlaneS125()
+    {
+        final long rx = b(SprayCounters.RX_PACKETS);
+        final long mismatches = b(SprayCounters.ADDRESS_MISMATCHES);
+        final long malformed = bed.engineB.counters().get(SprayCounters.MALFORMED);
+        final long ip = replay(f -> { }).ipOffset();
+        // the source's two halves swapped: no address of the peer's, and the IPv4 checksum still holds
+        final Consumer<MemorySegment> elsewhere = f -> f.set(Wire.INT_BE, ip + Ipv4Header.SOURCE_ADDRESS_OFFSET,
+            Integer.rotateLeft(f.get(Wire.INT_BE, ip + Ipv4Header.SOURCE_ADDRESS_OFFSET), 16));
+        bed.b.onFrame(replay(elsewhere), bed.now);
+        bed.b.onFrame(replay(elsewhere.andThen(f -> SprayExtendedTransportHeader.path(f, SETH, 200))), bed.now);
+        // the peer's address, but on the other plane than the path's (plane p is 10.0.p.1 here)
+        bed.b.onFrame(replay(f ->
+        {
+            final long source = ip + Ipv4Header.SOURCE_ADDRESS_OFFSET;
+            f.set(Wire.INT_BE, source, f.get(Wire.INT_BE, source) ^ (1 << 8));
+            f.set(Wire.SHORT_BE, ip + Ipv4Header.CHECKSUM_OFFSET, (short)0);
+            int sum = 0;
+            for (int k = 0; k < Ipv4Header.LENGTH; k += 2)
+            {
+                sum += f.get(Wire.SHORT_BE, ip + k) & 0xFFFF;
+            }
+            sum = (sum & 0xFFFF) + (sum >>> 16);
+            f.set(Wire.SHORT_BE, ip + Ipv4Header.CHECKSUM_OFFSET, (short)~((sum & 0xFFFF) + (sum >>> 16)));
+        }), bed.now);
+        assertEquals(mismatches + 3, b(SprayCounters.ADDRESS_MISMATCHES), "each counted as from elsewhere");
+        assertEquals(malformed, bed.engineB.counters().get(SprayCounters.MALFORMED), "S12.5 before S4.3");
+        assertEquals(rx, b(SprayCounters.RX_PACKETS), "the path layer saw none of them");
+        assertTrue(nothingPlaced());
+        bed.b.onFrame(replay(f -> SprayExtendedTransportHeader.path(f, SETH, 200)), bed.now); // from the peer
+        assertEquals(malformed + 1, bed.engineB.counters().get(SprayCounters.MALFORMED));
+        assertEquals(mismatches + 3, b(SprayCounters.ADDRESS_MISMATCHES));
     }
 
     @Test

@@ -125,6 +125,50 @@ class SprayTeardownTest
         }
     }
 
+    /**
+     * A connection opened again on a CID whose connection was closed and forgotten (S9.2) gets that CID's packets:
+     * the engine's last-found connection (issue 13: a burst's frames skip the CID map) is the map's answer, so it is
+     * dropped when the map forgets the connection (else the closed one would keep them: UNKNOWN_CONNECTION).
+     */
+    @Test
+    void shouldDeliverToAConnectionOpenedAgainOnAClosedCidS92()
+    {
+        final SprayTestBed.Options options = new SprayTestBed.Options();
+        options.connectionTimeoutNanos = 1_000_000;
+        try (SprayTestBed bed = new SprayTestBed(options))
+        {
+            final MemoryRegion src = bed.region(bed.pdA, SIZE, AccessFlags.NONE, 5);
+            final MemoryRegion dst = bed.region(bed.pdB, SIZE, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE, 0);
+            final SendWorkRequest wr = new SendWorkRequest();
+            assertEquals(PostResult.OK, bed.a.postSend(0, wr.reset().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
+                .local(src, src.address(), 100).remote(dst.address(), dst.rkey())));
+            assertEquals(WorkCompletionStatus.SUCCESS, bed.sendCompletionsA(1).get(0).status()); // both CIDs found
+            bed.engineA.close(bed.a, bed.now);
+            bed.runUntil(() -> bed.a.isClosed() && bed.b.isClosed(), 20_000);
+            final long closedAt = bed.now;
+            bed.runUntil(() -> bed.now - closedAt >= 2_000_000, 10_000);
+            final SprayConnection a = bed.engineA.open(new SprayConnectionConfig()
+                .cids(SprayTestBed.CID_A, SprayTestBed.CID_B).paths(8).mtu(4096).streams(4).initialPsns(0x1000, 0x2000)
+                .completionQueues(bed.sendCqA, bed.receiveCqA)
+                .remote(0, SprayTestBed.ip(0, 2), SprayTestBed.mac(0, 2)).remote(1, SprayTestBed.ip(1, 2), SprayTestBed.mac(1, 2))
+                .keysFromCids());
+            final SprayConnection b = bed.engineB.open(new SprayConnectionConfig()
+                .cids(SprayTestBed.CID_B, SprayTestBed.CID_A).paths(8).mtu(4096).streams(4).initialPsns(0x2000, 0x1000)
+                .completionQueues(bed.sendCqB, bed.receiveCqB)
+                .remote(0, SprayTestBed.ip(0, 1), SprayTestBed.mac(0, 1)).remote(1, SprayTestBed.ip(1, 1), SprayTestBed.mac(1, 1))
+                .keysFromCids());
+            final long unknownA = bed.engineA.counters().get(SprayCounters.UNKNOWN_CONNECTION);
+            final long unknownB = bed.engineB.counters().get(SprayCounters.UNKNOWN_CONNECTION);
+            assertEquals(PostResult.OK, a.postSend(0, wr.reset().wrId(2).opcode(WorkRequestOpcode.RDMA_WRITE)
+                .local(src, src.address() + 100, 100).remote(dst.address() + 100, dst.rkey())));
+            bed.runUntil(() -> a.counters().get(SprayCounters.MESSAGES_SENT) == 1, 20_000);
+            assertEquals(1, b.counters().get(SprayCounters.RX_PACKETS), "the new connection took the packet");
+            assertEquals(-1L, src.segment().asSlice(0, 200).mismatch(dst.segment().asSlice(0, 200)));
+            assertEquals(unknownB, bed.engineB.counters().get(SprayCounters.UNKNOWN_CONNECTION));
+            assertEquals(unknownA, bed.engineA.counters().get(SprayCounters.UNKNOWN_CONNECTION), "its ACK too");
+        }
+    }
+
     @Test
     void shouldRetransmitALostCloseS92()
     {
