@@ -63,6 +63,8 @@ public final class PathCongestionControl
     private final long[] state;
     /** Bit {@code path}: whether the path's window was decreased in its current round. */
     private long decreasedThisRound;
+    /** Counts the writes of any path's window: what {@link #window(int)} answers. */
+    private long windowChanges;
 
     /**
      * One path's window.
@@ -183,8 +185,18 @@ public final class PathCongestionControl
         return Double.longBitsToDouble(state[path * STRIDE + WINDOW]);
     }
 
+    /**
+     * @return a count that grows whenever a path's window is set: while it stays the same, {@link #window(int)}
+     * answers as before for every path (a cache's key).
+     */
+    public long windowChanges()
+    {
+        return windowChanges;
+    }
+
     private void window(final int path, final double window)
     {
+        windowChanges++;
         state[path * STRIDE + WINDOW] = Double.doubleToRawLongBits(window);
     }
 

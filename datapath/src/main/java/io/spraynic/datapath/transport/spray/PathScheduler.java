@@ -86,6 +86,14 @@ final class PathScheduler
     // S6.8: the slowest sampled path's estimates, for paths without samples (refreshed every tick)
     private long siblingSrtt;
     private long siblingRttvar;
+    // S8.4's window rate as last computed, and the change count of its inputs then (issue 13: the sender asks for it
+    // on every pass, at 64 B about once a packet, and it costs a division per live path; it changes with an ACK's RTT
+    // sample, a round's window, a path failed or restored)
+    private double windowRate;
+    private long windowRateInputs = -1;
+    private int windowRateMtu;
+    // counts the changes of the active set and of the sibling SRTT, which the window rate reads too
+    private long pathChanges;
     // S6.8.1: loss samples ended since the late margin last narrowed
     private int lateMarginRounds;
     // S7.6: since when every path is failed
@@ -593,6 +601,7 @@ final class PathScheduler
     /** Marks the path FAILED, its first RESYNC probe due a probe interval from now. */
     void fail(final int path, final long now)
     {
+        pathChanges++;
         activePaths &= ~(1L << path);
         answeringPaths &= ~(1L << path);
         if (activePaths == 0)
@@ -612,6 +621,7 @@ final class PathScheduler
         congestionWindows.reset(path, now);
         rtt.reset(path, config.initialRttNanos);
         pathInts[at + TIMEOUTS] = 0;
+        pathChanges++;
         activePaths |= 1L << path;
         answeringPaths |= 1L << path;
     }
@@ -679,7 +689,11 @@ final class PathScheduler
                 rttvar = Math.max(rttvar, rtt.rttvarNanos(path));
             }
         }
-        siblingSrtt = srtt;
+        if (srtt != siblingSrtt)
+        {
+            pathChanges++;
+            siblingSrtt = srtt;
+        }
         siblingRttvar = rttvar;
     }
 
@@ -743,8 +757,23 @@ final class PathScheduler
         return rtt.srttNanos(path, siblingSrtt);
     }
 
-    /** @return S8.4: the sum over live paths of cwnd x MTU / srtt, bytes per nanosecond. */
+    /**
+     * @return S8.4: the sum over live paths of cwnd x MTU / srtt, bytes per nanosecond; computed again only when one
+     * of its inputs changed since the last call (each counts its changes: the sum of the counts names the inputs).
+     */
     double windowRate(final int mtu)
+    {
+        final long inputs = congestionWindows.windowChanges() + rtt.srttChanges() + pathChanges;
+        if (inputs != windowRateInputs || mtu != windowRateMtu)
+        {
+            windowRate = computeWindowRate(mtu);
+            windowRateInputs = inputs;
+            windowRateMtu = mtu;
+        }
+        return windowRate;
+    }
+
+    private double computeWindowRate(final int mtu)
     {
         double rate = 0;
         for (int path = 0; path < paths; path++)

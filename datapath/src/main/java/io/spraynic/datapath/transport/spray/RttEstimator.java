@@ -119,6 +119,8 @@ public final class RttEstimator
     private long sampled;
     /** S6.8.1: one margin for all the paths (descheduling is the hosts', not a route's). */
     private long lateMarginNanos;
+    /** Counts the changes of any path's smoothed RTT or sample bit: what {@link #srttNanos(int, long)} answers. */
+    private long srttChanges;
 
     /** One path's estimator. */
     public RttEstimator(final long rtoMinNanos, final long rtoMaxNanos, final long initialRttNanos)
@@ -184,6 +186,7 @@ public final class RttEstimator
         state[at + MIN_RTT] = Long.MAX_VALUE;
         state[at + BACKOFF] = 0;
         sampled &= ~(1L << path);
+        srttChanges++;
     }
 
     public void onSample(final int path, final long rttNanos)
@@ -207,6 +210,16 @@ public final class RttEstimator
         }
         state[at + MIN_RTT] = Math.min(state[at + MIN_RTT], rttNanos);
         state[at + BACKOFF] = 0;
+        srttChanges++;
+    }
+
+    /**
+     * @return a count that grows whenever a path's smoothed RTT or its having a sample may have changed: while it
+     * stays the same, {@link #srttNanos(int, long)} answers as before for every path (a cache's key).
+     */
+    public long srttChanges()
+    {
+        return srttChanges;
     }
 
     /**

@@ -24,6 +24,51 @@ class PathSchedulerTest
     }
 
     @Test
+    void shouldAnswerTheWindowRateOfTheCurrentWindowsRttsAndLivePathsS84()
+    {
+        // the rate is kept between changes of its inputs: after every change of any of them it must be the sum
+        // computed afresh, bit for bit, and asking twice must not change it
+        final PathScheduler scheduler = scheduler(4);
+        final SplittableRandom random = new SplittableRandom(84);
+        long now = 1_000_000;
+        int changed = 0;
+        for (int step = 0; step < 20_000; step++)
+        {
+            final int path = random.nextInt(4);
+            now += random.nextInt(1, 50_000);
+            switch (random.nextInt(7))
+            {
+                case 0 -> scheduler.rtt.onSample(path, random.nextLong(1_000, 5_000_000));
+                case 1 -> scheduler.rtt.reset(path, random.nextLong(1_000, 1_000_000));
+                case 2 -> scheduler.congestionWindows.onAck(path, random.nextInt(1, 40), random.nextInt(3) == 0 ?
+                    random.nextInt(1, 5) : 0, now, scheduler.srttNanos(path));
+                case 3 -> scheduler.fail(path, now);
+                case 4 -> scheduler.restore(path, now);
+                case 5 -> scheduler.refreshSiblingEstimates();
+                default ->
+                {
+                    // no input changes: the kept rate is the answer
+                }
+            }
+            final int mtu = random.nextInt(8) == 0 ? 4096 : 1024;
+            final double before = scheduler.windowRate(mtu);
+            double expected = 0;
+            for (int p = 0; p < 4; p++)
+            {
+                if (scheduler.isActive(p))
+                {
+                    expected += (double)scheduler.congestionWindows.window(p) * mtu /
+                        Math.max(1, scheduler.rtt.srttNanos(p, scheduler.siblingSrtt()));
+                }
+            }
+            assertEquals(expected, scheduler.windowRate(mtu), "step " + step);
+            assertEquals(expected, before, "step " + step);
+            changed += before != scheduler.windowRate(mtu == 1024 ? 4096 : 1024) ? 1 : 0;
+        }
+        assertTrue(changed > 10_000, "the MTU is an input too: " + changed);
+    }
+
+    @Test
     void shouldSpreadPacketsByFreeWindowS72()
     {
         final PathScheduler scheduler = scheduler(3);
