@@ -233,7 +233,9 @@ final class PathRecovery
                 samples.get(lossAt).get(p, LOST) - pre.get(p, LOST)));
         }
         final long lost = cut.stream().mapToLong(Cut::lost).sum();
-        final long[] delivery = delivery(receiver, failStart, lost);
+        // no copy arrives before it is sent: the last resend (at most a reading before the one showing it) bounds it
+        final long lastResend = cut.stream().mapToLong(Cut::resentNanos).max().orElse(0) + failStart - interval;
+        final long[] delivery = delivery(receiver, failStart, lastResend, lost);
         final List<Cut> timed = new ArrayList<>();
         for (final Cut c : cut)
         {
@@ -245,11 +247,12 @@ final class PathRecovery
     }
 
     /**
-     * @return {when (System.nanoTime) the receiver's first reading showed {@code lost} more copies taken than its last
-     * reading before {@code failStart}, -1 if none did; the copies it took from then to its last reading; its mean
-     * interval between readings}.
+     * @return {when (System.nanoTime) the receiver's first reading from {@code notBefore} on showed {@code lost} more
+     * copies taken than its last reading before {@code failStart}, -1 if none did; the copies it took from then to its
+     * last reading; its mean interval between readings}.
      */
-    private static long[] delivery(final List<Sample> receiver, final long failStart, final long lost)
+    private static long[] delivery(final List<Sample> receiver, final long failStart, final long notBefore,
+        final long lost)
     {
         int before = -1;
         for (int i = 0; i < receiver.size() && receiver.get(i).nanos() <= failStart; i++)
@@ -264,7 +267,8 @@ final class PathRecovery
         long at = -1;
         for (int i = before + 1; i < receiver.size() && at < 0; i++)
         {
-            at = lost > 0 && receiver.get(i).rxRetransmitted() - base >= lost ? receiver.get(i).nanos() : -1;
+            at = lost > 0 && receiver.get(i).nanos() >= notBefore && receiver.get(i).rxRetransmitted() - base >= lost ?
+                receiver.get(i).nanos() : -1;
         }
         final Sample last = receiver.get(receiver.size() - 1);
         return new long[] {at, last.rxRetransmitted() - base,

@@ -85,6 +85,15 @@ class PathRecoveryTest
         assertEquals(2.4, result.worstResendRtos(), 1e-9, "the resend is measured all the same");
         assertTrue(result.toString().contains("did NOT show their delivery (4 copies taken"), result.toString());
         assertFalse(PathRecovery.analyse(samples, List.of(), 0, 4 * MS).delivered(), "no receiver readings");
+        // copies of another cause counted before the resend: the delivery is not taken before the resend
+        final List<PathRecovery.Sample> early = new ArrayList<>();
+        for (long t = -9; t <= 61; t += 2)
+        {
+            early.add(new PathRecovery.Sample(t * MS, new long[PATHS][PathRecovery.PATH_FIELDS.length], 0,
+                t >= 5 ? 5 : 0));
+        }
+        assertEquals(25 * MS, PathRecovery.analyse(samples, early, 0, 4 * MS).deliveredNanos(),
+            "the first reading from the resend's (26 ms) less a reading's interval");
     }
 
     @Test
