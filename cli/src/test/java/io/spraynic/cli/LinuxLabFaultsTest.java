@@ -250,7 +250,8 @@ class LinuxLabFaultsTest
                 result.connection("timeouts"), result.connection("spurious_timeouts"),
                 LabPeers.connection(result.counters(), "path_failures") - LabPeers.connection(atWarm, "path_failures"),
                 result.connection("lost"), result.connection("retransmitted"), result.connection("moved"));
-            System.out.println("linux lab core link blackholed mid-transfer: " + text);
+            System.out.println("linux lab core link blackholed mid-transfer, NICs on " + LabPeers.PORT.description() +
+                ": " + text);
             assertEquals(0, result.exitCode(), text + "\n" + result.output());
             assertTrue(result.verified(), text + "\n" + result.output());
             assertTrue(midTransfer, "the link failed while the transfer ran: " + text);
