@@ -16,9 +16,10 @@ import static io.spraynic.cli.LabPeers.format;
  * outstanding packets lost and sends them again on the live paths (S7.4.1), and from then on the path takes no new data
  * until it answers. For each path that counts a loss after the failure, its first such loss is the resend. The copies
  * carry {@code RETRANSMIT} and the receiving NIC counts each it takes ({@code rx_retransmitted}, its counters file read
- * the same way): the copies are delivered at the receiver's first reading whose count grew, since its reading before
- * the failure, by as many as the silent paths had counted lost at their resends. A path's recovery runs from the
- * moment it went silent to that delivery (before, a smoothed RTT of the slowest path was added to the resend as an
+ * the same way): a path's copies are delivered at the receiver's first reading, not before its resend's, whose count
+ * grew, since its reading before the failure, by as many as the silent paths had counted lost by that path's resend
+ * (its own and those resent before it; copies arrive about in the order they were sent). A path's recovery runs from
+ * the moment it went silent to its copies' delivery (before, a smoothed RTT of the slowest path was added to the resend as an
  * estimate). The count names no packet: a copy of a packet the failure did not catch (a spurious timeout's) counts
  * too, so with losses of another cause it can show the delivery early; the lab's blackhole test has none besides the
  * dead link. The failure lies somewhere
@@ -232,18 +233,38 @@ final class PathRecovery
                 -1, then.get(p, RTO), then.lateMarginNanos(), srtt, after[0], after[1],
                 samples.get(lossAt).get(p, LOST) - pre.get(p, LOST)));
         }
-        final long lost = cut.stream().mapToLong(Cut::lost).sum();
-        // no copy arrives before it is sent: the last resend (at most a reading before the one showing it) bounds it
-        final long lastResend = cut.stream().mapToLong(Cut::resentNanos).max().orElse(0) + failStart - interval;
-        final long[] delivery = delivery(receiver, failStart, lastResend, lost);
+        // a path's copies are taken delivered once the receiver counted as many as the silent paths had lost by that
+        // path's resend, its own and those resent before it (copies arrive about in the order they were sent: paths
+        // rotated onto the dead link seconds later are not waited for); never before the resend (at most a reading
+        // before the one showing it)
+        final List<Cut> byResend = new ArrayList<>(cut);
+        byResend.sort((a, b) -> Long.compare(a.resentNanos(), b.resentNanos()));
+        final java.util.Map<Integer, Long> deliveredAt = new java.util.HashMap<>();
+        long lostSoFar = 0;
+        long[] delivery = {-1, 0, 0};
+        for (int i = 0; i < byResend.size(); i++)
+        {
+            lostSoFar += byResend.get(i).lost();
+            if (i + 1 < byResend.size() && byResend.get(i + 1).resentNanos() == byResend.get(i).resentNanos())
+            {
+                continue; // resent in the same reading: one count for all of them
+            }
+            delivery = delivery(receiver, failStart, byResend.get(i).resentNanos() + failStart - interval, lostSoFar);
+            for (int j = i; j >= 0 && !deliveredAt.containsKey(byResend.get(j).path()); j--)
+            {
+                deliveredAt.put(byResend.get(j).path(), delivery[0]);
+            }
+        }
+        final boolean all = delivery[0] >= 0;
         final List<Cut> timed = new ArrayList<>();
         for (final Cut c : cut)
         {
-            timed.add(delivery[0] < 0 ? c : new Cut(c.path(), c.atFailure(), c.lastAckNanos(), c.resentNanos(),
-                c.failedNanos(), delivery[0] - failStart - c.failedNanos(), c.rtoNanos(), c.lateMarginNanos(),
+            final long at = deliveredAt.getOrDefault(c.path(), -1L);
+            timed.add(!all || at < 0 ? c : new Cut(c.path(), c.atFailure(), c.lastAckNanos(), c.resentNanos(),
+                c.failedNanos(), at - failStart - c.failedNanos(), c.rtoNanos(), c.lateMarginNanos(),
                 c.srttNanos(), c.sentAfter(), c.movedAfter(), c.lost()));
         }
-        return new Result(timed, interval, delivery[0] < 0 ? -1 : delivery[0] - failStart, delivery[1], delivery[2]);
+        return new Result(timed, interval, all ? delivery[0] - failStart : -1, delivery[1], delivery[2]);
     }
 
     /**

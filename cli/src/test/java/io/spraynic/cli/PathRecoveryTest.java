@@ -63,6 +63,38 @@ class PathRecoveryTest
     }
 
     @Test
+    void shouldTimeEachPathToTheCopiesResentUpToItsResendNotToThoseOfPathsCutLater()
+    {
+        final List<PathRecovery.Sample> samples = new ArrayList<>();
+        final List<PathRecovery.Sample> receiver = new ArrayList<>();
+        // path 0 silent from the failure, 5 lost at 26 ms; path 2 silent from 80 ms (rotated onto the dead link),
+        // 3 lost at 100 ms; the receiver counts 5 copies from 31 ms and 3 more from 105 ms
+        for (long t = -10; t <= 140; t += 2)
+        {
+            final long[][] paths = new long[PATHS][PathRecovery.PATH_FIELDS.length];
+            paths[0][PathRecovery.ACKS] = Math.min(t, -2);
+            paths[0][PathRecovery.LOST] = t >= 26 ? 5 : 0;
+            paths[2][PathRecovery.ACKS] = Math.min(t, 84);
+            paths[2][PathRecovery.TX] = t;
+            paths[2][PathRecovery.LOST] = t >= 100 ? 3 : 0;
+            for (int p = 0; p < PATHS; p++)
+            {
+                paths[p][PathRecovery.RTO] = 10 * MS;
+                paths[p][PathRecovery.SRTT] = 4 * MS;
+            }
+            samples.add(new PathRecovery.Sample(t * MS, paths, 0));
+            receiver.add(new PathRecovery.Sample((t + 1) * MS, new long[PATHS][PathRecovery.PATH_FIELDS.length], 0,
+                (t + 1 >= 31 ? 5 : 0) + (t + 1 >= 105 ? 3 : 0)));
+        }
+        final PathRecovery.Result result = PathRecovery.analyse(samples, receiver, 0, 4 * MS);
+        assertEquals(2, result.cut().size(), result.toString());
+        assertEquals(31 * MS, result.cut().get(0).recoveryNanos(), "path 0: its 5 copies at 31 ms");
+        assertEquals((105 - 80) * MS, result.cut().get(1).recoveryNanos(), "path 2: all 8 at 105 ms");
+        assertEquals(105 * MS, result.deliveredNanos());
+        assertEquals(8, result.lost());
+    }
+
+    @Test
     void shouldSayWhenTheReceiversReadingsDoNotShowTheCopiesDelivered()
     {
         final List<PathRecovery.Sample> samples = new ArrayList<>();
