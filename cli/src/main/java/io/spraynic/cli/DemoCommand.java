@@ -56,6 +56,12 @@ final class DemoCommand implements Callable<Integer>
         "addresses only, spray then RoCEv2 (default size there 16m), packets per link from the routers' counters."})
     String fabric;
 
+    @Option(names = "--port-kind", defaultValue = "af_packet", paramLabel = "KIND", description = {
+        "--fabric linux: the NICs' port in each plane: af_packet (net_af_packet on the host's interface, default), " +
+        "af_xdp (net_af_xdp, native XDP on the veth) or udp (kernel UDP sockets, port 4791, on the addresses of the " +
+        "host's kernel: no DPDK)."})
+    String portKind;
+
     /** In the Linux lab the RoCEv2 baseline moves at most this much: kernel forwarding in namespaces is slow. */
     static final long LAB_BASELINE_MAX_BYTES = 4L << 20;
     static final long LAB_DEFAULT_BYTES = 16L << 20;
@@ -147,6 +153,12 @@ final class DemoCommand implements Callable<Integer>
         {
             throw new BadOption("--fabric", fabric, "must be emulator or linux", "try --fabric linux");
         }
+        if (given("--port-kind"))
+        {
+            // the emulator's NICs are joined in this process, on no port of the host's: nothing to choose
+            throw new BadOption("--port-kind", portKind, "applies to --fabric linux only (the emulator joins its " +
+                "NICs in this process, on no host port)", "try --port-kind " + portKind + " --fabric linux, or drop it");
+        }
         return switch (mode)
         {
             case "spray" -> fabric(FabricDemo.Mode.SPRAY);
@@ -174,10 +186,11 @@ final class DemoCommand implements Callable<Integer>
         BadOption.size("--size", bytes, 1 << 20, 1L << 30);
         // the serving NIC exposes what each run then measures: a larger warm-up would not fit
         BadOption.size("--warmup", warmup, 0, bytes);
+        final LabPortKind port = LabPortKind.parse("--port-kind", portKind);
         return LinuxFabricDemo.run(new LinuxFabricDemo.Settings(labPlanes, labPaths, lossPct, bytes,
             Math.min(bytes, LAB_BASELINE_MAX_BYTES), timeoutSeconds, given("--rocev2-ack-timeout") ? rocev2AckTimeout :
             LinuxFabricDemo.ACK_TIMEOUT_FROM_RTT, json, noBaseline, given("--warmup") ? warmup :
-            LinuxFabricDemo.WARMUP_AS_TIMED), System.out);
+            LinuxFabricDemo.WARMUP_AS_TIMED, port), System.out);
     }
 
     private boolean given(final String option)

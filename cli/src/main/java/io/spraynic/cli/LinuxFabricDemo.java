@@ -19,7 +19,8 @@ import java.util.regex.Pattern;
 
 /**
  * {@code spraynic demo --fabric linux}: the main job across the Linux ECMP lab ({@code deploy/lab/lab}): kernel
- * routers in network namespaces, four equal-cost links per plane. Two NIC processes on {@code net_af_packet}, each
+ * routers in network namespaces, four equal-cost links per plane. Two NIC processes on {@code net_af_packet} (or
+ * {@code net_af_xdp}, or kernel UDP sockets: {@link LabPortKind}), each
  * given its own addresses and gateways and the other's addresses only: a serving {@code spraynic nic} in host B and a
  * {@code spraynic transfer} visiting it from host A; spray, then RoCEv2 over the same routers and loss. The summary
  * adds the packets per core link the routers counted. The lab is removed at the end, also on failure or Ctrl-C.
@@ -39,9 +40,10 @@ final class LinuxFabricDemo
      * @param rocev2AckTimeout the RoCEv2 visitor's exponent, or {@link #ACK_TIMEOUT_FROM_RTT}.
      * @param warmupBytes      each run's verified warm-up before its measured part, 0 for none, or
      *                         {@link #WARMUP_AS_TIMED}.
+     * @param port             the NICs' ports, one per plane ({@code --port-kind}).
      */
     record Settings(int planes, int paths, double lossPct, long sprayBytes, long rocev2Bytes, int timeoutSeconds,
-        int rocev2AckTimeout, boolean json, boolean noBaseline, long warmupBytes)
+        int rocev2AckTimeout, boolean json, boolean noBaseline, long warmupBytes, LabPortKind port)
     {
         long warmupFor(final long bytes)
         {
@@ -118,8 +120,9 @@ final class LinuxFabricDemo
         {
             out.print(header(settings, id));
         }
-        status = flat(lab("up", "--flat", "--host-stack", "none", "--static-neighbours", "--no-ipv6", "--planes",
-            Integer.toString(settings.planes())));
+        final List<String> up = new ArrayList<>(List.of("up", "--flat", "--planes", Integer.toString(settings.planes())));
+        up.addAll(settings.port().labUpOptions());
+        status = flat(lab(up.toArray(String[]::new)));
         lab("set", "core", "--drop", Double.toString(settings.lossPct() / 100));
         final Run spray = transfer("spray", settings.sprayBytes(), settings.paths(), out);
         final Run rocev2 = settings.noBaseline() ? null : transfer("rocev2", settings.rocev2Bytes(), 1, out);
@@ -138,8 +141,8 @@ final class LinuxFabricDemo
     static String header(final Settings settings, final String id)
     {
         return String.format(Locale.ROOT, "Linux ECMP lab %s: %d plane(s) of two kernel routers joined by 4 " +
-            "equal-cost links, %.2f %% random loss on every core link each way; two NIC processes on net_af_packet; " +
-            "%s%n", id, settings.planes(), settings.lossPct(), settings.warmupBytes() == 0 ? "measured cold (no " +
+            "equal-cost links, %.2f %% random loss on every core link each way; two NIC processes on %s; " +
+            "%s%n", id, settings.planes(), settings.lossPct(), settings.port().description(), settings.warmupBytes() == 0 ? "measured cold (no " +
             "warm-up)" : "each transfer measured warm, after a verified warm-up over the same connection" +
             (settings.warmupBytes() == WARMUP_AS_TIMED ? " as large as its measured part" : " of " +
             BadOption.size(settings.warmupBytes())));
@@ -416,31 +419,14 @@ final class LinuxFabricDemo
     private Path config(final String host, final String name) throws IOException
     {
         final List<String> interfaces = new ArrayList<>();
+        final List<String> addresses = new ArrayList<>();
         for (int plane = 1; plane <= settings.planes(); plane++)
         {
             interfaces.add(status.get("hosts." + host + ".planes." + plane + ".dev"));
+            addresses.add(status.get("hosts." + host + ".planes." + plane + ".ipv4"));
         }
         return Files.writeString(work.resolve(name + ".toml"),
-            afPacketConfig("spraynic-lab-" + id + "-" + name, interfaces));
-    }
-
-    /**
-     * A TOML NIC config with one net_af_packet port per interface (socket rings of 8192 frames of 2 KiB), no
-     * hugepages; the parameters are those {@code spraynic transfer} fills (file_prefix, queues).
-     */
-    static String afPacketConfig(final String filePrefix, final List<String> interfaces)
-    {
-        final StringBuilder toml = new StringBuilder(String.join("\n", "[eal]", "lcores = \"0\"", "no_huge = true",
-            "memory_mb = 512", "no_pci = true", "file_prefix = \"${file_prefix:-" + filePrefix + "}\"", ""));
-        for (int i = 0; i < interfaces.size(); i++)
-        {
-            toml.append(String.join("\n", "", "[[port]]", "name = \"afp" + i + "\"", "kind = \"vdev\"",
-                "device = \"net_af_packet" + i + "\"",
-                "args = { iface = \"" + interfaces.get(i) + "\", qpairs = \"${queues:-1}\", blocksz = 4096, " +
-                    "framesz = 2048, framecnt = 8192 }",
-                "rx_queues = ${queues:-1}", "tx_queues = ${queues:-1}", "promiscuous = true", ""));
-        }
-        return toml.toString();
+            settings.port().config("spraynic-lab-" + id + "-" + name, interfaces, addresses));
     }
 
     // ---- counters

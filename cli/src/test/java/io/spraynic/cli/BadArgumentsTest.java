@@ -181,6 +181,9 @@ class BadArgumentsTest
         table.add(bad("demo --fabric linux --rocev2-ack-timeout 32", "1..31"));
         table.add(bad("demo --fabric linux --size 4m --warmup 8m", "0..4m"));
         table.add(bad("demo --fabric linux --warmup 1x", "not a size"));
+        table.add(bad("demo --fabric linux --port-kind af_xpd", "must be af_packet, af_xdp or udp"));
+        table.add(bad("demo --fabric linux --port-kind net_af_packet", "must be af_packet, af_xdp or udp"));
+        table.add(bad("demo --port-kind udp", "applies to --fabric linux only"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --peer-kind nic --warmup 2x", "not a size"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --peer-kind nic --warmup -1m", "negative"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --peer-kind transfer --warmup 1m",

@@ -22,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class DemoLinuxFabricSummaryTest
 {
     private static final LinuxFabricDemo.Settings WARM = new LinuxFabricDemo.Settings(2, 64, 1.0, 4L << 20, 4L << 20, 60,
-        LinuxFabricDemo.ACK_TIMEOUT_FROM_RTT, false, false, LinuxFabricDemo.WARMUP_AS_TIMED);
+        LinuxFabricDemo.ACK_TIMEOUT_FROM_RTT, false, false, LinuxFabricDemo.WARMUP_AS_TIMED, LabPortKind.AF_PACKET);
 
     @Test
     void shouldSayEveryFigureOfAVerifiedWarmSprayRunThatItsJsonHas()
@@ -77,7 +77,7 @@ class DemoLinuxFabricSummaryTest
     void shouldSayAColdOrFailedRunAsItsJsonDoes()
     {
         final LinuxFabricDemo.Settings cold = new LinuxFabricDemo.Settings(1, 64, 0.5, 4L << 20, 4L << 20, 60, 12, false,
-            true, 0);
+            true, 0, LabPortKind.UDP);
         final LinuxFabricDemo.Run coldRun = new LinuxFabricDemo.Run("spray", true, 4L << 20, 2.0, 0, 0, links(3),
             "{\"verified\":true}", 0, Double.NaN, null);
         assertTrue(LinuxFabricDemo.text(coldRun).contains("cold (no warm-up)"), LinuxFabricDemo.text(coldRun));
@@ -90,6 +90,8 @@ class DemoLinuxFabricSummaryTest
         assertTrue(header.contains(String.format(Locale.ROOT, "%.2f %% random loss", number(coldJson, "lossPct"))),
             header);
         assertTrue(header.strip().endsWith("measured cold (no warm-up)"), header);
+        assertTrue(header.contains("two NIC processes on kernel UDP sockets;"), header);
+        assertTrue(LinuxFabricDemo.header(WARM, "d42").contains("two NIC processes on net_af_packet;"));
         assertTrue(LinuxFabricDemo.header(WARM, "d42").strip().endsWith("as large as its measured part"));
 
         final LinuxFabricDemo.Run failed = new LinuxFabricDemo.Run("rocev2", false, 4L << 20, Double.NaN, 12, 3_000,

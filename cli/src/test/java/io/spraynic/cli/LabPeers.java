@@ -18,7 +18,8 @@ import static io.spraynic.cli.CliTestSupport.javaCommand;
 /**
  * NIC processes on the Linux ECMP lab's hosts ({@link LinuxLab}, {@code --host-stack none}): a serving
  * {@code spraynic nic} ({@code --expose}) and visiting {@code spraynic transfer --peer-kind nic} processes, each on
- * {@code net_af_packet} ports over its host's plane interfaces, given its own addresses and gateways, and the visitor
+ * {@code net_af_packet} ports over its host's plane interfaces (or {@code net_af_xdp}, or kernel UDP sockets on its
+ * addresses: {@link #PORT}), given its own addresses and gateways, and the visitor
  * only the served NIC's published addresses. Every process it starts is destroyed by {@link #close()}.
  */
 final class LabPeers implements AutoCloseable
@@ -30,6 +31,12 @@ final class LabPeers implements AutoCloseable
      * both ends.
      */
     static final String ROCEV2_ACK_TIMEOUT = System.getProperty("spraynic.lab.rocev2AckTimeout", "auto");
+    /**
+     * The NICs' ports, one per plane: {@code -Dspraynic.lab.port=af_packet} (the default), {@code af_xdp} or {@code udp}
+     * (kernel UDP sockets on the hosts' kernels' addresses); the lab is built for it ({@link LinuxLab#upForNics}).
+     */
+    static final LabPortKind PORT = LabPortKind.parse("-Dspraynic.lab.port",
+        System.getProperty("spraynic.lab.port", "af_packet"));
     private final LinuxLab lab;
     private final Path dir;
     private final int planes;
@@ -512,16 +519,18 @@ final class LabPeers implements AutoCloseable
         return String.join(",", values);
     }
 
-    /** A net_af_packet port per plane, on the host's plane interfaces ({@link LinuxFabricDemo#afPacketConfig}). */
+    /** A port of {@link #PORT}'s kind per plane, on the host's plane interfaces or addresses. */
     private Path config(final String host, final String name) throws IOException
     {
         final List<String> interfaces = new ArrayList<>();
+        final List<String> addresses = new ArrayList<>();
         for (int plane = 1; plane <= planes; plane++)
         {
             interfaces.add(lab.status().get("hosts." + host + ".planes." + plane + ".dev"));
+            addresses.add(lab.status().get("hosts." + host + ".planes." + plane + ".ipv4"));
         }
         return Files.writeString(dir.resolve(name + ".toml"),
-            LinuxFabricDemo.afPacketConfig("spraynic-lab-" + lab.id() + "-" + name, interfaces));
+            PORT.config("spraynic-lab-" + lab.id() + "-" + name, interfaces, addresses));
     }
 
     /** A number field of a one-line JSON object, or NaN. */

@@ -54,7 +54,8 @@ final class LinuxLab implements AutoCloseable
 
     /**
      * Builds instance {@code id} for NIC processes ({@link LabPeers}): two planes, {@code hosts} hosts without kernel
-     * addresses, the routers' neighbour entries for them static. Skips the test unless root with the lab's tools.
+     * addresses, the routers' neighbour entries for them static (for {@code -Dspraynic.lab.port=udp}: the hosts'
+     * kernels hold their addresses, the NICs' sockets bound to them; {@link LabPortKind#labUpOptions}). Skips the test unless root with the lab's tools.
      */
     static LinuxLab upForNics(final String id, final int hosts) throws IOException, InterruptedException
     {
@@ -64,8 +65,10 @@ final class LinuxLab implements AutoCloseable
         {
             Assumptions.assumeTrue(Files.isExecutable(Path.of(tool)), "SKIPPED: " + tool + " is missing");
         }
-        return up(id, "--host-stack", "none", "--static-neighbours", "--no-ipv6", "--hosts", Integer.toString(hosts),
-            "--planes", System.getProperty("spraynic.lab.planes", "2"));
+        final List<String> options = new ArrayList<>(LabPeers.PORT.labUpOptions());
+        options.addAll(List.of("--hosts", Integer.toString(hosts), "--planes",
+            System.getProperty("spraynic.lab.planes", "2")));
+        return up(id, options.toArray(String[]::new));
     }
 
     /** @return how much counter {@code key} grew from {@code before} to {@code after}. */

@@ -22,7 +22,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Spray across the Linux ECMP lab: a {@code spraynic nic} serving in host B and a {@code spraynic transfer} visiting
- * it from host A, each on {@code net_af_packet} over its host's interfaces in both planes, with kernel routers and four
+ * it from host A, each on {@code net_af_packet} over its host's interfaces in both planes ({@code
+ * -Dspraynic.lab.port=af_xdp}: {@code net_af_xdp}; {@code =udp}: kernel UDP sockets on its addresses; {@link LabPeers#PORT}), with kernel routers and four
  * equal-cost links between the routers of each plane ({@link LabPeers}). Each NIC is given its own addresses with
  * their prefixes and its gateways; the visitor only B's addresses. The transfer writes and reads back every byte.
  * <ul>
@@ -245,9 +246,10 @@ class LinuxLabTransferTest
                     Arrays.toString(perLink), 100 * deviation, Arrays.toString(all), 100 * deviation(all)));
             }
         }
-        System.out.println(format("linux lab spray spread, %s, %s, load per core %.2f, %d MiB written and read, %d " +
-            "paths, %.2f s: packets per core link over the timed part (largest deviation from an even share): %sworst " +
-            "for data %.1f %%; data packets sent twice A->B %d, B->A %d (A's timeouts %d)", what, warmup > 0 ?
+        System.out.println(format("linux lab spray spread, NICs on %s, %s, %s, load per core %.2f, %d MiB written " +
+            "and read, %d paths, %.2f s: packets per core link over the timed part (largest deviation from an even share): %sworst " +
+            "for data %.1f %%; data packets sent twice A->B %d, B->A %d (A's timeouts %d)", LabPeers.PORT.description(),
+            what, warmup > 0 ?
             format("warm (after a verified warm-up of %d MiB over the same connection, %.2f s)", warmup >> 20,
             LabPeers.json(result.output(), "warmupSeconds")) : "cold", loadPerCore(), size >> 20, PATHS,
             result.seconds(), text, 100 * worst,
@@ -342,7 +344,8 @@ class LinuxLabTransferTest
                 grown(spray.atBWarm(), atB, "retransmitted"), grown(spray.atBWarm(), atB, "timeouts"),
                 grown(spray.atBWarm(), atB, "spurious_timeouts"), grown(spray.atBWarm(), atB, "probes_sent"),
                 spray.visitorGrown("duplicates"));
-            System.out.println("linux lab at 1 % loss on every core link" + (WARMUP ? format(", each visit " +
+            System.out.println("linux lab at 1 % loss on every core link, NICs on " + LabPeers.PORT.description() +
+                (WARMUP ? format(", each visit " +
                 "after a verified warm-up " + (WARMUP_FACTOR == 1 ? "as large as" : WARMUP_FACTOR + " times") +
                 " its timed part (spray's took %.2f s, timed on %s; RoCEv2's %.2f " +
                 "s)", LabPeers.json(sprayResult.output(), "warmupSeconds"), WARMUP_CONNECTION.equals("fresh") ?
@@ -508,6 +511,10 @@ class LinuxLabTransferTest
             if (atAWarm.isEmpty())
             {
                 return "n/a (cold)";
+            }
+            if (LabPeers.PORT == LabPortKind.UDP)
+            {
+                return "n/a (kernel UDP sockets: no DPDK port statistics)";
             }
             return format("A rx missed %d, rx no mbuf %d, tx errors %d, rx packets %d; B rx missed %d, rx no mbuf " +
                 "%d, tx errors %d, rx packets %d", port(atAWarm, result.counters(), "rx missed"),

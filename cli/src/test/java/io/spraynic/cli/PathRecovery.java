@@ -14,9 +14,15 @@ import static io.spraynic.cli.LabPeers.format;
  * <p>
  * A path crossing the link when it fails (its data or its ACKs) hears no ACK after it; at its RTO the sender counts its
  * outstanding packets lost and sends them again on the live paths (S7.4.1), and from then on the path takes no new data
- * until it answers. For each path that counts a loss after the failure, its first such loss is the resend; its
- * recovery runs from the moment it went silent to that resend, plus one smoothed RTT of the slowest path for the
- * copies' delivery (taken, not measured: the counters do not show a packet's delivery). The failure lies somewhere
+ * until it answers. For each path that counts a loss after the failure, its first such loss is the resend. The copies
+ * carry {@code RETRANSMIT} and the receiving NIC counts each it takes ({@code rx_retransmitted}, its counters file read
+ * the same way): a path's copies are delivered at the receiver's first reading, not before its resend's, whose count
+ * grew, since its reading before the failure, by as many as the silent paths had counted lost by that path's resend
+ * (its own and those resent before it; copies arrive about in the order they were sent). A path's recovery runs from
+ * the moment it went silent to its copies' delivery (before, a smoothed RTT of the slowest path was added to the resend as an
+ * estimate). The count names no packet: a copy of a packet the failure did not catch (a spurious timeout's) counts
+ * too, so with losses of another cause it can show the delivery early; the lab's blackhole test has none besides the
+ * dead link. The failure lies somewhere
  * inside the lab command that made it (seconds on a loaded host), whose start bounds it; a path went silent with the
  * first packet its last ACK did not answer: about a round trip before that ACK while it was busy (the packet that ACK
  * answered crossed the link before it failed), or, when it sent nothing for a while after it (idle, not silent), with
@@ -41,18 +47,30 @@ final class PathRecovery
     static final int SRTT = 6;
     private static final Pattern LABEL = Pattern.compile("(conn 0x[0-9a-f]+): (?:path (\\d+) )?([a-z_]+)");
 
-    /** One reading: when, per path {@link #PATH_FIELDS}, and the connection's late margin. */
-    record Sample(long nanos, long[][] paths, long lateMarginNanos)
+    /**
+     * One reading: when, per path {@link #PATH_FIELDS}, the connection's late margin, and the copies of lost packets
+     * it received ({@code rx_retransmitted}, its receiver's side).
+     */
+    record Sample(long nanos, long[][] paths, long lateMarginNanos, long rxRetransmitted)
     {
+        Sample(final long nanos, final long[][] paths, final long lateMarginNanos)
+        {
+            this(nanos, paths, lateMarginNanos, 0);
+        }
+
         long get(final int path, final int field)
         {
             return paths[path][field];
         }
     }
 
-    /** One cut path: when it went silent, was resent, and its RTO and smoothed RTT at the failure, in nanoseconds. */
+    /**
+     * One cut path: when it went silent, was resent, and its RTO and smoothed RTT at the failure, in nanoseconds;
+     * {@code recoveryNanos} to the copies' delivery, -1 when the receiver's readings did not show it; {@code lost} the
+     * packets it had counted lost by its resend.
+     */
     record Cut(int path, boolean atFailure, long lastAckNanos, long resentNanos, long failedNanos, long recoveryNanos, long rtoNanos,
-        long lateMarginNanos, long srttNanos, long sentAfter, long movedAfter)
+        long lateMarginNanos, long srttNanos, long sentAfter, long movedAfter, long lost)
     {
         double rtos()
         {
@@ -67,27 +85,40 @@ final class PathRecovery
     }
 
     /**
-     * @param cut          each path that lost packets after the failure: its first such loss, in path order.
-     * @param meanInterval mean time between samples, nanoseconds.
-     * @param deliveryNanos the largest of the slowest path's smoothed RTT when each path went silent: what a resent
-     *                      copy's delivery is taken to add.
+     * @param cut            each path that lost packets after the failure: its first such loss, in path order.
+     * @param meanInterval   mean time between samples, nanoseconds.
+     * @param deliveredNanos when the receiver's readings first showed as many copies taken as the cut paths had lost
+     *                       ({@link Cut#lost}, summed), from the failing command's start; -1: not seen.
+     * @param copies         the copies the receiver took from its reading before the failure to its last.
+     * @param receiverInterval the receiver's mean time between readings, nanoseconds (0: none).
      */
-    record Result(List<Cut> cut, long meanInterval, long deliveryNanos)
+    record Result(List<Cut> cut, long meanInterval, long deliveredNanos, long copies, long receiverInterval)
     {
+        /** @return the packets the cut paths had counted lost by their resends: the copies awaited. */
+        long lost()
+        {
+            return cut.stream().mapToLong(Cut::lost).sum();
+        }
+
+        boolean delivered()
+        {
+            return deliveredNanos >= 0;
+        }
+
+        /** @return the most RTOs any path took from going silent to the copies' delivery; NaN if not seen. */
         double worstRtos()
         {
-            return cut.stream().mapToDouble(Cut::rtos).max().orElse(Double.NaN);
+            return delivered() ? cut.stream().mapToDouble(Cut::rtos).max().orElse(Double.NaN) : Double.NaN;
         }
 
         double worstBaseRtos()
         {
-            return cut.stream().mapToDouble(Cut::baseRtos).max().orElse(Double.NaN);
+            return delivered() ? cut.stream().mapToDouble(Cut::baseRtos).max().orElse(Double.NaN) : Double.NaN;
         }
 
         /**
-         * @return the most RTOs any path took from going silent to its resend, the part the counters show (its
-         * delivery, a round trip more, is not), less one reading's interval: the resend happened at most that long
-         * before the reading that shows it.
+         * @return the most RTOs any path took from going silent to its resend, as the sender's counters show it, less
+         * one reading's interval: the resend happened at most that long before the reading that shows it.
          */
         double worstResendRtos()
         {
@@ -97,25 +128,28 @@ final class PathRecovery
 
         double worstMillis()
         {
-            return cut.stream().mapToLong(Cut::recoveryNanos).max().orElse(0) / 1e6;
+            return delivered() ? cut.stream().mapToLong(Cut::recoveryNanos).max().orElse(0) / 1e6 : Double.NaN;
         }
 
         @Override
         public String toString()
         {
             final StringBuilder text = new StringBuilder(format("%d path(s) went silent (%d at the failure, the others " +
-                "later: rotated onto the dead link), each recovered within %.1f ms = %.2f RTOs (%.2f without the late " +
-                "margin), resent within %.2f RTOs; sampled every %.2f ms; delivery taken as %.1f ms (the slowest " +
-                "path's smoothed RTT)", cut.size(), cut.stream().filter(Cut::atFailure).count(), worstMillis(),
-                worstRtos(), worstBaseRtos(), worstResendRtos(), meanInterval / 1e6, deliveryNanos / 1e6));
+                "later: rotated onto the dead link), resent within %.2f RTOs, %d packets lost by then; %s; sampled " +
+                "every %.2f ms, the receiver every %.2f ms", cut.size(), cut.stream().filter(Cut::atFailure).count(),
+                worstResendRtos(), lost(), delivered() ? format("the receiver had taken as many copies (RETRANSMIT) " +
+                "%.1f ms after the command began: each path recovered, to its copies' delivery, within %.1f ms = %.2f " +
+                "RTOs (%.2f without the late margin)", deliveredNanos / 1e6, worstMillis(), worstRtos(),
+                worstBaseRtos()) : format("the receiver's readings did NOT show their delivery (%d copies taken " +
+                "while read)", copies), meanInterval / 1e6, receiverInterval / 1e6));
             // the slowest few in detail (a connection has 64 paths)
             for (final Cut c : cut.stream().sorted((a, b) -> Double.compare(b.rtos(), a.rtos())).limit(4).toList())
             {
-                text.append(format("; path %d%s: last ACK %+.1f ms, resent %+.1f ms after the command began, failure " +
-                    "taken at %+.1f ms, recovery %.1f ms against RTO %.1f ms (late margin %.1f, srtt %.1f): %.2f RTOs, " +
-                    "then %d packets on it (payload-free probes at the resent PSNs among them) and %d moved off it (S7.4) in the next 3 RTOs", c.path(), c.atFailure() ? "" : " (later)",
-                    c.lastAckNanos() / 1e6,
-                    c.resentNanos() / 1e6, c.failedNanos() / 1e6, c.recoveryNanos() / 1e6, c.rtoNanos() / 1e6,
+                text.append(format("; path %d%s: last ACK %+.1f ms, resent %+.1f ms after the command began (%d lost), " +
+                    "failure taken at %+.1f ms, recovery %.1f ms against RTO %.1f ms (late margin %.1f, srtt %.1f): %.2f " +
+                    "RTOs, then %d packets on it (payload-free probes at the resent PSNs among them) and %d moved off " +
+                    "it (S7.4) in the next 3 RTOs", c.path(), c.atFailure() ? "" : " (later)", c.lastAckNanos() / 1e6,
+                    c.resentNanos() / 1e6, c.lost(), c.failedNanos() / 1e6, c.recoveryNanos() / 1e6, c.rtoNanos() / 1e6,
                     c.lateMarginNanos() / 1e6, c.srttNanos() / 1e6, c.rtos(), c.sentAfter(), c.movedAfter()));
             }
             return text.toString();
@@ -127,12 +161,15 @@ final class PathRecovery
     }
 
     /**
-     * @param samples      readings in time order, at least one before {@code failStart}.
+     * @param samples      the sender's readings in time order, at least one before {@code failStart}.
+     * @param receiver     the receiving NIC's readings in time order (its {@link Sample#rxRetransmitted}), at least one
+     *                     before {@code failStart} for the delivery to be measured.
      * @param failStart    when the command that failed the link began (System.nanoTime).
      * @param failEnd      when it returned.
      * @return the cut paths' recoveries, times relative to {@code failStart}.
      */
-    static Result analyse(final List<Sample> samples, final long failStart, final long failEnd)
+    static Result analyse(final List<Sample> samples, final List<Sample> receiver, final long failStart,
+        final long failEnd)
     {
         int before = -1;
         for (int i = 0; i < samples.size() && samples.get(i).nanos() <= failStart; i++)
@@ -147,7 +184,6 @@ final class PathRecovery
         final int paths = pre.paths().length;
         final long interval = (samples.get(samples.size() - 1).nanos() - samples.get(0).nanos()) /
             Math.max(1, samples.size() - 1);
-        long slowestOfAll = 0;
         final List<Cut> cut = new ArrayList<>();
         for (int p = 0; p < paths; p++)
         {
@@ -186,23 +222,78 @@ final class PathRecovery
             }
             final long failed = Math.max(failStart, silentSince);
             // its RTO when it went silent (a path that was idle at the failure, as B's are while A writes, may have had
-            // no sample of its own then), and the slowest path's round trip then, for the copies' delivery
+            // no sample of its own then)
             final Sample then = samples.get(Math.max(before, lastSampleAtOrBefore(samples, failed)));
-            long slowest = 0;
-            for (int other = 0; other < paths; other++)
-            {
-                slowest = Math.max(slowest, then.get(other, SRTT));
-            }
-            slowestOfAll = Math.max(slowestOfAll, slowest);
             final long resent = samples.get(lossAt).nanos();
             final long[] after = sentAfter(samples, lossAt, p, resent + 3 * then.get(p, RTO));
             // ACKs already past the link when it failed still arrive, up to a round trip later (two: a loaded host's
             // round trips vary); a path answering longer went silent later (rotated onto the dead link)
             final boolean atFailure = lastAckNanos <= failEnd + 2 * srtt + 2 * interval;
             cut.add(new Cut(p, atFailure, lastAckNanos - failStart, resent - failStart, failed - failStart,
-                resent - failed + slowest, then.get(p, RTO), then.lateMarginNanos(), srtt, after[0], after[1]));
+                -1, then.get(p, RTO), then.lateMarginNanos(), srtt, after[0], after[1],
+                samples.get(lossAt).get(p, LOST) - pre.get(p, LOST)));
         }
-        return new Result(cut, interval, slowestOfAll);
+        // a path's copies are taken delivered once the receiver counted as many as the silent paths had lost by that
+        // path's resend, its own and those resent before it (copies arrive about in the order they were sent: paths
+        // rotated onto the dead link seconds later are not waited for); never before the resend (at most a reading
+        // before the one showing it)
+        final List<Cut> byResend = new ArrayList<>(cut);
+        byResend.sort((a, b) -> Long.compare(a.resentNanos(), b.resentNanos()));
+        final java.util.Map<Integer, Long> deliveredAt = new java.util.HashMap<>();
+        long lostSoFar = 0;
+        long[] delivery = {-1, 0, 0};
+        for (int i = 0; i < byResend.size(); i++)
+        {
+            lostSoFar += byResend.get(i).lost();
+            if (i + 1 < byResend.size() && byResend.get(i + 1).resentNanos() == byResend.get(i).resentNanos())
+            {
+                continue; // resent in the same reading: one count for all of them
+            }
+            delivery = delivery(receiver, failStart, byResend.get(i).resentNanos() + failStart - interval, lostSoFar);
+            for (int j = i; j >= 0 && !deliveredAt.containsKey(byResend.get(j).path()); j--)
+            {
+                deliveredAt.put(byResend.get(j).path(), delivery[0]);
+            }
+        }
+        final boolean all = delivery[0] >= 0;
+        final List<Cut> timed = new ArrayList<>();
+        for (final Cut c : cut)
+        {
+            final long at = deliveredAt.getOrDefault(c.path(), -1L);
+            timed.add(!all || at < 0 ? c : new Cut(c.path(), c.atFailure(), c.lastAckNanos(), c.resentNanos(),
+                c.failedNanos(), at - failStart - c.failedNanos(), c.rtoNanos(), c.lateMarginNanos(),
+                c.srttNanos(), c.sentAfter(), c.movedAfter(), c.lost()));
+        }
+        return new Result(timed, interval, all ? delivery[0] - failStart : -1, delivery[1], delivery[2]);
+    }
+
+    /**
+     * @return {when (System.nanoTime) the receiver's first reading from {@code notBefore} on showed {@code lost} more
+     * copies taken than its last reading before {@code failStart}, -1 if none did; the copies it took from then to its
+     * last reading; its mean interval between readings}.
+     */
+    private static long[] delivery(final List<Sample> receiver, final long failStart, final long notBefore,
+        final long lost)
+    {
+        int before = -1;
+        for (int i = 0; i < receiver.size() && receiver.get(i).nanos() <= failStart; i++)
+        {
+            before = i;
+        }
+        if (before < 0)
+        {
+            return new long[] {-1, 0, 0};
+        }
+        final long base = receiver.get(before).rxRetransmitted();
+        long at = -1;
+        for (int i = before + 1; i < receiver.size() && at < 0; i++)
+        {
+            at = lost > 0 && receiver.get(i).nanos() >= notBefore && receiver.get(i).rxRetransmitted() - base >= lost ?
+                receiver.get(i).nanos() : -1;
+        }
+        final Sample last = receiver.get(receiver.size() - 1);
+        return new long[] {at, last.rxRetransmitted() - base,
+            (last.nanos() - receiver.get(0).nanos()) / Math.max(1, receiver.size() - 1)};
     }
 
     private static int lastSampleAtOrBefore(final List<Sample> samples, final long nanos)
@@ -261,7 +352,8 @@ final class PathRecovery
                 perPath[p][f] = value;
             }
         }
-        return new Sample(nanos, perPath, values.getOrDefault(connection + ": late_margin_ns", 0L));
+        return new Sample(nanos, perPath, values.getOrDefault(connection + ": late_margin_ns", 0L),
+            values.getOrDefault(connection + ": rx_retransmitted", 0L));
     }
 
     /** Reads a visitor's counters file every {@code periodMillis} on a thread of its own, for at most 60 s. */

@@ -18,9 +18,10 @@ class PathRecoveryTest
     private static final int PATHS = 3;
 
     @Test
-    void shouldTimeAPathCutAtTheFailureFromTheCommandToItsResendPlusTheSlowestRoundTrip()
+    void shouldTimeAPathCutAtTheFailureFromTheCommandToTheReceiversCountOfItsCopies()
     {
         final List<PathRecovery.Sample> samples = new ArrayList<>();
+        final List<PathRecovery.Sample> receiver = new ArrayList<>();
         // readings every 2 ms from -10 ms; the command runs from 0 to 4 ms; path 0 hears its last ACK at -2 ms and
         // counts its loss at 26 ms; path 1 answers throughout; path 2 is idle
         for (long t = -10; t <= 60; t += 2)
@@ -36,21 +37,95 @@ class PathRecoveryTest
                 paths[p][PathRecovery.SRTT] = (p + 1) * MS;
             }
             samples.add(new PathRecovery.Sample(t * MS, paths, 3 * MS));
+            // the receiver, read at odd milliseconds: 2 copies before the failure (another cause), then the 5 copies
+            // arrive one by one from 27 ms
+            receiver.add(new PathRecovery.Sample((t + 1) * MS, new long[PATHS][PathRecovery.PATH_FIELDS.length], 0,
+                2 + Math.clamp((t + 1 - 25) / 2, 0, 5)));
         }
-        final PathRecovery.Result result = PathRecovery.analyse(samples, 0, 4 * MS);
+        final PathRecovery.Result result = PathRecovery.analyse(samples, receiver, 0, 4 * MS);
         assertEquals(1, result.cut().size(), result.toString());
         final PathRecovery.Cut cut = result.cut().get(0);
         assertEquals(0, cut.path());
         assertTrue(cut.atFailure());
         assertEquals(0, cut.failedNanos(), "the last ACK less the RTT is before the command: the command's start");
         assertEquals(26 * MS, cut.resentNanos());
-        assertEquals(3 * MS, result.deliveryNanos(), "the slowest path's smoothed RTT");
-        assertEquals(29 * MS, cut.recoveryNanos());
-        assertEquals(2.9, result.worstRtos(), 1e-9);
+        assertEquals(5, cut.lost());
+        assertTrue(result.delivered());
+        assertEquals(35 * MS, result.deliveredNanos(), "the receiver's first reading with 5 more copies than before");
+        assertEquals(35 * MS, cut.recoveryNanos());
+        assertEquals(5, result.copies());
+        assertEquals(3.5, result.worstRtos(), 1e-9);
         assertEquals((26 - 2) / 10.0, result.worstResendRtos(), 1e-9, "resent 26 ms after, less a reading's 2 ms");
-        assertEquals(29.0 / 7, result.worstBaseRtos(), 1e-9, "without the late margin of 3 ms");
+        assertEquals(35.0 / 7, result.worstBaseRtos(), 1e-9, "without the late margin of 3 ms");
         assertEquals(0, cut.sentAfter(), "nothing sent on it after");
         assertEquals(2 * MS, result.meanInterval());
+        assertEquals(2 * MS, result.receiverInterval());
+    }
+
+    @Test
+    void shouldTimeEachPathToTheCopiesResentUpToItsResendNotToThoseOfPathsCutLater()
+    {
+        final List<PathRecovery.Sample> samples = new ArrayList<>();
+        final List<PathRecovery.Sample> receiver = new ArrayList<>();
+        // path 0 silent from the failure, 5 lost at 26 ms; path 2 silent from 80 ms (rotated onto the dead link),
+        // 3 lost at 100 ms; the receiver counts 5 copies from 31 ms and 3 more from 105 ms
+        for (long t = -10; t <= 140; t += 2)
+        {
+            final long[][] paths = new long[PATHS][PathRecovery.PATH_FIELDS.length];
+            paths[0][PathRecovery.ACKS] = Math.min(t, -2);
+            paths[0][PathRecovery.LOST] = t >= 26 ? 5 : 0;
+            paths[2][PathRecovery.ACKS] = Math.min(t, 84);
+            paths[2][PathRecovery.TX] = t;
+            paths[2][PathRecovery.LOST] = t >= 100 ? 3 : 0;
+            for (int p = 0; p < PATHS; p++)
+            {
+                paths[p][PathRecovery.RTO] = 10 * MS;
+                paths[p][PathRecovery.SRTT] = 4 * MS;
+            }
+            samples.add(new PathRecovery.Sample(t * MS, paths, 0));
+            receiver.add(new PathRecovery.Sample((t + 1) * MS, new long[PATHS][PathRecovery.PATH_FIELDS.length], 0,
+                (t + 1 >= 31 ? 5 : 0) + (t + 1 >= 105 ? 3 : 0)));
+        }
+        final PathRecovery.Result result = PathRecovery.analyse(samples, receiver, 0, 4 * MS);
+        assertEquals(2, result.cut().size(), result.toString());
+        assertEquals(31 * MS, result.cut().get(0).recoveryNanos(), "path 0: its 5 copies at 31 ms");
+        assertEquals((105 - 80) * MS, result.cut().get(1).recoveryNanos(), "path 2: all 8 at 105 ms");
+        assertEquals(105 * MS, result.deliveredNanos());
+        assertEquals(8, result.lost());
+    }
+
+    @Test
+    void shouldSayWhenTheReceiversReadingsDoNotShowTheCopiesDelivered()
+    {
+        final List<PathRecovery.Sample> samples = new ArrayList<>();
+        final List<PathRecovery.Sample> receiver = new ArrayList<>();
+        for (long t = -10; t <= 60; t += 2)
+        {
+            final long[][] paths = new long[PATHS][PathRecovery.PATH_FIELDS.length];
+            paths[0][PathRecovery.ACKS] = Math.min(t, -2);
+            paths[0][PathRecovery.LOST] = t >= 26 ? 5 : 0;
+            paths[0][PathRecovery.RTO] = 10 * MS;
+            samples.add(new PathRecovery.Sample(t * MS, paths, 0));
+            receiver.add(new PathRecovery.Sample(t * MS, new long[PATHS][PathRecovery.PATH_FIELDS.length], 0,
+                t >= 30 ? 4 : 0)); // one copy short
+        }
+        final PathRecovery.Result result = PathRecovery.analyse(samples, receiver, 0, 4 * MS);
+        assertFalse(result.delivered());
+        assertEquals(4, result.copies());
+        assertEquals(-1, result.cut().get(0).recoveryNanos());
+        assertTrue(Double.isNaN(result.worstRtos()));
+        assertEquals(2.4, result.worstResendRtos(), 1e-9, "the resend is measured all the same");
+        assertTrue(result.toString().contains("did NOT show their delivery (4 copies taken"), result.toString());
+        assertFalse(PathRecovery.analyse(samples, List.of(), 0, 4 * MS).delivered(), "no receiver readings");
+        // copies of another cause counted before the resend: the delivery is not taken before the resend
+        final List<PathRecovery.Sample> early = new ArrayList<>();
+        for (long t = -9; t <= 61; t += 2)
+        {
+            early.add(new PathRecovery.Sample(t * MS, new long[PATHS][PathRecovery.PATH_FIELDS.length], 0,
+                t >= 5 ? 5 : 0));
+        }
+        assertEquals(25 * MS, PathRecovery.analyse(samples, early, 0, 4 * MS).deliveredNanos(),
+            "the first reading from the resend's (26 ms) less a reading's interval");
     }
 
     @Test
@@ -70,12 +145,12 @@ class PathRecoveryTest
             }
             samples.add(new PathRecovery.Sample(t * MS, paths, 0));
         }
-        final PathRecovery.Result result = PathRecovery.analyse(samples, 0, 4 * MS);
+        final PathRecovery.Result result = PathRecovery.analyse(samples, delivered(144), 0, 4 * MS);
         final PathRecovery.Cut cut = result.cut().get(0);
         assertEquals(2, cut.path());
         assertFalse(cut.atFailure(), "its ACKs went on long after the failure");
         assertEquals(96 * MS, cut.failedNanos());
-        assertEquals((140 - 96 + 4) * MS, cut.recoveryNanos());
+        assertEquals((144 - 96) * MS, cut.recoveryNanos());
         assertEquals(48.0 / 20, result.worstRtos(), 1e-9);
         assertEquals(60, cut.sentAfter(), "what it sent in the 3 RTOs after its resend");
     }
@@ -98,11 +173,23 @@ class PathRecoveryTest
             }
             samples.add(new PathRecovery.Sample(t * MS, paths, 0));
         }
-        final PathRecovery.Cut cut = PathRecovery.analyse(samples, 0, 4 * MS).cut().get(0);
+        final PathRecovery.Cut cut = PathRecovery.analyse(samples, delivered(155), 0, 4 * MS).cut().get(0);
         assertEquals((80 - 3 * 5) * MS, cut.failedNanos(), "the reading before the first packet after the idle " +
             "spell, less 3 round trips (a tail-loss probe is no end of an idle spell)");
-        assertEquals((150 - 65 + 5) * MS, cut.recoveryNanos());
+        assertEquals((155 - 65) * MS, cut.recoveryNanos());
         assertEquals(1.8, cut.rtos(), 1e-9);
+    }
+
+    /** A receiver read every millisecond from -10 ms, whose copies (many) all arrived at {@code atMillis}. */
+    private static List<PathRecovery.Sample> delivered(final long atMillis)
+    {
+        final List<PathRecovery.Sample> receiver = new ArrayList<>();
+        for (long t = -10; t <= 200; t++)
+        {
+            receiver.add(new PathRecovery.Sample(t * MS, new long[PATHS][PathRecovery.PATH_FIELDS.length], 0,
+                t >= atMillis ? 1_000 : 0));
+        }
+        return receiver;
     }
 
     @Test
@@ -111,9 +198,9 @@ class PathRecoveryTest
         final long[][] paths = new long[PATHS][PathRecovery.PATH_FIELDS.length];
         final List<PathRecovery.Sample> after = List.of(new PathRecovery.Sample(5 * MS, paths, 0),
             new PathRecovery.Sample(7 * MS, paths, 0));
-        assertThrows(IllegalStateException.class, () -> PathRecovery.analyse(after, 0, 4 * MS));
+        assertThrows(IllegalStateException.class, () -> PathRecovery.analyse(after, after, 0, 4 * MS));
         final List<PathRecovery.Sample> before = List.of(new PathRecovery.Sample(-5 * MS, paths, 0));
-        assertThrows(IllegalStateException.class, () -> PathRecovery.analyse(before, 0, 4 * MS));
+        assertThrows(IllegalStateException.class, () -> PathRecovery.analyse(before, before, 0, 4 * MS));
     }
 
     @Test
@@ -124,6 +211,7 @@ class PathRecoveryTest
         {
             values.put(conn + ": tx_packets", conn.endsWith("2") ? 50L : 10L);
             values.put(conn + ": late_margin_ns", conn.endsWith("2") ? 7L : 1L);
+            values.put(conn + ": rx_retransmitted", conn.endsWith("2") ? 9L : 1L);
             for (int p = 0; p < 2; p++)
             {
                 for (final String field : PathRecovery.PATH_FIELDS)
@@ -134,6 +222,7 @@ class PathRecoveryTest
         }
         final PathRecovery.Sample sample = PathRecovery.sample(42, values, 2);
         assertEquals(7, sample.lateMarginNanos());
+        assertEquals(9, sample.rxRetransmitted());
         assertEquals(101, sample.get(1, PathRecovery.RTO));
         assertNull(PathRecovery.sample(42, values, 3), "no path 2 published");
         assertNull(PathRecovery.sample(42, Map.of(), 2));

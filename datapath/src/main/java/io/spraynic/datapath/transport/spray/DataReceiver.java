@@ -156,6 +156,10 @@ final class DataReceiver
             acknowledge(path);
             return;
         }
+        if ((SprayExtendedTransportHeader.flags(buffer, seth) & SprayExtendedTransportHeader.FLAG_RETRANSMIT) != 0)
+        {
+            counters.increment(SprayCounters.RX_RETRANSMITTED); // a lost packet's copy delivered (S6.6, S7.4.1)
+        }
 
         // message layer, before the ACK, so that a NACK precedes the ACK of its packet on the reverse path
         if (messageKind == READ_RESPONSE)

@@ -309,7 +309,8 @@ final class DataSender
             }
             final int slot = SendSlots.slotOf(handle);
             final int payload = slots.payloadOf(slot, SendSlots.packetOf(handle));
-            if (!writeData(path, handle, payload, -1, false, now))
+            // a timeout's copy on another path is a retransmission (S7.4.1): flagged, so the receiver counts it
+            if (!writeData(path, handle, payload, -1, lostOn >= 0, now))
             {
                 break;
             }

@@ -146,8 +146,14 @@ public final class SprayCounters
      * sent again arrived after its earlier transmission, where neither (a) nor (b) could tell.
      */
     public static final int SPURIOUS_TIMEOUTS_REPORTED = 61;
+    /**
+     * Data packets flagged {@code RETRANSMIT} that the receiver's path layer took as new: retransmissions at their PSN
+     * (S6.6) of packets it had not received, and the copies a timeout re-sent on another path (S7.4.1). Receiver side:
+     * when a lost packet's copy was delivered (issue 14: a recovery measured to the copies' delivery, not estimated).
+     */
+    public static final int RX_RETRANSMITTED = 62;
     /** Number of slots. */
-    public static final int SLOT_COUNT = 62;
+    public static final int SLOT_COUNT = 63;
 
     private static final String[] LABELS = {
         "tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "retransmitted", "lost", "moved",
@@ -161,6 +167,7 @@ public final class SprayCounters
         "keepalives_sent", "refused_no_listener", "refused_version", "refused_bad_parameters", "refused_no_resources",
         "refused_bad_key", "connect_rejects_received", "auth_failures", "address_mismatches", "resyncs_refused",
         "msn_out_of_window", "nacks_unmatched", "not_spray", "spurious_timeouts", "spurious_timeouts_reported",
+        "rx_retransmitted",
     };
 
     private SprayCounters()
@@ -169,12 +176,12 @@ public final class SprayCounters
 
     /**
      * @return the slots a connection's counters can move (the handshake's slots, 40..53, are the engine's, except
-     * {@link #IDLE_CLOSED}, {@link #KEEPALIVES_SENT}, {@link #SPURIOUS_TIMEOUTS} and
-     * {@link #SPURIOUS_TIMEOUTS_REPORTED}): what is worth mirroring per connection.
+     * {@link #IDLE_CLOSED}, {@link #KEEPALIVES_SENT}, {@link #SPURIOUS_TIMEOUTS}, {@link #SPURIOUS_TIMEOUTS_REPORTED}
+     * and {@link #RX_RETRANSMITTED}): what is worth mirroring per connection.
      */
     public static int[] connectionSlots()
     {
-        final int[] slots = new int[CONNECT_RETRIES_SENT + 4];
+        final int[] slots = new int[CONNECT_RETRIES_SENT + 5];
         for (int i = 0; i < CONNECT_RETRIES_SENT; i++)
         {
             slots[i] = i;
@@ -183,6 +190,7 @@ public final class SprayCounters
         slots[CONNECT_RETRIES_SENT + 1] = KEEPALIVES_SENT;
         slots[CONNECT_RETRIES_SENT + 2] = SPURIOUS_TIMEOUTS;
         slots[CONNECT_RETRIES_SENT + 3] = SPURIOUS_TIMEOUTS_REPORTED;
+        slots[CONNECT_RETRIES_SENT + 4] = RX_RETRANSMITTED;
         return slots;
     }
 

@@ -68,6 +68,12 @@ class SprayPathFailureTest
                 assertEquals(bed.a.pathCounters(p).get(SprayCounters.LOST),
                     bed.a.pathCounters(p).get(SprayCounters.RETRANSMITTED), "path " + p);
             }
+            // the copies carried RETRANSMIT, and B counted each as it took it: every one of them arrived (the live
+            // plane loses nothing), and nothing else B took was flagged (the dead plane's own resends never arrived)
+            final long resent = bed.a.counters().get(SprayCounters.RETRANSMITTED);
+            assertTrue(resent > 0);
+            assertEquals(resent, bed.b.counters().get(SprayCounters.RX_RETRANSMITTED), "copies B took");
+            assertEquals(0, bed.a.counters().get(SprayCounters.RX_RETRANSMITTED), "A received no data");
             bed.runUntil(() -> bed.a.counters().get(SprayCounters.PATH_FAILURES) == 4, 100_000);
             for (int p = 0; p < 8; p++)
             {
