@@ -40,7 +40,7 @@ public final class SprayExtendedTransportHeader
     public static final int MESSAGE_TAG_OFFSET = 20;
     public static final int LENGTH = 28;
 
-    /** Flag: a retransmission of a packet sent before on the same path with the same PSN (S6.6). */
+    /** Flag: a packet's copy: on the same path with the same PSN (S6.6), or a lost path's on another path (S7.4.1). */
     public static final int FLAG_RETRANSMIT = 1;
     /** Flag: the packet that ends the message (by offset). */
     public static final int FLAG_LAST = 1 << 1;
@@ -76,10 +76,16 @@ public final class SprayExtendedTransportHeader
         return Wire.u8Of(first, PATH_OFFSET);
     }
 
+    /** @return {@link #flags} of the header whose {@link #firstWord} is {@code first}. */
+    public static int flagsOf(final long first)
+    {
+        return Wire.u8Of(first, FLAGS_OFFSET);
+    }
+
     /** @return {@link #attempt} of the header whose {@link #firstWord} is {@code first}. */
     public static int attemptOf(final long first)
     {
-        return (Wire.u8Of(first, FLAGS_OFFSET) >>> ATTEMPT_SHIFT) & ATTEMPT_MASK;
+        return (flagsOf(first) >>> ATTEMPT_SHIFT) & ATTEMPT_MASK;
     }
 
     /** @return {@link #stream} of the header whose {@link #firstWord} is {@code first}. */

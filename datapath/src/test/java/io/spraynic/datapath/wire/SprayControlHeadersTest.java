@@ -150,6 +150,7 @@ class SprayControlHeadersTest
             final long second = SprayExtendedTransportHeader.secondWord(s, AT);
             assertEquals(SprayExtendedTransportHeader.path(s, AT), SprayExtendedTransportHeader.pathOf(first));
             assertEquals(SprayExtendedTransportHeader.attempt(s, AT), SprayExtendedTransportHeader.attemptOf(first));
+            assertEquals(SprayExtendedTransportHeader.flags(s, AT), SprayExtendedTransportHeader.flagsOf(first));
             assertEquals(SprayExtendedTransportHeader.stream(s, AT), SprayExtendedTransportHeader.streamOf(first));
             assertEquals(SprayExtendedTransportHeader.msn(s, AT), SprayExtendedTransportHeader.msnOf(first));
             assertEquals(SprayExtendedTransportHeader.messageOffset(s, AT),

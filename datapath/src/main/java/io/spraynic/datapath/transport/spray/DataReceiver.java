@@ -156,7 +156,7 @@ final class DataReceiver
             acknowledge(path);
             return;
         }
-        if ((SprayExtendedTransportHeader.flags(buffer, seth) & SprayExtendedTransportHeader.FLAG_RETRANSMIT) != 0)
+        if ((SprayExtendedTransportHeader.flagsOf(first) & SprayExtendedTransportHeader.FLAG_RETRANSMIT) != 0)
         {
             counters.increment(SprayCounters.RX_RETRANSMITTED); // a lost packet's copy delivered (S6.6, S7.4.1)
         }

@@ -64,7 +64,7 @@ public final class PathCongestionControl
     /** Bit {@code path}: whether the path's window was decreased in its current round. */
     private long decreasedThisRound;
     /** Counts the writes of any path's window: what {@link #window(int)} answers. */
-    private long windowChanges;
+    private int windowChanges;
 
     /**
      * One path's window.
@@ -186,10 +186,10 @@ public final class PathCongestionControl
     }
 
     /**
-     * @return a count that grows whenever a path's window is set: while it stays the same, {@link #window(int)}
+     * @return a count (wrapping) that moves whenever a path's window is set: while it stays the same, {@link #window(int)}
      * answers as before for every path (a cache's key).
      */
-    public long windowChanges()
+    public int windowChanges()
     {
         return windowChanges;
     }

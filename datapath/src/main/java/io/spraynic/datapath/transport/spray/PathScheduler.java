@@ -89,11 +89,13 @@ final class PathScheduler
     // S8.4's window rate as last computed, and the change count of its inputs then (issue 13: the sender asks for it
     // on every pass, at 64 B about once a packet, and it costs a division per live path; it changes with an ACK's RTT
     // sample, a round's window, a path failed or restored)
+    // (the counts are ints that may wrap: a key is only compared for equality with the previous call's, and 2^32
+    // changes never pass between two passes; windowRateMtu 0: never computed)
     private double windowRate;
-    private long windowRateInputs = -1;
+    private int windowRateInputs;
     private int windowRateMtu;
     // counts the changes of the active set and of the sibling SRTT, which the window rate reads too
-    private long pathChanges;
+    private int pathChanges;
     // S6.8.1: loss samples ended since the late margin last narrowed
     private int lateMarginRounds;
     // S7.6: since when every path is failed
@@ -763,7 +765,7 @@ final class PathScheduler
      */
     double windowRate(final int mtu)
     {
-        final long inputs = congestionWindows.windowChanges() + rtt.srttChanges() + pathChanges;
+        final int inputs = congestionWindows.windowChanges() + rtt.srttChanges() + pathChanges;
         if (inputs != windowRateInputs || mtu != windowRateMtu)
         {
             windowRate = computeWindowRate(mtu);

@@ -120,7 +120,7 @@ public final class RttEstimator
     /** S6.8.1: one margin for all the paths (descheduling is the hosts', not a route's). */
     private long lateMarginNanos;
     /** Counts the changes of any path's smoothed RTT or sample bit: what {@link #srttNanos(int, long)} answers. */
-    private long srttChanges;
+    private int srttChanges;
 
     /** One path's estimator. */
     public RttEstimator(final long rtoMinNanos, final long rtoMaxNanos, final long initialRttNanos)
@@ -214,10 +214,10 @@ public final class RttEstimator
     }
 
     /**
-     * @return a count that grows whenever a path's smoothed RTT or its having a sample may have changed: while it
+     * @return a count (wrapping) that moves whenever a path's smoothed RTT or its having a sample may have changed: while it
      * stays the same, {@link #srttNanos(int, long)} answers as before for every path (a cache's key).
      */
-    public long srttChanges()
+    public int srttChanges()
     {
         return srttChanges;
     }
