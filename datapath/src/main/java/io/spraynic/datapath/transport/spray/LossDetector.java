@@ -378,7 +378,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
             {
                 scheduler.times.nextResyncAt[path] = now + nextResyncInterval(path);
                 window.reset(window.nextPsn());
-                scheduler.sourcePort(path, scheduler.newSourcePort(path)); // a new route (S7.5, S7.7-2)
+                scheduler.sourcePort(path, scheduler.newSourcePort(path)); // a new route (S7.5, S7.7.1)
                 return RESYNC;
             }
             return NOTHING;

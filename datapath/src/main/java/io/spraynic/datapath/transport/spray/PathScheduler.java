@@ -108,7 +108,7 @@ final class PathScheduler
         final long[] nextResyncAt;
         /** S6.8.1: when the newest packet acknowledged on each path (first transmissions only) was sent. */
         final long[] answeredSentAt;
-        /** S7.7-2: the ports that timed out and the ports that proved healthy, while there is traffic. */
+        /** S7.7.1: the ports that timed out and the ports that proved healthy, while there is traffic. */
         final PortMemory ports;
 
         LentTimes(final int paths)
@@ -325,7 +325,7 @@ final class PathScheduler
 
     /**
      * A retransmission timeout fired on the path (S6.8) at {@code now}, the loss detector's to report. Its data port
-     * is suspect from now (S7.7-2) until an ACK of the path or {@code suspectPort} from now.
+     * is suspect from now (S7.7.1) until an ACK of the path or {@code suspectPort} from now.
      *
      * @return the path's timeouts in a row now, none answered by an ACK: at {@code failAfterTimeouts} it fails (S7.4).
      */
@@ -366,7 +366,7 @@ final class PathScheduler
             times.ports.advance(now);
             if (pathInts[path * STRIDE + TIMEOUTS] > 0)
             {
-                times.ports.answered(planeOf(path), sourcePort(path)); // S7.7-2: a loss, not a dead route
+                times.ports.answered(planeOf(path), sourcePort(path)); // S7.7.1: a loss, not a dead route
             }
         }
         pathInts[path * STRIDE + TIMEOUTS] = 0;
@@ -595,7 +595,7 @@ final class PathScheduler
 
     /**
      * @return the path's next data port (S7.3, S7.5, S7.7): while its plane has a suspect port, one proven healthy
-     * since (S7.7-2, {@link PortMemory#drawHealthy}); else an unused port at random in 49152-65535, not suspect.
+     * since (S7.7.1, {@link PortMemory#drawHealthy}); else an unused port at random in 49152-65535, not suspect.
      */
     int newSourcePort(final int path)
     {

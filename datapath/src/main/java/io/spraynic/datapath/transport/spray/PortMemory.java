@@ -3,7 +3,7 @@ package io.spraynic.datapath.transport.spray;
 import java.util.SplittableRandom;
 
 /**
- * S7.7-2: what a connection's sender remembers of its source ports' routes while it has traffic (lent with the paths'
+ * S7.7.1: what a connection's sender remembers of its source ports' routes while it has traffic (lent with the paths'
  * times, {@link PathScheduler.LentTimes}; an idle connection holds none). Two kinds of port, per plane (a port's
  * route is a hash of the plane's addresses too):
  * <ul>

@@ -344,7 +344,7 @@ public final class SprayConfig
     }
 
     /**
-     * How long a source port a path timed out on stays suspect (S7.7-2) unless an ACK of the path shows it answers:
+     * How long a source port a path timed out on stays suspect (S7.7.1) unless an ACK of the path shows it answers:
      * while a plane has one, its paths' new ports are ones that proved healthy since.
      *
      * @param nanos {@code suspectPort}, at least 0 (0: no port is ever suspect). @return this.

@@ -14,7 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * docs/PROTOCOL.md S7.7-2: a port a path timed out on is suspect; while its plane has one, rotation (and S7.3, S7.5)
+ * docs/PROTOCOL.md S7.7.1: a port a path timed out on is suspect; while its plane has one, rotation (and S7.3, S7.5)
  * moves paths to ports proven healthy since, so that it stops walking into a dead link; the memory is bounded and
  * expires. Virtual time: every time is a number the test gives.
  */
