@@ -378,7 +378,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
             {
                 scheduler.times.nextResyncAt[path] = now + nextResyncInterval(path);
                 window.reset(window.nextPsn());
-                scheduler.sourcePort(path, scheduler.unusedSourcePort()); // a new route (S7.5)
+                scheduler.sourcePort(path, scheduler.newSourcePort(path)); // a new route (S7.5, S7.7.1)
                 return RESYNC;
             }
             return NOTHING;
@@ -414,7 +414,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
         counters.increment(SprayCounters.TIMEOUTS);
         pathCounters[path].increment(SprayCounters.TIMEOUTS);
         scheduler.rtt.onTimeout(path);
-        if (scheduler.onTimeout(path) >= config.failAfterTimeouts)
+        if (scheduler.onTimeout(path, now) >= config.failAfterTimeouts)
         {
             failPath(path, now);
             return;

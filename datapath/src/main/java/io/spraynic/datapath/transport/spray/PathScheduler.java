@@ -118,6 +118,8 @@ final class PathScheduler
         final long[] nextResyncAt;
         /** S6.8.1: when the newest packet acknowledged on each path (first transmissions only) was sent. */
         final long[] answeredSentAt;
+        /** S7.7.1: the ports that timed out and the ports that proved healthy, while there is traffic. */
+        final PortMemory ports;
 
         LentTimes(final int paths)
         {
@@ -125,6 +127,7 @@ final class PathScheduler
             lastAckAt = new long[paths];
             nextResyncAt = new long[paths];
             answeredSentAt = new long[paths];
+            ports = new PortMemory(paths);
             clear();
         }
 
@@ -135,12 +138,13 @@ final class PathScheduler
             java.util.Arrays.fill(lastAckAt, NONE);
             java.util.Arrays.fill(nextResyncAt, 0);
             java.util.Arrays.fill(answeredSentAt, NONE);
+            ports.clear();
         }
 
-        /** @return bytes of a set for {@code paths} paths (S10.1): four arrays and the object. */
+        /** @return bytes of a set for {@code paths} paths (S10.1): four arrays, the port memory and the object. */
         static long bytes(final int paths)
         {
-            return 32 + 4 * (16 + 8L * paths);
+            return 32 + 4 * (16 + 8L * paths) + PortMemory.bytes(paths);
         }
     }
 
@@ -330,13 +334,22 @@ final class PathScheduler
     }
 
     /**
-     * A retransmission timeout fired on the path (S6.8), the loss detector's to report.
+     * A retransmission timeout fired on the path (S6.8) at {@code now}, the loss detector's to report. Its data port
+     * is suspect from now (S7.7.1) until an ACK of the path or {@code suspectPort} from now.
      *
      * @return the path's timeouts in a row now, none answered by an ACK: at {@code failAfterTimeouts} it fails (S7.4).
      */
-    int onTimeout(final int path)
+    int onTimeout(final int path, final long now)
     {
         answeringPaths &= ~(1L << path);
+        if (!isParked(path)) // the idle connections' shared set is never written
+        {
+            final PortMemory ports = times.ports;
+            ports.advance(now);
+            final PathSendWindow window = sendWindows[path];
+            final long since = window.outstanding() > 0 ? window.oldestSentAtNanos() : now;
+            ports.suspect(planeOf(path), sourcePort(path), since, now + config.suspectPortNanos);
+        }
         return ++pathInts[path * STRIDE + TIMEOUTS];
     }
 
@@ -360,6 +373,11 @@ final class PathScheduler
         if (!isParked(path)) // the idle connections' shared set is never written
         {
             times.lastAckAt[path] = now;
+            times.ports.advance(now);
+            if (pathInts[path * STRIDE + TIMEOUTS] > 0)
+            {
+                times.ports.answered(planeOf(path), sourcePort(path)); // S7.7.1: a loss, not a dead route
+            }
         }
         pathInts[path * STRIDE + TIMEOUTS] = 0;
         answeringPaths |= activePaths & (1L << path);
@@ -442,7 +460,12 @@ final class PathScheduler
     {
         if (config.rotateMinPackets > 0 && portSpent(path) && sendWindows[path].outstanding() == 0)
         {
-            sourcePort(path, unusedSourcePort());
+            final long provenAt = times.answeredSentAt[path];
+            if (!isParked(path) && pathInts[path * STRIDE + TIMEOUTS] == 0 && provenAt != NONE)
+            {
+                times.ports.healthy(planeOf(path), sourcePort(path), provenAt); // its run, acknowledged in full
+            }
+            sourcePort(path, newSourcePort(path));
             pathInts[path * STRIDE + PORT_PACKETS] = 0;
             pathInts[path * STRIDE + PORT_BUDGET] = rotationBudget();
             // the RTT estimate goes on: restarting it every run cost goodput under loss (SprayReorderTest at 10 %:
@@ -570,7 +593,7 @@ final class PathScheduler
     void repath(final int path)
     {
         final int at = path * STRIDE;
-        final int port = unusedSourcePort();
+        final int port = newSourcePort(path);
         ports(at, port, port);
         pathInts[at + PORT_PACKETS] = 0;
         rtt.reset(path, config.initialRttNanos);
@@ -580,22 +603,56 @@ final class PathScheduler
         pathInts[at + PREVIOUS_LOST] = 0;
     }
 
-    // an unused port chosen at random in 49152-65535 (S7.3, S7.5)
+    /**
+     * @return the path's next data port (S7.3, S7.5, S7.7): while its plane has a suspect port, one proven healthy
+     * since (S7.7.1, {@link PortMemory#drawHealthy}); else an unused port at random in 49152-65535, not suspect.
+     */
+    int newSourcePort(final int path)
+    {
+        final int plane = planeOf(path);
+        final PortMemory ports = times.ports;
+        final int healthy = isParked(path) ? -1 : ports.drawHealthy(plane, random, this);
+        if (healthy >= 0)
+        {
+            return healthy;
+        }
+        while (true)
+        {
+            final int port = unusedSourcePort();
+            if (isParked(path) || !ports.isSuspect(plane, port))
+            {
+                return port;
+            }
+        }
+    }
+
+    // an unused port chosen at random in 49152-65535
     int unusedSourcePort()
     {
         while (true)
         {
             final int port = 49152 + random.nextInt(16384);
-            boolean used = false;
-            for (int path = 0; path < paths; path++)
-            {
-                used |= sourcePort(path) == port;
-            }
-            if (!used)
+            if (!inUse(port))
             {
                 return port;
             }
         }
+    }
+
+    /** @return whether a path's data packets go on the port now. */
+    boolean inUse(final int port)
+    {
+        boolean used = false;
+        for (int path = 0; path < paths; path++)
+        {
+            used |= sourcePort(path) == port;
+        }
+        return used;
+    }
+
+    private int planeOf(final int path)
+    {
+        return SprayFrames.planeOf(path, config.planes);
     }
 
     // ---- S7.4, S7.5, S7.6: failure and restore

@@ -38,6 +38,7 @@ public final class SprayConfig
     double repathRttFactor = 3;
     int rotateMinPackets = 16;
     int rotateMaxPackets = 32;
+    long suspectPortNanos = 1_000_000_000;
     int initialWindow = 16;
     int maxWindow = 256;
     double gain = 1.0 / 16;
@@ -339,6 +340,22 @@ public final class SprayConfig
         }
         this.rotateMinPackets = min;
         this.rotateMaxPackets = min == 0 ? 0 : max;
+        return this;
+    }
+
+    /**
+     * How long a source port a path timed out on stays suspect (S7.7.1) unless an ACK of the path shows it answers:
+     * while a plane has one, its paths' new ports are ones that proved healthy since.
+     *
+     * @param nanos {@code suspectPort}, at least 0 (0: no port is ever suspect). @return this.
+     */
+    public SprayConfig suspectPortNanos(final long nanos)
+    {
+        if (nanos < 0)
+        {
+            throw new IllegalArgumentException("suspectPort must be at least 0: " + nanos);
+        }
+        this.suspectPortNanos = nanos;
         return this;
     }
 

@@ -154,8 +154,8 @@ class PathSchedulerPickTest
                 }
                 else if (action < 88)
                 {
-                    masked.onTimeout(path);
-                    reference.onTimeout(path);
+                    masked.onTimeout(path, now);
+                    reference.onTimeout(path, now);
                 }
                 else if (action < 94)
                 {

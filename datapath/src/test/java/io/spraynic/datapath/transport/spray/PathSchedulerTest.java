@@ -96,13 +96,13 @@ class PathSchedulerTest
     {
         final PathScheduler scheduler = scheduler(2);
         assertFalse(scheduler.timedOutSinceAck(0));
-        assertEquals(1, scheduler.onTimeout(0));
-        assertEquals(2, scheduler.onTimeout(0));
+        assertEquals(1, scheduler.onTimeout(0, 0));
+        assertEquals(2, scheduler.onTimeout(0, 0));
         assertTrue(scheduler.timedOutSinceAck(0));
         assertFalse(scheduler.timedOutSinceAck(1), "per path");
         scheduler.onAckTaken(0, 1, 500);
         assertFalse(scheduler.timedOutSinceAck(0), "an ACK ends them");
-        assertEquals(1, scheduler.onTimeout(0));
+        assertEquals(1, scheduler.onTimeout(0, 0));
         scheduler.fail(0, 600);
         scheduler.restore(0, 700);
         assertFalse(scheduler.timedOutSinceAck(0), "so does a restore");
@@ -113,12 +113,12 @@ class PathSchedulerTest
     {
         final PathScheduler scheduler = scheduler(3);
         scheduler.fail(0, 100);
-        scheduler.onTimeout(1);
+        scheduler.onTimeout(1, 0);
         for (int i = 0; i < 10; i++)
         {
             assertEquals(2, scheduler.pick());
         }
-        scheduler.onTimeout(2);
+        scheduler.onTimeout(2, 0);
         assertNotEquals(0, scheduler.pick(), "all live paths timed out: any live one, never a failed one");
         assertNotEquals(-1, scheduler.pick());
     }
@@ -208,8 +208,8 @@ class PathSchedulerTest
     {
         final PathScheduler scheduler = scheduler(2);
         assertFalse(scheduler.isStaleAck(0, 5));
-        scheduler.onTimeout(0);
-        scheduler.onTimeout(0);
+        scheduler.onTimeout(0, 0);
+        scheduler.onTimeout(0, 0);
         scheduler.onAckTaken(0, 5, 1_000);
         assertEquals(0, scheduler.consecutiveTimeouts(0));
         assertTrue(scheduler.isStaleAck(0, 5));
