@@ -387,7 +387,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
         {
             return NOTHING;
         }
-        if (now - window.oldestSentAtNanos() >= scheduler.rtoNanos(path))
+        if (now - scheduler.rtoTimedFrom(path, window.oldestSentAtNanos()) >= scheduler.rtoNanos(path))
         {
             onTimeout(path, window, now);
             return RECOVERED;
