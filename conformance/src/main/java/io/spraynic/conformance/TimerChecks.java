@@ -9,7 +9,8 @@ import java.util.TreeMap;
  * A sender's retransmission timer (S6.8) as the wire shows it: the suite withholds its ACKs of the target's READ
  * responses on a one-path connection and times the copies the target sends at the held packet's PSN (its timeouts:
  * with every path silent, S7.4.1, the RTO sends the oldest packet again on its own path). Backoff (S6.8-6): the
- * second timeout comes at least 1.5 x as long after the first as the first after the original. Undo (S6.8-1): a
+ * second timeout comes at least 1.5 x as long after the first as the first after the original, or after the
+ * target's first tail probe before it when there was one (S6.7-2: a probe may re-arm the RTO). Undo (S6.8-1): a
  * report of duplicates that only the timeout's copy can explain (S6.8-1 c) puts the next timeout back at the
  * un-backed-off value, measured after it from a timeout that a fresh RTT sample started from b = 0. Floor (S6.8-4):
  * after a flight whose ACK the suite held long (every packet but the oldest acknowledged without a copy: Karn's
@@ -50,13 +51,20 @@ final class TimerChecks extends Checks
 
     /**
      * A READ the suite held: when its first packet arrived, when each copy of that packet's PSN did, when the ACK
-     * left, and how many of the target's probes (S6.7, first transmissions) that ACK acknowledged.
+     * left, how many of the target's probes (S6.7, first transmissions) that ACK acknowledged, and when the first of
+     * them arrived if before the first copy (0 if none did).
      */
-    private record Held(int psn, long at, long[] copies, long released, int probes)
+    private record Held(int psn, long at, long[] copies, long released, int probes, long probeAt)
     {
         long first()
         {
             return copies[0] - at;
+        }
+
+        /** S6.7-2: the first timeout after what its RTO may be timed from: the original, or a later tail probe. */
+        long firstRearmed()
+        {
+            return copies[0] - Math.max(at, probeAt);
         }
 
         long second()
@@ -87,9 +95,11 @@ final class TimerChecks extends Checks
                 warm(c, WARM_READS);
                 final Held h = hold(c, HELD_READ_BYTES, 2, true);
                 probesInReport[0] = h.probes();
-                final long r1 = h.first();
+                // S6.7-2: a target may time its RTO from its first tail probe: the first timeout from that probe
+                final long r1 = h.firstRearmed();
                 final long r2 = h.second();
-                measured("first timeout " + ms(r1) + " after the original, the second " + ms(r2) + " after it");
+                measured("first timeout " + ms(h.first()) + " after the original" + (r1 == h.first() ? "" : " (" +
+                    ms(r1) + " after the target's first tail probe)") + ", the second " + ms(r2) + " after it");
                 if (r2 >= BACKOFF_RATIO * r1)
                 {
                     backedOff[0] = true;
@@ -97,12 +107,12 @@ final class TimerChecks extends Checks
                 }
                 if (r1 > CEILING_SUSPECT_NANOS)
                 {
-                    throw new NotTested("the first timeout came " + ms(r1) + " after the original, the second " +
-                        ms(r2) + " after it: a timeout that long may already be at the target's ceiling (rtoMax " +
-                        "plus its late margin, S6.8.1), which caps the backoff");
+                    throw new NotTested("the first timeout came " + ms(r1) + " after the original or probe, the " +
+                        "second " + ms(r2) + " after it: a timeout that long may already be at the target's ceiling " +
+                        "(rtoMax plus its late margin, S6.8.1), which caps the backoff");
                 }
                 return "the second timeout came " + ms(r2) + " after the first, which came " + ms(r1) + " after the " +
-                    "original: not backed off (at least " + BACKOFF_RATIO + " x)";
+                    "original or the first probe after it: not backed off (at least " + BACKOFF_RATIO + " x)";
             });
             must("timers.spurious-undo", "S6.8-1", "after an ACK reporting more duplicates than the path's other copies " +
                 "could make (the backed-off timeout was spurious, S6.8-1 c), the next timeout is no more than " +
@@ -190,7 +200,7 @@ final class TimerChecks extends Checks
 
     /** What a held flight received: the arrival of each PSN's first packet (data or probe), and its copies. */
     private record Flight(int oldest, long at, long[] copies, Map<Integer, Long> firsts, java.util.Set<Integer> copied,
-        int probes)
+        int probes, long probeAt)
     {
     }
 
@@ -203,6 +213,7 @@ final class TimerChecks extends Checks
         final int[] oldest = {-1};
         final int[] seen = {0};
         final java.util.Set<Integer> probes = new java.util.HashSet<>();
+        final long[] probeAt = {0};
         c.send(c.readRequest(0, 0, msn, base, rkey, bytes));
         c.awaitPacket(COPY_WAIT_NANOS, p ->
         {
@@ -220,6 +231,10 @@ final class TimerChecks extends Checks
             if (probe)
             {
                 probes.add(p.psn());
+                if (probeAt[0] == 0 && seen[0] == 0 && oldest[0] >= 0)
+                {
+                    probeAt[0] = now; // the first tail probe before the first timeout's copy (S6.7-2)
+                }
             }
             if (null != firsts.putIfAbsent(p.psn(), now))
             {
@@ -245,7 +260,7 @@ final class TimerChecks extends Checks
                 " time(s) in " + COPY_WAIT_NANOS / 1_000_000_000L + " s without an ACK, not " + copies +
                 " (S6.7-1: a lost tail must be recovered by a probe or the RTO)");
         }
-        return new Flight(oldest[0], firsts.get(oldest[0]), copyAt, firsts, copied, probes.size());
+        return new Flight(oldest[0], firsts.get(oldest[0]), copyAt, firsts, copied, probes.size(), probeAt[0]);
     }
 
     private Held release(final ScriptedPeer c, final Flight f, final boolean report) throws IOException
@@ -260,7 +275,7 @@ final class TimerChecks extends Checks
         c.sendAck(0);
         c.reportDuplicates(false);
         c.collect(SILENCE_NANOS / 20);
-        return new Held(f.oldest(), f.at(), f.copies(), released, probes);
+        return new Held(f.oldest(), f.at(), f.copies(), released, probes, f.probeAt());
     }
 
     /**

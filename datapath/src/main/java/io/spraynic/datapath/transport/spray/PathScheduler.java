@@ -109,7 +109,8 @@ final class PathScheduler
      * whose other reading, "since an ACK was due", only moves packets sent before that ACK, so none of a window lent
      * after it), when a failed path's next RESYNC is due (S7.5; a connection with a failed path keeps its tables),
      * and when the newest packet acknowledged on it was sent (S6.8.1, compared with packets sent since, so older than
-     * all of them, as NONE is). An ACK taken while the windows are parked (a keepalive's) is not recorded.
+     * all of them, as NONE is), and when its first tail probe since its last ACK went out (S6.7-2, read only while
+     * later than that ACK). An ACK taken while the windows are parked (a keepalive's) is not recorded.
      */
     static final class LentTimes
     {
@@ -118,6 +119,8 @@ final class PathScheduler
         final long[] nextResyncAt;
         /** S6.8.1: when the newest packet acknowledged on each path (first transmissions only) was sent. */
         final long[] answeredSentAt;
+        /** S6.7-2: when each path's first tail probe since its last ACK was sent (its RTO is timed from it). */
+        final long[] rtoRearmedAt;
         /** S7.7.1: the ports that timed out and the ports that proved healthy, while there is traffic. */
         final PortMemory ports;
 
@@ -127,6 +130,7 @@ final class PathScheduler
             lastAckAt = new long[paths];
             nextResyncAt = new long[paths];
             answeredSentAt = new long[paths];
+            rtoRearmedAt = new long[paths];
             ports = new PortMemory(paths);
             clear();
         }
@@ -138,13 +142,14 @@ final class PathScheduler
             java.util.Arrays.fill(lastAckAt, NONE);
             java.util.Arrays.fill(nextResyncAt, 0);
             java.util.Arrays.fill(answeredSentAt, NONE);
+            java.util.Arrays.fill(rtoRearmedAt, NONE);
             ports.clear();
         }
 
-        /** @return bytes of a set for {@code paths} paths (S10.1): four arrays, the port memory and the object. */
+        /** @return bytes of a set for {@code paths} paths (S10.1): five arrays, the port memory and the object. */
         static long bytes(final int paths)
         {
-            return 32 + 4 * (16 + 8L * paths) + PortMemory.bytes(paths);
+            return 32 + 5 * (16 + 8L * paths) + PortMemory.bytes(paths);
         }
     }
 
@@ -754,6 +759,32 @@ final class PathScheduler
             siblingSrtt = srtt;
         }
         siblingRttvar = rttvar;
+    }
+
+    /**
+     * S6.7-2 (RFC 8985 section 7.3): a tail-loss probe (S6.7) went out on the path: the first since its last ACK, and
+     * before any timeout since it, re-arms its RTO, which is then timed from this probe ({@link #rtoTimedFrom}), so
+     * that the probe's answer, which covers what a lost ACK did, can come back before the RTO re-sends a packet that
+     * arrived. Later probes of the same silence do not push it again: a dead path still times out, at most one probe
+     * time later.
+     */
+    void tailProbeSent(final int path, final long now)
+    {
+        final LentTimes times = this.times;
+        if (!timedOutSinceAck(path) && times.rtoRearmedAt[path] <= times.lastAckAt[path])
+        {
+            times.rtoRearmedAt[path] = now;
+        }
+    }
+
+    /**
+     * @return when the path's RTO (S6.8) is timed from: its oldest outstanding packet's send time, or the first tail
+     * probe sent since its last ACK if that is later (S6.7-2).
+     */
+    long rtoTimedFrom(final int path, final long oldestSentAtNanos)
+    {
+        final long rearmedAt = times.rtoRearmedAt[path];
+        return rearmedAt > oldestSentAtNanos && rearmedAt > times.lastAckAt[path] ? rearmedAt : oldestSentAtNanos;
     }
 
     /** @return the slowest sampled live path's smoothed RTT (S6.8), 0 if none has samples. */

@@ -467,9 +467,9 @@ public final class SprayConnection
         {
             frames.newProbe(path, ProbeHeader.FLAG_RESYNC, now);
         }
-        else if (action == LossDetector.PROBE)
+        else if (action == LossDetector.PROBE && frames.newProbe(path, 0, now))
         {
-            frames.newProbe(path, 0, now);
+            scheduler.tailProbeSent(path, now); // S6.7-2: its RTO re-armed
         }
         return action == LossDetector.NOTHING ? 0 : 1;
     }

@@ -536,4 +536,129 @@ class LossDetectorTest
         assertTrue(timeouts >= 2);
         assertEquals(0, window.outstanding(), "its packets moved (S7.4)");
     }
+
+    // ---- S6.7-2 (RFC 8985 section 7.3): a tail probe re-arms its path's RTO, once per silence
+
+    private static final long T0 = 100_000;
+    private static final long SIBLING_EVERY_NANOS = 10_000;
+    private static final long SIBLING_RTT_NANOS = 20_000;
+
+    /**
+     * Both paths sampled at 20 us, a late margin learnt (10 ms, the cap); path 0 sends one packet at {@link #T0} and
+     * then nothing, while path 1 sends a packet every 10 us, each acknowledged 20 us later (so from about T0 + 80 us a
+     * sibling has answered a first transmission sent after path 0's packet was due, and S6.8-3 leaves the margin out
+     * of path 0's RTO). Path 0's ACKs are dropped, all of them ({@code deadPath}) or only the one of its packet, the
+     * answer to a probe then coming {@code probeRttNanos} after the probe (a round trip above the path's srtt: the
+     * loaded lab's spread them 1-55 ms around an srtt of 15). Steps of 1 us; each tail probe the timer asks for is
+     * sent as {@link SprayConnection} sends it.
+     *
+     * @return when path 0 first timed out, or -1 if it had not when the run ended: at the probe's answer, or at its
+     * failure (S7.4) for a dead path; {@code events[0]} the first probe's time, {@code events[1]} the end.
+     */
+    private long silentPath(final boolean deadPath, final long probeRttNanos, final long[] events)
+    {
+        final PathSendWindow window = scheduler.sendWindows[0];
+        final PathSendWindow sibling = scheduler.sendWindows[1];
+        final int first = window.basePsn(); // the one packet it sent
+        long firstTimeout = -1;
+        long probeAnsweredAt = Long.MAX_VALUE;
+        int probes = 0;
+        int ackSequence = 100;
+        events[0] = -1;
+        for (long now = T0 + 1_000; now < T0 + 2_000_000; now += 1_000)
+        {
+            if ((now - T0) % SIBLING_EVERY_NANOS == 0)
+            {
+                sibling.send(PROBE_HANDLE, now);
+            }
+            // the sibling's packet sent a round trip ago is answered now
+            if ((now - T0) % SIBLING_EVERY_NANOS == 0 && now - T0 >= SIBLING_RTT_NANOS)
+            {
+                ackOf(sibling.basePsn(), 0);
+                assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(header(1, ackSequence++, 0, 0), 0, now));
+            }
+            if (now >= probeAnsweredAt)
+            {
+                ackOf(first, range(0, 1 + probes));
+                assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(header(0, ackSequence++, 0, 0), 0, now));
+                events[1] = now;
+                return firstTimeout;
+            }
+            scheduler.refreshSiblingEstimates();
+            final int action = loss.onTimer(0, now);
+            if (action == LossDetector.RECOVERED && firstTimeout < 0)
+            {
+                firstTimeout = now;
+            }
+            if (action == LossDetector.PROBE)
+            {
+                window.send(PROBE_HANDLE, now);
+                scheduler.times.lastProbeAt[0] = now;
+                scheduler.tailProbeSent(0, now);
+                probes++;
+                if (events[0] < 0)
+                {
+                    events[0] = now;
+                    probeAnsweredAt = deadPath ? Long.MAX_VALUE : now + probeRttNanos;
+                }
+            }
+            if (scheduler.state(0) == SprayConnection.FAILED)
+            {
+                events[1] = now;
+                return firstTimeout;
+            }
+        }
+        events[1] = -1;
+        return firstTimeout;
+    }
+
+    private void learnMarginAndSendOneOnPathZero()
+    {
+        sampleBothPaths(0);
+        scheduler.onSpuriousTimeout(0, 20_000_000); // a margin learnt from descheduling
+        assertEquals(config.lateMarginMaxNanos, scheduler.rtt.lateMarginNanos(), "10 ms, the cap");
+        send(0, 1, T0);
+    }
+
+    @Test
+    void shouldTimeTheRtoFromTheFirstTailProbeSoItsAnswerComesFirstWhenAPathsLastAckIsLostS672()
+    {
+        // benchmarks/RESULTS.md section 60's trace: the ACK of a path's last packet lost, the margin left out because
+        // siblings answer, the RTO fired before the tail probe's answer and resent a packet that had arrived
+        learnMarginAndSendOneOnPathZero();
+        final long plain = scheduler.rtt.rtoNanos(0, scheduler.siblingSrtt(), 0, false);
+        final long probeTimeout = Math.max(2 * scheduler.srttNanos(0), config.probeMinNanos);
+        final long[] events = new long[2];
+        // the probe's answer comes after the RTO timed from the packet, before the one timed from the probe
+        final long probeRtt = plain + 30_000 - probeTimeout;
+        final long firstTimeout = silentPath(false, probeRtt, events);
+        assertEquals(T0 + probeTimeout, events[0], "the tail probe, 2 srtt after the packet");
+        assertTrue(events[0] + probeRtt > T0 + plain + SIBLING_RTT_NANOS, "answered after the RTO timed from the " +
+            "packet, with the margin left out by then (S6.8-3): without S6.7-2 it times out");
+        assertEquals(-1, firstTimeout, "re-armed at the probe: no timeout before its answer at " + events[1]);
+        assertEquals(0, counters.get(SprayCounters.TIMEOUTS));
+        assertEquals(0, resend.retransmissions() + resend.moves(), "nothing sent again");
+        assertEquals(0, counters.get(SprayCounters.LOST));
+        assertEquals(0, scheduler.sendWindows[0].outstanding());
+        assertFalse(sendCq.isEmpty(), "the packet was acknowledged: its message completed");
+    }
+
+    @Test
+    void shouldStillTimeOutAndFailADeadPathWithinOneProbeTimeOfTheRtoReArmedOnceS672()
+    {
+        // every ACK of path 0 lost: the RTO re-armed by the first probe only, not by those after it or after a timeout
+        learnMarginAndSendOneOnPathZero();
+        final long plain = scheduler.rtt.rtoNanos(0, scheduler.siblingSrtt(), 0, false);
+        final long probeTimeout = Math.max(2 * scheduler.srttNanos(0), config.probeMinNanos);
+        final long[] events = new long[2];
+        final long firstTimeout = silentPath(true, 0, events);
+        assertEquals(T0 + probeTimeout, events[0]);
+        assertTrue(probeTimeout < plain, "a second probe came before the re-armed RTO: it did not push it again");
+        assertEquals(events[0] + plain, firstTimeout, "timed from the first probe, within RTO + 2 srtt of the packet");
+        assertEquals(SprayConnection.FAILED, scheduler.state(0), "still fails (S7.4)");
+        assertEquals(config.failAfterTimeouts, counters.get(SprayCounters.TIMEOUTS));
+        // the timeouts after the first back off from their own resends (1 + 2 + 4 RTOs), not from later probes
+        assertEquals(T0 + probeTimeout + 7 * plain, events[1], "failed one probe time later than without S6.7-2");
+        assertEquals(0, scheduler.sendWindows[0].outstanding(), "its packets moved (S7.4)");
+    }
 }
