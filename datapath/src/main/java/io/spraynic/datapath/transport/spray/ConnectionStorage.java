@@ -24,7 +24,7 @@ final class ConnectionStorage
     /** What the paths' timeouts left to judge (S6.8.1, S7.5), zeros when lent. */
     final LossDetector.Timeouts timeouts;
     /** The paths' probe, RESYNC and answered times (S6.8.1, S7.5), as new when lent. */
-    final PathScheduler.LentTimes times;
+    final PathLentTimes times;
     /**
      * Each path's counters for the traffic period ({@link SprayCounters#PATH_SLOTS}): an idle connection holds none
      * (issue 13: 8 paths' sets were 1.7 KB of its 7.7 KB). The connection's totals count every event as well, so
@@ -59,7 +59,7 @@ final class ConnectionStorage
             windows[path] = new PathSendWindow(0); // restarted at the borrower's next PSN (PathScheduler.unparkWindows)
         }
         timeouts = new LossDetector.Timeouts(shape.paths);
-        times = new PathScheduler.LentTimes(shape.paths);
+        times = new PathLentTimes(shape.paths);
         pathCounters = new TransportCounters[shape.paths];
         for (int path = 0; path < pathCounters.length; path++)
         {
@@ -105,6 +105,6 @@ final class ConnectionStorage
     {
         return slots.bytes() + inbound.bytes() + marks.bytes() + resend.bytes() +
             (long)windows.length * (PathSendWindow.BYTES + PathSendWindow.Storage.BYTES) +
-            LossDetector.Timeouts.bytes(shape.paths) + PathScheduler.LentTimes.bytes(shape.paths) + (long)pathCounters.length * SprayCounters.pathStateBytes();
+            LossDetector.Timeouts.bytes(shape.paths) + PathLentTimes.bytes(shape.paths) + (long)pathCounters.length * SprayCounters.pathStateBytes();
     }
 }

@@ -129,14 +129,14 @@ final class ConnectionStoragePool
         /** The timeouts set idle connections of this shape name: zeros, read by nothing while they are idle. */
         final LossDetector.Timeouts idleTimeouts;
         /** The probe, RESYNC and answered times idle connections of this shape name: read by nothing while idle. */
-        final PathScheduler.LentTimes idleTimes;
+        final PathLentTimes idleTimes;
 
         Bucket(final ConnectionStorage.Shape shape, final int prewarm, final int limit)
         {
             this.shape = shape;
             this.limit = limit;
             idleTimeouts = new LossDetector.Timeouts(shape.paths());
-            idleTimes = new PathScheduler.LentTimes(shape.paths());
+            idleTimes = new PathLentTimes(shape.paths());
             idleWindows = PathScheduler.idleWindows(idleWindow, shape.paths());
             final int initial = Math.min(prewarm, limit);
             free = new ConnectionStorage[Math.max(1, initial)];

@@ -17,7 +17,7 @@ import java.util.SplittableRandom;
  */
 final class PathScheduler
 {
-    private static final long NONE = Long.MIN_VALUE;
+    private static final long NONE = PathLentTimes.NONE;
     private static final int PATH_SPACING = 1 << 18;
     // S7.3: a path's loss rate is measured over its last 256 to 512 packets: the sample being filled and the
     // one before it. It is judged on every loss once the two hold at least MIN_LOSS_SAMPLE packets, because a
@@ -55,10 +55,10 @@ final class PathScheduler
     /** Every path's congestion window (S8.2), indexed by path. */
     final PathCongestionControl congestionWindows;
     /**
-     * The paths' times lent with the send windows ({@link LentTimes}); while the windows are parked, the idle
+     * The paths' times lent with the send windows ({@link PathLentTimes}); while the windows are parked, the idle
      * connections' shared set, which nothing writes or reads.
      */
-    LentTimes times;
+    PathLentTimes times;
     /**
      * The scheduler's own per-path integers, path-major in one array (issue 13: one array header for all of them,
      * not one per field): the last ACK sequence taken (S6.5; whether one was is a bit of {@link #ackSequenceSeen}),
@@ -102,58 +102,6 @@ final class PathScheduler
     private long allFailedSince = NONE;
 
     /**
-     * The per-path times that matter only while a path has packets outstanding or is failed (issue 13: an idle
-     * connection holds none; they come and go with its send windows, {@link #unparkWindows}): when the path was last
-     * probed and last acknowledged (both read only against its oldest outstanding packet's send time, which is later
-     * than any probe or ACK before the windows were lent: S6.8's probe and S7.4.1's "another path answered since",
-     * whose other reading, "since an ACK was due", only moves packets sent before that ACK, so none of a window lent
-     * after it), when a failed path's next RESYNC is due (S7.5; a connection with a failed path keeps its tables),
-     * and when the newest packet acknowledged on it was sent (S6.8.1, compared with packets sent since, so older than
-     * all of them, as NONE is), and when its first tail probe since its last ACK went out (S6.7-2, read only while
-     * later than that ACK). An ACK taken while the windows are parked (a keepalive's) is not recorded.
-     */
-    static final class LentTimes
-    {
-        final long[] lastProbeAt;
-        final long[] lastAckAt;
-        final long[] nextResyncAt;
-        /** S6.8.1: when the newest packet acknowledged on each path (first transmissions only) was sent. */
-        final long[] answeredSentAt;
-        /** S6.7-2: when each path's first tail probe since its last ACK was sent (its RTO is timed from it). */
-        final long[] rtoRearmedAt;
-        /** S7.7.1: the ports that timed out and the ports that proved healthy, while there is traffic. */
-        final PortMemory ports;
-
-        LentTimes(final int paths)
-        {
-            lastProbeAt = new long[paths];
-            lastAckAt = new long[paths];
-            nextResyncAt = new long[paths];
-            answeredSentAt = new long[paths];
-            rtoRearmedAt = new long[paths];
-            ports = new PortMemory(paths);
-            clear();
-        }
-
-        /** Back to a new connection's: nothing probed, acknowledged or answered yet. */
-        void clear()
-        {
-            java.util.Arrays.fill(lastProbeAt, NONE);
-            java.util.Arrays.fill(lastAckAt, NONE);
-            java.util.Arrays.fill(nextResyncAt, 0);
-            java.util.Arrays.fill(answeredSentAt, NONE);
-            java.util.Arrays.fill(rtoRearmedAt, NONE);
-            ports.clear();
-        }
-
-        /** @return bytes of a set for {@code paths} paths (S10.1): five arrays, the port memory and the object. */
-        static long bytes(final int paths)
-        {
-            return 32 + 5 * (16 + 8L * paths) + PortMemory.bytes(paths);
-        }
-    }
-
-    /**
      * What the path schedulers of one engine's connections share (issue 13: an idle connection holds only its own
      * state): the RTT estimators' limits and the windows' parameters, which come from the engine's configuration,
      * and the scratch the median of S7.3 is sorted in (engine thread only).
@@ -187,12 +135,13 @@ final class PathScheduler
      *                    by idle connections, which {@link #sendWindows} is until the connection lends it windows
      *                    ({@link #unparkWindows}; issue 13: an idle connection holds no window, only each path's
      *                    next PSN).
-     * @param idleTimes   with {@code idleWindows}: the times idle connections name ({@link LentTimes}), else null.
+     * @param idleTimes   with {@code idleWindows}: the times idle connections name ({@link PathLentTimes}), else null.
      * @param shared     made from {@code config}, for at least {@code paths} paths.
      */
     PathScheduler(
         final int paths, final SprayConfig config, final SplittableRandom random, final int initialPsn,
-        final int sourcePortBase, final PathSendWindow[] idleWindows, final LentTimes idleTimes, final Shared shared)
+        final int sourcePortBase, final PathSendWindow[] idleWindows, final PathLentTimes idleTimes,
+        final Shared shared)
     {
         if (shared.scratch.length < paths)
         {
@@ -208,7 +157,7 @@ final class PathScheduler
         sendWindows = null == idleWindows ? new PathSendWindow[paths] : idleWindows;
         rtt = new RttEstimator(paths, shared.rttLimits, config.initialRttNanos);
         congestionWindows = new PathCongestionControl(paths, shared.windowParameters);
-        attachTimes(null == idleTimes ? new LentTimes(paths) : idleTimes);
+        attachTimes(null == idleTimes ? new PathLentTimes(paths) : idleTimes);
         scratch = shared.scratch;
         pathInts = new int[paths * STRIDE];
         for (int path = 0; path < paths; path++)
@@ -246,9 +195,9 @@ final class PathScheduler
     /**
      * The connection has traffic: its paths' send windows are {@code lent} (empty, from its engine's pool, the
      * array too: {@link #sendWindows} is it from now), each restarted at the path's parked next PSN, with a set of
-     * {@link LentTimes}. Allocation-free.
+     * {@link PathLentTimes}. Allocation-free.
      */
-    void unparkWindows(final PathSendWindow[] lent, final LentTimes times)
+    void unparkWindows(final PathSendWindow[] lent, final PathLentTimes times)
     {
         if (lent.length != paths)
         {
@@ -268,7 +217,7 @@ final class PathScheduler
      * without records, {@link #idleWindows}) until {@link #unparkWindows}; the times go back too, the idle
      * connections' shared set named instead.
      */
-    void parkWindows(final PathSendWindow[] idleWindows, final LentTimes idleTimes)
+    void parkWindows(final PathSendWindow[] idleWindows, final PathLentTimes idleTimes)
     {
         if (idleWindows.length != paths)
         {
@@ -289,7 +238,7 @@ final class PathScheduler
         sendWindows = idleWindows;
     }
 
-    private void attachTimes(final LentTimes times)
+    private void attachTimes(final PathLentTimes times)
     {
         this.times = times;
     }
@@ -770,7 +719,7 @@ final class PathScheduler
      */
     void tailProbeSent(final int path, final long now)
     {
-        final LentTimes times = this.times;
+        final PathLentTimes times = this.times;
         if (!timedOutSinceAck(path) && times.rtoRearmedAt[path] <= times.lastAckAt[path])
         {
             times.rtoRearmedAt[path] = now;

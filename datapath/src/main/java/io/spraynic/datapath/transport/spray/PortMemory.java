@@ -4,7 +4,7 @@ import java.util.SplittableRandom;
 
 /**
  * S7.7.1: what a connection's sender remembers of its source ports' routes while it has traffic (lent with the paths'
- * times, {@link PathScheduler.LentTimes}; an idle connection holds none). Two kinds of port, per plane (a port's
+ * times, {@link PathLentTimes}; an idle connection holds none). Two kinds of port, per plane (a port's
  * route is a hash of the plane's addresses too):
  * <ul>
  *     <li><b>suspect</b>: a path timed out on it, so it may cross a dead link; until an ACK of the path shows it

@@ -373,7 +373,7 @@ class PathSchedulerTest
     {
         final SprayConfig config = new SprayConfig();
         final PathSendWindow idle = new PathSendWindow(0, null);
-        final PathScheduler.LentTimes idleTimes = new PathScheduler.LentTimes(2);
+        final PathLentTimes idleTimes = new PathLentTimes(2);
         final PathSendWindow[] idleWindows = PathScheduler.idleWindows(idle, 2);
         final PathScheduler scheduler = new PathScheduler(2, config, new SplittableRandom(7), 1000, 50_000,
             idleWindows, idleTimes, new PathScheduler.Shared(config, 2));
@@ -382,7 +382,7 @@ class PathSchedulerTest
         assertEquals(PathScheduler.initialPsn(1000, 1), scheduler.nextPsn(1));
 
         final PathSendWindow[] lent = {new PathSendWindow(77), new PathSendWindow(88)};
-        final PathScheduler.LentTimes times = new PathScheduler.LentTimes(2);
+        final PathLentTimes times = new PathLentTimes(2);
         scheduler.unparkWindows(lent, times);
         assertFalse(scheduler.isParked(0));
         assertEquals(1000, lent[0].nextPsn(), "a lent window restarts at the path's parked PSN");

@@ -149,8 +149,8 @@ class SprayConnectionMemoryTest
             final SprayConfig config = new SprayConfig();
             final PathSendWindow[] idleWindows = PathScheduler.idleWindows(new PathSendWindow(0, null), 8);
             final PathScheduler scheduler = new PathScheduler(8, config, new java.util.SplittableRandom(3), 0, 50_000,
-                idleWindows, new PathScheduler.LentTimes(8), new PathScheduler.Shared(config, 8));
-            final PathScheduler.LentTimes idleTimes = new PathScheduler.LentTimes(8);
+                idleWindows, new PathLentTimes(8), new PathScheduler.Shared(config, 8));
+            final PathLentTimes idleTimes = new PathLentTimes(8);
             long bestEdges = Long.MAX_VALUE;
             for (int i = 0; i < 20_000; i++) // warmed up: compiled, as on a running engine
             {

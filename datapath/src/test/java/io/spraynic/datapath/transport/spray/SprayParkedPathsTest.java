@@ -55,7 +55,7 @@ class SprayParkedPathsTest
             assertTrue(bed.a.counters().get(SprayCounters.ACKS_RECEIVED) - taken >= keepalivesSent,
                 "every keepalive's ACK taken: " + bed.a.counters());
             assertFalse(bed.a.holdsStorage(), "an ACK of a parked path borrows nothing");
-            final PathScheduler.LentTimes idleTimes = bed.a.storageBucket().idleTimes;
+            final PathLentTimes idleTimes = bed.a.storageBucket().idleTimes;
             for (int path = 0; path < paths; path++)
             {
                 // every idle connection of the shape names this set: an ACK taken while parked records no time

@@ -78,6 +78,9 @@ class SprayReorderTest
      *     run as in the lossy one, so the ratio's basis is unchanged; the tags' work takes no virtual time): 0.986 /
      *     0.776 and 0.797 / 0.503 (absolute: 376.8 / 296.6 Gb/s of 382.1, and 216.0 / 136.3 of 271.1). The skewed
      *     1 % run lost 5.4 Gb/s to its seed's different timing (10 retransmission timeouts at the tail).</li>
+     *     <li>with S6.7-2 (an RTO re-armed by a tail probe) and S7.7.1 (rotation off ports that timed out): 0.986 /
+     *     0.751 and 0.808 / 0.503 (S7.7.1 alone gave 0.747 at 10 % without skew: under heavy random loss a plane is
+     *     often wary of a port, and its paths rotate among fewer; benchmarks/RESULTS.md 68).</li>
      * </ul>
      */
     @ParameterizedTest(name = "S6.5/S6.9: {0} loss, skew step {1} ns, goodput ratio at least {2}")
