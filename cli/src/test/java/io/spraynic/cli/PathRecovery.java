@@ -28,8 +28,10 @@ import static io.spraynic.cli.LabPeers.format;
  * answered crossed the link before it failed), or, when it sent nothing for a while after it (idle, not silent), with
  * the first packet it sent afterwards, within the reading before the one that shows it (a path moved to a port hashed
  * onto the dead link later, S7.7, goes silent so too). So it is taken as the later of the command's start and that.
- * A recovery is judged in the path's RTO when it went silent
- * (the counters' {@code rto_ns}: its timer's, the late margin included while its siblings answer too) and, stricter,
+ * A recovery is judged in the RTO the path's timer ran with (the counters' {@code rto_ns}, the late margin included
+ * while its siblings answer too, read at the failure and in the reading before the resend, the larger unless a timeout
+ * of the path came between: a path without an RTT sample of its own is timed by its siblings', S6.8, and an idle one
+ * reads its initial RTT's until the siblings that start sending with it are sampled) and, stricter,
  * in that RTO without the connection's late margin (S6.8-3 leaves the margin out once a sibling shows the path
  * silent alone).
  */
@@ -65,12 +67,14 @@ final class PathRecovery
     }
 
     /**
-     * One cut path: when it went silent, was resent, and its RTO and smoothed RTT at the failure, in nanoseconds;
+     * One cut path: when it went silent, was resent, the RTO its timer ran with (and its reading at the failure) and
+     * its smoothed RTT at the failure, in nanoseconds;
      * {@code recoveryNanos} to the copies' delivery, -1 when the receiver's readings did not show it; {@code lost} the
      * packets it had counted lost by its resend.
      */
-    record Cut(int path, boolean atFailure, long lastAckNanos, long resentNanos, long failedNanos, long recoveryNanos, long rtoNanos,
-        long lateMarginNanos, long srttNanos, long sentAfter, long movedAfter, long lost)
+    record Cut(int path, boolean atFailure, long lastAckNanos, long resentNanos, long failedNanos, long recoveryNanos,
+        long rtoNanos, long rtoAtFailureNanos, long lateMarginNanos, long srttNanos, long sentAfter, long movedAfter,
+        long lost)
     {
         double rtos()
         {
@@ -146,11 +150,12 @@ final class PathRecovery
             for (final Cut c : cut.stream().sorted((a, b) -> Double.compare(b.rtos(), a.rtos())).limit(4).toList())
             {
                 text.append(format("; path %d%s: last ACK %+.1f ms, resent %+.1f ms after the command began (%d lost), " +
-                    "failure taken at %+.1f ms, recovery %.1f ms against RTO %.1f ms (late margin %.1f, srtt %.1f): %.2f " +
+                    "failure taken at %+.1f ms, recovery %.1f ms against RTO %.1f ms (%.1f at the failure; late margin " +
+                    "%.1f, srtt %.1f): %.2f " +
                     "RTOs, then %d packets on it (payload-free probes at the resent PSNs among them) and %d moved off " +
                     "it (S7.4) in the next 3 RTOs", c.path(), c.atFailure() ? "" : " (later)", c.lastAckNanos() / 1e6,
                     c.resentNanos() / 1e6, c.lost(), c.failedNanos() / 1e6, c.recoveryNanos() / 1e6, c.rtoNanos() / 1e6,
-                    c.lateMarginNanos() / 1e6, c.srttNanos() / 1e6, c.rtos(), c.sentAfter(), c.movedAfter()));
+                    c.rtoAtFailureNanos() / 1e6, c.lateMarginNanos() / 1e6, c.srttNanos() / 1e6, c.rtos(), c.sentAfter(), c.movedAfter()));
             }
             return text.toString();
         }
@@ -223,14 +228,22 @@ final class PathRecovery
             final long failed = Math.max(failStart, silentSince);
             // its RTO when it went silent (a path that was idle at the failure, as B's are while A writes, may have had
             // no sample of its own then)
-            final Sample then = samples.get(Math.max(before, lastSampleAtOrBefore(samples, failed)));
+            final int thenAt = Math.max(before, lastSampleAtOrBefore(samples, failed));
+            final Sample then = samples.get(thenAt);
+            // the RTO its timer ran with: the reading before the one showing the resend, if no timeout of the path
+            // came between (a backoff); else the one at the failure. A path without an RTT sample of its own is timed
+            // by its siblings' (S6.8): idle at the failure, as B's are on a fresh connection while A writes, its
+            // reading then is its initial RTT's, until the siblings that start sending with it are sampled
+            final Sample timing = samples.get(Math.max(thenAt, lossAt - 1));
+            final long rto = timing.get(p, TIMEOUTS) == then.get(p, TIMEOUTS) ?
+                Math.max(then.get(p, RTO), timing.get(p, RTO)) : then.get(p, RTO);
             final long resent = samples.get(lossAt).nanos();
             final long[] after = sentAfter(samples, lossAt, p, resent + 3 * then.get(p, RTO));
             // ACKs already past the link when it failed still arrive, up to a round trip later (two: a loaded host's
             // round trips vary); a path answering longer went silent later (rotated onto the dead link)
             final boolean atFailure = lastAckNanos <= failEnd + 2 * srtt + 2 * interval;
             cut.add(new Cut(p, atFailure, lastAckNanos - failStart, resent - failStart, failed - failStart,
-                -1, then.get(p, RTO), then.lateMarginNanos(), srtt, after[0], after[1],
+                -1, rto, then.get(p, RTO), then.lateMarginNanos(), srtt, after[0], after[1],
                 samples.get(lossAt).get(p, LOST) - pre.get(p, LOST)));
         }
         // a path's copies are taken delivered once the receiver counted as many as the silent paths had lost by that
@@ -261,7 +274,7 @@ final class PathRecovery
         {
             final long at = deliveredAt.getOrDefault(c.path(), -1L);
             timed.add(!all || at < 0 ? c : new Cut(c.path(), c.atFailure(), c.lastAckNanos(), c.resentNanos(),
-                c.failedNanos(), at - failStart - c.failedNanos(), c.rtoNanos(), c.lateMarginNanos(),
+                c.failedNanos(), at - failStart - c.failedNanos(), c.rtoNanos(), c.rtoAtFailureNanos(), c.lateMarginNanos(),
                 c.srttNanos(), c.sentAfter(), c.movedAfter(), c.lost()));
         }
         return new Result(timed, interval, all ? delivery[0] - failStart : -1, delivery[1], delivery[2]);

@@ -180,6 +180,39 @@ class PathRecoveryTest
         assertEquals(1.8, cut.rtos(), 1e-9);
     }
 
+    /**
+     * An idle path without an RTT sample of its own reads its initial RTT's RTO (6 ms) until the siblings that start
+     * sending with it are sampled; its timer then runs with theirs (S6.8: 30 ms from 90 ms on): it is judged in that
+     * RTO, the one before its resend, and not in one a backoff raised (a timeout before the resend).
+     */
+    @Test
+    void shouldJudgeAPathInTheRtoItsTimerRanWithBeforeItsResendUnlessATimeoutCameBetween()
+    {
+        for (final boolean backedOff : new boolean[]{false, true})
+        {
+            final List<PathRecovery.Sample> samples = new ArrayList<>();
+            // path 1 idle from 20 ms, its first packet after it at 82 ms, lost at 150 ms
+            for (long t = -10; t <= 200; t += 2)
+            {
+                final long[][] paths = new long[PATHS][PathRecovery.PATH_FIELDS.length];
+                paths[1][PathRecovery.ACKS] = Math.min(t, 20);
+                paths[1][PathRecovery.TX] = t <= 20 ? t : t < 82 ? 20 : t;
+                paths[1][PathRecovery.LOST] = t >= 150 ? 3 : 0;
+                paths[1][PathRecovery.TIMEOUTS] = backedOff && t >= 120 ? 1 : 0;
+                for (int p = 0; p < PATHS; p++)
+                {
+                    paths[p][PathRecovery.RTO] = t < 90 ? 6 * MS : backedOff && t >= 120 ? 60 * MS : 30 * MS;
+                    paths[p][PathRecovery.SRTT] = 1 * MS;
+                }
+                samples.add(new PathRecovery.Sample(t * MS, paths, 0));
+            }
+            final PathRecovery.Cut cut = PathRecovery.analyse(samples, delivered(155), 0, 4 * MS).cut().get(0);
+            assertEquals(6 * MS, cut.rtoAtFailureNanos(), "its reading when it went silent (at 77 ms)");
+            assertEquals((backedOff ? 6 : 30) * MS, cut.rtoNanos(), backedOff ? "a backoff is no RTO to judge by" :
+                "the siblings' RTO it was timed by before its resend");
+        }
+    }
+
     /** A receiver read every millisecond from -10 ms, whose copies (many) all arrived at {@code atMillis}. */
     private static List<PathRecovery.Sample> delivered(final long atMillis)
     {

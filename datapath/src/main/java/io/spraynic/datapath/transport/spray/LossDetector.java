@@ -387,7 +387,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
         {
             return NOTHING;
         }
-        if (now - scheduler.rtoTimedFrom(path, window.oldestSentAtNanos()) >= scheduler.rtoNanos(path))
+        if (now - window.oldestSentAtNanos() >= scheduler.rtoNanos(path))
         {
             onTimeout(path, window, now);
             return RECOVERED;
@@ -426,13 +426,9 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
             // it since its oldest packet is known to have arrived: its overdue packets go again at once on the
             // other live paths, and it keeps payload-free probes at their PSNs, the oldest sent now, to find out
             // whether it is alive (an ACK) or dead (more timeouts, then S7.4)
-            // S6.7-2: an RTO re-armed by a tail probe is the same timeout, later: it moves what was overdue when the
-            // RTO was first due, not every packet sent in the probe's wait (SprayFreshConnectionRtoTest: 155 resent
-            // against 18 for the same 16 timeouts of a descheduled peer when it moved those too)
-            final long rearmedBy = scheduler.rtoTimedFrom(path, oldestSentAt) - oldestSentAt;
             relocatingFrom = path;
-            window.relocate(PROBE_HANDLE,
-                Math.max(now - rearmedBy - scheduler.ackExpectedWithinNanos(path), oldestSentAt), this);
+            window.relocate(PROBE_HANDLE, Math.max(now - scheduler.ackExpectedWithinNanos(path), oldestSentAt),
+                this);
         }
         // else every path is as silent (a queue in front of them all, or the peer): moving packets would only
         // add copies to that queue and undo the backoff, so the oldest is retransmitted here (S6.8)

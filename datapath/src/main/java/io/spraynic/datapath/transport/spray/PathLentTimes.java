@@ -8,8 +8,7 @@ package io.spraynic.datapath.transport.spray;
  * since", whose other reading, "since an ACK was due", only moves packets sent before that ACK, so none of a window
  * lent after it), when a failed path's next RESYNC is due (S7.5; a connection with a failed path keeps its tables),
  * and when the newest packet acknowledged on it was sent (S6.8.1, compared with packets sent since, so older than all
- * of them, as NONE is), and when its first tail probe since its last ACK went out (S6.7-2, read only while later than
- * that ACK). An ACK taken while the windows are parked (a keepalive's) is not recorded.
+ * of them, as NONE is). An ACK taken while the windows are parked (a keepalive's) is not recorded.
  */
 final class PathLentTimes
 {
@@ -21,8 +20,6 @@ final class PathLentTimes
     final long[] nextResyncAt;
     /** S6.8.1: when the newest packet acknowledged on each path (first transmissions only) was sent. */
     final long[] answeredSentAt;
-    /** S6.7-2: when each path's first tail probe since its last ACK was sent (its RTO is timed from it). */
-    final long[] rtoRearmedAt;
     /** S7.7.1: the ports that timed out and the ports that proved healthy, while there is traffic. */
     final PortMemory ports;
 
@@ -32,7 +29,6 @@ final class PathLentTimes
         lastAckAt = new long[paths];
         nextResyncAt = new long[paths];
         answeredSentAt = new long[paths];
-        rtoRearmedAt = new long[paths];
         ports = new PortMemory(paths);
         clear();
     }
@@ -44,13 +40,12 @@ final class PathLentTimes
         java.util.Arrays.fill(lastAckAt, NONE);
         java.util.Arrays.fill(nextResyncAt, 0);
         java.util.Arrays.fill(answeredSentAt, NONE);
-        java.util.Arrays.fill(rtoRearmedAt, NONE);
         ports.clear();
     }
 
-    /** @return bytes of a set for {@code paths} paths (S10.1): five arrays, the port memory and the object. */
+    /** @return bytes of a set for {@code paths} paths (S10.1): four arrays, the port memory and the object. */
     static long bytes(final int paths)
     {
-        return 32 + 5 * (16 + 8L * paths) + PortMemory.bytes(paths);
+        return 32 + 4 * (16 + 8L * paths) + PortMemory.bytes(paths);
     }
 }

@@ -710,32 +710,6 @@ final class PathScheduler
         siblingRttvar = rttvar;
     }
 
-    /**
-     * S6.7-2 (RFC 8985 section 7.3): a tail-loss probe (S6.7) went out on the path: the first since its last ACK, and
-     * before any timeout since it, re-arms its RTO, which is then timed from this probe ({@link #rtoTimedFrom}), so
-     * that the probe's answer, which covers what a lost ACK did, can come back before the RTO re-sends a packet that
-     * arrived. Later probes of the same silence do not push it again: a dead path still times out, at most one probe
-     * time later.
-     */
-    void tailProbeSent(final int path, final long now)
-    {
-        final PathLentTimes times = this.times;
-        if (!timedOutSinceAck(path) && times.rtoRearmedAt[path] <= times.lastAckAt[path])
-        {
-            times.rtoRearmedAt[path] = now;
-        }
-    }
-
-    /**
-     * @return when the path's RTO (S6.8) is timed from: its oldest outstanding packet's send time, or the first tail
-     * probe sent since its last ACK if that is later (S6.7-2).
-     */
-    long rtoTimedFrom(final int path, final long oldestSentAtNanos)
-    {
-        final long rearmedAt = times.rtoRearmedAt[path];
-        return rearmedAt > oldestSentAtNanos && rearmedAt > times.lastAckAt[path] ? rearmedAt : oldestSentAtNanos;
-    }
-
     /** @return the slowest sampled live path's smoothed RTT (S6.8), 0 if none has samples. */
     long siblingSrtt()
     {

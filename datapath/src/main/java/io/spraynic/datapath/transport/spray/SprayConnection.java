@@ -467,9 +467,9 @@ public final class SprayConnection
         {
             frames.newProbe(path, ProbeHeader.FLAG_RESYNC, now);
         }
-        else if (action == LossDetector.PROBE && frames.newProbe(path, 0, now))
+        else if (action == LossDetector.PROBE)
         {
-            scheduler.tailProbeSent(path, now); // S6.7-2: its RTO re-armed
+            frames.newProbe(path, 0, now);
         }
         return action == LossDetector.NOTHING ? 0 : 1;
     }

@@ -81,10 +81,12 @@ class SprayReorderTest
      *     <li>with S6.7-2 (an RTO re-armed by a tail probe) and S7.7.1 (rotation off ports that timed out): 0.986 /
      *     0.751 and 0.808 / 0.503 (S7.7.1 alone gave 0.747 at 10 % without skew: under heavy random loss a plane is
      *     often wary of a port, and its paths rotate among fewer; benchmarks/RESULTS.md 68).</li>
+     *     <li>with S6.7-2 withdrawn (it delayed a dead path's first RTO by a probe time; benchmarks/RESULTS.md 75),
+     *     S7.7.1 kept: 0.986 / 0.747 and 0.808 / 0.503. The 10 % floor is 0.74 from here.</li>
      * </ul>
      */
     @ParameterizedTest(name = "S6.5/S6.9: {0} loss, skew step {1} ns, goodput ratio at least {2}")
-    @CsvSource({"0.01, 0, 0.97", "0.10, 0, 0.75", "0.01, 10000, 0.79", "0.10, 10000, 0.50"})
+    @CsvSource({"0.01, 0, 0.97", "0.10, 0, 0.74", "0.01, 10000, 0.79", "0.10, 10000, 0.50"})
     void shouldRecoverRandomLossExactly(final double loss, final long step, final double before)
     {
         final double lossless;
