@@ -17,6 +17,8 @@ public final class SprayConfig
     long activityWindowNanos = 20_000;
     /** The largest {@link #maxConnections}: 4 Mi slots, about 100 MB of connection table per engine. */
     public static final int MAX_CONNECTIONS_LIMIT = 1 << 22;
+    /** The longest a port stays suspect (S7.7.1): an hour, far beyond any link repair a transport should wait for. */
+    public static final long MAX_SUSPECT_PORT_NANOS = 3_600_000_000_000L;
 
     int maxConnections = 64;
     int storagePrewarm = 4;
@@ -347,13 +349,14 @@ public final class SprayConfig
      * How long a source port a path timed out on stays suspect (S7.7.1) unless an ACK of the path shows it answers:
      * while a plane has one, its paths' new ports are ones that proved healthy since.
      *
-     * @param nanos {@code suspectPort}, at least 0 (0: no port is ever suspect). @return this.
+     * @param nanos {@code suspectPort}, 0 (no port is ever suspect) to {@link #MAX_SUSPECT_PORT_NANOS} (a port's
+     *              expiry is the clock plus it, which must not wrap). @return this.
      */
     public SprayConfig suspectPortNanos(final long nanos)
     {
-        if (nanos < 0)
+        if (nanos < 0 || nanos > MAX_SUSPECT_PORT_NANOS)
         {
-            throw new IllegalArgumentException("suspectPort must be at least 0: " + nanos);
+            throw new IllegalArgumentException("suspectPort must be 0.." + MAX_SUSPECT_PORT_NANOS + " ns: " + nanos);
         }
         this.suspectPortNanos = nanos;
         return this;

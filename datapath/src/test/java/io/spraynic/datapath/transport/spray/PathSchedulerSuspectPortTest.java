@@ -11,6 +11,7 @@ import java.util.SplittableRandom;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -51,6 +52,21 @@ class PathSchedulerSuspectPortTest
         }
         scheduler.onTimeout(path, now);
         return scheduler.sourcePort(path);
+    }
+
+    @Test
+    void shouldRefuseASuspectTimeThatIsNegativeOrWouldWrapTheClockS771()
+    {
+        final SprayConfig config = new SprayConfig();
+        for (final long bad : new long[] {-1, Long.MIN_VALUE, SprayConfig.MAX_SUSPECT_PORT_NANOS + 1, Long.MAX_VALUE})
+        {
+            final IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
+                () -> config.suspectPortNanos(bad));
+            assertTrue(refused.getMessage().contains("suspectPort"), refused.getMessage());
+        }
+        assertEquals(1_000_000_000L, config.suspectPortNanos, "a refused value leaves the default");
+        config.suspectPortNanos(0).suspectPortNanos(SprayConfig.MAX_SUSPECT_PORT_NANOS);
+        assertEquals(SprayConfig.MAX_SUSPECT_PORT_NANOS, config.suspectPortNanos);
     }
 
     @Test
