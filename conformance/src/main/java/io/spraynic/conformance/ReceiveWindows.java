@@ -12,6 +12,8 @@ final class ReceiveWindows
     private final int[] cumulative;
     private final BitSet[] above;
     private final int[] ackSequence;
+    /** The cumulativePsn each path's last ACK claimed: what a keepalive claims again ({@link #keepalive}). */
+    private final int[] ackedCumulative;
     /** S5.1-3: per path, the packets recorded again since its last ACK (counted always, reported when asked). */
     private final int[] duplicates;
     /**
@@ -26,6 +28,7 @@ final class ReceiveWindows
         cumulative = new int[paths];
         above = new BitSet[paths];
         ackSequence = new int[paths];
+        ackedCumulative = new int[paths];
         duplicates = new int[paths];
         for (int i = 0; i < paths; i++)
         {
@@ -92,6 +95,7 @@ final class ReceiveWindows
             sack[i >> 3] |= (byte)(0x80 >>> (i & 7));
         }
         final int reported = reportDuplicates ? Math.min(duplicates[path], 0xFF) : 0;
+        ackedCumulative[path] = cumulative[path];
         duplicates[path] = 0; // S5.1-3: counted again from 0 after each ACK
         return FrameBuilder.bth(SprayWire.ACK, destQp, 0, false).u8(path).u8(ceCount > 0 ? SprayWire.SACKH_ECE : 0)
             .u16(Math.min(ceCount, 0xFFFF)).u8(reported).u24(cumulative[path]).bytes(sack).u32(rateHintMbps)
@@ -107,6 +111,21 @@ final class ReceiveWindows
     {
         return FrameBuilder.bth(SprayWire.ACK, destQp, 0, false).u8(path).u8(0).u16(0).u8(0).u24(claimedCumulative)
             .zeros(32).u32(0).u32(ackSequence[path]).u32(0).controlTag(key).bytes();
+    }
+
+    /**
+     * @return the last ACK of {@code path} again as to what it claims (its cumulativePsn, SACK empty), with its
+     * ackSequence: stale (S5.1-2), so a receiver drops it and learns nothing from it, but it is a packet of the
+     * connection, which keeps the target from closing the connection for idleness (S12.10) while the suite withholds
+     * what it received since. Only after an ACK of the path was sent (else its ackSequence, 0, is not stale).
+     */
+    byte[] keepalive(final int destQp, final int path, final long[] key)
+    {
+        if (ackSequence[path] == 0)
+        {
+            throw new IllegalStateException("no ACK of path " + path + " sent yet: a keepalive would not be stale");
+        }
+        return staleAck(destQp, path, ackedCumulative[path], key);
     }
 
     /** @return the last ackSequence sent on {@code path} (0: none yet). */

@@ -50,6 +50,13 @@ final class ScriptedPeer
     boolean silent;
     /** With {@link #silent}: PROBEs are still acknowledged (the target's start probe of S8.3.1 is answered). */
     boolean answerProbes;
+    /**
+     * With {@link #silent}: when above 0 and an ACK of path 0 was sent, the suite sends that ACK again, stale (S5.1-2),
+     * whenever it sent nothing for this long, so that a target does not close the connection for idleness (S12.10)
+     * while a check withholds its ACKs for longer than the target's {@code idleTimeout}.
+     */
+    long keepaliveNanos;
+    private long lastSentNanos = System.nanoTime();
     /** The share (S8.3, Mb/s) the suite's ACKs give the target; 0: no hint. */
     int rateHintMbps;
     /** The target's paths whose packets the suite drops and never acknowledges (a dead route, S7.4). */
@@ -389,12 +396,28 @@ final class ScriptedPeer
     void send(final byte[] body) throws IOException
     {
         link.send(body, false);
+        lastSentNanos = System.nanoTime();
     }
 
     /** Sends {@code body} with IP ECN field {@code ecn} (S2.3: CE to play a marking router). */
     void send(final byte[] body, final int ecn) throws IOException
     {
         link.send(body, false, ecn);
+        lastSentNanos = System.nanoTime();
+    }
+
+    // a silent suite's keepalive (keepaliveNanos): the last ACK of path 0 again, stale; when the next one is due
+    private long sendKeepaliveIfDue(final long now) throws IOException
+    {
+        if (!silent || keepaliveNanos <= 0 || null == inbound || inbound.lastAckSequence(0) == 0)
+        {
+            return Long.MAX_VALUE;
+        }
+        if (now - lastSentNanos >= keepaliveNanos)
+        {
+            send(inbound.keepalive(remoteCid, 0, sendKey));
+        }
+        return lastSentNanos + keepaliveNanos;
     }
 
     /** Drops the next arrival of the target's data PSN {@code psn} on {@code path} (a loss the suite simulates). */
@@ -432,6 +455,7 @@ final class ScriptedPeer
         {
             final long now = System.nanoTime();
             sendDueAcks(now);
+            final long keepaliveDue = sendKeepaliveIfDue(now);
             final long left = deadline - now;
             // past the deadline, what is already queued is still read (receive(0) looks once), up to a socket
             // buffer's worth: a suite descheduled or paused for longer than the wait (a loaded host) must not miss
@@ -440,14 +464,16 @@ final class ScriptedPeer
             {
                 return null;
             }
-            final long wait = left <= 0 ? 0 :
-                lateAckDue.isEmpty() ? left : Math.min(left, Math.max(0, lateAckDue.peekFirst() - now));
+            final long untilKeepalive =
+                keepaliveDue == Long.MAX_VALUE ? Long.MAX_VALUE : Math.max(0, keepaliveDue - now);
+            final long wait = left <= 0 ? 0 : Math.min(untilKeepalive,
+                lateAckDue.isEmpty() ? left : Math.min(left, Math.max(0, lateAckDue.peekFirst() - now)));
             final Packet p = link.receive(wait);
             if (null == p)
             {
                 if (wait < left)
                 {
-                    continue; // a late ACK is due, not the deadline
+                    continue; // a late ACK or a keepalive is due, not the deadline
                 }
                 return null;
             }
