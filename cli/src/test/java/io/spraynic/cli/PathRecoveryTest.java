@@ -158,22 +158,8 @@ class PathRecoveryTest
     @Test
     void shouldTimeAnIdlePathFromTheFirstPacketItSentAfterItsLastAckNotFromThatAck()
     {
-        final List<PathRecovery.Sample> samples = new ArrayList<>();
-        // path 1 answered until 20 ms, sent nothing from then until 82 ms (idle, not silent), lost at 150 ms
-        for (long t = -10; t <= 200; t += 2)
-        {
-            final long[][] paths = new long[PATHS][PathRecovery.PATH_FIELDS.length];
-            paths[1][PathRecovery.ACKS] = Math.min(t, 20);
-            paths[1][PathRecovery.TX] = t <= 20 ? t : t < 82 ? 20 : t;
-            paths[1][PathRecovery.LOST] = t >= 150 ? 3 : 0;
-            for (int p = 0; p < PATHS; p++)
-            {
-                paths[p][PathRecovery.RTO] = 50 * MS;
-                paths[p][PathRecovery.SRTT] = 5 * MS;
-            }
-            samples.add(new PathRecovery.Sample(t * MS, paths, 0));
-        }
-        final PathRecovery.Cut cut = PathRecovery.analyse(samples, delivered(155), 0, 4 * MS).cut().get(0);
+        final PathRecovery.Cut cut = PathRecovery.analyse(idlePathOne(t -> 50 * MS, 5 * MS, t -> 0L), delivered(155), 0,
+            4 * MS).cut().get(0);
         assertEquals((80 - 3 * 5) * MS, cut.failedNanos(), "the reading before the first packet after the idle " +
             "spell, less 3 round trips (a tail-loss probe is no end of an idle spell)");
         assertEquals((155 - 65) * MS, cut.recoveryNanos());
@@ -190,27 +176,39 @@ class PathRecoveryTest
     {
         for (final boolean backedOff : new boolean[]{false, true})
         {
-            final List<PathRecovery.Sample> samples = new ArrayList<>();
-            // path 1 idle from 20 ms, its first packet after it at 82 ms, lost at 150 ms
-            for (long t = -10; t <= 200; t += 2)
-            {
-                final long[][] paths = new long[PATHS][PathRecovery.PATH_FIELDS.length];
-                paths[1][PathRecovery.ACKS] = Math.min(t, 20);
-                paths[1][PathRecovery.TX] = t <= 20 ? t : t < 82 ? 20 : t;
-                paths[1][PathRecovery.LOST] = t >= 150 ? 3 : 0;
-                paths[1][PathRecovery.TIMEOUTS] = backedOff && t >= 120 ? 1 : 0;
-                for (int p = 0; p < PATHS; p++)
-                {
-                    paths[p][PathRecovery.RTO] = t < 90 ? 6 * MS : backedOff && t >= 120 ? 60 * MS : 30 * MS;
-                    paths[p][PathRecovery.SRTT] = 1 * MS;
-                }
-                samples.add(new PathRecovery.Sample(t * MS, paths, 0));
-            }
+            final List<PathRecovery.Sample> samples = idlePathOne(
+                t -> t < 90 ? 6 * MS : backedOff && t >= 120 ? 60 * MS : 30 * MS, 1 * MS,
+                t -> backedOff && t >= 120 ? 1L : 0L);
             final PathRecovery.Cut cut = PathRecovery.analyse(samples, delivered(155), 0, 4 * MS).cut().get(0);
             assertEquals(6 * MS, cut.rtoAtFailureNanos(), "its reading when it went silent (at 77 ms)");
             assertEquals((backedOff ? 6 : 30) * MS, cut.rtoNanos(), backedOff ? "a backoff is no RTO to judge by" :
                 "the siblings' RTO it was timed by before its resend");
         }
+    }
+
+    /**
+     * Readings every 2 ms from -10 to 200 ms: path 1 answered until 20 ms, sent nothing from then until 82 ms (idle,
+     * not silent), lost 3 packets at 150 ms; every path's RTO and path 1's timeouts by the millisecond of the reading.
+     */
+    private static List<PathRecovery.Sample> idlePathOne(final java.util.function.LongUnaryOperator rtoAt,
+        final long srtt, final java.util.function.LongUnaryOperator timeoutsAt)
+    {
+        final List<PathRecovery.Sample> samples = new ArrayList<>();
+        for (long t = -10; t <= 200; t += 2)
+        {
+            final long[][] paths = new long[PATHS][PathRecovery.PATH_FIELDS.length];
+            paths[1][PathRecovery.ACKS] = Math.min(t, 20);
+            paths[1][PathRecovery.TX] = t <= 20 ? t : t < 82 ? 20 : t;
+            paths[1][PathRecovery.LOST] = t >= 150 ? 3 : 0;
+            paths[1][PathRecovery.TIMEOUTS] = timeoutsAt.applyAsLong(t);
+            for (int p = 0; p < PATHS; p++)
+            {
+                paths[p][PathRecovery.RTO] = rtoAt.applyAsLong(t);
+                paths[p][PathRecovery.SRTT] = srtt;
+            }
+            samples.add(new PathRecovery.Sample(t * MS, paths, 0));
+        }
+        return samples;
     }
 
     /** A receiver read every millisecond from -10 ms, whose copies (many) all arrived at {@code atMillis}. */
