@@ -17,7 +17,9 @@ import java.net.InetSocketAddress;
  * receives and lets it choose the field of what it sends (S2.3, S8.1): the JDK's {@code DatagramChannel} hides the
  * received TOS byte, so this one calls the C library through the JDK's own foreign-function API (socket, bind,
  * {@code IP_RECVTOS} or {@code IPV6_RECVTCLASS}, recvmsg, {@code IP_TOS} or {@code IPV6_TCLASS}, sendto, poll; Linux
- * x86-64 and aarch64 struct layouts). Still JDK only: no code of the implementation under test. Control path,
+ * x86-64 and aarch64 struct layouts). It also tells when the kernel received each datagram ({@code SO_TIMESTAMPNS}):
+ * the suite's timer checks measure the target's timeouts to a millisecond on a host where the suite's own thread may
+ * run milliseconds after a datagram came. Still JDK only: no code of the implementation under test. Control path,
  * single-threaded: allocates.
  */
 final class EcnSocket implements AutoCloseable
@@ -33,6 +35,9 @@ final class EcnSocket implements AutoCloseable
     private static final int SOCK_DGRAM = 2;
     private static final int SOL_SOCKET = 1;
     private static final int SO_RCVBUF = 8;
+    /** Also the control message's type ({@code SCM_TIMESTAMPNS}), a {@code struct timespec} of CLOCK_REALTIME. */
+    private static final int SO_TIMESTAMPNS = 35;
+    private static final int CLOCK_REALTIME = 0;
     private static final int IPPROTO_IP = 0;
     private static final int IP_TOS = 1;
     private static final int IP_RECVTOS = 13;
@@ -49,6 +54,7 @@ final class EcnSocket implements AutoCloseable
     private static final MethodHandle RECVMSG;
     private static final MethodHandle POLL;
     private static final MethodHandle CLOSE;
+    private static final MethodHandle CLOCK_GETTIME;
 
     static
     {
@@ -64,10 +70,14 @@ final class EcnSocket implements AutoCloseable
         RECVMSG = linker.downcallHandle(libc.find("recvmsg").orElseThrow(), FunctionDescriptor.of(l, i, p, i));
         POLL = linker.downcallHandle(libc.find("poll").orElseThrow(), FunctionDescriptor.of(i, p, l, i));
         CLOSE = linker.downcallHandle(libc.find("close").orElseThrow(), FunctionDescriptor.of(i, i));
+        CLOCK_GETTIME = linker.downcallHandle(libc.find("clock_gettime").orElseThrow(), FunctionDescriptor.of(i, i, p));
     }
 
-    /** A datagram received: its bytes, where from, and the TOS byte of its IP header (-1 when not reported). */
-    record Datagram(byte[] bytes, InetSocketAddress from, int tos)
+    /**
+     * A datagram received: its bytes, where from, the TOS byte of its IP header (-1 when not reported), and when the
+     * kernel received it, on {@link System#nanoTime()}'s clock (when it was read, if the kernel did not say).
+     */
+    record Datagram(byte[] bytes, InetSocketAddress from, int tos, long arrivalNanos)
     {
     }
 
@@ -79,7 +89,8 @@ final class EcnSocket implements AutoCloseable
     private final MemorySegment from = arena.allocate(SOCKADDR_IN6_LENGTH);
     private final MemorySegment to = arena.allocate(SOCKADDR_IN6_LENGTH);
     private final MemorySegment iov = arena.allocate(16, 8);
-    private final MemorySegment control = arena.allocate(64, 8);
+    private final MemorySegment control = arena.allocate(128, 8);
+    private final MemorySegment timespec = arena.allocate(16, 8);
     private final MemorySegment msghdr = arena.allocate(56, 8);
     private final MemorySegment pollfd = arena.allocate(8, 4);
     private final MemorySegment intValue = arena.allocate(4, 4);
@@ -97,6 +108,7 @@ final class EcnSocket implements AutoCloseable
                 throw new IOException("socket(" + (ipv6 ? "AF_INET6" : "AF_INET") + ", SOCK_DGRAM) failed");
             }
             setInt(SOL_SOCKET, SO_RCVBUF, receiveBuffer);
+            setInt(SOL_SOCKET, SO_TIMESTAMPNS, 1);
             if (ipv6)
             {
                 setInt(IPPROTO_IPV6, IPV6_V6ONLY, 1);
@@ -184,8 +196,17 @@ final class EcnSocket implements AutoCloseable
                 final long n = (long)RECVMSG.invokeExact(fd, msghdr, MSG_DONTWAIT);
                 if (n >= 0)
                 {
+                    final long readNanos = System.nanoTime();
+                    final long stamp = controlMessage(SOL_SOCKET, SO_TIMESTAMPNS);
+                    long arrivalNanos = readNanos;
+                    if (stamp >= 0 && (int)CLOCK_GETTIME.invokeExact(CLOCK_REALTIME, timespec) == 0)
+                    {
+                        // the kernel's stamp is on the wall clock: its age then, taken off the monotonic reading
+                        final long age = timespecNanos(timespec, 0) - timespecNanos(control, stamp);
+                        arrivalNanos = readNanos - Math.max(0, age);
+                    }
                     final byte[] bytes = buffer.asSlice(0, n).toArray(ValueLayout.JAVA_BYTE);
-                    return new Datagram(bytes, address(from), receivedTos());
+                    return new Datagram(bytes, address(from), receivedTos(), arrivalNanos);
                 }
                 final long left = deadline - System.nanoTime();
                 if (left <= 0)
@@ -210,28 +231,40 @@ final class EcnSocket implements AutoCloseable
 
     private int receivedTos()
     {
-        final long length = msghdr.get(ValueLayout.JAVA_LONG, 40);
+        final long tos = controlMessage(IPPROTO_IP, IP_TOS);
+        if (tos >= 0)
+        {
+            return control.get(ValueLayout.JAVA_BYTE, tos) & 0xFF;
+        }
+        final long trafficClass = controlMessage(IPPROTO_IPV6, IPV6_TCLASS);
+        return trafficClass < 0 ? -1 : control.get(ValueLayout.JAVA_INT, trafficClass) & 0xFF; // an int, unlike IP_TOS
+    }
+
+    /** @return the offset in {@code control} of the data of the last recvmsg's control message, -1 if none came. */
+    private long controlMessage(final int level, final int type)
+    {
+        final long length = Math.min(msghdr.get(ValueLayout.JAVA_LONG, 40), control.byteSize());
         long at = 0;
         while (at + 16 <= length)
         {
             final long cmsgLength = control.get(ValueLayout.JAVA_LONG, at);
-            if (cmsgLength < 16)
+            if (cmsgLength < 16 || at + cmsgLength > length)
             {
                 return -1;
             }
-            final int level = control.get(ValueLayout.JAVA_INT, at + 8);
-            final int type = control.get(ValueLayout.JAVA_INT, at + 12);
-            if (level == IPPROTO_IP && type == IP_TOS)
+            final int cmsgLevel = control.get(ValueLayout.JAVA_INT, at + 8);
+            if (cmsgLevel == level && control.get(ValueLayout.JAVA_INT, at + 12) == type)
             {
-                return control.get(ValueLayout.JAVA_BYTE, at + 16) & 0xFF;
-            }
-            if (level == IPPROTO_IPV6 && type == IPV6_TCLASS)
-            {
-                return control.get(ValueLayout.JAVA_INT, at + 16) & 0xFF; // an int, unlike IP_TOS's byte
+                return at + 16;
             }
             at += (cmsgLength + 7) & ~7L;
         }
         return -1;
+    }
+
+    private static long timespecNanos(final MemorySegment s, final long at)
+    {
+        return s.get(ValueLayout.JAVA_LONG, at) * 1_000_000_000L + s.get(ValueLayout.JAVA_LONG, at + 8);
     }
 
     private void setInt(final int level, final int option, final int value) throws Throwable

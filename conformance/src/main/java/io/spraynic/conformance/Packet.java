@@ -18,6 +18,8 @@ final class Packet
     String icrcNote = "";
     /** The UDP source port it came from (a path's route, S2.2, S7.7), -1 when not received from a socket. */
     int sourcePort = -1;
+    /** When it arrived, on {@link System#nanoTime()}'s clock: the kernel's receive time for one from a socket. */
+    long arrivalNanos = System.nanoTime();
 
     Packet(final byte[] bytes, final boolean icrcValid, final int tos)
     {

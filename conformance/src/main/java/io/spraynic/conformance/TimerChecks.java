@@ -15,7 +15,8 @@ import java.util.TreeMap;
  * un-backed-off value, measured after it from a timeout that a fresh RTT sample started from b = 0. Floor (S6.8-4):
  * after a flight whose ACK the suite held long (every packet but the oldest acknowledged without a copy: Karn's
  * samples), the next timeout comes no sooner than 3/4 of the smoothed RTT those samples give at the least.
- * Times are arrivals at the suite's socket; the one-way delays of the original and its copy cancel but for jitter.
+ * Times are arrivals at the suite's socket (the kernel's receive times); the one-way delays of the original and its
+ * copy cancel but for jitter.
  */
 final class TimerChecks extends Checks
 {
@@ -115,8 +116,9 @@ final class TimerChecks extends Checks
                         "second " + ms(r2) + " after it: a timeout that long may already be at the target's ceiling " +
                         "(rtoMax plus its late margin, S6.8.1), which caps the backoff");
                 }
-                return "the second timeout came " + ms(r2) + " after the first, which came " + ms(r1) + " after the " +
-                    "original or the first probe after it: not backed off (at least " + BACKOFF_RATIO + " x)";
+                return "the second timeout came " + ms(r2) + " after the first, which came " + ms(h.first()) +
+                    " after the original" + (r1 == h.first() ? "" : " (" + ms(r1) + " after the target's first tail " +
+                    "probe)") + ": not backed off (at least " + BACKOFF_RATIO + " x)";
             });
             must("timers.spurious-undo", "S6.8-1", "after an ACK reporting more duplicates than the path's other copies " +
                 "could make (the backed-off timeout was spurious, S6.8-1 c), the next timeout is no more than " +
@@ -135,9 +137,10 @@ final class TimerChecks extends Checks
                 {
                     // S6.8.1: a probe is a packet sent once: its sample resets b whatever the report did
                     throw new NotTested("the ACK that reported the duplicates, or the one after it for a probe still on " +
-                        "its way, also acknowledged " + probesInReport[0] + " probe(s) of the target (S6.7), sent once: their RTT samples reset its backoff by themselves " +
-                        "(S6.8.1), so the undo the report calls for cannot be told apart on the wire (timeout " +
-                        ms(undone) + " after the report, " + ms(reference) + " after a fresh sample)");
+                        "its way, also acknowledged " + probesInReport[0] + " probe(s) of the target (S6.7), sent " +
+                        "once: their RTT samples reset its backoff by themselves (S6.8.1), so the undo the report " +
+                        "calls for cannot be told apart on the wire (timeout " + ms(undone) + " after the report, " +
+                        ms(reference) + " after a fresh sample)");
                 }
                 return undone <= UNDONE_RATIO * reference ? null : "the timeout after the report of duplicates came " +
                     ms(undone) + " after the original, against " + ms(reference) + " once a fresh RTT sample had " +
@@ -231,7 +234,7 @@ final class TimerChecks extends Checks
             {
                 return false;
             }
-            final long now = System.nanoTime();
+            final long now = p.arrivalNanos; // the kernel's time: the suite's thread may run late on a loaded host
             if (probe)
             {
                 probes.add(p.psn());

@@ -106,6 +106,7 @@ final class UdpLink implements AutoCloseable
                 final boolean valid = icrcValid(d.bytes(), ip(d.from()), d.from().getPort());
                 final Packet p = new Packet(d.bytes(), valid, d.tos());
                 p.sourcePort = d.from().getPort();
+                p.arrivalNanos = d.arrivalNanos();
                 if (!valid && d.from().getAddress() instanceof Inet4Address)
                 {
                     p.icrcNote = identificationNote(d.bytes(), ip(d.from()), d.from().getPort());
