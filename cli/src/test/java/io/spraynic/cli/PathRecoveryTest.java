@@ -55,11 +55,44 @@ class PathRecoveryTest
         assertEquals(35 * MS, cut.recoveryNanos());
         assertEquals(5, result.copies());
         assertEquals(3.5, result.worstRtos(), 1e-9);
-        assertEquals((26 - 2) / 10.0, result.worstResendRtos(), 1e-9, "resent 26 ms after, less a reading's 2 ms");
+        assertEquals((26 - 2) / 10.0, result.worstResendRtos(), 1e-9, "resent after the reading at 24 ms");
+        assertEquals(24 * MS, cut.resentAfterNanos());
         assertEquals(35.0 / 7, result.worstBaseRtos(), 1e-9, "without the late margin of 3 ms");
         assertEquals(0, cut.sentAfter(), "nothing sent on it after");
         assertEquals(2 * MS, result.meanInterval());
         assertEquals(2 * MS, result.receiverInterval());
+    }
+
+    @Test
+    void shouldTimeAResendFromTheReadingBeforeTheOneShowingItWhenTheRecorderReadLate()
+    {
+        // readings every 2 ms, but none from 24 to 64 ms (the recorder descheduled): path 0, silent from the command,
+        // counts its loss in the reading at 64 ms; it was resent after the one at 24 ms, not at 64 less a mean interval
+        final List<PathRecovery.Sample> samples = new ArrayList<>();
+        for (long t = -10; t <= 100; t += 2)
+        {
+            if (t > 24 && t < 64)
+            {
+                continue;
+            }
+            final long[][] paths = new long[PATHS][PathRecovery.PATH_FIELDS.length];
+            paths[0][PathRecovery.ACKS] = Math.min(t, -2);
+            paths[0][PathRecovery.LOST] = t >= 64 ? 5 : 0;
+            paths[0][PathRecovery.TX] = t < 0 ? 100 + t : 100;
+            for (int p = 0; p < PATHS; p++)
+            {
+                paths[p][PathRecovery.RTO] = 10 * MS;
+                paths[p][PathRecovery.SRTT] = MS;
+            }
+            samples.add(new PathRecovery.Sample(t * MS, paths, 0));
+        }
+        final PathRecovery.Result result = PathRecovery.analyse(samples, delivered(70), 0, 4 * MS);
+        final PathRecovery.Cut cut = result.cut().get(0);
+        assertEquals(64 * MS, cut.resentNanos());
+        assertEquals(24 * MS, cut.resentAfterNanos());
+        assertEquals(2.4, result.worstResendRtos(), 1e-9, "from the failure (0 ms) to the reading at 24 ms: " + result);
+        assertTrue(result.toString().contains("resent +24.0 to +64.0 ms after the command began"), result.toString());
+        assertEquals(70 * MS, cut.recoveryNanos(), "the copies' delivery is still read as the receiver saw it");
     }
 
     @Test
@@ -160,10 +193,21 @@ class PathRecoveryTest
     {
         final PathRecovery.Cut cut = PathRecovery.analyse(idlePathOne(t -> 50 * MS, 5 * MS, t -> 0L), delivered(155), 0,
             4 * MS).cut().get(0);
-        assertEquals((80 - 3 * 5) * MS, cut.failedNanos(), "the reading before the first packet after the idle " +
-            "spell, less 3 round trips (a tail-loss probe is no end of an idle spell)");
+        assertEquals(80 * MS, cut.failedNanos(), "the reading before the first packet after the idle spell: idle for " +
+            "longer than its RTO (20 to 80 ms against 50) with no loss counted, nothing its last ACK left was lost");
+        assertEquals((155 - 80) * MS, cut.recoveryNanos());
+        assertEquals(1.5, cut.rtos(), 1e-9);
+    }
+
+    @Test
+    void shouldTakeAPauseShorterThanItsRtoForABusyPathsAndTimeItFromThreeRoundTripsBeforeItsEnd()
+    {
+        // the same readings with an RTO of 70 ms: the 60 ms pause could hide a packet still to time out
+        final PathRecovery.Cut cut = PathRecovery.analyse(idlePathOne(t -> 70 * MS, 5 * MS, t -> 0L), delivered(155), 0,
+            4 * MS).cut().get(0);
+        assertEquals((80 - 3 * 5) * MS, cut.failedNanos(), "the reading before the first packet after the pause, less " +
+            "3 round trips");
         assertEquals((155 - 65) * MS, cut.recoveryNanos());
-        assertEquals(1.8, cut.rtos(), 1e-9);
     }
 
     /**
@@ -180,7 +224,7 @@ class PathRecoveryTest
                 t -> t < 90 ? 6 * MS : backedOff && t >= 120 ? 60 * MS : 30 * MS, 1 * MS,
                 t -> backedOff && t >= 120 ? 1L : 0L);
             final PathRecovery.Cut cut = PathRecovery.analyse(samples, delivered(155), 0, 4 * MS).cut().get(0);
-            assertEquals(6 * MS, cut.rtoAtFailureNanos(), "its reading when it went silent (at 77 ms)");
+            assertEquals(6 * MS, cut.rtoAtFailureNanos(), "its reading when it went silent (at 80 ms)");
             assertEquals((backedOff ? 6 : 30) * MS, cut.rtoNanos(), backedOff ? "a backoff is no RTO to judge by" :
                 "the siblings' RTO it was timed by before its resend");
         }
