@@ -12,7 +12,10 @@ import java.util.TreeMap;
  * second timeout comes at least 1.5 x as long after the first as the first after the original, or after the
  * target's first tail probe before it when there was one (S6.7-2: a probe may re-arm the RTO). Undo (S6.8-1): a
  * report of duplicates that only the timeout's copy can explain (S6.8-1 c) puts the next timeout back at the
- * un-backed-off value, measured after it from a timeout that a fresh RTT sample started from b = 0. Floor (S6.8-4):
+ * un-backed-off value, measured after it from a timeout that a fresh RTT sample started from b = 0. The report must
+ * acknowledge no tail probe (S6.7): a probe's RTT sample resets b by itself (S6.8.1). A target whose first probe comes
+ * before its RTO has its round trip slowed first (the suite's ACKs held a constant while), since an RTO of about srtt
+ * plus a constant part then comes before a probe at 2 x srtt. Floor (S6.8-4):
  * after a flight whose ACK the suite held long (every packet but the oldest acknowledged without a copy: Karn's
  * samples), the next timeout comes no sooner than 3/4 of the smoothed RTT those samples give at the least.
  * Times are arrivals at the suite's socket (the kernel's receive times); the one-way delays of the original and its
@@ -39,6 +42,26 @@ final class TimerChecks extends Checks
      * caps the backoff: a second one not 1.5 x as long then proves nothing.
      */
     static final long CEILING_SUSPECT_NANOS = 250 * ScriptedPeer.MILLI;
+    /** The round trip the undo check slows a probing target's path to: 3 x its RTO, within these bounds. */
+    private static final long SLOW_RTT_MIN_NANOS = 20 * ScriptedPeer.MILLI;
+    private static final long SLOW_RTT_MAX_NANOS = 500 * ScriptedPeer.MILLI;
+    /** The shortest wait while slowing (the bound starts from 0). */
+    private static final long SLOW_WAIT_MIN_NANOS = 100_000;
+    /** READs at the slowed round trip: srtt within 5 % of it (7/8 a sample), rttvar down by 3/4 a sample. */
+    private static final int SLOW_READS = 24;
+    /** The most READs slowing may take: from 0.1 ms the bound grows 10 % a READ (waits 1.8 x it). */
+    private static final int SLOW_READS_MAX = 128;
+
+    /** How a held READ's ACK reports the duplicates received (S5.1-3). */
+    private enum Report
+    {
+        /** 0: no report, which judges nothing (S6.8-1 c). */
+        NONE,
+        /** The duplicates received: the original and each copy make one each. */
+        ALWAYS,
+        /** As ALWAYS if no tail probe of the target arrived while held, else NONE. */
+        UNLESS_PROBED
+    }
 
     private final long base;
     private final int rkey;
@@ -53,9 +76,10 @@ final class TimerChecks extends Checks
     /**
      * A READ the suite held: when its first packet arrived, when each copy of that packet's PSN did, when the ACK
      * left, how many of the target's probes (S6.7, first transmissions) that ACK and the one after it (for a probe on
-     * its way) acknowledged, and when the first of them arrived if before the first copy (0 if none did).
+     * its way) acknowledged, when the first of them arrived if before the first copy (0 if none did), and whether
+     * the ACK reported the duplicates.
      */
-    private record Held(int psn, long at, long[] copies, long released, int probes, long probeAt)
+    private record Held(int psn, long at, long[] copies, long released, int probes, long probeAt, boolean reported)
     {
         long first()
         {
@@ -82,7 +106,6 @@ final class TimerChecks extends Checks
         final ScriptedPeer c = connection.peer();
         final String why = connection.why();
         final boolean[] backedOff = new boolean[1];
-        final int[] probesInReport = new int[1];
         if (null != c)
         {
             c.silent = true; // the suite acknowledges only when a check says so
@@ -98,8 +121,7 @@ final class TimerChecks extends Checks
             {
                 DataChecks.requireConnection(why);
                 warm(c, WARM_READS);
-                final Held h = hold(c, HELD_READ_BYTES, 2, true);
-                probesInReport[0] = h.probes();
+                final Held h = hold(c, HELD_READ_BYTES, 2, Report.NONE);
                 // S6.7-2: a target may time its RTO from its first tail probe: the first timeout from that probe
                 final long r1 = h.firstRearmed();
                 final long r2 = h.second();
@@ -129,19 +151,31 @@ final class TimerChecks extends Checks
                 {
                     throw new NotTested("no backoff seen to undo (timers.rto-backoff)");
                 }
-                final long undone = hold(c, HELD_READ_BYTES, 1, false).first();
-                warm(c, 1); // a fresh RTT sample: b = 0 whatever the target did with the report (S6.8.1)
-                final long reference = hold(c, HELD_READ_BYTES, 1, false).first();
-                measured("timeout " + ms(undone) + " after the report, " + ms(reference) + " after a fresh sample");
-                if (probesInReport[0] > 0)
+                warm(c, 1, 0); // a fresh RTT sample: b = 0 before the timeout the report will call spurious
+                Held trigger = hold(c, HELD_READ_BYTES, 1, Report.UNLESS_PROBED);
+                long slowed = 0;
+                if (trigger.probes() > 0)
+                {
+                    slowed = slow(c, trigger.first(), trigger.probeAt() == 0 ? 0 : trigger.probeAt() - trigger.at());
+                    trigger = hold(c, HELD_READ_BYTES, 1, Report.UNLESS_PROBED);
+                }
+                if (trigger.probes() > 0)
                 {
                     // S6.8.1: a probe is a packet sent once: its sample resets b whatever the report did
-                    throw new NotTested("the ACK that reported the duplicates, or the one after it for a probe still on " +
-                        "its way, also acknowledged " + probesInReport[0] + " probe(s) of the target (S6.7), sent " +
-                        "once: their RTT samples reset its backoff by themselves (S6.8.1), so the undo the report " +
-                        "calls for cannot be told apart on the wire (timeout " + ms(undone) + " after the report, " +
-                        ms(reference) + " after a fresh sample)");
+                    throw new NotTested(trigger.probes() + " tail probe(s) of the target (S6.7) came while its " +
+                        "packet was held (" + (trigger.probeAt() == 0 ? "none before its timeout, " : "the first " +
+                        ms(trigger.probeAt() - trigger.at()) + " after it, ") + "the timeout " + ms(trigger.first()) +
+                        "), with the path's round trip slowed to " + ms(slowed) + " too: the ACK " +
+                        "reporting the duplicates, or the one after it, would acknowledge them, and their RTT " +
+                        "samples reset its backoff by themselves (S6.8.1), so the undo the report calls for cannot " +
+                        "be told apart on the wire");
                 }
+                final long undone = hold(c, HELD_READ_BYTES, 1, Report.NONE).first();
+                warm(c, 1, slowed); // a fresh RTT sample, as slow as the others: b = 0 whatever the report did
+                final long reference = hold(c, HELD_READ_BYTES, 1, Report.NONE).first();
+                measured("the spurious timeout " + ms(trigger.first()) + " after the original" + (slowed == 0 ? "" :
+                    " (the path's round trip slowed to " + ms(slowed) + ": no tail probe before it)") + "; the next " +
+                    ms(undone) + " after the report, " + ms(reference) + " after a fresh sample");
                 return undone <= UNDONE_RATIO * reference ? null : "the timeout after the report of duplicates came " +
                     ms(undone) + " after the original, against " + ms(reference) + " once a fresh RTT sample had " +
                     "reset the backoff: the spurious timeout's backoff was not undone";
@@ -155,7 +189,7 @@ final class TimerChecks extends Checks
                 {
                     throw new NotTested("the held flight gave the target no RTT sample");
                 }
-                final long first = hold(c, HELD_READ_BYTES, 1, false).first();
+                final long first = hold(c, HELD_READ_BYTES, 1, Report.NONE).first();
                 measured("timeout " + ms(first) + " after the original, srtt at least " + ms(lowest));
                 return first >= FLOOR_SHARE * lowest ? null : "the timeout came " + ms(first) + " after the original, " +
                     "below its srtt of at least " + ms(lowest) + " (from the flight's RTT samples): an RTO below the " +
@@ -175,30 +209,88 @@ final class TimerChecks extends Checks
         closeQuietly(c);
     }
 
-    /** READs {@code reads} single packets, each acknowledged as it arrives: RTT samples of the path (S6.8.1). */
-    private void warm(final ScriptedPeer c, final int reads) throws IOException, NotTested
+    /**
+     * READs {@code reads} single packets, each acknowledged {@code ackDelayNanos} after it arrived: RTT samples of the
+     * path (S6.8.1).
+     */
+    private void warm(final ScriptedPeer c, final int reads, final long ackDelayNanos) throws IOException, NotTested
     {
         for (int i = 0; i < reads; i++)
         {
-            final int msn = c.takeMsn(0);
-            c.send(c.readRequest(0, 0, msn, base, rkey, HELD_READ_BYTES));
-            if (null == c.awaitPacket(ANSWER_NANOS, p -> isResponse(c, p, msn)))
-            {
-                throw new NotTested("no READ_RESPONSE within 1 s");
-            }
-            c.sendAck(0);
+            read(c, ackDelayNanos);
         }
         c.collect(SILENCE_NANOS / 20); // a probe or ACK still on its way
         c.sendAck(0);
+    }
+
+    private void warm(final ScriptedPeer c, final int reads) throws IOException, NotTested
+    {
+        warm(c, reads, 0);
+    }
+
+    /**
+     * READs one packet and acknowledges it {@code ackDelayNanos} after it arrived, at once if the target sends it
+     * again before (its RTO was shorter than the wait).
+     *
+     * @return whether it did.
+     */
+    private boolean read(final ScriptedPeer c, final long ackDelayNanos) throws IOException, NotTested
+    {
+        final int msn = c.takeMsn(0);
+        c.send(c.readRequest(0, 0, msn, base, rkey, HELD_READ_BYTES));
+        final Packet response = c.awaitPacket(ANSWER_NANOS, p -> isResponse(c, p, msn));
+        if (null == response)
+        {
+            throw new NotTested("no READ_RESPONSE within 1 s");
+        }
+        final Packet copy = ackDelayNanos <= 0 ? null : c.awaitPacket(
+            Math.max(0, response.arrivalNanos + ackDelayNanos - System.nanoTime()),
+            p -> isResponse(c, p, msn) && p.psn() == response.psn());
+        c.sendAck(0);
+        return null != copy;
+    }
+
+    /**
+     * Slows the path's round trip for the undo check: READs acknowledged a wait after their response arrived, the
+     * wait growing to D = 3 x the target's RTO (see the bounds) and held there for {@link #SLOW_READS} READs, so that
+     * srtt nears D and rttvar falls (S6.8.1). An RTO of about srtt plus its constant part (rtoSlack, a late margin: at
+     * most the RTO seen, D / 3) then comes before the first tail probe, 2 x srtt after the packet (S6.7). A probe
+     * during a wait would be acknowledged with the response, and its short sample would hold srtt at half the wait,
+     * so each wait stays under 0.9 x the probe timer as the suite can bound it from below: the larger of the first
+     * probe's delay seen and twice a smoothed RTT of the waits from 0 (the target's samples are no shorter than
+     * them). A wait the target's RTO cut short (a copy came) gives it no sample (Karn) and the bound none either.
+     *
+     * @param firstProbeNanos how long after the held packet the target's first tail probe came (0: unknown).
+     * @return D, or the longest wait reached within {@link #SLOW_READS_MAX} READs.
+     */
+    private long slow(final ScriptedPeer c, final long rtoNanos, final long firstProbeNanos)
+        throws IOException, NotTested
+    {
+        final long target = Math.clamp(3 * rtoNanos, SLOW_RTT_MIN_NANOS, SLOW_RTT_MAX_NANOS);
+        long srttBound = 0;
+        long wait = 0;
+        int atTarget = 0;
+        for (int reads = 0; reads < SLOW_READS_MAX && atTarget < SLOW_READS; reads++)
+        {
+            wait = Math.min(target, Math.max(SLOW_WAIT_MIN_NANOS, Math.max(firstProbeNanos, 2 * srttBound) * 9 / 10));
+            if (!read(c, wait))
+            {
+                srttBound += (wait - srttBound) / 8;
+            }
+            atTarget += wait == target ? 1 : 0;
+        }
+        c.collect(SILENCE_NANOS / 20);
+        c.sendAck(0);
+        return wait;
     }
 
     /**
      * READs {@code bytes} and withholds every ACK until {@code copies} copies of its first packet's PSN arrived (the
      * target's timeouts), then a quarter of the first timeout more (so that the ACK comes later after the last copy
      * than any RTT sampled: S6.8-1 b judges nothing), then acknowledges everything, reporting the duplicates received
-     * when {@code report} (S5.1-3: the original and each copy make one each), else 0.
+     * as {@code report} says.
      */
-    private Held hold(final ScriptedPeer c, final int bytes, final int copies, final boolean report)
+    private Held hold(final ScriptedPeer c, final int bytes, final int copies, final Report report)
         throws IOException, NotTested
     {
         final Flight f = flight(c, bytes, copies);
@@ -270,14 +362,15 @@ final class TimerChecks extends Checks
         return new Flight(oldest[0], firsts.get(oldest[0]), copyAt, firsts, copied, probes.size(), probeAt[0]);
     }
 
-    private Held release(final ScriptedPeer c, final Flight f, final boolean report) throws IOException
+    private Held release(final ScriptedPeer c, final Flight f, final Report report) throws IOException
     {
         int probes = f.probes();
         for (final Packet p : c.collect((f.copies()[0] - f.at()) / 4))
         {
             probes += isProbe(c, p) ? 1 : 0;
         }
-        c.reportDuplicates(report);
+        final boolean reported = report == Report.ALWAYS || report == Report.UNLESS_PROBED && probes == 0;
+        c.reportDuplicates(reported);
         final long released = System.nanoTime();
         c.sendAck(0);
         c.reportDuplicates(false);
@@ -291,7 +384,7 @@ final class TimerChecks extends Checks
             probes += isProbe(c, p) ? 1 : 0;
         }
         c.sendAck(0);
-        return new Held(f.oldest(), f.at(), f.copies(), released, probes, f.probeAt());
+        return new Held(f.oldest(), f.at(), f.copies(), released, probes, f.probeAt(), reported);
     }
 
     /**
@@ -305,7 +398,7 @@ final class TimerChecks extends Checks
     private long flightSrttBound(final ScriptedPeer c) throws IOException, NotTested
     {
         final Flight f = flight(c, FLOOR_READ_BYTES, 2);
-        final Held h = release(c, f, false);
+        final Held h = release(c, f, Report.NONE);
         long srtt = 0;
         for (final Map.Entry<Integer, Long> e : f.firsts().entrySet())
         {

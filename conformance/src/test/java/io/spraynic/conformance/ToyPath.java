@@ -34,8 +34,8 @@ final class ToyPath
     long lastAckHeard = System.nanoTime();
     /**
      * S6.8: srtt and rttvar (S6.8.1's gains, from packets acknowledged without having gone again), whether it has a
-     * sample, the backoff b; for S6.8-1 (c), whether the last timeout is not yet judged, and the duplicates the
-     * path's other copies may still make.
+     * sample, the backoff b; for S6.8-1 (c), whether the last timeout is not yet judged, the duplicates the path's
+     * other copies may still make, and the PSN after the last copy (a PSN from it on was first sent after them all).
      */
     long rtoSrtt;
     long rtoRttvar;
@@ -43,6 +43,7 @@ final class ToyPath
     int backoff;
     boolean timeoutUndecided;
     int otherCopies;
+    int afterLastCopy;
     /** S7.4, S7.5: failed (its packets moved to the others), the PSN of its last RESYNC probe and when it went. */
     boolean failed;
     int probePsn;
@@ -78,6 +79,7 @@ final class ToyPath
     {
         this.index = index;
         this.nextPsn = firstPsn;
+        this.afterLastCopy = firstPsn;
         this.dataLink = link;
         this.controlLink = link;
     }

@@ -111,6 +111,13 @@ final class ToyReadSender
         }
         endOfRound(path, outstanding - path.unacknowledged.size(), p.h16(2));
         judgeByDuplicates(path, p.h8(4));
+        if (SprayWire.psnDistance(path.afterLastCopy, highest) >= 0)
+        {
+            // S6.8-1 (c): it acknowledged a PSN first sent after every copy, so whatever they made is in it or in an
+            // earlier ACK: they make none from now on, the last timeout's own included
+            path.otherCopies = 0;
+            path.timeoutUndecided = false;
+        }
         for (final Map.Entry<Integer, byte[]> lost : path.unacknowledged.headMap(highest).entrySet())
         {
             if (!path.resent.add(lost.getKey()))
@@ -118,6 +125,7 @@ final class ToyReadSender
                 continue;
             }
             path.otherCopies++; // S6.8-1 (c): a copy that may make a duplicate, sent after this ACK was written
+            path.afterLastCopy = path.nextPsn;
             if (path.sampleLost.add(lost.getKey()) && !faults.contains(Fault.NO_REPATH) &&
                 path.lossRate() > REPATH_LOSS && medianLoss(c) < REPATH_LOSS / 2 &&
                 (path.moves == 0 || path.sampleSent >= SprayWire.SACK_BITS))
@@ -486,6 +494,7 @@ final class ToyReadSender
         path.sentAt.remove(oldest.getKey()); // Karn: no sample from a packet sent twice
         final byte[] again = oldest.getValue().clone();
         again[SprayWire.BTH_LENGTH + 1] |= SprayWire.SETH_RETRANSMIT;
+        path.afterLastCopy = path.nextPsn;
         sendData(path, again);
     }
 
