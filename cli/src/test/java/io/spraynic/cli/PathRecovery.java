@@ -344,17 +344,46 @@ final class PathRecovery
      */
     static Sample sample(final long nanos, final Map<String, Long> values, final int paths)
     {
+        return sample(nanos, values, paths, activeConnection(Map.of(), values));
+    }
+
+    /**
+     * @return the connection (its labels' prefix) whose {@code tx_packets} grew most from {@code before} to {@code
+     * after} (from 0 if it is new), or, when none grew or there is no reading before, the one that sent the most; null
+     * when {@code after} has none. The recorder keeps to
+     * the one it chose: a fresh connection overtakes the warm-up's in packets sent mid-transfer, and readings of two
+     * connections mixed made a path's count go backwards in a report.
+     */
+    static String activeConnection(final Map<String, Long> before, final Map<String, Long> after)
+    {
         String connection = null;
-        long most = -1;
-        for (final Map.Entry<String, Long> e : values.entrySet())
+        long mostGrowth = 0;
+        long mostSent = -1;
+        String busiest = null;
+        for (final Map.Entry<String, Long> e : after.entrySet())
         {
             final Matcher m = LABEL.matcher(e.getKey());
-            if (m.matches() && null == m.group(2) && m.group(3).equals("tx_packets") && e.getValue() > most)
+            if (m.matches() && null == m.group(2) && m.group(3).equals("tx_packets"))
             {
-                most = e.getValue();
-                connection = m.group(1);
+                final long growth = before.isEmpty() ? 0 : e.getValue() - before.getOrDefault(e.getKey(), 0L);
+                if (growth > mostGrowth)
+                {
+                    mostGrowth = growth;
+                    connection = m.group(1);
+                }
+                if (e.getValue() > mostSent)
+                {
+                    mostSent = e.getValue();
+                    busiest = m.group(1);
+                }
             }
         }
+        return null == connection ? busiest : connection;
+    }
+
+    /** @return one reading of {@code connection}'s counters, or null when it has no {@code paths} paths in it. */
+    static Sample sample(final long nanos, final Map<String, Long> values, final int paths, final String connection)
+    {
         if (null == connection)
         {
             return null;
@@ -376,7 +405,10 @@ final class PathRecovery
             values.getOrDefault(connection + ": rx_retransmitted", 0L));
     }
 
-    /** Reads a visitor's counters file every {@code periodMillis} on a thread of its own, for at most 60 s. */
+    /**
+     * Reads a visitor's counters file every {@code periodMillis} on a thread of its own, for at most 60 s, keeping to
+     * the connection whose packets grew most between its first two readings ({@link #activeConnection}).
+     */
     static final class Recorder implements AutoCloseable
     {
         private final List<Sample> samples = new ArrayList<>();
@@ -390,13 +422,23 @@ final class PathRecovery
             final long deadline = System.nanoTime() + 60_000_000_000L;
             thread = new Thread(() ->
             {
+                Map<String, Long> first = null;
+                String connection = null;
                 while (running && System.nanoTime() < deadline)
                 {
                     final long now = System.nanoTime();
                     try
                     {
                         final Map<String, Long> values = counters.current();
-                        final Sample sample = sample(now, values, paths);
+                        if (null == first)
+                        {
+                            first = null == activeConnection(Map.of(), values) ? null : values;
+                        }
+                        else if (null == connection)
+                        {
+                            connection = activeConnection(first, values);
+                        }
+                        final Sample sample = sample(now, values, paths, connection);
                         if (null == sample)
                         {
                             unread = new java.util.TreeMap<>(values).keySet().toString();

@@ -302,4 +302,20 @@ class PathRecoveryTest
         assertNull(PathRecovery.sample(42, values, 3), "no path 2 published");
         assertNull(PathRecovery.sample(42, Map.of(), 2));
     }
+
+    @Test
+    void shouldKeepToTheConnectionWhosePacketsGrewNotTheOneThatSentMost()
+    {
+        // the warm-up's connection sent more but is done; the fresh one is sending
+        final Map<String, Long> before = Map.of("conn 0x1: tx_packets", 5_000L, "conn 0x2: tx_packets", 100L,
+            "conn 0x2: path 0 tx_packets", 50L);
+        final Map<String, Long> after = Map.of("conn 0x1: tx_packets", 5_000L, "conn 0x2: tx_packets", 300L,
+            "conn 0x2: path 0 tx_packets", 150L);
+        assertEquals("conn 0x2", PathRecovery.activeConnection(before, after));
+        assertEquals("conn 0x1", PathRecovery.activeConnection(after, after), "none grew: the one that sent most");
+        assertEquals("conn 0x1", PathRecovery.activeConnection(Map.of(), after), "a first reading: the busiest");
+        assertEquals("conn 0x3", PathRecovery.activeConnection(before, Map.of("conn 0x1: tx_packets", 5_000L,
+            "conn 0x3: tx_packets", 400L)), "a connection opened since: from 0");
+        assertNull(PathRecovery.activeConnection(Map.of(), Map.of()));
+    }
 }

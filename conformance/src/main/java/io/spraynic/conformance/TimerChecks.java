@@ -14,8 +14,8 @@ import java.util.TreeMap;
  * report of duplicates that only the timeout's copy can explain (S6.8-1 c) puts the next timeout back at the
  * un-backed-off value, measured after it from a timeout that a fresh RTT sample started from b = 0. The report must
  * acknowledge no tail probe (S6.7): a probe's RTT sample resets b by itself (S6.8.1). A target whose first probe comes
- * before its RTO has its round trip slowed first (the suite's ACKs held a constant while), since an RTO of about srtt
- * plus a constant part then comes before a probe at 2 x srtt. Floor (S6.8-4):
+ * before its RTO has its round trip slowed first (the suite holding its ACKs a while, {@link #slow}), since an RTO of
+ * about srtt plus a constant part then comes before a probe at 2 x srtt. Floor (S6.8-4):
  * after a flight whose ACK the suite held long (every packet but the oldest acknowledged without a copy: Karn's
  * samples), the next timeout comes no sooner than 3/4 of the smoothed RTT those samples give at the least.
  * Times are arrivals at the suite's socket (the kernel's receive times); the one-way delays of the original and its
@@ -57,9 +57,10 @@ final class TimerChecks extends Checks
     {
         /** 0: no report, which judges nothing (S6.8-1 c). */
         NONE,
-        /** The duplicates received: the original and each copy make one each. */
-        ALWAYS,
-        /** As ALWAYS if no tail probe of the target arrived while held, else NONE. */
+        /**
+         * The duplicates received (the original and each copy make one each) if no tail probe of the target arrived
+         * while held, else none.
+         */
         UNLESS_PROBED
     }
 
@@ -76,10 +77,9 @@ final class TimerChecks extends Checks
     /**
      * A READ the suite held: when its first packet arrived, when each copy of that packet's PSN did, when the ACK
      * left, how many of the target's probes (S6.7, first transmissions) that ACK and the one after it (for a probe on
-     * its way) acknowledged, when the first of them arrived if before the first copy (0 if none did), and whether
-     * the ACK reported the duplicates.
+     * its way) acknowledged, and when the first of them arrived if before the first copy (0 if none did).
      */
-    private record Held(int psn, long at, long[] copies, long released, int probes, long probeAt, boolean reported)
+    private record Held(int psn, long at, long[] copies, long released, int probes, long probeAt)
     {
         long first()
         {
@@ -369,8 +369,7 @@ final class TimerChecks extends Checks
         {
             probes += isProbe(c, p) ? 1 : 0;
         }
-        final boolean reported = report == Report.ALWAYS || report == Report.UNLESS_PROBED && probes == 0;
-        c.reportDuplicates(reported);
+        c.reportDuplicates(report == Report.UNLESS_PROBED && probes == 0);
         final long released = System.nanoTime();
         c.sendAck(0);
         c.reportDuplicates(false);
@@ -384,7 +383,7 @@ final class TimerChecks extends Checks
             probes += isProbe(c, p) ? 1 : 0;
         }
         c.sendAck(0);
-        return new Held(f.oldest(), f.at(), f.copies(), released, probes, f.probeAt(), reported);
+        return new Held(f.oldest(), f.at(), f.copies(), released, probes, f.probeAt());
     }
 
     /**

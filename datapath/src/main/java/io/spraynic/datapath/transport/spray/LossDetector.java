@@ -38,6 +38,11 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
     static final int PROBE = 2;
     /** {@link #onTimer}: the failed path's window restarted on a new route: send a RESYNC probe on it (S7.5). */
     static final int RESYNC = 3;
+    /**
+     * {@link #onTimer}: the path's oldest packet is due and only a sibling's answer can show it silent alone: send a
+     * probe on path {@link #siblingToProbe()} (S6.8-7).
+     */
+    static final int PROBE_SIBLING = 4;
 
     // the paths' send windows, RTT estimates and congestion windows are read through the scheduler (issue 13: not
     // cached in every connection's detector)
@@ -57,6 +62,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
     private int ackPath;
     private long ackNow;
     private boolean probeAcked;
+    private int siblingToProbe = -1;
 
     LossDetector(
         final PathScheduler scheduler,
@@ -368,7 +374,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
 
     // ---- timers (S6.8, S7.4, S7.4.1, S7.5)
 
-    /** @return {@link #NOTHING}, {@link #RECOVERED}, {@link #PROBE} or {@link #RESYNC}. */
+    /** @return {@link #NOTHING}, {@link #RECOVERED}, {@link #PROBE}, {@link #RESYNC} or {@link #PROBE_SIBLING}. */
     int onTimer(final int path, final long now)
     {
         final PathSendWindow window = scheduler.sendWindows[path];
@@ -392,6 +398,12 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
             onTimeout(path, window, now);
             return RECOVERED;
         }
+        final int sibling = siblingToProbe(path, window.oldestSentAtNanos(), now);
+        if (sibling >= 0)
+        {
+            siblingToProbe = sibling;
+            return PROBE_SIBLING;
+        }
         if (scheduler.timedOutSinceAck(path) &&
             scheduler.othersAcknowledgedSince(path, now - scheduler.ackExpectedWithinNanos(path)))
         {
@@ -407,6 +419,54 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
         final long since = Math.max(Math.max(scheduler.times.lastAckAt[path], scheduler.times.lastProbeAt[path]),
             window.oldestSentAtNanos());
         return now - since >= quiet && !window.isFull() ? PROBE : NOTHING;
+    }
+
+    /** @return the path {@link #onTimer} last asked a probe on for a sibling ({@link #PROBE_SIBLING}). */
+    int siblingToProbe()
+    {
+        return siblingToProbe;
+    }
+
+    /**
+     * S6.8-7: the path's oldest packet is due (its RTO without the late margin and the backoff has passed), the late
+     * margin keeps its timeout waiting, and no live sibling has answered, or has outstanding, a first transmission
+     * sent after it was due. At a message's tail nothing more goes out that could show the path silent
+     * alone (S6.8-3), so a probe goes on the live sibling that answered last: its answer shows it, or, when every
+     * path is as late (a descheduled host), comes as late and shows nothing.
+     *
+     * @return that sibling, or -1: none is needed, one is on its way, or no sibling can take one.
+     */
+    private int siblingToProbe(final int path, final long oldestSentAt, final long now)
+    {
+        if (scheduler.rtt.lateMarginNanos() == 0)
+        {
+            return -1;
+        }
+        final long due = oldestSentAt + scheduler.ackExpectedWithinNanos(path);
+        if (now <= due || scheduler.othersAnsweredSentAfter(path, due))
+        {
+            return -1;
+        }
+        final PathLentTimes times = scheduler.times;
+        int best = -1;
+        for (int other = 0; other < scheduler.sendWindows.length; other++)
+        {
+            if (other == path || !scheduler.isActive(other))
+            {
+                continue;
+            }
+            if (times.lastProbeAt[other] != PathLentTimes.NONE && times.lastProbeAt[other] > due ||
+                scheduler.sendWindows[other].newestFirstSentAtNanos() > due)
+            {
+                return -1; // a packet or probe sent since is on its way: its answer will show it
+            }
+            if (times.lastAckAt[other] != PathLentTimes.NONE && !scheduler.sendWindows[other].isFull() &&
+                (best < 0 || times.lastAckAt[other] > times.lastAckAt[best]))
+            {
+                best = other;
+            }
+        }
+        return best;
     }
 
     private void onTimeout(final int path, final PathSendWindow window, final long now)

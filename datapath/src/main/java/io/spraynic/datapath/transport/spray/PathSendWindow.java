@@ -184,6 +184,16 @@ public final class PathSendWindow
     }
 
     /**
+     * @return when the newest outstanding packet was sent if it went only once (its answer is an RTT sample, S6.8.1),
+     * else {@code Long.MIN_VALUE}.
+     */
+    public long newestFirstSentAtNanos()
+    {
+        final int slot = Psn.add(nextPsn, -1) & SLOT_MASK;
+        return outstanding() == 0 || states[slot] == RETRANSMITTED ? Long.MIN_VALUE : sentAtNanos[slot];
+    }
+
+    /**
      * @return the handle of the oldest outstanding packet (for an RTO, S6.8); undefined if none.
      */
     public long oldestHandle()

@@ -471,6 +471,10 @@ public final class SprayConnection
         {
             frames.newProbe(path, 0, now);
         }
+        else if (action == LossDetector.PROBE_SIBLING)
+        {
+            frames.newProbe(loss.siblingToProbe(), 0, now);
+        }
         return action == LossDetector.NOTHING ? 0 : 1;
     }
 

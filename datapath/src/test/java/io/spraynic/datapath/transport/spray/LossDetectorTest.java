@@ -640,4 +640,89 @@ class LossDetectorTest
         assertEquals(firstTimeout + 6 * plain, events[1], "failed 6 RTOs after its first timeout");
         assertEquals(0, scheduler.sendWindows[0].outstanding(), "its packets moved (S7.4)");
     }
+
+    // ---- S6.8-7: at a message's tail only a probe on a sibling can show a dead path silent alone (S6.8-3)
+
+    /**
+     * {@link #learnMarginAndSendOneOnPathZero}, and nothing more to send: path 1 idle. Steps of 1 us; each probe the
+     * timer asks for is sent as {@link SprayConnection} sends it; path 1's probe is answered {@code siblingRttNanos}
+     * after it (never, if negative: every path as late, a descheduled host), path 0's never (its link is dead).
+     *
+     * @return {the first timeout of path 0, the first probe on path 1, the number of probes on path 1}.
+     */
+    private long[] deadPathAtATail(final long siblingRttNanos)
+    {
+        final PathSendWindow sibling = scheduler.sendWindows[1];
+        final long[] result = {-1, -1, 0};
+        long answerAt = Long.MAX_VALUE;
+        int probePsn = -1;
+        for (long now = T0 + 1_000; now < T0 + 20_000_000 && result[0] < 0; now += 1_000)
+        {
+            if (now == answerAt)
+            {
+                ackOf(probePsn, 0);
+                assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(header(1, 100, 0, 0), 0, now));
+            }
+            final int action = loss.onTimer(0, now);
+            if (action == LossDetector.RECOVERED)
+            {
+                result[0] = now;
+            }
+            else if (action == LossDetector.PROBE)
+            {
+                scheduler.sendWindows[0].send(PROBE_HANDLE, now);
+                scheduler.times.lastProbeAt[0] = now;
+            }
+            else if (action == LossDetector.PROBE_SIBLING)
+            {
+                assertEquals(1, loss.siblingToProbe());
+                probePsn = sibling.send(PROBE_HANDLE, now);
+                scheduler.times.lastProbeAt[1] = now;
+                result[1] = result[1] < 0 ? now : result[1];
+                result[2]++;
+                answerAt = siblingRttNanos < 0 ? Long.MAX_VALUE : now + siblingRttNanos;
+            }
+        }
+        return result;
+    }
+
+    @Test
+    void shouldProbeAnIdleSiblingWhenADeadPathsMarginWouldHoldItsTimeoutAtAMessagesTailS687()
+    {
+        learnMarginAndSendOneOnPathZero();
+        final long margin = scheduler.rtt.lateMarginNanos();
+        final long plain = scheduler.rtt.rtoNanos(0, scheduler.siblingSrtt(), 0, false);
+        final long due = T0 + scheduler.ackExpectedWithinNanos(0);
+        final long[] events = deadPathAtATail(SIBLING_RTT_NANOS);
+        assertEquals(1, events[2], "one probe on the sibling");
+        // answers count for packets sent after the due time (S6.8.1), so it goes at the first tick after it
+        assertEquals(due + 1_000, events[1], "sent once path 0's packet was due (its RTO before rtoMin, margin, backoff)");
+        // its answer shows path 0 silent alone: the margin left out (S6.8-3), the RTO fires then or at its plain value
+        assertEquals(Math.max(T0 + plain, events[1] + SIBLING_RTT_NANOS), events[0], "margin " + margin + ", plain " + plain);
+        assertTrue(events[0] - T0 < margin / 10, "long before the margin of " + margin + " ns");
+        assertEquals(1, counters.get(SprayCounters.TIMEOUTS));
+    }
+
+    @Test
+    void shouldKeepTheMarginWhenTheSiblingsProbeIsAnsweredNoSoonerAndProbeItOnlyOnce()
+    {
+        // every path as late (a descheduled receiver): the sibling's probe is not answered before the RTO with margin
+        learnMarginAndSendOneOnPathZero();
+        final long withMargin = scheduler.rtoNanos(0);
+        final long[] events = deadPathAtATail(-1);
+        assertEquals(1, events[2], "one probe on the sibling, not one a tick");
+        assertEquals(T0 + withMargin, events[0], "the RTO with the margin, as without the probe");
+    }
+
+    @Test
+    void shouldProbeNoSiblingWithoutALateMargin()
+    {
+        sampleBothPaths(0);
+        send(0, 1, T0);
+        assertEquals(0, scheduler.rtt.lateMarginNanos());
+        final long rto = scheduler.rtoNanos(0);
+        final long[] events = deadPathAtATail(SIBLING_RTT_NANOS);
+        assertEquals(0, events[2], "the RTO needs no sibling's answer");
+        assertEquals(T0 + rto, events[0]);
+    }
 }
