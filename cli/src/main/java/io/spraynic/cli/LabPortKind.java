@@ -1,5 +1,7 @@
 package io.spraynic.cli;
 
+import io.spraynic.pmd.UdpPortArgs;
+
 import java.util.ArrayList;
 import java.util.List;
 
@@ -26,8 +28,11 @@ enum LabPortKind
     AF_XDP("af_xdp", "net_af_xdp"),
     UDP("udp", "kernel UDP sockets");
 
-    /** A UDP port's sockets per plane: one per spray path at most (64), so every path keeps its own 5-tuple. */
-    static final int UDP_SOURCE_PORTS = 64;
+    /**
+     * A UDP port's sockets per plane, the most a port holds: spray's port rotation (S7.7) moves each path among
+     * them, so a router link's share of a plane is the share of these fixed 5-tuples its hash takes.
+     */
+    static final int UDP_SOURCE_PORTS = UdpPortArgs.MAX_SOURCE_PORTS;
     /** The mbufs' (and UDP buffers') data room: 2 KiB frames and their headroom, net_af_xdp's preset's. */
     static final int DATA_ROOM = 2176;
 

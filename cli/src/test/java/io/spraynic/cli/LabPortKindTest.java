@@ -75,7 +75,7 @@ class LabPortKindTest
             assertEquals(IPS.get(p).replace("/24", ""), args.addressText());
             assertEquals(UdpPortArgs.ROCE_V2_PORT, args.port());
             assertEquals(UdpPortArgs.ROCE_V2_PORT, args.peerPort());
-            assertEquals(UdpPortArgs.MAX_SOURCE_PORTS, args.sourcePorts(), "a socket per spray path");
+            assertEquals(UdpPortArgs.MAX_SOURCE_PORTS, args.sourcePorts(), "the most sockets a port holds");
         }
         // frames of a 1024 B path MTU fit a 1500 B veth unfragmented; the default 4 KiB room would not
         assertEquals(LabPortKind.DATA_ROOM, config.mempool().dataRoom());

@@ -53,8 +53,8 @@ class LinuxLabTransferTest
     static final int PATH_MTU = 1024;
     /**
      * 48 MiB: about 24,000 data packets per plane and direction, some 1,000 port runs of 16-32 packets over 4 links
-     * (fewer where a path cannot drain: its run goes on). Measured worst links: 19.9 and 23.6 % at 32 MiB, 22.3 % at
-     * 48 MiB; fixed ports 30.6 to 62.6 % (RESULTS.md section 18).
+     * (fewer where a path cannot drain: its run goes on). Measured worst links, cold: 19.9 and 23.6 % at 32 MiB, 22.3 %
+     * at 48 MiB; fixed ports 30.6 to 62.6 % (RESULTS.md section 18); warm: 3.6-14.5 % (sections 45, 46, 68, 69).
      */
     private static final long SPREAD_SIZE = 48L << 20;
     private static final long FIXED_PORTS_SIZE = 8L << 20;
@@ -212,10 +212,11 @@ class LinuxLabTransferTest
             final double fixed = Boolean.getBoolean("spraynic.lab.compare") ?
                 spread(peers.portRotation("off"), FIXED_PORTS_SIZE, "fixed ports") : Double.NaN;
             final double rotating = spread(peers.portRotation("16-32"), SPREAD_SIZE, "ports rotating every 16-32");
-            // The goal is 25 %; rotating ports' worst link measured 15-30 % over 8 runs (RESULTS.md section 18,
-            // 30.2 % in one CI run), so the goal is met most of the time, not always. Asserted: 40 %, a bound every
-            // rotating run kept (fixed ports: 30-63 %); the printed figures are for the goal.
-            assertTrue(rotating <= 0.40, "every link within 40 % of an even share: " + rotating + " (fixed: " +
+            // The goal, asserted: every warm run of the DPDK kinds recorded since the warm-up came (RESULTS.md
+            // sections 45, 46, 68, 69) kept its worst link within 3.6-14.5 %, and chance alone (deploy/lab/
+            // spread_model.py --packets 24576) never passes 25 % in 4,000 trials, median 7.3 %. Section 18's cold
+            // runs measured 15-30 % before the warm-up; fixed ports 30-63 %.
+            assertTrue(rotating <= 0.25, "every link within 25 % of an even share: " + rotating + " (fixed: " +
                 fixed + ")");
         }
     }

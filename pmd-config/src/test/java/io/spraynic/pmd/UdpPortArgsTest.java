@@ -90,7 +90,7 @@ class UdpPortArgsTest
 
     @ParameterizedTest
     @ValueSource(strings = {"port = \"0\"", "port = \"65536\"", "peer_port = \"x\"", "source_ports = \"0\"",
-        "source_ports = \"65\"", "sourceports = \"8\""})
+        "source_ports = \"1025\"", "sourceports = \"8\""})
     void shouldRefuseABadArgumentNamingIt(final String args)
     {
         final ConfigException ex = assertThrows(ConfigException.class, () -> parse("127.0.0.1", args));

@@ -5,6 +5,8 @@ import io.spraynic.datapath.wire.Icrc;
 import io.spraynic.libc.MessageVector;
 import io.spraynic.libc.UdpSocket;
 
+import io.spraynic.pmd.UdpPortArgs;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
@@ -56,7 +58,7 @@ public final class UdpSocketPacketPort implements PacketPort
     /** Most packets one burst may hold (one {@code recvmmsg}/{@code sendmmsg}). */
     public static final int MAX_BURST = 512;
     /** Most sockets per port: the source ports a plane can spread flows over. */
-    public static final int MAX_SOURCE_PORTS = 64;
+    public static final int MAX_SOURCE_PORTS = UdpPortArgs.MAX_SOURCE_PORTS;
     /**
      * Socket buffers asked for: with CAP_NET_ADMIN granted; unprivileged, the kernel grants up to
      * {@code net.core.[rw]mem_max} (often 208 KiB, about 90 full-size datagrams: a sender's burst can overflow
@@ -92,6 +94,8 @@ public final class UdpSocketPacketPort implements PacketPort
     private final boolean[] txTaken;
     private final int[] groupStart;
     private final int[] groupFill;
+    // the sockets a burst uses, in the order of their first frame: a burst touches at most MAX_BURST of them
+    private final int[] burstSockets;
     private final Icrc icrc = new Icrc();
     private final UdpPortCounters counters;
     private int lastSendErrno;
@@ -198,6 +202,7 @@ public final class UdpSocketPacketPort implements PacketPort
         this.txTaken = new boolean[MAX_BURST];
         this.groupStart = new int[sourcePorts];
         this.groupFill = new int[sourcePorts];
+        this.burstSockets = new int[MAX_BURST];
     }
 
     public String name()
@@ -416,8 +421,7 @@ public final class UdpSocketPacketPort implements PacketPort
         {
             return 0;
         }
-        final int socketCount = sockets.length;
-        Arrays.fill(groupFill, 0);
+        int socketCount = 0;
         for (int i = 0; i < n; i++)
         {
             txTaken[i] = false;
@@ -431,15 +435,19 @@ public final class UdpSocketPacketPort implements PacketPort
             else
             {
                 txOrder[i] = socket;
-                groupFill[socket]++;
+                if (groupFill[socket]++ == 0)
+                {
+                    burstSockets[socketCount++] = socket;
+                }
             }
         }
         int start = 0;
-        for (int s = 0; s < socketCount; s++)
+        for (int used = 0; used < socketCount; used++)
         {
-            groupStart[s] = start;
-            start += groupFill[s];
-            groupFill[s] = 0;
+            final int socket = burstSockets[used];
+            groupStart[socket] = start;
+            start += groupFill[socket];
+            groupFill[socket] = 0;
         }
         final int queued = start;
         // txOrder[i] held packet i's socket; lay the messages out socket by socket, remembering each one's packet
@@ -467,9 +475,11 @@ public final class UdpSocketPacketPort implements PacketPort
             }
         }
         int sent = 0;
-        for (int s = 0; s < socketCount; s++)
+        for (int used = 0; used < socketCount; used++)
         {
-            sent += sendGroup(s, packetOf);
+            final int socket = burstSockets[used];
+            sent += sendGroup(socket, packetOf);
+            groupFill[socket] = 0; // every count is 0 between bursts
         }
         if (sent > 0)
         {

@@ -36,6 +36,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -352,6 +353,54 @@ class UdpSocketPacketPortTest
         assertEquals(1024, receiver.freeBuffers());
         assertEquals(32, sender.counters().txDatagrams());
         assertEquals(32, receiver.counters().rxDatagrams());
+    }
+
+    @Test
+    void shouldSendEachFrameFromTheSocketItsEngineSourcePortMapsToAcrossTheMostSocketsAPortHolds()
+    {
+        final UdpSocketPacketPort receiver = ports(Family.IPV6)[1];
+        final int socketCount = UdpSocketPacketPort.MAX_SOURCE_PORTS;
+        final UdpSocketPacketPort sender = new UdpSocketPacketPort("w6", 0, LOOPBACK6_LOW, udpPort + 3, udpPort + 2,
+            socketCount, false, FRAME_ROOM, 1024, 0x0200_0000_0003L, new UdpPortCounters(counters(), "w6: "));
+        ipv6Ports.add(sender);
+        final int[] socketPorts = sender.sourcePorts();
+        assertEquals(socketCount, socketPorts.length);
+        assertEquals(socketCount, Arrays.stream(socketPorts).distinct().count(), "a distinct port per socket");
+
+        // three full bursts whose engine ports map to every socket once and then to a few sockets many times: a
+        // burst's grouping must start from empty groups each time
+        final Set<Integer> seen = new HashSet<>();
+        final RoceParser parser = new RoceParser(new ParseCounters());
+        final RoceFrame frame = new RoceFrame();
+        final int burst = UdpSocketPacketPort.MAX_BURST;
+        for (int round = 0; round < 3; round++)
+        {
+            final PacketBurst tx = sender.newBurst(burst);
+            assertTrue(sender.allocate(tx, burst));
+            for (int i = 0; i < burst; i++)
+            {
+                final int psn = round * burst + i;
+                final int enginePort = round < 2 ? 49_152 + psn : 49_152 + 7 * (i % 3);
+                tx.length(i, Family.IPV6.fromSender().udpSourcePort(enginePort).psn(psn)
+                    .writeFrame(tx.memory(), tx.offset(i), 64));
+            }
+            assertEquals(burst, sender.transmit(tx));
+            final PacketBurst rx = receiver.newBurst(burst);
+            assertEquals(burst, receive(receiver, rx, burst));
+            for (int i = 0; i < burst; i++)
+            {
+                assertEquals(FrameClass.ROCE, parser.parse(rx.memory(), rx.offset(i), rx.length(i), frame));
+                assertTrue(frame.icrcValid(), "the ICRC recomputed for the socket's port");
+                final int psn = frame.psn();
+                final int enginePort = psn < 2 * burst ? 49_152 + psn : 49_152 + 7 * ((psn - 2 * burst) % 3);
+                assertEquals(socketPorts[enginePort % socketCount], frame.udpSourcePort(), "PSN " + psn);
+                seen.add(frame.udpSourcePort());
+            }
+            receiver.release(rx);
+        }
+        assertEquals(socketCount, seen.size(), "every socket carried frames");
+        assertEquals(3L * burst, sender.counters().txDatagrams());
+        assertEquals(1024, sender.freeBuffers());
     }
 
     /**
