@@ -73,6 +73,13 @@ final class ScriptedPeer
      */
     int slowPath = -1;
     long slowNanos;
+    /**
+     * How late the slow path's next ACK goes: raised by {@link #SLOW_RAMP_NANOS} an ACK up to {@link #slowNanos}, so
+     * that an RFC 6298 RTO, whose 4 x rttvar follows a ramp of d per sample about 32 d ahead while srtt lags about
+     * 7 d, stays above the RTT at any rtoMin and no packet of the slow path times out (S6.8).
+     */
+    private long slowAppliedNanos;
+    static final long SLOW_RAMP_NANOS = 50_000;
     /** Of {@link #slowPath}: the first transmissions of data seen. */
     int slowSeen;
     /** The slow path's ACKs not yet sent, oldest first, and when each is due (System.nanoTime()). */
@@ -542,7 +549,8 @@ final class ScriptedPeer
                     slowSeen++;
                 }
                 lateAcks.addLast(inbound.ack(remoteCid, path, 0, rateHintMbps, sendKey));
-                lateAckDue.addLast(System.nanoTime() + slowNanos);
+                slowAppliedNanos = Math.min(slowNanos, slowAppliedNanos + SLOW_RAMP_NANOS);
+                lateAckDue.addLast(System.nanoTime() + slowAppliedNanos);
             }
             else if (!silent || answerProbes && opcode == SprayWire.PROBE)
             {
@@ -596,6 +604,7 @@ final class ScriptedPeer
     void endSlowPath() throws IOException
     {
         slowPath = -1;
+        slowAppliedNanos = 0;
         sendDueAcks(System.nanoTime());
     }
 
