@@ -548,9 +548,16 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
         pathCounters[path].increment(SprayCounters.PATH_RESTORES);
     }
 
-    /** S7.3: a lossy or slow path changes route. */
+    /**
+     * S7.3: a lossy or slow path changes route; packets it leaves on the old route are not lost by the new route's
+     * gaps alone, only as the old route's own ACKs or estimate show (S6.5-2).
+     */
     void repath(final int path)
     {
+        if (!scheduler.isParked(path))
+        {
+            scheduler.sendWindows[path].routeChanged(scheduler.ackExpectedWithinNanos(path)); // before the reset
+        }
         scheduler.repath(path);
         counters.increment(SprayCounters.REPATHS);
         pathCounters[path].increment(SprayCounters.REPATHS);

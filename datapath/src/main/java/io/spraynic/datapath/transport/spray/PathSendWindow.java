@@ -14,6 +14,11 @@ import java.lang.foreign.MemorySegment;
  * its PSN (S6.6); the window remembers the highest PSN sent when it went out, and if a later ACK
  * acknowledges a PSN above that mark while the retransmission is still missing, it was lost too.
  * <p>
+ * A path is FIFO only along one route (S6.5-2): after the path changed route with packets outstanding
+ * ({@link #routeChanged}), a packet sent on the old route is not lost merely because a packet sent on the new one
+ * arrived first. It is lost when a later packet of the old route is acknowledged, or once it is overdue by the
+ * estimate the old route had; until then it is held, and walked again on the next ACK.
+ * <p>
  * Packets are named by an opaque {@code long} handle the engine chooses (where the packet's bytes
  * come from). Allocation-free; one instance per path and direction.
  */
@@ -83,6 +88,15 @@ public final class PathSendWindow
     private int retransmittedCount;
     /** The highest SACK bit set in the ACK being applied (0: none). */
     private int highestSacked;
+    /**
+     * S6.5-2: the first PSN sent on the path's current route. While {@link #basePsn} is before it, packets sent on an
+     * earlier route are outstanding; otherwise it equals the base (kept within the window, like {@link #lossJudgedTo}).
+     */
+    private int routeStartPsn;
+    /** S6.5-2: the highest PSN sent before {@link #routeStartPsn} that is acknowledged (at least the base less one). */
+    private int oldRouteAckedTo;
+    /** S6.5-2: how long after it was sent a packet of the old route is overdue (S7.4.1's estimate on that route). */
+    private long oldRouteExpectedWithinNanos;
 
     public PathSendWindow(final int firstPsn)
     {
@@ -119,8 +133,8 @@ public final class PathSendWindow
         return null != storage && outstanding() == 0;
     }
 
-    /** Bytes of a window object without its records (S10.1): 12-byte header, 5 references, 5 ints, padded. */
-    static final int BYTES = 56;
+    /** Bytes of a window object without its records (S10.1): 12-byte header, 5 references, 7 ints, a long, padded. */
+    static final int BYTES = 72;
 
     /** The {@link #CAPACITY} records of one window. */
     static final class Storage
@@ -142,6 +156,8 @@ public final class PathSendWindow
         this.basePsn = nextPsn & Psn.MASK;
         this.nextPsn = this.basePsn;
         lossJudgedTo = this.basePsn;
+        routeStartPsn = this.basePsn;
+        oldRouteAckedTo = Psn.add(this.basePsn, -1);
         retransmittedCount = 0;
         if (null != states)
         {
@@ -238,13 +254,45 @@ public final class PathSendWindow
     }
 
     /**
+     * S6.5-2: the path's packets take a new route from the next one sent (S7.3): those outstanding now, left on the
+     * old route, may arrive after the new route's first packets, so its gaps do not show them lost.
+     *
+     * @param expectedWithinNanos how long an ACK takes on the old route at most before it is overdue: S7.4.1's
+     *                            {@code srtt + max(4 * rttvar, ackDelay + rtoSlack)} there, before the new route's
+     *                            estimate replaces it.
+     */
+    public void routeChanged(final long expectedWithinNanos)
+    {
+        if (!hasOldRoute())
+        {
+            oldRouteAckedTo = Psn.add(basePsn, -1);
+            oldRouteExpectedWithinNanos = expectedWithinNanos;
+        }
+        else
+        {
+            // a second change before the first route drained: the routes before it count as one, and their ACKs
+            // seen since are kept (an ACK of the middle route seen before this change is not: a hole waits to be
+            // overdue by the slower of their estimates)
+            oldRouteExpectedWithinNanos = Math.max(oldRouteExpectedWithinNanos, expectedWithinNanos);
+        }
+        routeStartPsn = nextPsn;
+    }
+
+    /** @return whether packets sent on an earlier route of the path are outstanding (S6.5-2). */
+    boolean hasOldRoute()
+    {
+        return Psn.isBefore(basePsn, routeStartPsn);
+    }
+
+    /**
      * Applies a SACK header: acknowledges, detects losses, slides the window.
      * <p>
      * Issue 13 (15 % of the poll thread when it walked the bitmap bit by bit): the bitmap is read a 64-bit word
      * at a time and only its set bits are visited; the loss walk covers only PSNs not already judged. Every PSN
      * below the highest one an earlier ACK acknowledged is acknowledged or {@code RETRANSMITTED} (that ACK found
      * it lost and the engine called {@link #retransmitted} since, as {@link Listener#onLost} asks), so it is
-     * walked again only while some retransmission is outstanding, whose S6.6 mark a later ACK may overtake.
+     * walked again only while some retransmission is outstanding, whose S6.6 mark a later ACK may overtake, or
+     * while a packet of the path's old route is held (S6.5-2): the walk resumes at the first one held.
      *
      * @return packets newly acknowledged, or -1 when the ACK does not fit this window (stale or
      * forged: its cumulative PSN lies outside {@code [basePsn, nextPsn]}); nothing changes then.
@@ -274,19 +322,41 @@ public final class PathSendWindow
             final int highestAcked = Psn.add(cumulative, highestSacked);
             final int from = retransmittedCount > 0 ? cumulativeDistance :
                 Math.max(cumulativeDistance, Psn.diff(lossJudgedTo, basePsn));
+            final boolean oldRoute = hasOldRoute() && !Psn.isBefore(highestAcked, routeStartPsn);
+            int judgedTo = highestAcked;
             for (int d = from; d < highestAckedDistance; d++)
             {
                 final int psn = Psn.add(basePsn, d);
                 final int slot = psn & SLOT_MASK;
-                if (states[slot] == OUTSTANDING || states[slot] == RELOCATED ||
-                    (states[slot] == RETRANSMITTED && Psn.isAfter(highestAcked, retransmitMarks[slot])))
+                final byte state = states[slot];
+                if (state == RELOCATED)
                 {
                     listener.onLost(handles[slot], psn);
+                    continue;
                 }
+                // what the gap is above: the packet itself, or its retransmission's mark (S6.6)
+                final int sentAbove = state == OUTSTANDING ? psn : retransmitMarks[slot];
+                if (state != OUTSTANDING && (state != RETRANSMITTED || !Psn.isAfter(highestAcked, sentAbove)))
+                {
+                    continue;
+                }
+                if (oldRoute && Psn.isBefore(sentAbove, routeStartPsn) && !Psn.isAfter(oldRouteAckedTo, sentAbove))
+                {
+                    // S6.5-2: sent on the old route, and only the new route's packets are acknowledged above it
+                    if (nowNanos - sentAtNanos[slot] < oldRouteExpectedWithinNanos)
+                    {
+                        if (judgedTo == highestAcked)
+                        {
+                            judgedTo = psn; // walked again from here by the next ACK
+                        }
+                        continue;
+                    }
+                }
+                listener.onLost(handles[slot], psn);
             }
-            if (Psn.isAfter(highestAcked, lossJudgedTo))
+            if (Psn.isAfter(judgedTo, lossJudgedTo))
             {
-                lossJudgedTo = highestAcked;
+                lossJudgedTo = judgedTo;
             }
         }
 
@@ -298,6 +368,10 @@ public final class PathSendWindow
         if (Psn.isBefore(lossJudgedTo, basePsn))
         {
             lossJudgedTo = basePsn; // kept within [basePsn, nextPsn], so that serial comparison never wraps
+        }
+        if (Psn.isBefore(routeStartPsn, basePsn))
+        {
+            routeStartPsn = basePsn; // the old route drained: the same bound
         }
         return acked;
     }
@@ -347,6 +421,10 @@ public final class PathSendWindow
             return 0;
         }
         states[slot] = ACKED;
+        if (Psn.isBefore(psn, routeStartPsn) && Psn.isAfter(psn, oldRouteAckedTo))
+        {
+            oldRouteAckedTo = psn; // S6.5-2: a packet of the old route arrived, so did what it sent before it
+        }
         if (state == RETRANSMITTED)
         {
             retransmittedCount--;

@@ -105,6 +105,125 @@ class PathSendWindowTest
         assertEquals(List.of(Psn.add(0xFFFFFE, 1)), lost, "a lost placeholder is a gap like any packet (S6.5)");
     }
 
+    /**
+     * S6.5-2: a path changed route (S7.3) with packets outstanding, and the new route's first packets arrived before
+     * the old route's (a deeper queue there): the gap they open is not a loss. An old-route packet is lost when a later
+     * old-route packet is acknowledged, or once it is overdue; a window that did not change route loses them all at
+     * once, as S6.5 says.
+     */
+    @Test
+    void shouldHoldOldRoutePacketsBehindTheNewRoutesGapsS652()
+    {
+        final PathSendWindow sender = new PathSendWindow(0xFFFFFD);
+        final PathSendWindow unmoved = new PathSendWindow(0xFFFFFD);
+        final PathReceiveWindow receiver = new PathReceiveWindow(0xFFFFFD);
+        final long[] now = {0};
+        final PathSendWindow.Listener retransmitting = new PathSendWindow.Listener()
+        {
+            public void onAcked(final long handle, final int psn, final long rttNanos)
+            {
+                acked.add(handle);
+            }
+
+            public void onLost(final long handle, final int psn)
+            {
+                lost.add(psn);
+                sender.retransmitted(psn, now[0]);
+            }
+        };
+        for (int i = 0; i < 4; i++)
+        {
+            sender.send(1000 + i, i);
+            unmoved.send(1000 + i, i);
+        }
+        sender.routeChanged(37); // an old-route packet's ACK is overdue 37 ns after it was sent
+        assertTrue(sender.hasOldRoute());
+        for (int i = 4; i < 6; i++)
+        {
+            sender.send(1000 + i, 10 + i);
+            unmoved.send(1000 + i, 10 + i);
+            receiver.onPacket(0, Psn.add(0xFFFFFD, i)); // the new route's packets overtake
+        }
+        receiver.writeTo(0, ack, 0);
+        now[0] = 20;
+        assertEquals(2, sender.onAck(ack, 0, now[0], retransmitting));
+        assertEquals(List.of(), lost, "only the new route's packets are acknowledged above the old route's");
+        assertEquals(2, unmoved.onAck(ack, 0, now[0], listener));
+        assertEquals(4, lost.size(), "a path that kept its route loses every packet below them (S6.5)");
+        lost.clear();
+
+        receiver.onPacket(0, Psn.add(0xFFFFFD, 0));
+        receiver.onPacket(0, Psn.add(0xFFFFFD, 2)); // the old route's packets: 1 was lost there, 3 is late
+        receiver.writeTo(0, ack, 0);
+        now[0] = 30;
+        assertEquals(2, sender.onAck(ack, 0, now[0], retransmitting));
+        assertEquals(List.of(Psn.add(0xFFFFFD, 1)), lost, "below an old-route packet acknowledged: lost");
+
+        now[0] = 39;
+        assertEquals(0, sender.onAck(ack, 0, now[0], retransmitting));
+        assertEquals(List.of(Psn.add(0xFFFFFD, 1)), lost, "PSN 3, sent at 3 ns, is not overdue at 39 ns");
+        now[0] = 40;
+        assertEquals(0, sender.onAck(ack, 0, now[0], retransmitting));
+        assertEquals(List.of(Psn.add(0xFFFFFD, 1), Psn.add(0xFFFFFD, 3)), lost, "overdue: lost whatever its route");
+        assertEquals(0, sender.onAck(ack, 0, now[0], retransmitting));
+        assertEquals(2, lost.size(), "once");
+
+        receiver.onPacket(0, Psn.add(0xFFFFFD, 1));
+        receiver.onPacket(0, Psn.add(0xFFFFFD, 3));
+        receiver.writeTo(0, ack, 0);
+        assertEquals(2, sender.onAck(ack, 0, 50, retransmitting));
+        assertEquals(0, sender.outstanding());
+        assertTrue(!sender.hasOldRoute(), "the old route drained");
+
+        final int six = sender.send(1006, 60);
+        final int seven = sender.send(1007, 61);
+        receiver.onPacket(0, seven);
+        receiver.writeTo(0, ack, 0);
+        assertEquals(1, sender.onAck(ack, 0, 70, retransmitting));
+        assertEquals(six, (int)lost.get(lost.size() - 1), "one route again: a gap is a loss at once (S6.5)");
+    }
+
+    /**
+     * S6.5-2 with S6.6: a retransmission sent on the old route is not lost because the new route's packets overtook
+     * it; it is, as S6.6 says, once an old-route packet sent after it is acknowledged.
+     */
+    @Test
+    void shouldHoldAnOldRouteRetransmissionBehindTheNewRoutesGapsS652()
+    {
+        final PathSendWindow sender = new PathSendWindow(100);
+        final PathReceiveWindow receiver = new PathReceiveWindow(100);
+        final PathSendWindow.Listener retransmitting = new PathSendWindow.Listener()
+        {
+            public void onAcked(final long handle, final int psn, final long rttNanos)
+            {
+                acked.add(handle);
+            }
+
+            public void onLost(final long handle, final int psn)
+            {
+                lost.add(psn);
+                sender.retransmitted(psn, 5);
+            }
+        };
+        sender.send(1000, 0);
+        sender.send(1001, 1);
+        receiver.onPacket(0, 101);
+        receiver.writeTo(0, ack, 0);
+        sender.onAck(ack, 0, 5, retransmitting);
+        assertEquals(List.of(100), lost, "a gap on one route");
+        sender.send(1002, 6); // PSN 102: on the old route, after the retransmission of 100
+        sender.routeChanged(1_000);
+        sender.send(1003, 7);
+        receiver.onPacket(0, 103); // the new route overtakes the copy of 100 and PSN 102
+        receiver.writeTo(0, ack, 0);
+        sender.onAck(ack, 0, 8, retransmitting);
+        assertEquals(List.of(100), lost, "the copy is not lost to the new route's packet");
+        receiver.onPacket(0, 102);
+        receiver.writeTo(0, ack, 0);
+        sender.onAck(ack, 0, 9, retransmitting);
+        assertEquals(List.of(100, 100), lost, "an old-route packet sent after the copy arrived: the copy was lost (S6.6)");
+    }
+
     @Test
     void shouldNotReportLossAgainUntilRetransmissionIsOvertaken()
     {
