@@ -44,6 +44,7 @@ final class CheckCatalog
         must("data.in-order-ack", "S6.4-1");
         must("data.gap-sack", "S6.4-2");
         must("interop.loss-recovered", "S6.5-1");
+        should("multipath.repath-left-behind", "S6.5-2");
         must("interop.retransmit-flag", "S6.6-1");
         must("sender.retransmit-gap", "S6.6-1");
         must("sender.tail-loss", "S6.7-1");

@@ -145,6 +145,7 @@ public final class ConformanceSuite
                 new RouteChecks(target, link, results, 9 * slice).runRotation(handshake.request());
                 new RouteChecks(target, link, results, 9 * slice).runRepath(handshake.request());
                 new RouteChecks(target, link, results, 9 * slice).runRepathRtt(handshake.request());
+                new RouteChecks(target, link, results, 9 * slice).runRepathLeftBehind(handshake.request());
                 new TransportChecks(target, link, results, 9 * slice).runMultipath(handshake.request());
             }
             if (wanted.test("resources"))

@@ -54,6 +54,12 @@ final class RouteChecks extends Checks
     /** How long the slow path may take to carry {@link #SLOW_SAMPLE} packets, each look. */
     private static final long SLOW_SAMPLE_NANOS = 10 * ANSWER_NANOS;
 
+
+    /** S6.5-2: the left-behind check's first queue: room for a target's prompt copy to come before it is judged. */
+    static final long LEFT_BEHIND_QUEUE_NANOS = 2 * SLOW_ACK_STEP_NANOS;
+    /** S6.5-2: the most moves of the queued path the left-behind check judges. */
+    private static final int LEFT_BEHIND_MOVES = 3;
+
     private final long base;
     private final int rkey;
 
@@ -266,6 +272,131 @@ final class RouteChecks extends Checks
                 c.slowNanos / ScriptedPeer.MILLI + " ms late (" + counts + ")";
         });
         closeQuietly(c);
+    }
+
+    void runRepathLeftBehind(final ConnectRequest request) throws IOException
+    {
+        request.paths = ROTATION_PATHS;
+        request.mtu = ROTATION_MTU;
+        final Connection connection = open(request);
+        final ScriptedPeer c = connection.peer();
+        final String why = connection.why();
+        should("multipath.repath-left-behind", "S6.5-2", "a path whose route queues its packets " +
+            LEFT_BEHIND_QUEUE_NANOS / ScriptedPeer.MILLI + " to " + (LEFT_BEHIND_QUEUE_NANOS + (SLOW_STEPS - 2) *
+            SLOW_ACK_STEP_NANOS) / ScriptedPeer.MILLI + " ms while the others' answer at once is moved (S7.3-2); no " +
+            "packet it left queued on the old port is sent again before a queue would have delivered it, although the " +
+            "new port's packets, taken in at once, are acknowledged above them", () ->
+        {
+            DataChecks.requireConnection(why);
+            if (c.paths < 2)
+            {
+                throw new NotTested("the connection has one path");
+            }
+            final int slow = pathTheTargetUses(c);
+            c.queuedPath = slow;
+            // each move that left packets behind is judged, up to LEFT_BEHIND_MOVES: a target that sends a copy at
+            // once shows it at the first whose copies beat the queue, and a loaded host's slow round trip hides
+            // one move, not all of them
+            int moves = 0;
+            int leftBehind = 0;
+            int judgeable = 0;
+            int copiesBeforeTakenIn = 0;
+            long queueing = 0;
+            try
+            {
+                while (moves < LEFT_BEHIND_MOVES)
+                {
+                    // 8 ms, then 4 ms longer while the path keeps its port: the RTT re-path check's delays from its
+                    // second
+                    for (int step = 1; step < SLOW_STEPS && 0 == c.routeChangedAt; step++)
+                    {
+                        c.queueNanos = LEFT_BEHIND_QUEUE_NANOS + (step - 1) * SLOW_ACK_STEP_NANOS;
+                        final int seen = c.queuedSeen;
+                        final long deadline = System.nanoTime() + SLOW_SAMPLE_NANOS;
+                        while (0 == c.routeChangedAt && c.queuedSeen - seen < SLOW_SAMPLE &&
+                            System.nanoTime() < deadline)
+                        {
+                            c.read(0, base, rkey, ROTATION_READ_BYTES, 5 * ANSWER_NANOS);
+                        }
+                    }
+                    if (0 == c.routeChangedAt)
+                    {
+                        break;
+                    }
+                    moves++;
+                    queueing = Math.max(queueing, c.queueNanos);
+                    c.collect(3 * c.queueNanos); // the packets left behind are taken in, and any copies come
+                    final List<String> early = new ArrayList<>();
+                    judgeable += judgeMove(c, early);
+                    leftBehind += c.leftBehind.size();
+                    copiesBeforeTakenIn += c.leftBehindCopies.size();
+                    if (!early.isEmpty())
+                    {
+                        return early.size() + " packet(s) left on path " + slow + "'s old port at its move " + moves +
+                            " were sent again before a queue would have delivered them, once the new port's packets " +
+                            "were acknowledged above them: " + String.join("; ", early.subList(0, Math.min(4,
+                            early.size()))) + " (" + c.leftBehind.size() + " left queued, queue up to " +
+                            c.queueNanos / ScriptedPeer.MILLI + " ms)";
+                    }
+                    c.queueAgain(); // the new port queues as the old did, until the next move
+                }
+            }
+            finally
+            {
+                c.endQueuedPath();
+            }
+            final String counts = moves + " move(s) of path " + slow + " with packets queued (queue up to " +
+                queueing / ScriptedPeer.MILLI + " ms): " + leftBehind + " data packet(s) left on the old port, " +
+                judgeable + " of them within half their queueing before the move; " + copiesBeforeTakenIn +
+                " sent again before the suite took them in; " + c.queuedSeen + " first transmissions queued" +
+                (c.unjudgedChanges == 0 ? "" : "; " + c.unjudgedChanges + " move(s) that left only packets " +
+                "queued over half their time passed over");
+            if (moves == 0)
+            {
+                throw new NotTested("path " + slow + " moved to no new port with packets left queued on the old one, " +
+                    "its route queueing up to " + c.queueNanos / ScriptedPeer.MILLI + " ms (" + counts + "): S7.3-2 " +
+                    "not triggered, or the target drains a path before it moves it");
+            }
+            if (judgeable == 0)
+            {
+                throw new NotTested("no packet left behind came within half its queueing before a move, so none " +
+                    "could be judged (" + counts + ")");
+            }
+            measured(counts);
+            return null;
+        });
+        closeQuietly(c);
+    }
+
+    /**
+     * S6.5-2: judges the packets the queued path's last move left behind. A copy of packet p is too early when it
+     * reached the suite before p's queueing less an eighth had passed since p did: a target that holds p until the
+     * old route's estimate (the round trip it measured, queueing included, and more) sends none then, the eighth
+     * being for the estimate's error; one that takes the new route's ACK as p's loss sends it a round trip after the
+     * move. Judgeable are the packets that came within half their queueing before the move: 3/8 of it is left for
+     * that round trip.
+     *
+     * @return the judgeable packets; each early copy is added to {@code early}.
+     */
+    private static int judgeMove(final ScriptedPeer c, final List<String> early)
+    {
+        int judgeable = 0;
+        for (final java.util.Map.Entry<Integer, Long> left : c.leftBehind.entrySet())
+        {
+            final long arrived = left.getValue();
+            final long queueing = c.leftBehindQueued.get(left.getKey());
+            if (arrived + queueing / 2 > c.routeChangedAt) // as ScriptedPeer passes moves over
+            {
+                judgeable++;
+            }
+            final Long copy = c.leftBehindCopies.get(left.getKey());
+            if (null != copy && copy - arrived < queueing - queueing / 8)
+            {
+                early.add("PSN " + left.getKey() + " again " + (copy - arrived) / 1_000 + " us after it came, " +
+                    (copy - c.routeChangedAt) / 1_000 + " us after the new port's first packet");
+            }
+        }
+        return judgeable;
     }
 
     /** @return the paths of this connection on which {@code packets} hold a RESYNC probe (S7.5). */

@@ -60,8 +60,9 @@ class ConformanceSelfTest
         final Verdict rotation = report.result("multipath.port-rotation").verdict();
         assertTrue(rotation == Verdict.NOT_TESTED || rotation == Verdict.PASS, report::toText);
         // the toy sprays (S7.2-1), re-paths on loss (S7.3-1), leaves a failed path for the others (S7.4-1) and probes
-        // it back (S7.5-1), and re-paths on RTT (S7.3-2)
+        // it back (S7.5-1), re-paths on RTT (S7.3-2) and holds what it left on the old route (S6.5-2)
         for (final String id : new String[]{"multipath.spread", "multipath.repath", "multipath.repath-rtt",
+            "multipath.repath-left-behind",
             "multipath.dead-path", "multipath.probe-back", "timers.rto-backoff", "timers.spurious-undo",
             "timers.rto-floor"})
         {
@@ -318,6 +319,29 @@ class ConformanceSelfTest
         assertEquals(Verdict.FAIL, rtt.verdict(), report::toText);
         assertTrue(rtt.reason().matches("the ACKs of path \\d kept source port .*"), rtt.reason());
         assertTrue(!report.mustFailed(), report::toText);
+    }
+
+    /**
+     * S6.5-2 fails against a toy that takes a packet left on a path's old route as lost once the new route's packets
+     * are acknowledged above it (NO_LEFT_BEHIND_HOLD), and passes against the clean toy, which holds it until an
+     * old-route packet above it is acknowledged or the old route's estimate passed.
+     */
+    @Test
+    void shouldFailTheLeftBehindClauseAgainstAToyThatTakesTheNewRoutesGapsForLoss() throws Exception
+    {
+        final ConformanceReport report = runAgainst(45, null, EnumSet.of(Fault.NO_LEFT_BEHIND_HOLD),
+            Set.of("multipath"));
+        final CheckResult left = report.result("multipath.repath-left-behind");
+        assertEquals(Verdict.FAIL, left.verdict(), report::toText);
+        assertEquals("S6.5-2", left.clause());
+        assertTrue(left.reason().matches("\\d+ packet\\(s\\) left on path \\d's old port at its move \\d were sent " +
+            "again before a queue would have delivered them, .*PSN \\d+ again \\d+ us after it came.*"), left.reason());
+        final ConformanceReport clean = runAgainst(46, null, EnumSet.noneOf(Fault.class), Set.of("multipath"));
+        final CheckResult held = clean.result("multipath.repath-left-behind");
+        assertEquals(Verdict.PASS, held.verdict(), clean::toText);
+        assertTrue(held.reason().matches("[1-3] move\\(s\\) of path \\d with packets queued \\(queue up to \\d+ ms\\): " +
+            "\\d+ data packet\\(s\\) left on the old port, \\d+ of them within half their queueing before the move; " +
+            "0 sent again before the suite took them in; .*"), held.reason());
     }
 
     /**

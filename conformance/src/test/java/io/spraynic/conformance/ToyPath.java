@@ -74,6 +74,14 @@ final class ToyPath
     long roundLastSent;
     /** The rounds judged slow in a row. */
     int slowRounds;
+    /**
+     * S6.5-2: after a move with packets outstanding, the first PSN sent on the new route (-1: none left behind), the
+     * highest PSN of the old route acknowledged since, and how long after it went an old-route packet is overdue (the
+     * RTO's estimate before the move restarted it).
+     */
+    int routeStartPsn = -1;
+    int oldRouteAckedTo = -1;
+    long oldRouteExpectedNanos;
 
     ToyPath(final int index, final int firstPsn, final UdpLink link)
     {

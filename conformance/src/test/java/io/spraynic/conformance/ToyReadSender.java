@@ -107,6 +107,10 @@ final class ToyReadSender
                     sampleRtt(c, path, cumulative + i, now);
                 }
                 highest = cumulative + i;
+                if (cumulative + i < path.routeStartPsn)
+                {
+                    path.oldRouteAckedTo = Math.max(path.oldRouteAckedTo, cumulative + i); // S6.5-2
+                }
             }
         }
         endOfRound(path, outstanding - path.unacknowledged.size(), p.h16(2));
@@ -120,7 +124,7 @@ final class ToyReadSender
         }
         for (final Map.Entry<Integer, byte[]> lost : path.unacknowledged.headMap(highest).entrySet())
         {
-            if (!path.resent.add(lost.getKey()))
+            if (heldOnOldRoute(path, lost.getKey(), highest, now) || !path.resent.add(lost.getKey()))
             {
                 continue;
             }
@@ -139,9 +143,28 @@ final class ToyReadSender
         sendWithinWindow(c);
     }
 
+    /**
+     * S6.5-2: whether a packet in a gap below {@code highest} was left on the path's old route and only the new
+     * route's packets are acknowledged above it, and it is not yet overdue by the old route's estimate.
+     */
+    private boolean heldOnOldRoute(final ToyPath path, final int psn, final int highest, final long now)
+    {
+        final Long sent = path.sentAt.get(psn);
+        return path.routeStartPsn >= 0 && psn < path.routeStartPsn && highest >= path.routeStartPsn &&
+            path.oldRouteAckedTo < psn && null != sent && now - sent < path.oldRouteExpectedNanos;
+    }
+
     /** S7.3: the path's data and control packets move to the toy's next spare source port (not the one it is on). */
     private void repath(final ToyPath path)
     {
+        if (!path.unacknowledged.isEmpty() && !faults.contains(Fault.NO_LEFT_BEHIND_HOLD))
+        {
+            // S6.5-2: what is outstanding stays on the old route; timed by that route's estimate
+            path.routeStartPsn = path.nextPsn;
+            path.oldRouteAckedTo = -1;
+            path.oldRouteExpectedNanos = path.rtoSampled ?
+                path.rtoSrtt + Math.max(4 * path.rtoRttvar, ToyResponder.RTO_SLACK_NANOS) : ToyResponder.RTO_MIN_NANOS;
+        }
         UdpLink next = spareLinks[nextSpare++ % spareLinks.length];
         if (next == path.controlLink)
         {

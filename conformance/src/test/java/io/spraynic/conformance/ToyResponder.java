@@ -88,6 +88,12 @@ final class ToyResponder implements AutoCloseable
          * ports; the other paths stay.
          */
         NO_REPATH_RTT,
+        /**
+         * S6.5-2: a packet left on a path's old route is taken as lost as soon as an ACK acknowledges a PSN of the new
+         * route above it (the toy before session 22). Without this fault it is held until an old-route PSN above it is
+         * acknowledged or the old route's estimate has passed (a copy sent on the old route is not held).
+         */
+        NO_LEFT_BEHIND_HOLD,
         /** S7.2-1: a READ's responses go on one path at a time (the first that has not failed), never sprayed. */
         NO_SPRAY,
         /** S2.5-2: READ responses go with SETH flag bit 7, which is reserved, set. */
