@@ -293,7 +293,7 @@ final class RouteChecks extends Checks
                 throw new NotTested("the connection has one path");
             }
             final int slow = pathTheTargetUses(c);
-            c.queuedPath = slow;
+            c.queue.path = slow;
             // each move that left packets behind is judged, up to LEFT_BEHIND_MOVES: a target that sends a copy at
             // once shows it at the first whose copies beat the queue, and a loaded host's slow round trip hides
             // one move, not all of them
@@ -308,37 +308,37 @@ final class RouteChecks extends Checks
                 {
                     // 8 ms, then 4 ms longer while the path keeps its port: the RTT re-path check's delays from its
                     // second
-                    for (int step = 1; step < SLOW_STEPS && 0 == c.routeChangedAt; step++)
+                    for (int step = 1; step < SLOW_STEPS && 0 == c.queue.changedAt; step++)
                     {
-                        c.queueNanos = LEFT_BEHIND_QUEUE_NANOS + (step - 1) * SLOW_ACK_STEP_NANOS;
-                        final int seen = c.queuedSeen;
+                        c.queue.queueNanos = LEFT_BEHIND_QUEUE_NANOS + (step - 1) * SLOW_ACK_STEP_NANOS;
+                        final int seen = c.queue.seen;
                         final long deadline = System.nanoTime() + SLOW_SAMPLE_NANOS;
-                        while (0 == c.routeChangedAt && c.queuedSeen - seen < SLOW_SAMPLE &&
+                        while (0 == c.queue.changedAt && c.queue.seen - seen < SLOW_SAMPLE &&
                             System.nanoTime() < deadline)
                         {
                             c.read(0, base, rkey, ROTATION_READ_BYTES, 5 * ANSWER_NANOS);
                         }
                     }
-                    if (0 == c.routeChangedAt)
+                    if (0 == c.queue.changedAt)
                     {
                         break;
                     }
                     moves++;
-                    queueing = Math.max(queueing, c.queueNanos);
-                    c.collect(3 * c.queueNanos); // the packets left behind are taken in, and any copies come
+                    queueing = Math.max(queueing, c.queue.queueNanos);
+                    c.collect(3 * c.queue.queueNanos); // the packets left behind are taken in, and any copies come
                     final List<String> early = new ArrayList<>();
                     judgeable += judgeMove(c, early);
-                    leftBehind += c.leftBehind.size();
-                    copiesBeforeTakenIn += c.leftBehindCopies.size();
+                    leftBehind += c.queue.leftBehind.size();
+                    copiesBeforeTakenIn += c.queue.leftBehindCopies.size();
                     if (!early.isEmpty())
                     {
                         return early.size() + " packet(s) left on path " + slow + "'s old port at its move " + moves +
                             " were sent again before a queue would have delivered them, once the new port's packets " +
                             "were acknowledged above them: " + String.join("; ", early.subList(0, Math.min(4,
-                            early.size()))) + " (" + c.leftBehind.size() + " left queued, queue up to " +
-                            c.queueNanos / ScriptedPeer.MILLI + " ms)";
+                            early.size()))) + " (" + c.queue.leftBehind.size() + " left queued, queue up to " +
+                            c.queue.queueNanos / ScriptedPeer.MILLI + " ms)";
                     }
-                    c.queueAgain(); // the new port queues as the old did, until the next move
+                    c.queue.again(); // the new port queues as the old did, until the next move
                 }
             }
             finally
@@ -348,13 +348,13 @@ final class RouteChecks extends Checks
             final String counts = moves + " move(s) of path " + slow + " with packets queued (queue up to " +
                 queueing / ScriptedPeer.MILLI + " ms): " + leftBehind + " data packet(s) left on the old port, " +
                 judgeable + " of them within half their queueing before the move; " + copiesBeforeTakenIn +
-                " sent again before the suite took them in; " + c.queuedSeen + " first transmissions queued" +
-                (c.unjudgedChanges == 0 ? "" : "; " + c.unjudgedChanges + " move(s) that left only packets " +
+                " sent again before the suite took them in; " + c.queue.seen + " first transmissions queued" +
+                (c.queue.unjudgedChanges == 0 ? "" : "; " + c.queue.unjudgedChanges + " move(s) that left only packets " +
                 "queued over half their time passed over");
             if (moves == 0)
             {
                 throw new NotTested("path " + slow + " moved to no new port with packets left queued on the old one, " +
-                    "its route queueing up to " + c.queueNanos / ScriptedPeer.MILLI + " ms (" + counts + "): S7.3-2 " +
+                    "its route queueing up to " + c.queue.queueNanos / ScriptedPeer.MILLI + " ms (" + counts + "): S7.3-2 " +
                     "not triggered, or the target drains a path before it moves it");
             }
             if (judgeable == 0)
@@ -381,19 +381,19 @@ final class RouteChecks extends Checks
     private static int judgeMove(final ScriptedPeer c, final List<String> early)
     {
         int judgeable = 0;
-        for (final java.util.Map.Entry<Integer, Long> left : c.leftBehind.entrySet())
+        for (final java.util.Map.Entry<Integer, Long> left : c.queue.leftBehind.entrySet())
         {
             final long arrived = left.getValue();
-            final long queueing = c.leftBehindQueued.get(left.getKey());
-            if (arrived + queueing / 2 > c.routeChangedAt) // as ScriptedPeer passes moves over
+            final long queueing = c.queue.leftBehindQueued.get(left.getKey());
+            if (arrived + queueing / 2 > c.queue.changedAt) // as ScriptedPeer passes moves over
             {
                 judgeable++;
             }
-            final Long copy = c.leftBehindCopies.get(left.getKey());
+            final Long copy = c.queue.leftBehindCopies.get(left.getKey());
             if (null != copy && copy - arrived < queueing - queueing / 8)
             {
                 early.add("PSN " + left.getKey() + " again " + (copy - arrived) / 1_000 + " us after it came, " +
-                    (copy - c.routeChangedAt) / 1_000 + " us after the new port's first packet");
+                    (copy - c.queue.changedAt) / 1_000 + " us after the new port's first packet");
             }
         }
         return judgeable;

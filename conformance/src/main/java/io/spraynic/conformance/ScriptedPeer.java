@@ -85,42 +85,8 @@ final class ScriptedPeer
     /** The slow path's ACKs not yet sent, oldest first, and when each is due (System.nanoTime()). */
     private final java.util.ArrayDeque<byte[]> lateAcks = new java.util.ArrayDeque<>();
     private final java.util.ArrayDeque<Long> lateAckDue = new java.util.ArrayDeque<>();
-    /**
-     * The target's path whose data and probes the suite takes in (records and acknowledges) only {@link #queueNanos}
-     * after they arrive: a deep queue on the path's route (S6.5-2); -1: none. A READ's data is placed when it
-     * arrives, so that the READ completes and the next one keeps the other paths busy while the queue drains (a
-     * target judges a path's RTT against what its siblings sent over the same time, S7.3-2). The wait rises by
-     * {@link #SLOW_RAMP_NANOS} a packet, as the slow path's ACKs do. When a packet of the path comes on another source
-     * port while packets of the port before are still queued, the path changed route and left them behind: from then
-     * on its packets on other ports are taken in at once (a new route with no queue), the ones left behind when due.
-     */
-    int queuedPath = -1;
-    long queueNanos;
-    private long queueAppliedNanos;
-    private int queuedPort = -1;
-    /** The queued path's packets not yet taken in, oldest first, when each arrived and when each is due. */
-    private final java.util.ArrayDeque<Packet> queued = new java.util.ArrayDeque<>();
-    private final java.util.ArrayDeque<Long> queuedArrived = new java.util.ArrayDeque<>();
-    private final java.util.ArrayDeque<Long> queuedDue = new java.util.ArrayDeque<>();
-    /** Of {@link #queuedPath}: the first transmissions of data seen. */
-    int queuedSeen;
-    /** S6.5-2: when the queued path changed route with packets left behind (System.nanoTime()); 0 until then. */
-    long routeChangedAt;
-    /**
-     * S6.5-2: route changes passed over because every packet they left behind had waited over half its queueing
-     * (a target that sends a window at once and moves at an ACK): its copies could not be told from an estimate's.
-     * The path's new port is queued as the old was, and a later move is judged, up to {@link #MOST_UNJUDGED_CHANGES}.
-     */
-    int unjudgedChanges;
-    static final int MOST_UNJUDGED_CHANGES = 3;
-    /** S6.5-2: the data PSNs left on the old route at the change, and when each arrived at the suite. */
-    final Map<Integer, Long> leftBehind = new java.util.LinkedHashMap<>();
-    /** S6.5-2: how long the queue was to hold each PSN left behind. */
-    final Map<Integer, Long> leftBehindQueued = new HashMap<>();
-    /** S6.5-2: when the suite took in each PSN left behind. */
-    final Map<Integer, Long> leftBehindTakenIn = new HashMap<>();
-    /** S6.5-2: when the target's first copy (SETH RETRANSMIT) of a PSN left behind arrived, if before its original was taken in. */
-    final Map<Integer, Long> leftBehindCopies = new HashMap<>();
+    /** S6.5-2: the queue the suite may put on one of the target's paths ({@link QueuedRoute}). */
+    final QueuedRoute queue = new QueuedRoute();
 
     /** A READ this peer asked for: its buffer and the offsets received. */
     static final class InboundRead
@@ -511,10 +477,7 @@ final class ScriptedPeer
                 keepaliveDue == Long.MAX_VALUE ? Long.MAX_VALUE : Math.max(0, keepaliveDue - now);
             long wait = left <= 0 ? 0 : Math.min(untilKeepalive,
                 lateAckDue.isEmpty() ? left : Math.min(left, Math.max(0, lateAckDue.peekFirst() - now)));
-            if (!queuedDue.isEmpty())
-            {
-                wait = Math.min(wait, Math.max(0, queuedDue.peekFirst() - now));
-            }
+            wait = Math.min(wait, Math.max(0, queue.nextDueNanos() - now));
             final Packet p = link.receive(wait);
             if (null == p)
             {
@@ -574,7 +537,7 @@ final class ScriptedPeer
             {
                 placeReadResponse(p);
             }
-            if (path == queuedPath && queue(p, System.nanoTime()))
+            if (path == queue.path && queue.offer(p, p.arrivalNanos)) // the kernel's receive time, as the timer checks
             {
                 return;
             }
@@ -582,113 +545,19 @@ final class ScriptedPeer
         }
     }
 
-    /**
-     * S6.5-2: puts a packet of the queued path in the queue, unless it comes on a new route: the first packet on
-     * another port while packets of the port before are queued marks the change, and the packets queued then are
-     * the ones left behind. A copy of one of them that comes before it is taken in is noted.
-     *
-     * @return true when the packet waits in the queue; false when it is taken in now.
-     */
-    private boolean queue(final Packet p, final long now)
-    {
-        final int opcode = p.opcode();
-        final boolean data = SprayWire.isData(opcode);
-        final boolean copy = data && (p.h8(1) & SprayWire.SETH_RETRANSMIT) != 0;
-        if (0 == routeChangedAt && queuedPort >= 0 && p.sourcePort != queuedPort && !queued.isEmpty() &&
-            (judgeableQueued(now) > 0 || ++unjudgedChanges > MOST_UNJUDGED_CHANGES))
-        {
-            routeChangedAt = now;
-            final java.util.Iterator<Long> arrived = queuedArrived.iterator();
-            final java.util.Iterator<Long> due = queuedDue.iterator();
-            for (final Packet q : queued)
-            {
-                final long at = arrived.next();
-                final long dueAt = due.next();
-                if (SprayWire.isData(q.opcode()) && null == leftBehind.putIfAbsent(q.psn(), at))
-                {
-                    leftBehindQueued.put(q.psn(), dueAt - at);
-                }
-            }
-        }
-        if (0 != routeChangedAt && p.sourcePort != queuedPort)
-        {
-            final int psn = p.psn();
-            if (copy && leftBehind.containsKey(psn) && !leftBehindTakenIn.containsKey(psn))
-            {
-                leftBehindCopies.putIfAbsent(psn, now);
-            }
-            return false; // the new route has no queue
-        }
-        queuedPort = p.sourcePort; // the first port, or a rotation's (S7.7: only once all before it was taken in)
-        if (data && !copy)
-        {
-            queuedSeen++;
-        }
-        queueAppliedNanos = Math.min(queueNanos, queueAppliedNanos + SLOW_RAMP_NANOS);
-        queued.addLast(p);
-        queuedArrived.addLast(now);
-        queuedDue.addLast(now + queueAppliedNanos);
-        return true;
-    }
-
-    /**
-     * @return the queued data packets that arrived less than half their queueing before {@code now}: a copy the
-     * target sends at once on the change can be judged for them (it has a quarter of their queueing to come in).
-     */
-    private int judgeableQueued(final long now)
-    {
-        int judgeable = 0;
-        final java.util.Iterator<Long> arrived = queuedArrived.iterator();
-        final java.util.Iterator<Long> due = queuedDue.iterator();
-        for (final Packet q : queued)
-        {
-            final long at = arrived.next();
-            final long dueAt = due.next();
-            if (SprayWire.isData(q.opcode()) && at + (dueAt - at) / 2 > now)
-            {
-                judgeable++;
-            }
-        }
-        return judgeable;
-    }
-
-    /** Takes in the queued packets due by {@code now}, or all of them when no path is queued any more. */
+    /** Takes in the queued path's packets due by {@code now}, or all of them once no path is queued. */
     private void takeInDue(final long now)
     {
-        while (!queuedDue.isEmpty() && (queuedPath < 0 || queuedDue.peekFirst() - now <= 0))
+        for (Packet p = queue.pollDue(now); null != p; p = queue.pollDue(now))
         {
-            queuedDue.removeFirst();
-            queuedArrived.removeFirst();
-            final Packet p = queued.removeFirst();
-            final int path = p.h8(0);
-            if (0 != routeChangedAt && SprayWire.isData(p.opcode()) && leftBehind.containsKey(p.psn()))
-            {
-                leftBehindTakenIn.putIfAbsent(p.psn(), now);
-            }
-            takeIn(p, path, p.opcode());
+            takeIn(p, p.h8(0), p.opcode());
         }
     }
 
-    /**
-     * S6.5-2: after a move was judged, the path's current port queues as the old one did (the wait ramped up again
-     * from 0), until its next move with packets left behind; what the old port left is still taken in when due.
-     */
-    void queueAgain()
-    {
-        routeChangedAt = 0;
-        queuedPort = -1;
-        queueAppliedNanos = 0;
-        leftBehind.clear();
-        leftBehindQueued.clear();
-        leftBehindTakenIn.clear();
-        leftBehindCopies.clear();
-    }
-
-    /** Ends {@link #queuedPath}: its packets still queued are taken in now. */
+    /** Ends the queue on {@link #queue}'s path: its packets still queued are taken in now. */
     void endQueuedPath()
     {
-        queuedPath = -1;
-        queueAppliedNanos = 0;
+        queue.end();
         takeInDue(System.nanoTime());
     }
 
