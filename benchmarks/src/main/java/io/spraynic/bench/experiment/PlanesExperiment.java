@@ -3,6 +3,7 @@ package io.spraynic.bench.experiment;
 import io.spraynic.datapath.fabric.Fabric;
 import io.spraynic.datapath.fabric.FabricConfig;
 import io.spraynic.datapath.fabric.Topology;
+import io.spraynic.datapath.transport.spray.ConnectionFootprint;
 import io.spraynic.datapath.transport.spray.SprayConnection;
 
 import java.io.IOException;
@@ -103,8 +104,8 @@ public final class PlanesExperiment
     {
         final StringBuilder json = new StringBuilder(String.format(Locale.ROOT,
             "{\"experiment\":\"planes\",\"totalBytes\":%d,\"sprayPaths\":%d,\"pathStateBytes\":%d," +
-            "\"streamStateBytes\":%d,\"points\":[", settings.totalBytes(), PATHS, SprayConnection.pathStateBytes(),
-            SprayConnection.streamStateBytes()));
+            "\"streamStateBytes\":%d,\"points\":[", settings.totalBytes(), PATHS, ConnectionFootprint.pathStateBytes(),
+            ConnectionFootprint.streamStateBytes()));
         for (int i = 0; i < points.size(); i++)
         {
             final Point point = points.get(i);

@@ -4,11 +4,6 @@ import io.spraynic.datapath.fault.FaultLog;
 import io.spraynic.datapath.neighbour.NeighbourAgent;
 import io.spraynic.datapath.port.PortFrameSink;
 import io.spraynic.datapath.telemetry.CounterMirror;
-import io.spraynic.datapath.wire.ArpHeader;
-import io.spraynic.datapath.wire.EthernetHeader;
-import io.spraynic.datapath.wire.IcmpHeader;
-import io.spraynic.datapath.wire.Ipv4Header;
-import io.spraynic.datapath.wire.Ipv6Header;
 import io.spraynic.datapath.port.PacketBurst;
 import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.datapath.verbs.ProtectionDomain;
@@ -56,7 +51,8 @@ import java.util.function.Consumer;
  * <p>
  * The loop is here; its parts with a concern of their own are apart, each with its own test: {@link TickSpacing} (when
  * a poll thread ticks), {@link WorkerCountersPublisher} (the counters file, a slice of the connections at a time),
- * {@link WorkerFaults} (what a caught exception becomes) and {@link TenantDomains} (protection domains per tenant).
+ * {@link WorkerFaults} (what a caught exception becomes), {@link WorkerNeighbours} (the neighbour agents on the worker
+ * that runs them) and {@link TenantDomains} (protection domains per tenant).
  * <p>
  * Outside an {@link EmbeddedNic}, {@link #builder()} makes a lone worker around any ports and one engine (spray or
  * RoCEv2), with the clock it is given: test beds and benchmarks step it with {@link #doWork()} (in virtual time
@@ -121,9 +117,7 @@ public final class NicWorker implements Agent
     private NicConnection[] connections = new NicConnection[0];
     private Runnable[] pollers = new Runnable[0];
     private long nowNanos;
-    // the neighbour agents of every plane, on the worker that runs them (null elsewhere) with their own TX bursts
-    private NeighbourAgent[] neighbours;
-    private PortFrameSink[] neighbourSinks;
+    private WorkerNeighbours neighbours; // on the worker that runs the neighbour agents; null elsewhere
 
     /**
      * The worker's own counters in the counters file.
@@ -229,14 +223,13 @@ public final class NicWorker implements Agent
      */
     void neighbours(final NeighbourAgent[] agents, final PortFrameSink[] sinks)
     {
-        this.neighbours = agents;
-        this.neighbourSinks = sinks;
+        this.neighbours = new WorkerNeighbours(agents, sinks, faults);
     }
 
     /** @return the agent of {@code plane} on this worker, or null (worker thread). */
     NeighbourAgent neighbour(final int plane)
     {
-        return null == neighbours ? null : neighbours[plane];
+        return null == neighbours ? null : neighbours.agent(plane);
     }
 
     int index()
@@ -290,16 +283,7 @@ public final class NicWorker implements Agent
         transport.onStart();
         if (null != neighbours)
         {
-            final long now = clock.nanoTime();
-            for (int p = 0; p < neighbours.length; p++)
-            {
-                if (null != neighbours[p])
-                {
-                    neighbourSinks[p].onStart();
-                    neighbours[p].start(now);
-                    neighbourSinks[p].flush();
-                }
-            }
+            neighbours.start(clock.nanoTime());
         }
     }
 
@@ -396,7 +380,7 @@ public final class NicWorker implements Agent
         }
         if (null != neighbours)
         {
-            work += neighbourWork(now);
+            work += neighbours.tick(now);
         }
         publisher.publishIfDue(this, cs, now);
         return work;
@@ -557,13 +541,9 @@ public final class NicWorker implements Agent
     {
         if (null != neighbours)
         {
-            final NeighbourAgent agent = neighbours[plane];
-            if (null != agent)
-            {
-                agent.onFrame(memory, offset, length, now);
-            }
+            neighbours.onFrame(plane, memory, offset, length, now);
         }
-        else if (isNeighbourFrame(memory, offset, length))
+        else if (WorkerNeighbours.isNeighbourFrame(memory, offset, length))
         {
             for (final NicWorker peer : peers)
             {
@@ -578,38 +558,6 @@ public final class NicWorker implements Agent
                 }
             }
         }
-    }
-
-    private static boolean isNeighbourFrame(final MemorySegment memory, final long offset, final int length)
-    {
-        final int etherType = EthernetHeader.etherType(memory, offset);
-        return etherType == ArpHeader.ETHER_TYPE_ARP || etherType == EthernetHeader.ETHER_TYPE_IPV4 &&
-            length >= EthernetHeader.LENGTH + Ipv4Header.LENGTH &&
-            Ipv4Header.protocol(memory, offset + EthernetHeader.LENGTH) == IcmpHeader.PROTOCOL_ICMP ||
-            etherType == EthernetHeader.ETHER_TYPE_IPV6 && length >= EthernetHeader.LENGTH + Ipv6Header.LENGTH &&
-            Ipv6Header.nextHeader(memory, offset + EthernetHeader.LENGTH) == Ipv6Header.NEXT_HEADER_ICMPV6;
-    }
-
-    private int neighbourWork(final long now)
-    {
-        int work = 0;
-        for (int p = 0; p < neighbours.length; p++)
-        {
-            final NeighbourAgent agent = neighbours[p];
-            if (null != agent)
-            {
-                try
-                {
-                    work += agent.onTick(now);
-                    neighbourSinks[p].flush();
-                }
-                catch (final RuntimeException | AssertionError ex)
-                {
-                    onLoopFault("neighbours", ex);
-                }
-            }
-        }
-        return work;
     }
 
     /**
@@ -634,9 +582,9 @@ public final class NicWorker implements Agent
             final int plane = msgTypeId - NEIGHBOUR_MESSAGE_BASE;
             try
             {
-                if (null != neighbours && plane < neighbours.length && null != neighbours[plane])
+                if (null != neighbours)
                 {
-                    neighbours[plane].onFrame(inboxMemory, index, length, nowNanos);
+                    neighbours.onFrame(plane, inboxMemory, index, length, nowNanos);
                 }
             }
             catch (final RuntimeException | AssertionError ex)
@@ -795,15 +743,9 @@ public final class NicWorker implements Agent
                 rxBursts[i].close();
             }
             transport.onClose();
-            if (null != neighbourSinks)
+            if (null != neighbours)
             {
-                for (final PortFrameSink sink : neighbourSinks)
-                {
-                    if (null != sink)
-                    {
-                        sink.close();
-                    }
-                }
+                neighbours.close();
             }
             for (final PacketPort port : ports)
             {

@@ -9,8 +9,8 @@ import io.spraynic.datapath.wire.SprayOpcodes;
 
 import java.lang.foreign.MemorySegment;
 
-import static io.spraynic.datapath.transport.spray.SprayConnection.READ;
-import static io.spraynic.datapath.transport.spray.SprayConnection.READ_RESPONSE;
+import static io.spraynic.datapath.transport.spray.MessageKinds.READ;
+import static io.spraynic.datapath.transport.spray.MessageKinds.READ_RESPONSE;
 
 /**
  * The receive side of one spray connection's data and probe packets (docs/PROTOCOL.md), as {@link DataSender} is

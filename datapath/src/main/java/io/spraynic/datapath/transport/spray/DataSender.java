@@ -8,12 +8,12 @@ import io.spraynic.datapath.verbs.WorkCompletionStatus;
 import io.spraynic.datapath.wire.SprayOpcodes;
 
 import static io.spraynic.datapath.transport.spray.SprayConnection.PROBE_HANDLE;
-import static io.spraynic.datapath.transport.spray.SprayConnection.READ;
-import static io.spraynic.datapath.transport.spray.SprayConnection.READ_RESPONSE;
-import static io.spraynic.datapath.transport.spray.SprayConnection.SEND;
-import static io.spraynic.datapath.transport.spray.SprayConnection.SEND_IMM;
-import static io.spraynic.datapath.transport.spray.SprayConnection.WRITE;
-import static io.spraynic.datapath.transport.spray.SprayConnection.WRITE_IMM;
+import static io.spraynic.datapath.transport.spray.MessageKinds.READ;
+import static io.spraynic.datapath.transport.spray.MessageKinds.READ_RESPONSE;
+import static io.spraynic.datapath.transport.spray.MessageKinds.SEND;
+import static io.spraynic.datapath.transport.spray.MessageKinds.SEND_IMM;
+import static io.spraynic.datapath.transport.spray.MessageKinds.WRITE;
+import static io.spraynic.datapath.transport.spray.MessageKinds.WRITE_IMM;
 
 /**
  * The send side of one spray connection (docs/PROTOCOL.md S4, S6.6, S7.2, S8.3, S8.4): posted messages and the
@@ -123,7 +123,7 @@ final class DataSender
         slots.immediate(slot, request.immediateData());
         slots.signaled(slot, request.signaled());
         slots.solicited(slot, request.solicited());
-        slots.messageTag(slot, auth.sendTag(SprayConnection.opcodeOf(messageKind), streamId, msn, messageLength, rsn,
+        slots.messageTag(slot, auth.sendTag(MessageKinds.opcodeOf(messageKind), streamId, msn, messageLength, rsn,
             rdma ? request.remoteAddress() : 0, rdma ? request.rkey() : 0,
             messageKind == WRITE_IMM || messageKind == SEND_IMM ? request.immediateData() : 0));
         slots.responseTag(slot, messageKind == READ ? auth.readResponseTag(streamId, msn, messageLength) : 0);

@@ -15,11 +15,11 @@ import io.spraynic.datapath.wire.SprayExtendedTransportHeader;
 
 import java.lang.foreign.MemorySegment;
 
-import static io.spraynic.datapath.transport.spray.SprayConnection.READ;
-import static io.spraynic.datapath.transport.spray.SprayConnection.SEND;
-import static io.spraynic.datapath.transport.spray.SprayConnection.SEND_IMM;
-import static io.spraynic.datapath.transport.spray.SprayConnection.WRITE;
-import static io.spraynic.datapath.transport.spray.SprayConnection.WRITE_IMM;
+import static io.spraynic.datapath.transport.spray.MessageKinds.READ;
+import static io.spraynic.datapath.transport.spray.MessageKinds.SEND;
+import static io.spraynic.datapath.transport.spray.MessageKinds.SEND_IMM;
+import static io.spraynic.datapath.transport.spray.MessageKinds.WRITE;
+import static io.spraynic.datapath.transport.spray.MessageKinds.WRITE_IMM;
 
 /**
  * The receive side of one spray connection's message layer (docs/PROTOCOL.md S4, S9.3, S9.4, S12.4, S12.7): a

@@ -6,9 +6,9 @@ import io.spraynic.datapath.verbs.WorkCompletionStatus;
 import io.spraynic.datapath.wire.NegativeAckHeader;
 
 import static io.spraynic.datapath.transport.spray.SendSlots.key;
-import static io.spraynic.datapath.transport.spray.SprayConnection.SEND;
-import static io.spraynic.datapath.transport.spray.SprayConnection.SEND_IMM;
-import static io.spraynic.datapath.transport.spray.SprayConnection.WRITE_IMM;
+import static io.spraynic.datapath.transport.spray.MessageKinds.SEND;
+import static io.spraynic.datapath.transport.spray.MessageKinds.SEND_IMM;
+import static io.spraynic.datapath.transport.spray.MessageKinds.WRITE_IMM;
 
 /**
  * Inbound messages retire in MSN order per stream (docs/PROTOCOL.md S4.8): each stream's next MSN, and the

@@ -101,10 +101,10 @@ final class PacketAuthenticator
     long sendTag(final SendSlots slots, final int slot, final int attempt)
     {
         final byte kind = slots.kind(slot);
-        final boolean rdma = kind == SprayConnection.WRITE || kind == SprayConnection.WRITE_IMM ||
-            kind == SprayConnection.READ;
-        final boolean immediate = kind == SprayConnection.WRITE_IMM || kind == SprayConnection.SEND_IMM;
-        return messageTag(sendKey0, sendKey1, SprayConnection.opcodeOf(kind), attempt, slots.stream(slot),
+        final boolean rdma = kind == MessageKinds.WRITE || kind == MessageKinds.WRITE_IMM ||
+            kind == MessageKinds.READ;
+        final boolean immediate = kind == MessageKinds.WRITE_IMM || kind == MessageKinds.SEND_IMM;
+        return messageTag(sendKey0, sendKey1, MessageKinds.opcodeOf(kind), attempt, slots.stream(slot),
             slots.msn(slot), slots.length(slot), slots.rsn(slot), rdma ? slots.remoteAddress(slot) : 0,
             rdma ? slots.rkey(slot) : 0, remoteCid, immediate ? slots.immediate(slot) : 0);
     }

@@ -81,8 +81,6 @@ final class PathScheduler
     private long ackSequenceSeen;
     // S7.3: loss rates and RTTs of all paths, sorted for their median: the engine's, lent for one call
     private final double[] scratch;
-    // S7.7: packets placed on the path's current source port, and how many it takes before rotating
-
     // S6.8: the slowest sampled path's estimates, for paths without samples (refreshed every tick)
     private long siblingSrtt;
     private long siblingRttvar;
@@ -508,7 +506,7 @@ final class PathScheduler
         {
             scratch[other] = rtt.srttNanos(other);
         }
-        final double medianRtt = sortedMedian();
+        final double medianRtt = Median.ofFirst(scratch, paths);
         return isLossy(path) || (rtt.hasSample(path) && rtt.srttNanos(path) > config.repathRttFactor * medianRtt);
     }
 
@@ -522,25 +520,7 @@ final class PathScheduler
             final int lost = pathInts[at + PREVIOUS_LOST] + pathInts[at + SAMPLE_LOST];
             scratch[other] = sent < MIN_LOSS_SAMPLE ? 0 : (double)lost / sent;
         }
-        return scratch[path] > config.repathLoss && sortedMedian() < config.repathLoss / 2;
-    }
-
-    // the median of the first P values of the scratch, which it sorts
-    private double sortedMedian()
-    {
-        final double[] sorted = scratch;
-        for (int i = 1; i < paths; i++) // insertion sort: P <= 64, allocation-free
-        {
-            final double x = sorted[i];
-            int j = i - 1;
-            while (j >= 0 && sorted[j] > x)
-            {
-                sorted[j + 1] = sorted[j];
-                j--;
-            }
-            sorted[j + 1] = x;
-        }
-        return (paths & 1) == 1 ? sorted[paths / 2] : (sorted[paths / 2 - 1] + sorted[paths / 2]) / 2;
+        return scratch[path] > config.repathLoss && Median.ofFirst(scratch, paths) < config.repathLoss / 2;
     }
 
     /** A new route for the path: a new source port, its RTT estimate and loss samples start over. */

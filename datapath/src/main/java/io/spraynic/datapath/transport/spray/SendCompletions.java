@@ -10,10 +10,10 @@ import io.spraynic.datapath.wire.RoceFrame;
 
 import java.lang.foreign.MemorySegment;
 
-import static io.spraynic.datapath.transport.spray.SprayConnection.READ;
-import static io.spraynic.datapath.transport.spray.SprayConnection.READ_RESPONSE;
-import static io.spraynic.datapath.transport.spray.SprayConnection.WRITE;
-import static io.spraynic.datapath.transport.spray.SprayConnection.WRITE_IMM;
+import static io.spraynic.datapath.transport.spray.MessageKinds.READ;
+import static io.spraynic.datapath.transport.spray.MessageKinds.READ_RESPONSE;
+import static io.spraynic.datapath.transport.spray.MessageKinds.WRITE;
+import static io.spraynic.datapath.transport.spray.MessageKinds.WRITE_IMM;
 
 /**
  * How the messages one spray connection sent finish (docs/PROTOCOL.md S4.8, S9.3, S9.4): a message whose

@@ -282,7 +282,7 @@ final class SendSlots extends SendSlotRecords
     /** @return payload bytes of a packet of the message in {@code slot} (a READ request carries none). */
     int payloadOf(final int slot, final int packet)
     {
-        if (kind(slot) == SprayConnection.READ)
+        if (kind(slot) == MessageKinds.READ)
         {
             return 0;
         }
@@ -377,7 +377,7 @@ final class SendSlots extends SendSlotRecords
         {
             started(slot, false);
             messagesStarted--;
-            readsStarted -= kind(slot) == SprayConnection.READ ? 1 : 0;
+            readsStarted -= kind(slot) == MessageKinds.READ ? 1 : 0;
         }
         region(slot, null);
         kind(slot, FREE);
@@ -404,7 +404,7 @@ final class SendSlots extends SendSlotRecords
     boolean mayStart(final int slot, final int window, final int reads)
     {
         return started(slot) ||
-            (messagesStarted < window && (kind(slot) != SprayConnection.READ || readsStarted < reads));
+            (messagesStarted < window && (kind(slot) != MessageKinds.READ || readsStarted < reads));
     }
 
     /** Its first packet leaves: the message counts against the peer's limits until its slot is freed. */
@@ -414,7 +414,7 @@ final class SendSlots extends SendSlotRecords
         {
             started(slot, true);
             messagesStarted++;
-            readsStarted += kind(slot) == SprayConnection.READ ? 1 : 0;
+            readsStarted += kind(slot) == MessageKinds.READ ? 1 : 0;
         }
     }
 

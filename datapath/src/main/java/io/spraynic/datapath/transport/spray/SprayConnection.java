@@ -43,7 +43,7 @@ import java.lang.foreign.MemorySegment;
  * what it flushes).
  * <p>
  * Protocol state is allocated when the connection is opened; nothing grows with the number of messages (S10.1,
- * see {@link #stateBytes()}). The tables only traffic needs (send slots, inbound records and receives, placement
+ * see {@link #stateBytes()} and {@link ConnectionFootprint}; the kinds of message in {@link MessageKinds}). The tables only traffic needs (send slots, inbound records and receives, placement
  * marks, retransmit queues, the paths' send windows) are a {@link ConnectionStorage} borrowed from the engine's
  * {@link ConnectionStoragePool} when the connection gets traffic and given back once it is idle
  * ({@link BorrowedTables}), so an idle connection holds only its protocol state.
@@ -72,22 +72,6 @@ public final class SprayConnection
     }
 
     static final long PROBE_HANDLE = -1L;
-
-    // message kinds
-    static final byte WRITE = 0;
-    static final byte WRITE_IMM = 1;
-    static final byte SEND = 2;
-    static final byte SEND_IMM = 3;
-    static final byte READ = 4;
-    static final byte READ_RESPONSE = 5;
-    private static final int[] OPCODES = {
-        SprayOpcodes.WRITE, SprayOpcodes.WRITE_WITH_IMMEDIATE, SprayOpcodes.SEND, SprayOpcodes.SEND_WITH_IMMEDIATE,
-        SprayOpcodes.READ_REQUEST, SprayOpcodes.READ_RESPONSE,
-    };
-    static int opcodeOf(final byte messageKind)
-    {
-        return OPCODES[messageKind];
-    }
 
     final SprayEngine engine;
     private final int index;
@@ -204,11 +188,11 @@ public final class SprayConnection
         }
         final byte messageKind = switch (request.opcode())
         {
-            case RDMA_WRITE -> WRITE;
-            case RDMA_WRITE_WITH_IMM -> WRITE_IMM;
-            case SEND -> SEND;
-            case SEND_WITH_IMM -> SEND_IMM;
-            case RDMA_READ -> READ;
+            case RDMA_WRITE -> MessageKinds.WRITE;
+            case RDMA_WRITE_WITH_IMM -> MessageKinds.WRITE_IMM;
+            case SEND -> MessageKinds.SEND;
+            case SEND_WITH_IMM -> MessageKinds.SEND_IMM;
+            case RDMA_READ -> MessageKinds.READ;
         };
         final int messageLength = request.length();
         if (messageLength > 0)
@@ -216,7 +200,7 @@ public final class SprayConnection
             final MemoryRegion source = request.localRegion();
             if (null == source || source.protectionDomain() != pd ||
                 pd.checkLocalAccess(source.lkey(), request.localAddress(), messageLength,
-                    messageKind == READ ? AccessFlags.LOCAL_WRITE : AccessFlags.NONE) != AccessCheck.OK)
+                    messageKind == MessageKinds.READ ? AccessFlags.LOCAL_WRITE : AccessFlags.NONE) != AccessCheck.OK)
             {
                 return PostResult.INVALID_ARGUMENT;
             }
@@ -772,31 +756,6 @@ public final class SprayConnection
     }
 
     /**
-     * S10.1: bytes of state of one path, both directions: the send window's 256 records, the receive
-     * bitmap, estimators, congestion control, per-path scalars and counters.
-     */
-    public static int pathStateBytes()
-    {
-        final int sendWindow = PathSendWindow.CAPACITY * (Long.BYTES + Long.BYTES + Integer.BYTES + 1) + 32;
-        final int receiveWindow = PathReceiveWindow.WORDS * Long.BYTES + Integer.BYTES;
-        final int rtt = 4 * Long.BYTES; // path-major in the connection's estimator
-        final int cc = 4 * Long.BYTES;
-        final int scalars = 4 * Integer.BYTES + 3 * Long.BYTES + 2 + 4 * Integer.BYTES + // sender side
-            3 * Integer.BYTES + Long.BYTES + 1 + // receiver side
-            Long.BYTES * 3; // array references
-        return sendWindow + receiveWindow + rtt + cc + scalars + SprayCounters.pathStateBytes();
-    }
-
-    /**
-     * S10.1: bytes of state of one stream: next MSN to send, completion list head and tail, error flag; next
-     * MSN to complete, receives posted, error flag, MSN, syndrome and refusal number (S9.3); next RSN to send (S4.5).
-     */
-    public static int streamStateBytes()
-    {
-        return 9 * Integer.BYTES + 2;
-    }
-
-    /**
      * S10.1: bytes of this connection's state apart from its paths and streams: the fixed tables sized when
      * it was opened (send slots, receives, inbound messages, their hash maps, the retransmit and move
      * queues), which it borrows from its engine's pool only while it has traffic. Constant for the connection's
@@ -811,7 +770,8 @@ public final class SprayConnection
     /** @return every byte of this connection: fixed part, paths and streams (S10.1). */
     public long stateBytes()
     {
-        return fixedStateBytes() + (long)paths * pathStateBytes() + (long)streams * streamStateBytes();
+        return fixedStateBytes() + (long)paths * ConnectionFootprint.pathStateBytes() +
+            (long)streams * ConnectionFootprint.streamStateBytes();
     }
 
     public String toString()

@@ -39,7 +39,7 @@ final class SprayFrames
         for (byte messageKind = 0; messageKind < EXTENSIONS_LENGTH.length; messageKind++)
         {
             EXTENSIONS_LENGTH[messageKind] =
-                SprayOpcodes.TABLE.extensionHeadersLength(SprayConnection.opcodeOf(messageKind));
+                SprayOpcodes.TABLE.extensionHeadersLength(MessageKinds.opcodeOf(messageKind));
         }
     }
 
@@ -223,9 +223,9 @@ final class SprayFrames
         final int slot = SendSlots.slotOf(handle);
         final int packet = SendSlots.packetOf(handle);
         final byte messageKind = slots.kind(slot);
-        final int offset = messageKind == SprayConnection.READ ? 0 : packet * mtu;
-        final boolean last = messageKind == SprayConnection.READ || packet == slots.packets(slot) - 1;
-        final int opcode = SprayConnection.opcodeOf(messageKind);
+        final int offset = messageKind == MessageKinds.READ ? 0 : packet * mtu;
+        final boolean last = messageKind == MessageKinds.READ || packet == slots.packets(slot) - 1;
+        final int opcode = MessageKinds.opcodeOf(messageKind);
         final int extensions = EXTENSIONS_LENGTH[messageKind];
         final int plane = planeOf(path);
         final RoceFrameTemplate template = dataTemplate(plane, opcode);
@@ -249,15 +249,15 @@ final class SprayFrames
             slots.stream(slot), slots.msn(slot), offset, slots.length(slot), slots.rsn(slot),
             attempt == 0 ? slots.messageTag(slot) : auth.sendTag(slots, slot, attempt)); // S12.4: covers the attempt
         long at = seth + SprayExtendedTransportHeader.LENGTH;
-        if (messageKind == SprayConnection.WRITE || messageKind == SprayConnection.WRITE_IMM ||
-            messageKind == SprayConnection.READ)
+        if (messageKind == MessageKinds.WRITE || messageKind == MessageKinds.WRITE_IMM ||
+            messageKind == MessageKinds.READ)
         {
             RdmaExtendedTransportHeader.virtualAddress(buffer, at, slots.remoteAddress(slot) + offset);
             RdmaExtendedTransportHeader.rkey(buffer, at, slots.rkey(slot));
             RdmaExtendedTransportHeader.dmaLength(buffer, at, slots.length(slot));
             at += RdmaExtendedTransportHeader.LENGTH;
         }
-        if (messageKind == SprayConnection.WRITE_IMM || messageKind == SprayConnection.SEND_IMM)
+        if (messageKind == MessageKinds.WRITE_IMM || messageKind == MessageKinds.SEND_IMM)
         {
             ImmediateDataHeader.immediateData(buffer, at, slots.immediate(slot));
         }

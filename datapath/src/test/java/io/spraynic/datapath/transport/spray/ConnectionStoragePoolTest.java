@@ -77,7 +77,7 @@ class ConnectionStoragePoolTest
         final ConnectionStorage storage = bucket.take();
         final SendSlots slots = new SendSlots(SHAPE.sendQueueDepth(), 1, 1024, storage.slots);
         final int slot = slots.take();
-        slots.kind(slot, SprayConnection.WRITE);
+        slots.kind(slot, MessageKinds.WRITE);
         slots.msn(slot, 7);
         slots.appendToStream(slot);
         slots.forget(slot);

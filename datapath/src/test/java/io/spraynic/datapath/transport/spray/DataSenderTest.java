@@ -17,7 +17,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 import static io.spraynic.datapath.transport.spray.SprayConnection.PROBE_HANDLE;
-import static io.spraynic.datapath.transport.spray.SprayConnection.WRITE;
+import static io.spraynic.datapath.transport.spray.MessageKinds.WRITE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;

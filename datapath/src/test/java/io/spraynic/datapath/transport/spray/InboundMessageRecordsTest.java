@@ -34,7 +34,7 @@ class InboundMessageRecordsTest
 
     private static int open(final InboundMessageRecords records, final int stream, final int msn, final boolean reserve)
     {
-        return records.open(SendSlots.key(stream, msn), reserve, SprayConnection.WRITE, stream, msn, 3000, 3, 7, 0,
+        return records.open(SendSlots.key(stream, msn), reserve, MessageKinds.WRITE, stream, msn, 3000, 3, 7, 0,
             0x1234L);
     }
 
@@ -150,8 +150,8 @@ class InboundMessageRecordsTest
     void shouldMoveAMessagesStateAsItIsReceivedAndRefused()
     {
         final InboundMessageRecords records = attached(4);
-        final int record = records.open(SendSlots.key(1, 5), false, SprayConnection.SEND, 1, 5, 2048, 2, 9, 3, 77L);
-        assertEquals(SprayConnection.SEND, records.kind(record));
+        final int record = records.open(SendSlots.key(1, 5), false, MessageKinds.SEND, 1, 5, 2048, 2, 9, 3, 77L);
+        assertEquals(MessageKinds.SEND, records.kind(record));
         assertEquals(2048, records.length(record));
         assertEquals(2, records.expected(record));
         assertEquals(9, records.rsn(record));
@@ -181,7 +181,7 @@ class InboundMessageRecordsTest
         assertEquals(3, records.syndrome(other));
         assertEquals(5, records.refusal(other));
 
-        final int read = records.open(SendSlots.key(2, 0), false, SprayConnection.READ, 2, 0, 100, 1, 0, 0, 0L);
+        final int read = records.open(SendSlots.key(2, 0), false, MessageKinds.READ, 2, 0, 100, 1, 0, 0, 0L);
         records.readTaken(read);
         assertTrue(records.isDone(read));
         assertEquals(1, records.received(read));

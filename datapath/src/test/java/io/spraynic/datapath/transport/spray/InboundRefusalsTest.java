@@ -51,7 +51,7 @@ class InboundRefusalsTest
 
     private int record(final int stream, final int msn)
     {
-        final int record = records.open(SendSlots.key(stream, msn), false, SprayConnection.WRITE, stream, msn, 3000,
+        final int record = records.open(SendSlots.key(stream, msn), false, MessageKinds.WRITE, stream, msn, 3000,
             3, 0, 0, 0L);
         marks.mark(record, 0);
         records.countPacket(record);
@@ -96,7 +96,7 @@ class InboundRefusalsTest
 
         // MSN 1 retires once MSN 0 (never recorded) completes; the flushed MSN 2 has no record to retire
         assertEquals(0, retirement.nextMsn(0));
-        retirement.completeInOrder(0, SprayConnection.WRITE, 0, MISSING, 0, 10, 0);
+        retirement.completeInOrder(0, MessageKinds.WRITE, 0, MISSING, 0, 10, 0);
         assertEquals(2, retirement.nextMsn(0));
         assertEquals(1, records.inUse());
     }
@@ -148,7 +148,7 @@ class InboundRefusalsTest
         final int placing = record(0, 2);
         final int refusedAttempt = record(0, 3);
         refusals.refuseRnr(0, refusedAttempt, 0, 3, 0);
-        retirement.completeInOrder(1, SprayConnection.WRITE, 0, MISSING, 0, 10, 0);
+        retirement.completeInOrder(1, MessageKinds.WRITE, 0, MISSING, 0, 10, 0);
         long nacks = nacksSent();
 
         refusals.answerQuery(0, 9);

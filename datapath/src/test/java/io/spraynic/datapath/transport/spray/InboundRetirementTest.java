@@ -63,7 +63,7 @@ class InboundRetirementTest
     // a recorded SEND of two packets, its receive matched by its RSN, placed (one mark) and done or not
     private int recordSend(final int stream, final int msn, final int rsn, final boolean done)
     {
-        final int record = records.open(SendSlots.key(stream, msn), false, SprayConnection.SEND, stream, msn, 1500,
+        final int record = records.open(SendSlots.key(stream, msn), false, MessageKinds.SEND, stream, msn, 1500,
             2, rsn, 0, 0L);
         records.receive(record, receives.find(stream, rsn));
         marks.mark(record, 0);
@@ -98,7 +98,7 @@ class InboundRetirementTest
         assertEquals(List.of(), completions());
 
         // MSN 0 completes on its first packet, never recorded: it retires, then MSN 1 behind it, not MSN 2
-        retirement.completeInOrder(0, SprayConnection.SEND, 0, receives.find(0, 0), 0, 100, 0);
+        retirement.completeInOrder(0, MessageKinds.SEND, 0, receives.find(0, 0), 0, 100, 0);
         assertEquals(2, retirement.nextMsn(0));
         assertEquals(List.of("0 SUCCESS RECV 100", "1 SUCCESS RECV 1500"), completions());
         assertEquals(1, records.inUse(), "MSN 1's record was given back");
@@ -125,7 +125,7 @@ class InboundRetirementTest
         records.refused(recordSend(1, 0, 0, false), NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST, 1);
         records.refused(recordSend(1, 1, 1, false), NegativeAckHeader.SYNDROME_REMOTE_ACCESS_ERROR, 1);
         // a READ retires without a receive to complete
-        final int read = records.open(SendSlots.key(1, 2), false, SprayConnection.READ, 1, 2, 64, 1, 0, 0, 0L);
+        final int read = records.open(SendSlots.key(1, 2), false, MessageKinds.READ, 1, 2, 64, 1, 0, 0, 0L);
         records.readTaken(read);
         retirement.retire(1);
         assertEquals(3, retirement.nextMsn(1));
@@ -143,7 +143,7 @@ class InboundRetirementTest
         post(0, 0);
         post(0, 1);
         recordSend(0, 0, 1, true); // MSN 0 comes after MSN 2^32 - 1
-        final int last = records.open(SendSlots.key(0, -1), false, SprayConnection.WRITE_IMM, 0, -1, 10, 1, 0, 0, 0L);
+        final int last = records.open(SendSlots.key(0, -1), false, MessageKinds.WRITE_IMM, 0, -1, 10, 1, 0, 0, 0L);
         records.receive(last, receives.find(0, 0));
         records.immediate(last, 42);
         retirement.retire(0);

@@ -13,7 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 
-import static io.spraynic.datapath.transport.spray.SprayConnection.WRITE;
+import static io.spraynic.datapath.transport.spray.MessageKinds.WRITE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -190,17 +190,17 @@ class SendSlotRecordsTest
         for (int chosen = 0; chosen < names.size(); chosen++)
         {
             final SendSlots slots = new SendSlots(CAPACITY, 1, 1024);
-            slots.kind(SLOT, SprayConnection.READ);
+            slots.kind(SLOT, MessageKinds.READ);
             setFlag(slots, chosen, true);
             slots.kind(SLOT, SendSlots.FREE); // all ones in the kind's byte: must not reach the flags
-            slots.kind(SLOT, SprayConnection.READ);
+            slots.kind(SLOT, MessageKinds.READ);
             for (int flag = 0; flag < names.size(); flag++)
             {
                 assertEquals(flag == chosen, flag(slots, flag), names.get(flag) + " with only " + names.get(chosen) +
                     " set");
                 assertFalse(flag(slots, flag) && !flag(slots, chosen));
             }
-            assertEquals(SprayConnection.READ, slots.kind(SLOT), "the kind beside " + names.get(chosen));
+            assertEquals(MessageKinds.READ, slots.kind(SLOT), "the kind beside " + names.get(chosen));
             slots.kind(SLOT, SendSlots.FREE);
             assertEquals(SendSlots.FREE, slots.kind(SLOT), "a negative kind reads back as itself");
             assertTrue(flag(slots, chosen), names.get(chosen) + " kept through the kind's writes");

@@ -28,8 +28,8 @@ class SendSlotsDifferentialTest
     private static final int MTU = 1024;
     private static final int STREAMS = 3;
     private static final byte[] KINDS = {
-        SprayConnection.WRITE, SprayConnection.WRITE_IMM, SprayConnection.SEND, SprayConnection.SEND_IMM,
-        SprayConnection.READ, SprayConnection.READ_RESPONSE};
+        MessageKinds.WRITE, MessageKinds.WRITE_IMM, MessageKinds.SEND, MessageKinds.SEND_IMM,
+        MessageKinds.READ, MessageKinds.READ_RESPONSE};
 
     private final MemoryRegion regionA = new ProtectionDomain().register(Arena.ofAuto().allocate(64), AccessFlags.NONE);
     private final MemoryRegion regionB = new ProtectionDomain().register(Arena.ofAuto().allocate(64), AccessFlags.NONE);
@@ -166,7 +166,7 @@ class SendSlotsDifferentialTest
         final int streamId = random.nextInt(STREAMS);
         final int msn = slots.takeMsn(streamId);
         assertEquals(reference.nextMsn[streamId]++, msn, where);
-        final boolean consumesReceive = kind == SprayConnection.SEND || kind == SprayConnection.SEND_IMM;
+        final boolean consumesReceive = kind == MessageKinds.SEND || kind == MessageKinds.SEND_IMM;
         final int rsn = consumesReceive ? slots.takeRsn(streamId) : 0;
         assertEquals(consumesReceive ? reference.nextRsn[streamId]++ : 0, rsn, where);
         final int length = random.nextInt(4) == 0 ? 0 : random.nextInt(5 * MTU);
@@ -180,9 +180,9 @@ class SendSlotsDifferentialTest
         final boolean signaled = random.nextBoolean();
         final boolean solicited = random.nextBoolean();
         final long messageTag = random.nextLong();
-        final long responseTag = kind == SprayConnection.READ ? random.nextLong() : 0;
-        final int packets = kind == SprayConnection.READ ? 1 : dataPackets;
-        final int readExpected = kind == SprayConnection.READ ? dataPackets : 0;
+        final long responseTag = kind == MessageKinds.READ ? random.nextLong() : 0;
+        final int packets = kind == MessageKinds.READ ? 1 : dataPackets;
+        final int readExpected = kind == MessageKinds.READ ? dataPackets : 0;
 
         slots.kind(slot, kind);
         slots.wrId(slot, wrId);
@@ -250,7 +250,7 @@ class SendSlotsDifferentialTest
         final int msn = random.nextInt();
         final long address = random.nextLong();
         final long tag = random.nextLong();
-        slots.kind(slot, SprayConnection.READ_RESPONSE);
+        slots.kind(slot, MessageKinds.READ_RESPONSE);
         slots.wrId(slot, 0);
         slots.stream(slot, streamId);
         slots.msn(slot, msn);
@@ -270,7 +270,7 @@ class SendSlotsDifferentialTest
         slots.responseQueued();
         slots.enqueueSend(slot);
 
-        reference.kind[slot] = SprayConnection.READ_RESPONSE;
+        reference.kind[slot] = MessageKinds.READ_RESPONSE;
         reference.wrId[slot] = 0;
         reference.stream[slot] = streamId;
         reference.msn[slot] = msn;
@@ -311,7 +311,7 @@ class SendSlotsDifferentialTest
             final int reads = random.nextInt(3);
             final boolean mayStart = slots.mayStart(slot, window, reads);
             assertEquals(reference.mayStart(slot, window, reads), mayStart, where);
-            if (slots.nextPacket(slot) == 0 && slots.kind(slot) != SprayConnection.READ_RESPONSE && !mayStart)
+            if (slots.nextPacket(slot) == 0 && slots.kind(slot) != MessageKinds.READ_RESPONSE && !mayStart)
             {
                 return -1;
             }
@@ -320,7 +320,7 @@ class SendSlotsDifferentialTest
             assertEquals(reference.handle(slot, packet), handle, where);
             assertEquals(reference.payloadOf(slot, packet), slots.payloadOf(slot, packet), where);
             assertEquals(reference.attempt(slot), slots.attempt(slot), where);
-            if (slots.kind(slot) == SprayConnection.READ_RESPONSE)
+            if (slots.kind(slot) == MessageKinds.READ_RESPONSE)
             {
                 if (packet + 1 == slots.packets(slot))
                 {
@@ -357,7 +357,7 @@ class SendSlotsDifferentialTest
         reference.outstanding[slot]--;
         reference.acked[slot]++;
         if (slots.status(slot) == SendSlots.PENDING && !slots.rnrWaiting(slot) &&
-            slots.acked(slot) == slots.packets(slot) && slots.kind(slot) != SprayConnection.READ)
+            slots.acked(slot) == slots.packets(slot) && slots.kind(slot) != MessageKinds.READ)
         {
             slots.status(slot, WorkCompletionStatus.SUCCESS.ordinal());
             reference.status[slot] = WorkCompletionStatus.SUCCESS.ordinal();
@@ -409,7 +409,7 @@ class SendSlotsDifferentialTest
     // SendCompletions.fail: the message and the rest of its stream
     private static void fail(final int slot, final SendSlots slots, final SendSlotsReference reference)
     {
-        if (slots.kind(slot) == SendSlots.FREE || slots.kind(slot) == SprayConnection.READ_RESPONSE ||
+        if (slots.kind(slot) == SendSlots.FREE || slots.kind(slot) == MessageKinds.READ_RESPONSE ||
             slots.status(slot) != SendSlots.PENDING)
         {
             return;

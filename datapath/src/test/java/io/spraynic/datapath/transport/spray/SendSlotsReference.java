@@ -405,7 +405,7 @@ final class SendSlotsReference
     /** @return payload bytes of a packet of the message in {@code slot} (a READ request carries none). */
     int payloadOf(final int slot, final int packet)
     {
-        if (kind[slot] == SprayConnection.READ)
+        if (kind[slot] == MessageKinds.READ)
         {
             return 0;
         }
@@ -503,7 +503,7 @@ final class SendSlotsReference
         {
             started[slot] = false;
             messagesStarted--;
-            readsStarted -= kind[slot] == SprayConnection.READ ? 1 : 0;
+            readsStarted -= kind[slot] == MessageKinds.READ ? 1 : 0;
         }
         region[slot] = null;
         kind[slot] = FREE;
@@ -529,7 +529,7 @@ final class SendSlotsReference
     /** @return whether a message may start within the peer's {@code window} and READ limit {@code reads}. */
     boolean mayStart(final int slot, final int window, final int reads)
     {
-        return started[slot] || (messagesStarted < window && (kind[slot] != SprayConnection.READ || readsStarted < reads));
+        return started[slot] || (messagesStarted < window && (kind[slot] != MessageKinds.READ || readsStarted < reads));
     }
 
     /** Its first packet leaves: the message counts against the peer's limits until its slot is freed. */
@@ -539,7 +539,7 @@ final class SendSlotsReference
         {
             started[slot] = true;
             messagesStarted++;
-            readsStarted += kind[slot] == SprayConnection.READ ? 1 : 0;
+            readsStarted += kind[slot] == MessageKinds.READ ? 1 : 0;
         }
     }
 

@@ -38,11 +38,11 @@ class SendSlotsTest
         assertEquals(2_097_152, SendSlots.packetsFor(Integer.MAX_VALUE, MTU), "no int overflow");
 
         final SendSlots slots = new SendSlots(4, 2, MTU);
-        final int write = post(slots, 0, SprayConnection.WRITE, 2 * MTU + 10);
+        final int write = post(slots, 0, MessageKinds.WRITE, 2 * MTU + 10);
         assertEquals(MTU, slots.payloadOf(write, 0));
         assertEquals(MTU, slots.payloadOf(write, 1));
         assertEquals(10, slots.payloadOf(write, 2));
-        final int read = post(slots, 0, SprayConnection.READ, 5 * MTU);
+        final int read = post(slots, 0, MessageKinds.READ, 5 * MTU);
         assertEquals(0, slots.payloadOf(read, 0), "a READ request carries no payload");
     }
 
@@ -50,7 +50,7 @@ class SendSlotsTest
     void shouldNameAPacketByHandleAndRefuseAnEarlierUseOfItsSlot()
     {
         final SendSlots slots = new SendSlots(2, 1, MTU);
-        final int slot = post(slots, 0, SprayConnection.SEND, 3 * MTU);
+        final int slot = post(slots, 0, MessageKinds.SEND, 3 * MTU);
         final long handle = slots.handle(slot, 2);
         assertEquals(slot, SendSlots.slotOf(handle));
         assertEquals(2, SendSlots.packetOf(handle));
@@ -64,7 +64,7 @@ class SendSlotsTest
         assertFalse(slots.isFinished(slot), "a free slot is not freed twice");
         assertFalse(slots.isCurrent(handle), "an ACK of the slot's earlier message must not count for the next");
         assertTrue(slots.isFree(slot));
-        assertEquals(slot, post(slots, 0, SprayConnection.SEND, 1), "last freed, first taken");
+        assertEquals(slot, post(slots, 0, MessageKinds.SEND, 1), "last freed, first taken");
         assertFalse(slots.isCurrent(handle));
     }
 
@@ -72,7 +72,7 @@ class SendSlotsTest
     void shouldNotFreeASlotWithPacketsInFlightQueuedOrUndelivered()
     {
         final SendSlots slots = new SendSlots(2, 1, MTU);
-        final int slot = post(slots, 0, SprayConnection.WRITE, MTU);
+        final int slot = post(slots, 0, MessageKinds.WRITE, MTU);
         slots.status(slot, 0);
         slots.delivered(slot, true);
         assertFalse(slots.isFinished(slot), "still in the send queue");
@@ -97,7 +97,7 @@ class SendSlotsTest
             for (int i = 0; i < 3; i++)
             {
                 assertTrue(slots.hasFree());
-                taken[i] = post(slots, 0, SprayConnection.WRITE, 1);
+                taken[i] = post(slots, 0, MessageKinds.WRITE, 1);
             }
             assertFalse(slots.hasFree());
             assertEquals(3, slots.inUse());
@@ -116,9 +116,9 @@ class SendSlotsTest
     void shouldListAStreamsSlotsInMsnOrderAndFindThemByMsn()
     {
         final SendSlots slots = new SendSlots(8, 3, MTU);
-        final int first = post(slots, 2, SprayConnection.WRITE, 1);
-        final int other = post(slots, 1, SprayConnection.WRITE, 1);
-        final int second = post(slots, 2, SprayConnection.SEND, 1);
+        final int first = post(slots, 2, MessageKinds.WRITE, 1);
+        final int other = post(slots, 1, MessageKinds.WRITE, 1);
+        final int second = post(slots, 2, MessageKinds.SEND, 1);
         assertEquals(first, slots.streamHead(2));
         assertEquals(second, slots.nextInStream(first));
         assertEquals(SendSlots.MISSING, slots.nextInStream(second));
@@ -134,8 +134,8 @@ class SendSlotsTest
     void shouldServeTheSendQueueInOrderAcrossTheRingsEnd()
     {
         final SendSlots slots = new SendSlots(3, 1, MTU);
-        final int a = post(slots, 0, SprayConnection.WRITE, 5 * MTU);
-        final int b = post(slots, 0, SprayConnection.WRITE, 2 * MTU);
+        final int a = post(slots, 0, MessageKinds.WRITE, 5 * MTU);
+        final int b = post(slots, 0, MessageKinds.WRITE, 2 * MTU);
         assertTrue(slots.queuedPacketsAbove(6));
         assertFalse(slots.queuedPacketsAbove(7));
         slots.nextPacket(a, 4);
@@ -143,7 +143,7 @@ class SendSlotsTest
         assertEquals(a, slots.sendQueueHead());
         slots.dequeueSend();
         assertFalse(slots.inSendQueue(a));
-        final int c = post(slots, 0, SprayConnection.WRITE, 1);
+        final int c = post(slots, 0, MessageKinds.WRITE, 1);
         slots.enqueueSend(a); // wraps round the ring
         assertEquals(3, slots.sendQueueSize());
         assertEquals(b, slots.sendQueueHead());
@@ -159,8 +159,8 @@ class SendSlotsTest
     void shouldCountHoldsAndRnrWaitsOnceAndClearThemOnAFlush()
     {
         final SendSlots slots = new SendSlots(4, 1, MTU);
-        final int a = post(slots, 0, SprayConnection.SEND, 1);
-        final int b = post(slots, 0, SprayConnection.SEND, 1);
+        final int a = post(slots, 0, MessageKinds.SEND, 1);
+        final int b = post(slots, 0, MessageKinds.SEND, 1);
         assertTrue(slots.hold(a, 100, 50));
         assertFalse(slots.hold(a, 200, 50), "held once");
         assertEquals(150, slots.queryAt(a));

@@ -82,7 +82,7 @@ class SprayFramesDataTemplateTest
 
         private void message(final int slot, final int mtu, final MemoryRegion source)
         {
-            final byte kind = (byte)random.nextInt(SprayConnection.READ_RESPONSE + 1);
+            final byte kind = (byte)random.nextInt(MessageKinds.READ_RESPONSE + 1);
             final int length = random.nextInt(4) == 0 ? random.nextInt(0, 8) : random.nextInt(0, 4 * mtu + 1);
             slots.kind(slot, kind);
             slots.stream(slot, random.nextInt(2));
@@ -97,7 +97,7 @@ class SprayFramesDataTemplateTest
             slots.messageTag(slot, random.nextLong());
             slots.solicited(slot, random.nextBoolean());
             slots.rnrCount(slot, random.nextInt(4));
-            slots.packets(slot, kind == SprayConnection.READ ? 1 : SendSlots.packetsFor(length, mtu));
+            slots.packets(slot, kind == MessageKinds.READ ? 1 : SendSlots.packetsFor(length, mtu));
         }
     }
 

@@ -125,9 +125,9 @@ final class SprayFramesReference
         final int slot = SendSlots.slotOf(handle);
         final int packet = SendSlots.packetOf(handle);
         final byte messageKind = slots.kind(slot);
-        final int offset = messageKind == SprayConnection.READ ? 0 : packet * mtu;
-        final boolean last = messageKind == SprayConnection.READ || packet == slots.packets(slot) - 1;
-        final int opcode = SprayConnection.opcodeOf(messageKind);
+        final int offset = messageKind == MessageKinds.READ ? 0 : packet * mtu;
+        final boolean last = messageKind == MessageKinds.READ || packet == slots.packets(slot) - 1;
+        final int opcode = MessageKinds.opcodeOf(messageKind);
         final int plane = planeOf(path);
         address(path, plane);
         final PathSendWindow window = scheduler.sendWindows[path];
@@ -152,15 +152,15 @@ final class SprayFramesReference
             // the one change since: S12.4's tag covers the attempt (a later merge, applied to both sides alike)
             slots.attempt(slot) == 0 ? slots.messageTag(slot) : auth.sendTag(slots, slot, slots.attempt(slot)));
         long at = seth + SprayExtendedTransportHeader.LENGTH;
-        if (messageKind == SprayConnection.WRITE || messageKind == SprayConnection.WRITE_IMM ||
-            messageKind == SprayConnection.READ)
+        if (messageKind == MessageKinds.WRITE || messageKind == MessageKinds.WRITE_IMM ||
+            messageKind == MessageKinds.READ)
         {
             RdmaExtendedTransportHeader.virtualAddress(buffer, at, slots.remoteAddress(slot) + offset);
             RdmaExtendedTransportHeader.rkey(buffer, at, slots.rkey(slot));
             RdmaExtendedTransportHeader.dmaLength(buffer, at, slots.length(slot));
             at += RdmaExtendedTransportHeader.LENGTH;
         }
-        if (messageKind == SprayConnection.WRITE_IMM || messageKind == SprayConnection.SEND_IMM)
+        if (messageKind == MessageKinds.WRITE_IMM || messageKind == MessageKinds.SEND_IMM)
         {
             ImmediateDataHeader.immediateData(buffer, at, slots.immediate(slot));
         }

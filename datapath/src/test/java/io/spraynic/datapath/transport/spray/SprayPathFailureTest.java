@@ -186,10 +186,10 @@ class SprayPathFailureTest
         {
             final long a0 = bed.a.stateBytes();
             final long b0 = bed.b.stateBytes();
-            assertEquals(bed.a.fixedStateBytes() + 8L * SprayConnection.pathStateBytes() +
-                4L * SprayConnection.streamStateBytes(), a0);
-            assertTrue(SprayConnection.pathStateBytes() >= 256 * 21, "256 outstanding packet records per path");
-            assertEquals(38, SprayConnection.streamStateBytes(), "S9.3: error syndrome and refusal number; S4.5: next RSN");
+            assertEquals(bed.a.fixedStateBytes() + 8L * ConnectionFootprint.pathStateBytes() +
+                4L * ConnectionFootprint.streamStateBytes(), a0);
+            assertTrue(ConnectionFootprint.pathStateBytes() >= 256 * 21, "256 outstanding packet records per path");
+            assertEquals(38, ConnectionFootprint.streamStateBytes(), "S9.3: error syndrome and refusal number; S4.5: next RSN");
 
             for (int round = 1; round <= 3; round++)
             {
