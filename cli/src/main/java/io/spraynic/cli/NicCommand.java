@@ -192,6 +192,14 @@ final class NicCommand implements Callable<Integer>
         "(default ${DEFAULT-VALUE})."})
     PortRotation portRotation;
 
+    @Option(names = "--reorder-window", defaultValue = "off", paramLabel = "off|US|MIN-MAX",
+        converter = ReorderWindowOption.Converter.class, description = {
+        "spray mode: how long a packet in a gap of its path waits for reordering before it is lost (PROTOCOL.md " +
+        "S6.5-3), in microseconds: off (a gap is loss, right for ECMP routers), US fixed, or MIN-MAX learnt from the " +
+        "losses found spurious, for fabrics that reorder within a route: adaptive routing, a LAG balanced per packet " +
+        "(default ${DEFAULT-VALUE})."})
+    ReorderWindowOption reorderWindow;
+
     @Option(names = "--rocev2-ack-timeout", defaultValue = "14", paramLabel = "EXP", description = {
         "rocev2 mode: the IB local ACK timeout exponent, 4.096 us x 2^EXP, 1-31 (default ${DEFAULT-VALUE}: 67 ms;",
         "a queue pair fails after 8 of them without an ACK). Raise it on a loaded machine."})
@@ -418,12 +426,13 @@ final class NicCommand implements Callable<Integer>
         final long idleTimeoutNanos = (long)(idleTimeout * 1e9);
         final int perSource = maxConnectionsPerSource;
         final PortRotation rotation = portRotation;
+        final ReorderWindowOption reordering = reorderWindow;
         final EmbeddedNicConfig embedded = new EmbeddedNicConfig().mode(kind).workers(workers)
             .connections(paths, 4).maxAcceptedConnections(maxAcceptedConnections)
             .maxOpenedConnections(maxOpenedConnections(ipc)).busyConnections(busyConnections)
             .queuesIdle(queuesIdleMillis * 1_000_000L)
             .planes(addresses.length).idleStrategy(IdleStrategies.parse(idle)).sprayConfig(() ->
-                EmbeddedNicConfig.sharedCoreSprayConfig().psk(psk).maxConnectionsPerSource(perSource)
+                reordering.applyTo(EmbeddedNicConfig.sharedCoreSprayConfig()).psk(psk).maxConnectionsPerSource(perSource)
                     .idleTimeoutNanos(idleTimeoutNanos).portRotation(rotation.min(), rotation.max())
                     .connectResponseRate(responseRate, responseBurst))
             .rocevRetry(RcConnectionAttributes.ackTimeoutNanos(rocev2AckTimeout), 7);

@@ -129,6 +129,11 @@ final class TransferCommand implements Callable<Integer>
         converter = PortRotation.Converter.class, description = "spray: source-port rotation, as spraynic nic --port-rotation (default ${DEFAULT-VALUE}).")
     PortRotation portRotation;
 
+    @Option(names = "--reorder-window", defaultValue = "off", paramLabel = "off|US|MIN-MAX",
+        converter = ReorderWindowOption.Converter.class,
+        description = "spray: the reordering window, as spraynic nic --reorder-window (default ${DEFAULT-VALUE}).")
+    ReorderWindowOption reorderWindow;
+
     public Integer call() throws Exception
     {
         final NicConnection.Kind kind = switch (mode.toLowerCase(Locale.ROOT))
@@ -183,9 +188,11 @@ final class TransferCommand implements Callable<Integer>
         final NicConfig nicConfig = hugepagesOption.apply(loaded);
         final byte[] psk = null == pskFile ? null : PreSharedKeyFile.read(pskFile);
         final PortRotation rotation = portRotation;
+        final ReorderWindowOption reordering = reorderWindow;
         final EmbeddedNicConfig nic = new EmbeddedNicConfig().mode(kind).workers(workers).planes(addresses.length)
             .connections(paths, 4).idleStrategy(IdleStrategies.parse(idle))
-            .sprayConfig(() -> EmbeddedNicConfig.sharedCoreSprayConfig().psk(psk).portRotation(rotation.min(), rotation.max()))
+            .sprayConfig(() -> reordering.applyTo(EmbeddedNicConfig.sharedCoreSprayConfig()).psk(psk)
+                .portRotation(rotation.min(), rotation.max()))
             .rocevRetry(RcConnectionAttributes.ackTimeoutNanos(rocev2AckTimeout), 7);
         dcqcnOption.apply(nic, loaded);
         PlaneAddresses.apply(nic, addresses);

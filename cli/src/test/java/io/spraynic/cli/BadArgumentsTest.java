@@ -172,6 +172,12 @@ class BadArgumentsTest
             table.add(bad("nic --config net_null --port-rotation " + rotation, "1 <= MIN <= MAX <= 65536, or off"));
         }
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --port-rotation 32-16", "1 <= MIN <= MAX"));
+        for (final String window : new String[]{"abc", "5-1", "3-3", "0-1000001", "1000001", "-5", "1-", "-", "1-2-3",
+            "99999999999", "1-99999999999999999999", "Off", "1.5", "10us", "١٢"})
+        {
+            table.add(bad("nic --config net_null --reorder-window " + window, "0 <= MIN < MAX <= 1000000"));
+        }
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --reorder-window 20-10", "must be off, US or MIN-MAX"));
         // spraynic transfer
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --size 0", "at least 1"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --size 2x", "not a size"));

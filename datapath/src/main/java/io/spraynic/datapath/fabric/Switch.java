@@ -18,11 +18,27 @@ import java.util.List;
  * whose link is down are skipped (the switch has seen the failure); blackholed ones are not (it has
  * not). Forwarding itself takes no time: a hop's latency is in its link's propagation delay.
  * <p>
+ * A switch may instead balance each frame on its own ({@link Balancing}): round robin over the group, as a LAG that
+ * balances per packet does, or to the live member with the fewest bytes queued, as adaptive routing does. A flow's
+ * frames then take different routes and may arrive out of order: the fabric the reordering window of
+ * docs/PROTOCOL.md S6.5-3 is for.
+ * <p>
  * Frames that cannot be parsed, or have no route, are counted and dropped; nothing here throws on a
  * frame. Lookups use Agrona's primitive-keyed map, so forwarding allocates nothing.
  */
 public final class Switch implements FrameSink
 {
+    /** How a switch picks the member of a group a frame leaves by. */
+    public enum Balancing
+    {
+        /** ECMP: by a hash of the flow's 5-tuple; a flow keeps its route. */
+        FLOW_HASH,
+        /** Each frame the next live member of the group in turn (a LAG balanced per packet, Linux's balance-rr). */
+        ROUND_ROBIN,
+        /** Each frame the live member with the fewest bytes queued, ties by the flow hash (adaptive routing). */
+        LEAST_QUEUED
+    }
+
     private final int id;
     private final String name;
     private final int plane;
@@ -34,6 +50,8 @@ public final class Switch implements FrameSink
     private final List<Link> inputList = new ArrayList<>();
     private Link[] outputs = new Link[0];
     private int[] defaultGroup;
+    private Balancing balancing = Balancing.FLOW_HASH;
+    private int roundRobin;
 
     private long framesForwarded;
     private long malformedDrops;
@@ -139,7 +157,63 @@ public final class Switch implements FrameSink
         outputs[port].offer(nowNs, slot);
     }
 
+    /** @param balancing how frames are spread over a group from now on (control path). */
+    public void balancing(final Balancing balancing)
+    {
+        this.balancing = java.util.Objects.requireNonNull(balancing, "balancing");
+    }
+
+    /** @return how frames are spread over a group. */
+    public Balancing balancing()
+    {
+        return balancing;
+    }
+
     private int choose(final int[] group, final long hash)
+    {
+        return switch (balancing)
+        {
+            case FLOW_HASH -> chooseByHash(group, hash);
+            case ROUND_ROBIN -> chooseInTurn(group);
+            case LEAST_QUEUED -> chooseLeastQueued(group, hash);
+        };
+    }
+
+    private int chooseInTurn(final int[] group)
+    {
+        for (int tried = 0; tried < group.length; tried++)
+        {
+            final int port = group[Integer.remainderUnsigned(roundRobin++, group.length)];
+            if (outputs[port].isUp())
+            {
+                return port;
+            }
+        }
+        return -1;
+    }
+
+    private int chooseLeastQueued(final int[] group, final long hash)
+    {
+        final int hashed = chooseByHash(group, hash);
+        if (hashed < 0)
+        {
+            return -1;
+        }
+        int best = hashed;
+        int bestBytes = outputs[hashed].queueBytes();
+        for (final int port : group)
+        {
+            final Link output = outputs[port];
+            if (output.isUp() && output.queueBytes() < bestBytes)
+            {
+                best = port;
+                bestBytes = output.queueBytes();
+            }
+        }
+        return best;
+    }
+
+    private int chooseByHash(final int[] group, final long hash)
     {
         final int members = group.length;
         // multiply-shift maps the hash's high 32 bits onto [0, members) without a division
@@ -188,7 +262,7 @@ public final class Switch implements FrameSink
         {
             group = defaultGroup;
         }
-        return null == group ? -1 : choose(group, inspector.flowHash(hashSeed));
+        return null == group ? -1 : chooseByHash(group, inspector.flowHash(hashSeed)); // no turn taken
     }
 
     /**

@@ -137,6 +137,61 @@ class EcmpTest
         assertEquals(0, failed.framesSent());
     }
 
+    /**
+     * Balancing per packet: round robin puts one flow's frames on every link of the group in turn, skipping a down one,
+     * and with links of different lengths the flow arrives out of order (the fabric S6.5-3 is for).
+     */
+    @Test
+    void shouldSpreadOneFlowOverEveryLiveLinkInTurnAndReorderIt()
+    {
+        fabric.host(1).attach(receiver);
+        final Switch sw0 = fabric.switchNamed("p0/sw0");
+        sw0.balancing(Switch.Balancing.ROUND_ROBIN);
+        assertEquals(Switch.Balancing.ROUND_ROBIN, sw0.balancing());
+        fabric.link("p0/sw0->sw1#2").down(true);
+        fabric.link("p0/sw0->sw1#5").propagationDelayNs(fabric.link("p0/sw0->sw1#5").propagationDelayNs() + 10_000);
+        final int frames = 700;
+        for (int i = 0; i < frames; i++)
+        {
+            send(0xC0DE, i);
+            fabric.runUntil(fabric.now() + 200); // one at a time, so that no queue decides
+        }
+        fabric.runUntilIdle();
+        final long[] sent = sentPerPath();
+        for (int k = 0; k < PATHS; k++)
+        {
+            assertEquals(k == 2 ? 0 : frames / (PATHS - 1), sent[k], "link " + k + ": " + java.util.Arrays.toString(sent));
+        }
+        assertEquals(frames, receiver.received());
+        int outOfOrder = 0;
+        for (int i = 1; i < frames; i++)
+        {
+            outOfOrder += receiver.sequences.getInt(i) < receiver.sequences.getInt(i - 1) ? 1 : 0;
+        }
+        assertTrue(outOfOrder >= 90, "the long link's frames arrive after later ones: " + outOfOrder);
+    }
+
+    /** Adaptive routing: one flow sent in a burst leaves by whichever link has the least queued, so by several. */
+    @Test
+    void shouldSendABurstOfOneFlowByTheLeastQueuedLinks()
+    {
+        fabric.host(1).attach(receiver);
+        fabric.switchNamed("p0/sw0").balancing(Switch.Balancing.LEAST_QUEUED);
+        for (int i = 0; i < 400; i++)
+        {
+            send(0xC0DE, i);
+        }
+        fabric.runUntilIdle();
+        int used = 0;
+        for (final long count : sentPerPath())
+        {
+            used += count > 0 ? 1 : 0;
+        }
+        assertTrue(used >= 2, "a queue on the hashed link moves frames to others: " +
+            java.util.Arrays.toString(sentPerPath()));
+        assertEquals(400, receiver.received());
+    }
+
     @Test
     void shouldKeepSendingIntoABlackholeBecauseNobodySeesIt()
     {

@@ -227,7 +227,8 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
             // an idle connection (a keepalive's ACK): its windows are empty and went back with its tables
             return scheduler.onAckOfParked(path, SelectiveAckHeader.cumulativePsn(buffer, sack));
         }
-        return scheduler.sendWindows[path].onAck(buffer, sack, now, this);
+        return scheduler.sendWindows[path].onAck(buffer, sack, now,
+            scheduler.rtt.reorderWindow().nanos(scheduler.srttNanos(path)), this);
     }
 
     /** @return whether the ACK last applied acknowledged a probe (what restores a failed path, S7.5). */
@@ -263,13 +264,25 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
     // S6.8.1: the packet a timeout sent again is acknowledged sooner after it than any round trip of the path
     // (RFC 8985 S6.2): an earlier transmission arrived, the timeout was spurious; later than that, it may have been
     // the retransmission (Karn): undecided still, a relocated packet's arrival may yet show it spurious
-    public void onRetransmissionAcked(final int psn, final long sinceResendNanos)
+    public void onRetransmissionAcked(final long handle, final int psn, final long sinceResendNanos)
     {
         final int path = ackPath;
-        if (timeouts.undecided[path] && psn == timeouts.psn[path] && scheduler.rtt.hasSample(path) &&
-            sinceResendNanos < scheduler.rtt.minRttNanos(path))
+        if (!scheduler.rtt.hasSample(path) || sinceResendNanos >= scheduler.rtt.minRttNanos(path))
         {
-            onSpuriousTimeout(path, ackNow - timeouts.sentAt[path]);
+            return;
+        }
+        if (psn == timeouts.psn[path])
+        {
+            if (timeouts.undecided[path])
+            {
+                onSpuriousTimeout(path, ackNow - timeouts.sentAt[path]);
+            }
+        }
+        else if (handle != PROBE_HANDLE)
+        {
+            // S6.5-3: a copy a gap sent (S6.5, S6.6) answered too soon: the packet was reordered, not lost (a
+            // placeholder's copy is not counted: its packet was relocated by a timeout, S7.4.1, which is lateness)
+            scheduler.rtt.reorderWindow().onSpuriousLoss(ackNow - sinceResendNanos, ackNow);
         }
     }
 
@@ -397,6 +410,17 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
         {
             onTimeout(path, window, now);
             return RECOVERED;
+        }
+        if (window.hasHeld())
+        {
+            // S6.5-2, S6.5-3: packets held in gaps are lost once overdue, though no later ACK comes to say so
+            ackPath = path;
+            ackNow = now;
+            final long srtt = scheduler.srttNanos(path);
+            if (window.judgeHeld(now, scheduler.rtt.reorderWindow().nanos(srtt), srtt, this) > 0)
+            {
+                return RECOVERED;
+            }
         }
         final int sibling = siblingToProbe(path, window.oldestSentAtNanos(), now);
         if (sibling >= 0)

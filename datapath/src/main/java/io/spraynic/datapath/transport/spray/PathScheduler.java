@@ -113,7 +113,8 @@ final class PathScheduler
         Shared(final SprayConfig config, final int paths)
         {
             rttLimits = new RttEstimator.Limits(config.rtoMinNanos, config.rtoMaxNanos,
-                config.ackDelayNanos + config.rtoSlackNanos, config.lateMarginMaxNanos);
+                config.ackDelayNanos + config.rtoSlackNanos, config.lateMarginMaxNanos,
+                new ReorderWindow(config.reorderWindowNanos, config.reorderWindowMaxNanos));
             windowParameters = new PathCongestionControl.Parameters(config.initialWindow, config.maxWindow,
                 config.gain, 1.0);
             scratch = new double[paths];
@@ -500,6 +501,7 @@ final class PathScheduler
             lateMarginRounds = 0;
             rtt.decayLateMargin();
         }
+        rtt.reorderWindow().onSampleEnded(); // S6.5-3: one more sample; clean unless a spurious loss came since
         pathInts[at + SAMPLE_SENT] = 0;
         pathInts[at + SAMPLE_LOST] = 0;
         for (int other = 0; other < paths; other++)

@@ -19,6 +19,11 @@ import java.lang.foreign.MemorySegment;
  * arrived first. It is lost when a later packet of the old route is acknowledged, or once it is overdue by the
  * estimate the old route had; until then it is held, and walked again on the next ACK.
  * <p>
+ * A fabric that reorders within one route (adaptive routing, a LAG that balances per packet) breaks S6.2 for every
+ * packet, not only at a route change. With a reordering window {@code W > 0} (S6.5-3, RFC 8985's, kept in time) a
+ * packet in a gap is lost only once a packet sent at least {@code W} after it is acknowledged; until then it is held
+ * in the same way. {@code W = 0} is S6.5: a gap is loss.
+ * <p>
  * Packets are named by an opaque {@code long} handle the engine chooses (where the packet's bytes
  * come from). Allocation-free; one instance per path and direction.
  */
@@ -56,12 +61,13 @@ public final class PathSendWindow
         }
 
         /**
-         * S6.8.1: a packet sent again at its PSN was acknowledged. Called before {@link #onAcked} for it.
+         * S6.8.1, S6.5-3: a packet sent again at its PSN was acknowledged. Called before {@link #onAcked} for it.
          *
+         * @param handle           its handle: the placeholder's, for a packet a timeout relocated (S7.4.1).
          * @param sinceResendNanos time from its last transmission to this ACK: shorter than any round trip of the
          *                         path, it answers an earlier transmission (RFC 8985 S6.2).
          */
-        default void onRetransmissionAcked(final int psn, final long sinceResendNanos)
+        default void onRetransmissionAcked(final long handle, final int psn, final long sinceResendNanos)
         {
         }
     }
@@ -84,6 +90,8 @@ public final class PathSendWindow
     private int nextPsn;
     /** S6.5: every PSN from the base up to this one is acknowledged or was found lost (the highest acknowledged). */
     private int lossJudgedTo;
+    /** The highest PSN acknowledged (at least the base): the end of the loss walk a timer makes ({@link #judgeHeld}). */
+    private int highestAckedPsn;
     /** Outstanding packets in state {@code RETRANSMITTED}: while there are none, judged PSNs need no new walk. */
     private int retransmittedCount;
     /** The highest SACK bit set in the ACK being applied (0: none). */
@@ -133,7 +141,7 @@ public final class PathSendWindow
         return null != storage && outstanding() == 0;
     }
 
-    /** Bytes of a window object without its records (S10.1): 12-byte header, 5 references, 7 ints, a long, padded. */
+    /** Bytes of a window object without its records (S10.1): 12-byte header, 5 references, 8 ints, a long. */
     static final int BYTES = 72;
 
     /** The {@link #CAPACITY} records of one window. */
@@ -156,6 +164,7 @@ public final class PathSendWindow
         this.basePsn = nextPsn & Psn.MASK;
         this.nextPsn = this.basePsn;
         lossJudgedTo = this.basePsn;
+        highestAckedPsn = this.basePsn;
         routeStartPsn = this.basePsn;
         oldRouteAckedTo = Psn.add(this.basePsn, -1);
         retransmittedCount = 0;
@@ -299,6 +308,19 @@ public final class PathSendWindow
      */
     public int onAck(final MemorySegment segment, final long sackOffset, final long nowNanos, final Listener listener)
     {
+        return onAck(segment, sackOffset, nowNanos, 0, listener);
+    }
+
+    /**
+     * Applies a SACK header as {@link #onAck(MemorySegment, long, long, Listener)} does, with a reordering window
+     * (S6.5-3): a packet in a gap is held, not lost, while the highest PSN acknowledged was sent less than
+     * {@code reorderWindowNanos} after it (after its last transmission, for a retransmission).
+     *
+     * @param reorderWindowNanos the window; 0: a gap is loss (S6.5).
+     */
+    public int onAck(final MemorySegment segment, final long sackOffset, final long nowNanos,
+        final long reorderWindowNanos, final Listener listener)
+    {
         final int cumulative = SelectiveAckHeader.cumulativePsn(segment, sackOffset);
         final int outstanding = outstanding();
         final int cumulativeDistance = Psn.diff(cumulative, basePsn);
@@ -318,42 +340,17 @@ public final class PathSendWindow
 
         if (highestSacked > 0)
         {
-            final int highestAckedDistance = cumulativeDistance + highestSacked;
             final int highestAcked = Psn.add(cumulative, highestSacked);
+            if (Psn.isAfter(highestAcked, highestAckedPsn))
+            {
+                highestAckedPsn = highestAcked;
+            }
             final int from = retransmittedCount > 0 ? cumulativeDistance :
                 Math.max(cumulativeDistance, Psn.diff(lossJudgedTo, basePsn));
-            final boolean oldRoute = hasOldRoute() && !Psn.isBefore(highestAcked, routeStartPsn);
-            int judgedTo = highestAcked;
-            for (int d = from; d < highestAckedDistance; d++)
-            {
-                final int psn = Psn.add(basePsn, d);
-                final int slot = psn & SLOT_MASK;
-                final byte state = states[slot];
-                if (state == RELOCATED)
-                {
-                    listener.onLost(handles[slot], psn);
-                    continue;
-                }
-                // what the gap is above: the packet itself, or its retransmission's mark (S6.6)
-                final int sentAbove = state == OUTSTANDING ? psn : retransmitMarks[slot];
-                if (state != OUTSTANDING && (state != RETRANSMITTED || !Psn.isAfter(highestAcked, sentAbove)))
-                {
-                    continue;
-                }
-                if (oldRoute && Psn.isBefore(sentAbove, routeStartPsn) && !Psn.isAfter(oldRouteAckedTo, sentAbove))
-                {
-                    // S6.5-2: sent on the old route, and only the new route's packets are acknowledged above it
-                    if (nowNanos - sentAtNanos[slot] < oldRouteExpectedWithinNanos)
-                    {
-                        if (judgedTo == highestAcked)
-                        {
-                            judgedTo = psn; // walked again from here by the next ACK
-                        }
-                        continue;
-                    }
-                }
-                listener.onLost(handles[slot], psn);
-            }
+            // S6.5-3: packets sent the window or more before the latest one acknowledged are lost; later ones are held
+            final long lostIfSentBefore = sentAtNanos[highestAcked & SLOT_MASK] - reorderWindowNanos;
+            final int judgedTo = (int)judgeGaps(from, highestAcked, reorderWindowNanos > 0, lostIfSentBefore, nowNanos,
+                listener);
             if (Psn.isAfter(judgedTo, lossJudgedTo))
             {
                 lossJudgedTo = judgedTo;
@@ -369,11 +366,90 @@ public final class PathSendWindow
         {
             lossJudgedTo = basePsn; // kept within [basePsn, nextPsn], so that serial comparison never wraps
         }
+        if (Psn.isBefore(highestAckedPsn, basePsn))
+        {
+            highestAckedPsn = basePsn; // the same bound
+        }
         if (Psn.isBefore(routeStartPsn, basePsn))
         {
             routeStartPsn = basePsn; // the old route drained: the same bound
         }
         return acked;
+    }
+
+    /** @return whether a packet below the highest PSN acknowledged is held (S6.5-2, S6.5-3), neither acked nor lost. */
+    public boolean hasHeld()
+    {
+        return Psn.isBefore(lossJudgedTo, highestAckedPsn);
+    }
+
+    /**
+     * Judges the held packets again without an ACK, as RFC 8985's reordering timer does: at a message's tail no later
+     * ACK may come to do it. A packet held by S6.5-3 is lost once the time its ACK is due and the reordering window
+     * have passed since it was sent (by then it would have been acknowledged, however reordered); one held by S6.5-2
+     * once it is overdue on its old route.
+     *
+     * @param reorderWindowNanos the reordering window (0: none, S6.5).
+     * @param rttNanos           how long after it was sent a packet's ACK is due on the path (S7.4.1's estimate).
+     * @return packets found lost, each reported to {@code listener} as an ACK would.
+     */
+    public int judgeHeld(final long nowNanos, final long reorderWindowNanos, final long rttNanos, final Listener listener)
+    {
+        if (!hasHeld())
+        {
+            return 0;
+        }
+        final long judged = judgeGaps(Psn.diff(lossJudgedTo, basePsn), highestAckedPsn, reorderWindowNanos > 0,
+            nowNanos - rttNanos - reorderWindowNanos, nowNanos, listener);
+        lossJudgedTo = (int)judged;
+        return (int)(judged >>> 32);
+    }
+
+    /*
+     * The loss walk of S6.5 from distance `from` above the base up to the highest PSN acknowledged: a packet in a gap is
+     * lost, or a retransmission whose S6.6 mark is overtaken, but for those S6.5-2 holds (sent on the old route, only
+     * the new route acknowledged above them, not yet overdue there) and, when `reordering`, those S6.5-3 holds (sent
+     * after `lostIfSentBefore`).
+     * @return the first PSN held (highestAcked when none is) in the low 32 bits, the packets reported lost above them
+     */
+    private long judgeGaps(final int from, final int highestAcked, final boolean reordering, final long lostIfSentBefore,
+        final long nowNanos, final Listener listener)
+    {
+        final int highestAckedDistance = Psn.diff(highestAcked, basePsn);
+        final boolean oldRoute = hasOldRoute() && !Psn.isBefore(highestAcked, routeStartPsn);
+        int judgedTo = highestAcked;
+        long lost = 0;
+        for (int d = from; d < highestAckedDistance; d++)
+        {
+            final int psn = Psn.add(basePsn, d);
+            final int slot = psn & SLOT_MASK;
+            final byte state = states[slot];
+            if (state == RELOCATED)
+            {
+                listener.onLost(handles[slot], psn);
+                lost++;
+                continue;
+            }
+            // what the gap is above: the packet itself, or its retransmission's mark (S6.6)
+            final int sentAbove = state == OUTSTANDING ? psn : retransmitMarks[slot];
+            if (state != OUTSTANDING && (state != RETRANSMITTED || !Psn.isAfter(highestAcked, sentAbove)))
+            {
+                continue;
+            }
+            final long sentAt = sentAtNanos[slot];
+            if (oldRoute && Psn.isBefore(sentAbove, routeStartPsn) && !Psn.isAfter(oldRouteAckedTo, sentAbove) &&
+                nowNanos - sentAt < oldRouteExpectedWithinNanos || reordering && sentAt - lostIfSentBefore > 0)
+            {
+                if (judgedTo == highestAcked)
+                {
+                    judgedTo = psn; // walked again from here by the next ACK or timer
+                }
+                continue;
+            }
+            listener.onLost(handles[slot], psn);
+            lost++;
+        }
+        return lost << 32 | (judgedTo & 0xFFFF_FFFFL);
     }
 
     // the SACK bits 1 to above - 1 (bit 0 is the cumulative PSN itself, missing by definition), most significant
@@ -436,7 +512,7 @@ public final class PathSendWindow
         }
         else if (state == RETRANSMITTED)
         {
-            listener.onRetransmissionAcked(psn, sinceSent);
+            listener.onRetransmissionAcked(handles[slot], psn, sinceSent);
         }
         listener.onAcked(handles[slot], psn, state != RETRANSMITTED ? sinceSent : -1);
         return 1;
@@ -493,6 +569,7 @@ public final class PathSendWindow
             basePsn = Psn.next(basePsn);
         }
         lossJudgedTo = basePsn;
+        highestAckedPsn = basePsn;
         retransmittedCount = 0;
         return moved;
     }

@@ -38,6 +38,11 @@ public final class RttEstimator
         final long slackNanos;
         final long lateMarginMaxNanos;
         /**
+         * S6.5-3: the engine's reordering window, which its connections' loss walks hold gaps by, held here with the
+         * other timing an engine's connections share (and so by no idle connection).
+         */
+        final ReorderWindow reorderWindow;
+        /**
          * S6.8.1: the late margin the engine's connections learnt last (engine thread only): a new connection starts
          * from it, since the margin measures the hosts, not the connection (issue 14: a fresh connection in a warm
          * process started from 0 and timed out every path's packets before it learnt again what its elders knew).
@@ -57,6 +62,13 @@ public final class RttEstimator
          */
         Limits(final long rtoMinNanos, final long rtoMaxNanos, final long slackNanos, final long lateMarginMaxNanos)
         {
+            this(rtoMinNanos, rtoMaxNanos, slackNanos, lateMarginMaxNanos, new ReorderWindow(0, 0));
+        }
+
+        /** @param reorderWindow the engine's reordering window (S6.5-3). */
+        Limits(final long rtoMinNanos, final long rtoMaxNanos, final long slackNanos, final long lateMarginMaxNanos,
+            final ReorderWindow reorderWindow)
+        {
             if (rtoMinNanos <= 0 || rtoMaxNanos < rtoMinNanos || slackNanos < 0 || lateMarginMaxNanos < 0)
             {
                 throw new IllegalArgumentException("need 0 < rtoMin <= rtoMax, slack >= 0 and lateMarginMax >= 0 (got " +
@@ -66,6 +78,7 @@ public final class RttEstimator
             this.rtoMaxNanos = rtoMaxNanos;
             this.slackNanos = slackNanos;
             this.lateMarginMaxNanos = lateMarginMaxNanos;
+            this.reorderWindow = reorderWindow;
         }
 
         /** @return the late margin a new connection starts from (S6.8.1). */
@@ -158,6 +171,12 @@ public final class RttEstimator
     }
 
     /** The estimators of {@code paths} paths within {@code limits}, shared with the engine's other connections. */
+    /** @return the engine's reordering window (S6.5-3), shared with its limits. */
+    ReorderWindow reorderWindow()
+    {
+        return limits.reorderWindow;
+    }
+
     RttEstimator(final int paths, final Limits limits, final long initialRttNanos)
     {
         if (initialRttNanos <= 0 || paths < 1 || paths > MAX_PATHS)

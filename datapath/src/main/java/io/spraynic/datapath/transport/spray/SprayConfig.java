@@ -32,6 +32,8 @@ public final class SprayConfig
     long rtoSlackNanos = 1_000;
     long rtoMaxNanos = 10_000_000;
     long lateMarginMaxNanos;
+    long reorderWindowNanos;
+    long reorderWindowMaxNanos;
     long initialRttNanos = 10_000;
     int failAfterTimeouts = 3;
     long probeIntervalNanos = 1_000_000;
@@ -287,6 +289,54 @@ public final class SprayConfig
         }
         this.lateMarginMaxNanos = nanos;
         return this;
+    }
+
+    /** The longest reordering window (S6.5-3): a second, far beyond any reordering a fabric makes within a route. */
+    public static final long MAX_REORDER_WINDOW_NANOS = 1_000_000_000L;
+
+    /**
+     * @param nanos the reordering window of S6.5-3, for fabrics that reorder packets within one route (adaptive
+     *              routing, a LAG balanced per packet): a packet in a gap is lost only once one sent at least this
+     *              long after it is acknowledged (default 0: a gap is loss, S6.5, as ECMP fabrics need).
+     * @return this.
+     */
+    public SprayConfig reorderWindowNanos(final long nanos)
+    {
+        if (nanos < 0 || nanos > MAX_REORDER_WINDOW_NANOS)
+        {
+            throw new IllegalArgumentException("reorderWindow must be in 0.." + MAX_REORDER_WINDOW_NANOS + " ns (got " +
+                nanos + ")");
+        }
+        this.reorderWindowNanos = nanos;
+        return this;
+    }
+
+    /**
+     * @param nanos the most the reordering window learns (S6.5-3): above {@link #reorderWindowNanos}, every loss found
+     *              spurious widens the engine's window, up to this (default 0: it does not learn).
+     * @return this.
+     */
+    public SprayConfig reorderWindowMaxNanos(final long nanos)
+    {
+        if (nanos < 0 || nanos > MAX_REORDER_WINDOW_NANOS)
+        {
+            throw new IllegalArgumentException("reorderWindowMax must be in 0.." + MAX_REORDER_WINDOW_NANOS +
+                " ns (got " + nanos + ")");
+        }
+        this.reorderWindowMaxNanos = nanos;
+        return this;
+    }
+
+    /** @return the reordering window's floor (S6.5-3), ns. */
+    public long reorderWindowNanos()
+    {
+        return reorderWindowNanos;
+    }
+
+    /** @return the most the reordering window learns (S6.5-3), ns; at or below the floor it does not learn. */
+    public long reorderWindowMaxNanos()
+    {
+        return reorderWindowMaxNanos;
     }
 
     /** @param nanos RTT assumed before the first sample. @return this. */

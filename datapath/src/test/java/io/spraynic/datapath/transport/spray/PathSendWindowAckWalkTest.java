@@ -239,7 +239,7 @@ class PathSendWindowAckWalkTest
             events.add("relocated arrived " + psn + " " + rttNanos);
         }
 
-        public void onRetransmissionAcked(final int psn, final long sinceResendNanos)
+        public void onRetransmissionAcked(final long handle, final int psn, final long sinceResendNanos)
         {
             events.add("resend acked " + psn + " " + sinceResendNanos);
         }
@@ -365,7 +365,7 @@ class PathSendWindowAckWalkTest
             }
             else if (state == RETRANSMITTED)
             {
-                listener.onRetransmissionAcked(psn, sinceSent);
+                listener.onRetransmissionAcked(handles[slot], psn, sinceSent);
             }
             listener.onAcked(handles[slot], psn, state != RETRANSMITTED ? sinceSent : -1);
             return 1;

@@ -224,6 +224,161 @@ class PathSendWindowTest
         assertEquals(List.of(100, 100), lost, "an old-route packet sent after the copy arrived: the copy was lost (S6.6)");
     }
 
+    /**
+     * S6.5-3: with a reordering window a gap is not loss until a packet sent at least the window after the missing one
+     * is acknowledged; a packet that only arrived late fills its gap and is never reported; with no window (S6.5) the
+     * same ACKs report the late packet lost at once.
+     */
+    @Test
+    void shouldHoldAGapWithinTheReorderingWindowS653()
+    {
+        final PathSendWindow sender = new PathSendWindow(0xFFFFFE);
+        final PathSendWindow strict = new PathSendWindow(0xFFFFFE);
+        final PathReceiveWindow receiver = new PathReceiveWindow(0xFFFFFE);
+        final List<Integer> strictLost = new ArrayList<>();
+        final PathSendWindow.Listener strictListener = new PathSendWindow.Listener()
+        {
+            public void onAcked(final long handle, final int psn, final long rttNanos)
+            {
+            }
+
+            public void onLost(final long handle, final int psn)
+            {
+                strictLost.add(psn);
+            }
+        };
+        for (int i = 0; i < 8; i++)
+        {
+            sender.send(1000 + i, 10L * i);
+            strict.send(1000 + i, 10L * i);
+        }
+        final int first = 0xFFFFFE;
+        for (int i = 1; i <= 3; i++)
+        {
+            receiver.onPacket(0, Psn.add(first, i)); // PSN first + 0 is late, behind the next three
+        }
+        receiver.writeTo(0, ack, 0);
+        assertEquals(3, sender.onAck(ack, 0, 40, 50, listener));
+        strict.onAck(ack, 0, 40, 0, strictListener);
+        assertEquals(List.of(), lost, "sent 30 ns before the highest acknowledged: within the 50 ns window");
+        assertEquals(List.of(first), strictLost, "S6.5 without a window: the gap is a loss");
+
+        receiver.onPacket(0, first);
+        receiver.writeTo(0, ack, 0);
+        assertEquals(1, sender.onAck(ack, 0, 45, 50, listener));
+        assertEquals(List.of(), lost, "it arrived: never reported");
+        assertEquals(4, acked.size());
+
+        // PSN first + 4 (sent at 40) is really lost: held while what is acknowledged above it was sent within 50 ns
+        receiver.onPacket(0, Psn.add(first, 5));
+        receiver.onPacket(0, Psn.add(first, 6));
+        receiver.writeTo(0, ack, 0);
+        sender.onAck(ack, 0, 70, 50, listener);
+        receiver.onPacket(0, Psn.add(first, 7));
+        receiver.writeTo(0, ack, 0);
+        sender.onAck(ack, 0, 80, 50, listener);
+        assertEquals(List.of(), lost, "the highest acknowledged, sent at 70, is 30 ns after it");
+        receiver.onPacket(0, sender.send(1008, 90));
+        receiver.writeTo(0, ack, 0);
+        sender.onAck(ack, 0, 100, 50, listener);
+        assertEquals(List.of(Psn.add(first, 4)), lost, "one sent 50 ns after it arrived: lost");
+    }
+
+    /**
+     * S6.5-3 against a path that delays each packet by its own random amount up to {@code D} and loses some: with a
+     * window of at least {@code D} nothing that arrives is ever reported lost, and every loss is found and recovered
+     * by the packets sent after it; with no window the same path makes spurious losses, so the check can fail.
+     */
+    @ParameterizedTest
+    @ValueSource(longs = {0, 40, 80})
+    void shouldReportNoPacketThatArrivesWhenTheWindowCoversTheReorderingS653(final long reorderWindow)
+    {
+        final SplittableRandom random = new SplittableRandom(11);
+        final int firstPsn = 0xFFFF00;
+        final int packets = 20_000;
+        final PathSendWindow sender = new PathSendWindow(firstPsn);
+        final PathReceiveWindow receiver = new PathReceiveWindow(firstPsn);
+        final long[] arrivesAt = new long[packets + 1_000]; // by handle; -1: lost; 0: not sent
+        final java.util.PriorityQueue<long[]> inFlight = new java.util.PriorityQueue<>((a, b) -> Long.compare(a[0], b[0]));
+        final ArrayDeque<Integer> resend = new ArrayDeque<>();
+        final int[] spurious = {0};
+        final int[] lossesReported = {0};
+        final long[] now = {0};
+        final PathSendWindow.Listener engine = new PathSendWindow.Listener()
+        {
+            public void onAcked(final long handle, final int psn, final long rttNanos)
+            {
+            }
+
+            public void onLost(final long handle, final int psn)
+            {
+                lossesReported[0]++;
+                if (arrivesAt[(int)handle] >= 0)
+                {
+                    spurious[0]++; // it arrived, or is on its way
+                }
+                resend.add((int)handle);
+            }
+        };
+        int next = 0;
+        int lost = 0;
+        while (now[0] < 10_000_000 && (next < packets || receiver.cumulativePsn(0) != Psn.add(firstPsn, packets)))
+        {
+            now[0] += 10; // a packet every 10 ns: up to four in flight overtake one another
+            while (!resend.isEmpty()) // as Listener.onLost asks: resent before the next ACK
+            {
+                final int handle = resend.poll();
+                sender.retransmitted(Psn.add(firstPsn, handle), now[0]);
+                lost += transmit(handle, now[0], random, arrivesAt, inFlight);
+            }
+            if (!sender.isFull())
+            {
+                final int handle = next++; // past `packets`: more traffic, as an application sends after its message
+                sender.send(handle, now[0]);
+                lost += transmit(handle, now[0], random, arrivesAt, inFlight);
+            }
+            boolean arrived = false;
+            while (!inFlight.isEmpty() && inFlight.peek()[0] <= now[0])
+            {
+                receiver.onPacket(0, Psn.add(firstPsn, (int)inFlight.poll()[1]));
+                arrived = true;
+            }
+            if (arrived)
+            {
+                receiver.writeTo(0, ack, 0);
+                sender.onAck(ack, 0, now[0], reorderWindow, engine);
+            }
+        }
+        assertTrue(Psn.diff(receiver.cumulativePsn(0), firstPsn) >= packets, "every packet arrived in the end");
+        if (reorderWindow >= MAX_EXTRA_DELAY)
+        {
+            assertEquals(0, spurious[0], "a window of at least the reordering: no packet that arrives is lost");
+            assertTrue(lossesReported[0] >= lost - 100 && lossesReported[0] <= lost, lossesReported[0] + " reported of " +
+                lost + " lost (the last few, after the traffic, are not)");
+        }
+        else
+        {
+            assertTrue(spurious[0] > 1_000, "no window: reordering is taken for loss (" + spurious[0] + ")");
+        }
+    }
+
+    // D of the reordering tests: each packet's delay is 100 + [0, D) ns
+    private static final long MAX_EXTRA_DELAY = 40;
+
+    // 1 % lost, the rest delayed 100 + [0, D) ns; @return 1 if lost
+    private static int transmit(final int handle, final long now, final SplittableRandom random, final long[] arrivesAt,
+        final java.util.PriorityQueue<long[]> inFlight)
+    {
+        if (random.nextDouble() < 0.01)
+        {
+            arrivesAt[handle] = -1;
+            return 1;
+        }
+        arrivesAt[handle] = now + 100 + random.nextLong(MAX_EXTRA_DELAY);
+        inFlight.add(new long[]{arrivesAt[handle], handle});
+        return 0;
+    }
+
     @Test
     void shouldNotReportLossAgainUntilRetransmissionIsOvertaken()
     {
@@ -311,7 +466,7 @@ class PathSendWindowTest
                 events.add("relocated arrived " + psn + " " + rttNanos);
             }
 
-            public void onRetransmissionAcked(final int psn, final long sinceResendNanos)
+            public void onRetransmissionAcked(final long handle, final int psn, final long sinceResendNanos)
             {
                 events.add("resend acked " + psn + " " + sinceResendNanos);
             }

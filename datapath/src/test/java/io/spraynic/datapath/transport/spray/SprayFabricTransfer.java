@@ -16,6 +16,7 @@ import io.spraynic.datapath.wire.ParseCounters;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.SplittableRandom;
+import java.util.function.UnaryOperator;
 
 /**
  * A verified bulk WRITE transfer from host 0 to host 1 of a fabric, in virtual time (the test-side twin of the
@@ -50,11 +51,20 @@ final class SprayFabricTransfer implements AutoCloseable
 
     SprayFabricTransfer(final Fabric fabric, final int paths, final int streams, final long capacityMbps)
     {
+        this(fabric, paths, streams, capacityMbps, UnaryOperator.identity());
+    }
+
+    /** @param tune changes both ends' configurations (after the receiver's capacity is set). */
+    SprayFabricTransfer(final Fabric fabric, final int paths, final int streams, final long capacityMbps,
+        final UnaryOperator<SprayConfig> tune)
+    {
         this.fabric = fabric;
         endpointA = new SprayFabricEndpoint(fabric.host(0), 1_000, new ParseCounters());
         endpointB = new SprayFabricEndpoint(fabric.host(1), 1_000, new ParseCounters());
-        engineA = new SprayEngine(endpointA.configure(new SprayConfig().capacityMbps(capacityMbps)), pdA, endpointA.output());
-        engineB = new SprayEngine(endpointB.configure(new SprayConfig().capacityMbps(capacityMbps)), pdB, endpointB.output());
+        engineA = new SprayEngine(endpointA.configure(tune.apply(new SprayConfig().capacityMbps(capacityMbps))), pdA,
+            endpointA.output());
+        engineB = new SprayEngine(endpointB.configure(tune.apply(new SprayConfig().capacityMbps(capacityMbps))), pdB,
+            endpointB.output());
         endpointA.bind(engineA);
         endpointB.bind(engineB);
         a = engineA.open(endpointA.remote(new SprayConnectionConfig().cids(1, 2).keysFromCids().paths(paths).streams(streams).mtu(4096)
