@@ -43,6 +43,7 @@ final class LabPeers implements AutoCloseable
     private final List<Process> processes = new ArrayList<>();
     private int sequence;
     private String portRotation = System.getProperty("spraynic.lab.rotation", "16-32");
+    private String reorderWindow = "off";
     private String warmupConnection = "same";
     private String rocev2AckTimeout = ROCEV2_ACK_TIMEOUT;
     private int samplerMillis = 5;
@@ -58,6 +59,13 @@ final class LabPeers implements AutoCloseable
     LinuxLab lab()
     {
         return lab;
+    }
+
+    /** Spray's reordering window for the processes started from now on ({@code --reorder-window}, PROTOCOL.md S6.5-3). */
+    LabPeers reorderWindow(final String window)
+    {
+        this.reorderWindow = window;
+        return this;
     }
 
     /** Spray's source-port rotation for the processes started from now on ({@code --port-rotation}). */
@@ -393,7 +401,7 @@ final class LabPeers implements AutoCloseable
             "--paths", Integer.toString(paths), "--exchange", exchange.toString(), "--seconds", "600",
             // a responder's timer never runs (only a requester times out): with auto, the nic command's default
             "--rocev2-ack-timeout", rocev2AckTimeout.equals("auto") ? "14" : rocev2AckTimeout,
-            "--port-rotation", portRotation)));
+            "--port-rotation", portRotation, "--reorder-window", reorderWindow)));
         if (mode.equals("rocev2"))
         {
             command.addAll(rocev2Options);
@@ -449,7 +457,7 @@ final class LabPeers implements AutoCloseable
             "--paths", Integer.toString(paths), "--exchange", visitDir.toString(), "--size", Long.toString(size),
             "--timeout", Integer.toString(timeoutSeconds), "--rocev2-ack-timeout",
             Integer.toString(null == ackTimeout ? 14 : ackTimeout.exponent()), "--json",
-            "--port-rotation", portRotation, "--warmup", Long.toString(warmup))));
+            "--port-rotation", portRotation, "--reorder-window", reorderWindow, "--warmup", Long.toString(warmup))));
         if (served.mode().equals("rocev2"))
         {
             command.addAll(rocev2Options);

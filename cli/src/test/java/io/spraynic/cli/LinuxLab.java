@@ -101,6 +101,12 @@ final class LinuxLab implements AutoCloseable
         run(command.toArray(String[]::new));
     }
 
+    /** Applies {@code lab balance}: {@code flow} (ECMP, the default) or {@code packet} on every plane. */
+    void balance(final String mode) throws IOException, InterruptedException
+    {
+        run("balance", mode);
+    }
+
     void link(final String action, final String... links) throws IOException, InterruptedException
     {
         final List<String> command = new ArrayList<>(List.of("link", action));

@@ -36,6 +36,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <li>Every core link of plane 1 down in the middle of a transfer, and up again: plane 1's paths fail (S7.4) and plane 2
  * carries the transfer alone, then the failed paths are probed back (S7.5) and both planes carry it again; verified,
  * the per-plane data packets of both NICs' paths reported for each phase.</li>
+ * <li>Reordering within a route: the routers balance per packet ({@code lab balance packet}) and one core link of each
+ * plane is slow: without a reordering window spray resends packets that were only late; with one that learns (S6.5-3),
+ * it resends a tenth as many or fewer, and no more than 1.1 per loss.</li>
  * <li>Incast: A and C write into B at once through B's access links limited to 10 Mbit/s (TBF): both complete,
  * verified, and the Jain index of their shares of plane 1's link while both send is reported and at least 0.8. The
  * limit is below what the poll threads of three NIC processes on a 2-core CI host move together (12-17 Mbit/s
@@ -73,6 +76,10 @@ class LinuxLabFaultsTest
      */
     private static final long LINK_DOWN_SIZE = WARM_FAULTS ? 32L << 20 : SIZE;
     private static final long PLANE_DOWN_SIZE_MEASURED = WARM_FAULTS ? 2 * PLANE_DOWN_SIZE : PLANE_DOWN_SIZE;
+    /** The reordering test's slow link per plane: its TBF queue delays a quarter of every path's packets. */
+    private static final String REORDER_SLOW_LINK = System.getProperty("spraynic.lab.reorderSlowLink", "10mbit");
+    /** The reordering test's learning window, microseconds ({@code --reorder-window}). */
+    private static final String REORDER_WINDOW = System.getProperty("spraynic.lab.reorderWindow", "0-100000");
     private static LinuxLab lab;
 
     @BeforeAll
@@ -142,6 +149,61 @@ class LinuxLabFaultsTest
             // 10.50 s on one loaded run, 2.38 s against 2.77 s on another).
             assertTrue(marked.smallestWindows() < clean.smallestWindows() / 2, "the sender cut its windows: smallest " +
                 marked.smallestWindows() + " packets over the paths against " + clean.smallestWindows() + " unmarked; " + text);
+        }
+    }
+
+    /**
+     * PROTOCOL.md S6.5-3 on kernel routers that balance per packet ({@code lab balance packet}: each packet of a flow
+     * takes the next core link in turn, as a LAG balanced per packet does), one core link of each plane rate-limited so
+     * that its queue delays what it carries: a path's packets arrive out of order, and the slow link's TBF drops some
+     * (no rule drops any). Spray with no reordering window sends copies of packets that were only late (B receives them
+     * twice: 987-1,290 in three runs, RESULTS.md section 82); with a window that learns, at most a tenth of that, and
+     * retransmitted ÷ lost (counted by the routers) at most 1.1, issue 14's goal.
+     */
+    @Test
+    void shouldResendLessOfWhatTheRoutersOnlyReorderedOnceItsWindowLearns(@TempDir final Path dir) throws Exception
+    {
+        lab.balance("packet");
+        try
+        {
+            lab.set(PLANES == 2 ? "p2l1" : "p1l1", "p1l1", "--rate", REORDER_SLOW_LINK);
+            final long[] strict = reorderedVisit(dir, "off");
+            final long[] learning = reorderedVisit(dir, REORDER_WINDOW);
+            final String text = format("A->B data packets B received twice: no window %d (sent twice %d, lost %d), " +
+                "window %s us %d (sent twice %d, lost %d)", strict[2], strict[0], strict[1], REORDER_WINDOW, learning[2],
+                learning[0], learning[1]);
+            System.out.println("linux lab reordering within a route: " + text);
+            assertTrue(strict[2] > 100, "the routers reorder a path: " + text);
+            assertTrue(learning[2] * 10 <= strict[2], "a learnt window takes a tenth as much reordering for loss: " + text);
+            assertTrue(learning[0] <= learning[1] * 1.1 + 16, "retransmitted / lost at most 1.1: " + text);
+        }
+        finally
+        {
+            lab.balance("flow");
+        }
+    }
+
+    // @return A->B data packets sent twice and lost (the routers' counts), and received twice (B's), over a warm visit's
+    // timed part
+    private long[] reorderedVisit(final Path dir, final String window) throws Exception
+    {
+        try (LabPeers peers = new LabPeers(lab, dir.resolve("window-" + window), PLANES).reorderWindow(window))
+        {
+            final LabPeers.Served served = peers.serve("b", "spray", SIZE, PATHS);
+            final LinuxLabTransferTest.Timed timed = LinuxLabTransferTest.timed(peers, served, SIZE,
+                WARM_FAULTS ? SIZE : 0, PATHS, 120, 180);
+            LabPeers.stop(served);
+            final LabPeers.Result result = timed.result();
+            assertEquals(0, result.exitCode(), result.output());
+            assertTrue(result.verified(), result.output());
+            final long[] ab = LinuxLabTransferTest.sentTwiceAndLost(timed.before(), timed.after(), "ab", SIZE);
+            System.out.println(format("linux lab reordering within a route, window %s: %s; %d MiB each way in %.2f s; " +
+                "A->B sent twice %d, lost %s; A: lost %d, retransmitted %d, timeouts %d, spurious %d; B received twice %d",
+                window, warmth(result, WARM_FAULTS ? SIZE : 0), SIZE >> 20, result.seconds(), ab[0],
+                LinuxLabTransferTest.lostText(ab),
+                timed.visitorGrown("lost"), timed.visitorGrown("retransmitted"), timed.visitorGrown("timeouts"),
+                timed.visitorGrown("spurious_timeouts"), timed.servedGrown("duplicates")));
+            return new long[]{ab[0], ab[1], timed.servedGrown("duplicates")};
         }
     }
 

@@ -347,6 +347,65 @@ class LinuxLabTest
     }
 
     /**
+     * {@code balance packet}: one flow's packets take every core link of the plane in turn, evenly, skipping a link that
+     * is down, over IPv4 and IPv6; {@code balance flow} puts the flow back on one link (ECMP's hash).
+     */
+    @Test
+    @Order(6)
+    void shouldSendOneFlowOverEveryLinkInTurnWhenBalancedPerPacket() throws Exception
+    {
+        lab.balance("packet");
+        try
+        {
+            for (final String family : new String[]{"4", "6"})
+            {
+                final Map<String, Long> before = lab.counters();
+                final Map<String, String> sent = lab.traffic("--planes", "1", "--flows", "1", "--packets", "400",
+                    "--size", "64", "--family", family);
+                final Map<String, Long> after = lab.counters();
+                assertEquals(sent(sent, 1), received(sent, 1), sent.toString());
+                for (int k = 1; k <= 4; k++)
+                {
+                    final long carried = delta(before, after, "p1l" + k, "ab", "forwarded_packets");
+                    assertTrue(carried >= 100 && carried <= 110, "IPv" + family + ": link " + k + " carries a quarter " +
+                        "of the one flow (and a few packets of the routers' own): " + carried);
+                }
+            }
+            lab.link("down", "p1l2");
+            Map<String, Long> before = lab.counters();
+            final Map<String, String> whileDown = lab.traffic("--planes", "1", "--flows", "1", "--packets", "300",
+                "--size", "64");
+            Map<String, Long> after = lab.counters();
+            assertEquals(sent(whileDown, 1), received(whileDown, 1), whileDown.toString());
+            assertEquals(0L, delta(before, after, "p1l2", "ab", "forwarded_packets"), "the downed link carries nothing");
+            for (final int k : new int[]{1, 3, 4})
+            {
+                final long carried = delta(before, after, "p1l" + k, "ab", "forwarded_packets");
+                assertTrue(carried >= 100 && carried <= 110, "link " + k + " carries a third: " + carried);
+            }
+            lab.link("up", "p1l2");
+            lab.balance("flow");
+            before = lab.counters();
+            final Map<String, String> hashed = lab.traffic("--planes", "1", "--flows", "1", "--packets", "100",
+                "--size", "64");
+            after = lab.counters();
+            assertEquals(sent(hashed, 1), received(hashed, 1), hashed.toString());
+            int used = 0;
+            for (int k = 1; k <= 4; k++)
+            {
+                used += delta(before, after, "p1l" + k, "ab", "forwarded_packets") >= 100 ? 1 : 0;
+            }
+            assertEquals(1, used, "ECMP again: the flow keeps one link");
+            assertTrue(lab.run("status").contains("plane 1: balanced per flow"));
+        }
+        finally
+        {
+            lab.link("up", "p1l2");
+            lab.balance("flow");
+        }
+    }
+
+    /**
      * A silent failure: {@code link blackhole} drops every packet on the link, each way, and leaves it up and its
      * nexthop in the routes, so the routers go on hashing flows onto it (unlike {@code link down}, whose nexthop they
      * stop using at once): what it drops is every datagram lost, each counted; {@code restore} ends it.

@@ -227,8 +227,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
             // an idle connection (a keepalive's ACK): its windows are empty and went back with its tables
             return scheduler.onAckOfParked(path, SelectiveAckHeader.cumulativePsn(buffer, sack));
         }
-        return scheduler.sendWindows[path].onAck(buffer, sack, now,
-            scheduler.rtt.reorderWindow().nanos(scheduler.srttNanos(path)), this);
+        return scheduler.sendWindows[path].onAck(buffer, sack, now, reorderWindowNanos(path), this);
     }
 
     /** @return whether the ACK last applied acknowledged a probe (what restores a failed path, S7.5). */
@@ -319,6 +318,11 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
         }
         else
         {
+            if (duplicates > 0)
+            {
+                // S6.5-3: a copy other than the timeout's arrived after its packet had: a gap that was reordering
+                scheduler.rtt.reorderWindow().onSpuriousLoss(ackNow - scheduler.srttNanos(path), ackNow);
+            }
             left = Math.max(0, copiesBefore - duplicates);
             if (left > 0 && Psn.isAfter(highestAcknowledged(buffer, sack), copiesMarkBefore))
             {
@@ -416,8 +420,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
             // S6.5-2, S6.5-3: packets held in gaps are lost once overdue, though no later ACK comes to say so
             ackPath = path;
             ackNow = now;
-            final long srtt = scheduler.srttNanos(path);
-            if (window.judgeHeld(now, scheduler.rtt.reorderWindow().nanos(srtt), srtt, this) > 0)
+            if (window.judgeHeld(now, reorderWindowNanos(path), scheduler.srttNanos(path), this) > 0)
             {
                 return RECOVERED;
             }
@@ -443,6 +446,17 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
         final long since = Math.max(Math.max(scheduler.times.lastAckAt[path], scheduler.times.lastProbeAt[path]),
             window.oldestSentAtNanos());
         return now - since >= quiet && !window.isFull() ? PROBE : NOTHING;
+    }
+
+    /**
+     * S6.5-3: the window the path's gaps are held by: what the engine learnt, at most the larger of the path's
+     * {@code srtt} and its RTO's margin above it (so that the hold's timer, {@code srtt + W}, comes no later than the
+     * RTO), at least the configured floor.
+     */
+    private long reorderWindowNanos(final int path)
+    {
+        final long srtt = scheduler.srttNanos(path);
+        return scheduler.rtt.reorderWindow().nanos(Math.max(srtt, scheduler.ackExpectedWithinNanos(path) - srtt));
     }
 
     /** @return the path {@link #onTimer} last asked a probe on for a sibling ({@link #PROBE_SIBLING}). */

@@ -8,10 +8,12 @@ package io.spraynic.datapath.transport.spray;
  * The window is at least the configured floor ({@link SprayConfig#reorderWindowNanos}, 0 by default: a gap is loss,
  * S6.5). With a ceiling above the floor ({@link SprayConfig#reorderWindowMaxNanos}) it adapts as RFC 8985's does: each
  * loss found spurious (a gap's copy acknowledged sooner after it was sent than any round trip of its path, so the
- * original had arrived) at least doubles it, from 1 us, up to the ceiling, unless the loss was judged before the last
- * widening (a burst of losses that one reordering made widens it once, not once each); it narrows by a quarter (to the floor below
- * 1 us) after every {@link #NARROW_AFTER_SAMPLES} loss samples (S7.3's, 256 packets of a path each, of any connection
- * of the engine) with no spurious loss, so a fabric that stops reordering stops paying for it. Engine thread only;
+ * original had arrived; or a receiver's report of duplicates that no timeout's copy explains) at least doubles it,
+ * from 1 us, up to the ceiling, unless the loss was judged before the last widening (a burst of losses that one
+ * reordering made widens it once, not once each); it narrows by a quarter (to the floor below 1 us) after every
+ * {@link #NARROW_AFTER_SAMPLES} loss samples (S7.3's, 256 packets of a path each, of any connection of the engine)
+ * with no spurious loss, so a fabric that stops reordering stops paying for it. A path holds its gaps by at most a cap
+ * it gives ({@link #nanos(long)}). Engine thread only;
  * allocation-free.
  */
 final class ReorderWindow
@@ -51,14 +53,13 @@ final class ReorderWindow
     }
 
     /**
-     * @param srttNanos the path's smoothed RTT.
-     * @return the window a path's gaps are held by: what was learnt, at most the path's {@code srtt} (as RFC 8985 holds
-     * its window: reordering longer than a round trip is not told from loss sooner than a timeout would be), at least
-     * the floor.
+     * @param capNanos the most a path's gaps may be held by what was learnt (RFC 8985 holds its window to the path's
+     *                 {@code srtt}: reordering longer than that is not told from loss much sooner than by a timeout).
+     * @return the window a path's gaps are held by: what was learnt, at most {@code capNanos}, at least the floor.
      */
-    long nanos(final long srttNanos)
+    long nanos(final long capNanos)
     {
-        return Math.max(floorNanos, Math.min(learntNanos, srttNanos));
+        return Math.max(floorNanos, Math.min(learntNanos, capNanos));
     }
 
     /** @return whether it learns from spurious losses (its ceiling is above its floor). */

@@ -46,7 +46,7 @@ final class ReorderWindowTest
     }
 
     @Test
-    void shouldHoldAPathsGapsByAtMostItsSrttAboveTheFloor()
+    void shouldHoldAPathsGapsByAtMostItsCapAboveTheFloor()
     {
         final ReorderWindow window = new ReorderWindow(3_000, 1_000_000);
         for (int i = 0; i < 8; i++)
@@ -54,7 +54,7 @@ final class ReorderWindowTest
             window.onSpuriousLoss(100 * i, 100 * i);
         }
         assertEquals(768_000, window.nanos());
-        assertEquals(20_000, window.nanos(20_000), "RFC 8985: no longer than a round trip");
+        assertEquals(20_000, window.nanos(20_000), "no longer than the cap the path gives");
         assertEquals(3_000, window.nanos(1_000), "but never below the floor");
         assertEquals(3_000, new ReorderWindow(3_000, 1_000_000).nanos(20_000), "nothing learnt: the floor");
     }
