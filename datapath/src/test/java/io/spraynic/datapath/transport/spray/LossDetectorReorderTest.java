@@ -11,7 +11,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.SplittableRandom;
 
-import static io.spraynic.datapath.transport.spray.MessageKinds.WRITE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
@@ -42,20 +41,7 @@ class LossDetectorReorderTest
     // a message of `packets` packets on path 0, all sent at `now`
     private void send(final int packets, final long now)
     {
-        final int slot = slots.take();
-        slots.kind(slot, WRITE);
-        slots.stream(slot, 0);
-        slots.msn(slot, slots.takeMsn(0));
-        slots.length(slot, packets * MTU);
-        slots.packets(slot, packets);
-        slots.signaled(slot, true);
-        slots.appendToStream(slot);
-        for (int packet = 0; packet < packets; packet++)
-        {
-            scheduler.sendWindows[0].send(slots.handle(slot, packet), now);
-        }
-        slots.nextPacket(slot, packets);
-        slots.outstanding(slot, packets);
+        LossDetectorTest.sendWrite(slots, scheduler.sendWindows[0], packets, now);
     }
 
     // path 0's ACK of the given distances from `firstPsn`, reporting `duplicates`

@@ -45,6 +45,12 @@ class LossDetectorTest
     // a message of `packets` packets, each sent on `path` at `now`
     private int send(final int path, final int packets, final long now)
     {
+        return sendWrite(slots, scheduler.sendWindows[path], packets, now);
+    }
+
+    /** A WRITE of {@code packets} packets of {@link #MTU} bytes on stream 0, each sent on {@code window} at {@code now}. */
+    static int sendWrite(final SendSlots slots, final PathSendWindow window, final int packets, final long now)
+    {
         final int slot = slots.take();
         slots.kind(slot, WRITE);
         slots.stream(slot, 0);
@@ -55,7 +61,7 @@ class LossDetectorTest
         slots.appendToStream(slot);
         for (int packet = 0; packet < packets; packet++)
         {
-            scheduler.sendWindows[path].send(slots.handle(slot, packet), now);
+            window.send(slots.handle(slot, packet), now);
         }
         slots.nextPacket(slot, packets);
         slots.outstanding(slot, packets);
