@@ -9,6 +9,8 @@ import io.spraynic.bench.experiment.PlanesExperiment;
 import io.spraynic.bench.experiment.RealTimeLossSweep;
 import io.spraynic.bench.experiment.RealTimePlaneFailure;
 import io.spraynic.bench.experiment.ReorderExperiment;
+import io.spraynic.bench.experiment.ReorderWithinExperiment;
+import io.spraynic.datapath.fabric.Switch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -24,6 +26,7 @@ import java.util.concurrent.Callable;
     description = "Reproduce an experiment on the emulated fabric in virtual time (CSV, PNG plot, JSON); loss-sweep " +
         "and plane-failure --realtime run on DPDK in real time.",
     subcommands = {ExperimentCommand.LossSweepCommand.class, ExperimentCommand.ReorderCommand.class,
+        ExperimentCommand.ReorderWithinCommand.class,
         ExperimentCommand.IncastCommand.class, ExperimentCommand.PlanesCommand.class,
         ExperimentCommand.PlaneFailureCommand.class, ExperimentCommand.CollectivesCommand.class})
 final class ExperimentCommand implements Runnable
@@ -105,6 +108,53 @@ final class ExperimentCommand implements Runnable
             final List<ReorderExperiment.Point> points = ReorderExperiment.run(settings, ReorderExperiment.DEFAULT_STEPS_NS,
                 this::log);
             return finish(ExperimentOutput.writeReorder(out, settings, points), ReorderExperiment.toJson(settings, points));
+        }
+    }
+
+    @Command(name = "reorder-within", mixinStandardHelpOptions = true,
+        description = {
+            "Spray over switches that balance each packet on its own (PROTOCOL.md S6.5-3): a plane's two parallel links " +
+            "taken in turn (round-robin, a LAG balanced per packet) or by the shorter queue (least-queued, adaptive " +
+            "routing), one of them --skew-us longer, so a path's packets overtake each other. No reordering window, a " +
+            "fixed one and a learnt one, beside ECMP, at 0 and 1 %% loss on every fabric link: goodput and spurious " +
+            "copies."})
+    static final class ReorderWithinCommand extends Common
+    {
+        @Option(names = "--bytes", defaultValue = "64m", converter = SizeConverter.class,
+            description = "Bytes written per point (default ${DEFAULT-VALUE}).")
+        long bytes;
+
+        @Option(names = "--balance", defaultValue = "round-robin", paramLabel = "round-robin|least-queued",
+            description = "How the switches balance each packet (default ${DEFAULT-VALUE}).")
+        String balance;
+
+        @Option(names = "--skew-us", defaultValue = "4", paramLabel = "US",
+            description = "How much longer one link of each pair is, 0-1000 us (default ${DEFAULT-VALUE}).")
+        long skewMicros;
+
+        @Option(names = "--window-us", defaultValue = "15", paramLabel = "US",
+            description = "The fixed reordering window, 1-1000 us (default ${DEFAULT-VALUE}).")
+        long windowMicros;
+
+        public Integer call() throws Exception
+        {
+            BadOption.size("--bytes", bytes, 1 << 20, Long.MAX_VALUE);
+            BadOption.range("--skew-us", skewMicros, 0, 1_000);
+            BadOption.range("--window-us", windowMicros, 1, 1_000);
+            final Switch.Balancing balancing = switch (balance)
+            {
+                case "round-robin" -> Switch.Balancing.ROUND_ROBIN;
+                case "least-queued" -> Switch.Balancing.LEAST_QUEUED;
+                default -> throw new IllegalArgumentException("--balance " + balance +
+                    " is not allowed: give round-robin or least-queued");
+            };
+            final LossSweep.Settings defaults = LossSweep.Settings.DEFAULT;
+            final LossSweep.Settings settings = new LossSweep.Settings(defaults.planes(), bytes, defaults.messageBytes(),
+                defaults.timeLimitNanos(), defaults.seed(), defaults.paths(), defaults.streams());
+            final List<ReorderWithinExperiment.Point> points = ReorderWithinExperiment.run(settings, balancing,
+                skewMicros * 1_000, windowMicros * 1_000, ReorderWithinExperiment.DEFAULT_LOSS_PERCENT, this::log);
+            return finish(ExperimentOutput.writeReorderWithin(out, settings, skewMicros * 1_000, points),
+                ReorderWithinExperiment.toJson(settings, skewMicros * 1_000, points));
         }
     }
 

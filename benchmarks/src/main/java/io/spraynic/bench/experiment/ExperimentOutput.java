@@ -89,6 +89,42 @@ public final class ExperimentOutput
         return List.of(csv, png, json);
     }
 
+    /**
+     * Writes {@code reorder-within.csv}, {@code reorder-within.png} (goodput and spurious copies per setting, a line per
+     * loss rate) and {@code reorder-within.json} into {@code directory}.
+     *
+     * @return the files written.
+     */
+    public static List<Path> writeReorderWithin(final Path directory, final LossSweep.Settings settings,
+        final long skewNs, final List<ReorderWithinExperiment.Point> points) throws IOException
+    {
+        Files.createDirectories(directory);
+        final Path csv = Files.writeString(directory.resolve("reorder-within.csv"), ReorderWithinExperiment.toCsv(points));
+        final Path json = Files.writeString(directory.resolve("reorder-within.json"),
+            ReorderWithinExperiment.toJson(settings, skewNs, points) + "\n");
+        final List<String> categories = new ArrayList<>();
+        final Map<String, List<Double>> series = new LinkedHashMap<>();
+        for (final ReorderWithinExperiment.Point point : points)
+        {
+            final String category = point.balancing().equals("ecmp") ? "ECMP, no window" : point.window();
+            if (!categories.contains(category))
+            {
+                categories.add(category);
+            }
+            final String loss = trim(point.lossPercent()) + " % loss";
+            series.computeIfAbsent("goodput (x 100 Gb/s), " + loss, k -> new ArrayList<>())
+                .add(point.spray().goodputGbps() / 100.0);
+            series.computeIfAbsent("spurious copies (x 1000), " + loss, k -> new ArrayList<>())
+                .add(point.spuriousRetransmissions() / 1000.0);
+        }
+        final Path png = directory.resolve("reorder-within.png");
+        Charts.lines(png, "Reordering within a route (switches balancing per packet, one link of each pair " +
+            trim(skewNs / 1e3) + " us longer)", "ECMP, then " + points.get(points.size() - 1).balancing() +
+            " balancing with spray's reordering window", "goodput / copies",
+            categories, series);
+        return List.of(csv, png, json);
+    }
+
     private static String trim(final double value)
     {
         final String text = String.format(Locale.ROOT, "%.2f", value);

@@ -21,6 +21,7 @@ import io.spraynic.datapath.wire.ParseCounters;
 
 import java.lang.foreign.Arena;
 import java.util.SplittableRandom;
+import java.util.function.UnaryOperator;
 
 /**
  * The spray transport's bulk transfer on a two-host fabric: one connection with {@code paths}
@@ -46,6 +47,20 @@ public final class SprayWriteWorkload
         final int paths,
         final int streams)
     {
+        return run(fabric, totalBytes, messageBytes, timeLimitNanos, seed, paths, streams, UnaryOperator.identity());
+    }
+
+    /** {@link #run(Fabric, long, int, long, long, int, int)} with both engines' configurations changed by {@code tune}. */
+    public static TransferOutcome run(
+        final Fabric fabric,
+        final long totalBytes,
+        final int messageBytes,
+        final long timeLimitNanos,
+        final long seed,
+        final int paths,
+        final int streams,
+        final UnaryOperator<SprayConfig> tune)
+    {
         final int messages = (int)((totalBytes + messageBytes - 1) / messageBytes);
         final long capacityMbps = fabric.config().hostLink().rateBitsPerSecond() / 1_000_000 * fabric.planes();
         final DataDropTap drops = DataDropTap.onEveryLink(fabric);
@@ -55,8 +70,10 @@ public final class SprayWriteWorkload
             final ProtectionDomain pdB = new ProtectionDomain(new SplittableRandom(seed + 1));
             final SprayFabricEndpoint a = new SprayFabricEndpoint(fabric.host(0), TICK_NANOS, new ParseCounters());
             final SprayFabricEndpoint b = new SprayFabricEndpoint(fabric.host(1), TICK_NANOS, new ParseCounters());
-            final SprayEngine engineA = new SprayEngine(a.configure(new SprayConfig().capacityMbps(capacityMbps)), pdA, a.output());
-            final SprayEngine engineB = new SprayEngine(b.configure(new SprayConfig().capacityMbps(capacityMbps)), pdB, b.output());
+            final SprayEngine engineA = new SprayEngine(a.configure(tune.apply(new SprayConfig().capacityMbps(capacityMbps))),
+                pdA, a.output());
+            final SprayEngine engineB = new SprayEngine(b.configure(tune.apply(new SprayConfig().capacityMbps(capacityMbps))),
+                pdB, b.output());
             a.bind(engineA);
             b.bind(engineB);
             final CompletionQueue cqA = new CompletionQueue(4096);

@@ -455,8 +455,13 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
      */
     private long reorderWindowNanos(final int path)
     {
+        final ReorderWindow window = scheduler.rtt.reorderWindow();
+        if (!window.adapts())
+        {
+            return window.nanos(); // fixed (0 by default: S6.5): no cap to work out on every ACK
+        }
         final long srtt = scheduler.srttNanos(path);
-        return scheduler.rtt.reorderWindow().nanos(Math.max(srtt, scheduler.ackExpectedWithinNanos(path) - srtt));
+        return window.nanos(Math.max(srtt, scheduler.ackExpectedWithinNanos(path) - srtt));
     }
 
     /** @return the path {@link #onTimer} last asked a probe on for a sibling ({@link #PROBE_SIBLING}). */
