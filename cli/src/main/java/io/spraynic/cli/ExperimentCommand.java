@@ -145,8 +145,8 @@ final class ExperimentCommand implements Runnable
             {
                 case "round-robin" -> Switch.Balancing.ROUND_ROBIN;
                 case "least-queued" -> Switch.Balancing.LEAST_QUEUED;
-                default -> throw new IllegalArgumentException("--balance " + balance +
-                    " is not allowed: give round-robin or least-queued");
+                default -> throw new BadOption("--balance", balance, "must be round-robin or least-queued",
+                    "try --balance round-robin");
             };
             final LossSweep.Settings defaults = LossSweep.Settings.DEFAULT;
             final LossSweep.Settings settings = new LossSweep.Settings(defaults.planes(), bytes, defaults.messageBytes(),

@@ -248,6 +248,10 @@ class BadArgumentsTest
         table.add(bad("experiment loss-sweep --realtime --loss 0,100", "below 100"));
         table.add(bad("experiment loss-sweep --realtime --loss 1,NaN", "not a finite"));
         table.add(bad("experiment reorder --bytes 4k", "at least 1m"));
+        table.add(bad("experiment reorder-within --bytes 4k", "at least 1m"));
+        table.add(bad("experiment reorder-within --skew-us 1001", "0..1000"));
+        table.add(bad("experiment reorder-within --window-us 0", "1..1000"));
+        table.add(bad("experiment reorder-within --balance hash", "round-robin or least-queued"));
         table.add(bad("experiment incast --senders 8,251", "1..250"));
         table.add(bad("experiment incast --bytes 1k", "at least 4k"));
         table.add(bad("experiment incast --band 1", "below 1"));

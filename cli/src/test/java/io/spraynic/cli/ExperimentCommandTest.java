@@ -104,6 +104,20 @@ class ExperimentCommandTest
     }
 
     @Test
+    void shouldRunReorderWithinOnSwitchesThatBalanceByQueueAndWriteItsFiles(@TempDir final Path dir) throws Exception
+    {
+        final CliTestSupport.Run run = CliTestSupport.run("experiment", "reorder-within", "--bytes", "4m", "--balance",
+            "least-queued", "--json", "--out", dir.toString());
+        assertEquals(0, run.exitCode(), run.err());
+        final String json = run.out().lines().filter(line -> line.startsWith("{")).findFirst().orElseThrow();
+        assertTrue(json.startsWith("{\"experiment\":\"reorder-within\","), json);
+        assertTrue(json.contains("\"balancing\":\"least-queued\",\"window\":\"off\""), json);
+        assertTrue(!json.contains("\"verified\":false"), "every transfer verified: " + json);
+        assertEquals(8, json.split("\\{\"balancing\":").length - 1, "4 settings at 0 and 1 % loss: " + json);
+        assertTrue(Files.exists(dir.resolve("reorder-within.png")) && Files.exists(dir.resolve("reorder-within.csv")));
+    }
+
+    @Test
     void shouldRunIncastAndWriteItsFiles(@TempDir final Path dir) throws Exception
     {
         final CliTestSupport.Run run = CliTestSupport.run("experiment", "incast", "--senders", "4", "--bytes", "64k", "--json",
