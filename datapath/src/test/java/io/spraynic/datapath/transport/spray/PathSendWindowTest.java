@@ -108,7 +108,7 @@ class PathSendWindowTest
     /**
      * S6.5-2: a path changed route (S7.3) with packets outstanding, and the new route's first packets arrived before
      * the old route's (a deeper queue there): the gap they open is not a loss. An old-route packet is lost when a later
-     * old-route packet is acknowledged, or once it is overdue; a window that did not change route loses them all at
+     * old-route packet is acknowledged, or once it is overdue (on an ACK, or on the path's timer when none comes); a window that did not change route loses them all at
      * once, as S6.5 says.
      */
     @Test
@@ -162,10 +162,14 @@ class PathSendWindowTest
         now[0] = 39;
         assertEquals(0, sender.onAck(ack, 0, now[0], retransmitting));
         assertEquals(List.of(Psn.add(0xFFFFFD, 1)), lost, "PSN 3, sent at 3 ns, is not overdue at 39 ns");
+        assertTrue(sender.hasHeld());
+        assertEquals(0, sender.judgeHeld(now[0], 0, 10, retransmitting), "nor by the path's timer");
         now[0] = 40;
-        assertEquals(0, sender.onAck(ack, 0, now[0], retransmitting));
+        assertEquals(1, sender.judgeHeld(now[0], 0, 10, retransmitting), "the timer, with no ACK: overdue at 40 ns");
         assertEquals(List.of(Psn.add(0xFFFFFD, 1), Psn.add(0xFFFFFD, 3)), lost, "overdue: lost whatever its route");
+        assertTrue(!sender.hasHeld());
         assertEquals(0, sender.onAck(ack, 0, now[0], retransmitting));
+        assertEquals(0, sender.judgeHeld(now[0], 0, 10, retransmitting));
         assertEquals(2, lost.size(), "once");
 
         receiver.onPacket(0, Psn.add(0xFFFFFD, 1));
