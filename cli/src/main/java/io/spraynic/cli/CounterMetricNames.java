@@ -51,6 +51,9 @@ final class CounterMetricNames
     private static final Set<String> PORT_GAUGES = Set.of("link up", "link speed mbps");
     private static final Set<String> CONNECTION_GAUGES = Set.of("peer_rate_hint_mbps", "window_packets", "srtt_ns",
         "rto_ns", "late_margin_ns");
+    /** A worker's engine figures that go down: tables lent now and their bytes, the reordering window (S6.5-3). */
+    private static final Set<String> WORKER_GAUGES = Set.of("spray storage sets lent", "spray storage bytes",
+        "spray reorder window ns");
 
     private CounterMetricNames()
     {
@@ -69,6 +72,11 @@ final class CounterMetricNames
             {
                 labels.put("plane", plane.group(1));
                 what = plane.group(2);
+            }
+            if (WORKER_GAUGES.contains(what))
+            {
+                return what.endsWith(" ns") ? new Metric(name("worker_" + what.substring(0, what.length() - 3) +
+                    " seconds"), true, labels, 1e-9) : new Metric(name("worker_" + what), true, labels, 1);
             }
             return counter("worker_" + what, labels);
         }

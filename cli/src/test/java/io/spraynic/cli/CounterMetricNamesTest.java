@@ -26,6 +26,10 @@ class CounterMetricNamesTest
         "worker 0: plane 2 neighbour arp_requests_sent | spraynic_worker_neighbour_arp_requests_sent_total{plane=\"2\",worker=\"0\"}",
         "worker 0: plane 0 neighbour dropped_unsolicited_reply | spraynic_worker_neighbour_dropped_unsolicited_reply_total{plane=\"0\",worker=\"0\"}",
         "worker 0: steering drops (inbox full)         | spraynic_worker_steering_drops_total{worker=\"0\"}",
+        "worker 1: spray reorder window ns             | spraynic_worker_spray_reorder_window_seconds{worker=\"1\"}",
+        "worker 1: spray reorder losses found spurious | spraynic_worker_spray_reorder_losses_found_spurious_total{worker=\"1\"}",
+        "worker 0: spray storage sets lent             | spraynic_worker_spray_storage_sets_lent{worker=\"0\"}",
+        "worker 0: spray storage borrows refused at the limit | spraynic_worker_spray_storage_borrows_refused_at_the_limit_total{worker=\"0\"}",
         "worker 0: frame faults (exception handling a frame, dropped) | spraynic_worker_frame_faults_total{worker=\"0\"}",
         "conn 0x1A1: retransmitted                     | spraynic_connection_retransmitted_total{connection=\"0x1a1\"}",
         "conn 0x101: path 3 tx_bytes                   | spraynic_path_tx_bytes_total{connection=\"0x101\",path=\"3\"}",
@@ -58,6 +62,10 @@ class CounterMetricNamesTest
         assertEquals(1e-9, CounterMetricNames.of("conn 0x1: late_margin_ns").scale());
         assertTrue(CounterMetricNames.of("conn 0x1: late_margin_ns").gauge());
         assertTrue(CounterMetricNames.of("ipc: connections").gauge());
+        assertEquals(1e-9, CounterMetricNames.of("worker 0: spray reorder window ns").scale());
+        assertTrue(CounterMetricNames.of("worker 0: spray reorder window ns").gauge(), "it narrows");
+        assertTrue(CounterMetricNames.of("worker 0: spray storage bytes").gauge(), "tables are given back");
+        assertFalse(CounterMetricNames.of("worker 0: spray reorder losses found spurious").gauge());
         assertFalse(CounterMetricNames.of("ipc: connections refused").gauge());
         assertTrue(CounterMetricNames.of("port ring0: link up (1 up, 0 down, -1 unknown)").gauge());
         assertFalse(CounterMetricNames.of("port ring0: link up packets").gauge());

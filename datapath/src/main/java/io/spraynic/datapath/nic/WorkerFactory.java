@@ -154,6 +154,10 @@ final class WorkerFactory
                 SprayEngine.STORAGE_FIGURE_LABELS::get, new int[]{SprayEngine.STORAGE_SETS_LENT,
                 SprayEngine.STORAGE_SETS_LENT_PEAK, SprayEngine.STORAGE_SETS_MADE, SprayEngine.STORAGE_TAKES_REFUSED,
                 SprayEngine.STORAGE_BYTES}));
+            // S6.5-3: the reordering window the engine learnt, and the losses it found spurious
+            engineMirrors.add(new CounterMirror(counters, prefix + "spray ", engine::reorderFigure,
+                SprayEngine.REORDER_FIGURE_LABELS::get, new int[]{SprayEngine.REORDER_WINDOW_NANOS,
+                SprayEngine.REORDER_SPURIOUS_LOSSES}));
         }
         else
         {

@@ -742,6 +742,31 @@ public final class SprayEngine
     public static final int STORAGE_TAKES_REFUSED = 3;
     /** {@link #storageFigure}: bytes of every set made. */
     public static final int STORAGE_BYTES = 4;
+    /**
+     * The reordering window's figures (S6.5-3), for the NIC's counters: read on the engine's thread, or once it stopped.
+     *
+     * @param figure {@link #REORDER_WINDOW_NANOS} or {@link #REORDER_SPURIOUS_LOSSES}.
+     * @return its value.
+     */
+    public long reorderFigure(final int figure)
+    {
+        final ReorderWindow window = pathSchedulers.rttLimits.reorderWindow;
+        return switch (figure)
+        {
+            case REORDER_WINDOW_NANOS -> window.nanos();
+            case REORDER_SPURIOUS_LOSSES -> window.spuriousLosses();
+            default -> throw new IllegalArgumentException("no reorder figure " + figure);
+        };
+    }
+
+    /** {@link #reorderFigure}: the window the engine holds gaps by now, as learnt (before a path's cap), ns. */
+    public static final int REORDER_WINDOW_NANOS = 0;
+    /** {@link #reorderFigure}: losses found spurious (reordering, not loss) since the engine started. */
+    public static final int REORDER_SPURIOUS_LOSSES = 1;
+    /** Labels of the reorder figures, by number. */
+    public static final java.util.List<String> REORDER_FIGURE_LABELS = java.util.List.of("reorder window ns",
+        "reorder losses found spurious");
+
     /** Labels of the storage figures, by number. */
     public static final java.util.List<String> STORAGE_FIGURE_LABELS = java.util.List.of("storage sets lent",
         "storage sets lent at peak", "storage sets made", "storage borrows refused at the limit", "storage bytes");
