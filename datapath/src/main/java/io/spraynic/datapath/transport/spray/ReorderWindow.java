@@ -8,7 +8,7 @@ package io.spraynic.datapath.transport.spray;
  * The window is at least the configured floor ({@link SprayConfig#reorderWindowNanos}, 0 by default: a gap is loss,
  * S6.5). With a ceiling above the floor ({@link SprayConfig#reorderWindowMaxNanos}) it adapts as RFC 8985's does: each
  * loss found spurious (a gap's copy acknowledged sooner after it was sent than any round trip of its path, so the
- * original had arrived; or a receiver's report of duplicates that no timeout's copy explains) at least doubles it,
+ * original had arrived; or a receiver's report of duplicates not taken for the path's undecided timeout) at least doubles it,
  * from 1 us, up to the ceiling, unless the loss was judged before the last widening (a burst of losses that one
  * reordering made widens it once, not once each); it narrows by a quarter (to the floor below 1 us) after every
  * {@link #NARROW_AFTER_SAMPLES} loss samples (S7.3's, 256 packets of a path each, of any connection of the engine)
