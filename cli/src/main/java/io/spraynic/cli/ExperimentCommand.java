@@ -76,8 +76,7 @@ final class ExperimentCommand implements Runnable
                 }
             }
             final LossSweep.Settings defaults = realTime ? RealTimeLossSweep.DEFAULT : LossSweep.Settings.DEFAULT;
-            final LossSweep.Settings settings = new LossSweep.Settings(planes, bytes, defaults.messageBytes(),
-                defaults.timeLimitNanos(), defaults.seed(), defaults.paths(), defaults.streams());
+            final LossSweep.Settings settings = defaults.withPlanesAndBytes(planes, bytes);
             if (realTime)
             {
                 final List<LossSweep.Point> points = RealTimeLossSweep.run(
@@ -102,9 +101,8 @@ final class ExperimentCommand implements Runnable
         public Integer call() throws Exception
         {
             BadOption.size("--bytes", bytes, 1 << 20, Long.MAX_VALUE);
-            final LossSweep.Settings defaults = LossSweep.Settings.DEFAULT;
-            final LossSweep.Settings settings = new LossSweep.Settings(defaults.planes(), bytes, defaults.messageBytes(),
-                defaults.timeLimitNanos(), defaults.seed(), defaults.paths(), defaults.streams());
+            final LossSweep.Settings settings = LossSweep.Settings.DEFAULT.withPlanesAndBytes(
+                LossSweep.Settings.DEFAULT.planes(), bytes);
             final List<ReorderExperiment.Point> points = ReorderExperiment.run(settings, ReorderExperiment.DEFAULT_STEPS_NS,
                 this::log);
             return finish(ExperimentOutput.writeReorder(out, settings, points), ReorderExperiment.toJson(settings, points));
@@ -148,9 +146,8 @@ final class ExperimentCommand implements Runnable
                 default -> throw new BadOption("--balance", balance, "must be round-robin or least-queued",
                     "try --balance round-robin");
             };
-            final LossSweep.Settings defaults = LossSweep.Settings.DEFAULT;
-            final LossSweep.Settings settings = new LossSweep.Settings(defaults.planes(), bytes, defaults.messageBytes(),
-                defaults.timeLimitNanos(), defaults.seed(), defaults.paths(), defaults.streams());
+            final LossSweep.Settings settings = LossSweep.Settings.DEFAULT.withPlanesAndBytes(
+                LossSweep.Settings.DEFAULT.planes(), bytes);
             final List<ReorderWithinExperiment.Point> points = ReorderWithinExperiment.run(settings, balancing,
                 skewMicros * 1_000, windowMicros * 1_000, ReorderWithinExperiment.DEFAULT_LOSS_PERCENT, this::log);
             return finish(ExperimentOutput.writeReorderWithin(out, settings, skewMicros * 1_000, points),

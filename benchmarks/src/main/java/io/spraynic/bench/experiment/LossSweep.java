@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.LongConsumer;
+import java.util.function.UnaryOperator;
 
 /**
  * {@code loss-sweep}: goodput under random loss, as a fraction of the same transport's lossless
@@ -35,6 +36,12 @@ public final class LossSweep
     public record Settings(int planes, long bytes, int messageBytes, long timeLimitNanos, long seed, int paths, int streams)
     {
         public static final Settings DEFAULT = new Settings(4, 64L << 20, 1 << 20, 2_000_000_000L, 42, 8, 4);
+
+        /** @return these settings with another plane count and size per point. */
+        public Settings withPlanesAndBytes(final int newPlanes, final long newBytes)
+        {
+            return new Settings(newPlanes, newBytes, messageBytes, timeLimitNanos, seed, paths, streams);
+        }
     }
 
     private LossSweep()
@@ -89,7 +96,7 @@ public final class LossSweep
         {
             fabric.fabricLinkLoss(loss);
             return SprayWriteWorkload.run(fabric, settings.bytes(), settings.messageBytes(), settings.timeLimitNanos(),
-                settings.seed(), settings.paths(), settings.streams());
+                settings.seed(), settings.paths(), settings.streams(), UnaryOperator.identity());
         }
     }
 

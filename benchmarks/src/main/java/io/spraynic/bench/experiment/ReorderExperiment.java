@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 
 /**
  * {@code reorder}: reordering without loss. The fabric's parallel links get different propagation
@@ -52,7 +53,8 @@ public final class ReorderExperiment
                     maxSkew = Math.max(maxSkew, extra);
                 }
                 final TransferOutcome spray = SprayWriteWorkload.run(fabric, settings.bytes(), settings.messageBytes(),
-                    settings.timeLimitNanos(), settings.seed(), settings.paths(), settings.streams());
+                    settings.timeLimitNanos(), settings.seed(), settings.paths(), settings.streams(),
+                    UnaryOperator.identity());
                 final Point point = new Point(step, maxSkew, spray);
                 points.add(point);
                 log.accept(String.format(Locale.ROOT,

@@ -38,19 +38,7 @@ public final class SprayWriteWorkload
     {
     }
 
-    public static TransferOutcome run(
-        final Fabric fabric,
-        final long totalBytes,
-        final int messageBytes,
-        final long timeLimitNanos,
-        final long seed,
-        final int paths,
-        final int streams)
-    {
-        return run(fabric, totalBytes, messageBytes, timeLimitNanos, seed, paths, streams, UnaryOperator.identity());
-    }
-
-    /** {@link #run(Fabric, long, int, long, long, int, int)} with both engines' configurations changed by {@code tune}. */
+    /** @param tune changes both engines' configurations (after the receiver's capacity is set); identity for none. */
     public static TransferOutcome run(
         final Fabric fabric,
         final long totalBytes,

@@ -16,9 +16,8 @@ class ReorderWithinExperimentTest
     void shouldShowReorderingWithinARouteTakenForLossWithoutAWindowAndNotWithOne(@org.junit.jupiter.api.io.TempDir
         final Path dir) throws Exception
     {
-        final LossSweep.Settings defaults = LossSweep.Settings.DEFAULT;
-        final LossSweep.Settings settings = new LossSweep.Settings(defaults.planes(), 8L << 20, defaults.messageBytes(),
-            defaults.timeLimitNanos(), defaults.seed(), defaults.paths(), defaults.streams());
+        final LossSweep.Settings settings = LossSweep.Settings.DEFAULT.withPlanesAndBytes(
+            LossSweep.Settings.DEFAULT.planes(), 8L << 20);
         final List<ReorderWithinExperiment.Point> points = ReorderWithinExperiment.run(settings,
             Switch.Balancing.ROUND_ROBIN, ReorderWithinExperiment.DEFAULT_SKEW_NS,
             ReorderWithinExperiment.DEFAULT_FIXED_WINDOW_NS, new double[]{0}, System.out::println);
