@@ -12,11 +12,13 @@ import java.lang.foreign.MemorySegment;
 import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * docs/PROTOCOL.md S6.5-3 in the loss detector: a gap held by the reordering window is judged by the path's timer
  * when no ACK comes, and the engine's window widens on a report of duplicates that no timeout explains, once per
- * round trip.
+ * round trip; a peer that lies about duplicates on every ACK widens it to the configured ceiling and no further, and
+ * a real loss is still found within {@code srtt} + the path's cap.
  */
 @Timeout(10)
 class LossDetectorReorderTest
@@ -92,5 +94,36 @@ class LossDetectorReorderTest
         send(1, 200_000);
         loss.onAckPacket(ackOf(first, 1, 0, 1, 2, 3, 4), 0, 300_000);
         assertEquals(4 * FLOOR, window.nanos(), "a round trip later: still too narrow");
+    }
+    @Test
+    void shouldBoundWhatAPeerLyingAboutDuplicatesOnEveryAckCanDo()
+    {
+        final ReorderWindow window = scheduler.rtt.reorderWindow();
+        long now = 0;
+        for (int round = 0; round < 200; round++)
+        {
+            final int psn = scheduler.sendWindows[0].nextPsn();
+            send(1, now);
+            // a peer that reports the most duplicates the field holds on every ACK, none of them ever sent twice
+            assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(ackOf(psn, 255, 0), 0, now + 1_000));
+            assertTrue(window.nanos() <= config.reorderWindowMaxNanos, "never past the configured ceiling");
+            now += 10_000;
+        }
+        assertEquals(config.reorderWindowMaxNanos, window.nanos(), "the lie widened it to the ceiling, no further");
+        assertEquals(0, resend.retransmissions(), "nothing was lost");
+
+        // a real loss now: the first of 8 packets; the 7 after it acknowledged
+        final int first = scheduler.sendWindows[0].nextPsn();
+        send(8, now);
+        assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(ackOf(first, 255, 1, 2, 3, 4, 5, 6, 7), 0, now + 1_000));
+        final long srtt = scheduler.srttNanos(0);
+        final long cap = Math.max(srtt, scheduler.ackExpectedWithinNanos(0) - srtt);
+        assertTrue(cap < config.reorderWindowMaxNanos, "the path's cap, not the ceiling, holds its gap: " + cap);
+        loss.onTimer(0, now + srtt + cap - 1);
+        assertEquals(0, resend.retransmissions(), "held while a packet sent after it could still overtake it");
+        assertEquals(LossDetector.RECOVERED, loss.onTimer(0, now + srtt + cap));
+        assertEquals(1, resend.retransmissions(), "found lost by the path's timer within srtt + the cap");
+        assertEquals(first, resend.retransmissionPsn());
+        assertEquals(0, counters.get(SprayCounters.TIMEOUTS), "before any RTO");
     }
 }
