@@ -71,12 +71,14 @@ final class PathRecovery
      * between them), the RTO its timer ran with (and its reading at the failure) and its smoothed RTT at the failure,
      * in nanoseconds;
      * {@code recoveryNanos} to the copies' delivery, -1 when the receiver's readings did not show it; {@code lost} the
-     * packets it had counted lost by its resend.
+     * packets it had counted lost by its resend; {@code timeoutsByResend} its RTOs from the reading before the failure
+     * to the one showing the resend (1: it resent at its first timeout, S7.4.1's relocation or the timeout's own
+     * retransmission; more: a backoff came first, so an RTO passed with nothing lost).
      */
     record Cut(int path, boolean atFailure, long lastAckNanos, long resentNanos, long resentAfterNanos,
         long failedNanos, long recoveryNanos,
         long rtoNanos, long rtoAtFailureNanos, long lateMarginNanos, long srttNanos, long sentAfter, long movedAfter,
-        long lost)
+        long lost, long timeoutsByResend)
     {
         double rtos()
         {
@@ -153,11 +155,11 @@ final class PathRecovery
             for (final Cut c : cut.stream().sorted((a, b) -> Double.compare(b.rtos(), a.rtos())).limit(4).toList())
             {
                 text.append(format("; path %d%s: last ACK %+.1f ms, resent %+.1f to %+.1f ms after the command began " +
-                    "(%d lost), failure taken at %+.1f ms, recovery %.1f ms against RTO %.1f ms (%.1f at the failure; " +
+                    "(%d lost, %d timeout(s) of it by then), failure taken at %+.1f ms, recovery %.1f ms against RTO %.1f ms (%.1f at the failure; " +
                     "late margin %.1f, srtt %.1f): %.2f RTOs, then %d packets on it (payload-free probes at the resent " +
                     "PSNs among them) and %d moved off it (S7.4) in the next 3 RTOs", c.path(), c.atFailure() ? "" :
                     " (later)", c.lastAckNanos() / 1e6, c.resentAfterNanos() / 1e6, c.resentNanos() / 1e6, c.lost(),
-                    c.failedNanos() / 1e6, c.recoveryNanos() / 1e6, c.rtoNanos() / 1e6, c.rtoAtFailureNanos() / 1e6,
+                    c.timeoutsByResend(), c.failedNanos() / 1e6, c.recoveryNanos() / 1e6, c.rtoNanos() / 1e6, c.rtoAtFailureNanos() / 1e6,
                     c.lateMarginNanos() / 1e6, c.srttNanos() / 1e6, c.rtos(), c.sentAfter(), c.movedAfter()));
             }
             return text.toString();
@@ -221,7 +223,9 @@ final class PathRecovery
             // round trips are taken off a short one; a pause longer than the path's RTO is one: a packet its last
             // ACK left unanswered would have timed out in it and counted a loss, and it counted none
             long silentSince = lastAckNanos - srtt;
-            for (int i = lastAck + 1; i < lossAt; i++)
+            // up to the reading showing the loss: an idle path's first packet may time out within one reading
+            // (a fresh path's initial RTO is 6 ms), shown in the same reading as its loss
+            for (int i = lastAck + 1; i <= lossAt; i++)
             {
                 if (samples.get(i).get(p, TX) > samples.get(i - 1).get(p, TX))
                 {
@@ -251,7 +255,8 @@ final class PathRecovery
             final boolean atFailure = lastAckNanos <= failEnd + 2 * srtt + 2 * interval;
             cut.add(new Cut(p, atFailure, lastAckNanos - failStart, resent - failStart, resentAfter - failStart,
                 failed - failStart, -1, rto, then.get(p, RTO), then.lateMarginNanos(), srtt, after[0], after[1],
-                samples.get(lossAt).get(p, LOST) - pre.get(p, LOST)));
+                samples.get(lossAt).get(p, LOST) - pre.get(p, LOST),
+                samples.get(lossAt).get(p, TIMEOUTS) - pre.get(p, TIMEOUTS)));
         }
         // a path's copies are taken delivered once the receiver counted as many as the silent paths had lost by that
         // path's resend, its own and those resent before it (copies arrive about in the order they were sent: paths
@@ -282,7 +287,8 @@ final class PathRecovery
             final long at = deliveredAt.getOrDefault(c.path(), -1L);
             timed.add(!all || at < 0 ? c : new Cut(c.path(), c.atFailure(), c.lastAckNanos(), c.resentNanos(),
                 c.resentAfterNanos(), c.failedNanos(), at - failStart - c.failedNanos(), c.rtoNanos(),
-                c.rtoAtFailureNanos(), c.lateMarginNanos(), c.srttNanos(), c.sentAfter(), c.movedAfter(), c.lost()));
+                c.rtoAtFailureNanos(), c.lateMarginNanos(), c.srttNanos(), c.sentAfter(), c.movedAfter(), c.lost(),
+                c.timeoutsByResend()));
         }
         return new Result(timed, interval, all ? delivery[0] - failStart : -1, delivery[1], delivery[2]);
     }

@@ -199,6 +199,37 @@ class PathRecoveryTest
         assertEquals(1.5, cut.rtos(), 1e-9);
     }
 
+    /**
+     * CI's fresh-connection run: the server's paths idle from 20 ms while the client writes; one sends its first packet
+     * at 149 ms onto the dead link and times out on its initial 6 ms RTO, so the reading at 156 ms shows both its
+     * packet and its loss. It went silent after the reading at 154 ms, not at the command (277 RTOs before, read so).
+     */
+    @Test
+    void shouldTimeAnIdlePathWhosePacketAndItsLossShowInOneReadingFromTheReadingBefore()
+    {
+        final List<PathRecovery.Sample> samples = new ArrayList<>();
+        for (long t = -10; t <= 200; t += 2)
+        {
+            final long[][] paths = new long[PATHS][PathRecovery.PATH_FIELDS.length];
+            paths[1][PathRecovery.ACKS] = Math.min(t, 20);
+            paths[1][PathRecovery.TX] = Math.min(t, 20) + (t >= 156 ? 1 : 0);
+            paths[1][PathRecovery.LOST] = t >= 156 ? 1 : 0;
+            paths[1][PathRecovery.TIMEOUTS] = t >= 156 ? 1 : 0;
+            for (int p = 0; p < PATHS; p++)
+            {
+                paths[p][PathRecovery.RTO] = 6 * MS;
+                paths[p][PathRecovery.SRTT] = MS;
+            }
+            samples.add(new PathRecovery.Sample(t * MS, paths, 0));
+        }
+        final PathRecovery.Result result = PathRecovery.analyse(samples, delivered(160), 0, 4 * MS);
+        final PathRecovery.Cut cut = result.cut().get(0);
+        assertEquals(154 * MS, cut.failedNanos(), "idle (20 to 154 ms) longer than its RTO: silent from its packet");
+        assertEquals(0, result.worstResendRtos(), 1e-9, result.toString());
+        assertEquals(1, cut.timeoutsByResend());
+        assertTrue(result.toString().contains("(1 lost, 1 timeout(s) of it by then)"), result.toString());
+    }
+
     @Test
     void shouldTakeAPauseShorterThanItsRtoForABusyPathsAndTimeItFromThreeRoundTripsBeforeItsEnd()
     {
