@@ -354,6 +354,17 @@ class LinuxLabTest
     @Order(6)
     void shouldSendOneFlowOverEveryLinkInTurnWhenBalancedPerPacket() throws Exception
     {
+        // a plane the lab lacks, or not a number, is refused with a reason (no traceback) and changes nothing
+        for (final String[] bad : new String[][]{{"balance", "packet", "--plane", "3"}, {"balance", "packet", "--plane",
+            "x"}, {"balance", "packet", "--plane", "1,0"}, {"balance", "packet", "--plane", "-1"}, {"balance", "packet",
+            "--plane", "1;true"}, {"traffic", "--planes", "1,9", "--packets", "1"}})
+        {
+            final LinuxLab.Result refused = LinuxLab.script(lab.id(), bad);
+            assertEquals(1, refused.exitCode(), String.join(" ", bad) + ": " + refused.output());
+            assertTrue(refused.output().contains("plane numbers 1-2") && !refused.output().contains("Traceback"),
+                String.join(" ", bad) + ": " + refused.output());
+        }
+        assertTrue(lab.run("status").contains("plane 1: balanced per flow"), "nothing changed by a refusal");
         lab.balance("packet");
         try
         {
