@@ -73,12 +73,13 @@ final class PathRecovery
      * {@code recoveryNanos} to the copies' delivery, -1 when the receiver's readings did not show it; {@code lost} the
      * packets it had counted lost by its resend; {@code timeoutsByResend} its RTOs from the reading before the failure
      * to the one showing the resend (1: it resent at its first timeout, S7.4.1's relocation or the timeout's own
-     * retransmission; more: a backoff came first, so an RTO passed with nothing lost).
+     * retransmission; more: a backoff came first, so an RTO passed with nothing lost); {@code readings} its counters
+     * in the readings from its going silent to its resend (at most the last 16), for a reader to see what it did.
      */
     record Cut(int path, boolean atFailure, long lastAckNanos, long resentNanos, long resentAfterNanos,
         long failedNanos, long recoveryNanos,
         long rtoNanos, long rtoAtFailureNanos, long lateMarginNanos, long srttNanos, long sentAfter, long movedAfter,
-        long lost, long timeoutsByResend)
+        long lost, long timeoutsByResend, String readings)
     {
         double rtos()
         {
@@ -161,6 +162,11 @@ final class PathRecovery
                     " (later)", c.lastAckNanos() / 1e6, c.resentAfterNanos() / 1e6, c.resentNanos() / 1e6, c.lost(),
                     c.timeoutsByResend(), c.failedNanos() / 1e6, c.recoveryNanos() / 1e6, c.rtoNanos() / 1e6, c.rtoAtFailureNanos() / 1e6,
                     c.lateMarginNanos() / 1e6, c.srttNanos() / 1e6, c.rtos(), c.sentAfter(), c.movedAfter()));
+                if (c.resentAfterNanos() - c.failedNanos() > c.rtoNanos())
+                {
+                    text.append(" (its readings, ms from the command: new packets sent, ACKs, lost, timeouts, RTO: ")
+                        .append(c.readings()).append(')');
+                }
             }
             return text.toString();
         }
@@ -256,7 +262,8 @@ final class PathRecovery
             cut.add(new Cut(p, atFailure, lastAckNanos - failStart, resent - failStart, resentAfter - failStart,
                 failed - failStart, -1, rto, then.get(p, RTO), then.lateMarginNanos(), srtt, after[0], after[1],
                 samples.get(lossAt).get(p, LOST) - pre.get(p, LOST),
-                samples.get(lossAt).get(p, TIMEOUTS) - pre.get(p, TIMEOUTS)));
+                samples.get(lossAt).get(p, TIMEOUTS) - pre.get(p, TIMEOUTS),
+                readings(samples, pre, p, Math.max(Math.max(before, thenAt - 1), lossAt - 16), lossAt, failStart)));
         }
         // a path's copies are taken delivered once the receiver counted as many as the silent paths had lost by that
         // path's resend, its own and those resent before it (copies arrive about in the order they were sent: paths
@@ -288,9 +295,24 @@ final class PathRecovery
             timed.add(!all || at < 0 ? c : new Cut(c.path(), c.atFailure(), c.lastAckNanos(), c.resentNanos(),
                 c.resentAfterNanos(), c.failedNanos(), at - failStart - c.failedNanos(), c.rtoNanos(),
                 c.rtoAtFailureNanos(), c.lateMarginNanos(), c.srttNanos(), c.sentAfter(), c.movedAfter(), c.lost(),
-                c.timeoutsByResend()));
+                c.timeoutsByResend(), c.readings()));
         }
         return new Result(timed, interval, all ? delivery[0] - failStart : -1, delivery[1], delivery[2]);
+    }
+
+    /** Path {@code p}'s counters in readings {@code from} to {@code to}, each since {@code pre}: a trace to read. */
+    private static String readings(final List<Sample> samples, final Sample pre, final int p, final int from,
+        final int to, final long failStart)
+    {
+        final StringBuilder text = new StringBuilder();
+        for (int i = Math.max(0, from); i <= to; i++)
+        {
+            final Sample s = samples.get(i);
+            text.append(i == Math.max(0, from) ? "" : ", ").append(format("%+.1f tx %d ack %d lost %d to %d rto %.1f",
+                (s.nanos() - failStart) / 1e6, s.get(p, TX) - pre.get(p, TX), s.get(p, ACKS) - pre.get(p, ACKS),
+                s.get(p, LOST) - pre.get(p, LOST), s.get(p, TIMEOUTS) - pre.get(p, TIMEOUTS), s.get(p, RTO) / 1e6));
+        }
+        return text.toString();
     }
 
     /**
