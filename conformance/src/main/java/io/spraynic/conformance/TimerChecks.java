@@ -19,7 +19,9 @@ import java.util.TreeMap;
  * after a flight whose ACK the suite held long (every packet but the oldest acknowledged without a copy: Karn's
  * samples), the next timeout comes no sooner than 3/4 of the smoothed RTT those samples give at the least.
  * Times are arrivals at the suite's socket (the kernel's receive times); the one-way delays of the original and its
- * copy cancel but for jitter.
+ * copy cancel but for jitter. Late margin left out (S6.8-3, {@link #runSilentAlone}): on a connection of two paths,
+ * once reports of spurious timeouts have raised the all-silent timeout by a margin, a path silenced alone while the
+ * other acknowledges first transmissions times out within the first timeout plus half of that margin.
  */
 final class TimerChecks extends Checks
 {
@@ -51,6 +53,27 @@ final class TimerChecks extends Checks
     private static final int SLOW_READS = 24;
     /** The most READs slowing may take: from 0.1 ms the bound grows 10 % a READ (waits 1.8 x it). */
     private static final int SLOW_READS_MAX = 128;
+    /** The silent-alone check's most holds reported spurious, each widening the target's late margin (S6.8-2). */
+    private static final int LEARNING_HOLDS = 8;
+    /**
+     * The all-silent timeout past which the silent-alone check teaches no more: a target's margin may start high (a
+     * new connection starts from what its engine learnt, S6.8.1, after the checks above: 350 ms on a loaded host).
+     */
+    private static final long LEARNING_CEILING_NANOS = 1_500 * ScriptedPeer.MILLI;
+    /** The all-silent timeout a learnt margin is taken to have raised at least: twice the first, and by this much. */
+    static final long MARGIN_LEARNT_NANOS = 40 * ScriptedPeer.MILLI;
+    /** The silent-alone check's READs, asked at once: the live path carries first transmissions for a while. */
+    private static final int ALONE_READS = 16;
+    private static final int ALONE_READ_BYTES = 64 * 1024;
+    /**
+     * Quick READs before each timed hold of the silent-alone check: from a hold's samples (S6.8.1, gains 1/8 and 1/4)
+     * srtt falls to 1/200 of them and rttvar to 1e-5.
+     */
+    private static final int SETTLE_READS = 40;
+    /** The packets a hold's refusal lists of what the target sent while its copy was awaited. */
+    private static final int SENT_MEANWHILE_SHOWN = 12;
+    /** The path the silent-alone check drops, each way (a dead link that takes only its route). */
+    private static final int SILENCED_PATH = 0;
 
     /** How a held READ's ACK reports the duplicates received (S5.1-3). */
     private enum Report
@@ -61,7 +84,9 @@ final class TimerChecks extends Checks
          * The duplicates received (the original and each copy make one each) if no tail probe of the target arrived
          * while held, else none.
          */
-        UNLESS_PROBED
+        UNLESS_PROBED,
+        /** The duplicates received, probes or not (the silent-alone check teaches the target a late margin). */
+        ALWAYS
     }
 
     private final long base;
@@ -202,11 +227,217 @@ final class TimerChecks extends Checks
             {
                 c.silent = false;
                 c.reportDuplicates(false);
-                c.sendAck(0);
+                ackEveryPath(c);
                 c.collect(SILENCE_NANOS / 4);
             }
         }
         closeQuietly(c);
+    }
+
+    /**
+     * S6.8-3 on a connection of two paths. First the target learns a late margin (S6.8-2): single-packet READs held
+     * with every path silent until the target's timeout sends the packet again, the release reporting the duplicate
+     * (S6.8-1 c: the timeout was spurious, which widens the margin), until its all-silent timeout has at least doubled
+     * and grown by {@link #MARGIN_LEARNT_NANOS} (or {@link #LEARNING_HOLDS} holds; not tested when it did not: a target
+     * with {@code lateMarginMax} 0 learns none). Then the suite drops every packet of path {@link #SILENCED_PATH} (so
+     * it acknowledges none of them) and acknowledges the other path at once, while {@link #ALONE_READS} READs keep it
+     * carrying first transmissions: once one of those sent after the silenced path's oldest packet was due has been
+     * acknowledged, that path's RTO leaves the margin out, and its oldest packet goes again (S7.4.1: elsewhere) within
+     * about the RTO without it. Judged: that copy arrives, after the original, within the first all-silent timeout
+     * plus half of what the margin added to it; with the margin in, it would come no sooner than the whole. Not tested
+     * when no first transmission of the live path arrived between the first all-silent timeout after the original and
+     * a quarter of the margin later (the READs ended too soon for the rule to apply within the bound).
+     */
+    void runSilentAlone(final ConnectRequest request) throws IOException
+    {
+        request.paths = 2;
+        request.mtu = 256;
+        final Connection connection = open(request);
+        final ScriptedPeer c = connection.peer();
+        final String why = connection.why();
+        if (null != c)
+        {
+            c.silent = true;
+            c.keepaliveNanos = target.idleTimeoutSeconds() > 0 ? (long)(target.idleTimeoutSeconds() * 1e9 / 4) : 0;
+        }
+        try
+        {
+            must("timers.margin-silent-alone", "S6.8-3", "once the target's all-silent timeout grew by a late margin, " +
+                "a path the suite silences alone while the other acknowledges first transmissions times its oldest " +
+                "packet out within the first timeout plus half that margin", () ->
+            {
+                DataChecks.requireConnection(why);
+                if (c.paths < 2)
+                {
+                    throw new NotTested("the connection has one path");
+                }
+                // each hold is timed after SETTLE_READS quick READs: the probes a hold answers late are RTT samples
+                // as long as it (S6.7), which would otherwise raise the RTO without the margin, and the backoff is
+                // reset (S6.8.1), so what a timeout gains over the first is the margin
+                warm(c, SETTLE_READS);
+                final long first = hold(c, HELD_READ_BYTES, 1, Report.NONE).first();
+                long all = first;
+                int reported = 0;
+                while (reported < LEARNING_HOLDS && !learnt(first, all) && all < LEARNING_CEILING_NANOS)
+                {
+                    warm(c, 1);
+                    reported++;
+                    hold(c, HELD_READ_BYTES, 1, Report.ALWAYS);
+                    warm(c, SETTLE_READS);
+                    all = hold(c, HELD_READ_BYTES, 1, Report.NONE).first();
+                }
+                if (!learnt(first, all))
+                {
+                    throw new NotTested("the all-silent timeout went from " + ms(first) + " to " + ms(all) + " over " +
+                        reported + " reports of a spurious timeout: no late margin learnt (lateMarginMax 0?)");
+                }
+                warm(c, SETTLE_READS);
+                final Alone alone = silenceOnePath(c, first, 2 * all + ANSWER_NANOS);
+                final long bound = first + (all - first) / 2;
+                measured("all-silent timeout " + ms(first) + ", " + ms(all) + " after " + reported + " report(s) of a " +
+                    "spurious timeout; path " + SILENCED_PATH + " silenced alone: " + alone);
+                if (alone.oldestAt() == 0)
+                {
+                    throw new NotTested("no READ_RESPONSE came on path " + SILENCED_PATH);
+                }
+                final long took = alone.copyAt() == 0 ? Long.MAX_VALUE : alone.copyAt() - alone.oldestAt();
+                if (took <= bound)
+                {
+                    return null; // with the margin in, it could not have come before the whole margin
+                }
+                // a first transmission that left after the oldest was due (its RTO without the margin, no longer than
+                // the first all-silent timeout), acknowledged at once: the margin is out a round trip later
+                if (alone.liveAt() == 0 || alone.liveAt() - alone.oldestAt() > first + (all - first) / 4)
+                {
+                    throw new NotTested("no first transmission of the live path arrived between " + ms(first) +
+                        " and " + ms(first + (all - first) / 4) + " after path " + SILENCED_PATH + "'s oldest " +
+                        "packet: the READs did not keep it busy long enough for the rule to apply within the bound");
+                }
+                return "path " + SILENCED_PATH + "'s oldest packet " + (alone.copyAt() == 0 ? "did not time out " +
+                    "within " + ms(2 * all + ANSWER_NANOS) : "timed out " + ms(took) + " after it") + ", though the " +
+                    "other path had a first transmission acknowledged " + ms(alone.liveAt() - alone.oldestAt()) +
+                    " after it; the all-silent timeout was " + ms(first) + " before the margin and " + ms(all) +
+                    " with it: the margin stayed in the silenced path's RTO (at most " + ms(bound) + " allowed); " + alone;
+            });
+        }
+        finally
+        {
+            if (null != c)
+            {
+                c.deadPaths.clear(SILENCED_PATH);
+                c.silent = false;
+                c.reportDuplicates(false);
+                ackEveryPath(c);
+                c.collect(SILENCE_NANOS / 4);
+            }
+        }
+        closeQuietly(c);
+    }
+
+    private static boolean learnt(final long first, final long all)
+    {
+        return all >= 2 * first && all - first >= MARGIN_LEARNT_NANOS;
+    }
+
+    /**
+     * What {@link #silenceOnePath} saw, arrival times (the kernel's, nanoseconds; 0: none): the silenced path's oldest
+     * packet (its first READ_RESPONSE), the first packet its timeout sent (on any path), the first transmission of the
+     * live path that arrived first at least the given delay after the oldest; and how many of those came after the
+     * oldest.
+     */
+    private record Alone(long oldestAt, long copyAt, long liveAt, int copyPath, int liveFirsts)
+    {
+        @Override
+        public String toString()
+        {
+            return oldestAt == 0 ? "nothing came on it" : (copyAt == 0 ? "its oldest packet not sent again" :
+                "its oldest packet's timeout " + ms(copyAt - oldestAt) + " after it (seen on path " + copyPath + ")") +
+                "; the live " +
+                "path's first transmissions after it: " + liveFirsts + (liveAt == 0 ? "" : ", the first past the " +
+                "all-silent timeout " + ms(liveAt - oldestAt) + " after it");
+        }
+    }
+
+    /**
+     * Drops path {@link #SILENCED_PATH}'s packets (never acknowledged), acknowledges the other at once, asks
+     * {@link #ALONE_READS} READs at once, and waits up to {@code waitNanos} for a copy of the silenced path's oldest
+     * READ_RESPONSE: the first packet its timeout sent, the dropped path's own included (its data again at its PSN,
+     * S6.8, or a payload-free probe there when the data went elsewhere, S7.4.1), or its data on another path (S7.4.1,
+     * S7.4). So a target that re-sends on the path at its RTO and moves the data only at failure (S7.4-1 allows it)
+     * is timed by its RTO too. The READs finish after (the caller's clean-up).
+     *
+     * @param liveAfterNanos the live path's first transmission reported is the first to arrive this long after the
+     *                       oldest or later.
+     */
+    private Alone silenceOnePath(final ScriptedPeer c, final long liveAfterNanos, final long waitNanos)
+        throws IOException
+    {
+        final java.util.Set<Integer> msns = new java.util.HashSet<>();
+        final long[] oldest = {0, -1, -1, -1}; // arrival, msn, offset, PSN
+        final long[] copy = {0, -1}; // arrival, path
+        final long[] live = {0, 0}; // arrival, first transmissions after the oldest
+        c.deadPaths.set(SILENCED_PATH);
+        c.silent = false;
+        try
+        {
+            for (int i = 0; i < ALONE_READS; i++)
+            {
+                final int msn = c.takeMsn(0);
+                msns.add(msn);
+                c.send(c.readRequest(0, 0, msn, base, rkey, ALONE_READ_BYTES));
+            }
+            c.awaitPacket(waitNanos, p ->
+            {
+                if (!p.icrcValid || !p.wholeHeaders() || p.destQp() != c.localCid() || p.h8(0) >= c.paths)
+                {
+                    return false;
+                }
+                // the timeout's own: a payload-free probe left at the oldest's PSN when it went elsewhere (S7.4.1)
+                if (oldest[0] != 0 && p.opcode() == SprayWire.PROBE && p.h8(0) == SILENCED_PATH && p.psn() == oldest[3])
+                {
+                    copy[0] = p.arrivalNanos;
+                    copy[1] = p.h8(0);
+                    return true;
+                }
+                if (p.opcode() != SprayWire.READ_RESPONSE || !msns.contains(p.h32(4)))
+                {
+                    return false;
+                }
+                final boolean firstTransmission = (p.h8(1) & SprayWire.SETH_RETRANSMIT) == 0;
+                if (oldest[0] == 0)
+                {
+                    if (p.h8(0) == SILENCED_PATH && firstTransmission)
+                    {
+                        oldest[0] = p.arrivalNanos;
+                        oldest[1] = p.h32(4);
+                        oldest[2] = p.h32(8);
+                        oldest[3] = p.psn();
+                    }
+                    return false;
+                }
+                // a copy of its data, on its own path at its PSN (S6.8) or elsewhere (S7.4.1, S7.4)
+                if (p.h32(4) == oldest[1] && p.h32(8) == oldest[2])
+                {
+                    copy[0] = p.arrivalNanos;
+                    copy[1] = p.h8(0);
+                    return true;
+                }
+                if (p.h8(0) != SILENCED_PATH && firstTransmission)
+                {
+                    live[1]++;
+                    if (live[0] == 0 && p.arrivalNanos - oldest[0] >= liveAfterNanos)
+                    {
+                        live[0] = p.arrivalNanos;
+                    }
+                }
+                return false;
+            });
+        }
+        finally
+        {
+            c.deadPaths.clear(SILENCED_PATH);
+        }
+        return new Alone(oldest[0], copy[0], live[0], (int)copy[1], (int)live[1]);
     }
 
     /**
@@ -220,7 +451,7 @@ final class TimerChecks extends Checks
             read(c, ackDelayNanos);
         }
         c.collect(SILENCE_NANOS / 20); // a probe or ACK still on its way
-        c.sendAck(0);
+        ackEveryPath(c);
     }
 
     private void warm(final ScriptedPeer c, final int reads) throws IOException, NotTested
@@ -246,7 +477,7 @@ final class TimerChecks extends Checks
         final Packet copy = ackDelayNanos <= 0 ? null : c.awaitPacket(
             Math.max(0, response.arrivalNanos + ackDelayNanos - System.nanoTime()),
             p -> isResponse(c, p, msn) && p.psn() == response.psn());
-        c.sendAck(0);
+        ackEveryPath(c);
         return null != copy;
     }
 
@@ -280,7 +511,7 @@ final class TimerChecks extends Checks
             atTarget += wait == target ? 1 : 0;
         }
         c.collect(SILENCE_NANOS / 20);
-        c.sendAck(0);
+        ackEveryPath(c);
         return wait;
     }
 
@@ -313,10 +544,11 @@ final class TimerChecks extends Checks
         final int[] seen = {0};
         final java.util.Set<Integer> probes = new java.util.HashSet<>();
         final long[] probeAt = {0};
+        final int from = c.received.size();
         c.send(c.readRequest(0, 0, msn, base, rkey, bytes));
         c.awaitPacket(COPY_WAIT_NANOS, p ->
         {
-            if (!p.icrcValid || !p.wholeHeaders() || p.destQp() != c.localCid() || p.h8(0) != 0)
+            if (!p.icrcValid || !p.wholeHeaders() || p.destQp() != c.localCid() || p.h8(0) >= c.paths)
             {
                 return false;
             }
@@ -357,7 +589,8 @@ final class TimerChecks extends Checks
         {
             throw new NotTested("the target sent the held packet (PSN " + oldest[0] + ") again " + seen[0] +
                 " time(s) in " + COPY_WAIT_NANOS / 1_000_000_000L + " s without an ACK, not " + copies +
-                " (S6.7-1: a lost tail must be recovered by a probe or the RTO)");
+                " (S6.7-1: a lost tail must be recovered by a probe or the RTO); it sent meanwhile: " +
+                sentMeanwhile(c, from));
         }
         return new Flight(oldest[0], firsts.get(oldest[0]), copyAt, firsts, copied, probes.size(), probeAt[0]);
     }
@@ -369,9 +602,9 @@ final class TimerChecks extends Checks
         {
             probes += isProbe(c, p) ? 1 : 0;
         }
-        c.reportDuplicates(report == Report.UNLESS_PROBED && probes == 0);
+        c.reportDuplicates(report == Report.ALWAYS || report == Report.UNLESS_PROBED && probes == 0);
         final long released = System.nanoTime();
-        c.sendAck(0);
+        ackEveryPath(c);
         c.reportDuplicates(false);
         // a probe of the target that crossed that ACK would stay outstanding, older than the next flight's packets,
         // and the target's RTO sends the oldest again (S6.8), a payload-free probe, not the next held packet: the
@@ -382,7 +615,7 @@ final class TimerChecks extends Checks
         {
             probes += isProbe(c, p) ? 1 : 0;
         }
-        c.sendAck(0);
+        ackEveryPath(c);
         return new Held(f.oldest(), f.at(), f.copies(), released, probes, f.probeAt());
     }
 
@@ -410,11 +643,36 @@ final class TimerChecks extends Checks
         return srtt;
     }
 
-    /** @return whether {@code p} is a probe of the target's path 0 (S6.7; not a RESYNC, S7.5). */
+    /** @return the first packets the target sent since {@code from}: opcode, path, PSN, flags, ms after the first. */
+    private static String sentMeanwhile(final ScriptedPeer c, final int from)
+    {
+        final StringBuilder text = new StringBuilder();
+        final List<Packet> packets = c.received.subList(from, c.received.size());
+        for (int i = 0; i < Math.min(SENT_MEANWHILE_SHOWN, packets.size()); i++)
+        {
+            final Packet p = packets.get(i);
+            text.append(i == 0 ? "" : ", ").append(SprayWire.opcodeName(p.opcode())).append(p.wholeHeaders() ?
+                " path " + p.h8(0) + " psn " + p.psn() + " flags 0x" + Integer.toHexString(p.h8(1)) : "")
+                .append(" at ").append(ms(p.arrivalNanos - packets.get(0).arrivalNanos));
+        }
+        final int more = packets.size() - SENT_MEANWHILE_SHOWN;
+        return packets.isEmpty() ? "nothing" : text + (more > 0 ? " and " + more + " more" : "");
+    }
+
+    /** @return whether {@code p} is a probe of one of the target's paths (S6.7; not a RESYNC, S7.5). */
     private static boolean isProbe(final ScriptedPeer c, final Packet p)
     {
         return p.icrcValid && p.opcode() == SprayWire.PROBE && p.wholeHeaders() && p.destQp() == c.localCid() &&
-            p.h8(0) == 0 && (p.h8(1) & SprayWire.PRBH_RESYNC) == 0;
+            p.h8(0) < c.paths && (p.h8(1) & SprayWire.PRBH_RESYNC) == 0;
+    }
+
+    /** Acknowledges every path of the connection (what it received: a path with nothing new gets its last ACK). */
+    private static void ackEveryPath(final ScriptedPeer c)
+    {
+        for (int path = 0; path < c.paths; path++)
+        {
+            c.sendAck(path);
+        }
     }
 
     private static boolean isResponse(final ScriptedPeer c, final Packet p, final int msn)
