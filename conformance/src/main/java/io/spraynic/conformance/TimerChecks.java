@@ -280,7 +280,9 @@ final class TimerChecks extends Checks
                 int reported = 0;
                 while (reported < LEARNING_HOLDS && !learnt(first, all) && all < LEARNING_CEILING_NANOS)
                 {
-                    warm(c, 1);
+                    // quick READs on every path first: a path whose last timeout is undecided would count its copy
+                    // among those that could make the duplicate (S6.8-1 c), and the report would show nothing
+                    warm(c, SETTLE_READS);
                     reported++;
                     hold(c, HELD_READ_BYTES, 1, Report.ALWAYS);
                     warm(c, SETTLE_READS);
@@ -359,8 +361,9 @@ final class TimerChecks extends Checks
     }
 
     /**
-     * Drops path {@link #SILENCED_PATH}'s packets (never acknowledged), acknowledges the other at once, asks
-     * {@link #ALONE_READS} READs at once, and waits up to {@code waitNanos} for a copy of the silenced path's oldest
+     * Drops path {@link #SILENCED_PATH}'s packets (never acknowledged), acknowledges the other at once with a rate
+     * hint that spreads them over about twice {@code waitNanos}, asks {@link #ALONE_READS} READs at once, and waits
+     * up to {@code waitNanos} for a copy of the silenced path's oldest
      * READ_RESPONSE: the first packet its timeout sent, the dropped path's own included (its data again at its PSN,
      * S6.8, or a payload-free probe there when the data went elsewhere, S7.4.1), or its data on another path (S7.4.1,
      * S7.4). So a target that re-sends on the path at its RTO and moves the data only at failure (S7.4-1 allows it)
@@ -378,6 +381,10 @@ final class TimerChecks extends Checks
         final long[] live = {0, 0}; // arrival, first transmissions after the oldest
         c.deadPaths.set(SILENCED_PATH);
         c.silent = false;
+        // a rate hint (S8.4) spreads the READs' first transmissions over about twice the wait, so that the live path
+        // still carries them when the silenced one is due, however fast the target (headers: half the payload again)
+        c.rateHintMbps = (int)Math.max(1, ALONE_READS * (long)ALONE_READ_BYTES * 12 * 1_000 / (2 * waitNanos));
+        ackEveryPath(c);
         try
         {
             for (int i = 0; i < ALONE_READS; i++)
@@ -436,6 +443,7 @@ final class TimerChecks extends Checks
         finally
         {
             c.deadPaths.clear(SILENCED_PATH);
+            c.rateHintMbps = 0;
         }
         return new Alone(oldest[0], copy[0], live[0], (int)copy[1], (int)live[1]);
     }

@@ -211,6 +211,26 @@ class ConformanceSelfTest
     }
 
     /**
+     * S6.8-3 against toys that learn a late margin ({@link Fault#LATE_MARGIN}): the one that leaves it out of a path's
+     * RTO while a sibling acknowledges first transmissions sent after the path was due passes; the one that keeps it
+     * there ({@link Fault#MARGIN_KEPT_ALONE}) fails. The clean toy learns none: not tested (above).
+     */
+    @Test
+    void shouldFailTheSilentAloneClauseAgainstAToyThatKeepsItsMarginOnAPathSilentAlone() throws Exception
+    {
+        final ConformanceReport leaves = runAgainst(47, null, EnumSet.of(Fault.LATE_MARGIN), Set.of("timers"));
+        final CheckResult left = leaves.result("timers.margin-silent-alone");
+        assertEquals(Verdict.PASS, left.verdict(), leaves::toText);
+        final ConformanceReport keeps = runAgainst(48, null, EnumSet.of(Fault.LATE_MARGIN, Fault.MARGIN_KEPT_ALONE),
+            Set.of("timers"));
+        final CheckResult kept = keeps.result("timers.margin-silent-alone");
+        assertEquals(Verdict.FAIL, kept.verdict(), keeps::toText);
+        assertEquals("S6.8-3", kept.clause());
+        assertTrue(kept.reason().contains("the margin stayed in the silenced path's RTO"), kept.reason());
+        System.out.println("S6.8-3 against the toy: " + left.reason() + "; kept: " + kept.reason());
+    }
+
+    /**
      * S8.2-1 fails against a toy whose window ignores CE (it grows by a packet every round, marked or not) and
      * against one with no window at all; it passes against the toy that shrinks its window as S8.2 says (above).
      */

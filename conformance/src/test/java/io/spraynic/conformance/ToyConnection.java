@@ -24,6 +24,8 @@ final class ToyConnection
      */
     ToyPath[] sendPaths;
     int nextPath;
+    /** S6.8.1: the late margin learnt, one for all the paths (only with {@link ToyResponder.Fault#LATE_MARGIN}). */
+    long lateMarginNanos;
     int mtu;
     boolean closed;
     long lastHeard = System.nanoTime();

@@ -37,6 +37,8 @@ final class ToyPath
      * sample, the backoff b; for S6.8-1 (c), whether the last timeout is not yet judged, the duplicates the path's
      * other copies may still make, and the PSN after the last copy (a PSN from it on was first sent after them all).
      */
+    /** S6.8-3: the latest first send time of a packet of the path acknowledged (an RTT sample: sent once). */
+    long answeredSentAt;
     long rtoSrtt;
     long rtoRttvar;
     boolean rtoSampled;

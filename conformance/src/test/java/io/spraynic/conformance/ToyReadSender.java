@@ -114,7 +114,7 @@ final class ToyReadSender
             }
         }
         endOfRound(path, outstanding - path.unacknowledged.size(), p.h16(2));
-        judgeByDuplicates(path, p.h8(4));
+        judgeByDuplicates(c, path, p.h8(4));
         if (SprayWire.psnDistance(path.afterLastCopy, highest) >= 0)
         {
             // S6.8-1 (c): it acknowledged a PSN first sent after every copy, so whatever they made is in it or in an
@@ -243,6 +243,7 @@ final class ToyReadSender
             return;
         }
         final long rtt = now - sent;
+        path.answeredSentAt = Math.max(path.answeredSentAt, sent);
         // S6.8.1: rttvar first, from the old srtt; a sample ends the backoff
         if (path.rtoSampled)
         {
@@ -411,7 +412,8 @@ final class ToyReadSender
         boolean any = false;
         for (final ToyPath path : c.sendPaths)
         {
-            if (path.failed || path.unacknowledged.isEmpty() || now - path.lastAckHeard <= rtoNanos(path))
+            if (path.failed || path.unacknowledged.isEmpty() ||
+                now - path.lastAckHeard <= rtoNanos(path) + marginNanos(c, path))
             {
                 continue;
             }
@@ -502,6 +504,28 @@ final class ToyReadSender
     }
 
     /**
+     * S6.8.1, S6.8-3: the late margin in the path's RTO: none while a sibling has acknowledged a first transmission
+     * sent after the path was due (its timer's start plus its RTO without the margin), unless
+     * {@link Fault#MARGIN_KEPT_ALONE}.
+     */
+    private long marginNanos(final ToyConnection c, final ToyPath path)
+    {
+        if (c.lateMarginNanos == 0 || faults.contains(Fault.MARGIN_KEPT_ALONE))
+        {
+            return c.lateMarginNanos;
+        }
+        final long due = path.lastAckHeard + rtoNanos(path);
+        for (final ToyPath sibling : c.sendPaths)
+        {
+            if (sibling != path && !sibling.failed && sibling.answeredSentAt - due > 0)
+            {
+                return 0;
+            }
+        }
+        return c.lateMarginNanos;
+    }
+
+    /**
      * S6.8: a timeout of the path: the oldest packet goes again at its PSN with RETRANSMIT, the RTO backs off (S6.8-6),
      * and this timeout is the one S6.8-1 judges; the one before it, superseded, counts among the other copies.
      */
@@ -525,8 +549,9 @@ final class ToyReadSender
      * S6.8-1 (c): an ACK reporting more duplicates than the path's other copies could make shows that the last
      * timeout's copy arrived after its PSN had: the timeout was spurious, its backoff is undone. Otherwise the report
      * uses up that many of the other copies' (a simplification of S6.8-1's bookkeeping: it only ever sees fewer).
+     * With {@link Fault#LATE_MARGIN} a spurious timeout at least doubles the connection's late margin (S6.8-2).
      */
-    private void judgeByDuplicates(final ToyPath path, final int duplicates)
+    private void judgeByDuplicates(final ToyConnection c, final ToyPath path, final int duplicates)
     {
         if (duplicates == 0 || faults.contains(Fault.NO_SPURIOUS_UNDO))
         {
@@ -537,6 +562,11 @@ final class ToyReadSender
             path.timeoutUndecided = false;
             path.backoff = 0;
             path.otherCopies = 0;
+            if (faults.contains(Fault.LATE_MARGIN) || faults.contains(Fault.MARGIN_KEPT_ALONE))
+            {
+                c.lateMarginNanos = Math.min(ToyResponder.LATE_MARGIN_MAX_NANOS,
+                    Math.max(2 * c.lateMarginNanos, ToyResponder.RTO_SLACK_NANOS));
+            }
         }
         else
         {
@@ -549,3 +579,4 @@ final class ToyReadSender
         path.dataLink.send(body, false, faults.contains(Fault.NOT_ECT_DATA) ? UdpLink.NOT_ECT : UdpLink.ECT_0);
     }
 }
+

@@ -141,7 +141,16 @@ final class ToyResponder implements AutoCloseable
          * S6.8-4 (and S6.8-6): the RTO is {@link #RTO_MIN_NANOS} whatever the path's srtt, backed off or not: an rtoMax
          * of that clamps it below the path's round trip (the toy before session 17: one fixed timer).
          */
-        RTO_CAPPED
+        RTO_CAPPED,
+        /**
+         * Not a fault: the toy learns a late margin (S6.8.1), as a target with {@code lateMarginMax} above 0 does: each
+         * timeout a report of duplicates shows spurious (S6.8-1 c) at least doubles it, from rtoSlack, up to
+         * {@link #LATE_MARGIN_MAX_NANOS}; it is in each path's RTO but that of a path a sibling shows silent alone
+         * (S6.8-3). Without it the toy learns none ({@code lateMarginMax} 0).
+         */
+        LATE_MARGIN,
+        /** S6.8-3: with {@link #LATE_MARGIN}, the margin stays in every RTO, a path silent alone included. */
+        MARGIN_KEPT_ALONE
     }
 
     /** The toy's connections per source (S12.9) and idle timeout (S12.10), small so that the checks run fast. */
@@ -171,6 +180,8 @@ final class ToyResponder implements AutoCloseable
     static final long RTO_MIN_NANOS = 100 * ScriptedPeer.MILLI;
     static final long RTO_MAX_NANOS = 1_000 * ScriptedPeer.MILLI;
     static final long RTO_SLACK_NANOS = 5 * ScriptedPeer.MILLI;
+    /** S6.8.1: lateMarginMax, with {@link Fault#LATE_MARGIN}. */
+    static final long LATE_MARGIN_MAX_NANOS = 2_000 * ScriptedPeer.MILLI;
     /** S7.4: consecutive timeouts with no ACK after which the path fails (failAfterTimeouts). */
     static final int FAIL_AFTER_TIMEOUTS = 3;
     /** S7.5: how often a failed path is probed with RESYNC (probeInterval; long beside S11's 1 ms: a toy's). */
