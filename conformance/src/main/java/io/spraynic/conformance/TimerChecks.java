@@ -525,7 +525,8 @@ final class TimerChecks extends Checks
 
     /**
      * READs {@code bytes} and withholds every ACK until {@code copies} copies of its first packet's PSN arrived (the
-     * target's timeouts), then a quarter of the first timeout more (so that the ACK comes later after the last copy
+     * target's timeouts; on a connection of several paths also a payload-free probe at that PSN or the packet's data
+     * on another path, where a timeout moved it, S7.4.1), then a quarter of the first timeout more (so that the ACK comes later after the last copy
      * than any RTT sampled: S6.8-1 b judges nothing), then acknowledges everything, reporting the duplicates received
      * as {@code report} says.
      */
@@ -548,7 +549,7 @@ final class TimerChecks extends Checks
         final Map<Integer, Long> firsts = new TreeMap<>((a, b) -> SprayWire.psnDistance(b, a));
         final java.util.Set<Integer> copied = new java.util.HashSet<>();
         final long[] copyAt = new long[copies];
-        final int[] oldest = {-1};
+        final int[] oldest = {-1, -1, -1}; // the held packet's PSN, path and offset in its READ
         final int[] seen = {0};
         final java.util.Set<Integer> probes = new java.util.HashSet<>();
         final long[] probeAt = {0};
@@ -578,14 +579,25 @@ final class TimerChecks extends Checks
             if (null != firsts.putIfAbsent(p.psn(), now))
             {
                 copied.add(p.psn());
-                if (response && p.psn() == oldest[0] && seen[0] < copies)
+                // its data again at its PSN (S6.8), or a payload-free probe there: its data went to another path
+                if (p.psn() == oldest[0] && seen[0] < copies)
                 {
                     copyAt[seen[0]++] = now;
+                }
+            }
+            else if (response && oldest[0] >= 0 && p.h8(0) != oldest[1] && p.h32(8) == oldest[2])
+            {
+                copied.add(p.psn());
+                if (seen[0] < copies)
+                {
+                    copyAt[seen[0]++] = now; // its data on another path (S7.4.1: the target thought another answered)
                 }
             }
             else if (response && (oldest[0] < 0 || SprayWire.psnDistance(oldest[0], p.psn()) < 0))
             {
                 oldest[0] = p.psn();
+                oldest[1] = p.h8(0);
+                oldest[2] = p.h32(8);
             }
             return seen[0] == copies;
         });
