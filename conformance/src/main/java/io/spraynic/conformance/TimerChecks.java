@@ -131,14 +131,7 @@ final class TimerChecks extends Checks
         final ScriptedPeer c = connection.peer();
         final String why = connection.why();
         final boolean[] backedOff = new boolean[1];
-        if (null != c)
-        {
-            c.silent = true; // the suite acknowledges only when a check says so
-            // a hold outlasts a target's idleTimeout when its RTO grows past it (srtt from the held probes' samples,
-            // its late margin): without a packet of the suite the target closes the connection (S12.10) and never
-            // sends the copy (SprayNIC with idleTimeout 3 s: RTO 3.4 s after a hold, idle_closed counted)
-            c.keepaliveNanos = target.idleTimeoutSeconds() > 0 ? (long)(target.idleTimeoutSeconds() * 1e9 / 4) : 0;
-        }
+        silence(c);
         try
         {
             must("timers.rto-backoff", "S6.8-6", "with its ACKs withheld, the target's second timeout of a packet " +
@@ -255,11 +248,7 @@ final class TimerChecks extends Checks
         final Connection connection = open(request);
         final ScriptedPeer c = connection.peer();
         final String why = connection.why();
-        if (null != c)
-        {
-            c.silent = true;
-            c.keepaliveNanos = target.idleTimeoutSeconds() > 0 ? (long)(target.idleTimeoutSeconds() * 1e9 / 4) : 0;
-        }
+        silence(c);
         try
         {
             must("timers.margin-silent-alone", "S6.8-3", "once the target's all-silent timeout grew by a late margin, " +
@@ -334,6 +323,19 @@ final class TimerChecks extends Checks
             }
         }
         closeQuietly(c);
+    }
+
+    /** The suite acknowledges only when a check says so, and keeps the connection from closing for idleness. */
+    private void silence(final ScriptedPeer c)
+    {
+        if (null != c)
+        {
+            c.silent = true;
+            // a hold outlasts a target's idleTimeout when its RTO grows past it (srtt from the held probes' samples,
+            // its late margin): without a packet of the suite the target closes the connection (S12.10) and never
+            // sends the copy (SprayNIC with idleTimeout 3 s: RTO 3.4 s after a hold, idle_closed counted)
+            c.keepaliveNanos = target.idleTimeoutSeconds() > 0 ? (long)(target.idleTimeoutSeconds() * 1e9 / 4) : 0;
+        }
     }
 
     private static boolean learnt(final long first, final long all)
