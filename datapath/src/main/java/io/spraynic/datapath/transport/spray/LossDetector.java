@@ -102,8 +102,9 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
      * Per path, what a timeout leaves to judge later: the wait before a failed path's next RESYNC probe (S7.5; 0
      * until its first) and, S6.8.1, whether its last timeout is not yet judged spurious or not, the PSN it sent again
      * and when that PSN had been sent before, the highest PSN sent before that copy; and, for S6.8-1 (c), how many
-     * duplicates the path's other copies (packets sent again at their PSN) may yet make the receiver report, and the
-     * highest PSN sent before the last of them. It matters only while the path has packets outstanding or is failed,
+     * duplicates the path's other copies (packets sent again at their PSN) may yet make the receiver report, how many
+     * of those are late copies (earlier timeouts' own, and placeholders of relocated packets: lateness, not reordering,
+     * S6.5-3), and the highest PSN sent before the last of them. It matters only while the path has packets outstanding or is failed,
      * so an idle connection holds none (issue 13): a set comes and goes with the connection's tables, all zeros
      * (judgements left undecided when every packet was acknowledged can no longer be made: the packets are gone).
      */
@@ -115,6 +116,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
         final long[] sentAt;
         final int[] copyMark;
         final int[] otherCopies;
+        final int[] lateCopies;
         final int[] otherCopiesMark;
 
         Timeouts(final int paths)
@@ -125,6 +127,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
             sentAt = new long[paths];
             copyMark = new int[paths];
             otherCopies = new int[paths];
+            lateCopies = new int[paths];
             otherCopiesMark = new int[paths];
         }
 
@@ -137,13 +140,14 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
             java.util.Arrays.fill(sentAt, 0);
             java.util.Arrays.fill(copyMark, 0);
             java.util.Arrays.fill(otherCopies, 0);
+            java.util.Arrays.fill(lateCopies, 0);
             java.util.Arrays.fill(otherCopiesMark, 0);
         }
 
-        /** @return bytes of a set for {@code paths} paths (S10.1): seven arrays and the object. */
+        /** @return bytes of a set for {@code paths} paths (S10.1): eight arrays and the object. */
         static long bytes(final int paths)
         {
-            return 16 + 6 * 16L + 2 * 8L * paths + 4 * 4L * paths + paths + 16;
+            return 16 + 7 * 16L + 2 * 8L * paths + 5 * 4L * paths + paths + 16;
         }
     }
 
@@ -180,6 +184,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
         refusals.onPeerCount(SelectiveAckHeader.refusals(buffer, sack));
         final Timeouts timeouts = this.timeouts;
         final int copiesBefore = timeouts.otherCopies[path];
+        final int lateCopiesBefore = timeouts.lateCopies[path];
         final int copiesMarkBefore = timeouts.otherCopiesMark[path];
         final int newlyAcked = onAck(path, buffer, sack, now);
         if (newlyAcked < 0)
@@ -189,7 +194,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
         }
         if (!scheduler.isParked(path)) // a parked path's timeouts are the idle connections' shared zeros
         {
-            onDuplicatesReported(path, buffer, sack, copiesBefore, copiesMarkBefore);
+            onDuplicatesReported(path, buffer, sack, copiesBefore, lateCopiesBefore, copiesMarkBefore);
         }
         counters.increment(SprayCounters.ACKS_RECEIVED);
         pathCounters[path].increment(SprayCounters.ACKS_RECEIVED);
@@ -300,14 +305,20 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
      * of them, so its PSN had arrived before it: the timeout was spurious. Otherwise the report uses up that many of
      * theirs; and an ACK that acknowledges a PSN first sent after the last of them was written after they all arrived
      * or were lost (the path is FIFO, S6.2): whatever they made is in it or in an earlier ACK, none is left to come.
+     * A duplicate is charged to the late copies first: only more than they could make shows a gap's copy arriving
+     * after its packet, reordering within the route (S6.5-3); a late packet shows the margin's business (S6.8-2), and
+     * taking it for reordering widened the window that holds every gap of the path.
      */
     private void onDuplicatesReported(
-        final int path, final MemorySegment buffer, final long sack, final int copiesBefore, final int copiesMarkBefore)
+        final int path, final MemorySegment buffer, final long sack, final int copiesBefore, final int lateCopiesBefore,
+        final int copiesMarkBefore)
     {
         final Timeouts timeouts = this.timeouts;
         final int copiesSince = timeouts.otherCopies[path] - copiesBefore; // this ACK's losses, found just now
+        final int lateCopiesSince = timeouts.lateCopies[path] - lateCopiesBefore;
         final int duplicates = SelectiveAckHeader.duplicates(buffer, sack);
         int left;
+        int lateLeft;
         if (duplicates > copiesBefore && timeouts.undecided[path])
         {
             timeouts.undecided[path] = false; // its copy is spent: it arrived as this duplicate
@@ -315,21 +326,25 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
             counters.increment(SprayCounters.SPURIOUS_TIMEOUTS_REPORTED);
             scheduler.onSpuriousTimeout(path, ackNow - timeouts.sentAt[path]);
             left = 0;
+            lateLeft = 0;
         }
         else
         {
-            if (duplicates > 0)
+            if (duplicates > lateCopiesBefore)
             {
-                // S6.5-3: a copy other than the timeout's arrived after its packet had: a gap that was reordering
+                // S6.5-3: a copy a gap sent arrived after its packet had: the gap was reordering
                 scheduler.rtt.reorderWindow().onSpuriousLoss(ackNow - scheduler.srttNanos(path), ackNow);
             }
             left = Math.max(0, copiesBefore - duplicates);
+            lateLeft = Math.max(0, lateCopiesBefore - duplicates);
             if (left > 0 && Psn.isAfter(highestAcknowledged(buffer, sack), copiesMarkBefore))
             {
                 left = 0;
+                lateLeft = 0;
             }
         }
         timeouts.otherCopies[path] = left + copiesSince;
+        timeouts.lateCopies[path] = lateLeft + lateCopiesSince;
     }
 
     /** @return the highest PSN the SACK header at {@code sack} acknowledges, by its bitmap or cumulatively. */
@@ -347,10 +362,16 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
         return Psn.add(cumulative, -1);
     }
 
-    // a packet of the path was sent again at its PSN (not by a timeout): it may arrive after its PSN did (S6.8-1 (c))
-    private void countCopy(final int path, final int mark)
+    // a packet of the path was sent again at its PSN (not by a timeout): it may arrive after its PSN did (S6.8-1 (c));
+    // a payload-free one's is counted late (a placeholder's packet was relocated by a timeout, S7.4.1, and the window
+    // learns from data)
+    private void countCopy(final int path, final int mark, final boolean late)
     {
         timeouts.otherCopies[path]++;
+        if (late)
+        {
+            timeouts.lateCopies[path]++;
+        }
         timeouts.otherCopiesMark[path] = mark;
     }
 
@@ -363,6 +384,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
             final int mark = timeouts.copyMark[path];
             final int others = timeouts.otherCopies[path];
             timeouts.otherCopies[path] = others + 1;
+            timeouts.lateCopies[path]++;
             if (others == 0 || Psn.isAfter(mark, timeouts.otherCopiesMark[path]))
             {
                 timeouts.otherCopiesMark[path] = mark;
@@ -375,7 +397,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
         final int path = ackPath;
         final PathSendWindow window = scheduler.sendWindows[path];
         window.retransmitted(psn, ackNow);
-        countCopy(path, Psn.add(window.nextPsn(), -1));
+        countCopy(path, Psn.add(window.nextPsn(), -1), handle == PROBE_HANDLE);
         if (handle != PROBE_HANDLE)
         {
             countLost(path);

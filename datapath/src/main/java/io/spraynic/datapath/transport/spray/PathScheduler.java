@@ -646,13 +646,15 @@ final class PathScheduler
 
     // ---- timing
 
-    // S7.4.1: whether another live path was acknowledged at or after `sinceNanos`
+    // S7.4.1: whether another live path was acknowledged after `sinceNanos`. Strictly after: a worker reads its clock
+    // once per loop and takes the loop's ACKs before it sends, so an ACK stamped with a packet's own send time came
+    // before that packet and says nothing about the fabric since (it made an all-silent timeout relocate)
     boolean othersAcknowledgedSince(final int path, final long sinceNanos)
     {
         for (int other = 0; other < paths; other++)
         {
             if (other != path && isActive(other) && times.lastAckAt[other] != NONE &&
-                times.lastAckAt[other] >= sinceNanos)
+                times.lastAckAt[other] > sinceNanos)
             {
                 return true;
             }

@@ -96,6 +96,41 @@ class LossDetectorReorderTest
         assertEquals(4 * FLOOR, window.nanos(), "a round trip later: still too narrow");
     }
     @Test
+    void shouldNotWidenTheWindowOnTheDuplicateOfAnEarlierTimeoutsCopyWhichIsLatenessNotReordering()
+    {
+        final ReorderWindow window = scheduler.rtt.reorderWindow();
+        final PathSendWindow path = scheduler.sendWindows[0];
+        final int sampled = path.nextPsn();
+        send(1, 0);
+        loss.onAckPacket(ackOf(sampled, 0, 0), 0, 1_000); // an RTT sample
+        final int first = path.nextPsn();
+        send(1, 10_000);
+        scheduler.refreshSiblingEstimates();
+        long now = 10_000 + scheduler.rtoNanos(0);
+        assertEquals(LossDetector.RECOVERED, loss.onTimer(0, now));
+        now += scheduler.rtoNanos(0); // backed off
+        assertEquals(LossDetector.RECOVERED, loss.onTimer(0, now), "the second timeout ends the first's judgement");
+        assertEquals(2, counters.get(SprayCounters.TIMEOUTS));
+        assertEquals(2, resend.retransmissions());
+
+        // the original was only late: it arrived, then the first timeout's copy, reported as a duplicate
+        assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(ackOf(first, 1, 0), 0, now + 1_000));
+        assertEquals(0, window.spuriousLosses(), "a timeout's copy arriving twice shows lateness (S6.8-2)");
+        assertEquals(FLOOR, window.nanos(), "not within-path reordering: the window stays");
+
+        // a copy a gap sent, then its duplicate: reordering, and the window widens as before
+        final int gapped = path.nextPsn();
+        send(4, now + 2_000);
+        loss.onAckPacket(ackOf(gapped, 0, 1, 2, 3), 0, now + 3_000);
+        final long due = now + 2_000 + scheduler.srttNanos(0) + FLOOR;
+        assertEquals(LossDetector.RECOVERED, loss.onTimer(0, due), "the held gap judged lost");
+        assertEquals(3, resend.retransmissions(), "the gap's packet sent again");
+        loss.onAckPacket(ackOf(gapped, 1, 0, 1, 2, 3), 0, due + 1_000);
+        assertEquals(1, window.spuriousLosses());
+        assertEquals(2 * FLOOR, window.nanos());
+    }
+
+    @Test
     void shouldBoundWhatAPeerLyingAboutDuplicatesOnEveryAckCanDo()
     {
         final ReorderWindow window = scheduler.rtt.reorderWindow();

@@ -213,6 +213,23 @@ class LossDetectorTest
     }
 
     @Test
+    void shouldNotTakeAnAckOfTheTickAPacketWentOutForAnAnswerSinceItAndRetransmitOnThePathWhenAllAreSilentS741()
+    {
+        // one clock read per loop: the receive half takes path 1's ACK, then the send half sends on path 0, both at
+        // the loop's time; the ACK came before the packet and shows nothing about the fabric since it
+        final PathSendWindow window = scheduler.sendWindows[0];
+        final int first = window.nextPsn();
+        scheduler.onAckTaken(1, 1, 0);
+        final int slot = send(0, 1, 0);
+        scheduler.refreshSiblingEstimates();
+        assertEquals(LossDetector.RECOVERED, loss.onTimer(0, scheduler.rtoNanos(0)));
+        assertEquals(0, resend.moves(), "every path as silent since the packet went: nothing relocated");
+        assertEquals(1, resend.retransmissions());
+        assertEquals(first, resend.retransmissionPsn(), "the oldest again on its own path");
+        assertEquals(slots.handle(slot, 0), resend.retransmissionHandle(), "with its data, not a probe");
+    }
+
+    @Test
     void shouldProbeAQuietPathAndSayWhenAProbeIsAcknowledged()
     {
         final PathSendWindow window = scheduler.sendWindows[1];
