@@ -2,6 +2,7 @@ package io.spraynic.cli;
 
 import io.spraynic.conformance.ConformanceReport;
 import io.spraynic.conformance.ConformanceSuite;
+import io.spraynic.conformance.RegionRevoker;
 import io.spraynic.conformance.Target;
 import io.spraynic.datapath.nic.PreSharedKeyFile;
 import picocli.CommandLine.Command;
@@ -102,6 +103,16 @@ final class ConformanceCommand implements Callable<Integer>
         "The target's response burst (S12.9; spraynic nic --connect-response-burst, default ${DEFAULT-VALUE})."})
     int targetResponseBurst;
 
+    @Option(names = "--target-deregister-command", paramLabel = "COMMAND", description = {
+        "A shell command that deregisters the target's exposed region and exits 0 once done (for SprayNIC: spraynic " +
+        "deregister --exchange DIR). The suite runs it last, in the middle of a READ response, to check S9.3.2-1; " +
+        "without it that check is not tested. The target has no region afterwards."})
+    String targetDeregisterCommand;
+
+    @Option(names = "--target-deregister-timeout", defaultValue = "30", paramLabel = "SECONDS",
+        description = "How long the deregister command may take (default ${DEFAULT-VALUE}).")
+    double targetDeregisterTimeout;
+
     @Option(names = "--groups", split = ",", paramLabel = "GROUP[,GROUP...]", description = {
         "Run only these groups of checks (the handshake's always run): handshake, data, malformed, sender, timers, " +
         "errors, security, close, psk, limits, liveness, ecn, multipath, resources (default: all)."})
@@ -146,6 +157,12 @@ final class ConformanceCommand implements Callable<Integer>
         BadOption.range("--interop-loss", interopLoss, 0, 50, 5);
         BadOption.range("--target-response-rate", targetResponseRate, 1, 100_000_000);
         BadOption.range("--target-response-burst", targetResponseBurst, 1, 1_000_000);
+        BadOption.range("--target-deregister-timeout", targetDeregisterTimeout, 0.1, 3_600, 30);
+        if (null != targetDeregisterCommand && targetDeregisterCommand.isBlank())
+        {
+            throw new BadOption("--target-deregister-command", "''", "is empty",
+                "try --target-deregister-command 'spraynic deregister --exchange DIR'");
+        }
         if (null != groups && !ConformanceSuite.GROUPS.containsAll(groups))
         {
             throw new BadOption("--groups", String.join(",", groups), "names a group the suite does not have",
@@ -193,7 +210,9 @@ final class ConformanceCommand implements Callable<Integer>
             .withResponseRate(targetResponseRate, targetResponseBurst),
             null == initiator ? null : Target.parseUdp(initiator), initiatorExchange,
             null == groups ? null : java.util.Set.copyOf(groups),
-            null == interop ? null : Target.parseUdp(interop), interopExchange, interopLoss / 100, interopSeed);
+            null == interop ? null : Target.parseUdp(interop), interopExchange, interopLoss / 100, interopSeed,
+            null == targetDeregisterCommand ? null : RegionRevoker.command(targetDeregisterCommand,
+                java.time.Duration.ofMillis((long)(targetDeregisterTimeout * 1000))));
         System.out.print(json ? report.toJson() + System.lineSeparator() : report.toText());
         if (null != output)
         {

@@ -1,6 +1,7 @@
 package io.spraynic.cli;
 
 import io.spraynic.apps.exchange.PeerExchange;
+import io.spraynic.apps.exchange.RegionRevocation;
 import io.spraynic.apps.runtime.NicRuntime;
 import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.telemetry.CountersFileDescriptor;
@@ -124,7 +125,8 @@ final class NicCommand implements Callable<Integer>
     long expose;
 
     @Option(names = "--exchange", paramLabel = "DIR",
-        description = "spray mode: publish this NIC's addresses and exposed region in DIR (nic.addr), for spraynic transfer --peer-kind nic.")
+        description = "spray mode: publish this NIC's addresses and exposed region in DIR (nic.addr), for spraynic " +
+            "transfer --peer-kind nic; and take requests there to deregister the region (spraynic deregister).")
     Path exchange;
 
     @Option(names = "--ipc-dir", arity = "0..1", paramLabel = "DIR", fallbackValue = "",
@@ -471,6 +473,7 @@ final class NicCommand implements Callable<Integer>
                     System.out.printf(Locale.ROOT, "spraynic nic: serving applications in %s, for %s (spraynic client " +
                         "--ipc-dir %s)%n", ipc, ipcAccess.describe(), ipc);
                 }
+                MemoryRegion exposed = null;
                 if (expose > 0)
                 {
                     final MemoryRegion region = nic.register(arena.allocate(expose, 4096),
@@ -481,6 +484,7 @@ final class NicCommand implements Callable<Integer>
                     {
                         java.nio.file.Files.createDirectories(exchange);
                         PeerExchange.publishServer(nic, region, exchange);
+                        exposed = region;
                     }
                 }
                 final NicConnection offered = kind == NicConnection.Kind.ROCEV2 && null != exchange ?
@@ -495,6 +499,10 @@ final class NicCommand implements Callable<Integer>
                 final long deadline = seconds > 0 ? System.nanoTime() + (long)(seconds * 1e9) : Long.MAX_VALUE;
                 while (stop.getCount() > 0 && System.nanoTime() < deadline)
                 {
+                    if (null != exposed)
+                    {
+                        serveDeregistration(nic, exposed);
+                    }
                     if (null != offered)
                     {
                         if (!visitorConnected && PeerExchange.connectVisitor(offered, exchange, Duration.ofSeconds(10)))
@@ -544,6 +552,39 @@ final class NicCommand implements Callable<Integer>
             {
                 Runtime.getRuntime().removeShutdownHook(hook);
             }
+        }
+    }
+
+    private String deregistrationProblem;
+
+    /** Answers a request in --exchange to deregister the exposed region (spraynic deregister), telling the operator. */
+    private void serveDeregistration(final EmbeddedNic nic, final MemoryRegion exposed)
+    {
+        final String answer;
+        try
+        {
+            answer = RegionRevocation.serve(nic, exposed, exchange);
+        }
+        catch (final java.io.IOException ex)
+        {
+            // the directory is anyone's who can write it: the NIC keeps serving, and says so once per cause
+            final String problem = "spraynic nic: cannot answer " + exchange.resolve(RegionRevocation.REQUEST) + ": " + ex;
+            if (!problem.equals(deregistrationProblem))
+            {
+                deregistrationProblem = problem;
+                System.out.println(problem);
+                System.out.flush();
+            }
+            return;
+        }
+        if (null != answer)
+        {
+            System.out.println(!RegionRevocation.deregistered(answer) ?
+                "spraynic nic: " + exchange.resolve(RegionRevocation.REQUEST) + " " + answer :
+                "spraynic nic: deregistered the exposed region (rkey=" + exposed.rkey() + // as nic.addr says it
+                    ") as " + exchange.resolve(RegionRevocation.REQUEST) + " asked: peers' WRITEs and READs of it " +
+                    "are refused from now on");
+            System.out.flush();
         }
     }
 

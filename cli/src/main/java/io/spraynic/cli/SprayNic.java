@@ -28,6 +28,7 @@ import java.io.PrintWriter;
         TransferCommand.class,
         ExperimentCommand.class,
         ConformanceCommand.class,
+        DeregisterCommand.class,
         CommandLine.HelpCommand.class
     })
 public final class SprayNic implements Runnable

@@ -63,4 +63,15 @@ final class CliTestSupport
     {
         return LinuxFabricDemo.javaCommand(arguments);
     }
+
+    /** @return {@link #javaCommand} as one line for {@code sh -c}, every word single-quoted. */
+    static String shellCommand(final List<String> arguments)
+    {
+        final StringBuilder line = new StringBuilder();
+        for (final String word : javaCommand(arguments))
+        {
+            line.append(line.isEmpty() ? "" : " ").append('\'').append(word.replace("'", "'\\''")).append('\'');
+        }
+        return line.toString();
+    }
 }

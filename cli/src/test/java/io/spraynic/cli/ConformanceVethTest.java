@@ -115,7 +115,9 @@ class ConformanceVethTest
             suite.addAll(javaCommand(List.of("conformance", "--target", family.target, "--local", family.local,
                 "--exchange", exchange.toString(), "--output", report.toString(), "--target-idle-timeout", "3",
                 "--target-connection-limit", "4", "--psk-file", psk.toString(), "--target-response-rate",
-                ConformanceCommandTest.RESPONSE_RATE, "--target-response-burst", ConformanceCommandTest.RESPONSE_BURST)));
+                ConformanceCommandTest.RESPONSE_RATE, "--target-response-burst", ConformanceCommandTest.RESPONSE_BURST,
+                "--target-deregister-command", CliTestSupport.shellCommand(List.of("deregister", "--exchange",
+                exchange.toString())))));
             final Process conformance = new ProcessBuilder(suite).redirectErrorStream(true)
                 .redirectOutput(suiteOut.toFile()).start();
             final boolean done = conformance.waitFor(240, TimeUnit.SECONDS);

@@ -16,6 +16,8 @@ abstract class Checks
     static final long ANSWER_NANOS = 1_000 * ScriptedPeer.MILLI;
     /** How long the suite listens to conclude that the target stays silent. */
     static final long SILENCE_NANOS = 200 * ScriptedPeer.MILLI;
+    /** The most packets {@link #sentMeanwhile} lists. */
+    static final int SENT_SHOWN = 12;
 
     final Target target;
     final UdpLink link;
@@ -266,6 +268,37 @@ abstract class Checks
         final int all = (above + 1) & SprayWire.PSN_MASK;
         c.awaitPacket(ANSWER_NANOS, a -> c.isAckOf(a, 0) && a.h24(5) == all);
         return failures(f);
+    }
+
+    /** @return the first packets the target sent since {@code from}: opcode, path, PSN, flags, ms after the first. */
+    static String sentMeanwhile(final ScriptedPeer c, final int from)
+    {
+        final StringBuilder text = new StringBuilder();
+        final List<Packet> packets = c.received.subList(from, c.received.size());
+        for (int i = 0; i < Math.min(SENT_SHOWN, packets.size()); i++)
+        {
+            final Packet p = packets.get(i);
+            text.append(i == 0 ? "" : ", ").append(SprayWire.opcodeName(p.opcode())).append(p.wholeHeaders() ?
+                " path " + p.h8(0) + " psn " + p.psn() + " flags 0x" + Integer.toHexString(p.h8(1)) : "")
+                .append(" at ").append(ms(p.arrivalNanos - packets.get(0).arrivalNanos));
+        }
+        final int more = packets.size() - SENT_SHOWN;
+        return packets.isEmpty() ? "nothing" : text + (more > 0 ? " and " + more + " more" : "");
+    }
+
+    /** @return {@code nanos} in milliseconds, to a tenth. */
+    static String ms(final long nanos)
+    {
+        return String.format("%.1f ms", nanos / 1e6);
+    }
+
+    /** @return whether the target acknowledges a probe (S5.2) of path 0 at the suite's next PSN, as a live connection does. */
+    static boolean probeAnswered(final ScriptedPeer c) throws IOException
+    {
+        final int psn = c.takePsn(0);
+        c.send(c.probe(0, psn, 0, c.sendKey));
+        final int expect = (psn + 1) & SprayWire.PSN_MASK;
+        return null != c.awaitPacket(ANSWER_NANOS, p -> c.isAckOf(p, 0) && p.h24(5) == expect);
     }
 
     /**

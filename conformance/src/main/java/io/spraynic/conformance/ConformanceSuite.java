@@ -79,6 +79,18 @@ public final class ConformanceSuite
         final Path initiatorExchange, final java.util.Set<String> groups, final InetSocketAddress interop,
         final Path interopExchange, final double loss, final long seed) throws IOException
     {
+        return run(target, initiator, initiatorExchange, groups, interop, interopExchange, loss, seed, null);
+    }
+
+    /**
+     * As {@link #run(Target, InetSocketAddress, Path, java.util.Set, InetSocketAddress, Path, double, long)}, and with
+     * the errors group, last of the target's checks, a READ response cut short by {@code revoker} taking the target's
+     * region away (S9.3.2-1; null: not tested). The target has no region after it.
+     */
+    public static ConformanceReport run(final Target target, final InetSocketAddress initiator,
+        final Path initiatorExchange, final java.util.Set<String> groups, final InetSocketAddress interop,
+        final Path interopExchange, final double loss, final long seed, final RegionRevoker revoker) throws IOException
+    {
         if (!(loss >= 0 && loss <= 0.5))
         {
             throw new IllegalArgumentException("the interop loss " + loss + " is not 0 to 0.5");
@@ -162,6 +174,11 @@ public final class ConformanceSuite
             if (wanted.test("liveness"))
             {
                 auth.runLiveness(handshake.request());
+            }
+            if (wanted.test("errors"))
+            {
+                // last: the target has no region after it
+                new RegionLossChecks(target, link, results, revoker).run(handshake.request());
             }
         }
         if (null != initiator)

@@ -381,14 +381,6 @@ final class PeerChecks extends Checks
         return failures(f);
     }
 
-    private static boolean probeAnswered(final ScriptedPeer c) throws IOException
-    {
-        final int psn = c.takePsn(0);
-        c.send(c.probe(0, psn, 0, c.sendKey));
-        final int expect = (psn + 1) & SprayWire.PSN_MASK;
-        return null != c.awaitPacket(ANSWER_NANOS, p -> c.isAckOf(p, 0) && p.h24(5) == expect);
-    }
-
     /** WRITEs {@code data} at this group's base on stream 0, path 0; true when acknowledged. */
     private boolean writeAll(final ScriptedPeer c, final byte[] data) throws IOException
     {

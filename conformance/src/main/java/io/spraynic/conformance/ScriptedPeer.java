@@ -51,9 +51,9 @@ final class ScriptedPeer
     /** With {@link #silent}: PROBEs are still acknowledged (the target's start probe of S8.3.1 is answered). */
     boolean answerProbes;
     /**
-     * With {@link #silent}: when above 0 and an ACK of path 0 was sent, the suite sends that ACK again, stale (S5.1-2),
-     * whenever it sent nothing for this long, so that a target does not close the connection for idleness (S12.10)
-     * while a check withholds its ACKs for longer than the target's {@code idleTimeout}.
+     * When above 0 and an ACK of path 0 was sent, the suite sends that ACK again, stale (S5.1-2), whenever it sent
+     * nothing for this long, so that a target does not close the connection for idleness (S12.10) while a check
+     * withholds its ACKs, or waits with nothing to acknowledge, for longer than the target's {@code idleTimeout}.
      */
     long keepaliveNanos;
     private long lastSentNanos = System.nanoTime();
@@ -415,10 +415,10 @@ final class ScriptedPeer
         lastSentNanos = System.nanoTime();
     }
 
-    // a silent suite's keepalive (keepaliveNanos): the last ACK of path 0 again, stale; when the next one is due
+    // the suite's keepalive (keepaliveNanos): the last ACK of path 0 again, stale; when the next one is due
     private long sendKeepaliveIfDue(final long now) throws IOException
     {
-        if (!silent || keepaliveNanos <= 0 || null == inbound || inbound.lastAckSequence(0) == 0)
+        if (keepaliveNanos <= 0 || null == inbound || inbound.lastAckSequence(0) == 0)
         {
             return Long.MAX_VALUE;
         }

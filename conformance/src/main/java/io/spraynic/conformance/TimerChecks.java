@@ -70,8 +70,6 @@ final class TimerChecks extends Checks
      * srtt falls to 1/200 of them and rttvar to 1e-5.
      */
     private static final int SETTLE_READS = 40;
-    /** The packets a hold's refusal lists of what the target sent while its copy was awaited. */
-    private static final int SENT_MEANWHILE_SHOWN = 12;
     /** The path the silent-alone check drops, each way (a dead link that takes only its route). */
     private static final int SILENCED_PATH = 0;
 
@@ -665,22 +663,6 @@ final class TimerChecks extends Checks
         return srtt;
     }
 
-    /** @return the first packets the target sent since {@code from}: opcode, path, PSN, flags, ms after the first. */
-    private static String sentMeanwhile(final ScriptedPeer c, final int from)
-    {
-        final StringBuilder text = new StringBuilder();
-        final List<Packet> packets = c.received.subList(from, c.received.size());
-        for (int i = 0; i < Math.min(SENT_MEANWHILE_SHOWN, packets.size()); i++)
-        {
-            final Packet p = packets.get(i);
-            text.append(i == 0 ? "" : ", ").append(SprayWire.opcodeName(p.opcode())).append(p.wholeHeaders() ?
-                " path " + p.h8(0) + " psn " + p.psn() + " flags 0x" + Integer.toHexString(p.h8(1)) : "")
-                .append(" at ").append(ms(p.arrivalNanos - packets.get(0).arrivalNanos));
-        }
-        final int more = packets.size() - SENT_MEANWHILE_SHOWN;
-        return packets.isEmpty() ? "nothing" : text + (more > 0 ? " and " + more + " more" : "");
-    }
-
     /** @return whether {@code p} is a probe of one of the target's paths (S6.7; not a RESYNC, S7.5). */
     private static boolean isProbe(final ScriptedPeer c, final Packet p)
     {
@@ -701,10 +683,5 @@ final class TimerChecks extends Checks
     {
         return p.icrcValid && p.opcode() == SprayWire.READ_RESPONSE && p.wholeHeaders() &&
             p.destQp() == c.localCid() && p.h32(4) == msn;
-    }
-
-    private static String ms(final long nanos)
-    {
-        return String.format("%.1f ms", nanos / 1e6);
     }
 }

@@ -231,6 +231,31 @@ class ConformanceSelfTest
     }
 
     /**
+     * S9.3.2-1: the toy whose region is taken away in the middle of a READ response refuses the READ (NACK, then an ACK
+     * of path 0 counting it) and sends no more of it; one that goes on sending the response fails. Without a way to
+     * take the region away the check is not tested.
+     */
+    @Test
+    void shouldFailTheReadRegionLostClauseAgainstAToyThatGoesOnReadingARegionDeregistered() throws Exception
+    {
+        final ConformanceReport refuses = runAgainst(49, null, EnumSet.noneOf(Fault.class), Set.of("errors"));
+        final CheckResult refused = refuses.result(RegionLossChecks.ID);
+        assertEquals(Verdict.PASS, refused.verdict(), refuses::toText);
+        assertTrue(refused.reason().matches("the READ cut after \\d+ of 655360 B; the revoker took .* ms; the NACK " +
+            "\\(refusal \\d+\\) came .* ms after it started"), refused.reason());
+        final ConformanceReport readsOn = runAgainst(50, null, EnumSet.of(Fault.READ_ON_AFTER_DEREGISTRATION),
+            Set.of("errors"));
+        final CheckResult read = readsOn.result(RegionLossChecks.ID);
+        assertEquals(Verdict.FAIL, read.verdict(), readsOn::toText);
+        assertEquals("S9.3.2-1", read.clause());
+        assertTrue(read.reason().startsWith("no NACK of the READ (stream 0, msn ") && read.reason().contains(
+            "; READ_RESPONSE data (offset ") && read.reason().endsWith("after the region was deregistered: its memory " +
+            "was read"), read.reason());
+        assertTrue(readsOn.mustFailed());
+        System.out.println("S9.3.2-1 against the toy: " + refused.reason() + "; reading on: " + read.reason());
+    }
+
+    /**
      * S8.2-1 fails against a toy whose window ignores CE (it grows by a packet every round, marked or not) and
      * against one with no window at all; it passes against the toy that shrinks its window as S8.2 says (above).
      */
@@ -721,11 +746,12 @@ class ConformanceSelfTest
         final InetAddress suiteIp = InetAddress.getByName("127.72." + (pid >> 8 & 0xFF) + "." + (pid & 0xFF));
         final InetSocketAddress target = new InetSocketAddress(targetIp, port);
         final InetSocketAddress suite = new InetSocketAddress(suiteIp, port);
-        try (ToyResponder _ = new ToyResponder(target, suite, psk, faults))
+        try (ToyResponder toy = new ToyResponder(target, suite, psk, faults))
         {
             return ConformanceSuite.run(new Target(target, suite, 1, ToyResponder.REGION_ADDRESS, ToyResponder.RKEY,
                 ConformanceSuite.REGION_BYTES, psk, ToyResponder.IDLE_TIMEOUT_NANOS / 1e9, ToyResponder.CONNECTION_LIMIT)
-                .withResponseRate(ToyResponder.RESPONSE_RATE, ToyResponder.RESPONSE_BURST), null, null, groups);
+                .withResponseRate(ToyResponder.RESPONSE_RATE, ToyResponder.RESPONSE_BURST), null, null, groups, null,
+                null, 0, 0, toy::deregisterRegion);
         }
     }
 }

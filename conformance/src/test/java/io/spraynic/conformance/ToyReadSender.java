@@ -136,9 +136,7 @@ final class ToyReadSender
             {
                 repath(path); // S7.3-1: judged at the loss, the resend goes by the new route
             }
-            final byte[] again = lost.getValue().clone();
-            again[SprayWire.BTH_LENGTH + 1] |= SprayWire.SETH_RETRANSMIT;
-            sendData(path, again);
+            sendAgain(path, lost.getValue());
         }
         sendWithinWindow(c);
     }
@@ -453,6 +451,7 @@ final class ToyReadSender
         path.failed = true;
         path.lastProbeAt = System.nanoTime() - ToyResponder.PROBE_INTERVAL_NANOS;
         final java.util.List<byte[]> pending = new java.util.ArrayList<>(path.unacknowledged.values());
+        pending.removeIf(ToyReadSender::isProbe); // a probe standing in for data the region lost (S9.3.2) moves nowhere
         java.util.Collections.reverse(pending);
         for (final byte[] packet : pending)
         {
@@ -539,10 +538,8 @@ final class ToyReadSender
         path.timeoutUndecided = true;
         final Map.Entry<Integer, byte[]> oldest = path.unacknowledged.firstEntry();
         path.sentAt.remove(oldest.getKey()); // Karn: no sample from a packet sent twice
-        final byte[] again = oldest.getValue().clone();
-        again[SprayWire.BTH_LENGTH + 1] |= SprayWire.SETH_RETRANSMIT;
         path.afterLastCopy = path.nextPsn;
-        sendData(path, again);
+        sendAgain(path, oldest.getValue());
     }
 
     /**
@@ -572,6 +569,24 @@ final class ToyReadSender
         {
             path.otherCopies = Math.max(0, path.otherCopies - duplicates);
         }
+    }
+
+    /** Sends {@code body} again at its PSN: data with RETRANSMIT (S6.6), a probe standing in for data as it is. */
+    private void sendAgain(final ToyPath path, final byte[] body) throws IOException
+    {
+        if (isProbe(body))
+        {
+            path.dataLink.send(body, false, UdpLink.NOT_ECT);
+            return;
+        }
+        final byte[] again = body.clone();
+        again[SprayWire.BTH_LENGTH + 1] |= SprayWire.SETH_RETRANSMIT;
+        sendData(path, again);
+    }
+
+    private static boolean isProbe(final byte[] body)
+    {
+        return (body[0] & 0xFF) == SprayWire.PROBE;
     }
 
     private void sendData(final ToyPath path, final byte[] body) throws IOException

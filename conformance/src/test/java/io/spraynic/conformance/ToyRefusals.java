@@ -130,7 +130,8 @@ final class ToyRefusals
         return false;
     }
 
-    private void refuseAccess(final ToyConnection c, final int stream, final int msn, final int refusal) throws IOException
+    /** Sends the NACK REMOTE_ACCESS_ERROR of (stream, msn) under refusal number {@code refusal} (S9.3). */
+    void refuseAccess(final ToyConnection c, final int stream, final int msn, final int refusal) throws IOException
     {
         link.send(FrameBuilder.bth(SprayWire.NACK, c.peerCid, 0, false).u8(SprayWire.SYNDROME_REMOTE_ACCESS_ERROR).u8(0)
             .u16(stream).u32(msn).u32(0).u32(refusal).controlTag(c.sendKey).bytes(), false, UdpLink.NOT_ECT);

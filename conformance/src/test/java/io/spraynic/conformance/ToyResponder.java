@@ -150,7 +150,12 @@ final class ToyResponder implements AutoCloseable
          */
         LATE_MARGIN,
         /** S6.8-3: with {@link #LATE_MARGIN}, the margin stays in every RTO, a path silent alone included. */
-        MARGIN_KEPT_ALONE
+        MARGIN_KEPT_ALONE,
+        /**
+         * S9.3.2-1: a READ response under way when the region is deregistered goes on as if nothing happened (the toy
+         * reads a READ's bytes when the request comes): no NACK, no ACK, the rest of its data sent.
+         */
+        READ_ON_AFTER_DEREGISTRATION
     }
 
     /** The toy's connections per source (S12.9) and idle timeout (S12.10), small so that the checks run fast. */
@@ -221,6 +226,9 @@ final class ToyResponder implements AutoCloseable
     private final ToyRefusals refusals;
     private final Thread thread;
     private volatile boolean running = true;
+    /** S9.3.2: asked by {@link #deregisterRegion} on the suite's thread, done on the toy's. */
+    private volatile boolean deregisterAsked;
+    private final java.util.concurrent.CountDownLatch deregistered = new java.util.concurrent.CountDownLatch(1);
     private final Map<Integer, ToyConnection> connections = new HashMap<>(); // by this end's CID
     private final Map<Long, ToyConnection> byToken = new HashMap<>();
     private int nextCid = 0x100;
@@ -262,6 +270,11 @@ final class ToyResponder implements AutoCloseable
                     handle(p);
                 }
                 tick();
+                if (deregisterAsked && deregistered.getCount() > 0)
+                {
+                    onRegionDeregistered();
+                    deregistered.countDown();
+                }
             }
         }
         catch (final IOException e)
@@ -644,6 +657,76 @@ final class ToyResponder implements AutoCloseable
         c.lastSent = System.nanoTime();
     }
 
+
+    /**
+     * The toy's region taken away (a {@link RegionRevoker} for the suite): returns once the toy's thread has refused
+     * every READ response under way.
+     *
+     * @return null, or why it was not done.
+     */
+    String deregisterRegion() throws InterruptedException
+    {
+        deregisterAsked = true;
+        return deregistered.await(5, java.util.concurrent.TimeUnit.SECONDS) ? null : "the toy did not deregister in 5 s";
+    }
+
+    /**
+     * S9.3.2-1: each READ whose response is under way is refused with a NACK REMOTE_ACCESS_ERROR of a new number, its
+     * packets not yet sent are dropped, those sent and unacknowledged stand as probes at their PSNs, and an ACK of path
+     * 0 follows, counting the refusals. The connection lives.
+     */
+    private void onRegionDeregistered() throws IOException
+    {
+        if (faults.contains(Fault.READ_ON_AFTER_DEREGISTRATION))
+        {
+            return;
+        }
+        for (final ToyConnection c : connections.values())
+        {
+            if (c.closed || null == c.sendPaths)
+            {
+                continue;
+            }
+            final java.util.Set<Long> reads = new java.util.LinkedHashSet<>();
+            for (final ToyPath path : c.sendPaths)
+            {
+                for (final Map.Entry<Integer, byte[]> sent : path.unacknowledged.entrySet())
+                {
+                    final byte[] body = sent.getValue();
+                    if ((body[0] & 0xFF) == SprayWire.READ_RESPONSE)
+                    {
+                        reads.add(streamMsn(body));
+                        final int psn = sent.getKey();
+                        sent.setValue(FrameBuilder.bth(SprayWire.PROBE, c.peerCid, psn, false).u8(path.index).u8(0)
+                            .u16(0).u8(0).u24(psn).controlTag(c.sendKey).bytes());
+                    }
+                }
+            }
+            for (final byte[] body : c.held)
+            {
+                reads.add(streamMsn(body));
+            }
+            c.held.clear();
+            for (final long read : reads)
+            {
+                refusals.refuseAccess(c, (int)(read >>> 32), (int)read, ++c.refusals);
+            }
+            if (!reads.isEmpty())
+            {
+                ack(c, 0);
+            }
+        }
+    }
+
+    // the (stream << 32 | msn) of a READ_RESPONSE's SETH
+    private static long streamMsn(final byte[] body)
+    {
+        final int seth = SprayWire.BTH_LENGTH;
+        final int stream = (body[seth + 2] & 0xFF) << 8 | body[seth + 3] & 0xFF;
+        final long msn = (body[seth + 4] & 0xFFL) << 24 | (body[seth + 5] & 0xFF) << 16 | (body[seth + 6] & 0xFF) << 8 |
+            body[seth + 7] & 0xFF;
+        return (long)stream << 32 | msn;
+    }
 
     /** @return whether the response bucket (S12.9) lets one more RETRY or REJECT go. */
     private boolean mayRespond()

@@ -1,0 +1,83 @@
+package io.spraynic.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code spraynic deregister} against a {@code spraynic nic --expose --exchange DIR} in its own process (the {@code
+ * udp} preset on a loopback address): the region goes once, a second request is refused with the NIC's reason (forged
+ * requests: {@code RegionRevocationTest}), and with no NIC the command says so; the NIC keeps running throughout.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class DeregisterCommandTest
+{
+    @Test
+    void shouldDeregisterARunningNicsRegionOnceAndSayWhyNotAfter(@TempDir final Path dir) throws Exception
+    {
+        final long pid = ProcessHandle.current().pid();
+        final String nicIp = "127.79." + (pid >> 8 & 0xFF) + "." + (pid & 0xFF);
+        final int port = 20_000 + (int)((pid + 17) % 40_000);
+        final Path exchange = dir.resolve("exchange");
+        final Path output = dir.resolve("nic.out");
+        final Process nic = new ProcessBuilder(CliTestSupport.javaCommand(java.util.List.of("nic", "--config", "udp",
+            "-p", "ip=" + nicIp, "-p", "port=" + port, "-p", "peer_port=" + port, "--ip", nicIp, "--mode", "spray",
+            "--expose", "64k", "--exchange", exchange.toString(), "--seconds", "60", "--idle", "backoff")))
+            .redirectErrorStream(true).redirectOutput(output.toFile()).start();
+        try
+        {
+            final long deadline = System.nanoTime() + 60_000_000_000L;
+            while (!Files.exists(exchange.resolve("nic.addr")) && System.nanoTime() < deadline && nic.isAlive())
+            {
+                Thread.sleep(50);
+            }
+            final String rkey = Files.readString(exchange.resolve("nic.addr")).replaceAll(".* rkey=(-?\\d+).*\\s*", "$1");
+
+            final CliTestSupport.Run first = CliTestSupport.run("deregister", "--exchange", exchange.toString());
+            assertEquals(0, first.exitCode(), first.out() + first.err() + Files.readString(output));
+            assertTrue(first.out().contains("spraynic deregister: the region " + exchange.resolve("nic.addr") +
+                " names is deregistered"), first.out());
+            final CliTestSupport.Run again = CliTestSupport.run("deregister", "--exchange", exchange.toString());
+            assertEquals(1, again.exitCode(), again.out() + again.err());
+            assertTrue(again.err().contains("spraynic deregister: the NIC refused: the region is deregistered already"),
+                again.err());
+            assertTrue(nic.isAlive(), "the NIC runs on: " + Files.readString(output));
+            // the NIC says so just after it answered
+            String said = Files.readString(output);
+            for (int wait = 0; wait < 100 && !said.contains("deregistered already"); wait++)
+            {
+                Thread.sleep(50);
+                said = Files.readString(output);
+            }
+            assertTrue(said.contains("spraynic nic: deregistered the exposed region (rkey=" + rkey + ") as " +
+                exchange.resolve("deregister") + " asked"), said);
+            assertTrue(said.contains("deregistered already"), said);
+        }
+        finally
+        {
+            nic.destroy();
+            if (!nic.waitFor(20, TimeUnit.SECONDS))
+            {
+                nic.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    @Test
+    void shouldSayWhenNoNicServesTheDirectoryAndRefuseABadTimeout(@TempDir final Path dir)
+    {
+        final CliTestSupport.Run none = CliTestSupport.run("deregister", "--exchange", dir.toString(), "--timeout", "0.2");
+        assertEquals(2, none.exitCode(), none.out() + none.err());
+        assertTrue(none.err().contains("spraynic deregister: no nic.addr in " + dir), none.err());
+        final CliTestSupport.Run bad = CliTestSupport.run("deregister", "--exchange", dir.toString(), "--timeout", "0");
+        assertEquals(2, bad.exitCode(), bad.out() + bad.err());
+        assertTrue(bad.err().contains("--timeout"), bad.err());
+    }
+}
