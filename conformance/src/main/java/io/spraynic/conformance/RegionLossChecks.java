@@ -7,7 +7,7 @@ import java.util.List;
  * S9.3.2: the region of a READ response under way deregistered at the responder. The suite READs the whole region
  * (up to {@link #MOST_READ_BYTES}) in one READ with a {@code rateHint} (S8.4) of {@link #RATE_HINT_MBPS} Mb/s, so
  * that the response takes seconds, acknowledges it as a peer does, and once its first packet came has the target's
- * region taken away by the revoker the implementer supplies ({@link RegionRevoker}: the protocol has no
+ * region taken away, while it goes on serving the connection, by the revoker the implementer supplies ({@link RegionRevoker}: the protocol has no
  * deregistration on the wire). One READ: a responder keeps a bounded number of such refusals and may fail the
  * connection past it (SprayNIC: 4 of them, S9.3.2). Judged only on the wire: a NACK {@code REMOTE_ACCESS_ERROR}
  * naming the READ with a refusal number above every one before; an ACK of path 0 after it counting that refusal; no
@@ -25,6 +25,8 @@ final class RegionLossChecks extends Checks
     static final int MOST_READ_BYTES = 1 << 20;
     /** The slowest share S8.4's field says: a READ of 1 MiB then takes about 9 s. */
     static final int RATE_HINT_MBPS = 1;
+    /** How often the suite looks whether the revoker returned, while it serves the connection. */
+    static final long REVOKER_POLL_NANOS = 5 * ScriptedPeer.MILLI;
     /** After the revoker returned, for packets the target sent before it (in the network, or the suite's buffer). */
     static final long GRACE_NANOS = 50 * ScriptedPeer.MILLI;
     /** How long the suite then waits for the NACK and an ACK after it (and {@link #SILENCE_NANOS} more). */
@@ -75,9 +77,25 @@ final class RegionLossChecks extends Checks
             {
                 throw new NotTested("no READ_RESPONSE within " + ANSWER_NANOS / ScriptedPeer.MILLI + " ms");
             }
+            // the revoker runs beside the connection, which the suite serves as a peer meanwhile (ACKs, keepalives):
+            // a command takes a second or more, and a deaf peer would stall the response and see it closed (S12.10)
             final long commandAt = System.nanoTime();
-            final String refused = revoker.revoke();
+            final java.util.concurrent.FutureTask<String> revoking = new java.util.concurrent.FutureTask<>(revoker::revoke);
+            Thread.ofPlatform().name("conformance-revoker").daemon().start(revoking);
+            while (!revoking.isDone())
+            {
+                c.collect(REVOKER_POLL_NANOS);
+            }
             final long revokedAt = System.nanoTime();
+            final String refused;
+            try
+            {
+                refused = revoking.get();
+            }
+            catch (final java.util.concurrent.ExecutionException e)
+            {
+                throw new NotTested("the revoker failed: " + e.getCause());
+            }
             if (null != refused)
             {
                 throw new NotTested("the target's region could not be deregistered: " + refused);
