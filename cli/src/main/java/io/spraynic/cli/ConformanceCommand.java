@@ -103,6 +103,11 @@ final class ConformanceCommand implements Callable<Integer>
         "The target's response burst (S12.9; spraynic nic --connect-response-burst, default ${DEFAULT-VALUE})."})
     int targetResponseBurst;
 
+    @Option(names = "--target-late-margin-max", defaultValue = "0", paramLabel = "SECONDS", description = {
+        "The target's lateMarginMax (PROTOCOL.md S6.8.1; spraynic nic: 2), which S6.8-2's check needs (default " +
+        "${DEFAULT-VALUE}: not given, that check not tested)."})
+    double targetLateMarginMax;
+
     @Option(names = "--target-deregister-command", paramLabel = "COMMAND", description = {
         "A shell command that deregisters the target's exposed region and exits 0 once done (for SprayNIC: spraynic " +
         "deregister --exchange DIR). The suite runs it last, in the middle of a READ response, to check S9.3.2-1; " +
@@ -158,6 +163,7 @@ final class ConformanceCommand implements Callable<Integer>
         BadOption.range("--target-response-rate", targetResponseRate, 1, 100_000_000);
         BadOption.range("--target-response-burst", targetResponseBurst, 1, 1_000_000);
         BadOption.range("--target-deregister-timeout", targetDeregisterTimeout, 0.1, 3_600, 30);
+        BadOption.range("--target-late-margin-max", targetLateMarginMax, 0, 3_600, 2);
         if (null != targetDeregisterCommand && targetDeregisterCommand.isBlank())
         {
             throw new BadOption("--target-deregister-command", "''", "is empty",
@@ -207,7 +213,7 @@ final class ConformanceCommand implements Callable<Integer>
         }
         final ConformanceReport report = ConformanceSuite.run(new Target(address, localAddress, (int)exposed[0],
             exposed[1], (int)exposed[2], exposed[3], psk, targetIdleTimeout, targetConnectionLimit)
-            .withResponseRate(targetResponseRate, targetResponseBurst),
+            .withResponseRate(targetResponseRate, targetResponseBurst).withLateMarginMax(targetLateMarginMax),
             null == initiator ? null : Target.parseUdp(initiator), initiatorExchange,
             null == groups ? null : java.util.Set.copyOf(groups),
             null == interop ? null : Target.parseUdp(interop), interopExchange, interopLoss / 100, interopSeed,

@@ -82,7 +82,8 @@ class ConformanceCommandTest
                 "--target-connection-limit", "4", "--target-response-rate", RESPONSE_RATE, "--target-response-burst",
                 RESPONSE_BURST, "--initiator", "udp:" + initiatorIp + ":" + port, "--initiator-exchange",
                 initiatorExchange.toString(), "--interop", "udp:" + interopIp + ":" + port, "--interop-exchange",
-                interopExchange.toString(), "--interop-loss", "5", "--target-deregister-command",
+                interopExchange.toString(), "--interop-loss", "5", "--target-late-margin-max", "2",
+                "--target-deregister-command",
                 CliTestSupport.shellCommand(List.of("deregister", "--exchange", exchange.toString())));
             final String nicOut = Files.readString(output);
             System.out.println(run.out());

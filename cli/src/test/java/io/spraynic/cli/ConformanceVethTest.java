@@ -116,8 +116,8 @@ class ConformanceVethTest
                 "--exchange", exchange.toString(), "--output", report.toString(), "--target-idle-timeout", "3",
                 "--target-connection-limit", "4", "--psk-file", psk.toString(), "--target-response-rate",
                 ConformanceCommandTest.RESPONSE_RATE, "--target-response-burst", ConformanceCommandTest.RESPONSE_BURST,
-                "--target-deregister-command", CliTestSupport.shellCommand(List.of("deregister", "--exchange",
-                exchange.toString())))));
+                "--target-late-margin-max", "2", "--target-deregister-command",
+                CliTestSupport.shellCommand(List.of("deregister", "--exchange", exchange.toString())))));
             final Process conformance = new ProcessBuilder(suite).redirectErrorStream(true)
                 .redirectOutput(suiteOut.toFile()).start();
             final boolean done = conformance.waitFor(240, TimeUnit.SECONDS);

@@ -49,6 +49,7 @@ final class CheckCatalog
         must("sender.retransmit-gap", "S6.6-1");
         must("sender.tail-loss", "S6.7-1");
         must("timers.spurious-undo", "S6.8-1");
+        must("timers.margin-widened", "S6.8-2");
         must("timers.margin-silent-alone", "S6.8-3");
         must("timers.rto-floor", "S6.8-4");
         must("timers.rto-backoff", "S6.8-6");

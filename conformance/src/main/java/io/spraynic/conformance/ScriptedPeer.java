@@ -51,6 +51,13 @@ final class ScriptedPeer
     /** With {@link #silent}: PROBEs are still acknowledged (the target's start probe of S8.3.1 is answered). */
     boolean answerProbes;
     /**
+     * The target's PROBEs (not RESYNCs) are set aside, not taken in, until {@link #takeInDeferredProbes}: an ACK sent
+     * meanwhile does not cover them, so it gives the target no RTT sample from them (a held packet's tail probes,
+     * acknowledged with it, are samples as long as the hold).
+     */
+    boolean deferProbes;
+    private final List<Packet> deferredProbes = new ArrayList<>();
+    /**
      * When above 0 and an ACK of path 0 was sent, the suite sends that ACK again, stale (S5.1-2), whenever it sent
      * nothing for this long, so that a target does not close the connection for idleness (S12.10) while a check
      * withholds its ACKs, or waits with nothing to acknowledge, for longer than the target's {@code idleTimeout}.
@@ -523,6 +530,11 @@ final class ScriptedPeer
                 tagFailures.add("PROBE with a tag that does not verify: " + p);
                 return;
             }
+            if (deferProbes && opcode == SprayWire.PROBE && (p.h8(1) & SprayWire.PRBH_RESYNC) == 0)
+            {
+                deferredProbes.add(p);
+                return;
+            }
             if (dropOnce.remove((long)path << 24 | p.psn()))
             {
                 return;
@@ -543,6 +555,16 @@ final class ScriptedPeer
             }
             takeIn(p, path, opcode);
         }
+    }
+
+    /** Records the probes {@link #deferProbes} set aside as received (the next ACK of their path covers them). */
+    void takeInDeferredProbes()
+    {
+        for (final Packet p : deferredProbes)
+        {
+            inbound.record(p.h8(0), p.psn());
+        }
+        deferredProbes.clear();
     }
 
     /** Takes in the queued path's packets due by {@code now}, or all of them once no path is queued. */

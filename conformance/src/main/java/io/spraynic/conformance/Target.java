@@ -25,10 +25,12 @@ import java.util.Map;
  *                           {@code maxConnectionsPerSource} and {@code maxConnections}).
  * @param responseRate       the target's {@code connectResponseRate} (S12.9: RETRYs and REJECTs a second).
  * @param responseBurst      its {@code connectResponseBurst}.
+ * @param lateMarginMaxSeconds its {@code lateMarginMax} (S6.8.1), which S6.8-2's check needs to judge (0: not given;
+ *                           the suite assumes none of the target's timers, S6.8-5).
  */
 public record Target(InetSocketAddress address, InetSocketAddress local, int planes, long regionAddress, int rkey,
     long regionLength, byte[] psk, double idleTimeoutSeconds, int connectionLimit, double responseRate,
-    int responseBurst)
+    int responseBurst, double lateMarginMaxSeconds)
 {
     /** S12.9's defaults of one engine's response bucket: 50,000 RETRYs and REJECTs a second, 256 at once. */
     public static final double DEFAULT_RESPONSE_RATE = 50_000;
@@ -44,7 +46,7 @@ public record Target(InetSocketAddress address, InetSocketAddress local, int pla
         final double idleTimeoutSeconds, final int connectionLimit)
     {
         this(address, local, planes, regionAddress, rkey, regionLength, psk, idleTimeoutSeconds, connectionLimit,
-            DEFAULT_RESPONSE_RATE, DEFAULT_RESPONSE_BURST);
+            DEFAULT_RESPONSE_RATE, DEFAULT_RESPONSE_BURST, 0);
     }
 
     /** A target without a pre-shared key, with the default idle timeout and connection limit. */
@@ -59,21 +61,28 @@ public record Target(InetSocketAddress address, InetSocketAddress local, int pla
     public Target withPsk(final byte[] key)
     {
         return new Target(address, local, planes, regionAddress, rkey, regionLength, key, idleTimeoutSeconds,
-            connectionLimit, responseRate, responseBurst);
+            connectionLimit, responseRate, responseBurst, lateMarginMaxSeconds);
     }
 
     /** @return this target with another idle timeout and connection limit. */
     public Target withLimits(final double idleSeconds, final int connections)
     {
         return new Target(address, local, planes, regionAddress, rkey, regionLength, psk, idleSeconds, connections,
-            responseRate, responseBurst);
+            responseRate, responseBurst, lateMarginMaxSeconds);
     }
 
     /** @return this target with another response bucket (S12.9): {@code rate} a second, {@code burst} at once. */
     public Target withResponseRate(final double rate, final int burst)
     {
         return new Target(address, local, planes, regionAddress, rkey, regionLength, psk, idleTimeoutSeconds,
-            connectionLimit, rate, burst);
+            connectionLimit, rate, burst, lateMarginMaxSeconds);
+    }
+
+    /** @return this target with {@code lateMarginMax} {@code seconds} (S6.8.1; 0: not given). */
+    public Target withLateMarginMax(final double seconds)
+    {
+        return new Target(address, local, planes, regionAddress, rkey, regionLength, psk, idleTimeoutSeconds,
+            connectionLimit, responseRate, responseBurst, seconds);
     }
 
     /**

@@ -103,7 +103,9 @@ class ConformanceSelfTest
         // S7.7 allows rotateMin 0: the clean toy keeps one source port, so there is no move to judge
         "multipath.port-rotation", "the target moved no path to a new source port in 256 data packets",
         // S6.8: the toy learns no late margin (lateMarginMax 0), so S6.8-3 has none to leave out
-        "timers.margin-silent-alone", "no late margin learnt");
+        "timers.margin-silent-alone", "no late margin learnt",
+        // and S6.8-2 binds only a target with lateMarginMax above 0, which the suite is not told here
+        "timers.margin-widened", "the target's lateMarginMax was not given");
 
     /**
      * The receiver's rules the toy keeps since session 16 (the all-groups run had shown their checks failing
@@ -228,6 +230,31 @@ class ConformanceSelfTest
         assertEquals("S6.8-3", kept.clause());
         assertTrue(kept.reason().contains("the margin stayed in the silenced path's RTO"), kept.reason());
         System.out.println("S6.8-3 against the toy: " + left.reason() + "; kept: " + kept.reason());
+    }
+
+    /**
+     * S6.8-2: told the target's lateMarginMax (2 s), the suite passes the toy that widens its margin as S6.8.1's
+     * table says ({@link Fault#LATE_MARGIN}) and fails one that only doubles it ({@link Fault#MARGIN_DOUBLED_ONLY}),
+     * and one that claims the margin but learns none.
+     */
+    @Test
+    void shouldFailTheMarginWidenedClauseAgainstAToyThatOnlyDoublesItsMarginOrLearnsNone() throws Exception
+    {
+        final ConformanceReport widens = runAgainst(51, null, EnumSet.of(Fault.LATE_MARGIN), Set.of("timers"), 2.0);
+        final CheckResult widened = widens.result("timers.margin-widened");
+        assertEquals(Verdict.PASS, widened.verdict(), widens::toText);
+        final ConformanceReport doubles = runAgainst(52, null, EnumSet.of(Fault.LATE_MARGIN, Fault.MARGIN_DOUBLED_ONLY),
+            Set.of("timers"), 2.0);
+        final CheckResult doubled = doubles.result("timers.margin-widened");
+        assertEquals(Verdict.FAIL, doubled.verdict(), doubles::toText);
+        assertEquals("S6.8-2", doubled.clause());
+        assertTrue(doubled.reason().matches("the all-silent timeout went from .* ms to .* ms after a timeout shown " +
+            "spurious whose packet was acknowledged .* ms after its first copy arrived: the margin grew by at most " +
+            ".* ms, where S6.8.1's widening owes at least .* ms \\(half of it allowed\\)"), doubled.reason());
+        final ConformanceReport none = runAgainst(53, null, EnumSet.noneOf(Fault.class), Set.of("timers"), 2.0);
+        assertEquals(Verdict.FAIL, none.result("timers.margin-widened").verdict(), none::toText);
+        System.out.println("S6.8-2 against the toy: " + widened.reason() + "; doubling only: " + doubled.reason() +
+            "; none: " + none.result("timers.margin-widened").reason());
     }
 
     /**
@@ -740,6 +767,13 @@ class ConformanceSelfTest
     private static ConformanceReport runAgainst(final int run, final byte[] psk, final EnumSet<Fault> faults,
         final Set<String> groups) throws Exception
     {
+        return runAgainst(run, psk, faults, groups, 0);
+    }
+
+    /** As above, the suite told the toy's lateMarginMax is {@code lateMarginMaxSeconds} (0: not told). */
+    private static ConformanceReport runAgainst(final int run, final byte[] psk, final EnumSet<Fault> faults,
+        final Set<String> groups, final double lateMarginMaxSeconds) throws Exception
+    {
         final long pid = ProcessHandle.current().pid();
         final int port = 20_000 + (int)(pid % 20_000) + run;
         final InetAddress targetIp = InetAddress.getByName("127.71." + (pid >> 8 & 0xFF) + "." + (pid & 0xFF));
@@ -750,8 +784,8 @@ class ConformanceSelfTest
         {
             return ConformanceSuite.run(new Target(target, suite, 1, ToyResponder.REGION_ADDRESS, ToyResponder.RKEY,
                 ConformanceSuite.REGION_BYTES, psk, ToyResponder.IDLE_TIMEOUT_NANOS / 1e9, ToyResponder.CONNECTION_LIMIT)
-                .withResponseRate(ToyResponder.RESPONSE_RATE, ToyResponder.RESPONSE_BURST), null, null, groups, null,
-                null, 0, 0, toy::deregisterRegion);
+                .withResponseRate(ToyResponder.RESPONSE_RATE, ToyResponder.RESPONSE_BURST)
+                .withLateMarginMax(lateMarginMaxSeconds), null, null, groups, null, null, 0, 0, toy::deregisterRegion);
         }
     }
 }

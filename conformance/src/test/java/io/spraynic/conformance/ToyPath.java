@@ -46,6 +46,10 @@ final class ToyPath
     boolean timeoutUndecided;
     int otherCopies;
     int afterLastCopy;
+    /** S6.8.1: the PSN the last timeout sent again, when, and when that PSN was sent before it (R' runs from then). */
+    int copyPsn = -1;
+    long copyAt;
+    long beforeCopyAt;
     /** S7.4, S7.5: failed (its packets moved to the others), the PSN of its last RESYNC probe and when it went. */
     boolean failed;
     int probePsn;

@@ -497,9 +497,19 @@ final class ToyReadSender
             return ToyResponder.RTO_MIN_NANOS;
         }
         final long ceiling = Math.max(ToyResponder.RTO_MAX_NANOS, path.rtoSrtt + ToyResponder.RTO_SLACK_NANOS);
-        final long unbacked = !path.rtoSampled ? ToyResponder.RTO_MIN_NANOS : Math.max(ToyResponder.RTO_MIN_NANOS,
+        return Math.min(ceiling, unbackedRtoNanos(path) << (faults.contains(Fault.NO_BACKOFF) ? 0 : path.backoff));
+    }
+
+    /** @return the path's RTO before the backoff (and without a late margin, which the toy adds apart). */
+    private long unbackedRtoNanos(final ToyPath path)
+    {
+        if (faults.contains(Fault.RTO_CAPPED))
+        {
+            return ToyResponder.RTO_MIN_NANOS;
+        }
+        final long ceiling = Math.max(ToyResponder.RTO_MAX_NANOS, path.rtoSrtt + ToyResponder.RTO_SLACK_NANOS);
+        return !path.rtoSampled ? ToyResponder.RTO_MIN_NANOS : Math.max(ToyResponder.RTO_MIN_NANOS,
             Math.min(ceiling, path.rtoSrtt + Math.max(4 * path.rtoRttvar, ToyResponder.RTO_SLACK_NANOS)));
-        return Math.min(ceiling, unbacked << (faults.contains(Fault.NO_BACKOFF) ? 0 : path.backoff));
     }
 
     /**
@@ -537,7 +547,12 @@ final class ToyReadSender
         }
         path.timeoutUndecided = true;
         final Map.Entry<Integer, byte[]> oldest = path.unacknowledged.firstEntry();
-        path.sentAt.remove(oldest.getKey()); // Karn: no sample from a packet sent twice
+        final Long sent = path.sentAt.remove(oldest.getKey()); // Karn: no sample from a packet sent twice
+        final long now = System.nanoTime();
+        // the transmission before this copy: the last copy of the same PSN, else its first (unknown: one RTO ago)
+        path.beforeCopyAt = path.copyPsn == oldest.getKey() ? path.copyAt : null != sent ? sent : now - rtoNanos(path);
+        path.copyPsn = oldest.getKey();
+        path.copyAt = now;
         path.afterLastCopy = path.nextPsn;
         sendAgain(path, oldest.getValue());
     }
@@ -546,7 +561,9 @@ final class ToyReadSender
      * S6.8-1 (c): an ACK reporting more duplicates than the path's other copies could make shows that the last
      * timeout's copy arrived after its PSN had: the timeout was spurious, its backoff is undone. Otherwise the report
      * uses up that many of the other copies' (a simplification of S6.8-1's bookkeeping: it only ever sees fewer).
-     * With {@link Fault#LATE_MARGIN} a spurious timeout at least doubles the connection's late margin (S6.8-2).
+     * With {@link Fault#LATE_MARGIN} a spurious timeout widens the connection's late margin as S6.8.1's table says
+     * (S6.8-2): at least doubled, and at least 1.25 x how much longer than the RTO without it the packet took from
+     * the transmission before the copy to this ACK.
      */
     private void judgeByDuplicates(final ToyConnection c, final ToyPath path, final int duplicates)
     {
@@ -561,8 +578,11 @@ final class ToyReadSender
             path.otherCopies = 0;
             if (faults.contains(Fault.LATE_MARGIN) || faults.contains(Fault.MARGIN_KEPT_ALONE))
             {
+                // S6.8.1: at least doubled, and enough to cover how late the packet was with a quarter to spare
+                final long late = System.nanoTime() - path.beforeCopyAt - unbackedRtoNanos(path);
                 c.lateMarginNanos = Math.min(ToyResponder.LATE_MARGIN_MAX_NANOS,
-                    Math.max(2 * c.lateMarginNanos, ToyResponder.RTO_SLACK_NANOS));
+                    Math.max(Math.max(2 * c.lateMarginNanos, ToyResponder.RTO_SLACK_NANOS),
+                        faults.contains(Fault.MARGIN_DOUBLED_ONLY) ? 0 : late + late / 4));
             }
         }
         else

@@ -144,11 +144,13 @@ final class ToyResponder implements AutoCloseable
         RTO_CAPPED,
         /**
          * Not a fault: the toy learns a late margin (S6.8.1), as a target with {@code lateMarginMax} above 0 does: each
-         * timeout a report of duplicates shows spurious (S6.8-1 c) at least doubles it, from rtoSlack, up to
-         * {@link #LATE_MARGIN_MAX_NANOS}; it is in each path's RTO but that of a path a sibling shows silent alone
-         * (S6.8-3). Without it the toy learns none ({@code lateMarginMax} 0).
+         * timeout a report of duplicates shows spurious (S6.8-1 c) at least doubles it, from rtoSlack, and widens it to
+         * 1.25 x how late its packet was, up to {@link #LATE_MARGIN_MAX_NANOS}; it is in each path's RTO but that of a
+         * path a sibling shows silent alone (S6.8-3). Without it the toy learns none ({@code lateMarginMax} 0).
          */
         LATE_MARGIN,
+        /** S6.8-2: with {@link #LATE_MARGIN}, a spurious timeout only doubles the margin, however late its packet was. */
+        MARGIN_DOUBLED_ONLY,
         /** S6.8-3: with {@link #LATE_MARGIN}, the margin stays in every RTO, a path silent alone included. */
         MARGIN_KEPT_ALONE,
         /**
