@@ -292,7 +292,7 @@ abstract class Checks
         return String.format("%.1f ms", nanos / 1e6);
     }
 
-    /** @return whether the target acknowledges a probe (S5.2) of path 0 at the suite's next PSN, as a live connection does. */
+    /** @return whether the target acknowledges a probe (S5.2) of path 0 at the suite's next PSN, as a live one does. */
     static boolean probeAnswered(final ScriptedPeer c) throws IOException
     {
         final int psn = c.takePsn(0);

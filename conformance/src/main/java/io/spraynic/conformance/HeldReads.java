@@ -86,6 +86,18 @@ final class HeldReads
         }
     }
 
+    /** Ends a check's holds: the suite acknowledges as a peer again, every path at once (null: no connection). */
+    void speakAgain(final ScriptedPeer c) throws IOException
+    {
+        if (null != c)
+        {
+            c.silent = false;
+            c.reportDuplicates(false);
+            ackEveryPath(c);
+            c.collect(SILENCE_NANOS / 4);
+        }
+    }
+
     /**
      * READs {@code reads} single packets, each acknowledged {@code ackDelayNanos} after it arrived: RTT samples of the
      * path (S6.8.1).

@@ -137,11 +137,8 @@ final class MarginChecks extends Checks
             if (null != c)
             {
                 c.deadPaths.clear(SILENCED_PATH);
-                c.silent = false;
-                c.reportDuplicates(false);
-                HeldReads.ackEveryPath(c);
-                c.collect(SILENCE_NANOS / 4);
             }
+            holds.speakAgain(c);
         }
         closeQuietly(c);
     }
@@ -231,19 +228,13 @@ final class MarginChecks extends Checks
                 }
                 return after - before >= owed / 2 ? null : "the all-silent timeout went from " + ms(before) + " to " +
                     ms(after) + " after a timeout shown spurious whose packet was acknowledged " + ms(late) + " after " +
-                    "its first copy arrived: the margin grew by at most " + ms(Math.max(0, after - before)) + ", where S6.8.1's " +
-                    "widening owes at least " + ms(owed) + " (half of it allowed)";
+                    "its first copy arrived: the margin grew by at most " + ms(Math.max(0, after - before)) + ", " +
+                    "where S6.8.1's widening owes at least " + ms(owed) + " (half of it allowed)";
             });
         }
         finally
         {
-            if (null != c)
-            {
-                c.silent = false;
-                c.reportDuplicates(false);
-                HeldReads.ackEveryPath(c);
-                c.collect(SILENCE_NANOS / 4);
-            }
+            holds.speakAgain(c);
         }
         closeQuietly(c);
     }

@@ -152,13 +152,7 @@ final class TimerChecks extends Checks
         }
         finally
         {
-            if (null != c)
-            {
-                c.silent = false;
-                c.reportDuplicates(false);
-                HeldReads.ackEveryPath(c);
-                c.collect(SILENCE_NANOS / 4);
-            }
+            holds.speakAgain(c);
         }
         closeQuietly(c);
     }
