@@ -646,15 +646,16 @@ final class PathScheduler
 
     // ---- timing
 
-    // S7.4.1: whether another live path was acknowledged after `sinceNanos`. Strictly after: a worker reads its clock
-    // once per loop and takes the loop's ACKs before it sends, so an ACK stamped with a packet's own send time came
-    // before that packet and says nothing about the fabric since (it made an all-silent timeout relocate)
+    // S7.4.1: whether another live path was acknowledged at or after `sinceNanos`. At: a worker reads its clock once
+    // per loop and sends what the loop's ACKs let it, so a sibling's ACK and the packets it clocked out share one time;
+    // strictly after, a path that died under the last packets of an ACK-clocked burst timed out as if every path were
+    // silent, and its packets moved only once overdue (CI run 15: 4.13 RTOs on the lab's silent link)
     boolean othersAcknowledgedSince(final int path, final long sinceNanos)
     {
         for (int other = 0; other < paths; other++)
         {
             if (other != path && isActive(other) && times.lastAckAt[other] != NONE &&
-                times.lastAckAt[other] > sinceNanos)
+                times.lastAckAt[other] >= sinceNanos)
             {
                 return true;
             }

@@ -216,8 +216,8 @@ class PathSchedulerTest
         assertTrue(scheduler.isStaleAck(0, 4));
         assertFalse(scheduler.isStaleAck(0, 6));
         assertFalse(scheduler.isStaleAck(1, 5), "per path");
-        assertTrue(scheduler.othersAcknowledgedSince(1, 999));
-        assertFalse(scheduler.othersAcknowledgedSince(1, 1_000), "an ACK of the same loop came before what it sent");
+        assertTrue(scheduler.othersAcknowledgedSince(1, 1_000), "an ACK of the loop that sent: the sibling answers");
+        assertFalse(scheduler.othersAcknowledgedSince(1, 1_001));
         assertFalse(scheduler.othersAcknowledgedSince(0, 0), "not itself");
         assertTrue(scheduler.nothingOutstanding());
         scheduler.sendWindows[1].send(1L, 0);
