@@ -26,16 +26,11 @@ class PathRecoveryTest
         // counts its loss at 26 ms; path 1 answers throughout; path 2 is idle
         for (long t = -10; t <= 60; t += 2)
         {
-            final long[][] paths = new long[PATHS][PathRecovery.PATH_FIELDS.length];
+            final long[][] paths = reading(10 * MS, p -> (p + 1) * MS);
             paths[0][PathRecovery.ACKS] = Math.min(t, -2);
             paths[0][PathRecovery.LOST] = t >= 26 ? 5 : 0;
             paths[0][PathRecovery.TX] = t < 0 ? 100 + t : 100;
             paths[1][PathRecovery.ACKS] = 100 + t;
-            for (int p = 0; p < PATHS; p++)
-            {
-                paths[p][PathRecovery.RTO] = 10 * MS;
-                paths[p][PathRecovery.SRTT] = (p + 1) * MS;
-            }
             samples.add(new PathRecovery.Sample(t * MS, paths, 3 * MS));
             // the receiver, read at odd milliseconds: 2 copies before the failure (another cause), then the 5 copies
             // arrive one by one from 27 ms
@@ -75,15 +70,10 @@ class PathRecoveryTest
             {
                 continue;
             }
-            final long[][] paths = new long[PATHS][PathRecovery.PATH_FIELDS.length];
+            final long[][] paths = reading(10 * MS, p -> MS);
             paths[0][PathRecovery.ACKS] = Math.min(t, -2);
             paths[0][PathRecovery.LOST] = t >= 64 ? 5 : 0;
             paths[0][PathRecovery.TX] = t < 0 ? 100 + t : 100;
-            for (int p = 0; p < PATHS; p++)
-            {
-                paths[p][PathRecovery.RTO] = 10 * MS;
-                paths[p][PathRecovery.SRTT] = MS;
-            }
             samples.add(new PathRecovery.Sample(t * MS, paths, 0));
         }
         final PathRecovery.Result result = PathRecovery.analyse(samples, delivered(70), 0, 4 * MS);
@@ -104,17 +94,12 @@ class PathRecoveryTest
         // 3 lost at 100 ms; the receiver counts 5 copies from 31 ms and 3 more from 105 ms
         for (long t = -10; t <= 140; t += 2)
         {
-            final long[][] paths = new long[PATHS][PathRecovery.PATH_FIELDS.length];
+            final long[][] paths = reading(10 * MS, p -> 4 * MS);
             paths[0][PathRecovery.ACKS] = Math.min(t, -2);
             paths[0][PathRecovery.LOST] = t >= 26 ? 5 : 0;
             paths[2][PathRecovery.ACKS] = Math.min(t, 84);
             paths[2][PathRecovery.TX] = t;
             paths[2][PathRecovery.LOST] = t >= 100 ? 3 : 0;
-            for (int p = 0; p < PATHS; p++)
-            {
-                paths[p][PathRecovery.RTO] = 10 * MS;
-                paths[p][PathRecovery.SRTT] = 4 * MS;
-            }
             samples.add(new PathRecovery.Sample(t * MS, paths, 0));
             receiver.add(new PathRecovery.Sample((t + 1) * MS, new long[PATHS][PathRecovery.PATH_FIELDS.length], 0,
                 (t + 1 >= 31 ? 5 : 0) + (t + 1 >= 105 ? 3 : 0)));
@@ -167,15 +152,10 @@ class PathRecoveryTest
         final List<PathRecovery.Sample> samples = new ArrayList<>();
         for (long t = -10; t <= 200; t += 2)
         {
-            final long[][] paths = new long[PATHS][PathRecovery.PATH_FIELDS.length];
+            final long[][] paths = reading(20 * MS, p -> 4 * MS);
             paths[2][PathRecovery.ACKS] = Math.min(t, 100);
             paths[2][PathRecovery.LOST] = t >= 140 ? 1 : 0;
             paths[2][PathRecovery.TX] = t;
-            for (int p = 0; p < PATHS; p++)
-            {
-                paths[p][PathRecovery.RTO] = 20 * MS;
-                paths[p][PathRecovery.SRTT] = 4 * MS;
-            }
             samples.add(new PathRecovery.Sample(t * MS, paths, 0));
         }
         final PathRecovery.Result result = PathRecovery.analyse(samples, delivered(144), 0, 4 * MS);
@@ -210,16 +190,11 @@ class PathRecoveryTest
         final List<PathRecovery.Sample> samples = new ArrayList<>();
         for (long t = -10; t <= 200; t += 2)
         {
-            final long[][] paths = new long[PATHS][PathRecovery.PATH_FIELDS.length];
+            final long[][] paths = reading(6 * MS, p -> MS);
             paths[1][PathRecovery.ACKS] = Math.min(t, 20);
             paths[1][PathRecovery.TX] = Math.min(t, 20) + (t >= 156 ? 1 : 0);
             paths[1][PathRecovery.LOST] = t >= 156 ? 1 : 0;
             paths[1][PathRecovery.TIMEOUTS] = t >= 156 ? 1 : 0;
-            for (int p = 0; p < PATHS; p++)
-            {
-                paths[p][PathRecovery.RTO] = 6 * MS;
-                paths[p][PathRecovery.SRTT] = MS;
-            }
             samples.add(new PathRecovery.Sample(t * MS, paths, 0));
         }
         final PathRecovery.Result result = PathRecovery.analyse(samples, delivered(160), 0, 4 * MS);
@@ -271,19 +246,26 @@ class PathRecoveryTest
         final List<PathRecovery.Sample> samples = new ArrayList<>();
         for (long t = -10; t <= 200; t += 2)
         {
-            final long[][] paths = new long[PATHS][PathRecovery.PATH_FIELDS.length];
+            final long[][] paths = reading(rtoAt.applyAsLong(t), p -> srtt);
             paths[1][PathRecovery.ACKS] = Math.min(t, 20);
             paths[1][PathRecovery.TX] = t <= 20 ? t : t < 82 ? 20 : t;
             paths[1][PathRecovery.LOST] = t >= 150 ? 3 : 0;
             paths[1][PathRecovery.TIMEOUTS] = timeoutsAt.applyAsLong(t);
-            for (int p = 0; p < PATHS; p++)
-            {
-                paths[p][PathRecovery.RTO] = rtoAt.applyAsLong(t);
-                paths[p][PathRecovery.SRTT] = srtt;
-            }
             samples.add(new PathRecovery.Sample(t * MS, paths, 0));
         }
         return samples;
+    }
+
+    /** A recorder's reading of every path, each with RTO {@code rto} and the srtt {@code srtt} gives it. */
+    private static long[][] reading(final long rto, final java.util.function.IntToLongFunction srtt)
+    {
+        final long[][] paths = new long[PATHS][PathRecovery.PATH_FIELDS.length];
+        for (int p = 0; p < PATHS; p++)
+        {
+            paths[p][PathRecovery.RTO] = rto;
+            paths[p][PathRecovery.SRTT] = srtt.applyAsLong(p);
+        }
+        return paths;
     }
 
     /** A receiver read every millisecond from -10 ms, whose copies (many) all arrived at {@code atMillis}. */
