@@ -121,6 +121,19 @@ abstract class Checks
     }
 
     /**
+     * @return the connection of a timer check: {@code paths} paths, MTU 256 (a held READ is one packet), the suite
+     * acknowledging only when the check says so ({@link HeldReads#silence}).
+     */
+    final Connection openHeld(final ConnectRequest request, final int paths, final HeldReads holds) throws IOException
+    {
+        request.paths = paths;
+        request.mtu = 256;
+        final Connection connection = open(request);
+        holds.silence(connection.peer());
+        return connection;
+    }
+
+    /**
      * WRITEs {@code data} as message {@code m} on path 0, packets in offset order.
      *
      * @return whether an ACK of path 0 covered its last packet.

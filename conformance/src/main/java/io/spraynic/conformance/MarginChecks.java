@@ -64,12 +64,9 @@ final class MarginChecks extends Checks
      */
     void runSilentAlone(final ConnectRequest request) throws IOException
     {
-        request.paths = 2;
-        request.mtu = 256;
-        final Connection connection = open(request);
+        final Connection connection = openHeld(request, 2, holds);
         final ScriptedPeer c = connection.peer();
         final String why = connection.why();
-        holds.silence(c);
         try
         {
             must("timers.margin-silent-alone", "S6.8-3", "once the target's all-silent timeout grew by a late margin, " +
@@ -176,12 +173,9 @@ final class MarginChecks extends Checks
                 "lateMarginMax is above 0, and the suite assumes none of its timers (S6.8-5)");
             return;
         }
-        request.paths = 1;
-        request.mtu = 256;
-        final Connection connection = open(request);
+        final Connection connection = openHeld(request, 1, holds);
         final ScriptedPeer c = connection.peer();
         final String why = connection.why();
-        holds.silence(c);
         try
         {
             must("timers.margin-widened", "S6.8-2", WIDENED_TITLE, () ->

@@ -61,13 +61,11 @@ final class TimerChecks extends Checks
 
     void run(final ConnectRequest request) throws IOException
     {
-        request.paths = 1; // every timeout on the path under test: "every path as silent" (S7.4.1)
-        request.mtu = 256;
-        final Connection connection = open(request);
+        // every timeout on the path under test: "every path as silent" (S7.4.1)
+        final Connection connection = openHeld(request, 1, holds);
         final ScriptedPeer c = connection.peer();
         final String why = connection.why();
         final boolean[] backedOff = new boolean[1];
-        holds.silence(c);
         try
         {
             must("timers.rto-backoff", "S6.8-6", "with its ACKs withheld, the target's second timeout of a packet " +

@@ -496,8 +496,14 @@ final class ToyReadSender
         {
             return ToyResponder.RTO_MIN_NANOS;
         }
-        final long ceiling = Math.max(ToyResponder.RTO_MAX_NANOS, path.rtoSrtt + ToyResponder.RTO_SLACK_NANOS);
-        return Math.min(ceiling, unbackedRtoNanos(path) << (faults.contains(Fault.NO_BACKOFF) ? 0 : path.backoff));
+        final int backoff = faults.contains(Fault.NO_BACKOFF) ? 0 : path.backoff;
+        return Math.min(ceilingNanos(path), unbackedRtoNanos(path) << backoff);
+    }
+
+    // S6.8.1's C: rtoMax never takes the RTO below the path's own srtt (S6.8-4)
+    private static long ceilingNanos(final ToyPath path)
+    {
+        return Math.max(ToyResponder.RTO_MAX_NANOS, path.rtoSrtt + ToyResponder.RTO_SLACK_NANOS);
     }
 
     /** @return the path's RTO before the backoff (and without a late margin, which the toy adds apart). */
@@ -507,9 +513,8 @@ final class ToyReadSender
         {
             return ToyResponder.RTO_MIN_NANOS;
         }
-        final long ceiling = Math.max(ToyResponder.RTO_MAX_NANOS, path.rtoSrtt + ToyResponder.RTO_SLACK_NANOS);
         return !path.rtoSampled ? ToyResponder.RTO_MIN_NANOS : Math.max(ToyResponder.RTO_MIN_NANOS,
-            Math.min(ceiling, path.rtoSrtt + Math.max(4 * path.rtoRttvar, ToyResponder.RTO_SLACK_NANOS)));
+            Math.min(ceilingNanos(path), path.rtoSrtt + Math.max(4 * path.rtoRttvar, ToyResponder.RTO_SLACK_NANOS)));
     }
 
     /**
