@@ -294,6 +294,15 @@ class BadArgumentsTest
         table.add(bad(conformance + "--initiator-exchange /tmp/x", "needs --initiator udp:HOST[:PORT]"));
         table.add(bad(conformance + "--psk-file /nonexistent/spraynic.key", "is refused"));
         table.add(bad(conformance + "--region 1:2", "ADDR:RKEY:LENGTH"));
+        table.add(bad(conformance + "--target-late-margin-max -1", "0..3600"));
+        table.add(bad(conformance + "--target-late-margin-max NaN", "not a finite"));
+        table.add(bad(conformance + "--target-late-margin-max 3601", "0..3600"));
+        table.add(bad(conformance + "--target-deregister-timeout 0", "0.1..3600"));
+        table.add(bad(conformance + "--target-deregister-timeout Infinity", "not a finite"));
+        // spraynic deregister: refused before it reads the directory
+        table.add(bad("deregister --exchange /tmp/x --timeout 0", "0.1..3600"));
+        table.add(bad("deregister --exchange /tmp/x --timeout -5", "0.1..3600"));
+        table.add(bad("deregister --exchange /tmp/x --timeout NaN", "not a finite"));
         return table.stream();
     }
 
