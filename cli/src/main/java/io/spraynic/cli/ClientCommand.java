@@ -70,8 +70,9 @@ final class ClientCommand implements Callable<Integer>
                 nic.clientId());
             final ClientRegion region = nic.register(size, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE |
                 AccessFlags.REMOTE_READ);
-            System.out.printf(Locale.ROOT, "spraynic client: registered %,d bytes at addr=%d lkey=%d rkey=%d (a sealed memfd)%n",
-                region.length(), region.address(), region.lkey(), region.rkey());
+            System.out.printf(Locale.ROOT, "spraynic client: registered %,d bytes at addr=%d lkey=%s rkey=%s (a sealed memfd)%n",
+                region.length(), region.address(), Integer.toUnsignedString(region.lkey()),
+                Integer.toUnsignedString(region.rkey()));
             if (null == peerExchange)
             {
                 return 0;

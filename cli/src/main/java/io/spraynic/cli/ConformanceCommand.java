@@ -205,6 +205,12 @@ final class ConformanceCommand implements Callable<Integer>
                 throw new BadOption("--region", region, "is not ADDR:RKEY:LENGTH, three whole numbers",
                     "try --region 140000000:1:1048576");
             }
+            if (exposed[2] < 0 || exposed[2] > 0xFFFF_FFFFL || exposed[3] < 0)
+            {
+                // a u32 on the wire (RETH): a wider or signed number would be cut to some other key
+                throw new BadOption("--region", region, "needs an RKEY of 0..4294967295 and a LENGTH not negative",
+                    "try --region 140000000:1:1048576");
+            }
         }
         else
         {

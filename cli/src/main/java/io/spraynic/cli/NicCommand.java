@@ -478,8 +478,8 @@ final class NicCommand implements Callable<Integer>
                 {
                     final MemoryRegion region = nic.register(arena.allocate(expose, 4096),
                         AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
-                    System.out.printf(Locale.ROOT, "spraynic nic: exposing %,d bytes at addr=%d rkey=%d%n", expose,
-                        region.address(), region.rkey());
+                    System.out.printf(Locale.ROOT, "spraynic nic: exposing %,d bytes at addr=%d rkey=%s%n", expose,
+                        region.address(), Integer.toUnsignedString(region.rkey()));
                     if (null != exchange)
                     {
                         java.nio.file.Files.createDirectories(exchange);
@@ -581,7 +581,7 @@ final class NicCommand implements Callable<Integer>
         {
             System.out.println(!RegionRevocation.deregistered(answer) ?
                 "spraynic nic: " + exchange.resolve(RegionRevocation.REQUEST) + " " + answer :
-                "spraynic nic: deregistered the exposed region (rkey=" + exposed.rkey() + // as nic.addr says it
+                "spraynic nic: deregistered the exposed region (rkey=" + Integer.toUnsignedString(exposed.rkey()) +
                     ") as " + exchange.resolve(RegionRevocation.REQUEST) + " asked: peers' WRITEs and READs of it " +
                     "are refused from now on");
             System.out.flush();

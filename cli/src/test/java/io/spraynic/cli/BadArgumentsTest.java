@@ -294,6 +294,9 @@ class BadArgumentsTest
         table.add(bad(conformance + "--initiator-exchange /tmp/x", "needs --initiator udp:HOST[:PORT]"));
         table.add(bad(conformance + "--psk-file /nonexistent/spraynic.key", "is refused"));
         table.add(bad(conformance + "--region 1:2", "ADDR:RKEY:LENGTH"));
+        table.add(bad(conformance + "--region 1:4294967296:4096", "0..4294967295"));
+        table.add(bad(conformance + "--region 1:-1:4096", "0..4294967295"));
+        table.add(bad(conformance + "--region 1:1:-4096", "0..4294967295"));
         table.add(bad(conformance + "--target-late-margin-max -1", "0..3600"));
         table.add(bad(conformance + "--target-late-margin-max NaN", "not a finite"));
         table.add(bad(conformance + "--target-late-margin-max 3601", "0..3600"));
@@ -338,6 +341,21 @@ class BadArgumentsTest
             assertEquals(1, err.lines().count(), err);
             assertTrue(err.contains("--port-rotation : must be MIN-MAX packets") && err.contains("; try --port-rotation 16-32"),
                 err);
+        }
+    }
+
+    @Test
+    void shouldRefuseAnEmptyDeregisterCommand()
+    {
+        for (final String empty : List.of("", "  "))
+        {
+            final CliTestSupport.Run run = CliTestSupport.run("conformance", "--target", "udp:127.0.0.1",
+                "--region", "1:1:4096", "--target-deregister-command", empty);
+            final String err = run.err().strip();
+            assertEquals(2, run.exitCode(), err + run.out());
+            assertEquals(1, err.lines().count(), err);
+            assertTrue(err.contains("--target-deregister-command '': is empty; try --target-deregister-command " +
+                "'spraynic deregister --exchange DIR'"), err);
         }
     }
 

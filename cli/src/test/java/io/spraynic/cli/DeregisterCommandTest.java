@@ -38,12 +38,14 @@ class DeregisterCommandTest
             {
                 Thread.sleep(50);
             }
-            final String rkey = Files.readString(exchange.resolve("nic.addr")).replaceAll(".* rkey=(-?\\d+).*\\s*", "$1");
+            final String rkey = Files.readString(exchange.resolve("nic.addr")).replaceAll(".* rkey=(\\d+).*\\s*", "$1");
 
             final CliTestSupport.Run first = CliTestSupport.run("deregister", "--exchange", exchange.toString());
             assertEquals(0, first.exitCode(), first.out() + first.err() + Files.readString(output));
             assertTrue(first.out().contains("spraynic deregister: the region " + exchange.resolve("nic.addr") +
                 " names is deregistered"), first.out());
+            final String addr = Files.readString(exchange.resolve("nic.addr"));
+            assertTrue(addr.strip().endsWith(" deregistered=" + rkey) && !addr.contains(" rkey="), addr);
             final CliTestSupport.Run again = CliTestSupport.run("deregister", "--exchange", exchange.toString());
             assertEquals(1, again.exitCode(), again.out() + again.err());
             assertTrue(again.err().contains("spraynic deregister: the NIC refused: the region is deregistered already"),

@@ -44,7 +44,7 @@ final class InitiatorChecks extends Checks
         Files.createDirectories(exchange);
         final Path tmp = exchange.resolve("nic.addr.tmp");
         Files.writeString(tmp, "planes=1 ip.0=" + local.getAddress().getHostAddress() + " addr=" + address +
-            " rkey=" + rkey + " length=" + length);
+            " rkey=" + Integer.toUnsignedString(rkey) + " length=" + length);
         Files.move(tmp, exchange.resolve("nic.addr"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 

@@ -131,7 +131,7 @@ public record Target(InetSocketAddress address, InetSocketAddress local, int pla
 
     /**
      * Reads the exposed region a serving NIC published ({@code nic.addr} in an exchange directory: {@code planes=N
-     * ip.0=A.B.C.D addr=ADDR rkey=RKEY length=LEN}), waiting for it up to {@code timeoutMillis}.
+     * ip.0=A.B.C.D addr=ADDR rkey=RKEY length=LEN}, the rkey unsigned), waiting for it up to {@code timeoutMillis}.
      *
      * @return {planes, address, rkey, length}.
      */
@@ -156,14 +156,27 @@ public record Target(InetSocketAddress address, InetSocketAddress local, int pla
                 fields.put(field.substring(0, eq), field.substring(eq + 1));
             }
         }
+        if (fields.containsKey("deregistered"))
+        {
+            throw new IllegalStateException(file + " says the target deregistered its region (" + fields +
+                "): restart it to expose one");
+        }
+        final long[] exposed;
         try
         {
-            return new long[]{Long.parseLong(fields.getOrDefault("planes", "1")), Long.parseLong(fields.get("addr")),
+            exposed = new long[]{Long.parseLong(fields.getOrDefault("planes", "1")), Long.parseLong(fields.get("addr")),
                 Long.parseLong(fields.get("rkey")), Long.parseLong(fields.get("length"))};
         }
         catch (final RuntimeException e)
         {
             throw new IllegalStateException(file + " does not say addr, rkey and length: " + fields, e);
         }
+        if (exposed[2] < 0 || exposed[2] > 0xFFFF_FFFFL || exposed[3] < 0)
+        {
+            // an R_Key is a u32 on the wire (RETH): a signed or wider number would be cut to another key
+            throw new IllegalStateException(file + " says rkey " + exposed[2] + " and length " + exposed[3] +
+                ": the rkey must be an unsigned 32-bit number and the length not negative");
+        }
+        return exposed;
     }
 }

@@ -38,6 +38,9 @@ import java.util.concurrent.TimeoutException;
  */
 public final class PeerExchange
 {
+    /** {@code nic.addr}'s field naming, once the exposed region is deregistered, the key it had (no addr, rkey, length). */
+    static final String DEREGISTERED = "deregistered";
+
     /** The two roles: the client connects, the server accepts. */
     public enum Role
     {
@@ -180,7 +183,7 @@ public final class PeerExchange
         await(directory, role.peer().file("ready"), timeout);
 
         final long start = System.nanoTime();
-        BulkTransfer.write(connection, local, Long.parseLong(peer.get("addr")), Integer.parseInt(peer.get("rkey")),
+        BulkTransfer.write(connection, local, Long.parseLong(peer.get("addr")), key(require(peer, "rkey")),
             messageBytes, true, timeout);
         BulkTransfer.awaitImmediate(connection, timeout);
         final long nanos = System.nanoTime() - start;
@@ -252,8 +255,47 @@ public final class PeerExchange
     public static Served awaitServed(final Path directory, final int planes, final Duration timeout) throws IOException
     {
         final Map<String, String> server = fields(await(directory, "nic.addr", timeout));
+        if (server.containsKey(DEREGISTERED))
+        {
+            throw new IllegalStateException("the NIC serving " + directory + " deregistered the region it exposed " +
+                "(rkey " + server.get(DEREGISTERED) + "): there is nothing to visit");
+        }
         return new Served(ips(server, planes), Long.parseLong(require(server, "addr")),
-            Integer.parseInt(require(server, "rkey")), Long.parseLong(require(server, "length")));
+            key(require(server, "rkey")), Long.parseLong(require(server, "length")));
+    }
+
+    /**
+     * Reads the rkey a serving NIC's {@code nic.addr} names, its region deregistered or not (the NIC refuses a request
+     * for one already gone, and says so).
+     */
+    static int servedKey(final Path directory) throws IOException
+    {
+        final Map<String, String> server = fields(Files.readString(directory.resolve("nic.addr")));
+        return key(server.containsKey(DEREGISTERED) ? server.get(DEREGISTERED) : require(server, "rkey"));
+    }
+
+    /**
+     * Serving NIC, once {@code deregistered} is: {@code nic.addr} names its addresses and, instead of the region, the
+     * key it had ({@code deregistered=RKEY}), so a visitor reading it later is told why there is nothing to visit.
+     */
+    static void publishDeregistered(final EmbeddedNic nic, final MemoryRegion deregistered, final Path directory)
+        throws IOException
+    {
+        publish(directory, "nic.addr", addresses(nic).append(' ').append(DEREGISTERED).append('=')
+            .append(Integer.toUnsignedString(deregistered.rkey())).toString());
+    }
+
+    /** A key as the exchange files write it: unsigned decimal, as on the wire (RETH {@code rkey} is a u32). */
+    static int key(final String text)
+    {
+        try
+        {
+            return Integer.parseUnsignedInt(text);
+        }
+        catch (final NumberFormatException ex)
+        {
+            throw new IllegalStateException("the peer's rkey '" + text + "' is not an unsigned 32-bit number", ex);
+        }
     }
 
     /**
@@ -448,13 +490,18 @@ public final class PeerExchange
 
     private static String addressLine(final EmbeddedNic nic, final MemoryRegion region)
     {
+        return addresses(nic).append(" addr=").append(region.address()).append(" rkey=")
+            .append(Integer.toUnsignedString(region.rkey())).append(" length=").append(region.length()).toString();
+    }
+
+    private static StringBuilder addresses(final EmbeddedNic nic)
+    {
         final StringBuilder address = new StringBuilder("planes=" + nic.planes());
         for (int p = 0; p < nic.planes(); p++)
         {
             address.append(" ip.").append(p).append('=').append(nic.localAddressText(p));
         }
-        return address.append(" addr=").append(region.address()).append(" rkey=").append(region.rkey())
-            .append(" length=").append(region.length()).toString();
+        return address;
     }
 
     // per plane, the peer's address as it said it: IPv6 text or IPv4 dotted, a literal (never a name to look up)

@@ -26,6 +26,10 @@ import java.util.Set;
  * The request is input from whoever can write the directory: a file that is not a regular one, longer than
  * {@value #MAX_REQUEST_BYTES} bytes, not {@code rkey=N}, or naming another key is refused with the reason, and the
  * region stays registered.
+ * <p>
+ * Once the region is deregistered, {@code nic.addr} names the key it had as {@code deregistered=RKEY} instead of
+ * {@code addr}, {@code rkey} and {@code length}: a visitor that reads it later is told so rather than refused on the
+ * wire.
  */
 public final class RegionRevocation
 {
@@ -68,6 +72,15 @@ public final class RegionRevocation
         {
             nic.deregister(region); // returns once no worker reads or places into it any more
             answer = DONE + Integer.toUnsignedString(region.rkey());
+            try
+            {
+                PeerExchange.publishDeregistered(nic, region, directory); // before the answer: the requester may look
+            }
+            catch (final IOException ex)
+            {
+                PeerExchange.publish(directory, ANSWER, answer); // it is deregistered: say so whatever nic.addr says
+                return answer + "; nic.addr still names it: " + ex;
+            }
         }
         PeerExchange.publish(directory, ANSWER, answer);
         return answer;
@@ -150,9 +163,8 @@ public final class RegionRevocation
             throw new IllegalStateException("no nic.addr in " + directory + ": is spraynic nic --expose running " +
                 "with --exchange " + directory + "?");
         }
-        final PeerExchange.Served served = PeerExchange.awaitServed(directory, 0, Duration.ZERO);
+        final String key = Integer.toUnsignedString(PeerExchange.servedKey(directory));
         Files.deleteIfExists(directory.resolve(ANSWER));
-        final String key = Integer.toUnsignedString(served.rkey());
         PeerExchange.publish(directory, REQUEST, "rkey=" + key + "\n");
         final String answer;
         try

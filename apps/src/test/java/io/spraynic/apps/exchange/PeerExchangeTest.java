@@ -78,7 +78,7 @@ class PeerExchangeTest
         final MemoryRegion exposed = pair.expose(1, registered);
         // what spraynic nic --expose publishes, with the length a lying server would claim
         Files.writeString(dir.resolve("nic.addr"), "planes=1 ip.0=" + Wire.ipv4ToString(server.localIpv4(0)) +
-            " addr=" + exposed.address() + " rkey=" + exposed.rkey() + " length=" + (16L << 20));
+            " addr=" + exposed.address() + " rkey=" + Integer.toUnsignedString(exposed.rkey()) + " length=" + (16L << 20));
         final long start = System.nanoTime();
         final IllegalStateException failure = assertThrows(IllegalStateException.class,
             () -> PeerExchange.visit(visitor, dir, 4L << 20, 64 * 1024, WAIT));
@@ -88,6 +88,41 @@ class PeerExchangeTest
         // the writes still in flight referenced memory visit() frees on its way out: its NIC must have stopped first
         Thread.sleep(200);
         assertEquals(0, InMemoryNicPair.faults(visitor), "exceptions in the visitor's workers");
+    }
+
+    /**
+     * An rkey is a u32 on the wire: {@code nic.addr} writes it unsigned, whatever its sign in Java, and a reader takes
+     * back the same key; a signed or wider number (another writer's, a forged file) is refused with the reason rather
+     * than cut to some other key.
+     */
+    @Test
+    void shouldWriteAnRkeyUnsignedAndRefuseOneOutsideThirtyTwoBits() throws Exception
+    {
+        final String[] keys = {"1", "2147483648", "4294967295"};
+        for (final String key : keys)
+        {
+            Files.writeString(dir.resolve("nic.addr"), "planes=1 ip.0=10.0.0.2 addr=4096 rkey=" + key + " length=65536");
+            assertEquals(Integer.parseUnsignedInt(key), PeerExchange.awaitServed(dir, 1, WAIT).rkey(), key);
+        }
+        for (final String key : new String[]{"-1", "4294967296", "0x10", ""})
+        {
+            Files.writeString(dir.resolve("nic.addr"), "planes=1 ip.0=10.0.0.2 addr=4096 rkey=" + key + " length=65536");
+            final IllegalStateException refused = assertThrows(IllegalStateException.class,
+                () -> PeerExchange.awaitServed(dir, 1, WAIT), key);
+            assertTrue(refused.getMessage().contains("is not an unsigned 32-bit number") ||
+                refused.getMessage().contains("did not say its rkey"), refused.getMessage());
+        }
+        final EmbeddedNic[] nics = start(NicConnection.Kind.SPRAY, "unsigned");
+        MemoryRegion exposed = pair.expose(1, 4096);
+        for (int tries = 0; exposed.rkey() >= 0 && tries < 64; tries++) // keys are drawn at random: half negative
+        {
+            exposed = pair.expose(1, 4096);
+        }
+        assertTrue(exposed.rkey() < 0, "a key above 2^31 - 1 to write");
+        PeerExchange.publishServer(nics[1], exposed, dir);
+        final String published = Files.readString(dir.resolve("nic.addr"));
+        assertTrue(published.contains(" rkey=" + Integer.toUnsignedString(exposed.rkey()) + " "), published);
+        assertEquals(exposed.rkey(), PeerExchange.awaitServed(dir, 1, WAIT).rkey());
     }
 
     @Test

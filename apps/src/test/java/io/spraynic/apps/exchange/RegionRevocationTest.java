@@ -85,11 +85,21 @@ class RegionRevocationTest
         assertNull(RegionRevocation.request(dir, WAIT));
         assertFalse(exposed.isRegistered());
         assertFalse(Files.exists(dir.resolve(RegionRevocation.REQUEST)), "the request is taken");
+        // nic.addr no longer offers the region: a visitor reading it now is told why, before it tries the wire
+        final String addr = Files.readString(dir.resolve("nic.addr"));
+        assertTrue(addr.endsWith(" deregistered=" + Integer.toUnsignedString(exposed.rkey())), addr);
+        assertFalse(addr.contains("addr=" + exposed.address()) || addr.contains(" rkey="), addr);
+        final IllegalStateException told = assertThrows(IllegalStateException.class,
+            () -> PeerExchange.awaitServed(dir, 1, WAIT));
+        assertEquals("the NIC serving " + dir + " deregistered the region it exposed (rkey " +
+            Integer.toUnsignedString(exposed.rkey()) + "): there is nothing to visit", told.getMessage());
         assertEquals("the region is deregistered already", RegionRevocation.request(dir, WAIT), "asked twice");
         stop.set(true);
         assertEquals("deregistered rkey=" + Integer.toUnsignedString(exposed.rkey()) +
             "\nrefused: the region is deregistered already\n", served.get(10, TimeUnit.SECONDS));
 
+        // a visitor that read nic.addr before (as a stale copy of it says) is refused on the wire
+        PeerExchange.publishServer(nics[1], exposed, dir);
         final IllegalStateException visit = assertThrows(IllegalStateException.class,
             () -> PeerExchange.visit(nics[0], dir, 256 * 1024, 64 * 1024, WAIT));
         assertTrue(visit.getMessage().contains("REM_ACCESS_ERR"), visit.getMessage());
