@@ -40,6 +40,25 @@ class DeregisterCommandTest
             }
             final String rkey = Files.readString(exchange.resolve("nic.addr")).replaceAll(".* rkey=(\\d+).*\\s*", "$1");
 
+            // a request the NIC cannot take away (a directory with a file in it, as any writer of the directory could
+            // leave): the NIC says so once, however often it looks, and serves on
+            final Path aside = Files.createDirectories(dir.resolve("aside"));
+            Files.writeString(aside.resolve("stuck"), "rkey=" + rkey);
+            final Path stuck = Files.move(aside, exchange.resolve("deregister")).resolve("stuck"); // whole at once
+            String problem = Files.readString(output);
+            for (int wait = 0; wait < 200 && !problem.contains("cannot answer"); wait++)
+            {
+                Thread.sleep(50);
+                problem = Files.readString(output);
+            }
+            Thread.sleep(500); // the NIC looks again between its accepts, many times in this
+            problem = Files.readString(output);
+            assertEquals(1, problem.lines().filter(line -> line.contains("spraynic nic: cannot answer " +
+                exchange.resolve("deregister"))).count(), problem);
+            assertTrue(nic.isAlive(), problem);
+            Files.delete(stuck);
+            Files.delete(exchange.resolve("deregister"));
+
             final CliTestSupport.Run first = CliTestSupport.run("deregister", "--exchange", exchange.toString());
             assertEquals(0, first.exitCode(), first.out() + first.err() + Files.readString(output));
             assertTrue(first.out().contains("spraynic deregister: the region " + exchange.resolve("nic.addr") +

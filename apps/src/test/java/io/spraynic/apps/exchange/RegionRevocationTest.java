@@ -143,6 +143,13 @@ class RegionRevocationTest
         assertEquals("refused: " + RegionRevocation.REQUEST + " is not a regular file",
             RegionRevocation.serve(nics[1], exposed, dir));
         assertNull(RegionRevocation.serve(nics[1], exposed, dir), "no request: nothing answered");
+        // a request the NIC cannot take away (a directory with something in it): an I/O error, nothing deregistered
+        Files.createDirectory(request);
+        Files.writeString(request.resolve("inside"), "rkey=" + Integer.toUnsignedString(exposed.rkey()));
+        assertThrows(java.nio.file.DirectoryNotEmptyException.class, () -> RegionRevocation.serve(nics[1], exposed, dir));
+        Files.delete(request.resolve("inside"));
+        assertEquals("refused: " + RegionRevocation.REQUEST + " is not a regular file",
+            RegionRevocation.serve(nics[1], exposed, dir));
 
         assertTrue(exposed.isRegistered());
         assertTrue(PeerExchange.visit(nics[0], dir, 256 * 1024, 64 * 1024, WAIT).verified(), "still served");
