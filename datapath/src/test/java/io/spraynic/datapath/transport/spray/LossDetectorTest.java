@@ -437,6 +437,35 @@ class LossDetectorTest
     }
 
     @Test
+    void shouldWidenTheMarginFromTheRtoAfterTheSamplesOfTheAckThatReportsTheDuplicateS681c()
+    {
+        // S6.8.1: a timeout judged spurious by (c) reads the ACK's report of duplicates, after all of the ACK's
+        // samples: here a packet sent after the timeout, acknowledged 5 ms later in the same ACK, raises the RTO
+        // without L that the widening subtracts from R'
+        sampleBothPaths(0);
+        final PathSendWindow window = scheduler.sendWindows[0];
+        final int first = window.nextPsn();
+        send(0, 1, 100_000);
+        final long timeout = 100_000 + scheduler.rtoNanos(0);
+        final long rtoBefore = scheduler.rtt.rtoNanos(0) - scheduler.rtt.lateMarginNanos();
+        assertEquals(LossDetector.RECOVERED, loss.onTimer(0, timeout));
+        send(0, 1, timeout + 1_000);
+        final long ackAt = timeout + 1_000 + 5_000_000;
+        ackOf(first, 0, 1);
+        assertEquals(LossDetector.ACK_TAKEN, loss.onAckPacket(reporting(10, 1), 0, ackAt));
+        assertEquals(1, counters.get(SprayCounters.SPURIOUS_TIMEOUTS_REPORTED), "judged by (c)");
+        assertEquals(0, scheduler.rtt.consecutiveTimeouts(0));
+        final long rtoAfter = scheduler.rtt.rtoNanos(0) - scheduler.rtt.lateMarginNanos();
+        assertTrue(rtoAfter > 2 * rtoBefore, "the second packet's 5 ms sample raised the RTO: " + rtoBefore + " -> " +
+            rtoAfter);
+        final long slack = Math.max(config.ackDelayNanos + config.rtoSlackNanos, 1_000);
+        final long shortBy = Math.max(0, ackAt - 100_000 - rtoAfter); // R' from the original
+        assertEquals(Math.min(config.lateMarginMaxNanos, Math.max(slack, shortBy + shortBy / 4)),
+            scheduler.rtt.lateMarginNanos(), "widened from the RTO after the ACK's samples (before them it would be " +
+            Math.min(config.lateMarginMaxNanos, (ackAt - 100_000 - rtoBefore) * 5 / 4) + ")");
+    }
+
+    @Test
     void shouldTakeAPeersInflatedReportsOfDuplicatesForNothingMoreThanOneSpuriousTimeoutS681c()
     {
         // a peer (or a bug) that reports the most duplicates in every ACK: with no copy on the path they judge nothing,
