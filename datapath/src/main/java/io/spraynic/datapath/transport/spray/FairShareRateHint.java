@@ -123,7 +123,8 @@ public final class FairShareRateHint
     }
 
     /**
-     * @return each active sender's share of the capacity, Mb/s (the whole capacity when none is active).
+     * @return each active sender's share of the capacity, Mb/s (the whole capacity when none is active), at
+     * least 1: 0 on the wire means no hint (S8.3), which would leave a sender of a share under 1 Mb/s unpaced.
      */
     public int hintMbps()
     {
@@ -131,7 +132,7 @@ public final class FairShareRateHint
         // marks come from elsewhere in the fabric, which its own per-path windows answer (S8.2)
         final double drain = active > 1 ? 1 - DRAIN * markedFraction : 1;
         final double share = (double)capacityMbps / Math.max(1, active) * drain;
-        return (int)Math.min(Integer.MAX_VALUE, (long)share);
+        return (int)Math.clamp((long)share, 1, Integer.MAX_VALUE);
     }
 
     /** @return the recent fraction of arrivals marked CE (S8.3.3), smoothed. */

@@ -23,6 +23,23 @@ class FairShareRateHintTest
     }
 
     @Test
+    void shouldNeverSendAShareBelowOneMegabitAsNoHintS83()
+    {
+        // 10 Mb/s among 16 senders is 0.625 Mb/s each: truncated to 0 it would read as "no hint" and leave every
+        // sender unpaced, the opposite of the share
+        final FairShareRateHint hint = new FairShareRateHint(10, 20_000, 64);
+        for (int sender = 0; sender < 16; sender++)
+        {
+            hint.onData(sender, 1_000, false);
+        }
+        assertEquals(16, hint.activeSenders());
+        assertEquals(1, hint.hintMbps(), "the least share the wire can say");
+        hint.onData(16, 1_000, false);
+        hint.refresh(1_000);
+        assertEquals(1, hint.hintMbps());
+    }
+
+    @Test
     void shouldForgetSendersThatWentQuiet()
     {
         final FairShareRateHint hint = new FairShareRateHint(100_000, 20_000, 8);
