@@ -52,17 +52,16 @@ final class ConnectionTeardown
         {
             // as an IB QP: a CQ overrun or a local protection error puts it in error; everything outstanding
             // completes (WR_FLUSH_ERR) and no region it held is touched again
-            connection.close.closed();
-            flushSends(WorkCompletionStatus.WR_FLUSH_ERR);
-            connection.inbound.flushReceives();
+            finish();
             return true;
         }
         if (connection.scheduler.allFailedFor(connection.config.connectionTimeoutNanos, now))
         {
             // S7.6: every path stayed failed for connectionTimeout: outstanding messages complete with
-            // RETRY_EXC_ERR and the connection closes (its packets are then counted as for an unknown one, S9.5)
-            connection.close.closed();
+            // RETRY_EXC_ERR and the connection closes (its packets are then counted as for an unknown one, S9.5);
+            // forgotten as any closed connection, or its CID, slot, tables and its source's limit stayed taken
             flushSends(WorkCompletionStatus.RETRY_EXC_ERR);
+            finish();
             return true;
         }
         final int live = liveness.check(connection.counters, now);

@@ -578,6 +578,46 @@ class SprayHandshakeAttackTest
         }
     }
 
+    /**
+     * S7.6 and S12.9-1: a peer that takes data and then goes silent makes every path of the accepted connection fail;
+     * after {@code connectionTimeout} it closes, and like any closed connection it must stop counting against its
+     * source's limit (it did not: it stayed in the engine's table, its slot, CID and tables taken, so a source whose
+     * connections died this way {@code maxConnectionsPerSource} times was refused for good).
+     */
+    @Test
+    void shouldStopCountingAnAcceptedConnectionThatClosedWhenEveryPathFailedS76()
+    {
+        final SprayTestBed.SwitchablePort[] aPlanes = new SprayTestBed.SwitchablePort[2];
+        final SprayTestBed.Options options = new SprayTestBed.Options();
+        options.handshake = true;
+        options.connectionTimeoutNanos = 2_000_000;
+        options.configure = (host, config) -> config.maxConnectionsPerSource(1);
+        options.wrapA((plane, port) -> aPlanes[plane] = new SprayTestBed.SwitchablePort(port));
+        try (SprayTestBed bed = new SprayTestBed(options))
+        {
+            assertEquals(SprayHandshake.Pending.State.ESTABLISHED, bed.pending.state());
+            final MemoryRegion src = bed.region(bed.pdB, 1 << 20, AccessFlags.NONE, 7);
+            final MemoryRegion dst = bed.region(bed.pdA, 1 << 20, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE, 0);
+            aPlanes[0].down = true; // nothing A sends arrives: B's WRITE is never acknowledged
+            aPlanes[1].down = true;
+            bed.b.postSend(0, new io.spraynic.datapath.verbs.SendWorkRequest().wrId(1)
+                .opcode(io.spraynic.datapath.verbs.WorkRequestOpcode.RDMA_WRITE).local(src, src.address(), 1 << 20)
+                .remote(dst.address(), dst.rkey()));
+            bed.runUntil(() -> bed.b.isClosed(), 50_000);
+            final List<WorkCompletion> done = SprayTestBed.drain(bed.sendCqB);
+            assertEquals(1, done.size());
+            assertEquals(WorkCompletionStatus.RETRY_EXC_ERR, done.get(0).status(), "S7.6");
+            assertNull(bed.engineB.connection(bed.b.localCid()), "forgotten by its engine");
+            assertEquals(0, bed.engineB.connectionCount());
+            aPlanes[0].down = false;
+            aPlanes[1].down = false;
+            final SprayHandshake.Pending again = connect(bed, 20_000);
+            assertEquals(SprayHandshake.Pending.State.ESTABLISHED, again.state(),
+                "the source's one connection closed: it may open another, not " + again.failure());
+            assertEquals(0, bed.engineB.counters().get(SprayCounters.SOURCE_LIMITED));
+        }
+    }
+
     // (g)
     @Test
     void shouldCloseAConnectionWhosePeerVanishedAfterTheIdleTimeoutAndKeepALiveIdleOne()

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -142,6 +143,10 @@ class SprayPathFailureTest
             assertEquals(8, bed.a.counters().get(SprayCounters.PATH_FAILURES));
             assertEquals(0, bed.a.sendSlotsInUse());
             assertTrue(bed.engineA.isIdle());
+            // and released as any closed connection is: its CID, its slot and its borrowed tables (a peer that went
+            // silent once leaked them all, and its source's connection limit with them)
+            assertNull(bed.engineA.connection(bed.a.localCid()), "forgotten by its engine");
+            assertEquals(0, bed.engineA.storagePool().lent(), "its tables given back");
             // B's ACKs and probes now reach a closed connection: counted as unknown (S9.5)
             final long unknown = bed.engineA.counters().get(SprayCounters.UNKNOWN_CONNECTION);
             switchesA[0].down = false;

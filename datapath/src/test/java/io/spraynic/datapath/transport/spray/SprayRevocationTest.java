@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -69,6 +70,8 @@ class SprayRevocationTest
             final List<WorkCompletion> done = SprayTestBed.drain(bed.sendCqA);
             assertEquals(1, done.size());
             assertEquals(WorkCompletionStatus.WR_FLUSH_ERR, done.get(0).status(), done.get(0)::toString);
+            assertNull(bed.engineA.connection(bed.a.localCid()), "in error, forgotten by its engine: CID and slot free");
+            assertEquals(0, bed.engineA.storagePool().lent(), "its tables given back");
         }
     }
 
@@ -93,6 +96,7 @@ class SprayRevocationTest
             assertTrue(bed.sendCqA.hasOverrun());
             assertTrue(bed.a.counters().get(SprayCounters.CQ_OVERRUNS) >= 1);
             assertEquals(bed.sendCqA.overruns(), bed.a.counters().get(SprayCounters.CQ_OVERRUNS));
+            assertNull(bed.engineA.connection(bed.a.localCid()), "in error, forgotten by its engine: CID and slot free");
             assertEquals(PostResult.INVALID_STATE, bed.a.postSend(0, new SendWorkRequest().wrId(3)
                 .opcode(WorkRequestOpcode.RDMA_WRITE).local(src, src.address(), 1).remote(dst.address(), dst.rkey())));
         }
