@@ -243,7 +243,7 @@ final class LossDetector implements PathSendWindow.Listener, LongConsumer
 
     public void onAcked(final long handle, final int psn, final long rttNanos)
     {
-        scheduler.rtt.onSample(ackPath, rttNanos);
+        scheduler.onRttSample(ackPath, rttNanos);
         if (rttNanos >= 0)
         {
             scheduler.answered(ackPath, ackNow - rttNanos);

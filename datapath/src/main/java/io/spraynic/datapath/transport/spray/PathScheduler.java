@@ -92,7 +92,8 @@ final class PathScheduler
     private double windowRate;
     private int windowRateInputs;
     private int windowRateMtu;
-    // counts the changes of the active set and of the sibling SRTT, which the window rate reads too
+    // counts the changes of what the window rate reads besides the windows: the active set, the paths' srtt (each
+    // sample and reset) and the sibling SRTT
     private int pathChanges;
     // S6.8.1: loss samples ended since the late margin last narrowed
     private int lateMarginRounds;
@@ -142,6 +143,18 @@ final class PathScheduler
         final int sourcePortBase, final PathSendWindow[] idleWindows, final PathLentTimes idleTimes,
         final Shared shared)
     {
+        this(paths, config, random, initialPsn, sourcePortBase, idleWindows, idleTimes, shared, 0, 0);
+    }
+
+    /**
+     * As above, for a connection to the peer at {@code peerHigh:peerLow} (its plane 0 address, 128 bits): the late
+     * margin starts from that peer's seed and goes back to it (S6.8.1, {@link LateMarginSeeds}).
+     */
+    PathScheduler(
+        final int paths, final SprayConfig config, final SplittableRandom random, final int initialPsn,
+        final int sourcePortBase, final PathSendWindow[] idleWindows, final PathLentTimes idleTimes,
+        final Shared shared, final long peerHigh, final long peerLow)
+    {
         if (shared.scratch.length < paths)
         {
             throw new IllegalArgumentException("scratch for " + shared.scratch.length + " paths, need " + paths);
@@ -154,7 +167,7 @@ final class PathScheduler
         this.config = config;
         this.random = random;
         sendWindows = null == idleWindows ? new PathSendWindow[paths] : idleWindows;
-        rtt = new RttEstimator(paths, shared.rttLimits, config.initialRttNanos);
+        rtt = new RttEstimator(paths, shared.rttLimits, config.initialRttNanos, peerHigh, peerLow);
         congestionWindows = new PathCongestionControl(paths, shared.windowParameters);
         attachTimes(null == idleTimes ? new PathLentTimes(paths) : idleTimes);
         scratch = shared.scratch;
@@ -533,10 +546,24 @@ final class PathScheduler
         ports(at, port, port);
         pathInts[at + PORT_PACKETS] = 0;
         rtt.reset(path, config.initialRttNanos);
+        pathChanges++; // its srtt is the initial one again: an input of the window rate
         pathInts[at + SAMPLE_SENT] = 0;
         pathInts[at + SAMPLE_LOST] = 0;
         pathInts[at + PREVIOUS_SENT] = 0;
         pathInts[at + PREVIOUS_LOST] = 0;
+    }
+
+    /**
+     * An RTT sample of the path (S6.8.1; negative: none, the packet was retransmitted): into its estimator, and
+     * counted as a change of the window rate's inputs ({@link #windowRate}), as every change of a path's srtt is.
+     */
+    void onRttSample(final int path, final long rttNanos)
+    {
+        if (rttNanos >= 0)
+        {
+            rtt.onSample(path, rttNanos);
+            pathChanges++;
+        }
     }
 
     /**
@@ -761,7 +788,7 @@ final class PathScheduler
      */
     double windowRate(final int mtu)
     {
-        final int inputs = congestionWindows.windowChanges() + rtt.srttChanges() + pathChanges;
+        final int inputs = congestionWindows.windowChanges() + pathChanges;
         if (inputs != windowRateInputs || mtu != windowRateMtu)
         {
             windowRate = computeWindowRate(mtu);

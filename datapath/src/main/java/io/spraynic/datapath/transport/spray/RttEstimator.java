@@ -17,8 +17,8 @@ package io.spraynic.datapath.transport.spray;
  * arrived after all) widens it to cover how late that packet was, at least doubling it, up to its cap; each clean
  * sample round narrows it by a quarter ({@link #decayLateMargin}), as RACK adapts its reordering window (RFC 8985).
  * One margin serves all the paths: descheduling is the hosts', not a route's; for the same reason a new connection
- * starts from the margin its engine's connections learnt last, which ages while none changes it
- * ({@link Limits#lateMarginSeedNanos()}, issue 14).
+ * starts from the margin its engine's connections to the same peer learnt last, which ages while none changes it
+ * ({@link LateMarginSeeds}, issue 14; per peer, so that a peer lying about duplicates widens only its own).
  * It is added above the clamped RTO and raises the ceiling with it, so that a host whose threads are descheduled
  * for longer than {@code rtoMax} stops timing out packets that are merely waiting for a CPU.
  * <p>
@@ -43,16 +43,13 @@ public final class RttEstimator
          */
         final ReorderWindow reorderWindow;
         /**
-         * S6.8.1: the late margin the engine's connections learnt last (engine thread only): a new connection starts
-         * from it, since the margin measures the hosts, not the connection (issue 14: a fresh connection in a warm
-         * process started from 0 and timed out every path's packets before it learnt again what its elders knew).
-         * It ages ({@link #ageLateMarginSeed}): what a quiet engine learnt long ago says little of its hosts now.
+         * S6.8.1: the late margins the engine's connections learnt last, one per peer host: a new connection starts
+         * from its peer's, since the margin measures the hosts, not the connection (issue 14: a fresh connection in a
+         * warm process started from 0 and timed out every path's packets before it learnt again what its elders
+         * knew); per peer, since it is learnt from the peer's word, and a lying peer's must stay its own. Each ages
+         * ({@link #ageLateMarginSeed}): what a quiet engine learnt long ago says little of its hosts now.
          */
-        private long lateMarginSeedNanos;
-        /** Whether a connection learnt or narrowed its margin since the last {@link #ageLateMarginSeed}. */
-        private boolean seedTouched;
-        /** Since when no connection learnt or narrowed its margin (its last {@link #ageLateMarginSeed} said so). */
-        private long seedQuietSinceNanos;
+        final LateMarginSeeds seeds = new LateMarginSeeds();
 
         /**
          * @param slackNanos         least margin of the RTO above {@code srtt} (S6.8: the peer's {@code ackDelay}
@@ -81,39 +78,26 @@ public final class RttEstimator
             this.reorderWindow = reorderWindow;
         }
 
-        /** @return the late margin a new connection starts from (S6.8.1). */
-        long lateMarginSeedNanos()
+        /**
+         * @return the late margin a new connection to the peer at {@code peerHigh:peerLow} (128 bits) starts from
+         * (S6.8.1): what the engine's connections to it learnt or narrowed last, aged; 0 for a peer without one.
+         */
+        long lateMarginSeedNanos(final long peerHigh, final long peerLow)
         {
-            return lateMarginSeedNanos;
-        }
-
-        /** A connection learnt or narrowed its late margin: the engine's next connections start from it. */
-        void lateMarginSeedNanos(final long marginNanos)
-        {
-            lateMarginSeedNanos = marginNanos;
-            seedTouched = true;
+            return seeds.seed(seeds.key(peerHigh, peerLow));
         }
 
         /**
-         * S6.8.1: the engine's tick. The seed narrows by a quarter, as a clean round narrows a connection's margin,
-         * for each {@code quietNanos} in which no connection learnt or narrowed its margin (below 1 us it is 0), so
-         * that a connection opened after a quiet spell does not wait on a margin its hosts may no longer need before
-         * it resends a packet lost where no probe finds it (S6.7).
+         * S6.8.1: the engine's tick. A seed narrows by a quarter, as a clean round narrows a connection's margin, for
+         * each {@code quietNanos} in which no connection to its peer learnt or narrowed its margin (below 1 us it is
+         * 0), so that a connection opened after a quiet spell does not wait on a margin its hosts may no longer need
+         * before it resends a packet lost where no probe finds it (S6.7). O(1): seeds age when read or written.
          *
          * @param quietNanos the engine's {@code connectionTimeout}: beyond it, silence is not trusted either.
          */
         void ageLateMarginSeed(final long nowNanos, final long quietNanos)
         {
-            if (seedTouched || lateMarginSeedNanos == 0)
-            {
-                seedTouched = false;
-                seedQuietSinceNanos = nowNanos;
-            }
-            else if (nowNanos - seedQuietSinceNanos >= quietNanos)
-            {
-                lateMarginSeedNanos = narrowed(lateMarginSeedNanos);
-                seedQuietSinceNanos = nowNanos;
-            }
+            seeds.tick(nowNanos, quietNanos);
         }
     }
 
@@ -132,8 +116,8 @@ public final class RttEstimator
     private long sampled;
     /** S6.8.1: one margin for all the paths (descheduling is the hosts', not a route's). */
     private long lateMarginNanos;
-    /** Counts the changes of any path's smoothed RTT or sample bit: what {@link #srttNanos(int, long)} answers. */
-    private int srttChanges;
+    /** S6.8.1: the key of the peer (its plane 0 address) whose seed the margin starts from and goes back to. */
+    private final int peerSeedKey;
 
     /** One path's estimator. */
     public RttEstimator(final long rtoMinNanos, final long rtoMaxNanos, final long initialRttNanos)
@@ -179,6 +163,17 @@ public final class RttEstimator
 
     RttEstimator(final int paths, final Limits limits, final long initialRttNanos)
     {
+        this(paths, limits, initialRttNanos, 0, 0);
+    }
+
+    /**
+     * @param peerHigh the peer's address (on plane 0) as 128 bits, first 64: whose seed the late margin starts from
+     *                 and goes back to (S6.8.1).
+     * @param peerLow  its last 64 bits ({@code ::ffff:a.b.c.d} for IPv4).
+     */
+    RttEstimator(final int paths, final Limits limits, final long initialRttNanos, final long peerHigh,
+        final long peerLow)
+    {
         if (initialRttNanos <= 0 || paths < 1 || paths > MAX_PATHS)
         {
             throw new IllegalArgumentException("need initialRtt > 0 and 1 <= paths <= " + MAX_PATHS + " (got " +
@@ -190,7 +185,8 @@ public final class RttEstimator
         {
             reset(path, initialRttNanos);
         }
-        lateMarginNanos = limits.lateMarginSeedNanos();
+        peerSeedKey = limits.seeds.key(peerHigh, peerLow);
+        lateMarginNanos = limits.seeds.seed(peerSeedKey);
     }
 
     /**
@@ -205,7 +201,6 @@ public final class RttEstimator
         state[at + MIN_RTT] = Long.MAX_VALUE;
         state[at + BACKOFF] = 0;
         sampled &= ~(1L << path);
-        srttChanges++;
     }
 
     public void onSample(final int path, final long rttNanos)
@@ -229,16 +224,6 @@ public final class RttEstimator
         }
         state[at + MIN_RTT] = Math.min(state[at + MIN_RTT], rttNanos);
         state[at + BACKOFF] = 0;
-        srttChanges++;
-    }
-
-    /**
-     * @return a count (wrapping) that moves whenever a path's smoothed RTT or its having a sample may have changed: while it
-     * stays the same, {@link #srttNanos(int, long)} answers as before for every path (a cache's key).
-     */
-    public int srttChanges()
-    {
-        return srttChanges;
     }
 
     /**
@@ -258,7 +243,7 @@ public final class RttEstimator
         final long shortBy = Math.max(0, lateRttNanos - rto(path, state[at + SRTT], state[at + RTTVAR], 0));
         lateMarginNanos = Math.min(limits.lateMarginMaxNanos,
             Math.max(Math.max(2 * lateMarginNanos, Math.max(limits.slackNanos, 1_000)), shortBy + shortBy / 4));
-        limits.lateMarginSeedNanos(lateMarginNanos);
+        limits.seeds.changed(peerSeedKey, lateMarginNanos);
     }
 
     /** S6.8.1: a sample round without a spurious timeout: the late margin narrows by a quarter. */
@@ -266,10 +251,10 @@ public final class RttEstimator
     {
         if (lateMarginNanos == 0)
         {
-            return; // nothing learnt here: leave the engine's seed to the connections that learnt one
+            return; // nothing learnt here: leave the peer's seed to the connections that learnt one
         }
         lateMarginNanos = narrowed(lateMarginNanos);
-        limits.lateMarginSeedNanos(lateMarginNanos);
+        limits.seeds.changed(peerSeedKey, lateMarginNanos);
     }
 
     /** @return the late margin a quarter narrower, 0 below 1 us (S6.8.1). */

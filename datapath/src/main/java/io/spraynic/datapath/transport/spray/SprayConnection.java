@@ -140,7 +140,7 @@ public final class SprayConnection
         close = new CloseHandshake(config.connectionTimeoutNanos, engine.secrets(), counters);
 
         scheduler = new PathScheduler(paths, config, engine.random(), c.sendInitialPsn, c.sourcePortBase,
-            bucket.idleWindows, bucket.idleTimes, engine.pathSchedulers());
+            bucket.idleWindows, bucket.idleTimes, engine.pathSchedulers(), c.remoteHigh(0), c.remoteLow(0));
         slots = new SendSlots(c.sendQueueDepth, streams, mtu, null);
         frames = new SprayFrames(engine, c, auth, counters, pathCounters, slots, scheduler);
         resend = new RetransmitQueues(paths * PathSendWindow.CAPACITY, null);

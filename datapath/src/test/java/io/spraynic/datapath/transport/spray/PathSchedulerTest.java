@@ -38,8 +38,8 @@ class PathSchedulerTest
             now += random.nextInt(1, 50_000);
             switch (random.nextInt(7))
             {
-                case 0 -> scheduler.rtt.onSample(path, random.nextLong(1_000, 5_000_000));
-                case 1 -> scheduler.rtt.reset(path, random.nextLong(1_000, 1_000_000));
+                case 0 -> scheduler.onRttSample(path, random.nextLong(1_000, 5_000_000));
+                case 1 -> scheduler.repath(path);
                 case 2 -> scheduler.congestionWindows.onAck(path, random.nextInt(1, 40), random.nextInt(3) == 0 ?
                     random.nextInt(1, 5) : 0, now, scheduler.srttNanos(path));
                 case 3 -> scheduler.fail(path, now);

@@ -87,12 +87,12 @@ class RttEstimatorTest
     {
         final long quiet = 1_000_000_000;
         final RttEstimator.Limits engine = new RttEstimator.Limits(5_000_000, 200_000_000, 5_000_000, 2_000_000_000);
+        long now = 5_000_000_000L;
+        engine.ageLateMarginSeed(now, quiet);
         final RttEstimator first = new RttEstimator(2, engine, 1_000_000);
         first.onSample(0, 2_000);
         first.onSpuriousTimeout(0, 25_000_000);
         final long learnt = first.lateMarginNanos();
-        long now = 5_000_000_000L;
-        engine.ageLateMarginSeed(now, quiet);
         engine.ageLateMarginSeed(now += quiet - 1, quiet);
         assertEquals(learnt, new RttEstimator(2, engine, 1_000_000).lateMarginNanos(), "not yet quiet for long");
         engine.ageLateMarginSeed(now += 1, quiet);
@@ -103,15 +103,47 @@ class RttEstimatorTest
         first.decayLateMargin(); // a clean round of the connection: its margin is the seed again, and news
         assertEquals(RttEstimator.narrowed(learnt), first.lateMarginNanos());
         engine.ageLateMarginSeed(now += quiet / 2, quiet);
-        engine.ageLateMarginSeed(now += quiet / 2, quiet);
+        engine.ageLateMarginSeed(now += quiet / 2 - 1, quiet);
         assertEquals(RttEstimator.narrowed(learnt), new RttEstimator(2, engine, 1_000_000).lateMarginNanos(),
             "the quiet spell counts from the connection's last change");
+        engine.ageLateMarginSeed(now += 1, quiet);
+        assertEquals(RttEstimator.narrowed(RttEstimator.narrowed(learnt)),
+            new RttEstimator(2, engine, 1_000_000).lateMarginNanos(), "a whole spell since it");
         for (int i = 0; i < 60; i++)
         {
             engine.ageLateMarginSeed(now += quiet, quiet);
         }
         assertEquals(0, new RttEstimator(2, engine, 1_000_000).lateMarginNanos(), "a minute quiet: forgotten");
-        assertEquals(RttEstimator.narrowed(learnt), first.lateMarginNanos(), "until the connection says more");
+        first.onSpuriousTimeout(0, 25_000_000); // news again: the seed is the connection's widened margin
+        assertEquals(first.lateMarginNanos(), new RttEstimator(2, engine, 1_000_000).lateMarginNanos());
+    }
+
+    /**
+     * S6.8.1: the seed is kept per peer. A peer that withholds ACKs until timeouts fire and then reports each copy
+     * as a duplicate (S6.8-1 c) widens its connection's margin to the cap; the engine's next connection to another
+     * peer must not start from it, while its own next connection does.
+     */
+    @Test
+    void shouldKeepAMarginALyingPeerTaughtToThatPeersConnectionsS681()
+    {
+        final RttEstimator.Limits engine = new RttEstimator.Limits(5_000_000, 200_000_000, 5_000_000, 2_000_000_000);
+        final long liar = io.spraynic.pmd.InterfaceAddress.mappedLow(0x0A00_0066); // 10.0.0.102
+        final long honest = io.spraynic.pmd.InterfaceAddress.mappedLow(0x0A00_0065); // 10.0.0.101
+        final long honestV6High = 0xFD00_0000_0000_0001L;
+        final RttEstimator lying = new RttEstimator(2, engine, 1_000_000, 0, liar);
+        lying.onSample(0, 2_000);
+        for (int timeout = 0; timeout < 16; timeout++)
+        {
+            lying.onSpuriousTimeout(0, 2_000_000_000L); // each a timeout the peer forced and then called spurious
+        }
+        assertEquals(2_000_000_000L, lying.lateMarginNanos(), "the liar's own connection: at the cap");
+        assertEquals(0, new RttEstimator(2, engine, 1_000_000, 0, honest).lateMarginNanos(), "another peer's: untouched");
+        assertEquals(0, new RttEstimator(2, engine, 1_000_000, honestV6High, liar).lateMarginNanos(),
+            "an IPv6 peer whose low bits are the liar's: another peer");
+        assertEquals(2_000_000_000L, new RttEstimator(2, engine, 1_000_000, 0, liar).lateMarginNanos(),
+            "the liar's next connection starts where it left its own");
+        assertEquals(2_000_000_000L, engine.lateMarginSeedNanos(0, liar));
+        assertEquals(0, engine.lateMarginSeedNanos(0, honest));
     }
 
     @Test

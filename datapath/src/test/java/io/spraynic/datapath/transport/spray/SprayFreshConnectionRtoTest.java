@@ -134,18 +134,25 @@ final class SprayFreshConnectionRtoTest
         try (SprayTestBed bed = new SprayTestBed(options))
         {
             final RttEstimator.Limits engineA = bed.engineA.pathSchedulers().rttLimits;
-            final RttEstimator learnt = new RttEstimator(1, engineA, 1_000_000);
+            final SprayConnectionConfig toB = bed.initiatorConfig().cids(0x000A03, 0x000B04)
+                .initialPsns(0x3000, 0x4000).keysFromCids();
+            final long peerHigh = toB.remoteHigh(0);
+            final long peerLow = toB.remoteLow(0);
+            final RttEstimator learnt = new RttEstimator(1, engineA, 1_000_000, peerHigh, peerLow);
             learnt.onSample(0, 2_000);
             for (int i = 0; i < 12; i++)
             {
                 learnt.onSpuriousTimeout(0, 2_000_000_000L);
             }
-            assertEquals(2_000_000_000L, engineA.lateMarginSeedNanos(), "the engine learnt the cap");
-            final SprayConnection a2 = bed.engineA.open(bed.initiatorConfig().cids(0x000A03, 0x000B04)
-                .initialPsns(0x3000, 0x4000).keysFromCids());
+            assertEquals(2_000_000_000L, engineA.lateMarginSeedNanos(peerHigh, peerLow), "the engine learnt the cap");
+            final SprayConnection a2 = bed.engineA.open(toB);
             bed.engineB.open(bed.responderConfig().cids(0x000B04, 0x000A03).initialPsns(0x4000, 0x3000)
                 .keysFromCids());
             assertEquals(2_000_000_000L, a2.rtt().lateMarginNanos(), "inherited");
+            // S6.8.1: the seed is per peer: a connection to another host starts from 0, whatever B's taught
+            final SprayConnectionConfig toC = bed.initiatorConfig().cids(0x000A07, 0x000B08)
+                .initialPsns(0x7000, 0x8000).keysFromCids().remote(0, 0x0A09_0909, 0x0200_0000_0909L);
+            assertEquals(0, bed.engineA.open(toC).rtt().lateMarginNanos(), "another peer's connection: not inherited");
 
             final MemoryRegion source = bed.region(bed.pdA, 1024, AccessFlags.LOCAL_WRITE, 5);
             final MemoryRegion target = bed.region(bed.pdB, 1024, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE, 0);
@@ -178,7 +185,8 @@ final class SprayFreshConnectionRtoTest
             {
                 aged = RttEstimator.narrowed(aged);
             }
-            assertEquals(aged, engineA.lateMarginSeedNanos(), "a minute of quiet: six spells of 10 s, each a quarter");
+            assertEquals(aged, engineA.lateMarginSeedNanos(peerHigh, peerLow),
+                "a minute of quiet: six spells of 10 s, each a quarter");
             assertEquals(aged, bed.engineA.open(bed.initiatorConfig().cids(0x000A05, 0x000B06)
                 .initialPsns(0x5000, 0x6000).keysFromCids()).rtt().lateMarginNanos(), "what the next one inherits");
         }
