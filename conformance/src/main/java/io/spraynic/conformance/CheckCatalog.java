@@ -87,6 +87,7 @@ final class CheckCatalog
         must("errors.bad-rkey", "S9.3-1");
         must("errors.refused-acknowledged", "S9.3.1-1");
         must("errors.query", "S9.3.1-2");
+        must("errors.query-unseen", "S9.3.1-2");
         must("errors.read-region-lost", "S9.3.2-1");
         must("errors.rnr", "S9.3-2");
         must("errors.rnr-attempt", "S9.3-3");

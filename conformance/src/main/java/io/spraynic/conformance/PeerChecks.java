@@ -283,6 +283,23 @@ final class PeerChecks extends Checks
                     "answered syndrome " + again.h8(0) + " refusal " + again.h32(12) + "; the NACK said " +
                     nack[0].h8(0) + " refusal " + nack[0].h32(12);
             });
+        must("errors.query-unseen", "S9.3.1-2", "a QUERY of a message the target never received (the next MSN of " +
+            "stream 0, not sent) draws no ACCEPTED: a sender would complete a message nothing of which was placed", () ->
+        {
+            DataChecks.requireConnection(why);
+            final int msn = c.peekMsn(0);
+            c.send(c.query(0, msn));
+            final Packet answer = c.awaitPacket(ANSWER_NANOS, p -> p.icrcValid && p.opcode() == SprayWire.NACK &&
+                p.destQp() == c.localCid() && p.wholeHeaders() && p.h16(2) == 0 && p.h32(4) == msn);
+            if (null == answer)
+            {
+                measured("no answer in " + ANSWER_NANOS / ScriptedPeer.MILLI + " ms");
+                return null;
+            }
+            measured("answered syndrome " + answer.h8(0));
+            return answer.h8(0) != SprayWire.SYNDROME_ACCEPTED ? null : "answered ACCEPTED for (stream 0, msn " + msn +
+                "), which it never received";
+        });
         closeQuietly(c);
     }
 

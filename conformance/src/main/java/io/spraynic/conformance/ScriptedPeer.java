@@ -281,6 +281,12 @@ final class ScriptedPeer
         return nextMsn[stream]++;
     }
 
+    /** @return the next MSN of a stream, not taken: one this peer never sent. */
+    int peekMsn(final int stream)
+    {
+        return nextMsn[stream];
+    }
+
     /** A message's invariants, from which its tag (S12.4) comes. */
     record Message(int opcode, int stream, int msn, int length, int rsn, long base, int rkey, int immediate)
     {

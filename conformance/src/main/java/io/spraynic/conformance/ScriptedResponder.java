@@ -477,7 +477,10 @@ final class ScriptedResponder
         }
     }
 
-    /** S9.3.1-2: a QUERY of the refused attempt draws its NACK again; of any other message, ACCEPTED (all placed). */
+    /**
+     * S9.3.1-2: a QUERY of the refused attempt draws its NACK again; of a message wholly received (a WRITE every byte
+     * of which came, a READ answered), ACCEPTED; of one still arriving or never seen, nothing.
+     */
     private void onQuery(final Packet p) throws IOException
     {
         if (!p.controlTagValid(receiveKey))
@@ -490,8 +493,11 @@ final class ScriptedResponder
             sendRnrNack(p.h16(2), p.h32(4));
             return;
         }
-        send(FrameBuilder.bth(SprayWire.NACK, peerCid, 0, false).u8(SprayWire.SYNDROME_ACCEPTED).u8(0)
-            .u16(p.h16(2)).u32(p.h32(4)).u32(0).u32(0).controlTag(sendKey).bytes());
+        if (completedWrites.contains(key) || answered.contains(key))
+        {
+            send(FrameBuilder.bth(SprayWire.NACK, peerCid, 0, false).u8(SprayWire.SYNDROME_ACCEPTED).u8(0)
+                .u16(p.h16(2)).u32(p.h32(4)).u32(0).u32(0).controlTag(sendKey).bytes());
+        }
     }
 
     /** @return (stream, MSN, offset) of a data packet, as one key. */

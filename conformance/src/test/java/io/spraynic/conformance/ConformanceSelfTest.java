@@ -550,6 +550,14 @@ class ConformanceSelfTest
         assertEquals(Verdict.PASS, asked.verdict(), lossy::toText);
         assertTrue(asked.reason().matches("the second QUERY was answered, in \\d+ us \\(no answer to the earlier " +
             "within 1000 ms each: lost or late\\)"), asked.reason());
+        assertEquals(Verdict.PASS, lossy.result("errors.query-unseen").verdict(), lossy::toText);
+        // a toy that answers ACCEPTED to any QUERY of a message not refused: one never received included
+        final ConformanceReport accepting = runAgainst(54, null, EnumSet.of(Fault.QUERY_ALWAYS_ACCEPTED),
+            Set.of("errors"));
+        final CheckResult unseen = accepting.result("errors.query-unseen");
+        assertEquals(Verdict.FAIL, unseen.verdict(), accepting::toText);
+        assertTrue(unseen.reason().startsWith("answered ACCEPTED for (stream 0, msn "), unseen.reason());
+        assertEquals(Verdict.PASS, accepting.result("errors.query").verdict(), accepting::toText);
     }
 
     /**

@@ -143,6 +143,11 @@ final class ToyRefusals
         if (faults.contains(Fault.NO_QUERY_ANSWER) || stream >= c.streamErrored.length || !c.streamErrored[stream] ||
             msn - c.erroredMsn[stream] < 0)
         {
+            if (faults.contains(Fault.QUERY_ALWAYS_ACCEPTED) && !faults.contains(Fault.NO_QUERY_ANSWER))
+            {
+                link.send(FrameBuilder.bth(SprayWire.NACK, c.peerCid, 0, false).u8(SprayWire.SYNDROME_ACCEPTED).u8(0)
+                    .u16(stream).u32(msn).u32(0).u32(0).controlTag(c.sendKey).bytes(), false, UdpLink.NOT_ECT);
+            }
             return; // the toy keeps no other fate of a message to tell
         }
         final boolean first = !c.queryAnswered;

@@ -111,6 +111,8 @@ final class ToyResponder implements AutoCloseable
         ATTEMPT_OUTSIDE_TAG,
         /** S9.3.1-2: a QUERY is never answered. */
         NO_QUERY_ANSWER,
+        /** S9.3.1-2: a QUERY of a message not refused is answered ACCEPTED, whether or not it was ever received. */
+        QUERY_ALWAYS_ACCEPTED,
         /** Not a fault: the answer to a connection's first QUERY is lost, as on a lossy link. */
         LOSE_FIRST_QUERY_ANSWER,
         /** S10.2-3: the CONNECT_ACK advertises no window and no READ limit (CONH window and reads 0). */
