@@ -105,11 +105,12 @@ final class ConnectionCommands
             {
                 throw new IllegalStateException("no peer connected within " + timeoutMs + " ms");
             }
+            ConnectionRings rings = null;
             try
             {
                 nic.bindProtectionDomain(c, client.domain()); // only this client's regions, by lkey or by rkey
-                final ServedConnection made = new ServedConnection(connectionId, client, c,
-                    ConnectionRings.create(connectionId), counters);
+                rings = ConnectionRings.create(connectionId);
+                final ServedConnection made = new ServedConnection(connectionId, client, c, rings, counters);
                 nic.takeRequestsFrom(c, made.requests); // its worker reads the client's ring from now on
                 counters.connections.increment();
                 return made;
@@ -117,6 +118,10 @@ final class ConnectionCommands
             catch (final RuntimeException ex)
             {
                 c.close(Duration.ZERO);
+                if (null != rings)
+                {
+                    rings.close(); // its memfd and mapping: no worker reads them (taking the ring is what failed)
+                }
                 throw ex;
             }
         }, (ServedConnection made) ->
@@ -154,6 +159,17 @@ final class ConnectionCommands
      */
     private InetAddress[] peerAddresses(final IpcClient client, final IpcMessages.Connect command)
     {
+        if (nic.planes() > IpcMessages.MAX_PLANES)
+        {
+            // CONNECT has room for MAX_PLANES addresses: a plane past them would be read from another field, or
+            // from past the command (what an earlier command left in the copy buffer)
+            counters.refusedPeerAddresses.incrementRelease();
+            answers.respondError(client, command.correlationId(), IpcMessages.CONNECT, IpcMessages.ERR_BAD_VALUE,
+                "this NIC has " + nic.planes() + " planes and CONNECT carries a peer's addresses on at most " +
+                IpcMessages.MAX_PLANES + ": ACCEPT the connection instead, or run the NIC with at most " +
+                IpcMessages.MAX_PLANES + " planes");
+            return null;
+        }
         final InetAddress[] peers = new InetAddress[nic.planes()];
         for (int plane = 0; plane < peers.length; plane++)
         {
@@ -257,14 +273,16 @@ final class ConnectionCommands
                 timeoutMs + " ms is not in 0.." + IpcConductor.MAX_TIMEOUT_MS);
             return;
         }
-        final ServedConnection connection = client.connections.remove(command.objectId());
+        final ServedConnection connection = client.connections.get(command.objectId());
         if (null == connection)
         {
             answers.refuseUnknownObject(client, correlationId, IpcMessages.CLOSE_CONNECTION, "connection", command.objectId());
             return;
         }
-        sessions.stopServing(connection); // its worker takes what the client posted before closing until the connection closes
-        conductor.submit(client, correlationId, IpcMessages.CLOSE_CONNECTION,
+        // taken from the client only once a control thread took the close: refused for a busy NIC, the connection
+        // stays the client's and served, closed by a retry or when the client goes (the conductor runs nothing else
+        // between the submit and the lines after it)
+        final boolean taken = conductor.submit(client, correlationId, IpcMessages.CLOSE_CONNECTION,
             () -> releaseConnection(connection, Duration.ofMillis(timeoutMs)),
             (DrainReport.ConnectionDrain drain) ->
             {
@@ -273,6 +291,11 @@ final class ConnectionCommands
                 connectionClosed.ids(client.id, correlationId);
                 answers.answer(client, IpcMessages.CONNECTION_CLOSED, IpcAnswers.ConnectionClosed.LENGTH);
             }, null);
+        if (taken)
+        {
+            client.connections.remove(command.objectId());
+            sessions.stopServing(connection); // its worker takes what the client posted before closing until it closes
+        }
     }
 
     /**

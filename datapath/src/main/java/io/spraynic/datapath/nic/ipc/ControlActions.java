@@ -80,8 +80,12 @@ final class ControlActions
     /**
      * Runs {@code action} on a control thread, then (on the conductor) {@code settle} and {@code onDone} with its
      * result, or {@code settle} and an ERROR.
+     *
+     * @return false when every control thread is busy: nothing runs, {@code settle} ran and the client was answered
+     * LIMIT; a caller that releases something takes it from the client only once this returned true, so that a refused
+     * release leaves it where the client (or the client's end) can release it again.
      */
-    <T> void submit(final IpcClient client, final long correlationId, final int type, final Callable<T> action,
+    <T> boolean submit(final IpcClient client, final long correlationId, final int type, final Callable<T> action,
         final Consumer<T> onDone, final Runnable settle)
     {
         final Runnable task = () ->
@@ -113,12 +117,14 @@ final class ControlActions
         try
         {
             control.execute(task);
+            return true;
         }
         catch (final RejectedExecutionException busy)
         {
             settled(settle);
             conductor.answers.respondError(client, correlationId, type, IpcMessages.ERR_LIMIT, "the NIC has " +
                 IpcConductor.MAX_CONTROL_ACTIONS + " control actions in progress: retry once some finished");
+            return false;
         }
     }
 

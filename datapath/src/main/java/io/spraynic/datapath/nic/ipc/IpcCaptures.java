@@ -167,12 +167,15 @@ final class IpcCaptures
             answers.refuseUnknownObject(client, correlationId, IpcMessages.STOP_CAPTURE, "capture", command.objectId());
             return;
         }
-        final SealedMemory stopping = end();
-        conductor.submit(client, correlationId, IpcMessages.STOP_CAPTURE, () ->
+        final SealedMemory stopping = memory;
+        if (conductor.submit(client, correlationId, IpcMessages.STOP_CAPTURE, () ->
         {
             stop(stopping);
             return stopping;
-        }, (SealedMemory done) -> answers.respondOk(client, correlationId, command.objectId()), null);
+        }, (SealedMemory done) -> answers.respondOk(client, correlationId, command.objectId()), null))
+        {
+            end(); // only once a control thread took the stop: refused for a busy NIC, the capture stays the client's
+        }
     }
 
     /** The client is gone: its capture ends. */

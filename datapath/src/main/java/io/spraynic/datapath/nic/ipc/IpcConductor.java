@@ -362,11 +362,11 @@ public final class IpcConductor implements Agent, AutoCloseable
         control.releaseLater(release);
     }
 
-    /** As {@link ControlActions#submit}. */
-    <T> void submit(final IpcClient client, final long correlationId, final int type, final Callable<T> action,
+    /** As {@link ControlActions#submit}. @return whether it was taken (false: answered LIMIT, nothing runs). */
+    <T> boolean submit(final IpcClient client, final long correlationId, final int type, final Callable<T> action,
         final Consumer<T> onDone, final Runnable settle)
     {
-        control.submit(client, correlationId, type, action, onDone, settle);
+        return control.submit(client, correlationId, type, action, onDone, settle);
     }
 
     /**

@@ -125,17 +125,22 @@ final class RegionCommands
     void onDeregister(final IpcClient client, final IpcMessages.ObjectCommand command)
     {
         final long correlationId = command.correlationId();
-        final IpcClient.Region region = client.regions.remove(command.objectId());
+        final IpcClient.Region region = client.regions.get(command.objectId());
         if (null == region)
         {
             answers.refuseUnknownObject(client, correlationId, IpcMessages.DEREGISTER, "region", command.objectId());
             return;
         }
-        conductor.submit(client, correlationId, IpcMessages.DEREGISTER, () ->
+        if (conductor.submit(client, correlationId, IpcMessages.DEREGISTER, () ->
         {
             releaseRegion(region);
             return region;
-        }, (IpcClient.Region done) -> answers.respondOk(client, correlationId, done.id()), null);
+        }, (IpcClient.Region done) -> answers.respondOk(client, correlationId, done.id()), null))
+        {
+            // the client's no longer (the control thread touches only the region); refused for a busy NIC, it stays
+            // the client's, registered, counted, and released by a retry or when the client goes
+            client.regions.remove(command.objectId());
+        }
     }
 
     /** Control thread: deregisters a region and unmaps it (the client's memfd goes once the client unmaps it too). */

@@ -35,6 +35,7 @@ import static io.spraynic.datapath.nic.ipc.IpcTestBed.fill;
 import static io.spraynic.datapath.nic.ipc.IpcTestBed.mismatch;
 import static io.spraynic.datapath.nic.ipc.IpcTestBed.poll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -224,6 +225,90 @@ class IpcConductorAttackTest
             assertEquals(PostResult.OK, attackerQp.postSend(0, steal));
             assertEquals(WorkCompletionStatus.LOC_PROT_ERR, poll(attackerQp.sendCompletionQueue(), "stolen lkey").status());
             assertServing(bed, raw);
+        }
+    }
+
+    /**
+     * Every control thread busy (here 32 clients each waiting in an ACCEPT no peer answers, as clients could hold them
+     * on purpose): a DEREGISTER and a CLOSE_CONNECTION are refused LIMIT, and what they name must stay the client's,
+     * registered or served, and counted, so that a retry or the client's end releases it. Before, the client's tables
+     * lost them first: nothing ever released them (the NIC kept the region's mapping, a peer could still write into
+     * it by its rkey, and the connection's worker kept reading its rings).
+     */
+    @Test
+    void shouldKeepARegionAndAConnectionWhoseReleaseABusyNicRefusedAndReleaseThemWithTheirClient() throws Exception
+    {
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.SPRAY, Duration.ofSeconds(30)))
+        {
+            final NicClient owner = NicClient.connect(bed.dir, WAIT);
+            final ClientRegion region = owner.register(1 << 16, ALL);
+            assertEquals(1L, bed.counter("ipc: regions"));
+            final CompletableFuture<NicConnection> accepted = CompletableFuture.supplyAsync(() -> bed.peer.accept(WAIT));
+            final ClientConnection connection = owner.connect(new int[]{IpcTestBed.ip(1)}, WAIT);
+            assertNotNull(accepted.get(30, TimeUnit.SECONDS));
+            assertEquals(1L, bed.counter("ipc: connections"));
+            final List<NicClient> waiting = new ArrayList<>();
+            // a thread each: the common pool runs one task at a time on 2 cores, and each ACCEPT blocks its caller
+            final java.util.concurrent.ExecutorService callers =
+                java.util.concurrent.Executors.newFixedThreadPool(IpcConductor.MAX_CONTROL_ACTIONS);
+            try
+            {
+                for (int i = 0; i < IpcConductor.MAX_CONTROL_ACTIONS; i++)
+                {
+                    final NicClient client = NicClient.connect(bed.dir, WAIT);
+                    waiting.add(client);
+                    callers.submit(() -> client.accept(Duration.ofSeconds(10)));
+                }
+                // until every ACCEPT holds a control thread: a REGISTER of another client is refused LIMIT then (the
+                // regions it made before stay registered, and go with that client)
+                final NicClient prober = NicClient.connect(bed.dir, WAIT);
+                waiting.add(prober);
+                boolean busy = false;
+                final long deadline = System.nanoTime() + WAIT.toNanos();
+                for (int tries = 0; !busy && tries < 200 && System.nanoTime() < deadline; tries++)
+                {
+                    try
+                    {
+                        prober.register(4096, ALL);
+                    }
+                    catch (final NicRefusedException ex)
+                    {
+                        assertTrue(ex.getMessage().contains("control actions in progress"), ex.getMessage());
+                        busy = true;
+                    }
+                }
+                assertTrue(busy, "every control thread busy within " + WAIT);
+                final long regions = bed.counter("ipc: regions");
+                final NicRefusedException refused = assertThrows(NicRefusedException.class, () -> owner.deregister(region));
+                assertEquals(IpcMessages.ERR_LIMIT, refused.code(), refused.getMessage());
+                assertEquals(regions, bed.counter("ipc: regions"), "still the client's and registered");
+                // so with a CLOSE_CONNECTION: the connection stays the client's and served until the client goes
+                final NicRefusedException notClosed = assertThrows(NicRefusedException.class,
+                    () -> connection.close(Duration.ZERO));
+                assertEquals(IpcMessages.ERR_LIMIT, notClosed.code(), notClosed.getMessage());
+                assertEquals(1L, bed.counter("ipc: connections"), "still the client's");
+            }
+            finally
+            {
+                owner.close(); // its end releases what it holds, the refused region included
+                callers.shutdown();
+                assertTrue(callers.awaitTermination(30, TimeUnit.SECONDS), "the ACCEPTs ended");
+                for (final NicClient client : waiting)
+                {
+                    client.close();
+                }
+            }
+            final long deadline = System.nanoTime() + WAIT.toNanos();
+            while (bed.counter("ipc: regions") != 0 && System.nanoTime() < deadline)
+            {
+                Thread.sleep(20);
+            }
+            assertEquals(0L, bed.counter("ipc: regions"), "released with its client");
+            while (bed.counter("ipc: connections") != 0 && System.nanoTime() < deadline)
+            {
+                Thread.sleep(20);
+            }
+            assertEquals(0L, bed.counter("ipc: connections"), "closed with its client");
         }
     }
 
