@@ -197,18 +197,10 @@ public final class FrameInspector
         return Long.rotateLeft((h ^ value) * GOLDEN, 31);
     }
 
-    /**
-     * The MurmurHash3 64-bit finaliser: every input bit affects every output bit.
-     */
+    /** The MurmurHash3 64-bit finaliser ({@link io.spraynic.datapath.transport.HashMix}). */
     static long finish(final long value)
     {
-        long h = value;
-        h ^= h >>> 33;
-        h *= 0xFF51AFD7ED558CCDL;
-        h ^= h >>> 33;
-        h *= 0xC4CEB9FE1A85EC53L;
-        h ^= h >>> 33;
-        return h;
+        return io.spraynic.datapath.transport.HashMix.finish(value);
     }
 
     /**

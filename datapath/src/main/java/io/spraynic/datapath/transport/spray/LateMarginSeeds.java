@@ -1,5 +1,7 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.transport.HashMix;
+
 import java.security.SecureRandom;
 
 /**
@@ -63,19 +65,7 @@ final class LateMarginSeeds
     /** @return the key of the peer whose address is {@code high:low} (128 bits). */
     int key(final long high, final long low)
     {
-        return (int)(mix(mix(low ^ hashKey) ^ high) >>> 32);
-    }
-
-    // MurmurHash3's 64-bit finaliser: every input bit moves every output bit with probability near 1/2
-    private static long mix(final long value)
-    {
-        long h = value;
-        h ^= h >>> 33;
-        h *= 0xFF51AFD7ED558CCDL;
-        h ^= h >>> 33;
-        h *= 0xC4CEB9FE1A85EC53L;
-        h ^= h >>> 33;
-        return h;
+        return (int)(HashMix.finish(HashMix.finish(low ^ hashKey) ^ high) >>> 32);
     }
 
     /** @return the slot a key's seed is kept in. */
