@@ -303,6 +303,8 @@ public final class EmbeddedNic implements Nic, CaptureSource
      * @param access  {@link AccessFlags}.
      * @param domain  the tenant (0: the in-process application's default domain).
      * @return the region (its lkey for local work requests, rkey for peers).
+     * @throws MemoryStillNamedException when a worker neither confirmed the registration nor its undoing: free the
+     *                                   memory only once {@link MemoryStillNamedException#unnamed()} completes.
      */
     public MemoryRegion register(final MemorySegment segment, final int access, final int domain)
     {
@@ -329,6 +331,9 @@ public final class EmbeddedNic implements Nic, CaptureSource
      * access error at its next packet, READ responses from it not sent, local work requests naming it completed
      * with LOC_PROT_ERR). Returns once every worker did so: nothing is placed into the memory or read from it
      * afterwards, so the caller may free it.
+     *
+     * @throws MemoryStillNamedException when a worker did not confirm in time: free the memory only once
+     *                                   {@link MemoryStillNamedException#unnamed()} completes.
      */
     public void deregister(final Region registered)
     {
@@ -361,6 +366,20 @@ public final class EmbeddedNic implements Nic, CaptureSource
             connection.requests = requests;
             return connection;
         }, CONTROL_TIMEOUT, "attach a connection's request ring");
+    }
+
+    /**
+     * @return the tenants' protection domains held now, summed over the workers (each holds its own copy of a domain it
+     * was asked to use): 0 once every tenant (IPC client) went. Control path: asks each worker.
+     */
+    public int tenantDomains()
+    {
+        int held = 0;
+        for (final NicWorker worker : workers)
+        {
+            held += WorkerCalls.call(worker, (w, now) -> w.tenantDomainCount(), CONTROL_TIMEOUT, "count domains");
+        }
+        return held;
     }
 
     /** Forgets a tenant's protection domain on every worker, once its regions are deregistered. */

@@ -253,6 +253,12 @@ public final class NicWorker implements Agent
         return tenantDomains.get(domain);
     }
 
+    /** @return tenant domains this worker holds now (worker thread). */
+    int tenantDomainCount()
+    {
+        return tenantDomains.tenantCount();
+    }
+
     /** Forgets tenant {@code domain}'s domain on this worker once it holds no region (worker thread). */
     void releaseProtectionDomain(final int domain)
     {

@@ -8,6 +8,9 @@ import org.agrona.collections.Int2ObjectHashMap;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.BiFunction;
 
 /**
  * Memory registration and protection domains of an {@link EmbeddedNic}: a region is registered on every worker under
@@ -40,9 +43,43 @@ final class RegionControl
                 domainsByLkey.put(region.lkey(), domain); // absent: the default domain
             }
         }
-        calls.onEveryWorker((w, now) ->
-            w.protectionDomain(domain).registerWithKeys(segment, access, region.lkey(), region.rkey()), "register memory");
+        final List<CompletableFuture<?>> registered = calls.submitToEveryWorker((w, now) ->
+            w.protectionDomain(domain).registerWithKeys(segment, access, region.lkey(), region.rkey()));
+        try
+        {
+            calls.awaitEach(registered, "register memory");
+        }
+        catch (final RuntimeException failed)
+        {
+            throw takeBack(region, domain, failed);
+        }
         return region;
+    }
+
+    /**
+     * A registration that some worker refused or did not confirm: the others hold it, and one that did not answer may
+     * yet take it (its command is queued), so it is undone on every worker by a command queued after it, and its keys
+     * are forgotten once every worker did so.
+     *
+     * @return {@code failed} when every worker confirmed (nothing names the memory: the caller may free it), else a
+     * {@link MemoryStillNamedException} that tells when it may.
+     */
+    private RuntimeException takeBack(final MemoryRegion region, final int domain, final RuntimeException failed)
+    {
+        final List<CompletableFuture<?>> revoked = calls.submitToEveryWorker(revoke(region, domain));
+        try
+        {
+            calls.awaitEach(revoked, "take back a registration");
+        }
+        catch (final RuntimeException notConfirmed)
+        {
+            failed.addSuppressed(notConfirmed);
+            return new MemoryStillNamedException("could not register memory (" + failed.getMessage() + "), and a " +
+                "worker did not confirm that it let go of it: it stays mapped until every worker has", failed,
+                whenEveryOneAnswered(revoked).thenRunAsync(() -> forget(region)));
+        }
+        forget(region);
+        return failed;
     }
 
     /** See {@link EmbeddedNic#register(long, int)}. */
@@ -61,6 +98,11 @@ final class RegionControl
                 ownedMemory.put(region.lkey(), memory);
             }
             return region;
+        }
+        catch (final MemoryStillNamedException stillNamed)
+        {
+            stillNamed.unnamed().thenRun(memory::close);
+            throw stillNamed;
         }
         catch (final RuntimeException ex)
         {
@@ -85,7 +127,24 @@ final class RegionControl
         {
             domain = domainsByLkey.get(region.lkey());
         }
-        calls.onEveryWorker((w, now) ->
+        final List<CompletableFuture<?>> revoked = calls.submitToEveryWorker(revoke(region, domain));
+        try
+        {
+            calls.awaitEach(revoked, "deregister memory");
+        }
+        catch (final RuntimeException notConfirmed)
+        {
+            throw new MemoryStillNamedException("could not deregister memory: " + notConfirmed.getMessage() +
+                "; it stays registered and mapped until every worker let go of it", notConfirmed,
+                whenEveryOneAnswered(revoked).thenRunAsync(() -> forget(region)));
+        }
+        forget(region);
+    }
+
+    /** Worker: forgets the region of that lkey in {@code domain} and cuts short every operation that uses it. */
+    private static BiFunction<NicWorker, Long, MemoryRegion> revoke(final MemoryRegion region, final int domain)
+    {
+        return (w, now) ->
         {
             final MemoryRegion copy = w.protectionDomain(domain).regionByLkey(region.lkey());
             if (null != copy)
@@ -94,10 +153,24 @@ final class RegionControl
                 w.transport().revoke(copy);
             }
             return copy;
-        }, "deregister memory");
+        };
+    }
+
+    private static CompletableFuture<Void> whenEveryOneAnswered(final List<CompletableFuture<?>> answers)
+    {
+        return CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new));
+    }
+
+    /** No worker names the region any more: its keys are free, and memory the NIC allocated for it is freed. */
+    private void forget(final MemoryRegion region)
+    {
         final Arena owned;
         synchronized (controlDomain)
         {
+            if (!region.isRegistered())
+            {
+                return; // forgotten already (a retried deregistration)
+            }
             controlDomain.deregister(region);
             domainsByLkey.remove(region.lkey());
             owned = ownedMemory.remove(region.lkey());

@@ -17,10 +17,19 @@ import java.util.function.BiFunction;
 final class WorkerCalls
 {
     private final NicWorker[] workers;
+    private final Duration timeout;
 
+    /** Waits up to {@link EmbeddedNic#CONTROL_TIMEOUT} for each worker. */
     WorkerCalls(final NicWorker[] workers)
     {
+        this(workers, EmbeddedNic.CONTROL_TIMEOUT);
+    }
+
+    /** @param timeout how long {@link #onEveryWorker} waits for each worker's answer. */
+    WorkerCalls(final NicWorker[] workers, final Duration timeout)
+    {
         this.workers = workers;
+        this.timeout = timeout;
     }
 
     /** @return worker {@code index}. */
@@ -74,17 +83,29 @@ final class WorkerCalls
         return await(submit(worker, action), timeout, what);
     }
 
-    /** Runs {@code action} on every worker at once and waits for each (up to {@link EmbeddedNic#CONTROL_TIMEOUT}). */
+    /** Runs {@code action} on every worker at once and waits for each (up to this one's timeout). */
     void onEveryWorker(final BiFunction<NicWorker, Long, ?> action, final String what)
     {
-        final List<CompletableFuture<?>> done = new ArrayList<>(workers.length);
+        awaitEach(submitToEveryWorker(action), what);
+    }
+
+    /** Queues {@code action} on every worker at once. @return their answers, to come. */
+    List<CompletableFuture<?>> submitToEveryWorker(final BiFunction<NicWorker, Long, ?> action)
+    {
+        final List<CompletableFuture<?>> answers = new ArrayList<>(workers.length);
         for (final NicWorker worker : workers)
         {
-            done.add(submit(worker, action));
+            answers.add(submit(worker, action));
         }
-        for (final CompletableFuture<?> f : done)
+        return answers;
+    }
+
+    /** Waits for each answer (up to this one's timeout); throws as {@link #await}. */
+    void awaitEach(final List<CompletableFuture<?>> answers, final String what)
+    {
+        for (final CompletableFuture<?> answer : answers)
         {
-            await(f, EmbeddedNic.CONTROL_TIMEOUT, what);
+            await(answer, timeout, what);
         }
     }
 

@@ -266,18 +266,28 @@ final class ClientSessions
         conductor.releaseLater(() ->
         {
             releaseAll(connections, regions, drain);
-            try
-            {
-                if (null != nic)
-                {
-                    nic.releaseProtectionDomain(client.domain()); // regions still being made keep it until the next client
-                }
-            }
-            catch (final RuntimeException ex)
-            {
-                System.err.println("spraynic ipc: releasing client " + client.id + "'s domain failed: " + ex.getMessage());
-            }
+            releaseDomain(client);
         });
+    }
+
+    /**
+     * Control thread: forgets a released client's protection domain on every worker, where it holds no region. A
+     * REGISTER or CONNECT that was under way when its client went makes the domain anew on its workers: the late result
+     * frees what it made and then calls this again, so that the domain goes with the last of them.
+     */
+    void releaseDomain(final IpcClient client)
+    {
+        try
+        {
+            if (null != nic)
+            {
+                nic.releaseProtectionDomain(client.domain());
+            }
+        }
+        catch (final RuntimeException ex)
+        {
+            System.err.println("spraynic ipc: releasing client " + client.id + "'s domain failed: " + ex.getMessage());
+        }
     }
 
     /** Control thread: closes connections, then frees regions; a failure of one is told and the rest go on. */

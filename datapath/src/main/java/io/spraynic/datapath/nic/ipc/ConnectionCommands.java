@@ -128,7 +128,17 @@ final class ConnectionCommands
         {
             if (client.released)
             {
-                conductor.releaseLater(() -> releaseConnection(made, Duration.ZERO));
+                conductor.releaseLater(() -> // the client went while it was made: bound, its domain was made anew
+                {
+                    try
+                    {
+                        releaseConnection(made, Duration.ZERO);
+                    }
+                    finally
+                    {
+                        sessions.releaseDomain(client);
+                    }
+                });
                 return;
             }
             sessions.serve(made);

@@ -4,6 +4,7 @@ import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -14,11 +15,14 @@ import java.util.function.Consumer;
  * The {@link IpcConductor}'s control actions that wait on the NIC (register, connect, accept, close, capture): each runs
  * on a bounded pool of control threads and hands its result back to the conductor through a queue, so one slow
  * handshake never stalls another client's commands; more than {@link IpcConductor#MAX_CONTROL_ACTIONS} at once are
- * refused with {@link IpcMessages#ERR_LIMIT}.
+ * refused with {@link IpcMessages#ERR_LIMIT}. Releases of what clients no longer hold never run on the conductor while it
+ * serves: one that finds every control thread busy waits its turn on a release thread of its own.
  */
 final class ControlActions
 {
     private static final long LOG_INTERVAL_MS = 10_000;
+    /** The thread that runs the releases that found every control thread busy. */
+    static final String RELEASE_THREAD_NAME = "spraynic-ipc-release";
 
     private final IpcConductor conductor;
     private final IpcCounters counters;
@@ -31,12 +35,23 @@ final class ControlActions
             t.setDaemon(true);
             return t;
         });
+    // releases that found every control thread busy, in the order they came: a release may wait on the workers for
+    // seconds, and the conductor must go on beating its heartbeat and answering meanwhile. Its queue holds at most what
+    // clients can hold (the Limits), each a closure of a few objects.
+    private final ThreadPoolExecutor releases = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS,
+        new LinkedBlockingQueue<>(), runnable ->
+        {
+            final Thread t = new Thread(runnable, RELEASE_THREAD_NAME);
+            t.setDaemon(true);
+            return t;
+        });
     private volatile boolean closed;
 
     ControlActions(final IpcConductor conductor, final IpcCounters counters)
     {
         this.conductor = conductor;
         this.counters = counters;
+        releases.allowCoreThreadTimeOut(true);
     }
 
     /** Conductor: runs the results control threads handed back; one that throws is counted. @return results run. */
@@ -59,7 +74,10 @@ final class ControlActions
         return work;
     }
 
-    /** Frees what a client no longer holds: on a control thread, or here once the conductor is closing. */
+    /**
+     * Frees what a client no longer holds: on a control thread, else (every one busy) on the release thread, in turn;
+     * here only once the conductor is closing.
+     */
     void releaseLater(final Runnable release)
     {
         if (!closed)
@@ -71,10 +89,31 @@ final class ControlActions
             }
             catch (final RejectedExecutionException busy)
             {
-                // every control thread is busy: free it here, late but certain
+                // every control thread is busy: the release thread frees it, late but certain
+            }
+            try
+            {
+                releases.execute(() -> runRelease(release));
+                return;
+            }
+            catch (final RejectedExecutionException closing)
+            {
+                // close() shut the release thread down between the check and here: free it here
             }
         }
         release.run();
+    }
+
+    private void runRelease(final Runnable release)
+    {
+        try
+        {
+            release.run();
+        }
+        catch (final RuntimeException ex)
+        {
+            counters.unexpected(counters.unexpectedResults, "release", ex, System.currentTimeMillis(), LOG_INTERVAL_MS);
+        }
     }
 
     /**
@@ -136,14 +175,20 @@ final class ControlActions
         }
     }
 
-    /** The conductor closes: waits up to 10 s for actions in progress, then runs their results here. */
+    /**
+     * The conductor closes: waits up to 10 s for actions in progress and for the releases waiting their turn, then runs
+     * the actions' results here.
+     */
     void close()
     {
         closed = true;
         control.shutdown();
+        releases.shutdown();
         try
         {
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             control.awaitTermination(10, TimeUnit.SECONDS);
+            releases.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         }
         catch (final InterruptedException ex)
         {

@@ -148,9 +148,11 @@ final class IpcCounters
      * Logs {@code reason} (with {@code error}'s stack the first time, when not null) at most once every
      * {@code intervalMs}; the next line says how many occurrences were not logged.
      *
+     * Synchronized: the conductor and the release thread both log (control path, never per packet).
+     *
      * @return true when it printed.
      */
-    boolean log(final String reason, final Throwable error, final long nowMs, final long intervalMs)
+    synchronized boolean log(final String reason, final Throwable error, final long nowMs, final long intervalMs)
     {
         final long[] state = logged.computeIfAbsent(reason, k -> new long[]{Long.MIN_VALUE, 0}); // {last logged, held back}
         if (state[0] != Long.MIN_VALUE && nowMs - state[0] < intervalMs)

@@ -1,6 +1,7 @@
 package io.spraynic.datapath.nic.ipc;
 
 import io.spraynic.datapath.nic.EmbeddedNic;
+import io.spraynic.datapath.nic.MemoryStillNamedException;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 
@@ -102,6 +103,13 @@ final class RegionCommands
                 counters.regions.increment();
                 return new IpcClient.Region(regionId, arena, region);
             }
+            catch (final MemoryStillNamedException stillNamed)
+            {
+                // a worker may yet place into it: unmapped only once every worker let go of it
+                stillNamed.unnamed().thenRun(arena::close);
+                throw new IllegalStateException("could not register a region of " + bytes + " B: " +
+                    stillNamed.getMessage(), stillNamed);
+            }
             catch (final RuntimeException ex)
             {
                 arena.close();
@@ -111,7 +119,17 @@ final class RegionCommands
         {
             if (client.released)
             {
-                conductor.releaseLater(() -> releaseRegion(made)); // the client went while its region was made
+                conductor.releaseLater(() -> // the client went while its region was made: its domain was made anew
+                {
+                    try
+                    {
+                        releaseRegion(made);
+                    }
+                    finally
+                    {
+                        conductor.sessions.releaseDomain(client);
+                    }
+                });
                 return;
             }
             client.regions.put(made.id(), made);
@@ -150,12 +168,19 @@ final class RegionCommands
         {
             nic.deregister(region.region());
         }
-        catch (final RuntimeException notConfirmed)
+        catch (final MemoryStillNamedException notConfirmed)
         {
             // a worker did not confirm that it let go of the region (timed out or closing): it may still place into
-            // it, so the mapping stays (deliberately leaked until the process ends)
+            // it, so the mapping stays until every worker has (for good when one never answers)
+            notConfirmed.unnamed().thenRun(region.arena()::close);
             counters.regions.decrement();
             throw notConfirmed;
+        }
+        catch (final RuntimeException refused)
+        {
+            // not a registered region of the NIC (cannot happen for a client's): its mapping stays, as named
+            counters.regions.decrement();
+            throw refused;
         }
         region.arena().close();
         counters.regions.decrement();

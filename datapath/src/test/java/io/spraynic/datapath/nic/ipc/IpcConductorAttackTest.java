@@ -26,7 +26,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 import static io.spraynic.datapath.nic.ipc.IpcTestBed.WAIT;
@@ -235,6 +238,41 @@ class IpcConductorAttackTest
      * lost them first: nothing ever released them (the NIC kept the region's mapping, a peer could still write into
      * it by its rkey, and the connection's worker kept reading its rings).
      */
+    /**
+     * Makes every control thread of {@code bed}'s conductor wait on an ACCEPT of 10 s, each of a client of its own
+     * added to {@code waiting} and called on a thread of {@code callers}; returns once a REGISTER is refused LIMIT.
+     */
+    static void occupyEveryControlThread(final IpcTestBed bed, final List<NicClient> waiting,
+        final java.util.concurrent.ExecutorService callers)
+    {
+        // a thread each: the common pool runs one task at a time on 2 cores, and each ACCEPT blocks its caller
+        for (int i = 0; i < IpcConductor.MAX_CONTROL_ACTIONS; i++)
+        {
+            final NicClient client = NicClient.connect(bed.dir, WAIT);
+            waiting.add(client);
+            callers.submit(() -> client.accept(Duration.ofSeconds(10)));
+        }
+        // until every ACCEPT holds a control thread: a REGISTER of another client is refused LIMIT then (the
+        // regions it made before stay registered, and go with that client)
+        final NicClient prober = NicClient.connect(bed.dir, WAIT);
+        waiting.add(prober);
+        boolean busy = false;
+        final long deadline = System.nanoTime() + WAIT.toNanos();
+        for (int tries = 0; !busy && tries < 200 && System.nanoTime() < deadline; tries++)
+        {
+            try
+            {
+                prober.register(4096, ALL);
+            }
+            catch (final NicRefusedException ex)
+            {
+                assertTrue(ex.getMessage().contains("control actions in progress"), ex.getMessage());
+                busy = true;
+            }
+        }
+        assertTrue(busy, "every control thread busy within " + WAIT);
+    }
+
     @Test
     void shouldKeepARegionAndAConnectionWhoseReleaseABusyNicRefusedAndReleaseThemWithTheirClient() throws Exception
     {
@@ -248,36 +286,11 @@ class IpcConductorAttackTest
             assertNotNull(accepted.get(30, TimeUnit.SECONDS));
             assertEquals(1L, bed.counter("ipc: connections"));
             final List<NicClient> waiting = new ArrayList<>();
-            // a thread each: the common pool runs one task at a time on 2 cores, and each ACCEPT blocks its caller
             final java.util.concurrent.ExecutorService callers =
                 java.util.concurrent.Executors.newFixedThreadPool(IpcConductor.MAX_CONTROL_ACTIONS);
             try
             {
-                for (int i = 0; i < IpcConductor.MAX_CONTROL_ACTIONS; i++)
-                {
-                    final NicClient client = NicClient.connect(bed.dir, WAIT);
-                    waiting.add(client);
-                    callers.submit(() -> client.accept(Duration.ofSeconds(10)));
-                }
-                // until every ACCEPT holds a control thread: a REGISTER of another client is refused LIMIT then (the
-                // regions it made before stay registered, and go with that client)
-                final NicClient prober = NicClient.connect(bed.dir, WAIT);
-                waiting.add(prober);
-                boolean busy = false;
-                final long deadline = System.nanoTime() + WAIT.toNanos();
-                for (int tries = 0; !busy && tries < 200 && System.nanoTime() < deadline; tries++)
-                {
-                    try
-                    {
-                        prober.register(4096, ALL);
-                    }
-                    catch (final NicRefusedException ex)
-                    {
-                        assertTrue(ex.getMessage().contains("control actions in progress"), ex.getMessage());
-                        busy = true;
-                    }
-                }
-                assertTrue(busy, "every control thread busy within " + WAIT);
+                occupyEveryControlThread(bed, waiting, callers);
                 final long regions = bed.counter("ipc: regions");
                 final NicRefusedException refused = assertThrows(NicRefusedException.class, () -> owner.deregister(region));
                 assertEquals(IpcMessages.ERR_LIMIT, refused.code(), refused.getMessage());
@@ -309,6 +322,101 @@ class IpcConductorAttackTest
                 Thread.sleep(20);
             }
             assertEquals(0L, bed.counter("ipc: connections"), "closed with its client");
+        }
+    }
+
+    @Test
+    void shouldRunAReleaseThatFindsEveryControlThreadBusyOnTheReleaseThreadInTurnNeverOnItsCaller() throws Exception
+    {
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.SPRAY, Duration.ofSeconds(30)))
+        {
+            final List<NicClient> waiting = new ArrayList<>();
+            final ExecutorService callers = Executors.newFixedThreadPool(IpcConductor.MAX_CONTROL_ACTIONS);
+            final ExecutorService asker = Executors.newSingleThreadExecutor();
+            final CountDownLatch hold = new CountDownLatch(1);
+            try
+            {
+                final NicClient leaving = NicClient.connect(bed.dir, WAIT);
+                leaving.register(1 << 16, ALL);
+                occupyEveryControlThread(bed, waiting, callers);
+                // a release that takes long (a worker slow to confirm a deregistration): before, one that found every
+                // control thread busy ran on its caller, the conductor, whose heartbeat and answers stopped meanwhile
+                final List<String> ran = java.util.Collections.synchronizedList(new ArrayList<>());
+                final java.util.concurrent.Future<?> asked = asker.submit(() ->
+                {
+                    bed.conductor.releaseLater(() ->
+                    {
+                        ran.add("first on " + Thread.currentThread().getName());
+                        try
+                        {
+                            hold.await(30, TimeUnit.SECONDS);
+                        }
+                        catch (final InterruptedException ex)
+                        {
+                            Thread.currentThread().interrupt();
+                        }
+                    });
+                    bed.conductor.releaseLater(() -> ran.add("second on " + Thread.currentThread().getName()));
+                });
+                asked.get(5, TimeUnit.SECONDS); // returned while the first release still waits
+                await(() -> !ran.isEmpty(), WAIT, "the first release started");
+                assertEquals(List.of("first on " + ControlActions.RELEASE_THREAD_NAME), ran, "the second waits its turn");
+
+                // the conductor goes on meanwhile: it admits a client, and releases one that leaves, behind the rest
+                try (NicClient another = NicClient.connect(bed.dir, WAIT))
+                {
+                    assertTrue(another.clientId() > 0);
+                }
+                leaving.close();
+                hold.countDown();
+                await(() -> ran.size() == 2, WAIT, "the second release ran");
+                assertEquals("second on " + ControlActions.RELEASE_THREAD_NAME, ran.get(1));
+                await(() -> bed.counter("ipc: regions") == 0, WAIT, "the leaving client's region released");
+                assertEquals(0L, bed.unexpectedErrors());
+            }
+            finally
+            {
+                hold.countDown();
+                asker.shutdownNow();
+                callers.shutdown();
+                assertTrue(callers.awaitTermination(30, TimeUnit.SECONDS), "the ACCEPTs ended");
+                for (final NicClient client : waiting)
+                {
+                    client.close();
+                }
+            }
+        }
+    }
+
+    @Test
+    void shouldReleaseTheDomainThatAnAcceptEndingAfterItsClientWentMadeAnew() throws Exception
+    {
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.SPRAY, Duration.ofSeconds(1)))
+        {
+            final NicClient client = NicClient.connect(bed.dir, WAIT);
+            final ExecutorService caller = Executors.newSingleThreadExecutor();
+            try
+            {
+                final java.util.concurrent.Future<?> accepting = caller.submit(() -> client.accept(Duration.ofSeconds(8)));
+                client.stopKeepalives(); // as a process that hangs with an ACCEPT under way
+                await(() -> bed.counter("ipc: clients timed out") == 1, WAIT, "the client released");
+                assertEquals(0, bed.served.tenantDomains(), "it held no region");
+
+                // its ACCEPT is still under way: a peer connects, the connection is bound to the gone client's domain
+                // (which that makes anew on its worker), found to be of a released client, closed, and its domain
+                // forgotten with it; before, the domain stayed on the worker for good, one per such client
+                final NicConnection peer = bed.peer.connect(new int[]{IpcTestBed.ip(0)}, WAIT);
+                assertNotNull(peer);
+                await(() -> bed.counter("ipc: connections") == 0 && bed.served.tenantDomains() == 0, WAIT,
+                    "the late connection closed and the domain it made forgotten");
+                assertThrows(ExecutionException.class, () -> accepting.get(30, TimeUnit.SECONDS), "never answered");
+                assertEquals(0L, bed.unexpectedErrors());
+            }
+            finally
+            {
+                caller.shutdownNow();
+                client.close();
+            }
         }
     }
 
