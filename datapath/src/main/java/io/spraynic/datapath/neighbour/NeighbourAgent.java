@@ -1,6 +1,7 @@
 package io.spraynic.datapath.neighbour;
 
 import io.spraynic.datapath.transport.FrameSink;
+import io.spraynic.datapath.transport.TokenBucket;
 import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.wire.ArpHeader;
 import io.spraynic.datapath.wire.EthernetHeader;
@@ -24,7 +25,8 @@ import java.lang.foreign.MemorySegment;
  * <p>
  * Every frame is hostile: lengths, hardware and protocol types, lengths of addresses and opcodes are checked;
  * it answers only for its own address, never from or to a multicast or zero MAC, at most
- * {@link NeighbourConfig#repliesPerSecond()} replies a second; a reply is taken only for an address it asked for
+ * {@link NeighbourConfig#repliesPerSecond()} ARP replies or neighbour advertisements a second and as many echo replies,
+ * each from a bucket of its own (an echo flood from anywhere cannot starve resolution); a reply is taken only for an address it asked for
  * (an entry INCOMPLETE or STALE), so an unsolicited reply never makes or changes an entry. Requests never make an
  * entry either (a flood of requests from random addresses cannot fill the table): a request for our address, or a
  * gratuitous ARP, updates the MAC of an entry that already exists, as a host that moved or changed its NIC
@@ -57,10 +59,10 @@ public final class NeighbourAgent
     private final NeighbourCache cache;
     private final TransportCounters counters = NeighbourCounters.create();
     private final Listener listener;
-    private final long replyCostNanos;
-    private final long maxCreditNanos;
-    private long replyCreditNanos;
-    private long lastRefillNanos = Long.MIN_VALUE;
+    // two buckets: an echo flood (which anyone who can route to the address can send) must not starve the answers
+    // that keep the plane's neighbours resolving us
+    private final TokenBucket neighbourReplies;
+    private final TokenBucket echoReplies;
     private long nextTimerNanos = Long.MAX_VALUE;
     private int ipIdentification;
 
@@ -83,9 +85,8 @@ public final class NeighbourAgent
         this.config = config;
         this.cache = new NeighbourCache(config.capacity());
         this.listener = listener;
-        this.replyCostNanos = Math.max(1, 1_000_000_000L / config.repliesPerSecond());
-        this.maxCreditNanos = replyCostNanos * config.replyBurst();
-        this.replyCreditNanos = maxCreditNanos;
+        this.neighbourReplies = new TokenBucket(config.repliesPerSecond(), config.replyBurst());
+        this.echoReplies = new TokenBucket(config.repliesPerSecond(), config.replyBurst());
         this.discovery = address.isIpv6() ? new NeighbourDiscovery(this, address, localMac, sink, counters) : null;
     }
 
@@ -113,7 +114,6 @@ public final class NeighbourAgent
      */
     public void start(final long nowNanos)
     {
-        lastRefillNanos = nowNanos;
         if (null != discovery)
         {
             discovery.advertise();
@@ -395,7 +395,7 @@ public final class NeighbourAgent
                 // only an entry we have: requests make none
                 update(InterfaceAddress.MAPPED_HIGH, InterfaceAddress.mappedLow(senderIp), senderMac, false, true, nowNanos);
             }
-            if (takeReplyCredit(nowNanos) &&
+            if (takeNeighbourReplyCredit(nowNanos) &&
                 writeArp(ArpHeader.OPERATION_REPLY, senderMac, localIpv4, senderMac, senderIp)) // a probe (sender 0) too
             {
                 counters.increment(NeighbourCounters.ARP_REPLIES_SENT);
@@ -485,7 +485,7 @@ public final class NeighbourAgent
             return;
         }
         final int replyLength = EthernetHeader.LENGTH + Ipv4Header.LENGTH + icmpLength;
-        final int claimLength = claimReply(replyLength, nowNanos);
+        final int claimLength = claimEchoReply(replyLength, nowNanos);
         if (claimLength < 0)
         {
             return;
@@ -510,20 +510,21 @@ public final class NeighbourAgent
     }
 
     /**
-     * Claims a reply of {@code replyLength} bytes, padded to the Ethernet minimum, within the reply rate.
+     * Claims an echo reply of {@code replyLength} bytes, padded to the Ethernet minimum, within the echo reply rate.
      *
      * @return the length claimed, or -1 when the reply is larger than a frame, over the rate or finds no buffer
      * (each counted).
      */
-    int claimReply(final int replyLength, final long nowNanos)
+    int claimEchoReply(final int replyLength, final long nowNanos)
     {
         if (replyLength > sink.maxFrameLength())
         {
             counters.increment(NeighbourCounters.DROPPED_TOO_LARGE);
             return -1;
         }
-        if (!takeReplyCredit(nowNanos))
+        if (!echoReplies.tryTake(nowNanos))
         {
+            counters.increment(NeighbourCounters.ECHO_RATE_LIMITED);
             return -1;
         }
         final int claimLength = Math.max(replyLength, EthernetHeader.MIN_FRAME_LENGTH);
@@ -535,25 +536,15 @@ public final class NeighbourAgent
         return claimLength;
     }
 
-    boolean takeReplyCredit(final long nowNanos)
+    /** @return whether an ARP reply or neighbour advertisement may go now (counted when not). */
+    boolean takeNeighbourReplyCredit(final long nowNanos)
     {
-        if (lastRefillNanos == Long.MIN_VALUE)
+        if (neighbourReplies.tryTake(nowNanos))
         {
-            lastRefillNanos = nowNanos;
+            return true;
         }
-        final long elapsed = nowNanos - lastRefillNanos;
-        if (elapsed > 0)
-        {
-            replyCreditNanos = Math.min(maxCreditNanos, replyCreditNanos + Math.min(elapsed, maxCreditNanos));
-            lastRefillNanos = nowNanos;
-        }
-        if (replyCreditNanos < replyCostNanos)
-        {
-            counters.increment(NeighbourCounters.RATE_LIMITED);
-            return false;
-        }
-        replyCreditNanos -= replyCostNanos;
-        return true;
+        counters.increment(NeighbourCounters.RATE_LIMITED);
+        return false;
     }
 
     // destinationMac 0: to everyone who may have it (ARP broadcast, the NS's solicited-node multicast)

@@ -8,8 +8,9 @@ package io.spraynic.datapath.neighbour;
  * @param retransmitNanos   time between two ARP requests for one address.
  * @param tries             requests sent before an address is FAILED.
  * @param holdDownNanos     how long a FAILED address is refused without asking again.
- * @param repliesPerSecond  most ARP replies and echo replies per second per plane (a token bucket).
- * @param replyBurst        the bucket's depth.
+ * @param repliesPerSecond  most ARP replies or neighbour advertisements per second per plane, and as many echo
+ *                          replies (a token bucket each, so that echo cannot starve resolution).
+ * @param replyBurst        each bucket's depth.
  */
 public record NeighbourConfig(int capacity, long reachableNanos, long retransmitNanos, int tries, long holdDownNanos,
     int repliesPerSecond, int replyBurst)

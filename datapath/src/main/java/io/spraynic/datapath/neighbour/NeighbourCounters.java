@@ -46,6 +46,8 @@ public final class NeighbourCounters
     public static final int DROPPED_BAD_HOP_LIMIT = 33;
     public static final int DROPPED_BAD_OPTIONS = 34;
     public static final int DROPPED_NO_LINK_LAYER_ADDRESS = 35;
+    /** Echo replies withheld by their own rate (apart from {@link #RATE_LIMITED}, ARP replies and advertisements). */
+    public static final int ECHO_RATE_LIMITED = 36;
 
     private static final String[] LABELS = {
         "arp_requests_sent", "arp_requests_received", "arp_replies_sent", "arp_replies_received",
@@ -56,7 +58,7 @@ public final class NeighbourCounters
         "dropped_bad_icmp", "dropped_too_large", "icmp_other_types", "neighbour_solicitations_sent",
         "neighbour_solicitations_received", "neighbour_advertisements_sent", "neighbour_advertisements_received",
         "unsolicited_advertisements_sent", "unsolicited_advertisements_received", "dropped_bad_hop_limit",
-        "dropped_bad_options", "dropped_no_link_layer_address"};
+        "dropped_bad_options", "dropped_no_link_layer_address", "echo_replies_rate_limited"};
 
     private NeighbourCounters()
     {

@@ -189,7 +189,7 @@ final class NeighbourDiscovery
         {
             // another host tests our address before taking it: defend it (RFC 4862 5.4.3), to all nodes
             counters.increment(NeighbourCounters.DROPPED_ADDRESS_CONFLICT);
-            if (agent.takeReplyCredit(nowNanos) && writeNeighbourMessage(Icmpv6Header.TYPE_NEIGHBOUR_ADVERTISEMENT,
+            if (agent.takeNeighbourReplyCredit(nowNanos) && writeNeighbourMessage(Icmpv6Header.TYPE_NEIGHBOUR_ADVERTISEMENT,
                 Icmpv6Header.multicastMac(Icmpv6Header.ALL_NODES_LOW), Icmpv6Header.ALL_NODES_HIGH, Icmpv6Header.ALL_NODES_LOW,
                 Icmpv6Header.FLAG_OVERRIDE, localHigh, localLow))
             {
@@ -212,7 +212,7 @@ final class NeighbourDiscovery
             agent.update(sourceHigh, sourceLow, sourceLinkLayer, false, true, nowNanos); // only an entry we have
         }
         final long replyMac = sourceLinkLayer != Icmpv6Header.NO_OPTION ? sourceLinkLayer : ethernetSource;
-        if (agent.takeReplyCredit(nowNanos) && writeNeighbourMessage(Icmpv6Header.TYPE_NEIGHBOUR_ADVERTISEMENT, replyMac,
+        if (agent.takeNeighbourReplyCredit(nowNanos) && writeNeighbourMessage(Icmpv6Header.TYPE_NEIGHBOUR_ADVERTISEMENT, replyMac,
             sourceHigh, sourceLow, Icmpv6Header.FLAG_SOLICITED | Icmpv6Header.FLAG_OVERRIDE, localHigh, localLow))
         {
             counters.increment(NeighbourCounters.ADVERTISEMENTS_SENT);
@@ -309,7 +309,7 @@ final class NeighbourDiscovery
             return;
         }
         final int replyLength = EthernetHeader.LENGTH + Ipv6Header.LENGTH + icmpLength;
-        final int claimLength = agent.claimReply(replyLength, nowNanos);
+        final int claimLength = agent.claimEchoReply(replyLength, nowNanos);
         if (claimLength < 0)
         {
             return;

@@ -258,9 +258,30 @@ final class NeighbourAgentTest
             agent.onFrame(echo(PEER_MAC, PEER, OURS, 1, 16), 0, length, 0);
         }
         assertEquals(64, sink.frames.size());
-        assertEquals(36, agent.counters().get(RATE_LIMITED));
+        assertEquals(36, agent.counters().get(ECHO_RATE_LIMITED));
         agent.onFrame(echo(PEER_MAC, PEER, OURS, 1, 16), 0, length, SECOND / 1000); // 1 ms: one token back
         assertEquals(65, sink.frames.size());
+    }
+
+    @Test
+    void shouldAnswerArpRequestsWhileAnEchoFloodIsRateLimited()
+    {
+        // anyone who can route to the address can ping it at any rate; before, echo and ARP replies shared one bucket,
+        // so a flood of pings left almost nothing for the ARP requests by which the plane's peers keep resolving us
+        final int length = 14 + 20 + 8 + 16;
+        for (int i = 0; i < 10_000; i++)
+        {
+            agent.onFrame(echo(PEER_MAC, PEER, OURS, 1, 16), 0, length, i * 1_000L); // 1 Mpps for 10 ms
+        }
+        final long echoReplies = agent.counters().get(ECHO_ANSWERED);
+        assertTrue(echoReplies >= 64 && echoReplies <= 64 + 11, echoReplies + " echo replies: the burst and the rate");
+        assertEquals(10_000 - echoReplies, agent.counters().get(ECHO_RATE_LIMITED));
+        for (int i = 0; i < 64; i++)
+        {
+            agent.onFrame(arp(ArpHeader.OPERATION_REQUEST, PEER_MAC, PEER, 0, OURS), 0, 60, 10_000_000L + i);
+        }
+        assertEquals(64, agent.counters().get(ARP_REPLIES_SENT), "every ARP request answered, from its own bucket");
+        assertEquals(0, agent.counters().get(RATE_LIMITED));
     }
 
     static MemorySegment arp(final int operation, final long senderMac, final int senderIp, final long targetMac,

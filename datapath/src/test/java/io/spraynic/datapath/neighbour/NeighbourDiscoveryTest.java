@@ -318,6 +318,26 @@ final class NeighbourDiscoveryTest
     }
 
     @Test
+    void shouldAdvertiseWhileAnEchoFloodIsRateLimited()
+    {
+        final byte[] ping = echo6(OUR_MAC, PEER_MAC, PEER, OURS, 16);
+        for (int i = 0; i < 5_000; i++)
+        {
+            agent.onFrame(segment(ping), 0, ping.length, 0);
+        }
+        final int burst = NeighbourConfig.defaults().replyBurst();
+        assertEquals(burst, agent.counters().get(ECHO_ANSWERED));
+        assertEquals(5_000 - burst, agent.counters().get(ECHO_RATE_LIMITED));
+        final byte[] ns = solicitation(PEER, OUR_SOLICITED, OURS, linkLayerOption(OPTION_SOURCE_LINK_LAYER, PEER_MAC));
+        for (int i = 0; i < burst; i++)
+        {
+            agent.onFrame(segment(ns), 0, ns.length, 0);
+        }
+        assertEquals(burst, agent.counters().get(ADVERTISEMENTS_SENT), "every solicitation answered, from its own bucket");
+        assertEquals(0, agent.counters().get(RATE_LIMITED));
+    }
+
+    @Test
     void shouldLeaveArpAndOtherIpv6TrafficAloneOnAnIpv6Plane()
     {
         final MemorySegment arp = NeighbourFrames.arp(1, PEER_MAC, 0x0A00_0114, 0, 0x0A00_010A, 0);

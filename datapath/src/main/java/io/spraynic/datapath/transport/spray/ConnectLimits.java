@@ -1,5 +1,7 @@
 package io.spraynic.datapath.transport.spray;
 
+import io.spraynic.datapath.transport.TokenBucket;
+
 import java.util.HashMap;
 import java.util.Map;
 
@@ -16,11 +18,8 @@ final class ConnectLimits
     }
 
     private final int perSource;
-    private final double ratePerNano;
-    private final int burst;
+    private final TokenBucket responses;
     private final Map<Source, int[]> bySource = new HashMap<>();
-    private double tokens;
-    private long refilledAt = Long.MIN_VALUE;
 
     /**
      * @param perSource     most accepted connections from one source address.
@@ -30,29 +29,13 @@ final class ConnectLimits
     ConnectLimits(final int perSource, final int responsesPerSecond, final int burst)
     {
         this.perSource = perSource;
-        this.ratePerNano = responsesPerSecond / 1e9;
-        this.burst = burst;
-        this.tokens = burst;
+        this.responses = new TokenBucket(responsesPerSecond, burst);
     }
 
     /** @return whether a RETRY or REJECT may go now (takes a token if so). */
     boolean tryRespond(final long nowNanos)
     {
-        if (refilledAt == Long.MIN_VALUE)
-        {
-            refilledAt = nowNanos;
-        }
-        else if (nowNanos > refilledAt)
-        {
-            tokens = Math.min(burst, tokens + (nowNanos - refilledAt) * ratePerNano);
-            refilledAt = nowNanos;
-        }
-        if (tokens >= 1)
-        {
-            tokens -= 1;
-            return true;
-        }
-        return false;
+        return responses.tryTake(nowNanos);
     }
 
     /** @return whether {@code source} may open another connection. */
