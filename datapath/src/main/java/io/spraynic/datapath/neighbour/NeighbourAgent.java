@@ -48,6 +48,14 @@ public final class NeighbourAgent
     public static final long BROADCAST_MAC = 0xFFFF_FFFF_FFFFL;
     private static final int ARP_FRAME_LENGTH = EthernetHeader.LENGTH + ArpHeader.LENGTH;
     private static final int ECHO_TTL = 64;
+    /**
+     * MAC changes of known entries a plane takes a second, in bursts of {@link #MAC_CHANGE_BURST}: a host moves or
+     * changes its NIC now and then, while a flood of gratuitous ARPs or override advertisements that flips a next
+     * hop's MAC would make every worker update its connections for each; one over the rate is refused (the entry keeps
+     * its MAC) and counted.
+     */
+    public static final int MAC_CHANGES_PER_SECOND = 100;
+    public static final int MAC_CHANGE_BURST = 32;
 
     private final int plane;
     private final InterfaceAddress address;
@@ -63,6 +71,7 @@ public final class NeighbourAgent
     // that keep the plane's neighbours resolving us
     private final TokenBucket neighbourReplies;
     private final TokenBucket echoReplies;
+    private final TokenBucket macChanges = new TokenBucket(MAC_CHANGES_PER_SECOND, MAC_CHANGE_BURST);
     private long nextTimerNanos = Long.MAX_VALUE;
     private int ipIdentification;
 
@@ -100,6 +109,25 @@ public final class NeighbourAgent
     public TransportCounters counters()
     {
         return counters;
+    }
+
+    /**
+     * Tells {@code listener} of every next hop that has a MAC now (this thread): a worker that missed an update gets
+     * them all again. @return how many.
+     */
+    public int forEachNextHop(final Listener listener)
+    {
+        int told = 0;
+        for (int slot = 0, n = cache.capacity(); slot < n; slot++)
+        {
+            final int state = cache.state(slot);
+            if (state != NeighbourCache.FREE && cache.hasMac(slot))
+            {
+                listener.onNextHop(plane, cache.addressHigh(slot), cache.addressLow(slot), cache.mac(slot));
+                told++;
+            }
+        }
+        return told;
     }
 
     /** @return the table (tests and reports, this thread). */
@@ -431,6 +459,11 @@ public final class NeighbourAgent
         if (!override && state != NeighbourCache.INCOMPLETE && old != mac)
         {
             return true; // RFC 4861 7.2.5: without the override flag a known MAC stays
+        }
+        if (state != NeighbourCache.INCOMPLETE && old != mac && !macChanges.tryTake(nowNanos))
+        {
+            counters.increment(NeighbourCounters.MAC_CHANGES_RATE_LIMITED);
+            return true; // taken, and refused: the entry and every connection keep the MAC they agree on
         }
         schedule(slot, NeighbourCache.REACHABLE, mac, nowNanos + config.reachableNanos(), 0);
         if (state == NeighbourCache.INCOMPLETE)

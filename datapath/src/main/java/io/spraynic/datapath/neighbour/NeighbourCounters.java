@@ -48,6 +48,8 @@ public final class NeighbourCounters
     public static final int DROPPED_NO_LINK_LAYER_ADDRESS = 35;
     /** Echo replies withheld by their own rate (apart from {@link #RATE_LIMITED}, ARP replies and advertisements). */
     public static final int ECHO_RATE_LIMITED = 36;
+    /** MAC changes of known entries refused over {@link NeighbourAgent#MAC_CHANGES_PER_SECOND}. */
+    public static final int MAC_CHANGES_RATE_LIMITED = 37;
 
     private static final String[] LABELS = {
         "arp_requests_sent", "arp_requests_received", "arp_replies_sent", "arp_replies_received",
@@ -58,7 +60,8 @@ public final class NeighbourCounters
         "dropped_bad_icmp", "dropped_too_large", "icmp_other_types", "neighbour_solicitations_sent",
         "neighbour_solicitations_received", "neighbour_advertisements_sent", "neighbour_advertisements_received",
         "unsolicited_advertisements_sent", "unsolicited_advertisements_received", "dropped_bad_hop_limit",
-        "dropped_bad_options", "dropped_no_link_layer_address", "echo_replies_rate_limited"};
+        "dropped_bad_options", "dropped_no_link_layer_address", "echo_replies_rate_limited",
+        "mac_changes_rate_limited"};
 
     private NeighbourCounters()
     {

@@ -8,6 +8,7 @@ import io.spraynic.datapath.telemetry.CounterMirror;
 import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.transport.spray.SprayConnection;
 import io.spraynic.pmd.InterfaceAddress;
+import org.agrona.concurrent.status.AtomicCounter;
 
 import java.time.Duration;
 import java.util.List;
@@ -21,30 +22,40 @@ import java.util.concurrent.CompletableFuture;
  */
 final class NicNeighbours
 {
+    /** How often worker 0 tries again to give a worker the next hops' MACs it missed. */
+    static final long RESYNC_INTERVAL_NANOS = 10_000_000L;
+
     private final EmbeddedNicConfig config;
     private final long[] localMac;
     private final CountersFile counters;
+    private final AtomicCounter updatesDeferred;
     private NeighbourAgent[] agents;
     private PortFrameSink[] sinks;
     private NicWorker[] workers;
+    // worker 0's thread: the workers whose command queue was full when a next hop's MAC changed
+    private boolean[] missedUpdate;
+    private boolean anyMissed;
+    private long nextResyncNanos;
 
     NicNeighbours(final EmbeddedNicConfig config, final long[] localMac, final CountersFile counters)
     {
         this.config = config;
         this.localMac = localMac;
         this.counters = counters;
+        this.updatesDeferred = counters.newCounter("neighbour: next-hop MAC updates deferred (worker command queue full)");
     }
 
     /** @param workers the NIC's workers, worker 0 running the agents. */
     void workers(final NicWorker[] workers)
     {
         this.workers = workers;
+        this.missedUpdate = new boolean[workers.length];
     }
 
-    /** Gives worker 0 the agents and their sinks (before it starts). */
+    /** Gives worker 0 the agents and their sinks (before it starts), and the resync of workers that missed an update. */
     void attach(final NicWorker worker)
     {
-        worker.neighbours(agents, sinks);
+        worker.neighbours(agents, sinks, this::resyncMissed);
     }
 
     // control path, at construction: worker 0 answers and resolves for every plane that has an address
@@ -76,18 +87,80 @@ final class NicNeighbours
         }
     }
 
-    // worker 0's thread: a next hop has a (new) MAC; every worker updates the connections that send to it
+    // worker 0's thread: a next hop has a (new) MAC; every worker updates the connections that send to it. A worker
+    // whose queue is full gets every next hop's MAC again once it has room (resyncMissed), so that no connection keeps
+    // a MAC the table no longer holds
     private void onNextHop(final int plane, final long high, final long low, final long mac)
     {
         for (final NicWorker worker : workers)
         {
             if (!worker.offer((w, now) -> w.onNextHopMac(plane, high, low, mac)))
             {
-                workers[0].faultLog().record("neighbour update", new IllegalStateException( // this thread's log
-                    "command queue full: " + InterfaceAddress.text(high, low) + " keeps its old MAC on worker " +
-                    worker.index()));
+                missed(worker);
             }
         }
+    }
+
+    private void missed(final NicWorker worker)
+    {
+        if (!missedUpdate[worker.index()])
+        {
+            missedUpdate[worker.index()] = true;
+            updatesDeferred.increment();
+        }
+        anyMissed = true;
+    }
+
+    /**
+     * Worker 0's thread, after the agents' timers: gives each worker that missed an update every next hop's MAC, at
+     * most every {@link #RESYNC_INTERVAL_NANOS} while one still has no room. @return workers given them.
+     */
+    int resyncMissed(final long nowNanos)
+    {
+        if (!anyMissed || nowNanos - nextResyncNanos < 0)
+        {
+            return 0;
+        }
+        nextResyncNanos = nowNanos + RESYNC_INTERVAL_NANOS;
+        final long[] nextHops = everyNextHop(); // rare: a worker's queue was full
+        int given = 0;
+        anyMissed = false;
+        for (final NicWorker worker : workers)
+        {
+            if (missedUpdate[worker.index()])
+            {
+                if (worker.offer((w, now) -> w.onNextHopMacs(nextHops)))
+                {
+                    missedUpdate[worker.index()] = false;
+                    given++;
+                }
+                else
+                {
+                    anyMissed = true;
+                }
+            }
+        }
+        return given;
+    }
+
+    // worker 0's thread: {plane, high, low, mac} of every next hop with a MAC, over every plane
+    private long[] everyNextHop()
+    {
+        final org.agrona.collections.LongArrayList hops = new org.agrona.collections.LongArrayList();
+        for (final NeighbourAgent agent : agents)
+        {
+            if (null != agent)
+            {
+                agent.forEachNextHop((plane, high, low, mac) ->
+                {
+                    hops.addLong(plane);
+                    hops.addLong(high);
+                    hops.addLong(low);
+                    hops.addLong(mac);
+                });
+            }
+        }
+        return hops.toLongArray();
     }
 
     /**
@@ -262,7 +335,10 @@ final class NicNeighbours
                     if (0 != mac)
                     {
                         final int plane = p;
-                        worker.offer((x, t) -> x.onNextHopMac(plane, high, low, mac));
+                        if (!worker.offer((x, t) -> x.onNextHopMac(plane, high, low, mac)))
+                        {
+                            missed(worker); // worker 0's thread, as the resync
+                        }
                     }
                 }
             }

@@ -221,9 +221,10 @@ public final class NicWorker implements Agent
      * @param agents per plane, an agent or null for a plane without an address.
      * @param sinks  per plane, the agent's sink on this worker's queue of the plane's port.
      */
-    void neighbours(final NeighbourAgent[] agents, final PortFrameSink[] sinks)
+    void neighbours(final NeighbourAgent[] agents, final PortFrameSink[] sinks,
+        final java.util.function.LongToIntFunction afterTick)
     {
-        this.neighbours = new WorkerNeighbours(agents, sinks, faults);
+        this.neighbours = new WorkerNeighbours(agents, sinks, faults, afterTick);
     }
 
     /** @return the agent of {@code plane} on this worker, or null (worker thread). */
@@ -570,6 +571,15 @@ public final class NicWorker implements Agent
      * A next hop got a MAC (a first or a new one): every connection of this worker that sends to it on
      * {@code plane} now uses it (worker thread).
      */
+    /** Every next hop's MAC again ({@code {plane, high, low, mac}} each), for a worker that missed an update. */
+    void onNextHopMacs(final long[] nextHops)
+    {
+        for (int i = 0; i + 3 < nextHops.length; i += 4)
+        {
+            onNextHopMac((int)nextHops[i], nextHops[i + 1], nextHops[i + 2], nextHops[i + 3]);
+        }
+    }
+
     void onNextHopMac(final int plane, final long high, final long low, final long mac)
     {
         for (final NicConnection c : connections)

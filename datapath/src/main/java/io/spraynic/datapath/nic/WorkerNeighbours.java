@@ -9,6 +9,7 @@ import io.spraynic.datapath.wire.Ipv4Header;
 import io.spraynic.datapath.wire.Ipv6Header;
 
 import java.lang.foreign.MemorySegment;
+import java.util.function.LongToIntFunction;
 
 /**
  * The neighbour agents (ARP, IPv6 neighbour discovery, ICMP echo) of every plane on the one {@link NicWorker} that
@@ -21,6 +22,7 @@ final class WorkerNeighbours
     private final NeighbourAgent[] agents;
     private final PortFrameSink[] sinks;
     private final WorkerFaults faults;
+    private final LongToIntFunction afterTick;
 
     /**
      * @param agents per plane, an agent or null for a plane without an address.
@@ -29,6 +31,13 @@ final class WorkerNeighbours
      */
     WorkerNeighbours(final NeighbourAgent[] agents, final PortFrameSink[] sinks, final WorkerFaults faults)
     {
+        this(agents, sinks, faults, now -> 0);
+    }
+
+    /** @param afterTick run after the agents' timers each loop (the NIC's resync of workers that missed an update). */
+    WorkerNeighbours(final NeighbourAgent[] agents, final PortFrameSink[] sinks, final WorkerFaults faults,
+        final LongToIntFunction afterTick)
+    {
         if (agents.length != sinks.length)
         {
             throw new IllegalArgumentException(agents.length + " agents for " + sinks.length + " sinks");
@@ -36,6 +45,7 @@ final class WorkerNeighbours
         this.agents = agents;
         this.sinks = sinks;
         this.faults = faults;
+        this.afterTick = afterTick;
     }
 
     /** @return the agent of {@code plane}, or null (a plane without an address, or out of range). */
@@ -87,6 +97,14 @@ final class WorkerNeighbours
                     faults.onLoopFault("neighbours", ex);
                 }
             }
+        }
+        try
+        {
+            work += afterTick.applyAsInt(now);
+        }
+        catch (final RuntimeException ex)
+        {
+            faults.onLoopFault("neighbours", ex);
         }
         return work;
     }

@@ -144,6 +144,38 @@ final class NeighbourAgentTest
     }
 
     @Test
+    void shouldRefuseMacChangesOverTheirRateAndKeepTheListenerInStepWithTheTable()
+    {
+        agent.resolve(PEER, 0);
+        agent.onFrame(arp(ArpHeader.OPERATION_REPLY, PEER_MAC, PEER, OUR_MAC, OURS), 0, 60, 0);
+        told.clear();
+        // an attacker on the link flips the peer's MAC as fast as it can send: each change would make every worker
+        // walk its connections; past the burst they are refused, the table and the listener agreeing on the last taken
+        final long other = PEER_MAC + 0x100;
+        for (int i = 0; i < 1_000; i++)
+        {
+            agent.onFrame(arp(ArpHeader.OPERATION_REQUEST, (i & 1) == 0 ? other : PEER_MAC, PEER, 0, PEER), 0, 60, 1);
+        }
+        assertEquals(NeighbourAgent.MAC_CHANGE_BURST, agent.counters().get(MAC_CHANGES));
+        // past the burst (an even count: back at PEER_MAC) every other frame would change it, and is refused
+        assertEquals((1_000 - NeighbourAgent.MAC_CHANGE_BURST) / 2, agent.counters().get(MAC_CHANGES_RATE_LIMITED));
+        assertEquals(PEER_MAC, agent.macOf(PEER));
+        assertEquals(NeighbourAgent.MAC_CHANGE_BURST, told.size(), "told of each change taken, of no other");
+        assertEquals(agent.macOf(PEER), told.getLast()[2], "the listener's last MAC is the table's");
+        // a second later, a host that really moved is followed again
+        final long moved = PEER_MAC + 0x200;
+        agent.onFrame(arp(ArpHeader.OPERATION_REQUEST, moved, PEER, 0, PEER), 0, 60, 1 + SECOND);
+        assertEquals(moved, agent.macOf(PEER));
+        assertArrayEquals(new long[]{2, PEER, moved}, told.getLast());
+
+        // and every next hop with a MAC can be told again, as to a worker that missed an update
+        agent.resolve(GATEWAY, 2 * SECOND); // asked, no MAC yet: not told
+        told.clear();
+        assertEquals(1, agent.forEachNextHop((plane, high, low, mac) -> told.add(new long[]{plane, (int)low, mac})));
+        assertArrayEquals(new long[]{2, PEER, moved}, told.getFirst());
+    }
+
+    @Test
     void shouldRefuseUnsolicitedAndForgedRepliesWithoutTouchingTheCache()
     {
         agent.onFrame(arp(ArpHeader.OPERATION_REPLY, PEER_MAC, PEER, OUR_MAC, OURS), 0, 60, 0);

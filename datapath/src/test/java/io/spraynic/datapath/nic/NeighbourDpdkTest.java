@@ -1,5 +1,7 @@
 package io.spraynic.datapath.nic;
 
+import io.spraynic.datapath.transport.spray.SprayConnection;
+
 import io.spraynic.datapath.neighbour.NeighbourFrames;
 import io.spraynic.datapath.wire.ArpHeader;
 import org.junit.jupiter.api.AfterAll;
@@ -15,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
@@ -137,6 +140,65 @@ class NeighbourDpdkTest
         awaitEquals(1, () -> HostileWire.counters(wire.b()).get(B0 + "mac_changes") >= 2 ? 1 : 0, "both changes counted");
         assertEquals(-1, HostileWire.verifiedTransfer(legit, wire.a(), wire.b(), 1 << 20, 3, WAIT));
         assertEquals(0, HostileWire.sum(HostileWire.counters(wire.b()), "frame faults (exception handling a frame, dropped)"));
+    }
+
+    @Test
+    void shouldGiveAWorkerThatMissedAMacChangeEveryNextHopOnceItHasRoom() throws Exception
+    {
+        // a connection of B's on worker 1 (worker 0 runs the neighbour agents and tells the others of each change)
+        HostileWire.Legit legit = wire.connect(WAIT);
+        for (int i = 0; i < 4 && legit.server().worker() != 1; i++)
+        {
+            legit = wire.connect(WAIT);
+        }
+        assertEquals(1, legit.server().worker(), "a connection of B's on worker 1");
+        final SprayConnection served = ((SprayNicConnection)legit.server()).spray();
+        awaitEquals(HostileWire.mac(0, 0), () -> served.nextHopMac(0), "B sends to A's MAC");
+        final int ipA = HostileWire.ip(0, 0);
+        final long moved = 0x02_00_00_00_AA_02L;
+        final String deferred = "neighbour: next-hop MAC updates deferred (worker command queue full)";
+        final long deferredBefore = HostileWire.counters(wire.b()).get(deferred);
+
+        final NicWorker worker = wire.b().worker(1);
+        final CountDownLatch stall = new CountDownLatch(1);
+        try
+        {
+            final CountDownLatch stalled = new CountDownLatch(1);
+            assertTrue(worker.offer((w, now) ->
+            {
+                stalled.countDown();
+                try
+                {
+                    stall.await(30, TimeUnit.SECONDS);
+                }
+                catch (final InterruptedException ex)
+                {
+                    Thread.currentThread().interrupt();
+                }
+            }));
+            assertTrue(stalled.await(10, TimeUnit.SECONDS), "worker 1 stalled");
+            int queued = 0;
+            while (worker.offer((w, now) -> { }))
+            {
+                queued++;
+            }
+            assertTrue(queued > 0, "worker 1's command queue full");
+            // A's address announces a new MAC (through worker 0, the first queue of plane 0): worker 0's table takes
+            // it, and worker 1's queue has no room for the update; before, it was dropped for good, and the
+            // connection went on sending to the old MAC while the table held the new one
+            wire.attack(new HostileConnectDpdkTest.ListAttacker(List.of(arp(ArpHeader.OPERATION_REQUEST, moved, ipA, 0,
+                ipA, 60))));
+            awaitEquals(deferredBefore + 1, () -> HostileWire.counters(wire.b()).get(deferred), "the update deferred");
+        }
+        finally
+        {
+            stall.countDown();
+        }
+        awaitEquals(moved, () -> served.nextHopMac(0), "worker 1 given every next hop's MAC once it had room");
+        wire.attack(new HostileConnectDpdkTest.ListAttacker(List.of(
+            arp(ArpHeader.OPERATION_REQUEST, HostileWire.mac(0, 0), ipA, 0, ipA, 60))));
+        awaitEquals(HostileWire.mac(0, 0), () -> served.nextHopMac(0), "and back");
+        assertEquals(-1, HostileWire.verifiedTransfer(legit, wire.a(), wire.b(), 1 << 20, 5, WAIT));
     }
 
     private static long delta(final Map<String, Long> before, final Map<String, Long> after, final String what)
