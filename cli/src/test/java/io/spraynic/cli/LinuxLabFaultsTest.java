@@ -167,8 +167,18 @@ class LinuxLabFaultsTest
         try
         {
             lab.set(PLANES == 2 ? "p2l1" : "p1l1", "p1l1", "--rate", REORDER_SLOW_LINK);
-            final long[] strict = reorderedVisit(dir, "off");
-            final long[] learning = reorderedVisit(dir, REORDER_WINDOW);
+            final long[] strict = reorderedVisit(dir, "off", 1);
+            long[] learning = reorderedVisit(dir, REORDER_WINDOW, 1);
+            // the window judges copies sent for gaps (S6.5-3); copies sent because timers fired for packets that were
+            // only late (S7.3) are another mechanism, which a host whose CPUs stall the sender or receiver past the
+            // RTOs makes (a CI run: 344 timeouts, 197 found spurious, against 16-40 and 0-2 on a quiet host). Such a
+            // run is disturbed, told, and measured once more; the counts do not tell the two kinds of copies apart
+            if (learning[3] > Math.max(20, 2 * strict[3]))
+            {
+                System.out.println(format("linux lab reordering within a route: the window's run was disturbed (%d " +
+                    "spurious timeouts, against %d without a window): measured once more", learning[3], strict[3]));
+                learning = reorderedVisit(dir, REORDER_WINDOW, 2);
+            }
             final String text = format("A->B data packets B received twice: no window %d (sent twice %d, lost %d), " +
                 "window %s us %d (sent twice %d, lost %d)", strict[2], strict[0], strict[1], REORDER_WINDOW, learning[2],
                 learning[0], learning[1]);
@@ -183,11 +193,12 @@ class LinuxLabFaultsTest
         }
     }
 
-    // @return A->B data packets sent twice and lost (the routers' counts), and received twice (B's), over a warm visit's
-    // timed part
-    private long[] reorderedVisit(final Path dir, final String window) throws Exception
+    // @return A->B data packets sent twice and lost (the routers' counts), received twice (B's), and A's timeouts found
+    // spurious, over a warm visit's timed part
+    private long[] reorderedVisit(final Path dir, final String window, final int attempt) throws Exception
     {
-        try (LabPeers peers = new LabPeers(lab, dir.resolve("window-" + window), PLANES).reorderWindow(window))
+        try (LabPeers peers = new LabPeers(lab, dir.resolve("window-" + window + "-" + attempt), PLANES)
+            .reorderWindow(window))
         {
             final LabPeers.Served served = peers.serve("b", "spray", SIZE, PATHS);
             final LinuxLabTransferTest.Timed timed = LinuxLabTransferTest.timed(peers, served, SIZE,
@@ -203,7 +214,7 @@ class LinuxLabFaultsTest
                 LinuxLabTransferTest.lostText(ab),
                 timed.visitorGrown("lost"), timed.visitorGrown("retransmitted"), timed.visitorGrown("timeouts"),
                 timed.visitorGrown("spurious_timeouts"), timed.servedGrown("duplicates")));
-            return new long[]{ab[0], ab[1], timed.servedGrown("duplicates")};
+            return new long[]{ab[0], ab[1], timed.servedGrown("duplicates"), timed.visitorGrown("spurious_timeouts")};
         }
     }
 
