@@ -224,6 +224,42 @@ public final class NeighbourAgent
         return 0;
     }
 
+    /**
+     * A connection sends to {@code high:low} from now on: its entry is made (and asked) if it has none, is not evicted
+     * while followed, and when it fails it is asked again after each hold-down instead of being forgotten, so that a
+     * next hop that comes back, with its old MAC or a new one, reaches the connections that follow it (the listener
+     * is told when it answers).
+     */
+    public void follow(final long high, final long low, final long nowNanos)
+    {
+        if (cache.slot(high, low) == NeighbourCache.NONE)
+        {
+            resolve(high, low, nowNanos);
+        }
+        final int slot = cache.slot(high, low);
+        if (slot != NeighbourCache.NONE)
+        {
+            cache.follow(slot);
+        }
+    }
+
+    /** A connection that followed {@code high:low} no longer sends to it. */
+    public void unfollow(final long high, final long low)
+    {
+        final int slot = cache.slot(high, low);
+        if (slot != NeighbourCache.NONE)
+        {
+            cache.unfollow(slot);
+        }
+    }
+
+    /** @return connections following {@code high:low}'s entry, 0 when it has none. */
+    public int followers(final long high, final long low)
+    {
+        final int slot = cache.slot(high, low);
+        return slot == NeighbourCache.NONE ? 0 : cache.followers(slot);
+    }
+
     /** @return the state of {@code ipv4}'s entry ({@link NeighbourCache} constants), FREE when it has none. */
     public int state(final int ipv4)
     {
@@ -312,7 +348,20 @@ public final class NeighbourAgent
                     cache.set(slot, NeighbourCache.FAILED, 0, nowNanos + config.holdDownNanos(), 0);
                 }
             }
-            default -> cache.remove(slot); // FAILED: the hold-down is over, the next resolve asks again
+            default ->
+            {
+                if (cache.followers(slot) > 0)
+                {
+                    // FAILED, the hold-down over, and connections still send to it: asked again, as a new entry is
+                    sendRequest(high, low, 0);
+                    cache.set(slot, NeighbourCache.INCOMPLETE, 0, nowNanos + config.retransmitNanos(), config.tries() - 1);
+                    counters.increment(NeighbourCounters.FOLLOWED_ASKED_AGAIN);
+                }
+                else
+                {
+                    cache.remove(slot); // FAILED: the hold-down is over, the next resolve asks again
+                }
+            }
         }
     }
 
@@ -450,23 +499,26 @@ public final class NeighbourAgent
             return false;
         }
         final int state = cache.state(slot);
-        if (state == NeighbourCache.PERMANENT || state == NeighbourCache.FAILED ||
+        // a failed entry takes an announcement (a host back, maybe with a new NIC) only while connections follow it
+        final boolean failed = state == NeighbourCache.FAILED;
+        if (state == NeighbourCache.PERMANENT || failed && (answer || cache.followers(slot) == 0) ||
             (answer && state != NeighbourCache.INCOMPLETE && state != NeighbourCache.STALE))
         {
             return false;
         }
+        final boolean unresolved = state == NeighbourCache.INCOMPLETE || failed;
         final long old = cache.mac(slot);
-        if (!override && state != NeighbourCache.INCOMPLETE && old != mac)
+        if (!override && !unresolved && old != mac)
         {
             return true; // RFC 4861 7.2.5: without the override flag a known MAC stays
         }
-        if (state != NeighbourCache.INCOMPLETE && old != mac && !macChanges.tryTake(nowNanos))
+        if (!unresolved && old != mac && !macChanges.tryTake(nowNanos))
         {
             counters.increment(NeighbourCounters.MAC_CHANGES_RATE_LIMITED);
             return true; // taken, and refused: the entry and every connection keep the MAC they agree on
         }
         schedule(slot, NeighbourCache.REACHABLE, mac, nowNanos + config.reachableNanos(), 0);
-        if (state == NeighbourCache.INCOMPLETE)
+        if (unresolved)
         {
             counters.increment(NeighbourCounters.RESOLVED);
             listener.onNextHop(plane, high, low, mac);

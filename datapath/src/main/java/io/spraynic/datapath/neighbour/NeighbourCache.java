@@ -10,10 +10,11 @@ import java.util.Arrays;
  * <p>
  * States, after Linux's and RFC 4861's: {@link #INCOMPLETE} (asked, no answer yet), {@link #REACHABLE}
  * (answered within the reachable time), {@link #STALE} (the reachable time ran out: the MAC is still used while
- * it is asked again), {@link #FAILED} (no answer after every try: refused for a hold-down time, then forgotten)
- * and {@link #PERMANENT} (configured, never asked, never expires). When the table is full a new entry evicts the
- * least recently used one that is not permanent (counted by the caller); the timers of {@link NeighbourAgent}
- * drive the transitions. One thread.
+ * it is asked again), {@link #FAILED} (no answer after every try: refused for a hold-down time, then forgotten, or
+ * asked again while connections follow it) and {@link #PERMANENT} (configured, never asked, never expires). An entry
+ * counts the connections that send to its address ({@link #follow}). When the table is full a new entry evicts the
+ * least recently used one that is neither permanent nor followed (counted by the caller); the timers of
+ * {@link NeighbourAgent} drive the transitions. One thread.
  */
 public final class NeighbourCache
 {
@@ -36,6 +37,7 @@ public final class NeighbourCache
     private final long[] deadline;
     private final int[] triesLeft;
     private final long[] lastUsed;
+    private final int[] followers; // connections sending to the entry's address: never evicted, asked again when failed
     private final int[] free;
     private int freeCount;
 
@@ -57,6 +59,7 @@ public final class NeighbourCache
         this.deadline = new long[capacity];
         this.triesLeft = new int[capacity];
         this.lastUsed = new long[capacity];
+        this.followers = new int[capacity];
         this.free = new int[capacity];
         for (int i = 0; i < capacity; i++)
         {
@@ -142,7 +145,7 @@ public final class NeighbourCache
     /**
      * Makes an entry for {@code high:low}, which must have none, in state {@code newState}.
      *
-     * @return its slot, or {@link #NONE} when the table is full of permanent entries; {@link #evicted()} says whether
+     * @return its slot, or {@link #NONE} when the table is full of permanent or followed entries; {@link #evicted()} says whether
      * an entry made room.
      */
     public int create(final long high, final long low, final int newState, final long nowNanos)
@@ -160,6 +163,7 @@ public final class NeighbourCache
         deadline[slot] = Long.MAX_VALUE;
         triesLeft[slot] = 0;
         lastUsed[slot] = nowNanos;
+        followers[slot] = 0;
         index(slot);
         return slot;
     }
@@ -179,7 +183,7 @@ public final class NeighbourCache
         long oldest = Long.MAX_VALUE;
         for (int i = 0; i < capacity; i++)
         {
-            if (state[i] != FREE && state[i] != PERMANENT && lastUsed[i] < oldest)
+            if (state[i] != FREE && state[i] != PERMANENT && followers[i] == 0 && lastUsed[i] < oldest)
             {
                 oldest = lastUsed[i];
                 victim = i;
@@ -201,7 +205,29 @@ public final class NeighbourCache
         state[slot] = FREE;
         mac[slot] = 0;
         deadline[slot] = Long.MAX_VALUE;
+        followers[slot] = 0;
         free[freeCount++] = slot;
+    }
+
+    /** One connection more sends to the entry's address: it is not evicted while one does. */
+    public void follow(final int slot)
+    {
+        followers[slot]++;
+    }
+
+    /** One connection less sends to the entry's address (never below 0). */
+    public void unfollow(final int slot)
+    {
+        if (followers[slot] > 0)
+        {
+            followers[slot]--;
+        }
+    }
+
+    /** @return connections sending to the entry's address. */
+    public int followers(final int slot)
+    {
+        return followers[slot];
     }
 
     /** @return the first 64 bits of the entry's address. */

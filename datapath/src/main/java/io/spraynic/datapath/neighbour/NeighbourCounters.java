@@ -50,6 +50,8 @@ public final class NeighbourCounters
     public static final int ECHO_RATE_LIMITED = 36;
     /** MAC changes of known entries refused over {@link NeighbourAgent#MAC_CHANGES_PER_SECOND}. */
     public static final int MAC_CHANGES_RATE_LIMITED = 37;
+    /** Failed entries asked again after their hold-down, because connections still send to them. */
+    public static final int FOLLOWED_ASKED_AGAIN = 38;
 
     private static final String[] LABELS = {
         "arp_requests_sent", "arp_requests_received", "arp_replies_sent", "arp_replies_received",
@@ -61,7 +63,7 @@ public final class NeighbourCounters
         "neighbour_solicitations_received", "neighbour_advertisements_sent", "neighbour_advertisements_received",
         "unsolicited_advertisements_sent", "unsolicited_advertisements_received", "dropped_bad_hop_limit",
         "dropped_bad_options", "dropped_no_link_layer_address", "echo_replies_rate_limited",
-        "mac_changes_rate_limited"};
+        "mac_changes_rate_limited", "followed_asked_again"};
 
     private NeighbourCounters()
     {

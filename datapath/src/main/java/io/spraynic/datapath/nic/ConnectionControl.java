@@ -150,8 +150,8 @@ final class ConnectionControl
         final NicWorker worker = nextWorker();
         final SprayNicConnection handle = new SprayNicConnection(nic, worker.index(), config.ringCapacity,
             config.completionQueueCapacity);
-        handle.nextHop = hops;
         registry.admitOpened(handle); // the NIC's stated limit refuses the one over, not an engine's table
+        neighbours.use(handle, hops);
         try
         {
             return connect(worker, handle, peerHigh, peerLow, peerMac, peerText, timeout);
@@ -159,6 +159,7 @@ final class ConnectionControl
         catch (final RuntimeException e)
         {
             registry.abandonOpened(handle);
+            neighbours.unfollow(handle);
             throw e;
         }
     }
@@ -288,7 +289,7 @@ final class ConnectionControl
         final long remoteLow = remote.isIpv6() ? remote.ipv6Low() : InterfaceAddress.mappedLow(remote.ipv4());
         neighbours.nextHop(plane, remoteHigh, remoteLow, hops);
         final long mac = neighbours.resolve(hops, timeout)[plane];
-        c.nextHop = hops;
+        neighbours.use(c, hops);
         RcConnectionAttributes rc = RcConnectionAttributes.of(remote.qpNumber(), mac, remote.ipv4(),
             49152 + (c.localId & 0x3FFF), Math.min(config.mtu, remote.mtu()), c.localPsn(), remote.psn())
             .withRetry(config.rocevAckTimeoutNanos, config.rocevRetries);

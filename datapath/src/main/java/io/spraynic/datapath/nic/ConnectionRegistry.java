@@ -7,6 +7,7 @@ import org.agrona.concurrent.status.AtomicCounter;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * The connections an {@link EmbeddedNic} holds: every open one, and those a peer opened that the application has not
@@ -27,6 +28,7 @@ final class ConnectionRegistry implements NicWorker.ClosedConnections
     private final AtomicCounter refusedOverLimit;
     private final AtomicCounter openedOverLimit;
     private final AtomicCounter forgottenClosed;
+    private Consumer<NicConnection> onReleased = c -> { };
 
     /**
      * @param maxAccepted      connections peers opened, held at once.
@@ -51,6 +53,12 @@ final class ConnectionRegistry implements NicWorker.ClosedConnections
         this.refusedOverLimit = refusedOverLimit;
         this.openedOverLimit = openedOverLimit;
         this.forgottenClosed = forgottenClosed;
+    }
+
+    /** @param onReleased told once of each connection released (the neighbours stop following its next hops). */
+    void onReleased(final Consumer<NicConnection> onReleased)
+    {
+        this.onReleased = onReleased;
     }
 
     /**
@@ -119,6 +127,7 @@ final class ConnectionRegistry implements NicWorker.ClosedConnections
         {
             return false;
         }
+        onReleased.accept(c);
         closeCounters(c);
         connections.remove(c);
         if (c.accepted)

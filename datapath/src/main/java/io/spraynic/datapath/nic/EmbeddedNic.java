@@ -80,6 +80,7 @@ public final class EmbeddedNic implements Nic, CaptureSource
             factory.counter("connections: accepted over the limit, closed"),
             factory.counter("connections: forgotten after their transport closed them"), config.maxOpenedConnections,
             factory.counter("connections: opened over the limit, refused"));
+        registry.onReleased(neighbours::unfollow);
         for (final NicWorker worker : workers)
         {
             worker.closedConnections(registry);

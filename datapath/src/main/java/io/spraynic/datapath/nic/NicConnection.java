@@ -66,6 +66,8 @@ public abstract sealed class NicConnection implements Connection permits SprayNi
     // owned by the worker thread once attached; published to the application by the command's completion
     /** Per plane, the address whose MAC this connection's frames go to (the peer, or the gateway). */
     NextHops nextHop = NextHops.none(0);
+    /** Whether worker 0 follows {@link #nextHop}'s entries for it (guarded by this; {@link NicNeighbours#use}). */
+    boolean followsNextHops;
     int localId;
     int streams = 1;
     ProtectionDomain protectionDomain; // null: the worker's default domain (0)

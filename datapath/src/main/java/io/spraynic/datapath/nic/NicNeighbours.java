@@ -13,6 +13,7 @@ import org.agrona.concurrent.status.AtomicCounter;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
  * The control side of an {@link EmbeddedNic}'s neighbours: makes a {@link NeighbourAgent} per plane that has an
@@ -28,10 +29,12 @@ final class NicNeighbours
     private final EmbeddedNicConfig config;
     private final long[] localMac;
     private final CountersFile counters;
-    private final AtomicCounter updatesDeferred;
+    private AtomicCounter updatesDeferred; // made with the agents
     private NeighbourAgent[] agents;
     private PortFrameSink[] sinks;
     private NicWorker[] workers;
+    // any thread to worker 0's: {+1 or -1, plane, high, low}, a connection that follows a next hop or no longer does
+    private final ConcurrentLinkedQueue<long[]> followChanges = new ConcurrentLinkedQueue<>();
     // worker 0's thread: the workers whose command queue was full when a next hop's MAC changed
     private boolean[] missedUpdate;
     private boolean anyMissed;
@@ -42,7 +45,6 @@ final class NicNeighbours
         this.config = config;
         this.localMac = localMac;
         this.counters = counters;
-        this.updatesDeferred = counters.newCounter("neighbour: next-hop MAC updates deferred (worker command queue full)");
     }
 
     /** @param workers the NIC's workers, worker 0 running the agents. */
@@ -55,13 +57,14 @@ final class NicNeighbours
     /** Gives worker 0 the agents and their sinks (before it starts), and the resync of workers that missed an update. */
     void attach(final NicWorker worker)
     {
-        worker.neighbours(agents, sinks, this::resyncMissed);
+        worker.neighbours(agents, sinks, this::onTick);
     }
 
     // control path, at construction: worker 0 answers and resolves for every plane that has an address
     void addAgents(final PacketPort[] ports, final String prefix, final List<CounterMirror> mirrors)
     {
         final int planes = config.planes();
+        updatesDeferred = counters.newCounter("neighbour: next-hop MAC updates deferred (worker command queue full)");
         agents = new NeighbourAgent[planes];
         sinks = new PortFrameSink[planes];
         for (int p = 0; p < planes; p++)
@@ -109,6 +112,74 @@ final class NicNeighbours
             updatesDeferred.increment();
         }
         anyMissed = true;
+    }
+
+    /**
+     * Sets {@code c}'s next hops and has worker 0 follow them: their entries are kept, and asked again when they fail,
+     * for as long as {@code c} sends to them ({@link NeighbourAgent#follow}). Any thread.
+     */
+    void use(final NicConnection c, final NextHops hops)
+    {
+        synchronized (c)
+        {
+            unfollowLocked(c); // a queue pair connected again
+            c.nextHop = hops;
+            c.followsNextHops = queueFollowChanges(hops, 1);
+        }
+    }
+
+    /** {@code c} sends to its next hops no more (released, or its connect given up); once. Any thread. */
+    void unfollow(final NicConnection c)
+    {
+        synchronized (c)
+        {
+            unfollowLocked(c);
+        }
+    }
+
+    private void unfollowLocked(final NicConnection c)
+    {
+        if (c.followsNextHops)
+        {
+            c.followsNextHops = false;
+            queueFollowChanges(c.nextHop, -1);
+        }
+    }
+
+    // @return whether any plane's next hop is followed (a plane whose agent resolves it)
+    private boolean queueFollowChanges(final NextHops hops, final long delta)
+    {
+        boolean any = false;
+        for (int p = 0; null != agents && p < hops.planes() && p < agents.length; p++)
+        {
+            if (hops.has(p) && null != agents[p])
+            {
+                followChanges.offer(new long[]{delta, p, hops.high()[p], hops.low()[p]});
+                any = true;
+            }
+        }
+        return any;
+    }
+
+    /** Worker 0's thread, after the agents' timers: follows and unfollows, then resyncs. @return work done. */
+    int onTick(final long nowNanos)
+    {
+        int work = 0;
+        long[] change;
+        while (null != (change = followChanges.poll()))
+        {
+            final NeighbourAgent agent = agents[(int)change[1]];
+            if (change[0] > 0)
+            {
+                agent.follow(change[2], change[3], nowNanos);
+            }
+            else
+            {
+                agent.unfollow(change[2], change[3]);
+            }
+            work++;
+        }
+        return work + resyncMissed(nowNanos);
     }
 
     /**
@@ -321,7 +392,7 @@ final class NicNeighbours
                 hops.low()[p] = hop[1];
             }
         }
-        handle.nextHop = hops;
+        use(handle, hops);
         final boolean offered = workers[0].offer((w, now) ->
         {
             for (int p = 0; p < hops.planes(); p++)

@@ -114,6 +114,68 @@ final class NeighbourAgentTest
     }
 
     @Test
+    void shouldAskAFollowedNextHopAgainAfterEachHoldDownAndTellTheListenerWhenItComesBack()
+    {
+        agent.resolve(PEER, 0);
+        agent.onFrame(arp(ArpHeader.OPERATION_REPLY, PEER_MAC, PEER, OUR_MAC, OURS), 0, 60, 0);
+        agent.follow(InterfaceAddress.MAPPED_HIGH, InterfaceAddress.mappedLow(PEER), 0); // a connection sends to it
+        told.clear();
+        // the peer reboots: silent past its reachable time and every try; its entry fails
+        long now = 30 * SECOND;
+        for (; agent.state(PEER) != NeighbourCache.FAILED && now < 60 * SECOND; now += SECOND)
+        {
+            agent.onTick(now);
+        }
+        assertEquals(NeighbourCache.FAILED, agent.state(PEER));
+        // before, it was forgotten after the hold-down and never asked again, while its connections went on sending
+        // to the old MAC; followed, it is asked again after each hold-down
+        final long askedBefore = agent.counters().get(ARP_REQUESTS_SENT);
+        agent.onTick(now + 5 * SECOND);
+        assertEquals(NeighbourCache.INCOMPLETE, agent.state(PEER), "asked again, not forgotten");
+        assertEquals(askedBefore + 1, agent.counters().get(ARP_REQUESTS_SENT));
+        assertEquals(1, agent.counters().get(FOLLOWED_ASKED_AGAIN));
+        // it comes back with a new NIC and answers: the listener (every connection following it) is told
+        final long replaced = PEER_MAC + 0x300;
+        agent.onFrame(arp(ArpHeader.OPERATION_REPLY, replaced, PEER, OUR_MAC, OURS), 0, 60, now + 5 * SECOND + 1);
+        assertEquals(replaced, agent.macOf(PEER));
+        assertArrayEquals(new long[]{2, PEER, replaced}, told.getLast());
+
+        // a failed entry that connections follow also takes the host's own announcement
+        for (now += 6 * SECOND; agent.state(PEER) != NeighbourCache.FAILED && now < 120 * SECOND; now += SECOND)
+        {
+            agent.onTick(now);
+        }
+        assertEquals(NeighbourCache.FAILED, agent.state(PEER));
+        agent.onFrame(arp(ArpHeader.OPERATION_REQUEST, PEER_MAC, PEER, 0, PEER), 0, 60, now);
+        assertEquals(PEER_MAC, agent.macOf(PEER), "a gratuitous ARP of a followed, failed next hop");
+        assertArrayEquals(new long[]{2, PEER, PEER_MAC}, told.getLast());
+
+        // once no connection follows it, a failure is forgotten after the hold-down, as before
+        agent.unfollow(InterfaceAddress.MAPPED_HIGH, InterfaceAddress.mappedLow(PEER));
+        assertEquals(0, agent.followers(InterfaceAddress.MAPPED_HIGH, InterfaceAddress.mappedLow(PEER)));
+        for (now += SECOND; agent.state(PEER) != NeighbourCache.FREE && now < 200 * SECOND; now += SECOND)
+        {
+            agent.onTick(now);
+        }
+        assertEquals(NeighbourCache.FREE, agent.state(PEER));
+    }
+
+    @Test
+    void shouldNeverEvictAFollowedNextHopToMakeRoom()
+    {
+        agent.follow(InterfaceAddress.MAPPED_HIGH, InterfaceAddress.mappedLow(GATEWAY), 0); // made, and asked
+        assertEquals(NeighbourCache.INCOMPLETE, agent.state(GATEWAY));
+        assertEquals(1, agent.counters().get(ARP_REQUESTS_SENT));
+        assertEquals(1, agent.followers(InterfaceAddress.MAPPED_HIGH, InterfaceAddress.mappedLow(GATEWAY)));
+        for (int i = 0; i < 20; i++) // the table holds 8: the least recently used goes each time, never the gateway
+        {
+            agent.resolve(0x0A00_0150 + i, SECOND + i);
+        }
+        assertEquals(NeighbourCache.INCOMPLETE, agent.state(GATEWAY), "followed: kept although the oldest");
+        assertEquals(13, agent.counters().get(EVICTIONS));
+    }
+
+    @Test
     void shouldAskAgainWhenReachableRunsOutAndKeepTheMacMeanwhile()
     {
         agent.resolve(PEER, 0);

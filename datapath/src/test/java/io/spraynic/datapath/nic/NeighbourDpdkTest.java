@@ -4,6 +4,7 @@ import io.spraynic.datapath.transport.spray.SprayConnection;
 
 import io.spraynic.datapath.neighbour.NeighbourFrames;
 import io.spraynic.datapath.wire.ArpHeader;
+import io.spraynic.pmd.InterfaceAddress;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -199,6 +200,37 @@ class NeighbourDpdkTest
             arp(ArpHeader.OPERATION_REQUEST, HostileWire.mac(0, 0), ipA, 0, ipA, 60))));
         awaitEquals(HostileWire.mac(0, 0), () -> served.nextHopMac(0), "and back");
         assertEquals(-1, HostileWire.verifiedTransfer(legit, wire.a(), wire.b(), 1 << 20, 5, WAIT));
+    }
+
+    @Test
+    void shouldFollowAConnectionsNextHopsOnBothEndsWhileItLives() throws Exception
+    {
+        // each end follows the other's address on every plane while a connection sends to it: the entry is never
+        // evicted, and asked again when it fails; a connection closed (B's: by A's CLOSE) follows it no more
+        final long[] aOnB = {followers(wire.b(), 0, 0), followers(wire.b(), 0, 1)};
+        final long[] bOnA = {followers(wire.a(), 1, 0), followers(wire.a(), 1, 1)};
+        final HostileWire.Legit legit = wire.connect(WAIT);
+        for (int p = 0; p < HostileWire.PLANES; p++)
+        {
+            final int plane = p;
+            awaitEquals(aOnB[p] + 1, () -> followers(wire.b(), 0, plane), "B follows A on plane " + p);
+            awaitEquals(bOnA[p] + 1, () -> followers(wire.a(), 1, plane), "A follows B on plane " + p);
+        }
+        legit.client().close(WAIT);
+        for (int p = 0; p < HostileWire.PLANES; p++)
+        {
+            final int plane = p;
+            awaitEquals(bOnA[p], () -> followers(wire.a(), 1, plane), "A's closed connection follows B no more");
+            awaitEquals(aOnB[p], () -> followers(wire.b(), 0, plane), "nor B's, closed by A's CLOSE");
+        }
+    }
+
+    // connections of `nic` whose frames on `plane` go to host `host`'s address there, as worker 0's table counts them
+    private static long followers(final EmbeddedNic nic, final int host, final int plane)
+    {
+        final int ip = HostileWire.ip(host, plane);
+        return WorkerCalls.call(nic.worker(0), (w, now) -> (long)w.neighbour(plane).followers(InterfaceAddress.MAPPED_HIGH,
+            InterfaceAddress.mappedLow(ip)), EmbeddedNic.CONTROL_TIMEOUT, "count followers");
     }
 
     private static long delta(final Map<String, Long> before, final Map<String, Long> after, final String what)
