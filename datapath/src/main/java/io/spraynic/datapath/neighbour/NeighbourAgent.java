@@ -436,7 +436,7 @@ public final class NeighbourAgent
         {
             return; // our own frame, looped back by a promiscuous port
         }
-        if (!isUnicastMac(senderMac) || EthernetHeader.sourceMac(s, o) != senderMac || !isUnicastIp(senderIp, true))
+        if (!EthernetHeader.isUnicast(senderMac) || EthernetHeader.sourceMac(s, o) != senderMac || !isUnicastIp(senderIp, true))
         {
             counters.increment(NeighbourCounters.DROPPED_BAD_SENDER);
             return;
@@ -564,7 +564,7 @@ public final class NeighbourAgent
             counters.increment(NeighbourCounters.DROPPED_BAD_ICMP);
             return;
         }
-        if (!isUnicastMac(sourceMac) || !isUnicastIp(sourceIp, false) || sourceIp == localIpv4)
+        if (!EthernetHeader.isUnicast(sourceMac) || !isUnicastIp(sourceIp, false) || sourceIp == localIpv4)
         {
             counters.increment(NeighbourCounters.DROPPED_BAD_SENDER);
             return;
@@ -671,12 +671,6 @@ public final class NeighbourAgent
         {
             b.set(Wire.BYTE, f + i, (byte)0);
         }
-    }
-
-    /** @return true for a MAC frames may be sent to: not zero, not group (multicast, broadcast). */
-    static boolean isUnicastMac(final long mac)
-    {
-        return mac != 0 && (mac & 0x0100_0000_0000L) == 0;
     }
 
     /** @return true for a host address: not multicast, not limited broadcast, not loopback; 0 only if allowed. */

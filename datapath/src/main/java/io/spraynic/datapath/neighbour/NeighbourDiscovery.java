@@ -179,8 +179,8 @@ final class NeighbourDiscovery
             counters.increment(NeighbourCounters.DROPPED_NOT_FOR_US);
             return;
         }
-        if (!NeighbourAgent.isUnicastMac(ethernetSource) ||
-            (sourceLinkLayer != Icmpv6Header.NO_OPTION && !NeighbourAgent.isUnicastMac(sourceLinkLayer)))
+        if (!EthernetHeader.isUnicast(ethernetSource) ||
+            (sourceLinkLayer != Icmpv6Header.NO_OPTION && !EthernetHeader.isUnicast(sourceLinkLayer)))
         {
             counters.increment(NeighbourCounters.DROPPED_BAD_SENDER);
             return;
@@ -258,7 +258,7 @@ final class NeighbourDiscovery
         final long sourceHigh = Ipv6Header.sourceAddressHigh(s, ip);
         final long sourceLow = Ipv6Header.sourceAddressLow(s, ip);
         if (isMulticast(sourceHigh) || (sourceHigh == 0 && sourceLow == 0) || isLoopback(targetHigh, targetLow) ||
-            (targetLinkLayer != Icmpv6Header.NO_OPTION && !NeighbourAgent.isUnicastMac(targetLinkLayer)))
+            (targetLinkLayer != Icmpv6Header.NO_OPTION && !EthernetHeader.isUnicast(targetLinkLayer)))
         {
             counters.increment(NeighbourCounters.DROPPED_BAD_SENDER);
             return;
@@ -302,7 +302,7 @@ final class NeighbourDiscovery
         final long sourceHigh = Ipv6Header.sourceAddressHigh(s, ip);
         final long sourceLow = Ipv6Header.sourceAddressLow(s, ip);
         final long sourceMac = EthernetHeader.sourceMac(s, o);
-        if (!NeighbourAgent.isUnicastMac(sourceMac) || isMulticast(sourceHigh) || (sourceHigh == 0 && sourceLow == 0) ||
+        if (!EthernetHeader.isUnicast(sourceMac) || isMulticast(sourceHigh) || (sourceHigh == 0 && sourceLow == 0) ||
             isLoopback(sourceHigh, sourceLow) || (sourceHigh == localHigh && sourceLow == localLow))
         {
             counters.increment(NeighbourCounters.DROPPED_BAD_SENDER);

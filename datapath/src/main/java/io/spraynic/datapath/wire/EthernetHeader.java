@@ -257,4 +257,10 @@ public final class EthernetHeader
         }
         return sb.append('}').toString();
     }
+
+    /** @return whether {@code mac} names one station: not zero, not a group address (multicast or broadcast). */
+    public static boolean isUnicast(final long mac)
+    {
+        return mac != 0 && (mac & 0x0100_0000_0000L) == 0;
+    }
 }

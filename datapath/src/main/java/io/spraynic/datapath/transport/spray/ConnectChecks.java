@@ -2,6 +2,7 @@ package io.spraynic.datapath.transport.spray;
 
 import io.spraynic.datapath.transport.rocev2.PathMtu;
 import io.spraynic.datapath.wire.ConnectionHeader;
+import io.spraynic.datapath.wire.EthernetHeader;
 import io.spraynic.datapath.wire.HandshakeBlock;
 import io.spraynic.datapath.wire.PlaneAddress;
 import io.spraynic.datapath.wire.RoceFrame;
@@ -23,7 +24,8 @@ final class ConnectChecks
     /**
      * S9.1 step 2, after the version and the handshake block's presence: DestQP 0, a nonzero CID, this engine's
      * planes, paths 1..64, an MTU of S4.3, known flags only, and with {@code ADDRESSES} an entry per plane of a
-     * known kind with a nonzero address (IPv6 only where this end has an IPv6 address). Streams are valid by
+     * known kind with a host's address that is not this end's own and a unicast MAC (IPv6 only where this end has an
+     * IPv6 address). Streams are valid by
      * construction (0 means 65536).
      *
      * @param hasResolver whether the listener can find the initiator's other planes without the address list.
@@ -56,20 +58,45 @@ final class ConnectChecks
             {
                 return false;
             }
+            if (!EthernetHeader.isUnicast(PlaneAddress.mac(seg, entry)))
+            {
+                return false; // every frame of the plane would go to a group, or nowhere
+            }
             if (PlaneAddress.isIpv6(seg, entry))
             {
+                final long high = PlaneAddress.ipv6High(seg, entry);
+                final long low = PlaneAddress.ipv6Low(seg, entry);
                 final boolean noLocal = config.localIpv6High[plane] == 0 && config.localIpv6Low[plane] == 0;
-                if (noLocal || (PlaneAddress.ipv6High(seg, entry) == 0 && PlaneAddress.ipv6Low(seg, entry) == 0))
+                if (noLocal || !isHostIpv6(high, low) ||
+                    (high == config.localIpv6High[plane] && low == config.localIpv6Low[plane]))
                 {
                     return false;
                 }
             }
-            else if (PlaneAddress.ipv4(seg, entry) == 0)
+            else
             {
-                return false;
+                final int ipv4 = PlaneAddress.ipv4(seg, entry);
+                if (!isHostIpv4(ipv4) || ipv4 == config.localIpv4[plane])
+                {
+                    return false;
+                }
             }
         }
         return true;
+    }
+
+    /** @return whether an IPv4 address may be a host's: not 0, not loopback 127/8, not multicast, reserved or broadcast. */
+    static boolean isHostIpv4(final int ipv4)
+    {
+        final int first = ipv4 >>> 24;
+        return ipv4 != 0 && first != 127 && first < 224;
+    }
+
+    /** @return whether an IPv6 address may be a host's: not ::, not ::1, not multicast, not IPv4-mapped. */
+    static boolean isHostIpv6(final long high, final long low)
+    {
+        return !(high == 0 && (low == 0 || low == 1)) && (high >>> 56) != 0xFF &&
+            !(high == 0 && (low >>> 32) == 0xFFFF);
     }
 
     /** S9.1 step 6: a CONNECT_ACK's version, block, planes, paths, MTU and CID. */

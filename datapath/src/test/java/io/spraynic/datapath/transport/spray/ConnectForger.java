@@ -41,6 +41,9 @@ final class ConnectForger
     byte[] publicKey = new byte[HandshakeBlock.PUBLIC_KEY_LENGTH];
     /** Payload bytes: the handshake block and, with {@link ConnectionHeader#FLAG_ADDRESSES}, the address list. */
     int payload = HandshakeBlock.LENGTH;
+    /** Per plane, the address list's IPv4 address and MAC in place of the initiator's own (null: its own). */
+    int[] entryIpv4;
+    long[] entryMac;
     long sent;
 
     ConnectForger(final PacketPort port)
@@ -71,7 +74,8 @@ final class ConnectForger
             payload >= HandshakeBlock.LENGTH + (plane + 1) * PlaneAddress.LENGTH; plane++)
         {
             PlaneAddress.writeIpv4(seg, PlaneAddress.entry(hsb + HandshakeBlock.LENGTH, plane),
-                SprayTestBed.ip(plane, sourceIpv4 & 0xFF), SprayTestBed.mac(plane, sourceIpv4 & 0xFF));
+                null == entryIpv4 ? SprayTestBed.ip(plane, sourceIpv4 & 0xFF) : entryIpv4[plane],
+                null == entryMac ? SprayTestBed.mac(plane, sourceIpv4 & 0xFF) : entryMac[plane]);
         }
         output.commit(writer.writeFrame(seg, base, payload));
         sent++;

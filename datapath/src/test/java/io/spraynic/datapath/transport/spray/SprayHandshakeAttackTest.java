@@ -10,6 +10,7 @@ import io.spraynic.datapath.verbs.WorkCompletionStatus;
 import io.spraynic.datapath.wire.BaseTransportHeader;
 import io.spraynic.datapath.wire.ConnectionHeader;
 import io.spraynic.datapath.wire.HandshakeBlock;
+import io.spraynic.datapath.wire.PlaneAddress;
 import io.spraynic.datapath.wire.SprayOpcodes;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -377,6 +378,18 @@ class SprayHandshakeAttackTest
         }
     }
 
+    // a CONNECT whose address list gives plane 1 this MAC and IPv4 address (plane 0 the initiator's own)
+    private static Consumer<ConnectForger> addresses(final long plane1Mac, final int plane1Ipv4)
+    {
+        return x ->
+        {
+            x.flags = ConnectionHeader.FLAG_ADDRESSES;
+            x.payload = HandshakeBlock.LENGTH + 2 * PlaneAddress.LENGTH;
+            x.entryIpv4 = new int[]{x.sourceIpv4, plane1Ipv4};
+            x.entryMac = new long[]{x.sourceMac, plane1Mac};
+        };
+    }
+
     // (e)
     @Test
     void shouldRejectEveryBadParameterWithItsReasonAndStillAcceptAValidConnectAfter()
@@ -407,6 +420,18 @@ class SprayHandshakeAttackTest
                     x.flags = ConnectionHeader.FLAG_ADDRESSES;
                     x.payload = HandshakeBlock.LENGTH + 24;
                 }, RejectReason.BAD_PARAMETERS},
+                // an address list names where the responder sends every frame of a plane and what it resolves as a
+                // next hop: a group MAC, a non-host address or the responder's own is refused (before, taken)
+                {"address list: a multicast MAC", addresses(0x01_00_5E_00_00_01L, SprayTestBed.ip(1, 50)),
+                    RejectReason.BAD_PARAMETERS},
+                {"address list: the broadcast MAC", addresses(0xFFFF_FFFF_FFFFL, SprayTestBed.ip(1, 50)),
+                    RejectReason.BAD_PARAMETERS},
+                {"address list: MAC 0", addresses(0, SprayTestBed.ip(1, 50)), RejectReason.BAD_PARAMETERS},
+                {"address list: loopback", addresses(SprayTestBed.mac(1, 50), 0x7F00_0001), RejectReason.BAD_PARAMETERS},
+                {"address list: broadcast", addresses(SprayTestBed.mac(1, 50), -1), RejectReason.BAD_PARAMETERS},
+                {"address list: multicast", addresses(SprayTestBed.mac(1, 50), 0xE000_0001), RejectReason.BAD_PARAMETERS},
+                {"address list: the responder's own", addresses(SprayTestBed.mac(1, 50), SprayTestBed.ip(1, 2)),
+                    RejectReason.BAD_PARAMETERS},
             };
             for (final Object[] c : cases)
             {
