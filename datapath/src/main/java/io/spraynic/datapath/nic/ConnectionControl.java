@@ -207,6 +207,7 @@ final class ConnectionControl
                 {
                     w.removePoller(poller[0]);
                     attachSpray(w, handle, pending.connection());
+                    neighbours.refresh(w, handle.nextHop); // a MAC that changed during the handshake
                     established.complete(handle);
                 }
                 else if (pending.state() == SprayHandshake.Pending.State.FAILED)
@@ -305,6 +306,7 @@ final class ConnectionControl
             c.queuePair().toRts();
             return c;
         }, timeout, "connect queue pair 0x" + Integer.toHexString(c.localId));
+        neighbours.refresh(calls.worker(c.worker()), hops); // a MAC that changed since it was resolved above
     }
 
     private int sourcePortBase(final int paths)

@@ -33,7 +33,8 @@ final class NicNeighbours
     private NeighbourAgent[] agents;
     private PortFrameSink[] sinks;
     private NicWorker[] workers;
-    // any thread to worker 0's: {+1 or -1, plane, high, low}, a connection that follows a next hop or no longer does
+    // any thread to worker 0's: {+1 or -1, plane, high, low}, a connection that follows a next hop or no longer does;
+    // {0, plane, high, low, worker}, a worker to be told the next hop's MAC now (a connection attached there)
     private final ConcurrentLinkedQueue<long[]> followChanges = new ConcurrentLinkedQueue<>();
     // worker 0's thread: the workers whose command queue was full when a next hop's MAC changed
     private boolean[] missedUpdate;
@@ -161,21 +162,49 @@ final class NicNeighbours
         return any;
     }
 
-    /** Worker 0's thread, after the agents' timers: follows and unfollows, then resyncs. @return work done. */
+    /**
+     * Has worker 0 tell {@code worker} each of {@code hops}' MAC as the table holds it now: a connection attached there
+     * after its next hops were resolved (its handshake, a queue pair's RTR) missed a change in between otherwise, since
+     * an update reaches only the connections attached when it runs. Any thread.
+     */
+    void refresh(final NicWorker worker, final NextHops hops)
+    {
+        for (int p = 0; null != agents && p < hops.planes() && p < agents.length; p++)
+        {
+            if (hops.has(p) && null != agents[p])
+            {
+                followChanges.offer(new long[]{0, p, hops.high()[p], hops.low()[p], worker.index()});
+            }
+        }
+    }
+
+    /** Worker 0's thread, after the agents' timers: follows, unfollows and refreshes, then resyncs. @return work done. */
     int onTick(final long nowNanos)
     {
         int work = 0;
         long[] change;
         while (null != (change = followChanges.poll()))
         {
-            final NeighbourAgent agent = agents[(int)change[1]];
+            final int plane = (int)change[1];
+            final NeighbourAgent agent = agents[plane];
             if (change[0] > 0)
             {
                 agent.follow(change[2], change[3], nowNanos);
             }
-            else
+            else if (change[0] < 0)
             {
                 agent.unfollow(change[2], change[3]);
+            }
+            else
+            {
+                final long high = change[2];
+                final long low = change[3];
+                final long mac = agent.macOf(high, low);
+                final NicWorker worker = workers[(int)change[4]];
+                if (0 != mac && !worker.offer((w, now) -> w.onNextHopMac(plane, high, low, mac)))
+                {
+                    missed(worker);
+                }
             }
             work++;
         }

@@ -18,11 +18,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -49,7 +53,7 @@ class NeighbourDpdkTest
     @BeforeAll
     static void start()
     {
-        wire = new HostileWire(dir, "neighbour", c -> { });
+        wire = new HostileWire(dir, "neighbour", c -> c.listen(true)); // A listens too: B connects to it once
     }
 
     @AfterAll
@@ -89,6 +93,7 @@ class NeighbourDpdkTest
             pings.add(echo(ATTACKER_MAC, 0x0AC8_0002, ipB, i));
         }
         final Map<String, Long> beforePings = HostileWire.counters(wire.b());
+        final long sentBefore = wire.attackFramesSent(); // the class's other tests send some of their own
         wire.attack(new HostileConnectDpdkTest.ListAttacker(pings));
         final long deadline = System.nanoTime() + WAIT.toNanos();
         while (delta(beforePings, HostileWire.counters(wire.b()), "echo_answered") < 10 && System.nanoTime() < deadline)
@@ -115,7 +120,7 @@ class NeighbourDpdkTest
         attack.add(arp(9, ATTACKER_MAC, 0x0AC8_0001, 0, ipB, 60));
         final Map<String, Long> before = HostileWire.counters(wire.b());
         wire.attack(new HostileConnectDpdkTest.ListAttacker(attack));
-        awaitEquals(pings.size() + attack.size(), wire::attackFramesSent, "the attack went out");
+        awaitEquals(sentBefore + pings.size() + attack.size(), wire::attackFramesSent, "the attack went out");
         awaitEquals(before.get(B0 + "arp_requests_received") + 300,
             () -> HostileWire.counters(wire.b()).get(B0 + "arp_requests_received"), "the flood arrived");
         Thread.sleep(50); // and the frames behind it
@@ -223,6 +228,80 @@ class NeighbourDpdkTest
             awaitEquals(bOnA[p], () -> followers(wire.a(), 1, plane), "A's closed connection follows B no more");
             awaitEquals(aOnB[p], () -> followers(wire.b(), 0, plane), "nor B's, closed by A's CLOSE");
         }
+    }
+
+    @Test
+    void shouldGiveAConnectionTheMacItsNextHopTookDuringItsHandshake() throws Exception
+    {
+        final ExecutorService acceptor = Executors.newSingleThreadExecutor();
+        final ExecutorService connector = Executors.newSingleThreadExecutor();
+        final CountDownLatch stall = new CountDownLatch(1);
+        final int ipA = HostileWire.ip(0, 0);
+        final long moved = 0x02_00_00_00_AA_03L;
+        try
+        {
+            // B's connects take its workers in turn: after one on worker 0, the next goes to worker 1
+            NicConnection last = connectFromB(acceptor);
+            while (last.worker() != 0)
+            {
+                last = connectFromB(acceptor);
+            }
+            final NicWorker worker = wire.b().worker(1);
+            final CountDownLatch stalled = new CountDownLatch(1);
+            assertTrue(worker.offer((w, now) ->
+            {
+                stalled.countDown();
+                try
+                {
+                    stall.await(30, TimeUnit.SECONDS);
+                }
+                catch (final InterruptedException ex)
+                {
+                    Thread.currentThread().interrupt();
+                }
+            }));
+            assertTrue(stalled.await(10, TimeUnit.SECONDS), "worker 1 stalled");
+            // B resolves A's MAC and queues the handshake on worker 1; A's address then moves, and worker 1 runs the
+            // update before the connection exists (it attaches when the handshake completes): before, the update
+            // was lost and the connection sent to the MAC resolved before it
+            final java.util.concurrent.Future<NicConnection> accepted = acceptor.submit(() -> wire.a().accept(WAIT));
+            final CompletableFuture<NicConnection> connected = CompletableFuture.supplyAsync(() ->
+                wire.b().connect(new int[]{ipA, HostileWire.ip(0, 1)}, WAIT), connector);
+            Thread.sleep(300); // the resolve (worker 0) and the handshake's command queued on worker 1
+            wire.attack(new HostileConnectDpdkTest.ListAttacker(List.of(arp(ArpHeader.OPERATION_REQUEST, moved, ipA, 0,
+                ipA, 60))));
+            awaitEquals(moved, () -> macOnWorkerZero(ipA), "worker 0's table took the new MAC");
+            stall.countDown();
+            final NicConnection connection = connected.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+            assertNotNull(accepted.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+            assertEquals(1, connection.worker());
+            final SprayConnection spray = ((SprayNicConnection)connection).spray();
+            awaitEquals(moved, () -> spray.nextHopMac(0), "the connection sends to the MAC A's address took");
+            wire.attack(new HostileConnectDpdkTest.ListAttacker(List.of(
+                arp(ArpHeader.OPERATION_REQUEST, HostileWire.mac(0, 0), ipA, 0, ipA, 60))));
+            awaitEquals(HostileWire.mac(0, 0), () -> spray.nextHopMac(0), "and back");
+        }
+        finally
+        {
+            stall.countDown();
+            acceptor.shutdownNow();
+            connector.shutdownNow();
+        }
+    }
+
+    // a connection from B to A, A accepting on `acceptor`: B's handle
+    private static NicConnection connectFromB(final ExecutorService acceptor) throws Exception
+    {
+        final java.util.concurrent.Future<NicConnection> accepted = acceptor.submit(() -> wire.a().accept(WAIT));
+        final NicConnection connection = wire.b().connect(new int[]{HostileWire.ip(0, 0), HostileWire.ip(0, 1)}, WAIT);
+        assertNotNull(accepted.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+        return connection;
+    }
+
+    private static long macOnWorkerZero(final int ip)
+    {
+        return WorkerCalls.call(wire.b().worker(0), (w, now) -> w.neighbour(0).macOf(InterfaceAddress.MAPPED_HIGH,
+            InterfaceAddress.mappedLow(ip)), EmbeddedNic.CONTROL_TIMEOUT, "read the table");
     }
 
     // connections of `nic` whose frames on `plane` go to host `host`'s address there, as worker 0's table counts them
