@@ -151,14 +151,23 @@ class NeighbourDpdkTest
     @Test
     void shouldGiveAWorkerThatMissedAMacChangeEveryNextHopOnceItHasRoom() throws Exception
     {
-        // a connection of B's on worker 1 (worker 0 runs the neighbour agents and tells the others of each change)
-        HostileWire.Legit legit = wire.connect(WAIT);
-        for (int i = 0; i < 4 && legit.server().worker() != 1; i++)
+        // a connection of B's on worker 1 (worker 0 runs the neighbour agents and tells the others of each change): B's
+        // connects take its workers in turn (where a peer's connection lands depends on the queue its CONNECT met)
+        final ExecutorService acceptor = Executors.newSingleThreadExecutor();
+        HostileWire.Legit legit;
+        try
         {
-            legit = wire.connect(WAIT);
+            legit = connectFromB(acceptor);
+            while (legit.client().worker() != 1)
+            {
+                legit = connectFromB(acceptor);
+            }
         }
-        assertEquals(1, legit.server().worker(), "a connection of B's on worker 1");
-        final SprayConnection served = ((SprayNicConnection)legit.server()).spray();
+        finally
+        {
+            acceptor.shutdownNow();
+        }
+        final SprayConnection served = ((SprayNicConnection)legit.client()).spray();
         awaitEquals(HostileWire.mac(0, 0), () -> served.nextHopMac(0), "B sends to A's MAC");
         final int ipA = HostileWire.ip(0, 0);
         final long moved = 0x02_00_00_00_AA_02L;
@@ -204,7 +213,7 @@ class NeighbourDpdkTest
         wire.attack(new HostileConnectDpdkTest.ListAttacker(List.of(
             arp(ArpHeader.OPERATION_REQUEST, HostileWire.mac(0, 0), ipA, 0, ipA, 60))));
         awaitEquals(HostileWire.mac(0, 0), () -> served.nextHopMac(0), "and back");
-        assertEquals(-1, HostileWire.verifiedTransfer(legit, wire.a(), wire.b(), 1 << 20, 5, WAIT));
+        assertEquals(-1, HostileWire.verifiedTransfer(legit, wire.b(), wire.a(), 1 << 20, 5, WAIT));
     }
 
     @Test
@@ -241,10 +250,10 @@ class NeighbourDpdkTest
         try
         {
             // B's connects take its workers in turn: after one on worker 0, the next goes to worker 1
-            NicConnection last = connectFromB(acceptor);
+            NicConnection last = connectFromB(acceptor).client();
             while (last.worker() != 0)
             {
-                last = connectFromB(acceptor);
+                last = connectFromB(acceptor).client();
             }
             final NicWorker worker = wire.b().worker(1);
             final CountDownLatch stalled = new CountDownLatch(1);
@@ -289,13 +298,14 @@ class NeighbourDpdkTest
         }
     }
 
-    // a connection from B to A, A accepting on `acceptor`: B's handle
-    private static NicConnection connectFromB(final ExecutorService acceptor) throws Exception
+    // a connection from B to A, A accepting on `acceptor`: B's handle the client, A's the server
+    private static HostileWire.Legit connectFromB(final ExecutorService acceptor) throws Exception
     {
         final java.util.concurrent.Future<NicConnection> accepted = acceptor.submit(() -> wire.a().accept(WAIT));
         final NicConnection connection = wire.b().connect(new int[]{HostileWire.ip(0, 0), HostileWire.ip(0, 1)}, WAIT);
-        assertNotNull(accepted.get(WAIT.toSeconds(), TimeUnit.SECONDS));
-        return connection;
+        final NicConnection server = accepted.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        assertNotNull(server);
+        return new HostileWire.Legit(connection, server);
     }
 
     private static long macOnWorkerZero(final int ip)

@@ -67,8 +67,11 @@ final class ConnectChecks
                 final long high = PlaneAddress.ipv6High(seg, entry);
                 final long low = PlaneAddress.ipv6Low(seg, entry);
                 final boolean noLocal = config.localIpv6High[plane] == 0 && config.localIpv6Low[plane] == 0;
-                if (noLocal || !isHostIpv6(high, low) ||
-                    (high == config.localIpv6High[plane] && low == config.localIpv6Low[plane]))
+                final long localHigh = config.localIpv6High[plane];
+                final long localLow = config.localIpv6Low[plane];
+                final boolean loopback = isLoopbackIpv6(high, low);
+                if (noLocal || !isHostIpv6(high, low) || loopback != isLoopbackIpv6(localHigh, localLow) ||
+                    (!loopback && high == localHigh && low == localLow))
                 {
                     return false;
                 }
@@ -76,7 +79,9 @@ final class ConnectChecks
             else
             {
                 final int ipv4 = PlaneAddress.ipv4(seg, entry);
-                if (!isHostIpv4(ipv4) || ipv4 == config.localIpv4[plane])
+                final int local = config.localIpv4[plane];
+                final boolean loopback = isLoopbackIpv4(ipv4);
+                if (!isHostIpv4(ipv4) || loopback != isLoopbackIpv4(local) || (!loopback && ipv4 == local))
                 {
                     return false;
                 }
@@ -85,18 +90,28 @@ final class ConnectChecks
         return true;
     }
 
-    /** @return whether an IPv4 address may be a host's: not 0, not loopback 127/8, not multicast, reserved or broadcast. */
+    /** @return whether an IPv4 address may be a host's: not 0, not multicast, reserved or broadcast. */
     static boolean isHostIpv4(final int ipv4)
     {
-        final int first = ipv4 >>> 24;
-        return ipv4 != 0 && first != 127 && first < 224;
+        return ipv4 != 0 && (ipv4 >>> 24) < 224;
     }
 
-    /** @return whether an IPv6 address may be a host's: not ::, not ::1, not multicast, not IPv4-mapped. */
+    /** @return whether an IPv6 address may be a host's: not ::, not multicast, not IPv4-mapped. */
     static boolean isHostIpv6(final long high, final long low)
     {
-        return !(high == 0 && (low == 0 || low == 1)) && (high >>> 56) != 0xFF &&
-            !(high == 0 && (low >>> 32) == 0xFFFF);
+        return !(high == 0 && low == 0) && (high >>> 56) != 0xFF && !(high == 0 && (low >>> 32) == 0xFFFF);
+    }
+
+    // loopback (127/8, ::1) is a peer's address only where this end's is loopback too (UDP sockets on one host, where
+    // two NICs may share ::1, told apart by their ports)
+    private static boolean isLoopbackIpv4(final int ipv4)
+    {
+        return (ipv4 >>> 24) == 127;
+    }
+
+    private static boolean isLoopbackIpv6(final long high, final long low)
+    {
+        return high == 0 && low == 1;
     }
 
     /** S9.1 step 6: a CONNECT_ACK's version, block, planes, paths, MTU and CID. */
