@@ -44,6 +44,12 @@ final class AnswerSender
         return socketExchange;
     }
 
+    /** @return whether the command being handled came on the socket from this NIC's user or root. */
+    boolean fromOwner()
+    {
+        return socket.fromOwner();
+    }
+
     void respondOk(final IpcClient client, final long correlationId, final long value)
     {
         ok.wrap(response, 0).value(value);

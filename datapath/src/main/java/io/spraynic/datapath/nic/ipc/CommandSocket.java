@@ -62,6 +62,11 @@ final class CommandSocket implements AutoCloseable
     private final IpcCounters counters;
     private final int[] connections = new int[MAX_CONNECTIONS];
     private final long[] lastActiveMs = new long[MAX_CONNECTIONS];
+    // per connection: whether its peer is this NIC's user or root (not only a member of the group), as the kernel saw
+    // it connect: only such a peer's client may start a live capture, which sees every tenant's frames
+    private final boolean[] ownersPeer = new boolean[MAX_CONNECTIONS];
+    private boolean peerIsOwner;
+    private boolean replyToOwner;
     private final byte[] message = new byte[MESSAGE_HEADER_LENGTH + IpcMessages.MAX_COMMAND_LENGTH];
     private final UnsafeBuffer body = new UnsafeBuffer(message, MESSAGE_HEADER_LENGTH, IpcMessages.MAX_COMMAND_LENGTH);
     private final UnsafeBuffer header = new UnsafeBuffer(message, 0, MESSAGE_HEADER_LENGTH);
@@ -200,6 +205,15 @@ final class CommandSocket implements AutoCloseable
     }
 
     /**
+     * @return whether the command being handled came from a peer of this NIC's user or root (false outside
+     * {@link Handler#onCommand}, and for a member of the group that is neither).
+     */
+    boolean fromOwner()
+    {
+        return replyTo >= 0 && replyToOwner;
+    }
+
+    /**
      * I10.10: the peer's credentials, as the kernel recorded them when it connected, are this NIC's user, root, or
      * (with a group) of the group, as its primary or a supplementary group. File modes already keep others from
      * connecting; this keeps out a peer that got hold of a connection some other way (a descriptor passed on, a
@@ -207,8 +221,10 @@ final class CommandSocket implements AutoCloseable
      */
     private boolean permitted(final int fd)
     {
+        peerIsOwner = false;
         if (NO_UID == ownerUid)
         {
+            peerIsOwner = true;
             return true; // no uid to compare with (not Linux): file modes alone
         }
         if (UnixSockets.peerCredentials(fd, received) != 0)
@@ -216,7 +232,8 @@ final class CommandSocket implements AutoCloseable
             return false;
         }
         final int uid = received.peerUid;
-        if (uid == ownerUid || uid == 0)
+        peerIsOwner = uid == ownerUid || uid == 0;
+        if (peerIsOwner)
         {
             return true;
         }
@@ -245,6 +262,7 @@ final class CommandSocket implements AutoCloseable
         counters.socketConnections.incrementRelease();
         connections[count] = fd;
         lastActiveMs[count] = nowMs;
+        ownersPeer[count] = peerIsOwner;
         count++;
     }
 
@@ -281,6 +299,7 @@ final class CommandSocket implements AutoCloseable
         final int fd = 1 == received.fdCount ? received.fds[0] : -1;
         received.fdCount = 0;
         replyTo = connections[i];
+        replyToOwner = ownersPeer[i];
         try
         {
             handler.onCommand(type, body, (int)length - MESSAGE_HEADER_LENGTH, fd);
@@ -288,6 +307,7 @@ final class CommandSocket implements AutoCloseable
         finally
         {
             replyTo = -1;
+            replyToOwner = false;
             UnixSockets.close(fd); // what the NIC keeps it mapped; the descriptor itself goes
         }
         return 1;
@@ -371,6 +391,7 @@ final class CommandSocket implements AutoCloseable
         count--;
         connections[i] = connections[count];
         lastActiveMs[i] = lastActiveMs[count];
+        ownersPeer[i] = ownersPeer[count];
     }
 
     /** Closes every connection and the socket, and removes its name. */

@@ -38,16 +38,23 @@ final class IpcCaptures
     void onStart(final IpcClient client, final IpcMessages.StartCapture command)
     {
         final long correlationId = command.correlationId();
-        final String problem = problem(command);
-        if (null != problem)
-        {
-            refuse(client, correlationId, IpcMessages.ERR_BAD_VALUE, problem);
-            return;
-        }
+        // permission first: a client that may not capture learns nothing of the NIC's ports and queues
         if (!allowed)
         {
             refuse(client, correlationId, IpcMessages.ERR_NOT_PERMITTED, "this NIC does not allow live capture (it runs " +
                 "with --no-ipc-capture: its clients must not see each other's traffic)");
+            return;
+        }
+        if (!client.mayCapture)
+        {
+            refuse(client, correlationId, IpcMessages.ERR_NOT_PERMITTED, "a live capture sees every tenant's frames: " +
+                "only the NIC's own user or root may start one, not another user of its --ipc-group");
+            return;
+        }
+        final String problem = problem(command);
+        if (null != problem)
+        {
+            refuse(client, correlationId, IpcMessages.ERR_BAD_VALUE, problem);
             return;
         }
         if (null != owner || starting)

@@ -17,6 +17,11 @@ final class IpcClient
     final long id;
     final long pid;
     final long token;
+    /**
+     * Whether it may start a live capture, which sees every tenant's frames: its process is the NIC's user's or root's,
+     * as the kernel saw it connect (not only a member of {@code --ipc-group}).
+     */
+    final boolean mayCapture;
     /** The answer ring's sealed memory: its descriptor goes once ADD_CLIENT's answer carried it; unmapped at release. */
     final SealedMemory answerMemory;
     final OneToOneRingBuffer answers;
@@ -34,8 +39,11 @@ final class IpcClient
     {
     }
 
-    IpcClient(final long id, final long pid, final long token, final SealedMemory answerMemory, final long nowMs)
+    /** @param mayCapture whether it may start a live capture: its process is the NIC's user's or root's. */
+    IpcClient(final long id, final long pid, final long token, final SealedMemory answerMemory, final long nowMs,
+        final boolean mayCapture)
     {
+        this.mayCapture = mayCapture;
         this.id = id;
         this.pid = pid;
         this.token = token;

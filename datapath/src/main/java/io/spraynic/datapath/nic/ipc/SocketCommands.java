@@ -82,7 +82,8 @@ final class SocketCommands
         {
             nextClientId = nextClientId > Integer.MAX_VALUE ? 1 : nextClientId + 1; // an id is also a protection domain
         }
-        final IpcClient client = new IpcClient(nextClientId++, command.pid(), token, answerMemory, conductor.nowMs());
+        final IpcClient client = new IpcClient(nextClientId++, command.pid(), token, answerMemory, conductor.nowMs(),
+            answers.fromOwner());
         sessions.addClient(client);
         ok.wrap(answers.response, 0).value(clientTimeoutMs);
         ok.ids(client.id, correlationId, token);

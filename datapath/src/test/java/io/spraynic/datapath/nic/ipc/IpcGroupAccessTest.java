@@ -49,6 +49,26 @@ class IpcGroupAccessTest
         "    print('CLOSED')",
         "");
 
+    /**
+     * ADD_CLIENT (I5.1) on the socket; prints "CLIENT id token" from the OK, then keeps alive on the command ring for 3
+     * s (another process writes in its name meanwhile), or prints what else it met.
+     */
+    private static final String ADDING_CLIENT = String.join("\n",
+        "import os, socket, struct, sys, time",
+        "s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)",
+        "s.connect(sys.argv[1])",
+        "s.settimeout(10)",
+        "s.send(struct.pack('<ii', " + IpcMessages.ADD_CLIENT + ", " + IpcFileDescriptor.VERSION +
+            ") + struct.pack('<qqqq', 0, 1, 0, os.getpid()))",
+        "data, ancillary, flags, address = s.recvmsg(1024, socket.CMSG_SPACE(64))",
+        "kind, version = struct.unpack_from('<ii', data, 0)",
+        "if kind != " + IpcMessages.OK + ":",
+        "    print('REFUSED', kind); sys.exit(0)",
+        "client, correlation, token = struct.unpack_from('<qqq', data, 8)",
+        "print('CLIENT', client, token, flush=True)",
+        "time.sleep(3)",
+        "");
+
     @TempDir
     Path base;
 
@@ -140,6 +160,48 @@ class IpcGroupAccessTest
             assertEquals("CLOSED", runAs(client, socket, "--clear-groups", "--inh-caps=+dac_override",
                 "--ambient-caps=+dac_override"));
             assertEquals(1, bed.counter("ipc: socket connections refused: credentials"));
+            assertEquals(0, bed.unexpectedErrors());
+        }
+    }
+
+    @Test
+    void shouldLetOnlyTheNicsOwnUserOrRootStartALiveCaptureThatSeesEveryTenant() throws Exception
+    {
+        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/setpriv")) &&
+            Files.isExecutable(Path.of("/usr/bin/python3")), "SKIPPED: needs setpriv and python3");
+        Files.setPosixFilePermissions(base, PosixFilePermissions.fromString("rwx--x--x")); // others may pass through
+        final Path client = Files.writeString(base.resolve("adding.py"), ADDING_CLIENT);
+        Files.setPosixFilePermissions(client, PosixFilePermissions.fromString("rw-r--r--"));
+        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.SPRAY, Duration.ofSeconds(5),
+            IpcConductor.Limits.DEFAULT, false, IpcAccess.group(group));
+            RawControlFile raw = new RawControlFile(bed.dir))
+        {
+            final Path socket = bed.dir.resolve(CommandSocket.SOCKET_FILE);
+            // a tenant of another uid in the group: a client as any other, but its START_CAPTURE, valid in every field,
+            // is refused; before, it started a capture of every frame of every tenant
+            final Process process = new ProcessBuilder("/usr/bin/setpriv", "--reuid=" + OTHER_UID,
+                "--regid=" + OTHER_UID, "--groups=" + gid, "/usr/bin/python3", client.toString(), socket.toString())
+                .redirectErrorStream(true).start();
+            try
+            {
+                final String line = new java.io.BufferedReader(new java.io.InputStreamReader(process.getInputStream()))
+                    .readLine();
+                assertTrue(null != line && line.startsWith("CLIENT "), "the tenant was added: " + line);
+                final String[] fields = line.split(" ");
+                assertTrue(raw.startCapture(Long.parseLong(fields[1]), Long.parseLong(fields[2])));
+                IpcTestBed.await(() -> bed.counter("ipc: captures refused") == 1, IpcTestBed.WAIT, "the capture refused");
+                assertEquals(0, bed.counter("ipc: captures started"));
+            }
+            finally
+            {
+                process.destroyForcibly();
+            }
+            // the NIC's own user (root here) starts one the same way
+            try (NicClient owner = NicClient.connect(bed.dir, IpcTestBed.WAIT))
+            {
+                assertTrue(raw.startCapture(owner.clientId(), owner.token()));
+                IpcTestBed.await(() -> bed.counter("ipc: captures started") == 1, IpcTestBed.WAIT, "the owner's capture");
+            }
             assertEquals(0, bed.unexpectedErrors());
         }
     }

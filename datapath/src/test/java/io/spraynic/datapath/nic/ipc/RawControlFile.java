@@ -86,6 +86,18 @@ final class RawControlFile implements AutoCloseable
         return toNic.write(IpcMessages.CONNECT, command, 0, IpcMessages.Connect.LENGTH);
     }
 
+    /** Writes a valid START_CAPTURE of every frame for 10 s (64 slots of 128 B) in any client's name with any token. */
+    boolean startCapture(final long clientId, final long token)
+    {
+        command.setMemory(0, command.capacity(), (byte)0);
+        final IpcMessages.StartCapture c = new IpcMessages.StartCapture().wrap(command, 0);
+        c.ids(clientId, toNic.nextCorrelationId(), token);
+        final io.spraynic.datapath.capture.CaptureFilter all = io.spraynic.datapath.capture.CaptureFilter.ALL;
+        c.set(10_000, 128, all.directions(), all.ports(), all.queues(), all.kind().ordinal(), all.udpDstPort(), all.host(),
+            all.hasHost(), 1, io.spraynic.datapath.capture.CaptureRingLayout.ringBytes(64, 128));
+        return toNic.write(IpcMessages.START_CAPTURE, command, 0, IpcMessages.StartCapture.LENGTH);
+    }
+
     /** Writes a command of any type and length (the body zero) in any client's name with any token. */
     boolean command(final int type, final long clientId, final long token, final int length)
     {
