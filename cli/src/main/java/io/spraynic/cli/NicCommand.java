@@ -23,6 +23,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -237,7 +238,8 @@ final class NicCommand implements Callable<Integer>
         BadOption.range("--rocev2-ack-timeout", rocev2AckTimeout, 1, 31);
         dcqcnOption.config(java.util.Map.of()); // refuses a bad --rocev2-line-rate or --dcqcn before anything starts
         BadOption.size("--expose", expose, 0, 1L << 40);
-        BadOption.positive("--ipc-client-timeout", ipcClientTimeout, 5);
+        // the conductor looks every 50 ms and clients keep alive every tenth of it: below 0.1 s no client stays
+        BadOption.range("--ipc-client-timeout", ipcClientTimeout, 0.1, 86_400, 5);
         BadOption.range("--ipc-max-clients", ipcMaxClients, 1, IPC_LIMIT_MAX);
         BadOption.range("--ipc-max-regions", ipcMaxRegions, 1, IPC_LIMIT_MAX);
         BadOption.range("--ipc-max-connections", ipcMaxConnections, 1, IPC_LIMIT_MAX);
@@ -395,6 +397,13 @@ final class NicCommand implements Callable<Integer>
 
     private Integer serve(final NicConnection.Kind kind, final io.spraynic.pmd.InterfaceAddress[] given) throws Exception
     {
+        if (kind != NicConnection.Kind.SPRAY && null != pskFile)
+        {
+            // the key authenticates spray handshakes (PROTOCOL.md S12.2); a RoCEv2 queue pair has none to authenticate,
+            // and an operator who gave it would believe only key holders can connect
+            throw new IllegalArgumentException("--psk-file authenticates spray connections only: --mode " + mode +
+                " has no handshake to authenticate; drop --psk-file, or run --mode spray");
+        }
         if (kind == NicConnection.Kind.ROCEV2 && null == exchange && null == ipcDir)
         {
             throw new IllegalArgumentException("--mode rocev2 needs --exchange DIR (RoCEv2 queue pairs are connected out of " +
@@ -418,9 +427,11 @@ final class NicCommand implements Callable<Integer>
             throw new IllegalArgumentException("--max-connections-per-source " + maxConnectionsPerSource +
                 " is not allowed: give 1 or more");
         }
-        if (!(idleTimeout >= 0) || idleTimeout > 86_400)
+        if (!(idleTimeout >= 0) || idleTimeout > 86_400 || (idleTimeout > 0 && idleTimeout < 0.001))
         {
-            throw new IllegalArgumentException("--idle-timeout " + idleTimeout + " is not allowed: give 0 (never) to 86400 seconds");
+            // below 1 ms it would round to 0 ns, which means never
+            throw new IllegalArgumentException("--idle-timeout " + idleTimeout + " is not allowed: give 0 (never) or " +
+                "0.001 to 86400 seconds");
         }
         final int responseRate = connectResponseRate;
         final int responseBurst = connectResponseBurst;
@@ -473,6 +484,10 @@ final class NicCommand implements Callable<Integer>
                     System.out.printf(Locale.ROOT, "spraynic nic: serving applications in %s, for %s (spraynic client " +
                         "--ipc-dir %s)%n", ipc, ipcAccess.describe(), ipc);
                 }
+                if (null != exchange)
+                {
+                    PeerExchange.prepare(exchange); // this user's, nobody else's to write into
+                }
                 MemoryRegion exposed = null;
                 if (expose > 0)
                 {
@@ -482,7 +497,6 @@ final class NicCommand implements Callable<Integer>
                         region.address(), Integer.toUnsignedString(region.rkey()));
                     if (null != exchange)
                     {
-                        java.nio.file.Files.createDirectories(exchange);
                         PeerExchange.publishServer(nic, region, exchange);
                         exposed = region;
                     }
@@ -505,12 +519,22 @@ final class NicCommand implements Callable<Integer>
                     }
                     if (null != offered)
                     {
-                        if (!visitorConnected && PeerExchange.connectVisitor(offered, exchange, Duration.ofSeconds(10)))
+                        try
                         {
-                            visitorConnected = true;
-                            System.out.printf(Locale.ROOT, "spraynic nic: accepted connection 0x%x: queue pair connected%n",
-                                offered.localId());
-                            System.out.flush();
+                            if (!visitorConnected && PeerExchange.connectVisitor(offered, exchange, Duration.ofSeconds(10)))
+                            {
+                                visitorConnected = true;
+                                System.out.printf(Locale.ROOT, "spraynic nic: accepted connection 0x%x: queue pair " +
+                                    "connected%n", offered.localId());
+                                System.out.flush();
+                            }
+                        }
+                        catch (final IOException | RuntimeException refused)
+                        {
+                            // a visitor.qp that is not one (garbage, a link, a FIFO): told, removed, and served on
+                            System.err.println("spraynic nic: refused " + exchange.resolve("visitor.qp") + ": " +
+                                refused.getMessage());
+                            java.nio.file.Files.deleteIfExists(exchange.resolve("visitor.qp"));
                         }
                         Thread.sleep(200);
                         continue;

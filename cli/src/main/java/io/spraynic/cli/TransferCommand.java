@@ -178,7 +178,7 @@ final class TransferCommand implements Callable<Integer>
             throw new BadOption("--warmup-hold", "", "holds after a warm-up, and there is none", "try --warmup 1m");
         }
         final io.spraynic.pmd.InterfaceAddress[] given = PlaneAddresses.parse(ips, gateways);
-        Files.createDirectories(exchange);
+        io.spraynic.apps.exchange.PeerExchange.prepare(exchange); // this user's, nobody else's to write into
         final Map<String, String> filled = new LinkedHashMap<>(params);
         // two peers on one host must not share DPDK's runtime directory
         filled.putIfAbsent("file_prefix", "spraynic-transfer-" + ProcessHandle.current().pid());

@@ -142,7 +142,8 @@ class BadArgumentsTest
         table.add(bad("nic --config net_null --workers 65", "1..64"));
         table.add(bad("nic --config net_null --expose 2t", "not a size"));
         table.add(bad("nic --config net_null --expose 2048g", "0..1024g"));
-        table.add(bad("nic --config net_null --ipc-client-timeout 0", "above 0"));
+        table.add(bad("nic --config net_null --ipc-client-timeout 0", "0.1..86400"));
+        table.add(bad("nic --config net_null --ipc-client-timeout 0.001", "0.1..86400")); // every client released at once
         table.add(bad("nic --config net_null --ipc-max-clients 0", "1..65536"));
         table.add(bad("nic --config net_null --ipc-max-clients 65537", "1..65536"));
         table.add(bad("nic --config net_null --ipc-max-clients many", "not a whole number"));

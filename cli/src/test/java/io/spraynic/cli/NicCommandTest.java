@@ -62,6 +62,18 @@ class NicCommandTest
             "10.0.0.1", "--idle-timeout", "-1");
         assertTrue(idle.exitCode() != 0);
         assertTrue(idle.err().contains("--idle-timeout"), idle.err());
+        // below 1 ms it rounded to 0 ns, which means never
+        final CliTestSupport.Run tinyIdle = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip",
+            "10.0.0.1", "--idle-timeout", "0.0000001");
+        assertTrue(tinyIdle.exitCode() != 0);
+        assertTrue(tinyIdle.err().contains("--idle-timeout 1.0E-7 is not allowed: give 0 (never) or 0.001 to 86400"),
+            tinyIdle.err());
+        // the key authenticates spray handshakes only: before, RoCEv2 mode took it and authenticated nothing
+        final CliTestSupport.Run rocevKey = CliTestSupport.run("nic", "--config", "net_null", "--mode", "rocev2", "--ip",
+            "10.0.0.1", "--exchange", "/nonexistent/x", "--psk-file", "/nonexistent/k");
+        assertTrue(rocevKey.exitCode() != 0);
+        assertTrue(rocevKey.err().contains("--psk-file authenticates spray connections only: --mode rocev2"),
+            rocevKey.err());
         final CliTestSupport.Run paths = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip",
             "10.0.0.1", "--paths", "65");
         assertTrue(paths.exitCode() != 0);

@@ -7,18 +7,25 @@ import io.spraynic.datapath.api.RocevEndpoint;
 import io.spraynic.datapath.api.SeededPattern;
 import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.nic.NicConnection;
+import io.spraynic.datapath.telemetry.OwnedDirectory;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import io.spraynic.datapath.verbs.PostResult;
 
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SeekableByteChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -229,7 +236,7 @@ public final class PeerExchange
         {
             return false;
         }
-        qp.connect(RocevEndpoint.parse(Files.readString(visitor)), timeout);
+        qp.connect(RocevEndpoint.parse(read(visitor)), timeout);
         publish(directory, "nic.ready", "ready");
         return true;
     }
@@ -270,7 +277,7 @@ public final class PeerExchange
      */
     static int servedKey(final Path directory) throws IOException
     {
-        final Map<String, String> server = fields(Files.readString(directory.resolve("nic.addr")));
+        final Map<String, String> server = fields(read(directory.resolve("nic.addr")));
         return key(server.containsKey(DEREGISTERED) ? server.get(DEREGISTERED) : require(server, "rkey"));
     }
 
@@ -539,12 +546,72 @@ public final class PeerExchange
         return fields;
     }
 
-    /** Writes a file whole (write then rename), so the peer never reads half of it. */
+    /** The largest file of an exchange directory read: each holds one line. */
+    static final int MAX_FILE_BYTES = 64 * 1024;
+
+    /**
+     * Makes the exchange directory if it is missing and checks it is this user's (or root's) and nobody else's to write
+     * into ({@link OwnedDirectory}): in one another user made, a link planted at a name this process writes would
+     * have it write into a file of that user's choosing.
+     *
+     * @throws IllegalArgumentException saying why the directory is refused.
+     */
+    public static void prepare(final Path directory) throws IOException
+    {
+        Files.createDirectories(directory);
+        final String problem = OwnedDirectory.problem(directory, "the exchange directory");
+        if (null != problem)
+        {
+            throw new IllegalArgumentException(problem + ": give --exchange a directory of your own");
+        }
+    }
+
+    /**
+     * Writes a file whole (write then rename), so the peer never reads half of it: the temporary file is made afresh
+     * (a link or file left at its name is removed, never followed), and the rename replaces a link at the final name
+     * rather than writing through it.
+     */
     public static void publish(final Path directory, final String name, final String content) throws IOException
     {
         final Path tmp = directory.resolve(name + ".tmp");
-        Files.writeString(tmp, content);
+        Files.deleteIfExists(tmp); // removes a link itself, not what it points to
+        try (OutputStream out = Files.newOutputStream(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+            LinkOption.NOFOLLOW_LINKS))
+        {
+            out.write(content.getBytes(StandardCharsets.UTF_8));
+        }
         Files.move(tmp, directory.resolve(name), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /**
+     * Reads a file a peer published: a regular file (not a link, a FIFO or a device), at most {@link #MAX_FILE_BYTES}.
+     *
+     * @throws IOException naming the file when it is not one.
+     */
+    public static String read(final Path file) throws IOException
+    {
+        if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS))
+        {
+            throw new IOException(file + " is not a regular file (a link, a FIFO or a device): refused");
+        }
+        try (SeekableByteChannel channel = Files.newByteChannel(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS))
+        {
+            if (channel.size() > MAX_FILE_BYTES)
+            {
+                throw new IOException(file + " holds " + channel.size() + " B, more than the " + MAX_FILE_BYTES +
+                    " B an exchange file may: refused");
+            }
+            final ByteBuffer bytes = ByteBuffer.allocate(MAX_FILE_BYTES + 1);
+            while (bytes.hasRemaining() && channel.read(bytes) > 0)
+            {
+                // until the end, or one byte past the bound (a file that grew as it was read)
+            }
+            if (bytes.position() > MAX_FILE_BYTES)
+            {
+                throw new IOException(file + " grew past " + MAX_FILE_BYTES + " B as it was read: refused");
+            }
+            return new String(bytes.array(), 0, bytes.position(), StandardCharsets.UTF_8);
+        }
     }
 
     /** Waits for a file a peer {@link #publish published} and reads it; throws if it does not come in time. */
@@ -569,6 +636,6 @@ public final class PeerExchange
                 throw new IllegalStateException("interrupted while waiting for " + file, ex);
             }
         }
-        return Files.readString(file);
+        return read(file);
     }
 }

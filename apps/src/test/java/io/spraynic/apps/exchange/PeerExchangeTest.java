@@ -12,8 +12,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
@@ -221,5 +224,57 @@ class PeerExchangeTest
             PeerExchange.visit(nics[0], dir, 256 * 1024, 64 * 1024, WAIT, 1L << 20, PeerExchange.VisitPhases.NONE));
         assertTrue(refused.getMessage().contains("fewer than the 1048576 to warm up with: lower --warmup"),
             refused.getMessage());
+    }
+
+    @Test
+    void shouldNeverWriteThroughALinkPlantedAtAFileItPublishes() throws Exception
+    {
+        final Path exchange = Files.createDirectory(dir.resolve("exchange"));
+        final Path victim = Files.writeString(dir.resolve("victim"), "precious");
+        Files.createSymbolicLink(exchange.resolve("nic.addr.tmp"), victim); // planted where the NIC writes first
+        Files.createSymbolicLink(exchange.resolve("nic.ready"), victim);
+        PeerExchange.publish(exchange, "nic.addr", "addr=1 rkey=2\n");
+        PeerExchange.publish(exchange, "nic.ready", "ready");
+        assertEquals("precious", Files.readString(victim), "before, Files.writeString followed the link");
+        assertEquals("addr=1 rkey=2\n", PeerExchange.read(exchange.resolve("nic.addr")));
+        assertTrue(Files.isRegularFile(exchange.resolve("nic.ready"), LinkOption.NOFOLLOW_LINKS), "the link replaced");
+    }
+
+    @Test
+    void shouldReadOnlyASmallRegularFileAPeerPublished() throws Exception
+    {
+        final Path exchange = Files.createDirectory(dir.resolve("exchange"));
+        Files.createSymbolicLink(exchange.resolve("visitor.qp"), Path.of("/dev/zero")); // read whole: the heap
+        assertTrue(assertThrows(IOException.class, () -> PeerExchange.read(exchange.resolve("visitor.qp"))).getMessage()
+            .contains("is not a regular file"));
+        final Path fifo = exchange.resolve("fifo");
+        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor()); // read whole: blocks for ever
+        assertThrows(IOException.class, () -> PeerExchange.read(fifo));
+        final Path big = Files.write(exchange.resolve("big"), new byte[PeerExchange.MAX_FILE_BYTES + 1]);
+        assertTrue(assertThrows(IOException.class, () -> PeerExchange.read(big)).getMessage().contains("more than"));
+    }
+
+    @Test
+    void shouldRefuseAnExchangeDirectoryOthersMayWriteIntoOrAnotherUserOwns() throws Exception
+    {
+        final Path open = Files.createDirectory(dir.resolve("open"));
+        Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwxrwxrwx"));
+        final IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
+            () -> PeerExchange.prepare(open));
+        assertTrue(refused.getMessage().contains("the exchange directory " + open + " has mode 777"), refused.getMessage());
+        final Path sticky = Files.createDirectory(dir.resolve("sticky")); // as /tmp: others cannot replace its files
+        assertEquals(0, new ProcessBuilder("chmod", "1777", sticky.toString()).start().waitFor());
+        PeerExchange.prepare(sticky);
+        final Path made = dir.resolve("made/by/it");
+        PeerExchange.prepare(made);
+        assertTrue(Files.isDirectory(made));
+        if ("root".equals(System.getProperty("user.name")))
+        {
+            final Path theirs = Files.createDirectory(dir.resolve("theirs"));
+            assertEquals(0, new ProcessBuilder("chown", "65534", theirs.toString()).start().waitFor());
+            final IllegalArgumentException other = assertThrows(IllegalArgumentException.class,
+                () -> PeerExchange.prepare(theirs));
+            assertTrue(other.getMessage().contains("belongs to another user (uid 65534)"), other.getMessage());
+        }
     }
 }

@@ -23,8 +23,6 @@ import java.nio.file.StandardOpenOption;
  */
 public final class CountersFile implements AutoCloseable
 {
-    private static final int GROUP_OR_OTHERS_WRITE = 0022;
-    private static final int STICKY = 01000;
 
     private final Path path;
     private final MappedByteBuffer mapped;
@@ -78,43 +76,10 @@ public final class CountersFile implements AutoCloseable
         return new CountersFile(path, mapped, counters);
     }
 
-    /**
-     * @return null when {@code directory} is safe to create a file in by name: a real directory (not a link), of this
-     * user or root, that nobody else may write into unless it is sticky (as /tmp: others can then neither remove nor
-     * rename this user's files); else why not. The default directory lies in world-writable /dev/shm, where another
-     * user could make it first and plant a link at a file name a NIC is about to create.
-     */
+    /** @return null when the counters directory is safe to create a file in by name, else why not. */
     static String directoryProblem(final Path directory)
     {
-        if (!Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS))
-        {
-            return "the counters directory " + directory + " is not a directory (a symbolic link, which another user " +
-                "may have planted, or a file)";
-        }
-        if (!directory.getFileSystem().supportedFileAttributeViews().contains("unix"))
-        {
-            return null;
-        }
-        try
-        {
-            final int owner = (Integer)Files.getAttribute(directory, "unix:uid", LinkOption.NOFOLLOW_LINKS);
-            final int mode = (Integer)Files.getAttribute(directory, "unix:mode", LinkOption.NOFOLLOW_LINKS);
-            final Object self = Files.getAttribute(Path.of("/proc/self"), "unix:uid");
-            if (owner != 0 && !Integer.valueOf(owner).equals(self))
-            {
-                return "the counters directory " + directory + " belongs to another user (uid " + owner + ")";
-            }
-            if ((mode & (GROUP_OR_OTHERS_WRITE)) != 0 && (mode & STICKY) == 0)
-            {
-                return "the counters directory " + directory + " has mode " + Integer.toOctalString(mode & 07777) +
-                    ": others may replace the files in it (chmod go-w, or +t as /tmp)";
-            }
-            return null;
-        }
-        catch (final IOException | UnsupportedOperationException | IllegalArgumentException | ClassCastException ex)
-        {
-            return "cannot check the owner and mode of the counters directory " + directory + ": " + ex.getMessage();
-        }
+        return OwnedDirectory.problem(directory, "the counters directory");
     }
 
     /**
