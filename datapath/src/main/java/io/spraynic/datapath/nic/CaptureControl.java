@@ -58,7 +58,15 @@ final class CaptureControl
         }
         catch (final RuntimeException ex)
         {
-            stop();
+            try
+            {
+                stop(); // a worker that missed the start runs it later, then this stop: queued after it
+            }
+            catch (final MemoryStillNamedException stillNamed)
+            {
+                stillNamed.addSuppressed(ex);
+                throw stillNamed; // the memory stays mapped until that worker stopped writing into it
+            }
             throw ex;
         }
     }
@@ -106,7 +114,12 @@ final class CaptureControl
         }, "start a capture by reference");
     }
 
-    /** See {@link EmbeddedNic#stopCapture}. */
+    /**
+     * See {@link EmbeddedNic#stopCapture}. The capture is over for this NIC either way, so that another may start (a
+     * worker runs its commands in order: a later start's after this stop); when a worker did not confirm in time, a
+     * {@link MemoryStillNamedException} tells when the memory may be freed, and a copier by reference, which frees the
+     * references that worker may still put, stops then.
+     */
     synchronized void stop()
     {
         final MemorySegment running = memory;
@@ -114,13 +127,33 @@ final class CaptureControl
         {
             return;
         }
-        calls.onEveryWorker((w, now) ->
+        memory = null;
+        final java.util.List<java.util.concurrent.CompletableFuture<?>> stopped = calls.submitToEveryWorker((w, now) ->
         {
             taps[w.index()].stop();
             return null;
-        }, "stop a capture");
+        });
+        try
+        {
+            calls.awaitEach(stopped, "stop a capture");
+        }
+        catch (final RuntimeException notConfirmed)
+        {
+            final CaptureCopier late = copier;
+            copier = null;
+            CaptureRingLayout.end(running); // the client stops reading; a late write lands in memory still mapped
+            throw new MemoryStillNamedException("could not stop the capture: " + notConfirmed.getMessage() +
+                "; its memory stays mapped until every worker stopped writing into it", notConfirmed,
+                java.util.concurrent.CompletableFuture.allOf(stopped.toArray(java.util.concurrent.CompletableFuture[]::new))
+                    .thenRunAsync(() ->
+                    {
+                        if (null != late)
+                        {
+                            late.stop(COPIER_STOP_MILLIS);
+                        }
+                    }));
+        }
         stopCopier();
-        memory = null;
         CaptureRingLayout.end(running);
     }
 

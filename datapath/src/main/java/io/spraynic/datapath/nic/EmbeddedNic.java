@@ -166,7 +166,9 @@ public final class EmbeddedNic implements Nic, CaptureSource
      * Stops the live capture, if one runs: returns once every worker stopped writing into its memory (which the caller
      * may then free) and marked it ended.
      *
-     * @throws IllegalStateException when a worker did not confirm (its memory must then stay mapped).
+     * @throws MemoryStillNamedException when a worker did not confirm: the capture is over (another may start), and
+     *                                   its memory may be freed once {@link MemoryStillNamedException#unnamed()}
+     *                                   completes.
      */
     public void stopCapture()
     {
@@ -234,6 +236,12 @@ public final class EmbeddedNic implements Nic, CaptureSource
     public CountersFile counters()
     {
         return counters;
+    }
+
+    /** @return the workers' capture taps, by worker (tests). */
+    CaptureTap[] captureTaps()
+    {
+        return factory.taps();
     }
 
     /** @return worker {@code index} (tests). */

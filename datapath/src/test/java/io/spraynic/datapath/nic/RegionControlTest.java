@@ -1,8 +1,5 @@
 package io.spraynic.datapath.nic;
 
-import io.spraynic.datapath.port.InMemoryLink;
-import io.spraynic.datapath.port.PacketPort;
-import io.spraynic.datapath.telemetry.CountersFile;
 import io.spraynic.datapath.verbs.AccessFlags;
 import io.spraynic.datapath.verbs.MemoryRegion;
 import org.junit.jupiter.api.AfterEach;
@@ -14,10 +11,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -44,55 +38,21 @@ class RegionControlTest
     @TempDir
     Path dir;
 
-    private final CountDownLatch stall = new CountDownLatch(1);
-    private final List<AutoCloseable> closeables = new ArrayList<>();
+    private TwoWorkerNic twoWorkers;
 
     @AfterEach
     void closeAll() throws Exception
     {
-        stall.countDown();
-        for (int i = closeables.size() - 1; i >= 0; i--)
+        if (null != twoWorkers)
         {
-            closeables.get(i).close();
+            twoWorkers.close();
         }
     }
 
-    /** @return the two workers of a NIC with a port of its own each. */
     private NicWorker[] start()
     {
-        final PacketPort[][] ports = new PacketPort[2][];
-        for (int worker = 0; worker < 2; worker++)
-        {
-            final InMemoryLink link = new InMemoryLink("regions" + worker, 1024, 2048 + InMemoryLink.HEADROOM);
-            closeables.add(link);
-            ports[worker] = new PacketPort[]{link.first()};
-        }
-        final CountersFile counters = CountersFile.create(dir, "regions", 4096);
-        closeables.add(counters);
-        final EmbeddedNic nic = EmbeddedNic.start(new EmbeddedNicConfig().mode(NicConnection.Kind.SPRAY).planes(1)
-            .workers(2).bursts(32, 2048).local(0, 0x0A00_0001, 0x02_00_00_00_00_01L), ports, counters);
-        closeables.add(nic);
-        return new NicWorker[]{nic.worker(0), nic.worker(1)};
-    }
-
-    /** Worker 1 runs nothing else until the test counts {@link #stall} down. */
-    private void stallSecondWorker(final NicWorker[] workers) throws InterruptedException
-    {
-        final CountDownLatch stalled = new CountDownLatch(1);
-        WorkerCalls.submit(workers[1], (w, now) ->
-        {
-            stalled.countDown();
-            try
-            {
-                return stall.await(30, TimeUnit.SECONDS);
-            }
-            catch (final InterruptedException ex)
-            {
-                Thread.currentThread().interrupt();
-                return false;
-            }
-        });
-        assertTrue(stalled.await(10, TimeUnit.SECONDS), "worker 1 stalled");
+        twoWorkers = new TwoWorkerNic(dir, "regions");
+        return twoWorkers.workers;
     }
 
     private static int regionsOf(final NicWorker worker)
@@ -108,7 +68,7 @@ class RegionControlTest
         final RegionControl regions = new RegionControl(new WorkerCalls(workers, SHORT));
         final Arena memory = Arena.ofShared();
         final MemorySegment segment = memory.allocate(1 << 16, 4096);
-        stallSecondWorker(workers);
+        twoWorkers.stallSecondWorker();
 
         final MemoryStillNamedException stillNamed = assertThrows(MemoryStillNamedException.class,
             () -> regions.register(segment, ACCESS, TENANT));
@@ -119,7 +79,7 @@ class RegionControlTest
         assertFalse(stillNamed.unnamed().isDone(), "worker 1 has not run the registration nor its undoing yet");
         assertTrue(memory.scope().isAlive());
 
-        stall.countDown(); // worker 1 runs the registration, then its undoing
+        twoWorkers.release(); // worker 1 runs the registration, then its undoing
         freed.get(10, TimeUnit.SECONDS);
         assertFalse(memory.scope().isAlive(), "freed once no worker named it");
         assertEquals(0, regionsOf(workers[1]), "taken back where it was made late");
@@ -143,7 +103,7 @@ class RegionControlTest
         try (Arena memory = Arena.ofShared())
         {
             final MemoryRegion region = regions.register(memory.allocate(1 << 16, 4096), ACCESS, TENANT);
-            stallSecondWorker(workers);
+            twoWorkers.stallSecondWorker();
 
             final MemoryStillNamedException stillNamed = assertThrows(MemoryStillNamedException.class,
                 () -> regions.deregister(region));
@@ -152,7 +112,7 @@ class RegionControlTest
             assertTrue(region.isRegistered(), "its keys stay taken while worker 1 may name it");
             assertFalse(stillNamed.unnamed().isDone());
 
-            stall.countDown();
+            twoWorkers.release();
             stillNamed.unnamed().get(10, TimeUnit.SECONDS);
             assertFalse(region.isRegistered(), "forgotten once every worker let go of it");
             assertEquals(0, regionsOf(workers[1]));
@@ -164,10 +124,10 @@ class RegionControlTest
     {
         final NicWorker[] workers = start();
         final RegionControl regions = new RegionControl(new WorkerCalls(workers, SHORT));
-        stallSecondWorker(workers);
+        twoWorkers.stallSecondWorker();
         final MemoryStillNamedException stillNamed = assertThrows(MemoryStillNamedException.class,
             () -> regions.register(1 << 16, ACCESS));
-        stall.countDown();
+        twoWorkers.release();
         stillNamed.unnamed().get(10, TimeUnit.SECONDS);
         final int held = WorkerCalls.call(workers[1], (w, now) -> w.protectionDomain().isEmpty() ? 0 : 1,
             EmbeddedNic.CONTROL_TIMEOUT, "look at the default domain");

@@ -3,6 +3,7 @@ package io.spraynic.datapath.nic.ipc;
 import io.spraynic.datapath.capture.CaptureFilter;
 import io.spraynic.datapath.capture.CaptureRingLayout;
 import io.spraynic.datapath.nic.CaptureSource;
+import io.spraynic.datapath.nic.MemoryStillNamedException;
 
 /**
  * The live capture an {@link IpcConductor} serves (as {@code dpdk-pdump} serves one): a client's START_CAPTURE, checked
@@ -86,6 +87,11 @@ final class IpcCaptures
                     now + durationMs * 1_000_000L);
                 nic.startCapture(made.memory(), layout, filter);
                 return made;
+            }
+            catch (final MemoryStillNamedException stillNamed)
+            {
+                stillNamed.unnamed().thenRun(made::close); // a worker that missed the start may write into it yet
+                throw stillNamed;
             }
             catch (final RuntimeException ex)
             {
@@ -177,7 +183,12 @@ final class IpcCaptures
         final SealedMemory stopping = memory;
         if (conductor.submit(client, correlationId, IpcMessages.STOP_CAPTURE, () ->
         {
-            stop(stopping);
+            if (!stop(stopping))
+            {
+                // OK means no worker writes into it any more: not said of a stop a worker did not confirm
+                throw new IllegalStateException("the capture is over, but a worker did not confirm in time that it " +
+                    "stopped writing into its memory");
+            }
             return stopping;
         }, (SealedMemory done) -> answers.respondOk(client, correlationId, command.objectId()), null))
         {
@@ -225,20 +236,27 @@ final class IpcCaptures
         return stopping;
     }
 
-    /** Control thread: the workers stop writing, then the NIC's mapping and descriptor go (the client keeps its own). */
-    private void stop(final SealedMemory stopping)
+    /**
+     * Control thread: the workers stop writing, then the NIC's mapping and descriptor go (the client keeps its own).
+     *
+     * @return false when a worker did not confirm in time: the memory goes once it has.
+     */
+    private boolean stop(final SealedMemory stopping)
     {
         try
         {
             nic.stopCapture();
         }
-        catch (final RuntimeException notConfirmed)
+        catch (final MemoryStillNamedException notConfirmed)
         {
-            // a worker did not confirm that it stopped writing: the mapping stays (leaked until the process ends)
-            System.err.println("spraynic ipc: stopping a capture failed, its memory stays mapped: " +
-                notConfirmed.getMessage());
-            return;
+            // a worker did not confirm that it stopped writing: the mapping stays until it has (for good if it never
+            // does); the NIC may start another capture meanwhile
+            System.err.println("spraynic ipc: stopping a capture was not confirmed, its memory stays mapped until it " +
+                "is: " + notConfirmed.getMessage());
+            notConfirmed.unnamed().thenRun(stopping::close);
+            return false;
         }
         stopping.close();
+        return true;
     }
 }
