@@ -78,9 +78,11 @@ public record InterfaceAddress(int ipv4, int prefixLength, int gateway, long ipv
             throw new IllegalArgumentException("prefix length /" + prefixLength + " is not allowed: give 0 to 32");
         }
         checkUnicast(ipv4, "address", true); // loopback: a plane of kernel UDP sockets on one host
+        checkHostOfSubnet(ipv4, prefixLength, "address");
         if (gateway != 0)
         {
             checkUnicast(gateway, "gateway", false);
+            checkHostOfSubnet(gateway, prefixLength, "gateway");
             if (prefixLength == 0)
             {
                 throw new IllegalArgumentException("gateway " + text(gateway) + " needs a prefix on the address, e.g. " +
@@ -299,9 +301,25 @@ public record InterfaceAddress(int ipv4, int prefixLength, int gateway, long ipv
     private static void checkUnicast(final int address, final String what, final boolean loopbackAllowed)
     {
         final int first = address >>> 24;
-        if (address == 0 || address == -1 || (first == 127 && !loopbackAllowed) || (first >= 224))
+        if (address == 0 || address == -1 || first == 0 || (first == 127 && !loopbackAllowed) || (first >= 224))
         {
             throw new IllegalArgumentException(what + " " + text(address) + " is not a unicast address: give one like 10.0.1.10");
+        }
+    }
+
+    // a subnet of /30 or wider: neither its network address (host bits all 0) nor its broadcast (all 1) is a host's
+    private static void checkHostOfSubnet(final int address, final int prefixLength, final String what)
+    {
+        if (prefixLength == 0 || prefixLength > 30)
+        {
+            return; // no prefix (every destination on-link), or /31 and /32, whose every address is a host's (RFC 3021)
+        }
+        final int hostMask = (int)(0xFFFF_FFFFL >>> prefixLength);
+        if ((address & hostMask) == 0 || (address & hostMask) == hostMask)
+        {
+            throw new IllegalArgumentException(what + " " + text(address) + " is the " +
+                ((address & hostMask) == 0 ? "network" : "broadcast") + " address of " + text(address & ~hostMask) + "/" +
+                prefixLength + ", not a host's: give one like " + text((address & ~hostMask) + 10));
         }
     }
 

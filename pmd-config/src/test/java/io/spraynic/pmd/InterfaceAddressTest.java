@@ -112,7 +112,12 @@ final class InterfaceAddressTest
         "fd00:1::10/64|fd00:2::1|neither inside",
         "fd00:1::10/64|fd00:1::10|this NIC's own address",
         "fd00:1::10/64|::1|not a unicast IPv6 address",
-        "fd00:1::10/64|ff02::2|not a unicast IPv6 address"})
+        "fd00:1::10/64|ff02::2|not a unicast IPv6 address",
+        // before, taken: the subnet's broadcast or network address as the NIC's own or its gateway, and 0/8
+        "10.0.1.255/24||the broadcast address of 10.0.1.0/24",
+        "10.0.1.0/24||the network address of 10.0.1.0/24",
+        "10.0.1.10/24|10.0.1.255|gateway 10.0.1.255 is the broadcast address",
+        "0.1.2.3||not a unicast address"})
     void shouldRefuseAddressesAndGatewaysThatCannotWorkInOneSentence(final String ip, final String gateway,
         final String why)
     {
