@@ -178,20 +178,7 @@ class NeighbourDpdkTest
         final CountDownLatch stall = new CountDownLatch(1);
         try
         {
-            final CountDownLatch stalled = new CountDownLatch(1);
-            assertTrue(worker.offer((w, now) ->
-            {
-                stalled.countDown();
-                try
-                {
-                    stall.await(30, TimeUnit.SECONDS);
-                }
-                catch (final InterruptedException ex)
-                {
-                    Thread.currentThread().interrupt();
-                }
-            }));
-            assertTrue(stalled.await(10, TimeUnit.SECONDS), "worker 1 stalled");
+            stall(worker, stall);
             int queued = 0;
             while (worker.offer((w, now) -> { }))
             {
@@ -256,20 +243,7 @@ class NeighbourDpdkTest
                 last = connectFromB(acceptor).client();
             }
             final NicWorker worker = wire.b().worker(1);
-            final CountDownLatch stalled = new CountDownLatch(1);
-            assertTrue(worker.offer((w, now) ->
-            {
-                stalled.countDown();
-                try
-                {
-                    stall.await(30, TimeUnit.SECONDS);
-                }
-                catch (final InterruptedException ex)
-                {
-                    Thread.currentThread().interrupt();
-                }
-            }));
-            assertTrue(stalled.await(10, TimeUnit.SECONDS), "worker 1 stalled");
+            stall(worker, stall);
             // B resolves A's MAC and queues the handshake on worker 1; A's address then moves, and worker 1 runs the
             // update before the connection exists (it attaches when the handshake completes): before, the update
             // was lost and the connection sent to the MAC resolved before it
@@ -296,6 +270,25 @@ class NeighbourDpdkTest
             acceptor.shutdownNow();
             connector.shutdownNow();
         }
+    }
+
+    // `worker` runs nothing else until `stall` is counted down; returns once it waits
+    private static void stall(final NicWorker worker, final CountDownLatch stall) throws InterruptedException
+    {
+        final CountDownLatch stalled = new CountDownLatch(1);
+        assertTrue(worker.offer((w, now) ->
+        {
+            stalled.countDown();
+            try
+            {
+                stall.await(30, TimeUnit.SECONDS);
+            }
+            catch (final InterruptedException ex)
+            {
+                Thread.currentThread().interrupt();
+            }
+        }));
+        assertTrue(stalled.await(10, TimeUnit.SECONDS), "worker " + worker.index() + " stalled");
     }
 
     // a connection from B to A, A accepting on `acceptor`: B's handle the client, A's the server

@@ -135,11 +135,7 @@ class IpcGroupAccessTest
     @Test
     void shouldServeAnotherUserOfTheGroupAndRefuseOneOutsideItByItsCredentials() throws Exception
     {
-        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/setpriv")) &&
-            Files.isExecutable(Path.of("/usr/bin/python3")), "SKIPPED: needs setpriv and python3");
-        Files.setPosixFilePermissions(base, PosixFilePermissions.fromString("rwx--x--x")); // others may pass through
-        final Path client = Files.writeString(base.resolve("client.py"), CLIENT);
-        Files.setPosixFilePermissions(client, PosixFilePermissions.fromString("rw-r--r--"));
+        final Path client = pythonClient("client.py", CLIENT);
         try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.SPRAY, Duration.ofSeconds(5),
             IpcConductor.Limits.DEFAULT, false, IpcAccess.group(group)))
         {
@@ -167,11 +163,7 @@ class IpcGroupAccessTest
     @Test
     void shouldLetOnlyTheNicsOwnUserOrRootStartALiveCaptureThatSeesEveryTenant() throws Exception
     {
-        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/setpriv")) &&
-            Files.isExecutable(Path.of("/usr/bin/python3")), "SKIPPED: needs setpriv and python3");
-        Files.setPosixFilePermissions(base, PosixFilePermissions.fromString("rwx--x--x")); // others may pass through
-        final Path client = Files.writeString(base.resolve("adding.py"), ADDING_CLIENT);
-        Files.setPosixFilePermissions(client, PosixFilePermissions.fromString("rw-r--r--"));
+        final Path client = pythonClient("adding.py", ADDING_CLIENT);
         try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.SPRAY, Duration.ofSeconds(5),
             IpcConductor.Limits.DEFAULT, false, IpcAccess.group(group));
             RawControlFile raw = new RawControlFile(bed.dir))
@@ -209,11 +201,7 @@ class IpcGroupAccessTest
     @Test
     void shouldKeepEveryOtherUserOutOfAnOwnerOnlyNic() throws Exception
     {
-        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/setpriv")) &&
-            Files.isExecutable(Path.of("/usr/bin/python3")), "SKIPPED: needs setpriv and python3");
-        Files.setPosixFilePermissions(base, PosixFilePermissions.fromString("rwx--x--x"));
-        final Path client = Files.writeString(base.resolve("client.py"), CLIENT);
-        Files.setPosixFilePermissions(client, PosixFilePermissions.fromString("rw-r--r--"));
+        final Path client = pythonClient("client.py", CLIENT);
         try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.SPRAY, Duration.ofSeconds(5)))
         {
             final Path socket = bed.dir.resolve(CommandSocket.SOCKET_FILE);
@@ -225,6 +213,17 @@ class IpcGroupAccessTest
     }
 
     /** Runs the client as uid and gid 65534 with {@code options} of setpriv; @return the one word it printed. */
+    // a python client another user can run: setpriv and python3 present (else the test is skipped), `base` passable
+    private Path pythonClient(final String name, final String source) throws Exception
+    {
+        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/setpriv")) &&
+            Files.isExecutable(Path.of("/usr/bin/python3")), "SKIPPED: needs setpriv and python3");
+        Files.setPosixFilePermissions(base, PosixFilePermissions.fromString("rwx--x--x")); // others may pass through
+        final Path client = Files.writeString(base.resolve(name), source);
+        Files.setPosixFilePermissions(client, PosixFilePermissions.fromString("rw-r--r--"));
+        return client;
+    }
+
     private static String runAs(final Path client, final Path socket, final String... options) throws Exception
     {
         final List<String> command = new ArrayList<>(List.of("/usr/bin/setpriv", "--reuid=" + OTHER_UID,
