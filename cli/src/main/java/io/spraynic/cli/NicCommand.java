@@ -429,7 +429,7 @@ final class NicCommand implements Callable<Integer>
         }
         if (!(idleTimeout >= 0) || idleTimeout > 86_400 || (idleTimeout > 0 && idleTimeout < 0.001))
         {
-            // below 1 ms it would round to 0 ns, which means never
+            // no idle timeout an operator means (and below 1 ns it rounded to 0 ns, which means never)
             throw new IllegalArgumentException("--idle-timeout " + idleTimeout + " is not allowed: give 0 (never) or " +
                 "0.001 to 86400 seconds");
         }
@@ -529,9 +529,10 @@ final class NicCommand implements Callable<Integer>
                                 System.out.flush();
                             }
                         }
-                        catch (final IOException | RuntimeException refused)
+                        catch (final IOException | IllegalArgumentException refused)
                         {
-                            // a visitor.qp that is not one (garbage, a link, a FIFO): told, removed, and served on
+                            // a visitor.qp that is not one (garbage, a link, a FIFO): told, removed, and served on;
+                            // a connect that fails with a good one still ends the NIC, saying why, as before
                             System.err.println("spraynic nic: refused " + exchange.resolve("visitor.qp") + ": " +
                                 refused.getMessage());
                             java.nio.file.Files.deleteIfExists(exchange.resolve("visitor.qp"));

@@ -62,7 +62,7 @@ class NicCommandTest
             "10.0.0.1", "--idle-timeout", "-1");
         assertTrue(idle.exitCode() != 0);
         assertTrue(idle.err().contains("--idle-timeout"), idle.err());
-        // below 1 ms it rounded to 0 ns, which means never
+        // no idle timeout an operator means (below 1 ns it rounded to 0 ns, which means never)
         final CliTestSupport.Run tinyIdle = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip",
             "10.0.0.1", "--idle-timeout", "0.0000001");
         assertTrue(tinyIdle.exitCode() != 0);

@@ -319,7 +319,7 @@ public record InterfaceAddress(int ipv4, int prefixLength, int gateway, long ipv
         {
             throw new IllegalArgumentException(what + " " + text(address) + " is the " +
                 ((address & hostMask) == 0 ? "network" : "broadcast") + " address of " + text(address & ~hostMask) + "/" +
-                prefixLength + ", not a host's: give one like " + text((address & ~hostMask) + 10));
+                prefixLength + ", not a host's: give one like " + text((address & ~hostMask) + 1));
         }
     }
 

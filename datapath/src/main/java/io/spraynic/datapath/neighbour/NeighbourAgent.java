@@ -229,18 +229,23 @@ public final class NeighbourAgent
      * while followed, and when it fails it is asked again after each hold-down instead of being forgotten, so that a
      * next hop that comes back, with its old MAC or a new one, reaches the connections that follow it (the listener
      * is told when it answers).
+     *
+     * @return false, counted, when it is not followed: the table is full, or half of it is followed already (the
+     * connection still sends to the MAC it has; the entry is only not kept for it).
      */
-    public void follow(final long high, final long low, final long nowNanos)
+    public boolean follow(final long high, final long low, final long nowNanos)
     {
         if (cache.slot(high, low) == NeighbourCache.NONE)
         {
             resolve(high, low, nowNanos);
         }
         final int slot = cache.slot(high, low);
-        if (slot != NeighbourCache.NONE)
+        if (slot != NeighbourCache.NONE && cache.follow(slot))
         {
-            cache.follow(slot);
+            return true;
         }
+        counters.increment(NeighbourCounters.FOLLOWS_REFUSED);
+        return false;
     }
 
     /** A connection that followed {@code high:low} no longer sends to it. */

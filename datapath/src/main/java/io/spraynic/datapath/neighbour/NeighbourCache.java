@@ -38,6 +38,8 @@ public final class NeighbourCache
     private final int[] triesLeft;
     private final long[] lastUsed;
     private final int[] followers; // connections sending to the entry's address: never evicted, asked again when failed
+    private final int maxFollowed; // entries followed at once: the rest of the table stays free for eviction
+    private int followedEntries;
     private final int[] free;
     private int freeCount;
 
@@ -60,6 +62,7 @@ public final class NeighbourCache
         this.triesLeft = new int[capacity];
         this.lastUsed = new long[capacity];
         this.followers = new int[capacity];
+        this.maxFollowed = Math.max(1, capacity / 2);
         this.free = new int[capacity];
         for (int i = 0; i < capacity; i++)
         {
@@ -205,23 +208,47 @@ public final class NeighbourCache
         state[slot] = FREE;
         mac[slot] = 0;
         deadline[slot] = Long.MAX_VALUE;
+        if (followers[slot] > 0)
+        {
+            followedEntries--;
+        }
         followers[slot] = 0;
         free[freeCount++] = slot;
     }
 
-    /** One connection more sends to the entry's address: it is not evicted while one does. */
-    public void follow(final int slot)
+    /**
+     * One connection more sends to the entry's address: it is not evicted while one does. At most half the table is
+     * followed at once, so that connections whose peers name next hops (a CONNECT's address list) cannot pin all of it.
+     *
+     * @return false when the entry was not followed and half the table is already: it is not counted.
+     */
+    public boolean follow(final int slot)
     {
+        if (0 == followers[slot])
+        {
+            if (followedEntries >= maxFollowed)
+            {
+                return false;
+            }
+            followedEntries++;
+        }
         followers[slot]++;
+        return true;
     }
 
     /** One connection less sends to the entry's address (never below 0). */
     public void unfollow(final int slot)
     {
-        if (followers[slot] > 0)
+        if (followers[slot] > 0 && 0 == --followers[slot])
         {
-            followers[slot]--;
+            followedEntries--;
         }
+    }
+
+    /** @return entries followed by one connection or more. */
+    public int followedEntries()
+    {
+        return followedEntries;
     }
 
     /** @return connections sending to the entry's address. */

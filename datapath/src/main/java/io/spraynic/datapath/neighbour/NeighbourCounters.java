@@ -52,6 +52,8 @@ public final class NeighbourCounters
     public static final int MAC_CHANGES_RATE_LIMITED = 37;
     /** Failed entries asked again after their hold-down, because connections still send to them. */
     public static final int FOLLOWED_ASKED_AGAIN = 38;
+    /** Next hops a connection sends to that were not followed: the table full, or half of it followed already. */
+    public static final int FOLLOWS_REFUSED = 39;
 
     private static final String[] LABELS = {
         "arp_requests_sent", "arp_requests_received", "arp_replies_sent", "arp_replies_received",
@@ -63,7 +65,7 @@ public final class NeighbourCounters
         "neighbour_solicitations_received", "neighbour_advertisements_sent", "neighbour_advertisements_received",
         "unsolicited_advertisements_sent", "unsolicited_advertisements_received", "dropped_bad_hop_limit",
         "dropped_bad_options", "dropped_no_link_layer_address", "echo_replies_rate_limited",
-        "mac_changes_rate_limited", "followed_asked_again"};
+        "mac_changes_rate_limited", "followed_asked_again", "follows_refused"};
 
     private NeighbourCounters()
     {

@@ -27,6 +27,7 @@ final class CaptureControl
     private final int planes;
     private MemorySegment memory; // of the running capture; null for none
     private CaptureCopier copier; // of the running capture by reference; null for none
+    private CaptureCopier unconfirmedCopier; // of a capture whose stop a worker did not confirm; null for none
 
     CaptureControl(final CaptureSource source, final WorkerCalls calls, final CaptureTap[] taps, final int planes)
     {
@@ -139,19 +140,14 @@ final class CaptureControl
         }
         catch (final RuntimeException notConfirmed)
         {
-            final CaptureCopier late = copier;
+            stopUnconfirmedCopier(); // of an earlier such stop, if any: its workers have stopped since or never will
+            unconfirmedCopier = copier;
             copier = null;
             CaptureRingLayout.end(running); // the client stops reading; a late write lands in memory still mapped
             throw new MemoryStillNamedException("could not stop the capture: " + notConfirmed.getMessage() +
                 "; its memory stays mapped until every worker stopped writing into it", notConfirmed,
                 java.util.concurrent.CompletableFuture.allOf(stopped.toArray(java.util.concurrent.CompletableFuture[]::new))
-                    .thenRunAsync(() ->
-                    {
-                        if (null != late)
-                        {
-                            late.stop(COPIER_STOP_MILLIS);
-                        }
-                    }));
+                    .thenRunAsync(this::stopUnconfirmedCopier));
         }
         stopCopier();
         CaptureRingLayout.end(running);
@@ -163,11 +159,23 @@ final class CaptureControl
      */
     synchronized void endAfterWorkersStopped()
     {
+        stopUnconfirmedCopier(); // the NIC closes: its workers stopped, whether they confirmed the stop or not
         if (null != memory)
         {
             stopCopier();
             CaptureRingLayout.end(memory);
             memory = null;
+        }
+    }
+
+    /** The copier of a capture whose stop a worker did not confirm, once that worker stopped (or the NIC closes). */
+    private synchronized void stopUnconfirmedCopier()
+    {
+        final CaptureCopier late = unconfirmedCopier;
+        if (null != late)
+        {
+            unconfirmedCopier = null;
+            late.stop(COPIER_STOP_MILLIS);
         }
     }
 

@@ -68,6 +68,8 @@ public abstract sealed class NicConnection implements Connection permits SprayNi
     NextHops nextHop = NextHops.none(0);
     /** Whether worker 0 follows {@link #nextHop}'s entries for it (guarded by this; {@link NicNeighbours#use}). */
     boolean followsNextHops;
+    /** The planes whose next hop worker 0's table counts this connection as following (worker 0's thread only). */
+    long followedPlanes;
     int localId;
     int streams = 1;
     ProtectionDomain protectionDomain; // null: the worker's default domain (0)

@@ -33,9 +33,14 @@ final class NicNeighbours
     private NeighbourAgent[] agents;
     private PortFrameSink[] sinks;
     private NicWorker[] workers;
-    // any thread to worker 0's: {+1 or -1, plane, high, low}, a connection that follows a next hop or no longer does;
-    // {0, plane, high, low, worker}, a worker to be told the next hop's MAC now (a connection attached there)
-    private final ConcurrentLinkedQueue<long[]> followChanges = new ConcurrentLinkedQueue<>();
+    // any thread to worker 0's: a connection that follows a next hop or no longer does, or a worker to be told a next
+    // hop's MAC now (a connection attached there)
+    private final ConcurrentLinkedQueue<NextHopRequest> followChanges = new ConcurrentLinkedQueue<>();
+
+    /** @param kind +1 follow, -1 unfollow (for {@code connection}), 0 tell worker {@code worker} the MAC. */
+    private record NextHopRequest(int kind, int plane, long high, long low, NicConnection connection, int worker)
+    {
+    }
     // worker 0's thread: the workers whose command queue was full when a next hop's MAC changed
     private boolean[] missedUpdate;
     private boolean anyMissed;
@@ -125,7 +130,7 @@ final class NicNeighbours
         {
             unfollowLocked(c); // a queue pair connected again
             c.nextHop = hops;
-            c.followsNextHops = queueFollowChanges(hops, 1);
+            c.followsNextHops = queueFollowChanges(c, hops, 1);
         }
     }
 
@@ -143,19 +148,19 @@ final class NicNeighbours
         if (c.followsNextHops)
         {
             c.followsNextHops = false;
-            queueFollowChanges(c.nextHop, -1);
+            queueFollowChanges(c, c.nextHop, -1);
         }
     }
 
     // @return whether any plane's next hop is followed (a plane whose agent resolves it)
-    private boolean queueFollowChanges(final NextHops hops, final long delta)
+    private boolean queueFollowChanges(final NicConnection c, final NextHops hops, final int kind)
     {
         boolean any = false;
-        for (int p = 0; null != agents && p < hops.planes() && p < agents.length; p++)
+        for (int p = 0; null != agents && p < hops.planes() && p < agents.length && p < Long.SIZE; p++)
         {
             if (hops.has(p) && null != agents[p])
             {
-                followChanges.offer(new long[]{delta, p, hops.high()[p], hops.low()[p]});
+                followChanges.offer(new NextHopRequest(kind, p, hops.high()[p], hops.low()[p], c, -1));
                 any = true;
             }
         }
@@ -173,7 +178,7 @@ final class NicNeighbours
         {
             if (hops.has(p) && null != agents[p])
             {
-                followChanges.offer(new long[]{0, p, hops.high()[p], hops.low()[p], worker.index()});
+                followChanges.offer(new NextHopRequest(0, p, hops.high()[p], hops.low()[p], null, worker.index()));
             }
         }
     }
@@ -182,25 +187,33 @@ final class NicNeighbours
     int onTick(final long nowNanos)
     {
         int work = 0;
-        long[] change;
+        NextHopRequest change;
         while (null != (change = followChanges.poll()))
         {
-            final int plane = (int)change[1];
+            final int plane = change.plane();
+            final long high = change.high();
+            final long low = change.low();
             final NeighbourAgent agent = agents[plane];
-            if (change[0] > 0)
+            final long bit = 1L << plane;
+            if (change.kind() > 0)
             {
-                agent.follow(change[2], change[3], nowNanos);
+                if (agent.follow(high, low, nowNanos))
+                {
+                    change.connection().followedPlanes |= bit; // what its unfollow takes back, and only that
+                }
             }
-            else if (change[0] < 0)
+            else if (change.kind() < 0)
             {
-                agent.unfollow(change[2], change[3]);
+                if ((change.connection().followedPlanes & bit) != 0)
+                {
+                    change.connection().followedPlanes &= ~bit;
+                    agent.unfollow(high, low);
+                }
             }
             else
             {
-                final long high = change[2];
-                final long low = change[3];
                 final long mac = agent.macOf(high, low);
-                final NicWorker worker = workers[(int)change[4]];
+                final NicWorker worker = workers[change.worker()];
                 if (0 != mac && !worker.offer((w, now) -> w.onNextHopMac(plane, high, low, mac)))
                 {
                     missed(worker);

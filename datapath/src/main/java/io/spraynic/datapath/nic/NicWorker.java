@@ -254,6 +254,12 @@ public final class NicWorker implements Agent
         return tenantDomains.get(domain);
     }
 
+    /** @return the domain of tenant {@code domain} on this worker if it has one, else null (worker thread); 0 is the default. */
+    ProtectionDomain existingProtectionDomain(final int domain)
+    {
+        return tenantDomains.find(domain);
+    }
+
     /** @return tenant domains this worker holds now (worker thread). */
     int tenantDomainCount()
     {
@@ -567,10 +573,6 @@ public final class NicWorker implements Agent
         }
     }
 
-    /**
-     * A next hop got a MAC (a first or a new one): every connection of this worker that sends to it on
-     * {@code plane} now uses it (worker thread).
-     */
     /** Every next hop's MAC again ({@code {plane, high, low, mac}} each), for a worker that missed an update. */
     void onNextHopMacs(final long[] nextHops)
     {
@@ -580,6 +582,10 @@ public final class NicWorker implements Agent
         }
     }
 
+    /**
+     * A next hop got a MAC (a first or a new one): every connection of this worker that sends to it on
+     * {@code plane} now uses it (worker thread).
+     */
     void onNextHopMac(final int plane, final long high, final long low, final long mac)
     {
         for (final NicConnection c : connections)

@@ -146,10 +146,11 @@ final class RegionControl
     {
         return (w, now) ->
         {
-            final MemoryRegion copy = w.protectionDomain(domain).regionByLkey(region.lkey());
+            final ProtectionDomain pd = w.existingProtectionDomain(domain); // never made anew by a revoke
+            final MemoryRegion copy = null == pd ? null : pd.regionByLkey(region.lkey());
             if (null != copy)
             {
-                w.protectionDomain(domain).deregister(copy);
+                pd.deregister(copy);
                 w.transport().revoke(copy);
             }
             return copy;

@@ -39,6 +39,12 @@ final class TenantDomains
         return d;
     }
 
+    /** @return the domain of tenant {@code domain} if made, else null; 0 is the default. */
+    ProtectionDomain find(final int domain)
+    {
+        return 0 == domain ? defaultDomain : tenants.get(domain);
+    }
+
     /** Forgets tenant {@code domain}'s domain once it holds no region. */
     void release(final int domain)
     {

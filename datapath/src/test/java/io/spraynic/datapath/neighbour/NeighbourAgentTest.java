@@ -176,6 +176,33 @@ final class NeighbourAgentTest
     }
 
     @Test
+    void shouldFollowAtMostHalfTheTableSoThatPeersNamingNextHopsCannotPinAllOfIt()
+    {
+        // accepted connections follow the next hops their CONNECTs name: a peer that names a new one per connection
+        // would otherwise pin every entry, and the NIC's own resolves would find the table full for good
+        for (int i = 0; i < 4; i++)
+        {
+            assertTrue(agent.follow(InterfaceAddress.MAPPED_HIGH, InterfaceAddress.mappedLow(0x0A00_0160 + i), i));
+        }
+        assertEquals(false, agent.follow(InterfaceAddress.MAPPED_HIGH, InterfaceAddress.mappedLow(0x0A00_0170), 5),
+            "half the table of 8 is followed");
+        assertEquals(1, agent.counters().get(FOLLOWS_REFUSED));
+        assertTrue(agent.follow(InterfaceAddress.MAPPED_HIGH, InterfaceAddress.mappedLow(0x0A00_0160), 6), "one followed");
+        for (int i = 0; i < 20; i++) // the other half still takes new entries, evicting among themselves
+        {
+            agent.resolve(0x0A00_0180 + i, SECOND + i);
+        }
+        for (int i = 0; i < 4; i++)
+        {
+            assertEquals(NeighbourCache.INCOMPLETE, agent.state(0x0A00_0160 + i), "followed entry " + i + " kept");
+        }
+        agent.unfollow(InterfaceAddress.MAPPED_HIGH, InterfaceAddress.mappedLow(0x0A00_0161));
+        assertEquals(3, agent.cache().followedEntries());
+        assertTrue(agent.follow(InterfaceAddress.MAPPED_HIGH, InterfaceAddress.mappedLow(0x0A00_0171), 2 * SECOND),
+            "room for one again");
+    }
+
+    @Test
     void shouldAskAgainWhenReachableRunsOutAndKeepTheMacMeanwhile()
     {
         agent.resolve(PEER, 0);

@@ -157,7 +157,15 @@ final class ConnectionCommands
             }
             connectionReady.ids(client.id, correlationId);
             answers.answer(client, IpcMessages.CONNECTION_READY, length);
-        }, () -> client.pendingConnections--);
+        }, () ->
+        {
+            client.pendingConnections--;
+            if (client.released)
+            {
+                // it went while this ran: a connection bound and then failed may have made its domain anew
+                conductor.releaseLater(() -> sessions.releaseDomain(client));
+            }
+        });
     }
 
     /**

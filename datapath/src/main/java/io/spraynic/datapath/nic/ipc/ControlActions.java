@@ -84,7 +84,7 @@ final class ControlActions
         {
             try
             {
-                control.execute(release);
+                control.execute(() -> runRelease(release));
                 return;
             }
             catch (final RejectedExecutionException busy)

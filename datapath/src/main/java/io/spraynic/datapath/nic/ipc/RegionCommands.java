@@ -137,7 +137,15 @@ final class RegionCommands
                 made.region().lkey(), made.region().rkey(), access, "");
             regionReady.ids(client.id, correlationId);
             answers.answer(client, IpcMessages.REGION_READY, length);
-        }, () -> client.pendingRegions--);
+        }, () ->
+        {
+            client.pendingRegions--;
+            if (client.released)
+            {
+                // it went while this ran: a registration that failed may have made its domain anew on a worker
+                conductor.releaseLater(() -> conductor.sessions.releaseDomain(client));
+            }
+        });
     }
 
     void onDeregister(final IpcClient client, final IpcMessages.ObjectCommand command)

@@ -90,10 +90,11 @@ final class ConnectChecks
         return true;
     }
 
-    /** @return whether an IPv4 address may be a host's: not 0, not multicast, reserved or broadcast. */
+    /** @return whether an IPv4 address may be a host's: not in 0/8 ("this network"), not multicast, reserved or broadcast. */
     static boolean isHostIpv4(final int ipv4)
     {
-        return ipv4 != 0 && (ipv4 >>> 24) < 224;
+        final int first = ipv4 >>> 24;
+        return first != 0 && first < 224;
     }
 
     /** @return whether an IPv6 address may be a host's: not ::, not multicast, not IPv4-mapped. */
