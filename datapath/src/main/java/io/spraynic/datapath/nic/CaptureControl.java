@@ -146,8 +146,7 @@ final class CaptureControl
             CaptureRingLayout.end(running); // the client stops reading; a late write lands in memory still mapped
             throw new MemoryStillNamedException("could not stop the capture: " + notConfirmed.getMessage() +
                 "; its memory stays mapped until every worker stopped writing into it", notConfirmed,
-                java.util.concurrent.CompletableFuture.allOf(stopped.toArray(java.util.concurrent.CompletableFuture[]::new))
-                    .thenRunAsync(this::stopUnconfirmedCopier));
+                WorkerCalls.allAnswered(stopped).thenRunAsync(this::stopUnconfirmedCopier));
         }
         stopCopier();
         CaptureRingLayout.end(running);

@@ -76,7 +76,7 @@ final class RegionControl
             failed.addSuppressed(notConfirmed);
             return new MemoryStillNamedException("could not register memory (" + failed.getMessage() + "), and a " +
                 "worker did not confirm that it let go of it: it stays mapped until every worker has", failed,
-                whenEveryOneAnswered(revoked).thenRunAsync(() -> forget(region)));
+                WorkerCalls.allAnswered(revoked).thenRunAsync(() -> forget(region)));
         }
         forget(region);
         return failed;
@@ -136,7 +136,7 @@ final class RegionControl
         {
             throw new MemoryStillNamedException("could not deregister memory: " + notConfirmed.getMessage() +
                 "; it stays registered and mapped until every worker let go of it", notConfirmed,
-                whenEveryOneAnswered(revoked).thenRunAsync(() -> forget(region)));
+                WorkerCalls.allAnswered(revoked).thenRunAsync(() -> forget(region)));
         }
         forget(region);
     }
@@ -155,11 +155,6 @@ final class RegionControl
             }
             return copy;
         };
-    }
-
-    private static CompletableFuture<Void> whenEveryOneAnswered(final List<CompletableFuture<?>> answers)
-    {
-        return CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new));
     }
 
     /** No worker names the region any more: its keys are free, and memory the NIC allocated for it is freed. */

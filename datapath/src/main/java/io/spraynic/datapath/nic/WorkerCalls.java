@@ -100,6 +100,15 @@ final class WorkerCalls
         return answers;
     }
 
+    /**
+     * @return completes once every one of {@code answers} completed normally; exceptionally, or never, when one does
+     * not (what waits on it then does not run).
+     */
+    static CompletableFuture<Void> allAnswered(final List<CompletableFuture<?>> answers)
+    {
+        return CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new));
+    }
+
     /** Waits for each answer (up to this one's timeout); throws as {@link #await}. */
     void awaitEach(final List<CompletableFuture<?>> answers, final String what)
     {
