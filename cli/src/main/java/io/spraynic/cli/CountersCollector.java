@@ -41,15 +41,29 @@ final class CountersCollector implements MultiCollector, AutoCloseable
     {
         final MetricSnapshots.Builder snapshots = MetricSnapshots.builder();
         final CountersFileReader current = reader();
+        List<CountersFileReader.Counter> counters = null;
+        if (null != current)
+        {
+            try
+            {
+                counters = current.read();
+            }
+            catch (final RuntimeException unreadable)
+            {
+                // a file no NIC wrote this way: this scrape says so, and the next one opens whatever is there anew
+                reader.close();
+                reader = null;
+            }
+        }
         snapshots.metricSnapshot(gauge("spraynic_nic_up", "1 when a live NIC's counters file was read, else 0",
-            null == current ? 0 : 1));
-        if (null == current)
+            null == counters ? 0 : 1));
+        if (null == counters)
         {
             return snapshots.build();
         }
         snapshots.metricSnapshot(gauge("spraynic_nic_start_time_seconds", "When the NIC started, seconds since the epoch",
             current.startTimeMillis() / 1000.0));
-        for (final MetricSnapshot family : families(current.read()))
+        for (final MetricSnapshot family : families(counters))
         {
             snapshots.metricSnapshot(family);
         }

@@ -43,8 +43,15 @@ final class DecodeCommand implements Callable<Integer>
             throw new IllegalArgumentException("cannot read " + file + ": no such file or no permission");
         }
         final PrintStream out = new PrintStream(new BufferedOutputStream(System.out, 1 << 16), false, StandardCharsets.UTF_8);
-        final DecodeSummary result = FrameDecoder.decode(file, json, out);
-        out.flush();
+        final DecodeSummary result;
+        try
+        {
+            result = FrameDecoder.decode(file, json, out);
+        }
+        finally
+        {
+            out.flush(); // the frames before a corrupt block reach stdout before the error does stderr
+        }
         if (summary)
         {
             System.err.printf("%d frames: %d RoCEv2, %d not RoCEv2, %d malformed, %d of unsupported link type%n",

@@ -351,13 +351,9 @@ final class DemoCommand implements Callable<Integer>
         BadOption.range("--frame-size", frameSize, 60, 2048);
         BadOption.range("--burst", burst, 1, 512);
         BadOption.atLeast("--frames", frames, 1);
-        final Map<String, String> effective = new LinkedHashMap<>(params);
-        if (PmdConfigs.isPresetName(config))
-        {
-            // A runtime directory of its own, so that demos can run side by side.
-            effective.putIfAbsent("file_prefix", "spraynic-demo-" + ProcessHandle.current().pid());
-        }
-        final NicConfig nicConfig = hugepagesOption.apply(PmdConfigLoader.load(config, effective, verbose));
+        // a runtime directory of its own, so that demos can run side by side
+        final NicConfig nicConfig = hugepagesOption.apply(PmdConfigLoader.load(config, params,
+            Map.of("file_prefix", "spraynic-demo-" + ProcessHandle.current().pid()), verbose));
         final List<PortConfig> ports = nicConfig.ports();
         if (ports.size() < 2)
         {

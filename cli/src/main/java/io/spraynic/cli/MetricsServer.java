@@ -15,12 +15,39 @@ import java.util.regex.Pattern;
 
 /**
  * An HTTP endpoint serving a counters file's counters at {@code /metrics} in the Prometheus and OpenMetrics
- * text formats (the Prometheus Java client's server, on one daemon thread of its own): {@code spraynic nic
- * --metrics} and {@code spraynic metrics}.
+ * text formats (the Prometheus Java client's server, on daemon threads of its own, with a client's time and the
+ * connections bounded): {@code spraynic nic --metrics} and {@code spraynic metrics}.
  */
 final class MetricsServer implements AutoCloseable
 {
     private static final Pattern HOST_PORT = Pattern.compile("(?:\\[([0-9a-fA-F:.]+)]|([^\\[\\]:]+)):(\\d{1,5})");
+
+    /** Seconds a client may take to send its request: a scraper needs milliseconds. */
+    static final int MAX_REQUEST_SECONDS = 5;
+    /** Seconds a client may take to read a response (a few hundred KiB at most). */
+    static final int MAX_RESPONSE_SECONDS = 30;
+    /** Connections open at once: a scraper or two, a person with curl; a flood takes no more descriptors than these. */
+    static final int MAX_CONNECTIONS = 32;
+    /** Threads serving requests, so that one slow client does not hold every scrape until it is cut off. */
+    private static final int THREADS = 2;
+
+    static
+    {
+        // read once, when the JDK's HTTP server first loads, which nothing else in a NIC process does; set before the
+        // Prometheus server's own defaults (60 s to send a request, 600 s to read a response, so one client that
+        // trickles its request held the endpoint for a minute) and an unbounded number of connections
+        setIfAbsent("sun.net.httpserver.maxReqTime", Integer.toString(MAX_REQUEST_SECONDS));
+        setIfAbsent("sun.net.httpserver.maxRspTime", Integer.toString(MAX_RESPONSE_SECONDS));
+        setIfAbsent("jdk.httpserver.maxConnections", Integer.toString(MAX_CONNECTIONS));
+    }
+
+    private static void setIfAbsent(final String property, final String value)
+    {
+        if (null == System.getProperty(property))
+        {
+            System.setProperty(property, value);
+        }
+    }
 
     private final CountersCollector collector;
     private final HTTPServer server;
@@ -44,7 +71,7 @@ final class MetricsServer implements AutoCloseable
         final PrometheusRegistry registry = new PrometheusRegistry(); // only ours: no JVM metrics in the NIC's
         final CountersCollector collector = new CountersCollector(files);
         registry.register(collector);
-        final ExecutorService executor = Executors.newSingleThreadExecutor(runnable ->
+        final ExecutorService executor = Executors.newFixedThreadPool(THREADS, runnable ->
         {
             final Thread thread = new Thread(runnable, "spraynic-metrics");
             thread.setDaemon(true);

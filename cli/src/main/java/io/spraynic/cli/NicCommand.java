@@ -413,12 +413,9 @@ final class NicCommand implements Callable<Integer>
         final IpcConductor.Limits ipcLimits = new IpcConductor.Limits(ipcMaxClients, ipcMaxRegions, ipcMaxConnections,
             ipcCapture);
         final IpcAccess ipcAccess = ipcAccess(ipc);
-        final java.util.Map<String, String> filled = new java.util.LinkedHashMap<>(params);
-        if (workers != 1)
-        {
-            filled.putIfAbsent("queues", Integer.toString(workers)); // presets default to one queue; some (memif) have no such parameter
-        }
-        final NicConfig loaded = PmdConfigLoader.load(config, filled, verbose);
+        // a queue per worker where the document takes ${queues} (a preset's default may be more, e.g. RSS on mlx5)
+        final NicConfig loaded = PmdConfigLoader.load(config, params, java.util.Map.of("queues", Integer.toString(workers)),
+            verbose);
         hugepagesOption.mode(); // a bad option before a missing address, as in every mode
         final io.spraynic.pmd.InterfaceAddress[] addresses = PlaneAddresses.resolve(given, loaded, "--mode " + mode);
         final NicConfig nicConfig = hugepagesOption.apply(loaded);

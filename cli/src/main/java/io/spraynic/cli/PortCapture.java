@@ -53,7 +53,10 @@ final class PortCapture
         try
         {
             final Path part = file.resolveSibling(file.getFileName() + ".part" + parts.size());
-            final PcapWriter writer = PcapWriter.pcapng(part);
+            // a part left by an earlier run is removed; one made again under the name before ours is refused (no
+            // writing through a link another user planted beside the output)
+            java.nio.file.Files.deleteIfExists(part);
+            final PcapWriter writer = PcapWriter.pcapngNew(part);
             parts.add(part);
             writers.add(writer);
             return new CapturingPacketPort(port, writer);

@@ -179,11 +179,9 @@ final class TransferCommand implements Callable<Integer>
         }
         final io.spraynic.pmd.InterfaceAddress[] given = PlaneAddresses.parse(ips, gateways);
         io.spraynic.apps.exchange.PeerExchange.prepare(exchange); // this user's, nobody else's to write into
-        final Map<String, String> filled = new LinkedHashMap<>(params);
-        // two peers on one host must not share DPDK's runtime directory
-        filled.putIfAbsent("file_prefix", "spraynic-transfer-" + ProcessHandle.current().pid());
-        filled.putIfAbsent("queues", Integer.toString(workers));
-        final NicConfig loaded = PmdConfigLoader.load(config, filled, verbose);
+        // two peers on one host must not share DPDK's runtime directory; a queue per worker
+        final NicConfig loaded = PmdConfigLoader.load(config, params, Map.of("file_prefix",
+            "spraynic-transfer-" + ProcessHandle.current().pid(), "queues", Integer.toString(workers)), verbose);
         final io.spraynic.pmd.InterfaceAddress[] addresses = PlaneAddresses.resolve(given, loaded, "spraynic transfer");
         final NicConfig nicConfig = hugepagesOption.apply(loaded);
         final byte[] psk = null == pskFile ? null : PreSharedKeyFile.read(pskFile);

@@ -9,6 +9,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
@@ -73,6 +74,39 @@ class CountersCollectorTest
             auth.increment();
             assertEquals(8.0, MetricsTestSupport.scrape(server.url()).get("spraynic_worker_spray_auth_failures_total{worker=\"0\"}"),
                 "read again on each scrape");
+        }
+    }
+
+    @Test
+    void shouldServeScrapesWhileAClientTricklesItsRequestAndCutThatClientOff() throws Exception
+    {
+        try (CountersFile file = CountersFile.create(dir, "unit", 8);
+            MetricsServer server = MetricsServer.start("--metrics", "127.0.0.1:0", () -> Optional.of(file.path())))
+        {
+            file.newCounter("ipc: clients").setRelease(3);
+            final java.net.URI uri = java.net.URI.create(server.url());
+            try (java.net.Socket slow = new java.net.Socket(uri.getHost(), uri.getPort()))
+            {
+                // half a request, then nothing: before, the one server thread waited 60 s on it, and every scrape too
+                slow.getOutputStream().write("GET /metrics HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII));
+                slow.getOutputStream().flush();
+                Thread.sleep(200);
+                final long start = System.nanoTime();
+                assertEquals(3.0, MetricsTestSupport.scrape(server.url()).get("spraynic_ipc_clients"));
+                assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(MetricsServer.MAX_REQUEST_SECONDS),
+                    "served beside the slow client, not after it");
+                slow.setSoTimeout((MetricsServer.MAX_REQUEST_SECONDS + 10) * 1000);
+                int read;
+                try
+                {
+                    read = slow.getInputStream().read();
+                }
+                catch (final java.net.SocketException reset)
+                {
+                    read = -1;
+                }
+                assertEquals(-1, read, "the slow client is cut off once its time to send a request is up");
+            }
         }
     }
 

@@ -73,6 +73,28 @@ class DecodeCommandTest
     }
 
     @Test
+    void shouldPrintEveryFrameBeforeACorruptRecordAndThenTheError(@TempDir final Path dir) throws Exception
+    {
+        final Path pcap = dir.resolve("cut.pcap");
+        try (Arena arena = Arena.ofConfined(); PcapWriter writer = PcapWriter.pcap(pcap, LinkType.ETHERNET))
+        {
+            final MemorySegment buffer = arena.allocate(128);
+            for (int i = 0; i < 3; i++)
+            {
+                RawFrames.write(buffer, 0, 64, i);
+                writer.write(buffer, 0, 64, i);
+            }
+        }
+        // a record header cut short, as a capture killed mid-write leaves: before, the three frames decoded ahead
+        // of it stayed in the output buffer and never reached stdout
+        java.nio.file.Files.write(pcap, new byte[]{1, 2, 3, 4, 5}, java.nio.file.StandardOpenOption.APPEND);
+        final CliTestSupport.Run run = CliTestSupport.run("decode", "--json", pcap.toString());
+        assertEquals(1, run.exitCode(), run.err());
+        assertEquals(3, run.out().lines().count(), run.out());
+        assertTrue(run.err().contains("truncated record header"), run.err());
+    }
+
+    @Test
     void shouldRefuseMissingFileInOneSentence()
     {
         final CliTestSupport.Run run = CliTestSupport.run("decode", "/no/such/file.pcap");

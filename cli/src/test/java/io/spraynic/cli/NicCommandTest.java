@@ -81,6 +81,39 @@ class NicCommandTest
     }
 
     @Test
+    void shouldFitQueuesToWorkersWhereTheConfigTakesThemAndOtherwiseNameTheKeyToChange(@TempDir final Path dir)
+        throws Exception
+    {
+        // a file of its own, without ${queues}: before, --workers 2 was refused for a parameter it never asked for
+        final Path plain = dir.resolve("plain.toml");
+        Files.writeString(plain, """
+            [eal]
+            no_huge = true
+            memory_mb = 256
+            no_pci = true
+            file_prefix = "spraynic-plain-%d"
+            [[port]]
+            name = "null0"
+            kind = "vdev"
+            device = "net_null0"
+            rx_queues = 1
+            tx_queues = 1
+            """.formatted(ProcessHandle.current().pid()));
+        final CliTestSupport.Run fewer = CliTestSupport.run("nic", "--config", plain.toString(), "--mode", "spray",
+            "--ip", "10.0.0.1", "--workers", "2");
+        assertTrue(fewer.exitCode() != 0);
+        assertTrue(fewer.err().contains("port null0 has 1 RX and 1 TX queue(s) for 2 worker(s): set rx_queues and " +
+            "tx_queues to at least 2"), fewer.err());
+        assertFalse(fewer.err().contains("is not a parameter"), fewer.err());
+        // RX queues that no worker polls: what the device spreads to them was lost without a counter
+        final CliTestSupport.Run more = CliTestSupport.run("nic", "--config", "net_null", "-p", "queues=2", "--mode",
+            "spray", "--ip", "10.0.0.1");
+        assertTrue(more.exitCode() != 0);
+        assertTrue(more.err().contains("port null0 has 2 RX queues for 1 worker(s): frames the device spreads to " +
+            "queue 1 would never be read; set rx_queues to 1 (or run --workers 2)"), more.err());
+    }
+
+    @Test
     void shouldNameTheAcceptedLimitAndHowToRaiseItWhenPeersConnectionsAreRefused()
     {
         assertEquals("spraynic nic: refused 3 connection(s) from peers (1,027 in all): this NIC holds its limit of " +

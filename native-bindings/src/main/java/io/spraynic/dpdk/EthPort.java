@@ -255,6 +255,35 @@ public final class EthPort implements AutoCloseable
         return text.toString();
     }
 
+    /**
+     * Sets the port's own (default) MAC address, {@code rte_eth_dev_default_mac_addr_set}: the source of what it
+     * sends and, on drivers with a filter, what it receives; {@code net_af_packet} sets its kernel interface's.
+     *
+     * @param mac 6 bytes, a unicast address that is not all zeros.
+     * @throws DpdkException when the driver refuses, or cannot set a MAC at all (-ENOTSUP, e.g. {@code net_ring}).
+     */
+    public void macAddress(final byte[] mac)
+    {
+        if (mac.length != 6)
+        {
+            throw new IllegalArgumentException("a MAC address has 6 bytes, not " + mac.length);
+        }
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment address = rte_ether_addr.allocate(arena);
+            MemorySegment.copy(mac, 0, address, ValueLayout.JAVA_BYTE, 0, 6);
+            check("rte_eth_dev_default_mac_addr_set", (int)MacCalls.DEFAULT_MAC_ADDR_SET.invokeExact((short)portId, address));
+        }
+        catch (final RuntimeException | Error ex)
+        {
+            throw ex;
+        }
+        catch (final Throwable ex)
+        {
+            throw new IllegalStateException("MAC address of port " + portId + ": " + ex, ex);
+        }
+    }
+
     public void promiscuous(final boolean enable)
     {
         final int rc = enable ?
@@ -274,13 +303,21 @@ public final class EthPort implements AutoCloseable
         static final java.lang.invoke.MethodHandle ALLMULTICAST_ENABLE = downcall("rte_eth_allmulticast_enable",
             java.lang.foreign.FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_SHORT));
 
-        private static java.lang.invoke.MethodHandle downcall(final String name,
+        static java.lang.invoke.MethodHandle downcall(final String name,
             final java.lang.foreign.FunctionDescriptor descriptor)
         {
             final java.lang.foreign.Linker linker = java.lang.foreign.Linker.nativeLinker();
             return linker.downcallHandle(java.lang.foreign.SymbolLookup.loaderLookup().or(linker.defaultLookup())
                 .findOrThrow(name), descriptor);
         }
+    }
+
+    // not in the jextract symbol filter either: looked up once, by hand (control path)
+    private static final class MacCalls
+    {
+        static final java.lang.invoke.MethodHandle DEFAULT_MAC_ADDR_SET = MulticastCalls.downcall(
+            "rte_eth_dev_default_mac_addr_set",
+            java.lang.foreign.FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_SHORT, ValueLayout.ADDRESS));
     }
 
     /**

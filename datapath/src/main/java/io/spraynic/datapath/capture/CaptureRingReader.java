@@ -10,7 +10,8 @@ import java.util.concurrent.locks.LockSupport;
  * frame to a {@link FrameHandler} as a view of its record, and frees the room. Every record is checked before use: an
  * unknown plane, queue or direction, or a length beyond the snap length, is skipped and counted; a record whose length
  * would run past the tail or the ring's end is counted and the ring skipped to its tail (nothing after such a record
- * can be found). Single-threaded.
+ * can be found); so is a head or tail no writer writes (below 0, behind the head, or more than a ring ahead of it).
+ * Single-threaded.
  */
 public final class CaptureRingReader
 {
@@ -74,7 +75,18 @@ public final class CaptureRingReader
         this.releaseBytes = Math.max(CaptureRingLayout.RECORD_ALIGNMENT, layout.ringCapacity() / 4);
         for (int w = 0; w < heads.length; w++)
         {
-            heads[w] = memory.get(CaptureRingLayout.LONG, layout.ringOffset(w) + CaptureRingLayout.HEAD_OFFSET);
+            final long head = memory.get(CaptureRingLayout.LONG, layout.ringOffset(w) + CaptureRingLayout.HEAD_OFFSET);
+            if (head < 0)
+            {
+                // not a head the NIC starts a ring with: start at its tail (what came before is lost) and say so
+                malformed++;
+                heads[w] = Math.max(0, memory.get(CaptureRingLayout.LONG, layout.ringOffset(w) + CaptureRingLayout.TAIL_OFFSET));
+                LONG_ATOMIC.setRelease(memory, layout.ringOffset(w) + CaptureRingLayout.HEAD_OFFSET, heads[w]);
+            }
+            else
+            {
+                heads[w] = head;
+            }
         }
     }
 
@@ -111,6 +123,13 @@ public final class CaptureRingReader
         {
             final long tail = (long)LONG_ATOMIC.getAcquire(memory, layout.ringOffset(w) + CaptureRingLayout.TAIL_OFFSET);
             long head = heads[w];
+            if (tail < 0)
+            {
+                // no writer ever goes below 0, and an index taken from it would be negative: read nothing of this
+                // ring, and keep the head, until the NIC writes a tail that can be one
+                malformed++;
+                continue;
+            }
             if (tail < head || tail - head > capacity)
             {
                 malformed++; // the NIC wrote a tail no writer of this layout writes: resynchronise on it

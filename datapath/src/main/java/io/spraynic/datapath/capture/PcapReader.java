@@ -474,8 +474,10 @@ public final class PcapReader implements AutoCloseable
                     throw new PcapFormatException("simple packet block at offset " + block + " before any interface");
                 }
                 final long original = u32(block + 8);
-                final int snap = interfaces.getFirst().snapLength();
-                long captured = Math.min(original, length - 16);
+                // the snap length is a u32 (one of 2^31 or more read as a negative int); a frame is at most
+                // MAX_FRAME_LENGTH, as in every other record, so the int casts below cannot wrap
+                final long snap = Integer.toUnsignedLong(interfaces.getFirst().snapLength());
+                long captured = Math.min(Math.min(original, length - 16), MAX_FRAME_LENGTH);
                 if (snap != 0)
                 {
                     captured = Math.min(captured, snap);
@@ -515,7 +517,7 @@ public final class PcapReader implements AutoCloseable
             throw new PcapFormatException("packet block at offset " + block + " refers to interface " +
                 Integer.toUnsignedString(id) + " of " + interfaces.size());
         }
-        if (captured > length - dataOffset - 4)
+        if (captured > MAX_FRAME_LENGTH || captured > length - dataOffset - 4)
         {
             throw new PcapFormatException("packet block at offset " + block + " claims " + captured +
                 " captured bytes in a block of " + length);

@@ -94,6 +94,20 @@ public final class PcapWriter implements AutoCloseable
     }
 
     /**
+     * Creates a pcapng file that must not exist yet, like {@link #pcapng}: for a temporary part in a directory others
+     * may write into, where a link planted at the name would otherwise have the writer truncate its target.
+     *
+     * @param file the file to create.
+     * @return a writer; close it to flush the file.
+     * @throws IOException if the file exists (a link included) or cannot be created.
+     */
+    public static PcapWriter pcapngNew(final Path file) throws IOException
+    {
+        return create(FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), Format.PCAPNG,
+            ByteOrder.nativeOrder(), -1, DEFAULT_SNAP_LENGTH);
+    }
+
+    /**
      * Creates (or truncates) a capture file.
      *
      * @param file       the file to write.
@@ -112,8 +126,13 @@ public final class PcapWriter implements AutoCloseable
         {
             throw new IllegalArgumentException("snap length must be in 1.." + DEFAULT_SNAP_LENGTH + ": " + snapLength);
         }
-        final FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-            StandardOpenOption.TRUNCATE_EXISTING);
+        return create(FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+            StandardOpenOption.TRUNCATE_EXISTING), format, order, linkType, snapLength);
+    }
+
+    private static PcapWriter create(final FileChannel channel, final Format format, final ByteOrder order,
+        final int linkType, final int snapLength) throws IOException
+    {
         final PcapWriter writer = new PcapWriter(channel, format, order);
         try
         {

@@ -89,7 +89,7 @@ final class DpdkBringUp
 
     /**
      * @throws IllegalArgumentException unless the config has one port per plane, each with a queue (RX and TX) per
-     *                                  worker.
+     *                                  worker and no RX queue that no worker polls.
      */
     static void requireFit(final List<PortConfig> portConfigs, final EmbeddedNicConfig config)
     {
@@ -105,6 +105,16 @@ final class DpdkBringUp
                 throw new IllegalArgumentException("port " + port.name() + " has " + port.rxQueues() + " RX and " +
                     port.txQueues() + " TX queue(s) for " + config.workers + " worker(s): set rx_queues and tx_queues to at least " +
                     config.workers);
+            }
+            if (port.rxQueues() > config.workers)
+            {
+                // worker w polls RX queue w only: what RSS (or a socket fan-out) spreads to the others is never read,
+                // lost without a counter, and holds the mbufs it arrived in
+                throw new IllegalArgumentException("port " + port.name() + " has " + port.rxQueues() + " RX queues for " +
+                    config.workers + " worker(s): frames the device spreads to " + (port.rxQueues() - config.workers == 1 ?
+                    "queue " + config.workers : "queues " + config.workers + ".." + (port.rxQueues() - 1)) +
+                    " would never be read; set rx_queues to " + config.workers +
+                    " (or run --workers " + port.rxQueues() + ")");
             }
         }
     }

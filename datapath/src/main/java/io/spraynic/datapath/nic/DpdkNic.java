@@ -1,6 +1,7 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.port.DpdkPacketPort;
+import io.spraynic.dpdk.DpdkException;
 import io.spraynic.dpdk.Eal;
 import io.spraynic.dpdk.EthPort;
 import io.spraynic.dpdk.Mempool;
@@ -104,6 +105,10 @@ public final class DpdkNic implements AutoCloseable
         // the MTU goes in with the configuration, so drivers without mtu_set (net_ring) take it too; net_af_packet's
         // is its kernel interface's, which DPDK 22.11 caps at 1500 and cannot set (see mtu(String))
         port.configure(config.rxQueues(), config.txQueues(), config.isAfPacket() ? 0 : config.mtu());
+        if (!config.mac().isEmpty())
+        {
+            setMac(port, config);
+        }
         for (int queue = 0; queue < config.rxQueues(); queue++)
         {
             port.setupRxQueue(queue, config.rxDescriptors(), pool);
@@ -116,6 +121,23 @@ public final class DpdkNic implements AutoCloseable
         if (config.promiscuous())
         {
             port.promiscuous(true);
+        }
+    }
+
+    private static final int ENOTSUP = 95;
+
+    private static void setMac(final EthPort port, final PortConfig config)
+    {
+        try
+        {
+            port.macAddress(config.macBytes());
+        }
+        catch (final DpdkException ex)
+        {
+            // a port that kept its own MAC would answer ARP and send with one the config did not ask for
+            throw new IllegalArgumentException("port " + config.name() + ": cannot set mac = \"" + config.mac() +
+                "\" (" + (ex.errno() == ENOTSUP ? "its driver cannot set a MAC address" : ex.getMessage()) +
+                "): remove mac to keep the device's own", ex);
         }
     }
 

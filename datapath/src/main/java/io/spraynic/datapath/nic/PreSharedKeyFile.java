@@ -12,7 +12,7 @@ import java.util.Set;
 
 /**
  * Reads a spray pre-shared key (docs/PROTOCOL.md S12.2) from a file that only its owner can read: a regular
- * file (not a link), mode 0600 or 0400, holding at least 32 random bytes, either raw or as hex digits (64 or
+ * file (not a link) of this user or root, mode 0600 or 0400, holding at least 32 random bytes, either raw or as hex digits (64 or
  * more, whitespace around them ignored). Anything else is refused with a sentence that says what to fix.
  */
 public final class PreSharedKeyFile
@@ -50,6 +50,11 @@ public final class PreSharedKeyFile
                     java.nio.file.attribute.PosixFilePermissions.toString(permissions) +
                     "): a key must be its owner's only: chmod 600 " + file);
             }
+            final String ownerProblem = ownerProblem(file);
+            if (null != ownerProblem)
+            {
+                throw new IllegalArgumentException(name + ownerProblem);
+            }
             if (Files.size(file) > MAX_FILE_BYTES)
             {
                 throw new IllegalArgumentException(name + " has " + Files.size(file) + " bytes: a key file holds 32 to " +
@@ -63,9 +68,31 @@ public final class PreSharedKeyFile
         }
     }
 
+    /**
+     * @return null when the file is this user's (or root's), else why not: its owner could change the key under the
+     * NIC, or read it, whatever the mode says.
+     */
+    private static String ownerProblem(final Path file) throws IOException
+    {
+        if (!file.getFileSystem().supportedFileAttributeViews().contains("unix"))
+        {
+            return null;
+        }
+        final int owner = (Integer)Files.getAttribute(file, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+        final int self = (Integer)Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        return owner == self || owner == 0 ? null : " belongs to another user (uid " + owner + "), who could change " +
+            "the key: a key file must be the NIC's user's own (chown " + self + " " + file + ")";
+    }
+
     static byte[] parse(final byte[] content, final String name)
     {
         final String text = new String(content, StandardCharsets.ISO_8859_1).strip();
+        if (!text.isEmpty() && text.length() % 2 != 0 && text.chars().allMatch(PreSharedKeyFile::isHex))
+        {
+            // before, taken as a raw key of those characters: a peer that read the same file as hex has another key
+            throw new IllegalArgumentException(name + " holds " + text.length() + " hex digits: an odd number, a digit " +
+                "missing or extra; give an even number (e.g. openssl rand -hex 32 > FILE)");
+        }
         final byte[] key;
         // text of hex digits only is hex (a raw random key that is all hex digits is vanishingly unlikely)
         if (!text.isEmpty() && text.length() % 2 == 0 && text.chars().allMatch(PreSharedKeyFile::isHex))

@@ -308,6 +308,41 @@ class CaptureRingTest
     }
 
     @Test
+    void shouldReadNothingOfARingWhoseHeadOrTailTheNicWroteBelowZero()
+    {
+        final CaptureRingLayout layout = CaptureRingLayout.of(1, 4096, 64);
+        try (Arena arena = Arena.ofConfined())
+        {
+            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
+            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            final long tail = layout.ringOffset(0) + CaptureRingLayout.TAIL_OFFSET;
+            final long head = layout.ringOffset(0) + CaptureRingLayout.HEAD_OFFSET;
+            final long below = -layout.ringCapacity() - layout.ringCapacity() / 2;
+            // before: the reader took the negative tail as its head, and the next tail a record above it gave a
+            // negative index, read before the ring (here before the memory: IndexOutOfBoundsException out of poll)
+            final CaptureRingReader reader = new CaptureRingReader(memory);
+            memory.set(CaptureRingLayout.LONG, tail, below);
+            assertTrue(drain(reader).isEmpty());
+            memory.set(CaptureRingLayout.LONG, tail, below + CaptureRingLayout.recordLength(60));
+            assertTrue(drain(reader).isEmpty());
+            assertEquals(2, reader.malformed());
+            // a head below zero in the memory the reader opens: counted, and the reader starts at the tail
+            memory.set(CaptureRingLayout.LONG, head, below);
+            memory.set(CaptureRingLayout.LONG, tail, 0);
+            final CaptureRingReader late = new CaptureRingReader(memory);
+            assertEquals(1, late.malformed());
+            assertEquals(0, memory.get(CaptureRingLayout.LONG, head), "and frees the ring up to it");
+            assertTrue(drain(late).isEmpty());
+            final CaptureRingWriter writer = new CaptureRingWriter(memory, layout, 0);
+            writer.write(0, 0, TappingPacketPort.RX, frame(60, 1), 0, 60, 7);
+            writer.publish();
+            final List<Frame> frames = drain(late);
+            assertEquals(1, frames.size(), "what the writer publishes after is read");
+            assertEquals(7, frames.get(0).timestamp());
+        }
+    }
+
+    @Test
     void shouldPackRecordsBackToBackAndWrapWithAPaddingRecord()
     {
         final CaptureRingLayout layout = CaptureRingLayout.of(1, 16, 64); // 16 records of 80 B: 1,280 B

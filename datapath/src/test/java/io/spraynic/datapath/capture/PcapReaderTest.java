@@ -295,6 +295,21 @@ class PcapReaderTest
     }
 
     @Test
+    void shouldReadASimplePacketBlockOfAnInterfaceWhoseSnapLengthIsAboveTwoToThe31() throws IOException
+    {
+        // a u32 snap length of 2^31 or more once read as a negative int: the simple block's frame came out of
+        // next() as an IndexOutOfBoundsException rather than the frame (or a PcapFormatException)
+        final ByteBuffer b = buffer(ByteOrder.LITTLE_ENDIAN);
+        shb(b);
+        idb(b, LinkType.ETHERNET, 0xFFFF_FFFF, -1, 0, null);
+        spb(b, FRAME_B);
+        final PcapReader reader = PcapReader.of(segment(b));
+        assertTrue(reader.next());
+        assertArrayEquals(FRAME_B, reader.frame().toArray(ValueLayout.JAVA_BYTE));
+        assertFalse(reader.next());
+    }
+
+    @Test
     void shouldRejectPacketOnUndescribedInterface() throws IOException
     {
         final ByteBuffer b = buffer(ByteOrder.LITTLE_ENDIAN);

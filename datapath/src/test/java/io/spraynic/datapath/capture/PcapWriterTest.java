@@ -73,6 +73,20 @@ class PcapWriterTest
     }
 
     @Test
+    void shouldNeverWriteThroughALinkPlantedWhereANewFileIsToBe() throws IOException
+    {
+        final Path target = dir.resolve("someone-elses-file");
+        Files.writeString(target, "precious");
+        final Path part = dir.resolve("out.pcapng.part0");
+        Files.createSymbolicLink(part, target);
+        assertThrows(java.nio.file.FileAlreadyExistsException.class, () -> PcapWriter.pcapngNew(part).close());
+        assertEquals("precious", Files.readString(target), "not truncated");
+        Files.delete(part);
+        PcapWriter.pcapngNew(part).close();
+        assertTrue(Files.isRegularFile(part, java.nio.file.LinkOption.NOFOLLOW_LINKS));
+    }
+
+    @Test
     void shouldWriteOneInterfaceDescriptionBlockPerInterfaceAndTruncateToSnapLength() throws IOException
     {
         final Path file = dir.resolve("multi.pcapng");

@@ -36,6 +36,20 @@ class DpdkBringUpTest
     }
 
     @Test
+    void shouldRefusePortsWithRxQueuesThatNoWorkerPolls()
+    {
+        final EmbeddedNicConfig twoWorkers = new EmbeddedNicConfig().workers(2);
+        final PortConfig fourRxQueues = PortConfig.ringPair("p0", "q0").withQueues(4, 4);
+        final IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
+            () -> DpdkBringUp.requireFit(List.of(PortConfig.ringPair("p1", "q1").withQueues(2, 2), fourRxQueues),
+                twoWorkers.planes(2)));
+        assertEquals("port p0 has 4 RX queues for 2 worker(s): frames the device spreads to queues 2..3 would never be " +
+            "read; set rx_queues to 2 (or run --workers 4)", refused.getMessage());
+        assertDoesNotThrow(() -> DpdkBringUp.requireFit(List.of(fourRxQueues.withQueues(2, 4)), new EmbeddedNicConfig()
+            .workers(2)), "more TX queues than workers only go unused");
+    }
+
+    @Test
     void shouldReadAMacFirstByteHighest()
     {
         assertEquals(0x02_00_00_00_00_01L, DpdkBringUp.macOf(new byte[]{2, 0, 0, 0, 0, 1}));

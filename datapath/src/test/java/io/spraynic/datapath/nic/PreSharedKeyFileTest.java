@@ -58,5 +58,12 @@ class PreSharedKeyFileTest
         final Path link = Files.createSymbolicLink(dir.resolve("link"), write(dir, "target", key, "rw-------"));
         assertTrue(refusal(link).contains("not a regular file"));
         assertTrue(refusal(dir).contains("not a regular file"));
+        // one hex digit too many (a typo): before, taken as 65 raw bytes of text, a key no peer reading hex shares
+        final byte[] oddHex = (HexFormat.of().formatHex(key) + "a").getBytes(StandardCharsets.US_ASCII);
+        assertTrue(refusal(write(dir, "oddhex", oddHex, "rw-------")).contains("holds 65 hex digits: an odd number"));
+        // mode 0600, but another user's: they could change (or read) the key under the NIC
+        final Path others = write(dir, "others", key, "rw-------");
+        assertTrue(new ProcessBuilder("chown", "65534", others.toString()).start().waitFor() == 0);
+        assertTrue(refusal(others).contains("belongs to another user (uid 65534)"), refusal(others));
     }
 }
