@@ -114,6 +114,81 @@ class NicCommandTest
     }
 
     @Test
+    void shouldRefuseAGarbageOrLinkedVisitorQueuePairRemoveItAndServeOn(@TempDir final Path runDir,
+        @TempDir final Path exchange) throws Exception
+    {
+        final Process nic = CliTestSupport.start(runDir, "nic", "--config", "net_null", "-p",
+            "file_prefix=spraynic-nic-visitor-" + ProcessHandle.current().pid(), "--mode", "rocev2", "--ip", "10.0.0.1",
+            "--exchange", exchange.toString(), "--idle", "sleep");
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(nic.getInputStream(), StandardCharsets.UTF_8)))
+        {
+            String line;
+            while (null != (line = out.readLine()) && !line.startsWith("spraynic nic: running"))
+            {
+                assertTrue(nic.isAlive(), line);
+            }
+            assertTrue(Files.isRegularFile(exchange.resolve("nic.qp")), "the NIC offers its queue pair");
+            final Path visitor = exchange.resolve("visitor.qp");
+            final Path elsewhere = Files.writeString(runDir.resolve("elsewhere"), "qpn=1 psn=2 ip=10.0.0.2 mtu=1024\n");
+            for (final Runnable plant : new Runnable[]{
+                () -> write(visitor, "\u0000\u00ff not a queue pair at all\n"),
+                () -> link(visitor, elsewhere)})
+            {
+                plant.run();
+                while (null != (line = out.readLine()) && !line.startsWith("spraynic nic: refused " + visitor))
+                {
+                    assertFalse(line.contains("Exception"), line);
+                }
+                assertTrue(null != line, "told");
+                final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (Files.exists(visitor, java.nio.file.LinkOption.NOFOLLOW_LINKS) && System.nanoTime() < deadline)
+                {
+                    Thread.sleep(20);
+                }
+                assertFalse(Files.exists(visitor, java.nio.file.LinkOption.NOFOLLOW_LINKS), "removed");
+                assertTrue(nic.isAlive(), "and served on");
+            }
+            assertTrue(Files.exists(elsewhere), "the link's target left alone");
+            nic.toHandle().destroy();
+            final StringBuilder rest = new StringBuilder();
+            while (null != (line = out.readLine()))
+            {
+                rest.append(line).append('\n');
+            }
+            assertTrue(nic.waitFor(30, TimeUnit.SECONDS));
+            assertTrue(rest.toString().contains("spraynic nic: stopped"), rest.toString());
+        }
+        finally
+        {
+            nic.destroyForcibly();
+        }
+    }
+
+    private static void write(final Path file, final String text)
+    {
+        try
+        {
+            Files.writeString(file, text);
+        }
+        catch (final java.io.IOException ex)
+        {
+            throw new java.io.UncheckedIOException(ex);
+        }
+    }
+
+    private static void link(final Path link, final Path target)
+    {
+        try
+        {
+            Files.createSymbolicLink(link, target);
+        }
+        catch (final java.io.IOException ex)
+        {
+            throw new java.io.UncheckedIOException(ex);
+        }
+    }
+
+    @Test
     void shouldNameTheAcceptedLimitAndHowToRaiseItWhenPeersConnectionsAreRefused()
     {
         assertEquals("spraynic nic: refused 3 connection(s) from peers (1,027 in all): this NIC holds its limit of " +
