@@ -21,7 +21,8 @@ import java.lang.foreign.MemorySegment;
  *     <li>Next hops are resolved with an NS to the target's solicited-node multicast address (unicast to the
  *     cached MAC when an entry is STALE, as RFC 4861's probe); the start sends one unsolicited NA (O set) to all
  *     nodes.</li>
- *     <li>An NA is taken only by an entry that exists: solicited (S set) only by one we asked for (INCOMPLETE or
+ *     <li>An NA is taken only when it is sent to our address or to all nodes, and only by an entry that exists:
+ *     solicited (S set) only by one we asked for (INCOMPLETE or
  *     STALE), unsolicited by any that is not FAILED; one without the override flag confirms a MAC but changes none;
  *     an NA for an address we hold no entry for is dropped and counted, so a flood of advertisements can neither
  *     fill the table nor poison it.</li>
@@ -228,9 +229,19 @@ final class NeighbourDiscovery
         }
         final int flags = Icmpv6Header.flags(s, icmp);
         final boolean solicited = (flags & Icmpv6Header.FLAG_SOLICITED) != 0;
-        if (solicited && isMulticast(Ipv6Header.destinationAddressHigh(s, ip)))
+        final long destinationHigh = Ipv6Header.destinationAddressHigh(s, ip);
+        final long destinationLow = Ipv6Header.destinationAddressLow(s, ip);
+        if (solicited && isMulticast(destinationHigh))
         {
             counters.increment(NeighbourCounters.DROPPED_BAD_FORMAT); // 7.1.2: an answer goes to the asker only
+            return;
+        }
+        if (!(destinationHigh == localHigh && destinationLow == localLow) &&
+            !(destinationHigh == Icmpv6Header.ALL_NODES_HIGH && destinationLow == Icmpv6Header.ALL_NODES_LOW))
+        {
+            // an answer to another host's question, seen because the port is promiscuous (af_packet on a veth): the
+            // entry it would confirm or move is that host's business, not ours
+            counters.increment(NeighbourCounters.DROPPED_NOT_FOR_US);
             return;
         }
         final long targetLinkLayer = Icmpv6Header.linkLayerOption(s, icmp, icmpLength, Icmpv6Header.OPTION_TARGET_LINK_LAYER);

@@ -227,6 +227,14 @@ final class NeighbourDiscoveryTest
             bad("a solicited answer to a multicast address", DROPPED_BAD_FORMAT, () ->
                 neighbourMessage(TYPE_NEIGHBOUR_ADVERTISEMENT, 0x33_33_00_00_00_01L, PEER_MAC, PEER, ALL_NODES,
                     FLAG_SOLICITED | FLAG_OVERRIDE, PEER, option)),
+            bad("an answer to another host's address, seen by a promiscuous port", DROPPED_NOT_FOR_US, () ->
+                neighbourMessage(TYPE_NEIGHBOUR_ADVERTISEMENT, 0x02_00_00_00_01_1EL, ATTACKER_MAC, PEER,
+                    InterfaceAddress.parseIpv6("fd00:1::30"), FLAG_SOLICITED | FLAG_OVERRIDE, PEER,
+                    linkLayerOption(OPTION_TARGET_LINK_LAYER, ATTACKER_MAC))),
+            bad("an announcement to a group other than all nodes", DROPPED_NOT_FOR_US, () ->
+                neighbourMessage(TYPE_NEIGHBOUR_ADVERTISEMENT, 0x33_33_00_00_00_02L, ATTACKER_MAC, PEER,
+                    InterfaceAddress.parseIpv6("ff02::2"), FLAG_OVERRIDE, PEER,
+                    linkLayerOption(OPTION_TARGET_LINK_LAYER, ATTACKER_MAC))),
             bad("an option of length 0 after a good one", DROPPED_BAD_OPTIONS, () ->
                 neighbourMessage(TYPE_NEIGHBOUR_ADVERTISEMENT, OUR_MAC, PEER_MAC, PEER, OURS, FLAG_SOLICITED, PEER, option,
                     new byte[8])),
