@@ -67,11 +67,16 @@ final class LinuxFabricDemo
         }
     }
 
+    /** deploy/lab/lab's exit status when the id is another run's. */
+    private static final int ID_TAKEN_STATUS = 3;
+
     private final Settings settings;
     private final Path script;
     private final String id;
     private final Path work;
     private final List<Process> processes = new ArrayList<>();
+    /** Whether this demo's {@code up} ran and did not find the id another run's: only then is a down ours to run. */
+    private volatile boolean labOurs;
     private Map<String, String> status = Map.of();
 
     private LinuxFabricDemo(final Settings settings, final Path script, final String id, final Path work)
@@ -350,9 +355,23 @@ final class LinuxFabricDemo
     {
         final List<String> command = new ArrayList<>(List.of("python3", script.toString(), "--id", id));
         command.addAll(List.of(arguments));
+        final boolean up = "up".equals(arguments[0]);
+        if (up)
+        {
+            labOurs = true; // from its start: a demo stopped while up runs still removes what up made
+        }
         final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         final String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!process.waitFor(120, TimeUnit.SECONDS) || process.exitValue() != 0)
+        if (!process.waitFor(120, TimeUnit.SECONDS))
+        {
+            process.destroyForcibly();
+            throw new IllegalStateException("deploy/lab/lab " + arguments[0] + " did not finish in 120 s: " + output.strip());
+        }
+        if (up && process.exitValue() == ID_TAKEN_STATUS)
+        {
+            labOurs = false; // another run's lab (a pid seen again mod 10,000): never taken down from here
+        }
+        if (process.exitValue() != 0)
         {
             throw new IllegalStateException("deploy/lab/lab " + arguments[0] + " failed: " + output.strip());
         }
@@ -368,6 +387,10 @@ final class LinuxFabricDemo
                 process.destroyForcibly();
             }
             processes.clear();
+        }
+        if (!labOurs)
+        {
+            return;
         }
         try
         {

@@ -21,6 +21,8 @@ import java.util.concurrent.TimeUnit;
 final class LinuxLab implements AutoCloseable
 {
     static final Path SCRIPT = Path.of("..", "deploy", "lab", "lab").toAbsolutePath().normalize();
+    /** The script's exit status when the id is another run's (deploy/lab/lab's ID_TAKEN_STATUS). */
+    static final int ID_TAKEN_STATUS = 3;
 
     private final String id;
     private final Thread cleanupHook;
@@ -42,7 +44,19 @@ final class LinuxLab implements AutoCloseable
         arguments.addAll(List.of(options));
         try
         {
-            lab.status = flat(lab.run(arguments.toArray(String[]::new)));
+            final Result result = script(id, arguments.toArray(String[]::new));
+            if (result.exitCode == ID_TAKEN_STATUS)
+            {
+                // another run's lab: a down would remove it, so this one is closed without one
+                lab.closed = true;
+                Runtime.getRuntime().removeShutdownHook(lab.cleanupHook);
+                throw new IllegalStateException("lab up: id " + id + " is another run's: " + result.output);
+            }
+            if (result.exitCode != 0)
+            {
+                throw new IllegalStateException("lab up exited " + result.exitCode + ": " + result.output);
+            }
+            lab.status = flat(result.output);
         }
         catch (final RuntimeException | IOException | InterruptedException e)
         {

@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -486,8 +487,14 @@ class LinuxLabTest
         assertRefused(LinuxLab.script(ID, "set", "p1", "--ce-above", "900pps/0"), "the burst is 1 to 100000 packets");
         assertRefused(LinuxLab.script(ID, "set", "p1", "--ce-above", "8mbit/4"), "is not a rate");
         assertRefused(LinuxLab.script(ID, "set", "p1", "--rate", "5000pps"), "is not a rate");
-        assertRefused(LinuxLab.script(ID, "up"), "is up already");
+        assertTaken(LinuxLab.script(ID, "up"), "is up already");
         assertRefused(LinuxLab.script("Bad-Id", "status"), "1 to 5 of a-z and 0-9");
+        assertRefused(LinuxLab.script("ab\n", "status"), "1 to 5 of a-z and 0-9");
+        // a run whose pid is this one's mod 10,000: before, its failed up ran down, and this run's lab was gone
+        final IllegalStateException taken = assertThrows(IllegalStateException.class, () -> LinuxLab.up(ID));
+        assertTrue(taken.getMessage().contains("is another run's"), taken.getMessage());
+        assertEquals(0, LinuxLab.script(ID, "status").exitCode(), "this run's lab is up still");
+        assertFalse(namespaces(ID).isEmpty());
     }
 
     @Test
@@ -513,7 +520,7 @@ class LinuxLabTest
         command("ip", "netns", "add", foreign);
         try
         {
-            assertRefused(LinuxLab.script(id, "up"), foreign + " exist and are not this lab's");
+            assertTaken(LinuxLab.script(id, "up"), foreign + " exist and are not this lab's");
             assertEquals(List.of(foreign), namespaces(id), "up made nothing and left the foreign one");
             assertEquals(0, LinuxLab.script(id, "down").exitCode());
             assertEquals(List.of(foreign), namespaces(id), "down leaves what it did not make");
@@ -522,6 +529,16 @@ class LinuxLabTest
         {
             command("ip", "netns", "del", foreign);
         }
+
+        // an up stopped right after it claimed the id (an empty state file): up refuses, down removes the claim
+        final Path claim = Path.of("/run/spraynic-lab", id, "state.json");
+        Files.createDirectories(claim.getParent());
+        Files.createFile(claim);
+        assertTaken(LinuxLab.script(id, "up"), "is up already");
+        final LinuxLab.Result unclaim = LinuxLab.script(id, "down");
+        assertEquals(0, unclaim.exitCode(), unclaim.output());
+        assertTrue(unclaim.output().contains("removed an unfinished claim"), unclaim.output());
+        assertFalse(Files.exists(claim));
 
         // an up killed half-way: down removes what the state file says it made
         final Process up = new ProcessBuilder("/usr/bin/python3", LinuxLab.SCRIPT.toString(), "--id", id, "up")
@@ -573,6 +590,13 @@ class LinuxLabTest
             marks += delta(before, after, "p1l" + k, "ab", "ce_marked_packets");
         }
         return marks;
+    }
+
+    /** Refused because the id is another run's: the status on which a caller must not run down. */
+    private static void assertTaken(final LinuxLab.Result result, final String reason)
+    {
+        assertEquals(LinuxLab.ID_TAKEN_STATUS, result.exitCode(), result.output());
+        assertTrue(result.output().contains(reason), reason + " in " + result.output());
     }
 
     private static void assertRefused(final LinuxLab.Result result, final String reason)
