@@ -4,7 +4,8 @@
 #
 #   deploy/prepare-host.sh [--apply] [--hugepages SIZE] [--bind PCI_ADDRESS]... [--iommu-off] [--owner USER]
 #
-#   --hugepages SIZE   reserve SIZE of 2 MiB hugepages (e.g. 2G) and mount hugetlbfs (default 1G); the spraynic
+#   --hugepages SIZE   have at least SIZE of 2 MiB hugepages (e.g. 2G; what others reserved is kept) and hugetlbfs
+#                      mounted (default 1G); the spraynic
 #                      commands' --hugepages auto (their default) then run DPDK from them: the NIC's default
 #                      pool takes about 100 MiB, the demo's about 370 MiB
 #   --bind BDF         bind a NIC (e.g. 0000:3b:00.0) to vfio-pci; it leaves the kernel's driver
@@ -62,9 +63,24 @@ fi
 
 # 2. Hugepages.
 if [[ "$hugepages" =~ ^[0-9]+[KMGkmg]?$ ]]; then
-  current=$(awk '/HugePages_Total/ {print $2}' /proc/meminfo)
-  say "hugepages: $current reserved now (of $(awk '/Hugepagesize/ {print $2 $3}' /proc/meminfo)); want $hugepages"
-  run dpdk-hugepages.py --pagesize 2M --setup "$hugepages"
+  number=${hugepages%[KMGkmg]}
+  case "$hugepages" in
+    *[Kk]) want_kb=$number ;;
+    *[Mm]) want_kb=$((number * 1024)) ;;
+    *[Gg]) want_kb=$((number * 1024 * 1024)) ;;
+    *) want_kb=$((number / 1024)) ;;
+  esac
+  want_pages=$(( (want_kb + 2047) / 2048 ))
+  have_pages=$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages 2>/dev/null || echo 0)
+  say "hugepages: $have_pages of 2 MiB reserved now; want $hugepages ($want_pages)"
+  # never --setup: it clears every pool of every page size (another DPDK application's, a VM's 1 GiB pages) and
+  # unmounts /dev/hugepages before it reserves; the 2 MiB pool only grows here, and an existing mount is kept
+  if [ "$have_pages" -ge "$want_pages" ]; then
+    say "hugepages: enough reserved; left as they are"
+    run dpdk-hugepages.py --pagesize 2M --mount
+  else
+    run dpdk-hugepages.py --pagesize 2M --reserve "$hugepages" --mount
+  fi
   if [ -n "$owner" ]; then
     # A mount of its own (mode 0700): the NIC's user gets hugepages without /dev/hugepages being
     # opened to everyone, and nobody else sees its files.

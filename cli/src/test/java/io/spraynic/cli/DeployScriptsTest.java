@@ -4,11 +4,13 @@ import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -24,8 +26,16 @@ class DeployScriptsTest
     {
         final Result result = run("--hugepages", "512M");
         assertEquals(0, result.exitCode, result.output);
-        assertTrue(result.output.contains("would run: dpdk-hugepages.py --pagesize 2M --setup 512M"), result.output);
+        final int have = Integer.parseInt(Files.readString(Path.of("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"))
+            .strip());
+        assertTrue(result.output.contains(have >= 256 ? "would run: dpdk-hugepages.py --pagesize 2M --mount" :
+            "would run: dpdk-hugepages.py --pagesize 2M --reserve 512M --mount"), result.output);
+        // never --setup, which cleared every pool of the host (other applications' pages) and unmounted /dev/hugepages
+        assertFalse(result.output.contains("--setup") || result.output.contains("--clear"), result.output);
         assertTrue(result.output.contains("rerun with --apply"), result.output);
+        final Result none = run("--hugepages", "0");
+        assertTrue(none.output.contains("hugepages: enough reserved; left as they are"), none.output);
+        assertTrue(none.output.contains("would run: dpdk-hugepages.py --pagesize 2M --mount"), none.output);
     }
 
     @Test
