@@ -44,7 +44,10 @@ while [ $# -gt 0 ]; do
       extra+=(--device "/dev/vfio/$2")
       [[ " ${extra[*]} " == *" /dev/vfio/vfio "* ]] || extra+=(--device /dev/vfio/vfio --ulimit memlock=-1:-1)
       shift 2 ;;
-    --ipc-dir) extra+=(--mount "type=bind,source=$2,destination=/dev/shm/spraynic-spraynic"); shift 2 ;;
+    --ipc-dir)
+      # a comma would end source= and start another mount option (a second bind, rw where it should not be)
+      [[ "$2" == /* && "$2" != *,* ]] || { echo "run.sh: --ipc-dir $2: give an absolute path without commas" >&2; exit 2; }
+      extra+=(--mount "type=bind,source=$2,destination=/dev/shm/spraynic-spraynic"); shift 2 ;;
     --user)
       [[ "$2" =~ ^[0-9]+:[0-9]+$ ]] || { echo "run.sh: --user $2: give UID:GID in numbers" >&2; exit 2; }
       user=$2; shift 2 ;;

@@ -502,7 +502,20 @@ class LinuxLabTest
     void shouldLeaveNoNamespaceOrInterfaceBehindOnDown() throws Exception
     {
         assertFalse(namespaces(ID).isEmpty(), "the lab is up before down");
-        lab.close();
+        // a process left running in the lab (a NIC whose test was killed): before, down deleted the namespace's name
+        // and the namespace lived on, unnamed, with its veths and the process in it
+        final Process left = new ProcessBuilder("ip", "netns", "exec", namespaces(ID).getFirst(), "sleep", "600").start();
+        try
+        {
+            Thread.sleep(200);
+            assertTrue(left.isAlive());
+            lab.close();
+            assertTrue(left.waitFor(10, TimeUnit.SECONDS), "down ended what ran in its namespaces");
+        }
+        finally
+        {
+            left.destroyForcibly();
+        }
         assertEquals(List.of(), namespaces(ID), "down removed every namespace of the instance");
         assertRootNamespaceUntouched();
         final LinuxLab.Result again = LinuxLab.script(ID, "down");

@@ -114,7 +114,8 @@ final class AuthChecks extends Checks
             final List<String> f = newFailures();
             for (final Packet p : c.collect(SILENCE_NANOS))
             {
-                if (p.opcode() == SprayWire.CLOSE || p.opcode() == SprayWire.NACK)
+                if ((p.opcode() == SprayWire.CLOSE || p.opcode() == SprayWire.NACK) && p.length() >= SprayWire.BTH_LENGTH &&
+                    p.destQp() == c.localCid()) // this connection's only, as in close.bad-tag
                 {
                     f.add("answered with " + p);
                 }

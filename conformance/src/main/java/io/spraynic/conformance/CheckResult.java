@@ -13,6 +13,31 @@ package io.spraynic.conformance;
  */
 public record CheckResult(String id, String clause, String level, String title, Verdict verdict, String reason)
 {
+    /** The longest reason kept: a target's bytes in one (a command's output, a packet list) cannot bloat a report. */
+    static final int MAX_REASON_LENGTH = 4096;
+
+    /**
+     * Keeps the reason printable: control characters (which a target's output may carry, and which a JUnit XML file
+     * may not hold, nor a terminal be sent) become U+FFFD, and a reason past {@link #MAX_REASON_LENGTH} is cut.
+     */
+    public CheckResult
+    {
+        if (null != reason)
+        {
+            final StringBuilder printable = new StringBuilder(Math.min(reason.length(), MAX_REASON_LENGTH + 32));
+            for (int i = 0; i < reason.length() && printable.length() < MAX_REASON_LENGTH; i++)
+            {
+                final char c = reason.charAt(i);
+                printable.append(Character.isISOControl(c) ? '\uFFFD' : c);
+            }
+            if (reason.length() > MAX_REASON_LENGTH)
+            {
+                printable.append(" ... (").append(reason.length() - MAX_REASON_LENGTH).append(" more characters)");
+            }
+            reason = printable.toString();
+        }
+    }
+
     /** @return whether this is a failure of a MUST clause. */
     public boolean mustFailure()
     {

@@ -17,6 +17,8 @@ final class FloodChecks extends Checks
     static final int CONNECTS = 4_000;
     /** Sends between two looks at the suite's own socket, so that its receive buffer does not drop answers. */
     private static final int SENDS_PER_DRAIN = 16;
+    /** The longest one {@link #drain} reads. */
+    static final long DRAIN_LIMIT_NANOS = 10_000_000_000L;
 
     FloodChecks(final Target target, final UdpLink link, final List<CheckResult> results)
     {
@@ -92,11 +94,15 @@ final class FloodChecks extends Checks
         }
     }
 
-    /** Counts RETRYs and REJECTs to the flood's CIDs until {@code nanos} pass with none (0: what is queued now). */
+    /**
+     * Counts RETRYs and REJECTs to the flood's CIDs until {@code nanos} pass with none (0: what is queued now), or
+     * {@link #DRAIN_LIMIT_NANOS} in all: a target that never stops sending cannot hold the suite here.
+     */
     private void drain(final Set<Integer> cids, final int[] answers, final long[] lastAnswer, final long nanos)
         throws IOException
     {
-        while (true)
+        final long limit = System.nanoTime() + DRAIN_LIMIT_NANOS;
+        while (System.nanoTime() - limit < 0)
         {
             final Packet p = link.receive(nanos);
             if (null == p)

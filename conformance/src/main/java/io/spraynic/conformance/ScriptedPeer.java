@@ -44,6 +44,8 @@ final class ScriptedPeer
     private final java.util.Set<Long> dropOnce = new java.util.HashSet<>();
     /** Every packet the target sent, in order of arrival. */
     final List<Packet> received = new ArrayList<>();
+    /** Packets too short for what {@link #awaitPacket}'s handling or condition read of them: skipped, counted. */
+    int truncatedPackets;
     /** Target data packets and probes whose tag (S12.3, S12.4) failed. */
     final List<String> tagFailures = new ArrayList<>();
     /** When true, the target's data and probes are not acknowledged (the suite plays a silent peer). */
@@ -95,7 +97,7 @@ final class ScriptedPeer
     /** S6.5-2: the queue the suite may put on one of the target's paths ({@link QueuedRoute}). */
     final QueuedRoute queue = new QueuedRoute();
 
-    /** A READ this peer asked for: its buffer and the offsets received. */
+    /** A READ this peer asked for: its buffer and the bytes of it received. */
     static final class InboundRead
     {
         final int stream;
@@ -188,7 +190,8 @@ final class ScriptedPeer
         }
         if (answer.opcode() == SprayWire.CONNECT_REJECT)
         {
-            return "CONNECT_REJECT reason " + answer.h8(28);
+            return answer.wholeHeaders() ? "CONNECT_REJECT reason " + answer.h8(28) :
+                "a CONNECT_REJECT cut short (" + answer.length() + " B)";
         }
         if (answer.opcode() != SprayWire.CONNECT_ACK)
         {
@@ -501,10 +504,19 @@ final class ScriptedPeer
                 return null;
             }
             received.add(p);
-            handle(p);
-            if (until.test(p))
+            try
             {
-                return p;
+                handle(p);
+                if (until.test(p))
+                {
+                    return p;
+                }
+            }
+            catch (final IndexOutOfBoundsException truncated)
+            {
+                // shorter than the fields asked of it: not the answer awaited, whatever the target meant by it (a
+                // check that needs a whole packet says so when none comes); never an exception out of the suite
+                truncatedPackets++;
             }
         }
     }
@@ -635,16 +647,15 @@ final class ScriptedPeer
         read.packets.add(p);
         final int offset = p.h32(8);
         final byte[] payload = p.payload();
-        if (offset < 0 || offset + payload.length > read.data.length)
+        if (offset < 0 || (long)offset + payload.length > read.data.length) // an int sum wrapped below 0 and passed
         {
             return;
         }
         System.arraycopy(payload, 0, read.data, offset, payload.length);
-        if (!read.placed.get(offset))
-        {
-            read.placed.set(offset);
-            read.bytesPlaced += payload.length;
-        }
+        // bytes, not packets: responses that overlap (another MTU, a retransmission cut otherwise) count once, so a
+        // READ is complete only when every byte came
+        read.placed.set(offset, offset + payload.length);
+        read.bytesPlaced = read.placed.cardinality();
     }
 
     /** Sends the slow path's ACKs due by {@code now}, or all of them when no path is slow any more. */

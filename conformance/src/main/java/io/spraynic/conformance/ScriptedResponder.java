@@ -63,6 +63,13 @@ final class ScriptedResponder
     boolean closed;
 
     // what the suite observed of the peer
+    /** Violations of one kind kept for the report. */
+    static final int MAX_VIOLATIONS_OF_A_KIND = 8;
+    /** READ response packets queued at most: a target asking for more is told no (a violation), not queued. */
+    static final int MAX_PENDING_RESPONSES = 65_536;
+    /** Dropped data packets remembered at most (a drop is remembered before its tag is checked). */
+    static final int MAX_DROPPED_KEPT = 1 << 20;
+
     /** (path, PSN) of every data packet received and kept: the (stream, MSN, offset) it carried. */
     private final Map<Long, Long> firstSeen = new HashMap<>();
     /** (stream, MSN, offset) of every data packet kept. */
@@ -78,6 +85,9 @@ final class ScriptedResponder
     long bytesWritten;
     long bytesRead;
     final List<String> violations = new ArrayList<>();
+    /** Violations of a kind past the first {@link #MAX_VIOLATIONS_OF_A_KIND}: counted, not kept. */
+    int violationsNotKept;
+    private final Map<String, Integer> violationsOfKind = new HashMap<>();
 
     // S9.3-4: the first WRITE's first attempt refused RNR (NO_RESOURCES, S10.2-5), to judge the sender's retry
     /** The refused attempt's rnrTimerMicros; 0: nothing is refused. */
@@ -209,7 +219,7 @@ final class ScriptedResponder
             if (established() && p.destQp() == cid && SprayWire.isData(p.opcode()))
             {
                 dataDropped++;
-                if (!received.contains(content(p)))
+                if (!received.contains(content(p)) && droppedUnrecovered.size() < MAX_DROPPED_KEPT)
                 {
                     droppedUnrecovered.add(content(p));
                 }
@@ -224,7 +234,7 @@ final class ScriptedResponder
             case SprayWire.ACK -> onAck(p);
             case SprayWire.CLOSE -> onClose(p);
             case SprayWire.QUERY -> onQuery(p);
-            case SprayWire.NACK -> violations.add("the peer sent a NACK: " + p);
+            case SprayWire.NACK -> violation("the peer sent a NACK: " + p);
             default ->
             {
             }
@@ -259,9 +269,9 @@ final class ScriptedResponder
         final int streams = Math.min(p.h16(6) == 0 ? 65_536 : p.h16(6), 256);
         final byte[] theirPublic = p.hBytes(SprayWire.CONH_LENGTH + 16, HandshakeKeys.PUBLIC_KEY_LENGTH);
         final byte[] shared = keys.shared(theirPublic);
-        if (null == shared || paths < 1)
+        if (null == shared || paths < 1 || mtu < 1)
         {
-            violations.add("an unusable CONNECT: " + p);
+            violation("an unusable CONNECT: " + p);
             return;
         }
         final long[][] k = HandshakeKeys.derive(shared, theirPublic, keys.publicKey, peerCid, cid, token, null);
@@ -298,7 +308,7 @@ final class ScriptedResponder
         final int path = p.h8(0);
         if (path >= paths)
         {
-            violations.add("a data packet on path " + path + " of " + paths + ": " + p);
+            violation("a data packet on path " + path + " of " + paths + ": " + p);
             return;
         }
         final int opcode = p.opcode();
@@ -314,7 +324,7 @@ final class ScriptedResponder
             p.h32(16), reth ? va - Integer.toUnsignedLong(offset) : 0, theirRkey, cid, (int)immediate);
         if (tag != p.h64(20))
         {
-            violations.add("a message tag that does not verify (S12.4-2): " + p);
+            violation("a message tag that does not verify (S12.4-2): " + p);
             return;
         }
         final long at = (long)path << 24 | p.psn();
@@ -332,11 +342,11 @@ final class ScriptedResponder
             dataRepeated++;
             if ((p.h8(1) & SprayWire.SETH_RETRANSMIT) == 0)
             {
-                violations.add("PSN " + p.psn() + " of path " + path + " came again without RETRANSMIT (S6.6-1)");
+                violation("PSN " + p.psn() + " of path " + path + " came again without RETRANSMIT (S6.6-1)");
             }
             if (before != content)
             {
-                violations.add("PSN " + p.psn() + " of path " + path + " came again with another message or offset");
+                violation("PSN " + p.psn() + " of path " + path + " came again with another message or offset");
             }
         }
         else if ((p.h8(1) & SprayWire.SETH_RETRANSMIT) != 0)
@@ -358,7 +368,7 @@ final class ScriptedResponder
             final long into = va - regionBase;
             if (theirRkey != rkey || into < 0 || into + payload.length > region.length)
             {
-                violations.add("a WRITE outside the published region: " + p);
+                violation("a WRITE outside the published region: " + p);
             }
             else
             {
@@ -400,7 +410,7 @@ final class ScriptedResponder
         {
             if (retried)
             {
-                violations.add("a packet of the refused attempt 0 (offset " + offset + ") came after its retry had " +
+                violation("a packet of the refused attempt 0 (offset " + offset + ") came after its retry had " +
                     "begun (S9.3-4)");
             }
             return !retried;
@@ -412,21 +422,21 @@ final class ScriptedResponder
             final int packets = Math.max(1, (refusedLength + mtu - 1) / mtu);
             if (attempt != 1)
             {
-                violations.add("the retry carries attempt " + attempt + ", not 1 (S9.3-4)");
+                violation("the retry carries attempt " + attempt + ", not 1 (S9.3-4)");
             }
             if (waited < rnrTimerMicros * 1_000L)
             {
-                violations.add("the retry's first packet came " + waited / 1_000 + " us after the NACK, before its " +
+                violation("the retry's first packet came " + waited / 1_000 + " us after the NACK, before its " +
                     "rnrTimerMicros " + rnrTimerMicros + " (S9.3-4)");
             }
             if (refusedOffsets.size() < packets)
             {
-                violations.add("the retry began when " + refusedOffsets.size() + " of the refused attempt's " + packets +
+                violation("the retry began when " + refusedOffsets.size() + " of the refused attempt's " + packets +
                     " packets had been acknowledged (S9.3-4)");
             }
             if (p.h32(16) != refusedRsn || length != refusedLength)
             {
-                violations.add("the retry changed the RSN or length: " + p.h32(16) + ", " + length + " against " +
+                violation("the retry changed the RSN or length: " + p.h32(16) + ", " + length + " against " +
                     refusedRsn + ", " + refusedLength + " (S9.3-4)");
             }
         }
@@ -460,7 +470,7 @@ final class ScriptedResponder
         if (advertisedWindow > 0 && open > advertisedWindow && open > reportedOpen)
         {
             reportedOpen = open;
-            violations.add(open + " WRITEs open at once (a packet received, not every byte), above the window of " +
+            violation(open + " WRITEs open at once (a packet received, not every byte), above the window of " +
                 advertisedWindow + " advertised (S10.2-4)");
         }
     }
@@ -506,12 +516,37 @@ final class ScriptedResponder
         return (long)p.h16(2) << 48 ^ (long)p.h32(4) << 24 ^ (p.h32(8) & 0xFF_FFFFL) ^ (long)p.opcode() << 56;
     }
 
-    private void respond(final int stream, final int msn, final long va, final int theirRkey, final int length)
+    /**
+     * Keeps {@code what} unless {@link #MAX_VIOLATIONS_OF_A_KIND} of its kind (its text up to the packet it names,
+     * numbers aside) are kept already: a target that repeats one violation (a flood of bad tags) costs no memory, and
+     * every kind a check looks for is still there.
+     */
+    private void violation(final String what)
+    {
+        final int cut = what.indexOf(": ");
+        final String kind = (cut < 0 ? what : what.substring(0, cut)).replaceAll("[0-9]+", "#");
+        if (violationsOfKind.merge(kind, 1, Integer::sum) <= MAX_VIOLATIONS_OF_A_KIND)
+        {
+            violations.add(what);
+        }
+        else
+        {
+            violationsNotKept++;
+        }
+    }
+
+    void respond(final int stream, final int msn, final long va, final int theirRkey, final int length)
     {
         final long from = va - regionBase;
-        if (theirRkey != rkey || from < 0 || from + length > region.length)
+        // a length of 2^31 or more reads as negative: outside the region too (before, copyOfRange threw out of serve)
+        if (theirRkey != rkey || length < 0 || from < 0 || from + length > region.length)
         {
-            violations.add("a READ outside the published region (stream " + stream + ", msn " + msn + ")");
+            violation("a READ outside the published region (stream " + stream + ", msn " + msn + ")");
+            return;
+        }
+        if (pending.size() + length / mtu + 1 > MAX_PENDING_RESPONSES)
+        {
+            violation("READs asking for more than the responder queues (" + MAX_PENDING_RESPONSES + " packets)");
             return;
         }
         final long tag = SprayWire.messageTag(sendKey, SprayWire.READ_RESPONSE, 0, stream, msn, length, 0, 0, 0, peerCid,
@@ -595,7 +630,7 @@ final class ScriptedResponder
         final int path = p.h8(0);
         if (path >= paths || !p.controlTagValid(receiveKey))
         {
-            violations.add("a PROBE whose tag does not verify or whose path is out of range: " + p);
+            violation("a PROBE whose tag does not verify or whose path is out of range: " + p);
             return;
         }
         if ((p.h8(1) & SprayWire.PRBH_RESYNC) != 0)
@@ -615,7 +650,7 @@ final class ScriptedResponder
         final int path = p.h8(0);
         if (path >= paths || !p.controlTagValid(receiveKey))
         {
-            violations.add("an ACK whose tag does not verify or whose path is out of range: " + p);
+            violation("an ACK whose tag does not verify or whose path is out of range: " + p);
             return;
         }
         final int sequence = p.h32(44);
@@ -657,7 +692,7 @@ final class ScriptedResponder
     {
         if (!p.controlTagValid(receiveKey))
         {
-            violations.add("a CLOSE whose tag does not verify: " + p);
+            violation("a CLOSE whose tag does not verify: " + p);
             return;
         }
         send(FrameBuilder.bth(SprayWire.CLOSE_ACK, peerCid, 0, false).u8(SprayWire.VERSION).u8(0).u8(paths).u8(1)

@@ -8,6 +8,7 @@ import java.net.InetSocketAddress;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** How the scripted peer waits (S13.2), over two loopback sockets, no target. */
 class ScriptedPeerTest
@@ -35,6 +36,61 @@ class ScriptedPeerTest
             assertNotNull(late, "a packet queued before a wait of 0 ended is read");
             assertEquals(1, peer.received.size());
             assertNull(peer.awaitPacket(0, p -> true), "and read once");
+        }
+    }
+
+    @Test
+    void shouldSkipAPacketTooShortForWhatTheWaitReadsOfItAndTakeTheNext() throws Exception
+    {
+        final long pid = ProcessHandle.current().pid();
+        final int port = 40_000 + (int)(pid % 20_000);
+        final InetSocketAddress suite = new InetSocketAddress(InetAddress.getByName("127.84." + (pid >> 8 & 0xFF) +
+            "." + (pid & 0xFF)), port);
+        final InetSocketAddress target = new InetSocketAddress(InetAddress.getByName("127.85." + (pid >> 8 & 0xFF) +
+            "." + (pid & 0xFF)), port);
+        try (UdpLink suiteLink = new UdpLink(suite, target); java.net.DatagramSocket targetSocket =
+            new java.net.DatagramSocket(target))
+        {
+            final ScriptedPeer peer = new ScriptedPeer(suiteLink, new ConnectRequest());
+            // 4 bytes, then an answer: before, reading the first one's destination QP threw out of the wait, and out
+            // of the suite, with no report written
+            targetSocket.send(new java.net.DatagramPacket(new byte[4], 4, suite));
+            final byte[] reject = FrameBuilder.bth(SprayWire.CONNECT_REJECT, 7, 0, false).zeros(64).bytes();
+            targetSocket.send(new java.net.DatagramPacket(reject, reject.length, suite));
+            final Packet answer = peer.awaitPacket(5_000_000_000L, p -> p.destQp() == 7 &&
+                ScriptedPeer.isHandshakeAnswer(p.opcode()));
+            assertNotNull(answer);
+            assertEquals(SprayWire.CONNECT_REJECT, answer.opcode());
+            assertEquals(1, peer.truncatedPackets);
+        }
+    }
+
+    @Test
+    void shouldEndAWaitThatOnlyFindsAnotherAddressesDatagramsAFewReadsLate() throws Exception
+    {
+        final long pid = ProcessHandle.current().pid();
+        final int port = 40_000 + (int)(pid % 20_000);
+        final InetSocketAddress suite = new InetSocketAddress(InetAddress.getByName("127.86." + (pid >> 8 & 0xFF) +
+            "." + (pid & 0xFF)), port);
+        final InetSocketAddress target = new InetSocketAddress(InetAddress.getByName("127.87." + (pid >> 8 & 0xFF) +
+            "." + (pid & 0xFF)), port);
+        final InetSocketAddress stranger = new InetSocketAddress(InetAddress.getByName("127.88." + (pid >> 8 & 0xFF) +
+            "." + (pid & 0xFF)), port);
+        try (UdpLink suiteLink = new UdpLink(suite, target); UdpLink strangerLink = new UdpLink(stranger, suite);
+            UdpLink targetLink = new UdpLink(target, suite))
+        {
+            // before, a wait read past its deadline for as long as another address kept sending (a flood faster than
+            // the suite drains held it for good): now it gives up after a few of theirs
+            final byte[] frame = FrameBuilder.bth(SprayWire.NACK, 7, 0, false).zeros(16).bytes();
+            for (int i = 0; i < 3 * UdpLink.MAX_OTHERS_PAST_DEADLINE; i++)
+            {
+                strangerLink.send(frame, false);
+            }
+            targetLink.send(frame, false);
+            Thread.sleep(100);
+            assertNull(suiteLink.receive(0), "the wait is over once " + UdpLink.MAX_OTHERS_PAST_DEADLINE +
+                " of another address's datagrams were read past its end");
+            assertNotNull(suiteLink.receive(1_000_000_000L), "the target's datagram is read by the next wait");
         }
     }
 }

@@ -220,6 +220,13 @@ class ContainerImageTest
             assertEquals(2, refused.exitCode(), "--user '" + user + "': " + refused.out());
             assertTrue(refused.err().contains("give UID:GID in numbers"), refused.err());
         }
+        // run.sh --ipc-dir with a comma: it ended source= and began other mount options (here a bind of / into it)
+        for (final String dir : new String[] {"/tmp/x,source=/,destination=/host", "relative/dir"})
+        {
+            final DeployFiles.Result refused = DeployFiles.run(30, runScript, "--dry-run", "--ipc-dir", dir, "--", "nic");
+            assertEquals(2, refused.exitCode(), "--ipc-dir '" + dir + "': " + refused.out());
+            assertTrue(refused.err().contains("give an absolute path without commas"), refused.err());
+        }
     }
 
     /** @return what podman granted the container beyond a NIC's needs, or misses of them, one sentence each. */

@@ -17,6 +17,8 @@ import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.spraynic.cli.SprayNic;
@@ -121,7 +123,13 @@ class KubernetesManifestsTest
             Map.entry("  maxUnavailable: 1\n  selector:\n    matchLabels:\n      app.kubernetes.io/component: nic",
                 "  maxUnavailable: 1\n  selector:\n    matchLabels:\n      app.kubernetes.io/component: other"),
             Map.entry("mountPath: /dev/hugepages", "mountPath: /mnt/huge"),
-            Map.entry("path: /run/spraynic/ipc\n          type: DirectoryOrCreate", "path: /run/other\n          type: DirectoryOrCreate"));
+            Map.entry("path: /run/spraynic/ipc\n          type: DirectoryOrCreate", "path: /run/other\n          type: DirectoryOrCreate"),
+            // metrics open to every pod, or another port opened
+            Map.entry("  - from:\n    - namespaceSelector:\n        matchLabels:\n          spraynic.io/scrape-metrics: \"true\"\n    ports:",
+                "  - ports:"),
+            Map.entry("    - namespaceSelector:\n        matchLabels:\n          spraynic.io/scrape-metrics: \"true\"\n",
+                "    - namespaceSelector: {}\n"),
+            Map.entry("    - port: 9464\n      protocol: TCP\n  podSelector", "    - port: 22\n      protocol: TCP\n  podSelector"));
         for (final Map.Entry<String, String> breakage : breakages)
         {
             assertTrue(rendered.contains(breakage.getKey()), "the rendered manifests hold: " + breakage.getKey());
@@ -423,6 +431,29 @@ class KubernetesManifestsTest
         check(problems, metricsPort.equals(annotations.get("prometheus.io/port")) && "true".equals(annotations.get("prometheus.io/scrape")) &&
             nic.getPorts().stream().anyMatch(p -> metricsPort.equals(String.valueOf(p.getContainerPort()))),
             "Prometheus scrapes --metrics' port " + metricsPort);
+        // and only Prometheus: the endpoint has no authentication, so a NetworkPolicy lets in what names a source
+        // (not every pod of the cluster) on that port, and nothing else
+        final List<NetworkPolicy> policies = ofKind(resources, NetworkPolicy.class);
+        final Map<String, String> nicPodLabels = daemonSet.getSpec().getTemplate().getMetadata().getLabels();
+        final List<NetworkPolicy> nicPolicies = policies.stream().filter(policy -> null != policy.getSpec().getPodSelector()
+            .getMatchLabels() && nicPodLabels.entrySet().containsAll(policy.getSpec().getPodSelector().getMatchLabels()
+            .entrySet())).toList();
+        check(problems, nicPolicies.size() == 1, "one NetworkPolicy selects the NIC's pods: " + policies.size() + " in all");
+        for (final NetworkPolicy policy : nicPolicies)
+        {
+            check(problems, policy.getSpec().getPolicyTypes().contains("Ingress"), "the NIC's NetworkPolicy governs ingress");
+            for (final NetworkPolicyIngressRule rule : policy.getSpec().getIngress())
+            {
+                check(problems, !rule.getFrom().isEmpty() && rule.getFrom().stream().allMatch(peer ->
+                    null == peer.getIpBlock() && (null != peer.getNamespaceSelector() || null != peer.getPodSelector()) &&
+                    (null == peer.getNamespaceSelector() || (null != peer.getNamespaceSelector().getMatchLabels() &&
+                    !peer.getNamespaceSelector().getMatchLabels().isEmpty()))),
+                    "the NIC's NetworkPolicy names whom it lets in, not everyone: " + rule.getFrom());
+                check(problems, !rule.getPorts().isEmpty() && rule.getPorts().stream().allMatch(port -> null != port.getPort() &&
+                    metricsPort.equals(String.valueOf(port.getPort().getIntVal()))),
+                    "the NIC's NetworkPolicy lets in --metrics' port " + metricsPort + " only: " + rule.getPorts());
+            }
+        }
 
         // disruption budget and account
         final Map<String, String> podLabels = daemonSet.getSpec().getTemplate().getMetadata().getLabels();
