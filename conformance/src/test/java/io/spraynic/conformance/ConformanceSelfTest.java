@@ -5,7 +5,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.EnumSet;
@@ -754,14 +753,9 @@ class ConformanceSelfTest
     private static ConformanceReport runInterop(final int run, final EnumSet<ToyInitiator.Fault> faults,
         final Path exchange) throws Exception
     {
-        final long pid = ProcessHandle.current().pid();
-        final int port = 20_000 + (int)(pid % 20_000) + run;
-        final InetSocketAddress target = new InetSocketAddress(InetAddress.getByName("127.71." + (pid >> 8 & 0xFF) +
-            "." + (pid & 0xFF)), port);
-        final InetSocketAddress suite = new InetSocketAddress(InetAddress.getByName("127.72." + (pid >> 8 & 0xFF) +
-            "." + (pid & 0xFF)), port);
-        final InetSocketAddress initiator = new InetSocketAddress(InetAddress.getByName("127.78." + (pid >> 8 & 0xFF) +
-            "." + (pid & 0xFF)), port);
+        final InetSocketAddress target = TestAddresses.loopback(71, 20_000 + run);
+        final InetSocketAddress suite = TestAddresses.loopback(72, 20_000 + run);
+        final InetSocketAddress initiator = TestAddresses.loopback(78, 20_000 + run);
         try (ToyResponder _ = new ToyResponder(target, suite, null, EnumSet.noneOf(Fault.class));
             ToyInitiator _ = new ToyInitiator(initiator, suite, exchange, faults))
         {
@@ -782,12 +776,8 @@ class ConformanceSelfTest
     private static ConformanceReport runAgainst(final int run, final byte[] psk, final EnumSet<Fault> faults,
         final Set<String> groups, final double lateMarginMaxSeconds) throws Exception
     {
-        final long pid = ProcessHandle.current().pid();
-        final int port = 20_000 + (int)(pid % 20_000) + run;
-        final InetAddress targetIp = InetAddress.getByName("127.71." + (pid >> 8 & 0xFF) + "." + (pid & 0xFF));
-        final InetAddress suiteIp = InetAddress.getByName("127.72." + (pid >> 8 & 0xFF) + "." + (pid & 0xFF));
-        final InetSocketAddress target = new InetSocketAddress(targetIp, port);
-        final InetSocketAddress suite = new InetSocketAddress(suiteIp, port);
+        final InetSocketAddress target = TestAddresses.loopback(71, 20_000 + run);
+        final InetSocketAddress suite = TestAddresses.loopback(72, 20_000 + run);
         try (ToyResponder toy = new ToyResponder(target, suite, psk, faults))
         {
             return ConformanceSuite.run(new Target(target, suite, 1, ToyResponder.REGION_ADDRESS, ToyResponder.RKEY,

@@ -2,7 +2,6 @@ package io.spraynic.conformance;
 
 import org.junit.jupiter.api.Test;
 
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -20,12 +19,8 @@ class ScriptedPeerTest
     @Test
     void shouldReadWhatIsQueuedWhenTheWaitIsOver() throws Exception
     {
-        final long pid = ProcessHandle.current().pid();
-        final int port = 40_000 + (int)(pid % 20_000);
-        final InetSocketAddress suite = new InetSocketAddress(InetAddress.getByName("127.81." + (pid >> 8 & 0xFF) +
-            "." + (pid & 0xFF)), port);
-        final InetSocketAddress target = new InetSocketAddress(InetAddress.getByName("127.82." + (pid >> 8 & 0xFF) +
-            "." + (pid & 0xFF)), port);
+        final InetSocketAddress suite = TestAddresses.loopback(81, 40_000);
+        final InetSocketAddress target = TestAddresses.loopback(82, 40_000);
         try (UdpLink suiteLink = new UdpLink(suite, target); UdpLink targetLink = new UdpLink(target, suite))
         {
             final ScriptedPeer peer = new ScriptedPeer(suiteLink, new ConnectRequest());
@@ -42,12 +37,8 @@ class ScriptedPeerTest
     @Test
     void shouldSkipAPacketTooShortForWhatTheWaitReadsOfItAndTakeTheNext() throws Exception
     {
-        final long pid = ProcessHandle.current().pid();
-        final int port = 40_000 + (int)(pid % 20_000);
-        final InetSocketAddress suite = new InetSocketAddress(InetAddress.getByName("127.84." + (pid >> 8 & 0xFF) +
-            "." + (pid & 0xFF)), port);
-        final InetSocketAddress target = new InetSocketAddress(InetAddress.getByName("127.85." + (pid >> 8 & 0xFF) +
-            "." + (pid & 0xFF)), port);
+        final InetSocketAddress suite = TestAddresses.loopback(84, 40_000);
+        final InetSocketAddress target = TestAddresses.loopback(85, 40_000);
         try (UdpLink suiteLink = new UdpLink(suite, target); java.net.DatagramSocket targetSocket =
             new java.net.DatagramSocket(target))
         {
@@ -68,14 +59,9 @@ class ScriptedPeerTest
     @Test
     void shouldEndAWaitThatOnlyFindsAnotherAddressesDatagramsAFewReadsLate() throws Exception
     {
-        final long pid = ProcessHandle.current().pid();
-        final int port = 40_000 + (int)(pid % 20_000);
-        final InetSocketAddress suite = new InetSocketAddress(InetAddress.getByName("127.86." + (pid >> 8 & 0xFF) +
-            "." + (pid & 0xFF)), port);
-        final InetSocketAddress target = new InetSocketAddress(InetAddress.getByName("127.87." + (pid >> 8 & 0xFF) +
-            "." + (pid & 0xFF)), port);
-        final InetSocketAddress stranger = new InetSocketAddress(InetAddress.getByName("127.88." + (pid >> 8 & 0xFF) +
-            "." + (pid & 0xFF)), port);
+        final InetSocketAddress suite = TestAddresses.loopback(86, 40_000);
+        final InetSocketAddress target = TestAddresses.loopback(87, 40_000);
+        final InetSocketAddress stranger = TestAddresses.loopback(88, 40_000);
         try (UdpLink suiteLink = new UdpLink(suite, target); UdpLink strangerLink = new UdpLink(stranger, suite);
             UdpLink targetLink = new UdpLink(target, suite))
         {

@@ -17,9 +17,7 @@ class ScriptedResponderTest
     @Test
     void shouldRefuseReadsItCannotServeAndKeepOnlyAFewViolationsOfAKind() throws Exception
     {
-        final long pid = ProcessHandle.current().pid();
-        final InetSocketAddress suite = new InetSocketAddress(InetAddress.getByName("127.83." + (pid >> 8 & 0xFF) + "." +
-            (pid & 0xFF)), 40_000 + (int)(pid % 20_000));
+        final InetSocketAddress suite = TestAddresses.loopback(83, 40_000);
         try (UdpLink link = new UdpLink(suite, new InetSocketAddress(InetAddress.getLoopbackAddress(), 9)))
         {
             final ScriptedResponder responder = new ScriptedResponder(link, 128 * 1024, 0, 0, 1);
