@@ -63,7 +63,7 @@ fi
 
 # 2. Hugepages.
 if [[ "$hugepages" =~ ^[0-9]+[KMGkmg]?$ ]]; then
-  number=${hugepages%[KMGkmg]}
+  number=$((10#${hugepages%[KMGkmg]})) # 10#: 08G is eight, not a bad octal number
   case "$hugepages" in
     *[Kk]) want_kb=$number ;;
     *[Mm]) want_kb=$((number * 1024)) ;;
@@ -79,7 +79,8 @@ if [[ "$hugepages" =~ ^[0-9]+[KMGkmg]?$ ]]; then
     say "hugepages: enough reserved; left as they are"
     run dpdk-hugepages.py --pagesize 2M --mount
   else
-    run dpdk-hugepages.py --pagesize 2M --reserve "$hugepages" --mount
+    # in whole pages: dpdk-hugepages.py refuses a size that is not a multiple of the page size (1024K, 3M)
+    run dpdk-hugepages.py --pagesize 2M --reserve "$((want_pages * 2))M" --mount
   fi
   if [ -n "$owner" ]; then
     # A mount of its own (mode 0700): the NIC's user gets hugepages without /dev/hugepages being

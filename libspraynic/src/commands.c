@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -122,6 +123,15 @@ int sn_connect_socket(const sn_nic *nic)
     if (socket_fd < 0)
     {
         return sn_fail_errno("cannot make a socket to reach the NIC");
+    }
+    /* a connect waits while the listener's backlog is full (a stalled NIC, or a process on the path that never
+     * accepts), and so does a send: bounded, as every call of the library is */
+    const struct timeval bound = {SN_SOCKET_WAIT_MS / 1000, (SN_SOCKET_WAIT_MS % 1000) * 1000};
+    if (0 != setsockopt(socket_fd, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof bound))
+    {
+        const int error = errno;
+        close(socket_fd);
+        return sn_fail(SN_ERR_NO_NIC, "cannot bound the wait for %s: %s", nic->socket_path, strerror(error));
     }
     struct sockaddr_un address = {.sun_family = AF_UNIX};
     memcpy(address.sun_path, nic->socket_path, strlen(nic->socket_path) + 1);
@@ -326,14 +336,19 @@ int sn_command_with_memory(sn_nic *nic, int32_t type, uint8_t *body, int32_t len
         {
             work += sn_broadcast_receive(&nic->refusals, on_refusal, nic);
         }
-        if (0 == work && 0 == nic->reply_type)
+        if (0 == nic->reply_type)
         {
+            /* after every pass, not only an idle one: records that are not the answer (another client's refusals,
+             * answers to nothing asked) that never stop coming must not hold the call past its deadline */
             const int problem = check_nic(nic, type, epoch, deadline);
             if (SN_OK != problem)
             {
                 return problem;
             }
-            idle(&idle_count);
+            if (0 == work)
+            {
+                idle(&idle_count);
+            }
         }
     }
     return SN_ANS_ERROR == nic->reply_type ? refusal(nic, type) : nic->reply_type;

@@ -402,7 +402,10 @@ static bool on_completion(void *context, int32_t type, const uint8_t *body, int3
     return true;
 }
 
-static int poll_ring(sn_ring *ring, struct sn_wc *wc, int max)
+/* Passes of the completion ring one poll makes at most. */
+#define POLL_PASSES 4
+
+int sn_poll_ring(sn_ring *ring, struct sn_wc *wc, int max)
 {
     if (NULL == wc || max < 0)
     {
@@ -410,8 +413,9 @@ static int poll_ring(sn_ring *ring, struct sn_wc *wc, int max)
     }
     struct poll_target target = {wc, 0};
     int read = 0;
-    /* records that are no completions are consumed but hand out nothing: read until max are filled or none left */
-    while (target.filled < max)
+    /* records that are no completions are consumed but hand out nothing: read until max are filled or none left, a
+     * few passes at most (a NIC that writes nothing else must not hold a poll, which never waits) */
+    for (int pass = 0; pass < POLL_PASSES && target.filled < max; pass++)
     {
         read = sn_ring_read(ring, on_completion, &target, max - target.filled);
         if (read <= 0)
@@ -419,15 +423,17 @@ static int poll_ring(sn_ring *ring, struct sn_wc *wc, int max)
             break;
         }
     }
-    return read < 0 ? read : target.filled;
+    /* completions taken before a record the NIC broke are handed out (their records are gone from the ring); the
+     * broken one stays where it is, and the next poll says so */
+    return read < 0 && 0 == target.filled ? read : target.filled;
 }
 
 int sn_poll_send_cq(sn_conn *conn, struct sn_wc *wc, int max)
 {
-    return poll_ring(&conn->send_completions, wc, max);
+    return sn_poll_ring(&conn->send_completions, wc, max);
 }
 
 int sn_poll_recv_cq(sn_conn *conn, struct sn_wc *wc, int max)
 {
-    return poll_ring(&conn->receive_completions, wc, max);
+    return sn_poll_ring(&conn->receive_completions, wc, max);
 }

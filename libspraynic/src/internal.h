@@ -134,7 +134,14 @@ int sn_command_with_memory(sn_nic *nic, int32_t type, uint8_t *body, int32_t len
 int sn_sealed_memory(uint64_t length, uint8_t **memory);
 /* A string field of the reply: its bytes (not terminated) and length, or SN_ERR_CORRUPT. */
 int sn_reply_string(const sn_nic *nic, int32_t field, const char **text);
-/* A connection to DIR/nic.sock: its descriptor, or SN_ERR_NO_NIC when nobody listens there. */
+/* connection.c: up to max completions of a completion ring into wc (what sn_poll_send_cq and sn_poll_recv_cq do). */
+int sn_poll_ring(sn_ring *ring, struct sn_wc *wc, int max);
+/* The longest a connect to DIR/nic.sock, or a send on it, waits (a backlog full: a stalled NIC). */
+#define SN_SOCKET_WAIT_MS 5000
+/* The longest client timeout a NIC gives (its --ipc-client-timeout allows up to a day); more is not a NIC's answer. */
+#define SN_MAX_CLIENT_TIMEOUT_MS 86400000LL
+/* A connection to DIR/nic.sock: its descriptor, or SN_ERR_NO_NIC when nobody listens there or it does not accept
+ * within SN_SOCKET_WAIT_MS. */
 int sn_connect_socket(const sn_nic *nic);
 /* Sends HELLO, ADD_CLIENT or OPEN_MEMORY (body's header filled in by the caller) on socket_fd and waits until deadline
  * (epoch ms) for the NIC's answer there, left in nic->reply: SN_ANS_OK with *memory_fd the memory it carried (the

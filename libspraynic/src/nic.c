@@ -160,7 +160,7 @@ static int join(sn_nic *nic, int socket_fd, int64_t deadline)
     }
     const int64_t timeout_ms = sn_get_i64(nic->reply + SN_OK_VALUE);
     const uint64_t client_id = (uint64_t)sn_get_i64(nic->reply + SN_MSG_CLIENT_ID);
-    if (timeout_ms <= 0 || 0 == client_id)
+    if (timeout_ms <= 0 || timeout_ms > SN_MAX_CLIENT_TIMEOUT_MS || 0 == client_id)
     {
         return sn_fail(SN_ERR_CORRUPT, "the NIC answered ADD_CLIENT with client %llu and a timeout of %lld ms",
             (unsigned long long)client_id, (long long)timeout_ms);

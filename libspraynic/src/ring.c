@@ -55,6 +55,17 @@ int32_t sn_ring_claim(sn_ring *ring, int32_t type, int32_t length)
     do
     {
         tail = atomic_load_explicit(tail_position, memory_order_acquire);
+        if (tail < 0 || head < 0 || (tail & 7) != 0 || head > tail)
+        {
+            /* the ring is shared with the NIC and other clients: positions no producer writes (misaligned, below 0,
+             * a head past the tail) would give misaligned atomics, records over the trailer, or overflowed sums */
+            head = sn_load_acquire_i64(head_position);
+            if (tail < 0 || head < 0 || (tail & 7) != 0 || head > tail)
+            {
+                return sn_fail(SN_ERR_CORRUPT, "a ring holds a tail of %lld and a head of %lld, which no producer writes",
+                    (long long)tail, (long long)head);
+            }
+        }
         if (required > capacity - (tail - head))
         {
             head = sn_load_acquire_i64(head_position);

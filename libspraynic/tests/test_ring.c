@@ -41,11 +41,20 @@ static bool on_numbered(void *context, int32_t type, const uint8_t *body, int32_
     return true;
 }
 
+/* The memory of a 4 KiB ring and its trailer, zeroed and aligned as the NIC's are; the caller frees it. */
+#define RING_LENGTH (4096 + SN_RING_TRAILER_LENGTH)
+
+static uint8_t *ring_memory(void)
+{
+    uint8_t *memory = aligned_alloc(64, (size_t)RING_LENGTH);
+    memset(memory, 0, (size_t)RING_LENGTH);
+    return memory;
+}
+
 static void test_ring_round_trip_with_padding(void)
 {
-    const int64_t length = 4096 + SN_RING_TRAILER_LENGTH;
-    uint8_t *memory = aligned_alloc(64, (size_t)length);
-    memset(memory, 0, (size_t)length);
+    const int64_t length = RING_LENGTH;
+    uint8_t *memory = ring_memory();
     sn_ring producer;
     sn_ring consumer;
     CHECK(SN_OK == sn_ring_init(&producer, memory, length, 64), "init");
@@ -177,6 +186,54 @@ static bool keep_last(void *context, int32_t type, const uint8_t *body, int32_t 
     return true;
 }
 
+/* A ring shared with the NIC and other clients: positions no producer writes are refused, never written through. */
+static void test_ring_producer_refuses_positions_no_producer_writes(void)
+{
+    const int64_t length = RING_LENGTH;
+    uint8_t *memory = ring_memory();
+    sn_ring producer;
+    CHECK(SN_OK == sn_ring_init(&producer, memory, length, 64), "init");
+    uint8_t body[16] = {1};
+    uint8_t *trailer_at = memory + 4096;
+    const int64_t hostile[][2] = {{12, 0}, {-8, 0}, {64, 128}, {INT64_MAX - 7, -INT64_MAX}};
+    for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++)
+    {
+        sn_put_i64(trailer_at + SN_RING_TAIL_OFFSET, hostile[i][0]);
+        sn_put_i64(trailer_at + SN_RING_HEAD_OFFSET, hostile[i][1]);
+        sn_put_i64(trailer_at + SN_RING_HEAD_CACHE_OFFSET, hostile[i][1]);
+        /* before: a misaligned tail gave misaligned atomics and a padding header past the data, the last pair an
+         * overflowed sum */
+        CHECK(SN_ERR_CORRUPT == sn_ring_write(&producer, 1, body, sizeof body), "tail %lld, head %lld refused",
+            (long long)hostile[i][0], (long long)hostile[i][1]);
+    }
+    sn_put_i64(trailer_at + SN_RING_TAIL_OFFSET, 0);
+    sn_put_i64(trailer_at + SN_RING_HEAD_OFFSET, 0);
+    sn_put_i64(trailer_at + SN_RING_HEAD_CACHE_OFFSET, 0);
+    CHECK(SN_OK == sn_ring_write(&producer, 1, body, sizeof body), "and written once they are right again");
+    free(memory);
+}
+
+/* Completions before a record the NIC broke are handed out, and the broken one is reported by the next poll. */
+static void test_completions_before_a_broken_record(void)
+{
+    const int64_t length = RING_LENGTH;
+    uint8_t *memory = ring_memory();
+    sn_ring completions;
+    sn_ring nic_side;
+    CHECK(SN_OK == sn_ring_init(&completions, memory, length, SN_MAX_ANSWER_LENGTH) &&
+        SN_OK == sn_ring_init(&nic_side, memory, length, SN_MAX_ANSWER_LENGTH), "init");
+    uint8_t completion[SN_WC_SIZE] = {0};
+    sn_put_i64(completion + SN_WC_ID, 41);
+    CHECK(SN_OK == sn_ring_write(&nic_side, SN_REC_COMPLETION, completion, sizeof completion), "a completion");
+    const int32_t next = (int32_t)sn_align8(SN_RECORD_HEADER_LENGTH + SN_WC_SIZE);
+    sn_put_i32(memory + next, 0x7FFFFFF0); /* a record longer than the ring */
+    struct sn_wc wc[4];
+    /* before: the error, and the completion, whose record was consumed, lost with it */
+    CHECK(1 == sn_poll_ring(&completions, wc, 4) && 41 == wc[0].wr_id, "the completion before it is handed out");
+    CHECK(SN_ERR_CORRUPT == sn_poll_ring(&completions, wc, 4), "and the next poll reports the broken record");
+    free(memory);
+}
+
 static void test_broadcast(void)
 {
     enum { CAPACITY = 1024 };
@@ -221,7 +278,7 @@ static void test_broadcast(void)
 
 // ---------------------------------------------------------------- a fake NIC
 
-enum scenario { ANSWER_UNSEALED, ANSWER_BADLY };
+enum scenario { ANSWER_UNSEALED, ANSWER_BADLY, ANSWER_ENDLESS_TIMEOUT };
 
 struct fake_nic
 {
@@ -340,7 +397,8 @@ static void on_fake_socket_command(struct fake_nic *nic, int connection, int32_t
     const int fd = make_memfd(SN_ANSWER_FILE_LENGTH, seals, &nic->answers_memory);
     sn_ring_init(&nic->answers, nic->answers_memory, SN_ANSWER_FILE_LENGTH, SN_MAX_ANSWER_LENGTH);
     sn_put_i64(out + SN_MSG_TOKEN, 99);
-    sn_put_i64(out + SN_OK_VALUE, 5000);
+    /* ANSWER_ENDLESS_TIMEOUT: a client timeout no NIC gives, whose keepalive interval overflowed in nanoseconds */
+    sn_put_i64(out + SN_OK_VALUE, ANSWER_ENDLESS_TIMEOUT == nic->scenario ? 100000000000000LL : 5000);
     reply(connection, SN_ANS_OK, out, SN_OK_SIZE, correlation, fd);
     close(fd);
 }
@@ -523,6 +581,48 @@ static void test_control_file_checks(const char dir[200])
     stop_fake(&fake, thread);
 }
 
+/* A NIC whose socket's backlog is full (stalled, or a process on the path that never accepts): sn_open gives up. */
+static void test_connect_bounded(const char *dir)
+{
+    int fd;
+    uint8_t *ctl = make_control_file(dir, SN_ABI_VERSION, SN_CTL_TO_NIC_LENGTH, sn_now_ms(), &fd);
+    struct sockaddr_un address = {.sun_family = AF_UNIX};
+    if (snprintf(address.sun_path, sizeof address.sun_path, "%s/%s", dir, SN_SOCKET_FILE) >= (int)sizeof address.sun_path)
+    {
+        CHECK(false, "the socket path fits");
+        return;
+    }
+    unlink(address.sun_path);
+    const int listener = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    CHECK(listener >= 0 && 0 == bind(listener, (const struct sockaddr *)&address, sizeof address) &&
+        0 == listen(listener, 0), "a listener that never accepts");
+    int queued[4];
+    int filled = 0;
+    for (; filled < 4; filled++)
+    {
+        queued[filled] = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (0 != connect(queued[filled], (const struct sockaddr *)&address, sizeof address))
+        {
+            close(queued[filled]);
+            break; /* EAGAIN: the backlog is full */
+        }
+    }
+    CHECK(filled >= 1 && filled < 4, "its backlog filled (%d queued)", filled);
+    sn_nic *nic = NULL;
+    const int64_t start = sn_now_ms();
+    /* before, the connect waited for as long as the backlog stayed full: for good */
+    CHECK(SN_ERR_NO_NIC == sn_open(dir, 200, &nic) && NULL == nic, "a full backlog is no NIC");
+    const int64_t took = sn_now_ms() - start;
+    CHECK(took < SN_SOCKET_WAIT_MS + 3000, "given up after %lld ms", (long long)took);
+    for (int i = 0; i < filled; i++)
+    {
+        close(queued[i]);
+    }
+    close(listener);
+    munmap(ctl, SN_CTL_FILE_LENGTH);
+    close(fd);
+}
+
 static void test_hostile_answers(const char dir[200])
 {
     struct fake_nic fake;
@@ -531,6 +631,12 @@ static void test_hostile_answers(const char dir[200])
     sn_nic *nic = NULL;
     CHECK(SN_ERR_CORRUPT == sn_open(dir, 2000, &nic) && NULL == nic && NULL != strstr(sn_last_error(), "sealed"),
         "an answer ring its sender could truncate fails the open");
+    stop_fake(&fake, thread);
+
+    /* before, taken: its keepalive thread then spun holding its lock, and sn_close waited for it for good */
+    start_fake(&fake, dir, ANSWER_ENDLESS_TIMEOUT, SN_CTL_TO_NIC_LENGTH, &thread);
+    CHECK(SN_ERR_CORRUPT == sn_open(dir, 2000, &nic) && NULL == nic && NULL != strstr(sn_last_error(), "timeout"),
+        "a client timeout no NIC gives fails the open");
     stop_fake(&fake, thread);
 
     start_fake(&fake, dir, ANSWER_BADLY, SN_CTL_TO_NIC_LENGTH, &thread);
@@ -579,8 +685,11 @@ int main(int argc, char **argv)
     }
     test_ring_round_trip_with_padding();
     test_ring_reader_refuses_what_no_producer_writes();
+    test_ring_producer_refuses_positions_no_producer_writes();
+    test_completions_before_a_broken_record();
     test_broadcast();
     test_control_file_checks(dir);
+    test_connect_bounded(dir);
     test_hostile_answers(dir);
     char command[600];
     snprintf(command, sizeof command, "rm -rf '%s'", dir);

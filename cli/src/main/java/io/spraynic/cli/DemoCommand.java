@@ -9,7 +9,6 @@ import io.spraynic.datapath.port.PacketPort;
 import io.spraynic.dpdk.EthPort;
 import io.spraynic.dpdk.PortStats;
 import io.spraynic.pmd.NicConfig;
-import io.spraynic.pmd.PmdConfigs;
 import io.spraynic.pmd.PortConfig;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import picocli.CommandLine.Command;

@@ -543,11 +543,24 @@ class LinuxLabTest
             command("ip", "netns", "del", foreign);
         }
 
-        // an up stopped right after it claimed the id (an empty state file): up refuses, down removes the claim
+        // an up stopped right after it claimed the id (an empty state file): up refuses, down removes the claim,
+        // but not while a live up holds its lock
         final Path claim = Path.of("/run/spraynic-lab", id, "state.json");
         Files.createDirectories(claim.getParent());
         Files.createFile(claim);
         assertTaken(LinuxLab.script(id, "up"), "is up already");
+        final Process holder = new ProcessBuilder("flock", "--close", claim.toString(), "sleep", "30").start();
+        try
+        {
+            Thread.sleep(300);
+            assertRefused(LinuxLab.script(id, "down"), "an up is under way");
+            assertTrue(Files.exists(claim), "the claim of an up at work is left");
+        }
+        finally
+        {
+            holder.descendants().forEach(ProcessHandle::destroyForcibly);
+            holder.destroyForcibly().waitFor();
+        }
         final LinuxLab.Result unclaim = LinuxLab.script(id, "down");
         assertEquals(0, unclaim.exitCode(), unclaim.output());
         assertTrue(unclaim.output().contains("removed an unfinished claim"), unclaim.output());

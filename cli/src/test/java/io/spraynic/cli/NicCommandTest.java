@@ -110,7 +110,7 @@ class NicCommandTest
             "spray", "--ip", "10.0.0.1");
         assertTrue(more.exitCode() != 0);
         assertTrue(more.err().contains("port null0 has 2 RX queues for 1 worker(s): frames the device spreads to " +
-            "queue 1 would never be read; set rx_queues to 1 (or run --workers 2)"), more.err());
+            "queue 1 would never be read; set rx_queues to 1 (-p queues=1 with a preset), or run 2 workers"), more.err());
     }
 
     @Test

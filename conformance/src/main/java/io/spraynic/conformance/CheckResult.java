@@ -17,8 +17,9 @@ public record CheckResult(String id, String clause, String level, String title, 
     static final int MAX_REASON_LENGTH = 4096;
 
     /**
-     * Keeps the reason printable: control characters (which a target's output may carry, and which a JUnit XML file
-     * may not hold, nor a terminal be sent) become U+FFFD, and a reason past {@link #MAX_REASON_LENGTH} is cut.
+     * Keeps the reason printable on one line: line breaks and tabs become spaces, other control characters (which a
+     * target's output may carry, and which a JUnit XML file may not hold, nor a terminal be sent) U+FFFD, and a reason
+     * past {@link #MAX_REASON_LENGTH} is cut.
      */
     public CheckResult
     {
@@ -28,7 +29,11 @@ public record CheckResult(String id, String clause, String level, String title, 
             for (int i = 0; i < reason.length() && printable.length() < MAX_REASON_LENGTH; i++)
             {
                 final char c = reason.charAt(i);
-                printable.append(Character.isISOControl(c) ? '\uFFFD' : c);
+                printable.append(c == '\n' || c == '\t' || c == '\r' ? ' ' : Character.isISOControl(c) ? '\uFFFD' : c);
+            }
+            if (!printable.isEmpty() && Character.isHighSurrogate(printable.charAt(printable.length() - 1)))
+            {
+                printable.setLength(printable.length() - 1); // not half a character at the cut
             }
             if (reason.length() > MAX_REASON_LENGTH)
             {

@@ -504,19 +504,23 @@ final class ScriptedPeer
                 return null;
             }
             received.add(p);
+            handle(p); // takes only packets of a valid ICRC, which are at least a BTH and an ICRC long
+            boolean answer;
             try
             {
-                handle(p);
-                if (until.test(p))
-                {
-                    return p;
-                }
+                answer = until.test(p);
             }
             catch (final IndexOutOfBoundsException truncated)
             {
-                // shorter than the fields asked of it: not the answer awaited, whatever the target meant by it (a
-                // check that needs a whole packet says so when none comes); never an exception out of the suite
+                // shorter than the fields the condition reads of it: not the answer awaited, whatever the target
+                // meant by it (a check that needs a whole packet says so when none comes); never an exception out of
+                // the suite. Only the condition is guarded: a bug of the suite's own handling still fails its check.
                 truncatedPackets++;
+                answer = false;
+            }
+            if (answer)
+            {
+                return p;
             }
         }
     }

@@ -18,10 +18,11 @@ class ConformanceReportTest
     void shouldKeepReasonsPrintableAndBoundedInEveryFormat() throws Exception
     {
         // a revoke command's output (RegionRevoker's tail) or a packet list, as a target chose them
-        final String hostile = "exited 1: \u001b[2J\u001b[Hcleared\u0000\u0007 <x>&\"" + "y".repeat(10_000);
+        final String hostile = "exited 1: \u001b[2J\u001b[Hcleared\u0000\u0007 <x>&\"\nline\t2 " + "y".repeat(10_000);
         final CheckResult result = new CheckResult("handshake.version-3", "S9.1-1", "MUST", "a title", Verdict.FAIL,
             hostile);
-        assertTrue(result.reason().startsWith("exited 1: \uFFFD[2J\uFFFD[Hcleared\uFFFD\uFFFD <x>&\"y"), result.reason());
+        assertTrue(result.reason().startsWith("exited 1: \uFFFD[2J\uFFFD[Hcleared\uFFFD\uFFFD <x>&\" line 2 y"),
+            result.reason());
         assertTrue(result.reason().endsWith(" more characters)"), "cut to " + CheckResult.MAX_REASON_LENGTH);
         assertTrue(result.reason().length() < CheckResult.MAX_REASON_LENGTH + 40);
         final ConformanceReport report = new ConformanceReport("udp:127.0.0.1:4791", List.of(result));

@@ -268,6 +268,11 @@ public final class EthPort implements AutoCloseable
         {
             throw new IllegalArgumentException("a MAC address has 6 bytes, not " + mac.length);
         }
+        if (null == MacCalls.DEFAULT_MAC_ADDR_SET)
+        {
+            throw new DpdkException("rte_eth_dev_default_mac_addr_set on port " + portId + " (" + name + ")",
+                "not in this DPDK");
+        }
         try (Arena arena = Arena.ofConfined())
         {
             final MemorySegment address = rte_ether_addr.allocate(arena);
@@ -303,7 +308,7 @@ public final class EthPort implements AutoCloseable
         static final java.lang.invoke.MethodHandle ALLMULTICAST_ENABLE = downcall("rte_eth_allmulticast_enable",
             java.lang.foreign.FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_SHORT));
 
-        static java.lang.invoke.MethodHandle downcall(final String name,
+        private static java.lang.invoke.MethodHandle downcall(final String name,
             final java.lang.foreign.FunctionDescriptor descriptor)
         {
             final java.lang.foreign.Linker linker = java.lang.foreign.Linker.nativeLinker();
@@ -312,12 +317,15 @@ public final class EthPort implements AutoCloseable
         }
     }
 
-    // not in the jextract symbol filter either: looked up once, by hand (control path)
+    // not in the jextract symbol filter either: looked up once, by hand (control path), on its own, so that a DPDK
+    // without it fails this call with a DpdkException, not every use of the class with an initialiser's Error
     private static final class MacCalls
     {
-        static final java.lang.invoke.MethodHandle DEFAULT_MAC_ADDR_SET = MulticastCalls.downcall(
-            "rte_eth_dev_default_mac_addr_set",
-            java.lang.foreign.FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_SHORT, ValueLayout.ADDRESS));
+        static final java.lang.invoke.MethodHandle DEFAULT_MAC_ADDR_SET = java.lang.foreign.SymbolLookup.loaderLookup()
+            .or(java.lang.foreign.Linker.nativeLinker().defaultLookup()).find("rte_eth_dev_default_mac_addr_set")
+            .map(address -> java.lang.foreign.Linker.nativeLinker().downcallHandle(address,
+                java.lang.foreign.FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_SHORT, ValueLayout.ADDRESS)))
+            .orElse(null);
     }
 
     /**

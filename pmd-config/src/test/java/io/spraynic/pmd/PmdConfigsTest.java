@@ -231,7 +231,7 @@ class PmdConfigsTest
         assertEquals(List.of("lcores=0", "memory_mb=512", "role=server", "instance=", "id=0",
                 "socket=/tmp/spraynic-memif.sock", "zero_copy=no"),
             PmdConfigs.presetTemplate("net_memif").parameters().stream().map(Object::toString).toList());
-        assertEquals(List.of("lcores=0-1", "memory_mb=1024", "file_prefix=spraynic", "pci (required)", "queues=4"),
+        assertEquals(List.of("lcores=0-1", "memory_mb=1024", "file_prefix=spraynic", "pci (required)", "queues=1"),
             PmdConfigs.presetTemplate("mlx5-bifurcated").parameters().stream().map(Object::toString).toList());
     }
 

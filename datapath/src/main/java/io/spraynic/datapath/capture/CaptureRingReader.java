@@ -54,6 +54,8 @@ public final class CaptureRingReader
     private final CaptureRingLayout layout;
     private final int planes;
     private final long[] heads;
+    /** The tail below 0 each ring last showed, so that one is counted once, not at every poll. */
+    private final long[] badTails;
     /** Bytes a pass reads before it hands them back to the worker (a quarter of a ring), besides at its end. */
     private final long releaseBytes;
     private long malformed;
@@ -72,6 +74,7 @@ public final class CaptureRingReader
         this.planes = Math.max(0, Math.min(CaptureRingLayout.MAX_PLANES, memory.get(CaptureRingLayout.INT,
             CaptureRingLayout.PLANES_OFFSET)));
         this.heads = new long[layout.workers()];
+        this.badTails = new long[layout.workers()]; // 0: none (a tail of 0 is never a bad one)
         this.releaseBytes = Math.max(CaptureRingLayout.RECORD_ALIGNMENT, layout.ringCapacity() / 4);
         for (int w = 0; w < heads.length; w++)
         {
@@ -126,8 +129,12 @@ public final class CaptureRingReader
             if (tail < 0)
             {
                 // no writer ever goes below 0, and an index taken from it would be negative: read nothing of this
-                // ring, and keep the head, until the NIC writes a tail that can be one
-                malformed++;
+                // ring, and keep the head, until the NIC writes a tail that can be one (counted once per such tail)
+                if (tail != badTails[w])
+                {
+                    badTails[w] = tail;
+                    malformed++;
+                }
                 continue;
             }
             if (tail < head || tail - head > capacity)

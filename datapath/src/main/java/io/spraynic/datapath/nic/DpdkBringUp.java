@@ -113,8 +113,8 @@ final class DpdkBringUp
                 throw new IllegalArgumentException("port " + port.name() + " has " + port.rxQueues() + " RX queues for " +
                     config.workers + " worker(s): frames the device spreads to " + (port.rxQueues() - config.workers == 1 ?
                     "queue " + config.workers : "queues " + config.workers + ".." + (port.rxQueues() - 1)) +
-                    " would never be read; set rx_queues to " + config.workers +
-                    " (or run --workers " + port.rxQueues() + ")");
+                    " would never be read; set rx_queues to " + config.workers + " (-p queues=" + config.workers +
+                    " with a preset), or run " + port.rxQueues() + " workers");
             }
         }
     }

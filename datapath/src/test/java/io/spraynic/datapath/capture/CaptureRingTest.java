@@ -323,6 +323,8 @@ class CaptureRingTest
             final CaptureRingReader reader = new CaptureRingReader(memory);
             memory.set(CaptureRingLayout.LONG, tail, below);
             assertTrue(drain(reader).isEmpty());
+            assertTrue(drain(reader).isEmpty());
+            assertEquals(1, reader.malformed(), "one bad tail, counted once however often it is read");
             memory.set(CaptureRingLayout.LONG, tail, below + CaptureRingLayout.recordLength(60));
             assertTrue(drain(reader).isEmpty());
             assertEquals(2, reader.malformed());

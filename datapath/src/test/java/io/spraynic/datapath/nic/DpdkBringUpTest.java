@@ -44,7 +44,7 @@ class DpdkBringUpTest
             () -> DpdkBringUp.requireFit(List.of(PortConfig.ringPair("p1", "q1").withQueues(2, 2), fourRxQueues),
                 twoWorkers.planes(2)));
         assertEquals("port p0 has 4 RX queues for 2 worker(s): frames the device spreads to queues 2..3 would never be " +
-            "read; set rx_queues to 2 (or run --workers 4)", refused.getMessage());
+            "read; set rx_queues to 2 (-p queues=2 with a preset), or run 4 workers", refused.getMessage());
         assertDoesNotThrow(() -> DpdkBringUp.requireFit(List.of(fourRxQueues.withQueues(2, 4)), new EmbeddedNicConfig()
             .workers(2)), "more TX queues than workers only go unused");
     }
