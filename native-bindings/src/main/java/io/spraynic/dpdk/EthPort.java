@@ -259,15 +259,11 @@ public final class EthPort implements AutoCloseable
      * Sets the port's own (default) MAC address, {@code rte_eth_dev_default_mac_addr_set}: the source of what it
      * sends and, on drivers with a filter, what it receives; {@code net_af_packet} sets its kernel interface's.
      *
-     * @param mac 6 bytes, a unicast address that is not all zeros.
+     * @param mac the address in the low 48 bits, first byte highest (as the datapath keeps MACs): unicast, not 0.
      * @throws DpdkException when the driver refuses, or cannot set a MAC at all (-ENOTSUP, e.g. {@code net_ring}).
      */
-    public void macAddress(final byte[] mac)
+    public void macAddress(final long mac)
     {
-        if (mac.length != 6)
-        {
-            throw new IllegalArgumentException("a MAC address has 6 bytes, not " + mac.length);
-        }
         if (null == MacCalls.DEFAULT_MAC_ADDR_SET)
         {
             throw new DpdkException("rte_eth_dev_default_mac_addr_set on port " + portId + " (" + name + ")",
@@ -276,7 +272,10 @@ public final class EthPort implements AutoCloseable
         try (Arena arena = Arena.ofConfined())
         {
             final MemorySegment address = rte_ether_addr.allocate(arena);
-            MemorySegment.copy(mac, 0, address, ValueLayout.JAVA_BYTE, 0, 6);
+            for (int i = 0; i < 6; i++)
+            {
+                address.set(ValueLayout.JAVA_BYTE, i, (byte)(mac >>> (40 - 8 * i)));
+            }
             check("rte_eth_dev_default_mac_addr_set", (int)MacCalls.DEFAULT_MAC_ADDR_SET.invokeExact((short)portId, address));
         }
         catch (final RuntimeException | Error ex)

@@ -132,28 +132,6 @@ public record PortConfig(
     }
 
     /**
-     * @return the configured {@link #mac()} as 6 bytes, or an empty array when none is configured.
-     */
-    public byte[] macBytes()
-    {
-        if (mac.isEmpty())
-        {
-            return new byte[0];
-        }
-        final String[] octets = mac.split(":");
-        if (octets.length != 6)
-        {
-            throw new IllegalStateException("not a MAC address: " + mac);
-        }
-        final byte[] bytes = new byte[6];
-        for (int i = 0; i < 6; i++)
-        {
-            bytes[i] = (byte)Integer.parseInt(octets[i], 16);
-        }
-        return bytes;
-    }
-
-    /**
      * @return whether this port is DPDK's {@code net_af_packet} on a kernel interface, whose MTU is the kernel
      * interface's: DPDK 22.11 can neither read it nor set it above 1500.
      */

@@ -1,6 +1,7 @@
 package io.spraynic.datapath.nic;
 
 import io.spraynic.datapath.port.DpdkPacketPort;
+import io.spraynic.datapath.wire.Wire;
 import io.spraynic.dpdk.DpdkException;
 import io.spraynic.dpdk.Eal;
 import io.spraynic.dpdk.EthPort;
@@ -130,7 +131,7 @@ public final class DpdkNic implements AutoCloseable
     {
         try
         {
-            port.macAddress(config.macBytes());
+            port.macAddress(Wire.parseMac(config.mac()));
         }
         catch (final DpdkException ex)
         {

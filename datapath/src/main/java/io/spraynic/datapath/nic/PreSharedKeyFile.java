@@ -79,7 +79,7 @@ public final class PreSharedKeyFile
             return null;
         }
         final int owner = (Integer)Files.getAttribute(file, "unix:uid", LinkOption.NOFOLLOW_LINKS);
-        final int self = (Integer)Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        final int self = io.spraynic.datapath.telemetry.OwnedDirectory.currentUid();
         return owner == self || owner == 0 ? null : " belongs to another user (uid " + owner + "), who could change " +
             "the key: a key file must be the NIC's user's own (chown " + self + " " + file + ")";
     }

@@ -128,19 +128,17 @@ public final class CountersFileReader implements AutoCloseable
         }
     }
 
-    private static final int GROUP_OR_OTHERS_WRITE = 0022;
-
     private static IntPredicate trustedOwners(final Path directory)
     {
         try
         {
             final int mode = (Integer)Files.getAttribute(directory, "unix:mode");
-            if ((mode & GROUP_OR_OTHERS_WRITE) == 0)
+            if ((mode & OwnedDirectory.GROUP_OR_OTHERS_WRITE) == 0)
             {
                 return uid -> true; // only its owner creates files in it
             }
             final int directoryOwner = (Integer)Files.getAttribute(directory, "unix:uid");
-            final int self = (Integer)Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+            final int self = OwnedDirectory.currentUid();
             return uid -> uid == 0 || uid == self || uid == directoryOwner;
         }
         catch (final IOException | UnsupportedOperationException | IllegalArgumentException | ClassCastException ex)

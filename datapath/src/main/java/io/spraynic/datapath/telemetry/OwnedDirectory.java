@@ -14,11 +14,28 @@ import java.nio.file.Path;
  */
 public final class OwnedDirectory
 {
-    private static final int GROUP_OR_OTHERS_WRITE = 0022;
+    /** Mode bits that let others than the owner write into a directory. */
+    static final int GROUP_OR_OTHERS_WRITE = 0022;
     private static final int STICKY = 01000;
 
     private OwnedDirectory()
     {
+    }
+
+    /**
+     * @return this process's uid, as Linux shows it: the owner of /proc/self.
+     * @throws IOException when the file system cannot say (no unix attribute view).
+     */
+    public static int currentUid() throws IOException
+    {
+        try
+        {
+            return (Integer)Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        }
+        catch (final UnsupportedOperationException | IllegalArgumentException | ClassCastException ex)
+        {
+            throw new IOException("cannot read this process's uid: " + ex.getMessage(), ex);
+        }
     }
 
     /**
@@ -41,8 +58,7 @@ public final class OwnedDirectory
         {
             final int owner = (Integer)Files.getAttribute(directory, "unix:uid", LinkOption.NOFOLLOW_LINKS);
             final int mode = (Integer)Files.getAttribute(directory, "unix:mode", LinkOption.NOFOLLOW_LINKS);
-            final Object self = Files.getAttribute(Path.of("/proc/self"), "unix:uid");
-            if (owner != 0 && !Integer.valueOf(owner).equals(self))
+            if (owner != 0 && owner != currentUid())
             {
                 return what + " " + directory + " belongs to another user (uid " + owner + ")";
             }

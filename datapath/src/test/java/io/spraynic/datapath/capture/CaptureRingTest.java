@@ -31,6 +31,14 @@ class CaptureRingTest
         return f;
     }
 
+    /** @return capture memory of {@code layout} with its header written: one port, p0, no filter. */
+    static MemorySegment onePortRing(final Arena arena, final CaptureRingLayout layout)
+    {
+        final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
+        layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+        return memory;
+    }
+
     private static List<Frame> drain(final CaptureRingReader reader)
     {
         final List<Frame> frames = new ArrayList<>();
@@ -111,8 +119,7 @@ class CaptureRingTest
         final CaptureRingLayout layout = CaptureRingLayout.of(2, 16_384, 64);
         try (Arena arena = Arena.ofConfined())
         {
-            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
-            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            final MemorySegment memory = onePortRing(arena, layout);
             final CaptureRingWriter w0 = new CaptureRingWriter(memory, layout, 0);
             final CaptureRingWriter w1 = new CaptureRingWriter(memory, layout, 1);
             final CaptureRingReader reader = new CaptureRingReader(memory);
@@ -147,8 +154,7 @@ class CaptureRingTest
         final CaptureRingLayout layout = CaptureRingLayout.of(1, 16, 64);
         try (Arena arena = Arena.ofConfined())
         {
-            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
-            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            final MemorySegment memory = onePortRing(arena, layout);
             final CaptureRingWriter writer = new CaptureRingWriter(memory, layout, 0);
             for (int i = 0; i < 16; i++)
             {
@@ -222,8 +228,7 @@ class CaptureRingTest
     {
         try (Arena arena = Arena.ofConfined())
         {
-            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
-            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            final MemorySegment memory = onePortRing(arena, layout);
             final CaptureRingWriter writer = new CaptureRingWriter(memory, layout, 0);
             final MemorySegment frame = frame(64, 1);
             while (writer.dropped() == 0)
@@ -276,8 +281,7 @@ class CaptureRingTest
         final CaptureRingLayout layout = CaptureRingLayout.of(1, 16, 64);
         try (Arena arena = Arena.ofConfined())
         {
-            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
-            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            final MemorySegment memory = onePortRing(arena, layout);
             final CaptureRingWriter writer = new CaptureRingWriter(memory, layout, 0);
             final CaptureRingReader reader = new CaptureRingReader(memory);
             final long fields = layout.recordsOffset(0) + CaptureRingLayout.RECORD_FIELDS_OFFSET;
@@ -313,8 +317,7 @@ class CaptureRingTest
         final CaptureRingLayout layout = CaptureRingLayout.of(1, 4096, 64);
         try (Arena arena = Arena.ofConfined())
         {
-            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
-            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            final MemorySegment memory = onePortRing(arena, layout);
             final long tail = layout.ringOffset(0) + CaptureRingLayout.TAIL_OFFSET;
             final long head = layout.ringOffset(0) + CaptureRingLayout.HEAD_OFFSET;
             final long below = -layout.ringCapacity() - layout.ringCapacity() / 2;
@@ -350,8 +353,7 @@ class CaptureRingTest
         final CaptureRingLayout layout = CaptureRingLayout.of(1, 16, 64); // 16 records of 80 B: 1,280 B
         try (Arena arena = Arena.ofConfined())
         {
-            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
-            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            final MemorySegment memory = onePortRing(arena, layout);
             final CaptureRingWriter writer = new CaptureRingWriter(memory, layout, 0);
             final CaptureRingReader reader = new CaptureRingReader(memory);
             assertEquals(1_280, layout.ringCapacity());
@@ -390,8 +392,7 @@ class CaptureRingTest
         final CaptureRingLayout layout = CaptureRingLayout.of(1, 16, 64);
         try (Arena arena = Arena.ofConfined())
         {
-            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
-            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            final MemorySegment memory = onePortRing(arena, layout);
             final CaptureRingWriter writer = new CaptureRingWriter(memory, layout, 0);
             final CaptureRingReader reader = new CaptureRingReader(memory);
             for (int i = 0; i < 3; i++)

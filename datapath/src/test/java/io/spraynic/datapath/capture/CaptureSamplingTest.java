@@ -234,8 +234,7 @@ class CaptureSamplingTest
         try (Arena arena = Arena.ofConfined())
         {
             final CaptureRingLayout layout = CaptureRingLayout.of(1, 16, 64, 8);
-            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
-            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            final MemorySegment memory = CaptureRingTest.onePortRing(arena, layout);
             assertEquals(8, new CaptureRingReader(memory).layout().sample());
             memory.set(CaptureRingLayout.INT, CaptureRingLayout.SAMPLE_OFFSET, 0); // a NIC that lies
             final IllegalArgumentException ex = assertThrows(IllegalArgumentException.class, () -> new CaptureRingReader(memory));
@@ -268,8 +267,7 @@ class CaptureSamplingTest
         final CaptureRingLayout layout = CaptureRingLayout.of(1, 16, 64);
         try (Arena arena = Arena.ofConfined())
         {
-            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
-            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            final MemorySegment memory = CaptureRingTest.onePortRing(arena, layout);
             final CaptureRingWriter writer = new CaptureRingWriter(memory, layout, 0);
             final CaptureRingReader reader = new CaptureRingReader(memory);
             final Burst burst = new Burst(arena, 16);
@@ -294,8 +292,7 @@ class CaptureSamplingTest
         final CaptureRingLayout layout = CaptureRingLayout.of(1, 16, 64); // 16 records of 80 B: one pass takes it all
         try (Arena arena = Arena.ofConfined())
         {
-            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
-            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            final MemorySegment memory = CaptureRingTest.onePortRing(arena, layout);
             final CaptureRingWriter writer = new CaptureRingWriter(memory, layout, 0);
             final CaptureRingReader reader = new CaptureRingReader(memory);
             writer.write(0, 0, TappingPacketPort.RX, new Burst(arena, 16).fill(0, 16, null), 0, 16, 0, CaptureFilter.ALL);
@@ -337,8 +334,7 @@ class CaptureSamplingTest
         final CaptureRingLayout layout = CaptureRingLayout.of(1, 4096, 64);
         try (Arena arena = Arena.ofConfined())
         {
-            final MemorySegment memory = arena.allocate(layout.fileLength(), 4096);
-            layout.writeHeader(memory, 1, 1, new String[]{"p0"}, "", 0, 0);
+            final MemorySegment memory = CaptureRingTest.onePortRing(arena, layout);
             final CaptureRingWriter writer = new CaptureRingWriter(memory, layout, 0);
             final CaptureRingReader reader = new CaptureRingReader(memory);
             final Burst burst = new Burst(arena, 32).fill(0, 32, null);

@@ -269,9 +269,9 @@ final class IpcFiles
     {
         try
         {
-            return Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+            return io.spraynic.datapath.telemetry.OwnedDirectory.currentUid();
         }
-        catch (final IOException | UnsupportedOperationException | IllegalArgumentException ex)
+        catch (final IOException ex)
         {
             return null;
         }
