@@ -41,7 +41,8 @@ final class AuthChecks extends Checks
                     r.proofCorruption = corruption;
                 }
                 final Packet answer = new ScriptedPeer(link, r).connectOnce(r, SILENCE_NANOS);
-                return null == answer ? null : "answered with " + answer + " (S12.2: dropped silently, no REJECT)";
+                return null == answer ? answersStill() : "answered with " + answer + " (S12.2: dropped silently, " +
+                    "no REJECT)";
             });
         }
         must("psk.accept", "S12.2-2", "an authenticated CONNECT is accepted: the CONNECT_ACK's proof verifies and the " +
@@ -213,7 +214,7 @@ final class AuthChecks extends Checks
             final int psn = c.takePsn(0);
             c.send(c.probe(0, psn, 0, c.sendKey));
             final int expect = (psn + 1) & SprayWire.PSN_MASK;
-            return null == c.awaitPacket(ANSWER_NANOS, p -> c.isAckOf(p, 0) && p.h24(5) == expect) ? null :
+            return null == c.awaitPacket(ANSWER_NANOS, p -> c.isAckOf(p, 0) && p.h24(5) == expect) ? answersStill() :
                 "a PROBE after " + idle + " s of silence was acknowledged: the connection is still open";
         });
     }

@@ -54,6 +54,7 @@ abstract class Checks
         Verdict verdict;
         String reason;
         measured = null;
+        final int truncatedBefore = link.truncatedPackets();
         try
         {
             reason = body.run();
@@ -72,6 +73,13 @@ abstract class Checks
         {
             verdict = Verdict.FAIL;
             reason = e.getClass().getSimpleName() + ": " + e.getMessage();
+        }
+        final int truncated = link.truncatedPackets() - truncatedBefore;
+        if (truncated > 0)
+        {
+            // not a verdict of its own (the check judged what it awaited), but what a target's author must see
+            reason = (null == reason ? "" : reason + "; ") + truncated + " packet(s) of the target shorter than " +
+                "the fields read of them were skipped";
         }
         results.add(new CheckResult(id, clause, level, title, verdict, reason));
     }
@@ -184,6 +192,35 @@ abstract class Checks
             throw new NotTested("no connection to run it on: " + failure);
         }
         return peer;
+    }
+
+    /** @return a valid CONNECT for the target: its planes, its pre-shared key, the rest the suite's defaults. */
+    final ConnectRequest request()
+    {
+        final ConnectRequest r = new ConnectRequest();
+        r.planes = target.planes();
+        r.psk = target.psk();
+        return r;
+    }
+
+    /**
+     * A check passed by the target's silence shows compliance only while the target answers others: a target that
+     * crashed on what it should have dropped is silent too. Called once the silence was heard.
+     *
+     * @return null when a valid CONNECT made now is accepted (and that connection closed again), else why the
+     * silence shows nothing.
+     */
+    final String answersStill() throws IOException
+    {
+        final ScriptedPeer witness = new ScriptedPeer(link, request());
+        final String failure = witness.establish(4 * ANSWER_NANOS);
+        if (null != failure)
+        {
+            return "silent, but a valid CONNECT made after it was not accepted either (" + failure + "): the " +
+                "target stopped answering, so its silence shows nothing";
+        }
+        closeQuietly(witness);
+        return null;
     }
 
     /** Closes a connection on the wire (S9.2), best effort: a group's connection must not count against limits. */

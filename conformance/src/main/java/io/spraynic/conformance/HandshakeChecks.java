@@ -161,7 +161,7 @@ final class HandshakeChecks extends Checks
         {
             final ConnectRequest r = request();
             final Packet answer = new ScriptedPeer(link, r).connectOnce(r, SILENCE_NANOS, true);
-            return null == answer ? null : "answered with " + answer;
+            return null == answer ? answersStill() : "answered with " + answer;
         });
     }
 
@@ -206,14 +206,6 @@ final class HandshakeChecks extends Checks
     }
 
     /** A valid CONNECT for this target. */
-    ConnectRequest request()
-    {
-        final ConnectRequest r = new ConnectRequest();
-        r.planes = target.planes();
-        r.psk = target.psk();
-        return r;
-    }
-
     private static void expectOpcode(final Packet p, final int opcode, final List<String> f)
     {
         if (!p.icrcValid)

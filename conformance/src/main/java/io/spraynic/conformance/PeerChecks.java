@@ -294,7 +294,7 @@ final class PeerChecks extends Checks
             if (null == answer)
             {
                 measured("no answer in " + ANSWER_NANOS / ScriptedPeer.MILLI + " ms");
-                return null;
+                return answersStill();
             }
             measured("answered syndrome " + answer.h8(0));
             return answer.h8(0) != SprayWire.SYNDROME_ACCEPTED ? null : "answered ACCEPTED for (stream 0, msn " + msn +
@@ -349,7 +349,7 @@ final class PeerChecks extends Checks
             {
                 throw new NotTested("the connection was not closed");
             }
-            return probeAnswered(c) ? "a PROBE to the closed connection was acknowledged" : null;
+            return probeAnswered(c) ? "a PROBE to the closed connection was acknowledged" : answersStill();
         });
         must("close.repeat", "S9.2-3", "a CLOSE repeated after the CLOSE_ACK (as if it were lost) draws a CLOSE_ACK " +
             "again", () ->

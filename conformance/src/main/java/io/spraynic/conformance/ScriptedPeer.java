@@ -44,8 +44,6 @@ final class ScriptedPeer
     private final java.util.Set<Long> dropOnce = new java.util.HashSet<>();
     /** Every packet the target sent, in order of arrival. */
     final List<Packet> received = new ArrayList<>();
-    /** Packets too short for what {@link #awaitPacket}'s handling or condition read of them: skipped, counted. */
-    int truncatedPackets;
     /** Target data packets and probes whose tag (S12.3, S12.4) failed. */
     final List<String> tagFailures = new ArrayList<>();
     /** When true, the target's data and probes are not acknowledged (the suite plays a silent peer). */
@@ -515,7 +513,7 @@ final class ScriptedPeer
                 // shorter than the fields the condition reads of it: not the answer awaited, whatever the target
                 // meant by it (a check that needs a whole packet says so when none comes); never an exception out of
                 // the suite. Only the condition is guarded: a bug of the suite's own handling still fails its check.
-                truncatedPackets++;
+                link.countTruncated();
                 answer = false;
             }
             if (answer)

@@ -22,6 +22,8 @@ final class UdpLink implements AutoCloseable
     static final int MAX_IDENTIFICATION_NOTES = 16;
 
     private int identificationNotes;
+    /** The target's packets a wait skipped: shorter than the fields its condition read of them. */
+    private int truncatedPackets;
     /** Datagrams from other addresses a {@link #receive} reads past its deadline before it gives up. */
     static final int MAX_OTHERS_PAST_DEADLINE = 64;
 
@@ -233,6 +235,18 @@ final class UdpLink implements AutoCloseable
     private static byte[] ip(final InetSocketAddress address)
     {
         return address.getAddress().getAddress();
+    }
+
+    /** Counts a packet a wait skipped for being shorter than the fields its condition read. */
+    void countTruncated()
+    {
+        truncatedPackets++;
+    }
+
+    /** @return the packets of the target skipped so far for being too short for the fields read of them. */
+    int truncatedPackets()
+    {
+        return truncatedPackets;
     }
 
     @Override

@@ -504,6 +504,31 @@ class ConformanceSelfTest
         assertTrue(accept.reason().contains("identification 1, which S2.4 requires to be 0"), accept.reason());
     }
 
+    /**
+     * A check passed by the target's silence fails against a toy that goes silent for good on the very packet it
+     * should only drop (or on the close it should make): a crashed target is silent too.
+     */
+    @Test
+    void shouldFailTheSilenceChecksAgainstAToyThatCrashesInsteadOfDropping() throws Exception
+    {
+        final String crashed = "silent, but a valid CONNECT made after it was not accepted either";
+        final ConformanceReport icrc = runAgainst(55, null, EnumSet.of(Fault.CRASH_ON_BAD_ICRC), Set.of());
+        assertEquals(Verdict.PASS, icrc.result("handshake.short-block").verdict(), icrc::toText);
+        final CheckResult badIcrc = icrc.result("handshake.bad-icrc");
+        assertEquals(Verdict.FAIL, badIcrc.verdict(), icrc::toText);
+        assertTrue(badIcrc.reason().startsWith(crashed), badIcrc.reason());
+        final ConformanceReport proof = runAgainst(56, PSK, EnumSet.of(Fault.CRASH_ON_BAD_PROOF), Set.of("psk"));
+        assertEquals(Verdict.PASS, proof.result("handshake.bad-icrc").verdict(), proof::toText);
+        final CheckResult badProof = proof.result("psk.bad-proof");
+        assertEquals(Verdict.FAIL, badProof.verdict(), proof::toText);
+        assertTrue(badProof.reason().startsWith(crashed), badProof.reason());
+        final ConformanceReport idle = runAgainst(57, null, EnumSet.of(Fault.CRASH_ON_IDLE_CLOSE), Set.of("liveness"));
+        assertEquals(Verdict.PASS, idle.result("liveness.keepalive").verdict(), idle::toText);
+        final CheckResult idleClose = idle.result("liveness.idle-close");
+        assertEquals(Verdict.FAIL, idleClose.verdict(), idle::toText);
+        assertTrue(idleClose.reason().startsWith(crashed), idleClose.reason());
+    }
+
     /** Error isolation (S9.4), the response bucket (S12.9-2) and the stale-ACK rule (S5.1-2) each fail when broken. */
     @Test
     void shouldFailIsolationResponseRateAndStaleAckAgainstAToyThatBreaksThem() throws Exception

@@ -52,7 +52,7 @@ class ScriptedPeerTest
                 ScriptedPeer.isHandshakeAnswer(p.opcode()));
             assertNotNull(answer);
             assertEquals(SprayWire.CONNECT_REJECT, answer.opcode());
-            assertEquals(1, peer.truncatedPackets);
+            assertEquals(1, suiteLink.truncatedPackets());
         }
     }
 

@@ -159,7 +159,16 @@ final class ToyResponder implements AutoCloseable
          * S9.3.2-1: a READ response under way when the region is deregistered goes on as if nothing happened (the toy
          * reads a READ's bytes when the request comes): no NACK, no ACK, the rest of its data sent.
          */
-        READ_ON_AFTER_DEREGISTRATION
+        READ_ON_AFTER_DEREGISTRATION,
+        /**
+         * S2.6-1 as a silence shows it: the toy answers nothing more, ever, once it drops a packet for a wrong ICRC (a
+         * target that crashes on what it should only drop).
+         */
+        CRASH_ON_BAD_ICRC,
+        /** S12.2-1 as a silence shows it: the toy answers nothing more once it drops a CONNECT whose proof fails. */
+        CRASH_ON_BAD_PROOF,
+        /** S12.10-2 as a silence shows it: the toy answers nothing more once it closes an idle connection. */
+        CRASH_ON_IDLE_CLOSE
     }
 
     /** The toy's connections per source (S12.9) and idle timeout (S12.10), small so that the checks run fast. */
@@ -238,6 +247,8 @@ final class ToyResponder implements AutoCloseable
     private int nextCid = 0x100;
     private double responseTokens = RESPONSE_BURST;
     private long responseRefilled = System.nanoTime();
+    /** A crash fault's trigger came ({@link Fault#CRASH_ON_BAD_ICRC}): nothing more is answered. */
+    private boolean crashed;
 
 
     ToyResponder(final InetSocketAddress self, final InetSocketAddress suite, final byte[] psk,
@@ -268,6 +279,14 @@ final class ToyResponder implements AutoCloseable
             while (running)
             {
                 final Packet p = link.receive(ScriptedPeer.MILLI); // the pacer's tick
+                if (crashed)
+                {
+                    continue;
+                }
+                if (null != p && !p.icrcValid && !acceptBadIcrc)
+                {
+                    crashed = faults.contains(Fault.CRASH_ON_BAD_ICRC);
+                }
                 if (null != p && (p.icrcValid || acceptBadIcrc) && p.tver() == 0 && p.wholeHeaders() &&
                     (wellPadded(p) || faults.contains(Fault.IGNORE_PAD)))
                 {
@@ -373,6 +392,7 @@ final class ToyResponder implements AutoCloseable
         if (null != psk && !faults.contains(Fault.IGNORE_PROOF) && !Arrays.equals(ConnectRequest.proof(psk, p.bytes,
             end), Arrays.copyOfRange(p.bytes, ConnectRequest.PROOF_AT, ConnectRequest.PROOF_AT + 16)))
         {
+            crashed = faults.contains(Fault.CRASH_ON_BAD_PROOF);
             return; // S12.2: dropped silently
         }
         if (!faults.contains(Fault.COOKIE_FIRST) && !validParameters(p, end))
@@ -765,6 +785,7 @@ final class ToyResponder implements AutoCloseable
             if (now - c.lastHeard > IDLE_TIMEOUT_NANOS && !faults.contains(Fault.NO_IDLE_CLOSE))
             {
                 c.closed = true;
+                crashed = faults.contains(Fault.CRASH_ON_IDLE_CLOSE);
             }
             else if (sender.checkTimers(c, now))
             {
