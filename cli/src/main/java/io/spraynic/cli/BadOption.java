@@ -56,6 +56,28 @@ final class BadOption extends IllegalArgumentException
         return value;
     }
 
+    /**
+     * A size of at least {@code min} bytes of which a command holds {@code copies} in memory at once: refused when they
+     * would not fit the host's memory (before, a terabyte ended in an allocation failure after DPDK had started, and
+     * tens of gigabytes in the kernel's OOM killer once the pattern was written).
+     */
+    static long sizeInMemory(final String option, final long value, final long min, final int copies)
+    {
+        final long hostBytes = ((com.sun.management.OperatingSystemMXBean)
+            java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getTotalMemorySize();
+        final long most = Math.max(min, hostBytes / copies & -(1L << 20)); // whole MiB
+        if (value >= min && value <= most)
+        {
+            return value;
+        }
+        if (value < min)
+        {
+            return size(option, value, min, most);
+        }
+        throw new BadOption(option, size(value), "is held " + copies + " times over in memory, and this host's " +
+            size(hostBytes) + " holds " + size(most) + " that often", "try " + option + " " + size(most));
+    }
+
     /** A finite number {@code min <= value < maxExclusive}, e.g. a loss rate below 100 %. */
     static double below(final String option, final double value, final double min, final double maxExclusive,
         final double example)
@@ -64,16 +86,6 @@ final class BadOption extends IllegalArgumentException
         {
             throw new BadOption(option, number(value), "must be at least " + number(min) + " and below " +
                 number(maxExclusive), "try " + option + " " + number(example));
-        }
-        return value;
-    }
-
-    /** A finite number above 0 (seconds, fractions); {@code example} is what the fix proposes. */
-    static double positive(final String option, final double value, final double example)
-    {
-        if (!(value > 0 && Double.isFinite(value)))
-        {
-            throw new BadOption(option, number(value), "must be a number above 0", "try " + option + " " + number(example));
         }
         return value;
     }

@@ -8,6 +8,7 @@ import io.spraynic.pmd.HugepageMode;
 import io.spraynic.bench.e2e.ThroughputResult;
 import io.spraynic.bench.e2e.TransportPair;
 import io.spraynic.bench.e2e.UdpBaseline;
+import io.spraynic.bench.nic.ConnectionScale;
 import io.spraynic.bench.nic.WorkerScaling;
 import io.spraynic.bench.raw.RawLoop;
 import io.spraynic.bench.raw.RawLoopComparison;
@@ -137,7 +138,7 @@ final class BenchCommand implements Runnable
             }
             BadOption.atLeast("--rounds", rounds, 1);
             BadOption.atLeast("--processes", processes, 1);
-            BadOption.positive("--seconds", seconds, 5);
+            BadOption.range("--seconds", seconds, 0.001, 86_400, 5);
             BadOption.range("--burst", burst, 1, 512);
             BadOption.range("--length", length, 60, 2048);
             if (!withC)
@@ -173,7 +174,7 @@ final class BenchCommand implements Runnable
         public Integer call() throws Exception
         {
             BadOption.range("--queues", queues, 1, 16);
-            BadOption.positive("--seconds", seconds, 3);
+            BadOption.range("--seconds", seconds, 0.001, 86_400, 3);
             final List<String> points = new ArrayList<>();
             for (int q = 1; q <= queues; q++)
             {
@@ -207,7 +208,7 @@ final class BenchCommand implements Runnable
         public Integer call() throws Exception
         {
             BadOption.range("--workers", workers, 1, 16);
-            BadOption.positive("--seconds", seconds, 3);
+            BadOption.range("--seconds", seconds, 0.001, 86_400, 3);
             if (!(mode.equals("spray") || mode.equals("rocev2") || mode.equals("receive")))
             {
                 throw new BadOption("--mode", mode, "must be spray, rocev2 or receive", "try --mode spray");
@@ -310,8 +311,8 @@ final class BenchCommand implements Runnable
                 io.spraynic.datapath.capture.CaptureRingLayout.MAX_SNAP_LENGTH);
             BadOption.range("--sample", sample, io.spraynic.datapath.capture.CaptureRingLayout.MIN_SAMPLE,
                 io.spraynic.datapath.capture.CaptureRingLayout.MAX_SAMPLE);
-            BadOption.positive("--seconds", seconds, 2);
-            if (null == spec || !spec.commandLine().getParseResult().hasMatchedOption("--ring-size"))
+            BadOption.range("--seconds", seconds, 0.001, 86_400, 2);
+            if (!GivenOptions.given(spec, "--ring-size"))
             {
                 ringSize = io.spraynic.bench.nic.CaptureOverhead.defaultRingBytes(snapLength);
             }
@@ -535,12 +536,12 @@ final class BenchCommand implements Runnable
 
         public Integer call() throws Exception
         {
-            BadOption.positive("--seconds", seconds, 2);
+            BadOption.range("--seconds", seconds, 0.001, 86_400, 2);
             BadOption.range("--warmup", warmup, 0, 3600, 1);
             BadOption.range("--threads", threads, 1, 2);
             for (final int size : sizes)
             {
-                BadOption.range("--sizes", size, 1, 1 << 30);
+                BadOption.range("--sizes", size, 1, io.spraynic.bench.e2e.Throughput.MAX_MESSAGE_BYTES);
             }
             for (final int mtu : mtus)
             {
@@ -617,7 +618,7 @@ final class BenchCommand implements Runnable
         public Integer call() throws Exception
         {
             BadOption.range("--iterations", iterations, 100, 10_000_000);
-            BadOption.positive("--seconds", seconds, 2);
+            BadOption.range("--seconds", seconds, 0.001, 86_400, 2);
             BadOption.range("--depth", depth, 1, 1024);
             BadOption.range("--rounds", rounds, 1, 100);
             final List<io.spraynic.bench.nic.IpcOverhead.Round> results = io.spraynic.bench.nic.IpcOverhead.run(
@@ -700,7 +701,7 @@ final class BenchCommand implements Runnable
             BadOption.range("--messages", messages, 1, 1 << 16);
             BadOption.range("--depth", depth, 1, 1024);
             BadOption.range("--workers", workers, 1, 16);
-            BadOption.positive("--timeout", timeout, 120);
+            BadOption.range("--timeout", timeout, 0.001, 86_400, 120);
             if (storageLimit != -1 && storageLimit < 1)
             {
                 throw new BadOption("--storage-limit", Integer.toString(storageLimit), "must be -1 or at least 1",
@@ -713,14 +714,20 @@ final class BenchCommand implements Runnable
                     "at most 2 GiB (the receiver's region)", fitting > 0 ? "try --messages " + fitting :
                     "try --messages 1 with --bytes " + (1L << 31) / connections);
             }
+            if ((long)connections * messages > ConnectionScale.MAX_MESSAGES)
+            {
+                throw new BadOption("--messages", Integer.toString(messages), "connections x messages must be at most " +
+                    ConnectionScale.MAX_MESSAGES + " (two timestamps are kept of each)",
+                    "try --messages " + Math.max(1, ConnectionScale.MAX_MESSAGES / connections));
+            }
             final io.spraynic.datapath.nic.NicConnection.Kind kind = switch (transport.toLowerCase(Locale.ROOT))
             {
                 case "spray" -> io.spraynic.datapath.nic.NicConnection.Kind.SPRAY;
                 case "rocev2" -> io.spraynic.datapath.nic.NicConnection.Kind.ROCEV2;
                 default -> throw new BadOption("--transport", transport, "must be spray or rocev2", "try --transport spray");
             };
-            final io.spraynic.bench.nic.ConnectionScale.Result result = io.spraynic.bench.nic.ConnectionScale.run(
-                new io.spraynic.bench.nic.ConnectionScale.Options(kind, connections, bytes, messages, depth, workers,
+            final ConnectionScale.Result result = ConnectionScale.run(
+                new ConnectionScale.Options(kind, connections, bytes, messages, depth, workers,
                     hugepagesOption.mode(), storageLimit, timeout), this::log);
             if (json)
             {

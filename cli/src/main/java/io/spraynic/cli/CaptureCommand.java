@@ -233,7 +233,7 @@ final class CaptureCommand implements Callable<Integer>
 
     private boolean given(final String option)
     {
-        return null != spec && spec.commandLine().getParseResult().hasMatchedOption(option);
+        return GivenOptions.given(spec, option);
     }
 
     private static String summary(final CaptureRingReader reader, final long written, final Path file)
@@ -276,7 +276,7 @@ final class CaptureCommand implements Callable<Integer>
         };
         if (!(seconds >= 0.001 && seconds <= 3600))
         {
-            throw new IllegalArgumentException("--duration " + text + " is not a time of 1ms to 1h, e.g. 500ms, 5s, 2m");
+            throw new BadOption("--duration", text, "is not a time of 1ms to 1h (500ms, 5s, 2m)", "try --duration 5s");
         }
         return Duration.ofNanos((long)(seconds * 1e9));
     }

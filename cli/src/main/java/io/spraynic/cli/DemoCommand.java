@@ -169,6 +169,8 @@ final class DemoCommand implements Callable<Integer>
 
     private Integer linux() throws Exception
     {
+        // two NIC processes of the lab write no capture of this process's ports
+        GivenOptions.refuse(spec, "with --fabric linux (its NICs are processes of their own)", "--capture");
         if (!mode.equals("spray"))
         {
             throw new BadOption("--mode", mode, "must be spray with --fabric linux (RoCEv2 runs after it)",
@@ -194,7 +196,7 @@ final class DemoCommand implements Callable<Integer>
 
     private boolean given(final String option)
     {
-        return null != spec && spec.commandLine().getParseResult().hasMatchedOption(option);
+        return GivenOptions.given(spec, option);
     }
 
     private Integer fabric(final FabricDemo.Mode first)
@@ -206,7 +208,7 @@ final class DemoCommand implements Callable<Integer>
                 "--planes " + planes + ")", "try --paths " + Math.clamp(paths, planes, 64));
         }
         BadOption.below("--loss", lossPct, 0, 100, 1); // 100 % would deliver nothing
-        BadOption.size("--size", size, 1 << 20, Long.MAX_VALUE);
+        BadOption.sizeInMemory("--size", size, 1 << 20, FabricDemo.COPIES_OF_SIZE);
         BadOption.range("--streams", streams, 1, 256);
         BadOption.range("--link-gbps", linkGbps, 0.001, 100_000, 100);
         final FabricDemo.Threads pollThreads = pollThreads();

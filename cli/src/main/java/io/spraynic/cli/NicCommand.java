@@ -225,9 +225,32 @@ final class NicCommand implements Callable<Integer>
         "--no-ipc-capture refuses it, for NICs whose clients must not see each other's traffic."})
     boolean ipcCapture;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     public Integer call() throws Exception
     {
+        switch (mode.toLowerCase(Locale.ROOT))
+        {
+            case "spray", "rocev2" ->
+            {
+            }
+            // classify serves no connection: a connection's option would be believed to take effect
+            case "classify" -> GivenOptions.refuse(spec, "with --mode classify (it serves no connections)", "--ip",
+                "--gateway", "--network-status", "--workers", "--paths", "--expose", "--exchange", "--psk-file",
+                "--max-connections-per-source", "--connect-response-rate", "--connect-response-burst",
+                "--max-accepted-connections", "--busy-connections", "--queues-idle", "--idle-timeout", "--port-rotation",
+                "--reorder-window", "--rocev2-ack-timeout", "--ipc-max-regions", "--ipc-max-connections");
+            default -> throw new BadOption("--mode", mode, "is not one of classify, spray, rocev2", "try --mode spray");
+        }
         BadOption.range("--seconds", seconds, 0, 365 * 86_400, 60); // 0: until interrupted
+        BadOption.range("--max-connections-per-source", maxConnectionsPerSource, 1, 1 << 20);
+        if (!(idleTimeout >= 0) || idleTimeout > 86_400 || (idleTimeout > 0 && idleTimeout < 0.001))
+        {
+            // no idle timeout an operator means (and below 1 ns it rounded to 0 ns, which means never)
+            throw new BadOption("--idle-timeout", BadOption.number(idleTimeout), "must be 0 (never) or 0.001..86400",
+                "try --idle-timeout 30");
+        }
         BadOption.range("--workers", workers, 1, 64);
         BadOption.range("--paths", paths, 1, 64);
         BadOption.range("--max-accepted-connections", maxAcceptedConnections, 1, 1 << 20);
@@ -264,10 +287,6 @@ final class NicCommand implements Callable<Integer>
         if (mode.equalsIgnoreCase("spray") || mode.equalsIgnoreCase("rocev2"))
         {
             return serve(mode.equalsIgnoreCase("spray") ? NicConnection.Kind.SPRAY : NicConnection.Kind.ROCEV2, given);
-        }
-        if (!mode.equalsIgnoreCase("classify"))
-        {
-            throw new IllegalArgumentException("--mode " + mode + " is not one of classify, spray, rocev2");
         }
         final Path ipc = null == ipcDir ? null : ipcDir.toString().isEmpty() ? IpcFileDescriptor.defaultDirectory() : ipcDir;
         final IpcConductor.Limits ipcLimits = new IpcConductor.Limits(ipcMaxClients, ipcMaxRegions, ipcMaxConnections,
@@ -404,6 +423,11 @@ final class NicCommand implements Callable<Integer>
             throw new IllegalArgumentException("--psk-file authenticates spray connections only: --mode " + mode +
                 " has no handshake to authenticate; drop --psk-file, or run --mode spray");
         }
+        if (kind != NicConnection.Kind.SPRAY)
+        {
+            GivenOptions.refuse(spec, "with --mode " + mode + " (spray's paths and reordering only)", "--port-rotation",
+                "--reorder-window");
+        }
         if (kind == NicConnection.Kind.ROCEV2 && null == exchange && null == ipcDir)
         {
             throw new IllegalArgumentException("--mode rocev2 needs --exchange DIR (RoCEv2 queue pairs are connected out of " +
@@ -419,17 +443,6 @@ final class NicCommand implements Callable<Integer>
         hugepagesOption.mode(); // a bad option before a missing address, as in every mode
         final io.spraynic.pmd.InterfaceAddress[] addresses = PlaneAddresses.resolve(given, loaded, "--mode " + mode);
         final NicConfig nicConfig = hugepagesOption.apply(loaded);
-        if (maxConnectionsPerSource < 1)
-        {
-            throw new IllegalArgumentException("--max-connections-per-source " + maxConnectionsPerSource +
-                " is not allowed: give 1 or more");
-        }
-        if (!(idleTimeout >= 0) || idleTimeout > 86_400 || (idleTimeout > 0 && idleTimeout < 0.001))
-        {
-            // no idle timeout an operator means (and below 1 ns it rounded to 0 ns, which means never)
-            throw new IllegalArgumentException("--idle-timeout " + idleTimeout + " is not allowed: give 0 (never) or " +
-                "0.001 to 86400 seconds");
-        }
         final int responseRate = connectResponseRate;
         final int responseBurst = connectResponseBurst;
         final byte[] psk = null == pskFile ? null : PreSharedKeyFile.read(pskFile);

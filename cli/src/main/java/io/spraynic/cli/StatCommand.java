@@ -33,7 +33,11 @@ final class StatCommand implements Callable<Integer>
     public Integer call() throws InterruptedException
     {
         final Path dir = null == directory ? CountersFileDescriptor.defaultDirectory() : directory;
-        BadOption.range("--watch", watchSeconds, 0, 86_400, 1); // 0: print once
+        if (!(watchSeconds == 0 || watchSeconds >= 0.1 && watchSeconds <= 86_400))
+        {
+            // 0 prints once; below 0.1 s the reprints would be a loop at full CPU
+            throw new BadOption("--watch", BadOption.number(watchSeconds), "must be 0 or 0.1..86400", "try --watch 1");
+        }
         final Path source = null != file ? file : CountersFileReader.findLive(dir).orElseThrow(() ->
             new IllegalStateException("no running SprayNIC process has a counters file in " + dir +
                 " (start one, e.g. ./spraynic demo, or pass --file)"));

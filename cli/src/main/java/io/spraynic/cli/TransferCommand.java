@@ -134,28 +134,49 @@ final class TransferCommand implements Callable<Integer>
         description = "spray: the reordering window, as spraynic nic --reorder-window (default ${DEFAULT-VALUE}).")
     ReorderWindowOption reorderWindow;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     public Integer call() throws Exception
     {
         final NicConnection.Kind kind = switch (mode.toLowerCase(Locale.ROOT))
         {
             case "spray" -> NicConnection.Kind.SPRAY;
             case "rocev2" -> NicConnection.Kind.ROCEV2;
-            default -> throw new IllegalArgumentException("--mode " + mode + " is not one of spray, rocev2");
+            default -> throw new BadOption("--mode", mode, "is not one of spray, rocev2", "try --mode spray");
         };
         final PeerExchange.Role peerRole = switch (role.toLowerCase(Locale.ROOT))
         {
             case "client" -> PeerExchange.Role.CLIENT;
             case "server" -> PeerExchange.Role.SERVER;
-            default -> throw new IllegalArgumentException("--role " + role + " is not one of client, server");
+            default -> throw new BadOption("--role", role, "is not one of client, server", "try --role client");
         };
-        BadOption.size("--size", size, 1, Long.MAX_VALUE);
+        final boolean visit = switch (peerKind.toLowerCase(Locale.ROOT))
+        {
+            case "nic" -> true;
+            case "transfer" -> false;
+            default -> throw new BadOption("--peer-kind", peerKind, "is not one of transfer, nic",
+                "try --peer-kind transfer");
+        };
+        if (visit && peerRole != PeerExchange.Role.CLIENT)
+        {
+            throw new BadOption("--role", role, "must be client with --peer-kind nic (it visits a serving NIC)",
+                "try --role client");
+        }
+        if (kind != NicConnection.Kind.SPRAY)
+        {
+            // a key that authenticates nothing would make the operator believe only key holders connect
+            GivenOptions.refuse(spec, "with --mode rocev2 (spray's handshake, paths and reordering only)",
+                "--psk-file", "--port-rotation", "--reorder-window");
+        }
+        BadOption.sizeInMemory("--size", size, 1, PeerExchange.COPIES_OF_SIZE);
         BadOption.size("--message", message, 1, 1 << 30);
         BadOption.range("--workers", workers, 1, 64);
         BadOption.range("--paths", paths, 1, 64);
         BadOption.range("--timeout", timeoutSeconds, 1, 86_400);
         BadOption.range("--rocev2-ack-timeout", rocev2AckTimeout, 1, 31);
         dcqcnOption.config(java.util.Map.of()); // refuses a bad --rocev2-line-rate or --dcqcn before anything starts
-        if (warmup > 0 && !peerKind.equalsIgnoreCase("nic"))
+        if (warmup > 0 && !visit)
         {
             throw new BadOption("--warmup", BadOption.size(warmup), "only a visit warms up (--peer-kind nic)",
                 "try --warmup 0");
@@ -210,23 +231,8 @@ final class TransferCommand implements Callable<Integer>
                         PlaneAddresses.describe(addresses), Wire.macToString(running.localMac(0)), counters.path());
                     System.out.flush();
                 }
-                if (peerKind.equalsIgnoreCase("nic"))
-                {
-                    if (peerRole != PeerExchange.Role.CLIENT)
-                    {
-                        throw new IllegalArgumentException("--peer-kind nic visits a serving NIC: use --role client");
-                    }
-                    result = PeerExchange.visit(running, exchange, size, (int)message, timeout, warmup, freshConnection,
-                        phases);
-                }
-                else if (peerKind.equalsIgnoreCase("transfer"))
-                {
-                    result = PeerExchange.run(running, peerRole, exchange, size, (int)message, timeout);
-                }
-                else
-                {
-                    throw new IllegalArgumentException("--peer-kind " + peerKind + " is not one of transfer, nic");
-                }
+                result = visit ? PeerExchange.visit(running, exchange, size, (int)message, timeout, warmup,
+                    freshConnection, phases) : PeerExchange.run(running, peerRole, exchange, size, (int)message, timeout);
             }
             finally
             {

@@ -49,7 +49,9 @@ class BadArgumentsTest
         table.add(bad("demo --loss Infinity", "not a finite"));
         table.add(bad("demo --loss 1%", "not a number"));
         table.add(bad("demo --size 2x", "not a size"));
-        table.add(bad("demo --size 100k", "at least 1m"));
+        table.add(bad("demo --size 100k", "must be 1m.."));
+        // more than the host holds twice over: before, an allocation failure once the fabric had started
+        table.add(bad("demo --size 1024g", "times over in memory"));
         table.add(bad("demo --size 99999999999g", "too large"));
         table.add(bad("demo --size 99999999999999999999", "too large"));
         table.add(bad("demo --size -5m", "negative"));
@@ -68,11 +70,13 @@ class BadArgumentsTest
         table.add(bad("demo --mode raw --frames 0", "at least 1"));
         table.add(bad("demo --mode raw --frames lots", "not a size"));
         // spraynic bench
-        table.add(bad("bench raw --seconds 0", "above 0"));
+        table.add(bad("bench raw --seconds 0", "0.001..86400"));
         table.add(bad("bench ipc --depth 0", "1..1024"));
-        table.add(bad("bench ipc --seconds 0", "above 0"));
+        table.add(bad("bench ipc --seconds 0", "0.001..86400"));
         table.add(bad("bench connections --bytes 16777216 --messages 65536", "at most 2 GiB"));
         table.add(bad("bench connections --connections 0", "1..100000"));
+        // 2^31 messages of 1 B fit the region, but their timestamps do not fit the heap (an int overflowed)
+        table.add(bad("bench connections --connections 32768 --bytes 1 --messages 65536", "at most 4194304"));
         table.add(bad("bench connections --depth 0", "1..1024"));
         table.add(bad("bench connections --workers 17", "1..16"));
         table.add(bad("bench connections --transport tcp", "must be spray or rocev2"));
@@ -84,9 +88,9 @@ class BadArgumentsTest
         table.add(bad("bench raw --rounds 0", "at least 1"));
         table.add(bad("bench raw --processes 0", "at least 1"));
         table.add(bad("bench nic --queues 17", "1..16"));
-        table.add(bad("bench nic --seconds -1", "above 0"));
+        table.add(bad("bench nic --seconds -1", "0.001..86400"));
         table.add(bad("bench workers --workers 0", "1..16"));
-        table.add(bad("bench workers --seconds 0", "above 0"));
+        table.add(bad("bench workers --seconds 0", "0.001..86400"));
         table.add(bad("bench latency --length 7", "8.."));
         table.add(bad("bench latency --iterations 0", "at least 1"));
         table.add(bad("bench latency --warmup -1", "at least 0"));
@@ -99,16 +103,18 @@ class BadArgumentsTest
         table.add(bad("bench capture --workload spray --size 1048577", "1..1048576"));
         table.add(bad("bench capture --snaplen 63", "64..9216"));
         table.add(bad("bench capture --rounds 0", "1..100"));
-        table.add(bad("bench capture --seconds 0", "above 0"));
+        table.add(bad("bench capture --seconds 0", "0.001..86400"));
         table.add(bad("bench capture --filter bogus", "unknown filter term"));
         table.add(bad("bench capture --sample 0", "1..16777216"));
         table.add(bad("bench capture --snaplen 64 --ring-size 1024", "a ring of 1024 B is not in 1280..1073741824 B"));
         table.add(bad("bench capture --workers 16 --ring-size 536870912", "more than the 1073741824 B allowed"));
         table.add(bad("bench capture --workload spray --sample -4", "1..16777216"));
-        table.add(bad("bench throughput --seconds 0", "above 0"));
+        table.add(bad("bench throughput --seconds 0", "0.001..86400"));
         table.add(bad("bench throughput --warmup -1", "0..3600"));
         table.add(bad("bench throughput --threads 3", "1..2"));
-        table.add(bad("bench throughput --sizes 64,0", "1..1073741824"));
+        table.add(bad("bench throughput --sizes 64,0", "1..67108864"));
+        // above what a run sends: before, refused only after DPDK had started and the first points had run
+        table.add(bad("bench throughput --sizes 134217728", "1..67108864"));
         table.add(bad("bench throughput --sizes 64,x", "not a whole number"));
         table.add(bad("bench throughput --mtu 1500", "256, 512, 1024, 2048 or 4096"));
         table.add(bad("bench throughput --mtu 4096,9000", "256, 512, 1024, 2048 or 4096"));
@@ -138,6 +144,15 @@ class BadArgumentsTest
         table.add(bad("nic --config net_null --dcqcn min_rate=200gbit", "min <= line"));
         table.add(bad("nic --config net_null --dcqcn rate_max=1mbit", "is not one of"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --dcqcn g=1.5", "g must be in (0, 1)"));
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --size 1024g", "times over in memory"));
+        // refused before the NIC starts: before, after DPDK, the exchange directory and the counters file, with exit 1
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --peer-kind bogus", "is not one of transfer, nic"));
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --peer-kind nic --role server",
+            "must be client with --peer-kind nic"));
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --mode roce", "is not one of spray, rocev2"));
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --role peer", "is not one of client, server"));
+        table.add(bad("nic --config net_null --mode bridge", "is not one of classify, spray, rocev2"));
+        table.add(bad("nic --config net_null --ip 10.0.0.1 --max-connections-per-source 0", "1..1048576"));
         table.add(bad("nic --config net_null --workers 0", "1..64"));
         table.add(bad("nic --config net_null --workers 65", "1..64"));
         table.add(bad("nic --config net_null --expose 2t", "not a size"));
@@ -180,7 +195,7 @@ class BadArgumentsTest
         }
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --reorder-window 20-10", "must be off, US or MIN-MAX"));
         // spraynic transfer
-        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --size 0", "at least 1"));
+        table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --size 0", "must be 1.."));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --size 2x", "not a size"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --message 2g", "1..1g"));
         table.add(bad("transfer --ip 10.0.0.1 --exchange /nonexistent --rocev2-ack-timeout 0", "1..31"));
@@ -239,7 +254,9 @@ class BadArgumentsTest
         table.add(bad("client --timeout 0", "0.001..86400"));
         table.add(bad("client --timeout NaN", "not a finite"));
         // spraynic stat
-        table.add(bad("stat --watch -1", "0..86400"));
+        table.add(bad("stat --watch -1", "0 or 0.1..86400"));
+        // a reprint every 0 ms: a loop at full CPU
+        table.add(bad("stat --watch 0.05", "0 or 0.1..86400"));
         table.add(bad("stat --watch Infinity", "not a finite"));
         // spraynic experiment
         table.add(bad("experiment loss-sweep --planes 17", "1..16"));
@@ -328,6 +345,37 @@ class BadArgumentsTest
         assertTrue(err.contains("; try " + option + " "), "gives a value that works: " + err);
         assertFalse(err.contains("Usage") || run.out().contains("Usage"), "no usage dump: " + err + run.out());
         assertFalse(err.contains("\tat ") || err.contains("Exception"), "no stack trace or exception name: " + err);
+    }
+
+    /**
+     * An option a mode would ignore is refused, as a usage error that names it: before, a RoCEv2 transfer given a key
+     * ran unauthenticated without a word, the Linux demo wrote no capture, and classify mode took a connection's
+     * settings.
+     */
+    @Test
+    void shouldRefuseAnOptionTheModeWouldIgnore()
+    {
+        final List<List<String>> ignored = List.of(
+            List.of("transfer", "--ip", "10.0.0.1", "--exchange", "/nonexistent", "--mode", "rocev2", "--psk-file",
+                "/nonexistent/k", "with --mode rocev2"),
+            List.of("transfer", "--ip", "10.0.0.1", "--exchange", "/nonexistent", "--mode", "rocev2", "--port-rotation",
+                "8-8", "with --mode rocev2"),
+            List.of("nic", "--config", "net_null", "--ip", "10.0.0.1", "--exchange", "/nonexistent", "--mode", "rocev2",
+                "--reorder-window", "50", "with --mode rocev2"),
+            List.of("nic", "--config", "net_null", "--mode", "classify", "--psk-file", "/nonexistent/k",
+                "with --mode classify"),
+            List.of("nic", "--config", "net_null", "--mode", "classify", "--ip", "10.0.0.1", "with --mode classify"),
+            List.of("demo", "--fabric", "linux", "--capture", "/nonexistent/x.pcapng", "with --fabric linux"));
+        for (final List<String> line : ignored)
+        {
+            final String option = line.get(line.size() - 3);
+            final CliTestSupport.Run run = CliTestSupport.run(line.subList(0, line.size() - 1).toArray(String[]::new));
+            final String err = run.err().strip();
+            assertEquals(2, run.exitCode(), line + ": " + err + run.out());
+            assertEquals(1, err.lines().count(), err);
+            assertTrue(err.contains(option + " " + line.get(line.size() - 2) + ": does nothing " +
+                line.getLast()) && err.endsWith("; drop " + option), err);
+        }
     }
 
     @Test

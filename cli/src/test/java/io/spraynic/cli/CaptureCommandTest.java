@@ -191,8 +191,8 @@ class CaptureCommandTest
         for (final String bad : new String[]{"2d", "2h", "0", "-1s", "5 s", "1e3"})
         {
             final CliTestSupport.Run duration = CliTestSupport.run("capture", "--duration", bad, "x.pcapng");
-            assertEquals(1, duration.exitCode());
-            assertTrue(duration.err().contains("--duration " + bad + " is not a time of 1ms to 1h"), duration.err());
+            assertEquals(SprayNic.USAGE_ERROR, duration.exitCode());
+            assertTrue(duration.err().contains("--duration " + bad + ": is not a time of 1ms to 1h"), duration.err());
         }
         final CliTestSupport.Run slots = CliTestSupport.run("capture", "--ring-slots", "100", "x.pcapng");
         assertEquals(SprayNic.USAGE_ERROR, slots.exitCode());

@@ -56,6 +56,12 @@ final class LabPeers implements AutoCloseable
         this.planes = planes;
     }
 
+    /** A spray process's rotation and reordering window (a RoCEv2 one refuses them: it would ignore them). */
+    private List<String> sprayOptions()
+    {
+        return List.of("--port-rotation", portRotation, "--reorder-window", reorderWindow);
+    }
+
     LinuxLab lab()
     {
         return lab;
@@ -400,12 +406,8 @@ final class LabPeers implements AutoCloseable
             "--ip", perPlane(host, "ipv4"), "--gateway", perPlane(host, "gateway"), "--expose", Long.toString(expose),
             "--paths", Integer.toString(paths), "--exchange", exchange.toString(), "--seconds", "600",
             // a responder's timer never runs (only a requester times out): with auto, the nic command's default
-            "--rocev2-ack-timeout", rocev2AckTimeout.equals("auto") ? "14" : rocev2AckTimeout,
-            "--port-rotation", portRotation, "--reorder-window", reorderWindow)));
-        if (mode.equals("rocev2"))
-        {
-            command.addAll(rocev2Options);
-        }
+            "--rocev2-ack-timeout", rocev2AckTimeout.equals("auto") ? "14" : rocev2AckTimeout)));
+        command.addAll(mode.equals("rocev2") ? rocev2Options : sprayOptions());
         final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
         builder.environment().put("SPRAYNIC_RUN_DIR", runDir.toString());
         final Process process = start(builder);
@@ -457,11 +459,8 @@ final class LabPeers implements AutoCloseable
             "--paths", Integer.toString(paths), "--exchange", visitDir.toString(), "--size", Long.toString(size),
             "--timeout", Integer.toString(timeoutSeconds), "--rocev2-ack-timeout",
             Integer.toString(null == ackTimeout ? 14 : ackTimeout.exponent()), "--json",
-            "--port-rotation", portRotation, "--reorder-window", reorderWindow, "--warmup", Long.toString(warmup))));
-        if (served.mode().equals("rocev2"))
-        {
-            command.addAll(rocev2Options);
-        }
+            "--warmup", Long.toString(warmup))));
+        command.addAll(served.mode().equals("rocev2") ? rocev2Options : sprayOptions());
         if (warmup > 0)
         {
             // RoCEv2 warms up over its one queue pair (a serving NIC connects one)

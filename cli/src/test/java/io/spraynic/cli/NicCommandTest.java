@@ -66,8 +66,9 @@ class NicCommandTest
         final CliTestSupport.Run tinyIdle = CliTestSupport.run("nic", "--config", "net_null", "--mode", "spray", "--ip",
             "10.0.0.1", "--idle-timeout", "0.0000001");
         assertTrue(tinyIdle.exitCode() != 0);
-        assertTrue(tinyIdle.err().contains("--idle-timeout 1.0E-7 is not allowed: give 0 (never) or 0.001 to 86400"),
+        assertTrue(tinyIdle.err().contains("--idle-timeout 1.0E-7: must be 0 (never) or 0.001..86400"),
             tinyIdle.err());
+        assertEquals(2, tinyIdle.exitCode(), "a usage error");
         // the key authenticates spray handshakes only: before, RoCEv2 mode took it and authenticated nothing
         final CliTestSupport.Run rocevKey = CliTestSupport.run("nic", "--config", "net_null", "--mode", "rocev2", "--ip",
             "10.0.0.1", "--exchange", "/nonexistent/x", "--psk-file", "/nonexistent/k");

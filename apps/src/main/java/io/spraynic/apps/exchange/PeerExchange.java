@@ -89,6 +89,11 @@ public final class PeerExchange
 
     /** The warm-up's pattern: neither side's, so the timed part's read-back tells its bytes from the warm-up's. */
     static final long WARMUP_SEED = 0x5EED_0003L;
+    /**
+     * The most copies of the transfer's size held at once (a run: what it sends, what it receives, and the peer's
+     * pattern to check that against): what a command checks against the host's memory before it starts.
+     */
+    public static final int COPIES_OF_SIZE = 3;
 
     private PeerExchange()
     {

@@ -93,6 +93,9 @@ public final class Throughput
      * @param threads 2: one poll thread per endpoint; 1: both endpoints' agents on one thread (the software's
      *                cost per core, whatever the machine's other load does to the scheduling of two threads).
      */
+    /** The largest message a run sends. */
+    public static final int MAX_MESSAGE_BYTES = 64 << 20;
+
     public static ThroughputResult run(
         final DpdkNic nic, final TransportPair.Kind kind, final int messageBytes, final double warmupSeconds,
         final double seconds, final int threads, final Idle idle)
@@ -120,7 +123,7 @@ public final class Throughput
         {
             throw new IllegalArgumentException("threads must be 1 or 2: " + threads);
         }
-        if (messageBytes < 1 || messageBytes > (64 << 20))
+        if (messageBytes < 1 || messageBytes > MAX_MESSAGE_BYTES)
         {
             throw new IllegalArgumentException("message size must be 1 B..64 MiB: " + messageBytes);
         }

@@ -72,6 +72,9 @@ public final class ConnectionScale
      * @param storageLimit  sets of connection tables each spray engine may lend at once (-1: one per connection).
      * @param timeoutSeconds the transfer's bound: what is not complete by then is reported as such.
      */
+    /** The most messages of a run, all connections together: each keeps two timestamps (64 MiB of them). */
+    public static final int MAX_MESSAGES = 1 << 22;
+
     public record Options(NicConnection.Kind kind, int connections, int messageBytes, int messages, int depth,
         int workers, HugepageMode hugepages, int storageLimit, double timeoutSeconds)
     {
@@ -85,6 +88,11 @@ public final class ConnectionScale
             {
                 throw new IllegalArgumentException("connections x messages x bytes must be at most 2 GiB: " +
                     (long)connections * messages * messageBytes);
+            }
+            if ((long)connections * messages > MAX_MESSAGES)
+            {
+                throw new IllegalArgumentException("connections x messages must be at most " + MAX_MESSAGES + ": " +
+                    (long)connections * messages);
             }
         }
 

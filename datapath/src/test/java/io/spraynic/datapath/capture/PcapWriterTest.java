@@ -86,6 +86,34 @@ class PcapWriterTest
         assertTrue(Files.isRegularFile(part, java.nio.file.LinkOption.NOFOLLOW_LINKS));
     }
 
+    /**
+     * The output a user names ({@code spraynic capture /tmp/x.pcapng}, {@code --capture}) is replaced, but never
+     * through a link planted at the name (before, the link's target was truncated: a file of the user's own) and never
+     * when it is not a regular file; a regular file is replaced as before.
+     */
+    @Test
+    void shouldReplaceOnlyARegularFileAndNeverWriteThroughALink() throws Exception
+    {
+        final Path target = dir.resolve("own-notes");
+        Files.writeString(target, "precious");
+        final Path output = dir.resolve("x.pcapng");
+        Files.createSymbolicLink(output, target);
+        final IOException link = assertThrows(IOException.class, () -> PcapWriter.pcapng(output).close());
+        assertTrue(link.getMessage().contains("not a regular file"), link.getMessage());
+        assertThrows(IOException.class, () -> PcapWriter.pcap(output, LinkType.ETHERNET).close());
+        assertEquals("precious", Files.readString(target), "not truncated");
+        final Path fifo = dir.resolve("fifo.pcapng");
+        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor());
+        assertThrows(IOException.class, () -> PcapWriter.pcapng(fifo).close(), "refused, not an open that blocks");
+        final Path regular = dir.resolve("old.pcapng");
+        Files.writeString(regular, "an older capture, longer than the new file's header block ".repeat(10));
+        PcapWriter.pcapng(regular).close();
+        try (PcapReader reader = PcapReader.open(regular))
+        {
+            assertFalse(reader.next(), "replaced: a pcapng file with no frames");
+        }
+    }
+
     @Test
     void shouldWriteOneInterfaceDescriptionBlockPerInterfaceAndTruncateToSnapLength() throws IOException
     {
