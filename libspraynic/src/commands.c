@@ -284,6 +284,13 @@ int sn_sealed_memory(uint64_t length, uint8_t **memory)
     return fd;
 }
 
+int64_t sn_next_correlation(sn_nic *nic)
+{
+    const int64_t id = nic->next_correlation;
+    nic->next_correlation = (id + 1) & INT64_MAX;
+    return id;
+}
+
 int sn_command(sn_nic *nic, int32_t type, uint8_t *body, int32_t length, int64_t wait_ms)
 {
     return sn_command_with_memory(nic, type, body, length, wait_ms, -1);
@@ -292,7 +299,7 @@ int sn_command(sn_nic *nic, int32_t type, uint8_t *body, int32_t length, int64_t
 int sn_command_with_memory(sn_nic *nic, int32_t type, uint8_t *body, int32_t length, int64_t wait_ms, int memory_fd)
 {
     const int32_t epoch = sn_load_acquire_i32(nic->ctl + SN_CTL_EPOCH_OFFSET);
-    const int64_t correlation = sn_ring_next_correlation_id(&nic->to_nic);
+    const int64_t correlation = sn_next_correlation(nic);
     sn_put_i64(body + SN_MSG_CLIENT_ID, (int64_t)nic->client_id);
     sn_put_i64(body + SN_MSG_CORRELATION_ID, correlation);
     sn_put_i64(body + SN_MSG_TOKEN, nic->token);

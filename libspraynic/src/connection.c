@@ -54,7 +54,7 @@ static int open_rings(sn_nic *nic, sn_conn *c)
     }
     uint8_t open[SN_OBJECT_SIZE] = {0};
     sn_put_i64(open + SN_MSG_CLIENT_ID, (int64_t)nic->client_id);
-    sn_put_i64(open + SN_MSG_CORRELATION_ID, sn_ring_next_correlation_id(&nic->to_nic));
+    sn_put_i64(open + SN_MSG_CORRELATION_ID, sn_next_correlation(nic));
     sn_put_i64(open + SN_MSG_TOKEN, nic->token);
     sn_put_i64(open + SN_OBJECT_ID, (int64_t)c->id);
     int fd;

@@ -59,8 +59,6 @@ int32_t sn_ring_claim(sn_ring *ring, int32_t type, int32_t length);
 void sn_ring_commit(sn_ring *ring, int32_t index);
 /* Producer: claim, copy and commit. */
 int sn_ring_write(sn_ring *ring, int32_t type, const uint8_t *body, int32_t length);
-/* Producer: the ring's shared counter of correlation ids. */
-int64_t sn_ring_next_correlation_id(sn_ring *ring);
 /* Consumer (one): records handed over (each checked and copied), or SN_ERR_CORRUPT. */
 int sn_ring_read(sn_ring *ring, sn_record_handler handler, void *context, int limit);
 
@@ -102,6 +100,9 @@ struct sn_nic
     int64_t client_timeout_ms;
     int transport;
     int planes;
+    /* this client's correlation ids: its own sequence from a random start, never the command ring's shared counter,
+     * which a co-client may rewind so that a stale answer is taken for a new call (IPC.md I10.8) */
+    int64_t next_correlation;
     /* the answer a control call waits for */
     int64_t awaited_correlation;
     uint64_t awaited_client;
@@ -125,6 +126,8 @@ bool sn_heartbeat_fresh(const uint8_t *ctl);
 
 /* commands.c: sends the command in body (its first 24 bytes are filled in here) and waits for its answer, left in
  * nic->reply. Returns the answer type (SN_ANS_*), or an error; an ERROR answer becomes SN_ERR_* from its code. */
+/* The next correlation id of this client's (control calls are serialized by the handle's lock). */
+int64_t sn_next_correlation(sn_nic *nic);
 int sn_command(sn_nic *nic, int32_t type, uint8_t *body, int32_t length, int64_t wait_ms);
 /* The same for a command that carries memory: sent on DIR/nic.sock with memory_fd (a sealed memfd) as its one
  * SCM_RIGHTS descriptor, answered in the answer ring as the others. */

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,7 +58,8 @@ static const char *default_directory(char *buffer, size_t size)
  */
 static int read_announcement(int dir_fd, const char *dir)
 {
-    const int fd = openat(dir_fd, SN_CTL_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    /* O_NONBLOCK: a pipe planted at the name would otherwise hold the open for good (a regular file ignores it) */
+    const int fd = openat(dir_fd, SN_CTL_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
     {
         return sn_fail(SN_ERR_NO_NIC, "no NIC serves %s: there is no %s in it (start one with: spraynic nic ... "
@@ -184,6 +187,22 @@ static int reach(sn_nic *nic, const char *dir, int64_t deadline)
     {
         return socket_fd;
     }
+    /* the announcement is this user's, so must be the process answering on the socket (IPC.md I10.12): one another
+     * user bound there would be handed every region this client registers */
+    struct ucred peer;
+    socklen_t peer_length = sizeof peer;
+    if (0 != getsockopt(socket_fd, SOL_SOCKET, SO_PEERCRED, &peer, &peer_length))
+    {
+        const int error = errno;
+        close(socket_fd);
+        return sn_fail(SN_ERR_NOT_PERMITTED, "cannot read who answers on %s: %s", nic->socket_path, strerror(error));
+    }
+    if (peer.uid != geteuid())
+    {
+        close(socket_fd);
+        return sn_fail(SN_ERR_NOT_PERMITTED, "the process answering on %s (pid %d) runs as uid %u, not as this user",
+            nic->socket_path, (int)peer.pid, (unsigned)peer.uid);
+    }
     result = hello(nic, socket_fd, dir, deadline);
     if (SN_OK == result)
     {
@@ -251,6 +270,11 @@ int sn_open(const char *ipc_dir, int timeout_ms, sn_nic **out)
         return sn_fail(SN_ERR_NO_MEMORY, "no memory for a NIC handle");
     }
     nic->dir_fd = -1;
+    if (getrandom(&nic->next_correlation, sizeof nic->next_correlation, 0) != (ssize_t)sizeof nic->next_correlation)
+    {
+        nic->next_correlation = (int64_t)sn_now_ms() ^ (int64_t)getpid() << 32; /* unpredictable enough without it */
+    }
+    nic->next_correlation &= INT64_MAX;
     if (snprintf(nic->socket_path, sizeof nic->socket_path, "%s/%s", dir, SN_SOCKET_FILE) >=
         (int)sizeof nic->socket_path)
     {

@@ -131,12 +131,6 @@ int sn_ring_write(sn_ring *ring, int32_t type, const uint8_t *body, int32_t leng
     return SN_OK;
 }
 
-int64_t sn_ring_next_correlation_id(sn_ring *ring)
-{
-    return atomic_fetch_add_explicit((_Atomic int64_t *)(void *)trailer(ring, SN_RING_CORRELATION_OFFSET), 1,
-        memory_order_acq_rel);
-}
-
 int sn_ring_read(sn_ring *ring, sn_record_handler handler, void *context, int limit)
 {
     const int32_t capacity = ring->capacity;

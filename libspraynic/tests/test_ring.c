@@ -280,6 +280,9 @@ static void test_broadcast(void)
 
 enum scenario { ANSWER_UNSEALED, ANSWER_BADLY, ANSWER_ENDLESS_TIMEOUT };
 
+/* What the fake NIC plants in the command ring's shared correlation counter. */
+#define SHARED_COUNTER_PLANTED 1000000
+
 struct fake_nic
 {
     char dir[256];
@@ -293,6 +296,7 @@ struct fake_nic
     sn_ring answers;
     int registers;
     int64_t bad_tokens;
+    int64_t shared_counter_ids; /* commands whose correlation id the command ring's shared counter gave */
     int listen_fd;            /* DIR/nic.sock */
     int sealed_regions;       /* REGISTERs that came with a memfd sealed against shrinking, growing and new seals */
     int unsealed_regions;     /* ... with anything else */
@@ -460,6 +464,10 @@ static bool on_fake_command(void *context, int32_t type, const uint8_t *body, in
     {
         nic->bad_tokens++;
     }
+    if (correlation >= SHARED_COUNTER_PLANTED && correlation < SHARED_COUNTER_PLANTED + 1000)
+    {
+        nic->shared_counter_ids++;
+    }
     if (SN_CMD_REGISTER == type)
     {
         sn_put_i64(out + SN_REGION_LENGTH, sn_get_i64(body + SN_REGISTER_LENGTH));
@@ -524,6 +532,9 @@ static void start_fake(struct fake_nic *fake, const char *dir, enum scenario sce
     *fake = (struct fake_nic){.scenario = scenario};
     snprintf(fake->dir, sizeof fake->dir, "%s", dir);
     fake->ctl = make_control_file(dir, SN_ABI_VERSION, to_nic_length, sn_now_ms(), &fake->ctl_fd);
+    /* a co-client's value in the command ring's shared correlation counter: no client draws its ids from it */
+    sn_put_i64(fake->ctl + SN_CTL_HEADER_LENGTH + to_nic_length - SN_RING_TRAILER_LENGTH + SN_RING_CORRELATION_OFFSET,
+        SHARED_COUNTER_PLANTED);
     fake->listen_fd = listen_fake_socket(dir);
     pthread_create(thread, NULL, run_fake_nic, fake);
 }
@@ -566,6 +577,15 @@ static void test_control_file_checks(const char dir[200])
     CHECK(SN_ERR_NO_NIC == sn_open(dir, 50, &nic), "an announcement and nobody on the socket");
     munmap(ctl, SN_CTL_FILE_LENGTH);
     close(fd);
+    /* a pipe planted as the announcement: before, the open of it waited for a writer for good */
+    char announcement[512];
+    snprintf(announcement, sizeof announcement, "%s/%s", dir, SN_CTL_FILE);
+    unlink(announcement);
+    CHECK(0 == mkfifo(announcement, 0600), "mkfifo: %s", strerror(errno));
+    const int64_t before = sn_now_ms();
+    CHECK(SN_ERR_NO_NIC == sn_open(dir, 50, &nic) && NULL != strstr(sn_last_error(), "not (yet) a SprayNIC control") &&
+        sn_now_ms() - before < 5000, "a pipe for an announcement is not one, at once");
+    unlink(announcement);
     struct fake_nic fake;
     pthread_t thread;
     start_fake(&fake, dir, ANSWER_BADLY, SN_CTL_TO_NIC_LENGTH * 2, &thread);
@@ -662,6 +682,8 @@ static void test_hostile_answers(const char dir[200])
         CHECK(0 == sn_nic_alive(nic), "stopped");
         CHECK(SN_OK == sn_close(nic), "close without a NIC to tell");
         CHECK(0 == fake.bad_tokens, "every command carried the token (%lld did not)", (long long)fake.bad_tokens);
+        CHECK(0 == fake.shared_counter_ids, "no correlation id came from the shared counter, which a co-client may "
+            "rewind to have a stale answer taken (%lld did)", (long long)fake.shared_counter_ids);
         CHECK(6 == fake.sealed_regions && 0 == fake.unsealed_regions, "every REGISTER came with a memfd sealed "
             "against resizing that refuses ftruncate with EPERM (%d sealed, %d not)", fake.sealed_regions,
             fake.unsealed_regions);

@@ -15,7 +15,7 @@ import java.nio.file.Path;
 public final class OwnedDirectory
 {
     /** Mode bits that let others than the owner write into a directory. */
-    static final int GROUP_OR_OTHERS_WRITE = 0022;
+    public static final int GROUP_OR_OTHERS_WRITE = 0022;
     private static final int STICKY = 01000;
 
     private OwnedDirectory()

@@ -6,7 +6,6 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.broadcast.BroadcastReceiver;
 import org.agrona.concurrent.broadcast.CopyBroadcastReceiver;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
-import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
@@ -35,7 +34,8 @@ final class ClientCommandChannel
     private final UnsafeBuffer header;
     private final ManyToOneRingBuffer toNic;
     private final CopyBroadcastReceiver fromNic;
-    private final OneToOneRingBuffer answers;
+    private final UntrustedRingReader answers;
+    private final UntrustedRingReader.Handler replyHandler = this::onReply;
     private final long clientId;
     private final long token;
     private final long nicPid;
@@ -43,12 +43,17 @@ final class ClientCommandChannel
     private final IpcMessages.Header commandHeader = new IpcMessages.Header();
     private final IpcAnswers.Ok ok = new IpcAnswers.Ok();
     private final IpcAnswers.Error error = new IpcAnswers.Error();
-    private final MessageHandler replyHandler = this::onReply;
     private final MessageHandler refusalHandler = this::onRefusal;
     private final Thread keepalive;
+    /**
+     * This client's next correlation id: its own sequence from a random start, not the command ring's shared counter,
+     * which any co-client may rewind to have this client take a stale answer for a new call (docs/IPC.md I10.8).
+     */
+    private long nextCorrelationId;
     private long awaitedCorrelationId;
     private long awaitedClientId;
     private int replyType;
+    private int replyLength;
     private volatile boolean closed;
 
     /**
@@ -60,7 +65,8 @@ final class ClientCommandChannel
         final IpcAnswers.Ok added)
     {
         this.directory = directory;
-        this.answers = new OneToOneRingBuffer(new UnsafeBuffer(answerMemory.address(), (int)answerMemory.byteSize()));
+        this.answers = new UntrustedRingReader(new UnsafeBuffer(answerMemory.address(), (int)answerMemory.byteSize()),
+            reply.capacity());
         this.header = new UnsafeBuffer(controlMemory.address(), (int)controlMemory.byteSize());
         this.nicPid = header.getLong(IpcFileDescriptor.PID_OFFSET, IpcMessages.ORDER);
         final int toNicLength = header.getInt(IpcFileDescriptor.TO_NIC_LENGTH_OFFSET, IpcMessages.ORDER);
@@ -71,6 +77,7 @@ final class ClientCommandChannel
         this.clientTimeoutMs = added.value();
         this.clientId = added.clientId();
         this.token = added.token();
+        this.nextCorrelationId = new java.security.SecureRandom().nextLong() >>> 1;
         this.keepalive = new Thread(this::sendKeepalives, "spraynic-client-keepalive");
         keepalive.setDaemon(true);
         keepalive.start();
@@ -124,7 +131,7 @@ final class ClientCommandChannel
         final int memoryFd)
     {
         final int epoch = commandRingEpoch();
-        final long correlationId = toNic.nextCorrelationId();
+        final long correlationId = nextCorrelationId++;
         commandHeader.wrap(command, 0);
         commandHeader.ids(clientId, correlationId, token);
         final long deadline = System.nanoTime() + timeout.toNanos();
@@ -146,7 +153,13 @@ final class ClientCommandChannel
         int idle = 0;
         while (0 == replyType)
         {
-            int work = answers.read(replyHandler);
+            int work = answers.read(replyHandler, Integer.MAX_VALUE);
+            if (work == UntrustedRingReader.CORRUPT)
+            {
+                throw new IllegalStateException("the NIC (pid " + nicPid + ") serving " + directory + " wrote " +
+                    answers.corruption() + " into this client's answer ring, which no NIC of this version writes: " +
+                    "the answer to " + IpcMessages.name(type) + " is lost");
+            }
             if (0 == replyType)
             {
                 try
@@ -159,9 +172,14 @@ final class ClientCommandChannel
                     work++;
                 }
             }
+            if (0 == replyType)
+            {
+                // on every pass, not only idle ones: records a co-client keeps writing into the broadcast (or a lap
+                // it forces) must not keep a call from its deadline
+                failIfStopped(type, deadline, epoch);
+            }
             if (0 == work && 0 == replyType)
             {
-                failIfStopped(type, deadline, epoch);
                 // spin for a quick answer, then park: a handshake may take seconds
                 if (++idle < 1000)
                 {
@@ -176,8 +194,10 @@ final class ClientCommandChannel
         if (replyType == IpcMessages.ERROR)
         {
             final IpcAnswers.Error refusal = error.wrap(reply, 0);
+            final String message = refusal.boundedMessage(replyLength);
             throw new NicRefusedException(type, refusal.code(), "the NIC refused " + IpcMessages.name(type) + " (" +
-                IpcMessages.errorName(refusal.code()) + "): " + refusal.message());
+                IpcMessages.errorName(refusal.code()) + "): " + (null == message ? "(its reason's length is " +
+                "corrupt)" : message));
         }
         return replyType == IpcMessages.OK ? ok.wrap(reply, 0).value() : 0;
     }
@@ -227,7 +247,7 @@ final class ClientCommandChannel
         final UnsafeBuffer open = new UnsafeBuffer(new byte[IpcMessages.ObjectCommand.LENGTH]);
         final IpcMessages.ObjectCommand c = new IpcMessages.ObjectCommand().wrap(open, 0);
         c.object(objectId, 0);
-        c.ids(clientId, toNic.nextCorrelationId(), token);
+        c.ids(clientId, nextCorrelationId++, token);
         final Path path = directory.resolve(CommandSocket.SOCKET_FILE);
         final int socket = UnixSockets.connect(path.toString());
         if (socket < 0)
@@ -268,15 +288,24 @@ final class ClientCommandChannel
         }
     }
 
-    /** An answer from this client's own ring: older answers (of calls that failed) are skipped. */
-    private void onReply(final int type, final MutableDirectBuffer buffer, final int index, final int length)
+    /** An answer from this client's own ring, copied out of it: older answers (of calls that failed) are skipped. */
+    private boolean onReply(final int type, final MutableDirectBuffer record, final int length)
     {
-        if (length < IpcMessages.Header.LENGTH ||
-            buffer.getLong(index + IpcMessages.Header.CORRELATION_ID_OFFSET, IpcMessages.ORDER) != awaitedCorrelationId)
+        if (0 == replyType && length >= IpcMessages.Header.LENGTH &&
+            record.getLong(IpcMessages.Header.CORRELATION_ID_OFFSET, IpcMessages.ORDER) == awaitedCorrelationId)
         {
-            return;
+            takeReply(type, record, 0, length);
         }
-        reply.putBytes(0, buffer, index, Math.min(length, reply.capacity()));
+        return true;
+    }
+
+    /** Leaves an answer in {@link #reply}, the rest of it zeroed: nothing of an earlier answer is read as this one's. */
+    private void takeReply(final int type, final MutableDirectBuffer buffer, final int index, final int length)
+    {
+        final int taken = Math.min(length, reply.capacity());
+        reply.putBytes(0, buffer, index, taken);
+        reply.setMemory(taken, reply.capacity() - taken, (byte)0);
+        replyLength = taken;
         replyType = type;
     }
 
@@ -289,8 +318,7 @@ final class ClientCommandChannel
         {
             return;
         }
-        reply.putBytes(0, buffer, index, Math.min(length, reply.capacity()));
-        replyType = type;
+        takeReply(type, buffer, index, length);
     }
 
     /** Stops the keepalives, as a process that hangs would (tests). */

@@ -72,6 +72,15 @@ public final class IpcAnswers
             return getString(MESSAGE_OFFSET);
         }
 
+        /**
+         * @return the message of an ERROR of {@code length} bytes another process wrote, or null when its length prefix
+         * is negative, longer than any message or past the answer's end.
+         */
+        public String boundedMessage(final int length)
+        {
+            return getBoundedString(MESSAGE_OFFSET, length, MAX_STRING_BYTES);
+        }
+
         /** @return the message's length in bytes. */
         public int set(final int commandType, final int code, final String message)
         {

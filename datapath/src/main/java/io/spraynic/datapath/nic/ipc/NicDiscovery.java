@@ -1,5 +1,6 @@
 package io.spraynic.datapath.nic.ipc;
 
+import io.spraynic.datapath.telemetry.OwnedDirectory;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.IOException;
@@ -35,7 +36,12 @@ final class NicDiscovery
         String problem;
         while (true)
         {
-            problem = announcementProblem(directory);
+            // the directory first: only once nobody but a trusted owner can have put nic.ctl there is it read
+            problem = directoryTrustProblem(directory);
+            if (null == problem)
+            {
+                problem = announcementProblem(directory);
+            }
             if (null == problem)
             {
                 final int socket = UnixSockets.connect(directory.resolve(CommandSocket.SOCKET_FILE).toString());
@@ -43,14 +49,22 @@ final class NicDiscovery
                 {
                     try
                     {
-                        return join(directory, socket, deadline);
+                        problem = peerTrustProblem(directory, socket);
+                        if (null == problem)
+                        {
+                            return join(directory, socket, deadline);
+                        }
                     }
                     finally
                     {
                         UnixSockets.close(socket);
                     }
                 }
-                problem = "no NIC answers on " + directory.resolve(CommandSocket.SOCKET_FILE) + " (errno " + -socket + ")";
+                else
+                {
+                    problem = "no NIC answers on " + directory.resolve(CommandSocket.SOCKET_FILE) + " (errno " +
+                        -socket + ")";
+                }
             }
             if (System.nanoTime() >= deadline || problem.startsWith("!"))
             {
@@ -58,6 +72,87 @@ final class NicDiscovery
                     " (start one with: spraynic nic ... --ipc-dir " + directory + ")");
             }
             sleep(20);
+        }
+    }
+
+    /**
+     * The directory a client hands its memory through must be one nobody but its owner could have filled, and that
+     * owner one the client trusts (docs/IPC.md I10.12): this user or root, or another user whose directory lies where
+     * only its owners can create entries. Otherwise another local user who made the directory first (the default one
+     * lies in world-writable {@code /dev/shm}) would be handed every region this client registers.
+     *
+     * @return null when so (or when the directory does not exist yet, or the file system has no owners), else why
+     * not, starting with '!' (waiting won't help).
+     */
+    static String directoryTrustProblem(final Path directory)
+    {
+        if (!Files.exists(directory, LinkOption.NOFOLLOW_LINKS) ||
+            !directory.getFileSystem().supportedFileAttributeViews().contains("unix"))
+        {
+            return null;
+        }
+        if (!Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS))
+        {
+            return "!" + directory + " is not a directory (a link, or a file): a NIC serves from a directory of its own";
+        }
+        try
+        {
+            final int mode = (int)Files.getAttribute(directory, "unix:mode", LinkOption.NOFOLLOW_LINKS);
+            final int owner = (int)Files.getAttribute(directory, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+            if ((mode & OwnedDirectory.GROUP_OR_OTHERS_WRITE) != 0)
+            {
+                return "!the IPC directory " + directory + " (mode " + Integer.toOctalString(mode & 0777) + ") may be " +
+                    "written by others than its owner, who could have planted its socket: no NIC makes it so";
+            }
+            final Object self = IpcFiles.currentUid();
+            if (owner != 0 && !Integer.valueOf(owner).equals(self))
+            {
+                final Path parent = directory.toAbsolutePath().getParent();
+                final int parentMode = null == parent ? 0 : (int)Files.getAttribute(parent, "unix:mode");
+                if ((parentMode & OwnedDirectory.GROUP_OR_OTHERS_WRITE) != 0)
+                {
+                    return "!the IPC directory " + directory + " belongs to uid " + owner + ", not to this user or " +
+                        "root, and lies in " + parent + ", where others may create entries: anyone could have made it. " +
+                        "A NIC of another user serves from a directory where only its owners create entries";
+                }
+            }
+            return null;
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            return "!cannot check the owner and mode of the IPC directory " + directory + ": " + ex.getMessage();
+        }
+    }
+
+    /**
+     * The process that answers on the directory's socket must be its owner's (the kernel's record of who bound the
+     * socket's peer, {@code SO_PEERCRED}): a socket someone else listens on is not the NIC that made the directory.
+     *
+     * @return null when so (or the file system has no owners), else why not, starting with '!'.
+     */
+    private static String peerTrustProblem(final Path directory, final int socket)
+    {
+        if (!directory.getFileSystem().supportedFileAttributeViews().contains("unix"))
+        {
+            return null;
+        }
+        try (UnixSockets.Received credentials = new UnixSockets.Received(8))
+        {
+            final int owner = (int)Files.getAttribute(directory, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+            final int result = UnixSockets.peerCredentials(socket, credentials);
+            if (result != 0)
+            {
+                return "!cannot read who answers on " + directory.resolve(CommandSocket.SOCKET_FILE) + " (errno " +
+                    -result + ")";
+            }
+            return credentials.peerUid == owner ? null : "!the process answering on " +
+                directory.resolve(CommandSocket.SOCKET_FILE) + " (pid " + credentials.peerPid + ") runs as uid " +
+                credentials.peerUid + ", not as uid " + owner + ", who owns " + directory + ": it is not that " +
+                "directory's NIC";
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            return "!cannot check who answers on " + directory.resolve(CommandSocket.SOCKET_FILE) + ": " + ex.getMessage();
         }
     }
 
