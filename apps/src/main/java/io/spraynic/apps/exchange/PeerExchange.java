@@ -595,6 +595,14 @@ public final class PeerExchange
      */
     public static String read(final Path file) throws IOException
     {
+        // a directory others may write into lets them swap a pipe in between the check below and the open (which
+        // would then wait for a writer for good), or publish a file of their own: a reader that never prepared the
+        // directory (spraynic client --peer-exchange) takes the same rule as the one that did
+        final String directoryProblem = OwnedDirectory.problem(file.toAbsolutePath().getParent(), "the exchange directory");
+        if (null != directoryProblem)
+        {
+            throw new IOException(directoryProblem + ": refused");
+        }
         if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS))
         {
             throw new IOException(file + " is not a regular file (a link, a FIFO or a device): refused");

@@ -252,6 +252,13 @@ class PeerExchangeTest
         assertThrows(IOException.class, () -> PeerExchange.read(fifo));
         final Path big = Files.write(exchange.resolve("big"), new byte[PeerExchange.MAX_FILE_BYTES + 1]);
         assertTrue(assertThrows(IOException.class, () -> PeerExchange.read(big)).getMessage().contains("more than"));
+        // a directory others may write into (a reader that never prepared it: spraynic client --peer-exchange): they
+        // could swap a pipe in for a file between its check and its open, or publish one of their own
+        final Path addr = Files.writeString(exchange.resolve("nic.addr"), "addr=1\n");
+        assertEquals("addr=1\n", PeerExchange.read(addr));
+        Files.setPosixFilePermissions(exchange, PosixFilePermissions.fromString("rwxrwxrwx"));
+        final IOException open = assertThrows(IOException.class, () -> PeerExchange.read(addr));
+        assertTrue(open.getMessage().contains("others may replace the files in it"), open.getMessage());
     }
 
     @Test
