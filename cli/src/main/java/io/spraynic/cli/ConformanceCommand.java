@@ -123,6 +123,11 @@ final class ConformanceCommand implements Callable<Integer>
         "errors, security, close, psk, limits, liveness, ecn, multipath, resources (default: all)."})
     java.util.List<String> groups;
 
+    @Option(names = "--strict", description = {
+        "Exit 1 also when a MUST check could not run (NOT_TESTED: a group's connection failed, a target option not " +
+        "given, a group left out with --groups), not only when one failed: for a CI gate."})
+    boolean strict;
+
     @Option(names = "--json", description = "Print the report as one JSON object instead of a table.")
     boolean json;
 
@@ -234,8 +239,13 @@ final class ConformanceCommand implements Callable<Integer>
         {
             Files.writeString(junit, report.toJunitXml());
         }
+        if (strict && !report.mustFailed() && report.mustNotTested() > 0)
+        {
+            System.err.printf(java.util.Locale.ROOT, "spraynic conformance: %d MUST check(s) could not run " +
+                "(--strict fails the run for it)%n", report.mustNotTested());
+        }
         System.out.flush();
-        return report.mustFailed() ? 1 : 0;
+        return report.exitStatus(strict);
     }
 
     /** @return {@code spec} ({@code udp:HOST[:PORT]}) as an address, or a {@link BadOption} naming {@code option}. */

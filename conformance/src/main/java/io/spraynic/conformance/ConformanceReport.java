@@ -23,6 +23,22 @@ public record ConformanceReport(String target, List<CheckResult> results)
         return results.stream().anyMatch(CheckResult::mustFailure);
     }
 
+    /** @return the MUST checks that could not run (a group's connection failed, an option not given). */
+    public long mustNotTested()
+    {
+        return results.stream().filter(r -> r.verdict() == Verdict.NOT_TESTED && "MUST".equals(r.level())).count();
+    }
+
+    /**
+     * @param strict whether a MUST check that could not run fails the run too: a CI of another implementation must
+     *               not pass with half the suite not run (a dead link, a target given no region).
+     * @return the suite's exit status: 1 when a MUST check failed (or, strict, could not run), else 0.
+     */
+    public int exitStatus(final boolean strict)
+    {
+        return mustFailed() || strict && mustNotTested() > 0 ? 1 : 0;
+    }
+
     /** @return the result of check {@code id}, or null. */
     public CheckResult result(final String id)
     {

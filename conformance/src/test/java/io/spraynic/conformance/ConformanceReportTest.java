@@ -33,4 +33,24 @@ class ConformanceReportTest
         assertFalse(report.toText().chars().anyMatch(c -> c == 0x1B || c == 0), "nothing for a terminal to act on");
         assertFalse(report.toJson().chars().anyMatch(c -> c < 0x20), "JSON escapes or drops every control character");
     }
+
+    /** A MUST check that could not run fails the run only when asked (--strict); a SHOULD never does. */
+    @Test
+    void shouldFailOnAMustNotTestedOnlyWhenStrict()
+    {
+        final CheckResult pass = new CheckResult("handshake.accept", "S9.1-4", "MUST", "t", Verdict.PASS, null);
+        final CheckResult notRun = new CheckResult("psk.accept", "S12.2-2", "MUST", "t", Verdict.NOT_TESTED, "no key");
+        final CheckResult shouldNotRun = new CheckResult("multipath.repath", "S7.3-1", "SHOULD", "t",
+            Verdict.NOT_TESTED, "no route");
+        final CheckResult failed = new CheckResult("handshake.version-3", "S9.1-1", "MUST", "t", Verdict.FAIL, "no");
+        final ConformanceReport gaps = new ConformanceReport("t", List.of(pass, notRun, shouldNotRun));
+        assertEquals(1, gaps.mustNotTested());
+        assertEquals(0, gaps.exitStatus(false));
+        assertEquals(1, gaps.exitStatus(true));
+        final ConformanceReport should = new ConformanceReport("t", List.of(pass, shouldNotRun));
+        assertEquals(0, should.exitStatus(true), "a SHOULD not run fails nothing");
+        final ConformanceReport broken = new ConformanceReport("t", List.of(pass, failed));
+        assertEquals(1, broken.exitStatus(false));
+        assertEquals(1, broken.exitStatus(true));
+    }
 }
