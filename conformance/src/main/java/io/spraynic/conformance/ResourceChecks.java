@@ -14,6 +14,8 @@ final class ResourceChecks extends Checks
 {
     private static final int STREAM = 0;
     private static final int BATCH = 32; // packets sent before waiting for the ACK that covers them
+    /** The longest the suite takes to fill a target's advertised window, whatever the window and the target's pace. */
+    static final long HOLD_NANOS = 60 * 1_000_000_000L;
     /**
      * Packets of the refused message the rate check sends (copies of its one packet, each at a new PSN): with CI's
      * bucket (500 a second, 32) a flood of them outruns it unless it takes over 2 s.
@@ -76,7 +78,7 @@ final class ResourceChecks extends Checks
     // refused for want of one
     private String refusedBeyondWindow(final ScriptedPeer c) throws IOException, NotTested
     {
-        final String held = holdWindow(c);
+        final String held = holdWindow(c, HOLD_NANOS);
         if (null != held)
         {
             return held;
@@ -97,7 +99,7 @@ final class ResourceChecks extends Checks
      */
     private String refusalRate(final ScriptedPeer c, final double rate, final int burst) throws IOException, NotTested
     {
-        final String held = holdWindow(c);
+        final String held = holdWindow(c, HOLD_NANOS);
         if (null != held)
         {
             return held;
@@ -174,17 +176,26 @@ final class ResourceChecks extends Checks
      * Sends the first packet of {@code window} two-packet WRITEs, each holding a record, and waits for the ACKs that
      * cover them.
      *
+     * @param holdNanos how long filling it may take ({@link #HOLD_NANOS}): a target that acknowledges each batch
+     *                  just inside the wait must not hold the suite for half an hour.
      * @return null once the window is held, else what failed.
      */
-    private String holdWindow(final ScriptedPeer c) throws IOException, NotTested
+    String holdWindow(final ScriptedPeer c, final long holdNanos) throws IOException, NotTested
     {
         if (!c.windowAdvertised)
         {
             throw new NotTested("the CONNECT_ACK advertises no window (CONH window 0)");
         }
         final byte[] payload = new byte[c.mtu];
+        final long deadline = System.nanoTime() + holdNanos;
         for (int i = 0; i < c.peerWindow; i++)
         {
+            if (i % BATCH == 0 && System.nanoTime() - deadline > 0)
+            {
+                // a window of 65,535 messages whose every batch is acknowledged just inside the wait took 34 min
+                throw new NotTested("the target's window of " + c.peerWindow + " messages was not held within " +
+                    holdNanos / ScriptedPeer.MILLI + " ms (" + i + " sent)");
+            }
             final ScriptedPeer.Message m = nextWrite(c);
             final int psn = c.takePsn(0);
             final boolean ackReq = i == c.peerWindow - 1 || (i + 1) % BATCH == 0;
