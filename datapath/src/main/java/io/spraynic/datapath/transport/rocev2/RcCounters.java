@@ -71,15 +71,20 @@ public final class RcCounters
      * its next packet, READ responses not sent, local work requests completed with LOC_PROT_ERR.
      */
     public static final int REVOKED = 27;
+    /**
+     * Packets for a QP that came from another address than its peer's (or of another IP version): the ICRC is a
+     * checksum anyone can compute, so only the address ties a packet to the connection.
+     */
+    public static final int RX_WRONG_SOURCE = 28;
     /** Number of slots. */
-    public static final int SLOT_COUNT = 28;
+    public static final int SLOT_COUNT = 29;
 
     private static final String[] LABELS = {
         "rx_packets", "tx_packets", "tx_requests", "retransmitted", "tx_read_responses", "tx_acks",
         "tx_nak_sequence", "tx_nak_access", "tx_nak_invalid", "tx_rnr_nak", "tx_cnp", "rx_acks", "rx_naks",
         "rx_rnr_naks", "rx_cnp", "rx_duplicates", "rx_out_of_sequence", "rx_responses_dropped", "rx_unknown_qp",
         "rx_invalid_state", "rx_unsupported_opcode", "timeouts", "bytes_placed", "sink_full", "cq_overruns", "qp_errors",
-        "rx_duplicates_dropped", "revoked",
+        "rx_duplicates_dropped", "revoked", "rx_wrong_source",
     };
 
     private RcCounters()

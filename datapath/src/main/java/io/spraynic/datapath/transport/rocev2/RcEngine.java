@@ -2,6 +2,7 @@ package io.spraynic.datapath.transport.rocev2;
 
 import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.transport.FrameSink;
+import io.spraynic.datapath.transport.RoundRobin;
 
 import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.MemoryRegion;
@@ -227,7 +228,7 @@ public final class RcEngine
             return 0;
         }
         int work = 0;
-        final int start = roundRobin++ % n;
+        final int start = RoundRobin.start(roundRobin++, n);
         for (int k = 0; k < n; k++)
         {
             work += qps[(start + k) % n].doWork(nowNanos);

@@ -276,6 +276,13 @@ public final class RcQueuePair implements QueuePair
 
     void onFrame(final RoceFrame frame, final long nowNanos)
     {
+        if (!fromPeer(frame))
+        {
+            // a DestQP is in clear text in every packet: from any other address, a forged CNP would throttle the QP,
+            // an ACK complete requests the peer never received, a request at the expected PSN fail the QP
+            counters.increment(RcCounters.RX_WRONG_SOURCE);
+            return;
+        }
         final int opcode = frame.opcode();
         if (opcode == Opcode.CNP)
         {
@@ -310,6 +317,18 @@ public final class RcQueuePair implements QueuePair
                 responder.onRequest(frame, opcode);
                 break;
         }
+    }
+
+    /** @return whether {@code frame} came from the peer set at RTR (none before it), in its IP version. */
+    private boolean fromPeer(final RoceFrame frame)
+    {
+        final RcConnectionAttributes peer = attributes;
+        if (null == peer || !frame.hasIp() || frame.ipVersion() != peer.ipVersion())
+        {
+            return false;
+        }
+        return peer.ipVersion() == 4 ? frame.ipv4Source() == peer.remoteIpv4() :
+            frame.ipv6SourceHigh() == peer.remoteIpv6High() && frame.ipv6SourceLow() == peer.remoteIpv6Low();
     }
 
     private void onCongestionExperienced(final long nowNanos)

@@ -33,6 +33,12 @@ import java.lang.foreign.MemorySegment;
  */
 final class RcResponder
 {
+    /**
+     * The longest message IB allows (2^31 bytes): a READ or WRITE past it spans more than half the PSN space (at its
+     * longest, all of it), where the signed PSN distances of duplicates and gaps stop meaning anything.
+     */
+    static final long MAX_MESSAGE_BYTES = 1L << 31;
+
     private static final int IN_NONE = 0;
     private static final int IN_SEND = 1;
     private static final int IN_WRITE = 2;
@@ -281,7 +287,7 @@ final class RcResponder
             {
                 final boolean only = opcode != Opcode.RC_RDMA_WRITE_FIRST;
                 final long dmaLength = Integer.toUnsignedLong(frame.rethDmaLength());
-                if (inMessage != IN_NONE ||
+                if (inMessage != IN_NONE || dmaLength > MAX_MESSAGE_BYTES ||
                     (only ? payload != dmaLength || payload > mtu : payload != mtu || dmaLength <= mtu))
                 {
                     invalidRequest(psn);
@@ -347,9 +353,10 @@ final class RcResponder
             case Opcode.RC_RDMA_READ_REQUEST:
             {
                 final long dmaLength = Integer.toUnsignedLong(frame.rethDmaLength());
-                if (inMessage != IN_NONE || readResponses.isFull())
+                if (inMessage != IN_NONE || readResponses.isFull() || dmaLength > MAX_MESSAGE_BYTES)
                 {
-                    invalidRequest(psn); // more READs than max_dest_rd_atomic: the peer broke the contract
+                    // more READs than max_dest_rd_atomic, or a message IB does not allow: the peer broke the contract
+                    invalidRequest(psn);
                     return;
                 }
                 if (!checkRemoteAccess(frame, dmaLength, AccessFlags.REMOTE_READ, psn))

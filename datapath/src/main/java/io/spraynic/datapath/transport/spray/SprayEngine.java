@@ -1,6 +1,7 @@
 package io.spraynic.datapath.transport.spray;
 
 import io.spraynic.datapath.transport.FrameSink;
+import io.spraynic.datapath.transport.RoundRobin;
 import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.verbs.ProtectionDomain;
 import io.spraynic.datapath.wire.ConnectionHeader;
@@ -508,7 +509,7 @@ public final class SprayEngine
         }
         rateHint.refresh(nowNanos);
         int work = 0;
-        final int start = roundRobin++ % n;
+        final int start = RoundRobin.start(roundRobin++, n);
         for (int k = 0; k < n; k++)
         {
             work += cs[(start + k) % n].onTick(nowNanos);
@@ -530,7 +531,7 @@ public final class SprayEngine
         int work = 0;
         if (n > 0)
         {
-            final int start = roundRobin++ % n;
+            final int start = RoundRobin.start(roundRobin++, n);
             for (int k = 0; k < n; k++)
             {
                 final SprayConnection c = cs[(start + k) % n];

@@ -105,6 +105,34 @@ class RcHostilePeerTest
         assertEquals(QueuePairState.ERROR, bed.qpB.state());
     }
 
+    /**
+     * A QP takes packets only from its peer's address: the DestQP is in clear text and the ICRC a checksum anyone
+     * computes, so before, a request at the expected PSN from any host failed the QP (a MIDDLE with no FIRST), a CNP
+     * throttled it, and an ACK completed requests the peer never received.
+     */
+    @Test
+    void shouldDropEveryPacketForAQueuePairThatDoesNotComeFromItsPeer()
+    {
+        bed.connect(MTU);
+        final int stranger = 0x0A_00_00_42;
+        final long cnps = bed.qpB.rateLimiter().cnpCount();
+        inject(new RoceFrameWriter().ethernet(RcTestbed.MAC_A, RcTestbed.MAC_B).ipv4(stranger, RcTestbed.IP_B)
+            .opcode(Opcode.RC_SEND_MIDDLE).destQp(bed.qpB.qpNumber()).psn(bed.qpB.expectedPsn()), 1);
+        inject(new RoceFrameWriter().ethernet(RcTestbed.MAC_A, RcTestbed.MAC_B).ipv4(stranger, RcTestbed.IP_B)
+            .opcode(Opcode.CNP).destQp(bed.qpB.qpNumber()).psn(0), 3);
+        bed.steps(20);
+        assertEquals(QueuePairState.RTS, bed.qpB.state(), "not failed by a stranger's request");
+        assertEquals(cnps, bed.qpB.rateLimiter().cnpCount(), "not throttled by a stranger's CNPs");
+        assertEquals(4, bed.engineB.counters().get(RcCounters.RX_WRONG_SOURCE));
+        assertEquals(0, bed.engineB.counters().get(RcCounters.TX_NAK_INVALID));
+        // the peer's own traffic still flows
+        final MemoryRegion target = bed.register(bed.pdB, 256, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+        final MemoryRegion source = bed.register(bed.pdA, 256, AccessFlags.NONE);
+        bed.qpA.postSend(send.reset().wrId(1).opcode(WorkRequestOpcode.RDMA_WRITE)
+            .local(source, source.address(), 256).remote(target.address(), target.rkey()));
+        assertEquals(WorkCompletionStatus.SUCCESS, bed.await(bed.cqA, 1000).status());
+    }
+
     @Test
     void shouldReAckDuplicateWritesWithoutPlacingThem()
     {

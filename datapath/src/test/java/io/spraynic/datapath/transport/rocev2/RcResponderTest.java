@@ -272,6 +272,19 @@ class RcResponderTest
         assertEquals(QueuePairState.ERROR, parts.states.state());
     }
 
+    /**
+     * A READ or WRITE longer than IB's 2^31 bytes is an invalid request, whatever the region: before, one of
+     * 0xFFFFFFFF bytes at MTU 256 spanned all 2^24 PSNs (over a region that large), so the expected PSN did not move.
+     */
+    @Test
+    void shouldRefuseAReadOrWriteLongerThanIbAllowsAsInvalid()
+    {
+        request(packet(Opcode.RC_RDMA_READ_REQUEST, 0).reth(target.address(), target.rkey(), 0x8000_0001));
+        assertEquals(1, parts.counters.get(RcCounters.TX_NAK_INVALID));
+        assertEquals(0, parts.counters.get(RcCounters.TX_NAK_ACCESS), "refused for its length, before the region");
+        assertEquals(RcResponder.NAK_INVALID_SYNDROME, control().aethSyndrome());
+    }
+
     @Test
     void shouldServeAReadAfterTheResponsesQueuedAndHoldTheAckBehindThem()
     {
