@@ -108,8 +108,11 @@ final class DataReceiver
         final byte messageKind = (byte)(opcode - SprayOpcodes.WRITE);
         if (path >= paths || streamId >= streams || messageLength < 0 || offset < 0 || (offset & (mtu - 1)) != 0 ||
             payloadLength > mtu || (long)offset + payloadLength > messageLength ||
+            // inside the message: an empty packet at its end counted as one of its packets (the message tag does
+            // not cover the offset), so the message completed with a packet never placed
+            (offset >= messageLength && messageLength > 0) ||
             (payloadLength < mtu && offset + payloadLength != messageLength && messageKind != READ) ||
-            (messageKind == READ && payloadLength != 0))
+            (messageKind == READ && (payloadLength != 0 || offset != 0)))
         {
             if (!frames.fromPeer(frame, -1))
             {

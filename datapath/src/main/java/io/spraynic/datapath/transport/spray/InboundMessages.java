@@ -83,7 +83,8 @@ final class InboundMessages
         capacity = config.maxInboundMessages;
         records = new InboundMessageRecords(capacity);
         receives = new PostedReceives(config.receiveQueueDepth, config.streams, config.receiveCq, config.localCid, pd);
-        retirement = new InboundRetirement(config.streams, records, marks, receives, counters, connection);
+        retirement = new InboundRetirement(config.streams, records, marks, receives, counters, engineCounters,
+            connection);
         this.refusals = new InboundRefusals(config.streams, records, marks, retirement, refusals, control, engine,
             counters);
     }

@@ -24,6 +24,7 @@ final class InboundRetirement
     private final InboundMessageRecords records;
     private final PlacementMarks marks;
     private final PostedReceives receives;
+    private final TransportCounters engineCounters; // a peer's protocol violations
     private final TransportCounters counters;
     private final SprayConnection connection; // a completion queue overrun is the connection's local error
     private final int[] nextMsn;
@@ -34,12 +35,14 @@ final class InboundRetirement
         final PlacementMarks marks,
         final PostedReceives receives,
         final TransportCounters counters,
+        final TransportCounters engineCounters,
         final SprayConnection connection)
     {
         this.records = records;
         this.marks = marks;
         this.receives = receives;
         this.counters = counters;
+        this.engineCounters = engineCounters;
         this.connection = connection;
         nextMsn = new int[streams];
     }
@@ -85,7 +88,14 @@ final class InboundRetirement
         final int streamId, final byte messageKind, final int rsn, final int receive, final int syndrome,
         final int length, final int immediate)
     {
-        if (receive != MISSING && (messageKind == SEND || messageKind == SEND_IMM || messageKind == WRITE_IMM))
+        if (receive != MISSING && (messageKind == SEND || messageKind == SEND_IMM || messageKind == WRITE_IMM) &&
+            !receives.holds(streamId, rsn, receive))
+        {
+            // a second message of the same RSN: completing it too would free the slot twice (an exception out of
+            // the packet path, or a later receive's slot handed to two posts) and complete a wrId twice
+            engineCounters.increment(SprayCounters.RECEIVES_CLAIMED_TWICE);
+        }
+        else if (receive != MISSING && (messageKind == SEND || messageKind == SEND_IMM || messageKind == WRITE_IMM))
         {
             final WorkCompletionStatus status = syndrome == 0 ? WorkCompletionStatus.SUCCESS :
                 syndrome == NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST ?

@@ -145,6 +145,15 @@ final class PostedReceives
         return (int)byRsn.get(key(streamId, rsn));
     }
 
+    /**
+     * @return whether (stream, RSN) still names {@code receive}: no other message of the peer's that claimed the same
+     * RSN (S4.5 gives it one) completed and freed it first.
+     */
+    boolean holds(final int streamId, final int rsn, final int receive)
+    {
+        return byRsn.get(key(streamId, rsn)) == receive;
+    }
+
     /** @return the bytes a receive can hold. */
     int length(final int receive)
     {

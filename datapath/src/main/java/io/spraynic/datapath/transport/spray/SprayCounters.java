@@ -152,8 +152,14 @@ public final class SprayCounters
      * when a lost packet's copy was delivered (issue 14: a recovery measured to the copies' delivery, not estimated).
      */
     public static final int RX_RETRANSMITTED = 62;
+    /**
+     * Messages that named a receive (stream, RSN) another message of the peer's had already consumed (S4.5 gives each
+     * RSN one message): retired without completing it again, nor freeing it twice. The engine's, as malformed
+     * packets are (a connection's idle memory stays as it was).
+     */
+    public static final int RECEIVES_CLAIMED_TWICE = 63;
     /** Number of slots. */
-    public static final int SLOT_COUNT = 63;
+    public static final int SLOT_COUNT = 64;
 
     private static final String[] LABELS = {
         "tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "retransmitted", "lost", "moved",
@@ -167,7 +173,7 @@ public final class SprayCounters
         "keepalives_sent", "refused_no_listener", "refused_version", "refused_bad_parameters", "refused_no_resources",
         "refused_bad_key", "connect_rejects_received", "auth_failures", "address_mismatches", "resyncs_refused",
         "msn_out_of_window", "nacks_unmatched", "not_spray", "spurious_timeouts", "spurious_timeouts_reported",
-        "rx_retransmitted",
+        "rx_retransmitted", "receives_claimed_twice",
     };
 
     private SprayCounters()
@@ -233,6 +239,7 @@ public final class SprayCounters
         UNKNOWN_CONNECTION, MALFORMED, CONNECT_RETRIES_SENT, CONNECT_REJECTS_SENT, CONNECT_RESPONSES_RATE_LIMITED,
         COOKIE_FAILURES, HANDSHAKE_AUTH_FAILURES, SOURCE_LIMITED, REFUSED_NO_LISTENER, REFUSED_VERSION,
         REFUSED_BAD_PARAMETERS, REFUSED_NO_RESOURCES, REFUSED_BAD_KEY, CONNECT_REJECTS_RECEIVED, NOT_SPRAY,
+        RECEIVES_CLAIMED_TWICE,
     };
     /** The slots a connection's totals keep: all but {@link #ENGINE_ONLY_SLOTS}, in slot order. */
     static final int[] CONNECTION_SLOTS = allBut(ENGINE_ONLY_SLOTS);

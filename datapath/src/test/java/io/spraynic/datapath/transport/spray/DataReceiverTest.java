@@ -9,6 +9,7 @@ import io.spraynic.datapath.verbs.WorkRequestOpcode;
 import io.spraynic.datapath.wire.BaseTransportHeader;
 import io.spraynic.datapath.wire.FrameClass;
 import io.spraynic.datapath.wire.Ipv4Header;
+import io.spraynic.datapath.wire.UdpHeader;
 import io.spraynic.datapath.wire.ParseCounters;
 import io.spraynic.datapath.wire.RoceFrame;
 import io.spraynic.datapath.wire.RoceParser;
@@ -94,6 +95,27 @@ class DataReceiverTest
         return frame;
     }
 
+    /** The first packet A sent, its payload cut off and its offset set to {@code offset}. */
+    private RoceFrame replayEmptyAt(final int offset)
+    {
+        final byte[] whole = sent.get(0);
+        final RoceFrame original = replay(f -> { });
+        final int headers = (int)original.payloadOffset();
+        final byte[] bytes = new byte[headers + Integer.BYTES]; // the headers and the ICRC, no payload
+        System.arraycopy(whole, 0, bytes, 0, headers);
+        final MemorySegment copy = Arena.ofAuto().allocate(bytes.length);
+        MemorySegment.copy(MemorySegment.ofArray(bytes), 0, copy, 0, bytes.length);
+        SprayExtendedTransportHeader.messageOffset(copy, SETH, offset);
+        final long ip = original.ipOffset();
+        Ipv4Header.totalLength(copy, ip, (int)(bytes.length - ip));
+        UdpHeader.length(copy, original.udpOffset(), (int)(bytes.length - original.udpOffset()));
+        Ipv4Header.updateChecksum(copy, ip, Ipv4Header.LENGTH);
+        final RoceFrame frame = new RoceFrame();
+        assertEquals(FrameClass.ROCE, parser.parse(copy, 0, bytes.length, frame));
+        assertEquals(0, frame.payloadLength());
+        return frame;
+    }
+
     private long b(final int slot)
     {
         return bed.b.counters().get(slot);
@@ -114,7 +136,10 @@ class DataReceiverTest
         receiver.onDataPacket(replay(f -> SprayExtendedTransportHeader.messageOffset(f, SETH, 1)), bed.now); // not at an MTU
         receiver.onDataPacket(replay(f -> SprayExtendedTransportHeader.messageLength(f, SETH, 100)), bed.now); // past the end
         receiver.onDataPacket(replay(f -> SprayExtendedTransportHeader.messageLength(f, SETH, -1)), bed.now);
-        assertEquals(malformed + 4, bed.engineB.counters().get(SprayCounters.MALFORMED));
+        // an empty packet at the message's end (the tag does not cover the offset): before, counted as one of the
+        // message's packets, which then completed with one never placed
+        receiver.onDataPacket(replayEmptyAt(SIZE), bed.now);
+        assertEquals(malformed + 5, bed.engineB.counters().get(SprayCounters.MALFORMED));
         assertEquals(rx, b(SprayCounters.RX_PACKETS), "the path layer saw none of them");
         assertTrue(nothingPlaced());
     }

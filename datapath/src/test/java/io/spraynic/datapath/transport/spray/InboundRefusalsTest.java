@@ -28,7 +28,8 @@ class InboundRefusalsTest
     private final PlacementMarks marks = new PlacementMarks(8);
     private final Refusals numbers = new Refusals();
     private final PostedReceives receives = new PostedReceives(8, 4, bed.receiveCqB, SprayTestBed.CID_B, bed.pdB);
-    private final InboundRetirement retirement = new InboundRetirement(4, records, marks, receives, counters, bed.b);
+    private final InboundRetirement retirement = new InboundRetirement(4, records, marks, receives, counters,
+        bed.engineB.counters(), bed.b);
     private final InboundRefusals refusals = new InboundRefusals(4, records, marks, retirement, numbers,
         bed.b.control(), bed.engineB, counters);
 

@@ -36,11 +36,12 @@ class InboundRetirementTest
     private final MemoryRegion region = pd.register(arena.allocate(1 << 16), AccessFlags.LOCAL_WRITE);
     private final CompletionQueue cq = new CompletionQueue(64); // never full here: no local error to raise
     private final TransportCounters counters = SprayCounters.create();
+    private final TransportCounters engineCounters = SprayCounters.create();
     private final InboundMessageRecords records = new InboundMessageRecords(8);
     private final PlacementMarks marks = new PlacementMarks(8);
     private final PostedReceives receives = new PostedReceives(8, STREAMS, cq, 1, pd);
     private final InboundRetirement retirement =
-        new InboundRetirement(STREAMS, records, marks, receives, counters, null);
+        new InboundRetirement(STREAMS, records, marks, receives, counters, engineCounters, null);
 
     InboundRetirementTest()
     {
@@ -114,6 +115,29 @@ class InboundRetirementTest
         assertEquals(0, retirement.nextMsn(1), "another stream's order is its own");
         assertEquals(3, counters.get(SprayCounters.MESSAGES_RECEIVED));
         assertTrue(second != third);
+    }
+
+    /**
+     * S4.5 gives each RSN one message, but a peer may name one RSN in two: before, both completed the receive and
+     * freed its slot, so the second free ran past the free list (an exception out of the packet path, and every later
+     * post threw) or, with other receives posted, one wrId completed twice and a slot went to two later posts.
+     */
+    @Test
+    void shouldCompleteAReceiveOnceWhenTwoMessagesClaimItsRsn()
+    {
+        post(0, 0);
+        recordSend(0, 0, 0, true);
+        recordSend(0, 1, 0, true); // the same RSN as MSN 0's
+        retirement.retire(0);
+        assertEquals(2, retirement.nextMsn(0), "both retire");
+        assertEquals(List.of("0 SUCCESS RECV 1500"), completions(), "the receive completes once");
+        assertEquals(1, engineCounters.get(SprayCounters.RECEIVES_CLAIMED_TWICE));
+        for (int wrId = 1; wrId <= 8; wrId++)
+        {
+            post(0, wrId); // the table holds 8: its free list is whole, neither short nor past its end
+        }
+        assertEquals(PostResult.QUEUE_FULL, receives.post(0, new ReceiveWorkRequest().wrId(9)
+            .buffer(region, region.address(), 16)));
     }
 
     @Test
