@@ -1,11 +1,15 @@
 package io.spraynic.datapath.transport.spray;
 
+import org.agrona.collections.Int2IntHashMap;
+
 /**
  * The CIDs an engine closed recently (docs/PROTOCOL.md S9.2): a CID is not given to a new connection until
  * {@code 2 x connectionTimeout} after its connection was forgotten, so that a late packet of the old connection
  * (a retransmission, a repeated CLOSE) can never be taken for one of the new connection's. Closes happen in
- * time order, so the entries form a FIFO and expire from its head. Control path: add and lookup scan and may
- * grow the arrays; nothing here runs per packet.
+ * time order, so the entries form a FIFO and expire from its head. A CID's latest entry is found through a hash
+ * map, not a scan: a CLOSE for a CID no connection has is looked up here before any tag is checked, so from any
+ * sender, and after churn the FIFO holds every close of the last {@code 2 x connectionTimeout} (a scan of 10^5
+ * entries per such packet let a few thousand packets a second take a worker). Adding may grow the arrays.
  * <p>
  * Each entry also keeps the closed connection's peer CID and keys (S12.3), so that a repeated CLOSE whose
  * CLOSE_ACK was lost is answered only when its tag verifies, with a tagged CLOSE_ACK.
@@ -19,6 +23,7 @@ final class ClosedCidQuarantine
     private long[] closedAt = new long[16];
     private int[] remoteCids = new int[16];
     private long[] keys = new long[16 * KEYS];
+    private final Int2IntHashMap latestSlot = new Int2IntHashMap(-1); // CID -> its latest entry's slot
     private int head;
     private int size;
 
@@ -71,6 +76,11 @@ final class ClosedCidQuarantine
             remoteCids = moreRemote;
             keys = moreKeys;
             head = 0;
+            latestSlot.clear();
+            for (int i = 0; i < size; i++)
+            {
+                latestSlot.put(cids[i], i); // in time order: a CID's latest entry wins
+            }
         }
         final int tail = (head + size) % cids.length;
         cids[tail] = cid;
@@ -80,6 +90,7 @@ final class ClosedCidQuarantine
         keys[tail * KEYS + 1] = send1;
         keys[tail * KEYS + 2] = receive0;
         keys[tail * KEYS + 3] = receive1;
+        latestSlot.put(cid, tail);
         size++;
     }
 
@@ -88,17 +99,8 @@ final class ClosedCidQuarantine
      */
     long heldFor(final int cid, final long nowNanos)
     {
-        expire(nowNanos);
-        long latest = Long.MIN_VALUE;
-        for (int i = 0; i < size; i++)
-        {
-            final int slot = (head + i) % cids.length;
-            if (cids[slot] == cid)
-            {
-                latest = closedAt[slot];
-            }
-        }
-        return latest == Long.MIN_VALUE ? 0 : holdNanos - (nowNanos - latest);
+        final int slot = find(cid, nowNanos);
+        return slot < 0 ? 0 : holdNanos - (nowNanos - closedAt[slot]);
     }
 
     /**
@@ -108,16 +110,7 @@ final class ClosedCidQuarantine
     int find(final int cid, final long nowNanos)
     {
         expire(nowNanos);
-        int found = -1;
-        for (int i = 0; i < size; i++)
-        {
-            final int slot = (head + i) % cids.length;
-            if (cids[slot] == cid)
-            {
-                found = slot;
-            }
-        }
-        return found;
+        return latestSlot.get(cid);
     }
 
     int remoteCid(final int entry)
@@ -141,6 +134,10 @@ final class ClosedCidQuarantine
     {
         while (size > 0 && nowNanos - closedAt[head] >= holdNanos)
         {
+            if (latestSlot.get(cids[head]) == head)
+            {
+                latestSlot.remove(cids[head]); // its latest entry: the CID is free (a later one keeps it held)
+            }
             head = (head + 1) % cids.length;
             size--;
         }
