@@ -13,7 +13,9 @@ import java.util.function.ToLongFunction;
  * opens (control path). Single-threaded, the engine's thread.
  * <p>
  * When a bucket is empty it grows by one set, allocated there and then, as long as fewer than
- * {@link SprayConfig#storageLimit} sets of its shape exist: the working set is reached once, at warm-up, and from
+ * {@link SprayConfig#storageLimit} sets exist in the whole pool, every shape together (a peer chooses its connection's
+ * paths, and with them the shape: a limit per shape let 8 peers' shapes hold 8 times the memory the operator allowed,
+ * and so do prewarmed sets, which count too): the working set is reached once, at warm-up, and from
  * then on taking and giving back allocate nothing. At the limit the connection waits: a post is answered
  * {@code QUEUE_FULL}, a data packet is dropped unseen as {@code no_resources} (the sender recovers it as a loss),
  * and {@link #exhausted()} counts it. Nothing throws.
@@ -32,13 +34,16 @@ final class ConnectionStoragePool
         this.limit = limit;
     }
 
+    /** Sets of every shape that exist now, lent or not: what {@link #limit} bounds. */
+    private int createdTotal;
+
     /** @return the bucket of a shape, made (and pre-filled) on first use. Control path. */
     Bucket bucket(final ConnectionStorage.Shape shape)
     {
         Bucket bucket = buckets.get(shape);
         if (null == bucket)
         {
-            bucket = new Bucket(shape, prewarm, limit);
+            bucket = new Bucket(this, shape, prewarm);
             buckets.put(shape, bucket);
             bucketList = Arrays.copyOf(bucketList, bucketList.length + 1);
             bucketList[bucketList.length - 1] = bucket;
@@ -102,8 +107,8 @@ final class ConnectionStoragePool
     /** The sets of one shape. */
     static final class Bucket
     {
+        private final ConnectionStoragePool pool;
         private final ConnectionStorage.Shape shape;
-        private final int limit;
         private ConnectionStorage[] free;
         private int freeCount;
         private int created;
@@ -131,14 +136,14 @@ final class ConnectionStoragePool
         /** The probe, RESYNC and answered times idle connections of this shape name: read by nothing while idle. */
         final PathLentTimes idleTimes;
 
-        Bucket(final ConnectionStorage.Shape shape, final int prewarm, final int limit)
+        Bucket(final ConnectionStoragePool pool, final ConnectionStorage.Shape shape, final int prewarm)
         {
+            this.pool = pool;
             this.shape = shape;
-            this.limit = limit;
             idleTimeouts = new LossDetector.Timeouts(shape.paths());
             idleTimes = new PathLentTimes(shape.paths());
             idleWindows = PathScheduler.idleWindows(idleWindow, shape.paths());
-            final int initial = Math.min(prewarm, limit);
+            final int initial = Math.max(0, Math.min(prewarm, pool.limit - pool.createdTotal));
             free = new ConnectionStorage[Math.max(1, initial)];
             for (int i = 0; i < initial; i++)
             {
@@ -151,6 +156,7 @@ final class ConnectionStoragePool
         {
             final ConnectionStorage storage = new ConnectionStorage(shape);
             created++;
+            pool.createdTotal++;
             if (0 == setBytes)
             {
                 setBytes = storage.bytes();
@@ -169,7 +175,7 @@ final class ConnectionStoragePool
                 lentPeak = Math.max(lentPeak, created - freeCount);
                 return storage;
             }
-            if (created >= limit)
+            if (pool.createdTotal >= pool.limit)
             {
                 exhausted++;
                 return null;
@@ -178,7 +184,7 @@ final class ConnectionStoragePool
             // never allocates
             if (free.length < created + 1)
             {
-                free = Arrays.copyOf(free, Math.min(limit, Math.max(created + 1, 2 * free.length)));
+                free = Arrays.copyOf(free, Math.min(pool.limit, Math.max(created + 1, 2 * free.length)));
             }
             final ConnectionStorage made = make();
             lends++;
@@ -197,6 +203,7 @@ final class ConnectionStoragePool
         void discard()
         {
             created--;
+            pool.createdTotal--;
         }
 
         int available()

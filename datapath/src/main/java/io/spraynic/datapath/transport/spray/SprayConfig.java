@@ -180,7 +180,8 @@ public final class SprayConfig
     /**
      * @param prewarm sets of connection tables made for each connection shape when the first connection of that
      *                shape opens (default 4); a connection borrows one while it has traffic ({@link ConnectionStorage}).
-     * @param limit   most sets of one shape, lent or not; -1 (default) for {@link #maxConnections}: every
+     * @param limit   most sets of every shape together, lent or not (prewarmed ones included); -1 (default) for
+     *                {@link #maxConnections}: every
      *                connection can have traffic at once. Beyond it a connection with new traffic waits (its posts are
      *                answered QUEUE_FULL, its data packets dropped as no_resources and recovered by the sender).
      * @return this.

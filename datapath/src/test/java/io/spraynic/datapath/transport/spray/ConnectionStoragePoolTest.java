@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class ConnectionStoragePoolTest
 {
@@ -41,6 +42,29 @@ class ConnectionStoragePoolTest
         assertNull(bucket.take());
         assertEquals(2, pool.exhausted());
         assertEquals(2, pool.created());
+    }
+
+    /**
+     * The limit bounds the sets of every shape together, prewarmed ones included: a peer picks its connection's paths,
+     * and with them the shape, so a limit per shape let eight peers' shapes hold eight times the sets allowed.
+     */
+    @Test
+    void shouldBoundTheSetsOfEveryShapeTogether()
+    {
+        final ConnectionStoragePool pool = new ConnectionStoragePool(2, 5);
+        final ConnectionStoragePool.Bucket[] shapes = new ConnectionStoragePool.Bucket[8];
+        int lent = 0;
+        for (int paths = 1; paths <= shapes.length; paths++)
+        {
+            shapes[paths - 1] = pool.bucket(new ConnectionStorage.Shape(paths, 8, 4, 8, 4));
+            while (null != shapes[paths - 1].take())
+            {
+                lent++;
+            }
+        }
+        assertEquals(5, lent, "five sets lent, over the shapes");
+        assertEquals(5, pool.created(), "no more made, prewarmed ones counted");
+        assertTrue(pool.exhausted() >= 8 - 2, "every shape past the first ones waits");
     }
 
     @Test
