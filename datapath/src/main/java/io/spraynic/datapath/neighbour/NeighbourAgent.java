@@ -70,6 +70,12 @@ public final class NeighbourAgent
     // two buckets: an echo flood (which anyone who can route to the address can send) must not starve the answers
     // that keep the plane's neighbours resolving us
     private final TokenBucket neighbourReplies;
+    /**
+     * Replies to neighbours this agent holds with the MAC they ask from: a flood of requests from strangers empties
+     * {@link #neighbourReplies}, and the peers whose traffic flows must still be answered, or their entries for us
+     * fail and their traffic stops.
+     */
+    private final TokenBucket knownNeighbourReplies;
     private final TokenBucket echoReplies;
     private final TokenBucket macChanges = new TokenBucket(MAC_CHANGES_PER_SECOND, MAC_CHANGE_BURST);
     private long nextTimerNanos = Long.MAX_VALUE;
@@ -95,6 +101,7 @@ public final class NeighbourAgent
         this.cache = new NeighbourCache(config.capacity());
         this.listener = listener;
         this.neighbourReplies = new TokenBucket(config.repliesPerSecond(), config.replyBurst());
+        this.knownNeighbourReplies = new TokenBucket(config.repliesPerSecond(), config.replyBurst());
         this.echoReplies = new TokenBucket(config.repliesPerSecond(), config.replyBurst());
         this.discovery = address.isIpv6() ? new NeighbourDiscovery(this, address, localMac, sink, counters) : null;
     }
@@ -472,12 +479,15 @@ public final class NeighbourAgent
         }
         if (operation == ArpHeader.OPERATION_REQUEST)
         {
+            // judged before the request may change the entry's MAC: a stranger with a known address is a stranger
+            final boolean known = isKnownNeighbour(InterfaceAddress.MAPPED_HIGH, InterfaceAddress.mappedLow(senderIp),
+                senderMac);
             if (senderIp != 0)
             {
                 // only an entry we have: requests make none
                 update(InterfaceAddress.MAPPED_HIGH, InterfaceAddress.mappedLow(senderIp), senderMac, false, true, nowNanos);
             }
-            if (takeNeighbourReplyCredit(nowNanos) &&
+            if (takeNeighbourReplyCredit(known, nowNanos) &&
                 writeArp(ArpHeader.OPERATION_REPLY, senderMac, localIpv4, senderMac, senderIp)) // a probe (sender 0) too
             {
                 counters.increment(NeighbourCounters.ARP_REPLIES_SENT);
@@ -635,6 +645,27 @@ public final class NeighbourAgent
         }
         counters.increment(NeighbourCounters.RATE_LIMITED);
         return false;
+    }
+
+    /**
+     * As {@link #takeNeighbourReplyCredit(long)}; a reply to a {@link #isKnownNeighbour known neighbour} comes from a
+     * bucket of its own, which strangers cannot empty.
+     */
+    boolean takeNeighbourReplyCredit(final boolean known, final long nowNanos)
+    {
+        return known && knownNeighbourReplies.tryTake(nowNanos) || takeNeighbourReplyCredit(nowNanos);
+    }
+
+    /** @return whether this agent holds {@code high, low} resolved to {@code mac} (asked before it may change it). */
+    boolean isKnownNeighbour(final long high, final long low, final long mac)
+    {
+        final int slot = cache.slot(high, low);
+        if (slot == NeighbourCache.NONE)
+        {
+            return false;
+        }
+        final int state = cache.state(slot);
+        return state != NeighbourCache.INCOMPLETE && state != NeighbourCache.FAILED && cache.mac(slot) == mac;
     }
 
     // destinationMac 0: to everyone who may have it (ARP broadcast, the NS's solicited-node multicast)

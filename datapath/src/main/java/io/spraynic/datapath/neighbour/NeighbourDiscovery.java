@@ -208,12 +208,14 @@ final class NeighbourDiscovery
             counters.increment(NeighbourCounters.DROPPED_BAD_SENDER);
             return;
         }
+        final long replyMac = sourceLinkLayer != Icmpv6Header.NO_OPTION ? sourceLinkLayer : ethernetSource;
+        final boolean known = agent.isKnownNeighbour(sourceHigh, sourceLow, replyMac); // before the NS may change it
         if (sourceLinkLayer != Icmpv6Header.NO_OPTION)
         {
             agent.update(sourceHigh, sourceLow, sourceLinkLayer, false, true, nowNanos); // only an entry we have
         }
-        final long replyMac = sourceLinkLayer != Icmpv6Header.NO_OPTION ? sourceLinkLayer : ethernetSource;
-        if (agent.takeNeighbourReplyCredit(nowNanos) && writeNeighbourMessage(Icmpv6Header.TYPE_NEIGHBOUR_ADVERTISEMENT, replyMac,
+        if (agent.takeNeighbourReplyCredit(known, nowNanos) &&
+            writeNeighbourMessage(Icmpv6Header.TYPE_NEIGHBOUR_ADVERTISEMENT, replyMac,
             sourceHigh, sourceLow, Icmpv6Header.FLAG_SOLICITED | Icmpv6Header.FLAG_OVERRIDE, localHigh, localLow))
         {
             counters.increment(NeighbourCounters.ADVERTISEMENTS_SENT);

@@ -306,6 +306,35 @@ final class NeighbourAgentTest
         assertEquals(0, sink.frames.size(), "and none was answered");
     }
 
+    /**
+     * Strangers' requests empty the reply bucket, but a neighbour this agent holds (with the MAC it asks from) is
+     * answered from a bucket of its own: before, a flood of requests left the peers whose traffic flows unanswered,
+     * their entries for us failed, and their traffic stopped. A stranger that claims the peer's address from another
+     * MAC is not the peer (judged before its request may change the entry).
+     */
+    @Test
+    void shouldAnswerAKnownNeighbourWhileStrangersFloodTheReplyBucket()
+    {
+        agent.resolve(PEER, 0);
+        agent.onFrame(arp(ArpHeader.OPERATION_REPLY, PEER_MAC, PEER, OUR_MAC, OURS), 0, 60, 1);
+        assertEquals(NeighbourCache.REACHABLE, agent.state(PEER));
+        sink.frames.clear();
+        for (int i = 0; i < 200; i++)
+        {
+            agent.onFrame(arp(ArpHeader.OPERATION_REQUEST, 0x02_00_00_20_00_00L | i, 0x0A00_0200 + i, 0, OURS), 0, 60, 2);
+        }
+        final long answered = agent.counters().get(ARP_REPLIES_SENT);
+        assertTrue(answered < 100 && agent.counters().get(RATE_LIMITED) > 100, "the strangers' burst, then " +
+            "rate-limited: " + answered);
+        agent.onFrame(arp(ArpHeader.OPERATION_REQUEST, PEER_MAC, PEER, 0, OURS), 0, 60, 2);
+        assertEquals(answered + 1, agent.counters().get(ARP_REPLIES_SENT), "the peer is answered");
+        assertArp(MemorySegment.ofArray(sink.frames.getLast()), PEER_MAC, ArpHeader.OPERATION_REPLY, OUR_MAC, OURS,
+            PEER_MAC, PEER);
+        agent.onFrame(arp(ArpHeader.OPERATION_REQUEST, 0x02_00_00_66_00_00L, PEER, 0, OURS), 0, 60, 2);
+        assertEquals(answered + 1, agent.counters().get(ARP_REPLIES_SENT), "the peer's address from another MAC is a " +
+            "stranger: not answered from the peer's bucket");
+    }
+
     @Test
     void shouldKeepTheCacheBoundedUnderAFloodOfRequestsAndResolutions()
     {

@@ -713,7 +713,14 @@ final class InboundMessagesReference
             }
             final int receive = inReceive[record];
             final byte messageKind = inKind[record];
-            if (receive != MISSING && (messageKind == SEND || messageKind == SEND_IMM || messageKind == WRITE_IMM))
+            if (receive != MISSING && (messageKind == SEND || messageKind == SEND_IMM || messageKind == WRITE_IMM) &&
+                !receives.holds(streamId, inRsn[record], receive))
+            {
+                // session 29: the record table completed (and freed) a receive twice when two messages named its
+                // RSN; the rule both sides now keep is InboundRetirement's
+                engine.counters().increment(SprayCounters.RECEIVES_CLAIMED_TWICE);
+            }
+            else if (receive != MISSING && (messageKind == SEND || messageKind == SEND_IMM || messageKind == WRITE_IMM))
             {
                 final WorkCompletionStatus st = inSyndrome[record] == 0 ? WorkCompletionStatus.SUCCESS :
                     inSyndrome[record] == NegativeAckHeader.SYNDROME_REMOTE_INVALID_REQUEST ?
