@@ -205,7 +205,6 @@ final class HandshakeChecks extends Checks
         return failures(f);
     }
 
-    /** A valid CONNECT for this target. */
     private static void expectOpcode(final Packet p, final int opcode, final List<String> f)
     {
         if (!p.icrcValid)

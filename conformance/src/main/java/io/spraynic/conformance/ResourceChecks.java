@@ -190,7 +190,7 @@ final class ResourceChecks extends Checks
         final long deadline = System.nanoTime() + holdNanos;
         for (int i = 0; i < c.peerWindow; i++)
         {
-            if (i % BATCH == 0 && System.nanoTime() - deadline > 0)
+            if (i % BATCH == 0 && System.nanoTime() - deadline >= 0)
             {
                 // a window of 65,535 messages whose every batch is acknowledged just inside the wait took 34 min
                 throw new NotTested("the target's window of " + c.peerWindow + " messages was not held within " +

@@ -511,7 +511,7 @@ class ConformanceSelfTest
     @Test
     void shouldFailTheSilenceChecksAgainstAToyThatCrashesInsteadOfDropping() throws Exception
     {
-        final String crashed = "silent, but a valid CONNECT made after it was not accepted either";
+        final String crashed = "silent, but a valid CONNECT made after it drew no answer either";
         final ConformanceReport icrc = runAgainst(55, null, EnumSet.of(Fault.CRASH_ON_BAD_ICRC), Set.of());
         assertEquals(Verdict.PASS, icrc.result("handshake.short-block").verdict(), icrc::toText);
         final CheckResult badIcrc = icrc.result("handshake.bad-icrc");

@@ -208,9 +208,9 @@ public final class FabricDemo
     /** The width of {@link Result#completedPerBin}'s bins. */
     public static final long TIMELINE_BIN_NANOS = 10_000_000L;
 
-    /** The path MTU of both transports: PROTOCOL.md S11's 4096, whose frames fit the default mbufs and fabric slots. */
     /** The copies of the transfer's size a run holds at once (source and target), off the heap. */
     public static final int COPIES_OF_SIZE = 2;
+    /** The path MTU of both transports: PROTOCOL.md S11's 4096, whose frames fit the default mbufs and fabric slots. */
     static final int MTU = 4096;
     /** Ring slots per port and direction: deep enough that the fabric's bridge rarely finds a ring full. */
     static final int RING_SLOTS = 1024;

@@ -607,6 +607,19 @@ public final class PeerExchange
         {
             throw new IOException(file + " is not a regular file (a link, a FIFO or a device): refused");
         }
+        if (file.getFileSystem().supportedFileAttributeViews().contains("unix"))
+        {
+            // in a sticky directory (as /tmp) others may make a name first, and swap a pipe in for their own file
+            // between the check above and the open; a file of this user, root or the directory's owner they cannot
+            final int owner = (int)Files.getAttribute(file, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+            final int directoryOwner = (int)Files.getAttribute(file.toAbsolutePath().getParent(), "unix:uid",
+                LinkOption.NOFOLLOW_LINKS);
+            if (owner != 0 && owner != directoryOwner && owner != OwnedDirectory.currentUid())
+            {
+                throw new IOException(file + " belongs to uid " + owner + ", not to this user, root or the " +
+                    "directory's owner: refused");
+            }
+        }
         try (SeekableByteChannel channel = Files.newByteChannel(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS))
         {
             if (channel.size() > MAX_FILE_BYTES)

@@ -259,6 +259,15 @@ class PeerExchangeTest
         Files.setPosixFilePermissions(exchange, PosixFilePermissions.fromString("rwxrwxrwx"));
         final IOException open = assertThrows(IOException.class, () -> PeerExchange.read(addr));
         assertTrue(open.getMessage().contains("others may replace the files in it"), open.getMessage());
+        if ("root".equals(System.getProperty("user.name")))
+        {
+            // sticky, as /tmp: another user may make a name first (and swap a pipe in for it): its file is refused
+            assertEquals(0, new ProcessBuilder("chmod", "1777", exchange.toString()).start().waitFor());
+            assertEquals("addr=1\n", PeerExchange.read(addr));
+            assertEquals(0, new ProcessBuilder("chown", "65534", addr.toString()).start().waitFor());
+            final IOException theirs = assertThrows(IOException.class, () -> PeerExchange.read(addr));
+            assertTrue(theirs.getMessage().contains("belongs to uid 65534"), theirs.getMessage());
+        }
     }
 
     @Test

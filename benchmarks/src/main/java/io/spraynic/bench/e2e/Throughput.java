@@ -89,13 +89,13 @@ public final class Throughput
         return (int)Math.max(8, Math.min(512, IN_FLIGHT_BYTES / messageBytes));
     }
 
+    /** The largest message a run sends. */
+    public static final int MAX_MESSAGE_BYTES = 64 << 20;
+
     /**
      * @param threads 2: one poll thread per endpoint; 1: both endpoints' agents on one thread (the software's
      *                cost per core, whatever the machine's other load does to the scheduling of two threads).
      */
-    /** The largest message a run sends. */
-    public static final int MAX_MESSAGE_BYTES = 64 << 20;
-
     public static ThroughputResult run(
         final DpdkNic nic, final TransportPair.Kind kind, final int messageBytes, final double warmupSeconds,
         final double seconds, final int threads, final Idle idle)

@@ -61,6 +61,9 @@ public final class ConnectionScale
     private static final String[] SPRAY_SUMS = {"retransmitted", "lost", "timeouts", "rnr_retries", "no_resources",
         "nacks_sent", "output_full", "path_failures", "msn_out_of_window", "cq_overruns"};
 
+    /** The most messages of a run, all connections together: each keeps two timestamps (64 MiB of them). */
+    public static final int MAX_MESSAGES = 1 << 22;
+
     /**
      * What to run.
      *
@@ -72,9 +75,6 @@ public final class ConnectionScale
      * @param storageLimit  sets of connection tables each spray engine may lend at once (-1: one per connection).
      * @param timeoutSeconds the transfer's bound: what is not complete by then is reported as such.
      */
-    /** The most messages of a run, all connections together: each keeps two timestamps (64 MiB of them). */
-    public static final int MAX_MESSAGES = 1 << 22;
-
     public record Options(NicConnection.Kind kind, int connections, int messageBytes, int messages, int depth,
         int workers, HugepageMode hugepages, int storageLimit, double timeoutSeconds)
     {

@@ -14,7 +14,7 @@ import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
  * copied out before it is read, the head is this queue's own, and a ring holding what no NIC of this version writes
  * breaks the queue for good ({@link #failure()}) instead of throwing out of {@code poll} or handing a record out twice.
  */
-public final class ClientCompletionQueue implements CompletionQueue, UntrustedRingReader.Handler
+public final class ClientCompletionQueue implements CompletionQueue
 {
     /** The longest record body a NIC writes into a completion ring (docs/IPC.md I10.8). */
     static final int MAX_RECORD_BODY = 64;
@@ -22,6 +22,7 @@ public final class ClientCompletionQueue implements CompletionQueue, UntrustedRi
     static final int MAX_SKIPPED_PER_POLL = 16;
 
     private final UntrustedRingReader ring;
+    private final UntrustedRingReader.Handler handler = this::onRecord;
     private WorkCompletion[] targets;
     private WorkCompletion target;
     private int filled;
@@ -64,7 +65,10 @@ public final class ClientCompletionQueue implements CompletionQueue, UntrustedRi
         return filled;
     }
 
-    /** @return true when no completion waits (a snapshot; always once the queue is broken). */
+    /**
+     * @return true when no completion waits (a snapshot; always once the queue is broken). The polling thread's, as
+     * {@code poll}: it checks the next record and may take padding out of the ring.
+     */
     public boolean isEmpty()
     {
         return null != failure || peek() <= 0;
@@ -79,7 +83,7 @@ public final class ClientCompletionQueue implements CompletionQueue, UntrustedRi
         return failure;
     }
 
-    public boolean onRecord(final int type, final MutableDirectBuffer record, final int length)
+    private boolean onRecord(final int type, final MutableDirectBuffer record, final int length)
     {
         if (filled == (null != targets ? targets.length : 1))
         {
@@ -96,7 +100,7 @@ public final class ClientCompletionQueue implements CompletionQueue, UntrustedRi
     private void read(final int limit)
     {
         // records that are not completions are skipped, a few of them per poll: the handler stops at the limit
-        if (null == failure && ring.read(this, limit + MAX_SKIPPED_PER_POLL) == UntrustedRingReader.CORRUPT)
+        if (null == failure && ring.read(handler, limit + MAX_SKIPPED_PER_POLL) == UntrustedRingReader.CORRUPT)
         {
             failure = ring.corruption();
         }

@@ -107,13 +107,20 @@ final class NicDiscovery
             final Object self = IpcFiles.currentUid();
             if (owner != 0 && !Integer.valueOf(owner).equals(self))
             {
-                final Path parent = directory.toAbsolutePath().getParent();
-                final int parentMode = null == parent ? 0 : (int)Files.getAttribute(parent, "unix:mode");
-                if ((parentMode & OwnedDirectory.GROUP_OR_OTHERS_WRITE) != 0)
+                // every directory above must be root's or the owner's and let nobody else write: else whoever may
+                // write one of them could have made the path to it, and the directory with it
+                for (Path above = directory.toRealPath().getParent(); null != above; above = above.getParent())
                 {
-                    return "!the IPC directory " + directory + " belongs to uid " + owner + ", not to this user or " +
-                        "root, and lies in " + parent + ", where others may create entries: anyone could have made it. " +
-                        "A NIC of another user serves from a directory where only its owners create entries";
+                    final int aboveMode = (int)Files.getAttribute(above, "unix:mode");
+                    final int aboveOwner = (int)Files.getAttribute(above, "unix:uid");
+                    if ((aboveMode & OwnedDirectory.GROUP_OR_OTHERS_WRITE) != 0 || aboveOwner != 0 && aboveOwner != owner)
+                    {
+                        return "!the IPC directory " + directory + " belongs to uid " + owner + ", not to this user " +
+                            "or root, and lies under " + above + " (uid " + aboveOwner + ", mode " +
+                            Integer.toOctalString(aboveMode & 07777) + "), where others than root and its owner may " +
+                            "create entries: anyone could have made it. A NIC of another user serves from a directory " +
+                            "only root and its owner can have made (under /run, say)";
+                    }
                 }
             }
             return null;

@@ -2,7 +2,6 @@ package io.spraynic.datapath.transport.rocev2;
 
 import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.transport.FrameSink;
-import io.spraynic.datapath.transport.RoundRobin;
 
 import io.spraynic.datapath.verbs.CompletionQueue;
 import io.spraynic.datapath.verbs.MemoryRegion;
@@ -228,7 +227,7 @@ public final class RcEngine
             return 0;
         }
         int work = 0;
-        final int start = RoundRobin.start(roundRobin++, n);
+        final int start = Integer.remainderUnsigned(roundRobin++, n); // the counter wraps within minutes of ticks
         for (int k = 0; k < n; k++)
         {
             work += qps[(start + k) % n].doWork(nowNanos);

@@ -51,6 +51,28 @@ final class ConnectionStoragePool
         return bucket;
     }
 
+    /**
+     * Drops one set another shape's bucket holds unlent (the garbage collector takes it), so that a shape at the
+     * engine-wide limit can make one: idle sets of shapes no connection uses now must not keep the others waiting
+     * (prewarmed sets of 16 shapes filled a limit of 64 for good). Warm-up path: an allocation follows.
+     *
+     * @return whether one was dropped.
+     */
+    private boolean dropIdleSet()
+    {
+        for (final Bucket bucket : bucketList)
+        {
+            if (bucket.freeCount > 0)
+            {
+                bucket.free[--bucket.freeCount] = null;
+                bucket.created--;
+                createdTotal--;
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** @return sets of every shape made so far. */
     int created()
     {
@@ -175,7 +197,7 @@ final class ConnectionStoragePool
                 lentPeak = Math.max(lentPeak, created - freeCount);
                 return storage;
             }
-            if (pool.createdTotal >= pool.limit)
+            if (pool.createdTotal >= pool.limit && !pool.dropIdleSet())
             {
                 exhausted++;
                 return null;

@@ -1,7 +1,6 @@
 package io.spraynic.datapath.transport.spray;
 
 import io.spraynic.datapath.transport.FrameSink;
-import io.spraynic.datapath.transport.RoundRobin;
 import io.spraynic.datapath.transport.TransportCounters;
 import io.spraynic.datapath.verbs.ProtectionDomain;
 import io.spraynic.datapath.wire.ConnectionHeader;
@@ -509,7 +508,7 @@ public final class SprayEngine
         }
         rateHint.refresh(nowNanos);
         int work = 0;
-        final int start = RoundRobin.start(roundRobin++, n);
+        final int start = Integer.remainderUnsigned(roundRobin++, n); // the counter wraps within minutes of ticks
         for (int k = 0; k < n; k++)
         {
             work += cs[(start + k) % n].onTick(nowNanos);
@@ -531,7 +530,7 @@ public final class SprayEngine
         int work = 0;
         if (n > 0)
         {
-            final int start = RoundRobin.start(roundRobin++, n);
+            final int start = Integer.remainderUnsigned(roundRobin++, n); // the counter wraps within minutes of ticks
             for (int k = 0; k < n; k++)
             {
                 final SprayConnection c = cs[(start + k) % n];

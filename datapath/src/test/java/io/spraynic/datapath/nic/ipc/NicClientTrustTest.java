@@ -96,7 +96,9 @@ class NicClientTrustTest
     void shouldRefuseASocketAnsweredByAnotherUserThanTheDirectorysOwner() throws Exception
     {
         requireRoot();
-        try (IpcTestBed bed = new IpcTestBed(base, NicConnection.Kind.SPRAY, Duration.ofSeconds(5)))
+        // under /run (root's, 0755): every directory above the NIC's is one only root can have made
+        final Path protectedBase = Files.createTempDirectory(Path.of("/run"), "spraynic-trust-");
+        try (IpcTestBed bed = new IpcTestBed(protectedBase, NicConnection.Kind.SPRAY, Duration.ofSeconds(5)))
         {
             chown(bed.dir, OTHER_UID);
             try
@@ -110,6 +112,30 @@ class NicClientTrustTest
                 chown(bed.dir, 0);
             }
         }
+        finally
+        {
+            assertEquals(0, new ProcessBuilder("rm", "-rf", protectedBase.toString()).start().waitFor());
+        }
+    }
+
+    /**
+     * Another user's directory whose parent is not world-writable but belongs to a third user: that user could have
+     * made the path, and the directory with it. Every directory above must be root's or the owner's.
+     */
+    @Test
+    void shouldRefuseADirectoryOfAnotherUserUnderADirectoryOfAThird() throws Exception
+    {
+        requireRoot();
+        final Path theirs = Files.createDirectory(base.resolve("theirs"));
+        Files.setPosixFilePermissions(theirs, PosixFilePermissions.fromString("rwxr-xr-x"));
+        chown(theirs, OTHER_UID - 1);
+        final Path dir = Files.createDirectory(theirs.resolve("ipc"));
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+        chown(dir, OTHER_UID);
+        final IllegalStateException refused = assertThrows(IllegalStateException.class,
+            () -> NicClient.connect(dir, Duration.ofSeconds(5)));
+        assertTrue(refused.getMessage().contains("lies under " + theirs.toRealPath() + " (uid " + (OTHER_UID - 1)),
+            refused.getMessage());
     }
 
     /**

@@ -133,6 +133,26 @@ class RcHostilePeerTest
         assertEquals(WorkCompletionStatus.SUCCESS, bed.await(bed.cqA, 1000).status());
     }
 
+    /**
+     * The engine's tick walk starts from a counter bumped every tick, which wraps to negative after 2^31 ticks
+     * (minutes of busy polling): before, {@code counter % n} then indexed before the array on most ticks.
+     */
+    @Test
+    void shouldTickEveryQueuePairWhenTheTickCounterHasWrapped() throws ReflectiveOperationException
+    {
+        bed.connect(MTU);
+        bed.engineA.createQueuePair(bed.cqA, bed.cqA, 32, 32); // a second QP: the walk has somewhere to start
+        bed.engineA.createQueuePair(bed.cqA, bed.cqA, 32, 32);
+        final java.lang.reflect.Field counter = RcEngine.class.getDeclaredField("roundRobin");
+        counter.setAccessible(true);
+        counter.setInt(bed.engineA, Integer.MAX_VALUE);
+        for (int tick = 0; tick < 4; tick++)
+        {
+            bed.engineA.onTick(tick);
+        }
+        assertTrue(counter.getInt(bed.engineA) < 0, "the counter did wrap");
+    }
+
     @Test
     void shouldReAckDuplicateWritesWithoutPlacingThem()
     {

@@ -67,6 +67,30 @@ class ConnectionStoragePoolTest
         assertTrue(pool.exhausted() >= 8 - 2, "every shape past the first ones waits");
     }
 
+    /**
+     * Sets a shape holds unlent are dropped for another shape at the limit: else the prewarmed sets of a few shapes
+     * no connection uses any more would keep every other shape waiting for good.
+     */
+    @Test
+    void shouldGiveAnotherShapeTheRoomOfSetsLeftIdle()
+    {
+        final ConnectionStoragePool pool = new ConnectionStoragePool(4, 4);
+        final ConnectionStoragePool.Bucket first = pool.bucket(SHAPE); // prewarmed: the whole limit, idle
+        final ConnectionStoragePool.Bucket second = pool.bucket(new ConnectionStorage.Shape(1, 8, 4, 8, 4));
+        assertEquals(4, first.created());
+        assertEquals(0, second.created(), "nothing left to prewarm it with");
+        final ConnectionStorage taken = second.take();
+        assertNotNull(taken, "an idle set of the first shape made room");
+        assertEquals(3, first.created());
+        assertEquals(4, pool.created(), "still within the limit");
+        for (int i = 0; i < 3; i++)
+        {
+            assertNotNull(second.take());
+        }
+        assertNull(second.take(), "every set lent: the limit holds");
+        assertEquals(0, first.created());
+    }
+
     @Test
     void shouldCountSetsLentNowAndAtPeakOverShapes()
     {
