@@ -63,8 +63,7 @@ final class BadOption extends IllegalArgumentException
      */
     static long sizeInMemory(final String option, final long value, final long min, final int copies)
     {
-        final long hostBytes = ((com.sun.management.OperatingSystemMXBean)
-            java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getTotalMemorySize();
+        final long hostBytes = hostMemoryBytes();
         final long most = Math.max(min, hostBytes / copies & -(1L << 20)); // whole MiB
         if (value >= min && value <= most)
         {
@@ -76,6 +75,44 @@ final class BadOption extends IllegalArgumentException
         }
         throw new BadOption(option, size(value), "is held " + copies + " times over in memory, and this host's " +
             size(hostBytes) + " holds " + size(most) + " that often", "try " + option + " " + size(most));
+    }
+
+    /**
+     * @return the memory this process may use: the host's ({@code /proc/meminfo}), or its control group's limit where
+     * lower (a container's); {@code Long.MAX_VALUE} where neither says. From files, not {@code com.sun.management}:
+     * the container image's runtime has no jdk.management.
+     */
+    private static long hostMemoryBytes()
+    {
+        long bytes = Long.MAX_VALUE;
+        try
+        {
+            for (final String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/meminfo")))
+            {
+                if (line.startsWith("MemTotal:"))
+                {
+                    bytes = Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024; // "MemTotal:  23456789 kB"
+                }
+            }
+        }
+        catch (final java.io.IOException | NumberFormatException ignored)
+        {
+            // not Linux: no bound from the host
+        }
+        try
+        {
+            final String limit = java.nio.file.Files.readString(java.nio.file.Path.of("/sys/fs/cgroup/memory.max"))
+                .strip();
+            if (!limit.equals("max"))
+            {
+                bytes = Math.min(bytes, Long.parseLong(limit));
+            }
+        }
+        catch (final java.io.IOException | NumberFormatException ignored)
+        {
+            // no cgroup v2 limit
+        }
+        return bytes;
     }
 
     /** A finite number {@code min <= value < maxExclusive}, e.g. a loss rate below 100 %. */

@@ -5,11 +5,11 @@ import io.spraynic.conformance.ConformanceSuite;
 import io.spraynic.conformance.RegionRevoker;
 import io.spraynic.conformance.Target;
 import io.spraynic.datapath.nic.PreSharedKeyFile;
+import io.spraynic.datapath.telemetry.OutputFile;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
@@ -189,6 +189,16 @@ final class ConformanceCommand implements Callable<Integer>
             throw new BadOption("--psk-file", pskFile.toString(), "is refused (" + e.getMessage().strip()
                 .replace('\n', ' ') + ")", "try --psk-file with the key file the target was given (its --psk-file)");
         }
+        // the exchange directories the suite reads a target's region from or publishes into: the user's own, that
+        // nobody else may write into (a nic.addr planted there named any region of the target; a link planted at
+        // nic.addr.tmp had the suite truncate its target)
+        for (final Path directory : new Path[]{exchange, initiatorExchange, interopExchange})
+        {
+            if (null != directory)
+            {
+                io.spraynic.apps.exchange.PeerExchange.prepare(directory);
+            }
+        }
         long[] exposed;
         if (null != exchange)
         {
@@ -233,11 +243,11 @@ final class ConformanceCommand implements Callable<Integer>
         System.out.print(json ? report.toJson() + System.lineSeparator() : report.toText());
         if (null != output)
         {
-            Files.writeString(output, report.toJson() + System.lineSeparator());
+            OutputFile.writeString(output, report.toJson() + System.lineSeparator());
         }
         if (null != junit)
         {
-            Files.writeString(junit, report.toJunitXml());
+            OutputFile.writeString(junit, report.toJunitXml());
         }
         if (strict && !report.mustFailed() && report.mustNotTested() > 0)
         {

@@ -6,6 +6,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -375,6 +376,32 @@ class BadArgumentsTest
             assertEquals(1, err.lines().count(), err);
             assertTrue(err.contains(option + " " + line.get(line.size() - 2) + ": does nothing " +
                 line.getLast()) && err.endsWith("; drop " + option), err);
+        }
+    }
+
+    /**
+     * The suite reads a target's region from, and publishes into, exchange directories: one others may write into
+     * is refused before anything runs (a nic.addr planted there named any region of the target; a link planted at
+     * nic.addr.tmp had the suite truncate its target).
+     */
+    @Test
+    void shouldRefuseAConformanceExchangeDirectoryOthersMayWriteInto(@org.junit.jupiter.api.io.TempDir final Path dir)
+        throws Exception
+    {
+        final Path open = java.nio.file.Files.createDirectory(dir.resolve("open"));
+        java.nio.file.Files.setPosixFilePermissions(open, java.nio.file.attribute.PosixFilePermissions.fromString(
+            "rwxrwxrwx"));
+        for (final String option : List.of("--exchange", "--initiator-exchange"))
+        {
+            final List<String> line = new ArrayList<>(List.of("conformance", "--target", "udp:127.0.0.1:47999",
+                "--region", "1:1:1048576", option, open.toString()));
+            if (option.equals("--initiator-exchange"))
+            {
+                line.addAll(List.of("--initiator", "udp:127.0.0.1:47998"));
+            }
+            final CliTestSupport.Run run = CliTestSupport.run(line.toArray(String[]::new));
+            assertTrue(run.exitCode() != 0, option + ": " + run.err() + run.out());
+            assertTrue(run.err().contains("others may replace the files in it"), option + ": " + run.err());
         }
     }
 

@@ -43,8 +43,15 @@ final class InitiatorChecks extends Checks
     {
         Files.createDirectories(exchange);
         final Path tmp = exchange.resolve("nic.addr.tmp");
-        Files.writeString(tmp, "planes=1 ip.0=" + local.getAddress().getHostAddress() + " addr=" + address +
-            " rkey=" + Integer.toUnsignedString(rkey) + " length=" + length);
+        // made afresh, never through a link or into a pipe planted at the name; the rename replaces a link at the
+        // final name rather than writing through it
+        Files.deleteIfExists(tmp);
+        try (java.io.OutputStream out = Files.newOutputStream(tmp, java.nio.file.StandardOpenOption.CREATE_NEW,
+            java.nio.file.StandardOpenOption.WRITE, java.nio.file.LinkOption.NOFOLLOW_LINKS))
+        {
+            out.write(("planes=1 ip.0=" + local.getAddress().getHostAddress() + " addr=" + address + " rkey=" +
+                Integer.toUnsignedString(rkey) + " length=" + length).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        }
         Files.move(tmp, exchange.resolve("nic.addr"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 

@@ -135,6 +135,35 @@ public record Target(InetSocketAddress address, InetSocketAddress local, int pla
      *
      * @return {planes, address, rkey, length}.
      */
+    /** The most a published exchange file holds: a line of fields. */
+    static final int MAX_EXCHANGE_BYTES = 64 * 1024;
+
+    /**
+     * @return {@code file}, a regular file (not a link, a pipe or a device) of at most {@link #MAX_EXCHANGE_BYTES}
+     * (a pipe planted at the name held the suite's read for good; a link read whatever it named).
+     */
+    static String readSmall(final Path file) throws IOException
+    {
+        if (!Files.isRegularFile(file, java.nio.file.LinkOption.NOFOLLOW_LINKS))
+        {
+            throw new IOException(file + " is not a regular file (a link, a pipe or a device): refused");
+        }
+        try (java.nio.channels.SeekableByteChannel channel = Files.newByteChannel(file,
+            java.nio.file.StandardOpenOption.READ, java.nio.file.LinkOption.NOFOLLOW_LINKS))
+        {
+            final java.nio.ByteBuffer bytes = java.nio.ByteBuffer.allocate(MAX_EXCHANGE_BYTES + 1);
+            while (bytes.hasRemaining() && channel.read(bytes) > 0)
+            {
+                // until the end, or one byte past the bound
+            }
+            if (bytes.position() > MAX_EXCHANGE_BYTES)
+            {
+                throw new IOException(file + " holds more than " + MAX_EXCHANGE_BYTES + " B: refused");
+            }
+            return new String(bytes.array(), 0, bytes.position(), java.nio.charset.StandardCharsets.UTF_8);
+        }
+    }
+
     public static long[] readExchange(final Path directory, final long timeoutMillis) throws IOException, InterruptedException
     {
         final Path file = directory.resolve("nic.addr");
@@ -148,7 +177,7 @@ public record Target(InetSocketAddress address, InetSocketAddress local, int pla
             Thread.sleep(50);
         }
         final Map<String, String> fields = new HashMap<>();
-        for (final String field : Files.readString(file).trim().split("\\s+"))
+        for (final String field : readSmall(file).trim().split("\\s+"))
         {
             final int eq = field.indexOf('=');
             if (eq > 0)

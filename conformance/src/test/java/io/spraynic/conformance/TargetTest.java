@@ -55,4 +55,30 @@ class TargetTest
             () -> read("planes=1 ip.0=10.0.0.2 deregistered=7"));
         assertTrue(refused.getMessage().contains("says the target deregistered its region"), refused.getMessage());
     }
+
+    /**
+     * A pipe planted at {@code nic.addr} held the suite's read for good, a link read whatever it named, and a huge
+     * file was read whole: refused. Publishing the suite's own {@code nic.addr} never writes through a link planted at
+     * its temporary name (its target stays as it was).
+     */
+    @Test
+    void shouldReadOnlyASmallRegularFileAndPublishNeverThroughALink() throws Exception
+    {
+        final Path fifo = dir.resolve("nic.addr");
+        org.junit.jupiter.api.Assertions.assertEquals(0,
+            new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor());
+        assertTrue(assertThrows(java.io.IOException.class, () -> Target.readExchange(dir, 1_000)).getMessage()
+            .contains("is not a regular file"));
+        Files.delete(fifo);
+        Files.write(fifo, new byte[Target.MAX_EXCHANGE_BYTES + 1]);
+        assertTrue(assertThrows(java.io.IOException.class, () -> Target.readExchange(dir, 1_000)).getMessage()
+            .contains("holds more than"));
+        Files.delete(fifo);
+        final Path victim = Files.writeString(dir.resolve("victim"), "precious");
+        Files.createSymbolicLink(dir.resolve("nic.addr.tmp"), victim);
+        InitiatorChecks.publish(dir, new java.net.InetSocketAddress("127.0.0.1", 4791));
+        org.junit.jupiter.api.Assertions.assertEquals("precious", Files.readString(victim), "not written through");
+        assertTrue(Files.isRegularFile(dir.resolve("nic.addr"), java.nio.file.LinkOption.NOFOLLOW_LINKS));
+        assertArrayEquals(new long[]{1, 1L << 32, 1, 1L << 30}, Target.readExchange(dir, 1_000));
+    }
 }

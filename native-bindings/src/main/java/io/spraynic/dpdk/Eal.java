@@ -206,8 +206,30 @@ public final class Eal implements AutoCloseable
         }
     }
 
-    private static void removeRuntimeDirectory(final Path directory)
+    /**
+     * Removes EAL's runtime directory and the files in it, when it is a real directory of this process's user: for a
+     * user without a runtime directory of its own DPDK uses {@code /tmp/dpdk/<prefix>}, where another user may have
+     * planted a link at the name first (to a directory of the victim's, whose files this would have deleted).
+     */
+    static void removeRuntimeDirectory(final Path directory)
     {
+        try
+        {
+            final boolean real = Files.isDirectory(directory, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+            final Object owner = real ? Files.getAttribute(directory, "unix:uid",
+                java.nio.file.LinkOption.NOFOLLOW_LINKS) : null;
+            if (!real || !owner.equals(Files.getAttribute(Path.of("/proc/self"), "unix:uid")))
+            {
+                System.err.println("spraynic: left DPDK runtime directory " + directory + " as it is: " +
+                    (real ? "it belongs to uid " + owner + ", not to this process's user" : "not a real directory"));
+                return;
+            }
+        }
+        catch (final IOException | UnsupportedOperationException ex)
+        {
+            System.err.println("spraynic: could not check DPDK runtime directory " + directory + ": " + ex.getMessage());
+            return;
+        }
         try (Stream<Path> files = Files.list(directory))
         {
             for (final Path file : (Iterable<Path>)files::iterator)

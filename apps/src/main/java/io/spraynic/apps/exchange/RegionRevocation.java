@@ -4,16 +4,11 @@ import io.spraynic.datapath.nic.EmbeddedNic;
 import io.spraynic.datapath.verbs.MemoryRegion;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.SeekableByteChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
-import java.util.Set;
 
 /**
  * Deregistering, from another process, the region a serving NIC ({@code spraynic nic --expose --exchange DIR})
@@ -99,25 +94,27 @@ public final class RegionRevocation
         {
             return REQUEST + " is not a regular file";
         }
-        final String text;
-        try (SeekableByteChannel channel = Files.newByteChannel(request,
-            Set.of(StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)))
+        final String raw;
+        try
         {
-            final ByteBuffer bytes = ByteBuffer.allocate(MAX_REQUEST_BYTES + 1);
-            while (bytes.hasRemaining() && channel.read(bytes) > 0)
-            {
-                // until the limit or the end
-            }
-            if (bytes.position() > MAX_REQUEST_BYTES)
-            {
-                return REQUEST + " holds more than " + MAX_REQUEST_BYTES + " bytes";
-            }
-            text = new String(bytes.array(), 0, bytes.position(), StandardCharsets.US_ASCII).strip();
+            // a regular file of this user, root or the directory's owner, from a directory others cannot write into:
+            // a stranger's request in a sticky directory (the rkey is in the readable nic.addr) is not the operator's,
+            // and a pipe swapped in for it after the check above held the NIC's loop for good
+            raw = PeerExchange.read(request);
         }
         catch (final NoSuchFileException ex)
         {
             return REQUEST + " went away before it was read";
         }
+        catch (final IOException ex)
+        {
+            return ex.getMessage();
+        }
+        if (raw.length() > MAX_REQUEST_BYTES)
+        {
+            return REQUEST + " holds more than " + MAX_REQUEST_BYTES + " bytes";
+        }
+        final String text = raw.strip();
         if (!text.startsWith("rkey="))
         {
             return REQUEST + " says '" + printable(text) + "', not rkey=N";

@@ -151,6 +151,18 @@ class RegionRevocationTest
         assertEquals("refused: " + RegionRevocation.REQUEST + " is not a regular file",
             RegionRevocation.serve(nics[1], exposed, dir));
 
+        // another user's request (in a sticky exchange directory, as /dev/shm, anyone can make the name): not the
+        // operator's, whatever key it names
+        if ("root".equals(System.getProperty("user.name")))
+        {
+            Files.writeString(request, "rkey=" + Integer.toUnsignedString(exposed.rkey()));
+            assertEquals(0, new ProcessBuilder("chmod", "1777", dir.toString()).start().waitFor());
+            assertEquals(0, new ProcessBuilder("chown", "65534", request.toString()).start().waitFor());
+            final String stranger = RegionRevocation.serve(nics[1], exposed, dir);
+            assertTrue(stranger.startsWith("refused: ") && stranger.contains("belongs to uid 65534"), stranger);
+            assertEquals(0, new ProcessBuilder("chmod", "700", dir.toString()).start().waitFor());
+        }
+
         assertTrue(exposed.isRegistered());
         assertTrue(PeerExchange.visit(nics[0], dir, 256 * 1024, 64 * 1024, WAIT).verified(), "still served");
     }

@@ -1,5 +1,7 @@
 package io.spraynic.bench.experiment;
 
+import io.spraynic.datapath.telemetry.OutputFile;
+
 import org.jfree.chart.ChartFactory;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
@@ -54,7 +56,10 @@ final class Charts
         }
         final JFreeChart chart = ChartFactory.createLineChart(title, xLabel, yLabel, dataset, PlotOrientation.VERTICAL,
             true, false, false);
-        ChartUtils.saveChartAsPNG(file.toFile(), chart, 900, 500);
+        try (java.io.OutputStream out = OutputFile.newOutputStream(file))
+        {
+            ChartUtils.writeChartAsPNG(out, chart, 900, 500);
+        }
     }
 
     /**
@@ -84,6 +89,9 @@ final class Charts
         }
         final JFreeChart chart = ChartFactory.createXYLineChart(title, xLabel, yLabel, dataset, PlotOrientation.VERTICAL,
             true, false, false);
-        ChartUtils.saveChartAsPNG(file.toFile(), chart, 900, 500);
+        try (java.io.OutputStream out = OutputFile.newOutputStream(file))
+        {
+            ChartUtils.writeChartAsPNG(out, chart, 900, 500);
+        }
     }
 }

@@ -1,11 +1,12 @@
 package io.spraynic.bench.experiment;
 
+import io.spraynic.datapath.telemetry.OutputFile;
+
 import io.spraynic.datapath.fabric.Fabric;
 import io.spraynic.datapath.fabric.FabricConfig;
 import io.spraynic.datapath.fabric.Topology;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -215,9 +216,9 @@ public final class CollectivesExperiment
     public static List<Path> write(final Path directory, final Settings settings, final List<Point> points)
         throws IOException
     {
-        Files.createDirectories(directory);
-        final Path csv = Files.writeString(directory.resolve("collectives.csv"), toCsv(points));
-        final Path json = Files.writeString(directory.resolve("collectives.json"), toJson(settings, points) + "\n");
+        OutputFile.createDirectory(directory);
+        final Path csv = OutputFile.writeString(directory.resolve("collectives.csv"), toCsv(points));
+        final Path json = OutputFile.writeString(directory.resolve("collectives.json"), toJson(settings, points) + "\n");
         final List<String> categories = new ArrayList<>();
         final Map<String, List<Double>> series = new LinkedHashMap<>();
         series.put("spray", new ArrayList<>());

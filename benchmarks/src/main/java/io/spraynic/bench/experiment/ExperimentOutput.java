@@ -1,7 +1,8 @@
 package io.spraynic.bench.experiment;
 
+import io.spraynic.datapath.telemetry.OutputFile;
+
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -37,10 +38,10 @@ public final class ExperimentOutput
         final Path directory, final LossSweep.Settings settings, final List<LossSweep.Point> points, final boolean realTime)
         throws IOException
     {
-        Files.createDirectories(directory);
+        OutputFile.createDirectory(directory);
         final String name = realTime ? "loss-sweep-realtime" : "loss-sweep";
-        final Path csv = Files.writeString(directory.resolve(name + ".csv"), LossSweep.toCsv(points));
-        final Path json = Files.writeString(directory.resolve(name + ".json"), LossSweep.toJson(settings, points, realTime) + "\n");
+        final Path csv = OutputFile.writeString(directory.resolve(name + ".csv"), LossSweep.toCsv(points));
+        final Path json = OutputFile.writeString(directory.resolve(name + ".json"), LossSweep.toJson(settings, points, realTime) + "\n");
         final List<String> categories = new ArrayList<>();
         final List<Double> rocev2 = new ArrayList<>();
         final List<Double> spray = new ArrayList<>();
@@ -68,9 +69,9 @@ public final class ExperimentOutput
     public static List<Path> writeReorder(
         final Path directory, final LossSweep.Settings settings, final List<ReorderExperiment.Point> points) throws IOException
     {
-        Files.createDirectories(directory);
-        final Path csv = Files.writeString(directory.resolve("reorder.csv"), ReorderExperiment.toCsv(points));
-        final Path json = Files.writeString(directory.resolve("reorder.json"), ReorderExperiment.toJson(settings, points) + "\n");
+        OutputFile.createDirectory(directory);
+        final Path csv = OutputFile.writeString(directory.resolve("reorder.csv"), ReorderExperiment.toCsv(points));
+        final Path json = OutputFile.writeString(directory.resolve("reorder.json"), ReorderExperiment.toJson(settings, points) + "\n");
         final List<String> categories = new ArrayList<>();
         final List<Double> spurious = new ArrayList<>();
         final List<Double> goodput = new ArrayList<>();
@@ -98,9 +99,9 @@ public final class ExperimentOutput
     public static List<Path> writeReorderWithin(final Path directory, final LossSweep.Settings settings,
         final long skewNs, final List<ReorderWithinExperiment.Point> points) throws IOException
     {
-        Files.createDirectories(directory);
-        final Path csv = Files.writeString(directory.resolve("reorder-within.csv"), ReorderWithinExperiment.toCsv(points));
-        final Path json = Files.writeString(directory.resolve("reorder-within.json"),
+        OutputFile.createDirectory(directory);
+        final Path csv = OutputFile.writeString(directory.resolve("reorder-within.csv"), ReorderWithinExperiment.toCsv(points));
+        final Path json = OutputFile.writeString(directory.resolve("reorder-within.json"),
             ReorderWithinExperiment.toJson(settings, skewNs, points) + "\n");
         final List<String> categories = new ArrayList<>();
         final Map<String, List<Double>> series = new LinkedHashMap<>();

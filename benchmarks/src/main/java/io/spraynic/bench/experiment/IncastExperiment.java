@@ -1,5 +1,7 @@
 package io.spraynic.bench.experiment;
 
+import io.spraynic.datapath.telemetry.OutputFile;
+
 import io.spraynic.datapath.fabric.Fabric;
 import io.spraynic.datapath.fabric.FabricConfig;
 import io.spraynic.datapath.fabric.Link;
@@ -7,7 +9,6 @@ import io.spraynic.datapath.fabric.LinkConfig;
 import io.spraynic.datapath.fabric.Topology;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -308,9 +309,9 @@ public final class IncastExperiment
     public static List<Path> write(final Path directory, final Settings settings, final List<Point> points)
         throws IOException
     {
-        Files.createDirectories(directory);
-        final Path csv = Files.writeString(directory.resolve("incast.csv"), toCsv(points));
-        final Path json = Files.writeString(directory.resolve("incast.json"), toJson(settings, points) + "\n");
+        OutputFile.createDirectory(directory);
+        final Path csv = OutputFile.writeString(directory.resolve("incast.csv"), toCsv(points));
+        final Path json = OutputFile.writeString(directory.resolve("incast.json"), toJson(settings, points) + "\n");
         final List<String> categories = new ArrayList<>();
         final Map<String, List<Double>> series = new LinkedHashMap<>();
         final List<Double> sprayJain = new ArrayList<>();

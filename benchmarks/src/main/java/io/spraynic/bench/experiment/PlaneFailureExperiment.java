@@ -1,12 +1,13 @@
 package io.spraynic.bench.experiment;
 
+import io.spraynic.datapath.telemetry.OutputFile;
+
 import io.spraynic.datapath.fabric.Fabric;
 import io.spraynic.datapath.fabric.FabricConfig;
 import io.spraynic.datapath.fabric.Link;
 import io.spraynic.datapath.fabric.Topology;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -272,12 +273,12 @@ public final class PlaneFailureExperiment
     public static List<Path> write(final Path directory, final Settings settings, final List<Side> sides, final boolean realTime)
         throws IOException
     {
-        Files.createDirectories(directory);
+        OutputFile.createDirectory(directory);
         final String name = realTime ? "plane-failure-realtime" : "plane-failure";
         final double unitNanos = realTime ? 1e6 : 1e3;
         final String unit = realTime ? "ms" : "us";
-        final Path csv = Files.writeString(directory.resolve(name + ".csv"), toCsv(settings, sides));
-        final Path json = Files.writeString(directory.resolve(name + ".json"), toJson(settings, sides, realTime) + "\n");
+        final Path csv = OutputFile.writeString(directory.resolve(name + ".csv"), toCsv(settings, sides));
+        final Path json = OutputFile.writeString(directory.resolve(name + ".json"), toJson(settings, sides, realTime) + "\n");
         final Map<String, List<double[]>> series = new LinkedHashMap<>();
         double peak = 0;
         for (final Side side : sides)

@@ -1,5 +1,7 @@
 package io.spraynic.bench.experiment;
 
+import io.spraynic.datapath.telemetry.OutputFile;
+
 import io.spraynic.datapath.fabric.Fabric;
 import io.spraynic.datapath.fabric.FabricConfig;
 import io.spraynic.datapath.fabric.Topology;
@@ -7,7 +9,6 @@ import io.spraynic.datapath.transport.spray.ConnectionFootprint;
 import io.spraynic.datapath.transport.spray.SprayConnection;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -138,9 +139,9 @@ public final class PlanesExperiment
     public static List<Path> write(final Path directory, final Settings settings, final List<Point> points)
         throws IOException
     {
-        Files.createDirectories(directory);
-        final Path csv = Files.writeString(directory.resolve("planes.csv"), toCsv(points));
-        final Path json = Files.writeString(directory.resolve("planes.json"), toJson(settings, points) + "\n");
+        OutputFile.createDirectory(directory);
+        final Path csv = OutputFile.writeString(directory.resolve("planes.csv"), toCsv(points));
+        final Path json = OutputFile.writeString(directory.resolve("planes.json"), toJson(settings, points) + "\n");
         final Map<String, List<double[]>> series = new LinkedHashMap<>();
         for (final Point point : points)
         {

@@ -1,5 +1,7 @@
 package io.spraynic.datapath.capture;
 
+import io.spraynic.datapath.telemetry.OutputFile;
+
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -7,8 +9,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
@@ -128,24 +128,7 @@ public final class PcapWriter implements AutoCloseable
         {
             throw new IllegalArgumentException("snap length must be in 1.." + DEFAULT_SNAP_LENGTH + ": " + snapLength);
         }
-        return create(openReplacing(file), format, order, linkType, snapLength);
-    }
-
-    /**
-     * Opens {@code file} to write it anew, never through a link and never anything but a regular file: an output path
-     * is often in a shared directory ({@code /tmp}), where a link planted at the name would have the capture truncate
-     * its target (a file of the user's own), and a pipe would block the open for good.
-     */
-    private static FileChannel openReplacing(final Path file) throws IOException
-    {
-        if (Files.exists(file, LinkOption.NOFOLLOW_LINKS) && !Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS))
-        {
-            throw new IOException(file + " exists and is not a regular file (a link, a directory, a pipe or a " +
-                "device): a capture replaces only a regular file");
-        }
-        // a link planted between the check and the open fails the open (O_NOFOLLOW), never followed
-        return FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-            StandardOpenOption.TRUNCATE_EXISTING, LinkOption.NOFOLLOW_LINKS);
+        return create(OutputFile.openReplacing(file), format, order, linkType, snapLength);
     }
 
     private static PcapWriter create(final FileChannel channel, final Format format, final ByteOrder order,

@@ -111,7 +111,7 @@ final class IpcFiles
                 {
                     Files.createDirectories(directory);
                 }
-                return;
+                // checked as one found there: another user who made it between the look and the make gets no pass
             }
         }
         catch (final IOException ex)

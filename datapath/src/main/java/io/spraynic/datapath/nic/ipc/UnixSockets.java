@@ -43,6 +43,12 @@ final class UnixSockets
     private static final int MSG_CMSG_CLOEXEC = 0x40000000;
     private static final int F_GET_SEALS = 1034;
     private static final int SO_PEERCRED = 17;
+    private static final int SO_SNDTIMEO = 21;
+    /**
+     * How long a connect (and a send) on a socket this process connected may wait: a listener whose backlog is full (a
+     * stalled NIC, or any process bound at the path that never accepts) held a blocking connect for good.
+     */
+    static final int CONNECT_WAIT_MS = 5_000;
     private static final int SO_PEERGROUPS = 59;
     /** {@code struct ucred}: pid, uid, gid, each 4 bytes. */
     private static final int UCRED_BYTES = 12;
@@ -76,6 +82,7 @@ final class UnixSockets
     private static final MethodHandle CLOSE;
     private static final MethodHandle FTRUNCATE;
     private static final MethodHandle GETSOCKOPT;
+    private static final MethodHandle SETSOCKOPT;
 
     static
     {
@@ -96,6 +103,7 @@ final class UnixSockets
         CLOSE = find(linker, "close", FunctionDescriptor.of(i, i));
         FTRUNCATE = find(linker, "ftruncate", FunctionDescriptor.of(i, i, l));
         GETSOCKOPT = find(linker, "getsockopt", FunctionDescriptor.of(i, i, i, i, a, a));
+        SETSOCKOPT = find(linker, "setsockopt", FunctionDescriptor.of(i, i, i, i, a, i));
     }
 
     private UnixSockets()
@@ -112,7 +120,8 @@ final class UnixSockets
     static boolean isSupported()
     {
         return null != SOCKET && null != BIND && null != LISTEN && null != ACCEPT4 && null != CONNECT &&
-            null != SENDMSG && null != RECVMSG && null != FCNTL && null != LSEEK && null != CLOSE && null != GETSOCKOPT;
+            null != SENDMSG && null != RECVMSG && null != FCNTL && null != LSEEK && null != CLOSE && null != GETSOCKOPT &&
+            null != SETSOCKOPT;
     }
 
     /**
@@ -278,7 +287,10 @@ final class UnixSockets
         }
     }
 
-    /** @return a blocking descriptor connected to the socket at {@code path}, or {@code -errno}. */
+    /**
+     * @return a blocking descriptor connected to the socket at {@code path}, its connect and sends bounded by
+     * {@link #CONNECT_WAIT_MS} ({@code -EAGAIN} past it), or {@code -errno}.
+     */
     static int connect(final String path)
     {
         try (Arena arena = Arena.ofConfined())
@@ -289,7 +301,11 @@ final class UnixSockets
             {
                 return -errno(state);
             }
-            if ((int)CONNECT.invokeExact(state, fd, socketAddress(arena, path), SOCKADDR_UN_BYTES) != 0)
+            final MemorySegment bound = arena.allocate(16, 8); // struct timeval
+            bound.set(ValueLayout.JAVA_LONG, 0, CONNECT_WAIT_MS / 1000);
+            bound.set(ValueLayout.JAVA_LONG, 8, (CONNECT_WAIT_MS % 1000) * 1000L);
+            if ((int)SETSOCKOPT.invokeExact(state, fd, SOL_SOCKET, SO_SNDTIMEO, bound, 16) != 0 ||
+                (int)CONNECT.invokeExact(state, fd, socketAddress(arena, path), SOCKADDR_UN_BYTES) != 0)
             {
                 final int errno = errno(state);
                 close(fd);

@@ -17,6 +17,37 @@ class UnixSocketsTest
     @TempDir
     Path dir;
 
+    /**
+     * A listener that never accepts, its backlog full: before, the next blocking connect waited for good (a stalled
+     * NIC, or any process bound at the path, held a client's connect and the NIC handle with it).
+     */
+    @Test
+    void shouldGiveUpAConnectToAListenerThatNeverAccepts()
+    {
+        final String path = dir.resolve("stalled").toString();
+        final int listen = UnixSockets.listen(path, 0);
+        final java.util.List<Integer> queued = new java.util.ArrayList<>();
+        try
+        {
+            int result;
+            final long start = System.nanoTime();
+            while ((result = UnixSockets.connect(path)) >= 0 && queued.size() < 64)
+            {
+                queued.add(result); // the backlog fills (0 takes one or two)
+            }
+            final long waitedMs = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(result < 0, "a connect past the backlog fails");
+            assertEquals(-11, result, "EAGAIN: its wait ran out");
+            assertTrue(waitedMs >= UnixSockets.CONNECT_WAIT_MS - 500 && waitedMs < UnixSockets.CONNECT_WAIT_MS + 10_000,
+                "bounded by the wait: " + waitedMs + " ms");
+        }
+        finally
+        {
+            queued.forEach(UnixSockets::close);
+            UnixSockets.close(listen);
+        }
+    }
+
     @Test
     void shouldPassAMemfdAndItsSealsAndCutWhatDoesNotFit() throws Throwable
     {
