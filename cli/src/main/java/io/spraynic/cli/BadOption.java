@@ -99,18 +99,22 @@ final class BadOption extends IllegalArgumentException
         {
             // not Linux: no bound from the host
         }
-        try
+        // the container's limit: cgroup v2, else v1 (whose "no limit" is a huge number, which min leaves alone)
+        for (final String limitFile : new String[]{"/sys/fs/cgroup/memory.max",
+            "/sys/fs/cgroup/memory/memory.limit_in_bytes"})
         {
-            final String limit = java.nio.file.Files.readString(java.nio.file.Path.of("/sys/fs/cgroup/memory.max"))
-                .strip();
-            if (!limit.equals("max"))
+            try
             {
-                bytes = Math.min(bytes, Long.parseLong(limit));
+                final String limit = java.nio.file.Files.readString(java.nio.file.Path.of(limitFile)).strip();
+                if (!limit.equals("max"))
+                {
+                    bytes = Math.min(bytes, Long.parseLong(limit));
+                }
             }
-        }
-        catch (final java.io.IOException | NumberFormatException ignored)
-        {
-            // no cgroup v2 limit
+            catch (final java.io.IOException | NumberFormatException ignored)
+            {
+                // not this cgroup version
+            }
         }
         return bytes;
     }

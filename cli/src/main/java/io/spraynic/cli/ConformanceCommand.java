@@ -189,10 +189,10 @@ final class ConformanceCommand implements Callable<Integer>
             throw new BadOption("--psk-file", pskFile.toString(), "is refused (" + e.getMessage().strip()
                 .replace('\n', ' ') + ")", "try --psk-file with the key file the target was given (its --psk-file)");
         }
-        // the exchange directories the suite reads a target's region from or publishes into: the user's own, that
-        // nobody else may write into (a nic.addr planted there named any region of the target; a link planted at
-        // nic.addr.tmp had the suite truncate its target)
-        for (final Path directory : new Path[]{exchange, initiatorExchange, interopExchange})
+        // the exchange directories the suite publishes into: the user's own, that nobody else may write into (a link
+        // planted at nic.addr.tmp had the suite truncate its target); --exchange is the target's, read as
+        // Target.readExchange reads it (a file of this user, root or the directory's owner)
+        for (final Path directory : new Path[]{initiatorExchange, interopExchange})
         {
             if (null != directory)
             {

@@ -62,7 +62,7 @@ final class ExperimentCommand implements Runnable
             description = "With --realtime: the loss rates in percent, comma-separated (default 0,0.1,1,2,5,10).")
         double[] lossPercent;
 
-        public Integer call() throws Exception
+        Integer run() throws Exception
         {
             BadOption.range("--planes", planes, 1, realTime ? 8 : 16);
             BadOption.size("--bytes", bytes, 1 << 20, Long.MAX_VALUE);
@@ -98,7 +98,7 @@ final class ExperimentCommand implements Runnable
             description = "Bytes written per point (default ${DEFAULT-VALUE}).")
         long bytes;
 
-        public Integer call() throws Exception
+        Integer run() throws Exception
         {
             BadOption.size("--bytes", bytes, 1 << 20, Long.MAX_VALUE);
             final LossSweep.Settings settings = LossSweep.Settings.DEFAULT.withPlanesAndBytes(
@@ -134,7 +134,7 @@ final class ExperimentCommand implements Runnable
             description = "The fixed reordering window, 1-1000 us (default ${DEFAULT-VALUE}).")
         long windowMicros;
 
-        public Integer call() throws Exception
+        Integer run() throws Exception
         {
             BadOption.size("--bytes", bytes, 1 << 20, Long.MAX_VALUE);
             BadOption.range("--skew-us", skewMicros, 0, 1_000);
@@ -163,6 +163,16 @@ final class ExperimentCommand implements Runnable
 
         @Option(names = "--json", description = "Print the result object (also written to the output directory).")
         boolean json;
+
+        /** Makes (or takes) the output directory first: one that is refused must not cost a finished run's results. */
+        public final Integer call() throws Exception
+        {
+            io.spraynic.datapath.telemetry.OutputFile.createDirectory(out);
+            return run();
+        }
+
+        /** Runs the experiment and writes its outputs into {@link #out}. */
+        abstract Integer run() throws Exception;
 
         void log(final String line)
         {
@@ -212,7 +222,7 @@ final class ExperimentCommand implements Runnable
         @Option(names = "--band", defaultValue = "0.2", description = "Converged = within this fraction of the fair share (default ${DEFAULT-VALUE}).")
         double band;
 
-        public Integer call() throws Exception
+        Integer run() throws Exception
         {
             requireEach(senders, 1, 250, "--senders");
             BadOption.size("--bytes", bytes, 4096, Long.MAX_VALUE);
@@ -245,7 +255,7 @@ final class ExperimentCommand implements Runnable
             description = "Bytes per run, split over the connections (default ${DEFAULT-VALUE}).")
         long bytes;
 
-        public Integer call() throws Exception
+        Integer run() throws Exception
         {
             requireEach(planes, 1, 16, "--planes");
             requireEach(connections, 1, 8000, "--connections");
@@ -282,7 +292,7 @@ final class ExperimentCommand implements Runnable
         @Option(names = "--realtime", description = "On DPDK net_ring ports in real time rather than in virtual time.")
         boolean realTime;
 
-        public Integer call() throws Exception
+        Integer run() throws Exception
         {
             final PlaneFailureExperiment.Settings d = realTime ? RealTimePlaneFailure.DEFAULT : PlaneFailureExperiment.Settings.DEFAULT;
             final long bytesToWrite = null == bytes ? d.bytes() : bytes;
@@ -321,7 +331,7 @@ final class ExperimentCommand implements Runnable
             description = "All-to-all bytes each node sends in all (default ${DEFAULT-VALUE}).")
         long allToAllBytes;
 
-        public Integer call() throws Exception
+        Integer run() throws Exception
         {
             requireEach(nodes, 8, 128, "--nodes");
             for (final int n : nodes)

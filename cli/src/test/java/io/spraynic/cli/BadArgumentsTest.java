@@ -380,9 +380,8 @@ class BadArgumentsTest
     }
 
     /**
-     * The suite reads a target's region from, and publishes into, exchange directories: one others may write into
-     * is refused before anything runs (a nic.addr planted there named any region of the target; a link planted at
-     * nic.addr.tmp had the suite truncate its target).
+     * The suite publishes into exchange directories: one others may write into is refused before anything runs (a
+     * link planted at nic.addr.tmp had the suite truncate its target).
      */
     @Test
     void shouldRefuseAConformanceExchangeDirectoryOthersMayWriteInto(@org.junit.jupiter.api.io.TempDir final Path dir)
@@ -391,14 +390,12 @@ class BadArgumentsTest
         final Path open = java.nio.file.Files.createDirectory(dir.resolve("open"));
         java.nio.file.Files.setPosixFilePermissions(open, java.nio.file.attribute.PosixFilePermissions.fromString(
             "rwxrwxrwx"));
-        for (final String option : List.of("--exchange", "--initiator-exchange"))
+        for (final String option : List.of("--initiator-exchange", "--interop-exchange"))
         {
             final List<String> line = new ArrayList<>(List.of("conformance", "--target", "udp:127.0.0.1:47999",
                 "--region", "1:1:1048576", option, open.toString()));
-            if (option.equals("--initiator-exchange"))
-            {
-                line.addAll(List.of("--initiator", "udp:127.0.0.1:47998"));
-            }
+            line.addAll(List.of(option.equals("--initiator-exchange") ? "--initiator" : "--interop",
+                "udp:127.0.0.1:47998"));
             final CliTestSupport.Run run = CliTestSupport.run(line.toArray(String[]::new));
             assertTrue(run.exitCode() != 0, option + ": " + run.err() + run.out());
             assertTrue(run.err().contains("others may replace the files in it"), option + ": " + run.err());

@@ -129,12 +129,6 @@ public record Target(InetSocketAddress address, InetSocketAddress local, int pla
         return new InetSocketAddress(InetAddress.getByName(host), port);
     }
 
-    /**
-     * Reads the exposed region a serving NIC published ({@code nic.addr} in an exchange directory: {@code planes=N
-     * ip.0=A.B.C.D addr=ADDR rkey=RKEY length=LEN}, the rkey unsigned), waiting for it up to {@code timeoutMillis}.
-     *
-     * @return {planes, address, rkey, length}.
-     */
     /** The most a published exchange file holds: a line of fields. */
     static final int MAX_EXCHANGE_BYTES = 64 * 1024;
 
@@ -147,6 +141,18 @@ public record Target(InetSocketAddress address, InetSocketAddress local, int pla
         if (!Files.isRegularFile(file, java.nio.file.LinkOption.NOFOLLOW_LINKS))
         {
             throw new IOException(file + " is not a regular file (a link, a pipe or a device): refused");
+        }
+        if (file.getFileSystem().supportedFileAttributeViews().contains("unix"))
+        {
+            // in a directory others may write into (sticky, as /tmp) a stranger's file names a region of its choice
+            // (and can be swapped for a pipe after the check above): only this user's, root's or the directory owner's
+            final Object owner = Files.getAttribute(file, "unix:uid", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+            if (!owner.equals(0) && !owner.equals(Files.getAttribute(file.toAbsolutePath().getParent(), "unix:uid")) &&
+                !owner.equals(Files.getAttribute(Path.of("/proc/self"), "unix:uid")))
+            {
+                throw new IOException(file + " belongs to uid " + owner + ", not to this user, root or the directory's " +
+                    "owner: refused");
+            }
         }
         try (java.nio.channels.SeekableByteChannel channel = Files.newByteChannel(file,
             java.nio.file.StandardOpenOption.READ, java.nio.file.LinkOption.NOFOLLOW_LINKS))
@@ -164,6 +170,12 @@ public record Target(InetSocketAddress address, InetSocketAddress local, int pla
         }
     }
 
+    /**
+     * Reads the exposed region a serving NIC published ({@code nic.addr} in an exchange directory: {@code planes=N
+     * ip.0=A.B.C.D addr=ADDR rkey=RKEY length=LEN}, the rkey unsigned), waiting for it up to {@code timeoutMillis}.
+     *
+     * @return {planes, address, rkey, length}.
+     */
     public static long[] readExchange(final Path directory, final long timeoutMillis) throws IOException, InterruptedException
     {
         final Path file = directory.resolve("nic.addr");

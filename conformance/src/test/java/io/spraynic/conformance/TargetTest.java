@@ -80,5 +80,13 @@ class TargetTest
         org.junit.jupiter.api.Assertions.assertEquals("precious", Files.readString(victim), "not written through");
         assertTrue(Files.isRegularFile(dir.resolve("nic.addr"), java.nio.file.LinkOption.NOFOLLOW_LINKS));
         assertArrayEquals(new long[]{1, 1L << 32, 1, 1L << 30}, Target.readExchange(dir, 1_000));
+        if ("root".equals(System.getProperty("user.name")))
+        {
+            // a stranger's nic.addr (in a sticky directory anyone may make the name first) names a region of its choice
+            org.junit.jupiter.api.Assertions.assertEquals(0,
+                new ProcessBuilder("chown", "65534", dir.resolve("nic.addr").toString()).start().waitFor());
+            assertTrue(assertThrows(java.io.IOException.class, () -> Target.readExchange(dir, 1_000)).getMessage()
+                .contains("belongs to uid 65534"));
+        }
     }
 }

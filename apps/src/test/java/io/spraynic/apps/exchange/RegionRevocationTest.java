@@ -157,10 +157,16 @@ class RegionRevocationTest
         {
             Files.writeString(request, "rkey=" + Integer.toUnsignedString(exposed.rkey()));
             assertEquals(0, new ProcessBuilder("chmod", "1777", dir.toString()).start().waitFor());
-            assertEquals(0, new ProcessBuilder("chown", "65534", request.toString()).start().waitFor());
-            final String stranger = RegionRevocation.serve(nics[1], exposed, dir);
-            assertTrue(stranger.startsWith("refused: ") && stranger.contains("belongs to uid 65534"), stranger);
-            assertEquals(0, new ProcessBuilder("chmod", "700", dir.toString()).start().waitFor());
+            try
+            {
+                assertEquals(0, new ProcessBuilder("chown", "65534", request.toString()).start().waitFor());
+                final String stranger = RegionRevocation.serve(nics[1], exposed, dir);
+                assertTrue(stranger.startsWith("refused: ") && stranger.contains("belongs to uid 65534"), stranger);
+            }
+            finally
+            {
+                assertEquals(0, new ProcessBuilder("chmod", "700", dir.toString()).start().waitFor());
+            }
         }
 
         assertTrue(exposed.isRegistered());

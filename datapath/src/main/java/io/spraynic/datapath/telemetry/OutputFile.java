@@ -65,6 +65,14 @@ public final class OutputFile
      */
     public static Path createDirectory(final Path directory) throws IOException
     {
+        if (!Files.exists(directory, LinkOption.NOFOLLOW_LINKS) &&
+            directory.getFileSystem().supportedFileAttributeViews().contains("posix"))
+        {
+            // 0755 whatever the umask (002 would make it group-writable, which the check below refuses)
+            Files.createDirectories(directory);
+            Files.setPosixFilePermissions(directory, java.nio.file.attribute.PosixFilePermissions.fromString(
+                "rwxr-xr-x"));
+        }
         Files.createDirectories(directory);
         final String problem = OwnedDirectory.problem(directory, "the output directory");
         if (null != problem)
